@@ -1,0 +1,83 @@
+package apierr
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// RequestIDHeader carries the request id from the gateway to shards and
+// control, so one id names a request everywhere it went.
+const RequestIDHeader = "X-Request-Id"
+
+const requestIDKey = "jobbie.request_id"
+
+// RequestID is fiber middleware that adopts a well-formed incoming request
+// id or makes one, and echoes it in the response.
+func RequestID(c *fiber.Ctx) error {
+	id := c.Get(RequestIDHeader)
+	if !validRequestID(id) {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		id = "req_" + hex.EncodeToString(b[:])
+	}
+	c.Locals(requestIDKey, id)
+	c.Set(RequestIDHeader, id)
+	return c.Next()
+}
+
+// RequestIDOf returns the request id set by RequestID.
+func RequestIDOf(c *fiber.Ctx) string {
+	id, _ := c.Locals(requestIDKey).(string)
+	return id
+}
+
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		ch := id[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Handler is the fiber ErrorHandler of every Jobbie server: the one place
+// where errors become HTTP responses.
+func Handler(c *fiber.Ctx, err error) error {
+	e := fromFiber(err)
+	out := *e
+	out.RequestID = RequestIDOf(c)
+	if out.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(out.RetryAfter))
+	}
+	return c.Status(out.Code.Status()).JSON(Body{Error: &out})
+}
+
+// fromFiber maps fiber's own errors (unknown route, body too large, …)
+// into the catalog.
+func fromFiber(err error) *Error {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		switch fe.Code {
+		case fiber.StatusNotFound:
+			return New(NotFound, "no such endpoint")
+		case fiber.StatusMethodNotAllowed:
+			return New(NotFound, "no such endpoint for this method")
+		case fiber.StatusRequestEntityTooLarge:
+			return New(TooLarge, "request body is over the size limit")
+		case fiber.StatusUnprocessableEntity, fiber.StatusBadRequest:
+			return New(BadRequest, "%s", fe.Message)
+		case fiber.StatusRequestTimeout:
+			return Retry(Unavailable, 1, "request timed out")
+		}
+		return &Error{Code: Internal, Message: fe.Message}
+	}
+	return From(err)
+}

@@ -1,0 +1,14 @@
+// Package replica hosts a replicated state machine: hashicorp/raft for the
+// log, Pebble for the state, and a group-commit pipeline that packs
+// concurrent proposals into one Raft entry. The shard engine and the control
+// plane both run on it; each supplies a Registry of command handlers.
+//
+// Durability: the Raft log is the anchor. It is fsynced before a proposal
+// returns; Pebble writes are not synced because an
+// entry lost from Pebble is re-applied from the log on restart. Pebble
+// records the last applied index in the same batch as the entry's effects,
+// so re-applied entries at or below it are skipped.
+//
+// Determinism: the leader stamps the wall clock into every entry; handlers
+// read Tx.Now and never the clock or a random source.
+package replica

@@ -1,0 +1,355 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+)
+
+// ErrNotLeader is returned by Propose on a node that is not the leader.
+var ErrNotLeader = errors.New("replica: not the leader")
+
+// ErrClosed is returned by Propose after Close.
+var ErrClosed = errors.New("replica: closed")
+
+// Config configures a Node. Zero values take the defaults in comments.
+type Config struct {
+	Dir       string // required: holds raft/ and state/
+	NodeID    string // default "node1"
+	RaftAddr  string // address to bind for Raft; default 127.0.0.1:0
+	Bootstrap bool   // bootstrap a new single-voter cluster if there is no state
+	BatchMax  int    // most commands in one Raft entry; default 512
+	Inflight  int    // Raft entries in flight at once; default 2
+	Logger    hclog.Logger
+	// Observe, if set, is told each applied group's command count and time.
+	Observe func(cmds int, d time.Duration)
+	// Timings; defaults suit a LAN: 500ms heartbeat and election, 250ms lease.
+	HeartbeatTimeout  time.Duration
+	ElectionTimeout   time.Duration
+	SnapshotInterval  time.Duration // default 2m
+	SnapshotThreshold uint64        // default 8192 entries
+}
+
+func (c Config) withDefaults() Config {
+	if c.NodeID == "" {
+		c.NodeID = "node1"
+	}
+	if c.RaftAddr == "" {
+		c.RaftAddr = "127.0.0.1:0"
+	}
+	if c.BatchMax <= 0 {
+		c.BatchMax = 512
+	}
+	if c.Inflight <= 0 {
+		c.Inflight = 2
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = 500 * time.Millisecond
+	}
+	if c.ElectionTimeout == 0 {
+		c.ElectionTimeout = 500 * time.Millisecond
+	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = 2 * time.Minute
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	return c
+}
+
+// Node is one member of a replicated state machine.
+type Node struct {
+	cfg   Config
+	db    *pebble.DB
+	fsm   *fsm
+	raft  *raft.Raft
+	logs  *wal.WAL
+	trans *raft.NetworkTransport
+
+	propc    chan *proposal
+	inflight chan *flight
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+}
+
+type proposal struct {
+	cmd  []byte
+	done chan result
+}
+
+type result struct {
+	val any
+	err error
+}
+
+type flight struct {
+	f     raft.ApplyFuture
+	batch []*proposal
+}
+
+// Open opens (or creates) the node's state and starts Raft.
+func Open(cfg Config, reg *Registry) (*Node, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Dir == "" {
+		return nil, errors.New("replica: Config.Dir is required")
+	}
+	raftDir := filepath.Join(cfg.Dir, "raft")
+	walDir := filepath.Join(raftDir, "wal")
+	if err := os.MkdirAll(walDir, 0o755); err != nil {
+		return nil, fmt.Errorf("replica: %w", err)
+	}
+	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{Logger: quietPebble{}})
+	if err != nil {
+		return nil, fmt.Errorf("replica: open pebble: %w", err)
+	}
+	n := &Node{cfg: cfg, db: db, propc: make(chan *proposal, 4096), inflight: make(chan *flight, cfg.Inflight), stop: make(chan struct{})}
+	if err := n.startRaft(raftDir, walDir, reg); err != nil {
+		db.Close()
+		return nil, err
+	}
+	n.wg.Add(2)
+	go n.batchLoop()
+	go n.resolveLoop()
+	return n, nil
+}
+
+func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
+	f, err := newFSM(n.db, reg)
+	if err != nil {
+		return err
+	}
+	f.observer = n.cfg.Observe
+	n.fsm = f
+	logs, err := wal.Open(walDir)
+	if err != nil {
+		return fmt.Errorf("replica: open raft log: %w", err)
+	}
+	n.logs = logs
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(raftDir, 2, n.cfg.Logger)
+	if err != nil {
+		return fmt.Errorf("replica: snapshot store: %w", err)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", n.cfg.RaftAddr)
+	if err != nil {
+		return fmt.Errorf("replica: raft address: %w", err)
+	}
+	trans, err := raft.NewTCPTransportWithLogger(n.cfg.RaftAddr, addr, 4, 10*time.Second, n.cfg.Logger)
+	if err != nil {
+		return fmt.Errorf("replica: raft transport: %w", err)
+	}
+	n.trans = trans
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(n.cfg.NodeID)
+	rc.Logger = n.cfg.Logger
+	rc.HeartbeatTimeout = n.cfg.HeartbeatTimeout
+	rc.ElectionTimeout = n.cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = n.cfg.HeartbeatTimeout / 2
+	rc.SnapshotInterval = n.cfg.SnapshotInterval
+	rc.SnapshotThreshold = n.cfg.SnapshotThreshold
+	rc.NoSnapshotRestoreOnStart = true // Pebble on disk already holds the state
+	rc.BatchApplyCh = true
+	rc.MaxAppendEntries = 256
+	r, err := raft.NewRaft(rc, f, logs, logs, snaps, trans)
+	if err != nil {
+		trans.Close()
+		return fmt.Errorf("replica: start raft: %w", err)
+	}
+	n.raft = r
+	if n.cfg.Bootstrap {
+		has, err := raft.HasExistingState(logs, logs, snaps)
+		if err != nil {
+			return fmt.Errorf("replica: check state: %w", err)
+		}
+		if !has {
+			cf := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}})
+			if err := cf.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+				return fmt.Errorf("replica: bootstrap: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// DB is the node's Pebble database, for reads. Never write to it directly.
+func (n *Node) DB() *pebble.DB { return n.db }
+
+// Raft exposes the Raft instance for membership and status.
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+// RaftAddr is the address the Raft transport listens on.
+func (n *Node) RaftAddr() string { return string(n.trans.LocalAddr()) }
+
+// IsLeader reports whether this node is the leader now.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// AppliedIndex is the last log index applied to the state.
+func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
+
+// LeaderCh delivers true when this node becomes leader and false when it stops.
+func (n *Node) LeaderCh() <-chan bool { return n.raft.LeaderCh() }
+
+// WaitLeader blocks until this node is the leader or ctx ends.
+func (n *Node) WaitLeader(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !n.IsLeader() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	// A new leader must apply everything committed before it serves reads
+	// that decide writes; the barrier does that.
+	return n.raft.Barrier(5 * time.Second).Error()
+}
+
+// Propose replicates cmd and returns the handler's result. Concurrent
+// proposals are packed into shared entries (group commit).
+func (n *Node) Propose(ctx context.Context, cmd []byte) (any, error) {
+	if n.raft.State() != raft.Leader {
+		return nil, ErrNotLeader
+	}
+	p := &proposal{cmd: cmd, done: make(chan result, 1)}
+	select {
+	case n.propc <- p:
+	case <-n.stop:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	// Once queued, the outcome is decided by the log, not by ctx: waiting
+	// here keeps a caller from reporting failure for a write that commits.
+	r := <-p.done
+	return r.val, r.err
+}
+
+func (n *Node) batchLoop() {
+	defer n.wg.Done()
+	defer close(n.inflight)
+	cmds := make([][]byte, 0, n.cfg.BatchMax)
+	for {
+		var first *proposal
+		select {
+		case first = <-n.propc:
+		case <-n.stop:
+			n.failPending()
+			return
+		}
+		batch := []*proposal{first}
+	drain:
+		for len(batch) < n.cfg.BatchMax {
+			select {
+			case p := <-n.propc:
+				batch = append(batch, p)
+			default:
+				break drain
+			}
+		}
+		cmds = cmds[:0]
+		for _, p := range batch {
+			cmds = append(cmds, p.cmd)
+		}
+		entry := encodeEntry(time.Now().UnixNano(), cmds)
+		f := n.raft.Apply(entry, 10*time.Second)
+		n.inflight <- &flight{f: f, batch: batch}
+	}
+}
+
+func (n *Node) resolveLoop() {
+	defer n.wg.Done()
+	for fl := range n.inflight {
+		err := fl.f.Error()
+		if err != nil {
+			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+				err = ErrNotLeader
+			} else if errors.Is(err, raft.ErrRaftShutdown) {
+				err = ErrClosed
+			}
+			for _, p := range fl.batch {
+				p.done <- result{err: err}
+			}
+			continue
+		}
+		vals, _ := fl.f.Response().([]any)
+		for i, p := range fl.batch {
+			var v any
+			if i < len(vals) {
+				v = vals[i]
+			}
+			p.done <- result{val: v}
+		}
+	}
+}
+
+func (n *Node) failPending() {
+	for {
+		select {
+		case p := <-n.propc:
+			p.done <- result{err: ErrClosed}
+		default:
+			return
+		}
+	}
+}
+
+// Snapshot asks Raft to take a snapshot now.
+func (n *Node) Snapshot() error { return n.raft.Snapshot().Error() }
+
+// Close stops Raft and closes the state. Safe to call twice.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	n.mu.Unlock()
+	close(n.stop)
+	n.wg.Wait()
+	var errs []error
+	if err := n.raft.Shutdown().Error(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := n.trans.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := n.logs.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := n.db.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// quietPebble drops Pebble's informational logging.
+type quietPebble struct{}
+
+func (quietPebble) Infof(string, ...any) {}
+func (quietPebble) Errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietPebble) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+var _ io.Closer = (*Node)(nil)

@@ -1,0 +1,35 @@
+package shard
+
+import "github.com/jobbie/jobbie/internal/replica"
+
+// Command types of the shard log. Append-only: never renumber or reuse.
+const (
+	cmdEnqueue   replica.CommandType = 1
+	cmdFetch     replica.CommandType = 2
+	cmdAck       replica.CommandType = 3
+	cmdFail      replica.CommandType = 4
+	cmdHeartbeat replica.CommandType = 5
+	cmdPromote   replica.CommandType = 6
+	cmdReclaim   replica.CommandType = 7
+	cmdExpire    replica.CommandType = 8
+)
+
+// registry builds the dispatch table; each family registers its own.
+func (e *Engine) registry() *replica.Registry {
+	r := new(replica.Registry)
+	e.registerEnqueue(r)
+	e.registerWork(r)
+	e.registerSweeps(r)
+	return r
+}
+
+// typed wraps a handler that decodes its payload into C.
+func typed[C any](h func(tx *replica.Tx, c *C) any) replica.Handler {
+	return func(tx *replica.Tx, payload []byte) any {
+		c := new(C)
+		if err := decode(payload, c); err != nil {
+			panic("shard: undecodable command: " + err.Error())
+		}
+		return h(tx, c)
+	}
+}

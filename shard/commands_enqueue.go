@@ -1,0 +1,70 @@
+package shard
+
+import (
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// enqueueCmd inserts jobs atomically. The proposer validated them and gave
+// them ids; the handler stamps times and resolves unique keys.
+type enqueueCmd struct {
+	NS   string     `codec:"ns"`
+	Jobs []*job.Job `codec:"j"`
+}
+
+// enqueueResult is one job's outcome.
+type enqueueResult struct {
+	JobID    string
+	State    job.State
+	Existing bool
+}
+
+func (e *Engine) registerEnqueue(r *replica.Registry) {
+	r.Register(cmdEnqueue, "enqueue", typed(e.applyEnqueue))
+}
+
+func (e *Engine) applyEnqueue(tx *replica.Tx, c *enqueueCmd) any {
+	now := tx.Now.UnixNano()
+	registerNamespace(tx, c.NS)
+	out := make([]enqueueResult, len(c.Jobs))
+	woken := map[string]int{}
+	for i, j := range c.Jobs {
+		if j.UniqueKey != "" {
+			if holder, ok := heldUnique(tx, c.NS, j.Queue, j.UniqueKey, now); ok {
+				if h, err := getJob(tx, c.NS, holder); err == nil && !h.State.Terminal() {
+					out[i] = enqueueResult{JobID: h.ID, State: h.State, Existing: true}
+					continue
+				}
+			}
+		}
+		j.CreatedAt = now
+		if j.ExpireAfter > 0 {
+			j.ExpireAt = now + j.ExpireAfter
+		}
+		if j.UniqueKey != "" && j.UniqueUntil > 0 {
+			j.UniqueUntil += now // proposer put the period here
+		}
+		j.State = job.Pending
+		if j.ScheduledAt > now {
+			j.State = job.Scheduled
+		} else {
+			j.ScheduledAt = 0
+		}
+		insertJob(tx, c.NS, j)
+		if j.UniqueKey != "" {
+			takeUnique(tx, c.NS, j)
+		}
+		if j.State == job.Pending {
+			woken[j.Queue]++
+		}
+		out[i] = enqueueResult{JobID: j.ID, State: j.State}
+	}
+	if len(woken) > 0 {
+		tx.AfterCommit(func() {
+			for q, n := range woken {
+				e.waiters.notify(c.NS, q, n)
+			}
+		})
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// fetchCmd leases the next job of the given queues to a worker.
+type fetchCmd struct {
+	NS       string   `codec:"ns"`
+	Queues   []string `codec:"q"`
+	WorkerID string   `codec:"w"`
+	Hostname string   `codec:"h"`
+	LeaseNs  int64    `codec:"l"`
+}
+
+type ackCmd struct {
+	NS       string          `codec:"ns"`
+	ID       string          `codec:"id"`
+	WorkerID string          `codec:"w"`
+	Result   json.RawMessage `codec:"r"`
+}
+
+type failCmd struct {
+	NS        string `codec:"ns"`
+	ID        string `codec:"id"`
+	WorkerID  string `codec:"w"`
+	Error     string `codec:"e"`
+	Backtrace string `codec:"b"`
+}
+
+// failOutcome is what a failure led to.
+type failOutcome struct {
+	State       job.State
+	NextAttempt int64
+	Remaining   int
+	Reason      string
+}
+
+type heartbeatCmd struct {
+	NS       string          `codec:"ns"`
+	WorkerID string          `codec:"w"`
+	Jobs     []heartbeatItem `codec:"j"`
+}
+
+type heartbeatItem struct {
+	ID         string          `codec:"id"`
+	Progress   json.RawMessage `codec:"p"`
+	Checkpoint json.RawMessage `codec:"c"`
+}
+
+// Heartbeat statuses per job.
+const (
+	hbOK     = "ok"
+	hbLost   = "lost" // not active under this worker any more: stop working on it
+)
+
+func (e *Engine) registerWork(r *replica.Registry) {
+	r.Register(cmdFetch, "fetch", typed(e.applyFetch))
+	r.Register(cmdAck, "ack", typed(e.applyAck))
+	r.Register(cmdFail, "fail", typed(e.applyFail))
+	r.Register(cmdHeartbeat, "heartbeat", typed(e.applyHeartbeat))
+}
+
+// applyFetch pops the best pending job across the queues: lowest priority
+// value first, then oldest. Jobs found past their TTL are moved to dead on
+// the way. Returns *job.Job or nil when nothing is pending.
+func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
+	now := tx.Now.UnixNano()
+	for {
+		var best []byte
+		var bestPrio uint8
+		var bestAt int64
+		for _, q := range c.Queues {
+			k := firstWithPrefix(tx, keys.PendingQueue(c.NS, q))
+			if k == nil {
+				continue
+			}
+			p, at, err := keys.PendingOrder(c.NS, q, k)
+			must(err)
+			if best == nil || p < bestPrio || (p == bestPrio && at < bestAt) {
+				best, bestPrio, bestAt = k, p, at
+			}
+		}
+		if best == nil {
+			return (*job.Job)(nil)
+		}
+		id, err := keys.PendingID(best)
+		must(err)
+		j, err := getJob(tx, c.NS, id)
+		must(err)
+		if j.Expired(now) {
+			j.DeadReason = job.ReasonExpired
+			moveTo(tx, c.NS, j, job.Dead)
+			putJob(tx, c.NS, j)
+			continue
+		}
+		j.Attempt++
+		j.StartedAt = now
+		j.WorkerID, j.Hostname = c.WorkerID, c.Hostname
+		j.LeaseNs = c.LeaseNs
+		j.LeaseUntil = now + c.LeaseNs
+		moveTo(tx, c.NS, j, job.Active)
+		putJob(tx, c.NS, j)
+		return j
+	}
+}
+
+// activeJob loads a job that must be active, held by workerID when given.
+func activeJob(tx *replica.Tx, ns, id, workerID string) (*job.Job, error) {
+	j, err := getJob(tx, ns, id)
+	if err != nil {
+		return nil, err
+	}
+	if j.State != job.Active {
+		return nil, apierr.New(apierr.LeaseMismatch, "job %s is %s, not active", id, j.State)
+	}
+	if workerID != "" && j.WorkerID != workerID {
+		return nil, apierr.New(apierr.LeaseMismatch, "job %s is leased to another worker", id)
+	}
+	return j, nil
+}
+
+func (e *Engine) applyAck(tx *replica.Tx, c *ackCmd) any {
+	j, err := activeJob(tx, c.NS, c.ID, c.WorkerID)
+	if err != nil {
+		return err
+	}
+	j.Result = c.Result
+	j.CompletedAt = tx.Now.UnixNano()
+	moveTo(tx, c.NS, j, job.Completed)
+	putJob(tx, c.NS, j)
+	return nil
+}
+
+func (e *Engine) applyFail(tx *replica.Tx, c *failCmd) any {
+	j, err := activeJob(tx, c.NS, c.ID, c.WorkerID)
+	if err != nil {
+		return err
+	}
+	now := tx.Now.UnixNano()
+	j.FailedAt = now
+	j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: c.Error, Backtrace: c.Backtrace, At: now})
+	out := e.settleFailure(tx, c.NS, j, now)
+	putJob(tx, c.NS, j)
+	return out
+}
+
+// settleFailure decides what a failed attempt leads to: dead when expired
+// or out of retries, else retrying after its backoff (pending at once when
+// the delay is zero).
+func (e *Engine) settleFailure(tx *replica.Tx, ns string, j *job.Job, now int64) *failOutcome {
+	switch {
+	case j.Expired(now):
+		j.DeadReason = job.ReasonExpired
+		moveTo(tx, ns, j, job.Dead)
+		return &failOutcome{State: job.Dead, Reason: j.DeadReason}
+	case !j.CanRetry():
+		j.DeadReason = job.ReasonRetriesExhausted
+		moveTo(tx, ns, j, job.Dead)
+		return &failOutcome{State: job.Dead, Reason: j.DeadReason}
+	}
+	delay := job.RetryDelay(j.Backoff, time.Duration(j.BaseDelay), time.Duration(j.MaxDelay), j.Attempt, j.ID)
+	j.NextAttempt = now + int64(delay)
+	if delay <= 0 {
+		j.NextAttempt = now
+		moveTo(tx, ns, j, job.Pending)
+		q, n := j.Queue, ns
+		tx.AfterCommit(func() { e.waiters.notify(n, q, 1) })
+	} else {
+		moveTo(tx, ns, j, job.Retrying)
+	}
+	return &failOutcome{State: j.State, NextAttempt: j.NextAttempt, Remaining: j.AttemptsRemaining()}
+}
+
+// applyHeartbeat extends each job's lease by its lease length and stores
+// progress and checkpoint; the reply tells the worker to go on or stop.
+func (e *Engine) applyHeartbeat(tx *replica.Tx, c *heartbeatCmd) any {
+	now := tx.Now.UnixNano()
+	out := make([]string, len(c.Jobs))
+	for i, it := range c.Jobs {
+		j, err := getJob(tx, c.NS, it.ID)
+		if err != nil || j.State != job.Active || (c.WorkerID != "" && j.WorkerID != c.WorkerID) {
+			out[i] = hbLost
+			continue
+		}
+		if len(it.Progress) > 0 && !bytes.Equal(it.Progress, []byte("null")) {
+			j.Progress = it.Progress
+		}
+		if len(it.Checkpoint) > 0 && !bytes.Equal(it.Checkpoint, []byte("null")) {
+			j.Checkpoint = it.Checkpoint
+		}
+		extendLease(tx, c.NS, j, now+j.LeaseNs)
+		putJob(tx, c.NS, j)
+		out[i] = hbOK
+	}
+	return out
+}

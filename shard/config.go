@@ -1,0 +1,56 @@
+package shard
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Config configures a shard node. Zero values take the defaults in comments.
+type Config struct {
+	DataDir       string // required
+	ShardID       string // default "s1"
+	NodeID        string // default "n1"
+	HTTPAddr      string // default 127.0.0.1:7101; "127.0.0.1:0" picks a port
+	RaftAddr      string // default 127.0.0.1:0
+	Bootstrap     bool   // bootstrap a single-voter cluster when there is no state
+	ClusterSecret string // required: callers present it as a Bearer token
+
+	SweepInterval   time.Duration // leader sweep period; default 100ms
+	MaxFetchTimeout time.Duration // longest long-poll; default 60s
+	Logger          *slog.Logger  // default slog.Default()
+}
+
+// WithDefaults returns c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	if c.ShardID == "" {
+		c.ShardID = "s1"
+	}
+	if c.NodeID == "" {
+		c.NodeID = "n1"
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = "127.0.0.1:7101"
+	}
+	if c.SweepInterval == 0 {
+		c.SweepInterval = 100 * time.Millisecond
+	}
+	if c.MaxFetchTimeout == 0 {
+		c.MaxFetchTimeout = 60 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports a config that cannot run.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("shard: DataDir is required")
+	}
+	if len(c.ClusterSecret) < 16 {
+		return errors.New("shard: ClusterSecret of at least 16 characters is required")
+	}
+	return nil
+}

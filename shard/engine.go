@@ -1,0 +1,117 @@
+package shard
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+)
+
+// Engine is the job engine of one shard node: its replicated state, its
+// waiters and its leader loop.
+type Engine struct {
+	cfg     Config
+	node    *replica.Node
+	waiters *waiters
+
+	idMu    sync.Mutex
+	entropy io.Reader
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// OpenEngine opens the node's state and starts Raft and the sweep loop.
+func OpenEngine(cfg Config) (*Engine, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		cfg:     cfg,
+		waiters: newWaiters(),
+		entropy: ulid.Monotonic(rand.Reader, 0),
+		stop:    make(chan struct{}),
+	}
+	node, err := replica.Open(replica.Config{
+		Dir:       cfg.DataDir,
+		NodeID:    cfg.NodeID,
+		RaftAddr:  cfg.RaftAddr,
+		Bootstrap: cfg.Bootstrap,
+	}, e.registry())
+	if err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	e.node = node
+	e.wg.Add(1)
+	go e.sweepLoop()
+	return e, nil
+}
+
+// WaitLeader blocks until this node leads and has applied its log.
+func (e *Engine) WaitLeader(ctx context.Context) error { return e.node.WaitLeader(ctx) }
+
+// IsLeader reports whether this node leads its shard now.
+func (e *Engine) IsLeader() bool { return e.node.IsLeader() }
+
+// Close stops the loop and closes the state.
+func (e *Engine) Close() error {
+	select {
+	case <-e.stop:
+		return nil
+	default:
+	}
+	close(e.stop)
+	e.wg.Wait()
+	return e.node.Close()
+}
+
+// newID returns a new, time-ordered job id. Ids are made by the proposer,
+// never in apply, so every replica stores the same id.
+func (e *Engine) newID(prefix string) string {
+	e.idMu.Lock()
+	id := ulid.MustNew(ulid.Now(), e.entropy)
+	e.idMu.Unlock()
+	return prefix + id.String()
+}
+
+// propose replicates a command and returns its handler's result, turning a
+// business failure returned by the handler into an error.
+func (e *Engine) propose(ctx context.Context, t replica.CommandType, c any) (any, error) {
+	res, err := e.node.Propose(ctx, replica.Command(t, encode(c)))
+	if err != nil {
+		return nil, proposeError(err)
+	}
+	if err, ok := res.(error); ok {
+		return nil, err
+	}
+	return res, nil
+}
+
+func proposeError(err error) error {
+	switch {
+	case errors.Is(err, replica.ErrNotLeader):
+		return apierr.Retry(apierr.NoLeader, 1, "this shard has no leader yet; retry shortly")
+	case errors.Is(err, replica.ErrClosed):
+		return apierr.Retry(apierr.Unavailable, 1, "this shard node is shutting down")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return apierr.Retry(apierr.Unavailable, 1, "request ended before it was replicated")
+	}
+	return fmt.Errorf("shard: propose: %w", err)
+}
+
+// namespaceOK validates a shard namespace key.
+func namespaceOK(ns string) error {
+	if ns == "" || strings.ContainsRune(ns, 0) {
+		return apierr.Field("X-Jobbie-Shard-Namespace", "missing or malformed shard namespace")
+	}
+	return nil
+}

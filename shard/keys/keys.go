@@ -1,0 +1,157 @@
+// Package keys is the shard's Pebble key layout. On-disk format: never
+// change an existing encoding; add new kinds instead.
+//
+// Every job key starts with the shard namespace ("<tenant id>/<namespace>")
+// and a 0x00 separator, so a namespace is one contiguous key range that can
+// be scanned, exported or deleted by prefix and never mixes with another.
+// Integers are big-endian so byte order is numeric order. Job ids are
+// fixed-length, so they can follow a variable part and still be parsed.
+//
+//	<ns> 00 'j' <job id>                                 job record
+//	<ns> 00 'p' <queue> 00 <prio 1B> <created 8B> <id>   pending, fetch order
+//	<ns> 00 'd' <due 8B> <id>                            scheduled/retrying, promotion order
+//	<ns> 00 'l' <lease expiry 8B> <id>                   active, reclaim order
+//	<ns> 00 'x' <expire at 8B> <id>                      TTL, expiry order
+//	<ns> 00 'u' <queue> 00 <unique key>                  unique lock
+//	<ns> 00 'q' <queue>                                  queue record
+//	01 'n' <ns>                                          registry of namespaces on this shard
+package keys
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+)
+
+// JobIDLen is the length of every job id: "job_" and a 26-character ULID.
+const JobIDLen = 30
+
+// Kind bytes, on-disk format.
+const (
+	KindJob     byte = 'j'
+	KindPending byte = 'p'
+	KindDue     byte = 'd'
+	KindLease   byte = 'l'
+	KindExpire  byte = 'x'
+	KindUnique  byte = 'u'
+	KindQueue   byte = 'q'
+)
+
+// registryPrefix starts the shard-wide namespace registry. It sorts before
+// any namespace ("t_…") and after the replica's own 0x00 keys.
+var registryPrefix = []byte{0x01, 'n'}
+
+// Namespace returns the prefix of every key of namespace ns.
+func Namespace(ns string) []byte {
+	b := make([]byte, 0, len(ns)+1)
+	b = append(b, ns...)
+	return append(b, 0)
+}
+
+func kindPrefix(ns string, kind byte, extra int) []byte {
+	b := make([]byte, 0, len(ns)+2+extra)
+	b = append(b, ns...)
+	return append(b, 0, kind)
+}
+
+// Job is the key of a job record.
+func Job(ns, id string) []byte {
+	return append(kindPrefix(ns, KindJob, len(id)), id...)
+}
+
+// PendingQueue is the prefix of queue's pending index.
+func PendingQueue(ns, queue string) []byte {
+	b := kindPrefix(ns, KindPending, len(queue)+1+9+JobIDLen)
+	b = append(b, queue...)
+	return append(b, 0)
+}
+
+// Pending is the pending-index key: priority first, then creation time,
+// then id, so the first key of the queue prefix is the next job to fetch.
+func Pending(ns, queue string, prio uint8, created int64, id string) []byte {
+	b := PendingQueue(ns, queue)
+	b = append(b, prio)
+	b = binary.BigEndian.AppendUint64(b, uint64(created))
+	return append(b, id...)
+}
+
+// TimeIndex is the prefix of a time-ordered index (KindDue, KindLease,
+// KindExpire).
+func TimeIndex(ns string, kind byte) []byte { return kindPrefix(ns, kind, 8+JobIDLen) }
+
+// Timed is the key of a job in a time-ordered index.
+func Timed(ns string, kind byte, at int64, id string) []byte {
+	b := TimeIndex(ns, kind)
+	b = binary.BigEndian.AppendUint64(b, uint64(at))
+	return append(b, id...)
+}
+
+// ParseTimed splits a time-index key into its time and job id.
+func ParseTimed(ns string, kind byte, key []byte) (at int64, id string, err error) {
+	p := TimeIndex(ns, kind)
+	if !bytes.HasPrefix(key, p) || len(key) != len(p)+8+JobIDLen {
+		return 0, "", fmt.Errorf("keys: %q is not a %c index key of %s", key, kind, ns)
+	}
+	rest := key[len(p):]
+	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
+}
+
+// PendingID returns the job id at the end of a pending-index key.
+func PendingID(key []byte) (string, error) {
+	if len(key) < JobIDLen {
+		return "", fmt.Errorf("keys: pending key too short")
+	}
+	return string(key[len(key)-JobIDLen:]), nil
+}
+
+// PendingOrder returns the (priority, created) sort fields of a pending key
+// of queue, for comparing heads of several queues.
+func PendingOrder(ns, queue string, key []byte) (prio uint8, created int64, err error) {
+	p := PendingQueue(ns, queue)
+	if !bytes.HasPrefix(key, p) || len(key) != len(p)+9+JobIDLen {
+		return 0, 0, fmt.Errorf("keys: %q is not a pending key of %s/%s", key, ns, queue)
+	}
+	rest := key[len(p):]
+	return rest[0], int64(binary.BigEndian.Uint64(rest[1:9])), nil
+}
+
+// Unique is the key of a unique lock.
+func Unique(ns, queue, uniqueKey string) []byte {
+	b := kindPrefix(ns, KindUnique, len(queue)+1+len(uniqueKey))
+	b = append(b, queue...)
+	b = append(b, 0)
+	return append(b, uniqueKey...)
+}
+
+// Queue is the key of a queue record.
+func Queue(ns, queue string) []byte {
+	return append(kindPrefix(ns, KindQueue, len(queue)), queue...)
+}
+
+// QueuePrefix is the prefix of all queue records of ns.
+func QueuePrefix(ns string) []byte { return kindPrefix(ns, KindQueue, 0) }
+
+// Registry is the key recording that namespace ns has state on this shard.
+func Registry(ns string) []byte {
+	b := make([]byte, 0, len(registryPrefix)+len(ns))
+	b = append(b, registryPrefix...)
+	return append(b, ns...)
+}
+
+// RegistryPrefix is the prefix of the namespace registry.
+func RegistryPrefix() []byte { return append([]byte(nil), registryPrefix...) }
+
+// RegistryNamespace returns the namespace of a registry key.
+func RegistryNamespace(key []byte) string { return string(key[len(registryPrefix):]) }
+
+// PrefixEnd returns the smallest key greater than every key with prefix p.
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package keys
+
+import (
+	"bytes"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	nsA = "t_01hx0000000000000000000000/default"
+	nsB = "t_01hx0000000000000000000000/defaulu"
+	id1 = "job_01HX0000000000000000000001"
+	id2 = "job_01HX0000000000000000000002"
+)
+
+func TestJobIDLen(t *testing.T) {
+	t.Parallel()
+	require.Len(t, id1, JobIDLen)
+}
+
+func TestPendingOrderIsPriorityThenTimeThenID(t *testing.T) {
+	t.Parallel()
+	ks := [][]byte{
+		Pending(nsA, "q", 2, 1, id1),     // normal, oldest
+		Pending(nsA, "q", 0, 1<<40, id2), // critical, newest
+		Pending(nsA, "q", 1, 5, id1),     // high
+		Pending(nsA, "q", 0, 1<<40, id1), // critical, same time, smaller id
+		Pending(nsA, "q", 2, 256, id1),   // normal, later (tests byte order past one byte)
+	}
+	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i], ks[j]) < 0 })
+	want := [][]byte{
+		Pending(nsA, "q", 0, 1<<40, id1),
+		Pending(nsA, "q", 0, 1<<40, id2),
+		Pending(nsA, "q", 1, 5, id1),
+		Pending(nsA, "q", 2, 1, id1),
+		Pending(nsA, "q", 2, 256, id1),
+	}
+	require.Equal(t, want, ks)
+	p, c, err := PendingOrder(nsA, "q", want[2])
+	require.NoError(t, err)
+	require.Equal(t, uint8(1), p)
+	require.Equal(t, int64(5), c)
+	id, err := PendingID(want[1])
+	require.NoError(t, err)
+	require.Equal(t, id2, id)
+}
+
+func TestQueuePrefixesDoNotOverlap(t *testing.T) {
+	t.Parallel()
+	// "q" must not be a prefix of "q2"'s keys, or fetch from q would see q2's jobs.
+	k := Pending(nsA, "q2", 0, 0, id1)
+	require.False(t, bytes.HasPrefix(k, PendingQueue(nsA, "q")))
+	require.True(t, bytes.HasPrefix(k, PendingQueue(nsA, "q2")))
+}
+
+func TestNamespacesAreDisjointRanges(t *testing.T) {
+	t.Parallel()
+	for _, k := range [][]byte{Job(nsB, id1), Pending(nsB, "q", 0, 0, id1), Timed(nsB, KindDue, 0, id1), Unique(nsB, "q", "u"), Queue(nsB, "q")} {
+		require.False(t, bytes.HasPrefix(k, Namespace(nsA)), "%q", k)
+		require.True(t, bytes.HasPrefix(k, Namespace(nsB)))
+	}
+	// A namespace that extends another's name still has its own range.
+	require.False(t, bytes.HasPrefix(Job(nsA+"x", id1), Namespace(nsA)))
+}
+
+func TestTimedOrderAndParse(t *testing.T) {
+	t.Parallel()
+	a := Timed(nsA, KindDue, 255, id2)
+	b := Timed(nsA, KindDue, 256, id1)
+	require.Negative(t, bytes.Compare(a, b))
+	at, id, err := ParseTimed(nsA, KindDue, b)
+	require.NoError(t, err)
+	require.Equal(t, int64(256), at)
+	require.Equal(t, id1, id)
+	_, _, err = ParseTimed(nsA, KindLease, b)
+	require.Error(t, err)
+}
+
+func TestRegistrySortsOutsideNamespaces(t *testing.T) {
+	t.Parallel()
+	r := Registry(nsA)
+	require.Equal(t, nsA, RegistryNamespace(r))
+	require.Negative(t, bytes.Compare(r, Namespace(nsA)))
+	require.True(t, bytes.HasPrefix(r, RegistryPrefix()))
+}
+
+func TestPrefixEnd(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []byte("ab"), PrefixEnd([]byte("aa")))
+	require.Equal(t, []byte("b"), PrefixEnd([]byte("a\xff")))
+	require.Nil(t, PrefixEnd([]byte("\xff\xff")))
+}

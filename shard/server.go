@@ -1,0 +1,106 @@
+package shard
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+)
+
+// NamespaceHeader names the shard namespace of a request.
+const NamespaceHeader = "X-Jobbie-Shard-Namespace"
+
+// MaxRequestBody bounds any request to a shard (a batch of 1,000 jobs).
+const MaxRequestBody = 16 << 20
+
+// Server is a shard node: its engine and its internal HTTP API.
+type Server struct {
+	*Engine
+	app *fiber.App
+	ln  net.Listener
+}
+
+// New opens the engine and builds the HTTP API; Start serves it.
+func New(cfg Config) (*Server, error) {
+	e, err := OpenEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Engine: e}
+	s.app = fiber.New(fiber.Config{
+		ErrorHandler:          apierr.Handler,
+		BodyLimit:             MaxRequestBody,
+		DisableStartupMessage: true,
+		ReadTimeout:           2 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+	})
+	s.routes()
+	return s, nil
+}
+
+// Start listens on the configured address and serves until Stop.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("shard: listen: %w", err)
+	}
+	s.ln = ln
+	go func() { _ = s.app.Listener(ln) }()
+	return nil
+}
+
+// Addr is the bound HTTP address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// App exposes the fiber app (for in-process tests).
+func (s *Server) App() *fiber.App { return s.app }
+
+// Stop ends long-polls, stops serving and closes the engine.
+func (s *Server) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// Close the engine first: it releases parked fetches so the HTTP
+	// shutdown does not wait out their timeouts.
+	err := s.Engine.Close()
+	if s.ln != nil {
+		_ = s.app.ShutdownWithContext(ctx)
+	}
+	return err
+}
+
+func (s *Server) routes() {
+	s.app.Use(apierr.RequestID)
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/readyz", s.readyz)
+	api := s.app.Group("/api/v1", s.authenticate)
+	api.Post("/enqueue", s.enqueue)
+	api.Post("/enqueue/batch", s.enqueueBatch)
+	api.Post("/fetch", s.fetch)
+	api.Post("/ack/:id", s.ack)
+	api.Post("/fail/:id", s.fail)
+	api.Post("/heartbeat", s.heartbeat)
+	api.Get("/jobs/:id", s.getJob)
+}
+
+// authenticate admits only callers holding the cluster secret.
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	const prefix = "Bearer "
+	h := c.Get(fiber.HeaderAuthorization)
+	if len(h) <= len(prefix) || h[:len(prefix)] != prefix ||
+		subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.cfg.ClusterSecret)) != 1 {
+		return apierr.New(apierr.Unauthenticated, "shard API needs the cluster secret")
+	}
+	return c.Next()
+}
+
+func (s *Server) readyz(c *fiber.Ctx) error {
+	if !s.IsLeader() {
+		return apierr.Retry(apierr.NoLeader, 1, "this node is not the leader")
+	}
+	return c.JSON(fiber.Map{"status": "ready", "shard_id": s.cfg.ShardID, "node_id": s.cfg.NodeID})
+}

@@ -1,0 +1,169 @@
+package shard
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// Every write of job state follows the same steps: load the record, decide
+// the change (the job package decides which changes are legal), call
+// moveTo, which keeps the indexes and queue counts in step with the state,
+// and putJob. All of it goes into the entry's one batch.
+
+func getJob(r pebble.Reader, ns, id string) (*job.Job, error) {
+	v, closer, err := r.Get(keys.Job(ns, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, apierr.New(apierr.NotFound, "job %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shard: read job %s: %w", id, err)
+	}
+	defer closer.Close()
+	j := new(job.Job)
+	if err := decode(v, j); err != nil {
+		return nil, fmt.Errorf("shard: decode job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+func putJob(tx *replica.Tx, ns string, j *job.Job) {
+	j.UpdatedAt = tx.Now.UnixNano()
+	must(tx.Set(keys.Job(ns, j.ID), encode(j), nil))
+}
+
+// insertJob writes a new job in its initial state with its indexes.
+func insertJob(tx *replica.Tx, ns string, j *job.Job) {
+	addIndexes(tx, ns, j)
+	if j.ExpireAt != 0 {
+		must(tx.Set(keys.Timed(ns, keys.KindExpire, j.ExpireAt, j.ID), nil, nil))
+	}
+	countState(tx, ns, j.Queue, 0, j.State)
+	putJob(tx, ns, j)
+}
+
+// moveTo changes j's state, keeping indexes and counts in step. The caller
+// has set the fields the new state's index needs (NextAttempt, LeaseUntil…).
+func moveTo(tx *replica.Tx, ns string, j *job.Job, to job.State) {
+	if !job.Allowed(j.State, to) {
+		panic(fmt.Sprintf("shard: job %s: illegal transition %s -> %s", j.ID, j.State, to))
+	}
+	removeIndexes(tx, ns, j)
+	from := j.State
+	j.State = to
+	addIndexes(tx, ns, j)
+	if to.Terminal() {
+		if j.ExpireAt != 0 {
+			must(tx.Delete(keys.Timed(ns, keys.KindExpire, j.ExpireAt, j.ID), nil))
+		}
+		releaseUnique(tx, ns, j)
+	}
+	countState(tx, ns, j.Queue, from, to)
+}
+
+func addIndexes(tx *replica.Tx, ns string, j *job.Job) {
+	switch j.State {
+	case job.Pending:
+		must(tx.Set(keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID), nil, nil))
+	case job.Scheduled:
+		must(tx.Set(keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID), nil, nil))
+	case job.Retrying:
+		must(tx.Set(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil, nil))
+	case job.Active:
+		must(tx.Set(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil, nil))
+	}
+}
+
+func removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
+	switch j.State {
+	case job.Pending:
+		must(tx.Delete(keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID), nil))
+	case job.Scheduled:
+		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID), nil))
+	case job.Retrying:
+		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil))
+	case job.Active:
+		must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
+	}
+}
+
+// extendLease moves an active job's lease-index entry to a new expiry.
+func extendLease(tx *replica.Tx, ns string, j *job.Job, until int64) {
+	must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
+	j.LeaseUntil = until
+	must(tx.Set(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil, nil))
+}
+
+// uniqueLock is the value of a unique-lock key.
+type uniqueLock struct {
+	JobID string `codec:"j"`
+	Until int64  `codec:"u"` // 0 = until the job is terminal
+}
+
+// heldUnique returns the id of the job holding queue/key's lock at now, if any.
+func heldUnique(tx *replica.Tx, ns, queue, key string, now int64) (string, bool) {
+	v, closer, err := tx.Get(keys.Unique(ns, queue, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", false
+	}
+	must(err)
+	var l uniqueLock
+	derr := decode(v, &l)
+	closer.Close()
+	must(derr)
+	if l.Until != 0 && now >= l.Until {
+		return "", false
+	}
+	return l.JobID, true
+}
+
+func takeUnique(tx *replica.Tx, ns string, j *job.Job) {
+	must(tx.Set(keys.Unique(ns, j.Queue, j.UniqueKey), encode(uniqueLock{JobID: j.ID, Until: j.UniqueUntil}), nil))
+}
+
+// releaseUnique drops j's lock when j still holds it: a job that finished
+// no longer blocks a new one with the same key.
+func releaseUnique(tx *replica.Tx, ns string, j *job.Job) {
+	if j.UniqueKey == "" {
+		return
+	}
+	if holder, ok := heldUnique(tx, ns, j.Queue, j.UniqueKey, 0); ok && holder == j.ID {
+		must(tx.Delete(keys.Unique(ns, j.Queue, j.UniqueKey), nil))
+	}
+}
+
+// registerNamespace records that ns has state here, for the leader's sweeps.
+func registerNamespace(tx *replica.Tx, ns string) {
+	k := keys.Registry(ns)
+	if _, closer, err := tx.Get(k); err == nil {
+		closer.Close()
+		return
+	}
+	must(tx.Set(k, nil, nil))
+}
+
+// firstWithPrefix returns the first key of r with prefix p, or nil.
+func firstWithPrefix(r pebble.Reader, p []byte) []byte {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	must(err)
+	defer it.Close()
+	if it.First() && bytes.HasPrefix(it.Key(), p) {
+		return append([]byte(nil), it.Key()...)
+	}
+	return nil
+}
+
+// must panics on storage errors inside apply: a replica that cannot write
+// its state must stop rather than diverge.
+func must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("shard: state write: %v", err))
+	}
+}

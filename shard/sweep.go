@@ -1,0 +1,105 @@
+package shard
+
+import (
+	"context"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// sweepBatch is the most jobs one sweep command names.
+const sweepBatch = 1000
+
+// sweepLoop runs on every node and acts only while it leads: each tick it
+// finds, per namespace, scheduled and retrying jobs that are due, leases
+// that ran out and TTLs that passed, and proposes commands naming them.
+// The handlers re-check every job, so a sweep racing a leader change or a
+// worker's ack does no harm.
+func (e *Engine) sweepLoop() {
+	defer e.wg.Done()
+	t := time.NewTicker(e.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		if !e.node.IsLeader() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := e.sweepOnce(ctx, time.Now().UnixNano()); err != nil {
+			e.cfg.Logger.Warn("shard sweep", "err", err)
+		}
+		cancel()
+	}
+}
+
+func (e *Engine) sweepOnce(ctx context.Context, now int64) error {
+	for _, ns := range e.namespaces() {
+		for _, s := range []struct {
+			kind byte
+			cmd  replica.CommandType
+		}{{keys.KindDue, cmdPromote}, {keys.KindLease, cmdReclaim}, {keys.KindExpire, cmdExpire}} {
+			if err := e.sweepIndex(ctx, ns, s.kind, s.cmd, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sweepIndex proposes every job of one time index due at or before now.
+func (e *Engine) sweepIndex(ctx context.Context, ns string, kind byte, cmd replica.CommandType, now int64) error {
+	lower := keys.TimeIndex(ns, kind)
+	upper := keys.Timed(ns, kind, now+1, "")
+	for {
+		ids := e.dueIDs(lower, upper, ns, kind)
+		if len(ids) == 0 {
+			return nil
+		}
+		res, err := e.propose(ctx, cmd, &sweepCmd{NS: ns, IDs: ids})
+		if err != nil {
+			return err
+		}
+		// Stop when the page was short or changed nothing (the entries are
+		// ahead of the entry clock); the next tick looks again.
+		if len(ids) < sweepBatch || res.(int) == 0 {
+			return nil
+		}
+	}
+}
+
+func (e *Engine) dueIDs(lower, upper []byte, ns string, kind byte) []string {
+	it, err := e.node.DB().NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil
+	}
+	defer it.Close()
+	var ids []string
+	for ok := it.First(); ok && len(ids) < sweepBatch; ok = it.Next() {
+		if _, id, err := keys.ParseTimed(ns, kind, it.Key()); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// namespaces lists the namespaces with state on this shard.
+func (e *Engine) namespaces() []string {
+	p := keys.RegistryPrefix()
+	it, err := e.node.DB().NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	if err != nil {
+		return nil
+	}
+	defer it.Close()
+	var out []string
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, keys.RegistryNamespace(it.Key()))
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package control
+
+import (
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// maxActiveKeysPerTenant bounds a tenant's unrevoked API keys.
+const maxActiveKeysPerTenant = 1000
+
+// createKeyCmd stores a new key's metadata. TenantID is empty for an
+// operator key. The proposer has checked the shapes of every field; the
+// handler checks what depends on state (the tenant and namespaces exist).
+type createKeyCmd struct {
+	ID         string       `json:"id"`
+	TenantID   string       `json:"tenant_id,omitempty"`
+	Name       string       `json:"name"`
+	Role       tenancy.Role `json:"role"`
+	Namespaces []string     `json:"namespaces,omitempty"`
+}
+
+// revokeKeyCmd revokes a key of a tenant (or an operator key, TenantID "").
+// Revoking a revoked key changes nothing.
+type revokeKeyCmd struct {
+	TenantID string `json:"tenant_id,omitempty"`
+	ID       string `json:"id"`
+}
+
+func registerKeyCommands(r *replica.Registry) {
+	r.Register(cmdCreateKey, "create_key", handler(applyCreateKey))
+	r.Register(cmdRevokeKey, "revoke_key", handler(applyRevokeKey))
+}
+
+func applyCreateKey(tx *replica.Tx, c createKeyCmd) any {
+	if c.TenantID != "" {
+		if err := checkKeyScope(tx, c); err != nil {
+			return err
+		}
+	}
+	if must(exists(tx, layout.Key(c.TenantID, c.ID))) {
+		return apierr.New(apierr.Conflict, "key id %q exists", c.ID)
+	}
+	k := APIKey{ID: c.ID, TenantID: c.TenantID, Name: c.Name, Role: c.Role, Namespaces: c.Namespaces, CreatedAt: tx.Now}
+	putKey(tx, k)
+	return k
+}
+
+// checkKeyScope checks that a tenant key's tenant and namespaces exist and
+// that the tenant has room for another key.
+func checkKeyScope(r pebble.Reader, c createKeyCmd) error {
+	if _, err := loadTenant(r, c.TenantID); err != nil {
+		return businessErr(err)
+	}
+	for _, ns := range c.Namespaces {
+		if ns == tenancy.AllNamespaces {
+			continue
+		}
+		if !must(exists(r, layout.Namespace(c.TenantID, ns))) {
+			return apierr.Field("namespaces", "namespace %q does not exist", ns)
+		}
+	}
+	active := 0
+	must(0, scanJSON(r, layout.Keys(c.TenantID), func(_ []byte, k APIKey) {
+		if k.RevokedAt == nil {
+			active++
+		}
+	}))
+	if active >= maxActiveKeysPerTenant {
+		return apierr.New(apierr.Conflict, "a tenant may have at most %d active keys; revoke some first", maxActiveKeysPerTenant)
+	}
+	return nil
+}
+
+func applyRevokeKey(tx *replica.Tx, c revokeKeyCmd) any {
+	k, err := loadKey(tx, c.TenantID, c.ID)
+	if err != nil {
+		return businessErr(err)
+	}
+	if k.RevokedAt != nil {
+		return k
+	}
+	now := tx.Now
+	k.RevokedAt = &now
+	putKey(tx, k)
+	mustSet(tx, layout.Revoked(k.ID), layout.Uint64(uint64(now.UnixNano())))
+	version := must(getUint64(tx, layout.RevocationVersion()))
+	mustSet(tx, layout.RevocationVersion(), layout.Uint64(version+1))
+	return k
+}
+
+func putKey(tx *replica.Tx, k APIKey) {
+	mustSetJSON(tx, layout.Key(k.TenantID, k.ID), k)
+}
+
+func loadKey(r pebble.Reader, tid, id string) (APIKey, error) {
+	var k APIKey
+	ok, err := getJSON(r, layout.Key(tid, id), &k)
+	if err == nil && !ok {
+		err = apierr.New(apierr.NotFound, "key %q not found", id)
+	}
+	k.TenantID = tid
+	return k, err
+}
+
+func listKeys(r pebble.Reader, tid string) ([]APIKey, error) {
+	out := []APIKey{}
+	err := scanJSON(r, layout.Keys(tid), func(_ []byte, k APIKey) {
+		k.TenantID = tid
+		out = append(out, k)
+	})
+	return out, err
+}
+
+func loadRevocations(r pebble.Reader) (Revocations, error) {
+	version, err := getUint64(r, layout.RevocationVersion())
+	if err != nil {
+		return Revocations{}, err
+	}
+	out := Revocations{Version: version, Revoked: []string{}}
+	err = scan(r, layout.RevokedKeys(), func(k, _ []byte) error {
+		out.Revoked = append(out.Revoked, layout.RevokedID(k))
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,85 @@
+package control
+
+import (
+	"slices"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+)
+
+// maxNamespacesPerTenant bounds a tenant's namespaces (and so the lists
+// that name them).
+const maxNamespacesPerTenant = 1000
+
+// createNamespaceCmd creates a namespace and places it on one of Shards.
+// The candidate shards travel in the command, so every node places it the
+// same way whatever its configuration.
+type createNamespaceCmd struct {
+	TenantID string   `json:"tenant_id"`
+	Name     string   `json:"name"`
+	Shards   []string `json:"shards"`
+}
+
+func registerNamespaceCommands(r *replica.Registry) {
+	r.Register(cmdCreateNamespace, "create_namespace", handler(applyCreateNamespace))
+}
+
+func applyCreateNamespace(tx *replica.Tx, c createNamespaceCmd) any {
+	if _, err := loadTenant(tx, c.TenantID); err != nil {
+		return businessErr(err)
+	}
+	if must(exists(tx, layout.Namespace(c.TenantID, c.Name))) {
+		return apierr.New(apierr.Conflict, "namespace %q exists", c.Name)
+	}
+	if must(count(tx, layout.Namespaces(c.TenantID))) >= maxNamespacesPerTenant {
+		return apierr.New(apierr.Conflict, "a tenant may have at most %d namespaces", maxNamespacesPerTenant)
+	}
+	shard, err := chooseShard(tx, c.Shards)
+	if err != nil {
+		return err
+	}
+	ns := Namespace{Name: c.Name, CreatedAt: tx.Now, ShardID: shard}
+	putNamespace(tx, c.TenantID, ns)
+	return ns
+}
+
+// chooseShard picks the shard with the fewest namespaces, ties by id.
+func chooseShard(r pebble.Reader, shards []string) (string, error) {
+	if len(shards) == 0 {
+		return "", apierr.Retry(apierr.Unavailable, 5, "no shard is available to place the namespace on")
+	}
+	ids := slices.Sorted(slices.Values(shards))
+	best, bestLoad := "", uint64(0)
+	for _, id := range ids {
+		load := must(getUint64(r, layout.ShardLoad(id)))
+		if best == "" || load < bestLoad {
+			best, bestLoad = id, load
+		}
+	}
+	return best, nil
+}
+
+// putNamespace writes a namespace and counts it on its shard.
+func putNamespace(tx *replica.Tx, tid string, ns Namespace) {
+	mustSetJSON(tx, layout.Namespace(tid, ns.Name), ns)
+	load := must(getUint64(tx, layout.ShardLoad(ns.ShardID)))
+	mustSet(tx, layout.ShardLoad(ns.ShardID), layout.Uint64(load+1))
+}
+
+func loadNamespace(r pebble.Reader, tid, name string) (Namespace, error) {
+	var ns Namespace
+	ok, err := getJSON(r, layout.Namespace(tid, name), &ns)
+	if err == nil && !ok {
+		err = apierr.New(apierr.NotFound, "namespace %q not found", name)
+	}
+	return ns, err
+}
+
+func listNamespaces(r pebble.Reader, tid string) ([]Namespace, error) {
+	out := []Namespace{}
+	err := scanJSON(r, layout.Namespaces(tid), func(_ []byte, ns Namespace) { out = append(out, ns) })
+	return out, err
+}

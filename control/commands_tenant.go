@@ -1,0 +1,86 @@
+package control
+
+import (
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// ownerKeyName names the key created with every tenant.
+const ownerKeyName = "owner"
+
+// createTenantCmd creates a tenant, its default namespace (placed on one of
+// Shards) and its owner key, all at once.
+type createTenantCmd struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	OwnerKeyID string   `json:"owner_key_id"`
+	Shards     []string `json:"shards"`
+}
+
+// tenantCreated is the result of createTenantCmd.
+type tenantCreated struct {
+	Tenant Tenant
+	Owner  APIKey
+}
+
+func registerTenantCommands(r *replica.Registry) {
+	r.Register(cmdCreateTenant, "create_tenant", handler(applyCreateTenant))
+}
+
+func applyCreateTenant(tx *replica.Tx, c createTenantCmd) any {
+	if must(exists(tx, layout.TenantName(c.Name))) {
+		return apierr.New(apierr.Conflict, "tenant name %q is taken", c.Name)
+	}
+	if must(exists(tx, layout.Tenant(c.ID))) {
+		return apierr.New(apierr.Conflict, "tenant id %q exists", c.ID)
+	}
+	shard, err := chooseShard(tx, c.Shards)
+	if err != nil {
+		return err
+	}
+	t := Tenant{ID: c.ID, Name: c.Name, CreatedAt: tx.Now}
+	mustSetJSON(tx, layout.Tenant(t.ID), t)
+	mustSet(tx, layout.TenantName(t.Name), []byte(t.ID))
+	putNamespace(tx, t.ID, Namespace{Name: tenancy.DefaultNamespace, CreatedAt: tx.Now, ShardID: shard})
+	owner := APIKey{
+		ID: c.OwnerKeyID, TenantID: t.ID, Name: ownerKeyName, Role: tenancy.RoleOwner,
+		Namespaces: []string{tenancy.AllNamespaces}, CreatedAt: tx.Now,
+	}
+	putKey(tx, owner)
+	return tenantCreated{Tenant: t, Owner: owner}
+}
+
+func exists(r pebble.Reader, k []byte) (bool, error) {
+	_, ok, err := getRaw(r, k)
+	return ok, err
+}
+
+func loadTenant(r pebble.Reader, id string) (Tenant, error) {
+	var t Tenant
+	ok, err := getJSON(r, layout.Tenant(id), &t)
+	if err == nil && !ok {
+		err = apierr.New(apierr.NotFound, "tenant %q not found", id)
+	}
+	return t, err
+}
+
+func loadTenantByName(r pebble.Reader, name string) (Tenant, error) {
+	id, ok, err := getRaw(r, layout.TenantName(name))
+	if err != nil {
+		return Tenant{}, err
+	}
+	if !ok {
+		return Tenant{}, apierr.New(apierr.NotFound, "tenant %q not found", name)
+	}
+	return loadTenant(r, string(id))
+}
+
+func listTenants(r pebble.Reader) ([]Tenant, error) {
+	out := []Tenant{}
+	err := scanJSON(r, layout.Tenants(), func(_ []byte, t Tenant) { out = append(out, t) })
+	return out, err
+}

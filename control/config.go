@@ -1,0 +1,100 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+)
+
+var shardIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// ShardInfo names a shard cluster namespaces may be placed on.
+type ShardInfo struct {
+	ID   string `json:"id"`
+	Addr string `json:"addr"` // base URL of the shard's HTTP API, e.g. http://10.0.0.5:8082
+}
+
+// Config configures a Server. Zero values take the defaults in comments.
+type Config struct {
+	// DataDir holds the Raft log and the Pebble state. Required.
+	DataDir string
+	// HTTPAddr is the address the HTTP API listens on; default
+	// 127.0.0.1:8081. Port 0 picks a free port (see Server.Addr).
+	HTTPAddr string
+	// RaftAddr is the Raft transport's address; default 127.0.0.1:0, which
+	// suits a single node (it never dials itself).
+	RaftAddr string
+	// NodeID is this node's Raft id; default "control1".
+	NodeID string
+	// ClusterSecret authenticates the internal API (Bearer). Required, at
+	// least 16 bytes.
+	ClusterSecret string
+	// Shards are the shard clusters new namespaces are placed on. May be
+	// empty, but then no tenant or namespace can be created.
+	Shards []ShardInfo
+	// Logger receives the server's and Raft's warnings; default slog.Default().
+	Logger *slog.Logger
+	// RaftTimeout is Raft's heartbeat and election timeout; default 500ms.
+	// Tests shorten it so a single node elects itself quickly.
+	RaftTimeout time.Duration
+	// ShutdownTimeout bounds how long Stop waits for requests in flight;
+	// default 5s.
+	ShutdownTimeout time.Duration
+}
+
+// WithDefaults returns a copy of c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = "127.0.0.1:8081"
+	}
+	if c.RaftAddr == "" {
+		c.RaftAddr = "127.0.0.1:0"
+	}
+	if c.NodeID == "" {
+		c.NodeID = "control1"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.RaftTimeout == 0 {
+		c.RaftTimeout = 500 * time.Millisecond
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 5 * time.Second
+	}
+	return c
+}
+
+// Validate reports what is missing or wrong in c (after WithDefaults).
+func (c Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("DataDir is required"))
+	}
+	if len(c.ClusterSecret) < 16 {
+		errs = append(errs, errors.New("ClusterSecret must be at least 16 bytes"))
+	}
+	if c.RaftTimeout < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("RaftTimeout %s is under 10ms", c.RaftTimeout))
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Shards {
+		switch {
+		case s.ID == "":
+			errs = append(errs, fmt.Errorf("Shards[%d] has no ID", i))
+		case !shardIDRE.MatchString(s.ID):
+			errs = append(errs, fmt.Errorf("Shards[%d]: shard id %q must be 1-63 letters, digits, '.', '_' or '-'", i, s.ID))
+		case seen[s.ID]:
+			errs = append(errs, fmt.Errorf("Shards[%d]: shard id %q is listed twice", i, s.ID))
+		case s.Addr == "":
+			errs = append(errs, fmt.Errorf("Shards[%d] (%s) has no Addr", i, s.ID))
+		}
+		seen[s.ID] = true
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("control: config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package control
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// maxBody caps request bodies; every control request is small.
+const maxBody = 64 << 10
+
+func (s *Server) newApp() *fiber.App {
+	app := fiber.New(fiber.Config{
+		AppName:               "jobbie-control",
+		ErrorHandler:          apierr.Handler,
+		BodyLimit:             maxBody,
+		DisableStartupMessage: true,
+		Immutable:             true, // params and bodies outlive the handler in commands and errors
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		IdleTimeout:           60 * time.Second,
+	})
+	app.Use(apierr.RequestID)
+
+	app.Get("/control/v1/jwks", s.getJWKS)
+
+	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)
+	app.Get("/control/v1/tenants", s.operatorOnly, s.getTenants)
+	app.Get("/control/v1/shards", s.operatorOnly, s.getShards)
+
+	app.Get("/internal/v1/revocations", s.clusterOnly, s.getRevocations)
+	app.Get("/internal/v1/tenants/:tid/namespaces", s.clusterOnly, s.getNamespaces)
+	app.Get("/internal/v1/tenants/:tid/namespaces/:ns", s.clusterOnly, s.getNamespace)
+	app.Post("/internal/v1/tenants/:tid/namespaces", s.clusterOnly, s.postNamespace)
+	app.Get("/internal/v1/tenants/:tid/keys", s.clusterOnly, s.getKeys)
+	app.Post("/internal/v1/tenants/:tid/keys", s.clusterOnly, s.postKey)
+	app.Delete("/internal/v1/tenants/:tid/keys/:id", s.clusterOnly, s.deleteKey)
+	return app
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(c *fiber.Ctx) string {
+	scheme, tok, ok := strings.Cut(c.Get(fiber.HeaderAuthorization), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// operatorOnly admits requests carrying a valid, unrevoked operator key:
+// 401 for anything else that is not a valid key, 403 for a tenant's key.
+func (s *Server) operatorOnly(c *fiber.Ctx) error {
+	tok := bearer(c)
+	if tok == "" {
+		return apierr.New(apierr.Unauthenticated, "an operator key is required (Authorization: Bearer <key>)")
+	}
+	claims, err := s.VerifyKey(c.UserContext(), tok)
+	if err != nil {
+		return err
+	}
+	if claims.Role != tenancy.RoleOperator {
+		return apierr.New(apierr.Forbidden, "this endpoint needs an operator key")
+	}
+	return c.Next()
+}
+
+// clusterOnly admits requests carrying the cluster secret.
+func (s *Server) clusterOnly(c *fiber.Ctx) error {
+	tok := bearer(c)
+	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.ClusterSecret)) != 1 {
+		return apierr.New(apierr.Unauthenticated, "the cluster secret is required (Authorization: Bearer <secret>)")
+	}
+	return c.Next()
+}
+
+// decode parses a JSON request body into v.
+func decode(c *fiber.Ctx, v any) error {
+	body := c.Body()
+	if len(body) == 0 {
+		return apierr.New(apierr.InvalidJSON, "the request body is empty; expected a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return apierr.New(apierr.InvalidJSON, "the request body is not the expected JSON: %v", err)
+	}
+	return nil
+}
+
+func (s *Server) getJWKS(c *fiber.Ctx) error {
+	set, err := s.JWKS(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(set)
+}

@@ -1,0 +1,73 @@
+package control
+
+import (
+	"github.com/gofiber/fiber/v2"
+)
+
+// Internal endpoints: /internal/v1, behind clusterOnly, called by gateways
+// that have already authorized the tenant's request.
+
+func (s *Server) getRevocations(c *fiber.Ctx) error {
+	rev, err := s.Revocations(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(rev)
+}
+
+func (s *Server) getNamespaces(c *fiber.Ctx) error {
+	list, err := s.Namespaces(c.UserContext(), c.Params("tid"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"namespaces": list})
+}
+
+func (s *Server) getNamespace(c *fiber.Ctx) error {
+	ns, err := s.Namespace(c.UserContext(), c.Params("tid"), c.Params("ns"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(ns)
+}
+
+func (s *Server) postNamespace(c *fiber.Ctx) error {
+	var req struct {
+		Name string `json:"name"`
+	}
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	ns, err := s.CreateNamespace(c.UserContext(), c.Params("tid"), req.Name)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(ns)
+}
+
+func (s *Server) getKeys(c *fiber.Ctx) error {
+	list, err := s.Keys(c.UserContext(), c.Params("tid"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"keys": list})
+}
+
+func (s *Server) postKey(c *fiber.Ctx) error {
+	var req KeyRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	k, err := s.CreateKey(c.UserContext(), c.Params("tid"), req)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(k)
+}
+
+func (s *Server) deleteKey(c *fiber.Ctx) error {
+	if err := s.RevokeKey(c.UserContext(), c.Params("tid"), c.Params("id")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

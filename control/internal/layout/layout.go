@@ -1,0 +1,133 @@
+// Package layout is the control plane's Pebble key layout: one encode and,
+// where needed, one decode function per key kind. It is an on-disk format:
+// never change a prefix byte or an encoding, only add new ones.
+//
+// Keys are a prefix byte followed by string components joined by 0x00.
+// Component strings are validated names and ids that never hold 0x00, so
+// the separator sorts below every character and byte order is the order of
+// the components: a tenant's namespaces are contiguous and sorted by name,
+// its keys by id (ULIDs, so by creation time).
+package layout
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// Prefix bytes; 0x00 belongs to the replica host and is never used here.
+const (
+	prefixMeta       byte = 0x01 // singletons, by name
+	prefixTenant     byte = 0x10 // tenant id → tenant
+	prefixTenantName byte = 0x11 // tenant name → tenant id
+	prefixNamespace  byte = 0x12 // tenant id, name → namespace
+	prefixKey        byte = 0x13 // tenant id ("" for operator keys), key id → key metadata
+	prefixRevoked    byte = 0x14 // key id → revocation time
+	prefixSigning    byte = 0x15 // signing key id → signing key
+	prefixShardLoad  byte = 0x16 // shard id → number of namespaces placed on it
+)
+
+const sep = 0x00
+
+func key(prefix byte, parts ...string) []byte {
+	n := 1
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, prefix)
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, sep)
+		}
+		b = append(b, p...)
+	}
+	return b
+}
+
+// within is the prefix of every key below parts: parts then a separator.
+func within(prefix byte, parts ...string) []byte {
+	return append(key(prefix, parts...), sep)
+}
+
+// last returns the final component of k.
+func last(k []byte) string {
+	if i := bytes.LastIndexByte(k, sep); i >= 0 {
+		return string(k[i+1:])
+	}
+	return string(k[1:])
+}
+
+// RevocationVersion holds the revocation list's version (uint64).
+func RevocationVersion() []byte { return key(prefixMeta, "revocation_version") }
+
+// ActiveSigningKey holds the id of the key that signs new API keys.
+func ActiveSigningKey() []byte { return key(prefixMeta, "active_signing_key") }
+
+// Tenant is the key of a tenant record.
+func Tenant(id string) []byte { return key(prefixTenant, id) }
+
+// Tenants is the prefix of every tenant record.
+func Tenants() []byte { return []byte{prefixTenant} }
+
+// TenantName maps a tenant name to its id.
+func TenantName(name string) []byte { return key(prefixTenantName, name) }
+
+// Namespace is the key of namespace name of tenant tid.
+func Namespace(tid, name string) []byte { return key(prefixNamespace, tid, name) }
+
+// Namespaces is the prefix of every namespace of tenant tid.
+func Namespaces(tid string) []byte { return within(prefixNamespace, tid) }
+
+// NamespaceName decodes the namespace name of a Namespace key.
+func NamespaceName(k []byte) string { return last(k) }
+
+// Key is the key of API key id of tenant tid ("" for operator keys).
+func Key(tid, id string) []byte { return key(prefixKey, tid, id) }
+
+// Keys is the prefix of every API key of tenant tid.
+func Keys(tid string) []byte { return within(prefixKey, tid) }
+
+// KeyID decodes the key id of a Key key.
+func KeyID(k []byte) string { return last(k) }
+
+// Revoked marks key id as revoked.
+func Revoked(id string) []byte { return key(prefixRevoked, id) }
+
+// RevokedKeys is the prefix of every revocation.
+func RevokedKeys() []byte { return []byte{prefixRevoked} }
+
+// RevokedID decodes the key id of a Revoked key.
+func RevokedID(k []byte) string { return last(k) }
+
+// SigningKey is the key of a signing key record.
+func SigningKey(kid string) []byte { return key(prefixSigning, kid) }
+
+// SigningKeys is the prefix of every signing key.
+func SigningKeys() []byte { return []byte{prefixSigning} }
+
+// ShardLoad counts the namespaces placed on shard id.
+func ShardLoad(id string) []byte { return key(prefixShardLoad, id) }
+
+// PrefixEnd is the smallest key above every key that starts with prefix,
+// for use as an iterator's upper bound.
+func PrefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Uint64 encodes a counter value, big-endian.
+func Uint64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// DecodeUint64 decodes a counter value; a missing or short value is 0.
+func DecodeUint64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}

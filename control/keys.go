@@ -1,0 +1,111 @@
+package control
+
+import (
+	"context"
+	"regexp"
+	"slices"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// keyIDRE is the shape of a key id: "key_" and a lowercase ULID.
+var keyIDRE = regexp.MustCompile(`^key_[0-9a-z]{26}$`)
+
+// maxKeyNamespaces bounds the namespaces one key may name.
+const maxKeyNamespaces = 100
+
+// CreateKey creates an API key of tenant tid. Its token is in the result and
+// nowhere else. Namespaces is ["*"] (every namespace; the default is
+// "default") or a list of existing namespaces (the first is the default).
+func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (CreatedKey, error) {
+	if tenancy.ValidateTenantID(tid) != nil {
+		return CreatedKey{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+	}
+	if err := tenancy.ValidateKeyName(req.Name); err != nil {
+		return CreatedKey{}, apierr.Field("name", "%v", err)
+	}
+	role, err := tenancy.ParseRole(req.Role)
+	if err != nil {
+		return CreatedKey{}, apierr.Field("role", "%v", err)
+	}
+	if err := checkKeyNamespaces(req.Namespaces); err != nil {
+		return CreatedKey{}, err
+	}
+	cmd := createKeyCmd{ID: newID("key_"), TenantID: tid, Name: req.Name, Role: role, Namespaces: req.Namespaces}
+	return s.createKey(ctx, cmd)
+}
+
+// checkKeyNamespaces checks the shape of a key's namespace list; the
+// create_key command checks that the namespaces exist.
+func checkKeyNamespaces(list []string) error {
+	switch {
+	case len(list) == 0:
+		return apierr.Field("namespaces", "a key must name at least one namespace (or \"*\")")
+	case len(list) > maxKeyNamespaces:
+		return apierr.Field("namespaces", "a key may name at most %d namespaces", maxKeyNamespaces)
+	case slices.Contains(list, tenancy.AllNamespaces) && len(list) > 1:
+		return apierr.Field("namespaces", "\"*\" already means every namespace; name nothing else with it")
+	}
+	for i, ns := range list {
+		if ns == tenancy.AllNamespaces {
+			continue
+		}
+		if err := tenancy.ValidateNamespace(ns); err != nil {
+			return apierr.Field("namespaces", "%v", err)
+		}
+		if slices.Contains(list[:i], ns) {
+			return apierr.Field("namespaces", "namespace %q is listed twice", ns)
+		}
+	}
+	return nil
+}
+
+// IssueOperatorKey creates an operator key (role operator, no tenant) and
+// returns its token, the only copy.
+func (s *Server) IssueOperatorKey(ctx context.Context, name string) (string, error) {
+	if err := tenancy.ValidateKeyName(name); err != nil {
+		return "", apierr.Field("name", "%v", err)
+	}
+	k, err := s.createKey(ctx, createKeyCmd{ID: newID("key_"), Name: name, Role: tenancy.RoleOperator})
+	return k.Key, err
+}
+
+func (s *Server) createKey(ctx context.Context, cmd createKeyCmd) (CreatedKey, error) {
+	k, err := propose[APIKey](ctx, s, cmdCreateKey, cmd)
+	if err != nil {
+		return CreatedKey{}, err
+	}
+	tok, err := s.sign(k)
+	if err != nil {
+		return CreatedKey{}, err
+	}
+	return CreatedKey{APIKey: k, Key: tok}, nil
+}
+
+// Keys lists tenant tid's keys, revoked ones included, oldest first.
+func (s *Server) Keys(ctx context.Context, tid string) ([]APIKey, error) {
+	return viewValue(s, func(r pebble.Reader) ([]APIKey, error) {
+		if _, err := findTenant(r, tid); err != nil {
+			return nil, err
+		}
+		return listKeys(r, tid)
+	})
+}
+
+// RevokeKey revokes key id of tenant tid; tid "" names an operator key. A
+// key of another tenant is apierr NotFound. Revoking twice is not an error.
+func (s *Server) RevokeKey(ctx context.Context, tid, id string) error {
+	if (tid != "" && tenancy.ValidateTenantID(tid) != nil) || !keyIDRE.MatchString(id) {
+		return apierr.New(apierr.NotFound, "key %q not found", id)
+	}
+	_, err := propose[APIKey](ctx, s, cmdRevokeKey, revokeKeyCmd{TenantID: tid, ID: id})
+	return err
+}
+
+// Revocations is every revoked key id and the list's version.
+func (s *Server) Revocations(ctx context.Context) (Revocations, error) {
+	return viewValue(s, loadRevocations)
+}

@@ -1,0 +1,174 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/hashicorp/go-hclog"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+)
+
+// Server is a control plane node: the replicated state and its HTTP API.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	reg *replica.Registry
+	app *fiber.App
+
+	lifecycle sync.Mutex // serializes Start and Stop
+	started   bool
+	ln        net.Listener
+	served    chan error // app.Listener's result
+
+	// mu guards node: operations hold it shared, Stop exclusively, so Stop
+	// waits for operations in flight and none starts on a closed node.
+	mu   sync.RWMutex
+	node *replica.Node // nil before Start and after Stop
+}
+
+// New checks cfg and builds a Server; Start brings it up.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry()}
+	s.app = s.newApp()
+	return s, nil
+}
+
+// Start opens the replicated state, waits until this node leads, makes
+// sure a signing key exists and starts serving HTTP.
+func (s *Server) Start(ctx context.Context) error {
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
+	if s.started {
+		return errors.New("control: server already started")
+	}
+	s.started = true
+	node, err := replica.Open(s.replicaConfig(), s.reg)
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	if err := node.WaitLeader(ctx); err != nil {
+		return errors.Join(fmt.Errorf("control: wait for leadership: %w", err), node.Close())
+	}
+	s.mu.Lock()
+	s.node = node
+	s.mu.Unlock()
+	if err := s.ensureSigningKey(ctx); err != nil {
+		return errors.Join(err, s.closeNode())
+	}
+	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("control: listen: %w", err), s.closeNode())
+	}
+	s.ln = ln
+	s.served = make(chan error, 1)
+	go func() { s.served <- s.app.Listener(ln) }()
+	s.log.Info("control plane started", "http", ln.Addr().String(), "raft", node.RaftAddr())
+	return nil
+}
+
+func (s *Server) replicaConfig() replica.Config {
+	raftLog := slog.NewLogLogger(s.log.With("component", "raft").Handler(), slog.LevelWarn)
+	return replica.Config{
+		Dir:              s.cfg.DataDir,
+		NodeID:           s.cfg.NodeID,
+		RaftAddr:         s.cfg.RaftAddr,
+		Bootstrap:        true,
+		Logger:           hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
+		HeartbeatTimeout: s.cfg.RaftTimeout,
+		ElectionTimeout:  s.cfg.RaftTimeout,
+	}
+}
+
+// Stop stops serving (letting requests in flight finish, up to
+// ShutdownTimeout) and closes the state. Safe to call more than once.
+func (s *Server) Stop() error {
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
+	var errs []error
+	if s.ln != nil {
+		if err := s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("control: http shutdown: %w", err))
+		}
+		if err := <-s.served; err != nil {
+			errs = append(errs, fmt.Errorf("control: http: %w", err))
+		}
+		s.ln = nil
+	}
+	errs = append(errs, s.closeNode())
+	return errors.Join(errs...)
+}
+
+func (s *Server) closeNode() error {
+	s.mu.Lock()
+	node := s.node
+	s.node = nil
+	s.mu.Unlock()
+	if node == nil {
+		return nil
+	}
+	if err := node.Close(); err != nil {
+		return fmt.Errorf("control: close state: %w", err)
+	}
+	return nil
+}
+
+// acquire returns the running node and a release function, or an error if
+// the server is not running.
+func (s *Server) acquire() (*replica.Node, func(), error) {
+	s.mu.RLock()
+	if s.node == nil {
+		s.mu.RUnlock()
+		return nil, nil, apierr.Retry(apierr.Unavailable, 1, "the control plane is not running")
+	}
+	return s.node, s.mu.RUnlock, nil
+}
+
+// Addr is the address the HTTP API listens on, once started.
+func (s *Server) Addr() string {
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Handler is the HTTP API as a fiber app, for tests (app.Test) or for
+// mounting under another server.
+func (s *Server) Handler() *fiber.App { return s.app }
+
+// shardIDs are the configured shards' ids, the candidates for placement.
+func (s *Server) shardIDs() []string {
+	ids := make([]string, len(s.cfg.Shards))
+	for i, sh := range s.cfg.Shards {
+		ids[i] = sh.ID
+	}
+	return ids
+}
+
+func (s *Server) shardAddr(id string) string {
+	for _, sh := range s.cfg.Shards {
+		if sh.ID == id {
+			return sh.Addr
+		}
+	}
+	return ""
+}
+
+// newID makes an id: prefix and a lowercase ULID, so ids sort by creation.
+func newID(prefix string) string {
+	return prefix + strings.ToLower(ulid.Make().String())
+}

@@ -1,0 +1,141 @@
+package control
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// JWK is an Ed25519 public key in JWK form (RFC 8037).
+type JWK struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg"`
+	Use string `json:"use"`
+}
+
+// JWKS is the set of keys that verify API keys.
+type JWKS struct {
+	Keys []JWK `json:"keys"`
+}
+
+// ensureSigningKey creates the first signing key if there is none. The key
+// is generated here, outside the state machine, and replicated as a command.
+func (s *Server) ensureSigningKey(ctx context.Context) error {
+	_, err := viewValue(s, func(r pebble.Reader) (signingKey, error) { return loadActiveSigningKey(r) })
+	if apierr.CodeOf(err) != apierr.NotFound {
+		return err
+	}
+	seed := make([]byte, ed25519.SeedSize)
+	if _, err := rand.Read(seed); err != nil {
+		return fmt.Errorf("control: generate signing key: %w", err)
+	}
+	cmd := addSigningKeyCmd{Key: signingKey{ID: newID("sk_"), Seed: seed}, OnlyIfNone: true}
+	k, err := propose[signingKey](ctx, s, cmdAddSigningKey, cmd)
+	if err != nil {
+		return fmt.Errorf("control: add signing key: %w", err)
+	}
+	s.log.Info("signing key ready", "kid", k.ID)
+	return nil
+}
+
+// claimsOf are the JWT claims of key k.
+func claimsOf(k APIKey) tenancy.KeyClaims {
+	c := tenancy.KeyClaims{
+		TenantID:   k.TenantID,
+		Role:       k.Role,
+		Namespaces: k.Namespaces,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:   tenancy.Issuer,
+			Subject:  k.ID,
+			IssuedAt: jwt.NewNumericDate(k.CreatedAt),
+		},
+	}
+	if len(k.Namespaces) > 0 {
+		c.DefaultNamespace = k.Namespaces[0]
+		if k.Namespaces[0] == tenancy.AllNamespaces {
+			c.DefaultNamespace = tenancy.DefaultNamespace
+		}
+	}
+	return c
+}
+
+// sign makes the token of key k with the active signing key.
+func (s *Server) sign(k APIKey) (string, error) {
+	sk, err := viewValue(s, func(r pebble.Reader) (signingKey, error) { return loadActiveSigningKey(r) })
+	if err != nil {
+		return "", fmt.Errorf("control: signing key: %w", err)
+	}
+	claims := claimsOf(k)
+	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, &claims)
+	t.Header["kid"] = sk.ID
+	tok, err := t.SignedString(sk.private())
+	if err != nil {
+		return "", fmt.Errorf("control: sign key %s: %w", k.ID, err)
+	}
+	return tok, nil
+}
+
+// VerifyKey checks a token the way a gateway does: signed by one of the
+// control plane's keys, well-formed claims, not revoked. Any failure is an
+// apierr Unauthenticated error.
+func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaims, error) {
+	claims := &tenancy.KeyClaims{}
+	err := s.view(func(r pebble.Reader) error {
+		keyfunc := func(t *jwt.Token) (any, error) {
+			kid, _ := t.Header["kid"].(string)
+			k, err := loadSigningKey(r, kid)
+			if err != nil {
+				return nil, err
+			}
+			return k.public(), nil
+		}
+		_, err := jwt.ParseWithClaims(token, claims, keyfunc, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}))
+		if err != nil {
+			return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
+		}
+		if err := claims.Check(); err != nil {
+			return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
+		}
+		revoked, err := exists(r, layout.Revoked(claims.Subject))
+		if err != nil {
+			return err
+		}
+		if revoked {
+			return apierr.New(apierr.Unauthenticated, "key %s is revoked", claims.Subject)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// JWKS is the public half of every signing key, for gateways to verify
+// API keys without calling the control plane.
+func (s *Server) JWKS(ctx context.Context) (JWKS, error) {
+	keys, err := viewValue(s, listSigningKeys)
+	if err != nil {
+		return JWKS{}, err
+	}
+	out := JWKS{Keys: make([]JWK, 0, len(keys))}
+	for _, k := range keys {
+		out.Keys = append(out.Keys, JWK{
+			Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(k.public()),
+			Kid: k.ID, Alg: jwt.SigningMethodEdDSA.Alg(), Use: "sig",
+		})
+	}
+	return out, nil
+}

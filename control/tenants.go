@@ -1,0 +1,68 @@
+package control
+
+import (
+	"context"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// CreateTenant creates a tenant with its default namespace and an owner
+// key, whose token is in the result and nowhere else. A taken name is an
+// apierr Conflict; a bad one a BadRequest naming field "name".
+func (s *Server) CreateTenant(ctx context.Context, name string) (CreateTenantResult, error) {
+	if err := tenancy.ValidateTenantName(name); err != nil {
+		return CreateTenantResult{}, apierr.Field("name", "%v", err)
+	}
+	cmd := createTenantCmd{ID: newID("t_"), Name: name, OwnerKeyID: newID("key_"), Shards: s.shardIDs()}
+	res, err := propose[tenantCreated](ctx, s, cmdCreateTenant, cmd)
+	if err != nil {
+		return CreateTenantResult{}, err
+	}
+	tok, err := s.sign(res.Owner)
+	if err != nil {
+		return CreateTenantResult{}, err
+	}
+	return CreateTenantResult{Tenant: res.Tenant, Namespace: tenancy.DefaultNamespace, OwnerKey: tok}, nil
+}
+
+// Tenants lists every tenant, oldest first.
+func (s *Server) Tenants(ctx context.Context) ([]Tenant, error) {
+	return viewValue(s, listTenants)
+}
+
+// Tenant returns a tenant by id (apierr NotFound if unknown).
+func (s *Server) Tenant(ctx context.Context, id string) (Tenant, error) {
+	return viewValue(s, func(r pebble.Reader) (Tenant, error) { return findTenant(r, id) })
+}
+
+// TenantByName returns a tenant by name (apierr NotFound if unknown).
+func (s *Server) TenantByName(ctx context.Context, name string) (Tenant, error) {
+	return viewValue(s, func(r pebble.Reader) (Tenant, error) { return loadTenantByName(r, name) })
+}
+
+// Shards lists the configured shards with how many namespaces each holds.
+func (s *Server) Shards(ctx context.Context) ([]ShardLoad, error) {
+	return viewValue(s, func(r pebble.Reader) ([]ShardLoad, error) {
+		out := make([]ShardLoad, 0, len(s.cfg.Shards))
+		for _, sh := range s.cfg.Shards {
+			n, err := getUint64(r, layout.ShardLoad(sh.ID))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ShardLoad{ID: sh.ID, Addr: sh.Addr, Namespaces: n})
+		}
+		return out, nil
+	})
+}
+
+// findTenant loads tenant tid, treating a malformed id as an unknown one.
+func findTenant(r pebble.Reader, tid string) (Tenant, error) {
+	if tenancy.ValidateTenantID(tid) != nil {
+		return Tenant{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+	}
+	return loadTenant(r, tid)
+}

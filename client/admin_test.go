@@ -1,0 +1,78 @@
+package client_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/stretchr/testify/require"
+)
+
+var created = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func TestNamespaces(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, http.StatusCreated, `{"name":"emails","created_at":"2026-11-01T12:00:00Z","shard_id":"s1"}`)
+	c := rec.client(t)
+	ns, err := c.CreateNamespace(context.Background(), "emails")
+	require.NoError(t, err)
+	require.Equal(t, &client.Namespace{Name: "emails", CreatedAt: created, ShardID: "s1"}, ns)
+	rec.requireRequest(t, "POST", "/api/v1/namespaces", `{"name":"emails"}`)
+
+	rec.respond(http.StatusOK, `{"namespaces":[{"name":"default","created_at":"2026-11-01T12:00:00Z"}]}`)
+	list, err := c.ListNamespaces(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []client.Namespace{{Name: "default", CreatedAt: created}}, list)
+	rec.requireRequest(t, "GET", "/api/v1/namespaces", "")
+}
+
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, http.StatusCreated, `{"id":"key_1","key":"jwt","name":"ci","role":"producer",
+		"namespaces":["emails"],"created_at":"2026-11-01T12:00:00Z"}`)
+	c := rec.client(t)
+	k, err := c.CreateKey(context.Background(), client.CreateKeyRequest{
+		Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, &client.CreatedKey{Token: "jwt", Key: client.Key{
+		ID: "key_1", Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, CreatedAt: created,
+	}}, k)
+	rec.requireRequest(t, "POST", "/api/v1/keys", `{"name":"ci","role":"producer","namespaces":["emails"]}`)
+
+	rec.respond(http.StatusOK, `{"keys":[{"id":"key_1","name":"ci","role":"producer",
+		"namespaces":["emails"],"created_at":"2026-11-01T12:00:00Z","revoked_at":"2026-11-01T12:00:00Z"}]}`)
+	keys, err := c.ListKeys(context.Background())
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	require.Equal(t, &created, keys[0].RevokedAt)
+	rec.requireRequest(t, "GET", "/api/v1/keys", "")
+
+	rec.respond(http.StatusNoContent, "")
+	require.NoError(t, c.DeleteKey(context.Background(), "key_1"))
+	rec.requireRequest(t, "DELETE", "/api/v1/keys/key_1", "")
+
+	rec.respond(http.StatusNotFound, `{"error":{"code":"not_found","message":"no such key"}}`)
+	require.True(t, client.IsNotFound(c.DeleteKey(context.Background(), "key_2")))
+}
+
+func TestTenants(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, http.StatusCreated, `{"tenant":{"id":"t_1","name":"acme","created_at":"2026-11-01T12:00:00Z"},
+		"namespace":"default","owner_key":"jwt"}`)
+	c := rec.client(t)
+	tn, err := c.CreateTenant(context.Background(), "acme")
+	require.NoError(t, err)
+	require.Equal(t, &client.CreatedTenant{
+		Tenant: client.Tenant{ID: "t_1", Name: "acme", CreatedAt: created}, Namespace: "default", OwnerKey: "jwt",
+	}, tn)
+	rec.requireRequest(t, "POST", "/control/v1/tenants", `{"name":"acme"}`)
+
+	rec.respond(http.StatusOK, `{"tenants":[{"id":"t_1","name":"acme","created_at":"2026-11-01T12:00:00Z"}]}`)
+	list, err := c.ListTenants(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []client.Tenant{{ID: "t_1", Name: "acme", CreatedAt: created}}, list)
+}

@@ -1,0 +1,27 @@
+// Package client is the Go SDK for Jobbie: a thin HTTP/JSON wrapper over
+// the public API, plus a worker runtime.
+//
+// A Client talks to a gateway (or, with the right headers, straight to a
+// shard or the control plane). It holds no job-lifecycle logic: retries,
+// backoff, uniqueness, priority and rate limits are the server's business.
+//
+//	c := client.New("https://jobbie.example.com", apiKey)
+//	res, err := c.Enqueue(ctx, client.EnqueueRequest{Queue: "emails.send", Payload: msg})
+//
+// Workers use Fetch (a long-poll that returns nil, nil when no job arrived),
+// Ack, Fail and Heartbeat, or let a Worker run the loops:
+//
+//	w := client.NewWorker(c, client.WorkerConfig{Queues: []string{"emails.send"}, Concurrency: 8},
+//		func(ctx context.Context, job *client.JobContext) (any, error) {
+//			var msg Email
+//			if err := job.Decode(&msg); err != nil {
+//				return nil, err
+//			}
+//			return send(ctx, msg)
+//		})
+//	err := w.Run(ctx) // returns after a graceful shutdown once ctx is cancelled
+//
+// Every non-2xx answer is returned as *Error carrying the server's stable
+// error code; IsNotFound, IsRateLimited and friends test for the common
+// ones, and Error.RetryAfter says when a 429 or 503 may be retried.
+package client

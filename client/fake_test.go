@@ -1,0 +1,267 @@
+package client_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeServer speaks just enough of the worker protocol for the worker
+// runtime's unit tests: an in-memory queue, long-poll fetch, and channels
+// that signal every ack, fail and heartbeat.
+type fakeServer struct {
+	srv     *httptest.Server
+	pending chan fakeJob
+
+	acks       chan ackCall
+	fails      chan failCall
+	heartbeats chan map[string]client.HeartbeatJob
+
+	mu          sync.Mutex
+	cancelled   map[string]bool
+	fetchStatus int // when set, fetch answers this error status
+}
+
+type fakeJob struct {
+	ID         string
+	Payload    json.RawMessage
+	Checkpoint json.RawMessage
+}
+
+type ackCall struct {
+	ID     string
+	Result json.RawMessage
+}
+
+type failCall struct {
+	ID        string
+	Error     string
+	Backtrace string
+}
+
+func newFakeServer(t *testing.T) *fakeServer {
+	t.Helper()
+	f := &fakeServer{
+		pending:    make(chan fakeJob, 1000),
+		acks:       make(chan ackCall, 1000),
+		fails:      make(chan failCall, 1000),
+		heartbeats: make(chan map[string]client.HeartbeatJob, 1000),
+		cancelled:  map[string]bool{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/v1/fetch", f.fetch)
+	mux.HandleFunc("POST /api/v1/ack/{id}", f.ack)
+	mux.HandleFunc("POST /api/v1/fail/{id}", f.fail)
+	mux.HandleFunc("POST /api/v1/heartbeat", f.heartbeat)
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// client returns a client of the fake that closes its connections when
+// the test ends.
+func (f *fakeServer) client(t *testing.T) *client.Client {
+	c := client.New(f.srv.URL, "key")
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+func (f *fakeServer) add(id, payload string) {
+	f.pending <- fakeJob{ID: id, Payload: json.RawMessage(payload)}
+}
+
+func (f *fakeServer) cancel(id string) {
+	f.mu.Lock()
+	f.cancelled[id] = true
+	f.mu.Unlock()
+}
+
+func (f *fakeServer) refuseFetch(status int) {
+	f.mu.Lock()
+	f.fetchStatus = status
+	f.mu.Unlock()
+}
+
+func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Queues  []string `json:"queues"`
+		Timeout int      `json:"timeout"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Queues) == 0 {
+		writeErr(w, http.StatusBadRequest, "bad_request", "bad fetch")
+		return
+	}
+	f.mu.Lock()
+	status := f.fetchStatus
+	f.mu.Unlock()
+	if status != 0 {
+		writeErr(w, status, "unauthenticated", "refused")
+		return
+	}
+	timer := time.NewTimer(time.Duration(req.Timeout) * time.Second)
+	defer timer.Stop()
+	select {
+	case j := <-f.pending:
+		writeJSON(w, http.StatusOK, map[string]any{
+			"job_id": j.ID, "queue": req.Queues[0], "payload": j.Payload,
+			"attempt": 1, "max_retries": 3, "lease_duration": 60,
+			"checkpoint": j.Checkpoint, "tags": map[string]string{"k": "v"},
+		})
+	case <-timer.C:
+		w.WriteHeader(http.StatusNoContent)
+	case <-r.Context().Done():
+	}
+}
+
+func (f *fakeServer) ack(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Result json.RawMessage `json:"result"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.acks <- ackCall{ID: r.PathValue("id"), Result: body.Result}
+	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+func (f *fakeServer) fail(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Error     string `json:"error"`
+		Backtrace string `json:"backtrace"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.fails <- failCall{ID: r.PathValue("id"), Error: body.Error, Backtrace: body.Backtrace}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "retrying", "attempts_remaining": 2})
+}
+
+func (f *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Jobs map[string]client.HeartbeatJob `json:"jobs"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeErr(w, http.StatusBadRequest, "invalid_json", err.Error())
+		return
+	}
+	out := map[string]map[string]string{}
+	f.mu.Lock()
+	for id := range body.Jobs {
+		status := "ok"
+		if f.cancelled[id] {
+			status = "cancel"
+		}
+		out[id] = map[string]string{"status": status}
+	}
+	f.mu.Unlock()
+	f.heartbeats <- body.Jobs
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{
+		"code": code, "message": msg, "request_id": "req_test",
+	}})
+}
+
+// recv waits for one value from ch, failing the test after a while.
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for a %T", *new(T))
+		panic("unreachable")
+	}
+}
+
+// recorder is an httptest server that records the last request and
+// answers with a canned response.
+type recorder struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	method string
+	path   string
+	header http.Header
+	body   string
+
+	status  int
+	headers map[string]string
+	reply   string
+}
+
+func newRecorder(t *testing.T, status int, reply string) *recorder {
+	t.Helper()
+	r := &recorder{status: status, reply: reply, headers: map[string]string{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *recorder) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.method, r.path, r.header, r.body = req.Method, req.URL.EscapedPath(), req.Header.Clone(), string(body)
+	status, reply, headers := r.status, r.reply, r.headers
+	r.mu.Unlock()
+	for k, v := range headers {
+		w.Header().Set(k, v)
+	}
+	if reply != "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(reply))
+}
+
+func (r *recorder) client(t *testing.T, opts ...client.Option) *client.Client {
+	c := client.New(r.srv.URL+"/", "k3y", opts...)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// respond changes the canned response.
+func (r *recorder) respond(status int, reply string) {
+	r.mu.Lock()
+	r.status, r.reply = status, reply
+	r.mu.Unlock()
+}
+
+// setHeader adds a response header.
+func (r *recorder) setHeader(k, v string) {
+	r.mu.Lock()
+	r.headers[k] = v
+	r.mu.Unlock()
+}
+
+// requestHeader is a header of the last request.
+func (r *recorder) requestHeader(k string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.header.Get(k)
+}
+
+// requireRequest checks the last request's method, path and JSON body.
+func (r *recorder) requireRequest(t *testing.T, method, path, body string) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Equal(t, method, r.method)
+	require.Equal(t, path, r.path)
+	if body == "" {
+		require.Empty(t, r.body)
+		return
+	}
+	require.JSONEq(t, body, r.body)
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+}

@@ -1,0 +1,92 @@
+package client
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// WorkerConfig configures a Worker. Zero fields take the defaults noted.
+type WorkerConfig struct {
+	// Queues to fetch from, in the server's priority order. Required.
+	Queues []string
+	// Concurrency is how many jobs run at once (one fetch loop each).
+	// Default 10.
+	Concurrency int
+	// WorkerID names this worker in the console. Default
+	// "<hostname>-<pid>-<random>".
+	WorkerID string
+	// Hostname is reported with every fetch. Default os.Hostname().
+	Hostname string
+	// LeaseDuration asks the server for leases of this length. Default:
+	// the queue's (60s unless configured).
+	LeaseDuration time.Duration
+	// HeartbeatInterval is how often one batched heartbeat extends the
+	// leases of all running jobs and reports their progress. Default 15s,
+	// or a third of LeaseDuration if that is shorter.
+	HeartbeatInterval time.Duration
+	// FetchTimeout is how long one fetch long-polls. Default 30s.
+	FetchTimeout time.Duration
+	// ShutdownGrace is how long running jobs may take to finish once Run's
+	// context is cancelled; those still running are then failed with
+	// "worker_shutdown". Default 30s.
+	ShutdownGrace time.Duration
+	// Logger receives operational warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults returns the config with zero fields set to their defaults.
+func (c WorkerConfig) WithDefaults() WorkerConfig {
+	if c.Concurrency == 0 {
+		c.Concurrency = 10
+	}
+	if c.Hostname == "" {
+		c.Hostname, _ = os.Hostname()
+	}
+	if c.WorkerID == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		c.WorkerID = fmt.Sprintf("%s-%d-%s", c.Hostname, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = 15 * time.Second
+		if third := c.LeaseDuration / 3; third > 0 && third < c.HeartbeatInterval {
+			c.HeartbeatInterval = third
+		}
+	}
+	if c.FetchTimeout == 0 {
+		c.FetchTimeout = 30 * time.Second
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports a config that cannot work.
+func (c WorkerConfig) Validate() error {
+	var errs []error
+	if len(c.Queues) == 0 {
+		errs = append(errs, errors.New("no queues"))
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("concurrency %d is below 1", c.Concurrency))
+	}
+	if c.HeartbeatInterval <= 0 || c.FetchTimeout <= 0 || c.ShutdownGrace < 0 || c.LeaseDuration < 0 {
+		errs = append(errs, errors.New("intervals and timeouts must be positive"))
+	}
+	if c.LeaseDuration > 0 && c.HeartbeatInterval >= c.LeaseDuration {
+		errs = append(errs, fmt.Errorf("heartbeat interval %s is not shorter than the lease %s", c.HeartbeatInterval, c.LeaseDuration))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("client: worker config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+var (
+	// ErrJobCancelled is the cause of a handler's context when the server
+	// cancelled its job. The worker reports nothing for a cancelled job.
+	ErrJobCancelled = errors.New("job cancelled")
+	// ErrWorkerShutdown is the cause of a handler's context when the worker
+	// stopped waiting for it; the job is failed with this message.
+	ErrWorkerShutdown = errors.New("worker_shutdown")
+)
+
+// checkpointTimeout bounds the heartbeat that stores a checkpoint.
+const checkpointTimeout = 10 * time.Second
+
+// JobContext is a running job as its handler sees it.
+type JobContext struct {
+	ID         string
+	Queue      string
+	Payload    json.RawMessage
+	Attempt    int
+	MaxRetries int
+	Tags       map[string]string
+	// LastCheckpoint is what an earlier attempt saved with Checkpoint, or
+	// nil: resume from it.
+	LastCheckpoint json.RawMessage
+	// LeaseDuration is the job's lease; the worker's heartbeats extend it.
+	LeaseDuration time.Duration
+
+	w         *Worker
+	base      context.Context
+	cancel    context.CancelCauseFunc
+	cancelled atomic.Bool // the server cancelled the job
+	claimed   atomic.Bool // its outcome has been (or is being) reported
+
+	mu          sync.Mutex
+	progress    *Progress
+	progressVer uint64
+}
+
+func newJobContext(w *Worker, base context.Context, cancel context.CancelCauseFunc, j *Job) *JobContext {
+	return &JobContext{
+		ID: j.ID, Queue: j.Queue, Payload: j.Payload, Attempt: j.Attempt,
+		MaxRetries: j.MaxRetries, Tags: j.Tags, LastCheckpoint: j.Checkpoint,
+		LeaseDuration: j.LeaseDuration, w: w, base: base, cancel: cancel,
+	}
+}
+
+// Decode unmarshals the payload into v.
+func (j *JobContext) Decode(v any) error {
+	if len(j.Payload) == 0 {
+		return fmt.Errorf("client: job %s has no payload", j.ID)
+	}
+	return json.Unmarshal(j.Payload, v)
+}
+
+// Progress records the job's progress; the next heartbeat reports it.
+func (j *JobContext) Progress(current, total int64, message string) {
+	j.mu.Lock()
+	j.progress = &Progress{Current: current, Total: total, Message: message}
+	j.progressVer++
+	j.mu.Unlock()
+}
+
+// Checkpoint stores v (any JSON-encodable value) on the server now, so a
+// later attempt of this job starts with it in LastCheckpoint. It also
+// extends the lease and reports pending progress.
+func (j *JobContext) Checkpoint(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("client: checkpoint of job %s: %w", j.ID, err)
+	}
+	p, ver := j.pendingProgress()
+	ctx, cancel := context.WithTimeout(j.base, checkpointTimeout)
+	defer cancel()
+	res, err := j.w.c.Heartbeat(ctx, map[string]HeartbeatJob{j.ID: {Progress: p, Checkpoint: b}})
+	if err != nil {
+		return err
+	}
+	j.progressSent(ver)
+	if res.Cancelled(j.ID) {
+		j.markCancelled()
+	}
+	return nil
+}
+
+// Cancelled reports whether the job should stop: the server cancelled it
+// or the worker is shutting down. A long job checks it between steps,
+// saves a Checkpoint and returns Err.
+func (j *JobContext) Cancelled() bool {
+	return j.cancelled.Load() || j.w.stopping.Load()
+}
+
+// Err is ErrJobCancelled if the server cancelled the job,
+// ErrWorkerShutdown if the worker is shutting down, and nil otherwise.
+func (j *JobContext) Err() error {
+	switch {
+	case j.cancelled.Load():
+		return ErrJobCancelled
+	case j.w.stopping.Load():
+		return ErrWorkerShutdown
+	}
+	return nil
+}
+
+func (j *JobContext) markCancelled() {
+	j.cancelled.Store(true)
+	j.cancel(ErrJobCancelled)
+}
+
+// claim marks the job's outcome as taken care of; only the first caller
+// gets true.
+func (j *JobContext) claim() bool { return j.claimed.CompareAndSwap(false, true) }
+
+func (j *JobContext) pendingProgress() (*Progress, uint64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.progress, j.progressVer
+}
+
+// progressSent forgets the progress a heartbeat delivered, unless it
+// changed since.
+func (j *JobContext) progressSent(ver uint64) {
+	j.mu.Lock()
+	if j.progressVer == ver {
+		j.progress = nil
+	}
+	j.mu.Unlock()
+}

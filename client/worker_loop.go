@@ -1,0 +1,176 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+)
+
+// Reporting an outcome is retried this often, each call bounded by
+// reportTimeout, when the failure is transient.
+const (
+	reportAttempts = 5
+	reportTimeout  = 30 * time.Second
+)
+
+// fetchLoop fetches and runs jobs one at a time until ctx is done. A
+// refusal that retrying cannot fix stops the whole worker.
+func (w *Worker) fetchLoop(ctx context.Context, stop context.CancelFunc, base context.Context) {
+	req := FetchRequest{
+		Queues: w.cfg.Queues, WorkerID: w.cfg.WorkerID, Hostname: w.cfg.Hostname,
+		Timeout: w.cfg.FetchTimeout, LeaseDuration: w.cfg.LeaseDuration,
+	}
+	var bo backoff
+	for ctx.Err() == nil {
+		job, err := w.c.Fetch(ctx, req)
+		switch {
+		case err == nil && job != nil:
+			bo.reset()
+			w.process(base, job)
+		case err == nil:
+			bo.reset()
+		case ctx.Err() != nil:
+			return
+		case permanent(err):
+			w.log.Error("jobbie worker: fetch refused, stopping", "worker", w.cfg.WorkerID, "err", err)
+			w.setFatal(err)
+			stop()
+			return
+		default:
+			w.log.Warn("jobbie worker: fetch failed", "worker", w.cfg.WorkerID, "err", err)
+			if !sleepCtx(ctx, bo.next(err)) {
+				return
+			}
+		}
+	}
+}
+
+// permanent reports a fetch error that retrying will not fix: a 4xx other
+// than 408 and 429.
+func permanent(err error) bool {
+	e, ok := AsError(err)
+	return ok && e.Status >= 400 && e.Status < 500 &&
+		e.Status != http.StatusTooManyRequests && e.Status != http.StatusRequestTimeout
+}
+
+// process runs one job and reports its outcome.
+func (w *Worker) process(base context.Context, job *Job) {
+	ctx, cancel := context.WithCancelCause(base)
+	defer cancel(nil)
+	jc := newJobContext(w, base, cancel, job)
+	if !w.track(jc) {
+		jc.claim()
+		w.failJob(base, jc.ID, ErrWorkerShutdown)
+		return
+	}
+	result, err := w.invoke(ctx, jc)
+	w.finish(base, jc, result, err)
+}
+
+// track registers a running job for heartbeats; false once shutdown has
+// given up on running jobs.
+func (w *Worker) track(jc *JobContext) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.active[jc.ID] = jc
+	return true
+}
+
+// invoke calls the handler, turning a panic into an error with its stack.
+func (w *Worker) invoke(ctx context.Context, jc *JobContext) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r, stack: string(debug.Stack())}
+		}
+	}()
+	return w.h(ctx, jc)
+}
+
+// finish reports the outcome of a job unless shutdown already failed it or
+// the server cancelled it.
+func (w *Worker) finish(base context.Context, jc *JobContext, result any, err error) {
+	w.mu.Lock()
+	delete(w.active, jc.ID)
+	claimed := jc.claim()
+	if claimed {
+		w.reports.Add(1)
+	}
+	w.mu.Unlock()
+	if !claimed {
+		return
+	}
+	defer w.reports.Done()
+	switch {
+	case jc.cancelled.Load():
+		w.log.Debug("jobbie worker: job cancelled by the server", "job", jc.ID)
+	case err != nil:
+		w.failJob(base, jc.ID, err)
+	default:
+		w.ackJob(base, jc.ID, result)
+	}
+}
+
+func (w *Worker) ackJob(base context.Context, id string, result any) {
+	var raw json.RawMessage
+	if result != nil {
+		b, err := json.Marshal(result)
+		if err != nil {
+			w.failJob(base, id, fmt.Errorf("encode result: %w", err))
+			return
+		}
+		raw = b
+	}
+	w.report(base, "ack", id, func(ctx context.Context) error {
+		if raw == nil {
+			return w.c.Ack(ctx, id, nil)
+		}
+		return w.c.Ack(ctx, id, raw)
+	})
+}
+
+func (w *Worker) failJob(base context.Context, id string, cause error) {
+	msg, bt := cause.Error(), ""
+	var b interface{ Backtrace() string }
+	if errors.As(cause, &b) {
+		bt = b.Backtrace()
+	}
+	w.report(base, "fail", id, func(ctx context.Context) error {
+		_, err := w.c.Fail(ctx, id, msg, bt)
+		return err
+	})
+}
+
+// report sends an ack or fail, retrying transient failures.
+func (w *Worker) report(base context.Context, what, id string, call func(context.Context) error) {
+	var bo backoff
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(base, reportTimeout)
+		err := call(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		_, isAPI := AsError(err)
+		if attempt == reportAttempts || (isAPI && !IsRetryable(err)) {
+			w.log.Warn("jobbie worker: "+what+" failed", "job", id, "err", err)
+			return
+		}
+		time.Sleep(bo.next(err))
+	}
+}
+
+// panicError is a handler panic.
+type panicError struct {
+	value any
+	stack string
+}
+
+func (p *panicError) Error() string     { return fmt.Sprintf("panic: %v", p.value) }
+func (p *panicError) Backtrace() string { return p.stack }

@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// Tenant administration is served through control's internal API. The
+// gateway decides whether the caller may (RBAC, delegation, namespace
+// subset); control validates shapes and existence.
+
+// publicNamespace is what tenants see of a namespace: never its shard.
+type publicNamespace struct {
+	Name      string `json:"name"`
+	CreatedAt string `json:"created_at"`
+}
+
+func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
+	var list struct {
+		Namespaces []namespaceInfo `json:"namespaces"`
+	}
+	if err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/namespaces"), nil, http.StatusOK, &list); err != nil {
+		return err
+	}
+	out := make([]publicNamespace, 0, len(list.Namespaces))
+	for _, ns := range list.Namespaces {
+		if !r.key.AllowsNamespace(ns.Name) {
+			continue
+		}
+		ok, err := s.rbac.allowed(r.key.Role, r.key.TenantID, ns.Name, tenancy.ActNamespaceRead)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out = append(out, publicNamespace{Name: ns.Name, CreatedAt: ns.CreatedAt})
+		}
+	}
+	return c.JSON(fiber.Map{"namespaces": out})
+}
+
+func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := decodeBody(c, &in); err != nil {
+		return err
+	}
+	if err := tenancy.ValidateNamespace(in.Name); err != nil {
+		return apierr.Field("name", "%v", err)
+	}
+	if !r.key.AllowsNamespace(in.Name) {
+		return apierr.New(apierr.Forbidden, "API key %s may not use namespace %q, so it may not create it", r.key.Subject, in.Name)
+	}
+	if err := s.rbac.authorize(r.key, in.Name, tenancy.ActNamespaceManage); err != nil {
+		return err
+	}
+	var created namespaceInfo
+	if err := s.controlJSON(r, http.MethodPost, tenantPath(r.key.TenantID, "/namespaces"), in, http.StatusCreated, &created); err != nil {
+		return err
+	}
+	// Drop a cached "no such namespace" so the new one is usable at once.
+	s.placements.invalidate(r.key.TenantID, in.Name)
+	return c.Status(fiber.StatusCreated).JSON(publicNamespace{Name: created.Name, CreatedAt: created.CreatedAt})
+}
+
+// tenantPath is a path under control's internal tenant API.
+func tenantPath(tenantID, rest string) string {
+	return "/internal/v1/tenants/" + url.PathEscape(tenantID) + rest
+}
+
+// decodeBody decodes a JSON request body.
+func decodeBody(c *fiber.Ctx, out any) error {
+	if err := json.Unmarshal(c.Request().Body(), out); err != nil {
+		return apierr.New(apierr.InvalidJSON, "request body is not the JSON expected: %v", err)
+	}
+	return nil
+}
+
+// controlJSON calls control and decodes an answer of status want into out
+// (when out is not nil).
+func (s *Server) controlJSON(r *call, method, path string, in any, want int, out any) error {
+	rep, err := s.controlCall(r, method, path, in, want)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(rep.body, out); err != nil {
+		s.log.Error("gateway: undecodable control answer", "path", path, "request_id", r.requestID, "err", err)
+		return apierr.New(apierr.Internal, "the control plane gave an answer the gateway cannot read")
+	}
+	return nil
+}
+
+// controlCall calls control and returns its answer when the status is
+// want. Control's 400/404/409 are the tenant's to see and come back as
+// the same API error; any other outcome means control is unwell.
+func (s *Server) controlCall(r *call, method, path string, in any, want int) (controlReply, error) {
+	rep, err := s.control.do(s.ctx, method, path, r.requestID, in)
+	switch {
+	case err != nil:
+		s.log.Warn("gateway: control call failed", "method", method, "path", path, "request_id", r.requestID, "err", err)
+		return rep, apierr.Retry(apierr.Unavailable, 1, "the control plane is unavailable; retry shortly")
+	case rep.status == want:
+		return rep, nil
+	case passesThrough(rep.status):
+		return rep, controlError(rep)
+	}
+	s.log.Error("gateway: unexpected control answer", "method", method, "path", path, "status", rep.status,
+		"request_id", r.requestID, "body", string(rep.body))
+	return rep, apierr.Retry(apierr.Unavailable, 1, "the control plane could not serve this request; retry shortly")
+}
+
+// controlError rebuilds control's error so it reaches the client with the
+// same code, message and field.
+func controlError(rep controlReply) error {
+	var body apierr.Body
+	if json.Unmarshal(rep.body, &body) == nil && body.Error != nil && body.Error.Code.Status() == rep.status {
+		e := *body.Error
+		e.RequestID = ""
+		return &e
+	}
+	code := map[int]apierr.Code{
+		http.StatusBadRequest: apierr.BadRequest,
+		http.StatusNotFound:   apierr.NotFound,
+		http.StatusConflict:   apierr.Conflict,
+	}[rep.status]
+	return apierr.New(code, "%s", http.StatusText(rep.status))
+}

@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// NamespaceHeader selects a namespace other than the key's default.
+const NamespaceHeader = "X-Jobbie-Namespace"
+
+// call is an admitted request: who is calling and in which namespace.
+// Its strings may alias request memory and must not outlive the handler.
+type call struct {
+	key       *tenancy.KeyClaims
+	ns        string
+	requestID string
+}
+
+// admit authenticates the caller, checks the body, resolves the namespace
+// and authorizes act on it, in that order, so an anonymous caller learns
+// nothing but that it needs a key.
+func (s *Server) admit(c *fiber.Ctx, act tenancy.Action, bodyLimit int, r *call) error {
+	key, err := s.auth.authenticate(c.Get(fiber.HeaderAuthorization))
+	if err != nil {
+		return err
+	}
+	if n := len(c.Request().Body()); n > bodyLimit {
+		return apierr.New(apierr.TooLarge, "request body is %d bytes, over this endpoint's limit of %d bytes", n, bodyLimit)
+	}
+	if ce := c.Get(fiber.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
+		// Decompressing here would let a small body expand past every limit.
+		return apierr.New(apierr.BadRequest, "Content-Encoding %q is not supported: send the body uncompressed", ce)
+	}
+	if !canonicalPath(c.Request().URI().PathOriginal()) {
+		return apierr.New(apierr.BadRequest, "request path must not contain '%%', '\\' or dot segments")
+	}
+	ns, err := namespaceOf(key, c.Get(NamespaceHeader))
+	if err != nil {
+		return err
+	}
+	if err := s.rbac.authorize(key, ns, act); err != nil {
+		return err
+	}
+	r.key, r.ns, r.requestID = key, ns, apierr.RequestIDOf(c)
+	return nil
+}
+
+// namespaceOf is the namespace a request works in: the header's when set,
+// else the key's default.
+func namespaceOf(key *tenancy.KeyClaims, header string) (string, error) {
+	if header == "" {
+		return key.DefaultNamespace, nil
+	}
+	if err := tenancy.ValidateNamespace(header); err != nil {
+		return "", apierr.Field(NamespaceHeader, "%v", err)
+	}
+	if !key.AllowsNamespace(header) {
+		return "", apierr.New(apierr.Forbidden, "API key %s may not use namespace %q", key.Subject, header)
+	}
+	return header, nil
+}
+
+// canonicalPath refuses escapes and dot segments, so the path a shard
+// routes on is exactly the one the gateway authorized (no "/jobs/..%2f").
+func canonicalPath(p []byte) bool {
+	for i, ch := range p {
+		switch ch {
+		case '%', '\\':
+			return false
+		case '.':
+			if i == 0 {
+				return false
+			}
+			if p[i-1] != '/' {
+				continue
+			}
+			rest := p[i+1:]
+			if len(rest) == 0 || rest[0] == '/' || (rest[0] == '.' && (len(rest) == 1 || rest[1] == '/')) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// authenticator turns an Authorization header into verified key claims.
+// A key verified once is cached by its token string, so the hot path costs
+// a map lookup; revocation is checked on every request, cached or not.
+type authenticator struct {
+	keys   *keySet
+	revs   *revocations
+	tokens *boundedMap[string, verifiedKey]
+	parser *jwt.Parser
+	ctx    context.Context // bounds JWKS fetches caused by unknown kids
+}
+
+// verifiedKey is a cached, signature-checked key.
+type verifiedKey struct {
+	claims  *tenancy.KeyClaims
+	expires int64 // unix nanoseconds; 0 when the key does not expire
+}
+
+var (
+	errNoKid      = errors.New("key names no signing key (kid)")
+	errUnknownKid = errors.New("key is signed by an unknown signing key")
+)
+
+func newAuthenticator(ctx context.Context, keys *keySet, revs *revocations, cacheSize int) *authenticator {
+	a := &authenticator{
+		keys:   keys,
+		revs:   revs,
+		tokens: newBoundedMap[string, verifiedKey](cacheSize),
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()})),
+		ctx:    ctx,
+	}
+	// A signing key dropped from the JWKS must stop vouching for cached keys.
+	keys.onRemoved = a.tokens.clear
+	return a
+}
+
+// ready reports whether keys can be judged: signing keys and the
+// revocation list are both loaded.
+func (a *authenticator) ready() bool { return a.keys.loaded() && a.revs.loaded() }
+
+// authenticate verifies the key in an Authorization header value. header
+// may alias request memory: only copies of it are kept.
+func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) {
+	if !a.ready() {
+		return nil, apierr.Retry(apierr.Unavailable, 1, "the gateway is starting: signing keys or the revocation list are not loaded yet")
+	}
+	token, err := bearerToken(header)
+	if err != nil {
+		return nil, err
+	}
+	v, cached := a.tokens.get(token)
+	if cached && (v.expires == 0 || time.Now().UnixNano() < v.expires) {
+		return a.checkRevoked(v.claims)
+	}
+	tok := strings.Clone(token)
+	claims, err := a.verify(tok)
+	if err != nil {
+		if cached { // expired since it was cached
+			a.tokens.remove(tok)
+		}
+		return nil, err
+	}
+	var exp int64
+	if claims.ExpiresAt != nil {
+		exp = claims.ExpiresAt.UnixNano()
+	}
+	a.tokens.put(tok, verifiedKey{claims: claims, expires: exp})
+	return a.checkRevoked(claims)
+}
+
+func (a *authenticator) checkRevoked(c *tenancy.KeyClaims) (*tenancy.KeyClaims, error) {
+	if a.revs.revoked(c.Subject) {
+		return nil, apierr.New(apierr.Unauthenticated, "API key %s has been revoked", c.Subject)
+	}
+	return c, nil
+}
+
+// verify checks a token's signature and claims.
+func (a *authenticator) verify(token string) (*tenancy.KeyClaims, error) {
+	claims := &tenancy.KeyClaims{}
+	_, err := a.parser.ParseWithClaims(token, claims, a.keyFor)
+	if err != nil {
+		return nil, apierr.New(apierr.Unauthenticated, "%s", jwtProblem(err))
+	}
+	if err := claims.Check(); err != nil {
+		return nil, apierr.New(apierr.Unauthenticated, "API key is invalid: %v", err)
+	}
+	if claims.Role == tenancy.RoleOperator {
+		return nil, apierr.New(apierr.Forbidden, "operator keys are refused at the gateway (403): use the control plane's operator API")
+	}
+	return claims, nil
+}
+
+func (a *authenticator) keyFor(t *jwt.Token) (any, error) {
+	kid, _ := t.Header["kid"].(string)
+	if kid == "" {
+		return nil, errNoKid
+	}
+	k, ok := a.keys.lookupOrRefresh(a.ctx, kid)
+	if !ok {
+		return nil, errUnknownKid
+	}
+	return k, nil
+}
+
+// jwtProblem words a verification failure for the client.
+func jwtProblem(err error) string {
+	switch {
+	case errors.Is(err, errNoKid):
+		return "API key is invalid: it names no signing key (kid)"
+	case errors.Is(err, errUnknownKid):
+		return "API key is signed by an unknown signing key"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "API key has expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return "API key is not valid yet"
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "API key is malformed: it is not a JWT"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return "API key signature is invalid"
+	}
+	return "API key is invalid"
+}
+
+const bearerPrefix = "bearer "
+
+// bearerToken extracts the token of "Bearer <token>".
+func bearerToken(h string) (string, error) {
+	if h == "" || strings.EqualFold(strings.TrimSpace(h), "bearer") {
+		return "", apierr.New(apierr.Unauthenticated, "missing API key: send Authorization: Bearer <API key>")
+	}
+	if len(h) <= len(bearerPrefix) || !strings.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
+		return "", apierr.New(apierr.Unauthenticated, "malformed Authorization header: expected \"Bearer <API key>\"")
+	}
+	tok := strings.TrimSpace(h[len(bearerPrefix):])
+	if tok == "" {
+		return "", apierr.New(apierr.Unauthenticated, "missing API key: send Authorization: Bearer <API key>")
+	}
+	return tok, nil
+}

@@ -1,0 +1,159 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+func TestAuthRefusesBadKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	expired := claimsFor(tenantA, "key_old", tenancy.RoleProducer, "default")
+	expired.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Minute))
+	forger := newSigner(t, b.signer.kid) // right kid, wrong private key
+	stranger := newSigner(t, "sig-unknown")
+	noKid := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default"))
+	noKidKey, err := noKid.SignedString(b.signer.priv)
+	require.NoError(t, err)
+	hmac := jwt.NewWithClaims(jwt.SigningMethodHS256, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default"))
+	hmac.Header["kid"] = b.signer.kid
+	hmacKey, err := hmac.SignedString([]byte("guess"))
+	require.NoError(t, err)
+	badIssuer := claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")
+	badIssuer.Issuer = "someone"
+
+	cases := []struct {
+		name, header, message string
+	}{
+		{"missing", "", "missing API key"},
+		{"not bearer", "Basic dXNlcjpwYXNz", "malformed Authorization header"},
+		{"empty bearer", "Bearer   ", "missing API key"},
+		{"malformed", "Bearer not-a-jwt", "malformed"},
+		{"bad signature", "Bearer " + forger.sign(t, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")), "signature is invalid"},
+		{"expired", "Bearer " + b.signer.sign(t, expired), "expired"},
+		{"unknown kid", "Bearer " + stranger.sign(t, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")), "unknown signing key"},
+		{"no kid", "Bearer " + noKidKey, "no signing key"},
+		{"hmac", "Bearer " + hmacKey, "signature is invalid"},
+		{"bad issuer", "Bearer " + b.signer.sign(t, badIssuer), "issuer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := b.do(t, http.MethodPost, "/api/v1/enqueue", "", enqueueBody, "Authorization", tc.header)
+			e := r.requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+			require.Contains(t, e.Message, tc.message)
+		})
+	}
+	require.Zero(t, b.shard.count(), "a refused request reached the shard")
+}
+
+func TestAuthAcceptsAndCachesKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key := b.key(t, tenancy.RoleProducer, "default")
+	for range 3 {
+		r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
+		require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	}
+	require.Equal(t, 1, b.gw.auth.tokens.len())
+}
+
+func TestAuthOperatorKeyRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	op := tenancy.KeyClaims{Role: tenancy.RoleOperator, RegisteredClaims: jwt.RegisteredClaims{Issuer: tenancy.Issuer, Subject: "key_op"}}
+	r := b.do(t, http.MethodGet, "/api/v1/namespaces", b.signer.sign(t, op), nil)
+	e := r.requireError(t, http.StatusForbidden, apierr.Forbidden)
+	require.Contains(t, e.Message, "operator keys are refused at the gateway (403)")
+}
+
+func TestAuthRevokedKeyRefusedWithinFiveSeconds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.RevocationInterval = time.Second }) // the production default
+	key := b.key(t, tenancy.RoleProducer, "default")
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+
+	b.control.revoke("key_producer")
+	revokedAt := time.Now()
+	require.Eventually(t, func() bool {
+		return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status == http.StatusUnauthorized
+	}, 5*time.Second, 20*time.Millisecond, "a revoked, cached key still works after 5s")
+	require.Less(t, time.Since(revokedAt), 5*time.Second)
+
+	e := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	require.Contains(t, e.Message, "revoked")
+}
+
+func TestAuthRotatedSigningKeyIsFetched(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.JWKSInterval = time.Hour; c.JWKSMinRefresh = time.Nanosecond })
+	rotated := newSigner(t, "sig-2")
+	b.control.setJWKS([]jwk{b.signer.jwk(), rotated.jwk()}, false)
+
+	key := rotated.sign(t, claimsFor(tenantA, "key_new", tenancy.RoleProducer, "default"))
+	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+}
+
+func TestAuthDroppedSigningKeyStopsCachedKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.JWKSInterval = 20 * time.Millisecond })
+	key := b.key(t, tenancy.RoleProducer, "default")
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+
+	b.control.setJWKS([]jwk{newSigner(t, "sig-2").jwk()}, false)
+	require.Eventually(t, func() bool {
+		return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status == http.StatusUnauthorized
+	}, 5*time.Second, 20*time.Millisecond)
+}
+
+func TestAuthUnknownKidRefreshIsRateLimited(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.JWKSInterval = time.Hour; c.JWKSMinRefresh = time.Hour })
+	before := b.control.jwksN.Load()
+	stranger := newSigner(t, "sig-unknown")
+	for i := range 5 {
+		key := stranger.sign(t, claimsFor(tenantA, "key_"+string(rune('a'+i)), tenancy.RoleProducer, "default"))
+		b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	}
+	require.LessOrEqual(t, b.control.jwksN.Load()-before, int64(1))
+}
+
+func TestAuthExpiryHonouredFromCache(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := claimsFor(tenantA, "key_short", tenancy.RoleProducer, "default")
+	c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(2 * time.Second))
+	key := b.signer.sign(t, c)
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+	require.Eventually(t, func() bool {
+		return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status == http.StatusUnauthorized
+	}, 5*time.Second, 50*time.Millisecond)
+}
+
+func TestNotReadyUntilKeysLoaded(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	b.control.setJWKS(nil, true)
+	b.start(t)
+
+	r := b.do(t, http.MethodGet, "/healthz", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	b.do(t, http.MethodGet, "/readyz", "", nil).requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
+	key := b.key(t, tenancy.RoleProducer, "default")
+	r = b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
+	r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
+	require.Equal(t, "1", r.header.Get("Retry-After"))
+
+	b.control.setJWKS([]jwk{b.signer.jwk()}, false)
+	b.waitReady(t)
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/readyz", "", nil).status)
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+}

@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+)
+
+// Config configures a gateway. Zero fields take the defaults named in their
+// comments; ControlURL and ClusterSecret are required.
+type Config struct {
+	// Addr is the listen address. Default "127.0.0.1:8080"; a port of 0
+	// picks a free one (see Server.Addr).
+	Addr string
+	// ControlURL is the control plane's base URL, e.g. "http://10.0.0.5:7070".
+	ControlURL string
+	// ClusterSecret authenticates the gateway to control and to shards.
+	ClusterSecret string
+
+	// BodyLimit caps request bodies in bytes. Default 1 MiB.
+	BodyLimit int
+	// BatchBodyLimit caps POST /api/v1/enqueue/batch bodies. Default 16 MiB.
+	BatchBodyLimit int
+
+	// RevocationInterval is how often the revocation list is polled. Default 1s.
+	RevocationInterval time.Duration
+	// JWKSInterval is how often the signing keys are refreshed. Default 1m.
+	JWKSInterval time.Duration
+	// JWKSMinRefresh is the least time between two JWKS fetches caused by
+	// keys with an unknown kid, so forged kids cannot flood control. Default 1s.
+	JWKSMinRefresh time.Duration
+	// PlacementTTL is how long a namespace's shard is cached. Default 30s.
+	PlacementTTL time.Duration
+	// PlacementMissTTL is how long "no such namespace" is cached. Default 1s.
+	PlacementMissTTL time.Duration
+
+	// TokenCacheSize bounds the verified-key cache. Default 100000.
+	TokenCacheSize int
+	// DecisionCacheSize bounds the RBAC decision cache. Default 10000.
+	DecisionCacheSize int
+	// PlacementCacheSize bounds the placement cache. Default 100000.
+	PlacementCacheSize int
+
+	// ControlTimeout bounds each call to the control plane. Default 5s.
+	ControlTimeout time.Duration
+	// ShardTimeout is how long a shard may take to answer, added to a
+	// fetch's long-poll wait. Default 10s.
+	ShardTimeout time.Duration
+	// LongPollDefault is a fetch's wait when the request names none. Default 30s.
+	LongPollDefault time.Duration
+	// LongPollMax caps the wait a fetch may ask for. Default 5m.
+	LongPollMax time.Duration
+	// ShardMaxConns caps connections to one shard address; every waiting
+	// long-poll holds one. Default 16384.
+	ShardMaxConns int
+
+	// ReadTimeout bounds reading a client's request. Default 30s.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing a response to a client. Default 30s.
+	WriteTimeout time.Duration
+	// IdleTimeout closes idle client keep-alive connections. Default 2m.
+	IdleTimeout time.Duration
+	// ShutdownTimeout bounds Stop's wait for requests in flight (long-polls
+	// included). Default 40s.
+	ShutdownTimeout time.Duration
+
+	// Logger receives operational logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+const mib = 1 << 20
+
+// WithDefaults returns a copy of c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	setDefault(&c.Addr, "127.0.0.1:8080")
+	setDefault(&c.BodyLimit, 1*mib)
+	setDefault(&c.BatchBodyLimit, 16*mib)
+	setDefault(&c.RevocationInterval, time.Second)
+	setDefault(&c.JWKSInterval, time.Minute)
+	setDefault(&c.JWKSMinRefresh, time.Second)
+	setDefault(&c.PlacementTTL, 30*time.Second)
+	setDefault(&c.PlacementMissTTL, time.Second)
+	setDefault(&c.TokenCacheSize, 100_000)
+	setDefault(&c.DecisionCacheSize, 10_000)
+	setDefault(&c.PlacementCacheSize, 100_000)
+	setDefault(&c.ControlTimeout, 5*time.Second)
+	setDefault(&c.ShardTimeout, 10*time.Second)
+	setDefault(&c.LongPollDefault, 30*time.Second)
+	setDefault(&c.LongPollMax, 5*time.Minute)
+	setDefault(&c.ShardMaxConns, 16384)
+	setDefault(&c.ReadTimeout, 30*time.Second)
+	setDefault(&c.WriteTimeout, 30*time.Second)
+	setDefault(&c.IdleTimeout, 2*time.Minute)
+	setDefault(&c.ShutdownTimeout, 40*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}
+
+// Validate reports the first problem with a defaulted config.
+func (c Config) Validate() error {
+	u, err := url.Parse(c.ControlURL)
+	if c.ControlURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("gateway: ControlURL %q must be an http(s) URL", c.ControlURL)
+	}
+	if c.ClusterSecret == "" {
+		return errors.New("gateway: ClusterSecret is required")
+	}
+	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
+		return errors.New("gateway: body limits must be positive")
+	}
+	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 {
+		return errors.New("gateway: intervals and timeouts must be positive")
+	}
+	if c.LongPollMax < c.LongPollDefault {
+		return fmt.Errorf("gateway: LongPollMax %s is below LongPollDefault %s", c.LongPollMax, c.LongPollDefault)
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package gateway
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// signer signs API keys the way control does.
+type signer struct {
+	kid  string
+	priv ed25519.PrivateKey
+}
+
+func newSigner(t testing.TB, kid string) signer {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	return signer{kid: kid, priv: priv}
+}
+
+func (s signer) sign(t testing.TB, c tenancy.KeyClaims) string {
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
+	tok.Header["kid"] = s.kid
+	out, err := tok.SignedString(s.priv)
+	require.NoError(t, err)
+	return out
+}
+
+func (s signer) jwk() jwk {
+	pub := s.priv.Public().(ed25519.PublicKey)
+	return jwk{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pub), Kid: s.kid, Alg: "EdDSA", Use: "sig"}
+}
+
+// fakeControl serves the slice of control's API the gateway uses, from
+// memory, so gateway tests need no real control plane.
+type fakeControl struct {
+	t      testing.TB
+	srv    *httptest.Server
+	secret string
+	signer signer
+
+	mu          sync.Mutex
+	jwks        []jwk
+	jwksDown    bool
+	revoked     []string
+	version     int64
+	namespaces  map[string]map[string]string // tenant → namespace → shard addr
+	keys        map[string][]keyMeta         // tenant → keys
+	lastKeyReq  keyRequest
+	placementsN atomic.Int64 // placement lookups served
+	jwksN       atomic.Int64
+	nextID      int
+}
+
+func newFakeControl(t testing.TB, secret string, s signer) *fakeControl {
+	fc := &fakeControl{
+		t: t, secret: secret, signer: s,
+		jwks:       []jwk{s.jwk()},
+		namespaces: map[string]map[string]string{},
+		keys:       map[string][]keyMeta{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /control/v1/jwks", fc.serveJWKS)
+	mux.HandleFunc("GET /internal/v1/revocations", fc.internal(fc.serveRevocations))
+	mux.HandleFunc("GET /internal/v1/tenants/{tid}/namespaces", fc.internal(fc.listNamespaces))
+	mux.HandleFunc("POST /internal/v1/tenants/{tid}/namespaces", fc.internal(fc.createNamespace))
+	mux.HandleFunc("GET /internal/v1/tenants/{tid}/namespaces/{ns}", fc.internal(fc.getNamespace))
+	mux.HandleFunc("GET /internal/v1/tenants/{tid}/keys", fc.internal(fc.listKeys))
+	mux.HandleFunc("POST /internal/v1/tenants/{tid}/keys", fc.internal(fc.createKey))
+	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/keys/{id}", fc.internal(fc.deleteKey))
+	fc.srv = httptest.NewServer(mux)
+	t.Cleanup(fc.srv.Close)
+	return fc
+}
+
+func (fc *fakeControl) internal(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+fc.secret {
+			writeErr(w, apierr.New(apierr.Unauthenticated, "bad cluster secret"))
+			return
+		}
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		h(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, e *apierr.Error) {
+	writeJSON(w, e.Code.Status(), apierr.Body{Error: e})
+}
+
+func (fc *fakeControl) serveJWKS(w http.ResponseWriter, _ *http.Request) {
+	fc.jwksN.Add(1)
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.jwksDown {
+		writeErr(w, apierr.New(apierr.Unavailable, "down"))
+		return
+	}
+	writeJSON(w, http.StatusOK, jwkSet{Keys: fc.jwks})
+}
+
+func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"version": fc.version, "revoked": fc.revoked})
+}
+
+func (fc *fakeControl) listNamespaces(w http.ResponseWriter, r *http.Request) {
+	out := []namespaceInfo{}
+	for name, addr := range fc.namespaces[r.PathValue("tid")] {
+		out = append(out, namespaceInfo{Name: name, CreatedAt: "2026-01-01T00:00:00Z", ShardID: "s1", ShardAddr: addr})
+	}
+	slices.SortFunc(out, func(a, b namespaceInfo) int { return compare(a.Name, b.Name) })
+	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
+	var in struct{ Name string }
+	_ = json.NewDecoder(r.Body).Decode(&in)
+	tid := r.PathValue("tid")
+	if _, ok := fc.namespaces[tid][in.Name]; ok {
+		writeErr(w, apierr.New(apierr.Conflict, "namespace %q exists", in.Name))
+		return
+	}
+	fc.addNamespaceLocked(tid, in.Name, "127.0.0.1:1")
+	writeJSON(w, http.StatusCreated, namespaceInfo{Name: in.Name, CreatedAt: "2026-01-02T00:00:00Z", ShardID: "s1"})
+}
+
+func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
+	fc.placementsN.Add(1)
+	addr, ok := fc.namespaces[r.PathValue("tid")][r.PathValue("ns")]
+	if !ok {
+		writeErr(w, apierr.New(apierr.NotFound, "namespace not found"))
+		return
+	}
+	writeJSON(w, http.StatusOK, namespaceInfo{Name: r.PathValue("ns"), CreatedAt: "2026-01-01T00:00:00Z", ShardID: "s1", ShardAddr: addr})
+}
+
+func (fc *fakeControl) listKeys(w http.ResponseWriter, r *http.Request) {
+	keys := fc.keys[r.PathValue("tid")]
+	if keys == nil {
+		keys = []keyMeta{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+}
+
+func (fc *fakeControl) createKey(w http.ResponseWriter, r *http.Request) {
+	var in keyRequest
+	_ = json.NewDecoder(r.Body).Decode(&in)
+	fc.lastKeyReq = in
+	tid := r.PathValue("tid")
+	fc.nextID++
+	m := keyMeta{ID: fmt.Sprintf("key_%d", fc.nextID), Name: in.Name, Role: tenancy.Role(in.Role), Namespaces: in.Namespaces, CreatedAt: "2026-01-03T00:00:00Z"}
+	fc.keys[tid] = append(fc.keys[tid], m)
+	secret := fc.signer.sign(fc.t, claimsFor(tid, m.ID, m.Role, m.Namespaces...))
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"id": m.ID, "key": secret, "name": m.Name, "role": m.Role, "namespaces": m.Namespaces, "created_at": m.CreatedAt,
+	})
+}
+
+func (fc *fakeControl) deleteKey(w http.ResponseWriter, r *http.Request) {
+	tid, id := r.PathValue("tid"), r.PathValue("id")
+	i := slices.IndexFunc(fc.keys[tid], func(k keyMeta) bool { return k.ID == id })
+	if i < 0 {
+		writeErr(w, apierr.New(apierr.NotFound, "key not found"))
+		return
+	}
+	fc.keys[tid] = slices.Delete(fc.keys[tid], i, i+1)
+	fc.revokeLocked(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (fc *fakeControl) addNamespace(tid, ns, shardAddr string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.addNamespaceLocked(tid, ns, shardAddr)
+}
+
+func (fc *fakeControl) addNamespaceLocked(tid, ns, shardAddr string) {
+	if fc.namespaces[tid] == nil {
+		fc.namespaces[tid] = map[string]string{}
+	}
+	fc.namespaces[tid][ns] = shardAddr
+}
+
+func (fc *fakeControl) addKey(tid string, m keyMeta) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.keys[tid] = append(fc.keys[tid], m)
+}
+
+func (fc *fakeControl) revoke(keyID string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.revokeLocked(keyID)
+}
+
+func (fc *fakeControl) revokeLocked(keyID string) {
+	fc.revoked = append(fc.revoked, keyID)
+	fc.version++
+}
+
+func (fc *fakeControl) setJWKS(keys []jwk, down bool) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.jwks, fc.jwksDown = keys, down
+}
+
+// shardRequest is what the fake shard saw of one request.
+type shardRequest struct {
+	Method, URI, Body string
+	Header            http.Header
+}
+
+// fakeShard records requests and answers them with its handler.
+type fakeShard struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	seen    []shardRequest
+	handler http.HandlerFunc
+}
+
+func newFakeShard(t testing.TB) *fakeShard {
+	fs := &fakeShard{handler: func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusCreated, map[string]any{"job_id": "job_1", "status": "pending", "unique_existing": false})
+	}}
+	fs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fs.mu.Lock()
+		fs.seen = append(fs.seen, shardRequest{Method: r.Method, URI: r.RequestURI, Body: string(b), Header: r.Header.Clone()})
+		h := fs.handler
+		fs.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(fs.srv.Close)
+	return fs
+}
+
+func (fs *fakeShard) addr() string { return fs.srv.Listener.Addr().String() }
+
+func (fs *fakeShard) setHandler(h http.HandlerFunc) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.handler = h
+}
+
+func (fs *fakeShard) last(t testing.TB) shardRequest {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	require.NotEmpty(t, fs.seen, "the shard saw no request")
+	return fs.seen[len(fs.seen)-1]
+}
+
+func (fs *fakeShard) count() int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return len(fs.seen)
+}
+
+// claimsFor builds key claims; the first namespace is the default ("*"
+// defaults to "default").
+func claimsFor(tid, keyID string, role tenancy.Role, nss ...string) tenancy.KeyClaims {
+	dns := nss[0]
+	if dns == tenancy.AllNamespaces {
+		dns = tenancy.DefaultNamespace
+	}
+	return tenancy.KeyClaims{
+		TenantID: tid, Role: role, Namespaces: nss, DefaultNamespace: dns,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: tenancy.Issuer, Subject: keyID, IssuedAt: jwt.NewNumericDate(time.Now()),
+		},
+	}
+}

@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const jwksPath = "/control/v1/jwks"
+
+// jwk is one key of the control plane's JWK set.
+type jwk struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg"`
+	Use string `json:"use"`
+}
+
+type jwkSet struct {
+	Keys []jwk `json:"keys"`
+}
+
+// keySet holds the signing keys by kid. It is swapped whole, so readers
+// take no lock.
+type keySet struct {
+	keys    atomic.Pointer[map[string]ed25519.PublicKey]
+	control *controlClient
+	minGap  time.Duration
+	// onRemoved runs when a refresh drops a kid, so keys it signed stop
+	// being honoured from caches too.
+	onRemoved func()
+
+	mu        sync.Mutex // serializes fetches
+	lastFetch time.Time
+}
+
+// loaded reports whether the keys were fetched at least once.
+func (ks *keySet) loaded() bool { return ks.keys.Load() != nil }
+
+// lookup returns the key named kid, if known.
+func (ks *keySet) lookup(kid string) (ed25519.PublicKey, bool) {
+	m := ks.keys.Load()
+	if m == nil {
+		return nil, false
+	}
+	k, ok := (*m)[kid]
+	return k, ok
+}
+
+// lookupOrRefresh returns the key named kid, fetching the JWK set first
+// when kid is unknown and the last fetch is older than minGap (a rotated
+// key shows up at once; forged kids cost control at most one fetch per gap).
+func (ks *keySet) lookupOrRefresh(ctx context.Context, kid string) (ed25519.PublicKey, bool) {
+	if k, ok := ks.lookup(kid); ok {
+		return k, true
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if k, ok := ks.lookup(kid); ok { // fetched while we waited
+		return k, true
+	}
+	if time.Since(ks.lastFetch) < ks.minGap {
+		return nil, false
+	}
+	if err := ks.fetchLocked(ctx); err != nil {
+		return nil, false
+	}
+	return ks.lookup(kid)
+}
+
+// refresh fetches the JWK set now.
+func (ks *keySet) refresh(ctx context.Context) error {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.fetchLocked(ctx)
+}
+
+func (ks *keySet) fetchLocked(ctx context.Context) error {
+	ks.lastFetch = time.Now()
+	var set jwkSet
+	if err := ks.control.getJSON(ctx, jwksPath, "", &set); err != nil {
+		return err
+	}
+	keys, err := parseJWKS(set)
+	if err != nil {
+		return err
+	}
+	old := ks.keys.Swap(&keys)
+	if old != nil && ks.onRemoved != nil {
+		for kid := range *old {
+			if _, ok := keys[kid]; !ok {
+				ks.onRemoved()
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// parseJWKS keeps the Ed25519 signing keys of a JWK set and refuses a set
+// with none, so a broken control answer cannot lock every key out.
+func parseJWKS(set jwkSet) (map[string]ed25519.PublicKey, error) {
+	keys := make(map[string]ed25519.PublicKey, len(set.Keys))
+	for _, k := range set.Keys {
+		if k.Kty != "OKP" || k.Crv != "Ed25519" || k.Kid == "" {
+			continue
+		}
+		if (k.Alg != "" && k.Alg != "EdDSA") || (k.Use != "" && k.Use != "sig") {
+			continue
+		}
+		x, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.X, "="))
+		if err != nil || len(x) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("gateway: jwks key %q: x is not a base64url Ed25519 public key", k.Kid)
+		}
+		keys[k.Kid] = ed25519.PublicKey(x)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("gateway: jwks holds no Ed25519 signing key")
+	}
+	return keys, nil
+}

@@ -1,0 +1,150 @@
+package gateway
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// keyMeta is what may be shown of a key: never its secret.
+type keyMeta struct {
+	ID         string       `json:"id"`
+	Name       string       `json:"name"`
+	Role       tenancy.Role `json:"role"`
+	Namespaces []string     `json:"namespaces"`
+	CreatedAt  string       `json:"created_at"`
+	RevokedAt  string       `json:"revoked_at,omitempty"`
+}
+
+// keyRequest is the body of POST /api/v1/keys. Namespaces is nil when
+// omitted, which means the caller's default namespace.
+type keyRequest struct {
+	Name       string   `json:"name"`
+	Role       string   `json:"role"`
+	Namespaces []string `json:"namespaces"`
+}
+
+// tenantKeys fetches the tenant's keys from control.
+func (s *Server) tenantKeys(r *call) ([]keyMeta, error) {
+	var list struct {
+		Keys []keyMeta `json:"keys"`
+	}
+	err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/keys"), nil, http.StatusOK, &list)
+	return list.Keys, err
+}
+
+// listKeys shows the keys whose namespaces the caller covers: a key limited
+// to some namespaces does not see keys beyond them.
+func (s *Server) listKeys(c *fiber.Ctx, r *call) error {
+	keys, err := s.tenantKeys(r)
+	if err != nil {
+		return err
+	}
+	out := make([]keyMeta, 0, len(keys))
+	for _, k := range keys {
+		if covers(r.key, k.Namespaces) {
+			out = append(out, k)
+		}
+	}
+	return c.JSON(fiber.Map{"keys": out})
+}
+
+// createKey mints a key no more powerful than the caller: a role it may
+// grant, over namespaces it has.
+func (s *Server) createKey(c *fiber.Ctx, r *call) error {
+	var in keyRequest
+	if err := decodeBody(c, &in); err != nil {
+		return err
+	}
+	if err := tenancy.ValidateKeyName(in.Name); err != nil {
+		return apierr.Field("name", "%v", err)
+	}
+	role, err := tenancy.ParseRole(in.Role)
+	if err != nil {
+		return apierr.Field("role", "%v", err)
+	}
+	if !r.key.Role.CanGrant(role) {
+		return apierr.New(apierr.Forbidden, "role %s may not mint %s keys", r.key.Role, role)
+	}
+	if in.Namespaces, err = grantableNamespaces(r.key, in.Namespaces); err != nil {
+		return err
+	}
+	in.Role = string(role)
+	rep, err := s.controlCall(r, http.MethodPost, tenantPath(r.key.TenantID, "/keys"), in, http.StatusCreated)
+	if err != nil {
+		return err
+	}
+	c.Status(fiber.StatusCreated).Type("json")
+	return c.Send(rep.body)
+}
+
+// grantableNamespaces checks and normalizes a new key's namespaces.
+func grantableNamespaces(caller *tenancy.KeyClaims, want []string) ([]string, error) {
+	if want == nil {
+		return []string{caller.DefaultNamespace}, nil
+	}
+	if len(want) == 0 {
+		return nil, apierr.Field("namespaces", "a key needs at least one namespace")
+	}
+	seen := make(map[string]bool, len(want))
+	out := make([]string, 0, len(want))
+	for _, ns := range want {
+		if ns != tenancy.AllNamespaces {
+			if err := tenancy.ValidateNamespace(ns); err != nil {
+				return nil, apierr.Field("namespaces", "%v", err)
+			}
+		}
+		if !covers(caller, []string{ns}) {
+			return nil, apierr.New(apierr.Forbidden, "API key %s may not grant namespace %q: a key may only grant namespaces it has", caller.Subject, ns)
+		}
+		if !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}
+
+// deleteKey revokes a key the caller could have minted. Keys beyond the
+// caller's namespaces are "not found", as in the list.
+func (s *Server) deleteKey(c *fiber.Ctx, r *call) error {
+	id := c.Params("id")
+	keys, err := s.tenantKeys(r)
+	if err != nil {
+		return err
+	}
+	var target *keyMeta
+	for i := range keys {
+		if keys[i].ID == id && covers(r.key, keys[i].Namespaces) {
+			target = &keys[i]
+			break
+		}
+	}
+	if target == nil {
+		return apierr.New(apierr.NotFound, "API key %q not found", id)
+	}
+	if !r.key.Role.CanGrant(target.Role) {
+		return apierr.New(apierr.Forbidden, "role %s may not revoke %s keys", r.key.Role, target.Role)
+	}
+	if _, err := s.controlCall(r, http.MethodDelete, tenantPath(r.key.TenantID, "/keys/"+url.PathEscape(id)), nil, http.StatusNoContent); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// covers reports whether caller has every namespace in nss.
+func covers(caller *tenancy.KeyClaims, nss []string) bool {
+	if caller.AllowsNamespace(tenancy.AllNamespaces) {
+		return true
+	}
+	for _, ns := range nss {
+		if ns == tenancy.AllNamespaces || !caller.AllowsNamespace(ns) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// placement is where a namespace lives, resolved down to what the proxy
+// needs so the hot path builds nothing.
+type placement struct {
+	shard   *shardClient
+	shardNS string // tenancy.ShardNamespace(tenant, ns)
+	missing bool   // control says the namespace does not exist
+	expires int64  // unix nanoseconds
+}
+
+type placementKey struct{ tenant, ns string }
+
+// placements caches namespace → shard answers from control. Concurrent
+// misses for one namespace share a single control call.
+type placements struct {
+	cache   *boundedMap[placementKey, *placement]
+	control *controlClient
+	shards  *shardPool
+	ttl     time.Duration
+	missTTL time.Duration
+	log     *slog.Logger
+	ctx     context.Context
+
+	mu       sync.Mutex
+	inflight map[placementKey]*placementCall
+}
+
+type placementCall struct {
+	done chan struct{}
+	p    *placement
+	err  error
+}
+
+// namespaceInfo is control's answer for one namespace.
+type namespaceInfo struct {
+	Name      string `json:"name"`
+	CreatedAt string `json:"created_at"`
+	ShardID   string `json:"shard_id,omitempty"`
+	ShardAddr string `json:"shard_addr,omitempty"`
+}
+
+// lookup returns the placement of namespace ns of tenant.
+func (ps *placements) lookup(tenant, ns, requestID string) (*placement, error) {
+	k := placementKey{tenant: tenant, ns: ns}
+	if p, ok := ps.cache.get(k); ok && time.Now().UnixNano() < p.expires {
+		return p, p.err(ns)
+	}
+	k.ns = strings.Clone(ns) // ns may alias request memory
+	ps.mu.Lock()
+	if c, ok := ps.inflight[k]; ok {
+		ps.mu.Unlock()
+		<-c.done
+		return c.p, c.err
+	}
+	c := &placementCall{done: make(chan struct{})}
+	ps.inflight[k] = c
+	ps.mu.Unlock()
+
+	c.p, c.err = ps.load(k, requestID)
+	ps.mu.Lock()
+	delete(ps.inflight, k)
+	ps.mu.Unlock()
+	close(c.done)
+	return c.p, c.err
+}
+
+// err is the lookup error a cached placement stands for.
+func (p *placement) err(ns string) error {
+	if p.missing {
+		return namespaceNotFound(ns)
+	}
+	return nil
+}
+
+func namespaceNotFound(ns string) error {
+	return apierr.New(apierr.NotFound, "namespace %q not found", ns)
+}
+
+// invalidate forgets a placement, after a shard failed or a namespace was
+// created through this gateway.
+func (ps *placements) invalidate(tenant, ns string) {
+	ps.cache.remove(placementKey{tenant: tenant, ns: ns})
+}
+
+func (ps *placements) load(k placementKey, requestID string) (*placement, error) {
+	path := "/internal/v1/tenants/" + url.PathEscape(k.tenant) + "/namespaces/" + url.PathEscape(k.ns)
+	var info namespaceInfo
+	err := ps.control.getJSON(ps.ctx, path, requestID, &info)
+	var se *statusError
+	if errors.As(err, &se) && se.status == http.StatusNotFound {
+		p := &placement{missing: true, expires: time.Now().Add(ps.missTTL).UnixNano()}
+		ps.cache.put(k, p)
+		return nil, namespaceNotFound(k.ns)
+	}
+	if err != nil {
+		ps.log.Warn("gateway: placement lookup failed", "tenant", k.tenant, "namespace", k.ns, "err", err)
+		return nil, apierr.Retry(apierr.Unavailable, 1, "cannot locate namespace %q right now; retry shortly", k.ns)
+	}
+	shard, err := ps.shards.get(info.ShardAddr)
+	if err != nil {
+		ps.log.Error("gateway: bad shard address from control", "tenant", k.tenant, "namespace", k.ns, "err", err)
+		return nil, apierr.Retry(apierr.Unavailable, 1, "namespace %q has no usable shard right now; retry shortly", k.ns)
+	}
+	p := &placement{
+		shard:   shard,
+		shardNS: tenancy.ShardNamespace(k.tenant, k.ns),
+		expires: time.Now().Add(ps.ttl).UnixNano(),
+	}
+	ps.cache.put(k, p)
+	return p, nil
+}

@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// route is one public endpoint: the action RBAC must allow, and what
+// serves it once the caller is admitted.
+type route struct {
+	method string
+	path   string
+	action tenancy.Action
+	serve  endpoint
+}
+
+// endpoint serves an admitted request.
+type endpoint struct {
+	handle func(s *Server, c *fiber.Ctx, r *call) error
+	// batchBody selects Config.BatchBodyLimit instead of Config.BodyLimit.
+	batchBody bool
+}
+
+// What an endpoint does. Job endpoints are proxied to the namespace's
+// shard unchanged; tenant administration is served here through control.
+var (
+	proxied         = endpoint{handle: (*Server).forward}
+	proxiedBatch    = endpoint{handle: (*Server).forward, batchBody: true}
+	proxiedLongPoll = endpoint{handle: (*Server).forwardLongPoll}
+	listNamespaces  = endpoint{handle: (*Server).listNamespaces}
+	createNamespace = endpoint{handle: (*Server).createNamespace}
+	listKeys        = endpoint{handle: (*Server).listKeys}
+	createKey       = endpoint{handle: (*Server).createKey}
+	deleteKey       = endpoint{handle: (*Server).deleteKey}
+)
+
+// routeTable is every public endpoint and the action it needs; a new
+// endpoint is one line here.
+var routeTable = []route{
+	{fiber.MethodPost, "/api/v1/enqueue", tenancy.ActJobEnqueue, proxied},
+	{fiber.MethodPost, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, proxiedBatch},
+	{fiber.MethodPost, "/api/v1/fetch", tenancy.ActJobWork, proxiedLongPoll},
+	{fiber.MethodPost, "/api/v1/ack/:id", tenancy.ActJobWork, proxied},
+	{fiber.MethodPost, "/api/v1/fail/:id", tenancy.ActJobWork, proxied},
+	{fiber.MethodPost, "/api/v1/heartbeat", tenancy.ActJobWork, proxied},
+	{fiber.MethodGet, "/api/v1/jobs/:id", tenancy.ActJobRead, proxied},
+
+	{fiber.MethodGet, "/api/v1/namespaces", tenancy.ActNamespaceRead, listNamespaces},
+	{fiber.MethodPost, "/api/v1/namespaces", tenancy.ActNamespaceManage, createNamespace},
+	{fiber.MethodGet, "/api/v1/keys", tenancy.ActKeyRead, listKeys},
+	{fiber.MethodPost, "/api/v1/keys", tenancy.ActKeyManage, createKey},
+	{fiber.MethodDelete, "/api/v1/keys/:id", tenancy.ActKeyManage, deleteKey},
+}
+
+// register mounts the route table, each endpoint behind admission.
+func (s *Server) register(app *fiber.App) {
+	for _, rt := range routeTable {
+		app.Add(rt.method, rt.path, s.admitted(rt))
+	}
+}
+
+func (s *Server) admitted(rt route) fiber.Handler {
+	limit := s.cfg.BodyLimit
+	if rt.serve.batchBody {
+		limit = s.cfg.BatchBodyLimit
+	}
+	return func(c *fiber.Ctx) error {
+		var r call
+		if err := s.admit(c, rt.action, limit, &r); err != nil {
+			return err
+		}
+		return rt.serve.handle(s, c, &r)
+	}
+}

@@ -1,0 +1,232 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+)
+
+// Server is a gateway: build it with New, then Start and Stop it.
+type Server struct {
+	cfg        Config
+	log        *slog.Logger
+	app        *fiber.App
+	control    *controlClient
+	keys       *keySet
+	revs       *revocations
+	auth       *authenticator
+	rbac       *authorizer
+	placements *placements
+	shards     *shardPool
+	shardAuth  []byte // "Bearer <cluster secret>", sent to shards
+
+	ctx       context.Context // ends when the server stops
+	cancel    context.CancelFunc
+	ready     chan struct{}
+	readyOnce sync.Once
+	wg        sync.WaitGroup
+
+	mu        sync.Mutex
+	ln        net.Listener
+	stopAfter func() bool
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// New builds a gateway from cfg (defaults applied). It does not listen or
+// call control until Start.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rbac, err := newAuthorizer(cfg.DecisionCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	control := newControlClient(cfg)
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		control:   control,
+		keys:      &keySet{control: control, minGap: cfg.JWKSMinRefresh},
+		revs:      &revocations{control: control},
+		rbac:      rbac,
+		shards:    newShardPool(cfg),
+		shardAuth: []byte("Bearer " + cfg.ClusterSecret),
+		ctx:       ctx,
+		cancel:    cancel,
+		ready:     make(chan struct{}),
+	}
+	s.auth = newAuthenticator(ctx, s.keys, s.revs, cfg.TokenCacheSize)
+	s.placements = &placements{
+		cache:    newBoundedMap[placementKey, *placement](cfg.PlacementCacheSize),
+		control:  control,
+		shards:   s.shards,
+		ttl:      cfg.PlacementTTL,
+		missTTL:  cfg.PlacementMissTTL,
+		log:      cfg.Logger,
+		ctx:      ctx,
+		inflight: make(map[placementKey]*placementCall),
+	}
+	s.app = s.newApp()
+	return s, nil
+}
+
+func (s *Server) newApp() *fiber.App {
+	app := fiber.New(fiber.Config{
+		ErrorHandler: apierr.Handler,
+		// fasthttp has one server-wide limit: the largest one. admit enforces
+		// each route's own limit.
+		BodyLimit:             max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit),
+		ReadTimeout:           s.cfg.ReadTimeout,
+		WriteTimeout:          s.cfg.WriteTimeout,
+		IdleTimeout:           s.cfg.IdleTimeout,
+		ReadBufferSize:        16 << 10, // keys with many namespaces make long headers
+		DisableStartupMessage: true,
+	})
+	app.Use(s.recoverPanic, apierr.RequestID)
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	app.Get("/readyz", s.readyz)
+	s.register(app)
+	return app
+}
+
+// Start listens on Config.Addr, serves in the background and starts
+// keeping signing keys and revocations current. Cancelling ctx stops the
+// server as Stop does.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln != nil {
+		return errors.New("gateway: already started")
+	}
+	if s.ctx.Err() != nil {
+		return errors.New("gateway: stopped")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("gateway: listen: %w", err)
+	}
+	s.ln = ln
+	s.wg.Add(3)
+	go s.serve(ln)
+	go s.poll("revocation list", s.cfg.RevocationInterval, s.revs.refresh)
+	go s.poll("signing keys", s.cfg.JWKSInterval, s.keys.refresh)
+	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Stop() })
+	s.log.Info("gateway: serving", "addr", ln.Addr().String(), "control", s.cfg.ControlURL)
+	return nil
+}
+
+func (s *Server) serve(ln net.Listener) {
+	defer s.wg.Done()
+	if err := s.app.Listener(ln); err != nil && s.ctx.Err() == nil {
+		s.log.Error("gateway: serve", "err", err)
+	}
+}
+
+// Addr is the address the server listens on; empty before Start.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Ready is closed once signing keys and the revocation list are loaded,
+// when the gateway starts admitting keys.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Stop stops listening, waits up to Config.ShutdownTimeout for requests in
+// flight, and ends the background loops. It is safe to call more than once.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		ln, stopAfter := s.ln, s.stopAfter
+		s.mu.Unlock()
+		if stopAfter != nil {
+			stopAfter()
+		}
+		s.cancel()
+		if ln != nil {
+			s.stopErr = s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout)
+			// Closing the listener ourselves also ends a Serve that had not
+			// yet registered it when Shutdown ran.
+			_ = ln.Close()
+		}
+		s.wg.Wait()
+		s.shards.closeIdle()
+		s.control.http.CloseIdleConnections()
+	})
+	return s.stopErr
+}
+
+// poll runs refresh now and then every interval, retrying failures sooner,
+// and logs only when its health changes so an outage is one line.
+func (s *Server) poll(what string, interval time.Duration, refresh func(context.Context) error) {
+	defer s.wg.Done()
+	retry := min(interval, 500*time.Millisecond)
+	failing := false
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := refresh(s.ctx)
+		switch {
+		case err != nil && s.ctx.Err() != nil:
+			return
+		case err != nil:
+			if !failing {
+				s.log.Warn("gateway: cannot refresh "+what, "err", err)
+			}
+			failing = true
+			t.Reset(retry)
+			continue
+		case failing:
+			s.log.Info("gateway: refreshing " + what + " again")
+			failing = false
+		}
+		if s.auth.ready() {
+			s.readyOnce.Do(func() { close(s.ready) })
+		}
+		t.Reset(interval)
+	}
+}
+
+func (s *Server) readyz(c *fiber.Ctx) error {
+	switch {
+	case !s.keys.loaded():
+		return apierr.Retry(apierr.Unavailable, 1, "not ready: signing keys not loaded from control yet")
+	case !s.revs.loaded():
+		return apierr.Retry(apierr.Unavailable, 1, "not ready: revocation list not loaded from control yet")
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+// recoverPanic turns a handler panic into a logged 500 instead of a dead
+// process; the panic value stays in the log.
+func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("gateway: panic", "panic", v, "path", c.Path(), "stack", string(debug.Stack()))
+			err = apierr.New(apierr.Internal, "internal error")
+		}
+	}()
+	return c.Next()
+}

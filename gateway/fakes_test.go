@@ -302,3 +302,21 @@ func claimsFor(tid, keyID string, role tenancy.Role, nss ...string) tenancy.KeyC
 		},
 	}
 }
+
+func (fc *fakeControl) tenantKeys(tid string) []keyMeta {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return slices.Clone(fc.keys[tid])
+}
+
+func (fc *fakeControl) lastKeyRequest() keyRequest {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return fc.lastKeyReq
+}
+
+func (fc *fakeControl) isRevoked(keyID string) bool {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return slices.Contains(fc.revoked, keyID)
+}

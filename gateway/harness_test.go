@@ -49,7 +49,7 @@ func newBundle(t testing.TB) *bundle {
 	for _, ns := range []string{"default", "emails"} {
 		b.control.addNamespace(tenantA, ns, b.shard.addr())
 	}
-	b.control.addNamespace(tenantB, "default", b.shard.addr())
+	b.control.addNamespace(tenantB, "default", "http://"+b.shard.addr()) // control's usual form: a base URL
 	tr := &http.Transport{}
 	b.http = &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)

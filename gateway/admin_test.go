@@ -1,0 +1,158 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+func TestAdminNamespaces(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	owner := b.key(t, tenancy.RoleOwner, "*")
+
+	// A miss cached before creation must not hide the new namespace.
+	b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, NamespaceHeader, "sms").
+		requireError(t, http.StatusNotFound, apierr.NotFound)
+	r := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms"})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	require.JSONEq(t, `{"name":"sms","created_at":"2026-01-02T00:00:00Z"}`, string(r.body))
+
+	b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms"}).
+		requireError(t, http.StatusConflict, apierr.Conflict)
+	e := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "Bad Name"}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "name", e.Field)
+	b.do(t, http.MethodPost, "/api/v1/namespaces", owner, []byte(`{"name":`)).
+		requireError(t, http.StatusBadRequest, apierr.InvalidJSON)
+
+	var list struct {
+		Namespaces []map[string]any `json:"namespaces"`
+	}
+	r = b.do(t, http.MethodGet, "/api/v1/namespaces", owner, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	r.decode(t, &list)
+	require.Len(t, list.Namespaces, 3)
+	for _, ns := range list.Namespaces {
+		require.ElementsMatch(t, []string{"name", "created_at"}, keysOf(ns), "no shard details for tenants")
+	}
+
+	r = b.do(t, http.MethodGet, "/api/v1/namespaces", b.key(t, tenancy.RoleViewer, "emails"), nil)
+	require.Equal(t, http.StatusOK, r.status)
+	r.decode(t, &list)
+	require.Len(t, list.Namespaces, 1)
+	require.Equal(t, "emails", list.Namespaces[0]["name"])
+
+	b.do(t, http.MethodPost, "/api/v1/namespaces", b.key(t, tenancy.RoleDeveloper, "*"), map[string]any{"name": "x"}).
+		requireError(t, http.StatusForbidden, apierr.Forbidden)
+	b.do(t, http.MethodPost, "/api/v1/namespaces", b.key(t, tenancy.RoleAdmin, "emails"), map[string]any{"name": "x"}).
+		requireError(t, http.StatusForbidden, apierr.Forbidden)
+}
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestAdminKeyDelegation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+	adminEmails := b.key(t, tenancy.RoleAdmin, "emails")
+	newKey := func(role string, nss ...string) map[string]any {
+		m := map[string]any{"name": "ci", "role": role}
+		if nss != nil {
+			m["namespaces"] = nss
+		}
+		return m
+	}
+	cases := []struct {
+		name   string
+		caller string
+		body   any
+		status int
+		code   apierr.Code
+	}{
+		{"admin cannot mint owner", admin, newKey("owner"), http.StatusForbidden, apierr.Forbidden},
+		{"producer cannot mint keys", b.key(t, tenancy.RoleProducer, "*"), newKey("producer"), http.StatusForbidden, apierr.Forbidden},
+		{"developer cannot mint keys", b.key(t, tenancy.RoleDeveloper, "*"), newKey("viewer"), http.StatusForbidden, apierr.Forbidden},
+		{"namespace beyond the caller's", adminEmails, newKey("producer", "default"), http.StatusForbidden, apierr.Forbidden},
+		{"all namespaces beyond the caller's", adminEmails, newKey("producer", "*"), http.StatusForbidden, apierr.Forbidden},
+		{"unknown role", admin, newKey("root"), http.StatusBadRequest, apierr.BadRequest},
+		{"operator role", admin, newKey("operator"), http.StatusBadRequest, apierr.BadRequest},
+		{"bad name", admin, map[string]any{"name": "", "role": "viewer"}, http.StatusBadRequest, apierr.BadRequest},
+		{"empty namespaces", admin, newKey("viewer", []string{}...), http.StatusBadRequest, apierr.BadRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b.do(t, http.MethodPost, "/api/v1/keys", tc.caller, tc.body).requireError(t, tc.status, tc.code)
+		})
+	}
+	require.Empty(t, b.control.tenantKeys(tenantA), "no refused request reached control")
+
+	r := b.do(t, http.MethodPost, "/api/v1/keys", adminEmails, newKey("producer"))
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	require.Equal(t, []string{"emails"}, b.control.lastKeyRequest().Namespaces, "omitted namespaces mean the caller's default")
+	var created struct {
+		ID, Key, Role string
+		Namespaces    []string
+	}
+	r.decode(t, &created)
+	require.NotEmpty(t, created.Key)
+	require.Equal(t, "producer", created.Role)
+
+	// The new key works at once, in its namespace only.
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", created.Key, enqueueBody).status)
+	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+
+	r = b.do(t, http.MethodPost, "/api/v1/keys", admin, newKey("admin", "*"))
+	require.Equal(t, http.StatusCreated, r.status, "an admin may mint its own role")
+	r = b.do(t, http.MethodPost, "/api/v1/keys", b.key(t, tenancy.RoleOwner, "*"), newKey("owner", "emails", "default", "emails"))
+	require.Equal(t, http.StatusCreated, r.status)
+	require.Equal(t, []string{"emails", "default"}, b.control.lastKeyRequest().Namespaces)
+}
+
+func TestAdminListAndDeleteKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.control.addKey(tenantA, keyMeta{ID: "key_owner1", Name: "root", Role: tenancy.RoleOwner, Namespaces: []string{"*"}, CreatedAt: "2026-01-01T00:00:00Z"})
+	b.control.addKey(tenantA, keyMeta{ID: "key_emails", Name: "mail", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, CreatedAt: "2026-01-01T00:00:00Z"})
+	b.control.addKey(tenantA, keyMeta{ID: "key_dflt", Name: "dflt", Role: tenancy.RoleWorker, Namespaces: []string{"default"}, CreatedAt: "2026-01-01T00:00:00Z"})
+	b.control.addKey(tenantB, keyMeta{ID: "key_b", Name: "b", Role: tenancy.RoleWorker, Namespaces: []string{"default"}, CreatedAt: "2026-01-01T00:00:00Z"})
+
+	var list struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	r := b.do(t, http.MethodGet, "/api/v1/keys", b.key(t, tenancy.RoleOwner, "*"), nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	r.decode(t, &list)
+	require.Len(t, list.Keys, 3)
+	for _, k := range list.Keys {
+		require.NotContains(t, k, "key", "key secrets are never listed")
+	}
+
+	adminEmails := b.key(t, tenancy.RoleAdmin, "emails")
+	b.do(t, http.MethodGet, "/api/v1/keys", adminEmails, nil).decode(t, &list)
+	require.Len(t, list.Keys, 1, "a key sees only keys within its namespaces")
+	require.Equal(t, "key_emails", list.Keys[0]["id"])
+
+	b.do(t, http.MethodGet, "/api/v1/keys", b.key(t, tenancy.RoleProducer, "*"), nil).
+		requireError(t, http.StatusForbidden, apierr.Forbidden)
+
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+	b.do(t, http.MethodDelete, "/api/v1/keys/key_owner1", admin, nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
+	b.do(t, http.MethodDelete, "/api/v1/keys/key_b", admin, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+	b.do(t, http.MethodDelete, "/api/v1/keys/key_nope", admin, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+	b.do(t, http.MethodDelete, "/api/v1/keys/key_dflt", adminEmails, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+
+	r = b.do(t, http.MethodDelete, "/api/v1/keys/key_emails", adminEmails, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
+	require.True(t, b.control.isRevoked("key_emails"))
+}

@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+func TestRBACRolesOnJobEndpoints(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fetch := map[string]any{"queues": []string{"emails.send"}, "timeout": 0}
+	cases := []struct {
+		role         tenancy.Role
+		method, path string
+		body         any
+		status       int
+	}{
+		{tenancy.RoleProducer, http.MethodPost, "/api/v1/enqueue", enqueueBody, http.StatusCreated},
+		{tenancy.RoleProducer, http.MethodPost, "/api/v1/fetch", fetch, http.StatusForbidden},
+		{tenancy.RoleProducer, http.MethodPost, "/api/v1/ack/job_1", map[string]any{}, http.StatusForbidden},
+		{tenancy.RoleWorker, http.MethodPost, "/api/v1/enqueue", enqueueBody, http.StatusForbidden},
+		{tenancy.RoleWorker, http.MethodPost, "/api/v1/enqueue/batch", map[string]any{"jobs": []any{enqueueBody}}, http.StatusForbidden},
+		{tenancy.RoleWorker, http.MethodPost, "/api/v1/fetch", fetch, http.StatusCreated},
+		{tenancy.RoleWorker, http.MethodPost, "/api/v1/heartbeat", map[string]any{"jobs": map[string]any{}}, http.StatusCreated},
+		{tenancy.RoleViewer, http.MethodGet, "/api/v1/jobs/job_1", nil, http.StatusCreated},
+		{tenancy.RoleViewer, http.MethodPost, "/api/v1/enqueue", enqueueBody, http.StatusForbidden},
+		{tenancy.RoleBilling, http.MethodGet, "/api/v1/jobs/job_1", nil, http.StatusForbidden},
+		{tenancy.RoleDeveloper, http.MethodPost, "/api/v1/fail/job_1", map[string]any{"error": "x"}, http.StatusCreated},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.role)+" "+tc.path, func(t *testing.T) {
+			r := b.do(t, tc.method, tc.path, b.key(t, tc.role, "default"), tc.body)
+			if tc.status != http.StatusForbidden {
+				require.Equal(t, tc.status, r.status, "body: %s", r.body) // the fake shard answers 201
+				return
+			}
+			e := r.requireError(t, http.StatusForbidden, apierr.Forbidden)
+			require.Contains(t, e.Message, "role "+string(tc.role))
+		})
+	}
+}
+
+func TestNamespaceSelection(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	emailsOnly := b.key(t, tenancy.RoleProducer, "emails")
+
+	r := b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody)
+	require.Equal(t, http.StatusCreated, r.status)
+	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+
+	e := b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody, NamespaceHeader, "default").
+		requireError(t, http.StatusForbidden, apierr.Forbidden)
+	require.Contains(t, e.Message, `namespace "default"`)
+
+	e = b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody, NamespaceHeader, "Not_A_Name").
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, NamespaceHeader, e.Field)
+
+	b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleOwner, "*"), enqueueBody, NamespaceHeader, "*").
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+
+	owner := b.key(t, tenancy.RoleOwner, "*")
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, NamespaceHeader, "emails").status)
+	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody).status)
+	require.Equal(t, tenantA+"/default", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+}
+
+func TestRouteTableActions(t *testing.T) {
+	t.Parallel()
+	want := map[string]tenancy.Action{
+		"POST /api/v1/enqueue":       tenancy.ActJobEnqueue,
+		"POST /api/v1/enqueue/batch": tenancy.ActJobEnqueue,
+		"POST /api/v1/fetch":         tenancy.ActJobWork,
+		"POST /api/v1/ack/:id":       tenancy.ActJobWork,
+		"POST /api/v1/fail/:id":      tenancy.ActJobWork,
+		"POST /api/v1/heartbeat":     tenancy.ActJobWork,
+		"GET /api/v1/jobs/:id":       tenancy.ActJobRead,
+		"GET /api/v1/namespaces":     tenancy.ActNamespaceRead,
+		"POST /api/v1/namespaces":    tenancy.ActNamespaceManage,
+		"GET /api/v1/keys":           tenancy.ActKeyRead,
+		"POST /api/v1/keys":          tenancy.ActKeyManage,
+		"DELETE /api/v1/keys/:id":    tenancy.ActKeyManage,
+	}
+	got := map[string]tenancy.Action{}
+	for _, rt := range routeTable {
+		got[rt.method+" "+rt.path] = rt.action
+	}
+	require.Equal(t, want, got)
+}
+
+func TestAuthorizerCachesDecisions(t *testing.T) {
+	t.Parallel()
+	z, err := newAuthorizer(4)
+	require.NoError(t, err)
+	for range 2 {
+		ok, err := z.allowed(tenancy.RoleWorker, tenantA, "default", tenancy.ActJobWork)
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = z.allowed(tenancy.RoleWorker, tenantA, "default", tenancy.ActJobEnqueue)
+		require.NoError(t, err)
+		require.False(t, ok)
+	}
+	require.Equal(t, 2, z.decisions.len())
+	for _, ns := range []string{"a", "b", "c", "d", "e"} {
+		_, err := z.allowed(tenancy.RoleViewer, tenantA, ns, tenancy.ActJobRead)
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, z.decisions.len(), 4, "the cache must stay bounded")
+}

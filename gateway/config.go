@@ -33,7 +33,8 @@ type Config struct {
 	JWKSMinRefresh time.Duration
 	// PlacementTTL is how long a namespace's shard is cached. Default 30s.
 	PlacementTTL time.Duration
-	// PlacementMissTTL is how long "no such namespace" is cached. Default 1s.
+	// PlacementMissTTL is how long "no such namespace" is cached, and how
+	// soon a namespace whose shard failed is looked up again. Default 1s.
 	PlacementMissTTL time.Duration
 
 	// TokenCacheSize bounds the verified-key cache. Default 100000.

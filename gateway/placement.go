@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -18,9 +19,9 @@ import (
 // needs so the hot path builds nothing.
 type placement struct {
 	shard   *shardClient
-	shardNS string // tenancy.ShardNamespace(tenant, ns)
-	missing bool   // control says the namespace does not exist
-	expires int64  // unix nanoseconds
+	shardNS string       // tenancy.ShardNamespace(tenant, ns)
+	missing bool         // control says the namespace does not exist
+	expires atomic.Int64 // unix nanoseconds
 }
 
 type placementKey struct{ tenant, ns string }
@@ -57,7 +58,7 @@ type namespaceInfo struct {
 // lookup returns the placement of namespace ns of tenant.
 func (ps *placements) lookup(tenant, ns, requestID string) (*placement, error) {
 	k := placementKey{tenant: tenant, ns: ns}
-	if p, ok := ps.cache.get(k); ok && time.Now().UnixNano() < p.expires {
+	if p, ok := ps.cache.get(k); ok && time.Now().UnixNano() < p.expires.Load() {
 		return p, p.err(ns)
 	}
 	k.ns = strings.Clone(ns) // ns may alias request memory
@@ -91,10 +92,23 @@ func namespaceNotFound(ns string) error {
 	return apierr.New(apierr.NotFound, "namespace %q not found", ns)
 }
 
-// invalidate forgets a placement, after a shard failed or a namespace was
-// created through this gateway.
+// invalidate forgets a placement, after a namespace was created through
+// this gateway.
 func (ps *placements) invalidate(tenant, ns string) {
 	ps.cache.remove(placementKey{tenant: tenant, ns: ns})
+}
+
+// retrySoon shortens a placement's life after its shard failed: the
+// namespace may have moved, but while a shard is down control is asked
+// again at most once per missTTL, not once per request.
+func (ps *placements) retrySoon(p *placement) {
+	soon := time.Now().Add(ps.missTTL).UnixNano()
+	for {
+		cur := p.expires.Load()
+		if cur <= soon || p.expires.CompareAndSwap(cur, soon) {
+			return
+		}
+	}
 }
 
 func (ps *placements) load(k placementKey, requestID string) (*placement, error) {
@@ -103,7 +117,8 @@ func (ps *placements) load(k placementKey, requestID string) (*placement, error)
 	err := ps.control.getJSON(ps.ctx, path, requestID, &info)
 	var se *statusError
 	if errors.As(err, &se) && se.status == http.StatusNotFound {
-		p := &placement{missing: true, expires: time.Now().Add(ps.missTTL).UnixNano()}
+		p := &placement{missing: true}
+		p.expires.Store(time.Now().Add(ps.missTTL).UnixNano())
 		ps.cache.put(k, p)
 		return nil, namespaceNotFound(k.ns)
 	}
@@ -119,8 +134,8 @@ func (ps *placements) load(k placementKey, requestID string) (*placement, error)
 	p := &placement{
 		shard:   shard,
 		shardNS: tenancy.ShardNamespace(k.tenant, k.ns),
-		expires: time.Now().Add(ps.ttl).UnixNano(),
 	}
+	p.expires.Store(time.Now().Add(ps.ttl).UnixNano())
 	ps.cache.put(k, p)
 	return p, nil
 }

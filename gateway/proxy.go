@@ -55,13 +55,8 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	if err := p.shard.hc.DoDeadline(req, resp, deadline); err != nil {
 		return s.shardFailure(r, p, err)
 	}
-	status := resp.StatusCode()
-	if status == fiber.StatusServiceUnavailable {
-		// No leader, or a shard going away: look the namespace up afresh next time.
-		s.placements.invalidate(r.key.TenantID, r.ns)
-	}
 	out := c.Response()
-	out.SetStatusCode(status)
+	out.SetStatusCode(resp.StatusCode())
 	out.Header.SetContentTypeBytes(resp.Header.ContentType())
 	if ra := resp.Header.Peek(fiber.HeaderRetryAfter); len(ra) > 0 {
 		out.Header.SetBytesV(fiber.HeaderRetryAfter, ra)
@@ -73,7 +68,7 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 // shardFailure is the client's answer when no answer came from the shard.
 // The shard's address stays in the log, never in the tenant's error.
 func (s *Server) shardFailure(r *call, p *placement, err error) error {
-	s.placements.invalidate(r.key.TenantID, r.ns)
+	s.placements.retrySoon(p)
 	if p.shard.shouldLog() {
 		s.log.Warn("gateway: shard request failed", "shard", p.shard.host, "namespace", p.shardNS, "request_id", r.requestID, "err", err)
 	}

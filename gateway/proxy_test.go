@@ -142,7 +142,7 @@ func TestProxyShardDown(t *testing.T) {
 	dead := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	b.control.addNamespace(tenantA, "down", dead)
-	b.start(t)
+	b.start(t, func(c *Config) { c.PlacementMissTTL = time.Nanosecond })
 	b.waitReady(t)
 
 	key := b.key(t, tenancy.RoleProducer, "down")

@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+func TestConfigDefaultsAndValidation(t *testing.T) {
+	t.Parallel()
+	c := Config{ControlURL: "http://127.0.0.1:7070", ClusterSecret: "s"}.WithDefaults()
+	require.NoError(t, c.Validate())
+	require.Equal(t, "127.0.0.1:8080", c.Addr)
+	require.Equal(t, 1<<20, c.BodyLimit)
+	require.Equal(t, 16<<20, c.BatchBodyLimit)
+	require.Equal(t, time.Second, c.RevocationInterval)
+	require.NotNil(t, c.Logger)
+
+	for name, cfg := range map[string]Config{
+		"no control":     {ClusterSecret: "s"},
+		"bad control":    {ControlURL: "ftp://x", ClusterSecret: "s"},
+		"no secret":      {ControlURL: "http://x"},
+		"negative limit": {ControlURL: "http://x", ClusterSecret: "s", BodyLimit: -1},
+	} {
+		_, err := New(cfg)
+		require.Error(t, err, name)
+	}
+}
+
+func TestServerLifecycle(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	gw, err := New(Config{Addr: "127.0.0.1:0", ControlURL: b.control.srv.URL, ClusterSecret: testSecret, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.Empty(t, gw.Addr())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, gw.Start(ctx))
+	require.NotEmpty(t, gw.Addr())
+	require.Error(t, gw.Start(ctx), "a second Start is refused")
+	<-gw.Ready()
+
+	resp, err := b.http.Get("http://" + gw.Addr() + "/healthz")
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	cancel() // cancelling Start's context stops the server
+	require.Eventually(t, func() bool { return gw.ctx.Err() != nil }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, gw.Stop())
+	require.NoError(t, gw.Stop(), "Stop is idempotent")
+	require.Error(t, gw.Start(context.Background()), "a stopped server does not restart")
+}
+
+func TestStopWaitsForRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	b.start(t)
+	b.waitReady(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	b.shard.setHandler(func(w http.ResponseWriter, _ *http.Request) {
+		close(arrived)
+		<-release
+		w.WriteHeader(http.StatusNoContent)
+	})
+
+	got := make(chan int, 1)
+	go func() {
+		got <- b.do(t, http.MethodPost, "/api/v1/fetch", b.key(t, tenancy.RoleWorker, "default"), map[string]any{"timeout": 5}).status
+	}()
+	<-arrived
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.gw.Stop() }()
+	close(release)
+	require.Equal(t, http.StatusNoContent, <-got)
+	require.NoError(t, <-stopped)
+}
+
+func TestParseJWKS(t *testing.T) {
+	t.Parallel()
+	good := newSigner(t, "k1").jwk()
+	keys, err := parseJWKS(jwkSet{Keys: []jwk{
+		good,
+		{Kty: "RSA", Kid: "rsa"},
+		{Kty: "OKP", Crv: "X25519", Kid: "x", X: good.X},
+		{Kty: "OKP", Crv: "Ed25519", Kid: "enc", X: good.X, Use: "enc"},
+	}})
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	require.Contains(t, keys, "k1")
+
+	_, err = parseJWKS(jwkSet{})
+	require.Error(t, err, "a set without usable keys is refused")
+	bad := good
+	bad.X = base64.RawURLEncoding.EncodeToString([]byte("short"))
+	_, err = parseJWKS(jwkSet{Keys: []jwk{bad}})
+	require.Error(t, err)
+}
+
+func TestBoundedMap(t *testing.T) {
+	t.Parallel()
+	m := newBoundedMap[int, int](16)
+	for i := range 1000 {
+		m.put(i, i)
+		require.LessOrEqual(t, m.len(), 16)
+	}
+	v, ok := m.get(999)
+	require.True(t, ok, "the newest entry survives eviction")
+	require.Equal(t, 999, v)
+}

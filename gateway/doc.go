@@ -8,8 +8,21 @@
 // to the control plane's internal API after the gateway has applied the
 // delegation rules.
 //
-// Everything the hot path needs is cached in memory (verified keys, RBAC
-// decisions, placements), so a proxied request costs a few map lookups and
-// one round trip to the shard; the gateway keeps no state that matters, and
-// any number of replicas may run side by side.
+// Every public endpoint is one line of routeTable (routes.go) naming the
+// RBAC action it needs. A request then goes through admit (admit.go):
+// authenticate, check the body limit, pick the namespace (the key's
+// default or X-Jobbie-Namespace), authorize; and then its endpoint.
+//
+// Everything the hot path needs is cached in memory, so a proxied request
+// costs a few map lookups and one round trip to the shard:
+//
+//   - verified keys, by token string, until their exp; revocation is still
+//     checked on every request against a list swapped in once a second,
+//     and dropping a signing key from the JWKS empties the cache;
+//   - RBAC decisions, by (role, tenant, namespace, action);
+//   - placements, by (tenant, namespace), for PlacementTTL; a missing
+//     namespace or a failed shard is looked up again after PlacementMissTTL.
+//
+// The gateway keeps no state that matters, and any number of replicas may
+// run side by side.
 package gateway

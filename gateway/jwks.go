@@ -104,10 +104,12 @@ func (ks *keySet) fetchLocked(ctx context.Context) error {
 	return nil
 }
 
-// parseJWKS keeps the Ed25519 signing keys of a JWK set and refuses a set
-// with none, so a broken control answer cannot lock every key out.
+// parseJWKS keeps the Ed25519 signing keys of a JWK set, skipping keys of
+// other kinds or malformed ones, and refuses a set with none usable so a
+// broken control answer cannot lock every key out.
 func parseJWKS(set jwkSet) (map[string]ed25519.PublicKey, error) {
 	keys := make(map[string]ed25519.PublicKey, len(set.Keys))
+	var bad error
 	for _, k := range set.Keys {
 		if k.Kty != "OKP" || k.Crv != "Ed25519" || k.Kid == "" {
 			continue
@@ -117,11 +119,15 @@ func parseJWKS(set jwkSet) (map[string]ed25519.PublicKey, error) {
 		}
 		x, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.X, "="))
 		if err != nil || len(x) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("gateway: jwks key %q: x is not a base64url Ed25519 public key", k.Kid)
+			bad = fmt.Errorf("key %q: x is not a base64url Ed25519 public key", k.Kid)
+			continue
 		}
 		keys[k.Kid] = ed25519.PublicKey(x)
 	}
 	if len(keys) == 0 {
+		if bad != nil {
+			return nil, fmt.Errorf("gateway: jwks holds no usable Ed25519 signing key: %w", bad)
+		}
 		return nil, fmt.Errorf("gateway: jwks holds no Ed25519 signing key")
 	}
 	return keys, nil

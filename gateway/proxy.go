@@ -42,7 +42,11 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 
 	in := &c.Request().Header
 	req.Header.SetMethodBytes(in.Method())
-	req.SetRequestURIBytes(in.RequestURI())
+	if uri := in.RequestURI(); len(uri) > 0 && uri[0] == '/' {
+		req.SetRequestURIBytes(uri) // as received: the path the route matched
+	} else {
+		req.SetRequestURIBytes(c.Request().URI().RequestURI()) // absolute-form
+	}
 	req.Header.SetHost(p.shard.host)
 	req.Header.SetBytesV(fiber.HeaderAuthorization, s.shardAuth)
 	req.Header.Set(ShardNamespaceHeader, p.shardNS)

@@ -88,6 +88,7 @@ func TestParseJWKS(t *testing.T) {
 	good := newSigner(t, "k1").jwk()
 	keys, err := parseJWKS(jwkSet{Keys: []jwk{
 		good,
+		{Kty: "OKP", Crv: "Ed25519", Kid: "broken", X: "!!"},
 		{Kty: "RSA", Kid: "rsa"},
 		{Kty: "OKP", Crv: "X25519", Kid: "x", X: good.X},
 		{Kty: "OKP", Crv: "Ed25519", Kid: "enc", X: good.X, Use: "enc"},

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 )
 
 // ErrNotLeader is returned by Propose on a node that is not the leader.
@@ -79,6 +80,7 @@ type Node struct {
 	fsm   *fsm
 	raft  *raft.Raft
 	logs  *wal.WAL
+	meta  *metadb.BoltMetaDB // WAL.Close leaves it open; we close it
 	trans *raft.NetworkTransport
 
 	propc    chan *proposal
@@ -137,7 +139,8 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 	}
 	f.observer = n.cfg.Observe
 	n.fsm = f
-	logs, err := wal.Open(walDir)
+	n.meta = &metadb.BoltMetaDB{}
+	logs, err := wal.Open(walDir, wal.WithMetaStore(n.meta))
 	if err != nil {
 		return fmt.Errorf("replica: open raft log: %w", err)
 	}
@@ -332,6 +335,9 @@ func (n *Node) Close() error {
 		errs = append(errs, err)
 	}
 	if err := n.logs.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := n.meta.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := n.db.Close(); err != nil {

@@ -1,0 +1,140 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	testSecret = "test-cluster-secret-0123456789"
+	testNS     = "t_01hx0000000000000000000000/default"
+)
+
+type bundle struct {
+	t   *testing.T
+	srv *Server
+	url string
+	dir string
+}
+
+func setup(t *testing.T, opts ...func(*Config)) *bundle {
+	t.Helper()
+	dir := t.TempDir()
+	return start(t, dir, opts...)
+}
+
+func start(t *testing.T, dir string, opts ...func(*Config)) *bundle {
+	t.Helper()
+	cfg := Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, ClusterSecret: testSecret, SweepInterval: 20 * time.Millisecond}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, srv.Start())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, srv.WaitLeader(ctx))
+	b := &bundle{t: t, srv: srv, url: "http://" + srv.Addr(), dir: dir}
+	t.Cleanup(func() { _ = srv.Stop() })
+	return b
+}
+
+type resp struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+func (b *bundle) call(method, path string, body any, hdr ...string) resp {
+	b.t.Helper()
+	var rd io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(v)
+	case []byte:
+		rd = bytes.NewReader(v)
+	default:
+		raw, err := json.Marshal(v)
+		require.NoError(b.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, b.url+path, rd)
+	require.NoError(b.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testSecret)
+	req.Header.Set(NamespaceHeader, testNS)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(b.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(b.t, err)
+	out := resp{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		require.NoError(b.t, json.Unmarshal(raw, &out.Body), string(raw))
+	}
+	return out
+}
+
+func (b *bundle) enqueue(body map[string]any) string {
+	b.t.Helper()
+	r := b.call("POST", "/api/v1/enqueue", body)
+	require.Equal(b.t, 201, r.Status, string(r.Raw))
+	return r.Body["job_id"].(string)
+}
+
+func (b *bundle) fetch(queues []string, extra map[string]any) resp {
+	b.t.Helper()
+	body := map[string]any{"queues": queues, "worker_id": "w1", "hostname": "host1", "timeout": 0}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return b.call("POST", "/api/v1/fetch", body)
+}
+
+func (b *bundle) job(id string) map[string]any {
+	b.t.Helper()
+	r := b.call("GET", "/api/v1/jobs/"+id, nil)
+	require.Equal(b.t, 200, r.Status, string(r.Raw))
+	return r.Body
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %s", d, msg)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func errCode(r resp) string {
+	e, _ := r.Body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func errField(r resp) string {
+	e, _ := r.Body["error"].(map[string]any)
+	f, _ := e["field"].(string)
+	return f
+}

@@ -1,0 +1,8 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// addCommands registers the commands beyond dev.
+func addCommands(root *cobra.Command) {
+	_ = root
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/control"
+	"github.com/jobbie/jobbie/gateway"
+	"github.com/jobbie/jobbie/shard"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+type devOptions struct {
+	dataDir     string
+	addr        string
+	controlAddr string
+	shardAddr   string
+}
+
+func devCmd() *cobra.Command {
+	var o devOptions
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run control, gateway and one shard in one process on a local data directory",
+		Long: `dev runs the whole service in one process: a control plane, a gateway and a
+single-node shard, each on real Raft and Pebble under --data-dir. On first
+start it creates tenant "default" with namespace "default" and writes an
+owner key and an operator key into the data directory. A restart keeps
+all state.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runDev(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataDir, "data-dir", "./jobbie-data", "directory for all state and key files")
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "gateway listen address (the public API)")
+	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
+	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
+	return cmd
+}
+
+// devFiles are the files dev keeps in its data directory.
+type devFiles struct{ secret, owner, operator string }
+
+func filesIn(dir string) devFiles {
+	return devFiles{
+		secret:   filepath.Join(dir, "cluster.secret"),
+		owner:    filepath.Join(dir, "owner.key"),
+		operator: filepath.Join(dir, "operator.key"),
+	}
+}
+
+func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int, error) }) error {
+	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+		return err
+	}
+	files := filesIn(o.dataDir)
+	secret, err := readOrCreateSecret(files.secret)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	sh, err := shard.New(shard.Config{
+		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
+		HTTPAddr: o.shardAddr, Bootstrap: true, ClusterSecret: secret, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer sh.Stop()
+	if err := sh.Start(); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, sh.WaitLeader); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+
+	ctl, err := control.New(control.Config{
+		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, ClusterSecret: secret,
+		Shards: []control.ShardInfo{{ID: "s1", Addr: "http://" + sh.Addr()}}, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := ctl.Start(ctx); err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	defer ctl.Stop()
+	if err := bootstrapKeys(ctx, ctl, files); err != nil {
+		return err
+	}
+
+	gw, err := gateway.New(gateway.Config{Addr: o.addr, ControlURL: "http://" + ctl.Addr(), ClusterSecret: secret, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if err := gw.Start(ctx); err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	defer gw.Stop()
+	select {
+	case <-gw.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	printWelcome(out, o, files, gw.Addr(), ctl.Addr(), sh.Addr())
+	<-ctx.Done()
+	fmt.Fprintln(out, "jobbie dev: shutting down")
+	return nil
+}
+
+// bootstrapKeys creates tenant "default" and the key files on first start.
+func bootstrapKeys(ctx context.Context, ctl *control.Server, files devFiles) error {
+	if !exists(files.operator) {
+		key, err := ctl.IssueOperatorKey(ctx, "dev operator")
+		if err != nil {
+			return fmt.Errorf("issue operator key: %w", err)
+		}
+		if err := writeSecretFile(files.operator, key); err != nil {
+			return err
+		}
+	}
+	if exists(files.owner) {
+		return nil
+	}
+	var ownerKey string
+	t, err := ctl.TenantByName(ctx, "default")
+	if err == nil {
+		// The tenant exists but its key file is gone: mint a new owner key.
+		k, err := ctl.CreateKey(ctx, t.ID, control.KeyRequest{Name: "dev owner", Role: string(tenancy.RoleOwner), Namespaces: []string{tenancy.AllNamespaces}})
+		if err != nil {
+			return fmt.Errorf("create owner key: %w", err)
+		}
+		ownerKey = k.Key
+	} else {
+		res, err := ctl.CreateTenant(ctx, "default")
+		if err != nil {
+			return fmt.Errorf("create tenant default: %w", err)
+		}
+		ownerKey = res.OwnerKey
+	}
+	return writeSecretFile(files.owner, ownerKey)
+}
+
+func printWelcome(out interface{ Write([]byte) (int, error) }, o devOptions, files devFiles, gw, ctl, sh string) {
+	fmt.Fprintf(out, `Jobbie is running.
+  gateway (public API):  http://%s
+  control plane:         http://%s
+  shard s1 (internal):   http://%s
+  owner key:             %s
+  operator key:          %s
+  cluster secret:        %s
+
+Try it:
+  curl -s -X POST http://%s/api/v1/enqueue \
+    -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' \
+    -d '{"queue":"emails.send","payload":{"to":"user@example.com"}}'
+`, gw, ctl, sh, files.owner, files.operator, files.secret, gw, files.owner)
+}
+
+// waitFor runs a wait-until-ready function with a deadline.
+func waitFor(ctx context.Context, wait func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return wait(ctx)
+}
+
+func readOrCreateSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if len(s) < 16 {
+			return "", fmt.Errorf("%s: cluster secret is too short", path)
+		}
+		return s, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	s := hex.EncodeToString(raw[:])
+	return s, writeSecretFile(path, s)
+}
+
+// writeSecretFile writes atomically with owner-only permissions.
+func writeSecretFile(path, content string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

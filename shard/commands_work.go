@@ -57,8 +57,8 @@ type heartbeatItem struct {
 
 // Heartbeat statuses per job.
 const (
-	hbOK     = "ok"
-	hbLost   = "lost" // not active under this worker any more: stop working on it
+	hbOK   = "ok"
+	hbLost = "lost" // not active under this worker any more: stop working on it
 )
 
 func (e *Engine) registerWork(r *replica.Registry) {

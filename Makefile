@@ -1,0 +1,34 @@
+# Jobbie — the two commands: `make dev` runs it, `make test` tests it.
+GO       ?= go
+BIN      := bin/jobbie
+DATA_DIR ?= ./jobbie-data
+# Packages whose tests run under the race detector.
+RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/...
+
+.PHONY: dev build test unit e2e vet bench bench-quick clean
+
+dev: build
+	$(BIN) dev --data-dir $(DATA_DIR)
+
+build:
+	$(GO) build -o $(BIN) ./cmd/jobbie
+
+vet:
+	$(GO) vet ./...
+
+# Unit and in-process integration tests under -race, then the end-to-end
+# suite against the real binary.
+test: vet unit e2e
+
+unit:
+	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+
+e2e: build
+	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./e2e/...
+
+# The full benchmark runs recorded in docs/BENCHMARKS.md.
+bench: build
+	./scripts/bench.sh $(BIN)
+
+clean:
+	rm -rf bin

@@ -22,9 +22,10 @@ const (
 // Client calls the Jobbie HTTP API. It is safe for concurrent use; create
 // one per process and share it.
 type Client struct {
-	base   string
-	hc     *http.Client
-	header http.Header
+	base     string
+	hc       *http.Client
+	header   http.Header
+	workerID string
 }
 
 // Option configures a Client.
@@ -47,6 +48,13 @@ func WithNamespace(ns string) Option {
 // "Bearer "+secret) with an empty apiKey talks to an internal endpoint.
 func WithHeader(key, value string) Option {
 	return func(c *Client) { c.header.Set(key, value) }
+}
+
+// WithWorkerID names the worker this client works for: Fetch sends it
+// unless the request names another, and Ack, Fail and Heartbeat send it so
+// the server only accepts them for jobs leased to this worker.
+func WithWorkerID(id string) Option {
+	return func(c *Client) { c.workerID = id }
 }
 
 // WithUserAgent sets the User-Agent of every request.
@@ -85,6 +93,14 @@ func (c *Client) WithNamespace(ns string) *Client {
 	cp := *c
 	cp.header = c.header.Clone()
 	cp.header.Set(NamespaceHeader, ns)
+	return &cp
+}
+
+// ForWorker returns a copy of c that acts for worker id (see WithWorkerID).
+// The copy shares c's connections.
+func (c *Client) ForWorker(id string) *Client {
+	cp := *c
+	cp.workerID = id
 	return &cp
 }
 

@@ -25,7 +25,7 @@ type fakeServer struct {
 	heartbeats chan map[string]client.HeartbeatJob
 
 	mu          sync.Mutex
-	cancelled   map[string]bool
+	cancelled   map[string]string // job id → heartbeat status to answer
 	fetchStatus int // when set, fetch answers this error status
 }
 
@@ -53,7 +53,7 @@ func newFakeServer(t *testing.T) *fakeServer {
 		acks:       make(chan ackCall, 1000),
 		fails:      make(chan failCall, 1000),
 		heartbeats: make(chan map[string]client.HeartbeatJob, 1000),
-		cancelled:  map[string]bool{},
+		cancelled:  map[string]string{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/fetch", f.fetch)
@@ -77,9 +77,10 @@ func (f *fakeServer) add(id, payload string) {
 	f.pending <- fakeJob{ID: id, Payload: json.RawMessage(payload)}
 }
 
-func (f *fakeServer) cancel(id string) {
+// stop makes heartbeats answer status ("cancel" or "lost") for job id.
+func (f *fakeServer) stop(id, status string) {
 	f.mu.Lock()
-	f.cancelled[id] = true
+	f.cancelled[id] = status
 	f.mu.Unlock()
 }
 
@@ -92,7 +93,7 @@ func (f *fakeServer) refuseFetch(status int) {
 func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Queues  []string `json:"queues"`
-		Timeout int      `json:"timeout"`
+		Timeout float64  `json:"timeout"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Queues) == 0 {
 		writeErr(w, http.StatusBadRequest, "bad_request", "bad fetch")
@@ -105,7 +106,7 @@ func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, status, "unauthenticated", "refused")
 		return
 	}
-	timer := time.NewTimer(time.Duration(req.Timeout) * time.Second)
+	timer := time.NewTimer(time.Duration(req.Timeout * float64(time.Second)))
 	defer timer.Stop()
 	select {
 	case j := <-f.pending:
@@ -151,8 +152,8 @@ func (f *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	for id := range body.Jobs {
 		status := "ok"
-		if f.cancelled[id] {
-			status = "cancel"
+		if s, ok := f.cancelled[id]; ok {
+			status = s
 		}
 		out[id] = map[string]string{"status": status}
 	}

@@ -14,10 +14,10 @@ type FetchRequest struct {
 	WorkerID string
 	Hostname string
 	// Timeout is how long the server may hold the request waiting for a
-	// job, sent in whole seconds; zero uses the server's default.
+	// job; zero uses the server's default (30s).
 	Timeout time.Duration
-	// LeaseDuration asks for a lease of this length, in whole seconds;
-	// zero uses the queue's default.
+	// LeaseDuration asks for a lease of this length; zero uses the
+	// server's default (60s).
 	LeaseDuration time.Duration
 }
 
@@ -25,8 +25,8 @@ type fetchWire struct {
 	Queues        []string `json:"queues"`
 	WorkerID      string   `json:"worker_id,omitempty"`
 	Hostname      string   `json:"hostname,omitempty"`
-	Timeout       int64    `json:"timeout,omitempty"`
-	LeaseDuration int64    `json:"lease_duration,omitempty"`
+	Timeout       float64  `json:"timeout,omitempty"`        // seconds
+	LeaseDuration float64  `json:"lease_duration,omitempty"` // seconds
 }
 
 // fetchSlack is added to the long-poll timeout to bound a fetch whose
@@ -77,7 +77,8 @@ func (j *Job) UnmarshalJSON(b []byte) error {
 }
 
 // Fetch long-polls for a job. It returns nil, nil when the server had no
-// job within the timeout (204); call it again.
+// job within the timeout (204); call it again. WorkerID defaults to the
+// client's (WithWorkerID).
 func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 	wait := req.Timeout
 	if wait <= 0 {
@@ -90,7 +91,10 @@ func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 	}
 	in := fetchWire{
 		Queues: req.Queues, WorkerID: req.WorkerID, Hostname: req.Hostname,
-		Timeout: ceilSeconds(req.Timeout), LeaseDuration: ceilSeconds(req.LeaseDuration),
+		Timeout: req.Timeout.Seconds(), LeaseDuration: req.LeaseDuration.Seconds(),
+	}
+	if in.WorkerID == "" {
+		in.WorkerID = c.workerID
 	}
 	var job Job
 	status, err := c.do(ctx, "POST", "/api/v1/fetch", in, &job)
@@ -101,11 +105,13 @@ func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 }
 
 // Ack completes a job; result (any JSON-encodable value, or nil) is stored
-// as the job's result.
+// as the job's result. With WithWorkerID, the server refuses (409
+// lease_mismatch) to ack a job that is not leased to this worker.
 func (c *Client) Ack(ctx context.Context, jobID string, result any) error {
 	in := struct {
-		Result any `json:"result,omitempty"`
-	}{result}
+		Result   any    `json:"result,omitempty"`
+		WorkerID string `json:"worker_id,omitempty"`
+	}{result, c.workerID}
 	_, err := c.do(ctx, "POST", "/api/v1/ack/"+url.PathEscape(jobID), in, nil)
 	return err
 }
@@ -117,12 +123,14 @@ type FailResult struct {
 	AttemptsRemaining int        `json:"attempts_remaining"`
 }
 
-// Fail reports a failed attempt; the server decides whether to retry.
+// Fail reports a failed attempt; the server decides whether to retry. Like
+// Ack, it carries the client's worker id.
 func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string) (*FailResult, error) {
 	in := struct {
 		Error     string `json:"error"`
 		Backtrace string `json:"backtrace,omitempty"`
-	}{errMsg, backtrace}
+		WorkerID  string `json:"worker_id,omitempty"`
+	}{errMsg, backtrace, c.workerID}
 	var out FailResult
 	if _, err := c.do(ctx, "POST", "/api/v1/fail/"+url.PathEscape(jobID), in, &out); err != nil {
 		return nil, err
@@ -148,6 +156,7 @@ type HeartbeatJob struct {
 const (
 	HeartbeatOK     = "ok"
 	HeartbeatCancel = "cancel" // the job was cancelled: stop working on it
+	HeartbeatLost   = "lost"   // the job is no longer active under this worker
 )
 
 // HeartbeatResult holds the server's answer per job id.
@@ -165,12 +174,21 @@ func (r *HeartbeatResult) Cancelled(id string) bool {
 	return r != nil && r.Jobs[id].Status == HeartbeatCancel
 }
 
+// Lost reports whether job id is no longer leased to this worker (its
+// lease expired and it went to another worker, or it left the active
+// state); its outcome can no longer be reported.
+func (r *HeartbeatResult) Lost(id string) bool {
+	return r != nil && r.Jobs[id].Status == HeartbeatLost
+}
+
 // Heartbeat extends the leases of a worker's active jobs in one call,
-// carrying their progress and checkpoints, and returns cancel signals.
+// carrying their progress and checkpoints, and returns cancel and lost
+// signals. It carries the client's worker id.
 func (c *Client) Heartbeat(ctx context.Context, jobs map[string]HeartbeatJob) (*HeartbeatResult, error) {
 	in := struct {
-		Jobs map[string]HeartbeatJob `json:"jobs"`
-	}{jobs}
+		WorkerID string                  `json:"worker_id,omitempty"`
+		Jobs     map[string]HeartbeatJob `json:"jobs"`
+	}{c.workerID, jobs}
 	var out HeartbeatResult
 	if _, err := c.do(ctx, "POST", "/api/v1/heartbeat", in, &out); err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ func TestFetchNoContentIsNil(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, job)
 	rec.requireRequest(t, "POST", "/api/v1/fetch",
-		`{"queues":["a","b"],"worker_id":"w1","hostname":"h1","timeout":2,"lease_duration":60}`)
+		`{"queues":["a","b"],"worker_id":"w1","hostname":"h1","timeout":1.5,"lease_duration":60}`)
 }
 
 func TestFetchDecodesJob(t *testing.T) {
@@ -47,6 +47,30 @@ func TestAck(t *testing.T) {
 
 	require.NoError(t, c.Ack(context.Background(), "job/2", nil))
 	rec.requireRequest(t, "POST", "/api/v1/ack/job%2F2", `{}`)
+
+	require.NoError(t, c.ForWorker("w1").Ack(context.Background(), "job_3", nil))
+	rec.requireRequest(t, "POST", "/api/v1/ack/job_3", `{"worker_id":"w1"}`)
+}
+
+func TestWorkerIDTravelsWithTheProtocol(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, http.StatusNoContent, "")
+	c := rec.client(t, client.WithWorkerID("w9"))
+	_, err := c.Fetch(context.Background(), client.FetchRequest{Queues: []string{"q"}})
+	require.NoError(t, err)
+	rec.requireRequest(t, "POST", "/api/v1/fetch", `{"queues":["q"],"worker_id":"w9"}`)
+
+	rec.respond(http.StatusOK, `{"status":"dead","attempts_remaining":0}`)
+	_, err = c.Fail(context.Background(), "job_1", "boom", "")
+	require.NoError(t, err)
+	rec.requireRequest(t, "POST", "/api/v1/fail/job_1", `{"error":"boom","worker_id":"w9"}`)
+
+	rec.respond(http.StatusOK, `{"jobs":{"job_1":{"status":"lost"}}}`)
+	res, err := c.Heartbeat(context.Background(), map[string]client.HeartbeatJob{"job_1": {}})
+	require.NoError(t, err)
+	require.True(t, res.Lost("job_1"))
+	require.False(t, res.Cancelled("job_1"))
+	rec.requireRequest(t, "POST", "/api/v1/heartbeat", `{"worker_id":"w9","jobs":{"job_1":{}}}`)
 }
 
 func TestFail(t *testing.T) {

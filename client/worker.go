@@ -10,8 +10,9 @@ import (
 )
 
 // Handler runs one job. ctx is cancelled with cause ErrJobCancelled when
-// the server cancels the job, and with ErrWorkerShutdown when a shutdown's
-// grace period ends. A nil error acks the job with result; an error (or a
+// the server cancels the job, ErrLeaseLost when the job is no longer
+// leased to this worker, and ErrWorkerShutdown when a shutdown's grace
+// period ends. A nil error acks the job with result; an error (or a
 // panic) fails it with the error's message, and the server decides about
 // retries. An error with a `Backtrace() string` method sends that backtrace.
 type Handler func(ctx context.Context, job *JobContext) (result any, err error)
@@ -39,7 +40,7 @@ type Worker struct {
 // WithDefaults; Run validates it.
 func NewWorker(c *Client, cfg WorkerConfig, h Handler) *Worker {
 	cfg = cfg.WithDefaults()
-	return &Worker{c: c, cfg: cfg, h: h, log: cfg.Logger, active: map[string]*JobContext{}}
+	return &Worker{c: c.ForWorker(cfg.WorkerID), cfg: cfg, h: h, log: cfg.Logger, active: map[string]*JobContext{}}
 }
 
 // ID is the worker id sent with every fetch.

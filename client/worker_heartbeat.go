@@ -25,7 +25,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 }
 
 // heartbeat extends the leases of the running jobs, delivers their
-// progress, and cancels the jobs the server cancelled.
+// progress, and stops the jobs the server cancelled or took back.
 func (w *Worker) heartbeat(ctx context.Context) {
 	w.mu.Lock()
 	running := make([]*JobContext, 0, len(w.active))
@@ -54,8 +54,6 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 	for i, jc := range running {
 		jc.progressSent(vers[i])
-		if res.Cancelled(jc.ID) {
-			jc.markCancelled()
-		}
+		jc.apply(res)
 	}
 }

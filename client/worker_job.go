@@ -14,6 +14,10 @@ var (
 	// ErrJobCancelled is the cause of a handler's context when the server
 	// cancelled its job. The worker reports nothing for a cancelled job.
 	ErrJobCancelled = errors.New("job cancelled")
+	// ErrLeaseLost is the cause of a handler's context when a heartbeat
+	// learns the job is no longer leased to this worker (the lease expired
+	// and the job went to another worker). Nothing is reported for it.
+	ErrLeaseLost = errors.New("job lease lost")
 	// ErrWorkerShutdown is the cause of a handler's context when the worker
 	// stopped waiting for it; the job is failed with this message.
 	ErrWorkerShutdown = errors.New("worker_shutdown")
@@ -36,11 +40,11 @@ type JobContext struct {
 	// LeaseDuration is the job's lease; the worker's heartbeats extend it.
 	LeaseDuration time.Duration
 
-	w         *Worker
-	base      context.Context
-	cancel    context.CancelCauseFunc
-	cancelled atomic.Bool // the server cancelled the job
-	claimed   atomic.Bool // its outcome has been (or is being) reported
+	w       *Worker
+	base    context.Context
+	cancel  context.CancelCauseFunc
+	stopped atomic.Pointer[error] // ErrJobCancelled or ErrLeaseLost, set by the server
+	claimed atomic.Bool           // its outcome has been (or is being) reported
 
 	mu          sync.Mutex
 	progress    *Progress
@@ -87,34 +91,51 @@ func (j *JobContext) Checkpoint(v any) error {
 		return err
 	}
 	j.progressSent(ver)
-	if res.Cancelled(j.ID) {
-		j.markCancelled()
-	}
+	j.apply(res)
 	return nil
 }
 
-// Cancelled reports whether the job should stop: the server cancelled it
-// or the worker is shutting down. A long job checks it between steps,
-// saves a Checkpoint and returns Err.
-func (j *JobContext) Cancelled() bool {
-	return j.cancelled.Load() || j.w.stopping.Load()
-}
+// Cancelled reports whether the job should stop: the server cancelled it,
+// its lease was lost, or the worker is shutting down. A long job checks it
+// between steps, saves a Checkpoint and returns Err.
+func (j *JobContext) Cancelled() bool { return j.Err() != nil }
 
-// Err is ErrJobCancelled if the server cancelled the job,
-// ErrWorkerShutdown if the worker is shutting down, and nil otherwise.
+// Err is ErrJobCancelled if the server cancelled the job, ErrLeaseLost if
+// the job is no longer leased to this worker, ErrWorkerShutdown if the
+// worker is shutting down, and nil otherwise.
 func (j *JobContext) Err() error {
-	switch {
-	case j.cancelled.Load():
-		return ErrJobCancelled
-	case j.w.stopping.Load():
+	if p := j.stopped.Load(); p != nil {
+		return *p
+	}
+	if j.w.stopping.Load() {
 		return ErrWorkerShutdown
 	}
 	return nil
 }
 
-func (j *JobContext) markCancelled() {
-	j.cancelled.Store(true)
-	j.cancel(ErrJobCancelled)
+// serverStopped is the reason the server stopped the job, or nil.
+func (j *JobContext) serverStopped() error {
+	if p := j.stopped.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// apply acts on a heartbeat answer: a cancelled or lost job's context is
+// cancelled with the reason.
+func (j *JobContext) apply(res *HeartbeatResult) {
+	var reason error
+	switch {
+	case res.Cancelled(j.ID):
+		reason = ErrJobCancelled
+	case res.Lost(j.ID):
+		reason = ErrLeaseLost
+	default:
+		return
+	}
+	if j.stopped.CompareAndSwap(nil, &reason) {
+		j.cancel(reason)
+	}
 }
 
 // claim marks the job's outcome as taken care of; only the first caller

@@ -94,7 +94,7 @@ func (w *Worker) invoke(ctx context.Context, jc *JobContext) (result any, err er
 }
 
 // finish reports the outcome of a job unless shutdown already failed it or
-// the server cancelled it.
+// the server cancelled it or took it back.
 func (w *Worker) finish(base context.Context, jc *JobContext, result any, err error) {
 	w.mu.Lock()
 	delete(w.active, jc.ID)
@@ -108,8 +108,8 @@ func (w *Worker) finish(base context.Context, jc *JobContext, result any, err er
 	}
 	defer w.reports.Done()
 	switch {
-	case jc.cancelled.Load():
-		w.log.Debug("jobbie worker: job cancelled by the server", "job", jc.ID)
+	case jc.serverStopped() != nil:
+		w.log.Debug("jobbie worker: job stopped by the server", "job", jc.ID, "reason", jc.serverStopped())
 	case err != nil:
 		w.failJob(base, jc.ID, err)
 	default:

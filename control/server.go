@@ -102,6 +102,11 @@ func (s *Server) Stop() error {
 		if err := s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout); err != nil {
 			errs = append(errs, fmt.Errorf("control: http shutdown: %w", err))
 		}
+		// Shutdown misses a listener that Listener had not registered yet;
+		// closing it ourselves makes Listener return either way.
+		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, fmt.Errorf("control: close listener: %w", err))
+		}
 		if err := <-s.served; err != nil {
 			errs = append(errs, fmt.Errorf("control: http: %w", err))
 		}

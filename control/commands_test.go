@@ -1,0 +1,212 @@
+package control
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// applyBundle applies commands straight to a Pebble database, one batch
+// per command, the way the replica host does.
+type applyBundle struct {
+	db  *pebble.DB
+	now time.Time
+	idx uint64
+}
+
+func setupApply(t *testing.T) *applyBundle {
+	t.Helper()
+	db, err := pebble.Open(filepath.Join(t.TempDir(), "state"), &pebble.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return &applyBundle{db: db, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+// apply runs fn in a fresh batch, commits it and returns fn's result and
+// whether the batch held no writes.
+func apply[C any](t *testing.T, b *applyBundle, fn func(*replica.Tx, C) any, c C) (any, bool) {
+	t.Helper()
+	b.idx++
+	b.now = b.now.Add(time.Second)
+	batch := b.db.NewIndexedBatch()
+	defer batch.Close()
+	out := fn(&replica.Tx{Batch: batch, Now: b.now, Index: b.idx}, c)
+	empty := batch.Empty()
+	require.NoError(t, batch.Commit(pebble.NoSync))
+	return out, empty
+}
+
+// requireCode checks a handler result is an API error with code.
+func requireCode(t *testing.T, out any, code apierr.Code, empty bool) {
+	t.Helper()
+	require.Equal(t, code, apierr.CodeOf(out.(error)), "%v", out)
+	require.True(t, empty, "a failed command must write nothing")
+}
+
+const (
+	tidA = "t_01hzzzzzzzzzzzzzzzzzzzzzza"
+	tidB = "t_01hzzzzzzzzzzzzzzzzzzzzzzb"
+	kidA = "key_01hzzzzzzzzzzzzzzzzzzzza"
+	kidB = "key_01hzzzzzzzzzzzzzzzzzzzzb"
+)
+
+func TestApplyCreateTenant(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	out, _ := apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s2", "s1"}})
+	res := out.(tenantCreated)
+	require.Equal(t, Tenant{ID: tidA, Name: "acme", CreatedAt: b.now}, res.Tenant)
+	require.Equal(t, APIKey{ID: kidA, TenantID: tidA, Name: "owner", Role: tenancy.RoleOwner, Namespaces: []string{"*"}, CreatedAt: b.now}, res.Owner)
+
+	got, err := loadTenantByName(b.db, "acme")
+	require.NoError(t, err)
+	require.Equal(t, res.Tenant, got)
+	ns, err := loadNamespace(b.db, tidA, "default")
+	require.NoError(t, err)
+	require.Equal(t, Namespace{Name: "default", CreatedAt: b.now, ShardID: "s1"}, ns, "ties go to the lower id")
+	key, err := loadKey(b.db, tidA, kidA)
+	require.NoError(t, err)
+	require.Equal(t, res.Owner, key)
+
+	out, empty := apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "acme", OwnerKeyID: kidB, Shards: []string{"s1"}})
+	requireCode(t, out, apierr.Conflict, empty)
+	out, empty = apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "other", OwnerKeyID: kidB})
+	requireCode(t, out, apierr.Unavailable, empty)
+}
+
+func TestApplyCreateNamespacePlacesOnTheLeastLoadedShard(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	shards := []string{"s1", "s2", "s3"}
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: shards})
+
+	var placed []string
+	for _, name := range []string{"a", "b", "c", "d"} {
+		out, _ := apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: name, Shards: shards})
+		ns := out.(Namespace)
+		require.Equal(t, name, ns.Name)
+		require.Equal(t, b.now, ns.CreatedAt)
+		placed = append(placed, ns.ShardID)
+	}
+	// default went to s1; then s2, s3 (empty), then s1, s2 (ties by id).
+	require.Equal(t, []string{"s2", "s3", "s1", "s2"}, placed)
+	for id, want := range map[string]uint64{"s1": 2, "s2": 2, "s3": 1} {
+		n, err := getUint64(b.db, layout.ShardLoad(id))
+		require.NoError(t, err)
+		require.Equal(t, want, n, id)
+	}
+
+	out, empty := apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "a", Shards: shards})
+	requireCode(t, out, apierr.Conflict, empty)
+	out, empty = apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidB, Name: "a", Shards: shards})
+	requireCode(t, out, apierr.NotFound, empty)
+	out, empty = apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "e"})
+	requireCode(t, out, apierr.Unavailable, empty)
+
+	list, err := listNamespaces(b.db, tidA)
+	require.NoError(t, err)
+	require.Len(t, list, 5)
+	require.Equal(t, "a", list[0].Name, "sorted by name")
+}
+
+func TestApplyCreateKey(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
+	apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "emails", Shards: []string{"s1"}})
+
+	out, _ := apply(t, b, applyCreateKey, createKeyCmd{ID: kidB, TenantID: tidA, Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails", "default"}})
+	require.Equal(t, APIKey{ID: kidB, TenantID: tidA, Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails", "default"}, CreatedAt: b.now}, out)
+
+	out, empty := apply(t, b, applyCreateKey, createKeyCmd{ID: newID("key_"), TenantID: tidA, Name: "x", Role: tenancy.RoleViewer, Namespaces: []string{"emails", "nope"}})
+	requireCode(t, out, apierr.BadRequest, empty)
+	require.Equal(t, "namespaces", out.(*apierr.Error).Field)
+	out, empty = apply(t, b, applyCreateKey, createKeyCmd{ID: newID("key_"), TenantID: tidB, Name: "x", Role: tenancy.RoleViewer, Namespaces: []string{"*"}})
+	requireCode(t, out, apierr.NotFound, empty)
+	out, empty = apply(t, b, applyCreateKey, createKeyCmd{ID: kidB, TenantID: tidA, Name: "x", Role: tenancy.RoleViewer, Namespaces: []string{"*"}})
+	requireCode(t, out, apierr.Conflict, empty)
+
+	opID := newID("key_")
+	out, _ = apply(t, b, applyCreateKey, createKeyCmd{ID: opID, Name: "ops", Role: tenancy.RoleOperator})
+	require.Equal(t, "", out.(APIKey).TenantID)
+	ops, err := listKeys(b.db, "")
+	require.NoError(t, err)
+	require.Len(t, ops, 1)
+	keys, err := listKeys(b.db, tidA)
+	require.NoError(t, err)
+	require.Equal(t, []string{kidA, kidB}, []string{keys[0].ID, keys[1].ID}, "operator keys are apart from tenants'")
+}
+
+func TestApplyRevokeKey(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "bravo", OwnerKeyID: kidB, Shards: []string{"s1"}})
+
+	out, empty := apply(t, b, applyRevokeKey, revokeKeyCmd{TenantID: tidB, ID: kidA})
+	requireCode(t, out, apierr.NotFound, empty)
+
+	out, _ = apply(t, b, applyRevokeKey, revokeKeyCmd{TenantID: tidA, ID: kidA})
+	revokedAt := b.now
+	require.Equal(t, revokedAt, *out.(APIKey).RevokedAt)
+	rev, err := loadRevocations(b.db)
+	require.NoError(t, err)
+	require.Equal(t, Revocations{Version: 1, Revoked: []string{kidA}}, rev)
+
+	out, empty = apply(t, b, applyRevokeKey, revokeKeyCmd{TenantID: tidA, ID: kidA})
+	require.True(t, empty, "revoking twice writes nothing")
+	require.Equal(t, revokedAt, *out.(APIKey).RevokedAt)
+
+	apply(t, b, applyRevokeKey, revokeKeyCmd{TenantID: tidB, ID: kidB})
+	rev, err = loadRevocations(b.db)
+	require.NoError(t, err)
+	require.Equal(t, Revocations{Version: 2, Revoked: []string{kidA, kidB}}, rev)
+	key, err := loadKey(b.db, tidB, kidB)
+	require.NoError(t, err)
+	require.NotNil(t, key.RevokedAt)
+}
+
+func TestApplyAddSigningKey(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	seed := make([]byte, 32)
+	first := signingKey{ID: "sk_1", Seed: seed}
+	out, _ := apply(t, b, applyAddSigningKey, addSigningKeyCmd{Key: first, OnlyIfNone: true})
+	require.Equal(t, "sk_1", out.(signingKey).ID)
+	require.Equal(t, b.now, out.(signingKey).CreatedAt)
+
+	out, empty := apply(t, b, applyAddSigningKey, addSigningKeyCmd{Key: signingKey{ID: "sk_2", Seed: seed}, OnlyIfNone: true})
+	require.True(t, empty)
+	require.Equal(t, "sk_1", out.(signingKey).ID, "a key exists: nothing added")
+
+	out, empty = apply(t, b, applyAddSigningKey, addSigningKeyCmd{Key: first})
+	requireCode(t, out, apierr.Conflict, empty)
+	out, empty = apply(t, b, applyAddSigningKey, addSigningKeyCmd{Key: signingKey{ID: "sk_3", Seed: seed[:5]}})
+	requireCode(t, out, apierr.BadRequest, empty)
+
+	apply(t, b, applyAddSigningKey, addSigningKeyCmd{Key: signingKey{ID: "sk_2", Seed: seed}})
+	active, err := loadActiveSigningKey(b.db)
+	require.NoError(t, err)
+	require.Equal(t, "sk_2", active.ID, "a new key becomes the active one")
+	all, err := listSigningKeys(b.db)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+}
+
+func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry()
+	for _, c := range []replica.CommandType{cmdCreateTenant, cmdCreateNamespace, cmdCreateKey, cmdRevokeKey, cmdAddSigningKey} {
+		require.NotEmpty(t, reg.Name(c), "command %d", c)
+	}
+	h := handler(applyRevokeKey)
+	require.Panics(t, func() { h(&replica.Tx{}, []byte("{not json")) })
+}

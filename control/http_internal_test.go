@@ -1,0 +1,204 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const unknownTID = "t_01hzzzzzzzzzzzzzzzzzzzzzzz"
+
+func TestHTTPInternalNeedsTheClusterSecret(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	acme := b.newTenant(t, "acme")
+	tid := acme.Tenant.ID
+	endpoints := []struct{ method, path string }{
+		{http.MethodGet, "/internal/v1/revocations"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/namespaces"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/namespaces/default"},
+		{http.MethodPost, "/internal/v1/tenants/" + tid + "/namespaces"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/keys"},
+		{http.MethodPost, "/internal/v1/tenants/" + tid + "/keys"},
+		{http.MethodDelete, "/internal/v1/tenants/" + tid + "/keys/key_01hzzzzzzzzzzzzzzzzzzzzzzz"},
+	}
+	for _, e := range endpoints {
+		for _, tok := range []string{"", "wrong-secret-wrong-secret", testSecret + "x", b.op, acme.OwnerKey} {
+			requireError(t, b.do(t, e.method, e.path, tok, map[string]string{"name": "x"}), 401, "unauthenticated")
+		}
+	}
+}
+
+func TestHTTPNamespaces(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tid := b.newTenant(t, "acme").Tenant.ID
+	base := "/internal/v1/tenants/" + tid + "/namespaces"
+
+	r := b.do(t, http.MethodPost, base, testSecret, map[string]string{"name": "emails"})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	created := decodeAs[Namespace](t, r)
+	require.Equal(t, "emails", created.Name)
+	require.Equal(t, "s2", created.ShardID, "default is on s1, so s2 has fewer")
+	require.ElementsMatch(t, []string{"name", "created_at", "shard_id"}, keysOf(decodeAs[map[string]any](t, r)))
+
+	requireError(t, b.do(t, http.MethodPost, base, testSecret, map[string]string{"name": "emails"}), 409, "conflict")
+	requireError(t, b.do(t, http.MethodPost, base, testSecret, map[string]string{"name": "Bad_Name"}), 400, "bad_request", "name")
+	requireError(t, b.do(t, http.MethodPost, base, testSecret, `[1,2]`), 400, "invalid_json")
+	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/"+unknownTID+"/namespaces", testSecret, map[string]string{"name": "x"}), 404, "not_found")
+	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/nonsense/namespaces", testSecret, map[string]string{"name": "x"}), 404, "not_found")
+
+	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	list := decodeAs[struct{ Namespaces []Namespace }](t, r)
+	require.Equal(t, []string{"default", "emails"}, []string{list.Namespaces[0].Name, list.Namespaces[1].Name})
+	require.Equal(t, created, list.Namespaces[1])
+	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces", testSecret, nil), 404, "not_found")
+
+	r = b.do(t, http.MethodGet, base+"/emails", testSecret, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, NamespaceInfo{Namespace: created, ShardAddr: "http://127.0.0.1:9002"}, decodeAs[NamespaceInfo](t, r))
+	requireError(t, b.do(t, http.MethodGet, base+"/nope", testSecret, nil), 404, "not_found")
+	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces/default", testSecret, nil), 404, "not_found")
+}
+
+func TestHTTPKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	acme := b.newTenant(t, "acme")
+	tid := acme.Tenant.ID
+	_, err := b.srv.CreateNamespace(ctx, tid, "emails")
+	require.NoError(t, err)
+	base := "/internal/v1/tenants/" + tid + "/keys"
+
+	r := b.do(t, http.MethodPost, base, testSecret, KeyRequest{Name: "ci", Role: "producer", Namespaces: []string{"emails"}})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	ci := decodeAs[CreatedKey](t, r)
+	require.Regexp(t, `^key_[0-9a-z]{26}$`, ci.ID)
+	require.Equal(t, "ci", ci.Name)
+	require.Equal(t, "producer", string(ci.Role))
+	require.Equal(t, []string{"emails"}, ci.Namespaces)
+	require.NotEmpty(t, ci.Key)
+	require.ElementsMatch(t, []string{"id", "key", "name", "role", "namespaces", "created_at"}, keysOf(decodeAs[map[string]any](t, r)))
+
+	bad := []struct {
+		body  any
+		field string
+	}{
+		{KeyRequest{Name: "", Role: "producer", Namespaces: []string{"emails"}}, "name"},
+		{KeyRequest{Name: "bad/name", Role: "producer", Namespaces: []string{"emails"}}, "name"},
+		{KeyRequest{Name: "x", Role: "superuser", Namespaces: []string{"emails"}}, "role"},
+		{KeyRequest{Name: "x", Role: "operator", Namespaces: []string{"emails"}}, "role"},
+		{KeyRequest{Name: "x", Role: "viewer"}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{}}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"nope"}}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"emails", "emails"}}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"*", "emails"}}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"BAD"}}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: manyNamespaces(maxKeyNamespaces + 1)}, "namespaces"},
+	}
+	for _, c := range bad {
+		requireError(t, b.do(t, http.MethodPost, base, testSecret, c.body), 400, "bad_request", c.field)
+	}
+	requireError(t, b.do(t, http.MethodPost, base, testSecret, `{"name":"x","role":"viewer","namespaces":"emails"}`), 400, "invalid_json")
+	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/"+unknownTID+"/keys", testSecret, KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"*"}}), 404, "not_found")
+
+	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.NotContains(t, string(r.body), ci.Key, "a key's token is never listed")
+	require.NotContains(t, string(r.body), acme.OwnerKey)
+	keys := decodeAs[struct{ Keys []APIKey }](t, r).Keys
+	require.Len(t, keys, 2, "the owner key and ci; rejected requests created nothing")
+	require.Equal(t, "owner", keys[0].Name)
+	require.Equal(t, []string{"*"}, keys[0].Namespaces)
+	require.Equal(t, ci.APIKey, keys[1])
+	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/keys", testSecret, nil), 404, "not_found")
+
+	r = b.do(t, http.MethodDelete, base+"/"+ci.ID, testSecret, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
+	require.Empty(t, r.body)
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, base+"/"+ci.ID, testSecret, nil).status, "revoking twice is fine")
+	requireError(t, b.do(t, http.MethodDelete, base+"/key_01hzzzzzzzzzzzzzzzzzzzzzzz", testSecret, nil), 404, "not_found")
+	requireError(t, b.do(t, http.MethodDelete, base+"/garbage", testSecret, nil), 404, "not_found")
+
+	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	keys = decodeAs[struct{ Keys []APIKey }](t, r).Keys
+	require.NotNil(t, keys[1].RevokedAt)
+	require.Nil(t, keys[0].RevokedAt)
+	require.NotContains(t, strings.SplitN(string(r.body), ci.ID, 2)[0], "revoked_at", "only revoked keys carry revoked_at")
+}
+
+func TestHTTPRevocationsVersionIncrements(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	acme := b.newTenant(t, "acme")
+	tid := acme.Tenant.ID
+
+	r := b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.JSONEq(t, `{"version":0,"revoked":[]}`, string(r.body))
+
+	var ids []string
+	for i := range 3 {
+		k, err := b.srv.CreateKey(ctx, tid, KeyRequest{Name: fmt.Sprintf("k%d", i), Role: "worker", Namespaces: []string{"default"}})
+		require.NoError(t, err)
+		ids = append(ids, k.ID)
+	}
+	for i, id := range ids {
+		require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+id, testSecret, nil).status)
+		rev := decodeAs[Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+		require.Equal(t, uint64(i+1), rev.Version)
+		require.Equal(t, ids[:i+1], rev.Revoked)
+	}
+	b.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+ids[0], testSecret, nil)
+	rev := decodeAs[Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+	require.Equal(t, uint64(3), rev.Version, "revoking a revoked key does not bump the version")
+}
+
+func TestHTTPTenantIsolation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	acme := b.newTenant(t, "acme")
+	bravo := b.newTenant(t, "bravo")
+	a, bt := acme.Tenant.ID, bravo.Tenant.ID
+	_, err := b.srv.CreateNamespace(ctx, bt, "secret-ns")
+	require.NoError(t, err)
+	bkey, err := b.srv.CreateKey(ctx, bt, KeyRequest{Name: "b", Role: "admin", Namespaces: []string{"secret-ns"}})
+	require.NoError(t, err)
+
+	// A's paths never show B's namespaces or keys.
+	r := b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/namespaces", testSecret, nil)
+	require.NotContains(t, string(r.body), "secret-ns")
+	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/namespaces/secret-ns", testSecret, nil), 404, "not_found")
+	r = b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/keys", testSecret, nil)
+	require.NotContains(t, string(r.body), bkey.ID)
+	require.Len(t, decodeAs[struct{ Keys []APIKey }](t, r).Keys, 1)
+
+	// A cannot delete B's key, nor use B's namespace in a key.
+	requireError(t, b.do(t, http.MethodDelete, "/internal/v1/tenants/"+a+"/keys/"+bkey.ID, testSecret, nil), 404, "not_found")
+	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/"+a+"/keys", testSecret,
+		KeyRequest{Name: "sneaky", Role: "viewer", Namespaces: []string{"secret-ns"}}), 400, "bad_request", "namespaces")
+	_, err = b.srv.VerifyKey(ctx, bkey.Key)
+	require.NoError(t, err, "B's key is still good")
+
+	// Same namespace name in both tenants is two namespaces.
+	_, err = b.srv.CreateNamespace(ctx, a, "secret-ns")
+	require.NoError(t, err)
+	rev := decodeAs[Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+	require.Zero(t, rev.Version)
+}
+
+func manyNamespaces(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("ns-%d", i)
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package control
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestHTTPCreateTenant(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	r := b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "acme"})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	res := decodeAs[CreateTenantResult](t, r)
+	require.Regexp(t, `^t_[0-9a-z]{26}$`, res.Tenant.ID)
+	require.Equal(t, "acme", res.Tenant.Name)
+	require.False(t, res.Tenant.CreatedAt.IsZero())
+	require.Equal(t, "default", res.Namespace)
+	require.NotEmpty(t, res.OwnerKey)
+	raw := decodeAs[map[string]any](t, r)
+	require.ElementsMatch(t, []string{"tenant", "namespace", "owner_key"}, keysOf(raw))
+
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "acme"}), 409, "conflict")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "Not OK"}), 400, "bad_request", "name")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{}), 400, "bad_request", "name")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, `{"name":`), 400, "invalid_json")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, `{"name":42}`), 400, "invalid_json")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, ""), 400, "invalid_json")
+	big := `{"name":"` + strings.Repeat("a", maxBody) + `"}`
+	require.Equal(t, http.StatusRequestEntityTooLarge, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, big).status)
+
+	tenants, err := b.srv.Tenants(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tenants, 1, "failed requests changed nothing")
+}
+
+func TestHTTPListTenantsAndShards(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	r := b.do(t, http.MethodGet, "/control/v1/tenants", b.op, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.JSONEq(t, `{"tenants":[]}`, string(r.body))
+
+	acme := b.newTenant(t, "acme")
+	bravo := b.newTenant(t, "bravo")
+	_, err := b.srv.CreateNamespace(context.Background(), acme.Tenant.ID, "emails")
+	require.NoError(t, err)
+
+	r = b.do(t, http.MethodGet, "/control/v1/tenants", b.op, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	list := decodeAs[struct{ Tenants []Tenant }](t, r)
+	require.Equal(t, []Tenant{acme.Tenant, bravo.Tenant}, list.Tenants)
+
+	r = b.do(t, http.MethodGet, "/control/v1/shards", b.op, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.JSONEq(t, `{"shards":[
+		{"id":"s1","addr":"http://127.0.0.1:9001","namespaces":2},
+		{"id":"s2","addr":"http://127.0.0.1:9002","namespaces":1}]}`, string(r.body))
+}
+
+func TestHTTPOperatorAuth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	tenant := b.newTenant(t, "acme")
+	revoked, err := b.srv.IssueOperatorKey(ctx, "old ops")
+	require.NoError(t, err)
+	claims, err := b.srv.VerifyKey(ctx, revoked)
+	require.NoError(t, err)
+	require.NoError(t, b.srv.RevokeKey(ctx, "", claims.Subject))
+
+	endpoints := []struct{ method, path string }{
+		{http.MethodPost, "/control/v1/tenants"},
+		{http.MethodGet, "/control/v1/tenants"},
+		{http.MethodGet, "/control/v1/shards"},
+	}
+	for _, e := range endpoints {
+		body := map[string]string{"name": "zulu"}
+		for _, tok := range []string{"", "not-a-jwt", testSecret, revoked} {
+			requireError(t, b.do(t, e.method, e.path, tok, body), 401, "unauthenticated")
+		}
+		requireError(t, b.do(t, e.method, e.path, tenant.OwnerKey, body), 403, "forbidden")
+	}
+	_, err = b.srv.TenantByName(ctx, "zulu")
+	require.Error(t, err, "no rejected request created a tenant")
+}
+
+func TestHTTPJWKSIsPublicAndUnknownPathsAre404(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.do(t, http.MethodGet, "/control/v1/jwks", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Len(t, decodeAs[JWKS](t, r).Keys, 1)
+	require.NotEmpty(t, r.header.Get("X-Request-Id"))
+
+	requireError(t, b.do(t, http.MethodGet, "/control/v1/nope", b.op, nil), 404, "not_found")
+}
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestHTTPCreateTenantWithoutShardsIsUnavailable(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.Shards = nil })
+	r := b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "acme"})
+	requireError(t, r, http.StatusServiceUnavailable, "unavailable")
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+	r = b.do(t, http.MethodGet, "/control/v1/shards", b.op, nil)
+	require.JSONEq(t, `{"shards":[]}`, string(r.body))
+}

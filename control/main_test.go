@@ -1,0 +1,158 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// fasthttp's worker-pool cleaner notices Stop only after its idle
+		// sleep (10s, not configurable through fiber), so it outlives a
+		// stopped server by up to that long; it then exits on its own.
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+		// fasthttp refreshes its cached Date header in one goroutine per
+		// process, started with the first server and never stopped.
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	)
+}
+
+const testSecret = "test-cluster-secret-0123456789abcdef"
+
+var testShards = []ShardInfo{
+	{ID: "s1", Addr: "http://127.0.0.1:9001"},
+	{ID: "s2", Addr: "http://127.0.0.1:9002"},
+}
+
+// testConfig is a config for one node on free ports with tight Raft timings.
+func testConfig(t *testing.T, opts ...func(*Config)) Config {
+	cfg := Config{
+		DataDir:       t.TempDir(),
+		HTTPAddr:      "127.0.0.1:0",
+		ClusterSecret: testSecret,
+		Shards:        testShards,
+		Logger:        slog.New(slog.DiscardHandler),
+		RaftTimeout:   50 * time.Millisecond,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// startServer starts a server and stops it when the test ends.
+func startServer(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, srv.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, srv.Stop()) })
+	return srv
+}
+
+// bundle is a started server, an operator key and an HTTP client for it.
+type bundle struct {
+	srv    *Server
+	cfg    Config
+	base   string
+	op     string
+	client *http.Client
+}
+
+func setup(t *testing.T, opts ...func(*Config)) *bundle {
+	t.Helper()
+	cfg := testConfig(t, opts...)
+	srv := startServer(t, cfg)
+	op, err := srv.IssueOperatorKey(context.Background(), "ops")
+	require.NoError(t, err)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	return &bundle{srv: srv, cfg: cfg, base: "http://" + srv.Addr(), op: op, client: client}
+}
+
+// response is an HTTP response with its body read.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends a request with an optional bearer token and JSON body (a string
+// or []byte is sent as is, anything else as JSON).
+func (b *bundle) do(t *testing.T, method, path, token string, body any) response {
+	t.Helper()
+	var rd io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(v)
+	case []byte:
+		rd = bytes.NewReader(v)
+	default:
+		buf, err := json.Marshal(v)
+		require.NoError(t, err)
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, b.base+path, rd)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := b.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return response{status: resp.StatusCode, header: resp.Header, body: out}
+}
+
+// json decodes the response body into a value of type T.
+func decodeAs[T any](t *testing.T, r response) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal(r.body, &v), "body: %s", r.body)
+	return v
+}
+
+type errorBody struct {
+	Error struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Field     string `json:"field"`
+		RequestID string `json:"request_id"`
+	} `json:"error"`
+}
+
+// requireError checks a response is an API error with status and code, and
+// for 400s the field.
+func requireError(t *testing.T, r response, status int, code string, field ...string) {
+	t.Helper()
+	require.Equal(t, status, r.status, "body: %s", r.body)
+	e := decodeAs[errorBody](t, r)
+	require.Equal(t, code, e.Error.Code, "body: %s", r.body)
+	require.NotEmpty(t, e.Error.RequestID)
+	if len(field) > 0 {
+		require.Equal(t, field[0], e.Error.Field, "body: %s", r.body)
+	}
+}
+
+// newTenant creates a tenant through the Go API.
+func (b *bundle) newTenant(t *testing.T, name string) CreateTenantResult {
+	t.Helper()
+	res, err := b.srv.CreateTenant(context.Background(), name)
+	require.NoError(t, err)
+	return res
+}

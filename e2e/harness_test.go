@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/client"
+)
+
+var (
+	binary string
+	shared *devServer // one server for the tests that do not kill it
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "jobbie-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	binary = os.Getenv("JOBBIE_BIN")
+	if binary == "" {
+		binary = filepath.Join(tmp, "jobbie")
+		build := exec.Command("go", "build", "-o", binary, "../cmd/jobbie")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build jobbie:", err)
+			return 1
+		}
+	}
+	shared, err = launch(filepath.Join(tmp, "shared"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start jobbie dev:", err)
+		return 1
+	}
+	code := m.Run()
+	shared.stop()
+	return code
+}
+
+// devServer is a running `jobbie dev` process.
+type devServer struct {
+	dir                     string
+	gateway, control, shard string // base URLs
+	ownerKey, operatorKey   string
+	cmd                     *exec.Cmd
+	exited                  chan struct{}
+	stopped                 atomic.Bool
+}
+
+// launch starts `jobbie dev` on fresh loopback ports and waits until it
+// prints that it is running.
+func launch(dir string) (*devServer, error) {
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	return launchOn(dir, ports)
+}
+
+func launchOn(dir string, ports []string) (*devServer, error) {
+	cmd := exec.Command(binary, "dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2])
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(dir+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	d := &devServer{dir: dir, gateway: "http://" + ports[0], control: "http://" + ports[1], shard: "http://" + ports[2], cmd: cmd, exited: make(chan struct{})}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if !signalled && strings.HasPrefix(sc.Text(), "Jobbie is running.") {
+				signalled = true
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { _ = cmd.Wait(); logf.Close(); close(d.exited) }()
+	select {
+	case <-ready:
+	case <-d.exited:
+		return nil, fmt.Errorf("jobbie dev exited before it was ready; see %s.log", dir)
+	case <-time.After(60 * time.Second):
+		d.kill()
+		return nil, fmt.Errorf("jobbie dev not ready after 60s; see %s.log", dir)
+	}
+	d.ownerKey, err = readKey(filepath.Join(dir, "owner.key"))
+	if err != nil {
+		return nil, err
+	}
+	d.operatorKey, err = readKey(filepath.Join(dir, "operator.key"))
+	return d, err
+}
+
+func readKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return strings.TrimSpace(string(b)), err
+}
+
+// stop ends the process gracefully and waits for it.
+func (d *devServer) stop() {
+	if d.stopped.Swap(true) {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.exited:
+	case <-time.After(20 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+	}
+}
+
+// kill ends the process with SIGKILL, as a crash would.
+func (d *devServer) kill() {
+	d.stopped.Store(true)
+	_ = d.cmd.Process.Kill()
+	<-d.exited
+}
+
+func (d *devServer) ports() []string {
+	return []string{strings.TrimPrefix(d.gateway, "http://"), strings.TrimPrefix(d.control, "http://"), strings.TrimPrefix(d.shard, "http://")}
+}
+
+// freePorts reserves n loopback ports by binding and releasing them.
+func freePorts(n int) ([]string, error) {
+	var out []string
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
+}
+
+var tenantSeq atomic.Int64
+
+// tenant creates a fresh tenant on d and returns its owner's client.
+func (d *devServer) tenant(t *testing.T) (*client.Client, *client.CreatedTenant) {
+	t.Helper()
+	op := client.New(d.control, d.operatorKey)
+	name := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e9, tenantSeq.Add(1))
+	ct, err := op.CreateTenant(ctx(t), name)
+	require.NoError(t, err)
+	return client.New(d.gateway, ct.OwnerKey), ct
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", d, msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -8,4 +8,3 @@ import (
 func clientKey(name string, role tenancy.Role, ns ...string) client.CreateKeyRequest {
 	return client.CreateKeyRequest{Name: name, Role: role, Namespaces: ns}
 }
-

@@ -64,11 +64,14 @@ func checkKeyScope(r pebble.Reader, c createKeyCmd) error {
 		}
 	}
 	active := 0
-	must(0, scanJSON(r, layout.Keys(c.TenantID), func(_ []byte, k APIKey) {
+	err := scanJSON(r, layout.Keys(c.TenantID), func(_ []byte, k APIKey) {
 		if k.RevokedAt == nil {
 			active++
 		}
-	}))
+	})
+	if err != nil {
+		panic(err)
+	}
 	if active >= maxActiveKeysPerTenant {
 		return apierr.New(apierr.Conflict, "a tenant may have at most %d active keys; revoke some first", maxActiveKeysPerTenant)
 	}

@@ -72,7 +72,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		tx := &Tx{Batch: b, Now: time.Unix(0, now).UTC(), Index: l.Index}
 		out := make([]any, len(cmds))
 		for j, c := range cmds {
-			out[j] = f.reg.apply(tx, c)
+			out[j] = f.reg.Apply(tx, c)
 		}
 		results[i] = out
 		after = append(after, tx.after...)

@@ -53,9 +53,15 @@ func (r *Registry) Register(t CommandType, name string, h Handler) {
 // Name is the registered name of a command type.
 func (r *Registry) Name(t CommandType) string { return r.names[t] }
 
-// apply dispatches one command. An undecodable command is a divergence:
+// NewTx returns a transaction over batch at the given clock and index. The
+// replica makes one per entry; tests of state machines make their own.
+func NewTx(b *pebble.Batch, now time.Time, index uint64) *Tx {
+	return &Tx{Batch: b, Now: now, Index: index}
+}
+
+// Apply dispatches one command. An undecodable command is a divergence:
 // every node must apply the same log the same way, so it panics.
-func (r *Registry) apply(tx *Tx, cmd []byte) any {
+func (r *Registry) Apply(tx *Tx, cmd []byte) any {
 	if len(cmd) == 0 {
 		panic("replica: empty command in log")
 	}

@@ -82,6 +82,7 @@ type Node struct {
 	logs  *wal.WAL
 	meta  *metadb.BoltMetaDB // WAL.Close leaves it open; we close it
 	trans *raft.NetworkTransport
+	snaps *raft.FileSnapshotStore
 
 	propc    chan *proposal
 	inflight chan *flight
@@ -149,6 +150,7 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 	if err != nil {
 		return fmt.Errorf("replica: snapshot store: %w", err)
 	}
+	n.snaps = snaps
 	addr, err := net.ResolveTCPAddr("tcp", n.cfg.RaftAddr)
 	if err != nil {
 		return fmt.Errorf("replica: raft address: %w", err)

@@ -1,0 +1,178 @@
+package replica
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/require"
+)
+
+const cmdAdd CommandType = 1
+
+// counter is a tiny state machine: cmdAdd adds its payload byte to key "n"
+// and returns the new value; a payload of 0 is a business failure.
+type counter struct {
+	applied atomic.Int64
+	after   atomic.Int64
+}
+
+func (c *counter) registry() *Registry {
+	r := new(Registry)
+	r.Register(cmdAdd, "add", func(tx *Tx, p []byte) any {
+		c.applied.Add(1)
+		if p[0] == 0 {
+			return errors.New("zero")
+		}
+		var n uint64
+		if v, closer, err := tx.Get([]byte("n")); err == nil {
+			n = binary.BigEndian.Uint64(v)
+			closer.Close()
+		}
+		n += uint64(p[0])
+		if err := tx.Set([]byte("n"), binary.BigEndian.AppendUint64(nil, n), nil); err != nil {
+			panic(err)
+		}
+		tx.AfterCommit(func() { c.after.Add(1) })
+		return n
+	})
+	return r
+}
+
+func open(t *testing.T, dir string, c *counter) *Node {
+	t.Helper()
+	n, err := Open(Config{Dir: dir, Bootstrap: true, HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
+		Logger: hclog.NewNullLogger()}, c.registry())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, n.WaitLeader(ctx))
+	return n
+}
+
+func read(t *testing.T, n *Node) uint64 {
+	v, closer, err := n.DB().Get([]byte("n"))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0
+	}
+	require.NoError(t, err)
+	defer closer.Close()
+	return binary.BigEndian.Uint64(v)
+}
+
+func TestEntryCodecRoundTrip(t *testing.T) {
+	t.Parallel()
+	cmds := [][]byte{{1, 2}, {}, make([]byte, 300)}
+	now, got, err := decodeEntry(encodeEntry(42, cmds))
+	require.NoError(t, err)
+	require.Equal(t, int64(42), now)
+	require.Equal(t, cmds, got)
+	b := encodeEntry(1, cmds)
+	_, _, err = decodeEntry(b[:len(b)-1])
+	require.Error(t, err)
+	_, _, err = decodeEntry(append(b, 0))
+	require.Error(t, err)
+}
+
+func TestRegistryRefusesDuplicatesAndUnknown(t *testing.T) {
+	t.Parallel()
+	r := new(Registry)
+	r.Register(1, "a", func(*Tx, []byte) any { return nil })
+	require.Panics(t, func() { r.Register(1, "b", func(*Tx, []byte) any { return nil }) })
+	require.Nil(t, r.Apply(&Tx{}, []byte{byte(IgnoreUnknown | 7)}), "ignorable unknown types are skipped")
+	require.Panics(t, func() { r.Apply(&Tx{}, []byte{9}) }, "an unknown type is a divergence")
+}
+
+func TestConcurrentProposalsShareEntries(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	n := open(t, t.TempDir(), c)
+	defer n.Close()
+	before := n.AppliedIndex()
+	const writers, each = 32, 50
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				v, err := n.Propose(context.Background(), Command(cmdAdd, []byte{1}))
+				require.NoError(t, err)
+				require.Greater(t, v.(uint64), uint64(0))
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, uint64(writers*each), read(t, n))
+	require.EqualValues(t, writers*each, c.after.Load(), "after-commit hooks ran once each")
+	entries := n.AppliedIndex() - before
+	require.Less(t, entries, uint64(writers*each), "group commit packed proposals into fewer entries")
+	t.Logf("%d proposals in %d entries", writers*each, entries)
+
+	// A business failure comes back as a value and writes nothing.
+	v, err := n.Propose(context.Background(), Command(cmdAdd, []byte{0}))
+	require.NoError(t, err)
+	require.EqualError(t, v.(error), "zero")
+	require.Equal(t, uint64(writers*each), read(t, n))
+}
+
+func TestRestartDoesNotReapply(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := &counter{}
+	n := open(t, dir, c)
+	for i := 0; i < 10; i++ {
+		_, err := n.Propose(context.Background(), Command(cmdAdd, []byte{3}))
+		require.NoError(t, err)
+	}
+	require.NoError(t, n.Close())
+
+	c2 := &counter{}
+	n2 := open(t, dir, c2)
+	defer n2.Close()
+	require.Equal(t, uint64(30), read(t, n2), "state kept, log entries not applied twice")
+	require.Zero(t, c2.applied.Load())
+	v, err := n2.Propose(context.Background(), Command(cmdAdd, []byte{1}))
+	require.NoError(t, err)
+	require.Equal(t, uint64(31), v)
+}
+
+func TestSnapshotRestore(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	n := open(t, t.TempDir(), c)
+	defer n.Close()
+	_, err := n.Propose(context.Background(), Command(cmdAdd, []byte{7}))
+	require.NoError(t, err)
+	require.NoError(t, n.Snapshot())
+	_, err = n.Propose(context.Background(), Command(cmdAdd, []byte{5}))
+	require.NoError(t, err)
+	require.Equal(t, uint64(12), read(t, n))
+
+	// Restore the latest snapshot into the running state machine: the
+	// state goes back to what it was at the snapshot.
+	snaps, err := n.snaps.List()
+	require.NoError(t, err)
+	require.NotEmpty(t, snaps)
+	_, rc, err := n.snaps.Open(snaps[0].ID)
+	require.NoError(t, err)
+	require.NoError(t, n.fsm.Restore(rc))
+	require.Equal(t, uint64(7), read(t, n))
+	require.Equal(t, snaps[0].Index, n.AppliedIndex())
+}
+
+func TestProposeOnFollowerIsNotLeader(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	n, err := Open(Config{Dir: t.TempDir(), Logger: hclog.NewNullLogger()}, c.registry()) // not bootstrapped
+	require.NoError(t, err)
+	defer n.Close()
+	_, err = n.Propose(context.Background(), Command(cmdAdd, []byte{1}))
+	require.ErrorIs(t, err, ErrNotLeader)
+}

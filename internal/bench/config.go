@@ -1,0 +1,186 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// Transports.
+const (
+	TransportFast = "fasthttp"
+	TransportStd  = "nethttp"
+)
+
+// Config describes one bench run. Zero fields take the defaults noted.
+type Config struct {
+	// URL is the gateway's base URL and Key its API key; Namespace, if set,
+	// is sent as X-Jobbie-Namespace.
+	URL       string
+	Key       string
+	Namespace string
+
+	// DirectURL, when set, sends the load straight to a shard at this URL
+	// instead of the gateway, authenticated by ClusterSecret and naming
+	// ShardNamespace ("<tenant id>/<namespace>").
+	DirectURL      string
+	ClusterSecret  string
+	ShardNamespace string
+
+	// Producers and Workers are the concurrent enqueue and fetch loops.
+	// Defaults 4 and 16 (in latency mode: 1 producer, 4 workers).
+	Producers int
+	Workers   int
+	// Batch is the number of jobs per enqueue call; 1 (the default) uses
+	// the single enqueue endpoint, more uses enqueue/batch.
+	Batch int
+	// Duration bounds the run. Default 10s, unless Jobs is set.
+	Duration time.Duration
+	// Jobs stops the run once this many jobs were acked (0: no limit).
+	Jobs int64
+	// Queue is the queue the jobs go to. Default "bench".
+	Queue string
+	// PayloadSize is the size in bytes of each job's JSON payload
+	// (at least 8). Default 64.
+	PayloadSize int
+	// FetchTimeout is the long-poll wait of one fetch. Default 1s, which
+	// also bounds how long the end of a run waits for idle workers.
+	FetchTimeout time.Duration
+	// MaxOutstanding caps the jobs enqueued but not yet fetched; producers
+	// wait while it is reached. Default 10000.
+	MaxOutstanding int64
+	// Latency switches to latency mode: one job at a time to idle workers.
+	Latency bool
+	// Transport is TransportFast (default) or TransportStd.
+	Transport string
+	// ProgressEvery is the interval of progress lines; negative disables
+	// them. Default 1s.
+	ProgressEvery time.Duration
+}
+
+// WithDefaults returns the config with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Producers == 0 {
+		c.Producers = pick(c.Latency, 1, 4)
+	}
+	if c.Workers == 0 {
+		c.Workers = pick(c.Latency, 4, 16)
+	}
+	if c.Batch == 0 {
+		c.Batch = 1
+	}
+	if c.Duration == 0 && c.Jobs == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Queue == "" {
+		c.Queue = "bench"
+	}
+	if c.PayloadSize == 0 {
+		c.PayloadSize = 64
+	}
+	if c.FetchTimeout == 0 {
+		c.FetchTimeout = time.Second
+	}
+	if c.MaxOutstanding == 0 {
+		c.MaxOutstanding = 10_000
+	}
+	if c.Transport == "" {
+		c.Transport = TransportFast
+	}
+	if c.ProgressEvery == 0 {
+		c.ProgressEvery = time.Second
+	}
+	return c
+}
+
+func pick(cond bool, yes, no int) int {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+// Validate reports a config that cannot run.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DirectURL != "" {
+		if c.ClusterSecret == "" {
+			errs = append(errs, errors.New("direct mode needs the cluster secret"))
+		}
+		if _, _, err := tenancy.ParseShardNamespace(c.ShardNamespace); err != nil {
+			errs = append(errs, err)
+		}
+	} else if c.URL == "" {
+		errs = append(errs, errors.New("no URL"))
+	}
+	if err := checkURL(c.target()); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Producers < 1 || c.Workers < 1 || c.Batch < 1 {
+		errs = append(errs, errors.New("producers, workers and batch must be at least 1"))
+	}
+	if c.Latency && c.Batch != 1 {
+		errs = append(errs, errors.New("latency mode sends single jobs (batch 1)"))
+	}
+	if c.Duration < 0 || c.Jobs < 0 || c.FetchTimeout <= 0 || c.MaxOutstanding < 1 {
+		errs = append(errs, errors.New("duration, jobs, fetch timeout and max outstanding must be positive"))
+	}
+	if c.PayloadSize < 8 {
+		errs = append(errs, fmt.Errorf("payload size %d is below 8 bytes", c.PayloadSize))
+	}
+	if err := tenancy.ValidateQueue(c.Queue); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Transport != TransportFast && c.Transport != TransportStd {
+		errs = append(errs, fmt.Errorf("transport %q is not %s or %s", c.Transport, TransportFast, TransportStd))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return nil
+}
+
+// target is the base URL the load goes to.
+func (c Config) target() string {
+	if c.DirectURL != "" {
+		return strings.TrimRight(c.DirectURL, "/")
+	}
+	return strings.TrimRight(c.URL, "/")
+}
+
+func checkURL(u string) error {
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return fmt.Errorf("URL %q must start with http:// or https://", u)
+	}
+	return nil
+}
+
+// headers are the headers of every request.
+func (c Config) headers() []header {
+	if c.DirectURL != "" {
+		return []header{
+			{"Authorization", "Bearer " + c.ClusterSecret},
+			{client.ShardNamespaceHeader, c.ShardNamespace},
+		}
+	}
+	var h []header
+	if c.Key != "" {
+		h = append(h, header{"Authorization", "Bearer " + c.Key})
+	}
+	if c.Namespace != "" {
+		h = append(h, header{client.NamespaceHeader, c.Namespace})
+	}
+	return h
+}
+
+func (c Config) newTransport() transport {
+	conns := c.Producers + c.Workers + 4
+	if c.Transport == TransportStd {
+		return newStdTransport(c.target(), c.headers(), conns)
+	}
+	return newFastTransport(c.target(), c.headers(), conns)
+}

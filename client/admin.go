@@ -41,19 +41,26 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 // CreateKeyRequest describes a new API key. A key may only create keys
 // whose role ranks at or below its own, for namespaces it may use;
 // Namespaces may be ["*"] for every namespace of the tenant.
+//
+// ExpiresAt, when set, is when the key stops working: in the future and at
+// most ten years ahead, kept to the whole second. Nil means it never
+// expires.
 type CreateKeyRequest struct {
 	Name       string       `json:"name"`
 	Role       tenancy.Role `json:"role"`
 	Namespaces []string     `json:"namespaces"`
+	ExpiresAt  *time.Time   `json:"expires_at,omitempty"`
 }
 
-// Key describes an API key (never its secret).
+// Key describes an API key (never its secret). ExpiresAt is nil for a key
+// that never expires.
 type Key struct {
 	ID         string       `json:"id"`
 	Name       string       `json:"name"`
 	Role       tenancy.Role `json:"role"`
 	Namespaces []string     `json:"namespaces"`
 	CreatedAt  time.Time    `json:"created_at"`
+	ExpiresAt  *time.Time   `json:"expires_at,omitempty"`
 	RevokedAt  *time.Time   `json:"revoked_at,omitempty"`
 }
 

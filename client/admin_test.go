@@ -59,6 +59,30 @@ func TestKeys(t *testing.T) {
 	require.True(t, client.IsNotFound(c.DeleteKey(context.Background(), "key_2")))
 }
 
+func TestKeyExpiry(t *testing.T) {
+	t.Parallel()
+	exp := created.Add(time.Hour)
+	rec := newRecorder(t, http.StatusCreated, `{"id":"key_1","key":"jwt","name":"ci","role":"producer",
+		"namespaces":["emails"],"created_at":"2026-11-01T12:00:00Z","expires_at":"2026-11-01T13:00:00Z"}`)
+	c := rec.client(t)
+	k, err := c.CreateKey(context.Background(), client.CreateKeyRequest{
+		Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, ExpiresAt: &exp,
+	})
+	require.NoError(t, err)
+	require.Equal(t, &exp, k.ExpiresAt)
+	rec.requireRequest(t, "POST", "/api/v1/keys",
+		`{"name":"ci","role":"producer","namespaces":["emails"],"expires_at":"2026-11-01T13:00:00Z"}`)
+
+	rec.respond(http.StatusOK, `{"keys":[{"id":"key_1","name":"ci","role":"producer","namespaces":["emails"],
+		"created_at":"2026-11-01T12:00:00Z","expires_at":"2026-11-01T13:00:00Z"},
+		{"id":"key_2","name":"ci","role":"producer","namespaces":["emails"],"created_at":"2026-11-01T12:00:00Z"}]}`)
+	keys, err := c.ListKeys(context.Background())
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	require.Equal(t, &exp, keys[0].ExpiresAt)
+	require.Nil(t, keys[1].ExpiresAt)
+}
+
 func TestTenants(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(t, http.StatusCreated, `{"tenant":{"id":"t_1","name":"acme","created_at":"2026-11-01T12:00:00Z"},

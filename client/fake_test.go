@@ -26,7 +26,7 @@ type fakeServer struct {
 
 	mu          sync.Mutex
 	cancelled   map[string]string // job id → heartbeat status to answer
-	fetchStatus int // when set, fetch answers this error status
+	fetchStatus int               // when set, fetch answers this error status
 }
 
 type fakeJob struct {

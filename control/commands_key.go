@@ -1,6 +1,8 @@
 package control
 
 import (
+	"time"
+
 	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/control/internal/layout"
@@ -9,18 +11,20 @@ import (
 	"github.com/jobbie/jobbie/tenancy"
 )
 
-// maxActiveKeysPerTenant bounds a tenant's unrevoked API keys.
+// maxActiveKeysPerTenant bounds a tenant's active (unrevoked, unexpired) API keys.
 const maxActiveKeysPerTenant = 1000
 
 // createKeyCmd stores a new key's metadata. TenantID is empty for an
 // operator key. The proposer has checked the shapes of every field; the
-// handler checks what depends on state (the tenant and namespaces exist).
+// handler checks what depends on state or on the command's time (the
+// tenant and namespaces exist, the expiry is ahead).
 type createKeyCmd struct {
 	ID         string       `json:"id"`
 	TenantID   string       `json:"tenant_id,omitempty"`
 	Name       string       `json:"name"`
 	Role       tenancy.Role `json:"role"`
 	Namespaces []string     `json:"namespaces,omitempty"`
+	ExpiresAt  *time.Time   `json:"expires_at,omitempty"` // whole seconds, UTC
 }
 
 // revokeKeyCmd revokes a key of a tenant (or an operator key, TenantID "").
@@ -36,22 +40,27 @@ func registerKeyCommands(r *replica.Registry) {
 }
 
 func applyCreateKey(tx *replica.Tx, c createKeyCmd) any {
+	if err := checkKeyExpiry(c.ExpiresAt, tx.Now); err != nil {
+		return err
+	}
 	if c.TenantID != "" {
-		if err := checkKeyScope(tx, c); err != nil {
+		if err := checkKeyScope(tx, c, tx.Now); err != nil {
 			return err
 		}
 	}
 	if must(exists(tx, layout.Key(c.TenantID, c.ID))) {
 		return apierr.New(apierr.Conflict, "key id %q exists", c.ID)
 	}
-	k := APIKey{ID: c.ID, TenantID: c.TenantID, Name: c.Name, Role: c.Role, Namespaces: c.Namespaces, CreatedAt: tx.Now}
+	k := APIKey{ID: c.ID, TenantID: c.TenantID, Name: c.Name, Role: c.Role, Namespaces: c.Namespaces,
+		CreatedAt: tx.Now, ExpiresAt: c.ExpiresAt}
 	putKey(tx, k)
 	return k
 }
 
 // checkKeyScope checks that a tenant key's tenant and namespaces exist and
-// that the tenant has room for another key.
-func checkKeyScope(r pebble.Reader, c createKeyCmd) error {
+// that the tenant has room for another key: revoked and expired keys do
+// not count.
+func checkKeyScope(r pebble.Reader, c createKeyCmd, now time.Time) error {
 	if _, err := loadTenant(r, c.TenantID); err != nil {
 		return businessErr(err)
 	}
@@ -65,7 +74,7 @@ func checkKeyScope(r pebble.Reader, c createKeyCmd) error {
 	}
 	active := 0
 	err := scanJSON(r, layout.Keys(c.TenantID), func(_ []byte, k APIKey) {
-		if k.RevokedAt == nil {
+		if k.active(now) {
 			active++
 		}
 	})

@@ -145,6 +145,58 @@ func TestApplyCreateKey(t *testing.T) {
 	require.Equal(t, []string{kidA, kidB}, []string{keys[0].ID, keys[1].ID}, "operator keys are apart from tenants'")
 }
 
+func TestApplyCreateKeyExpiry(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
+	cmd := func(exp time.Time) createKeyCmd {
+		return createKeyCmd{ID: newID("key_"), TenantID: tidA, Name: "x", Role: tenancy.RoleViewer, Namespaces: []string{"*"}, ExpiresAt: &exp}
+	}
+	next := func() time.Time { return b.now.Add(time.Second) } // the time apply stamps on the next command
+
+	bad := []func() time.Time{
+		next,
+		func() time.Time { return next().Add(-time.Hour) },
+		func() time.Time { return next().AddDate(10, 0, 0).Add(time.Second) },
+	}
+	for _, exp := range bad {
+		out, empty := apply(t, b, applyCreateKey, cmd(exp()))
+		requireCode(t, out, apierr.BadRequest, empty)
+		require.Equal(t, "expires_at", out.(*apierr.Error).Field, "%v", out)
+	}
+	exp := next().AddDate(10, 0, 0)
+	out, _ := apply(t, b, applyCreateKey, cmd(exp))
+	require.Equal(t, exp, *out.(APIKey).ExpiresAt, "exactly ten years ahead is allowed")
+	stored, err := loadKey(b.db, tidA, out.(APIKey).ID)
+	require.NoError(t, err)
+	require.Equal(t, out, stored)
+}
+
+func TestApplyCreateKeyCountsOnlyActiveKeys(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
+	putKeys := func(n int, exp time.Time) {
+		batch := b.db.NewBatch()
+		defer batch.Close()
+		for range n {
+			putKey(&replica.Tx{Batch: batch}, APIKey{ID: newID("key_"), TenantID: tidA, Name: "k", Role: tenancy.RoleViewer,
+				Namespaces: []string{"*"}, CreatedAt: b.now, ExpiresAt: &exp})
+		}
+		require.NoError(t, batch.Commit(pebble.NoSync))
+	}
+	create := createKeyCmd{ID: kidB, TenantID: tidA, Name: "ci", Role: tenancy.RoleViewer, Namespaces: []string{"*"}}
+
+	putKeys(maxActiveKeysPerTenant, b.now) // expired by the next command
+	out, _ := apply(t, b, applyCreateKey, create)
+	require.Equal(t, kidB, out.(APIKey).ID, "expired keys leave room for new ones")
+
+	putKeys(maxActiveKeysPerTenant-2, b.now.Add(time.Hour)) // with the owner and ci: at the limit
+	create.ID = newID("key_")
+	out, empty := apply(t, b, applyCreateKey, create)
+	requireCode(t, out, apierr.Conflict, empty)
+}
+
 func TestApplyRevokeKey(t *testing.T) {
 	t.Parallel()
 	b := setupApply(t)

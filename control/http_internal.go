@@ -1,7 +1,13 @@
 package control
 
 import (
+	"bytes"
+	"encoding/json"
+	"time"
+
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
 )
 
 // Internal endpoints: /internal/v1, behind clusterOnly, called by gateways
@@ -54,11 +60,21 @@ func (s *Server) getKeys(c *fiber.Ctx) error {
 }
 
 func (s *Server) postKey(c *fiber.Ctx) error {
-	var req KeyRequest
+	var req struct {
+		KeyRequest
+		// Shadows KeyRequest.ExpiresAt so that a malformed time is a 400
+		// naming the field rather than an undecodable body.
+		ExpiresAt json.RawMessage `json:"expires_at"`
+	}
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	k, err := s.CreateKey(c.UserContext(), c.Params("tid"), req)
+	exp, err := parseExpiresAt(req.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	req.KeyRequest.ExpiresAt = exp
+	k, err := s.CreateKey(c.UserContext(), c.Params("tid"), req.KeyRequest)
 	if err != nil {
 		return err
 	}
@@ -70,4 +86,17 @@ func (s *Server) deleteKey(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// parseExpiresAt decodes an optional RFC 3339 expires_at; absent or null is
+// nil (the key never expires).
+func parseExpiresAt(raw json.RawMessage) (*time.Time, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var t time.Time
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, apierr.Field("expires_at", "expires_at must be an RFC 3339 time like 2026-02-11T10:00:00Z")
+	}
+	return &t, nil
 }

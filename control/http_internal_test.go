@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -131,6 +132,60 @@ func TestHTTPKeys(t *testing.T) {
 	require.NotNil(t, keys[1].RevokedAt)
 	require.Nil(t, keys[0].RevokedAt)
 	require.NotContains(t, strings.SplitN(string(r.body), ci.ID, 2)[0], "revoked_at", "only revoked keys carry revoked_at")
+}
+
+func TestHTTPKeyExpiry(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	acme := b.newTenant(t, "acme")
+	base := "/internal/v1/tenants/" + acme.Tenant.ID + "/keys"
+	body := func(exp any) map[string]any {
+		return map[string]any{"name": "short", "role": "worker", "namespaces": []string{"default"}, "expires_at": exp}
+	}
+
+	now := time.Now()
+	bad := []any{
+		now.Add(-time.Minute).Format(time.RFC3339),
+		now.Format(time.RFC3339Nano),
+		now.AddDate(10, 0, 1).Format(time.RFC3339),
+		"tomorrow",
+		"2030-01-01",
+		12345,
+	}
+	for _, exp := range bad {
+		requireError(t, b.do(t, http.MethodPost, base, testSecret, body(exp)), 400, "bad_request", "expires_at")
+	}
+
+	want := now.Add(time.Hour).Truncate(time.Second).UTC()
+	sent := want.Add(300 * time.Millisecond).In(time.FixedZone("", 2*60*60)).Format(time.RFC3339Nano)
+	r := b.do(t, http.MethodPost, base, testSecret, body(sent))
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	k := decodeAs[CreatedKey](t, r)
+	require.NotNil(t, k.ExpiresAt)
+	require.Equal(t, want, *k.ExpiresAt, "kept to the whole second, in UTC")
+	require.Contains(t, string(r.body), `"expires_at":"`+want.Format(time.RFC3339)+`"`)
+
+	claims, err := b.srv.VerifyKey(context.Background(), k.Key)
+	require.NoError(t, err)
+	require.NotNil(t, claims.ExpiresAt)
+	require.Equal(t, want, claims.ExpiresAt.UTC(), "the token's exp is the stored expiry")
+
+	r = b.do(t, http.MethodPost, base, testSecret, body(nil))
+	require.Equal(t, http.StatusCreated, r.status, "null is no expiry; body: %s", r.body)
+	forever := decodeAs[CreatedKey](t, r)
+	require.Nil(t, forever.ExpiresAt)
+	require.NotContains(t, string(r.body), "expires_at")
+	claims, err = b.srv.VerifyKey(context.Background(), forever.Key)
+	require.NoError(t, err)
+	require.Nil(t, claims.ExpiresAt)
+
+	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	keys := decodeAs[struct{ Keys []APIKey }](t, r).Keys
+	require.Len(t, keys, 3, "the owner key, short and forever; rejected requests created nothing")
+	require.Equal(t, k.APIKey, keys[1])
+	require.Nil(t, keys[2].ExpiresAt)
+	require.Equal(t, 1, strings.Count(string(r.body), "expires_at"), "only keys that expire carry expires_at")
 }
 
 func TestHTTPRevocationsVersionIncrements(t *testing.T) {

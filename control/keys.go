@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -17,9 +18,14 @@ var keyIDRE = regexp.MustCompile(`^key_[0-9a-z]{26}$`)
 // maxKeyNamespaces bounds the namespaces one key may name.
 const maxKeyNamespaces = 100
 
+// maxKeyLifetimeYears bounds how far ahead a key's expiry may be.
+const maxKeyLifetimeYears = 10
+
 // CreateKey creates an API key of tenant tid. Its token is in the result and
 // nowhere else. Namespaces is ["*"] (every namespace; the default is
 // "default") or a list of existing namespaces (the first is the default).
+// ExpiresAt, when set, becomes the token's exp claim; the create_key
+// command checks it against the time it is applied at.
 func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (CreatedKey, error) {
 	if tenancy.ValidateTenantID(tid) != nil {
 		return CreatedKey{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
@@ -34,8 +40,33 @@ func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (Cre
 	if err := checkKeyNamespaces(req.Namespaces); err != nil {
 		return CreatedKey{}, err
 	}
-	cmd := createKeyCmd{ID: newID("key_"), TenantID: tid, Name: req.Name, Role: role, Namespaces: req.Namespaces}
+	cmd := createKeyCmd{ID: newID("key_"), TenantID: tid, Name: req.Name, Role: role, Namespaces: req.Namespaces,
+		ExpiresAt: wholeSecond(req.ExpiresAt)}
 	return s.createKey(ctx, cmd)
+}
+
+// wholeSecond is t in UTC without its fraction of a second: a JWT's exp is
+// whole seconds, and the stored expiry must be the one the token enforces.
+func wholeSecond(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC().Truncate(time.Second)
+	return &u
+}
+
+// checkKeyExpiry checks an optional expiry against now: in the future and
+// at most maxKeyLifetimeYears ahead.
+func checkKeyExpiry(exp *time.Time, now time.Time) error {
+	switch {
+	case exp == nil:
+		return nil
+	case !exp.After(now):
+		return apierr.Field("expires_at", "expires_at %s is not in the future", exp.Format(time.RFC3339))
+	case exp.After(now.AddDate(maxKeyLifetimeYears, 0, 0)):
+		return apierr.Field("expires_at", "expires_at %s is more than %d years ahead", exp.Format(time.RFC3339), maxKeyLifetimeYears)
+	}
+	return nil
 }
 
 // checkKeyNamespaces checks the shape of a key's namespace list; the

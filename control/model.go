@@ -40,7 +40,14 @@ type APIKey struct {
 	Role       tenancy.Role `json:"role"`
 	Namespaces []string     `json:"namespaces"`
 	CreatedAt  time.Time    `json:"created_at"`
+	ExpiresAt  *time.Time   `json:"expires_at,omitempty"` // nil: never expires
 	RevokedAt  *time.Time   `json:"revoked_at,omitempty"`
+}
+
+// active reports whether the key still works at now: not revoked, not
+// expired.
+func (k APIKey) active(now time.Time) bool {
+	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
 }
 
 // CreatedKey is a new API key: its metadata and the token, which is shown
@@ -50,11 +57,15 @@ type CreatedKey struct {
 	Key string `json:"key"`
 }
 
-// KeyRequest asks for a new tenant API key.
+// KeyRequest asks for a new tenant API key. ExpiresAt, when set, must be
+// in the future and at most maxKeyLifetimeYears ahead; it is kept to the
+// whole second (a fraction is dropped), the precision of the token's exp
+// claim. Nil means the key never expires.
 type KeyRequest struct {
-	Name       string   `json:"name"`
-	Role       string   `json:"role"`
-	Namespaces []string `json:"namespaces"`
+	Name       string     `json:"name"`
+	Role       string     `json:"role"`
+	Namespaces []string   `json:"namespaces"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
 }
 
 // CreateTenantResult is a new tenant with its default namespace and the

@@ -62,6 +62,9 @@ func claimsOf(k APIKey) tenancy.KeyClaims {
 			IssuedAt: jwt.NewNumericDate(k.CreatedAt),
 		},
 	}
+	if k.ExpiresAt != nil {
+		c.ExpiresAt = jwt.NewNumericDate(*k.ExpiresAt)
+	}
 	if len(k.Namespaces) > 0 {
 		c.DefaultNamespace = k.Namespaces[0]
 		if k.Namespaces[0] == tenancy.AllNamespaces {
@@ -88,8 +91,8 @@ func (s *Server) sign(k APIKey) (string, error) {
 }
 
 // VerifyKey checks a token the way a gateway does: signed by one of the
-// control plane's keys, well-formed claims, not revoked. Any failure is an
-// apierr Unauthenticated error.
+// control plane's keys, well-formed claims, not expired, not revoked. Any
+// failure is an apierr Unauthenticated error.
 func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaims, error) {
 	claims := &tenancy.KeyClaims{}
 	err := s.view(func(r pebble.Reader) error {

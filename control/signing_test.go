@@ -103,3 +103,20 @@ func TestVerifyKey(t *testing.T) {
 	_, err = b.srv.VerifyKey(ctx, res.OwnerKey)
 	require.Equal(t, apierr.Unauthenticated, apierr.CodeOf(err))
 }
+
+func TestVerifyKeyRefusesExpiredKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.newTenant(t, "acme")
+	key := func(exp time.Time) string {
+		tok, err := b.srv.sign(APIKey{ID: newID("key_"), TenantID: res.Tenant.ID, Role: tenancy.RoleViewer,
+			Namespaces: []string{"*"}, CreatedAt: time.Now().Add(-time.Hour), ExpiresAt: &exp})
+		require.NoError(t, err)
+		return tok
+	}
+	_, err := b.srv.VerifyKey(context.Background(), key(time.Now().Add(time.Minute)))
+	require.NoError(t, err)
+	_, err = b.srv.VerifyKey(context.Background(), key(time.Now().Add(-time.Second)))
+	require.Equal(t, apierr.Unauthenticated, apierr.CodeOf(err))
+	require.ErrorContains(t, err, "expired")
+}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -155,4 +156,34 @@ func TestAdminListAndDeleteKeys(t *testing.T) {
 	r = b.do(t, http.MethodDelete, "/api/v1/keys/key_emails", adminEmails, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
 	require.True(t, b.control.isRevoked("key_emails"))
+}
+
+func TestAdminKeyExpiryPassesThrough(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	owner := b.key(t, tenancy.RoleOwner, "*")
+	exp := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+
+	r := b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "short", "role": "producer", "expires_at": exp})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	require.JSONEq(t, `"`+exp+`"`, string(b.control.lastKeyRequest().ExpiresAt), "expires_at reaches control as sent")
+	var created map[string]any
+	r.decode(t, &created)
+	require.Equal(t, exp, created["expires_at"])
+
+	r = b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "forever", "role": "producer"})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	require.Nil(t, b.control.lastKeyRequest().ExpiresAt, "no expiry asked, none sent")
+
+	e := b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "bad", "role": "producer", "expires_at": "tomorrow"}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "expires_at", e.Field, "control's verdict reaches the client with its field")
+
+	var list struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	b.do(t, http.MethodGet, "/api/v1/keys", owner, nil).decode(t, &list)
+	require.Len(t, list.Keys, 2)
+	require.Equal(t, exp, list.Keys[0]["expires_at"])
+	require.NotContains(t, list.Keys[1], "expires_at", "a key that never expires shows no expires_at")
 }

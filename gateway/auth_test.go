@@ -133,9 +133,14 @@ func TestAuthExpiryHonouredFromCache(t *testing.T) {
 	c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(2 * time.Second))
 	key := b.signer.sign(t, c)
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+	var refused reply
 	require.Eventually(t, func() bool {
-		return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status == http.StatusUnauthorized
+		refused = b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
+		return refused.status == http.StatusUnauthorized
 	}, 5*time.Second, 50*time.Millisecond)
+	e := refused.requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	require.Contains(t, e.Message, "expired")
+	require.False(t, time.Now().Before(c.ExpiresAt.Time), "refused only once exp has passed")
 }
 
 func TestNotReadyUntilKeysLoaded(t *testing.T) {

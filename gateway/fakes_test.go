@@ -182,11 +182,25 @@ func (fc *fakeControl) createKey(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("tid")
 	fc.nextID++
 	m := keyMeta{ID: fmt.Sprintf("key_%d", fc.nextID), Name: in.Name, Role: tenancy.Role(in.Role), Namespaces: in.Namespaces, CreatedAt: "2026-01-03T00:00:00Z"}
+	claims := claimsFor(tid, m.ID, m.Role, m.Namespaces...)
+	if in.ExpiresAt != nil {
+		var exp time.Time
+		if err := json.Unmarshal(in.ExpiresAt, &exp); err != nil {
+			writeErr(w, apierr.Field("expires_at", "expires_at must be an RFC 3339 time"))
+			return
+		}
+		m.ExpiresAt = exp.Format(time.RFC3339)
+		claims.ExpiresAt = jwt.NewNumericDate(exp)
+	}
 	fc.keys[tid] = append(fc.keys[tid], m)
-	secret := fc.signer.sign(fc.t, claimsFor(tid, m.ID, m.Role, m.Namespaces...))
-	writeJSON(w, http.StatusCreated, map[string]any{
+	secret := fc.signer.sign(fc.t, claims)
+	out := map[string]any{
 		"id": m.ID, "key": secret, "name": m.Name, "role": m.Role, "namespaces": m.Namespaces, "created_at": m.CreatedAt,
-	})
+	}
+	if m.ExpiresAt != "" {
+		out["expires_at"] = m.ExpiresAt
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (fc *fakeControl) deleteKey(w http.ResponseWriter, r *http.Request) {

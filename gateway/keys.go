@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 
@@ -17,15 +18,19 @@ type keyMeta struct {
 	Role       tenancy.Role `json:"role"`
 	Namespaces []string     `json:"namespaces"`
 	CreatedAt  string       `json:"created_at"`
+	ExpiresAt  string       `json:"expires_at,omitempty"`
 	RevokedAt  string       `json:"revoked_at,omitempty"`
 }
 
 // keyRequest is the body of POST /api/v1/keys. Namespaces is nil when
-// omitted, which means the caller's default namespace.
+// omitted, which means the caller's default namespace. ExpiresAt (an RFC
+// 3339 time, or absent for a key that never expires) goes to control as
+// sent: control parses and checks it, against its own clock.
 type keyRequest struct {
-	Name       string   `json:"name"`
-	Role       string   `json:"role"`
-	Namespaces []string `json:"namespaces"`
+	Name       string          `json:"name"`
+	Role       string          `json:"role"`
+	Namespaces []string        `json:"namespaces"`
+	ExpiresAt  json.RawMessage `json:"expires_at,omitempty"`
 }
 
 // tenantKeys fetches the tenant's keys from control.

@@ -193,7 +193,7 @@ func (r *runner) progress() {
 		secs := (now - last).Seconds()
 		fmt.Fprintf(r.out, "%6.1fs  enqueued %9d (%8.0f/s)  completed %9d (%8.0f/s)  outstanding %6d  errors %d\n",
 			now.Seconds(), enq, float64(enq-lastEnq)/secs, ack, float64(ack-lastAck)/secs,
-			enq-r.counter.delivered.Load(), r.counter.errors.Load())
+			max(enq-r.counter.delivered.Load(), 0), r.counter.errors.Load())
 		lastEnq, lastAck, last = enq, ack, now
 	}
 }

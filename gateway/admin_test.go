@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/golang-jwt/jwt/v5"
 	"net/http"
 	"testing"
 	"time"
@@ -186,4 +187,22 @@ func TestAdminKeyExpiryPassesThrough(t *testing.T) {
 	require.Len(t, list.Keys, 2)
 	require.Equal(t, exp, list.Keys[0]["expires_at"])
 	require.NotContains(t, list.Keys[1], "expires_at", "a key that never expires shows no expires_at")
+}
+
+func TestAdminShortLivedKeyCannotMintLongerLivedKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := claimsFor(tenantA, "key_short_admin", tenancy.RoleAdmin, "*")
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	c.ExpiresAt = jwt.NewNumericDate(until)
+	short := b.signer.sign(t, c)
+
+	b.do(t, http.MethodPost, "/api/v1/keys", short, map[string]any{"name": "forever", "role": "producer"}).
+		requireError(t, http.StatusForbidden, apierr.Forbidden)
+	later := until.Add(time.Minute).Format(time.RFC3339)
+	b.do(t, http.MethodPost, "/api/v1/keys", short, map[string]any{"name": "later", "role": "producer", "expires_at": later}).
+		requireError(t, http.StatusForbidden, apierr.Forbidden)
+	within := until.Add(-time.Minute).Format(time.RFC3339)
+	r := b.do(t, http.MethodPost, "/api/v1/keys", short, map[string]any{"name": "within", "role": "producer", "expires_at": within})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -78,6 +79,9 @@ func (s *Server) createKey(c *fiber.Ctx, r *call) error {
 	if in.Namespaces, err = grantableNamespaces(r.key, in.Namespaces); err != nil {
 		return err
 	}
+	if err := grantableExpiry(r.key, in.ExpiresAt); err != nil {
+		return err
+	}
 	in.Role = string(role)
 	rep, err := s.controlCall(r, http.MethodPost, tenantPath(r.key.TenantID, "/keys"), in, http.StatusCreated)
 	if err != nil {
@@ -85,6 +89,24 @@ func (s *Server) createKey(c *fiber.Ctx, r *call) error {
 	}
 	c.Status(fiber.StatusCreated).Type("json")
 	return c.Send(rep.body)
+}
+
+// grantableExpiry keeps a short-lived key from outliving itself through the
+// keys it mints: when the caller expires, the new key must expire no later.
+func grantableExpiry(caller *tenancy.KeyClaims, raw json.RawMessage) error {
+	if caller.ExpiresAt == nil {
+		return nil
+	}
+	limit := caller.ExpiresAt.Time
+	var s *string
+	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != nil {
+		if t, err := time.Parse(time.RFC3339Nano, *s); err == nil && !t.After(limit) {
+			return nil
+		} else if err != nil {
+			return nil // malformed: control answers 400 naming expires_at
+		}
+	}
+	return apierr.New(apierr.Forbidden, "this key expires at %s; keys it creates must set expires_at no later", limit.UTC().Format(time.RFC3339))
 }
 
 // grantableNamespaces checks and normalizes a new key's namespaces.

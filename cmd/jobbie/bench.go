@@ -33,12 +33,12 @@ enqueue→delivery. At most --max-outstanding jobs are enqueued but not yet
 fetched at any time. --latency sends one job at a time to idle workers to
 measure pickup latency.
 
-Through a gateway (API key):
-  jobbie bench --url http://127.0.0.1:8080 --key-file admin.key --duration 30s
+Through a gateway (API key), e.g. against ` + "`jobbie dev`" + `:
+  jobbie bench --url http://127.0.0.1:8080 --key-file jobbie-data/owner.key --duration 30s
 
 Straight to a shard (cluster secret), bypassing the gateway:
-  jobbie bench --direct http://127.0.0.1:7001 --cluster-secret-file data/cluster.secret \
-    --shard-namespace t_01hx…/default`,
+  jobbie bench --direct http://127.0.0.1:8082 --cluster-secret-file jobbie-data/cluster.secret \
+    --shard-namespace <tenant id>/default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := loadBenchSecrets(&cfg, keyFile, secretFile); err != nil {

@@ -44,6 +44,15 @@ func (f *fsmBundle) apply(t replica.CommandType, c any) any {
 	return res
 }
 
+func (f *fsmBundle) has(k []byte) bool {
+	_, closer, err := f.db.Get(k)
+	if err != nil {
+		return false
+	}
+	closer.Close()
+	return true
+}
+
 func (f *fsmBundle) advance(d time.Duration) { f.now = f.now.Add(d) }
 
 func (f *fsmBundle) job(id string) *job.Job {
@@ -61,7 +70,7 @@ func (f *fsmBundle) enqueue(j *job.Job) string {
 	if j.Backoff == "" {
 		j.Backoff, j.BaseDelay, j.MaxDelay = job.BackoffFixed, int64(time.Second), int64(time.Minute)
 	}
-	res := f.apply(cmdEnqueue, &enqueueCmd{NS: testNS, Jobs: []*job.Job{j}}).([]enqueueResult)
+	res := f.apply(cmdEnqueue, &enqueueCmd{NS: testNS, Jobs: [][]byte{j.Encode()}}).([]enqueueResult)
 	return res[0].JobID
 }
 
@@ -95,7 +104,7 @@ func TestApplyEnqueue(t *testing.T) {
 	// Scheduled in the future → scheduled, indexed for promotion.
 	later := f.enqueue(&job.Job{Queue: "q", ScheduledAt: f.now.Add(time.Minute).UnixNano()})
 	require.Equal(t, job.Scheduled, f.job(later).State)
-	require.NotNil(t, firstWithPrefix(f.db, keys.TimeIndex(testNS, keys.KindDue)))
+	require.True(t, f.has(keys.Timed(testNS, keys.KindDue, f.job(later).ScheduledAt, later)))
 	// TTL stamped from the entry clock.
 	ttl := f.enqueue(&job.Job{Queue: "q", ExpireAfter: int64(time.Hour)})
 	require.Equal(t, f.now.Add(time.Hour).UnixNano(), f.job(ttl).ExpireAt)
@@ -106,7 +115,7 @@ func TestApplyEnqueue(t *testing.T) {
 func TestApplyEnqueueUnique(t *testing.T) {
 	f := setupFSM(t)
 	a := f.enqueue(&job.Job{Queue: "q", UniqueKey: "k", UniqueUntil: int64(time.Minute)})
-	res := f.apply(cmdEnqueue, &enqueueCmd{NS: testNS, Jobs: []*job.Job{{ID: f.e.newIDForTest(), Queue: "q", UniqueKey: "k"}}}).([]enqueueResult)
+	res := f.apply(cmdEnqueue, &enqueueCmd{NS: testNS, Jobs: [][]byte{(&job.Job{ID: f.e.newIDForTest(), Queue: "q", UniqueKey: "k"}).Encode()}}).([]enqueueResult)
 	require.True(t, res[0].Existing)
 	require.Equal(t, a, res[0].JobID)
 	// After the period the lock no longer holds.

@@ -17,6 +17,14 @@ const (
 // registry builds the dispatch table; each family registers its own.
 func (e *Engine) registry() *replica.Registry {
 	r := new(replica.Registry)
+	e.heads = pendingHeads{}
+	e.floors = &timeFloors{m: map[string]int64{}}
+	e.swept = map[string]int64{}
+	r.OnRestore(func() {
+		e.heads = pendingHeads{}
+		e.floors.reset()
+		e.swept = map[string]int64{} // sweeps start again from the bottom
+	})
 	e.registerEnqueue(r)
 	e.registerWork(r)
 	e.registerSweeps(r)

@@ -8,8 +8,8 @@ import (
 // enqueueCmd inserts jobs atomically. The proposer validated them and gave
 // them ids; the handler stamps times and resolves unique keys.
 type enqueueCmd struct {
-	NS   string     `codec:"ns"`
-	Jobs []*job.Job `codec:"j"`
+	NS   string   `codec:"ns"`
+	Jobs [][]byte `codec:"j"` // job records (job.Job.Encode)
 }
 
 // enqueueResult is one job's outcome.
@@ -28,7 +28,9 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *enqueueCmd) any {
 	registerNamespace(tx, c.NS)
 	out := make([]enqueueResult, len(c.Jobs))
 	woken := map[string]int{}
-	for i, j := range c.Jobs {
+	for i, rec := range c.Jobs {
+		j := new(job.Job)
+		must(j.Decode(rec))
 		if j.UniqueKey != "" {
 			if holder, ok := heldUnique(tx, c.NS, j.Queue, j.UniqueKey, now); ok {
 				if h, err := getJob(tx, c.NS, holder); err == nil && !h.State.Terminal() {
@@ -50,7 +52,7 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *enqueueCmd) any {
 		} else {
 			j.ScheduledAt = 0
 		}
-		insertJob(tx, c.NS, j)
+		e.insertJob(tx, c.NS, j)
 		if j.UniqueKey != "" {
 			takeUnique(tx, c.NS, j)
 		}

@@ -32,7 +32,7 @@ func (e *Engine) applyPromote(tx *replica.Tx, c *sweepCmd) any {
 		default:
 			return false
 		}
-		moveTo(tx, c.NS, j, job.Pending)
+		e.moveTo(tx, c.NS, j, job.Pending)
 		return true
 	})
 }
@@ -48,7 +48,7 @@ func (e *Engine) applyReclaim(tx *replica.Tx, c *sweepCmd) any {
 		j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: leaseExpiredError, At: now})
 		j.FailedAt = now
 		j.WorkerID, j.Hostname = "", ""
-		moveTo(tx, c.NS, j, job.Pending)
+		e.moveTo(tx, c.NS, j, job.Pending)
 		return true
 	})
 }
@@ -61,7 +61,7 @@ func (e *Engine) applyExpire(tx *replica.Tx, c *sweepCmd) any {
 			return false
 		}
 		j.DeadReason = job.ReasonExpired
-		moveTo(tx, c.NS, j, job.Dead)
+		e.moveTo(tx, c.NS, j, job.Dead)
 		return true
 	})
 }

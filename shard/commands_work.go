@@ -75,17 +75,18 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 	now := tx.Now.UnixNano()
 	for {
 		var best []byte
+		var bestQueue string
 		var bestPrio uint8
 		var bestAt int64
 		for _, q := range c.Queues {
-			k := firstWithPrefix(tx, keys.PendingQueue(c.NS, q))
+			k := e.heads.first(tx, c.NS, q)
 			if k == nil {
 				continue
 			}
 			p, at, err := keys.PendingOrder(c.NS, q, k)
 			must(err)
 			if best == nil || p < bestPrio || (p == bestPrio && at < bestAt) {
-				best, bestPrio, bestAt = k, p, at
+				best, bestQueue, bestPrio, bestAt = k, q, p, at
 			}
 		}
 		if best == nil {
@@ -95,9 +96,10 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 		must(err)
 		j, err := getJob(tx, c.NS, id)
 		must(err)
+		e.heads.popped(c.NS, bestQueue, best)
 		if j.Expired(now) {
 			j.DeadReason = job.ReasonExpired
-			moveTo(tx, c.NS, j, job.Dead)
+			e.moveTo(tx, c.NS, j, job.Dead)
 			putJob(tx, c.NS, j)
 			continue
 		}
@@ -106,7 +108,7 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 		j.WorkerID, j.Hostname = c.WorkerID, c.Hostname
 		j.LeaseNs = c.LeaseNs
 		j.LeaseUntil = now + c.LeaseNs
-		moveTo(tx, c.NS, j, job.Active)
+		e.moveTo(tx, c.NS, j, job.Active)
 		putJob(tx, c.NS, j)
 		return j
 	}
@@ -134,7 +136,7 @@ func (e *Engine) applyAck(tx *replica.Tx, c *ackCmd) any {
 	}
 	j.Result = c.Result
 	j.CompletedAt = tx.Now.UnixNano()
-	moveTo(tx, c.NS, j, job.Completed)
+	e.moveTo(tx, c.NS, j, job.Completed)
 	putJob(tx, c.NS, j)
 	return nil
 }
@@ -159,22 +161,22 @@ func (e *Engine) settleFailure(tx *replica.Tx, ns string, j *job.Job, now int64)
 	switch {
 	case j.Expired(now):
 		j.DeadReason = job.ReasonExpired
-		moveTo(tx, ns, j, job.Dead)
+		e.moveTo(tx, ns, j, job.Dead)
 		return &failOutcome{State: job.Dead, Reason: j.DeadReason}
 	case !j.CanRetry():
 		j.DeadReason = job.ReasonRetriesExhausted
-		moveTo(tx, ns, j, job.Dead)
+		e.moveTo(tx, ns, j, job.Dead)
 		return &failOutcome{State: job.Dead, Reason: j.DeadReason}
 	}
 	delay := job.RetryDelay(j.Backoff, time.Duration(j.BaseDelay), time.Duration(j.MaxDelay), j.Attempt, j.ID)
 	j.NextAttempt = now + int64(delay)
 	if delay <= 0 {
 		j.NextAttempt = now
-		moveTo(tx, ns, j, job.Pending)
+		e.moveTo(tx, ns, j, job.Pending)
 		q, n := j.Queue, ns
 		tx.AfterCommit(func() { e.waiters.notify(n, q, 1) })
 	} else {
-		moveTo(tx, ns, j, job.Retrying)
+		e.moveTo(tx, ns, j, job.Retrying)
 	}
 	return &failOutcome{State: j.State, NextAttempt: j.NextAttempt, Remaining: j.AttemptsRemaining()}
 }
@@ -196,7 +198,7 @@ func (e *Engine) applyHeartbeat(tx *replica.Tx, c *heartbeatCmd) any {
 		if len(it.Checkpoint) > 0 && !bytes.Equal(it.Checkpoint, []byte("null")) {
 			j.Checkpoint = it.Checkpoint
 		}
-		extendLease(tx, c.NS, j, now+j.LeaseNs)
+		e.extendLease(tx, c.NS, j, now+j.LeaseNs)
 		putJob(tx, c.NS, j)
 		out[i] = hbOK
 	}

@@ -21,6 +21,9 @@ type Engine struct {
 	cfg     Config
 	node    *replica.Node
 	waiters *waiters
+	heads   pendingHeads     // FSM goroutine only
+	floors  *timeFloors      // written by applies, taken by the sweep loop
+	swept   map[string]int64 // sweep loop only: live keys at or below are gone
 
 	idMu    sync.Mutex
 	entropy io.Reader

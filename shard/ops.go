@@ -33,7 +33,7 @@ func (e *Engine) Enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, 
 	if len(reqs) > MaxBatchJobs {
 		return nil, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", MaxBatchJobs, len(reqs))
 	}
-	c := &enqueueCmd{NS: ns, Jobs: make([]*job.Job, len(reqs))}
+	c := &enqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs))}
 	for i := range reqs {
 		prefix := ""
 		if batch {
@@ -43,7 +43,7 @@ func (e *Engine) Enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, 
 		if err != nil {
 			return nil, err
 		}
-		c.Jobs[i] = j
+		c.Jobs[i] = j.Encode()
 	}
 	res, err := e.propose(ctx, cmdEnqueue, c)
 	if err != nil {
@@ -137,11 +137,13 @@ func (e *Engine) Fetch(ctx context.Context, ns string, r *FetchRequest) (*job.Jo
 	}
 }
 
-// anyPending reads local state: is any of the queues non-empty? Only the
-// leader serves fetches, and it has applied everything it committed.
+// anyPending reads local state: does any of the queues hold a pending job?
+// Only the leader serves fetches, and it has applied what it committed. A
+// stale "no" is safe: the fetch parked before looking, and the apply that
+// makes a job pending wakes it.
 func (e *Engine) anyPending(ns string, queues []string) bool {
 	for _, q := range queues {
-		if firstWithPrefix(e.node.DB(), keys.PendingQueue(ns, q)) != nil {
+		if rec, ok := getQueue(e.node.DB(), ns, q); ok && int(job.Pending) < len(rec.Counts) && rec.Counts[job.Pending] > 0 {
 			return true
 		}
 	}

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -28,7 +27,7 @@ func getJob(r pebble.Reader, ns, id string) (*job.Job, error) {
 	}
 	defer closer.Close()
 	j := new(job.Job)
-	if err := decode(v, j); err != nil {
+	if err := j.Decode(v); err != nil {
 		return nil, fmt.Errorf("shard: decode job %s: %w", id, err)
 	}
 	return j, nil
@@ -36,14 +35,14 @@ func getJob(r pebble.Reader, ns, id string) (*job.Job, error) {
 
 func putJob(tx *replica.Tx, ns string, j *job.Job) {
 	j.UpdatedAt = tx.Now.UnixNano()
-	must(tx.Set(keys.Job(ns, j.ID), encode(j), nil))
+	must(tx.Set(keys.Job(ns, j.ID), j.Encode(), nil))
 }
 
 // insertJob writes a new job in its initial state with its indexes.
-func insertJob(tx *replica.Tx, ns string, j *job.Job) {
-	addIndexes(tx, ns, j)
+func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
+	e.addIndexes(tx, ns, j)
 	if j.ExpireAt != 0 {
-		must(tx.Set(keys.Timed(ns, keys.KindExpire, j.ExpireAt, j.ID), nil, nil))
+		e.setTimed(tx, ns, keys.KindExpire, j.ExpireAt, j.ID)
 	}
 	countState(tx, ns, j.Queue, 0, j.State)
 	putJob(tx, ns, j)
@@ -51,14 +50,14 @@ func insertJob(tx *replica.Tx, ns string, j *job.Job) {
 
 // moveTo changes j's state, keeping indexes and counts in step. The caller
 // has set the fields the new state's index needs (NextAttempt, LeaseUntil…).
-func moveTo(tx *replica.Tx, ns string, j *job.Job, to job.State) {
+func (e *Engine) moveTo(tx *replica.Tx, ns string, j *job.Job, to job.State) {
 	if !job.Allowed(j.State, to) {
 		panic(fmt.Sprintf("shard: job %s: illegal transition %s -> %s", j.ID, j.State, to))
 	}
-	removeIndexes(tx, ns, j)
+	e.removeIndexes(tx, ns, j)
 	from := j.State
 	j.State = to
-	addIndexes(tx, ns, j)
+	e.addIndexes(tx, ns, j)
 	if to.Terminal() {
 		if j.ExpireAt != 0 {
 			must(tx.Delete(keys.Timed(ns, keys.KindExpire, j.ExpireAt, j.ID), nil))
@@ -68,20 +67,28 @@ func moveTo(tx *replica.Tx, ns string, j *job.Job, to job.State) {
 	countState(tx, ns, j.Queue, from, to)
 }
 
-func addIndexes(tx *replica.Tx, ns string, j *job.Job) {
+func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	switch j.State {
 	case job.Pending:
-		must(tx.Set(keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID), nil, nil))
+		k := keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID)
+		must(tx.Set(k, nil, nil))
+		e.heads.inserted(ns, j.Queue, k)
 	case job.Scheduled:
-		must(tx.Set(keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID), nil, nil))
+		e.setTimed(tx, ns, keys.KindDue, j.ScheduledAt, j.ID)
 	case job.Retrying:
-		must(tx.Set(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil, nil))
+		e.setTimed(tx, ns, keys.KindDue, j.NextAttempt, j.ID)
 	case job.Active:
-		must(tx.Set(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil, nil))
+		e.setTimed(tx, ns, keys.KindLease, j.LeaseUntil, j.ID)
 	}
 }
 
-func removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
+// setTimed adds a job to a time index and tells the sweep where to look.
+func (e *Engine) setTimed(tx *replica.Tx, ns string, kind byte, at int64, id string) {
+	must(tx.Set(keys.Timed(ns, kind, at, id), nil, nil))
+	e.floors.inserted(ns, kind, at)
+}
+
+func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	switch j.State {
 	case job.Pending:
 		must(tx.Delete(keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID), nil))
@@ -95,10 +102,10 @@ func removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 }
 
 // extendLease moves an active job's lease-index entry to a new expiry.
-func extendLease(tx *replica.Tx, ns string, j *job.Job, until int64) {
+func (e *Engine) extendLease(tx *replica.Tx, ns string, j *job.Job, until int64) {
 	must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
 	j.LeaseUntil = until
-	must(tx.Set(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil, nil))
+	e.setTimed(tx, ns, keys.KindLease, j.LeaseUntil, j.ID)
 }
 
 // uniqueLock is the value of a unique-lock key.
@@ -147,17 +154,6 @@ func registerNamespace(tx *replica.Tx, ns string) {
 		return
 	}
 	must(tx.Set(k, nil, nil))
-}
-
-// firstWithPrefix returns the first key of r with prefix p, or nil.
-func firstWithPrefix(r pebble.Reader, p []byte) []byte {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
-	must(err)
-	defer it.Close()
-	if it.First() && bytes.HasPrefix(it.Key(), p) {
-		return append([]byte(nil), it.Key()...)
-	}
-	return nil
 }
 
 // must panics on storage errors inside apply: a replica that cannot write

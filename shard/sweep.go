@@ -54,8 +54,30 @@ func (e *Engine) sweepOnce(ctx context.Context, now int64) error {
 }
 
 // sweepIndex proposes every job of one time index due at or before now.
+// It starts at the lowest time that may still hold a live key: where the
+// last complete sweep ended, or lower if an apply inserted below it since.
 func (e *Engine) sweepIndex(ctx context.Context, ns string, kind byte, cmd replica.CommandType, now int64) error {
-	lower := keys.TimeIndex(ns, kind)
+	sk := floorKey(ns, kind)
+	from, seen := e.swept[sk]
+	if floor := e.floors.take(ns, kind); floor < from {
+		from = floor
+	}
+	if !seen {
+		from = 0
+	}
+	complete := true
+	err := e.sweepRange(ctx, ns, kind, cmd, from, now, &complete)
+	if err != nil || !complete {
+		// Look here again next time.
+		e.floors.inserted(ns, kind, from)
+		return err
+	}
+	e.swept[sk] = now + 1
+	return nil
+}
+
+func (e *Engine) sweepRange(ctx context.Context, ns string, kind byte, cmd replica.CommandType, from, now int64, complete *bool) error {
+	lower := keys.Timed(ns, kind, from, "")
 	upper := keys.Timed(ns, kind, now+1, "")
 	for {
 		ids := e.dueIDs(lower, upper, ns, kind)
@@ -66,9 +88,12 @@ func (e *Engine) sweepIndex(ctx context.Context, ns string, kind byte, cmd repli
 		if err != nil {
 			return err
 		}
-		// Stop when the page was short or changed nothing (the entries are
-		// ahead of the entry clock); the next tick looks again.
-		if len(ids) < sweepBatch || res.(int) == 0 {
+		if res.(int) < len(ids) {
+			// Some were not due by the entry's clock: keep the range open.
+			*complete = false
+			return nil
+		}
+		if len(ids) < sweepBatch {
 			return nil
 		}
 	}

@@ -28,6 +28,7 @@ type devOptions struct {
 	addr        string
 	controlAddr string
 	shardAddr   string
+	pprofAddr   string
 }
 
 func devCmd() *cobra.Command {
@@ -51,6 +52,7 @@ all state.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "gateway listen address (the public API)")
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060")
 	return cmd
 }
 
@@ -68,6 +70,11 @@ func filesIn(dir string) devFiles {
 func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int, error) }) error {
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 		return err
+	}
+	if o.pprofAddr != "" {
+		if err := servePprof(o.pprofAddr); err != nil {
+			return err
+		}
 	}
 	files := filesIn(o.dataDir)
 	secret, err := readOrCreateSecret(files.secret)

@@ -152,6 +152,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.applied.Store(nf.applied.Load())
 	f.lastNow = nf.lastNow
+	for _, fn := range f.reg.onRestore {
+		fn()
+	}
 	return nil
 }
 

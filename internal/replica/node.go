@@ -31,6 +31,7 @@ type Config struct {
 	RaftAddr  string // address to bind for Raft; default 127.0.0.1:0
 	Bootstrap bool   // bootstrap a new single-voter cluster if there is no state
 	BatchMax  int    // most commands in one Raft entry; default 512
+	CacheSize int64  // Pebble block cache in bytes; default 128 MiB
 	Inflight  int    // Raft entries in flight at once; default 2
 	Logger    hclog.Logger
 	// Observe, if set, is told each applied group's command count and time.
@@ -54,6 +55,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Inflight <= 0 {
 		c.Inflight = 2
+	}
+	if c.CacheSize <= 0 {
+		c.CacheSize = 128 << 20
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
@@ -118,7 +122,9 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	if err := os.MkdirAll(walDir, 0o755); err != nil {
 		return nil, fmt.Errorf("replica: %w", err)
 	}
-	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{Logger: quietPebble{}})
+	cache := pebble.NewCache(cfg.CacheSize)
+	defer cache.Unref() // the DB holds its own reference
+	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{Logger: quietPebble{}, Cache: cache})
 	if err != nil {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
 	}

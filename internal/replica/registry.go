@@ -37,9 +37,14 @@ type Handler func(tx *Tx, payload []byte) any
 
 // Registry maps command types to handlers.
 type Registry struct {
-	handlers [256]Handler
-	names    [256]string
+	handlers  [256]Handler
+	names     [256]string
+	onRestore []func()
 }
+
+// OnRestore registers f to run after the state was replaced by a snapshot,
+// so a state machine can drop in-memory caches derived from the old state.
+func (r *Registry) OnRestore(f func()) { r.onRestore = append(r.onRestore, f) }
 
 // Register adds a handler; registering a type twice is a programming error.
 func (r *Registry) Register(t CommandType, name string, h Handler) {

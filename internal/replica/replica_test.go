@@ -45,7 +45,7 @@ func (c *counter) registry() *Registry {
 	return r
 }
 
-func open(t *testing.T, dir string, c *counter) *Node {
+func open(t testing.TB, dir string, c *counter) *Node {
 	t.Helper()
 	n, err := Open(Config{Dir: dir, Bootstrap: true, HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
 		Logger: hclog.NewNullLogger()}, c.registry())

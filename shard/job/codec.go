@@ -1,0 +1,174 @@
+package job
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// On-disk encoding of a job record, never change what is written: a
+// version byte, then the fields in the order of encode below. New fields
+// are appended at the end; a record that ends early leaves them zero, so
+// older records stay readable. Hand-written because the record is read and
+// written on every fetch and ack.
+const recordVersion = 1
+
+// Encode returns the stored bytes of j.
+func (j *Job) Encode() []byte {
+	b := make([]byte, 0, 160+len(j.Payload)+len(j.Progress)+len(j.Checkpoint)+len(j.Result))
+	b = append(b, recordVersion)
+	b = putStr(b, j.ID)
+	b = putStr(b, j.Queue)
+	b = putBytes(b, j.Payload)
+	b = append(b, byte(j.State), byte(j.Priority))
+	for _, v := range []int64{int64(j.Attempt), int64(j.MaxRetries)} {
+		b = binary.AppendVarint(b, v)
+	}
+	b = putStr(b, j.Backoff)
+	for _, v := range []int64{j.BaseDelay, j.MaxDelay, j.CreatedAt, j.ScheduledAt, j.StartedAt, j.CompletedAt,
+		j.FailedAt, j.NextAttempt, j.LeaseUntil, j.LeaseNs, j.ExpireAfter, j.ExpireAt} {
+		b = binary.AppendVarint(b, v)
+	}
+	b = putStr(b, j.UniqueKey)
+	b = binary.AppendVarint(b, j.UniqueUntil)
+	b = binary.AppendUvarint(b, uint64(len(j.Tags)))
+	for _, k := range sortedKeys(j.Tags) {
+		b = putStr(b, k)
+		b = putStr(b, j.Tags[k])
+	}
+	b = putBytes(b, j.Progress)
+	b = putBytes(b, j.Checkpoint)
+	b = putBytes(b, j.Result)
+	b = binary.AppendUvarint(b, uint64(len(j.Errors)))
+	for _, e := range j.Errors {
+		b = binary.AppendVarint(b, int64(e.Attempt))
+		b = putStr(b, e.Error)
+		b = putStr(b, e.Backtrace)
+		b = binary.AppendVarint(b, e.At)
+	}
+	b = putStr(b, j.WorkerID)
+	b = putStr(b, j.Hostname)
+	b = putStr(b, j.DeadReason)
+	b = binary.AppendVarint(b, j.UpdatedAt)
+	return b
+}
+
+// Decode reads a stored record into j.
+func (j *Job) Decode(b []byte) (err error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return fmt.Errorf("job: unknown record version")
+	}
+	d := decoder{b: b[1:]}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errShort {
+				panic(r)
+			}
+			err = fmt.Errorf("job: truncated record")
+		}
+	}()
+	j.ID = d.str()
+	j.Queue = d.str()
+	j.Payload = d.bytes()
+	j.State, j.Priority = State(d.byte()), Priority(d.byte())
+	j.Attempt, j.MaxRetries = int(d.varint()), int(d.varint())
+	j.Backoff = d.str()
+	for _, p := range []*int64{&j.BaseDelay, &j.MaxDelay, &j.CreatedAt, &j.ScheduledAt, &j.StartedAt, &j.CompletedAt,
+		&j.FailedAt, &j.NextAttempt, &j.LeaseUntil, &j.LeaseNs, &j.ExpireAfter, &j.ExpireAt} {
+		*p = d.varint()
+	}
+	j.UniqueKey = d.str()
+	j.UniqueUntil = d.varint()
+	if n := d.count(); n > 0 {
+		j.Tags = make(map[string]string, n)
+		for i := 0; i < n; i++ {
+			k := d.str()
+			j.Tags[k] = d.str()
+		}
+	}
+	j.Progress = d.bytes()
+	j.Checkpoint = d.bytes()
+	j.Result = d.bytes()
+	if n := d.count(); n > 0 {
+		j.Errors = make([]AttemptError, n)
+		for i := range j.Errors {
+			j.Errors[i] = AttemptError{Attempt: int(d.varint()), Error: d.str(), Backtrace: d.str(), At: d.varint()}
+		}
+	}
+	j.WorkerID = d.str()
+	j.Hostname = d.str()
+	j.DeadReason = d.str()
+	j.UpdatedAt = d.varint()
+	return nil
+}
+
+func putStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func putBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+var errShort = errors.New("short")
+
+// decoder reads fields; past the end of the record every field is zero.
+type decoder struct{ b []byte }
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) varint() int64 {
+	if len(d.b) == 0 {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		panic(errShort)
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) count() int {
+	if len(d.b) == 0 {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > uint64(len(d.b)) {
+		panic(errShort)
+	}
+	d.b = d.b[n:]
+	return int(v)
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	if n > len(d.b) {
+		panic(errShort)
+	}
+	v := append([]byte(nil), d.b[:n]...)
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string {
+	n := d.count()
+	if n > len(d.b) {
+		panic(errShort)
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}

@@ -1,0 +1,40 @@
+package job
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRecordRoundTrip(t *testing.T) {
+	t.Parallel()
+	j := &Job{
+		ID: "job_01HX0000000000000000000001", Queue: "emails.send", Payload: json.RawMessage(`{"to":"a"}`),
+		State: Retrying, Priority: High, Attempt: 2, MaxRetries: 5, Backoff: BackoffLinear,
+		BaseDelay: 5e9, MaxDelay: 6e11, CreatedAt: 1, ScheduledAt: 2, StartedAt: 3, CompletedAt: 4, FailedAt: 5,
+		NextAttempt: 6, LeaseUntil: 7, LeaseNs: 8, ExpireAfter: 9, ExpireAt: 10, UniqueKey: "u", UniqueUntil: 11,
+		Tags: map[string]string{"b": "2", "a": "1"}, Progress: json.RawMessage(`{"p":1}`), Checkpoint: json.RawMessage(`{"c":1}`),
+		Result: json.RawMessage(`true`), Errors: []AttemptError{{Attempt: 1, Error: "e", Backtrace: "bt", At: 12}},
+		WorkerID: "w", Hostname: "h", DeadReason: "r", UpdatedAt: -1,
+	}
+	var got Job
+	require.NoError(t, got.Decode(j.Encode()))
+	require.Equal(t, *j, got)
+	require.Equal(t, j.Encode(), got.Encode(), "deterministic bytes")
+
+	var empty Job
+	require.NoError(t, empty.Decode((&Job{}).Encode()))
+	require.Equal(t, Job{}, empty)
+}
+
+func TestRecordDecodeErrors(t *testing.T) {
+	t.Parallel()
+	var j Job
+	require.Error(t, j.Decode(nil))
+	require.Error(t, j.Decode([]byte{9}))
+	b := (&Job{ID: "job_x", Queue: "q"}).Encode()
+	require.Error(t, j.Decode(append(b[:3:3], 0xff, 0xff)), "a length past the end is refused")
+	// A record that ends early (an older, shorter version) decodes with zero trailing fields.
+	require.NoError(t, j.Decode(b[:len(b)-3]))
+}

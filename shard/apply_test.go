@@ -39,7 +39,9 @@ func (f *fsmBundle) apply(t replica.CommandType, c any) any {
 	f.t.Helper()
 	b := f.db.NewIndexedBatch()
 	f.idx++
-	res := f.reg.Apply(replica.NewTx(b, f.now, f.idx), replica.Command(t, encode(c)))
+	tx := replica.NewTx(b, f.now, f.idx)
+	res := f.reg.Apply(tx, replica.Command(t, encode(c)))
+	tx.RunBeforeCommit()
 	require.NoError(f.t, b.Commit(pebble.Sync))
 	return res
 }

@@ -18,10 +18,12 @@ const (
 func (e *Engine) registry() *replica.Registry {
 	r := new(replica.Registry)
 	e.heads = pendingHeads{}
+	e.queues = newQueueCache()
 	e.floors = &timeFloors{m: map[string]int64{}}
 	e.swept = map[string]int64{}
 	r.OnRestore(func() {
 		e.heads = pendingHeads{}
+		e.queues.reset()
 		e.floors.reset()
 		e.swept = map[string]int64{} // sweeps start again from the bottom
 	})

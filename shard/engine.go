@@ -22,6 +22,7 @@ type Engine struct {
 	node    *replica.Node
 	waiters *waiters
 	heads   pendingHeads     // FSM goroutine only
+	queues  *queueCache      // queue records, written once per batch
 	floors  *timeFloors      // written by applies, taken by the sweep loop
 	swept   map[string]int64 // sweep loop only: live keys at or below are gone
 

@@ -143,7 +143,7 @@ func (e *Engine) Fetch(ctx context.Context, ns string, r *FetchRequest) (*job.Jo
 // makes a job pending wakes it.
 func (e *Engine) anyPending(ns string, queues []string) bool {
 	for _, q := range queues {
-		if rec, ok := getQueue(e.node.DB(), ns, q); ok && int(job.Pending) < len(rec.Counts) && rec.Counts[job.Pending] > 0 {
+		if e.queues.pending(e.node.DB(), ns, q) > 0 {
 			return true
 		}
 	}

@@ -44,7 +44,7 @@ func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	if j.ExpireAt != 0 {
 		e.setTimed(tx, ns, keys.KindExpire, j.ExpireAt, j.ID)
 	}
-	countState(tx, ns, j.Queue, 0, j.State)
+	e.queues.count(tx, ns, j.Queue, 0, j.State)
 	putJob(tx, ns, j)
 }
 
@@ -64,7 +64,7 @@ func (e *Engine) moveTo(tx *replica.Tx, ns string, j *job.Job, to job.State) {
 		}
 		releaseUnique(tx, ns, j)
 	}
-	countState(tx, ns, j.Queue, from, to)
+	e.queues.count(tx, ns, j.Queue, from, to)
 }
 
 func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {

@@ -56,6 +56,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	results := make([]any, len(logs))
 	b := f.db.NewIndexedBatch()
 	var after []func()
+	var txs []*Tx
 	last, ncmds := uint64(0), 0
 	for i, l := range logs {
 		if l.Type != raft.LogCommand || l.Index <= f.applied.Load() {
@@ -75,13 +76,17 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			out[j] = f.reg.Apply(tx, c)
 		}
 		results[i] = out
-		after = append(after, tx.after...)
+		txs = append(txs, tx)
 		last = l.Index
 		ncmds += len(cmds)
 	}
 	if last == 0 {
 		b.Close()
 		return results
+	}
+	for _, tx := range txs {
+		tx.RunBeforeCommit()
+		after = append(after, tx.after...)
 	}
 	var v [16]byte
 	binary.BigEndian.PutUint64(v[:8], last)

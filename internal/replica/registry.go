@@ -20,9 +20,24 @@ const IgnoreUnknown CommandType = 0x80
 // timestamp and the log index.
 type Tx struct {
 	*pebble.Batch
-	Now   time.Time
-	Index uint64
-	after []func()
+	Now    time.Time
+	Index  uint64
+	after  []func()
+	before []func()
+}
+
+// BeforeCommit registers f to run after every command of the batch was
+// applied and before it commits, so a state machine can write state it
+// accumulated across commands once.
+func (tx *Tx) BeforeCommit(f func()) { tx.before = append(tx.before, f) }
+
+// RunBeforeCommit runs the registered before-commit functions. The replica
+// calls it; tests that apply commands to a batch of their own do too.
+func (tx *Tx) RunBeforeCommit() {
+	for _, f := range tx.before {
+		f()
+	}
+	tx.before = nil
 }
 
 // AfterCommit registers f to run once the entry's batch has committed, for

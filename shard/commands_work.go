@@ -75,7 +75,6 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 	now := tx.Now.UnixNano()
 	for {
 		var best []byte
-		var bestQueue string
 		var bestPrio uint8
 		var bestAt int64
 		for _, q := range c.Queues {
@@ -86,7 +85,7 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 			p, at, err := keys.PendingOrder(c.NS, q, k)
 			must(err)
 			if best == nil || p < bestPrio || (p == bestPrio && at < bestAt) {
-				best, bestQueue, bestPrio, bestAt = k, q, p, at
+				best, bestPrio, bestAt = k, p, at
 			}
 		}
 		if best == nil {
@@ -96,7 +95,6 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 		must(err)
 		j, err := getJob(tx, c.NS, id)
 		must(err)
-		e.heads.popped(c.NS, bestQueue, best)
 		if j.Expired(now) {
 			j.DeadReason = job.ReasonExpired
 			e.moveTo(tx, c.NS, j, job.Dead)

@@ -3,6 +3,8 @@ package shard
 import (
 	"bytes"
 	"math"
+	"slices"
+	"sort"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -18,39 +20,79 @@ import (
 // only, derived from applies, and never change a result: each is a lower
 // bound below which no live key exists.
 
-// pendingHeads holds, per namespace and queue, a key at or below the first
-// pending key. Only the FSM goroutine touches it.
-type pendingHeads map[string][]byte
+// pendingHeads holds, per namespace and queue, what the FSM knows of the
+// head of the pending index: a floor (no live pending key is below it) and
+// a window of the first live pending keys in order, refilled by one seek
+// when it runs dry. Every insert and removal of a pending key passes
+// through inserted and removed, which keep the window an exact prefix of
+// the index. Only the FSM goroutine touches it.
+type pendingHeads map[string]*queueHead
+
+// headWindow is how many pending keys one seek reads ahead.
+const headWindow = 64
+
+type queueHead struct {
+	floor  []byte
+	window [][]byte
+}
 
 func headKey(ns, queue string) string { return ns + "\x00" + queue }
 
-// inserted lowers the hint when a pending key lands before it.
-func (h pendingHeads) inserted(ns, queue string, k []byte) {
+func (h pendingHeads) get(ns, queue string) *queueHead {
 	hk := headKey(ns, queue)
-	if cur, ok := h[hk]; ok && bytes.Compare(k, cur) < 0 {
-		h[hk] = append(cur[:0], k...)
+	qh, ok := h[hk]
+	if !ok {
+		qh = &queueHead{floor: keys.PendingQueue(ns, queue)}
+		h[hk] = qh
 	}
+	return qh
 }
 
-// popped records that k, the first pending key, was removed.
-func (h pendingHeads) popped(ns, queue string, k []byte) {
-	h[headKey(ns, queue)] = append([]byte(nil), k...)
+// inserted records a new pending key k.
+func (h pendingHeads) inserted(ns, queue string, k []byte) {
+	qh := h.get(ns, queue)
+	if bytes.Compare(k, qh.floor) < 0 {
+		qh.floor = append([]byte(nil), k...)
+	}
+	n := len(qh.window)
+	if n == 0 || bytes.Compare(k, qh.window[n-1]) > 0 {
+		return // beyond the window: the window is still a prefix
+	}
+	i := sort.Search(n, func(i int) bool { return bytes.Compare(qh.window[i], k) >= 0 })
+	qh.window = slices.Insert(qh.window, i, append([]byte(nil), k...))
+}
+
+// removed records that pending key k is gone.
+func (h pendingHeads) removed(ns, queue string, k []byte) {
+	qh := h.get(ns, queue)
+	n := len(qh.window)
+	i := sort.Search(n, func(i int) bool { return bytes.Compare(qh.window[i], k) >= 0 })
+	if i < n && bytes.Equal(qh.window[i], k) {
+		qh.window = slices.Delete(qh.window, i, i+1)
+		if i == 0 {
+			// k was the first live key: nothing live is below it.
+			qh.floor = append(qh.floor[:0], k...)
+		}
+	}
 }
 
 // first returns the first pending key of queue in r, or nil.
 func (h pendingHeads) first(r pebble.Reader, ns, queue string) []byte {
-	p := keys.PendingQueue(ns, queue)
-	lower := p
-	if hint, ok := h[headKey(ns, queue)]; ok {
-		lower = hint
+	qh := h.get(ns, queue)
+	if len(qh.window) > 0 {
+		return qh.window[0]
 	}
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: keys.PrefixEnd(p)})
+	p := keys.PendingQueue(ns, queue)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: qh.floor, UpperBound: keys.PrefixEnd(p)})
 	must(err)
 	defer it.Close()
-	if it.First() {
-		return append([]byte(nil), it.Key()...)
+	for ok := it.First(); ok && len(qh.window) < headWindow; ok = it.Next() {
+		qh.window = append(qh.window, append([]byte(nil), it.Key()...))
 	}
-	return nil
+	if len(qh.window) == 0 {
+		return nil
+	}
+	return qh.window[0]
 }
 
 // timeFloors tracks, per namespace and time index, the lowest time

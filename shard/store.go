@@ -91,7 +91,9 @@ func (e *Engine) setTimed(tx *replica.Tx, ns string, kind byte, at int64, id str
 func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	switch j.State {
 	case job.Pending:
-		must(tx.Delete(keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID), nil))
+		k := keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID)
+		must(tx.Delete(k, nil))
+		e.heads.removed(ns, j.Queue, k)
 	case job.Scheduled:
 		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID), nil))
 	case job.Retrying:

@@ -124,7 +124,12 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	}
 	cache := pebble.NewCache(cfg.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
-	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{Logger: quietPebble{}, Cache: cache})
+	// Large memtables let a job's short-lived keys (its pending and lease
+	// index entries, its record's rewrites) meet their deletion in memory,
+	// so far less reaches disk and compaction.
+	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{
+		Logger: quietPebble{}, Cache: cache, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
 	}

@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,7 +13,8 @@ import (
 // BenchmarkEngineLifecycle drives enqueue (batches of 100), fetch and ack
 // straight through the engine, without HTTP: the engine's own ceiling.
 func BenchmarkEngineLifecycle(b *testing.B) {
-	e, err := OpenEngine(Config{DataDir: b.TempDir(), Bootstrap: true, ClusterSecret: testSecret})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := OpenEngine(Config{DataDir: b.TempDir(), Bootstrap: true, ClusterSecret: testSecret, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

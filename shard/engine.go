@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -45,11 +47,13 @@ func OpenEngine(cfg Config) (*Engine, error) {
 		entropy: ulid.Monotonic(rand.Reader, 0),
 		stop:    make(chan struct{}),
 	}
+	raftLog := slog.NewLogLogger(cfg.Logger.With("component", "raft", "shard", cfg.ShardID).Handler(), slog.LevelWarn)
 	node, err := replica.Open(replica.Config{
 		Dir:       cfg.DataDir,
 		NodeID:    cfg.NodeID,
 		RaftAddr:  cfg.RaftAddr,
 		Bootstrap: cfg.Bootstrap,
+		Logger:    hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
 	}, e.registry())
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)

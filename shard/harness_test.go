@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ func setup(t *testing.T, opts ...func(*Config)) *bundle {
 
 func start(t *testing.T, dir string, opts ...func(*Config)) *bundle {
 	t.Helper()
-	cfg := Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, ClusterSecret: testSecret, SweepInterval: 20 * time.Millisecond}
+	cfg := Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, ClusterSecret: testSecret, SweepInterval: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
 		o(&cfg)
 	}

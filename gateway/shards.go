@@ -46,7 +46,7 @@ func (sp *shardPool) get(addr string) (*shardClient, error) {
 	if ok {
 		return sc, nil
 	}
-	host, tls, err := parseShardAddr(addr)
+	host, tls, unix, err := parseShardAddr(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,12 @@ func (sp *shardPool) get(addr string) (*shardClient, error) {
 		MaxResponseBodySize:    sp.cfg.BatchBodyLimit * 4,
 		DisablePathNormalizing: true,
 	}}
+	if unix {
+		// A shard on the same host: a Unix socket skips the TCP stack. The
+		// socket path is the pool's address, not a Host header.
+		sc.host = "localhost"
+		sc.hc.Dial = func(path string) (net.Conn, error) { return net.Dial("unix", path) }
+	}
 	sp.clients[addr] = sc
 	return sc, nil
 }
@@ -83,17 +89,24 @@ func (sp *shardPool) closeIdle() {
 	}
 }
 
-func parseShardAddr(addr string) (host string, tls bool, err error) {
+// parseShardAddr accepts host:port, an http(s) URL, or unix:<socket path>.
+func parseShardAddr(addr string) (host string, tls, unix bool, err error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		if path == "" {
+			return "", false, false, fmt.Errorf("gateway: shard address %q has no socket path", addr)
+		}
+		return path, false, true, nil
+	}
 	host = addr
 	if strings.Contains(addr, "://") {
 		u, perr := url.Parse(addr)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return "", false, fmt.Errorf("gateway: shard address %q is not host:port or an http(s) URL", addr)
+			return "", false, false, fmt.Errorf("gateway: shard address %q is not host:port, an http(s) URL or unix:<path>", addr)
 		}
 		host, tls = u.Host, u.Scheme == "https"
 	}
 	if _, _, err := net.SplitHostPort(host); err != nil {
-		return "", false, fmt.Errorf("gateway: shard address %q: %w", addr, err)
+		return "", false, false, fmt.Errorf("gateway: shard address %q: %w", addr, err)
 	}
-	return host, tls, nil
+	return host, tls, false, nil
 }

@@ -12,6 +12,7 @@ type Config struct {
 	ShardID       string // default "s1"
 	NodeID        string // default "n1"
 	HTTPAddr      string // default 127.0.0.1:7101; "127.0.0.1:0" picks a port
+	SocketPath    string // if set, the API is also served on this Unix socket (for a gateway on the same host)
 	RaftAddr      string // default 127.0.0.1:0
 	Bootstrap     bool   // bootstrap a single-voter cluster when there is no state
 	ClusterSecret string // required: callers present it as a Bearer token

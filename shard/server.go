@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -21,8 +22,9 @@ const MaxRequestBody = 16 << 20
 // Server is a shard node: its engine and its internal HTTP API.
 type Server struct {
 	*Engine
-	app *fiber.App
-	ln  net.Listener
+	app  *fiber.App
+	ln   net.Listener
+	unix net.Listener
 }
 
 // New opens the engine and builds the HTTP API; Start serves it.
@@ -51,6 +53,15 @@ func (s *Server) Start() error {
 	}
 	s.ln = ln
 	go func() { _ = s.app.Listener(ln) }()
+	if p := s.cfg.SocketPath; p != "" {
+		_ = os.Remove(p) // a socket left by a crash
+		ul, err := net.Listen("unix", p)
+		if err != nil {
+			return fmt.Errorf("shard: listen on %s: %w", p, err)
+		}
+		s.unix = ul
+		go func() { _ = s.app.Listener(ul) }()
+	}
 	return nil
 }
 

@@ -83,9 +83,10 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
+	sock := shardSocket(o.dataDir)
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
-		HTTPAddr: o.shardAddr, Bootstrap: true, ClusterSecret: secret, Logger: logger,
+		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, ClusterSecret: secret, Logger: logger,
 	})
 	if err != nil {
 		return err
@@ -100,7 +101,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 
 	ctl, err := control.New(control.Config{
 		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, ClusterSecret: secret,
-		Shards: []control.ShardInfo{{ID: "s1", Addr: "http://" + sh.Addr()}}, Logger: logger,
+		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock)}}, Logger: logger,
 	})
 	if err != nil {
 		return err
@@ -179,6 +180,24 @@ Try it:
     -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' \
     -d '{"queue":"emails.send","payload":{"to":"user@example.com"}}'
 `, gw, ctl, sh, files.owner, files.operator, files.secret, gw, files.owner)
+}
+
+// shardSocket is where the shard also listens, so the gateway in the same
+// process reaches it over a Unix socket rather than loopback TCP. Empty
+// when the path would be too long for a socket address.
+func shardSocket(dataDir string) string {
+	abs, err := filepath.Abs(filepath.Join(dataDir, "shard-s1.sock"))
+	if err != nil || len(abs) > 100 {
+		return ""
+	}
+	return abs
+}
+
+func shardAddrFor(tcp, sock string) string {
+	if sock != "" {
+		return "unix:" + sock
+	}
+	return "http://" + tcp
 }
 
 // waitFor runs a wait-until-ready function with a deadline.

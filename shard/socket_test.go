@@ -1,0 +1,34 @@
+package shard
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestServesOnUnixSocket(t *testing.T) {
+	t.Parallel()
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	b := setup(t, func(c *Config) { c.SocketPath = sock })
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	req, err := http.NewRequest("POST", "http://localhost/api/v1/enqueue", strings.NewReader(`{"queue":"q"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testSecret)
+	req.Header.Set(NamespaceHeader, testNS)
+	res, err := hc.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, 201, res.StatusCode, string(body))
+	// The same job is visible over TCP: one server, two listeners.
+	r := b.fetch([]string{"q"}, nil)
+	require.Equal(t, 200, r.Status)
+}

@@ -92,8 +92,12 @@ func (s *Server) ack(c *fiber.Ctx) error {
 	if err := s.Ack(c.UserContext(), ns(c), c.Params("id"), &r); err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"status": job.Completed.String()})
+	c.Type("json")
+	return c.Send(ackReply)
 }
+
+// ackReply is the body of every successful ack.
+var ackReply = []byte(`{"status":"completed"}`)
 
 // FailResponse is the reply to fail.
 type FailResponse struct {

@@ -28,6 +28,8 @@ func (s *Server) newApp() *fiber.App {
 	})
 	app.Use(apierr.RequestID)
 
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	app.Get("/readyz", s.readyz)
 	app.Get("/control/v1/jwks", s.getJWKS)
 
 	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)
@@ -42,6 +44,20 @@ func (s *Server) newApp() *fiber.App {
 	app.Post("/internal/v1/tenants/:tid/keys", s.clusterOnly, s.postKey)
 	app.Delete("/internal/v1/tenants/:tid/keys/:id", s.clusterOnly, s.deleteKey)
 	return app
+}
+
+// readyz answers 200 while this node leads the control plane's Raft group
+// and has applied its log; 503 otherwise.
+func (s *Server) readyz(c *fiber.Ctx) error {
+	node, release, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if !node.IsLeader() {
+		return apierr.Retry(apierr.NoLeader, 1, "this control node is not the leader")
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.

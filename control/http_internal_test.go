@@ -257,3 +257,12 @@ func manyNamespaces(n int) []string {
 	}
 	return out
 }
+
+func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		r := b.do(t, http.MethodGet, path, "", nil)
+		require.Equal(t, http.StatusOK, r.status, "%s: %s", path, r.body)
+	}
+}

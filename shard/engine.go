@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 // Engine is the job engine of one shard node: its replicated state, its
@@ -116,10 +116,11 @@ func proposeError(err error) error {
 	return fmt.Errorf("shard: propose: %w", err)
 }
 
-// namespaceOK validates a shard namespace key.
+// namespaceOK validates a shard namespace key: every key the engine writes
+// starts with it, so it must have the one shape tenancy defines.
 func namespaceOK(ns string) error {
-	if ns == "" || strings.ContainsRune(ns, 0) {
-		return apierr.Field("X-Jobbie-Shard-Namespace", "missing or malformed shard namespace")
+	if _, _, err := tenancy.ParseShardNamespace(ns); err != nil {
+		return apierr.Field(NamespaceHeader, "missing or malformed shard namespace: %v", err)
 	}
 	return nil
 }

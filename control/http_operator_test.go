@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 func TestHTTPCreateTenant(t *testing.T) {
@@ -95,7 +97,7 @@ func TestHTTPJWKSIsPublicAndUnknownPathsAre404(t *testing.T) {
 	b := setup(t)
 	r := b.do(t, http.MethodGet, "/control/v1/jwks", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
-	require.Len(t, decodeAs[JWKS](t, r).Keys, 1)
+	require.Len(t, decodeAs[tenancy.JWKS](t, r).Keys, 1)
 	require.NotEmpty(t, r.header.Get("X-Request-Id"))
 
 	requireError(t, b.do(t, http.MethodGet, "/control/v1/nope", b.op, nil), 404, "not_found")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -14,21 +13,6 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 )
-
-// JWK is an Ed25519 public key in JWK form (RFC 8037).
-type JWK struct {
-	Kty string `json:"kty"`
-	Crv string `json:"crv"`
-	X   string `json:"x"`
-	Kid string `json:"kid"`
-	Alg string `json:"alg"`
-	Use string `json:"use"`
-}
-
-// JWKS is the set of keys that verify API keys.
-type JWKS struct {
-	Keys []JWK `json:"keys"`
-}
 
 // ensureSigningKey creates the first signing key if there is none. The key
 // is generated here, outside the state machine, and replicated as a command.
@@ -128,17 +112,14 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 
 // JWKS is the public half of every signing key, for gateways to verify
 // API keys without calling the control plane.
-func (s *Server) JWKS(ctx context.Context) (JWKS, error) {
+func (s *Server) JWKS(ctx context.Context) (tenancy.JWKS, error) {
 	keys, err := viewValue(s, listSigningKeys)
 	if err != nil {
-		return JWKS{}, err
+		return tenancy.JWKS{}, err
 	}
-	out := JWKS{Keys: make([]JWK, 0, len(keys))}
+	out := tenancy.JWKS{Keys: make([]tenancy.JWK, 0, len(keys))}
 	for _, k := range keys {
-		out.Keys = append(out.Keys, JWK{
-			Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(k.public()),
-			Kid: k.ID, Alg: jwt.SigningMethodEdDSA.Alg(), Use: "sig",
-		})
+		out.Keys = append(out.Keys, tenancy.NewJWK(k.ID, k.public()))
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 
 // parseWithJWKS verifies a token the way a gateway does: with the public
 // keys from the JWKS endpoint only.
-func parseWithJWKS(t *testing.T, set JWKS, token string) (*tenancy.KeyClaims, *jwt.Token) {
+func parseWithJWKS(t *testing.T, set tenancy.JWKS, token string) (*tenancy.KeyClaims, *jwt.Token) {
 	t.Helper()
 	claims := &tenancy.KeyClaims{}
 	tok, err := jwt.ParseWithClaims(token, claims, func(tok *jwt.Token) (any, error) {
@@ -49,10 +49,10 @@ func TestJWTRoundTripThroughJWKS(t *testing.T) {
 
 	r := b.do(t, http.MethodGet, "/control/v1/jwks", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
-	set := decodeAs[JWKS](t, r)
+	set := decodeAs[tenancy.JWKS](t, r)
 	require.Len(t, set.Keys, 1)
 	k := set.Keys[0]
-	require.Equal(t, JWK{Kty: "OKP", Crv: "Ed25519", X: k.X, Kid: k.Kid, Alg: "EdDSA", Use: "sig"}, k)
+	require.Equal(t, tenancy.JWK{Kty: "OKP", Crv: "Ed25519", X: k.X, Kid: k.Kid, Alg: "EdDSA", Use: "sig"}, k)
 	require.Regexp(t, `^sk_[0-9a-z]{26}$`, k.Kid)
 
 	owner, tok := parseWithJWKS(t, set, res.OwnerKey)

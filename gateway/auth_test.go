@@ -95,7 +95,7 @@ func TestAuthRotatedSigningKeyIsFetched(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.JWKSInterval = time.Hour; c.JWKSMinRefresh = time.Nanosecond })
 	rotated := newSigner(t, "sig-2")
-	b.control.setJWKS([]jwk{b.signer.jwk(), rotated.jwk()}, false)
+	b.control.setJWKS([]tenancy.JWK{b.signer.jwk(), rotated.jwk()}, false)
 
 	key := rotated.sign(t, claimsFor(tenantA, "key_new", tenancy.RoleProducer, "default"))
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
@@ -108,7 +108,7 @@ func TestAuthDroppedSigningKeyStopsCachedKeys(t *testing.T) {
 	key := b.key(t, tenancy.RoleProducer, "default")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 
-	b.control.setJWKS([]jwk{newSigner(t, "sig-2").jwk()}, false)
+	b.control.setJWKS([]tenancy.JWK{newSigner(t, "sig-2").jwk()}, false)
 	require.Eventually(t, func() bool {
 		return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status == http.StatusUnauthorized
 	}, 5*time.Second, 20*time.Millisecond)
@@ -157,7 +157,7 @@ func TestNotReadyUntilKeysLoaded(t *testing.T) {
 	r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 	require.Equal(t, "1", r.header.Get("Retry-After"))
 
-	b.control.setJWKS([]jwk{b.signer.jwk()}, false)
+	b.control.setJWKS([]tenancy.JWK{b.signer.jwk()}, false)
 	b.waitReady(t)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/readyz", "", nil).status)
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)

@@ -42,9 +42,9 @@ func (s signer) sign(t testing.TB, c tenancy.KeyClaims) string {
 	return out
 }
 
-func (s signer) jwk() jwk {
+func (s signer) jwk() tenancy.JWK {
 	pub := s.priv.Public().(ed25519.PublicKey)
-	return jwk{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pub), Kid: s.kid, Alg: "EdDSA", Use: "sig"}
+	return tenancy.JWK{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pub), Kid: s.kid, Alg: "EdDSA", Use: "sig"}
 }
 
 // fakeControl serves the slice of control's API the gateway uses, from
@@ -56,7 +56,7 @@ type fakeControl struct {
 	signer signer
 
 	mu          sync.Mutex
-	jwks        []jwk
+	jwks        []tenancy.JWK
 	jwksDown    bool
 	revoked     []string
 	version     int64
@@ -71,7 +71,7 @@ type fakeControl struct {
 func newFakeControl(t testing.TB, secret string, s signer) *fakeControl {
 	fc := &fakeControl{
 		t: t, secret: secret, signer: s,
-		jwks:       []jwk{s.jwk()},
+		jwks:       []tenancy.JWK{s.jwk()},
 		namespaces: map[string]map[string]string{},
 		keys:       map[string][]keyMeta{},
 	}
@@ -119,7 +119,7 @@ func (fc *fakeControl) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 		writeErr(w, apierr.New(apierr.Unavailable, "down"))
 		return
 	}
-	writeJSON(w, http.StatusOK, jwkSet{Keys: fc.jwks})
+	writeJSON(w, http.StatusOK, tenancy.JWKS{Keys: fc.jwks})
 }
 
 func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) {
@@ -245,7 +245,7 @@ func (fc *fakeControl) revokeLocked(keyID string) {
 	fc.version++
 }
 
-func (fc *fakeControl) setJWKS(keys []jwk, down bool) {
+func (fc *fakeControl) setJWKS(keys []tenancy.JWK, down bool) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	fc.jwks, fc.jwksDown = keys, down

@@ -3,29 +3,15 @@ package gateway
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/base64"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 const jwksPath = "/control/v1/jwks"
-
-// jwk is one key of the control plane's JWK set.
-type jwk struct {
-	Kty string `json:"kty"`
-	Crv string `json:"crv"`
-	X   string `json:"x"`
-	Kid string `json:"kid"`
-	Alg string `json:"alg"`
-	Use string `json:"use"`
-}
-
-type jwkSet struct {
-	Keys []jwk `json:"keys"`
-}
 
 // keySet holds the signing keys by kid. It is swapped whole, so readers
 // take no lock.
@@ -84,7 +70,7 @@ func (ks *keySet) refresh(ctx context.Context) error {
 
 func (ks *keySet) fetchLocked(ctx context.Context) error {
 	ks.lastFetch = time.Now()
-	var set jwkSet
+	var set tenancy.JWKS
 	if err := ks.control.getJSON(ctx, jwksPath, "", &set); err != nil {
 		return err
 	}
@@ -107,22 +93,19 @@ func (ks *keySet) fetchLocked(ctx context.Context) error {
 // parseJWKS keeps the Ed25519 signing keys of a JWK set, skipping keys of
 // other kinds or malformed ones, and refuses a set with none usable so a
 // broken control answer cannot lock every key out.
-func parseJWKS(set jwkSet) (map[string]ed25519.PublicKey, error) {
+func parseJWKS(set tenancy.JWKS) (map[string]ed25519.PublicKey, error) {
 	keys := make(map[string]ed25519.PublicKey, len(set.Keys))
 	var bad error
 	for _, k := range set.Keys {
-		if k.Kty != "OKP" || k.Crv != "Ed25519" || k.Kid == "" {
+		if !k.IsEdDSASigning() {
 			continue
 		}
-		if (k.Alg != "" && k.Alg != "EdDSA") || (k.Use != "" && k.Use != "sig") {
+		pub, err := k.PublicKey()
+		if err != nil {
+			bad = err
 			continue
 		}
-		x, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.X, "="))
-		if err != nil || len(x) != ed25519.PublicKeySize {
-			bad = fmt.Errorf("key %q: x is not a base64url Ed25519 public key", k.Kid)
-			continue
-		}
-		keys[k.Kid] = ed25519.PublicKey(x)
+		keys[k.Kid] = pub
 	}
 	if len(keys) == 0 {
 		if bad != nil {

@@ -86,7 +86,7 @@ func TestStopWaitsForRequestsInFlight(t *testing.T) {
 func TestParseJWKS(t *testing.T) {
 	t.Parallel()
 	good := newSigner(t, "k1").jwk()
-	keys, err := parseJWKS(jwkSet{Keys: []jwk{
+	keys, err := parseJWKS(tenancy.JWKS{Keys: []tenancy.JWK{
 		good,
 		{Kty: "OKP", Crv: "Ed25519", Kid: "broken", X: "!!"},
 		{Kty: "RSA", Kid: "rsa"},
@@ -97,11 +97,11 @@ func TestParseJWKS(t *testing.T) {
 	require.Len(t, keys, 1)
 	require.Contains(t, keys, "k1")
 
-	_, err = parseJWKS(jwkSet{})
+	_, err = parseJWKS(tenancy.JWKS{})
 	require.Error(t, err, "a set without usable keys is refused")
 	bad := good
 	bad.X = base64.RawURLEncoding.EncodeToString([]byte("short"))
-	_, err = parseJWKS(jwkSet{Keys: []jwk{bad}})
+	_, err = parseJWKS(tenancy.JWKS{Keys: []tenancy.JWK{bad}})
 	require.Error(t, err)
 }
 

@@ -1,6 +1,8 @@
 package tenancy
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -91,4 +93,20 @@ func TestClaimsCheck(t *testing.T) {
 	bad = c
 	bad.TenantID = "acme"
 	require.Error(t, bad.Check())
+}
+
+func TestJWKRoundTrip(t *testing.T) {
+	t.Parallel()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	k := NewJWK("sk_1", pub)
+	require.True(t, k.IsEdDSASigning())
+	got, err := k.PublicKey()
+	require.NoError(t, err)
+	require.Equal(t, pub, got)
+	k.X = "not base64!"
+	_, err = k.PublicKey()
+	require.Error(t, err)
+	require.False(t, JWK{Kty: "RSA", Kid: "r"}.IsEdDSASigning())
+	require.False(t, JWK{Kty: "OKP", Crv: "Ed25519", Kid: "e", Use: "enc"}.IsEdDSASigning())
 }

@@ -49,7 +49,8 @@ func TestRetriesToDeadWithBackoff(t *testing.T) {
 	two := 2
 	res, err := c.Enqueue(ctx(t), client.EnqueueRequest{Queue: "flaky", MaxRetries: &two, RetryBackoff: client.BackoffLinear, RetryBaseDelay: 300 * time.Millisecond, RetryMaxDelay: time.Minute})
 	require.NoError(t, err)
-	var failedAt time.Time
+	// The server records the failure between failStart and failedAt.
+	var failStart, failedAt time.Time
 	for attempt := 1; attempt <= 3; attempt++ {
 		j, err := c.Fetch(ctx(t), client.FetchRequest{Queues: []string{"flaky"}, WorkerID: "w", Timeout: 5 * time.Second})
 		require.NoError(t, err)
@@ -58,10 +59,10 @@ func TestRetriesToDeadWithBackoff(t *testing.T) {
 		if attempt > 1 {
 			// Linear: attempt n waits base*(n-1) (plus at most 10% jitter) after the failure.
 			want := time.Duration(attempt-1) * 300 * time.Millisecond
-			waited := time.Since(failedAt)
-			require.GreaterOrEqual(t, waited, want-20*time.Millisecond, "attempt %d came too early", attempt)
-			require.Less(t, waited, want+want/10+400*time.Millisecond, "attempt %d came too late", attempt)
+			require.GreaterOrEqual(t, time.Since(failStart), want, "attempt %d came too early", attempt)
+			require.Less(t, time.Since(failedAt), want+want/10+400*time.Millisecond, "attempt %d came too late", attempt)
 		}
+		failStart = time.Now()
 		fr, err := c.Fail(ctx(t), j.ID, "boom", "at worker.go:1")
 		failedAt = time.Now()
 		require.NoError(t, err)

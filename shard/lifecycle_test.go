@@ -84,21 +84,27 @@ func TestLongPollIsWokenByEnqueue(t *testing.T) {
 func TestFailRetriesThenDies(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.enqueue(map[string]any{"queue": "r", "max_retries": 2, "retry_backoff": "fixed", "retry_base_delay": "200ms"})
+	id := b.enqueue(map[string]any{"queue": "r", "max_retries": 2, "retry_backoff": "fixed", "retry_base_delay": "500ms"})
 	for attempt := 1; attempt <= 3; attempt++ {
 		var f resp
 		eventually(t, 5*time.Second, func() bool { f = b.fetch([]string{"r"}, nil); return f.Status == 200 }, "job due again")
 		require.Equal(t, float64(attempt), f.Body["attempt"])
+		before := time.Now()
 		fr := b.call("POST", "/api/v1/fail/"+id, map[string]any{"error": "boom", "backtrace": "at x:1"})
+		after := time.Now()
 		require.Equal(t, 200, fr.Status, string(fr.Raw))
 		if attempt < 3 {
 			require.Equal(t, "retrying", fr.Body["status"])
 			require.Equal(t, float64(2-attempt), fr.Body["attempts_remaining"])
 			next, err := time.Parse(time.RFC3339Nano, fr.Body["next_attempt_at"].(string))
 			require.NoError(t, err)
-			require.WithinDuration(t, time.Now().Add(210*time.Millisecond), next, 150*time.Millisecond)
-			// Not due yet: nothing to fetch right away.
-			require.Equal(t, 204, b.fetch([]string{"r"}, nil).Status)
+			// Fixed 500ms plus at most 10% jitter after the failure was applied.
+			require.False(t, next.Before(before.Add(500*time.Millisecond)), "retry scheduled too early")
+			require.False(t, next.After(after.Add(550*time.Millisecond)), "retry scheduled too late")
+			// Not due yet: nothing to fetch before next_attempt_at.
+			if r := b.fetch([]string{"r"}, nil); time.Now().Before(next) {
+				require.Equal(t, 204, r.Status)
+			}
 		} else {
 			require.Equal(t, "dead", fr.Body["status"])
 		}

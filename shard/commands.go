@@ -28,6 +28,7 @@ func (e *Engine) registry() *replica.Registry {
 		e.swept = map[string]int64{} // sweeps start again from the bottom
 	})
 	e.registerEnqueue(r)
+	e.registerFetch(r)
 	e.registerWork(r)
 	e.registerSweeps(r)
 	return r

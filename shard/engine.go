@@ -28,6 +28,8 @@ type Engine struct {
 	floors  *timeFloors      // written by applies, taken by the sweep loop
 	swept   map[string]int64 // sweep loop only: live keys at or below are gone
 
+	observers []moveObserver // lifecycle observers, registered in registry()
+
 	idMu    sync.Mutex
 	entropy io.Reader
 

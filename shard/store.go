@@ -45,6 +45,7 @@ func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 		e.setTimed(tx, ns, keys.KindExpire, j.ExpireAt, j.ID)
 	}
 	e.queues.count(tx, ns, j.Queue, 0, j.State)
+	e.observe(tx, ns, j, 0)
 	putJob(tx, ns, j)
 }
 
@@ -65,6 +66,7 @@ func (e *Engine) moveTo(tx *replica.Tx, ns string, j *job.Job, to job.State) {
 		releaseUnique(tx, ns, j)
 	}
 	e.queues.count(tx, ns, j.Queue, from, to)
+	e.observe(tx, ns, j, from)
 }
 
 func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {

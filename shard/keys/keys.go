@@ -14,6 +14,9 @@
 //	<ns> 00 'x' <expire at 8B> <id>                      TTL, expiry order
 //	<ns> 00 'u' <queue> 00 <unique key>                  unique lock
 //	<ns> 00 'q' <queue>                                  queue record
+//	<ns> 00 's' <schedule id>                            cron schedule record
+//	<ns> 00 'N' <schedule name>                          schedule name → id (names are unique per namespace)
+//	<ns> 00 'R' <next run 8B> <schedule id>              enabled schedules, firing order
 //	01 'n' <ns>                                          registry of namespaces on this shard
 package keys
 
@@ -26,6 +29,11 @@ import (
 // JobIDLen is the length of every job id: "job_" and a 26-character ULID.
 const JobIDLen = 30
 
+// ScheduleIDLen is the length of every schedule id: "sch_" and a ULID. It
+// equals JobIDLen, so the time-index helpers (Timed, ParseTimed) serve the
+// schedule run index too.
+const ScheduleIDLen = JobIDLen
+
 // Kind bytes, on-disk format.
 const (
 	KindJob     byte = 'j'
@@ -35,6 +43,10 @@ const (
 	KindExpire  byte = 'x'
 	KindUnique  byte = 'u'
 	KindQueue   byte = 'q'
+
+	KindSchedule     byte = 's'
+	KindScheduleName byte = 'N'
+	KindScheduleRun  byte = 'R' // a time index: Timed(ns, KindScheduleRun, next run, id)
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -130,6 +142,19 @@ func Queue(ns, queue string) []byte {
 
 // QueuePrefix is the prefix of all queue records of ns.
 func QueuePrefix(ns string) []byte { return kindPrefix(ns, KindQueue, 0) }
+
+// Schedule is the key of a schedule record.
+func Schedule(ns, id string) []byte {
+	return append(kindPrefix(ns, KindSchedule, len(id)), id...)
+}
+
+// SchedulePrefix is the prefix of all schedule records of ns.
+func SchedulePrefix(ns string) []byte { return kindPrefix(ns, KindSchedule, ScheduleIDLen) }
+
+// ScheduleName is the key of a schedule's name-index entry.
+func ScheduleName(ns, name string) []byte {
+	return append(kindPrefix(ns, KindScheduleName, len(name)), name...)
+}
 
 // Registry is the key recording that namespace ns has state on this shard.
 func Registry(ns string) []byte {

@@ -92,3 +92,29 @@ func TestPrefixEnd(t *testing.T) {
 	require.Equal(t, []byte("b"), PrefixEnd([]byte("a\xff")))
 	require.Nil(t, PrefixEnd([]byte("\xff\xff")))
 }
+
+func TestScheduleKeys(t *testing.T) {
+	t.Parallel()
+	const s1, s2 = "sch_01HX0000000000000000000001", "sch_01HX0000000000000000000002"
+	require.Len(t, s1, ScheduleIDLen)
+	// Records sit under their own prefix, apart from jobs and from other namespaces.
+	require.True(t, bytes.HasPrefix(Schedule(nsA, s1), SchedulePrefix(nsA)))
+	require.False(t, bytes.HasPrefix(Schedule(nsB, s1), Namespace(nsA)))
+	require.False(t, bytes.HasPrefix(Job(nsA, id1), SchedulePrefix(nsA)))
+	require.False(t, bytes.HasPrefix(ScheduleName(nsA, "x"), SchedulePrefix(nsA)))
+	// The run index orders by time first, then id, and parses back.
+	a := Timed(nsA, KindScheduleRun, 255, s2)
+	b := Timed(nsA, KindScheduleRun, 256, s1)
+	require.Negative(t, bytes.Compare(a, b))
+	at, id, err := ParseTimed(nsA, KindScheduleRun, b)
+	require.NoError(t, err)
+	require.Equal(t, int64(256), at)
+	require.Equal(t, s1, id)
+	// Kinds are distinct bytes: no index can read another's keys.
+	kinds := []byte{KindJob, KindPending, KindDue, KindLease, KindExpire, KindUnique, KindQueue, KindSchedule, KindScheduleName, KindScheduleRun}
+	seen := map[byte]bool{}
+	for _, k := range kinds {
+		require.False(t, seen[k], "kind %c used twice", k)
+		seen[k] = true
+	}
+}

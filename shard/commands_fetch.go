@@ -1,0 +1,64 @@
+package shard
+
+import (
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// fetchCmd leases the next job of the given queues to a worker.
+type fetchCmd struct {
+	NS       string   `codec:"ns"`
+	Queues   []string `codec:"q"`
+	WorkerID string   `codec:"w"`
+	Hostname string   `codec:"h"`
+	LeaseNs  int64    `codec:"l"`
+}
+
+func (e *Engine) registerFetch(r *replica.Registry) {
+	r.Register(cmdFetch, "fetch", typed(e.applyFetch))
+}
+
+// applyFetch pops the best pending job across the queues: lowest priority
+// value first, then oldest. Jobs found past their TTL are moved to dead on
+// the way. Returns *job.Job or nil when nothing is pending.
+func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
+	now := tx.Now.UnixNano()
+	for {
+		var best []byte
+		var bestPrio uint8
+		var bestAt int64
+		for _, q := range c.Queues {
+			k := e.heads.first(tx, c.NS, q)
+			if k == nil {
+				continue
+			}
+			p, at, err := keys.PendingOrder(c.NS, q, k)
+			must(err)
+			if best == nil || p < bestPrio || (p == bestPrio && at < bestAt) {
+				best, bestPrio, bestAt = k, p, at
+			}
+		}
+		if best == nil {
+			return (*job.Job)(nil)
+		}
+		id, err := keys.PendingID(best)
+		must(err)
+		j, err := getJob(tx, c.NS, id)
+		must(err)
+		if j.Expired(now) {
+			j.DeadReason = job.ReasonExpired
+			e.moveTo(tx, c.NS, j, job.Dead)
+			putJob(tx, c.NS, j)
+			continue
+		}
+		j.Attempt++
+		j.StartedAt = now
+		j.WorkerID, j.Hostname = c.WorkerID, c.Hostname
+		j.LeaseNs = c.LeaseNs
+		j.LeaseUntil = now + c.LeaseNs
+		e.moveTo(tx, c.NS, j, job.Active)
+		putJob(tx, c.NS, j)
+		return j
+	}
+}

@@ -83,6 +83,7 @@ func (s *Server) replicaConfig() replica.Config {
 	raftLog := slog.NewLogLogger(s.log.With("component", "raft").Handler(), slog.LevelWarn)
 	return replica.Config{
 		Dir:              s.cfg.DataDir,
+		Name:             "control",
 		NodeID:           s.cfg.NodeID,
 		RaftAddr:         s.cfg.RaftAddr,
 		Bootstrap:        true,

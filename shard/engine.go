@@ -52,6 +52,7 @@ func OpenEngine(cfg Config) (*Engine, error) {
 	raftLog := slog.NewLogLogger(cfg.Logger.With("component", "raft", "shard", cfg.ShardID).Handler(), slog.LevelWarn)
 	node, err := replica.Open(replica.Config{
 		Dir:       cfg.DataDir,
+		Name:      "shard " + cfg.ShardID,
 		NodeID:    cfg.NodeID,
 		RaftAddr:  cfg.RaftAddr,
 		Bootstrap: cfg.Bootstrap,

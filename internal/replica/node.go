@@ -27,6 +27,7 @@ var ErrClosed = errors.New("replica: closed")
 // Config configures a Node. Zero values take the defaults in comments.
 type Config struct {
 	Dir       string // required: holds raft/ and state/
+	Name      string // the group's name in metrics, e.g. "shard s1"; default "default"
 	NodeID    string // default "node1"
 	RaftAddr  string // address to bind for Raft; default 127.0.0.1:0
 	Bootstrap bool   // bootstrap a new single-voter cluster if there is no state
@@ -44,6 +45,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "default"
+	}
 	if c.NodeID == "" {
 		c.NodeID = "node1"
 	}
@@ -138,9 +142,10 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.batchLoop()
 	go n.resolveLoop()
+	go n.watchLeadership()
 	return n, nil
 }
 
@@ -149,7 +154,7 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 	if err != nil {
 		return err
 	}
-	f.observer = n.cfg.Observe
+	f.observer = n.observeApply
 	n.fsm = f
 	n.meta = &metadb.BoltMetaDB{}
 	logs, err := wal.Open(walDir, wal.WithMetaStore(n.meta))

@@ -1,0 +1,37 @@
+// Package obs serves Prometheus metrics for every Jobbie process. Metrics
+// carry namespace labels, so /metrics is for the operator's scraper only:
+// it needs the cluster secret as a bearer token, like any internal call.
+package obs
+
+import (
+	"crypto/subtle"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+)
+
+// Registry is the process's metrics registry: Go runtime and process
+// metrics plus whatever the roles running in this process register.
+var Registry = func() *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return r
+}()
+
+// Handler serves the registry to callers holding the cluster secret.
+func Handler(clusterSecret string) fiber.Handler {
+	serve := adaptor.HTTPHandler(promhttp.HandlerFor(Registry, promhttp.HandlerOpts{}))
+	return func(c *fiber.Ctx) error {
+		tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(clusterSecret)) != 1 {
+			return apierr.New(apierr.Unauthenticated, "metrics need the cluster secret as a bearer token")
+		}
+		return serve(c)
+	}
+}

@@ -1,0 +1,68 @@
+package replica
+
+import (
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jobbie/jobbie/internal/obs"
+)
+
+// Metrics of every replicated group in the process, labelled by group
+// (Config.Name): how long applying a Raft batch takes, how many commands
+// group commit packed into it, and leadership.
+var (
+	applySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "jobbie_raft_apply_seconds", Help: "Time to apply one batch of committed Raft entries to Pebble.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14),
+	}, []string{"group"})
+	applyCommands = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "jobbie_raft_apply_commands", Help: "Commands applied per batch (group commit size).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 11),
+	}, []string{"group"})
+	isLeader = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "jobbie_raft_leader", Help: "1 while this node leads its group.",
+	}, []string{"group"})
+	appliedIndex = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "jobbie_raft_applied_index", Help: "Last Raft index applied to the state.",
+	}, []string{"group"})
+)
+
+func init() {
+	obs.Registry.MustRegister(applySeconds, applyCommands, isLeader, appliedIndex)
+}
+
+// observeApply records one applied batch.
+func (n *Node) observeApply(cmds int, d time.Duration) {
+	applySeconds.WithLabelValues(n.cfg.Name).Observe(d.Seconds())
+	applyCommands.WithLabelValues(n.cfg.Name).Observe(float64(cmds))
+	appliedIndex.WithLabelValues(n.cfg.Name).Set(float64(n.fsm.applied.Load()))
+	if n.cfg.Observe != nil {
+		n.cfg.Observe(cmds, d)
+	}
+}
+
+// watchLeadership keeps the leader gauge current.
+func (n *Node) watchLeadership() {
+	defer n.wg.Done()
+	obsCh := make(chan raft.Observation, 4)
+	o := raft.NewObserver(obsCh, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.RaftState)
+		return ok
+	})
+	n.raft.RegisterObserver(o)
+	defer n.raft.DeregisterObserver(o)
+	for {
+		select {
+		case <-n.stop:
+			return
+		case ob := <-obsCh:
+			v := 0.0
+			if ob.Data.(raft.RaftState) == raft.Leader {
+				v = 1
+			}
+			isLeader.WithLabelValues(n.cfg.Name).Set(v)
+		}
+	}
+}

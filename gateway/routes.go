@@ -45,6 +45,13 @@ var routeTable = []route{
 	{fiber.MethodPost, "/api/v1/fail/:id", tenancy.ActJobWork, proxied},
 	{fiber.MethodPost, "/api/v1/heartbeat", tenancy.ActJobWork, proxied},
 	{fiber.MethodGet, "/api/v1/jobs/:id", tenancy.ActJobRead, proxied},
+	{fiber.MethodGet, "/api/v1/schedules", tenancy.ActScheduleRead, proxied},
+	{fiber.MethodPost, "/api/v1/schedules", tenancy.ActScheduleManage, proxied},
+	{fiber.MethodGet, "/api/v1/schedules/:id", tenancy.ActScheduleRead, proxied},
+	{fiber.MethodPut, "/api/v1/schedules/:id", tenancy.ActScheduleManage, proxied},
+	{fiber.MethodDelete, "/api/v1/schedules/:id", tenancy.ActScheduleManage, proxied},
+	{fiber.MethodPost, "/api/v1/schedules/:id/enable", tenancy.ActScheduleManage, proxied},
+	{fiber.MethodPost, "/api/v1/schedules/:id/disable", tenancy.ActScheduleManage, proxied},
 
 	{fiber.MethodGet, "/api/v1/namespaces", tenancy.ActNamespaceRead, listNamespaces},
 	{fiber.MethodPost, "/api/v1/namespaces", tenancy.ActNamespaceManage, createNamespace},

@@ -12,6 +12,13 @@ const (
 	cmdPromote   replica.CommandType = 6
 	cmdReclaim   replica.CommandType = 7
 	cmdExpire    replica.CommandType = 8
+
+	cmdScheduleCreate  replica.CommandType = 9
+	cmdScheduleUpdate  replica.CommandType = 10
+	cmdScheduleDelete  replica.CommandType = 11
+	cmdScheduleEnable  replica.CommandType = 12
+	cmdScheduleDisable replica.CommandType = 13
+	cmdScheduleFire    replica.CommandType = 14
 )
 
 // registry builds the dispatch table; each family registers its own.
@@ -31,6 +38,7 @@ func (e *Engine) registry() *replica.Registry {
 	e.registerFetch(r)
 	e.registerWork(r)
 	e.registerSweeps(r)
+	e.registerSchedules(r)
 	return r
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/obs"
 )
 
 // NamespaceHeader names the shard namespace of a request.
@@ -88,6 +89,7 @@ func (s *Server) routes() {
 	s.app.Use(apierr.RequestID)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.readyz)
+	s.app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
 	api := s.app.Group("/api/v1", s.authenticate)
 	api.Post("/enqueue", s.enqueue)
 	api.Post("/enqueue/batch", s.enqueueBatch)
@@ -96,6 +98,7 @@ func (s *Server) routes() {
 	api.Post("/fail/:id", s.fail)
 	api.Post("/heartbeat", s.heartbeat)
 	api.Get("/jobs/:id", s.getJob)
+	s.scheduleRoutes(api)
 }
 
 // authenticate admits only callers holding the cluster secret.

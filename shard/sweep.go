@@ -15,7 +15,8 @@ const sweepBatch = 1000
 
 // sweepLoop runs on every node and acts only while it leads: each tick it
 // finds, per namespace, scheduled and retrying jobs that are due, leases
-// that ran out and TTLs that passed, and proposes commands naming them.
+// that ran out, TTLs that passed and cron schedules whose run came, and
+// proposes commands naming them.
 // The handlers re-check every job, so a sweep racing a leader change or a
 // worker's ack does no harm.
 func (e *Engine) sweepLoop() {
@@ -48,6 +49,9 @@ func (e *Engine) sweepOnce(ctx context.Context, now int64) error {
 			if err := e.sweepIndex(ctx, ns, s.kind, s.cmd, now); err != nil {
 				return err
 			}
+		}
+		if err := e.sweepSchedules(ctx, ns, now); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -30,6 +31,7 @@ func (s *Server) newApp() *fiber.App {
 
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
+	app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
 	app.Get("/control/v1/jwks", s.getJWKS)
 
 	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)

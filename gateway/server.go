@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/obs"
 )
 
 // Server is a gateway: build it with New, then Start and Stop it.
@@ -98,6 +99,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Use(s.recoverPanic, apierr.RequestID)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
+	app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
 	s.register(app)
 	return app
 }

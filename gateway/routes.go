@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -72,11 +75,19 @@ func (s *Server) admitted(rt route) fiber.Handler {
 	if rt.serve.batchBody {
 		limit = s.cfg.BatchBodyLimit
 	}
+	m := newRouteMetrics(rt)
 	return func(c *fiber.Ctx) error {
+		start := time.Now()
 		var r call
-		if err := s.admit(c, rt.action, limit, &r); err != nil {
-			return err
+		err := s.admit(c, rt.action, limit, &r)
+		if err == nil {
+			err = rt.serve.handle(s, c, &r)
 		}
-		return rt.serve.handle(s, c, &r)
+		status := c.Response().StatusCode()
+		if err != nil {
+			status = apierr.From(err).Code.Status()
+		}
+		m.observe(status, start)
+		return err
 	}
 }

@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"time"
+
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
@@ -35,6 +37,13 @@ type fireCmd struct {
 	NextRun int64  `codec:"nr"` // 0 = the expression has no further run
 	JobID   string `codec:"j"`
 }
+
+// Tags on every job a schedule enqueues: which schedule, and the run time
+// it fired for (RFC 3339, UTC), so a job can be traced to its run.
+const (
+	TagScheduleID  = "jobbie.schedule_id"
+	TagScheduleRun = "jobbie.run_at"
+)
 
 func (e *Engine) registerSchedules(r *replica.Registry) {
 	r.Register(cmdScheduleCreate, "schedule.create", typed(e.applyScheduleCreate))
@@ -129,6 +138,7 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *fireCmd) any {
 		MaxRetries: old.MaxRetries, Backoff: job.DefaultBackoff,
 		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay),
 		UniqueKey: old.UniqueKey,
+		Tags:      map[string]string{TagScheduleID: old.ID, TagScheduleRun: time.Unix(0, c.RunAt).UTC().Format(time.RFC3339Nano)},
 	}
 	res := e.applyEnqueue(tx, &enqueueCmd{NS: c.NS, Jobs: [][]byte{j.Encode()}}).([]enqueueResult)
 	s := *old

@@ -82,11 +82,20 @@ func TestRouteTableActions(t *testing.T) {
 		"POST /api/v1/fail/:id":      tenancy.ActJobWork,
 		"POST /api/v1/heartbeat":     tenancy.ActJobWork,
 		"GET /api/v1/jobs/:id":       tenancy.ActJobRead,
-		"GET /api/v1/namespaces":     tenancy.ActNamespaceRead,
-		"POST /api/v1/namespaces":    tenancy.ActNamespaceManage,
-		"GET /api/v1/keys":           tenancy.ActKeyRead,
-		"POST /api/v1/keys":          tenancy.ActKeyManage,
-		"DELETE /api/v1/keys/:id":    tenancy.ActKeyManage,
+
+		"GET /api/v1/schedules":              tenancy.ActScheduleRead,
+		"POST /api/v1/schedules":             tenancy.ActScheduleManage,
+		"GET /api/v1/schedules/:id":          tenancy.ActScheduleRead,
+		"PUT /api/v1/schedules/:id":          tenancy.ActScheduleManage,
+		"DELETE /api/v1/schedules/:id":       tenancy.ActScheduleManage,
+		"POST /api/v1/schedules/:id/enable":  tenancy.ActScheduleManage,
+		"POST /api/v1/schedules/:id/disable": tenancy.ActScheduleManage,
+
+		"GET /api/v1/namespaces":  tenancy.ActNamespaceRead,
+		"POST /api/v1/namespaces": tenancy.ActNamespaceManage,
+		"GET /api/v1/keys":        tenancy.ActKeyRead,
+		"POST /api/v1/keys":       tenancy.ActKeyManage,
+		"DELETE /api/v1/keys/:id": tenancy.ActKeyManage,
 	}
 	got := map[string]tenancy.Action{}
 	for _, rt := range routeTable {

@@ -24,6 +24,7 @@ const (
 // registry builds the dispatch table; each family registers its own.
 func (e *Engine) registry() *replica.Registry {
 	r := new(replica.Registry)
+	e.observers = append(e.observers, countEvents)
 	e.heads = pendingHeads{}
 	e.queues = newQueueCache()
 	e.floors = &timeFloors{m: map[string]int64{}}

@@ -62,6 +62,7 @@ func OpenEngine(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("shard: %w", err)
 	}
 	e.node = node
+	engines.add(e)
 	e.wg.Add(1)
 	go e.sweepLoop()
 	return e, nil
@@ -82,6 +83,7 @@ func (e *Engine) Close() error {
 	}
 	close(e.stop)
 	e.wg.Wait()
+	engines.remove(e)
 	return e.node.Close()
 }
 

@@ -74,6 +74,7 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 	if err := decodeBody(c.Body(), &r, false); err != nil {
 		return err
 	}
+	start := time.Now()
 	j, err := s.Fetch(c.UserContext(), ns(c), &r)
 	if err != nil {
 		return err
@@ -81,6 +82,7 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 	if j == nil {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
+	observeFetch(ns(c), start)
 	return c.JSON(fetchedView(j))
 }
 

@@ -1,0 +1,80 @@
+package shard
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// Shard metrics. Jobs per state come from the queue counts every apply
+// keeps; lifecycle events are counted by an observer as they are applied
+// on this node.
+var (
+	jobsDesc = prometheus.NewDesc("jobbie_jobs", "Jobs per namespace, queue and state, as applied on this node.",
+		[]string{"namespace", "queue", "state"}, nil)
+	jobEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jobbie_job_events_total", Help: "Lifecycle events applied: enqueued, completed, failed, dead.",
+	}, []string{"namespace", "queue", "event"})
+	fetchSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "jobbie_fetch_seconds", Help: "Time a fetch took to return a job (long-poll wait included).",
+		Buckets: prometheus.ExponentialBuckets(250e-6, 2, 18),
+	}, []string{"namespace"})
+	engines = &engineSet{live: map[*Engine]struct{}{}}
+)
+
+func init() { obs.Registry.MustRegister(engines, jobEvents, fetchSeconds) }
+
+// engineSet collects the job counts of every open engine in the process.
+type engineSet struct {
+	mu   sync.Mutex
+	live map[*Engine]struct{}
+}
+
+func (s *engineSet) add(e *Engine)    { s.mu.Lock(); s.live[e] = struct{}{}; s.mu.Unlock() }
+func (s *engineSet) remove(e *Engine) { s.mu.Lock(); delete(s.live, e); s.mu.Unlock() }
+
+func (s *engineSet) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (s *engineSet) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for e := range s.live {
+		e.queues.mu.RLock()
+		for k, q := range e.queues.recs {
+			ns, _, _ := strings.Cut(k, "\x00")
+			for st := job.Scheduled; st <= job.Cancelled; st++ {
+				var n int64
+				if int(st) < len(q.Counts) {
+					n = q.Counts[st]
+				}
+				ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), ns, q.Name, st.String())
+			}
+		}
+		e.queues.mu.RUnlock()
+	}
+}
+
+// countEvents is the metrics observer.
+func countEvents(_ *replica.Tx, ns string, j *job.Job, from job.State) {
+	switch {
+	case from == 0:
+		jobEvents.WithLabelValues(ns, j.Queue, "enqueued").Inc()
+	case j.State == job.Completed:
+		jobEvents.WithLabelValues(ns, j.Queue, "completed").Inc()
+	case from == job.Active && (j.State == job.Retrying || j.State == job.Dead || j.State == job.Pending):
+		jobEvents.WithLabelValues(ns, j.Queue, "failed").Inc() // a lost lease counts as a failed attempt
+	}
+	if j.State == job.Dead {
+		jobEvents.WithLabelValues(ns, j.Queue, "dead").Inc()
+	}
+}
+
+func observeFetch(ns string, start time.Time) {
+	fetchSeconds.WithLabelValues(ns).Observe(time.Since(start).Seconds())
+}

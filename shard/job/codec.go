@@ -15,7 +15,7 @@ const recordVersion = 1
 
 // Encode returns the stored bytes of j.
 func (j *Job) Encode() []byte {
-	b := make([]byte, 0, 160+len(j.Payload)+len(j.Progress)+len(j.Checkpoint)+len(j.Result))
+	b := make([]byte, 0, 160+len(j.Payload)+len(j.Progress)+len(j.Checkpoint)+len(j.Result)+24*len(j.Timeline))
 	b = append(b, recordVersion)
 	b = putStr(b, j.ID)
 	b = putStr(b, j.Queue)
@@ -50,6 +50,15 @@ func (j *Job) Encode() []byte {
 	b = putStr(b, j.Hostname)
 	b = putStr(b, j.DeadReason)
 	b = binary.AppendVarint(b, j.UpdatedAt)
+	for _, v := range []int64{j.CancelRequestedAt, j.CancelledAt, j.DeadAt, j.PruneAt} {
+		b = binary.AppendVarint(b, v)
+	}
+	b = binary.AppendUvarint(b, uint64(len(j.Timeline)))
+	for _, e := range j.Timeline {
+		b = binary.AppendVarint(b, e.At)
+		b = append(b, byte(e.Kind))
+		b = putStr(b, e.Detail)
+	}
 	return b
 }
 
@@ -99,6 +108,16 @@ func (j *Job) Decode(b []byte) (err error) {
 	j.Hostname = d.str()
 	j.DeadReason = d.str()
 	j.UpdatedAt = d.varint()
+	for _, p := range []*int64{&j.CancelRequestedAt, &j.CancelledAt, &j.DeadAt, &j.PruneAt} {
+		*p = d.varint()
+	}
+	if n := d.count(); n > 0 {
+		j.Timeline = make([]Event, n)
+		for i := range j.Timeline {
+			j.Timeline[i] = Event{At: d.varint(), Kind: EventKind(d.byte())}
+			j.Timeline[i].Detail = d.str()
+		}
+	}
 	return nil
 }
 

@@ -17,6 +17,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		Tags: map[string]string{"b": "2", "a": "1"}, Progress: json.RawMessage(`{"p":1}`), Checkpoint: json.RawMessage(`{"c":1}`),
 		Result: json.RawMessage(`true`), Errors: []AttemptError{{Attempt: 1, Error: "e", Backtrace: "bt", At: 12}},
 		WorkerID: "w", Hostname: "h", DeadReason: "r", UpdatedAt: -1,
+		CancelRequestedAt: 13, CancelledAt: 14, DeadAt: 15, PruneAt: 16,
+		Timeline: []Event{{At: 17, Kind: EvEnqueued}, {At: 18, Kind: EvStarted, Detail: "worker w attempt 1"}},
 	}
 	var got Job
 	require.NoError(t, got.Decode(j.Encode()))
@@ -37,4 +39,17 @@ func TestRecordDecodeErrors(t *testing.T) {
 	require.Error(t, j.Decode(append(b[:3:3], 0xff, 0xff)), "a length past the end is refused")
 	// A record that ends early (an older, shorter version) decodes with zero trailing fields.
 	require.NoError(t, j.Decode(b[:len(b)-3]))
+}
+
+// A record written before the job-management fields decodes with them unset.
+func TestRecordDecodesOlderRecords(t *testing.T) {
+	t.Parallel()
+	j := &Job{ID: "job_x", Queue: "q", UpdatedAt: 5, CancelledAt: 9, Timeline: []Event{{At: 1, Kind: EvEnqueued}}}
+	b := j.Encode()
+	old := b[:len(b)-(4+1+3)] // up to UpdatedAt
+	var got Job
+	require.NoError(t, got.Decode(old))
+	require.Equal(t, int64(5), got.UpdatedAt)
+	require.Zero(t, got.CancelledAt)
+	require.Nil(t, got.Timeline)
 }

@@ -37,6 +37,13 @@ type Job struct {
 	Hostname    string
 	DeadReason  string
 	UpdatedAt   int64
+
+	// Job management (appended to the record).
+	CancelRequestedAt int64   // an active job marked cancelling; 0 = not
+	CancelledAt       int64   // when it was cancelled
+	DeadAt            int64   // when it entered dead (its dead-index time)
+	PruneAt           int64   // when a completed or cancelled job is pruned
+	Timeline          []Event // last MaxTimeline events, oldest first
 }
 
 // AttemptError records why one attempt failed.

@@ -46,7 +46,9 @@ func (s State) Terminal() bool { return s == Completed || s == Dead || s == Canc
 var transitions = map[State][]State{
 	Scheduled: {Pending, Dead, Cancelled},
 	Pending:   {Active, Dead, Cancelled},
-	Active:    {Completed, Retrying, Dead, Pending, Cancelled}, // Pending: lease expired
+	// Pending: lease expired. Cancelled: a job marked cancelling settles
+	// (ack, fail or lease expiry) as cancelled.
+	Active:    {Completed, Retrying, Dead, Pending, Cancelled},
 	Retrying:  {Pending, Dead, Cancelled},
 	Completed: {Pending}, // manual retry
 	Dead:      {Pending}, // manual retry
@@ -62,3 +64,81 @@ func Allowed(from, to State) bool {
 	}
 	return false
 }
+
+// The decisions of job management, named as River names its state
+// changes: each says, from a job's current state, what an operation does,
+// or refuses it with a *ConflictError naming the state. Callers apply the
+// decision through the transition table above.
+
+// ConflictError refuses an operation the job's current state does not allow.
+type ConflictError struct {
+	Op    string // "retry", "cancel", "move", "delete"
+	State State
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("cannot %s a job that is %s", e.Op, e.State)
+}
+
+// CancelDecision is what a cancel request does.
+type CancelDecision uint8
+
+const (
+	CancelNow       CancelDecision = iota + 1 // → Cancelled at once
+	CancelRequested                           // stays Active, marked; settles as Cancelled
+)
+
+// DecideCancel: scheduled, pending and retrying jobs are cancelled at once;
+// an active job is marked cancelling (its worker learns it from its next
+// heartbeat, and its ack, fail or lease expiry settles it as cancelled);
+// a finished job cannot be cancelled.
+func DecideCancel(s State) (CancelDecision, error) {
+	switch s {
+	case Scheduled, Pending, Retrying:
+		return CancelNow, nil
+	case Active:
+		return CancelRequested, nil
+	}
+	return 0, &ConflictError{Op: "cancel", State: s}
+}
+
+// DecideManualRetry: completed, dead and cancelled jobs go back to pending
+// with their attempts reset; their error history is kept.
+func DecideManualRetry(s State) (State, error) {
+	if s == Completed || s == Dead || s == Cancelled {
+		return Pending, nil
+	}
+	return 0, &ConflictError{Op: "retry", State: s}
+}
+
+// DecideMove: a job moves to another queue in any state but active (its
+// worker holds it under the old queue).
+func DecideMove(s State) error {
+	if s == Active {
+		return &ConflictError{Op: "move", State: s}
+	}
+	return nil
+}
+
+// DecideDelete: a job is deleted in any state but active; an active job
+// must be cancelled first, so a worker never holds a job that is gone.
+func DecideDelete(s State) error {
+	if s == Active {
+		return &ConflictError{Op: "delete", State: s}
+	}
+	return nil
+}
+
+// SettleAttempt decides where an attempt's outcome takes a job: the state
+// its ack, fail or lease expiry would lead to, or Cancelled when a cancel
+// was requested while it ran.
+func SettleAttempt(cancelling bool, outcome State) State {
+	if cancelling {
+		return Cancelled
+	}
+	return outcome
+}
+
+// Retained reports whether a job in state s is pruned after the retention
+// period: completed and cancelled jobs are; dead jobs stay until deleted.
+func Retained(s State) bool { return s == Completed || s == Cancelled }

@@ -17,6 +17,8 @@
 //	<ns> 00 's' <schedule id>                            cron schedule record
 //	<ns> 00 'N' <schedule name>                          schedule name → id (names are unique per namespace)
 //	<ns> 00 'R' <next run 8B> <schedule id>              enabled schedules, firing order
+//	<ns> 00 'r' <prune at 8B> <id>                       completed/cancelled, retention order
+//	<ns> 00 'D' <scope> 00 <dead at 8B> <id>             dead jobs; scope "" = all, else the queue
 //	01 'n' <ns>                                          registry of namespaces on this shard
 package keys
 
@@ -47,6 +49,9 @@ const (
 	KindSchedule     byte = 's'
 	KindScheduleName byte = 'N'
 	KindScheduleRun  byte = 'R' // a time index: Timed(ns, KindScheduleRun, next run, id)
+
+	KindPrune byte = 'r' // a time index: Timed(ns, KindPrune, prune at, id)
+	KindDead  byte = 'D'
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -154,6 +159,31 @@ func SchedulePrefix(ns string) []byte { return kindPrefix(ns, KindSchedule, Sche
 // ScheduleName is the key of a schedule's name-index entry.
 func ScheduleName(ns, name string) []byte {
 	return append(kindPrefix(ns, KindScheduleName, len(name)), name...)
+}
+
+// DeadScope is the prefix of the dead index of one scope: "" lists every
+// dead job of ns, a queue name only that queue's.
+func DeadScope(ns, scope string) []byte {
+	b := kindPrefix(ns, KindDead, len(scope)+1+8+JobIDLen)
+	b = append(b, scope...)
+	return append(b, 0)
+}
+
+// Dead is the dead-index key of a job in scope, in order of death.
+func Dead(ns, scope string, at int64, id string) []byte {
+	b := DeadScope(ns, scope)
+	b = binary.BigEndian.AppendUint64(b, uint64(at))
+	return append(b, id...)
+}
+
+// ParseDead splits a dead-index key of scope into its time and job id.
+func ParseDead(ns, scope string, key []byte) (at int64, id string, err error) {
+	p := DeadScope(ns, scope)
+	if !bytes.HasPrefix(key, p) || len(key) != len(p)+8+JobIDLen {
+		return 0, "", fmt.Errorf("keys: %q is not a dead index key of %s/%s", key, ns, scope)
+	}
+	rest := key[len(p):]
+	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
 }
 
 // Registry is the key recording that namespace ns has state on this shard.

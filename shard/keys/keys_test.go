@@ -118,3 +118,33 @@ func TestScheduleKeys(t *testing.T) {
 		seen[k] = true
 	}
 }
+
+func TestDeadIndexOrderAndScopes(t *testing.T) {
+	t.Parallel()
+	ks := [][]byte{
+		Dead(nsA, "q", 256, id1),
+		Dead(nsA, "", 1<<40, id1),
+		Dead(nsA, "q", 1, id2),
+		Dead(nsA, "", 1, id2),
+		Dead(nsA, "q2", 0, id1),
+	}
+	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i], ks[j]) < 0 })
+	want := [][]byte{
+		Dead(nsA, "", 1, id2), Dead(nsA, "", 1<<40, id1),
+		Dead(nsA, "q", 1, id2), Dead(nsA, "q", 256, id1),
+		Dead(nsA, "q2", 0, id1),
+	}
+	require.Equal(t, want, ks)
+	for _, scope := range []string{"", "q"} {
+		p := DeadScope(nsA, scope)
+		require.True(t, bytes.HasPrefix(Dead(nsA, scope, 7, id1), p))
+	}
+	require.False(t, bytes.HasPrefix(Dead(nsA, "q2", 7, id1), DeadScope(nsA, "q")), "a queue's scope excludes longer names")
+	at, id, err := ParseDead(nsA, "q", Dead(nsA, "q", 256, id1))
+	require.NoError(t, err)
+	require.Equal(t, int64(256), at)
+	require.Equal(t, id1, id)
+	_, _, err = ParseDead(nsA, "", Dead(nsA, "q", 256, id1))
+	require.Error(t, err)
+	require.NotEqual(t, TimeIndex(nsA, KindPrune), TimeIndex(nsA, KindScheduleRun))
+}

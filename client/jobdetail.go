@@ -45,6 +45,9 @@ type JobDetail struct {
 	Result         json.RawMessage // nil when none
 	Errors         []JobError
 	Worker         *WorkerRef // the worker holding or last holding the job
+	DeadReason     string     // why a dead job died ("retries_exhausted", "expired")
+	Cancelling     bool       // running, and a cancel was requested
+	Timeline       []TimelineEvent
 }
 
 // JobError is one failed attempt.
@@ -86,6 +89,9 @@ type jobDetailWire struct {
 	Result         json.RawMessage   `json:"result"`
 	Errors         []JobError        `json:"errors"`
 	Worker         *WorkerRef        `json:"worker"`
+	DeadReason     *string           `json:"dead_reason"`
+	Cancelling     bool              `json:"cancelling"`
+	Timeline       []TimelineEvent   `json:"timeline"`
 }
 
 // UnmarshalJSON reads the job detail shape; durations may be strings
@@ -107,6 +113,10 @@ func (d *JobDetail) UnmarshalJSON(b []byte) error {
 		UniquePeriod: time.Duration(w.UniquePeriod), Tags: w.Tags,
 		Progress: w.Progress, Checkpoint: rawOrNil(w.Checkpoint),
 		Result: rawOrNil(w.Result), Errors: w.Errors, Worker: w.Worker,
+		Cancelling: w.Cancelling, Timeline: w.Timeline,
+	}
+	if w.DeadReason != nil {
+		d.DeadReason = *w.DeadReason
 	}
 	if w.BatchID != nil {
 		d.BatchID = *w.BatchID

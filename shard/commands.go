@@ -19,11 +19,21 @@ const (
 	cmdScheduleEnable  replica.CommandType = 12
 	cmdScheduleDisable replica.CommandType = 13
 	cmdScheduleFire    replica.CommandType = 14
+
+	cmdQueuePause       replica.CommandType = 20
+	cmdQueueResume      replica.CommandType = 21
+	cmdQueueDrain       replica.CommandType = 22
+	cmdQueueClear       replica.CommandType = 23
+	cmdQueueDelete      replica.CommandType = 24
+	cmdQueueConcurrency replica.CommandType = 25
+	cmdQueueThrottle    replica.CommandType = 26
+	cmdQueueDefaults    replica.CommandType = 27
 )
 
 // registry builds the dispatch table; each family registers its own.
 func (e *Engine) registry() *replica.Registry {
 	r := new(replica.Registry)
+	e.observers = append(e.observers, e.queueObserver)
 	e.observers = append(e.observers, countEvents)
 	e.heads = pendingHeads{}
 	e.queues = newQueueCache()
@@ -37,6 +47,7 @@ func (e *Engine) registry() *replica.Registry {
 	})
 	e.registerEnqueue(r)
 	e.registerFetch(r)
+	e.registerQueues(r)
 	e.registerWork(r)
 	e.registerSweeps(r)
 	e.registerSchedules(r)

@@ -10,6 +10,9 @@ import (
 type enqueueCmd struct {
 	NS   string   `codec:"ns"`
 	Jobs [][]byte `codec:"j"` // job records (job.Job.Encode)
+	// Defaulted holds, per job, the fields its producer left out, which
+	// take the queue's defaults (queues_ops.go); absent in older entries.
+	Defaulted []uint8 `codec:"d,omitempty"`
 }
 
 // enqueueResult is one job's outcome.
@@ -31,6 +34,9 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *enqueueCmd) any {
 	for i, rec := range c.Jobs {
 		j := new(job.Job)
 		must(j.Decode(rec))
+		if i < len(c.Defaulted) {
+			e.applyJobDefaults(tx, c.NS, j, c.Defaulted[i])
+		}
 		if j.UniqueKey != "" {
 			if holder, ok := heldUnique(tx, c.NS, j.Queue, j.UniqueKey, now); ok {
 				if h, err := getJob(tx, c.NS, holder); err == nil && !h.State.Terminal() {

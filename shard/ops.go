@@ -33,7 +33,7 @@ func (e *Engine) Enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, 
 	if len(reqs) > MaxBatchJobs {
 		return nil, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", MaxBatchJobs, len(reqs))
 	}
-	c := &enqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs))}
+	c := &enqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs))}
 	for i := range reqs {
 		prefix := ""
 		if batch {
@@ -44,6 +44,7 @@ func (e *Engine) Enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, 
 			return nil, err
 		}
 		c.Jobs[i] = j.Encode()
+		c.Defaulted[i] = defaultedFields(&reqs[i])
 	}
 	res, err := e.propose(ctx, cmdEnqueue, c)
 	if err != nil {
@@ -103,7 +104,7 @@ func (e *Engine) Fetch(ctx context.Context, ns string, r *FetchRequest) (*job.Jo
 	if err != nil {
 		return nil, err
 	}
-	c := &fetchCmd{NS: ns, Queues: r.Queues, WorkerID: r.WorkerID, Hostname: r.Hostname, LeaseNs: int64(lease)}
+	c := &fetchCmd{NS: ns, Queues: r.Queues, WorkerID: r.WorkerID, Hostname: r.Hostname, LeaseNs: int64(lease), LeaseDefault: r.LeaseDuration == nil}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
@@ -137,13 +138,14 @@ func (e *Engine) Fetch(ctx context.Context, ns string, r *FetchRequest) (*job.Jo
 	}
 }
 
-// anyPending reads local state: does any of the queues hold a pending job?
+// anyPending reads local state: does any of the queues hold a pending job
+// that a fetch may take now (see queueReady)?
 // Only the leader serves fetches, and it has applied what it committed. A
 // stale "no" is safe: the fetch parked before looking, and the apply that
 // makes a job pending wakes it.
 func (e *Engine) anyPending(ns string, queues []string) bool {
 	for _, q := range queues {
-		if e.queues.pending(e.node.DB(), ns, q) > 0 {
+		if e.queueReady(ns, q) {
 			return true
 		}
 	}

@@ -99,6 +99,7 @@ func (s *Server) routes() {
 	api.Post("/heartbeat", s.heartbeat)
 	api.Get("/jobs/:id", s.getJob)
 	s.scheduleRoutes(api)
+	s.queueRoutes(api)
 }
 
 // authenticate admits only callers holding the cluster secret.

@@ -21,7 +21,7 @@ type Config struct {
 
 	// BodyLimit caps request bodies in bytes. Default 1 MiB.
 	BodyLimit int
-	// BatchBodyLimit caps POST /api/v1/enqueue/batch bodies. Default 16 MiB.
+	// BatchBodyLimit caps the bodies of enqueue/batch and ack/batch. Default 16 MiB.
 	BatchBodyLimit int
 
 	// RevocationInterval is how often the revocation list is polled. Default 1s.

@@ -44,6 +44,8 @@ var routeTable = []route{
 	{fiber.MethodPost, "/api/v1/enqueue", tenancy.ActJobEnqueue, proxied},
 	{fiber.MethodPost, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, proxiedBatch},
 	{fiber.MethodPost, "/api/v1/fetch", tenancy.ActJobWork, proxiedLongPoll},
+	{fiber.MethodPost, "/api/v1/fetch/batch", tenancy.ActJobWork, proxiedLongPoll},
+	{fiber.MethodPost, "/api/v1/ack/batch", tenancy.ActJobWork, proxiedBatch}, // before ack/:id
 	{fiber.MethodPost, "/api/v1/ack/:id", tenancy.ActJobWork, proxied},
 	{fiber.MethodPost, "/api/v1/fail/:id", tenancy.ActJobWork, proxied},
 	{fiber.MethodPost, "/api/v1/heartbeat", tenancy.ActJobWork, proxied},

@@ -56,7 +56,7 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 				if j == nil {
 					continue
 				}
-				if err := e.Ack(context.Background(), testNS, j.ID, &AckRequest{}); err != nil {
+				if _, err := e.Ack(context.Background(), testNS, j.ID, &AckRequest{}); err != nil {
 					b.Error(err)
 					return
 				}

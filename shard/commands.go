@@ -20,6 +20,12 @@ const (
 	cmdScheduleDisable replica.CommandType = 13
 	cmdScheduleFire    replica.CommandType = 14
 
+	cmdJobRetry  replica.CommandType = 15
+	cmdJobCancel replica.CommandType = 16
+	cmdJobMove   replica.CommandType = 17
+	cmdJobDelete replica.CommandType = 18
+	cmdJobPrune  replica.CommandType = 19
+
 	cmdQueuePause       replica.CommandType = 20
 	cmdQueueResume      replica.CommandType = 21
 	cmdQueueDrain       replica.CommandType = 22
@@ -49,6 +55,7 @@ func (e *Engine) registry() *replica.Registry {
 	e.registerFetch(r)
 	e.registerQueues(r)
 	e.registerWork(r)
+	e.registerJobOps(r)
 	e.registerSweeps(r)
 	e.registerSchedules(r)
 	return r

@@ -38,7 +38,8 @@ func (e *Engine) applyPromote(tx *replica.Tx, c *sweepCmd) any {
 }
 
 // applyReclaim returns jobs whose lease expired to pending, keeping their
-// checkpoint and recording the lost attempt in their history.
+// checkpoint and recording the lost attempt in their history. A job marked
+// cancelling is cancelled instead.
 func (e *Engine) applyReclaim(tx *replica.Tx, c *sweepCmd) any {
 	now := tx.Now.UnixNano()
 	return e.sweep(tx, c, func(j *job.Job) bool {
@@ -48,7 +49,7 @@ func (e *Engine) applyReclaim(tx *replica.Tx, c *sweepCmd) any {
 		j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: leaseExpiredError, At: now})
 		j.FailedAt = now
 		j.WorkerID, j.Hostname = "", ""
-		e.moveTo(tx, c.NS, j, job.Pending)
+		e.moveTo(tx, c.NS, j, job.SettleAttempt(j.CancelRequestedAt != 0, job.Pending))
 		return true
 	})
 }

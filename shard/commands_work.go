@@ -47,8 +47,9 @@ type heartbeatItem struct {
 
 // Heartbeat statuses per job.
 const (
-	hbOK   = "ok"
-	hbLost = "lost" // not active under this worker any more: stop working on it
+	hbOK     = "ok"
+	hbLost   = "lost"   // not active under this worker any more: stop working on it
+	hbCancel = "cancel" // cancelled while it ran: stop; ack or fail settles it as cancelled
 )
 
 func (e *Engine) registerWork(r *replica.Registry) {
@@ -78,9 +79,15 @@ func (e *Engine) applyAck(tx *replica.Tx, c *ackCmd) any {
 		return err
 	}
 	j.Result = c.Result
-	j.CompletedAt = tx.Now.UnixNano()
-	e.moveTo(tx, c.NS, j, job.Completed)
+	to := job.SettleAttempt(j.CancelRequestedAt != 0, job.Completed)
+	if to == job.Completed {
+		j.CompletedAt = tx.Now.UnixNano()
+	}
+	e.moveTo(tx, c.NS, j, to)
 	putJob(tx, c.NS, j)
+	if to == job.Cancelled {
+		return job.Cancelled
+	}
 	return nil
 }
 
@@ -92,6 +99,11 @@ func (e *Engine) applyFail(tx *replica.Tx, c *failCmd) any {
 	now := tx.Now.UnixNano()
 	j.FailedAt = now
 	j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: c.Error, Backtrace: c.Backtrace, At: now})
+	if job.SettleAttempt(j.CancelRequestedAt != 0, job.Retrying) == job.Cancelled {
+		e.moveTo(tx, c.NS, j, job.Cancelled)
+		putJob(tx, c.NS, j)
+		return &failOutcome{State: job.Cancelled}
+	}
 	out := e.settleFailure(tx, c.NS, j, now)
 	putJob(tx, c.NS, j)
 	return out
@@ -137,6 +149,7 @@ func (e *Engine) applyHeartbeat(tx *replica.Tx, c *heartbeatCmd) any {
 		}
 		if len(it.Progress) > 0 && !bytes.Equal(it.Progress, []byte("null")) {
 			j.Progress = it.Progress
+			j.Record(now, job.EvProgress, string(it.Progress))
 		}
 		if len(it.Checkpoint) > 0 && !bytes.Equal(it.Checkpoint, []byte("null")) {
 			j.Checkpoint = it.Checkpoint
@@ -144,6 +157,9 @@ func (e *Engine) applyHeartbeat(tx *replica.Tx, c *heartbeatCmd) any {
 		e.extendLease(tx, c.NS, j, now+j.LeaseNs)
 		putJob(tx, c.NS, j)
 		out[i] = hbOK
+		if j.CancelRequestedAt != 0 {
+			out[i] = hbCancel
+		}
 	}
 	return out
 }

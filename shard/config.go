@@ -19,6 +19,7 @@ type Config struct {
 
 	SweepInterval   time.Duration // leader sweep period; default 100ms
 	MaxFetchTimeout time.Duration // longest long-poll; default 60s
+	Retention       time.Duration // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
 	Logger          *slog.Logger  // default slog.Default()
 }
 
@@ -38,6 +39,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxFetchTimeout == 0 {
 		c.MaxFetchTimeout = 60 * time.Second
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -158,20 +158,28 @@ type AckRequest struct {
 	WorkerID string          `json:"worker_id"`
 }
 
-// Ack completes an active job with its result.
-func (e *Engine) Ack(ctx context.Context, ns, id string, r *AckRequest) error {
+// Ack completes an active job with its result. It returns the state the
+// job settled in: completed, or cancelled when a cancel was requested
+// while it ran.
+func (e *Engine) Ack(ctx context.Context, ns, id string, r *AckRequest) (job.State, error) {
 	if err := namespaceOK(ns); err != nil {
-		return err
+		return 0, err
 	}
 	if err := jobIDOK(id); err != nil {
-		return err
+		return 0, err
 	}
 	res, err := checkJSON("result", r.Result, MaxPayloadBytes)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = e.propose(ctx, cmdAck, &ackCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res})
-	return err
+	out, err := e.propose(ctx, cmdAck, &ackCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res})
+	if err != nil {
+		return 0, err
+	}
+	if st, ok := out.(job.State); ok {
+		return st, nil
+	}
+	return job.Completed, nil
 }
 
 // FailRequest reports a failed attempt.
@@ -212,8 +220,8 @@ type HeartbeatEntry struct {
 }
 
 // Heartbeat extends leases and stores progress and checkpoints; it returns
-// each job's status ("ok", or "lost" when the job is no longer active
-// under this worker).
+// each job's status ("ok"; "cancel" when the job was cancelled while it
+// ran; "lost" when the job is no longer active under this worker).
 func (e *Engine) Heartbeat(ctx context.Context, ns string, r *HeartbeatRequest) (map[string]string, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err

@@ -98,6 +98,11 @@ func (s *Server) routes() {
 	api.Post("/fail/:id", s.fail)
 	api.Post("/heartbeat", s.heartbeat)
 	api.Get("/jobs/:id", s.getJob)
+	api.Post("/jobs/:id/retry", s.retryJob)
+	api.Post("/jobs/:id/cancel", s.cancelJob)
+	api.Post("/jobs/:id/move", s.moveJob)
+	api.Delete("/jobs/:id", s.deleteJob)
+	api.Get("/dead", s.listDead)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
 }

@@ -91,15 +91,23 @@ func (s *Server) ack(c *fiber.Ctx) error {
 	if err := decodeBody(c.Body(), &r, true); err != nil {
 		return err
 	}
-	if err := s.Ack(c.UserContext(), ns(c), c.Params("id"), &r); err != nil {
+	st, err := s.Ack(c.UserContext(), ns(c), c.Params("id"), &r)
+	if err != nil {
 		return err
 	}
 	c.Type("json")
+	if st == job.Cancelled {
+		return c.Send(ackCancelledReply)
+	}
 	return c.Send(ackReply)
 }
 
-// ackReply is the body of every successful ack.
-var ackReply = []byte(`{"status":"completed"}`)
+// ackReply is the body of a successful ack; ackCancelledReply answers the
+// ack of a job cancelled while it ran.
+var (
+	ackReply          = []byte(`{"status":"completed"}`)
+	ackCancelledReply = []byte(`{"status":"cancelled"}`)
+)
 
 // FailResponse is the reply to fail.
 type FailResponse struct {

@@ -45,7 +45,8 @@ func (e *Engine) sweepOnce(ctx context.Context, now int64) error {
 		for _, s := range []struct {
 			kind byte
 			cmd  replica.CommandType
-		}{{keys.KindDue, cmdPromote}, {keys.KindLease, cmdReclaim}, {keys.KindExpire, cmdExpire}} {
+		}{{keys.KindDue, cmdPromote}, {keys.KindLease, cmdReclaim}, {keys.KindExpire, cmdExpire},
+			{keys.KindPrune, cmdJobPrune}} {
 			if err := e.sweepIndex(ctx, ns, s.kind, s.cmd, now); err != nil {
 				return err
 			}

@@ -61,6 +61,10 @@ type JobDetail struct {
 	Worker         *WorkerView       `json:"worker"`
 	DeadReason     *string           `json:"dead_reason,omitempty"`
 	UpdatedAt      *time.Time        `json:"updated_at"`
+	Cancelling     bool              `json:"cancelling,omitempty"` // active, cancel requested
+	CancelledAt    *time.Time        `json:"cancelled_at,omitempty"`
+	DiedAt         *time.Time        `json:"died_at,omitempty"`
+	Timeline       []TimelineEvent   `json:"timeline"`
 }
 
 // ErrorView is one failed attempt.
@@ -113,6 +117,9 @@ func detailView(j *job.Job) *JobDetail {
 	if j.DeadReason != "" {
 		d.DeadReason = &j.DeadReason
 	}
+	d.Cancelling = j.State == job.Active && j.CancelRequestedAt != 0
+	d.CancelledAt, d.DiedAt = ts(j.CancelledAt), ts(j.DeadAt)
+	d.Timeline = timelineView(j)
 	return d
 }
 

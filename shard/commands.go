@@ -34,6 +34,9 @@ const (
 	cmdQueueConcurrency replica.CommandType = 25
 	cmdQueueThrottle    replica.CommandType = 26
 	cmdQueueDefaults    replica.CommandType = 27
+
+	cmdFetchBatch replica.CommandType = 28
+	cmdAckBatch   replica.CommandType = 29
 )
 
 // registry builds the dispatch table; each family registers its own.
@@ -58,6 +61,7 @@ func (e *Engine) registry() *replica.Registry {
 	e.registerJobOps(r)
 	e.registerSweeps(r)
 	e.registerSchedules(r)
+	e.registerBatchWork(r)
 	return r
 }
 

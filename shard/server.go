@@ -94,6 +94,8 @@ func (s *Server) routes() {
 	api.Post("/enqueue", s.enqueue)
 	api.Post("/enqueue/batch", s.enqueueBatch)
 	api.Post("/fetch", s.fetch)
+	api.Post("/fetch/batch", s.fetchBatch)
+	api.Post("/ack/batch", s.ackBatch) // before /ack/:id, which would match it
 	api.Post("/ack/:id", s.ack)
 	api.Post("/fail/:id", s.fail)
 	api.Post("/heartbeat", s.heartbeat)

@@ -27,8 +27,9 @@ func benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure enqueue and job throughput and latency",
 		Long: `Bench runs producers that enqueue as fast as the server accepts and workers
-that fetch (long-poll) and ack one job per call, then reports enqueue/s,
-completed jobs/s, and latency percentiles of enqueue calls and of
+that fetch (long-poll) and ack one job per call (or, with --fetch-batch and
+--ack-batch, up to N jobs per call through fetch/batch and ack/batch), then
+reports enqueue/s, completed jobs/s, and latency percentiles of enqueue calls and of
 enqueue→delivery. At most --max-outstanding jobs are enqueued but not yet
 fetched at any time. --latency sends one job at a time to idle workers to
 measure pickup latency.
@@ -63,6 +64,8 @@ Straight to a shard (cluster secret), bypassing the gateway:
 	f.IntVar(&cfg.Producers, "producers", 0, "concurrent enqueue loops (default 4; 1 with --latency)")
 	f.IntVar(&cfg.Workers, "workers", 0, "concurrent fetch/ack loops (default 16; 4 with --latency)")
 	f.IntVar(&cfg.Batch, "batch", 1, "jobs per enqueue call (1 uses the single enqueue endpoint)")
+	f.IntVar(&cfg.FetchBatch, "fetch-batch", 1, "most jobs per fetch call (1 uses the single fetch endpoint, more fetch/batch)")
+	f.IntVar(&cfg.AckBatch, "ack-batch", 1, "most jobs per ack call (1 uses the single ack endpoint, more ack/batch)")
 	f.DurationVar(&cfg.Duration, "duration", 0, "how long to run (default 10s unless --jobs is set)")
 	f.Int64Var(&cfg.Jobs, "jobs", 0, "stop once this many jobs completed (0: no limit)")
 	f.StringVar(&cfg.Queue, "queue", "bench", "queue to use")

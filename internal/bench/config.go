@@ -38,6 +38,13 @@ type Config struct {
 	// Batch is the number of jobs per enqueue call; 1 (the default) uses
 	// the single enqueue endpoint, more uses enqueue/batch.
 	Batch int
+	// FetchBatch is the most jobs a worker fetches per call; 1 (the
+	// default) uses the single fetch endpoint, more uses fetch/batch.
+	FetchBatch int
+	// AckBatch is the most jobs a worker acks per call; 1 (the default)
+	// uses the single ack endpoint, more uses ack/batch (the jobs of one
+	// fetch are acked in calls of up to AckBatch).
+	AckBatch int
 	// Duration bounds the run. Default 10s, unless Jobs is set.
 	Duration time.Duration
 	// Jobs stops the run once this many jobs were acked (0: no limit).
@@ -72,6 +79,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Batch == 0 {
 		c.Batch = 1
+	}
+	if c.FetchBatch == 0 {
+		c.FetchBatch = 1
+	}
+	if c.AckBatch == 0 {
+		c.AckBatch = 1
 	}
 	if c.Duration == 0 && c.Jobs == 0 {
 		c.Duration = 10 * time.Second
@@ -123,8 +136,11 @@ func (c Config) Validate() error {
 	if c.Producers < 1 || c.Workers < 1 || c.Batch < 1 {
 		errs = append(errs, errors.New("producers, workers and batch must be at least 1"))
 	}
-	if c.Latency && c.Batch != 1 {
-		errs = append(errs, errors.New("latency mode sends single jobs (batch 1)"))
+	if c.FetchBatch < 1 || c.FetchBatch > maxWorkerBatch || c.AckBatch < 1 || c.AckBatch > maxWorkerBatch {
+		errs = append(errs, fmt.Errorf("fetch batch and ack batch must be between 1 and %d", maxWorkerBatch))
+	}
+	if c.Latency && (c.Batch != 1 || c.FetchBatch != 1 || c.AckBatch != 1) {
+		errs = append(errs, errors.New("latency mode sends single jobs (batch, fetch batch and ack batch 1)"))
 	}
 	if c.Duration < 0 || c.Jobs < 0 || c.FetchTimeout <= 0 || c.MaxOutstanding < 1 {
 		errs = append(errs, errors.New("duration, jobs, fetch timeout and max outstanding must be positive"))

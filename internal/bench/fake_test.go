@@ -26,6 +26,11 @@ type fakeShard struct {
 	rejected    int
 	rejectEvery int  // answer every n-th enqueue call with 429
 	hold        bool // fetch never delivers
+	// refuseForeign answers acks of jobs no run enqueued (foreign) with
+	// lease_mismatch.
+	refuseForeign bool
+	fetchCalls    int
+	ackCalls      int
 }
 
 func newFakeShard(t *testing.T, auth map[string]string) *fakeShard {
@@ -35,6 +40,8 @@ func newFakeShard(t *testing.T, auth map[string]string) *fakeShard {
 	mux.HandleFunc("POST /api/v1/enqueue", f.enqueue)
 	mux.HandleFunc("POST /api/v1/enqueue/batch", f.enqueueBatch)
 	mux.HandleFunc("POST /api/v1/fetch", f.fetch)
+	mux.HandleFunc("POST /api/v1/fetch/batch", f.fetchBatch)
+	mux.HandleFunc("POST /api/v1/ack/batch", f.ackBatch)
 	mux.HandleFunc("POST /api/v1/ack/{id}", f.ack)
 	f.srv = httptest.NewServer(f.authorize(mux))
 	t.Cleanup(f.srv.Close)
@@ -141,19 +148,101 @@ func (f *fakeShard) fetch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeShard) ack(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
 	f.mu.Lock()
-	acked, ok := f.delivered[id]
-	if ok && !acked {
-		f.delivered[id] = true
-		f.acked++
-	}
+	f.ackCalls++
+	ok := f.settle(r.PathValue("id"))
 	f.mu.Unlock()
-	if !ok || acked {
+	if !ok {
 		apiError(w, http.StatusConflict, "lease_mismatch", "not active")
 		return
 	}
 	writeReply(w, http.StatusOK, map[string]string{"status": "completed"})
+}
+
+// settle acks a delivered job once; f.mu is held.
+func (f *fakeShard) settle(id string) bool {
+	acked, ok := f.delivered[id]
+	if !ok || acked || (f.refuseForeign && strings.HasPrefix(id, "job_old_")) {
+		return false
+	}
+	f.delivered[id] = true
+	f.acked++
+	return true
+}
+
+// fetchBatch waits like fetch for a first job, then takes up to max.
+func (f *fakeShard) fetchBatch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Queues   []string `json:"queues"`
+		WorkerID string   `json:"worker_id"`
+		Timeout  float64  `json:"timeout"`
+		Max      int      `json:"max"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Queues) != 1 || req.WorkerID == "" || req.Max < 1 {
+		apiError(w, http.StatusBadRequest, "bad_request", "bad fetch batch")
+		return
+	}
+	f.mu.Lock()
+	f.fetchCalls++
+	hold := f.hold
+	f.mu.Unlock()
+	timer := time.NewTimer(time.Duration(req.Timeout * float64(time.Second)))
+	defer timer.Stop()
+	pending := f.pending
+	if hold {
+		pending = nil
+	}
+	var ids []string
+	select {
+	case id := <-pending:
+		ids = append(ids, id)
+	case <-timer.C:
+	case <-r.Context().Done():
+		return
+	}
+	for len(ids) > 0 && len(ids) < req.Max {
+		select {
+		case id := <-pending:
+			ids = append(ids, id)
+			continue
+		default:
+		}
+		break
+	}
+	jobs := make([]map[string]any, len(ids))
+	f.mu.Lock()
+	for i, id := range ids {
+		f.delivered[id] = false
+		jobs[i] = map[string]any{"job_id": id, "queue": req.Queues[0], "payload": map[string]string{"d": "x"},
+			"attempt": 1, "max_retries": 3, "lease_duration": 60, "checkpoint": nil}
+	}
+	f.mu.Unlock()
+	writeReply(w, http.StatusOK, map[string]any{"jobs": jobs})
+}
+
+// ackBatch acks each job, answering per job.
+func (f *fakeShard) ackBatch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		WorkerID string `json:"worker_id"`
+		Acks     []struct {
+			JobID string `json:"job_id"`
+		} `json:"acks"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Acks) == 0 || req.WorkerID == "" {
+		apiError(w, http.StatusBadRequest, "bad_request", "bad ack batch")
+		return
+	}
+	out := make([]map[string]any, len(req.Acks))
+	f.mu.Lock()
+	f.ackCalls++
+	for i, a := range req.Acks {
+		out[i] = map[string]any{"job_id": a.JobID, "status": "completed"}
+		if !f.settle(a.JobID) {
+			out[i] = map[string]any{"job_id": a.JobID, "error": map[string]string{"code": "lease_mismatch", "message": "not active"}}
+		}
+	}
+	f.mu.Unlock()
+	writeReply(w, http.StatusOK, map[string]any{"results": out})
 }
 
 // counts returns enqueued, delivered, acked and rejected.

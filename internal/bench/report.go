@@ -19,7 +19,9 @@ type Report struct {
 	Transport   string
 	Producers   int
 	Workers     int
-	Batch       int
+	Batch       int // jobs per enqueue call
+	FetchBatch  int // most jobs per fetch call
+	AckBatch    int // most jobs per ack call
 	PayloadSize int
 	Elapsed     time.Duration
 
@@ -68,7 +70,8 @@ func (r *runner) report() *Report {
 	}
 	return &Report{
 		Mode: mode, Target: cfg.target(), Direct: cfg.DirectURL != "", Transport: cfg.Transport,
-		Producers: cfg.Producers, Workers: cfg.Workers, Batch: cfg.Batch, PayloadSize: cfg.PayloadSize,
+		Producers: cfg.Producers, Workers: cfg.Workers, Batch: cfg.Batch,
+		FetchBatch: cfg.FetchBatch, AckBatch: cfg.AckBatch, PayloadSize: cfg.PayloadSize,
 		Elapsed:  r.end.elapsed,
 		Enqueued: r.counter.enqueued.Load(), EnqueueCalls: r.counter.calls.Load(),
 		Delivered: r.counter.delivered.Load(), Acked: r.counter.acked.Load(),
@@ -90,8 +93,8 @@ func (rep *Report) WriteText(w io.Writer) {
 		via = "shard (direct)"
 	}
 	fmt.Fprintf(w, "\njobbie bench: %s via %s %s (%s)\n", rep.Mode, via, rep.Target, rep.Transport)
-	fmt.Fprintf(w, "  %d producers (batch %d), %d workers, %d-byte payloads, %.1fs\n",
-		rep.Producers, rep.Batch, rep.Workers, rep.PayloadSize, rep.Elapsed.Seconds())
+	fmt.Fprintf(w, "  %d producers (batch %d), %d workers (fetch batch %d, ack batch %d), %d-byte payloads, %.1fs\n",
+		rep.Producers, rep.Batch, rep.Workers, rep.FetchBatch, rep.AckBatch, rep.PayloadSize, rep.Elapsed.Seconds())
 	fmt.Fprintf(w, "  enqueued   %10d jobs  %10.1f/s  (%d calls)\n", rep.Enqueued, rep.EnqueueRate, rep.EnqueueCalls)
 	fmt.Fprintf(w, "  completed  %10d jobs  %10.1f/s  (fetched %d, empty fetches %d, not ours %d)\n",
 		rep.Acked, rep.JobRate, rep.Delivered, rep.EmptyFetches, rep.Unmatched)
@@ -134,6 +137,7 @@ func (rep *Report) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"mode": rep.Mode, "target": rep.Target, "direct": rep.Direct, "transport": rep.Transport,
 		"producers": rep.Producers, "workers": rep.Workers, "batch": rep.Batch,
+		"fetch_batch": rep.FetchBatch, "ack_batch": rep.AckBatch,
 		"payload_size": rep.PayloadSize, "elapsed_seconds": rep.Elapsed.Seconds(),
 		"enqueued": rep.Enqueued, "enqueue_calls": rep.EnqueueCalls, "delivered": rep.Delivered,
 		"acked": rep.Acked, "empty_fetches": rep.EmptyFetches, "unmatched": rep.Unmatched,

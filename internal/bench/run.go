@@ -116,7 +116,12 @@ func (r *runner) run() *Report {
 	host := hostname()
 	for i := range r.cfg.Workers {
 		st := r.newStats()
-		wg.Go(func() { r.worker(fmt.Sprintf("bench-%s-%d", host, i), st) })
+		id := fmt.Sprintf("bench-%s-%d", host, i)
+		if r.cfg.FetchBatch > 1 || r.cfg.AckBatch > 1 {
+			wg.Go(func() { r.batchWorker(id, st) })
+		} else {
+			wg.Go(func() { r.worker(id, st) })
+		}
 	}
 	for range r.cfg.Producers {
 		st := r.newStats()

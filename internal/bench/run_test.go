@@ -34,7 +34,11 @@ func requireConsistent(t *testing.T, f *fakeShard, rep *Report, foreign int) {
 	require.Equal(t, int64(rej), rep.Errors["rate_limited"])
 	require.Equal(t, int64(foreign), rep.Unmatched)
 	require.Equal(t, rep.EnqueueCalls, rep.EnqueueLatency.Count)
-	require.Equal(t, rep.Acked, rep.AckLatency.Count)
+	if rep.AckBatch > 1 {
+		require.LessOrEqual(t, rep.AckLatency.Count, rep.Acked, "one sample per ack call")
+	} else {
+		require.Equal(t, rep.Acked, rep.AckLatency.Count)
+	}
 	// Every delivery of this run's jobs produced one latency sample.
 	require.Equal(t, rep.Delivered-rep.Unmatched, rep.DeliveryLatency.Count)
 	require.Equal(t, rep.DeliveryLatency.Count, rep.PickupLatency.Count)
@@ -142,14 +146,17 @@ func TestRunReportsUnreachableServer(t *testing.T) {
 func TestRunRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	for name, cfg := range map[string]Config{
-		"no url":            {},
-		"bad url":           {URL: "localhost:8080"},
-		"direct no secret":  {DirectURL: "http://x", ShardNamespace: "t_01hx7y2k3m0000000000000000/default"},
-		"direct bad ns":     {DirectURL: "http://x", ClusterSecret: "s", ShardNamespace: "default"},
-		"tiny payload":      {URL: "http://x", PayloadSize: 3},
-		"latency batch":     {URL: "http://x", Latency: true, Batch: 5},
-		"bad queue":         {URL: "http://x", Queue: "no spaces"},
-		"unknown transport": {URL: "http://x", Transport: "carrier-pigeon"},
+		"no url":              {},
+		"bad url":             {URL: "localhost:8080"},
+		"direct no secret":    {DirectURL: "http://x", ShardNamespace: "t_01hx7y2k3m0000000000000000/default"},
+		"direct bad ns":       {DirectURL: "http://x", ClusterSecret: "s", ShardNamespace: "default"},
+		"tiny payload":        {URL: "http://x", PayloadSize: 3},
+		"latency batch":       {URL: "http://x", Latency: true, Batch: 5},
+		"latency fetch batch": {URL: "http://x", Latency: true, FetchBatch: 5},
+		"fetch batch 1001":    {URL: "http://x", FetchBatch: 1001},
+		"ack batch -1":        {URL: "http://x", AckBatch: -1},
+		"bad queue":           {URL: "http://x", Queue: "no spaces"},
+		"unknown transport":   {URL: "http://x", Transport: "carrier-pigeon"},
 	} {
 		_, err := Run(context.Background(), cfg, &lines{})
 		require.Error(t, err, name)

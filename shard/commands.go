@@ -43,6 +43,7 @@ const (
 func (e *Engine) registry() *replica.Registry {
 	r := new(replica.Registry)
 	e.observers = append(e.observers, e.queueObserver)
+	e.observers = append(e.observers, e.eventObserver(), e.workerObserver())
 	e.observers = append(e.observers, countEvents)
 	e.heads = pendingHeads{}
 	e.queues = newQueueCache()

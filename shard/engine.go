@@ -29,6 +29,8 @@ type Engine struct {
 	swept   map[string]int64 // sweep loop only: live keys at or below are gone
 
 	observers []moveObserver // lifecycle observers, registered in registry()
+	events    *eventHub      // recent lifecycle events per namespace (events.go)
+	workers   *workerSet     // workers seen per namespace (workers.go)
 
 	idMu    sync.Mutex
 	entropy io.Reader
@@ -62,6 +64,7 @@ func OpenEngine(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("shard: %w", err)
 	}
 	e.node = node
+	e.events.startAt(node.AppliedIndex())
 	engines.add(e)
 	e.wg.Add(1)
 	go e.sweepLoop()

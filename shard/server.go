@@ -107,6 +107,7 @@ func (s *Server) routes() {
 	api.Get("/dead", s.listDead)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
+	s.liveRoutes(api)
 }
 
 // authenticate admits only callers holding the cluster secret.

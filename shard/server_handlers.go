@@ -75,6 +75,7 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 		return err
 	}
 	start := time.Now()
+	s.workers.seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
 	j, err := s.Fetch(c.UserContext(), ns(c), &r)
 	if err != nil {
 		return err
@@ -143,6 +144,7 @@ func (s *Server) heartbeat(c *fiber.Ctx) error {
 	if err := decodeBody(c.Body(), &r, false); err != nil {
 		return err
 	}
+	s.workers.seen(ns(c), r.WorkerID, "", nil)
 	res, err := s.Heartbeat(c.UserContext(), ns(c), &r)
 	if err != nil {
 		return err

@@ -1,0 +1,200 @@
+package shard
+
+import (
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// Workers are what the node has observed, not replicated state: each node
+// keeps them in memory per namespace. A worker is seen when it calls fetch
+// or heartbeat with a worker_id (the leader serves those calls), and its
+// active jobs are the jobs whose lease to it this node applied and whose
+// settling (ack, fail, lease expiry, cancel) it has not applied yet. A node
+// that becomes leader knows the workers whose fetches it applied as a
+// follower; their hostname and queues return with their next call. A
+// restarted node starts with none.
+const (
+	WorkerGoneAfter = 2 * time.Minute  // unseen this long: listed as gone
+	WorkerDropAfter = 30 * time.Minute // unseen this long: forgotten
+	maxWorkersPerNS = 1000             // the least recently seen is forgotten first
+	maxWorkerJobIDs = 100              // active job ids listed per worker
+)
+
+type workerSet struct {
+	mu  sync.Mutex
+	now func() time.Time
+	ns  map[string]*nsWorkers
+}
+
+type nsWorkers struct {
+	byID  map[string]*workerState
+	byJob map[string]*workerState // active job id → the worker it is leased to
+}
+
+type workerState struct {
+	id, hostname string
+	queues       []string
+	active       map[string]struct{}
+	lastSeen     time.Time
+}
+
+// WorkerInfo is one worker in GET /api/v1/workers.
+type WorkerInfo struct {
+	ID           string    `json:"id"`
+	Hostname     string    `json:"hostname"`
+	Queues       []string  `json:"queues"`
+	ActiveJobs   int       `json:"active_jobs"`
+	ActiveJobIDs []string  `json:"active_job_ids"`
+	LastSeen     time.Time `json:"last_seen"`
+	Status       string    `json:"status"` // "active" or "gone"
+}
+
+func newWorkerSet(now func() time.Time) *workerSet {
+	return &workerSet{now: now, ns: map[string]*nsWorkers{}}
+}
+
+// workerObserver returns the observer that keeps each worker's active jobs.
+func (e *Engine) workerObserver() moveObserver {
+	if e.workers == nil {
+		e.workers = newWorkerSet(time.Now)
+	}
+	ws := e.workers
+	return func(tx *replica.Tx, ns string, j *job.Job, from job.State) {
+		switch {
+		case j.State == job.Active && from != job.Active && j.WorkerID != "":
+			ws.started(ns, j.WorkerID, j.ID, tx.Now)
+		case from == job.Active && j.State != job.Active:
+			ws.settled(ns, j.ID)
+		}
+	}
+}
+
+// seen records a fetch or heartbeat of worker id. Ids and hostnames are
+// labels the caller picks: overlong ones, and queue lists fetch would
+// refuse, are not recorded. hostname "" and queues nil keep what is known.
+func (ws *workerSet) seen(ns, id, hostname string, queues []string) {
+	if id == "" || len(id) > maxWorkerID || len(hostname) > maxWorkerID || len(queues) > maxFetchQs {
+		return
+	}
+	for _, q := range queues {
+		if tenancy.ValidateQueue(q) != nil {
+			return
+		}
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w := ws.getLocked(ns, id)
+	if hostname != "" {
+		w.hostname = hostname
+	}
+	if queues != nil {
+		w.queues = slices.Clone(queues)
+	}
+	w.lastSeen = ws.now()
+}
+
+func (ws *workerSet) started(ns, id, jobID string, at time.Time) {
+	if len(id) > maxWorkerID {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w := ws.getLocked(ns, id)
+	w.active[jobID] = struct{}{}
+	ws.ns[ns].byJob[jobID] = w
+	if at.After(w.lastSeen) {
+		w.lastSeen = at
+	}
+}
+
+func (ws *workerSet) settled(ns, jobID string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	n := ws.ns[ns]
+	if n == nil {
+		return
+	}
+	if w := n.byJob[jobID]; w != nil {
+		delete(w.active, jobID)
+		delete(n.byJob, jobID)
+	}
+}
+
+// getLocked returns worker id of ns, adding it (and forgetting the least
+// recently seen worker when ns is full).
+func (ws *workerSet) getLocked(ns, id string) *workerState {
+	n := ws.ns[ns]
+	if n == nil {
+		n = &nsWorkers{byID: map[string]*workerState{}, byJob: map[string]*workerState{}}
+		ws.ns[ns] = n
+	}
+	if w := n.byID[id]; w != nil {
+		return w
+	}
+	if len(n.byID) >= maxWorkersPerNS {
+		var oldest *workerState
+		for _, w := range n.byID {
+			if oldest == nil || w.lastSeen.Before(oldest.lastSeen) {
+				oldest = w
+			}
+		}
+		n.forget(oldest)
+	}
+	w := &workerState{id: id, active: map[string]struct{}{}}
+	n.byID[id] = w
+	return w
+}
+
+func (n *nsWorkers) forget(w *workerState) {
+	for jid := range w.active {
+		delete(n.byJob, jid)
+	}
+	delete(n.byID, w.id)
+}
+
+// list returns the workers of ns by id, forgetting those unseen for
+// WorkerDropAfter.
+func (ws *workerSet) list(ns string) []WorkerInfo {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	out := []WorkerInfo{}
+	n := ws.ns[ns]
+	if n == nil {
+		return out
+	}
+	now := ws.now()
+	for _, w := range n.byID {
+		idle := now.Sub(w.lastSeen)
+		if idle >= WorkerDropAfter {
+			n.forget(w)
+			continue
+		}
+		v := WorkerInfo{ID: w.id, Hostname: w.hostname, Queues: w.queues, ActiveJobs: len(w.active),
+			ActiveJobIDs: make([]string, 0, min(len(w.active), maxWorkerJobIDs)), LastSeen: w.lastSeen.UTC(), Status: "active"}
+		if v.Queues == nil {
+			v.Queues = []string{}
+		}
+		for jid := range w.active {
+			if len(v.ActiveJobIDs) == maxWorkerJobIDs {
+				break
+			}
+			v.ActiveJobIDs = append(v.ActiveJobIDs, jid)
+		}
+		sort.Strings(v.ActiveJobIDs)
+		if idle >= WorkerGoneAfter {
+			v.Status = "gone"
+		}
+		out = append(out, v)
+	}
+	if len(n.byID) == 0 {
+		delete(ws.ns, ns)
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].ID < out[k].ID })
+	return out
+}

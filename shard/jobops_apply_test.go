@@ -242,3 +242,15 @@ func TestApplyTimelineAndProgress(t *testing.T) {
 	}
 	require.Len(t, f.job(id).Timeline, job.MaxTimeline)
 }
+
+func TestApplyRetentionFollowsQueueDefaults(t *testing.T) {
+	f := setupFSM(t)
+	f.e.cfg.Retention = time.Hour
+	id := f.enqueue(&job.Job{Queue: "q"})
+	f.jobOp(cmdJobCancel, id)
+	require.Equal(t, f.now.Add(time.Hour).UnixNano(), f.job(id).PruneAt, "the node's default")
+	f.apply(cmdQueueDefaults, &queueDefaultsCmd{NS: testNS, Queue: "short", Defaults: queueDefaults{Retention: int64(time.Minute)}})
+	s := f.enqueue(&job.Job{Queue: "short"})
+	f.jobOp(cmdJobCancel, s)
+	require.Equal(t, f.now.Add(time.Minute).UnixNano(), f.job(s).PruneAt, "the queue's own retention")
+}

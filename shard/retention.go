@@ -23,7 +23,7 @@ const DefaultRetention = 7 * 24 * time.Hour
 // retentionOf is the retention period of queue's finished jobs: the
 // queue's own setting, else the node's default.
 func (e *Engine) retentionOf(r pebble.Reader, ns, queue string) time.Duration {
-	if d := e.queueRetentionSetting(r, ns, queue); d > 0 {
+	if d := e.queueRetention(r, ns, queue); d > 0 {
 		return d
 	}
 	if e.cfg.Retention > 0 {
@@ -31,11 +31,6 @@ func (e *Engine) retentionOf(r pebble.Reader, ns, queue string) time.Duration {
 	}
 	return DefaultRetention
 }
-
-// queueRetentionSetting is a queue's own retention period, 0 when the
-// queue sets none. Queues carry no retention setting yet, so it is 0 for
-// every queue; queue defaults will answer here.
-func (e *Engine) queueRetentionSetting(pebble.Reader, string, string) time.Duration { return 0 }
 
 // retentionObserver keeps the prune index and the finish stamps in step
 // with the state.

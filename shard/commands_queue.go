@@ -250,18 +250,7 @@ func (e *Engine) dropRange(tx *replica.Tx, ns string, lower, upper []byte,
 	}
 	must(it.Close())
 	for _, j := range drop {
-		e.dropJob(tx, ns, j)
+		e.removeJob(tx, ns, j)
 	}
 	return len(drop), next
-}
-
-// dropJob deletes a job with its index entries, unique lock and count.
-func (e *Engine) dropJob(tx *replica.Tx, ns string, j *job.Job) {
-	e.removeIndexes(tx, ns, j)
-	if j.ExpireAt != 0 {
-		must(tx.Delete(keys.Timed(ns, keys.KindExpire, j.ExpireAt, j.ID), nil))
-	}
-	releaseUnique(tx, ns, j)
-	e.queues.count(tx, ns, j.Queue, j.State, 0)
-	must(tx.Delete(keys.Job(ns, j.ID), nil))
 }

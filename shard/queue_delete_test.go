@@ -1,0 +1,24 @@
+package shard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Deleting a queue removes its dead jobs from the dead listing too: every
+// key that names a job goes with it.
+func TestQueueDeleteLeavesNoDeadEntries(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.enqueue(map[string]any{"queue": "doomed", "max_retries": 0})
+	require.Equal(t, id, b.fetch([]string{"doomed"}, nil).Body["job_id"])
+	require.Equal(t, 200, b.call("POST", "/api/v1/fail/"+id, map[string]string{"error": "x"}).Status)
+	r := b.call("GET", "/api/v1/dead?queue=doomed", nil)
+	require.Len(t, r.Body["jobs"], 1)
+
+	require.Equal(t, 200, b.call("DELETE", "/api/v1/queues/doomed?confirm=true", nil).Status)
+	r = b.call("GET", "/api/v1/dead", nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Empty(t, r.Body["jobs"])
+}

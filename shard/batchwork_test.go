@@ -138,6 +138,14 @@ func TestFetchBatchAndAckBatchHTTP(t *testing.T) {
 	require.Equal(t, "pending", b.job(want[4])["state"])
 	require.Equal(t, "active", b.job(got[2])["state"])
 
+	// The batch fetch made the worker known, with the job it still holds.
+	wr := b.call("GET", "/api/v1/workers", nil)
+	require.Equal(t, 200, wr.Status, string(wr.Raw))
+	ws := wr.Body["workers"].([]any)
+	require.Len(t, ws, 1)
+	require.Equal(t, "w1", ws[0].(map[string]any)["id"])
+	require.Equal(t, []any{got[2]}, ws[0].(map[string]any)["active_job_ids"])
+
 	// A single ack still works beside the batch route.
 	require.Equal(t, 200, b.call("POST", "/api/v1/ack/"+got[2], nil).Status)
 }

@@ -169,6 +169,7 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 		return err
 	}
 	start := time.Now()
+	s.workers.seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
 	jobs, err := s.FetchBatch(c.UserContext(), ns(c), &r)
 	if err != nil {
 		return err

@@ -59,6 +59,17 @@ func (j *Job) Encode() []byte {
 		b = append(b, byte(e.Kind))
 		b = putStr(b, e.Detail)
 	}
+	b = putStr(b, j.BatchID)
+	b = putStr(b, j.ChainID)
+	b = binary.AppendVarint(b, int64(j.ChainStep))
+	b = putBytes(b, j.Chain)
+	b = append(b, byte(j.Flow))
+	b = binary.AppendUvarint(b, uint64(len(j.DependsOn)))
+	for _, id := range j.DependsOn {
+		b = putStr(b, id)
+	}
+	b = binary.AppendVarint(b, int64(j.DepsLeft))
+	b = putStr(b, j.CancelReason)
 	return b
 }
 
@@ -118,6 +129,19 @@ func (j *Job) Decode(b []byte) (err error) {
 			j.Timeline[i].Detail = d.str()
 		}
 	}
+	j.BatchID = d.str()
+	j.ChainID = d.str()
+	j.ChainStep = int(d.varint())
+	j.Chain = d.bytes()
+	j.Flow = Flow(d.byte())
+	if n := d.count(); n > 0 {
+		j.DependsOn = make([]string, n)
+		for i := range j.DependsOn {
+			j.DependsOn[i] = d.str()
+		}
+	}
+	j.DepsLeft = int(d.varint())
+	j.CancelReason = d.str()
 	return nil
 }
 

@@ -19,6 +19,9 @@ func TestRecordRoundTrip(t *testing.T) {
 		WorkerID: "w", Hostname: "h", DeadReason: "r", UpdatedAt: -1,
 		CancelRequestedAt: 13, CancelledAt: 14, DeadAt: 15, PruneAt: 16,
 		Timeline: []Event{{At: 17, Kind: EvEnqueued}, {At: 18, Kind: EvStarted, Detail: "worker w attempt 1"}},
+		BatchID:  "batch_x", ChainID: "chain_x", ChainStep: 2, Chain: []byte(`{"steps":[]}`),
+		Flow: FlowChainExit | FlowHasDependents, DependsOn: []string{"job_a", "job_b"}, DepsLeft: 1,
+		CancelReason: ReasonDependencyFailed,
 	}
 	var got Job
 	require.NoError(t, got.Decode(j.Encode()))
@@ -46,10 +49,25 @@ func TestRecordDecodesOlderRecords(t *testing.T) {
 	t.Parallel()
 	j := &Job{ID: "job_x", Queue: "q", UpdatedAt: 5, CancelledAt: 9, Timeline: []Event{{At: 1, Kind: EvEnqueued}}}
 	b := j.Encode()
-	old := b[:len(b)-(4+1+3)] // up to UpdatedAt
+	old := b[:len(b)-(4+1+3)-8] // up to UpdatedAt (8: the zero flow fields)
 	var got Job
 	require.NoError(t, got.Decode(old))
 	require.Equal(t, int64(5), got.UpdatedAt)
 	require.Zero(t, got.CancelledAt)
 	require.Nil(t, got.Timeline)
+}
+
+// A record written before the flow fields decodes with them zero.
+func TestRecordDecodesRecordsWithoutFlowFields(t *testing.T) {
+	t.Parallel()
+	j := &Job{ID: "job_x", Queue: "q", Timeline: []Event{{At: 1, Kind: EvEnqueued}}}
+	b := j.Encode()
+	j.BatchID, j.DependsOn, j.Flow = "batch_x", []string{"job_y"}, FlowHasDependents
+	var got Job
+	require.NoError(t, got.Decode(b[:len(b)-8]))
+	require.Equal(t, "", got.BatchID)
+	require.Nil(t, got.DependsOn)
+	require.False(t, got.InFlow())
+	require.NoError(t, got.Decode(j.Encode()))
+	require.True(t, got.InFlow())
 }

@@ -10,11 +10,11 @@ import (
 
 func TestDecisions(t *testing.T) {
 	t.Parallel()
-	all := []State{Scheduled, Pending, Active, Completed, Retrying, Dead, Cancelled}
+	all := []State{Scheduled, Pending, Active, Completed, Retrying, Dead, Cancelled, Held}
 	for _, s := range all {
 		d, err := DecideCancel(s)
 		switch s {
-		case Scheduled, Pending, Retrying:
+		case Scheduled, Pending, Retrying, Held:
 			require.Equal(t, CancelNow, d)
 			require.True(t, Allowed(s, Cancelled))
 		case Active:

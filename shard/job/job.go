@@ -44,7 +44,43 @@ type Job struct {
 	DeadAt            int64   // when it entered dead (its dead-index time)
 	PruneAt           int64   // when a completed or cancelled job is pruned
 	Timeline          []Event // last MaxTimeline events, oldest first
+
+	// Batches, chains and dependencies (appended to the record; see
+	// shard/flows.go). Zero for a job that uses none of them.
+	BatchID      string   // "batch_…" when enqueued in a batch with a callback
+	ChainID      string   // "chain_…" when a step of a chain
+	ChainStep    int      // 0-based index of this step in Chain's steps
+	Chain        []byte   // the chain definition (JSON), carried by every step
+	Flow         Flow     // flags, below
+	DependsOn    []string // ids of the jobs this one waits for
+	DepsLeft     int      // dependencies not yet completed (held while > 0)
+	CancelReason string   // why the engine cancelled it (e.g. dependency_failed)
 }
+
+// Flow holds a job's batch, chain and dependency flags.
+type Flow uint8
+
+// Flow flags, on-disk values, never renumber.
+const (
+	FlowBatchCounted  Flow = 1 << 0 // its first terminal state was counted in its batch
+	FlowChainAdvanced Flow = 1 << 1 // its chain moved on (next step or on_exit enqueued)
+	FlowChainFailed   Flow = 1 << 2 // its chain's on_failure was enqueued
+	FlowChainExit     Flow = 1 << 3 // its last ack said step_status "exit"
+	FlowHasDependents Flow = 1 << 4 // some job depends on it (reverse edges exist)
+	FlowRunOnDepFail  Flow = 1 << 5 // on_dependency_failure "run"
+)
+
+// Has reports whether every flag of f is set.
+func (fl Flow) Has(f Flow) bool { return fl&f == f }
+
+// InFlow reports whether j takes part in a batch, a chain or a dependency,
+// so the engine looks further only for those jobs.
+func (j *Job) InFlow() bool {
+	return j.BatchID != "" || j.ChainID != "" || j.Flow.Has(FlowHasDependents)
+}
+
+// Reasons the engine cancels a job with.
+const ReasonDependencyFailed = "dependency_failed"
 
 // AttemptError records why one attempt failed.
 type AttemptError struct {

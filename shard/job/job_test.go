@@ -15,6 +15,7 @@ func TestTransitionsTable(t *testing.T) {
 		{Active, Completed}, {Active, Retrying}, {Active, Dead}, {Active, Pending}, {Active, Cancelled},
 		{Retrying, Pending}, {Retrying, Cancelled}, {Retrying, Dead},
 		{Completed, Pending}, {Dead, Pending}, {Cancelled, Pending},
+		{Held, Pending}, {Held, Scheduled}, {Held, Cancelled}, {Held, Dead},
 	}
 	for _, tc := range allowed {
 		require.True(t, Allowed(tc.from, tc.to), "%s -> %s", tc.from, tc.to)
@@ -22,6 +23,7 @@ func TestTransitionsTable(t *testing.T) {
 	refused := []struct{ from, to State }{
 		{Pending, Completed}, {Pending, Retrying}, {Scheduled, Active}, {Completed, Active},
 		{Dead, Active}, {Completed, Dead}, {Retrying, Active}, {Cancelled, Completed},
+		{Held, Active}, {Held, Completed}, {Pending, Held}, {Completed, Held},
 	}
 	for _, tc := range refused {
 		require.False(t, Allowed(tc.from, tc.to), "%s -> %s", tc.from, tc.to)
@@ -30,7 +32,7 @@ func TestTransitionsTable(t *testing.T) {
 
 func TestStateNamesRoundTrip(t *testing.T) {
 	t.Parallel()
-	for s := Scheduled; s <= Cancelled; s++ {
+	for s := Scheduled; s <= MaxState; s++ {
 		got, err := ParseState(s.String())
 		require.NoError(t, err)
 		require.Equal(t, s, got)

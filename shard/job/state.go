@@ -14,11 +14,16 @@ const (
 	Retrying  State = 5 // failed, waiting for its backoff
 	Dead      State = 6 // retries exhausted or expired
 	Cancelled State = 7 // cancelled by a user
+	Held      State = 8 // waiting for the jobs it depends on (depends_on)
 )
+
+// MaxState is the highest state value; counts indexed by state have
+// MaxState+1 entries.
+const MaxState = Held
 
 var stateNames = map[State]string{
 	Scheduled: "scheduled", Pending: "pending", Active: "active", Completed: "completed",
-	Retrying: "retrying", Dead: "dead", Cancelled: "cancelled",
+	Retrying: "retrying", Dead: "dead", Cancelled: "cancelled", Held: "held",
 }
 
 func (s State) String() string {
@@ -53,6 +58,10 @@ var transitions = map[State][]State{
 	Completed: {Pending}, // manual retry
 	Dead:      {Pending}, // manual retry
 	Cancelled: {Pending}, // manual retry
+	// Released when its dependencies completed (scheduled when its
+	// scheduled_at is still ahead); cancelled when one failed; dead when
+	// its TTL passed while it waited.
+	Held: {Pending, Scheduled, Dead, Cancelled},
 }
 
 // Allowed reports whether a job may move from one state to another.
@@ -88,13 +97,13 @@ const (
 	CancelRequested                           // stays Active, marked; settles as Cancelled
 )
 
-// DecideCancel: scheduled, pending and retrying jobs are cancelled at once;
+// DecideCancel: scheduled, pending, retrying and held jobs are cancelled at once;
 // an active job is marked cancelling (its worker learns it from its next
 // heartbeat, and its ack, fail or lease expiry settles it as cancelled);
 // a finished job cannot be cancelled.
 func DecideCancel(s State) (CancelDecision, error) {
 	switch s {
-	case Scheduled, Pending, Retrying:
+	case Scheduled, Pending, Retrying, Held:
 		return CancelNow, nil
 	case Active:
 		return CancelRequested, nil

@@ -19,6 +19,9 @@
 //	<ns> 00 'R' <next run 8B> <schedule id>              enabled schedules, firing order
 //	<ns> 00 'r' <prune at 8B> <id>                       completed/cancelled, retention order
 //	<ns> 00 'D' <scope> 00 <dead at 8B> <id>             dead jobs; scope "" = all, else the queue
+//	<ns> 00 'b' <batch id>                               batch record
+//	<ns> 00 'B' <batch id> 00 <job id>                   a counted batch member; value 's' or 'f'
+//	<ns> 00 'e' <dependency id> <dependent id>           reverse dependency edge
 //	01 'n' <ns>                                          registry of namespaces on this shard
 package keys
 
@@ -52,6 +55,10 @@ const (
 
 	KindPrune byte = 'r' // a time index: Timed(ns, KindPrune, prune at, id)
 	KindDead  byte = 'D'
+
+	KindBatch       byte = 'b'
+	KindBatchMember byte = 'B'
+	KindDependent   byte = 'e'
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -185,6 +192,42 @@ func ParseDead(ns, scope string, key []byte) (at int64, id string, err error) {
 	rest := key[len(p):]
 	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
 }
+
+// Batch is the key of a batch record.
+func Batch(ns, id string) []byte {
+	return append(kindPrefix(ns, KindBatch, len(id)), id...)
+}
+
+// BatchMembers is the prefix of the counted members of a batch, in job id
+// (creation) order.
+func BatchMembers(ns, batchID string) []byte {
+	b := kindPrefix(ns, KindBatchMember, len(batchID)+1+JobIDLen)
+	b = append(b, batchID...)
+	return append(b, 0)
+}
+
+// BatchMember is the key of one counted member of a batch.
+func BatchMember(ns, batchID, jobID string) []byte {
+	return append(BatchMembers(ns, batchID), jobID...)
+}
+
+// MemberID returns the job id at the end of a batch member key.
+func MemberID(key []byte) string { return string(key[len(key)-JobIDLen:]) }
+
+// Dependents is the prefix of the reverse edges of a dependency: every job
+// that waits for it, in id order.
+func Dependents(ns, dependencyID string) []byte {
+	b := kindPrefix(ns, KindDependent, 2*JobIDLen)
+	return append(b, dependencyID...)
+}
+
+// Dependent is the reverse edge dependency → dependent.
+func Dependent(ns, dependencyID, dependentID string) []byte {
+	return append(Dependents(ns, dependencyID), dependentID...)
+}
+
+// DependentID returns the dependent's id at the end of a reverse edge key.
+func DependentID(key []byte) string { return string(key[len(key)-JobIDLen:]) }
 
 // Registry is the key recording that namespace ns has state on this shard.
 func Registry(ns string) []byte {

@@ -148,3 +148,25 @@ func TestDeadIndexOrderAndScopes(t *testing.T) {
 	require.Error(t, err)
 	require.NotEqual(t, TimeIndex(nsA, KindPrune), TimeIndex(nsA, KindScheduleRun))
 }
+
+func TestBatchAndDependentKeysOrderAndScope(t *testing.T) {
+	t.Parallel()
+	const batch1, batch2 = "batch_01HX0000000000000000000001", "batch_01HX0000000000000000000002"
+	ks := [][]byte{BatchMember(nsA, batch1, id2), BatchMember(nsA, batch2, id1), BatchMember(nsA, batch1, id1)}
+	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i], ks[j]) < 0 })
+	require.Equal(t, BatchMember(nsA, batch1, id1), ks[0], "members of a batch sort by job id")
+	require.Equal(t, BatchMember(nsA, batch1, id2), ks[1])
+	require.Equal(t, id2, MemberID(ks[1]))
+	for _, k := range ks[:2] {
+		require.True(t, bytes.HasPrefix(k, BatchMembers(nsA, batch1)))
+	}
+	require.False(t, bytes.HasPrefix(ks[2], BatchMembers(nsA, batch1)))
+	require.False(t, bytes.HasPrefix(Batch(nsA, batch1), BatchMembers(nsA, batch1)), "records and members are apart")
+
+	e1, e2 := Dependent(nsA, id1, id2), Dependent(nsA, id2, id1)
+	require.True(t, bytes.HasPrefix(e1, Dependents(nsA, id1)))
+	require.False(t, bytes.HasPrefix(e2, Dependents(nsA, id1)))
+	require.Equal(t, -1, bytes.Compare(Dependent(nsA, id1, id1), e1), "dependents sort by id")
+	require.Equal(t, id2, DependentID(e1))
+	require.False(t, bytes.HasPrefix(Dependent(nsB, id1, id2), Namespace(nsA)), "namespaced")
+}

@@ -29,6 +29,7 @@ type ackBatchCmd struct {
 type ackBatchItem struct {
 	ID     string          `codec:"id"`
 	Result json.RawMessage `codec:"r"`
+	Step   string          `codec:"st,omitempty"` // step_status of a chain step
 }
 
 // ackOutcome is what one ack of a batch led to: the state the job settled
@@ -65,7 +66,7 @@ func (e *Engine) applyFetchBatch(tx *replica.Tx, c *fetchBatchCmd) any {
 func (e *Engine) applyAckBatch(tx *replica.Tx, c *ackBatchCmd) any {
 	out := make([]ackOutcome, len(c.Items))
 	for i, it := range c.Items {
-		res := e.applyAck(tx, &ackCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result})
+		res := e.applyAck(tx, &ackCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result, Step: it.Step})
 		out[i] = ackOutcomeOf(res)
 	}
 	return out

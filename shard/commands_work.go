@@ -15,6 +15,7 @@ type ackCmd struct {
 	ID       string          `codec:"id"`
 	WorkerID string          `codec:"w"`
 	Result   json.RawMessage `codec:"r"`
+	Step     string          `codec:"st,omitempty"` // step_status of a chain step
 }
 
 type failCmd struct {
@@ -79,6 +80,7 @@ func (e *Engine) applyAck(tx *replica.Tx, c *ackCmd) any {
 		return err
 	}
 	j.Result = c.Result
+	setChainExit(j, c.Step)
 	to := job.SettleAttempt(j.CancelRequestedAt != 0, job.Completed)
 	if to == job.Completed {
 		j.CompletedAt = tx.Now.UnixNano()

@@ -24,6 +24,11 @@ const (
 
 // Enqueue validates and inserts jobs atomically: all of them or none.
 func (e *Engine) Enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, batch bool) ([]enqueueResult, error) {
+	return e.enqueue(ctx, ns, reqs, batch, nil)
+}
+
+// enqueue proposes the jobs, as one batch with a callback when b is set.
+func (e *Engine) enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, batch bool, b *batchRecord) ([]enqueueResult, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -33,7 +38,7 @@ func (e *Engine) Enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, 
 	if len(reqs) > MaxBatchJobs {
 		return nil, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", MaxBatchJobs, len(reqs))
 	}
-	c := &enqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs))}
+	c := &enqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b}
 	for i := range reqs {
 		prefix := ""
 		if batch {
@@ -43,6 +48,13 @@ func (e *Engine) Enqueue(ctx context.Context, ns string, reqs []EnqueueRequest, 
 		if err != nil {
 			return nil, err
 		}
+		if err := e.flowFields(prefix, &reqs[i], j); err != nil {
+			return nil, err
+		}
+		if b != nil {
+			j.BatchID = b.ID
+		}
+		c.Deps = c.Deps || len(j.DependsOn) > 0
 		c.Jobs[i] = j.Encode()
 		c.Defaulted[i] = defaultedFields(&reqs[i])
 	}
@@ -156,6 +168,9 @@ func (e *Engine) anyPending(ns string, queues []string) bool {
 type AckRequest struct {
 	Result   json.RawMessage `json:"result"`
 	WorkerID string          `json:"worker_id"`
+	// StepStatus steers a chain step: "continue" (the default) or "exit"
+	// (chains.go); other jobs ignore it.
+	StepStatus string `json:"step_status"`
 }
 
 // Ack completes an active job with its result. It returns the state the
@@ -172,7 +187,10 @@ func (e *Engine) Ack(ctx context.Context, ns, id string, r *AckRequest) (job.Sta
 	if err != nil {
 		return 0, err
 	}
-	out, err := e.propose(ctx, cmdAck, &ackCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res})
+	if err := stepStatusOK("step_status", r.StepStatus); err != nil {
+		return 0, err
+	}
+	out, err := e.propose(ctx, cmdAck, &ackCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus})
 	if err != nil {
 		return 0, err
 	}

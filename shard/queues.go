@@ -186,7 +186,7 @@ func (c *queueCache) touch(tx *replica.Tx, ns, queue string) {
 // (0 = gone).
 func (c *queueCache) count(tx *replica.Tx, ns, queue string, from, to job.State) {
 	c.update(tx, ns, queue, func(q *queueRecord) {
-		for len(q.Counts) <= int(job.Cancelled) {
+		for len(q.Counts) <= int(max(from, to, job.Cancelled)) { // held (8) only once used
 			q.Counts = append(q.Counts, 0)
 		}
 		if from != 0 {

@@ -105,6 +105,7 @@ func (s *Server) routes() {
 	api.Post("/jobs/:id/move", s.moveJob)
 	api.Delete("/jobs/:id", s.deleteJob)
 	api.Get("/dead", s.listDead)
+	api.Get("/batches/:id", s.getBatch)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
 	s.liveRoutes(api)

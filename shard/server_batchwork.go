@@ -92,8 +92,9 @@ type AckBatchRequest struct {
 
 // AckBatchEntry is one job's ack in a batch.
 type AckBatchEntry struct {
-	JobID  string          `json:"job_id"`
-	Result json.RawMessage `json:"result"`
+	JobID      string          `json:"job_id"`
+	Result     json.RawMessage `json:"result"`
+	StepStatus string          `json:"step_status"` // as on a single ack
 }
 
 // AckBatchResult is one job's outcome: its settled status, or its error.
@@ -131,12 +132,15 @@ func (e *Engine) AckBatch(ctx context.Context, ns string, r *AckBatchRequest) ([
 		if err != nil {
 			return nil, err
 		}
+		if err := stepStatusOK(fmt.Sprintf("acks[%d].step_status", i), a.StepStatus); err != nil {
+			return nil, err
+		}
 		out[i].JobID = a.JobID
 		if err := jobIDOK(a.JobID); err != nil {
 			out[i].Error = ackBatchError(apierr.From(err))
 			continue
 		}
-		c.Items = append(c.Items, ackBatchItem{ID: a.JobID, Result: res})
+		c.Items = append(c.Items, ackBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus})
 		at = append(at, i)
 	}
 	if len(c.Items) == 0 {

@@ -43,13 +43,15 @@ func (s *Server) enqueue(c *fiber.Ctx) error {
 
 // BatchRequest is the body of enqueue/batch.
 type BatchRequest struct {
-	Jobs []EnqueueRequest `json:"jobs"`
+	Jobs  []EnqueueRequest `json:"jobs"`
+	Batch *BatchSpec       `json:"batch"` // a callback when all jobs finished (batches.go)
 }
 
 // BatchResponse lists the ids in request order, and each job's outcome.
 type BatchResponse struct {
-	JobIDs []string          `json:"job_ids"`
-	Jobs   []EnqueueResponse `json:"jobs"`
+	JobIDs  []string          `json:"job_ids"`
+	BatchID string            `json:"batch_id,omitempty"`
+	Jobs    []EnqueueResponse `json:"jobs"`
 }
 
 func (s *Server) enqueueBatch(c *fiber.Ctx) error {
@@ -57,11 +59,11 @@ func (s *Server) enqueueBatch(c *fiber.Ctx) error {
 	if err := decodeBody(c.Body(), &r, false); err != nil {
 		return err
 	}
-	res, err := s.Enqueue(c.UserContext(), ns(c), r.Jobs, true)
+	res, batchID, err := s.EnqueueBatch(c.UserContext(), ns(c), r.Jobs, r.Batch)
 	if err != nil {
 		return err
 	}
-	out := BatchResponse{JobIDs: make([]string, len(res)), Jobs: make([]EnqueueResponse, len(res))}
+	out := BatchResponse{JobIDs: make([]string, len(res)), BatchID: batchID, Jobs: make([]EnqueueResponse, len(res))}
 	for i, x := range res {
 		out.JobIDs[i] = x.JobID
 		out.Jobs[i] = EnqueueResponse{JobID: x.JobID, Status: x.State.String(), UniqueExisting: x.Existing}

@@ -48,7 +48,7 @@ func (e *Engine) timelineObserver(tx *replica.Tx, _ string, j *job.Job, from job
 	case job.Completed:
 		j.Record(now, job.EvCompleted, "")
 	case job.Cancelled:
-		j.Record(now, job.EvCancelled, "")
+		j.Record(now, job.EvCancelled, j.CancelReason)
 	case job.Dead:
 		if j.DeadReason == job.ReasonExpired {
 			j.Record(now, job.EvExpired, "")

@@ -42,6 +42,10 @@ type EnqueueRequest struct {
 	ScheduledAt    json.RawMessage   `json:"scheduled_at"`
 	ExpireAfter    json.RawMessage   `json:"expire_after"`
 	Tags           map[string]string `json:"tags"`
+	// Flows (flows.go).
+	Chain               *ChainSpec `json:"chain"`
+	DependsOn           []string   `json:"depends_on"`
+	OnDependencyFailure string     `json:"on_dependency_failure"`
 }
 
 // toJob validates r and builds the record to propose. field prefixes field

@@ -53,6 +53,10 @@ type JobDetail struct {
 	UniqueKey      *string           `json:"unique_key"`
 	UniquePeriod   *int64            `json:"unique_period"`
 	BatchID        *string           `json:"batch_id"`
+	ChainID        *string           `json:"chain_id"`
+	ChainStep      *int              `json:"chain_step"`
+	DependsOn      []string          `json:"depends_on,omitempty"`
+	CancelReason   *string           `json:"cancel_reason,omitempty"`
 	Tags           map[string]string `json:"tags"`
 	Progress       json.RawMessage   `json:"progress"`
 	Checkpoint     json.RawMessage   `json:"checkpoint"`
@@ -120,6 +124,7 @@ func detailView(j *job.Job) *JobDetail {
 	d.Cancelling = j.State == job.Active && j.CancelRequestedAt != 0
 	d.CancelledAt, d.DiedAt = ts(j.CancelledAt), ts(j.DeadAt)
 	d.Timeline = timelineView(j)
+	flowView(d, j)
 	return d
 }
 

@@ -23,13 +23,14 @@ const (
 	EvRetried         EventKind = 11 // manual retry
 	EvExpired         EventKind = 12 // TTL passed
 	EvDead            EventKind = 13 // detail: the reason
+	EvReleased        EventKind = 14 // a held job's dependencies are done
 )
 
 var eventNames = map[EventKind]string{
 	EvEnqueued: "enqueued", EvStarted: "started", EvProgress: "progress", EvFailed: "failed",
 	EvRetryScheduled: "retry_scheduled", EvLeaseExpired: "lease_expired", EvCompleted: "completed",
 	EvCancelled: "cancelled", EvCancelRequested: "cancel_requested", EvMoved: "moved",
-	EvRetried: "retried", EvExpired: "expired", EvDead: "dead",
+	EvRetried: "retried", EvExpired: "expired", EvDead: "dead", EvReleased: "released",
 }
 
 func (k EventKind) String() string {

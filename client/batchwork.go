@@ -63,6 +63,8 @@ func (c *Client) FetchBatch(ctx context.Context, req FetchBatchRequest) ([]*Job,
 type AckItem struct {
 	JobID  string `json:"job_id"`
 	Result any    `json:"result,omitempty"`
+	// StepStatus steers a chain step: StepContinue (the default) or StepExit.
+	StepStatus string `json:"step_status,omitempty"`
 }
 
 // AckResult is one job's outcome in AckBatch: Status "completed" (or

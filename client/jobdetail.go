@@ -39,6 +39,10 @@ type JobDetail struct {
 	UniqueKey      string
 	UniquePeriod   time.Duration
 	BatchID        string
+	ChainID        string
+	ChainStep      int
+	DependsOn      []string
+	CancelReason   string // why the server cancelled it ("dependency_failed")
 	Tags           map[string]string
 	Progress       *Progress
 	Checkpoint     json.RawMessage // nil when none
@@ -83,6 +87,10 @@ type jobDetailWire struct {
 	UniqueKey      string            `json:"unique_key"`
 	UniquePeriod   wireDuration      `json:"unique_period"`
 	BatchID        *string           `json:"batch_id"`
+	ChainID        *string           `json:"chain_id"`
+	ChainStep      *int              `json:"chain_step"`
+	DependsOn      []string          `json:"depends_on"`
+	CancelReason   *string           `json:"cancel_reason"`
 	Tags           map[string]string `json:"tags"`
 	Progress       *Progress         `json:"progress"`
 	Checkpoint     json.RawMessage   `json:"checkpoint"`
@@ -121,6 +129,7 @@ func (d *JobDetail) UnmarshalJSON(b []byte) error {
 	if w.BatchID != nil {
 		d.BatchID = *w.BatchID
 	}
+	d.flowFields(&w)
 	return nil
 }
 

@@ -49,6 +49,12 @@ type EnqueueRequest struct {
 	// ExpireAfter drops the job if it has not started within this long.
 	ExpireAfter time.Duration
 	Tags        map[string]string
+	// Chain makes the job the first step of a chain (see Chain).
+	Chain *Chain
+	// DependsOn holds the job until these jobs (of the same namespace)
+	// completed; OnDependencyFailure is "cancel" (the default) or "run".
+	DependsOn           []string
+	OnDependencyFailure string
 }
 
 type enqueueWire struct {
@@ -64,6 +70,9 @@ type enqueueWire struct {
 	ScheduledAt    *time.Time        `json:"scheduled_at,omitempty"`
 	ExpireAfter    string            `json:"expire_after,omitempty"`
 	Tags           map[string]string `json:"tags,omitempty"`
+	Chain          *Chain            `json:"chain,omitempty"`
+	DependsOn      []string          `json:"depends_on,omitempty"`
+	OnDepFailure   string            `json:"on_dependency_failure,omitempty"`
 }
 
 // MarshalJSON writes the request in the API's shape: durations as "5s"
@@ -81,6 +90,9 @@ func (r EnqueueRequest) MarshalJSON() ([]byte, error) {
 		RetryMaxDelay:  formatDuration(r.RetryMaxDelay),
 		ExpireAfter:    formatDuration(r.ExpireAfter),
 		Tags:           r.Tags,
+		Chain:          r.Chain,
+		DependsOn:      r.DependsOn,
+		OnDepFailure:   r.OnDependencyFailure,
 	}
 	if !r.ScheduledAt.IsZero() {
 		t := r.ScheduledAt.UTC()

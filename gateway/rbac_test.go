@@ -89,6 +89,7 @@ func TestRouteTableActions(t *testing.T) {
 		"POST /api/v1/jobs/:id/move":   tenancy.ActJobManage,
 		"DELETE /api/v1/jobs/:id":      tenancy.ActJobManage,
 		"GET /api/v1/dead":             tenancy.ActJobRead,
+		"GET /api/v1/batches/:id":      tenancy.ActJobRead,
 		"GET /api/v1/workers":          tenancy.ActQueueRead,
 		"GET /api/v1/events":           tenancy.ActJobRead,
 

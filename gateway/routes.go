@@ -55,6 +55,7 @@ var routeTable = []route{
 	{fiber.MethodPost, "/api/v1/jobs/:id/move", tenancy.ActJobManage, proxied},
 	{fiber.MethodDelete, "/api/v1/jobs/:id", tenancy.ActJobManage, proxied},
 	{fiber.MethodGet, "/api/v1/dead", tenancy.ActJobRead, proxied},
+	{fiber.MethodGet, "/api/v1/batches/:id", tenancy.ActJobRead, proxied},
 	{fiber.MethodGet, "/api/v1/workers", tenancy.ActQueueRead, proxied},
 	{fiber.MethodGet, "/api/v1/events", tenancy.ActJobRead, proxiedStream},
 	{fiber.MethodGet, "/api/v1/schedules", tenancy.ActScheduleRead, proxied},

@@ -27,6 +27,8 @@ run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --latency --queue lat
 run --direct "http://$SH" --cluster-secret-file "$DIR/data/cluster.secret" --shard-namespace "$TID/default" \
   --duration "$DUR" --batch 100 --producers 2 --workers 64 --queue direct100
 
+# Stop the server first: its background compactions would skew the Go benchmarks.
+kill $PID; wait $PID 2>/dev/null || true
 echo
 echo "\$ go test -run '^\$' -bench . ./internal/replica/ ./shard/ ./gateway/"
 go test -run '^$' -bench . -benchtime 3s ./internal/replica/ ./shard/ ./gateway/ 2>/dev/null | grep -E '^(Benchmark|ok)'

@@ -10,11 +10,9 @@ import (
 // URLs, key prefixes and log lines; queues allow dots and colons because
 // producers use them as hierarchy ("emails.send").
 var (
-	namespaceRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	tenantRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	queueRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	keyNameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._:-]{0,63}$`)
-	tenantIDRE  = regexp.MustCompile(`^t_[0-9a-z]{26}$`)
+	tenantRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	queueRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	keyNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._:-]{0,63}$`)
 )
 
 // DefaultNamespace is created with every tenant.
@@ -22,7 +20,7 @@ const DefaultNamespace = "default"
 
 // ValidateNamespace reports whether name is a valid namespace name.
 func ValidateNamespace(name string) error {
-	if !namespaceRE.MatchString(name) {
+	if !isLabel(name) {
 		return fmt.Errorf("namespace %q must be 1-63 lowercase letters, digits or '-', starting with a letter or digit", name)
 	}
 	return nil
@@ -54,7 +52,7 @@ func ValidateKeyName(name string) error {
 
 // ValidateTenantID reports whether id has the shape of a tenant id.
 func ValidateTenantID(id string) error {
-	if !tenantIDRE.MatchString(id) {
+	if !isTenantID(id) {
 		return fmt.Errorf("tenant id %q is malformed", id)
 	}
 	return nil
@@ -80,4 +78,33 @@ func ParseShardNamespace(key string) (tenantID, namespace string, err error) {
 		return "", "", err
 	}
 	return tid, ns, nil
+}
+
+// isLabel matches ^[a-z0-9][a-z0-9-]{0,62}$ without a regexp: namespaces
+// are checked on every request a shard serves.
+func isLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isTenantID matches ^t_[0-9a-z]{26}$.
+func isTenantID(s string) bool {
+	if len(s) != 28 || s[0] != 't' || s[1] != '_' {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package tenancy
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -109,4 +110,14 @@ func TestJWKRoundTrip(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, JWK{Kty: "RSA", Kid: "r"}.IsEdDSASigning())
 	require.False(t, JWK{Kty: "OKP", Crv: "Ed25519", Kid: "e", Use: "enc"}.IsEdDSASigning())
+}
+
+func TestTenantIDShape(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, ValidateTenantID("t_01hx0000000000000000000000"))
+	for _, bad := range []string{"", "t_01HX0000000000000000000000", "t_01hx000000000000000000000", "x_01hx0000000000000000000000", "t_01hx00000000000000000000000", "t-01hx0000000000000000000000"} {
+		require.Error(t, ValidateTenantID(bad), bad)
+	}
+	require.NoError(t, ValidateNamespace(strings.Repeat("a", 63)))
+	require.Error(t, ValidateNamespace(strings.Repeat("a", 64)))
 }

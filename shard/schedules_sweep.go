@@ -24,39 +24,26 @@ import (
 // in the future instead of replaying every missed tick.
 func (e *Engine) sweepSchedules(ctx context.Context, ns string, now int64) error {
 	kind := keys.KindScheduleRun
-	sk := floorKey(ns, kind)
-	from, seen := e.swept[sk]
-	if floor := e.floors.take(ns, kind); floor < from {
-		from = floor
-	}
-	if !seen {
-		from = 0
-	}
-	lower := keys.Timed(ns, kind, from, "")
-	upper := keys.Timed(ns, kind, now+1, "")
-	complete := true
-	for {
-		due := e.dueSchedules(lower, upper, ns)
-		for _, d := range due {
-			fired, err := e.fireSchedule(ctx, ns, d.id, d.at, now)
-			if err != nil {
-				e.floors.inserted(ns, kind, from) // look here again next time
-				return err
+	return e.sweepWindow(ns, kind, now, func(from int64) (bool, error) {
+		lower := keys.Timed(ns, kind, from, "")
+		upper := keys.Timed(ns, kind, now+1, "")
+		complete := true
+		for {
+			due := e.dueSchedules(lower, upper, ns)
+			for _, d := range due {
+				fired, err := e.fireSchedule(ctx, ns, d.id, d.at, now)
+				if err != nil {
+					return false, err
+				}
+				// A refused fire (not due by the entry's clock, or changed
+				// meanwhile) keeps the range open; the others still fire.
+				complete = complete && fired
 			}
-			complete = complete && fired
+			if len(due) < sweepBatch || !complete {
+				return complete, nil
+			}
 		}
-		if len(due) < sweepBatch || !complete {
-			break
-		}
-	}
-	if !complete {
-		// A fire was refused (not due by the entry's clock, or changed
-		// meanwhile): keep the range open.
-		e.floors.inserted(ns, kind, from)
-		return nil
-	}
-	e.swept[sk] = now + 1
-	return nil
+	})
 }
 
 type dueSchedule struct {

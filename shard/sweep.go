@@ -59,9 +59,20 @@ func (e *Engine) sweepOnce(ctx context.Context, now int64) error {
 }
 
 // sweepIndex proposes every job of one time index due at or before now.
-// It starts at the lowest time that may still hold a live key: where the
-// last complete sweep ended, or lower if an apply inserted below it since.
 func (e *Engine) sweepIndex(ctx context.Context, ns string, kind byte, cmd replica.CommandType, now int64) error {
+	return e.sweepWindow(ns, kind, now, func(from int64) (bool, error) {
+		complete := true
+		err := e.sweepRange(ctx, ns, kind, cmd, from, now, &complete)
+		return complete, err
+	})
+}
+
+// sweepWindow runs one sweep of a time index. It starts at the lowest time
+// that may still hold a live key: where the last complete sweep ended, or
+// lower if an apply inserted below it since. run reports whether it
+// handled everything due; if not, or on error, the range stays open for
+// the next tick.
+func (e *Engine) sweepWindow(ns string, kind byte, now int64, run func(from int64) (complete bool, err error)) error {
 	sk := floorKey(ns, kind)
 	from, seen := e.swept[sk]
 	if floor := e.floors.take(ns, kind); floor < from {
@@ -70,11 +81,9 @@ func (e *Engine) sweepIndex(ctx context.Context, ns string, kind byte, cmd repli
 	if !seen {
 		from = 0
 	}
-	complete := true
-	err := e.sweepRange(ctx, ns, kind, cmd, from, now, &complete)
+	complete, err := run(from)
 	if err != nil || !complete {
-		// Look here again next time.
-		e.floors.inserted(ns, kind, from)
+		e.floors.inserted(ns, kind, from) // look here again next time
 		return err
 	}
 	e.swept[sk] = now + 1

@@ -1,8 +1,10 @@
 package shard
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
@@ -12,7 +14,9 @@ import (
 func TestMetricsCountJobs(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	const ns = "t_01hx0000000000000000000000/metrics"
+	// Counters are process-wide: a namespace of its own per run keeps
+	// repeated runs (-count) from adding up.
+	ns := fmt.Sprintf("t_01hx0000000000000000000000/metrics-%d", time.Now().UnixNano()%1_000_000_000)
 	call := func(method, path string, body any) resp { return b.call(method, path, body, NamespaceHeader, ns) }
 	for i := 0; i < 3; i++ {
 		require.Equal(t, 201, call("POST", "/api/v1/enqueue", map[string]any{"queue": "m", "max_retries": 0}).Status)

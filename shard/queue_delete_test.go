@@ -22,3 +22,16 @@ func TestQueueDeleteLeavesNoDeadEntries(t *testing.T) {
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.Empty(t, r.Body["jobs"])
 }
+
+// A base delay above the built-in max is fine when the max comes from the
+// queue's defaults; only a pair the producer sent is checked.
+func TestBaseDelayChecksOnlyAnExplicitPair(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.Equal(t, 200, b.call("POST", "/api/v1/queues/slow/defaults", map[string]any{"retry_max_delay": "2h"}).Status)
+	id := b.enqueue(map[string]any{"queue": "slow", "retry_base_delay": "20m"})
+	require.Equal(t, "2h", b.job(id)["retry_max_delay"])
+	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "slow", "retry_base_delay": "20m", "retry_max_delay": "10m"})
+	require.Equal(t, 400, r.Status)
+	require.Equal(t, "retry_max_delay", errField(r))
+}

@@ -84,18 +84,21 @@ func (r *EnqueueRequest) toJob(field string, id string) (*job.Job, error) {
 		}
 		j.Backoff = r.RetryBackoff
 	}
+	baseSet := false
 	if d, ok, err := parseDuration(field+"retry_base_delay", r.RetryBaseDelay); err != nil {
 		return nil, err
 	} else if ok {
-		j.BaseDelay = int64(d)
+		j.BaseDelay, baseSet = int64(d), true
 	}
 	if d, ok, err := parseDuration(field+"retry_max_delay", r.RetryMaxDelay); err != nil {
 		return nil, err
 	} else if ok {
 		j.MaxDelay = int64(d)
-	}
-	if j.MaxDelay < j.BaseDelay {
-		return nil, apierr.Field(field+"retry_max_delay", "retry_max_delay must not be less than retry_base_delay")
+		// Only a pair the producer sent is checked: a missing side may come
+		// from the queue's defaults, and a delay is always capped at the max.
+		if baseSet && j.MaxDelay < j.BaseDelay {
+			return nil, apierr.Field(field+"retry_max_delay", "retry_max_delay must not be less than retry_base_delay")
+		}
 	}
 	if d, ok, err := parseDuration(field+"expire_after", r.ExpireAfter); err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func (s *engineSet) Collect(ch chan<- prometheus.Metric) {
 		e.queues.mu.RLock()
 		for k, q := range e.queues.recs {
 			ns, _, _ := strings.Cut(k, "\x00")
-			for st := job.Scheduled; st <= job.Cancelled; st++ {
+			for st := job.Scheduled; st <= job.MaxState; st++ {
 				var n int64
 				if int(st) < len(q.Counts) {
 					n = q.Counts[st]

@@ -35,6 +35,7 @@ type QueueCounts struct {
 	Completed int64 `json:"completed"`
 	Dead      int64 `json:"dead"`
 	Cancelled int64 `json:"cancelled"`
+	Held      int64 `json:"held"`
 }
 
 // ThrottleView is a queue's rate limit.
@@ -58,7 +59,8 @@ func (e *Engine) queueView(r pebble.Reader, ns string, q *queueRecord, now int64
 	v := &QueueView{
 		Name: q.Name, Throughput: q.throughput(now), Paused: q.Paused, Draining: q.Draining,
 		Counts: QueueCounts{Pending: q.count(job.Pending), Scheduled: q.count(job.Scheduled), Active: q.count(job.Active),
-			Retrying: q.count(job.Retrying), Completed: q.count(job.Completed), Dead: q.count(job.Dead), Cancelled: q.count(job.Cancelled)},
+			Retrying: q.count(job.Retrying), Completed: q.count(job.Completed), Dead: q.count(job.Dead), Cancelled: q.count(job.Cancelled),
+			Held: q.count(job.Held)},
 	}
 	v.Drained = q.Draining && v.Counts.Active == 0
 	if v.Counts.Pending > 0 {

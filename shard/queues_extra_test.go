@@ -35,3 +35,14 @@ func TestBaseDelayChecksOnlyAnExplicitPair(t *testing.T) {
 	require.Equal(t, 400, r.Status)
 	require.Equal(t, "retry_max_delay", errField(r))
 }
+
+// Held jobs (waiting on dependencies) show in the queue's counts.
+func TestQueueCountsShowHeldJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dep := b.enqueue(map[string]any{"queue": "first"})
+	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "after", "depends_on": []string{dep}})
+	require.Equal(t, 201, r.Status, string(r.Raw))
+	require.Equal(t, "held", r.Body["status"])
+	require.EqualValues(t, 1, b.queueView("after")["counts"].(map[string]any)["held"])
+}

@@ -31,6 +31,7 @@ type QueueCounts struct {
 	Completed int64 `json:"completed"`
 	Dead      int64 `json:"dead"`
 	Cancelled int64 `json:"cancelled"`
+	Held      int64 `json:"held"` // waiting on dependencies
 }
 
 // QueueThrottle is a queue's rate limit as the server shows it.

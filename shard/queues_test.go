@@ -72,7 +72,7 @@ func TestQueueHTTPListAndSettings(t *testing.T) {
 	require.Len(t, qs, 1)
 	q := qs[0].(map[string]any)
 	require.Equal(t, "emails.send", q["name"])
-	require.EqualValues(t, map[string]any{"pending": 1.0, "scheduled": 1.0, "active": 0.0, "retrying": 0.0, "completed": 0.0, "dead": 0.0, "cancelled": 0.0}, q["counts"])
+	require.EqualValues(t, map[string]any{"pending": 1.0, "scheduled": 1.0, "active": 0.0, "retrying": 0.0, "completed": 0.0, "dead": 0.0, "cancelled": 0.0, "held": 0.0}, q["counts"])
 	require.GreaterOrEqual(t, q["oldest_pending_age"].(float64), 0.0)
 	require.Nil(t, q["concurrency"])
 	require.Nil(t, q["throttle"])

@@ -59,7 +59,7 @@ func (f *fsmBundle) advance(d time.Duration) { f.now = f.now.Add(d) }
 
 func (f *fsmBundle) job(id string) *job.Job {
 	f.t.Helper()
-	j, err := getJob(f.db, testNS, id)
+	j, err := readJob(f.db, testNS, id)
 	require.NoError(f.t, err)
 	return j
 }

@@ -44,14 +44,16 @@ func (e *Engine) registry() *replica.Registry {
 	r := new(replica.Registry)
 	e.observers = append(e.observers, e.queueObserver)
 	e.observers = append(e.observers, e.eventObserver(), e.workerObserver())
-	e.observers = append(e.observers, countEvents)
+	e.observers = append(e.observers, countEvents())
 	e.heads = pendingHeads{}
 	e.queues = newQueueCache()
+	e.jobs = newJobCache(jobCacheSize)
 	e.floors = &timeFloors{m: map[string]int64{}}
 	e.swept = map[string]int64{}
 	r.OnRestore(func() {
 		e.heads = pendingHeads{}
 		e.queues.reset()
+		e.jobs.reset()
 		e.floors.reset()
 		e.swept = map[string]int64{} // sweeps start again from the bottom
 	})

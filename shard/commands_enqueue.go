@@ -34,7 +34,7 @@ func (e *Engine) registerEnqueue(r *replica.Registry) {
 func (e *Engine) applyEnqueue(tx *replica.Tx, c *enqueueCmd) any {
 	now := tx.Now.UnixNano()
 	if c.Deps {
-		if err := checkDependencies(tx, c.NS, c.Jobs); err != nil {
+		if err := e.checkDependencies(tx, c.NS, c.Jobs); err != nil {
 			return err
 		}
 	}
@@ -53,7 +53,7 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *enqueueCmd) any {
 		}
 		if j.UniqueKey != "" {
 			if holder, ok := heldUnique(tx, c.NS, j.Queue, j.UniqueKey, now); ok {
-				if h, err := getJob(tx, c.NS, holder); err == nil && !h.State.Terminal() {
+				if h, err := e.getJob(tx, c.NS, holder); err == nil && !h.State.Terminal() {
 					out[i] = enqueueResult{JobID: h.ID, State: h.State, Existing: true}
 					if j.BatchID != "" {
 						skipped++
@@ -82,7 +82,7 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *enqueueCmd) any {
 		}
 		if depFailed {
 			e.cancelForDependency(tx, c.NS, j)
-			putJob(tx, c.NS, j)
+			e.putJob(tx, c.NS, j)
 		}
 		if j.State == job.Pending {
 			woken[j.Queue]++

@@ -60,12 +60,12 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 		}
 		id, err := keys.PendingID(best)
 		must(err)
-		j, err := getJob(tx, c.NS, id)
+		j, err := e.getJob(tx, c.NS, id)
 		must(err)
 		if j.Expired(now) {
 			j.DeadReason = job.ReasonExpired
 			e.moveTo(tx, c.NS, j, job.Dead)
-			putJob(tx, c.NS, j)
+			e.putJob(tx, c.NS, j)
 			continue
 		}
 		if bestQ.Throttle != nil {
@@ -81,7 +81,7 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *fetchCmd) any {
 		j.LeaseNs = lease
 		j.LeaseUntil = now + lease
 		e.moveTo(tx, c.NS, j, job.Active)
-		putJob(tx, c.NS, j)
+		e.putJob(tx, c.NS, j)
 		return j
 	}
 }

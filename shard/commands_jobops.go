@@ -49,7 +49,7 @@ func conflict(id string, err error) error {
 // with its attempts reset. Its errors, checkpoint and timeline are kept;
 // a TTL starts again from now.
 func (e *Engine) applyJobRetry(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := getJob(tx, c.NS, c.ID)
+	j, err := e.getJob(tx, c.NS, c.ID)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (e *Engine) applyJobRetry(tx *replica.Tx, c *jobOpCmd) any {
 		e.setTimed(tx, c.NS, keys.KindExpire, j.ExpireAt, j.ID)
 	}
 	e.moveTo(tx, c.NS, j, to)
-	putJob(tx, c.NS, j)
+	e.putJob(tx, c.NS, j)
 	e.wake(tx, c.NS, j.Queue)
 	return j.State
 }
@@ -77,7 +77,7 @@ func (e *Engine) applyJobRetry(tx *replica.Tx, c *jobOpCmd) any {
 // fail or lease expiry settles it as cancelled. It returns cancelDone or
 // cancelRequested.
 func (e *Engine) applyJobCancel(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := getJob(tx, c.NS, c.ID)
+	j, err := e.getJob(tx, c.NS, c.ID)
 	if err != nil {
 		return err
 	}
@@ -89,12 +89,12 @@ func (e *Engine) applyJobCancel(tx *replica.Tx, c *jobOpCmd) any {
 		if j.CancelRequestedAt == 0 {
 			j.CancelRequestedAt = tx.Now.UnixNano()
 			j.Record(j.CancelRequestedAt, job.EvCancelRequested, "worker "+j.WorkerID)
-			putJob(tx, c.NS, j)
+			e.putJob(tx, c.NS, j)
 		}
 		return cancelRequested
 	}
 	e.moveTo(tx, c.NS, j, job.Cancelled)
-	putJob(tx, c.NS, j)
+	e.putJob(tx, c.NS, j)
 	return cancelDone
 }
 
@@ -102,7 +102,7 @@ func (e *Engine) applyJobCancel(tx *replica.Tx, c *jobOpCmd) any {
 // same state. A unique lock it held stays with the old queue's key space
 // and is released.
 func (e *Engine) applyJobMove(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := getJob(tx, c.NS, c.ID)
+	j, err := e.getJob(tx, c.NS, c.ID)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (e *Engine) applyJobMove(tx *replica.Tx, c *jobOpCmd) any {
 	e.addIndexes(tx, c.NS, j)
 	e.queues.count(tx, c.NS, j.Queue, 0, j.State)
 	j.Record(tx.Now.UnixNano(), job.EvMoved, from+" → "+j.Queue)
-	putJob(tx, c.NS, j)
+	e.putJob(tx, c.NS, j)
 	if j.State == job.Pending {
 		e.wake(tx, c.NS, j.Queue)
 	}
@@ -133,7 +133,7 @@ func (e *Engine) applyJobMove(tx *replica.Tx, c *jobOpCmd) any {
 
 // applyJobDelete removes a job that is not active, with every index entry.
 func (e *Engine) applyJobDelete(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := getJob(tx, c.NS, c.ID)
+	j, err := e.getJob(tx, c.NS, c.ID)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (e *Engine) removeJob(tx *replica.Tx, ns string, j *job.Job) {
 		must(tx.Delete(keys.Timed(ns, keys.KindPrune, j.PruneAt, j.ID), nil))
 	}
 	e.queues.dropCount(tx, ns, j.Queue, j.State)
-	must(tx.Delete(keys.Job(ns, j.ID), nil))
+	e.deleteJobRecord(tx, ns, j.ID)
 }
 
 // wake tells long-polls on queue, after commit, that a job is pending.

@@ -244,7 +244,7 @@ func (e *Engine) dropRange(tx *replica.Tx, ns string, lower, upper []byte,
 		if !ok {
 			continue
 		}
-		if j, err := getJob(tx, ns, id); err == nil && match(j) {
+		if j, err := e.getJob(tx, ns, id); err == nil && match(j) {
 			drop = append(drop, j)
 		}
 	}

@@ -73,14 +73,14 @@ func (e *Engine) sweep(tx *replica.Tx, c *sweepCmd, change func(*job.Job) bool) 
 	woken := map[string]int{}
 	n := 0
 	for _, id := range c.IDs {
-		j, err := getJob(tx, c.NS, id)
+		j, err := e.getJob(tx, c.NS, id)
 		if err != nil {
 			continue // deleted since the leader looked
 		}
 		if !change(j) {
 			continue
 		}
-		putJob(tx, c.NS, j)
+		e.putJob(tx, c.NS, j)
 		n++
 		if j.State == job.Pending {
 			woken[j.Queue]++

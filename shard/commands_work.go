@@ -60,8 +60,8 @@ func (e *Engine) registerWork(r *replica.Registry) {
 }
 
 // activeJob loads a job that must be active, held by workerID when given.
-func activeJob(tx *replica.Tx, ns, id, workerID string) (*job.Job, error) {
-	j, err := getJob(tx, ns, id)
+func (e *Engine) activeJob(tx *replica.Tx, ns, id, workerID string) (*job.Job, error) {
+	j, err := e.getJob(tx, ns, id)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func activeJob(tx *replica.Tx, ns, id, workerID string) (*job.Job, error) {
 }
 
 func (e *Engine) applyAck(tx *replica.Tx, c *ackCmd) any {
-	j, err := activeJob(tx, c.NS, c.ID, c.WorkerID)
+	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (e *Engine) applyAck(tx *replica.Tx, c *ackCmd) any {
 		j.CompletedAt = tx.Now.UnixNano()
 	}
 	e.moveTo(tx, c.NS, j, to)
-	putJob(tx, c.NS, j)
+	e.putJob(tx, c.NS, j)
 	if to == job.Cancelled {
 		return job.Cancelled
 	}
@@ -94,7 +94,7 @@ func (e *Engine) applyAck(tx *replica.Tx, c *ackCmd) any {
 }
 
 func (e *Engine) applyFail(tx *replica.Tx, c *failCmd) any {
-	j, err := activeJob(tx, c.NS, c.ID, c.WorkerID)
+	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID)
 	if err != nil {
 		return err
 	}
@@ -103,11 +103,11 @@ func (e *Engine) applyFail(tx *replica.Tx, c *failCmd) any {
 	j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: c.Error, Backtrace: c.Backtrace, At: now})
 	if job.SettleAttempt(j.CancelRequestedAt != 0, job.Retrying) == job.Cancelled {
 		e.moveTo(tx, c.NS, j, job.Cancelled)
-		putJob(tx, c.NS, j)
+		e.putJob(tx, c.NS, j)
 		return &failOutcome{State: job.Cancelled}
 	}
 	out := e.settleFailure(tx, c.NS, j, now)
-	putJob(tx, c.NS, j)
+	e.putJob(tx, c.NS, j)
 	return out
 }
 
@@ -144,7 +144,7 @@ func (e *Engine) applyHeartbeat(tx *replica.Tx, c *heartbeatCmd) any {
 	now := tx.Now.UnixNano()
 	out := make([]string, len(c.Jobs))
 	for i, it := range c.Jobs {
-		j, err := getJob(tx, c.NS, it.ID)
+		j, err := e.getJob(tx, c.NS, it.ID)
 		if err != nil || j.State != job.Active || (c.WorkerID != "" && j.WorkerID != c.WorkerID) {
 			out[i] = hbLost
 			continue
@@ -157,7 +157,7 @@ func (e *Engine) applyHeartbeat(tx *replica.Tx, c *heartbeatCmd) any {
 			j.Checkpoint = it.Checkpoint
 		}
 		e.extendLease(tx, c.NS, j, now+j.LeaseNs)
-		putJob(tx, c.NS, j)
+		e.putJob(tx, c.NS, j)
 		out[i] = hbOK
 		if j.CancelRequestedAt != 0 {
 			out[i] = hbCancel

@@ -121,7 +121,7 @@ func (e *Engine) deadPage(ns string, q DeadQuery, lower, upper []byte) (*DeadPag
 		if err != nil {
 			continue
 		}
-		j, err := getJob(db, ns, id)
+		j, err := readJob(db, ns, id)
 		if err != nil {
 			continue
 		}

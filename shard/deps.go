@@ -23,12 +23,12 @@ import (
 
 // checkDependencies refuses an enqueue naming a job that does not exist in
 // the namespace, before anything is written.
-func checkDependencies(tx *replica.Tx, ns string, recs [][]byte) error {
+func (e *Engine) checkDependencies(tx *replica.Tx, ns string, recs [][]byte) error {
 	for _, rec := range recs {
 		j := new(job.Job)
 		must(j.Decode(rec))
 		for _, id := range j.DependsOn {
-			if _, err := getJob(tx, ns, id); err != nil {
+			if _, err := e.getJob(tx, ns, id); err != nil {
 				if apierr.CodeOf(err) == apierr.NotFound {
 					return apierr.Field("depends_on", "depends_on: job %s not found", id)
 				}
@@ -46,7 +46,7 @@ func checkDependencies(tx *replica.Tx, ns string, recs [][]byte) error {
 func (e *Engine) holdForDependencies(tx *replica.Tx, ns string, j *job.Job) (failed bool) {
 	deps := make([]*job.Job, 0, len(j.DependsOn))
 	for _, id := range j.DependsOn {
-		d, err := getJob(tx, ns, id)
+		d, err := e.getJob(tx, ns, id)
 		must(err) // checkDependencies ran
 		if (d.State == job.Dead || d.State == job.Cancelled) && !j.Flow.Has(job.FlowRunOnDepFail) {
 			j.State = job.Held
@@ -62,7 +62,7 @@ func (e *Engine) holdForDependencies(tx *replica.Tx, ns string, j *job.Job) (fai
 		must(tx.Set(keys.Dependent(ns, d.ID, j.ID), nil, nil))
 		if !d.Flow.Has(job.FlowHasDependents) {
 			d.Flow |= job.FlowHasDependents
-			putJob(tx, ns, d)
+			e.putJob(tx, ns, d)
 		}
 	}
 	if j.DepsLeft > 0 {
@@ -92,7 +92,7 @@ func (e *Engine) settleDependents(tx *replica.Tx, ns string, dep *job.Job) {
 	failed := dep.State != job.Completed
 	for _, id := range ids {
 		must(tx.Delete(keys.Dependent(ns, dep.ID, id), nil))
-		d, err := getJob(tx, ns, id)
+		d, err := e.getJob(tx, ns, id)
 		if err != nil || d.State != job.Held {
 			continue // deleted, cancelled or already settled
 		}
@@ -105,7 +105,7 @@ func (e *Engine) settleDependents(tx *replica.Tx, ns string, dep *job.Job) {
 			d.DepsLeft = 0
 			e.release(tx, ns, d)
 		}
-		putJob(tx, ns, d)
+		e.putJob(tx, ns, d)
 	}
 }
 

@@ -25,6 +25,7 @@ type Engine struct {
 	waiters *waiters
 	heads   pendingHeads     // FSM goroutine only
 	queues  *queueCache      // queue records, written once per batch
+	jobs    *jobCache        // FSM goroutine only: recent job records
 	floors  *timeFloors      // written by applies, taken by the sweep loop
 	swept   map[string]int64 // sweep loop only: live keys at or below are gone
 

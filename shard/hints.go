@@ -26,7 +26,7 @@ import (
 // when it runs dry. Every insert and removal of a pending key passes
 // through inserted and removed, which keep the window an exact prefix of
 // the index. Only the FSM goroutine touches it.
-type pendingHeads map[string]*queueHead
+type pendingHeads map[qkey]*queueHead
 
 // headWindow is how many pending keys one seek reads ahead.
 const headWindow = 64
@@ -36,7 +36,10 @@ type queueHead struct {
 	window [][]byte
 }
 
-func headKey(ns, queue string) string { return ns + "\x00" + queue }
+// qkey names a queue of a namespace in the engine's in-memory maps.
+type qkey struct{ ns, queue string }
+
+func headKey(ns, queue string) qkey { return qkey{ns, queue} }
 
 func (h pendingHeads) get(ns, queue string) *queueHead {
 	hk := headKey(ns, queue)

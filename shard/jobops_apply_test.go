@@ -211,7 +211,7 @@ func TestApplyPrune(t *testing.T) {
 	require.Equal(t, 0, f.apply(cmdJobPrune, &sweepCmd{NS: testNS, IDs: ids}), "not due yet")
 	f.advance(DefaultRetention)
 	require.Equal(t, 2, f.apply(cmdJobPrune, &sweepCmd{NS: testNS, IDs: ids}), "completed and cancelled, not dead")
-	_, err := getJob(f.db, testNS, c)
+	_, err := readJob(f.db, testNS, c)
 	require.Error(t, err)
 	require.Equal(t, job.Dead, f.job(d).State)
 	require.Equal(t, 0, f.apply(cmdJobPrune, &sweepCmd{NS: testNS, IDs: ids}), "a repeated prune changes nothing")

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +46,7 @@ func (s *engineSet) Collect(ch chan<- prometheus.Metric) {
 	for e := range s.live {
 		e.queues.mu.RLock()
 		for k, q := range e.queues.recs {
-			ns, _, _ := strings.Cut(k, "\x00")
+			ns := k.ns
 			for st := job.Scheduled; st <= job.MaxState; st++ {
 				var n int64
 				if int(st) < len(q.Counts) {
@@ -60,18 +59,37 @@ func (s *engineSet) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// countEvents is the metrics observer.
-func countEvents(_ *replica.Tx, ns string, j *job.Job, from job.State) {
-	switch {
-	case from == 0:
-		jobEvents.WithLabelValues(ns, j.Queue, "enqueued").Inc()
-	case j.State == job.Completed:
-		jobEvents.WithLabelValues(ns, j.Queue, "completed").Inc()
-	case from == job.Active && (j.State == job.Retrying || j.State == job.Dead || j.State == job.Pending):
-		jobEvents.WithLabelValues(ns, j.Queue, "failed").Inc() // a lost lease counts as a failed attempt
+// eventCounters caches the lifecycle counters by namespace, queue and
+// event, so the metrics observer costs a map lookup (FSM goroutine only).
+type eventCounters map[eventKey]prometheus.Counter
+
+type eventKey struct{ ns, queue, event string }
+
+func (m eventCounters) inc(ns, queue, event string) {
+	k := eventKey{ns, queue, event}
+	c, ok := m[k]
+	if !ok {
+		c = jobEvents.WithLabelValues(ns, queue, event)
+		m[k] = c
 	}
-	if j.State == job.Dead {
-		jobEvents.WithLabelValues(ns, j.Queue, "dead").Inc()
+	c.Inc()
+}
+
+// countEvents returns the metrics observer.
+func countEvents() moveObserver {
+	m := eventCounters{}
+	return func(_ *replica.Tx, ns string, j *job.Job, from job.State) {
+		switch {
+		case from == 0:
+			m.inc(ns, j.Queue, "enqueued")
+		case j.State == job.Completed:
+			m.inc(ns, j.Queue, "completed")
+		case from == job.Active && (j.State == job.Retrying || j.State == job.Dead || j.State == job.Pending):
+			m.inc(ns, j.Queue, "failed") // a lost lease counts as a failed attempt
+		}
+		if j.State == job.Dead {
+			m.inc(ns, j.Queue, "dead")
+		}
 	}
 }
 

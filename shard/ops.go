@@ -285,7 +285,7 @@ func (e *Engine) GetJob(ns, id string) (*job.Job, error) {
 	if err := jobIDOK(id); err != nil {
 		return nil, apierr.New(apierr.NotFound, "job %s not found", id)
 	}
-	return getJob(e.node.DB(), ns, id)
+	return readJob(e.node.DB(), ns, id)
 }
 
 func jobIDOK(id string) error {

@@ -132,13 +132,13 @@ func getQueue(r pebble.Reader, ns, queue string) (*queueRecord, bool) {
 // other goroutines (anyPending, the throttle timers) take it.
 type queueCache struct {
 	mu    sync.RWMutex
-	recs  map[string]*queueRecord
-	dirty map[string]string // cache key → namespace, of records to write
+	recs  map[qkey]*queueRecord
+	dirty map[qkey]string // cache key → namespace, of records to write
 	wake  wakeTimers
 }
 
 func newQueueCache() *queueCache {
-	return &queueCache{recs: map[string]*queueRecord{}, dirty: map[string]string{}}
+	return &queueCache{recs: map[qkey]*queueRecord{}, dirty: map[qkey]string{}}
 }
 
 // get returns queue's record, loading it into the cache (FSM goroutine).
@@ -269,7 +269,7 @@ func (c *queueCache) pending(r pebble.Reader, ns, queue string) int64 {
 // reset drops everything cached: after a snapshot restore.
 func (c *queueCache) reset() {
 	c.mu.Lock()
-	c.recs = map[string]*queueRecord{}
-	c.dirty = map[string]string{}
+	c.recs = map[qkey]*queueRecord{}
+	c.dirty = map[qkey]string{}
 	c.mu.Unlock()
 }

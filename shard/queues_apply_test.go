@@ -114,7 +114,7 @@ func TestApplyQueueClear(t *testing.T) {
 	require.Equal(t, 3, total, "two pending, one scheduled")
 	require.Equal(t, job.Active, f.job(p).State)
 	for _, id := range []string{s, a} {
-		_, err := getJob(f.db, testNS, id)
+		_, err := readJob(f.db, testNS, id)
 		require.Error(t, err)
 	}
 	sj := f.job(keep)

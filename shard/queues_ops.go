@@ -54,11 +54,21 @@ func (e *Engine) queueReady(ns, queue string) bool {
 // queueRetention is the retention of queue's finished jobs, or 0 when the
 // queue sets none (the namespace default applies).
 func (e *Engine) queueRetention(r pebble.Reader, ns, queue string) time.Duration {
-	q, _ := e.queues.read(r, ns, queue)
-	if q.Defaults == nil {
-		return 0
+	c := e.queues
+	c.mu.RLock()
+	q, ok := c.recs[headKey(ns, queue)]
+	var d time.Duration
+	if ok && q.Defaults != nil {
+		d = time.Duration(q.Defaults.Retention)
 	}
-	return time.Duration(q.Defaults.Retention)
+	c.mu.RUnlock()
+	if ok {
+		return d
+	}
+	if q, _ = getQueue(r, ns, queue); q.Defaults != nil {
+		d = time.Duration(q.Defaults.Retention)
+	}
+	return d
 }
 
 // Fields of an enqueue the producer left out, which take the queue's

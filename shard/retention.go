@@ -56,7 +56,7 @@ func (e *Engine) applyPrune(tx *replica.Tx, c *sweepCmd) any {
 	now := tx.Now.UnixNano()
 	n := 0
 	for _, id := range c.IDs {
-		j, err := getJob(tx, c.NS, id)
+		j, err := e.getJob(tx, c.NS, id)
 		if err != nil || !job.Retained(j.State) || j.PruneAt == 0 || j.PruneAt > now {
 			continue
 		}

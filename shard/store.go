@@ -17,7 +17,8 @@ import (
 // moveTo, which keeps the indexes and queue counts in step with the state,
 // and putJob. All of it goes into the entry's one batch.
 
-func getJob(r pebble.Reader, ns, id string) (*job.Job, error) {
+// readJob reads a job from r (a store or a batch) without the cache.
+func readJob(r pebble.Reader, ns, id string) (*job.Job, error) {
 	v, closer, err := r.Get(keys.Job(ns, id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, apierr.New(apierr.NotFound, "job %s not found", id)
@@ -33,11 +34,6 @@ func getJob(r pebble.Reader, ns, id string) (*job.Job, error) {
 	return j, nil
 }
 
-func putJob(tx *replica.Tx, ns string, j *job.Job) {
-	j.UpdatedAt = tx.Now.UnixNano()
-	must(tx.Set(keys.Job(ns, j.ID), j.Encode(), nil))
-}
-
 // insertJob writes a new job in its initial state with its indexes.
 func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	e.addIndexes(tx, ns, j)
@@ -46,7 +42,7 @@ func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	}
 	e.queues.count(tx, ns, j.Queue, 0, j.State)
 	e.observe(tx, ns, j, 0)
-	putJob(tx, ns, j)
+	e.putJob(tx, ns, j)
 }
 
 // moveTo changes j's state, keeping indexes and counts in step. The caller

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jobbie/jobbie/internal/replica"
@@ -29,9 +30,9 @@ func (e *Engine) timelineObserver(tx *replica.Tx, _ string, j *job.Job, from job
 	}
 	switch j.State {
 	case job.Active:
-		detail := fmt.Sprintf("attempt %d", j.Attempt)
+		detail := "attempt " + strconv.Itoa(j.Attempt)
 		if j.WorkerID != "" {
-			detail = fmt.Sprintf("worker %s attempt %d", j.WorkerID, j.Attempt)
+			detail = "worker " + j.WorkerID + " " + detail
 		}
 		j.Record(now, job.EvStarted, detail)
 	case job.Retrying:

@@ -15,7 +15,11 @@ const recordVersion = 1
 
 // Encode returns the stored bytes of j.
 func (j *Job) Encode() []byte {
-	b := make([]byte, 0, 160+len(j.Payload)+len(j.Progress)+len(j.Checkpoint)+len(j.Result)+24*len(j.Timeline))
+	return j.AppendEncoded(make([]byte, 0, 160+len(j.Payload)+len(j.Progress)+len(j.Checkpoint)+len(j.Result)+24*len(j.Timeline)))
+}
+
+// AppendEncoded appends j's record to b, so a writer can reuse a buffer.
+func (j *Job) AppendEncoded(b []byte) []byte {
 	b = append(b, recordVersion)
 	b = putStr(b, j.ID)
 	b = putStr(b, j.Queue)

@@ -83,6 +83,13 @@ func Job(ns, id string) []byte {
 	return append(kindPrefix(ns, KindJob, len(id)), id...)
 }
 
+// AppendJob appends the key of a job record to b.
+func AppendJob(b []byte, ns, id string) []byte {
+	b = append(b, ns...)
+	b = append(b, 0, KindJob)
+	return append(b, id...)
+}
+
 // PendingQueue is the prefix of queue's pending index.
 func PendingQueue(ns, queue string) []byte {
 	b := kindPrefix(ns, KindPending, len(queue)+1+9+JobIDLen)

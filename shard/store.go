@@ -37,6 +37,7 @@ func readJob(r pebble.Reader, ns, id string) (*job.Job, error) {
 // insertJob writes a new job in its initial state with its indexes.
 func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	e.addIndexes(tx, ns, j)
+	addTags(tx, ns, j)
 	if j.ExpireAt != 0 {
 		e.setTimed(tx, ns, keys.KindExpire, j.ExpireAt, j.ID)
 	}
@@ -78,6 +79,21 @@ func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	case job.Active:
 		e.setTimed(tx, ns, keys.KindLease, j.LeaseUntil, j.ID)
 	}
+	if stateIndexed(j.State) {
+		must(tx.Set(keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID), nil, nil))
+	}
+}
+
+// stateIndexed says which states the search index by state and queue
+// holds: those with no per-queue index of their own. Search reads pending
+// jobs from the pending index and active ones from the lease index, so the
+// hot path of a job (pending, active) writes no search entries.
+func stateIndexed(s job.State) bool {
+	switch s {
+	case job.Pending, job.Active:
+		return false
+	}
+	return true
 }
 
 // setTimed adds a job to a time index and tells the sweep where to look.
@@ -98,6 +114,23 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil))
 	case job.Active:
 		must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
+	}
+	if stateIndexed(j.State) {
+		must(tx.Delete(keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID), nil))
+	}
+}
+
+// addTags and dropTags keep the tag index: tags are set at enqueue and
+// never change, so only insert and removal touch it.
+func addTags(tx *replica.Tx, ns string, j *job.Job) {
+	for k, v := range j.Tags {
+		must(tx.Set(keys.TagEntry(ns, k, v, j.CreatedAt, j.ID), nil, nil))
+	}
+}
+
+func dropTags(tx *replica.Tx, ns string, j *job.Job) {
+	for k, v := range j.Tags {
+		must(tx.Delete(keys.TagEntry(ns, k, v, j.CreatedAt, j.ID), nil))
 	}
 }
 

@@ -22,6 +22,9 @@
 //	<ns> 00 'b' <batch id>                               batch record
 //	<ns> 00 'B' <batch id> 00 <job id>                   a counted batch member; value 's' or 'f'
 //	<ns> 00 'e' <dependency id> <dependent id>           reverse dependency edge
+//	<ns> 00 'S' <state 1B> <queue> 00 <created 8B> <id>  search: jobs by state and queue (states without a per-queue index)
+//	<ns> 00 'T' <tag key> 00 <value> 00 <created 8B> <id> search: jobs by tag
+//	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	01 'n' <ns>                                          registry of namespaces on this shard
 package keys
 
@@ -59,6 +62,10 @@ const (
 	KindBatch       byte = 'b'
 	KindBatchMember byte = 'B'
 	KindDependent   byte = 'e'
+
+	KindStateIndex byte = 'S'
+	KindTag        byte = 'T'
+	KindBulkOp     byte = 'o'
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -260,3 +267,52 @@ func PrefixEnd(p []byte) []byte {
 	}
 	return nil
 }
+
+// StateQueue is the prefix of the search index of one state and queue, in
+// creation order.
+func StateQueue(ns string, state uint8, queue string) []byte {
+	b := kindPrefix(ns, KindStateIndex, 1+len(queue)+1+8+JobIDLen)
+	b = append(b, state)
+	b = append(b, queue...)
+	return append(b, 0)
+}
+
+// StateEntry is a job's key in the search index of its state.
+func StateEntry(ns string, state uint8, queue string, created int64, id string) []byte {
+	b := binary.BigEndian.AppendUint64(StateQueue(ns, state, queue), uint64(created))
+	return append(b, id...)
+}
+
+// TagPrefix is the prefix of the search index of one tag, in creation
+// order.
+func TagPrefix(ns, key, value string) []byte {
+	b := kindPrefix(ns, KindTag, len(key)+1+len(value)+1+8+JobIDLen)
+	b = append(b, key...)
+	b = append(b, 0)
+	b = append(b, value...)
+	return append(b, 0)
+}
+
+// TagEntry is a job's key in the index of one of its tags.
+func TagEntry(ns, key, value string, created int64, id string) []byte {
+	b := binary.BigEndian.AppendUint64(TagPrefix(ns, key, value), uint64(created))
+	return append(b, id...)
+}
+
+// CreatedID splits the creation time and job id off the end of a key of
+// an index in creation order (StateEntry, TagEntry, Pending).
+func CreatedID(key []byte) (created int64, id string, err error) {
+	if len(key) < 8+JobIDLen {
+		return 0, "", fmt.Errorf("keys: %q is too short for an index key", key)
+	}
+	rest := key[len(key)-8-JobIDLen:]
+	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
+}
+
+// BulkOp is the key of a background bulk operation's record.
+func BulkOp(ns, id string) []byte {
+	return append(kindPrefix(ns, KindBulkOp, len(id)), id...)
+}
+
+// BulkOpPrefix is the prefix of every bulk operation record of ns.
+func BulkOpPrefix(ns string) []byte { return kindPrefix(ns, KindBulkOp, 0) }

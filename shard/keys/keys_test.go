@@ -170,3 +170,34 @@ func TestBatchAndDependentKeysOrderAndScope(t *testing.T) {
 	require.Equal(t, id2, DependentID(e1))
 	require.False(t, bytes.HasPrefix(Dependent(nsB, id1, id2), Namespace(nsA)), "namespaced")
 }
+
+func TestSearchIndexKeys(t *testing.T) {
+	t.Parallel()
+	id1, id2 := "job_01HX0000000000000000000001", "job_01HX0000000000000000000002"
+	a := StateEntry(nsA, 6, "q", 10, id2)
+	b := StateEntry(nsA, 6, "q", 20, id1)
+	require.True(t, bytes.HasPrefix(a, StateQueue(nsA, 6, "q")))
+	require.False(t, bytes.HasPrefix(a, StateQueue(nsA, 6, "q2")), "queue names are delimited")
+	require.False(t, bytes.HasPrefix(a, StateQueue(nsA, 5, "q")))
+	require.Equal(t, -1, bytes.Compare(a, b), "creation order before id order")
+	created, id, err := CreatedID(b)
+	require.NoError(t, err)
+	require.Equal(t, int64(20), created)
+	require.Equal(t, id1, id)
+
+	ta := TagEntry(nsA, "tenant", "acme", 5, id1)
+	require.True(t, bytes.HasPrefix(ta, TagPrefix(nsA, "tenant", "acme")))
+	require.False(t, bytes.HasPrefix(ta, TagPrefix(nsA, "tenant", "acm")), "values are delimited")
+	created, id, err = CreatedID(ta)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), created)
+	require.Equal(t, id1, id)
+	p := Pending(nsA, "q", 1, 7, id2)
+	created, id, err = CreatedID(p)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), created)
+	require.Equal(t, id2, id)
+	_, _, err = CreatedID([]byte("short"))
+	require.Error(t, err)
+	require.False(t, bytes.HasPrefix(BulkOp(nsB, "bulk_1"), Namespace(nsA)), "namespaced")
+}

@@ -21,6 +21,16 @@
 //		})
 //	err := w.Run(ctx) // returns after a graceful shutdown once ctx is cancelled
 //
+// Operators find jobs with Search (one page) or SearchAll and SearchPages
+// (iterators that follow cursors), and act on many at once with Bulk, by
+// ids or by the same SearchFilter; a bulk over a large filter runs in the
+// background, followed with WatchBulk:
+//
+//	for job, err := range c.SearchAll(ctx, client.SearchRequest{SearchFilter: client.SearchFilter{
+//		Queue: "emails.send", State: []string{client.StateDead}}}) {
+//		...
+//	}
+//
 // Every non-2xx answer is returned as *Error carrying the server's stable
 // error code; IsNotFound, IsRateLimited and friends test for the common
 // ones, and Error.RetryAfter says when a 429 or 503 may be retried.

@@ -4,5 +4,5 @@ import "github.com/spf13/cobra"
 
 // addCommands registers the commands beyond dev.
 func addCommands(root *cobra.Command) {
-	root.AddCommand(benchCmd())
+	root.AddCommand(benchCmd(), searchCmd(), bulkCmd())
 }

@@ -37,6 +37,10 @@ const (
 
 	cmdFetchBatch replica.CommandType = 28
 	cmdAckBatch   replica.CommandType = 29
+
+	cmdBulkApply  replica.CommandType = 30
+	cmdBulkCreate replica.CommandType = 31
+	cmdBulkCancel replica.CommandType = 32
 )
 
 // registry builds the dispatch table; each family registers its own.
@@ -65,6 +69,7 @@ func (e *Engine) registry() *replica.Registry {
 	e.registerSweeps(r)
 	e.registerSchedules(r)
 	e.registerBatchWork(r)
+	e.registerBulk(r)
 	return r
 }
 

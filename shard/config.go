@@ -21,6 +21,10 @@ type Config struct {
 	MaxFetchTimeout time.Duration // longest long-poll; default 60s
 	Retention       time.Duration // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
 	Logger          *slog.Logger  // default slog.Default()
+
+	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
+	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000
+	BulkChunk    int           // jobs per Raft command of a bulk; default 1,000
 }
 
 // WithDefaults returns c with defaults filled in.
@@ -42,6 +46,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Retention == 0 {
 		c.Retention = DefaultRetention
+	}
+	if c.SearchBudget == 0 {
+		c.SearchBudget = DefaultSearchBudget
+	}
+	if c.BulkSyncMax == 0 {
+		c.BulkSyncMax = MaxBulkSync
+	}
+	if c.BulkChunk == 0 {
+		c.BulkChunk = bulkChunk
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

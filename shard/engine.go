@@ -36,6 +36,8 @@ type Engine struct {
 	idMu    sync.Mutex
 	entropy io.Reader
 
+	bulkKick chan struct{} // wakes bulkLoop for a new operation
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -47,10 +49,11 @@ func OpenEngine(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		cfg:     cfg,
-		waiters: newWaiters(),
-		entropy: ulid.Monotonic(rand.Reader, 0),
-		stop:    make(chan struct{}),
+		cfg:      cfg,
+		waiters:  newWaiters(),
+		entropy:  ulid.Monotonic(rand.Reader, 0),
+		stop:     make(chan struct{}),
+		bulkKick: make(chan struct{}, 1),
 	}
 	raftLog := slog.NewLogLogger(cfg.Logger.With("component", "raft", "shard", cfg.ShardID).Handler(), slog.LevelWarn)
 	node, err := replica.Open(replica.Config{
@@ -67,8 +70,9 @@ func OpenEngine(cfg Config) (*Engine, error) {
 	e.node = node
 	e.events.startAt(node.AppliedIndex())
 	engines.add(e)
-	e.wg.Add(1)
+	e.wg.Add(2)
 	go e.sweepLoop()
+	go e.bulkLoop()
 	return e, nil
 }
 

@@ -109,6 +109,7 @@ func (s *Server) routes() {
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
 	s.liveRoutes(api)
+	s.searchRoutes(api)
 }
 
 // authenticate admits only callers holding the cluster secret.

@@ -1,0 +1,213 @@
+package shard
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/search"
+)
+
+// Search budgets. A page may scan for Config.SearchBudget; when it runs out the
+// page holds what was found, marked partial, and its cursor continues the
+// scan. Counting the matches beyond a full page gets countBudget more, so
+// a selective filter over many candidates answers quickly with a total
+// that says it is a lower bound.
+const (
+	DefaultSearchBudget = time.Second
+	countBudget         = 50 * time.Millisecond
+	checkEvery          = 64 // candidates between clock reads
+	// maxSorted bounds the matches a search with another sort key than
+	// created_at holds in memory to sort; past it the page is partial.
+	maxSorted = 100_000
+)
+
+// SearchResult is one page of a search.
+type SearchResult struct {
+	Jobs       []*job.Job
+	Total      int64 // matches in all; a lower bound unless TotalExact
+	TotalExact bool
+	Cursor     string // "" when there is no next page
+	HasMore    bool
+	Partial    bool // the budget ran out before the page was complete
+	Scanned    int  // candidates looked at
+}
+
+// Search runs one page of a search over the namespace's local state, read
+// from one Pebble snapshot.
+func (e *Engine) Search(ctx context.Context, ns string, r *search.Request) (*SearchResult, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	m, err := search.Compile(&r.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if r.Limit <= 0 {
+		r.Limit = search.DefaultLimit
+	}
+	snap := e.node.DB().NewSnapshot()
+	defer snap.Close()
+	ctx = withBudget(ctx, e.cfg.SearchBudget)
+	if r.Sort == "" || r.Sort == search.SortCreatedAt {
+		return e.searchByCreated(ctx, snap, ns, r, m)
+	}
+	return e.searchSorted(ctx, snap, ns, r, m)
+}
+
+func scanRangeOf(r *search.Request, desc bool) scanRange {
+	sr := scanRange{desc: desc, lo: r.Created.After, hi: r.Created.Before}
+	if r.After != nil {
+		sr.from = &cand{r.After.Value, r.After.ID}
+	}
+	return sr
+}
+
+// searchByCreated streams the merged sources in creation order: a page
+// stops once it is full and one more match shows there is a next page.
+func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request, m *search.Matcher) (*SearchResult, error) {
+	desc := r.Order != search.OrderAsc
+	plan, err := e.planSearch(snap, ns, &r.Filter, scanRangeOf(r, desc))
+	if err != nil {
+		return nil, err
+	}
+	src := newMerged(plan.srcs, desc)
+	defer src.close()
+	out := &SearchResult{}
+	var matches int64
+	var last cand
+	var countUntil time.Time
+	done := false
+	for {
+		c, ok := src.next()
+		if !ok {
+			done = true
+			break
+		}
+		out.Scanned++
+		if out.Scanned%checkEvery == 0 {
+			if overBudget(ctx) || !countUntil.IsZero() && time.Now().After(countUntil) {
+				break
+			}
+		}
+		full := len(out.Jobs) == r.Limit
+		var j *job.Job
+		if !plan.exact || !full {
+			if j, err = readJob(snap, ns, c.id); err != nil {
+				continue // deleted under a stale index entry: never in one snapshot, but harmless
+			}
+		}
+		last = c
+		if !plan.exact && !m.MatchContext(ctx, j) {
+			continue
+		}
+		matches++
+		if !full {
+			out.Jobs = append(out.Jobs, j)
+			continue
+		}
+		out.HasMore = true
+		if plan.total >= 0 {
+			break // the counts give the total: no need to count
+		}
+		if countUntil.IsZero() {
+			countUntil = time.Now().Add(countBudget)
+		}
+	}
+	switch {
+	case plan.total >= 0:
+		out.Total, out.TotalExact = plan.total, true
+	default:
+		out.Total, out.TotalExact = matches, done
+	}
+	if !done && !out.HasMore { // the budget ran out before the page filled
+		out.Partial, out.HasMore = true, true
+		out.Cursor = search.EncodeCursor(search.Cursor{Value: last.created, ID: last.id}, r.Fingerprint())
+		if last.id == "" && r.After != nil {
+			out.Cursor = r.Cursor // nothing scanned: stay where the caller was
+		}
+		return out, nil
+	}
+	if out.HasMore {
+		out.Cursor = r.NextCursor(out.Jobs[len(out.Jobs)-1])
+	}
+	return out, nil
+}
+
+// searchSorted serves the other sort keys: it collects every match within
+// the budget, sorts them and cuts the page after the cursor.
+func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request, m *search.Matcher) (*SearchResult, error) {
+	plan, err := e.planSearch(snap, ns, &r.Filter, scanRangeOf(&search.Request{Filter: r.Filter}, true))
+	if err != nil {
+		return nil, err
+	}
+	src := newMerged(plan.srcs, true)
+	defer src.close()
+	out := &SearchResult{}
+	var all []*job.Job
+	done := false
+	for {
+		c, ok := src.next()
+		if !ok {
+			done = true
+			break
+		}
+		out.Scanned++
+		if out.Scanned%checkEvery == 0 && overBudget(ctx) {
+			break
+		}
+		j, err := readJob(snap, ns, c.id)
+		if err != nil || !plan.exact && !m.MatchContext(ctx, j) {
+			continue
+		}
+		all = append(all, j)
+		if len(all) == maxSorted {
+			break
+		}
+	}
+	out.Total, out.TotalExact, out.Partial = int64(len(all)), done, !done
+	if plan.total >= 0 && done {
+		out.Total = plan.total
+	}
+	slices.SortFunc(all, func(a, b *job.Job) int {
+		if search.Before(a, b, r.Sort, r.Order) {
+			return -1
+		}
+		if search.Before(b, a, r.Sort, r.Order) {
+			return 1
+		}
+		return 0
+	})
+	if r.After != nil {
+		all = slices.DeleteFunc(all, func(j *job.Job) bool { return !search.AfterCursor(j, *r.After, r.Sort, r.Order) })
+	}
+	if len(all) > r.Limit {
+		all = all[:r.Limit]
+		out.HasMore = true
+		out.Cursor = r.NextCursor(all[len(all)-1])
+	}
+	out.Jobs = all
+	return out, nil
+}
+
+// The scan budget rides in the context as a deadline of its own, not as a
+// context deadline: the matcher stops evaluating under a done context,
+// and a page that ran out of time must still judge what it scanned.
+type budgetKey struct{}
+
+func withBudget(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, budgetKey{}, time.Now().Add(d))
+}
+
+// overBudget reports whether the scan should stop: its budget ran out or
+// the caller went away.
+func overBudget(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	until, ok := ctx.Value(budgetKey{}).(time.Time)
+	return ok && time.Now().After(until)
+}

@@ -1,0 +1,350 @@
+package shard
+
+import (
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"slices"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/shard/search"
+)
+
+// Search reads candidates from indexes in creation order, (created, id),
+// and merges them: the search index by state and queue, the pending index
+// per queue and priority band, the tag index, or a short sorted list (the
+// active jobs, a job named by its full id). Every source yields its jobs in
+// the scan's direction and starts after the cursor, so a page seeks
+// instead of skipping.
+
+// cand is a candidate job: its creation time and id.
+type cand struct {
+	created int64
+	id      string
+}
+
+// after reports whether a comes after b in the scan's direction.
+func (a cand) after(b cand, desc bool) bool {
+	if desc {
+		return a.created < b.created || a.created == b.created && a.id < b.id
+	}
+	return a.created > b.created || a.created == b.created && a.id > b.id
+}
+
+type source interface {
+	next() (cand, bool)
+	close()
+}
+
+// scanRange is what every source of one scan shares: the direction, the
+// creation-time window and the cursor position to start after.
+type scanRange struct {
+	desc   bool
+	lo, hi *int64 // created window [lo, hi); nil = open
+	from   *cand  // start strictly after this; nil = from the start
+}
+
+func (r scanRange) contains(c cand) bool {
+	if r.lo != nil && c.created < *r.lo || r.hi != nil && c.created >= *r.hi {
+		return false
+	}
+	return r.from == nil || c.after(*r.from, r.desc)
+}
+
+// indexSource walks one index prefix whose keys end in created and id.
+type indexSource struct {
+	it      *pebble.Iterator
+	prefix  []byte
+	r       scanRange
+	started bool
+}
+
+func newIndexSource(rd pebble.Reader, prefix []byte, r scanRange) (*indexSource, error) {
+	opts := &pebble.IterOptions{LowerBound: prefix, UpperBound: keys.PrefixEnd(prefix)}
+	if r.lo != nil {
+		opts.LowerBound = binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(*r.lo))
+	}
+	if r.hi != nil {
+		opts.UpperBound = binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(*r.hi))
+	}
+	it, err := rd.NewIter(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &indexSource{it: it, prefix: prefix, r: r}, nil
+}
+
+func (s *indexSource) next() (cand, bool) {
+	var ok bool
+	switch {
+	case s.started && s.r.desc:
+		ok = s.it.Prev()
+	case s.started:
+		ok = s.it.Next()
+	case s.r.from != nil:
+		seek := binary.BigEndian.AppendUint64(bytes.Clone(s.prefix), uint64(s.r.from.created))
+		seek = append(seek, s.r.from.id...)
+		if s.r.desc {
+			ok = s.it.SeekLT(seek)
+		} else if ok = s.it.SeekGE(seek); ok && bytes.Equal(s.it.Key(), seek) {
+			ok = s.it.Next()
+		}
+	case s.r.desc:
+		ok = s.it.Last()
+	default:
+		ok = s.it.First()
+	}
+	s.started = true
+	if !ok {
+		return cand{}, false
+	}
+	created, id, err := keys.CreatedID(s.it.Key())
+	must(err)
+	return cand{created, id}, true
+}
+
+func (s *indexSource) close() { _ = s.it.Close() }
+
+// listSource yields a list sorted in the scan's direction.
+type listSource struct {
+	items []cand
+	i     int
+}
+
+func newListSource(items []cand, r scanRange) *listSource {
+	items = slices.DeleteFunc(items, func(c cand) bool { return !r.contains(c) })
+	slices.SortFunc(items, func(a, b cand) int {
+		if a == b {
+			return 0
+		}
+		if b.after(a, r.desc) {
+			return -1
+		}
+		return 1
+	})
+	return &listSource{items: items}
+}
+
+func (s *listSource) next() (cand, bool) {
+	if s.i >= len(s.items) {
+		return cand{}, false
+	}
+	s.i++
+	return s.items[s.i-1], true
+}
+
+func (s *listSource) close() {}
+
+// merged yields the candidates of several sources in the scan's order.
+type merged struct {
+	srcs  []source
+	heads []cand
+	h     mergeHeap
+}
+
+type mergeHeap struct {
+	idx  []int
+	m    *merged
+	desc bool
+}
+
+func (h mergeHeap) Len() int { return len(h.idx) }
+func (h mergeHeap) Less(i, j int) bool {
+	return h.m.heads[h.idx[j]].after(h.m.heads[h.idx[i]], h.desc)
+}
+func (h mergeHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *mergeHeap) Push(x any)   { h.idx = append(h.idx, x.(int)) }
+func (h *mergeHeap) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
+}
+
+func newMerged(srcs []source, desc bool) *merged {
+	m := &merged{srcs: srcs, heads: make([]cand, len(srcs))}
+	m.h = mergeHeap{m: m, desc: desc}
+	for i, s := range srcs {
+		if c, ok := s.next(); ok {
+			m.heads[i] = c
+			m.h.idx = append(m.h.idx, i)
+		}
+	}
+	heap.Init(&m.h)
+	return m
+}
+
+func (m *merged) next() (cand, bool) {
+	if m.h.Len() == 0 {
+		return cand{}, false
+	}
+	i := m.h.idx[0]
+	out := m.heads[i]
+	if c, ok := m.srcs[i].next(); ok {
+		m.heads[i] = c
+		heap.Fix(&m.h, 0)
+	} else {
+		heap.Pop(&m.h)
+	}
+	return out, true
+}
+
+func (m *merged) close() {
+	for _, s := range m.srcs {
+		s.close()
+	}
+}
+
+// searchPlan is the sources of one scan and what they already guarantee.
+type searchPlan struct {
+	srcs []source
+	// exact: every candidate matches the filter (the sources enforce all
+	// of it), so no record needs reading to decide.
+	exact bool
+	// total is the number of matches when the queue counts give it
+	// (exact, no creation window); -1 otherwise.
+	total int64
+}
+
+// allStates is every state in the order a search without a state filter
+// reads them.
+var allStates = []job.State{job.Scheduled, job.Pending, job.Active, job.Completed, job.Retrying, job.Dead, job.Cancelled, job.Held}
+
+// planSearch picks the sources for filter f over the snapshot rd.
+func (e *Engine) planSearch(rd pebble.Reader, ns string, f *search.Filter, r scanRange) (*searchPlan, error) {
+	p := &searchPlan{total: -1}
+	fail := func(err error) (*searchPlan, error) {
+		for _, s := range p.srcs {
+			s.close()
+		}
+		return nil, err
+	}
+	if len(f.JobIDPrefix) == keys.JobIDLen { // a whole id: one record
+		var items []cand
+		if j, err := readJob(rd, ns, f.JobIDPrefix); err == nil {
+			items = append(items, cand{j.CreatedAt, j.ID})
+		}
+		p.srcs = append(p.srcs, newListSource(items, r))
+		return p, nil
+	}
+	if len(f.Tags) > 0 { // the first tag's index; the matcher checks the rest
+		k := slices.Min(slicesKeys(f.Tags))
+		s, err := newIndexSource(rd, keys.TagPrefix(ns, k, f.Tags[k]), r)
+		if err != nil {
+			return fail(err)
+		}
+		p.srcs = append(p.srcs, s)
+		return p, nil
+	}
+	queues, err := searchQueues(rd, ns, f.Queue)
+	if err != nil {
+		return fail(err)
+	}
+	states := f.States
+	if len(states) == 0 {
+		states = allStates
+	}
+	var total int64
+	for _, st := range states {
+		if st == job.Active {
+			s, err := activeSource(rd, ns, f.Queue, r)
+			if err != nil {
+				return fail(err)
+			}
+			p.srcs = append(p.srcs, s)
+			for _, q := range queues {
+				total += q.count(st)
+			}
+			continue
+		}
+		for _, q := range queues {
+			n := q.count(st)
+			if n <= 0 {
+				continue
+			}
+			total += n
+			var prefixes [][]byte
+			if st == job.Pending {
+				for _, prio := range []job.Priority{job.Critical, job.High, job.Normal} {
+					prefixes = append(prefixes, append(keys.PendingQueue(ns, q.Name), byte(prio)))
+				}
+			} else {
+				prefixes = append(prefixes, keys.StateQueue(ns, uint8(st), q.Name))
+			}
+			for _, pre := range prefixes {
+				s, err := newIndexSource(rd, pre, r)
+				if err != nil {
+					return fail(err)
+				}
+				p.srcs = append(p.srcs, s)
+			}
+		}
+	}
+	rest := *f
+	rest.Queue, rest.States, rest.Created = "", nil, search.TimeRange{}
+	p.exact = rest.IsEmpty()
+	if p.exact && !f.Created.IsSet() {
+		p.total = total
+	}
+	return p, nil
+}
+
+// searchQueues reads the queue records a search covers: the named queue,
+// or every queue of the namespace.
+func searchQueues(rd pebble.Reader, ns, queue string) ([]*queueRecord, error) {
+	if queue != "" {
+		q, ok := getQueue(rd, ns, queue)
+		if !ok {
+			return nil, nil
+		}
+		return []*queueRecord{q}, nil
+	}
+	pre := keys.QueuePrefix(ns)
+	it, err := rd.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: keys.PrefixEnd(pre)})
+	if err != nil {
+		return nil, err
+	}
+	var out []*queueRecord
+	for ok := it.First(); ok; ok = it.Next() {
+		q := new(queueRecord)
+		must(decode(it.Value(), q))
+		out = append(out, q)
+	}
+	return out, it.Close()
+}
+
+// activeSource lists the active jobs (of queue, when set) from the lease
+// index: there are only as many as workers hold, so they are read whole.
+func activeSource(rd pebble.Reader, ns, queue string, r scanRange) (source, error) {
+	pre := keys.TimeIndex(ns, keys.KindLease)
+	it, err := rd.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: keys.PrefixEnd(pre)})
+	if err != nil {
+		return nil, err
+	}
+	var items []cand
+	for ok := it.First(); ok; ok = it.Next() {
+		_, id, err := keys.ParseTimed(ns, keys.KindLease, it.Key())
+		if err != nil {
+			continue
+		}
+		j, err := readJob(rd, ns, id)
+		if err != nil || queue != "" && j.Queue != queue {
+			continue
+		}
+		items = append(items, cand{j.CreatedAt, j.ID})
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	return newListSource(items, r), nil
+}
+
+func slicesKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/...
 
-.PHONY: dev build test unit e2e vet bench bench-quick clean
+.PHONY: dev build test unit e2e vet bench bench-search clean
 
 dev: build
 	$(BIN) dev --data-dir $(DATA_DIR)
@@ -29,6 +29,11 @@ e2e: build
 # The full benchmark runs recorded in docs/BENCHMARKS.md.
 bench: build
 	./scripts/bench.sh $(BIN)
+
+# Search and bulk over a million jobs (docs/BENCHMARKS.md); about five
+# minutes. JOBBIE_BENCH_JOBS=100000 makes a quicker, smaller run.
+bench-search:
+	$(GO) test -run '^$$' -bench BenchmarkSearchMillion -benchtime 20x -timeout 60m ./shard/
 
 clean:
 	rm -rf bin

@@ -196,19 +196,20 @@ type matches struct {
 // collectMatches scans, oldest first from after `from`, for at most max
 // jobs matching f, within the search budget.
 func (e *Engine) collectMatches(ctx context.Context, ns string, f *search.Filter, from *cand, max int) (*matches, error) {
-	m, err := search.Compile(f)
-	if err != nil {
-		return nil, err
-	}
 	snap := e.node.DB().NewSnapshot()
 	defer snap.Close()
 	ctx = withBudget(ctx, e.cfg.SearchBudget)
-	plan, err := e.planSearch(snap, ns, f, scanRange{lo: f.Created.After, hi: f.Created.Before, from: from})
+	plan, m, err := e.planScan(snap, ns, f, scanRange{lo: f.Created.After, hi: f.Created.Before, from: from})
 	if err != nil {
 		return nil, err
 	}
 	src := newMerged(plan.srcs, false)
 	defer src.close()
+	recs, err := newRecordReader(snap, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer recs.close()
 	out := &matches{}
 	if from != nil {
 		out.next = *from
@@ -223,11 +224,8 @@ func (e *Engine) collectMatches(ctx context.Context, ns string, f *search.Filter
 			break
 		}
 		out.next = c
-		if !plan.exact {
-			j, err := readJob(snap, ns, c.id)
-			if err != nil || !m.MatchContext(ctx, j) {
-				continue
-			}
+		if _, ok := plan.judge(ctx, recs, m, c.id); !ok {
+			continue
 		}
 		out.ids = append(out.ids, c.id)
 		if len(out.ids) == max {

@@ -42,8 +42,7 @@ func (e *Engine) Search(ctx context.Context, ns string, r *search.Request) (*Sea
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
-	m, err := search.Compile(&r.Filter)
-	if err != nil {
+	if _, err := search.Compile(&r.Filter); err != nil {
 		return nil, err
 	}
 	if r.Limit <= 0 {
@@ -53,9 +52,9 @@ func (e *Engine) Search(ctx context.Context, ns string, r *search.Request) (*Sea
 	defer snap.Close()
 	ctx = withBudget(ctx, e.cfg.SearchBudget)
 	if r.Sort == "" || r.Sort == search.SortCreatedAt {
-		return e.searchByCreated(ctx, snap, ns, r, m)
+		return e.searchByCreated(ctx, snap, ns, r)
 	}
-	return e.searchSorted(ctx, snap, ns, r, m)
+	return e.searchSorted(ctx, snap, ns, r)
 }
 
 func scanRangeOf(r *search.Request, desc bool) scanRange {
@@ -68,14 +67,19 @@ func scanRangeOf(r *search.Request, desc bool) scanRange {
 
 // searchByCreated streams the merged sources in creation order: a page
 // stops once it is full and one more match shows there is a next page.
-func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request, m *search.Matcher) (*SearchResult, error) {
+func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request) (*SearchResult, error) {
 	desc := r.Order != search.OrderAsc
-	plan, err := e.planSearch(snap, ns, &r.Filter, scanRangeOf(r, desc))
+	plan, m, err := e.planScan(snap, ns, &r.Filter, scanRangeOf(r, desc))
 	if err != nil {
 		return nil, err
 	}
 	src := newMerged(plan.srcs, desc)
 	defer src.close()
+	recs, err := newRecordReader(snap, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer recs.close()
 	out := &SearchResult{}
 	var matches int64
 	var last cand
@@ -94,15 +98,15 @@ func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns 
 			}
 		}
 		full := len(out.Jobs) == r.Limit
-		var j *job.Job
-		if !plan.exact || !full {
-			if j, err = readJob(snap, ns, c.id); err != nil {
-				continue // deleted under a stale index entry: never in one snapshot, but harmless
-			}
-		}
 		last = c
-		if !plan.exact && !m.MatchContext(ctx, j) {
+		j, ok := plan.judge(ctx, recs, m, c.id)
+		if !ok {
 			continue
+		}
+		if !full && j == nil { // an exact plan reads a record only to show it
+			if j, ok = recs.read(c.id); !ok {
+				continue // an index entry without its record: never in one snapshot
+			}
 		}
 		matches++
 		if !full {
@@ -139,13 +143,18 @@ func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns 
 
 // searchSorted serves the other sort keys: it collects every match within
 // the budget, sorts them and cuts the page after the cursor.
-func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request, m *search.Matcher) (*SearchResult, error) {
-	plan, err := e.planSearch(snap, ns, &r.Filter, scanRangeOf(&search.Request{Filter: r.Filter}, true))
+func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request) (*SearchResult, error) {
+	plan, m, err := e.planScan(snap, ns, &r.Filter, scanRangeOf(&search.Request{Filter: r.Filter}, true))
 	if err != nil {
 		return nil, err
 	}
 	src := newMerged(plan.srcs, true)
 	defer src.close()
+	recs, err := newRecordReader(snap, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer recs.close()
 	out := &SearchResult{}
 	var all []*job.Job
 	done := false
@@ -159,8 +168,11 @@ func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns str
 		if out.Scanned%checkEvery == 0 && overBudget(ctx) {
 			break
 		}
-		j, err := readJob(snap, ns, c.id)
-		if err != nil || !plan.exact && !m.MatchContext(ctx, j) {
+		j, ok := plan.judge(ctx, recs, m, c.id)
+		if ok && j == nil {
+			j, ok = recs.read(c.id)
+		}
+		if !ok {
 			continue
 		}
 		all = append(all, j)
@@ -191,6 +203,23 @@ func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns str
 	}
 	out.Jobs = all
 	return out, nil
+}
+
+// planScan plans a scan and compiles the matcher of what its sources
+// leave to the records.
+func (e *Engine) planScan(rd pebble.Reader, ns string, f *search.Filter, r scanRange) (*searchPlan, *search.Matcher, error) {
+	plan, err := e.planSearch(rd, ns, f, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := search.Compile(plan.rest)
+	if err != nil {
+		for _, s := range plan.srcs {
+			s.close()
+		}
+		return nil, nil, err
+	}
+	return plan, m, nil
 }
 
 // The scan budget rides in the context as a deadline of its own, not as a

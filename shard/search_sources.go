@@ -2,8 +2,10 @@ package shard
 
 import (
 	"bytes"
+	"context"
 	"container/heap"
 	"encoding/binary"
+	"maps"
 	"slices"
 
 	"github.com/cockroachdb/pebble"
@@ -200,9 +202,15 @@ func (m *merged) close() {
 // searchPlan is the sources of one scan and what they already guarantee.
 type searchPlan struct {
 	srcs []source
-	// exact: every candidate matches the filter (the sources enforce all
-	// of it), so no record needs reading to decide.
+	// rest is the part of the filter the sources do not enforce, which
+	// each candidate's record must pass.
+	rest *search.Filter
+	// exact: rest is empty, every candidate matches, and no record needs
+	// reading to decide.
 	exact bool
+	// payloadOnly: rest looks at the payload alone, so a record's payload
+	// is all a scan decodes to judge it.
+	payloadOnly bool
 	// total is the number of matches when the queue counts give it
 	// (exact, no creation window); -1 otherwise.
 	total int64
@@ -227,7 +235,9 @@ func (e *Engine) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sca
 			items = append(items, cand{j.CreatedAt, j.ID})
 		}
 		p.srcs = append(p.srcs, newListSource(items, r))
-		return p, nil
+		rest := *f
+		rest.JobIDPrefix = ""
+		return p.finish(&rest), nil
 	}
 	if len(f.Tags) > 0 { // the first tag's index; the matcher checks the rest
 		k := slices.Min(slicesKeys(f.Tags))
@@ -236,7 +246,13 @@ func (e *Engine) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sca
 			return fail(err)
 		}
 		p.srcs = append(p.srcs, s)
-		return p, nil
+		rest := *f
+		rest.Tags = maps.Clone(f.Tags)
+		delete(rest.Tags, k)
+		if len(rest.Tags) == 0 {
+			rest.Tags = nil
+		}
+		return p.finish(&rest), nil
 	}
 	queues, err := searchQueues(rd, ns, f.Queue)
 	if err != nil {
@@ -283,12 +299,23 @@ func (e *Engine) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sca
 		}
 	}
 	rest := *f
-	rest.Queue, rest.States, rest.Created = "", nil, search.TimeRange{}
-	p.exact = rest.IsEmpty()
+	rest.Queue, rest.States = "", nil
+	p.finish(&rest)
 	if p.exact && !f.Created.IsSet() {
 		p.total = total
 	}
 	return p, nil
+}
+
+// finish records what the sources left for the records to decide. Every
+// source enforces the creation window.
+func (p *searchPlan) finish(rest *search.Filter) *searchPlan {
+	rest.Created = search.TimeRange{}
+	p.rest, p.exact = rest, rest.IsEmpty()
+	payload := *rest
+	payload.PayloadContains, payload.PayloadJQ = "", ""
+	p.payloadOnly = !p.exact && payload.IsEmpty()
+	return p
 }
 
 // searchQueues reads the queue records a search covers: the named queue,
@@ -347,4 +374,114 @@ func slicesKeys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// recordReader reads job records for a scan through one long-lived
+// iterator: a scan reads thousands of records in nearly key order (ids
+// are time-ordered like the indexes), and a seek on an open iterator
+// reuses its loaded blocks where a Get would set up and tear down a fresh
+// read path each time.
+type recordReader struct {
+	it  *pebble.Iterator
+	ns  string
+	key []byte
+}
+
+func newRecordReader(rd pebble.Reader, ns string) (*recordReader, error) {
+	p := keys.Job(ns, "")
+	it, err := rd.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	return &recordReader{it: it, ns: ns}, nil
+}
+
+// read returns the job's record, or false when it is gone.
+func (r *recordReader) read(id string) (*job.Job, bool) {
+	if !r.seek(id) {
+		return nil, false
+	}
+	return r.current()
+}
+
+// seek positions the reader on the job's record. Candidates arrive in
+// creation order and ids are time-ordered, so the next record wanted is
+// usually a step or two away: stepping there costs a fraction of a seek.
+func (r *recordReader) seek(id string) bool {
+	r.key = keys.AppendJob(r.key[:0], r.ns, id)
+	if r.it.Valid() {
+		c := bytes.Compare(r.it.Key(), r.key)
+		forward := c < 0
+		for range maxSteps {
+			if c == 0 {
+				return true
+			}
+			if forward && c > 0 || !forward && c < 0 {
+				return false // stepped past where it would be: it is gone
+			}
+			ok := false
+			if forward {
+				ok = r.it.Next()
+			} else {
+				ok = r.it.Prev()
+			}
+			if !ok {
+				break
+			}
+			c = bytes.Compare(r.it.Key(), r.key)
+		}
+	}
+	return r.it.SeekGE(r.key) && bytes.Equal(r.it.Key(), r.key)
+}
+
+// maxSteps is how far a record read steps before it seeks instead.
+const maxSteps = 8
+
+// payload returns the payload of the job's record, valid until the next
+// read, or false when it is gone.
+func (r *recordReader) payload(id string) ([]byte, bool) {
+	if !r.seek(id) {
+		return nil, false
+	}
+	v, err := r.it.ValueAndErr()
+	if err != nil {
+		return nil, false
+	}
+	p, err := job.PayloadOf(v)
+	return p, err == nil
+}
+
+// current decodes the record the reader is on.
+func (r *recordReader) current() (*job.Job, bool) {
+	v, err := r.it.ValueAndErr()
+	if err != nil {
+		return nil, false
+	}
+	j := new(job.Job)
+	if j.Decode(v) != nil {
+		return nil, false
+	}
+	return j, true
+}
+
+func (r *recordReader) close() { _ = r.it.Close() }
+
+// judge reads candidate c's record as far as the plan needs and reports
+// whether it matches; j is the decoded record when it does (nil for an
+// exact plan, which needs no record).
+func (p *searchPlan) judge(ctx context.Context, recs *recordReader, m *search.Matcher, id string) (j *job.Job, ok bool) {
+	switch {
+	case p.exact:
+		return nil, true
+	case p.payloadOnly:
+		pl, found := recs.payload(id)
+		if !found || !m.MatchContext(ctx, &job.Job{Payload: pl}) {
+			return nil, false
+		}
+		return recs.current()
+	}
+	if j, ok = recs.read(id); !ok {
+		return nil, false
+	}
+	return j, m.MatchContext(ctx, j)
 }

@@ -149,6 +149,30 @@ func (j *Job) Decode(b []byte) (err error) {
 	return nil
 }
 
+// PayloadOf returns the payload of a stored record without decoding the
+// rest, for scans that judge jobs by payload alone. The result aliases b.
+func PayloadOf(b []byte) (p []byte, err error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return nil, fmt.Errorf("job: unknown record version")
+	}
+	d := decoder{b: b[1:]}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errShort {
+				panic(r)
+			}
+			p, err = nil, fmt.Errorf("job: truncated record")
+		}
+	}()
+	d.skip() // id
+	d.skip() // queue
+	n := d.count()
+	if n > len(d.b) {
+		panic(errShort)
+	}
+	return d.b[:n:n], nil
+}
+
 func putStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
@@ -208,6 +232,14 @@ func (d *decoder) bytes() []byte {
 	v := append([]byte(nil), d.b[:n]...)
 	d.b = d.b[n:]
 	return v
+}
+
+func (d *decoder) skip() {
+	n := d.count()
+	if n > len(d.b) {
+		panic(errShort)
+	}
+	d.b = d.b[n:]
 }
 
 func (d *decoder) str() string {

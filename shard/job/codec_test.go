@@ -71,3 +71,18 @@ func TestRecordDecodesRecordsWithoutFlowFields(t *testing.T) {
 	require.NoError(t, got.Decode(j.Encode()))
 	require.True(t, got.InFlow())
 }
+
+func TestPayloadOf(t *testing.T) {
+	t.Parallel()
+	j := &Job{ID: "job_1", Queue: "emails", Payload: []byte(`{"to":"a@b.c"}`), Tags: map[string]string{"k": "v"}}
+	p, err := PayloadOf(j.Encode())
+	require.NoError(t, err)
+	require.Equal(t, `{"to":"a@b.c"}`, string(p))
+	p, err = PayloadOf((&Job{ID: "job_2"}).Encode())
+	require.NoError(t, err)
+	require.Empty(t, p)
+	_, err = PayloadOf([]byte{recordVersion, 5, 'a'})
+	require.Error(t, err)
+	_, err = PayloadOf(nil)
+	require.Error(t, err)
+}

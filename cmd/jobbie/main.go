@@ -4,11 +4,20 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
 
+// defaultGCPercent trades memory for CPU: the servers' live heap is small
+// next to Pebble's cache, and collecting half as often took a tenth of the
+// CPU off the lifecycle benchmark. GOGC, when set, wins.
+const defaultGCPercent = 200
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	root := &cobra.Command{
 		Use:           "jobbie",
 		Short:         "Jobbie: a hosted, multi-tenant job queue",

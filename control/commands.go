@@ -20,6 +20,7 @@ const (
 	cmdCreateKey       replica.CommandType = 3
 	cmdRevokeKey       replica.CommandType = 4
 	cmdAddSigningKey   replica.CommandType = 5
+	cmdRegisterShard   replica.CommandType = 6
 )
 
 // newRegistry registers every command family's handlers.
@@ -29,6 +30,7 @@ func newRegistry() *replica.Registry {
 	registerNamespaceCommands(r)
 	registerKeyCommands(r)
 	registerSigningCommands(r)
+	registerShardCommands(r)
 	return r
 }
 

@@ -1,8 +1,6 @@
 package control
 
 import (
-	"slices"
-
 	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/control/internal/layout"
@@ -14,13 +12,14 @@ import (
 // that name them).
 const maxNamespacesPerTenant = 1000
 
-// createNamespaceCmd creates a namespace and places it on one of Shards.
-// The candidate shards travel in the command, so every node places it the
-// same way whatever its configuration.
+// createNamespaceCmd creates a namespace and places it on a shard. How it
+// chooses (and the static shards, which are per-node configuration)
+// travels in the command, so every node places it the same way whatever
+// its configuration.
 type createNamespaceCmd struct {
-	TenantID string   `json:"tenant_id"`
-	Name     string   `json:"name"`
-	Shards   []string `json:"shards"`
+	TenantID string `json:"tenant_id"`
+	Name     string `json:"name"`
+	placement
 }
 
 func registerNamespaceCommands(r *replica.Registry) {
@@ -37,29 +36,13 @@ func applyCreateNamespace(tx *replica.Tx, c createNamespaceCmd) any {
 	if must(count(tx, layout.Namespaces(c.TenantID))) >= maxNamespacesPerTenant {
 		return apierr.New(apierr.Conflict, "a tenant may have at most %d namespaces", maxNamespacesPerTenant)
 	}
-	shard, err := chooseShard(tx, c.Shards)
+	shard, err := c.choose(tx)
 	if err != nil {
 		return err
 	}
 	ns := Namespace{Name: c.Name, CreatedAt: tx.Now, ShardID: shard}
 	putNamespace(tx, c.TenantID, ns)
 	return ns
-}
-
-// chooseShard picks the shard with the fewest namespaces, ties by id.
-func chooseShard(r pebble.Reader, shards []string) (string, error) {
-	if len(shards) == 0 {
-		return "", apierr.Retry(apierr.Unavailable, 5, "no shard is available to place the namespace on")
-	}
-	ids := slices.Sorted(slices.Values(shards))
-	best, bestLoad := "", uint64(0)
-	for _, id := range ids {
-		load := must(getUint64(r, layout.ShardLoad(id)))
-		if best == "" || load < bestLoad {
-			best, bestLoad = id, load
-		}
-	}
-	return best, nil
 }
 
 // putNamespace writes a namespace and counts it on its shard.

@@ -12,13 +12,13 @@ import (
 // ownerKeyName names the key created with every tenant.
 const ownerKeyName = "owner"
 
-// createTenantCmd creates a tenant, its default namespace (placed on one of
-// Shards) and its owner key, all at once.
+// createTenantCmd creates a tenant, its default namespace (placed as
+// createNamespaceCmd places one) and its owner key, all at once.
 type createTenantCmd struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	OwnerKeyID string   `json:"owner_key_id"`
-	Shards     []string `json:"shards"`
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	OwnerKeyID string `json:"owner_key_id"`
+	placement
 }
 
 // tenantCreated is the result of createTenantCmd.
@@ -38,7 +38,7 @@ func applyCreateTenant(tx *replica.Tx, c createTenantCmd) any {
 	if must(exists(tx, layout.Tenant(c.ID))) {
 		return apierr.New(apierr.Conflict, "tenant id %q exists", c.ID)
 	}
-	shard, err := chooseShard(tx, c.Shards)
+	shard, err := c.choose(tx)
 	if err != nil {
 		return err
 	}

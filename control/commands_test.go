@@ -61,7 +61,7 @@ const (
 func TestApplyCreateTenant(t *testing.T) {
 	t.Parallel()
 	b := setupApply(t)
-	out, _ := apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s2", "s1"}})
+	out, _ := apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, placement: placement{Shards: []string{"s2", "s1"}}})
 	res := out.(tenantCreated)
 	require.Equal(t, Tenant{ID: tidA, Name: "acme", CreatedAt: b.now}, res.Tenant)
 	require.Equal(t, APIKey{ID: kidA, TenantID: tidA, Name: "owner", Role: tenancy.RoleOwner, Namespaces: []string{"*"}, CreatedAt: b.now}, res.Owner)
@@ -76,7 +76,7 @@ func TestApplyCreateTenant(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, res.Owner, key)
 
-	out, empty := apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "acme", OwnerKeyID: kidB, Shards: []string{"s1"}})
+	out, empty := apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "acme", OwnerKeyID: kidB, placement: placement{Shards: []string{"s1"}}})
 	requireCode(t, out, apierr.Conflict, empty)
 	out, empty = apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "other", OwnerKeyID: kidB})
 	requireCode(t, out, apierr.Unavailable, empty)
@@ -86,11 +86,11 @@ func TestApplyCreateNamespacePlacesOnTheLeastLoadedShard(t *testing.T) {
 	t.Parallel()
 	b := setupApply(t)
 	shards := []string{"s1", "s2", "s3"}
-	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: shards})
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, placement: placement{Shards: shards}})
 
 	var placed []string
 	for _, name := range []string{"a", "b", "c", "d"} {
-		out, _ := apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: name, Shards: shards})
+		out, _ := apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: name, placement: placement{Shards: shards}})
 		ns := out.(Namespace)
 		require.Equal(t, name, ns.Name)
 		require.Equal(t, b.now, ns.CreatedAt)
@@ -104,9 +104,9 @@ func TestApplyCreateNamespacePlacesOnTheLeastLoadedShard(t *testing.T) {
 		require.Equal(t, want, n, id)
 	}
 
-	out, empty := apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "a", Shards: shards})
+	out, empty := apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "a", placement: placement{Shards: shards}})
 	requireCode(t, out, apierr.Conflict, empty)
-	out, empty = apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidB, Name: "a", Shards: shards})
+	out, empty = apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidB, Name: "a", placement: placement{Shards: shards}})
 	requireCode(t, out, apierr.NotFound, empty)
 	out, empty = apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "e"})
 	requireCode(t, out, apierr.Unavailable, empty)
@@ -120,8 +120,8 @@ func TestApplyCreateNamespacePlacesOnTheLeastLoadedShard(t *testing.T) {
 func TestApplyCreateKey(t *testing.T) {
 	t.Parallel()
 	b := setupApply(t)
-	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
-	apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "emails", Shards: []string{"s1"}})
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, placement: placement{Shards: []string{"s1"}}})
+	apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "emails", placement: placement{Shards: []string{"s1"}}})
 
 	out, _ := apply(t, b, applyCreateKey, createKeyCmd{ID: kidB, TenantID: tidA, Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails", "default"}})
 	require.Equal(t, APIKey{ID: kidB, TenantID: tidA, Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails", "default"}, CreatedAt: b.now}, out)
@@ -148,7 +148,7 @@ func TestApplyCreateKey(t *testing.T) {
 func TestApplyCreateKeyExpiry(t *testing.T) {
 	t.Parallel()
 	b := setupApply(t)
-	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, placement: placement{Shards: []string{"s1"}}})
 	cmd := func(exp time.Time) createKeyCmd {
 		return createKeyCmd{ID: newID("key_"), TenantID: tidA, Name: "x", Role: tenancy.RoleViewer, Namespaces: []string{"*"}, ExpiresAt: &exp}
 	}
@@ -175,7 +175,7 @@ func TestApplyCreateKeyExpiry(t *testing.T) {
 func TestApplyCreateKeyCountsOnlyActiveKeys(t *testing.T) {
 	t.Parallel()
 	b := setupApply(t)
-	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, placement: placement{Shards: []string{"s1"}}})
 	putKeys := func(n int, exp time.Time) {
 		batch := b.db.NewBatch()
 		defer batch.Close()
@@ -200,8 +200,8 @@ func TestApplyCreateKeyCountsOnlyActiveKeys(t *testing.T) {
 func TestApplyRevokeKey(t *testing.T) {
 	t.Parallel()
 	b := setupApply(t)
-	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, Shards: []string{"s1"}})
-	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "bravo", OwnerKeyID: kidB, Shards: []string{"s1"}})
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, placement: placement{Shards: []string{"s1"}}})
+	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidB, Name: "bravo", OwnerKeyID: kidB, placement: placement{Shards: []string{"s1"}}})
 
 	out, empty := apply(t, b, applyRevokeKey, revokeKeyCmd{TenantID: tidB, ID: kidA})
 	requireCode(t, out, apierr.NotFound, empty)

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"regexp"
 	"time"
+
+	"github.com/jobbie/jobbie/internal/gossip"
 )
 
 var shardIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
@@ -31,9 +33,14 @@ type Config struct {
 	// ClusterSecret authenticates the internal API (Bearer). Required, at
 	// least 16 bytes.
 	ClusterSecret string
-	// Shards are the shard clusters new namespaces are placed on. May be
-	// empty, but then no tenant or namespace can be created.
+	// Shards are shard clusters known from configuration, treated as
+	// registered with DefaultShardCapacity: new namespaces are placed on
+	// them and on every shard that registers itself. With neither, no
+	// tenant or namespace can be created.
 	Shards []ShardInfo
+	// Gossip, when set, is the pool this node has joined; the shard list
+	// then shows each shard's current leader. The caller owns the pool.
+	Gossip *gossip.Pool
 	// Logger receives the server's and Raft's warnings; default slog.Default().
 	Logger *slog.Logger
 	// RaftTimeout is Raft's heartbeat and election timeout; default 500ms.

@@ -37,6 +37,10 @@ func (s *Server) newApp() *fiber.App {
 	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)
 	app.Get("/control/v1/tenants", s.operatorOnly, s.getTenants)
 	app.Get("/control/v1/shards", s.operatorOnly, s.getShards)
+	app.Get("/control/v1/tenants/:tid/namespaces", s.operatorOnly, s.getNamespaces)
+	// Shard clusters register with the cluster secret, as they hold no
+	// operator key; the path sits with the shard list it feeds.
+	app.Post("/control/v1/shards/register", s.clusterOnly, s.postShardRegistration)
 
 	app.Get("/internal/v1/revocations", s.clusterOnly, s.getRevocations)
 	app.Get("/internal/v1/tenants/:tid/namespaces", s.clusterOnly, s.getNamespaces)

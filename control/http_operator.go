@@ -1,10 +1,18 @@
 package control
 
 import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
 )
 
-// Operator endpoints: /control/v1, behind operatorOnly.
+// Operator endpoints: /control/v1, behind operatorOnly (the tenant's
+// namespaces with their placement share getNamespaces with the internal
+// API), and the shard registration behind clusterOnly.
 
 func (s *Server) postTenant(c *fiber.Ctx) error {
 	var req struct {
@@ -34,4 +42,31 @@ func (s *Server) getShards(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"shards": list})
+}
+
+// postShardRegistration records a shard cluster (ShardRegistration as
+// JSON) and answers its stored record.
+func (s *Server) postShardRegistration(c *fiber.Ctx) error {
+	var req struct {
+		ShardRegistration
+		// Shadows Capacity so that a negative, fractional or string
+		// capacity is a 400 naming the field, not an undecodable body.
+		Capacity json.RawMessage `json:"capacity"`
+	}
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	reg := req.ShardRegistration
+	if raw := bytes.TrimSpace(req.Capacity); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		n, err := strconv.ParseUint(string(raw), 10, 64)
+		if err != nil {
+			return apierr.Field("capacity", "capacity must be a whole number of namespaces up to %d (0 or none for %d)", maxShardCapacity, DefaultShardCapacity)
+		}
+		reg.Capacity = n
+	}
+	rec, err := s.RegisterShard(c.UserContext(), reg)
+	if err != nil {
+		return err
+	}
+	return c.JSON(rec)
 }

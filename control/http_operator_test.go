@@ -73,8 +73,8 @@ func TestHTTPListTenantsAndShards(t *testing.T) {
 	r = b.do(t, http.MethodGet, "/control/v1/shards", b.op, nil)
 	require.Equal(t, http.StatusOK, r.status)
 	require.JSONEq(t, `{"shards":[
-		{"id":"s1","addr":"http://127.0.0.1:9001","namespaces":2},
-		{"id":"s2","addr":"http://127.0.0.1:9002","namespaces":1}]}`, string(r.body))
+		{"id":"s1","addr":"http://127.0.0.1:9001","namespaces":2,"capacity":10000,"static":true,"members":[]},
+		{"id":"s2","addr":"http://127.0.0.1:9002","namespaces":1,"capacity":10000,"static":true,"members":[]}]}`, string(r.body))
 }
 
 func TestHTTPOperatorAuth(t *testing.T) {
@@ -92,6 +92,7 @@ func TestHTTPOperatorAuth(t *testing.T) {
 		{http.MethodPost, "/control/v1/tenants"},
 		{http.MethodGet, "/control/v1/tenants"},
 		{http.MethodGet, "/control/v1/shards"},
+		{http.MethodGet, "/control/v1/tenants/" + tenant.Tenant.ID + "/namespaces"},
 	}
 	for _, e := range endpoints {
 		body := map[string]string{"name": "zulu"}

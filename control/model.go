@@ -23,11 +23,16 @@ type Namespace struct {
 	ShardID   string    `json:"shard_id"`
 }
 
-// NamespaceInfo is a namespace with the address of its shard, which is
-// configuration, not state, and so is filled in when read.
+// NamespaceInfo is a namespace with where to reach its shard, which is
+// configuration or registration, not part of the namespace, and so is
+// filled in when read. ShardAddr is the configured address of a static
+// shard, or else the first registered member's; ShardMembers are the HTTP
+// addresses of every registered member, which a gateway tries when gossip
+// names no leader.
 type NamespaceInfo struct {
 	Namespace
-	ShardAddr string `json:"shard_addr"`
+	ShardAddr    string   `json:"shard_addr"`
+	ShardMembers []string `json:"shard_members,omitempty"`
 }
 
 // APIKey is the stored metadata of an API key. The token itself is never
@@ -83,11 +88,59 @@ type Revocations struct {
 	Revoked []string `json:"revoked"`
 }
 
-// ShardLoad is a shard and how many namespaces are placed on it.
+// ShardMember is one node of a shard cluster, as it registered.
+type ShardMember struct {
+	NodeID   string `json:"node_id"`
+	HTTPAddr string `json:"http_addr"`
+	RaftAddr string `json:"raft_addr,omitempty"`
+}
+
+// ShardRegistration is what a shard cluster tells control about itself
+// when it starts. Capacity is the most namespaces it should hold (0 means
+// DefaultShardCapacity); placement ranks shards by namespaces/capacity
+// and skips full ones.
+type ShardRegistration struct {
+	ShardID  string        `json:"shard_id"`
+	Members  []ShardMember `json:"members"`
+	Capacity uint64        `json:"capacity,omitempty"`
+	Version  string        `json:"version,omitempty"`
+}
+
+// RegisteredShard is the stored record of a registered shard cluster.
+type RegisteredShard struct {
+	ID               string        `json:"id"`
+	Members          []ShardMember `json:"members"`
+	Capacity         uint64        `json:"capacity"`
+	Version          string        `json:"version,omitempty"`
+	RegisteredAt     time.Time     `json:"registered_at"`      // first registration
+	LastRegisteredAt time.Time     `json:"last_registered_at"` // latest registration
+}
+
+// ShardLoad is a shard as the operator sees it: how many namespaces are
+// placed on it and, for a registered shard, its members and registration.
+// Static is set for a shard of Config.Shards; a shard that is neither
+// configured nor registered any more but still holds namespaces is listed
+// too, with capacity 0, so no namespace's shard is hidden.
 type ShardLoad struct {
-	ID         string `json:"id"`
-	Addr       string `json:"addr"`
-	Namespaces uint64 `json:"namespaces"`
+	ID               string        `json:"id"`
+	Addr             string        `json:"addr"`
+	Namespaces       uint64        `json:"namespaces"`
+	Capacity         uint64        `json:"capacity"`
+	Static           bool          `json:"static"`
+	Members          []ShardMember `json:"members"`
+	Version          string        `json:"version,omitempty"`
+	RegisteredAt     *time.Time    `json:"registered_at,omitempty"`
+	LastRegisteredAt *time.Time    `json:"last_registered_at,omitempty"`
+	// Leader is the shard's leader as this control node's gossip pool
+	// knows it; absent without gossip or while there is none.
+	Leader *ShardLeader `json:"leader,omitempty"`
+}
+
+// ShardLeader is a shard's current leader as gossip reports it.
+type ShardLeader struct {
+	NodeID   string `json:"node_id"`
+	HTTPAddr string `json:"http_addr"`
+	Term     uint64 `json:"term"`
 }
 
 // signingKey is an Ed25519 key that signs API keys. It is replicated state

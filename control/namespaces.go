@@ -10,7 +10,7 @@ import (
 )
 
 // CreateNamespace creates a namespace of tenant tid and places it on the
-// shard with the fewest namespaces.
+// least loaded shard (fewest namespaces for its capacity; see placement).
 func (s *Server) CreateNamespace(ctx context.Context, tid, name string) (Namespace, error) {
 	if tenancy.ValidateTenantID(tid) != nil {
 		return Namespace{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
@@ -18,7 +18,7 @@ func (s *Server) CreateNamespace(ctx context.Context, tid, name string) (Namespa
 	if err := tenancy.ValidateNamespace(name); err != nil {
 		return Namespace{}, apierr.Field("name", "%v", err)
 	}
-	cmd := createNamespaceCmd{TenantID: tid, Name: name, Shards: s.shardIDs()}
+	cmd := createNamespaceCmd{TenantID: tid, Name: name, placement: s.placement()}
 	return propose[Namespace](ctx, s, cmdCreateNamespace, cmd)
 }
 
@@ -32,7 +32,8 @@ func (s *Server) Namespaces(ctx context.Context, tid string) ([]Namespace, error
 	})
 }
 
-// Namespace returns namespace name of tenant tid with its shard's address.
+// Namespace returns namespace name of tenant tid with its shard's
+// addresses.
 func (s *Server) Namespace(ctx context.Context, tid, name string) (NamespaceInfo, error) {
 	return viewValue(s, func(r pebble.Reader) (NamespaceInfo, error) {
 		if _, err := findTenant(r, tid); err != nil {
@@ -42,6 +43,10 @@ func (s *Server) Namespace(ctx context.Context, tid, name string) (NamespaceInfo
 		if err != nil {
 			return NamespaceInfo{}, err
 		}
-		return NamespaceInfo{Namespace: ns, ShardAddr: s.shardAddr(ns.ShardID)}, nil
+		addr, members, err := s.shardAddrs(r, ns.ShardID)
+		if err != nil {
+			return NamespaceInfo{}, err
+		}
+		return NamespaceInfo{Namespace: ns, ShardAddr: addr, ShardMembers: members}, nil
 	})
 }

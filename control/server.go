@@ -156,22 +156,25 @@ func (s *Server) Addr() string {
 // mounting under another server.
 func (s *Server) Handler() *fiber.App { return s.app }
 
-// shardIDs are the configured shards' ids, the candidates for placement.
-func (s *Server) shardIDs() []string {
+// placement is how create commands proposed now choose a shard: the
+// configured shards with DefaultShardCapacity each, and every registered
+// shard.
+func (s *Server) placement() placement {
 	ids := make([]string, len(s.cfg.Shards))
 	for i, sh := range s.cfg.Shards {
 		ids[i] = sh.ID
 	}
-	return ids
+	return placement{Shards: ids, StaticCapacity: DefaultShardCapacity}
 }
 
-func (s *Server) shardAddr(id string) string {
+// staticShard returns the configured shard with this id.
+func (s *Server) staticShard(id string) (ShardInfo, bool) {
 	for _, sh := range s.cfg.Shards {
 		if sh.ID == id {
-			return sh.Addr
+			return sh, true
 		}
 	}
-	return ""
+	return ShardInfo{}, false
 }
 
 // newID makes an id: prefix and a lowercase ULID, so ids sort by creation.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -17,7 +16,7 @@ func (s *Server) CreateTenant(ctx context.Context, name string) (CreateTenantRes
 	if err := tenancy.ValidateTenantName(name); err != nil {
 		return CreateTenantResult{}, apierr.Field("name", "%v", err)
 	}
-	cmd := createTenantCmd{ID: newID("t_"), Name: name, OwnerKeyID: newID("key_"), Shards: s.shardIDs()}
+	cmd := createTenantCmd{ID: newID("t_"), Name: name, OwnerKeyID: newID("key_"), placement: s.placement()}
 	res, err := propose[tenantCreated](ctx, s, cmdCreateTenant, cmd)
 	if err != nil {
 		return CreateTenantResult{}, err
@@ -42,21 +41,6 @@ func (s *Server) Tenant(ctx context.Context, id string) (Tenant, error) {
 // TenantByName returns a tenant by name (apierr NotFound if unknown).
 func (s *Server) TenantByName(ctx context.Context, name string) (Tenant, error) {
 	return viewValue(s, func(r pebble.Reader) (Tenant, error) { return loadTenantByName(r, name) })
-}
-
-// Shards lists the configured shards with how many namespaces each holds.
-func (s *Server) Shards(ctx context.Context) ([]ShardLoad, error) {
-	return viewValue(s, func(r pebble.Reader) ([]ShardLoad, error) {
-		out := make([]ShardLoad, 0, len(s.cfg.Shards))
-		for _, sh := range s.cfg.Shards {
-			n, err := getUint64(r, layout.ShardLoad(sh.ID))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ShardLoad{ID: sh.ID, Addr: sh.Addr, Namespaces: n})
-		}
-		return out, nil
-	})
 }
 
 // findTenant loads tenant tid, treating a malformed id as an unknown one.

@@ -24,6 +24,7 @@ const (
 	prefixRevoked    byte = 0x14 // key id → revocation time
 	prefixSigning    byte = 0x15 // signing key id → signing key
 	prefixShardLoad  byte = 0x16 // shard id → number of namespaces placed on it
+	prefixShard      byte = 0x17 // shard id → registered shard cluster
 )
 
 const sep = 0x00
@@ -107,6 +108,18 @@ func SigningKeys() []byte { return []byte{prefixSigning} }
 
 // ShardLoad counts the namespaces placed on shard id.
 func ShardLoad(id string) []byte { return key(prefixShardLoad, id) }
+
+// ShardLoads is the prefix of every shard's namespace count.
+func ShardLoads() []byte { return []byte{prefixShardLoad} }
+
+// ShardLoadID decodes the shard id of a ShardLoad key.
+func ShardLoadID(k []byte) string { return last(k) }
+
+// Shard is the key of a registered shard cluster's record.
+func Shard(id string) []byte { return key(prefixShard, id) }
+
+// Shards is the prefix of every registered shard cluster.
+func Shards() []byte { return []byte{prefixShard} }
 
 // PrefixEnd is the smallest key above every key that starts with prefix,
 // for use as an iterator's upper bound.

@@ -16,53 +16,59 @@ import (
 // never shared with a later command. Two generations bound its size: when
 // the newer fills, the older is dropped.
 type jobCache struct {
-	cur, old map[jobRef]*job.Job
+	cur, old map[string]cachedJob // by job id: ids are unique on a shard
 	max      int
 	key, val []byte // putJob's buffers
 }
 
-type jobRef struct{ ns, id string }
+// cachedJob is a record and its namespace, which a read must name too: a
+// job id from another namespace is a miss, never that namespace's job.
+type cachedJob struct {
+	ns string
+	j  *job.Job
+}
 
 // jobCacheSize is the number of records per generation: a few seconds of
 // lifecycle traffic at full speed, about 10 MiB of small jobs.
 const jobCacheSize = 1 << 15
 
 func newJobCache(max int) *jobCache {
-	return &jobCache{cur: make(map[jobRef]*job.Job, max), old: map[jobRef]*job.Job{}, max: max}
+	return &jobCache{cur: make(map[string]cachedJob, max), old: map[string]cachedJob{}, max: max}
 }
 
 // take removes and returns the cached record of a job.
 func (c *jobCache) take(ns, id string) (*job.Job, bool) {
-	r := jobRef{ns, id}
-	if j, ok := c.cur[r]; ok {
-		delete(c.cur, r)
-		return j, true
+	if e, ok := c.cur[id]; ok && e.ns == ns {
+		delete(c.cur, id)
+		return e.j, true
 	}
-	if j, ok := c.old[r]; ok {
-		delete(c.old, r)
-		return j, true
+	if e, ok := c.old[id]; ok && e.ns == ns {
+		delete(c.old, id)
+		return e.j, true
 	}
 	return nil, false
 }
 
-// put caches a copy of j, which the caller keeps.
-func (c *jobCache) put(ns string, j *job.Job) { c.add(jobRef{ns, j.ID}, j.Clone()) }
-
-func (c *jobCache) add(r jobRef, j *job.Job) {
-	if len(c.cur) >= c.max {
-		c.old, c.cur = c.cur, make(map[jobRef]*job.Job, c.max)
+// put caches a copy of j, which the caller keeps. A job that reached a
+// final state is not kept: nothing in its lifecycle reads it soon.
+func (c *jobCache) put(ns string, j *job.Job) {
+	if j.State.Terminal() {
+		c.drop(j.ID)
+		return
 	}
-	c.cur[r] = j
+	if len(c.cur) >= c.max {
+		c.old, c.cur = c.cur, make(map[string]cachedJob, c.max)
+	}
+	c.cur[j.ID] = cachedJob{ns, j.Clone()}
 }
 
-func (c *jobCache) drop(ns, id string) {
-	r := jobRef{ns, id}
-	delete(c.cur, r)
-	delete(c.old, r)
+func (c *jobCache) drop(id string) {
+	delete(c.cur, id)
+	delete(c.old, id)
 }
 
 func (c *jobCache) reset() {
-	c.cur, c.old = make(map[jobRef]*job.Job, c.max), map[jobRef]*job.Job{}
+	c.cur, c.old = make(map[string]cachedJob, c.max), map[string]cachedJob{}
 }
 
 // getJob loads a job for a command: from the cache, else from the entry's
@@ -88,5 +94,5 @@ func (e *Engine) putJob(tx *replica.Tx, ns string, j *job.Job) {
 // deleteJobRecord removes j's record (its indexes are the caller's).
 func (e *Engine) deleteJobRecord(tx *replica.Tx, ns, id string) {
 	must(tx.Delete(keys.Job(ns, id), nil))
-	e.jobs.drop(ns, id)
+	e.jobs.drop(id)
 }

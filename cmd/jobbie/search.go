@@ -219,12 +219,17 @@ func (s *searcher) printJob(out *bufio.Writer, tw io.Writer, j client.SearchJob,
 // countLine is "142 jobs", or "50 of 142 jobs" when not every match was
 // printed ("about" when the server's total is an estimate).
 func countLine(printed int, first *client.SearchPage, more bool) string {
-	noun := "jobs"
-	if printed == 1 {
-		noun = "job"
-	}
 	if !more || first == nil {
+		noun := "jobs"
+		if printed == 1 {
+			noun = "job"
+		}
 		return fmt.Sprintf("%d %s", printed, noun)
+	}
+	// "1 of 5 jobs": the noun goes with the total.
+	noun := "jobs"
+	if first.Total == 1 {
+		noun = "job"
 	}
 	about := ""
 	if !first.TotalExact {

@@ -2,8 +2,8 @@ package shard
 
 import (
 	"bytes"
-	"context"
 	"container/heap"
+	"context"
 	"encoding/binary"
 	"maps"
 	"slices"

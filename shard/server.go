@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -37,6 +38,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{Engine: e}
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
+		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
 		BodyLimit:             MaxRequestBody,
 		DisableStartupMessage: true,
 		ReadTimeout:           2 * time.Minute,

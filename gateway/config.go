@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/url"
 	"time"
+
+	"github.com/jobbie/jobbie/internal/gossip"
 )
 
 // Config configures a gateway. Zero fields take the defaults named in their
@@ -53,6 +55,14 @@ type Config struct {
 	LongPollDefault time.Duration
 	// LongPollMax caps the wait a fetch may ask for. Default 5m.
 	LongPollMax time.Duration
+	// LeaderRetryTimeout bounds how long a request is retried while its
+	// shard has no leader or the leader moved (see retry.go) before the
+	// client gets 503 with Retry-After. Default 5s.
+	LeaderRetryTimeout time.Duration
+	// Gossip, when set, is the pool this gateway has joined: each shard's
+	// requests go to the leader it advertises. Without it they go to the
+	// addresses control gives. The caller owns the pool.
+	Gossip *gossip.Pool
 	// ShardMaxConns caps connections to one shard address; every waiting
 	// long-poll holds one. Default 16384.
 	ShardMaxConns int
@@ -90,6 +100,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.ShardTimeout, 10*time.Second)
 	setDefault(&c.LongPollDefault, 30*time.Second)
 	setDefault(&c.LongPollMax, 5*time.Minute)
+	setDefault(&c.LeaderRetryTimeout, 5*time.Second)
 	setDefault(&c.ShardMaxConns, 16384)
 	setDefault(&c.ReadTimeout, 30*time.Second)
 	setDefault(&c.WriteTimeout, 30*time.Second)
@@ -120,7 +131,7 @@ func (c Config) Validate() error {
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
 		return errors.New("gateway: body limits must be positive")
 	}
-	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 {
+	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
 	}
 	if c.LongPollMax < c.LongPollDefault {

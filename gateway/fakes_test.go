@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,7 +61,7 @@ type fakeControl struct {
 	jwksDown    bool
 	revoked     []string
 	version     int64
-	namespaces  map[string]map[string]string // tenant → namespace → shard addr
+	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
 	keys        map[string][]keyMeta         // tenant → keys
 	lastKeyReq  keyRequest
 	placementsN atomic.Int64 // placement lookups served
@@ -72,7 +73,7 @@ func newFakeControl(t testing.TB, secret string, s signer) *fakeControl {
 	fc := &fakeControl{
 		t: t, secret: secret, signer: s,
 		jwks:       []tenancy.JWK{s.jwk()},
-		namespaces: map[string]map[string]string{},
+		namespaces: map[string]map[string]fakePlacement{},
 		keys:       map[string][]keyMeta{},
 	}
 	mux := http.NewServeMux()
@@ -128,8 +129,8 @@ func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) 
 
 func (fc *fakeControl) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	out := []namespaceInfo{}
-	for name, addr := range fc.namespaces[r.PathValue("tid")] {
-		out = append(out, namespaceInfo{Name: name, CreatedAt: "2026-01-01T00:00:00Z", ShardID: "s1", ShardAddr: addr})
+	for name, pl := range fc.namespaces[r.PathValue("tid")] {
+		out = append(out, namespaceInfo{Name: name, CreatedAt: "2026-01-01T00:00:00Z", ShardID: pl.shardID, ShardAddr: pl.addr})
 	}
 	slices.SortFunc(out, func(a, b namespaceInfo) int { return compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
@@ -159,12 +160,13 @@ func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
 
 func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
 	fc.placementsN.Add(1)
-	addr, ok := fc.namespaces[r.PathValue("tid")][r.PathValue("ns")]
+	pl, ok := fc.namespaces[r.PathValue("tid")][r.PathValue("ns")]
 	if !ok {
 		writeErr(w, apierr.New(apierr.NotFound, "namespace not found"))
 		return
 	}
-	writeJSON(w, http.StatusOK, namespaceInfo{Name: r.PathValue("ns"), CreatedAt: "2026-01-01T00:00:00Z", ShardID: "s1", ShardAddr: addr})
+	writeJSON(w, http.StatusOK, namespaceInfo{Name: r.PathValue("ns"), CreatedAt: "2026-01-01T00:00:00Z",
+		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members})
 }
 
 func (fc *fakeControl) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -215,6 +217,13 @@ func (fc *fakeControl) deleteKey(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// fakePlacement is where the fake control says a namespace lives.
+type fakePlacement struct {
+	shardID, addr string
+	members       []string
+}
+
+// addNamespace places a namespace on a shard of its own address.
 func (fc *fakeControl) addNamespace(tid, ns, shardAddr string) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
@@ -222,10 +231,22 @@ func (fc *fakeControl) addNamespace(tid, ns, shardAddr string) {
 }
 
 func (fc *fakeControl) addNamespaceLocked(tid, ns, shardAddr string) {
+	fc.placeLocked(tid, ns, fakePlacement{shardID: "shard-" + strings.TrimPrefix(shardAddr, "http://"), addr: shardAddr})
+}
+
+// place puts a namespace on shard cluster id with these members (control
+// gives the first as shard_addr).
+func (fc *fakeControl) place(tid, ns, id string, members ...string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.placeLocked(tid, ns, fakePlacement{shardID: id, addr: members[0], members: members})
+}
+
+func (fc *fakeControl) placeLocked(tid, ns string, pl fakePlacement) {
 	if fc.namespaces[tid] == nil {
-		fc.namespaces[tid] = map[string]string{}
+		fc.namespaces[tid] = map[string]fakePlacement{}
 	}
-	fc.namespaces[tid][ns] = shardAddr
+	fc.namespaces[tid][ns] = pl
 }
 
 func (fc *fakeControl) addKey(tid string, m keyMeta) {

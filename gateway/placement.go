@@ -18,7 +18,7 @@ import (
 // placement is where a namespace lives, resolved down to what the proxy
 // needs so the hot path builds nothing.
 type placement struct {
-	shard   *shardClient
+	route   *shardRoute  // the shard's current leader, shared by its namespaces
 	shardNS string       // tenancy.ShardNamespace(tenant, ns)
 	missing bool         // control says the namespace does not exist
 	expires atomic.Int64 // unix nanoseconds
@@ -26,12 +26,13 @@ type placement struct {
 
 type placementKey struct{ tenant, ns string }
 
-// placements caches namespace → shard answers from control. Concurrent
+// placements caches namespace → shard answers from control; which node of
+// the shard to use is the router's business. Concurrent
 // misses for one namespace share a single control call.
 type placements struct {
 	cache   *boundedMap[placementKey, *placement]
 	control *controlClient
-	shards  *shardPool
+	router  *router
 	ttl     time.Duration
 	missTTL time.Duration
 	log     *slog.Logger
@@ -53,6 +54,9 @@ type namespaceInfo struct {
 	CreatedAt string `json:"created_at"`
 	ShardID   string `json:"shard_id,omitempty"`
 	ShardAddr string `json:"shard_addr,omitempty"`
+	// ShardMembers are the registered nodes' HTTP addresses, tried when
+	// gossip names no leader.
+	ShardMembers []string `json:"shard_members,omitempty"`
 }
 
 // lookup returns the placement of namespace ns of tenant.
@@ -126,13 +130,13 @@ func (ps *placements) load(k placementKey, requestID string) (*placement, error)
 		ps.log.Warn("gateway: placement lookup failed", "tenant", k.tenant, "namespace", k.ns, "err", err)
 		return nil, apierr.Retry(apierr.Unavailable, 1, "cannot locate namespace %q right now; retry shortly", k.ns)
 	}
-	shard, err := ps.shards.get(info.ShardAddr)
+	route, err := ps.router.route(info.ShardID, info.ShardAddr, info.ShardMembers)
 	if err != nil {
-		ps.log.Error("gateway: bad shard address from control", "tenant", k.tenant, "namespace", k.ns, "err", err)
+		ps.log.Error("gateway: no usable shard address", "tenant", k.tenant, "namespace", k.ns, "shard", info.ShardID, "err", err)
 		return nil, apierr.Retry(apierr.Unavailable, 1, "namespace %q has no usable shard right now; retry shortly", k.ns)
 	}
 	p := &placement{
-		shard:   shard,
+		route:   route,
 		shardNS: tenancy.ShardNamespace(k.tenant, k.ns),
 	}
 	p.expires.Store(time.Now().Add(ps.ttl).UnixNano())

@@ -27,9 +27,11 @@ func (s *Server) forwardLongPoll(c *fiber.Ctx, r *call) error {
 	return s.proxy(c, r, time.Now().Add(wait+s.cfg.ShardTimeout))
 }
 
-// proxy sends the request to the shard with the shard's credentials (the
-// client's key never leaves the gateway) and copies the answer back. The
-// body goes through untouched and uncopied.
+// proxy sends the request to the shard's leader with the shard's
+// credentials (the client's key never leaves the gateway) and copies the
+// answer back. The body goes through untouched and uncopied. An answer
+// that says the node is not the leader, or no answer, goes to
+// retryShard; everything else is the client's answer as it came.
 func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	p, err := s.placements.lookup(r.key.TenantID, r.ns, r.requestID)
 	if err != nil {
@@ -47,7 +49,8 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	} else {
 		req.SetRequestURIBytes(c.Request().URI().RequestURI()) // absolute-form
 	}
-	req.Header.SetHost(p.shard.host)
+	sc := p.route.current()
+	req.Header.SetHost(sc.host)
 	req.Header.SetBytesV(fiber.HeaderAuthorization, s.shardAuth)
 	req.Header.Set(ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(apierr.RequestIDHeader, r.requestID)
@@ -56,8 +59,11 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	}
 	req.SetBodyRaw(c.Request().Body())
 
-	if err := p.shard.hc.DoDeadline(req, resp, deadline); err != nil {
-		return s.shardFailure(r, p, err)
+	err = sc.hc.DoDeadline(req, resp, deadline)
+	if err != nil || notLeader(resp.StatusCode()) {
+		if err := s.retryShard(r, p, sc, req, resp, err, deadline); err != nil {
+			return err
+		}
 	}
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode())
@@ -71,10 +77,10 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 
 // shardFailure is the client's answer when no answer came from the shard.
 // The shard's address stays in the log, never in the tenant's error.
-func (s *Server) shardFailure(r *call, p *placement, err error) error {
+func (s *Server) shardFailure(r *call, p *placement, sc *shardClient, err error) error {
 	s.placements.retrySoon(p)
-	if p.shard.shouldLog() {
-		s.log.Warn("gateway: shard request failed", "shard", p.shard.host, "namespace", p.shardNS, "request_id", r.requestID, "err", err)
+	if sc.shouldLog() {
+		s.log.Warn("gateway: shard request failed", "shard", sc.host, "namespace", p.shardNS, "request_id", r.requestID, "err", err)
 	}
 	switch {
 	case errors.Is(err, fasthttp.ErrNoFreeConns):

@@ -27,6 +27,7 @@ type Server struct {
 	auth       *authenticator
 	rbac       *authorizer
 	placements *placements
+	router     *router
 	shards     *shardPool
 	shardAuth  []byte // "Bearer <cluster secret>", sent to shards
 
@@ -70,10 +71,11 @@ func New(cfg Config) (*Server, error) {
 		ready:     make(chan struct{}),
 	}
 	s.auth = newAuthenticator(ctx, s.keys, s.revs, cfg.TokenCacheSize)
+	s.router = newRouter(cfg.Gossip, s.shards, cfg.Logger)
 	s.placements = &placements{
 		cache:    newBoundedMap[placementKey, *placement](cfg.PlacementCacheSize),
 		control:  control,
-		shards:   s.shards,
+		router:   s.router,
 		ttl:      cfg.PlacementTTL,
 		missTTL:  cfg.PlacementMissTTL,
 		log:      cfg.Logger,
@@ -121,8 +123,12 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("gateway: listen: %w", err)
 	}
 	s.ln = ln
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.serve(ln)
+	go func() {
+		defer s.wg.Done()
+		s.router.run(s.ctx)
+	}()
 	go s.poll("revocation list", s.cfg.RevocationInterval, s.revs.refresh)
 	go s.poll("signing keys", s.cfg.JWKSInterval, s.keys.refresh)
 	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Stop() })

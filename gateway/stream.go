@@ -36,31 +36,34 @@ func (s *Server) forwardStream(c *fiber.Ctx, r *call) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	tr := s.streamTransport(p.shard)
-	resp, err := s.openStream(ctx, tr, c, r, p)
+	st, err := s.openLeaderStream(ctx, c, r, p)
 	if err != nil {
 		cancel()
-		return s.shardFailure(r, p, err)
+		return err
 	}
+	resp := st.resp
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode)
 	out.Header.SetContentType(resp.Header.Get(fiber.HeaderContentType))
 	if ra := resp.Header.Get(fiber.HeaderRetryAfter); ra != "" {
 		out.Header.Set(fiber.HeaderRetryAfter, ra)
 	}
-	if resp.StatusCode != http.StatusOK { // an error answer: short, pass it on whole
+	if st.body != nil || resp.StatusCode != http.StatusOK { // an error answer: short, pass it on whole
 		defer cancel()
+		defer st.tr.CloseIdleConnections()
 		defer resp.Body.Close()
-		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.cfg.BodyLimit)))
-		if err != nil {
-			return s.shardFailure(r, p, err)
+		body := st.body
+		if body == nil {
+			if body, err = readShort(resp, s.cfg.BodyLimit); err != nil {
+				return s.shardFailure(r, p, st.sc, err)
+			}
 		}
 		out.SetBody(body)
 		return nil
 	}
 	out.Header.Set(fiber.HeaderCacheControl, "no-cache")
 	out.Header.Set("X-Accel-Buffering", "no") // tell proxies in front not to buffer either
-	conn, writeTimeout := c.Context().Conn(), s.cfg.WriteTimeout
+	conn, writeTimeout, tr := c.Context().Conn(), s.cfg.WriteTimeout, st.tr
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer tr.CloseIdleConnections()
 		defer cancel()
@@ -70,12 +73,74 @@ func (s *Server) forwardStream(c *fiber.Ctx, r *call) error {
 	return nil
 }
 
-func (s *Server) openStream(ctx context.Context, tr *http.Transport, c *fiber.Ctx, r *call, p *placement) (*http.Response, error) {
+// openedStream is a shard's answer to a stream request: the response,
+// and its body already read when it is a not-the-leader answer given
+// back after the retries ran out.
+type openedStream struct {
+	resp *http.Response
+	body []byte
+	tr   *http.Transport
+	sc   *shardClient
+}
+
+// openLeaderStream opens the stream at the shard's leader, retrying as
+// retryShard does (a stream is a read, so a lost connection may be tried
+// again too) within LeaderRetryTimeout.
+func (s *Server) openLeaderStream(ctx context.Context, c *fiber.Ctx, r *call, p *placement) (openedStream, error) {
+	sc := p.route.current()
+	first := sc
+	lr := s.newLeaderRetry([]byte(http.MethodGet), time.Now().Add(s.cfg.LeaderRetryTimeout))
+	for {
+		tr := s.streamTransport(sc)
+		resp, err := s.openStream(ctx, tr, c, r, p, sc)
+		var hint string
+		var body []byte
+		if err == nil {
+			if !notLeader(resp.StatusCode) {
+				p.route.served(first, sc)
+				return openedStream{resp: resp, tr: tr, sc: sc}, nil
+			}
+			body, err = readShort(resp, s.cfg.BodyLimit)
+			resp.Body.Close()
+			tr.CloseIdleConnections()
+			var again bool
+			if again, hint = moved(resp.StatusCode, []byte(resp.Header.Get(LeaderHeader)), body); err == nil && !again {
+				return openedStream{resp: resp, body: body, tr: tr, sc: sc}, nil
+			}
+		} else {
+			tr.CloseIdleConnections()
+		}
+		if err != nil && !lr.mayRepeat(err) {
+			return openedStream{}, s.shardFailure(r, p, sc, err)
+		}
+		next, named := s.router.next(p.route, sc, hint)
+		if !s.wait(&lr, named) {
+			if err != nil {
+				return openedStream{}, s.shardFailure(r, p, sc, err)
+			}
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				return openedStream{}, noLeader(r)
+			}
+			if resp.Header.Get(fiber.HeaderRetryAfter) == "" {
+				resp.Header.Set(fiber.HeaderRetryAfter, "1")
+			}
+			return openedStream{resp: resp, body: body, tr: tr, sc: sc}, nil
+		}
+		sc = next
+	}
+}
+
+// readShort reads an error answer's body, which is small.
+func readShort(resp *http.Response, limit int) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(resp.Body, int64(limit)))
+}
+
+func (s *Server) openStream(ctx context.Context, tr *http.Transport, c *fiber.Ctx, r *call, p *placement, sc *shardClient) (*http.Response, error) {
 	scheme := "http://"
-	if p.shard.hc.IsTLS {
+	if sc.hc.IsTLS {
 		scheme = "https://"
 	}
-	req, err := http.NewRequestWithContext(ctx, c.Method(), scheme+p.shard.host+string(c.Request().URI().RequestURI()), nil)
+	req, err := http.NewRequestWithContext(ctx, c.Method(), scheme+sc.host+string(c.Request().URI().RequestURI()), nil)
 	if err != nil {
 		return nil, err
 	}

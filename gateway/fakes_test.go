@@ -62,7 +62,7 @@ type fakeControl struct {
 	revoked     []string
 	version     int64
 	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
-	keys        map[string][]keyMeta         // tenant → keys
+	keys        map[string][]keyMeta                // tenant → keys
 	lastKeyReq  keyRequest
 	placementsN atomic.Int64 // placement lookups served
 	jwksN       atomic.Int64

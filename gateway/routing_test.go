@@ -182,7 +182,9 @@ func TestOnlyReadsAreRepeatedAfterALostAnswer(t *testing.T) {
 	require.Zero(t, other.count(), "a write that may have been applied is not sent again")
 	require.Positive(t, seen.Load())
 
-	other.setHandler(func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]any{"id": "job_1"}) })
+	other.setHandler(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"id": "job_1"})
+	})
 	r := b.do(t, http.MethodGet, "/api/v1/jobs/job_1", b.key(t, tenancy.RoleViewer, "jobs"), nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.Equal(t, 1, other.count(), "a read is tried at the next member")

@@ -147,7 +147,7 @@ func (e *Engine) applyJobDelete(tx *replica.Tx, c *jobOpCmd) any {
 // removeJob deletes j's record and every key that names it.
 func (e *Engine) removeJob(tx *replica.Tx, ns string, j *job.Job) {
 	e.removeIndexes(tx, ns, j)
-	dropTags(tx, ns, j)
+	dropSearchEntries(tx, ns, j)
 	if j.ExpireAt != 0 && !j.State.Terminal() {
 		must(tx.Delete(keys.Timed(ns, keys.KindExpire, j.ExpireAt, j.ID), nil))
 	}

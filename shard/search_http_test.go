@@ -301,3 +301,28 @@ func TestSearchIsPerNamespace(t *testing.T) {
 		require.Equal(t, 0.0, r.Body["total"])
 	}
 }
+
+func TestSearchByBatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.call("POST", "/api/v1/enqueue/batch", map[string]any{
+		"jobs":  []map[string]any{{"queue": "img", "payload": map[string]any{"n": 1}}, {"queue": "img", "payload": map[string]any{"n": 2}}},
+		"batch": map[string]any{"callback_queue": "img.done"}})
+	require.Equal(t, 201, r.Status, string(r.Raw))
+	batch := r.Body["batch_id"].(string)
+	var members []string
+	for _, id := range r.Body["job_ids"].([]any) {
+		members = append(members, id.(string))
+	}
+	b.enqueue(map[string]any{"queue": "img", "payload": map[string]any{"n": 3}})
+	ids, res := b.search(map[string]any{"batch_id": batch, "order": "asc"})
+	require.Equal(t, members, ids)
+	require.Equal(t, true, res.Body["total_exact"])
+	ids, _ = b.search(map[string]any{"batch_id": batch, "payload_jq": ".n == 2"})
+	require.Equal(t, members[1:], ids)
+	require.Equal(t, 204, b.call("DELETE", "/api/v1/jobs/"+members[0], nil).Status)
+	ids, _ = b.search(map[string]any{"batch_id": batch})
+	require.Equal(t, members[1:], ids, "a deleted job leaves the batch index")
+	ids, _ = b.search(map[string]any{"batch_id": "batch_01HX0000000000000000000000"})
+	require.Empty(t, ids)
+}

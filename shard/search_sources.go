@@ -239,6 +239,16 @@ func (e *Engine) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sca
 		rest.JobIDPrefix = ""
 		return p.finish(&rest), nil
 	}
+	if f.BatchID != "" { // a batch holds at most a batch's worth of jobs
+		s, err := newIndexSource(rd, keys.BatchJobs(ns, f.BatchID), r)
+		if err != nil {
+			return fail(err)
+		}
+		p.srcs = append(p.srcs, s)
+		rest := *f
+		rest.BatchID = ""
+		return p.finish(&rest), nil
+	}
 	if len(f.Tags) > 0 { // the first tag's index; the matcher checks the rest
 		k := slices.Min(slicesKeys(f.Tags))
 		s, err := newIndexSource(rd, keys.TagPrefix(ns, k, f.Tags[k]), r)

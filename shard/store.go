@@ -37,7 +37,7 @@ func readJob(r pebble.Reader, ns, id string) (*job.Job, error) {
 // insertJob writes a new job in its initial state with its indexes.
 func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	e.addIndexes(tx, ns, j)
-	addTags(tx, ns, j)
+	addSearchEntries(tx, ns, j)
 	if j.ExpireAt != 0 {
 		e.setTimed(tx, ns, keys.KindExpire, j.ExpireAt, j.ID)
 	}
@@ -120,17 +120,24 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	}
 }
 
-// addTags and dropTags keep the tag index: tags are set at enqueue and
-// never change, so only insert and removal touch it.
-func addTags(tx *replica.Tx, ns string, j *job.Job) {
+// addSearchEntries and dropSearchEntries keep the tag and batch indexes:
+// a job's tags and batch are set at enqueue and never change, so only
+// insert and removal touch them.
+func addSearchEntries(tx *replica.Tx, ns string, j *job.Job) {
 	for k, v := range j.Tags {
 		must(tx.Set(keys.TagEntry(ns, k, v, j.CreatedAt, j.ID), nil, nil))
 	}
+	if j.BatchID != "" {
+		must(tx.Set(keys.BatchJob(ns, j.BatchID, j.CreatedAt, j.ID), nil, nil))
+	}
 }
 
-func dropTags(tx *replica.Tx, ns string, j *job.Job) {
+func dropSearchEntries(tx *replica.Tx, ns string, j *job.Job) {
 	for k, v := range j.Tags {
 		must(tx.Delete(keys.TagEntry(ns, k, v, j.CreatedAt, j.ID), nil))
+	}
+	if j.BatchID != "" {
+		must(tx.Delete(keys.BatchJob(ns, j.BatchID, j.CreatedAt, j.ID), nil))
 	}
 }
 

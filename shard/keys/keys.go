@@ -24,6 +24,7 @@
 //	<ns> 00 'e' <dependency id> <dependent id>           reverse dependency edge
 //	<ns> 00 'S' <state 1B> <queue> 00 <created 8B> <id>  search: jobs by state and queue (states without a per-queue index)
 //	<ns> 00 'T' <tag key> 00 <value> 00 <created 8B> <id> search: jobs by tag
+//	<ns> 00 'A' <batch id> 00 <created 8B> <id>          search: jobs of a batch
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	01 'n' <ns>                                          registry of namespaces on this shard
 package keys
@@ -65,6 +66,7 @@ const (
 
 	KindStateIndex byte = 'S'
 	KindTag        byte = 'T'
+	KindBatchIndex byte = 'A'
 	KindBulkOp     byte = 'o'
 )
 
@@ -296,6 +298,20 @@ func TagPrefix(ns, key, value string) []byte {
 // TagEntry is a job's key in the index of one of its tags.
 func TagEntry(ns, key, value string, created int64, id string) []byte {
 	b := binary.BigEndian.AppendUint64(TagPrefix(ns, key, value), uint64(created))
+	return append(b, id...)
+}
+
+// BatchJobs is the prefix of the search index of one batch's jobs, in
+// creation order.
+func BatchJobs(ns, batchID string) []byte {
+	b := kindPrefix(ns, KindBatchIndex, len(batchID)+1+8+JobIDLen)
+	b = append(b, batchID...)
+	return append(b, 0)
+}
+
+// BatchJob is a job's key in the index of its batch.
+func BatchJob(ns, batchID string, created int64, id string) []byte {
+	b := binary.BigEndian.AppendUint64(BatchJobs(ns, batchID), uint64(created))
 	return append(b, id...)
 }
 

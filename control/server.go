@@ -152,6 +152,27 @@ func (s *Server) Addr() string {
 	return s.ln.Addr().String()
 }
 
+// IsLeader reports whether this node leads the control plane's Raft group,
+// for what it advertises in gossip.
+func (s *Server) IsLeader() bool {
+	node, release, err := s.acquire()
+	if err != nil {
+		return false
+	}
+	defer release()
+	return node.IsLeader()
+}
+
+// RaftAddr is the Raft transport's address, once started.
+func (s *Server) RaftAddr() string {
+	node, release, err := s.acquire()
+	if err != nil {
+		return ""
+	}
+	defer release()
+	return node.RaftAddr()
+}
+
 // Handler is the HTTP API as a fiber app, for tests (app.Test) or for
 // mounting under another server.
 func (s *Server) Handler() *fiber.App { return s.app }

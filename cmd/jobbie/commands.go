@@ -5,4 +5,6 @@ import "github.com/spf13/cobra"
 // addCommands registers the commands beyond dev.
 func addCommands(root *cobra.Command) {
 	root.AddCommand(benchCmd(), searchCmd(), bulkCmd())
+	root.AddCommand(controlCmd())
+	root.AddCommand(gatewayCmd())
 }

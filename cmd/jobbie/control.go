@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/jobbie/jobbie/control"
+	"github.com/jobbie/jobbie/internal/gossip"
+)
+
+type controlOptions struct {
+	dataDir, httpAddr, raftAddr, nodeID string
+	secretFile, operatorKeyFile         string
+	shards                              []string
+	gossip                              roleGossip
+}
+
+// controlCmd is `jobbie control`: the control plane alone, for running the
+// roles apart (README, "Running the roles apart").
+func controlCmd() *cobra.Command {
+	var o controlOptions
+	cmd := &cobra.Command{
+		Use:   "control",
+		Short: "Run the control plane (tenants, placement, keys, the shard registry)",
+		Long: `control runs the control plane: tenants and their namespaces, where each
+namespace is placed, API keys and the keys that sign them, and the registry
+of shard clusters. Shard clusters register themselves with the cluster
+secret (POST /control/v1/shards/register); new namespaces go to the least
+loaded one. Gateways ask it for placements, keys and revocations.
+
+It joins the gossip pool as role "control". With --operator-key-file it
+writes an operator key there on first start (the file must not exist yet).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runControl(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataDir, "data-dir", "", "directory for the control plane's Raft log and state (required)")
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8081", "HTTP listen address (operator and internal API)")
+	f.StringVar(&o.raftAddr, "raft", "127.0.0.1:0", "Raft transport address")
+	f.StringVar(&o.nodeID, "node-id", "control1", "this node's Raft id, also its gossip name (control-<id>)")
+	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
+	f.StringVar(&o.operatorKeyFile, "operator-key-file", "", "write an operator key to this file if it does not exist")
+	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
+	o.gossip.flags(f, "127.0.0.1:7946")
+	_ = cmd.MarkFlagRequired("data-dir")
+	_ = cmd.MarkFlagRequired("cluster-secret-file")
+	return cmd
+}
+
+func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
+	secret, err := secretFromFile(o.secretFile)
+	if err != nil {
+		return err
+	}
+	shards, err := parseStaticShards(o.shards)
+	if err != nil {
+		return err
+	}
+	logger := roleLogger()
+	pool, err := o.gossip.start("control-"+o.nodeID, gossip.Meta{Role: gossip.RoleControl, NodeID: o.nodeID, Version: roleVersion()}, logger)
+	if err != nil {
+		return err
+	}
+	defer leavePool(pool)
+	go o.gossip.keepJoined(ctx, pool, logger)
+
+	ctl, err := control.New(control.Config{
+		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID,
+		ClusterSecret: secret, Shards: shards, Gossip: pool, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := ctl.Start(ctx); err != nil {
+		return err
+	}
+	defer ctl.Stop()
+	if o.operatorKeyFile != "" && !exists(o.operatorKeyFile) {
+		key, err := ctl.IssueOperatorKey(ctx, "operator")
+		if err != nil {
+			return fmt.Errorf("issue operator key: %w", err)
+		}
+		if err := writeSecretFile(o.operatorKeyFile, key); err != nil {
+			return err
+		}
+	}
+	go advertiseControl(ctx, ctl, pool, o.nodeID, logger)
+	fmt.Fprintf(out, "jobbie control: serving http://%s (raft %s, gossip %s)\n", ctl.Addr(), ctl.RaftAddr(), pool.Addr())
+	<-ctx.Done()
+	fmt.Fprintln(out, "jobbie control: shutting down")
+	return nil
+}
+
+// advertiseControl keeps this node's gossip metadata in step with its
+// Raft state. Leadership changes rarely and nothing routes by it in a
+// hurry, so a quarter-second look is enough.
+func advertiseControl(ctx context.Context, ctl *control.Server, pool *gossip.Pool, nodeID string, log *slog.Logger) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		leader := ctl.IsLeader()
+		err := pool.UpdateMeta(func(m *gossip.Meta) {
+			m.HTTPAddr, m.RaftAddr = ctl.Addr(), ctl.RaftAddr()
+			m.RaftState, m.Leader, m.LeaderHTTP = gossip.StateFollower, "", ""
+			if leader {
+				m.RaftState, m.Leader, m.LeaderHTTP = gossip.StateLeader, nodeID, ctl.Addr()
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			log.Warn("control: gossip metadata update", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func parseStaticShards(specs []string) ([]control.ShardInfo, error) {
+	var out []control.ShardInfo
+	for _, s := range specs {
+		id, addr, ok := strings.Cut(s, "=")
+		if !ok || id == "" || addr == "" {
+			return nil, fmt.Errorf("--shard %q: want id=address, e.g. s1=http://10.0.0.5:8082", s)
+		}
+		out = append(out, control.ShardInfo{ID: id, Addr: addr})
+	}
+	return out, nil
+}
+
+// The helpers below are shared by the role commands (control, gateway).
+
+// roleGossip is how a role process joins the gossip pool.
+type roleGossip struct {
+	bind, advertise, join, keyFile string
+}
+
+func (g *roleGossip) flags(f *pflag.FlagSet, defaultBind string) {
+	f.StringVar(&g.bind, "gossip", defaultBind, "gossip listen address (UDP and TCP)")
+	f.StringVar(&g.advertise, "gossip-advertise", "", "gossip address peers should use, when not the listen address")
+	f.StringVar(&g.join, "join", "", "gossip peers to join: host:port[,…] or dns:<name>[:port]")
+	f.StringVar(&g.keyFile, "gossip-key-file", "", "file holding the gossip encryption key (16, 24 or 32 bytes as hex or base64)")
+}
+
+// start creates the pool without joining: peers may start later, and
+// keepJoined joins them when they do.
+func (g *roleGossip) start(name string, meta gossip.Meta, log *slog.Logger) (*gossip.Pool, error) {
+	key, err := gossipKeyFromFile(g.keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return gossip.New(gossip.Config{
+		NodeName: name, BindAddr: g.bind, AdvertiseAddr: g.advertise, SecretKey: key, Meta: meta,
+		LogOutput: slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(),
+	})
+}
+
+// keepJoined joins the --join peers, and joins them again whenever this
+// node finds itself alone (they all restarted, or a partition healed),
+// resolving the list anew each time so dns: picks up new addresses.
+func (g *roleGossip) keepJoined(ctx context.Context, pool *gossip.Pool, log *slog.Logger) {
+	if strings.TrimSpace(g.join) == "" {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	failing := false
+	for {
+		if pool.NumMembers() < 2 {
+			addrs, err := gossip.ResolveJoin(g.join)
+			if err == nil {
+				_, err = pool.Join(addrs)
+			}
+			switch {
+			case err != nil && !failing && ctx.Err() == nil:
+				log.Warn("gossip: cannot join peers yet; retrying every second", "join", g.join, "err", err)
+				failing = true
+			case err == nil:
+				log.Info("gossip: joined", "members", pool.NumMembers())
+				failing = false
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// leavePool tells peers this node is going, so they drop it at once.
+func leavePool(pool *gossip.Pool) {
+	_ = pool.Leave(time.Second)
+	_ = pool.Shutdown()
+}
+
+// secretFromFile reads the cluster secret (see docs/internal-api.md).
+func secretFromFile(path string) (string, error) {
+	if path == "" {
+		return "", fmt.Errorf("--cluster-secret-file is required")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) < 16 {
+		return "", fmt.Errorf("%s: the cluster secret must be at least 16 characters", path)
+	}
+	return s, nil
+}
+
+// gossipKeyFromFile reads the gossip encryption key, written as hex or
+// base64; no file means unencrypted gossip.
+func gossipKeyFromFile(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := strings.TrimSpace(string(b))
+	if key, err := hex.DecodeString(s); err == nil {
+		return key, nil
+	}
+	if key, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return key, nil
+	}
+	return nil, fmt.Errorf("%s: the gossip key must be 16, 24 or 32 bytes written as hex or base64", path)
+}
+
+// roleLogger is the log of a role process: text on stderr, info and up.
+func roleLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// roleVersion is this build's version as gossip advertises it: the module
+// version, or the VCS revision of a development build.
+func roleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "dev-" + s.Value[:12]
+		}
+	}
+	return "dev"
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/gateway"
+	"github.com/jobbie/jobbie/internal/gossip"
+)
+
+type gatewayOptions struct {
+	httpAddr, controlURL, secretFile, name, pprofAddr string
+	gossip                                            roleGossip
+}
+
+// gatewayCmd is `jobbie gateway`: a stateless front door, as many as you
+// like, for running the roles apart (README, "Running the roles apart").
+func gatewayCmd() *cobra.Command {
+	var o gatewayOptions
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "Run a gateway (the public API: keys, roles, routing to shard leaders)",
+		Long: `gateway serves the public API: it checks API keys (signed by control) and
+roles, then sends each request to the leader of the shard cluster its
+namespace is placed on. Placements come from control; leaders come from the
+gossip pool, which the gateway joins as role "gateway". While a shard elects
+a leader, requests are retried for up to 5 seconds before a 503 with
+Retry-After.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runGateway(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8080", "HTTP listen address (the public API)")
+	f.StringVar(&o.controlURL, "control", "", "control plane base URL, e.g. http://10.0.0.5:8081 (required)")
+	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
+	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
+	o.gossip.flags(f, "127.0.0.1:7947")
+	_ = cmd.MarkFlagRequired("control")
+	_ = cmd.MarkFlagRequired("cluster-secret-file")
+	return cmd
+}
+
+func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
+	secret, err := secretFromFile(o.secretFile)
+	if err != nil {
+		return err
+	}
+	if o.pprofAddr != "" {
+		if err := servePprof(o.pprofAddr); err != nil {
+			return err
+		}
+	}
+	if o.name == "" {
+		o.name = defaultGatewayName(o.httpAddr)
+	}
+	logger := roleLogger()
+	pool, err := o.gossip.start(o.name, gossip.Meta{Role: gossip.RoleGateway, Version: roleVersion()}, logger)
+	if err != nil {
+		return err
+	}
+	defer leavePool(pool)
+	go o.gossip.keepJoined(ctx, pool, logger)
+
+	gw, err := gateway.New(gateway.Config{
+		Addr: o.httpAddr, ControlURL: o.controlURL, ClusterSecret: secret, Gossip: pool, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := gw.Start(ctx); err != nil {
+		return err
+	}
+	defer gw.Stop()
+	if err := pool.UpdateMeta(func(m *gossip.Meta) { m.HTTPAddr = gw.Addr() }); err != nil {
+		logger.Warn("gateway: gossip metadata update", "err", err)
+	}
+	fmt.Fprintf(out, "jobbie gateway: listening on http://%s (control %s, gossip %s)\n", gw.Addr(), o.controlURL, pool.Addr())
+	select {
+	case <-gw.Ready():
+		fmt.Fprintln(out, "jobbie gateway: ready")
+	case <-ctx.Done():
+	}
+	<-ctx.Done()
+	fmt.Fprintln(out, "jobbie gateway: shutting down")
+	return nil
+}
+
+// defaultGatewayName is unique for gateways on different hosts, and on
+// one host for different HTTP ports.
+func defaultGatewayName(httpAddr string) string {
+	host, _ := os.Hostname()
+	port := httpAddr[strings.LastIndexByte(httpAddr, ':')+1:]
+	return "gateway-" + host + "-" + port
+}

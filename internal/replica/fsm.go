@@ -1,11 +1,10 @@
 package replica
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,21 +20,37 @@ const SystemPrefix = 0x00
 var appliedKey = []byte{SystemPrefix, SystemPrefix, 'a', 'p', 'p', 'l', 'i', 'e', 'd'}
 
 // fsm adapts a Registry to raft.BatchingFSM over a Pebble database.
+// Snapshots and restores are in snapshot.go.
 type fsm struct {
 	db       *pebble.DB
 	reg      *Registry
+	tmp      string // scratch space for checkpoints and restores
 	applied  atomic.Uint64
+	restores atomic.Uint64
 	lastNow  int64 // only touched by raft's FSM goroutine
 	observer func(cmds int, d time.Duration)
+
+	waitMu sync.Mutex
+	waitCh chan struct{} // closed when applied moves; nil while nobody waits
 }
 
-func newFSM(db *pebble.DB, reg *Registry) (*fsm, error) {
-	f := &fsm{db: db, reg: reg}
-	v, closer, err := db.Get(appliedKey)
+func newFSM(db *pebble.DB, reg *Registry, tmp string) (*fsm, error) {
+	f := &fsm{db: db, reg: reg, tmp: tmp}
+	if err := f.loadApplied(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// loadApplied reads the applied index and clock from the state.
+func (f *fsm) loadApplied() error {
+	f.applied.Store(0)
+	f.lastNow = 0
+	v, closer, err := f.db.Get(appliedKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
-		return nil, fmt.Errorf("replica: read applied index: %w", err)
+		return fmt.Errorf("replica: read applied index: %w", err)
 	default:
 		if len(v) == 16 {
 			f.applied.Store(binary.BigEndian.Uint64(v))
@@ -43,7 +58,27 @@ func newFSM(db *pebble.DB, reg *Registry) (*fsm, error) {
 		}
 		closer.Close()
 	}
-	return f, nil
+	return nil
+}
+
+// appliedWait returns a channel closed the next time applied moves.
+func (f *fsm) appliedWait() <-chan struct{} {
+	f.waitMu.Lock()
+	defer f.waitMu.Unlock()
+	if f.waitCh == nil {
+		f.waitCh = make(chan struct{})
+	}
+	return f.waitCh
+}
+
+// appliedMoved wakes WaitApplied callers; without any it costs a lock.
+func (f *fsm) appliedMoved() {
+	f.waitMu.Lock()
+	if f.waitCh != nil {
+		close(f.waitCh)
+		f.waitCh = nil
+	}
+	f.waitMu.Unlock()
 }
 
 func (f *fsm) Apply(l *raft.Log) any {
@@ -99,6 +134,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	}
 	b.Close()
 	f.applied.Store(last)
+	f.appliedMoved()
 	for _, fn := range after {
 		fn()
 	}
@@ -106,116 +142,4 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		f.observer(ncmds, time.Since(start))
 	}
 	return results
-}
-
-// Snapshot captures a consistent Pebble snapshot; Persist streams it.
-func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
-	// Sync the WAL so state up to the snapshot index survives power loss
-	// even after Raft truncates the log behind the snapshot.
-	if err := f.db.LogData(nil, pebble.Sync); err != nil {
-		return nil, fmt.Errorf("replica: sync before snapshot: %w", err)
-	}
-	return &snapshot{snap: f.db.NewSnapshot()}, nil
-}
-
-// Restore replaces the whole state with a snapshot's.
-func (f *fsm) Restore(rc io.ReadCloser) error {
-	defer rc.Close()
-	if err := f.db.DeleteRange([]byte{}, allKeysEnd, pebble.NoSync); err != nil {
-		return fmt.Errorf("replica: clear before restore: %w", err)
-	}
-	r := bufio.NewReaderSize(rc, 1<<20)
-	b := f.db.NewBatch()
-	for {
-		k, err := readChunk(r)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("replica: restore key: %w", err)
-		}
-		v, err := readChunk(r)
-		if err != nil {
-			return fmt.Errorf("replica: restore value: %w", err)
-		}
-		if err := b.Set(k, v, nil); err != nil {
-			return err
-		}
-		if b.Len() > 4<<20 {
-			if err := b.Commit(pebble.NoSync); err != nil {
-				return err
-			}
-			b = f.db.NewBatch()
-		}
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return err
-	}
-	nf, err := newFSM(f.db, f.reg)
-	if err != nil {
-		return err
-	}
-	f.applied.Store(nf.applied.Load())
-	f.lastNow = nf.lastNow
-	for _, fn := range f.reg.onRestore {
-		fn()
-	}
-	return nil
-}
-
-var allKeysEnd = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-
-type snapshot struct{ snap *pebble.Snapshot }
-
-// Snapshot format, never change: (uvarint len, key, uvarint len, value)*.
-func (s *snapshot) Persist(sink raft.SnapshotSink) error {
-	w := bufio.NewWriterSize(sink, 1<<20)
-	it, err := s.snap.NewIter(nil)
-	if err != nil {
-		sink.Cancel()
-		return err
-	}
-	var hdr [binary.MaxVarintLen64]byte
-	for it.First(); it.Valid(); it.Next() {
-		for _, chunk := range [][]byte{it.Key(), it.Value()} {
-			n := binary.PutUvarint(hdr[:], uint64(len(chunk)))
-			if _, err := w.Write(hdr[:n]); err != nil {
-				it.Close()
-				sink.Cancel()
-				return err
-			}
-			if _, err := w.Write(chunk); err != nil {
-				it.Close()
-				sink.Cancel()
-				return err
-			}
-		}
-	}
-	if err := it.Close(); err != nil {
-		sink.Cancel()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		sink.Cancel()
-		return err
-	}
-	return sink.Close()
-}
-
-func (s *snapshot) Release() { s.snap.Close() }
-
-func readChunk(r *bufio.Reader) ([]byte, error) {
-	n, err := binary.ReadUvarint(r)
-	if err != nil {
-		return nil, err
-	}
-	if n > 1<<30 {
-		return nil, fmt.Errorf("chunk of %d bytes", n)
-	}
-	b := make([]byte, n)
-	_, err = io.ReadFull(r, b)
-	if errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
-	}
-	return b, err
 }

@@ -3,7 +3,6 @@ package replica
 import (
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jobbie/jobbie/internal/obs"
@@ -40,29 +39,5 @@ func (n *Node) observeApply(cmds int, d time.Duration) {
 	appliedIndex.WithLabelValues(n.cfg.Name).Set(float64(n.fsm.applied.Load()))
 	if n.cfg.Observe != nil {
 		n.cfg.Observe(cmds, d)
-	}
-}
-
-// watchLeadership keeps the leader gauge current.
-func (n *Node) watchLeadership() {
-	defer n.wg.Done()
-	obsCh := make(chan raft.Observation, 4)
-	o := raft.NewObserver(obsCh, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.RaftState)
-		return ok
-	})
-	n.raft.RegisterObserver(o)
-	defer n.raft.DeregisterObserver(o)
-	for {
-		select {
-		case <-n.stop:
-			return
-		case ob := <-obsCh:
-			v := 0.0
-			if ob.Data.(raft.RaftState) == raft.Leader {
-				v = 1
-			}
-			isLeader.WithLabelValues(n.cfg.Name).Set(v)
-		}
 	}
 }

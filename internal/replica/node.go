@@ -26,22 +26,38 @@ var ErrClosed = errors.New("replica: closed")
 
 // Config configures a Node. Zero values take the defaults in comments.
 type Config struct {
-	Dir       string // required: holds raft/ and state/
-	Name      string // the group's name in metrics, e.g. "shard s1"; default "default"
-	NodeID    string // default "node1"
-	RaftAddr  string // address to bind for Raft; default 127.0.0.1:0
-	Bootstrap bool   // bootstrap a new single-voter cluster if there is no state
-	BatchMax  int    // most commands in one Raft entry; default 512
-	CacheSize int64  // Pebble block cache in bytes; default 128 MiB
-	Inflight  int    // Raft entries in flight at once; default 2
-	Logger    hclog.Logger
+	Dir      string // required: holds raft/ and state/
+	Name     string // the group's name in metrics, e.g. "shard s1"; default "default"
+	NodeID   string // default "node1"
+	RaftAddr string // address to bind for Raft; default 127.0.0.1:0
+	// RaftAdvertise is the address other members dial to reach this node,
+	// when it differs from RaftAddr (a 0.0.0.0 bind, NAT). Default: the
+	// bound address.
+	RaftAdvertise string
+	// Bootstrap makes a node with no Raft state the single voter of a new
+	// group. A node without it waits to be added by the leader (AddVoter).
+	// Either way a node with state resumes from it and ignores the flag.
+	Bootstrap bool
+	BatchMax  int   // most commands in one Raft entry; default 512
+	CacheSize int64 // Pebble block cache in bytes; default 128 MiB
+	Inflight  int   // Raft entries in flight at once; default 2
+	// Fast skips the fsync of the Raft log on every append (see fastlog.go):
+	// an acknowledged write survives a process crash, and the loss of a
+	// minority of machines, but not a power cut that takes down a majority
+	// at once. Default false: durable, one fsync per group commit.
+	Fast   bool
+	Logger hclog.Logger
 	// Observe, if set, is told each applied group's command count and time.
 	Observe func(cmds int, d time.Duration)
 	// Timings; defaults suit a LAN: 500ms heartbeat and election, 250ms lease.
 	HeartbeatTimeout  time.Duration
 	ElectionTimeout   time.Duration
-	SnapshotInterval  time.Duration // default 2m
-	SnapshotThreshold uint64        // default 8192 entries
+	SnapshotInterval  time.Duration // how often to check whether to snapshot; default 2m
+	SnapshotThreshold uint64        // log entries since the last snapshot that make a new one; default 8192
+	// TrailingLogs is how many entries the log keeps behind a snapshot, so
+	// a follower that is only a little behind catches up from the log
+	// instead of a whole snapshot; default 10240.
+	TrailingLogs uint64
 }
 
 func (c Config) withDefaults() Config {
@@ -78,6 +94,9 @@ func (c Config) withDefaults() Config {
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 8192
 	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 10240
+	}
 	return c
 }
 
@@ -92,12 +111,16 @@ type Node struct {
 	trans *raft.NetworkTransport
 	snaps *raft.FileSnapshotStore
 
+	hadState bool // Raft state existed when the node opened
+
 	propc    chan *proposal
 	inflight chan *flight
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	closed   bool
+
+	lead leadership // leader.go
 }
 
 type proposal struct {
@@ -126,6 +149,11 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	if err := os.MkdirAll(walDir, 0o755); err != nil {
 		return nil, fmt.Errorf("replica: %w", err)
 	}
+	// Checkpoints and restores in progress when the process died are of no
+	// use: a snapshot is taken again, a restore is sent again.
+	if err := resetDir(filepath.Join(cfg.Dir, tmpDirName)); err != nil {
+		return nil, fmt.Errorf("replica: %w", err)
+	}
 	cache := pebble.NewCache(cfg.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
 	// Large memtables let a job's short-lived keys (its pending and lease
@@ -138,8 +166,9 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
 	}
 	n := &Node{cfg: cfg, db: db, propc: make(chan *proposal, 4096), inflight: make(chan *flight, cfg.Inflight), stop: make(chan struct{})}
+	n.lead.init()
 	if err := n.startRaft(raftDir, walDir, reg); err != nil {
-		db.Close()
+		n.closeStores()
 		return nil, err
 	}
 	n.wg.Add(3)
@@ -150,14 +179,19 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 }
 
 func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
-	f, err := newFSM(n.db, reg)
+	f, err := newFSM(n.db, reg, filepath.Join(n.cfg.Dir, tmpDirName))
 	if err != nil {
 		return err
 	}
 	f.observer = n.observeApply
 	n.fsm = f
 	n.meta = &metadb.BoltMetaDB{}
-	logs, err := wal.Open(walDir, wal.WithMetaStore(n.meta))
+	var logs *wal.WAL
+	if n.cfg.Fast {
+		logs, err = wal.Open(walDir, wal.WithMetaStore(n.meta), wal.WithSegmentFiler(noSyncFiler(walDir)))
+	} else {
+		logs, err = wal.Open(walDir, wal.WithMetaStore(n.meta))
+	}
 	if err != nil {
 		return fmt.Errorf("replica: open raft log: %w", err)
 	}
@@ -167,15 +201,65 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 		return fmt.Errorf("replica: snapshot store: %w", err)
 	}
 	n.snaps = snaps
-	addr, err := net.ResolveTCPAddr("tcp", n.cfg.RaftAddr)
+	store := logStore{logs}
+	if n.hadState, err = raft.HasExistingState(store, logs, snaps); err != nil {
+		return fmt.Errorf("replica: check state: %w", err)
+	}
+	restore, err := needsRestore(store, snaps, f.applied.Load())
 	if err != nil {
-		return fmt.Errorf("replica: raft address: %w", err)
+		return err
+	}
+	trans, err := n.transport()
+	if err != nil {
+		return err
+	}
+	n.trans = trans
+	rc := n.raftConfig()
+	// Pebble on disk already holds the state, unless a snapshot install
+	// was cut short (see needsRestore).
+	rc.NoSnapshotRestoreOnStart = !restore
+	r, err := raft.NewRaft(rc, f, store, logs, snaps, trans)
+	if err != nil {
+		return fmt.Errorf("replica: start raft: %w", err)
+	}
+	n.raft = r
+	if n.cfg.Bootstrap && !n.hadState {
+		cf := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}})
+		if err := cf.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			return fmt.Errorf("replica: bootstrap: %w", err)
+		}
+	}
+	return nil
+}
+
+// transport listens on RaftAddr and advertises RaftAdvertise (or the bound
+// address) to the other members.
+func (n *Node) transport() (*raft.NetworkTransport, error) {
+	adv := n.cfg.RaftAdvertise
+	if adv == "" {
+		adv = n.cfg.RaftAddr
+	}
+	var addr net.Addr
+	if n.cfg.RaftAdvertise != "" || !hasZeroPort(adv) {
+		a, err := net.ResolveTCPAddr("tcp", adv)
+		if err != nil {
+			return nil, fmt.Errorf("replica: raft address: %w", err)
+		}
+		addr = a
 	}
 	trans, err := raft.NewTCPTransportWithLogger(n.cfg.RaftAddr, addr, 4, 10*time.Second, n.cfg.Logger)
 	if err != nil {
-		return fmt.Errorf("replica: raft transport: %w", err)
+		return nil, fmt.Errorf("replica: raft transport: %w", err)
 	}
-	n.trans = trans
+	return trans, nil
+}
+
+func hasZeroPort(hostport string) bool {
+	_, p, err := net.SplitHostPort(hostport)
+	return err == nil && p == "0"
+}
+
+func (n *Node) raftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(n.cfg.NodeID)
 	rc.Logger = n.cfg.Logger
@@ -184,29 +268,16 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 	rc.LeaderLeaseTimeout = n.cfg.HeartbeatTimeout / 2
 	rc.SnapshotInterval = n.cfg.SnapshotInterval
 	rc.SnapshotThreshold = n.cfg.SnapshotThreshold
-	rc.NoSnapshotRestoreOnStart = true // Pebble on disk already holds the state
+	rc.TrailingLogs = n.cfg.TrailingLogs
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 256
-	r, err := raft.NewRaft(rc, f, logs, logs, snaps, trans)
-	if err != nil {
-		trans.Close()
-		return fmt.Errorf("replica: start raft: %w", err)
-	}
-	n.raft = r
-	if n.cfg.Bootstrap {
-		has, err := raft.HasExistingState(logs, logs, snaps)
-		if err != nil {
-			return fmt.Errorf("replica: check state: %w", err)
-		}
-		if !has {
-			cf := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}})
-			if err := cf.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
-				return fmt.Errorf("replica: bootstrap: %w", err)
-			}
-		}
-	}
-	return nil
+	return rc
 }
+
+// HasState reports whether the node found Raft state on disk when it
+// opened: a node without it and without Bootstrap must be added by the
+// leader before it does anything.
+func (n *Node) HasState() bool { return n.hadState }
 
 // DB is the node's Pebble database, for reads. Never write to it directly.
 func (n *Node) DB() *pebble.DB { return n.db }
@@ -217,30 +288,8 @@ func (n *Node) Raft() *raft.Raft { return n.raft }
 // RaftAddr is the address the Raft transport listens on.
 func (n *Node) RaftAddr() string { return string(n.trans.LocalAddr()) }
 
-// IsLeader reports whether this node is the leader now.
-func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
-
 // AppliedIndex is the last log index applied to the state.
 func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
-
-// LeaderCh delivers true when this node becomes leader and false when it stops.
-func (n *Node) LeaderCh() <-chan bool { return n.raft.LeaderCh() }
-
-// WaitLeader blocks until this node is the leader or ctx ends.
-func (n *Node) WaitLeader(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for !n.IsLeader() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	// A new leader must apply everything committed before it serves reads
-	// that decide writes; the barrier does that.
-	return n.raft.Barrier(5 * time.Second).Error()
-}
 
 // Propose replicates cmd and returns the handler's result. Concurrent
 // proposals are packed into shared entries (group commit).
@@ -297,13 +346,7 @@ func (n *Node) batchLoop() {
 func (n *Node) resolveLoop() {
 	defer n.wg.Done()
 	for fl := range n.inflight {
-		err := fl.f.Error()
-		if err != nil {
-			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
-				err = ErrNotLeader
-			} else if errors.Is(err, raft.ErrRaftShutdown) {
-				err = ErrClosed
-			}
+		if err := raftError(fl.f.Error()); err != nil {
 			for _, p := range fl.batch {
 				p.done <- result{err: err}
 			}
@@ -331,8 +374,16 @@ func (n *Node) failPending() {
 	}
 }
 
-// Snapshot asks Raft to take a snapshot now.
-func (n *Node) Snapshot() error { return n.raft.Snapshot().Error() }
+// Snapshot asks Raft to take a snapshot now, which also compacts the log
+// down to TrailingLogs entries. Nothing new since the last one is not an
+// error.
+func (n *Node) Snapshot() error {
+	err := n.raft.Snapshot().Error()
+	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return nil
+	}
+	return err
+}
 
 // Close stops Raft and closes the state. Safe to call twice.
 func (n *Node) Close() error {
@@ -345,18 +396,32 @@ func (n *Node) Close() error {
 	n.mu.Unlock()
 	close(n.stop)
 	n.wg.Wait()
+	return n.closeStores()
+}
+
+// closeStores shuts down whatever Open got as far as starting.
+func (n *Node) closeStores() error {
 	var errs []error
-	if err := n.raft.Shutdown().Error(); err != nil {
-		errs = append(errs, err)
+	if n.raft != nil {
+		if err := n.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, err)
+		}
+		n.lead.bg.Wait() // barriers end with Raft
 	}
-	if err := n.trans.Close(); err != nil {
-		errs = append(errs, err)
+	if n.trans != nil {
+		if err := n.trans.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err := n.logs.Close(); err != nil {
-		errs = append(errs, err)
+	if n.logs != nil {
+		if err := n.logs.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err := n.meta.Close(); err != nil {
-		errs = append(errs, err)
+	if n.meta != nil {
+		if err := n.meta.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := n.db.Close(); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,333 @@
+package replica
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/require"
+)
+
+// cluster is an in-process Raft group on loopback with tight timings.
+type cluster struct {
+	t     *testing.T
+	base  string
+	nodes map[string]*Node
+	dirs  map[string]string
+	addrs map[string]string // a restarted node keeps its Raft address
+	opts  func(*Config)
+}
+
+func newCluster(t *testing.T, size int, opts func(*Config)) *cluster {
+	t.Helper()
+	// The directory first: cleanups run last-registered first, and the
+	// nodes must close before their files go.
+	c := &cluster{t: t, base: t.TempDir(), nodes: map[string]*Node{}, dirs: map[string]string{}, addrs: map[string]string{}, opts: opts}
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			_ = n.Close()
+		}
+	})
+	first := c.open("n1", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, first.WaitLeader(ctx))
+	for i := 2; i <= size; i++ {
+		c.join(ctxT(t), nodeName(i))
+	}
+	return c
+}
+
+func nodeName(i int) string { return "n" + string(rune('0'+i)) }
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// open starts node id on its directory (kept across restarts).
+func (c *cluster) open(id string, bootstrap bool) *Node {
+	c.t.Helper()
+	dir, ok := c.dirs[id]
+	if !ok {
+		dir = filepath.Join(c.base, id)
+		c.dirs[id] = dir
+	}
+	cfg := Config{Dir: dir, NodeID: id, RaftAddr: c.addrs[id], Bootstrap: bootstrap, HeartbeatTimeout: 100 * time.Millisecond,
+		ElectionTimeout: 100 * time.Millisecond, CacheSize: 8 << 20, Logger: hclog.NewNullLogger()}
+	if c.opts != nil {
+		c.opts(&cfg)
+	}
+	n, err := Open(cfg, (&counter{}).registry())
+	require.NoError(c.t, err)
+	c.nodes[id] = n
+	c.addrs[id] = n.RaftAddr()
+	return n
+}
+
+// join opens a fresh node and has the leader add it as a voter.
+func (c *cluster) join(ctx context.Context, id string) *Node {
+	c.t.Helper()
+	n := c.open(id, false)
+	require.False(c.t, n.HasState())
+	require.NoError(c.t, c.leader().AddVoter(ctx, id, n.RaftAddr()))
+	return n
+}
+
+// leader waits for one node to be IsLeader and returns it.
+func (c *cluster) leader() *Node {
+	c.t.Helper()
+	var out *Node
+	require.Eventually(c.t, func() bool {
+		for _, n := range c.nodes {
+			if n.IsLeader() {
+				out = n
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 5*time.Millisecond, "no leader")
+	return out
+}
+
+func (c *cluster) stop(id string) {
+	require.NoError(c.t, c.nodes[id].Close())
+	delete(c.nodes, id)
+}
+
+// add proposes v on the leader and returns the new total.
+func (c *cluster) add(v byte) uint64 {
+	c.t.Helper()
+	for {
+		res, err := c.leader().Propose(context.Background(), Command(cmdAdd, []byte{v}))
+		if errors.Is(err, ErrNotLeader) {
+			continue // lost the lead between the check and the proposal
+		}
+		require.NoError(c.t, err)
+		return res.(uint64)
+	}
+}
+
+// converged waits until every node's state holds want.
+func (c *cluster) converged(want uint64) {
+	c.t.Helper()
+	require.Eventually(c.t, func() bool {
+		for _, n := range c.nodes {
+			if readN(n) != want {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 5*time.Millisecond)
+}
+
+func readN(n *Node) uint64 {
+	v, closer, err := n.DB().Get([]byte("n"))
+	if err != nil {
+		return 0
+	}
+	defer closer.Close()
+	return binary.BigEndian.Uint64(v)
+}
+
+func TestClusterReplicatesAndFailsOver(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3, nil)
+	leader := c.leader()
+	ms, err := leader.Members()
+	require.NoError(t, err)
+	require.Len(t, ms, 3)
+	for i := 0; i < 20; i++ {
+		c.add(1)
+	}
+	c.converged(20)
+
+	// A follower refuses proposals and knows who leads.
+	for id, n := range c.nodes {
+		if n == leader {
+			continue
+		}
+		_, err := n.Propose(context.Background(), Command(cmdAdd, []byte{1}))
+		require.ErrorIs(t, err, ErrNotLeader)
+		st := n.Status()
+		require.Equal(t, StateFollower, st.State, id)
+		require.Equal(t, leader.Status().NodeID, st.LeaderID)
+		require.Equal(t, leader.RaftAddr(), st.LeaderAddr)
+		require.False(t, n.IsLeader())
+	}
+
+	// Subscribers hear of the change when the leader goes.
+	var follower *Node
+	for _, n := range c.nodes {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	ch, cancel := follower.Subscribe()
+	defer cancel()
+	oldTerm := follower.Term()
+	start := time.Now()
+	c.stop(leader.Status().NodeID)
+	next := c.leader()
+	t.Logf("new leader %s after %v", next.Status().NodeID, time.Since(start))
+	require.Greater(t, next.Term(), oldTerm)
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no leadership notification")
+	}
+	require.Equal(t, uint64(21), c.add(1), "writes go on with two of three")
+	c.converged(21)
+}
+
+func TestClusterSnapshotCatchUpAndRestart(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 2, func(cfg *Config) { cfg.TrailingLogs = 4; cfg.SnapshotThreshold = 1 << 30 })
+	for i := 0; i < 50; i++ {
+		c.add(2)
+	}
+	leader := c.leader()
+	require.NoError(t, leader.Snapshot())
+	first := leader.Status().LastIndex
+	fi, err := leader.logs.FirstIndex()
+	require.NoError(t, err)
+	require.Greater(t, fi, first-10, "the log was compacted behind the snapshot")
+
+	// A fresh node cannot be sent entries that are gone: it gets the
+	// checkpoint, then the log after it.
+	n3 := c.join(ctxT(t), "n3")
+	c.add(1)
+	c.converged(101)
+	require.EqualValues(t, 1, n3.Status().Restores, "caught up from a snapshot")
+	require.GreaterOrEqual(t, n3.AppliedIndex(), first)
+
+	// Restarted, it resumes from its own state: no snapshot restored again,
+	// nothing applied twice.
+	c.stop("n3")
+	n3 = c.open("n3", false)
+	require.True(t, n3.HasState())
+	require.Zero(t, n3.Status().Restores)
+	require.Equal(t, uint64(101), readN(n3))
+	c.add(1)
+	c.converged(102)
+}
+
+func TestClusterMembership(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3, nil)
+	leader := c.leader()
+	ctx := ctxT(t)
+	var victim string
+	for id, n := range c.nodes {
+		if n != leader {
+			victim = id
+		}
+	}
+	require.NoError(t, leader.AddVoter(ctx, victim, c.nodes[victim].RaftAddr()), "adding a member again changes nothing")
+	require.ErrorIs(t, leader.AddVoter(ctx, "other", c.nodes[victim].RaftAddr()), ErrMemberConflict)
+	require.ErrorIs(t, c.nodes[victim].AddVoter(ctx, "x", "127.0.0.1:1"), ErrNotLeader)
+	require.ErrorIs(t, leader.RemoveServer(ctx, "nobody"), ErrUnknownMember)
+
+	require.NoError(t, leader.RemoveServer(ctx, victim))
+	ms, err := leader.Members()
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	for _, m := range ms {
+		require.NotEqual(t, victim, m.ID)
+		require.True(t, m.Voter)
+		require.Equal(t, m.ID == leader.Status().NodeID, m.Leader)
+	}
+	c.stop(victim)
+	c.add(3)
+	c.converged(3)
+}
+
+func TestSingleVoterCannotBeRemoved(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 1, nil)
+	require.ErrorIs(t, c.leader().RemoveServer(ctxT(t), "n1"), ErrMemberConflict)
+}
+
+func TestRestoreIsAtomicForReaders(t *testing.T) {
+	t.Parallel()
+	// A reader holding the DB across a restore keeps working: the state is
+	// replaced by ingestion, not by closing and reopening the database.
+	c := newCluster(t, 1, nil)
+	n := c.leader()
+	c.add(5)
+	require.NoError(t, n.Snapshot())
+	c.add(5)
+	db := n.DB()
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	snaps, err := n.snaps.List()
+	require.NoError(t, err)
+	_, rc, err := n.snaps.Open(snaps[0].ID)
+	require.NoError(t, err)
+	require.NoError(t, n.fsm.Restore(rc))
+	require.Same(t, db, n.DB())
+	require.Equal(t, uint64(5), readN(n))
+	v, closer, err := snap.Get([]byte("n"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), binary.BigEndian.Uint64(v), "an older snapshot still reads its state")
+	closer.Close()
+	_, _, err = db.Get([]byte("absent"))
+	require.ErrorIs(t, err, pebble.ErrNotFound)
+}
+
+func TestNeedsRestoreAfterAnInterruptedInstall(t *testing.T) {
+	t.Parallel()
+	logs := raft.NewInmemStore()
+	snaps := raft.NewInmemSnapshotStore()
+	_, trans := raft.NewInmemTransport("")
+	// No snapshot: nothing to restore.
+	need, err := needsRestore(logs, snaps, 0)
+	require.NoError(t, err)
+	require.False(t, need)
+
+	sink, err := snaps.Create(raft.SnapshotVersionMax, 10, 1, raft.Configuration{}, 1, trans)
+	require.NoError(t, err)
+	require.NoError(t, sink.Close())
+	for i := uint64(8); i <= 10; i++ {
+		typ := raft.LogNoop
+		if i == 8 {
+			typ = raft.LogCommand
+		}
+		require.NoError(t, logs.StoreLog(&raft.Log{Index: i, Term: 1, Type: typ}))
+	}
+	for applied, want := range map[uint64]bool{10: false, 8: false, 7: true, 2: true} {
+		need, err := needsRestore(logs, snaps, applied)
+		require.NoError(t, err)
+		require.Equal(t, want, need, "applied %d", applied)
+	}
+}
+
+func TestFastModeWritesTheLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := &counter{}
+	n, err := Open(Config{Dir: dir, Bootstrap: true, Fast: true, HeartbeatTimeout: 100 * time.Millisecond,
+		ElectionTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}, c.registry())
+	require.NoError(t, err)
+	require.NoError(t, n.WaitLeader(ctxT(t)))
+	_, err = n.Propose(context.Background(), Command(cmdAdd, []byte{4}))
+	require.NoError(t, err)
+	last := n.Status().LastIndex
+	require.NoError(t, n.Close())
+	entries, err := os.ReadDir(filepath.Join(dir, "raft", "wal"))
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	n = open(t, dir, &counter{})
+	defer n.Close()
+	require.GreaterOrEqual(t, n.Status().LastIndex, last, "the unsynced log was kept")
+	require.Equal(t, uint64(4), read(t, n))
+}

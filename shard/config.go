@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/jobbie/jobbie/internal/gossip"
 )
 
 // Config configures a shard node. Zero values take the defaults in comments.
@@ -21,6 +23,22 @@ type Config struct {
 	MaxFetchTimeout time.Duration // longest long-poll; default 60s
 	Retention       time.Duration // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
 	Logger          *slog.Logger  // default slog.Default()
+
+	// Cluster (cluster.go). Gossip, if set, is this process's pool: the
+	// node advertises itself in it and finds its leader's HTTP address in
+	// it to forward writes. Without it a follower answers writes with 503.
+	Gossip        *gossip.Pool
+	AdvertiseHTTP string // HTTP address peers should use; default the bound one
+	RaftAdvertise string // Raft address peers should use; default the bound one
+	Version       string // advertised in gossip
+	// Replication (replica.Config): Fast skips the Raft log's fsync per
+	// append (see internal/replica/fastlog.go); RaftTimeout is the
+	// heartbeat and election timeout (default 500ms); the snapshot knobs
+	// default to replica's (8192 entries; 10240 trailing).
+	Fast              bool
+	RaftTimeout       time.Duration
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
 
 	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
 	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000

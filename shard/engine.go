@@ -63,6 +63,9 @@ func OpenEngine(cfg Config) (*Engine, error) {
 		RaftAddr:  cfg.RaftAddr,
 		Bootstrap: cfg.Bootstrap,
 		Logger:    hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
+
+		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
+		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs,
 	}, e.registry())
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)

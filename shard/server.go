@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/replica"
 )
 
 // NamespaceHeader names the shard namespace of a request.
@@ -24,9 +25,10 @@ const MaxRequestBody = 16 << 20
 // Server is a shard node: its engine and its internal HTTP API.
 type Server struct {
 	*Engine
-	app  *fiber.App
-	ln   net.Listener
-	unix net.Listener
+	app     *fiber.App
+	ln      net.Listener
+	unix    net.Listener
+	cluster clusterState // cluster.go
 }
 
 // New opens the engine and builds the HTTP API; Start serves it.
@@ -35,7 +37,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Engine: e}
+	s := &Server{Engine: e, cluster: newClusterState()}
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
@@ -65,6 +67,7 @@ func (s *Server) Start() error {
 		s.unix = ul
 		go func() { _ = s.app.Listener(ul) }()
 	}
+	s.startCluster()
 	return nil
 }
 
@@ -78,6 +81,7 @@ func (s *Server) App() *fiber.App { return s.app }
 func (s *Server) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	s.stopCluster()
 	// Close the engine first: it releases parked fetches so the HTTP
 	// shutdown does not wait out their timeouts.
 	err := s.Engine.Close()
@@ -92,7 +96,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
-	api := s.app.Group("/api/v1", s.authenticate)
+	api := s.app.Group("/api/v1", s.authenticate, s.forwardToLeader)
 	api.Post("/enqueue", s.enqueue)
 	api.Post("/enqueue/batch", s.enqueueBatch)
 	api.Post("/fetch", s.fetch)
@@ -112,6 +116,7 @@ func (s *Server) routes() {
 	s.queueRoutes(api)
 	s.liveRoutes(api)
 	s.searchRoutes(api)
+	s.clusterRoutes()
 }
 
 // authenticate admits only callers holding the cluster secret.
@@ -125,9 +130,17 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// readyz answers 200 on the leader, and on a follower that knows a leader
+// and has applied nearly all it knows committed (it serves reads and
+// forwards writes); 503 otherwise.
 func (s *Server) readyz(c *fiber.Ctx) error {
-	if !s.IsLeader() {
-		return apierr.Retry(apierr.NoLeader, 1, "this node is not the leader")
+	st := s.node.Status()
+	if !st.Ready && (st.LeaderID == "" || st.State != replica.StateFollower || st.CommitIndex > st.AppliedIndex+readyLag) {
+		return apierr.Retry(apierr.NoLeader, 1, "this node has no leader or is catching up")
 	}
-	return c.JSON(fiber.Map{"status": "ready", "shard_id": s.cfg.ShardID, "node_id": s.cfg.NodeID})
+	return c.JSON(fiber.Map{"status": "ready", "shard_id": s.cfg.ShardID, "node_id": s.cfg.NodeID, "state": st.State})
 }
+
+// readyLag is how many committed entries a ready follower may not have
+// applied yet.
+const readyLag = 1024

@@ -1,0 +1,202 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/gossip"
+)
+
+// shardGroup is an in-process shard cluster: real Raft on loopback, one
+// gossip pool per node (as one per process), tight timings.
+type shardGroup struct {
+	t     *testing.T
+	nodes []*bundle
+	pools []*gossip.Pool
+}
+
+func newShardGroup(t *testing.T, size int) *shardGroup {
+	t.Helper()
+	base := t.TempDir() // before the stop cleanups: they run first
+	g := &shardGroup{t: t}
+	for i := 0; i < size; i++ {
+		id := fmt.Sprintf("n%d", i+1)
+		var join []string
+		if i > 0 {
+			join = []string{g.pools[0].Addr()}
+		}
+		pool, err := gossip.New(gossip.Config{NodeName: "shard-s1-" + id, BindAddr: "127.0.0.1:0", Join: join, Fast: true,
+			Meta: gossip.Meta{Role: gossip.RoleShard, ShardID: "s1", NodeID: id}})
+		require.NoError(t, err)
+		g.pools = append(g.pools, pool)
+		cfg := Config{DataDir: filepath.Join(base, id), NodeID: id, HTTPAddr: "127.0.0.1:0", Bootstrap: i == 0,
+			ClusterSecret: testSecret, SweepInterval: 20 * time.Millisecond, Gossip: pool, RaftTimeout: 100 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		srv, err := New(cfg)
+		require.NoError(t, err)
+		require.NoError(t, srv.Start())
+		t.Cleanup(func() { _ = srv.Stop(); _ = pool.Shutdown() })
+		b := &bundle{t: t, srv: srv, url: "http://" + srv.Addr(), dir: cfg.DataDir}
+		g.nodes = append(g.nodes, b)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		if i == 0 {
+			require.NoError(t, srv.WaitLeader(ctx))
+		} else {
+			require.False(t, srv.HasState())
+			require.NoError(t, srv.JoinCluster(ctx, nil), "joins through gossip alone")
+		}
+		cancel()
+	}
+	eventually(t, 10*time.Second, func() bool {
+		for _, b := range g.nodes {
+			st := b.srv.Status()
+			ms, err := b.srv.Members()
+			if st.LeaderHTTP != g.nodes[0].srv.Addr() || err != nil || len(ms) != size {
+				return false
+			}
+		}
+		return true
+	}, "every node knows the leader's HTTP address and every member")
+	return g
+}
+
+func TestClusterForwardsWritesAndReadsLocally(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 3)
+	leader, follower := g.nodes[0], g.nodes[1]
+	require.True(t, leader.srv.IsLeader())
+	require.False(t, follower.srv.IsLeader())
+
+	// A write through a follower is forwarded; the follower then has it.
+	id := follower.enqueue(map[string]any{"queue": "fw", "payload": map[string]int{"n": 1}})
+	require.Equal(t, "pending", follower.job(id)["state"], "read your write through the same follower")
+	eventually(t, 5*time.Second, func() bool { return g.nodes[2].call("GET", "/api/v1/jobs/"+id, nil).Status == 200 }, "replicated")
+
+	// A long-poll fetch through a follower waits at the leader and gets
+	// the job; the ack, forwarded too, completes it.
+	r := follower.fetch([]string{"fw"}, map[string]any{"timeout": 2})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, id, r.Body["job_id"])
+	r = g.nodes[2].call("POST", "/api/v1/ack/"+id, map[string]any{"result": map[string]bool{"ok": true}})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, "completed", g.nodes[2].job(id)["state"])
+
+	// Workers live in the leader's memory: asked anywhere, answered there.
+	r = follower.call("GET", "/api/v1/workers", nil)
+	require.Equal(t, 200, r.Status)
+	require.Contains(t, string(r.Raw), `"w1"`)
+
+	// Errors come back unchanged.
+	r = follower.call("POST", "/api/v1/enqueue", map[string]any{"queue": ""})
+	require.Equal(t, 400, r.Status, string(r.Raw))
+	require.Equal(t, "bad_request", errCode(r))
+
+	// A follower is ready: it knows a leader and has caught up.
+	require.Equal(t, 200, follower.call("GET", "/readyz", nil).Status)
+}
+
+func TestClusterForwardsOnlyOnce(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 2)
+	r := g.nodes[1].call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, ForwardedHeader, "n9")
+	require.Equal(t, 503, r.Status, string(r.Raw))
+	require.Equal(t, "no_leader", errCode(r))
+	require.Equal(t, "1", r.Header.Get("Retry-After"))
+	require.Equal(t, g.nodes[0].srv.Addr(), r.Header.Get(LeaderHeader), "names the leader for the caller to retry")
+
+	// At the leader a forwarded request is served and reports the index.
+	r = g.nodes[0].call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, ForwardedHeader, "n2")
+	require.Equal(t, 201, r.Status, string(r.Raw))
+	require.NotEmpty(t, r.Header.Get(AppliedHeader))
+}
+
+func TestClusterGossipMetaFollowsLeadership(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 3)
+	leaderHTTP := g.nodes[0].srv.Addr()
+	eventually(t, 5*time.Second, func() bool {
+		m, ok := g.pools[2].Leader("s1")
+		return ok && !m.Inferred && m.Meta.NodeID == "n1" && m.Meta.HTTPAddr == leaderHTTP
+	}, "gossip names n1 the leader")
+	eventually(t, 5*time.Second, func() bool {
+		for _, p := range g.pools {
+			if p.Meta().LeaderHTTP != leaderHTTP {
+				return false
+			}
+		}
+		return true
+	}, "every node advertises the leader")
+	for i, p := range g.pools {
+		m := p.Meta()
+		require.Equal(t, gossip.RoleShard, m.Role)
+		require.Equal(t, g.nodes[i].srv.Addr(), m.HTTPAddr)
+		require.Equal(t, leaderHTTP, m.LeaderHTTP)
+		require.NotEmpty(t, m.RaftAddr)
+		require.NotZero(t, m.Term)
+	}
+
+	// The leader goes: the others elect one and say so in gossip.
+	require.NoError(t, g.nodes[0].srv.Stop())
+	require.NoError(t, g.pools[0].Shutdown())
+	eventually(t, 10*time.Second, func() bool {
+		m, ok := g.pools[1].Leader("s1")
+		return ok && m.Meta.NodeID != "n1" && m.Meta.RaftState == gossip.StateLeader
+	}, "gossip names the new leader")
+	m, _ := g.pools[1].Leader("s1")
+	for _, b := range g.nodes[1:] {
+		if b.srv.Status().NodeID == m.Meta.NodeID {
+			continue
+		}
+		id := b.enqueue(map[string]any{"queue": "after"})
+		require.Equal(t, "pending", b.job(id)["state"])
+	}
+}
+
+func TestClusterMembershipAPI(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 3)
+	follower := g.nodes[2]
+	r := follower.call("GET", "/internal/v1/members", nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, "n1", r.Body["leader_id"])
+	ms := r.Body["members"].([]any)
+	require.Len(t, ms, 3)
+	for _, m := range ms {
+		mm := m.(map[string]any)
+		require.NotEmpty(t, mm["http_addr"], mm)
+		require.Equal(t, true, mm["voter"])
+	}
+
+	for body, field := range map[string]string{`{"raft_addr":"127.0.0.1:1"}`: "node_id", `{"node_id":"n9","raft_addr":"nope"}`: "raft_addr",
+		`{"node_id":"a b","raft_addr":"127.0.0.1:1"}`: "node_id"} {
+		r = follower.call("POST", "/internal/v1/members", body)
+		require.Equal(t, 400, r.Status, body)
+		require.Equal(t, field, errField(r))
+	}
+	r = follower.call("POST", "/internal/v1/members", `{"node_id":"n9","raft_addr":"`+g.nodes[1].srv.node.RaftAddr()+`"}`)
+	require.Equal(t, 409, r.Status, "an address already in use")
+	require.Equal(t, 404, follower.call("DELETE", "/internal/v1/members/n9", nil).Status)
+	require.Equal(t, 401, follower.call("GET", "/internal/v1/members", nil, "Authorization", "").Status)
+
+	// Removed through a follower (forwarded to the leader).
+	r = follower.call("DELETE", "/internal/v1/members/n2", nil)
+	require.Equal(t, 204, r.Status, string(r.Raw))
+	eventually(t, 5*time.Second, func() bool {
+		ms, err := follower.srv.Members()
+		return err == nil && len(ms) == 2
+	}, "n2 is gone")
+
+	r = g.nodes[0].call("POST", "/internal/v1/snapshot", nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	r = follower.call("GET", "/internal/v1/status", nil)
+	require.Equal(t, 200, r.Status)
+	require.Equal(t, "follower", r.Body["state"])
+	require.Equal(t, "s1", r.Body["shard_id"])
+}

@@ -29,6 +29,8 @@ type devOptions struct {
 	controlAddr string
 	shardAddr   string
 	pprofAddr   string
+	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
+	replicas    int // nodes per shard cluster
 }
 
 func devCmd() *cobra.Command {
@@ -44,6 +46,12 @@ all state.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if o.shards < 1 || o.replicas < 1 || o.shards > 16 || o.replicas > 7 {
+				return fmt.Errorf("--shards must be 1-16 and --replicas 1-7")
+			}
+			if o.shards > 1 || o.replicas > 1 {
+				return runDevCluster(ctx, o, cmd.OutOrStdout())
+			}
 			return runDev(ctx, o, cmd.OutOrStdout())
 		},
 	}
@@ -53,6 +61,8 @@ all state.`,
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060")
+	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
+	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
 	return cmd
 }
 

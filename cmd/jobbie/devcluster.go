@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// `jobbie dev --shards N --replicas R` runs every role as its own process
+// on loopback: a control plane, a gateway and N shard clusters of R nodes,
+// each `jobbie control|gateway|shard` started from this binary. It keeps
+// <data-dir>/cluster.json current (role, ids, pid, addresses, status) and
+// restarts a process that dies, so anyone can kill a leader and watch the
+// cluster elect another and the node rejoin from its own state.
+
+// devProc is one process of the local cluster, as cluster.json lists it.
+type devProc struct {
+	Role     string `json:"role"`
+	ShardID  string `json:"shard_id,omitempty"`
+	NodeID   string `json:"node_id"`
+	PID      int    `json:"pid"`
+	HTTP     string `json:"http"`
+	Raft     string `json:"raft,omitempty"`
+	Gossip   string `json:"gossip"`
+	DataDir  string `json:"data_dir,omitempty"`
+	Log      string `json:"log"`
+	Status   string `json:"status"` // starting, running, exited
+	Restarts int    `json:"restarts"`
+
+	args []string
+}
+
+func (p *devProc) name() string {
+	if p.Role == "shard" {
+		return p.ShardID + "-" + p.NodeID
+	}
+	return p.Role
+}
+
+// clusterFile is <data-dir>/cluster.json.
+type clusterFile struct {
+	Gateway   string     `json:"gateway"`
+	Control   string     `json:"control"`
+	Shards    int        `json:"shards"`
+	Replicas  int        `json:"replicas"`
+	Processes []*devProc `json:"processes"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+type devCluster struct {
+	o     devOptions
+	files devFiles
+	bin   string
+	path  string // cluster.json
+
+	mu sync.Mutex
+	cf clusterFile
+}
+
+func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
+	if err := os.MkdirAll(filepath.Join(o.dataDir, "logs"), 0o700); err != nil {
+		return err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	files := filesIn(o.dataDir)
+	if _, err := readOrCreateSecret(files.secret); err != nil {
+		return err
+	}
+	c := &devCluster{o: o, files: files, bin: bin, path: filepath.Join(o.dataDir, "cluster.json")}
+	if err := c.plan(); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stopAll := make(chan struct{})
+	defer close(stopAll)
+	run := func(p *devProc) { wg.Add(1); go func() { defer wg.Done(); c.supervise(p, stopAll) }() }
+
+	ctl := c.cf.Processes[0]
+	run(ctl)
+	if err := waitHTTP(ctx, "http://"+ctl.HTTP+"/readyz", 60*time.Second); err != nil {
+		return fmt.Errorf("control: %w (log: %s)", err, ctl.Log)
+	}
+	for _, p := range c.cf.Processes {
+		if p.Role != "shard" || p.NodeID != "n1" {
+			continue
+		}
+		run(p) // the first node of each shard bootstraps it
+		if err := waitHTTP(ctx, "http://"+p.HTTP+"/readyz", 60*time.Second); err != nil {
+			return fmt.Errorf("shard %s: %w (log: %s)", p.name(), err, p.Log)
+		}
+	}
+	for _, p := range c.cf.Processes {
+		if p.Role == "shard" && p.NodeID != "n1" {
+			run(p)
+		}
+	}
+	if err := c.waitShards(ctx); err != nil {
+		return err
+	}
+	if err := c.bootstrapTenant(ctx); err != nil {
+		return err
+	}
+	gw := c.cf.Processes[len(c.cf.Processes)-1]
+	run(gw)
+	if err := waitHTTP(ctx, "http://"+gw.HTTP+"/readyz", 60*time.Second); err != nil {
+		return fmt.Errorf("gateway: %w (log: %s)", err, gw.Log)
+	}
+	fmt.Fprintf(out, `Jobbie is running: %d shard clusters of %d nodes, each node its own process.
+  gateway (public API):  http://%s
+  control plane:         http://%s
+  processes:             %s (kept current; logs in %s)
+  owner key:             %s
+  operator key:          %s
+  cluster secret:        %s
+
+Kill a shard leader (its pid is in cluster.json; GET http://<node>/internal/v1/status says who
+leads) and watch another take over; the killed node is restarted and rejoins.
+`, o.shards, o.replicas, gw.HTTP, ctl.HTTP, c.path, filepath.Join(o.dataDir, "logs"),
+		files.owner, files.operator, files.secret)
+	<-ctx.Done()
+	fmt.Fprintln(out, "jobbie dev: shutting down")
+	return nil
+}
+
+// plan lays out every process, reusing the addresses of an earlier run:
+// Raft keeps its members' addresses, so a restarted cluster must come back
+// on the same ports.
+func (c *devCluster) plan() error {
+	var prev clusterFile
+	if raw, err := os.ReadFile(c.path); err == nil {
+		if err := json.Unmarshal(raw, &prev); err != nil {
+			return fmt.Errorf("%s: %w", c.path, err)
+		}
+		if prev.Shards != c.o.shards || prev.Replicas != c.o.replicas {
+			return fmt.Errorf("%s was made with --shards %d --replicas %d; use those, or another --data-dir", c.path, prev.Shards, prev.Replicas)
+		}
+	}
+	old := map[string]*devProc{}
+	for _, p := range prev.Processes {
+		old[p.name()] = p
+	}
+	addr := func(p *devProc, have, want string) (string, error) {
+		if want != "" {
+			return want, nil
+		}
+		if have != "" {
+			return have, nil
+		}
+		return freeAddr()
+	}
+	var procs []*devProc
+	add := func(p *devProc, httpWant string) error {
+		o := old[p.name()]
+		if o == nil {
+			o = &devProc{}
+		}
+		var err error
+		if p.HTTP, err = addr(p, o.HTTP, httpWant); err != nil {
+			return err
+		}
+		if p.Gossip, err = addr(p, o.Gossip, ""); err != nil {
+			return err
+		}
+		if p.Role != "gateway" {
+			if p.Raft, err = addr(p, o.Raft, ""); err != nil {
+				return err
+			}
+		}
+		p.Log = filepath.Join(c.o.dataDir, "logs", p.name()+".log")
+		p.Status = "starting"
+		procs = append(procs, p)
+		return nil
+	}
+	if err := add(&devProc{Role: "control", NodeID: "control1", DataDir: filepath.Join(c.o.dataDir, "control")}, c.o.controlAddr); err != nil {
+		return err
+	}
+	for s := 1; s <= c.o.shards; s++ {
+		for n := 1; n <= c.o.replicas; n++ {
+			sid, nid := fmt.Sprintf("s%d", s), fmt.Sprintf("n%d", n)
+			if err := add(&devProc{Role: "shard", ShardID: sid, NodeID: nid,
+				DataDir: filepath.Join(c.o.dataDir, "shards", sid, nid)}, ""); err != nil {
+				return err
+			}
+		}
+	}
+	if err := add(&devProc{Role: "gateway", NodeID: "gateway1"}, c.o.addr); err != nil {
+		return err
+	}
+	ctl := procs[0]
+	ctl.args = []string{"control", "--data-dir", ctl.DataDir, "--http", ctl.HTTP, "--raft", ctl.Raft,
+		"--node-id", ctl.NodeID, "--cluster-secret-file", c.files.secret, "--gossip", ctl.Gossip}
+	if !exists(c.files.operator) {
+		ctl.args = append(ctl.args, "--operator-key-file", c.files.operator)
+	}
+	first := map[string]*devProc{}
+	for _, p := range procs {
+		if p.Role != "shard" {
+			continue
+		}
+		p.args = []string{"shard", "--node-id", p.NodeID, "--shard-id", p.ShardID, "--data-dir", p.DataDir,
+			"--http", p.HTTP, "--raft", p.Raft, "--gossip", p.Gossip, "--join", ctl.Gossip,
+			"--cluster-secret-file", c.files.secret, "--control", "http://" + ctl.HTTP}
+		if f := first[p.ShardID]; f == nil {
+			first[p.ShardID] = p
+			p.args = append(p.args, "--bootstrap")
+		} else {
+			p.args = append(p.args, "--join-http", f.HTTP)
+		}
+	}
+	gw := procs[len(procs)-1]
+	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", "http://" + ctl.HTTP, "--name", gw.NodeID,
+		"--cluster-secret-file", c.files.secret, "--gossip", gw.Gossip, "--join", ctl.Gossip}
+	c.cf = clusterFile{Gateway: gw.HTTP, Control: ctl.HTTP, Shards: c.o.shards, Replicas: c.o.replicas, Processes: procs}
+	return c.save()
+}
+
+// save writes cluster.json whole, by rename, so a reader never sees half.
+func (c *devCluster) save() error {
+	c.cf.UpdatedAt = time.Now().UTC()
+	raw, err := json.MarshalIndent(&c.cf, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := c.path + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.path)
+}
+
+func (c *devCluster) update(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+	_ = c.save()
+}
+
+// supervise runs p until stop, restarting it a second after it dies.
+func (c *devCluster) supervise(p *devProc, stop <-chan struct{}) {
+	for {
+		logf, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return
+		}
+		cmd := exec.Command(c.bin, p.args...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches dev, which stops them in order
+		if err := cmd.Start(); err != nil {
+			logf.Close()
+			return
+		}
+		c.update(func() { p.PID, p.Status = cmd.Process.Pid, "running" })
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-stop:
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			logf.Close()
+			c.update(func() { p.PID, p.Status = 0, "exited" })
+			return
+		case <-done:
+		}
+		logf.Close()
+		c.update(func() { p.PID, p.Status = 0, "exited" })
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Second):
+		}
+		c.update(func() { p.Restarts++ })
+	}
+}
+
+// waitShards waits until every shard cluster registered with control, so
+// the default namespace is placed on a registered shard.
+func (c *devCluster) waitShards(ctx context.Context) error {
+	op, err := os.ReadFile(c.files.operator)
+	if err != nil {
+		return fmt.Errorf("operator key: %w", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var out struct {
+			Shards []json.RawMessage `json:"shards"`
+		}
+		status, err := devCall(ctx, "GET", "http://"+c.cf.Control+"/control/v1/shards", string(op), nil, &out)
+		if err == nil && status == 200 && len(out.Shards) >= c.o.shards {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("shards did not register with control within a minute (status %d, err %v)", status, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// bootstrapTenant creates tenant "default" and owner.key on first start.
+func (c *devCluster) bootstrapTenant(ctx context.Context) error {
+	if exists(c.files.owner) {
+		return nil
+	}
+	op, err := os.ReadFile(c.files.operator)
+	if err != nil {
+		return fmt.Errorf("operator key: %w", err)
+	}
+	var out struct {
+		OwnerKey string `json:"owner_key"`
+	}
+	status, err := devCall(ctx, "POST", "http://"+c.cf.Control+"/control/v1/tenants", string(op), map[string]string{"name": "default"}, &out)
+	if err != nil || status != 201 && status != 200 || out.OwnerKey == "" {
+		return fmt.Errorf("create tenant default: status %d, err %v (owner.key is missing: if the tenant exists, start with a fresh --data-dir)", status, err)
+	}
+	return writeSecretFile(c.files.owner, out.OwnerKey)
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// waitHTTP polls url until it answers 200.
+func waitHTTP(ctx context.Context, url string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		status, err := devCall(ctx, "GET", url, "", nil, nil)
+		if err == nil && status == 200 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within %s (status %d, err %v)", url, within, status, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// devCall makes one JSON call with an optional bearer token.
+func devCall(ctx context.Context, method, url, token string, body, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return res.StatusCode, err
+	}
+	if out != nil && res.StatusCode < 300 {
+		return res.StatusCode, json.Unmarshal(raw, out)
+	}
+	return res.StatusCode, nil
+}

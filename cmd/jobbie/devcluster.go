@@ -259,7 +259,9 @@ func (c *devCluster) supervise(p *devProc, stop <-chan struct{}) {
 		}
 		cmd := exec.Command(c.bin, p.args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches dev, which stops them in order
+		// Ctrl-C reaches dev, which stops them in order; if dev itself is killed,
+		// the kernel tells them to stop.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 		if err := cmd.Start(); err != nil {
 			logf.Close()
 			return

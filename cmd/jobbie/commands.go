@@ -7,4 +7,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(benchCmd(), searchCmd(), bulkCmd())
 	root.AddCommand(controlCmd())
 	root.AddCommand(gatewayCmd())
+	root.AddCommand(shardCmd())
 }

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/shard"
+)
+
+type shardOptions struct {
+	nodeID, shardID, dataDir          string
+	httpAddr, raftAddr, advertise     string
+	bootstrap                         bool
+	discover, joinHTTP                string
+	secretFile, controlURL, pprofAddr string
+	capacity                          int64
+	fast                              bool
+	raftTimeout                       time.Duration
+	snapshotThreshold, trailingLogs   uint64
+	gossip                            roleGossip
+}
+
+// shardCmd is `jobbie shard`: one node of a shard cluster, and the
+// commands that manage a cluster's members.
+func shardCmd() *cobra.Command {
+	var o shardOptions
+	cmd := &cobra.Command{
+		Use:   "shard",
+		Short: "Run one node of a shard cluster (a Raft group of 1, 3 or 5), or manage its members",
+		Long: `shard runs one node of a shard cluster: the job engine on Raft and Pebble,
+and its internal HTTP API. Start the first node of a new cluster with
+--bootstrap and the others with --join (gossip addresses of any running
+member) or --discover dns:<name>: a node with no state asks the cluster to
+add it as a voter, then catches up from the leader's log or, if that was
+compacted, from a snapshot. A node that restarts resumes from its own data
+directory and needs neither flag.
+
+Any node answers: reads come from its own state, writes are forwarded to
+the leader. While the cluster elects a leader, writes get 503 with
+Retry-After. Every node joins the gossip pool as role "shard" and
+advertises its shard, Raft state, term, leader and HTTP address.
+
+Durable by default: the Raft log is fsynced before a write is
+acknowledged. --fast skips that fsync: a write then survives the process
+being killed and the loss of a minority of machines, but not a power cut
+that takes down a majority of the cluster at once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runShard(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.nodeID, "node-id", "", "this node's Raft id, unique in its shard (required)")
+	f.StringVar(&o.shardID, "shard-id", "s1", "the shard cluster this node belongs to")
+	f.StringVar(&o.dataDir, "data-dir", "", "directory for this node's Raft log and state (required)")
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:7101", "HTTP listen address (internal API)")
+	f.StringVar(&o.raftAddr, "raft", "127.0.0.1:7201", "Raft transport listen address")
+	f.StringVar(&o.advertise, "advertise", "", "host peers should use for HTTP and Raft, when not the listen host (0.0.0.0 binds, NAT)")
+	f.BoolVar(&o.bootstrap, "bootstrap", false, "start a new cluster with this node as its only voter (ignored once the node has state)")
+	f.StringVar(&o.discover, "discover", "", "find gossip peers by DNS: dns:<name>[:port] (a headless service)")
+	f.StringVar(&o.joinHTTP, "join-http", "", "HTTP addresses of members to ask to join, host:port[,…], when gossip is not enough")
+	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
+	f.StringVar(&o.controlURL, "control", "", "control plane URL to register this shard with, e.g. http://10.0.0.5:8081")
+	f.Int64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
+	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
+	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
+	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
+	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
+	o.gossip.flags(f, "127.0.0.1:7301")
+	_ = cmd.MarkFlagRequired("node-id")
+	_ = cmd.MarkFlagRequired("data-dir")
+	_ = cmd.MarkFlagRequired("cluster-secret-file")
+	cmd.AddCommand(shardMembersCmd(), shardAddCmd(), shardRemoveCmd())
+	return cmd
+}
+
+func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
+	secret, err := secretFromFile(o.secretFile)
+	if err != nil {
+		return err
+	}
+	if o.discover != "" {
+		if !strings.HasPrefix(o.discover, "dns:") {
+			return fmt.Errorf("--discover %q: want dns:<name>[:port]", o.discover)
+		}
+		o.gossip.join = strings.Trim(o.gossip.join+","+o.discover, ",")
+	}
+	if o.pprofAddr != "" {
+		if err := servePprof(o.pprofAddr); err != nil {
+			return err
+		}
+	}
+	advHTTP, advRaft, err := o.advertised()
+	if err != nil {
+		return err
+	}
+	logger := roleLogger().With("shard", o.shardID, "node", o.nodeID)
+	meta := gossip.Meta{Role: gossip.RoleShard, ShardID: o.shardID, NodeID: o.nodeID, HTTPAddr: advHTTP, RaftAddr: advRaft, Version: roleVersion()}
+	pool, err := o.gossip.start("shard-"+o.shardID+"-"+o.nodeID, meta, logger)
+	if err != nil {
+		return err
+	}
+	go o.gossip.keepJoined(ctx, pool, logger)
+
+	sh, err := shard.New(shard.Config{
+		DataDir: o.dataDir, ShardID: o.shardID, NodeID: o.nodeID, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr,
+		Bootstrap: o.bootstrap, ClusterSecret: secret, Logger: logger,
+		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
+		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
+	})
+	if err != nil {
+		leavePool(pool)
+		return err
+	}
+	defer func() {
+		_ = pool.Leave(time.Second)
+		_ = sh.Stop()
+		_ = pool.Shutdown()
+	}()
+	if err := sh.Start(); err != nil {
+		return err
+	}
+	if !sh.HasState() && !o.bootstrap {
+		fmt.Fprintf(out, "jobbie shard: node %s has no state; asking shard %s to add it\n", o.nodeID, o.shardID)
+		if err := sh.JoinCluster(ctx, splitList(o.joinHTTP)); err != nil {
+			return err
+		}
+	}
+	if o.controlURL != "" {
+		go registerWithControl(ctx, sh, o, secret, logger)
+	}
+	st := sh.Status()
+	fmt.Fprintf(out, "jobbie shard: node %s of shard %s serving http://%s (raft %s, gossip %s)\n",
+		o.nodeID, o.shardID, st.HTTPAddr, st.RaftAddr, pool.Addr())
+	<-ctx.Done()
+	fmt.Fprintln(out, "jobbie shard: shutting down")
+	return nil
+}
+
+// advertised is the HTTP and Raft addresses peers use: the listen
+// addresses, or --advertise's host on the listen ports.
+func (o shardOptions) advertised() (httpAddr, raftAddr string, err error) {
+	if o.advertise == "" {
+		return "", "", nil // the bound addresses
+	}
+	for _, a := range []struct {
+		flag, addr string
+		out        *string
+	}{{"--http", o.httpAddr, &httpAddr}, {"--raft", o.raftAddr, &raftAddr}} {
+		_, port, err := net.SplitHostPort(a.addr)
+		if err != nil || port == "0" {
+			return "", "", fmt.Errorf("%s %q: --advertise needs a fixed port", a.flag, a.addr)
+		}
+		*a.out = net.JoinHostPort(o.advertise, port)
+	}
+	return httpAddr, raftAddr, nil
+}
+
+// registerWithControl keeps the control plane's record of this shard
+// current: the leader registers the members it knows on election, when
+// membership changes, and every minute.
+func registerWithControl(ctx context.Context, sh *shard.Server, o shardOptions, secret string, log *slog.Logger) {
+	changes, cancel := sh.Subscribe()
+	defer cancel()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	last := ""
+	for {
+		if sh.IsLeader() {
+			sig, err := sh.Register(ctx, o.controlURL, secret, o.capacity, last)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.Warn("shard: register with control", "control", o.controlURL, "err", err)
+				last = ""
+			case err == nil:
+				last = sig
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		case <-t.C:
+			last = "" // refresh even when nothing changed
+		case <-time.After(5 * time.Second): // members' HTTP addresses arrive by gossip
+		}
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var errNoURL = errors.New("--url is required: the HTTP address of any node of the shard")

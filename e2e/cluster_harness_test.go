@@ -1,0 +1,309 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// shardNS is the shard namespace the cluster tests write in (the shape of
+// tenancy.ShardNamespace; shards trust the caller with it).
+const shardNS = "t_01hx0000000000000000000000/default"
+
+// shardCluster is one shard cluster of real `jobbie shard` processes on
+// loopback, talked to over its internal API with the cluster secret.
+type shardCluster struct {
+	t          *testing.T
+	dir        string
+	secretFile string
+	secret     string
+	keyFile    string
+	extra      []string // flags every node gets
+	nodes      map[string]*shardNode
+	order      []string
+	hc         *http.Client
+}
+
+// shardNode is one member; its ports and data directory survive restarts.
+type shardNode struct {
+	id, dir            string
+	http, raft, gossip string
+	cmd                *exec.Cmd
+	exited             chan struct{}
+}
+
+// newShardCluster starts n nodes: n1 bootstraps, the others join it, and
+// it returns once every node knows the same leader.
+func newShardCluster(t *testing.T, n int, extra ...string) *shardCluster {
+	t.Helper()
+	dir := t.TempDir()
+	c := &shardCluster{t: t, dir: dir, secretFile: filepath.Join(dir, "cluster.secret"), keyFile: filepath.Join(dir, "gossip.key"),
+		extra: extra, nodes: map[string]*shardNode{}, hc: &http.Client{Timeout: 20 * time.Second}}
+	writeRandomHex(t, c.secretFile, 32)
+	writeRandomHex(t, c.keyFile, 16)
+	var err error
+	c.secret, err = readKey(c.secretFile)
+	require.NoError(t, err)
+	t.Cleanup(c.killAll)
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("n%d", i)
+		ports, err := freePorts(3)
+		require.NoError(t, err)
+		c.nodes[id] = &shardNode{id: id, dir: filepath.Join(dir, id), http: ports[0], raft: ports[1], gossip: ports[2]}
+		c.order = append(c.order, id)
+		c.start(id, i == 1)
+		if i == 1 {
+			c.leader()
+		}
+	}
+	c.converged()
+	return c
+}
+
+// start runs node id and waits until it serves (a joining node prints its
+// line once the leader added it).
+func (c *shardCluster) start(id string, bootstrap bool) {
+	c.t.Helper()
+	n := c.nodes[id]
+	args := []string{"shard", "--node-id", id, "--shard-id", "s1", "--data-dir", n.dir, "--http", n.http, "--raft", n.raft,
+		"--gossip", n.gossip, "--cluster-secret-file", c.secretFile, "--gossip-key-file", c.keyFile}
+	if bootstrap {
+		args = append(args, "--bootstrap")
+	}
+	var peers []string
+	for _, other := range c.order {
+		if other != id {
+			peers = append(peers, c.nodes[other].gossip)
+		}
+	}
+	if len(peers) > 0 {
+		args = append(args, "--join", strings.Join(peers, ","))
+	}
+	cmd := exec.Command(binary, append(args, c.extra...)...)
+	logf, err := os.OpenFile(filepath.Join(c.dir, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(c.t, err)
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(c.t, err)
+	require.NoError(c.t, cmd.Start())
+	n.cmd, n.exited = cmd, make(chan struct{})
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if strings.Contains(sc.Text(), " serving http://") {
+				close(ready)
+			}
+		}
+	}()
+	exited := n.exited
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
+	select {
+	case <-ready:
+	case <-exited:
+		c.t.Fatalf("node %s exited at start; see %s", id, filepath.Join(c.dir, id+".log"))
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("node %s not serving after 30s; see %s", id, filepath.Join(c.dir, id+".log"))
+	}
+}
+
+// kill ends node id with SIGKILL, as a crash would.
+func (c *shardCluster) kill(id string) {
+	n := c.nodes[id]
+	if n.cmd == nil {
+		return
+	}
+	_ = n.cmd.Process.Kill()
+	<-n.exited
+	n.cmd = nil
+}
+
+// stop ends node id with SIGTERM and waits.
+func (c *shardCluster) stop(id string) {
+	n := c.nodes[id]
+	if n.cmd == nil {
+		return
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.exited:
+	case <-time.After(15 * time.Second):
+		c.kill(id)
+	}
+	n.cmd = nil
+}
+
+func (c *shardCluster) killAll() {
+	for _, id := range c.order {
+		c.kill(id)
+	}
+}
+
+// running lists the nodes with a live process.
+func (c *shardCluster) running() []*shardNode {
+	var out []*shardNode
+	for _, id := range c.order {
+		if c.nodes[id].cmd != nil {
+			out = append(out, c.nodes[id])
+		}
+	}
+	return out
+}
+
+// nodeStatus is what the tests read of GET /internal/v1/status.
+type nodeStatus struct {
+	NodeID       string `json:"node_id"`
+	State        string `json:"state"`
+	Term         uint64 `json:"term"`
+	LeaderID     string `json:"leader_id"`
+	LeaderHTTP   string `json:"leader_http"`
+	Ready        bool   `json:"ready"`
+	AppliedIndex uint64 `json:"applied_index"`
+	Restores     uint64 `json:"restores"`
+}
+
+func (c *shardCluster) status(n *shardNode) (nodeStatus, bool) {
+	var st nodeStatus
+	code, raw, err := c.do(n, http.MethodGet, "/internal/v1/status", nil)
+	if err != nil || code != http.StatusOK {
+		return st, false
+	}
+	return st, json.Unmarshal(raw, &st) == nil
+}
+
+// leader waits until one running node leads (and has applied its log).
+func (c *shardCluster) leader() *shardNode {
+	c.t.Helper()
+	var out *shardNode
+	eventually(c.t, 15*time.Second, func() bool {
+		for _, n := range c.running() {
+			if st, ok := c.status(n); ok && st.Ready {
+				out = n
+				return true
+			}
+		}
+		return false
+	}, "a shard node leads")
+	return out
+}
+
+// followers are the running nodes other than leader.
+func (c *shardCluster) followers(leader *shardNode) []*shardNode {
+	var out []*shardNode
+	for _, n := range c.running() {
+		if n != leader {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// converged waits until every running node names the same leader and
+// has applied as far as the leader had.
+func (c *shardCluster) converged() {
+	c.t.Helper()
+	l := c.leader()
+	ls, _ := c.status(l)
+	eventually(c.t, 30*time.Second, func() bool {
+		for _, n := range c.running() {
+			st, ok := c.status(n)
+			if !ok || st.LeaderID != l.id || st.AppliedIndex < ls.AppliedIndex || st.LeaderHTTP != l.http {
+				return false
+			}
+		}
+		return true
+	}, "every node follows "+l.id+" and has caught up")
+}
+
+// do sends one request to node n with the cluster secret and namespace.
+func (c *shardCluster) do(n *shardNode, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, "http://"+n.http+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.secret)
+	req.Header.Set("X-Jobbie-Shard-Namespace", shardNS)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	return res.StatusCode, raw, err
+}
+
+// enqueue enqueues one job through n; it returns the id, or "" with the
+// status when the node refused (which counts as not acknowledged).
+func (c *shardCluster) enqueue(n *shardNode, queue string, seq int) (string, int) {
+	code, raw, err := c.do(n, http.MethodPost, "/api/v1/enqueue", map[string]any{"queue": queue, "payload": map[string]int{"seq": seq}})
+	if err != nil || code != http.StatusCreated {
+		return "", code
+	}
+	var r struct {
+		JobID string `json:"job_id"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return "", code
+	}
+	return r.JobID, code
+}
+
+// jobState is a job's state as node n reads it, or "" if n does not have it.
+func (c *shardCluster) jobState(n *shardNode, id string) string {
+	code, raw, err := c.do(n, http.MethodGet, "/api/v1/jobs/"+id, nil)
+	if err != nil || code != http.StatusOK {
+		return ""
+	}
+	var j struct {
+		State string `json:"state"`
+	}
+	_ = json.Unmarshal(raw, &j)
+	return j.State
+}
+
+// allPresent waits until node n has every job in ids.
+func (c *shardCluster) allPresent(n *shardNode, ids []string, within time.Duration) {
+	c.t.Helper()
+	missing := ""
+	eventually(c.t, within, func() bool {
+		for _, id := range ids {
+			if c.jobState(n, id) == "" {
+				missing = id
+				return false
+			}
+		}
+		return true
+	}, fmt.Sprintf("node %s has every acknowledged job (missing e.g. %s)", n.id, missing))
+}
+
+// cli runs `jobbie shard <args>` against the cluster and returns stdout.
+func (c *shardCluster) cli(args ...string) string {
+	c.t.Helper()
+	cmd := exec.Command(binary, append(append([]string{"shard"}, args...), "--cluster-secret-file", c.secretFile)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(c.t, cmd.Run(), "jobbie shard %v: %s", args, errb.String())
+	return out.String()
+}

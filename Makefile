@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/...
 
-.PHONY: dev build test unit e2e vet bench bench-search clean
+.PHONY: dev build test unit e2e vet bench bench-search chaos clean
 
 dev: build
 	$(BIN) dev --data-dir $(DATA_DIR)
@@ -29,6 +29,11 @@ e2e: build
 # The full benchmark runs recorded in docs/BENCHMARKS.md.
 bench: build
 	./scripts/bench.sh $(BIN)
+
+# The chaos suite at length: a shard leader killed every 10 s for 60 s
+# under load (make test runs three kills).
+chaos: build
+	JOBBIE_BIN=$(CURDIR)/$(BIN) JOBBIE_CHAOS_LONG=1 $(GO) test -count=1 -timeout 30m -run 'TestCluster' -v ./e2e/ | grep -E '^(---|ok|FAIL)|chaos:|killed'
 
 # Search and bulk over a million jobs (docs/BENCHMARKS.md); about five
 # minutes. JOBBIE_BENCH_JOBS=100000 makes a quicker, smaller run.

@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// localCluster is a running `jobbie dev --shards N --replicas R`: every
+// role its own process, listed in cluster.json.
+type localCluster struct {
+	t                             *testing.T
+	dir                           string
+	gateway, control              string // base URLs
+	ownerKey, operatorKey, secret string
+	cmd                           *exec.Cmd
+	exited                        chan struct{}
+}
+
+// clusterProc is one process of cluster.json.
+type clusterProc struct {
+	Role    string `json:"role"`
+	ShardID string `json:"shard_id"`
+	NodeID  string `json:"node_id"`
+	PID     int    `json:"pid"`
+	HTTP    string `json:"http"`
+	Status  string `json:"status"`
+}
+
+func launchCluster(t *testing.T, shards, replicas int) *localCluster {
+	t.Helper()
+	dir := t.TempDir()
+	ports, err := freePorts(2)
+	require.NoError(t, err)
+	cmd := exec.Command(binary, "dev", "--shards", fmt.Sprint(shards), "--replicas", fmt.Sprint(replicas),
+		"--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1])
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	logf, err := os.Create(filepath.Join(dir, "dev.log"))
+	require.NoError(t, err)
+	cmd.Stderr = logf
+	require.NoError(t, cmd.Start())
+	c := &localCluster{t: t, dir: dir, gateway: "http://" + ports[0], control: "http://" + ports[1], cmd: cmd, exited: make(chan struct{})}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if !signalled && strings.HasPrefix(sc.Text(), "Jobbie is running") {
+				signalled = true
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { _ = cmd.Wait(); logf.Close(); close(c.exited) }()
+	t.Cleanup(c.stop)
+	select {
+	case <-ready:
+	case <-c.exited:
+		t.Fatalf("jobbie dev exited before it was ready; logs in %s", dir)
+	case <-time.After(120 * time.Second):
+		t.Fatalf("jobbie dev not ready after 120s; logs in %s", dir)
+	}
+	for _, k := range []struct {
+		dst  *string
+		file string
+	}{{&c.ownerKey, "owner.key"}, {&c.operatorKey, "operator.key"}, {&c.secret, "cluster.secret"}} {
+		*k.dst, err = readKey(filepath.Join(dir, k.file))
+		require.NoError(t, err)
+	}
+	return c
+}
+
+func (c *localCluster) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	}
+}
+
+// procs reads cluster.json.
+func (c *localCluster) procs() []clusterProc {
+	c.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(c.dir, "cluster.json"))
+	require.NoError(c.t, err)
+	var cf struct {
+		Processes []clusterProc `json:"processes"`
+	}
+	require.NoError(c.t, json.Unmarshal(raw, &cf))
+	return cf.Processes
+}
+
+type nodeState struct {
+	State    string `json:"state"`
+	Ready    bool   `json:"ready"`
+	LeaderID string `json:"leader_id"`
+	Term     uint64 `json:"term"`
+}
+
+// status asks a shard node how it sees its group; false when it does not
+// answer.
+func (c *localCluster) status(p clusterProc) (nodeState, bool) {
+	req, err := newRequest("GET", "http://"+p.HTTP+"/internal/v1/status", c.secret)
+	if err != nil {
+		return nodeState{}, false
+	}
+	res, err := quickClient.Do(req)
+	if err != nil {
+		return nodeState{}, false
+	}
+	defer res.Body.Close()
+	var s nodeState
+	if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(&s) != nil {
+		return nodeState{}, false
+	}
+	return s, true
+}
+
+// leader waits until one node of the shard leads and is ready, other than
+// not (a node id, or ""), and returns it.
+func (c *localCluster) leader(shardID, not string, within time.Duration) (clusterProc, bool) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		for _, p := range c.procs() {
+			if p.Role != "shard" || p.ShardID != shardID || p.NodeID == not || p.PID == 0 {
+				continue
+			}
+			if s, ok := c.status(p); ok && s.State == "leader" && s.Ready {
+				return p, true
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return clusterProc{}, false
+}
+
+// quickClient gives up fast on a node that was just killed.
+var quickClient = &http.Client{Timeout: 2 * time.Second}
+
+func newRequest(method, url, key string) (*http.Request, error) {
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	return req, nil
+}
+
+// chaosClient bounds each call, so a call caught in a failover returns.
+var chaosClient = &http.Client{Timeout: 15 * time.Second}
+
+func ioNopCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -27,9 +26,6 @@ import (
 // each is served through the one gateway.
 func TestRolesApartTwoShardsBehindOneGateway(t *testing.T) {
 	t.Parallel()
-	if !hasSubcommand("shard") {
-		t.Skip("needs jobbie shard")
-	}
 	dir := t.TempDir()
 	secretFile, keyFile := filepath.Join(dir, "cluster.secret"), filepath.Join(dir, "gossip.key")
 	writeRandomHex(t, secretFile, 32)
@@ -172,12 +168,6 @@ func uniq(m map[string]string) []string {
 		}
 	}
 	return out
-}
-
-// hasSubcommand reports whether the binary under test has a subcommand.
-func hasSubcommand(name string) bool {
-	out, err := exec.Command(binary, name, "--help").CombinedOutput()
-	return err == nil && !bytes.Contains(out, []byte("unknown command"))
 }
 
 func writeRandomHex(t *testing.T, path string, n int) {

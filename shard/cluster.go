@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -52,11 +53,15 @@ const (
 // forwarded before answering anyway.
 const readAfterWriteWait = 2 * time.Second
 
-// clusterState is the Server's cluster machinery (nil-safe when unused).
+// clusterState is the Server's cluster machinery.
 type clusterState struct {
 	fwd  *fasthttp.Client
 	stop chan struct{}
-	done chan struct{}
+	// mu is held while the metadata loop reads the engine, and stopped
+	// set under it, so the engine may close once stopCluster returns even
+	// if the loop is still waiting on a gossip broadcast.
+	mu      sync.Mutex
+	stopped bool
 }
 
 func newClusterState() clusterState {
@@ -199,21 +204,25 @@ func (s *Server) startCluster() {
 		return
 	}
 	s.cluster.stop = make(chan struct{})
-	s.cluster.done = make(chan struct{})
 	go s.keepMeta()
 }
 
-// stopCluster stops the metadata loop; the pool belongs to the caller.
+// stopCluster hands the lead to another member if this node leads (a
+// planned stop then costs no election timeout) and stops the metadata
+// loop's use of the engine; the pool belongs to the caller.
 func (s *Server) stopCluster() {
+	if err := s.node.TransferLeadership(); err != nil {
+		s.cfg.Logger.Warn("shard: leadership transfer before stopping", "err", err)
+	}
 	if s.cluster.stop == nil {
 		return
 	}
-	select {
-	case <-s.cluster.stop:
-	default:
+	s.cluster.mu.Lock()
+	defer s.cluster.mu.Unlock()
+	if !s.cluster.stopped {
+		s.cluster.stopped = true
 		close(s.cluster.stop)
 	}
-	<-s.cluster.done
 }
 
 // metaRefresh is how often the advertised load is refreshed when nothing
@@ -224,15 +233,13 @@ const metaRefresh = 5 * time.Second
 // changes (election, new term, leader learnt) or the pool changes (the
 // leader's HTTP address may just have arrived).
 func (s *Server) keepMeta() {
-	defer close(s.cluster.done)
 	lead, cancelLead := s.node.Subscribe()
 	defer cancelLead()
 	peers, cancelPeers := s.cfg.Gossip.Subscribe()
 	defer cancelPeers()
 	t := time.NewTicker(metaRefresh)
 	defer t.Stop()
-	for {
-		s.publishMeta()
+	for s.publishMeta() {
 		select {
 		case <-s.cluster.stop:
 			return
@@ -246,13 +253,22 @@ func (s *Server) keepMeta() {
 	}
 }
 
-func (s *Server) publishMeta() {
+// publishMeta advertises this node's current view; false once stopped.
+func (s *Server) publishMeta() bool {
+	s.cluster.mu.Lock()
+	if s.cluster.stopped {
+		s.cluster.mu.Unlock()
+		return false
+	}
 	st := s.node.Status()
 	leaderHTTP := ""
 	if st.LeaderID != "" {
 		leaderHTTP, _ = s.leaderHTTP()
 	}
 	load := int64(len(s.namespaces()))
+	s.cluster.mu.Unlock()
+	// This waits for the broadcast (up to the pool's UpdateTimeout) and
+	// touches only the pool.
 	err := s.cfg.Gossip.UpdateMeta(func(m *gossip.Meta) {
 		m.Role, m.ShardID, m.NodeID = gossip.RoleShard, s.cfg.ShardID, s.cfg.NodeID
 		m.RaftState, m.Term = gossip.NormalizeRaftState(st.State), st.Term
@@ -262,4 +278,5 @@ func (s *Server) publishMeta() {
 	if err != nil && !errors.Is(err, gossip.ErrClosed) {
 		s.cfg.Logger.Debug("shard: gossip metadata", "err", err)
 	}
+	return true
 }

@@ -109,6 +109,9 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.advertise != "" && o.gossip.advertise == "" {
+		o.gossip.advertise = o.advertise
+	}
 	logger := roleLogger().With("shard", o.shardID, "node", o.nodeID)
 	meta := gossip.Meta{Role: gossip.RoleShard, ShardID: o.shardID, NodeID: o.nodeID, HTTPAddr: advHTTP, RaftAddr: advRaft, Version: roleVersion()}
 	pool, err := o.gossip.start("shard-"+o.shardID+"-"+o.nodeID, meta, logger)
@@ -128,9 +131,8 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		return err
 	}
 	defer func() {
-		_ = pool.Leave(time.Second)
-		_ = sh.Stop()
-		_ = pool.Shutdown()
+		_ = sh.Stop() // hands the lead over first if this node has it
+		leavePool(pool)
 	}()
 	if err := sh.Start(); err != nil {
 		return err

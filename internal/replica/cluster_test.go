@@ -61,8 +61,8 @@ func (c *cluster) open(id string, bootstrap bool) *Node {
 		dir = filepath.Join(c.base, id)
 		c.dirs[id] = dir
 	}
-	cfg := Config{Dir: dir, NodeID: id, RaftAddr: c.addrs[id], Bootstrap: bootstrap, HeartbeatTimeout: 100 * time.Millisecond,
-		ElectionTimeout: 100 * time.Millisecond, CacheSize: 8 << 20, Logger: hclog.NewNullLogger()}
+	cfg := Config{Dir: dir, NodeID: id, RaftAddr: c.addrs[id], Bootstrap: bootstrap, HeartbeatTimeout: 200 * time.Millisecond,
+		ElectionTimeout: 200 * time.Millisecond, CacheSize: 8 << 20, Logger: hclog.NewNullLogger()}
 	if c.opts != nil {
 		c.opts(&cfg)
 	}
@@ -330,4 +330,21 @@ func TestFastModeWritesTheLog(t *testing.T) {
 	defer n.Close()
 	require.GreaterOrEqual(t, n.Status().LastIndex, last, "the unsynced log was kept")
 	require.Equal(t, uint64(4), read(t, n))
+}
+
+func TestTransferLeadership(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3, nil)
+	old := c.leader()
+	start := time.Now()
+	require.NoError(t, old.TransferLeadership())
+	next := c.leader()
+	require.NotSame(t, old, next)
+	t.Logf("lead moved from %s to %s in %v", old.Status().NodeID, next.Status().NodeID, time.Since(start))
+	require.NoError(t, old.TransferLeadership(), "a follower has nothing to hand over")
+	require.Equal(t, uint64(1), c.add(1))
+
+	solo := newCluster(t, 1, nil)
+	require.NoError(t, solo.leader().TransferLeadership(), "nobody to hand over to")
+	require.True(t, solo.leader().IsLeader())
 }

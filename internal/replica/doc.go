@@ -4,10 +4,17 @@
 // plane both run on it; each supplies a Registry of command handlers.
 //
 // Durability: the Raft log is the anchor. It is fsynced before a proposal
-// returns; Pebble writes are not synced because an
-// entry lost from Pebble is re-applied from the log on restart. Pebble
-// records the last applied index in the same batch as the entry's effects,
-// so re-applied entries at or below it are skipped.
+// returns (on a majority of members in a group of several; Config.Fast
+// trades that fsync away, see fastlog.go); Pebble writes are not synced
+// because an entry lost from Pebble is re-applied from the log on restart.
+// Pebble records the last applied index in the same batch as the entry's
+// effects, so re-applied entries at or below it are skipped.
+//
+// Groups: a node bootstraps a single-voter group or waits to be added by
+// the leader (AddVoter); Status and Subscribe tell who leads, and IsLeader
+// is true only once the leader has applied every earlier entry, which is
+// what leader-only loops check. Snapshots are Pebble checkpoints streamed
+// as a tar, installed by one atomic ingest (snapshot.go).
 //
 // Determinism: the leader stamps the wall clock into every entry; handlers
 // read Tx.Now and never the clock or a random source.

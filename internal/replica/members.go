@@ -134,3 +134,27 @@ func timeoutOf(ctx context.Context) time.Duration {
 	}
 	return 10 * time.Second
 }
+
+// TransferLeadership hands the lead to the most up-to-date follower and
+// waits until it took over, so a leader stopping on purpose does not leave
+// its group to wait out an election timeout. It does nothing on a
+// follower or in a group of one.
+func (n *Node) TransferLeadership() error {
+	if n.raft.State() != raft.Leader {
+		return nil
+	}
+	servers, err := n.servers()
+	if err != nil {
+		return err
+	}
+	others := 0
+	for _, s := range servers {
+		if s.Suffrage == raft.Voter && string(s.ID) != n.cfg.NodeID {
+			others++
+		}
+	}
+	if others == 0 {
+		return nil
+	}
+	return raftError(n.raft.LeadershipTransfer().Error())
+}

@@ -124,6 +124,8 @@ func proposeError(err error) error {
 	switch {
 	case errors.Is(err, replica.ErrNotLeader):
 		return apierr.Retry(apierr.NoLeader, 1, "this shard has no leader yet; retry shortly")
+	case errors.Is(err, replica.ErrLeadershipLost):
+		return apierr.Retry(apierr.Unavailable, 1, "the shard changed leader while this request was being replicated: it may or may not have been applied; check before sending it again")
 	case errors.Is(err, replica.ErrClosed):
 		return apierr.Retry(apierr.Unavailable, 1, "this shard node is shutting down")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -115,8 +115,10 @@ func raftError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
 		return ErrNotLeader
+	case errors.Is(err, raft.ErrLeadershipLost):
+		return ErrLeadershipLost
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return ErrClosed
 	}

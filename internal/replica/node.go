@@ -18,8 +18,14 @@ import (
 	"github.com/hashicorp/raft-wal/metadb"
 )
 
-// ErrNotLeader is returned by Propose on a node that is not the leader.
+// ErrNotLeader is returned by Propose on a node that is not the leader:
+// the command was not appended, so sending it again is safe.
 var ErrNotLeader = errors.New("replica: not the leader")
+
+// ErrLeadershipLost is returned by Propose when the leader lost its lead
+// after appending the command: a new leader may still commit it, so the
+// outcome is unknown and a blind retry could apply it twice.
+var ErrLeadershipLost = errors.New("replica: leadership lost; the command may or may not be applied")
 
 // ErrClosed is returned by Propose after Close.
 var ErrClosed = errors.New("replica: closed")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 )
 
@@ -175,4 +176,14 @@ func TestProposeOnFollowerIsNotLeader(t *testing.T) {
 	defer n.Close()
 	_, err = n.Propose(context.Background(), Command(cmdAdd, []byte{1}))
 	require.ErrorIs(t, err, ErrNotLeader)
+}
+
+func TestRaftErrorsKeepTheOutcomeKnown(t *testing.T) {
+	t.Parallel()
+	require.ErrorIs(t, raftError(raft.ErrNotLeader), ErrNotLeader, "never appended: safe to send again")
+	require.ErrorIs(t, raftError(raft.ErrLeadershipTransferInProgress), ErrNotLeader)
+	require.ErrorIs(t, raftError(raft.ErrLeadershipLost), ErrLeadershipLost, "appended, maybe committed: not a plain not-leader")
+	require.NotErrorIs(t, raftError(raft.ErrLeadershipLost), ErrNotLeader)
+	require.ErrorIs(t, raftError(raft.ErrRaftShutdown), ErrClosed)
+	require.NoError(t, raftError(nil))
 }

@@ -22,7 +22,7 @@ run() { echo; echo "\$ jobbie bench $*"; "$BIN" bench "$@" 2>/dev/null | sed -n 
 echo "machine: $(nproc) cores, $(uname -sr), $(go version | cut -d' ' -f3)"
 run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --batch 100 --producers 2 --workers 64 --queue batch100
 run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --batch 1 --producers 16 --workers 32 --queue single
-run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --batch 100 --fetch-batch 100 --ack-batch 100 --producers 2 --workers 4 --queue batchwork
+run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --batch 100 --fetch-batch 100 --ack-batch 100 --producers 3 --workers 6 --queue batchwork
 run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --latency --queue latency
 run --direct "http://$SH" --cluster-secret-file "$DIR/data/cluster.secret" --shard-namespace "$TID/default" \
   --duration "$DUR" --batch 100 --producers 2 --workers 64 --queue direct100

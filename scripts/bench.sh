@@ -31,4 +31,4 @@ run --direct "http://$SH" --cluster-secret-file "$DIR/data/cluster.secret" --sha
 kill $PID; wait $PID 2>/dev/null || true
 echo
 echo "\$ go test -run '^\$' -bench . ./internal/replica/ ./shard/ ./gateway/"
-go test -run '^$' -bench . -benchtime 3s ./internal/replica/ ./shard/ ./gateway/ 2>/dev/null | grep -E '^(Benchmark|ok)'
+go test -run '^$' -bench 'BenchmarkPropose|BenchmarkEngineLifecycle|BenchmarkProxy' -benchtime 3s ./internal/replica/ ./shard/ ./gateway/ 2>/dev/null | grep -E '^(Benchmark|ok)'

@@ -46,26 +46,11 @@ func launchCluster(t *testing.T, shards, replicas int) *localCluster {
 	require.NoError(t, err)
 	cmd := exec.Command(binary, "dev", "--shards", fmt.Sprint(shards), "--replicas", fmt.Sprint(replicas),
 		"--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1])
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	logf, err := os.Create(filepath.Join(dir, "dev.log"))
 	require.NoError(t, err)
-	cmd.Stderr = logf
-	require.NoError(t, cmd.Start())
+	ready, err := startLogged(cmd, logf, "Jobbie is running")
+	require.NoError(t, err)
 	c := &localCluster{t: t, dir: dir, gateway: "http://" + ports[0], control: "http://" + ports[1], cmd: cmd, exited: make(chan struct{})}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if !signalled && strings.HasPrefix(sc.Text(), "Jobbie is running") {
-				signalled = true
-				close(ready)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
 	go func() { _ = cmd.Wait(); logf.Close(); close(c.exited) }()
 	t.Cleanup(c.stop)
 	select {
@@ -167,3 +152,31 @@ func newRequest(method, url, key string) (*http.Request, error) {
 var chaosClient = &http.Client{Timeout: 15 * time.Second}
 
 func ioNopCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
+
+// startLogged starts cmd with its output going to logf, and closes the
+// returned channel when a line of stdout contains marker (a role prints
+// one when it is ready).
+func startLogged(cmd *exec.Cmd, logf *os.File, marker string) (<-chan struct{}, error) {
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if !signalled && strings.Contains(sc.Text(), marker) {
+				signalled = true
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	return ready, nil
+}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -201,24 +200,10 @@ func (tn *testNet) start(t *testing.T, i int, secret string, bootstrap bool) *ns
 	cmd := exec.Command("ip", args...)
 	logf, err := os.Create(dir + ".log")
 	require.NoError(t, err)
-	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
+	ready, err := startLogged(cmd, logf, " serving http://")
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
 	n.cmd = cmd
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if !signalled && strings.Contains(sc.Text(), " serving http://") {
-				signalled = true
-				close(ready)
-			}
-		}
-	}()
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):

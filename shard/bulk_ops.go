@@ -199,17 +199,11 @@ func (e *Engine) collectMatches(ctx context.Context, ns string, f *search.Filter
 	snap := e.node.DB().NewSnapshot()
 	defer snap.Close()
 	ctx = withBudget(ctx, e.cfg.SearchBudget)
-	plan, m, err := e.planScan(snap, ns, f, scanRange{lo: f.Created.After, hi: f.Created.Before, from: from})
+	sc, err := e.openScan(snap, ns, f, scanRange{lo: f.Created.After, hi: f.Created.Before, from: from})
 	if err != nil {
 		return nil, err
 	}
-	src := newMerged(plan.srcs, false)
-	defer src.close()
-	recs, err := newRecordReader(snap, ns)
-	if err != nil {
-		return nil, err
-	}
-	defer recs.close()
+	defer sc.close()
 	out := &matches{}
 	if from != nil {
 		out.next = *from
@@ -218,13 +212,13 @@ func (e *Engine) collectMatches(ctx context.Context, ns string, f *search.Filter
 		if n%checkEvery == 0 && overBudget(ctx) {
 			break
 		}
-		c, ok := src.next()
+		c, _, match, ok := sc.next(ctx)
 		if !ok {
 			out.done = true
 			break
 		}
 		out.next = c
-		if _, ok := plan.judge(ctx, recs, m, c.id); !ok {
+		if !match {
 			continue
 		}
 		out.ids = append(out.ids, c.id)
@@ -233,8 +227,8 @@ func (e *Engine) collectMatches(ctx context.Context, ns string, f *search.Filter
 		}
 	}
 	out.total = int64(len(out.ids))
-	if plan.total >= 0 {
-		out.total = plan.total
+	if sc.total >= 0 {
+		out.total = sc.total
 	}
 	return out, nil
 }

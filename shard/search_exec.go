@@ -69,42 +69,35 @@ func scanRangeOf(r *search.Request, desc bool) scanRange {
 // stops once it is full and one more match shows there is a next page.
 func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request) (*SearchResult, error) {
 	desc := r.Order != search.OrderAsc
-	plan, m, err := e.planScan(snap, ns, &r.Filter, scanRangeOf(r, desc))
+	sc, err := e.openScan(snap, ns, &r.Filter, scanRangeOf(r, desc))
 	if err != nil {
 		return nil, err
 	}
-	src := newMerged(plan.srcs, desc)
-	defer src.close()
-	recs, err := newRecordReader(snap, ns)
-	if err != nil {
-		return nil, err
-	}
-	defer recs.close()
+	defer sc.close()
 	out := &SearchResult{}
 	var matches int64
 	var last cand
 	var countUntil time.Time
 	done := false
 	for {
-		c, ok := src.next()
+		if (out.Scanned+1)%checkEvery == 0 {
+			if overBudget(ctx) || !countUntil.IsZero() && time.Now().After(countUntil) {
+				break
+			}
+		}
+		c, j, match, ok := sc.next(ctx)
 		if !ok {
 			done = true
 			break
 		}
 		out.Scanned++
-		if out.Scanned%checkEvery == 0 {
-			if overBudget(ctx) || !countUntil.IsZero() && time.Now().After(countUntil) {
-				break
-			}
-		}
 		full := len(out.Jobs) == r.Limit
 		last = c
-		j, ok := plan.judge(ctx, recs, m, c.id)
-		if !ok {
+		if !match {
 			continue
 		}
 		if !full && j == nil { // an exact plan reads a record only to show it
-			if j, ok = recs.read(c.id); !ok {
+			if j, ok = sc.recs.read(c.id); !ok {
 				continue // an index entry without its record: never in one snapshot
 			}
 		}
@@ -114,7 +107,7 @@ func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns 
 			continue
 		}
 		out.HasMore = true
-		if plan.total >= 0 {
+		if sc.total >= 0 {
 			break // the counts give the total: no need to count
 		}
 		if countUntil.IsZero() {
@@ -122,8 +115,8 @@ func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns 
 		}
 	}
 	switch {
-	case plan.total >= 0:
-		out.Total, out.TotalExact = plan.total, true
+	case sc.total >= 0:
+		out.Total, out.TotalExact = sc.total, true
 	default:
 		out.Total, out.TotalExact = matches, done
 	}
@@ -144,35 +137,28 @@ func (e *Engine) searchByCreated(ctx context.Context, snap *pebble.Snapshot, ns 
 // searchSorted serves the other sort keys: it collects every match within
 // the budget, sorts them and cuts the page after the cursor.
 func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns string, r *search.Request) (*SearchResult, error) {
-	plan, m, err := e.planScan(snap, ns, &r.Filter, scanRangeOf(&search.Request{Filter: r.Filter}, true))
+	sc, err := e.openScan(snap, ns, &r.Filter, scanRangeOf(&search.Request{Filter: r.Filter}, true))
 	if err != nil {
 		return nil, err
 	}
-	src := newMerged(plan.srcs, true)
-	defer src.close()
-	recs, err := newRecordReader(snap, ns)
-	if err != nil {
-		return nil, err
-	}
-	defer recs.close()
+	defer sc.close()
 	out := &SearchResult{}
 	var all []*job.Job
 	done := false
 	for {
-		c, ok := src.next()
+		if (out.Scanned+1)%checkEvery == 0 && overBudget(ctx) {
+			break
+		}
+		c, j, match, ok := sc.next(ctx)
 		if !ok {
 			done = true
 			break
 		}
 		out.Scanned++
-		if out.Scanned%checkEvery == 0 && overBudget(ctx) {
-			break
+		if match && j == nil {
+			j, match = sc.recs.read(c.id)
 		}
-		j, ok := plan.judge(ctx, recs, m, c.id)
-		if ok && j == nil {
-			j, ok = recs.read(c.id)
-		}
-		if !ok {
+		if !match {
 			continue
 		}
 		all = append(all, j)
@@ -181,8 +167,8 @@ func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns str
 		}
 	}
 	out.Total, out.TotalExact, out.Partial = int64(len(all)), done, !done
-	if plan.total >= 0 && done {
-		out.Total = plan.total
+	if sc.total >= 0 && done {
+		out.Total = sc.total
 	}
 	slices.SortFunc(all, func(a, b *job.Job) int {
 		if search.Before(a, b, r.Sort, r.Order) {
@@ -205,21 +191,47 @@ func (e *Engine) searchSorted(ctx context.Context, snap *pebble.Snapshot, ns str
 	return out, nil
 }
 
-// planScan plans a scan and compiles the matcher of what its sources
-// leave to the records.
-func (e *Engine) planScan(rd pebble.Reader, ns string, f *search.Filter, r scanRange) (*searchPlan, *search.Matcher, error) {
+// scan is one pass over a filter's candidates: the plan, the matcher of
+// what its sources leave to the records, the merged sources and the
+// record reader.
+type scan struct {
+	*searchPlan
+	m    *search.Matcher
+	src  *merged
+	recs *recordReader
+}
+
+func (e *Engine) openScan(rd pebble.Reader, ns string, f *search.Filter, r scanRange) (*scan, error) {
 	plan, err := e.planSearch(rd, ns, f, r)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	m, err := search.Compile(plan.rest)
+	sc := &scan{searchPlan: plan, src: newMerged(plan.srcs, r.desc)}
+	if sc.m, err = search.Compile(plan.rest); err == nil {
+		sc.recs, err = newRecordReader(rd, ns)
+	}
 	if err != nil {
-		for _, s := range plan.srcs {
-			s.close()
-		}
-		return nil, nil, err
+		sc.close()
+		return nil, err
 	}
-	return plan, m, nil
+	return sc, nil
+}
+
+// next is the next candidate and whether it matches (j: its record, nil
+// for an exact plan).
+func (sc *scan) next(ctx context.Context) (c cand, j *job.Job, match, ok bool) {
+	if c, ok = sc.src.next(); !ok {
+		return c, nil, false, false
+	}
+	j, match = sc.judge(ctx, sc.recs, sc.m, c.id)
+	return c, j, match, true
+}
+
+func (sc *scan) close() {
+	sc.src.close()
+	if sc.recs != nil {
+		sc.recs.close()
+	}
 }
 
 // The scan budget rides in the context as a deadline of its own, not as a

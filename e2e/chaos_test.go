@@ -237,17 +237,10 @@ type postReply struct {
 // post sends one JSON call and tolerates failure: under chaos an error is
 // an outcome to count, not a test failure.
 func post(url, key string, body any) (postReply, error) {
-	raw, err := json.Marshal(body)
+	req, err := newRequest("POST", url, key, body)
 	if err != nil {
 		return postReply{}, err
 	}
-	req, err := newRequest("POST", url, key)
-	if err != nil {
-		return postReply{}, err
-	}
-	req.Body = ioNopCloser(raw)
-	req.ContentLength = int64(len(raw))
-	req.Header.Set("Content-Type", "application/json")
 	res, err := chaosClient.Do(req)
 	if err != nil {
 		return postReply{}, err

@@ -102,7 +102,7 @@ type nodeState struct {
 // status asks a shard node how it sees its group; false when it does not
 // answer.
 func (c *localCluster) status(p clusterProc) (nodeState, bool) {
-	req, err := newRequest("GET", "http://"+p.HTTP+"/internal/v1/status", c.secret)
+	req, err := newRequest("GET", "http://"+p.HTTP+"/internal/v1/status", c.secret, nil)
 	if err != nil {
 		return nodeState{}, false
 	}
@@ -139,19 +139,26 @@ func (c *localCluster) leader(shardID, not string, within time.Duration) (cluste
 // quickClient gives up fast on a node that was just killed.
 var quickClient = &http.Client{Timeout: 2 * time.Second}
 
-func newRequest(method, url, key string) (*http.Request, error) {
-	req, err := http.NewRequest(method, url, nil)
+func newRequest(method, url, key string, body any) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
 	return req, nil
 }
 
 // chaosClient bounds each call, so a call caught in a failover returns.
 var chaosClient = &http.Client{Timeout: 15 * time.Second}
-
-func ioNopCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // startLogged starts cmd with its output going to logf, and closes the
 // returned channel when a line of stdout contains marker (a role prints

@@ -219,7 +219,7 @@ type nsState struct {
 }
 
 func nsStatus(key string, n *nsNode) (nsState, bool) {
-	req, err := newRequest("GET", "http://"+n.http+"/internal/v1/status", key)
+	req, err := newRequest("GET", "http://"+n.http+"/internal/v1/status", key, nil)
 	if err != nil {
 		return nsState{}, false
 	}
@@ -252,14 +252,11 @@ const partNS = "t_01hx0000000000000000000000/default"
 
 // nsEnqueue writes one job straight to a node (shard API, cluster secret).
 func nsEnqueue(key string, n *nsNode, tag string) (string, int) {
-	req, err := newRequest("POST", "http://"+n.http+"/api/v1/enqueue", key)
+	req, err := newRequest("POST", "http://"+n.http+"/api/v1/enqueue", key,
+		map[string]any{"queue": "part", "payload": map[string]string{"tag": tag}})
 	if err != nil {
 		return "", 0
 	}
-	raw, _ := json.Marshal(map[string]any{"queue": "part", "payload": map[string]string{"tag": tag}})
-	req.Body = ioNopCloser(raw)
-	req.ContentLength = int64(len(raw))
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Jobbie-Shard-Namespace", partNS)
 	res, err := chaosClient.Do(req)
 	if err != nil {
@@ -277,13 +274,9 @@ func nsEnqueue(key string, n *nsNode, tag string) (string, int) {
 func nsQueueJobs(t *testing.T, key string, n *nsNode) []string {
 	t.Helper()
 	var ids []string
-	body := map[string]any{"queue": "part", "limit": 1000, "order": "asc"}
-	req, err := newRequest("POST", "http://"+n.http+"/api/v1/jobs/search", key)
+	req, err := newRequest("POST", "http://"+n.http+"/api/v1/jobs/search", key,
+		map[string]any{"queue": "part", "limit": 1000, "order": "asc"})
 	require.NoError(t, err)
-	raw, _ := json.Marshal(body)
-	req.Body = ioNopCloser(raw)
-	req.ContentLength = int64(len(raw))
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Jobbie-Shard-Namespace", partNS)
 	res, err := chaosClient.Do(req)
 	require.NoError(t, err)

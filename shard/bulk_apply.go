@@ -165,13 +165,13 @@ func (e *Engine) bulkOne(tx *replica.Tx, c *bulkCmd, id string, out *BulkOutcome
 	var res any
 	switch c.Action {
 	case job.BulkRetry:
-		res = e.applyJobRetry(tx, op)
+		res = e.retryJob(tx, op, j)
 	case job.BulkDelete:
-		res = e.applyJobDelete(tx, op)
+		res = e.deleteJob(tx, op, j)
 	case job.BulkCancel:
-		res = e.applyJobCancel(tx, op)
+		res = e.cancelJob(tx, op, j)
 	case job.BulkMove:
-		res = e.applyJobMove(tx, op)
+		res = e.moveJob(tx, op, j)
 	case job.BulkRequeue:
 		res = e.requeue(tx, c.NS, j)
 	case job.BulkChangePriority:

@@ -28,12 +28,25 @@ const (
 )
 
 func (e *Engine) registerJobOps(r *replica.Registry) {
-	r.Register(cmdJobRetry, "job.retry", typed(e.applyJobRetry))
-	r.Register(cmdJobCancel, "job.cancel", typed(e.applyJobCancel))
-	r.Register(cmdJobMove, "job.move", typed(e.applyJobMove))
-	r.Register(cmdJobDelete, "job.delete", typed(e.applyJobDelete))
+	r.Register(cmdJobRetry, "job.retry", typed(e.withJob(e.retryJob)))
+	r.Register(cmdJobCancel, "job.cancel", typed(e.withJob(e.cancelJob)))
+	r.Register(cmdJobMove, "job.move", typed(e.withJob(e.moveJob)))
+	r.Register(cmdJobDelete, "job.delete", typed(e.withJob(e.deleteJob)))
 	r.Register(cmdJobPrune, "job.prune", typed(e.applyPrune))
 	e.observers = append(e.observers, e.deadObserver, e.retentionObserver, e.timelineObserver)
+}
+
+// withJob makes a one-job operation a command handler: it loads the job
+// the command names (bulk commands load it themselves and call the
+// operation directly).
+func (e *Engine) withJob(op func(tx *replica.Tx, c *jobOpCmd, j *job.Job) any) func(*replica.Tx, *jobOpCmd) any {
+	return func(tx *replica.Tx, c *jobOpCmd) any {
+		j, err := e.getJob(tx, c.NS, c.ID)
+		if err != nil {
+			return err
+		}
+		return op(tx, c, j)
+	}
 }
 
 // conflict turns a refused decision into the API's 409.
@@ -45,14 +58,10 @@ func conflict(id string, err error) error {
 	return err
 }
 
-// applyJobRetry puts a completed, dead or cancelled job back to pending
+// retryJob puts a completed, dead or cancelled job back to pending
 // with its attempts reset. Its errors, checkpoint and timeline are kept;
 // a TTL starts again from now.
-func (e *Engine) applyJobRetry(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := e.getJob(tx, c.NS, c.ID)
-	if err != nil {
-		return err
-	}
+func (e *Engine) retryJob(tx *replica.Tx, c *jobOpCmd, j *job.Job) any {
 	to, err := job.DecideManualRetry(j.State)
 	if err != nil {
 		return conflict(c.ID, err)
@@ -72,15 +81,11 @@ func (e *Engine) applyJobRetry(tx *replica.Tx, c *jobOpCmd) any {
 	return j.State
 }
 
-// applyJobCancel cancels a waiting job at once, and marks an active one
+// cancelJob cancels a waiting job at once, and marks an active one
 // cancelling: its worker learns it from its next heartbeat, and its ack,
 // fail or lease expiry settles it as cancelled. It returns cancelDone or
 // cancelRequested.
-func (e *Engine) applyJobCancel(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := e.getJob(tx, c.NS, c.ID)
-	if err != nil {
-		return err
-	}
+func (e *Engine) cancelJob(tx *replica.Tx, c *jobOpCmd, j *job.Job) any {
 	d, err := job.DecideCancel(j.State)
 	if err != nil {
 		return conflict(c.ID, err)
@@ -98,14 +103,10 @@ func (e *Engine) applyJobCancel(tx *replica.Tx, c *jobOpCmd) any {
 	return cancelDone
 }
 
-// applyJobMove moves a job that is not active to another queue, in the
+// moveJob moves a job that is not active to another queue, in the
 // same state. A unique lock it held stays with the old queue's key space
 // and is released.
-func (e *Engine) applyJobMove(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := e.getJob(tx, c.NS, c.ID)
-	if err != nil {
-		return err
-	}
+func (e *Engine) moveJob(tx *replica.Tx, c *jobOpCmd, j *job.Job) any {
 	if err := job.DecideMove(j.State); err != nil {
 		return conflict(c.ID, err)
 	}
@@ -131,12 +132,8 @@ func (e *Engine) applyJobMove(tx *replica.Tx, c *jobOpCmd) any {
 	return j.State
 }
 
-// applyJobDelete removes a job that is not active, with every index entry.
-func (e *Engine) applyJobDelete(tx *replica.Tx, c *jobOpCmd) any {
-	j, err := e.getJob(tx, c.NS, c.ID)
-	if err != nil {
-		return err
-	}
+// deleteJob removes a job that is not active, with every index entry.
+func (e *Engine) deleteJob(tx *replica.Tx, c *jobOpCmd, j *job.Job) any {
 	if err := job.DecideDelete(j.State); err != nil {
 		return conflict(c.ID, err)
 	}

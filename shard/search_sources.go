@@ -250,7 +250,7 @@ func (e *Engine) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sca
 		return p.finish(&rest), nil
 	}
 	if len(f.Tags) > 0 { // the first tag's index; the matcher checks the rest
-		k := slices.Min(slicesKeys(f.Tags))
+		k := slices.Min(slices.Collect(maps.Keys(f.Tags)))
 		s, err := newIndexSource(rd, keys.TagPrefix(ns, k, f.Tags[k]), r)
 		if err != nil {
 			return fail(err)
@@ -376,14 +376,6 @@ func activeSource(rd pebble.Reader, ns, queue string, r scanRange) (source, erro
 		return nil, err
 	}
 	return newListSource(items, r), nil
-}
-
-func slicesKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // recordReader reads job records for a scan through one long-lived

@@ -99,14 +99,14 @@ func runBench(ctx context.Context, cfg bench.Config, outFmt string, stdout, stde
 // loadBenchSecrets fills the key and cluster secret from their files.
 func loadBenchSecrets(cfg *bench.Config, keyFile, secretFile string) error {
 	if keyFile != "" {
-		key, err := readBenchSecret(keyFile)
+		key, err := readSecretFile(keyFile)
 		if err != nil {
 			return fmt.Errorf("--key-file: %w", err)
 		}
 		cfg.Key = key
 	}
 	if secretFile != "" {
-		secret, err := readBenchSecret(secretFile)
+		secret, err := readSecretFile(secretFile)
 		if err != nil {
 			return fmt.Errorf("--cluster-secret-file: %w", err)
 		}
@@ -118,8 +118,8 @@ func loadBenchSecrets(cfg *bench.Config, keyFile, secretFile string) error {
 	return nil
 }
 
-// readBenchSecret reads a one-line secret file.
-func readBenchSecret(path string) (string, error) {
+// readSecretFile reads a one-line secret file (a key, the cluster secret).
+func readSecretFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err

@@ -99,7 +99,7 @@ func (a *apiFlags) apiKey() (string, error) {
 }
 
 func readKeyFile(from, path string) (string, error) {
-	key, err := readBenchSecret(path)
+	key, err := readSecretFile(path)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", from, err)
 	}

@@ -217,11 +217,10 @@ func secretFromFile(path string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("--cluster-secret-file is required")
 	}
-	b, err := os.ReadFile(path)
+	s, err := readSecretFile(path)
 	if err != nil {
 		return "", err
 	}
-	s := strings.TrimSpace(string(b))
 	if len(s) < 16 {
 		return "", fmt.Errorf("%s: the cluster secret must be at least 16 characters", path)
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jobbie/jobbie/client"
 )
 
 // `jobbie dev --shards N --replicas R` runs every role as its own process
@@ -330,14 +332,11 @@ func (c *devCluster) bootstrapTenant(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("operator key: %w", err)
 	}
-	var out struct {
-		OwnerKey string `json:"owner_key"`
+	t, err := client.New("http://"+c.cf.Control, strings.TrimSpace(string(op))).CreateTenant(ctx, "default")
+	if err != nil {
+		return fmt.Errorf("create tenant default: %w (owner.key is missing: if the tenant exists, start with a fresh --data-dir)", err)
 	}
-	status, err := devCall(ctx, "POST", "http://"+c.cf.Control+"/control/v1/tenants", string(op), map[string]string{"name": "default"}, &out)
-	if err != nil || status != 201 && status != 200 || out.OwnerKey == "" {
-		return fmt.Errorf("create tenant default: status %d, err %v (owner.key is missing: if the tenant exists, start with a fresh --data-dir)", status, err)
-	}
-	return writeSecretFile(c.files.owner, out.OwnerKey)
+	return writeSecretFile(c.files.owner, t.OwnerKey)
 }
 
 func freeAddr() (string, error) {

@@ -24,6 +24,7 @@ import (
 type controlOptions struct {
 	dataDir, httpAddr, raftAddr, nodeID string
 	secretFile, operatorKeyFile         string
+	pprofAddr                           string
 	shards                              []string
 	gossip                              roleGossip
 }
@@ -57,6 +58,7 @@ writes an operator key there on first start (the file must not exist yet).`,
 	f.StringVar(&o.nodeID, "node-id", "control1", "this node's Raft id, also its gossip name (control-<id>)")
 	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
 	f.StringVar(&o.operatorKeyFile, "operator-key-file", "", "write an operator key to this file if it does not exist")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
 	o.gossip.flags(f, "127.0.0.1:7946")
 	_ = cmd.MarkFlagRequired("data-dir")
@@ -65,6 +67,11 @@ writes an operator key there on first start (the file must not exist yet).`,
 }
 
 func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
+	if o.pprofAddr != "" {
+		if err := servePprof(o.pprofAddr); err != nil {
+			return err
+		}
+	}
 	secret, err := secretFromFile(o.secretFile)
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ all state.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "gateway listen address (the public API)")
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
-	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
 	return cmd

@@ -35,6 +35,7 @@ type devProc struct {
 	HTTP     string `json:"http"`
 	Raft     string `json:"raft,omitempty"`
 	Gossip   string `json:"gossip"`
+	Pprof    string `json:"pprof,omitempty"` // with dev --pprof-addr
 	DataDir  string `json:"data_dir,omitempty"`
 	Log      string `json:"log"`
 	Status   string `json:"status"` // starting, running, exited
@@ -183,6 +184,11 @@ func (c *devCluster) plan() error {
 				return err
 			}
 		}
+		if c.o.pprofAddr != "" {
+			if p.Pprof, err = freeAddr(); err != nil {
+				return err
+			}
+		}
 		p.Log = filepath.Join(c.o.dataDir, "logs", p.name()+".log")
 		p.Status = "starting"
 		procs = append(procs, p)
@@ -227,6 +233,11 @@ func (c *devCluster) plan() error {
 	gw := procs[len(procs)-1]
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", "http://" + ctl.HTTP, "--name", gw.NodeID,
 		"--cluster-secret-file", c.files.secret, "--gossip", gw.Gossip, "--join", ctl.Gossip}
+	for _, p := range procs {
+		if p.Pprof != "" {
+			p.args = append(p.args, "--pprof-addr", p.Pprof)
+		}
+	}
 	c.cf = clusterFile{Gateway: gw.HTTP, Control: ctl.HTTP, Shards: c.o.shards, Replicas: c.o.replicas, Processes: procs}
 	return c.save()
 }

@@ -15,6 +15,7 @@ import (
 const defaultGCPercent = 200
 
 func main() {
+	withHugePages()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}

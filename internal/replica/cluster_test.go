@@ -348,3 +348,54 @@ func TestTransferLeadership(t *testing.T) {
 	require.NoError(t, solo.leader().TransferLeadership(), "nobody to hand over to")
 	require.True(t, solo.leader().IsLeader())
 }
+
+// A five-node group keeps committing with two members down, stops with
+// three down, and the members that come back catch up.
+func TestClusterOfFiveSurvivesTwoLosses(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 5, nil)
+	ms, err := c.leader().Members()
+	require.NoError(t, err)
+	require.Len(t, ms, 5)
+	for i := 0; i < 10; i++ {
+		c.add(1)
+	}
+	c.converged(10)
+
+	// Lose the leader and one follower: three of five still commit.
+	first := c.leader().Status().NodeID
+	c.stop(first)
+	second := c.leader().Status().NodeID
+	require.NotEqual(t, first, second)
+	c.stop(second)
+	require.Equal(t, uint64(11), c.add(1), "writes go on with three of five")
+	c.converged(11)
+
+	// A third loss leaves two of five: no majority, so nothing commits.
+	third := c.leader()
+	thirdID := third.Status().NodeID
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_, err = third.Propose(ctx, Command(cmdAdd, []byte{1}))
+	cancel()
+	require.NoError(t, err, "the leader of three commits")
+	c.stop(thirdID)
+	require.Eventually(t, func() bool {
+		for _, n := range c.nodes {
+			if n.LeaderID() != "" {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 10*time.Millisecond, "the two left know no leader")
+	for _, n := range c.nodes {
+		_, err := n.Propose(context.Background(), Command(cmdAdd, []byte{1}))
+		require.Error(t, err, "two of five cannot lead")
+	}
+
+	// The three come back from their own data and everyone converges.
+	for _, id := range []string{first, second, thirdID} {
+		c.open(id, false)
+	}
+	require.Equal(t, uint64(13), c.add(1))
+	c.converged(13)
+}

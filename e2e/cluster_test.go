@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -183,6 +184,25 @@ func TestShardClusterSnapshotCatchUpAndMembership(t *testing.T) {
 	id, code := c.enqueue(victim, "snap", 9999)
 	require.NotEmpty(t, id, "status %d", code)
 	require.Equal(t, "pending", c.jobState(victim, id))
+	acked = append(acked, id)
+
+	// A running member that is removed stops by itself, exit status 0, and
+	// says how to bring it back; added again and restarted, it catches up.
+	require.Contains(t, c.cli("remove", victim.id, "--url", leader.http), "removed "+victim.id)
+	select {
+	case <-victim.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the removed node still runs")
+	}
+	require.Zero(t, victim.cmd.ProcessState.ExitCode())
+	victim.cmd = nil
+	logged, err := os.ReadFile(filepath.Join(c.dir, victim.id+".log"))
+	require.NoError(t, err)
+	require.Contains(t, string(logged), "node "+victim.id+" was removed from shard s1")
+	c.cli("add", "--url", leader.http, "--node-id", victim.id, "--raft-addr", victim.raft)
+	c.start(victim.id, false)
+	c.converged()
+	c.allPresent(victim, acked, 15*time.Second)
 }
 
 // TestShardClusterElectionTime kills the leader of a 3-node cluster (with

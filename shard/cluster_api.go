@@ -87,6 +87,11 @@ func (s *Server) Members() ([]MemberView, error) {
 // without (and without Bootstrap) must JoinCluster.
 func (s *Server) HasState() bool { return s.node.HasState() }
 
+// Membership reports whether this node is in the latest configuration it
+// knows, whether it knows one, and whether Raft stopped itself on
+// applying its removal (replica.Node.Membership).
+func (s *Server) Membership() (member, known, stopped bool) { return s.node.Membership() }
+
 // Subscribe tells of leadership changes (replica.Node.Subscribe).
 func (s *Server) Subscribe() (<-chan struct{}, func()) { return s.node.Subscribe() }
 

@@ -146,12 +146,46 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	if o.controlURL != "" {
 		go registerWithControl(ctx, sh, o, secret, logger)
 	}
+	changes, unsubscribe := sh.Subscribe()
+	defer unsubscribe()
 	st := sh.Status()
 	fmt.Fprintf(out, "jobbie shard: node %s of shard %s serving http://%s (raft %s, gossip %s)\n",
 		o.nodeID, o.shardID, st.HTTPAddr, st.RaftAddr, pool.Addr())
-	<-ctx.Done()
-	fmt.Fprintln(out, "jobbie shard: shutting down")
-	return nil
+	removed := removalWatch(sh)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(out, "jobbie shard: shutting down")
+			return nil
+		case <-changes:
+		case <-tick.C:
+		}
+		if removed() {
+			// Exit 0: a supervisor that restarts failures leaves it down.
+			fmt.Fprintf(out, "jobbie shard: node %s was removed from shard %s; stopping. To bring it back, "+
+				"`jobbie shard add` it and start it again, or empty its data directory and start it with --join.\n",
+				o.nodeID, o.shardID)
+			return nil
+		}
+	}
+}
+
+// removalWatch returns a check that is true once the cluster removed this
+// node: it was a member of its latest configuration and no longer is, or
+// Raft stopped itself (a leader that applied its own removal). A node that
+// restarts after being removed and added again starts outside the
+// configuration it has, so only leaving it counts.
+func removalWatch(sh *shard.Server) func() bool {
+	was := false
+	return func() bool {
+		member, known, stopped := sh.Membership()
+		if member {
+			was = true
+		}
+		return stopped || (was && known && !member)
+	}
 }
 
 // advertised is the HTTP and Raft addresses peers use: the listen

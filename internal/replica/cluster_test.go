@@ -237,7 +237,15 @@ func TestClusterMembership(t *testing.T) {
 	require.ErrorIs(t, c.nodes[victim].AddVoter(ctx, "x", "127.0.0.1:1"), ErrNotLeader)
 	require.ErrorIs(t, leader.RemoveServer(ctx, "nobody"), ErrUnknownMember)
 
+	require.Eventually(t, func() bool {
+		member, known, stopped := c.nodes[victim].Membership()
+		return member && known && !stopped
+	}, 5*time.Second, 10*time.Millisecond, "a follower sees itself in the configuration")
 	require.NoError(t, leader.RemoveServer(ctx, victim))
+	require.Eventually(t, func() bool {
+		member, known, stopped := c.nodes[victim].Membership()
+		return !member && known && !stopped
+	}, 5*time.Second, 10*time.Millisecond, "the removed follower sees itself left out")
 	ms, err := leader.Members()
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
@@ -249,6 +257,16 @@ func TestClusterMembership(t *testing.T) {
 	c.stop(victim)
 	c.add(3)
 	c.converged(3)
+
+	// A leader that removes itself stops its Raft; the other one leads.
+	leaderID := leader.Status().NodeID
+	require.NoError(t, leader.RemoveServer(ctx, leaderID))
+	require.Eventually(t, func() bool {
+		_, _, stopped := leader.Membership()
+		return stopped
+	}, 5*time.Second, 10*time.Millisecond, "the removed leader stops")
+	c.stop(leaderID)
+	require.Equal(t, uint64(4), c.add(1), "the one left leads a group of one")
 }
 
 func TestSingleVoterCannotBeRemoved(t *testing.T) {

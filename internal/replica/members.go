@@ -40,6 +40,29 @@ func (n *Node) Members() ([]Member, error) {
 	return out, nil
 }
 
+// Membership reports whether this node is a member of the latest
+// configuration it knows (known is false while it knows none, as a node
+// waiting to be added), and whether Raft stopped itself, which a leader
+// does when it applies its own removal (as opposed to Close).
+func (n *Node) Membership() (member, known, stopped bool) {
+	n.mu.Lock()
+	closed := n.closed
+	n.mu.Unlock()
+	if n.raft.State() == raft.Shutdown {
+		return false, true, !closed
+	}
+	servers, err := n.servers()
+	if err != nil || len(servers) == 0 {
+		return false, false, false
+	}
+	for _, s := range servers {
+		if string(s.ID) == n.cfg.NodeID {
+			return true, true, false
+		}
+	}
+	return false, true, false
+}
+
 func (n *Node) servers() ([]raft.Server, error) {
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {

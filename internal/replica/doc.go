@@ -5,10 +5,13 @@
 //
 // Durability: the Raft log is the anchor. It is fsynced before a proposal
 // returns (on a majority of members in a group of several; Config.Fast
-// trades that fsync away, see fastlog.go); Pebble writes are not synced
-// because an entry lost from Pebble is re-applied from the log on restart.
-// Pebble records the last applied index in the same batch as the entry's
-// effects, so re-applied entries at or below it are skipped.
+// trades that fsync away, see fastlog.go). Pebble runs without its own WAL,
+// because an entry lost from Pebble is re-applied from the log on restart:
+// a crash loses the memtables, and Pebble reopens at its last flush, a
+// whole number of entries. Pebble records the last applied index in the
+// same batch as the entry's effects, so re-applied entries at or below it
+// are skipped. A snapshot flushes first, so the log Raft compacts behind a
+// snapshot is never needed again.
 //
 // Groups: a node bootstraps a single-voter group or waits to be added by
 // the leader (AddVoter); Status and Subscribe tell who leads, and IsLeader

@@ -164,9 +164,11 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	defer cache.Unref() // the DB holds its own reference
 	// Large memtables let a job's short-lived keys (its pending and lease
 	// index entries, its record's rewrites) meet their deletion in memory,
-	// so far less reaches disk and compaction.
+	// so far less reaches disk and compaction. No Pebble WAL: the Raft log
+	// already holds every entry, and what a crash takes from the memtables
+	// is applied again from it (see doc.go).
 	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{
-		Logger: quietPebble{}, Cache: cache, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4,
+		Logger: quietPebble{}, Cache: cache, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
@@ -174,7 +176,7 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	n := &Node{cfg: cfg, db: db, propc: make(chan *proposal, 4096), inflight: make(chan *flight, cfg.Inflight), stop: make(chan struct{})}
 	n.lead.init()
 	if err := n.startRaft(raftDir, walDir, reg); err != nil {
-		n.closeStores()
+		n.closeStores(false)
 		return nil, err
 	}
 	n.wg.Add(3)
@@ -392,7 +394,10 @@ func (n *Node) Snapshot() error {
 }
 
 // Close stops Raft and closes the state. Safe to call twice.
-func (n *Node) Close() error {
+func (n *Node) Close() error { return n.shutdown(true) }
+
+// shutdown stops the node; without flush it leaves Pebble as a crash would.
+func (n *Node) shutdown(flush bool) error {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -402,11 +407,11 @@ func (n *Node) Close() error {
 	n.mu.Unlock()
 	close(n.stop)
 	n.wg.Wait()
-	return n.closeStores()
+	return n.closeStores(flush)
 }
 
 // closeStores shuts down whatever Open got as far as starting.
-func (n *Node) closeStores() error {
+func (n *Node) closeStores(flush bool) error {
 	var errs []error
 	if n.raft != nil {
 		if err := n.raft.Shutdown().Error(); err != nil {
@@ -427,6 +432,13 @@ func (n *Node) closeStores() error {
 	if n.meta != nil {
 		if err := n.meta.Close(); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	// Raft has stopped applying; flushing the memtables spares the next
+	// start from applying them again from the log.
+	if flush {
+		if err := n.db.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("replica: flush state: %w", err))
 		}
 	}
 	if err := n.db.Close(); err != nil {

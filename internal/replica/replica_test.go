@@ -144,6 +144,40 @@ func TestRestartDoesNotReapply(t *testing.T) {
 	require.Equal(t, uint64(31), v)
 }
 
+// A crash loses Pebble's memtables (it runs without a WAL); the entries
+// since the last flush are applied again from the Raft log, each once.
+func TestCrashAppliesTheLostTailFromTheLog(t *testing.T) {
+	t.Parallel()
+	propose := func(n *Node, times int, p byte) {
+		for i := 0; i < times; i++ {
+			_, err := n.Propose(context.Background(), Command(cmdAdd, []byte{p}))
+			require.NoError(t, err)
+		}
+	}
+	dir := t.TempDir()
+	c := &counter{}
+	n := open(t, dir, c)
+	propose(n, 4, 1)
+	require.NoError(t, n.shutdown(false))
+
+	c = &counter{}
+	n = open(t, dir, c)
+	require.Equal(t, uint64(4), read(t, n), "nothing was flushed: the whole log applies again")
+	require.EqualValues(t, 4, c.applied.Load())
+	require.NoError(t, n.Snapshot()) // flushes: 4 is now on disk
+	propose(n, 5, 10)
+	require.NoError(t, n.shutdown(false))
+
+	c = &counter{}
+	n = open(t, dir, c)
+	defer n.Close()
+	require.Equal(t, uint64(54), read(t, n))
+	require.EqualValues(t, 5, c.applied.Load(), "only the entries after the flush apply again")
+	v, err := n.Propose(context.Background(), Command(cmdAdd, []byte{1}))
+	require.NoError(t, err)
+	require.Equal(t, uint64(55), v)
+}
+
 func TestSnapshotRestore(t *testing.T) {
 	t.Parallel()
 	c := &counter{}

@@ -30,17 +30,21 @@ const tmpDirName = "tmp"
 const snapshotMagic = "jobbie-pebble-checkpoint/1\n"
 
 // Snapshot takes a Pebble checkpoint: hard links to the immutable sstables
-// plus copies of the manifest and the WAL, so it costs little however big
-// the state is. Raft calls it on the FSM goroutine, between applies, so the
-// checkpoint holds exactly the entries applied so far; flushing the WAL
-// first makes it hold the unsynced ones too, and makes the state up to the
-// snapshot durable before Raft compacts the log behind it.
+// plus a copy of the manifest, so it costs little however big the state
+// is. Raft calls it on the FSM goroutine, between applies, so the
+// checkpoint holds exactly the entries applied so far once the memtables
+// are flushed (there is no Pebble WAL to carry them); the flush also makes
+// the state up to the snapshot durable before Raft compacts the log behind
+// it, which is what lets a restart apply the lost tail from the log.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if err := os.MkdirAll(f.tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("replica: snapshot: %w", err)
 	}
 	dir := filepath.Join(f.tmp, fmt.Sprintf("checkpoint-%d-%d", f.applied.Load(), time.Now().UnixNano()))
-	if err := f.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+	if err := f.db.Flush(); err != nil {
+		return nil, fmt.Errorf("replica: flush before snapshot: %w", err)
+	}
+	if err := f.db.Checkpoint(dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("replica: checkpoint: %w", err)
 	}

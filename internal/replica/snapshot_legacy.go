@@ -40,7 +40,10 @@ func (f *fsm) restoreLegacy(r *bufio.Reader) error {
 			b = f.db.NewBatch()
 		}
 	}
-	return b.Commit(pebble.Sync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return err
+	}
+	return f.db.Flush() // durable before Raft counts the snapshot installed
 }
 
 func readChunk(r *bufio.Reader) ([]byte, error) {

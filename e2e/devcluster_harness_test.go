@@ -71,12 +71,32 @@ func launchCluster(t *testing.T, shards, replicas int) *localCluster {
 }
 
 func (c *localCluster) stop() {
+	if c.t.Failed() {
+		c.dumpLogs()
+	}
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.exited:
 	case <-time.After(30 * time.Second):
 		_ = c.cmd.Process.Kill()
 		<-c.exited
+	}
+}
+
+// dumpLogs prints the end of every process's log, so a failed run says
+// what the nodes saw before its directory is removed.
+func (c *localCluster) dumpLogs() {
+	files, _ := filepath.Glob(filepath.Join(c.dir, "logs", "*.log"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		c.t.Logf("--- last lines of %s:\n%s", filepath.Base(f), strings.Join(lines, "\n"))
 	}
 }
 

@@ -125,8 +125,10 @@ func (a *shardAdmin) do(ctx context.Context, method, path string, body []byte, o
 	return tw.Flush()
 }
 
-// send makes one call to the node at --url and decodes a 2xx answer into
-// into (if not nil); anything else is an error with the server's message.
+// send calls the node at --url and decodes a 2xx answer into into (if not
+// nil); anything else is an error with the server's message. While the
+// node knows no leader (an election, or a node that has only just joined)
+// it has done nothing, so the call is repeated, within the deadline.
 func (a *shardAdmin) send(ctx context.Context, method, path string, body []byte, into any) error {
 	if a.url == "" {
 		return errNoURL
@@ -141,32 +143,47 @@ func (a *shardAdmin) send(ctx context.Context, method, path string, body []byte,
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
+	for {
+		raw, code, err := a.call(ctx, method, base+path, secret, body)
+		if err != nil {
+			return err
+		}
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if code/100 == 2 {
+			if into == nil || len(raw) == 0 {
+				return nil
+			}
+			return json.Unmarshal(raw, into)
+		}
+		if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
+			return fmt.Errorf("%s %s: status %d", method, path, code)
+		}
+		if e.Error.Code != "no_leader" {
+			return fmt.Errorf("%s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// call makes one request and returns the answer's body and status.
+func (a *shardAdmin) call(ctx context.Context, method, url, secret string, body []byte) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode/100 != 2 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
-			return fmt.Errorf("%s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)
-		}
-		return fmt.Errorf("%s %s: status %d", method, path, res.StatusCode)
-	}
-	if into == nil || len(raw) == 0 {
-		return nil
-	}
-	return json.Unmarshal(raw, into)
+	return raw, res.StatusCode, err
 }

@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/...
 
-.PHONY: dev build test unit e2e vet bench bench-search chaos clean
+.PHONY: dev build test unit e2e vet bench bench-cluster bench-search chaos clean
 
 dev: build
 	$(BIN) dev --data-dir $(DATA_DIR)
@@ -29,6 +29,12 @@ e2e: build
 # The full benchmark runs recorded in docs/BENCHMARKS.md.
 bench: build
 	./scripts/bench.sh $(BIN)
+
+# Three-node shard cluster against a single node, three alternating pairs
+# of 15 s runs with CPU per job per process (docs/BENCHMARKS.md); about
+# two minutes.
+bench-cluster: build
+	./scripts/bench-cluster.sh $(BIN) 15s 3
 
 # The chaos suite at length: a shard leader killed every 10 s for 60 s
 # under load (make test runs three kills).

@@ -44,6 +44,16 @@ func (tx *Tx) RunBeforeCommit() {
 // effects outside the state (waking long-poll waiters, metrics).
 func (tx *Tx) AfterCommit(f func()) { tx.after = append(tx.after, f) }
 
+// RunAfterCommit runs the registered after-commit functions, for tests and
+// benchmarks that commit a batch of their own (the replica runs them for
+// every entry it applies).
+func (tx *Tx) RunAfterCommit() {
+	for _, f := range tx.after {
+		f()
+	}
+	tx.after = nil
+}
+
 // Handler applies one command's payload. It returns the command's result:
 // a value, or an error value for a business failure (not found, lease
 // lost). Such failures must leave no writes behind; a handler that fails

@@ -18,8 +18,7 @@ import (
 // member of a shard pays. A backlog of 1,000 jobs waits ahead of the
 // fetches, as in a loaded queue.
 func BenchmarkApplyLifecycle(b *testing.B) {
-	db, err := pebble.Open(b.TempDir(), &pebble.Options{MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true,
-		Logger: quietLogger{}})
+	db, err := pebble.Open(b.TempDir(), replica.StateOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,8 +76,3 @@ func BenchmarkApplyLifecycle(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
-
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)      {}
-func (quietLogger) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }

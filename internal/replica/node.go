@@ -162,14 +162,9 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	}
 	cache := pebble.NewCache(cfg.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
-	// Large memtables let a job's short-lived keys (its pending and lease
-	// index entries, its record's rewrites) meet their deletion in memory,
-	// so far less reaches disk and compaction. No Pebble WAL: the Raft log
-	// already holds every entry, and what a crash takes from the memtables
-	// is applied again from it (see doc.go).
-	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{
-		Logger: quietPebble{}, Cache: cache, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true,
-	})
+	opts := StateOptions()
+	opts.Cache = cache
+	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), opts)
 	if err != nil {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
 	}
@@ -445,6 +440,17 @@ func (n *Node) closeStores(flush bool) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// StateOptions are the Pebble options of a node's state, for benchmarks
+// of a state machine that want the node's behaviour (Open adds the block
+// cache). Large memtables let a job's short-lived keys (its pending and
+// lease index entries, its record's rewrites) meet their deletion in
+// memory, so far less reaches disk and compaction. No Pebble WAL: the Raft
+// log already holds every entry, and what a crash takes from the
+// memtables is applied again from it (see doc.go).
+func StateOptions() *pebble.Options {
+	return &pebble.Options{Logger: quietPebble{}, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true}
 }
 
 // quietPebble drops Pebble's informational logging.

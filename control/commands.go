@@ -2,84 +2,47 @@ package control
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 )
 
-// Command types. Append-only: a shipped number keeps its meaning forever.
-// A command is its type byte followed by its JSON payload.
-const (
-	cmdCreateTenant    replica.CommandType = 1
-	cmdCreateNamespace replica.CommandType = 2
-	cmdCreateKey       replica.CommandType = 3
-	cmdRevokeKey       replica.CommandType = 4
-	cmdAddSigningKey   replica.CommandType = 5
-	cmdRegisterShard   replica.CommandType = 6
+// Commands of the control log. Types are append-only: a shipped number
+// keeps its meaning forever. Payloads are the replica's encoding
+// (MessagePack; entries written before it are JSON, which still decodes).
+var (
+	opCreateTenant    = replica.Op[createTenantCmd, tenantCreated]{Type: 1, Name: "create_tenant"}
+	opCreateNamespace = replica.Op[createNamespaceCmd, Namespace]{Type: 2, Name: "create_namespace"}
+	opCreateKey       = replica.Op[createKeyCmd, APIKey]{Type: 3, Name: "create_key"}
+	opRevokeKey       = replica.Op[revokeKeyCmd, APIKey]{Type: 4, Name: "revoke_key"}
+	opAddSigningKey   = replica.Op[addSigningKeyCmd, signingKey]{Type: 5, Name: "add_signing_key"}
+	opRegisterShard   = replica.Op[registerShardCmd, RegisteredShard]{Type: 6, Name: "register_shard"}
 )
 
-// newRegistry registers every command family's handlers.
+// newRegistry registers every command's handler.
 func newRegistry() *replica.Registry {
 	r := &replica.Registry{}
-	registerTenantCommands(r)
-	registerNamespaceCommands(r)
-	registerKeyCommands(r)
-	registerSigningCommands(r)
-	registerShardCommands(r)
+	opCreateTenant.Handle(r, applyCreateTenant)
+	opCreateNamespace.Handle(r, applyCreateNamespace)
+	opCreateKey.Handle(r, applyCreateKey)
+	opRevokeKey.Handle(r, applyRevokeKey)
+	opAddSigningKey.Handle(r, applyAddSigningKey)
+	opRegisterShard.Handle(r, applyRegisterShard)
 	return r
 }
 
-// handler adapts a typed apply function to a replica.Handler. A payload
-// that does not decode is a divergence between nodes, so it panics.
-func handler[C any](apply func(tx *replica.Tx, c C) any) replica.Handler {
-	return func(tx *replica.Tx, payload []byte) any {
-		var c C
-		if err := json.Unmarshal(payload, &c); err != nil {
-			panic(fmt.Sprintf("control: undecodable %T command: %v", c, err))
-		}
-		return apply(tx, c)
-	}
-}
-
-func encodeCommand(t replica.CommandType, c any) []byte {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("control: encode command %d: %v", t, err))
-	}
-	return replica.Command(t, b)
-}
-
-// propose replicates a command and returns its handler's result: R, or
-// the business error the handler returned.
-func propose[R any](ctx context.Context, s *Server, t replica.CommandType, c any) (R, error) {
-	var zero R
+// propose replicates c through op on the current node and returns its
+// result, the business error that refused it, or the replication failure
+// in the error catalog.
+func propose[C, R any](ctx context.Context, s *Server, op replica.Op[C, R], c *C) (R, error) {
 	node, release, err := s.acquire()
 	if err != nil {
+		var zero R
 		return zero, err
 	}
 	defer release()
-	v, err := node.Propose(ctx, encodeCommand(t, c))
-	switch {
-	case errors.Is(err, replica.ErrNotLeader):
-		return zero, apierr.Retry(apierr.NoLeader, 1, "the control plane has no leader")
-	case errors.Is(err, replica.ErrClosed):
-		return zero, apierr.Retry(apierr.Unavailable, 1, "the control plane is shutting down")
-	case err != nil:
-		return zero, fmt.Errorf("control: propose command %d: %w", t, err)
-	}
-	if e, ok := v.(error); ok {
-		return zero, e
-	}
-	r, ok := v.(R)
-	if !ok {
-		return zero, fmt.Errorf("control: command %d returned %T, want %T", t, v, zero)
-	}
-	return r, nil
+	return op.Propose(ctx, node, c)
 }
 
 // view runs fn on a consistent snapshot of the local state.

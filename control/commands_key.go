@@ -34,27 +34,22 @@ type revokeKeyCmd struct {
 	ID       string `json:"id"`
 }
 
-func registerKeyCommands(r *replica.Registry) {
-	r.Register(cmdCreateKey, "create_key", handler(applyCreateKey))
-	r.Register(cmdRevokeKey, "revoke_key", handler(applyRevokeKey))
-}
-
-func applyCreateKey(tx *replica.Tx, c createKeyCmd) any {
+func applyCreateKey(tx *replica.Tx, c *createKeyCmd) (APIKey, error) {
 	if err := checkKeyExpiry(c.ExpiresAt, tx.Now); err != nil {
-		return err
+		return APIKey{}, err
 	}
 	if c.TenantID != "" {
-		if err := checkKeyScope(tx, c, tx.Now); err != nil {
-			return err
+		if err := checkKeyScope(tx, *c, tx.Now); err != nil {
+			return APIKey{}, err
 		}
 	}
 	if must(exists(tx, layout.Key(c.TenantID, c.ID))) {
-		return apierr.New(apierr.Conflict, "key id %q exists", c.ID)
+		return APIKey{}, apierr.New(apierr.Conflict, "key id %q exists", c.ID)
 	}
 	k := APIKey{ID: c.ID, TenantID: c.TenantID, Name: c.Name, Role: c.Role, Namespaces: c.Namespaces,
 		CreatedAt: tx.Now, ExpiresAt: c.ExpiresAt}
 	putKey(tx, k)
-	return k
+	return k, nil
 }
 
 // checkKeyScope checks that a tenant key's tenant and namespaces exist and
@@ -87,13 +82,13 @@ func checkKeyScope(r pebble.Reader, c createKeyCmd, now time.Time) error {
 	return nil
 }
 
-func applyRevokeKey(tx *replica.Tx, c revokeKeyCmd) any {
+func applyRevokeKey(tx *replica.Tx, c *revokeKeyCmd) (APIKey, error) {
 	k, err := loadKey(tx, c.TenantID, c.ID)
 	if err != nil {
-		return businessErr(err)
+		return APIKey{}, businessErr(err)
 	}
 	if k.RevokedAt != nil {
-		return k
+		return k, nil
 	}
 	now := tx.Now
 	k.RevokedAt = &now
@@ -101,7 +96,7 @@ func applyRevokeKey(tx *replica.Tx, c revokeKeyCmd) any {
 	mustSet(tx, layout.Revoked(k.ID), layout.Uint64(uint64(now.UnixNano())))
 	version := must(getUint64(tx, layout.RevocationVersion()))
 	mustSet(tx, layout.RevocationVersion(), layout.Uint64(version+1))
-	return k
+	return k, nil
 }
 
 func putKey(tx *replica.Tx, k APIKey) {

@@ -22,27 +22,23 @@ type createNamespaceCmd struct {
 	placement
 }
 
-func registerNamespaceCommands(r *replica.Registry) {
-	r.Register(cmdCreateNamespace, "create_namespace", handler(applyCreateNamespace))
-}
-
-func applyCreateNamespace(tx *replica.Tx, c createNamespaceCmd) any {
+func applyCreateNamespace(tx *replica.Tx, c *createNamespaceCmd) (Namespace, error) {
 	if _, err := loadTenant(tx, c.TenantID); err != nil {
-		return businessErr(err)
+		return Namespace{}, businessErr(err)
 	}
 	if must(exists(tx, layout.Namespace(c.TenantID, c.Name))) {
-		return apierr.New(apierr.Conflict, "namespace %q exists", c.Name)
+		return Namespace{}, apierr.New(apierr.Conflict, "namespace %q exists", c.Name)
 	}
 	if must(count(tx, layout.Namespaces(c.TenantID))) >= maxNamespacesPerTenant {
-		return apierr.New(apierr.Conflict, "a tenant may have at most %d namespaces", maxNamespacesPerTenant)
+		return Namespace{}, apierr.New(apierr.Conflict, "a tenant may have at most %d namespaces", maxNamespacesPerTenant)
 	}
 	shard, err := c.choose(tx)
 	if err != nil {
-		return err
+		return Namespace{}, err
 	}
 	ns := Namespace{Name: c.Name, CreatedAt: tx.Now, ShardID: shard}
 	putNamespace(tx, c.TenantID, ns)
-	return ns
+	return ns, nil
 }
 
 // putNamespace writes a namespace and counts it on its shard.

@@ -20,11 +20,7 @@ type registerShardCmd struct {
 	Shard ShardRegistration `json:"shard"`
 }
 
-func registerShardCommands(r *replica.Registry) {
-	r.Register(cmdRegisterShard, "register_shard", handler(applyRegisterShard))
-}
-
-func applyRegisterShard(tx *replica.Tx, c registerShardCmd) any {
+func applyRegisterShard(tx *replica.Tx, c *registerShardCmd) (RegisteredShard, error) {
 	var rec RegisteredShard
 	if !must(getJSON(tx, layout.Shard(c.Shard.ShardID), &rec)) {
 		rec.RegisteredAt = tx.Now
@@ -35,7 +31,7 @@ func applyRegisterShard(tx *replica.Tx, c registerShardCmd) any {
 	rec.Version = c.Shard.Version
 	rec.LastRegisteredAt = tx.Now
 	mustSetJSON(tx, layout.Shard(rec.ID), rec)
-	return rec
+	return rec, nil
 }
 
 func loadRegisteredShard(r pebble.Reader, id string) (RegisteredShard, bool, error) {

@@ -18,29 +18,25 @@ type addSigningKeyCmd struct {
 	OnlyIfNone bool       `json:"only_if_none,omitempty"`
 }
 
-func registerSigningCommands(r *replica.Registry) {
-	r.Register(cmdAddSigningKey, "add_signing_key", handler(applyAddSigningKey))
-}
-
-func applyAddSigningKey(tx *replica.Tx, c addSigningKeyCmd) any {
+func applyAddSigningKey(tx *replica.Tx, c *addSigningKeyCmd) (signingKey, error) {
 	if c.OnlyIfNone {
 		if k, err := loadActiveSigningKey(tx); err == nil {
-			return k
+			return k, nil
 		} else if apierr.CodeOf(err) != apierr.NotFound {
 			panic(err)
 		}
 	}
 	if len(c.Key.Seed) != ed25519.SeedSize {
-		return apierr.New(apierr.BadRequest, "signing key seed is %d bytes, want %d", len(c.Key.Seed), ed25519.SeedSize)
+		return signingKey{}, apierr.New(apierr.BadRequest, "signing key seed is %d bytes, want %d", len(c.Key.Seed), ed25519.SeedSize)
 	}
 	if must(exists(tx, layout.SigningKey(c.Key.ID))) {
-		return apierr.New(apierr.Conflict, "signing key %q exists", c.Key.ID)
+		return signingKey{}, apierr.New(apierr.Conflict, "signing key %q exists", c.Key.ID)
 	}
 	k := c.Key
 	k.CreatedAt = tx.Now
 	mustSetJSON(tx, layout.SigningKey(k.ID), k)
 	mustSet(tx, layout.ActiveSigningKey(), []byte(k.ID))
-	return k
+	return k, nil
 }
 
 func (k signingKey) private() ed25519.PrivateKey { return ed25519.NewKeyFromSeed(k.Seed) }

@@ -27,20 +27,16 @@ type tenantCreated struct {
 	Owner  APIKey
 }
 
-func registerTenantCommands(r *replica.Registry) {
-	r.Register(cmdCreateTenant, "create_tenant", handler(applyCreateTenant))
-}
-
-func applyCreateTenant(tx *replica.Tx, c createTenantCmd) any {
+func applyCreateTenant(tx *replica.Tx, c *createTenantCmd) (tenantCreated, error) {
 	if must(exists(tx, layout.TenantName(c.Name))) {
-		return apierr.New(apierr.Conflict, "tenant name %q is taken", c.Name)
+		return tenantCreated{}, apierr.New(apierr.Conflict, "tenant name %q is taken", c.Name)
 	}
 	if must(exists(tx, layout.Tenant(c.ID))) {
-		return apierr.New(apierr.Conflict, "tenant id %q exists", c.ID)
+		return tenantCreated{}, apierr.New(apierr.Conflict, "tenant id %q exists", c.ID)
 	}
 	shard, err := c.choose(tx)
 	if err != nil {
-		return err
+		return tenantCreated{}, err
 	}
 	t := Tenant{ID: c.ID, Name: c.Name, CreatedAt: tx.Now}
 	mustSetJSON(tx, layout.Tenant(t.ID), t)
@@ -51,7 +47,7 @@ func applyCreateTenant(tx *replica.Tx, c createTenantCmd) any {
 		Namespaces: []string{tenancy.AllNamespaces}, CreatedAt: tx.Now,
 	}
 	putKey(tx, owner)
-	return tenantCreated{Tenant: t, Owner: owner}
+	return tenantCreated{Tenant: t, Owner: owner}, nil
 }
 
 func exists(r pebble.Reader, k []byte) (bool, error) {

@@ -30,15 +30,19 @@ func setupApply(t *testing.T) *applyBundle {
 	return &applyBundle{db: db, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 
-// apply runs fn in a fresh batch, commits it and returns fn's result and
-// whether the batch held no writes.
-func apply[C any](t *testing.T, b *applyBundle, fn func(*replica.Tx, C) any, c C) (any, bool) {
+// apply runs fn in a fresh batch, commits it and returns fn's result (or
+// the error that refused the command) and whether the batch held no writes.
+func apply[C, R any](t *testing.T, b *applyBundle, fn func(*replica.Tx, *C) (R, error), c C) (any, bool) {
 	t.Helper()
 	b.idx++
 	b.now = b.now.Add(time.Second)
 	batch := b.db.NewIndexedBatch()
 	defer batch.Close()
-	out := fn(&replica.Tx{Batch: batch, Now: b.now, Index: b.idx}, c)
+	var out any
+	res, err := fn(&replica.Tx{Batch: batch, Now: b.now, Index: b.idx}, &c)
+	if out = res; err != nil {
+		out = err
+	}
 	empty := batch.Empty()
 	require.NoError(t, batch.Commit(pebble.NoSync))
 	return out, empty
@@ -256,9 +260,11 @@ func TestApplyAddSigningKey(t *testing.T) {
 func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry()
-	for _, c := range []replica.CommandType{cmdCreateTenant, cmdCreateNamespace, cmdCreateKey, cmdRevokeKey, cmdAddSigningKey} {
+	for _, c := range []replica.CommandType{opCreateTenant.Type, opCreateNamespace.Type, opCreateKey.Type, opRevokeKey.Type,
+		opAddSigningKey.Type, opRegisterShard.Type} {
 		require.NotEmpty(t, reg.Name(c), "command %d", c)
 	}
-	h := handler(applyRevokeKey)
-	require.Panics(t, func() { h(&replica.Tx{}, []byte("{not json")) })
+	require.Len(t, reg.Types(), 6, "every command is registered")
+	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte("{not json"))) })
+	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte{0xc1})) }, "nor msgpack")
 }

@@ -105,7 +105,7 @@ func (s *Server) IssueOperatorKey(ctx context.Context, name string) (string, err
 }
 
 func (s *Server) createKey(ctx context.Context, cmd createKeyCmd) (CreatedKey, error) {
-	k, err := propose[APIKey](ctx, s, cmdCreateKey, cmd)
+	k, err := propose(ctx, s, opCreateKey, &cmd)
 	if err != nil {
 		return CreatedKey{}, err
 	}
@@ -132,7 +132,7 @@ func (s *Server) RevokeKey(ctx context.Context, tid, id string) error {
 	if (tid != "" && tenancy.ValidateTenantID(tid) != nil) || !keyIDRE.MatchString(id) {
 		return apierr.New(apierr.NotFound, "key %q not found", id)
 	}
-	_, err := propose[APIKey](ctx, s, cmdRevokeKey, revokeKeyCmd{TenantID: tid, ID: id})
+	_, err := propose(ctx, s, opRevokeKey, &revokeKeyCmd{TenantID: tid, ID: id})
 	return err
 }
 

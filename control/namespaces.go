@@ -19,7 +19,7 @@ func (s *Server) CreateNamespace(ctx context.Context, tid, name string) (Namespa
 		return Namespace{}, apierr.Field("name", "%v", err)
 	}
 	cmd := createNamespaceCmd{TenantID: tid, Name: name, placement: s.placement()}
-	return propose[Namespace](ctx, s, cmdCreateNamespace, cmd)
+	return propose(ctx, s, opCreateNamespace, &cmd)
 }
 
 // Namespaces lists tenant tid's namespaces by name.

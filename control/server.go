@@ -84,6 +84,7 @@ func (s *Server) replicaConfig() replica.Config {
 	return replica.Config{
 		Dir:              s.cfg.DataDir,
 		Name:             "control",
+		Subject:          "the control plane",
 		NodeID:           s.cfg.NodeID,
 		RaftAddr:         s.cfg.RaftAddr,
 		Bootstrap:        true,

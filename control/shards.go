@@ -35,7 +35,7 @@ func (s *Server) RegisterShard(ctx context.Context, reg ShardRegistration) (Regi
 	if err := validateRegistration(&reg); err != nil {
 		return RegisteredShard{}, err
 	}
-	return propose[RegisteredShard](ctx, s, cmdRegisterShard, registerShardCmd{Shard: reg})
+	return propose(ctx, s, opRegisterShard, &registerShardCmd{Shard: reg})
 }
 
 func validateRegistration(reg *ShardRegistration) error {

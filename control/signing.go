@@ -26,7 +26,7 @@ func (s *Server) ensureSigningKey(ctx context.Context) error {
 		return fmt.Errorf("control: generate signing key: %w", err)
 	}
 	cmd := addSigningKeyCmd{Key: signingKey{ID: newID("sk_"), Seed: seed}, OnlyIfNone: true}
-	k, err := propose[signingKey](ctx, s, cmdAddSigningKey, cmd)
+	k, err := propose(ctx, s, opAddSigningKey, &cmd)
 	if err != nil {
 		return fmt.Errorf("control: add signing key: %w", err)
 	}

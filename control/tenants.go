@@ -17,7 +17,7 @@ func (s *Server) CreateTenant(ctx context.Context, name string) (CreateTenantRes
 		return CreateTenantResult{}, apierr.Field("name", "%v", err)
 	}
 	cmd := createTenantCmd{ID: newID("t_"), Name: name, OwnerKeyID: newID("key_"), placement: s.placement()}
-	res, err := propose[tenantCreated](ctx, s, cmdCreateTenant, cmd)
+	res, err := propose(ctx, s, opCreateTenant, &cmd)
 	if err != nil {
 		return CreateTenantResult{}, err
 	}

@@ -31,7 +31,10 @@ func BenchmarkApplyLifecycle(b *testing.B) {
 		bt := db.NewIndexedBatch()
 		idx++
 		tx := replica.NewTx(bt, now, idx)
-		res := reg.Apply(tx, replica.Command(t, encode(c)))
+		res, err := reg.Apply(tx, replica.Command(t, encode(c)))
+		if err != nil {
+			b.Fatal(err)
+		}
 		tx.RunBeforeCommit()
 		if err := bt.Commit(pebble.NoSync); err != nil {
 			b.Fatal(err)

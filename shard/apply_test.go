@@ -40,7 +40,11 @@ func (f *fsmBundle) apply(t replica.CommandType, c any) any {
 	b := f.db.NewIndexedBatch()
 	f.idx++
 	tx := replica.NewTx(b, f.now, f.idx)
-	res := f.reg.Apply(tx, replica.Command(t, encode(c)))
+	var res any
+	v, err := f.reg.Apply(tx, replica.Command(t, encode(c)))
+	if res = v; err != nil {
+		res = err
+	}
 	tx.RunBeforeCommit()
 	require.NoError(f.t, b.Commit(pebble.Sync))
 	return res

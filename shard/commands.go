@@ -54,7 +54,7 @@ func (e *Engine) registry() *replica.Registry {
 	e.jobs = newJobCache(jobCacheSize)
 	e.floors = &timeFloors{m: map[string]int64{}}
 	e.swept = map[string]int64{}
-	r.OnRestore(func() {
+	r.OnReset(func() {
 		e.heads = pendingHeads{}
 		e.queues.reset()
 		e.jobs.reset()
@@ -75,11 +75,15 @@ func (e *Engine) registry() *replica.Registry {
 
 // typed wraps a handler that decodes its payload into C.
 func typed[C any](h func(tx *replica.Tx, c *C) any) replica.Handler {
-	return func(tx *replica.Tx, payload []byte) any {
+	return func(tx *replica.Tx, payload []byte) (any, error) {
 		c := new(C)
 		if err := decode(payload, c); err != nil {
 			panic("shard: undecodable command: " + err.Error())
 		}
-		return h(tx, c)
+		res := h(tx, c)
+		if err, ok := res.(error); ok {
+			return nil, err
+		}
+		return res, nil
 	}
 }

@@ -114,14 +114,14 @@ func (e *Engine) propose(ctx context.Context, t replica.CommandType, c any) (any
 	if err != nil {
 		return nil, proposeError(err)
 	}
-	if err, ok := res.(error); ok {
-		return nil, err
-	}
 	return res, nil
 }
 
 func proposeError(err error) error {
+	var ae *apierr.Error
 	switch {
+	case errors.As(err, &ae):
+		return err
 	case errors.Is(err, replica.ErrNotLeader):
 		return apierr.Retry(apierr.NoLeader, 1, "this shard has no leader yet; retry shortly")
 	case errors.Is(err, replica.ErrLeadershipLost):

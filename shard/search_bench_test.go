@@ -152,7 +152,10 @@ func (m *millionBuilder) apply(cmds ...[]byte) []any {
 	tx := replica.NewTx(batch, m.now, 0)
 	out := make([]any, len(cmds))
 	for i, c := range cmds {
-		out[i] = m.reg.Apply(tx, c)
+		v, err := m.reg.Apply(tx, c)
+		if out[i] = v; err != nil {
+			out[i] = err
+		}
 	}
 	tx.RunBeforeCommit()
 	if err := batch.Commit(pebble.NoSync); err != nil {

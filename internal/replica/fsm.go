@@ -27,7 +27,8 @@ type fsm struct {
 	tmp      string // scratch space for checkpoints and restores
 	applied  atomic.Uint64
 	restores atomic.Uint64
-	lastNow  int64 // only touched by raft's FSM goroutine
+	redos    atomic.Uint64 // groups applied again after a refused command had written
+	lastNow  int64         // only touched by raft's FSM goroutine
 	observer func(cmds int, d time.Duration)
 
 	waitMu sync.Mutex
@@ -86,13 +87,11 @@ func (f *fsm) Apply(l *raft.Log) any {
 }
 
 // ApplyBatch applies consecutive committed entries in one Pebble batch.
+// Each entry's result is a []Outcome, one per command.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	start := time.Now()
-	results := make([]any, len(logs))
-	b := f.db.NewIndexedBatch()
-	var after []func()
-	var txs []*Tx
-	last, ncmds := uint64(0), 0
+	entries := make([]groupEntry, 0, len(logs))
+	at := make([]int, 0, len(logs)) // index in logs of each entry
 	for i, l := range logs {
 		if l.Type != raft.LogCommand || l.Index <= f.applied.Load() {
 			continue
@@ -101,31 +100,102 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		if err != nil {
 			panic(fmt.Sprintf("replica: entry %d: %v", l.Index, err))
 		}
-		if now < f.lastNow { // a new leader's clock may lag; state time never goes back
-			now = f.lastNow
-		}
-		f.lastNow = now
-		tx := &Tx{Batch: b, Now: time.Unix(0, now).UTC(), Index: l.Index}
-		out := make([]any, len(cmds))
-		for j, c := range cmds {
-			out[j] = f.reg.Apply(tx, c)
-		}
-		results[i] = out
-		txs = append(txs, tx)
-		last = l.Index
-		ncmds += len(cmds)
+		entries = append(entries, groupEntry{index: l.Index, now: now, cmds: cmds})
+		at = append(at, i)
 	}
-	if last == 0 {
-		b.Close()
+	results := make([]any, len(logs))
+	if len(entries) == 0 {
 		return results
 	}
+	outs, ncmds := f.applyGroup(entries)
+	for k, i := range at {
+		results[i] = outs[k]
+	}
+	if f.observer != nil {
+		f.observer(ncmds, time.Since(start))
+	}
+	return results
+}
+
+// groupEntry is one log entry of a group: its index, the leader's clock
+// and its commands.
+type groupEntry struct {
+	index uint64
+	now   int64
+	cmds  [][]byte
+}
+
+// cmdRef names one command of a group: entry and position.
+type cmdRef struct{ entry, cmd int }
+
+// applyGroup applies entries in one batch and commits it with the last
+// applied index. A refused command must leave nothing: one that refused
+// before writing (the usual case) only loses the commit callbacks it
+// registered; one that had written to the batch or marked in-memory state
+// dirty makes the whole group start again from the committed state, in a
+// new batch with the state machine's caches reset, with that command
+// refused without being applied. Which commands fail is decided by the
+// log alone, so every node ends in the same state.
+func (f *fsm) applyGroup(entries []groupEntry) (outs [][]Outcome, ncmds int) {
+	refused := map[cmdRef]error{}
+	for {
+		outs, ncmds, redo := f.tryGroup(entries, refused, f.lastNow)
+		if !redo {
+			return outs, ncmds
+		}
+		f.redos.Add(1)
+		f.reg.reset()
+	}
+}
+
+// tryGroup is one attempt of applyGroup; redo reports that a refused
+// command had written, was added to refused, and the group must start
+// again.
+func (f *fsm) tryGroup(entries []groupEntry, refused map[cmdRef]error, lastNow int64) (outs [][]Outcome, ncmds int, redo bool) {
+	b := f.db.NewIndexedBatch()
+	txs := make([]*Tx, len(entries))
+	outs = make([][]Outcome, len(entries))
+	for i, en := range entries {
+		now := en.now
+		if now < lastNow { // a new leader's clock may lag; state time never goes back
+			now = lastNow
+		}
+		lastNow = now
+		tx := &Tx{Batch: b, Now: time.Unix(0, now).UTC(), Index: en.index}
+		txs[i] = tx
+		out := make([]Outcome, len(en.cmds))
+		for j, c := range en.cmds {
+			if err, ok := refused[cmdRef{i, j}]; ok {
+				out[j] = Outcome{Err: err}
+				continue
+			}
+			count, nafter, nbefore := b.Count(), len(tx.after), len(tx.before)
+			tx.dirty = false
+			v, err := f.reg.Apply(tx, c)
+			if err == nil {
+				out[j] = Outcome{Value: v}
+				continue
+			}
+			if b.Count() != count || tx.dirty {
+				refused[cmdRef{i, j}] = err
+				b.Close()
+				return nil, 0, true
+			}
+			tx.after, tx.before = tx.after[:nafter], tx.before[:nbefore]
+			out[j] = Outcome{Err: err}
+		}
+		outs[i] = out
+		ncmds += len(en.cmds)
+	}
+	var after []func()
 	for _, tx := range txs {
 		tx.RunBeforeCommit()
 		after = append(after, tx.after...)
 	}
+	last := entries[len(entries)-1].index
 	var v [16]byte
 	binary.BigEndian.PutUint64(v[:8], last)
-	binary.BigEndian.PutUint64(v[8:], uint64(f.lastNow))
+	binary.BigEndian.PutUint64(v[8:], uint64(lastNow))
 	if err := b.Set(appliedKey, v[:], nil); err != nil {
 		panic(fmt.Sprintf("replica: set applied: %v", err))
 	}
@@ -133,13 +203,11 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		panic(fmt.Sprintf("replica: commit entry %d: %v", last, err))
 	}
 	b.Close()
+	f.lastNow = lastNow
 	f.applied.Store(last)
 	f.appliedMoved()
 	for _, fn := range after {
 		fn()
 	}
-	if f.observer != nil {
-		f.observer(ncmds, time.Since(start))
-	}
-	return results
+	return outs, ncmds, false
 }

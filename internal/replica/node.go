@@ -32,8 +32,11 @@ var ErrClosed = errors.New("replica: closed")
 
 // Config configures a Node. Zero values take the defaults in comments.
 type Config struct {
-	Dir      string // required: holds raft/ and state/
-	Name     string // the group's name in metrics, e.g. "shard s1"; default "default"
+	Dir  string // required: holds raft/ and state/
+	Name string // the group's name in metrics, e.g. "shard s1"; default "default"
+	// Subject names the group in the errors callers see, e.g. "this shard";
+	// default "this group".
+	Subject  string
 	NodeID   string // default "node1"
 	RaftAddr string // address to bind for Raft; default 127.0.0.1:0
 	// RaftAdvertise is the address other members dial to reach this node,
@@ -69,6 +72,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.Name == "" {
 		c.Name = "default"
+	}
+	if c.Subject == "" {
+		c.Subject = "this group"
 	}
 	if c.NodeID == "" {
 		c.NodeID = "node1"
@@ -277,6 +283,14 @@ func (n *Node) raftConfig() *raft.Config {
 	return rc
 }
 
+// Subject names the group in errors (Config.Subject).
+func (n *Node) Subject() string { return n.cfg.Subject }
+
+// Redos is how many groups were applied again because a refused command
+// had already written (see fsm.applyGroup): a handler that should check
+// before it writes.
+func (n *Node) Redos() uint64 { return n.fsm.redos.Load() }
+
 // HasState reports whether the node found Raft state on disk when it
 // opened: a node without it and without Bootstrap must be added by the
 // leader before it does anything.
@@ -294,8 +308,11 @@ func (n *Node) RaftAddr() string { return string(n.trans.LocalAddr()) }
 // AppliedIndex is the last log index applied to the state.
 func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
 
-// Propose replicates cmd and returns the handler's result. Concurrent
-// proposals are packed into shared entries (group commit).
+// Propose replicates cmd and returns the handler's result or the business
+// error that refused it; replication failures are ErrNotLeader,
+// ErrLeadershipLost, ErrClosed or the context's error. Concurrent
+// proposals are packed into shared entries (group commit). Op.Propose is
+// the typed way in.
 func (n *Node) Propose(ctx context.Context, cmd []byte) (any, error) {
 	if n.raft.State() != raft.Leader {
 		return nil, ErrNotLeader
@@ -355,13 +372,13 @@ func (n *Node) resolveLoop() {
 			}
 			continue
 		}
-		vals, _ := fl.f.Response().([]any)
+		outs, _ := fl.f.Response().([]Outcome)
 		for i, p := range fl.batch {
-			var v any
-			if i < len(vals) {
-				v = vals[i]
+			var r result
+			if i < len(outs) {
+				r = result{val: outs[i].Value, err: outs[i].Err}
 			}
-			p.done <- result{val: v}
+			p.done <- r
 		}
 	}
 }

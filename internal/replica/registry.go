@@ -24,6 +24,15 @@ type Tx struct {
 	Index  uint64
 	after  []func()
 	before []func()
+	dirty  bool // the running command changed in-memory state (MarkDirty)
+	vals   map[any]any
+}
+
+// NewTx returns a transaction over batch at the given clock and index. The
+// replica makes one per entry; tests of a state machine's parts make their
+// own.
+func NewTx(b *pebble.Batch, now time.Time, index uint64) *Tx {
+	return &Tx{Batch: b, Now: now, Index: index}
 }
 
 // BeforeCommit registers f to run after every command of the batch was
@@ -44,9 +53,9 @@ func (tx *Tx) RunBeforeCommit() {
 // effects outside the state (waking long-poll waiters, metrics).
 func (tx *Tx) AfterCommit(f func()) { tx.after = append(tx.after, f) }
 
-// RunAfterCommit runs the registered after-commit functions, for tests and
-// benchmarks that commit a batch of their own (the replica runs them for
-// every entry it applies).
+// RunAfterCommit runs the registered after-commit functions, for tests
+// that commit a batch of their own (the replica runs them for every entry
+// it applies).
 func (tx *Tx) RunAfterCommit() {
 	for _, f := range tx.after {
 		f()
@@ -54,22 +63,50 @@ func (tx *Tx) RunAfterCommit() {
 	tx.after = nil
 }
 
-// Handler applies one command's payload. It returns the command's result:
-// a value, or an error value for a business failure (not found, lease
-// lost). Such failures must leave no writes behind; a handler that fails
-// halfway must undo or avoid its writes before returning.
-type Handler func(tx *Tx, payload []byte) any
+// MarkDirty tells the replica that the running command changed in-memory
+// state derived from the store (a cache a later commit flushes). A command
+// that fails after writing to the batch or marking itself dirty is undone
+// by applying its group again without it (see fsm.applyGroup).
+func (tx *Tx) MarkDirty() { tx.dirty = true }
+
+// Value returns what Stash stored under key in this entry, or nil.
+func (tx *Tx) Value(key any) any { return tx.vals[key] }
+
+// Stash keeps v under key for the rest of the entry: per-entry state of a
+// state machine (say, events to publish after the commit) that must
+// vanish with the entry if the replica applies it again.
+func (tx *Tx) Stash(key, v any) {
+	if tx.vals == nil {
+		tx.vals = map[any]any{}
+	}
+	tx.vals[key] = v
+}
+
+// Handler applies one command's payload and returns its result, or the
+// business failure (not found, lease lost) that refused it. A refused
+// command leaves nothing behind: the replica drops its writes, its
+// commit callbacks and its in-memory changes.
+type Handler func(tx *Tx, payload []byte) (any, error)
 
 // Registry maps command types to handlers.
 type Registry struct {
-	handlers  [256]Handler
-	names     [256]string
-	onRestore []func()
+	handlers [256]Handler
+	names    [256]string
+	onReset  []func()
 }
 
-// OnRestore registers f to run after the state was replaced by a snapshot,
-// so a state machine can drop in-memory caches derived from the old state.
-func (r *Registry) OnRestore(f func()) { r.onRestore = append(r.onRestore, f) }
+// OnReset registers f to run when the state changed under the state
+// machine's in-memory caches: a snapshot replaced it, or a group of
+// entries is being applied again after a refused command had already
+// written (its writes were discarded with the batch). f drops whatever
+// the caches derived from the old state.
+func (r *Registry) OnReset(f func()) { r.onReset = append(r.onReset, f) }
+
+func (r *Registry) reset() {
+	for _, f := range r.onReset {
+		f()
+	}
+}
 
 // Register adds a handler; registering a type twice is a programming error.
 func (r *Registry) Register(t CommandType, name string, h Handler) {
@@ -83,15 +120,22 @@ func (r *Registry) Register(t CommandType, name string, h Handler) {
 // Name is the registered name of a command type.
 func (r *Registry) Name(t CommandType) string { return r.names[t] }
 
-// NewTx returns a transaction over batch at the given clock and index. The
-// replica makes one per entry; tests of state machines make their own.
-func NewTx(b *pebble.Batch, now time.Time, index uint64) *Tx {
-	return &Tx{Batch: b, Now: now, Index: index}
+// Types lists the registered command types in order.
+func (r *Registry) Types() []CommandType {
+	var out []CommandType
+	for t, h := range r.handlers {
+		if h != nil {
+			out = append(out, CommandType(t))
+		}
+	}
+	return out
 }
 
 // Apply dispatches one command. An undecodable command is a divergence:
-// every node must apply the same log the same way, so it panics.
-func (r *Registry) Apply(tx *Tx, cmd []byte) any {
+// every node must apply the same log the same way, so it panics. Apply
+// alone does not undo a refused command's writes: the replica's group
+// apply (and Local) do.
+func (r *Registry) Apply(tx *Tx, cmd []byte) (any, error) {
 	if len(cmd) == 0 {
 		panic("replica: empty command in log")
 	}
@@ -99,7 +143,7 @@ func (r *Registry) Apply(tx *Tx, cmd []byte) any {
 	h := r.handlers[t]
 	if h == nil {
 		if t&IgnoreUnknown != 0 {
-			return nil
+			return nil, nil
 		}
 		panic(fmt.Sprintf("replica: unknown command type %d in log", t))
 	}

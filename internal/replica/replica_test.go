@@ -26,10 +26,10 @@ type counter struct {
 
 func (c *counter) registry() *Registry {
 	r := new(Registry)
-	r.Register(cmdAdd, "add", func(tx *Tx, p []byte) any {
+	r.Register(cmdAdd, "add", func(tx *Tx, p []byte) (any, error) {
 		c.applied.Add(1)
 		if p[0] == 0 {
-			return errors.New("zero")
+			return nil, errors.New("zero")
 		}
 		var n uint64
 		if v, closer, err := tx.Get([]byte("n")); err == nil {
@@ -41,7 +41,7 @@ func (c *counter) registry() *Registry {
 			panic(err)
 		}
 		tx.AfterCommit(func() { c.after.Add(1) })
-		return n
+		return n, nil
 	})
 	return r
 }
@@ -84,10 +84,12 @@ func TestEntryCodecRoundTrip(t *testing.T) {
 func TestRegistryRefusesDuplicatesAndUnknown(t *testing.T) {
 	t.Parallel()
 	r := new(Registry)
-	r.Register(1, "a", func(*Tx, []byte) any { return nil })
-	require.Panics(t, func() { r.Register(1, "b", func(*Tx, []byte) any { return nil }) })
-	require.Nil(t, r.Apply(&Tx{}, []byte{byte(IgnoreUnknown | 7)}), "ignorable unknown types are skipped")
-	require.Panics(t, func() { r.Apply(&Tx{}, []byte{9}) }, "an unknown type is a divergence")
+	r.Register(1, "a", func(*Tx, []byte) (any, error) { return nil, nil })
+	require.Panics(t, func() { r.Register(1, "b", func(*Tx, []byte) (any, error) { return nil, nil }) })
+	v, err := r.Apply(&Tx{}, []byte{byte(IgnoreUnknown | 7)})
+	require.Nil(t, v, "ignorable unknown types are skipped")
+	require.NoError(t, err)
+	require.Panics(t, func() { _, _ = r.Apply(&Tx{}, []byte{9}) }, "an unknown type is a divergence")
 }
 
 func TestConcurrentProposalsShareEntries(t *testing.T) {
@@ -116,10 +118,9 @@ func TestConcurrentProposalsShareEntries(t *testing.T) {
 	require.Less(t, entries, uint64(writers*each), "group commit packed proposals into fewer entries")
 	t.Logf("%d proposals in %d entries", writers*each, entries)
 
-	// A business failure comes back as a value and writes nothing.
-	v, err := n.Propose(context.Background(), Command(cmdAdd, []byte{0}))
-	require.NoError(t, err)
-	require.EqualError(t, v.(error), "zero")
+	// A business failure comes back as the command's error and writes nothing.
+	_, err := n.Propose(context.Background(), Command(cmdAdd, []byte{0}))
+	require.EqualError(t, err, "zero")
 	require.Equal(t, uint64(writers*each), read(t, n))
 }
 

@@ -132,9 +132,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.restores.Add(1)
 	f.appliedMoved()
-	for _, fn := range f.reg.onRestore {
-		fn()
-	}
+	f.reg.reset()
 	return nil
 }
 

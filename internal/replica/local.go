@@ -1,0 +1,40 @@
+package replica
+
+import (
+	"time"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// Local applies commands to a Pebble database without Raft, through the
+// same group apply a node uses (one batch per call, refused commands
+// dropped, the applied index recorded): for tests and benchmarks of a
+// state machine. It is not safe for concurrent use.
+type Local struct {
+	f     *fsm
+	index uint64
+}
+
+// NewLocal returns a Local over db, which it does not own.
+func NewLocal(db *pebble.DB, reg *Registry) (*Local, error) {
+	f, err := newFSM(db, reg, "")
+	if err != nil {
+		return nil, err
+	}
+	return &Local{f: f, index: f.applied.Load()}, nil
+}
+
+// Apply applies cmds as one log entry stamped now and returns one outcome
+// per command.
+func (l *Local) Apply(now time.Time, cmds ...[]byte) []Outcome {
+	l.index++
+	outs, _ := l.f.applyGroup([]groupEntry{{index: l.index, now: now.UnixNano(), cmds: cmds}})
+	return outs[0]
+}
+
+// Index is the index of the last entry applied.
+func (l *Local) Index() uint64 { return l.index }
+
+// Redos is how many groups were applied again because a refused command
+// had written (see fsm.applyGroup); tests of a state machine expect none.
+func (l *Local) Redos() uint64 { return l.f.redos.Load() }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
@@ -18,8 +19,9 @@ import (
 type authenticator struct {
 	keys   *keySet
 	revs   *revocations
-	tokens *boundedMap[string, verifiedKey]
+	tokens *lru.Cache[string, verifiedKey]
 	parser *jwt.Parser
+	clock  clockwork.Clock
 	ctx    context.Context // bounds JWKS fetches caused by unknown kids
 }
 
@@ -34,17 +36,24 @@ var (
 	errUnknownKid = errors.New("key is signed by an unknown signing key")
 )
 
-func newAuthenticator(ctx context.Context, keys *keySet, revs *revocations, cacheSize int) *authenticator {
+// newAuthenticator caches up to cacheSize verified keys. A cached key's
+// expiry and a fresh key's exp claim are both judged by clock.
+func newAuthenticator(ctx context.Context, keys *keySet, revs *revocations, cacheSize int, clock clockwork.Clock) (*authenticator, error) {
+	tokens, err := lru.New[string, verifiedKey](cacheSize)
+	if err != nil {
+		return nil, err
+	}
 	a := &authenticator{
 		keys:   keys,
 		revs:   revs,
-		tokens: newBoundedMap[string, verifiedKey](cacheSize),
-		parser: jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()})),
+		tokens: tokens,
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}), jwt.WithTimeFunc(clock.Now)),
+		clock:  clock,
 		ctx:    ctx,
 	}
 	// A signing key dropped from the JWKS must stop vouching for cached keys.
-	keys.onRemoved = a.tokens.clear
-	return a
+	keys.onRemoved = a.tokens.Purge
+	return a, nil
 }
 
 // ready reports whether keys can be judged: signing keys and the
@@ -61,15 +70,15 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 	if err != nil {
 		return nil, err
 	}
-	v, cached := a.tokens.get(token)
-	if cached && (v.expires == 0 || time.Now().UnixNano() < v.expires) {
+	v, cached := a.tokens.Get(token)
+	if cached && (v.expires == 0 || a.clock.Now().UnixNano() < v.expires) {
 		return a.checkRevoked(v.claims)
 	}
 	tok := strings.Clone(token)
 	claims, err := a.verify(tok)
 	if err != nil {
 		if cached { // expired since it was cached
-			a.tokens.remove(tok)
+			a.tokens.Remove(tok)
 		}
 		return nil, err
 	}
@@ -77,7 +86,7 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 	if claims.ExpiresAt != nil {
 		exp = claims.ExpiresAt.UnixNano()
 	}
-	a.tokens.put(tok, verifiedKey{claims: claims, expires: exp})
+	a.tokens.Add(tok, verifiedKey{claims: claims, expires: exp})
 	return a.checkRevoked(claims)
 }
 

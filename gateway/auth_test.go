@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -62,7 +63,7 @@ func TestAuthAcceptsAndCachesKey(t *testing.T) {
 		r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
 		require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	}
-	require.Equal(t, 1, b.gw.auth.tokens.len())
+	require.Equal(t, 1, b.gw.auth.tokens.Len())
 }
 
 func TestAuthOperatorKeyRefused(t *testing.T) {
@@ -76,16 +77,18 @@ func TestAuthOperatorKeyRefused(t *testing.T) {
 
 func TestAuthRevokedKeyRefusedWithinFiveSeconds(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *Config) { c.RevocationInterval = time.Second }) // the production default
+	clk := clockwork.NewFakeClock()
+	b := setup(t, func(c *Config) { c.RevocationInterval = time.Second; c.Clock = clk }) // the production default
 	key := b.key(t, tenancy.RoleProducer, "default")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 
 	b.control.revoke("key_producer")
-	revokedAt := time.Now()
-	require.Eventually(t, func() bool {
-		return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status == http.StatusUnauthorized
-	}, 5*time.Second, 20*time.Millisecond, "a revoked, cached key still works after 5s")
-	require.Less(t, time.Since(revokedAt), 5*time.Second)
+	revokedAt := clk.Now()
+	for b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status != http.StatusUnauthorized {
+		require.Less(t, clk.Since(revokedAt), 5*time.Second, "a revoked, cached key still works after 5s")
+		tick(t, clk, 100*time.Millisecond)
+	}
+	require.Less(t, clk.Since(revokedAt), 5*time.Second)
 
 	e := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Contains(t, e.Message, "revoked")
@@ -104,14 +107,14 @@ func TestAuthRotatedSigningKeyIsFetched(t *testing.T) {
 
 func TestAuthDroppedSigningKeyStopsCachedKeys(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *Config) { c.JWKSInterval = 20 * time.Millisecond })
+	clk := clockwork.NewFakeClock()
+	b := setup(t, func(c *Config) { c.JWKSInterval = 20 * time.Millisecond; c.Clock = clk })
 	key := b.key(t, tenancy.RoleProducer, "default")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 
 	b.control.setJWKS([]tenancy.JWK{newSigner(t, "sig-2").jwk()}, false)
-	require.Eventually(t, func() bool {
-		return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status == http.StatusUnauthorized
-	}, 5*time.Second, 20*time.Millisecond)
+	tick(t, clk, 20*time.Millisecond) // the next JWKS refresh
+	require.Equal(t, http.StatusUnauthorized, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 }
 
 func TestAuthUnknownKidRefreshIsRateLimited(t *testing.T) {
@@ -128,26 +131,33 @@ func TestAuthUnknownKidRefreshIsRateLimited(t *testing.T) {
 
 func TestAuthExpiryHonouredFromCache(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	clk := clockwork.NewFakeClock()
+	b := setup(t, func(c *Config) { c.Clock = clk })
 	c := claimsFor(tenantA, "key_short", tenancy.RoleProducer, "default")
-	c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(2 * time.Second))
+	c.ExpiresAt = jwt.NewNumericDate(clk.Now().Add(2 * time.Second))
 	key := b.signer.sign(t, c)
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+	start := clk.Now()
 	var refused reply
-	require.Eventually(t, func() bool {
+	for {
 		refused = b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
-		return refused.status == http.StatusUnauthorized
-	}, 5*time.Second, 50*time.Millisecond)
+		if refused.status == http.StatusUnauthorized {
+			break
+		}
+		require.Less(t, clk.Since(start), 5*time.Second, "an expired, cached key still works")
+		tick(t, clk, 100*time.Millisecond)
+	}
 	e := refused.requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Contains(t, e.Message, "expired")
-	require.False(t, time.Now().Before(c.ExpiresAt.Time), "refused only once exp has passed")
+	require.False(t, clk.Now().Before(c.ExpiresAt.Time), "refused only once exp has passed")
 }
 
 func TestNotReadyUntilKeysLoaded(t *testing.T) {
 	t.Parallel()
+	clk := clockwork.NewFakeClock()
 	b := newBundle(t)
 	b.control.setJWKS(nil, true)
-	b.start(t)
+	b.start(t, func(c *Config) { c.Clock = clk })
 
 	r := b.do(t, http.MethodGet, "/healthz", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
@@ -158,6 +168,7 @@ func TestNotReadyUntilKeysLoaded(t *testing.T) {
 	require.Equal(t, "1", r.header.Get("Retry-After"))
 
 	b.control.setJWKS([]tenancy.JWK{b.signer.jwk()}, false)
+	tick(t, clk, 500*time.Millisecond) // a failed refresh is retried within 500ms
 	b.waitReady(t)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/readyz", "", nil).status)
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)

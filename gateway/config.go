@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/jobbie/jobbie/internal/gossip"
 )
 
@@ -79,6 +81,11 @@ type Config struct {
 
 	// Logger receives operational logs. Default slog.Default().
 	Logger *slog.Logger
+	// Clock tells the time for the caches' expiry, key expiry, the
+	// refresh loops and request metrics; tests pass a fake one. Deadlines
+	// handed to the network (shard requests, client writes) and the leader
+	// retry budget stay on the wall clock. Default clockwork.NewRealClock().
+	Clock clockwork.Clock
 }
 
 const mib = 1 << 20
@@ -109,6 +116,9 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
+	}
 	return c
 }
 
@@ -133,6 +143,9 @@ func (c Config) Validate() error {
 	}
 	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
+	}
+	if c.TokenCacheSize < 0 || c.DecisionCacheSize < 0 || c.PlacementCacheSize < 0 {
+		return errors.New("gateway: cache sizes must be positive")
 	}
 	if c.LongPollMax < c.LongPollDefault {
 		return fmt.Errorf("gateway: LongPollMax %s is below LongPollDefault %s", c.LongPollMax, c.LongPollDefault)

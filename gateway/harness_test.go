@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -82,6 +83,21 @@ func (b *bundle) waitReady(t testing.TB) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("gateway not ready after 5s")
 	}
+}
+
+// refreshLoops is how many timers a gateway keeps on its clock between
+// refreshes: the revocation list's and the signing keys'.
+const refreshLoops = 2
+
+// tick advances a gateway's fake clock by d and returns once both refresh
+// loops wait on it again, so every refresh d made due has run.
+func tick(t testing.TB, clk *clockwork.FakeClock, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, clk.BlockUntilContext(ctx, refreshLoops), "the refresh loops are not waiting on the clock")
+	clk.Advance(d)
+	require.NoError(t, clk.BlockUntilContext(ctx, refreshLoops), "the refresh loops did not finish")
 }
 
 // key signs a key of tenant A with role over namespaces (first is default).

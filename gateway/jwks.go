@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -19,6 +21,7 @@ type keySet struct {
 	keys    atomic.Pointer[map[string]ed25519.PublicKey]
 	control *controlClient
 	minGap  time.Duration
+	clock   clockwork.Clock
 	// onRemoved runs when a refresh drops a kid, so keys it signed stop
 	// being honoured from caches too.
 	onRemoved func()
@@ -52,7 +55,7 @@ func (ks *keySet) lookupOrRefresh(ctx context.Context, kid string) (ed25519.Publ
 	if k, ok := ks.lookup(kid); ok { // fetched while we waited
 		return k, true
 	}
-	if time.Since(ks.lastFetch) < ks.minGap {
+	if ks.clock.Since(ks.lastFetch) < ks.minGap {
 		return nil, false
 	}
 	if err := ks.fetchLocked(ctx); err != nil {
@@ -69,7 +72,7 @@ func (ks *keySet) refresh(ctx context.Context) error {
 }
 
 func (ks *keySet) fetchLocked(ctx context.Context) error {
-	ks.lastFetch = time.Now()
+	ks.lastFetch = ks.clock.Now()
 	var set tenancy.JWKS
 	if err := ks.control.getJSON(ctx, jwksPath, "", &set); err != nil {
 		return err

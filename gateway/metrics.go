@@ -33,7 +33,7 @@ func newRouteMetrics(rt route) *routeMetrics {
 	return &routeMetrics{method: rt.method, path: rt.path, seconds: requestSeconds.WithLabelValues(rt.method, rt.path)}
 }
 
-func (m *routeMetrics) observe(status int, start time.Time) {
-	m.seconds.Observe(time.Since(start).Seconds())
+func (m *routeMetrics) observe(status int, took time.Duration) {
+	m.seconds.Observe(took.Seconds())
 	requestsTotal.WithLabelValues(m.method, m.path, strconv.Itoa(status)).Inc()
 }

@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/jonboulle/clockwork"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
@@ -29,23 +32,21 @@ type placementKey struct{ tenant, ns string }
 // placements caches namespace → shard answers from control; which node of
 // the shard to use is the router's business. Concurrent
 // misses for one namespace share a single control call.
+//
+// Entries expire by their own expires field, not a cache-wide TTL:
+// answers and misses live for different times, and retrySoon shortens a
+// live entry in place. (expirable.LRU would also tell time by the wall
+// clock and run a cleanup goroutine that never stops.)
 type placements struct {
-	cache   *boundedMap[placementKey, *placement]
+	cache   *lru.Cache[placementKey, *placement]
 	control *controlClient
 	router  *router
+	clock   clockwork.Clock
 	ttl     time.Duration
 	missTTL time.Duration
 	log     *slog.Logger
 	ctx     context.Context
-
-	mu       sync.Mutex
-	inflight map[placementKey]*placementCall
-}
-
-type placementCall struct {
-	done chan struct{}
-	p    *placement
-	err  error
+	flight  singleflight.Group
 }
 
 // namespaceInfo is control's answer for one namespace.
@@ -62,26 +63,15 @@ type namespaceInfo struct {
 // lookup returns the placement of namespace ns of tenant.
 func (ps *placements) lookup(tenant, ns, requestID string) (*placement, error) {
 	k := placementKey{tenant: tenant, ns: ns}
-	if p, ok := ps.cache.get(k); ok && time.Now().UnixNano() < p.expires.Load() {
+	if p, ok := ps.cache.Get(k); ok && ps.clock.Now().UnixNano() < p.expires.Load() {
 		return p, p.err(ns)
 	}
 	k.ns = strings.Clone(ns) // ns may alias request memory
-	ps.mu.Lock()
-	if c, ok := ps.inflight[k]; ok {
-		ps.mu.Unlock()
-		<-c.done
-		return c.p, c.err
-	}
-	c := &placementCall{done: make(chan struct{})}
-	ps.inflight[k] = c
-	ps.mu.Unlock()
-
-	c.p, c.err = ps.load(k, requestID)
-	ps.mu.Lock()
-	delete(ps.inflight, k)
-	ps.mu.Unlock()
-	close(c.done)
-	return c.p, c.err
+	// Tenant ids never hold a NUL, so the flight key is unambiguous.
+	v, err, _ := ps.flight.Do(k.tenant+"\x00"+k.ns, func() (any, error) {
+		return ps.load(k, requestID)
+	})
+	return v.(*placement), err
 }
 
 // err is the lookup error a cached placement stands for.
@@ -99,14 +89,14 @@ func namespaceNotFound(ns string) error {
 // invalidate forgets a placement, after a namespace was created through
 // this gateway.
 func (ps *placements) invalidate(tenant, ns string) {
-	ps.cache.remove(placementKey{tenant: tenant, ns: ns})
+	ps.cache.Remove(placementKey{tenant: tenant, ns: ns})
 }
 
 // retrySoon shortens a placement's life after its shard failed: the
 // namespace may have moved, but while a shard is down control is asked
 // again at most once per missTTL, not once per request.
 func (ps *placements) retrySoon(p *placement) {
-	soon := time.Now().Add(ps.missTTL).UnixNano()
+	soon := ps.clock.Now().Add(ps.missTTL).UnixNano()
 	for {
 		cur := p.expires.Load()
 		if cur <= soon || p.expires.CompareAndSwap(cur, soon) {
@@ -122,8 +112,8 @@ func (ps *placements) load(k placementKey, requestID string) (*placement, error)
 	var se *statusError
 	if errors.As(err, &se) && se.status == http.StatusNotFound {
 		p := &placement{missing: true}
-		p.expires.Store(time.Now().Add(ps.missTTL).UnixNano())
-		ps.cache.put(k, p)
+		p.expires.Store(ps.clock.Now().Add(ps.missTTL).UnixNano())
+		ps.cache.Add(k, p)
 		return nil, namespaceNotFound(k.ns)
 	}
 	if err != nil {
@@ -139,7 +129,7 @@ func (ps *placements) load(k placementKey, requestID string) (*placement, error)
 		route:   route,
 		shardNS: tenancy.ShardNamespace(k.tenant, k.ns),
 	}
-	p.expires.Store(time.Now().Add(ps.ttl).UnixNano())
-	ps.cache.put(k, p)
+	p.expires.Store(ps.clock.Now().Add(ps.ttl).UnixNano())
+	ps.cache.Add(k, p)
 	return p, nil
 }

@@ -5,9 +5,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -136,6 +138,34 @@ func TestProxyPlacementIsCached(t *testing.T) {
 	require.Equal(t, int64(1), b.control.placementsN.Load())
 }
 
+func TestPlacementMissesShareOneControlCall(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n = 8
+	var started sync.WaitGroup
+	started.Add(n)
+	got := make(chan *placement, n)
+	b.control.mu.Lock() // control answers no one until every lookup is under way
+	for range n {
+		go func() {
+			started.Done()
+			p, err := b.gw.placements.lookup(tenantA, "emails", "")
+			if err != nil {
+				p = nil
+			}
+			got <- p
+		}()
+	}
+	started.Wait()
+	b.control.mu.Unlock()
+	first := <-got
+	require.NotNil(t, first)
+	for range n - 1 {
+		require.Same(t, first, <-got)
+	}
+	require.Equal(t, int64(1), b.control.placementsN.Load())
+}
+
 func TestProxyShardDown(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
@@ -144,7 +174,10 @@ func TestProxyShardDown(t *testing.T) {
 	dead := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	b.control.addNamespace(tenantA, "down", dead)
-	b.start(t, func(c *Config) { c.PlacementMissTTL = time.Nanosecond })
+	clk := clockwork.NewFakeClock()
+	// A refused connection is retried for LeaderRetryTimeout (wall clock);
+	// a short one keeps the test quick.
+	b.start(t, func(c *Config) { c.Clock = clk; c.LeaderRetryTimeout = 100 * time.Millisecond })
 	b.waitReady(t)
 
 	key := b.key(t, tenancy.RoleProducer, "down")
@@ -153,6 +186,7 @@ func TestProxyShardDown(t *testing.T) {
 		e := r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 		require.Equal(t, "1", r.header.Get("Retry-After"))
 		require.NotContains(t, e.Message, dead, "shard addresses are not for tenants")
+		tick(t, clk, b.gw.cfg.PlacementMissTTL) // well short of PlacementTTL
 	}
 	require.Equal(t, int64(2), b.control.placementsN.Load(), "a failed shard's placement is looked up afresh")
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/casbin/casbin/v2"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
@@ -16,7 +17,7 @@ import (
 type authorizer struct {
 	mu        sync.Mutex // guards the enforcer, which is only used on misses
 	enf       *casbin.Enforcer
-	decisions *boundedMap[decisionKey, bool]
+	decisions *lru.Cache[decisionKey, bool]
 }
 
 // decisionKey names a decision; ns stands for tenancy.NamespaceObject(ns),
@@ -33,13 +34,17 @@ func newAuthorizer(size int) (*authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &authorizer{enf: enf, decisions: newBoundedMap[decisionKey, bool](size)}, nil
+	decisions, err := lru.New[decisionKey, bool](size)
+	if err != nil {
+		return nil, err
+	}
+	return &authorizer{enf: enf, decisions: decisions}, nil
 }
 
 // allowed reports whether role may perform act on namespace ns of tenant.
 func (z *authorizer) allowed(role tenancy.Role, tenant, ns string, act tenancy.Action) (bool, error) {
 	k := decisionKey{role: role, tenant: tenant, ns: ns, act: act}
-	if ok, hit := z.decisions.get(k); hit {
+	if ok, hit := z.decisions.Get(k); hit {
 		return ok, nil
 	}
 	z.mu.Lock()
@@ -49,7 +54,7 @@ func (z *authorizer) allowed(role tenancy.Role, tenant, ns string, act tenancy.A
 		return false, apierr.New(apierr.Internal, "authorization failed: %v", err)
 	}
 	k.ns = strings.Clone(ns) // ns may alias request memory
-	z.decisions.put(k, ok)
+	z.decisions.Add(k, ok)
 	return ok, nil
 }
 

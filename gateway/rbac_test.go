@@ -144,10 +144,10 @@ func TestAuthorizerCachesDecisions(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, ok)
 	}
-	require.Equal(t, 2, z.decisions.len())
+	require.Equal(t, 2, z.decisions.Len())
 	for _, ns := range []string{"a", "b", "c", "d", "e"} {
 		_, err := z.allowed(tenancy.RoleViewer, tenantA, ns, tenancy.ActJobRead)
 		require.NoError(t, err)
 	}
-	require.LessOrEqual(t, z.decisions.len(), 4, "the cache must stay bounded")
+	require.LessOrEqual(t, z.decisions.Len(), 4, "the cache must stay bounded")
 }

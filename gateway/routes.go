@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"time"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -104,7 +102,7 @@ func (s *Server) admitted(rt route) fiber.Handler {
 	}
 	m := newRouteMetrics(rt)
 	return func(c *fiber.Ctx) error {
-		start := time.Now()
+		start := s.cfg.Clock.Now()
 		var r call
 		err := s.admit(c, rt.action, limit, &r)
 		if err == nil {
@@ -114,7 +112,7 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		if err != nil {
 			status = apierr.From(err).Code.Status()
 		}
-		m.observe(status, start)
+		m.observe(status, s.cfg.Clock.Since(start))
 		return err
 	}
 }

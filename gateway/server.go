@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/obs"
@@ -55,14 +56,26 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	placementCache, err := lru.New[placementKey, *placement](cfg.PlacementCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	control := newControlClient(cfg)
+	keys := &keySet{control: control, minGap: cfg.JWKSMinRefresh, clock: cfg.Clock}
+	revs := &revocations{control: control}
+	ctx, cancel := context.WithCancel(context.Background())
+	auth, err := newAuthenticator(ctx, keys, revs, cfg.TokenCacheSize, cfg.Clock)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	s := &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
 		control:   control,
-		keys:      &keySet{control: control, minGap: cfg.JWKSMinRefresh},
-		revs:      &revocations{control: control},
+		keys:      keys,
+		revs:      revs,
+		auth:      auth,
 		rbac:      rbac,
 		shards:    newShardPool(cfg),
 		shardAuth: []byte("Bearer " + cfg.ClusterSecret),
@@ -70,17 +83,16 @@ func New(cfg Config) (*Server, error) {
 		cancel:    cancel,
 		ready:     make(chan struct{}),
 	}
-	s.auth = newAuthenticator(ctx, s.keys, s.revs, cfg.TokenCacheSize)
 	s.router = newRouter(cfg.Gossip, s.shards, cfg.Logger)
 	s.placements = &placements{
-		cache:    newBoundedMap[placementKey, *placement](cfg.PlacementCacheSize),
-		control:  control,
-		router:   s.router,
-		ttl:      cfg.PlacementTTL,
-		missTTL:  cfg.PlacementMissTTL,
-		log:      cfg.Logger,
-		ctx:      ctx,
-		inflight: make(map[placementKey]*placementCall),
+		cache:   placementCache,
+		control: control,
+		router:  s.router,
+		clock:   cfg.Clock,
+		ttl:     cfg.PlacementTTL,
+		missTTL: cfg.PlacementMissTTL,
+		log:     cfg.Logger,
+		ctx:     ctx,
 	}
 	s.app = s.newApp()
 	return s, nil
@@ -187,13 +199,13 @@ func (s *Server) poll(what string, interval time.Duration, refresh func(context.
 	defer s.wg.Done()
 	retry := min(interval, 500*time.Millisecond)
 	failing := false
-	t := time.NewTimer(0)
+	t := s.cfg.Clock.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
-		case <-t.C:
+		case <-t.Chan():
 		}
 		err := refresh(s.ctx)
 		switch {

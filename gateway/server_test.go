@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,12 +23,14 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	require.Equal(t, 16<<20, c.BatchBodyLimit)
 	require.Equal(t, time.Second, c.RevocationInterval)
 	require.NotNil(t, c.Logger)
+	require.NotNil(t, c.Clock)
 
 	for name, cfg := range map[string]Config{
 		"no control":     {ClusterSecret: "s"},
 		"bad control":    {ControlURL: "ftp://x", ClusterSecret: "s"},
 		"no secret":      {ControlURL: "http://x"},
 		"negative limit": {ControlURL: "http://x", ClusterSecret: "s", BodyLimit: -1},
+		"negative cache": {ControlURL: "http://x", ClusterSecret: "s", PlacementCacheSize: -1},
 	} {
 		_, err := New(cfg)
 		require.Error(t, err, name)
@@ -105,14 +108,30 @@ func TestParseJWKS(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestBoundedMap(t *testing.T) {
+func TestCachesAreBoundedLRU(t *testing.T) {
 	t.Parallel()
-	m := newBoundedMap[int, int](16)
+	gw, err := New(Config{ControlURL: "http://127.0.0.1:1", ClusterSecret: "s", TokenCacheSize: 16, PlacementCacheSize: 16})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, gw.Stop()) })
+
+	tokens := gw.auth.tokens
 	for i := range 1000 {
-		m.put(i, i)
-		require.LessOrEqual(t, m.len(), 16)
+		tokens.Add(strconv.Itoa(i), verifiedKey{expires: int64(i)})
+		require.LessOrEqual(t, tokens.Len(), 16)
 	}
-	v, ok := m.get(999)
+	v, ok := tokens.Get("999")
 	require.True(t, ok, "the newest entry survives eviction")
-	require.Equal(t, 999, v)
+	require.EqualValues(t, 999, v.expires)
+	_, ok = tokens.Get("984") // the oldest, now just used
+	require.True(t, ok)
+	tokens.Add("1000", verifiedKey{})
+	require.True(t, tokens.Contains("984"), "a recently used entry survives eviction")
+	require.False(t, tokens.Contains("985"), "the least recently used entry goes first")
+
+	places := gw.placements.cache
+	for i := range 1000 {
+		places.Add(placementKey{tenant: tenantA, ns: strconv.Itoa(i)}, &placement{})
+		require.LessOrEqual(t, places.Len(), 16)
+	}
+	require.True(t, places.Contains(placementKey{tenant: tenantA, ns: "999"}))
 }

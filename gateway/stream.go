@@ -89,6 +89,7 @@ type openedStream struct {
 func (s *Server) openLeaderStream(ctx context.Context, c *fiber.Ctx, r *call, p *placement) (openedStream, error) {
 	sc := p.route.current()
 	first := sc
+	// Wall clock: retry.go measures the budget against time.Now.
 	lr := s.newLeaderRetry([]byte(http.MethodGet), time.Now().Add(s.cfg.LeaderRetryTimeout))
 	for {
 		tr := s.streamTransport(sc)
@@ -182,7 +183,7 @@ func copyStream(w *bufio.Writer, body io.Reader, conn net.Conn, writeTimeout tim
 	for {
 		n, err := body.Read(buf)
 		if n > 0 {
-			if writeTimeout > 0 {
+			if writeTimeout > 0 { // a socket deadline: wall clock
 				_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 			}
 			if _, werr := w.Write(buf[:n]); werr != nil || w.Flush() != nil {

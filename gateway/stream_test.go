@@ -135,7 +135,9 @@ func TestStreamEndsWhenTheGatewayStops(t *testing.T) {
 
 func TestStreamRefusals(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	// no_leader is retried for LeaderRetryTimeout (wall clock); a short one
+	// keeps the test quick.
+	b := setup(t, func(c *Config) { c.LeaderRetryTimeout = 100 * time.Millisecond })
 	ended := make(chan struct{})
 	b.shard.setHandler(pinging(time.Hour, ended))
 	b.do(t, "GET", "/api/v1/events", "", nil).requireError(t, 401, apierr.Unauthenticated)

@@ -1,0 +1,245 @@
+package keys
+
+// The golden cases: every exported constructor of keys.go with fixed inputs,
+// the layout it must produce, and the parse functions that must undo it. See
+// golden_test.go for why and how the files are checked.
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Fixed inputs: the files must not change from run to run.
+const (
+	gNS      = "t_01HX3F7Q2M8V4K9N6B5C1D0E29/billing"
+	gQueue   = "emails"
+	gJob     = "job_01HX3F7Q2M8V4K9N6B5C1D0E2A"
+	gJob2    = "job_01HX3F7Q2M8V4K9N6B5C1D0E2B"
+	gSched   = "sch_01HX3F7Q2M8V4K9N6B5C1D0E2C"
+	gBatch   = "batch_01HX3F7Q2M8V4K9N6B5C1D0E2D"
+	gBulk    = "bulk_01HX3F7Q2M8V4K9N6B5C1D0E2E"
+	gCreated = int64(1_700_000_000_123_456_789) // 2023-11-14T22:13:20.123456789Z
+)
+
+// kindNames spells the kind bytes out independently of the Kind constants.
+var kindNames = map[byte]string{
+	'j': "job record", 'p': "pending index", 'd': "due index", 'l': "lease index",
+	'x': "expire index", 'u': "unique lock", 'q': "queue record", 's': "schedule record",
+	'N': "schedule name", 'R': "schedule run index", 'r': "prune index", 'D': "dead index",
+	'b': "batch record", 'B': "batch member", 'e': "dependent edge", 'S': "state search index",
+	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation",
+}
+
+func goldenFamilies() []family {
+	return []family{
+		{"kinds.txt", "The kind byte after the namespace separator names each key family.", kindCases()},
+		{"records.txt", "Records keyed by id or name: jobs, queues, unique locks, schedules, batches, bulk operations.", recordCases()},
+		{"pending.txt", "Pending index: a queue's fetch order is priority, then creation time, then id.", pendingCases()},
+		{"time.txt", "Time indexes (due, lease, expire, schedule run, prune): time order, then id.", timeCases()},
+		{"dead.txt", "Dead index, per scope (\"\" = every queue, else one queue): order of death, then id.", deadCases()},
+		{"edges.txt", "Batch members and reverse dependency edges: job id order under a fixed prefix.", edgeCases()},
+		{"search.txt", "Search indexes by state and queue, by tag, by batch: creation order, then id.", searchCases()},
+		{"registry.txt", "Shard-wide namespace registry and range ends (PrefixEnd).", registryCases()},
+	}
+}
+
+func kindCases() []*gcase {
+	kinds := []struct {
+		name      string
+		got, want byte
+	}{
+		{"KindJob", KindJob, 'j'}, {"KindPending", KindPending, 'p'}, {"KindDue", KindDue, 'd'},
+		{"KindLease", KindLease, 'l'}, {"KindExpire", KindExpire, 'x'}, {"KindUnique", KindUnique, 'u'},
+		{"KindQueue", KindQueue, 'q'}, {"KindSchedule", KindSchedule, 's'},
+		{"KindScheduleName", KindScheduleName, 'N'}, {"KindScheduleRun", KindScheduleRun, 'R'},
+		{"KindPrune", KindPrune, 'r'}, {"KindDead", KindDead, 'D'}, {"KindBatch", KindBatch, 'b'},
+		{"KindBatchMember", KindBatchMember, 'B'}, {"KindDependent", KindDependent, 'e'},
+		{"KindStateIndex", KindStateIndex, 'S'}, {"KindTag", KindTag, 'T'},
+		{"KindBatchIndex", KindBatchIndex, 'A'}, {"KindBulkOp", KindBulkOp, 'o'},
+	}
+	c := &gcase{call: "Kind constants"}
+	for _, k := range kinds {
+		c.key = append(c.key, k.got)
+		c.parts = append(c.parts, part{fmt.Sprintf("%s '%c' (%s)", k.name, k.want, kindNames[k.want]), []byte{k.want}})
+		c.covers = append(c.covers, k.name)
+	}
+	return []*gcase{c}
+}
+
+func recordCases() []*gcase {
+	ns, q := gNS, gQueue
+	return []*gcase{
+		kc("Namespace", Namespace(ns), "ns", ns).is(text("namespace", ns), sep()),
+		kc("Job", Job(ns, gJob), "ns", ns, "id", gJob).is(head(ns, 'j'), text("job id", gJob)),
+		kc("AppendJob", AppendJob([]byte("buf:"), ns, gJob), "b", "buf:", "ns", ns, "id", gJob).
+			is(text("bytes already in b", "buf:"), head(ns, 'j'), text("job id", gJob)).
+			parse("AppendJob(nil)", func(t *testing.T, _ []byte) { require.Equal(t, Job(ns, gJob), AppendJob(nil, ns, gJob)) }),
+		kc("Queue", Queue(ns, q), "ns", ns, "queue", q).is(head(ns, 'q'), text("queue", q)),
+		kc("QueuePrefix", QueuePrefix(ns), "ns", ns).is(head(ns, 'q')),
+		kc("Unique", Unique(ns, q, "invoice-42"), "ns", ns, "queue", q, "uniqueKey", "invoice-42").
+			is(head(ns, 'u'), text("queue", q), sep(), text("unique key", "invoice-42")),
+		// An empty unique key is the prefix of every lock of the queue.
+		kc("Unique", Unique(ns, q, ""), "ns", ns, "queue", q, "uniqueKey", "").
+			is(head(ns, 'u'), text("queue", q), sep(), text("unique key", "")),
+		kc("Schedule", Schedule(ns, gSched), "ns", ns, "id", gSched).is(head(ns, 's'), text("schedule id", gSched)),
+		kc("SchedulePrefix", SchedulePrefix(ns), "ns", ns).is(head(ns, 's')),
+		kc("ScheduleName", ScheduleName(ns, "nightly-report"), "ns", ns, "name", "nightly-report").
+			is(head(ns, 'N'), text("schedule name", "nightly-report")),
+		kc("Batch", Batch(ns, gBatch), "ns", ns, "id", gBatch).is(head(ns, 'b'), text("batch id", gBatch)),
+		kc("BulkOp", BulkOp(ns, gBulk), "ns", ns, "id", gBulk).is(head(ns, 'o'), text("bulk operation id", gBulk)),
+		kc("BulkOpPrefix", BulkOpPrefix(ns), "ns", ns).is(head(ns, 'o')),
+	}
+}
+
+// createdID is the CreatedID round trip shared by the creation-order indexes.
+func createdID(created int64, id string) func(t *testing.T, key []byte) {
+	return func(t *testing.T, key []byte) {
+		c, got, err := CreatedID(key)
+		require.NoError(t, err)
+		require.Equal(t, created, c)
+		require.Equal(t, id, got)
+	}
+}
+
+func pendingCases() []*gcase {
+	ns, q := gNS, gQueue
+	pending := func(prio uint8, created int64, id string) *gcase {
+		return kc("Pending", Pending(ns, q, prio, created, id), "ns", ns, "queue", q, "prio", prio, "created", created, "id", id).
+			is(head(ns, 'p'), text("queue", q), sep(), u8("priority (0 critical, 1 high, 2 normal)", prio),
+				be64("created_at", created), text("job id", id)).
+			parse("PendingID", func(t *testing.T, key []byte) {
+				got, err := PendingID(key)
+				require.NoError(t, err)
+				require.Equal(t, id, got)
+			}).
+			parse("PendingOrder", func(t *testing.T, key []byte) {
+				p, c, err := PendingOrder(ns, q, key)
+				require.NoError(t, err)
+				require.Equal(t, prio, p)
+				require.Equal(t, created, c)
+				_, _, err = PendingOrder(ns, q+"2", key)
+				require.Error(t, err, "another queue's pending key")
+			}).
+			parse("CreatedID", createdID(created, id))
+	}
+	return []*gcase{
+		kc("PendingQueue", PendingQueue(ns, q), "ns", ns, "queue", q).is(head(ns, 'p'), text("queue", q), sep()),
+		pending(0, gCreated, gJob),
+		pending(2, 256, gJob2), // 256 shows the big-endian byte order past one byte
+	}
+}
+
+func timeCases() []*gcase {
+	ns := gNS
+	cs := []*gcase{}
+	// Built with the constants, stated with the literal bytes they must be.
+	for i, k := range []struct {
+		name string
+		kind byte
+		lit  byte
+	}{{"KindDue", KindDue, 'd'}, {"KindLease", KindLease, 'l'}, {"KindExpire", KindExpire, 'x'},
+		{"KindScheduleRun", KindScheduleRun, 'R'}, {"KindPrune", KindPrune, 'r'}} {
+		at, id := gCreated+int64(i+1)*int64(time.Second), gJob
+		if k.lit == 'R' {
+			id = gSched // the schedule run index holds schedule ids, of the same length
+		}
+		cs = append(cs,
+			kc("TimeIndex", TimeIndex(ns, k.kind), "ns", ns, "kind", expr(k.name)).is(head(ns, k.lit)),
+			kc("Timed", Timed(ns, k.kind, at, id), "ns", ns, "kind", expr(k.name), "at", at, "id", id).
+				is(head(ns, k.lit), be64("at", at), text("id", id)).
+				parse("ParseTimed", func(t *testing.T, key []byte) {
+					gotAt, gotID, err := ParseTimed(ns, k.kind, key)
+					require.NoError(t, err)
+					require.Equal(t, at, gotAt)
+					require.Equal(t, id, gotID)
+					other := KindDue
+					if k.kind == KindDue {
+						other = KindLease
+					}
+					_, _, err = ParseTimed(ns, other, key)
+					require.Error(t, err, "another time index's key")
+				}))
+	}
+	return cs
+}
+
+func deadCases() []*gcase {
+	ns := gNS
+	cs := []*gcase{}
+	for _, scope := range []string{"", gQueue} {
+		at := gCreated + int64(time.Hour)
+		cs = append(cs,
+			kc("DeadScope", DeadScope(ns, scope), "ns", ns, "scope", scope).
+				is(head(ns, 'D'), text("scope", scope), sep()),
+			kc("Dead", Dead(ns, scope, at, gJob), "ns", ns, "scope", scope, "at", at, "id", gJob).
+				is(head(ns, 'D'), text("scope", scope), sep(), be64("dead_at", at), text("job id", gJob)).
+				parse("ParseDead", func(t *testing.T, key []byte) {
+					gotAt, gotID, err := ParseDead(ns, scope, key)
+					require.NoError(t, err)
+					require.Equal(t, at, gotAt)
+					require.Equal(t, gJob, gotID)
+					_, _, err = ParseDead(ns, scope+"x", key)
+					require.Error(t, err, "another scope's key")
+				}))
+	}
+	return cs
+}
+
+func edgeCases() []*gcase {
+	ns := gNS
+	return []*gcase{
+		kc("BatchMembers", BatchMembers(ns, gBatch), "ns", ns, "batchID", gBatch).
+			is(head(ns, 'B'), text("batch id", gBatch), sep()),
+		kc("BatchMember", BatchMember(ns, gBatch, gJob), "ns", ns, "batchID", gBatch, "jobID", gJob).
+			is(head(ns, 'B'), text("batch id", gBatch), sep(), text("job id", gJob)).
+			parse("MemberID", func(t *testing.T, key []byte) { require.Equal(t, gJob, MemberID(key)) }),
+		kc("Dependents", Dependents(ns, gJob), "ns", ns, "dependencyID", gJob).
+			is(head(ns, 'e'), text("dependency id (fixed length, no separator)", gJob)),
+		kc("Dependent", Dependent(ns, gJob, gJob2), "ns", ns, "dependencyID", gJob, "dependentID", gJob2).
+			is(head(ns, 'e'), text("dependency id", gJob), text("dependent id", gJob2)).
+			parse("DependentID", func(t *testing.T, key []byte) { require.Equal(t, gJob2, DependentID(key)) }),
+	}
+}
+
+func searchCases() []*gcase {
+	ns, q, c := gNS, gQueue, gCreated
+	return []*gcase{
+		kc("StateQueue", StateQueue(ns, 6, q), "ns", ns, "state", 6, "queue", q).
+			is(head(ns, 'S'), u8("state (6 dead)", 6), text("queue", q), sep()),
+		kc("StateEntry", StateEntry(ns, 6, q, c, gJob), "ns", ns, "state", 6, "queue", q, "created", c, "id", gJob).
+			is(head(ns, 'S'), u8("state (6 dead)", 6), text("queue", q), sep(), be64("created_at", c), text("job id", gJob)).
+			parse("CreatedID", createdID(c, gJob)),
+		kc("TagPrefix", TagPrefix(ns, "customer", "acme"), "ns", ns, "key", "customer", "value", "acme").
+			is(head(ns, 'T'), text("tag key", "customer"), sep(), text("tag value", "acme"), sep()),
+		kc("TagEntry", TagEntry(ns, "customer", "acme", c, gJob), "ns", ns, "key", "customer", "value", "acme", "created", c, "id", gJob).
+			is(head(ns, 'T'), text("tag key", "customer"), sep(), text("tag value", "acme"), sep(), be64("created_at", c), text("job id", gJob)).
+			parse("CreatedID", createdID(c, gJob)),
+		kc("TagEntry", TagEntry(ns, "customer", "", c, gJob), "ns", ns, "key", "customer", "value", "", "created", c, "id", gJob).
+			is(head(ns, 'T'), text("tag key", "customer"), sep(), text("tag value", ""), sep(), be64("created_at", c), text("job id", gJob)),
+		kc("BatchJobs", BatchJobs(ns, gBatch), "ns", ns, "batchID", gBatch).
+			is(head(ns, 'A'), text("batch id", gBatch), sep()),
+		kc("BatchJob", BatchJob(ns, gBatch, c, gJob), "ns", ns, "batchID", gBatch, "created", c, "id", gJob).
+			is(head(ns, 'A'), text("batch id", gBatch), sep(), be64("created_at", c), text("job id", gJob)).
+			parse("CreatedID", createdID(c, gJob)),
+	}
+}
+
+func registryCases() []*gcase {
+	ns := gNS
+	reg := part{"registry prefix 01 'n' (sorts before every namespace)", []byte{0x01, 'n'}}
+	end := func(what string) part { return part{what + ": the last byte plus one, ending the range", []byte{0x01}} }
+	return []*gcase{
+		kc("RegistryPrefix", RegistryPrefix()).is(reg),
+		kc("Registry", Registry(ns), "ns", ns).is(reg, text("namespace", ns)).
+			parse("RegistryNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, RegistryNamespace(key)) }),
+		kc("PrefixEnd", PrefixEnd(Namespace(ns)), "p", expr(fmt.Sprintf("Namespace(%q)", ns))).
+			is(text("namespace", ns), end("separator 00")),
+		kc("PrefixEnd", PrefixEnd(PendingQueue(ns, gQueue)), "p", expr(fmt.Sprintf("PendingQueue(%q, %q)", ns, gQueue))).
+			is(head(ns, 'p'), text("queue", gQueue), end("separator 00")),
+		kc("PrefixEnd", PrefixEnd([]byte("a\xff\xff")), "p", "a\xff\xff").
+			is(part{"'a' plus one; trailing ff bytes are dropped", []byte("b")}),
+	}
+}

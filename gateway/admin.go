@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Tenant administration is served through control's internal API. The
@@ -118,11 +119,11 @@ func (s *Server) controlCall(r *call, method, path string, in any, want int) (co
 // controlError rebuilds control's error so it reaches the client with the
 // same code, message and field.
 func controlError(rep controlReply) error {
-	var body apierr.Body
-	if json.Unmarshal(rep.body, &body) == nil && body.Error != nil && body.Error.Code.Status() == rep.status {
-		e := *body.Error
+	var body wire.ErrorBody
+	if json.Unmarshal(rep.body, &body) == nil && body.Error != nil && apierr.Status(body.Error.Code) == rep.status {
+		e := apierr.FromWire(body.Error)
 		e.RequestID = ""
-		return &e
+		return e
 	}
 	code := map[int]apierr.Code{
 		http.StatusBadRequest: apierr.BadRequest,

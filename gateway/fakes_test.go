@@ -21,6 +21,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // signer signs API keys the way control does.
@@ -109,7 +110,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeErr(w http.ResponseWriter, e *apierr.Error) {
-	writeJSON(w, e.Code.Status(), apierr.Body{Error: e})
+	writeJSON(w, apierr.Status(e.Code), wire.ErrorBody{Error: e.Wire()})
 }
 
 func (fc *fakeControl) serveJWKS(w http.ResponseWriter, _ *http.Request) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 const (
@@ -114,10 +115,10 @@ type reply struct {
 
 // apiError decodes an error answer.
 func (r reply) apiError(t testing.TB) *apierr.Error {
-	var body apierr.Body
+	var body wire.ErrorBody
 	require.NoError(t, json.Unmarshal(r.body, &body), "body: %s", r.body)
 	require.NotNil(t, body.Error, "body: %s", r.body)
-	return body.Error
+	return apierr.FromWire(body.Error)
 }
 
 func (r reply) decode(t testing.TB, out any) {

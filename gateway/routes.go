@@ -110,7 +110,7 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		}
 		status := c.Response().StatusCode()
 		if err != nil {
-			status = apierr.From(err).Code.Status()
+			status = apierr.Status(apierr.From(err).Code)
 		}
 		m.observe(status, s.cfg.Clock.Since(start))
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // pinging is a shard event stream that sends a comment every period until
@@ -148,7 +149,7 @@ func TestStreamRefusals(t *testing.T) {
 
 	b.shard.setHandler(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, apierr.Body{Error: &apierr.Error{Code: apierr.NoLeader, Message: "no leader", RequestID: r.Header.Get(apierr.RequestIDHeader)}})
+		writeJSON(w, http.StatusServiceUnavailable, wire.ErrorBody{Error: &wire.Error{Code: apierr.NoLeader, Message: "no leader", RequestID: r.Header.Get(apierr.RequestIDHeader)}})
 	})
 	r := b.do(t, "GET", "/api/v1/events", b.key(t, tenancy.RoleViewer, "default"), nil)
 	r.requireError(t, 503, apierr.NoLeader)

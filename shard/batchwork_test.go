@@ -8,91 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobbie/jobbie/internal/apierr"
-	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
 )
-
-func (f *fsmBundle) fetchBatch(max int, queues ...string) []*job.Job {
-	f.t.Helper()
-	c := &fetchBatchCmd{Max: max, Fetch: fetchCmd{NS: testNS, Queues: queues, WorkerID: "w", LeaseNs: int64(10 * time.Second)}}
-	return f.apply(cmdFetchBatch, c).([]*job.Job)
-}
-
-func ids(jobs []*job.Job) []string {
-	out := make([]string, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.ID
-	}
-	return out
-}
-
-func TestApplyFetchBatchLeasesDistinctJobsInOrder(t *testing.T) {
-	f := setupFSM(t)
-	n1 := f.enqueue(&job.Job{Queue: "q", Priority: job.Normal})
-	f.advance(time.Millisecond)
-	h1 := f.enqueue(&job.Job{Queue: "q", Priority: job.High})
-	f.advance(time.Millisecond)
-	n2 := f.enqueue(&job.Job{Queue: "q2", Priority: job.Normal})
-	f.advance(time.Millisecond)
-	c1 := f.enqueue(&job.Job{Queue: "q2", Priority: job.Critical})
-	f.advance(time.Millisecond)
-	n3 := f.enqueue(&job.Job{Queue: "q", Priority: job.Normal})
-
-	got := f.fetchBatch(3, "q", "q2")
-	require.Equal(t, []string{c1, h1, n1}, ids(got))
-	for _, j := range got {
-		require.Equal(t, job.Active, f.job(j.ID).State)
-		require.Equal(t, 1, j.Attempt)
-		require.Equal(t, "w", j.WorkerID)
-		require.Equal(t, f.now.Add(10*time.Second).UnixNano(), j.LeaseUntil)
-	}
-	got = f.fetchBatch(10, "q", "q2")
-	require.Equal(t, []string{n2, n3}, ids(got), "the rest, none twice")
-	require.Empty(t, f.fetchBatch(10, "q", "q2"))
-	require.EqualValues(t, 3, f.counts("q")[job.Active])
-	require.EqualValues(t, 2, f.counts("q2")[job.Active])
-}
-
-func TestApplyAckBatchSettlesEachAndReportsErrors(t *testing.T) {
-	f := setupFSM(t)
-	a := f.enqueue(&job.Job{Queue: "q"})
-	b := f.enqueue(&job.Job{Queue: "q"})
-	f.fetchBatch(2, "q")
-	pending := f.enqueue(&job.Job{Queue: "q"})
-	missing := f.e.newIDForTest()
-
-	out := f.apply(cmdAckBatch, &ackBatchCmd{NS: testNS, WorkerID: "w", Items: []ackBatchItem{
-		{ID: a, Result: []byte(`{"n":1}`)}, {ID: pending}, {ID: missing}, {ID: b}, {ID: a},
-	}}).([]ackOutcome)
-	require.Len(t, out, 5)
-	require.Equal(t, ackOutcome{State: job.Completed}, out[0])
-	require.Equal(t, apierr.LeaseMismatch, out[1].Err.Code)
-	require.Equal(t, apierr.NotFound, out[2].Err.Code)
-	require.Equal(t, ackOutcome{State: job.Completed}, out[3])
-	require.Equal(t, apierr.LeaseMismatch, out[4].Err.Code, "a second ack of the same job in one batch")
-
-	require.Equal(t, job.Completed, f.job(a).State)
-	require.JSONEq(t, `{"n":1}`, string(f.job(a).Result))
-	require.Equal(t, job.Completed, f.job(b).State)
-	require.Equal(t, job.Pending, f.job(pending).State, "a refused ack changes nothing")
-	require.EqualValues(t, 2, f.counts("q")[job.Completed])
-
-	// Another worker's batch acks nothing of w's.
-	c := f.enqueue(&job.Job{Queue: "q3"})
-	f.fetchBatch(1, "q3")
-	out = f.apply(cmdAckBatch, &ackBatchCmd{NS: testNS, WorkerID: "other", Items: []ackBatchItem{{ID: c}}}).([]ackOutcome)
-	require.Equal(t, apierr.LeaseMismatch, out[0].Err.Code)
-	require.Equal(t, job.Active, f.job(c).State)
-}
-
-func (b *bundle) fetchBatch(queues []string, extra map[string]any) resp {
-	b.t.Helper()
-	body := map[string]any{"queues": queues, "worker_id": "w1", "hostname": "host1", "timeout": 0}
-	for k, v := range extra {
-		body[k] = v
-	}
-	return b.call("POST", "/api/v1/fetch/batch", body)
-}
 
 func TestFetchBatchAndAckBatchHTTP(t *testing.T) {
 	t.Parallel()
@@ -166,9 +83,7 @@ func TestFetchBatchLongPollIsWokenByEnqueue(t *testing.T) {
 	done := make(chan resp, 1)
 	go func() { done <- b.fetchBatch([]string{"wake"}, map[string]any{"timeout": 10, "max": 50}) }()
 	eventually(t, 5*time.Second, func() bool {
-		b.srv.waiters.mu.Lock()
-		defer b.srv.waiters.mu.Unlock()
-		return len(b.srv.waiters.lists) > 0
+		return b.srv.waiters.Parked(testNS, "wake") > 0
 	}, "batch fetch parked")
 	start := time.Now()
 	id := b.enqueue(map[string]any{"queue": "wake"})
@@ -183,11 +98,11 @@ func TestFetchBatchLongPollIsWokenByEnqueue(t *testing.T) {
 func TestBatchWorkRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	manyAcks := make([]map[string]any, MaxAckBatch+1)
+	manyAcks := make([]map[string]any, wire.MaxAckBatch+1)
 	for i := range manyAcks {
 		manyAcks[i] = map[string]any{"job_id": fmt.Sprintf("job_%026d", i)}
 	}
-	bigResult := `{"acks":[{"job_id":"job_00000000000000000000000001","result":"` + strings.Repeat("x", MaxPayloadBytes) + `"}]}`
+	bigResult := `{"acks":[{"job_id":"job_00000000000000000000000001","result":"` + strings.Repeat("x", wire.MaxPayloadBytes) + `"}]}`
 	for _, tc := range []struct {
 		name, path string
 		body       any
@@ -195,7 +110,7 @@ func TestBatchWorkRejectsBadInput(t *testing.T) {
 		field      string
 	}{
 		{"max zero", "/api/v1/fetch/batch", map[string]any{"queues": []string{"q"}, "max": 0}, 400, "max"},
-		{"max too big", "/api/v1/fetch/batch", map[string]any{"queues": []string{"q"}, "max": MaxFetchBatch + 1}, 400, "max"},
+		{"max too big", "/api/v1/fetch/batch", map[string]any{"queues": []string{"q"}, "max": wire.MaxFetchBatch + 1}, 400, "max"},
 		{"max not a number", "/api/v1/fetch/batch", map[string]any{"queues": []string{"q"}, "max": "ten"}, 400, "max"},
 		{"no queues", "/api/v1/fetch/batch", map[string]any{"max": 10}, 400, "queues"},
 		{"bad lease", "/api/v1/fetch/batch", map[string]any{"queues": []string{"q"}, "lease_duration": 0}, 400, "lease_duration"},
@@ -214,4 +129,13 @@ func TestBatchWorkRejectsBadInput(t *testing.T) {
 	id := b.enqueue(map[string]any{"queue": "q"})
 	require.Equal(t, 400, b.fetchBatch([]string{"q"}, map[string]any{"max": 0}).Status)
 	require.Equal(t, "pending", b.job(id)["state"])
+}
+
+func (b *bundle) fetchBatch(queues []string, extra map[string]any) resp {
+	b.t.Helper()
+	body := map[string]any{"queues": queues, "worker_id": "w1", "hostname": "host1", "timeout": 0}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return b.call("POST", "/api/v1/fetch/batch", body)
 }

@@ -8,22 +8,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // BenchmarkEngineLifecycle drives enqueue (batches of 100), fetch and ack
-// straight through the engine, without HTTP: the engine's own ceiling.
+// straight through a node's service, without HTTP: the engine's own
+// ceiling, Raft and fsync included.
 func BenchmarkEngineLifecycle(b *testing.B) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e, err := OpenEngine(Config{DataDir: b.TempDir(), Bootstrap: true, ClusterSecret: testSecret, Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.WaitLeader(ctx); err != nil {
-		b.Fatal(err)
-	}
+	n := openQuiet(b, b.TempDir())
+	defer n.Stop()
+	e := n.Service()
 	b.ReportAllocs()
 	b.ResetTimer()
 	var done atomic.Int64
@@ -31,12 +26,12 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		reqs := make([]EnqueueRequest, 100)
-		for i := range reqs {
-			reqs[i] = EnqueueRequest{Queue: "bench", Payload: []byte(`{"n":1}`)}
+		r := &wire.BatchRequest{Jobs: make([]wire.EnqueueRequest, 100)}
+		for i := range r.Jobs {
+			r.Jobs[i] = wire.EnqueueRequest{Queue: "bench", Payload: []byte(`{"n":1}`)}
 		}
-		for n := 0; n < b.N; n += len(reqs) {
-			if _, err := e.Enqueue(context.Background(), testNS, reqs, true); err != nil {
+		for n := 0; n < b.N; n += len(r.Jobs) {
+			if _, err := e.EnqueueBatch(context.Background(), testNS, r); err != nil {
 				b.Error(err)
 				return
 			}
@@ -48,7 +43,7 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for done.Load() < int64(b.N) {
-				j, err := e.Fetch(context.Background(), testNS, &FetchRequest{Queues: []string{"bench"}, WorkerID: "w", Timeout: &timeout})
+				j, err := e.Fetch(context.Background(), testNS, &wire.FetchRequest{Queues: []string{"bench"}, WorkerID: "w", Timeout: &timeout})
 				if err != nil {
 					b.Error(err)
 					return
@@ -56,7 +51,7 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 				if j == nil {
 					continue
 				}
-				if _, err := e.Ack(context.Background(), testNS, j.ID, &AckRequest{}); err != nil {
+				if _, err := e.Ack(context.Background(), testNS, j.JobID, &wire.AckRequest{}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -66,4 +61,20 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// openQuiet opens a single-node shard on dir, without serving HTTP, and
+// waits until it leads.
+func openQuiet(b *testing.B, dir string) *Node {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	n, err := New(Config{DataDir: dir, Bootstrap: true, ClusterSecret: testSecret, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.WaitLeader(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 func (b *bundle) bulk(body map[string]any) resp {
@@ -100,7 +102,7 @@ func TestBulkBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.enqueue(map[string]any{"queue": "q", "payload": map[string]any{}})
-	many := make([]string, MaxBulkIDs+1)
+	many := make([]string, wire.MaxBulkIDs+1)
 	for i := range many {
 		many[i] = id
 	}
@@ -143,7 +145,7 @@ func readProgress(t *testing.T, b *bundle, path string) []map[string]any {
 	req, err := http.NewRequest("GET", b.url+path, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+testSecret)
-	req.Header.Set(NamespaceHeader, testNS)
+	req.Header.Set(wire.ShardNamespaceHeader, testNS)
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // shardGroup is an in-process shard cluster: real Raft on loopback, one
@@ -119,16 +120,16 @@ func TestClusterForwardsWritesAndReadsLocally(t *testing.T) {
 func TestClusterForwardsOnlyOnce(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 2)
-	r := g.nodes[1].call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, ForwardedHeader, "n9")
+	r := g.nodes[1].call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, wire.ForwardedHeader, "n9")
 	require.Equal(t, 503, r.Status, string(r.Raw))
 	require.Equal(t, "no_leader", errCode(r))
 	require.Equal(t, "1", r.Header.Get("Retry-After"))
-	require.Equal(t, g.nodes[0].srv.Addr(), r.Header.Get(LeaderHeader), "names the leader for the caller to retry")
+	require.Equal(t, g.nodes[0].srv.Addr(), r.Header.Get(wire.LeaderHeader), "names the leader for the caller to retry")
 
 	// At the leader a forwarded request is served and reports the index.
-	r = g.nodes[0].call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, ForwardedHeader, "n2")
+	r = g.nodes[0].call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, wire.ForwardedHeader, "n2")
 	require.Equal(t, 201, r.Status, string(r.Raw))
-	require.NotEmpty(t, r.Header.Get(AppliedHeader))
+	require.NotEmpty(t, r.Header.Get(wire.AppliedHeader))
 }
 
 func TestClusterGossipMetaFollowsLeadership(t *testing.T) {
@@ -195,7 +196,7 @@ func TestClusterMembershipAPI(t *testing.T) {
 		require.Equal(t, 400, r.Status, body)
 		require.Equal(t, field, errField(r))
 	}
-	r = retry(t, follower, "POST", "/internal/v1/members", `{"node_id":"n9","raft_addr":"`+g.nodes[1].srv.node.RaftAddr()+`"}`)
+	r = retry(t, follower, "POST", "/internal/v1/members", `{"node_id":"n9","raft_addr":"`+g.nodes[1].srv.repl.RaftAddr()+`"}`)
 	require.Equal(t, 409, r.Status, "an address already in use")
 	require.Equal(t, 404, retry(t, follower, "DELETE", "/internal/v1/members/n9", nil).Status)
 	require.Equal(t, 401, follower.call("GET", "/internal/v1/members", nil, "Authorization", "").Status)

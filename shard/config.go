@@ -5,7 +5,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Config configures a shard node. Zero values take the defaults in comments.
@@ -19,14 +24,14 @@ type Config struct {
 	Bootstrap     bool   // bootstrap a single-voter cluster when there is no state
 	ClusterSecret string // required: callers present it as a Bearer token
 
-	SweepInterval   time.Duration // leader sweep period; default 100ms
-	MaxFetchTimeout time.Duration // longest long-poll; default 60s
-	Retention       time.Duration // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
-	Logger          *slog.Logger  // default slog.Default()
+	SweepInterval time.Duration   // leader sweep period; default 100ms
+	Retention     time.Duration   // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
+	Clock         clockwork.Clock // the node's clock, replaceable in tests; default the real one
+	Logger        *slog.Logger    // default slog.Default()
 
-	// Cluster (cluster.go). Gossip, if set, is this process's pool: the
-	// node advertises itself in it and finds its leader's HTTP address in
-	// it to forward writes. Without it a follower answers writes with 503.
+	// Cluster. Gossip, if set, is this process's pool: the node advertises
+	// itself in it and finds its leader's HTTP address in it to forward
+	// writes. Without it a follower answers writes with 503.
 	Gossip        *gossip.Pool
 	AdvertiseHTTP string // HTTP address peers should use; default the bound one
 	RaftAdvertise string // Raft address peers should use; default the bound one
@@ -59,20 +64,17 @@ func (c Config) WithDefaults() Config {
 	if c.SweepInterval == 0 {
 		c.SweepInterval = 100 * time.Millisecond
 	}
-	if c.MaxFetchTimeout == 0 {
-		c.MaxFetchTimeout = 60 * time.Second
-	}
 	if c.Retention == 0 {
-		c.Retention = DefaultRetention
+		c.Retention = engine.DefaultRetention
 	}
 	if c.SearchBudget == 0 {
-		c.SearchBudget = DefaultSearchBudget
+		c.SearchBudget = service.DefaultSearchBudget
 	}
 	if c.BulkSyncMax == 0 {
-		c.BulkSyncMax = MaxBulkSync
+		c.BulkSyncMax = wire.MaxBulkSync
 	}
-	if c.BulkChunk == 0 {
-		c.BulkChunk = bulkChunk
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

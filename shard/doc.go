@@ -1,7 +1,7 @@
-// Package shard is the job engine of one shard cluster: the Raft commands
-// that move jobs through their lifecycle (applied deterministically to
-// Pebble through internal/replica), the long-poll waiters, the leader's
-// sweep loop (promotion, lease reclaim, TTL expiry), and the internal HTTP
-// API the gateway proxies to. Keys are laid out by shard/keys; the job
-// model and its one transition table live in shard/job.
+// Package shard is one node of a shard cluster: it assembles the job
+// engine's parts (see DESIGN.md in this folder) into a process role. New
+// opens the replicated state (internal/replica running shard/engine's
+// state machine), starts the leader's loops (shard/leader) and builds the
+// HTTP API (shard/api) over the service (shard/service); Start serves it
+// and joins the gossip pool; Stop undoes all of it in order.
 package shard

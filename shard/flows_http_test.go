@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestFlowsHTTPErrors(t *testing.T) {
@@ -17,7 +20,7 @@ func TestFlowsHTTPErrors(t *testing.T) {
 		}
 		return out
 	}
-	many := make([]string, MaxDependsOn+1)
+	many := make([]string, wire.MaxDependsOn+1)
 	for i := range many {
 		many[i] = id
 	}
@@ -32,7 +35,7 @@ func TestFlowsHTTPErrors(t *testing.T) {
 		{"/api/v1/enqueue/batch", map[string]any{"jobs": jobs, "batch": map[string]any{"callback_queue": "bad queue"}}, 400, "bad_request", "batch.callback_queue"},
 		{"/api/v1/enqueue/batch", map[string]any{"jobs": jobs, "batch": map[string]any{"callback_queue": "c", "x": 1}}, 400, "bad_request", "x"},
 		{"/api/v1/enqueue", map[string]any{"queue": "q", "chain": map[string]any{"steps": []any{}}}, 400, "bad_request", "chain.steps"},
-		{"/api/v1/enqueue", map[string]any{"queue": "q", "chain": map[string]any{"steps": steps(MaxChainSteps + 1)}}, 400, "bad_request", "chain.steps"},
+		{"/api/v1/enqueue", map[string]any{"queue": "q", "chain": map[string]any{"steps": steps(wire.MaxChainSteps + 1)}}, 400, "bad_request", "chain.steps"},
 		{"/api/v1/enqueue", map[string]any{"queue": "q", "chain": map[string]any{"steps": []any{map[string]any{"queue": "other"}}}}, 400, "bad_request", "chain.steps[0].queue"},
 		{"/api/v1/enqueue", map[string]any{"queue": "q", "chain": map[string]any{"steps": []any{map[string]any{"queue": "q"}, map[string]any{}}}}, 400, "bad_request", "chain.steps[1].queue"},
 		{"/api/v1/enqueue", map[string]any{"queue": "q", "chain": map[string]any{"steps": steps(2), "on_failure": map[string]any{"queue": "bad queue"}}}, 400, "bad_request", "chain.on_failure.queue"},
@@ -56,7 +59,7 @@ func TestFlowsHTTPErrors(t *testing.T) {
 		require.Equal(t, 404, r.Status, path)
 		require.Equal(t, "not_found", errCode(r))
 	}
-	r := b.call("GET", "/api/v1/batches/batch_01HX0000000000000000000000", nil, NamespaceHeader, "")
+	r := b.call("GET", "/api/v1/batches/batch_01HX0000000000000000000000", nil, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
 }
 
@@ -69,7 +72,7 @@ func TestBatchChainAndDependencyOverHTTP(t *testing.T) {
 	})
 	require.Equal(t, 201, r.Status, string(r.Raw))
 	batchID := r.Body["batch_id"].(string)
-	require.Len(t, batchID, batchIDLen)
+	require.Len(t, batchID, service.BatchIDLen)
 	ids := r.Body["job_ids"].([]any)
 	require.Equal(t, batchID, b.job(ids[0].(string))["batch_id"])
 	v := b.call("GET", "/api/v1/batches/"+batchID, nil)

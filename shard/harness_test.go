@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 const (
@@ -20,7 +23,7 @@ const (
 
 type bundle struct {
 	t   *testing.T
-	srv *Server
+	srv *Node
 	url string
 	dir string
 }
@@ -74,7 +77,7 @@ func (b *bundle) call(method, path string, body any, hdr ...string) resp {
 	require.NoError(b.t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+testSecret)
-	req.Header.Set(NamespaceHeader, testNS)
+	req.Header.Set(wire.ShardNamespaceHeader, testNS)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i+1] == "" {
 			req.Header.Del(hdr[i])
@@ -117,6 +120,11 @@ func (b *bundle) job(id string) map[string]any {
 	return r.Body
 }
 
+// withClock runs the node on clock (a fake one tests advance by hand).
+func withClock(clock clockwork.Clock) func(*Config) {
+	return func(c *Config) { c.Clock = clock }
+}
+
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, d time.Duration, cond func() bool, msg string) {
 	t.Helper()
@@ -139,4 +147,13 @@ func errField(r resp) string {
 	e, _ := r.Body["error"].(map[string]any)
 	f, _ := e["field"].(string)
 	return f
+}
+
+// mustJSON marshals a value decoded from JSON.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 const unknownJob = "job_01HX0000000000000000000000"
@@ -56,10 +58,10 @@ func TestJobOpsHTTPErrors(t *testing.T) {
 	// Another namespace does not see the job.
 	other := "t_01hx0000000000000000000001/default"
 	for _, p := range []string{"/retry", "/cancel"} {
-		r := b.call("POST", "/api/v1/jobs/"+id+p, nil, NamespaceHeader, other)
+		r := b.call("POST", "/api/v1/jobs/"+id+p, nil, wire.ShardNamespaceHeader, other)
 		require.Equal(t, 404, r.Status)
 	}
-	require.Equal(t, 404, b.call("DELETE", "/api/v1/jobs/"+id, nil, NamespaceHeader, other).Status)
+	require.Equal(t, 404, b.call("DELETE", "/api/v1/jobs/"+id, nil, wire.ShardNamespaceHeader, other).Status)
 	require.Equal(t, 401, b.call("GET", "/api/v1/dead", nil, "Authorization", "Bearer wrong").Status)
 }
 

@@ -69,9 +69,7 @@ func TestLongPollIsWokenByEnqueue(t *testing.T) {
 	go func() { done <- b.fetch([]string{"wake"}, map[string]any{"timeout": 10}) }()
 	// Wait until the fetch is parked, then enqueue.
 	eventually(t, 5*time.Second, func() bool {
-		b.srv.waiters.mu.Lock()
-		defer b.srv.waiters.mu.Unlock()
-		return len(b.srv.waiters.lists) > 0
+		return b.srv.waiters.Parked(testNS, "wake") > 0
 	}, "fetch parked")
 	start := time.Now()
 	id := b.enqueue(map[string]any{"queue": "wake"})

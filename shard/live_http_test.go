@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // sseFrame is one Server-Sent Events frame: an event, or comment lines.
@@ -35,7 +37,7 @@ func (b *bundle) stream(hdr ...string) *sseStream {
 	req, err := http.NewRequestWithContext(ctx, "GET", b.url+"/api/v1/events", nil)
 	require.NoError(b.t, err)
 	req.Header.Set("Authorization", "Bearer "+testSecret)
-	req.Header.Set(NamespaceHeader, testNS)
+	req.Header.Set(wire.ShardNamespaceHeader, testNS)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -117,7 +119,7 @@ func TestEventsStreamLifecycleAndResume(t *testing.T) {
 	require.Equal(t, "completed", frames[2].Data["state"])
 	require.Less(t, seqOf(t, frames[0]), seqOf(t, frames[1]))
 
-	r := b.stream(LastEventIDHeader, frames[0].ID)
+	r := b.stream(wire.LastEventIDHeader, frames[0].ID)
 	r.next() // the opening comment
 	require.Equal(t, frames[1].ID, r.nextEvent().ID, "resumes after the id it was given")
 	require.Equal(t, frames[2].ID, r.nextEvent().ID)
@@ -128,7 +130,7 @@ func TestEventsStreamLifecycleAndResume(t *testing.T) {
 	s.close()
 	require.NoError(t, b.srv.Stop())
 	b = start(t, b.dir)
-	old := b.stream(LastEventIDHeader, frames[0].ID)
+	old := b.stream(wire.LastEventIDHeader, frames[0].ID)
 	old.next()
 	require.Contains(t, old.next().Comment, "events were missed")
 	id2 := b.enqueue(map[string]any{"queue": "emails", "payload": map[string]any{}})
@@ -141,10 +143,10 @@ func TestEventsStreamIsPerNamespace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	other := "t_01hx0000000000000000000001/default"
-	s := b.stream(NamespaceHeader, other)
+	s := b.stream(wire.ShardNamespaceHeader, other)
 	s.next()
 	b.enqueue(map[string]any{"queue": "mine", "payload": 1})
-	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "theirs", "payload": 1}, NamespaceHeader, other)
+	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "theirs", "payload": 1}, wire.ShardNamespaceHeader, other)
 	require.Equal(t, 201, r.Status)
 	require.Equal(t, "theirs", s.nextEvent().Data["queue"], "the first event of this stream is its own namespace's")
 }
@@ -152,10 +154,10 @@ func TestEventsStreamIsPerNamespace(t *testing.T) {
 func TestEventsStreamErrors(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := b.call("GET", "/api/v1/events", nil, LastEventIDHeader, "abc")
+	r := b.call("GET", "/api/v1/events", nil, wire.LastEventIDHeader, "abc")
 	require.Equal(t, 400, r.Status)
-	require.Equal(t, LastEventIDHeader, errField(r))
-	r = b.call("GET", "/api/v1/events", nil, NamespaceHeader, "")
+	require.Equal(t, wire.LastEventIDHeader, errField(r))
+	r = b.call("GET", "/api/v1/events", nil, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
 	r = b.call("GET", "/api/v1/events", nil, "Authorization", "Bearer wrong-secret-0123456789")
 	require.Equal(t, 401, r.Status)
@@ -164,7 +166,7 @@ func TestEventsStreamErrors(t *testing.T) {
 func TestEventsStreamHeartbeatsAndEndsOnStop(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.events.heartbeat.Store(int64(20 * time.Millisecond))
+	b.srv.events.SetHeartbeat(20 * time.Millisecond)
 	s := b.stream()
 	s.next()
 	require.Equal(t, "heartbeat", s.next().Comment)
@@ -184,7 +186,7 @@ func TestSlowStreamNeverBlocksApplies(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 	_, err = conn.Write([]byte("GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testSecret +
-		"\r\n" + NamespaceHeader + ": " + testNS + "\r\n\r\n"))
+		"\r\n" + wire.ShardNamespaceHeader + ": " + testNS + "\r\n\r\n"))
 	require.NoError(t, err)
 
 	jobs := make([]map[string]any, 1000)
@@ -198,7 +200,7 @@ func TestSlowStreamNeverBlocksApplies(t *testing.T) {
 	}
 	require.Less(t, time.Since(start), 10*time.Second)
 
-	s := b.stream(LastEventIDHeader, "1")
+	s := b.stream(wire.LastEventIDHeader, "1")
 	s.next()
 	require.Contains(t, s.next().Comment, "events were missed")
 }
@@ -233,8 +235,8 @@ func TestWorkersListedFromFetchAndHeartbeat(t *testing.T) {
 	r = b.call("GET", "/api/v1/workers", nil)
 	require.Equal(t, float64(0), r.Body["workers"].([]any)[0].(map[string]any)["active_jobs"])
 
-	r = b.call("GET", "/api/v1/workers", nil, NamespaceHeader, "t_01hx0000000000000000000001/default")
+	r = b.call("GET", "/api/v1/workers", nil, wire.ShardNamespaceHeader, "t_01hx0000000000000000000001/default")
 	require.Equal(t, []any{}, r.Body["workers"], "another namespace sees none")
-	r = b.call("GET", "/api/v1/workers", nil, NamespaceHeader, "")
+	r = b.call("GET", "/api/v1/workers", nil, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
 }

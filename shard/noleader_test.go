@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestNoLeaderIs503WithRetryAfter(t *testing.T) {
@@ -31,8 +33,8 @@ func TestShardAPINeedsClusterSecret(t *testing.T) {
 		require.Equal(t, 401, r.Status, auth)
 		require.Equal(t, "unauthenticated", errCode(r))
 	}
-	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, NamespaceHeader, "")
+	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
-	require.Equal(t, NamespaceHeader, errField(r))
+	require.Equal(t, wire.ShardNamespaceHeader, errField(r))
 	require.Equal(t, 200, b.call("GET", "/healthz", nil, "Authorization", "").Status)
 }

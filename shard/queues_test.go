@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 func (b *bundle) queueView(name string) map[string]any {
@@ -55,9 +57,9 @@ func TestQueueHTTPErrors(t *testing.T) {
 	}
 	// Another namespace does not see this one's queue.
 	b.enqueue(map[string]any{"queue": "mine"})
-	r := b.call("GET", "/api/v1/queues/mine", nil, NamespaceHeader, "t_01hx0000000000000000000001/default")
+	r := b.call("GET", "/api/v1/queues/mine", nil, wire.ShardNamespaceHeader, "t_01hx0000000000000000000001/default")
 	require.Equal(t, 404, r.Status)
-	r = b.call("POST", "/api/v1/queues/mine/clear", nil, NamespaceHeader, "t_01hx0000000000000000000001/default")
+	r = b.call("POST", "/api/v1/queues/mine/clear", nil, wire.ShardNamespaceHeader, "t_01hx0000000000000000000001/default")
 	require.Equal(t, 404, r.Status)
 }
 

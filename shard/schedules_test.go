@@ -7,7 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func (b *bundle) createSchedule(body map[string]any) map[string]any {
@@ -111,7 +115,7 @@ func TestScheduleErrors(t *testing.T) {
 		require.Equal(t, 400, r.Status, "%v: %s", tc.body, r.Raw)
 		require.Equal(t, tc.field, errField(r), "%v", tc.body)
 	}
-	big := with("payload", strings.Repeat("x", MaxPayloadBytes+1))
+	big := with("payload", strings.Repeat("x", wire.MaxPayloadBytes+1))
 	r := b.call("POST", "/api/v1/schedules", big)
 	require.Equal(t, 413, r.Status, string(r.Raw))
 	require.Equal(t, "payload", errField(r))
@@ -146,12 +150,12 @@ func TestScheduleErrors(t *testing.T) {
 	}
 	// Another namespace sees none of it.
 	other2 := "t_01hx0000000000000000000000/other"
-	r = b.call("GET", "/api/v1/schedules/"+id, nil, NamespaceHeader, other2)
+	r = b.call("GET", "/api/v1/schedules/"+id, nil, wire.ShardNamespaceHeader, other2)
 	require.Equal(t, 404, r.Status)
-	r = b.call("DELETE", "/api/v1/schedules/"+id, nil, NamespaceHeader, other2)
+	r = b.call("DELETE", "/api/v1/schedules/"+id, nil, wire.ShardNamespaceHeader, other2)
 	require.Equal(t, 404, r.Status)
-	require.Equal(t, []any{}, b.call("GET", "/api/v1/schedules", nil, NamespaceHeader, other2).Body["schedules"])
-	r = b.call("GET", "/api/v1/schedules", nil, NamespaceHeader, "")
+	require.Equal(t, []any{}, b.call("GET", "/api/v1/schedules", nil, wire.ShardNamespaceHeader, other2).Body["schedules"])
+	r = b.call("GET", "/api/v1/schedules", nil, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
 }
 
@@ -167,7 +171,7 @@ func (b *bundle) drainRuns(queue string) []time.Time {
 		}
 		require.Equal(b.t, 200, f.Status, string(f.Raw))
 		tags := f.Body["tags"].(map[string]any)
-		at, err := time.Parse(time.RFC3339Nano, tags[TagScheduleRun].(string))
+		at, err := time.Parse(time.RFC3339Nano, tags[wire.TagScheduleRun].(string))
 		require.NoError(b.t, err)
 		runs = append(runs, at)
 		require.Equal(b.t, 200, b.call("POST", "/api/v1/ack/"+f.Body["job_id"].(string), nil).Status)
@@ -183,12 +187,33 @@ func requireDistinct(t *testing.T, runs []time.Time) {
 	}
 }
 
+// scheduleAt reads schedule id's last run (zero before its first).
+func (b *bundle) lastRun(id string) string {
+	b.t.Helper()
+	r := b.call("GET", "/api/v1/schedules/"+id, nil)
+	require.Equal(b.t, 200, r.Status, string(r.Raw))
+	last, _ := r.Body["last_run"].(string)
+	return last
+}
+
+// tick moves the node's fake clock by d, then waits until schedule id has
+// fired for a run after the one it last fired for.
+func (b *bundle) tick(clock *clockwork.FakeClock, d time.Duration, id string) {
+	b.t.Helper()
+	before := b.lastRun(id)
+	clock.Advance(d)
+	eventually(b.t, 5*time.Second, func() bool { return b.lastRun(id) != before }, "schedule fired")
+}
+
 func TestScheduleFiresOncePerRun(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	clock := clockwork.NewFakeClockAt(time.Now())
+	b := setup(t, withClock(clock))
 	s := b.createSchedule(map[string]any{"name": "tick", "queue": "ticks", "cron": "@every 1s", "payload": map[string]any{"k": "v"}})
 	id := s["id"].(string)
-	time.Sleep(3200 * time.Millisecond)
+	for range 3 {
+		b.tick(clock, time.Second, id)
+	}
 	require.Equal(t, 200, b.call("POST", "/api/v1/schedules/"+id+"/disable", nil).Status)
 	runs := b.drainRuns("ticks")
 	require.GreaterOrEqual(t, len(runs), 2, "about one run per second over 3 s")
@@ -201,8 +226,9 @@ func TestScheduleFiresOncePerRun(t *testing.T) {
 	require.Equal(t, runs[len(runs)-1].UTC().Format(time.RFC3339Nano), got["last_run"])
 	require.NotNil(t, got["last_job_id"])
 
-	// Disabled: no more runs.
-	time.Sleep(1500 * time.Millisecond)
+	// Disabled: no more runs, while another schedule shows the sweeps go on.
+	other := b.createSchedule(map[string]any{"name": "other", "queue": "others", "cron": "@every 1s"})
+	b.tick(clock, 1500*time.Millisecond, other["id"].(string))
 	require.Empty(t, b.drainRuns("ticks"))
 }
 
@@ -210,21 +236,21 @@ func TestScheduleFiresOncePerRun(t *testing.T) {
 // deposed leader's sweep) goes through Raft and changes nothing.
 func TestScheduleRepeatedFireIsNoop(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *Config) { c.SweepInterval = time.Hour }) // only this test fires
+	clock := clockwork.NewFakeClockAt(time.Now())
+	b := setup(t, withClock(clock), func(c *Config) { c.SweepInterval = time.Hour }) // only this test fires
 	s := b.createSchedule(map[string]any{"name": "once", "queue": "once", "cron": "@every 1s"})
 	id := s["id"].(string)
-	cur, err := b.srv.GetSchedule(testNS, id)
+	cur, err := b.srv.Service().GetSchedule(testNS, id)
 	require.NoError(t, err)
-	run := cur.NextRun
-	eventually(t, 3*time.Second, func() bool { return time.Now().UnixNano() >= run }, "run time reached")
+	run := cur.NextRun.UnixNano()
+	clock.Advance(cur.NextRun.Sub(clock.Now())) // the run time is reached
 	ctx := context.Background()
-	now := time.Now().UnixNano()
-	fired, err := b.srv.fireSchedule(ctx, testNS, id, run, now)
+	fired, err := b.srv.Service().FireSchedule(ctx, testNS, id, run, clock.Now().UnixNano())
 	require.NoError(t, err)
 	require.True(t, fired)
 	// The same run again: the stored next run has moved on.
-	c := &fireCmd{NS: testNS, ID: id, RunAt: run, NextRun: run + int64(time.Hour), JobID: b.srv.newID("job_")}
-	res, err := b.srv.propose(ctx, cmdScheduleFire, c)
+	c := &engine.FireCmd{NS: testNS, ID: id, RunAt: run, NextRun: run + int64(time.Hour), JobID: b.srv.Service().NewID("job_")}
+	res, err := engine.ScheduleFire.Propose(ctx, b.srv.repl, c)
 	require.NoError(t, err)
 	require.Equal(t, false, res)
 	runs := b.drainRuns("once")
@@ -236,20 +262,20 @@ func TestScheduleRepeatedFireIsNoop(t *testing.T) {
 // runs missed while the node was down are fired once, not replayed.
 func TestScheduleKeepsFiringAfterRestart(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	clock := clockwork.NewFakeClockAt(time.Now())
+	b := setup(t, withClock(clock))
 	s := b.createSchedule(map[string]any{"name": "tick", "queue": "ticks", "cron": "@every 1s"})
 	id := s["id"].(string)
-	eventually(t, 5*time.Second, func() bool {
-		return b.call("GET", "/api/v1/schedules/"+id, nil).Body["last_job_id"] != nil
-	}, "first run")
+	b.tick(clock, time.Second, id) // the first run
 	before := b.drainRuns("ticks")
 	require.NoError(t, b.srv.Stop())
-	down := time.Now()
-	time.Sleep(2500 * time.Millisecond) // two or three runs missed
+	down := clock.Now()
+	clock.Advance(2500 * time.Millisecond) // two or three runs missed
 
-	b2 := start(t, b.dir)
-	up := time.Now()
-	time.Sleep(2200 * time.Millisecond)
+	b2 := start(t, b.dir, withClock(clock))
+	up := clock.Now()
+	b2.tick(clock, 100*time.Millisecond, id) // the missed runs fire once
+	b2.tick(clock, time.Second, id)          // and the schedule goes on
 	runs := append(before, b2.drainRuns("ticks")...)
 	requireDistinct(t, runs)
 	var missed, after int

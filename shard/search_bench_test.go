@@ -2,10 +2,7 @@ package shard
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,8 +13,11 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/search"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // BenchmarkSearchMillion measures search and bulk at scale: one namespace
@@ -25,8 +25,8 @@ import (
 // them completed, a tenth dead, 5% scheduled and the rest pending, each
 // with a tenant tag of 100 values. The state is built by applying the
 // engine's own commands straight to Pebble (no Raft, no fsync: minutes
-// become seconds); then a real engine opens it and every query runs
-// through Engine.Search and Engine.Bulk, as the HTTP API calls them.
+// become seconds); then a real node opens it and every query runs
+// through service.Search and service.Bulk, as the HTTP API calls them.
 // `make bench-search` runs it.
 func BenchmarkSearchMillion(b *testing.B) {
 	total := 1_000_000
@@ -42,18 +42,10 @@ func BenchmarkSearchMillion(b *testing.B) {
 	buildMillion(b, filepath.Join(dir, "state"), total)
 	b.Logf("built %d jobs in %s", total, time.Since(start).Round(time.Second))
 
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e, err := OpenEngine(Config{DataDir: dir, Bootstrap: true, ClusterSecret: testSecret, Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	n := openQuiet(b, dir)
+	defer n.Stop()
+	e := n.Service()
 	ctx := context.Background()
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := e.WaitLeader(wctx); err != nil {
-		b.Fatal(err)
-	}
 
 	for _, q := range []struct{ name, body string }{
 		{"queue_state_dead_limit50", `{"queue":"q07","state":["dead"],"limit":50}`},
@@ -69,7 +61,7 @@ func BenchmarkSearchMillion(b *testing.B) {
 			body = pageBody(b, e, `{"queue":"q07","state":["completed"],"limit":50}`, 2)
 		}
 		b.Run(q.name, func(b *testing.B) {
-			var res *SearchResult
+			var res *service.SearchResult
 			for b.Loop() {
 				r, err := search.ParseRequest([]byte(body))
 				if err != nil {
@@ -92,7 +84,7 @@ func BenchmarkSearchMillion(b *testing.B) {
 			b.Skip("runs once: it consumes the dead jobs")
 		}
 		start := time.Now()
-		out, op, err := e.Bulk(ctx, testNS, &BulkRequest{Filter: []byte(`{"state":["dead"]}`), Action: job.BulkRetry})
+		out, op, err := e.Bulk(ctx, testNS, &wire.BulkRequest{Filter: []byte(`{"state":["dead"]}`), Action: wire.BulkRetry})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -102,11 +94,11 @@ func BenchmarkSearchMillion(b *testing.B) {
 			return
 		}
 		for {
-			v, err := e.BulkStatus(testNS, op.ID)
+			v, err := e.BulkStatus(testNS, op.BulkOperationID)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if v.Status != bulkProcessing {
+			if v.Status != wire.BulkProcessing {
 				b.ReportMetric(float64(v.Affected), "retried")
 				b.ReportMetric(float64(v.Affected)/time.Since(start).Seconds(), "jobs/s")
 				b.Logf("bulk retry: %d affected, %d skipped in %s", v.Affected, v.Skipped, time.Since(start).Round(time.Millisecond))
@@ -118,7 +110,7 @@ func BenchmarkSearchMillion(b *testing.B) {
 }
 
 // pageBody returns the search body of page n (0-based) of body.
-func pageBody(b *testing.B, e *Engine, body string, n int) string {
+func pageBody(b *testing.B, e *service.Service, body string, n int) string {
 	r, err := search.ParseRequest([]byte(body))
 	if err != nil {
 		b.Fatal(err)
@@ -136,32 +128,18 @@ func pageBody(b *testing.B, e *Engine, body string, n int) string {
 	return body
 }
 
-// millionBuilder applies engine commands straight to a Pebble store.
+// millionBuilder applies engine commands straight to a Pebble store,
+// through the replica's group apply without Raft.
 type millionBuilder struct {
 	b   *testing.B
-	db  *pebble.DB
-	reg *replica.Registry
-	e   *Engine
+	loc *replica.Local
 	now time.Time
 	n   int
 }
 
-func (m *millionBuilder) apply(cmds ...[]byte) []any {
-	batch := m.db.NewIndexedBatch()
+func (m *millionBuilder) apply(cmds ...[]byte) []replica.Outcome {
 	m.now = m.now.Add(time.Millisecond)
-	tx := replica.NewTx(batch, m.now, 0)
-	out := make([]any, len(cmds))
-	for i, c := range cmds {
-		v, err := m.reg.Apply(tx, c)
-		if out[i] = v; err != nil {
-			out[i] = err
-		}
-	}
-	tx.RunBeforeCommit()
-	if err := batch.Commit(pebble.NoSync); err != nil {
-		m.b.Fatal(err)
-	}
-	return out
+	return m.loc.Apply(m.now, cmds...)
 }
 
 var benchQueues = func() []string {
@@ -177,17 +155,17 @@ var benchQueues = func() []string {
 func (m *millionBuilder) enqueue(n int, maxRetries int, scheduledAt int64) {
 	for n > 0 {
 		k := min(n, 1000)
-		c := &enqueueCmd{NS: testNS, Jobs: make([][]byte, k)}
+		c := &engine.EnqueueCmd{NS: testNS, Jobs: make([][]byte, k)}
 		for i := range k {
 			m.n++
-			j := &job.Job{ID: m.e.newID("job_"), Queue: benchQueues[m.n%20], MaxRetries: maxRetries,
+			j := &job.Job{ID: "job_" + ulid.Make().String(), Queue: benchQueues[m.n%20], MaxRetries: maxRetries,
 				Backoff: job.BackoffFixed, BaseDelay: int64(time.Second), MaxDelay: int64(time.Minute), ScheduledAt: scheduledAt,
 				Payload: fmt.Appendf(nil, `{"customer_id":"cust_%d","amount":%d,"region":"%s","vip":%t}`,
 					m.n%5000, m.n%1000, []string{"us-east", "eu-west", "ap-south"}[m.n%3], m.n%7 == 0),
 				Tags: map[string]string{"tenant": "t" + strconv.Itoa(m.n%100)}}
 			c.Jobs[i] = j.Encode()
 		}
-		m.apply(replica.Command(cmdEnqueue, encode(c)))
+		m.apply(engine.Enqueue.Command(c))
 		n -= k
 	}
 }
@@ -198,9 +176,9 @@ func (m *millionBuilder) work(n int, fail bool) {
 		var cmds [][]byte
 		var ids []string
 		for range 10 {
-			res := m.apply(replica.Command(cmdFetchBatch, encode(&fetchBatchCmd{Max: 100,
-				Fetch: fetchCmd{NS: testNS, Queues: benchQueues, WorkerID: "w", LeaseNs: int64(time.Hour)}})))
-			for _, j := range res[0].([]*job.Job) {
+			res := m.apply(engine.FetchBatch.Command(&engine.FetchBatchCmd{Max: 100,
+				Fetch: engine.FetchCmd{NS: testNS, Queues: benchQueues, WorkerID: "w", LeaseNs: int64(time.Hour)}}))
+			for _, j := range res[0].Value.([]*job.Job) {
 				ids = append(ids, j.ID)
 			}
 		}
@@ -209,14 +187,14 @@ func (m *millionBuilder) work(n int, fail bool) {
 		}
 		if fail {
 			for _, id := range ids {
-				cmds = append(cmds, replica.Command(cmdFail, encode(&failCmd{NS: testNS, ID: id, WorkerID: "w", Error: "SMTP timeout"})))
+				cmds = append(cmds, engine.Fail.Command(&engine.FailCmd{NS: testNS, ID: id, WorkerID: "w", Error: "SMTP timeout"}))
 			}
 		} else {
-			items := make([]ackBatchItem, len(ids))
+			items := make([]engine.AckBatchItem, len(ids))
 			for i, id := range ids {
-				items[i] = ackBatchItem{ID: id}
+				items[i] = engine.AckBatchItem{ID: id}
 			}
-			cmds = append(cmds, replica.Command(cmdAckBatch, encode(&ackBatchCmd{NS: testNS, WorkerID: "w", Items: items})))
+			cmds = append(cmds, engine.AckBatch.Command(&engine.AckBatchCmd{NS: testNS, WorkerID: "w", Items: items}))
 		}
 		m.apply(cmds...)
 		n -= len(ids)
@@ -229,8 +207,11 @@ func buildMillion(b *testing.B, path string, total int) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	e := &Engine{waiters: newWaiters(), entropy: ulid.Monotonic(rand.Reader, 0), cfg: Config{}.WithDefaults()}
-	m := &millionBuilder{b: b, db: db, reg: e.registry(), e: e, now: time.Now().Add(-time.Hour)}
+	loc, err := replica.NewLocal(db, engine.New(engine.Options{}).Registry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &millionBuilder{b: b, loc: loc, now: time.Now().Add(-time.Hour)}
 	completed, dead, scheduled := total/2, total/10, total/20
 	m.enqueue(completed, 3, 0)
 	m.work(completed, false)

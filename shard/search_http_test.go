@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // searchIDs runs one search and returns the ids of its page and the body.
@@ -284,7 +286,7 @@ func TestSearchErrors(t *testing.T) {
 	}
 	r := b.call("POST", "/api/v1/jobs/search", "not json")
 	require.Equal(t, 400, r.Status)
-	r = b.call("POST", "/api/v1/jobs/search", map[string]any{}, NamespaceHeader, "")
+	r = b.call("POST", "/api/v1/jobs/search", map[string]any{}, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
 	require.True(t, strings.Contains(string(r.Raw), "namespace"), string(r.Raw))
 }
@@ -295,7 +297,7 @@ func TestSearchIsPerNamespace(t *testing.T) {
 	id := b.enqueue(map[string]any{"queue": "q", "payload": map[string]any{"secret": 1}, "tags": map[string]string{"k": "v"}})
 	other := "t_01hx0000000000000000000009/default"
 	for _, body := range []map[string]any{{}, {"queue": "q"}, {"tags": map[string]string{"k": "v"}}, {"job_id_prefix": id}, {"payload_contains": "secret"}} {
-		r := b.call("POST", "/api/v1/jobs/search", body, NamespaceHeader, other)
+		r := b.call("POST", "/api/v1/jobs/search", body, wire.ShardNamespaceHeader, other)
 		require.Equal(t, 200, r.Status)
 		require.Empty(t, r.Body["jobs"], fmt.Sprint(body))
 		require.Equal(t, 0.0, r.Body["total"])

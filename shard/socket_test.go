@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestServesOnUnixSocket(t *testing.T) {
@@ -22,7 +24,7 @@ func TestServesOnUnixSocket(t *testing.T) {
 	req, err := http.NewRequest("POST", "http://localhost/api/v1/enqueue", strings.NewReader(`{"queue":"q"}`))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+testSecret)
-	req.Header.Set(NamespaceHeader, testNS)
+	req.Header.Set(wire.ShardNamespaceHeader, testNS)
 	res, err := hc.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)

@@ -177,7 +177,7 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 // Raft stopped itself (a leader that applied its own removal). A node that
 // restarts after being removed and added again starts outside the
 // configuration it has, so only leaving it counts.
-func removalWatch(sh *shard.Server) func() bool {
+func removalWatch(sh *shard.Node) func() bool {
 	was := false
 	return func() bool {
 		member, known, stopped := sh.Membership()
@@ -210,7 +210,7 @@ func (o shardOptions) advertised() (httpAddr, raftAddr string, err error) {
 // registerWithControl keeps the control plane's record of this shard
 // current: the leader registers the members it knows on election, when
 // membership changes, and every minute.
-func registerWithControl(ctx context.Context, sh *shard.Server, o shardOptions, secret string, log *slog.Logger) {
+func registerWithControl(ctx context.Context, sh *shard.Node, o shardOptions, secret string, log *slog.Logger) {
 	changes, cancel := sh.Subscribe()
 	defer cancel()
 	t := time.NewTicker(time.Minute)

@@ -9,24 +9,28 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
-// Code is a stable, documented error code.
-type Code string
+// Code is a stable, documented error code; the codes themselves are the
+// wire package's, which clients read.
+type Code = wire.ErrorCode
 
+// The codes by their short names (see wire for what each means).
 const (
-	BadRequest      Code = "bad_request"       // malformed or invalid input; Field names it
-	InvalidJSON     Code = "invalid_json"      // the body is not the JSON we expect
-	Unauthenticated Code = "unauthenticated"   // no, invalid, expired or revoked key
-	Forbidden       Code = "forbidden"         // the key's role or namespaces do not allow it
-	NotFound        Code = "not_found"         // unknown object, or another tenant's
-	Conflict        Code = "conflict"          // state conflict (exists already, wrong state)
-	LeaseMismatch   Code = "lease_mismatch"    // ack/fail/heartbeat of a job not active under this lease
-	TooLarge        Code = "payload_too_large" // body or payload over its limit
-	RateLimited     Code = "rate_limited"      // over a rate or quota; Retry-After set
-	NoLeader        Code = "no_leader"         // the shard has no leader yet; Retry-After set
-	Unavailable     Code = "unavailable"       // a dependency is down; Retry-After set
-	Internal        Code = "internal"          // a bug or an unexpected failure
+	BadRequest      = wire.CodeBadRequest
+	InvalidJSON     = wire.CodeInvalidJSON
+	Unauthenticated = wire.CodeUnauthenticated
+	Forbidden       = wire.CodeForbidden
+	NotFound        = wire.CodeNotFound
+	Conflict        = wire.CodeConflict
+	LeaseMismatch   = wire.CodeLeaseMismatch
+	TooLarge        = wire.CodeTooLarge
+	RateLimited     = wire.CodeRateLimited
+	NoLeader        = wire.CodeNoLeader
+	Unavailable     = wire.CodeUnavailable
+	Internal        = wire.CodeInternal
 )
 
 var statuses = map[Code]int{
@@ -45,20 +49,30 @@ var statuses = map[Code]int{
 }
 
 // Status is the HTTP status of a code.
-func (c Code) Status() int {
+func Status(c Code) int {
 	if s, ok := statuses[c]; ok {
 		return s
 	}
 	return http.StatusInternalServerError
 }
 
-// Error is an API error.
+// Error is an API error. Its JSON is wire.Error (see Wire).
 type Error struct {
-	Code       Code   `json:"code"`
-	Message    string `json:"message"`
-	Field      string `json:"field,omitempty"`
-	RequestID  string `json:"request_id,omitempty"`
-	RetryAfter int    `json:"-"` // seconds; set for 429 and 503
+	Code       Code
+	Message    string
+	Field      string // the offending input field of a 400
+	RequestID  string
+	RetryAfter int // seconds; set for 429 and 503
+}
+
+// Wire is e's JSON shape.
+func (e *Error) Wire() *wire.Error {
+	return &wire.Error{Code: e.Code, Message: e.Message, Field: e.Field, RequestID: e.RequestID}
+}
+
+// FromWire is the error an error response's body describes.
+func FromWire(w *wire.Error) *Error {
+	return &Error{Code: w.Code, Message: w.Message, Field: w.Field, RequestID: w.RequestID}
 }
 
 func (e *Error) Error() string {
@@ -81,7 +95,13 @@ func New(code Code, format string, args ...any) *Error {
 
 // Field returns a 400 naming the offending field.
 func Field(field, format string, args ...any) *Error {
-	return &Error{Code: BadRequest, Field: field, Message: fmt.Sprintf(format, args...)}
+	return OfField(BadRequest, field, format, args...)
+}
+
+// OfField returns an error of code naming the offending field (a 413
+// names the field that is too large).
+func OfField(code Code, field, format string, args ...any) *Error {
+	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // Retry returns an error that tells the client to retry after secs seconds.
@@ -107,9 +127,4 @@ func CodeOf(err error) Code {
 		return e.Code
 	}
 	return ""
-}
-
-// Body is the JSON body of an error response.
-type Body struct {
-	Error *Error `json:"error"`
 }

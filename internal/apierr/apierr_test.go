@@ -11,6 +11,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestEveryCodeHasItsStatus(t *testing.T) {
@@ -19,9 +21,9 @@ func TestEveryCodeHasItsStatus(t *testing.T) {
 		Conflict: 409, LeaseMismatch: 409, TooLarge: 413, RateLimited: 429, NoLeader: 503, Unavailable: 503, Internal: 500}
 	require.Len(t, statuses, len(want))
 	for c, s := range want {
-		require.Equal(t, s, c.Status(), c)
+		require.Equal(t, s, Status(c), c)
 	}
-	require.Equal(t, 500, Code("unheard_of").Status())
+	require.Equal(t, 500, Status(Code("unheard_of")))
 }
 
 func TestErrorsMatchByCode(t *testing.T) {
@@ -49,9 +51,9 @@ func TestHandlerRendersTheCatalogShape(t *testing.T) {
 		res, err := app.Test(req)
 		require.NoError(t, err)
 		raw, _ := io.ReadAll(res.Body)
-		var b Body
+		var b wire.ErrorBody
 		require.NoError(t, json.Unmarshal(raw, &b), string(raw))
-		return res.StatusCode, res.Header.Get("Retry-After"), b.Error
+		return res.StatusCode, res.Header.Get("Retry-After"), FromWire(b.Error)
 	}
 	st, _, e := do("/field", "", RequestIDHeader, "req_abc")
 	require.Equal(t, 400, st)

@@ -7,11 +7,13 @@ import (
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // RequestIDHeader carries the request id from the gateway to shards and
 // control, so one id names a request everywhere it went.
-const RequestIDHeader = "X-Request-Id"
+const RequestIDHeader = wire.RequestIDHeader
 
 const requestIDKey = "jobbie.request_id"
 
@@ -57,7 +59,7 @@ func Handler(c *fiber.Ctx, err error) error {
 	if out.RetryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(out.RetryAfter))
 	}
-	return c.Status(out.Code.Status()).JSON(Body{Error: &out})
+	return c.Status(Status(out.Code)).JSON(wire.ErrorBody{Error: out.Wire()})
 }
 
 // fromFiber maps fiber's own errors (unknown route, body too large, …)

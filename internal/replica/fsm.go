@@ -28,6 +28,7 @@ type fsm struct {
 	applied  atomic.Uint64
 	restores atomic.Uint64
 	redos    atomic.Uint64 // groups applied again after a refused command had written
+	local    bool          // applied by Local: no Raft log, so no applied index is recorded
 	lastNow  int64         // only touched by raft's FSM goroutine
 	observer func(cmds int, d time.Duration)
 
@@ -193,11 +194,13 @@ func (f *fsm) tryGroup(entries []groupEntry, refused map[cmdRef]error, lastNow i
 		after = append(after, tx.after...)
 	}
 	last := entries[len(entries)-1].index
-	var v [16]byte
-	binary.BigEndian.PutUint64(v[:8], last)
-	binary.BigEndian.PutUint64(v[8:], uint64(lastNow))
-	if err := b.Set(appliedKey, v[:], nil); err != nil {
-		panic(fmt.Sprintf("replica: set applied: %v", err))
+	if !f.local {
+		var v [16]byte
+		binary.BigEndian.PutUint64(v[:8], last)
+		binary.BigEndian.PutUint64(v[8:], uint64(lastNow))
+		if err := b.Set(appliedKey, v[:], nil); err != nil {
+			panic(fmt.Sprintf("replica: set applied: %v", err))
+		}
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		panic(fmt.Sprintf("replica: commit entry %d: %v", last, err))

@@ -8,8 +8,9 @@ import (
 
 // Local applies commands to a Pebble database without Raft, through the
 // same group apply a node uses (one batch per call, refused commands
-// dropped, the applied index recorded): for tests and benchmarks of a
-// state machine. It is not safe for concurrent use.
+// dropped): for tests and benchmarks of a state machine, and for building
+// a state a node then opens. Its entries belong to no Raft log, so it
+// records no applied index. It is not safe for concurrent use.
 type Local struct {
 	f     *fsm
 	index uint64
@@ -21,7 +22,8 @@ func NewLocal(db *pebble.DB, reg *Registry) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Local{f: f, index: f.applied.Load()}, nil
+	f.local = true
+	return &Local{f: f}, nil
 }
 
 // Apply applies cmds as one log entry stamped now and returns one outcome

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/jonboulle/clockwork"
 )
 
 // ErrNotLeader is returned by Propose on a node that is not the leader:
@@ -56,6 +57,9 @@ type Config struct {
 	// at once. Default false: durable, one fsync per group commit.
 	Fast   bool
 	Logger hclog.Logger
+	// Clock stamps every entry the leader proposes (the time handlers
+	// see as Tx.Now); default the real clock. Tests replace it.
+	Clock clockwork.Clock
 	// Observe, if set, is told each applied group's command count and time.
 	Observe func(cmds int, d time.Duration)
 	// Timings; defaults suit a LAN: 500ms heartbeat and election, 250ms lease.
@@ -90,6 +94,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CacheSize <= 0 {
 		c.CacheSize = 128 << 20
+	}
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
@@ -286,6 +293,15 @@ func (n *Node) raftConfig() *raft.Config {
 // Subject names the group in errors (Config.Subject).
 func (n *Node) Subject() string { return n.cfg.Subject }
 
+// ProposeError maps a replication failure of this node (from Propose,
+// AddVoter, RemoveServer…) to the error catalog, as Op.Propose does.
+func (n *Node) ProposeError(err error) error { return proposeError(n.cfg.Subject, err) }
+
+// Restores is how many snapshots replaced the state since the node
+// opened: a loop that keeps its own view of the state starts over when it
+// moves.
+func (n *Node) Restores() uint64 { return n.fsm.restores.Load() }
+
 // Redos is how many groups were applied again because a refused command
 // had already written (see fsm.applyGroup): a handler that should check
 // before it writes.
@@ -357,7 +373,7 @@ func (n *Node) batchLoop() {
 		for _, p := range batch {
 			cmds = append(cmds, p.cmd)
 		}
-		entry := encodeEntry(time.Now().UnixNano(), cmds)
+		entry := encodeEntry(n.cfg.Clock.Now().UnixNano(), cmds)
 		f := n.raft.Apply(entry, 10*time.Second)
 		n.inflight <- &flight{f: f, batch: batch}
 	}

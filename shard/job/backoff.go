@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"hash/fnv"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Backoff strategies.
 const (
-	BackoffNone        = "none"
-	BackoffFixed       = "fixed"
-	BackoffLinear      = "linear"
-	BackoffExponential = "exponential"
+	BackoffNone        = wire.BackoffNone
+	BackoffFixed       = wire.BackoffFixed
+	BackoffLinear      = wire.BackoffLinear
+	BackoffExponential = wire.BackoffExponential
 )
 
 // Defaults of the seed design.

@@ -1,16 +1,18 @@
 package job
 
+import "github.com/jobbie/jobbie/wire"
+
 // Bulk actions and the states each applies to (the seed's table). A job in
 // another state is skipped, not an error. Each action then goes through
 // the same decision as the one-job operation, so the rules stay in one
 // place: bulk delete, like delete, leaves active jobs alone.
 const (
-	BulkRetry          = "retry"
-	BulkDelete         = "delete"
-	BulkCancel         = "cancel"
-	BulkMove           = "move"
-	BulkRequeue        = "requeue"
-	BulkChangePriority = "change_priority"
+	BulkRetry          = wire.BulkRetry
+	BulkDelete         = wire.BulkDelete
+	BulkCancel         = wire.BulkCancel
+	BulkMove           = wire.BulkMove
+	BulkRequeue        = wire.BulkRequeue
+	BulkChangePriority = wire.BulkChangePriority
 )
 
 var bulkStates = map[string][]State{

@@ -1,6 +1,10 @@
 package job
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/jobbie/jobbie/wire"
+)
 
 // Job is the stored job record (encoded by Encode). Times are unix
 // nanoseconds (0 = unset) and come from the leader's clock stamped into the
@@ -80,7 +84,7 @@ func (j *Job) InFlow() bool {
 }
 
 // Reasons the engine cancels a job with.
-const ReasonDependencyFailed = "dependency_failed"
+const ReasonDependencyFailed = wire.ReasonDependencyFailed
 
 // AttemptError records why one attempt failed.
 type AttemptError struct {
@@ -92,8 +96,8 @@ type AttemptError struct {
 
 // Dead reasons.
 const (
-	ReasonRetriesExhausted = "retries_exhausted"
-	ReasonExpired          = "expired"
+	ReasonRetriesExhausted = wire.ReasonRetriesExhausted
+	ReasonExpired          = wire.ReasonExpired
 )
 
 // AttemptsRemaining is the number of retries left after the one a failure
@@ -112,3 +116,13 @@ func (j *Job) CanRetry() bool { return j.Attempt <= j.MaxRetries }
 
 // Expired reports whether the job's TTL has passed at now.
 func (j *Job) Expired(now int64) bool { return j.ExpireAt != 0 && now >= j.ExpireAt }
+
+// Lease starts an attempt of j for a worker at now: the fields the active
+// state's index and the worker need. The caller moves j to Active.
+func Lease(j *Job, workerID, hostname string, now, lease int64) {
+	j.Attempt++
+	j.StartedAt = now
+	j.WorkerID, j.Hostname = workerID, hostname
+	j.LeaseNs = lease
+	j.LeaseUntil = now + lease
+}

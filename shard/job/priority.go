@@ -1,6 +1,10 @@
 package job
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jobbie/jobbie/wire"
+)
 
 // Priority orders pending jobs: lower values are fetched first.
 type Priority uint8
@@ -15,22 +19,22 @@ const (
 func (p Priority) String() string {
 	switch p {
 	case Critical:
-		return "critical"
+		return wire.PriorityCritical
 	case High:
-		return "high"
+		return wire.PriorityHigh
 	default:
-		return "normal"
+		return wire.PriorityNormal
 	}
 }
 
 // ParsePriority parses a priority name; "" means normal.
 func ParsePriority(s string) (Priority, error) {
 	switch s {
-	case "", "normal":
+	case "", wire.PriorityNormal:
 		return Normal, nil
-	case "high":
+	case wire.PriorityHigh:
 		return High, nil
-	case "critical":
+	case wire.PriorityCritical:
 		return Critical, nil
 	}
 	return 0, fmt.Errorf("priority %q is not one of critical, high, normal", s)

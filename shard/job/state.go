@@ -1,12 +1,17 @@
 package job
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jobbie/jobbie/wire"
+)
 
 // State is a job's lifecycle state. See docs/job-states.md for the diagram.
 type State uint8
 
 // On-disk values, never renumber.
 const (
+	New       State = 0 // not stored yet: the state a job is created from
 	Scheduled State = 1 // waiting for scheduled_at
 	Pending   State = 2 // waiting for a worker
 	Active    State = 3 // leased to a worker
@@ -21,9 +26,14 @@ const (
 // MaxState+1 entries.
 const MaxState = Held
 
+// States lists every state a stored job can be in, in value order.
+func States() []State {
+	return []State{Scheduled, Pending, Active, Completed, Retrying, Dead, Cancelled, Held}
+}
+
 var stateNames = map[State]string{
-	Scheduled: "scheduled", Pending: "pending", Active: "active", Completed: "completed",
-	Retrying: "retrying", Dead: "dead", Cancelled: "cancelled", Held: "held",
+	Scheduled: wire.StateScheduled, Pending: wire.StatePending, Active: wire.StateActive, Completed: wire.StateCompleted,
+	Retrying: wire.StateRetrying, Dead: wire.StateDead, Cancelled: wire.StateCancelled, Held: wire.StateHeld,
 }
 
 func (s State) String() string {
@@ -47,8 +57,10 @@ func ParseState(name string) (State, error) {
 func (s State) Terminal() bool { return s == Completed || s == Dead || s == Cancelled }
 
 // transitions is the one table of allowed state changes. Every change of a
-// job's state in the engine goes through Allowed.
+// job's state in the engine goes through Allowed, its creation included.
 var transitions = map[State][]State{
+	// See Initial.
+	New:       {Scheduled, Pending, Held},
 	Scheduled: {Pending, Dead, Cancelled},
 	Pending:   {Active, Dead, Cancelled},
 	// Pending: lease expired. Cancelled: a job marked cancelling settles
@@ -62,6 +74,19 @@ var transitions = map[State][]State{
 	// scheduled_at is still ahead); cancelled when one failed; dead when
 	// its TTL passed while it waited.
 	Held: {Pending, Scheduled, Dead, Cancelled},
+}
+
+// Initial is the state a new job starts in: held while it waits for the
+// jobs it depends on, scheduled while its scheduled_at (unix ns, 0 for
+// none) is ahead of now, else pending.
+func Initial(scheduledAt, now int64, waiting bool) State {
+	switch {
+	case waiting:
+		return Held
+	case scheduledAt > now:
+		return Scheduled
+	}
+	return Pending
 }
 
 // Allowed reports whether a job may move from one state to another.

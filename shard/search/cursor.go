@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Results are ordered by (sort value, job id), both in the request's
@@ -23,17 +24,17 @@ import (
 // the most urgent first. An unknown key sorts by created_at.
 func SortValue(j *job.Job, s string) int64 {
 	switch s {
-	case SortUpdatedAt:
+	case wire.SortUpdatedAt:
 		return j.UpdatedAt
-	case SortScheduledAt:
+	case wire.SortScheduledAt:
 		return j.ScheduledAt
-	case SortStartedAt:
+	case wire.SortStartedAt:
 		return j.StartedAt
-	case SortCompletedAt:
+	case wire.SortCompletedAt:
 		return j.CompletedAt
-	case SortPriority:
+	case wire.SortPriority:
 		return int64(job.Normal) - int64(j.Priority)
-	case SortAttempt:
+	case wire.SortAttempt:
 		return int64(j.Attempt)
 	}
 	return j.CreatedAt
@@ -53,7 +54,7 @@ func AfterCursor(j *job.Job, c Cursor, s, order string) bool {
 
 // follows reports whether (v, id) comes strictly after (cv, cid).
 func follows(v int64, id string, cv int64, cid string, order string) bool {
-	if order == OrderAsc {
+	if order == wire.OrderAsc {
 		return v > cv || v == cv && id > cid
 	}
 	return v < cv || v == cv && id < cid

@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestSortValue(t *testing.T) {
 	j := sample()
 	j.CompletedAt = 7
 	for s, want := range map[string]int64{
-		SortCreatedAt: j.CreatedAt, SortUpdatedAt: j.UpdatedAt, SortScheduledAt: j.ScheduledAt,
-		SortStartedAt: j.StartedAt, SortCompletedAt: 7, SortAttempt: 2, SortPriority: 1, "": j.CreatedAt,
+		wire.SortCreatedAt: j.CreatedAt, wire.SortUpdatedAt: j.UpdatedAt, wire.SortScheduledAt: j.ScheduledAt,
+		wire.SortStartedAt: j.StartedAt, wire.SortCompletedAt: 7, wire.SortAttempt: 2, wire.SortPriority: 1, "": j.CreatedAt,
 	} {
 		if got := SortValue(j, s); got != want {
 			t.Errorf("%s = %d, want %d", s, got, want)
@@ -24,7 +25,7 @@ func TestSortValue(t *testing.T) {
 	}
 	// desc on priority lists critical, high, normal.
 	jobs := []*job.Job{{ID: "a", Priority: job.Normal}, {ID: "b", Priority: job.Critical}, {ID: "c", Priority: job.High}}
-	sort.Slice(jobs, func(i, k int) bool { return Before(jobs[i], jobs[k], SortPriority, OrderDesc) })
+	sort.Slice(jobs, func(i, k int) bool { return Before(jobs[i], jobs[k], wire.SortPriority, wire.OrderDesc) })
 	if jobs[0].ID != "b" || jobs[1].ID != "c" || jobs[2].ID != "a" {
 		t.Fatalf("priority desc: %s %s %s", jobs[0].ID, jobs[1].ID, jobs[2].ID)
 	}
@@ -40,21 +41,21 @@ func TestBeforeTiesByID(t *testing.T) {
 		}
 		return s
 	}
-	sort.Slice(jobs, func(i, k int) bool { return Before(jobs[i], jobs[k], SortCreatedAt, OrderAsc) })
+	sort.Slice(jobs, func(i, k int) bool { return Before(jobs[i], jobs[k], wire.SortCreatedAt, wire.OrderAsc) })
 	if got := ids(); got != "dabce" {
 		t.Fatalf("asc: %s", got)
 	}
-	sort.Slice(jobs, func(i, k int) bool { return Before(jobs[i], jobs[k], SortCreatedAt, OrderDesc) })
+	sort.Slice(jobs, func(i, k int) bool { return Before(jobs[i], jobs[k], wire.SortCreatedAt, wire.OrderDesc) })
 	if got := ids(); got != "ecbad" {
 		t.Fatalf("desc: %s", got)
 	}
 	// A total order: never both, never neither for distinct jobs, never for itself.
 	for _, a := range jobs {
-		if Before(a, a, SortCreatedAt, OrderAsc) || Before(a, a, SortCreatedAt, OrderDesc) {
+		if Before(a, a, wire.SortCreatedAt, wire.OrderAsc) || Before(a, a, wire.SortCreatedAt, wire.OrderDesc) {
 			t.Fatal("irreflexive")
 		}
 		for _, b := range jobs {
-			if a != b && Before(a, b, SortCreatedAt, OrderAsc) == Before(b, a, SortCreatedAt, OrderAsc) {
+			if a != b && Before(a, b, wire.SortCreatedAt, wire.OrderAsc) == Before(b, a, wire.SortCreatedAt, wire.OrderAsc) {
 				t.Fatal("not total")
 			}
 		}
@@ -160,8 +161,8 @@ func TestPagingNoSkipNoRepeat(t *testing.T) {
 			Priority: job.Priority(i % 3), Attempt: i % 4, UpdatedAt: int64(i % 5),
 		})
 	}
-	for _, s := range []string{SortCreatedAt, SortPriority, SortAttempt, SortUpdatedAt, SortCompletedAt} {
-		for _, order := range []string{OrderAsc, OrderDesc} {
+	for _, s := range []string{wire.SortCreatedAt, wire.SortPriority, wire.SortAttempt, wire.SortUpdatedAt, wire.SortCompletedAt} {
+		for _, order := range []string{wire.OrderAsc, wire.OrderDesc} {
 			store := slices.Clone(jobs)
 			var got []string
 			var after *Cursor
@@ -183,9 +184,9 @@ func TestPagingNoSkipNoRepeat(t *testing.T) {
 				last := cands[len(cands)-1]
 				after = &Cursor{Value: SortValue(last, s), ID: last.ID}
 				// A job inserted before the cursor (in this order) is never shown.
-				if s == SortCreatedAt {
+				if s == wire.SortCreatedAt {
 					at := int64(-1000 - page)
-					if order == OrderDesc {
+					if order == wire.OrderDesc {
 						at = 1000 + int64(page)
 					}
 					store = append(store, &job.Job{ID: fmt.Sprintf("new_%d", page), CreatedAt: at})

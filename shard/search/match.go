@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/itchyny/gojq"
+
 	"github.com/jobbie/jobbie/shard/job"
 )
 

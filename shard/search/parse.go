@@ -12,30 +12,14 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
 )
 
-// Sort keys and orders of a search request.
-const (
-	SortCreatedAt   = "created_at"
-	SortUpdatedAt   = "updated_at"
-	SortScheduledAt = "scheduled_at"
-	SortStartedAt   = "started_at"
-	SortCompletedAt = "completed_at"
-	SortPriority    = "priority"
-	SortAttempt     = "attempt"
-
-	OrderAsc  = "asc"
-	OrderDesc = "desc"
-
-	DefaultLimit = 50
-	MaxLimit     = 1000
-
-	maxCursorChars = 512
-)
+const maxCursorChars = 512
 
 var sortKeys = map[string]bool{
-	SortCreatedAt: true, SortUpdatedAt: true, SortScheduledAt: true, SortStartedAt: true,
-	SortCompletedAt: true, SortPriority: true, SortAttempt: true,
+	wire.SortCreatedAt: true, wire.SortUpdatedAt: true, wire.SortScheduledAt: true, wire.SortStartedAt: true,
+	wire.SortCompletedAt: true, wire.SortPriority: true, wire.SortAttempt: true,
 }
 
 // Request is a validated POST /api/v1/jobs/search body: the filter fields
@@ -45,7 +29,7 @@ type Request struct {
 	Sort   string // one of the Sort* keys; default created_at
 	Order  string // asc or desc; default desc
 	Cursor string // the opaque cursor as sent; "" = first page
-	Limit  int    // 1..MaxLimit; default DefaultLimit
+	Limit  int    // 1..MaxLimit; default wire.DefaultSearchLimit
 
 	// After is the decoded Cursor, already checked against this request's
 	// fingerprint; nil on the first page. Return jobs for which
@@ -67,7 +51,7 @@ func ParseRequest(body []byte) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Request{Sort: SortCreatedAt, Order: OrderDesc, Limit: DefaultLimit}
+	r := &Request{Sort: wire.SortCreatedAt, Order: wire.OrderDesc, Limit: wire.DefaultSearchLimit}
 	for _, name := range sortedNames(fields) {
 		raw := fields[name]
 		if isNull(raw) {
@@ -88,7 +72,7 @@ func ParseRequest(body []byte) (*Request, error) {
 			if err != nil {
 				return nil, err
 			}
-			if s != OrderAsc && s != OrderDesc {
+			if s != wire.OrderAsc && s != wire.OrderDesc {
 				return nil, fieldErr(name, "must be asc or desc; got %q", clip(s))
 			}
 			r.Order = s
@@ -103,8 +87,8 @@ func ParseRequest(body []byte) (*Request, error) {
 			if err != nil {
 				return nil, err
 			}
-			if n < 0 || n > MaxLimit {
-				return nil, fieldErr(name, "must be between 1 and %d (0 or absent means %d); got %d", MaxLimit, DefaultLimit, n)
+			if n < 0 || n > wire.MaxSearchLimit {
+				return nil, fieldErr(name, "must be between 1 and %d (0 or absent means %d); got %d", wire.MaxSearchLimit, wire.DefaultSearchLimit, n)
 			}
 			if n > 0 {
 				r.Limit = int(n)

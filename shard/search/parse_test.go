@@ -7,6 +7,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // wantFieldErr asserts err is a 400 bad_request whose Field is field and
@@ -17,8 +18,8 @@ func wantFieldErr(t *testing.T, err error, field string, want ...string) {
 		t.Fatalf("want an error on %s, got none", field)
 	}
 	e := apierr.From(err)
-	if e.Code != apierr.BadRequest || e.Code.Status() != 400 {
-		t.Fatalf("code = %s (%d), want bad_request 400: %v", e.Code, e.Code.Status(), err)
+	if e.Code != apierr.BadRequest || apierr.Status(e.Code) != 400 {
+		t.Fatalf("code = %s (%d), want bad_request 400: %v", e.Code, apierr.Status(e.Code), err)
 	}
 	if e.Field != field {
 		t.Fatalf("field = %q, want %q: %v", e.Field, field, err)
@@ -70,7 +71,7 @@ func TestParseRequestSeedExample(t *testing.T) {
 	if f.WorkerID != "worker-abc" || !*f.HasErrors || f.ErrorContains != "SMTP" || f.PayloadJQ == "" {
 		t.Fatalf("rest: %+v", f)
 	}
-	if r.Sort != SortCreatedAt || r.Order != OrderDesc || r.Limit != 50 || r.Cursor != "" || r.After != nil {
+	if r.Sort != wire.SortCreatedAt || r.Order != wire.OrderDesc || r.Limit != 50 || r.Cursor != "" || r.After != nil {
 		t.Fatalf("paging: %+v", r)
 	}
 }
@@ -81,12 +82,12 @@ func TestParseRequestDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}
-		if r.Sort != SortCreatedAt || r.Order != OrderDesc || r.Limit != DefaultLimit || !r.Filter.IsEmpty() {
+		if r.Sort != wire.SortCreatedAt || r.Order != wire.OrderDesc || r.Limit != wire.DefaultSearchLimit || !r.Filter.IsEmpty() {
 			t.Fatalf("%q: %+v", body, r)
 		}
 	}
 	r, err := ParseRequest([]byte(`{"sort":"priority","order":"asc","limit":1000}`))
-	if err != nil || r.Sort != SortPriority || r.Order != OrderAsc || r.Limit != 1000 {
+	if err != nil || r.Sort != wire.SortPriority || r.Order != wire.OrderAsc || r.Limit != 1000 {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
@@ -215,7 +216,7 @@ func TestParseFilterPrefixesFields(t *testing.T) {
 func TestParseMalformedBody(t *testing.T) {
 	for _, body := range []string{`{`, `[1]`, `{"queue":"a"} {}`, `nope`} {
 		_, err := ParseRequest([]byte(body))
-		if apierr.CodeOf(err) != apierr.InvalidJSON || apierr.From(err).Code.Status() != 400 {
+		if apierr.CodeOf(err) != apierr.InvalidJSON || apierr.Status(apierr.From(err).Code) != 400 {
 			t.Fatalf("%q: %v", body, err)
 		}
 	}

@@ -1,0 +1,236 @@
+package api
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
+)
+
+func (s *Server) jobRoutes(api fiber.Router) {
+	api.Post("/enqueue", s.enqueue)
+	api.Post("/enqueue/batch", s.enqueueBatch)
+	api.Post("/fetch", s.fetch)
+	api.Post("/fetch/batch", s.fetchBatch)
+	api.Post("/ack/batch", s.ackBatch) // before /ack/:id, which would match it
+	api.Post("/ack/:id", s.ack)
+	api.Post("/fail/:id", s.fail)
+	api.Post("/heartbeat", s.heartbeat)
+	api.Get("/jobs/:id", s.getJob)
+	api.Post("/jobs/:id/retry", s.retryJob)
+	api.Post("/jobs/:id/cancel", s.cancelJob)
+	api.Post("/jobs/:id/move", s.moveJob)
+	api.Delete("/jobs/:id", s.deleteJob)
+	api.Get("/dead", s.listDead)
+	api.Get("/batches/:id", s.getBatch)
+}
+
+func (s *Server) enqueue(c *fiber.Ctx) error {
+	var r wire.EnqueueRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	out, err := s.svc.Enqueue(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusCreated
+	if out.UniqueExisting {
+		status = fiber.StatusOK // nothing was created
+	}
+	return c.Status(status).JSON(out)
+}
+
+func (s *Server) enqueueBatch(c *fiber.Ctx) error {
+	var r wire.BatchRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	out, err := s.svc.EnqueueBatch(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+func (s *Server) fetch(c *fiber.Ctx) error {
+	var r wire.FetchRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	start := time.Now()
+	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
+	j, err := s.svc.Fetch(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	if j == nil {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	live.ObserveFetch(ns(c), start)
+	return c.JSON(j)
+}
+
+// fetchBatch answers 200 {"jobs":[…]} always: an empty list when the wait
+// ended with no job.
+func (s *Server) fetchBatch(c *fiber.Ctx) error {
+	var r wire.FetchBatchRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	start := time.Now()
+	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
+	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	if len(jobs) > 0 {
+		live.ObserveFetch(ns(c), start)
+	}
+	return c.JSON(wire.FetchBatchResponse{Jobs: jobs})
+}
+
+// ackReply is the body of a successful ack; ackCancelledReply answers the
+// ack of a job cancelled while it ran.
+var (
+	ackReply          = []byte(`{"status":"completed"}`)
+	ackCancelledReply = []byte(`{"status":"cancelled"}`)
+)
+
+func (s *Server) ack(c *fiber.Ctx) error {
+	var r wire.AckRequest
+	if err := decodeOptional(c, &r); err != nil {
+		return err
+	}
+	st, err := s.svc.Ack(c.UserContext(), ns(c), c.Params("id"), &r)
+	if err != nil {
+		return err
+	}
+	c.Type("json")
+	if st == wire.StateCancelled {
+		return c.Send(ackCancelledReply)
+	}
+	return c.Send(ackReply)
+}
+
+func (s *Server) ackBatch(c *fiber.Ctx) error {
+	var r wire.AckBatchRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	res, err := s.svc.AckBatch(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	return c.JSON(wire.AckBatchResponse{Results: res})
+}
+
+func (s *Server) fail(c *fiber.Ctx) error {
+	var r wire.FailRequest
+	if err := decodeOptional(c, &r); err != nil {
+		return err
+	}
+	out, err := s.svc.Fail(c.UserContext(), ns(c), c.Params("id"), &r)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) heartbeat(c *fiber.Ctx) error {
+	var r wire.HeartbeatRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	s.workers.Seen(ns(c), r.WorkerID, "", nil)
+	res, err := s.svc.Heartbeat(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	out := wire.HeartbeatResponse{Jobs: make(map[string]wire.StatusResponse, len(res))}
+	for id, st := range res {
+		out.Jobs[id] = wire.StatusResponse{Status: st}
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) getJob(c *fiber.Ctx) error {
+	j, err := s.svc.GetJob(ns(c), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(j)
+}
+
+func (s *Server) retryJob(c *fiber.Ctx) error {
+	if err := decodeOptional(c, &struct{}{}); err != nil {
+		return err
+	}
+	out, err := s.svc.RetryJob(c.UserContext(), ns(c), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) cancelJob(c *fiber.Ctx) error {
+	if err := decodeOptional(c, &struct{}{}); err != nil {
+		return err
+	}
+	st, err := s.svc.CancelJob(c.UserContext(), ns(c), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(wire.StatusResponse{Status: st})
+}
+
+func (s *Server) moveJob(c *fiber.Ctx) error {
+	var r wire.MoveRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	out, err := s.svc.MoveJob(c.UserContext(), ns(c), c.Params("id"), &r)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) deleteJob(c *fiber.Ctx) error {
+	if err := s.svc.DeleteJob(c.UserContext(), ns(c), c.Params("id")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) listDead(c *fiber.Ctx) error {
+	q := service.DeadQuery{Queue: c.Query("queue"), Cursor: c.Query("cursor")}
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return apierr.Field("limit", "limit must be a whole number")
+		}
+		if n == 0 {
+			return apierr.Field("limit", "limit must be between 1 and %d", wire.MaxDeadLimit)
+		}
+		q.Limit = n
+	}
+	page, err := s.svc.ListDead(ns(c), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(page)
+}
+
+func (s *Server) getBatch(c *fiber.Ctx) error {
+	b, err := s.svc.GetBatch(ns(c), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(b)
+}

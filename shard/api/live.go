@@ -1,0 +1,114 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
+)
+
+func (s *Server) liveRoutes(api fiber.Router) {
+	api.Get("/workers", s.listWorkers)
+	api.Get("/events", s.streamEvents)
+}
+
+func (s *Server) listWorkers(c *fiber.Ctx) error {
+	if err := service.CheckNamespace(ns(c)); err != nil {
+		return err
+	}
+	return c.JSON(wire.WorkerList{Workers: s.workers.List(ns(c))})
+}
+
+// streamEvents serves the namespace's lifecycle events as Server-Sent
+// Events. Without Last-Event-ID the stream starts with the next event;
+// with it, after that event.
+func (s *Server) streamEvents(c *fiber.Ctx) error {
+	n := ns(c)
+	if err := service.CheckNamespace(n); err != nil {
+		return err
+	}
+	var after uint64
+	resume := false
+	if h := c.Get(wire.LastEventIDHeader); h != "" {
+		v, err := strconv.ParseUint(h, 10, 64)
+		if err != nil {
+			return apierr.Field(wire.LastEventIDHeader, "Last-Event-ID must be an event id from this stream, not %q", h)
+		}
+		after, resume = v, true
+	}
+	sub, err := s.events.Subscribe(n)
+	if err != nil {
+		return err
+	}
+	if !resume {
+		after = s.events.Latest(n)
+	}
+	sseHeaders(c)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer s.events.Unsubscribe(sub)
+		s.writeEvents(w, sub, after)
+	})
+	return nil
+}
+
+// writeEvents writes events after seq until the client goes away (a write
+// fails) or the node stops.
+func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64) {
+	_, _ = w.WriteString(": jobbie events\n\n")
+	if w.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(s.events.Heartbeat())
+	defer tick.Stop()
+	buf := make([]live.Event, 0, live.MaxEventsPerWrite)
+	for {
+		evs, missed, skipTo := s.events.Read(sub.NS(), after, live.MaxEventsPerWrite, buf[:0])
+		if missed {
+			_, _ = w.WriteString(": events were missed: the stream resumes at the oldest event this node still keeps\n\n")
+			after = skipTo
+		}
+		for i := range evs {
+			writeEvent(w, &evs[i])
+			after = evs[i].Seq
+		}
+		if (missed || len(evs) > 0) && w.Flush() != nil {
+			return
+		}
+		if len(evs) == live.MaxEventsPerWrite {
+			continue
+		}
+		select {
+		case <-sub.Wake():
+		case <-tick.C:
+			_, _ = w.WriteString(": heartbeat\n\n")
+			if w.Flush() != nil {
+				return
+			}
+		case <-s.svc.Stopping():
+			return
+		}
+	}
+}
+
+func writeEvent(w *bufio.Writer, ev *live.Event) {
+	d := wire.Event{Type: ev.Type, JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(),
+		At: time.Unix(0, ev.At).UTC(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
+	if ev.From != 0 {
+		d.From = ev.From.String()
+	}
+	raw, _ := json.Marshal(d) // plain strings, numbers and a time: cannot fail
+	_, _ = w.WriteString("id: ")
+	_, _ = w.WriteString(strconv.FormatUint(ev.Seq, 10))
+	_, _ = w.WriteString("\nevent: ")
+	_, _ = w.WriteString(ev.Type)
+	_, _ = w.WriteString("\ndata: ")
+	_, _ = w.Write(raw)
+	_, _ = w.WriteString("\n\n")
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// queueRoutes mounts the queue endpoints on the authenticated API.
+func (s *Server) queueRoutes(api fiber.Router) {
+	api.Get("/queues", s.listQueues)
+	api.Get("/queues/:name", s.getQueue)
+	api.Delete("/queues/:name", s.deleteQueue)
+	api.Post("/queues/:name/pause", s.pauseQueue)
+	api.Post("/queues/:name/resume", s.resumeQueue)
+	api.Post("/queues/:name/drain", s.drainQueue)
+	api.Post("/queues/:name/clear", s.clearQueue)
+	api.Post("/queues/:name/concurrency", s.setConcurrency)
+	api.Delete("/queues/:name/concurrency", s.removeConcurrency)
+	api.Post("/queues/:name/throttle", s.setThrottle)
+	api.Delete("/queues/:name/throttle", s.removeThrottle)
+	api.Post("/queues/:name/defaults", s.setQueueDefaults)
+}
+
+// reply encodes a service answer, or returns its error.
+func reply[T any](c *fiber.Ctx, v T, err error) error {
+	if err != nil {
+		return err
+	}
+	return c.JSON(v)
+}
+
+func (s *Server) listQueues(c *fiber.Ctx) error {
+	list, err := s.svc.ListQueues(ns(c))
+	return reply(c, wire.QueueList{Queues: list}, err)
+}
+
+func (s *Server) getQueue(c *fiber.Ctx) error {
+	q, err := s.svc.GetQueue(ns(c), c.Params("name"))
+	return reply(c, q, err)
+}
+
+func (s *Server) pauseQueue(c *fiber.Ctx) error {
+	q, err := s.svc.PauseQueue(c.UserContext(), ns(c), c.Params("name"))
+	return reply(c, q, err)
+}
+
+func (s *Server) resumeQueue(c *fiber.Ctx) error {
+	q, err := s.svc.ResumeQueue(c.UserContext(), ns(c), c.Params("name"))
+	return reply(c, q, err)
+}
+
+func (s *Server) drainQueue(c *fiber.Ctx) error {
+	d, err := s.svc.DrainQueue(c.UserContext(), ns(c), c.Params("name"))
+	return reply(c, d, err)
+}
+
+func (s *Server) clearQueue(c *fiber.Ctx) error {
+	q := c.Params("name")
+	n, err := s.svc.ClearQueue(c.UserContext(), ns(c), q)
+	return reply(c, wire.ClearResponse{Queue: q, Cleared: n}, err)
+}
+
+func (s *Server) deleteQueue(c *fiber.Ctx) error {
+	q := c.Params("name")
+	if err := service.CheckQueue(ns(c), q); err != nil {
+		return err
+	}
+	if c.Query("confirm") != "true" {
+		return apierr.Field("confirm", "deleting queue %q removes all its jobs: add ?confirm=true", q)
+	}
+	n, err := s.svc.DeleteQueue(c.UserContext(), ns(c), q)
+	return reply(c, wire.QueueDeleteResponse{Queue: q, Deleted: true, JobsDeleted: n}, err)
+}
+
+func (s *Server) setConcurrency(c *fiber.Ctx) error {
+	var r wire.ConcurrencyRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	q, err := s.svc.SetConcurrency(c.UserContext(), ns(c), c.Params("name"), &r)
+	return reply(c, q, err)
+}
+
+func (s *Server) removeConcurrency(c *fiber.Ctx) error {
+	q, err := s.svc.RemoveConcurrency(c.UserContext(), ns(c), c.Params("name"))
+	return reply(c, q, err)
+}
+
+func (s *Server) setThrottle(c *fiber.Ctx) error {
+	var r wire.ThrottleRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	q, err := s.svc.SetThrottle(c.UserContext(), ns(c), c.Params("name"), &r)
+	return reply(c, q, err)
+}
+
+func (s *Server) removeThrottle(c *fiber.Ctx) error {
+	q, err := s.svc.RemoveThrottle(c.UserContext(), ns(c), c.Params("name"))
+	return reply(c, q, err)
+}
+
+func (s *Server) setQueueDefaults(c *fiber.Ctx) error {
+	var r wire.QueueDefaults
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	q, err := s.svc.SetQueueDefaults(c.UserContext(), ns(c), c.Params("name"), &r)
+	return reply(c, q, err)
+}

@@ -1,0 +1,61 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/wire"
+)
+
+// scheduleRoutes mounts the schedule endpoints on the authenticated API.
+func (s *Server) scheduleRoutes(api fiber.Router) {
+	api.Get("/schedules", s.listSchedules)
+	api.Post("/schedules", s.createSchedule)
+	api.Get("/schedules/:id", s.getSchedule)
+	api.Put("/schedules/:id", s.updateSchedule)
+	api.Delete("/schedules/:id", s.deleteSchedule)
+	api.Post("/schedules/:id/enable", func(c *fiber.Ctx) error { return s.setScheduleEnabled(c, true) })
+	api.Post("/schedules/:id/disable", func(c *fiber.Ctx) error { return s.setScheduleEnabled(c, false) })
+}
+
+func (s *Server) listSchedules(c *fiber.Ctx) error {
+	list, err := s.svc.ListSchedules(ns(c))
+	return reply(c, wire.ScheduleList{Schedules: list}, err)
+}
+
+func (s *Server) createSchedule(c *fiber.Ctx) error {
+	var r wire.ScheduleRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	sc, err := s.svc.CreateSchedule(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(sc)
+}
+
+func (s *Server) getSchedule(c *fiber.Ctx) error {
+	sc, err := s.svc.GetSchedule(ns(c), c.Params("id"))
+	return reply(c, sc, err)
+}
+
+func (s *Server) updateSchedule(c *fiber.Ctx) error {
+	var r wire.ScheduleRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	sc, err := s.svc.UpdateSchedule(c.UserContext(), ns(c), c.Params("id"), &r)
+	return reply(c, sc, err)
+}
+
+func (s *Server) deleteSchedule(c *fiber.Ctx) error {
+	if err := s.svc.DeleteSchedule(c.UserContext(), ns(c), c.Params("id")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) setScheduleEnabled(c *fiber.Ctx, on bool) error {
+	sc, err := s.svc.SetScheduleEnabled(c.UserContext(), ns(c), c.Params("id"), on)
+	return reply(c, sc, err)
+}

@@ -1,0 +1,128 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"log/slog"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// MaxRequestBody bounds any request to a shard (a batch of 1,000 jobs).
+const MaxRequestBody = 16 << 20
+
+// Config is what the HTTP layer needs to know of its node.
+type Config struct {
+	ShardID       string
+	NodeID        string
+	ClusterSecret string       // callers present it as a Bearer token
+	Gossip        *gossip.Pool // maps the leader's Raft id to its HTTP address; nil: no forwarding
+	// AdvertiseHTTP is the address peers reach this node's HTTP API on;
+	// Advertised falls back to it when the listener is not known.
+	AdvertiseHTTP string
+	Version       string
+	Logger        *slog.Logger
+}
+
+// Deps are the parts of the node the handlers call.
+type Deps struct {
+	Service *service.Service
+	Node    *replica.Node
+	Workers *live.Workers
+	Events  *live.Events
+}
+
+// Server is the HTTP API of one shard node.
+type Server struct {
+	cfg     Config
+	app     *fiber.App
+	svc     *service.Service
+	node    *replica.Node
+	workers *live.Workers
+	events  *live.Events
+	fwd     *forwarder
+	addr    func() string // the bound address, once listening
+}
+
+// New builds the API; the node serves it with App.
+func New(cfg Config, d Deps, boundAddr func() string) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: newForwarder(), addr: boundAddr}
+	s.app = fiber.New(fiber.Config{
+		ErrorHandler:          apierr.Handler,
+		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
+		BodyLimit:             MaxRequestBody,
+		DisableStartupMessage: true,
+		ReadTimeout:           2 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+	})
+	s.routes()
+	return s
+}
+
+// App is the fiber app the node serves.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Shutdown stops serving, letting requests in flight finish until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+
+func (s *Server) routes() {
+	s.app.Use(apierr.RequestID)
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/readyz", s.readyz)
+	s.app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
+	api := s.app.Group("/api/v1", s.authenticate, s.forwardToLeader)
+	s.jobRoutes(api)
+	s.scheduleRoutes(api)
+	s.queueRoutes(api)
+	s.liveRoutes(api)
+	s.searchRoutes(api)
+	s.clusterRoutes()
+}
+
+// authenticate admits only callers holding the cluster secret.
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	const prefix = "Bearer "
+	h := c.Get(fiber.HeaderAuthorization)
+	if len(h) <= len(prefix) || h[:len(prefix)] != prefix ||
+		subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.cfg.ClusterSecret)) != 1 {
+		return apierr.New(apierr.Unauthenticated, "shard API needs the cluster secret")
+	}
+	return c.Next()
+}
+
+// readyz answers 200 on the leader, and on a follower that knows a leader
+// and has applied nearly all it knows committed (it serves reads and
+// forwards writes); 503 otherwise.
+func (s *Server) readyz(c *fiber.Ctx) error {
+	st := s.node.Status()
+	if !st.Ready && (st.LeaderID == "" || st.State != replica.StateFollower || st.CommitIndex > st.AppliedIndex+readyLag) {
+		return apierr.Retry(apierr.NoLeader, 1, "this node has no leader or is catching up")
+	}
+	return c.JSON(fiber.Map{"status": "ready", "shard_id": s.cfg.ShardID, "node_id": s.cfg.NodeID, "state": st.State})
+}
+
+// readyLag is how many committed entries a ready follower may not have
+// applied yet.
+const readyLag = 1024
+
+// ns is the shard namespace a request works in (set by the gateway).
+func ns(c *fiber.Ctx) string { return string(c.Request().Header.Peek(wire.ShardNamespaceHeader)) }
+
+// decode decodes a request body strictly (apierr.DecodeJSON).
+func decode(c *fiber.Ctx, v any) error { return apierr.DecodeJSON(c.Body(), v, false) }
+
+// decodeOptional is decode for a body that may be empty.
+func decodeOptional(c *fiber.Ctx, v any) error { return apierr.DecodeJSON(c.Body(), v, true) }

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// The commands of the shard log, with their types and results. Numbers
+// are append-only: never renumber or reuse one. Each command's struct
+// keeps its `codec` field tags forever (they are the log's format).
+var (
+	Enqueue   = replica.Op[EnqueueCmd, []EnqueueResult]{Type: 1, Name: "enqueue"}
+	Fetch     = replica.Op[FetchCmd, *job.Job]{Type: 2, Name: "fetch"} // nil when nothing could be handed out
+	Ack       = replica.Op[AckCmd, job.State]{Type: 3, Name: "ack"}    // completed, or cancelled
+	Fail      = replica.Op[FailCmd, *FailOutcome]{Type: 4, Name: "fail"}
+	Heartbeat = replica.Op[HeartbeatCmd, []string]{Type: 5, Name: "heartbeat"} // a wire.Heartbeat* status per job
+	Promote   = replica.Op[SweepCmd, int]{Type: 6, Name: "promote"}            // jobs changed
+	Reclaim   = replica.Op[SweepCmd, int]{Type: 7, Name: "reclaim"}
+	Expire    = replica.Op[SweepCmd, int]{Type: 8, Name: "expire"}
+
+	ScheduleCreate  = replica.Op[ScheduleCmd, *Schedule]{Type: 9, Name: "schedule.create"}
+	ScheduleUpdate  = replica.Op[ScheduleCmd, *Schedule]{Type: 10, Name: "schedule.update"}
+	ScheduleDelete  = replica.Op[ScheduleIDCmd, replica.None]{Type: 11, Name: "schedule.delete"}
+	ScheduleEnable  = replica.Op[ScheduleIDCmd, *Schedule]{Type: 12, Name: "schedule.enable"}
+	ScheduleDisable = replica.Op[ScheduleIDCmd, *Schedule]{Type: 13, Name: "schedule.disable"}
+	ScheduleFire    = replica.Op[FireCmd, bool]{Type: 14, Name: "schedule.fire"} // whether it fired
+
+	JobRetry  = replica.Op[JobOpCmd, job.State]{Type: 15, Name: "job.retry"}
+	JobCancel = replica.Op[JobOpCmd, string]{Type: 16, Name: "job.cancel"} // wire.CancelDone or wire.CancelRequested
+	JobMove   = replica.Op[JobOpCmd, job.State]{Type: 17, Name: "job.move"}
+	JobDelete = replica.Op[JobOpCmd, replica.None]{Type: 18, Name: "job.delete"}
+	JobPrune  = replica.Op[SweepCmd, int]{Type: 19, Name: "job.prune"}
+
+	QueuePause       = replica.Op[QueueCmd, replica.None]{Type: 20, Name: "queue pause"}
+	QueueResume      = replica.Op[QueueCmd, replica.None]{Type: 21, Name: "queue resume"}
+	QueueDrain       = replica.Op[QueueCmd, int64]{Type: 22, Name: "queue drain"} // jobs still active
+	QueueClear       = replica.Op[QueueSweepCmd, *QueueStep]{Type: 23, Name: "queue clear"}
+	QueueDelete      = replica.Op[QueueSweepCmd, *QueueStep]{Type: 24, Name: "queue delete"}
+	QueueConcurrency = replica.Op[QueueLimitCmd, replica.None]{Type: 25, Name: "queue concurrency"}
+	QueueThrottle    = replica.Op[QueueThrottleCmd, replica.None]{Type: 26, Name: "queue throttle"}
+	QueueDefaultsSet = replica.Op[QueueDefaultsCmd, replica.None]{Type: 27, Name: "queue defaults"}
+
+	FetchBatch = replica.Op[FetchBatchCmd, []*job.Job]{Type: 28, Name: "fetch-batch"}
+	AckBatch   = replica.Op[AckBatchCmd, []AckOutcome]{Type: 29, Name: "ack-batch"}
+
+	BulkApply  = replica.Op[BulkCmd, *BulkOutcome]{Type: 30, Name: "bulk.apply"}
+	BulkCreate = replica.Op[BulkOpCmd, *BulkOp]{Type: 31, Name: "bulk.create"}
+	BulkCancel = replica.Op[BulkOpCmd, *BulkOp]{Type: 32, Name: "bulk.cancel"}
+)
+
+// register is the dispatch table: every command and its handler, in one
+// place.
+func (e *Engine) register(r *replica.Registry) {
+	Enqueue.Handle(r, e.applyEnqueue)
+	Fetch.Handle(r, e.applyFetch)
+	Ack.Handle(r, e.applyAck)
+	Fail.Handle(r, e.applyFail)
+	Heartbeat.Handle(r, e.applyHeartbeat)
+	Promote.Handle(r, e.applyPromote)
+	Reclaim.Handle(r, e.applyReclaim)
+	Expire.Handle(r, e.applyExpire)
+
+	ScheduleCreate.Handle(r, e.applyScheduleCreate)
+	ScheduleUpdate.Handle(r, e.applyScheduleUpdate)
+	ScheduleDelete.Handle(r, e.applyScheduleDelete)
+	ScheduleEnable.Handle(r, func(tx *replica.Tx, c *ScheduleIDCmd) (*Schedule, error) {
+		return e.applyScheduleEnabled(tx, c, true)
+	})
+	ScheduleDisable.Handle(r, func(tx *replica.Tx, c *ScheduleIDCmd) (*Schedule, error) {
+		return e.applyScheduleEnabled(tx, c, false)
+	})
+	ScheduleFire.Handle(r, e.applyScheduleFire)
+
+	JobRetry.Handle(r, withJob(e, e.retryJob))
+	JobCancel.Handle(r, withJob(e, e.cancelJob))
+	JobMove.Handle(r, withJob(e, e.moveJob))
+	JobDelete.Handle(r, withJob(e, e.deleteJob))
+	JobPrune.Handle(r, e.applyPrune)
+
+	QueuePause.Handle(r, e.applyQueuePause)
+	QueueResume.Handle(r, e.applyQueueResume)
+	QueueDrain.Handle(r, e.applyQueueDrain)
+	QueueClear.Handle(r, e.applyQueueClear)
+	QueueDelete.Handle(r, e.applyQueueDelete)
+	QueueConcurrency.Handle(r, e.applyQueueConcurrency)
+	QueueThrottle.Handle(r, e.applyQueueThrottle)
+	QueueDefaultsSet.Handle(r, e.applyQueueDefaults)
+
+	FetchBatch.Handle(r, e.applyFetchBatch)
+	AckBatch.Handle(r, e.applyAckBatch)
+
+	BulkApply.Handle(r, e.applyBulk)
+	BulkCreate.Handle(r, e.applyBulkCreate)
+	BulkCancel.Handle(r, e.applyBulkCancel)
+}

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// DefaultRetention is how long completed and cancelled jobs are kept when
+// neither the queue nor Options say otherwise.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// Waker is told, after a commit, of queues whose parked fetches may now
+// get a job. The engine never waits on it.
+type Waker interface {
+	// Wake wakes up to n fetches parked on queue.
+	Wake(ns, queue string, n int)
+	// WakeAt wakes fetches parked on a throttled queue at (unix ns), when
+	// its window frees room; room says how many may fetch then.
+	WakeAt(ns, queue string, at int64, room func(now int64) int)
+}
+
+// Observer is told, inside the apply, of every job that entered a state:
+// from is 0 for a new job, and j.State is the new state. It must be
+// deterministic and must not change j; effects outside the state belong
+// after the commit (tx.AfterCommit). Node-local views (events, workers,
+// metrics) observe through it.
+type Observer func(tx *replica.Tx, ns string, j *job.Job, from job.State)
+
+// Options configure an Engine. Zero values take the defaults in comments.
+type Options struct {
+	// Retention of completed and cancelled jobs whose queue sets none;
+	// default DefaultRetention. Applies read it: one value per cluster.
+	Retention time.Duration
+	// Waker wakes parked fetches; default none (a state machine without
+	// long-polls, as in tests).
+	Waker Waker
+	// Observers see every state change, in order (see Engine.observe).
+	Observers []Observer
+}
+
+// Engine is the shard's state machine: the handlers of every command
+// (Registry) and the in-memory caches they keep of the state. It reads
+// no clock and starts no goroutine; everything it does happens inside an
+// apply on Raft's FSM goroutine, except the few reads the methods below
+// document as safe from other goroutines.
+type Engine struct {
+	retention time.Duration
+	waker     Waker
+	external  []Observer
+
+	heads  pendingHeads // FSM goroutine only
+	queues *queueCache  // queue records, written once per batch
+	jobs   *jobCache    // FSM goroutine only: recent job records
+	floors *timeFloors  // written by applies, taken by the leader's sweep
+}
+
+// New returns an engine; Registry gives the handlers a replica runs.
+func New(o Options) *Engine {
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.Waker == nil {
+		o.Waker = noWaker{}
+	}
+	return &Engine{
+		retention: o.Retention, waker: o.Waker, external: o.Observers,
+		heads: pendingHeads{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
+		floors: &timeFloors{m: map[string]int64{}},
+	}
+}
+
+// Registry returns a registry with every command's handler, and the reset
+// that drops the caches when the state changes under them.
+func (e *Engine) Registry() *replica.Registry {
+	r := new(replica.Registry)
+	r.OnReset(e.reset)
+	e.register(r)
+	return r
+}
+
+// reset drops everything cached: after a snapshot restore, or before a
+// group applies again without a refused command. The time floors stay:
+// they are only lower bounds, and a sweep after a restore starts from the
+// bottom anyway.
+func (e *Engine) reset() {
+	e.heads = pendingHeads{}
+	e.queues.reset()
+	e.jobs.reset()
+}
+
+// TakeFloor returns the lowest time inserted into ns's time index kind
+// since the last take (math.MaxInt64 if none) and starts a new round: the
+// sweep starts there instead of at the index's tombstoned bottom.
+func (e *Engine) TakeFloor(ns string, kind byte) int64 { return e.floors.take(ns, kind) }
+
+// LowerFloor makes the next TakeFloor of ns's index kind return at most at:
+// a sweep that did not finish looks there again.
+func (e *Engine) LowerFloor(ns string, kind byte, at int64) { e.floors.inserted(ns, kind, at) }
+
+// QueueReady reads the last applied state (safe from any goroutine): may
+// queue hand out a pending job at now? When only its throttle holds it
+// back, retryAt is when it may again.
+func (e *Engine) QueueReady(r pebble.Reader, ns, queue string, now int64) (ok bool, retryAt int64) {
+	return e.queues.ready(r, ns, queue, now)
+}
+
+// Queue returns a copy of queue's record as last applied, and whether the
+// queue exists (safe from any goroutine).
+func (e *Engine) Queue(r pebble.Reader, ns, queue string) (*QueueRecord, bool) {
+	return e.queues.read(r, ns, queue)
+}
+
+// Queues calls f with every cached queue record (safe from any goroutine;
+// f must not keep the record), for metrics.
+func (e *Engine) Queues(f func(ns string, q *QueueRecord)) {
+	e.queues.mu.RLock()
+	defer e.queues.mu.RUnlock()
+	for k, q := range e.queues.recs {
+		f(k.ns, q)
+	}
+}
+
+// RoomAt is how many fetches of a throttled queue may run at now, at
+// least 1 (safe from any goroutine).
+func (e *Engine) RoomAt(ns, queue string, now int64) int {
+	e.queues.mu.RLock()
+	defer e.queues.mu.RUnlock()
+	q, ok := e.queues.recs[headKey(ns, queue)]
+	if !ok || q.Throttle == nil {
+		return 1
+	}
+	room, _ := q.Throttle.room(now)
+	if p := q.pending(); room > p {
+		room = p
+	}
+	return int(max(room, 1))
+}
+
+// roomOf binds RoomAt to one queue, for Waker.WakeAt.
+func (e *Engine) roomOf(ns, queue string) func(now int64) int {
+	return func(now int64) int { return e.RoomAt(ns, queue, now) }
+}
+
+// wake tells long-polls on queue, after commit, that n jobs are pending.
+func (e *Engine) wake(tx *replica.Tx, ns, queue string, n int) {
+	tx.AfterCommit(func() { e.waker.Wake(ns, queue, n) })
+}
+
+// Namespaces lists the namespaces with state in r.
+func Namespaces(r pebble.Reader) []string {
+	p := keys.RegistryPrefix()
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	if err != nil {
+		return nil
+	}
+	defer it.Close()
+	var out []string
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, keys.RegistryNamespace(it.Key()))
+	}
+	return out
+}
+
+type noWaker struct{}
+
+func (noWaker) Wake(string, string, int)                          {}
+func (noWaker) WakeAt(string, string, int64, func(now int64) int) {}

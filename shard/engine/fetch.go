@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// FetchCmd leases the next job of the given queues to a worker.
+type FetchCmd struct {
+	NS       string   `codec:"ns"`
+	Queues   []string `codec:"q"`
+	WorkerID string   `codec:"w"`
+	Hostname string   `codec:"h"`
+	LeaseNs  int64    `codec:"l"`
+	// LeaseDefault is set when the worker sent no lease_duration: the
+	// queue's default lease, if it has one, replaces LeaseNs.
+	LeaseDefault bool `codec:"ld,omitempty"`
+}
+
+// applyFetch pops the best pending job across the queues that may hand
+// out a job now (not paused, under their concurrency limit and throttle):
+// lowest priority value first, then oldest. Jobs found past their TTL are
+// moved to dead on the way. Returns nil when nothing may be handed out.
+func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
+	now := tx.Now.UnixNano()
+	for {
+		var best []byte
+		var bestQ *QueueRecord
+		var bestPrio uint8
+		var bestAt int64
+		for _, q := range c.Queues {
+			k := e.heads.first(tx, c.NS, q)
+			if k == nil {
+				continue
+			}
+			rec := e.queues.get(tx, c.NS, q)
+			if rec.gated() {
+				if ok, retryAt := rec.canHandOut(now); !ok {
+					if retryAt > 0 {
+						ns, q := c.NS, q
+						tx.AfterCommit(func() { e.waker.WakeAt(ns, q, retryAt, e.roomOf(ns, q)) })
+					}
+					continue
+				}
+			}
+			p, at, err := keys.PendingOrder(c.NS, q, k)
+			must(err)
+			if best == nil || p < bestPrio || (p == bestPrio && at < bestAt) {
+				best, bestQ, bestPrio, bestAt = k, rec, p, at
+			}
+		}
+		if best == nil {
+			return nil, nil
+		}
+		id, err := keys.PendingID(best)
+		must(err)
+		j, err := e.getJob(tx, c.NS, id)
+		must(err)
+		if j.Expired(now) {
+			e.kill(tx, c.NS, j, job.ReasonExpired)
+			e.putJob(tx, c.NS, j)
+			continue
+		}
+		if bestQ.Throttle != nil {
+			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.Throttle.take(now) })
+		}
+		lease := c.LeaseNs
+		if c.LeaseDefault && bestQ.Defaults != nil && bestQ.Defaults.LeaseNs > 0 {
+			lease = bestQ.Defaults.LeaseNs
+		}
+		job.Lease(j, c.WorkerID, c.Hostname, now, lease)
+		e.moveTo(tx, c.NS, j, job.Active)
+		e.putJob(tx, c.NS, j)
+		return j, nil
+	}
+}

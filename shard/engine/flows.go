@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// Batches, chains and dependencies: jobs that wait for or follow other
+// jobs. Everything happens inside the applies of the existing commands:
+// enqueue records a batch, the reverse edges of dependencies and held
+// jobs; flowObserver, told of every job that reaches a terminal state,
+// counts batch members (batches.go), advances chains (chains.go) and
+// releases or cancels dependents (deps.go). A job that uses none of them
+// is passed over on its record's fields alone (job.Job.InFlow), so fetch
+// and ack read nothing more for it.
+
+// flowObserver reacts for batches, chains and dependencies (see observe).
+func (e *Engine) flowObserver(tx *replica.Tx, ns string, j *job.Job, from job.State) {
+	if j.CancelReason != "" && j.State == job.Pending {
+		j.CancelReason = "" // retried by hand
+	}
+	if !j.InFlow() || !j.State.Terminal() {
+		return
+	}
+	if j.BatchID != "" && !j.Flow.Has(job.FlowBatchCounted) {
+		e.countBatchMember(tx, ns, j)
+	}
+	if j.ChainID != "" {
+		e.advanceChain(tx, ns, j)
+	}
+	if j.Flow.Has(job.FlowHasDependents) {
+		e.settleDependents(tx, ns, j)
+	}
+}
+
+// derivedID makes the id of a job created inside an apply (a callback, a
+// chain's next step): a ULID of the entry's time whose entropy hashes the
+// log index and what the job is for, so every replica makes the same id.
+func derivedID(tx *replica.Tx, prefix string, parts ...string) string {
+	h := sha256.New()
+	h.Write(binary.BigEndian.AppendUint64(nil, tx.Index))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	var u ulid.ULID
+	must(u.SetTime(ulid.Timestamp(tx.Now)))
+	must(u.SetEntropy(h.Sum(nil)[:10]))
+	return prefix + u.String()
+}
+
+// spawnJob enqueues a job from inside an apply, with the queue's defaults,
+// and wakes the queue's long-polls after commit.
+func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte) *job.Job {
+	now := tx.Now.UnixNano()
+	j := &job.Job{ID: id, Queue: queue, Payload: payload, Priority: job.Normal, State: job.Initial(0, now, false),
+		MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
+		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), CreatedAt: now}
+	e.applyJobDefaults(tx, ns, j, DefMaxRetries|DefBackoff|DefBaseDelay|DefMaxDelay)
+	e.insertJob(tx, ns, j)
+	e.wake(tx, ns, j.Queue, 1)
+	return j
+}
+
+// orNull is raw, or JSON null when empty.
+func orNull(raw []byte) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// mustJSON marshals a value built from valid JSON parts.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	must(err)
+	return b
+}

@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// observe tells everything that reacts to lifecycle changes that j just
+// entered its state (from is 0 for a new job). Every state change passes
+// through here, from insertJob and moveTo, in this one order:
+//
+//  1. wakeObserver: a freed concurrency slot wakes a parked fetch;
+//  2. the external observers (events, workers, metrics), so a stream
+//     shows a change before the changes it triggers;
+//  3. flowObserver: batches, chains and dependents react, which may move
+//     other jobs (and so observe again, recursively);
+//  4. the record keepers, which set fields of j that the caller then
+//     writes: deadObserver (dead index, DeadAt), retentionObserver (prune
+//     index, CancelledAt) and timelineObserver (the job's timeline).
+func (e *Engine) observe(tx *replica.Tx, ns string, j *job.Job, from job.State) {
+	e.wakeObserver(tx, ns, j, from)
+	for _, o := range e.external {
+		o(tx, ns, j, from)
+	}
+	e.flowObserver(tx, ns, j, from)
+	e.deadObserver(tx, ns, j, from)
+	e.retentionObserver(tx, ns, j, from)
+	e.timelineObserver(tx, ns, j, from)
+}
+
+// wakeObserver wakes a parked fetch of a concurrency-limited queue when
+// one of its jobs leaves the active state and so frees a slot.
+func (e *Engine) wakeObserver(tx *replica.Tx, ns string, j *job.Job, from job.State) {
+	if from != job.Active {
+		return
+	}
+	q := e.queues.get(tx, ns, j.Queue)
+	if q.MaxActive == 0 || q.Paused {
+		return
+	}
+	e.wake(tx, ns, j.Queue, 1)
+}

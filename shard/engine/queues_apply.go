@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"bytes"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// QueueCmd names one queue: pause, resume and drain.
+type QueueCmd struct {
+	NS    string `codec:"ns"`
+	Queue string `codec:"q"`
+}
+
+// QueueLimitCmd sets (Max > 0) or removes (0) a concurrency limit.
+type QueueLimitCmd struct {
+	NS    string `codec:"ns"`
+	Queue string `codec:"q"`
+	Max   int64  `codec:"m"`
+}
+
+// QueueThrottleCmd sets (Rate > 0) or removes (0) a throttle.
+type QueueThrottleCmd struct {
+	NS     string `codec:"ns"`
+	Queue  string `codec:"q"`
+	Rate   int64  `codec:"r"`
+	Period int64  `codec:"p"`
+}
+
+// QueueDefaultsCmd replaces the queue's job defaults.
+type QueueDefaultsCmd struct {
+	NS       string        `codec:"ns"`
+	Queue    string        `codec:"q"`
+	Defaults QueueDefaults `codec:"d"`
+}
+
+// QueueSweepCmd is one step of clearing or deleting a queue: the handler
+// removes what it finds from After on, up to a bound, and says where the
+// next step starts. Each step is one Raft entry of bounded size.
+type QueueSweepCmd struct {
+	NS    string `codec:"ns"`
+	Queue string `codec:"q"`
+	Phase uint8  `codec:"ph,omitempty"`
+	After []byte `codec:"a,omitempty"` // first key to look at; nil = from the start
+}
+
+// QueueStep is the result of a clear or delete step.
+type QueueStep struct {
+	Removed int
+	Phase   uint8
+	Next    []byte // where the next step starts; nil when done
+}
+
+// Bounds of one clear or delete step.
+const (
+	queueStepRemove = 1000  // jobs removed
+	queueStepScan   = 10000 // index entries or records looked at
+)
+
+func queueNotFound(queue string) error {
+	return apierr.New(apierr.NotFound, "queue %q not found", queue)
+}
+
+// applyQueuePause stops fetches from the queue (creating it if new).
+func (e *Engine) applyQueuePause(tx *replica.Tx, c *QueueCmd) (replica.None, error) {
+	registerNamespace(tx, c.NS)
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) { q.Paused = true })
+	return replica.None{}, nil
+}
+
+// applyQueueResume lets fetches in again and wakes parked workers.
+func (e *Engine) applyQueueResume(tx *replica.Tx, c *QueueCmd) (replica.None, error) {
+	if !e.queues.exists(tx, c.NS, c.Queue) {
+		return replica.None{}, queueNotFound(c.Queue)
+	}
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) { q.Paused, q.Draining = false, false })
+	e.wakeQueue(tx, c.NS, c.Queue)
+	return replica.None{}, nil
+}
+
+// applyQueueDrain pauses the queue and returns its active count; the queue
+// reads as drained once that reaches zero.
+func (e *Engine) applyQueueDrain(tx *replica.Tx, c *QueueCmd) (int64, error) {
+	if !e.queues.exists(tx, c.NS, c.Queue) {
+		return 0, queueNotFound(c.Queue)
+	}
+	var active int64
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
+		q.Paused, q.Draining = true, true
+		active = q.Count(job.Active)
+	})
+	return active, nil
+}
+
+// applyQueueConcurrency sets or removes the queue's limit of active jobs.
+func (e *Engine) applyQueueConcurrency(tx *replica.Tx, c *QueueLimitCmd) (replica.None, error) {
+	if c.Max == 0 && !e.queues.exists(tx, c.NS, c.Queue) {
+		return replica.None{}, queueNotFound(c.Queue)
+	}
+	registerNamespace(tx, c.NS)
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) { q.MaxActive = c.Max })
+	e.wakeQueue(tx, c.NS, c.Queue)
+	return replica.None{}, nil
+}
+
+// applyQueueThrottle sets (starting an empty window) or removes the
+// queue's throttle.
+func (e *Engine) applyQueueThrottle(tx *replica.Tx, c *QueueThrottleCmd) (replica.None, error) {
+	if c.Rate == 0 && !e.queues.exists(tx, c.NS, c.Queue) {
+		return replica.None{}, queueNotFound(c.Queue)
+	}
+	registerNamespace(tx, c.NS)
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
+		q.Throttle = nil
+		if c.Rate > 0 {
+			q.Throttle = newThrottle(c.Rate, c.Period)
+		}
+	})
+	e.wakeQueue(tx, c.NS, c.Queue)
+	return replica.None{}, nil
+}
+
+// applyQueueDefaults replaces the defaults new jobs of the queue take.
+func (e *Engine) applyQueueDefaults(tx *replica.Tx, c *QueueDefaultsCmd) (replica.None, error) {
+	registerNamespace(tx, c.NS)
+	d := c.Defaults
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
+		q.Defaults = nil
+		if d != (QueueDefaults{}) {
+			q.Defaults = &d
+		}
+	})
+	return replica.None{}, nil
+}
+
+// wakeQueue wakes parked fetches of a queue that may hand out jobs again.
+func (e *Engine) wakeQueue(tx *replica.Tx, ns, queue string) {
+	q := e.queues.get(tx, ns, queue)
+	if n := q.pending(); n > 0 {
+		e.wake(tx, ns, queue, int(n))
+	}
+}
+
+// applyQueueClear removes pending jobs (phase 0), then scheduled ones
+// (phase 1, walking the due index from After), of the queue.
+func (e *Engine) applyQueueClear(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, error) {
+	if !e.queues.exists(tx, c.NS, c.Queue) {
+		return nil, queueNotFound(c.Queue)
+	}
+	out := &QueueStep{Phase: c.Phase}
+	if c.Phase == 0 {
+		p := keys.PendingQueue(c.NS, c.Queue)
+		out.Removed, out.Next = e.dropRange(tx, c.NS, e.heads.get(c.NS, c.Queue).floor, keys.PrefixEnd(p),
+			func(k []byte) (string, bool) {
+				id, err := keys.PendingID(k)
+				return id, err == nil
+			}, func(*job.Job) bool { return true })
+		if out.Next == nil {
+			out.Phase, out.Next = 1, keys.TimeIndex(c.NS, keys.KindDue)
+		}
+		return out, nil
+	}
+	due := keys.TimeIndex(c.NS, keys.KindDue)
+	lower := c.After
+	if !bytes.HasPrefix(lower, due) {
+		lower = due
+	}
+	out.Removed, out.Next = e.dropRange(tx, c.NS, lower, keys.PrefixEnd(due), func(k []byte) (string, bool) {
+		_, id, err := keys.ParseTimed(c.NS, keys.KindDue, k)
+		return id, err == nil
+	}, func(j *job.Job) bool { return j.Queue == c.Queue && j.State == job.Scheduled })
+	return out, nil
+}
+
+// applyQueueDelete removes every job of the queue, walking the job records
+// from After; the last step removes the queue's settings, its unique locks
+// and, when no job of it is left, its record.
+func (e *Engine) applyQueueDelete(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, error) {
+	if !e.queues.exists(tx, c.NS, c.Queue) {
+		return nil, queueNotFound(c.Queue)
+	}
+	p := keys.Job(c.NS, "")
+	lower := c.After
+	if !bytes.HasPrefix(lower, p) {
+		lower = p
+	}
+	out := &QueueStep{}
+	out.Removed, out.Next = e.dropRange(tx, c.NS, lower, keys.PrefixEnd(p), func(k []byte) (string, bool) {
+		return string(k[len(p):]), len(k) == len(p)+keys.JobIDLen
+	}, func(j *job.Job) bool { return j.Queue == c.Queue })
+	if out.Next != nil {
+		return out, nil
+	}
+	up := keys.Unique(c.NS, c.Queue, "")
+	must(tx.DeleteRange(up, keys.PrefixEnd(up), nil))
+	q := e.queues.get(tx, c.NS, c.Queue)
+	left := false
+	for _, n := range q.Counts {
+		left = left || n != 0
+	}
+	if left {
+		// Jobs enqueued while the queue was being deleted keep it.
+		e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
+			*q = QueueRecord{Name: q.Name, Counts: q.Counts}
+		})
+	} else {
+		e.queues.drop(tx, c.NS, c.Queue)
+	}
+	return out, nil
+}
+
+// dropRange walks keys in [lower, upper), loads the job each names and
+// removes those match accepts, up to the step bounds. next is the first
+// key not looked at when the walk stopped early, else nil.
+func (e *Engine) dropRange(tx *replica.Tx, ns string, lower, upper []byte,
+	idOf func(k []byte) (string, bool), match func(*job.Job) bool) (removed int, next []byte) {
+	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	must(err)
+	var drop []*job.Job
+	scanned := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if scanned == queueStepScan || len(drop) == queueStepRemove {
+			next = append([]byte(nil), it.Key()...)
+			break
+		}
+		scanned++
+		id, ok := idOf(it.Key())
+		if !ok {
+			continue
+		}
+		if j, err := e.getJob(tx, ns, id); err == nil && match(j) {
+			drop = append(drop, j)
+		}
+	}
+	must(it.Close())
+	for _, j := range drop {
+		e.removeJob(tx, ns, j)
+	}
+	return len(drop), next
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// ScheduleCmd creates or fully replaces a schedule. The proposer validated
+// it, gave a new schedule its id and computed NextRun from its clock; the
+// handler checks what depends on state (name taken, schedule exists) and
+// stamps times from the entry.
+type ScheduleCmd struct {
+	NS    string   `codec:"ns"`
+	Sched Schedule `codec:"s"`
+}
+
+// ScheduleIDCmd names one schedule. NextRun is set by the proposer of an
+// enable: the first run after the moment it was enabled.
+type ScheduleIDCmd struct {
+	NS      string `codec:"ns"`
+	ID      string `codec:"id"`
+	NextRun int64  `codec:"nr"`
+}
+
+// FireCmd fires one schedule for the run time RunAt. The leader found the
+// schedule due, made the job's id and computed the run after this one. The
+// handler fires only while the stored NextRun still equals RunAt, so a
+// repeated or stale fire (a retried proposal, a deposed leader's sweep)
+// changes nothing: each run time enqueues at most one job.
+type FireCmd struct {
+	NS      string `codec:"ns"`
+	ID      string `codec:"id"`
+	RunAt   int64  `codec:"at"`
+	NextRun int64  `codec:"nr"` // 0 = the expression has no further run
+	JobID   string `codec:"j"`
+}
+
+// Tags on every job a schedule enqueues: which schedule, and the run time
+// it fired for (RFC 3339, UTC), so a job can be traced to its run.
+const (
+	TagScheduleID  = "jobbie.schedule_id"
+	TagScheduleRun = "jobbie.run_at"
+)
+
+// applyScheduleCreate stores a new schedule; its name must be free.
+func (e *Engine) applyScheduleCreate(tx *replica.Tx, c *ScheduleCmd) (*Schedule, error) {
+	s := c.Sched
+	if _, taken := scheduleByName(tx, c.NS, s.Name); taken {
+		return nil, apierr.New(apierr.Conflict, "a schedule named %q already exists", s.Name)
+	}
+	if _, err := ReadSchedule(tx, c.NS, s.ID); err == nil {
+		return nil, apierr.New(apierr.Conflict, "schedule %s already exists", s.ID)
+	}
+	registerNamespace(tx, c.NS) // the sweep looks for due schedules per namespace
+	s.CreatedAt = tx.Now.UnixNano()
+	s.LastRun, s.LastJobID = 0, ""
+	e.putSchedule(tx, c.NS, nil, &s)
+	return &s, nil
+}
+
+// applyScheduleUpdate replaces what a user sets; the history (created_at,
+// last run, last job) stays.
+func (e *Engine) applyScheduleUpdate(tx *replica.Tx, c *ScheduleCmd) (*Schedule, error) {
+	old, err := ReadSchedule(tx, c.NS, c.Sched.ID)
+	if err != nil {
+		return nil, err
+	}
+	s := c.Sched
+	if id, taken := scheduleByName(tx, c.NS, s.Name); taken && id != s.ID {
+		return nil, apierr.New(apierr.Conflict, "a schedule named %q already exists", s.Name)
+	}
+	s.CreatedAt, s.LastRun, s.LastJobID = old.CreatedAt, old.LastRun, old.LastJobID
+	e.putSchedule(tx, c.NS, old, &s)
+	return &s, nil
+}
+
+// applyScheduleDelete removes a schedule; jobs it enqueued stay.
+func (e *Engine) applyScheduleDelete(tx *replica.Tx, c *ScheduleIDCmd) (replica.None, error) {
+	s, err := ReadSchedule(tx, c.NS, c.ID)
+	if err != nil {
+		return replica.None{}, err
+	}
+	e.deleteSchedule(tx, c.NS, s)
+	return replica.None{}, nil
+}
+
+// applyScheduleEnabled enables or disables a schedule. Enabling one that is
+// already enabled keeps its next run, so a repeated enable does not move it;
+// a disabled schedule has no next run and never fires.
+func (e *Engine) applyScheduleEnabled(tx *replica.Tx, c *ScheduleIDCmd, on bool) (*Schedule, error) {
+	old, err := ReadSchedule(tx, c.NS, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if old.Enabled == on {
+		return old, nil
+	}
+	s := *old
+	s.Enabled = on
+	s.NextRun = 0
+	if on {
+		s.NextRun = c.NextRun
+	}
+	e.putSchedule(tx, c.NS, old, &s)
+	return &s, nil
+}
+
+// applyScheduleFire enqueues the schedule's job for run time RunAt through
+// the enqueue command's own apply (indexes, counts, unique keys, waking
+// workers), then records the run and moves to the next. It returns whether
+// it fired.
+func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
+	old, err := ReadSchedule(tx, c.NS, c.ID)
+	switch {
+	case err != nil, !old.Enabled, old.NextRun != c.RunAt:
+		return false, nil // deleted, disabled, or this run was already fired or replaced
+	case c.RunAt > tx.Now.UnixNano():
+		return false, nil // not due by the entry's clock
+	case c.NextRun != 0 && c.NextRun <= c.RunAt:
+		return false, nil // a next run that does not advance would fire forever
+	}
+	j := &job.Job{
+		ID: c.JobID, Queue: old.Queue, Payload: old.Payload, Priority: old.Priority,
+		MaxRetries: old.MaxRetries, Backoff: job.DefaultBackoff,
+		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay),
+		UniqueKey: old.UniqueKey,
+		Tags:      map[string]string{TagScheduleID: old.ID, TagScheduleRun: time.Unix(0, c.RunAt).UTC().Format(time.RFC3339Nano)},
+	}
+	res, err := e.applyEnqueue(tx, &EnqueueCmd{NS: c.NS, Jobs: [][]byte{j.Encode()}})
+	must(err) // without dependencies an enqueue refuses nothing
+	s := *old
+	// With a unique key still held by an unfinished job, the run enqueues
+	// nothing and last_job_id names the job that holds the key.
+	s.LastRun, s.LastJobID, s.NextRun = c.RunAt, res[0].JobID, c.NextRun
+	e.putSchedule(tx, c.NS, old, &s)
+	return true, nil
+}

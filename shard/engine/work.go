@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// AckCmd completes an active job with its result.
+type AckCmd struct {
+	NS       string          `codec:"ns"`
+	ID       string          `codec:"id"`
+	WorkerID string          `codec:"w"`
+	Result   json.RawMessage `codec:"r"`
+	Step     string          `codec:"st,omitempty"` // step_status of a chain step
+}
+
+// FailCmd records a failed attempt of an active job.
+type FailCmd struct {
+	NS        string `codec:"ns"`
+	ID        string `codec:"id"`
+	WorkerID  string `codec:"w"`
+	Error     string `codec:"e"`
+	Backtrace string `codec:"b"`
+}
+
+// FailOutcome is what a failure led to.
+type FailOutcome struct {
+	State       job.State
+	NextAttempt int64
+	Remaining   int
+	Reason      string
+}
+
+// HeartbeatCmd extends the leases of one worker's jobs.
+type HeartbeatCmd struct {
+	NS       string          `codec:"ns"`
+	WorkerID string          `codec:"w"`
+	Jobs     []HeartbeatItem `codec:"j"`
+}
+
+// HeartbeatItem is one job of a heartbeat, with what it reports.
+type HeartbeatItem struct {
+	ID         string          `codec:"id"`
+	Progress   json.RawMessage `codec:"p"`
+	Checkpoint json.RawMessage `codec:"c"`
+}
+
+// activeJob loads a job that must be active, held by workerID when given.
+func (e *Engine) activeJob(tx *replica.Tx, ns, id, workerID string) (*job.Job, error) {
+	j, err := e.getJob(tx, ns, id)
+	if err != nil {
+		return nil, err
+	}
+	if j.State != job.Active {
+		return nil, apierr.New(apierr.LeaseMismatch, "job %s is %s, not active", id, j.State)
+	}
+	if workerID != "" && j.WorkerID != workerID {
+		return nil, apierr.New(apierr.LeaseMismatch, "job %s is leased to another worker", id)
+	}
+	return j, nil
+}
+
+// applyAck settles an active job as completed, or as cancelled when a
+// cancel was requested while it ran; it returns the state.
+func (e *Engine) applyAck(tx *replica.Tx, c *AckCmd) (job.State, error) {
+	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID)
+	if err != nil {
+		return 0, err
+	}
+	j.Result = c.Result
+	setChainExit(j, c.Step)
+	to := job.SettleAttempt(j.CancelRequestedAt != 0, job.Completed)
+	if to == job.Completed {
+		j.CompletedAt = tx.Now.UnixNano()
+	}
+	e.moveTo(tx, c.NS, j, to)
+	e.putJob(tx, c.NS, j)
+	return to, nil
+}
+
+func (e *Engine) applyFail(tx *replica.Tx, c *FailCmd) (*FailOutcome, error) {
+	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID)
+	if err != nil {
+		return nil, err
+	}
+	now := tx.Now.UnixNano()
+	j.FailedAt = now
+	j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: c.Error, Backtrace: c.Backtrace, At: now})
+	if job.SettleAttempt(j.CancelRequestedAt != 0, job.Retrying) == job.Cancelled {
+		e.moveTo(tx, c.NS, j, job.Cancelled)
+		e.putJob(tx, c.NS, j)
+		return &FailOutcome{State: job.Cancelled}, nil
+	}
+	out := e.settleFailure(tx, c.NS, j, now)
+	e.putJob(tx, c.NS, j)
+	return out, nil
+}
+
+// settleFailure decides what a failed attempt leads to: dead when expired
+// or out of retries, else retrying after its backoff (pending at once when
+// the delay is zero).
+func (e *Engine) settleFailure(tx *replica.Tx, ns string, j *job.Job, now int64) *FailOutcome {
+	switch {
+	case j.Expired(now):
+		e.kill(tx, ns, j, job.ReasonExpired)
+		return &FailOutcome{State: job.Dead, Reason: j.DeadReason}
+	case !j.CanRetry():
+		e.kill(tx, ns, j, job.ReasonRetriesExhausted)
+		return &FailOutcome{State: job.Dead, Reason: j.DeadReason}
+	}
+	delay := job.RetryDelay(j.Backoff, time.Duration(j.BaseDelay), time.Duration(j.MaxDelay), j.Attempt, j.ID)
+	j.NextAttempt = now + int64(delay)
+	if delay <= 0 {
+		j.NextAttempt = now
+		e.moveTo(tx, ns, j, job.Pending)
+		e.wake(tx, ns, j.Queue, 1)
+	} else {
+		e.moveTo(tx, ns, j, job.Retrying)
+	}
+	return &FailOutcome{State: j.State, NextAttempt: j.NextAttempt, Remaining: j.AttemptsRemaining()}
+}
+
+// applyHeartbeat extends each job's lease by its lease length and stores
+// progress and checkpoint; the reply tells the worker to go on or stop.
+func (e *Engine) applyHeartbeat(tx *replica.Tx, c *HeartbeatCmd) ([]string, error) {
+	now := tx.Now.UnixNano()
+	out := make([]string, len(c.Jobs))
+	for i, it := range c.Jobs {
+		j, err := e.getJob(tx, c.NS, it.ID)
+		if err != nil || j.State != job.Active || (c.WorkerID != "" && j.WorkerID != c.WorkerID) {
+			out[i] = wire.HeartbeatLost
+			continue
+		}
+		if len(it.Progress) > 0 && !bytes.Equal(it.Progress, []byte("null")) {
+			j.Progress = it.Progress
+			j.Record(now, job.EvProgress, string(it.Progress))
+		}
+		if len(it.Checkpoint) > 0 && !bytes.Equal(it.Checkpoint, []byte("null")) {
+			j.Checkpoint = it.Checkpoint
+		}
+		e.extendLease(tx, c.NS, j, now+j.LeaseNs)
+		e.putJob(tx, c.NS, j)
+		out[i] = wire.HeartbeatOK
+		if j.CancelRequestedAt != 0 {
+			out[i] = wire.HeartbeatCancel
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,144 @@
+package leader
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/service"
+)
+
+// Config configures the loops. Zero values take the defaults in comments.
+type Config struct {
+	SweepInterval time.Duration   // default 100ms
+	BulkInterval  time.Duration   // how often running bulk operations are looked for; default 1s
+	Clock         clockwork.Clock // default the real clock
+	Logger        *slog.Logger    // default slog.Default()
+}
+
+func (c Config) withDefaults() Config {
+	if c.SweepInterval == 0 {
+		c.SweepInterval = 100 * time.Millisecond
+	}
+	if c.BulkInterval == 0 {
+		c.BulkInterval = time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Loops are a node's leader-only loops. They run on every node and act
+// only while it leads (replica.Node.IsLeader, true once the leader has
+// applied every earlier entry).
+type Loops struct {
+	cfg  Config
+	eng  *engine.Engine
+	node *replica.Node
+	svc  *service.Service
+
+	swept map[string]int64 // sweep loop only: live keys at or below are gone
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Start starts the loops; Stop ends them.
+func Start(cfg Config, eng *engine.Engine, node *replica.Node, svc *service.Service) *Loops {
+	l := &Loops{cfg: cfg.withDefaults(), eng: eng, node: node, svc: svc, swept: map[string]int64{}, stop: make(chan struct{})}
+	l.wg.Add(2)
+	go l.sweepLoop()
+	go l.bulkLoop()
+	return l
+}
+
+// Stop ends the loops and waits for them.
+func (l *Loops) Stop() {
+	select {
+	case <-l.stop:
+		return
+	default:
+	}
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// sweepLoop sweeps every tick while this node leads.
+func (l *Loops) sweepLoop() {
+	defer l.wg.Done()
+	t := l.cfg.Clock.NewTicker(l.cfg.SweepInterval)
+	defer t.Stop()
+	restores := l.node.Restores()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.Chan():
+		}
+		if !l.node.IsLeader() {
+			continue
+		}
+		if r := l.node.Restores(); r != restores {
+			restores, l.swept = r, map[string]int64{} // a snapshot replaced the state: sweep from the bottom
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := l.sweepOnce(ctx, l.cfg.Clock.Now().UnixNano()); err != nil {
+			l.cfg.Logger.Warn("shard sweep", "err", err)
+		}
+		cancel()
+	}
+}
+
+// bulkLoop runs the background bulk operations while this node leads: one
+// at a time, a step per Raft command. Everything a step needs is in the
+// operation's record, so a new leader resumes where the last committed
+// step left off.
+func (l *Loops) bulkLoop() {
+	defer l.wg.Done()
+	t := l.cfg.Clock.NewTicker(l.cfg.BulkInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.Chan():
+		case <-l.svc.BulkKicks():
+		}
+		if !l.node.IsLeader() {
+			continue
+		}
+		for _, ref := range l.svc.RunningBulkOps() {
+			if err := l.runBulkOp(ref); err != nil {
+				l.cfg.Logger.Warn("shard bulk operation", "op", ref.ID, "err", err)
+				break
+			}
+		}
+	}
+}
+
+// runBulkOp takes steps until the operation is finished or cancelled, a
+// step fails (this node stopped leading), or the loops stop.
+func (l *Loops) runBulkOp(ref service.BulkOpRef) error {
+	for {
+		select {
+		case <-l.stop:
+			return nil
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		done, err := l.svc.BulkStep(ctx, ref)
+		cancel()
+		if err != nil || done {
+			return err
+		}
+	}
+}

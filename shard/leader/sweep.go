@@ -1,0 +1,100 @@
+package leader
+
+import (
+	"context"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// sweepBatch is the most jobs one sweep command names.
+const sweepBatch = 1000
+
+// timeSweeps are the job time indexes and the command that handles what
+// came due in each.
+var timeSweeps = []struct {
+	kind byte
+	op   replica.Op[engine.SweepCmd, int]
+}{{keys.KindDue, engine.Promote}, {keys.KindLease, engine.Reclaim}, {keys.KindExpire, engine.Expire}, {keys.KindPrune, engine.JobPrune}}
+
+// sweepOnce proposes, per namespace, every job of each time index due at
+// or before now, then fires the cron schedules whose run came.
+func (l *Loops) sweepOnce(ctx context.Context, now int64) error {
+	for _, ns := range engine.Namespaces(l.node.DB()) {
+		for _, s := range timeSweeps {
+			if err := l.sweepIndex(ctx, ns, s.kind, s.op, now); err != nil {
+				return err
+			}
+		}
+		if err := l.sweepSchedules(ctx, ns, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepIndex proposes every job of one time index due at or before now.
+func (l *Loops) sweepIndex(ctx context.Context, ns string, kind byte, op replica.Op[engine.SweepCmd, int], now int64) error {
+	return l.sweepWindow(ns, kind, now, func(from int64) (bool, error) {
+		lower := keys.Timed(ns, kind, from, "")
+		upper := keys.Timed(ns, kind, now+1, "")
+		for {
+			ids := l.dueIDs(lower, upper, ns, kind)
+			if len(ids) == 0 {
+				return true, nil
+			}
+			n, err := op.Propose(ctx, l.node, &engine.SweepCmd{NS: ns, IDs: ids})
+			if err != nil {
+				return false, err
+			}
+			if n < len(ids) {
+				return false, nil // some were not due by the entry's clock: keep the range open
+			}
+			if len(ids) < sweepBatch {
+				return true, nil
+			}
+		}
+	})
+}
+
+// sweepWindow runs one sweep of a time index. Jobs leave an index from its
+// bottom as their times pass, leaving tombstones, so the sweep starts at
+// the lowest time that may still hold a live key: where the last complete
+// sweep ended, or lower if an apply inserted below it since
+// (engine.TakeFloor). run reports whether it handled everything due; if
+// not, or on error, the range stays open for the next tick.
+func (l *Loops) sweepWindow(ns string, kind byte, now int64, run func(from int64) (complete bool, err error)) error {
+	sk := ns + "\x00" + string(kind)
+	from, seen := l.swept[sk]
+	if floor := l.eng.TakeFloor(ns, kind); floor < from {
+		from = floor
+	}
+	if !seen {
+		from = 0
+	}
+	complete, err := run(from)
+	if err != nil || !complete {
+		l.eng.LowerFloor(ns, kind, from) // look here again next time
+		return err
+	}
+	l.swept[sk] = now + 1
+	return nil
+}
+
+func (l *Loops) dueIDs(lower, upper []byte, ns string, kind byte) []string {
+	it, err := l.node.DB().NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil
+	}
+	defer it.Close()
+	var ids []string
+	for ok := it.First(); ok && len(ids) < sweepBatch; ok = it.Next() {
+		if _, id, err := keys.ParseTimed(ns, kind, it.Key()); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,116 @@
+package live
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// Shard metrics. Jobs per state come from the queue counts every apply
+// keeps; lifecycle events are counted by an observer as they are applied
+// on this node.
+var (
+	jobsDesc = prometheus.NewDesc("jobbie_jobs", "Jobs per namespace, queue and state, as applied on this node.",
+		[]string{"namespace", "queue", "state"}, nil)
+	jobEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jobbie_job_events_total", Help: "Lifecycle events applied: enqueued, completed, failed, dead.",
+	}, []string{"namespace", "queue", "event"})
+	fetchSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "jobbie_fetch_seconds", Help: "Time a fetch took to return a job (long-poll wait included).",
+		Buckets: prometheus.ExponentialBuckets(250e-6, 2, 18),
+	}, []string{"namespace"})
+	engines = &engineSet{live: map[*engine.Engine]struct{}{}}
+)
+
+func init() { obs.Registry.MustRegister(engines, jobEvents, fetchSeconds) }
+
+// engineSet collects the job counts of every open engine in the process.
+type engineSet struct {
+	mu   sync.Mutex
+	live map[*engine.Engine]struct{}
+}
+
+// Track counts e's jobs in jobbie_jobs until Untrack.
+func Track(e *engine.Engine) { engines.mu.Lock(); engines.live[e] = struct{}{}; engines.mu.Unlock() }
+
+// Untrack stops counting e's jobs.
+func Untrack(e *engine.Engine) { engines.mu.Lock(); delete(engines.live, e); engines.mu.Unlock() }
+
+func (s *engineSet) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (s *engineSet) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for e := range s.live {
+		e.Queues(func(ns string, q *engine.QueueRecord) {
+			for _, st := range job.States() {
+				ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(q.Count(st)), ns, q.Name, st.String())
+			}
+		})
+	}
+}
+
+// eventCounters caches the lifecycle counters by namespace, queue and
+// event, so counting costs a map lookup (FSM goroutine only).
+type eventCounters map[eventKey]prometheus.Counter
+
+type eventKey struct{ ns, queue, event string }
+
+func (m eventCounters) inc(k eventKey) {
+	c, ok := m[k]
+	if !ok {
+		c = jobEvents.WithLabelValues(k.ns, k.queue, k.event)
+		m[k] = c
+	}
+	c.Inc()
+}
+
+type countedKey struct{}
+
+// CountEvents returns the engine observer that counts lifecycle events in
+// jobbie_job_events_total once their entry commits.
+func CountEvents() engine.Observer {
+	m := eventCounters{}
+	return func(tx *replica.Tx, ns string, j *job.Job, from job.State) {
+		var evs [2]string
+		n := 0
+		switch {
+		case from == job.New:
+			evs[n], n = "enqueued", n+1
+		case j.State == job.Completed:
+			evs[n], n = "completed", n+1
+		case from == job.Active && (j.State == job.Retrying || j.State == job.Dead || j.State == job.Pending):
+			evs[n], n = "failed", n+1 // a lost lease counts as a failed attempt
+		}
+		if j.State == job.Dead {
+			evs[n], n = "dead", n+1
+		}
+		if n == 0 {
+			return
+		}
+		staged, _ := tx.Value(countedKey{}).(*[]eventKey)
+		if staged == nil {
+			staged = new([]eventKey)
+			tx.Stash(countedKey{}, staged)
+			tx.AfterCommit(func() {
+				for _, k := range *staged {
+					m.inc(k)
+				}
+			})
+		}
+		for _, ev := range evs[:n] {
+			*staged = append(*staged, eventKey{ns, j.Queue, ev})
+		}
+	}
+}
+
+// ObserveFetch records how long a fetch that got a job took.
+func ObserveFetch(ns string, start time.Time) {
+	fetchSeconds.WithLabelValues(ns).Observe(time.Since(start).Seconds())
+}

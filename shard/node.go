@@ -1,0 +1,153 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/api"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/leader"
+	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/service"
+)
+
+// Node is one shard node: its replicated state machine, what it keeps in
+// memory of its own (parked fetches, events, workers), its operations,
+// its leader's loops and its HTTP API.
+type Node struct {
+	cfg     Config
+	eng     *engine.Engine
+	repl    *replica.Node
+	waiters *live.Waiters
+	events  *live.Events
+	workers *live.Workers
+	svc     *service.Service
+	loops   *leader.Loops
+	api     *api.Server
+	ln      net.Listener
+	unix    net.Listener
+	meta    metaLoop // cluster.go
+}
+
+// New opens the node's state, starts Raft and the leader's loops, and
+// builds the HTTP API; Start serves it.
+func New(cfg Config) (*Node, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, waiters: live.NewWaiters(cfg.Clock), events: live.NewEvents(), workers: live.NewWorkers(cfg.Clock)}
+	n.eng = engine.New(engine.Options{Retention: cfg.Retention, Waker: n.waiters,
+		Observers: []engine.Observer{n.events.Observer(), n.workers.Observer(), live.CountEvents()}})
+	raftLog := slog.NewLogLogger(cfg.Logger.With("component", "raft", "shard", cfg.ShardID).Handler(), slog.LevelWarn)
+	repl, err := replica.Open(replica.Config{
+		Dir:       cfg.DataDir,
+		Name:      "shard " + cfg.ShardID,
+		Subject:   "this shard",
+		NodeID:    cfg.NodeID,
+		RaftAddr:  cfg.RaftAddr,
+		Bootstrap: cfg.Bootstrap,
+		Clock:     cfg.Clock,
+		Logger:    hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
+
+		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
+		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs,
+	}, n.eng.Registry())
+	if err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	n.repl = repl
+	n.events.StartAt(repl.AppliedIndex())
+	live.Track(n.eng)
+	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
+		Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.waiters)
+	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
+	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, ClusterSecret: cfg.ClusterSecret, Gossip: cfg.Gossip,
+		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger},
+		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events}, n.boundAddr)
+	return n, nil
+}
+
+// Start listens on the configured address and serves until Stop.
+func (n *Node) Start() error {
+	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("shard: listen: %w", err)
+	}
+	n.ln = ln
+	go func() { _ = n.api.App().Listener(ln) }()
+	if p := n.cfg.SocketPath; p != "" {
+		_ = os.Remove(p) // a socket left by a crash
+		ul, err := net.Listen("unix", p)
+		if err != nil {
+			return fmt.Errorf("shard: listen on %s: %w", p, err)
+		}
+		n.unix = ul
+		go func() { _ = n.api.App().Listener(ul) }()
+	}
+	n.startMeta()
+	return nil
+}
+
+// Stop hands the lead over if it has it (a planned stop then costs no
+// election timeout), ends long-polls and streams, stops serving and
+// closes the state.
+func (n *Node) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n.stopMeta()
+	// Release parked fetches first, so the HTTP shutdown does not wait out
+	// their timeouts; then stop the loops, the server and the state.
+	n.svc.Close()
+	n.loops.Stop()
+	live.Untrack(n.eng)
+	err := n.repl.Close()
+	if n.ln != nil {
+		_ = n.api.Shutdown(ctx)
+	}
+	return err
+}
+
+// Addr is the bound HTTP address.
+func (n *Node) Addr() string { return n.ln.Addr().String() }
+
+func (n *Node) boundAddr() string {
+	if n.ln != nil {
+		return n.ln.Addr().String()
+	}
+	return n.cfg.HTTPAddr
+}
+
+// Service is the node's operations as Go calls.
+func (n *Node) Service() *service.Service { return n.svc }
+
+// WaitLeader blocks until this node leads and has applied its log.
+func (n *Node) WaitLeader(ctx context.Context) error { return n.repl.WaitLeader(ctx) }
+
+// IsLeader reports whether this node leads its shard now.
+func (n *Node) IsLeader() bool { return n.repl.IsLeader() }
+
+// HasState reports whether the node found Raft state when it opened; one
+// without (and without Bootstrap) must JoinCluster.
+func (n *Node) HasState() bool { return n.repl.HasState() }
+
+// Membership reports whether this node is in the latest configuration it
+// knows, whether it knows one, and whether Raft stopped itself on
+// applying its removal (replica.Node.Membership).
+func (n *Node) Membership() (member, known, stopped bool) { return n.repl.Membership() }
+
+// Subscribe tells of leadership changes (replica.Node.Subscribe).
+func (n *Node) Subscribe() (<-chan struct{}, func()) { return n.repl.Subscribe() }
+
+// Status is this node's view of its group.
+func (n *Node) Status() api.NodeStatus { return n.api.Status() }
+
+// Members lists the group's members with the HTTP address each advertises.
+func (n *Node) Members() ([]api.MemberView, error) { return n.api.Members() }

@@ -1,0 +1,67 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// registration is the body of control's POST /control/v1/shards/register
+// (docs/internal-api.md).
+type registration struct {
+	ShardID  string               `json:"shard_id"`
+	Members  []registrationMember `json:"members"`
+	Capacity int64                `json:"capacity,omitempty"`
+	Version  string               `json:"version,omitempty"`
+}
+
+type registrationMember struct {
+	NodeID   string `json:"node_id"`
+	HTTPAddr string `json:"http_addr"`
+	RaftAddr string `json:"raft_addr,omitempty"`
+}
+
+// Register records this shard cluster with the control plane at
+// controlURL: its members whose HTTP address is known, capacity and
+// version. It sends nothing when the record would equal last (the value a
+// previous call returned) and returns the record sent, or last.
+func (n *Node) Register(ctx context.Context, controlURL, secret string, capacity int64, last string) (string, error) {
+	ms, err := n.Members()
+	if err != nil {
+		return last, err
+	}
+	r := registration{ShardID: n.cfg.ShardID, Capacity: capacity, Version: n.cfg.Version}
+	for _, m := range ms {
+		if m.HTTPAddr != "" {
+			r.Members = append(r.Members, registrationMember{NodeID: m.ID, HTTPAddr: m.HTTPAddr, RaftAddr: m.Addr})
+		}
+	}
+	body, _ := json.Marshal(r)
+	if string(body) == last {
+		return last, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	url := strings.TrimSuffix(controlURL, "/") + "/control/v1/shards/register"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return last, err
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return last, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+		return last, fmt.Errorf("control answered %d: %s", res.StatusCode, bytes.TrimSpace(msg))
+	}
+	return string(body), nil
+}

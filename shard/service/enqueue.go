@@ -1,0 +1,241 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// BatchIDLen is the length of a batch id: "batch_" and a ULID.
+const BatchIDLen = 6 + 26
+
+// maxChainBytes bounds a chain definition, payloads included.
+const maxChainBytes = wire.MaxPayloadBytes
+
+// Enqueue validates and inserts one job. Existing is set when its unique
+// key matched a job that still holds it (that job's id is answered).
+func (s *Service) Enqueue(ctx context.Context, ns string, r *wire.EnqueueRequest) (*wire.EnqueueResponse, error) {
+	res, err := s.enqueue(ctx, ns, []wire.EnqueueRequest{*r}, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := enqueueResponse(res[0])
+	return &out, nil
+}
+
+// EnqueueBatch inserts jobs atomically, all of them or none, as one batch
+// with a callback when r.Batch is set.
+func (s *Service) EnqueueBatch(ctx context.Context, ns string, r *wire.BatchRequest) (*wire.BatchResponse, error) {
+	var b *engine.BatchRecord
+	if r.Batch != nil {
+		var err error
+		if b, err = batchRecord(r.Batch, s.NewID("batch_")); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.enqueue(ctx, ns, r.Jobs, true, b)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.BatchResponse{JobIDs: make([]string, len(res)), Jobs: make([]wire.EnqueueResponse, len(res))}
+	if b != nil {
+		out.BatchID = b.ID
+	}
+	for i, x := range res {
+		out.JobIDs[i] = x.JobID
+		out.Jobs[i] = enqueueResponse(x)
+	}
+	return out, nil
+}
+
+func enqueueResponse(r engine.EnqueueResult) wire.EnqueueResponse {
+	return wire.EnqueueResponse{JobID: r.JobID, Status: r.State.String(), UniqueExisting: r.Existing}
+}
+
+// enqueue proposes the jobs, as one batch with a callback when b is set.
+func (s *Service) enqueue(ctx context.Context, ns string, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	if len(reqs) == 0 {
+		return nil, apierr.Field("jobs", "jobs must hold at least one job")
+	}
+	if len(reqs) > wire.MaxBatchJobs {
+		return nil, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", wire.MaxBatchJobs, len(reqs))
+	}
+	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b}
+	for i := range reqs {
+		prefix := ""
+		if batch {
+			prefix = fmt.Sprintf("jobs[%d].", i)
+		}
+		j, err := toJob(&reqs[i], prefix, s.NewID("job_"))
+		if err != nil {
+			return nil, err
+		}
+		if err := s.flowFields(prefix, &reqs[i], j); err != nil {
+			return nil, err
+		}
+		if b != nil {
+			j.BatchID = b.ID
+		}
+		c.Deps = c.Deps || len(j.DependsOn) > 0
+		c.Jobs[i] = j.Encode()
+		c.Defaulted[i] = defaultedFields(&reqs[i])
+	}
+	return engine.Enqueue.Propose(ctx, s.node, c)
+}
+
+// defaultedFields returns the engine.Def* bits of the fields r leaves out,
+// which take the queue's defaults when the command applies.
+func defaultedFields(r *wire.EnqueueRequest) uint8 {
+	var m uint8
+	if r.MaxRetries == nil {
+		m |= engine.DefMaxRetries
+	}
+	if r.RetryBackoff == "" {
+		m |= engine.DefBackoff
+	}
+	if isAbsent(r.RetryBaseDelay) {
+		m |= engine.DefBaseDelay
+	}
+	if isAbsent(r.RetryMaxDelay) {
+		m |= engine.DefMaxDelay
+	}
+	return m
+}
+
+func isAbsent(raw json.RawMessage) bool {
+	s := string(raw)
+	return s == "" || s == "null"
+}
+
+// flowFields validates a request's chain and depends_on and sets them on
+// j; field prefixes field names in errors.
+func (s *Service) flowFields(field string, r *wire.EnqueueRequest, j *job.Job) error {
+	if r.Chain != nil {
+		raw, err := validateChain(r.Chain, field+"chain.", r.Queue)
+		if err != nil {
+			return err
+		}
+		j.ChainID, j.Chain = s.NewID("chain_"), raw
+	}
+	return dependencies(r, field, j)
+}
+
+// validateChain checks a chain and returns the JSON the job stores. The
+// first step is the job itself, so it takes the request's queue.
+func validateChain(c *wire.ChainSpec, field, queue string) ([]byte, error) {
+	if len(c.Steps) == 0 || len(c.Steps) > wire.MaxChainSteps {
+		return nil, apierr.Field(field+"steps", "a chain has 1 to %d steps; got %d", wire.MaxChainSteps, len(c.Steps))
+	}
+	first := &c.Steps[0]
+	if first.Queue != "" && first.Queue != queue {
+		return nil, apierr.Field(field+"steps[0].queue", "the first step is the job itself: its queue is %q", queue)
+	}
+	if len(first.Payload) > 0 {
+		return nil, apierr.Field(field+"steps[0].payload", "the first step's payload is the request's payload")
+	}
+	first.Queue = queue
+	for i := range c.Steps {
+		if err := validateStep(&c.Steps[i], fmt.Sprintf("%ssteps[%d].", field, i)); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range []struct {
+		step  *wire.StepSpec
+		field string
+	}{{c.OnFailure, "on_failure."}, {c.OnExit, "on_exit."}} {
+		if h.step != nil {
+			if err := validateStep(h.step, field+h.field); err != nil {
+				return nil, err
+			}
+		}
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, apierr.Field(field+"steps", "chain: %v", err)
+	}
+	if len(raw) > maxChainBytes {
+		return nil, apierr.OfField(apierr.TooLarge, field+"steps", "a chain definition is at most %d bytes", maxChainBytes)
+	}
+	return raw, nil
+}
+
+func validateStep(s *wire.StepSpec, field string) error {
+	if s.Queue == "" {
+		return apierr.Field(field+"queue", "queue is required")
+	}
+	if err := tenancy.ValidateQueue(s.Queue); err != nil {
+		return apierr.Field(field+"queue", "%v", err)
+	}
+	p, err := checkJSON(field+"payload", s.Payload, wire.MaxPayloadBytes)
+	s.Payload = p
+	return err
+}
+
+func dependencies(r *wire.EnqueueRequest, field string, j *job.Job) error {
+	switch r.OnDependencyFailure {
+	case "", wire.OnDependencyFailureCancel:
+	case wire.OnDependencyFailureRun:
+		j.Flow |= job.FlowRunOnDepFail
+	default:
+		return apierr.Field(field+"on_dependency_failure", "on_dependency_failure must be cancel or run")
+	}
+	if len(r.DependsOn) == 0 {
+		if r.OnDependencyFailure != "" {
+			return apierr.Field(field+"on_dependency_failure", "on_dependency_failure needs depends_on")
+		}
+		return nil
+	}
+	if len(r.DependsOn) > wire.MaxDependsOn {
+		return apierr.Field(field+"depends_on", "depends_on names at most %d jobs; got %d", wire.MaxDependsOn, len(r.DependsOn))
+	}
+	seen := make(map[string]bool, len(r.DependsOn))
+	for _, id := range r.DependsOn {
+		if jobIDOK(id) != nil {
+			return apierr.Field(field+"depends_on", "depends_on: %q is not a job id", id)
+		}
+		if !seen[id] {
+			seen[id] = true
+			j.DependsOn = append(j.DependsOn, id)
+		}
+	}
+	return nil
+}
+
+// batchRecord validates a batch spec into the record its enqueue opens.
+func batchRecord(b *wire.BatchSpec, id string) (*engine.BatchRecord, error) {
+	if b.CallbackQueue == "" {
+		return nil, apierr.Field("batch.callback_queue", "callback_queue is required")
+	}
+	if err := validateStep(&wire.StepSpec{Queue: b.CallbackQueue}, "batch.callback_"); err != nil {
+		return nil, err
+	}
+	p, err := checkJSON("batch.callback_payload", b.CallbackPayload, wire.MaxPayloadBytes)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.BatchRecord{ID: id, CallbackQueue: b.CallbackQueue, CallbackPayload: p}, nil
+}
+
+// GetBatch reads a batch from local state.
+func (s *Service) GetBatch(ns, id string) (*wire.Batch, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	if len(id) != BatchIDLen || id[:6] != "batch_" {
+		return nil, apierr.New(apierr.NotFound, "batch %q not found", id)
+	}
+	b, err := engine.ReadBatch(s.node.DB(), ns, id)
+	if err != nil {
+		return nil, err
+	}
+	return batchView(b), nil
+}

@@ -1,0 +1,147 @@
+package service
+
+import (
+	"context"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// fetchCmd validates a fetch and builds its command, with the wait it
+// asks for.
+func fetchCmd(ns string, r *wire.FetchRequest) (engine.FetchCmd, int64, error) {
+	if err := namespaceOK(ns); err != nil {
+		return engine.FetchCmd{}, 0, err
+	}
+	if len(r.Queues) == 0 {
+		return engine.FetchCmd{}, 0, apierr.Field("queues", "queues must name at least one queue")
+	}
+	if len(r.Queues) > wire.MaxFetchQueues {
+		return engine.FetchCmd{}, 0, apierr.Field("queues", "at most %d queues per fetch", wire.MaxFetchQueues)
+	}
+	for _, q := range r.Queues {
+		if err := tenancy.ValidateQueue(q); err != nil {
+			return engine.FetchCmd{}, 0, apierr.Field("queues", "%v", err)
+		}
+	}
+	if len(r.WorkerID) > wire.MaxWorkerID || len(r.Hostname) > wire.MaxWorkerID {
+		return engine.FetchCmd{}, 0, apierr.Field("worker_id", "worker_id and hostname must be at most %d bytes", wire.MaxWorkerID)
+	}
+	wait, err := wire.FetchWait(r.Timeout)
+	if err != nil {
+		return engine.FetchCmd{}, 0, apierr.Field("timeout", "%v", err)
+	}
+	lease, err := wire.LeaseFor(r.LeaseDuration)
+	if err != nil {
+		return engine.FetchCmd{}, 0, apierr.Field("lease_duration", "%v", err)
+	}
+	return engine.FetchCmd{NS: ns, Queues: r.Queues, WorkerID: r.WorkerID, Hostname: r.Hostname,
+		LeaseNs: int64(lease), LeaseDefault: r.LeaseDuration == nil}, int64(wait), nil
+}
+
+// Fetch leases the next job of the queues to the worker, waiting up to the
+// request's timeout for one to arrive. It returns nil when none came.
+func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest) (*wire.FetchedJob, error) {
+	c, wait, err := fetchCmd(ns, r)
+	if err != nil {
+		return nil, err
+	}
+	var j *job.Job
+	err = s.longPoll(ctx, ns, r.Queues, wait, func() (bool, error) {
+		j, err = engine.Fetch.Propose(ctx, s.node, &c)
+		return j != nil, err
+	})
+	if err != nil || j == nil {
+		return nil, err
+	}
+	v := fetchedView(j)
+	return &v, nil
+}
+
+// FetchBatch leases up to the request's max jobs to the worker in one
+// command, waiting up to its timeout until at least one is available. It
+// returns an empty list when none came.
+func (s *Service) FetchBatch(ctx context.Context, ns string, r *wire.FetchBatchRequest) ([]wire.FetchedJob, error) {
+	fc, wait, err := fetchCmd(ns, &r.FetchRequest)
+	if err != nil {
+		return nil, err
+	}
+	n := wire.DefaultFetchBatch
+	if r.Max != nil {
+		if *r.Max < 1 || *r.Max > wire.MaxFetchBatch {
+			return nil, apierr.Field("max", "max must be between 1 and %d; got %d", wire.MaxFetchBatch, *r.Max)
+		}
+		n = *r.Max
+	}
+	c := &engine.FetchBatchCmd{Fetch: fc, Max: n}
+	var jobs []*job.Job
+	err = s.longPoll(ctx, ns, r.Queues, wait, func() (bool, error) {
+		jobs, err = engine.FetchBatch.Propose(ctx, s.node, c)
+		return len(jobs) > 0, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.FetchedJob, len(jobs))
+	for i, j := range jobs {
+		out[i] = fetchedView(j)
+	}
+	return out, nil
+}
+
+// longPoll runs take until it gets something, an error, or wait (ns)
+// passes, the caller goes away or the service stops. It parks before
+// looking, so a job made pending between the look and the wait still
+// wakes it; a woken waiter that takes nothing passes its wake-up on.
+func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait int64, take func() (bool, error)) error {
+	timer := s.cfg.Clock.NewTimer(durationOf(wait))
+	defer timer.Stop()
+	for {
+		w := s.waiters.Park(ns, queues)
+		if s.anyPending(ns, queues) {
+			got, err := take()
+			if err != nil {
+				s.waiters.Leave(w, false)
+				return err
+			}
+			if got {
+				s.waiters.Leave(w, true)
+				return nil
+			}
+		}
+		select {
+		case <-w.C():
+			s.waiters.Leave(w, true)
+		case <-timer.Chan():
+			s.waiters.Leave(w, false)
+			return nil
+		case <-ctx.Done():
+			s.waiters.Leave(w, false)
+			return nil
+		case <-s.stop:
+			s.waiters.Leave(w, false)
+			return nil
+		}
+	}
+}
+
+// anyPending reads local state: may any of the queues hand out a job now?
+// Only the leader serves fetches, and it has applied what it committed. A
+// stale "no" is safe: the fetch parked before looking, and whatever makes
+// a queue ready again (an apply, a throttle window) wakes its waiters.
+func (s *Service) anyPending(ns string, queues []string) bool {
+	now := s.now()
+	for _, q := range queues {
+		ok, retryAt := s.eng.QueueReady(s.node.DB(), ns, q, now)
+		if ok {
+			return true
+		}
+		if retryAt > 0 {
+			s.waiters.WakeAt(ns, q, retryAt, func(now int64) int { return s.eng.RoomAt(ns, q, now) })
+		}
+	}
+	return false
+}

@@ -1,0 +1,263 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	_ "time/tzdata" // time zones must not depend on the host's zoneinfo: every node computes the same next run
+	"unicode"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// toSchedule validates r and builds the record to propose, with its next
+// run after now when enabled.
+func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Schedule, error) {
+	if err := validScheduleName(r.Name); err != nil {
+		return nil, err
+	}
+	if err := tenancy.ValidateQueue(r.Queue); err != nil {
+		if r.Queue == "" {
+			return nil, apierr.Field("queue", "queue is required")
+		}
+		return nil, apierr.Field("queue", "%v", err)
+	}
+	s := &engine.Schedule{ID: id, Name: r.Name, Queue: r.Queue, Cron: strings.TrimSpace(r.Cron), Timezone: r.Timezone,
+		MaxRetries: job.DefaultMaxRetries, Enabled: true}
+	if s.Timezone == "" {
+		s.Timezone = "UTC"
+	}
+	spec, err := parseCron(s.Cron, s.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	if spec.next(now.UnixNano()) == 0 {
+		return nil, apierr.Field("cron", "cron expression %q never matches a future time", s.Cron)
+	}
+	if s.Payload, err = schedulePayload(r.Payload); err != nil {
+		return nil, err
+	}
+	if s.Priority, err = job.ParsePriority(r.Priority); err != nil {
+		return nil, apierr.Field("priority", "%v", err)
+	}
+	if len(r.UniqueKey) > wire.MaxUniqueKey || strings.ContainsRune(r.UniqueKey, 0) {
+		return nil, apierr.Field("unique_key", "unique_key must be at most %d bytes without NUL", wire.MaxUniqueKey)
+	}
+	s.UniqueKey = r.UniqueKey
+	if r.MaxRetries != nil {
+		if *r.MaxRetries < 0 || *r.MaxRetries > wire.MaxMaxRetries {
+			return nil, apierr.Field("max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
+		}
+		s.MaxRetries = *r.MaxRetries
+	}
+	if r.Enabled != nil {
+		s.Enabled = *r.Enabled
+	}
+	if s.Enabled {
+		s.NextRun = spec.next(now.UnixNano())
+	}
+	return s, nil
+}
+
+func validScheduleName(name string) error {
+	if name == "" {
+		return apierr.Field("name", "name is required")
+	}
+	if len(name) > wire.MaxScheduleName {
+		return apierr.Field("name", "name must be at most %d bytes", wire.MaxScheduleName)
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return apierr.Field("name", "name must not contain control characters")
+	}
+	return nil
+}
+
+func schedulePayload(raw json.RawMessage) ([]byte, error) {
+	p := bytes.TrimSpace(raw)
+	if len(p) > wire.MaxPayloadBytes {
+		return nil, apierr.OfField(apierr.TooLarge, "payload", "payload is %d bytes; the limit is %d", len(p), wire.MaxPayloadBytes)
+	}
+	if len(p) == 0 {
+		return []byte("null"), nil
+	}
+	return p, nil
+}
+
+// CreateSchedule validates and stores a new schedule.
+func (s *Service) CreateSchedule(ctx context.Context, ns string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	sc, err := toSchedule(r, s.NewID("sch_"), s.cfg.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	return proposeSchedule(ctx, s, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sc})
+}
+
+// UpdateSchedule replaces schedule id; an enabled schedule's next run is
+// computed afresh from now.
+func (s *Service) UpdateSchedule(ctx context.Context, ns, id string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+	if err := scheduleRef(ns, id); err != nil {
+		return nil, err
+	}
+	sc, err := toSchedule(r, id, s.cfg.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	return proposeSchedule(ctx, s, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sc})
+}
+
+// DeleteSchedule removes schedule id. Jobs it already enqueued stay.
+func (s *Service) DeleteSchedule(ctx context.Context, ns, id string) error {
+	if err := scheduleRef(ns, id); err != nil {
+		return err
+	}
+	_, err := engine.ScheduleDelete.Propose(ctx, s.node, &engine.ScheduleIDCmd{NS: ns, ID: id})
+	return err
+}
+
+// SetScheduleEnabled enables or disables schedule id. Enabling computes the
+// next run from now, so runs missed while disabled are not made up.
+func (s *Service) SetScheduleEnabled(ctx context.Context, ns, id string, on bool) (*wire.Schedule, error) {
+	if err := scheduleRef(ns, id); err != nil {
+		return nil, err
+	}
+	c := &engine.ScheduleIDCmd{NS: ns, ID: id}
+	op := engine.ScheduleDisable
+	if on {
+		op = engine.ScheduleEnable
+		cur, err := engine.ReadSchedule(s.node.DB(), ns, id)
+		if err != nil {
+			return nil, err
+		}
+		spec, err := parseCron(cur.Cron, cur.Timezone)
+		if err != nil {
+			return nil, fmt.Errorf("shard: stored schedule %s: %w", id, err)
+		}
+		c.NextRun = spec.next(s.now())
+	}
+	return proposeSchedule(ctx, s, op, c)
+}
+
+// GetSchedule reads a schedule from local state.
+func (s *Service) GetSchedule(ns, id string) (*wire.Schedule, error) {
+	if err := scheduleRef(ns, id); err != nil {
+		return nil, err
+	}
+	sc, err := engine.ReadSchedule(s.node.DB(), ns, id)
+	if err != nil {
+		return nil, err
+	}
+	return scheduleView(sc), nil
+}
+
+// ListSchedules reads ns's schedules from local state, oldest first.
+func (s *Service) ListSchedules(ns string) ([]wire.Schedule, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	list, err := engine.ListSchedules(s.node.DB(), ns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Schedule, len(list))
+	for i, sc := range list {
+		out[i] = *scheduleView(sc)
+	}
+	return out, nil
+}
+
+func proposeSchedule[C any](ctx context.Context, s *Service, op replica.Op[C, *engine.Schedule], c *C) (*wire.Schedule, error) {
+	sc, err := op.Propose(ctx, s.node, c)
+	if err != nil {
+		return nil, err
+	}
+	return scheduleView(sc), nil
+}
+
+// scheduleRef checks the namespace and the shape of a schedule id; an id of
+// the wrong shape is simply not found.
+func scheduleRef(ns, id string) error {
+	if err := namespaceOK(ns); err != nil {
+		return err
+	}
+	if len(id) != keys.ScheduleIDLen || !strings.HasPrefix(id, "sch_") {
+		return apierr.New(apierr.NotFound, "schedule %q not found", id)
+	}
+	return nil
+}
+
+// cronSpec is a parsed cron expression in its time zone. Only proposers
+// (request handlers and the leader's sweep) build one.
+type cronSpec struct {
+	sched cron.Schedule
+	loc   *time.Location
+}
+
+// parseCron parses a standard 5-field cron expression or a descriptor
+// ("@hourly", "@every 90s") in the IANA time zone tz. Errors name the
+// field at fault.
+func parseCron(spec, tz string) (*cronSpec, error) {
+	if tz == "" || tz == "Local" {
+		// "Local" is whatever zone the node runs in: replicas could disagree.
+		return nil, apierr.Field("timezone", "timezone must be an IANA time zone name like \"Europe/Paris\" or \"UTC\"")
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, apierr.Field("timezone", "unknown time zone %q", tz)
+	}
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return nil, apierr.Field("cron", "cron is required")
+	}
+	if strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=") {
+		return nil, apierr.Field("cron", "set the time zone in the timezone field, not in cron")
+	}
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, apierr.Field("cron", "invalid cron expression %q: %v", spec, err)
+	}
+	return &cronSpec{sched: s, loc: loc}, nil
+}
+
+// next returns the first run strictly after now (unix ns), or 0 when the
+// expression never matches again.
+func (c *cronSpec) next(now int64) int64 {
+	t := c.sched.Next(time.Unix(0, now).In(c.loc))
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FireSchedule proposes the fire of schedule id for its run time at, as
+// the leader's sweep found it due at now. It reports whether it fired: a
+// schedule changed since its run index was read, or not due by the
+// entry's clock, does not.
+func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64) (bool, error) {
+	sc, err := engine.ReadSchedule(s.node.DB(), ns, id)
+	if err != nil || sc.NextRun != at {
+		return false, nil // changed since the index was read
+	}
+	spec, err := parseCron(sc.Cron, sc.Timezone)
+	if err != nil {
+		// Stored specs were valid when stored; a zone that vanished from
+		// tzdata cannot be fired, and must not block the other schedules.
+		s.cfg.Logger.Warn("shard schedule: cannot parse stored schedule", "namespace", ns, "schedule", id, "err", err)
+		return true, nil
+	}
+	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_")}
+	return engine.ScheduleFire.Propose(ctx, s.node, c)
+}

@@ -1,0 +1,164 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// toJob validates r and builds the record to propose. field prefixes field
+// names in errors (e.g. "jobs[3].").
+func toJob(r *wire.EnqueueRequest, field string, id string) (*job.Job, error) {
+	if err := tenancy.ValidateQueue(r.Queue); err != nil {
+		if r.Queue == "" {
+			return nil, apierr.Field(field+"queue", "queue is required")
+		}
+		return nil, apierr.Field(field+"queue", "%v", err)
+	}
+	j := &job.Job{ID: id, Queue: r.Queue, MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
+		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), Tags: r.Tags}
+	p := bytes.TrimSpace(r.Payload)
+	if len(p) > wire.MaxPayloadBytes {
+		return nil, apierr.OfField(apierr.TooLarge, field+"payload", "payload is %d bytes; the limit is %d", len(p), wire.MaxPayloadBytes)
+	}
+	if len(p) == 0 {
+		p = []byte("null")
+	}
+	j.Payload = p
+	prio, err := job.ParsePriority(r.Priority)
+	if err != nil {
+		return nil, apierr.Field(field+"priority", "%v", err)
+	}
+	j.Priority = prio
+	if r.MaxRetries != nil {
+		if *r.MaxRetries < 0 || *r.MaxRetries > wire.MaxMaxRetries {
+			return nil, apierr.Field(field+"max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
+		}
+		j.MaxRetries = *r.MaxRetries
+	}
+	if r.RetryBackoff != "" {
+		if err := job.ValidBackoff(r.RetryBackoff); err != nil {
+			return nil, apierr.Field(field+"retry_backoff", "%v", err)
+		}
+		j.Backoff = r.RetryBackoff
+	}
+	baseSet := false
+	if d, ok, err := parseDuration(field+"retry_base_delay", r.RetryBaseDelay); err != nil {
+		return nil, err
+	} else if ok {
+		j.BaseDelay, baseSet = int64(d), true
+	}
+	if d, ok, err := parseDuration(field+"retry_max_delay", r.RetryMaxDelay); err != nil {
+		return nil, err
+	} else if ok {
+		j.MaxDelay = int64(d)
+		// Only a pair the producer sent is checked: a missing side may come
+		// from the queue's defaults, and a delay is always capped at the max.
+		if baseSet && j.MaxDelay < j.BaseDelay {
+			return nil, apierr.Field(field+"retry_max_delay", "retry_max_delay must not be less than retry_base_delay")
+		}
+	}
+	if d, ok, err := parseDuration(field+"expire_after", r.ExpireAfter); err != nil {
+		return nil, err
+	} else if ok {
+		if d == 0 {
+			return nil, apierr.Field(field+"expire_after", "expire_after must be positive")
+		}
+		j.ExpireAfter = int64(d)
+	}
+	at, err := parseTime(field+"scheduled_at", r.ScheduledAt)
+	if err != nil {
+		return nil, err
+	}
+	j.ScheduledAt = at
+	if err := validateUnique(r, field, j); err != nil {
+		return nil, err
+	}
+	if err := validateTags(field+"tags", r.Tags); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+func validateUnique(r *wire.EnqueueRequest, field string, j *job.Job) error {
+	if r.UniqueKey == "" {
+		if r.UniquePeriod != nil {
+			return apierr.Field(field+"unique_period", "unique_period needs a unique_key")
+		}
+		return nil
+	}
+	if len(r.UniqueKey) > wire.MaxUniqueKey || strings.ContainsRune(r.UniqueKey, 0) {
+		return apierr.Field(field+"unique_key", "unique_key must be at most %d bytes without NUL", wire.MaxUniqueKey)
+	}
+	j.UniqueKey = r.UniqueKey
+	if r.UniquePeriod != nil {
+		if *r.UniquePeriod < 0 || time.Duration(*r.UniquePeriod)*time.Second > wire.MaxDelay {
+			return apierr.Field(field+"unique_period", "unique_period must be between 0 and %d seconds", int64(wire.MaxDelay/time.Second))
+		}
+		// A period in ns; apply adds the entry's clock to make it absolute.
+		j.UniqueUntil = *r.UniquePeriod * int64(time.Second)
+	}
+	return nil
+}
+
+func validateTags(field string, tags map[string]string) error {
+	if len(tags) > wire.MaxTags {
+		return apierr.Field(field, "at most %d tags", wire.MaxTags)
+	}
+	for k, v := range tags {
+		if k == "" || len(k) > wire.MaxTagKey || len(v) > wire.MaxTagValue {
+			return apierr.Field(field, "tag keys must be 1-%d bytes and values at most %d bytes", wire.MaxTagKey, wire.MaxTagValue)
+		}
+	}
+	return nil
+}
+
+// parseDuration reads an optional duration field (wire.ParseDuration)
+// of at most wire.MaxDelay. ok is false when the field is absent or null.
+func parseDuration(field string, raw json.RawMessage) (d time.Duration, ok bool, err error) {
+	d, ok, err = wire.ParseDuration(raw)
+	switch {
+	case err != nil:
+		return 0, false, apierr.Field(field, "%s must be a duration like \"5s\" or a number of seconds", field)
+	case d < 0:
+		return 0, false, apierr.Field(field, "%s must not be negative", field)
+	case d > wire.MaxDelay:
+		return 0, false, apierr.Field(field, "%s must be at most %s", field, wire.MaxDelay)
+	}
+	return d, ok, nil
+}
+
+// parseTime accepts an RFC 3339 time or null.
+func parseTime(field string, raw json.RawMessage) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return 0, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, apierr.Field(field, "%s must be an RFC 3339 time", field)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, apierr.Field(field, "%s must be an RFC 3339 time like 2026-02-11T10:00:00Z", field)
+	}
+	return t.UnixNano(), nil
+}
+
+// checkJSON validates an optional JSON value a worker sends.
+func checkJSON(field string, raw json.RawMessage, limit int) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > limit {
+		return nil, apierr.OfField(apierr.TooLarge, field, "%s is over %d bytes", field, limit)
+	}
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	return raw, nil
+}

@@ -1,0 +1,162 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Ack completes an active job with its result. It returns the state the
+// job settled in: completed, or cancelled when a cancel was requested
+// while it ran.
+func (s *Service) Ack(ctx context.Context, ns, id string, r *wire.AckRequest) (string, error) {
+	if err := namespaceOK(ns); err != nil {
+		return "", err
+	}
+	if err := jobIDOK(id); err != nil {
+		return "", err
+	}
+	res, err := checkJSON("result", r.Result, wire.MaxPayloadBytes)
+	if err != nil {
+		return "", err
+	}
+	if err := stepStatusOK("step_status", r.StepStatus); err != nil {
+		return "", err
+	}
+	st, err := engine.Ack.Propose(ctx, s.node, &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus})
+	if err != nil {
+		return "", err
+	}
+	return st.String(), nil
+}
+
+// AckBatch acks each job in one command. Bad input (no acks, too many, a
+// result over its limit) refuses the whole batch; a job that is unknown
+// or not active under this worker gets its own error and the rest are
+// acked. Results are in request order.
+func (s *Service) AckBatch(ctx context.Context, ns string, r *wire.AckBatchRequest) ([]wire.AckBatchResult, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	if len(r.Acks) == 0 {
+		return nil, apierr.Field("acks", "acks must hold at least one ack")
+	}
+	if len(r.Acks) > wire.MaxAckBatch {
+		return nil, apierr.Field("acks", "at most %d acks per batch; got %d", wire.MaxAckBatch, len(r.Acks))
+	}
+	out := make([]wire.AckBatchResult, len(r.Acks))
+	c := &engine.AckBatchCmd{NS: ns, WorkerID: r.WorkerID, Items: make([]engine.AckBatchItem, 0, len(r.Acks))}
+	at := make([]int, 0, len(r.Acks)) // out index of each command item
+	for i, a := range r.Acks {
+		res, err := checkJSON(fmt.Sprintf("acks[%d].result", i), a.Result, wire.MaxPayloadBytes)
+		if err != nil {
+			return nil, err
+		}
+		if err := stepStatusOK(fmt.Sprintf("acks[%d].step_status", i), a.StepStatus); err != nil {
+			return nil, err
+		}
+		out[i].JobID = a.JobID
+		if err := jobIDOK(a.JobID); err != nil {
+			out[i].Error = ackBatchError(apierr.From(err))
+			continue
+		}
+		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus})
+		at = append(at, i)
+	}
+	if len(c.Items) == 0 {
+		return out, nil
+	}
+	res, err := engine.AckBatch.Propose(ctx, s.node, c)
+	if err != nil {
+		return nil, err
+	}
+	for k, o := range res {
+		i := at[k]
+		if o.Err != nil {
+			out[i].Error = ackBatchError(o.Err)
+		} else {
+			out[i].Status = o.State.String()
+		}
+	}
+	return out, nil
+}
+
+func ackBatchError(e *apierr.Error) *wire.AckBatchError {
+	return &wire.AckBatchError{Code: e.Code, Message: e.Message}
+}
+
+// stepStatusOK validates an ack's step_status.
+func stepStatusOK(field, s string) error {
+	switch s {
+	case "", wire.StepContinue, wire.StepExit:
+		return nil
+	}
+	return apierr.Field(field, "step_status must be continue or exit")
+}
+
+// Fail records a failed attempt; the job retries after its backoff or dies.
+func (s *Service) Fail(ctx context.Context, ns, id string, r *wire.FailRequest) (*wire.FailResponse, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	if err := jobIDOK(id); err != nil {
+		return nil, err
+	}
+	if len(r.Error)+len(r.Backtrace) > wire.MaxErrorBytes {
+		return nil, apierr.OfField(apierr.TooLarge, "backtrace", "error and backtrace together must be at most %d bytes", wire.MaxErrorBytes)
+	}
+	out, err := engine.Fail.Propose(ctx, s.node, &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace})
+	if err != nil {
+		return nil, err
+	}
+	resp := &wire.FailResponse{Status: out.State.String(), AttemptsRemaining: out.Remaining, Reason: out.Reason}
+	if out.State == job.Retrying || out.State == job.Pending {
+		resp.NextAttemptAt = ts(out.NextAttempt)
+	}
+	return resp, nil
+}
+
+// Heartbeat extends leases and stores progress and checkpoints; it returns
+// each job's status (wire.Heartbeat*).
+func (s *Service) Heartbeat(ctx context.Context, ns string, r *wire.HeartbeatRequest) (map[string]string, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	if len(r.Jobs) == 0 {
+		return nil, apierr.Field("jobs", "jobs must name at least one job")
+	}
+	if len(r.Jobs) > wire.MaxHeartbeatJobs {
+		return nil, apierr.Field("jobs", "at most %d jobs per heartbeat", wire.MaxHeartbeatJobs)
+	}
+	c := &engine.HeartbeatCmd{NS: ns, WorkerID: r.WorkerID}
+	for id, ent := range r.Jobs {
+		if err := jobIDOK(id); err != nil {
+			return nil, err
+		}
+		p, err := checkJSON("progress", ent.Progress, wire.MaxProgressBytes)
+		if err != nil {
+			return nil, err
+		}
+		cp, err := checkJSON("checkpoint", ent.Checkpoint, wire.MaxCheckpointBytes)
+		if err != nil {
+			return nil, err
+		}
+		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp})
+	}
+	statuses, err := engine.Heartbeat.Propose(ctx, s.node, c)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(statuses))
+	for i, it := range c.Jobs {
+		out[it.ID] = statuses[i]
+	}
+	return out, nil
+}
+
+func durationOf(ns int64) time.Duration { return time.Duration(ns) }

@@ -1,0 +1,34 @@
+package wire
+
+// ErrorCode is a stable, documented error code. internal/apierr maps each
+// to its HTTP status.
+type ErrorCode string
+
+// Error codes.
+const (
+	CodeBadRequest      ErrorCode = "bad_request"       // malformed or invalid input; Field names it
+	CodeInvalidJSON     ErrorCode = "invalid_json"      // the body is not the JSON expected
+	CodeUnauthenticated ErrorCode = "unauthenticated"   // no, invalid, expired or revoked key
+	CodeForbidden       ErrorCode = "forbidden"         // the key's role or namespaces do not allow it
+	CodeNotFound        ErrorCode = "not_found"         // unknown object, or another tenant's
+	CodeConflict        ErrorCode = "conflict"          // state conflict (exists already, wrong state)
+	CodeLeaseMismatch   ErrorCode = "lease_mismatch"    // ack/fail/heartbeat of a job not active under this lease
+	CodeTooLarge        ErrorCode = "payload_too_large" // body or payload over its limit
+	CodeRateLimited     ErrorCode = "rate_limited"      // over a rate or quota; Retry-After set
+	CodeNoLeader        ErrorCode = "no_leader"         // the shard has no leader yet; Retry-After set
+	CodeUnavailable     ErrorCode = "unavailable"       // a dependency is down; Retry-After set
+	CodeInternal        ErrorCode = "internal"          // a bug or an unexpected failure
+)
+
+// ErrorBody is the body of every error response.
+type ErrorBody struct {
+	Error *Error `json:"error"`
+}
+
+// Error is an error response's "error" object.
+type Error struct {
+	Code      ErrorCode `json:"code"`
+	Message   string    `json:"message"`
+	Field     string    `json:"field,omitempty"` // the offending input field of a 400
+	RequestID string    `json:"request_id,omitempty"`
+}

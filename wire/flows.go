@@ -1,0 +1,79 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// StepSpec is one step of a chain, or its on_failure or on_exit handler.
+type StepSpec struct {
+	Queue   string          `json:"queue"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// ChainSpec is the "chain" of an enqueue. The request's own queue and
+// payload are the first step's; steps[0] names that queue (or leaves it
+// empty) and has no payload of its own. A job stores its chain as this
+// JSON, so its fields only ever grow.
+type ChainSpec struct {
+	Steps     []StepSpec `json:"steps"`
+	OnFailure *StepSpec  `json:"on_failure,omitempty"`
+	OnExit    *StepSpec  `json:"on_exit,omitempty"`
+}
+
+// ChainNextPayload is the payload of a chain's next step.
+type ChainNextPayload struct {
+	PreviousResult json.RawMessage `json:"previous_result"` // the step's result, or null
+	Payload        json.RawMessage `json:"payload"`         // the next step's own payload, or null
+}
+
+// ChainExitPayload is the payload of on_exit, when a step's ack said
+// step_status "exit".
+type ChainExitPayload struct {
+	ChainID        string          `json:"chain_id"`
+	ExitedStep     int             `json:"exited_step"`
+	ExitedJobID    string          `json:"exited_job_id"`
+	PreviousResult json.RawMessage `json:"previous_result"`
+	Payload        json.RawMessage `json:"payload"`
+}
+
+// ChainFailurePayload is the payload of on_failure, when a step died.
+type ChainFailurePayload struct {
+	ChainID     string          `json:"chain_id"`
+	FailedStep  int             `json:"failed_step"`
+	FailedJobID string          `json:"failed_job_id"`
+	Error       string          `json:"error"` // the last attempt's error
+	DeadReason  string          `json:"dead_reason"`
+	Payload     json.RawMessage `json:"payload"`
+}
+
+// BatchSpec is the "batch" object of enqueue/batch: a callback job once
+// every job of the batch completed, died or was cancelled.
+type BatchSpec struct {
+	CallbackQueue   string          `json:"callback_queue"`
+	CallbackPayload json.RawMessage `json:"callback_payload"`
+}
+
+// BatchCallback is the payload of a batch's callback job. Each id list
+// holds at most the first MaxCallbackIDs ids, in id (creation) order.
+type BatchCallback struct {
+	BatchID         string          `json:"batch_id"`
+	Succeeded       int             `json:"succeeded"`
+	Failed          int             `json:"failed"`
+	SucceededIDs    []string        `json:"succeeded_ids"`
+	FailedIDs       []string        `json:"failed_ids"`
+	CallbackPayload json.RawMessage `json:"callback_payload"`
+}
+
+// Batch is GET /api/v1/batches/{id}.
+type Batch struct {
+	ID            string     `json:"id"`
+	Total         int        `json:"total"`
+	Pending       int        `json:"pending"`
+	Succeeded     int        `json:"succeeded"`
+	Failed        int        `json:"failed"`
+	CallbackQueue string     `json:"callback_queue"`
+	CallbackJobID *string    `json:"callback_job_id"`
+	CreatedAt     *time.Time `json:"created_at"`
+	CompletedAt   *time.Time `json:"completed_at"`
+}

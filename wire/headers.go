@@ -1,0 +1,28 @@
+package wire
+
+// Header names.
+const (
+	// NamespaceHeader selects the namespace a request works in (the key's
+	// default namespace when absent).
+	NamespaceHeader = "X-Jobbie-Namespace"
+	// RequestIDHeader carries a request's id; a client may set it, every
+	// answer has it.
+	RequestIDHeader = "X-Request-Id"
+	// LastEventIDHeader resumes an event stream after the event it names.
+	LastEventIDHeader = "Last-Event-ID"
+
+	// ShardNamespaceHeader names the namespace a request to a shard works
+	// in, as tenancy.ShardNamespace(tenant id, namespace): set by the
+	// gateway, never by a client.
+	ShardNamespaceHeader = "X-Jobbie-Shard-Namespace"
+	// LeaderHeader carries the shard leader's HTTP address on a 503
+	// no_leader (or 421) from a node that did not apply the request, so
+	// the caller may retry there at once.
+	LeaderHeader = "X-Jobbie-Leader"
+	// ForwardedHeader marks a request a shard follower forwarded to its
+	// leader (the follower's node id).
+	ForwardedHeader = "X-Jobbie-Forwarded-By"
+	// AppliedHeader is the leader's applied index when it answered a
+	// forwarded request, so the follower can read its write.
+	AppliedHeader = "X-Jobbie-Applied-Index"
+)

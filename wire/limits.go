@@ -1,0 +1,71 @@
+package wire
+
+import (
+	"fmt"
+	"time"
+)
+
+// Limits of the protocol, the same at every hop (SDK, gateway, shard).
+const (
+	MaxPayloadBytes    = 1 << 20 // one job's payload, a result, a callback payload
+	MaxBatchJobs       = 1000    // jobs in one enqueue/batch
+	MaxTags            = 32      // tags on one job
+	MaxTagKey          = 64      // bytes of a tag key
+	MaxTagValue        = 256     // bytes of a tag value
+	MaxUniqueKey       = 256     // bytes of a unique_key
+	MaxMaxRetries      = 1000    // max_retries
+	MaxDelay           = 30 * 24 * time.Hour
+	MaxErrorBytes      = 64 << 10 // error and backtrace of one failure
+	MaxProgressBytes   = 64 << 10
+	MaxCheckpointBytes = 1 << 20
+	MaxChainSteps      = 100
+	MaxDependsOn       = 100
+	MaxWorkerID        = 256 // bytes of a worker_id or hostname
+	MaxFetchQueues     = 64  // queues one fetch may name
+	MaxHeartbeatJobs   = 1000
+	DefaultFetchBatch  = 100  // jobs per fetch/batch when max is not given
+	MaxFetchBatch      = 1000 // jobs one fetch/batch may lease
+	MaxAckBatch        = 1000 // acks in one ack/batch
+	MaxBulkIDs         = 10_000
+	MaxBulkSync        = 10_000 // a bulk by filter matching more runs in the background
+	MaxDeadLimit       = 1000
+	DefaultDeadLimit   = 50
+	MaxScheduleName    = 128
+)
+
+// Leases and long-polls. A fetch waits up to its timeout for a job; the
+// job is leased for its lease_duration unless a heartbeat extends it.
+const (
+	DefaultFetchTimeout = 30 * time.Second
+	MaxFetchTimeout     = 60 * time.Second
+	DefaultLease        = 60 * time.Second
+	MinLease            = time.Second
+	MaxLease            = 12 * time.Hour
+)
+
+// FetchWait is the long-poll wait a fetch's timeout (seconds, nil for the
+// default) asks for, or an error when it is out of bounds. Gateway and
+// shard both decide with it.
+func FetchWait(timeout *float64) (time.Duration, error) {
+	if timeout == nil {
+		return DefaultFetchTimeout, nil
+	}
+	d := time.Duration(*timeout * float64(time.Second))
+	if *timeout < 0 || d > MaxFetchTimeout {
+		return 0, fmt.Errorf("timeout must be between 0 and %d seconds", int(MaxFetchTimeout/time.Second))
+	}
+	return d, nil
+}
+
+// LeaseFor is the lease a fetch's lease_duration (seconds, nil for the
+// default) asks for, or an error when it is out of bounds.
+func LeaseFor(seconds *float64) (time.Duration, error) {
+	if seconds == nil {
+		return DefaultLease, nil
+	}
+	d := time.Duration(*seconds * float64(time.Second))
+	if d < MinLease || d > MaxLease {
+		return 0, fmt.Errorf("lease_duration must be between %d and %d seconds", int(MinLease/time.Second), int(MaxLease/time.Second))
+	}
+	return d, nil
+}

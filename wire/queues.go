@@ -1,0 +1,90 @@
+package wire
+
+import "encoding/json"
+
+// Queue is a queue of a namespace: GET /api/v1/queues/{name}, each queue
+// of GET /api/v1/queues, and the answer to every queue setting.
+type Queue struct {
+	Name             string         `json:"name"`
+	Counts           QueueCounts    `json:"counts"`
+	Throughput       float64        `json:"throughput"`         // completed per minute, last 5 minutes
+	OldestPendingAge float64        `json:"oldest_pending_age"` // seconds
+	Paused           bool           `json:"paused"`
+	Draining         bool           `json:"draining"`
+	Drained          bool           `json:"drained"` // draining, and no job active
+	Concurrency      *int64         `json:"concurrency"`
+	Throttle         *Throttle      `json:"throttle"`
+	Defaults         *QueueDefaults `json:"defaults"`
+}
+
+// QueueList is GET /api/v1/queues.
+type QueueList struct {
+	Queues []Queue `json:"queues"`
+}
+
+// QueueCounts are a queue's jobs per state.
+type QueueCounts struct {
+	Pending   int64 `json:"pending"`
+	Scheduled int64 `json:"scheduled"`
+	Active    int64 `json:"active"`
+	Retrying  int64 `json:"retrying"`
+	Completed int64 `json:"completed"`
+	Dead      int64 `json:"dead"`
+	Cancelled int64 `json:"cancelled"`
+	Held      int64 `json:"held"` // waiting on dependencies
+}
+
+// Throttle is a queue's rate limit: at most Rate fetches in any window of
+// Period. It is also POST /api/v1/queues/{name}/throttle's body.
+type Throttle struct {
+	Rate   int64  `json:"rate"`
+	Period string `json:"period"` // a duration, "1m"; the request may send seconds
+}
+
+// ThrottleRequest is POST /api/v1/queues/{name}/throttle.
+type ThrottleRequest struct {
+	Rate   *int64          `json:"rate"`
+	Period json.RawMessage `json:"period"` // "1m", or seconds
+}
+
+// ConcurrencyRequest is POST /api/v1/queues/{name}/concurrency: max
+// active jobs across all workers, or null to remove the limit.
+type ConcurrencyRequest struct {
+	Max json.RawMessage `json:"max"`
+}
+
+// QueueDefaults are what a queue's jobs get for the fields their producer
+// left out (and a fetch without lease_duration): POST
+// /api/v1/queues/{name}/defaults sends them, a queue shows them. Durations
+// are "30s"-style strings (a request may send seconds); null or absent
+// means no queue default.
+type QueueDefaults struct {
+	MaxRetries     *int            `json:"max_retries"`
+	RetryBackoff   *string         `json:"retry_backoff"`
+	RetryBaseDelay json.RawMessage `json:"retry_base_delay"`
+	RetryMaxDelay  json.RawMessage `json:"retry_max_delay"`
+	LeaseDuration  json.RawMessage `json:"lease_duration"`
+	Retention      json.RawMessage `json:"retention"`
+}
+
+// DrainResponse is POST /api/v1/queues/{name}/drain.
+type DrainResponse struct {
+	Queue    string `json:"queue"`
+	Paused   bool   `json:"paused"`
+	Draining bool   `json:"draining"`
+	Active   int64  `json:"active"`
+	Drained  bool   `json:"drained"`
+}
+
+// ClearResponse is POST /api/v1/queues/{name}/clear.
+type ClearResponse struct {
+	Queue   string `json:"queue"`
+	Cleared int    `json:"cleared"`
+}
+
+// QueueDeleteResponse is DELETE /api/v1/queues/{name}?confirm=true.
+type QueueDeleteResponse struct {
+	Queue       string `json:"queue"`
+	Deleted     bool   `json:"deleted"`
+	JobsDeleted int    `json:"jobs_deleted"`
+}

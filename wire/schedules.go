@@ -1,0 +1,53 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ScheduleRequest is the body of a schedule's create (POST
+// /api/v1/schedules) and full replace (PUT /api/v1/schedules/{id}):
+// absent fields take their defaults on a replace too.
+type ScheduleRequest struct {
+	Name       string          `json:"name"` // unique in the namespace
+	Queue      string          `json:"queue"`
+	Cron       string          `json:"cron"`               // 5 fields, or "@hourly", "@every 90s"…
+	Timezone   string          `json:"timezone,omitempty"` // IANA; default "UTC"
+	Payload    json.RawMessage `json:"payload,omitempty"`
+	Priority   string          `json:"priority,omitempty"`
+	UniqueKey  string          `json:"unique_key,omitempty"`
+	MaxRetries *int            `json:"max_retries,omitempty"` // default 3
+	Enabled    *bool           `json:"enabled,omitempty"`     // default true
+}
+
+// Schedule is a stored cron schedule. NextRun is null while it is
+// disabled; LastRun and LastJobID are null until it first fires.
+type Schedule struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Queue      string          `json:"queue"`
+	Cron       string          `json:"cron"`
+	Timezone   string          `json:"timezone"`
+	Payload    json.RawMessage `json:"payload"`
+	Priority   string          `json:"priority"`
+	UniqueKey  *string         `json:"unique_key"`
+	MaxRetries int             `json:"max_retries"`
+	Enabled    bool            `json:"enabled"`
+	NextRun    *time.Time      `json:"next_run"`
+	LastRun    *time.Time      `json:"last_run"`
+	LastJobID  *string         `json:"last_job_id"`
+	CreatedAt  *time.Time      `json:"created_at"`
+	UpdatedAt  *time.Time      `json:"updated_at"`
+}
+
+// ScheduleList is GET /api/v1/schedules, oldest first.
+type ScheduleList struct {
+	Schedules []Schedule `json:"schedules"`
+}
+
+// Tags on every job a schedule enqueues: which schedule, and the run time
+// it fired for (RFC 3339, UTC).
+const (
+	TagScheduleID  = "jobbie.schedule_id"
+	TagScheduleRun = "jobbie.run_at"
+)

@@ -1,15 +1,16 @@
 package gateway
 
 import (
-	"github.com/golang-jwt/jwt/v5"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestAdminNamespaces(t *testing.T) {
@@ -112,7 +113,7 @@ func TestAdminKeyDelegation(t *testing.T) {
 
 	// The new key works at once, in its namespace only.
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", created.Key, enqueueBody).status)
-	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 
 	r = b.do(t, http.MethodPost, "/api/v1/keys", admin, newKey("admin", "*"))
 	require.Equal(t, http.StatusCreated, r.status, "an admin may mint its own role")

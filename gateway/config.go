@@ -51,12 +51,9 @@ type Config struct {
 	// ControlTimeout bounds each call to the control plane. Default 5s.
 	ControlTimeout time.Duration
 	// ShardTimeout is how long a shard may take to answer, added to a
-	// fetch's long-poll wait. Default 10s.
+	// fetch's long-poll wait (wire.FetchWait: the bounds every hop
+	// shares). Default 10s.
 	ShardTimeout time.Duration
-	// LongPollDefault is a fetch's wait when the request names none. Default 30s.
-	LongPollDefault time.Duration
-	// LongPollMax caps the wait a fetch may ask for. Default 5m.
-	LongPollMax time.Duration
 	// LeaderRetryTimeout bounds how long a request is retried while its
 	// shard has no leader or the leader moved (see retry.go) before the
 	// client gets 503 with Retry-After. Default 5s.
@@ -105,8 +102,6 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.PlacementCacheSize, 100_000)
 	setDefault(&c.ControlTimeout, 5*time.Second)
 	setDefault(&c.ShardTimeout, 10*time.Second)
-	setDefault(&c.LongPollDefault, 30*time.Second)
-	setDefault(&c.LongPollMax, 5*time.Minute)
 	setDefault(&c.LeaderRetryTimeout, 5*time.Second)
 	setDefault(&c.ShardMaxConns, 16384)
 	setDefault(&c.ReadTimeout, 30*time.Second)
@@ -146,9 +141,6 @@ func (c Config) Validate() error {
 	}
 	if c.TokenCacheSize < 0 || c.DecisionCacheSize < 0 || c.PlacementCacheSize < 0 {
 		return errors.New("gateway: cache sizes must be positive")
-	}
-	if c.LongPollMax < c.LongPollDefault {
-		return fmt.Errorf("gateway: LongPollMax %s is below LongPollDefault %s", c.LongPollMax, c.LongPollDefault)
 	}
 	return nil
 }

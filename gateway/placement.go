@@ -15,16 +15,17 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
 // placement is where a namespace lives, resolved down to what the proxy
 // needs so the hot path builds nothing.
 type placement struct {
-	route   *shardRoute  // the shard's current leader, shared by its namespaces
-	shardNS string       // tenancy.ShardNamespace(tenant, ns)
-	missing bool         // control says the namespace does not exist
-	expires atomic.Int64 // unix nanoseconds
+	route   *shardclient.Route // the shard's current leader, shared by its namespaces
+	shardNS string             // tenancy.ShardNamespace(tenant, ns)
+	missing bool               // control says the namespace does not exist
+	expires atomic.Int64       // unix nanoseconds
 }
 
 type placementKey struct{ tenant, ns string }
@@ -40,7 +41,7 @@ type placementKey struct{ tenant, ns string }
 type placements struct {
 	cache   *lru.Cache[placementKey, *placement]
 	control *controlClient
-	router  *router
+	shards  *shardclient.Client
 	clock   clockwork.Clock
 	ttl     time.Duration
 	missTTL time.Duration
@@ -120,7 +121,7 @@ func (ps *placements) load(k placementKey, requestID string) (*placement, error)
 		ps.log.Warn("gateway: placement lookup failed", "tenant", k.tenant, "namespace", k.ns, "err", err)
 		return nil, apierr.Retry(apierr.Unavailable, 1, "cannot locate namespace %q right now; retry shortly", k.ns)
 	}
-	route, err := ps.router.route(info.ShardID, info.ShardAddr, info.ShardMembers)
+	route, err := ps.shards.Route(info.ShardID, info.ShardAddr, info.ShardMembers)
 	if err != nil {
 		ps.log.Error("gateway: no usable shard address", "tenant", k.tenant, "namespace", k.ns, "shard", info.ShardID, "err", err)
 		return nil, apierr.Retry(apierr.Unavailable, 1, "namespace %q has no usable shard right now; retry shortly", k.ns)

@@ -9,11 +9,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/shardclient"
+	"github.com/jobbie/jobbie/wire"
 )
-
-// ShardNamespaceHeader names the namespace a proxied request works in, as
-// tenancy.ShardNamespace(tenant id, namespace).
-const ShardNamespaceHeader = "X-Jobbie-Shard-Namespace"
 
 // forward proxies a request to the shard of its namespace.
 func (s *Server) forward(c *fiber.Ctx, r *call) error {
@@ -21,17 +19,21 @@ func (s *Server) forward(c *fiber.Ctx, r *call) error {
 }
 
 // forwardLongPoll proxies a fetch, whose deadline must outlast the wait
-// the worker asked for.
+// the worker asked for. A wait out of bounds is refused here, with the
+// shard's own rule (wire.FetchWait), before it travels.
 func (s *Server) forwardLongPoll(c *fiber.Ctx, r *call) error {
-	wait := fetchWait(c.Request().Body(), s.cfg.LongPollDefault, s.cfg.LongPollMax)
+	wait, err := fetchWait(c.Request().Body())
+	if err != nil {
+		return err
+	}
 	return s.proxy(c, r, time.Now().Add(wait+s.cfg.ShardTimeout))
 }
 
 // proxy sends the request to the shard's leader with the shard's
 // credentials (the client's key never leaves the gateway) and copies the
-// answer back. The body goes through untouched and uncopied. An answer
-// that says the node is not the leader, or no answer, goes to
-// retryShard; everything else is the client's answer as it came.
+// answer back. The body goes through untouched and uncopied. Elections
+// and moved leaders are ridden out by shardclient.Do; everything else is
+// the client's answer as it came.
 func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	p, err := s.placements.lookup(r.key.TenantID, r.ns, r.requestID)
 	if err != nil {
@@ -49,21 +51,15 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	} else {
 		req.SetRequestURIBytes(c.Request().URI().RequestURI()) // absolute-form
 	}
-	sc := p.route.current()
-	req.Header.SetHost(sc.host)
-	req.Header.SetBytesV(fiber.HeaderAuthorization, s.shardAuth)
-	req.Header.Set(ShardNamespaceHeader, p.shardNS)
-	req.Header.Set(apierr.RequestIDHeader, r.requestID)
+	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
+	req.Header.Set(wire.RequestIDHeader, r.requestID)
 	if ct := in.ContentType(); len(ct) > 0 {
 		req.Header.SetContentTypeBytes(ct)
 	}
 	req.SetBodyRaw(c.Request().Body())
 
-	err = sc.hc.DoDeadline(req, resp, deadline)
-	if err != nil || notLeader(resp.StatusCode()) {
-		if err := s.retryShard(r, p, sc, req, resp, err, deadline); err != nil {
-			return err
-		}
+	if err := s.shards.Do(p.route, req, resp, deadline); err != nil {
+		return s.shardFailure(r, p, err)
 	}
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode())
@@ -75,38 +71,41 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	return nil
 }
 
-// shardFailure is the client's answer when no answer came from the shard.
-// The shard's address stays in the log, never in the tenant's error.
-func (s *Server) shardFailure(r *call, p *placement, sc *shardClient, err error) error {
+// shardFailure is the client's answer when no usable answer came from the
+// shard. The shard's address stays in the log, never in the tenant's error.
+func (s *Server) shardFailure(r *call, p *placement, err error) error {
+	if errors.Is(err, shardclient.ErrNoLeader) {
+		return apierr.Retry(apierr.NoLeader, 1, "the shard of namespace %q has no leader right now; retry shortly", r.ns)
+	}
 	s.placements.retrySoon(p)
-	if sc.shouldLog() {
-		s.log.Warn("gateway: shard request failed", "shard", sc.host, "namespace", p.shardNS, "request_id", r.requestID, "err", err)
+	var f *shardclient.Failure
+	if errors.As(err, &f) && f.Log {
+		s.log.Warn("gateway: shard request failed", "shard", f.Node, "namespace", p.shardNS, "request_id", r.requestID, "err", f.Err)
 	}
 	switch {
-	case errors.Is(err, fasthttp.ErrNoFreeConns):
+	case errors.As(err, &f) && f.Overloaded():
 		return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q is overloaded; retry shortly", r.ns)
-	case errors.Is(err, fasthttp.ErrTimeout):
+	case errors.As(err, &f) && f.TimedOut():
 		return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q did not answer in time; retry shortly", r.ns)
 	}
 	return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q is unreachable; retry shortly", r.ns)
 }
 
 // fetchWait is the long-poll wait a fetch body asks for ("timeout", in
-// seconds), bounded by max. Fetch bodies are a few dozen bytes, so
-// decoding one costs little next to the wait itself.
-func fetchWait(body []byte, def, max time.Duration) time.Duration {
+// seconds), or the 400 the shard would answer. A body that does not
+// decode gets the default: the shard refuses it with its own 400. Fetch
+// bodies are a few dozen bytes, so decoding one costs little next to the
+// wait itself.
+func fetchWait(body []byte) (time.Duration, error) {
 	var f struct {
 		Timeout *float64 `json:"timeout"`
 	}
-	if json.Unmarshal(body, &f) != nil || f.Timeout == nil {
-		return def
+	if json.Unmarshal(body, &f) != nil {
+		return wire.DefaultFetchTimeout, nil
 	}
-	d := time.Duration(*f.Timeout * float64(time.Second))
-	switch {
-	case d < 0:
-		return 0
-	case d > max:
-		return max
+	d, err := wire.FetchWait(f.Timeout)
+	if err != nil {
+		return 0, apierr.Field("timeout", "%v", err)
 	}
-	return d
+	return d, nil
 }

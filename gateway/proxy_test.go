@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"net"
 	"net/http"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestProxyForwardsWithShardCredentials(t *testing.T) {
@@ -31,7 +31,7 @@ func TestProxyForwardsWithShardCredentials(t *testing.T) {
 	require.Equal(t, "/api/v1/ack/job_01HX?trace=1", got.URI)
 	require.Equal(t, string(body), got.Body)
 	require.Equal(t, "Bearer "+testSecret, got.Header.Get("Authorization"))
-	require.Equal(t, tenancy.ShardNamespace(tenantA, "emails"), got.Header.Get(ShardNamespaceHeader))
+	require.Equal(t, tenancy.ShardNamespace(tenantA, "emails"), got.Header.Get(wire.ShardNamespaceHeader))
 	require.Equal(t, "req-abc", got.Header.Get("X-Request-Id"))
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
 	require.Empty(t, got.Header.Get("X-Custom"))
@@ -47,7 +47,7 @@ func TestProxyTenantsAreKeptApart(t *testing.T) {
 	b := setup(t)
 	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleViewer, "default"))
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodGet, "/api/v1/jobs/job_1", keyB, nil).status)
-	require.Equal(t, tenancy.ShardNamespace(tenantB, "default"), b.shard.last(t).Header.Get(ShardNamespaceHeader))
+	require.Equal(t, tenancy.ShardNamespace(tenantB, "default"), b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 
 	// Tenant B has no "emails": its own key cannot reach tenant A's.
 	all := b.signer.sign(t, claimsFor(tenantB, "key_b2", tenancy.RoleOwner, "*"))
@@ -212,6 +212,20 @@ func TestProxyLongPollOutlastsShardTimeout(t *testing.T) {
 	require.Contains(t, e.Message, "in time")
 }
 
+// A fetch asking for a longer wait than the protocol allows is refused at
+// the gateway with the shard's own rule, and never reaches the shard.
+func TestProxyRefusesOutOfBoundsLongPolls(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key := b.key(t, tenancy.RoleWorker, "default")
+	for _, path := range []string{"/api/v1/fetch", "/api/v1/fetch/batch"} {
+		r := b.do(t, http.MethodPost, path, key, map[string]any{"queues": []string{"q"}, "timeout": 120})
+		e := r.requireError(t, http.StatusBadRequest, apierr.BadRequest)
+		require.Equal(t, "timeout", e.Field, path)
+	}
+	require.Zero(t, b.shard.count(), "nothing was proxied")
+}
+
 func TestProxyRefusesOddPaths(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -244,35 +258,21 @@ func TestCanonicalPath(t *testing.T) {
 
 func TestFetchWait(t *testing.T) {
 	t.Parallel()
-	def, max := 30*time.Second, time.Minute
-	require.Equal(t, 5*time.Second, fetchWait([]byte(`{"queues":["a"],"timeout":5}`), def, max))
-	require.Equal(t, 1500*time.Millisecond, fetchWait([]byte(`{"timeout":1.5}`), def, max))
-	require.Equal(t, def, fetchWait([]byte(`{"queues":["a"]}`), def, max))
-	require.Equal(t, def, fetchWait([]byte(`not json`), def, max))
-	require.Equal(t, max, fetchWait([]byte(`{"timeout":3600}`), def, max))
-	require.Equal(t, time.Duration(0), fetchWait([]byte(`{"timeout":-1}`), def, max))
-	require.Equal(t, def, fetchWait(bytes.Repeat([]byte(" "), 3), def, max))
-}
-
-func TestParseShardAddr(t *testing.T) {
-	t.Parallel()
-	for addr, want := range map[string]struct {
-		host      string
-		tls, unix bool
-	}{
-		"127.0.0.1:7101":            {host: "127.0.0.1:7101"},
-		"http://10.0.0.5:8082":      {host: "10.0.0.5:8082"},
-		"https://shard.example:443": {host: "shard.example:443", tls: true},
-		"unix:/run/jobbie/s1.sock":  {host: "/run/jobbie/s1.sock", unix: true},
-	} {
-		host, tls, unix, err := parseShardAddr(addr)
-		require.NoError(t, err, addr)
-		require.Equal(t, want.host, host, addr)
-		require.Equal(t, want.tls, tls, addr)
-		require.Equal(t, want.unix, unix, addr)
+	def := wire.DefaultFetchTimeout
+	wait := func(body string) time.Duration {
+		d, err := fetchWait([]byte(body))
+		require.NoError(t, err, body)
+		return d
 	}
-	for _, bad := range []string{"unix:", "ftp://x:1", "no-port"} {
-		_, _, _, err := parseShardAddr(bad)
-		require.Error(t, err, bad)
+	require.Equal(t, 5*time.Second, wait(`{"queues":["a"],"timeout":5}`))
+	require.Equal(t, 1500*time.Millisecond, wait(`{"timeout":1.5}`))
+	require.Equal(t, def, wait(`{"queues":["a"]}`))
+	require.Equal(t, def, wait(`not json`), "the shard answers a body it cannot decode")
+	require.Equal(t, def, wait("   "))
+	require.Equal(t, wire.MaxFetchTimeout, wait(`{"timeout":60}`))
+	// Out of bounds: refused at the gateway with the shard's own rule.
+	for _, body := range []string{`{"timeout":3600}`, `{"timeout":120}`, `{"timeout":-1}`} {
+		_, err := fetchWait([]byte(body))
+		require.Equal(t, "timeout", apierr.From(err).Field, body)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestRBACRolesOnJobEndpoints(t *testing.T) {
@@ -52,7 +53,7 @@ func TestNamespaceSelection(t *testing.T) {
 
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody)
 	require.Equal(t, http.StatusCreated, r.status)
-	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 
 	e := b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody, NamespaceHeader, "default").
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
@@ -67,9 +68,9 @@ func TestNamespaceSelection(t *testing.T) {
 
 	owner := b.key(t, tenancy.RoleOwner, "*")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, NamespaceHeader, "emails").status)
-	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody).status)
-	require.Equal(t, tenantA+"/default", b.shard.last(t).Header.Get(ShardNamespaceHeader))
+	require.Equal(t, tenantA+"/default", b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 }
 
 func TestRouteTableActions(t *testing.T) {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Tests of routing to a shard's leader: tenant A's namespace "jobs" is
@@ -26,7 +28,7 @@ func created(w http.ResponseWriter, _ *http.Request) {
 func noLeaderAnswer(leader string) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		if leader != "" {
-			w.Header().Set(LeaderHeader, leader)
+			w.Header().Set(wire.LeaderHeader, leader)
 		}
 		w.Header().Set("Retry-After", "1")
 		e := apierr.Retry(apierr.NoLeader, 1, "this node is not the leader")
@@ -73,7 +75,7 @@ func TestNoLeaderIsRetriedUntilOneIsElected(t *testing.T) {
 	defer nodes[0].mu.Unlock()
 	for _, seen := range nodes[0].seen {
 		require.JSONEq(t, `{"queue":"emails.send","payload":{"to":"a@example.com"}}`, seen.Body, "each try carries the whole body")
-		require.Equal(t, tenancy.ShardNamespace(tenantA, "jobs"), seen.Header.Get(ShardNamespaceHeader))
+		require.Equal(t, tenancy.ShardNamespace(tenantA, "jobs"), seen.Header.Get(wire.ShardNamespaceHeader))
 	}
 }
 
@@ -86,7 +88,7 @@ func TestANamedLeaderIsUsedAtOnceAndRemembered(t *testing.T) {
 
 	start := time.Now()
 	require.Equal(t, http.StatusCreated, b.enqueue(t).status)
-	require.Less(t, time.Since(start), firstRetryBackoff*5, "a named leader is tried without waiting")
+	require.Less(t, time.Since(start), shardclient.FirstRetryBackoff*5, "a named leader is tried without waiting")
 	require.Equal(t, 1, follower.count())
 	require.Equal(t, 1, leader.count())
 
@@ -122,7 +124,7 @@ func TestElectionThatOutlastsTheBudgetIs503WithRetryAfter(t *testing.T) {
 	// A 421 naming no usable leader ends as the gateway's own 503.
 	for _, n := range nodes {
 		n.setHandler(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set(LeaderHeader, "unix:")
+			w.Header().Set(wire.LeaderHeader, "unix:")
 			w.WriteHeader(http.StatusMisdirectedRequest)
 		})
 	}

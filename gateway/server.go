@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/shardclient"
 )
 
 // Server is a gateway: build it with New, then Start and Stop it.
@@ -28,9 +29,7 @@ type Server struct {
 	auth       *authenticator
 	rbac       *authorizer
 	placements *placements
-	router     *router
-	shards     *shardPool
-	shardAuth  []byte // "Bearer <cluster secret>", sent to shards
+	shards     *shardclient.Client
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc
@@ -70,24 +69,24 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		control:   control,
-		keys:      keys,
-		revs:      revs,
-		auth:      auth,
-		rbac:      rbac,
-		shards:    newShardPool(cfg),
-		shardAuth: []byte("Bearer " + cfg.ClusterSecret),
-		ctx:       ctx,
-		cancel:    cancel,
-		ready:     make(chan struct{}),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		control: control,
+		keys:    keys,
+		revs:    revs,
+		auth:    auth,
+		rbac:    rbac,
+		shards: shardclient.New(shardclient.Config{Authorization: "Bearer " + cfg.ClusterSecret, Gossip: cfg.Gossip,
+			Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
+			MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}),
+		ctx:    ctx,
+		cancel: cancel,
+		ready:  make(chan struct{}),
 	}
-	s.router = newRouter(cfg.Gossip, s.shards, cfg.Logger)
 	s.placements = &placements{
 		cache:   placementCache,
 		control: control,
-		router:  s.router,
+		shards:  s.shards,
 		clock:   cfg.Clock,
 		ttl:     cfg.PlacementTTL,
 		missTTL: cfg.PlacementMissTTL,
@@ -139,7 +138,7 @@ func (s *Server) Start(ctx context.Context) error {
 	go s.serve(ln)
 	go func() {
 		defer s.wg.Done()
-		s.router.run(s.ctx)
+		s.shards.Run(s.ctx)
 	}()
 	go s.poll("revocation list", s.cfg.RevocationInterval, s.revs.refresh)
 	go s.poll("signing keys", s.cfg.JWKSInterval, s.keys.refresh)
@@ -187,7 +186,7 @@ func (s *Server) Stop() error {
 			_ = ln.Close()
 		}
 		s.wg.Wait()
-		s.shards.closeIdle()
+		s.shards.Close()
 		s.control.http.CloseIdleConnections()
 	})
 	return s.stopErr

@@ -67,7 +67,7 @@ func TestStreamBytesArriveBeforeTheResponseEnds(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	resp, rd, _ := b.openStream(t, b.key(t, tenancy.RoleViewer, "emails"), NamespaceHeader, "emails", lastEventIDHeader, "3")
+	resp, rd, _ := b.openStream(t, b.key(t, tenancy.RoleViewer, "emails"), NamespaceHeader, "emails", wire.LastEventIDHeader, "3")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
@@ -82,8 +82,8 @@ func TestStreamBytesArriveBeforeTheResponseEnds(t *testing.T) {
 	got := b.shard.last(t)
 	require.Equal(t, "/api/v1/events", got.URI)
 	require.Equal(t, "Bearer "+testSecret, got.Header.Get("Authorization"), "the shard gets the cluster secret, never the key")
-	require.Equal(t, tenancy.ShardNamespace(tenantA, "emails"), got.Header.Get(ShardNamespaceHeader))
-	require.Equal(t, "3", got.Header.Get(lastEventIDHeader))
+	require.Equal(t, tenancy.ShardNamespace(tenantA, "emails"), got.Header.Get(wire.ShardNamespaceHeader))
+	require.Equal(t, "3", got.Header.Get(wire.LastEventIDHeader))
 	require.NotEmpty(t, got.Header.Get(apierr.RequestIDHeader))
 }
 

@@ -1,15 +1,15 @@
 package shard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/shard/api"
@@ -117,14 +117,13 @@ func (n *Node) publishMeta() bool {
 // opened with Raft state is already a member and need not call it.
 func (n *Node) JoinCluster(ctx context.Context, hints []string) error {
 	body, _ := json.Marshal(api.AddMemberRequest{NodeID: n.cfg.NodeID, RaftAddr: n.repl.RaftAddr()})
-	hc := &http.Client{Timeout: 15 * time.Second}
 	var last error
 	for {
 		if n.repl.LeaderID() != "" {
 			return nil // a leader talks to us: someone added us already
 		}
 		for _, addr := range n.joinTargets(hints) {
-			if last = n.askToJoin(ctx, hc, addr, body); last == nil {
+			if last = n.askToJoin(addr, body); last == nil {
 				return nil
 			}
 		}
@@ -134,7 +133,7 @@ func (n *Node) JoinCluster(ctx context.Context, hints []string) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("shard: join shard %s: %w (last: %v)", n.cfg.ShardID, ctx.Err(), last)
-		case <-n.cfg.Clock.After(500 * time.Millisecond):
+		case <-time.After(500 * time.Millisecond): // pacing network attempts: the wall clock
 		}
 	}
 }
@@ -165,25 +164,31 @@ func (n *Node) joinTargets(hints []string) []string {
 	return out
 }
 
-func (n *Node) askToJoin(ctx context.Context, hc *http.Client, addr string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/internal/v1/members", bytes.NewReader(body))
+// askToJoin posts this node's membership request to a member, which
+// forwards it to its leader.
+func (n *Node) askToJoin(addr string, body []byte) error {
+	node, err := n.shards.Node(addr)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+n.cfg.ClusterSecret)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := hc.Do(req)
-	if err != nil {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI("/internal/v1/members")
+	req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+n.cfg.ClusterSecret)
+	req.Header.SetContentType("application/json")
+	req.SetBody(body)
+	if err := node.Do(req, resp, time.Now().Add(15*time.Second)); err != nil { // a network deadline: the wall clock
 		return err
 	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
+	if resp.StatusCode() != fasthttp.StatusOK {
 		var b wire.ErrorBody
-		_ = json.NewDecoder(res.Body).Decode(&b)
-		if b.Error != nil {
-			return fmt.Errorf("%s: %d %s", addr, res.StatusCode, b.Error.Message)
+		if json.Unmarshal(resp.Body(), &b) == nil && b.Error != nil {
+			return fmt.Errorf("%s: %d %s", addr, resp.StatusCode(), b.Error.Message)
 		}
-		return fmt.Errorf("%s: status %d", addr, res.StatusCode)
+		return fmt.Errorf("%s: status %d", addr, resp.StatusCode())
 	}
 	return nil
 }

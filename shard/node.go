@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/shard/api"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/leader"
@@ -31,6 +32,7 @@ type Node struct {
 	svc     *service.Service
 	loops   *leader.Loops
 	api     *api.Server
+	shards  *shardclient.Client // to the other members: forwarded writes, join requests
 	ln      net.Listener
 	unix    net.Listener
 	meta    metaLoop // cluster.go
@@ -69,9 +71,10 @@ func New(cfg Config) (*Node, error) {
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
 		Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.waiters)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
+	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody, Logger: cfg.Logger})
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, ClusterSecret: cfg.ClusterSecret, Gossip: cfg.Gossip,
 		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger},
-		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events}, n.boundAddr)
+		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards}, n.boundAddr)
 	return n, nil
 }
 
@@ -112,6 +115,7 @@ func (n *Node) Stop() error {
 	if n.ln != nil {
 		_ = n.api.Shutdown(ctx)
 	}
+	n.shards.Close()
 	return err
 }
 

@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -39,19 +38,6 @@ import (
 // readAfterWriteWait bounds how long a follower waits to apply a write it
 // forwarded before answering anyway.
 const readAfterWriteWait = 2 * time.Second
-
-// forwarder is the HTTP client a follower forwards writes with.
-type forwarder struct{ hc *fasthttp.Client }
-
-func newForwarder() *forwarder {
-	return &forwarder{hc: &fasthttp.Client{
-		MaxConnsPerHost:          4096, // long-polls hold a connection each
-		MaxIdleConnDuration:      time.Minute,
-		ReadTimeout:              0, // per request: DoDeadline
-		NoDefaultUserAgentHeader: true,
-		DisablePathNormalizing:   true,
-	}}
-}
 
 // forwardToLeader is the one place a request moves to the leader: every
 // /api/v1 route and the membership changes pass through it.
@@ -99,14 +85,17 @@ func (s *Server) proxyToLeader(c *fiber.Ctx, addr string) error {
 	defer fasthttp.ReleaseResponse(resp)
 	c.Request().Header.CopyTo(&req.Header)
 	req.Header.Del(fiber.HeaderConnection)
-	req.SetRequestURI("http://" + addr + string(c.Request().URI().RequestURI()))
-	req.Header.SetHost(addr)
+	req.SetRequestURI(string(c.Request().URI().RequestURI()))
 	req.Header.Set(wire.ForwardedHeader, s.cfg.NodeID)
 	req.SetBodyRaw(c.Body())
-	if err := s.fwd.hc.DoDeadline(req, resp, time.Now().Add(forwardTimeout(c))); err != nil {
+	n, err := s.fwd.Node(addr)
+	if err != nil {
+		s.cfg.Logger.Warn("shard: the leader advertises an unusable address", "leader", addr, "err", err)
+		return noLeader(c, "")
+	}
+	if err := n.Do(req, resp, time.Now().Add(forwardTimeout(c))); err != nil {
 		s.cfg.Logger.Warn("shard: forward to leader failed", "leader", addr, "path", c.Path(), "err", err)
-		var op *net.OpError
-		if (errors.As(err, &op) && op.Op == "dial") || errors.Is(err, fasthttp.ErrDialTimeout) || errors.Is(err, fasthttp.ErrNoFreeConns) {
+		if !shardclient.Sent(err) {
 			// Never sent, so never applied: the caller may simply retry.
 			return apierr.Retry(apierr.NoLeader, 1, "the shard leader this node knows is unreachable; retry shortly")
 		}

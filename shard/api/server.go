@@ -13,6 +13,7 @@ import (
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
@@ -40,6 +41,7 @@ type Deps struct {
 	Node    *replica.Node
 	Workers *live.Workers
 	Events  *live.Events
+	Shards  *shardclient.Client // forwards a follower's writes; the caller's credentials travel with them
 }
 
 // Server is the HTTP API of one shard node.
@@ -50,7 +52,7 @@ type Server struct {
 	node    *replica.Node
 	workers *live.Workers
 	events  *live.Events
-	fwd     *forwarder
+	fwd     *shardclient.Client
 	addr    func() string // the bound address, once listening
 }
 
@@ -59,7 +61,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: newForwarder(), addr: boundAddr}
+	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, addr: boundAddr}
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers

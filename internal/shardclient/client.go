@@ -1,0 +1,266 @@
+package shardclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Config configures a Client. Zero values take the defaults in comments.
+type Config struct {
+	// Authorization is sent with every request ("Bearer <cluster secret>").
+	Authorization string
+	// Gossip, when set, is the pool this process has joined: each shard's
+	// requests go to the leader it advertises (Run follows it).
+	Gossip *gossip.Pool
+	// Name is the User-Agent of requests; default "jobbie".
+	Name string
+	// MaxConns caps connections to one node; every waiting long-poll
+	// holds one. Default 16384.
+	MaxConns int
+	// WriteTimeout bounds writing a request. Default 10s.
+	WriteTimeout time.Duration
+	// MaxResponseBody bounds an answer read whole. Default 64 MiB.
+	MaxResponseBody int
+	// RetryTimeout bounds how long a request is retried while its shard
+	// has no leader or the leader moved. Default 5s.
+	RetryTimeout time.Duration
+	Logger       *slog.Logger // default slog.Default()
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "jobbie"
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = 16384
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.MaxResponseBody == 0 {
+		c.MaxResponseBody = 64 << 20
+	}
+	if c.RetryTimeout == 0 {
+		c.RetryTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Client sends requests to shard clusters.
+type Client struct {
+	cfg    Config
+	nodes  nodes
+	router router
+	ctx    context.Context // ends with Close: waits give up
+	cancel context.CancelFunc
+}
+
+// New returns a client; Run follows gossip, Close ends it.
+func New(cfg Config) *Client {
+	c := &Client{cfg: cfg.withDefaults()}
+	c.nodes.cfg = c.cfg
+	c.router = router{c: c, routes: map[string]*Route{}}
+	ch := make(chan struct{})
+	c.router.changed.Store(&ch)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// Run moves routes to new leaders as gossip reports them, until ctx ends
+// or the pool shuts down. Without a pool it returns at once.
+func (c *Client) Run(ctx context.Context) {
+	if c.cfg.Gossip != nil {
+		c.router.run(ctx, c.cfg.Gossip)
+	}
+}
+
+// Close ends the waits of requests being retried and closes idle
+// connections.
+func (c *Client) Close() {
+	c.cancel()
+	c.nodes.closeIdle()
+}
+
+// Node returns the pool of one node's address (host:port, an http(s) URL
+// or unix:<path>), for a request to that node alone.
+func (c *Client) Node(addr string) (*Node, error) { return c.nodes.get(addr) }
+
+// Failure is a request that got no answer from the shard.
+type Failure struct {
+	Node string // the node's address, for logs (never for a tenant's error)
+	Err  error
+	Sent bool // the request may have reached the node (and been applied)
+	// Log is true for the first failure of this node in a second: the
+	// caller logs it with its own context, so an outage is a line a
+	// second, not a line a request.
+	Log bool
+}
+
+func (f *Failure) Error() string { return "shard " + f.Node + ": " + f.Err.Error() }
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Overloaded reports a failure because every connection to the node was
+// busy: retrying would only add load.
+func (f *Failure) Overloaded() bool { return errors.Is(f.Err, fasthttp.ErrNoFreeConns) }
+
+// TimedOut reports a failure because the answer did not come in time.
+func (f *Failure) TimedOut() bool { return errors.Is(f.Err, fasthttp.ErrTimeout) }
+
+// ErrNoLeader is Do's error when the retry budget ran out while the shard
+// answered only "not the leader" without a 503 to pass on.
+var ErrNoLeader = errors.New("shardclient: the shard has no leader")
+
+// Do sends req (method, URI, headers and body set by the caller) to rt's
+// leader with the client's Authorization, retrying while the shard elects
+// or its leader moved, within the retry budget and deadline. On success
+// resp holds the shard's answer, whatever it is: after the budget ran out
+// that may be the shard's own 503 no_leader, given Retry-After. An error
+// is a *Failure (no answer) or ErrNoLeader.
+func (c *Client) Do(rt *Route, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
+	n := rt.Current()
+	first := n
+	err := n.Do(req, resp, deadline)
+	if err == nil && !notLeader(resp.StatusCode()) {
+		return nil
+	}
+	r := c.newRetry(req.Header.Method(), deadline)
+	for {
+		var hint string
+		if err == nil {
+			var again bool
+			again, hint = moved(resp.StatusCode(), resp.Header.Peek(wire.LeaderHeader), resp.Body())
+			if !again {
+				rt.served(first, n)
+				return nil // the shard's answer, whatever it is
+			}
+		} else if !r.mayRepeat(err) {
+			return c.failure(n, err)
+		}
+		next, named := c.router.next(rt, n, hint)
+		if !c.wait(&r, named) {
+			return c.gaveUp(n, resp, err)
+		}
+		n = next
+		resp.Reset()
+		err = n.Do(req, resp, deadline)
+	}
+}
+
+// gaveUp is the outcome once the retry budget is spent: the shard's own
+// 503 (given Retry-After), or ErrNoLeader, or the last failure.
+func (c *Client) gaveUp(n *Node, resp *fasthttp.Response, err error) error {
+	if err != nil {
+		return c.failure(n, err)
+	}
+	if resp.StatusCode() != fasthttp.StatusServiceUnavailable {
+		return ErrNoLeader
+	}
+	if len(resp.Header.Peek(fasthttp.HeaderRetryAfter)) == 0 {
+		resp.Header.Set(fasthttp.HeaderRetryAfter, "1")
+	}
+	return nil
+}
+
+func (c *Client) failure(n *Node, err error) *Failure {
+	return &Failure{Node: n.Host(), Err: err, Sent: Sent(err), Log: n.shouldLog()}
+}
+
+// Stream is a streamed answer opened by OpenStream.
+type Stream struct {
+	Resp *http.Response
+	// Body is the answer already read when it is an error, or a
+	// not-the-leader answer given back after the retries ran out.
+	Body []byte
+	tr   *http.Transport
+}
+
+// Close releases the stream's connection.
+func (s *Stream) Close() {
+	_ = s.Resp.Body.Close()
+	s.tr.CloseIdleConnections()
+}
+
+// OpenStream opens a streamed GET (path and headers in header, the
+// client's Authorization added) at rt's leader, retrying as Do does (a
+// stream is a read, so a lost connection may be tried again too). Each
+// node gets a one-stream transport: no keep-alive (a stream's connection
+// is not reused) and start to bound the wait for the answer to begin.
+// maxErrorBody bounds an error answer read whole.
+func (c *Client) OpenStream(ctx context.Context, rt *Route, path string, header http.Header, start time.Duration, maxErrorBody int) (*Stream, error) {
+	n := rt.Current()
+	first := n
+	r := c.newRetry([]byte(http.MethodGet), time.Now().Add(c.cfg.RetryTimeout))
+	for {
+		st, err := c.openStream(ctx, n, path, header, start)
+		var hint string
+		if err == nil {
+			if !notLeader(st.Resp.StatusCode) {
+				rt.served(first, n)
+				return st, nil
+			}
+			st.Body, err = io.ReadAll(io.LimitReader(st.Resp.Body, int64(maxErrorBody)))
+			st.Close()
+			var again bool
+			if again, hint = moved(st.Resp.StatusCode, []byte(st.Resp.Header.Get(wire.LeaderHeader)), st.Body); err == nil && !again {
+				return st, nil
+			}
+		}
+		if err != nil && !r.mayRepeat(err) {
+			return nil, c.failure(n, err)
+		}
+		next, named := c.router.next(rt, n, hint)
+		if !c.wait(&r, named) {
+			if err != nil {
+				return nil, c.failure(n, err)
+			}
+			if st.Resp.StatusCode != http.StatusServiceUnavailable {
+				return nil, ErrNoLeader
+			}
+			if st.Resp.Header.Get(fasthttp.HeaderRetryAfter) == "" {
+				st.Resp.Header.Set(fasthttp.HeaderRetryAfter, "1")
+			}
+			return st, nil
+		}
+		n = next
+	}
+}
+
+func (c *Client) openStream(ctx context.Context, n *Node, path string, header http.Header, start time.Duration) (*Stream, error) {
+	scheme := "http://"
+	if n.hc.IsTLS {
+		scheme = "https://"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+n.host+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header.Clone()
+	req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
+	d := &net.Dialer{Timeout: start}
+	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true, DisableCompression: true,
+		ResponseHeaderTimeout: start, TLSHandshakeTimeout: start}
+	if n.hc.Dial != nil { // the pool dials a Unix socket: hc.Addr is its path
+		path := n.hc.Addr
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, "unix", path) }
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		tr.CloseIdleConnections()
+		return nil, err
+	}
+	return &Stream{Resp: resp, tr: tr}, nil
+}

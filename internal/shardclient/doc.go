@@ -1,0 +1,15 @@
+// Package shardclient is how a process talks to shard clusters over HTTP:
+// a keep-alive connection pool per node address, each shard's route (its
+// leader as gossip advertises it, or as a node named it, and its members),
+// and requests retried while a shard elects a leader. The gateway proxies
+// every tenant request through it; a shard node forwards a follower's
+// writes and asks to join its group through its pool; control, which
+// today only receives registrations, would call shards through it too.
+//
+// The one rule about repeating a request: it is sent again only when it
+// was certainly not applied. An answer that says "not the leader" (503
+// no_leader, or 503/421 naming the leader in wire.LeaderHeader) is given
+// only for requests the node did not apply; a connection that could not
+// be made (Sent is false) never carried the request; after a request was
+// sent and no answer came, only reads (GET, HEAD) are repeated.
+package shardclient

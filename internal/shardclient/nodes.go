@@ -1,0 +1,119 @@
+package shardclient
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Node is a keep-alive connection pool to one shard node's address.
+type Node struct {
+	hc      *fasthttp.HostClient
+	host    string // the Host header; "localhost" for a Unix socket
+	lastLog atomic.Int64 // unix nanoseconds of the last failure logged
+}
+
+// Host is the node's address, for logs (never for a tenant's error).
+func (n *Node) Host() string { return n.hc.Addr }
+
+// shouldLog rate-limits failure logs to one a second per node, so an
+// outage does not turn every request into a log line.
+func (n *Node) shouldLog() bool {
+	now := time.Now().UnixNano()
+	last := n.lastLog.Load()
+	return now-last > int64(time.Second) && n.lastLog.CompareAndSwap(last, now)
+}
+
+// Do sends req to this node once and reads the whole answer into resp
+// by deadline.
+func (n *Node) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	req.Header.SetHost(n.host)
+	return n.hc.DoDeadline(req, resp, deadline)
+}
+
+// nodes holds one Node per address.
+type nodes struct {
+	cfg   Config
+	mu    sync.RWMutex
+	byKey map[string]*Node
+}
+
+func (ns *nodes) get(addr string) (*Node, error) {
+	ns.mu.RLock()
+	n, ok := ns.byKey[addr]
+	ns.mu.RUnlock()
+	if ok {
+		return n, nil
+	}
+	host, tls, unix, err := parseAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if n, ok := ns.byKey[addr]; ok {
+		return n, nil
+	}
+	n = &Node{host: host, hc: &fasthttp.HostClient{
+		Addr:  host,
+		IsTLS: tls,
+		Name:  ns.cfg.Name,
+		// Every waiting long-poll holds a connection, so the pool is large
+		// and a request briefly waits for a free one rather than failing.
+		MaxConns:            ns.cfg.MaxConns,
+		MaxConnWaitTimeout:  time.Second,
+		MaxIdleConnDuration: 30 * time.Second,
+		// No ReadTimeout: each request carries its own deadline, which for a
+		// fetch exceeds its long-poll wait.
+		WriteTimeout:           ns.cfg.WriteTimeout,
+		MaxResponseBodySize:    ns.cfg.MaxResponseBody,
+		DisablePathNormalizing: true,
+	}}
+	if unix {
+		// A node on the same host: a Unix socket skips the TCP stack. The
+		// socket path is the pool's address, not a Host header.
+		n.host = "localhost"
+		n.hc.Dial = func(path string) (net.Conn, error) { return net.Dial("unix", path) }
+	}
+	if ns.byKey == nil {
+		ns.byKey = map[string]*Node{}
+	}
+	ns.byKey[addr] = n
+	return n, nil
+}
+
+func (ns *nodes) closeIdle() {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	for _, n := range ns.byKey {
+		n.hc.CloseIdleConnections()
+	}
+}
+
+// parseAddr accepts host:port, an http(s) URL, or unix:<socket path>.
+func parseAddr(addr string) (host string, tls, unix bool, err error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		if path == "" {
+			return "", false, false, fmt.Errorf("shardclient: shard address %q has no socket path", addr)
+		}
+		return path, false, true, nil
+	}
+	host = addr
+	if strings.Contains(addr, "://") {
+		u, perr := url.Parse(addr)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return "", false, false, fmt.Errorf("shardclient: shard address %q is not host:port, an http(s) URL or unix:<path>", addr)
+		}
+		host, tls = u.Host, u.Scheme == "https"
+	}
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		return "", false, false, fmt.Errorf("shardclient: shard address %q: %w", addr, err)
+	}
+	return host, tls, false, nil
+}

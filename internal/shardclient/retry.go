@@ -1,0 +1,104 @@
+package shardclient
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+)
+
+// Retry pacing: quick first tries (an election on a LAN takes a few
+// hundred milliseconds), then no slower than maxRetryBackoff so a new
+// leader is found soon after it is elected.
+const (
+	FirstRetryBackoff = 20 * time.Millisecond // the first pause; each doubles up to maxRetryBackoff
+	maxRetryBackoff   = 250 * time.Millisecond
+	// maxNamedHops is how many times in a row a request follows a named
+	// leader without pausing.
+	maxNamedHops = 3
+)
+
+// notLeader reports a status a node may use to say it is not the one to
+// ask. The answer decides (see moved).
+func notLeader(status int) bool {
+	return status == fasthttp.StatusServiceUnavailable || status == fasthttp.StatusMisdirectedRequest
+}
+
+var noLeaderCode = []byte(`"` + string(apierr.NoLeader) + `"`)
+
+// moved reports whether an answer says the request was not applied
+// because the node is not the leader, and the leader it names, if any.
+func moved(status int, leader, body []byte) (bool, string) {
+	if !notLeader(status) {
+		return false, ""
+	}
+	if len(leader) > 0 {
+		return true, string(leader)
+	}
+	return status == fasthttp.StatusServiceUnavailable && bytes.Contains(body, noLeaderCode), ""
+}
+
+// Sent reports whether a request that got no answer (err) may have
+// reached the node: false only when the connection could not be made, so
+// the request certainly was not applied and may simply be sent again.
+func Sent(err error) bool {
+	var op *net.OpError
+	return !errors.Is(err, fasthttp.ErrDialTimeout) && !errors.Is(err, fasthttp.ErrNoFreeConns) && !(errors.As(err, &op) && op.Op == "dial")
+}
+
+// retry is one request's retry budget and pacing.
+type retry struct {
+	read    bool
+	until   time.Time
+	backoff time.Duration
+	skips   int // pauses skipped for a named leader
+}
+
+func (c *Client) newRetry(method []byte, deadline time.Time) retry {
+	until := time.Now().Add(c.cfg.RetryTimeout)
+	if deadline.Before(until) {
+		until = deadline
+	}
+	read := string(method) == fasthttp.MethodGet || string(method) == fasthttp.MethodHead
+	return retry{read: read, until: until, backoff: FirstRetryBackoff}
+}
+
+// mayRepeat reports whether a request that got no answer (err) may be
+// sent again (see the package comment). A full connection pool is
+// overload, which retrying would only add to.
+func (r *retry) mayRepeat(err error) bool {
+	if errors.Is(err, fasthttp.ErrNoFreeConns) {
+		return false
+	}
+	return r.read || !Sent(err)
+}
+
+// wait paces the next attempt; now skips the pause (a node named the
+// leader). It returns false when the budget is spent or the client is
+// closing. A pause ends early when gossip moves a route.
+func (c *Client) wait(r *retry, now bool) bool {
+	left := time.Until(r.until)
+	if left <= 0 {
+		return false
+	}
+	if now && r.skips < maxNamedHops {
+		r.skips++ // stale nodes naming each other must not spin
+		return true
+	}
+	d := min(r.backoff, left)
+	r.backoff = min(2*r.backoff, maxRetryBackoff)
+	changed := *c.router.changed.Load()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-changed:
+	case <-c.ctx.Done():
+		return false
+	}
+	return true
+}

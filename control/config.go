@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/jobbie/jobbie/internal/gossip"
 )
 
@@ -49,12 +51,19 @@ type Config struct {
 	// ShutdownTimeout bounds how long Stop waits for requests in flight;
 	// default 5s.
 	ShutdownTimeout time.Duration
+	// Clock stamps every command this node proposes as leader (the time
+	// records carry: created_at, registered_at…); default the real clock.
+	// Tests pass a fake one.
+	Clock clockwork.Clock
 }
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = "127.0.0.1:8081"
+	}
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
 	}
 	if c.RaftAddr == "" {
 		c.RaftAddr = "127.0.0.1:0"

@@ -2,7 +2,6 @@ package control
 
 import (
 	"crypto/subtle"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -101,17 +100,9 @@ func (s *Server) clusterOnly(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// decode parses a JSON request body into v.
-func decode(c *fiber.Ctx, v any) error {
-	body := c.Body()
-	if len(body) == 0 {
-		return apierr.New(apierr.InvalidJSON, "the request body is empty; expected a JSON object")
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return apierr.New(apierr.InvalidJSON, "the request body is not the expected JSON: %v", err)
-	}
-	return nil
-}
+// decode parses a JSON request body into v strictly (apierr.DecodeJSON):
+// unknown fields are refused, as everywhere in the API.
+func decode(c *fiber.Ctx, v any) error { return apierr.DecodeJSON(c.Body(), v, false) }
 
 func (s *Server) getJWKS(c *fiber.Ctx) error {
 	set, err := s.JWKS(c.UserContext())

@@ -32,6 +32,7 @@ func TestHTTPCreateTenant(t *testing.T) {
 	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, `{"name":`), 400, "invalid_json")
 	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, `{"name":42}`), 400, "invalid_json")
 	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, ""), 400, "invalid_json")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, `{"name":"other","plan":"pro"}`), 400, "bad_request", "plan")
 	// Over the body limit: the server answers 413 and closes the
 	// connection without reading the rest, so the client may instead see
 	// the connection reset while it is still writing. Either way it is

@@ -85,6 +85,7 @@ func (s *Server) replicaConfig() replica.Config {
 		Dir:              s.cfg.DataDir,
 		Name:             "control",
 		Subject:          "the control plane",
+		Clock:            s.cfg.Clock,
 		NodeID:           s.cfg.NodeID,
 		RaftAddr:         s.cfg.RaftAddr,
 		Bootstrap:        true,

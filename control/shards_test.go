@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -35,7 +36,8 @@ func shardList(t *testing.T, b *bundle) map[string]ShardLoad {
 
 func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	b := setup(t, func(c *Config) { c.Clock = clock })
 	reg := registration("s3", 50, "http://127.0.0.1:9301", "127.0.0.1:9302")
 	r := b.do(t, http.MethodPost, registerPath, testSecret, reg)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
@@ -58,7 +60,7 @@ func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 
 	// Re-registering replaces members, capacity and version, keeps the
 	// first registration time and moves the last.
-	time.Sleep(2 * time.Millisecond) // the leader stamps time; make it differ
+	clock.Advance(time.Second) // the leader stamps its clock: a later one
 	again := registration("s3", 0, "127.0.0.1:9303")
 	again.Version = "v2"
 	r = b.do(t, http.MethodPost, registerPath, testSecret, again)

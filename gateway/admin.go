@@ -75,12 +75,10 @@ func tenantPath(tenantID, rest string) string {
 	return "/internal/v1/tenants/" + url.PathEscape(tenantID) + rest
 }
 
-// decodeBody decodes a JSON request body.
+// decodeBody decodes a JSON request body strictly (apierr.DecodeJSON):
+// unknown fields are refused, as everywhere in the API.
 func decodeBody(c *fiber.Ctx, out any) error {
-	if err := json.Unmarshal(c.Request().Body(), out); err != nil {
-		return apierr.New(apierr.InvalidJSON, "request body is not the JSON expected: %v", err)
-	}
-	return nil
+	return apierr.DecodeJSON(c.Request().Body(), out, false)
 }
 
 // controlJSON calls control and decodes an answer of status want into out

@@ -19,7 +19,7 @@ func TestAdminNamespaces(t *testing.T) {
 	owner := b.key(t, tenancy.RoleOwner, "*")
 
 	// A miss cached before creation must not hide the new namespace.
-	b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, NamespaceHeader, "sms").
+	b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, wire.NamespaceHeader, "sms").
 		requireError(t, http.StatusNotFound, apierr.NotFound)
 	r := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
@@ -32,6 +32,9 @@ func TestAdminNamespaces(t *testing.T) {
 	require.Equal(t, "name", e.Field)
 	b.do(t, http.MethodPost, "/api/v1/namespaces", owner, []byte(`{"name":`)).
 		requireError(t, http.StatusBadRequest, apierr.InvalidJSON)
+	e = b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "other", "region": "eu"}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "region", e.Field, "an unknown field is refused, as everywhere")
 
 	var list struct {
 		Namespaces []map[string]any `json:"namespaces"`

@@ -7,10 +7,8 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
-
-// NamespaceHeader selects a namespace other than the key's default.
-const NamespaceHeader = "X-Jobbie-Namespace"
 
 // call is an admitted request: who is calling and in which namespace.
 // Its strings may alias request memory and must not outlive the handler.
@@ -38,7 +36,7 @@ func (s *Server) admit(c *fiber.Ctx, act tenancy.Action, bodyLimit int, r *call)
 	if !canonicalPath(c.Request().URI().PathOriginal()) {
 		return apierr.New(apierr.BadRequest, "request path must not contain '%%', '\\' or dot segments")
 	}
-	ns, err := namespaceOf(key, c.Get(NamespaceHeader))
+	ns, err := namespaceOf(key, c.Get(wire.NamespaceHeader))
 	if err != nil {
 		return err
 	}
@@ -56,7 +54,7 @@ func namespaceOf(key *tenancy.KeyClaims, header string) (string, error) {
 		return key.DefaultNamespace, nil
 	}
 	if err := tenancy.ValidateNamespace(header); err != nil {
-		return "", apierr.Field(NamespaceHeader, "%v", err)
+		return "", apierr.Field(wire.NamespaceHeader, "%v", err)
 	}
 	if !key.AllowsNamespace(header) {
 		return "", apierr.New(apierr.Forbidden, "API key %s may not use namespace %q", key.Subject, header)

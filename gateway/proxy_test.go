@@ -51,7 +51,7 @@ func TestProxyTenantsAreKeptApart(t *testing.T) {
 
 	// Tenant B has no "emails": its own key cannot reach tenant A's.
 	all := b.signer.sign(t, claimsFor(tenantB, "key_b2", tenancy.RoleOwner, "*"))
-	b.do(t, http.MethodGet, "/api/v1/jobs/job_1", all, nil, NamespaceHeader, "emails").
+	b.do(t, http.MethodGet, "/api/v1/jobs/job_1", all, nil, wire.NamespaceHeader, "emails").
 		requireError(t, http.StatusNotFound, apierr.NotFound)
 }
 
@@ -121,7 +121,7 @@ func TestProxyUnknownNamespace(t *testing.T) {
 	b := setup(t)
 	owner := b.key(t, tenancy.RoleOwner, "*")
 	for range 3 {
-		e := b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, NamespaceHeader, "nope").
+		e := b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, wire.NamespaceHeader, "nope").
 			requireError(t, http.StatusNotFound, apierr.NotFound)
 		require.Contains(t, e.Message, `"nope"`)
 	}

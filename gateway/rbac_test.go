@@ -55,19 +55,19 @@ func TestNamespaceSelection(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status)
 	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 
-	e := b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody, NamespaceHeader, "default").
+	e := b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody, wire.NamespaceHeader, "default").
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
 	require.Contains(t, e.Message, `namespace "default"`)
 
-	e = b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody, NamespaceHeader, "Not_A_Name").
+	e = b.do(t, http.MethodPost, "/api/v1/enqueue", emailsOnly, enqueueBody, wire.NamespaceHeader, "Not_A_Name").
 		requireError(t, http.StatusBadRequest, apierr.BadRequest)
-	require.Equal(t, NamespaceHeader, e.Field)
+	require.Equal(t, wire.NamespaceHeader, e.Field)
 
-	b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleOwner, "*"), enqueueBody, NamespaceHeader, "*").
+	b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleOwner, "*"), enqueueBody, wire.NamespaceHeader, "*").
 		requireError(t, http.StatusBadRequest, apierr.BadRequest)
 
 	owner := b.key(t, tenancy.RoleOwner, "*")
-	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, NamespaceHeader, "emails").status)
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, wire.NamespaceHeader, "emails").status)
 	require.Equal(t, tenantA+"/emails", b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody).status)
 	require.Equal(t, tenantA+"/default", b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))

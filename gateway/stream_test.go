@@ -67,7 +67,7 @@ func TestStreamBytesArriveBeforeTheResponseEnds(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	resp, rd, _ := b.openStream(t, b.key(t, tenancy.RoleViewer, "emails"), NamespaceHeader, "emails", wire.LastEventIDHeader, "3")
+	resp, rd, _ := b.openStream(t, b.key(t, tenancy.RoleViewer, "emails"), wire.NamespaceHeader, "emails", wire.LastEventIDHeader, "3")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
@@ -143,7 +143,7 @@ func TestStreamRefusals(t *testing.T) {
 	b.shard.setHandler(pinging(time.Hour, ended))
 	b.do(t, "GET", "/api/v1/events", "", nil).requireError(t, 401, apierr.Unauthenticated)
 	b.do(t, "GET", "/api/v1/events", b.key(t, tenancy.RoleBilling, "default"), nil).requireError(t, 403, apierr.Forbidden)
-	b.do(t, "GET", "/api/v1/events", b.key(t, tenancy.RoleProducer, "emails"), nil, NamespaceHeader, "default").
+	b.do(t, "GET", "/api/v1/events", b.key(t, tenancy.RoleProducer, "emails"), nil, wire.NamespaceHeader, "default").
 		requireError(t, 403, apierr.Forbidden)
 	require.Zero(t, b.shard.count(), "refused streams never reach the shard")
 

@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // FetchBatchRequest asks for up to Max jobs of any of Queues in one call.
@@ -21,50 +24,37 @@ type FetchBatchRequest struct {
 	LeaseDuration time.Duration
 }
 
-type fetchBatchWire struct {
-	fetchWire
-	Max int `json:"max,omitempty"`
-}
-
 // FetchBatch long-polls for jobs and leases up to req.Max of them at
 // once, each as Fetch would. It returns an empty slice when no job came
 // within the timeout; call it again. WorkerID defaults to the client's.
 func (c *Client) FetchBatch(ctx context.Context, req FetchBatchRequest) ([]*Job, error) {
-	wait := req.Timeout
-	if wait <= 0 {
-		wait = defaultFetchWait
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wait+fetchSlack)
-		defer cancel()
-	}
-	in := fetchBatchWire{Max: req.Max, fetchWire: fetchWire{
+	ctx, cancel := bound(ctx, req.Timeout)
+	defer cancel()
+	in := wire.FetchBatchRequest{FetchRequest: FetchRequest{
 		Queues: req.Queues, WorkerID: req.WorkerID, Hostname: req.Hostname,
-		Timeout: req.Timeout.Seconds(), LeaseDuration: req.LeaseDuration.Seconds(),
-	}}
-	if in.WorkerID == "" {
-		in.WorkerID = c.workerID
+		Timeout: req.Timeout, LeaseDuration: req.LeaseDuration,
+	}.toWire(c.workerID)}
+	if req.Max != 0 {
+		in.Max = &req.Max
 	}
-	var out struct {
-		Jobs []*Job `json:"jobs"`
-	}
+	var out wire.FetchBatchResponse
 	if _, err := c.do(ctx, "POST", "/api/v1/fetch/batch", in, &out); err != nil {
 		return nil, err
 	}
-	if out.Jobs == nil {
-		out.Jobs = []*Job{}
+	jobs := make([]*Job, len(out.Jobs))
+	for i, j := range out.Jobs {
+		jobs[i] = jobFromWire(j)
 	}
-	return out.Jobs, nil
+	return jobs, nil
 }
 
 // AckItem is one job's ack in AckBatch: its id and its result (any
 // JSON-encodable value, or nil).
 type AckItem struct {
-	JobID  string `json:"job_id"`
-	Result any    `json:"result,omitempty"`
+	JobID  string
+	Result any
 	// StepStatus steers a chain step: StepContinue (the default) or StepExit.
-	StepStatus string `json:"step_status,omitempty"`
+	StepStatus string
 }
 
 // AckResult is one job's outcome in AckBatch: Status "completed" (or
@@ -80,30 +70,20 @@ type AckResult struct {
 // Acked reports whether the job was settled by the ack.
 func (r AckResult) Acked() bool { return r.Err == nil }
 
-type ackResultWire struct {
-	JobID  string `json:"job_id"`
-	Status string `json:"status"`
-	Error  *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // AckBatch completes many jobs in one call (at most 1,000). The call
 // succeeds when the server took the batch; each job's own outcome is in
 // the results, in the order of items. Like Ack, it carries the client's
 // worker id.
 func (c *Client) AckBatch(ctx context.Context, items []AckItem) ([]AckResult, error) {
-	in := struct {
-		Acks     []AckItem `json:"acks"`
-		WorkerID string    `json:"worker_id,omitempty"`
-	}{items, c.workerID}
-	if in.Acks == nil {
-		in.Acks = []AckItem{}
+	in := wire.AckBatchRequest{Acks: make([]wire.AckBatchEntry, len(items)), WorkerID: c.workerID}
+	for i, it := range items {
+		raw, err := marshalRaw(it.Result)
+		if err != nil {
+			return nil, fmt.Errorf("jobbie: ack batch: result of job %s: %w", it.JobID, err)
+		}
+		in.Acks[i] = wire.AckBatchEntry{JobID: it.JobID, Result: raw, StepStatus: it.StepStatus}
 	}
-	var out struct {
-		Results []ackResultWire `json:"results"`
-	}
+	var out wire.AckBatchResponse
 	if _, err := c.do(ctx, "POST", "/api/v1/ack/batch", in, &out); err != nil {
 		return nil, err
 	}
@@ -111,7 +91,7 @@ func (c *Client) AckBatch(ctx context.Context, items []AckItem) ([]AckResult, er
 	for i, w := range out.Results {
 		res[i] = AckResult{JobID: w.JobID, Status: w.Status}
 		if w.Error != nil {
-			res[i].Err = &Error{Code: w.Error.Code, Message: w.Error.Message}
+			res[i].Err = &Error{Code: string(w.Error.Code), Message: w.Error.Message}
 		}
 	}
 	return res, nil

@@ -9,39 +9,62 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Bulk actions (BulkRequest.Action). Each applies only to jobs in the
 // states it makes sense for; the others are counted as skipped.
 const (
-	BulkRetry          = "retry"           // dead, cancelled, completed → pending, attempts reset
-	BulkDelete         = "delete"          // any state
-	BulkCancel         = "cancel"          // pending, active, scheduled, retrying
-	BulkMove           = "move"            // to BulkRequest.MoveToQueue
-	BulkRequeue        = "requeue"         // dead → pending, attempt history kept
-	BulkChangePriority = "change_priority" // to BulkRequest.Priority
+	BulkRetry          = wire.BulkRetry          // dead, cancelled, completed → pending, attempts reset
+	BulkDelete         = wire.BulkDelete         // any state
+	BulkCancel         = wire.BulkCancel         // pending, active, scheduled, retrying
+	BulkMove           = wire.BulkMove           // to BulkRequest.MoveToQueue
+	BulkRequeue        = wire.BulkRequeue        // dead → pending, attempt history kept
+	BulkChangePriority = wire.BulkChangePriority // to BulkRequest.Priority
 )
 
 // Bulk operation statuses (BulkOperation.Status).
 const (
-	BulkProcessing = "processing"
-	BulkCompleted  = "completed"
-	BulkCancelled  = "cancelled"
+	BulkProcessing = wire.BulkProcessing
+	BulkCompleted  = wire.BulkCompleted
+	BulkCancelled  = wire.BulkCancelled
 )
 
 // MaxBulkJobIDs is the most job ids one bulk request may name; send more
 // in several requests, or select them with a filter.
-const MaxBulkJobIDs = 10_000
+const MaxBulkJobIDs = wire.MaxBulkIDs
 
 // BulkRequest applies Action to the jobs named by JobIDs or, instead,
 // to every job Filter selects. A filter matching more than 10,000 jobs
 // starts a bulk operation that runs on in the background.
 type BulkRequest struct {
-	JobIDs      []string      `json:"job_ids,omitempty"`
-	Filter      *SearchFilter `json:"filter,omitempty"`
-	Action      string        `json:"action"`
-	MoveToQueue string        `json:"move_to_queue,omitempty"` // with BulkMove
-	Priority    Priority      `json:"priority,omitempty"`      // with BulkChangePriority
+	JobIDs      []string
+	Filter      *SearchFilter
+	Action      string
+	MoveToQueue string   // with BulkMove
+	Priority    Priority // with BulkChangePriority
+}
+
+// MarshalJSON writes the request as a wire.BulkRequest.
+func (r BulkRequest) MarshalJSON() ([]byte, error) {
+	filter, err := encodeOptional(r.Filter)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(wire.BulkRequest{JobIDs: r.JobIDs, Filter: filter, Action: r.Action,
+		MoveToQueue: r.MoveToQueue, Priority: r.Priority})
+}
+
+// UnmarshalJSON reads a wire.BulkRequest.
+func (r *BulkRequest) UnmarshalJSON(b []byte) error {
+	var w wire.BulkRequest
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	filter, err := decodeOptional[SearchFilter](w.Filter)
+	*r = BulkRequest{JobIDs: w.JobIDs, Filter: filter, Action: w.Action, MoveToQueue: w.MoveToQueue, Priority: w.Priority}
+	return err
 }
 
 // BulkResult is the answer to a bulk request the server finished at once.
@@ -55,47 +78,15 @@ type BulkResult struct {
 }
 
 // BulkFailure is one job a bulk action failed on.
-type BulkFailure struct {
-	JobID string `json:"job_id"`
-	Error string `json:"error"`
-}
+type BulkFailure = wire.BulkFailure
 
 // BulkOperation is a bulk request running (or done running) in the
-// background.
-type BulkOperation struct {
-	ID     string `json:"id"`
-	Action string `json:"action"`
-	Status string `json:"status"` // BulkProcessing, BulkCompleted or BulkCancelled
-	// Total is how many jobs the operation covers; when Bulk starts it,
-	// the server's estimate.
-	Total      int64      `json:"total"`
-	Processed  int64      `json:"processed"`
-	Affected   int64      `json:"affected"`
-	Skipped    int64      `json:"skipped"`
-	Errors     int64      `json:"errors"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"` // nil while processing
-	// ProgressURL is the path of the progress stream; only Bulk sets it.
-	ProgressURL string `json:"progress_url,omitempty"`
-}
+// background. Total is how many jobs the operation covers (when Bulk
+// starts it, the server's estimate); FinishedAt is nil while processing.
+type BulkOperation wire.BulkOperation
 
 // Done reports whether the operation stopped, finished or cancelled.
 func (o BulkOperation) Done() bool { return o.Status != "" && o.Status != BulkProcessing }
-
-// bulkAnswer holds both shapes Bulk may get: the result (200) and the
-// started operation (202).
-type bulkAnswer struct {
-	Affected   int64         `json:"affected"`
-	Skipped    int64         `json:"skipped"`
-	Errors     int64         `json:"errors"`
-	DurationMS float64       `json:"duration_ms"`
-	Failures   []BulkFailure `json:"failures"`
-
-	OperationID    string `json:"bulk_operation_id"`
-	Status         string `json:"status"`
-	EstimatedTotal int64  `json:"estimated_total"`
-	ProgressURL    string `json:"progress_url"`
-}
 
 // Bulk applies an action to many jobs. Exactly one of its results is not
 // nil: the BulkResult when the server finished at once, or the started
@@ -105,20 +96,25 @@ func (c *Client) Bulk(ctx context.Context, req BulkRequest) (*BulkResult, *BulkO
 	if err := req.check(); err != nil {
 		return nil, nil, err
 	}
-	var a bulkAnswer
+	// Either shape may come back: the result (200) or the started
+	// operation (202). Their fields do not overlap.
+	var a struct {
+		wire.BulkResult
+		wire.BulkAccepted
+	}
 	status, err := c.do(ctx, "POST", "/api/v1/jobs/bulk", req, &a)
 	if err != nil {
 		return nil, nil, err
 	}
-	if status == http.StatusAccepted || a.OperationID != "" {
+	if status == http.StatusAccepted || a.BulkOperationID != "" {
 		return nil, &BulkOperation{
-			ID: a.OperationID, Action: req.Action, Status: a.Status,
+			ID: a.BulkOperationID, Action: req.Action, Status: a.Status,
 			Total: a.EstimatedTotal, ProgressURL: a.ProgressURL,
 		}, nil
 	}
 	return &BulkResult{
-		Affected: a.Affected, Skipped: a.Skipped, Errors: a.Errors,
-		Duration: time.Duration(a.DurationMS * float64(time.Millisecond)), Failures: a.Failures,
+		Affected: a.Affected, Skipped: a.Skipped, Errors: a.BulkResult.Errors,
+		Duration: time.Duration(a.DurationMs * float64(time.Millisecond)), Failures: a.Failures,
 	}, nil, nil
 }
 

@@ -95,7 +95,7 @@ func TestBulkStatusAndCancel(t *testing.T) {
 	require.NoError(t, err)
 	fin := created
 	require.Equal(t, &client.BulkOperation{ID: "bulk_1", Action: "retry", Status: client.BulkCompleted, Total: 3,
-		Processed: 3, Affected: 2, Skipped: 1, CreatedAt: created, FinishedAt: &fin}, op)
+		Processed: 3, Affected: 2, Skipped: 1, CreatedAt: &created, FinishedAt: &fin}, op)
 	require.True(t, op.Done())
 	rec.requireRequest(t, "GET", "/api/v1/bulk/bulk_1", "")
 

@@ -5,18 +5,20 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Header names of the Jobbie API.
 const (
 	// NamespaceHeader selects a namespace other than the key's default.
-	NamespaceHeader = "X-Jobbie-Namespace"
+	NamespaceHeader = wire.NamespaceHeader
 	// ShardNamespaceHeader names the namespace on a direct shard call
 	// (<tenant id>/<namespace>); internal callers use it with the cluster
 	// secret as the bearer token.
-	ShardNamespaceHeader = "X-Jobbie-Shard-Namespace"
+	ShardNamespaceHeader = wire.ShardNamespaceHeader
 	// RequestIDHeader carries the request id the server answers with.
-	RequestIDHeader = "X-Request-Id"
+	RequestIDHeader = wire.RequestIDHeader
 )
 
 // Client calls the Jobbie HTTP API. It is safe for concurrent use; create

@@ -4,25 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
-// formatDuration renders d the way the API writes durations ("5s", "10m",
-// "1h30m", "1.5s"), or "" for zero.
-func formatDuration(d time.Duration) string {
-	if d == 0 {
-		return ""
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}
+// Helpers for converting between the SDK's Go types and the wire package's
+// JSON shapes.
 
 // ceilSeconds is d in whole seconds, rounded up so that a positive
 // duration never becomes zero.
@@ -33,39 +19,6 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
-// wireDuration reads a duration the server wrote either as a Go duration
-// string ("5s", "10m") or as a number of seconds; null is zero.
-type wireDuration time.Duration
-
-func (d *wireDuration) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		*d = 0
-		return nil
-	}
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		if s == "" {
-			*d = 0
-			return nil
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = wireDuration(v)
-		return nil
-	}
-	var secs float64
-	if err := json.Unmarshal(b, &secs); err != nil {
-		return fmt.Errorf("duration %s: %w", b, err)
-	}
-	*d = wireDuration(secs * float64(time.Second))
-	return nil
-}
-
 // rawOrNil returns nil for an absent or JSON null value, so callers can
 // test len(raw) == 0.
 func rawOrNil(raw json.RawMessage) json.RawMessage {
@@ -73,4 +26,57 @@ func rawOrNil(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// marshalRaw encodes a caller's value (a payload, a result) for a
+// json.RawMessage field of a wire shape; nil stays nil, so omitempty
+// leaves the field out.
+func marshalRaw(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+// encodeOptional encodes *p for an optional raw field; nil stays nil.
+func encodeOptional[T any](p *T) (json.RawMessage, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return json.Marshal(p)
+}
+
+// decodeOptional decodes raw into a new T; absent or null is nil.
+func decodeOptional[T any](raw json.RawMessage) (*T, error) {
+	if rawOrNil(raw) == nil {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// parseDuration reads a duration the server wrote as a string ("5s",
+// "10m"); "" is zero.
+func parseDuration(field, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
+	}
+	return d, nil
+}
+
+// deref is *p, or the zero value for nil: the SDK shows the wire's
+// nullable fields as plain values where zero means absent.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

@@ -9,22 +9,26 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
-// Error codes the server answers with (Error.Code). They are stable.
+// Error codes the server answers with (Error.Code). They are stable. They
+// stay untyped strings, as Error.Code is, so callers comparing codes with
+// strings keep compiling.
 const (
-	CodeBadRequest      = "bad_request"
-	CodeInvalidJSON     = "invalid_json"
-	CodeUnauthenticated = "unauthenticated"
-	CodeForbidden       = "forbidden"
-	CodeNotFound        = "not_found"
-	CodeConflict        = "conflict"
-	CodeLeaseMismatch   = "lease_mismatch"
-	CodeTooLarge        = "payload_too_large"
-	CodeRateLimited     = "rate_limited"
-	CodeNoLeader        = "no_leader"
-	CodeUnavailable     = "unavailable"
-	CodeInternal        = "internal"
+	CodeBadRequest      = string(wire.CodeBadRequest)
+	CodeInvalidJSON     = string(wire.CodeInvalidJSON)
+	CodeUnauthenticated = string(wire.CodeUnauthenticated)
+	CodeForbidden       = string(wire.CodeForbidden)
+	CodeNotFound        = string(wire.CodeNotFound)
+	CodeConflict        = string(wire.CodeConflict)
+	CodeLeaseMismatch   = string(wire.CodeLeaseMismatch)
+	CodeTooLarge        = string(wire.CodeTooLarge)
+	CodeRateLimited     = string(wire.CodeRateLimited)
+	CodeNoLeader        = string(wire.CodeNoLeader)
+	CodeUnavailable     = string(wire.CodeUnavailable)
+	CodeInternal        = string(wire.CodeInternal)
 )
 
 // Error is a non-2xx answer of the API.
@@ -115,16 +119,6 @@ func IsRetryable(err error) bool {
 	return ok && e.Retryable()
 }
 
-// errorBody is the JSON shape of every error response.
-type errorBody struct {
-	Error *struct {
-		Code      string `json:"code"`
-		Message   string `json:"message"`
-		Field     string `json:"field"`
-		RequestID string `json:"request_id"`
-	} `json:"error"`
-}
-
 // parseError turns a non-2xx response into an *Error. A body that is not
 // the API's error shape (a proxy's HTML page, say) still yields an Error
 // with a code derived from the status.
@@ -135,9 +129,9 @@ func parseError(resp *http.Response) *Error {
 		RequestID:  resp.Header.Get(RequestIDHeader),
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 	}
-	var body errorBody
+	var body wire.ErrorBody
 	if json.Unmarshal(raw, &body) == nil && body.Error != nil && body.Error.Code != "" {
-		e.Code, e.Message, e.Field = body.Error.Code, body.Error.Message, body.Error.Field
+		e.Code, e.Message, e.Field = string(body.Error.Code), body.Error.Message, body.Error.Field
 		if body.Error.RequestID != "" {
 			e.RequestID = body.Error.RequestID
 		}

@@ -7,25 +7,19 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
-// Event is one lifecycle event of a job in the namespace's event stream.
+// Event is one lifecycle event of a job in the namespace's event stream:
+// the event's data (wire.Event; Type is one of the wire.Event* types,
+// From is "" for a new job, WorkerID is set on "started"), its stream id
+// and whether events were missed before it. ID and Missed come from the
+// stream, not the data, so they are never JSON.
 type Event struct {
+	wire.Event
 	// ID orders events; pass the last one seen to Events to resume.
 	ID string `json:"-"`
-	// Type is "enqueued", "started", "completed", "failed" (an attempt
-	// failed; State says whether the job is retrying or pending again),
-	// "dead", "cancelled", "pending" (a scheduled or retrying job became
-	// due) or "retried" (a finished job retried by hand).
-	Type     string    `json:"type"`
-	JobID    string    `json:"job_id"`
-	Queue    string    `json:"queue"`
-	State    string    `json:"state"`
-	From     string    `json:"from"` // "" for a new job
-	At       time.Time `json:"at"`
-	Attempt  int       `json:"attempt"`
-	WorkerID string    `json:"worker_id"` // on "started"
 	// Missed is set on the first event after a gap: the server no longer
 	// had every event after the id the stream resumed from.
 	Missed bool `json:"-"`
@@ -42,7 +36,7 @@ func (c *Client) Events(ctx context.Context, lastEventID string) (<-chan Event, 
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
+		req.Header.Set(wire.LastEventIDHeader, lastEventID)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -79,7 +73,7 @@ func readEvents(ctx context.Context, rd *bufio.Reader, out chan<- Event) {
 				data, typ = "", ""
 				continue
 			}
-			if json.Unmarshal([]byte(data), &ev) == nil {
+			if json.Unmarshal([]byte(data), &ev.Event) == nil {
 				ev.Type, ev.Missed = typ, missed
 				missed = false
 				select {

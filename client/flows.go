@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/url"
-	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Chain runs jobs one after another. The enqueued job is the first step:
@@ -13,80 +15,81 @@ import (
 // A worker that acks with StepExit stops the chain and runs OnExit; a step
 // that dies runs OnFailure with the error. At most 100 steps.
 type Chain struct {
-	Steps     []ChainStep `json:"steps"`
-	OnFailure *ChainStep  `json:"on_failure,omitempty"`
-	OnExit    *ChainStep  `json:"on_exit,omitempty"`
+	Steps     []ChainStep
+	OnFailure *ChainStep
+	OnExit    *ChainStep
 }
 
-// ChainStep is one step of a chain, or a handler.
+// ChainStep is one step of a chain, or a handler. Payload is any
+// JSON-encodable value.
 type ChainStep struct {
-	Queue   string `json:"queue,omitempty"`
-	Payload any    `json:"payload,omitempty"`
+	Queue   string
+	Payload any
+}
+
+// toWire is the chain as a wire.ChainSpec; nil stays nil.
+func (ch *Chain) toWire() (*wire.ChainSpec, error) {
+	if ch == nil {
+		return nil, nil
+	}
+	w := &wire.ChainSpec{Steps: make([]wire.StepSpec, len(ch.Steps))}
+	for i, s := range ch.Steps {
+		step, err := s.toWire()
+		if err != nil {
+			return nil, fmt.Errorf("chain step %d: %w", i, err)
+		}
+		w.Steps[i] = *step
+	}
+	var err error
+	if w.OnFailure, err = ch.OnFailure.toWire(); err != nil {
+		return nil, fmt.Errorf("chain on_failure: %w", err)
+	}
+	if w.OnExit, err = ch.OnExit.toWire(); err != nil {
+		return nil, fmt.Errorf("chain on_exit: %w", err)
+	}
+	return w, nil
+}
+
+func (s *ChainStep) toWire() (*wire.StepSpec, error) {
+	if s == nil {
+		return nil, nil
+	}
+	payload, err := marshalRaw(s.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	return &wire.StepSpec{Queue: s.Queue, Payload: payload}, nil
 }
 
 // Step statuses of an ack of a chain step.
 const (
-	StepContinue = "continue"
-	StepExit     = "exit"
+	StepContinue = wire.StepContinue
+	StepExit     = wire.StepExit
 )
 
 // Dependency failure policies.
 const (
-	OnDependencyFailureCancel = "cancel"
-	OnDependencyFailureRun    = "run"
+	OnDependencyFailureCancel = wire.OnDependencyFailureCancel
+	OnDependencyFailureRun    = wire.OnDependencyFailureRun
 )
 
 // AckStep completes a chain step with a step status: StepContinue moves
 // the chain on, StepExit stops it (running its on_exit handler).
 func (c *Client) AckStep(ctx context.Context, jobID string, result any, stepStatus string) error {
-	in := struct {
-		Result     any    `json:"result,omitempty"`
-		WorkerID   string `json:"worker_id,omitempty"`
-		StepStatus string `json:"step_status,omitempty"`
-	}{result, c.workerID, stepStatus}
-	_, err := c.do(ctx, "POST", "/api/v1/ack/"+url.PathEscape(jobID), in, nil)
-	return err
+	return c.ack(ctx, jobID, result, stepStatus)
 }
 
-// Batch is the progress of a batch enqueued with BatchOptions.
-type Batch struct {
-	ID            string     `json:"id"`
-	Total         int        `json:"total"`
-	Pending       int        `json:"pending"`
-	Succeeded     int        `json:"succeeded"`
-	Failed        int        `json:"failed"` // dead or cancelled members
-	CallbackQueue string     `json:"callback_queue"`
-	CallbackJobID string     `json:"callback_job_id"` // "" until every member finished
-	CreatedAt     time.Time  `json:"created_at"`
-	CompletedAt   *time.Time `json:"completed_at"`
-}
+// Batch is the progress of a batch enqueued with BatchOptions. Failed
+// counts dead or cancelled members; CallbackJobID is nil until every
+// member finished.
+type Batch = wire.Batch
 
 // GetBatch returns a batch's progress; a batch of another namespace or
 // tenant is not found.
 func (c *Client) GetBatch(ctx context.Context, id string) (*Batch, error) {
-	var w struct {
-		Batch
-		CallbackJobID *string `json:"callback_job_id"`
-	}
-	if _, err := c.do(ctx, "GET", "/api/v1/batches/"+url.PathEscape(id), nil, &w); err != nil {
+	var out Batch
+	if _, err := c.do(ctx, "GET", "/api/v1/batches/"+url.PathEscape(id), nil, &out); err != nil {
 		return nil, err
 	}
-	out := w.Batch
-	if w.CallbackJobID != nil {
-		out.CallbackJobID = *w.CallbackJobID
-	}
 	return &out, nil
-}
-
-func (d *JobDetail) flowFields(w *jobDetailWire) {
-	if w.ChainID != nil {
-		d.ChainID = *w.ChainID
-	}
-	if w.ChainStep != nil {
-		d.ChainStep = *w.ChainStep
-	}
-	d.DependsOn = w.DependsOn
-	if w.CancelReason != nil {
-		d.CancelReason = *w.CancelReason
-	}
 }

@@ -5,21 +5,25 @@ import (
 	"encoding/json"
 	"net/url"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Job states.
 const (
-	StateScheduled = "scheduled"
-	StatePending   = "pending"
-	StateActive    = "active"
-	StateCompleted = "completed"
-	StateRetrying  = "retrying"
-	StateDead      = "dead"
-	StateCancelled = "cancelled"
-	StateHeld      = "held"
+	StateScheduled = wire.StateScheduled
+	StatePending   = wire.StatePending
+	StateActive    = wire.StateActive
+	StateCompleted = wire.StateCompleted
+	StateRetrying  = wire.StateRetrying
+	StateDead      = wire.StateDead
+	StateCancelled = wire.StateCancelled
+	StateHeld      = wire.StateHeld
 )
 
-// JobDetail is everything the server knows about a job.
+// JobDetail is everything the server knows about a job. It is
+// wire.JobDetail with durations as time.Duration, and nullable strings and
+// numbers as plain values ("" or 0 when absent).
 type JobDetail struct {
 	ID             string
 	Queue          string
@@ -35,7 +39,11 @@ type JobDetail struct {
 	ScheduledAt    *time.Time
 	StartedAt      *time.Time
 	CompletedAt    *time.Time
+	FailedAt       *time.Time // the last failed attempt
+	NextAttemptAt  *time.Time // while retrying
+	LeaseExpiresAt *time.Time // while active
 	ExpireAfter    time.Duration
+	ExpiresAt      *time.Time // when ExpireAfter drops it if it has not started
 	UniqueKey      string
 	UniquePeriod   time.Duration
 	BatchID        string
@@ -50,87 +58,55 @@ type JobDetail struct {
 	Errors         []JobError
 	Worker         *WorkerRef // the worker holding or last holding the job
 	DeadReason     string     // why a dead job died ("retries_exhausted", "expired")
-	Cancelling     bool       // running, and a cancel was requested
+	UpdatedAt      *time.Time
+	Cancelling     bool // running, and a cancel was requested
+	CancelledAt    *time.Time
+	DiedAt         *time.Time
 	Timeline       []TimelineEvent
 }
 
 // JobError is one failed attempt.
-type JobError struct {
-	Attempt   int       `json:"attempt"`
-	Error     string    `json:"error"`
-	Backtrace string    `json:"backtrace,omitempty"`
-	At        time.Time `json:"at"`
-}
+type JobError = wire.JobError
 
 // WorkerRef names a worker.
-type WorkerRef struct {
-	ID       string `json:"id"`
-	Hostname string `json:"hostname,omitempty"`
-}
+type WorkerRef = wire.WorkerRef
 
-type jobDetailWire struct {
-	ID             string            `json:"id"`
-	Queue          string            `json:"queue"`
-	Payload        json.RawMessage   `json:"payload"`
-	State          string            `json:"state"`
-	Priority       Priority          `json:"priority"`
-	Attempt        int               `json:"attempt"`
-	MaxRetries     int               `json:"max_retries"`
-	RetryBackoff   Backoff           `json:"retry_backoff"`
-	RetryBaseDelay wireDuration      `json:"retry_base_delay"`
-	RetryMaxDelay  wireDuration      `json:"retry_max_delay"`
-	CreatedAt      time.Time         `json:"created_at"`
-	ScheduledAt    *time.Time        `json:"scheduled_at"`
-	StartedAt      *time.Time        `json:"started_at"`
-	CompletedAt    *time.Time        `json:"completed_at"`
-	ExpireAfter    wireDuration      `json:"expire_after"`
-	UniqueKey      string            `json:"unique_key"`
-	UniquePeriod   wireDuration      `json:"unique_period"`
-	BatchID        *string           `json:"batch_id"`
-	ChainID        *string           `json:"chain_id"`
-	ChainStep      *int              `json:"chain_step"`
-	DependsOn      []string          `json:"depends_on"`
-	CancelReason   *string           `json:"cancel_reason"`
-	Tags           map[string]string `json:"tags"`
-	Progress       *Progress         `json:"progress"`
-	Checkpoint     json.RawMessage   `json:"checkpoint"`
-	Result         json.RawMessage   `json:"result"`
-	Errors         []JobError        `json:"errors"`
-	Worker         *WorkerRef        `json:"worker"`
-	DeadReason     *string           `json:"dead_reason"`
-	Cancelling     bool              `json:"cancelling"`
-	Timeline       []TimelineEvent   `json:"timeline"`
-}
-
-// UnmarshalJSON reads the job detail shape; durations may be strings
-// ("5s") or seconds.
+// UnmarshalJSON reads a wire.JobDetail.
 func (d *JobDetail) UnmarshalJSON(b []byte) error {
-	var w jobDetailWire
+	var w wire.JobDetail
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return d.fromWire(&w)
+}
+
+func (d *JobDetail) fromWire(w *wire.JobDetail) error {
 	*d = JobDetail{
 		ID: w.ID, Queue: w.Queue, Payload: rawOrNil(w.Payload), State: w.State,
-		Priority: w.Priority, Attempt: w.Attempt, MaxRetries: w.MaxRetries,
-		RetryBackoff:   w.RetryBackoff,
-		RetryBaseDelay: time.Duration(w.RetryBaseDelay),
-		RetryMaxDelay:  time.Duration(w.RetryMaxDelay),
-		CreatedAt:      w.CreatedAt, ScheduledAt: w.ScheduledAt,
-		StartedAt: w.StartedAt, CompletedAt: w.CompletedAt,
-		ExpireAfter: time.Duration(w.ExpireAfter), UniqueKey: w.UniqueKey,
-		UniquePeriod: time.Duration(w.UniquePeriod), Tags: w.Tags,
-		Progress: w.Progress, Checkpoint: rawOrNil(w.Checkpoint),
-		Result: rawOrNil(w.Result), Errors: w.Errors, Worker: w.Worker,
-		Cancelling: w.Cancelling, Timeline: w.Timeline,
+		Priority: w.Priority, Attempt: w.Attempt, MaxRetries: w.MaxRetries, RetryBackoff: w.RetryBackoff,
+		CreatedAt: deref(w.CreatedAt), ScheduledAt: w.ScheduledAt, StartedAt: w.StartedAt,
+		CompletedAt: w.CompletedAt, FailedAt: w.FailedAt, NextAttemptAt: w.NextAttemptAt,
+		LeaseExpiresAt: w.LeaseExpiresAt, ExpiresAt: w.ExpiresAt,
+		UniqueKey: deref(w.UniqueKey), UniquePeriod: time.Duration(deref(w.UniquePeriod)) * time.Second,
+		BatchID: deref(w.BatchID), ChainID: deref(w.ChainID), ChainStep: deref(w.ChainStep),
+		DependsOn: w.DependsOn, CancelReason: deref(w.CancelReason), Tags: w.Tags,
+		Checkpoint: rawOrNil(w.Checkpoint), Result: rawOrNil(w.Result), Errors: w.Errors,
+		Worker: w.Worker, DeadReason: deref(w.DeadReason), UpdatedAt: w.UpdatedAt,
+		Cancelling: w.Cancelling, CancelledAt: w.CancelledAt, DiedAt: w.DiedAt, Timeline: w.Timeline,
 	}
-	if w.DeadReason != nil {
-		d.DeadReason = *w.DeadReason
+	var err error
+	if d.RetryBaseDelay, err = parseDuration("retry_base_delay", w.RetryBaseDelay); err != nil {
+		return err
 	}
-	if w.BatchID != nil {
-		d.BatchID = *w.BatchID
+	if d.RetryMaxDelay, err = parseDuration("retry_max_delay", w.RetryMaxDelay); err != nil {
+		return err
 	}
-	d.flowFields(&w)
-	return nil
+	if d.ExpireAfter, err = parseDuration("expire_after", deref(w.ExpireAfter)); err != nil {
+		return err
+	}
+	// Progress is read in the console's shape; other JSON is an error.
+	d.Progress, err = decodeOptional[Progress](w.Progress)
+	return err
 }
 
 // GetJob returns a job's full detail; a job of another namespace or

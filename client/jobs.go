@@ -2,10 +2,10 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Job management: retry, cancel, move, delete, and the dead-job listing.
@@ -14,23 +14,18 @@ import (
 
 // Cancel outcomes.
 const (
-	CancelDone       = "cancelled"  // the job was waiting and is cancelled
-	CancelRequesting = "cancelling" // the job is running; its worker is told by its next heartbeat
+	CancelDone       = wire.CancelDone      // the job was waiting and is cancelled
+	CancelRequesting = wire.CancelRequested // the job is running; its worker is told by its next heartbeat
 )
 
-// TimelineEvent is one entry of a job's timeline.
-type TimelineEvent struct {
-	At     time.Time `json:"at"`
-	Event  string    `json:"event"` // enqueued, started, progress, failed, retry_scheduled, lease_expired, completed, cancelled, cancel_requested, moved, retried, expired, dead
-	Detail string    `json:"detail,omitempty"`
-}
+// TimelineEvent is one entry of a job's timeline. Event is one of
+// enqueued, started, progress, failed, retry_scheduled, lease_expired,
+// completed, cancelled, cancel_requested, moved, retried, expired, dead.
+type TimelineEvent = wire.TimelineEvent
 
-// JobOpResult is the answer to RetryJob and MoveJob.
-type JobOpResult struct {
-	JobID  string `json:"job_id"`
-	Status string `json:"status"` // the job's state afterwards
-	Queue  string `json:"queue,omitempty"`
-}
+// JobOpResult is the answer to RetryJob and MoveJob: Status is the job's
+// state afterwards.
+type JobOpResult = wire.JobOpResponse
 
 // RetryJob puts a dead, cancelled or completed job back to pending with
 // its attempts reset; its error history is kept.
@@ -44,9 +39,7 @@ func (c *Client) RetryJob(ctx context.Context, id string) (*JobOpResult, error) 
 
 // CancelJob cancels a job and returns CancelDone or CancelRequesting.
 func (c *Client) CancelJob(ctx context.Context, id string) (string, error) {
-	var out struct {
-		Status string `json:"status"`
-	}
+	var out wire.StatusResponse
 	if _, err := c.do(ctx, "POST", "/api/v1/jobs/"+url.PathEscape(id)+"/cancel", nil, &out); err != nil {
 		return "", err
 	}
@@ -56,7 +49,7 @@ func (c *Client) CancelJob(ctx context.Context, id string) (string, error) {
 // MoveJob moves a job that is not running to another queue.
 func (c *Client) MoveJob(ctx context.Context, id, queue string) (*JobOpResult, error) {
 	var out JobOpResult
-	body := map[string]string{"queue": queue}
+	body := wire.MoveRequest{Queue: queue}
 	if _, err := c.do(ctx, "POST", "/api/v1/jobs/"+url.PathEscape(id)+"/move", body, &out); err != nil {
 		return nil, err
 	}
@@ -76,26 +69,13 @@ type DeadQuery struct {
 	Cursor string // DeadPage.Cursor of the previous page
 }
 
-// DeadJob is a dead job as listed.
-type DeadJob struct {
-	ID         string            `json:"id"`
-	Queue      string            `json:"queue"`
-	Payload    json.RawMessage   `json:"payload"`
-	CreatedAt  time.Time         `json:"created_at"`
-	DiedAt     time.Time         `json:"died_at"`
-	Attempt    int               `json:"attempt"`
-	MaxRetries int               `json:"max_retries"`
-	DeadReason string            `json:"dead_reason"`
-	LastError  string            `json:"last_error"`
-	Tags       map[string]string `json:"tags"`
-}
+// DeadJob is a dead job as listed. LastError is nil when it never failed
+// (it expired).
+type DeadJob = wire.DeadJob
 
-// DeadPage is one page of dead jobs, newest first.
-type DeadPage struct {
-	Jobs    []DeadJob `json:"jobs"`
-	Cursor  string    `json:"cursor"` // "" on the last page
-	HasMore bool      `json:"has_more"`
-}
+// DeadPage is one page of dead jobs, newest first. Cursor is nil on the
+// last page.
+type DeadPage = wire.DeadPage
 
 // ListDead returns a page of the namespace's dead jobs, newest first.
 func (c *Client) ListDead(ctx context.Context, q DeadQuery) (*DeadPage, error) {

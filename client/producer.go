@@ -3,27 +3,31 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Priority is a job's priority tier; the server fetches critical before
-// high before normal, FIFO within a tier.
-type Priority string
+// high before normal, FIFO within a tier. It is a plain string, as in the
+// wire shapes.
+type Priority = string
 
 const (
-	PriorityCritical Priority = "critical"
-	PriorityHigh     Priority = "high"
-	PriorityNormal   Priority = "normal"
+	PriorityCritical = wire.PriorityCritical
+	PriorityHigh     = wire.PriorityHigh
+	PriorityNormal   = wire.PriorityNormal
 )
 
 // Backoff is a retry backoff strategy.
-type Backoff string
+type Backoff = string
 
 const (
-	BackoffNone        Backoff = "none"
-	BackoffFixed       Backoff = "fixed"
-	BackoffLinear      Backoff = "linear"
-	BackoffExponential Backoff = "exponential"
+	BackoffNone        = wire.BackoffNone
+	BackoffFixed       = wire.BackoffFixed
+	BackoffLinear      = wire.BackoffLinear
+	BackoffExponential = wire.BackoffExponential
 )
 
 // EnqueueRequest describes one job to enqueue. Zero fields are left out so
@@ -57,58 +61,53 @@ type EnqueueRequest struct {
 	OnDependencyFailure string
 }
 
-type enqueueWire struct {
-	Queue          string            `json:"queue"`
-	Payload        any               `json:"payload,omitempty"`
-	Priority       Priority          `json:"priority,omitempty"`
-	UniqueKey      string            `json:"unique_key,omitempty"`
-	UniquePeriod   int64             `json:"unique_period,omitempty"`
-	MaxRetries     *int              `json:"max_retries,omitempty"`
-	RetryBackoff   Backoff           `json:"retry_backoff,omitempty"`
-	RetryBaseDelay string            `json:"retry_base_delay,omitempty"`
-	RetryMaxDelay  string            `json:"retry_max_delay,omitempty"`
-	ScheduledAt    *time.Time        `json:"scheduled_at,omitempty"`
-	ExpireAfter    string            `json:"expire_after,omitempty"`
-	Tags           map[string]string `json:"tags,omitempty"`
-	Chain          *Chain            `json:"chain,omitempty"`
-	DependsOn      []string          `json:"depends_on,omitempty"`
-	OnDepFailure   string            `json:"on_dependency_failure,omitempty"`
-}
-
-// MarshalJSON writes the request in the API's shape: durations as "5s"
-// strings, unique_period as seconds.
+// MarshalJSON writes the request as a wire.EnqueueRequest: durations as
+// "5s" strings, unique_period as seconds.
 func (r EnqueueRequest) MarshalJSON() ([]byte, error) {
-	w := enqueueWire{
-		Queue:          r.Queue,
-		Payload:        r.Payload,
-		Priority:       r.Priority,
-		UniqueKey:      r.UniqueKey,
-		UniquePeriod:   ceilSeconds(r.UniquePeriod),
-		MaxRetries:     r.MaxRetries,
-		RetryBackoff:   r.RetryBackoff,
-		RetryBaseDelay: formatDuration(r.RetryBaseDelay),
-		RetryMaxDelay:  formatDuration(r.RetryMaxDelay),
-		ExpireAfter:    formatDuration(r.ExpireAfter),
-		Tags:           r.Tags,
-		Chain:          r.Chain,
-		DependsOn:      r.DependsOn,
-		OnDepFailure:   r.OnDependencyFailure,
-	}
-	if !r.ScheduledAt.IsZero() {
-		t := r.ScheduledAt.UTC()
-		w.ScheduledAt = &t
+	w, err := r.toWire()
+	if err != nil {
+		return nil, err
 	}
 	return json.Marshal(w)
 }
 
-// EnqueueResult is the answer to an enqueue.
-type EnqueueResult struct {
-	JobID  string `json:"job_id"`
-	Status string `json:"status"` // "pending" or "scheduled"
-	// UniqueExisting is true when UniqueKey matched an existing job; JobID
-	// is then that job's id.
-	UniqueExisting bool `json:"unique_existing"`
+// toWire is the one conversion of a request to its wire shape, shared by
+// Enqueue and EnqueueBatch.
+func (r EnqueueRequest) toWire() (wire.EnqueueRequest, error) {
+	payload, err := marshalRaw(r.Payload)
+	if err != nil {
+		return wire.EnqueueRequest{}, fmt.Errorf("payload: %w", err)
+	}
+	chain, err := r.Chain.toWire()
+	if err != nil {
+		return wire.EnqueueRequest{}, err
+	}
+	w := wire.EnqueueRequest{
+		Queue:               r.Queue,
+		Payload:             payload,
+		Priority:            r.Priority,
+		UniqueKey:           r.UniqueKey,
+		MaxRetries:          r.MaxRetries,
+		RetryBackoff:        r.RetryBackoff,
+		RetryBaseDelay:      wire.Duration(r.RetryBaseDelay),
+		RetryMaxDelay:       wire.Duration(r.RetryMaxDelay),
+		ScheduledAt:         wire.Time(r.ScheduledAt),
+		ExpireAfter:         wire.Duration(r.ExpireAfter),
+		Tags:                r.Tags,
+		Chain:               chain,
+		DependsOn:           r.DependsOn,
+		OnDependencyFailure: r.OnDependencyFailure,
+	}
+	if p := ceilSeconds(r.UniquePeriod); p > 0 {
+		w.UniquePeriod = &p
+	}
+	return w, nil
 }
+
+// EnqueueResult is the answer to an enqueue: the job's id and state
+// (Status). UniqueExisting is true when UniqueKey matched an existing job;
+// JobID is then that job's id.
+type EnqueueResult = wire.EnqueueResponse
 
 // Enqueue adds one job.
 func (c *Client) Enqueue(ctx context.Context, req EnqueueRequest) (*EnqueueResult, error) {
@@ -122,22 +121,40 @@ func (c *Client) Enqueue(ctx context.Context, req EnqueueRequest) (*EnqueueResul
 // BatchRequest enqueues several jobs in one call, optionally as a batch
 // whose completion enqueues a callback job.
 type BatchRequest struct {
-	Jobs  []EnqueueRequest `json:"jobs"`
-	Batch *BatchOptions    `json:"batch,omitempty"`
+	Jobs  []EnqueueRequest
+	Batch *BatchOptions
 }
 
 // BatchOptions makes the jobs of a BatchRequest one batch: when all of them
-// finish, the server enqueues CallbackPayload on CallbackQueue.
+// finish, the server enqueues CallbackPayload (any JSON-encodable value)
+// on CallbackQueue.
 type BatchOptions struct {
-	CallbackQueue   string `json:"callback_queue,omitempty"`
-	CallbackPayload any    `json:"callback_payload,omitempty"`
+	CallbackQueue   string
+	CallbackPayload any
 }
 
-// BatchResult lists the new jobs' ids in request order.
-type BatchResult struct {
-	JobIDs  []string `json:"job_ids"`
-	BatchID string   `json:"batch_id,omitempty"`
+// MarshalJSON writes the request as a wire.BatchRequest.
+func (r BatchRequest) MarshalJSON() ([]byte, error) {
+	w := wire.BatchRequest{Jobs: make([]wire.EnqueueRequest, len(r.Jobs))}
+	for i, j := range r.Jobs {
+		var err error
+		if w.Jobs[i], err = j.toWire(); err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+	}
+	if b := r.Batch; b != nil {
+		payload, err := marshalRaw(b.CallbackPayload)
+		if err != nil {
+			return nil, fmt.Errorf("callback payload: %w", err)
+		}
+		w.Batch = &wire.BatchSpec{CallbackQueue: b.CallbackQueue, CallbackPayload: payload}
+	}
+	return json.Marshal(w)
 }
+
+// BatchResult lists the new jobs' ids in request order (and, in Jobs,
+// each one's outcome).
+type BatchResult = wire.BatchResponse
 
 // EnqueueBatch adds several jobs atomically.
 func (c *Client) EnqueueBatch(ctx context.Context, req BatchRequest) (*BatchResult, error) {

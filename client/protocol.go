@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // FetchRequest asks for the next job of any of Queues.
@@ -21,20 +24,33 @@ type FetchRequest struct {
 	LeaseDuration time.Duration
 }
 
-type fetchWire struct {
-	Queues        []string `json:"queues"`
-	WorkerID      string   `json:"worker_id,omitempty"`
-	Hostname      string   `json:"hostname,omitempty"`
-	Timeout       float64  `json:"timeout,omitempty"`        // seconds
-	LeaseDuration float64  `json:"lease_duration,omitempty"` // seconds
+// toWire is the request as the API takes it; workerID fills an empty
+// WorkerID.
+func (r FetchRequest) toWire(workerID string) wire.FetchRequest {
+	w := wire.FetchRequest{Queues: r.Queues, WorkerID: r.WorkerID, Hostname: r.Hostname,
+		Timeout: seconds(r.Timeout), LeaseDuration: seconds(r.LeaseDuration)}
+	if w.WorkerID == "" {
+		w.WorkerID = workerID
+	}
+	return w
+}
+
+// seconds is d in seconds for an optional field; zero is left out.
+func seconds(d time.Duration) *float64 {
+	if d == 0 {
+		return nil
+	}
+	s := d.Seconds()
+	return &s
 }
 
 // fetchSlack is added to the long-poll timeout to bound a fetch whose
 // context has no deadline.
 const fetchSlack = 30 * time.Second
 
-// defaultFetchWait bounds a fetch with no Timeout of its own.
-const defaultFetchWait = 60 * time.Second
+// defaultFetchWait bounds a fetch with no Timeout of its own: the longest
+// the server waits.
+const defaultFetchWait = wire.MaxFetchTimeout
 
 // Job is a job delivered to a worker by Fetch.
 type Job struct {
@@ -50,54 +66,45 @@ type Job struct {
 	Tags       map[string]string
 }
 
-type jobWire struct {
-	JobID         string            `json:"job_id"`
-	Queue         string            `json:"queue"`
-	Payload       json.RawMessage   `json:"payload"`
-	Attempt       int               `json:"attempt"`
-	MaxRetries    int               `json:"max_retries"`
-	LeaseDuration wireDuration      `json:"lease_duration"`
-	Checkpoint    json.RawMessage   `json:"checkpoint"`
-	Tags          map[string]string `json:"tags"`
-}
-
-// UnmarshalJSON reads the fetch response shape.
+// UnmarshalJSON reads a wire.FetchedJob.
 func (j *Job) UnmarshalJSON(b []byte) error {
-	var w jobWire
+	var w wire.FetchedJob
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*j = Job{
+	*j = *jobFromWire(w)
+	return nil
+}
+
+func jobFromWire(w wire.FetchedJob) *Job {
+	return &Job{
 		ID: w.JobID, Queue: w.Queue, Payload: rawOrNil(w.Payload),
 		Attempt: w.Attempt, MaxRetries: w.MaxRetries,
-		LeaseDuration: time.Duration(w.LeaseDuration),
+		LeaseDuration: time.Duration(w.LeaseDuration * float64(time.Second)),
 		Checkpoint:    rawOrNil(w.Checkpoint), Tags: w.Tags,
 	}
-	return nil
+}
+
+// bound gives ctx a deadline past the long-poll's wait when it has none.
+func bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	wait := timeout
+	if wait <= 0 {
+		wait = defaultFetchWait
+	}
+	return context.WithTimeout(ctx, wait+fetchSlack)
 }
 
 // Fetch long-polls for a job. It returns nil, nil when the server had no
 // job within the timeout (204); call it again. WorkerID defaults to the
 // client's (WithWorkerID).
 func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
-	wait := req.Timeout
-	if wait <= 0 {
-		wait = defaultFetchWait
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wait+fetchSlack)
-		defer cancel()
-	}
-	in := fetchWire{
-		Queues: req.Queues, WorkerID: req.WorkerID, Hostname: req.Hostname,
-		Timeout: req.Timeout.Seconds(), LeaseDuration: req.LeaseDuration.Seconds(),
-	}
-	if in.WorkerID == "" {
-		in.WorkerID = c.workerID
-	}
+	ctx, cancel := bound(ctx, req.Timeout)
+	defer cancel()
 	var job Job
-	status, err := c.do(ctx, "POST", "/api/v1/fetch", in, &job)
+	status, err := c.do(ctx, "POST", "/api/v1/fetch", req.toWire(c.workerID), &job)
 	if err != nil || status == http.StatusNoContent {
 		return nil, err
 	}
@@ -108,29 +115,28 @@ func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 // as the job's result. With WithWorkerID, the server refuses (409
 // lease_mismatch) to ack a job that is not leased to this worker.
 func (c *Client) Ack(ctx context.Context, jobID string, result any) error {
-	in := struct {
-		Result   any    `json:"result,omitempty"`
-		WorkerID string `json:"worker_id,omitempty"`
-	}{result, c.workerID}
-	_, err := c.do(ctx, "POST", "/api/v1/ack/"+url.PathEscape(jobID), in, nil)
+	return c.ack(ctx, jobID, result, "")
+}
+
+func (c *Client) ack(ctx context.Context, jobID string, result any, stepStatus string) error {
+	raw, err := marshalRaw(result)
+	if err != nil {
+		return fmt.Errorf("jobbie: ack %s: encode result: %w", jobID, err)
+	}
+	in := wire.AckRequest{Result: raw, WorkerID: c.workerID, StepStatus: stepStatus}
+	_, err = c.do(ctx, "POST", "/api/v1/ack/"+url.PathEscape(jobID), in, nil)
 	return err
 }
 
-// FailResult says what the server did with a failed job.
-type FailResult struct {
-	Status            string     `json:"status"` // "retrying" or "dead"
-	NextAttemptAt     *time.Time `json:"next_attempt_at,omitempty"`
-	AttemptsRemaining int        `json:"attempts_remaining"`
-}
+// FailResult says what the server did with a failed job: Status
+// "retrying", "pending" (no backoff), "dead" (Reason says why) or
+// "cancelled".
+type FailResult = wire.FailResponse
 
 // Fail reports a failed attempt; the server decides whether to retry. Like
 // Ack, it carries the client's worker id.
 func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string) (*FailResult, error) {
-	in := struct {
-		Error     string `json:"error"`
-		Backtrace string `json:"backtrace,omitempty"`
-		WorkerID  string `json:"worker_id,omitempty"`
-	}{errMsg, backtrace, c.workerID}
+	in := wire.FailRequest{Error: errMsg, Backtrace: backtrace, WorkerID: c.workerID}
 	var out FailResult
 	if _, err := c.do(ctx, "POST", "/api/v1/fail/"+url.PathEscape(jobID), in, &out); err != nil {
 		return nil, err
@@ -139,35 +145,53 @@ func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string) (*Fa
 }
 
 // Progress is a job's progress as shown in the console.
-type Progress struct {
-	Current int64  `json:"current"`
-	Total   int64  `json:"total"`
-	Message string `json:"message,omitempty"`
-}
+type Progress = wire.Progress
 
 // HeartbeatJob is what a heartbeat reports for one active job: nothing
 // (just extend the lease), progress, and/or a checkpoint to store.
 type HeartbeatJob struct {
-	Progress   *Progress       `json:"progress,omitempty"`
-	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Progress   *Progress
+	Checkpoint json.RawMessage
+}
+
+// MarshalJSON writes the job's report as a wire.HeartbeatEntry.
+func (h HeartbeatJob) MarshalJSON() ([]byte, error) {
+	w, err := h.toWire()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a wire.HeartbeatEntry whose progress has the
+// console's shape.
+func (h *HeartbeatJob) UnmarshalJSON(b []byte) error {
+	var w wire.HeartbeatEntry
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	progress, err := decodeOptional[Progress](w.Progress)
+	*h = HeartbeatJob{Progress: progress, Checkpoint: rawOrNil(w.Checkpoint)}
+	return err
+}
+
+func (h HeartbeatJob) toWire() (wire.HeartbeatEntry, error) {
+	progress, err := encodeOptional(h.Progress)
+	return wire.HeartbeatEntry{Progress: progress, Checkpoint: h.Checkpoint}, err
 }
 
 // Heartbeat statuses.
 const (
-	HeartbeatOK     = "ok"
-	HeartbeatCancel = "cancel" // the job was cancelled: stop working on it
-	HeartbeatLost   = "lost"   // the job is no longer active under this worker
+	HeartbeatOK     = wire.HeartbeatOK
+	HeartbeatCancel = wire.HeartbeatCancel // the job was cancelled: stop working on it
+	HeartbeatLost   = wire.HeartbeatLost   // the job is no longer active under this worker
 )
 
 // HeartbeatResult holds the server's answer per job id.
-type HeartbeatResult struct {
-	Jobs map[string]HeartbeatStatus `json:"jobs"`
-}
+type HeartbeatResult wire.HeartbeatResponse
 
 // HeartbeatStatus is the answer for one job.
-type HeartbeatStatus struct {
-	Status string `json:"status"`
-}
+type HeartbeatStatus = wire.StatusResponse
 
 // Cancelled reports whether the server asked to stop job id.
 func (r *HeartbeatResult) Cancelled(id string) bool {
@@ -185,10 +209,13 @@ func (r *HeartbeatResult) Lost(id string) bool {
 // carrying their progress and checkpoints, and returns cancel and lost
 // signals. It carries the client's worker id.
 func (c *Client) Heartbeat(ctx context.Context, jobs map[string]HeartbeatJob) (*HeartbeatResult, error) {
-	in := struct {
-		WorkerID string                  `json:"worker_id,omitempty"`
-		Jobs     map[string]HeartbeatJob `json:"jobs"`
-	}{c.workerID, jobs}
+	in := wire.HeartbeatRequest{WorkerID: c.workerID, Jobs: make(map[string]wire.HeartbeatEntry, len(jobs))}
+	for id, j := range jobs {
+		var err error
+		if in.Jobs[id], err = j.toWire(); err != nil {
+			return nil, fmt.Errorf("jobbie: heartbeat: progress of job %s: %w", id, err)
+		}
+	}
 	var out HeartbeatResult
 	if _, err := c.do(ctx, "POST", "/api/v1/heartbeat", in, &out); err != nil {
 		return nil, err

@@ -108,7 +108,7 @@ func TestGetJob(t *testing.T) {
 	rec := newRecorder(t, http.StatusOK, `{
 		"id":"job_1","queue":"emails.send","payload":{"to":"x"},"state":"active",
 		"priority":"normal","attempt":2,"max_retries":5,"retry_backoff":"exponential",
-		"retry_base_delay":"5s","retry_max_delay":600,"created_at":"2026-02-11T10:00:00Z",
+		"retry_base_delay":"5s","retry_max_delay":"10m","created_at":"2026-02-11T10:00:00Z",
 		"scheduled_at":null,"started_at":"2026-02-11T10:00:01Z","completed_at":null,
 		"expire_after":"1h","unique_key":"u","unique_period":3600,"batch_id":null,
 		"tags":{"tenant":"acme"},"progress":{"current":450,"total":1000,"message":"m"},

@@ -3,61 +3,32 @@ package client
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Queue is a queue of the namespace with its counts and settings.
-type Queue struct {
-	Name   string      `json:"name"`
-	Counts QueueCounts `json:"counts"`
-	// Throughput is completed jobs per minute over the last five minutes.
-	Throughput float64 `json:"throughput"`
-	// OldestPendingAge is how long, in seconds, the oldest pending job has waited.
-	OldestPendingAge float64        `json:"oldest_pending_age"`
-	Paused           bool           `json:"paused"`
-	Draining         bool           `json:"draining"`
-	Drained          bool           `json:"drained"` // draining and no job active
-	Concurrency      *int64         `json:"concurrency"`
-	Throttle         *QueueThrottle `json:"throttle"`
-	Defaults         *QueueDefaults `json:"defaults"`
-}
+// Throughput is completed jobs per minute over the last five minutes;
+// OldestPendingAge is how long, in seconds, the oldest pending job has
+// waited.
+type Queue = wire.Queue
 
 // QueueCounts are a queue's jobs per state.
-type QueueCounts struct {
-	Pending   int64 `json:"pending"`
-	Scheduled int64 `json:"scheduled"`
-	Active    int64 `json:"active"`
-	Retrying  int64 `json:"retrying"`
-	Completed int64 `json:"completed"`
-	Dead      int64 `json:"dead"`
-	Cancelled int64 `json:"cancelled"`
-	Held      int64 `json:"held"` // waiting on dependencies
-}
+type QueueCounts = wire.QueueCounts
 
 // QueueThrottle is a queue's rate limit as the server shows it.
-type QueueThrottle struct {
-	Rate   int64  `json:"rate"`
-	Period string `json:"period"`
-}
+type QueueThrottle = wire.Throttle
 
 // QueueDefaults are what a queue's jobs get for fields their producer left
-// out (and a fetch without lease_duration). Durations are strings like
-// "30s"; nil fields have no queue default.
-type QueueDefaults struct {
-	MaxRetries     *int     `json:"max_retries"`
-	RetryBackoff   *Backoff `json:"retry_backoff"`
-	RetryBaseDelay *string  `json:"retry_base_delay"`
-	RetryMaxDelay  *string  `json:"retry_max_delay"`
-	LeaseDuration  *string  `json:"lease_duration"`
-	Retention      *string  `json:"retention"`
-}
+// out (and a fetch without lease_duration); nil fields have no queue
+// default. Durations are JSON: write them with wire.Duration, read them
+// with wire.ParseDuration.
+type QueueDefaults = wire.QueueDefaults
 
 // DrainResult is the answer to a drain.
-type DrainResult struct {
-	Queue   string `json:"queue"`
-	Active  int64  `json:"active"`
-	Drained bool   `json:"drained"`
-}
+type DrainResult = wire.DrainResponse
 
 func queuePath(name string, action string) string {
 	p := "/api/v1/queues/" + url.PathEscape(name)
@@ -69,9 +40,7 @@ func queuePath(name string, action string) string {
 
 // ListQueues lists the queues of the namespace.
 func (c *Client) ListQueues(ctx context.Context) ([]Queue, error) {
-	var out struct {
-		Queues []Queue `json:"queues"`
-	}
+	var out wire.QueueList
 	if _, err := c.do(ctx, "GET", "/api/v1/queues", nil, &out); err != nil {
 		return nil, err
 	}
@@ -113,9 +82,7 @@ func (c *Client) DrainQueue(ctx context.Context, name string) (*DrainResult, err
 
 // ClearQueue deletes the queue's pending and scheduled jobs and returns how many.
 func (c *Client) ClearQueue(ctx context.Context, name string) (int, error) {
-	var out struct {
-		Cleared int `json:"cleared"`
-	}
+	var out wire.ClearResponse
 	if _, err := c.do(ctx, "POST", queuePath(name, "clear"), nil, &out); err != nil {
 		return 0, err
 	}
@@ -125,9 +92,7 @@ func (c *Client) ClearQueue(ctx context.Context, name string) (int, error) {
 // DeleteQueue deletes the queue, its settings and all its jobs, and
 // returns how many jobs.
 func (c *Client) DeleteQueue(ctx context.Context, name string) (int, error) {
-	var out struct {
-		JobsDeleted int `json:"jobs_deleted"`
-	}
+	var out wire.QueueDeleteResponse
 	if _, err := c.do(ctx, "DELETE", queuePath(name, "")+"?confirm=true", nil, &out); err != nil {
 		return 0, err
 	}
@@ -137,7 +102,7 @@ func (c *Client) DeleteQueue(ctx context.Context, name string) (int, error) {
 // SetQueueConcurrency limits how many of the queue's jobs are active at
 // once across all workers (1 = one at a time).
 func (c *Client) SetQueueConcurrency(ctx context.Context, name string, max int64) (*Queue, error) {
-	return c.queueCall(ctx, "POST", queuePath(name, "concurrency"), map[string]int64{"max": max})
+	return c.queueCall(ctx, "POST", queuePath(name, "concurrency"), wire.ConcurrencyRequest{Max: strconv.AppendInt(nil, max, 10)})
 }
 
 // RemoveQueueConcurrency removes the queue's concurrency limit.
@@ -148,7 +113,7 @@ func (c *Client) RemoveQueueConcurrency(ctx context.Context, name string) (*Queu
 // SetQueueThrottle lets at most rate fetches from the queue happen in any
 // window of period.
 func (c *Client) SetQueueThrottle(ctx context.Context, name string, rate int64, period time.Duration) (*Queue, error) {
-	in := map[string]any{"rate": rate, "period": formatDuration(period)}
+	in := wire.ThrottleRequest{Rate: &rate, Period: wire.Duration(period)}
 	return c.queueCall(ctx, "POST", queuePath(name, "throttle"), in)
 }
 

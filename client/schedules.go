@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
-	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // ScheduleRequest describes a cron schedule: every time Cron matches in
@@ -13,49 +15,43 @@ import (
 // so zero fields take the server's defaults there too.
 type ScheduleRequest struct {
 	// Name is unique in the namespace, 1-128 characters.
-	Name  string `json:"name"`
-	Queue string `json:"queue"`
+	Name  string
+	Queue string
 	// Cron is a standard 5-field expression ("0 9 * * 1-5") or a
 	// descriptor ("@hourly", "@every 90s").
-	Cron string `json:"cron"`
+	Cron string
 	// Timezone is an IANA zone name; empty means UTC.
-	Timezone string `json:"timezone,omitempty"`
+	Timezone string
 	// Payload is any JSON-encodable value; pass json.RawMessage to send
 	// bytes that are already JSON.
-	Payload   any      `json:"payload,omitempty"`
-	Priority  Priority `json:"priority,omitempty"`
-	UniqueKey string   `json:"unique_key,omitempty"`
+	Payload   any
+	Priority  Priority
+	UniqueKey string
 	// MaxRetries is nil for the server's default; new(0) means never retry.
-	MaxRetries *int `json:"max_retries,omitempty"`
+	MaxRetries *int
 	// Enabled is nil for enabled.
-	Enabled *bool `json:"enabled,omitempty"`
+	Enabled *bool
+}
+
+// MarshalJSON writes the request as a wire.ScheduleRequest.
+func (r ScheduleRequest) MarshalJSON() ([]byte, error) {
+	payload, err := marshalRaw(r.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	return json.Marshal(wire.ScheduleRequest{
+		Name: r.Name, Queue: r.Queue, Cron: r.Cron, Timezone: r.Timezone, Payload: payload,
+		Priority: r.Priority, UniqueKey: r.UniqueKey, MaxRetries: r.MaxRetries, Enabled: r.Enabled,
+	})
 }
 
 // Schedule is a stored cron schedule. NextRun is nil while it is disabled;
-// LastRun and LastJobID are empty until it first fires.
-type Schedule struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Queue      string          `json:"queue"`
-	Cron       string          `json:"cron"`
-	Timezone   string          `json:"timezone"`
-	Payload    json.RawMessage `json:"payload"`
-	Priority   Priority        `json:"priority"`
-	UniqueKey  *string         `json:"unique_key"`
-	MaxRetries int             `json:"max_retries"`
-	Enabled    bool            `json:"enabled"`
-	NextRun    *time.Time      `json:"next_run"`
-	LastRun    *time.Time      `json:"last_run"`
-	LastJobID  *string         `json:"last_job_id"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
-}
+// LastRun and LastJobID are nil until it first fires.
+type Schedule = wire.Schedule
 
 // ListSchedules lists the namespace's schedules, oldest first.
 func (c *Client) ListSchedules(ctx context.Context) ([]Schedule, error) {
-	var out struct {
-		Schedules []Schedule `json:"schedules"`
-	}
+	var out wire.ScheduleList
 	if _, err := c.do(ctx, "GET", "/api/v1/schedules", nil, &out); err != nil {
 		return nil, err
 	}

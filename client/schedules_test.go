@@ -27,7 +27,7 @@ func TestSchedules(t *testing.T) {
 	next := created
 	want := &client.Schedule{ID: "sch_1", Name: "daily", Queue: "reports", Cron: "0 9 * * *", Timezone: "UTC",
 		Payload: json.RawMessage(`{"k":1}`), Priority: client.PriorityHigh, MaxRetries: 3, Enabled: true,
-		NextRun: &next, CreatedAt: created, UpdatedAt: created}
+		NextRun: &next, CreatedAt: &next, UpdatedAt: &next}
 	require.Equal(t, want, s)
 	rec.requireRequest(t, "POST", "/api/v1/schedules", `{"name":"daily","queue":"reports","cron":"0 9 * * *","payload":{"k":1},"priority":"high"}`)
 

@@ -451,8 +451,9 @@ func TestBulkBackgroundOperationThroughTheGateway(t *testing.T) {
 	require.Equal(t, int64(0), final.Skipped)
 	require.Equal(t, int64(0), final.Errors)
 	require.NotNil(t, final.FinishedAt)
+	require.NotNil(t, final.CreatedAt)
 	require.False(t, final.CreatedAt.IsZero())
-	require.False(t, final.FinishedAt.Before(final.CreatedAt))
+	require.False(t, final.FinishedAt.Before(*final.CreatedAt))
 	var prev int64
 	for _, u := range updates {
 		require.Equal(t, op.ID, u.ID)
@@ -460,7 +461,7 @@ func TestBulkBackgroundOperationThroughTheGateway(t *testing.T) {
 		require.LessOrEqual(t, u.Processed, int64(n))
 		prev = u.Processed
 	}
-	t.Logf("operation done after %d progress updates, %s", len(updates), final.FinishedAt.Sub(final.CreatedAt).Round(time.Millisecond))
+	t.Logf("operation done after %d progress updates, %s", len(updates), final.FinishedAt.Sub(*final.CreatedAt).Round(time.Millisecond))
 
 	st, err := a.BulkStatus(ctx(t), op.ID)
 	require.NoError(t, err)

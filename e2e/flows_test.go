@@ -67,7 +67,8 @@ func TestBatchCallbackThroughTheGateway(t *testing.T) {
 	require.NotNil(t, b.CompletedAt)
 
 	cb := fetchOne(t, c, "batch.done")
-	require.Equal(t, b.CallbackJobID, cb.ID)
+	require.NotNil(t, b.CallbackJobID)
+	require.Equal(t, *b.CallbackJobID, cb.ID)
 	var p struct {
 		BatchID         string            `json:"batch_id"`
 		Succeeded       int               `json:"succeeded"`

@@ -418,12 +418,15 @@ func bulkOpCommand(cmd *cobra.Command, api *apiFlags, id string,
 		return writeJSON(cmd.OutOrStdout(), op)
 	}
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	finished := "-"
+	created, finished := "-", "-"
+	if op.CreatedAt != nil {
+		created = op.CreatedAt.UTC().Format(time.RFC3339)
+	}
 	if op.FinishedAt != nil {
 		finished = op.FinishedAt.UTC().Format(time.RFC3339)
 	}
 	fmt.Fprintf(tw, "ID\t%s\nACTION\t%s\nSTATUS\t%s\nPROCESSED\t%d of %d\nAFFECTED\t%d\nSKIPPED\t%d\nERRORS\t%d\nCREATED\t%s\nFINISHED\t%s\n",
 		op.ID, orDash(op.Action), op.Status, op.Processed, op.Total, op.Affected, op.Skipped, op.Errors,
-		op.CreatedAt.UTC().Format(time.RFC3339), finished)
+		created, finished)
 	return tw.Flush()
 }

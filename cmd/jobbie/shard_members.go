@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // shardAdmin are the flags of the member commands: any node of the shard
@@ -148,19 +150,17 @@ func (a *shardAdmin) send(ctx context.Context, method, path string, body []byte,
 		if err != nil {
 			return err
 		}
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e wire.ErrorBody
 		if code/100 == 2 {
 			if into == nil || len(raw) == 0 {
 				return nil
 			}
 			return json.Unmarshal(raw, into)
 		}
-		if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
+		if json.Unmarshal(raw, &e) != nil || e.Error == nil || e.Error.Code == "" {
 			return fmt.Errorf("%s %s: status %d", method, path, code)
 		}
-		if e.Error.Code != "no_leader" {
+		if e.Error.Code != wire.CodeNoLeader {
 			return fmt.Errorf("%s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)
 		}
 		select {

@@ -11,20 +11,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
+
+	"github.com/jobbie/jobbie/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// fasthttp's worker-pool cleaner notices Stop only after its idle
-		// sleep (10s, not configurable through fiber), so it outlives a
-		// stopped server by up to that long; it then exits on its own.
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
-		// fasthttp refreshes its cached Date header in one goroutine per
-		// process, started with the first server and never stopped.
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
-	)
-}
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 const testSecret = "test-cluster-secret-0123456789abcdef"
 

@@ -3,15 +3,11 @@ package bench
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/jobbie/jobbie/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) {
 	// fasthttp's pool and DNS cache cleaners outlive a closed client (the
 	// DNS one for the life of the process); they are not goroutines of ours.
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*TCPDialer).tcpAddrsClean"),
-	)
+	leakcheck.VerifyTestMain(m)
 }

@@ -33,8 +33,11 @@ func TestLogOpensAfterTailTruncation(t *testing.T) {
 	require.NoError(t, w.StoreLogs(logs(1, 20, 1)))
 	require.NoError(t, w.DeleteRange(16, 20)) // the conflicting suffix
 	require.NoError(t, w.StoreLogs(logs(16, 25, 2)))
-	// No clean close: the process is killed here.
+	// No clean close: the process is killed here. (Its files and
+	// goroutine are released when the test ends.)
 	require.NoError(t, meta.Close())
+	killed := w
+	t.Cleanup(func() { _ = killed.Close() })
 
 	w, meta = openLog()
 	defer meta.Close()

@@ -448,6 +448,9 @@ func (n *Node) closeStores(flush bool) error {
 		n.lead.bg.Wait() // barriers end with Raft
 	}
 	if n.trans != nil {
+		// Close the pooled connections to peers too (Close only stops the
+		// listener), so their handlers of our streams end now.
+		n.trans.CloseStreams()
 		if err := n.trans.Close(); err != nil {
 			errs = append(errs, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +23,7 @@ type fakeServer struct {
 
 	acks       chan ackCall
 	fails      chan failCall
-	heartbeats chan map[string]client.HeartbeatJob
+	heartbeats chan map[string]wire.HeartbeatEntry
 
 	mu          sync.Mutex
 	cancelled   map[string]string // job id → heartbeat status to answer
@@ -52,7 +53,7 @@ func newFakeServer(t *testing.T) *fakeServer {
 		pending:    make(chan fakeJob, 1000),
 		acks:       make(chan ackCall, 1000),
 		fails:      make(chan failCall, 1000),
-		heartbeats: make(chan map[string]client.HeartbeatJob, 1000),
+		heartbeats: make(chan map[string]wire.HeartbeatEntry, 1000),
 		cancelled:  map[string]string{},
 	}
 	mux := http.NewServeMux()
@@ -91,29 +92,29 @@ func (f *fakeServer) refuseFetch(status int) {
 }
 
 func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Queues  []string `json:"queues"`
-		Timeout float64  `json:"timeout"`
-	}
+	var req wire.FetchRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Queues) == 0 {
-		writeErr(w, http.StatusBadRequest, "bad_request", "bad fetch")
+		writeErr(w, http.StatusBadRequest, wire.CodeBadRequest, "bad fetch")
 		return
 	}
 	f.mu.Lock()
 	status := f.fetchStatus
 	f.mu.Unlock()
 	if status != 0 {
-		writeErr(w, status, "unauthenticated", "refused")
+		writeErr(w, status, wire.CodeUnauthenticated, "refused")
 		return
 	}
-	timer := time.NewTimer(time.Duration(req.Timeout * float64(time.Second)))
+	var wait time.Duration
+	if req.Timeout != nil {
+		wait = time.Duration(*req.Timeout * float64(time.Second))
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case j := <-f.pending:
-		writeJSON(w, http.StatusOK, map[string]any{
-			"job_id": j.ID, "queue": req.Queues[0], "payload": j.Payload,
-			"attempt": 1, "max_retries": 3, "lease_duration": 60,
-			"checkpoint": j.Checkpoint, "tags": map[string]string{"k": "v"},
+		writeJSON(w, http.StatusOK, wire.FetchedJob{
+			JobID: j.ID, Queue: req.Queues[0], Payload: j.Payload, Attempt: 1, MaxRetries: 3,
+			LeaseDuration: 60, Checkpoint: j.Checkpoint, Tags: map[string]string{"k": "v"},
 		})
 	case <-timer.C:
 		w.WriteHeader(http.StatusNoContent)
@@ -122,44 +123,37 @@ func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeServer) ack(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Result json.RawMessage `json:"result"`
-	}
+	var body wire.AckRequest
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	f.acks <- ackCall{ID: r.PathValue("id"), Result: body.Result}
-	writeJSON(w, http.StatusOK, map[string]any{})
+	writeJSON(w, http.StatusOK, wire.StatusResponse{Status: wire.StateCompleted})
 }
 
 func (f *fakeServer) fail(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Error     string `json:"error"`
-		Backtrace string `json:"backtrace"`
-	}
+	var body wire.FailRequest
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	f.fails <- failCall{ID: r.PathValue("id"), Error: body.Error, Backtrace: body.Backtrace}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "retrying", "attempts_remaining": 2})
+	writeJSON(w, http.StatusOK, wire.FailResponse{Status: wire.StateRetrying, AttemptsRemaining: 2})
 }
 
 func (f *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Jobs map[string]client.HeartbeatJob `json:"jobs"`
-	}
+	var body wire.HeartbeatRequest
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		writeErr(w, http.StatusBadRequest, "invalid_json", err.Error())
+		writeErr(w, http.StatusBadRequest, wire.CodeInvalidJSON, err.Error())
 		return
 	}
-	out := map[string]map[string]string{}
+	out := wire.HeartbeatResponse{Jobs: map[string]wire.StatusResponse{}}
 	f.mu.Lock()
 	for id := range body.Jobs {
-		status := "ok"
+		status := wire.HeartbeatOK
 		if s, ok := f.cancelled[id]; ok {
 			status = s
 		}
-		out[id] = map[string]string{"status": status}
+		out.Jobs[id] = wire.StatusResponse{Status: status}
 	}
 	f.mu.Unlock()
 	f.heartbeats <- body.Jobs
-	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
+	writeJSON(w, http.StatusOK, out)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -168,10 +162,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func writeErr(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]string{
-		"code": code, "message": msg, "request_id": "req_test",
-	}})
+func writeErr(w http.ResponseWriter, status int, code wire.ErrorCode, msg string) {
+	writeJSON(w, status, wire.ErrorBody{Error: &wire.Error{Code: code, Message: msg, RequestID: "req_test"}})
 }
 
 // recv waits for one value from ch, failing the test after a while.

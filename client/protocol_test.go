@@ -103,6 +103,17 @@ func TestHeartbeat(t *testing.T) {
 		"job_3":{"checkpoint":{"offset":47000}}}}`)
 }
 
+func TestHeartbeatJobRoundTrips(t *testing.T) {
+	t.Parallel()
+	in := client.HeartbeatJob{Progress: &client.Progress{Current: 1, Total: 2}, Checkpoint: json.RawMessage(`{"o":1}`)}
+	b, err := json.Marshal(in)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"progress":{"current":1,"total":2},"checkpoint":{"o":1}}`, string(b))
+	var out client.HeartbeatJob
+	require.NoError(t, json.Unmarshal(b, &out))
+	require.Equal(t, in, out)
+}
+
 func TestGetJob(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(t, http.StatusOK, `{

@@ -167,7 +167,7 @@ func TestWorkerCheckpoint(t *testing.T) {
 
 	hb := recv(t, b.fake.heartbeats)
 	require.JSONEq(t, `{"offset":15}`, string(hb["job_1"].Checkpoint))
-	require.Equal(t, &client.Progress{Current: 1, Total: 2, Message: "half"}, hb["job_1"].Progress)
+	require.JSONEq(t, `{"current":1,"total":2,"message":"half"}`, string(hb["job_1"].Progress))
 	require.JSONEq(t, `5`, string(recv(t, b.fake.acks).Result))
 	require.NoError(t, b.stop(t))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 
@@ -25,19 +26,20 @@ func TestPendingHeadsMatchIndex(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	h := pendingHeads{}
 	live := map[string][]byte{}
+	var sorted [][]byte // live's keys in order: the reference set
 	key := func(i int) []byte {
 		return keys.Pending(testNS, "q", uint8(i%3), int64(i), fmt.Sprintf("job_%026d", i))
 	}
+	find := func(k []byte) int {
+		return sort.Search(len(sorted), func(i int) bool { return bytes.Compare(sorted[i], k) >= 0 })
+	}
+	add := func(k []byte) { live[string(k)] = k; sorted = slices.Insert(sorted, find(k), k) }
+	del := func(k []byte) { delete(live, string(k)); sorted = slices.Delete(sorted, find(k), find(k)+1) }
 	want := func() []byte {
-		var all [][]byte
-		for _, k := range live {
-			all = append(all, k)
-		}
-		sort.Slice(all, func(i, j int) bool { return bytes.Compare(all[i], all[j]) < 0 })
-		if len(all) == 0 {
+		if len(sorted) == 0 {
 			return nil
 		}
-		return all[0]
+		return sorted[0]
 	}
 	for step := 0; step < 20000; step++ {
 		op := rng.Intn(10)
@@ -50,13 +52,13 @@ func TestPendingHeadsMatchIndex(t *testing.T) {
 			if _, ok := live[string(k)]; ok {
 				continue
 			}
-			require.NoError(t, db.Set(k, nil, nil))
-			live[string(k)] = k
+			require.NoError(t, db.Set(k, nil, pebble.NoSync))
+			add(k)
 			h.inserted(testNS, "q", k)
 		case op < 7: // remove a random live key
-			for s, k := range live {
-				require.NoError(t, db.Delete(k, nil))
-				delete(live, s)
+			for _, k := range live {
+				require.NoError(t, db.Delete(k, pebble.NoSync))
+				del(k)
 				h.removed(testNS, "q", k)
 				break
 			}
@@ -65,8 +67,8 @@ func TestPendingHeadsMatchIndex(t *testing.T) {
 			require.Equal(t, want(), k, "step %d", step)
 			if k != nil {
 				k = append([]byte(nil), k...)
-				require.NoError(t, db.Delete(k, nil))
-				delete(live, string(k))
+				require.NoError(t, db.Delete(k, pebble.NoSync))
+				del(k)
 				h.removed(testNS, "q", k)
 			}
 		}

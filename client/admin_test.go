@@ -15,11 +15,11 @@ var created = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func TestNamespaces(t *testing.T) {
 	t.Parallel()
-	rec := newRecorder(t, http.StatusCreated, `{"name":"emails","created_at":"2026-11-01T12:00:00Z","shard_id":"s1"}`)
+	rec := newRecorder(t, http.StatusCreated, `{"name":"emails","created_at":"2026-11-01T12:00:00Z"}`)
 	c := rec.client(t)
 	ns, err := c.CreateNamespace(context.Background(), "emails")
 	require.NoError(t, err)
-	require.Equal(t, &client.Namespace{Name: "emails", CreatedAt: created, ShardID: "s1"}, ns)
+	require.Equal(t, &client.Namespace{Name: "emails", CreatedAt: created}, ns)
 	rec.requireRequest(t, "POST", "/api/v1/namespaces", `{"name":"emails"}`)
 
 	rec.respond(http.StatusOK, `{"namespaces":[{"name":"default","created_at":"2026-11-01T12:00:00Z"}]}`)
@@ -39,7 +39,7 @@ func TestKeys(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, &client.CreatedKey{Token: "jwt", Key: client.Key{
-		ID: "key_1", Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, CreatedAt: created,
+		ID: "key_1", Name: "ci", Role: string(tenancy.RoleProducer), Namespaces: []string{"emails"}, CreatedAt: created,
 	}}, k)
 	rec.requireRequest(t, "POST", "/api/v1/keys", `{"name":"ci","role":"producer","namespaces":["emails"]}`)
 
@@ -81,6 +81,15 @@ func TestKeyExpiry(t *testing.T) {
 	require.Len(t, keys, 2)
 	require.Equal(t, &exp, keys[0].ExpiresAt)
 	require.Nil(t, keys[1].ExpiresAt)
+
+	// A zero time is refused, not left out: left out would mean "never
+	// expires".
+	rec.respond(http.StatusCreated, `{}`)
+	_, err = c.CreateKey(context.Background(), client.CreateKeyRequest{
+		Name: "bad", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, ExpiresAt: &time.Time{},
+	})
+	require.ErrorContains(t, err, "zero time")
+	rec.requireRequest(t, "GET", "/api/v1/keys", "") // the list was the last request
 }
 
 func TestTenants(t *testing.T) {

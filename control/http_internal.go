@@ -1,13 +1,9 @@
 package control
 
 import (
-	"bytes"
-	"encoding/json"
-	"time"
-
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Internal endpoints: /internal/v1, behind clusterOnly, called by gateways
@@ -21,6 +17,8 @@ func (s *Server) getRevocations(c *fiber.Ctx) error {
 	return c.JSON(rev)
 }
 
+// getNamespaces lists the stored records, shard_id included: the operator
+// reads placement from it, and gateways keep only wire.Namespace's fields.
 func (s *Server) getNamespaces(c *fiber.Ctx) error {
 	list, err := s.Namespaces(c.UserContext(), c.Params("tid"))
 	if err != nil {
@@ -38,9 +36,7 @@ func (s *Server) getNamespace(c *fiber.Ctx) error {
 }
 
 func (s *Server) postNamespace(c *fiber.Ctx) error {
-	var req struct {
-		Name string `json:"name"`
-	}
+	var req wire.NameRequest
 	if err := decode(c, &req); err != nil {
 		return err
 	}
@@ -56,29 +52,19 @@ func (s *Server) getKeys(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"keys": list})
+	return c.JSON(wire.KeyList{Keys: each(list, keyView)})
 }
 
 func (s *Server) postKey(c *fiber.Ctx) error {
-	var req struct {
-		KeyRequest
-		// Shadows KeyRequest.ExpiresAt so that a malformed time is a 400
-		// naming the field rather than an undecodable body.
-		ExpiresAt json.RawMessage `json:"expires_at"`
-	}
+	var req KeyRequest
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	exp, err := parseExpiresAt(req.ExpiresAt)
+	k, err := s.CreateKey(c.UserContext(), c.Params("tid"), req)
 	if err != nil {
 		return err
 	}
-	req.KeyRequest.ExpiresAt = exp
-	k, err := s.CreateKey(c.UserContext(), c.Params("tid"), req.KeyRequest)
-	if err != nil {
-		return err
-	}
-	return c.Status(fiber.StatusCreated).JSON(k)
+	return c.Status(fiber.StatusCreated).JSON(createdKeyView(k))
 }
 
 func (s *Server) deleteKey(c *fiber.Ctx) error {
@@ -86,17 +72,4 @@ func (s *Server) deleteKey(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
-}
-
-// parseExpiresAt decodes an optional RFC 3339 expires_at; absent or null is
-// nil (the key never expires).
-func parseExpiresAt(raw json.RawMessage) (*time.Time, error) {
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	var t time.Time
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, apierr.Field("expires_at", "expires_at must be an RFC 3339 time like 2026-02-11T10:00:00Z")
-	}
-	return &t, nil
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 const unknownTID = "t_01hzzzzzzzzzzzzzzzzzzzzzzz"
@@ -62,7 +64,9 @@ func TestHTTPNamespaces(t *testing.T) {
 
 	r = b.do(t, http.MethodGet, base+"/emails", testSecret, nil)
 	require.Equal(t, http.StatusOK, r.status)
-	require.Equal(t, NamespaceInfo{Namespace: created, ShardAddr: "http://127.0.0.1:9002"}, decodeAs[NamespaceInfo](t, r))
+	require.Equal(t, wire.NamespacePlacement{Name: created.Name, CreatedAt: created.CreatedAt, ShardID: created.ShardID, ShardAddr: "http://127.0.0.1:9002"},
+		decodeAs[wire.NamespacePlacement](t, r))
+	require.ElementsMatch(t, []string{"name", "created_at", "shard_id", "shard_addr"}, keysOf(decodeAs[map[string]any](t, r)))
 	requireError(t, b.do(t, http.MethodGet, base+"/nope", testSecret, nil), 404, "not_found")
 	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces/default", testSecret, nil), 404, "not_found")
 }
@@ -79,12 +83,12 @@ func TestHTTPKeys(t *testing.T) {
 
 	r := b.do(t, http.MethodPost, base, testSecret, KeyRequest{Name: "ci", Role: "producer", Namespaces: []string{"emails"}})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	ci := decodeAs[CreatedKey](t, r)
+	ci := decodeAs[wire.CreatedKey](t, r)
 	require.Regexp(t, `^key_[0-9a-z]{26}$`, ci.ID)
 	require.Equal(t, "ci", ci.Name)
-	require.Equal(t, "producer", string(ci.Role))
+	require.Equal(t, "producer", ci.Role)
 	require.Equal(t, []string{"emails"}, ci.Namespaces)
-	require.NotEmpty(t, ci.Key)
+	require.NotEmpty(t, ci.Token)
 	require.ElementsMatch(t, []string{"id", "key", "name", "role", "namespaces", "created_at"}, keysOf(decodeAs[map[string]any](t, r)))
 
 	bad := []struct {
@@ -111,13 +115,13 @@ func TestHTTPKeys(t *testing.T) {
 
 	r = b.do(t, http.MethodGet, base, testSecret, nil)
 	require.Equal(t, http.StatusOK, r.status)
-	require.NotContains(t, string(r.body), ci.Key, "a key's token is never listed")
+	require.NotContains(t, string(r.body), ci.Token, "a key's token is never listed")
 	require.NotContains(t, string(r.body), acme.OwnerKey)
-	keys := decodeAs[struct{ Keys []APIKey }](t, r).Keys
+	keys := decodeAs[wire.KeyList](t, r).Keys
 	require.Len(t, keys, 2, "the owner key and ci; rejected requests created nothing")
 	require.Equal(t, "owner", keys[0].Name)
 	require.Equal(t, []string{"*"}, keys[0].Namespaces)
-	require.Equal(t, ci.APIKey, keys[1])
+	require.Equal(t, ci.Key, keys[1])
 	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/keys", testSecret, nil), 404, "not_found")
 
 	r = b.do(t, http.MethodDelete, base+"/"+ci.ID, testSecret, nil)
@@ -128,7 +132,7 @@ func TestHTTPKeys(t *testing.T) {
 	requireError(t, b.do(t, http.MethodDelete, base+"/garbage", testSecret, nil), 404, "not_found")
 
 	r = b.do(t, http.MethodGet, base, testSecret, nil)
-	keys = decodeAs[struct{ Keys []APIKey }](t, r).Keys
+	keys = decodeAs[wire.KeyList](t, r).Keys
 	require.NotNil(t, keys[1].RevokedAt)
 	require.Nil(t, keys[0].RevokedAt)
 	require.NotContains(t, strings.SplitN(string(r.body), ci.ID, 2)[0], "revoked_at", "only revoked keys carry revoked_at")
@@ -160,30 +164,30 @@ func TestHTTPKeyExpiry(t *testing.T) {
 	sent := want.Add(300 * time.Millisecond).In(time.FixedZone("", 2*60*60)).Format(time.RFC3339Nano)
 	r := b.do(t, http.MethodPost, base, testSecret, body(sent))
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	k := decodeAs[CreatedKey](t, r)
+	k := decodeAs[wire.CreatedKey](t, r)
 	require.NotNil(t, k.ExpiresAt)
 	require.Equal(t, want, *k.ExpiresAt, "kept to the whole second, in UTC")
 	require.Contains(t, string(r.body), `"expires_at":"`+want.Format(time.RFC3339)+`"`)
 
-	claims, err := b.srv.VerifyKey(context.Background(), k.Key)
+	claims, err := b.srv.VerifyKey(context.Background(), k.Token)
 	require.NoError(t, err)
 	require.NotNil(t, claims.ExpiresAt)
 	require.Equal(t, want, claims.ExpiresAt.UTC(), "the token's exp is the stored expiry")
 
 	r = b.do(t, http.MethodPost, base, testSecret, body(nil))
 	require.Equal(t, http.StatusCreated, r.status, "null is no expiry; body: %s", r.body)
-	forever := decodeAs[CreatedKey](t, r)
+	forever := decodeAs[wire.CreatedKey](t, r)
 	require.Nil(t, forever.ExpiresAt)
 	require.NotContains(t, string(r.body), "expires_at")
-	claims, err = b.srv.VerifyKey(context.Background(), forever.Key)
+	claims, err = b.srv.VerifyKey(context.Background(), forever.Token)
 	require.NoError(t, err)
 	require.Nil(t, claims.ExpiresAt)
 
 	r = b.do(t, http.MethodGet, base, testSecret, nil)
 	require.Equal(t, http.StatusOK, r.status)
-	keys := decodeAs[struct{ Keys []APIKey }](t, r).Keys
+	keys := decodeAs[wire.KeyList](t, r).Keys
 	require.Len(t, keys, 3, "the owner key, short and forever; rejected requests created nothing")
-	require.Equal(t, k.APIKey, keys[1])
+	require.Equal(t, k.Key, keys[1])
 	require.Nil(t, keys[2].ExpiresAt)
 	require.Equal(t, 1, strings.Count(string(r.body), "expires_at"), "only keys that expire carry expires_at")
 }
@@ -207,12 +211,12 @@ func TestHTTPRevocationsVersionIncrements(t *testing.T) {
 	}
 	for i, id := range ids {
 		require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+id, testSecret, nil).status)
-		rev := decodeAs[Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+		rev := decodeAs[wire.Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
 		require.Equal(t, uint64(i+1), rev.Version)
 		require.Equal(t, ids[:i+1], rev.Revoked)
 	}
 	b.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+ids[0], testSecret, nil)
-	rev := decodeAs[Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+	rev := decodeAs[wire.Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
 	require.Equal(t, uint64(3), rev.Version, "revoking a revoked key does not bump the version")
 }
 
@@ -234,7 +238,7 @@ func TestHTTPTenantIsolation(t *testing.T) {
 	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/namespaces/secret-ns", testSecret, nil), 404, "not_found")
 	r = b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/keys", testSecret, nil)
 	require.NotContains(t, string(r.body), bkey.ID)
-	require.Len(t, decodeAs[struct{ Keys []APIKey }](t, r).Keys, 1)
+	require.Len(t, decodeAs[wire.KeyList](t, r).Keys, 1)
 
 	// A cannot delete B's key, nor use B's namespace in a key.
 	requireError(t, b.do(t, http.MethodDelete, "/internal/v1/tenants/"+a+"/keys/"+bkey.ID, testSecret, nil), 404, "not_found")
@@ -246,7 +250,7 @@ func TestHTTPTenantIsolation(t *testing.T) {
 	// Same namespace name in both tenants is two namespaces.
 	_, err = b.srv.CreateNamespace(ctx, a, "secret-ns")
 	require.NoError(t, err)
-	rev := decodeAs[Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+	rev := decodeAs[wire.Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
 	require.Zero(t, rev.Version)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Operator endpoints: /control/v1, behind operatorOnly (the tenant's
@@ -15,9 +16,7 @@ import (
 // API), and the shard registration behind clusterOnly.
 
 func (s *Server) postTenant(c *fiber.Ctx) error {
-	var req struct {
-		Name string `json:"name"`
-	}
+	var req wire.NameRequest
 	if err := decode(c, &req); err != nil {
 		return err
 	}
@@ -25,7 +24,7 @@ func (s *Server) postTenant(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(res)
+	return c.Status(fiber.StatusCreated).JSON(createdTenantView(res))
 }
 
 func (s *Server) getTenants(c *fiber.Ctx) error {
@@ -33,9 +32,10 @@ func (s *Server) getTenants(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"tenants": list})
+	return c.JSON(wire.TenantList{Tenants: each(list, tenantView)})
 }
 
+// getShards answers control's own ShardLoad: only the operator reads it.
 func (s *Server) getShards(c *fiber.Ctx) error {
 	list, err := s.Shards(c.UserContext())
 	if err != nil {

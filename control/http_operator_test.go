@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestHTTPCreateTenant(t *testing.T) {
@@ -17,7 +18,7 @@ func TestHTTPCreateTenant(t *testing.T) {
 
 	r := b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "acme"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	res := decodeAs[CreateTenantResult](t, r)
+	res := decodeAs[wire.CreatedTenant](t, r)
 	require.Regexp(t, `^t_[0-9a-z]{26}$`, res.Tenant.ID)
 	require.Equal(t, "acme", res.Tenant.Name)
 	require.False(t, res.Tenant.CreatedAt.IsZero())
@@ -68,8 +69,11 @@ func TestHTTPListTenantsAndShards(t *testing.T) {
 
 	r = b.do(t, http.MethodGet, "/control/v1/tenants", b.op, nil)
 	require.Equal(t, http.StatusOK, r.status)
-	list := decodeAs[struct{ Tenants []Tenant }](t, r)
-	require.Equal(t, []Tenant{acme.Tenant, bravo.Tenant}, list.Tenants)
+	list := decodeAs[wire.TenantList](t, r)
+	require.Equal(t, []wire.Tenant{
+		{ID: acme.Tenant.ID, Name: "acme", CreatedAt: acme.Tenant.CreatedAt},
+		{ID: bravo.Tenant.ID, Name: "bravo", CreatedAt: bravo.Tenant.CreatedAt},
+	}, list.Tenants)
 
 	r = b.do(t, http.MethodGet, "/control/v1/shards", b.op, nil)
 	require.Equal(t, http.StatusOK, r.status)

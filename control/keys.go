@@ -1,7 +1,9 @@
 package control
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"time"
@@ -24,9 +26,15 @@ const maxKeyLifetimeYears = 10
 // CreateKey creates an API key of tenant tid. Its token is in the result and
 // nowhere else. Namespaces is ["*"] (every namespace; the default is
 // "default") or a list of existing namespaces (the first is the default).
-// ExpiresAt, when set, becomes the token's exp claim; the create_key
-// command checks it against the time it is applied at.
+// ExpiresAt, absent or null for a key that never expires, is an RFC 3339
+// time kept to the whole second (a fraction is dropped), the precision of
+// the token's exp claim; the create_key command checks it is ahead, and at
+// most maxKeyLifetimeYears so, at the time it is applied.
 func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (CreatedKey, error) {
+	exp, err := parseExpiresAt(req.ExpiresAt)
+	if err != nil {
+		return CreatedKey{}, err
+	}
 	if tenancy.ValidateTenantID(tid) != nil {
 		return CreatedKey{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
@@ -41,8 +49,21 @@ func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (Cre
 		return CreatedKey{}, err
 	}
 	cmd := createKeyCmd{ID: newID("key_"), TenantID: tid, Name: req.Name, Role: role, Namespaces: req.Namespaces,
-		ExpiresAt: wholeSecond(req.ExpiresAt)}
+		ExpiresAt: wholeSecond(exp)}
 	return s.createKey(ctx, cmd)
+}
+
+// parseExpiresAt decodes an optional RFC 3339 expires_at; absent or null is
+// nil (the key never expires).
+func parseExpiresAt(raw json.RawMessage) (*time.Time, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var t time.Time
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, apierr.Field("expires_at", "expires_at must be an RFC 3339 time like 2026-02-11T10:00:00Z")
+	}
+	return &t, nil
 }
 
 // wholeSecond is t in UTC without its fraction of a second: a JWT's exp is

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/leakcheck"
+	"github.com/jobbie/jobbie/wire"
 )
 
 func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
@@ -118,22 +119,14 @@ func decodeAs[T any](t *testing.T, r response) T {
 	return v
 }
 
-type errorBody struct {
-	Error struct {
-		Code      string `json:"code"`
-		Message   string `json:"message"`
-		Field     string `json:"field"`
-		RequestID string `json:"request_id"`
-	} `json:"error"`
-}
-
 // requireError checks a response is an API error with status and code, and
 // for 400s the field.
 func requireError(t *testing.T, r response, status int, code string, field ...string) {
 	t.Helper()
 	require.Equal(t, status, r.status, "body: %s", r.body)
-	e := decodeAs[errorBody](t, r)
-	require.Equal(t, code, e.Error.Code, "body: %s", r.body)
+	e := decodeAs[wire.ErrorBody](t, r)
+	require.NotNil(t, e.Error, "body: %s", r.body)
+	require.Equal(t, code, string(e.Error.Code), "body: %s", r.body)
 	require.NotEmpty(t, e.Error.RequestID)
 	if len(field) > 0 {
 		require.Equal(t, field[0], e.Error.Field, "body: %s", r.body)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Stored records are JSON. Their fields are part of the on-disk format:
@@ -21,18 +22,6 @@ type Namespace struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
 	ShardID   string    `json:"shard_id"`
-}
-
-// NamespaceInfo is a namespace with where to reach its shard, which is
-// configuration or registration, not part of the namespace, and so is
-// filled in when read. ShardAddr is the configured address of a static
-// shard, or else the first registered member's; ShardMembers are the HTTP
-// addresses of every registered member, which a gateway tries when gossip
-// names no leader.
-type NamespaceInfo struct {
-	Namespace
-	ShardAddr    string   `json:"shard_addr"`
-	ShardMembers []string `json:"shard_members,omitempty"`
 }
 
 // APIKey is the stored metadata of an API key. The token itself is never
@@ -56,55 +45,38 @@ func (k APIKey) active(now time.Time) bool {
 }
 
 // CreatedKey is a new API key: its metadata and the token, which is shown
-// this once.
+// this once. HTTP answers it as wire.CreatedKey (views.go).
 type CreatedKey struct {
 	APIKey
-	Key string `json:"key"`
-}
-
-// KeyRequest asks for a new tenant API key. ExpiresAt, when set, must be
-// in the future and at most maxKeyLifetimeYears ahead; it is kept to the
-// whole second (a fraction is dropped), the precision of the token's exp
-// claim. Nil means the key never expires.
-type KeyRequest struct {
-	Name       string     `json:"name"`
-	Role       string     `json:"role"`
-	Namespaces []string   `json:"namespaces"`
-	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	Key string
 }
 
 // CreateTenantResult is a new tenant with its default namespace and the
-// owner key (a token shown this once).
+// owner key (a token shown this once). HTTP answers it as
+// wire.CreatedTenant (views.go).
 type CreateTenantResult struct {
-	Tenant    Tenant `json:"tenant"`
-	Namespace string `json:"namespace"`
-	OwnerKey  string `json:"owner_key"`
+	Tenant    Tenant
+	Namespace string
+	OwnerKey  string
 }
 
-// Revocations is every revoked key id and the list's version, which grows
-// by one with each revocation.
-type Revocations struct {
-	Version uint64   `json:"version"`
-	Revoked []string `json:"revoked"`
-}
+// KeyRequest asks for a new tenant API key; CreateKey parses and checks
+// its expires_at.
+type KeyRequest = wire.CreateKeyRequest
 
-// ShardMember is one node of a shard cluster, as it registered.
-type ShardMember struct {
-	NodeID   string `json:"node_id"`
-	HTTPAddr string `json:"http_addr"`
-	RaftAddr string `json:"raft_addr,omitempty"`
-}
+// Revocations is every revoked key id and the list's version.
+type Revocations = wire.Revocations
+
+// ShardMember is one node of a shard cluster, as it registered. Stored in
+// RegisteredShard and in register_shard commands: wire.ShardMember's JSON
+// is part of the on-disk format.
+type ShardMember = wire.ShardMember
 
 // ShardRegistration is what a shard cluster tells control about itself
-// when it starts. Capacity is the most namespaces it should hold (0 means
-// DefaultShardCapacity); placement ranks shards by namespaces/capacity
-// and skips full ones.
-type ShardRegistration struct {
-	ShardID  string        `json:"shard_id"`
-	Members  []ShardMember `json:"members"`
-	Capacity uint64        `json:"capacity,omitempty"`
-	Version  string        `json:"version,omitempty"`
-}
+// when it starts. A zero Capacity means DefaultShardCapacity; placement
+// ranks shards by namespaces/capacity and skips full ones. register_shard
+// commands carry it, so its JSON is part of the Raft log's format too.
+type ShardRegistration = wire.ShardRegistration
 
 // RegisteredShard is the stored record of a registered shard cluster.
 type RegisteredShard struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // CreateNamespace creates a namespace of tenant tid and places it on the
@@ -32,21 +33,25 @@ func (s *Server) Namespaces(ctx context.Context, tid string) ([]Namespace, error
 	})
 }
 
-// Namespace returns namespace name of tenant tid with its shard's
-// addresses.
-func (s *Server) Namespace(ctx context.Context, tid, name string) (NamespaceInfo, error) {
-	return viewValue(s, func(r pebble.Reader) (NamespaceInfo, error) {
+// Namespace returns namespace name of tenant tid with where to reach its
+// shard, which is configuration or registration, not part of the
+// namespace, and so is filled in when read: ShardAddr is the configured
+// address of a static shard, or else the first registered member's;
+// ShardMembers are every registered member's HTTP address, which a
+// gateway tries when gossip names no leader.
+func (s *Server) Namespace(ctx context.Context, tid, name string) (wire.NamespacePlacement, error) {
+	return viewValue(s, func(r pebble.Reader) (wire.NamespacePlacement, error) {
 		if _, err := findTenant(r, tid); err != nil {
-			return NamespaceInfo{}, err
+			return wire.NamespacePlacement{}, err
 		}
 		ns, err := loadNamespace(r, tid, name)
 		if err != nil {
-			return NamespaceInfo{}, err
+			return wire.NamespacePlacement{}, err
 		}
 		addr, members, err := s.shardAddrs(r, ns.ShardID)
 		if err != nil {
-			return NamespaceInfo{}, err
+			return wire.NamespacePlacement{}, err
 		}
-		return NamespaceInfo{Namespace: ns, ShardAddr: addr, ShardMembers: members}, nil
+		return placementView(ns, addr, members), nil
 	})
 }

@@ -36,7 +36,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	require.Equal(t, acme.Tenant, got)
 	ns, err := second.Namespace(ctx, tid, "emails")
 	require.NoError(t, err)
-	require.Equal(t, emails, ns.Namespace)
+	require.Equal(t, emails, Namespace{Name: ns.Name, CreatedAt: ns.CreatedAt, ShardID: ns.ShardID})
 	gotKeys, err := second.Keys(ctx, tid)
 	require.NoError(t, err)
 	require.Equal(t, keys, gotKeys)

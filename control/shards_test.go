@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/wire"
 )
 
 const registerPath = "/control/v1/shards/register"
@@ -161,7 +162,7 @@ func TestRegisteredShardsTakeNewNamespacesByLoad(t *testing.T) {
 	// Gateways learn every member, to try when gossip names no leader.
 	r = b.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/namespaces/default", testSecret, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	info := decodeAs[NamespaceInfo](t, r)
+	info := decodeAs[wire.NamespacePlacement](t, r)
 	require.Equal(t, "127.0.0.1:9401", info.ShardAddr)
 	require.Equal(t, []string{"127.0.0.1:9401", "127.0.0.1:9402"}, info.ShardMembers)
 

@@ -16,20 +16,15 @@ import (
 // gateway decides whether the caller may (RBAC, delegation, namespace
 // subset); control validates shapes and existence.
 
-// publicNamespace is what tenants see of a namespace: never its shard.
-type publicNamespace struct {
-	Name      string `json:"name"`
-	CreatedAt string `json:"created_at"`
-}
-
+// listNamespaces answers the namespaces the caller may read. Control's
+// records carry their shard; decoding them as wire.Namespace leaves it out,
+// as tenants never see shard details.
 func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
-	var list struct {
-		Namespaces []namespaceInfo `json:"namespaces"`
-	}
+	var list wire.NamespaceList
 	if err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/namespaces"), nil, http.StatusOK, &list); err != nil {
 		return err
 	}
-	out := make([]publicNamespace, 0, len(list.Namespaces))
+	out := wire.NamespaceList{Namespaces: make([]wire.Namespace, 0, len(list.Namespaces))}
 	for _, ns := range list.Namespaces {
 		if !r.key.AllowsNamespace(ns.Name) {
 			continue
@@ -39,16 +34,14 @@ func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
 			return err
 		}
 		if ok {
-			out = append(out, publicNamespace{Name: ns.Name, CreatedAt: ns.CreatedAt})
+			out.Namespaces = append(out.Namespaces, ns)
 		}
 	}
-	return c.JSON(fiber.Map{"namespaces": out})
+	return c.JSON(out)
 }
 
 func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
-	var in struct {
-		Name string `json:"name"`
-	}
+	var in wire.NameRequest
 	if err := decodeBody(c, &in); err != nil {
 		return err
 	}
@@ -61,13 +54,13 @@ func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
 	if err := s.rbac.authorize(r.key, in.Name, tenancy.ActNamespaceManage); err != nil {
 		return err
 	}
-	var created namespaceInfo
+	var created wire.Namespace // without its shard, as in the list
 	if err := s.controlJSON(r, http.MethodPost, tenantPath(r.key.TenantID, "/namespaces"), in, http.StatusCreated, &created); err != nil {
 		return err
 	}
 	// Drop a cached "no such namespace" so the new one is usable at once.
 	s.placements.invalidate(r.key.TenantID, in.Name)
-	return c.Status(fiber.StatusCreated).JSON(publicNamespace{Name: created.Name, CreatedAt: created.CreatedAt})
+	return c.Status(fiber.StatusCreated).JSON(created)
 }
 
 // tenantPath is a path under control's internal tenant API.

@@ -128,10 +128,10 @@ func TestAdminKeyDelegation(t *testing.T) {
 func TestAdminListAndDeleteKeys(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.control.addKey(tenantA, keyMeta{ID: "key_owner1", Name: "root", Role: tenancy.RoleOwner, Namespaces: []string{"*"}, CreatedAt: "2026-01-01T00:00:00Z"})
-	b.control.addKey(tenantA, keyMeta{ID: "key_emails", Name: "mail", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, CreatedAt: "2026-01-01T00:00:00Z"})
-	b.control.addKey(tenantA, keyMeta{ID: "key_dflt", Name: "dflt", Role: tenancy.RoleWorker, Namespaces: []string{"default"}, CreatedAt: "2026-01-01T00:00:00Z"})
-	b.control.addKey(tenantB, keyMeta{ID: "key_b", Name: "b", Role: tenancy.RoleWorker, Namespaces: []string{"default"}, CreatedAt: "2026-01-01T00:00:00Z"})
+	b.control.addKey(tenantA, wire.Key{ID: "key_owner1", Name: "root", Role: string(tenancy.RoleOwner), Namespaces: []string{"*"}, CreatedAt: jan(1)})
+	b.control.addKey(tenantA, wire.Key{ID: "key_emails", Name: "mail", Role: string(tenancy.RoleProducer), Namespaces: []string{"emails"}, CreatedAt: jan(1)})
+	b.control.addKey(tenantA, wire.Key{ID: "key_dflt", Name: "dflt", Role: string(tenancy.RoleWorker), Namespaces: []string{"default"}, CreatedAt: jan(1)})
+	b.control.addKey(tenantB, wire.Key{ID: "key_b", Name: "b", Role: string(tenancy.RoleWorker), Namespaces: []string{"default"}, CreatedAt: jan(1)})
 
 	var list struct {
 		Keys []map[string]any `json:"keys"`

@@ -61,10 +61,10 @@ type fakeControl struct {
 	jwks        []tenancy.JWK
 	jwksDown    bool
 	revoked     []string
-	version     int64
+	version     uint64
 	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
-	keys        map[string][]keyMeta                // tenant → keys
-	lastKeyReq  keyRequest
+	keys        map[string][]wire.Key               // tenant → keys
+	lastKeyReq  wire.CreateKeyRequest
 	placementsN atomic.Int64 // placement lookups served
 	jwksN       atomic.Int64
 	nextID      int
@@ -75,7 +75,7 @@ func newFakeControl(t testing.TB, secret string, s signer) *fakeControl {
 		t: t, secret: secret, signer: s,
 		jwks:       []tenancy.JWK{s.jwk()},
 		namespaces: map[string]map[string]fakePlacement{},
-		keys:       map[string][]keyMeta{},
+		keys:       map[string][]wire.Key{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /control/v1/jwks", fc.serveJWKS)
@@ -125,15 +125,17 @@ func (fc *fakeControl) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"version": fc.version, "revoked": fc.revoked})
+	writeJSON(w, http.StatusOK, wire.Revocations{Version: fc.version, Revoked: fc.revoked})
 }
 
 func (fc *fakeControl) listNamespaces(w http.ResponseWriter, r *http.Request) {
-	out := []namespaceInfo{}
+	// With the placement of each, so tests see the gateway keep it from
+	// tenants.
+	out := []wire.NamespacePlacement{}
 	for name, pl := range fc.namespaces[r.PathValue("tid")] {
-		out = append(out, namespaceInfo{Name: name, CreatedAt: "2026-01-01T00:00:00Z", ShardID: pl.shardID, ShardAddr: pl.addr})
+		out = append(out, wire.NamespacePlacement{Name: name, CreatedAt: jan(1), ShardID: pl.shardID, ShardAddr: pl.addr})
 	}
-	slices.SortFunc(out, func(a, b namespaceInfo) int { return compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b wire.NamespacePlacement) int { return compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
 }
 
@@ -148,7 +150,7 @@ func compare(a, b string) int {
 }
 
 func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
-	var in struct{ Name string }
+	var in wire.NameRequest
 	_ = json.NewDecoder(r.Body).Decode(&in)
 	tid := r.PathValue("tid")
 	if _, ok := fc.namespaces[tid][in.Name]; ok {
@@ -156,7 +158,7 @@ func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fc.addNamespaceLocked(tid, in.Name, "127.0.0.1:1")
-	writeJSON(w, http.StatusCreated, namespaceInfo{Name: in.Name, CreatedAt: "2026-01-02T00:00:00Z", ShardID: "s1"})
+	writeJSON(w, http.StatusCreated, wire.NamespacePlacement{Name: in.Name, CreatedAt: jan(2), ShardID: "s1"})
 }
 
 func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
@@ -166,49 +168,43 @@ func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, apierr.New(apierr.NotFound, "namespace not found"))
 		return
 	}
-	writeJSON(w, http.StatusOK, namespaceInfo{Name: r.PathValue("ns"), CreatedAt: "2026-01-01T00:00:00Z",
+	writeJSON(w, http.StatusOK, wire.NamespacePlacement{Name: r.PathValue("ns"), CreatedAt: jan(1),
 		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members})
 }
 
 func (fc *fakeControl) listKeys(w http.ResponseWriter, r *http.Request) {
 	keys := fc.keys[r.PathValue("tid")]
 	if keys == nil {
-		keys = []keyMeta{}
+		keys = []wire.Key{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+	writeJSON(w, http.StatusOK, wire.KeyList{Keys: keys})
 }
 
 func (fc *fakeControl) createKey(w http.ResponseWriter, r *http.Request) {
-	var in keyRequest
+	var in wire.CreateKeyRequest
 	_ = json.NewDecoder(r.Body).Decode(&in)
 	fc.lastKeyReq = in
 	tid := r.PathValue("tid")
 	fc.nextID++
-	m := keyMeta{ID: fmt.Sprintf("key_%d", fc.nextID), Name: in.Name, Role: tenancy.Role(in.Role), Namespaces: in.Namespaces, CreatedAt: "2026-01-03T00:00:00Z"}
-	claims := claimsFor(tid, m.ID, m.Role, m.Namespaces...)
+	m := wire.Key{ID: fmt.Sprintf("key_%d", fc.nextID), Name: in.Name, Role: in.Role, Namespaces: in.Namespaces, CreatedAt: jan(3)}
+	claims := claimsFor(tid, m.ID, tenancy.Role(m.Role), m.Namespaces...)
 	if in.ExpiresAt != nil {
 		var exp time.Time
 		if err := json.Unmarshal(in.ExpiresAt, &exp); err != nil {
 			writeErr(w, apierr.Field("expires_at", "expires_at must be an RFC 3339 time"))
 			return
 		}
-		m.ExpiresAt = exp.Format(time.RFC3339)
+		exp = exp.UTC()
+		m.ExpiresAt = &exp
 		claims.ExpiresAt = jwt.NewNumericDate(exp)
 	}
 	fc.keys[tid] = append(fc.keys[tid], m)
-	secret := fc.signer.sign(fc.t, claims)
-	out := map[string]any{
-		"id": m.ID, "key": secret, "name": m.Name, "role": m.Role, "namespaces": m.Namespaces, "created_at": m.CreatedAt,
-	}
-	if m.ExpiresAt != "" {
-		out["expires_at"] = m.ExpiresAt
-	}
-	writeJSON(w, http.StatusCreated, out)
+	writeJSON(w, http.StatusCreated, wire.CreatedKey{Key: m, Token: fc.signer.sign(fc.t, claims)})
 }
 
 func (fc *fakeControl) deleteKey(w http.ResponseWriter, r *http.Request) {
 	tid, id := r.PathValue("tid"), r.PathValue("id")
-	i := slices.IndexFunc(fc.keys[tid], func(k keyMeta) bool { return k.ID == id })
+	i := slices.IndexFunc(fc.keys[tid], func(k wire.Key) bool { return k.ID == id })
 	if i < 0 {
 		writeErr(w, apierr.New(apierr.NotFound, "key not found"))
 		return
@@ -217,6 +213,9 @@ func (fc *fakeControl) deleteKey(w http.ResponseWriter, r *http.Request) {
 	fc.revokeLocked(id)
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// jan is a day of January 2026, the fake's creation times.
+func jan(day int) time.Time { return time.Date(2026, 1, day, 0, 0, 0, 0, time.UTC) }
 
 // fakePlacement is where the fake control says a namespace lives.
 type fakePlacement struct {
@@ -250,7 +249,7 @@ func (fc *fakeControl) placeLocked(tid, ns string, pl fakePlacement) {
 	fc.namespaces[tid][ns] = pl
 }
 
-func (fc *fakeControl) addKey(tid string, m keyMeta) {
+func (fc *fakeControl) addKey(tid string, m wire.Key) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	fc.keys[tid] = append(fc.keys[tid], m)
@@ -339,13 +338,13 @@ func claimsFor(tid, keyID string, role tenancy.Role, nss ...string) tenancy.KeyC
 	}
 }
 
-func (fc *fakeControl) tenantKeys(tid string) []keyMeta {
+func (fc *fakeControl) tenantKeys(tid string) []wire.Key {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	return slices.Clone(fc.keys[tid])
 }
 
-func (fc *fakeControl) lastKeyRequest() keyRequest {
+func (fc *fakeControl) lastKeyRequest() wire.CreateKeyRequest {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	return fc.lastKeyReq

@@ -10,35 +10,12 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
-// keyMeta is what may be shown of a key: never its secret.
-type keyMeta struct {
-	ID         string       `json:"id"`
-	Name       string       `json:"name"`
-	Role       tenancy.Role `json:"role"`
-	Namespaces []string     `json:"namespaces"`
-	CreatedAt  string       `json:"created_at"`
-	ExpiresAt  string       `json:"expires_at,omitempty"`
-	RevokedAt  string       `json:"revoked_at,omitempty"`
-}
-
-// keyRequest is the body of POST /api/v1/keys. Namespaces is nil when
-// omitted, which means the caller's default namespace. ExpiresAt (an RFC
-// 3339 time, or absent for a key that never expires) goes to control as
-// sent: control parses and checks it, against its own clock.
-type keyRequest struct {
-	Name       string          `json:"name"`
-	Role       string          `json:"role"`
-	Namespaces []string        `json:"namespaces"`
-	ExpiresAt  json.RawMessage `json:"expires_at,omitempty"`
-}
-
 // tenantKeys fetches the tenant's keys from control.
-func (s *Server) tenantKeys(r *call) ([]keyMeta, error) {
-	var list struct {
-		Keys []keyMeta `json:"keys"`
-	}
+func (s *Server) tenantKeys(r *call) ([]wire.Key, error) {
+	var list wire.KeyList
 	err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/keys"), nil, http.StatusOK, &list)
 	return list.Keys, err
 }
@@ -50,19 +27,21 @@ func (s *Server) listKeys(c *fiber.Ctx, r *call) error {
 	if err != nil {
 		return err
 	}
-	out := make([]keyMeta, 0, len(keys))
+	out := wire.KeyList{Keys: make([]wire.Key, 0, len(keys))}
 	for _, k := range keys {
 		if covers(r.key, k.Namespaces) {
-			out = append(out, k)
+			out.Keys = append(out.Keys, k)
 		}
 	}
-	return c.JSON(fiber.Map{"keys": out})
+	return c.JSON(out)
 }
 
 // createKey mints a key no more powerful than the caller: a role it may
-// grant, over namespaces it has.
+// grant, over namespaces it has. Omitted namespaces (nil) mean the
+// caller's default namespace. ExpiresAt goes to control as sent: control
+// parses and checks it, against its own clock.
 func (s *Server) createKey(c *fiber.Ctx, r *call) error {
-	var in keyRequest
+	var in wire.CreateKeyRequest
 	if err := decodeBody(c, &in); err != nil {
 		return err
 	}
@@ -83,12 +62,11 @@ func (s *Server) createKey(c *fiber.Ctx, r *call) error {
 		return err
 	}
 	in.Role = string(role)
-	rep, err := s.controlCall(r, http.MethodPost, tenantPath(r.key.TenantID, "/keys"), in, http.StatusCreated)
-	if err != nil {
+	var created wire.CreatedKey
+	if err := s.controlJSON(r, http.MethodPost, tenantPath(r.key.TenantID, "/keys"), in, http.StatusCreated, &created); err != nil {
 		return err
 	}
-	c.Status(fiber.StatusCreated).Type("json")
-	return c.Send(rep.body)
+	return c.Status(fiber.StatusCreated).JSON(created)
 }
 
 // grantableExpiry keeps a short-lived key from outliving itself through the
@@ -144,7 +122,7 @@ func (s *Server) deleteKey(c *fiber.Ctx, r *call) error {
 	if err != nil {
 		return err
 	}
-	var target *keyMeta
+	var target *wire.Key
 	for i := range keys {
 		if keys[i].ID == id && covers(r.key, keys[i].Namespaces) {
 			target = &keys[i]
@@ -154,7 +132,7 @@ func (s *Server) deleteKey(c *fiber.Ctx, r *call) error {
 	if target == nil {
 		return apierr.New(apierr.NotFound, "API key %q not found", id)
 	}
-	if !r.key.Role.CanGrant(target.Role) {
+	if !r.key.Role.CanGrant(tenancy.Role(target.Role)) {
 		return apierr.New(apierr.Forbidden, "role %s may not revoke %s keys", r.key.Role, target.Role)
 	}
 	if _, err := s.controlCall(r, http.MethodDelete, tenantPath(r.key.TenantID, "/keys/"+url.PathEscape(id)), nil, http.StatusNoContent); err != nil {

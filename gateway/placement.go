@@ -17,6 +17,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // placement is where a namespace lives, resolved down to what the proxy
@@ -48,17 +49,6 @@ type placements struct {
 	log     *slog.Logger
 	ctx     context.Context
 	flight  singleflight.Group
-}
-
-// namespaceInfo is control's answer for one namespace.
-type namespaceInfo struct {
-	Name      string `json:"name"`
-	CreatedAt string `json:"created_at"`
-	ShardID   string `json:"shard_id,omitempty"`
-	ShardAddr string `json:"shard_addr,omitempty"`
-	// ShardMembers are the registered nodes' HTTP addresses, tried when
-	// gossip names no leader.
-	ShardMembers []string `json:"shard_members,omitempty"`
 }
 
 // lookup returns the placement of namespace ns of tenant.
@@ -108,7 +98,7 @@ func (ps *placements) retrySoon(p *placement) {
 
 func (ps *placements) load(k placementKey, requestID string) (*placement, error) {
 	path := "/internal/v1/tenants/" + url.PathEscape(k.tenant) + "/namespaces/" + url.PathEscape(k.ns)
-	var info namespaceInfo
+	var info wire.NamespacePlacement
 	err := ps.control.getJSON(ps.ctx, path, requestID, &info)
 	var se *statusError
 	if errors.As(err, &se) && se.status == http.StatusNotFound {

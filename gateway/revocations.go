@@ -3,14 +3,16 @@ package gateway
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 const revocationsPath = "/internal/v1/revocations"
 
-// revocationList is one version of control's list of revoked key ids.
+// revocationList is one version of control's list of revoked key ids, as
+// a set.
 type revocationList struct {
-	Version int64    `json:"version"`
-	Revoked []string `json:"revoked"`
+	version uint64
 	ids     map[string]struct{}
 }
 
@@ -37,18 +39,17 @@ func (r *revocations) revoked(keyID string) bool {
 
 // refresh fetches the list, rebuilding the set only when its version moved.
 func (r *revocations) refresh(ctx context.Context) error {
-	var l revocationList
-	if err := r.control.getJSON(ctx, revocationsPath, "", &l); err != nil {
+	var rev wire.Revocations
+	if err := r.control.getJSON(ctx, revocationsPath, "", &rev); err != nil {
 		return err
 	}
-	if cur := r.list.Load(); cur != nil && cur.Version == l.Version && len(cur.ids) == len(l.Revoked) {
+	if cur := r.list.Load(); cur != nil && cur.version == rev.Version && len(cur.ids) == len(rev.Revoked) {
 		return nil
 	}
-	l.ids = make(map[string]struct{}, len(l.Revoked))
-	for _, id := range l.Revoked {
+	l := &revocationList{version: rev.Version, ids: make(map[string]struct{}, len(rev.Revoked))}
+	for _, id := range rev.Revoked {
 		l.ids[id] = struct{}{}
 	}
-	l.Revoked = nil
-	r.list.Store(&l)
+	r.list.Store(l)
 	return nil
 }

@@ -9,36 +9,24 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
-// registration is the body of control's POST /control/v1/shards/register
-// (docs/internal-api.md).
-type registration struct {
-	ShardID  string               `json:"shard_id"`
-	Members  []registrationMember `json:"members"`
-	Capacity int64                `json:"capacity,omitempty"`
-	Version  string               `json:"version,omitempty"`
-}
-
-type registrationMember struct {
-	NodeID   string `json:"node_id"`
-	HTTPAddr string `json:"http_addr"`
-	RaftAddr string `json:"raft_addr,omitempty"`
-}
-
 // Register records this shard cluster with the control plane at
-// controlURL: its members whose HTTP address is known, capacity and
-// version. It sends nothing when the record would equal last (the value a
-// previous call returned) and returns the record sent, or last.
-func (n *Node) Register(ctx context.Context, controlURL, secret string, capacity int64, last string) (string, error) {
+// controlURL (POST /control/v1/shards/register, docs/internal-api.md): its
+// members whose HTTP address is known, capacity and version. It sends
+// nothing when the record would equal last (the value a previous call
+// returned) and returns the record sent, or last.
+func (n *Node) Register(ctx context.Context, controlURL, secret string, capacity uint64, last string) (string, error) {
 	ms, err := n.Members()
 	if err != nil {
 		return last, err
 	}
-	r := registration{ShardID: n.cfg.ShardID, Capacity: capacity, Version: n.cfg.Version}
+	r := wire.ShardRegistration{ShardID: n.cfg.ShardID, Capacity: capacity, Version: n.cfg.Version}
 	for _, m := range ms {
 		if m.HTTPAddr != "" {
-			r.Members = append(r.Members, registrationMember{NodeID: m.ID, HTTPAddr: m.HTTPAddr, RaftAddr: m.Addr})
+			r.Members = append(r.Members, wire.ShardMember{NodeID: m.ID, HTTPAddr: m.HTTPAddr, RaftAddr: m.Addr})
 		}
 	}
 	body, _ := json.Marshal(r)

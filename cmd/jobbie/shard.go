@@ -25,7 +25,7 @@ type shardOptions struct {
 	bootstrap                         bool
 	discover, joinHTTP                string
 	secretFile, controlURL, pprofAddr string
-	capacity                          int64
+	capacity                          uint64
 	fast                              bool
 	raftTimeout                       time.Duration
 	snapshotThreshold, trailingLogs   uint64
@@ -75,7 +75,7 @@ that takes down a majority of the cluster at once.`,
 	f.StringVar(&o.joinHTTP, "join-http", "", "HTTP addresses of members to ask to join, host:port[,…], when gossip is not enough")
 	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
 	f.StringVar(&o.controlURL, "control", "", "control plane URL to register this shard with, e.g. http://10.0.0.5:8081")
-	f.Int64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
+	f.Uint64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")

@@ -46,8 +46,8 @@ func Time(t time.Time) json.RawMessage {
 var errDuration = errors.New(`not a duration like "5s" or a number of seconds`)
 
 // ParseDuration reads a duration field: a Go duration string ("5s",
-// "10m") or a number of seconds. ok is false when the field is absent,
-// null or "".
+// "10m") or a number of seconds. ok is false when the field is absent or
+// null; "" is not a duration.
 func ParseDuration(raw json.RawMessage) (d time.Duration, ok bool, err error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {

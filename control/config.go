@@ -99,13 +99,13 @@ func (c Config) Validate() error {
 	for i, s := range c.Shards {
 		switch {
 		case s.ID == "":
-			errs = append(errs, fmt.Errorf("Shards[%d] has no ID", i))
+			errs = append(errs, fmt.Errorf("shard %d in Shards has no ID", i))
 		case !shardIDRE.MatchString(s.ID):
-			errs = append(errs, fmt.Errorf("Shards[%d]: shard id %q must be 1-63 letters, digits, '.', '_' or '-'", i, s.ID))
+			errs = append(errs, fmt.Errorf("shard %d in Shards: id %q must be 1-63 letters, digits, '.', '_' or '-'", i, s.ID))
 		case seen[s.ID]:
-			errs = append(errs, fmt.Errorf("Shards[%d]: shard id %q is listed twice", i, s.ID))
+			errs = append(errs, fmt.Errorf("shard %d in Shards: id %q is listed twice", i, s.ID))
 		case s.Addr == "":
-			errs = append(errs, fmt.Errorf("Shards[%d] (%s) has no Addr", i, s.ID))
+			errs = append(errs, fmt.Errorf("shard %d in Shards (%s) has no Addr", i, s.ID))
 		}
 		seen[s.ID] = true
 	}

@@ -175,10 +175,6 @@ func (s *Server) RaftAddr() string {
 	return node.RaftAddr()
 }
 
-// Handler is the HTTP API as a fiber app, for tests (app.Test) or for
-// mounting under another server.
-func (s *Server) Handler() *fiber.App { return s.app }
-
 // placement is how create commands proposed now choose a shard: the
 // configured shards with DefaultShardCapacity each, and every registered
 // shard.

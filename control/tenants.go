@@ -33,11 +33,6 @@ func (s *Server) Tenants(ctx context.Context) ([]Tenant, error) {
 	return viewValue(s, listTenants)
 }
 
-// Tenant returns a tenant by id (apierr NotFound if unknown).
-func (s *Server) Tenant(ctx context.Context, id string) (Tenant, error) {
-	return viewValue(s, func(r pebble.Reader) (Tenant, error) { return findTenant(r, id) })
-}
-
 // TenantByName returns a tenant by name (apierr NotFound if unknown).
 func (s *Server) TenantByName(ctx context.Context, name string) (Tenant, error) {
 	return viewValue(s, func(r pebble.Reader) (Tenant, error) { return loadTenantByName(r, name) })

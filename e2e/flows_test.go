@@ -138,7 +138,7 @@ func TestChainForwardsResultsAndRunsOnFailure(t *testing.T) {
 	require.Nil(t, none, "step 3 never runs")
 
 	// A chain whose step acks with exit runs on_exit.
-	res, err = c.Enqueue(ctx(t), client.EnqueueRequest{Queue: "chain2.a", Chain: &client.Chain{
+	_, err = c.Enqueue(ctx(t), client.EnqueueRequest{Queue: "chain2.a", Chain: &client.Chain{
 		Steps: []client.ChainStep{{}, {Queue: "chain2.b"}}, OnExit: &client.ChainStep{Queue: "chain2.exit"}}})
 	require.NoError(t, err)
 	require.NoError(t, c.AckStep(ctx(t), fetchOne(t, c, "chain2.a").ID, "stop", client.StepExit))

@@ -8,10 +8,10 @@ import (
 )
 
 // RBACModel is the one casbin model of Jobbie. Requests are
-// (role, tenant, object, action); objects are "ns/<namespace>" or
-// "ns/<namespace>/queue/<queue>"; policies may use "*" for the tenant and
-// keyMatch patterns for objects and actions. g lets a tenant define custom
-// roles that inherit from built-in ones.
+// (role, tenant, object, action); objects are "ns/<namespace>"; policies
+// may use "*" for the tenant and keyMatch patterns for objects and
+// actions. The role definition g is there for roles that inherit from the
+// built-in ones; no such roles exist yet.
 const RBACModel = `
 [request_definition]
 r = sub, dom, obj, act
@@ -72,6 +72,3 @@ func NewEnforcer() (*casbin.Enforcer, error) {
 
 // NamespaceObject is the RBAC object of a namespace.
 func NamespaceObject(ns string) string { return "ns/" + ns }
-
-// QueueObject is the RBAC object of a queue in a namespace.
-func QueueObject(ns, queue string) string { return "ns/" + ns + "/queue/" + queue }

@@ -12,11 +12,6 @@ const (
 	StateHeld      = "held"      // waiting for the jobs it depends on
 )
 
-// JobStates lists every job state.
-func JobStates() []string {
-	return []string{StateScheduled, StatePending, StateActive, StateCompleted, StateRetrying, StateDead, StateCancelled, StateHeld}
-}
-
 // Priorities, highest first.
 const (
 	PriorityCritical = "critical"

@@ -34,9 +34,6 @@ func (l *Local) Apply(now time.Time, cmds ...[]byte) []Outcome {
 	return outs[0]
 }
 
-// Index is the index of the last entry applied.
-func (l *Local) Index() uint64 { return l.index }
-
 // Redos is how many groups were applied again because a refused command
 // had written (see fsm.applyGroup); tests of a state machine expect none.
 func (l *Local) Redos() uint64 { return l.f.redos.Load() }

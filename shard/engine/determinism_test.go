@@ -184,7 +184,9 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(func(s *script) []byte {
 		return BulkCreate.Command(&BulkOpCmd{NS: testNS, Op: &BulkOp{ID: scriptOps[s.rng.Intn(2)], Action: job.BulkRetry, Filter: []byte(`{"state":["dead"]}`)}})
 	}),
-	scriptCmd(func(s *script) []byte { return BulkCancel.Command(&BulkOpCmd{NS: testNS, ID: scriptOps[s.rng.Intn(2)]}) }),
+	scriptCmd(func(s *script) []byte {
+		return BulkCancel.Command(&BulkOpCmd{NS: testNS, ID: scriptOps[s.rng.Intn(2)]})
+	}),
 }
 
 func (s *script) jobsSample() []string {

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -131,22 +130,10 @@ func (c *shardCluster) kill(id string) {
 	n.cmd = nil
 }
 
-// stop ends node id with SIGTERM and waits.
-func (c *shardCluster) stop(id string) {
-	n := c.nodes[id]
-	if n.cmd == nil {
-		return
-	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.exited:
-	case <-time.After(15 * time.Second):
-		c.kill(id)
-	}
-	n.cmd = nil
-}
-
 func (c *shardCluster) killAll() {
+	if c.t.Failed() {
+		dumpLogs(c.t, filepath.Join(c.dir, "*.log"))
+	}
 	for _, id := range c.order {
 		c.kill(id)
 	}
@@ -306,4 +293,21 @@ func (c *shardCluster) cli(args ...string) string {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(c.t, cmd.Run(), "jobbie shard %v: %s", args, errb.String())
 	return out.String()
+}
+
+// dumpLogs prints the end of every log the pattern matches, so a failed
+// run says what the processes saw before its directory is removed.
+func dumpLogs(t *testing.T, pattern string) {
+	files, _ := filepath.Glob(pattern)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		t.Logf("--- last lines of %s:\n%s", filepath.Base(f), strings.Join(lines, "\n"))
+	}
 }

@@ -109,7 +109,8 @@ func TestShardClusterFailoverAndRestart(t *testing.T) {
 // TestShardClusterSnapshotCatchUpAndMembership compacts the log behind a
 // snapshot, wipes a follower, removes it, and lets it join again empty:
 // it catches up by installing the snapshot. Members are listed, removed
-// and added with `jobbie shard members|remove|add`.
+// and added with `jobbie shard members|remove|add`; a removed node stops
+// by itself, whether it was running or down at the time.
 func TestShardClusterSnapshotCatchUpAndMembership(t *testing.T) {
 	t.Parallel()
 	c := newShardCluster(t, 3, "--trailing-logs", "4", "--snapshot-threshold", "1000000")
@@ -203,6 +204,22 @@ func TestShardClusterSnapshotCatchUpAndMembership(t *testing.T) {
 	c.start(victim.id, false)
 	c.converged()
 	c.allPresent(victim, acked, 15*time.Second)
+
+	// Removed while it is down, it restarts believing it is a member (its
+	// log never saw the removal); once it has gone a while without a
+	// leader it asks the leader, learns it was removed, and stops.
+	c.kill(victim.id)
+	require.Contains(t, c.cli("remove", victim.id, "--url", leader.http), "removed "+victim.id)
+	c.start(victim.id, false)
+	select {
+	case <-victim.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the node removed while down still runs")
+	}
+	require.Zero(t, victim.cmd.ProcessState.ExitCode())
+	victim.cmd = nil
+	id, code = c.enqueue(leader, "snap", 10000)
+	require.NotEmpty(t, id, "the two left still write: status %d", code)
 }
 
 // TestShardClusterElectionTime kills the leader of a 3-node cluster (with

@@ -72,7 +72,7 @@ func launchCluster(t *testing.T, shards, replicas int) *localCluster {
 
 func (c *localCluster) stop() {
 	if c.t.Failed() {
-		c.dumpLogs()
+		dumpLogs(c.t, filepath.Join(c.dir, "logs", "*.log"))
 	}
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -83,22 +83,6 @@ func (c *localCluster) stop() {
 	}
 }
 
-// dumpLogs prints the end of every process's log, so a failed run says
-// what the nodes saw before its directory is removed.
-func (c *localCluster) dumpLogs() {
-	files, _ := filepath.Glob(filepath.Join(c.dir, "logs", "*.log"))
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-		if len(lines) > 40 {
-			lines = lines[len(lines)-40:]
-		}
-		c.t.Logf("--- last lines of %s:\n%s", filepath.Base(f), strings.Join(lines, "\n"))
-	}
-}
 
 // procs reads cluster.json.
 func (c *localCluster) procs() []clusterProc {

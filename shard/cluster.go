@@ -192,3 +192,52 @@ func (n *Node) askToJoin(addr string, body []byte) error {
 	}
 	return nil
 }
+
+// RemovedByGroup asks the group's leader, found among this shard's
+// members in gossip, whether its configuration still lists this node.
+// Raft does not always tell a member it removed: the leader stops
+// replicating to it at once, and the entry that removes it may never be
+// sent. A node that has lost its leader asks instead. Only the leader's
+// answer counts: a lagging follower may not know of a recent add.
+func (n *Node) RemovedByGroup() bool {
+	if n.cfg.Gossip == nil {
+		return false
+	}
+	for _, m := range n.cfg.Gossip.Members() {
+		if m.Meta.Role != gossip.RoleShard || m.Meta.ShardID != n.cfg.ShardID || m.Meta.NodeID == n.cfg.NodeID || m.Meta.HTTPAddr == "" {
+			continue
+		}
+		if listed, ok := n.listedByLeader(m.Meta.NodeID, m.Meta.HTTPAddr); ok {
+			return !listed
+		}
+	}
+	return false
+}
+
+// listedByLeader asks member id at addr for its members; ok is false
+// unless it answered as the leader.
+func (n *Node) listedByLeader(id, addr string) (listed, ok bool) {
+	node, err := n.shards.Node(addr)
+	if err != nil {
+		return false, false
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("/internal/v1/members")
+	req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+n.cfg.ClusterSecret)
+	if node.Do(req, resp, time.Now().Add(2*time.Second)) != nil || resp.StatusCode() != fasthttp.StatusOK {
+		return false, false
+	}
+	var list api.MemberList
+	if json.Unmarshal(resp.Body(), &list) != nil || list.LeaderID != id {
+		return false, false
+	}
+	for _, m := range list.Members {
+		if m.ID == n.cfg.NodeID {
+			return true, true
+		}
+	}
+	return false, true
+}

@@ -137,7 +137,9 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	if err := sh.Start(); err != nil {
 		return err
 	}
+	joined := false
 	if !sh.HasState() && !o.bootstrap {
+		joined = true
 		fmt.Fprintf(out, "jobbie shard: node %s has no state; asking shard %s to add it\n", o.nodeID, o.shardID)
 		if err := sh.JoinCluster(ctx, splitList(o.joinHTTP)); err != nil {
 			return err
@@ -151,7 +153,7 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	st := sh.Status()
 	fmt.Fprintf(out, "jobbie shard: node %s of shard %s serving http://%s (raft %s, gossip %s)\n",
 		o.nodeID, o.shardID, st.HTTPAddr, st.RaftAddr, pool.Addr())
-	removed := removalWatch(sh)
+	removed := removalWatch(sh, joined)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -173,20 +175,38 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 }
 
 // removalWatch returns a check that is true once the cluster removed this
-// node: it was a member of its latest configuration and no longer is, or
-// Raft stopped itself (a leader that applied its own removal). A node that
-// restarts after being removed and added again starts outside the
-// configuration it has, so only leaving it counts.
-func removalWatch(sh *shard.Node) func() bool {
-	was := false
+// node: it was a member of its latest configuration (or was added at
+// start) and no longer is; or Raft stopped itself (a leader that applied
+// its own removal); or, having known no leader for a while, the group's
+// leader lists it no more (Raft may never send a removed member the entry
+// that removes it). A node that restarts after being removed and added
+// again starts outside the configuration it has, so only leaving it
+// counts.
+func removalWatch(sh *shard.Node, joined bool) func() bool {
+	was := joined
+	var leaderless time.Time // since when this node knows no leader
 	return func() bool {
 		member, known, stopped := sh.Membership()
 		if member {
 			was = true
 		}
-		return stopped || (was && known && !member)
+		if stopped || (was && known && !member) {
+			return true
+		}
+		if sh.Status().LeaderID != "" {
+			leaderless = time.Time{}
+			return false
+		}
+		if leaderless.IsZero() {
+			leaderless = time.Now()
+		}
+		return time.Since(leaderless) >= askPeersAfter && sh.RemovedByGroup()
 	}
 }
+
+// askPeersAfter is how long a member goes without a leader before it asks
+// the group's leader whether it was removed: longer than an election.
+const askPeersAfter = 3 * time.Second
 
 // advertised is the HTTP and Raft addresses peers use: the listen
 // addresses, or --advertise's host on the listen ports.

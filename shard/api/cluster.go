@@ -49,12 +49,19 @@ type MemberView struct {
 	HTTPAddr string `json:"http_addr,omitempty"` // from gossip, when the member is in the pool
 }
 
+// MemberList is GET /internal/v1/members (and the answer to an add).
+type MemberList struct {
+	ShardID  string       `json:"shard_id"`
+	LeaderID string       `json:"leader_id"` // "" while this node knows no leader
+	Members  []MemberView `json:"members"`
+}
+
 func (s *Server) listMembers(c *fiber.Ctx) error {
 	ms, err := s.Members()
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"shard_id": s.cfg.ShardID, "leader_id": s.node.LeaderID(), "members": ms})
+	return c.JSON(MemberList{ShardID: s.cfg.ShardID, LeaderID: s.node.LeaderID(), Members: ms})
 }
 
 // Members lists the group's members as this node knows them, with the HTTP

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,10 @@ func Time(t time.Time) json.RawMessage {
 	return b
 }
 
+// maxSeconds is the longest duration ParseDuration reads as a number of
+// seconds (about 292 years): past it a time.Duration overflows.
+var maxSeconds = float64(math.MaxInt64) / float64(time.Second)
+
 // errDuration is ParseDuration's complaint; callers name the field.
 var errDuration = errors.New(`not a duration like "5s" or a number of seconds`)
 
@@ -64,7 +69,7 @@ func ParseDuration(raw json.RawMessage) (d time.Duration, ok bool, err error) {
 		return d, true, nil
 	}
 	secs, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
+	if err != nil || math.Abs(secs) > maxSeconds {
 		return 0, false, errDuration
 	}
 	return time.Duration(secs * float64(time.Second)), true, nil

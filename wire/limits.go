@@ -50,11 +50,11 @@ func FetchWait(timeout *float64) (time.Duration, error) {
 	if timeout == nil {
 		return DefaultFetchTimeout, nil
 	}
-	d := time.Duration(*timeout * float64(time.Second))
-	if *timeout < 0 || d > MaxFetchTimeout {
+	// Bounds are checked in seconds: a huge number would overflow a Duration.
+	if !(*timeout >= 0 && *timeout <= MaxFetchTimeout.Seconds()) {
 		return 0, fmt.Errorf("timeout must be between 0 and %d seconds", int(MaxFetchTimeout/time.Second))
 	}
-	return d, nil
+	return time.Duration(*timeout * float64(time.Second)), nil
 }
 
 // LeaseFor is the lease a fetch's lease_duration (seconds, nil for the
@@ -63,9 +63,8 @@ func LeaseFor(seconds *float64) (time.Duration, error) {
 	if seconds == nil {
 		return DefaultLease, nil
 	}
-	d := time.Duration(*seconds * float64(time.Second))
-	if d < MinLease || d > MaxLease {
+	if !(*seconds >= MinLease.Seconds() && *seconds <= MaxLease.Seconds()) {
 		return 0, fmt.Errorf("lease_duration must be between %d and %d seconds", int(MinLease/time.Second), int(MaxLease/time.Second))
 	}
-	return d, nil
+	return time.Duration(*seconds * float64(time.Second)), nil
 }

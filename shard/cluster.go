@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -167,30 +168,8 @@ func (n *Node) joinTargets(hints []string) []string {
 // askToJoin posts this node's membership request to a member, which
 // forwards it to its leader.
 func (n *Node) askToJoin(addr string, body []byte) error {
-	node, err := n.shards.Node(addr)
-	if err != nil {
-		return err
-	}
-	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI("/internal/v1/members")
-	req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+n.cfg.ClusterSecret)
-	req.Header.SetContentType("application/json")
-	req.SetBody(body)
-	if err := node.Do(req, resp, time.Now().Add(15*time.Second)); err != nil { // a network deadline: the wall clock
-		return err
-	}
-	if resp.StatusCode() != fasthttp.StatusOK {
-		var b wire.ErrorBody
-		if json.Unmarshal(resp.Body(), &b) == nil && b.Error != nil {
-			return fmt.Errorf("%s: %d %s", addr, resp.StatusCode(), b.Error.Message)
-		}
-		return fmt.Errorf("%s: status %d", addr, resp.StatusCode())
-	}
-	return nil
+	_, err := n.callMembers(addr, body, 15*time.Second)
+	return err
 }
 
 // RemovedByGroup asks the group's leader, found among this shard's
@@ -207,19 +186,22 @@ func (n *Node) RemovedByGroup() bool {
 		if m.Meta.Role != gossip.RoleShard || m.Meta.ShardID != n.cfg.ShardID || m.Meta.NodeID == n.cfg.NodeID || m.Meta.HTTPAddr == "" {
 			continue
 		}
-		if listed, ok := n.listedByLeader(m.Meta.NodeID, m.Meta.HTTPAddr); ok {
-			return !listed
+		list, err := n.callMembers(m.Meta.HTTPAddr, nil, 2*time.Second)
+		if err != nil || list.LeaderID != m.Meta.NodeID {
+			continue // not the leader, or it did not answer
 		}
+		return !slices.ContainsFunc(list.Members, func(v api.MemberView) bool { return v.ID == n.cfg.NodeID })
 	}
 	return false
 }
 
-// listedByLeader asks member id at addr for its members; ok is false
-// unless it answered as the leader.
-func (n *Node) listedByLeader(id, addr string) (listed, ok bool) {
+// callMembers calls /internal/v1/members on the member at addr, a GET or,
+// with a body, a POST (an add), and returns the member list it answers.
+func (n *Node) callMembers(addr string, body []byte, wait time.Duration) (api.MemberList, error) {
+	var list api.MemberList
 	node, err := n.shards.Node(addr)
 	if err != nil {
-		return false, false
+		return list, err
 	}
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
@@ -227,17 +209,23 @@ func (n *Node) listedByLeader(id, addr string) (listed, ok bool) {
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("/internal/v1/members")
 	req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+n.cfg.ClusterSecret)
-	if node.Do(req, resp, time.Now().Add(2*time.Second)) != nil || resp.StatusCode() != fasthttp.StatusOK {
-		return false, false
+	if body != nil {
+		req.Header.SetMethod(fasthttp.MethodPost)
+		req.Header.SetContentType("application/json")
+		req.SetBody(body)
 	}
-	var list api.MemberList
-	if json.Unmarshal(resp.Body(), &list) != nil || list.LeaderID != id {
-		return false, false
+	if err := node.Do(req, resp, time.Now().Add(wait)); err != nil { // a network deadline: the wall clock
+		return list, err
 	}
-	for _, m := range list.Members {
-		if m.ID == n.cfg.NodeID {
-			return true, true
+	if resp.StatusCode() != fasthttp.StatusOK {
+		var b wire.ErrorBody
+		if json.Unmarshal(resp.Body(), &b) == nil && b.Error != nil {
+			return list, fmt.Errorf("%s: %d %s", addr, resp.StatusCode(), b.Error.Message)
 		}
+		return list, fmt.Errorf("%s: status %d", addr, resp.StatusCode())
 	}
-	return false, true
+	if err := json.Unmarshal(resp.Body(), &list); err != nil {
+		return list, fmt.Errorf("%s: member list: %w", addr, err)
+	}
+	return list, nil
 }

@@ -1,12 +1,8 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
@@ -118,19 +114,7 @@ func (e *Engine) fireBatch(tx *replica.Tx, ns string, b *BatchRecord) {
 
 // ReadBatch reads a batch record.
 func ReadBatch(r pebble.Reader, ns, id string) (*BatchRecord, error) {
-	v, closer, err := r.Get(keys.Batch(ns, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, apierr.New(apierr.NotFound, "batch %s not found", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("shard: read batch %s: %w", id, err)
-	}
-	defer closer.Close()
-	b := new(BatchRecord)
-	if err := replica.Decode(v, b); err != nil {
-		return nil, fmt.Errorf("shard: decode batch %s: %w", id, err)
-	}
-	return b, nil
+	return readRecord[BatchRecord](r, keys.Batch(ns, id), "batch", id)
 }
 
 func putBatch(tx *replica.Tx, ns string, b *BatchRecord) {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 
 	"github.com/cockroachdb/pebble"
@@ -85,19 +84,7 @@ type BulkOpCmd struct {
 
 // ReadBulkOp reads a background operation's record.
 func ReadBulkOp(r pebble.Reader, ns, id string) (*BulkOp, error) {
-	v, closer, err := r.Get(keys.BulkOp(ns, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, apierr.New(apierr.NotFound, "bulk operation %s not found", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer closer.Close()
-	op := new(BulkOp)
-	if err := replica.Decode(v, op); err != nil {
-		return nil, err
-	}
-	return op, nil
+	return readRecord[BulkOp](r, keys.BulkOp(ns, id), "bulk operation", id)
 }
 
 func (e *Engine) applyBulk(tx *replica.Tx, c *BulkCmd) (*BulkOutcome, error) {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
@@ -40,19 +39,7 @@ type Schedule struct {
 
 // ReadSchedule reads a schedule record.
 func ReadSchedule(r pebble.Reader, ns, id string) (*Schedule, error) {
-	v, closer, err := r.Get(keys.Schedule(ns, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, apierr.New(apierr.NotFound, "schedule %s not found", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("shard: read schedule %s: %w", id, err)
-	}
-	defer closer.Close()
-	s := new(Schedule)
-	if err := replica.Decode(v, s); err != nil {
-		return nil, fmt.Errorf("shard: decode schedule %s: %w", id, err)
-	}
-	return s, nil
+	return readRecord[Schedule](r, keys.Schedule(ns, id), "schedule", id)
 }
 
 // scheduleByName returns the id of ns's schedule called name, if any.

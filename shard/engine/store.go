@@ -37,6 +37,24 @@ func ReadJob(r pebble.Reader, ns, id string) (*job.Job, error) {
 	return j, nil
 }
 
+// readRecord reads the msgpack record at key: a batch, a schedule, a bulk
+// operation. A missing one is apierr NotFound naming what and id.
+func readRecord[T any](r pebble.Reader, key []byte, what, id string) (*T, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, apierr.New(apierr.NotFound, "%s %s not found", what, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shard: read %s %s: %w", what, id, err)
+	}
+	defer closer.Close()
+	rec := new(T)
+	if err := replica.Decode(v, rec); err != nil {
+		return nil, fmt.Errorf("shard: decode %s %s: %w", what, id, err)
+	}
+	return rec, nil
+}
+
 // insertJob writes a new job in its initial state (job.Initial) with its
 // indexes.
 func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {

@@ -123,12 +123,12 @@ func (c *localCluster) status(p clusterProc) (nodeState, bool) {
 }
 
 // leader waits until one node of the shard leads and is ready, other than
-// not (a node id, or ""), and returns it.
-func (c *localCluster) leader(shardID, not string, within time.Duration) (clusterProc, bool) {
+// the process notPID (0 for any), and returns it.
+func (c *localCluster) leader(shardID string, notPID int, within time.Duration) (clusterProc, bool) {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		for _, p := range c.procs() {
-			if p.Role != "shard" || p.ShardID != shardID || p.NodeID == not || p.PID == 0 {
+			if p.Role != "shard" || p.ShardID != shardID || p.PID == notPID || p.PID == 0 {
 				continue
 			}
 			if s, ok := c.status(p); ok && s.State == "leader" && s.Ready {

@@ -11,5 +11,7 @@
 // no_leader, or 503/421 naming the leader in wire.LeaderHeader) is given
 // only for requests the node did not apply; a connection that could not
 // be made (Sent is false) never carried the request; after a request was
-// sent and no answer came, only reads (GET, HEAD) are repeated.
+// sent and no answer came, only reads (GET, HEAD) are repeated. The
+// connection pools never repeat anything themselves (fasthttp would
+// resend even a POST whose connection closed before the answer).
 package shardclient

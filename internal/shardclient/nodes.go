@@ -1,6 +1,7 @@
 package shardclient
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -31,10 +32,16 @@ func (n *Node) shouldLog() bool {
 }
 
 // Do sends req to this node once and reads the whole answer into resp
-// by deadline.
+// by deadline. A lost connection closes the node's idle ones: after a
+// crash or a restart they are all dead, and the next request should dial
+// rather than find that out.
 func (n *Node) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
 	req.Header.SetHost(n.host)
-	return n.hc.DoDeadline(req, resp, deadline)
+	err := n.hc.DoDeadline(req, resp, deadline)
+	if err != nil && !errors.Is(err, fasthttp.ErrNoFreeConns) && !errors.Is(err, fasthttp.ErrTimeout) {
+		n.hc.CloseIdleConnections()
+	}
+	return err
 }
 
 // nodes holds one Node per address.
@@ -74,6 +81,10 @@ func (ns *nodes) get(addr string) (*Node, error) {
 		WriteTimeout:           ns.cfg.WriteTimeout,
 		MaxResponseBodySize:    ns.cfg.MaxResponseBody,
 		DisablePathNormalizing: true,
+		// fasthttp would resend a request, a POST included, whose
+		// connection closed before the answer: the shard may have applied
+		// it. Whether to send again is Client's decision (see Sent).
+		MaxIdemponentCallAttempts: 1,
 	}}
 	if unix {
 		// A node on the same host: a Unix socket skips the TCP stack. The

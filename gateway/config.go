@@ -55,7 +55,7 @@ type Config struct {
 	// shares). Default 10s.
 	ShardTimeout time.Duration
 	// LeaderRetryTimeout bounds how long a request is retried while its
-	// shard has no leader or the leader moved (see retry.go) before the
+	// shard has no leader or the leader moved (shardclient.Do) before the
 	// client gets 503 with Retry-After. Default 5s.
 	LeaderRetryTimeout time.Duration
 	// Gossip, when set, is the pool this gateway has joined: each shard's

@@ -27,7 +27,9 @@ var (
 // Encode encodes v. Values the state machine built itself always encode,
 // so a failure is a programming error and panics.
 func Encode(v any) []byte {
-	var b []byte
+	// Most commands and records are a few hundred bytes; left nil, the
+	// encoder would start every one with 1 KiB.
+	b := make([]byte, 0, 256)
 	enc := encPool.Get().(*codec.Encoder)
 	enc.ResetBytes(&b)
 	err := enc.Encode(v)

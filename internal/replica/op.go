@@ -39,11 +39,15 @@ func (o Op[C, R]) Handle(r *Registry, apply func(tx *Tx, c *C) (R, error)) {
 	})
 }
 
-// Command encodes c as a command of o's type.
+// Command encodes c as a command of o's type: the type byte, then c. The
+// payload is shifted in place to make room for the type, which Encode's
+// spare capacity usually allows without another allocation.
 func (o Op[C, R]) Command(c *C) []byte {
-	b := make([]byte, 1, 64)
+	b := Encode(c)
+	b = append(b, 0)
+	copy(b[1:], b)
 	b[0] = byte(o.Type)
-	return append(b, Encode(c)...)
+	return b
 }
 
 // Proposer replicates commands: a Node, or a test's stand-in.

@@ -25,7 +25,6 @@ type Tx struct {
 	after  []func()
 	before []func()
 	dirty  bool // the running command changed in-memory state (MarkDirty)
-	vals   map[any]any
 }
 
 // NewTx returns a transaction over batch at the given clock and index. The
@@ -68,19 +67,6 @@ func (tx *Tx) RunAfterCommit() {
 // that fails after writing to the batch or marking itself dirty is undone
 // by applying its group again without it (see fsm.applyGroup).
 func (tx *Tx) MarkDirty() { tx.dirty = true }
-
-// Value returns what Stash stored under key in this entry, or nil.
-func (tx *Tx) Value(key any) any { return tx.vals[key] }
-
-// Stash keeps v under key for the rest of the entry: per-entry state of a
-// state machine (say, events to publish after the commit) that must
-// vanish with the entry if the replica applies it again.
-func (tx *Tx) Stash(key, v any) {
-	if tx.vals == nil {
-		tx.vals = map[any]any{}
-	}
-	tx.vals[key] = v
-}
 
 // Handler applies one command's payload and returns its result, or the
 // business failure (not found, lease lost) that refused it. A refused

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,22 +127,13 @@ func (h *Events) StartAt(index uint64) {
 	h.mu.Unlock()
 }
 
-// stagedKey keys an entry's events in its transaction (replica.Tx.Stash):
-// they are numbered as the apply produces them and published once the
-// entry commits, so an entry applied again starts over with nothing.
-type stagedKey struct{}
-
 // Observer returns the engine observer that numbers events inside the
-// apply and hands them to the hub once their entry has committed.
+// apply and hands them to the hub once their entry has committed, so an
+// entry applied again starts over with nothing.
 func (h *Events) Observer() engine.Observer {
+	st := &stage[nsEvent]{publish: h.publish}
 	return func(tx *replica.Tx, ns string, j *job.Job, from job.State) {
-		staged, _ := tx.Value(stagedKey{}).(*[]nsEvent)
-		if staged == nil {
-			staged = new([]nsEvent)
-			tx.Stash(stagedKey{}, staged)
-			tx.AfterCommit(func() { h.publish(*staged) })
-		}
-		pos := uint64(len(*staged))
+		pos := uint64(st.len(tx))
 		if pos > eventSeqMask {
 			// An entry moves at most 512 commands × 1,000 jobs, under the
 			// 2^20 positions a sequence number has; more are not published.
@@ -152,7 +144,7 @@ func (h *Events) Observer() engine.Observer {
 		if j.State == job.Active {
 			ev.WorkerID = j.WorkerID
 		}
-		*staged = append(*staged, nsEvent{ns: ns, ev: ev})
+		st.add(tx, nsEvent{ns: ns, ev: ev})
 	}
 }
 
@@ -161,7 +153,7 @@ func (h *Events) Observer() engine.Observer {
 func (h *Events) publish(evs []nsEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	touched := map[*eventRing]struct{}{}
+	var touched []*eventRing // an entry's events are mostly of one namespace
 	for i := range evs {
 		p := &evs[i]
 		if !h.sinceSet {
@@ -169,9 +161,11 @@ func (h *Events) publish(evs []nsEvent) {
 		}
 		r := h.ringLocked(p.ns)
 		r.add(p.ev)
-		touched[r] = struct{}{}
+		if !slices.Contains(touched, r) {
+			touched = append(touched, r)
+		}
 	}
-	for r := range touched {
+	for _, r := range touched {
 		for s := range r.subs {
 			select {
 			case s.wake <- struct{}{}:

@@ -71,41 +71,26 @@ func (m eventCounters) inc(k eventKey) {
 	c.Inc()
 }
 
-type countedKey struct{}
-
 // CountEvents returns the engine observer that counts lifecycle events in
 // jobbie_job_events_total once their entry commits.
 func CountEvents() engine.Observer {
 	m := eventCounters{}
+	st := &stage[eventKey]{publish: func(ks []eventKey) {
+		for _, k := range ks {
+			m.inc(k)
+		}
+	}}
 	return func(tx *replica.Tx, ns string, j *job.Job, from job.State) {
-		var evs [2]string
-		n := 0
 		switch {
 		case from == job.New:
-			evs[n], n = "enqueued", n+1
+			st.add(tx, eventKey{ns, j.Queue, "enqueued"})
 		case j.State == job.Completed:
-			evs[n], n = "completed", n+1
+			st.add(tx, eventKey{ns, j.Queue, "completed"})
 		case from == job.Active && (j.State == job.Retrying || j.State == job.Dead || j.State == job.Pending):
-			evs[n], n = "failed", n+1 // a lost lease counts as a failed attempt
+			st.add(tx, eventKey{ns, j.Queue, "failed"}) // a lost lease counts as a failed attempt
 		}
 		if j.State == job.Dead {
-			evs[n], n = "dead", n+1
-		}
-		if n == 0 {
-			return
-		}
-		staged, _ := tx.Value(countedKey{}).(*[]eventKey)
-		if staged == nil {
-			staged = new([]eventKey)
-			tx.Stash(countedKey{}, staged)
-			tx.AfterCommit(func() {
-				for _, k := range *staged {
-					m.inc(k)
-				}
-			})
-		}
-		for _, ev := range evs[:n] {
-			*staged = append(*staged, eventKey{ns, j.Queue, ev})
+			st.add(tx, eventKey{ns, j.Queue, "dead"})
 		}
 	}
 }

@@ -61,28 +61,17 @@ type workerChange struct {
 	at              time.Time
 }
 
-type workerKey struct{}
-
 // Observer returns the engine observer that keeps each worker's active
 // jobs, applied once the entry commits.
 func (ws *Workers) Observer() engine.Observer {
+	st := &stage[workerChange]{publish: ws.apply}
 	return func(tx *replica.Tx, ns string, j *job.Job, from job.State) {
-		var c workerChange
 		switch {
 		case j.State == job.Active && from != job.Active && j.WorkerID != "":
-			c = workerChange{ns: ns, worker: j.WorkerID, job: j.ID, at: tx.Now}
+			st.add(tx, workerChange{ns: ns, worker: j.WorkerID, job: j.ID, at: tx.Now})
 		case from == job.Active && j.State != job.Active:
-			c = workerChange{ns: ns, job: j.ID}
-		default:
-			return
+			st.add(tx, workerChange{ns: ns, job: j.ID})
 		}
-		staged, _ := tx.Value(workerKey{}).(*[]workerChange)
-		if staged == nil {
-			staged = new([]workerChange)
-			tx.Stash(workerKey{}, staged)
-			tx.AfterCommit(func() { ws.apply(*staged) })
-		}
-		*staged = append(*staged, c)
 	}
 }
 

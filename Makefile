@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/jobbie
 DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
-RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/...
+RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
 .PHONY: dev build test unit e2e vet bench bench-cluster bench-search chaos clean
 

@@ -30,6 +30,8 @@ func TestBadInputIs400NamingTheField(t *testing.T) {
 		{"bad scheduled_at", `{"queue":"q","scheduled_at":"tomorrow"}`, "bad_request", "scheduled_at"},
 		{"wrong type", `{"queue":"q","max_retries":"three"}`, "invalid_json", "max_retries"},
 		{"unknown field", `{"queue":"q","prority":"high"}`, "bad_request", "prority"},
+		{"NUL in a tag key", `{"queue":"q","tags":{"a\u0000b":"c"}}`, "bad_request", "tags"},
+		{"NUL in a tag value", `{"queue":"q","tags":{"a":"b\u0000c"}}`, "bad_request", "tags"},
 	}
 	for _, tc := range cases {
 		r := call(t, "POST", url, key, tc.body)

@@ -271,6 +271,8 @@ func TestSearchErrors(t *testing.T) {
 		{map[string]any{"cursor": "not-a-cursor"}, "cursor"},
 		{map[string]any{"queue": "q", "payload_contains": "x", "cursor": "AQ"}, "cursor"},
 		{map[string]any{"colour": "red"}, "colour"},
+		{map[string]any{"tags": map[string]string{"a\x00b": "c"}}, "tags"},
+		{map[string]any{"tags": map[string]string{"a": "b\x00c"}}, "tags"},
 	}
 	for _, tc := range cases {
 		r := b.call("POST", "/api/v1/jobs/search", tc.body)

@@ -15,18 +15,15 @@ import (
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
-// Limits on a filter. They mirror what a job can carry (shard/validate.go):
-// a filter value longer than any stored value could never match, so it is
-// refused instead of silently returning nothing.
+// Limits on a filter. Tags, unique keys and worker ids are bounded by what
+// a job can carry (wire's limits): a filter value longer than any stored
+// value could never match, so it is refused instead of silently returning
+// nothing.
 const (
-	MaxTags          = 32   // a job carries at most 32 tags, so a filter may name all of them
-	MaxTagKey        = 64   // as at enqueue
-	MaxTagValue      = 256  // as at enqueue
 	MaxContains      = 1024 // payload_contains, error_contains
-	MaxUniqueKey     = 256  // as at enqueue
-	MaxWorkerID      = 256  // as at fetch
 	MaxBatchID       = 128
 	MaxJQBytes       = 1000 // payload_jq source
 	MaxAttemptFilter = 1 << 30
@@ -156,15 +153,15 @@ func (f *Filter) Validate(prefix string) error {
 	if f.Priority != nil && *f.Priority > job.Normal {
 		return fieldErr(prefix+"priority", "unknown priority %d", *f.Priority)
 	}
-	if len(f.Tags) > MaxTags {
-		return fieldErr(prefix+"tags", "at most %d tags; got %d", MaxTags, len(f.Tags))
+	if len(f.Tags) > wire.MaxTags {
+		return fieldErr(prefix+"tags", "at most %d tags; got %d", wire.MaxTags, len(f.Tags))
 	}
 	for k, v := range f.Tags {
-		if k == "" || len(k) > MaxTagKey {
-			return fieldErr(prefix+"tags", "tag keys must be 1-%d bytes; got %q", MaxTagKey, clip(k))
+		if k == "" || len(k) > wire.MaxTagKey || strings.IndexByte(k, 0) >= 0 {
+			return fieldErr(prefix+"tags", "tag keys must be 1-%d bytes without NUL; got %q", wire.MaxTagKey, clip(k))
 		}
-		if len(v) > MaxTagValue {
-			return fieldErr(prefix+"tags", "tag %q: values must be at most %d bytes", k, MaxTagValue)
+		if len(v) > wire.MaxTagValue || strings.IndexByte(v, 0) >= 0 {
+			return fieldErr(prefix+"tags", "tag %q: values must be at most %d bytes, without NUL", k, wire.MaxTagValue)
 		}
 	}
 	for _, s := range []struct {
@@ -173,9 +170,9 @@ func (f *Filter) Validate(prefix string) error {
 	}{
 		{"payload_contains", f.PayloadContains, MaxContains},
 		{"error_contains", f.ErrorContains, MaxContains},
-		{"worker_id", f.WorkerID, MaxWorkerID},
+		{"worker_id", f.WorkerID, wire.MaxWorkerID},
 		{"batch_id", f.BatchID, MaxBatchID},
-		{"unique_key", f.UniqueKey, MaxUniqueKey},
+		{"unique_key", f.UniqueKey, wire.MaxUniqueKey},
 		{"job_id_prefix", f.JobIDPrefix, keys.JobIDLen},
 	} {
 		if len(s.v) > s.max {

@@ -112,8 +112,9 @@ func validateTags(field string, tags map[string]string) error {
 		return apierr.Field(field, "at most %d tags", wire.MaxTags)
 	}
 	for k, v := range tags {
-		if k == "" || len(k) > wire.MaxTagKey || len(v) > wire.MaxTagValue {
-			return apierr.Field(field, "tag keys must be 1-%d bytes and values at most %d bytes", wire.MaxTagKey, wire.MaxTagValue)
+		// The tag index separates key, value and job id with NUL.
+		if k == "" || len(k) > wire.MaxTagKey || len(v) > wire.MaxTagValue || strings.IndexByte(k, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
+			return apierr.Field(field, "tag keys must be 1-%d bytes and values at most %d bytes, without NUL", wire.MaxTagKey, wire.MaxTagValue)
 		}
 	}
 	return nil

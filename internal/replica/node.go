@@ -44,6 +44,8 @@ type Config struct {
 	// when it differs from RaftAddr (a 0.0.0.0 bind, NAT). Default: the
 	// bound address.
 	RaftAdvertise string
+	// RaftTLS, when set, makes the Raft transport mutual TLS.
+	RaftTLS *RaftTLS
 	// Bootstrap makes a node with no Raft state the single voter of a new
 	// group. A node without it waits to be added by the leader (AddVoter).
 	// Either way a node with state resumes from it and ignores the flag.
@@ -246,28 +248,6 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 		}
 	}
 	return nil
-}
-
-// transport listens on RaftAddr and advertises RaftAdvertise (or the bound
-// address) to the other members.
-func (n *Node) transport() (*raft.NetworkTransport, error) {
-	adv := n.cfg.RaftAdvertise
-	if adv == "" {
-		adv = n.cfg.RaftAddr
-	}
-	var addr net.Addr
-	if n.cfg.RaftAdvertise != "" || !hasZeroPort(adv) {
-		a, err := net.ResolveTCPAddr("tcp", adv)
-		if err != nil {
-			return nil, fmt.Errorf("replica: raft address: %w", err)
-		}
-		addr = a
-	}
-	trans, err := raft.NewTCPTransportWithLogger(n.cfg.RaftAddr, addr, 4, 10*time.Second, n.cfg.Logger)
-	if err != nil {
-		return nil, fmt.Errorf("replica: raft transport: %w", err)
-	}
-	return trans, nil
 }
 
 func hasZeroPort(hostport string) bool {

@@ -1,0 +1,81 @@
+package replica
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// RaftTLS makes the Raft transport mutual TLS: Server checks the members
+// that dial this node, Client the members it dials. Without it any process
+// that reaches the Raft port could append entries or force elections.
+type RaftTLS struct {
+	Server *tls.Config
+	Client *tls.Config
+}
+
+// tlsStream is a raft.StreamLayer over TLS. The server side's handshake
+// runs on the transport's connection goroutine (at the first read), so a
+// peer that stalls it holds only its own connection.
+type tlsStream struct {
+	net.Listener
+	advertise net.Addr
+	client    *tls.Config
+}
+
+func (s *tlsStream) Addr() net.Addr {
+	if s.advertise != nil {
+		return s.advertise
+	}
+	return s.Listener.Addr()
+}
+
+// Dial connects to a member and completes the handshake within timeout,
+// so an impostor is refused before any RPC is sent to it.
+func (s *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	d := &net.Dialer{Timeout: timeout}
+	return tls.DialWithDialer(d, "tcp", string(address), s.client)
+}
+
+// transport listens on RaftAddr and advertises RaftAdvertise (or the bound
+// address) to the other members, over TLS when RaftTLS is set.
+func (n *Node) transport() (*raft.NetworkTransport, error) {
+	adv := n.cfg.RaftAdvertise
+	if adv == "" {
+		adv = n.cfg.RaftAddr
+	}
+	var addr net.Addr
+	if n.cfg.RaftAdvertise != "" || !hasZeroPort(adv) {
+		a, err := net.ResolveTCPAddr("tcp", adv)
+		if err != nil {
+			return nil, fmt.Errorf("replica: raft address: %w", err)
+		}
+		addr = a
+	}
+	if n.cfg.RaftTLS == nil {
+		trans, err := raft.NewTCPTransportWithLogger(n.cfg.RaftAddr, addr, 4, 10*time.Second, n.cfg.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("replica: raft transport: %w", err)
+		}
+		return trans, nil
+	}
+	if n.cfg.RaftTLS.Server == nil || n.cfg.RaftTLS.Client == nil {
+		return nil, errors.New("replica: RaftTLS needs both a Server and a Client configuration")
+	}
+	ln, err := net.Listen("tcp", n.cfg.RaftAddr)
+	if err != nil {
+		return nil, fmt.Errorf("replica: raft transport: %w", err)
+	}
+	s := &tlsStream{Listener: tls.NewListener(ln, n.cfg.RaftTLS.Server), advertise: addr, client: n.cfg.RaftTLS.Client}
+	if a, ok := s.Addr().(*net.TCPAddr); !ok || a.IP == nil || a.IP.IsUnspecified() {
+		_ = ln.Close()
+		return nil, fmt.Errorf("replica: raft address %s cannot be advertised to other members", s.Addr())
+	}
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: s, MaxPool: 4, Timeout: 10 * time.Second, Logger: n.cfg.Logger,
+	}), nil
+}

@@ -130,7 +130,7 @@ func (c *Credentials) Client(expect Policy) *tls.Config {
 		InsecureSkipVerify: true,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
-				return errors.New("pki: the server sent no certificate")
+				return &PeerError{errors.New("pki: the server sent no certificate")}
 			}
 			inter := x509.NewCertPool()
 			for _, ic := range cs.PeerCertificates[1:] {
@@ -138,25 +138,36 @@ func (c *Credentials) Client(expect Policy) *tls.Config {
 			}
 			if _, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: c.roots, Intermediates: inter,
 				KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
-				return fmt.Errorf("pki: the server's certificate is not from the trusted CA: %w", err)
+				return &PeerError{fmt.Errorf("pki: the server's certificate is not from the trusted CA: %w", err)}
 			}
 			return check(cs, expect)
 		},
 	}
 }
 
+// PeerError is a handshake this side refused: the peer's certificate was
+// missing, not from the CA, or named an identity the policy does not
+// admit. No request went over the connection.
+type PeerError struct{ Err error }
+
+func (e *PeerError) Error() string { return e.Err.Error() }
+func (e *PeerError) Unwrap() error { return e.Err }
+
 func check(cs tls.ConnectionState, p Policy) error {
 	if len(cs.PeerCertificates) == 0 {
-		return errors.New("pki: the peer sent no certificate")
+		return &PeerError{errors.New("pki: the peer sent no certificate")}
 	}
 	id, err := IdentityOf(cs.PeerCertificates[0])
 	if err != nil {
-		return err
+		return &PeerError{err}
 	}
 	if p == nil {
 		return nil
 	}
-	return p(id)
+	if err := p(id); err != nil {
+		return &PeerError{err}
+	}
+	return nil
 }
 
 // PeerIdentity is the identity of the peer of a connection made with a

@@ -12,13 +12,21 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // Config configures a Client. Zero values take the defaults in comments.
 type Config struct {
-	// Authorization is sent with every request ("Bearer <cluster secret>").
+	// Authorization, if set, is sent with every request ("Bearer <cluster
+	// secret>").
 	Authorization string
+	// TLS, when set, makes every TCP request mutual TLS with these
+	// credentials. A route's nodes must prove membership of its shard;
+	// a node reached by address alone must satisfy NodePolicy (default:
+	// any shard node).
+	TLS        *pki.Credentials
+	NodePolicy pki.Policy
 	// Gossip, when set, is the pool this process has joined: each shard's
 	// requests go to the leader it advertises (Run follows it).
 	Gossip *gossip.Pool
@@ -95,8 +103,9 @@ func (c *Client) Close() {
 }
 
 // Node returns the pool of one node's address (host:port, an http(s) URL
-// or unix:<path>), for a request to that node alone.
-func (c *Client) Node(addr string) (*Node, error) { return c.nodes.get(addr) }
+// or unix:<path>), for a request to that node alone; with TLS the node
+// must satisfy Config.NodePolicy.
+func (c *Client) Node(addr string) (*Node, error) { return c.nodes.get(addr, "") }
 
 // Failure is a request that got no answer from the shard.
 type Failure struct {
@@ -130,7 +139,9 @@ var ErrNoLeader = errors.New("shardclient: the shard has no leader")
 // that may be the shard's own 503 no_leader, given Retry-After. An error
 // is a *Failure (no answer) or ErrNoLeader.
 func (c *Client) Do(rt *Route, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
-	req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
+	if c.cfg.Authorization != "" {
+		req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
+	}
 	n := rt.Current()
 	first := n
 	err := n.Do(req, resp, deadline)
@@ -249,10 +260,12 @@ func (c *Client) openStream(ctx context.Context, n *Node, path string, header ht
 		return nil, err
 	}
 	req.Header = header.Clone()
-	req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
+	if c.cfg.Authorization != "" {
+		req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
+	}
 	d := &net.Dialer{Timeout: start}
 	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true, DisableCompression: true,
-		ResponseHeaderTimeout: start, TLSHandshakeTimeout: start}
+		ResponseHeaderTimeout: start, TLSHandshakeTimeout: start, TLSClientConfig: n.hc.TLSConfig}
 	if n.hc.Dial != nil { // the pool dials a Unix socket: hc.Addr is its path
 		path := n.hc.Addr
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, "unix", path) }

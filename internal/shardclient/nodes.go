@@ -1,6 +1,7 @@
 package shardclient
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,12 +12,14 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // Node is a keep-alive connection pool to one shard node's address.
 type Node struct {
 	hc      *fasthttp.HostClient
-	host    string // the Host header; "localhost" for a Unix socket
+	host    string       // the Host header; "localhost" for a Unix socket
 	lastLog atomic.Int64 // unix nanoseconds of the last failure logged
 }
 
@@ -37,6 +40,11 @@ func (n *Node) shouldLog() bool {
 // rather than find that out.
 func (n *Node) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
 	req.Header.SetHost(n.host)
+	if n.hc.IsTLS {
+		req.URI().SetScheme("https") // fasthttp refuses a scheme its pool does not speak
+	} else {
+		req.URI().SetScheme("http")
+	}
 	err := n.hc.DoDeadline(req, resp, deadline)
 	if err != nil && !errors.Is(err, fasthttp.ErrNoFreeConns) && !errors.Is(err, fasthttp.ErrTimeout) {
 		n.hc.CloseIdleConnections()
@@ -44,33 +52,45 @@ func (n *Node) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.
 	return err
 }
 
-// nodes holds one Node per address.
+// nodes holds one Node per address and expected peer: with mutual TLS a
+// pool only talks to a node whose certificate shows the identity its
+// caller expects there (a member of the shard the route is for), so one
+// address named for two shards gets two pools, and the wrong one fails.
 type nodes struct {
 	cfg   Config
 	mu    sync.RWMutex
 	byKey map[string]*Node
 }
 
-func (ns *nodes) get(addr string) (*Node, error) {
+// get returns the pool of addr for shard ("" for Config.NodePolicy).
+func (ns *nodes) get(addr, shard string) (*Node, error) {
+	key := addr + "\x00" + shard
 	ns.mu.RLock()
-	n, ok := ns.byKey[addr]
+	n, ok := ns.byKey[key]
 	ns.mu.RUnlock()
 	if ok {
 		return n, nil
 	}
-	host, tls, unix, err := parseAddr(addr)
+	host, isTLS, unix, err := parseAddr(addr)
 	if err != nil {
 		return nil, err
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	if n, ok := ns.byKey[addr]; ok {
+	if n, ok := ns.byKey[key]; ok {
 		return n, nil
 	}
+	var tlsConfig *tls.Config
+	if ns.cfg.TLS != nil && !unix {
+		// Every TCP hop is mutual TLS; a Unix socket is guarded by its
+		// file's permissions.
+		isTLS, tlsConfig = true, ns.cfg.TLS.Client(ns.expect(shard))
+	}
 	n = &Node{host: host, hc: &fasthttp.HostClient{
-		Addr:  host,
-		IsTLS: tls,
-		Name:  ns.cfg.Name,
+		Addr:      host,
+		IsTLS:     isTLS,
+		TLSConfig: tlsConfig,
+		Name:      ns.cfg.Name,
 		// Every waiting long-poll holds a connection, so the pool is large
 		// and a request briefly waits for a free one rather than failing.
 		MaxConns:            ns.cfg.MaxConns,
@@ -95,8 +115,20 @@ func (ns *nodes) get(addr string) (*Node, error) {
 	if ns.byKey == nil {
 		ns.byKey = map[string]*Node{}
 	}
-	ns.byKey[addr] = n
+	ns.byKey[key] = n
 	return n, nil
+}
+
+// expect is the identity a node must show: a member of shard, or what
+// Config.NodePolicy says (any shard node by default).
+func (ns *nodes) expect(shard string) pki.Policy {
+	switch {
+	case shard != "":
+		return pki.ShardMember(shard)
+	case ns.cfg.NodePolicy != nil:
+		return ns.cfg.NodePolicy
+	}
+	return pki.Roles(pki.RoleShard)
 }
 
 func (ns *nodes) closeIdle() {

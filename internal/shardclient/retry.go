@@ -2,6 +2,7 @@ package shardclient
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"net"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // Retry pacing: quick first tries (an election on a LAN takes a few
@@ -43,11 +45,25 @@ func moved(status int, leader, body []byte) (bool, string) {
 }
 
 // Sent reports whether a request that got no answer (err) may have
-// reached the node: false only when the connection could not be made, so
-// the request certainly was not applied and may simply be sent again.
+// reached the node: false only when the connection could not be made or
+// its TLS handshake failed (either side refused the other's certificate,
+// or the node does not speak TLS), so the request certainly was not
+// applied and may simply be sent again.
 func Sent(err error) bool {
 	var op *net.OpError
-	return !errors.Is(err, fasthttp.ErrDialTimeout) && !errors.Is(err, fasthttp.ErrNoFreeConns) && !(errors.As(err, &op) && op.Op == "dial")
+	var peer *pki.PeerError
+	var rec tls.RecordHeaderError
+	switch {
+	case errors.Is(err, fasthttp.ErrDialTimeout), errors.Is(err, fasthttp.ErrNoFreeConns), errors.Is(err, fasthttp.ErrTLSHandshakeTimeout):
+		return false
+	case errors.As(err, &peer), errors.As(err, &rec):
+		return false
+	case errors.As(err, &op) && (op.Op == "dial" || op.Op == "remote error"):
+		// A TLS 1.3 server refuses a client's certificate with an alert
+		// the client reads where it expected the answer.
+		return false
+	}
+	return true
 }
 
 // retry is one request's retry budget and pacing.

@@ -63,7 +63,7 @@ func (c *Client) Route(id, primary string, members []string) (*Route, error) {
 		if a == "" {
 			continue
 		}
-		n, err := c.nodes.get(a)
+		n, err := c.nodes.get(a, id)
 		if err != nil {
 			firstErr = err
 			c.cfg.Logger.Error("shardclient: bad shard address", "shard", id, "addr", a, "err", err)
@@ -107,7 +107,7 @@ func (r *router) gossipLeader(id string) *Node {
 	if !ok || m.Meta.HTTPAddr == "" {
 		return nil
 	}
-	n, err := r.c.nodes.get(m.Meta.HTTPAddr)
+	n, err := r.c.nodes.get(m.Meta.HTTPAddr, id)
 	if err != nil {
 		if r.badLeader.shouldLog() {
 			r.c.cfg.Logger.Warn("shardclient: shard leader advertises an unusable address", "shard", id, "addr", m.Meta.HTTPAddr, "err", err)
@@ -168,7 +168,7 @@ func (r *router) notify() {
 // member in turn.
 func (r *router) next(rt *Route, failed *Node, hint string) (n *Node, named bool) {
 	if hint != "" {
-		if n, err := r.c.nodes.get(hint); err == nil {
+		if n, err := r.c.nodes.get(hint, rt.id); err == nil {
 			rt.target.Store(n)
 			return n, n != failed
 		}

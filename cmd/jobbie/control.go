@@ -170,12 +170,12 @@ func (g *roleGossip) flags(f *pflag.FlagSet, defaultBind string) {
 // start creates the pool without joining: peers may start later, and
 // keepJoined joins them when they do.
 func (g *roleGossip) start(name string, meta gossip.Meta, log *slog.Logger) (*gossip.Pool, error) {
-	key, err := gossipKeyFromFile(g.keyFile)
+	keys, err := gossipKeysFromFile(g.keyFile)
 	if err != nil {
 		return nil, err
 	}
 	return gossip.New(gossip.Config{
-		NodeName: name, BindAddr: g.bind, AdvertiseAddr: g.advertise, SecretKey: key, Meta: meta,
+		NodeName: name, BindAddr: g.bind, AdvertiseAddr: g.advertise, Keys: keys, Meta: meta,
 		LogOutput: slog.NewLogLogger(log.Handler(), slog.LevelWarn).Writer(),
 	})
 }
@@ -234,9 +234,10 @@ func secretFromFile(path string) (string, error) {
 	return s, nil
 }
 
-// gossipKeyFromFile reads the gossip encryption key, written as hex or
-// base64; no file means unencrypted gossip.
-func gossipKeyFromFile(path string) ([]byte, error) {
+// gossipKeysFromFile reads the gossip encryption keys, one a line, each
+// written as hex or base64: the first encrypts, all are accepted (see
+// gossip.Config.Keys for rotation). No file means unencrypted gossip.
+func gossipKeysFromFile(path string) ([][]byte, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -244,14 +245,24 @@ func gossipKeyFromFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := strings.TrimSpace(string(b))
-	if key, err := hex.DecodeString(s); err == nil {
-		return key, nil
+	var keys [][]byte
+	for i, line := range strings.Split(string(b), "\n") {
+		s := strings.TrimSpace(line)
+		if s == "" {
+			continue
+		}
+		key, err := hex.DecodeString(s)
+		if err != nil {
+			if key, err = base64.StdEncoding.DecodeString(s); err != nil {
+				return nil, fmt.Errorf("%s:%d: a gossip key must be 16, 24 or 32 bytes written as hex or base64", path, i+1)
+			}
+		}
+		keys = append(keys, key)
 	}
-	if key, err := base64.StdEncoding.DecodeString(s); err == nil {
-		return key, nil
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%s: no gossip key in the file", path)
 	}
-	return nil, fmt.Errorf("%s: the gossip key must be 16, 24 or 32 bytes written as hex or base64", path)
+	return keys, nil
 }
 
 // roleLogger is the log of a role process: text on stderr, info and up.

@@ -36,6 +36,7 @@ type Member struct {
 // for concurrent use.
 type Pool struct {
 	ml            *memberlist.Memberlist
+	keyring       *memberlist.Keyring // nil: gossip in the clear
 	addr          string
 	name          string
 	updateTimeout time.Duration
@@ -84,10 +85,9 @@ func New(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.SecretKey) > 0 {
-		if err := memberlist.ValidateKey(cfg.SecretKey); err != nil {
-			return nil, fmt.Errorf("gossip: SecretKey is %d bytes: %w", len(cfg.SecretKey), err)
-		}
+	keyring, err := newKeyring(cfg.Keys)
+	if err != nil {
+		return nil, err
 	}
 
 	mc := memberlist.DefaultLANConfig()
@@ -107,12 +107,14 @@ func New(cfg Config) (*Pool, error) {
 		}
 		mc.AdvertiseAddr, mc.AdvertisePort = ah, ap
 	}
-	if len(cfg.SecretKey) > 0 {
-		mc.SecretKey = append([]byte(nil), cfg.SecretKey...)
+	if keyring != nil {
+		mc.Keyring = keyring
+		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
 	}
 	mc.Logger = newLogger(cfg.LogOutput, cfg.Debug)
 
 	p := &Pool{
+		keyring:       keyring,
 		name:          cfg.NodeName,
 		updateTimeout: cfg.UpdateTimeout,
 		meta:          cfg.Meta,

@@ -31,7 +31,7 @@ func joining(addrs ...string) func(*Config) {
 }
 
 func withKey(key []byte) func(*Config) {
-	return func(c *Config) { c.SecretKey = key }
+	return func(c *Config) { c.Keys = [][]byte{key} }
 }
 
 // waitFor re-checks cond on every change p reports (and every 50ms, for
@@ -205,7 +205,7 @@ func TestEncryption(t *testing.T) {
 		want string
 	}{{"wrong key", other, "decrypt"}, {"no key", nil, "encrypt"}} {
 		_, err := New(Config{NodeName: "intruder", BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway},
-			Fast: true, SecretKey: tc.key, Join: []string{a.Addr()}})
+			Fast: true, Keys: keysOf(tc.key), Join: []string{a.Addr()}})
 		require.ErrorContains(t, err, tc.want, tc.name)
 		require.NotContains(t, err.Error(), "\n")
 	}
@@ -217,8 +217,8 @@ func TestEncryption(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, names(a.Members()))
 	require.Equal(t, []string{"plain"}, names(plain.Members()))
 
-	_, err = New(Config{NodeName: "x", BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway}, SecretKey: []byte("short")})
-	require.ErrorContains(t, err, "SecretKey is 5 bytes")
+	_, err = New(Config{NodeName: "x", BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway}, Keys: [][]byte{key, []byte("short")}})
+	require.ErrorContains(t, err, "key 2 is 5 bytes")
 }
 
 func TestMetaRefused(t *testing.T) {
@@ -377,4 +377,43 @@ func TestBindAndAdvertiseParsing(t *testing.T) {
 	require.Equal(t, "10.0.0.5", h)
 	_, _, err = splitAdvertise("10.0.0.5:x", 1)
 	require.Error(t, err)
+}
+
+func keysOf(k []byte) [][]byte {
+	if k == nil {
+		return nil
+	}
+	return [][]byte{k}
+}
+
+// A key is rotated live: the new key added beside the old everywhere,
+// then made primary, then the old one dropped; the pool stays whole and
+// a node holding only the old key is shut out at the end.
+func TestKeyRotation(t *testing.T) {
+	old := bytes.Repeat([]byte{1}, 32)
+	next := bytes.Repeat([]byte{2}, 32)
+	a := newPool(t, "a", Meta{Role: RoleControl}, withKey(old))
+	b := newPool(t, "b", Meta{Role: RoleGateway}, withKey(old), joining(a.Addr()))
+	waitFor(t, a, "b joins", func() bool { return len(a.Members()) == 2 })
+
+	for _, p := range []*Pool{a, b} {
+		require.NoError(t, p.SetKeys([][]byte{old, next}))
+	}
+	for _, p := range []*Pool{a, b} {
+		require.NoError(t, p.SetKeys([][]byte{next, old}))
+	}
+	// A newcomer with only the new key joins.
+	c := newPool(t, "c", Meta{Role: RoleGateway}, withKey(next), joining(a.Addr()))
+	waitFor(t, c, "c sees all", func() bool { return len(c.Members()) == 3 })
+	for _, p := range []*Pool{a, b, c} {
+		require.NoError(t, p.SetKeys([][]byte{next}))
+	}
+	_, err := New(Config{NodeName: "stale", BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway},
+		Fast: true, Keys: [][]byte{old}, Join: []string{a.Addr()}})
+	require.ErrorContains(t, err, "decrypt", "the old key no longer opens the pool")
+
+	require.ErrorContains(t, a.SetKeys(nil), "at least one key")
+	require.ErrorContains(t, a.SetKeys([][]byte{[]byte("short")}), "key 1 is 5 bytes")
+	plain := newPool(t, "plain", Meta{Role: RoleGateway})
+	require.ErrorContains(t, plain.SetKeys([][]byte{next}), "without keys")
 }

@@ -20,6 +20,16 @@ const (
 	CodeInternal        ErrorCode = "internal"          // a bug or an unexpected failure
 )
 
+// Error codes of the gateway's own limits: each names the limit the
+// request ran into.
+const (
+	CodeConnectionLimit     ErrorCode = "connection_limit"       // too many open connections from the client's address; Retry-After set
+	CodeKeyLongPollLimit    ErrorCode = "key_long_poll_limit"    // the key has as many long-polls waiting as allowed; Retry-After set
+	CodeTenantLongPollLimit ErrorCode = "tenant_long_poll_limit" // the tenant has as many long-polls waiting as allowed; Retry-After set
+	CodeHeadersTooLarge     ErrorCode = "headers_too_large"      // the request line and headers are over their size limit
+	CodeRevocationsStale    ErrorCode = "revocations_stale"      // the gateway cannot confirm revocations (control unreachable): keys refused; Retry-After set
+)
+
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error *Error `json:"error"`

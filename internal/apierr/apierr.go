@@ -31,6 +31,12 @@ const (
 	NoLeader        = wire.CodeNoLeader
 	Unavailable     = wire.CodeUnavailable
 	Internal        = wire.CodeInternal
+
+	ConnectionLimit     = wire.CodeConnectionLimit
+	KeyLongPollLimit    = wire.CodeKeyLongPollLimit
+	TenantLongPollLimit = wire.CodeTenantLongPollLimit
+	HeadersTooLarge     = wire.CodeHeadersTooLarge
+	RevocationsStale    = wire.CodeRevocationsStale
 )
 
 var statuses = map[Code]int{
@@ -46,6 +52,12 @@ var statuses = map[Code]int{
 	NoLeader:        http.StatusServiceUnavailable,
 	Unavailable:     http.StatusServiceUnavailable,
 	Internal:        http.StatusInternalServerError,
+
+	ConnectionLimit:     http.StatusTooManyRequests,
+	KeyLongPollLimit:    http.StatusTooManyRequests,
+	TenantLongPollLimit: http.StatusTooManyRequests,
+	HeadersTooLarge:     http.StatusRequestHeaderFieldsTooLarge,
+	RevocationsStale:    http.StatusServiceUnavailable,
 }
 
 // Status is the HTTP status of a code.

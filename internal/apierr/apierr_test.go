@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -18,7 +20,8 @@ import (
 func TestEveryCodeHasItsStatus(t *testing.T) {
 	t.Parallel()
 	want := map[Code]int{BadRequest: 400, InvalidJSON: 400, Unauthenticated: 401, Forbidden: 403, NotFound: 404,
-		Conflict: 409, LeaseMismatch: 409, TooLarge: 413, RateLimited: 429, NoLeader: 503, Unavailable: 503, Internal: 500}
+		Conflict: 409, LeaseMismatch: 409, TooLarge: 413, RateLimited: 429, NoLeader: 503, Unavailable: 503, Internal: 500,
+		ConnectionLimit: 429, KeyLongPollLimit: 429, TenantLongPollLimit: 429, HeadersTooLarge: 431, RevocationsStale: 503}
 	require.Len(t, statuses, len(want))
 	for c, s := range want {
 		require.Equal(t, s, Status(c), c)
@@ -71,4 +74,34 @@ func TestHandlerRendersTheCatalogShape(t *testing.T) {
 	require.Equal(t, NotFound, e.Code)
 	_, _, e = do("/field", "", RequestIDHeader, "bad id with spaces")
 	require.NotEqual(t, "bad id with spaces", e.RequestID)
+}
+
+// Headers over the server's read buffer are refused before routing, by
+// fasthttp; they still get 431 in the catalog shape, with a request id.
+func TestOversizedHeadersAre431(t *testing.T) {
+	t.Parallel()
+	app := fiber.New(fiber.Config{ErrorHandler: Handler, ReadBufferSize: 4 << 10, DisableStartupMessage: true})
+	app.Use(RequestID)
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(204) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	t.Cleanup(func() { require.NoError(t, app.Shutdown()); <-served })
+
+	req, err := http.NewRequest("GET", "http://"+ln.Addr().String()+"/", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Long", strings.Repeat("a", 5<<10))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	res, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	require.Equal(t, 431, res.StatusCode, string(raw))
+	var b wire.ErrorBody
+	require.NoError(t, json.Unmarshal(raw, &b), string(raw))
+	require.Equal(t, HeadersTooLarge, b.Error.Code)
+	require.NotEmpty(t, b.Error.RequestID)
+	require.Equal(t, b.Error.RequestID, res.Header.Get(RequestIDHeader))
 }

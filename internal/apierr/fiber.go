@@ -22,13 +22,17 @@ const requestIDKey = "jobbie.request_id"
 func RequestID(c *fiber.Ctx) error {
 	id := c.Get(RequestIDHeader)
 	if !validRequestID(id) {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		id = "req_" + hex.EncodeToString(b[:])
+		id = newRequestID()
 	}
 	c.Locals(requestIDKey, id)
 	c.Set(RequestIDHeader, id)
 	return c.Next()
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
 }
 
 // RequestIDOf returns the request id set by RequestID.
@@ -56,6 +60,12 @@ func Handler(c *fiber.Ctx, err error) error {
 	e := fromFiber(err)
 	out := *e
 	out.RequestID = RequestIDOf(c)
+	if out.RequestID == "" {
+		// A request refused before routing (headers too large, say) never
+		// met the middleware, yet its answer still names it.
+		out.RequestID = newRequestID()
+		c.Set(RequestIDHeader, out.RequestID)
+	}
 	if out.RetryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(out.RetryAfter))
 	}
@@ -76,6 +86,8 @@ func fromFiber(err error) *Error {
 			return New(TooLarge, "request body is over the size limit")
 		case fiber.StatusUnprocessableEntity, fiber.StatusBadRequest:
 			return New(BadRequest, "%s", fe.Message)
+		case fiber.StatusRequestHeaderFieldsTooLarge:
+			return New(HeadersTooLarge, "the request line and headers are over the size limit: send a shorter path, key or header")
 		case fiber.StatusRequestTimeout:
 			return Retry(Unavailable, 1, "request timed out")
 		}

@@ -8,4 +8,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(controlCmd())
 	root.AddCommand(gatewayCmd())
 	root.AddCommand(shardCmd())
+	root.AddCommand(certsCmd())
 }

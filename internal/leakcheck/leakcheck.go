@@ -31,3 +31,9 @@ var tolerated = []goleak.Option{
 func VerifyTestMain(m *testing.M, extra ...goleak.Option) {
 	goleak.VerifyTestMain(m, append(append([]goleak.Option(nil), tolerated...), extra...)...)
 }
+
+// Find reports goroutines that outlived a package's tests, for a TestMain
+// that must stop something of its own after m.Run and before the check.
+func Find(extra ...goleak.Option) error {
+	return goleak.Find(append(append([]goleak.Option(nil), tolerated...), extra...)...)
+}

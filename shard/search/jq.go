@@ -112,6 +112,9 @@ func checkQuery(q *gojq.Query) error {
 	case gojq.OpPipe, gojq.OpEq, gojq.OpNe, gojq.OpLt, gojq.OpLe, gojq.OpGt, gojq.OpGe, gojq.OpAnd, gojq.OpOr:
 	case gojq.OpComma:
 		return notAllowed(`"," outside an array literal`)
+	case 0:
+		// Neither a term nor an operator: nothing but a comment ("# x").
+		return errors.New("the query is empty")
 	default:
 		return notAllowed(fmt.Sprintf("operator %q", q.Op.String()))
 	}

@@ -240,6 +240,8 @@ func TestJQForbidden(t *testing.T) {
 		{`[.a | input]`, `function "input"`},
 		{`{a: env}`, `function "env"`},
 		{`not(input)`, `function "input"`},
+		{`# only a comment`, "empty"},
+		{"#J > 1", "empty"},
 	}
 	for _, c := range cases {
 		_, err := ParseRequest([]byte(`{"payload_jq":` + quote(c.expr) + `}`))

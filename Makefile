@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
-.PHONY: dev build test unit e2e vet bench bench-cluster bench-search chaos clean
+.PHONY: dev build test unit e2e vet bench bench-cluster bench-search chaos fuzz clean
 
 dev: build
 	$(BIN) dev --data-dir $(DATA_DIR)
@@ -45,6 +45,16 @@ chaos: build
 # minutes. JOBBIE_BENCH_JOBS=100000 makes a quicker, smaller run.
 bench-search:
 	$(GO) test -run '^$$' -bench BenchmarkSearchMillion -benchtime 20x -timeout 60m ./shard/
+
+# Every request decoder of the shard, fuzzed through a real node for
+# FUZZTIME each (make test runs only their seeds); about five minutes.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := FuzzEnqueue FuzzEnqueueBatch FuzzFetch FuzzAck FuzzAckBatchAndHeartbeat FuzzSearch FuzzBulk FuzzSchedule
+fuzz:
+	@for f in $(FUZZ_TARGETS); do \
+		echo "fuzz $$f for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shard/fuzz/ || exit 1; \
+	done
 
 clean:
 	rm -rf bin

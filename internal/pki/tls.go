@@ -117,6 +117,19 @@ func (c *Credentials) Server(allow Policy) *tls.Config {
 	}
 }
 
+// ServerCertOptional returns a TLS server configuration for a listener
+// that also serves clients without certificates (control's operator API,
+// which takes operator keys): a certificate, if presented, must be from
+// the CA; routes that need one check it with Require.
+func (c *Credentials) ServerCertOptional() *tls.Config {
+	return &tls.Config{
+		MinVersion:     tls.VersionTLS13,
+		ClientAuth:     tls.VerifyClientCertIfGiven,
+		ClientCAs:      c.roots,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return c.cert.Load(), nil },
+	}
+}
+
 // Client returns a TLS client configuration that presents these
 // credentials and admits only a server from the CA that expect accepts.
 // The server's address is not checked: where a peer is comes from gossip

@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 var shardIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
@@ -32,8 +33,14 @@ type Config struct {
 	RaftAddr string
 	// NodeID is this node's Raft id; default "control1".
 	NodeID string
-	// ClusterSecret authenticates the internal API (Bearer). Required, at
-	// least 16 bytes.
+	// TLS, when set, is this node's identity: the HTTP API is served over
+	// TLS, the internal routes admit only callers whose certificates show
+	// the roles allowed to call them (gateways; shards registering their
+	// own shard), metrics an operator, and Raft is mutual TLS between
+	// control nodes. Without it the internal API takes ClusterSecret.
+	TLS *pki.Credentials
+	// ClusterSecret authenticates the internal API (Bearer) when TLS is
+	// not set; at least 16 bytes.
 	ClusterSecret string
 	// Shards are shard clusters known from configuration, treated as
 	// registered with DefaultShardCapacity: new namespaces are placed on
@@ -89,8 +96,13 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("DataDir is required"))
 	}
-	if len(c.ClusterSecret) < 16 {
-		errs = append(errs, errors.New("ClusterSecret must be at least 16 bytes"))
+	switch {
+	case c.TLS != nil && c.ClusterSecret != "":
+		errs = append(errs, errors.New("ClusterSecret must be empty with TLS: no shared secret is accepted where certificates are"))
+	case c.TLS != nil && c.TLS.Identity().Role != pki.RoleControl:
+		errs = append(errs, fmt.Errorf("TLS is the certificate of %s, not of a control node", c.TLS.Identity()))
+	case c.TLS == nil && len(c.ClusterSecret) < 16:
+		errs = append(errs, errors.New("ClusterSecret must be at least 16 bytes (or TLS set)"))
 	}
 	if c.RaftTimeout < 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("RaftTimeout %s is under 10ms", c.RaftTimeout))

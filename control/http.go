@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -30,24 +31,28 @@ func (s *Server) newApp() *fiber.App {
 
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
-	app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
+	app.Get("/metrics", s.internal(pki.RoleOperator), obs.Serve())
 	app.Get("/control/v1/jwks", s.getJWKS)
 
 	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)
 	app.Get("/control/v1/tenants", s.operatorOnly, s.getTenants)
 	app.Get("/control/v1/shards", s.operatorOnly, s.getShards)
 	app.Get("/control/v1/tenants/:tid/namespaces", s.operatorOnly, s.getNamespaces)
-	// Shard clusters register with the cluster secret, as they hold no
-	// operator key; the path sits with the shard list it feeds.
-	app.Post("/control/v1/shards/register", s.clusterOnly, s.postShardRegistration)
+	// Shard clusters register with their own certificates (or the cluster
+	// secret), as they hold no operator key; the path sits with the shard
+	// list it feeds.
+	app.Post("/control/v1/shards/register", s.internal(pki.RoleShard), s.postShardRegistration)
 
-	app.Get("/internal/v1/revocations", s.clusterOnly, s.getRevocations)
-	app.Get("/internal/v1/tenants/:tid/namespaces", s.clusterOnly, s.getNamespaces)
-	app.Get("/internal/v1/tenants/:tid/namespaces/:ns", s.clusterOnly, s.getNamespace)
-	app.Post("/internal/v1/tenants/:tid/namespaces", s.clusterOnly, s.postNamespace)
-	app.Get("/internal/v1/tenants/:tid/keys", s.clusterOnly, s.getKeys)
-	app.Post("/internal/v1/tenants/:tid/keys", s.clusterOnly, s.postKey)
-	app.Delete("/internal/v1/tenants/:tid/keys/:id", s.clusterOnly, s.deleteKey)
+	// The tenant-facing internal API is the gateways' alone: a shard's
+	// certificate cannot mint keys or read another tenant's namespaces.
+	gw := s.internal(pki.RoleGateway)
+	app.Get("/internal/v1/revocations", gw, s.getRevocations)
+	app.Get("/internal/v1/tenants/:tid/namespaces", gw, s.getNamespaces)
+	app.Get("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.getNamespace)
+	app.Post("/internal/v1/tenants/:tid/namespaces", gw, s.postNamespace)
+	app.Get("/internal/v1/tenants/:tid/keys", gw, s.getKeys)
+	app.Post("/internal/v1/tenants/:tid/keys", gw, s.postKey)
+	app.Delete("/internal/v1/tenants/:tid/keys/:id", gw, s.deleteKey)
 	return app
 }
 
@@ -89,6 +94,15 @@ func (s *Server) operatorOnly(c *fiber.Ctx) error {
 		return apierr.New(apierr.Forbidden, "this endpoint needs an operator key")
 	}
 	return c.Next()
+}
+
+// internal admits the roles given by their certificates, or, without
+// TLS, any caller holding the cluster secret.
+func (s *Server) internal(roles ...pki.Role) fiber.Handler {
+	if s.cfg.TLS == nil {
+		return s.clusterOnly
+	}
+	return pki.Require(pki.Roles(roles...), nil)
 }
 
 // clusterOnly admits requests carrying the cluster secret.

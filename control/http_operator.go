@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -57,6 +58,12 @@ func (s *Server) postShardRegistration(c *fiber.Ctx) error {
 		return err
 	}
 	reg := req.ShardRegistration
+	if s.cfg.TLS != nil {
+		// A shard's certificate speaks for its own shard only.
+		if peer := pki.RequiredPeer(c); peer.Shard != reg.ShardID {
+			return apierr.New(apierr.Forbidden, "%s may register shard %s only, not %q", peer, peer.Shard, reg.ShardID)
+		}
+	}
 	if raw := bytes.TrimSpace(req.Capacity); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		n, err := strconv.ParseUint(string(raw), 10, 64)
 		if err != nil {

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 )
 
@@ -72,6 +74,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("control: listen: %w", err), s.closeNode())
 	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS.ServerCertOptional())
+	}
 	s.ln = ln
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.app.Listener(ln) }()
@@ -92,7 +97,17 @@ func (s *Server) replicaConfig() replica.Config {
 		Logger:           hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
 		HeartbeatTimeout: s.cfg.RaftTimeout,
 		ElectionTimeout:  s.cfg.RaftTimeout,
+		RaftTLS:          s.raftTLS(),
 	}
+}
+
+// raftTLS is mutual TLS between control nodes, when the node has TLS.
+func (s *Server) raftTLS() *replica.RaftTLS {
+	if s.cfg.TLS == nil {
+		return nil
+	}
+	members := pki.Roles(pki.RoleControl)
+	return &replica.RaftTLS{Server: s.cfg.TLS.Server(members), Client: s.cfg.TLS.Client(members)}
 }
 
 // Stop stops serving (letting requests in flight finish, up to

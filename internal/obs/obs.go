@@ -24,6 +24,12 @@ var Registry = func() *prometheus.Registry {
 	return r
 }()
 
+// Serve answers with the registry's metrics; the route puts its own
+// guard in front (an internal caller's certificate, an operator key).
+func Serve() fiber.Handler {
+	return adaptor.HTTPHandler(promhttp.HandlerFor(Registry, promhttp.HandlerOpts{}))
+}
+
 // Handler serves the registry to callers holding the cluster secret.
 func Handler(clusterSecret string) fiber.Handler {
 	serve := adaptor.HTTPHandler(promhttp.HandlerFor(Registry, promhttp.HandlerOpts{}))

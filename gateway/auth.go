@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -66,12 +67,18 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 	if !a.ready() {
 		return nil, apierr.Retry(apierr.Unavailable, 1, "the gateway is starting: signing keys or the revocation list are not loaded yet")
 	}
+	now := a.clock.Now()
+	if age, stale := a.revs.stale(now); stale {
+		return nil, apierr.Retry(apierr.RevocationsStale, staleRetryAfter,
+			"the gateway cannot reach the control plane to confirm which keys are revoked: its revocation list is %s old, over its bound of %s, so keys are refused until it is fresh; retry shortly",
+			age.Truncate(time.Second), a.revs.maxAge)
+	}
 	token, err := bearerToken(header)
 	if err != nil {
 		return nil, err
 	}
 	v, cached := a.tokens.Get(token)
-	if cached && (v.expires == 0 || a.clock.Now().UnixNano() < v.expires) {
+	if cached && (v.expires == 0 || now.UnixNano() < v.expires) {
 		return a.checkRevoked(v.claims)
 	}
 	tok := strings.Clone(token)
@@ -143,6 +150,10 @@ func jwtProblem(err error) string {
 	}
 	return "API key is invalid"
 }
+
+// staleRetryAfter is the Retry-After, in seconds, of a key refused for a
+// stale revocation list: an outage of control, not a blip.
+const staleRetryAfter = 5
 
 const bearerPrefix = "bearer "
 

@@ -30,6 +30,12 @@ type Config struct {
 
 	// RevocationInterval is how often the revocation list is polled. Default 1s.
 	RevocationInterval time.Duration
+	// RevocationMaxAge is the freshness bound of the revocation list: once
+	// the last list fetched is older (control unreachable), every key is
+	// refused with 503 revocations_stale, rather than honouring keys that
+	// may have been revoked since, until a fetch succeeds. It must exceed
+	// RevocationInterval. Default 60s.
+	RevocationMaxAge time.Duration
 	// JWKSInterval is how often the signing keys are refreshed. Default 1m.
 	JWKSInterval time.Duration
 	// JWKSMinRefresh is the least time between two JWKS fetches caused by
@@ -66,6 +72,21 @@ type Config struct {
 	// long-poll holds one. Default 16384.
 	ShardMaxConns int
 
+	// MaxConnsPerAddr caps the open connections from one client address
+	// (IPv4, or IPv6 address); the ones over it get 429 connection_limit
+	// and are closed. Behind a proxy or NAT every client shares its
+	// address: raise it there. Default 1024; negative for no limit.
+	MaxConnsPerAddr int
+	// MaxLongPollsPerKey caps the fetches (fetch and fetch/batch) one API
+	// key may have waiting on this gateway at once; the one over it gets
+	// 429 key_long_poll_limit. Each holds a client connection and a shard
+	// connection. Default 1000; negative for no limit.
+	MaxLongPollsPerKey int
+	// MaxLongPollsPerTenant is the same cap for all of a tenant's keys
+	// together (429 tenant_long_poll_limit). Default 2000; negative for
+	// no limit.
+	MaxLongPollsPerTenant int
+
 	// ReadTimeout bounds reading a client's request. Default 30s.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds writing a response to a client. Default 30s.
@@ -93,6 +114,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.BodyLimit, 1*mib)
 	setDefault(&c.BatchBodyLimit, 16*mib)
 	setDefault(&c.RevocationInterval, time.Second)
+	setDefault(&c.RevocationMaxAge, time.Minute)
 	setDefault(&c.JWKSInterval, time.Minute)
 	setDefault(&c.JWKSMinRefresh, time.Second)
 	setDefault(&c.PlacementTTL, 30*time.Second)
@@ -104,6 +126,9 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.ShardTimeout, 10*time.Second)
 	setDefault(&c.LeaderRetryTimeout, 5*time.Second)
 	setDefault(&c.ShardMaxConns, 16384)
+	setDefault(&c.MaxConnsPerAddr, 1024)
+	setDefault(&c.MaxLongPollsPerKey, 1000)
+	setDefault(&c.MaxLongPollsPerTenant, 2000)
 	setDefault(&c.ReadTimeout, 30*time.Second)
 	setDefault(&c.WriteTimeout, 30*time.Second)
 	setDefault(&c.IdleTimeout, 2*time.Minute)
@@ -138,6 +163,9 @@ func (c Config) Validate() error {
 	}
 	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
+	}
+	if c.RevocationMaxAge <= c.RevocationInterval {
+		return fmt.Errorf("gateway: RevocationMaxAge (%s) must exceed RevocationInterval (%s)", c.RevocationMaxAge, c.RevocationInterval)
 	}
 	if c.TokenCacheSize < 0 || c.DecisionCacheSize < 0 || c.PlacementCacheSize < 0 {
 		return errors.New("gateway: cache sizes must be positive")

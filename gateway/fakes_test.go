@@ -60,6 +60,7 @@ type fakeControl struct {
 	mu          sync.Mutex
 	jwks        []tenancy.JWK
 	jwksDown    bool
+	revsDown    bool
 	revoked     []string
 	version     uint64
 	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
@@ -125,6 +126,10 @@ func (fc *fakeControl) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) {
+	if fc.revsDown {
+		writeErr(w, apierr.New(apierr.Unavailable, "down"))
+		return
+	}
 	writeJSON(w, http.StatusOK, wire.Revocations{Version: fc.version, Revoked: fc.revoked})
 }
 
@@ -264,6 +269,13 @@ func (fc *fakeControl) revoke(keyID string) {
 func (fc *fakeControl) revokeLocked(keyID string) {
 	fc.revoked = append(fc.revoked, keyID)
 	fc.version++
+}
+
+// setRevocationsDown makes the revocation list fail (or serve again).
+func (fc *fakeControl) setRevocationsDown(down bool) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.revsDown = down
 }
 
 func (fc *fakeControl) setJWKS(keys []tenancy.JWK, down bool) {

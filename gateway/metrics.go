@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,7 +22,51 @@ var (
 	}, []string{"method", "route"})
 )
 
-func init() { obs.Registry.MustRegister(requestsTotal, requestSeconds) }
+// Gauges and counters of the gateway's limits, summed over the gateways
+// of a process (one, but for tests).
+var (
+	openConns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "jobbie_gateway_open_connections", Help: "Client connections open.",
+	})
+	acceptErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jobbie_gateway_accept_errors_total", Help: "Failed accepts of client connections (EMFILE and the like), each retried.",
+	})
+	longPollsWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "jobbie_gateway_long_polls", Help: "Fetches waiting for a job (long-polls) in flight.",
+	})
+	refusedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jobbie_gateway_limited_total", Help: "Requests refused with 429 by a gateway limit, by limit.",
+	}, []string{"limit"})
+	revocationAge = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jobbie_gateway_revocation_list_age_seconds",
+		Help: "Age of the revocation list in use (the oldest among this process's gateways); keys are refused past the freshness bound.",
+	}, oldestRevocationList)
+)
+
+// The limit label of jobbie_gateway_limited_total.
+const (
+	limitConnsPerAddr       = "connections_per_address"
+	limitLongPollsPerKey    = "long_polls_per_key"
+	limitLongPollsPerTenant = "long_polls_per_tenant"
+)
+
+// liveGateways are the started, not yet stopped gateways of this process,
+// whose revocation lists revocationAge reports.
+var liveGateways sync.Map // *Server → struct{}
+
+func oldestRevocationList() float64 {
+	var oldest time.Duration
+	liveGateways.Range(func(k, _ any) bool {
+		s := k.(*Server)
+		oldest = max(oldest, s.revs.age(s.cfg.Clock.Now()))
+		return true
+	})
+	return oldest.Seconds()
+}
+
+func init() {
+	obs.Registry.MustRegister(requestsTotal, requestSeconds, openConns, acceptErrors, longPollsWaiting, refusedTotal, revocationAge)
+}
 
 // routeMetrics holds one route's children, looked up once.
 type routeMetrics struct {

@@ -92,6 +92,7 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/dead":              tenancy.ActJobRead,
 		"POST /api/v1/jobs/search":      tenancy.ActJobRead,
 		"POST /api/v1/jobs/bulk":        tenancy.ActJobManage,
+		"GET /api/v1/bulk":              tenancy.ActJobRead,
 		"GET /api/v1/bulk/:id":          tenancy.ActJobRead,
 		"GET /api/v1/bulk/:id/progress": tenancy.ActJobRead,
 		"DELETE /api/v1/bulk/:id":       tenancy.ActJobManage,

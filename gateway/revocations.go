@@ -3,6 +3,9 @@ package gateway
 import (
 	"context"
 	"sync/atomic"
+	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/jobbie/jobbie/wire"
 )
@@ -17,10 +20,33 @@ type revocationList struct {
 }
 
 // revocations holds the newest list; it is swapped whole so the per-request
-// check is one atomic load and one map lookup.
+// check is one atomic load and one map lookup. It also knows how old the
+// list is: a list that control has not confirmed within maxAge may miss
+// revocations made since, so keys are refused rather than trusted to it.
 type revocations struct {
 	list    atomic.Pointer[revocationList]
+	fetched atomic.Int64 // unix nanoseconds of the last successful fetch (of the gateway's start before one)
 	control *controlClient
+	clock   clockwork.Clock
+	maxAge  time.Duration
+}
+
+func newRevocations(control *controlClient, clock clockwork.Clock, maxAge time.Duration) *revocations {
+	r := &revocations{control: control, clock: clock, maxAge: maxAge}
+	r.fetched.Store(clock.Now().UnixNano())
+	return r
+}
+
+// age is how long ago control last answered with the list.
+func (r *revocations) age(now time.Time) time.Duration {
+	return max(0, time.Duration(now.UnixNano()-r.fetched.Load()))
+}
+
+// stale reports whether the list is past its freshness bound at now, and
+// its age.
+func (r *revocations) stale(now time.Time) (time.Duration, bool) {
+	age := r.age(now)
+	return age, age > r.maxAge
 }
 
 // loaded reports whether the list was fetched at least once; until then no
@@ -38,11 +64,15 @@ func (r *revocations) revoked(keyID string) bool {
 }
 
 // refresh fetches the list, rebuilding the set only when its version moved.
+// The list counts as fresh from when the request was sent: what control
+// answered was current then, not necessarily when the answer arrived.
 func (r *revocations) refresh(ctx context.Context) error {
+	asked := r.clock.Now()
 	var rev wire.Revocations
 	if err := r.control.getJSON(ctx, revocationsPath, "", &rev); err != nil {
 		return err
 	}
+	defer r.fetched.Store(asked.UnixNano())
 	if cur := r.list.Load(); cur != nil && cur.version == rev.Version && len(cur.ids) == len(rev.Revoked) {
 		return nil
 	}

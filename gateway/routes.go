@@ -28,7 +28,6 @@ type endpoint struct {
 var (
 	proxied         = endpoint{handle: (*Server).forward}
 	proxiedBatch    = endpoint{handle: (*Server).forward, batchBody: true}
-	proxiedLongPoll = endpoint{handle: (*Server).forwardLongPoll}
 	listNamespaces  = endpoint{handle: (*Server).listNamespaces}
 	createNamespace = endpoint{handle: (*Server).createNamespace}
 	listKeys        = endpoint{handle: (*Server).listKeys}
@@ -55,6 +54,7 @@ var routeTable = []route{
 	{fiber.MethodGet, "/api/v1/dead", tenancy.ActJobRead, proxied},
 	{fiber.MethodPost, "/api/v1/jobs/search", tenancy.ActJobRead, proxied},
 	{fiber.MethodPost, "/api/v1/jobs/bulk", tenancy.ActJobManage, proxiedBatch},
+	{fiber.MethodGet, "/api/v1/bulk", tenancy.ActJobRead, proxied}, // before the :id routes
 	{fiber.MethodGet, "/api/v1/bulk/:id", tenancy.ActJobRead, proxied},
 	{fiber.MethodGet, "/api/v1/bulk/:id/progress", tenancy.ActJobRead, proxiedStream},
 	{fiber.MethodDelete, "/api/v1/bulk/:id", tenancy.ActJobManage, proxied},

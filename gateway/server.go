@@ -30,6 +30,8 @@ type Server struct {
 	rbac       *authorizer
 	placements *placements
 	shards     *shardclient.Client
+	polls      *longPolls
+	revsStale  bool // the revocation loop's view, to log changes once
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc
@@ -38,7 +40,7 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	mu        sync.Mutex
-	ln        net.Listener
+	ln        *listener
 	stopAfter func() bool
 	stopOnce  sync.Once
 	stopErr   error
@@ -61,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	control := newControlClient(cfg)
 	keys := &keySet{control: control, minGap: cfg.JWKSMinRefresh, clock: cfg.Clock}
-	revs := &revocations{control: control}
+	revs := newRevocations(control, cfg.Clock, cfg.RevocationMaxAge)
 	ctx, cancel := context.WithCancel(context.Background())
 	auth, err := newAuthenticator(ctx, keys, revs, cfg.TokenCacheSize, cfg.Clock)
 	if err != nil {
@@ -76,6 +78,7 @@ func New(cfg Config) (*Server, error) {
 		revs:    revs,
 		auth:    auth,
 		rbac:    rbac,
+		polls:   newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
 		shards: shardclient.New(shardclient.Config{Authorization: "Bearer " + cfg.ClusterSecret, Gossip: cfg.Gossip,
 			Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
 			MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}),
@@ -99,17 +102,19 @@ func New(cfg Config) (*Server, error) {
 
 func (s *Server) newApp() *fiber.App {
 	app := fiber.New(fiber.Config{
-		ErrorHandler: apierr.Handler,
+		ErrorHandler: s.handleError,
 		// fasthttp has one server-wide limit: the largest one. admit enforces
 		// each route's own limit.
-		BodyLimit:             max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit),
-		ReadTimeout:           s.cfg.ReadTimeout,
-		WriteTimeout:          s.cfg.WriteTimeout,
-		IdleTimeout:           s.cfg.IdleTimeout,
-		ReadBufferSize:        16 << 10, // keys with many namespaces make long headers
+		BodyLimit:    max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit),
+		ReadTimeout:  s.cfg.ReadTimeout,
+		WriteTimeout: s.cfg.WriteTimeout,
+		IdleTimeout:  s.cfg.IdleTimeout,
+		// Keys with many namespaces make long headers; beyond this a request
+		// gets 431 headers_too_large.
+		ReadBufferSize:        16 << 10,
 		DisableStartupMessage: true,
 	})
-	app.Use(s.recoverPanic, apierr.RequestID)
+	app.Use(s.recoverPanic, apierr.RequestID, s.limitConns)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
@@ -129,25 +134,27 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.ctx.Err() != nil {
 		return errors.New("gateway: stopped")
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	tcp, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("gateway: listen: %w", err)
 	}
+	ln := newListener(tcp, s.cfg.MaxConnsPerAddr, s.log)
 	s.ln = ln
+	liveGateways.Store(s, struct{}{})
 	s.wg.Add(4)
 	go s.serve(ln)
 	go func() {
 		defer s.wg.Done()
 		s.shards.Run(s.ctx)
 	}()
-	go s.poll("revocation list", s.cfg.RevocationInterval, s.revs.refresh)
+	go s.poll("revocation list", s.cfg.RevocationInterval, s.refreshRevocations)
 	go s.poll("signing keys", s.cfg.JWKSInterval, s.keys.refresh)
 	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Stop() })
 	s.log.Info("gateway: serving", "addr", ln.Addr().String(), "control", s.cfg.ControlURL)
 	return nil
 }
 
-func (s *Server) serve(ln net.Listener) {
+func (s *Server) serve(ln *listener) {
 	defer s.wg.Done()
 	if err := s.app.Listener(ln); err != nil && s.ctx.Err() == nil {
 		s.log.Error("gateway: serve", "err", err)
@@ -186,6 +193,7 @@ func (s *Server) Stop() error {
 			_ = ln.Close()
 		}
 		s.wg.Wait()
+		liveGateways.Delete(s)
 		s.shards.Close()
 		s.control.http.CloseIdleConnections()
 	})
@@ -228,12 +236,42 @@ func (s *Server) poll(what string, interval time.Duration, refresh func(context.
 	}
 }
 
+// refreshRevocations refreshes the revocation list and logs when it
+// passes its freshness bound, and when it is fresh again.
+func (s *Server) refreshRevocations(ctx context.Context) error {
+	err := s.revs.refresh(ctx)
+	age, stale := s.revs.stale(s.cfg.Clock.Now())
+	switch {
+	case stale && !s.revsStale && ctx.Err() == nil:
+		s.log.Error("gateway: revocation list is older than its freshness bound: refusing API keys with 503 until control answers",
+			"age", age.Truncate(time.Second), "bound", s.cfg.RevocationMaxAge, "err", err)
+	case !stale && s.revsStale:
+		s.log.Info("gateway: revocation list is fresh again: accepting API keys")
+	}
+	s.revsStale = stale
+	return err
+}
+
+// readyz fails while the gateway cannot serve: before it has keys and
+// revocations, while it cannot accept connections, and while its
+// revocation list is stale.
 func (s *Server) readyz(c *fiber.Ctx) error {
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
 	switch {
 	case !s.keys.loaded():
 		return apierr.Retry(apierr.Unavailable, 1, "not ready: signing keys not loaded from control yet")
 	case !s.revs.loaded():
 		return apierr.Retry(apierr.Unavailable, 1, "not ready: revocation list not loaded from control yet")
+	}
+	if f := ln.failing(); f != nil {
+		return apierr.Retry(apierr.Unavailable, 1, "not ready: cannot accept connections since %s ago: %v",
+			time.Since(f.since).Truncate(time.Millisecond), f.err)
+	}
+	if age, stale := s.revs.stale(s.cfg.Clock.Now()); stale {
+		return apierr.Retry(apierr.Unavailable, staleRetryAfter, "not ready: the revocation list is %s old, over its bound of %s (control unreachable)",
+			age.Truncate(time.Second), s.cfg.RevocationMaxAge)
 	}
 	return c.JSON(fiber.Map{"status": "ready"})
 }

@@ -8,8 +8,10 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/jobbie/jobbie/gateway"
 	"github.com/jobbie/jobbie/internal/gossip"
@@ -18,6 +20,40 @@ import (
 type gatewayOptions struct {
 	httpAddr, controlURL, secretFile, name, pprofAddr string
 	gossip                                            roleGossip
+	limits                                            gatewayLimits
+}
+
+// gatewayLimits are the gateway's flags for abuse and freshness.
+type gatewayLimits struct {
+	connsPerAddr, longPollsPerKey, longPollsPerTenant int
+	revocationMaxAge                                  time.Duration
+}
+
+func (l *gatewayLimits) flags(f *pflag.FlagSet) {
+	d := gateway.Config{}.WithDefaults()
+	f.IntVar(&l.connsPerAddr, "max-conns-per-addr", d.MaxConnsPerAddr, "open connections one client address may hold; the next get 429 connection_limit (-1: no limit; raise it behind a proxy or NAT)")
+	f.IntVar(&l.longPollsPerKey, "max-long-polls-per-key", d.MaxLongPollsPerKey, "fetches one API key may have waiting on this gateway; the next get 429 key_long_poll_limit (-1: no limit)")
+	f.IntVar(&l.longPollsPerTenant, "max-long-polls-per-tenant", d.MaxLongPollsPerTenant, "fetches one tenant may have waiting on this gateway; the next get 429 tenant_long_poll_limit (-1: no limit)")
+	f.DurationVar(&l.revocationMaxAge, "revocation-max-age", d.RevocationMaxAge, "refuse every key (503 revocations_stale) once the revocation list has not been refreshed from control for this long")
+}
+
+// apply sets the limits on cfg; a limit of 0 would mean the default, so
+// it is refused rather than silently meaning something else.
+func (l gatewayLimits) apply(cfg *gateway.Config) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--max-conns-per-addr", l.connsPerAddr}, {"--max-long-polls-per-key", l.longPollsPerKey}, {"--max-long-polls-per-tenant", l.longPollsPerTenant}} {
+		if f.v == 0 || f.v < -1 {
+			return fmt.Errorf("%s must be a positive number, or -1 for no limit", f.name)
+		}
+	}
+	if l.revocationMaxAge <= 0 {
+		return fmt.Errorf("--revocation-max-age must be positive")
+	}
+	cfg.MaxConnsPerAddr, cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant = l.connsPerAddr, l.longPollsPerKey, l.longPollsPerTenant
+	cfg.RevocationMaxAge = l.revocationMaxAge
+	return nil
 }
 
 // gatewayCmd is `jobbie gateway`: a stateless front door, as many as you
@@ -47,6 +83,7 @@ Retry-After.`,
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	o.gossip.flags(f, "127.0.0.1:7947")
+	o.limits.flags(f)
 	_ = cmd.MarkFlagRequired("control")
 	_ = cmd.MarkFlagRequired("cluster-secret-file")
 	return cmd
@@ -55,6 +92,10 @@ Retry-After.`,
 func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	secret, err := secretFromFile(o.secretFile)
 	if err != nil {
+		return err
+	}
+	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, ClusterSecret: secret}
+	if err := o.limits.apply(&cfg); err != nil {
 		return err
 	}
 	if o.pprofAddr != "" {
@@ -73,9 +114,8 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	defer leavePool(pool)
 	go o.gossip.keepJoined(ctx, pool, logger)
 
-	gw, err := gateway.New(gateway.Config{
-		Addr: o.httpAddr, ControlURL: o.controlURL, ClusterSecret: secret, Gossip: pool, Logger: logger,
-	})
+	cfg.Gossip, cfg.Logger = pool, logger
+	gw, err := gateway.New(cfg)
 	if err != nil {
 		return err
 	}

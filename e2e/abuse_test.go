@@ -247,6 +247,7 @@ func TestAdminBodiesRefuseUnknownFields(t *testing.T) {
 // gatewayProc is a `jobbie gateway` process of one test.
 type gatewayProc struct {
 	url, addr, logPath string
+	pid                int // the gateway's, or the shell's that execs it
 }
 
 // startGateway runs `jobbie gateway` against controlURL with the shared
@@ -273,6 +274,7 @@ func startGateway(t *testing.T, controlURL string, nofile int, flags ...string) 
 	require.NoError(t, err)
 	ready, err := startLogged(cmd, logf, "jobbie gateway: ready")
 	require.NoError(t, err)
+	gw.pid = cmd.Process.Pid
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {

@@ -23,6 +23,15 @@
 //   - placements, by (tenant, namespace), for PlacementTTL; a missing
 //     namespace or a failed shard is looked up again after PlacementMissTTL.
 //
+// Under abuse the gateway keeps serving (listener.go, longpoll.go): accept
+// errors such as EMFILE are waited out with backoff rather than ending the
+// serve loop; connections per client address and fetches waiting per key
+// and per tenant are capped, the excess answered 429 with a code naming
+// the limit. A revocation list control has not confirmed within
+// Config.RevocationMaxAge stops every key (503 revocations_stale): a
+// gateway cut off from control serves from its caches only while its
+// view of revocations is fresh. /readyz fails in both conditions.
+//
 // The gateway keeps no state that matters, and any number of replicas may
 // run side by side.
 package gateway

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -77,6 +78,34 @@ func TestGatewayCapacity(t *testing.T) {
 	parked := func() float64 { return scrapeMetric(t, gw.url, "jobbie_gateway_long_polls") }
 	eventually(t, 40*time.Second, func() bool { return parked() >= float64(polls) }, "every long-poll parked")
 	t.Logf("%d parked long-polls (sent in %s): RSS %s", polls, time.Since(start).Round(time.Millisecond), rss(t, gw.pid))
+	for _, c := range conns {
+		c.Close()
+	}
+
+	// The same idle flood from one address against the default limits,
+	// while a client from another loopback address asks for /healthz.
+	gw = startGateway(t, shared.control, 0)
+	start = time.Now()
+	conns = conns[:0]
+	for range idle {
+		c, err := net.DialTimeout("tcp", gw.addr, 10*time.Second)
+		require.NoError(t, err)
+		conns = append(conns, c)
+	}
+	elsewhere := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: elsewhere.DialContext, DisableKeepAlives: true}}
+	asked := time.Now()
+	r := getVia(t, hc, gw.url+"/healthz")
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	t.Logf("defaults, %d idle connections from one address (opened in %s): gateway holds %d descriptors, RSS %s; another address served in %s",
+		idle, asked.Sub(start).Round(time.Millisecond), descriptors(t, gw.pid), rss(t, gw.pid), time.Since(asked).Round(time.Millisecond))
+}
+
+// descriptors is how many files a process has open.
+func descriptors(t *testing.T, pid int) int {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	require.NoError(t, err)
+	return len(fds)
 }
 
 // rss is a process's resident memory, from /proc.

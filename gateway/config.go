@@ -10,18 +10,29 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // Config configures a gateway. Zero fields take the defaults named in their
-// comments; ControlURL and ClusterSecret are required.
+// comments; ControlURL and TLS (or ClusterSecret) are required.
 type Config struct {
 	// Addr is the listen address. Default "127.0.0.1:8080"; a port of 0
 	// picks a free one (see Server.Addr).
 	Addr string
-	// ControlURL is the control plane's base URL, e.g. "http://10.0.0.5:7070".
+	// ControlURL is the control plane's base URL, e.g. "https://10.0.0.5:7070".
 	ControlURL string
-	// ClusterSecret authenticates the gateway to control and to shards.
+	// TLS is this gateway's identity: it reaches control and shards over
+	// mutual TLS, and checks that whom it reached is control, or a member
+	// of the shard it meant, whatever address gossip gave. /metrics then
+	// takes an operator key. Without it the gateway presents ClusterSecret.
+	TLS *pki.Credentials
+	// ClusterSecret authenticates the gateway to control and to shards
+	// when TLS is not set.
 	ClusterSecret string
+	// MetricsAddr, with TLS, is where /metrics is served to scrapers'
+	// certificates (pki.Scrapers); "" serves no metrics. Without TLS
+	// /metrics is on Addr and takes ClusterSecret.
+	MetricsAddr string
 
 	// BodyLimit caps request bodies in bytes. Default 1 MiB.
 	BodyLimit int
@@ -155,8 +166,13 @@ func (c Config) Validate() error {
 	if c.ControlURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("gateway: ControlURL %q must be an http(s) URL", c.ControlURL)
 	}
-	if c.ClusterSecret == "" {
-		return errors.New("gateway: ClusterSecret is required")
+	switch {
+	case c.TLS != nil && c.ClusterSecret != "":
+		return errors.New("gateway: ClusterSecret must be empty with TLS: no shared secret travels where certificates do")
+	case c.TLS != nil && c.TLS.Identity().Role != pki.RoleGateway:
+		return fmt.Errorf("gateway: TLS is the certificate of %s, not of a gateway", c.TLS.Identity())
+	case c.TLS == nil && c.ClusterSecret == "":
+		return errors.New("gateway: TLS (or ClusterSecret) is required")
 	}
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
 		return errors.New("gateway: body limits must be positive")

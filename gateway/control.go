@@ -10,27 +10,34 @@ import (
 	"strings"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // maxControlBody bounds what the gateway reads from control; key and
 // namespace lists are the largest answers.
 const maxControlBody = 32 * mib
 
-// controlClient calls the control plane's internal API with the cluster
-// secret. It is off the hot path (JWKS, revocations, placement misses,
-// tenant admin), so plain net/http is enough.
+// controlClient calls the control plane's internal API: over mutual TLS,
+// admitting only a control node's certificate, or with the cluster secret.
+// It is off the hot path (JWKS, revocations, placement misses, tenant
+// admin), so plain net/http is enough.
 type controlClient struct {
 	base string
-	auth string
+	auth string // "" with TLS
 	http *http.Client
 }
 
 func newControlClient(cfg Config) *controlClient {
-	return &controlClient{
+	cc := &controlClient{
 		base: strings.TrimRight(cfg.ControlURL, "/"),
-		auth: "Bearer " + cfg.ClusterSecret,
 		http: &http.Client{Timeout: cfg.ControlTimeout},
 	}
+	if cfg.TLS != nil {
+		cc.http.Transport = &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), MaxIdleConnsPerHost: 16}
+	} else {
+		cc.auth = "Bearer " + cfg.ClusterSecret
+	}
+	return cc
 }
 
 // controlReply is a control answer: its status, content type and body.
@@ -55,7 +62,9 @@ func (cc *controlClient) do(ctx context.Context, method, path, requestID string,
 	if err != nil {
 		return controlReply{}, fmt.Errorf("gateway: control request: %w", err)
 	}
-	req.Header.Set("Authorization", cc.auth)
+	if cc.auth != "" {
+		req.Header.Set("Authorization", cc.auth)
+	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -92,9 +93,16 @@ func newFakeControl(t testing.TB, secret string, s signer) *fakeControl {
 	return fc
 }
 
+// internal admits the gateway: by the cluster secret, or, when the fake
+// serves TLS (no secret), by its certificate.
 func (fc *fakeControl) internal(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+fc.secret {
+		if fc.secret == "" {
+			if id, ok := pki.PeerIdentity(r.TLS); !ok || id.Role != pki.RoleGateway || r.Header.Get("Authorization") != "" {
+				writeErr(w, apierr.New(apierr.Forbidden, "a gateway's certificate and no secret"))
+				return
+			}
+		} else if r.Header.Get("Authorization") != "Bearer "+fc.secret {
 			writeErr(w, apierr.New(apierr.Unauthenticated, "bad cluster secret"))
 			return
 		}

@@ -31,7 +31,8 @@ type Server struct {
 	placements *placements
 	shards     *shardclient.Client
 	polls      *longPolls
-	revsStale  bool // the revocation loop's view, to log changes once
+	metrics    *obs.Listener // /metrics over mutual TLS, with TLS and MetricsAddr
+	revsStale  bool          // the revocation loop's view, to log changes once
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc
@@ -79,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 		auth:    auth,
 		rbac:    rbac,
 		polls:   newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
-		shards: shardclient.New(shardclient.Config{Authorization: "Bearer " + cfg.ClusterSecret, Gossip: cfg.Gossip,
+		shards: shardclient.New(shardclient.Config{TLS: cfg.TLS, Authorization: shardAuthorization(cfg), Gossip: cfg.Gossip,
 			Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
 			MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}),
 		ctx:    ctx,
@@ -117,7 +118,9 @@ func (s *Server) newApp() *fiber.App {
 	app.Use(s.recoverPanic, apierr.RequestID, s.limitConns)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
-	app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
+	if s.cfg.TLS == nil {
+		app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
+	} // with TLS, metrics are on MetricsAddr, never on the public port
 	s.register(app)
 	return app
 }
@@ -137,6 +140,12 @@ func (s *Server) Start(ctx context.Context) error {
 	tcp, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("gateway: listen: %w", err)
+	}
+	if s.cfg.TLS != nil && s.cfg.MetricsAddr != "" {
+		if s.metrics, err = obs.Listen(s.cfg.MetricsAddr, s.cfg.TLS); err != nil {
+			_ = tcp.Close()
+			return fmt.Errorf("gateway: %w", err)
+		}
 	}
 	ln := newListener(tcp, s.cfg.MaxConnsPerAddr, s.log)
 	s.ln = ln
@@ -171,6 +180,16 @@ func (s *Server) Addr() string {
 	return s.ln.Addr().String()
 }
 
+// MetricsAddr is where /metrics is served with TLS; empty without.
+func (s *Server) MetricsAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.metrics == nil {
+		return ""
+	}
+	return s.metrics.Addr()
+}
+
 // Ready is closed once signing keys and the revocation list are loaded,
 // when the gateway starts admitting keys.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
@@ -193,6 +212,9 @@ func (s *Server) Stop() error {
 			_ = ln.Close()
 		}
 		s.wg.Wait()
+		if s.metrics != nil {
+			_ = s.metrics.Close()
+		}
 		liveGateways.Delete(s)
 		s.shards.Close()
 		s.control.http.CloseIdleConnections()
@@ -286,4 +308,13 @@ func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {
 		}
 	}()
 	return c.Next()
+}
+
+// shardAuthorization is the header requests to shards carry: none with
+// TLS, where the gateway's certificate speaks for it.
+func shardAuthorization(cfg Config) string {
+	if cfg.TLS != nil {
+		return ""
+	}
+	return "Bearer " + cfg.ClusterSecret
 }

@@ -19,21 +19,26 @@ import (
 type Role string
 
 // The roles. An operator identity is a person or tool (the `jobbie shard`
-// member commands, `jobbie bench --direct`) acting on the internal APIs.
+// member commands, `jobbie bench --direct`) acting on the internal APIs; a
+// metrics identity is a scraper, which may read /metrics and nothing else.
 const (
 	RoleControl  Role = "control"
 	RoleGateway  Role = "gateway"
 	RoleShard    Role = "shard"
 	RoleOperator Role = "operator"
+	RoleMetrics  Role = "metrics"
 )
 
 func (r Role) valid() bool {
 	switch r {
-	case RoleControl, RoleGateway, RoleShard, RoleOperator:
+	case RoleControl, RoleGateway, RoleShard, RoleOperator, RoleMetrics:
 		return true
 	}
 	return false
 }
+
+// Scrapers are who may read an internal listener's /metrics.
+var Scrapers = Roles(RoleMetrics, RoleOperator)
 
 // Identity is who a certificate speaks for: a role, the shard cluster for
 // a shard node, and the node's (or operator's) name.
@@ -52,7 +57,7 @@ var namePart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // Validate reports a malformed identity.
 func (id Identity) Validate() error {
 	if !id.Role.valid() {
-		return fmt.Errorf("pki: unknown role %q (control, gateway, shard or operator)", id.Role)
+		return fmt.Errorf("pki: unknown role %q (control, gateway, shard, operator or metrics)", id.Role)
 	}
 	if !namePart.MatchString(id.Node) {
 		return fmt.Errorf("pki: node name %q must be 1-63 letters, digits, '.', '_' or '-'", id.Node)

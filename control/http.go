@@ -31,7 +31,7 @@ func (s *Server) newApp() *fiber.App {
 
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
-	app.Get("/metrics", s.internal(pki.RoleOperator), obs.Serve())
+	app.Get("/metrics", s.internal(pki.RoleMetrics, pki.RoleOperator), obs.Serve())
 	app.Get("/control/v1/jwks", s.getJWKS)
 
 	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)

@@ -82,8 +82,9 @@ func TestTLSInternalRoutesCheckTheCallersRole(t *testing.T) {
 	r = b.as(t, nil).do(t, http.MethodGet, "/control/v1/tenants", b.op, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 
-	// Metrics are for operators' certificates.
+	// Metrics are for scrapers' and operators' certificates.
 	require.Equal(t, http.StatusOK, b.as(t, asOperator).do(t, http.MethodGet, "/metrics", "", nil).status)
+	require.Equal(t, http.StatusOK, b.as(t, &pki.Identity{Role: pki.RoleMetrics, Node: "prometheus"}).do(t, http.MethodGet, "/metrics", "", nil).status)
 	requireError(t, b.as(t, asGateway).do(t, http.MethodGet, "/metrics", "", nil), 403, "forbidden")
 }
 

@@ -54,3 +54,12 @@ type BulkOperation struct {
 	FinishedAt  *time.Time `json:"finished_at"`
 	ProgressURL string     `json:"progress_url"`
 }
+
+// BulkOperationList is GET /api/v1/bulk: the namespace's background bulk
+// operations, running and finished (until pruned with the retention
+// period), newest first. Pass Cursor back as ?cursor= for the next page.
+type BulkOperationList struct {
+	Operations []BulkOperation `json:"operations"`
+	Cursor     *string         `json:"cursor"` // null on the last page
+	HasMore    bool            `json:"has_more"`
+}

@@ -5,10 +5,28 @@ import (
 	"time"
 )
 
-// StepSpec is one step of a chain, or its on_failure or on_exit handler.
+// StepSpec is one step of a chain, or its on_failure or on_exit handler:
+// its queue, its payload, and the job options an enqueue takes, each step
+// its own. Options left out take the step queue's defaults, as for an
+// enqueue. The first step is the enqueued job itself and takes the
+// request's payload and options, so it names none of its own.
 type StepSpec struct {
-	Queue   string          `json:"queue"`
-	Payload json.RawMessage `json:"payload,omitempty"`
+	Queue          string            `json:"queue"`
+	Payload        json.RawMessage   `json:"payload,omitempty"`
+	Priority       string            `json:"priority,omitempty"`
+	MaxRetries     *int              `json:"max_retries,omitempty"`
+	RetryBackoff   string            `json:"retry_backoff,omitempty"`
+	RetryBaseDelay json.RawMessage   `json:"retry_base_delay,omitempty"`
+	RetryMaxDelay  json.RawMessage   `json:"retry_max_delay,omitempty"`
+	ExpireAfter    json.RawMessage   `json:"expire_after,omitempty"`
+	LeaseDuration  json.RawMessage   `json:"lease_duration,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+}
+
+// HasOptions reports whether the step names any job option.
+func (s *StepSpec) HasOptions() bool {
+	return s.Priority != "" || s.MaxRetries != nil || s.RetryBackoff != "" || len(s.RetryBaseDelay) > 0 ||
+		len(s.RetryMaxDelay) > 0 || len(s.ExpireAfter) > 0 || len(s.LeaseDuration) > 0 || len(s.Tags) > 0
 }
 
 // ChainSpec is the "chain" of an enqueue. The request's own queue and

@@ -21,7 +21,10 @@ type EnqueueRequest struct {
 	RetryMaxDelay  json.RawMessage   `json:"retry_max_delay,omitempty"`
 	ScheduledAt    json.RawMessage   `json:"scheduled_at,omitempty"`
 	ExpireAfter    json.RawMessage   `json:"expire_after,omitempty"`
-	Tags           map[string]string `json:"tags,omitempty"`
+	// LeaseDuration is the job's lease when a fetch names none (before the
+	// queue's default): MinLease to MaxLease.
+	LeaseDuration json.RawMessage   `json:"lease_duration,omitempty"`
+	Tags          map[string]string `json:"tags,omitempty"`
 	// Flows: a chain of steps, or jobs this one waits for.
 	Chain               *ChainSpec `json:"chain,omitempty"`
 	DependsOn           []string   `json:"depends_on,omitempty"`
@@ -131,6 +134,32 @@ type AckBatchError struct {
 	Message string    `json:"message"`
 }
 
+// ReleaseRequest gives back leases a worker was handed but never received
+// (its connection closed before the fetch's answer reached it): POST
+// /api/v1/release on the shard API. Only the worker holding a lease may
+// release it, and only for the attempt it was leased for. A released job
+// is pending again at once and the attempt does not count.
+type ReleaseRequest struct {
+	WorkerID string         `json:"worker_id"`
+	Jobs     []ReleaseEntry `json:"jobs"` // 1..MaxFetchBatch
+}
+
+// ReleaseEntry names one lease: the job and the attempt it was fetched as.
+type ReleaseEntry struct {
+	JobID   string `json:"job_id"`
+	Attempt int    `json:"attempt"`
+}
+
+// ReleaseResponse lists the jobs released; the others were no longer
+// leased to that worker for that attempt, and were left alone.
+type ReleaseResponse struct {
+	Released []string `json:"released"`
+}
+
+// ReasonLeaseExpired is the error of an attempt whose lease ran out, and
+// the dead_reason of a job whose last retry did.
+const ReasonLeaseExpired = "lease_expired"
+
 // FailRequest reports a failed attempt: POST /api/v1/fail/{id}.
 type FailRequest struct {
 	Error     string `json:"error"`
@@ -194,6 +223,7 @@ type JobDetail struct {
 	LeaseExpiresAt *time.Time        `json:"lease_expires_at"`
 	ExpireAfter    *string           `json:"expire_after"`
 	ExpiresAt      *time.Time        `json:"expires_at"`
+	LeaseDuration  *string           `json:"lease_duration,omitempty"` // the job's own, when it has one
 	UniqueKey      *string           `json:"unique_key"`
 	UniquePeriod   *int64            `json:"unique_period"` // seconds
 	BatchID        *string           `json:"batch_id"`

@@ -31,6 +31,19 @@ const (
 	MaxDeadLimit       = 1000
 	DefaultDeadLimit   = 50
 	MaxScheduleName    = 128
+	MaxBulkListLimit   = 1000 // bulk operations on one page of GET /api/v1/bulk
+	DefaultBulkLimit   = 100
+)
+
+// Bounds of times and periods a request names.
+const (
+	// MaxAhead bounds every absolute time a request names (scheduled_at):
+	// a job cannot wait longer than this, and a time past it (or before
+	// the Unix epoch) is refused rather than overflowing.
+	MaxAhead = 10 * 365 * 24 * time.Hour
+	// MinEvery is the shortest period of an "@every" schedule, which must
+	// be a whole number of seconds.
+	MinEvery = time.Second
 )
 
 // Leases and long-polls. A fetch waits up to its timeout for a job; the

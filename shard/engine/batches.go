@@ -33,6 +33,9 @@ type BatchRecord struct {
 	CallbackJobID   string `codec:"cj,omitempty"`
 	CreatedAt       int64  `codec:"c"`
 	CompletedAt     int64  `codec:"d,omitempty"`
+	// Prunable: the record is pruned after the retention period once it
+	// fired (records.go). Batches of older logs lack it and stay.
+	Prunable bool `codec:"pr,omitempty"`
 }
 
 // Member outcomes, the value of a member key.
@@ -109,7 +112,8 @@ func (e *Engine) fireBatch(tx *replica.Tx, ns string, b *BatchRecord) {
 	must(it.Close())
 	b.CallbackJobID = derivedID(tx, "job_", "batch-callback", b.ID)
 	b.CompletedAt = tx.Now.UnixNano()
-	e.spawnJob(tx, ns, b.CallbackJobID, b.CallbackQueue, mustJSON(cb))
+	e.retainRecord(tx, ns, b.ID, b.CompletedAt, b.Prunable)
+	e.spawnJob(tx, ns, b.CallbackJobID, b.CallbackQueue, mustJSON(cb), nil)
 }
 
 // ReadBatch reads a batch record.

@@ -73,6 +73,9 @@ type BulkOp struct {
 	Cursor     []byte `codec:"c,omitempty"` // created (8 bytes) and id of the last job scanned
 	CreatedAt  int64  `codec:"ca"`
 	FinishedAt int64  `codec:"fa,omitempty"`
+	// Prunable: the record is pruned after the retention period once
+	// finished (records.go). Operations of older logs lack it and stay.
+	Prunable bool `codec:"pr,omitempty"`
 }
 
 // BulkOpCmd creates (Op) or cancels (ID) a background operation.
@@ -87,7 +90,19 @@ func ReadBulkOp(r pebble.Reader, ns, id string) (*BulkOp, error) {
 	return readRecord[BulkOp](r, keys.BulkOp(ns, id), "bulk operation", id)
 }
 
+// applyBulk is the BulkApply of older logs: its deletes leave what waits
+// on a deleted job as it was (see applyBulkSettle).
 func (e *Engine) applyBulk(tx *replica.Tx, c *BulkCmd) (*BulkOutcome, error) {
+	return e.bulk(tx, c, false)
+}
+
+// applyBulkSettle applies a bulk step whose deletes settle what waits on
+// each deleted job (discard).
+func (e *Engine) applyBulkSettle(tx *replica.Tx, c *BulkCmd) (*BulkOutcome, error) {
+	return e.bulk(tx, c, true)
+}
+
+func (e *Engine) bulk(tx *replica.Tx, c *BulkCmd, settle bool) (*BulkOutcome, error) {
 	var op *BulkOp
 	if c.Op != "" {
 		var err error
@@ -100,7 +115,7 @@ func (e *Engine) applyBulk(tx *replica.Tx, c *BulkCmd) (*BulkOutcome, error) {
 	}
 	out := &BulkOutcome{}
 	for _, id := range c.IDs {
-		e.bulkOne(tx, c, id, out)
+		e.bulkOne(tx, c, id, settle, out)
 	}
 	if op != nil {
 		op.Processed += int64(len(c.IDs))
@@ -110,6 +125,7 @@ func (e *Engine) applyBulk(tx *replica.Tx, c *BulkCmd) (*BulkOutcome, error) {
 		op.Cursor = c.Next
 		if c.Done {
 			op.Status, op.FinishedAt = wire.BulkCompleted, tx.Now.UnixNano()
+			e.retainRecord(tx, c.NS, op.ID, op.FinishedAt, op.Prunable)
 		}
 		must(tx.Set(keys.BulkOp(c.NS, op.ID), replica.Encode(op), nil))
 	}
@@ -117,7 +133,7 @@ func (e *Engine) applyBulk(tx *replica.Tx, c *BulkCmd) (*BulkOutcome, error) {
 }
 
 // bulkOne applies the action to one job and counts the outcome.
-func (e *Engine) bulkOne(tx *replica.Tx, c *BulkCmd, id string, out *BulkOutcome) {
+func (e *Engine) bulkOne(tx *replica.Tx, c *BulkCmd, id string, settle bool, out *BulkOutcome) {
 	fail := func(msg string) {
 		out.Errors++
 		if len(out.Failures) < maxBulkFailures {
@@ -138,7 +154,11 @@ func (e *Engine) bulkOne(tx *replica.Tx, c *BulkCmd, id string, out *BulkOutcome
 	case job.BulkRetry:
 		_, err = e.retryJob(tx, op, j)
 	case job.BulkDelete:
-		_, err = e.deleteJob(tx, op, j)
+		if settle {
+			_, err = e.discardJob(tx, op, j)
+		} else {
+			_, err = e.deleteJob(tx, op, j)
+		}
 	case job.BulkCancel:
 		_, err = e.cancelJob(tx, op, j)
 	case job.BulkMove:
@@ -188,6 +208,7 @@ func (e *Engine) applyBulkCancel(tx *replica.Tx, c *BulkOpCmd) (*BulkOp, error) 
 	if op.Status == wire.BulkProcessing {
 		op.Status, op.FinishedAt = wire.BulkCancelled, tx.Now.UnixNano()
 		must(tx.Set(keys.BulkOp(c.NS, op.ID), replica.Encode(op), nil))
+		e.retainRecord(tx, c.NS, op.ID, op.FinishedAt, op.Prunable)
 	}
 	return op, nil
 }

@@ -10,7 +10,9 @@ import (
 
 // A chain runs its steps one after another. Every step carries the chain's
 // definition (job.Job.Chain), its id and its index, so no other state is
-// kept. When a step completes, the next step is enqueued with the payload
+// kept. Each later step (and each handler) is enqueued with the job
+// options its spec names (stepOptions), the rest from its queue's
+// defaults. When a step completes, the next step is enqueued with the payload
 //
 //	{"previous_result": <the step's result or null>, "payload": <the next step's payload or null>}
 //
@@ -45,7 +47,7 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 			if c.OnExit != nil {
 				p := wire.ChainExitPayload{ChainID: j.ChainID, ExitedStep: j.ChainStep, ExitedJobID: j.ID,
 					PreviousResult: orNull(j.Result), Payload: orNull(c.OnExit.Payload)}
-				e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-exit", j.ID), c.OnExit.Queue, mustJSON(p))
+				e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-exit", j.ID), c.OnExit.Queue, mustJSON(p), c.OnExit)
 			}
 			return
 		}
@@ -54,7 +56,7 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 			return
 		}
 		p := wire.ChainNextPayload{PreviousResult: orNull(j.Result), Payload: orNull(c.Steps[next].Payload)}
-		n := e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-step", j.ID), c.Steps[next].Queue, mustJSON(p))
+		n := e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-step", j.ID), c.Steps[next].Queue, mustJSON(p), &c.Steps[next])
 		n.ChainID, n.ChainStep, n.Chain = j.ChainID, next, j.Chain
 		e.putJob(tx, ns, n)
 	case job.Dead:
@@ -67,7 +69,7 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 		if n := len(j.Errors); n > 0 {
 			p.Error = j.Errors[n-1].Error
 		}
-		e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-failure", j.ID), c.OnFailure.Queue, mustJSON(p))
+		e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-failure", j.ID), c.OnFailure.Queue, mustJSON(p), c.OnFailure)
 	}
 }
 

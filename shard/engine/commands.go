@@ -15,7 +15,7 @@ var (
 	Fail      = replica.Op[FailCmd, *FailOutcome]{Type: 4, Name: "fail"}
 	Heartbeat = replica.Op[HeartbeatCmd, []string]{Type: 5, Name: "heartbeat"} // a wire.Heartbeat* status per job
 	Promote   = replica.Op[SweepCmd, int]{Type: 6, Name: "promote"}            // jobs changed
-	Reclaim   = replica.Op[SweepCmd, int]{Type: 7, Name: "reclaim"}
+	Reclaim   = replica.Op[SweepCmd, int]{Type: 7, Name: "reclaim"}            // older logs; proposers use ReclaimCounted
 	Expire    = replica.Op[SweepCmd, int]{Type: 8, Name: "expire"}
 
 	ScheduleCreate  = replica.Op[ScheduleCmd, *Schedule]{Type: 9, Name: "schedule.create"}
@@ -28,14 +28,14 @@ var (
 	JobRetry  = replica.Op[JobOpCmd, job.State]{Type: 15, Name: "job.retry"}
 	JobCancel = replica.Op[JobOpCmd, string]{Type: 16, Name: "job.cancel"} // wire.CancelDone or wire.CancelRequested
 	JobMove   = replica.Op[JobOpCmd, job.State]{Type: 17, Name: "job.move"}
-	JobDelete = replica.Op[JobOpCmd, replica.None]{Type: 18, Name: "job.delete"}
+	JobDelete = replica.Op[JobOpCmd, replica.None]{Type: 18, Name: "job.delete"} // older logs; proposers use JobDiscard
 	JobPrune  = replica.Op[SweepCmd, int]{Type: 19, Name: "job.prune"}
 
 	QueuePause       = replica.Op[QueueCmd, replica.None]{Type: 20, Name: "queue pause"}
 	QueueResume      = replica.Op[QueueCmd, replica.None]{Type: 21, Name: "queue resume"}
-	QueueDrain       = replica.Op[QueueCmd, int64]{Type: 22, Name: "queue drain"} // jobs still active
-	QueueClear       = replica.Op[QueueSweepCmd, *QueueStep]{Type: 23, Name: "queue clear"}
-	QueueDelete      = replica.Op[QueueSweepCmd, *QueueStep]{Type: 24, Name: "queue delete"}
+	QueueDrain       = replica.Op[QueueCmd, int64]{Type: 22, Name: "queue drain"}            // jobs still active
+	QueueClear       = replica.Op[QueueSweepCmd, *QueueStep]{Type: 23, Name: "queue clear"}  // older logs; proposers use QueueClearAll
+	QueueDelete      = replica.Op[QueueSweepCmd, *QueueStep]{Type: 24, Name: "queue delete"} // older logs; proposers use QueueDeleteSettle
 	QueueConcurrency = replica.Op[QueueLimitCmd, replica.None]{Type: 25, Name: "queue concurrency"}
 	QueueThrottle    = replica.Op[QueueThrottleCmd, replica.None]{Type: 26, Name: "queue throttle"}
 	QueueDefaultsSet = replica.Op[QueueDefaultsCmd, replica.None]{Type: 27, Name: "queue defaults"}
@@ -43,9 +43,21 @@ var (
 	FetchBatch = replica.Op[FetchBatchCmd, []*job.Job]{Type: 28, Name: "fetch-batch"}
 	AckBatch   = replica.Op[AckBatchCmd, []AckOutcome]{Type: 29, Name: "ack-batch"}
 
-	BulkApply  = replica.Op[BulkCmd, *BulkOutcome]{Type: 30, Name: "bulk.apply"}
+	BulkApply  = replica.Op[BulkCmd, *BulkOutcome]{Type: 30, Name: "bulk.apply"} // older logs; proposers use BulkApplySettle
 	BulkCreate = replica.Op[BulkOpCmd, *BulkOp]{Type: 31, Name: "bulk.create"}
 	BulkCancel = replica.Op[BulkOpCmd, *BulkOp]{Type: 32, Name: "bulk.cancel"}
+
+	// Where a command's effect changed (a lost lease uses up an attempt;
+	// deleting a job settles what waits on it; clear takes retrying jobs
+	// too), the change has a new number and the old one keeps its old
+	// handler, so older logs replay as they first applied.
+	Release           = replica.Op[ReleaseCmd, []bool]{Type: 33, Name: "job.release"} // per job: released
+	ReclaimCounted    = replica.Op[SweepCmd, int]{Type: 34, Name: "reclaim.counted"}
+	JobDiscard        = replica.Op[JobOpCmd, replica.None]{Type: 35, Name: "job.discard"}
+	BulkApplySettle   = replica.Op[BulkCmd, *BulkOutcome]{Type: 36, Name: "bulk.apply.settle"}
+	QueueClearAll     = replica.Op[QueueSweepCmd, *QueueStep]{Type: 37, Name: "queue clear.all"}
+	QueueDeleteSettle = replica.Op[QueueSweepCmd, *QueueStep]{Type: 38, Name: "queue delete.settle"}
+	RecordPrune       = replica.Op[RecordPruneCmd, int]{Type: 39, Name: "record.prune"} // records deleted
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -92,4 +104,12 @@ func (e *Engine) register(r *replica.Registry) {
 	BulkApply.Handle(r, e.applyBulk)
 	BulkCreate.Handle(r, e.applyBulkCreate)
 	BulkCancel.Handle(r, e.applyBulkCancel)
+
+	Release.Handle(r, e.applyRelease)
+	ReclaimCounted.Handle(r, e.applyReclaimCounted)
+	JobDiscard.Handle(r, withJob(e, e.discardJob))
+	BulkApplySettle.Handle(r, e.applyBulkSettle)
+	QueueClearAll.Handle(r, e.applyQueueClearAll)
+	QueueDeleteSettle.Handle(r, e.applyQueueDeleteSettle)
+	RecordPrune.Handle(r, e.applyRecordPrune)
 }

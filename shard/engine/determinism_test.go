@@ -22,12 +22,18 @@ import (
 // fetched jobs, moves of dead ones, fires of enabled schedules…) as well
 // as refusing often (acks of jobs that are not active, unknown ids).
 type script struct {
-	rng   *rand.Rand
-	now   time.Time
-	seq   int
-	jobs  []string
-	types map[replica.CommandType]bool // the command types made so far
+	rng     *rand.Rand
+	now     time.Time
+	seq     int
+	jobs    []string
+	batches []string
+	times   []time.Time                  // of the entries so far
+	types   map[replica.CommandType]bool // the command types made so far
 }
+
+// scriptRetention is the retention the replays run with: short, so that
+// finished jobs and records come due for pruning within a script.
+const scriptRetention = 2 * time.Second
 
 var (
 	scriptQueues = []string{"a", "b", "c"}
@@ -67,6 +73,11 @@ func (s *script) newJob() *job.Job {
 		}
 	case 4:
 		j.ChainID, j.Chain = s.id("chain_"), []byte(`{"steps":[{"queue":"a"},{"queue":"b"}],"on_failure":{"queue":"c"}}`)
+	case 5:
+		j.ChainID, j.Chain = s.id("chain_"), []byte(`{"steps":[{"queue":"a"},{"queue":"b","priority":"high","max_retries":0,`+
+			`"retry_backoff":"linear","retry_base_delay":"2s","retry_max_delay":3,"expire_after":"1m","lease_duration":"2s",`+
+			`"tags":{"step":"b"}}],"on_exit":{"queue":"c","max_retries":1}}`)
+		j.OwnLeaseNs = int64(3 * time.Second)
 	}
 	s.jobs = append(s.jobs, j.ID)
 	return j
@@ -101,7 +112,8 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 			c.Defaulted = append(c.Defaulted, uint8(s.rng.Intn(16)))
 		}
 		if s.rng.Intn(4) == 0 {
-			c.Batch = &BatchRecord{ID: s.id("batch_"), CallbackQueue: "done", CallbackPayload: []byte(`{"b":1}`)}
+			defer func() { s.batches = append(s.batches, c.Batch.ID) }()
+			c.Batch = &BatchRecord{ID: s.id("batch_"), CallbackQueue: "done", CallbackPayload: []byte(`{"b":1}`), Prunable: s.rng.Intn(2) == 0}
 		}
 		return Enqueue.Command(c)
 	}),
@@ -182,10 +194,50 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return BulkApply.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		return BulkCreate.Command(&BulkOpCmd{NS: testNS, Op: &BulkOp{ID: scriptOps[s.rng.Intn(2)], Action: job.BulkRetry, Filter: []byte(`{"state":["dead"]}`)}})
+		return BulkCreate.Command(&BulkOpCmd{NS: testNS, Op: &BulkOp{ID: scriptOps[s.rng.Intn(2)], Action: job.BulkRetry, Filter: []byte(`{"state":["dead"]}`), Prunable: s.rng.Intn(2) == 0}})
 	}),
 	scriptCmd(func(s *script) []byte {
 		return BulkCancel.Command(&BulkOpCmd{NS: testNS, ID: scriptOps[s.rng.Intn(2)]})
+	}),
+	scriptCmd(func(s *script) []byte {
+		items := []ReleaseItem{{ID: s.job(), Attempt: 1}, {ID: s.job(), Attempt: s.rng.Intn(3)}}
+		return Release.Command(&ReleaseCmd{NS: testNS, WorkerID: []string{"w", "w2", ""}[s.rng.Intn(3)], Jobs: items})
+	}),
+	scriptCmd(func(s *script) []byte { return ReclaimCounted.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
+	scriptCmd(func(s *script) []byte { return JobDiscard.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
+	scriptCmd(func(s *script) []byte {
+		actions := []string{job.BulkDelete, job.BulkDelete, job.BulkCancel, job.BulkRetry}
+		c := &BulkCmd{NS: testNS, Action: actions[s.rng.Intn(len(actions))], IDs: s.jobsSample()}
+		if s.rng.Intn(2) == 0 {
+			c.Op, c.From, c.Next, c.Done = scriptOps[s.rng.Intn(2)], nil, []byte("cursor"), s.rng.Intn(2) == 0
+		}
+		return BulkApplySettle.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		return QueueClearAll.Command(&QueueSweepCmd{NS: testNS, Queue: s.queue(), Phase: uint8(s.rng.Intn(2))})
+	}),
+	scriptCmd(func(s *script) []byte {
+		if s.rng.Intn(4) != 0 {
+			return nil
+		}
+		return QueueDeleteSettle.Command(&QueueSweepCmd{NS: testNS, Queue: s.queue()})
+	}),
+	scriptCmd(func(s *script) []byte {
+		// An index entry is at a finishing entry's time plus the
+		// retention: name the times of entries that just came due, and
+		// recent records, so that some entries exist.
+		due := len(s.times)
+		for due > 0 && s.times[due-1].Add(scriptRetention).After(s.now) {
+			due--
+		}
+		ids := append(append([]string{}, scriptOps...), s.batches[max(len(s.batches)-6, 0):]...)
+		c := &RecordPruneCmd{NS: testNS}
+		for i := max(due-40, 0); i < due; i++ {
+			for _, id := range ids {
+				c.Items = append(c.Items, RecordItem{At: s.times[i].Add(scriptRetention).UnixNano(), ID: id})
+			}
+		}
+		return RecordPrune.Command(c)
 	}),
 }
 
@@ -213,6 +265,7 @@ func makeScript(seed int64, entries int) ([]entry, map[replica.CommandType]bool)
 	out := make([]entry, 0, entries)
 	for range entries {
 		s.now = s.now.Add(time.Duration(s.rng.Intn(700)) * time.Millisecond)
+		s.times = append(s.times, s.now)
 		e := entry{now: s.now}
 		for len(e.cmds) < 1+s.rng.Intn(8) {
 			if c := s.command(); c != nil {
@@ -231,7 +284,7 @@ func replay(t *testing.T, log []entry) []byte {
 	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 	require.NoError(t, err)
 	defer db.Close()
-	loc, err := replica.NewLocal(db, New(Options{}).Registry())
+	loc, err := replica.NewLocal(db, New(Options{Retention: scriptRetention}).Registry())
 	require.NoError(t, err)
 	for _, e := range log {
 		loc.Apply(e.now, e.cmds...)
@@ -265,7 +318,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 32, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 39, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -14,7 +14,7 @@ type FetchCmd struct {
 	Hostname string   `codec:"h"`
 	LeaseNs  int64    `codec:"l"`
 	// LeaseDefault is set when the worker sent no lease_duration: the
-	// queue's default lease, if it has one, replaces LeaseNs.
+	// job's own lease, else its queue's default, if set, replaces LeaseNs.
 	LeaseDefault bool `codec:"ld,omitempty"`
 }
 
@@ -65,8 +65,13 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 		if bestQ.Throttle != nil {
 			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.Throttle.take(now) })
 		}
+		// A worker's lease_duration wins; else the job's own, else its queue's.
 		lease := c.LeaseNs
-		if c.LeaseDefault && bestQ.Defaults != nil && bestQ.Defaults.LeaseNs > 0 {
+		switch {
+		case !c.LeaseDefault:
+		case j.OwnLeaseNs > 0:
+			lease = j.OwnLeaseNs
+		case bestQ.Defaults != nil && bestQ.Defaults.LeaseNs > 0:
 			lease = bestQ.Defaults.LeaseNs
 		}
 		job.Lease(j, c.WorkerID, c.Hostname, now, lease)

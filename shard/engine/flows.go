@@ -9,6 +9,8 @@ import (
 
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Batches, chains and dependencies: jobs that wait for or follow other
@@ -39,6 +41,29 @@ func (e *Engine) flowObserver(tx *replica.Tx, ns string, j *job.Job, from job.St
 	}
 }
 
+// settleRemoved settles the flows of a job about to be deleted. An
+// unfinished job will now never finish, so it counts as failed: in its
+// batch (which may then fire its callback) and for the held jobs that
+// depend on it (cancelled, or released under on_dependency_failure
+// "run"). A chain whose unfinished step is deleted stops there. The
+// reverse edges a held job left on its dependencies are deleted with it.
+func (e *Engine) settleRemoved(tx *replica.Tx, ns string, j *job.Job) {
+	if j.State == job.Held {
+		for _, id := range j.DependsOn {
+			must(tx.Delete(keys.Dependent(ns, id, j.ID), nil))
+		}
+	}
+	if !j.InFlow() || j.State.Terminal() {
+		return
+	}
+	if j.BatchID != "" && !j.Flow.Has(job.FlowBatchCounted) {
+		e.countBatchMember(tx, ns, j)
+	}
+	if j.Flow.Has(job.FlowHasDependents) {
+		e.settleDependents(tx, ns, j)
+	}
+}
+
 // derivedID makes the id of a job created inside an apply (a callback, a
 // chain's next step): a ULID of the entry's time whose entropy hashes the
 // log index and what the job is for, so every replica makes the same id.
@@ -55,17 +80,53 @@ func derivedID(tx *replica.Tx, prefix string, parts ...string) string {
 	return prefix + u.String()
 }
 
-// spawnJob enqueues a job from inside an apply, with the queue's defaults,
-// and wakes the queue's long-polls after commit.
-func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte) *job.Job {
+// spawnJob enqueues a job from inside an apply, with the options of its
+// chain step when it is one (opts, else nil) and the queue's defaults for
+// the rest, and wakes the queue's long-polls after commit.
+func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte, opts *wire.StepSpec) *job.Job {
 	now := tx.Now.UnixNano()
 	j := &job.Job{ID: id, Queue: queue, Payload: payload, Priority: job.Normal, State: job.Initial(0, now, false),
 		MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
 		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), CreatedAt: now}
-	e.applyJobDefaults(tx, ns, j, DefMaxRetries|DefBackoff|DefBaseDelay|DefMaxDelay)
+	e.applyJobDefaults(tx, ns, j, stepOptions(j, opts, now))
 	e.insertJob(tx, ns, j)
 	e.wake(tx, ns, j.Queue, 1)
 	return j
+}
+
+// stepOptions gives a job spawned for a chain step the options its step
+// names, which the enqueue that stored the chain validated, and returns
+// the Def* bits of those it leaves to the queue's defaults.
+func stepOptions(j *job.Job, s *wire.StepSpec, now int64) uint8 {
+	mask := DefMaxRetries | DefBackoff | DefBaseDelay | DefMaxDelay
+	if s == nil || !s.HasOptions() {
+		return mask
+	}
+	if p, err := job.ParsePriority(s.Priority); err == nil {
+		j.Priority = p
+	}
+	if s.MaxRetries != nil {
+		j.MaxRetries, mask = *s.MaxRetries, mask&^DefMaxRetries
+	}
+	if s.RetryBackoff != "" {
+		j.Backoff, mask = s.RetryBackoff, mask&^DefBackoff
+	}
+	if d, ok, err := wire.ParseDuration(s.RetryBaseDelay); ok && err == nil {
+		j.BaseDelay, mask = int64(d), mask&^DefBaseDelay
+	}
+	if d, ok, err := wire.ParseDuration(s.RetryMaxDelay); ok && err == nil {
+		j.MaxDelay, mask = int64(d), mask&^DefMaxDelay
+	}
+	if d, ok, err := wire.ParseDuration(s.ExpireAfter); ok && err == nil && d > 0 {
+		j.ExpireAfter, j.ExpireAt = int64(d), now+int64(d)
+	}
+	if d, ok, err := wire.ParseDuration(s.LeaseDuration); ok && err == nil && d > 0 {
+		j.OwnLeaseNs = int64(d)
+	}
+	if len(s.Tags) > 0 {
+		j.Tags = s.Tags
+	}
+	return mask
 }
 
 // orNull is raw, or JSON null when empty.

@@ -98,7 +98,19 @@ func (e *Engine) moveJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (job.State, er
 	return j.State, nil
 }
 
-// deleteJob removes a job that is not active, with every index entry.
+// discardJob deletes a job that is not active, with every index entry,
+// and settles its batch and the jobs waiting on it when it was unfinished
+// (discard).
+func (e *Engine) discardJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (replica.None, error) {
+	if err := job.DecideDelete(j.State); err != nil {
+		return replica.None{}, conflict(c.ID, err)
+	}
+	e.discard(tx, c.NS, j)
+	return replica.None{}, nil
+}
+
+// deleteJob is the JobDelete of older logs, kept so they replay as they
+// first applied: the job goes, and what waits on it is left as it was.
 func (e *Engine) deleteJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (replica.None, error) {
 	if err := job.DecideDelete(j.State); err != nil {
 		return replica.None{}, conflict(c.ID, err)

@@ -146,11 +146,26 @@ func (e *Engine) wakeQueue(tx *replica.Tx, ns, queue string) {
 	}
 }
 
-// applyQueueClear removes pending jobs (phase 0), then scheduled ones
-// (phase 1, walking the due index from After), of the queue.
+// applyQueueClear is the QueueClear of older logs: pending, then
+// scheduled jobs go, and what waits on them is left as it was.
 func (e *Engine) applyQueueClear(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, error) {
+	return e.clearQueue(tx, c, false)
+}
+
+// applyQueueClearAll removes the queue's pending jobs (phase 0), then its
+// scheduled and retrying ones (phase 1, walking the due index from After),
+// settling what waits on each (discard).
+func (e *Engine) applyQueueClearAll(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, error) {
+	return e.clearQueue(tx, c, true)
+}
+
+func (e *Engine) clearQueue(tx *replica.Tx, c *QueueSweepCmd, all bool) (*QueueStep, error) {
 	if !e.queues.exists(tx, c.NS, c.Queue) {
 		return nil, queueNotFound(c.Queue)
+	}
+	remove := e.removeJob
+	if all {
+		remove = e.discard
 	}
 	out := &QueueStep{Phase: c.Phase}
 	if c.Phase == 0 {
@@ -159,7 +174,7 @@ func (e *Engine) applyQueueClear(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, 
 			func(k []byte) (string, bool) {
 				id, err := keys.PendingID(k)
 				return id, err == nil
-			}, func(*job.Job) bool { return true })
+			}, func(j *job.Job) bool { return j.Queue == c.Queue && j.State == job.Pending }, remove)
 		if out.Next == nil {
 			out.Phase, out.Next = 1, keys.TimeIndex(c.NS, keys.KindDue)
 		}
@@ -173,14 +188,26 @@ func (e *Engine) applyQueueClear(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, 
 	out.Removed, out.Next = e.dropRange(tx, c.NS, lower, keys.PrefixEnd(due), func(k []byte) (string, bool) {
 		_, id, err := keys.ParseTimed(c.NS, keys.KindDue, k)
 		return id, err == nil
-	}, func(j *job.Job) bool { return j.Queue == c.Queue && j.State == job.Scheduled })
+	}, func(j *job.Job) bool {
+		return j.Queue == c.Queue && (j.State == job.Scheduled || all && j.State == job.Retrying)
+	}, remove)
 	return out, nil
 }
 
-// applyQueueDelete removes every job of the queue, walking the job records
+// applyQueueDelete is the QueueDelete of older logs: see deleteQueue.
+func (e *Engine) applyQueueDelete(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, error) {
+	return e.deleteQueue(tx, c, e.removeJob)
+}
+
+// applyQueueDeleteSettle is deleteQueue settling what waits on each job.
+func (e *Engine) applyQueueDeleteSettle(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, error) {
+	return e.deleteQueue(tx, c, e.discard)
+}
+
+// deleteQueue removes every job of the queue, walking the job records
 // from After; the last step removes the queue's settings, its unique locks
 // and, when no job of it is left, its record.
-func (e *Engine) applyQueueDelete(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep, error) {
+func (e *Engine) deleteQueue(tx *replica.Tx, c *QueueSweepCmd, remove func(*replica.Tx, string, *job.Job)) (*QueueStep, error) {
 	if !e.queues.exists(tx, c.NS, c.Queue) {
 		return nil, queueNotFound(c.Queue)
 	}
@@ -192,7 +219,7 @@ func (e *Engine) applyQueueDelete(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep,
 	out := &QueueStep{}
 	out.Removed, out.Next = e.dropRange(tx, c.NS, lower, keys.PrefixEnd(p), func(k []byte) (string, bool) {
 		return string(k[len(p):]), len(k) == len(p)+keys.JobIDLen
-	}, func(j *job.Job) bool { return j.Queue == c.Queue })
+	}, func(j *job.Job) bool { return j.Queue == c.Queue }, remove)
 	if out.Next != nil {
 		return out, nil
 	}
@@ -214,14 +241,16 @@ func (e *Engine) applyQueueDelete(tx *replica.Tx, c *QueueSweepCmd) (*QueueStep,
 	return out, nil
 }
 
-// dropRange walks keys in [lower, upper), loads the job each names and
-// removes those match accepts, up to the step bounds. next is the first
-// key not looked at when the walk stopped early, else nil.
+// dropRange walks keys in [lower, upper), and removes the jobs they name
+// that match accepts, up to the step bounds. next is the first key not
+// looked at when the walk stopped early, else nil. Each job is read again
+// just before it goes: settling one (discard) may have changed another.
 func (e *Engine) dropRange(tx *replica.Tx, ns string, lower, upper []byte,
-	idOf func(k []byte) (string, bool), match func(*job.Job) bool) (removed int, next []byte) {
+	idOf func(k []byte) (string, bool), match func(*job.Job) bool,
+	remove func(*replica.Tx, string, *job.Job)) (removed int, next []byte) {
 	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	must(err)
-	var drop []*job.Job
+	var drop []string
 	scanned := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if scanned == queueStepScan || len(drop) == queueStepRemove {
@@ -234,12 +263,15 @@ func (e *Engine) dropRange(tx *replica.Tx, ns string, lower, upper []byte,
 			continue
 		}
 		if j, err := e.getJob(tx, ns, id); err == nil && match(j) {
-			drop = append(drop, j)
+			drop = append(drop, id)
 		}
 	}
 	must(it.Close())
-	for _, j := range drop {
-		e.removeJob(tx, ns, j)
+	for _, id := range drop {
+		if j, err := e.getJob(tx, ns, id); err == nil && match(j) {
+			remove(tx, ns, j)
+			removed++
+		}
 	}
-	return len(drop), next
+	return removed, next
 }

@@ -18,7 +18,8 @@ import (
 // code that touches indexes and queue counts: insertJob (a new job, in its
 // job.Initial state), moveTo (a state change through the transition
 // table) and its named forms kill and requeueAs, changeQueue,
-// reprioritize and removeJob. All of it goes into the entry's one batch.
+// reprioritize, removeJob and discard. All of it goes into the entry's one
+// batch.
 
 // ReadJob reads a job from r (a store or a batch) without the cache.
 func ReadJob(r pebble.Reader, ns, id string) (*job.Job, error) {
@@ -154,6 +155,15 @@ func (e *Engine) removeJob(tx *replica.Tx, ns string, j *job.Job) {
 	}
 	e.queues.dropCount(tx, ns, j.Queue, j.State)
 	e.deleteJobRecord(tx, ns, j.ID)
+}
+
+// discard deletes j as a user asked (delete, bulk delete, clear, queue
+// delete): what waits on an unfinished j is settled first, as if it had
+// failed (settleRemoved), then j goes like removeJob. Pruning a finished
+// job needs no settling and uses removeJob.
+func (e *Engine) discard(tx *replica.Tx, ns string, j *job.Job) {
+	e.settleRemoved(tx, ns, j)
+	e.removeJob(tx, ns, j)
 }
 
 func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {

@@ -13,7 +13,8 @@ type SweepCmd struct {
 	IDs []string `codec:"ids"`
 }
 
-// leaseExpiredError is recorded in a job's history when its lease ran out.
+// leaseExpiredError is what the Reclaim command of older logs recorded
+// in a job's history when its lease ran out.
 const leaseExpiredError = "lease expired: the worker stopped heartbeating"
 
 // applyPromote moves scheduled and retrying jobs whose time came to pending.
@@ -31,9 +32,38 @@ func (e *Engine) applyPromote(tx *replica.Tx, c *SweepCmd) (int, error) {
 	})
 }
 
-// applyReclaim returns jobs whose lease expired to pending, keeping their
-// checkpoint and recording the lost attempt in their history. A job marked
-// cancelling is cancelled instead.
+// applyReclaimCounted settles jobs whose lease expired. The lost attempt
+// is recorded (error lease_expired) and counts toward max_retries like a
+// failure: with retries left the job is pending again at once, keeping
+// its checkpoint; without, it is dead (reason lease_expired), so a job
+// that kills its worker every time ends instead of looping. A job marked
+// cancelling is cancelled.
+func (e *Engine) applyReclaimCounted(tx *replica.Tx, c *SweepCmd) (int, error) {
+	now := tx.Now.UnixNano()
+	return e.sweep(tx, c, func(j *job.Job) bool {
+		if j.State != job.Active || j.LeaseUntil > now {
+			return false
+		}
+		j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: job.ReasonLeaseExpired, At: now})
+		j.FailedAt = now
+		j.WorkerID, j.Hostname = "", ""
+		switch {
+		case j.CancelRequestedAt != 0:
+			e.moveTo(tx, c.NS, j, job.Cancelled)
+		case j.Expired(now):
+			e.kill(tx, c.NS, j, job.ReasonExpired)
+		case !j.CanRetry():
+			e.kill(tx, c.NS, j, job.ReasonLeaseExpired)
+		default:
+			e.moveTo(tx, c.NS, j, job.Pending)
+		}
+		return true
+	})
+}
+
+// applyReclaim is the Reclaim command of older logs, kept so they replay
+// as they first applied: the job returns to pending and the lost attempt
+// is recorded but never ends it.
 func (e *Engine) applyReclaim(tx *replica.Tx, c *SweepCmd) (int, error) {
 	now := tx.Now.UnixNano()
 	return e.sweep(tx, c, func(j *job.Job) bool {

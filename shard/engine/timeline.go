@@ -43,7 +43,7 @@ func (e *Engine) timelineObserver(tx *replica.Tx, _ string, j *job.Job, from job
 		case job.Completed, job.Dead, job.Cancelled:
 			j.Record(now, job.EvRetried, "")
 		case job.Active:
-			if !lastErrorIsLeaseExpiry(j, now) {
+			if !lastErrorIsLeaseExpiry(j, now) && !j.LastEventIs(job.EvLeaseReleased, now) {
 				j.Record(now, job.EvRetryScheduled, fmtTime(now))
 			}
 		}
@@ -76,7 +76,7 @@ func attemptEnded(j *job.Job, now int64) {
 
 func lastErrorIsLeaseExpiry(j *job.Job, now int64) bool {
 	n := len(j.Errors)
-	return n > 0 && j.Errors[n-1].At == now && j.Errors[n-1].Error == leaseExpiredError
+	return n > 0 && j.Errors[n-1].At == now && (j.Errors[n-1].Error == job.ReasonLeaseExpired || j.Errors[n-1].Error == leaseExpiredError)
 }
 
 func fmtTime(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }

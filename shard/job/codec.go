@@ -74,6 +74,7 @@ func (j *Job) AppendEncoded(b []byte) []byte {
 	}
 	b = binary.AppendVarint(b, int64(j.DepsLeft))
 	b = putStr(b, j.CancelReason)
+	b = binary.AppendVarint(b, j.OwnLeaseNs)
 	return b
 }
 
@@ -146,6 +147,7 @@ func (j *Job) Decode(b []byte) (err error) {
 	}
 	j.DepsLeft = int(d.varint())
 	j.CancelReason = d.str()
+	j.OwnLeaseNs = d.varint()
 	return nil
 }
 

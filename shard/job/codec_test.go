@@ -21,7 +21,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		Timeline: []Event{{At: 17, Kind: EvEnqueued}, {At: 18, Kind: EvStarted, Detail: "worker w attempt 1"}},
 		BatchID:  "batch_x", ChainID: "chain_x", ChainStep: 2, Chain: []byte(`{"steps":[]}`),
 		Flow: FlowChainExit | FlowHasDependents, DependsOn: []string{"job_a", "job_b"}, DepsLeft: 1,
-		CancelReason: ReasonDependencyFailed,
+		CancelReason: ReasonDependencyFailed, OwnLeaseNs: 19,
 	}
 	var got Job
 	require.NoError(t, got.Decode(j.Encode()))
@@ -49,7 +49,7 @@ func TestRecordDecodesOlderRecords(t *testing.T) {
 	t.Parallel()
 	j := &Job{ID: "job_x", Queue: "q", UpdatedAt: 5, CancelledAt: 9, Timeline: []Event{{At: 1, Kind: EvEnqueued}}}
 	b := j.Encode()
-	old := b[:len(b)-(4+1+3)-8] // up to UpdatedAt (8: the zero flow fields)
+	old := b[:len(b)-(4+1+3)-8-1] // up to UpdatedAt (8: the zero flow fields; 1: the zero own lease)
 	var got Job
 	require.NoError(t, got.Decode(old))
 	require.Equal(t, int64(5), got.UpdatedAt)
@@ -64,12 +64,29 @@ func TestRecordDecodesRecordsWithoutFlowFields(t *testing.T) {
 	b := j.Encode()
 	j.BatchID, j.DependsOn, j.Flow = "batch_x", []string{"job_y"}, FlowHasDependents
 	var got Job
-	require.NoError(t, got.Decode(b[:len(b)-8]))
+	require.NoError(t, got.Decode(b[:len(b)-8-1]))
 	require.Equal(t, "", got.BatchID)
 	require.Nil(t, got.DependsOn)
 	require.False(t, got.InFlow())
 	require.NoError(t, got.Decode(j.Encode()))
 	require.True(t, got.InFlow())
+}
+
+// A record written before the job's own lease decodes with it zero, and
+// its other fields intact.
+func TestRecordDecodesRecordsWithoutOwnLease(t *testing.T) {
+	t.Parallel()
+	j := &Job{ID: "job_x", Queue: "q", CancelReason: ReasonDependencyFailed, OwnLeaseNs: 5e9}
+	b := j.Encode()
+	var got Job
+	require.Error(t, got.Decode(b[:len(b)-1]), "a varint cut short is refused")
+	old := (&Job{ID: "job_x", Queue: "q", CancelReason: ReasonDependencyFailed}).Encode()
+	old = old[:len(old)-1] // what the codec wrote before the field existed
+	require.NoError(t, got.Decode(old))
+	require.Equal(t, ReasonDependencyFailed, got.CancelReason)
+	require.Zero(t, got.OwnLeaseNs)
+	require.NoError(t, got.Decode(b))
+	require.Equal(t, int64(5e9), got.OwnLeaseNs)
 }
 
 func TestPayloadOf(t *testing.T) {

@@ -59,6 +59,10 @@ type Job struct {
 	DependsOn    []string // ids of the jobs this one waits for
 	DepsLeft     int      // dependencies not yet completed (held while > 0)
 	CancelReason string   // why the engine cancelled it (e.g. dependency_failed)
+
+	// OwnLeaseNs is the job's own lease_duration (ns), used when a fetch
+	// names none; 0 = the queue's default or the fetch's (appended).
+	OwnLeaseNs int64
 }
 
 // Flow holds a job's batch, chain and dependency flags.
@@ -98,6 +102,7 @@ type AttemptError struct {
 const (
 	ReasonRetriesExhausted = wire.ReasonRetriesExhausted
 	ReasonExpired          = wire.ReasonExpired
+	ReasonLeaseExpired     = wire.ReasonLeaseExpired // the last attempt's lease ran out with no retries left
 )
 
 // AttemptsRemaining is the number of retries left after the one a failure
@@ -125,4 +130,12 @@ func Lease(j *Job, workerID, hostname string, now, lease int64) {
 	j.WorkerID, j.Hostname = workerID, hostname
 	j.LeaseNs = lease
 	j.LeaseUntil = now + lease
+}
+
+// Unlease undoes the attempt Lease started, for a worker that went away
+// before the job was handed over: the attempt is not counted. The caller
+// moves j back to Pending.
+func Unlease(j *Job) {
+	j.Attempt--
+	j.WorkerID, j.Hostname = "", ""
 }

@@ -24,6 +24,7 @@ const (
 	EvExpired         EventKind = 12 // TTL passed
 	EvDead            EventKind = 13 // detail: the reason
 	EvReleased        EventKind = 14 // a held job's dependencies are done
+	EvLeaseReleased   EventKind = 15 // detail: the worker that went away before the job was handed over
 )
 
 var eventNames = map[EventKind]string{
@@ -31,6 +32,7 @@ var eventNames = map[EventKind]string{
 	EvRetryScheduled: "retry_scheduled", EvLeaseExpired: "lease_expired", EvCompleted: "completed",
 	EvCancelled: "cancelled", EvCancelRequested: "cancel_requested", EvMoved: "moved",
 	EvRetried: "retried", EvExpired: "expired", EvDead: "dead", EvReleased: "released",
+	EvLeaseReleased: "lease_released",
 }
 
 func (k EventKind) String() string {
@@ -77,4 +79,12 @@ func (j *Job) Record(at int64, kind EventKind, detail string) {
 		j.Timeline = append(j.Timeline[:0], j.Timeline[n:]...)
 	}
 	j.Timeline = append(j.Timeline, Event{At: at, Kind: kind, Detail: detail})
+}
+
+// LastEventIs reports whether j's last timeline event is kind, recorded
+// at (a command's time): what a command recorded just before it moved j,
+// so observers can tell apart two changes between the same states.
+func (j *Job) LastEventIs(kind EventKind, at int64) bool {
+	n := len(j.Timeline)
+	return n > 0 && j.Timeline[n-1].Kind == kind && j.Timeline[n-1].At == at
 }

@@ -30,7 +30,7 @@ var kindNames = map[byte]string{
 	'x': "expire index", 'u': "unique lock", 'q': "queue record", 's': "schedule record",
 	'N': "schedule name", 'R': "schedule run index", 'r': "prune index", 'D': "dead index",
 	'b': "batch record", 'B': "batch member", 'e': "dependent edge", 'S': "state search index",
-	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation",
+	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
 }
 
 func goldenFamilies() []family {
@@ -38,7 +38,7 @@ func goldenFamilies() []family {
 		{"kinds.txt", "The kind byte after the namespace separator names each key family.", kindCases()},
 		{"records.txt", "Records keyed by id or name: jobs, queues, unique locks, schedules, batches, bulk operations.", recordCases()},
 		{"pending.txt", "Pending index: a queue's fetch order is priority, then creation time, then id.", pendingCases()},
-		{"time.txt", "Time indexes (due, lease, expire, schedule run, prune): time order, then id.", timeCases()},
+		{"time.txt", "Time indexes (due, lease, expire, schedule run, prune; record prune): time order, then id.", timeCases()},
 		{"dead.txt", "Dead index, per scope (\"\" = every queue, else one queue): order of death, then id.", deadCases()},
 		{"edges.txt", "Batch members and reverse dependency edges: job id order under a fixed prefix.", edgeCases()},
 		{"search.txt", "Search indexes by state and queue, by tag, by batch: creation order, then id.", searchCases()},
@@ -59,6 +59,7 @@ func kindCases() []*gcase {
 		{"KindBatchMember", KindBatchMember, 'B'}, {"KindDependent", KindDependent, 'e'},
 		{"KindStateIndex", KindStateIndex, 'S'}, {"KindTag", KindTag, 'T'},
 		{"KindBatchIndex", KindBatchIndex, 'A'}, {"KindBulkOp", KindBulkOp, 'o'},
+		{"KindRecordPrune", KindRecordPrune, 'y'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -162,6 +163,23 @@ func timeCases() []*gcase {
 					_, _, err = ParseTimed(ns, other, key)
 					require.Error(t, err, "another time index's key")
 				}))
+	}
+	// Batch and bulk operation records: ids of their own lengths.
+	cs = append(cs, kc("RecordPruneIndex", RecordPruneIndex(ns), "ns", ns).is(head(ns, 'y')))
+	for i, id := range []string{gBatch, gBulk} {
+		at := gCreated + int64(i+1)*int64(time.Hour)
+		cs = append(cs, kc("RecordPruneEntry", RecordPruneEntry(ns, at, id), "ns", ns, "at", at, "id", id).
+			is(head(ns, 'y'), be64("prune_at", at), text("record id", id)).
+			parse("ParseRecordPrune", func(t *testing.T, key []byte) {
+				gotAt, gotID, err := ParseRecordPrune(ns, key)
+				require.NoError(t, err)
+				require.Equal(t, at, gotAt)
+				require.Equal(t, id, gotID)
+				_, _, err = ParseRecordPrune(ns, Timed(ns, KindPrune, at, gJob))
+				require.Error(t, err, "a job prune key")
+				_, _, err = ParseRecordPrune(ns, RecordPruneIndex(ns))
+				require.Error(t, err, "the bare prefix")
+			}))
 	}
 	return cs
 }

@@ -26,6 +26,7 @@
 //	<ns> 00 'T' <tag key> 00 <value> 00 <created 8B> <id> search: jobs by tag
 //	<ns> 00 'A' <batch id> 00 <created 8B> <id>          search: jobs of a batch
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
+//	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
 //	01 'n' <ns>                                          registry of namespaces on this shard
 package keys
 
@@ -68,6 +69,8 @@ const (
 	KindTag        byte = 'T'
 	KindBatchIndex byte = 'A'
 	KindBulkOp     byte = 'o'
+
+	KindRecordPrune byte = 'y' // RecordPruneEntry: batch and bulk operation records, by prune time
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -332,3 +335,25 @@ func BulkOp(ns, id string) []byte {
 
 // BulkOpPrefix is the prefix of every bulk operation record of ns.
 func BulkOpPrefix(ns string) []byte { return kindPrefix(ns, KindBulkOp, 0) }
+
+// RecordPruneIndex is the prefix of the retention index of finished batch
+// and bulk operation records. Their ids ("batch_…", "bulk_…") differ in
+// length from job ids, so the index has its own kind rather than Timed's.
+func RecordPruneIndex(ns string) []byte { return kindPrefix(ns, KindRecordPrune, 8+32) }
+
+// RecordPruneEntry is the key of a finished record in the retention
+// index: its prune time, then its id.
+func RecordPruneEntry(ns string, at int64, id string) []byte {
+	b := binary.BigEndian.AppendUint64(RecordPruneIndex(ns), uint64(at))
+	return append(b, id...)
+}
+
+// ParseRecordPrune splits a retention index key into its time and record id.
+func ParseRecordPrune(ns string, key []byte) (at int64, id string, err error) {
+	p := RecordPruneIndex(ns)
+	if !bytes.HasPrefix(key, p) || len(key) <= len(p)+8 {
+		return 0, "", fmt.Errorf("keys: %q is not a record prune key of %s", key, ns)
+	}
+	rest := key[len(p):]
+	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
+}

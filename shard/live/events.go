@@ -46,15 +46,18 @@ type Event struct {
 
 // eventType names the change: "enqueued", "started", "completed",
 // "failed" (an attempt failed: the job is retrying, or pending again after
-// a lost lease or a retry without backoff), "dead", "cancelled", "pending"
-// (a scheduled or retrying job became due) and "retried" (a finished job
-// retried by hand).
-func eventType(from, to job.State) string {
+// a lost lease or a retry without backoff), "lease_released" (pending
+// again because its worker went away before the job was handed over; the
+// attempt did not count), "dead", "cancelled", "pending" (a scheduled or
+// retrying job became due) and "retried" (a finished job retried by hand).
+func eventType(from, to job.State, released bool) string {
 	switch {
 	case from == 0:
 		return "enqueued"
 	case to == job.Active:
 		return "started"
+	case from == job.Active && to == job.Pending && released:
+		return "lease_released"
 	case from == job.Active && (to == job.Retrying || to == job.Pending):
 		return "failed"
 	case to == job.Pending && from.Terminal():
@@ -139,7 +142,8 @@ func (h *Events) Observer() engine.Observer {
 			// 2^20 positions a sequence number has; more are not published.
 			return
 		}
-		ev := Event{Seq: tx.Index<<eventSeqBits | pos, Type: eventType(from, j.State), JobID: j.ID, Queue: j.Queue,
+		released := from == job.Active && j.State == job.Pending && j.LastEventIs(job.EvLeaseReleased, tx.Now.UnixNano())
+		ev := Event{Seq: tx.Index<<eventSeqBits | pos, Type: eventType(from, j.State, released), JobID: j.ID, Queue: j.Queue,
 			State: j.State, From: from, At: tx.Now.UnixNano(), Attempt: j.Attempt}
 		if j.State == job.Active {
 			ev.WorkerID = j.WorkerID

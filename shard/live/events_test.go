@@ -55,8 +55,9 @@ func TestEventTypes(t *testing.T) {
 		{job.Scheduled, job.Pending, "pending"}, {job.Dead, job.Pending, "retried"},
 		{job.Pending, job.Cancelled, "cancelled"},
 	} {
-		require.Equal(t, c.want, eventType(c.from, c.to), "%s → %s", c.from, c.to)
+		require.Equal(t, c.want, eventType(c.from, c.to, false), "%s → %s", c.from, c.to)
 	}
+	require.Equal(t, "lease_released", eventType(job.Active, job.Pending, true))
 }
 
 func TestEventSequenceFollowsTheLog(t *testing.T) {

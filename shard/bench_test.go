@@ -43,7 +43,7 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for done.Load() < int64(b.N) {
-				j, err := e.Fetch(context.Background(), testNS, &wire.FetchRequest{Queues: []string{"bench"}, WorkerID: "w", Timeout: &timeout})
+				j, err := e.Fetch(context.Background(), testNS, &wire.FetchRequest{Queues: []string{"bench"}, WorkerID: "w", Timeout: &timeout}, nil)
 				if err != nil {
 					b.Error(err)
 					return

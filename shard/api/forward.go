@@ -103,6 +103,7 @@ func (s *Server) proxyToLeader(c *fiber.Ctx, addr string) error {
 		// write blindly.
 		return apierr.Retry(apierr.Unavailable, 1, "the shard leader did not answer; the request may have been applied")
 	}
+	s.releaseForwarded(c, addr, resp)
 	if idx, err := strconv.ParseUint(string(resp.Header.Peek(wire.AppliedHeader)), 10, 64); err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), readAfterWriteWait)
 		_ = s.node.WaitApplied(ctx, idx)

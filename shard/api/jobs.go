@@ -17,6 +17,7 @@ func (s *Server) jobRoutes(api fiber.Router) {
 	api.Post("/enqueue/batch", s.enqueueBatch)
 	api.Post("/fetch", s.fetch)
 	api.Post("/fetch/batch", s.fetchBatch)
+	api.Post("/release", s.release)
 	api.Post("/ack/batch", s.ackBatch) // before /ack/:id, which would match it
 	api.Post("/ack/:id", s.ack)
 	api.Post("/fail/:id", s.fail)
@@ -65,7 +66,7 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
-	j, err := s.svc.Fetch(c.UserContext(), ns(c), &r)
+	j, err := s.svc.Fetch(c.UserContext(), ns(c), &r, clientGone(c))
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
-	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), &r)
+	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), &r, clientGone(c))
 	if err != nil {
 		return err
 	}
@@ -93,6 +94,19 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 		live.ObserveFetch(ns(c), start)
 	}
 	return c.JSON(wire.FetchBatchResponse{Jobs: jobs})
+}
+
+// release gives back leases a worker never received (wire.ReleaseRequest).
+func (s *Server) release(c *fiber.Ctx) error {
+	var r wire.ReleaseRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	out, err := s.svc.Release(c.UserContext(), ns(c), &r)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
 }
 
 // ackReply is the body of a successful ack; ackCancelledReply answers the

@@ -3,18 +3,21 @@ package api
 import (
 	"bufio"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/search"
+	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
 )
 
 func (s *Server) searchRoutes(api fiber.Router) {
 	api.Post("/jobs/search", s.searchJobs)
 	api.Post("/jobs/bulk", s.bulkJobs)
+	api.Get("/bulk", s.listBulk)
 	api.Get("/bulk/:id", s.bulkStatus)
 	api.Get("/bulk/:id/progress", s.bulkProgress)
 	api.Delete("/bulk/:id", s.cancelBulk)
@@ -52,6 +55,21 @@ func (s *Server) bulkJobs(c *fiber.Ctx) error {
 	}
 	res.DurationMs = sinceMs(start)
 	return c.JSON(res)
+}
+
+// listBulk answers GET /api/v1/bulk?limit=&cursor=: the namespace's
+// background operations, newest first.
+func (s *Server) listBulk(c *fiber.Ctx) error {
+	q := service.BulkQuery{Cursor: c.Query("cursor")}
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return apierr.Field("limit", "limit must be a whole number between 1 and %d", wire.MaxBulkListLimit)
+		}
+		q.Limit = n
+	}
+	page, err := s.svc.ListBulk(ns(c), q)
+	return reply(c, page, err)
 }
 
 func (s *Server) bulkStatus(c *fiber.Ctx) error {

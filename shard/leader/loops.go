@@ -3,6 +3,7 @@ package leader
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,10 +99,10 @@ func (l *Loops) sweepLoop() {
 	}
 }
 
-// bulkLoop runs the background bulk operations while this node leads: one
-// at a time, a step per Raft command. Everything a step needs is in the
-// operation's record, so a new leader resumes where the last committed
-// step left off.
+// bulkLoop runs the background bulk operations while this node leads, in
+// rounds (bulkRound) until none is left running. Everything a step needs
+// is in the operation's record, so a new leader resumes where the last
+// committed step left off.
 func (l *Loops) bulkLoop() {
 	defer l.wg.Done()
 	t := l.cfg.Clock.NewTicker(l.cfg.BulkInterval)
@@ -113,32 +114,51 @@ func (l *Loops) bulkLoop() {
 		case <-t.Chan():
 		case <-l.svc.BulkKicks():
 		}
-		if !l.node.IsLeader() {
-			continue
-		}
-		for _, ref := range l.svc.RunningBulkOps() {
-			if err := l.runBulkOp(ref); err != nil {
-				l.cfg.Logger.Warn("shard bulk operation", "op", ref.ID, "err", err)
-				break
+		for l.node.IsLeader() && l.bulkRound() {
+			select {
+			case <-l.stop:
+				return
+			default:
 			}
 		}
 	}
 }
 
-// runBulkOp takes steps until the operation is finished or cancelled, a
-// step fails (this node stopped leading), or the loops stop.
-func (l *Loops) runBulkOp(ref service.BulkOpRef) error {
-	for {
-		select {
-		case <-l.stop:
-			return nil
-		default:
+// bulkRound takes one step of one running operation per tenant: the
+// oldest of its first namespace that has one. Tenants take turns, so one
+// tenant's operation delays another's by at most one step per step of
+// its own, however big it is; a tenant's own operations run one after
+// another. It reports whether any operation is still running; false too
+// when a step failed (this node stopped leading).
+func (l *Loops) bulkRound() bool {
+	turn := map[string]bool{}
+	more := false
+	for _, ref := range l.svc.RunningBulkOps() {
+		t := tenantOf(ref.NS)
+		if turn[t] {
+			more = true
+			continue
 		}
+		turn[t] = true
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		done, err := l.svc.BulkStep(ctx, ref)
 		cancel()
-		if err != nil || done {
-			return err
+		if err != nil {
+			l.cfg.Logger.Warn("shard bulk operation", "op", ref.ID, "err", err)
+			if !l.node.IsLeader() {
+				return false
+			}
+			continue
 		}
+		more = more || !done
 	}
+	return more
+}
+
+// tenantOf is the tenant part of a shard namespace ("<tenant>/<name>").
+func tenantOf(ns string) string {
+	if i := strings.IndexByte(ns, '/'); i >= 0 {
+		return ns[:i]
+	}
+	return ns
 }

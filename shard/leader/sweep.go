@@ -18,10 +18,11 @@ const sweepBatch = 1000
 var timeSweeps = []struct {
 	kind byte
 	op   replica.Op[engine.SweepCmd, int]
-}{{keys.KindDue, engine.Promote}, {keys.KindLease, engine.Reclaim}, {keys.KindExpire, engine.Expire}, {keys.KindPrune, engine.JobPrune}}
+}{{keys.KindDue, engine.Promote}, {keys.KindLease, engine.ReclaimCounted}, {keys.KindExpire, engine.Expire}, {keys.KindPrune, engine.JobPrune}}
 
 // sweepOnce proposes, per namespace, every job of each time index due at
-// or before now, then fires the cron schedules whose run came.
+// or before now, then fires the cron schedules whose run came, then prunes
+// the finished batch and bulk records whose retention ran out.
 func (l *Loops) sweepOnce(ctx context.Context, now int64) error {
 	for _, ns := range engine.Namespaces(l.node.DB()) {
 		for _, s := range timeSweeps {
@@ -30,6 +31,9 @@ func (l *Loops) sweepOnce(ctx context.Context, now int64) error {
 			}
 		}
 		if err := l.sweepSchedules(ctx, ns, now); err != nil {
+			return err
+		}
+		if err := l.sweepRecords(ctx, ns, now); err != nil {
 			return err
 		}
 	}

@@ -133,7 +133,7 @@ func (s *Service) Bulk(ctx context.Context, ns string, r *wire.BulkRequest) (*wi
 		n := min(len(ids), s.cfg.BulkChunk)
 		c := p.cmd
 		c.IDs = ids[:n]
-		res, err := engine.BulkApply.Propose(ctx, s.node, &c)
+		res, err := engine.BulkApplySettle.Propose(ctx, s.node, &c)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -149,7 +149,7 @@ func (s *Service) Bulk(ctx context.Context, ns string, r *wire.BulkRequest) (*wi
 
 func (s *Service) startBulkOp(ctx context.Context, ns string, p *bulkPlan, total int64) (*wire.BulkAccepted, error) {
 	op := &engine.BulkOp{ID: s.NewID("bulk_"), Action: p.cmd.Action, Queue: p.cmd.Queue, Priority: p.cmd.Priority,
-		Filter: p.raw, Total: total}
+		Filter: p.raw, Total: total, Prunable: true}
 	res, err := engine.BulkCreate.Propose(ctx, s.node, &engine.BulkOpCmd{NS: ns, Op: op})
 	if err != nil {
 		return nil, err
@@ -306,6 +306,6 @@ func (s *Service) BulkStep(ctx context.Context, ref BulkOpRef) (done bool, err e
 	for _, st := range f.States {
 		c.States = append(c.States, uint8(st))
 	}
-	_, err = engine.BulkApply.Propose(ctx, s.node, c)
+	_, err = engine.BulkApplySettle.Propose(ctx, s.node, c)
 	return false, err
 }

@@ -70,12 +70,13 @@ func (s *Service) enqueue(ctx context.Context, ns string, reqs []wire.EnqueueReq
 		return nil, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", wire.MaxBatchJobs, len(reqs))
 	}
 	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b}
+	now := s.cfg.Clock.Now()
 	for i := range reqs {
 		prefix := ""
 		if batch {
 			prefix = fmt.Sprintf("jobs[%d].", i)
 		}
-		j, err := toJob(&reqs[i], prefix, s.NewID("job_"))
+		j, err := toJob(&reqs[i], prefix, s.NewID("job_"), now)
 		if err != nil {
 			return nil, err
 		}
@@ -142,6 +143,9 @@ func validateChain(c *wire.ChainSpec, field, queue string) ([]byte, error) {
 	if len(first.Payload) > 0 {
 		return nil, apierr.Field(field+"steps[0].payload", "the first step's payload is the request's payload")
 	}
+	if first.HasOptions() {
+		return nil, apierr.Field(field+"steps[0]", "the first step is the job itself: set its options on the request")
+	}
 	first.Queue = queue
 	for i := range c.Steps {
 		if err := validateStep(&c.Steps[i], fmt.Sprintf("%ssteps[%d].", field, i)); err != nil {
@@ -168,6 +172,8 @@ func validateChain(c *wire.ChainSpec, field, queue string) ([]byte, error) {
 	return raw, nil
 }
 
+// validateStep checks a step's queue, payload and job options, as an
+// enqueue of them would be checked.
 func validateStep(s *wire.StepSpec, field string) error {
 	if s.Queue == "" {
 		return apierr.Field(field+"queue", "queue is required")
@@ -176,8 +182,17 @@ func validateStep(s *wire.StepSpec, field string) error {
 		return apierr.Field(field+"queue", "%v", err)
 	}
 	p, err := checkJSON(field+"payload", s.Payload, wire.MaxPayloadBytes)
+	if err != nil {
+		return err
+	}
 	s.Payload = p
-	return err
+	if !s.HasOptions() {
+		return nil
+	}
+	r := &wire.EnqueueRequest{Queue: s.Queue, Priority: s.Priority, MaxRetries: s.MaxRetries, RetryBackoff: s.RetryBackoff,
+		RetryBaseDelay: s.RetryBaseDelay, RetryMaxDelay: s.RetryMaxDelay, ExpireAfter: s.ExpireAfter,
+		LeaseDuration: s.LeaseDuration, Tags: s.Tags}
+	return jobOptions(r, field, new(job.Job))
 }
 
 func dependencies(r *wire.EnqueueRequest, field string, j *job.Job) error {
@@ -222,7 +237,7 @@ func batchRecord(b *wire.BatchSpec, id string) (*engine.BatchRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engine.BatchRecord{ID: id, CallbackQueue: b.CallbackQueue, CallbackPayload: p}, nil
+	return &engine.BatchRecord{ID: id, CallbackQueue: b.CallbackQueue, CallbackPayload: p, Prunable: true}, nil
 }
 
 // GetBatch reads a batch from local state.

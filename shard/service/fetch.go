@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"time"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
@@ -42,29 +43,60 @@ func fetchCmd(ns string, r *wire.FetchRequest) (engine.FetchCmd, int64, error) {
 		LeaseNs: int64(lease), LeaseDefault: r.LeaseDuration == nil}, int64(wait), nil
 }
 
+// Gone reports whether the worker a fetch answers has gone away (its
+// connection closed). It must be cheap (one syscall): a fetch asks when a
+// wake-up ends its wait, and once it holds jobs. nil: the caller cannot
+// tell.
+type Gone func() bool
+
 // Fetch leases the next job of the queues to the worker, waiting up to the
-// request's timeout for one to arrive. It returns nil when none came.
-func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest) (*wire.FetchedJob, error) {
+// request's timeout for one to arrive. It returns nil when none came, or
+// when the worker went away (gone): a worker that left while it waited is
+// leased nothing, and a job leased as it went is released at once.
+func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest, gone Gone) (*wire.FetchedJob, error) {
 	c, wait, err := fetchCmd(ns, r)
 	if err != nil {
 		return nil, err
 	}
 	var j *job.Job
-	err = s.longPoll(ctx, ns, r.Queues, wait, func() (bool, error) {
+	err = s.longPoll(ctx, ns, r.Queues, wait, gone, func() (bool, error) {
 		j, err = engine.Fetch.Propose(ctx, s.node, &c)
 		return j != nil, err
 	})
 	if err != nil || j == nil {
 		return nil, err
 	}
+	if gone != nil && gone() {
+		s.releaseGone(ns, r.WorkerID, j)
+		return nil, nil
+	}
 	v := fetchedView(j)
 	return &v, nil
 }
 
+// releaseGone gives back jobs leased to a worker found gone before they
+// were handed over. A release that fails leaves the leases to run out.
+func (s *Service) releaseGone(ns, workerID string, jobs ...*job.Job) {
+	c := &engine.ReleaseCmd{NS: ns, WorkerID: workerID, Jobs: make([]engine.ReleaseItem, len(jobs))}
+	for i, j := range jobs {
+		c.Jobs[i] = engine.ReleaseItem{ID: j.ID, Attempt: j.Attempt}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if _, err := engine.Release.Propose(ctx, s.node, c); err != nil {
+		s.cfg.Logger.Warn("shard: could not release the leases of a worker that went away", "namespace", ns,
+			"worker", workerID, "jobs", len(jobs), "err", err)
+	}
+}
+
+// releaseTimeout bounds a release proposed after the worker went away.
+const releaseTimeout = 5 * time.Second
+
 // FetchBatch leases up to the request's max jobs to the worker in one
 // command, waiting up to its timeout until at least one is available. It
-// returns an empty list when none came.
-func (s *Service) FetchBatch(ctx context.Context, ns string, r *wire.FetchBatchRequest) ([]wire.FetchedJob, error) {
+// returns an empty list when none came, or when the worker went away
+// (as Fetch).
+func (s *Service) FetchBatch(ctx context.Context, ns string, r *wire.FetchBatchRequest, gone Gone) ([]wire.FetchedJob, error) {
 	fc, wait, err := fetchCmd(ns, &r.FetchRequest)
 	if err != nil {
 		return nil, err
@@ -78,12 +110,16 @@ func (s *Service) FetchBatch(ctx context.Context, ns string, r *wire.FetchBatchR
 	}
 	c := &engine.FetchBatchCmd{Fetch: fc, Max: n}
 	var jobs []*job.Job
-	err = s.longPoll(ctx, ns, r.Queues, wait, func() (bool, error) {
+	err = s.longPoll(ctx, ns, r.Queues, wait, gone, func() (bool, error) {
 		jobs, err = engine.FetchBatch.Propose(ctx, s.node, c)
 		return len(jobs) > 0, err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(jobs) > 0 && gone != nil && gone() {
+		s.releaseGone(ns, r.WorkerID, jobs...)
+		return []wire.FetchedJob{}, nil
 	}
 	out := make([]wire.FetchedJob, len(jobs))
 	for i, j := range jobs {
@@ -95,8 +131,10 @@ func (s *Service) FetchBatch(ctx context.Context, ns string, r *wire.FetchBatchR
 // longPoll runs take until it gets something, an error, or wait (ns)
 // passes, the caller goes away or the service stops. It parks before
 // looking, so a job made pending between the look and the wait still
-// wakes it; a woken waiter that takes nothing passes its wake-up on.
-func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait int64, take func() (bool, error)) error {
+// wakes it; a woken waiter that takes nothing passes its wake-up on. On
+// every wake-up the worker is looked at (gone) before it takes: one that
+// went away while it waited stops, handing its wake-up on.
+func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait int64, gone Gone, take func() (bool, error)) error {
 	timer := s.cfg.Clock.NewTimer(durationOf(wait))
 	defer timer.Stop()
 	for {
@@ -114,6 +152,10 @@ func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait
 		}
 		select {
 		case <-w.C():
+			if gone != nil && gone() {
+				s.waiters.Leave(w, false)
+				return nil
+			}
 			s.waiters.Leave(w, true)
 		case <-timer.Chan():
 			s.waiters.Leave(w, false)

@@ -66,9 +66,10 @@ func (s *Service) MoveJob(ctx context.Context, ns, id string, r *wire.MoveReques
 
 // DeleteJob removes a job that is not active, with all its index entries.
 // An active job is refused (409): cancel it first, so no worker holds a
-// job that no longer exists.
+// job that no longer exists. An unfinished job deleted counts as failed
+// for its batch and for the jobs that depend on it.
 func (s *Service) DeleteJob(ctx context.Context, ns, id string) error {
-	_, err := jobOp(ctx, s, engine.JobDelete, &engine.JobOpCmd{NS: ns, ID: id})
+	_, err := jobOp(ctx, s, engine.JobDiscard, &engine.JobOpCmd{NS: ns, ID: id})
 	return err
 }
 

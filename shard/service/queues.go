@@ -284,16 +284,18 @@ func parseSpan(field string, raw json.RawMessage, min, max time.Duration) (time.
 	return d, ok, nil
 }
 
-// ClearQueue deletes the queue's pending and scheduled jobs and returns
-// how many, in as many bounded steps as it takes.
+// ClearQueue deletes the queue's pending, scheduled and retrying jobs and
+// returns how many, in as many bounded steps as it takes. Active jobs
+// stay; what waits on a deleted job is settled as if it had failed.
 func (s *Service) ClearQueue(ctx context.Context, ns, queue string) (int, error) {
-	return s.queueSteps(ctx, ns, queue, engine.QueueClear)
+	return s.queueSteps(ctx, ns, queue, engine.QueueClearAll)
 }
 
 // DeleteQueue deletes the queue, its settings and all its jobs, and
-// returns how many jobs.
+// returns how many jobs; what waits on a deleted job is settled as if it
+// had failed.
 func (s *Service) DeleteQueue(ctx context.Context, ns, queue string) (int, error) {
-	return s.queueSteps(ctx, ns, queue, engine.QueueDelete)
+	return s.queueSteps(ctx, ns, queue, engine.QueueDeleteSettle)
 }
 
 func (s *Service) queueSteps(ctx context.Context, ns, queue string, op replica.Op[engine.QueueSweepCmd, *engine.QueueStep]) (int, error) {

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,6 +39,9 @@ func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Sche
 	}
 	spec, err := parseCron(s.Cron, s.Timezone)
 	if err != nil {
+		return nil, err
+	}
+	if err := everyOK(s.Cron); err != nil {
 		return nil, err
 	}
 	if spec.next(now.UnixNano()) == 0 {
@@ -84,14 +86,30 @@ func validScheduleName(name string) error {
 }
 
 func schedulePayload(raw json.RawMessage) ([]byte, error) {
-	p := bytes.TrimSpace(raw)
-	if len(p) > wire.MaxPayloadBytes {
-		return nil, apierr.OfField(apierr.TooLarge, "payload", "payload is %d bytes; the limit is %d", len(p), wire.MaxPayloadBytes)
+	p, err := checkJSON("payload", raw, wire.MaxPayloadBytes)
+	if err != nil {
+		return nil, err
 	}
 	if len(p) == 0 {
 		return []byte("null"), nil
 	}
 	return p, nil
+}
+
+// everyOK refuses an "@every" period under wire.MinEvery or of a fraction
+// of a second: the cron library rounds those up to a second, so "@every
+// 0s" or "1ns" would fire every second. Only new and replaced schedules
+// are checked; one stored before keeps firing as it did.
+func everyOK(spec string) error {
+	const every = "@every "
+	if !strings.HasPrefix(spec, every) {
+		return nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(spec[len(every):]))
+	if err != nil || d < wire.MinEvery || d%time.Second != 0 {
+		return apierr.Field("cron", "@every takes a whole number of seconds, at least %s (like \"@every 90s\"); got %q", wire.MinEvery, spec)
+	}
+	return nil
 }
 
 // CreateSchedule validates and stores a new schedule.

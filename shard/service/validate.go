@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/job"
@@ -13,8 +14,8 @@ import (
 )
 
 // toJob validates r and builds the record to propose. field prefixes field
-// names in errors (e.g. "jobs[3].").
-func toJob(r *wire.EnqueueRequest, field string, id string) (*job.Job, error) {
+// names in errors (e.g. "jobs[3]."); now bounds scheduled_at.
+func toJob(r *wire.EnqueueRequest, field string, id string, now time.Time) (*job.Job, error) {
 	if err := tenancy.ValidateQueue(r.Queue); err != nil {
 		if r.Queue == "" {
 			return nil, apierr.Field(field+"queue", "queue is required")
@@ -23,56 +24,18 @@ func toJob(r *wire.EnqueueRequest, field string, id string) (*job.Job, error) {
 	}
 	j := &job.Job{ID: id, Queue: r.Queue, MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
 		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), Tags: r.Tags}
-	p := bytes.TrimSpace(r.Payload)
-	if len(p) > wire.MaxPayloadBytes {
-		return nil, apierr.OfField(apierr.TooLarge, field+"payload", "payload is %d bytes; the limit is %d", len(p), wire.MaxPayloadBytes)
+	p, err := checkJSON(field+"payload", r.Payload, wire.MaxPayloadBytes)
+	if err != nil {
+		return nil, err
 	}
 	if len(p) == 0 {
 		p = []byte("null")
 	}
 	j.Payload = p
-	prio, err := job.ParsePriority(r.Priority)
-	if err != nil {
-		return nil, apierr.Field(field+"priority", "%v", err)
-	}
-	j.Priority = prio
-	if r.MaxRetries != nil {
-		if *r.MaxRetries < 0 || *r.MaxRetries > wire.MaxMaxRetries {
-			return nil, apierr.Field(field+"max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
-		}
-		j.MaxRetries = *r.MaxRetries
-	}
-	if r.RetryBackoff != "" {
-		if err := job.ValidBackoff(r.RetryBackoff); err != nil {
-			return nil, apierr.Field(field+"retry_backoff", "%v", err)
-		}
-		j.Backoff = r.RetryBackoff
-	}
-	baseSet := false
-	if d, ok, err := parseDuration(field+"retry_base_delay", r.RetryBaseDelay); err != nil {
+	if err := jobOptions(r, field, j); err != nil {
 		return nil, err
-	} else if ok {
-		j.BaseDelay, baseSet = int64(d), true
 	}
-	if d, ok, err := parseDuration(field+"retry_max_delay", r.RetryMaxDelay); err != nil {
-		return nil, err
-	} else if ok {
-		j.MaxDelay = int64(d)
-		// Only a pair the producer sent is checked: a missing side may come
-		// from the queue's defaults, and a delay is always capped at the max.
-		if baseSet && j.MaxDelay < j.BaseDelay {
-			return nil, apierr.Field(field+"retry_max_delay", "retry_max_delay must not be less than retry_base_delay")
-		}
-	}
-	if d, ok, err := parseDuration(field+"expire_after", r.ExpireAfter); err != nil {
-		return nil, err
-	} else if ok {
-		if d == 0 {
-			return nil, apierr.Field(field+"expire_after", "expire_after must be positive")
-		}
-		j.ExpireAfter = int64(d)
-	}
-	at, err := parseTime(field+"scheduled_at", r.ScheduledAt)
+	at, err := parseTime(field+"scheduled_at", r.ScheduledAt, now)
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +43,62 @@ func toJob(r *wire.EnqueueRequest, field string, id string) (*job.Job, error) {
 	if err := validateUnique(r, field, j); err != nil {
 		return nil, err
 	}
-	if err := validateTags(field+"tags", r.Tags); err != nil {
-		return nil, err
-	}
 	return j, nil
+}
+
+// jobOptions validates the options a job and a chain step share and sets
+// them on j.
+func jobOptions(r *wire.EnqueueRequest, field string, j *job.Job) error {
+	prio, err := job.ParsePriority(r.Priority)
+	if err != nil {
+		return apierr.Field(field+"priority", "%v", err)
+	}
+	j.Priority = prio
+	if r.MaxRetries != nil {
+		if *r.MaxRetries < 0 || *r.MaxRetries > wire.MaxMaxRetries {
+			return apierr.Field(field+"max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
+		}
+		j.MaxRetries = *r.MaxRetries
+	}
+	if r.RetryBackoff != "" {
+		if err := job.ValidBackoff(r.RetryBackoff); err != nil {
+			return apierr.Field(field+"retry_backoff", "%v", err)
+		}
+		j.Backoff = r.RetryBackoff
+	}
+	baseSet := false
+	if d, ok, err := parseDuration(field+"retry_base_delay", r.RetryBaseDelay); err != nil {
+		return err
+	} else if ok {
+		j.BaseDelay, baseSet = int64(d), true
+	}
+	if d, ok, err := parseDuration(field+"retry_max_delay", r.RetryMaxDelay); err != nil {
+		return err
+	} else if ok {
+		j.MaxDelay = int64(d)
+		// Only a pair the producer sent is checked: a missing side may come
+		// from the queue's defaults, and a delay is always capped at the max.
+		if baseSet && j.MaxDelay < j.BaseDelay {
+			return apierr.Field(field+"retry_max_delay", "retry_max_delay must not be less than retry_base_delay")
+		}
+	}
+	if d, ok, err := parseDuration(field+"expire_after", r.ExpireAfter); err != nil {
+		return err
+	} else if ok {
+		if d == 0 {
+			return apierr.Field(field+"expire_after", "expire_after must be positive")
+		}
+		j.ExpireAfter = int64(d)
+	}
+	if d, ok, err := parseDuration(field+"lease_duration", r.LeaseDuration); err != nil {
+		return err
+	} else if ok {
+		if d < wire.MinLease || d > wire.MaxLease {
+			return apierr.Field(field+"lease_duration", "lease_duration must be between %s and %s", wire.MinLease, wire.MaxLease)
+		}
+		j.OwnLeaseNs = int64(d)
+	}
+	return validateTags(field+"tags", r.Tags)
 }
 
 func validateUnique(r *wire.EnqueueRequest, field string, j *job.Job) error {
@@ -98,7 +113,8 @@ func validateUnique(r *wire.EnqueueRequest, field string, j *job.Job) error {
 	}
 	j.UniqueKey = r.UniqueKey
 	if r.UniquePeriod != nil {
-		if *r.UniquePeriod < 0 || time.Duration(*r.UniquePeriod)*time.Second > wire.MaxDelay {
+		// Compared in seconds: a huge number would wrap as a Duration.
+		if *r.UniquePeriod < 0 || *r.UniquePeriod > int64(wire.MaxDelay/time.Second) {
 			return apierr.Field(field+"unique_period", "unique_period must be between 0 and %d seconds", int64(wire.MaxDelay/time.Second))
 		}
 		// A period in ns; apply adds the entry's clock to make it absolute.
@@ -135,8 +151,9 @@ func parseDuration(field string, raw json.RawMessage) (d time.Duration, ok bool,
 	return d, ok, nil
 }
 
-// parseTime accepts an RFC 3339 time or null.
-func parseTime(field string, raw json.RawMessage) (int64, error) {
+// parseTime accepts an RFC 3339 time or null: a time from the Unix epoch
+// to wire.MaxAhead after now (past times mean now).
+func parseTime(field string, raw json.RawMessage, now time.Time) (int64, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return 0, nil
@@ -149,14 +166,24 @@ func parseTime(field string, raw json.RawMessage) (int64, error) {
 	if err != nil {
 		return 0, apierr.Field(field, "%s must be an RFC 3339 time like 2026-02-11T10:00:00Z", field)
 	}
+	// Checked as times: out of range, UnixNano would overflow.
+	if t.Before(time.Unix(0, 0)) || t.After(now.Add(wire.MaxAhead)) {
+		return 0, apierr.Field(field, "%s must be after 1970 and at most %d years ahead", field, int(wire.MaxAhead/(365*24*time.Hour)))
+	}
 	return t.UnixNano(), nil
 }
 
-// checkJSON validates an optional JSON value a worker sends.
+// checkJSON validates an optional JSON value a caller sends (a payload,
+// a result, progress, a checkpoint): the decoder checked its syntax but
+// not its text, and a value stored with invalid UTF-8 would be served
+// back as invalid JSON.
 func checkJSON(field string, raw json.RawMessage, limit int) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > limit {
-		return nil, apierr.OfField(apierr.TooLarge, field, "%s is over %d bytes", field, limit)
+		return nil, apierr.OfField(apierr.TooLarge, field, "%s is %d bytes; the limit is %d", field, len(raw), limit)
+	}
+	if !utf8.Valid(raw) {
+		return nil, apierr.Field(field, "%s must be valid UTF-8", field)
 	}
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil

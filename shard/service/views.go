@@ -38,6 +38,10 @@ func detailView(j *job.Job) *wire.JobDetail {
 		s := wire.FormatDuration(time.Duration(j.ExpireAfter))
 		d.ExpireAfter = &s
 	}
+	if j.OwnLeaseNs > 0 {
+		s := wire.FormatDuration(time.Duration(j.OwnLeaseNs))
+		d.LeaseDuration = &s
+	}
 	if j.UniqueKey != "" {
 		d.UniqueKey = &j.UniqueKey
 		if j.UniqueUntil > 0 {

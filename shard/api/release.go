@@ -1,0 +1,86 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/wire"
+)
+
+// A follower forwards a fetch to its leader and waits for the answer; the
+// leader sees the follower's connection, which stays open. So when the
+// answer carries jobs and the worker's own connection closed meanwhile,
+// the follower gives the leases back through the leader (POST
+// /api/v1/release) instead of leaving them to run out.
+
+// releaseTimeout bounds that release.
+const releaseTimeout = 5 * time.Second
+
+// releaseForwarded releases the leases of a forwarded fetch's answer when
+// its worker went away before the answer reached it.
+func (s *Server) releaseForwarded(c *fiber.Ctx, addr string, answer *fasthttp.Response) {
+	if answer.StatusCode() != fiber.StatusOK || !strings.HasPrefix(c.Path(), "/api/v1/fetch") || !peerGone(c.Context().Conn()) {
+		return
+	}
+	rel, ok := fetchedLeases(c.Path() == "/api/v1/fetch/batch", c.Body(), answer.Body())
+	if !ok {
+		return
+	}
+	body, err := json.Marshal(rel)
+	if err != nil {
+		return
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	c.Request().Header.CopyTo(&req.Header) // the caller's credentials and namespace
+	req.Header.Del(fiber.HeaderConnection)
+	req.Header.SetMethod(fiber.MethodPost)
+	req.SetRequestURI("/api/v1/release")
+	req.Header.Set(wire.ForwardedHeader, s.cfg.NodeID)
+	req.SetBodyRaw(body)
+	n, err := s.fwd.Node(addr)
+	if err == nil {
+		err = n.Do(req, resp, time.Now().Add(releaseTimeout))
+	}
+	if err != nil || resp.StatusCode() != fiber.StatusOK {
+		s.cfg.Logger.Warn("shard: could not release the leases of a worker that went away; they run out instead",
+			"leader", addr, "worker", rel.WorkerID, "status", resp.StatusCode(), "err", err)
+	}
+}
+
+// fetchedLeases reads the leases a fetch answer (one job, or fetch/batch's
+// list) handed to the worker its request names.
+func fetchedLeases(batch bool, request, answer []byte) (*wire.ReleaseRequest, bool) {
+	var r wire.FetchRequest
+	if json.Unmarshal(request, &r) != nil {
+		return nil, false
+	}
+	var jobs []wire.FetchedJob
+	if batch {
+		var b wire.FetchBatchResponse
+		if json.Unmarshal(answer, &b) != nil {
+			return nil, false
+		}
+		jobs = b.Jobs
+	} else {
+		var j wire.FetchedJob
+		if json.Unmarshal(answer, &j) != nil || j.JobID == "" {
+			return nil, false
+		}
+		jobs = []wire.FetchedJob{j}
+	}
+	if len(jobs) == 0 {
+		return nil, false
+	}
+	rel := &wire.ReleaseRequest{WorkerID: r.WorkerID, Jobs: make([]wire.ReleaseEntry, len(jobs))}
+	for i, j := range jobs {
+		rel.Jobs[i] = wire.ReleaseEntry{JobID: j.JobID, Attempt: j.Attempt}
+	}
+	return rel, true
+}

@@ -1,0 +1,47 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Release gives back leases the worker was handed but never received:
+// whoever held the worker's connection (a gateway, or a shard node that
+// forwarded its fetch) found it closed when the fetch's answer came. Only
+// leases held by r.WorkerID for the attempts named are released.
+func (s *Service) Release(ctx context.Context, ns string, r *wire.ReleaseRequest) (*wire.ReleaseResponse, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	if len(r.WorkerID) > wire.MaxWorkerID {
+		return nil, apierr.Field("worker_id", "worker_id must be at most %d bytes", wire.MaxWorkerID)
+	}
+	if len(r.Jobs) == 0 || len(r.Jobs) > wire.MaxFetchBatch {
+		return nil, apierr.Field("jobs", "jobs must name 1 to %d leases", wire.MaxFetchBatch)
+	}
+	c := &engine.ReleaseCmd{NS: ns, WorkerID: r.WorkerID, Jobs: make([]engine.ReleaseItem, len(r.Jobs))}
+	for i, e := range r.Jobs {
+		if err := jobIDOK(e.JobID); err != nil {
+			return nil, apierr.Field(fmt.Sprintf("jobs[%d].job_id", i), "%q is not a job id", e.JobID)
+		}
+		if e.Attempt < 1 {
+			return nil, apierr.Field(fmt.Sprintf("jobs[%d].attempt", i), "attempt must be the fetched job's attempt, 1 or more")
+		}
+		c.Jobs[i] = engine.ReleaseItem{ID: e.JobID, Attempt: e.Attempt}
+	}
+	done, err := engine.Release.Propose(ctx, s.node, c)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.ReleaseResponse{Released: []string{}}
+	for i, ok := range done {
+		if ok {
+			out.Released = append(out.Released, r.Jobs[i].JobID)
+		}
+	}
+	return out, nil
+}

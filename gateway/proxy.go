@@ -20,13 +20,19 @@ func (s *Server) forward(c *fiber.Ctx, r *call) error {
 
 // forwardLongPoll proxies a fetch, whose deadline must outlast the wait
 // the worker asked for. A wait out of bounds is refused here, with the
-// shard's own rule (wire.FetchWait), before it travels.
+// shard's own rule (wire.FetchWait), before it travels. Jobs the shard
+// leased to a worker that went away meanwhile are given back at once
+// (releaseIfGone).
 func (s *Server) forwardLongPoll(c *fiber.Ctx, r *call) error {
 	wait, err := fetchWait(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	return s.proxy(c, r, time.Now().Add(wait+s.cfg.ShardTimeout))
+	if err := s.proxy(c, r, time.Now().Add(wait+s.cfg.ShardTimeout)); err != nil {
+		return err
+	}
+	s.releaseIfGone(c, r)
+	return nil
 }
 
 // proxy sends the request to the shard's leader with the shard's

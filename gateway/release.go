@@ -1,0 +1,152 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/wire"
+)
+
+// A fetch's job is leased on the shard before the answer travels back.
+// The shard sees the gateway's connection, which stays open when the
+// worker's closes (a worker restarted mid-poll, a client timeout), so the
+// gateway is the one that can tell the worker is gone: when the shard
+// answers with jobs and the worker's connection has closed, it gives the
+// leases back (POST /api/v1/release on the shard, for this worker_id and
+// these attempts) instead of leaving them to run out.
+
+// releaseTimeout bounds the release of a gone worker's leases.
+const releaseTimeout = 5 * time.Second
+
+// releaseIfGone releases the leases of a fetch answer (c's response)
+// whose worker went away before it could be handed over.
+func (s *Server) releaseIfGone(c *fiber.Ctx, r *call) {
+	if c.Response().StatusCode() != fiber.StatusOK || !peerGone(c.Context().Conn()) {
+		return
+	}
+	rel, ok := fetchedLeases(c.Path() == "/api/v1/fetch/batch", c.Request().Body(), c.Response().Body())
+	if !ok {
+		return
+	}
+	body, err := json.Marshal(rel)
+	if err != nil {
+		return
+	}
+	p, err := s.placements.lookup(r.key.TenantID, r.ns, r.requestID)
+	if err != nil {
+		return
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fiber.MethodPost)
+	req.SetRequestURI("/api/v1/release")
+	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
+	req.Header.Set(wire.RequestIDHeader, r.requestID)
+	req.Header.SetContentType(fiber.MIMEApplicationJSON)
+	req.SetBodyRaw(body)
+	if err := s.shards.Do(p.route, req, resp, time.Now().Add(releaseTimeout)); err != nil || resp.StatusCode() != fiber.StatusOK {
+		s.log.Warn("gateway: could not release the leases of a worker that went away; they run out instead",
+			"namespace", p.shardNS, "worker", rel.WorkerID, "request_id", r.requestID, "status", resp.StatusCode(), "err", err)
+	}
+}
+
+// fetchedLeases reads the leases a fetch answer (one job, or fetch/batch's
+// list) handed to the worker its request names.
+func fetchedLeases(batch bool, request, answer []byte) (*wire.ReleaseRequest, bool) {
+	var r wire.FetchRequest
+	if json.Unmarshal(request, &r) != nil {
+		return nil, false
+	}
+	var jobs []wire.FetchedJob
+	if batch {
+		var b wire.FetchBatchResponse
+		if json.Unmarshal(answer, &b) != nil {
+			return nil, false
+		}
+		jobs = b.Jobs
+	} else {
+		var j wire.FetchedJob
+		if json.Unmarshal(answer, &j) != nil || j.JobID == "" {
+			return nil, false
+		}
+		jobs = []wire.FetchedJob{j}
+	}
+	if len(jobs) == 0 {
+		return nil, false
+	}
+	rel := &wire.ReleaseRequest{WorkerID: r.WorkerID, Jobs: make([]wire.ReleaseEntry, len(jobs))}
+	for i, j := range jobs {
+		rel.Jobs[i] = wire.ReleaseEntry{JobID: j.JobID, Attempt: j.Attempt}
+	}
+	return rel, true
+}
+
+// peerGone reports whether the peer of nc has closed or reset it: a
+// peek of one byte (MSG_PEEK on the non-blocking socket Go's poller
+// keeps), one syscall that consumes nothing. 0 bytes is an orderly close;
+// EAGAIN an open, quiet connection; data waiting reads as open. TCP and
+// Unix sockets, under TLS too. Where it cannot look (no socket under the
+// connection, or no Unix recvfrom) the peer reads as there, and a lease
+// its worker never received runs out instead.
+func peerGone(nc net.Conn) bool {
+	rc, ok := rawConn(nc)
+	if !ok {
+		return false
+	}
+	gone := false
+	_ = rc.Control(func(fd uintptr) {
+		var b [1]byte
+		n, err := peek(fd, b[:])
+		switch {
+		case err == nil:
+			gone = n == 0
+		case errors.Is(err, errNoPeek), errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK), errors.Is(err, syscall.EINTR):
+		default:
+			gone = true // reset, or no longer a connection
+		}
+	})
+	return gone
+}
+
+// msgPeek is MSG_PEEK, 2 on every Unix (syscall names it only there).
+const msgPeek = 0x2
+
+var errNoPeek = errors.New("gateway: cannot peek at a socket here")
+
+// peek is recvfrom(fd, b, MSG_PEEK) where recvfrom takes a Unix file
+// descriptor; elsewhere it reports errNoPeek. Matching the function's
+// type keeps this file free of build tags.
+func peek(fd uintptr, b []byte) (int, error) {
+	if f, ok := any(syscall.Recvfrom).(func(int, []byte, int) (int, syscall.Sockaddr, error)); ok {
+		n, _, err := f(int(fd), b, msgPeek)
+		return n, err
+	}
+	return 0, errNoPeek
+}
+
+// rawConn finds the socket under nc: the listener's counting wrapper
+// (listener.go) and TLS (NetConn) are looked through.
+func rawConn(nc net.Conn) (syscall.RawConn, bool) {
+	for range 4 {
+		switch c := nc.(type) {
+		case syscall.Conn:
+			rc, err := c.SyscallConn()
+			return rc, err == nil
+		case *conn:
+			nc = c.Conn
+		case interface{ NetConn() net.Conn }:
+			nc = c.NetConn()
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}

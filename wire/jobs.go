@@ -10,17 +10,17 @@ import (
 // numbers of seconds (Duration and Seconds write them); scheduled_at is
 // an RFC 3339 time (Time writes it).
 type EnqueueRequest struct {
-	Queue          string            `json:"queue"`
-	Payload        json.RawMessage   `json:"payload,omitempty"`
-	Priority       string            `json:"priority,omitempty"`
-	UniqueKey      string            `json:"unique_key,omitempty"`
-	UniquePeriod   *int64            `json:"unique_period,omitempty"` // seconds
-	MaxRetries     *int              `json:"max_retries,omitempty"`
-	RetryBackoff   string            `json:"retry_backoff,omitempty"`
-	RetryBaseDelay json.RawMessage   `json:"retry_base_delay,omitempty"`
-	RetryMaxDelay  json.RawMessage   `json:"retry_max_delay,omitempty"`
-	ScheduledAt    json.RawMessage   `json:"scheduled_at,omitempty"`
-	ExpireAfter    json.RawMessage   `json:"expire_after,omitempty"`
+	Queue          string          `json:"queue"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	Priority       string          `json:"priority,omitempty"`
+	UniqueKey      string          `json:"unique_key,omitempty"`
+	UniquePeriod   *int64          `json:"unique_period,omitempty"` // seconds
+	MaxRetries     *int            `json:"max_retries,omitempty"`
+	RetryBackoff   string          `json:"retry_backoff,omitempty"`
+	RetryBaseDelay json.RawMessage `json:"retry_base_delay,omitempty"`
+	RetryMaxDelay  json.RawMessage `json:"retry_max_delay,omitempty"`
+	ScheduledAt    json.RawMessage `json:"scheduled_at,omitempty"`
+	ExpireAfter    json.RawMessage `json:"expire_after,omitempty"`
 	// LeaseDuration is the job's lease when a fetch names none (before the
 	// queue's default): MinLease to MaxLease.
 	LeaseDuration json.RawMessage   `json:"lease_duration,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/jobbie/jobbie/wire"
@@ -146,6 +147,41 @@ func (c *Client) BulkStatus(ctx context.Context, id string) (*BulkOperation, err
 		return nil, err
 	}
 	return &out, nil
+}
+
+// BulkPage is a page of ListBulk: background bulk operations, newest
+// first. Cursor is "" on the last page; pass it back for the next.
+type BulkPage struct {
+	Operations []BulkOperation
+	Cursor     string
+	HasMore    bool
+}
+
+// ListBulk lists the namespace's background bulk operations, running and
+// finished (until the retention period prunes them), newest first.
+// limit is 1 to 1,000, or 0 for the server's 100; cursor is "" for the
+// first page.
+func (c *Client) ListBulk(ctx context.Context, limit int, cursor string) (*BulkPage, error) {
+	q := url.Values{}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	path := "/api/v1/bulk"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var w wire.BulkOperationList
+	if _, err := c.do(ctx, "GET", path, nil, &w); err != nil {
+		return nil, err
+	}
+	out := &BulkPage{Operations: make([]BulkOperation, len(w.Operations)), Cursor: deref(w.Cursor), HasMore: w.HasMore}
+	for i, op := range w.Operations {
+		out.Operations[i] = BulkOperation(op)
+	}
+	return out, nil
 }
 
 // CancelBulk stops a running bulk operation and returns its status; what

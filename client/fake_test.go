@@ -34,6 +34,7 @@ type fakeJob struct {
 	ID         string
 	Payload    json.RawMessage
 	Checkpoint json.RawMessage
+	Lease      float64 // seconds; 0 for 60
 }
 
 type ackCall struct {
@@ -112,9 +113,13 @@ func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
 	defer timer.Stop()
 	select {
 	case j := <-f.pending:
+		lease := j.Lease
+		if lease == 0 {
+			lease = 60
+		}
 		writeJSON(w, http.StatusOK, wire.FetchedJob{
 			JobID: j.ID, Queue: req.Queues[0], Payload: j.Payload, Attempt: 1, MaxRetries: 3,
-			LeaseDuration: 60, Checkpoint: j.Checkpoint, Tags: map[string]string{"k": "v"},
+			LeaseDuration: lease, Checkpoint: j.Checkpoint, Tags: map[string]string{"k": "v"},
 		})
 	case <-timer.C:
 		w.WriteHeader(http.StatusNoContent)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/jobbie/jobbie/wire"
 )
@@ -21,10 +22,21 @@ type Chain struct {
 }
 
 // ChainStep is one step of a chain, or a handler. Payload is any
-// JSON-encodable value.
+// JSON-encodable value. The job options are the step's own, as an
+// EnqueueRequest's; zero fields take the step queue's defaults. Steps[0]
+// is the enqueued job itself and takes the request's options instead.
 type ChainStep struct {
 	Queue   string
 	Payload any
+
+	Priority       Priority
+	MaxRetries     *int // nil for the queue's default; new(0) means never retry
+	RetryBackoff   Backoff
+	RetryBaseDelay time.Duration
+	RetryMaxDelay  time.Duration
+	ExpireAfter    time.Duration
+	LeaseDuration  time.Duration
+	Tags           map[string]string
 }
 
 // toWire is the chain as a wire.ChainSpec; nil stays nil.
@@ -58,7 +70,9 @@ func (s *ChainStep) toWire() (*wire.StepSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
-	return &wire.StepSpec{Queue: s.Queue, Payload: payload}, nil
+	return &wire.StepSpec{Queue: s.Queue, Payload: payload, Priority: s.Priority, MaxRetries: s.MaxRetries,
+		RetryBackoff: s.RetryBackoff, RetryBaseDelay: wire.Duration(s.RetryBaseDelay), RetryMaxDelay: wire.Duration(s.RetryMaxDelay),
+		ExpireAfter: wire.Duration(s.ExpireAfter), LeaseDuration: wire.Duration(s.LeaseDuration), Tags: s.Tags}, nil
 }
 
 // Step statuses of an ack of a chain step.

@@ -43,7 +43,8 @@ type JobDetail struct {
 	NextAttemptAt  *time.Time // while retrying
 	LeaseExpiresAt *time.Time // while active
 	ExpireAfter    time.Duration
-	ExpiresAt      *time.Time // when ExpireAfter drops it if it has not started
+	ExpiresAt      *time.Time    // when ExpireAfter drops it if it has not started
+	LeaseDuration  time.Duration // its own lease for fetches that ask none; 0 when it has none
 	UniqueKey      string
 	UniquePeriod   time.Duration
 	BatchID        string
@@ -57,7 +58,7 @@ type JobDetail struct {
 	Result         json.RawMessage // nil when none
 	Errors         []JobError
 	Worker         *WorkerRef // the worker holding or last holding the job
-	DeadReason     string     // why a dead job died ("retries_exhausted", "expired")
+	DeadReason     string     // why a dead job died ("retries_exhausted", "lease_expired", "expired")
 	UpdatedAt      *time.Time
 	Cancelling     bool // running, and a cancel was requested
 	CancelledAt    *time.Time
@@ -102,6 +103,9 @@ func (d *JobDetail) fromWire(w *wire.JobDetail) error {
 		return err
 	}
 	if d.ExpireAfter, err = parseDuration("expire_after", deref(w.ExpireAfter)); err != nil {
+		return err
+	}
+	if d.LeaseDuration, err = parseDuration("lease_duration", deref(w.LeaseDuration)); err != nil {
 		return err
 	}
 	// Progress is read in the console's shape; other JSON is an error.

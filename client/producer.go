@@ -52,7 +52,10 @@ type EnqueueRequest struct {
 	ScheduledAt time.Time
 	// ExpireAfter drops the job if it has not started within this long.
 	ExpireAfter time.Duration
-	Tags        map[string]string
+	// LeaseDuration is the job's lease when its worker asks for none
+	// (before the queue's default); 1s to 12h.
+	LeaseDuration time.Duration
+	Tags          map[string]string
 	// Chain makes the job the first step of a chain (see Chain).
 	Chain *Chain
 	// DependsOn holds the job until these jobs (of the same namespace)
@@ -93,6 +96,7 @@ func (r EnqueueRequest) toWire() (wire.EnqueueRequest, error) {
 		RetryMaxDelay:       wire.Duration(r.RetryMaxDelay),
 		ScheduledAt:         wire.Time(r.ScheduledAt),
 		ExpireAfter:         wire.Duration(r.ExpireAfter),
+		LeaseDuration:       wire.Duration(r.LeaseDuration),
 		Tags:                r.Tags,
 		Chain:               chain,
 		DependsOn:           r.DependsOn,

@@ -30,17 +30,19 @@ type Worker struct {
 	fatalMu  sync.Mutex
 	fatal    error
 
-	mu      sync.Mutex
-	active  map[string]*JobContext
-	closed  bool           // shutdown gave up on running jobs
-	reports sync.WaitGroup // acks and fails in flight
+	mu         sync.Mutex
+	active     map[string]*JobContext
+	closed     bool           // shutdown gave up on running jobs
+	reports    sync.WaitGroup // acks and fails in flight
+	leaseNudge chan struct{}  // a job with a lease shorter than 3 heartbeat intervals started
 }
 
 // NewWorker returns a worker that fetches with c. cfg is completed with
 // WithDefaults; Run validates it.
 func NewWorker(c *Client, cfg WorkerConfig, h Handler) *Worker {
 	cfg = cfg.WithDefaults()
-	return &Worker{c: c.ForWorker(cfg.WorkerID), cfg: cfg, h: h, log: cfg.Logger, active: map[string]*JobContext{}}
+	return &Worker{c: c.ForWorker(cfg.WorkerID), cfg: cfg, h: h, log: cfg.Logger, active: map[string]*JobContext{},
+		leaseNudge: make(chan struct{}, 1)}
 }
 
 // ID is the worker id sent with every fetch.

@@ -9,19 +9,45 @@ import (
 // intervals do not make heartbeats time out on a busy server.
 const minHeartbeatTimeout = 5 * time.Second
 
-// heartbeatLoop sends one batched heartbeat per interval for all running
-// jobs, until ctx is done.
+// heartbeatLoop sends one batched heartbeat for all running jobs every
+// heartbeatEvery, until ctx is done. A job whose lease is shorter than
+// the interval allows (its queue's or its own lease_duration, when the
+// worker asks for none) brings the next heartbeat forward: a lease that
+// runs out uses up one of the job's attempts.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
-	t := time.NewTicker(w.cfg.HeartbeatInterval)
+	next := time.Now().Add(w.heartbeatEvery())
+	t := time.NewTimer(time.Until(next))
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-w.leaseNudge:
+			if due := time.Now().Add(w.heartbeatEvery()); due.Before(next) {
+				next = due
+				t.Reset(time.Until(next)) // only ever earlier, so nudges cannot starve it
+			}
+			continue
 		case <-t.C:
-			w.heartbeat(ctx)
+		}
+		w.heartbeat(ctx)
+		next = time.Now().Add(w.heartbeatEvery())
+		t.Reset(time.Until(next))
+	}
+}
+
+// heartbeatEvery is the configured interval, or a third of the shortest
+// lease of a running job if that is shorter.
+func (w *Worker) heartbeatEvery() time.Duration {
+	every := w.cfg.HeartbeatInterval
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, jc := range w.active {
+		if third := jc.LeaseDuration / 3; third > 0 && third < every {
+			every = third
 		}
 	}
+	return every
 }
 
 // heartbeat extends the leases of the running jobs, delivers their

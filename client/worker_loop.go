@@ -80,6 +80,12 @@ func (w *Worker) track(jc *JobContext) bool {
 		return false
 	}
 	w.active[jc.ID] = jc
+	if third := jc.LeaseDuration / 3; third > 0 && third < w.cfg.HeartbeatInterval {
+		select {
+		case w.leaseNudge <- struct{}{}:
+		default:
+		}
+	}
 	return true
 }
 

@@ -239,3 +239,22 @@ func TestWorkerConfigValidate(t *testing.T) {
 	bad := client.WorkerConfig{Queues: []string{"q"}, LeaseDuration: 9 * time.Second, HeartbeatInterval: 10 * time.Second}
 	require.Error(t, bad.WithDefaults().Validate())
 }
+
+// A job whose lease is shorter than three heartbeat intervals (its own or
+// its queue's, when the worker asks for none) is heartbeated in time: a
+// lease that runs out would use up one of its attempts.
+func TestWorkerHeartbeatsWithinAShortLease(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := startWorker(t, client.WorkerConfig{}, func(ctx context.Context, _ *client.JobContext) (any, error) {
+		<-release
+		return nil, nil
+	})
+	b.fake.pending <- fakeJob{ID: "job_short", Payload: json.RawMessage(`{}`), Lease: 0.6}
+	for range 2 {
+		hb := recv(t, b.fake.heartbeats) // the interval is an hour: only the lease can bring these
+		require.Contains(t, hb, "job_short")
+	}
+	close(release)
+	require.Equal(t, "job_short", recv(t, b.fake.acks).ID)
+}

@@ -125,3 +125,46 @@ func TestRevokedKeyRefusedWithinFiveSeconds(t *testing.T) {
 	}, "revoked key refused")
 	t.Logf("revocation took effect after %s", time.Since(revoked).Round(time.Millisecond))
 }
+
+// GET /api/v1/bulk lists the operations of the key's namespace only:
+// another tenant's owner sees none of them, a namespace of another tenant
+// is unknown, one the key may not use is forbidden, no key is 401.
+func TestBulkListingIsPerTenant(t *testing.T) {
+	t.Parallel()
+	a, ctA := shared.tenant(t)
+	b, ctB := shared.tenant(t)
+	enqueueMany(t, a, "listed", client.MaxBulkJobIDs+1)
+	_, op, err := a.Bulk(ctx(t), client.BulkRequest{Filter: &client.SearchFilter{Queue: "listed"}, Action: client.BulkChangePriority,
+		Priority: client.PriorityHigh})
+	require.NoError(t, err)
+	require.NotNil(t, op, "a background operation")
+
+	page, err := a.ListBulk(ctx(t), 0, "")
+	require.NoError(t, err)
+	require.Len(t, page.Operations, 1)
+	require.Equal(t, op.ID, page.Operations[0].ID)
+	page, err = b.ListBulk(ctx(t), 0, "")
+	require.NoError(t, err)
+	require.Empty(t, page.Operations, "another tenant sees none")
+
+	_, err = b.CreateNamespace(ctx(t), "bonly")
+	require.NoError(t, err)
+	_, err = a.CreateNamespace(ctx(t), "private")
+	require.NoError(t, err)
+	limited, err := a.CreateKey(ctx(t), clientKey("limited", tenancy.RoleDeveloper, "default"))
+	require.NoError(t, err)
+	g := shared.gateway + "/api/v1/bulk"
+	for _, tc := range []struct {
+		key, ns string
+		status  int
+	}{
+		{ctA.OwnerKey, "bonly", 404},
+		{limited.Token, "private", 403},
+		{ctB.OwnerKey, "default", 200},
+		{"", "", 401},
+	} {
+		r := call(t, "GET", g, tc.key, nil, "X-Jobbie-Namespace", tc.ns)
+		require.Equal(t, tc.status, r.Status, "%s: %s", tc.ns, r.Raw)
+		require.NotContains(t, string(r.Raw), op.ID)
+	}
+}

@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"crypto/tls"
 	"net"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -16,8 +19,8 @@ import (
 // so req/s is a floor for the gateway alone.
 func BenchmarkProxyEnqueue(b *testing.B) {
 	bb := newBundle(b)
-	shardAddr := startInstantShard(b)
-	bb.control.addNamespace(tenantA, "bench", shardAddr)
+	shardAddr := startInstantShard(b, bb.ca)
+	bb.control.addNamespace(tenantA, "bench", "bench", shardAddr)
 	bb.start(b)
 	bb.waitReady(b)
 
@@ -53,11 +56,13 @@ func BenchmarkProxyEnqueue(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
 
-// startInstantShard serves a fixed enqueue answer with fasthttp, so the
-// benchmark measures the gateway rather than the fake shard.
-func startInstantShard(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// startInstantShard serves a fixed enqueue answer with fasthttp, as node
+// n1 of shard "bench" over mutual TLS, so the benchmark measures the
+// gateway rather than the fake shard.
+func startInstantShard(b *testing.B, ca *pkitest.CA) string {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
+	ln := tls.NewListener(tcp, ca.Creds(b, pkitest.Shard("bench", "n1")).Server(pki.Roles(pki.RoleGateway)))
 	answer := []byte(`{"job_id":"job_01HX7Y2K3M","status":"pending","unique_existing":false}`)
 	srv := &fasthttp.Server{Handler: func(c *fasthttp.RequestCtx) {
 		c.SetStatusCode(fasthttp.StatusCreated)

@@ -14,7 +14,7 @@ import (
 )
 
 // Config configures a gateway. Zero fields take the defaults named in their
-// comments; ControlURL and TLS (or ClusterSecret) are required.
+// comments; ControlURL and TLS are required.
 type Config struct {
 	// Addr is the listen address. Default "127.0.0.1:8080"; a port of 0
 	// picks a free one (see Server.Addr).
@@ -23,15 +23,14 @@ type Config struct {
 	ControlURL string
 	// TLS is this gateway's identity: it reaches control and shards over
 	// mutual TLS, and checks that whom it reached is control, or a member
-	// of the shard it meant, whatever address gossip gave. /metrics then
-	// takes an operator key. Without it the gateway presents ClusterSecret.
+	// of the shard it meant, whatever address gossip gave. A shard on a
+	// Unix socket ("unix:<path>") is reached without TLS and without
+	// credentials: its socket's permissions guard it, and the shard takes
+	// a peer there for its local gateway.
 	TLS *pki.Credentials
-	// ClusterSecret authenticates the gateway to control and to shards
-	// when TLS is not set.
-	ClusterSecret string
-	// MetricsAddr, with TLS, is where /metrics is served to scrapers'
-	// certificates (pki.Scrapers); "" serves no metrics. Without TLS
-	// /metrics is on Addr and takes ClusterSecret.
+	// MetricsAddr is where /metrics is served, over mutual TLS, to
+	// scrapers' certificates (pki.Scrapers); "" serves no metrics. They
+	// are never on Addr.
 	MetricsAddr string
 
 	// BodyLimit caps request bodies in bytes. Default 1 MiB.
@@ -163,16 +162,14 @@ func setDefault[T comparable](field *T, def T) {
 // Validate reports the first problem with a defaulted config.
 func (c Config) Validate() error {
 	u, err := url.Parse(c.ControlURL)
-	if c.ControlURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("gateway: ControlURL %q must be an http(s) URL", c.ControlURL)
+	if c.ControlURL == "" || err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("gateway: ControlURL %q must be an https URL: control is reached over mutual TLS", c.ControlURL)
 	}
 	switch {
-	case c.TLS != nil && c.ClusterSecret != "":
-		return errors.New("gateway: ClusterSecret must be empty with TLS: no shared secret travels where certificates do")
-	case c.TLS != nil && c.TLS.Identity().Role != pki.RoleGateway:
+	case c.TLS == nil:
+		return errors.New("gateway: TLS is required: the gateway's certificate is how control and shards know it")
+	case c.TLS.Identity().Role != pki.RoleGateway:
 		return fmt.Errorf("gateway: TLS is the certificate of %s, not of a gateway", c.TLS.Identity())
-	case c.TLS == nil && c.ClusterSecret == "":
-		return errors.New("gateway: TLS (or ClusterSecret) is required")
 	}
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
 		return errors.New("gateway: body limits must be positive")

@@ -17,27 +17,23 @@ import (
 // namespace lists are the largest answers.
 const maxControlBody = 32 * mib
 
-// controlClient calls the control plane's internal API: over mutual TLS,
-// admitting only a control node's certificate, or with the cluster secret.
-// It is off the hot path (JWKS, revocations, placement misses, tenant
-// admin), so plain net/http is enough.
+// controlClient calls the control plane's internal API over mutual TLS,
+// admitting only a control node's certificate. It is off the hot path
+// (JWKS, revocations, placement misses, tenant admin), so plain net/http
+// is enough.
 type controlClient struct {
 	base string
-	auth string // "" with TLS
 	http *http.Client
 }
 
 func newControlClient(cfg Config) *controlClient {
-	cc := &controlClient{
+	return &controlClient{
 		base: strings.TrimRight(cfg.ControlURL, "/"),
-		http: &http.Client{Timeout: cfg.ControlTimeout},
+		http: &http.Client{
+			Timeout:   cfg.ControlTimeout,
+			Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), MaxIdleConnsPerHost: 16},
+		},
 	}
-	if cfg.TLS != nil {
-		cc.http.Transport = &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), MaxIdleConnsPerHost: 16}
-	} else {
-		cc.auth = "Bearer " + cfg.ClusterSecret
-	}
-	return cc
 }
 
 // controlReply is a control answer: its status, content type and body.
@@ -61,9 +57,6 @@ func (cc *controlClient) do(ctx context.Context, method, path, requestID string,
 	req, err := http.NewRequestWithContext(ctx, method, cc.base+path, body)
 	if err != nil {
 		return controlReply{}, fmt.Errorf("gateway: control request: %w", err)
-	}
-	if cc.auth != "" {
-		req.Header.Set("Authorization", cc.auth)
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")

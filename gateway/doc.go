@@ -32,6 +32,14 @@
 // gateway cut off from control serves from its caches only while its
 // view of revocations is fresh. /readyz fails in both conditions.
 //
+// The gateway reaches control and shards only over mutual TLS, with the
+// gateway certificate of Config.TLS, and admits only a control node, or a
+// member of the shard a namespace is placed on, at the other end; no
+// shared secret exists. A shard on the same host may be reached on a Unix
+// socket instead, with no credentials. /metrics is served to scrapers'
+// certificates on a port of its own (Config.MetricsAddr), never on the
+// public one.
+//
 // The gateway keeps no state that matters, and any number of replicas may
 // run side by side.
 package gateway

@@ -3,14 +3,18 @@ package gateway
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,6 +25,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -50,12 +55,23 @@ func (s signer) jwk() tenancy.JWK {
 	return tenancy.JWK{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pub), Kid: s.kid, Alg: "EdDSA", Use: "sig"}
 }
 
+// serveTLS starts srv over mutual TLS with the certificate of id,
+// admitting only gateways, and closes it when the test ends. (StartTLS
+// would put httptest's own certificate first.)
+func serveTLS(t testing.TB, srv *httptest.Server, ca *pkitest.CA, id pki.Identity) {
+	t.Helper()
+	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, id).Server(pki.Roles(pki.RoleGateway)))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are some tests' point
+	srv.Start()
+	srv.URL = "https://" + srv.Listener.Addr().String()
+	t.Cleanup(srv.Close)
+}
+
 // fakeControl serves the slice of control's API the gateway uses, from
 // memory, so gateway tests need no real control plane.
 type fakeControl struct {
 	t      testing.TB
 	srv    *httptest.Server
-	secret string
 	signer signer
 
 	mu          sync.Mutex
@@ -72,15 +88,21 @@ type fakeControl struct {
 	nextID      int
 }
 
-func newFakeControl(t testing.TB, secret string, s signer) *fakeControl {
+// newFakeControl serves as a control node, over mutual TLS, to gateways.
+func newFakeControl(t testing.TB, ca *pkitest.CA, s signer) *fakeControl {
+	return newFakeControlAs(t, ca, s, pkitest.Control)
+}
+
+// newFakeControlAs serves control's API with the certificate of id.
+func newFakeControlAs(t testing.TB, ca *pkitest.CA, s signer, id pki.Identity) *fakeControl {
 	fc := &fakeControl{
-		t: t, secret: secret, signer: s,
+		t: t, signer: s,
 		jwks:       []tenancy.JWK{s.jwk()},
 		namespaces: map[string]map[string]fakePlacement{},
 		keys:       map[string][]wire.Key{},
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /control/v1/jwks", fc.serveJWKS)
+	mux.HandleFunc("GET /control/v1/jwks", gatewayOnly(fc.serveJWKS))
 	mux.HandleFunc("GET /internal/v1/revocations", fc.internal(fc.serveRevocations))
 	mux.HandleFunc("GET /internal/v1/tenants/{tid}/namespaces", fc.internal(fc.listNamespaces))
 	mux.HandleFunc("POST /internal/v1/tenants/{tid}/namespaces", fc.internal(fc.createNamespace))
@@ -88,28 +110,30 @@ func newFakeControl(t testing.TB, secret string, s signer) *fakeControl {
 	mux.HandleFunc("GET /internal/v1/tenants/{tid}/keys", fc.internal(fc.listKeys))
 	mux.HandleFunc("POST /internal/v1/tenants/{tid}/keys", fc.internal(fc.createKey))
 	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/keys/{id}", fc.internal(fc.deleteKey))
-	fc.srv = httptest.NewServer(mux)
-	t.Cleanup(fc.srv.Close)
+	fc.srv = httptest.NewUnstartedServer(mux)
+	serveTLS(t, fc.srv, ca, id)
 	return fc
 }
 
-// internal admits the gateway: by the cluster secret, or, when the fake
-// serves TLS (no secret), by its certificate.
-func (fc *fakeControl) internal(h http.HandlerFunc) http.HandlerFunc {
+// gatewayOnly admits a caller that showed a gateway's certificate and
+// sent no other credentials.
+func gatewayOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if fc.secret == "" {
-			if id, ok := pki.PeerIdentity(r.TLS); !ok || id.Role != pki.RoleGateway || r.Header.Get("Authorization") != "" {
-				writeErr(w, apierr.New(apierr.Forbidden, "a gateway's certificate and no secret"))
-				return
-			}
-		} else if r.Header.Get("Authorization") != "Bearer "+fc.secret {
-			writeErr(w, apierr.New(apierr.Unauthenticated, "bad cluster secret"))
+		if id, ok := pki.PeerIdentity(r.TLS); !ok || id.Role != pki.RoleGateway || r.Header.Get("Authorization") != "" {
+			writeErr(w, apierr.New(apierr.Forbidden, "a gateway's certificate and no other credentials"))
 			return
 		}
+		h(w, r)
+	}
+}
+
+// internal admits the gateway to a handler of control's state.
+func (fc *fakeControl) internal(h http.HandlerFunc) http.HandlerFunc {
+	return gatewayOnly(func(w http.ResponseWriter, r *http.Request) {
 		fc.mu.Lock()
 		defer fc.mu.Unlock()
 		h(w, r)
-	}
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -170,7 +194,7 @@ func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, apierr.New(apierr.Conflict, "namespace %q exists", in.Name))
 		return
 	}
-	fc.addNamespaceLocked(tid, in.Name, "127.0.0.1:1")
+	fc.addNamespaceLocked(tid, in.Name, "s-new", "127.0.0.1:1")
 	writeJSON(w, http.StatusCreated, wire.NamespacePlacement{Name: in.Name, CreatedAt: jan(2), ShardID: "s1"})
 }
 
@@ -236,15 +260,15 @@ type fakePlacement struct {
 	members       []string
 }
 
-// addNamespace places a namespace on a shard of its own address.
-func (fc *fakeControl) addNamespace(tid, ns, shardAddr string) {
+// addNamespace places a namespace on shard id, known by one address.
+func (fc *fakeControl) addNamespace(tid, ns, id, shardAddr string) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
-	fc.addNamespaceLocked(tid, ns, shardAddr)
+	fc.addNamespaceLocked(tid, ns, id, shardAddr)
 }
 
-func (fc *fakeControl) addNamespaceLocked(tid, ns, shardAddr string) {
-	fc.placeLocked(tid, ns, fakePlacement{shardID: "shard-" + strings.TrimPrefix(shardAddr, "http://"), addr: shardAddr})
+func (fc *fakeControl) addNamespaceLocked(tid, ns, id, shardAddr string) {
+	fc.placeLocked(tid, ns, fakePlacement{shardID: id, addr: shardAddr})
 }
 
 // place puts a namespace on shard cluster id with these members (control
@@ -296,30 +320,58 @@ func (fc *fakeControl) setJWKS(keys []tenancy.JWK, down bool) {
 type shardRequest struct {
 	Method, URI, Body string
 	Header            http.Header
+	Peer              pki.Identity // from the caller's certificate; zero on a Unix socket
 }
 
 // fakeShard records requests and answers them with its handler.
 type fakeShard struct {
+	id      pki.Identity // its certificate's; zero on a Unix socket
 	srv     *httptest.Server
 	mu      sync.Mutex
 	seen    []shardRequest
 	handler http.HandlerFunc
 }
 
-func newFakeShard(t testing.TB) *fakeShard {
-	fs := &fakeShard{handler: func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusCreated, map[string]any{"job_id": "job_1", "status": "pending", "unique_existing": false})
-	}}
-	fs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		fs.mu.Lock()
-		fs.seen = append(fs.seen, shardRequest{Method: r.Method, URI: r.RequestURI, Body: string(b), Header: r.Header.Clone()})
-		h := fs.handler
-		fs.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(fs.srv.Close)
+// newFakeShard serves as node of shard over mutual TLS, to gateways.
+func newFakeShard(t testing.TB, ca *pkitest.CA, shard, node string) *fakeShard {
+	fs := &fakeShard{id: pkitest.Shard(shard, node), handler: created}
+	fs.srv = httptest.NewUnstartedServer(fs)
+	serveTLS(t, fs.srv, ca, fs.id)
 	return fs
+}
+
+// newUnixFakeShard serves on a Unix socket, without TLS, as a shard does
+// for a gateway on its host.
+func newUnixFakeShard(t testing.TB) (*fakeShard, string) {
+	dir, err := os.MkdirTemp("", "gw") // short: socket paths are limited
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	path := filepath.Join(dir, "shard.sock")
+	ln, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	fs := &fakeShard{handler: created}
+	fs.srv = httptest.NewUnstartedServer(fs)
+	require.NoError(t, fs.srv.Listener.Close())
+	fs.srv.Listener = ln
+	fs.srv.Start()
+	t.Cleanup(fs.srv.Close)
+	return fs, "unix:" + path
+}
+
+// ServeHTTP records a request and answers it with the handler. Over TLS
+// only the gateway's certificate gets this far; the check is the shard's.
+func (fs *fakeShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	peer, ok := pki.PeerIdentity(r.TLS)
+	if fs.id.Role != "" && (!ok || peer.Role != pki.RoleGateway) {
+		writeErr(w, apierr.New(apierr.Forbidden, "only a gateway's certificate is admitted"))
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	fs.mu.Lock()
+	fs.seen = append(fs.seen, shardRequest{Method: r.Method, URI: r.RequestURI, Body: string(b), Header: r.Header.Clone(), Peer: peer})
+	h := fs.handler
+	fs.mu.Unlock()
+	h(w, r)
 }
 
 func (fs *fakeShard) addr() string { return fs.srv.Listener.Addr().String() }

@@ -14,25 +14,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
 const (
-	testSecret = "c1u5ter-secret"
-	tenantA    = "t_01hx7y2k3m0000000000000000"
-	tenantB    = "t_01hx7y2k3m0000000000000001"
+	tenantA = "t_01hx7y2k3m0000000000000000"
+	tenantB = "t_01hx7y2k3m0000000000000001"
 )
 
 // bundle is what a gateway test works with: a started gateway in front of
-// a fake control plane and one fake shard that holds tenant A's "default"
-// and "emails" namespaces and tenant B's "default".
+// a fake control plane and one fake shard, node n1 of shard s1, that holds
+// tenant A's "default" and "emails" namespaces and tenant B's "default".
+// Every one of them has a certificate from the test's CA, and the gateway
+// reaches them over mutual TLS.
 type bundle struct {
 	gw      *Server
+	ca      *pkitest.CA
 	control *fakeControl
 	shard   *fakeShard
 	signer  signer
-	http    *http.Client
+	http    *http.Client // to the gateway's public port
 	base    string
 }
 
@@ -46,12 +49,13 @@ func setup(t testing.TB, opts ...func(*Config)) *bundle {
 
 // newBundle builds the fakes without starting the gateway.
 func newBundle(t testing.TB) *bundle {
+	ca := pkitest.New(t)
 	s := newSigner(t, "sig-1")
-	b := &bundle{signer: s, control: newFakeControl(t, testSecret, s), shard: newFakeShard(t)}
+	b := &bundle{ca: ca, signer: s, control: newFakeControl(t, ca, s), shard: newFakeShard(t, ca, "s1", "n1")}
 	for _, ns := range []string{"default", "emails"} {
-		b.control.addNamespace(tenantA, ns, b.shard.addr())
+		b.control.addNamespace(tenantA, ns, "s1", b.shard.addr())
 	}
-	b.control.addNamespace(tenantB, "default", "http://"+b.shard.addr()) // control's usual form: a base URL
+	b.control.addNamespace(tenantB, "default", "s1", "https://"+b.shard.addr()) // control's usual form: a base URL
 	tr := &http.Transport{}
 	b.http = &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -62,7 +66,7 @@ func (b *bundle) start(t testing.TB, opts ...func(*Config)) {
 	cfg := Config{
 		Addr:               "127.0.0.1:0",
 		ControlURL:         b.control.srv.URL,
-		ClusterSecret:      testSecret,
+		TLS:                b.ca.Creds(t, pkitest.Gateway),
 		RevocationInterval: 20 * time.Millisecond,
 		JWKSMinRefresh:     10 * time.Millisecond,
 		ShutdownTimeout:    5 * time.Second,

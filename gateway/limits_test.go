@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -250,13 +251,14 @@ func TestLongPollLimits(t *testing.T) {
 
 func TestLimitConfig(t *testing.T) {
 	t.Parallel()
-	c := Config{ControlURL: "http://127.0.0.1:7070", ClusterSecret: "s"}.WithDefaults()
+	gw := pkitest.New(t).Creds(t, pkitest.Gateway)
+	c := Config{ControlURL: "https://127.0.0.1:7070", TLS: gw}.WithDefaults()
 	require.Equal(t, 1024, c.MaxConnsPerAddr)
 	require.Equal(t, 1000, c.MaxLongPollsPerKey)
 	require.Equal(t, 2000, c.MaxLongPollsPerTenant)
 	require.Equal(t, time.Minute, c.RevocationMaxAge)
 
-	_, err := New(Config{ControlURL: "http://x", ClusterSecret: "s", RevocationInterval: time.Minute, RevocationMaxAge: time.Minute})
+	_, err := New(Config{ControlURL: "https://x", TLS: gw, RevocationInterval: time.Minute, RevocationMaxAge: time.Minute})
 	require.ErrorContains(t, err, "RevocationMaxAge")
 
 	lp := newLongPolls(-1, -1) // negative: no limit

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -30,7 +31,8 @@ func TestProxyForwardsWithShardCredentials(t *testing.T) {
 	require.Equal(t, http.MethodPost, got.Method)
 	require.Equal(t, "/api/v1/ack/job_01HX?trace=1", got.URI)
 	require.Equal(t, string(body), got.Body)
-	require.Equal(t, "Bearer "+testSecret, got.Header.Get("Authorization"))
+	require.Empty(t, got.Header.Get("Authorization"), "no secret: the gateway's certificate speaks for it")
+	require.Equal(t, pkitest.Gateway, got.Peer)
 	require.Equal(t, tenancy.ShardNamespace(tenantA, "emails"), got.Header.Get(wire.ShardNamespaceHeader))
 	require.Equal(t, "req-abc", got.Header.Get("X-Request-Id"))
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
@@ -173,7 +175,7 @@ func TestProxyShardDown(t *testing.T) {
 	require.NoError(t, err)
 	dead := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	b.control.addNamespace(tenantA, "down", dead)
+	b.control.addNamespace(tenantA, "down", "s-down", dead)
 	clk := clockwork.NewFakeClock()
 	// A refused connection is retried for LeaderRetryTimeout (wall clock);
 	// a short one keeps the test quick.

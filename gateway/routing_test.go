@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -11,13 +13,16 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // Tests of routing to a shard's leader: tenant A's namespace "jobs" is
-// placed on shard cluster "c1", whose members are fake shards.
+// placed on shard cluster "c1", whose members are fake shards with c1's
+// certificates.
 
 func created(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"job_id": "job_1", "status": "pending", "unique_existing": false})
@@ -44,7 +49,7 @@ func clusterBundle(t *testing.T, nodes int, opts ...func(*Config)) (*bundle, []*
 	shards := make([]*fakeShard, nodes)
 	addrs := make([]string, nodes)
 	for i := range shards {
-		shards[i] = newFakeShard(t)
+		shards[i] = newFakeShard(t, b.ca, "c1", fmt.Sprintf("n%d", i))
 		addrs[i] = shards[i].addr()
 	}
 	b.control.place(tenantA, "jobs", "c1", addrs...)
@@ -146,11 +151,13 @@ func TestOtherShardErrorsAreNotRetried(t *testing.T) {
 	require.Equal(t, 1, nodes[0].count()+nodes[1].count(), "a 503 that is not about the leader is the answer")
 }
 
-// dropping is a fake shard node that reads each request and closes the
-// connection without answering: the request may have been applied.
-func dropping(t *testing.T) (string, *atomic.Int64) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// dropping is a fake node of c1 that takes the gateway's TLS connection,
+// reads each request and closes the connection without answering: the
+// request may have been applied.
+func dropping(t *testing.T, ca *pkitest.CA) (string, *atomic.Int64) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	ln := tls.NewListener(tcp, ca.Creds(t, pkitest.Shard("c1", "lost")).Server(pki.Roles(pki.RoleGateway)))
 	t.Cleanup(func() { ln.Close() })
 	var n atomic.Int64
 	go func() {
@@ -174,8 +181,8 @@ func dropping(t *testing.T) (string, *atomic.Int64) {
 func TestOnlyReadsAreRepeatedAfterALostAnswer(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
-	lost, seen := dropping(t)
-	other := newFakeShard(t)
+	lost, seen := dropping(t, b.ca)
+	other := newFakeShard(t, b.ca, "c1", "other")
 	b.control.place(tenantA, "jobs", "c1", lost, other.addr())
 	b.start(t)
 	b.waitReady(t)
@@ -199,7 +206,7 @@ func TestWritesMoveOnWhenANodeCannotBeReached(t *testing.T) {
 	require.NoError(t, err)
 	down := ln.Addr().String()
 	require.NoError(t, ln.Close()) // nothing listens there: the connection is refused
-	up := newFakeShard(t)
+	up := newFakeShard(t, b.ca, "c1", "up")
 	b.control.place(tenantA, "jobs", "c1", down, up.addr())
 	b.start(t)
 	b.waitReady(t)
@@ -228,7 +235,8 @@ func TestStreamsOpenAtTheLeader(t *testing.T) {
 // gossipNode is a fake shard node's presence in the gossip pool.
 func gossipNode(t *testing.T, name string, meta gossip.Meta, join ...string) *gossip.Pool {
 	t.Helper()
-	p, err := gossip.New(gossip.Config{NodeName: name, BindAddr: "127.0.0.1:0", Meta: meta, Fast: true, Join: join})
+	p, err := gossip.New(gossip.Config{NodeName: name, BindAddr: "127.0.0.1:0", Meta: meta, Fast: true, Join: join,
+		Keys: [][]byte{pkitest.GossipKey}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Shutdown() })
 	return p
@@ -247,8 +255,8 @@ type electable struct {
 	took  atomic.Int64
 }
 
-func newElectable(t *testing.T, leads bool) *electable {
-	e := &electable{fakeShard: newFakeShard(t)}
+func newElectable(t *testing.T, ca *pkitest.CA, node string, leads bool) *electable {
+	e := &electable{fakeShard: newFakeShard(t, ca, "c1", node)}
 	e.leads.Store(leads)
 	e.setHandler(func(w http.ResponseWriter, r *http.Request) {
 		if !e.leads.Load() {
@@ -263,13 +271,13 @@ func newElectable(t *testing.T, leads bool) *electable {
 
 func TestGossipPointsRequestsAtTheLeader(t *testing.T) {
 	t.Parallel()
-	a, c := newElectable(t, false), newElectable(t, true)
+	b := newBundle(t)
+	a, c := newElectable(t, b.ca, "a", false), newElectable(t, b.ca, "c", true)
 	gw := gossipNode(t, "gw", gossip.Meta{Role: gossip.RoleGateway})
 	na := gossipNode(t, "a", shardMeta("a", a.addr(), gossip.StateFollower, 1, "c", c.addr()), gw.Addr())
 	nc := gossipNode(t, "c", shardMeta("c", c.addr(), gossip.StateLeader, 1, "c", c.addr()), gw.Addr())
 	eventually(t, func() bool { m, ok := gw.Leader("c1"); return ok && m.Meta.HTTPAddr == c.addr() }, "the gateway's pool sees c lead")
 
-	b := newBundle(t)
 	b.control.place(tenantA, "jobs", "c1", a.addr(), c.addr()) // control lists a first
 	b.start(t, func(cfg *Config) { cfg.Gossip = gw })
 	b.waitReady(t)

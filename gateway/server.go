@@ -31,7 +31,7 @@ type Server struct {
 	placements *placements
 	shards     *shardclient.Client
 	polls      *longPolls
-	metrics    *obs.Listener // /metrics over mutual TLS, with TLS and MetricsAddr
+	metrics    *obs.Listener // /metrics over mutual TLS, with MetricsAddr
 	revsStale  bool          // the revocation loop's view, to log changes once
 
 	ctx       context.Context // ends when the server stops
@@ -80,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 		auth:    auth,
 		rbac:    rbac,
 		polls:   newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
-		shards: shardclient.New(shardclient.Config{TLS: cfg.TLS, Authorization: shardAuthorization(cfg), Gossip: cfg.Gossip,
+		shards: shardclient.New(shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,
 			Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
 			MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}),
 		ctx:    ctx,
@@ -118,9 +118,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Use(s.recoverPanic, apierr.RequestID, s.limitConns)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
-	if s.cfg.TLS == nil {
-		app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
-	} // with TLS, metrics are on MetricsAddr, never on the public port
+	// Metrics are on MetricsAddr, never on the public port.
 	s.register(app)
 	return app
 }
@@ -141,7 +139,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("gateway: listen: %w", err)
 	}
-	if s.cfg.TLS != nil && s.cfg.MetricsAddr != "" {
+	if s.cfg.MetricsAddr != "" {
 		if s.metrics, err = obs.Listen(s.cfg.MetricsAddr, s.cfg.TLS); err != nil {
 			_ = tcp.Close()
 			return fmt.Errorf("gateway: %w", err)
@@ -180,7 +178,8 @@ func (s *Server) Addr() string {
 	return s.ln.Addr().String()
 }
 
-// MetricsAddr is where /metrics is served with TLS; empty without.
+// MetricsAddr is where /metrics is served; empty without Config.MetricsAddr
+// or before Start.
 func (s *Server) MetricsAddr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -308,13 +307,4 @@ func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {
 		}
 	}()
 	return c.Next()
-}
-
-// shardAuthorization is the header requests to shards carry: none with
-// TLS, where the gateway's certificate speaks for it.
-func shardAuthorization(cfg Config) string {
-	if cfg.TLS != nil {
-		return ""
-	}
-	return "Bearer " + cfg.ClusterSecret
 }

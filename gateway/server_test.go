@@ -11,12 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
 func TestConfigDefaultsAndValidation(t *testing.T) {
 	t.Parallel()
-	c := Config{ControlURL: "http://127.0.0.1:7070", ClusterSecret: "s"}.WithDefaults()
+	gw := pkitest.New(t).Creds(t, pkitest.Gateway)
+	c := Config{ControlURL: "https://127.0.0.1:7070", TLS: gw}.WithDefaults()
 	require.NoError(t, c.Validate())
 	require.Equal(t, "127.0.0.1:8080", c.Addr)
 	require.Equal(t, 1<<20, c.BodyLimit)
@@ -26,11 +28,12 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	require.NotNil(t, c.Clock)
 
 	for name, cfg := range map[string]Config{
-		"no control":     {ClusterSecret: "s"},
-		"bad control":    {ControlURL: "ftp://x", ClusterSecret: "s"},
-		"no secret":      {ControlURL: "http://x"},
-		"negative limit": {ControlURL: "http://x", ClusterSecret: "s", BodyLimit: -1},
-		"negative cache": {ControlURL: "http://x", ClusterSecret: "s", PlacementCacheSize: -1},
+		"no control":     {TLS: gw},
+		"bad control":    {ControlURL: "ftp://x", TLS: gw},
+		"plain control":  {ControlURL: "http://x", TLS: gw},
+		"no TLS":         {ControlURL: "https://x"},
+		"negative limit": {ControlURL: "https://x", TLS: gw, BodyLimit: -1},
+		"negative cache": {ControlURL: "https://x", TLS: gw, PlacementCacheSize: -1},
 	} {
 		_, err := New(cfg)
 		require.Error(t, err, name)
@@ -40,7 +43,7 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 func TestServerLifecycle(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
-	gw, err := New(Config{Addr: "127.0.0.1:0", ControlURL: b.control.srv.URL, ClusterSecret: testSecret, Logger: slog.New(slog.DiscardHandler)})
+	gw, err := New(Config{Addr: "127.0.0.1:0", ControlURL: b.control.srv.URL, TLS: b.ca.Creds(t, pkitest.Gateway), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	require.Empty(t, gw.Addr())
 
@@ -110,7 +113,7 @@ func TestParseJWKS(t *testing.T) {
 
 func TestCachesAreBoundedLRU(t *testing.T) {
 	t.Parallel()
-	gw, err := New(Config{ControlURL: "http://127.0.0.1:1", ClusterSecret: "s", TokenCacheSize: 16, PlacementCacheSize: 16})
+	gw, err := New(Config{ControlURL: "https://127.0.0.1:1", TLS: pkitest.New(t).Creds(t, pkitest.Gateway), TokenCacheSize: 16, PlacementCacheSize: 16})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, gw.Stop()) })
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -81,7 +82,8 @@ func TestStreamBytesArriveBeforeTheResponseEnds(t *testing.T) {
 
 	got := b.shard.last(t)
 	require.Equal(t, "/api/v1/events", got.URI)
-	require.Equal(t, "Bearer "+testSecret, got.Header.Get("Authorization"), "the shard gets the cluster secret, never the key")
+	require.Empty(t, got.Header.Get("Authorization"), "the shard never gets the key")
+	require.Equal(t, pkitest.Gateway, got.Peer, "the shard knows the gateway by its certificate")
 	require.Equal(t, tenancy.ShardNamespace(tenantA, "emails"), got.Header.Get(wire.ShardNamespaceHeader))
 	require.Equal(t, "3", got.Header.Get(wire.LastEventIDHeader))
 	require.NotEmpty(t, got.Header.Get(apierr.RequestIDHeader))

@@ -1,69 +1,28 @@
 package gateway
 
 import (
-	"crypto/tls"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
-func issue(t testing.TB, ca *pki.CA, id pki.Identity) *pki.Credentials {
-	t.Helper()
-	certPEM, keyPEM, err := ca.Issue(id, nil, time.Hour)
-	require.NoError(t, err)
-	c, err := pki.NewCredentials(certPEM, keyPEM, ca.CertPEM())
-	require.NoError(t, err)
-	return c
-}
-
-// serveTLS starts srv over TLS as id, admitting gateways. (StartTLS would
-// put httptest's own certificate first.)
-func serveTLS(t testing.TB, srv *httptest.Server, ca *pki.CA, id pki.Identity) {
-	srv.Listener = tls.NewListener(srv.Listener, issue(t, ca, id).Server(pki.Roles(pki.RoleGateway)))
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are the point
-	srv.Start()
-	srv.URL = "https://" + srv.Listener.Addr().String()
-}
-
-// With TLS the gateway sends no secret: control and shards know it by its
+// The gateway sends no secret: control and shards know it by its
 // certificate, and it talks only to the control node and the shard
 // members whose certificates say so, whatever address it was given.
-func TestTLSGatewayChecksWhomItReaches(t *testing.T) {
+func TestGatewayChecksWhomItReaches(t *testing.T) {
 	t.Parallel()
-	ca, err := pki.NewCA("test ca")
-	require.NoError(t, err)
-	s := newSigner(t, "sig-1")
-	control := newFakeControl(t, "", s) // builds the handlers; served again over TLS below
-	control.srv.Close()
-	tlsControl := httptest.NewUnstartedServer(control.srv.Config.Handler)
-	serveTLS(t, tlsControl, ca, pki.Identity{Role: pki.RoleControl, Node: "control1"})
-	t.Cleanup(tlsControl.Close)
-
-	shard := newFakeShard(t)
-	shard.srv.Close()
-	s1 := httptest.NewUnstartedServer(shard.srv.Config.Handler)
-	serveTLS(t, s1, ca, pki.Identity{Role: pki.RoleShard, Shard: "s1", Node: "n1"})
-	t.Cleanup(s1.Close)
-	impostor := newFakeShard(t)
-	impostor.srv.Close()
-	s2 := httptest.NewUnstartedServer(impostor.srv.Config.Handler)
-	serveTLS(t, s2, ca, pki.Identity{Role: pki.RoleShard, Shard: "s2", Node: "n1"})
-	t.Cleanup(s2.Close)
-	control.place(tenantA, "default", "s1", s1.Listener.Addr().String())
-	control.place(tenantA, "emails", "s1", s2.Listener.Addr().String()) // a lie: s2's node at s1's placement
-
-	b := &bundle{signer: s, control: control, shard: shard, http: &http.Client{Timeout: 30 * time.Second}}
+	b := newBundle(t)
+	impostor := newFakeShard(t, b.ca, "s2", "n1")
+	b.control.place(tenantA, "emails", "s1", impostor.addr()) // a lie: s2's node at s1's placement
 	b.start(t, func(c *Config) {
-		c.ControlURL, c.ClusterSecret = tlsControl.URL, ""
-		c.TLS = issue(t, ca, pki.Identity{Role: pki.RoleGateway, Node: "g1"})
 		c.MetricsAddr = "127.0.0.1:0"
 		c.LeaderRetryTimeout = 300 * time.Millisecond
 	})
@@ -72,8 +31,9 @@ func TestTLSGatewayChecksWhomItReaches(t *testing.T) {
 
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, map[string]any{"queue": "q"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	seen := shard.last(t)
+	seen := b.shard.last(t)
 	require.Empty(t, seen.Header.Get("Authorization"), "no secret travels to the shard")
+	require.Equal(t, pkitest.Gateway, seen.Peer, "the shard knows the gateway by its certificate")
 
 	r = b.do(t, http.MethodPost, "/api/v1/enqueue", key, map[string]any{"queue": "q"}, "X-Jobbie-Namespace", "emails")
 	require.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
@@ -82,10 +42,11 @@ func TestTLSGatewayChecksWhomItReaches(t *testing.T) {
 	// Metrics are not on the public port; on the metrics port they are for
 	// scrapers' certificates.
 	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodGet, "/metrics", key, nil).status)
+	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodGet, "/metrics", "", nil).status)
 	scrape := func(id pki.Identity) (int, error) {
-		tr := &http.Transport{TLSClientConfig: issue(t, ca, id).Client(pki.Roles(pki.RoleGateway))}
-		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("https://" + b.gw.MetricsAddr() + "/metrics")
+		c := b.ca.HTTPClient(t, id, pki.Roles(pki.RoleGateway))
+		defer c.CloseIdleConnections()
+		resp, err := c.Get("https://" + b.gw.MetricsAddr() + "/metrics")
 		if err != nil {
 			return 0, err
 		}
@@ -93,52 +54,74 @@ func TestTLSGatewayChecksWhomItReaches(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode, nil
 	}
-	code, err := scrape(pki.Identity{Role: pki.RoleMetrics, Node: "prometheus"})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, code)
-	_, err = scrape(pki.Identity{Role: pki.RoleShard, Shard: "s1", Node: "n1"})
-	require.Error(t, err, "a shard's certificate does not scrape")
+	for _, id := range []pki.Identity{pkitest.Metrics, pkitest.Operator} {
+		code, err := scrape(id)
+		require.NoError(t, err, "%s scrapes", id)
+		require.Equal(t, http.StatusOK, code)
+	}
+	for _, id := range []pki.Identity{pkitest.Shard("s1", "n1"), pkitest.Control, pkitest.Gateway} {
+		_, err := scrape(id)
+		require.Error(t, err, "%s does not scrape", id)
+	}
+}
+
+// Without MetricsAddr the gateway serves no metrics at all.
+func TestNoMetricsWithoutMetricsAddr(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.Empty(t, b.gw.MetricsAddr())
+	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodGet, "/metrics", "", nil).status)
 }
 
 // A gateway pointed at something that is not control (a shard's
 // certificate at control's address) never loads keys from it.
-func TestTLSGatewayRefusesAControlImpostor(t *testing.T) {
+func TestGatewayRefusesAControlImpostor(t *testing.T) {
 	t.Parallel()
-	ca, err := pki.NewCA("test ca")
-	require.NoError(t, err)
+	ca := pkitest.New(t)
 	s := newSigner(t, "sig-1")
-	control := newFakeControl(t, "", s)
-	control.srv.Close()
-	fake := httptest.NewUnstartedServer(control.srv.Config.Handler)
-	serveTLS(t, fake, ca, pki.Identity{Role: pki.RoleShard, Shard: "s1", Node: "n1"})
-	t.Cleanup(fake.Close)
-	b := &bundle{signer: s, control: control, http: &http.Client{Timeout: 30 * time.Second}}
-	b.start(t, func(c *Config) {
-		c.ControlURL, c.ClusterSecret = fake.URL, ""
-		c.TLS = issue(t, ca, pki.Identity{Role: pki.RoleGateway, Node: "g1"})
-	})
+	fake := newFakeControlAs(t, ca, s, pkitest.Shard("s1", "n1"))
+	b := &bundle{ca: ca, signer: s, control: fake, http: &http.Client{Timeout: 30 * time.Second}}
+	b.start(t)
 	select {
 	case <-b.gw.Ready():
 		t.Fatal("the gateway took keys from an impostor")
 	case <-time.After(500 * time.Millisecond):
 	}
 	require.Equal(t, http.StatusServiceUnavailable, b.do(t, http.MethodGet, "/readyz", "", nil).status)
-	require.Zero(t, control.jwksN.Load(), "the impostor never served the keys")
+	require.Zero(t, fake.jwksN.Load(), "the impostor never served the keys")
+}
+
+// A shard on the gateway's own host may be reached on a Unix socket: no
+// TLS there, and no credentials either, since the socket's permissions
+// are what guard it.
+func TestUnixSocketShardGetsNoCredentials(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	local, addr := newUnixFakeShard(t)
+	b.control.addNamespace(tenantA, "local", "s-local", addr)
+	b.start(t)
+	b.waitReady(t)
+
+	r := b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleProducer, "local"), enqueueBody)
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	seen := local.last(t)
+	require.Empty(t, seen.Header.Get("Authorization"))
+	require.Zero(t, seen.Peer)
+	require.Equal(t, tenancy.ShardNamespace(tenantA, "local"), seen.Header.Get(wire.ShardNamespaceHeader))
+	require.Zero(t, b.shard.count())
 }
 
 func TestTLSConfigRules(t *testing.T) {
 	t.Parallel()
-	ca, err := pki.NewCA("test ca")
-	require.NoError(t, err)
-	gw := issue(t, ca, pki.Identity{Role: pki.RoleGateway, Node: "g1"})
+	ca := pkitest.New(t)
+	gw := ca.Creds(t, pkitest.Gateway)
 	base := Config{ControlURL: "https://127.0.0.1:1"}.WithDefaults()
 	c := base
-	c.TLS, c.ClusterSecret = gw, testSecret
-	require.ErrorContains(t, c.Validate(), "ClusterSecret must be empty")
-	c = base
-	c.TLS = issue(t, ca, pki.Identity{Role: pki.RoleShard, Shard: "s1", Node: "n1"})
+	require.ErrorContains(t, c.Validate(), "gateway: TLS is required")
+	c.TLS = ca.Creds(t, pkitest.Shard("s1", "n1"))
 	require.ErrorContains(t, c.Validate(), "not of a gateway")
-	c = base
 	c.TLS = gw
 	require.NoError(t, c.Validate())
+	c.ControlURL = "http://127.0.0.1:1"
+	require.ErrorContains(t, c.Validate(), "must be an https URL", "control is never reached in the clear")
 }

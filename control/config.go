@@ -33,15 +33,14 @@ type Config struct {
 	RaftAddr string
 	// NodeID is this node's Raft id; default "control1".
 	NodeID string
-	// TLS, when set, is this node's identity: the HTTP API is served over
-	// TLS, the internal routes admit only callers whose certificates show
+	// TLS is this node's identity, and is required: the control plane runs
+	// only with mutual TLS between processes. The HTTP API is served over
+	// TLS; the internal routes admit only callers whose certificates show
 	// the roles allowed to call them (gateways; shards registering their
-	// own shard), metrics an operator, and Raft is mutual TLS between
-	// control nodes. Without it the internal API takes ClusterSecret.
+	// own shard), /metrics admits scrapers (pki.Scrapers), and Raft is
+	// mutual TLS between control nodes. The operator API takes operator
+	// keys, with or without a client certificate.
 	TLS *pki.Credentials
-	// ClusterSecret authenticates the internal API (Bearer) when TLS is
-	// not set; at least 16 bytes.
-	ClusterSecret string
 	// Shards are shard clusters known from configuration, treated as
 	// registered with DefaultShardCapacity: new namespaces are placed on
 	// them and on every shard that registers itself. With neither, no
@@ -96,13 +95,8 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("DataDir is required"))
 	}
-	switch {
-	case c.TLS != nil && c.ClusterSecret != "":
-		errs = append(errs, errors.New("ClusterSecret must be empty with TLS: no shared secret is accepted where certificates are"))
-	case c.TLS != nil && c.TLS.Identity().Role != pki.RoleControl:
+	if c.TLS != nil && c.TLS.Identity().Role != pki.RoleControl {
 		errs = append(errs, fmt.Errorf("TLS is the certificate of %s, not of a control node", c.TLS.Identity()))
-	case c.TLS == nil && len(c.ClusterSecret) < 16:
-		errs = append(errs, errors.New("ClusterSecret must be at least 16 bytes (or TLS set)"))
 	}
 	if c.RaftTimeout < 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("RaftTimeout %s is under 10ms", c.RaftTimeout))
@@ -121,8 +115,16 @@ func (c Config) Validate() error {
 		}
 		seen[s.ID] = true
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("control: config: %w", err)
+	var err error
+	if len(errs) > 0 {
+		err = fmt.Errorf("control: config: %w", errors.Join(errs...))
 	}
-	return nil
+	if c.TLS == nil {
+		return errors.Join(errTLSRequired, err)
+	}
+	return err
 }
+
+// errTLSRequired is Validate's answer to a config without TLS.
+var errTLSRequired = errors.New("control: TLS is required: set Config.TLS to this node's credentials, " +
+	"a certificate for the control role from the deployment's CA; the control plane accepts no shared secret")

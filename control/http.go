@@ -1,7 +1,6 @@
 package control
 
 import (
-	"crypto/subtle"
 	"strings"
 	"time"
 
@@ -31,21 +30,20 @@ func (s *Server) newApp() *fiber.App {
 
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)
-	app.Get("/metrics", s.internal(pki.RoleMetrics, pki.RoleOperator), obs.Serve())
+	app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
 	app.Get("/control/v1/jwks", s.getJWKS)
 
 	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)
 	app.Get("/control/v1/tenants", s.operatorOnly, s.getTenants)
 	app.Get("/control/v1/shards", s.operatorOnly, s.getShards)
 	app.Get("/control/v1/tenants/:tid/namespaces", s.operatorOnly, s.getNamespaces)
-	// Shard clusters register with their own certificates (or the cluster
-	// secret), as they hold no operator key; the path sits with the shard
-	// list it feeds.
-	app.Post("/control/v1/shards/register", s.internal(pki.RoleShard), s.postShardRegistration)
+	// Shard clusters register with their own certificates, as they hold
+	// no operator key; the path sits with the shard list it feeds.
+	app.Post("/control/v1/shards/register", pki.Require(pki.Roles(pki.RoleShard), nil), s.postShardRegistration)
 
 	// The tenant-facing internal API is the gateways' alone: a shard's
 	// certificate cannot mint keys or read another tenant's namespaces.
-	gw := s.internal(pki.RoleGateway)
+	gw := pki.Require(pki.Roles(pki.RoleGateway), nil)
 	app.Get("/internal/v1/revocations", gw, s.getRevocations)
 	app.Get("/internal/v1/tenants/:tid/namespaces", gw, s.getNamespaces)
 	app.Get("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.getNamespace)
@@ -92,24 +90,6 @@ func (s *Server) operatorOnly(c *fiber.Ctx) error {
 	}
 	if claims.Role != tenancy.RoleOperator {
 		return apierr.New(apierr.Forbidden, "this endpoint needs an operator key")
-	}
-	return c.Next()
-}
-
-// internal admits the roles given by their certificates, or, without
-// TLS, any caller holding the cluster secret.
-func (s *Server) internal(roles ...pki.Role) fiber.Handler {
-	if s.cfg.TLS == nil {
-		return s.clusterOnly
-	}
-	return pki.Require(pki.Roles(roles...), nil)
-}
-
-// clusterOnly admits requests carrying the cluster secret.
-func (s *Server) clusterOnly(c *fiber.Ctx) error {
-	tok := bearer(c)
-	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.ClusterSecret)) != 1 {
-		return apierr.New(apierr.Unauthenticated, "the cluster secret is required (Authorization: Bearer <secret>)")
 	}
 	return c.Next()
 }

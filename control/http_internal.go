@@ -6,8 +6,8 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// Internal endpoints: /internal/v1, behind clusterOnly, called by gateways
-// that have already authorized the tenant's request.
+// Internal endpoints: /internal/v1, for gateways only (by their client
+// certificates), which have already authorized the tenant's request.
 
 func (s *Server) getRevocations(c *fiber.Ctx) error {
 	rev, err := s.Revocations(c.UserContext())

@@ -10,12 +10,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
 const unknownTID = "t_01hzzzzzzzzzzzzzzzzzzzzzzz"
 
-func TestHTTPInternalNeedsTheClusterSecret(t *testing.T) {
+// The tenant-facing internal API is the gateways' alone: without a client
+// certificate it is a 401 whatever key comes along, with another role's
+// certificate a 403.
+func TestHTTPInternalIsTheGatewaysAlone(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	acme := b.newTenant(t, "acme")
@@ -29,51 +33,62 @@ func TestHTTPInternalNeedsTheClusterSecret(t *testing.T) {
 		{http.MethodPost, "/internal/v1/tenants/" + tid + "/keys"},
 		{http.MethodDelete, "/internal/v1/tenants/" + tid + "/keys/key_01hzzzzzzzzzzzzzzzzzzzzzzz"},
 	}
+	others := []*bundle{b.as(t, pkitest.Operator), b.as(t, pkitest.Shard("s1", "n1")), b.as(t, pkitest.Metrics), b.as(t, pkitest.Control)}
 	for _, e := range endpoints {
-		for _, tok := range []string{"", "wrong-secret-wrong-secret", testSecret + "x", b.op, acme.OwnerKey} {
+		for _, tok := range []string{"", "not-a-key", b.op, acme.OwnerKey} {
 			requireError(t, b.do(t, e.method, e.path, tok, map[string]string{"name": "x"}), 401, "unauthenticated")
 		}
+		for _, o := range others {
+			for _, tok := range []string{"", b.op} {
+				requireError(t, o.do(t, e.method, e.path, tok, map[string]string{"name": "x"}), 403, "forbidden")
+			}
+		}
 	}
+	ns, err := b.srv.Namespaces(context.Background(), tid)
+	require.NoError(t, err)
+	require.Len(t, ns, 1, "no refused request created a namespace")
 }
 
 func TestHTTPNamespaces(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	gw := b.as(t, pkitest.Gateway)
 	tid := b.newTenant(t, "acme").Tenant.ID
 	base := "/internal/v1/tenants/" + tid + "/namespaces"
 
-	r := b.do(t, http.MethodPost, base, testSecret, map[string]string{"name": "emails"})
+	r := gw.do(t, http.MethodPost, base, "", map[string]string{"name": "emails"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	created := decodeAs[Namespace](t, r)
 	require.Equal(t, "emails", created.Name)
 	require.Equal(t, "s2", created.ShardID, "default is on s1, so s2 has fewer")
 	require.ElementsMatch(t, []string{"name", "created_at", "shard_id"}, keysOf(decodeAs[map[string]any](t, r)))
 
-	requireError(t, b.do(t, http.MethodPost, base, testSecret, map[string]string{"name": "emails"}), 409, "conflict")
-	requireError(t, b.do(t, http.MethodPost, base, testSecret, map[string]string{"name": "Bad_Name"}), 400, "bad_request", "name")
-	requireError(t, b.do(t, http.MethodPost, base, testSecret, `[1,2]`), 400, "invalid_json")
-	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/"+unknownTID+"/namespaces", testSecret, map[string]string{"name": "x"}), 404, "not_found")
-	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/nonsense/namespaces", testSecret, map[string]string{"name": "x"}), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodPost, base, "", map[string]string{"name": "emails"}), 409, "conflict")
+	requireError(t, gw.do(t, http.MethodPost, base, "", map[string]string{"name": "Bad_Name"}), 400, "bad_request", "name")
+	requireError(t, gw.do(t, http.MethodPost, base, "", `[1,2]`), 400, "invalid_json")
+	requireError(t, gw.do(t, http.MethodPost, "/internal/v1/tenants/"+unknownTID+"/namespaces", "", map[string]string{"name": "x"}), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodPost, "/internal/v1/tenants/nonsense/namespaces", "", map[string]string{"name": "x"}), 404, "not_found")
 
-	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	r = gw.do(t, http.MethodGet, base, "", nil)
 	require.Equal(t, http.StatusOK, r.status)
 	list := decodeAs[struct{ Namespaces []Namespace }](t, r)
 	require.Equal(t, []string{"default", "emails"}, []string{list.Namespaces[0].Name, list.Namespaces[1].Name})
 	require.Equal(t, created, list.Namespaces[1])
-	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces", testSecret, nil), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces", "", nil), 404, "not_found")
 
-	r = b.do(t, http.MethodGet, base+"/emails", testSecret, nil)
+	r = gw.do(t, http.MethodGet, base+"/emails", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, wire.NamespacePlacement{Name: created.Name, CreatedAt: created.CreatedAt, ShardID: created.ShardID, ShardAddr: "http://127.0.0.1:9002"},
 		decodeAs[wire.NamespacePlacement](t, r))
 	require.ElementsMatch(t, []string{"name", "created_at", "shard_id", "shard_addr"}, keysOf(decodeAs[map[string]any](t, r)))
-	requireError(t, b.do(t, http.MethodGet, base+"/nope", testSecret, nil), 404, "not_found")
-	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces/default", testSecret, nil), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodGet, base+"/nope", "", nil), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces/default", "", nil), 404, "not_found")
 }
 
 func TestHTTPKeys(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	gw := b.as(t, pkitest.Gateway)
 	ctx := context.Background()
 	acme := b.newTenant(t, "acme")
 	tid := acme.Tenant.ID
@@ -81,7 +96,7 @@ func TestHTTPKeys(t *testing.T) {
 	require.NoError(t, err)
 	base := "/internal/v1/tenants/" + tid + "/keys"
 
-	r := b.do(t, http.MethodPost, base, testSecret, KeyRequest{Name: "ci", Role: "producer", Namespaces: []string{"emails"}})
+	r := gw.do(t, http.MethodPost, base, "", KeyRequest{Name: "ci", Role: "producer", Namespaces: []string{"emails"}})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	ci := decodeAs[wire.CreatedKey](t, r)
 	require.Regexp(t, `^key_[0-9a-z]{26}$`, ci.ID)
@@ -108,12 +123,12 @@ func TestHTTPKeys(t *testing.T) {
 		{KeyRequest{Name: "x", Role: "viewer", Namespaces: manyNamespaces(maxKeyNamespaces + 1)}, "namespaces"},
 	}
 	for _, c := range bad {
-		requireError(t, b.do(t, http.MethodPost, base, testSecret, c.body), 400, "bad_request", c.field)
+		requireError(t, gw.do(t, http.MethodPost, base, "", c.body), 400, "bad_request", c.field)
 	}
-	requireError(t, b.do(t, http.MethodPost, base, testSecret, `{"name":"x","role":"viewer","namespaces":"emails"}`), 400, "invalid_json")
-	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/"+unknownTID+"/keys", testSecret, KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"*"}}), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodPost, base, "", `{"name":"x","role":"viewer","namespaces":"emails"}`), 400, "invalid_json")
+	requireError(t, gw.do(t, http.MethodPost, "/internal/v1/tenants/"+unknownTID+"/keys", "", KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"*"}}), 404, "not_found")
 
-	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	r = gw.do(t, http.MethodGet, base, "", nil)
 	require.Equal(t, http.StatusOK, r.status)
 	require.NotContains(t, string(r.body), ci.Token, "a key's token is never listed")
 	require.NotContains(t, string(r.body), acme.OwnerKey)
@@ -122,16 +137,16 @@ func TestHTTPKeys(t *testing.T) {
 	require.Equal(t, "owner", keys[0].Name)
 	require.Equal(t, []string{"*"}, keys[0].Namespaces)
 	require.Equal(t, ci.Key, keys[1])
-	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/keys", testSecret, nil), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/keys", "", nil), 404, "not_found")
 
-	r = b.do(t, http.MethodDelete, base+"/"+ci.ID, testSecret, nil)
+	r = gw.do(t, http.MethodDelete, base+"/"+ci.ID, "", nil)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
 	require.Empty(t, r.body)
-	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, base+"/"+ci.ID, testSecret, nil).status, "revoking twice is fine")
-	requireError(t, b.do(t, http.MethodDelete, base+"/key_01hzzzzzzzzzzzzzzzzzzzzzzz", testSecret, nil), 404, "not_found")
-	requireError(t, b.do(t, http.MethodDelete, base+"/garbage", testSecret, nil), 404, "not_found")
+	require.Equal(t, http.StatusNoContent, gw.do(t, http.MethodDelete, base+"/"+ci.ID, "", nil).status, "revoking twice is fine")
+	requireError(t, gw.do(t, http.MethodDelete, base+"/key_01hzzzzzzzzzzzzzzzzzzzzzzz", "", nil), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodDelete, base+"/garbage", "", nil), 404, "not_found")
 
-	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	r = gw.do(t, http.MethodGet, base, "", nil)
 	keys = decodeAs[wire.KeyList](t, r).Keys
 	require.NotNil(t, keys[1].RevokedAt)
 	require.Nil(t, keys[0].RevokedAt)
@@ -141,6 +156,7 @@ func TestHTTPKeys(t *testing.T) {
 func TestHTTPKeyExpiry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	gw := b.as(t, pkitest.Gateway)
 	acme := b.newTenant(t, "acme")
 	base := "/internal/v1/tenants/" + acme.Tenant.ID + "/keys"
 	body := func(exp any) map[string]any {
@@ -157,12 +173,12 @@ func TestHTTPKeyExpiry(t *testing.T) {
 		12345,
 	}
 	for _, exp := range bad {
-		requireError(t, b.do(t, http.MethodPost, base, testSecret, body(exp)), 400, "bad_request", "expires_at")
+		requireError(t, gw.do(t, http.MethodPost, base, "", body(exp)), 400, "bad_request", "expires_at")
 	}
 
 	want := now.Add(time.Hour).Truncate(time.Second).UTC()
 	sent := want.Add(300 * time.Millisecond).In(time.FixedZone("", 2*60*60)).Format(time.RFC3339Nano)
-	r := b.do(t, http.MethodPost, base, testSecret, body(sent))
+	r := gw.do(t, http.MethodPost, base, "", body(sent))
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	k := decodeAs[wire.CreatedKey](t, r)
 	require.NotNil(t, k.ExpiresAt)
@@ -174,7 +190,7 @@ func TestHTTPKeyExpiry(t *testing.T) {
 	require.NotNil(t, claims.ExpiresAt)
 	require.Equal(t, want, claims.ExpiresAt.UTC(), "the token's exp is the stored expiry")
 
-	r = b.do(t, http.MethodPost, base, testSecret, body(nil))
+	r = gw.do(t, http.MethodPost, base, "", body(nil))
 	require.Equal(t, http.StatusCreated, r.status, "null is no expiry; body: %s", r.body)
 	forever := decodeAs[wire.CreatedKey](t, r)
 	require.Nil(t, forever.ExpiresAt)
@@ -183,7 +199,7 @@ func TestHTTPKeyExpiry(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, claims.ExpiresAt)
 
-	r = b.do(t, http.MethodGet, base, testSecret, nil)
+	r = gw.do(t, http.MethodGet, base, "", nil)
 	require.Equal(t, http.StatusOK, r.status)
 	keys := decodeAs[wire.KeyList](t, r).Keys
 	require.Len(t, keys, 3, "the owner key, short and forever; rejected requests created nothing")
@@ -195,11 +211,12 @@ func TestHTTPKeyExpiry(t *testing.T) {
 func TestHTTPRevocationsVersionIncrements(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	gw := b.as(t, pkitest.Gateway)
 	ctx := context.Background()
 	acme := b.newTenant(t, "acme")
 	tid := acme.Tenant.ID
 
-	r := b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil)
+	r := gw.do(t, http.MethodGet, "/internal/v1/revocations", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
 	require.JSONEq(t, `{"version":0,"revoked":[]}`, string(r.body))
 
@@ -210,19 +227,20 @@ func TestHTTPRevocationsVersionIncrements(t *testing.T) {
 		ids = append(ids, k.ID)
 	}
 	for i, id := range ids {
-		require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+id, testSecret, nil).status)
-		rev := decodeAs[wire.Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+		require.Equal(t, http.StatusNoContent, gw.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+id, "", nil).status)
+		rev := decodeAs[wire.Revocations](t, gw.do(t, http.MethodGet, "/internal/v1/revocations", "", nil))
 		require.Equal(t, uint64(i+1), rev.Version)
 		require.Equal(t, ids[:i+1], rev.Revoked)
 	}
-	b.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+ids[0], testSecret, nil)
-	rev := decodeAs[wire.Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+	gw.do(t, http.MethodDelete, "/internal/v1/tenants/"+tid+"/keys/"+ids[0], "", nil)
+	rev := decodeAs[wire.Revocations](t, gw.do(t, http.MethodGet, "/internal/v1/revocations", "", nil))
 	require.Equal(t, uint64(3), rev.Version, "revoking a revoked key does not bump the version")
 }
 
 func TestHTTPTenantIsolation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	gw := b.as(t, pkitest.Gateway)
 	ctx := context.Background()
 	acme := b.newTenant(t, "acme")
 	bravo := b.newTenant(t, "bravo")
@@ -233,16 +251,16 @@ func TestHTTPTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 
 	// A's paths never show B's namespaces or keys.
-	r := b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/namespaces", testSecret, nil)
+	r := gw.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/namespaces", "", nil)
 	require.NotContains(t, string(r.body), "secret-ns")
-	requireError(t, b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/namespaces/secret-ns", testSecret, nil), 404, "not_found")
-	r = b.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/keys", testSecret, nil)
+	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/namespaces/secret-ns", "", nil), 404, "not_found")
+	r = gw.do(t, http.MethodGet, "/internal/v1/tenants/"+a+"/keys", "", nil)
 	require.NotContains(t, string(r.body), bkey.ID)
 	require.Len(t, decodeAs[wire.KeyList](t, r).Keys, 1)
 
 	// A cannot delete B's key, nor use B's namespace in a key.
-	requireError(t, b.do(t, http.MethodDelete, "/internal/v1/tenants/"+a+"/keys/"+bkey.ID, testSecret, nil), 404, "not_found")
-	requireError(t, b.do(t, http.MethodPost, "/internal/v1/tenants/"+a+"/keys", testSecret,
+	requireError(t, gw.do(t, http.MethodDelete, "/internal/v1/tenants/"+a+"/keys/"+bkey.ID, "", nil), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodPost, "/internal/v1/tenants/"+a+"/keys", "",
 		KeyRequest{Name: "sneaky", Role: "viewer", Namespaces: []string{"secret-ns"}}), 400, "bad_request", "namespaces")
 	_, err = b.srv.VerifyKey(ctx, bkey.Key)
 	require.NoError(t, err, "B's key is still good")
@@ -250,7 +268,7 @@ func TestHTTPTenantIsolation(t *testing.T) {
 	// Same namespace name in both tenants is two namespaces.
 	_, err = b.srv.CreateNamespace(ctx, a, "secret-ns")
 	require.NoError(t, err)
-	rev := decodeAs[wire.Revocations](t, b.do(t, http.MethodGet, "/internal/v1/revocations", testSecret, nil))
+	rev := decodeAs[wire.Revocations](t, gw.do(t, http.MethodGet, "/internal/v1/revocations", "", nil))
 	require.Zero(t, rev.Version)
 }
 

@@ -14,7 +14,7 @@ import (
 
 // Operator endpoints: /control/v1, behind operatorOnly (the tenant's
 // namespaces with their placement share getNamespaces with the internal
-// API), and the shard registration behind clusterOnly.
+// API), and the shard registration, which takes a shard's certificate.
 
 func (s *Server) postTenant(c *fiber.Ctx) error {
 	var req wire.NameRequest
@@ -58,12 +58,6 @@ func (s *Server) postShardRegistration(c *fiber.Ctx) error {
 		return err
 	}
 	reg := req.ShardRegistration
-	if s.cfg.TLS != nil {
-		// A shard's certificate speaks for its own shard only.
-		if peer := pki.RequiredPeer(c); peer.Shard != reg.ShardID {
-			return apierr.New(apierr.Forbidden, "%s may register shard %s only, not %q", peer, peer.Shard, reg.ShardID)
-		}
-	}
 	if raw := bytes.TrimSpace(req.Capacity); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		n, err := strconv.ParseUint(string(raw), 10, 64)
 		if err != nil {
@@ -71,7 +65,15 @@ func (s *Server) postShardRegistration(c *fiber.Ctx) error {
 		}
 		reg.Capacity = n
 	}
-	rec, err := s.RegisterShard(c.UserContext(), reg)
+	// A malformed registration is a 400 whoever sends it; a well-formed
+	// one is taken only from a member of the shard it names.
+	if err := validateRegistration(&reg); err != nil {
+		return err
+	}
+	if peer := pki.RequiredPeer(c); peer.Shard != reg.ShardID {
+		return apierr.New(apierr.Forbidden, "%s may register shard %s only, not %q", peer, peer.Shard, reg.ShardID)
+	}
+	rec, err := propose(c.UserContext(), s, opRegisterShard, &registerShardCmd{Shard: reg})
 	if err != nil {
 		return err
 	}

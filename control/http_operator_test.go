@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -99,10 +100,15 @@ func TestHTTPOperatorAuth(t *testing.T) {
 		{http.MethodGet, "/control/v1/shards"},
 		{http.MethodGet, "/control/v1/tenants/" + tenant.Tenant.ID + "/namespaces"},
 	}
+	// A client certificate, an operator's included, is no operator key.
+	certified := []*bundle{b.as(t, pkitest.Operator), b.as(t, pkitest.Gateway), b.as(t, pkitest.Control)}
 	for _, e := range endpoints {
 		body := map[string]string{"name": "zulu"}
-		for _, tok := range []string{"", "not-a-jwt", testSecret, revoked} {
+		for _, tok := range []string{"", "not-a-jwt", revoked} {
 			requireError(t, b.do(t, e.method, e.path, tok, body), 401, "unauthenticated")
+		}
+		for _, c := range certified {
+			requireError(t, c.do(t, e.method, e.path, "", body), 401, "unauthenticated")
 		}
 		requireError(t, b.do(t, e.method, e.path, tenant.OwnerKey, body), 403, "forbidden")
 	}

@@ -3,6 +3,7 @@ package control
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,27 +14,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/leakcheck"
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
 func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
-
-const testSecret = "test-cluster-secret-0123456789abcdef"
 
 var testShards = []ShardInfo{
 	{ID: "s1", Addr: "http://127.0.0.1:9001"},
 	{ID: "s2", Addr: "http://127.0.0.1:9002"},
 }
 
-// testConfig is a config for one node on free ports with tight Raft timings.
-func testConfig(t *testing.T, opts ...func(*Config)) Config {
+// testConfig is a config for one node on free ports with tight Raft
+// timings, its certificate from ca.
+func testConfig(t *testing.T, ca *pkitest.CA, opts ...func(*Config)) Config {
 	cfg := Config{
-		DataDir:       t.TempDir(),
-		HTTPAddr:      "127.0.0.1:0",
-		ClusterSecret: testSecret,
-		Shards:        testShards,
-		Logger:        slog.New(slog.DiscardHandler),
-		RaftTimeout:   50 * time.Millisecond,
+		DataDir:     t.TempDir(),
+		HTTPAddr:    "127.0.0.1:0",
+		TLS:         ca.Creds(t, pkitest.Control),
+		Shards:      testShards,
+		Logger:      slog.New(slog.DiscardHandler),
+		RaftTimeout: 50 * time.Millisecond,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -53,10 +55,13 @@ func startServer(t *testing.T, cfg Config) *Server {
 	return srv
 }
 
-// bundle is a started server, an operator key and an HTTP client for it.
+// bundle is a started server, its CA, an operator key and an HTTP client
+// for it. The client presents no certificate, as an operator's tools and
+// JWKS readers do; as gives one that calls as another identity.
 type bundle struct {
 	srv    *Server
 	cfg    Config
+	ca     *pkitest.CA
 	base   string
 	op     string
 	client *http.Client
@@ -64,12 +69,26 @@ type bundle struct {
 
 func setup(t *testing.T, opts ...func(*Config)) *bundle {
 	t.Helper()
-	cfg := testConfig(t, opts...)
+	ca := pkitest.New(t)
+	cfg := testConfig(t, ca, opts...)
 	srv := startServer(t, cfg)
 	op, err := srv.IssueOperatorKey(context.Background(), "ops")
 	require.NoError(t, err)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	return &bundle{srv: srv, cfg: cfg, base: "http://" + srv.Addr(), op: op, client: client}
+	return &bundle{srv: srv, cfg: cfg, ca: ca, base: "https://" + srv.Addr(), op: op, client: clientWith(ca.Anonymous(t))}
+}
+
+// as is the bundle calling with id's certificate.
+func (b *bundle) as(t *testing.T, id pki.Identity) *bundle {
+	t.Helper()
+	c := *b
+	c.client = clientWith(b.ca.Creds(t, id).Client(pki.Roles(pki.RoleControl)))
+	return &c
+}
+
+// clientWith is an HTTP client over TLS with cfg, one connection a
+// request, so nothing outlives the test.
+func clientWith(cfg *tls.Config) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}}
 }
 
 // response is an HTTP response with its body read.

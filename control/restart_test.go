@@ -7,12 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 )
 
 func TestStateSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := testConfig(t)
+	cfg := testConfig(t, pkitest.New(t))
 	first := startServer(t, cfg)
 	op, err := first.IssueOperatorKey(ctx, "ops")
 	require.NoError(t, err)

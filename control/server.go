@@ -74,9 +74,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("control: listen: %w", err), s.closeNode())
 	}
-	if s.cfg.TLS != nil {
-		ln = tls.NewListener(ln, s.cfg.TLS.ServerCertOptional())
-	}
+	// Certificates are optional on the handshake: the operator API takes
+	// operator keys; every internal route requires its callers' roles.
+	ln = tls.NewListener(ln, s.cfg.TLS.ServerCertOptional())
 	s.ln = ln
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.app.Listener(ln) }()
@@ -101,11 +101,8 @@ func (s *Server) replicaConfig() replica.Config {
 	}
 }
 
-// raftTLS is mutual TLS between control nodes, when the node has TLS.
+// raftTLS is mutual TLS between control nodes.
 func (s *Server) raftTLS() *replica.RaftTLS {
-	if s.cfg.TLS == nil {
-		return nil
-	}
 	members := pki.Roles(pki.RoleControl)
 	return &replica.RaftTLS{Server: s.cfg.TLS.Server(members), Client: s.cfg.TLS.Client(members)}
 }

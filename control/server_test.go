@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 )
 
 func TestConfigDefaultsAndValidate(t *testing.T) {
 	t.Parallel()
-	c := Config{DataDir: "/tmp/x", ClusterSecret: testSecret}.WithDefaults()
+	ctl := pkitest.New(t).Creds(t, pkitest.Control)
+	c := Config{DataDir: "/tmp/x", TLS: ctl}.WithDefaults()
 	require.Equal(t, "127.0.0.1:8081", c.HTTPAddr)
 	require.Equal(t, "127.0.0.1:0", c.RaftAddr)
 	require.Equal(t, "control1", c.NodeID)
@@ -19,12 +22,12 @@ func TestConfigDefaultsAndValidate(t *testing.T) {
 	require.NoError(t, c.Validate())
 
 	bad := []Config{
-		{ClusterSecret: testSecret},
-		{DataDir: "/tmp/x", ClusterSecret: "short"},
-		{DataDir: "/tmp/x", ClusterSecret: testSecret, Shards: []ShardInfo{{ID: "", Addr: "x"}}},
-		{DataDir: "/tmp/x", ClusterSecret: testSecret, Shards: []ShardInfo{{ID: "a b", Addr: "x"}}},
-		{DataDir: "/tmp/x", ClusterSecret: testSecret, Shards: []ShardInfo{{ID: "s1"}}},
-		{DataDir: "/tmp/x", ClusterSecret: testSecret, Shards: []ShardInfo{{ID: "s1", Addr: "x"}, {ID: "s1", Addr: "y"}}},
+		{TLS: ctl},
+		{DataDir: "/tmp/x"},
+		{DataDir: "/tmp/x", TLS: ctl, Shards: []ShardInfo{{ID: "", Addr: "x"}}},
+		{DataDir: "/tmp/x", TLS: ctl, Shards: []ShardInfo{{ID: "a b", Addr: "x"}}},
+		{DataDir: "/tmp/x", TLS: ctl, Shards: []ShardInfo{{ID: "s1"}}},
+		{DataDir: "/tmp/x", TLS: ctl, Shards: []ShardInfo{{ID: "s1", Addr: "x"}, {ID: "s1", Addr: "y"}}},
 	}
 	for i, c := range bad {
 		_, err := New(c)
@@ -34,7 +37,7 @@ func TestConfigDefaultsAndValidate(t *testing.T) {
 
 func TestStartServesOnAFreePortAndStopIsIdempotent(t *testing.T) {
 	t.Parallel()
-	srv, err := New(testConfig(t))
+	srv, err := New(testConfig(t, pkitest.New(t)))
 	require.NoError(t, err)
 	require.Empty(t, srv.Addr())
 	require.NoError(t, srv.Stop(), "stop before start")
@@ -55,7 +58,7 @@ func TestStartServesOnAFreePortAndStopIsIdempotent(t *testing.T) {
 func TestStartGivesUpWhenContextEnds(t *testing.T) {
 	t.Parallel()
 	// An election timeout far beyond the deadline: no leader in time.
-	srv, err := New(testConfig(t, func(c *Config) { c.RaftTimeout = time.Minute }))
+	srv, err := New(testConfig(t, pkitest.New(t), func(c *Config) { c.RaftTimeout = time.Minute }))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -39,8 +41,9 @@ func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 	t.Parallel()
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	b := setup(t, func(c *Config) { c.Clock = clock })
+	s3n1 := b.as(t, pkitest.Shard("s3", "n1"))
 	reg := registration("s3", 50, "http://127.0.0.1:9301", "127.0.0.1:9302")
-	r := b.do(t, http.MethodPost, registerPath, testSecret, reg)
+	r := s3n1.do(t, http.MethodPost, registerPath, "", reg)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	first := decodeAs[RegisteredShard](t, r)
 	require.Equal(t, "s3", first.ID)
@@ -64,7 +67,7 @@ func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 	clock.Advance(time.Second) // the leader stamps its clock: a later one
 	again := registration("s3", 0, "127.0.0.1:9303")
 	again.Version = "v2"
-	r = b.do(t, http.MethodPost, registerPath, testSecret, again)
+	r = b.as(t, pkitest.Shard("s3", "n2")).do(t, http.MethodPost, registerPath, "", again)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	second := decodeAs[RegisteredShard](t, r)
 	require.Equal(t, first.RegisteredAt, second.RegisteredAt)
@@ -79,6 +82,7 @@ func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 func TestHTTPRegisterShardRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	s3 := b.as(t, pkitest.Shard("s3", "n1"))
 	member := `{"node_id":"n1","http_addr":"127.0.0.1:9001"}`
 	cases := []struct{ body, field string }{
 		{`{"members":[` + member + `]}`, "shard_id"},
@@ -98,23 +102,31 @@ func TestHTTPRegisterShardRejectsBadInput(t *testing.T) {
 		{`{"shard_id":"s3","members":[` + member + `],"version":"a\nb"}`, "version"},
 	}
 	for _, tc := range cases {
-		requireError(t, b.do(t, http.MethodPost, registerPath, testSecret, tc.body), 400, "bad_request", tc.field)
+		requireError(t, s3.do(t, http.MethodPost, registerPath, "", tc.body), 400, "bad_request", tc.field)
 	}
-	requireError(t, b.do(t, http.MethodPost, registerPath, testSecret, `{"shard_id":`), 400, "invalid_json")
-	requireError(t, b.do(t, http.MethodPost, registerPath, testSecret, nil), 400, "invalid_json")
+	requireError(t, s3.do(t, http.MethodPost, registerPath, "", `{"shard_id":`), 400, "invalid_json")
+	requireError(t, s3.do(t, http.MethodPost, registerPath, "", nil), 400, "invalid_json")
 	require.Len(t, shardList(t, b), 2, "no bad registration was recorded")
 }
 
+// Only a shard's certificate registers, and only for its own shard: none
+// is a 401 whatever key comes along, another role's or another shard's a
+// 403. A shard's certificate does not read the operator's shard list.
 func TestHTTPShardRegistryAuth(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	owner := b.newTenant(t, "acme").OwnerKey
 	body := registration("s3", 0, "127.0.0.1:9301")
-	for _, tok := range []string{"", "wrong-secret-wrong-secret", b.op, owner} {
+	for _, tok := range []string{"", "not-a-key", b.op, owner} {
 		requireError(t, b.do(t, http.MethodPost, registerPath, tok, body), 401, "unauthenticated")
 	}
+	for _, id := range []pki.Identity{pkitest.Gateway, pkitest.Operator, pkitest.Metrics, pkitest.Control, pkitest.Shard("s1", "n1")} {
+		for _, tok := range []string{"", b.op} {
+			requireError(t, b.as(t, id).do(t, http.MethodPost, registerPath, tok, body), 403, "forbidden")
+		}
+	}
 	requireError(t, b.do(t, http.MethodGet, "/control/v1/shards", owner, nil), 403, "forbidden")
-	requireError(t, b.do(t, http.MethodGet, "/control/v1/shards", testSecret, nil), 401, "unauthenticated")
+	requireError(t, b.as(t, pkitest.Shard("s3", "n1")).do(t, http.MethodGet, "/control/v1/shards", "", nil), 401, "unauthenticated")
 	require.Len(t, shardList(t, b), 2)
 }
 
@@ -160,7 +172,7 @@ func TestRegisteredShardsTakeNewNamespacesByLoad(t *testing.T) {
 	requireError(t, b.do(t, http.MethodGet, "/control/v1/tenants/"+unknownTID+"/namespaces", b.op, nil), 404, "not_found")
 
 	// Gateways learn every member, to try when gossip names no leader.
-	r = b.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/namespaces/default", testSecret, nil)
+	r = b.as(t, pkitest.Gateway).do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/namespaces/default", "", nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	info := decodeAs[wire.NamespacePlacement](t, r)
 	require.Equal(t, "127.0.0.1:9401", info.ShardAddr)
@@ -205,7 +217,7 @@ func TestStaticAndRegisteredShardsShareOnePlacement(t *testing.T) {
 func TestRegistrySurvivesRestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := testConfig(t, func(c *Config) { c.Shards = nil })
+	cfg := testConfig(t, pkitest.New(t), func(c *Config) { c.Shards = nil })
 	first := startServer(t, cfg)
 	want, err := first.RegisterShard(ctx, registration("s7", 5, "127.0.0.1:9701"))
 	require.NoError(t, err)
@@ -247,7 +259,7 @@ func mustNamespace(t *testing.T, b *applyBundle, tid, name string) Namespace {
 func TestShardListShowsTheLeaderGossipKnows(t *testing.T) {
 	t.Parallel()
 	newPool := func(name string, meta gossip.Meta, join ...string) *gossip.Pool {
-		p, err := gossip.New(gossip.Config{NodeName: name, BindAddr: "127.0.0.1:0", Meta: meta, Fast: true, Join: join})
+		p, err := gossip.New(gossip.Config{NodeName: name, BindAddr: "127.0.0.1:0", Keys: [][]byte{pkitest.GossipKey}, Meta: meta, Fast: true, Join: join})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = p.Shutdown() })
 		return p

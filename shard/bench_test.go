@@ -67,7 +67,7 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 // waits until it leads.
 func openQuiet(b *testing.B, dir string) *Node {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	n, err := New(Config{DataDir: dir, Bootstrap: true, ClusterSecret: testSecret, Logger: quiet})
+	n, err := New(Config{DataDir: dir, Bootstrap: true, TLS: nodeCreds(b, "n1"), Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

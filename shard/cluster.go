@@ -208,7 +208,6 @@ func (n *Node) callMembers(addr string, body []byte, wait time.Duration) (api.Me
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("/internal/v1/members")
-	req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+n.cfg.ClusterSecret)
 	if body != nil {
 		req.Header.SetMethod(fasthttp.MethodPost)
 		req.Header.SetContentType("application/json")

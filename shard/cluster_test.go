@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -33,18 +34,18 @@ func newShardGroup(t *testing.T, size int) *shardGroup {
 		if i > 0 {
 			join = []string{g.pools[0].Addr()}
 		}
-		pool, err := gossip.New(gossip.Config{NodeName: "shard-s1-" + id, BindAddr: "127.0.0.1:0", Join: join, Fast: true,
+		pool, err := gossip.New(gossip.Config{NodeName: "shard-s1-" + id, BindAddr: "127.0.0.1:0", Join: join, Fast: true, Keys: [][]byte{pkitest.GossipKey},
 			Meta: gossip.Meta{Role: gossip.RoleShard, ShardID: "s1", NodeID: id}})
 		require.NoError(t, err)
 		g.pools = append(g.pools, pool)
 		cfg := Config{DataDir: filepath.Join(base, id), NodeID: id, HTTPAddr: "127.0.0.1:0", Bootstrap: i == 0,
-			ClusterSecret: testSecret, SweepInterval: 20 * time.Millisecond, Gossip: pool, RaftTimeout: 250 * time.Millisecond,
+			TLS: nodeCreds(t, id), SweepInterval: 20 * time.Millisecond, Gossip: pool, RaftTimeout: 250 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		srv, err := New(cfg)
 		require.NoError(t, err)
 		require.NoError(t, srv.Start())
 		t.Cleanup(func() { _ = srv.Stop(); _ = pool.Shutdown() })
-		b := &bundle{t: t, srv: srv, url: "http://" + srv.Addr(), dir: cfg.DataDir}
+		b := newBundle(t, srv, cfg.DataDir)
 		g.nodes = append(g.nodes, b)
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		if i == 0 {
@@ -178,7 +179,7 @@ func TestClusterGossipMetaFollowsLeadership(t *testing.T) {
 func TestClusterMembershipAPI(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 3)
-	follower := g.nodes[2]
+	follower := g.nodes[2].as(pkitest.Operator)
 	r := follower.call("GET", "/internal/v1/members", nil)
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.Equal(t, "n1", r.Body["leader_id"])
@@ -199,7 +200,8 @@ func TestClusterMembershipAPI(t *testing.T) {
 	r = retry(t, follower, "POST", "/internal/v1/members", `{"node_id":"n9","raft_addr":"`+g.nodes[1].srv.repl.RaftAddr()+`"}`)
 	require.Equal(t, 409, r.Status, "an address already in use")
 	require.Equal(t, 404, retry(t, follower, "DELETE", "/internal/v1/members/n9", nil).Status)
-	require.Equal(t, 401, follower.call("GET", "/internal/v1/members", nil, "Authorization", "").Status)
+	require.Equal(t, 403, g.nodes[2].call("GET", "/internal/v1/members", nil).Status, "a gateway does not manage members")
+	require.Equal(t, 200, g.nodes[2].as(pkitest.Shard("s1", "n1")).call("GET", "/internal/v1/members", nil).Status, "a member does")
 
 	// Removed through a follower (forwarded to the leader).
 	r = retry(t, follower, "DELETE", "/internal/v1/members/n2", nil)
@@ -209,7 +211,7 @@ func TestClusterMembershipAPI(t *testing.T) {
 		return err == nil && len(ms) == 2
 	}, "n2 is gone")
 
-	r = g.nodes[0].call("POST", "/internal/v1/snapshot", nil)
+	r = g.nodes[0].as(pkitest.Operator).call("POST", "/internal/v1/snapshot", nil)
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	r = follower.call("GET", "/internal/v1/status", nil)
 	require.Equal(t, 200, r.Status)

@@ -2,12 +2,14 @@ package shard
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
@@ -15,14 +17,17 @@ import (
 
 // Config configures a shard node. Zero values take the defaults in comments.
 type Config struct {
-	DataDir       string // required
-	ShardID       string // default "s1"
-	NodeID        string // default "n1"
-	HTTPAddr      string // default 127.0.0.1:7101; "127.0.0.1:0" picks a port
-	SocketPath    string // if set, the API is also served on this Unix socket (for a gateway on the same host)
-	RaftAddr      string // default 127.0.0.1:0
-	Bootstrap     bool   // bootstrap a single-voter cluster when there is no state
-	ClusterSecret string // required: callers present it as a Bearer token
+	DataDir    string // required
+	ShardID    string // default "s1"
+	NodeID     string // default "n1"
+	HTTPAddr   string // default 127.0.0.1:7101; "127.0.0.1:0" picks a port
+	SocketPath string // if set, the API is also served on this Unix socket (for a gateway on the same host)
+	RaftAddr   string // default 127.0.0.1:0
+	Bootstrap  bool   // bootstrap a single-voter cluster when there is no state
+	// TLS is this node's identity (required): a shard certificate of
+	// ShardID. Its HTTP API and Raft are mutual TLS; see api.Config for
+	// who may call what. A request over SocketPath is the local gateway's.
+	TLS *pki.Credentials
 
 	SweepInterval time.Duration   // leader sweep period; default 100ms
 	Retention     time.Duration   // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
@@ -87,8 +92,11 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("shard: DataDir is required")
 	}
-	if len(c.ClusterSecret) < 16 {
-		return errors.New("shard: ClusterSecret of at least 16 characters is required")
+	if c.TLS == nil {
+		return errors.New("shard: TLS is required: every internal channel is mutual TLS (a shard certificate from `jobbie certs issue`)")
+	}
+	if id := c.TLS.Identity(); id.Role != pki.RoleShard || id.Shard != c.ShardID {
+		return fmt.Errorf("shard: TLS is the certificate of %s, not of a node of shard %s", id, c.ShardID)
 	}
 	return nil
 }

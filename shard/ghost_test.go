@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -19,10 +21,10 @@ import (
 // connection; closing it is the worker going away.
 func ghostFetch(t *testing.T, addr, path, body string) net.Conn {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	conn, err := tls.Dial("tcp", addr, testCA(t).Creds(t, pkitest.Gateway).Client(nil))
 	require.NoError(t, err)
-	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: shard\r\nAuthorization: Bearer %s\r\n%s: %s\r\n"+
-		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, testSecret, wire.ShardNamespaceHeader, testNS, len(body), body)
+	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: shard\r\n%s: %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, wire.ShardNamespaceHeader, testNS, len(body), body)
 	require.NoError(t, err)
 	return conn
 }

@@ -2,30 +2,68 @@ package shard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
-const (
-	testSecret = "test-cluster-secret-0123456789"
-	testNS     = "t_01hx0000000000000000000000/default"
+const testNS = "t_01hx0000000000000000000000/default"
+
+// The package's tests share one CA: a node's certificate is issued when
+// it starts, a caller's when a test asks for one.
+var (
+	caOnce sync.Once
+	ca     *pkitest.CA
 )
 
+func testCA(t testing.TB) *pkitest.CA {
+	caOnce.Do(func() { ca = pkitest.New(t) })
+	return ca
+}
+
+// nodeCreds is the certificate of node of shard "s1".
+func nodeCreds(t testing.TB, node string) *pki.Credentials {
+	return testCA(t).Creds(t, pkitest.Shard("s1", node))
+}
+
 type bundle struct {
-	t   *testing.T
-	srv *Node
-	url string
-	dir string
+	t      *testing.T
+	srv    *Node
+	url    string
+	dir    string
+	client *http.Client // presents a gateway's certificate unless as() says otherwise
+}
+
+// newBundle is the bundle of srv, called as a gateway.
+func newBundle(t *testing.T, srv *Node, dir string) *bundle {
+	return &bundle{t: t, srv: srv, url: "https://" + srv.Addr(), dir: dir, client: client(t, pkitest.Gateway, pki.ShardMember("s1"))}
+}
+
+// as is b calling with id's certificate.
+func (b *bundle) as(id pki.Identity) *bundle {
+	c := *b
+	c.client = client(b.t, id, pki.ShardMember("s1"))
+	return &c
+}
+
+// client is an HTTP client with id's certificate, closed with the test.
+func client(t testing.TB, id pki.Identity, expect pki.Policy) *http.Client {
+	c := testCA(t).HTTPClient(t, id, expect)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
 }
 
 func setup(t *testing.T, opts ...func(*Config)) *bundle {
@@ -36,10 +74,13 @@ func setup(t *testing.T, opts ...func(*Config)) *bundle {
 
 func start(t *testing.T, dir string, opts ...func(*Config)) *bundle {
 	t.Helper()
-	cfg := Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, ClusterSecret: testSecret, SweepInterval: 20 * time.Millisecond,
+	cfg := Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, SweepInterval: 20 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.TLS == nil {
+		cfg.TLS = nodeCreds(t, cmp.Or(cfg.NodeID, "n1"))
 	}
 	srv, err := New(cfg)
 	require.NoError(t, err)
@@ -47,7 +88,7 @@ func start(t *testing.T, dir string, opts ...func(*Config)) *bundle {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, srv.WaitLeader(ctx))
-	b := &bundle{t: t, srv: srv, url: "http://" + srv.Addr(), dir: dir}
+	b := newBundle(t, srv, dir)
 	t.Cleanup(func() { _ = srv.Stop() })
 	return b
 }
@@ -76,7 +117,6 @@ func (b *bundle) call(method, path string, body any, hdr ...string) resp {
 	req, err := http.NewRequest(method, b.url+path, rd)
 	require.NoError(b.t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+testSecret)
 	req.Header.Set(wire.ShardNamespaceHeader, testNS)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i+1] == "" {
@@ -85,7 +125,7 @@ func (b *bundle) call(method, path string, body any, hdr ...string) resp {
 			req.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := b.client.Do(req)
 	require.NoError(b.t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)

@@ -3,8 +3,8 @@ package shard
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -36,12 +37,11 @@ func (b *bundle) stream(hdr ...string) *sseStream {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", b.url+"/api/v1/events", nil)
 	require.NoError(b.t, err)
-	req.Header.Set("Authorization", "Bearer "+testSecret)
 	req.Header.Set(wire.ShardNamespaceHeader, testNS)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.client.Do(req)
 	require.NoError(b.t, err)
 	s := &sseStream{t: b.t, resp: resp, rd: bufio.NewReader(resp.Body), stop: cancel}
 	b.t.Cleanup(s.close)
@@ -159,8 +159,8 @@ func TestEventsStreamErrors(t *testing.T) {
 	require.Equal(t, wire.LastEventIDHeader, errField(r))
 	r = b.call("GET", "/api/v1/events", nil, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
-	r = b.call("GET", "/api/v1/events", nil, "Authorization", "Bearer wrong-secret-0123456789")
-	require.Equal(t, 401, r.Status)
+	r = b.as(pkitest.Metrics).call("GET", "/api/v1/events", nil)
+	require.Equal(t, 403, r.Status, "a scraper reads metrics, not events")
 }
 
 func TestEventsStreamHeartbeatsAndEndsOnStop(t *testing.T) {
@@ -182,11 +182,10 @@ func TestSlowStreamNeverBlocksApplies(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	// A client that opens a stream and never reads it.
-	conn, err := net.Dial("tcp", b.srv.Addr())
+	conn, err := tls.Dial("tcp", b.srv.Addr(), testCA(t).Creds(t, pkitest.Gateway).Client(nil))
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = conn.Write([]byte("GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testSecret +
-		"\r\n" + wire.ShardNamespaceHeader + ": " + testNS + "\r\n\r\n"))
+	_, err = conn.Write([]byte("GET /api/v1/events HTTP/1.1\r\nHost: x\r\n" + wire.ShardNamespaceHeader + ": " + testNS + "\r\n\r\n"))
 	require.NoError(t, err)
 
 	jobs := make([]map[string]any, 1000)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -29,7 +30,8 @@ func TestMetricsCountJobs(t *testing.T) {
 
 	// Read what a scraper reads. Counters move when their entry commits,
 	// before the write that made them is answered.
-	r := b.call("GET", "/metrics", nil)
+	require.Equal(t, 403, b.call("GET", "/metrics", nil).Status, "a gateway is not a scraper")
+	r := b.as(pkitest.Metrics).call("GET", "/metrics", nil)
 	require.Equal(t, 200, r.Status)
 	got := string(r.Raw)
 	for _, line := range []string{

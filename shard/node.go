@@ -2,14 +2,17 @@ package shard
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/shard/api"
@@ -33,6 +36,7 @@ type Node struct {
 	loops   *leader.Loops
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
+	control *http.Client        // to the control plane: registration
 	ln      net.Listener
 	unix    net.Listener
 	meta    metaLoop // cluster.go
@@ -48,6 +52,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, waiters: live.NewWaiters(cfg.Clock), events: live.NewEvents(), workers: live.NewWorkers(cfg.Clock)}
 	n.eng = engine.New(engine.Options{Retention: cfg.Retention, Waker: n.waiters,
 		Observers: []engine.Observer{n.events.Observer(), n.workers.Observer(), live.CountEvents()}})
+	members := pki.ShardMember(cfg.ShardID) // Raft talks to this shard's nodes only
 	raftLog := slog.NewLogLogger(cfg.Logger.With("component", "raft", "shard", cfg.ShardID).Handler(), slog.LevelWarn)
 	repl, err := replica.Open(replica.Config{
 		Dir:       cfg.DataDir,
@@ -59,6 +64,7 @@ func New(cfg Config) (*Node, error) {
 		Clock:     cfg.Clock,
 		Logger:    hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
 
+		RaftTLS:       &replica.RaftTLS{Server: cfg.TLS.Server(members), Client: cfg.TLS.Client(members)},
 		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
 		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs,
 	}, n.eng.Registry())
@@ -71,8 +77,12 @@ func New(cfg Config) (*Node, error) {
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
 		Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.waiters)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
-	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody, Logger: cfg.Logger})
-	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, ClusterSecret: cfg.ClusterSecret, Gossip: cfg.Gossip,
+	// A node calls its own group only (forwarded writes, joins): whatever
+	// address gossip gives, the peer must show a certificate of this shard.
+	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody,
+		TLS: cfg.TLS, NodePolicy: members, Logger: cfg.Logger})
+	n.control = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), IdleConnTimeout: time.Minute}}
+	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
 		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger},
 		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards}, n.boundAddr)
 	return n, nil
@@ -85,7 +95,8 @@ func (n *Node) Start() error {
 		return fmt.Errorf("shard: listen: %w", err)
 	}
 	n.ln = ln
-	go func() { _ = n.api.App().Listener(ln) }()
+	tl := tls.NewListener(ln, n.cfg.TLS.Server(api.Callers(n.cfg.ShardID)))
+	go func() { _ = n.api.App().Listener(tl) }()
 	if p := n.cfg.SocketPath; p != "" {
 		_ = os.Remove(p) // a socket left by a crash
 		ul, err := net.Listen("unix", p)
@@ -116,6 +127,7 @@ func (n *Node) Stop() error {
 		_ = n.api.Shutdown(ctx)
 	}
 	n.shards.Close()
+	n.control.CloseIdleConnections()
 	return err
 }
 

@@ -18,7 +18,10 @@ import (
 // members whose HTTP address is known, capacity and version. It sends
 // nothing when the record would equal last (the value a previous call
 // returned) and returns the record sent, or last.
-func (n *Node) Register(ctx context.Context, controlURL, secret string, capacity uint64, last string) (string, error) {
+//
+// The node presents its shard certificate and sends only to a server
+// whose certificate is control's.
+func (n *Node) Register(ctx context.Context, controlURL string, capacity uint64, last string) (string, error) {
 	ms, err := n.Members()
 	if err != nil {
 		return last, err
@@ -40,9 +43,8 @@ func (n *Node) Register(ctx context.Context, controlURL, secret string, capacity
 	if err != nil {
 		return last, err
 	}
-	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
+	res, err := n.control.Do(req)
 	if err != nil {
 		return last, err
 	}

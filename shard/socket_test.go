@@ -23,13 +23,20 @@ func TestServesOnUnixSocket(t *testing.T) {
 	}}}
 	req, err := http.NewRequest("POST", "http://localhost/api/v1/enqueue", strings.NewReader(`{"queue":"q"}`))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+testSecret)
 	req.Header.Set(wire.ShardNamespaceHeader, testNS)
 	res, err := hc.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	require.Equal(t, 201, res.StatusCode, string(body))
+	// Over the socket the caller is the local gateway, and no more: the
+	// members' API is not for it.
+	req, err = http.NewRequest("GET", "http://localhost/internal/v1/members", nil)
+	require.NoError(t, err)
+	res, err = hc.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, 401, res.StatusCode)
 	// The same job is visible over TCP: one server, two listeners.
 	r := b.fetch([]string{"q"}, nil)
 	require.Equal(t, 200, r.Status)

@@ -10,14 +10,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 )
 
 // clusterRoutes serves the node's status and the group's membership under
-// /internal/v1, behind the cluster secret (docs/internal-api.md).
+// /internal/v1, for this shard's members and operators (docs/internal-api.md).
 // Membership changes go to the leader through forwardToLeader, like writes.
 func (s *Server) clusterRoutes() {
-	in := s.app.Group("/internal/v1", s.authenticate)
+	in := s.app.Group("/internal/v1", pki.Require(s.memberCallers(), nil))
 	in.Get("/status", func(c *fiber.Ctx) error { return c.JSON(s.Status()) })
 	in.Get("/members", s.listMembers)
 	in.Post("/members", s.forwardToLeader, s.addMember)

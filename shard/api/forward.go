@@ -84,6 +84,7 @@ func (s *Server) proxyToLeader(c *fiber.Ctx, addr string) error {
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	c.Request().Header.CopyTo(&req.Header)
+	req.Header.Del(fiber.HeaderAuthorization) // this node's certificate speaks for it, nothing of the caller's travels
 	req.Header.Del(fiber.HeaderConnection)
 	req.SetRequestURI(string(c.Request().URI().RequestURI()))
 	req.Header.Set(wire.ForwardedHeader, s.cfg.NodeID)

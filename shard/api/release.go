@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/internal/conncheck"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -23,7 +24,7 @@ const releaseTimeout = 5 * time.Second
 // releaseForwarded releases the leases of a forwarded fetch's answer when
 // its worker went away before the answer reached it.
 func (s *Server) releaseForwarded(c *fiber.Ctx, addr string, answer *fasthttp.Response) {
-	if answer.StatusCode() != fiber.StatusOK || !strings.HasPrefix(c.Path(), "/api/v1/fetch") || !peerGone(c.Context().Conn()) {
+	if answer.StatusCode() != fiber.StatusOK || !strings.HasPrefix(c.Path(), "/api/v1/fetch") || !conncheck.Gone(c.Context().Conn()) {
 		return
 	}
 	rel, ok := fetchedLeases(c.Path() == "/api/v1/fetch/batch", c.Body(), answer.Body())
@@ -38,8 +39,9 @@ func (s *Server) releaseForwarded(c *fiber.Ctx, addr string, answer *fasthttp.Re
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	c.Request().Header.CopyTo(&req.Header) // the caller's credentials and namespace
+	c.Request().Header.CopyTo(&req.Header) // the namespace and request id
 	req.Header.Del(fiber.HeaderConnection)
+	req.Header.Del(fiber.HeaderAuthorization) // this node's certificate speaks for it
 	req.Header.SetMethod(fiber.MethodPost)
 	req.SetRequestURI("/api/v1/release")
 	req.Header.Set(wire.ForwardedHeader, s.cfg.NodeID)

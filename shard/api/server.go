@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"log/slog"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/shard/live"
@@ -24,10 +24,9 @@ const MaxRequestBody = 16 << 20
 
 // Config is what the HTTP layer needs to know of its node.
 type Config struct {
-	ShardID       string
-	NodeID        string
-	ClusterSecret string       // callers present it as a Bearer token
-	Gossip        *gossip.Pool // maps the leader's Raft id to its HTTP address; nil: no forwarding
+	ShardID string
+	NodeID  string
+	Gossip  *gossip.Pool // maps the leader's Raft id to its HTTP address; nil: no forwarding
 	// AdvertiseHTTP is the address peers reach this node's HTTP API on;
 	// Advertised falls back to it when the listener is not known.
 	AdvertiseHTTP string
@@ -41,7 +40,7 @@ type Deps struct {
 	Node    *replica.Node
 	Workers *live.Workers
 	Events  *live.Events
-	Shards  *shardclient.Client // forwards a follower's writes; the caller's credentials travel with them
+	Shards  *shardclient.Client // forwards a follower's writes, with this node's own certificate
 }
 
 // Server is the HTTP API of one shard node.
@@ -84,8 +83,8 @@ func (s *Server) routes() {
 	s.app.Use(apierr.RequestID)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.readyz)
-	s.app.Get("/metrics", obs.Handler(s.cfg.ClusterSecret))
-	api := s.app.Group("/api/v1", s.authenticate, s.forwardToLeader)
+	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.forwardToLeader)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
@@ -94,16 +93,36 @@ func (s *Server) routes() {
 	s.clusterRoutes()
 }
 
-// authenticate admits only callers holding the cluster secret.
-func (s *Server) authenticate(c *fiber.Ctx) error {
-	const prefix = "Bearer "
-	h := c.Get(fiber.HeaderAuthorization)
-	if len(h) <= len(prefix) || h[:len(prefix)] != prefix ||
-		subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.cfg.ClusterSecret)) != 1 {
-		return apierr.New(apierr.Unauthenticated, "shard API needs the cluster secret")
-	}
-	return c.Next()
+// Who may call a shard node. The TLS handshake admits Callers; each
+// route group then narrows it:
+//   - /api/v1 (tenants' jobs): gateways, this shard's members (a
+//     follower forwarding a write it was sent) and operators (tools such
+//     as `jobbie bench --direct`);
+//   - /internal/v1 (membership, snapshots): this shard's members and
+//     operators;
+//   - /metrics: scrapers (pki.Scrapers);
+//   - /healthz and /readyz: any caller the handshake admitted.
+//
+// A node of another shard, or a control node, is refused at the
+// handshake: nothing of this shard's tenants is theirs to read.
+
+// Callers is who may connect to a node of shard at all.
+func Callers(shard string) pki.Policy {
+	return pki.Either(pki.Roles(pki.RoleGateway, pki.RoleOperator, pki.RoleMetrics), pki.ShardMember(shard))
 }
+
+func (s *Server) jobCallers() pki.Policy {
+	return pki.Either(pki.Roles(pki.RoleGateway, pki.RoleOperator), pki.ShardMember(s.cfg.ShardID))
+}
+
+func (s *Server) memberCallers() pki.Policy {
+	return pki.Either(pki.Roles(pki.RoleOperator), pki.ShardMember(s.cfg.ShardID))
+}
+
+// localGateway is who a request over the node's Unix socket comes from:
+// only this host's processes that may open the socket file reach it, and
+// that is the gateway beside the node.
+var localGateway = pki.Identity{Role: pki.RoleGateway, Node: "local"}
 
 // readyz answers 200 on the leader, and on a follower that knows a leader
 // and has applied nearly all it knows committed (it serves reads and

@@ -18,21 +18,19 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/internal/leakcheck"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/shard"
 	"github.com/jobbie/jobbie/wire"
 )
 
-const (
-	secret = "fuzz-cluster-secret-0123456789"
-	ns     = "t_01hx0000000000000000000000/default"
-)
+const ns = "t_01hx0000000000000000000000/default"
 
 var (
 	once    sync.Once
 	dir     string
 	node    *shard.Node
 	baseURL string
-	client  = &http.Client{Timeout: 10 * time.Second}
+	client  *http.Client // a gateway's certificate
 )
 
 func TestMain(m *testing.M) {
@@ -41,7 +39,9 @@ func TestMain(m *testing.M) {
 		_ = node.Stop()
 		_ = os.RemoveAll(dir)
 	}
-	client.CloseIdleConnections()
+	if client != nil {
+		client.CloseIdleConnections()
+	}
 	if code == 0 {
 		if err := leakcheck.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -59,7 +59,9 @@ func start(t *testing.T) {
 		if dir, err = os.MkdirTemp("", "jobbie-fuzz-"); err != nil {
 			t.Fatal(err)
 		}
-		n, err := shard.New(shard.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, ClusterSecret: secret,
+		ca := pkitest.New(t)
+		client = ca.HTTPClient(t, pkitest.Gateway, nil)
+		n, err := shard.New(shard.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, TLS: ca.Creds(t, pkitest.Shard("s1", "n1")),
 			Fast: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +74,7 @@ func start(t *testing.T) {
 		if err := n.WaitLeader(ctx); err != nil {
 			t.Fatal(err)
 		}
-		node, baseURL = n, "http://"+n.Addr()
+		node, baseURL = n, "https://"+n.Addr()
 	})
 	if node == nil {
 		t.Fatal("the shard did not start")
@@ -86,7 +88,6 @@ func check(t *testing.T, method, path string, body []byte) {
 	if err != nil {
 		t.Skip() // a path the fuzzer made unrepresentable
 	}
-	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set(wire.ShardNamespaceHeader, ns)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)

@@ -33,7 +33,7 @@ type Config struct {
 	// Join lists peers ("host:port"; see ResolveJoin for DNS discovery) to
 	// contact at start. New fails only if none of them answers.
 	Join []string
-	// Keys encrypt and authenticate all gossip: each 16, 24 or 32 bytes
+	// Keys (required) encrypt and authenticate all gossip: each 16, 24 or 32 bytes
 	// (AES-128/192/256). The first encrypts; every one is accepted, so a
 	// key is rotated by adding the new one second everywhere, then first,
 	// then dropping the old (Pool.SetKeys does it live). Nodes that share

@@ -10,7 +10,7 @@ import (
 
 func newKeyring(keys [][]byte) (*memberlist.Keyring, error) {
 	if len(keys) == 0 {
-		return nil, nil
+		return nil, errors.New("gossip: Keys are required: gossip carries who leads each shard, and a pool anyone can join lets a stranger claim it")
 	}
 	if err := checkKeys(keys); err != nil {
 		return nil, err
@@ -41,12 +41,8 @@ func cloneKeys(keys [][]byte) [][]byte {
 
 // SetKeys replaces the pool's keys while it runs: keys[0] encrypts from
 // now on, every key in keys is accepted, and keys no longer listed are
-// dropped. A pool started without keys cannot start encrypting (its
-// peers would not understand it); restart it with keys instead.
+// dropped.
 func (p *Pool) SetKeys(keys [][]byte) error {
-	if p.keyring == nil {
-		return errors.New("gossip: this pool was started without keys")
-	}
 	if len(keys) == 0 {
 		return errors.New("gossip: at least one key is required")
 	}

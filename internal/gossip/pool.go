@@ -36,7 +36,7 @@ type Member struct {
 // for concurrent use.
 type Pool struct {
 	ml            *memberlist.Memberlist
-	keyring       *memberlist.Keyring // nil: gossip in the clear
+	keyring       *memberlist.Keyring
 	addr          string
 	name          string
 	updateTimeout time.Duration
@@ -107,10 +107,8 @@ func New(cfg Config) (*Pool, error) {
 		}
 		mc.AdvertiseAddr, mc.AdvertisePort = ah, ap
 	}
-	if keyring != nil {
-		mc.Keyring = keyring
-		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
-	}
+	mc.Keyring = keyring
+	mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
 	mc.Logger = newLogger(cfg.LogOutput, cfg.Debug)
 
 	p := &Pool{

@@ -3,6 +3,7 @@ package gossip
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // shuts it down when the test ends.
 func newPool(t *testing.T, name string, meta Meta, opts ...func(*Config)) *Pool {
 	t.Helper()
-	cfg := Config{NodeName: name, BindAddr: "127.0.0.1:0", Meta: meta, Fast: true}
+	cfg := Config{NodeName: name, BindAddr: "127.0.0.1:0", Meta: meta, Fast: true, Keys: [][]byte{testKey}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -29,6 +30,9 @@ func newPool(t *testing.T, name string, meta Meta, opts ...func(*Config)) *Pool 
 func joining(addrs ...string) func(*Config) {
 	return func(c *Config) { c.Join = addrs }
 }
+
+// testKey is the pools' key unless a test says otherwise.
+var testKey = bytes.Repeat([]byte{3}, 32)
 
 func withKey(key []byte) func(*Config) {
 	return func(c *Config) { c.Keys = [][]byte{key} }
@@ -203,19 +207,27 @@ func TestEncryption(t *testing.T) {
 		name string
 		key  []byte
 		want string
-	}{{"wrong key", other, "decrypt"}, {"no key", nil, "encrypt"}} {
+	}{{"wrong key", other, "decrypt"}, {"no key", nil, "Keys are required"}} {
 		_, err := New(Config{NodeName: "intruder", BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway},
 			Fast: true, Keys: keysOf(tc.key), Join: []string{a.Addr()}})
 		require.ErrorContains(t, err, tc.want, tc.name)
 		require.NotContains(t, err.Error(), "\n")
 	}
-	// The encrypted pool cannot join a plaintext one either.
-	plain := newPool(t, "plain", Meta{Role: RoleGateway})
-	_, err := b.Join([]string{plain.Addr()})
+	// A plaintext memberlist node (not one of ours: ours always have a
+	// key) can neither join nor be joined.
+	mc := memberlist.DefaultLANConfig()
+	mc.Name, mc.BindAddr, mc.BindPort = "plain", "127.0.0.1", 0
+	mc.LogOutput = io.Discard
+	plain, err := memberlist.Create(mc)
+	require.NoError(t, err)
+	defer func() { _ = plain.Shutdown() }()
+	_, err = b.Join([]string{plain.LocalNode().Address()})
 	require.ErrorContains(t, err, "not encrypted")
+	_, err = plain.Join([]string{a.Addr()})
+	require.Error(t, err)
 
 	require.Equal(t, []string{"a", "b"}, names(a.Members()))
-	require.Equal(t, []string{"plain"}, names(plain.Members()))
+	require.Equal(t, 1, plain.NumMembers())
 
 	_, err = New(Config{NodeName: "x", BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway}, Keys: [][]byte{key, []byte("short")}})
 	require.ErrorContains(t, err, "key 2 is 5 bytes")
@@ -223,11 +235,11 @@ func TestEncryption(t *testing.T) {
 
 func TestMetaRefused(t *testing.T) {
 	big := Meta{Role: RoleGateway, Version: strings.Repeat("v", MaxMetaSize)}
-	_, err := New(Config{NodeName: "big", BindAddr: "127.0.0.1:0", Meta: big})
+	_, err := New(Config{NodeName: "big", BindAddr: "127.0.0.1:0", Meta: big, Keys: [][]byte{testKey}})
 	require.ErrorIs(t, err, ErrMetaTooLarge)
 	require.ErrorContains(t, err, "memberlist allows 512")
 
-	_, err = New(Config{NodeName: "bad", BindAddr: "127.0.0.1:0", Meta: Meta{Role: "worker"}})
+	_, err = New(Config{NodeName: "bad", BindAddr: "127.0.0.1:0", Meta: Meta{Role: "worker"}, Keys: [][]byte{testKey}})
 	require.ErrorContains(t, err, `unknown role "worker"`)
 	_, err = New(Config{BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway}})
 	require.ErrorContains(t, err, "NodeName is required")
@@ -263,7 +275,7 @@ func TestJoinFailsWhenNoneAnswers(t *testing.T) {
 	addr := dead.Addr()
 	require.NoError(t, dead.Shutdown())
 	_, err := New(Config{NodeName: "lonely", BindAddr: "127.0.0.1:0", Meta: Meta{Role: RoleGateway},
-		Fast: true, Join: []string{addr}})
+		Fast: true, Join: []string{addr}, Keys: [][]byte{testKey}})
 	require.ErrorContains(t, err, "gossip: join")
 
 	// One answering address is enough.
@@ -414,6 +426,4 @@ func TestKeyRotation(t *testing.T) {
 
 	require.ErrorContains(t, a.SetKeys(nil), "at least one key")
 	require.ErrorContains(t, a.SetKeys([][]byte{[]byte("short")}), "key 1 is 5 bytes")
-	plain := newPool(t, "plain", Meta{Role: RoleGateway})
-	require.ErrorContains(t, plain.SetKeys([][]byte{next}), "without keys")
 }

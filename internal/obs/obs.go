@@ -4,16 +4,11 @@
 package obs
 
 import (
-	"crypto/subtle"
-	"strings"
-
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/jobbie/jobbie/internal/apierr"
 )
 
 // Registry is the process's metrics registry: Go runtime and process
@@ -28,16 +23,4 @@ var Registry = func() *prometheus.Registry {
 // guard in front (an internal caller's certificate, an operator key).
 func Serve() fiber.Handler {
 	return adaptor.HTTPHandler(promhttp.HandlerFor(Registry, promhttp.HandlerOpts{}))
-}
-
-// Handler serves the registry to callers holding the cluster secret.
-func Handler(clusterSecret string) fiber.Handler {
-	serve := adaptor.HTTPHandler(promhttp.HandlerFor(Registry, promhttp.HandlerOpts{}))
-	return func(c *fiber.Ctx) error {
-		tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(clusterSecret)) != 1 {
-			return apierr.New(apierr.Unauthenticated, "metrics need the cluster secret as a bearer token")
-		}
-		return serve(c)
-	}
 }

@@ -14,14 +14,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jobbie/jobbie/internal/bench"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // benchCmd is `jobbie bench`: load against a gateway, or straight at a
 // shard, reporting throughput and latency.
 func benchCmd() *cobra.Command {
 	var (
-		cfg                         bench.Config
-		keyFile, secretFile, outFmt string
+		cfg             bench.Config
+		keyFile, outFmt string
+		direct          roleTLS
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -37,12 +39,13 @@ measure pickup latency.
 Through a gateway (API key), e.g. against ` + "`jobbie dev`" + `:
   jobbie bench --url http://127.0.0.1:8080 --key-file jobbie-data/owner.key --duration 30s
 
-Straight to a shard (cluster secret), bypassing the gateway:
-  jobbie bench --direct http://127.0.0.1:8082 --cluster-secret-file jobbie-data/cluster.secret \
+Straight to a shard, bypassing the gateway, with an operator certificate:
+  jobbie bench --direct https://127.0.0.1:8082 --tls-cert jobbie-data/pki/operator.crt \
+    --tls-key jobbie-data/pki/operator.key --tls-ca jobbie-data/pki/ca.crt \
     --shard-namespace <tenant id>/default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := loadBenchSecrets(&cfg, keyFile, secretFile); err != nil {
+			if err := loadBenchCredentials(&cfg, keyFile, direct); err != nil {
 				return err
 			}
 			if outFmt != "text" && outFmt != "json" {
@@ -59,8 +62,8 @@ Straight to a shard (cluster secret), bypassing the gateway:
 	f.StringVar(&keyFile, "key-file", "", "read the API key from this file")
 	f.StringVar(&cfg.Namespace, "namespace", "", "namespace to use instead of the key's default")
 	f.StringVar(&cfg.DirectURL, "direct", "", "shard URL: send the load straight to this shard")
-	f.StringVar(&secretFile, "cluster-secret-file", "", "cluster secret file (with --direct)")
 	f.StringVar(&cfg.ShardNamespace, "shard-namespace", "", "<tenant id>/<namespace> on the shard (with --direct)")
+	direct.flags(f) // with --direct: an operator certificate
 	f.IntVar(&cfg.Producers, "producers", 0, "concurrent enqueue loops (default 4; 1 with --latency)")
 	f.IntVar(&cfg.Workers, "workers", 0, "concurrent fetch/ack loops (default 16; 4 with --latency)")
 	f.IntVar(&cfg.Batch, "batch", 1, "jobs per enqueue call (1 uses the single enqueue endpoint)")
@@ -96,8 +99,9 @@ func runBench(ctx context.Context, cfg bench.Config, outFmt string, stdout, stde
 	return err
 }
 
-// loadBenchSecrets fills the key and cluster secret from their files.
-func loadBenchSecrets(cfg *bench.Config, keyFile, secretFile string) error {
+// loadBenchCredentials fills the API key, and with --direct the operator
+// certificate, from their files.
+func loadBenchCredentials(cfg *bench.Config, keyFile string, direct roleTLS) error {
 	if keyFile != "" {
 		key, err := readSecretFile(keyFile)
 		if err != nil {
@@ -105,20 +109,18 @@ func loadBenchSecrets(cfg *bench.Config, keyFile, secretFile string) error {
 		}
 		cfg.Key = key
 	}
-	if secretFile != "" {
-		secret, err := readSecretFile(secretFile)
-		if err != nil {
-			return fmt.Errorf("--cluster-secret-file: %w", err)
-		}
-		cfg.ClusterSecret = secret
+	if cfg.DirectURL == "" {
+		return nil
 	}
-	if cfg.DirectURL != "" && cfg.ClusterSecret == "" {
-		return errors.New("--direct needs --cluster-secret-file")
+	creds, err := direct.load(pki.RoleOperator)
+	if err != nil {
+		return fmt.Errorf("--direct: %w", err)
 	}
+	cfg.TLS = creds.Client(pki.Roles(pki.RoleShard))
 	return nil
 }
 
-// readSecretFile reads a one-line secret file (a key, the cluster secret).
+// readSecretFile reads a one-line secret file (an API key).
 func readSecretFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -98,7 +98,7 @@ func certsIssueCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&caDir, "ca-dir", "", "directory holding ca.crt and ca.key")
-	f.StringVar(&role, "role", "", "control, gateway, shard or operator")
+	f.StringVar(&role, "role", "", "control, gateway, shard, operator or metrics (a scraper)")
 	f.StringVar(&shardID, "shard", "", "the shard cluster (role shard only)")
 	f.StringVar(&node, "node", "", "the node id (or operator name)")
 	f.StringSliceVar(&hosts, "host", nil, "a host name or IP the certificate also names, for tools that check names (repeatable)")

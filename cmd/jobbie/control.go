@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -19,14 +20,16 @@ import (
 
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 type controlOptions struct {
 	dataDir, httpAddr, raftAddr, nodeID string
-	secretFile, operatorKeyFile         string
+	operatorKeyFile                     string
 	pprofAddr                           string
 	shards                              []string
 	gossip                              roleGossip
+	tls                                 roleTLS
 }
 
 // controlCmd is `jobbie control`: the control plane alone, for running the
@@ -38,9 +41,12 @@ func controlCmd() *cobra.Command {
 		Short: "Run the control plane (tenants, placement, keys, the shard registry)",
 		Long: `control runs the control plane: tenants and their namespaces, where each
 namespace is placed, API keys and the keys that sign them, and the registry
-of shard clusters. Shard clusters register themselves with the cluster
-secret (POST /control/v1/shards/register); new namespaces go to the least
-loaded one. Gateways ask it for placements, keys and revocations.
+of shard clusters. Shard clusters register themselves (POST
+/control/v1/shards/register, each for its own shard id as its certificate
+shows); new namespaces go to the least loaded one. Gateways ask it for
+placements, keys and revocations. Internal callers prove who they are with
+certificates from the deployment's CA (docs/trust.md); operators use
+operator keys. SIGHUP rereads the certificate and the gossip keys.
 
 It joins the gossip pool as role "control". With --operator-key-file it
 writes an operator key there on first start (the file must not exist yet).`,
@@ -56,13 +62,12 @@ writes an operator key there on first start (the file must not exist yet).`,
 	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8081", "HTTP listen address (operator and internal API)")
 	f.StringVar(&o.raftAddr, "raft", "127.0.0.1:0", "Raft transport address")
 	f.StringVar(&o.nodeID, "node-id", "control1", "this node's Raft id, also its gossip name (control-<id>)")
-	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
 	f.StringVar(&o.operatorKeyFile, "operator-key-file", "", "write an operator key to this file if it does not exist")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
 	o.gossip.flags(f, "127.0.0.1:7946")
+	o.tls.flags(f)
 	_ = cmd.MarkFlagRequired("data-dir")
-	_ = cmd.MarkFlagRequired("cluster-secret-file")
 	return cmd
 }
 
@@ -72,7 +77,7 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 			return err
 		}
 	}
-	secret, err := secretFromFile(o.secretFile)
+	creds, err := o.tls.load(pki.RoleControl)
 	if err != nil {
 		return err
 	}
@@ -87,10 +92,11 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	}
 	defer leavePool(pool)
 	go o.gossip.keepJoined(ctx, pool, logger)
+	go reloadOnHUP(ctx, creds, pool, o.gossip.keyFile, logger)
 
 	ctl, err := control.New(control.Config{
 		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID,
-		ClusterSecret: secret, Shards: shards, Gossip: pool, Logger: logger,
+		TLS: creds, Shards: shards, Gossip: pool, Logger: logger,
 	})
 	if err != nil {
 		return err
@@ -109,7 +115,7 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 		}
 	}
 	go advertiseControl(ctx, ctl, pool, o.nodeID, logger)
-	fmt.Fprintf(out, "jobbie control: serving http://%s (raft %s, gossip %s)\n", ctl.Addr(), ctl.RaftAddr(), pool.Addr())
+	fmt.Fprintf(out, "jobbie control: serving https://%s (raft %s, gossip %s)\n", ctl.Addr(), ctl.RaftAddr(), pool.Addr())
 	<-ctx.Done()
 	fmt.Fprintln(out, "jobbie control: shutting down")
 	return nil
@@ -146,7 +152,7 @@ func parseStaticShards(specs []string) ([]control.ShardInfo, error) {
 	for _, s := range specs {
 		id, addr, ok := strings.Cut(s, "=")
 		if !ok || id == "" || addr == "" {
-			return nil, fmt.Errorf("--shard %q: want id=address, e.g. s1=http://10.0.0.5:8082", s)
+			return nil, fmt.Errorf("--shard %q: want id=address, e.g. s1=https://10.0.0.5:8082", s)
 		}
 		out = append(out, control.ShardInfo{ID: id, Addr: addr})
 	}
@@ -164,7 +170,7 @@ func (g *roleGossip) flags(f *pflag.FlagSet, defaultBind string) {
 	f.StringVar(&g.bind, "gossip", defaultBind, "gossip listen address (UDP and TCP)")
 	f.StringVar(&g.advertise, "gossip-advertise", "", "gossip address peers should use, when not the listen address")
 	f.StringVar(&g.join, "join", "", "gossip peers to join: host:port[,…] or dns:<name>[:port]")
-	f.StringVar(&g.keyFile, "gossip-key-file", "", "file holding the gossip encryption key (16, 24 or 32 bytes as hex or base64)")
+	f.StringVar(&g.keyFile, "gossip-key-file", "", "file holding the gossip encryption keys, one a line (16, 24 or 32 bytes as hex or base64; the first encrypts) (required)")
 }
 
 // start creates the pool without joining: peers may start later, and
@@ -219,27 +225,13 @@ func leavePool(pool *gossip.Pool) {
 	_ = pool.Shutdown()
 }
 
-// secretFromFile reads the cluster secret (see docs/internal-api.md).
-func secretFromFile(path string) (string, error) {
-	if path == "" {
-		return "", fmt.Errorf("--cluster-secret-file is required")
-	}
-	s, err := readSecretFile(path)
-	if err != nil {
-		return "", err
-	}
-	if len(s) < 16 {
-		return "", fmt.Errorf("%s: the cluster secret must be at least 16 characters", path)
-	}
-	return s, nil
-}
-
 // gossipKeysFromFile reads the gossip encryption keys, one a line, each
 // written as hex or base64: the first encrypts, all are accepted (see
-// gossip.Config.Keys for rotation). No file means unencrypted gossip.
+// gossip.Config.Keys for rotation). Gossip is always encrypted.
 func gossipKeysFromFile(path string) ([][]byte, error) {
 	if path == "" {
-		return nil, nil
+		return nil, errors.New("--gossip-key-file is required: gossip is always encrypted " +
+			"(make a key with: head -c 32 /dev/urandom | xxd -p -c 64 > gossip.key)")
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

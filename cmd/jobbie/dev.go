@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +14,7 @@ import (
 
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/gateway"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -29,6 +25,7 @@ type devOptions struct {
 	controlAddr string
 	shardAddr   string
 	pprofAddr   string
+	metricsAddr string
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
 	replicas    int // nodes per shard cluster
 }
@@ -42,7 +39,12 @@ func devCmd() *cobra.Command {
 single-node shard, each on real Raft and Pebble under --data-dir. On first
 start it creates tenant "default" with namespace "default" and writes an
 owner key and an operator key into the data directory. A restart keeps
-all state.`,
+all state.
+
+The processes trust each other through a CA of their own in
+<data-dir>/pki: every internal channel is mutual TLS. An operator
+certificate there (operator.crt, operator.key, ca.crt) is for tools that
+talk to shards and scrape metrics.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -60,6 +62,7 @@ all state.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "gateway listen address (the public API)")
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
@@ -67,15 +70,18 @@ all state.`,
 }
 
 // devFiles are the files dev keeps in its data directory.
-type devFiles struct{ secret, owner, operator string }
+type devFiles struct{ owner, operator, pki string }
 
 func filesIn(dir string) devFiles {
 	return devFiles{
-		secret:   filepath.Join(dir, "cluster.secret"),
 		owner:    filepath.Join(dir, "owner.key"),
 		operator: filepath.Join(dir, "operator.key"),
+		pki:      filepath.Join(dir, "pki"),
 	}
 }
+
+// devOperator is the identity of the certificate dev hands to tools.
+var devOperator = pki.Identity{Role: pki.RoleOperator, Node: "dev"}
 
 func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int, error) }) error {
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
@@ -87,7 +93,22 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		}
 	}
 	files := filesIn(o.dataDir)
-	secret, err := readOrCreateSecret(files.secret)
+	ca, err := openDevPKI(o.dataDir)
+	if err != nil {
+		return err
+	}
+	if _, err := ca.files("operator", devOperator); err != nil {
+		return err
+	}
+	shardCreds, err := ca.creds(pki.Identity{Role: pki.RoleShard, Shard: "s1", Node: "s1-n1"})
+	if err != nil {
+		return err
+	}
+	controlCreds, err := ca.creds(pki.Identity{Role: pki.RoleControl, Node: "control1"})
+	if err != nil {
+		return err
+	}
+	gatewayCreds, err := ca.creds(pki.Identity{Role: pki.RoleGateway, Node: "dev"})
 	if err != nil {
 		return err
 	}
@@ -96,7 +117,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	sock := shardSocket(o.dataDir)
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
-		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, ClusterSecret: secret, Logger: logger,
+		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
 	})
 	if err != nil {
 		return err
@@ -110,7 +131,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	ctl, err := control.New(control.Config{
-		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, ClusterSecret: secret,
+		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, TLS: controlCreds,
 		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock)}}, Logger: logger,
 	})
 	if err != nil {
@@ -124,7 +145,8 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		return err
 	}
 
-	gw, err := gateway.New(gateway.Config{Addr: o.addr, ControlURL: "http://" + ctl.Addr(), ClusterSecret: secret, Logger: logger})
+	gw, err := gateway.New(gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
+		MetricsAddr: o.metricsAddr, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -137,7 +159,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	case <-ctx.Done():
 		return nil
 	}
-	printWelcome(out, o, files, gw.Addr(), ctl.Addr(), sh.Addr())
+	printWelcome(out, files, gw.Addr(), ctl.Addr(), sh.Addr(), gw.MetricsAddr())
 	<-ctx.Done()
 	fmt.Fprintln(out, "jobbie dev: shutting down")
 	return nil
@@ -176,20 +198,24 @@ func bootstrapKeys(ctx context.Context, ctl *control.Server, files devFiles) err
 	return writeSecretFile(files.owner, ownerKey)
 }
 
-func printWelcome(out interface{ Write([]byte) (int, error) }, o devOptions, files devFiles, gw, ctl, sh string) {
+func printWelcome(out interface{ Write([]byte) (int, error) }, files devFiles, gw, ctl, sh, metrics string) {
 	fmt.Fprintf(out, `Jobbie is running.
   gateway (public API):  http://%s
-  control plane:         http://%s
-  shard s1 (internal):   http://%s
+  control plane:         https://%s
+  shard s1 (internal):   https://%s
   owner key:             %s
   operator key:          %s
-  cluster secret:        %s
-
+  certificates:          %s (ca.crt; operator.crt and operator.key for tools)
+`, gw, ctl, sh, files.owner, files.operator, files.pki)
+	if metrics != "" {
+		fmt.Fprintf(out, "  gateway metrics:       https://%s/metrics\n", metrics)
+	}
+	fmt.Fprintf(out, `
 Try it:
   curl -s -X POST http://%s/api/v1/enqueue \
     -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' \
     -d '{"queue":"emails.send","payload":{"to":"user@example.com"}}'
-`, gw, ctl, sh, files.owner, files.operator, files.secret, gw, files.owner)
+`, gw, files.owner)
 }
 
 // shardSocket is where the shard also listens, so the gateway in the same
@@ -207,7 +233,7 @@ func shardAddrFor(tcp, sock string) string {
 	if sock != "" {
 		return "unix:" + sock
 	}
-	return "http://" + tcp
+	return "https://" + tcp
 }
 
 // waitFor runs a wait-until-ready function with a deadline.
@@ -215,26 +241,6 @@ func waitFor(ctx context.Context, wait func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return wait(ctx)
-}
-
-func readOrCreateSecret(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		s := strings.TrimSpace(string(b))
-		if len(s) < 16 {
-			return "", fmt.Errorf("%s: cluster secret is too short", path)
-		}
-		return s, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", err
-	}
-	s := hex.EncodeToString(raw[:])
-	return s, writeSecretFile(path, s)
 }
 
 // writeSecretFile writes atomically with owner-only permissions.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // `jobbie dev --shards N --replicas R` runs every role as its own process
@@ -62,10 +63,13 @@ type clusterFile struct {
 }
 
 type devCluster struct {
-	o     devOptions
-	files devFiles
-	bin   string
-	path  string // cluster.json
+	o         devOptions
+	files     devFiles
+	bin       string
+	path      string       // cluster.json
+	ca        *devPKI      // issues every process its certificate
+	gossipKey string       // the key file every process reads
+	hc        *http.Client // this command's own calls, with the operator certificate
 
 	mu sync.Mutex
 	cf clusterFile
@@ -80,10 +84,24 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 		return err
 	}
 	files := filesIn(o.dataDir)
-	if _, err := readOrCreateSecret(files.secret); err != nil {
+	ca, err := openDevPKI(o.dataDir)
+	if err != nil {
 		return err
 	}
-	c := &devCluster{o: o, files: files, bin: bin, path: filepath.Join(o.dataDir, "cluster.json")}
+	gossipKey, err := readOrCreateGossipKey(o.dataDir)
+	if err != nil {
+		return err
+	}
+	if _, err := ca.files("operator", devOperator); err != nil {
+		return err
+	}
+	op, err := ca.creds(devOperator)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: op.Client(nil)}}
+	defer hc.CloseIdleConnections()
+	c := &devCluster{o: o, files: files, bin: bin, path: filepath.Join(o.dataDir, "cluster.json"), ca: ca, gossipKey: gossipKey, hc: hc}
 	if err := c.plan(); err != nil {
 		return err
 	}
@@ -95,7 +113,7 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 
 	ctl := c.cf.Processes[0]
 	run(ctl)
-	if err := waitHTTP(ctx, "http://"+ctl.HTTP+"/readyz", 60*time.Second); err != nil {
+	if err := c.waitHTTP(ctx, "https://"+ctl.HTTP+"/readyz", 60*time.Second); err != nil {
 		return fmt.Errorf("control: %w (log: %s)", err, ctl.Log)
 	}
 	for _, p := range c.cf.Processes {
@@ -103,7 +121,7 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 			continue
 		}
 		run(p) // the first node of each shard bootstraps it
-		if err := waitHTTP(ctx, "http://"+p.HTTP+"/readyz", 60*time.Second); err != nil {
+		if err := c.waitHTTP(ctx, "https://"+p.HTTP+"/readyz", 60*time.Second); err != nil {
 			return fmt.Errorf("shard %s: %w (log: %s)", p.name(), err, p.Log)
 		}
 	}
@@ -120,21 +138,23 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 	}
 	gw := c.cf.Processes[len(c.cf.Processes)-1]
 	run(gw)
-	if err := waitHTTP(ctx, "http://"+gw.HTTP+"/readyz", 60*time.Second); err != nil {
+	if err := c.waitHTTP(ctx, "http://"+gw.HTTP+"/readyz", 60*time.Second); err != nil {
 		return fmt.Errorf("gateway: %w (log: %s)", err, gw.Log)
 	}
 	fmt.Fprintf(out, `Jobbie is running: %d shard clusters of %d nodes, each node its own process.
   gateway (public API):  http://%s
-  control plane:         http://%s
+  control plane:         https://%s
   processes:             %s (kept current; logs in %s)
   owner key:             %s
   operator key:          %s
-  cluster secret:        %s
+  certificates:          %s (ca.crt; operator.crt and operator.key for tools)
+  gossip key:            %s
 
-Kill a shard leader (its pid is in cluster.json; GET http://<node>/internal/v1/status says who
-leads) and watch another take over; the killed node is restarted and rejoins.
+Kill a shard leader (its pid is in cluster.json; `+"`jobbie shard members --url <node> --tls-cert %[9]s/operator.crt "+
+		"--tls-key %[9]s/operator.key --tls-ca %[9]s/ca.crt`"+` says who leads) and watch another take over; the
+killed node is restarted and rejoins.
 `, o.shards, o.replicas, gw.HTTP, ctl.HTTP, c.path, filepath.Join(o.dataDir, "logs"),
-		files.owner, files.operator, files.secret)
+		files.owner, files.operator, files.pki, gossipKey)
 	<-ctx.Done()
 	fmt.Fprintln(out, "jobbie dev: shutting down")
 	return nil
@@ -211,7 +231,7 @@ func (c *devCluster) plan() error {
 	}
 	ctl := procs[0]
 	ctl.args = []string{"control", "--data-dir", ctl.DataDir, "--http", ctl.HTTP, "--raft", ctl.Raft,
-		"--node-id", ctl.NodeID, "--cluster-secret-file", c.files.secret, "--gossip", ctl.Gossip}
+		"--node-id", ctl.NodeID, "--gossip", ctl.Gossip}
 	if !exists(c.files.operator) {
 		ctl.args = append(ctl.args, "--operator-key-file", c.files.operator)
 	}
@@ -222,7 +242,7 @@ func (c *devCluster) plan() error {
 		}
 		p.args = []string{"shard", "--node-id", p.NodeID, "--shard-id", p.ShardID, "--data-dir", p.DataDir,
 			"--http", p.HTTP, "--raft", p.Raft, "--gossip", p.Gossip, "--join", ctl.Gossip,
-			"--cluster-secret-file", c.files.secret, "--control", "http://" + ctl.HTTP}
+			"--control", "https://" + ctl.HTTP}
 		if f := first[p.ShardID]; f == nil {
 			first[p.ShardID] = p
 			p.args = append(p.args, "--bootstrap")
@@ -231,8 +251,19 @@ func (c *devCluster) plan() error {
 		}
 	}
 	gw := procs[len(procs)-1]
-	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", "http://" + ctl.HTTP, "--name", gw.NodeID,
-		"--cluster-secret-file", c.files.secret, "--gossip", gw.Gossip, "--join", ctl.Gossip}
+	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", "https://" + ctl.HTTP, "--name", gw.NodeID,
+		"--gossip", gw.Gossip, "--join", ctl.Gossip}
+	// Every process gets a certificate of its own, issued afresh at each
+	// start, and the gossip key.
+	for _, p := range procs {
+		id := pki.Identity{Role: pki.Role(p.Role), Shard: p.ShardID, Node: p.NodeID}
+		tlsArgs, err := c.ca.files(p.name(), id)
+		if err != nil {
+			return err
+		}
+		p.args = append(p.args, tlsArgs...)
+		p.args = append(p.args, "--gossip-key-file", c.gossipKey)
+	}
 	for _, p := range procs {
 		if p.Pprof != "" {
 			p.args = append(p.args, "--pprof-addr", p.Pprof)
@@ -319,7 +350,7 @@ func (c *devCluster) waitShards(ctx context.Context) error {
 		var out struct {
 			Shards []json.RawMessage `json:"shards"`
 		}
-		status, err := devCall(ctx, "GET", "http://"+c.cf.Control+"/control/v1/shards", string(op), nil, &out)
+		status, err := c.devCall(ctx, "GET", "https://"+c.cf.Control+"/control/v1/shards", string(op), nil, &out)
 		if err == nil && status == 200 && len(out.Shards) >= c.o.shards {
 			return nil
 		}
@@ -343,7 +374,7 @@ func (c *devCluster) bootstrapTenant(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("operator key: %w", err)
 	}
-	t, err := client.New("http://"+c.cf.Control, strings.TrimSpace(string(op))).CreateTenant(ctx, "default")
+	t, err := client.New("https://"+c.cf.Control, strings.TrimSpace(string(op)), client.WithHTTPClient(c.hc)).CreateTenant(ctx, "default")
 	if err != nil {
 		return fmt.Errorf("create tenant default: %w (owner.key is missing: if the tenant exists, start with a fresh --data-dir)", err)
 	}
@@ -360,10 +391,10 @@ func freeAddr() (string, error) {
 }
 
 // waitHTTP polls url until it answers 200.
-func waitHTTP(ctx context.Context, url string, within time.Duration) error {
+func (c *devCluster) waitHTTP(ctx context.Context, url string, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
-		status, err := devCall(ctx, "GET", url, "", nil, nil)
+		status, err := c.devCall(ctx, "GET", url, "", nil, nil)
 		if err == nil && status == 200 {
 			return nil
 		}
@@ -379,7 +410,7 @@ func waitHTTP(ctx context.Context, url string, within time.Duration) error {
 }
 
 // devCall makes one JSON call with an optional bearer token.
-func devCall(ctx context.Context, method, url, token string, body, out any) (int, error) {
+func (c *devCluster) devCall(ctx context.Context, method, url, token string, body, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -398,7 +429,7 @@ func devCall(ctx context.Context, method, url, token string, body, out any) (int
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := c.hc.Do(req)
 	if err != nil {
 		return 0, err
 	}

@@ -15,12 +15,14 @@ import (
 
 	"github.com/jobbie/jobbie/gateway"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 type gatewayOptions struct {
-	httpAddr, controlURL, secretFile, name, pprofAddr string
-	gossip                                            roleGossip
-	limits                                            gatewayLimits
+	httpAddr, controlURL, metricsAddr, name, pprofAddr string
+	gossip                                             roleGossip
+	limits                                             gatewayLimits
+	tls                                                roleTLS
 }
 
 // gatewayLimits are the gateway's flags for abuse and freshness.
@@ -68,7 +70,12 @@ roles, then sends each request to the leader of the shard cluster its
 namespace is placed on. Placements come from control; leaders come from the
 gossip pool, which the gateway joins as role "gateway". While a shard elects
 a leader, requests are retried for up to 5 seconds before a 503 with
-Retry-After.`,
+Retry-After.
+
+It reaches control and shards over mutual TLS with its gateway
+certificate, and sends a tenant's request only to a node whose certificate
+shows the shard the namespace is placed on: gossip says where a leader is,
+never who it is. SIGHUP rereads the certificate and the gossip keys.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -78,23 +85,23 @@ Retry-After.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8080", "HTTP listen address (the public API)")
-	f.StringVar(&o.controlURL, "control", "", "control plane base URL, e.g. http://10.0.0.5:8081 (required)")
-	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
+	f.StringVar(&o.controlURL, "control", "", "control plane base URL, e.g. https://10.0.0.5:8081 (required)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	o.gossip.flags(f, "127.0.0.1:7947")
 	o.limits.flags(f)
+	o.tls.flags(f)
 	_ = cmd.MarkFlagRequired("control")
-	_ = cmd.MarkFlagRequired("cluster-secret-file")
 	return cmd
 }
 
 func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
-	secret, err := secretFromFile(o.secretFile)
+	creds, err := o.tls.load(pki.RoleGateway)
 	if err != nil {
 		return err
 	}
-	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, ClusterSecret: secret}
+	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr}
 	if err := o.limits.apply(&cfg); err != nil {
 		return err
 	}
@@ -113,6 +120,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	}
 	defer leavePool(pool)
 	go o.gossip.keepJoined(ctx, pool, logger)
+	go reloadOnHUP(ctx, creds, pool, o.gossip.keyFile, logger)
 
 	cfg.Gossip, cfg.Logger = pool, logger
 	gw, err := gateway.New(cfg)

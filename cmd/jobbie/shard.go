@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard"
 )
 
@@ -24,12 +25,13 @@ type shardOptions struct {
 	httpAddr, raftAddr, advertise     string
 	bootstrap                         bool
 	discover, joinHTTP                string
-	secretFile, controlURL, pprofAddr string
+	controlURL, pprofAddr             string
 	capacity                          uint64
 	fast                              bool
 	raftTimeout                       time.Duration
 	snapshotThreshold, trailingLogs   uint64
 	gossip                            roleGossip
+	tls                               roleTLS
 }
 
 // shardCmd is `jobbie shard`: one node of a shard cluster, and the
@@ -55,7 +57,13 @@ advertises its shard, Raft state, term, leader and HTTP address.
 Durable by default: the Raft log is fsynced before a write is
 acknowledged. --fast skips that fsync: a write then survives the process
 being killed and the loss of a minority of machines, but not a power cut
-that takes down a majority of the cluster at once.`,
+that takes down a majority of the cluster at once.
+
+Every channel is mutual TLS with the node's shard certificate (jobbie
+certs issue --role shard --shard <id> --node <id>): Raft and forwarded
+writes only with nodes of the same shard, registration only with control;
+its API admits gateways, its own members and operators (docs/trust.md).
+SIGHUP rereads the certificate and the gossip keys.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -73,8 +81,7 @@ that takes down a majority of the cluster at once.`,
 	f.BoolVar(&o.bootstrap, "bootstrap", false, "start a new cluster with this node as its only voter (ignored once the node has state)")
 	f.StringVar(&o.discover, "discover", "", "find gossip peers by DNS: dns:<name>[:port] (a headless service)")
 	f.StringVar(&o.joinHTTP, "join-http", "", "HTTP addresses of members to ask to join, host:port[,…], when gossip is not enough")
-	f.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
-	f.StringVar(&o.controlURL, "control", "", "control plane URL to register this shard with, e.g. http://10.0.0.5:8081")
+	f.StringVar(&o.controlURL, "control", "", "control plane URL to register this shard with, e.g. https://10.0.0.5:8081")
 	f.Uint64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
@@ -82,17 +89,23 @@ that takes down a majority of the cluster at once.`,
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	o.gossip.flags(f, "127.0.0.1:7301")
+	o.tls.flags(f)
 	_ = cmd.MarkFlagRequired("node-id")
 	_ = cmd.MarkFlagRequired("data-dir")
-	_ = cmd.MarkFlagRequired("cluster-secret-file")
 	cmd.AddCommand(shardMembersCmd(), shardAddCmd(), shardRemoveCmd())
 	return cmd
 }
 
 func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
-	secret, err := secretFromFile(o.secretFile)
+	creds, err := o.tls.load(pki.RoleShard)
 	if err != nil {
 		return err
+	}
+	if id := creds.Identity(); id.Shard != o.shardID || id.Node != o.nodeID {
+		return fmt.Errorf("%s is the certificate of %s, not of node %s of shard %s", o.tls.cert, id, o.nodeID, o.shardID)
+	}
+	if o.controlURL != "" && !strings.HasPrefix(o.controlURL, "https://") {
+		return fmt.Errorf("--control %q: the control plane is reached over TLS (https://)", o.controlURL)
 	}
 	if o.discover != "" {
 		if !strings.HasPrefix(o.discover, "dns:") {
@@ -119,10 +132,11 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		return err
 	}
 	go o.gossip.keepJoined(ctx, pool, logger)
+	go reloadOnHUP(ctx, creds, pool, o.gossip.keyFile, logger)
 
 	sh, err := shard.New(shard.Config{
 		DataDir: o.dataDir, ShardID: o.shardID, NodeID: o.nodeID, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr,
-		Bootstrap: o.bootstrap, ClusterSecret: secret, Logger: logger,
+		Bootstrap: o.bootstrap, TLS: creds, Logger: logger,
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 	})
@@ -146,12 +160,12 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		}
 	}
 	if o.controlURL != "" {
-		go registerWithControl(ctx, sh, o, secret, logger)
+		go registerWithControl(ctx, sh, o, logger)
 	}
 	changes, unsubscribe := sh.Subscribe()
 	defer unsubscribe()
 	st := sh.Status()
-	fmt.Fprintf(out, "jobbie shard: node %s of shard %s serving http://%s (raft %s, gossip %s)\n",
+	fmt.Fprintf(out, "jobbie shard: node %s of shard %s serving https://%s (raft %s, gossip %s)\n",
 		o.nodeID, o.shardID, st.HTTPAddr, st.RaftAddr, pool.Addr())
 	removed := removalWatch(sh, joined)
 	tick := time.NewTicker(time.Second)
@@ -230,7 +244,7 @@ func (o shardOptions) advertised() (httpAddr, raftAddr string, err error) {
 // registerWithControl keeps the control plane's record of this shard
 // current: the leader registers the members it knows on election, when
 // membership changes, and every minute.
-func registerWithControl(ctx context.Context, sh *shard.Node, o shardOptions, secret string, log *slog.Logger) {
+func registerWithControl(ctx context.Context, sh *shard.Node, o shardOptions, log *slog.Logger) {
 	changes, cancel := sh.Subscribe()
 	defer cancel()
 	t := time.NewTicker(time.Minute)
@@ -238,7 +252,7 @@ func registerWithControl(ctx context.Context, sh *shard.Node, o shardOptions, se
 	last := ""
 	for {
 		if sh.IsLeader() {
-			sig, err := sh.Register(ctx, o.controlURL, secret, o.capacity, last)
+			sig, err := sh.Register(ctx, o.controlURL, o.capacity, last)
 			switch {
 			case err != nil && ctx.Err() == nil:
 				log.Warn("shard: register with control", "control", o.controlURL, "err", err)

@@ -13,21 +13,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // shardAdmin are the flags of the member commands: any node of the shard
 // answers them (changes are forwarded to the leader).
 type shardAdmin struct {
-	url, secretFile, output string
+	url, output string
+	tls         roleTLS
 }
 
 func (a *shardAdmin) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.url, "url", "", "HTTP address of any node of the shard, e.g. http://127.0.0.1:7101 (required)")
-	f.StringVar(&a.secretFile, "cluster-secret-file", "", "file holding the cluster secret (required)")
+	f.StringVar(&a.url, "url", "", "HTTP address of any node of the shard, e.g. 127.0.0.1:7101 (required)")
 	f.StringVarP(&a.output, "output", "o", outTable, "output format: table or json")
-	_ = cmd.MarkFlagRequired("cluster-secret-file")
+	a.tls.flags(f) // an operator certificate
 }
 
 // memberList is GET /internal/v1/members.
@@ -135,18 +136,21 @@ func (a *shardAdmin) send(ctx context.Context, method, path string, body []byte,
 	if a.url == "" {
 		return errNoURL
 	}
-	secret, err := secretFromFile(a.secretFile)
+	creds, err := a.tls.load(pki.RoleOperator)
 	if err != nil {
 		return err
 	}
-	base := strings.TrimSuffix(a.url, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: creds.Client(pki.Roles(pki.RoleShard))}}
+	defer hc.CloseIdleConnections()
+	base := strings.TrimSuffix(strings.TrimPrefix(a.url, "https://"), "/")
+	if strings.Contains(base, "://") {
+		return fmt.Errorf("--url %q: a shard node is reached over TLS; give host:port or https://host:port", a.url)
 	}
+	base = "https://" + base
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
-		raw, code, err := a.call(ctx, method, base+path, secret, body)
+		raw, code, err := call(ctx, hc, method, base+path, body)
 		if err != nil {
 			return err
 		}
@@ -172,14 +176,13 @@ func (a *shardAdmin) send(ctx context.Context, method, path string, body []byte,
 }
 
 // call makes one request and returns the answer's body and status.
-func (a *shardAdmin) call(ctx context.Context, method, url, secret string, body []byte) ([]byte, int, error) {
+func call(ctx context.Context, hc *http.Client, method, url string, body []byte) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		return nil, 0, err
 	}

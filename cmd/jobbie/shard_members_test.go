@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,7 +10,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,9 +23,10 @@ func TestShardAdminRetriesWhileNoLeader(t *testing.T) {
 	var calls atomic.Int32
 	var refuse atomic.Value
 	refuse.Store("no_leader")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer 0123456789abcdef0123" {
-			w.WriteHeader(http.StatusUnauthorized)
+	ca := pkitest.New(t)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, ok := pki.PeerIdentity(r.TLS); !ok || id != pkitest.Operator {
+			w.WriteHeader(http.StatusForbidden)
 			return
 		}
 		if calls.Add(1) <= 2 {
@@ -34,10 +39,10 @@ func TestShardAdminRetriesWhileNoLeader(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{"shard_id":"s1","leader_id":"n1","members":[{"node_id":"n1","raft_addr":"r1","http_addr":"h1","voter":true,"leader":true}]}`))
 	}))
+	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Shard("s1", "n1")).Server(nil))
+	srv.Start()
 	defer srv.Close()
-	secret := filepath.Join(t.TempDir(), "secret")
-	require.NoError(t, os.WriteFile(secret, []byte("0123456789abcdef0123\n"), 0o600))
-	a := &shardAdmin{url: srv.URL, secretFile: secret, output: outTable}
+	a := &shardAdmin{url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
 
 	var out strings.Builder
 	require.NoError(t, a.do(context.Background(), http.MethodGet, "/internal/v1/members", nil, &out))
@@ -49,4 +54,35 @@ func TestShardAdminRetriesWhileNoLeader(t *testing.T) {
 	err := a.send(context.Background(), http.MethodDelete, "/internal/v1/members/n9", nil, nil)
 	require.EqualError(t, err, "DELETE /internal/v1/members/n9: refused: not_found (not_found)")
 	require.EqualValues(t, 1, calls.Load(), "not retried")
+}
+
+// A member command presents an operator certificate: any other is refused
+// before it asks anything, and so is a node that is not a shard's.
+func TestShardAdminNeedsOperatorCertificate(t *testing.T) {
+	ca := pkitest.New(t)
+	a := &shardAdmin{url: "127.0.0.1:1", tls: writeCreds(t, ca, pkitest.Gateway), output: outTable}
+	err := a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil)
+	require.ErrorContains(t, err, "needs a certificate of role operator")
+	a.tls = roleTLS{}
+	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "--tls-cert, --tls-key and --tls-ca are required")
+
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{}`)) }))
+	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Gateway).Server(nil))
+	srv.Start()
+	defer srv.Close()
+	a = &shardAdmin{url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "gateway")
+}
+
+// writeCreds issues id a certificate into files and returns the flags' values.
+func writeCreds(t *testing.T, ca *pkitest.CA, id pki.Identity) roleTLS {
+	t.Helper()
+	dir := t.TempDir()
+	certPEM, keyPEM, err := ca.Issue(id, nil, time.Hour)
+	require.NoError(t, err)
+	r := roleTLS{cert: filepath.Join(dir, "c.crt"), key: filepath.Join(dir, "c.key"), ca: filepath.Join(dir, "ca.crt")}
+	require.NoError(t, os.WriteFile(r.cert, certPEM, 0o600))
+	require.NoError(t, os.WriteFile(r.key, keyPEM, 0o600))
+	require.NoError(t, os.WriteFile(r.ca, ca.CertPEM(), 0o600))
+	return r
 }

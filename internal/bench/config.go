@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,11 +26,12 @@ type Config struct {
 	Namespace string
 
 	// DirectURL, when set, sends the load straight to a shard at this URL
-	// instead of the gateway, authenticated by ClusterSecret and naming
-	// ShardNamespace ("<tenant id>/<namespace>").
+	// (https) instead of the gateway, naming ShardNamespace ("<tenant
+	// id>/<namespace>"); TLS must then present an operator certificate.
 	DirectURL      string
-	ClusterSecret  string
 	ShardNamespace string
+	// TLS is the client's TLS configuration for https URLs.
+	TLS *tls.Config
 
 	// Producers and Workers are the concurrent enqueue and fetch loops.
 	// Defaults 4 and 16 (in latency mode: 1 producer, 4 workers).
@@ -121,8 +123,8 @@ func pick(cond bool, yes, no int) int {
 func (c Config) Validate() error {
 	var errs []error
 	if c.DirectURL != "" {
-		if c.ClusterSecret == "" {
-			errs = append(errs, errors.New("direct mode needs the cluster secret"))
+		if c.TLS == nil || !strings.HasPrefix(c.DirectURL, "https://") {
+			errs = append(errs, errors.New("direct mode is mutual TLS: an https:// shard URL and an operator certificate"))
 		}
 		if _, _, err := tenancy.ParseShardNamespace(c.ShardNamespace); err != nil {
 			errs = append(errs, err)
@@ -178,10 +180,7 @@ func checkURL(u string) error {
 // headers are the headers of every request.
 func (c Config) headers() []header {
 	if c.DirectURL != "" {
-		return []header{
-			{"Authorization", "Bearer " + c.ClusterSecret},
-			{client.ShardNamespaceHeader, c.ShardNamespace},
-		}
+		return []header{{client.ShardNamespaceHeader, c.ShardNamespace}}
 	}
 	var h []header
 	if c.Key != "" {
@@ -196,7 +195,7 @@ func (c Config) headers() []header {
 func (c Config) newTransport() transport {
 	conns := c.Producers + c.Workers + 4
 	if c.Transport == TransportStd {
-		return newStdTransport(c.target(), c.headers(), conns)
+		return newStdTransport(c.target(), c.headers(), conns, c.TLS)
 	}
-	return newFastTransport(c.target(), c.headers(), conns)
+	return newFastTransport(c.target(), c.headers(), conns, c.TLS)
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // fakeShard implements enqueue, enqueue/batch, fetch and ack in memory,
@@ -17,6 +20,7 @@ type fakeShard struct {
 	srv     *httptest.Server
 	pending chan string
 	auth    map[string]string // headers every request must carry
+	creds   *pki.Credentials  // serve TLS with these (newFakeShardTLS)
 
 	mu          sync.Mutex
 	nextID      int
@@ -35,7 +39,16 @@ type fakeShard struct {
 
 func newFakeShard(t *testing.T, auth map[string]string) *fakeShard {
 	t.Helper()
-	f := &fakeShard{pending: make(chan string, 1<<16), auth: auth, delivered: map[string]bool{}}
+	return startFake(t, &fakeShard{pending: make(chan string, 1<<16), auth: auth, delivered: map[string]bool{}})
+}
+
+// newFakeShardTLS serves mutual TLS as a shard node with creds.
+func newFakeShardTLS(t *testing.T, creds *pki.Credentials, auth map[string]string) *fakeShard {
+	t.Helper()
+	return startFake(t, &fakeShard{pending: make(chan string, 1<<16), auth: auth, delivered: map[string]bool{}, creds: creds})
+}
+
+func startFake(t *testing.T, f *fakeShard) *fakeShard {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/enqueue", f.enqueue)
 	mux.HandleFunc("POST /api/v1/enqueue/batch", f.enqueueBatch)
@@ -43,7 +56,16 @@ func newFakeShard(t *testing.T, auth map[string]string) *fakeShard {
 	mux.HandleFunc("POST /api/v1/fetch/batch", f.fetchBatch)
 	mux.HandleFunc("POST /api/v1/ack/batch", f.ackBatch)
 	mux.HandleFunc("POST /api/v1/ack/{id}", f.ack)
-	f.srv = httptest.NewServer(f.authorize(mux))
+	f.srv = httptest.NewUnstartedServer(f.authorize(mux))
+	if f.creds != nil { // a shard's certificate, and the caller must show an operator's
+		// StartTLS would serve httptest's own certificate; wrap the
+		// listener instead.
+		f.srv.Listener = tls.NewListener(f.srv.Listener, f.creds.Server(pki.Roles(pki.RoleOperator)))
+		f.srv.Start()
+		f.srv.URL = "https://" + f.srv.Listener.Addr().String()
+	} else {
+		f.srv.Start()
+	}
 	t.Cleanup(f.srv.Close)
 	return f
 }

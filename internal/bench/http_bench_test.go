@@ -27,8 +27,8 @@ func BenchmarkTransport(b *testing.B) {
 	headers := []header{{"Authorization", "Bearer k"}}
 	body := []byte(`{"queue":"bench","payload":{"d":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}`)
 	for name, tr := range map[string]transport{
-		"fasthttp": newFastTransport(base, headers, 64),
-		"nethttp":  newStdTransport(base, headers, 64),
+		"fasthttp": newFastTransport(base, headers, 64, nil),
+		"nethttp":  newStdTransport(base, headers, 64, nil),
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -16,12 +17,13 @@ type fastTransport struct {
 	headers []header
 }
 
-func newFastTransport(base string, headers []header, conns int) *fastTransport {
+func newFastTransport(base string, headers []header, conns int, tc *tls.Config) *fastTransport {
 	return &fastTransport{
 		client: &fasthttp.Client{
 			Name:                   "jobbie-bench",
 			MaxConnsPerHost:        conns,
 			DisablePathNormalizing: true,
+			TLSConfig:              tc,
 		},
 		base:    base,
 		headers: headers,

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"time"
@@ -19,8 +20,9 @@ type stdTransport struct {
 	headers http.Header
 }
 
-func newStdTransport(base string, headers []header, conns int) *stdTransport {
+func newStdTransport(base string, headers []header, conns int, tc *tls.Config) *stdTransport {
 	tr := client.NewTransport()
+	tr.TLSClientConfig = tc
 	tr.MaxIdleConnsPerHost = conns
 	tr.MaxIdleConns = conns
 	h := http.Header{}

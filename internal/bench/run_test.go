@@ -2,14 +2,15 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/stretchr/testify/require"
 )
-
-const secret = "s3cret"
 
 // gatewayConfig is a short run against fake f through the "gateway".
 func gatewayConfig(f *fakeShard, tweak func(*Config)) Config {
@@ -82,16 +83,26 @@ func TestRunCountsAreConsistent(t *testing.T) {
 func TestRunDirectToShard(t *testing.T) {
 	t.Parallel()
 	const ns = "t_01hx7y2k3m0000000000000000/default"
-	f := newFakeShard(t, map[string]string{
-		"Authorization": "Bearer " + secret, "X-Jobbie-Shard-Namespace": ns,
-	})
+	ca := pkitest.New(t)
+	shard := ca.Creds(t, pkitest.Shard("s1", "n1"))
+	for _, tr := range []string{TransportFast, TransportStd} {
+		f := newFakeShardTLS(t, shard, map[string]string{"X-Jobbie-Shard-Namespace": ns})
+		rep, err := Run(context.Background(), Config{
+			DirectURL: f.srv.URL, TLS: ca.Creds(t, pkitest.Operator).Client(pki.Roles(pki.RoleShard)), ShardNamespace: ns,
+			Transport: tr, Jobs: 50, Duration: 20 * time.Second, FetchTimeout: 100 * time.Millisecond, ProgressEvery: -1,
+		}, &lines{})
+		require.NoError(t, err, tr)
+		require.True(t, rep.Direct)
+		requireConsistent(t, f, rep, 0)
+	}
+	// A gateway's certificate is refused at the handshake.
+	f := newFakeShardTLS(t, shard, nil)
 	rep, err := Run(context.Background(), Config{
-		DirectURL: f.srv.URL, ClusterSecret: secret, ShardNamespace: ns,
-		Jobs: 50, FetchTimeout: 100 * time.Millisecond, ProgressEvery: -1,
+		DirectURL: f.srv.URL, TLS: ca.Creds(t, pkitest.Gateway).Client(nil), ShardNamespace: ns,
+		Duration: 300 * time.Millisecond, FetchTimeout: 100 * time.Millisecond, ProgressEvery: -1,
 	}, &lines{})
-	require.NoError(t, err)
-	require.True(t, rep.Direct)
-	requireConsistent(t, f, rep, 0)
+	require.ErrorContains(t, err, "no job completed")
+	require.Zero(t, rep.Enqueued)
 }
 
 func TestRunDurationBound(t *testing.T) {
@@ -148,8 +159,9 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	for name, cfg := range map[string]Config{
 		"no url":              {},
 		"bad url":             {URL: "localhost:8080"},
-		"direct no secret":    {DirectURL: "http://x", ShardNamespace: "t_01hx7y2k3m0000000000000000/default"},
-		"direct bad ns":       {DirectURL: "http://x", ClusterSecret: "s", ShardNamespace: "default"},
+		"direct no tls":       {DirectURL: "https://x", ShardNamespace: "t_01hx7y2k3m0000000000000000/default"},
+		"direct plain http":   {DirectURL: "http://x", TLS: &tls.Config{}, ShardNamespace: "t_01hx7y2k3m0000000000000000/default"},
+		"direct bad ns":       {DirectURL: "https://x", TLS: &tls.Config{}, ShardNamespace: "default"},
 		"tiny payload":        {URL: "http://x", PayloadSize: 3},
 		"latency batch":       {URL: "http://x", Latency: true, Batch: 5},
 		"latency fetch batch": {URL: "http://x", Latency: true, FetchBatch: 5},

@@ -33,7 +33,7 @@ func TestCertsCAAndIssue(t *testing.T) {
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
 	for _, bad := range [][]string{
-		{"--role", "shard", "--node", "n1"},                     // a shard node names its shard
+		{"--role", "shard", "--node", "n1"},                    // a shard node names its shard
 		{"--role", "gateway", "--shard", "s1", "--node", "g1"}, // a gateway names none
 		{"--role", "admin", "--node", "x"},
 		{"--role", "gateway", "--node", "bad name"},

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"

@@ -21,17 +21,17 @@ import (
 )
 
 type shardOptions struct {
-	nodeID, shardID, dataDir          string
-	httpAddr, raftAddr, advertise     string
-	bootstrap                         bool
-	discover, joinHTTP                string
-	controlURL, pprofAddr             string
-	capacity                          uint64
-	fast                              bool
-	raftTimeout                       time.Duration
-	snapshotThreshold, trailingLogs   uint64
-	gossip                            roleGossip
-	tls                               roleTLS
+	nodeID, shardID, dataDir        string
+	httpAddr, raftAddr, advertise   string
+	bootstrap                       bool
+	discover, joinHTTP              string
+	controlURL, pprofAddr           string
+	capacity                        uint64
+	fast                            bool
+	raftTimeout                     time.Duration
+	snapshotThreshold, trailingLogs uint64
+	gossip                          roleGossip
+	tls                             roleTLS
 }
 
 // shardCmd is `jobbie shard`: one node of a shard cluster, and the

@@ -159,7 +159,7 @@ const (
 
 // conn is an accepted connection, counted until closed.
 type conn struct {
-	net.Conn
+	net.Conn // NetConn returns it, so conncheck finds the socket
 	l         *listener
 	addr      netip.Addr
 	overLimit bool
@@ -234,3 +234,6 @@ func (s *Server) connLimited(c *fiber.Ctx, tc *conn) error {
 	return apierr.Retry(apierr.ConnectionLimit, 1,
 		"too many open connections from %s: the limit is %d per address; close idle connections or retry later", tc.addr, s.cfg.MaxConnsPerAddr)
 }
+
+// NetConn is the connection under the count.
+func (c *conn) NetConn() net.Conn { return c.Conn }

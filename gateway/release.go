@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
-	"net"
-	"syscall"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/internal/conncheck"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -27,7 +25,7 @@ const releaseTimeout = 5 * time.Second
 // releaseIfGone releases the leases of a fetch answer (c's response)
 // whose worker went away before it could be handed over.
 func (s *Server) releaseIfGone(c *fiber.Ctx, r *call) {
-	if c.Response().StatusCode() != fiber.StatusOK || !peerGone(c.Context().Conn()) {
+	if c.Response().StatusCode() != fiber.StatusOK || !conncheck.Gone(c.Context().Conn()) {
 		return
 	}
 	rel, ok := fetchedLeases(c.Path() == "/api/v1/fetch/batch", c.Request().Body(), c.Response().Body())
@@ -87,66 +85,4 @@ func fetchedLeases(batch bool, request, answer []byte) (*wire.ReleaseRequest, bo
 		rel.Jobs[i] = wire.ReleaseEntry{JobID: j.JobID, Attempt: j.Attempt}
 	}
 	return rel, true
-}
-
-// peerGone reports whether the peer of nc has closed or reset it: a
-// peek of one byte (MSG_PEEK on the non-blocking socket Go's poller
-// keeps), one syscall that consumes nothing. 0 bytes is an orderly close;
-// EAGAIN an open, quiet connection; data waiting reads as open. TCP and
-// Unix sockets, under TLS too. Where it cannot look (no socket under the
-// connection, or no Unix recvfrom) the peer reads as there, and a lease
-// its worker never received runs out instead.
-func peerGone(nc net.Conn) bool {
-	rc, ok := rawConn(nc)
-	if !ok {
-		return false
-	}
-	gone := false
-	_ = rc.Control(func(fd uintptr) {
-		var b [1]byte
-		n, err := peek(fd, b[:])
-		switch {
-		case err == nil:
-			gone = n == 0
-		case errors.Is(err, errNoPeek), errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK), errors.Is(err, syscall.EINTR):
-		default:
-			gone = true // reset, or no longer a connection
-		}
-	})
-	return gone
-}
-
-// msgPeek is MSG_PEEK, 2 on every Unix (syscall names it only there).
-const msgPeek = 0x2
-
-var errNoPeek = errors.New("gateway: cannot peek at a socket here")
-
-// peek is recvfrom(fd, b, MSG_PEEK) where recvfrom takes a Unix file
-// descriptor; elsewhere it reports errNoPeek. Matching the function's
-// type keeps this file free of build tags.
-func peek(fd uintptr, b []byte) (int, error) {
-	if f, ok := any(syscall.Recvfrom).(func(int, []byte, int) (int, syscall.Sockaddr, error)); ok {
-		n, _, err := f(int(fd), b, msgPeek)
-		return n, err
-	}
-	return 0, errNoPeek
-}
-
-// rawConn finds the socket under nc: the listener's counting wrapper
-// (listener.go) and TLS (NetConn) are looked through.
-func rawConn(nc net.Conn) (syscall.RawConn, bool) {
-	for range 4 {
-		switch c := nc.(type) {
-		case syscall.Conn:
-			rc, err := c.SyscallConn()
-			return rc, err == nil
-		case *conn:
-			nc = c.Conn
-		case interface{ NetConn() net.Conn }:
-			nc = c.NetConn()
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
 }

@@ -1,6 +1,6 @@
 // Package obs serves Prometheus metrics for every Jobbie process. Metrics
 // carry namespace labels, so /metrics is for the operator's scraper only:
-// it needs the cluster secret as a bearer token, like any internal call.
+// served to metrics and operator certificates (pki.Scrapers).
 package obs
 
 import (

@@ -18,9 +18,6 @@ import (
 
 // Config configures a Client. Zero values take the defaults in comments.
 type Config struct {
-	// Authorization, if set, is sent with every request ("Bearer <cluster
-	// secret>").
-	Authorization string
 	// TLS, when set, makes every TCP request mutual TLS with these
 	// credentials. A route's nodes must prove membership of its shard;
 	// a node reached by address alone must satisfy NodePolicy (default:
@@ -133,15 +130,12 @@ func (f *Failure) TimedOut() bool { return errors.Is(f.Err, fasthttp.ErrTimeout)
 var ErrNoLeader = errors.New("shardclient: the shard has no leader")
 
 // Do sends req (method, URI, headers and body set by the caller) to rt's
-// leader with the client's Authorization, retrying while the shard elects
+// leader, retrying while the shard elects
 // or its leader moved, within the retry budget and deadline. On success
 // resp holds the shard's answer, whatever it is: after the budget ran out
 // that may be the shard's own 503 no_leader, given Retry-After. An error
 // is a *Failure (no answer) or ErrNoLeader.
 func (c *Client) Do(rt *Route, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
-	if c.cfg.Authorization != "" {
-		req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
-	}
 	n := rt.Current()
 	first := n
 	err := n.Do(req, resp, deadline)
@@ -205,8 +199,7 @@ func (s *Stream) Close() {
 	s.tr.CloseIdleConnections()
 }
 
-// OpenStream opens a streamed GET (path and headers in header, the
-// client's Authorization added) at rt's leader, retrying as Do does (a
+// OpenStream opens a streamed GET (path and headers in header) at rt's leader, retrying as Do does (a
 // stream is a read, so a lost connection may be tried again too). Each
 // node gets a one-stream transport: no keep-alive (a stream's connection
 // is not reused) and start to bound the wait for the answer to begin.
@@ -260,9 +253,6 @@ func (c *Client) openStream(ctx context.Context, n *Node, path string, header ht
 		return nil, err
 	}
 	req.Header = header.Clone()
-	if c.cfg.Authorization != "" {
-		req.Header.Set(fasthttp.HeaderAuthorization, c.cfg.Authorization)
-	}
 	d := &net.Dialer{Timeout: start}
 	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true, DisableCompression: true,
 		ResponseHeaderTimeout: start, TLSHandshakeTimeout: start, TLSClientConfig: n.hc.TLSConfig}

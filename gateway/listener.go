@@ -159,7 +159,7 @@ const (
 
 // conn is an accepted connection, counted until closed.
 type conn struct {
-	net.Conn // NetConn returns it, so conncheck finds the socket
+	net.Conn  // NetConn returns it, so conncheck finds the socket
 	l         *listener
 	addr      netip.Addr
 	overLimit bool

@@ -7,12 +7,17 @@
 # only), then the median of each side and their ratio.
 # Usage: scripts/bench-cluster.sh [path/to/jobbie] [duration] [pairs]
 # PRODUCERS and WORKERS set the load (default 12 and 36).
+# BASE=path/to/other/jobbie compares two builds instead: each pair runs
+# BASE then this build, both on clusters of REPLICAS nodes (default 3),
+# loaded by this build's bench.
 set -euo pipefail
 BIN=$(realpath "${1:-bin/jobbie}")
 DUR=${2:-15s}
 PAIRS=${3:-3}
 PRODUCERS=${PRODUCERS:-12}
 WORKERS=${WORKERS:-36}
+BASE=${BASE:+$(realpath "$BASE")}
+REPLICAS=${REPLICAS:-3}
 TICK=$(getconf CLK_TCK)
 DIR=""
 PID=""
@@ -40,12 +45,13 @@ for p in json.load(open(sys.argv[1]))["processes"]:
 	done
 }
 
-# run starts a cluster of $2 replicas, loads it for $DUR and prints one
-# line: "$1 jobs/s role=us/job ..."; RATE is left holding jobs/s.
+# run starts a cluster of $2 replicas of build $3 (default BIN), loads it
+# for $DUR and prints one line: "$1 jobs/s role=us/job ..."; RATE is left
+# holding jobs/s.
 run() {
 	DIR=$(mktemp -d)
 	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port)
-	"$BIN" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" --replicas "$2" >"$DIR/dev.log" 2>&1 &
+	"${3:-$BIN}" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" --replicas "$2" >"$DIR/dev.log" 2>&1 &
 	PID=$!
 	for _ in $(seq 600); do grep -q "Jobbie is running" "$DIR/dev.log" && break; sleep 0.1; done
 	grep -q "Jobbie is running" "$DIR/dev.log" || { cat "$DIR/dev.log"; exit 1; }
@@ -74,6 +80,20 @@ run() {
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 echo "machine: $(nproc) cores, $(uname -sr); load: --producers $PRODUCERS --workers $WORKERS, $DUR per run"
+if [ -n "$BASE" ]; then
+	bases=()
+	news=()
+	for i in $(seq "$PAIRS"); do
+		run "pair $i, base:" "$REPLICAS" "$BASE"
+		bases+=("$RATE")
+		run "pair $i, this:" "$REPLICAS" "$BIN"
+		news+=("$RATE")
+	done
+	b=$(printf '%s\n' "${bases[@]}" | median)
+	n=$(printf '%s\n' "${news[@]}" | median)
+	awk -v b="$b" -v n="$n" 'BEGIN{printf "median: base %.0f jobs/s, this build %.0f jobs/s: %.0f%%\n", b, n, 100*n/b}'
+	exit 0
+fi
 singles=()
 triples=()
 for i in $(seq "$PAIRS"); do

@@ -24,7 +24,8 @@ run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --batch 100 --produce
 run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --batch 1 --producers 16 --workers 32 --queue single
 run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --batch 100 --fetch-batch 100 --ack-batch 100 --producers 3 --workers 6 --queue batchwork
 run --url "http://$GW" --key-file "$KEY" --duration "$DUR" --latency --queue latency
-run --direct "http://$SH" --cluster-secret-file "$DIR/data/cluster.secret" --shard-namespace "$TID/default" \
+PKI="$DIR/data/pki"
+run --direct "https://$SH" --tls-cert "$PKI/operator.crt" --tls-key "$PKI/operator.key" --tls-ca "$PKI/ca.crt" --shard-namespace "$TID/default" \
   --duration "$DUR" --batch 100 --producers 2 --workers 64 --queue direct100
 
 # Stop the server first: its background compactions would skew the Go benchmarks.

@@ -36,7 +36,7 @@ func TestGatewayCapacity(t *testing.T) {
 		return gw
 	}
 	gw := unlimited()
-	open := func() float64 { return scrapeMetric(t, gw.url, "jobbie_gateway_open_connections") }
+	open := func() float64 { return scrapeMetric(t, gw.metrics, "jobbie_gateway_open_connections") }
 
 	// Idle connections that send nothing (the gateway drops them after
 	// ReadTimeout, 30 s, so they are counted at once).
@@ -75,7 +75,7 @@ func TestGatewayCapacity(t *testing.T) {
 		_, err = c.Write([]byte(req))
 		require.NoError(t, err)
 	}
-	parked := func() float64 { return scrapeMetric(t, gw.url, "jobbie_gateway_long_polls") }
+	parked := func() float64 { return scrapeMetric(t, gw.metrics, "jobbie_gateway_long_polls") }
 	eventually(t, 40*time.Second, func() bool { return parked() >= float64(polls) }, "every long-poll parked")
 	t.Logf("%d parked long-polls (sent in %s): RSS %s", polls, time.Since(start).Round(time.Millisecond), rss(t, gw.pid))
 	for _, c := range conns {

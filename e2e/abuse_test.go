@@ -3,8 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,7 +114,7 @@ func TestGatewayLimitsLongPollsPerKeyAndTenant(t *testing.T) {
 			parked <- r
 		}()
 	}
-	longPolls := func() float64 { return scrapeMetric(t, gw.url, "jobbie_gateway_long_polls") }
+	longPolls := func() float64 { return scrapeMetric(t, gw.metrics, "jobbie_gateway_long_polls") }
 
 	park(ct.OwnerKey)
 	park(ct.OwnerKey)
@@ -189,8 +187,8 @@ func TestGatewayRefusesKeysOnStaleRevocations(t *testing.T) {
 	owner, ct := shared.tenant(t)
 	made, err := owner.CreateKey(ctx(t), clientKey("soon-revoked", tenancy.RoleProducer, "default"))
 	require.NoError(t, err)
-	px := newCutProxy(t, strings.TrimPrefix(shared.control, "http://"))
-	gw := startGateway(t, "http://"+px.addr, 0, "--revocation-max-age", "3s")
+	px := newCutProxy(t, hostPort(shared.control))
+	gw := startGateway(t, "https://"+px.addr, 0, "--revocation-max-age", "3s")
 	enqueue := func(key string) reply {
 		return call(t, "POST", gw.url+"/api/v1/enqueue", key, map[string]any{"queue": "revocations"})
 	}
@@ -208,7 +206,7 @@ func TestGatewayRefusesKeysOnStaleRevocations(t *testing.T) {
 	require.Equal(t, 503, r.Status, "every key is refused, not only the revoked one: %s", r.Raw)
 	require.Equal(t, "revocations_stale", r.code())
 	require.Equal(t, 503, call(t, "GET", gw.url+"/readyz", "", nil).Status)
-	require.GreaterOrEqual(t, scrapeMetric(t, gw.url, "jobbie_gateway_revocation_list_age_seconds"), 3.0)
+	require.GreaterOrEqual(t, scrapeMetric(t, gw.metrics, "jobbie_gateway_revocation_list_age_seconds"), 3.0)
 	require.Contains(t, gw.logText(), "revocation list")
 
 	px.restore()
@@ -247,29 +245,35 @@ func TestAdminBodiesRefuseUnknownFields(t *testing.T) {
 // gatewayProc is a `jobbie gateway` process of one test.
 type gatewayProc struct {
 	url, addr, logPath string
-	pid                int // the gateway's, or the shell's that execs it
+	metrics            string // its --metrics-addr, https://
+	pid                int    // the gateway's, or the shell's that execs it
 }
 
-// startGateway runs `jobbie gateway` against controlURL with the shared
-// server's cluster secret until the test ends; nofile > 0 runs it under
-// that descriptor limit (soft and hard, so Go cannot raise it).
+// sharedPKI is the CA of the shared server's data directory, to issue
+// certificates the shared server trusts.
+func sharedPKI() *testPKI { return &testPKI{dir: filepath.Join(shared.dir, "pki")} }
+
+var gatewaySeq atomic.Int64
+
+// startGateway runs `jobbie gateway` against controlURL, on a gateway
+// certificate of the shared server's CA, until the test ends; nofile > 0
+// runs it under that descriptor limit (soft and hard, so Go cannot raise
+// it).
 func startGateway(t *testing.T, controlURL string, nofile int, flags ...string) *gatewayProc {
 	t.Helper()
 	dir := t.TempDir()
-	ports, err := freePorts(2)
-	require.NoError(t, err)
-	gossipKey := make([]byte, 16)
-	_, err = rand.Read(gossipKey)
+	ports, err := freePorts(3)
 	require.NoError(t, err)
 	keyFile := filepath.Join(dir, "gossip.key")
-	require.NoError(t, os.WriteFile(keyFile, []byte(hex.EncodeToString(gossipKey)), 0o600))
-	args := append([]string{"gateway", "--http", ports[0], "--control", controlURL, "--gossip", ports[1],
-		"--cluster-secret-file", filepath.Join(shared.dir, "cluster.secret"), "--gossip-key-file", keyFile}, flags...)
+	writeGossipKey(t, keyFile)
+	certFlags := sharedPKI().issue(t, "gateway", "", fmt.Sprintf("gw-%d", gatewaySeq.Add(1)))
+	args := append(append([]string{"gateway", "--http", ports[0], "--control", controlURL, "--gossip", ports[1],
+		"--metrics-addr", ports[2], "--gossip-key-file", keyFile}, certFlags...), flags...)
 	cmd := exec.Command(binary, args...)
 	if nofile > 0 {
 		cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile), binary}, args...)...)
 	}
-	gw := &gatewayProc{url: "http://" + ports[0], addr: ports[0], logPath: filepath.Join(dir, "gateway.log")}
+	gw := &gatewayProc{url: "http://" + ports[0], addr: ports[0], metrics: "https://" + ports[2], logPath: filepath.Join(dir, "gateway.log")}
 	logf, err := os.Create(gw.logPath)
 	require.NoError(t, err)
 	ready, err := startLogged(cmd, logf, "jobbie gateway: ready")
@@ -359,13 +363,12 @@ func postRaw(url, key string, body any) (reply, error) {
 	return out, nil
 }
 
-// scrapeMetric reads one unlabelled sample from a process's /metrics; -1 when
-// it is absent.
+// scrapeMetric reads one unlabelled sample from a process's /metrics (a
+// gateway's metrics address) with the shared server's operator
+// certificate; -1 when it is absent.
 func scrapeMetric(t *testing.T, base, name string) float64 {
 	t.Helper()
-	secret, err := readKey(filepath.Join(shared.dir, "cluster.secret"))
-	require.NoError(t, err)
-	r := call(t, "GET", base+"/metrics", secret, nil)
+	r := callVia(t, shared.ops, "GET", base+"/metrics", "", nil)
 	require.Equal(t, 200, r.Status)
 	sc := bufio.NewScanner(bytes.NewReader(r.Raw))
 	for sc.Scan() {

@@ -29,7 +29,7 @@ func TestClusterTwoShardsBehindOneGateway(t *testing.T) {
 		require.Equal(t, 201, r.Status, string(r.Raw))
 	}
 	tid := tenantOf(t, key)
-	r := call(t, "GET", c.control+"/control/v1/tenants/"+tid+"/namespaces", c.operatorKey, nil)
+	r := callVia(t, c.ops, "GET", c.control+"/control/v1/tenants/"+tid+"/namespaces", c.operatorKey, nil)
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	used := map[string]bool{}
 	for _, ns := range r.Body["namespaces"].([]any) {

@@ -22,17 +22,19 @@ import (
 const shardNS = "t_01hx0000000000000000000000/default"
 
 // shardCluster is one shard cluster of real `jobbie shard` processes on
-// loopback, talked to over its internal API with the cluster secret.
+// loopback, each on its own certificate of shard s1 from the test's CA,
+// talked to over its internal API as a gateway (/api/v1) or an operator
+// (/internal/v1, and the `jobbie shard` member commands) would.
 type shardCluster struct {
-	t          *testing.T
-	dir        string
-	secretFile string
-	secret     string
-	keyFile    string
-	extra      []string // flags every node gets
-	nodes      map[string]*shardNode
-	order      []string
-	hc         *http.Client
+	t        *testing.T
+	dir      string
+	pki      *testPKI
+	keyFile  string   // the gossip key
+	extra    []string // flags every node gets
+	nodes    map[string]*shardNode
+	order    []string
+	gw, ops  *http.Client // a gateway's and an operator's certificate
+	opsFlags []string     // the operator certificate's --tls-* flags
 }
 
 // shardNode is one member; its ports and data directory survive restarts.
@@ -48,13 +50,10 @@ type shardNode struct {
 func newShardCluster(t *testing.T, n int, extra ...string) *shardCluster {
 	t.Helper()
 	dir := t.TempDir()
-	c := &shardCluster{t: t, dir: dir, secretFile: filepath.Join(dir, "cluster.secret"), keyFile: filepath.Join(dir, "gossip.key"),
-		extra: extra, nodes: map[string]*shardNode{}, hc: &http.Client{Timeout: 20 * time.Second}}
-	writeRandomHex(t, c.secretFile, 32)
-	writeRandomHex(t, c.keyFile, 16)
-	var err error
-	c.secret, err = readKey(c.secretFile)
-	require.NoError(t, err)
+	p := newTestPKI(t)
+	c := &shardCluster{t: t, dir: dir, pki: p, keyFile: filepath.Join(dir, "gossip.key"), extra: extra, nodes: map[string]*shardNode{},
+		gw: p.client(t, "gateway", "", "gw1"), ops: p.client(t, "operator", "", "e2e"), opsFlags: p.issue(t, "operator", "", "e2e")}
+	writeGossipKey(t, c.keyFile)
 	t.Cleanup(c.killAll)
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("n%d", i)
@@ -76,8 +75,8 @@ func newShardCluster(t *testing.T, n int, extra ...string) *shardCluster {
 func (c *shardCluster) start(id string, bootstrap bool) {
 	c.t.Helper()
 	n := c.nodes[id]
-	args := []string{"shard", "--node-id", id, "--shard-id", "s1", "--data-dir", n.dir, "--http", n.http, "--raft", n.raft,
-		"--gossip", n.gossip, "--cluster-secret-file", c.secretFile, "--gossip-key-file", c.keyFile}
+	args := append([]string{"shard", "--node-id", id, "--shard-id", "s1", "--data-dir", n.dir, "--http", n.http, "--raft", n.raft,
+		"--gossip", n.gossip, "--gossip-key-file", c.keyFile}, c.pki.issue(c.t, "shard", "s1", id)...)
 	if bootstrap {
 		args = append(args, "--bootstrap")
 	}
@@ -103,7 +102,7 @@ func (c *shardCluster) start(id string, bootstrap bool) {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			fmt.Fprintln(logf, sc.Text())
-			if strings.Contains(sc.Text(), " serving http://") {
+			if strings.Contains(sc.Text(), " serving https://") {
 				close(ready)
 			}
 		}
@@ -215,7 +214,8 @@ func (c *shardCluster) converged() {
 	}, "every node follows "+l.id+" and has caught up")
 }
 
-// do sends one request to node n with the cluster secret and namespace.
+// do sends one request to node n with the shard namespace: /internal/v1
+// as an operator, anything else as a gateway.
 func (c *shardCluster) do(n *shardNode, method, path string, body any) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -225,14 +225,17 @@ func (c *shardCluster) do(n *shardNode, method, path string, body any) (int, []b
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest(method, "http://"+n.http+path, rd)
+	req, err := http.NewRequest(method, "https://"+n.http+path, rd)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.secret)
 	req.Header.Set("X-Jobbie-Shard-Namespace", shardNS)
 	req.Header.Set("Content-Type", "application/json")
-	res, err := c.hc.Do(req)
+	hc := c.gw
+	if strings.HasPrefix(path, "/internal/") {
+		hc = c.ops
+	}
+	res, err := hc.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -285,10 +288,11 @@ func (c *shardCluster) allPresent(n *shardNode, ids []string, within time.Durati
 	}, fmt.Sprintf("node %s has every acknowledged job (missing e.g. %s)", n.id, missing))
 }
 
-// cli runs `jobbie shard <args>` against the cluster and returns stdout.
+// cli runs `jobbie shard <args>` against the cluster with the operator
+// certificate and returns stdout.
 func (c *shardCluster) cli(args ...string) string {
 	c.t.Helper()
-	cmd := exec.Command(binary, append(append([]string{"shard"}, args...), "--cluster-secret-file", c.secretFile)...)
+	cmd := exec.Command(binary, append(append([]string{"shard"}, args...), c.opsFlags...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(c.t, cmd.Run(), "jobbie shard %v: %s", args, errb.String())

@@ -21,12 +21,13 @@ import (
 // localCluster is a running `jobbie dev --shards N --replicas R`: every
 // role its own process, listed in cluster.json.
 type localCluster struct {
-	t                             *testing.T
-	dir                           string
-	gateway, control              string // base URLs
-	ownerKey, operatorKey, secret string
-	cmd                           *exec.Cmd
-	exited                        chan struct{}
+	t                     *testing.T
+	dir                   string
+	gateway, control      string // base URLs: http:// and https://
+	ownerKey, operatorKey string
+	ops, quick            *http.Client // the operator certificate of <dir>/pki; quick gives up after 2 s
+	cmd                   *exec.Cmd
+	exited                chan struct{}
 }
 
 // clusterProc is one process of cluster.json.
@@ -50,7 +51,7 @@ func launchCluster(t *testing.T, shards, replicas int) *localCluster {
 	require.NoError(t, err)
 	ready, err := startLogged(cmd, logf, "Jobbie is running")
 	require.NoError(t, err)
-	c := &localCluster{t: t, dir: dir, gateway: "http://" + ports[0], control: "http://" + ports[1], cmd: cmd, exited: make(chan struct{})}
+	c := &localCluster{t: t, dir: dir, gateway: "http://" + ports[0], control: "https://" + ports[1], cmd: cmd, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); logf.Close(); close(c.exited) }()
 	t.Cleanup(c.stop)
 	select {
@@ -63,10 +64,14 @@ func launchCluster(t *testing.T, shards, replicas int) *localCluster {
 	for _, k := range []struct {
 		dst  *string
 		file string
-	}{{&c.ownerKey, "owner.key"}, {&c.operatorKey, "operator.key"}, {&c.secret, "cluster.secret"}} {
+	}{{&c.ownerKey, "owner.key"}, {&c.operatorKey, "operator.key"}} {
 		*k.dst, err = readKey(filepath.Join(dir, k.file))
 		require.NoError(t, err)
 	}
+	c.ops = devPKIClient(t, dir)
+	cfg, err := devOperatorTLS(dir)
+	require.NoError(t, err)
+	c.quick = tlsClient(t, cfg, 2*time.Second)
 	return c
 }
 
@@ -82,7 +87,6 @@ func (c *localCluster) stop() {
 		<-c.exited
 	}
 }
-
 
 // procs reads cluster.json.
 func (c *localCluster) procs() []clusterProc {
@@ -103,14 +107,14 @@ type nodeState struct {
 	Term     uint64 `json:"term"`
 }
 
-// status asks a shard node how it sees its group; false when it does not
-// answer.
+// status asks a shard node, as the operator, how it sees its group; false
+// when it does not answer.
 func (c *localCluster) status(p clusterProc) (nodeState, bool) {
-	req, err := newRequest("GET", "http://"+p.HTTP+"/internal/v1/status", c.secret, nil)
+	req, err := newRequest("GET", "https://"+p.HTTP+"/internal/v1/status", "", nil)
 	if err != nil {
 		return nodeState{}, false
 	}
-	res, err := quickClient.Do(req)
+	res, err := c.quick.Do(req)
 	if err != nil {
 		return nodeState{}, false
 	}
@@ -140,9 +144,7 @@ func (c *localCluster) leader(shardID string, notPID int, within time.Duration) 
 	return clusterProc{}, false
 }
 
-// quickClient gives up fast on a node that was just killed.
-var quickClient = &http.Client{Timeout: 2 * time.Second}
-
+// newRequest is a JSON request with key as bearer (none when empty).
 func newRequest(method, url, key string, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
@@ -156,12 +158,15 @@ func newRequest(method, url, key string, body any) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	return req, nil
 }
 
-// chaosClient bounds each call, so a call caught in a failover returns.
+// chaosClient bounds each call to the gateway, so a call caught in a
+// failover returns.
 var chaosClient = &http.Client{Timeout: 15 * time.Second}
 
 // startLogged starts cmd with its output going to logf, and closes the

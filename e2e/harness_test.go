@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,17 +60,19 @@ func run(m *testing.M) int {
 // devServer is a running `jobbie dev` process.
 type devServer struct {
 	dir                     string
-	gateway, control, shard string // base URLs
+	gateway, control, shard string // base URLs: http:// for the gateway, https:// for the others
+	metrics                 string // the gateway's --metrics-addr, https://
 	ownerKey, operatorKey   string
+	ops                     *http.Client // the operator certificate of <dir>/pki, trusting its CA
 	cmd                     *exec.Cmd
 	exited                  chan struct{}
 	stopped                 atomic.Bool
 }
 
-// launch starts `jobbie dev` on fresh loopback ports and waits until it
-// prints that it is running.
+// launch starts `jobbie dev` on fresh loopback ports (gateway, control,
+// shard, gateway metrics) and waits until it prints that it is running.
 func launch(dir string) (*devServer, error) {
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +80,8 @@ func launch(dir string) (*devServer, error) {
 }
 
 func launchOn(dir string, ports []string) (*devServer, error) {
-	cmd := exec.Command(binary, "dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2])
+	cmd := exec.Command(binary, "dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2],
+		"--metrics-addr", ports[3])
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -90,7 +94,8 @@ func launchOn(dir string, ports []string) (*devServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	d := &devServer{dir: dir, gateway: "http://" + ports[0], control: "http://" + ports[1], shard: "http://" + ports[2], cmd: cmd, exited: make(chan struct{})}
+	d := &devServer{dir: dir, gateway: "http://" + ports[0], control: "https://" + ports[1], shard: "https://" + ports[2],
+		metrics: "https://" + ports[3], cmd: cmd, exited: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -117,8 +122,15 @@ func launchOn(dir string, ports []string) (*devServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.operatorKey, err = readKey(filepath.Join(dir, "operator.key"))
-	return d, err
+	if d.operatorKey, err = readKey(filepath.Join(dir, "operator.key")); err != nil {
+		return nil, err
+	}
+	cfg, err := devOperatorTLS(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.ops = &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+	return d, nil
 }
 
 func readKey(path string) (string, error) {
@@ -138,6 +150,9 @@ func (d *devServer) stop() {
 		_ = d.cmd.Process.Kill()
 		<-d.exited
 	}
+	if d.ops != nil {
+		d.ops.CloseIdleConnections()
+	}
 }
 
 // kill ends the process with SIGKILL, as a crash would.
@@ -145,10 +160,23 @@ func (d *devServer) kill() {
 	d.stopped.Store(true)
 	_ = d.cmd.Process.Kill()
 	<-d.exited
+	if d.ops != nil {
+		d.ops.CloseIdleConnections()
+	}
 }
 
+// ports are the addresses launchOn takes, to start again where d ran.
 func (d *devServer) ports() []string {
-	return []string{strings.TrimPrefix(d.gateway, "http://"), strings.TrimPrefix(d.control, "http://"), strings.TrimPrefix(d.shard, "http://")}
+	var out []string
+	for _, u := range []string{d.gateway, d.control, d.shard, d.metrics} {
+		out = append(out, hostPort(u))
+	}
+	return out
+}
+
+// hostPort is a base URL's host:port.
+func hostPort(url string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://")
 }
 
 // freePorts reserves n loopback ports by binding and releasing them.
@@ -176,7 +204,7 @@ var tenantSeq atomic.Int64
 // tenant creates a fresh tenant on d and returns its owner's client.
 func (d *devServer) tenant(t *testing.T) (*client.Client, *client.CreatedTenant) {
 	t.Helper()
-	op := client.New(d.control, d.operatorKey)
+	op := client.New(d.control, d.operatorKey, client.WithHTTPClient(d.ops))
 	name := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e9, tenantSeq.Add(1))
 	ct, err := op.CreateTenant(ctx(t), name)
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,22 +22,19 @@ import (
 // network namespaces cannot be made.
 func TestMinorityPartition(t *testing.T) {
 	net := newTestNet(t, 3)
-	secret := filepath.Join(t.TempDir(), "cluster.secret")
-	writeRandomHex(t, secret, 32)
-	key, err := readKey(secret)
-	require.NoError(t, err)
+	acc := newPartitionAccess(t)
 
 	nodes := make([]*nsNode, 3)
 	for i := range nodes {
-		nodes[i] = net.start(t, i, secret, i == 0)
+		nodes[i] = net.start(t, i, acc, i == 0)
 		if i == 0 {
-			waitLeaderIn(t, key, nodes[:1], "", 30*time.Second)
+			waitLeaderIn(t, acc, nodes[:1], "", 30*time.Second)
 		}
 	}
-	leader := waitLeaderIn(t, key, nodes, "", 30*time.Second)
+	leader := waitLeaderIn(t, acc, nodes, "", 30*time.Second)
 	var before []string
 	for i := range 20 {
-		id, status := nsEnqueue(key, leader, fmt.Sprint("before-", i))
+		id, status := nsEnqueue(acc, leader, fmt.Sprint("before-", i))
 		require.Equal(t, 201, status)
 		before = append(before, id)
 	}
@@ -45,7 +43,7 @@ func TestMinorityPartition(t *testing.T) {
 	// The cut-off leader cannot reach a quorum: nothing it is asked to
 	// write may be acknowledged.
 	for i := range 5 {
-		_, status := nsEnqueue(key, leader, fmt.Sprint("minority-", i))
+		_, status := nsEnqueue(acc, leader, fmt.Sprint("minority-", i))
 		require.NotEqual(t, 201, status, "the minority acknowledged a write")
 	}
 	var rest []*nsNode
@@ -55,11 +53,11 @@ func TestMinorityPartition(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	newLeader := waitLeaderIn(t, key, rest, "", 30*time.Second)
+	newLeader := waitLeaderIn(t, acc, rest, "", 30*time.Second)
 	t.Logf("majority elected %s %s after the cut", newLeader.id, time.Since(start).Round(time.Millisecond))
 	var during []string
 	for i := range 20 {
-		id, status := nsEnqueue(key, rest[i%2], fmt.Sprint("majority-", i)) // a follower forwards to the new leader
+		id, status := nsEnqueue(acc, rest[i%2], fmt.Sprint("majority-", i)) // a follower forwards to the new leader
 		require.Equal(t, 201, status, "the majority keeps serving")
 		during = append(during, id)
 	}
@@ -69,7 +67,7 @@ func TestMinorityPartition(t *testing.T) {
 		var applied []uint64
 		leaders := 0
 		for _, n := range nodes {
-			s, ok := nsStatus(key, n)
+			s, ok := nsStatus(acc, n)
 			if !ok {
 				return false
 			}
@@ -80,13 +78,13 @@ func TestMinorityPartition(t *testing.T) {
 		}
 		return leaders == 1 && applied[0] == applied[1] && applied[1] == applied[2]
 	}, "one leader, and the healed node caught up")
-	want := nsQueueJobs(t, key, newLeader)
+	want := nsQueueJobs(t, acc, newLeader)
 	require.Len(t, want, len(before)+len(during), "exactly the acknowledged writes")
 	for _, id := range append(append([]string{}, before...), during...) {
 		require.Contains(t, want, id)
 	}
 	for _, n := range nodes {
-		require.Equal(t, want, nsQueueJobs(t, key, n), "node %s diverged", n.id)
+		require.Equal(t, want, nsQueueJobs(t, acc, n), "node %s diverged", n.id)
 	}
 }
 
@@ -185,13 +183,34 @@ type nsNode struct {
 	cmd  *exec.Cmd
 }
 
-func (tn *testNet) start(t *testing.T, i int, secret string, bootstrap bool) *nsNode {
+// partitionAccess is what the partition test holds: the shard's CA and
+// gossip key, and an operator's clients of the nodes.
+type partitionAccess struct {
+	pki         *testPKI
+	gossipKey   string
+	quick, slow *http.Client
+}
+
+func newPartitionAccess(t *testing.T) *partitionAccess {
+	p := newTestPKI(t)
+	a := &partitionAccess{pki: p, gossipKey: filepath.Join(t.TempDir(), "gossip.key")}
+	writeGossipKey(t, a.gossipKey)
+	// The nodes listen on the bridge's addresses, which their
+	// certificates do not name; check their names as localhost.
+	cfg := p.tlsConfig(t, "operator", "", "e2e")
+	cfg.ServerName = "localhost"
+	a.quick, a.slow = tlsClient(t, cfg, 2*time.Second), tlsClient(t, cfg, 15*time.Second)
+	return a
+}
+
+func (tn *testNet) start(t *testing.T, i int, acc *partitionAccess, bootstrap bool) *nsNode {
 	t.Helper()
 	ip := tn.ip(i)
 	n := &nsNode{idx: i, id: fmt.Sprintf("n%d", i+1), http: ip + ":7101"}
 	dir := filepath.Join(t.TempDir(), n.id)
-	args := []string{"netns", "exec", tn.ns(i), binary, "shard", "--node-id", n.id, "--shard-id", "s1", "--data-dir", dir,
-		"--http", n.http, "--raft", ip + ":7201", "--gossip", ip + ":7301", "--cluster-secret-file", secret}
+	args := append([]string{"netns", "exec", tn.ns(i), binary, "shard", "--node-id", n.id, "--shard-id", "s1", "--data-dir", dir,
+		"--http", n.http, "--raft", ip + ":7201", "--gossip", ip + ":7301", "--gossip-key-file", acc.gossipKey},
+		acc.pki.issue(t, "shard", "s1", n.id)...)
 	if bootstrap {
 		args = append(args, "--bootstrap")
 	} else {
@@ -200,7 +219,7 @@ func (tn *testNet) start(t *testing.T, i int, secret string, bootstrap bool) *ns
 	cmd := exec.Command("ip", args...)
 	logf, err := os.Create(dir + ".log")
 	require.NoError(t, err)
-	ready, err := startLogged(cmd, logf, " serving http://")
+	ready, err := startLogged(cmd, logf, " serving https://")
 	require.NoError(t, err)
 	n.cmd = cmd
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() })
@@ -218,12 +237,12 @@ type nsState struct {
 	Applied uint64 `json:"applied_index"`
 }
 
-func nsStatus(key string, n *nsNode) (nsState, bool) {
-	req, err := newRequest("GET", "http://"+n.http+"/internal/v1/status", key, nil)
+func nsStatus(acc *partitionAccess, n *nsNode) (nsState, bool) {
+	req, err := newRequest("GET", "https://"+n.http+"/internal/v1/status", "", nil)
 	if err != nil {
 		return nsState{}, false
 	}
-	res, err := quickClient.Do(req)
+	res, err := acc.quick.Do(req)
 	if err != nil {
 		return nsState{}, false
 	}
@@ -233,12 +252,12 @@ func nsStatus(key string, n *nsNode) (nsState, bool) {
 }
 
 // waitLeaderIn waits until one of nodes leads and is ready.
-func waitLeaderIn(t *testing.T, key string, nodes []*nsNode, _ string, within time.Duration) *nsNode {
+func waitLeaderIn(t *testing.T, acc *partitionAccess, nodes []*nsNode, _ string, within time.Duration) *nsNode {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		for _, n := range nodes {
-			if s, ok := nsStatus(key, n); ok && s.State == "leader" && s.Ready {
+			if s, ok := nsStatus(acc, n); ok && s.State == "leader" && s.Ready {
 				return n
 			}
 		}
@@ -250,15 +269,16 @@ func waitLeaderIn(t *testing.T, key string, nodes []*nsNode, _ string, within ti
 
 const partNS = "t_01hx0000000000000000000000/default"
 
-// nsEnqueue writes one job straight to a node (shard API, cluster secret).
-func nsEnqueue(key string, n *nsNode, tag string) (string, int) {
-	req, err := newRequest("POST", "http://"+n.http+"/api/v1/enqueue", key,
+// nsEnqueue writes one job straight to a node (shard API, operator
+// certificate).
+func nsEnqueue(acc *partitionAccess, n *nsNode, tag string) (string, int) {
+	req, err := newRequest("POST", "https://"+n.http+"/api/v1/enqueue", "",
 		map[string]any{"queue": "part", "payload": map[string]string{"tag": tag}})
 	if err != nil {
 		return "", 0
 	}
 	req.Header.Set("X-Jobbie-Shard-Namespace", partNS)
-	res, err := chaosClient.Do(req)
+	res, err := acc.slow.Do(req)
 	if err != nil {
 		return "", 0
 	}
@@ -271,14 +291,14 @@ func nsEnqueue(key string, n *nsNode, tag string) (string, int) {
 }
 
 // nsQueueJobs lists every job of the test queue as node n has it.
-func nsQueueJobs(t *testing.T, key string, n *nsNode) []string {
+func nsQueueJobs(t *testing.T, acc *partitionAccess, n *nsNode) []string {
 	t.Helper()
 	var ids []string
-	req, err := newRequest("POST", "http://"+n.http+"/api/v1/jobs/search", key,
+	req, err := newRequest("POST", "https://"+n.http+"/api/v1/jobs/search", "",
 		map[string]any{"queue": "part", "limit": 1000, "order": "asc"})
 	require.NoError(t, err)
 	req.Header.Set("X-Jobbie-Shard-Namespace", partNS)
-	res, err := chaosClient.Do(req)
+	res, err := acc.slow.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	var out struct {

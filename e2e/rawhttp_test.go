@@ -35,6 +35,13 @@ func (r reply) field() string {
 // string is sent as is, anything else as JSON).
 func call(t *testing.T, method, url, key string, body any, hdr ...string) reply {
 	t.Helper()
+	return callVia(t, http.DefaultClient, method, url, key, body, hdr...)
+}
+
+// callVia is call through hc (an https:// url needs a client that trusts
+// the CA, and presents a certificate where the server asks for one).
+func callVia(t *testing.T, hc *http.Client, method, url, key string, body any, hdr ...string) reply {
+	t.Helper()
 	var rd io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -56,7 +63,7 @@ func call(t *testing.T, method, url, key string, body any, hdr ...string) reply 
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := hc.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)

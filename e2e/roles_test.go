@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,48 +20,53 @@ import (
 )
 
 // The roles apart: `jobbie control`, `jobbie gateway` and two single-node
-// shard clusters as separate processes in one encrypted gossip pool. Both
-// shards register with control, one tenant's namespaces land on both, and
-// each is served through the one gateway.
+// shard clusters as separate processes, each on its own certificate from
+// one CA, in one encrypted gossip pool. Both shards register with
+// control, one tenant's namespaces land on both, and each is served
+// through the one gateway.
 func TestRolesApartTwoShardsBehindOneGateway(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	secretFile, keyFile := filepath.Join(dir, "cluster.secret"), filepath.Join(dir, "gossip.key")
-	writeRandomHex(t, secretFile, 32)
-	writeRandomHex(t, keyFile, 32)
-	common := []string{"--cluster-secret-file", secretFile, "--gossip-key-file", keyFile}
+	p := newTestPKI(t)
+	keyFile := filepath.Join(dir, "gossip.key")
+	writeGossipKey(t, keyFile)
+	common := []string{"--gossip-key-file", keyFile}
 	ports, err := freePorts(11)
 	require.NoError(t, err)
 	ctlHTTP, gwHTTP, s1HTTP, s2HTTP := ports[0], ports[1], ports[2], ports[3]
 	ctlGossip, gwGossip, s1Gossip, s2Gossip := ports[4], ports[5], ports[6], ports[7]
 	ctlRaft, s1Raft, s2Raft := ports[8], ports[9], ports[10]
-	controlURL := "http://" + ctlHTTP
+	controlURL := "https://" + ctlHTTP
 	opKeyFile := filepath.Join(dir, "operator.key")
+	// The operator's tool: an operator certificate, which control's
+	// operator API does not need but accepts.
+	hc := p.client(t, "operator", "", "alice")
 
-	startRoleProc(t, dir, "control", append([]string{"control", "--data-dir", filepath.Join(dir, "control"),
-		"--http", ctlHTTP, "--raft", ctlRaft, "--gossip", ctlGossip, "--operator-key-file", opKeyFile}, common...)...)
-	waitHTTP(t, controlURL+"/readyz", "control")
+	startRoleProc(t, dir, "control", append(append([]string{"control", "--data-dir", filepath.Join(dir, "control"),
+		"--http", ctlHTTP, "--raft", ctlRaft, "--gossip", ctlGossip, "--operator-key-file", opKeyFile}, common...),
+		p.issue(t, "control", "", "control1")...)...)
+	waitHTTP(t, hc, controlURL+"/readyz", "control")
 	for _, s := range []struct{ id, http, raft, gossip string }{{"s1", s1HTTP, s1Raft, s1Gossip}, {"s2", s2HTTP, s2Raft, s2Gossip}} {
-		startRoleProc(t, dir, "shard-"+s.id, append([]string{"shard", "--node-id", "n1", "--shard-id", s.id,
+		startRoleProc(t, dir, "shard-"+s.id, append(append([]string{"shard", "--node-id", "n1", "--shard-id", s.id,
 			"--data-dir", filepath.Join(dir, s.id), "--http", s.http, "--raft", s.raft, "--gossip", s.gossip,
-			"--bootstrap", "--join", ctlGossip, "--control", controlURL}, common...)...)
+			"--bootstrap", "--join", ctlGossip, "--control", controlURL}, common...), p.issue(t, "shard", s.id, "n1")...)...)
 	}
-	startRoleProc(t, dir, "gateway", append([]string{"gateway", "--http", gwHTTP, "--control", controlURL,
-		"--gossip", gwGossip, "--join", ctlGossip}, common...)...)
-	waitHTTP(t, "http://"+gwHTTP+"/readyz", "gateway")
+	startRoleProc(t, dir, "gateway", append(append([]string{"gateway", "--http", gwHTTP, "--control", controlURL,
+		"--gossip", gwGossip, "--join", ctlGossip}, common...), p.issue(t, "gateway", "", "gw1")...)...)
+	waitHTTP(t, http.DefaultClient, "http://"+gwHTTP+"/readyz", "gateway")
 
 	opKey, err := readKey(opKeyFile)
 	require.NoError(t, err)
-	operator := &operatorAPI{t: t, base: controlURL, key: opKey}
+	operator := &operatorAPI{t: t, hc: hc, base: controlURL, key: opKey}
 	eventually(t, 30*time.Second, func() bool {
 		shards := operator.shards()
 		return len(shards["s1"].Members) == 1 && len(shards["s2"].Members) == 1
 	}, "both shard clusters register with control")
 	shards := operator.shards()
-	require.Equal(t, s1HTTP, strings.TrimPrefix(shards["s1"].Members[0].HTTPAddr, "http://"))
+	require.Equal(t, s1HTTP, hostPort(shards["s1"].Members[0].HTTPAddr))
 	require.Equal(t, "n1", shards["s2"].Members[0].NodeID)
 
-	ct, err := client.New(controlURL, opKey).CreateTenant(ctx(t), "roles")
+	ct, err := client.New(controlURL, opKey, client.WithHTTPClient(hc)).CreateTenant(ctx(t), "roles")
 	require.NoError(t, err)
 	owner := client.New("http://"+gwHTTP, ct.OwnerKey)
 	names := []string{"default", "ns-a", "ns-b", "ns-c"}
@@ -119,6 +123,7 @@ type roleShard struct {
 // package does not cover.
 type operatorAPI struct {
 	t         *testing.T
+	hc        *http.Client // trusts control's CA
 	base, key string
 }
 
@@ -127,7 +132,7 @@ func (o *operatorAPI) get(path string, out any) {
 	req, err := http.NewRequestWithContext(ctx(o.t), http.MethodGet, o.base+path, nil)
 	require.NoError(o.t, err)
 	req.Header.Set("Authorization", "Bearer "+o.key)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := o.hc.Do(req)
 	require.NoError(o.t, err)
 	defer resp.Body.Close()
 	require.Equal(o.t, http.StatusOK, resp.StatusCode, "GET %s", path)
@@ -205,10 +210,9 @@ func startRoleProc(t *testing.T, dir, name string, args ...string) {
 	})
 }
 
-// waitHTTP polls url until it answers 200.
-func waitHTTP(t *testing.T, url, what string) {
+// waitHTTP polls url through hc until it answers 200.
+func waitHTTP(t *testing.T, hc *http.Client, url, what string) {
 	t.Helper()
-	hc := &http.Client{Timeout: time.Second}
 	eventually(t, 30*time.Second, func() bool {
 		resp, err := hc.Get(url)
 		if err != nil {

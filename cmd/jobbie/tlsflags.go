@@ -20,7 +20,7 @@ import (
 type roleTLS struct{ cert, key, ca string }
 
 func (r *roleTLS) flags(f *pflag.FlagSet) {
-	f.StringVar(&r.cert, "tls-cert", "", "this process's certificate (`jobbie certs issue`)")
+	f.StringVar(&r.cert, "tls-cert", "", "this process's certificate (from jobbie certs issue)")
 	f.StringVar(&r.key, "tls-key", "", "its key")
 	f.StringVar(&r.ca, "tls-ca", "", "the deployment CA's certificate (ca.crt)")
 }

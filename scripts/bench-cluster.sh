@@ -6,7 +6,9 @@
 # and the CPU each process spent per completed job (from /proc, so Linux
 # only), then the median of each side and their ratio.
 # Usage: scripts/bench-cluster.sh [path/to/jobbie] [duration] [pairs]
-# PRODUCERS and WORKERS set the load (default 12 and 36).
+# PRODUCERS and WORKERS set the load (default 12 and 36); LOAD the other
+# bench flags (default batches of 100: --batch 100 --fetch-batch 100
+# --ack-batch 100; LOAD="--batch 1" sends one job per call).
 # BASE=path/to/other/jobbie compares two builds instead: each pair runs
 # BASE then this build, both on clusters of REPLICAS nodes (default 3),
 # loaded by this build's bench.
@@ -18,6 +20,7 @@ PRODUCERS=${PRODUCERS:-12}
 WORKERS=${WORKERS:-36}
 BASE=${BASE:+$(realpath "$BASE")}
 REPLICAS=${REPLICAS:-3}
+LOAD=${LOAD:---batch 100 --fetch-batch 100 --ack-batch 100}
 TICK=$(getconf CLK_TCK)
 DIR=""
 PID=""
@@ -57,7 +60,7 @@ run() {
 	grep -q "Jobbie is running" "$DIR/dev.log" || { cat "$DIR/dev.log"; exit 1; }
 	cpu | sort >"$DIR/cpu0"
 	"$BIN" bench --url "http://$gw" --key-file "$DIR/data/owner.key" --duration "$DUR" --queue batchwork \
-		--batch 100 --fetch-batch 100 --ack-batch 100 --producers "$PRODUCERS" --workers "$WORKERS" >"$DIR/bench.out" 2>/dev/null &
+		$LOAD --producers "$PRODUCERS" --workers "$WORKERS" >"$DIR/bench.out" 2>/dev/null &
 	local bp=$! bt=0
 	# The load generator's own CPU, read until it exits.
 	while kill -0 "$bp" 2>/dev/null; do
@@ -79,7 +82,7 @@ run() {
 
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-echo "machine: $(nproc) cores, $(uname -sr); load: --producers $PRODUCERS --workers $WORKERS, $DUR per run"
+echo "machine: $(nproc) cores, $(uname -sr); load: $LOAD --producers $PRODUCERS --workers $WORKERS, $DUR per run"
 if [ -n "$BASE" ]; then
 	bases=()
 	news=()

@@ -109,14 +109,19 @@ func tlsDial(cert tls.Certificate) func(string, time.Duration) (net.Conn, error)
 	}
 }
 
+// rogueTransport is a Raft transport that dials with dial.
+func rogueTransport(t *testing.T, dial func(string, time.Duration) (net.Conn, error)) *raft.NetworkTransport {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return raft.NewNetworkTransport(rogueStream{Listener: ln, dial: dial}, 1, 3*time.Second, io.Discard)
+}
+
 // forgeVote sends target a RequestVote in the name of member (its own id
 // and address, as a leadership transfer, so a leader that accepts it steps
 // down) for term.
 func forgeVote(t *testing.T, dial func(string, time.Duration) (net.Conn, error), target, member string, term uint64) error {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	tr := raft.NewNetworkTransport(rogueStream{Listener: ln, dial: dial}, 1, 3*time.Second, io.Discard)
+	tr := rogueTransport(t, dial)
 	defer tr.Close()
 	var resp raft.RequestVoteResponse
 	return tr.RequestVote(raft.ServerID(member), raft.ServerAddress(target), &raft.RequestVoteRequest{
@@ -129,13 +134,11 @@ func forgeVote(t *testing.T, dial func(string, time.Duration) (net.Conn, error),
 // term would.
 func forgeAppend(t *testing.T, dial func(string, time.Duration) (net.Conn, error), target string, term uint64) error {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	tr := raft.NewNetworkTransport(rogueStream{Listener: ln, dial: dial}, 1, 3*time.Second, io.Discard)
+	tr := rogueTransport(t, dial)
 	defer tr.Close()
 	var resp raft.AppendEntriesResponse
 	return tr.AppendEntries("control1", raft.ServerAddress(target), &raft.AppendEntriesRequest{
-		RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("rogue"), Addr: []byte(ln.Addr().String())},
+		RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("rogue"), Addr: []byte(tr.LocalAddr())},
 		Term:      term, PrevLogEntry: 0, PrevLogTerm: 0, LeaderCommitIndex: 1 << 30,
 		Entries: []*raft.Log{{Index: 1 << 30, Term: term, Type: raft.LogCommand, Data: []byte(`{"forged":true}`)}},
 	}, &resp)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -180,6 +181,11 @@ func hostPort(url string) string {
 }
 
 // freePorts reserves n loopback ports by binding and releasing them.
+// freePorts picks n loopback ports free for TCP and UDP (gossip takes
+// both), below the kernel's ephemeral range (32768 and up on Linux): a
+// process may bind a port picked here seconds later, and in between an
+// outgoing connection of any test may take an ephemeral port as its
+// source port; none takes one below it.
 func freePorts(n int) ([]string, error) {
 	var out []string
 	var lns []net.Listener
@@ -188,13 +194,23 @@ func freePorts(n int) ([]string, error) {
 			l.Close()
 		}
 	}()
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
+	for tries := 0; len(out) < n; tries++ {
+		if tries == 1000 {
+			return nil, fmt.Errorf("no %d free ports on 127.0.0.1 between 10000 and 32000", n)
 		}
-		lns = append(lns, l)
-		out = append(out, l.Addr().String())
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		u, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			l.Close()
+			continue
+		}
+		u.Close()
+		lns = append(lns, l) // held until all n are picked: no duplicates
+		out = append(out, addr)
 	}
 	return out, nil
 }

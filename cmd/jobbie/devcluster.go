@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -381,13 +383,27 @@ func (c *devCluster) bootstrapTenant(ctx context.Context) error {
 	return writeSecretFile(c.files.owner, t.OwnerKey)
 }
 
+// freeAddr picks a loopback port free for TCP and UDP (gossip takes
+// both), below the kernel's ephemeral range (32768 and up on Linux). A
+// port picked here is bound only once the processes started before it
+// are up, and in between any outgoing connection on the machine may take
+// an ephemeral port as its own source port; none takes one below it.
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	for range 200 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		u, err := net.ListenPacket("udp", addr)
+		_ = l.Close()
+		if err != nil {
+			continue
+		}
+		_ = u.Close()
+		return addr, nil
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return "", errors.New("no free port on 127.0.0.1 between 10000 and 32000")
 }
 
 // waitHTTP polls url until it answers 200.

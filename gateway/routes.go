@@ -70,6 +70,7 @@ var routeTable = []route{
 	{fiber.MethodPost, "/api/v1/schedules/:id/disable", tenancy.ActScheduleManage, proxied},
 	{fiber.MethodGet, "/api/v1/queues", tenancy.ActQueueRead, proxied},
 	{fiber.MethodGet, "/api/v1/queues/:name", tenancy.ActQueueRead, proxied},
+	{fiber.MethodPut, "/api/v1/queues/:name", tenancy.ActQueueManage, proxied}, // the whole configuration, declaratively
 	{fiber.MethodDelete, "/api/v1/queues/:name", tenancy.ActQueueManage, proxied},
 	{fiber.MethodPost, "/api/v1/queues/:name/pause", tenancy.ActQueueManage, proxied},
 	{fiber.MethodPost, "/api/v1/queues/:name/resume", tenancy.ActQueueManage, proxied},

@@ -2,16 +2,21 @@ package tenancy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
 )
 
 // RBACModel is the one casbin model of Jobbie. Requests are
-// (role, tenant, object, action); objects are "ns/<namespace>"; policies
-// may use "*" for the tenant and keyMatch patterns for objects and
-// actions. The role definition g is there for roles that inherit from the
-// built-in ones; no such roles exist yet.
+// (role, tenant, object, action); objects are "ns/<namespace>/queue/<queue>"
+// (QueueObject), with queue "*" for a request about no one queue
+// (NamespaceObject). Policies may use "*" for the tenant, keyMatch
+// patterns for actions, and for objects "*" or namespace and queue
+// patterns (permissions.go) matched by objMatch. Built-in roles' policies
+// hold in every tenant; a custom role's (RolePolicies) in its own. The
+// role definition g is there for roles that inherit from others; none do
+// yet.
 const RBACModel = `
 [request_definition]
 r = sub, dom, obj, act
@@ -26,7 +31,7 @@ g = _, _, _
 e = some(where (p.eft == allow))
 
 [matchers]
-m = (r.sub == p.sub || g(r.sub, p.sub, r.dom)) && (p.dom == "*" || r.dom == p.dom) && keyMatch(r.obj, p.obj) && keyMatch(r.act, p.act)
+m = (r.sub == p.sub || g(r.sub, p.sub, r.dom)) && (p.dom == "*" || r.dom == p.dom) && objMatch(r.obj, p.obj) && keyMatch(r.act, p.act)
 `
 
 // BuiltinPolicies grant each built-in role its actions in every tenant.
@@ -62,6 +67,11 @@ func NewEnforcer() (*casbin.Enforcer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tenancy: rbac enforcer: %w", err)
 	}
+	e.AddFunction("objMatch", func(args ...any) (any, error) {
+		r, _ := args[0].(string)
+		p, _ := args[1].(string)
+		return ObjectMatch(r, p), nil
+	})
 	for _, p := range BuiltinPolicies {
 		if _, err := e.AddPolicy(p[0], p[1], p[2], p[3]); err != nil {
 			return nil, fmt.Errorf("tenancy: rbac policy %v: %w", p, err)
@@ -70,5 +80,30 @@ func NewEnforcer() (*casbin.Enforcer, error) {
 	return e, nil
 }
 
-// NamespaceObject is the RBAC object of a namespace.
-func NamespaceObject(ns string) string { return "ns/" + ns }
+// NamespaceObject is the RBAC object of a request about a namespace as a
+// whole, or about no one queue of it.
+func NamespaceObject(ns string) string { return QueueObject(ns, "*") }
+
+// QueueObject is the RBAC object of a request about queue q of namespace
+// ns (or, in a policy, of the queues and namespaces the patterns match).
+func QueueObject(ns, q string) string { return "ns/" + ns + "/queue/" + q }
+
+// ObjectMatch reports whether policy object p covers request object r: p
+// is "*", or its namespace and queue patterns match r's namespace and
+// queue. A request's queue "*" (no one queue) matches only a policy's "*".
+func ObjectMatch(r, p string) bool {
+	if p == "*" {
+		return true
+	}
+	rns, rq, ok1 := splitObject(r)
+	pns, pq, ok2 := splitObject(p)
+	return ok1 && ok2 && match(pns, rns) && match(pq, rq)
+}
+
+func splitObject(o string) (ns, q string, ok bool) {
+	rest, ok := strings.CutPrefix(o, "ns/")
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "/queue/")
+}

@@ -3,9 +3,15 @@ package wire
 import "encoding/json"
 
 // Queue is a queue of a namespace: GET /api/v1/queues/{name}, each queue
-// of GET /api/v1/queues, and the answer to every queue setting.
+// of GET /api/v1/queues, and the answer to every queue setting. Its
+// settings (description, paused, concurrency, throttle, defaults) are
+// exactly the fields of a QueueSpec, written the way a read writes them
+// (durations in FormatDuration's form), so a PUT of a spec and a GET
+// compare equal; the rest is read-only. Defaults is never null: a queue
+// without defaults shows every field null.
 type Queue struct {
 	Name             string         `json:"name"`
+	Description      string         `json:"description"`
 	Counts           QueueCounts    `json:"counts"`
 	Throughput       float64        `json:"throughput"`         // completed per minute, last 5 minutes
 	OldestPendingAge float64        `json:"oldest_pending_age"` // seconds
@@ -56,16 +62,36 @@ type ConcurrencyRequest struct {
 // QueueDefaults are what a queue's jobs get for the fields their producer
 // left out (and a fetch without lease_duration): POST
 // /api/v1/queues/{name}/defaults sends them, a queue shows them. Durations
-// are "30s"-style strings (a request may send seconds); null or absent
-// means no queue default.
+// are "30s"-style strings (a request may send seconds; a read writes
+// FormatDuration's form: "90s" reads back "1m30s"); null or absent means
+// no queue default. ExpireAfter is the TTL of a job that has not started
+// by then (the enqueue's expire_after).
 type QueueDefaults struct {
 	MaxRetries     *int            `json:"max_retries"`
 	RetryBackoff   *string         `json:"retry_backoff"`
 	RetryBaseDelay json.RawMessage `json:"retry_base_delay"`
 	RetryMaxDelay  json.RawMessage `json:"retry_max_delay"`
 	LeaseDuration  json.RawMessage `json:"lease_duration"`
+	ExpireAfter    json.RawMessage `json:"expire_after"`
 	Retention      json.RawMessage `json:"retention"`
 }
+
+// QueueSpec is PUT /api/v1/queues/{name}: the queue's whole
+// configuration, created or replaced in one idempotent call. A field left
+// out (or null) is reset to its default: description "", not paused, no
+// concurrency limit, no throttle, no queue defaults. Concurrency is an
+// integer of at least 1, or null; Throttle is {"rate","period"} or null.
+// The answer, like GET, is the Queue.
+type QueueSpec struct {
+	Description string           `json:"description"`
+	Paused      bool             `json:"paused"`
+	Concurrency json.RawMessage  `json:"concurrency"`
+	Throttle    *ThrottleRequest `json:"throttle"`
+	Defaults    *QueueDefaults   `json:"defaults"`
+}
+
+// MaxQueueDescription bounds a queue's description, in characters.
+const MaxQueueDescription = 1024
 
 // DrainResponse is POST /api/v1/queues/{name}/drain.
 type DrainResponse struct {

@@ -58,6 +58,9 @@ var (
 	QueueClearAll     = replica.Op[QueueSweepCmd, *QueueStep]{Type: 37, Name: "queue clear.all"}
 	QueueDeleteSettle = replica.Op[QueueSweepCmd, *QueueStep]{Type: 38, Name: "queue delete.settle"}
 	RecordPrune       = replica.Op[RecordPruneCmd, int]{Type: 39, Name: "record.prune"} // records deleted
+
+	QueueConfigure = replica.Op[QueueConfigCmd, replica.None]{Type: 40, Name: "queue configure"}
+	NamespacePurge = replica.Op[NamespacePurgeCmd, *PurgeStep]{Type: 41, Name: "namespace purge"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -112,4 +115,7 @@ func (e *Engine) register(r *replica.Registry) {
 	QueueClearAll.Handle(r, e.applyQueueClearAll)
 	QueueDeleteSettle.Handle(r, e.applyQueueDeleteSettle)
 	RecordPrune.Handle(r, e.applyRecordPrune)
+
+	QueueConfigure.Handle(r, e.applyQueueConfigure)
+	NamespacePurge.Handle(r, e.applyNamespacePurge)
 }

@@ -13,8 +13,13 @@ import (
 
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/wire"
 )
+
+// otherNS is a second namespace the scripts enqueue to now and then, so
+// that a purge of either has another's state beside it.
+const otherNS = "t_01hx0000000000000000000001/other"
 
 // script makes a random but reproducible log: entries of one to eight
 // commands of every type, naming jobs, queues, schedules and bulk
@@ -29,6 +34,7 @@ type script struct {
 	batches []string
 	times   []time.Time                  // of the entries so far
 	types   map[replica.CommandType]bool // the command types made so far
+	next    []byte                       // a command to make next (a purge's second phase)
 }
 
 // scriptRetention is the retention the replays run with: short, so that
@@ -86,6 +92,10 @@ func (s *script) newJob() *job.Job {
 // command makes one command of a random type, or nil when the maker
 // passed its turn.
 func (s *script) command() []byte {
+	if b := s.next; b != nil {
+		s.next = nil
+		return b
+	}
 	i := s.rng.Intn(len(scriptCommands))
 	if s.rng.Intn(2) == 0 {
 		i = s.rng.Intn(4) // half of the time a job's own lifecycle: enqueue, fetch, ack, fail
@@ -105,11 +115,14 @@ func (f scriptCmd) cmd(s *script) []byte { return f(s) }
 var scriptCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(func(s *script) []byte {
 		c := &EnqueueCmd{NS: testNS}
+		if s.rng.Intn(8) == 0 {
+			c.NS = otherNS
+		}
 		for range 1 + s.rng.Intn(3) {
 			j := s.newJob()
 			c.Deps = c.Deps || len(j.DependsOn) > 0
 			c.Jobs = append(c.Jobs, j.Encode())
-			c.Defaulted = append(c.Defaulted, uint8(s.rng.Intn(16)))
+			c.Defaulted = append(c.Defaulted, uint8(s.rng.Intn(32)))
 		}
 		if s.rng.Intn(4) == 0 {
 			defer func() { s.batches = append(s.batches, c.Batch.ID) }()
@@ -239,6 +252,33 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		}
 		return RecordPrune.Command(c)
 	}),
+	scriptCmd(func(s *script) []byte {
+		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Description: "d", Paused: s.rng.Intn(3) == 0, Max: int64(s.rng.Intn(3))}
+		if s.rng.Intn(2) == 0 {
+			c.Rate, c.Period = int64(1+s.rng.Intn(3)), int64(1+s.rng.Intn(2))*int64(time.Second)
+		}
+		if s.rng.Intn(2) == 0 {
+			r := s.rng.Intn(5)
+			c.Defaults = QueueDefaults{MaxRetries: &r, ExpireAfter: int64(time.Duration(1+s.rng.Intn(3)) * time.Second)}
+		}
+		return QueueConfigure.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		if s.rng.Intn(6) != 0 {
+			return nil // rarer than the rest: it empties the namespace
+		}
+		c := &NamespacePurgeCmd{NS: testNS}
+		if s.rng.Intn(4) == 0 {
+			c.NS = otherNS
+		}
+		if s.rng.Intn(3) == 0 {
+			c.After = keys.Job(c.NS, s.job())
+		}
+		// The jobs go (the scripts make far fewer than a step's bound),
+		// then, in the same entry or the next, the rest.
+		s.next = NamespacePurge.Command(&NamespacePurgeCmd{NS: c.NS, Phase: 1})
+		return NamespacePurge.Command(c)
+	}),
 }
 
 func (s *script) jobsSample() []string {
@@ -279,14 +319,22 @@ func makeScript(seed int64, entries int) ([]entry, map[replica.CommandType]bool)
 
 // replay applies the script to a fresh engine and returns every key and
 // value of its state, in order.
-func replay(t *testing.T, log []entry) []byte {
+func replay(t *testing.T, log []entry) []byte { return replayCaches(t, log, false) }
+
+// replayCaches is replay, with the engine's caches dropped before every
+// entry when cold (as a snapshot restore drops them).
+func replayCaches(t *testing.T, log []entry, cold bool) []byte {
 	t.Helper()
 	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 	require.NoError(t, err)
 	defer db.Close()
-	loc, err := replica.NewLocal(db, New(Options{Retention: scriptRetention}).Registry())
+	eng := New(Options{Retention: scriptRetention})
+	loc, err := replica.NewLocal(db, eng.Registry())
 	require.NoError(t, err)
 	for _, e := range log {
+		if cold {
+			eng.reset()
+		}
 		loc.Apply(e.now, e.cmds...)
 	}
 	require.Zero(t, loc.Redos(), "a refused command had written before refusing")
@@ -312,13 +360,25 @@ func TestRandomLogsApplyDeterministically(t *testing.T) {
 	}
 }
 
+// The caches only spare reads: a replica whose caches start empty at every
+// entry (one restored from a snapshot, over and over) ends with the same
+// bytes as one that kept them. Purges drop cached state as they go.
+func TestCachesNeverChangeTheState(t *testing.T) {
+	t.Parallel()
+	for seed := int64(1); seed <= 3; seed++ {
+		log, _ := makeScript(seed, 400)
+		warm, cold := replayCaches(t, log, false), replayCaches(t, log, true)
+		require.True(t, bytes.Equal(warm, cold), "seed %d: a replica with cold caches diverged", seed)
+	}
+}
+
 // The registry holds every command the engine defines, and the scripts
 // above exercise every one of them.
 func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 39, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 41, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -57,6 +57,8 @@ type Engine struct {
 	queues *queueCache  // queue records, written once per batch
 	jobs   *jobCache    // FSM goroutine only: recent job records
 	floors *timeFloors  // written by applies, taken by the leader's sweep
+
+	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 }
 
 // New returns an engine; Registry gives the handlers a replica runs.
@@ -70,7 +72,7 @@ func New(o Options) *Engine {
 	return &Engine{
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
-		floors: &timeFloors{m: map[string]int64{}},
+		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
 	}
 }
 

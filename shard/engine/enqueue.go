@@ -101,6 +101,7 @@ const (
 	DefBackoff
 	DefBaseDelay
 	DefMaxDelay
+	DefExpireAfter // set by proposers since queues have an expire_after default
 )
 
 // applyJobDefaults gives j its queue's defaults for the fields in mask.
@@ -123,6 +124,9 @@ func (e *Engine) applyJobDefaults(tx *replica.Tx, ns string, j *job.Job, mask ui
 	}
 	if mask&DefMaxDelay != 0 && d.MaxDelay > 0 {
 		j.MaxDelay = d.MaxDelay
+	}
+	if mask&DefExpireAfter != 0 && d.ExpireAfter > 0 {
+		j.ExpireAfter, j.ExpireAt = d.ExpireAfter, tx.Now.UnixNano()+d.ExpireAfter
 	}
 	if j.MaxDelay < j.BaseDelay {
 		j.MaxDelay = j.BaseDelay

@@ -98,7 +98,7 @@ func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte, 
 // names, which the enqueue that stored the chain validated, and returns
 // the Def* bits of those it leaves to the queue's defaults.
 func stepOptions(j *job.Job, s *wire.StepSpec, now int64) uint8 {
-	mask := DefMaxRetries | DefBackoff | DefBaseDelay | DefMaxDelay
+	mask := DefMaxRetries | DefBackoff | DefBaseDelay | DefMaxDelay | DefExpireAfter
 	if s == nil || !s.HasOptions() {
 		return mask
 	}
@@ -118,7 +118,7 @@ func stepOptions(j *job.Job, s *wire.StepSpec, now int64) uint8 {
 		j.MaxDelay, mask = int64(d), mask&^DefMaxDelay
 	}
 	if d, ok, err := wire.ParseDuration(s.ExpireAfter); ok && err == nil && d > 0 {
-		j.ExpireAfter, j.ExpireAt = int64(d), now+int64(d)
+		j.ExpireAfter, j.ExpireAt, mask = int64(d), now+int64(d), mask&^DefExpireAfter
 	}
 	if d, ok, err := wire.ParseDuration(s.LeaseDuration); ok && err == nil && d > 0 {
 		j.OwnLeaseNs = int64(d)

@@ -67,6 +67,17 @@ func (c *jobCache) drop(id string) {
 	delete(c.old, id)
 }
 
+// dropNamespace forgets every cached job of ns.
+func (c *jobCache) dropNamespace(ns string) {
+	for _, m := range []map[string]cachedJob{c.cur, c.old} {
+		for id, e := range m {
+			if e.ns == ns {
+				delete(m, id)
+			}
+		}
+	}
+}
+
 func (c *jobCache) reset() {
 	c.cur, c.old = make(map[string]cachedJob, c.max), map[string]cachedJob{}
 }

@@ -26,6 +26,8 @@ type QueueRecord struct {
 	Defaults  *QueueDefaults `codec:"df,omitempty"`
 	Done      []int64        `codec:"tp,omitempty"` // completions per minute, Done[0] is minute DoneMin
 	DoneMin   int64          `codec:"tm,omitempty"` // unix minute of Done[0]
+	// Description is the user's note on the queue (QueueConfigure).
+	Description string `codec:"ds,omitempty"`
 }
 
 // QueueDefaults are what a job of the queue gets for the fields its
@@ -37,6 +39,9 @@ type QueueDefaults struct {
 	MaxDelay   int64  `codec:"md,omitempty"`
 	LeaseNs    int64  `codec:"l,omitempty"`
 	Retention  int64  `codec:"rt,omitempty"`
+	// ExpireAfter is the TTL of a job that did not say (DefExpireAfter);
+	// records and commands written before it lack it: no default.
+	ExpireAfter int64 `codec:"x,omitempty"`
 }
 
 // throughputMinutes is how many one-minute completion buckets a queue keeps.

@@ -39,6 +39,19 @@ type QueueDefaultsCmd struct {
 	Defaults QueueDefaults `codec:"d"`
 }
 
+// QueueConfigCmd sets a queue's whole configuration at once (PUT
+// /api/v1/queues/{name}): what it leaves zero is reset.
+type QueueConfigCmd struct {
+	NS          string        `codec:"ns"`
+	Queue       string        `codec:"q"`
+	Description string        `codec:"ds,omitempty"`
+	Paused      bool          `codec:"p,omitempty"`
+	Max         int64         `codec:"m,omitempty"`  // 0 = no concurrency limit
+	Rate        int64         `codec:"r,omitempty"`  // 0 = no throttle
+	Period      int64         `codec:"pe,omitempty"` // ns
+	Defaults    QueueDefaults `codec:"d"`
+}
+
 // QueueSweepCmd is one step of clearing or deleting a queue: the handler
 // removes what it finds from After on, up to a bound, and says where the
 // next step starts. Each step is one Raft entry of bounded size.
@@ -135,6 +148,38 @@ func (e *Engine) applyQueueDefaults(tx *replica.Tx, c *QueueDefaultsCmd) (replic
 			q.Defaults = &d
 		}
 	})
+	return replica.None{}, nil
+}
+
+// applyQueueConfigure creates the queue or replaces its configuration.
+// The same configuration again changes nothing: a throttle of the same
+// period keeps its window (a new rate applies to the fetches it counted),
+// and pausing a draining queue leaves it draining; unpausing ends a drain,
+// as resume does.
+func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica.None, error) {
+	registerNamespace(tx, c.NS)
+	d := c.Defaults
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
+		q.Description = c.Description
+		q.Paused = c.Paused
+		if !c.Paused {
+			q.Draining = false
+		}
+		q.MaxActive = c.Max
+		switch {
+		case c.Rate == 0:
+			q.Throttle = nil
+		case q.Throttle != nil && q.Throttle.Period == c.Period:
+			q.Throttle.Rate = c.Rate
+		default:
+			q.Throttle = newThrottle(c.Rate, c.Period)
+		}
+		q.Defaults = nil
+		if d != (QueueDefaults{}) {
+			q.Defaults = &d
+		}
+	})
+	e.wakeQueue(tx, c.NS, c.Queue)
 	return replica.None{}, nil
 }
 

@@ -202,3 +202,61 @@ func TestApplyQueueThroughput(t *testing.T) {
 	require.InDelta(t, 0.6, f.queue("q").Throughput(f.now.UnixNano()), 0.001)
 	require.Zero(t, f.queue("q").Throughput(f.now.Add(10*time.Minute).UnixNano()))
 }
+
+func TestApplyQueueConfigure(t *testing.T) {
+	f := setupFSM(t)
+	three := 3
+	full := &QueueConfigCmd{NS: testNS, Queue: "q", Description: "emails", Paused: true, Max: 2, Rate: 5, Period: int64(time.Second),
+		Defaults: QueueDefaults{MaxRetries: &three, ExpireAfter: int64(time.Minute)}}
+	require.Nil(t, f.apply(QueueConfigure.Type, full))
+	q := f.queue("q")
+	require.Equal(t, "emails", q.Description)
+	require.True(t, q.Paused)
+	require.EqualValues(t, 2, q.MaxActive)
+	require.EqualValues(t, 5, q.Throttle.Rate)
+	require.Equal(t, 3, *q.Defaults.MaxRetries)
+	require.True(t, f.has(keys.Registry(testNS)))
+
+	// The queue's expire_after applies to a job that left it out.
+	ids := f.enqueueIn(testNS, &EnqueueCmd{Defaulted: []uint8{DefExpireAfter | DefMaxRetries, 0}}, &job.Job{Queue: "q"}, &job.Job{Queue: "q"})
+	a, b := f.job(ids[0]), f.job(ids[1])
+	require.EqualValues(t, time.Minute, a.ExpireAfter)
+	require.Equal(t, f.now.Add(time.Minute).UnixNano(), a.ExpireAt)
+	require.Equal(t, 3, a.MaxRetries)
+	require.Zero(t, b.ExpireAfter)
+	require.Zero(t, b.ExpireAt)
+
+	// Unpaused, the throttle counts a fetch; the same throttle again keeps
+	// its window, a new rate of the same period too.
+	full.Paused = false
+	require.Nil(t, f.apply(QueueConfigure.Type, full))
+	require.NotNil(t, f.fetch("q"))
+	require.Nil(t, f.apply(QueueConfigure.Type, full))
+	room, _ := f.queue("q").Throttle.room(f.now.UnixNano())
+	require.EqualValues(t, 4, room, "the same throttle keeps the fetch it counted")
+	full.Rate = 6
+	require.Nil(t, f.apply(QueueConfigure.Type, full))
+	room, _ = f.queue("q").Throttle.room(f.now.UnixNano())
+	require.EqualValues(t, 5, room)
+
+	// Draining survives a configuration that keeps the queue paused; one
+	// that unpauses it ends the drain, as resume does.
+	require.EqualValues(t, 1, f.apply(QueueDrain.Type, &QueueCmd{NS: testNS, Queue: "q"}))
+	full.Paused = true
+	require.Nil(t, f.apply(QueueConfigure.Type, full))
+	require.True(t, f.queue("q").Draining)
+	full.Paused = false
+	require.Nil(t, f.apply(QueueConfigure.Type, full))
+	require.False(t, f.queue("q").Draining)
+
+	// An empty configuration resets everything; counts stay.
+	require.Nil(t, f.apply(QueueConfigure.Type, &QueueConfigCmd{NS: testNS, Queue: "q"}))
+	q = f.queue("q")
+	require.Empty(t, q.Description)
+	require.False(t, q.Paused)
+	require.Zero(t, q.MaxActive)
+	require.Nil(t, q.Throttle)
+	require.Nil(t, q.Defaults)
+	require.EqualValues(t, 1, q.Count(job.Pending))
+	require.EqualValues(t, 1, q.Count(job.Active))
+}

@@ -45,11 +45,17 @@ const (
 	TagScheduleRun = "jobbie.run_at"
 )
 
+// nameTaken is the 409 of a schedule name another schedule of the
+// namespace has, naming the field.
+func nameTaken(name string) error {
+	return apierr.OfField(apierr.Conflict, "name", "a schedule named %q already exists", name)
+}
+
 // applyScheduleCreate stores a new schedule; its name must be free.
 func (e *Engine) applyScheduleCreate(tx *replica.Tx, c *ScheduleCmd) (*Schedule, error) {
 	s := c.Sched
 	if _, taken := scheduleByName(tx, c.NS, s.Name); taken {
-		return nil, apierr.New(apierr.Conflict, "a schedule named %q already exists", s.Name)
+		return nil, nameTaken(s.Name)
 	}
 	if _, err := ReadSchedule(tx, c.NS, s.ID); err == nil {
 		return nil, apierr.New(apierr.Conflict, "schedule %s already exists", s.ID)
@@ -70,7 +76,7 @@ func (e *Engine) applyScheduleUpdate(tx *replica.Tx, c *ScheduleCmd) (*Schedule,
 	}
 	s := c.Sched
 	if id, taken := scheduleByName(tx, c.NS, s.Name); taken && id != s.ID {
-		return nil, apierr.New(apierr.Conflict, "a schedule named %q already exists", s.Name)
+		return nil, nameTaken(s.Name)
 	}
 	s.CreatedAt, s.LastRun, s.LastJobID = old.CreatedAt, old.LastRun, old.LastJobID
 	e.putSchedule(tx, c.NS, old, &s)

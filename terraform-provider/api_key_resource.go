@@ -1,0 +1,234 @@
+package provider
+
+import (
+	"context"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*apiKeyResource)(nil)
+	_ resource.ResourceWithImportState = (*apiKeyResource)(nil)
+)
+
+func newAPIKeyResource() resource.Resource { return &apiKeyResource{} }
+
+type apiKeyResource struct{ p *providerData }
+
+type apiKeyModel struct {
+	ID         types.String      `tfsdk:"id"`
+	Name       types.String      `tfsdk:"name"`
+	Role       types.String      `tfsdk:"role"`
+	Namespaces types.Set         `tfsdk:"namespaces"`
+	ExpiresAt  timetypes.RFC3339 `tfsdk:"expires_at"`
+	Key        types.String      `tfsdk:"key"`
+	CreatedAt  types.String      `tfsdk:"created_at"`
+}
+
+func (r *apiKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_api_key"
+}
+
+func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "An API key of the provider key's tenant. The secret (`key`) is known only at creation: " +
+			"it is stored in the Terraform state (mark outputs that use it `sensitive`), and an imported key has none.\n\n" +
+			"A key may only mint keys whose role ranks at or below its own (owner and admin keys may mint keys), " +
+			"for namespaces it has. Destroying the key revokes it; it stops working within seconds. " +
+			"A key revoked outside Terraform is planned for re-creation.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The key's id; also the import id.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name (1-64 letters, digits, spaces, `.`, `_`, `:` or `-`). Changing it replaces the key.",
+				Required:            true,
+				Validators:          []validator.String{keyName()},
+				PlanModifiers:       replace,
+			},
+			"role": schema.StringAttribute{
+				MarkdownDescription: "Built-in role: `owner`, `admin`, `developer`, `producer`, `worker`, `viewer` or `billing` " +
+					"(see the `jobbie_role` data source for what each may do). Changing it replaces the key.",
+				Required:      true,
+				Validators:    []validator.String{roleName()},
+				PlanModifiers: replace,
+			},
+			"namespaces": schema.SetAttribute{
+				MarkdownDescription: "Namespaces the key may use; `[\"*\"]` for every namespace of the tenant. " +
+					"Defaults to the provider key's default namespace. Changing it replaces the key.",
+				ElementType: types.StringType,
+				Optional:    true,
+				Computed:    true,
+				Validators: []validator.Set{
+					setvalidator.SizeAtLeast(1),
+					setvalidator.ValueStringsAre(stringCheck{"namespace name or *", func(s string) error {
+						if s == tenancy.AllNamespaces {
+							return nil
+						}
+						return tenancy.ValidateNamespace(s)
+					}}),
+				},
+				PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace(), setplanmodifier.UseStateForUnknown()},
+			},
+			"expires_at": schema.StringAttribute{
+				MarkdownDescription: "When the key stops working (RFC 3339, in the future, at most ten years ahead; kept to the second). " +
+					"Left out, the key never expires. Changing it replaces the key.",
+				Optional:      true,
+				CustomType:    timetypes.RFC3339Type{},
+				PlanModifiers: replace,
+			},
+			"key": schema.StringAttribute{
+				MarkdownDescription: "The secret to send as `Authorization: Bearer <key>`. Set at creation only; null after import.",
+				Computed:            true,
+				Sensitive:           true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"created_at": schema.StringAttribute{
+				MarkdownDescription: "When the key was created (RFC 3339).",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}
+
+func (r *apiKeyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.p = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// set copies the API's view of the key into m (never the secret).
+func (m *apiKeyModel) set(k *client.Key) {
+	m.ID = types.StringValue(k.ID)
+	m.Name = types.StringValue(k.Name)
+	m.Role = types.StringValue(k.Role)
+	nss := append([]string(nil), k.Namespaces...)
+	sort.Strings(nss)
+	m.Namespaces, _ = types.SetValueFrom(context.Background(), types.StringType, nss)
+	if k.ExpiresAt != nil {
+		m.ExpiresAt = timetypes.NewRFC3339TimeValue(k.ExpiresAt.UTC())
+	} else {
+		m.ExpiresAt = timetypes.NewRFC3339Null()
+	}
+	m.CreatedAt = timeValue(&k.CreatedAt)
+}
+
+func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan apiKeyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	body := client.CreateKeyRequest{Name: plan.Name.ValueString(), Role: tenancy.Role(plan.Role.ValueString())}
+	if !plan.Namespaces.IsNull() && !plan.Namespaces.IsUnknown() {
+		resp.Diagnostics.Append(plan.Namespaces.ElementsAs(ctx, &body.Namespaces, false)...)
+	}
+	if !plan.ExpiresAt.IsNull() {
+		t, d := plan.ExpiresAt.ValueRFC3339Time()
+		resp.Diagnostics.Append(d...)
+		body.ExpiresAt = &t
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, err := retry(ctx, true, func() (*client.CreatedKey, error) { return r.p.client.CreateKey(ctx, body) })
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not create API key "+body.Name, err)
+		return
+	}
+	prior := plan.ExpiresAt
+	plan.set(&k.Key)
+	plan.ExpiresAt = sameInstant(prior, plan.ExpiresAt)
+	plan.Key = types.StringValue(k.Token)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// find returns the key with id, or nil when it is gone or revoked.
+func (r *apiKeyResource) find(ctx context.Context, id string) (*client.Key, error) {
+	keys, err := retry(ctx, false, func() ([]client.Key, error) { return r.p.client.ListKeys(ctx) })
+	if err != nil {
+		return nil, err
+	}
+	for i := range keys {
+		if keys[i].ID == id && keys[i].RevokedAt == nil {
+			return &keys[i], nil
+		}
+	}
+	return nil, nil
+}
+
+func (r *apiKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state apiKeyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, err := r.find(ctx, state.ID.ValueString())
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read API key "+state.ID.ValueString(), err)
+		return
+	}
+	if k == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	prior := state.ExpiresAt
+	state.set(k)
+	state.ExpiresAt = sameInstant(prior, state.ExpiresAt)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// sameInstant keeps the configured spelling of a time (its UTC offset)
+// when the API's answer is the same instant.
+func sameInstant(prior, got timetypes.RFC3339) timetypes.RFC3339 {
+	if prior.IsNull() || prior.IsUnknown() || got.IsNull() {
+		return got
+	}
+	a, d1 := prior.ValueRFC3339Time()
+	b, d2 := got.ValueRFC3339Time()
+	if !d1.HasError() && !d2.HasError() && a.Equal(b) {
+		return prior
+	}
+	return got
+}
+
+// Update is never called with a change: every configurable attribute
+// replaces the key.
+func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan apiKeyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *apiKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state apiKeyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := state.ID.ValueString()
+	err := retryErr(ctx, true, func() error { return r.p.client.DeleteKey(ctx, id) })
+	if err != nil && !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "Could not revoke API key "+id, err)
+	}
+}
+
+// ImportState takes the key's id; the imported key has no secret.
+func (r *apiKeyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+}

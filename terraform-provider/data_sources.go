@@ -1,0 +1,138 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+var (
+	_ datasource.DataSourceWithConfigure = (*namespaceDataSource)(nil)
+	_ datasource.DataSource              = (*roleDataSource)(nil)
+)
+
+func newNamespaceDataSource() datasource.DataSource { return &namespaceDataSource{} }
+
+type namespaceDataSource struct{ p *providerData }
+
+type namespaceDataModel struct {
+	Name      types.String `tfsdk:"name"`
+	CreatedAt types.String `tfsdk:"created_at"`
+}
+
+func (d *namespaceDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_namespace"
+}
+
+func (d *namespaceDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads one of the tenant's namespaces that the provider's API key may use.",
+		Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Namespace name.",
+				Required:            true,
+				Validators:          []validator.String{namespaceName()},
+			},
+			"created_at": schema.StringAttribute{MarkdownDescription: "When it was created (RFC 3339).", Computed: true},
+		},
+	}
+}
+
+func (d *namespaceDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.p = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *namespaceDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m namespaceDataModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	list, err := retry(ctx, false, func() ([]client.Namespace, error) { return d.p.client.ListNamespaces(ctx) })
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not list namespaces", err)
+		return
+	}
+	for _, ns := range list {
+		if ns.Name == m.Name.ValueString() {
+			m.CreatedAt = timeValue(&ns.CreatedAt)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+			return
+		}
+	}
+	resp.Diagnostics.AddError("Namespace not found",
+		"Namespace "+m.Name.ValueString()+" does not exist, or the provider's API key may not read it.")
+}
+
+func newRoleDataSource() datasource.DataSource { return &roleDataSource{} }
+
+type roleDataSource struct{}
+
+type roleDataModel struct {
+	Name        types.String     `tfsdk:"name"`
+	Builtin     types.Bool       `tfsdk:"builtin"`
+	Permissions []permissionData `tfsdk:"permissions"`
+}
+
+type permissionData struct {
+	Actions    []string `tfsdk:"actions"`
+	Namespaces []string `tfsdk:"namespaces"`
+	Queues     []string `tfsdk:"queues"`
+}
+
+func (d *roleDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_role"
+}
+
+func (d *roleDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	list := func(desc string) schema.ListAttribute {
+		return schema.ListAttribute{MarkdownDescription: desc, ElementType: types.StringType, Computed: true}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads a built-in role and what it may do: `owner`, `admin`, `developer`, `producer`, " +
+			"`worker`, `viewer` or `billing`. The roles are those of the Jobbie release the provider was built with " +
+			"(the API has no roles endpoint yet); custom roles are not supported yet.\n\n" +
+			"Actions are `job.enqueue`, `job.work` (fetch, ack, fail, heartbeat), `job.read`, `job.manage`, `queue.read`, " +
+			"`queue.manage`, `schedule.read`, `schedule.manage`, `namespace.read`, `namespace.manage`, `key.read`, " +
+			"`key.manage` and `usage.read`; `*` and `job.*` are patterns.",
+		Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Role name.",
+				Required:            true,
+				Validators:          []validator.String{roleName()},
+			},
+			"builtin": schema.BoolAttribute{MarkdownDescription: "Whether the role is built in (read-only).", Computed: true},
+			"permissions": schema.ListNestedAttribute{
+				MarkdownDescription: "What the role may do: each permission allows its actions on its namespaces' queues.",
+				Computed:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"actions":    list("Actions, or patterns of actions (`*`, `job.*`)."),
+					"namespaces": list("Namespaces (`*`: every namespace the API key has)."),
+					"queues":     list("Queues (`*`: every queue)."),
+				}},
+			},
+		},
+	}
+}
+
+func (d *roleDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m roleDataModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m.Builtin = types.BoolValue(true)
+	m.Permissions = nil
+	for _, p := range tenancy.BuiltinPolicies {
+		if p[0] == m.Name.ValueString() {
+			m.Permissions = append(m.Permissions, permissionData{Actions: []string{p[3]}, Namespaces: []string{"*"}, Queues: []string{"*"}})
+		}
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,295 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/jobbie/jobbie/client"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*scheduleResource)(nil)
+	_ resource.ResourceWithImportState = (*scheduleResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*scheduleResource)(nil)
+)
+
+func newScheduleResource() resource.Resource { return &scheduleResource{} }
+
+type scheduleResource struct{ p *providerData }
+
+type scheduleModel struct {
+	ID         types.String         `tfsdk:"id"`
+	Namespace  types.String         `tfsdk:"namespace"`
+	Name       types.String         `tfsdk:"name"`
+	Queue      types.String         `tfsdk:"queue"`
+	Cron       types.String         `tfsdk:"cron"`
+	Timezone   types.String         `tfsdk:"timezone"`
+	Payload    jsontypes.Normalized `tfsdk:"payload"`
+	Priority   types.String         `tfsdk:"priority"`
+	UniqueKey  types.String         `tfsdk:"unique_key"`
+	MaxRetries types.Int64          `tfsdk:"max_retries"`
+	Enabled    types.Bool           `tfsdk:"enabled"`
+	NextRun    types.String         `tfsdk:"next_run"`
+	LastRun    types.String         `tfsdk:"last_run"`
+	LastJobID  types.String         `tfsdk:"last_job_id"`
+	CreatedAt  types.String         `tfsdk:"created_at"`
+	UpdatedAt  types.String         `tfsdk:"updated_at"`
+}
+
+func (r *scheduleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_schedule"
+}
+
+func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A cron schedule: every time `cron` matches in `timezone`, Jobbie enqueues one job " +
+			"with `payload` on `queue` (exactly once per tick, across failovers).\n\n" +
+			"Every attribute but `namespace` is changed in place (`PUT /api/v1/schedules/{id}` replaces the whole schedule; " +
+			"its next run is computed afresh).",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The schedule's id (`sch_…`).",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"namespace": namespaceAttribute("schedule"),
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name, unique in the namespace (1-128 bytes, no control characters, no `/`).",
+				Required:            true,
+				Validators:          []validator.String{scheduleName()},
+			},
+			"queue": schema.StringAttribute{
+				MarkdownDescription: "Queue the schedule enqueues to.",
+				Required:            true,
+				Validators:          []validator.String{queueName()},
+			},
+			"cron": schema.StringAttribute{
+				MarkdownDescription: "When to fire: a standard 5-field cron expression (`0 3 * * *`) or a descriptor " +
+					"(`@hourly`, `@daily`, `@every 90s`; `@every` takes whole seconds, at least `1s`).",
+				Required:   true,
+				Validators: []validator.String{cronExpr()},
+			},
+			"timezone": schema.StringAttribute{
+				MarkdownDescription: "IANA time zone `cron` is read in, e.g. `Europe/Paris`. Defaults to `UTC`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString("UTC"),
+				Validators:          []validator.String{timezone()},
+			},
+			"payload": schema.StringAttribute{
+				MarkdownDescription: "Payload of every job, as a JSON string (use `jsonencode`). Left out, jobs get a `null` payload. " +
+					"Formatting differences are not changes.",
+				Optional:   true,
+				CustomType: jsontypes.NormalizedType{},
+			},
+			"priority": schema.StringAttribute{
+				MarkdownDescription: "Priority of every job: `critical`, `high` or `normal` (the default).",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString("normal"),
+				Validators:          []validator.String{stringvalidator.OneOf("critical", "high", "normal")},
+			},
+			"unique_key": schema.StringAttribute{
+				MarkdownDescription: "Unique key of every job: a run is skipped while an earlier job with this key is unfinished.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 256)},
+			},
+			"max_retries": schema.Int64Attribute{
+				MarkdownDescription: "Retries of every job before it is dead (0-1000). Defaults to 3.",
+				Optional:            true,
+				Computed:            true,
+				Default:             int64default.StaticInt64(3),
+				Validators:          []validator.Int64{int64validator.Between(0, 1000)},
+			},
+			"enabled": schema.BoolAttribute{
+				MarkdownDescription: "Whether the schedule fires. Defaults to `true`; enabling computes the next run from now " +
+					"(runs missed while disabled are not made up).",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+			},
+			"next_run":    computedTime("When the schedule fires next (RFC 3339); null while disabled."),
+			"last_run":    computedTime("When the schedule last fired (RFC 3339); null until it first fires."),
+			"last_job_id": computedString("The job the schedule last enqueued; null until it first fires."),
+			"created_at": schema.StringAttribute{
+				MarkdownDescription: "When the schedule was created (RFC 3339).",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"updated_at": computedTime("When the schedule was last changed (RFC 3339)."),
+		},
+	}
+}
+
+func (r *scheduleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.p = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *scheduleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	planDefaultNamespace(ctx, r.p, req, resp)
+}
+
+func (m *scheduleModel) request() client.ScheduleRequest {
+	req := client.ScheduleRequest{
+		Name: m.Name.ValueString(), Queue: m.Queue.ValueString(), Cron: m.Cron.ValueString(),
+		Timezone: m.Timezone.ValueString(), Priority: client.Priority(m.Priority.ValueString()),
+		UniqueKey: m.UniqueKey.ValueString(), MaxRetries: intPtr(m.MaxRetries), Enabled: m.Enabled.ValueBoolPointer(),
+	}
+	if !m.Payload.IsNull() {
+		req.Payload = json.RawMessage(m.Payload.ValueString())
+	}
+	return req
+}
+
+// set copies what the API answered into m. A null payload stays null;
+// timestamps are RFC 3339.
+func (m *scheduleModel) set(s *client.Schedule, ns string) {
+	m.ID = types.StringValue(s.ID)
+	m.Namespace = types.StringValue(ns)
+	m.Name = types.StringValue(s.Name)
+	m.Queue = types.StringValue(s.Queue)
+	m.Cron = types.StringValue(s.Cron)
+	m.Timezone = types.StringValue(s.Timezone)
+	m.Payload = jsonValue(s.Payload)
+	m.Priority = types.StringValue(s.Priority)
+	m.UniqueKey = types.StringPointerValue(s.UniqueKey)
+	m.MaxRetries = types.Int64Value(int64(s.MaxRetries))
+	m.Enabled = types.BoolValue(s.Enabled)
+	m.NextRun = timeValue(s.NextRun)
+	m.LastRun = timeValue(s.LastRun)
+	m.LastJobID = types.StringPointerValue(s.LastJobID)
+	m.CreatedAt = timeValue(s.CreatedAt)
+	m.UpdatedAt = timeValue(s.UpdatedAt)
+}
+
+func (r *scheduleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan scheduleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	body := plan.request()
+	ns := plan.Namespace.ValueString()
+	s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).CreateSchedule(ctx, body) })
+	if err != nil {
+		if client.IsConflict(err) {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Schedule already exists",
+				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+ns+"/"+plan.Name.ValueString())
+			return
+		}
+		apiError(&resp.Diagnostics, "Could not create schedule "+plan.Name.ValueString(), err)
+		return
+	}
+	plan.set(s, ns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *scheduleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state scheduleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ns := state.Namespace.ValueString()
+	s, err := retry(ctx, false, func() (*client.Schedule, error) { return r.p.in(ns).GetSchedule(ctx, state.ID.ValueString()) })
+	if client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read schedule "+state.ID.ValueString(), err)
+		return
+	}
+	state.set(s, ns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *scheduleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state scheduleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	body := plan.request()
+	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+	s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).UpdateSchedule(ctx, id, body) })
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not update schedule "+id, err)
+		return
+	}
+	plan.set(s, ns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *scheduleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state scheduleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+	err := retryErr(ctx, true, func() error { return r.p.in(ns).DeleteSchedule(ctx, id) })
+	if err != nil && !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "Could not delete schedule "+id, err)
+	}
+}
+
+// ImportState takes "<namespace>/<name>" (or "<namespace>/<schedule id>").
+func (r *scheduleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns, ref, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<schedule name>")
+	if !ok {
+		return
+	}
+	id, err := r.findSchedule(ctx, ns, ref)
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not import schedule "+req.ID, err)
+		return
+	}
+	if id == "" {
+		resp.Diagnostics.AddError("Schedule not found", "Namespace "+ns+" has no schedule named or with id "+ref+".")
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
+}
+
+// findSchedule resolves a schedule name or id to its id ("" when there is
+// none).
+func (r *scheduleResource) findSchedule(ctx context.Context, ns, ref string) (string, error) {
+	c := r.p.in(ns)
+	if strings.HasPrefix(ref, "sch_") {
+		s, err := retry(ctx, false, func() (*client.Schedule, error) { return c.GetSchedule(ctx, ref) })
+		if err == nil {
+			return s.ID, nil
+		}
+		if !client.IsNotFound(err) {
+			return "", err
+		}
+	}
+	list, err := retry(ctx, false, func() ([]client.Schedule, error) { return c.ListSchedules(ctx) })
+	if err != nil {
+		return "", err
+	}
+	for _, s := range list {
+		if s.Name == ref {
+			return s.ID, nil
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,3 @@
+data "jobbie_namespace" "emails" {
+  name = "emails"
+}

@@ -5,9 +5,15 @@ import (
 	"time"
 )
 
+// ScheduleIDPrefix starts every schedule id ("sch_" and a ULID). Every
+// /api/v1/schedules/{id} route takes a schedule's name in place of its id
+// and tells them apart by this prefix, so a name may not start with it.
+const ScheduleIDPrefix = "sch_"
+
 // ScheduleRequest is the body of a schedule's create (POST
 // /api/v1/schedules) and full replace (PUT /api/v1/schedules/{id}):
-// absent fields take their defaults on a replace too.
+// absent fields take their defaults on a replace too. A name another
+// schedule of the namespace has is a 409 naming "name".
 type ScheduleRequest struct {
 	Name       string          `json:"name"` // unique in the namespace
 	Queue      string          `json:"queue"`

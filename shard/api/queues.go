@@ -12,6 +12,7 @@ import (
 func (s *Server) queueRoutes(api fiber.Router) {
 	api.Get("/queues", s.listQueues)
 	api.Get("/queues/:name", s.getQueue)
+	api.Put("/queues/:name", s.putQueue)
 	api.Delete("/queues/:name", s.deleteQueue)
 	api.Post("/queues/:name/pause", s.pauseQueue)
 	api.Post("/queues/:name/resume", s.resumeQueue)
@@ -39,6 +40,15 @@ func (s *Server) listQueues(c *fiber.Ctx) error {
 
 func (s *Server) getQueue(c *fiber.Ctx) error {
 	q, err := s.svc.GetQueue(ns(c), c.Params("name"))
+	return reply(c, q, err)
+}
+
+func (s *Server) putQueue(c *fiber.Ctx) error {
+	var r wire.QueueSpec
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	q, err := s.svc.PutQueue(c.UserContext(), ns(c), c.Params("name"), &r)
 	return reply(c, q, err)
 }
 

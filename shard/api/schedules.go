@@ -1,12 +1,15 @@
 package api
 
 import (
+	"net/url"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/wire"
 )
 
 // scheduleRoutes mounts the schedule endpoints on the authenticated API.
+// Every {id} is a schedule's id or its name (see scheduleRef).
 func (s *Server) scheduleRoutes(api fiber.Router) {
 	api.Get("/schedules", s.listSchedules)
 	api.Post("/schedules", s.createSchedule)
@@ -35,7 +38,7 @@ func (s *Server) createSchedule(c *fiber.Ctx) error {
 }
 
 func (s *Server) getSchedule(c *fiber.Ctx) error {
-	sc, err := s.svc.GetSchedule(ns(c), c.Params("id"))
+	sc, err := s.svc.GetSchedule(ns(c), scheduleRef(c))
 	return reply(c, sc, err)
 }
 
@@ -44,18 +47,28 @@ func (s *Server) updateSchedule(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	sc, err := s.svc.UpdateSchedule(c.UserContext(), ns(c), c.Params("id"), &r)
+	sc, err := s.svc.UpdateSchedule(c.UserContext(), ns(c), scheduleRef(c), &r)
 	return reply(c, sc, err)
 }
 
 func (s *Server) deleteSchedule(c *fiber.Ctx) error {
-	if err := s.svc.DeleteSchedule(c.UserContext(), ns(c), c.Params("id")); err != nil {
+	if err := s.svc.DeleteSchedule(c.UserContext(), ns(c), scheduleRef(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) setScheduleEnabled(c *fiber.Ctx, on bool) error {
-	sc, err := s.svc.SetScheduleEnabled(c.UserContext(), ns(c), c.Params("id"), on)
+	sc, err := s.svc.SetScheduleEnabled(c.UserContext(), ns(c), scheduleRef(c), on)
 	return reply(c, sc, err)
+}
+
+// scheduleRef is the route's {id}: a schedule id ("sch_…") or a schedule's
+// name, path-escaped by the caller (a name may hold any character).
+func scheduleRef(c *fiber.Ctx) string {
+	ref := c.Params("id")
+	if u, err := url.PathUnescape(ref); err == nil {
+		return u
+	}
+	return ref
 }

@@ -88,6 +88,7 @@ func (s *Server) routes() {
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
+	s.namespaceRoutes(api)
 	s.liveRoutes(api)
 	s.searchRoutes(api)
 	s.clusterRoutes()

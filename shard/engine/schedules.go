@@ -42,6 +42,10 @@ func ReadSchedule(r pebble.Reader, ns, id string) (*Schedule, error) {
 	return readRecord[Schedule](r, keys.Schedule(ns, id), "schedule", id)
 }
 
+// ScheduleIDByName returns the id of ns's schedule called name, if any
+// (safe from any goroutine on a store).
+func ScheduleIDByName(r pebble.Reader, ns, name string) (string, bool) { return scheduleByName(r, ns, name) }
+
 // scheduleByName returns the id of ns's schedule called name, if any.
 func scheduleByName(r pebble.Reader, ns, name string) (string, bool) {
 	v, closer, err := r.Get(keys.ScheduleName(ns, name))

@@ -109,6 +109,9 @@ func defaultedFields(r *wire.EnqueueRequest) uint8 {
 	if isAbsent(r.RetryMaxDelay) {
 		m |= engine.DefMaxDelay
 	}
+	if isAbsent(r.ExpireAfter) {
+		m |= engine.DefExpireAfter
+	}
 	return m
 }
 

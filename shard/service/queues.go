@@ -86,7 +86,7 @@ func (s *Service) GetQueue(ns, queue string) (*wire.Queue, error) {
 
 func queueView(r pebble.Reader, ns string, q *engine.QueueRecord, now int64) wire.Queue {
 	v := wire.Queue{
-		Name: q.Name, Throughput: q.Throughput(now), Paused: q.Paused, Draining: q.Draining,
+		Name: q.Name, Description: q.Description, Throughput: q.Throughput(now), Paused: q.Paused, Draining: q.Draining,
 		Counts: wire.QueueCounts{Pending: q.Count(job.Pending), Scheduled: q.Count(job.Scheduled), Active: q.Count(job.Active),
 			Retrying: q.Count(job.Retrying), Completed: q.Count(job.Completed), Dead: q.Count(job.Dead), Cancelled: q.Count(job.Cancelled),
 			Held: q.Count(job.Held)},
@@ -104,13 +104,25 @@ func queueView(r pebble.Reader, ns string, q *engine.QueueRecord, now int64) wir
 	if t := q.Throttle; t != nil {
 		v.Throttle = &wire.Throttle{Rate: t.Rate, Period: wire.FormatDuration(time.Duration(t.Period))}
 	}
-	if d := q.Defaults; d != nil {
-		v.Defaults = &wire.QueueDefaults{MaxRetries: d.MaxRetries, RetryBaseDelay: durJSON(d.BaseDelay),
-			RetryMaxDelay: durJSON(d.MaxDelay), LeaseDuration: durJSON(d.LeaseNs), Retention: durJSON(d.Retention)}
-		if d.Backoff != "" {
-			b := d.Backoff
-			v.Defaults.RetryBackoff = &b
-		}
+	v.Defaults = defaultsView(q.Defaults)
+	return v
+}
+
+// defaultsView is a queue's defaults as the API shows them: every field,
+// null where the queue sets none.
+func defaultsView(d *engine.QueueDefaults) *wire.QueueDefaults {
+	if d == nil {
+		d = &engine.QueueDefaults{}
+	}
+	v := &wire.QueueDefaults{RetryBaseDelay: durJSON(d.BaseDelay), RetryMaxDelay: durJSON(d.MaxDelay),
+		LeaseDuration: durJSON(d.LeaseNs), ExpireAfter: durJSON(d.ExpireAfter), Retention: durJSON(d.Retention)}
+	if d.MaxRetries != nil {
+		n := *d.MaxRetries
+		v.MaxRetries = &n
+	}
+	if d.Backoff != "" {
+		b := d.Backoff
+		v.RetryBackoff = &b
 	}
 	return v
 }
@@ -224,26 +236,27 @@ func (s *Service) RemoveThrottle(ctx context.Context, ns, queue string) (*wire.Q
 
 // SetQueueDefaults replaces the defaults of the queue's new jobs.
 func (s *Service) SetQueueDefaults(ctx context.Context, ns, queue string, r *wire.QueueDefaults) (*wire.Queue, error) {
-	d, err := toDefaults(r)
+	d, err := toDefaults(r, "")
 	if err != nil {
 		return nil, err
 	}
 	return queueSet(ctx, s, ns, queue, engine.QueueDefaultsSet, &engine.QueueDefaultsCmd{NS: ns, Queue: queue, Defaults: d})
 }
 
-// toDefaults validates the defaults a caller sent.
-func toDefaults(d *wire.QueueDefaults) (engine.QueueDefaults, error) {
+// toDefaults validates the defaults a caller sent; errors name each field
+// after prefix ("defaults." in a PUT of the whole queue).
+func toDefaults(d *wire.QueueDefaults, prefix string) (engine.QueueDefaults, error) {
 	var out engine.QueueDefaults
 	if d.MaxRetries != nil {
 		if *d.MaxRetries < 0 || *d.MaxRetries > wire.MaxMaxRetries {
-			return out, apierr.Field("max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
+			return out, apierr.Field(prefix+"max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
 		}
 		n := *d.MaxRetries
 		out.MaxRetries = &n
 	}
 	if d.RetryBackoff != nil {
 		if err := job.ValidBackoff(*d.RetryBackoff); err != nil {
-			return out, apierr.Field("retry_backoff", "%v", err)
+			return out, apierr.Field(prefix+"retry_backoff", "%v", err)
 		}
 		out.Backoff = *d.RetryBackoff
 	}
@@ -256,9 +269,10 @@ func toDefaults(d *wire.QueueDefaults) (engine.QueueDefaults, error) {
 		{"retry_base_delay", d.RetryBaseDelay, &out.BaseDelay, 1, wire.MaxDelay},
 		{"retry_max_delay", d.RetryMaxDelay, &out.MaxDelay, 1, wire.MaxDelay},
 		{"lease_duration", d.LeaseDuration, &out.LeaseNs, wire.MinLease, wire.MaxLease},
+		{"expire_after", d.ExpireAfter, &out.ExpireAfter, time.Second, wire.MaxAhead},
 		{"retention", d.Retention, &out.Retention, time.Minute, maxRetention},
 	} {
-		v, ok, err := parseSpan(f.name, f.raw, f.min, f.max)
+		v, ok, err := parseSpan(prefix+f.name, f.raw, f.min, f.max)
 		if err != nil {
 			return out, err
 		}
@@ -267,7 +281,7 @@ func toDefaults(d *wire.QueueDefaults) (engine.QueueDefaults, error) {
 		}
 	}
 	if out.BaseDelay > 0 && out.MaxDelay > 0 && out.MaxDelay < out.BaseDelay {
-		return out, apierr.Field("retry_max_delay", "retry_max_delay must not be less than retry_base_delay")
+		return out, apierr.Field(prefix+"retry_max_delay", "retry_max_delay must not be less than retry_base_delay")
 	}
 	return out, nil
 }

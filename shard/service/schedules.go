@@ -117,39 +117,64 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, r *wire.Schedul
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
-	sc, err := toSchedule(r, s.NewID("sch_"), s.cfg.Clock.Now())
+	if err := newScheduleName(r.Name); err != nil {
+		return nil, err
+	}
+	sc, err := toSchedule(r, s.NewID(wire.ScheduleIDPrefix), s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
 	return proposeSchedule(ctx, s, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sc})
 }
 
-// UpdateSchedule replaces schedule id; an enabled schedule's next run is
-// computed afresh from now.
-func (s *Service) UpdateSchedule(ctx context.Context, ns, id string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
-	if err := scheduleRef(ns, id); err != nil {
+// UpdateSchedule replaces schedule ref (an id or a name) with r, every
+// field: what r leaves out takes its default, as on a create. The
+// schedule's history (created_at, last run, last job) stays; an enabled
+// schedule's next run is computed afresh from now.
+func (s *Service) UpdateSchedule(ctx context.Context, ns, ref string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+	cur, err := s.readSchedule(ns, ref)
+	if err != nil {
 		return nil, err
 	}
-	sc, err := toSchedule(r, id, s.cfg.Clock.Now())
+	if r.Name != cur.Name {
+		if err := newScheduleName(r.Name); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := toSchedule(r, cur.ID, s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
 	return proposeSchedule(ctx, s, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sc})
 }
 
-// DeleteSchedule removes schedule id. Jobs it already enqueued stay.
-func (s *Service) DeleteSchedule(ctx context.Context, ns, id string) error {
-	if err := scheduleRef(ns, id); err != nil {
+// newScheduleName refuses a name a new or renamed schedule may not take:
+// one that starts like an id, since every route takes a name in place of
+// an id and tells them apart by the prefix.
+func newScheduleName(name string) error {
+	if strings.HasPrefix(name, wire.ScheduleIDPrefix) {
+		return apierr.Field("name", "name must not start with %q, which marks schedule ids", wire.ScheduleIDPrefix)
+	}
+	return nil
+}
+
+// DeleteSchedule removes schedule ref (an id or a name). Jobs it already
+// enqueued stay.
+func (s *Service) DeleteSchedule(ctx context.Context, ns, ref string) error {
+	id, err := s.scheduleID(ns, ref)
+	if err != nil {
 		return err
 	}
-	_, err := engine.ScheduleDelete.Propose(ctx, s.node, &engine.ScheduleIDCmd{NS: ns, ID: id})
+	_, err = engine.ScheduleDelete.Propose(ctx, s.node, &engine.ScheduleIDCmd{NS: ns, ID: id})
 	return err
 }
 
-// SetScheduleEnabled enables or disables schedule id. Enabling computes the
-// next run from now, so runs missed while disabled are not made up.
-func (s *Service) SetScheduleEnabled(ctx context.Context, ns, id string, on bool) (*wire.Schedule, error) {
-	if err := scheduleRef(ns, id); err != nil {
+// SetScheduleEnabled enables or disables schedule ref (an id or a name).
+// Enabling computes the next run from now, so runs missed while disabled
+// are not made up.
+func (s *Service) SetScheduleEnabled(ctx context.Context, ns, ref string, on bool) (*wire.Schedule, error) {
+	id, err := s.scheduleID(ns, ref)
+	if err != nil {
 		return nil, err
 	}
 	c := &engine.ScheduleIDCmd{NS: ns, ID: id}
@@ -169,16 +194,46 @@ func (s *Service) SetScheduleEnabled(ctx context.Context, ns, id string, on bool
 	return proposeSchedule(ctx, s, op, c)
 }
 
-// GetSchedule reads a schedule from local state.
-func (s *Service) GetSchedule(ns, id string) (*wire.Schedule, error) {
-	if err := scheduleRef(ns, id); err != nil {
-		return nil, err
-	}
-	sc, err := engine.ReadSchedule(s.node.DB(), ns, id)
+// GetSchedule reads schedule ref (an id or a name) from local state.
+func (s *Service) GetSchedule(ns, ref string) (*wire.Schedule, error) {
+	sc, err := s.readSchedule(ns, ref)
 	if err != nil {
 		return nil, err
 	}
 	return scheduleView(sc), nil
+}
+
+// readSchedule reads schedule ref (an id or a name) from local state.
+func (s *Service) readSchedule(ns, ref string) (*engine.Schedule, error) {
+	id, err := s.scheduleID(ns, ref)
+	if err != nil {
+		return nil, err
+	}
+	return engine.ReadSchedule(s.node.DB(), ns, id)
+}
+
+// scheduleID resolves a schedule reference to an id: a reference that
+// starts with wire.ScheduleIDPrefix is an id (of the wrong shape, simply
+// not found), anything else the name of one of ns's schedules.
+func (s *Service) scheduleID(ns, ref string) (string, error) {
+	if err := namespaceOK(ns); err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(ref, wire.ScheduleIDPrefix) {
+		if len(ref) != keys.ScheduleIDLen {
+			return "", scheduleNotFound(ref)
+		}
+		return ref, nil
+	}
+	id, ok := engine.ScheduleIDByName(s.node.DB(), ns, ref)
+	if !ok {
+		return "", scheduleNotFound(ref)
+	}
+	return id, nil
+}
+
+func scheduleNotFound(ref string) error {
+	return apierr.New(apierr.NotFound, "schedule %q not found", ref)
 }
 
 // ListSchedules reads ns's schedules from local state, oldest first.
@@ -203,18 +258,6 @@ func proposeSchedule[C any](ctx context.Context, s *Service, op replica.Op[C, *e
 		return nil, err
 	}
 	return scheduleView(sc), nil
-}
-
-// scheduleRef checks the namespace and the shape of a schedule id; an id of
-// the wrong shape is simply not found.
-func scheduleRef(ns, id string) error {
-	if err := namespaceOK(ns); err != nil {
-		return err
-	}
-	if len(id) != keys.ScheduleIDLen || !strings.HasPrefix(id, "sch_") {
-		return apierr.New(apierr.NotFound, "schedule %q not found", id)
-	}
-	return nil
 }
 
 // cronSpec is a parsed cron expression in its time zone. Only proposers

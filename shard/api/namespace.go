@@ -1,0 +1,25 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+)
+
+// namespaceRoutes mounts what the gateway asks of a namespace as a whole
+// on this shard: GET /api/v1/namespace counts what it holds
+// (wire.NamespaceUsage), DELETE /api/v1/namespace removes all of it (204).
+func (s *Server) namespaceRoutes(api fiber.Router) {
+	api.Get("/namespace", s.namespaceUsage)
+	api.Delete("/namespace", s.deleteNamespace)
+}
+
+func (s *Server) namespaceUsage(c *fiber.Ctx) error {
+	u, err := s.svc.NamespaceUsage(ns(c))
+	return reply(c, u, err)
+}
+
+func (s *Server) deleteNamespace(c *fiber.Ctx) error {
+	if err := s.svc.DeleteNamespace(c.UserContext(), ns(c)); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

@@ -1,0 +1,79 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// purgeStepsPerReq guards a namespace delete against a loop: each step
+// removes up to a thousand jobs or ten thousand keys.
+const purgeStepsPerReq = 1_000_000
+
+// NamespaceUsage counts what ns holds on this shard, from local state:
+// its jobs in every state (the sum of its queues' counts), its queues and
+// its schedules.
+func (s *Service) NamespaceUsage(ns string) (*wire.NamespaceUsage, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	db := s.node.DB()
+	out := &wire.NamespaceUsage{}
+	p := keys.QueuePrefix(ns)
+	err := eachKey(db, p, func(k []byte) {
+		if q, ok := s.eng.Queue(db, ns, string(k[len(p):])); ok {
+			out.Queues++
+			for _, n := range q.Counts {
+				out.Jobs += n
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := eachKey(db, keys.SchedulePrefix(ns), func([]byte) { out.Schedules++ }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachKey calls f with every key under prefix p.
+func eachKey(r pebble.Reader, p []byte, f func(k []byte)) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		f(it.Key())
+	}
+	return it.Close()
+}
+
+// DeleteNamespace removes everything ns holds on this shard: its jobs in
+// every state with their attempts, indexes and counts, its queues'
+// settings, schedules, batches, chains, unique locks and bulk operations.
+// It proposes engine.NamespacePurge steps, each a Raft entry of bounded
+// size, until one finds the namespace empty. A request that ends early
+// leaves part of it; the same call again finishes it.
+func (s *Service) DeleteNamespace(ctx context.Context, ns string) error {
+	if err := namespaceOK(ns); err != nil {
+		return err
+	}
+	c := &engine.NamespacePurgeCmd{NS: ns}
+	for range purgeStepsPerReq {
+		st, err := engine.NamespacePurge.Propose(ctx, s.node, c)
+		if err != nil {
+			return err
+		}
+		if st.Done {
+			return nil
+		}
+		c.Phase, c.After = st.Phase, st.Next
+	}
+	return fmt.Errorf("shard: namespace %s still holds data after %d purge steps", ns, purgeStepsPerReq)
+}

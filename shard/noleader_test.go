@@ -49,7 +49,7 @@ func TestShardAPIAdmitsByCertificate(t *testing.T) {
 	other := pkitest.New(t) // another deployment's CA
 	refused := map[string]*http.Client{
 		"no certificate": {Transport: &http.Transport{TLSClientConfig: testCA(t).Anonymous(t)}},
-		"another CA":     other.HTTPClient(t, pkitest.Gateway, nil) /* refused: nothing to close */,
+		"another CA":     other.HTTPClient(t, pkitest.Gateway, nil), /* refused: nothing to close */
 		"another shard":  client(t, pkitest.Shard("s2", "n1"), nil),
 		"control":        client(t, pkitest.Control, nil),
 		"plain HTTP":     http.DefaultClient,

@@ -44,7 +44,9 @@ func ReadSchedule(r pebble.Reader, ns, id string) (*Schedule, error) {
 
 // ScheduleIDByName returns the id of ns's schedule called name, if any
 // (safe from any goroutine on a store).
-func ScheduleIDByName(r pebble.Reader, ns, name string) (string, bool) { return scheduleByName(r, ns, name) }
+func ScheduleIDByName(r pebble.Reader, ns, name string) (string, bool) {
+	return scheduleByName(r, ns, name)
+}
 
 // scheduleByName returns the id of ns's schedule called name, if any.
 func scheduleByName(r pebble.Reader, ns, name string) (string, bool) {

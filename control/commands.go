@@ -18,6 +18,11 @@ var (
 	opRevokeKey       = replica.Op[revokeKeyCmd, APIKey]{Type: 4, Name: "revoke_key"}
 	opAddSigningKey   = replica.Op[addSigningKeyCmd, signingKey]{Type: 5, Name: "add_signing_key"}
 	opRegisterShard   = replica.Op[registerShardCmd, RegisteredShard]{Type: 6, Name: "register_shard"}
+	opUpdateNamespace = replica.Op[updateNamespaceCmd, Namespace]{Type: 7, Name: "update_namespace"}
+	opDeleteNamespace = replica.Op[deleteNamespaceCmd, Namespace]{Type: 8, Name: "delete_namespace"}
+	opRotateKey       = replica.Op[rotateKeyCmd, keyRotated]{Type: 9, Name: "rotate_key"}
+	opRecordKeyUse    = replica.Op[recordKeyUseCmd, replica.None]{Type: 10, Name: "record_key_use"}
+	opRotateSigning   = replica.Op[rotateSigningKeyCmd, signingKey]{Type: 11, Name: "rotate_signing_key"}
 )
 
 // newRegistry registers every command's handler.
@@ -29,6 +34,11 @@ func newRegistry() *replica.Registry {
 	opRevokeKey.Handle(r, applyRevokeKey)
 	opAddSigningKey.Handle(r, applyAddSigningKey)
 	opRegisterShard.Handle(r, applyRegisterShard)
+	opUpdateNamespace.Handle(r, applyUpdateNamespace)
+	opDeleteNamespace.Handle(r, applyDeleteNamespace)
+	opRotateKey.Handle(r, applyRotateKey)
+	opRecordKeyUse.Handle(r, applyRecordKeyUse)
+	opRotateSigning.Handle(r, applyRotateSigningKey)
 	return r
 }
 

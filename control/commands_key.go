@@ -9,6 +9,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // maxActiveKeysPerTenant bounds a tenant's active (unrevoked, unexpired) API keys.
@@ -25,6 +26,8 @@ type createKeyCmd struct {
 	Role       tenancy.Role `json:"role"`
 	Namespaces []string     `json:"namespaces,omitempty"`
 	ExpiresAt  *time.Time   `json:"expires_at,omitempty"` // whole seconds, UTC
+	// Description was checked by the proposer.
+	Description string `json:"description,omitempty"`
 }
 
 // revokeKeyCmd revokes a key of a tenant (or an operator key, TenantID "").
@@ -47,7 +50,7 @@ func applyCreateKey(tx *replica.Tx, c *createKeyCmd) (APIKey, error) {
 		return APIKey{}, apierr.New(apierr.Conflict, "key id %q exists", c.ID)
 	}
 	k := APIKey{ID: c.ID, TenantID: c.TenantID, Name: c.Name, Role: c.Role, Namespaces: c.Namespaces,
-		CreatedAt: tx.Now, ExpiresAt: c.ExpiresAt}
+		CreatedAt: tx.Now, ExpiresAt: c.ExpiresAt, Description: c.Description}
 	putKey(tx, k)
 	return k, nil
 }
@@ -92,8 +95,10 @@ func applyRevokeKey(tx *replica.Tx, c *revokeKeyCmd) (APIKey, error) {
 	}
 	now := tx.Now
 	k.RevokedAt = &now
+	k.Grace = nil
 	putKey(tx, k)
 	mustSet(tx, layout.Revoked(k.ID), layout.Uint64(uint64(now.UnixNano())))
+	mustDelete(tx, layout.Rotated(k.ID)) // revoked outright: no secret of it works
 	version := must(getUint64(tx, layout.RevocationVersion()))
 	mustSet(tx, layout.RevocationVersion(), layout.Uint64(version+1))
 	return k, nil
@@ -119,7 +124,22 @@ func listKeys(r pebble.Reader, tid string) ([]APIKey, error) {
 		k.TenantID = tid
 		out = append(out, k)
 	})
+	for i := range out {
+		if err == nil {
+			out[i], err = withLastUse(r, out[i])
+		}
+	}
 	return out, err
+}
+
+// withLastUse fills in when key k was last seen in use, for reading.
+func withLastUse(r pebble.Reader, k APIKey) (APIKey, error) {
+	b, ok, err := getRaw(r, layout.KeyUsed(k.TenantID, k.ID))
+	if ok && err == nil {
+		t := time.Unix(0, int64(layout.DecodeUint64(b))).UTC()
+		k.LastUsedAt = &t
+	}
+	return k, err
 }
 
 func loadRevocations(r pebble.Reader) (Revocations, error) {
@@ -132,5 +152,9 @@ func loadRevocations(r pebble.Reader) (Revocations, error) {
 		out.Revoked = append(out.Revoked, layout.RevokedID(k))
 		return nil
 	})
+	if err != nil {
+		return Revocations{}, err
+	}
+	err = scanJSON(r, layout.RotatedKeys(), func(_ []byte, ks wire.KeySecrets) { out.Rotated = append(out.Rotated, ks) })
 	return out, err
 }

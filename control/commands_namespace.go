@@ -1,6 +1,8 @@
 package control
 
 import (
+	"time"
+
 	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/control/internal/layout"
@@ -12,14 +14,34 @@ import (
 // that name them).
 const maxNamespacesPerTenant = 1000
 
-// createNamespaceCmd creates a namespace and places it on a shard. How it
-// chooses (and the static shards, which are per-node configuration)
-// travels in the command, so every node places it the same way whatever
-// its configuration.
+// createNamespaceCmd creates a namespace with its settings (checked by
+// the proposer) and places it on a shard. How it chooses (and the static
+// shards, which are per-node configuration) travels in the command, so
+// every node places it the same way whatever its configuration.
 type createNamespaceCmd struct {
+	TenantID           string        `json:"tenant_id"`
+	Name               string        `json:"name"`
+	Description        string        `json:"description,omitempty"`
+	Retention          time.Duration `json:"retention,omitempty"`
+	DeletionProtection bool          `json:"deletion_protection,omitempty"`
+	placement
+}
+
+// updateNamespaceCmd changes the settings it carries (nil: unchanged; a
+// Retention of 0 removes it). The proposer checked their shapes.
+type updateNamespaceCmd struct {
+	TenantID           string         `json:"tenant_id"`
+	Name               string         `json:"name"`
+	Description        *string        `json:"description"`
+	Retention          *time.Duration `json:"retention"`
+	DeletionProtection *bool          `json:"deletion_protection"`
+}
+
+// deleteNamespaceCmd deletes a namespace's record, unless its deletion
+// protection is on. The gateway has emptied its shard first.
+type deleteNamespaceCmd struct {
 	TenantID string `json:"tenant_id"`
 	Name     string `json:"name"`
-	placement
 }
 
 func applyCreateNamespace(tx *replica.Tx, c *createNamespaceCmd) (Namespace, error) {
@@ -36,9 +58,53 @@ func applyCreateNamespace(tx *replica.Tx, c *createNamespaceCmd) (Namespace, err
 	if err != nil {
 		return Namespace{}, err
 	}
-	ns := Namespace{Name: c.Name, CreatedAt: tx.Now, ShardID: shard}
+	ns := Namespace{Name: c.Name, CreatedAt: tx.Now, ShardID: shard,
+		Description: c.Description, Retention: c.Retention, DeletionProtection: c.DeletionProtection}
 	putNamespace(tx, c.TenantID, ns)
 	return ns, nil
+}
+
+func applyUpdateNamespace(tx *replica.Tx, c *updateNamespaceCmd) (Namespace, error) {
+	ns, err := loadNamespace(tx, c.TenantID, c.Name)
+	if err != nil {
+		return Namespace{}, businessErr(err)
+	}
+	if c.Description != nil {
+		ns.Description = *c.Description
+	}
+	if c.Retention != nil {
+		ns.Retention = *c.Retention
+	}
+	if c.DeletionProtection != nil {
+		ns.DeletionProtection = *c.DeletionProtection
+	}
+	mustSetJSON(tx, layout.Namespace(c.TenantID, ns.Name), ns)
+	return ns, nil
+}
+
+func applyDeleteNamespace(tx *replica.Tx, c *deleteNamespaceCmd) (Namespace, error) {
+	ns, err := loadNamespace(tx, c.TenantID, c.Name)
+	if err != nil {
+		return Namespace{}, businessErr(err)
+	}
+	if ns.DeletionProtection {
+		return Namespace{}, errDeletionProtected(ns.Name)
+	}
+	mustDelete(tx, layout.Namespace(c.TenantID, ns.Name))
+	// A shard that holds no namespace any more has no count, as before
+	// its first: the shard list shows shards without one only while they
+	// are configured or registered.
+	switch load := must(getUint64(tx, layout.ShardLoad(ns.ShardID))); {
+	case load > 1:
+		mustSet(tx, layout.ShardLoad(ns.ShardID), layout.Uint64(load-1))
+	default:
+		mustDelete(tx, layout.ShardLoad(ns.ShardID))
+	}
+	return ns, nil
+}
+
+func errDeletionProtected(name string) error {
+	return apierr.New(apierr.DeletionProtected, "namespace %q has deletion protection on: set deletion_protection to false first", name)
 }
 
 // putNamespace writes a namespace and counts it on its shard.

@@ -261,10 +261,11 @@ func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry()
 	for _, c := range []replica.CommandType{opCreateTenant.Type, opCreateNamespace.Type, opCreateKey.Type, opRevokeKey.Type,
-		opAddSigningKey.Type, opRegisterShard.Type} {
+		opAddSigningKey.Type, opRegisterShard.Type, opUpdateNamespace.Type, opDeleteNamespace.Type, opRotateKey.Type,
+		opRecordKeyUse.Type, opRotateSigning.Type} {
 		require.NotEmpty(t, reg.Name(c), "command %d", c)
 	}
-	require.Len(t, reg.Types(), 6, "every command is registered")
+	require.Len(t, reg.Types(), 11, "every command is registered")
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte("{not json"))) })
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte{0xc1})) }, "nor msgpack")
 }

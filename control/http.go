@@ -37,6 +37,8 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/control/v1/tenants", s.operatorOnly, s.getTenants)
 	app.Get("/control/v1/shards", s.operatorOnly, s.getShards)
 	app.Get("/control/v1/tenants/:tid/namespaces", s.operatorOnly, s.getNamespaces)
+	app.Get("/control/v1/signing-keys", s.operatorOnly, s.getSigningKeys)
+	app.Post("/control/v1/signing-keys/rotate", s.operatorOnly, s.postSigningKeyRotation)
 	// Shard clusters register with their own certificates, as they hold
 	// no operator key; the path sits with the shard list it feeds.
 	app.Post("/control/v1/shards/register", pki.Require(pki.Roles(pki.RoleShard), nil), s.postShardRegistration)
@@ -47,10 +49,15 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/internal/v1/revocations", gw, s.getRevocations)
 	app.Get("/internal/v1/tenants/:tid/namespaces", gw, s.getNamespaces)
 	app.Get("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.getNamespace)
+	app.Patch("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.patchNamespace)
+	app.Delete("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.deleteNamespace)
 	app.Post("/internal/v1/tenants/:tid/namespaces", gw, s.postNamespace)
 	app.Get("/internal/v1/tenants/:tid/keys", gw, s.getKeys)
 	app.Post("/internal/v1/tenants/:tid/keys", gw, s.postKey)
+	app.Get("/internal/v1/tenants/:tid/keys/:id", gw, s.getKey)
 	app.Delete("/internal/v1/tenants/:tid/keys/:id", gw, s.deleteKey)
+	app.Post("/internal/v1/tenants/:tid/keys/:id/rotate", gw, s.postKeyRotation)
+	app.Post("/internal/v1/keys/used", gw, s.postKeyUsage)
 	return app
 }
 
@@ -91,8 +98,12 @@ func (s *Server) operatorOnly(c *fiber.Ctx) error {
 	if claims.Role != tenancy.RoleOperator {
 		return apierr.New(apierr.Forbidden, "this endpoint needs an operator key")
 	}
+	c.Locals(operatorKeyLocal, claims.Subject)
 	return c.Next()
 }
+
+// operatorKeyLocal holds the id of the operator key operatorOnly admitted.
+const operatorKeyLocal = "jobbie.operator_key"
 
 // decode parses a JSON request body into v strictly (apierr.DecodeJSON):
 // unknown fields are refused, as everywhere in the API.

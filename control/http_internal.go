@@ -3,6 +3,7 @@ package control
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -17,14 +18,14 @@ func (s *Server) getRevocations(c *fiber.Ctx) error {
 	return c.JSON(rev)
 }
 
-// getNamespaces lists the stored records, shard_id included: the operator
+// getNamespaces lists the namespaces with their shard_id: the operator
 // reads placement from it, and gateways keep only wire.Namespace's fields.
 func (s *Server) getNamespaces(c *fiber.Ctx) error {
 	list, err := s.Namespaces(c.UserContext(), c.Params("tid"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"namespaces": list})
+	return c.JSON(fiber.Map{"namespaces": each(list, namespaceView)})
 }
 
 func (s *Server) getNamespace(c *fiber.Ctx) error {
@@ -36,15 +37,34 @@ func (s *Server) getNamespace(c *fiber.Ctx) error {
 }
 
 func (s *Server) postNamespace(c *fiber.Ctx) error {
-	var req wire.NameRequest
+	var req NamespaceRequest
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	ns, err := s.CreateNamespace(c.UserContext(), c.Params("tid"), req.Name)
+	ns, err := s.CreateNamespaceWith(c.UserContext(), c.Params("tid"), req)
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(ns)
+	return c.Status(fiber.StatusCreated).JSON(namespaceView(ns))
+}
+
+func (s *Server) patchNamespace(c *fiber.Ctx) error {
+	var req NamespaceUpdate
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	ns, err := s.UpdateNamespace(c.UserContext(), c.Params("tid"), c.Params("ns"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(namespaceView(ns))
+}
+
+func (s *Server) deleteNamespace(c *fiber.Ctx) error {
+	if err := s.DeleteNamespace(c.UserContext(), c.Params("tid"), c.Params("ns")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) getKeys(c *fiber.Ctx) error {
@@ -65,6 +85,37 @@ func (s *Server) postKey(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(createdKeyView(k))
+}
+
+func (s *Server) getKey(c *fiber.Ctx) error {
+	k, err := s.Key(c.UserContext(), c.Params("tid"), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(keyView(k))
+}
+
+func (s *Server) postKeyRotation(c *fiber.Ctx) error {
+	var req wire.RotateKeyRequest
+	if err := apierr.DecodeJSON(c.Body(), &req, true); err != nil {
+		return err
+	}
+	k, err := s.RotateKey(c.UserContext(), c.Params("tid"), c.Params("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(rotatedKeyView(k.keyRotated, k.Key))
+}
+
+func (s *Server) postKeyUsage(c *fiber.Ctx) error {
+	var req wire.KeyUsage
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if err := s.RecordKeyUse(c.UserContext(), req); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) deleteKey(c *fiber.Ctx) error {

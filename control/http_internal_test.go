@@ -32,6 +32,11 @@ func TestHTTPInternalIsTheGatewaysAlone(t *testing.T) {
 		{http.MethodGet, "/internal/v1/tenants/" + tid + "/keys"},
 		{http.MethodPost, "/internal/v1/tenants/" + tid + "/keys"},
 		{http.MethodDelete, "/internal/v1/tenants/" + tid + "/keys/key_01hzzzzzzzzzzzzzzzzzzzzzzz"},
+		{http.MethodPatch, "/internal/v1/tenants/" + tid + "/namespaces/default"},
+		{http.MethodDelete, "/internal/v1/tenants/" + tid + "/namespaces/default"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/keys/key_01hzzzzzzzzzzzzzzzzzzzzzzz"},
+		{http.MethodPost, "/internal/v1/tenants/" + tid + "/keys/key_01hzzzzzzzzzzzzzzzzzzzzzzz/rotate"},
+		{http.MethodPost, "/internal/v1/keys/used"},
 	}
 	others := []*bundle{b.as(t, pkitest.Operator), b.as(t, pkitest.Shard("s1", "n1")), b.as(t, pkitest.Metrics), b.as(t, pkitest.Control)}
 	for _, e := range endpoints {
@@ -61,7 +66,7 @@ func TestHTTPNamespaces(t *testing.T) {
 	created := decodeAs[Namespace](t, r)
 	require.Equal(t, "emails", created.Name)
 	require.Equal(t, "s2", created.ShardID, "default is on s1, so s2 has fewer")
-	require.ElementsMatch(t, []string{"name", "created_at", "shard_id"}, keysOf(decodeAs[map[string]any](t, r)))
+	require.ElementsMatch(t, []string{"name", "description", "deletion_protection", "created_at", "shard_id"}, keysOf(decodeAs[map[string]any](t, r)))
 
 	requireError(t, gw.do(t, http.MethodPost, base, "", map[string]string{"name": "emails"}), 409, "conflict")
 	requireError(t, gw.do(t, http.MethodPost, base, "", map[string]string{"name": "Bad_Name"}), 400, "bad_request", "name")
@@ -78,9 +83,11 @@ func TestHTTPNamespaces(t *testing.T) {
 
 	r = gw.do(t, http.MethodGet, base+"/emails", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
-	require.Equal(t, wire.NamespacePlacement{Name: created.Name, CreatedAt: created.CreatedAt, ShardID: created.ShardID, ShardAddr: "http://127.0.0.1:9002"},
+	require.Equal(t, wire.NamespacePlacement{Namespace: wire.Namespace{Name: created.Name, CreatedAt: created.CreatedAt},
+		ShardID: created.ShardID, ShardAddr: "http://127.0.0.1:9002"},
 		decodeAs[wire.NamespacePlacement](t, r))
-	require.ElementsMatch(t, []string{"name", "created_at", "shard_id", "shard_addr"}, keysOf(decodeAs[map[string]any](t, r)))
+	require.ElementsMatch(t, []string{"name", "description", "deletion_protection", "created_at", "shard_id", "shard_addr"},
+		keysOf(decodeAs[map[string]any](t, r)))
 	requireError(t, gw.do(t, http.MethodGet, base+"/nope", "", nil), 404, "not_found")
 	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces/default", "", nil), 404, "not_found")
 }
@@ -104,7 +111,7 @@ func TestHTTPKeys(t *testing.T) {
 	require.Equal(t, "producer", ci.Role)
 	require.Equal(t, []string{"emails"}, ci.Namespaces)
 	require.NotEmpty(t, ci.Token)
-	require.ElementsMatch(t, []string{"id", "key", "name", "role", "namespaces", "created_at"}, keysOf(decodeAs[map[string]any](t, r)))
+	require.ElementsMatch(t, []string{"id", "key", "name", "description", "role", "namespaces", "created_at"}, keysOf(decodeAs[map[string]any](t, r)))
 
 	bad := []struct {
 		body  any

@@ -45,6 +45,29 @@ func (s *Server) getShards(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"shards": list})
 }
 
+func (s *Server) getSigningKeys(c *fiber.Ctx) error {
+	list, err := s.SigningKeys(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(list)
+}
+
+// postSigningKeyRotation rotates the signing key and answers the keys
+// with the caller's operator key signed again by the new one.
+func (s *Server) postSigningKeyRotation(c *fiber.Ctx) error {
+	var req wire.RotateSigningKeyRequest
+	if err := apierr.DecodeJSON(c.Body(), &req, true); err != nil {
+		return err
+	}
+	op, _ := c.Locals(operatorKeyLocal).(string)
+	out, err := s.RotateSigningKey(c.UserContext(), req, op)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
 // postShardRegistration records a shard cluster (ShardRegistration as
 // JSON) and answers its stored record.
 func (s *Server) postShardRegistration(c *fiber.Ctx) error {

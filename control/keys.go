@@ -48,8 +48,11 @@ func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (Cre
 	if err := checkKeyNamespaces(req.Namespaces); err != nil {
 		return CreatedKey{}, err
 	}
+	if err := checkDescription(req.Description); err != nil {
+		return CreatedKey{}, err
+	}
 	cmd := createKeyCmd{ID: newID("key_"), TenantID: tid, Name: req.Name, Role: role, Namespaces: req.Namespaces,
-		ExpiresAt: wholeSecond(exp)}
+		ExpiresAt: wholeSecond(exp), Description: req.Description}
 	return s.createKey(ctx, cmd)
 }
 
@@ -144,6 +147,24 @@ func (s *Server) Keys(ctx context.Context, tid string) ([]APIKey, error) {
 			return nil, err
 		}
 		return listKeys(r, tid)
+	})
+}
+
+// Key returns key id of tenant tid; a key of another tenant, or an
+// unknown or malformed id, is apierr NotFound.
+func (s *Server) Key(ctx context.Context, tid, id string) (APIKey, error) {
+	return viewValue(s, func(r pebble.Reader) (APIKey, error) {
+		if _, err := findTenant(r, tid); err != nil {
+			return APIKey{}, err
+		}
+		if !keyIDRE.MatchString(id) {
+			return APIKey{}, apierr.New(apierr.NotFound, "key %q not found", id)
+		}
+		k, err := loadKey(r, tid, id)
+		if err != nil {
+			return APIKey{}, err
+		}
+		return withLastUse(r, k)
 	})
 }
 

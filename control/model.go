@@ -1,6 +1,7 @@
 package control
 
 import (
+	"crypto/ed25519"
 	"time"
 
 	"github.com/jobbie/jobbie/tenancy"
@@ -17,25 +18,44 @@ type Tenant struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Namespace is a tenant's namespace and the shard it is placed on.
+// Namespace is a tenant's namespace, its settings and the shard it is
+// placed on. Retention is stored in nanoseconds; 0 is none.
 type Namespace struct {
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	ShardID   string    `json:"shard_id"`
+	Name               string        `json:"name"`
+	CreatedAt          time.Time     `json:"created_at"`
+	ShardID            string        `json:"shard_id"`
+	Description        string        `json:"description,omitempty"`
+	Retention          time.Duration `json:"retention,omitempty"`
+	DeletionProtection bool          `json:"deletion_protection,omitempty"`
 }
 
 // APIKey is the stored metadata of an API key. The token itself is never
 // stored. TenantID is empty for operator keys; it is part of the storage
-// key, not of the record.
+// key, not of the record. Generation counts the key's rotations (its
+// tokens carry it as jti); Grace lists the replaced secrets that still
+// work, and until when. LastUsedAt is stored apart (layout.KeyUsed) and
+// filled in when the key is read.
 type APIKey struct {
-	ID         string       `json:"id"`
-	TenantID   string       `json:"-"`
-	Name       string       `json:"name"`
-	Role       tenancy.Role `json:"role"`
-	Namespaces []string     `json:"namespaces"`
-	CreatedAt  time.Time    `json:"created_at"`
-	ExpiresAt  *time.Time   `json:"expires_at,omitempty"` // nil: never expires
-	RevokedAt  *time.Time   `json:"revoked_at,omitempty"`
+	ID          string        `json:"id"`
+	TenantID    string        `json:"-"`
+	Name        string        `json:"name"`
+	Role        tenancy.Role  `json:"role"`
+	Namespaces  []string      `json:"namespaces"`
+	CreatedAt   time.Time     `json:"created_at"`
+	ExpiresAt   *time.Time    `json:"expires_at,omitempty"` // nil: never expires
+	RevokedAt   *time.Time    `json:"revoked_at,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Generation  uint64        `json:"generation,omitempty"`
+	Grace       []graceSecret `json:"grace,omitempty"`
+	RotatedAt   *time.Time    `json:"rotated_at,omitempty"`
+	LastUsedAt  *time.Time    `json:"-"`
+}
+
+// graceSecret is a replaced secret of a key (its generation) that works
+// until Until.
+type graceSecret struct {
+	Generation uint64    `json:"generation"`
+	Until      time.Time `json:"until"`
 }
 
 // active reports whether the key still works at now: not revoked, not
@@ -116,9 +136,23 @@ type ShardLeader struct {
 }
 
 // signingKey is an Ed25519 key that signs API keys. It is replicated state
-// so every control node signs and verifies with the same keys.
+// so every control node signs and verifies with the same keys. RetiresAt
+// is set when a rotation replaces it: from then on it verifies nothing
+// and leaves the JWKS; a later rotation erases its seed.
 type signingKey struct {
-	ID        string    `json:"kid"`
-	Seed      []byte    `json:"seed"` // ed25519 private key seed
-	CreatedAt time.Time `json:"created_at"`
+	ID        string     `json:"kid"`
+	Seed      []byte     `json:"seed,omitempty"` // ed25519 private key seed; erased once retired
+	CreatedAt time.Time  `json:"created_at"`
+	RetiresAt *time.Time `json:"retires_at,omitempty"`
+}
+
+// retired reports whether k no longer verifies keys at now.
+func (k signingKey) retired(now time.Time) bool {
+	return k.RetiresAt != nil && !now.Before(*k.RetiresAt)
+}
+
+// usable reports whether k verifies keys at now: not retired, and with
+// its seed (erased only once retired).
+func (k signingKey) usable(now time.Time) bool {
+	return !k.retired(now) && len(k.Seed) == ed25519.SeedSize
 }

@@ -10,17 +10,81 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// CreateNamespace creates a namespace of tenant tid and places it on the
-// least loaded shard (fewest namespaces for its capacity; see placement).
+// NamespaceRequest asks for a new namespace with its settings.
+type NamespaceRequest = wire.CreateNamespaceRequest
+
+// NamespaceUpdate changes some of a namespace's settings.
+type NamespaceUpdate = wire.UpdateNamespaceRequest
+
+// CreateNamespace creates namespace name of tenant tid with no settings.
 func (s *Server) CreateNamespace(ctx context.Context, tid, name string) (Namespace, error) {
+	return s.CreateNamespaceWith(ctx, tid, NamespaceRequest{Name: name})
+}
+
+// CreateNamespaceWith creates a namespace of tenant tid with the settings
+// of req and places it on the least loaded shard (fewest namespaces for
+// its capacity; see placement). A bad field is a 400 naming it.
+func (s *Server) CreateNamespaceWith(ctx context.Context, tid string, req NamespaceRequest) (Namespace, error) {
 	if tenancy.ValidateTenantID(tid) != nil {
 		return Namespace{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
-	if err := tenancy.ValidateNamespace(name); err != nil {
+	if err := tenancy.ValidateNamespace(req.Name); err != nil {
 		return Namespace{}, apierr.Field("name", "%v", err)
 	}
-	cmd := createNamespaceCmd{TenantID: tid, Name: name, placement: s.placement()}
+	if err := checkDescription(req.Description); err != nil {
+		return Namespace{}, err
+	}
+	retention, _, err := parseRetention(req.Retention)
+	if err != nil {
+		return Namespace{}, err
+	}
+	cmd := createNamespaceCmd{TenantID: tid, Name: req.Name, Description: req.Description, Retention: retention,
+		DeletionProtection: req.DeletionProtection, placement: s.placement()}
 	return propose(ctx, s, opCreateNamespace, &cmd)
+}
+
+// UpdateNamespace changes the settings req names (see
+// wire.UpdateNamespaceRequest) and returns the namespace as it is then.
+// An unknown namespace (or tenant) is a 404; a bad field a 400 naming it,
+// and nothing changes.
+func (s *Server) UpdateNamespace(ctx context.Context, tid, name string, req NamespaceUpdate) (Namespace, error) {
+	if tenancy.ValidateTenantID(tid) != nil || tenancy.ValidateNamespace(name) != nil {
+		return Namespace{}, apierr.New(apierr.NotFound, "namespace %q not found", name)
+	}
+	cmd := updateNamespaceCmd{TenantID: tid, Name: name}
+	if present(req.Description) {
+		d, err := parseDescription(req.Description)
+		if err != nil {
+			return Namespace{}, err
+		}
+		cmd.Description = &d
+	}
+	if present(req.Retention) {
+		d, _, err := parseRetention(req.Retention)
+		if err != nil {
+			return Namespace{}, err
+		}
+		cmd.Retention = &d
+	}
+	if present(req.DeletionProtection) {
+		on, err := parseSwitch("deletion_protection", req.DeletionProtection)
+		if err != nil {
+			return Namespace{}, err
+		}
+		cmd.DeletionProtection = &on
+	}
+	return propose(ctx, s, opUpdateNamespace, &cmd)
+}
+
+// DeleteNamespace deletes the record of namespace name of tenant tid,
+// unless its deletion protection is on (409 deletion_protected). It does
+// not touch the shard: the gateway empties the namespace there first.
+func (s *Server) DeleteNamespace(ctx context.Context, tid, name string) error {
+	if tenancy.ValidateTenantID(tid) != nil || tenancy.ValidateNamespace(name) != nil {
+		return apierr.New(apierr.NotFound, "namespace %q not found", name)
+	}
+	_, err := propose(ctx, s, opDeleteNamespace, &deleteNamespaceCmd{TenantID: tid, Name: name})
+	return err
 }
 
 // Namespaces lists tenant tid's namespaces by name.

@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/golang-jwt/jwt/v5"
@@ -12,6 +14,7 @@ import (
 	"github.com/jobbie/jobbie/control/internal/layout"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // ensureSigningKey creates the first signing key if there is none. The key
@@ -46,6 +49,12 @@ func claimsOf(k APIKey) tenancy.KeyClaims {
 			IssuedAt: jwt.NewNumericDate(k.CreatedAt),
 		},
 	}
+	if k.Generation > 0 {
+		c.ID = strconv.FormatUint(k.Generation, 10)
+		if k.RotatedAt != nil {
+			c.IssuedAt = jwt.NewNumericDate(*k.RotatedAt)
+		}
+	}
 	if k.ExpiresAt != nil {
 		c.ExpiresAt = jwt.NewNumericDate(*k.ExpiresAt)
 	}
@@ -75,10 +84,13 @@ func (s *Server) sign(k APIKey) (string, error) {
 }
 
 // VerifyKey checks a token the way a gateway does: signed by one of the
-// control plane's keys, well-formed claims, not expired, not revoked. Any
+// control plane's signing keys that has not retired, well-formed claims,
+// not expired, not revoked, and a secret of the key that still works
+// (its current one, or one in its grace period after a rotation). Any
 // failure is an apierr Unauthenticated error.
 func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaims, error) {
 	claims := &tenancy.KeyClaims{}
+	now := s.cfg.Clock.Now()
 	err := s.view(func(r pebble.Reader) error {
 		keyfunc := func(t *jwt.Token) (any, error) {
 			kid, _ := t.Header["kid"].(string)
@@ -86,9 +98,13 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 			if err != nil {
 				return nil, err
 			}
+			if !k.usable(now) {
+				return nil, fmt.Errorf("signing key %s is retired", kid)
+			}
 			return k.public(), nil
 		}
-		_, err := jwt.ParseWithClaims(token, claims, keyfunc, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}))
+		_, err := jwt.ParseWithClaims(token, claims, keyfunc, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+			jwt.WithTimeFunc(func() time.Time { return now }))
 		if err != nil {
 			return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
 		}
@@ -102,7 +118,7 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 		if revoked {
 			return apierr.New(apierr.Unauthenticated, "key %s is revoked", claims.Subject)
 		}
-		return nil
+		return checkSecret(r, claims, now)
 	})
 	if err != nil {
 		return nil, err
@@ -110,16 +126,37 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 	return claims, nil
 }
 
-// JWKS is the public half of every signing key, for gateways to verify
-// API keys without calling the control plane.
+// checkSecret refuses a token whose secret a rotation replaced, once its
+// grace period has ended.
+func checkSecret(r pebble.Reader, claims *tenancy.KeyClaims, now time.Time) error {
+	gen, err := wire.SecretGeneration(claims.ID)
+	if err != nil {
+		return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
+	}
+	var ks wire.KeySecrets
+	ok, err := getJSON(r, layout.Rotated(claims.Subject), &ks)
+	if err != nil || !ok {
+		return err
+	}
+	if works, _ := secretWorks(ks, gen, now); !works {
+		return apierr.New(apierr.Unauthenticated, "this secret of key %s was replaced by a rotation and no longer works", claims.Subject)
+	}
+	return nil
+}
+
+// JWKS is the public half of every signing key that has not retired, for
+// gateways to verify API keys without calling the control plane.
 func (s *Server) JWKS(ctx context.Context) (tenancy.JWKS, error) {
 	keys, err := viewValue(s, listSigningKeys)
 	if err != nil {
 		return tenancy.JWKS{}, err
 	}
+	now := s.cfg.Clock.Now()
 	out := tenancy.JWKS{Keys: make([]tenancy.JWK, 0, len(keys))}
 	for _, k := range keys {
-		out.Keys = append(out.Keys, tenancy.NewJWK(k.ID, k.public()))
+		if k.usable(now) {
+			out.Keys = append(out.Keys, tenancy.NewJWK(k.ID, k.public()))
+		}
 	}
 	return out, nil
 }

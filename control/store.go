@@ -100,6 +100,12 @@ func mustSet(tx *replica.Tx, k, v []byte) {
 	}
 }
 
+func mustDelete(tx *replica.Tx, k []byte) {
+	if err := tx.Delete(k, nil); err != nil {
+		panic(fmt.Sprintf("control: delete %q: %v", k, err))
+	}
+}
+
 // businessErr returns a loader's error as a handler's result when it is a
 // business failure (an *apierr.Error, such as not found) and panics on a
 // storage failure (see above).

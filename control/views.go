@@ -3,9 +3,10 @@ package control
 import "github.com/jobbie/jobbie/wire"
 
 // HTTP answers are wire values, built here from control's own records so
-// that what is stored and what is sent may change apart. Namespaces and
-// registered shards are answered as their stored records: the operator
-// and gateways see a namespace's shard_id, which no wire shape carries.
+// that what is stored and what is sent may change apart. Registered
+// shards are answered as their stored records; namespaces as
+// wire.NamespacePlacement, so the operator and gateways see their
+// shard_id, which the tenant's wire.Namespace leaves out.
 
 func tenantView(t Tenant) wire.Tenant {
 	return wire.Tenant{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt}
@@ -17,10 +18,18 @@ func createdTenantView(r CreateTenantResult) wire.CreatedTenant {
 
 func keyView(k APIKey) wire.Key {
 	return wire.Key{
-		ID: k.ID, Name: k.Name, Role: string(k.Role), Namespaces: k.Namespaces,
+		ID: k.ID, Name: k.Name, Description: k.Description, Role: string(k.Role), Namespaces: k.Namespaces,
 		CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
+		LastUsedAt: k.LastUsedAt, RotatedAt: k.RotatedAt,
 	}
 }
+
+func rotatedKeyView(r keyRotated, token string) wire.RotatedKey {
+	return wire.RotatedKey{Key: keyView(r.Key), Token: token, PreviousKeyValidUntil: r.PreviousValidUntil}
+}
+
+// namespaceView is a namespace with its shard, without where to reach it.
+func namespaceView(ns Namespace) wire.NamespacePlacement { return placementView(ns, "", nil) }
 
 func createdKeyView(k CreatedKey) wire.CreatedKey {
 	return wire.CreatedKey{Key: keyView(k.APIKey), Token: k.Key}
@@ -29,9 +38,15 @@ func createdKeyView(k CreatedKey) wire.CreatedKey {
 // placementView is namespace ns with where to reach its shard (see
 // Server.Namespace).
 func placementView(ns Namespace, addr string, members []string) wire.NamespacePlacement {
-	return wire.NamespacePlacement{
-		Name: ns.Name, CreatedAt: ns.CreatedAt, ShardID: ns.ShardID, ShardAddr: addr, ShardMembers: members,
+	v := wire.NamespacePlacement{
+		Namespace: wire.Namespace{Name: ns.Name, Description: ns.Description, DeletionProtection: ns.DeletionProtection,
+			CreatedAt: ns.CreatedAt},
+		ShardID: ns.ShardID, ShardAddr: addr, ShardMembers: members,
 	}
+	if ns.Retention > 0 {
+		v.Retention = wire.FormatDuration(ns.Retention)
+	}
+	return v
 }
 
 // each is view of every record: never nil, so an empty list is [] in JSON.

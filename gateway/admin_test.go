@@ -23,7 +23,7 @@ func TestAdminNamespaces(t *testing.T) {
 		requireError(t, http.StatusNotFound, apierr.NotFound)
 	r := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	require.JSONEq(t, `{"name":"sms","created_at":"2026-01-02T00:00:00Z"}`, string(r.body))
+	require.JSONEq(t, `{"name":"sms","description":"","deletion_protection":false,"created_at":"2026-01-02T00:00:00Z"}`, string(r.body))
 
 	b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms"}).
 		requireError(t, http.StatusConflict, apierr.Conflict)
@@ -44,7 +44,7 @@ func TestAdminNamespaces(t *testing.T) {
 	r.decode(t, &list)
 	require.Len(t, list.Namespaces, 3)
 	for _, ns := range list.Namespaces {
-		require.ElementsMatch(t, []string{"name", "created_at"}, keysOf(ns), "no shard details for tenants")
+		require.ElementsMatch(t, []string{"name", "description", "deletion_protection", "created_at"}, keysOf(ns), "no shard details for tenants")
 	}
 
 	r = b.do(t, http.MethodGet, "/api/v1/namespaces", b.key(t, tenancy.RoleViewer, "emails"), nil)

@@ -170,7 +170,7 @@ func (fc *fakeControl) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	// tenants.
 	out := []wire.NamespacePlacement{}
 	for name, pl := range fc.namespaces[r.PathValue("tid")] {
-		out = append(out, wire.NamespacePlacement{Name: name, CreatedAt: jan(1), ShardID: pl.shardID, ShardAddr: pl.addr})
+		out = append(out, wire.NamespacePlacement{Namespace: wire.Namespace{Name: name, CreatedAt: jan(1)}, ShardID: pl.shardID, ShardAddr: pl.addr})
 	}
 	slices.SortFunc(out, func(a, b wire.NamespacePlacement) int { return compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
@@ -195,7 +195,7 @@ func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fc.addNamespaceLocked(tid, in.Name, "s-new", "127.0.0.1:1")
-	writeJSON(w, http.StatusCreated, wire.NamespacePlacement{Name: in.Name, CreatedAt: jan(2), ShardID: "s1"})
+	writeJSON(w, http.StatusCreated, wire.NamespacePlacement{Namespace: wire.Namespace{Name: in.Name, CreatedAt: jan(2)}, ShardID: "s1"})
 }
 
 func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +205,7 @@ func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, apierr.New(apierr.NotFound, "namespace not found"))
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.NamespacePlacement{Name: r.PathValue("ns"), CreatedAt: jan(1),
+	writeJSON(w, http.StatusOK, wire.NamespacePlacement{Namespace: wire.Namespace{Name: r.PathValue("ns"), CreatedAt: jan(1)},
 		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members})
 }
 

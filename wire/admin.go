@@ -9,10 +9,17 @@ import (
 // (/api/v1/namespaces, /api/v1/keys through the gateway), and tenants for
 // the operator (/control/v1/tenants on the control plane).
 
-// Namespace is one of a tenant's namespaces.
+// Namespace is one of a tenant's namespaces (GET /api/v1/namespaces/{name}
+// and every answer that shows one). Retention is the namespace's recorded
+// default retention for finished jobs, in the API's duration form
+// (FormatDuration: "168h", "1h30m"); empty (left out) when none is set.
+// DeletionProtection refuses DELETE with 409 deletion_protected while true.
 type Namespace struct {
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
+	Name               string    `json:"name"`
+	Description        string    `json:"description"`
+	Retention          string    `json:"retention,omitempty"`
+	DeletionProtection bool      `json:"deletion_protection"`
+	CreatedAt          time.Time `json:"created_at"`
 }
 
 // NamespaceList is GET /api/v1/namespaces: the namespaces the key may use.
@@ -20,8 +27,7 @@ type NamespaceList struct {
 	Namespaces []Namespace `json:"namespaces"`
 }
 
-// NameRequest creates a named object: POST /api/v1/namespaces,
-// POST /control/v1/tenants.
+// NameRequest creates a named object: POST /control/v1/tenants.
 type NameRequest struct {
 	Name string `json:"name"`
 }
@@ -29,23 +35,31 @@ type NameRequest struct {
 // CreateKeyRequest is POST /api/v1/keys. A key may only create keys whose
 // role ranks at or below its own, for namespaces it may use; Namespaces
 // may be ["*"]. ExpiresAt (RFC 3339; Time writes it) must be ahead and at
-// most ten years away; absent or null: the key never expires.
+// most ten years away; absent or null: the key never expires. Description
+// is free text (MaxDescription bytes of UTF-8).
 type CreateKeyRequest struct {
-	Name       string          `json:"name"`
-	Role       string          `json:"role"`
-	Namespaces []string        `json:"namespaces"`
-	ExpiresAt  json.RawMessage `json:"expires_at,omitempty"`
+	Name        string          `json:"name"`
+	Role        string          `json:"role"`
+	Namespaces  []string        `json:"namespaces"`
+	ExpiresAt   json.RawMessage `json:"expires_at,omitempty"`
+	Description string          `json:"description,omitempty"`
 }
 
-// Key describes an API key, never its secret.
+// Key describes an API key, never its secret. LastUsedAt is when a
+// gateway last saw the key admitted, as gateways report it (every 30 s
+// by default, so it trails the real last use by up to about a minute);
+// nil when never seen. RotatedAt is the key's last rotation.
 type Key struct {
-	ID         string     `json:"id"`
-	Name       string     `json:"name"`
-	Role       string     `json:"role"`
-	Namespaces []string   `json:"namespaces"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ExpiresAt  *time.Time `json:"expires_at,omitempty"` // nil: never expires
-	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	ID          string     `json:"id"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Role        string     `json:"role"`
+	Namespaces  []string   `json:"namespaces"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"` // nil: never expires
+	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+	LastUsedAt  *time.Time `json:"last_used_at,omitempty"`
+	RotatedAt   *time.Time `json:"rotated_at,omitempty"`
 }
 
 // KeyList is GET /api/v1/keys.

@@ -1,27 +1,82 @@
 package wire
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // Shapes of the internal API between Jobbie's own processes
 // (docs/internal-api.md): never sent to a tenant.
 
-// NamespacePlacement is control's answer to a gateway asking where a
-// namespace lives: its shard, the shard's configured address or first
-// registered member, and every registered member's HTTP address (tried
-// when gossip names no leader).
+// NamespacePlacement is a namespace as control holds it: the tenant's
+// view and its shard. Asked where one namespace lives, control adds the
+// shard's configured address or first registered member, and every
+// registered member's HTTP address (tried when gossip names no leader);
+// lists and changes leave those out.
 type NamespacePlacement struct {
-	Name         string    `json:"name"`
-	CreatedAt    time.Time `json:"created_at"`
-	ShardID      string    `json:"shard_id"`
-	ShardAddr    string    `json:"shard_addr"`
-	ShardMembers []string  `json:"shard_members,omitempty"`
+	Namespace
+	ShardID      string   `json:"shard_id"`
+	ShardAddr    string   `json:"shard_addr,omitempty"`
+	ShardMembers []string `json:"shard_members,omitempty"`
 }
 
-// Revocations is every revoked key id and the list's version, which grows
-// by one with each revocation.
+// Revocations is every revoked key id, the generations of rotated keys,
+// and the list's version, which grows by one with each revocation and
+// each rotation.
 type Revocations struct {
-	Version uint64   `json:"version"`
-	Revoked []string `json:"revoked"`
+	Version uint64       `json:"version"`
+	Revoked []string     `json:"revoked"`
+	Rotated []KeySecrets `json:"rotated,omitempty"`
+}
+
+// KeySecrets says which secrets of a rotated key work. A key's token
+// carries its generation in the jti claim (absent: generation 0); each
+// rotation adds one. A token of the current Generation works; an older
+// one only while it is listed in Grace and before its Until (judged by
+// the gateway's clock); any other older one is refused. A token newer
+// than Generation comes from a rotation the list does not show yet, and
+// works.
+type KeySecrets struct {
+	KeyID      string        `json:"key_id"`
+	Generation uint64        `json:"generation"`
+	Grace      []GraceSecret `json:"grace,omitempty"`
+}
+
+// SecretGeneration reads the generation a key's token carries in its jti
+// claim: "" is 0 (a key never rotated), else a decimal number.
+func SecretGeneration(jti string) (uint64, error) {
+	if jti == "" {
+		return 0, nil
+	}
+	gen, err := strconv.ParseUint(jti, 10, 64)
+	if err != nil || gen == 0 || jti[0] == '0' || jti[0] == '+' {
+		return 0, fmt.Errorf("key generation (jti) %q is not a positive decimal number", jti)
+	}
+	return gen, nil
+}
+
+// GraceSecret is a replaced secret that keeps working until Until.
+type GraceSecret struct {
+	Generation uint64    `json:"generation"`
+	Until      time.Time `json:"until"`
+}
+
+// KeyUsage is what a gateway reports to control (POST
+// /internal/v1/keys/used): the keys it admitted since its last report,
+// each with the time it saw it.
+type KeyUsage struct {
+	Keys []KeyUse `json:"keys"`
+}
+
+// MaxKeyUses bounds the entries of one KeyUsage report.
+const MaxKeyUses = 500
+
+// KeyUse is one key a gateway admitted, and when.
+type KeyUse struct {
+	TenantID string    `json:"tenant_id"`
+	KeyID    string    `json:"key_id"`
+	At       time.Time `json:"at"`
 }
 
 // ShardRegistration is what a shard cluster tells control about itself

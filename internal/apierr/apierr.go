@@ -37,6 +37,9 @@ const (
 	TenantLongPollLimit = wire.CodeTenantLongPollLimit
 	HeadersTooLarge     = wire.CodeHeadersTooLarge
 	RevocationsStale    = wire.CodeRevocationsStale
+
+	DeletionProtected = wire.CodeDeletionProtected
+	NamespaceNotEmpty = wire.CodeNamespaceNotEmpty
 )
 
 var statuses = map[Code]int{
@@ -58,6 +61,9 @@ var statuses = map[Code]int{
 	TenantLongPollLimit: http.StatusTooManyRequests,
 	HeadersTooLarge:     http.StatusRequestHeaderFieldsTooLarge,
 	RevocationsStale:    http.StatusServiceUnavailable,
+
+	DeletionProtected: http.StatusConflict,
+	NamespaceNotEmpty: http.StatusConflict,
 }
 
 // Status is the HTTP status of a code.

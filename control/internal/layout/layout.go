@@ -25,6 +25,8 @@ const (
 	prefixSigning    byte = 0x15 // signing key id → signing key
 	prefixShardLoad  byte = 0x16 // shard id → number of namespaces placed on it
 	prefixShard      byte = 0x17 // shard id → registered shard cluster
+	prefixRotated    byte = 0x18 // key id → the working secrets of a rotated key
+	prefixKeyUsed    byte = 0x19 // tenant id, key id → when a gateway last saw the key (unix nanoseconds)
 )
 
 const sep = 0x00
@@ -99,6 +101,15 @@ func RevokedKeys() []byte { return []byte{prefixRevoked} }
 
 // RevokedID decodes the key id of a Revoked key.
 func RevokedID(k []byte) string { return last(k) }
+
+// Rotated holds which secrets of rotated key id work.
+func Rotated(id string) []byte { return key(prefixRotated, id) }
+
+// RotatedKeys is the prefix of every rotated key's secrets.
+func RotatedKeys() []byte { return []byte{prefixRotated} }
+
+// KeyUsed holds when key id of tenant tid was last seen in use.
+func KeyUsed(tid, id string) []byte { return key(prefixKeyUsed, tid, id) }
 
 // SigningKey is the key of a signing key record.
 func SigningKey(kid string) []byte { return key(prefixSigning, kid) }

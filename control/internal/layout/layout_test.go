@@ -19,7 +19,7 @@ func TestNoKeyUsesTheReplicaPrefix(t *testing.T) {
 		RevocationVersion(), ActiveSigningKey(), Tenant(tidA), Tenants(), TenantName("acme"),
 		Namespace(tidA, "default"), Namespaces(tidA), Key(tidA, "key_1"), Key("", "key_1"),
 		Keys(""), Revoked("key_1"), RevokedKeys(), SigningKey("sk_1"), SigningKeys(), ShardLoad("s1"),
-		ShardLoads(), Shard("s1"), Shards(),
+		ShardLoads(), Shard("s1"), Shards(), Rotated("key_1"), RotatedKeys(), KeyUsed(tidA, "key_1"),
 	}
 	for _, k := range keys {
 		require.NotEqual(t, byte(0x00), k[0], "%q", k)
@@ -38,6 +38,8 @@ func TestGoldenBytes(t *testing.T) {
 	require.Equal(t, []byte("\x16s1"), ShardLoad("s1"))
 	require.Equal(t, []byte("\x17s1"), Shard("s1"))
 	require.Equal(t, "s1", ShardLoadID(ShardLoad("s1")))
+	require.Equal(t, []byte("\x18key_1"), Rotated("key_1"))
+	require.Equal(t, []byte("\x19t_x\x00key_1"), KeyUsed("t_x", "key_1"))
 }
 
 func TestNamespacesSortByNameWithinTenant(t *testing.T) {

@@ -1,0 +1,7 @@
+package wire
+
+// Error codes of namespace administration (409s that say what to do).
+const (
+	CodeDeletionProtected ErrorCode = "deletion_protected"  // DELETE of a namespace whose deletion_protection is on: PATCH it off first
+	CodeNamespaceNotEmpty ErrorCode = "namespace_not_empty" // DELETE of a namespace that holds jobs, queues or schedules without ?force=true
+)

@@ -12,7 +12,8 @@ import (
 // Queue is a queue of the namespace with its counts and settings.
 // Throughput is completed jobs per minute over the last five minutes;
 // OldestPendingAge is how long, in seconds, the oldest pending job has
-// waited.
+// waited. Its settings are what PutQueue sets (QueueSpecOf reads them as
+// a QueueSpec); Defaults is never nil from the server.
 type Queue = wire.Queue
 
 // QueueCounts are a queue's jobs per state.
@@ -24,7 +25,7 @@ type QueueThrottle = wire.Throttle
 // QueueDefaults are what a queue's jobs get for fields their producer left
 // out (and a fetch without lease_duration); nil fields have no queue
 // default. Durations are JSON: write them with wire.Duration, read them
-// with wire.ParseDuration.
+// with wire.ParseDuration (the server writes wire.FormatDuration's form).
 type QueueDefaults = wire.QueueDefaults
 
 // DrainResult is the answer to a drain.

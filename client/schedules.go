@@ -14,7 +14,8 @@ import (
 // body of both create and update; an update replaces the whole schedule,
 // so zero fields take the server's defaults there too.
 type ScheduleRequest struct {
-	// Name is unique in the namespace, 1-128 characters.
+	// Name is unique in the namespace, 1-128 bytes, not starting with
+	// "sch_" (ids do).
 	Name  string
 	Queue string
 	// Cron is a standard 5-field expression ("0 9 * * 1-5") or a
@@ -63,9 +64,11 @@ func (c *Client) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Sche
 	return c.scheduleCall(ctx, "POST", "/api/v1/schedules", req)
 }
 
-// GetSchedule reads one schedule.
-func (c *Client) GetSchedule(ctx context.Context, id string) (*Schedule, error) {
-	return c.scheduleCall(ctx, "GET", schedulePath(id), nil)
+// GetSchedule reads one schedule, by its id ("sch_…") or its name: a
+// reference without the id prefix (wire.ScheduleIDPrefix) is a name. The
+// other schedule methods take a name in place of an id too.
+func (c *Client) GetSchedule(ctx context.Context, ref string) (*Schedule, error) {
+	return c.scheduleCall(ctx, "GET", schedulePath(ref), nil)
 }
 
 // UpdateSchedule replaces schedule id with req; its next run is computed

@@ -179,3 +179,26 @@ func TestQueueSettingEndpointsShowInGet(t *testing.T) {
 	require.Equal(t, 200, b.call("POST", "/api/v1/queues/q/resume", nil).Status)
 	require.Equal(t, false, b.queueView("q")["paused"])
 }
+
+// A chain step that names no expire_after takes its queue's, like an
+// enqueue that leaves it out; one that names it keeps its own.
+func TestQueueExpireAfterDefaultsChainSteps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.putQueue("step", map[string]any{"defaults": map[string]any{"expire_after": "2h"}})
+	for _, c := range []struct {
+		step map[string]any
+		want string
+	}{
+		{map[string]any{"queue": "step"}, "2h"},
+		{map[string]any{"queue": "step", "expire_after": "5m"}, "5m"},
+	} {
+		b.enqueue(map[string]any{"queue": "first", "chain": map[string]any{"steps": []map[string]any{{"queue": "first"}, c.step}}})
+		f := b.fetch([]string{"first"}, nil)
+		require.Equal(t, 200, f.Status, string(f.Raw))
+		require.Equal(t, 200, b.call("POST", "/api/v1/ack/"+f.Body["job_id"].(string), nil).Status)
+		next := b.fetch([]string{"step"}, nil)
+		require.Equal(t, 200, next.Status, string(next.Raw))
+		require.Equal(t, c.want, b.job(next.Body["job_id"].(string))["expire_after"])
+	}
+}

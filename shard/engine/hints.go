@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -113,6 +114,18 @@ func (f *timeFloors) inserted(ns string, kind byte, at int64) {
 	f.mu.Lock()
 	if cur, ok := f.m[k]; !ok || at < cur {
 		f.m[k] = at
+	}
+	f.mu.Unlock()
+}
+
+// forget drops ns's floors (a purged namespace has nothing to sweep).
+func (f *timeFloors) forget(ns string) {
+	p := ns + "\x00"
+	f.mu.Lock()
+	for k := range f.m {
+		if strings.HasPrefix(k, p) {
+			delete(f.m, k)
+		}
 	}
 	f.mu.Unlock()
 }

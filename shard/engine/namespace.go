@@ -87,6 +87,7 @@ func (e *Engine) applyNamespacePurge(tx *replica.Tx, c *NamespacePurgeCmd) (*Pur
 	out := &PurgeStep{Removed: n, Phase: 1}
 	if !more {
 		must(tx.Delete(keys.Registry(c.NS), nil))
+		e.floors.forget(c.NS)
 		out.Done = true
 	}
 	return out, nil

@@ -8,60 +8,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
-	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // Tenant administration is served through control's internal API. The
 // gateway decides whether the caller may (RBAC, delegation, namespace
 // subset); control validates shapes and existence.
-
-// listNamespaces answers the namespaces the caller may read. Control's
-// records carry their shard; decoding them as wire.Namespace leaves it out,
-// as tenants never see shard details.
-func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
-	var list wire.NamespaceList
-	if err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/namespaces"), nil, http.StatusOK, &list); err != nil {
-		return err
-	}
-	out := wire.NamespaceList{Namespaces: make([]wire.Namespace, 0, len(list.Namespaces))}
-	for _, ns := range list.Namespaces {
-		if !r.key.AllowsNamespace(ns.Name) {
-			continue
-		}
-		ok, err := s.rbac.allowed(r.key.Role, r.key.TenantID, ns.Name, tenancy.ActNamespaceRead)
-		if err != nil {
-			return err
-		}
-		if ok {
-			out.Namespaces = append(out.Namespaces, ns)
-		}
-	}
-	return c.JSON(out)
-}
-
-func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
-	var in wire.NameRequest
-	if err := decodeBody(c, &in); err != nil {
-		return err
-	}
-	if err := tenancy.ValidateNamespace(in.Name); err != nil {
-		return apierr.Field("name", "%v", err)
-	}
-	if !r.key.AllowsNamespace(in.Name) {
-		return apierr.New(apierr.Forbidden, "API key %s may not use namespace %q, so it may not create it", r.key.Subject, in.Name)
-	}
-	if err := s.rbac.authorize(r.key, in.Name, tenancy.ActNamespaceManage); err != nil {
-		return err
-	}
-	var created wire.Namespace // without its shard, as in the list
-	if err := s.controlJSON(r, http.MethodPost, tenantPath(r.key.TenantID, "/namespaces"), in, http.StatusCreated, &created); err != nil {
-		return err
-	}
-	// Drop a cached "no such namespace" so the new one is usable at once.
-	s.placements.invalidate(r.key.TenantID, in.Name)
-	return c.Status(fiber.StatusCreated).JSON(created)
-}
 
 // tenantPath is a path under control's internal tenant API.
 func tenantPath(tenantID, rest string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // authenticator turns an Authorization header into verified key claims.
@@ -20,6 +21,7 @@ import (
 type authenticator struct {
 	keys   *keySet
 	revs   *revocations
+	uses   *keyUses
 	tokens *lru.Cache[string, verifiedKey]
 	parser *jwt.Parser
 	clock  clockwork.Clock
@@ -29,7 +31,9 @@ type authenticator struct {
 // verifiedKey is a cached, signature-checked key.
 type verifiedKey struct {
 	claims  *tenancy.KeyClaims
-	expires int64 // unix nanoseconds; 0 when the key does not expire
+	gen     uint64 // the secret's generation (wire.SecretGeneration of its jti)
+	expires int64  // unix nanoseconds; 0 when the key does not expire
+	use     *useMark
 }
 
 var (
@@ -39,7 +43,7 @@ var (
 
 // newAuthenticator caches up to cacheSize verified keys. A cached key's
 // expiry and a fresh key's exp claim are both judged by clock.
-func newAuthenticator(ctx context.Context, keys *keySet, revs *revocations, cacheSize int, clock clockwork.Clock) (*authenticator, error) {
+func newAuthenticator(ctx context.Context, keys *keySet, revs *revocations, uses *keyUses, cacheSize int, clock clockwork.Clock) (*authenticator, error) {
 	tokens, err := lru.New[string, verifiedKey](cacheSize)
 	if err != nil {
 		return nil, err
@@ -47,6 +51,7 @@ func newAuthenticator(ctx context.Context, keys *keySet, revs *revocations, cach
 	a := &authenticator{
 		keys:   keys,
 		revs:   revs,
+		uses:   uses,
 		tokens: tokens,
 		parser: jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}), jwt.WithTimeFunc(clock.Now)),
 		clock:  clock,
@@ -78,30 +83,46 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 		return nil, err
 	}
 	v, cached := a.tokens.Get(token)
-	if cached && (v.expires == 0 || now.UnixNano() < v.expires) {
-		return a.checkRevoked(v.claims)
-	}
-	tok := strings.Clone(token)
-	claims, err := a.verify(tok)
-	if err != nil {
-		if cached { // expired since it was cached
-			a.tokens.Remove(tok)
+	if !cached || (v.expires != 0 && now.UnixNano() >= v.expires) {
+		tok := strings.Clone(token)
+		claims, err := a.verify(tok)
+		if err != nil {
+			if cached { // expired since it was cached
+				a.tokens.Remove(tok)
+			}
+			return nil, err
 		}
+		v = verifiedKey{claims: claims, use: new(useMark)}
+		if claims.ExpiresAt != nil {
+			v.expires = claims.ExpiresAt.UnixNano()
+		}
+		if v.gen, err = wire.SecretGeneration(claims.ID); err != nil {
+			return nil, apierr.New(apierr.Unauthenticated, "API key is invalid: %v", err)
+		}
+		a.tokens.Add(tok, v)
+	}
+	if err := a.checkRevoked(v, now); err != nil {
 		return nil, err
 	}
-	var exp int64
-	if claims.ExpiresAt != nil {
-		exp = claims.ExpiresAt.UnixNano()
-	}
-	a.tokens.Add(tok, verifiedKey{claims: claims, expires: exp})
-	return a.checkRevoked(claims)
+	a.uses.saw(v, now)
+	return v.claims, nil
 }
 
-func (a *authenticator) checkRevoked(c *tenancy.KeyClaims) (*tenancy.KeyClaims, error) {
+// checkRevoked refuses a revoked key, and a secret of a key that a
+// rotation replaced once its grace period is over.
+func (a *authenticator) checkRevoked(v verifiedKey, now time.Time) error {
+	c := v.claims
 	if a.revs.revoked(c.Subject) {
-		return nil, apierr.New(apierr.Unauthenticated, "API key %s has been revoked", c.Subject)
+		return apierr.New(apierr.Unauthenticated, "API key %s has been revoked", c.Subject)
 	}
-	return c, nil
+	if ok, until := a.revs.secret(c.Subject, v.gen, now); !ok {
+		if until.IsZero() {
+			return apierr.New(apierr.Unauthenticated, "this secret of API key %s was replaced when the key was rotated: use its new secret", c.Subject)
+		}
+		return apierr.New(apierr.Unauthenticated, "this secret of API key %s was replaced when the key was rotated, and its grace period ended at %s: use its new secret",
+			c.Subject, until.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // verify checks a token's signature and claims.

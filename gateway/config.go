@@ -51,6 +51,11 @@ type Config struct {
 	// JWKSMinRefresh is the least time between two JWKS fetches caused by
 	// keys with an unknown kid, so forged kids cannot flood control. Default 1s.
 	JWKSMinRefresh time.Duration
+	// KeyUsageInterval is how often the gateway reports to control the API
+	// keys it admitted since its last report, which control records as
+	// their last_used_at; a key's last_used_at so trails its last use by
+	// up to about this long, plus the report's way. Default 30s.
+	KeyUsageInterval time.Duration
 	// PlacementTTL is how long a namespace's shard is cached. Default 30s.
 	PlacementTTL time.Duration
 	// PlacementMissTTL is how long "no such namespace" is cached, and how
@@ -127,6 +132,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.RevocationMaxAge, time.Minute)
 	setDefault(&c.JWKSInterval, time.Minute)
 	setDefault(&c.JWKSMinRefresh, time.Second)
+	setDefault(&c.KeyUsageInterval, 30*time.Second)
 	setDefault(&c.PlacementTTL, 30*time.Second)
 	setDefault(&c.PlacementMissTTL, time.Second)
 	setDefault(&c.TokenCacheSize, 100_000)
@@ -174,7 +180,8 @@ func (c Config) Validate() error {
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
 		return errors.New("gateway: body limits must be positive")
 	}
-	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 {
+	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 ||
+		c.KeyUsageInterval < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
 	}
 	if c.RevocationMaxAge <= c.RevocationInterval {

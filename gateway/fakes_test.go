@@ -79,10 +79,13 @@ type fakeControl struct {
 	jwksDown    bool
 	revsDown    bool
 	revoked     []string
+	rotated     map[string]wire.KeySecrets // key id → its secrets, once rotated
+	uses        []wire.KeyUse              // reported by gateways
 	version     uint64
 	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
 	keys        map[string][]wire.Key               // tenant → keys
 	lastKeyReq  wire.CreateKeyRequest
+	lastPatch   wire.UpdateNamespaceRequest
 	placementsN atomic.Int64 // placement lookups served
 	jwksN       atomic.Int64
 	nextID      int
@@ -110,6 +113,7 @@ func newFakeControlAs(t testing.TB, ca *pkitest.CA, s signer, id pki.Identity) *
 	mux.HandleFunc("GET /internal/v1/tenants/{tid}/keys", fc.internal(fc.listKeys))
 	mux.HandleFunc("POST /internal/v1/tenants/{tid}/keys", fc.internal(fc.createKey))
 	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/keys/{id}", fc.internal(fc.deleteKey))
+	fc.adminRoutes(mux)
 	fc.srv = httptest.NewUnstartedServer(mux)
 	serveTLS(t, fc.srv, ca, id)
 	return fc
@@ -162,7 +166,11 @@ func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) 
 		writeErr(w, apierr.New(apierr.Unavailable, "down"))
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.Revocations{Version: fc.version, Revoked: fc.revoked})
+	rev := wire.Revocations{Version: fc.version, Revoked: fc.revoked}
+	for _, ks := range fc.rotated {
+		rev.Rotated = append(rev.Rotated, ks)
+	}
+	writeJSON(w, http.StatusOK, rev)
 }
 
 func (fc *fakeControl) listNamespaces(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +178,7 @@ func (fc *fakeControl) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	// tenants.
 	out := []wire.NamespacePlacement{}
 	for name, pl := range fc.namespaces[r.PathValue("tid")] {
-		out = append(out, wire.NamespacePlacement{Namespace: wire.Namespace{Name: name, CreatedAt: jan(1)}, ShardID: pl.shardID, ShardAddr: pl.addr})
+		out = append(out, wire.NamespacePlacement{Namespace: pl.view(name), ShardID: pl.shardID, ShardAddr: pl.addr})
 	}
 	slices.SortFunc(out, func(a, b wire.NamespacePlacement) int { return compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
@@ -187,15 +195,17 @@ func compare(a, b string) int {
 }
 
 func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
-	var in wire.NameRequest
+	var in wire.CreateNamespaceRequest
 	_ = json.NewDecoder(r.Body).Decode(&in)
 	tid := r.PathValue("tid")
 	if _, ok := fc.namespaces[tid][in.Name]; ok {
 		writeErr(w, apierr.New(apierr.Conflict, "namespace %q exists", in.Name))
 		return
 	}
-	fc.addNamespaceLocked(tid, in.Name, "s-new", "127.0.0.1:1")
-	writeJSON(w, http.StatusCreated, wire.NamespacePlacement{Namespace: wire.Namespace{Name: in.Name, CreatedAt: jan(2)}, ShardID: "s1"})
+	settings := wire.Namespace{Name: in.Name, Description: in.Description, DeletionProtection: in.DeletionProtection, CreatedAt: jan(2)}
+	_ = json.Unmarshal(in.Retention, &settings.Retention)
+	fc.placeLocked(tid, in.Name, fakePlacement{shardID: "s-new", addr: "127.0.0.1:1", settings: settings})
+	writeJSON(w, http.StatusCreated, wire.NamespacePlacement{Namespace: settings, ShardID: "s1"})
 }
 
 func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +215,7 @@ func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, apierr.New(apierr.NotFound, "namespace not found"))
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.NamespacePlacement{Namespace: wire.Namespace{Name: r.PathValue("ns"), CreatedAt: jan(1)},
+	writeJSON(w, http.StatusOK, wire.NamespacePlacement{Namespace: pl.view(r.PathValue("ns")),
 		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members})
 }
 
@@ -254,10 +264,12 @@ func (fc *fakeControl) deleteKey(w http.ResponseWriter, r *http.Request) {
 // jan is a day of January 2026, the fake's creation times.
 func jan(day int) time.Time { return time.Date(2026, 1, day, 0, 0, 0, 0, time.UTC) }
 
-// fakePlacement is where the fake control says a namespace lives.
+// fakePlacement is where the fake control says a namespace lives, and
+// its settings.
 type fakePlacement struct {
 	shardID, addr string
 	members       []string
+	settings      wire.Namespace
 }
 
 // addNamespace places a namespace on shard id, known by one address.

@@ -91,8 +91,9 @@ func (b *bundle) waitReady(t testing.TB) {
 }
 
 // refreshLoops is how many timers a gateway keeps on its clock between
-// refreshes: the revocation list's and the signing keys'.
-const refreshLoops = 2
+// refreshes: the revocation list's, the signing keys' and the key usage
+// report's.
+const refreshLoops = 3
 
 // tick advances a gateway's fake clock by d and returns once both refresh
 // loops wait on it again, so every refresh d made due has run.

@@ -75,16 +75,28 @@ func grantableExpiry(caller *tenancy.KeyClaims, raw json.RawMessage) error {
 	if caller.ExpiresAt == nil {
 		return nil
 	}
-	limit := caller.ExpiresAt.Time
 	var s *string
 	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != nil {
-		if t, err := time.Parse(time.RFC3339Nano, *s); err == nil && !t.After(limit) {
-			return nil
-		} else if err != nil {
+		t, err := time.Parse(time.RFC3339Nano, *s)
+		if err != nil {
 			return nil // malformed: control answers 400 naming expires_at
 		}
+		return expiresWithin(caller, &t, "keys it creates must set expires_at no later")
 	}
-	return apierr.New(apierr.Forbidden, "this key expires at %s; keys it creates must set expires_at no later", limit.UTC().Format(time.RFC3339))
+	return expiresWithin(caller, nil, "keys it creates must set expires_at no later")
+}
+
+// expiresWithin refuses a key expiring at exp (nil: never) that would
+// outlive caller; what says what the caller must do.
+func expiresWithin(caller *tenancy.KeyClaims, exp *time.Time, what string) error {
+	if caller.ExpiresAt == nil {
+		return nil
+	}
+	limit := caller.ExpiresAt.Time
+	if exp != nil && !exp.After(limit) {
+		return nil
+	}
+	return apierr.New(apierr.Forbidden, "this key expires at %s; %s", limit.UTC().Format(time.RFC3339), what)
 }
 
 // grantableNamespaces checks and normalizes a new key's namespaces.
@@ -114,31 +126,71 @@ func grantableNamespaces(caller *tenancy.KeyClaims, want []string) ([]string, er
 	return out, nil
 }
 
+// visibleKey is key id of the caller's tenant when its namespaces are
+// within the caller's; any other is "not found", as in the list.
+func (s *Server) visibleKey(r *call, id string) (wire.Key, error) {
+	var k wire.Key
+	err := s.controlJSON(r, http.MethodGet, keyPath(r, id), nil, http.StatusOK, &k)
+	if apierr.CodeOf(err) == apierr.NotFound || (err == nil && !covers(r.key, k.Namespaces)) {
+		return wire.Key{}, apierr.New(apierr.NotFound, "API key %q not found", id)
+	}
+	return k, err
+}
+
+func keyPath(r *call, id string) string {
+	return tenantPath(r.key.TenantID, "/keys/"+url.PathEscape(id))
+}
+
+// getKey shows one key (never its secret) the caller could see in the list.
+func (s *Server) getKey(c *fiber.Ctx, r *call) error {
+	k, err := s.visibleKey(r, c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(k)
+}
+
 // deleteKey revokes a key the caller could have minted. Keys beyond the
 // caller's namespaces are "not found", as in the list.
 func (s *Server) deleteKey(c *fiber.Ctx, r *call) error {
 	id := c.Params("id")
-	keys, err := s.tenantKeys(r)
+	target, err := s.visibleKey(r, id)
 	if err != nil {
 		return err
-	}
-	var target *wire.Key
-	for i := range keys {
-		if keys[i].ID == id && covers(r.key, keys[i].Namespaces) {
-			target = &keys[i]
-			break
-		}
-	}
-	if target == nil {
-		return apierr.New(apierr.NotFound, "API key %q not found", id)
 	}
 	if !r.key.Role.CanGrant(tenancy.Role(target.Role)) {
 		return apierr.New(apierr.Forbidden, "role %s may not revoke %s keys", r.key.Role, target.Role)
 	}
-	if _, err := s.controlCall(r, http.MethodDelete, tenantPath(r.key.TenantID, "/keys/"+url.PathEscape(id)), nil, http.StatusNoContent); err != nil {
+	if _, err := s.controlCall(r, http.MethodDelete, keyPath(r, id), nil, http.StatusNoContent); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// rotateKey gives a key the caller could have minted a new secret: the
+// rules of creating one hold for the key as it is (a role the caller may
+// grant, namespaces it has, an expiry no later than its own).
+func (s *Server) rotateKey(c *fiber.Ctx, r *call) error {
+	var in wire.RotateKeyRequest
+	if err := apierr.DecodeJSON(c.Request().Body(), &in, true); err != nil {
+		return err
+	}
+	id := c.Params("id")
+	target, err := s.visibleKey(r, id)
+	if err != nil {
+		return err
+	}
+	if !r.key.Role.CanGrant(tenancy.Role(target.Role)) {
+		return apierr.New(apierr.Forbidden, "role %s may not rotate %s keys", r.key.Role, target.Role)
+	}
+	if err := expiresWithin(r.key, target.ExpiresAt, "it may rotate only keys that expire no later"); err != nil {
+		return err
+	}
+	var rotated wire.RotatedKey
+	if err := s.controlJSON(r, http.MethodPost, keyPath(r, id)+"/rotate", in, http.StatusOK, &rotated); err != nil {
+		return err
+	}
+	return c.JSON(rotated)
 }
 
 // covers reports whether caller has every namespace in nss.

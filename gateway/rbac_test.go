@@ -127,6 +127,12 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/keys":        tenancy.ActKeyRead,
 		"POST /api/v1/keys":       tenancy.ActKeyManage,
 		"DELETE /api/v1/keys/:id": tenancy.ActKeyManage,
+
+		"GET /api/v1/namespaces/:name":    tenancy.ActNamespaceRead,
+		"PATCH /api/v1/namespaces/:name":  tenancy.ActNamespaceManage,
+		"DELETE /api/v1/namespaces/:name": tenancy.ActNamespaceManage,
+		"GET /api/v1/keys/:id":            tenancy.ActKeyRead,
+		"POST /api/v1/keys/:id/rotate":    tenancy.ActKeyManage,
 	}
 	got := map[string]tenancy.Action{}
 	for _, rt := range routeTable {

@@ -13,10 +13,11 @@ import (
 const revocationsPath = "/internal/v1/revocations"
 
 // revocationList is one version of control's list of revoked key ids, as
-// a set.
+// a set, and of the secrets of rotated keys, by key id.
 type revocationList struct {
 	version uint64
 	ids     map[string]struct{}
+	rotated map[string]wire.KeySecrets
 }
 
 // revocations holds the newest list; it is swapped whole so the per-request
@@ -63,6 +64,26 @@ func (r *revocations) revoked(keyID string) bool {
 	return ok
 }
 
+// secret reports whether a token of generation gen of key keyID works at
+// now (wire.KeySecrets), and, for one that no longer does, when its grace
+// period ended (zero when it had none).
+func (r *revocations) secret(keyID string, gen uint64, now time.Time) (bool, time.Time) {
+	l := r.list.Load()
+	if l == nil {
+		return true, time.Time{}
+	}
+	ks, ok := l.rotated[keyID]
+	if !ok || gen >= ks.Generation {
+		return true, time.Time{}
+	}
+	for _, g := range ks.Grace {
+		if g.Generation == gen {
+			return now.Before(g.Until), g.Until
+		}
+	}
+	return false, time.Time{}
+}
+
 // refresh fetches the list, rebuilding the set only when its version moved.
 // The list counts as fresh from when the request was sent: what control
 // answered was current then, not necessarily when the answer arrived.
@@ -73,12 +94,17 @@ func (r *revocations) refresh(ctx context.Context) error {
 		return err
 	}
 	defer r.fetched.Store(asked.UnixNano())
-	if cur := r.list.Load(); cur != nil && cur.version == rev.Version && len(cur.ids) == len(rev.Revoked) {
+	if cur := r.list.Load(); cur != nil && cur.version == rev.Version && len(cur.ids) == len(rev.Revoked) &&
+		len(cur.rotated) == len(rev.Rotated) {
 		return nil
 	}
-	l := &revocationList{version: rev.Version, ids: make(map[string]struct{}, len(rev.Revoked))}
+	l := &revocationList{version: rev.Version, ids: make(map[string]struct{}, len(rev.Revoked)),
+		rotated: make(map[string]wire.KeySecrets, len(rev.Rotated))}
 	for _, id := range rev.Revoked {
 		l.ids[id] = struct{}{}
+	}
+	for _, ks := range rev.Rotated {
+		l.rotated[ks.KeyID] = ks
 	}
 	r.list.Store(l)
 	return nil

@@ -33,6 +33,11 @@ var (
 	listKeys        = endpoint{handle: (*Server).listKeys}
 	createKey       = endpoint{handle: (*Server).createKey}
 	deleteKey       = endpoint{handle: (*Server).deleteKey}
+	getNamespace    = endpoint{handle: (*Server).getNamespace}
+	updateNamespace = endpoint{handle: (*Server).updateNamespace}
+	deleteNamespace = endpoint{handle: (*Server).deleteNamespace}
+	getKey          = endpoint{handle: (*Server).getKey}
+	rotateKey       = endpoint{handle: (*Server).rotateKey}
 )
 
 // routeTable is every public endpoint and the action it needs; a new
@@ -84,9 +89,14 @@ var routeTable = []route{
 
 	{fiber.MethodGet, "/api/v1/namespaces", tenancy.ActNamespaceRead, listNamespaces},
 	{fiber.MethodPost, "/api/v1/namespaces", tenancy.ActNamespaceManage, createNamespace},
+	{fiber.MethodGet, "/api/v1/namespaces/:name", tenancy.ActNamespaceRead, getNamespace},
+	{fiber.MethodPatch, "/api/v1/namespaces/:name", tenancy.ActNamespaceManage, updateNamespace},
+	{fiber.MethodDelete, "/api/v1/namespaces/:name", tenancy.ActNamespaceManage, deleteNamespace},
 	{fiber.MethodGet, "/api/v1/keys", tenancy.ActKeyRead, listKeys},
 	{fiber.MethodPost, "/api/v1/keys", tenancy.ActKeyManage, createKey},
+	{fiber.MethodGet, "/api/v1/keys/:id", tenancy.ActKeyRead, getKey},
 	{fiber.MethodDelete, "/api/v1/keys/:id", tenancy.ActKeyManage, deleteKey},
+	{fiber.MethodPost, "/api/v1/keys/:id/rotate", tenancy.ActKeyManage, rotateKey},
 }
 
 // register mounts the route table, each endpoint behind admission.

@@ -26,6 +26,7 @@ type Server struct {
 	control    *controlClient
 	keys       *keySet
 	revs       *revocations
+	uses       *keyUses
 	auth       *authenticator
 	rbac       *authorizer
 	placements *placements
@@ -65,8 +66,9 @@ func New(cfg Config) (*Server, error) {
 	control := newControlClient(cfg)
 	keys := &keySet{control: control, minGap: cfg.JWKSMinRefresh, clock: cfg.Clock}
 	revs := newRevocations(control, cfg.Clock, cfg.RevocationMaxAge)
+	uses := newKeyUses(control, cfg.Logger)
 	ctx, cancel := context.WithCancel(context.Background())
-	auth, err := newAuthenticator(ctx, keys, revs, cfg.TokenCacheSize, cfg.Clock)
+	auth, err := newAuthenticator(ctx, keys, revs, uses, cfg.TokenCacheSize, cfg.Clock)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -77,6 +79,7 @@ func New(cfg Config) (*Server, error) {
 		control: control,
 		keys:    keys,
 		revs:    revs,
+		uses:    uses,
 		auth:    auth,
 		rbac:    rbac,
 		polls:   newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
@@ -148,7 +151,7 @@ func (s *Server) Start(ctx context.Context) error {
 	ln := newListener(tcp, s.cfg.MaxConnsPerAddr, s.log)
 	s.ln = ln
 	liveGateways.Store(s, struct{}{})
-	s.wg.Add(4)
+	s.wg.Add(5)
 	go s.serve(ln)
 	go func() {
 		defer s.wg.Done()
@@ -156,6 +159,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}()
 	go s.poll("revocation list", s.cfg.RevocationInterval, s.refreshRevocations)
 	go s.poll("signing keys", s.cfg.JWKSInterval, s.keys.refresh)
+	go s.poll("key usage", s.cfg.KeyUsageInterval, s.uses.report)
 	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Stop() })
 	s.log.Info("gateway: serving", "addr", ln.Addr().String(), "control", s.cfg.ControlURL)
 	return nil
@@ -211,6 +215,9 @@ func (s *Server) Stop() error {
 			_ = ln.Close()
 		}
 		s.wg.Wait()
+		if ln != nil {
+			s.uses.reportLast(min(s.cfg.ControlTimeout, 2*time.Second))
+		}
 		if s.metrics != nil {
 			_ = s.metrics.Close()
 		}

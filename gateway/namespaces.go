@@ -1,0 +1,170 @@
+package gateway
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Namespaces as objects. Control holds their records and settings; a
+// namespace's jobs, queues and schedules live on its shard, which the
+// gateway asks before it deletes one, and empties first.
+
+// listNamespaces answers the namespaces the caller may read. Control's
+// records carry their shard; decoding them as wire.Namespace leaves it out,
+// as tenants never see shard details.
+func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
+	var list wire.NamespaceList
+	if err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/namespaces"), nil, http.StatusOK, &list); err != nil {
+		return err
+	}
+	out := wire.NamespaceList{Namespaces: make([]wire.Namespace, 0, len(list.Namespaces))}
+	for _, ns := range list.Namespaces {
+		if !r.key.AllowsNamespace(ns.Name) {
+			continue
+		}
+		ok, err := s.rbac.allowed(r.key.Role, r.key.TenantID, ns.Name, tenancy.ActNamespaceRead)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out.Namespaces = append(out.Namespaces, ns)
+		}
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
+	var in wire.CreateNamespaceRequest
+	if err := decodeBody(c, &in); err != nil {
+		return err
+	}
+	if err := tenancy.ValidateNamespace(in.Name); err != nil {
+		return apierr.Field("name", "%v", err)
+	}
+	if !r.key.AllowsNamespace(in.Name) {
+		return apierr.New(apierr.Forbidden, "API key %s may not use namespace %q, so it may not create it", r.key.Subject, in.Name)
+	}
+	if err := s.rbac.authorize(r.key, in.Name, tenancy.ActNamespaceManage); err != nil {
+		return err
+	}
+	var created wire.Namespace // without its shard, as in the list
+	if err := s.controlJSON(r, http.MethodPost, tenantPath(r.key.TenantID, "/namespaces"), in, http.StatusCreated, &created); err != nil {
+		return err
+	}
+	// Drop a cached "no such namespace" so the new one is usable at once.
+	s.placements.invalidate(r.key.TenantID, in.Name)
+	return c.Status(fiber.StatusCreated).JSON(created)
+}
+
+// namedNamespace is the namespace a /namespaces/{name} request is about,
+// once the caller may act on it: a namespace beyond the key's is not
+// found, as in the list; RBAC decides act on it.
+func (s *Server) namedNamespace(c *fiber.Ctx, r *call, act tenancy.Action) (string, error) {
+	name := c.Params("name")
+	if err := tenancy.ValidateNamespace(name); err != nil {
+		return "", apierr.Field("name", "%v", err)
+	}
+	if !r.key.AllowsNamespace(name) {
+		return "", namespaceNotFound(name)
+	}
+	name = strings.Clone(name) // params alias request memory
+	return name, s.rbac.authorize(r.key, name, act)
+}
+
+func namespacePath(r *call, name string) string {
+	return tenantPath(r.key.TenantID, "/namespaces/"+url.PathEscape(name))
+}
+
+func (s *Server) getNamespace(c *fiber.Ctx, r *call) error {
+	name, err := s.namedNamespace(c, r, tenancy.ActNamespaceRead)
+	if err != nil {
+		return err
+	}
+	var ns wire.Namespace
+	if err := s.controlJSON(r, http.MethodGet, namespacePath(r, name), nil, http.StatusOK, &ns); err != nil {
+		return err
+	}
+	return c.JSON(ns)
+}
+
+// updateNamespace passes the fields sent to control as they came (so
+// absent and null stay apart); control checks them.
+func (s *Server) updateNamespace(c *fiber.Ctx, r *call) error {
+	name, err := s.namedNamespace(c, r, tenancy.ActNamespaceManage)
+	if err != nil {
+		return err
+	}
+	var in wire.UpdateNamespaceRequest
+	if err := decodeBody(c, &in); err != nil {
+		return err
+	}
+	var ns wire.Namespace
+	if err := s.controlJSON(r, http.MethodPatch, namespacePath(r, name), in, http.StatusOK, &ns); err != nil {
+		return err
+	}
+	return c.JSON(ns)
+}
+
+// deleteNamespace deletes a namespace and everything it holds: refused
+// while its deletion protection is on (409 deletion_protected), and, when
+// its shard says it holds jobs, queues or schedules, unless ?force=true
+// (409 namespace_not_empty). The shard empties it (DELETE
+// /api/v1/namespace) before control forgets it, so nothing is left behind
+// under a name that may be created again.
+func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
+	name, err := s.namedNamespace(c, r, tenancy.ActNamespaceManage)
+	if err != nil {
+		return err
+	}
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
+	var ns wire.NamespacePlacement
+	if err := s.controlJSON(r, http.MethodGet, namespacePath(r, name), nil, http.StatusOK, &ns); err != nil {
+		return err
+	}
+	if ns.DeletionProtection {
+		return apierr.New(apierr.DeletionProtected, "namespace %q has deletion protection on: set deletion_protection to false first", name)
+	}
+	var held wire.NamespaceUsage
+	if err := s.shardJSON(r, name, http.MethodGet, http.StatusOK, &held); err != nil {
+		return err
+	}
+	if !force && (held.Jobs > 0 || held.Queues > 0 || held.Schedules > 0) {
+		return apierr.New(apierr.NamespaceNotEmpty,
+			"namespace %q holds %d jobs, %d queues and %d schedules: delete with ?force=true to delete them with it",
+			name, held.Jobs, held.Queues, held.Schedules)
+	}
+	// Emptied even when it looked empty: what raced in meanwhile, and what
+	// the counts leave out, goes too.
+	if err := s.shardJSON(r, name, http.MethodDelete, http.StatusNoContent, nil); err != nil {
+		return err
+	}
+	if _, err := s.controlCall(r, http.MethodDelete, namespacePath(r, name), nil, http.StatusNoContent); err != nil {
+		return err
+	}
+	s.placements.invalidate(r.key.TenantID, name)
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// forceParam reads ?force: absent is false.
+func forceParam(c *fiber.Ctx) (bool, error) {
+	v := c.Query("force")
+	if v == "" {
+		return false, nil
+	}
+	force, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, apierr.Field("force", "force must be true or false, not %q", v)
+	}
+	return force, nil
+}

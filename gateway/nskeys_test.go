@@ -1,0 +1,274 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+func TestNamespaceObject(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.control.addNamespace(tenantB, "secret", "s1", b.shard.addr())
+	owner := b.key(t, tenancy.RoleOwner, "*")
+
+	r := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms", "description": "texts",
+		"retention": "72h", "deletion_protection": true})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	require.JSONEq(t, `{"name":"sms","description":"texts","retention":"72h","deletion_protection":true,"created_at":"2026-01-02T00:00:00Z"}`,
+		string(r.body))
+	r = b.do(t, http.MethodGet, "/api/v1/namespaces/sms", owner, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.JSONEq(t, `{"name":"sms","description":"texts","retention":"72h","deletion_protection":true,"created_at":"2026-01-02T00:00:00Z"}`,
+		string(r.body), "no shard details for tenants")
+
+	// A key sees only its namespaces; another tenant's is not found.
+	viewer := b.key(t, tenancy.RoleViewer, "emails")
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/namespaces/emails", viewer, nil).status)
+	b.do(t, http.MethodGet, "/api/v1/namespaces/default", viewer, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+	for _, method := range []string{http.MethodGet, http.MethodPatch, http.MethodDelete} {
+		b.do(t, method, "/api/v1/namespaces/secret", owner, map[string]any{}).requireError(t, http.StatusNotFound, apierr.NotFound)
+		b.do(t, method, "/api/v1/namespaces/nope", owner, map[string]any{}).requireError(t, http.StatusNotFound, apierr.NotFound)
+		e := b.do(t, method, "/api/v1/namespaces/Bad_Name", owner, map[string]any{}).requireError(t, http.StatusBadRequest, apierr.BadRequest)
+		require.Equal(t, "name", e.Field)
+		// Roles: a producer may not even read them; a developer may read only.
+		b.do(t, method, "/api/v1/namespaces/default", b.key(t, tenancy.RoleProducer, "*"), map[string]any{}).
+			requireError(t, http.StatusForbidden, apierr.Forbidden)
+		if method != http.MethodGet {
+			b.do(t, method, "/api/v1/namespaces/default", b.key(t, tenancy.RoleDeveloper, "*"), map[string]any{}).
+				requireError(t, http.StatusForbidden, apierr.Forbidden)
+		}
+	}
+	require.Zero(t, b.shard.count(), "nothing reached the shard")
+}
+
+func TestNamespacePatchPassesFieldsAsSent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+
+	r := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"description":"mail","retention":null}`))
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	sent := b.control.lastPatchRequest()
+	require.JSONEq(t, `"mail"`, string(sent.Description))
+	require.Equal(t, "null", string(sent.Retention), "null reaches control: it removes the field")
+	require.Empty(t, sent.DeletionProtection, "absent stays absent: it changes nothing")
+	var ns wire.Namespace
+	r.decode(t, &ns)
+	require.Equal(t, "mail", ns.Description)
+
+	e := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"region": "eu"}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "region", e.Field)
+	e = b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"description": 5}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "description", e.Field, "control's verdict comes back with its field")
+	b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, nil).requireError(t, http.StatusBadRequest, apierr.InvalidJSON)
+}
+
+// namespaceShard answers the gateway's questions about a namespace as a
+// whole with held, and counts the deletes.
+func namespaceShard(held wire.NamespaceUsage, deleteStatus int, deletes *atomic.Int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method + " " + r.URL.Path {
+		case "GET /api/v1/namespace":
+			writeJSON(w, http.StatusOK, held)
+		case "DELETE /api/v1/namespace":
+			deletes.Add(1)
+			w.WriteHeader(deleteStatus)
+		default:
+			created(w, r)
+		}
+	}
+}
+
+func TestDeleteNamespace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+	var deletes atomic.Int64
+	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{Jobs: 12, Queues: 2, Schedules: 1}, http.StatusNoContent, &deletes))
+
+	b.control.protect(tenantA, "emails", true)
+	b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", admin, nil).
+		requireError(t, http.StatusConflict, apierr.DeletionProtected)
+	require.Zero(t, b.shard.count(), "a protected namespace's shard is not asked")
+	b.control.protect(tenantA, "emails", false)
+
+	e := b.do(t, http.MethodDelete, "/api/v1/namespaces/emails", admin, nil).requireError(t, http.StatusConflict, apierr.NamespaceNotEmpty)
+	require.Contains(t, e.Message, "12 jobs, 2 queues and 1 schedules")
+	require.Contains(t, e.Message, "force=true")
+	e = b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=maybe", admin, nil).requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "force", e.Field)
+	require.Zero(t, deletes.Load())
+	require.True(t, b.control.hasNamespace(tenantA, "emails"))
+	asked := b.shard.last(t)
+	require.Equal(t, "GET", asked.Method)
+	require.Equal(t, tenantA+"/emails", asked.Header.Get(wire.ShardNamespaceHeader))
+
+	// The shard's delete fails: control keeps the namespace, the client may retry.
+	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{Jobs: 12}, http.StatusInternalServerError, &deletes))
+	b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", admin, nil).
+		requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
+	require.True(t, b.control.hasNamespace(tenantA, "emails"))
+
+	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{Jobs: 12}, http.StatusNoContent, &deletes))
+	r := b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", admin, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
+	gone := b.shard.last(t)
+	require.Equal(t, "DELETE /api/v1/namespace", gone.Method+" "+gone.URI)
+	require.Equal(t, tenantA+"/emails", gone.Header.Get(wire.ShardNamespaceHeader))
+	require.False(t, b.control.hasNamespace(tenantA, "emails"))
+	b.do(t, http.MethodPost, "/api/v1/enqueue", admin, enqueueBody, wire.NamespaceHeader, "emails").
+		requireError(t, http.StatusNotFound, apierr.NotFound)
+
+	// An empty namespace needs no force, and is emptied all the same.
+	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{}, http.StatusNoContent, &deletes))
+	before := deletes.Load()
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/api/v1/namespaces/default", admin, nil).status)
+	require.Equal(t, before+1, deletes.Load())
+	require.True(t, b.control.hasNamespace(tenantB, "default"), "another tenant's namesake stays")
+}
+
+func TestGetAndRotateKey(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Now())
+	b := setup(t, func(c *Config) { c.Clock = clk })
+	b.control.addKey(tenantA, wire.Key{ID: "key_owner1", Name: "root", Role: "owner", Namespaces: []string{"*"}, CreatedAt: jan(1)})
+	b.control.addKey(tenantA, wire.Key{ID: "key_dflt", Name: "dflt", Role: "producer", Namespaces: []string{"default"}, CreatedAt: jan(1)})
+	b.control.addKey(tenantB, wire.Key{ID: "key_b", Name: "b", Role: "worker", Namespaces: []string{"default"}, CreatedAt: jan(1)})
+	dfltToken := b.signer.sign(t, claimsFor(tenantA, "key_dflt", tenancy.RoleProducer, "default"))
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+	adminEmails := b.key(t, tenancy.RoleAdmin, "emails")
+
+	r := b.do(t, http.MethodGet, "/api/v1/keys/key_dflt", admin, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.JSONEq(t, `{"id":"key_dflt","name":"dflt","description":"","role":"producer","namespaces":["default"],"created_at":"2026-01-01T00:00:00Z"}`,
+		string(r.body))
+	b.do(t, http.MethodGet, "/api/v1/keys/key_dflt", adminEmails, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+	b.do(t, http.MethodGet, "/api/v1/keys/key_b", admin, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+	b.do(t, http.MethodGet, "/api/v1/keys/key_dflt", b.key(t, tenancy.RoleProducer, "*"), nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
+
+	// Never more than the caller holds.
+	b.do(t, http.MethodPost, "/api/v1/keys/key_owner1/rotate", admin, nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
+	b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", adminEmails, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+	b.do(t, http.MethodPost, "/api/v1/keys/key_b/rotate", admin, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
+	b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", b.key(t, tenancy.RoleDeveloper, "*"), nil).
+		requireError(t, http.StatusForbidden, apierr.Forbidden)
+	short := claimsFor(tenantA, "key_short", tenancy.RoleAdmin, "*")
+	short.ExpiresAt = jwt.NewNumericDate(clk.Now().Add(time.Hour))
+	e := b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", b.signer.sign(t, short), nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
+	require.Contains(t, e.Message, "expire no later")
+	e = b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", admin, map[string]any{"grace": "1h"}).requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "grace", e.Field)
+
+	r = b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", admin, map[string]any{"grace_period": "2s"})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var rotated wire.RotatedKey
+	r.decode(t, &rotated)
+	require.Equal(t, "key_dflt", rotated.ID)
+	require.NotEmpty(t, rotated.Token)
+
+	// Both secrets work during the grace period, only the new one after.
+	enqueue := func(key string) reply { return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody) }
+	tick(t, clk, time.Second) // the gateway fetches the list with the rotation
+	require.Equal(t, http.StatusCreated, enqueue(rotated.Token).status)
+	require.Equal(t, http.StatusCreated, enqueue(dfltToken).status)
+	for clk.Now().Before(rotated.PreviousKeyValidUntil) {
+		tick(t, clk, 500*time.Millisecond)
+		if clk.Now().Before(rotated.PreviousKeyValidUntil) {
+			require.Equal(t, http.StatusCreated, enqueue(dfltToken).status, "in its grace period")
+		}
+	}
+	e = enqueue(dfltToken).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	require.Contains(t, e.Message, "rotated")
+	require.Contains(t, e.Message, "grace period ended")
+	require.Equal(t, http.StatusCreated, enqueue(rotated.Token).status)
+
+	// A token of a generation the list has no grace for is refused; one
+	// with a malformed generation too.
+	again := claimsFor(tenantA, "key_dflt", tenancy.RoleProducer, "default")
+	for _, jti := range []string{"01", "x", "-1"} {
+		again.ID = jti
+		e := enqueue(b.signer.sign(t, again)).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+		require.Contains(t, e.Message, "invalid", jti)
+	}
+	again.ID = "7"
+	require.Equal(t, http.StatusCreated, enqueue(b.signer.sign(t, again)).status, "a rotation the list does not show yet")
+}
+
+func TestKeyUsageIsReported(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClock()
+	b := setup(t, func(c *Config) { c.Clock = clk })
+	producer := b.key(t, tenancy.RoleProducer, "default")
+	worker := b.key(t, tenancy.RoleWorker, "default")
+	fetch := map[string]any{"queues": []string{"q"}, "timeout": 0}
+
+	first := clk.Now()
+	for range 3 {
+		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", producer, enqueueBody).status)
+		clk.Advance(time.Second)
+	}
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch).status)
+	tick(t, clk, 30*time.Second)
+	uses := b.control.keyUses()
+	require.ElementsMatch(t, []wire.KeyUse{
+		{TenantID: tenantA, KeyID: "key_producer", At: first.UTC()},
+		{TenantID: tenantA, KeyID: "key_worker", At: first.Add(3 * time.Second).UTC()},
+	}, uses, "each key once a report, at its first use since the last")
+
+	tick(t, clk, 30*time.Second)
+	require.Len(t, b.control.keyUses(), 2, "nothing used, nothing reported")
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", producer, enqueueBody).status)
+	tick(t, clk, 30*time.Second)
+	uses = b.control.keyUses()
+	require.Len(t, uses, 3)
+	require.Equal(t, "key_producer", uses[2].KeyID)
+
+	// Refused keys are not used keys; what is left goes when the gateway stops.
+	b.control.revoke("key_worker")
+	tick(t, clk, time.Second)
+	b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleOwner, "*"), enqueueBody).status)
+	require.NoError(t, b.gw.Stop())
+	uses = b.control.keyUses()
+	require.Len(t, uses, 4)
+	require.Equal(t, "key_owner", uses[3].KeyID)
+}
+
+func TestKeyUsageReportsInBatchesAndKeepsWhatFailed(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	cc := newControlClient(Config{ControlURL: b.control.srv.URL, TLS: b.ca.Creds(t, pkitest.Gateway), ControlTimeout: 5 * time.Second})
+	uses := newKeyUses(cc, nil)
+	now := time.Now()
+	n := wire.MaxKeyUses + 10
+	for i := range n {
+		c := claimsFor(tenantA, fmt.Sprintf("key_%d", i), tenancy.RoleProducer, "default")
+		uses.saw(verifiedKey{claims: &c, use: new(useMark)}, now)
+	}
+	require.NoError(t, uses.report(t.Context()))
+	require.Len(t, b.control.keyUses(), n, "in two reports")
+
+	b.control.srv.Close()
+	c := claimsFor(tenantA, "key_late", tenancy.RoleProducer, "default")
+	v := verifiedKey{claims: &c, use: new(useMark)}
+	uses.saw(v, now)
+	uses.saw(v, now.Add(time.Second))
+	require.Error(t, uses.report(t.Context()))
+	require.Len(t, uses.pending, 1)
+	require.True(t, uses.pending[keyRef{tenant: tenantA, id: "key_late"}].Equal(now), "kept for the next report, at its first use")
+	cc.http.CloseIdleConnections()
+}

@@ -1,0 +1,54 @@
+package gateway
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// namespaceCallTimeout bounds the gateway's own calls about a namespace
+// as a whole (GET and DELETE /api/v1/namespace): deleting a big one takes
+// its shard a while.
+const namespaceCallTimeout = 30 * time.Second
+
+// shardJSON makes the gateway's own call about namespace ns to its shard
+// (/api/v1/namespace, named by X-Jobbie-Shard-Namespace as every shard
+// call is) and decodes an answer of status want into out, when out is
+// not nil. A shard that cannot be reached is the usual 503; any other
+// answer than want is logged and a 503 too, as the tenant's request
+// cannot go on.
+func (s *Server) shardJSON(r *call, ns, method string, want int, out any) error {
+	p, err := s.placements.lookup(r.key.TenantID, ns, r.requestID)
+	if err != nil {
+		return err
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(method)
+	req.SetRequestURI(namespaceShardPath)
+	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
+	req.Header.Set(wire.RequestIDHeader, r.requestID)
+	if err := s.shards.Do(p.route, req, resp, time.Now().Add(namespaceCallTimeout)); err != nil {
+		return s.shardFailure(&call{key: r.key, ns: ns, requestID: r.requestID}, p, err)
+	}
+	if resp.StatusCode() == want {
+		if out == nil {
+			return nil
+		}
+		if err := json.Unmarshal(resp.Body(), out); err == nil {
+			return nil
+		}
+	}
+	s.log.Error("gateway: unexpected shard answer", "method", method, "path", namespaceShardPath, "namespace", p.shardNS,
+		"status", resp.StatusCode(), "request_id", r.requestID, "body", string(resp.Body()))
+	return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q could not serve this request; retry shortly", ns)
+}
+
+// namespaceShardPath is a shard's endpoint for a namespace as a whole.
+const namespaceShardPath = "/api/v1/namespace"

@@ -11,16 +11,17 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// Namespace is one of a tenant's namespaces.
+// Namespace is one of a tenant's namespaces: its Description, its
+// Retention (the namespace's recorded default for finished jobs, in the
+// API's duration form such as "168h"; "" for none: time.ParseDuration
+// reads it) and whether DeletionProtection is on.
 type Namespace = wire.Namespace
 
-// CreateNamespace creates a namespace in the key's tenant.
+// CreateNamespace creates a namespace in the key's tenant, with no
+// description, retention or deletion protection (CreateNamespaceWith
+// sets them).
 func (c *Client) CreateNamespace(ctx context.Context, name string) (*Namespace, error) {
-	var out Namespace
-	if _, err := c.do(ctx, "POST", "/api/v1/namespaces", wire.NameRequest{Name: name}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return c.CreateNamespaceWith(ctx, CreateNamespaceRequest{Name: name})
 }
 
 // ListNamespaces lists the key's tenant's namespaces.
@@ -40,6 +41,8 @@ type CreateKeyRequest struct {
 	Name       string
 	Role       tenancy.Role
 	Namespaces []string
+	// Description is free text, at most 1024 bytes.
+	Description string
 	// ExpiresAt, when set, is when the key stops working: in the future
 	// and at most ten years ahead, kept to the whole second. Nil means it
 	// never expires.
@@ -52,7 +55,7 @@ var errZeroExpiry = errors.New("ExpiresAt is the zero time; leave it nil for a k
 
 // MarshalJSON writes the request as a wire.CreateKeyRequest.
 func (r CreateKeyRequest) MarshalJSON() ([]byte, error) {
-	in := wire.CreateKeyRequest{Name: r.Name, Role: string(r.Role), Namespaces: r.Namespaces}
+	in := wire.CreateKeyRequest{Name: r.Name, Role: string(r.Role), Namespaces: r.Namespaces, Description: r.Description}
 	if r.ExpiresAt != nil {
 		if r.ExpiresAt.IsZero() {
 			return nil, errZeroExpiry
@@ -63,7 +66,9 @@ func (r CreateKeyRequest) MarshalJSON() ([]byte, error) {
 }
 
 // Key describes an API key (never its secret). ExpiresAt is nil for a key
-// that never expires.
+// that never expires; LastUsedAt, nil for a key never used, is when a
+// gateway last saw it, reported every 30 seconds or so: it trails the
+// key's real last use by up to about a minute.
 type Key = wire.Key
 
 // CreatedKey is a new key with its secret (Token), which is shown only

@@ -159,11 +159,14 @@ func startDev(bin, dir string) (*devServer, error) {
 	return d, nil
 }
 
+// stop asks jobbie dev to stop, and kills it after a few seconds: its
+// gateway would wait out the keep-alive connections the in-process
+// provider's clients still hold, and the data is thrown away anyway.
 func (d *devServer) stop() {
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.exited:
-	case <-time.After(20 * time.Second):
+	case <-time.After(3 * time.Second):
 		_ = d.cmd.Process.Kill()
 		<-d.exited
 	}

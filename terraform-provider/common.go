@@ -94,3 +94,24 @@ func jsonValue(raw json.RawMessage) jsontypes.Normalized {
 	}
 	return jsontypes.NewNormalizedValue(string(raw))
 }
+
+// sameDuration plans the prior value of a duration the configuration
+// writes differently but means the same ("1m" where the state holds
+// "60s"), so a respelling is never a change.
+type sameDuration struct{}
+
+func (sameDuration) Description(context.Context) string {
+	return "a duration equal to the current one is no change"
+}
+func (m sameDuration) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (sameDuration) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() {
+		return
+	}
+	a, err1 := time.ParseDuration(req.StateValue.ValueString())
+	b, err2 := time.ParseDuration(req.PlanValue.ValueString())
+	if err1 == nil && err2 == nil && a == b {
+		resp.PlanValue = req.StateValue
+	}
+}

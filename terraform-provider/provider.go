@@ -119,6 +119,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newScheduleResource,
 		newAPIKeyResource,
+		newQueueResource,
 	}
 }
 
@@ -126,6 +127,8 @@ func (p *jobbieProvider) DataSources(context.Context) []func() datasource.DataSo
 	return []func() datasource.DataSource{
 		newNamespaceDataSource,
 		newRoleDataSource,
+		newQueueDataSource,
+		newQueuesDataSource,
 	}
 }
 

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -69,7 +68,7 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			},
 			"namespace": namespaceAttribute("schedule"),
 			"name": schema.StringAttribute{
-				MarkdownDescription: "Name, unique in the namespace (1-128 bytes, no control characters, no `/`).",
+				MarkdownDescription: "Name, unique in the namespace (1-128 bytes, no control characters, no `/`, not starting with `sch_`).",
 				Required:            true,
 				Validators:          []validator.String{scheduleName()},
 			},
@@ -256,40 +255,17 @@ func (r *scheduleResource) ImportState(ctx context.Context, req resource.ImportS
 	if !ok {
 		return
 	}
-	id, err := r.findSchedule(ctx, ns, ref)
+	// The API takes a schedule's name wherever it takes its id.
+	sc, err := retry(ctx, false, func() (*client.Schedule, error) { return r.p.in(ns).GetSchedule(ctx, ref) })
+	if client.IsNotFound(err) {
+		resp.Diagnostics.AddError("Schedule not found", "Namespace "+ns+" has no schedule named (or with id) "+ref+".")
+		return
+	}
 	if err != nil {
 		apiError(&resp.Diagnostics, "Could not import schedule "+req.ID, err)
 		return
 	}
-	if id == "" {
-		resp.Diagnostics.AddError("Schedule not found", "Namespace "+ns+" has no schedule named or with id "+ref+".")
-		return
-	}
+	id := sc.ID
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-}
-
-// findSchedule resolves a schedule name or id to its id ("" when there is
-// none).
-func (r *scheduleResource) findSchedule(ctx context.Context, ns, ref string) (string, error) {
-	c := r.p.in(ns)
-	if strings.HasPrefix(ref, "sch_") {
-		s, err := retry(ctx, false, func() (*client.Schedule, error) { return c.GetSchedule(ctx, ref) })
-		if err == nil {
-			return s.ID, nil
-		}
-		if !client.IsNotFound(err) {
-			return "", err
-		}
-	}
-	list, err := retry(ctx, false, func() ([]client.Schedule, error) { return c.ListSchedules(ctx) })
-	if err != nil {
-		return "", err
-	}
-	for _, s := range list {
-		if s.Name == ref {
-			return s.ID, nil
-		}
-	}
-	return "", nil
 }

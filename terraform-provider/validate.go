@@ -64,6 +64,8 @@ func scheduleName() validator.String {
 			return fmt.Errorf("a schedule name is at most %d bytes; %q is %d", maxScheduleName, s, len(s))
 		case strings.IndexFunc(s, unicode.IsControl) >= 0:
 			return fmt.Errorf("a schedule name must not contain control characters")
+		case strings.HasPrefix(s, "sch_"):
+			return fmt.Errorf("a schedule name must not start with sch_ (schedule ids do)")
 		case strings.Contains(s, "/"):
 			return fmt.Errorf("a schedule name must not contain '/' (it would make the import id namespace/name ambiguous)")
 		}
@@ -105,6 +107,27 @@ func checkTimezone(s string) error {
 }
 
 func timezone() validator.String { return stringCheck{"time zone", checkTimezone} }
+
+// duration checks a Go duration string ("90s", "1h30m") against bounds;
+// max 0 means no upper bound.
+func duration(min, max time.Duration) validator.String {
+	desc := fmt.Sprintf("duration of at least %s", min)
+	if max > 0 {
+		desc = fmt.Sprintf("duration between %s and %s", min, max)
+	}
+	return stringCheck{desc, func(s string) error {
+		d, err := time.ParseDuration(s)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%q is not a duration like \"30s\", \"5m\" or \"1h30m\"", s)
+		case d < min:
+			return fmt.Errorf("%q is shorter than %s", s, min)
+		case max > 0 && d > max:
+			return fmt.Errorf("%q is longer than %s", s, max)
+		}
+		return nil
+	}}
+}
 
 type endpointValidator struct{}
 

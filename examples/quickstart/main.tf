@@ -17,13 +17,31 @@ provider "jobbie" {
   namespace = "default"
 }
 
-# Every morning at 9, Paris time, one job on emails.digest.
+# A queue, configured as a whole: at most 5 jobs at once, 100 fetches a
+# minute, and defaults for the jobs its producers enqueue.
+resource "jobbie_queue" "digest" {
+  name        = "emails.digest"
+  description = "The morning digest, one job per run"
+  concurrency = 5
+  throttle    = { rate = 100, period = "1m" }
+  defaults = {
+    max_retries    = 5
+    retry_backoff  = "exponential"
+    lease_duration = "2m"
+  }
+}
+
+# Every morning at 9, Paris time, one job on that queue.
 resource "jobbie_schedule" "digest" {
   name     = "morning digest"
-  queue    = "emails.digest"
+  queue    = jobbie_queue.digest.name
   cron     = "0 9 * * *"
   timezone = "Europe/Paris"
   payload  = jsonencode({ template = "digest", audience = "subscribers" })
+}
+
+data "jobbie_queues" "all" {
+  depends_on = [jobbie_queue.digest]
 }
 
 # A key for the service that enqueues: it may enqueue and read jobs, no more.
@@ -48,6 +66,10 @@ output "producer_key_id" {
 output "producer_key" {
   value     = jobbie_api_key.producer.key
   sensitive = true
+}
+
+output "queues" {
+  value = data.jobbie_queues.all.names
 }
 
 output "producer_may" {

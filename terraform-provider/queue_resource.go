@@ -1,0 +1,249 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/wire"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*queueResource)(nil)
+	_ resource.ResourceWithImportState = (*queueResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*queueResource)(nil)
+)
+
+func newQueueResource() resource.Resource { return &queueResource{} }
+
+type queueResource struct{ p *providerData }
+
+type queueModel struct {
+	ID          types.String        `tfsdk:"id"`
+	Namespace   types.String        `tfsdk:"namespace"`
+	Name        types.String        `tfsdk:"name"`
+	Description types.String        `tfsdk:"description"`
+	Paused      types.Bool          `tfsdk:"paused"`
+	Concurrency types.Int64         `tfsdk:"concurrency"`
+	Throttle    *throttleModel      `tfsdk:"throttle"`
+	Defaults    *queueDefaultsModel `tfsdk:"defaults"`
+}
+
+func (r *queueResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_queue"
+}
+
+func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	dur := func(desc string, min, max time.Duration) schema.StringAttribute {
+		return schema.StringAttribute{
+			MarkdownDescription: desc + " A duration (`90s`, `5m`, `1h30m`) from " + wire.FormatDuration(min) + " to " + wire.FormatDuration(max) + ".",
+			Optional:            true,
+			CustomType:          timetypes.GoDurationType{},
+			Validators:          []validator.String{duration(min, max)},
+			PlanModifiers:       []planmodifier.String{sameDuration{}},
+		}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A queue's whole configuration, declared: `PUT /api/v1/queues/{name}` creates or replaces it in one " +
+			"idempotent call, and anything left out is reset to its default (not paused, no concurrency limit, no throttle, " +
+			"no queue defaults). A queue that already exists because jobs were enqueued to it is taken over as it is, jobs and all.\n\n" +
+			"Destroying the resource deletes the queue **and all its jobs** (`DELETE /api/v1/queues/{name}?confirm=true`).\n\n" +
+			"Durations are compared by value: `60s` and `1m` are the same and never show as a change.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"namespace": namespaceAttribute("queue"),
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Queue name (1-128 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit). " +
+					"Changing it replaces the queue.",
+				Required:      true,
+				Validators:    []validator.String{queueName()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"description": schema.StringAttribute{
+				MarkdownDescription: "Free text, at most 1024 characters.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(""),
+				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
+			},
+			"paused": schema.BoolAttribute{
+				MarkdownDescription: "Whether workers get none of its jobs (enqueues go on). Defaults to `false`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"concurrency": schema.Int64Attribute{
+				MarkdownDescription: "Most of its jobs active at once across all workers (1 = one at a time). Left out: no limit.",
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.Between(1, maxConcurrency)},
+			},
+			"throttle": schema.SingleNestedAttribute{
+				MarkdownDescription: "Rate limit: at most `rate` fetches in any window of `period`. Left out: none.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"rate": schema.Int64Attribute{
+						MarkdownDescription: "Fetches per period, 1 to 1000000.",
+						Required:            true,
+						Validators:          []validator.Int64{int64validator.Between(1, maxThrottleRate)},
+					},
+					"period": schema.StringAttribute{
+						MarkdownDescription: "The window, from 1s to 7 days (`168h`).",
+						Required:            true,
+						CustomType:          timetypes.GoDurationType{},
+						Validators:          []validator.String{duration(minThrottlePeriod, maxThrottlePeriod)},
+						PlanModifiers:       []planmodifier.String{sameDuration{}},
+					},
+				},
+			},
+			"defaults": schema.SingleNestedAttribute{
+				MarkdownDescription: "What the queue's jobs get for options their producer left out (and a fetch without " +
+					"`lease_duration`). Each field left out has no queue default.",
+				Optional: true,
+				Attributes: map[string]schema.Attribute{
+					"max_retries": schema.Int64Attribute{
+						MarkdownDescription: "Retries before a job is dead, 0 to 1000.",
+						Optional:            true,
+						Validators:          []validator.Int64{int64validator.Between(0, 1000)},
+					},
+					"retry_backoff": schema.StringAttribute{
+						MarkdownDescription: "Backoff between retries: `exponential`, `linear`, `fixed` or `none`.",
+						Optional:            true,
+						Validators:          []validator.String{stringvalidator.OneOf(backoffs...)},
+					},
+					"retry_base_delay": dur("First retry delay.", time.Millisecond, maxDelay),
+					"retry_max_delay":  dur("Longest retry delay; not less than `retry_base_delay`.", time.Millisecond, maxDelay),
+					"lease_duration":   dur("Lease of a fetch that names none.", minLease, maxLease),
+					"expire_after":     dur("A job not started by then expires.", time.Second, maxExpireAfter),
+					"retention":        dur("How long finished jobs are kept.", minRetention, maxRetention),
+				},
+			},
+		},
+	}
+}
+
+func (r *queueResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.p = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	planDefaultNamespace(ctx, r.p, req, resp)
+}
+
+func (m *queueModel) spec() client.QueueSpec {
+	s := client.QueueSpec{Description: m.Description.ValueString(), Paused: m.Paused.ValueBool(), Defaults: m.Defaults.toAPI(),
+		Concurrency: m.Concurrency.ValueInt64Pointer()}
+	if t := m.Throttle; t != nil {
+		s.Throttle = &client.QueueThrottleSpec{Rate: t.Rate.ValueInt64(), Period: goDuration(t.Period)}
+	}
+	return s
+}
+
+// set copies the API's view of the queue into m; defaults that set
+// nothing stay as they were written (left out, or an empty block).
+func (m *queueModel) set(q *client.Queue, ns string) {
+	m.ID = types.StringValue(ns + "/" + q.Name)
+	m.Namespace = types.StringValue(ns)
+	m.Name = types.StringValue(q.Name)
+	m.Description = types.StringValue(q.Description)
+	m.Paused = types.BoolValue(q.Paused)
+	m.Concurrency = types.Int64PointerValue(q.Concurrency)
+	m.Throttle = throttleFromAPI(q.Throttle)
+	m.Defaults = defaultsFromAPI(q.Defaults, m.Defaults != nil)
+}
+
+func (r *queueResource) put(ctx context.Context, m *queueModel, diags interface {
+	AddError(string, string)
+}, what string) *client.Queue {
+	ns, name, spec := m.Namespace.ValueString(), m.Name.ValueString(), m.spec()
+	q, err := retry(ctx, true, func() (*client.Queue, error) { return r.p.in(ns).PutQueue(ctx, name, spec) })
+	if err != nil {
+		diags.AddError("Could not "+what+" queue "+ns+"/"+name, apiDetail(err))
+		return nil
+	}
+	return q
+}
+
+func (r *queueResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan queueModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if q := r.put(ctx, &plan, &resp.Diagnostics, "create"); q != nil {
+		plan.set(q, plan.Namespace.ValueString())
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+func (r *queueResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state queueModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
+	q, err := retry(ctx, false, func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
+	if client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read queue "+ns+"/"+name, err)
+		return
+	}
+	state.set(q, ns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *queueResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan queueModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if q := r.put(ctx, &plan, &resp.Diagnostics, "update"); q != nil {
+		plan.set(q, plan.Namespace.ValueString())
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state queueModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
+	_, err := retry(ctx, true, func() (int, error) { return r.p.in(ns).DeleteQueue(ctx, name) })
+	if err != nil && !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "Could not delete queue "+ns+"/"+name, err)
+	}
+}
+
+// ImportState takes "<namespace>/<queue>".
+func (r *queueResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns, name, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<queue name>")
+	if !ok {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+}

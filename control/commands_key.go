@@ -156,5 +156,13 @@ func loadRevocations(r pebble.Reader) (Revocations, error) {
 		return Revocations{}, err
 	}
 	err = scanJSON(r, layout.RotatedKeys(), func(_ []byte, ks wire.KeySecrets) { out.Rotated = append(out.Rotated, ks) })
+	if err != nil {
+		return Revocations{}, err
+	}
+	err = scanJSON(r, layout.SigningKeys(), func(_ []byte, k signingKey) {
+		if k.RetiresAt != nil {
+			out.SigningKeys = append(out.SigningKeys, wire.RetiringSigningKey{Kid: k.ID, RetiresAt: *k.RetiresAt})
+		}
+	})
 	return out, err
 }

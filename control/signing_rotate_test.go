@@ -55,6 +55,9 @@ func TestSigningKeyRotation(t *testing.T) {
 	require.Equal(t, clk.Now().Add(24*time.Hour), *oldKid.RetiresAt)
 	require.True(t, newKid.Current)
 	require.Nil(t, newKid.RetiresAt)
+	rev := decodeAs[wire.Revocations](t, b.as(t, pkitest.Gateway).do(t, http.MethodGet, "/internal/v1/revocations", "", nil))
+	require.Equal(t, uint64(1), rev.Version, "gateways learn of a rotation with the revocation list")
+	require.Equal(t, []wire.RetiringSigningKey{{Kid: oldKid.Kid, RetiresAt: *oldKid.RetiresAt}}, rev.SigningKeys)
 
 	// Both keys verify; new keys are signed by the new one.
 	set, err := b.srv.JWKS(ctx)

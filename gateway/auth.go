@@ -31,6 +31,7 @@ type authenticator struct {
 // verifiedKey is a cached, signature-checked key.
 type verifiedKey struct {
 	claims  *tenancy.KeyClaims
+	kid     string // the signing key's
 	gen     uint64 // the secret's generation (wire.SecretGeneration of its jti)
 	expires int64  // unix nanoseconds; 0 when the key does not expire
 	use     *useMark
@@ -85,14 +86,14 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 	v, cached := a.tokens.Get(token)
 	if !cached || (v.expires != 0 && now.UnixNano() >= v.expires) {
 		tok := strings.Clone(token)
-		claims, err := a.verify(tok)
+		claims, kid, err := a.verify(tok)
 		if err != nil {
 			if cached { // expired since it was cached
 				a.tokens.Remove(tok)
 			}
 			return nil, err
 		}
-		v = verifiedKey{claims: claims, use: new(useMark)}
+		v = verifiedKey{claims: claims, kid: kid, use: new(useMark)}
 		if claims.ExpiresAt != nil {
 			v.expires = claims.ExpiresAt.UnixNano()
 		}
@@ -108,12 +109,17 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 	return v.claims, nil
 }
 
-// checkRevoked refuses a revoked key, and a secret of a key that a
-// rotation replaced once its grace period is over.
+// checkRevoked refuses a revoked key, a secret of a key that a rotation
+// replaced once its grace period is over, and a key signed by a signing
+// key that has retired.
 func (a *authenticator) checkRevoked(v verifiedKey, now time.Time) error {
 	c := v.claims
 	if a.revs.revoked(c.Subject) {
 		return apierr.New(apierr.Unauthenticated, "API key %s has been revoked", c.Subject)
+	}
+	if retired, at := a.revs.signingRetired(v.kid, now); retired {
+		return apierr.New(apierr.Unauthenticated, "API key %s is signed by a signing key that retired at %s: it needs a new secret (rotate it with a key that still works, or create a new key)",
+			c.Subject, at.UTC().Format(time.RFC3339))
 	}
 	if ok, until := a.revs.secret(c.Subject, v.gen, now); !ok {
 		if until.IsZero() {
@@ -125,20 +131,22 @@ func (a *authenticator) checkRevoked(v verifiedKey, now time.Time) error {
 	return nil
 }
 
-// verify checks a token's signature and claims.
-func (a *authenticator) verify(token string) (*tenancy.KeyClaims, error) {
+// verify checks a token's signature and claims, and returns them with the
+// id of the signing key.
+func (a *authenticator) verify(token string) (*tenancy.KeyClaims, string, error) {
 	claims := &tenancy.KeyClaims{}
-	_, err := a.parser.ParseWithClaims(token, claims, a.keyFor)
+	t, err := a.parser.ParseWithClaims(token, claims, a.keyFor)
 	if err != nil {
-		return nil, apierr.New(apierr.Unauthenticated, "%s", jwtProblem(err))
+		return nil, "", apierr.New(apierr.Unauthenticated, "%s", jwtProblem(err))
 	}
 	if err := claims.Check(); err != nil {
-		return nil, apierr.New(apierr.Unauthenticated, "API key is invalid: %v", err)
+		return nil, "", apierr.New(apierr.Unauthenticated, "API key is invalid: %v", err)
 	}
 	if claims.Role == tenancy.RoleOperator {
-		return nil, apierr.New(apierr.Forbidden, "operator keys are refused at the gateway (403): use the control plane's operator API")
+		return nil, "", apierr.New(apierr.Forbidden, "operator keys are refused at the gateway (403): use the control plane's operator API")
 	}
-	return claims, nil
+	kid, _ := t.Header["kid"].(string)
+	return claims, kid, nil
 }
 
 func (a *authenticator) keyFor(t *jwt.Token) (any, error) {

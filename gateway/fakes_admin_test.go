@@ -170,3 +170,11 @@ func (fc *fakeControl) hasNamespace(tid, ns string) bool {
 	_, ok := fc.namespaces[tid][ns]
 	return ok
 }
+
+// retire lists a signing key as retiring at at.
+func (fc *fakeControl) retire(kid string, at time.Time) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.retiring = append(fc.retiring, wire.RetiringSigningKey{Kid: kid, RetiresAt: at})
+	fc.version++
+}

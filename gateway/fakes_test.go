@@ -80,6 +80,7 @@ type fakeControl struct {
 	revsDown    bool
 	revoked     []string
 	rotated     map[string]wire.KeySecrets // key id → its secrets, once rotated
+	retiring    []wire.RetiringSigningKey
 	uses        []wire.KeyUse              // reported by gateways
 	version     uint64
 	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
@@ -166,7 +167,7 @@ func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) 
 		writeErr(w, apierr.New(apierr.Unavailable, "down"))
 		return
 	}
-	rev := wire.Revocations{Version: fc.version, Revoked: fc.revoked}
+	rev := wire.Revocations{Version: fc.version, Revoked: fc.revoked, SigningKeys: fc.retiring}
 	for _, ks := range fc.rotated {
 		rev.Rotated = append(rev.Rotated, ks)
 	}

@@ -272,3 +272,27 @@ func TestKeyUsageReportsInBatchesAndKeepsWhatFailed(t *testing.T) {
 	require.True(t, uses.pending[keyRef{tenant: tenantA, id: "key_late"}].Equal(now), "kept for the next report, at its first use")
 	cc.http.CloseIdleConnections()
 }
+
+// A signing key that retires stops vouching for the keys it signed at its
+// time, cached or not, before the gateway fetches the JWKS without it.
+func TestRetiredSigningKeyRefusesItsKeys(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Now())
+	b := setup(t, func(c *Config) { c.Clock = clk })
+	next := newSigner(t, "sig-2")
+	b.control.setJWKS([]tenancy.JWK{b.signer.jwk(), next.jwk()}, false)
+	old := b.key(t, tenancy.RoleProducer, "default")
+	fresh := next.sign(t, claimsFor(tenantA, "key_fresh", tenancy.RoleProducer, "default"))
+	enqueue := func(key string) reply { return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody) }
+	require.Equal(t, http.StatusCreated, enqueue(old).status)
+	clk.Advance(time.Second) // past JWKSMinRefresh since the first fetch
+	require.Equal(t, http.StatusCreated, enqueue(fresh).status, "a new kid is fetched at once")
+
+	b.control.retire("sig-1", clk.Now().Add(3*time.Second))
+	tick(t, clk, time.Second)
+	require.Equal(t, http.StatusCreated, enqueue(old).status, "until it retires")
+	tick(t, clk, 2*time.Second)
+	e := enqueue(old).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	require.Contains(t, e.Message, "retired")
+	require.Equal(t, http.StatusCreated, enqueue(fresh).status)
+}

@@ -15,9 +15,10 @@ const revocationsPath = "/internal/v1/revocations"
 // revocationList is one version of control's list of revoked key ids, as
 // a set, and of the secrets of rotated keys, by key id.
 type revocationList struct {
-	version uint64
-	ids     map[string]struct{}
-	rotated map[string]wire.KeySecrets
+	version  uint64
+	ids      map[string]struct{}
+	rotated  map[string]wire.KeySecrets
+	retiring map[string]time.Time // signing key id → when it retires
 }
 
 // revocations holds the newest list; it is swapped whole so the per-request
@@ -84,6 +85,17 @@ func (r *revocations) secret(keyID string, gen uint64, now time.Time) (bool, tim
 	return false, time.Time{}
 }
 
+// signingRetired reports whether signing key kid has retired at now, and
+// when.
+func (r *revocations) signingRetired(kid string, now time.Time) (bool, time.Time) {
+	l := r.list.Load()
+	if l == nil {
+		return false, time.Time{}
+	}
+	at, ok := l.retiring[kid]
+	return ok && !now.Before(at), at
+}
+
 // refresh fetches the list, rebuilding the set only when its version moved.
 // The list counts as fresh from when the request was sent: what control
 // answered was current then, not necessarily when the answer arrived.
@@ -95,11 +107,14 @@ func (r *revocations) refresh(ctx context.Context) error {
 	}
 	defer r.fetched.Store(asked.UnixNano())
 	if cur := r.list.Load(); cur != nil && cur.version == rev.Version && len(cur.ids) == len(rev.Revoked) &&
-		len(cur.rotated) == len(rev.Rotated) {
+		len(cur.rotated) == len(rev.Rotated) && len(cur.retiring) == len(rev.SigningKeys) {
 		return nil
 	}
 	l := &revocationList{version: rev.Version, ids: make(map[string]struct{}, len(rev.Revoked)),
-		rotated: make(map[string]wire.KeySecrets, len(rev.Rotated))}
+		rotated: make(map[string]wire.KeySecrets, len(rev.Rotated)), retiring: make(map[string]time.Time, len(rev.SigningKeys))}
+	for _, sk := range rev.SigningKeys {
+		l.retiring[sk.Kid] = sk.RetiresAt
+	}
 	for _, id := range rev.Revoked {
 		l.ids[id] = struct{}{}
 	}

@@ -22,12 +22,22 @@ type NamespacePlacement struct {
 }
 
 // Revocations is every revoked key id, the generations of rotated keys,
-// and the list's version, which grows by one with each revocation and
-// each rotation.
+// the signing keys a rotation replaced with when they retire, and the
+// list's version, which grows by one with each revocation and each
+// rotation (of a key or of the signing key).
 type Revocations struct {
-	Version uint64       `json:"version"`
-	Revoked []string     `json:"revoked"`
-	Rotated []KeySecrets `json:"rotated,omitempty"`
+	Version     uint64               `json:"version"`
+	Revoked     []string             `json:"revoked"`
+	Rotated     []KeySecrets         `json:"rotated,omitempty"`
+	SigningKeys []RetiringSigningKey `json:"retiring_signing_keys,omitempty"`
+}
+
+// RetiringSigningKey is a signing key a rotation replaced: from RetiresAt
+// on (by the gateway's clock) no API key it signed is honoured, cached or
+// not, whatever JWKS the gateway last fetched.
+type RetiringSigningKey struct {
+	Kid       string    `json:"kid"`
+	RetiresAt time.Time `json:"retires_at"`
 }
 
 // KeySecrets says which secrets of a rotated key work. A key's token

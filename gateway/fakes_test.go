@@ -81,7 +81,7 @@ type fakeControl struct {
 	revoked     []string
 	rotated     map[string]wire.KeySecrets // key id → its secrets, once rotated
 	retiring    []wire.RetiringSigningKey
-	uses        []wire.KeyUse              // reported by gateways
+	uses        []wire.KeyUse // reported by gateways
 	version     uint64
 	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
 	keys        map[string][]wire.Key               // tenant → keys

@@ -28,6 +28,7 @@ type keySet struct {
 
 	mu        sync.Mutex // serializes fetches
 	lastFetch time.Time
+	fetches   uint64 // fetches begun, so waiters can tell one happened
 }
 
 // loaded reports whether the keys were fetched at least once.
@@ -43,9 +44,16 @@ func (ks *keySet) lookup(kid string) (ed25519.PublicKey, bool) {
 	return k, ok
 }
 
+// maxKidWait is the longest an API key with an unknown kid waits for the
+// next JWKS fetch the rate limit allows; past it, the key is refused.
+const maxKidWait = time.Second
+
 // lookupOrRefresh returns the key named kid, fetching the JWK set first
-// when kid is unknown and the last fetch is older than minGap (a rotated
-// key shows up at once; forged kids cost control at most one fetch per gap).
+// when kid is unknown, so a rotated key works at once. Fetches caused by
+// unknown kids are at least minGap apart (forged kids cost control at most
+// one fetch per gap): a key that comes within maxKidWait of the next
+// allowed fetch waits for it (requests that waited together share it),
+// one further off is refused.
 func (ks *keySet) lookupOrRefresh(ctx context.Context, kid string) (ed25519.PublicKey, bool) {
 	if k, ok := ks.lookup(kid); ok {
 		return k, true
@@ -55,8 +63,23 @@ func (ks *keySet) lookupOrRefresh(ctx context.Context, kid string) (ed25519.Publ
 	if k, ok := ks.lookup(kid); ok { // fetched while we waited
 		return k, true
 	}
-	if ks.clock.Since(ks.lastFetch) < ks.minGap {
+	wait := ks.minGap - ks.clock.Since(ks.lastFetch)
+	if wait > maxKidWait {
 		return nil, false
+	}
+	if wait > 0 {
+		seen := ks.fetches
+		ks.mu.Unlock()
+		t := time.NewTimer(wait) // on the wall clock: a fake one would never fire
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		ks.mu.Lock()
+		if ctx.Err() != nil || ks.fetches != seen { // another request fetched meanwhile
+			return ks.lookup(kid)
+		}
 	}
 	if err := ks.fetchLocked(ctx); err != nil {
 		return nil, false
@@ -73,6 +96,7 @@ func (ks *keySet) refresh(ctx context.Context) error {
 
 func (ks *keySet) fetchLocked(ctx context.Context) error {
 	ks.lastFetch = ks.clock.Now()
+	ks.fetches++
 	var set tenancy.JWKS
 	if err := ks.control.getJSON(ctx, jwksPath, "", &set); err != nil {
 		return err

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -295,4 +296,36 @@ func TestRetiredSigningKeyRefusesItsKeys(t *testing.T) {
 	e := enqueue(old).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Contains(t, e.Message, "retired")
 	require.Equal(t, http.StatusCreated, enqueue(fresh).status)
+}
+
+// A key signed by a new signing key right after a JWKS fetch waits for
+// the next fetch the rate limit allows instead of being refused; the
+// requests that waited share that one fetch.
+func TestNewKidWaitsForTheNextAllowedFetch(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.JWKSInterval = time.Hour; c.JWKSMinRefresh = 300 * time.Millisecond })
+	require.NoError(t, b.gw.keys.refresh(t.Context()))
+	before := b.control.jwksN.Load()
+	next := newSigner(t, "sig-2")
+	b.control.setJWKS([]tenancy.JWK{b.signer.jwk(), next.jwk()}, false)
+
+	statuses := make(chan int, 4)
+	for i := range cap(statuses) {
+		key := next.sign(t, claimsFor(tenantA, fmt.Sprintf("key_%d", i), tenancy.RoleProducer, "default"))
+		go func() { // b.do would call require off the test's goroutine
+			req, _ := http.NewRequest(http.MethodPost, b.base+"/api/v1/enqueue", strings.NewReader(`{"queue":"q","payload":1}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := b.http.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	for range cap(statuses) {
+		require.Equal(t, http.StatusCreated, <-statuses)
+	}
+	require.Equal(t, int64(1), b.control.jwksN.Load()-before, "one fetch for all of them")
 }

@@ -57,9 +57,9 @@ func TestNamespaceObjects(t *testing.T) {
 	// Each bad field is a 400 naming it, and changes nothing.
 	for body, field := range map[string]string{
 		`{"description":"` + strings.Repeat("x", 1025) + `"}`: "description",
-		`{"retention":"5s"}`:                                   "retention",
-		`{"deletion_protection":"no"}`:                         "deletion_protection",
-		`{"shard":"s2"}`:                                       "shard",
+		`{"retention":"5s"}`:           "retention",
+		`{"deletion_protection":"no"}`: "deletion_protection",
+		`{"shard":"s2"}`:               "shard",
 	} {
 		r := call(t, "PATCH", g+"/namespaces/billing", ctA.OwnerKey, body)
 		require.Equal(t, 400, r.Status, "%s: %s", body, r.Raw)

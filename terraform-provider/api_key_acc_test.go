@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/jobbie/jobbie/client"
 )
@@ -167,4 +168,106 @@ func keyRevoked(id *string) resource.TestCheckFunc {
 		}
 		return nil
 	}
+}
+
+func rotationConfig(ns, rotation, grace, desc string) string {
+	return providerBlock(ns) + fmt.Sprintf(`
+resource "jobbie_api_key" "r" {
+  name                  = "rotated"
+  description           = %q
+  role                  = "producer"
+  namespaces            = [%q]
+  rotation              = %q
+  rotation_grace_period = %q
+}
+`, desc, ns, rotation, grace)
+}
+
+// A new rotation value gives the key a new secret in place; the old one
+// works for the grace period only.
+func TestAccAPIKeyRotation(t *testing.T) {
+	ns := accNamespace(t, "rotate")
+	const addr = "jobbie_api_key.r"
+	var id, first, second string
+	works := func(secret string) error {
+		_, err := client.New(gatewayURL, secret, client.WithNamespace(ns)).ListQueues(ctx(t))
+		return err
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		CheckDestroy:             keyRevoked(&id),
+		Steps: []resource.TestStep{
+			{
+				Config: rotationConfig(ns, "v1", "4s", "ci"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrWith(addr, "id", func(v string) error { id = v; return nil }),
+					resource.TestCheckResourceAttrWith(addr, "key", func(v string) error { first = v; return nil }),
+					resource.TestCheckResourceAttr(addr, "description", "ci"),
+					resource.TestCheckNoResourceAttr(addr, "rotated_at"),
+					resource.TestCheckNoResourceAttr(addr, "previous_key_valid_until"),
+				),
+			},
+			{
+				Config: rotationConfig(ns, "v2", "4s", "ci"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(addr, tfjsonpath.New("key")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrPtr(addr, "id", &id),
+					resource.TestCheckResourceAttrSet(addr, "rotated_at"),
+					resource.TestCheckResourceAttrSet(addr, "previous_key_valid_until"),
+					resource.TestCheckResourceAttrWith(addr, "key", func(v string) error {
+						if v == first {
+							return fmt.Errorf("the secret did not change")
+						}
+						second = v
+						return nil
+					}),
+					func(*terraform.State) error {
+						if err := works(first); err != nil {
+							return fmt.Errorf("the old secret, within its grace period: %w", err)
+						}
+						if err := works(second); err != nil {
+							return fmt.Errorf("the new secret: %w", err)
+						}
+						deadline := time.Now().Add(30 * time.Second)
+						for works(first) == nil {
+							if time.Now().After(deadline) {
+								return fmt.Errorf("the old secret still works 30s after a 4s grace period")
+							}
+							time.Sleep(250 * time.Millisecond)
+						}
+						if err := works(first); !client.IsUnauthenticated(err) {
+							return fmt.Errorf("the old secret after its grace period: %v, want 401", err)
+						}
+						return works(second)
+					},
+				),
+			},
+			{
+				ResourceName:            addr,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"key", "rotation", "rotation_grace_period", "previous_key_valid_until"},
+			},
+			{ // the grace period alone rotates nothing
+				Config: rotationConfig(ns, "v2", "1m", "ci"),
+				Check:  resource.TestCheckResourceAttrPtr(addr, "key", &second),
+			},
+			{ // a new description is a new key
+				Config: rotationConfig(ns, "v2", "1m", "ci, renamed"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: resource.TestCheckResourceAttrWith(addr, "id", func(v string) error {
+					if v == id {
+						return fmt.Errorf("still key %s", v)
+					}
+					id = v
+					return nil
+				}),
+			},
+		},
+	})
 }

@@ -6,11 +6,13 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -22,6 +24,7 @@ import (
 var (
 	_ resource.ResourceWithConfigure   = (*apiKeyResource)(nil)
 	_ resource.ResourceWithImportState = (*apiKeyResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*apiKeyResource)(nil)
 )
 
 func newAPIKeyResource() resource.Resource { return &apiKeyResource{} }
@@ -29,13 +32,18 @@ func newAPIKeyResource() resource.Resource { return &apiKeyResource{} }
 type apiKeyResource struct{ p *providerData }
 
 type apiKeyModel struct {
-	ID         types.String      `tfsdk:"id"`
-	Name       types.String      `tfsdk:"name"`
-	Role       types.String      `tfsdk:"role"`
-	Namespaces types.Set         `tfsdk:"namespaces"`
-	ExpiresAt  timetypes.RFC3339 `tfsdk:"expires_at"`
-	Key        types.String      `tfsdk:"key"`
-	CreatedAt  types.String      `tfsdk:"created_at"`
+	ID                    types.String         `tfsdk:"id"`
+	Name                  types.String         `tfsdk:"name"`
+	Description           types.String         `tfsdk:"description"`
+	Role                  types.String         `tfsdk:"role"`
+	Namespaces            types.Set            `tfsdk:"namespaces"`
+	ExpiresAt             timetypes.RFC3339    `tfsdk:"expires_at"`
+	Rotation              types.String         `tfsdk:"rotation"`
+	RotationGracePeriod   timetypes.GoDuration `tfsdk:"rotation_grace_period"`
+	Key                   types.String         `tfsdk:"key"`
+	CreatedAt             types.String         `tfsdk:"created_at"`
+	RotatedAt             types.String         `tfsdk:"rotated_at"`
+	PreviousKeyValidUntil types.String         `tfsdk:"previous_key_valid_until"`
 }
 
 func (r *apiKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -60,6 +68,14 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				MarkdownDescription: "Name (1-64 letters, digits, spaces, `.`, `_`, `:` or `-`). Changing it replaces the key.",
 				Required:            true,
 				Validators:          []validator.String{keyName()},
+				PlanModifiers:       replace,
+			},
+			"description": schema.StringAttribute{
+				MarkdownDescription: "Free text, at most 1024 bytes. Changing it replaces the key.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(""),
+				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
 				PlanModifiers:       replace,
 			},
 			"role": schema.StringAttribute{
@@ -93,18 +109,60 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				CustomType:    timetypes.RFC3339Type{},
 				PlanModifiers: replace,
 			},
+			"rotation": schema.StringAttribute{
+				MarkdownDescription: "A value of your choice; changing it rotates the key in place: same id, name, role, namespaces " +
+					"and expiry, a new `key`. The secret it replaces keeps working for `rotation_grace_period`. " +
+					"Any string works: a date, a version number, or the id of a `time_rotating` resource.",
+				Optional: true,
+			},
+			"rotation_grace_period": schema.StringAttribute{
+				MarkdownDescription: "How long the secret a rotation replaces keeps working, from `0s` (the default: it stops at once) " +
+					"to `168h`. Changing it alone rotates nothing.",
+				Optional:      true,
+				CustomType:    timetypes.GoDurationType{},
+				Validators:    []validator.String{duration(0, maxGracePeriod)},
+				PlanModifiers: []planmodifier.String{sameDuration{}},
+			},
 			"key": schema.StringAttribute{
-				MarkdownDescription: "The secret to send as `Authorization: Bearer <key>`. Set at creation only; null after import.",
-				Computed:            true,
-				Sensitive:           true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "The secret to send as `Authorization: Bearer <key>`. Set at creation and on rotation only; " +
+					"null after import.",
+				Computed:      true,
+				Sensitive:     true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"created_at": schema.StringAttribute{
 				MarkdownDescription: "When the key was created (RFC 3339).",
 				Computed:            true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
+			"rotated_at": schema.StringAttribute{
+				MarkdownDescription: "When the key was last rotated (RFC 3339); null if never.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"previous_key_valid_until": schema.StringAttribute{
+				MarkdownDescription: "Until when the secret replaced by the last rotation Terraform made keeps working (RFC 3339); " +
+					"null if Terraform has not rotated the key.",
+				Computed:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
 		},
+	}
+}
+
+// ModifyPlan plans a new secret when rotation changes.
+func (r *apiKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return
+	}
+	var prior, planned types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("rotation"), &prior)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("rotation"), &planned)...)
+	if resp.Diagnostics.HasError() || planned.Equal(prior) {
+		return
+	}
+	for _, attr := range []string{"key", "rotated_at", "previous_key_valid_until"} {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(attr), types.StringUnknown())...)
 	}
 }
 
@@ -125,7 +183,12 @@ func (m *apiKeyModel) set(k *client.Key) {
 	} else {
 		m.ExpiresAt = timetypes.NewRFC3339Null()
 	}
+	m.Description = types.StringValue(k.Description)
 	m.CreatedAt = timeValue(&k.CreatedAt)
+	m.RotatedAt = timeValue(k.RotatedAt)
+	if m.PreviousKeyValidUntil.IsUnknown() {
+		m.PreviousKeyValidUntil = types.StringNull()
+	}
 }
 
 func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -134,7 +197,8 @@ func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	body := client.CreateKeyRequest{Name: plan.Name.ValueString(), Role: tenancy.Role(plan.Role.ValueString())}
+	body := client.CreateKeyRequest{Name: plan.Name.ValueString(), Role: tenancy.Role(plan.Role.ValueString()),
+		Description: plan.Description.ValueString()}
 	if !plan.Namespaces.IsNull() && !plan.Namespaces.IsUnknown() {
 		resp.Diagnostics.Append(plan.Namespaces.ElementsAs(ctx, &body.Namespaces, false)...)
 	}
@@ -158,33 +222,20 @@ func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest,
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// find returns the key with id, or nil when it is gone or revoked.
-func (r *apiKeyResource) find(ctx context.Context, id string) (*client.Key, error) {
-	keys, err := retry(ctx, false, func() ([]client.Key, error) { return r.p.client.ListKeys(ctx) })
-	if err != nil {
-		return nil, err
-	}
-	for i := range keys {
-		if keys[i].ID == id && keys[i].RevokedAt == nil {
-			return &keys[i], nil
-		}
-	}
-	return nil, nil
-}
-
 func (r *apiKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state apiKeyModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	k, err := r.find(ctx, state.ID.ValueString())
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read API key "+state.ID.ValueString(), err)
+	id := state.ID.ValueString()
+	k, err := retry(ctx, false, func() (*client.Key, error) { return r.p.client.GetKey(ctx, id) })
+	if client.IsNotFound(err) || (err == nil && k.RevokedAt != nil) {
+		resp.State.RemoveResource(ctx) // revoked outside Terraform: planned for creation again
 		return
 	}
-	if k == nil {
-		resp.State.RemoveResource(ctx)
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read API key "+id, err)
 		return
 	}
 	prior := state.ExpiresAt
@@ -207,11 +258,29 @@ func sameInstant(prior, got timetypes.RFC3339) timetypes.RFC3339 {
 	return got
 }
 
-// Update is never called with a change: every configurable attribute
-// replaces the key.
+// Update rotates the key when rotation changed; every other change
+// replaces the key, but for rotation_grace_period, which only Terraform
+// keeps.
 func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan apiKeyModel
+	var plan, state apiKeyModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.Rotation.Equal(state.Rotation) {
+		id, grace := state.ID.ValueString(), goDuration(plan.RotationGracePeriod)
+		k, err := retry(ctx, true, func() (*client.RotatedKey, error) { return r.p.client.RotateKey(ctx, id, grace) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not rotate API key "+id, err)
+			return
+		}
+		prior := plan.ExpiresAt
+		plan.set(&k.Key)
+		plan.ExpiresAt = sameInstant(prior, plan.ExpiresAt)
+		plan.Key = types.StringValue(k.Token)
+		plan.PreviousKeyValidUntil = timeValue(&k.PreviousKeyValidUntil)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -231,4 +300,6 @@ func (r *apiKeyResource) Delete(ctx context.Context, req resource.DeleteRequest,
 // ImportState takes the key's id; the imported key has no secret.
 func (r *apiKeyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("key"), types.StringNull())...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("previous_key_valid_until"), types.StringNull())...)
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -22,8 +23,11 @@ func newNamespaceDataSource() datasource.DataSource { return &namespaceDataSourc
 type namespaceDataSource struct{ p *providerData }
 
 type namespaceDataModel struct {
-	Name      types.String `tfsdk:"name"`
-	CreatedAt types.String `tfsdk:"created_at"`
+	Name               types.String         `tfsdk:"name"`
+	Description        types.String         `tfsdk:"description"`
+	Retention          timetypes.GoDuration `tfsdk:"retention"`
+	DeletionProtection types.Bool           `tfsdk:"deletion_protection"`
+	CreatedAt          types.String         `tfsdk:"created_at"`
 }
 
 func (d *namespaceDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -39,7 +43,14 @@ func (d *namespaceDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 				Required:            true,
 				Validators:          []validator.String{namespaceName()},
 			},
-			"created_at": schema.StringAttribute{MarkdownDescription: "When it was created (RFC 3339).", Computed: true},
+			"description": schema.StringAttribute{MarkdownDescription: "Description.", Computed: true},
+			"retention": schema.StringAttribute{
+				MarkdownDescription: "Default retention for finished jobs; null for none.",
+				Computed:            true,
+				CustomType:          timetypes.GoDurationType{},
+			},
+			"deletion_protection": schema.BoolAttribute{MarkdownDescription: "Whether deletion is refused.", Computed: true},
+			"created_at":          schema.StringAttribute{MarkdownDescription: "When it was created (RFC 3339).", Computed: true},
 		},
 	}
 }
@@ -54,20 +65,22 @@ func (d *namespaceDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	list, err := retry(ctx, false, func() ([]client.Namespace, error) { return d.p.client.ListNamespaces(ctx) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not list namespaces", err)
+	name := m.Name.ValueString()
+	ns, err := retry(ctx, false, func() (*client.Namespace, error) { return d.p.client.GetNamespace(ctx, name) })
+	if client.IsNotFound(err) {
+		resp.Diagnostics.AddError("Namespace not found",
+			"Namespace "+name+" does not exist, or the provider's API key may not use it.")
 		return
 	}
-	for _, ns := range list {
-		if ns.Name == m.Name.ValueString() {
-			m.CreatedAt = timeValue(&ns.CreatedAt)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-			return
-		}
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read namespace "+name, err)
+		return
 	}
-	resp.Diagnostics.AddError("Namespace not found",
-		"Namespace "+m.Name.ValueString()+" does not exist, or the provider's API key may not read it.")
+	m.Description = types.StringValue(ns.Description)
+	m.Retention = durationValue(ns.Retention)
+	m.DeletionProtection = types.BoolValue(ns.DeletionProtection)
+	m.CreatedAt = timeValue(&ns.CreatedAt)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 func newRoleDataSource() datasource.DataSource { return &roleDataSource{} }

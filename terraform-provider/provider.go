@@ -120,6 +120,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newScheduleResource,
 		newAPIKeyResource,
 		newQueueResource,
+		newNamespaceResource,
 	}
 }
 

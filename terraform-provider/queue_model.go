@@ -53,6 +53,7 @@ const (
 	minRetention      = time.Minute
 	maxRetention      = 10 * 365 * 24 * time.Hour
 	maxDescription    = 1024
+	maxGracePeriod    = 7 * 24 * time.Hour
 )
 
 var backoffs = []string{"exponential", "linear", "fixed", "none"}

@@ -13,13 +13,20 @@ terraform {
 
 # endpoint defaults to JOBBIE_URL, else http://127.0.0.1:8080 (make dev);
 # api_key to JOBBIE_API_KEY.
-provider "jobbie" {
-  namespace = "default"
+provider "jobbie" {}
+
+# A namespace of its own, emptied and deleted by `terraform destroy`.
+resource "jobbie_namespace" "demo" {
+  name          = "quickstart"
+  description   = "Made by examples/quickstart"
+  retention     = "72h"
+  force_destroy = true
 }
 
 # A queue, configured as a whole: at most 5 jobs at once, 100 fetches a
 # minute, and defaults for the jobs its producers enqueue.
 resource "jobbie_queue" "digest" {
+  namespace   = jobbie_namespace.demo.name
   name        = "emails.digest"
   description = "The morning digest, one job per run"
   concurrency = 5
@@ -33,14 +40,16 @@ resource "jobbie_queue" "digest" {
 
 # Every morning at 9, Paris time, one job on that queue.
 resource "jobbie_schedule" "digest" {
-  name     = "morning digest"
-  queue    = jobbie_queue.digest.name
-  cron     = "0 9 * * *"
-  timezone = "Europe/Paris"
-  payload  = jsonencode({ template = "digest", audience = "subscribers" })
+  namespace = jobbie_namespace.demo.name
+  name      = "morning digest"
+  queue     = jobbie_queue.digest.name
+  cron      = "0 9 * * *"
+  timezone  = "Europe/Paris"
+  payload   = jsonencode({ template = "digest", audience = "subscribers" })
 }
 
 data "jobbie_queues" "all" {
+  namespace  = jobbie_namespace.demo.name
   depends_on = [jobbie_queue.digest]
 }
 
@@ -48,7 +57,7 @@ data "jobbie_queues" "all" {
 resource "jobbie_api_key" "producer" {
   name       = "quickstart producer"
   role       = "producer"
-  namespaces = ["default"]
+  namespaces = [jobbie_namespace.demo.name]
 }
 
 data "jobbie_role" "producer" {

@@ -1,0 +1,203 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/jobbie/jobbie/client"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*namespaceResource)(nil)
+	_ resource.ResourceWithImportState = (*namespaceResource)(nil)
+)
+
+func newNamespaceResource() resource.Resource { return &namespaceResource{} }
+
+type namespaceResource struct{ p *providerData }
+
+type namespaceModel struct {
+	ID                 types.String         `tfsdk:"id"`
+	Name               types.String         `tfsdk:"name"`
+	Description        types.String         `tfsdk:"description"`
+	Retention          timetypes.GoDuration `tfsdk:"retention"`
+	DeletionProtection types.Bool           `tfsdk:"deletion_protection"`
+	ForceDestroy       types.Bool           `tfsdk:"force_destroy"`
+	CreatedAt          types.String         `tfsdk:"created_at"`
+}
+
+func (r *namespaceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_namespace"
+}
+
+func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A namespace of the provider key's tenant: its own queues, jobs and schedules, placed on a shard " +
+			"cluster by Jobbie. The provider's API key must be allowed the namespace (a key for every namespace, `[\"*\"]`, " +
+			"such as the tenant's owner key, is).\n\n" +
+			"Destroying a namespace that holds jobs, queues or schedules fails unless `force_destroy` is true, which " +
+			"deletes them with it; `deletion_protection` refuses destroy either way.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The namespace's name; also the import id.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name: 1-63 lowercase letters, digits or `-`, starting with a letter or digit. Changing it replaces the namespace.",
+				Required:            true,
+				Validators:          []validator.String{namespaceName()},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"description": schema.StringAttribute{
+				MarkdownDescription: "Free text, at most 1024 bytes.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(""),
+				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
+			},
+			"retention": schema.StringAttribute{
+				MarkdownDescription: "The namespace's default retention for finished jobs, a duration from `1m` to `87600h` (ten years). " +
+					"Left out: none.",
+				Optional:      true,
+				CustomType:    timetypes.GoDurationType{},
+				Validators:    []validator.String{duration(minRetention, maxRetention)},
+				PlanModifiers: []planmodifier.String{sameDuration{}},
+			},
+			"deletion_protection": schema.BoolAttribute{
+				MarkdownDescription: "While true, the API refuses to delete the namespace, and so does `terraform destroy`. Defaults to `false`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"force_destroy": schema.BoolAttribute{
+				MarkdownDescription: "Whether destroying the namespace also deletes the jobs, queues and schedules it holds. " +
+					"Defaults to `false`: destroying a namespace that holds any fails. Only Terraform knows it (it is not sent " +
+					"to the API); apply it before the destroy that needs it.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
+			"created_at": schema.StringAttribute{
+				MarkdownDescription: "When the namespace was created (RFC 3339).",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}
+
+func (r *namespaceResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.p = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+func (m *namespaceModel) set(ns *client.Namespace) {
+	m.ID = types.StringValue(ns.Name)
+	m.Name = types.StringValue(ns.Name)
+	m.Description = types.StringValue(ns.Description)
+	m.Retention = durationValue(ns.Retention)
+	m.DeletionProtection = types.BoolValue(ns.DeletionProtection)
+	m.CreatedAt = timeValue(&ns.CreatedAt)
+	if m.ForceDestroy.IsNull() || m.ForceDestroy.IsUnknown() {
+		m.ForceDestroy = types.BoolValue(false)
+	}
+}
+
+func (r *namespaceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan namespaceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	body := client.CreateNamespaceRequest{Name: plan.Name.ValueString(), Description: plan.Description.ValueString(),
+		Retention: goDuration(plan.Retention), DeletionProtection: plan.DeletionProtection.ValueBool()}
+	ns, err := retry(ctx, true, func() (*client.Namespace, error) { return r.p.client.CreateNamespaceWith(ctx, body) })
+	if err != nil {
+		if client.IsConflict(err) {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Namespace already exists",
+				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+body.Name)
+			return
+		}
+		apiError(&resp.Diagnostics, "Could not create namespace "+body.Name, err)
+		return
+	}
+	plan.set(ns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *namespaceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state namespaceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.Name.ValueString()
+	ns, err := retry(ctx, false, func() (*client.Namespace, error) { return r.p.client.GetNamespace(ctx, name) })
+	if client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read namespace "+name, err)
+		return
+	}
+	state.set(ns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *namespaceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan namespaceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := plan.Name.ValueString()
+	desc, retention, protect := plan.Description.ValueString(), goDuration(plan.Retention), plan.DeletionProtection.ValueBool()
+	body := client.UpdateNamespaceRequest{Description: &desc, Retention: &retention, DeletionProtection: &protect}
+	ns, err := retry(ctx, true, func() (*client.Namespace, error) { return r.p.client.UpdateNamespace(ctx, name, body) })
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not update namespace "+name, err)
+		return
+	}
+	plan.set(ns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *namespaceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state namespaceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name, force := state.Name.ValueString(), state.ForceDestroy.ValueBool()
+	err := retryErr(ctx, true, func() error { return r.p.client.DeleteNamespace(ctx, name, force) })
+	switch {
+	case err == nil, client.IsNotFound(err):
+	case client.ErrorCode(err) == client.CodeDeletionProtected:
+		resp.Diagnostics.AddError("Namespace "+name+" is protected from deletion",
+			apiDetail(err)+"\n\nSet deletion_protection = false and apply, then destroy it.")
+	case client.ErrorCode(err) == client.CodeNamespaceNotEmpty:
+		resp.Diagnostics.AddError("Namespace "+name+" is not empty",
+			apiDetail(err)+"\n\nIt holds jobs, queues or schedules. To delete them with it, set force_destroy = true and "+
+				"apply, then destroy it.")
+	default:
+		apiError(&resp.Diagnostics, "Could not delete namespace "+name, err)
+	}
+}
+
+// ImportState takes the namespace's name.
+func (r *namespaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("name"), req, resp)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
+}

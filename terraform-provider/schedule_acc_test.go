@@ -141,6 +141,12 @@ resource "jobbie_schedule" "bare" {
   queue = "reports"
   cron  = "*/5 * * * *"
 }
+resource "jobbie_schedule" "null" {
+  name    = "null payload"
+  queue   = "reports"
+  cron    = "@weekly"
+  payload = jsonencode(null)
+}
 `,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(addr, "timezone", "UTC"),

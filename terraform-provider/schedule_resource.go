@@ -164,7 +164,9 @@ func (m *scheduleModel) set(s *client.Schedule, ns string) {
 	m.Queue = types.StringValue(s.Queue)
 	m.Cron = types.StringValue(s.Cron)
 	m.Timezone = types.StringValue(s.Timezone)
-	m.Payload = jsonValue(s.Payload)
+	if p := jsonValue(s.Payload); !p.IsNull() || m.Payload.ValueString() != "null" {
+		m.Payload = p // (a payload written as jsonencode(null) stays so)
+	}
 	m.Priority = types.StringValue(s.Priority)
 	m.UniqueKey = types.StringPointerValue(s.UniqueKey)
 	m.MaxRetries = types.Int64Value(int64(s.MaxRetries))

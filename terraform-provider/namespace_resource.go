@@ -69,7 +69,7 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			},
 			"retention": schema.StringAttribute{
 				MarkdownDescription: "The namespace's default retention for finished jobs, a duration from `1m` to `87600h` (ten years). " +
-					"Left out: none.",
+					"Left out: none. The API records it but the shards do not apply it yet: jobs keep their queue's `retention`.",
 				Optional:      true,
 				CustomType:    timetypes.GoDurationType{},
 				Validators:    []validator.String{duration(minRetention, maxRetention)},

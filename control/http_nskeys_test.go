@@ -223,6 +223,12 @@ func TestHTTPKeyUsage(t *testing.T) {
 	} {
 		requireError(t, gw.do(t, http.MethodPost, "/internal/v1/keys/used", "", bad.body), 400, "bad_request", bad.field)
 	}
+	full := wire.KeyUsage{Keys: make([]wire.KeyUse, wire.MaxKeyUses)}
+	for i := range full.Keys {
+		full.Keys[i] = wire.KeyUse{TenantID: unknownTID, KeyID: "key_01hzzzzzzzzzzzzzzzzzzzzzzz", At: time.Now().Add(-123456789 * time.Nanosecond)}
+	}
+	r = gw.do(t, http.MethodPost, "/internal/v1/keys/used", "", full)
+	require.Equal(t, http.StatusNoContent, r.status, "a full report fits control's body limit: %s", r.body)
 	requireError(t, b.do(t, http.MethodPost, "/internal/v1/keys/used", acme.OwnerKey, wire.KeyUsage{}), 401, "unauthenticated")
 	requireError(t, b.as(t, pkitest.Shard("s1", "n1")).do(t, http.MethodPost, "/internal/v1/keys/used", "", wire.KeyUsage{}), 403, "forbidden")
 }

@@ -80,7 +80,7 @@ type KeyUsage struct {
 }
 
 // MaxKeyUses bounds the entries of one KeyUsage report.
-const MaxKeyUses = 500
+const MaxKeyUses = 250
 
 // KeyUse is one key a gateway admitted, and when.
 type KeyUse struct {

@@ -184,3 +184,111 @@ func RolePolicies(tenant, role string, ps []Permission) [][]string {
 	}
 	return out
 }
+
+// MatchPattern reports whether name matches pattern: "*" (every name), an
+// exact name, or a prefix ending in "*" ("emails.*" matches "emails.send",
+// not "emails").
+func MatchPattern(pattern, name string) bool { return match(pattern, name) }
+
+// QueueScope is the set of queues one request may act on: the queue
+// patterns a custom role grants for the request's action and namespace.
+// The gateway sends it to the shard as wire.QueueScopeHeader (Header);
+// the shard parses it back (ParseQueueScope).
+//
+// The zero value is every queue (a built-in role, or a role granting
+// "*"): Allows answers without looking at any pattern. A limited scope
+// with no patterns allows no queue.
+type QueueScope struct {
+	limited  bool
+	patterns []string
+}
+
+// AllQueues is the scope of every queue (the zero value).
+func AllQueues() QueueScope { return QueueScope{} }
+
+// NewQueueScope is the scope of the queues matching any of patterns;
+// "*" among them makes it every queue, none makes it no queue.
+func NewQueueScope(patterns ...string) QueueScope {
+	if slices.Contains(patterns, "*") {
+		return QueueScope{}
+	}
+	return QueueScope{limited: true, patterns: slices.Clone(patterns)}
+}
+
+// ParseQueueScope reads a wire.QueueScopeHeader value: comma-separated
+// queue patterns (queue names never hold a comma). Blanks around a
+// pattern and empty items are ignored, so "" is no queue.
+func ParseQueueScope(header string) QueueScope {
+	var ps []string
+	for p := range strings.SplitSeq(header, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			ps = append(ps, p)
+		}
+	}
+	if slices.Contains(ps, "*") {
+		return QueueScope{}
+	}
+	return QueueScope{limited: true, patterns: ps}
+}
+
+// QueueScopeFor is the scope a holder of ps has for action in namespace
+// ns: the union of the queue patterns of every permission granting that
+// action there. Holding no such permission is no queue.
+func QueueScopeFor(ps []Permission, action Action, ns string) QueueScope {
+	var queues []string
+	for _, p := range ps {
+		if slices.ContainsFunc(p.Actions, func(a string) bool { return match(a, string(action)) }) &&
+			slices.ContainsFunc(p.Namespaces, func(n string) bool { return match(n, ns) }) {
+			queues = append(queues, p.Queues...)
+		}
+	}
+	slices.Sort(queues)
+	return NewQueueScope(slices.Compact(queues)...)
+}
+
+// All reports whether s is every queue.
+func (s QueueScope) All() bool { return !s.limited }
+
+// Allows reports whether s holds queue.
+func (s QueueScope) Allows(queue string) bool {
+	if !s.limited {
+		return true
+	}
+	for _, p := range s.patterns {
+		if match(p, queue) {
+			return true
+		}
+	}
+	return false
+}
+
+// Covers reports whether every queue pattern matches is in s ("emails.*"
+// covers "emails.send" and "emails.send.*").
+func (s QueueScope) Covers(pattern string) bool {
+	return !s.limited || slices.ContainsFunc(s.patterns, func(h string) bool { return covers(h, pattern) })
+}
+
+// Patterns are s's queue patterns: ["*"] for every queue, empty for none.
+func (s QueueScope) Patterns() []string {
+	if !s.limited {
+		return []string{"*"}
+	}
+	return slices.Clone(s.patterns)
+}
+
+// Header is s as the value of wire.QueueScopeHeader. A request with every
+// queue sends no header at all (ok false); "" with ok true is no queue.
+func (s QueueScope) Header() (value string, ok bool) {
+	if !s.limited {
+		return "", false
+	}
+	return strings.Join(s.patterns, ","), true
+}
+
+// String is s for logs and messages: its patterns, "*" for every queue.
+func (s QueueScope) String() string {
+	if !s.limited {
+		return "*"
+	}
+	return strings.Join(s.patterns, ",")
+}

@@ -119,3 +119,97 @@ func TestObjectMatch(t *testing.T) {
 		require.Equal(t, c.want, ObjectMatch(c.r, c.p), "%s vs %s", c.r, c.p)
 	}
 }
+
+func TestMatchPattern(t *testing.T) {
+	for _, c := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"*", "anything", true},
+		{"emails.send", "emails.send", true},
+		{"emails.send", "emails.sender", false},
+		{"emails.*", "emails.send", true},
+		{"emails.*", "emails", false},
+		{"emails*", "emails", true},
+		{"a*b", "a*b", true}, // a "*" inside is no wildcard (ValidatePermissions refuses it)
+		{"a*b", "axb", false},
+	} {
+		require.Equal(t, c.want, MatchPattern(c.pattern, c.name), "%s vs %s", c.pattern, c.name)
+	}
+}
+
+func TestQueueScope(t *testing.T) {
+	var zero QueueScope
+	require.True(t, zero.All(), "the zero value is every queue")
+	require.True(t, zero.Allows("anything"))
+	require.True(t, zero.Covers("x.*"))
+	_, ok := zero.Header()
+	require.False(t, ok, "every queue sends no header")
+	require.Equal(t, []string{"*"}, zero.Patterns())
+
+	s := ParseQueueScope(" emails.* , billing.charge,,")
+	require.False(t, s.All())
+	require.Equal(t, []string{"emails.*", "billing.charge"}, s.Patterns())
+	require.True(t, s.Allows("emails.send"))
+	require.True(t, s.Allows("billing.charge"))
+	require.False(t, s.Allows("emails"))
+	require.False(t, s.Allows("billing.refund"))
+	require.True(t, s.Covers("emails.send.*"))
+	require.True(t, s.Covers("billing.charge"))
+	require.False(t, s.Covers("billing.*"))
+	require.False(t, s.Covers("*"))
+	h, ok := s.Header()
+	require.True(t, ok)
+	require.Equal(t, "emails.*,billing.charge", h)
+	require.Equal(t, s, ParseQueueScope(h), "a header reads back as it was sent")
+
+	none := ParseQueueScope("")
+	require.False(t, none.All())
+	require.False(t, none.Allows("q"))
+	require.False(t, none.Covers("q"))
+	h, ok = none.Header()
+	require.True(t, ok, "no queue still sends the header, empty")
+	require.Empty(t, h)
+	require.Equal(t, none, NewQueueScope())
+
+	require.True(t, ParseQueueScope("a,*").All(), `"*" among the patterns is every queue`)
+	require.True(t, NewQueueScope("*").All())
+}
+
+// The scope a custom role sends is the union of its queue patterns for
+// the request's action and namespace.
+func TestQueueScopeFor(t *testing.T) {
+	support := []Permission{
+		perm([]string{"job.read", "job.manage"}, []string{"emails"}, []string{"emails.*"}),
+		perm([]string{"job.*"}, []string{"prod-*"}, []string{"billing.charge", "emails.*"}),
+		perm([]string{"queue.read"}, []string{"*"}, []string{"*"}),
+	}
+	require.Equal(t, []string{"emails.*"}, QueueScopeFor(support, ActJobManage, "emails").Patterns())
+	require.Equal(t, []string{"billing.charge", "emails.*"}, QueueScopeFor(support, ActJobRead, "prod-eu").Patterns())
+	require.True(t, QueueScopeFor(support, ActQueueRead, "emails").All())
+	none := QueueScopeFor(support, ActJobWork, "emails")
+	require.False(t, none.All())
+	require.Empty(t, none.Patterns(), "no permission for the action: no queue")
+	require.True(t, QueueScopeFor(BuiltinPermissions(RoleDeveloper), ActJobManage, "x").All(), "a built-in role: every queue")
+}
+
+func BenchmarkQueueScopeAllows(b *testing.B) {
+	b.Run("every_queue", func(b *testing.B) {
+		var s QueueScope
+		b.ReportAllocs()
+		for b.Loop() {
+			if !s.Allows("emails.send") {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("three_patterns", func(b *testing.B) {
+		s := ParseQueueScope("billing.*,reports.daily,emails.*")
+		b.ReportAllocs()
+		for b.Loop() {
+			if !s.Allows("emails.send") {
+				b.Fatal("refused")
+			}
+		}
+	})
+}

@@ -15,6 +15,13 @@ const (
 	// in, as tenancy.ShardNamespace(tenant id, namespace): set by the
 	// gateway, never by a client.
 	ShardNamespaceHeader = "X-Jobbie-Shard-Namespace"
+	// QueueScopeHeader limits a request to a shard to some queues of its
+	// namespace: comma-separated queue patterns ("*", a name, or a prefix
+	// ending in "*"; tenancy.QueueScope), the queues the caller's role may
+	// act on for this request's action. Absent: every queue; present but
+	// empty: none. Set by the gateway for a key of a custom role, never by
+	// a client; at most MaxQueueScopeHeader bytes.
+	QueueScopeHeader = "X-Jobbie-Queue-Scope"
 	// LeaderHeader carries the shard leader's HTTP address on a 503
 	// no_leader (or 421) from a node that did not apply the request, so
 	// the caller may retry there at once.
@@ -26,3 +33,7 @@ const (
 	// forwarded request, so the follower can read its write.
 	AppliedHeader = "X-Jobbie-Applied-Index"
 )
+
+// MaxQueueScopeHeader bounds a QueueScopeHeader value: a shard reads
+// request headers into a buffer that holds it beside the others.
+const MaxQueueScopeHeader = 8 << 10

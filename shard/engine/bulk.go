@@ -76,6 +76,12 @@ type BulkOp struct {
 	// Prunable: the record is pruned after the retention period once
 	// finished (records.go). Operations of older logs lack it and stay.
 	Prunable bool `codec:"pr,omitempty"`
+	// Scoped: the operation was started under a queue scope and acts only
+	// on jobs of the queues Scope's patterns match (none when it holds
+	// none). It is created by BulkCreateScoped, so a node that would drop
+	// the scope stops instead. Without it, every queue.
+	Scoped bool     `codec:"sd,omitempty"`
+	Scope  []string `codec:"sc,omitempty"`
 }
 
 // BulkOpCmd creates (Op) or cancels (ID) a background operation.

@@ -61,6 +61,12 @@ var (
 
 	QueueConfigure = replica.Op[QueueConfigCmd, replica.None]{Type: 40, Name: "queue configure"}
 	NamespacePurge = replica.Op[NamespacePurgeCmd, *PurgeStep]{Type: 41, Name: "namespace purge"}
+
+	// BulkCreateScoped is BulkCreate for an operation limited to a queue
+	// scope (BulkOp.Scoped): the same handler, under a number a node that
+	// does not know the scope cannot apply, so it stops rather than store
+	// an operation that would act on every queue.
+	BulkCreateScoped = replica.Op[BulkOpCmd, *BulkOp]{Type: 42, Name: "bulk.create.scoped"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -118,4 +124,5 @@ func (e *Engine) register(r *replica.Registry) {
 
 	QueueConfigure.Handle(r, e.applyQueueConfigure)
 	NamespacePurge.Handle(r, e.applyNamespacePurge)
+	BulkCreateScoped.Handle(r, e.applyBulkCreate)
 }

@@ -279,6 +279,11 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		s.next = NamespacePurge.Command(&NamespacePurgeCmd{NS: c.NS, Phase: 1})
 		return NamespacePurge.Command(c)
 	}),
+	scriptCmd(func(s *script) []byte {
+		op := &BulkOp{ID: scriptOps[s.rng.Intn(2)], Action: job.BulkRetry, Filter: []byte(`{"state":["dead"]}`), Prunable: true,
+			Scoped: true, Scope: [][]string{nil, {"a"}, {"b*", "c"}}[s.rng.Intn(3)]}
+		return BulkCreateScoped.Command(&BulkOpCmd{NS: testNS, Op: op})
+	}),
 }
 
 func (s *script) jobsSample() []string {
@@ -378,7 +383,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 41, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 42, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -244,3 +244,29 @@ func TestApplyChainStepOptions(t *testing.T) {
 	require.Equal(t, job.DefaultMaxRetries, s3.MaxRetries)
 	require.Nil(t, s3.Tags)
 }
+
+// A scoped operation keeps its scope in its record; an unscoped one has
+// none (every queue).
+func TestApplyBulkCreateScoped(t *testing.T) {
+	f := setupFSM(t)
+	scoped := &BulkOp{ID: "bulk_01HX000000000000000000000D", Action: job.BulkRetry, Filter: []byte(`{"state":["dead"]}`),
+		Scoped: true, Scope: []string{"emails.*", "billing"}}
+	f.apply(BulkCreateScoped.Type, &BulkOpCmd{NS: testNS, Op: scoped})
+	got, err := ReadBulkOp(f.db, testNS, scoped.ID)
+	require.NoError(t, err)
+	require.True(t, got.Scoped)
+	require.Equal(t, []string{"emails.*", "billing"}, got.Scope)
+
+	none := &BulkOp{ID: "bulk_01HX000000000000000000000E", Action: job.BulkRetry, Filter: []byte(`{"state":["dead"]}`), Scoped: true}
+	f.apply(BulkCreateScoped.Type, &BulkOpCmd{NS: testNS, Op: none})
+	got, err = ReadBulkOp(f.db, testNS, none.ID)
+	require.NoError(t, err)
+	require.True(t, got.Scoped, "a scope of no queue stays a scope")
+	require.Empty(t, got.Scope)
+
+	all := &BulkOp{ID: "bulk_01HX000000000000000000000F", Action: job.BulkRetry, Filter: []byte(`{"state":["dead"]}`)}
+	f.apply(BulkCreate.Type, &BulkOpCmd{NS: testNS, Op: all})
+	got, err = ReadBulkOp(f.db, testNS, all.ID)
+	require.NoError(t, err)
+	require.False(t, got.Scoped)
+}

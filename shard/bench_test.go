@@ -9,13 +9,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // BenchmarkEngineLifecycle drives enqueue (batches of 100), fetch and ack
 // straight through a node's service, without HTTP: the engine's own
 // ceiling, Raft and fsync included.
-func BenchmarkEngineLifecycle(b *testing.B) {
+func BenchmarkEngineLifecycle(b *testing.B) { lifecycle(b, tenancy.AllQueues()) }
+
+// BenchmarkScopedLifecycle is BenchmarkEngineLifecycle for a key limited
+// to some queues (wire.QueueScopeHeader): each ack first reads its job to
+// check the job's queue. BenchmarkEngineLifecycle, every queue, reads
+// nothing more and matches its numbers from before scopes existed.
+func BenchmarkScopedLifecycle(b *testing.B) {
+	lifecycle(b, tenancy.ParseQueueScope("emails.*,reports.daily,bench"))
+}
+
+func lifecycle(b *testing.B, sc tenancy.QueueScope) {
 	n := openQuiet(b, b.TempDir())
 	defer n.Stop()
 	e := n.Service()
@@ -31,7 +42,7 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 			r.Jobs[i] = wire.EnqueueRequest{Queue: "bench", Payload: []byte(`{"n":1}`)}
 		}
 		for n := 0; n < b.N; n += len(r.Jobs) {
-			if _, err := e.EnqueueBatch(context.Background(), testNS, r); err != nil {
+			if _, err := e.EnqueueBatch(context.Background(), testNS, sc, r); err != nil {
 				b.Error(err)
 				return
 			}
@@ -51,7 +62,7 @@ func BenchmarkEngineLifecycle(b *testing.B) {
 				if j == nil {
 					continue
 				}
-				if _, err := e.Ack(context.Background(), testNS, j.JobID, &wire.AckRequest{}); err != nil {
+				if _, err := e.Ack(context.Background(), testNS, sc, j.JobID, &wire.AckRequest{}); err != nil {
 					b.Error(err)
 					return
 				}

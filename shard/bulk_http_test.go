@@ -144,7 +144,7 @@ func readProgress(t *testing.T, b *bundle, path string) []map[string]any {
 	t.Helper()
 	req, err := http.NewRequest("GET", b.url+path, nil)
 	require.NoError(t, err)
-	req.Header.Set(wire.ShardNamespaceHeader, testNS)
+	b.setHeaders(req)
 	res, err := b.client.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()

@@ -45,6 +45,7 @@ type bundle struct {
 	url    string
 	dir    string
 	client *http.Client // presents a gateway's certificate unless as() says otherwise
+	scope  *string      // the wire.QueueScopeHeader it sends, if any (withScope)
 }
 
 // newBundle is the bundle of srv, called as a gateway.
@@ -57,6 +58,21 @@ func (b *bundle) as(id pki.Identity) *bundle {
 	c := *b
 	c.client = client(b.t, id, pki.ShardMember("s1"))
 	return &c
+}
+
+// withScope is b sending wire.QueueScopeHeader: scope, even "" (no queue).
+func (b *bundle) withScope(scope string) *bundle {
+	c := *b
+	c.scope = &scope
+	return &c
+}
+
+// setHeaders sets the namespace and b's queue scope on a request.
+func (b *bundle) setHeaders(req *http.Request) {
+	req.Header.Set(wire.ShardNamespaceHeader, testNS)
+	if b.scope != nil {
+		req.Header[wire.QueueScopeHeader] = []string{*b.scope}
+	}
 }
 
 // client is an HTTP client with id's certificate, closed with the test.
@@ -117,7 +133,7 @@ func (b *bundle) call(method, path string, body any, hdr ...string) resp {
 	req, err := http.NewRequest(method, b.url+path, rd)
 	require.NoError(b.t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(wire.ShardNamespaceHeader, testNS)
+	b.setHeaders(req)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i+1] == "" {
 			req.Header.Del(hdr[i])

@@ -37,7 +37,7 @@ func (b *bundle) stream(hdr ...string) *sseStream {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", b.url+"/api/v1/events", nil)
 	require.NoError(b.t, err)
-	req.Header.Set(wire.ShardNamespaceHeader, testNS)
+	b.setHeaders(req)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -240,7 +241,7 @@ func TestScheduleRepeatedFireIsNoop(t *testing.T) {
 	b := setup(t, withClock(clock), func(c *Config) { c.SweepInterval = time.Hour }) // only this test fires
 	s := b.createSchedule(map[string]any{"name": "once", "queue": "once", "cron": "@every 1s"})
 	id := s["id"].(string)
-	cur, err := b.srv.Service().GetSchedule(testNS, id)
+	cur, err := b.srv.Service().GetSchedule(testNS, tenancy.AllQueues(), id)
 	require.NoError(t, err)
 	run := cur.NextRun.UnixNano()
 	clock.Advance(cur.NextRun.Sub(clock.Now())) // the run time is reached

@@ -17,6 +17,7 @@ import (
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/search"
 	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -67,7 +68,7 @@ func BenchmarkSearchMillion(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if res, err = e.Search(ctx, testNS, r); err != nil {
+				if res, err = e.Search(ctx, testNS, tenancy.AllQueues(), r); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -84,7 +85,7 @@ func BenchmarkSearchMillion(b *testing.B) {
 			b.Skip("runs once: it consumes the dead jobs")
 		}
 		start := time.Now()
-		out, op, err := e.Bulk(ctx, testNS, &wire.BulkRequest{Filter: []byte(`{"state":["dead"]}`), Action: wire.BulkRetry})
+		out, op, err := e.Bulk(ctx, testNS, tenancy.AllQueues(), &wire.BulkRequest{Filter: []byte(`{"state":["dead"]}`), Action: wire.BulkRetry})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func BenchmarkSearchMillion(b *testing.B) {
 			return
 		}
 		for {
-			v, err := e.BulkStatus(testNS, op.BulkOperationID)
+			v, err := e.BulkStatus(testNS, tenancy.AllQueues(), op.BulkOperationID)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func pageBody(b *testing.B, e *service.Service, body string, n int) string {
 		b.Fatal(err)
 	}
 	for range n {
-		res, err := e.Search(context.Background(), testNS, r)
+		res, err := e.Search(context.Background(), testNS, tenancy.AllQueues(), r)
 		if err != nil || res.Cursor == "" {
 			b.Fatalf("page: %v", err)
 		}

@@ -36,7 +36,7 @@ func (s *Server) enqueue(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	out, err := s.svc.Enqueue(c.UserContext(), ns(c), &r)
+	out, err := s.svc.Enqueue(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (s *Server) enqueueBatch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	out, err := s.svc.EnqueueBatch(c.UserContext(), ns(c), &r)
+	out, err := s.svc.EnqueueBatch(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
 	}
@@ -63,6 +63,9 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 	var r wire.FetchRequest
 	if err := decode(c, &r); err != nil {
 		return err
+	}
+	if err := service.AllowQueues(scope(c), "queues", r.Queues); err != nil {
+		return err // before the worker is recorded with them
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
@@ -84,6 +87,9 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
+	if err := service.AllowQueues(scope(c), "queues", r.Queues); err != nil {
+		return err
+	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
 	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), &r, clientGone(c))
@@ -102,7 +108,7 @@ func (s *Server) release(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	out, err := s.svc.Release(c.UserContext(), ns(c), &r)
+	out, err := s.svc.Release(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
 	}
@@ -121,7 +127,7 @@ func (s *Server) ack(c *fiber.Ctx) error {
 	if err := decodeOptional(c, &r); err != nil {
 		return err
 	}
-	st, err := s.svc.Ack(c.UserContext(), ns(c), c.Params("id"), &r)
+	st, err := s.svc.Ack(c.UserContext(), ns(c), scope(c), c.Params("id"), &r)
 	if err != nil {
 		return err
 	}
@@ -137,7 +143,7 @@ func (s *Server) ackBatch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	res, err := s.svc.AckBatch(c.UserContext(), ns(c), &r)
+	res, err := s.svc.AckBatch(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
 	}
@@ -149,7 +155,7 @@ func (s *Server) fail(c *fiber.Ctx) error {
 	if err := decodeOptional(c, &r); err != nil {
 		return err
 	}
-	out, err := s.svc.Fail(c.UserContext(), ns(c), c.Params("id"), &r)
+	out, err := s.svc.Fail(c.UserContext(), ns(c), scope(c), c.Params("id"), &r)
 	if err != nil {
 		return err
 	}
@@ -162,7 +168,7 @@ func (s *Server) heartbeat(c *fiber.Ctx) error {
 		return err
 	}
 	s.workers.Seen(ns(c), r.WorkerID, "", nil)
-	res, err := s.svc.Heartbeat(c.UserContext(), ns(c), &r)
+	res, err := s.svc.Heartbeat(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
 	}
@@ -174,7 +180,7 @@ func (s *Server) heartbeat(c *fiber.Ctx) error {
 }
 
 func (s *Server) getJob(c *fiber.Ctx) error {
-	j, err := s.svc.GetJob(ns(c), c.Params("id"))
+	j, err := s.svc.GetJob(ns(c), scope(c), c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -185,7 +191,7 @@ func (s *Server) retryJob(c *fiber.Ctx) error {
 	if err := decodeOptional(c, &struct{}{}); err != nil {
 		return err
 	}
-	out, err := s.svc.RetryJob(c.UserContext(), ns(c), c.Params("id"))
+	out, err := s.svc.RetryJob(c.UserContext(), ns(c), scope(c), c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -196,7 +202,7 @@ func (s *Server) cancelJob(c *fiber.Ctx) error {
 	if err := decodeOptional(c, &struct{}{}); err != nil {
 		return err
 	}
-	st, err := s.svc.CancelJob(c.UserContext(), ns(c), c.Params("id"))
+	st, err := s.svc.CancelJob(c.UserContext(), ns(c), scope(c), c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -208,7 +214,7 @@ func (s *Server) moveJob(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	out, err := s.svc.MoveJob(c.UserContext(), ns(c), c.Params("id"), &r)
+	out, err := s.svc.MoveJob(c.UserContext(), ns(c), scope(c), c.Params("id"), &r)
 	if err != nil {
 		return err
 	}
@@ -216,7 +222,7 @@ func (s *Server) moveJob(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteJob(c *fiber.Ctx) error {
-	if err := s.svc.DeleteJob(c.UserContext(), ns(c), c.Params("id")); err != nil {
+	if err := s.svc.DeleteJob(c.UserContext(), ns(c), scope(c), c.Params("id")); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -234,7 +240,7 @@ func (s *Server) listDead(c *fiber.Ctx) error {
 		}
 		q.Limit = n
 	}
-	page, err := s.svc.ListDead(ns(c), q)
+	page, err := s.svc.ListDead(ns(c), scope(c), q)
 	if err != nil {
 		return err
 	}
@@ -242,7 +248,7 @@ func (s *Server) listDead(c *fiber.Ctx) error {
 }
 
 func (s *Server) getBatch(c *fiber.Ctx) error {
-	b, err := s.svc.GetBatch(ns(c), c.Params("id"))
+	b, err := s.svc.GetBatch(ns(c), scope(c), c.Params("id"))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -23,7 +24,7 @@ func (s *Server) listWorkers(c *fiber.Ctx) error {
 	if err := service.CheckNamespace(ns(c)); err != nil {
 		return err
 	}
-	return c.JSON(wire.WorkerList{Workers: s.workers.List(ns(c))})
+	return c.JSON(wire.WorkerList{Workers: s.workers.List(ns(c), scope(c))})
 }
 
 // streamEvents serves the namespace's lifecycle events as Server-Sent
@@ -50,17 +51,18 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 	if !resume {
 		after = s.events.Latest(n)
 	}
+	sc := scope(c)
 	sseHeaders(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer s.events.Unsubscribe(sub)
-		s.writeEvents(w, sub, after)
+		s.writeEvents(w, sub, after, sc)
 	})
 	return nil
 }
 
-// writeEvents writes events after seq until the client goes away (a write
-// fails) or the node stops.
-func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64) {
+// writeEvents writes events after seq, of the queues in sc, until the
+// client goes away (a write fails) or the node stops.
+func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc tenancy.QueueScope) {
 	_, _ = w.WriteString(": jobbie events\n\n")
 	if w.Flush() != nil {
 		return
@@ -74,11 +76,15 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64) {
 			_, _ = w.WriteString(": events were missed: the stream resumes at the oldest event this node still keeps\n\n")
 			after = skipTo
 		}
+		wrote := false
 		for i := range evs {
-			writeEvent(w, &evs[i])
 			after = evs[i].Seq
+			if sc.Allows(evs[i].Queue) {
+				writeEvent(w, &evs[i])
+				wrote = true
+			}
 		}
-		if (missed || len(evs) > 0) && w.Flush() != nil {
+		if (missed || wrote) && w.Flush() != nil {
 			return
 		}
 		if len(evs) == live.MaxEventsPerWrite {

@@ -2,14 +2,23 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/shard/service"
 )
 
 // namespaceRoutes mounts what the gateway asks of a namespace as a whole
 // on this shard: GET /api/v1/namespace counts what it holds
 // (wire.NamespaceUsage), DELETE /api/v1/namespace removes all of it (204).
+// Both need every queue: a limited scope is 403.
 func (s *Server) namespaceRoutes(api fiber.Router) {
-	api.Get("/namespace", s.namespaceUsage)
-	api.Delete("/namespace", s.deleteNamespace)
+	whole := func(c *fiber.Ctx) error {
+		if err := service.WholeNamespace(scope(c)); err != nil {
+			return err
+		}
+		return c.Next()
+	}
+	api.Get("/namespace", whole, s.namespaceUsage)
+	api.Delete("/namespace", whole, s.deleteNamespace)
 }
 
 func (s *Server) namespaceUsage(c *fiber.Ctx) error {

@@ -8,21 +8,23 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// queueRoutes mounts the queue endpoints on the authenticated API.
+// queueRoutes mounts the queue endpoints on the authenticated API; every
+// route of one queue passes queueInScope first.
 func (s *Server) queueRoutes(api fiber.Router) {
 	api.Get("/queues", s.listQueues)
-	api.Get("/queues/:name", s.getQueue)
-	api.Put("/queues/:name", s.putQueue)
-	api.Delete("/queues/:name", s.deleteQueue)
-	api.Post("/queues/:name/pause", s.pauseQueue)
-	api.Post("/queues/:name/resume", s.resumeQueue)
-	api.Post("/queues/:name/drain", s.drainQueue)
-	api.Post("/queues/:name/clear", s.clearQueue)
-	api.Post("/queues/:name/concurrency", s.setConcurrency)
-	api.Delete("/queues/:name/concurrency", s.removeConcurrency)
-	api.Post("/queues/:name/throttle", s.setThrottle)
-	api.Delete("/queues/:name/throttle", s.removeThrottle)
-	api.Post("/queues/:name/defaults", s.setQueueDefaults)
+	q := api.Group("/queues/:name", queueInScope)
+	q.Get("", s.getQueue)
+	q.Put("", s.putQueue)
+	q.Delete("", s.deleteQueue)
+	q.Post("/pause", s.pauseQueue)
+	q.Post("/resume", s.resumeQueue)
+	q.Post("/drain", s.drainQueue)
+	q.Post("/clear", s.clearQueue)
+	q.Post("/concurrency", s.setConcurrency)
+	q.Delete("/concurrency", s.removeConcurrency)
+	q.Post("/throttle", s.setThrottle)
+	q.Delete("/throttle", s.removeThrottle)
+	q.Post("/defaults", s.setQueueDefaults)
 }
 
 // reply encodes a service answer, or returns its error.
@@ -34,7 +36,7 @@ func reply[T any](c *fiber.Ctx, v T, err error) error {
 }
 
 func (s *Server) listQueues(c *fiber.Ctx) error {
-	list, err := s.svc.ListQueues(ns(c))
+	list, err := s.svc.ListQueues(ns(c), scope(c))
 	return reply(c, wire.QueueList{Queues: list}, err)
 }
 

@@ -21,7 +21,7 @@ func (s *Server) scheduleRoutes(api fiber.Router) {
 }
 
 func (s *Server) listSchedules(c *fiber.Ctx) error {
-	list, err := s.svc.ListSchedules(ns(c))
+	list, err := s.svc.ListSchedules(ns(c), scope(c))
 	return reply(c, wire.ScheduleList{Schedules: list}, err)
 }
 
@@ -30,7 +30,7 @@ func (s *Server) createSchedule(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	sc, err := s.svc.CreateSchedule(c.UserContext(), ns(c), &r)
+	sc, err := s.svc.CreateSchedule(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (s *Server) createSchedule(c *fiber.Ctx) error {
 }
 
 func (s *Server) getSchedule(c *fiber.Ctx) error {
-	sc, err := s.svc.GetSchedule(ns(c), scheduleRef(c))
+	sc, err := s.svc.GetSchedule(ns(c), scope(c), scheduleRef(c))
 	return reply(c, sc, err)
 }
 
@@ -47,19 +47,19 @@ func (s *Server) updateSchedule(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	sc, err := s.svc.UpdateSchedule(c.UserContext(), ns(c), scheduleRef(c), &r)
+	sc, err := s.svc.UpdateSchedule(c.UserContext(), ns(c), scope(c), scheduleRef(c), &r)
 	return reply(c, sc, err)
 }
 
 func (s *Server) deleteSchedule(c *fiber.Ctx) error {
-	if err := s.svc.DeleteSchedule(c.UserContext(), ns(c), scheduleRef(c)); err != nil {
+	if err := s.svc.DeleteSchedule(c.UserContext(), ns(c), scope(c), scheduleRef(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) setScheduleEnabled(c *fiber.Ctx, on bool) error {
-	sc, err := s.svc.SetScheduleEnabled(c.UserContext(), ns(c), scheduleRef(c), on)
+	sc, err := s.svc.SetScheduleEnabled(c.UserContext(), ns(c), scope(c), scheduleRef(c), on)
 	return reply(c, sc, err)
 }
 

@@ -32,7 +32,7 @@ func (s *Server) searchJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.SearchPage(c.UserContext(), ns(c), r)
+	page, err := s.svc.SearchPage(c.UserContext(), ns(c), scope(c), r)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *Server) bulkJobs(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	res, op, err := s.svc.Bulk(c.UserContext(), ns(c), &r)
+	res, op, err := s.svc.Bulk(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
 	}
@@ -68,17 +68,17 @@ func (s *Server) listBulk(c *fiber.Ctx) error {
 		}
 		q.Limit = n
 	}
-	page, err := s.svc.ListBulk(ns(c), q)
+	page, err := s.svc.ListBulk(ns(c), scope(c), q)
 	return reply(c, page, err)
 }
 
 func (s *Server) bulkStatus(c *fiber.Ctx) error {
-	op, err := s.svc.BulkStatus(ns(c), c.Params("id"))
+	op, err := s.svc.BulkStatus(ns(c), scope(c), c.Params("id"))
 	return reply(c, op, err)
 }
 
 func (s *Server) cancelBulk(c *fiber.Ctx) error {
-	op, err := s.svc.CancelBulk(c.UserContext(), ns(c), c.Params("id"))
+	op, err := s.svc.CancelBulk(c.UserContext(), ns(c), scope(c), c.Params("id"))
 	return reply(c, op, err)
 }
 
@@ -88,8 +88,8 @@ const bulkProgressEvery = 200 * time.Millisecond
 // bulkProgress streams an operation's status as Server-Sent Events: a
 // progress event whenever it changed, and a done event when it finished.
 func (s *Server) bulkProgress(c *fiber.Ctx) error {
-	n, id := ns(c), c.Params("id")
-	first, err := s.svc.BulkStatus(n, id)
+	n, sc, id := ns(c), scope(c), c.Params("id")
+	first, err := s.svc.BulkStatus(n, sc, id)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (s *Server) bulkProgress(c *fiber.Ctx) error {
 			case <-s.svc.Stopping():
 				return
 			}
-			if op, err = s.svc.BulkStatus(n, id); err != nil {
+			if op, err = s.svc.BulkStatus(n, sc, id); err != nil {
 				_, _ = w.WriteString("event: error\ndata: " + jsonString(apierr.From(err).Message) + "\n\n")
 				_ = w.Flush()
 				return

@@ -22,6 +22,11 @@ import (
 // MaxRequestBody bounds any request to a shard (a batch of 1,000 jobs).
 const MaxRequestBody = 16 << 20
 
+// readBuffer holds a request's headers: a queue scope of
+// wire.MaxQueueScopeHeader beside the others (fasthttp's default of 4 KiB
+// would not).
+const readBuffer = 2*wire.MaxQueueScopeHeader + 4<<10
+
 // Config is what the HTTP layer needs to know of its node.
 type Config struct {
 	ShardID string
@@ -65,6 +70,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
 		BodyLimit:             MaxRequestBody,
+		ReadBufferSize:        readBuffer,
 		DisableStartupMessage: true,
 		ReadTimeout:           2 * time.Minute,
 		IdleTimeout:           2 * time.Minute,

@@ -45,7 +45,7 @@ type nsWorkers struct {
 type workerState struct {
 	id, hostname string
 	queues       []string
-	active       map[string]struct{}
+	active       map[string]string // active job id → its queue
 	lastSeen     time.Time
 }
 
@@ -57,8 +57,8 @@ func NewWorkers(clock clockwork.Clock) *Workers {
 // workerChange is a lease started (worker set) or settled, staged until
 // its entry commits.
 type workerChange struct {
-	ns, worker, job string
-	at              time.Time
+	ns, worker, job, queue string
+	at                     time.Time
 }
 
 // Observer returns the engine observer that keeps each worker's active
@@ -68,7 +68,7 @@ func (ws *Workers) Observer() engine.Observer {
 	return func(tx *replica.Tx, ns string, j *job.Job, from job.State) {
 		switch {
 		case j.State == job.Active && from != job.Active && j.WorkerID != "":
-			st.add(tx, workerChange{ns: ns, worker: j.WorkerID, job: j.ID, at: tx.Now})
+			st.add(tx, workerChange{ns: ns, worker: j.WorkerID, job: j.ID, queue: j.Queue, at: tx.Now})
 		case from == job.Active && j.State != job.Active:
 			st.add(tx, workerChange{ns: ns, job: j.ID})
 		}
@@ -78,7 +78,7 @@ func (ws *Workers) Observer() engine.Observer {
 func (ws *Workers) apply(cs []workerChange) {
 	for _, c := range cs {
 		if c.worker != "" {
-			ws.started(c.ns, c.worker, c.job, c.at)
+			ws.started(c.ns, c.worker, c.job, c.queue, c.at)
 		} else {
 			ws.settled(c.ns, c.job)
 		}
@@ -109,14 +109,14 @@ func (ws *Workers) Seen(ns, id, hostname string, queues []string) {
 	w.lastSeen = ws.clock.Now()
 }
 
-func (ws *Workers) started(ns, id, jobID string, at time.Time) {
+func (ws *Workers) started(ns, id, jobID, queue string, at time.Time) {
 	if len(id) > wire.MaxWorkerID {
 		return
 	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w := ws.getLocked(ns, id)
-	w.active[jobID] = struct{}{}
+	w.active[jobID] = queue
 	ws.ns[ns].byJob[jobID] = w
 	if at.After(w.lastSeen) {
 		w.lastSeen = at
@@ -156,7 +156,7 @@ func (ws *Workers) getLocked(ns, id string) *workerState {
 		}
 		n.forget(oldest)
 	}
-	w := &workerState{id: id, active: map[string]struct{}{}}
+	w := &workerState{id: id, active: map[string]string{}}
 	n.byID[id] = w
 	return w
 }
@@ -169,8 +169,10 @@ func (n *nsWorkers) forget(w *workerState) {
 }
 
 // List returns the workers of ns by id, forgetting those unseen for
-// WorkerDropAfter.
-func (ws *Workers) List(ns string) []wire.Worker {
+// WorkerDropAfter. Under a limited scope a worker shows only the queues it
+// fetches from and the active jobs that are in the scope, and a worker
+// with neither is not listed.
+func (ws *Workers) List(ns string, sc tenancy.QueueScope) []wire.Worker {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	out := []wire.Worker{}
@@ -187,14 +189,28 @@ func (ws *Workers) List(ns string) []wire.Worker {
 		}
 		v := wire.Worker{ID: w.id, Hostname: w.hostname, Queues: w.queues, ActiveJobs: len(w.active),
 			ActiveJobIDs: make([]string, 0, min(len(w.active), maxWorkerJobIDs)), LastSeen: w.lastSeen.UTC(), Status: wire.WorkerActive}
+		if !sc.All() {
+			v.Queues = slices.DeleteFunc(slices.Clone(w.queues), func(q string) bool { return !sc.Allows(q) })
+			v.ActiveJobs = 0
+		}
 		if v.Queues == nil {
 			v.Queues = []string{}
 		}
-		for jid := range w.active {
-			if len(v.ActiveJobIDs) == maxWorkerJobIDs {
+		for jid, q := range w.active {
+			if !sc.Allows(q) {
+				continue
+			}
+			if !sc.All() {
+				v.ActiveJobs++ // counted here: some are left out
+			} else if len(v.ActiveJobIDs) == maxWorkerJobIDs {
 				break
 			}
-			v.ActiveJobIDs = append(v.ActiveJobIDs, jid)
+			if len(v.ActiveJobIDs) < maxWorkerJobIDs {
+				v.ActiveJobIDs = append(v.ActiveJobIDs, jid)
+			}
+		}
+		if !sc.All() && len(v.Queues) == 0 && v.ActiveJobs == 0 {
+			continue
 		}
 		sort.Strings(v.ActiveJobIDs)
 		if idle >= WorkerGoneAfter {

@@ -63,6 +63,12 @@ type Filter struct {
 	AttemptMin    *int // Attempt ≥ AttemptMin
 	AttemptMax    *int // Attempt ≤ AttemptMax
 	JobIDPrefix   string
+
+	// Scope is the queues the caller may see (wire.QueueScopeHeader): a job
+	// of another queue never matches. It is no part of the JSON filter or
+	// of a cursor's fingerprint: the service sets it from the request. The
+	// zero value is every queue.
+	Scope tenancy.QueueScope
 }
 
 // TimeRange is the half-open window [After, Before): after is inclusive
@@ -102,7 +108,7 @@ func (f *Filter) IsEmpty() bool {
 		f.PayloadContains == "" && f.PayloadJQ == "" && !f.Created.IsSet() && !f.Scheduled.IsSet() &&
 		!f.Started.IsSet() && !f.Completed.IsSet() && !f.Expire.IsSet() && f.WorkerID == "" &&
 		f.HasErrors == nil && f.ErrorContains == "" && f.BatchID == "" && f.UniqueKey == "" &&
-		f.AttemptMin == nil && f.AttemptMax == nil && f.JobIDPrefix == ""
+		f.AttemptMin == nil && f.AttemptMax == nil && f.JobIDPrefix == "" && f.Scope.All()
 }
 
 // HasState reports whether the filter admits state s.

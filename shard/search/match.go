@@ -76,7 +76,7 @@ func (m *Matcher) Match(j *job.Job) bool {
 // itself rather than take those falses for "no match".
 func (m *Matcher) MatchContext(ctx context.Context, j *job.Job) bool {
 	f := m.Filter
-	if f.Queue != "" && j.Queue != f.Queue {
+	if f.Queue != "" && j.Queue != f.Queue || !f.Scope.Allows(j.Queue) {
 		return false
 	}
 	if m.states != 0 && (j.State > job.MaxState || m.states&(1<<j.State) == 0) {

@@ -33,7 +33,7 @@ type bulkPlan struct {
 	raw    []byte
 }
 
-func parseBulk(ns string, r *wire.BulkRequest) (*bulkPlan, error) {
+func parseBulk(ns string, sc tenancy.QueueScope, r *wire.BulkRequest) (*bulkPlan, error) {
 	p := &bulkPlan{cmd: engine.BulkCmd{NS: ns, Action: r.Action}}
 	if r.Action == "" {
 		return nil, apierr.Field("action", "action is required: one of %s", strings.Join(job.BulkActions(), ", "))
@@ -48,6 +48,9 @@ func parseBulk(ns string, r *wire.BulkRequest) (*bulkPlan, error) {
 		}
 		if err := tenancy.ValidateQueue(r.MoveToQueue); err != nil {
 			return nil, apierr.Field("move_to_queue", "move_to_queue: %v", err)
+		}
+		if err := AllowQueue(sc, "move_to_queue", r.MoveToQueue); err != nil {
+			return nil, err
 		}
 		p.cmd.Queue = r.MoveToQueue
 	case r.MoveToQueue != "":
@@ -95,6 +98,9 @@ func parseBulk(ns string, r *wire.BulkRequest) (*bulkPlan, error) {
 		if _, err := search.Compile(f); err != nil {
 			return nil, err
 		}
+		if err := scopeFilter(f, "filter.", sc); err != nil {
+			return nil, err
+		}
 		p.filter, p.raw = f, r.Filter
 		for _, s := range f.States {
 			p.cmd.States = append(p.cmd.States, uint8(s))
@@ -108,25 +114,30 @@ func parseBulk(ns string, r *wire.BulkRequest) (*bulkPlan, error) {
 // Bulk applies an action to jobs named by id or matched by a filter. It
 // answers with the outcome, or, for a filter matching more than
 // Config.BulkSyncMax jobs, with the background operation it started.
-func (s *Service) Bulk(ctx context.Context, ns string, r *wire.BulkRequest) (*wire.BulkResult, *wire.BulkAccepted, error) {
+// Under a limited scope a filter matches only jobs of queues in it (the
+// operation keeps the scope), and an id of a job outside it fails as an
+// unknown id does.
+func (s *Service) Bulk(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.BulkRequest) (*wire.BulkResult, *wire.BulkAccepted, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, nil, err
 	}
-	p, err := parseBulk(ns, r)
+	p, err := parseBulk(ns, sc, r)
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := p.ids
+	ids, hidden := p.ids, []string(nil)
 	if p.filter != nil {
 		got, err := s.collectMatches(ctx, ns, p.filter, nil, s.cfg.BulkSyncMax+1)
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(got.ids) > s.cfg.BulkSyncMax || !got.done {
-			op, err := s.startBulkOp(ctx, ns, p, got.total)
+			op, err := s.startBulkOp(ctx, ns, p, got.total, sc)
 			return nil, op, err
 		}
 		ids = got.ids
+	} else if !sc.All() {
+		ids, hidden = s.splitInScope(ns, ids, sc)
 	}
 	out := &engine.BulkOutcome{}
 	for len(ids) > 0 {
@@ -140,6 +151,9 @@ func (s *Service) Bulk(ctx context.Context, ns string, r *wire.BulkRequest) (*wi
 		out.Add(res)
 		ids = ids[n:]
 	}
+	if len(hidden) > 0 {
+		unknownIDs(out, p.ids, hidden)
+	}
 	res := &wire.BulkResult{Affected: out.Affected, Skipped: out.Skipped, Errors: out.Errors, Failures: out.Failures}
 	if res.Failures == nil {
 		res.Failures = []wire.BulkFailure{}
@@ -147,10 +161,15 @@ func (s *Service) Bulk(ctx context.Context, ns string, r *wire.BulkRequest) (*wi
 	return res, nil, nil
 }
 
-func (s *Service) startBulkOp(ctx context.Context, ns string, p *bulkPlan, total int64) (*wire.BulkAccepted, error) {
+func (s *Service) startBulkOp(ctx context.Context, ns string, p *bulkPlan, total int64, sc tenancy.QueueScope) (*wire.BulkAccepted, error) {
 	op := &engine.BulkOp{ID: s.NewID("bulk_"), Action: p.cmd.Action, Queue: p.cmd.Queue, Priority: p.cmd.Priority,
 		Filter: p.raw, Total: total, Prunable: true}
-	res, err := engine.BulkCreate.Propose(ctx, s.node, &engine.BulkOpCmd{NS: ns, Op: op})
+	create := engine.BulkCreate
+	if !sc.All() {
+		op.Scoped, op.Scope = true, sc.Patterns()
+		create = engine.BulkCreateScoped
+	}
+	res, err := create.Propose(ctx, s.node, &engine.BulkOpCmd{NS: ns, Op: op})
 	if err != nil {
 		return nil, err
 	}
@@ -224,24 +243,29 @@ func decodeCand(b []byte) (*cand, error) {
 	return &cand{int64(binary.BigEndian.Uint64(b)), string(b[8:])}, nil
 }
 
-// BulkStatus reads a background operation from local state.
-func (s *Service) BulkStatus(ns, id string) (*wire.BulkOperation, error) {
+// BulkStatus reads a background operation from local state: not found
+// under a scope it is not visible to (opVisible).
+func (s *Service) BulkStatus(ns string, sc tenancy.QueueScope, id string) (*wire.BulkOperation, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
+	notFound := apierr.New(apierr.NotFound, "bulk operation %s not found", id)
 	if !strings.HasPrefix(id, "bulk_") || len(id) > 64 {
-		return nil, apierr.New(apierr.NotFound, "bulk operation %s not found", id)
+		return nil, notFound
 	}
 	op, err := engine.ReadBulkOp(s.node.DB(), ns, id)
 	if err != nil {
 		return nil, err
 	}
+	if !opVisible(op, sc) {
+		return nil, notFound
+	}
 	return opView(op), nil
 }
 
 // CancelBulk stops a background operation after the step it is in.
-func (s *Service) CancelBulk(ctx context.Context, ns, id string) (*wire.BulkOperation, error) {
-	if _, err := s.BulkStatus(ns, id); err != nil {
+func (s *Service) CancelBulk(ctx context.Context, ns string, sc tenancy.QueueScope, id string) (*wire.BulkOperation, error) {
+	if _, err := s.BulkStatus(ns, sc, id); err != nil {
 		return nil, err
 	}
 	res, err := engine.BulkCancel.Propose(ctx, s.node, &engine.BulkOpCmd{NS: ns, ID: id})
@@ -293,6 +317,7 @@ func (s *Service) BulkStep(ctx context.Context, ref BulkOpRef) (done bool, err e
 	if err != nil {
 		return true, err // validated at the start: cannot happen
 	}
+	f.Scope = opScope(op)
 	from, err := decodeCand(op.Cursor)
 	if err != nil {
 		return true, err

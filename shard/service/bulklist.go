@@ -10,6 +10,7 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -19,9 +20,10 @@ type BulkQuery struct {
 	Cursor string // from the previous page; "" = the newest
 }
 
-// ListBulk reads a page of ns's background bulk operations from local
-// state, newest first (their ids are ULIDs, so id order is start order).
-func (s *Service) ListBulk(ns string, q BulkQuery) (*wire.BulkOperationList, error) {
+// ListBulk reads a page of ns's background bulk operations visible to sc
+// from local state, newest first (their ids are ULIDs, so id order is
+// start order).
+func (s *Service) ListBulk(ns string, sc tenancy.QueueScope, q BulkQuery) (*wire.BulkOperationList, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -47,14 +49,17 @@ func (s *Service) ListBulk(ns string, q BulkQuery) (*wire.BulkOperationList, err
 	defer it.Close()
 	out := &wire.BulkOperationList{Operations: []wire.BulkOperation{}}
 	for ok := it.Last(); ok; ok = it.Prev() {
+		var op engine.BulkOp
+		must(replica.Decode(it.Value(), &op))
+		if !opVisible(&op, sc) {
+			continue
+		}
 		if len(out.Operations) == q.Limit {
 			out.HasMore = true
 			c := base64.RawURLEncoding.EncodeToString([]byte(out.Operations[len(out.Operations)-1].ID))
 			out.Cursor = &c
 			break
 		}
-		var op engine.BulkOp
-		must(replica.Decode(it.Value(), &op))
 		out.Operations = append(out.Operations, *opView(&op))
 	}
 	return out, nil

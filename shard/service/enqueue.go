@@ -20,8 +20,8 @@ const maxChainBytes = wire.MaxPayloadBytes
 
 // Enqueue validates and inserts one job. Existing is set when its unique
 // key matched a job that still holds it (that job's id is answered).
-func (s *Service) Enqueue(ctx context.Context, ns string, r *wire.EnqueueRequest) (*wire.EnqueueResponse, error) {
-	res, err := s.enqueue(ctx, ns, []wire.EnqueueRequest{*r}, false, nil)
+func (s *Service) Enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.EnqueueRequest) (*wire.EnqueueResponse, error) {
+	res, err := s.enqueue(ctx, ns, sc, []wire.EnqueueRequest{*r}, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -31,15 +31,18 @@ func (s *Service) Enqueue(ctx context.Context, ns string, r *wire.EnqueueRequest
 
 // EnqueueBatch inserts jobs atomically, all of them or none, as one batch
 // with a callback when r.Batch is set.
-func (s *Service) EnqueueBatch(ctx context.Context, ns string, r *wire.BatchRequest) (*wire.BatchResponse, error) {
+func (s *Service) EnqueueBatch(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.BatchRequest) (*wire.BatchResponse, error) {
 	var b *engine.BatchRecord
 	if r.Batch != nil {
 		var err error
 		if b, err = batchRecord(r.Batch, s.NewID("batch_")); err != nil {
 			return nil, err
 		}
+		if err := AllowQueue(sc, "batch.callback_queue", b.CallbackQueue); err != nil {
+			return nil, err
+		}
 	}
-	res, err := s.enqueue(ctx, ns, r.Jobs, true, b)
+	res, err := s.enqueue(ctx, ns, sc, r.Jobs, true, b)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +62,7 @@ func enqueueResponse(r engine.EnqueueResult) wire.EnqueueResponse {
 }
 
 // enqueue proposes the jobs, as one batch with a callback when b is set.
-func (s *Service) enqueue(ctx context.Context, ns string, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, error) {
+func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -81,6 +84,9 @@ func (s *Service) enqueue(ctx context.Context, ns string, reqs []wire.EnqueueReq
 			return nil, err
 		}
 		if err := s.flowFields(prefix, &reqs[i], j); err != nil {
+			return nil, err
+		}
+		if err := s.enqueueInScope(ns, prefix, &reqs[i], sc); err != nil {
 			return nil, err
 		}
 		if b != nil {
@@ -243,8 +249,9 @@ func batchRecord(b *wire.BatchSpec, id string) (*engine.BatchRecord, error) {
 	return &engine.BatchRecord{ID: id, CallbackQueue: b.CallbackQueue, CallbackPayload: p, Prunable: true}, nil
 }
 
-// GetBatch reads a batch from local state.
-func (s *Service) GetBatch(ns, id string) (*wire.Batch, error) {
+// GetBatch reads a batch from local state. Under a limited scope, a batch
+// with a job or a callback outside it is not found.
+func (s *Service) GetBatch(ns string, sc tenancy.QueueScope, id string) (*wire.Batch, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -254,6 +261,9 @@ func (s *Service) GetBatch(ns, id string) (*wire.Batch, error) {
 	b, err := engine.ReadBatch(s.node.DB(), ns, id)
 	if err != nil {
 		return nil, err
+	}
+	if !s.batchInScope(ns, b, sc) {
+		return nil, apierr.New(apierr.NotFound, "batch %s not found", id)
 	}
 	return batchView(b), nil
 }

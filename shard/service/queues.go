@@ -43,22 +43,14 @@ func queueNotFound(queue string) error {
 	return apierr.New(apierr.NotFound, "queue %q not found", queue)
 }
 
-// ListQueues reads every queue of the namespace from local state.
-func (s *Service) ListQueues(ns string) ([]wire.Queue, error) {
+// ListQueues reads the queues of the namespace in sc from local state.
+func (s *Service) ListQueues(ns string, sc tenancy.QueueScope) ([]wire.Queue, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
 	db := s.node.DB()
-	p := keys.QueuePrefix(ns)
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	names, err := queueNames(db, ns, sc, maxQueuesListed)
 	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for ok := it.First(); ok && len(names) < maxQueuesListed; ok = it.Next() {
-		names = append(names, string(it.Key()[len(p):]))
-	}
-	if err := it.Close(); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -69,6 +61,23 @@ func (s *Service) ListQueues(ns string) ([]wire.Queue, error) {
 		}
 	}
 	return out, nil
+}
+
+// queueNames lists the names of ns's queues in sc, in name order, at most
+// max of them (-1: all).
+func queueNames(r pebble.Reader, ns string, sc tenancy.QueueScope, max int) ([]string, error) {
+	p := keys.QueuePrefix(ns)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for ok := it.First(); ok && len(names) != max; ok = it.Next() {
+		if n := string(it.Key()[len(p):]); sc.Allows(n) {
+			names = append(names, n)
+		}
+	}
+	return names, it.Close()
 }
 
 // GetQueue reads one queue from local state.

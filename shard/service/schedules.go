@@ -113,26 +113,30 @@ func everyOK(spec string) error {
 }
 
 // CreateSchedule validates and stores a new schedule.
-func (s *Service) CreateSchedule(ctx context.Context, ns string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.ScheduleRequest) (*wire.Schedule, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
 	if err := newScheduleName(r.Name); err != nil {
 		return nil, err
 	}
-	sc, err := toSchedule(r, s.NewID(wire.ScheduleIDPrefix), s.cfg.Clock.Now())
+	sched, err := toSchedule(r, s.NewID(wire.ScheduleIDPrefix), s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sc})
+	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
+		return nil, err
+	}
+	return proposeSchedule(ctx, s, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
 }
 
 // UpdateSchedule replaces schedule ref (an id or a name) with r, every
 // field: what r leaves out takes its default, as on a create. The
 // schedule's history (created_at, last run, last job) stays; an enabled
-// schedule's next run is computed afresh from now.
-func (s *Service) UpdateSchedule(ctx context.Context, ns, ref string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
-	cur, err := s.readSchedule(ns, ref)
+// schedule's next run is computed afresh from now. Under a limited scope
+// the schedule's queue and its new one must both be in it.
+func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, ref string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+	cur, err := s.readSchedule(ns, sc, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -141,11 +145,14 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns, ref string, r *wire.Sc
 			return nil, err
 		}
 	}
-	sc, err := toSchedule(r, cur.ID, s.cfg.Clock.Now())
+	sched, err := toSchedule(r, cur.ID, s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sc})
+	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
+		return nil, err
+	}
+	return proposeSchedule(ctx, s, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
 }
 
 // newScheduleName refuses a name a new or renamed schedule may not take:
@@ -160,8 +167,8 @@ func newScheduleName(name string) error {
 
 // DeleteSchedule removes schedule ref (an id or a name). Jobs it already
 // enqueued stay.
-func (s *Service) DeleteSchedule(ctx context.Context, ns, ref string) error {
-	id, err := s.scheduleID(ns, ref)
+func (s *Service) DeleteSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, ref string) error {
+	id, err := s.scopedScheduleID(ns, sc, ref)
 	if err != nil {
 		return err
 	}
@@ -172,8 +179,8 @@ func (s *Service) DeleteSchedule(ctx context.Context, ns, ref string) error {
 // SetScheduleEnabled enables or disables schedule ref (an id or a name).
 // Enabling computes the next run from now, so runs missed while disabled
 // are not made up.
-func (s *Service) SetScheduleEnabled(ctx context.Context, ns, ref string, on bool) (*wire.Schedule, error) {
-	id, err := s.scheduleID(ns, ref)
+func (s *Service) SetScheduleEnabled(ctx context.Context, ns string, sc tenancy.QueueScope, ref string, on bool) (*wire.Schedule, error) {
+	id, err := s.scopedScheduleID(ns, sc, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -195,21 +202,42 @@ func (s *Service) SetScheduleEnabled(ctx context.Context, ns, ref string, on boo
 }
 
 // GetSchedule reads schedule ref (an id or a name) from local state.
-func (s *Service) GetSchedule(ns, ref string) (*wire.Schedule, error) {
-	sc, err := s.readSchedule(ns, ref)
+func (s *Service) GetSchedule(ns string, sc tenancy.QueueScope, ref string) (*wire.Schedule, error) {
+	sched, err := s.readSchedule(ns, sc, ref)
 	if err != nil {
 		return nil, err
 	}
-	return scheduleView(sc), nil
+	return scheduleView(sched), nil
 }
 
-// readSchedule reads schedule ref (an id or a name) from local state.
-func (s *Service) readSchedule(ns, ref string) (*engine.Schedule, error) {
+// readSchedule reads schedule ref (an id or a name) from local state: not
+// found when its queue is outside sc.
+func (s *Service) readSchedule(ns string, sc tenancy.QueueScope, ref string) (*engine.Schedule, error) {
 	id, err := s.scheduleID(ns, ref)
 	if err != nil {
 		return nil, err
 	}
-	return engine.ReadSchedule(s.node.DB(), ns, id)
+	sched, err := engine.ReadSchedule(s.node.DB(), ns, id)
+	if err != nil {
+		return nil, err
+	}
+	if !sc.Allows(sched.Queue) {
+		return nil, missingSchedule(ref)
+	}
+	return sched, nil
+}
+
+// scopedScheduleID is scheduleID, not found when the schedule's queue is
+// outside sc (every queue reads nothing more).
+func (s *Service) scopedScheduleID(ns string, sc tenancy.QueueScope, ref string) (string, error) {
+	if sc.All() {
+		return s.scheduleID(ns, ref)
+	}
+	sched, err := s.readSchedule(ns, sc, ref)
+	if err != nil {
+		return "", err
+	}
+	return sched.ID, nil
 }
 
 // scheduleID resolves a schedule reference to an id: a reference that
@@ -236,8 +264,18 @@ func scheduleNotFound(ref string) error {
 	return apierr.New(apierr.NotFound, "schedule %q not found", ref)
 }
 
-// ListSchedules reads ns's schedules from local state, oldest first.
-func (s *Service) ListSchedules(ns string) ([]wire.Schedule, error) {
+// missingSchedule is the 404 of ref when it names no schedule: by name as
+// scheduleID answers it, by id as the store does.
+func missingSchedule(ref string) error {
+	if strings.HasPrefix(ref, wire.ScheduleIDPrefix) {
+		return apierr.New(apierr.NotFound, "schedule %s not found", ref)
+	}
+	return scheduleNotFound(ref)
+}
+
+// ListSchedules reads ns's schedules of queues in sc from local state,
+// oldest first.
+func (s *Service) ListSchedules(ns string, sc tenancy.QueueScope) ([]wire.Schedule, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -245,9 +283,11 @@ func (s *Service) ListSchedules(ns string) ([]wire.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]wire.Schedule, len(list))
-	for i, sc := range list {
-		out[i] = *scheduleView(sc)
+	out := make([]wire.Schedule, 0, len(list))
+	for _, sched := range list {
+		if sc.Allows(sched.Queue) {
+			out = append(out, *scheduleView(sched))
+		}
 	}
 	return out, nil
 }

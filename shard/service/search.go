@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/search"
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -38,12 +39,16 @@ type SearchResult struct {
 }
 
 // Search runs one page of a search over the namespace's local state, read
-// from one Pebble snapshot.
-func (s *Service) Search(ctx context.Context, ns string, r *search.Request) (*SearchResult, error) {
+// from one Pebble snapshot. Under a limited scope a queue filtered on must
+// be in it, and only jobs of queues in it are found and counted.
+func (s *Service) Search(ctx context.Context, ns string, sc tenancy.QueueScope, r *search.Request) (*SearchResult, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
 	if _, err := search.Compile(&r.Filter); err != nil {
+		return nil, err
+	}
+	if err := scopeFilter(&r.Filter, "", sc); err != nil {
 		return nil, err
 	}
 	if r.Limit <= 0 {
@@ -256,8 +261,8 @@ func overBudget(ctx context.Context) bool {
 
 // SearchPage is Search with its jobs as the API shows them (the job
 // detail without its timeline, and the last error).
-func (s *Service) SearchPage(ctx context.Context, ns string, r *search.Request) (*wire.SearchPage, error) {
-	res, err := s.Search(ctx, ns, r)
+func (s *Service) SearchPage(ctx context.Context, ns string, sc tenancy.QueueScope, r *search.Request) (*wire.SearchPage, error) {
+	res, err := s.Search(ctx, ns, sc, r)
 	if err != nil {
 		return nil, err
 	}

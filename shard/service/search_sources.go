@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/shard/search"
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 // Search reads candidates from indexes in creation order, (created, id),
@@ -266,7 +267,7 @@ func (s *Service) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sc
 		}
 		return p.finish(&rest), nil
 	}
-	queues, err := searchQueues(rd, ns, f.Queue)
+	queues, err := searchQueues(rd, ns, f.Queue, f.Scope)
 	if err != nil {
 		return fail(err)
 	}
@@ -277,7 +278,7 @@ func (s *Service) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sc
 	var total int64
 	for _, st := range states {
 		if st == job.Active {
-			s, err := activeSource(rd, ns, f.Queue, r)
+			s, err := activeSource(rd, ns, f.Queue, f.Scope, r)
 			if err != nil {
 				return fail(err)
 			}
@@ -311,7 +312,7 @@ func (s *Service) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sc
 		}
 	}
 	rest := *f
-	rest.Queue, rest.States = "", nil
+	rest.Queue, rest.States, rest.Scope = "", nil, tenancy.AllQueues() // the sources hold only these
 	p.finish(&rest)
 	if p.exact && !f.Created.IsSet() {
 		p.total = total
@@ -331,11 +332,11 @@ func (p *searchPlan) finish(rest *search.Filter) *searchPlan {
 }
 
 // searchQueues reads the queue records a search covers: the named queue,
-// or every queue of the namespace.
-func searchQueues(rd pebble.Reader, ns, queue string) ([]*engine.QueueRecord, error) {
+// or every queue of the namespace in scope.
+func searchQueues(rd pebble.Reader, ns, queue string, scope tenancy.QueueScope) ([]*engine.QueueRecord, error) {
 	if queue != "" {
 		q, ok := engine.ReadQueue(rd, ns, queue)
-		if !ok {
+		if !ok || !scope.Allows(queue) {
 			return nil, nil
 		}
 		return []*engine.QueueRecord{q}, nil
@@ -347,6 +348,9 @@ func searchQueues(rd pebble.Reader, ns, queue string) ([]*engine.QueueRecord, er
 	}
 	var out []*engine.QueueRecord
 	for ok := it.First(); ok; ok = it.Next() {
+		if !scope.Allows(string(it.Key()[len(pre):])) {
+			continue
+		}
 		q := new(engine.QueueRecord)
 		must(replica.Decode(it.Value(), q))
 		out = append(out, q)
@@ -354,9 +358,10 @@ func searchQueues(rd pebble.Reader, ns, queue string) ([]*engine.QueueRecord, er
 	return out, it.Close()
 }
 
-// activeSource lists the active jobs (of queue, when set) from the lease
-// index: there are only as many as workers hold, so they are read whole.
-func activeSource(rd pebble.Reader, ns, queue string, r scanRange) (source, error) {
+// activeSource lists the active jobs (of queue, when set, and of the
+// queues in scope) from the lease index: there are only as many as
+// workers hold, so they are read whole.
+func activeSource(rd pebble.Reader, ns, queue string, scope tenancy.QueueScope, r scanRange) (source, error) {
 	pre := keys.TimeIndex(ns, keys.KindLease)
 	it, err := rd.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: keys.PrefixEnd(pre)})
 	if err != nil {
@@ -369,7 +374,7 @@ func activeSource(rd pebble.Reader, ns, queue string, r scanRange) (source, erro
 			continue
 		}
 		j, err := engine.ReadJob(rd, ns, id)
-		if err != nil || queue != "" && j.Queue != queue {
+		if err != nil || queue != "" && j.Queue != queue || !scope.Allows(j.Queue) {
 			continue
 		}
 		items = append(items, cand{j.CreatedAt, j.ID})

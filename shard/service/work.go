@@ -8,17 +8,21 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // Ack completes an active job with its result. It returns the state the
 // job settled in: completed, or cancelled when a cancel was requested
 // while it ran.
-func (s *Service) Ack(ctx context.Context, ns, id string, r *wire.AckRequest) (string, error) {
+func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, id string, r *wire.AckRequest) (string, error) {
 	if err := namespaceOK(ns); err != nil {
 		return "", err
 	}
 	if err := jobIDOK(id); err != nil {
+		return "", err
+	}
+	if err := s.scopedJob(ns, id, sc); err != nil {
 		return "", err
 	}
 	res, err := checkJSON("result", r.Result, wire.MaxPayloadBytes)
@@ -38,8 +42,9 @@ func (s *Service) Ack(ctx context.Context, ns, id string, r *wire.AckRequest) (s
 // AckBatch acks each job in one command. Bad input (no acks, too many, a
 // result over its limit) refuses the whole batch; a job that is unknown
 // or not active under this worker gets its own error and the rest are
-// acked. Results are in request order.
-func (s *Service) AckBatch(ctx context.Context, ns string, r *wire.AckBatchRequest) ([]wire.AckBatchResult, error) {
+// acked (a job outside a limited scope is unknown). Results are in request
+// order.
+func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.AckBatchRequest) ([]wire.AckBatchResult, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -62,6 +67,10 @@ func (s *Service) AckBatch(ctx context.Context, ns string, r *wire.AckBatchReque
 		}
 		out[i].JobID = a.JobID
 		if err := jobIDOK(a.JobID); err != nil {
+			out[i].Error = ackBatchError(apierr.From(err))
+			continue
+		}
+		if err := s.scopedJob(ns, a.JobID, sc); err != nil {
 			out[i].Error = ackBatchError(apierr.From(err))
 			continue
 		}
@@ -100,11 +109,14 @@ func stepStatusOK(field, s string) error {
 }
 
 // Fail records a failed attempt; the job retries after its backoff or dies.
-func (s *Service) Fail(ctx context.Context, ns, id string, r *wire.FailRequest) (*wire.FailResponse, error) {
+func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id string, r *wire.FailRequest) (*wire.FailResponse, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
 	if err := jobIDOK(id); err != nil {
+		return nil, err
+	}
+	if err := s.scopedJob(ns, id, sc); err != nil {
 		return nil, err
 	}
 	if len(r.Error)+len(r.Backtrace) > wire.MaxErrorBytes {
@@ -122,8 +134,9 @@ func (s *Service) Fail(ctx context.Context, ns, id string, r *wire.FailRequest) 
 }
 
 // Heartbeat extends leases and stores progress and checkpoints; it returns
-// each job's status (wire.Heartbeat*).
-func (s *Service) Heartbeat(ctx context.Context, ns string, r *wire.HeartbeatRequest) (map[string]string, error) {
+// each job's status (wire.Heartbeat*). A job outside a limited scope is
+// lost, as an unknown one is.
+func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.HeartbeatRequest) (map[string]string, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -134,6 +147,7 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, r *wire.HeartbeatReq
 		return nil, apierr.Field("jobs", "at most %d jobs per heartbeat", wire.MaxHeartbeatJobs)
 	}
 	c := &engine.HeartbeatCmd{NS: ns, WorkerID: r.WorkerID}
+	out := make(map[string]string, len(r.Jobs))
 	for id, ent := range r.Jobs {
 		if err := jobIDOK(id); err != nil {
 			return nil, err
@@ -146,13 +160,19 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, r *wire.HeartbeatReq
 		if err != nil {
 			return nil, err
 		}
+		if !s.inScope(ns, id, sc) {
+			out[id] = wire.HeartbeatLost
+			continue
+		}
 		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp})
+	}
+	if len(c.Jobs) == 0 {
+		return out, nil
 	}
 	statuses, err := engine.Heartbeat.Propose(ctx, s.node, c)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]string, len(statuses))
 	for i, it := range c.Jobs {
 		out[it.ID] = statuses[i]
 	}

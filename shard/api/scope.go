@@ -11,11 +11,17 @@ import (
 // scope is the queues a request may act on (wire.QueueScopeHeader, set by
 // the gateway for a key of a custom role). Without the header, every
 // queue: one header lookup, nothing parsed, and the service reads nothing
-// more for it. service/scope.go enforces it.
+// more for it. service/scope.go enforces it. Sent more than once, it is
+// no queue: which one was meant cannot be known, and taking the first
+// could widen a scope.
 func scope(c *fiber.Ctx) tenancy.QueueScope {
-	v := c.Request().Header.Peek(wire.QueueScopeHeader)
+	h := &c.Request().Header
+	v := h.Peek(wire.QueueScopeHeader)
 	if v == nil {
 		return tenancy.AllQueues()
+	}
+	if len(h.PeekAll(wire.QueueScopeHeader)) > 1 {
+		return tenancy.NewQueueScope()
 	}
 	return tenancy.ParseQueueScope(string(v)) // present but empty: no queue
 }

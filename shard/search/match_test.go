@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -164,4 +166,20 @@ func TestMatcherExposesFilter(t *testing.T) {
 	if f.Queue != "q1" || !f.HasState(job.Pending) || f.HasState(job.Dead) || f.BatchID != "b" || f.JobIDPrefix != "job_0" || *f.Created.After != day0 {
 		t.Fatalf("%+v", f)
 	}
+}
+
+// A filter's scope (set by the service, never parsed) admits only jobs of
+// its queues, and a filter with one is not empty.
+func TestScopeMatchesItsQueuesOnly(t *testing.T) {
+	r := mustRequest(t, `{"state":["dead"]}`)
+	r.Filter.Scope = tenancy.ParseQueueScope("emails.*")
+	m, err := Compile(&r.Filter)
+	require.NoError(t, err)
+	j := sample()
+	require.True(t, m.Match(j), j.Queue)
+	j.Queue = "billing"
+	require.False(t, m.Match(j))
+	require.False(t, (&Filter{Scope: tenancy.ParseQueueScope("")}).IsEmpty())
+	require.True(t, (&Filter{Scope: tenancy.AllQueues()}).IsEmpty())
+	require.Equal(t, mustRequest(t, `{"state":["dead"]}`).Fingerprint(), r.Fingerprint(), "cursors do not depend on it")
 }

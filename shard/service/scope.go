@@ -27,10 +27,12 @@ import (
 //     AllowQueues, 403 forbidden naming the field, before anything is
 //     proposed;
 //   - a job, schedule, batch or bulk operation named by id: the same 404
-//     as one that does not exist when its queue is outside (scopedJob,
-//     inScope, scopedSchedule, batchInScope, opVisible), so the caller
-//     learns nothing of it;
-//   - lists and searches show only what is in scope, and count only that.
+//     as one that does not exist when its queue is outside (scopedJob and
+//     inScope here, readSchedule and scopedScheduleID in schedules.go,
+//     batchInScope, opVisible), so the caller learns nothing of it;
+//   - lists and searches show only what is in scope, and count only that
+//     (queueNames, ListDead, search.Filter.Scope through scopeFilter,
+//     opVisible; live.Workers.List and the API's event stream).
 //
 // The checks read the node's applied state before the command is
 // proposed. An active job cannot change queues, so what a worker does to

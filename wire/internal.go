@@ -22,14 +22,17 @@ type NamespacePlacement struct {
 }
 
 // Revocations is every revoked key id, the generations of rotated keys,
-// the signing keys a rotation replaced with when they retire, and the
-// list's version, which grows by one with each revocation and each
-// rotation (of a key or of the signing key).
+// the signing keys a rotation replaced with when they retire, the roles
+// version of every tenant that ever changed its custom roles (a gateway
+// drops its copy of a tenant's roles older than that), and the list's
+// version, which grows by one with each revocation, each rotation (of a
+// key or of the signing key) and each change of a custom role.
 type Revocations struct {
 	Version     uint64               `json:"version"`
 	Revoked     []string             `json:"revoked"`
 	Rotated     []KeySecrets         `json:"rotated,omitempty"`
 	SigningKeys []RetiringSigningKey `json:"retiring_signing_keys,omitempty"`
+	Roles       []RolesVersion       `json:"roles,omitempty"`
 }
 
 // RetiringSigningKey is a signing key a rotation replaced: from RetiresAt

@@ -40,6 +40,7 @@ const (
 
 	DeletionProtected = wire.CodeDeletionProtected
 	NamespaceNotEmpty = wire.CodeNamespaceNotEmpty
+	RoleInUse         = wire.CodeRoleInUse
 )
 
 var statuses = map[Code]int{
@@ -64,6 +65,7 @@ var statuses = map[Code]int{
 
 	DeletionProtected: http.StatusConflict,
 	NamespaceNotEmpty: http.StatusConflict,
+	RoleInUse:         http.StatusConflict,
 }
 
 // Status is the HTTP status of a code.

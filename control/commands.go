@@ -23,6 +23,8 @@ var (
 	opRotateKey       = replica.Op[rotateKeyCmd, keyRotated]{Type: 9, Name: "rotate_key"}
 	opRecordKeyUse    = replica.Op[recordKeyUseCmd, replica.None]{Type: 10, Name: "record_key_use"}
 	opRotateSigning   = replica.Op[rotateSigningKeyCmd, signingKey]{Type: 11, Name: "rotate_signing_key"}
+	opPutRole         = replica.Op[putRoleCmd, roleChanged]{Type: 12, Name: "put_role"}
+	opDeleteRole      = replica.Op[deleteRoleCmd, uint64]{Type: 13, Name: "delete_role"}
 )
 
 // newRegistry registers every command's handler.
@@ -39,6 +41,8 @@ func newRegistry() *replica.Registry {
 	opRotateKey.Handle(r, applyRotateKey)
 	opRecordKeyUse.Handle(r, applyRecordKeyUse)
 	opRotateSigning.Handle(r, applyRotateSigningKey)
+	opPutRole.Handle(r, applyPutRole)
+	opDeleteRole.Handle(r, applyDeleteRole)
 	return r
 }
 

@@ -55,12 +55,15 @@ func applyCreateKey(tx *replica.Tx, c *createKeyCmd) (APIKey, error) {
 	return k, nil
 }
 
-// checkKeyScope checks that a tenant key's tenant and namespaces exist and
-// that the tenant has room for another key: revoked and expired keys do
-// not count.
+// checkKeyScope checks that a tenant key's tenant, namespaces and custom
+// role (when it has one) exist and that the tenant has room for another
+// key: revoked and expired keys do not count.
 func checkKeyScope(r pebble.Reader, c createKeyCmd, now time.Time) error {
 	if _, err := loadTenant(r, c.TenantID); err != nil {
 		return businessErr(err)
+	}
+	if c.Role.IsCustom() && !must(exists(r, layout.Role(c.TenantID, string(c.Role)))) {
+		return apierr.Field("role", "role %q does not exist", c.Role)
 	}
 	for _, ns := range c.Namespaces {
 		if ns == tenancy.AllNamespaces {
@@ -164,5 +167,9 @@ func loadRevocations(r pebble.Reader) (Revocations, error) {
 			out.SigningKeys = append(out.SigningKeys, wire.RetiringSigningKey{Kid: k.ID, RetiresAt: *k.RetiresAt})
 		}
 	})
+	if err != nil {
+		return Revocations{}, err
+	}
+	out.Roles, err = loadRolesVersions(r)
 	return out, err
 }

@@ -58,6 +58,11 @@ func (s *Server) newApp() *fiber.App {
 	app.Delete("/internal/v1/tenants/:tid/keys/:id", gw, s.deleteKey)
 	app.Post("/internal/v1/tenants/:tid/keys/:id/rotate", gw, s.postKeyRotation)
 	app.Post("/internal/v1/keys/used", gw, s.postKeyUsage)
+	app.Get("/internal/v1/tenants/:tid/roles", gw, s.getRoles)
+	app.Post("/internal/v1/tenants/:tid/roles", gw, s.postRole)
+	app.Get("/internal/v1/tenants/:tid/roles/:name", gw, s.getRole)
+	app.Put("/internal/v1/tenants/:tid/roles/:name", gw, s.putRole)
+	app.Delete("/internal/v1/tenants/:tid/roles/:name", gw, s.deleteRole)
 	return app
 }
 

@@ -24,7 +24,8 @@ const maxKeyNamespaces = 100
 const maxKeyLifetimeYears = 10
 
 // CreateKey creates an API key of tenant tid. Its token is in the result and
-// nowhere else. Namespaces is ["*"] (every namespace; the default is
+// nowhere else. Its role is a built-in role or one of the tenant's custom
+// roles. Namespaces is ["*"] (every namespace; the default is
 // "default") or a list of existing namespaces (the first is the default).
 // ExpiresAt, absent or null for a key that never expires, is an RFC 3339
 // time kept to the whole second (a fraction is dropped), the precision of
@@ -41,9 +42,9 @@ func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (Cre
 	if err := tenancy.ValidateKeyName(req.Name); err != nil {
 		return CreatedKey{}, apierr.Field("name", "%v", err)
 	}
-	role, err := tenancy.ParseRole(req.Role)
+	role, err := checkKeyRole(req.Role)
 	if err != nil {
-		return CreatedKey{}, apierr.Field("role", "%v", err)
+		return CreatedKey{}, err
 	}
 	if err := checkKeyNamespaces(req.Namespaces); err != nil {
 		return CreatedKey{}, err

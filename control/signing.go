@@ -108,7 +108,7 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 		if err != nil {
 			return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
 		}
-		if err := claims.Check(); err != nil {
+		if err := claims.CheckAnyRole(); err != nil {
 			return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
 		}
 		revoked, err := exists(r, layout.Revoked(claims.Subject))

@@ -27,6 +27,8 @@ const (
 	prefixShard      byte = 0x17 // shard id → registered shard cluster
 	prefixRotated    byte = 0x18 // key id → the working secrets of a rotated key
 	prefixKeyUsed    byte = 0x19 // tenant id, key id → when a gateway last saw the key (unix nanoseconds)
+	prefixRole       byte = 0x1a // tenant id, role name → custom role
+	prefixRolesVer   byte = 0x1b // tenant id → the version of its custom roles (uint64)
 )
 
 const sep = 0x00
@@ -110,6 +112,22 @@ func RotatedKeys() []byte { return []byte{prefixRotated} }
 
 // KeyUsed holds when key id of tenant tid was last seen in use.
 func KeyUsed(tid, id string) []byte { return key(prefixKeyUsed, tid, id) }
+
+// Role is the key of custom role name of tenant tid.
+func Role(tid, name string) []byte { return key(prefixRole, tid, name) }
+
+// Roles is the prefix of every custom role of tenant tid.
+func Roles(tid string) []byte { return within(prefixRole, tid) }
+
+// RolesVersion holds the version of tenant tid's custom roles, which
+// grows by one with each change of one of them.
+func RolesVersion(tid string) []byte { return key(prefixRolesVer, tid) }
+
+// RolesVersions is the prefix of every tenant's roles version.
+func RolesVersions() []byte { return []byte{prefixRolesVer} }
+
+// RolesVersionTenant decodes the tenant id of a RolesVersion key.
+func RolesVersionTenant(k []byte) string { return last(k) }
 
 // SigningKey is the key of a signing key record.
 func SigningKey(kid string) []byte { return key(prefixSigning, kid) }

@@ -20,6 +20,7 @@ func TestNoKeyUsesTheReplicaPrefix(t *testing.T) {
 		Namespace(tidA, "default"), Namespaces(tidA), Key(tidA, "key_1"), Key("", "key_1"),
 		Keys(""), Revoked("key_1"), RevokedKeys(), SigningKey("sk_1"), SigningKeys(), ShardLoad("s1"),
 		ShardLoads(), Shard("s1"), Shards(), Rotated("key_1"), RotatedKeys(), KeyUsed(tidA, "key_1"),
+		Role(tidA, "support"), Roles(tidA), RolesVersion(tidA), RolesVersions(),
 	}
 	for _, k := range keys {
 		require.NotEqual(t, byte(0x00), k[0], "%q", k)
@@ -40,6 +41,11 @@ func TestGoldenBytes(t *testing.T) {
 	require.Equal(t, "s1", ShardLoadID(ShardLoad("s1")))
 	require.Equal(t, []byte("\x18key_1"), Rotated("key_1"))
 	require.Equal(t, []byte("\x19t_x\x00key_1"), KeyUsed("t_x", "key_1"))
+	require.Equal(t, []byte("\x1at_x\x00support"), Role("t_x", "support"))
+	require.Equal(t, []byte("\x1at_x\x00"), Roles("t_x"))
+	require.Equal(t, []byte("\x1bt_x"), RolesVersion("t_x"))
+	require.Equal(t, "t_x", RolesVersionTenant(RolesVersion("t_x")))
+	require.False(t, bytes.HasPrefix(Role("t_xy", "a"), Roles("t_x")), "tenants do not mix")
 }
 
 func TestNamespacesSortByNameWithinTenant(t *testing.T) {

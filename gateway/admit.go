@@ -10,18 +10,22 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// call is an admitted request: who is calling and in which namespace.
-// Its strings may alias request memory and must not outlive the handler.
+// call is an admitted request: who is calling and in which namespace,
+// and for a key of a custom role, its tenant's roles and the queues the
+// request may act on. Its strings may alias request memory and must not
+// outlive the handler.
 type call struct {
 	key       *tenancy.KeyClaims
 	ns        string
 	requestID string
+	roles     *roleSet   // nil for a built-in role
+	scope     queueScope // sent to the shard as wire.QueueScopeHeader when limited
 }
 
 // admit authenticates the caller, checks the body, resolves the namespace
-// and authorizes act on it, in that order, so an anonymous caller learns
-// nothing but that it needs a key.
-func (s *Server) admit(c *fiber.Ctx, act tenancy.Action, bodyLimit int, r *call) error {
+// and authorizes the route's action on it, in that order, so an anonymous
+// caller learns nothing but that it needs a key.
+func (s *Server) admit(c *fiber.Ctx, rt route, bodyLimit int, r *call) error {
 	key, err := s.auth.authenticate(c.Get(fiber.HeaderAuthorization))
 	if err != nil {
 		return err
@@ -40,11 +44,16 @@ func (s *Server) admit(c *fiber.Ctx, act tenancy.Action, bodyLimit int, r *call)
 	if err != nil {
 		return err
 	}
-	if err := s.rbac.authorize(key, ns, act); err != nil {
-		return err
-	}
 	r.key, r.ns, r.requestID = key, ns, apierr.RequestIDOf(c)
-	return nil
+	if isCustomRole(key.Role) {
+		if r.roles, err = s.roles.get(key.TenantID, r.requestID, key.Role); err != nil {
+			return err
+		}
+		if _, ok := r.roles.permissions(key.Role); !ok {
+			return apierr.New(apierr.Forbidden, "API key %s has role %q, which its tenant no longer defines", key.Subject, key.Role)
+		}
+	}
+	return s.authorizeRoute(c, rt, r)
 }
 
 // namespaceOf is the namespace a request works in: the header's when set,

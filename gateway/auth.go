@@ -139,7 +139,7 @@ func (a *authenticator) verify(token string) (*tenancy.KeyClaims, string, error)
 	if err != nil {
 		return nil, "", apierr.New(apierr.Unauthenticated, "%s", jwtProblem(err))
 	}
-	if err := claims.Check(); err != nil {
+	if err := claims.CheckAnyRole(); err != nil {
 		return nil, "", apierr.New(apierr.Unauthenticated, "API key is invalid: %v", err)
 	}
 	if claims.Role == tenancy.RoleOperator {

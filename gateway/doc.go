@@ -4,9 +4,10 @@
 // the casbin model of package tenancy, resolves the request's namespace to
 // the shard that holds it, and proxies job traffic (long-poll fetch
 // included) to that shard over keep-alive connections. Tenant
-// administration (namespaces, API keys) is served here too, by delegating
-// to the control plane's internal API after the gateway has applied the
-// delegation rules.
+// administration (namespaces, API keys, roles) is served here too, by
+// delegating to the control plane's internal API after the gateway has
+// applied the delegation rules (grant.go: a key never grants more than it
+// holds).
 //
 // Every public endpoint is one line of routeTable (routes.go) naming the
 // RBAC action it needs. A request then goes through admit (admit.go):
@@ -20,6 +21,12 @@
 //     checked on every request against a list swapped in once a second,
 //     and dropping a signing key from the JWKS empties the cache;
 //   - RBAC decisions, by (role, tenant, namespace, action);
+//   - a tenant's custom roles (rolecache.go), for keys that carry one: one
+//     version of them with its casbin policies, decisions and queue
+//     scopes, replaced when the revocation list shows a newer version or
+//     this gateway changed them. A custom role is checked on the queue a
+//     path names, and its queues go to the shard in X-Jobbie-Queue-Scope;
+//     built-in roles never look at it.
 //   - placements, by (tenant, namespace), for PlacementTTL; a missing
 //     namespace or a failed shard is looked up again after PlacementMissTTL.
 //

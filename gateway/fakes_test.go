@@ -74,22 +74,25 @@ type fakeControl struct {
 	srv    *httptest.Server
 	signer signer
 
-	mu          sync.Mutex
-	jwks        []tenancy.JWK
-	jwksDown    bool
-	revsDown    bool
-	revoked     []string
-	rotated     map[string]wire.KeySecrets // key id → its secrets, once rotated
-	retiring    []wire.RetiringSigningKey
-	uses        []wire.KeyUse // reported by gateways
-	version     uint64
-	namespaces  map[string]map[string]fakePlacement // tenant → namespace → where
-	keys        map[string][]wire.Key               // tenant → keys
-	lastKeyReq  wire.CreateKeyRequest
-	lastPatch   wire.UpdateNamespaceRequest
-	placementsN atomic.Int64 // placement lookups served
-	jwksN       atomic.Int64
-	nextID      int
+	mu           sync.Mutex
+	jwks         []tenancy.JWK
+	jwksDown     bool
+	revsDown     bool
+	revoked      []string
+	rotated      map[string]wire.KeySecrets // key id → its secrets, once rotated
+	retiring     []wire.RetiringSigningKey
+	uses         []wire.KeyUse // reported by gateways
+	version      uint64
+	namespaces   map[string]map[string]fakePlacement // tenant → namespace → where
+	keys         map[string][]wire.Key               // tenant → keys
+	lastKeyReq   wire.CreateKeyRequest
+	lastPatch    wire.UpdateNamespaceRequest
+	placementsN  atomic.Int64                    // placement lookups served
+	roles        map[string]map[string]wire.Role // tenant → custom roles by name
+	rolesVersion map[string]uint64
+	roleFetches  atomic.Int64 // role lists served
+	jwksN        atomic.Int64
+	nextID       int
 }
 
 // newFakeControl serves as a control node, over mutual TLS, to gateways.
@@ -104,6 +107,9 @@ func newFakeControlAs(t testing.TB, ca *pkitest.CA, s signer, id pki.Identity) *
 		jwks:       []tenancy.JWK{s.jwk()},
 		namespaces: map[string]map[string]fakePlacement{},
 		keys:       map[string][]wire.Key{},
+		roles:      map[string]map[string]wire.Role{},
+
+		rolesVersion: map[string]uint64{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /control/v1/jwks", gatewayOnly(fc.serveJWKS))
@@ -115,6 +121,7 @@ func newFakeControlAs(t testing.TB, ca *pkitest.CA, s signer, id pki.Identity) *
 	mux.HandleFunc("POST /internal/v1/tenants/{tid}/keys", fc.internal(fc.createKey))
 	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/keys/{id}", fc.internal(fc.deleteKey))
 	fc.adminRoutes(mux)
+	fc.roleRoutes(mux)
 	fc.srv = httptest.NewUnstartedServer(mux)
 	serveTLS(t, fc.srv, ca, id)
 	return fc
@@ -167,7 +174,7 @@ func (fc *fakeControl) serveRevocations(w http.ResponseWriter, _ *http.Request) 
 		writeErr(w, apierr.New(apierr.Unavailable, "down"))
 		return
 	}
-	rev := wire.Revocations{Version: fc.version, Revoked: fc.revoked, SigningKeys: fc.retiring}
+	rev := wire.Revocations{Version: fc.version, Revoked: fc.revoked, SigningKeys: fc.retiring, Roles: fc.rolesVersionsLocked()}
 	for _, ks := range fc.rotated {
 		rev.Rotated = append(rev.Rotated, ks)
 	}

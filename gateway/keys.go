@@ -37,9 +37,11 @@ func (s *Server) listKeys(c *fiber.Ctx, r *call) error {
 }
 
 // createKey mints a key no more powerful than the caller: a role it may
-// grant, over namespaces it has. Omitted namespaces (nil) mean the
-// caller's default namespace. ExpiresAt goes to control as sent: control
-// parses and checks it, against its own clock.
+// grant (a built-in role, or one of the tenant's custom roles), over
+// namespaces it has, granting nothing it does not hold (grant.go).
+// Omitted namespaces (nil) mean the caller's default namespace.
+// ExpiresAt goes to control as sent: control parses and checks it,
+// against its own clock.
 func (s *Server) createKey(c *fiber.Ctx, r *call) error {
 	var in wire.CreateKeyRequest
 	if err := decodeBody(c, &in); err != nil {
@@ -48,14 +50,24 @@ func (s *Server) createKey(c *fiber.Ctx, r *call) error {
 	if err := tenancy.ValidateKeyName(in.Name); err != nil {
 		return apierr.Field("name", "%v", err)
 	}
-	role, err := tenancy.ParseRole(in.Role)
+	role, err := keyRole(in.Role)
 	if err != nil {
-		return apierr.Field("role", "%v", err)
+		return err
 	}
-	if !r.key.Role.CanGrant(role) {
-		return apierr.New(apierr.Forbidden, "role %s may not mint %s keys", r.key.Role, role)
+	if err := mayGrantRank(r, role, "mint"); err != nil {
+		return err
 	}
 	if in.Namespaces, err = grantableNamespaces(r.key, in.Namespaces); err != nil {
+		return err
+	}
+	grant, found, err := s.grantOf(r, role)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return apierr.Field("role", "role %q does not exist: it is neither a built-in role nor one of the tenant's custom roles", role)
+	}
+	if err := s.mayGrantKey(r, role, grant, in.Namespaces, "mint"); err != nil {
 		return err
 	}
 	if err := grantableExpiry(r.key, in.ExpiresAt); err != nil {
@@ -67,6 +79,17 @@ func (s *Server) createKey(c *fiber.Ctx, r *call) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(created)
+}
+
+// keyRole reads a new key's role: a built-in role or a custom role's name.
+func keyRole(s string) (tenancy.Role, error) {
+	if role, err := tenancy.ParseRole(s); err == nil {
+		return role, nil
+	}
+	if tenancy.Role(s).IsCustom() {
+		return tenancy.Role(s), nil
+	}
+	return "", apierr.Field("role", "role %q is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) nor a custom role's name", s)
 }
 
 // grantableExpiry keeps a short-lived key from outliving itself through the
@@ -150,7 +173,7 @@ func (s *Server) getKey(c *fiber.Ctx, r *call) error {
 	return c.JSON(k)
 }
 
-// deleteKey revokes a key the caller could have minted. Keys beyond the
+// deleteKey revokes a key the caller could have minted (grant.go). Keys beyond the
 // caller's namespaces are "not found", as in the list.
 func (s *Server) deleteKey(c *fiber.Ctx, r *call) error {
 	id := c.Params("id")
@@ -158,8 +181,8 @@ func (s *Server) deleteKey(c *fiber.Ctx, r *call) error {
 	if err != nil {
 		return err
 	}
-	if !r.key.Role.CanGrant(tenancy.Role(target.Role)) {
-		return apierr.New(apierr.Forbidden, "role %s may not revoke %s keys", r.key.Role, target.Role)
+	if err := s.mayManageKey(r, tenancy.Role(target.Role), target.Namespaces, "revoke"); err != nil {
+		return err
 	}
 	if _, err := s.controlCall(r, http.MethodDelete, keyPath(r, id), nil, http.StatusNoContent); err != nil {
 		return err
@@ -180,8 +203,8 @@ func (s *Server) rotateKey(c *fiber.Ctx, r *call) error {
 	if err != nil {
 		return err
 	}
-	if !r.key.Role.CanGrant(tenancy.Role(target.Role)) {
-		return apierr.New(apierr.Forbidden, "role %s may not rotate %s keys", r.key.Role, target.Role)
+	if err := s.mayManageKey(r, tenancy.Role(target.Role), target.Namespaces, "rotate"); err != nil {
+		return err
 	}
 	if err := expiresWithin(r.key, target.ExpiresAt, "it may rotate only keys that expire no later"); err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 
 // proxiedLongPoll is a fetch: admitted against the long-poll limits, then
 // proxied with a deadline that outlasts its wait.
-var proxiedLongPoll = endpoint{handle: (*Server).longPoll}
+var proxiedLongPoll = endpoint{handle: (*Server).longPoll, queues: true}
 
 // longPoll holds a place among the key's and the tenant's long-polls for
 // as long as the fetch waits. Every waiting fetch holds a client

@@ -30,7 +30,7 @@ func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
 		if !r.key.AllowsNamespace(ns.Name) {
 			continue
 		}
-		ok, err := s.rbac.allowed(r.key.Role, r.key.TenantID, ns.Name, tenancy.ActNamespaceRead)
+		ok, err := s.allowedIn(r, ns.Name, tenancy.ActNamespaceRead)
 		if err != nil {
 			return err
 		}
@@ -52,7 +52,7 @@ func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
 	if !r.key.AllowsNamespace(in.Name) {
 		return apierr.New(apierr.Forbidden, "API key %s may not use namespace %q, so it may not create it", r.key.Subject, in.Name)
 	}
-	if err := s.rbac.authorize(r.key, in.Name, tenancy.ActNamespaceManage); err != nil {
+	if err := s.authorizeIn(r, in.Name, tenancy.ActNamespaceManage); err != nil {
 		return err
 	}
 	var created wire.Namespace // without its shard, as in the list
@@ -76,7 +76,7 @@ func (s *Server) namedNamespace(c *fiber.Ctx, r *call, act tenancy.Action) (stri
 		return "", namespaceNotFound(name)
 	}
 	name = strings.Clone(name) // params alias request memory
-	return name, s.rbac.authorize(r.key, name, act)
+	return name, s.authorizeIn(r, name, act)
 }
 
 func namespacePath(r *call, name string) string {

@@ -59,6 +59,9 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	}
 	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(wire.RequestIDHeader, r.requestID)
+	if r.scope.limited {
+		req.Header.Set(wire.QueueScopeHeader, r.scope.header)
+	}
 	if ct := in.ContentType(); len(ct) > 0 {
 		req.Header.SetContentTypeBytes(ct)
 	}

@@ -133,6 +133,12 @@ func TestRouteTableActions(t *testing.T) {
 		"DELETE /api/v1/namespaces/:name": tenancy.ActNamespaceManage,
 		"GET /api/v1/keys/:id":            tenancy.ActKeyRead,
 		"POST /api/v1/keys/:id/rotate":    tenancy.ActKeyManage,
+
+		"GET /api/v1/roles":          tenancy.ActKeyRead,
+		"POST /api/v1/roles":         tenancy.ActKeyManage,
+		"GET /api/v1/roles/:name":    tenancy.ActKeyRead,
+		"PUT /api/v1/roles/:name":    tenancy.ActKeyManage,
+		"DELETE /api/v1/roles/:name": tenancy.ActKeyManage,
 	}
 	got := map[string]tenancy.Action{}
 	for _, rt := range routeTable {

@@ -31,6 +31,9 @@ type revocations struct {
 	control *controlClient
 	clock   clockwork.Clock
 	maxAge  time.Duration
+	// onRoles, when set, takes the tenants' roles versions of each new
+	// list (roleCache.update).
+	onRoles func([]wire.RolesVersion)
 }
 
 func newRevocations(control *controlClient, clock clockwork.Clock, maxAge time.Duration) *revocations {
@@ -120,6 +123,9 @@ func (r *revocations) refresh(ctx context.Context) error {
 	}
 	for _, ks := range rev.Rotated {
 		l.rotated[ks.KeyID] = ks
+	}
+	if r.onRoles != nil {
+		r.onRoles(rev.Roles)
 	}
 	r.list.Store(l)
 	return nil

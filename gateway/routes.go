@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -16,18 +18,26 @@ type route struct {
 	serve  endpoint
 }
 
+// namesQueue reports whether rt's path names a queue (/queues/:name), on
+// which a custom role is then checked.
+func (rt route) namesQueue() bool { return strings.HasPrefix(rt.path, "/api/v1/queues/:name") }
+
 // endpoint serves an admitted request.
 type endpoint struct {
 	handle func(s *Server, c *fiber.Ctx, r *call) error
 	// batchBody selects Config.BatchBodyLimit instead of Config.BodyLimit.
 	batchBody bool
+	// queues marks the shard's job endpoints, which are about queues: a
+	// custom role's queue scope goes with them to the shard. Any other
+	// endpoint is about a namespace as a whole.
+	queues bool
 }
 
 // What an endpoint does. Job endpoints are proxied to the namespace's
 // shard unchanged; tenant administration is served here through control.
 var (
-	proxied         = endpoint{handle: (*Server).forward}
-	proxiedBatch    = endpoint{handle: (*Server).forward, batchBody: true}
+	proxied         = endpoint{handle: (*Server).forward, queues: true}
+	proxiedBatch    = endpoint{handle: (*Server).forward, batchBody: true, queues: true}
 	listNamespaces  = endpoint{handle: (*Server).listNamespaces}
 	createNamespace = endpoint{handle: (*Server).createNamespace}
 	listKeys        = endpoint{handle: (*Server).listKeys}
@@ -38,6 +48,11 @@ var (
 	deleteNamespace = endpoint{handle: (*Server).deleteNamespace}
 	getKey          = endpoint{handle: (*Server).getKey}
 	rotateKey       = endpoint{handle: (*Server).rotateKey}
+	listRoles       = endpoint{handle: (*Server).listRoles}
+	createRole      = endpoint{handle: (*Server).createRole}
+	showRole        = endpoint{handle: (*Server).showRole}
+	updateRole      = endpoint{handle: (*Server).updateRole}
+	deleteRole      = endpoint{handle: (*Server).deleteRole}
 )
 
 // routeTable is every public endpoint and the action it needs; a new
@@ -97,6 +112,12 @@ var routeTable = []route{
 	{fiber.MethodGet, "/api/v1/keys/:id", tenancy.ActKeyRead, getKey},
 	{fiber.MethodDelete, "/api/v1/keys/:id", tenancy.ActKeyManage, deleteKey},
 	{fiber.MethodPost, "/api/v1/keys/:id/rotate", tenancy.ActKeyManage, rotateKey},
+	// Roles decide what keys may do: the key actions govern them.
+	{fiber.MethodGet, "/api/v1/roles", tenancy.ActKeyRead, listRoles},
+	{fiber.MethodPost, "/api/v1/roles", tenancy.ActKeyManage, createRole},
+	{fiber.MethodGet, "/api/v1/roles/:name", tenancy.ActKeyRead, showRole},
+	{fiber.MethodPut, "/api/v1/roles/:name", tenancy.ActKeyManage, updateRole},
+	{fiber.MethodDelete, "/api/v1/roles/:name", tenancy.ActKeyManage, deleteRole},
 }
 
 // register mounts the route table, each endpoint behind admission.
@@ -115,7 +136,7 @@ func (s *Server) admitted(rt route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := s.cfg.Clock.Now()
 		var r call
-		err := s.admit(c, rt.action, limit, &r)
+		err := s.admit(c, rt, limit, &r)
 		if err == nil {
 			err = rt.serve.handle(s, c, &r)
 		}

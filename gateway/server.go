@@ -29,6 +29,7 @@ type Server struct {
 	uses       *keyUses
 	auth       *authenticator
 	rbac       *authorizer
+	roles      *roleCache
 	placements *placements
 	shards     *shardclient.Client
 	polls      *longPolls
@@ -82,6 +83,7 @@ func New(cfg Config) (*Server, error) {
 		uses:    uses,
 		auth:    auth,
 		rbac:    rbac,
+		roles:   newRoleCache(ctx, control),
 		polls:   newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
 		shards: shardclient.New(shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,
 			Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
@@ -90,6 +92,7 @@ func New(cfg Config) (*Server, error) {
 		cancel: cancel,
 		ready:  make(chan struct{}),
 	}
+	revs.onRoles = s.roles.update
 	s.placements = &placements{
 		cache:   placementCache,
 		control: control,

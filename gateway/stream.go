@@ -16,7 +16,7 @@ import (
 
 // proxiedStream proxies a response that does not end (the event stream):
 // bytes reach the client as the shard sends them.
-var proxiedStream = endpoint{handle: (*Server).forwardStream}
+var proxiedStream = endpoint{handle: (*Server).forwardStream, queues: true}
 
 // streamChunk is the most read from the shard before it is passed on.
 const streamChunk = 32 << 10
@@ -38,6 +38,9 @@ func (s *Server) forwardStream(c *fiber.Ctx, r *call) error {
 	h.Set(wire.ShardNamespaceHeader, p.shardNS)
 	h.Set(wire.RequestIDHeader, r.requestID)
 	h.Set(fiber.HeaderAccept, "text/event-stream")
+	if r.scope.limited {
+		h.Set(wire.QueueScopeHeader, r.scope.header)
+	}
 	if id := c.Get(wire.LastEventIDHeader); id != "" {
 		h.Set(wire.LastEventIDHeader, id)
 	}

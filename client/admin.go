@@ -38,7 +38,11 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 // Namespaces may be ["*"] for every namespace of the tenant, and nil means
 // the calling key's default namespace.
 type CreateKeyRequest struct {
-	Name       string
+	Name string
+	// Role is a built-in role (tenancy.RoleProducer …) or the name of one
+	// of the tenant's custom roles (tenancy.Role("support")). A key with
+	// a custom role, or minted by one, may grant nothing the calling key
+	// does not hold in its namespaces.
 	Role       tenancy.Role
 	Namespaces []string
 	// Description is free text, at most 1024 bytes.

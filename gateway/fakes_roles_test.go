@@ -124,3 +124,8 @@ func (fc *fakeControl) rolesVersionsLocked() []wire.RolesVersion {
 	}
 	return out
 }
+
+// wireRoles is control's answer with one role at version.
+func wireRoles(version uint64, name string, ps ...wire.Permission) wire.TenantRoles {
+	return wire.TenantRoles{Version: version, Roles: []wire.Role{{Name: name, Permissions: ps}}}
+}

@@ -192,9 +192,19 @@ func (rc *roleCache) get(tid, requestID string, role tenancy.Role) (*roleSet, er
 			return cur, nil
 		}
 	}
-	v, err, _ := rc.fetches.Do(tid, func() (any, error) { return rc.fetch(strings.Clone(tid), requestID) })
+	var set *roleSet
+	var err error
+	for range 2 { // a fetch that was under way may predate the version wanted: then one more
+		var v any
+		if v, err, _ = rc.fetches.Do(tid, func() (any, error) { return rc.fetch(strings.Clone(tid), requestID) }); err != nil {
+			break
+		}
+		if set = v.(*roleSet); set.version >= rc.want(tid) {
+			break
+		}
+	}
 	if err == nil {
-		return v.(*roleSet), nil
+		return set, nil
 	}
 	if ok {
 		return cur, nil

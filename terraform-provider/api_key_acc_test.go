@@ -125,9 +125,9 @@ func TestAccAPIKeyDefaultsAndValidation(t *testing.T) {
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			{
-				Config:      keyBlock(`name = "k"`, `role = "superuser"`),
+				Config:      keyBlock(`name = "k"`, `role = "Super User"`),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`role "superuser" is not one of`),
+				ExpectError: regexp.MustCompile(`role "Super User" is neither a built-in role`),
 			},
 			{
 				Config:      keyBlock(`name = "no/slash"`, `role = "viewer"`),

@@ -79,8 +79,9 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				PlanModifiers:       replace,
 			},
 			"role": schema.StringAttribute{
-				MarkdownDescription: "Built-in role: `owner`, `admin`, `developer`, `producer`, `worker`, `viewer` or `billing` " +
-					"(see the `jobbie_role` data source for what each may do). Changing it replaces the key.",
+				MarkdownDescription: "Role: a built-in one (`owner`, `admin`, `developer`, `producer`, `worker`, `viewer`, `billing`) " +
+					"or one of the tenant's custom roles (`jobbie_role`). The provider's key must hold what the role grants. " +
+					"Changing it replaces the key.",
 				Required:      true,
 				Validators:    []validator.String{roleName()},
 				PlanModifiers: replace,

@@ -10,12 +10,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/tenancy"
 )
 
 var (
 	_ datasource.DataSourceWithConfigure = (*namespaceDataSource)(nil)
-	_ datasource.DataSource              = (*roleDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*roleDataSource)(nil)
 )
 
 func newNamespaceDataSource() datasource.DataSource { return &namespaceDataSource{} }
@@ -85,10 +84,11 @@ func (d *namespaceDataSource) Read(ctx context.Context, req datasource.ReadReque
 
 func newRoleDataSource() datasource.DataSource { return &roleDataSource{} }
 
-type roleDataSource struct{}
+type roleDataSource struct{ p *providerData }
 
 type roleDataModel struct {
 	Name        types.String     `tfsdk:"name"`
+	Description types.String     `tfsdk:"description"`
 	Builtin     types.Bool       `tfsdk:"builtin"`
 	Permissions []permissionData `tfsdk:"permissions"`
 }
@@ -108,19 +108,17 @@ func (d *roleDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 		return schema.ListAttribute{MarkdownDescription: desc, ElementType: types.StringType, Computed: true}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Reads a built-in role and what it may do: `owner`, `admin`, `developer`, `producer`, " +
-			"`worker`, `viewer` or `billing`. The roles are those of the Jobbie release the provider was built with " +
-			"(the API has no roles endpoint yet); custom roles are not supported yet.\n\n" +
-			"Actions are `job.enqueue`, `job.work` (fetch, ack, fail, heartbeat), `job.read`, `job.manage`, `queue.read`, " +
-			"`queue.manage`, `schedule.read`, `schedule.manage`, `namespace.read`, `namespace.manage`, `key.read`, " +
-			"`key.manage` and `usage.read`; `*` and `job.*` are patterns.",
+		MarkdownDescription: "Reads a role and what it grants: a built-in one (`owner`, `admin`, `developer`, `producer`, " +
+			"`worker`, `viewer`, `billing`; read-only) or one of the tenant's custom roles (`jobbie_role`). The provider's " +
+			"key needs `key.read`.\n\nActions are " + actionsDoc + "; `*` and `job.*` are patterns.",
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Role name.",
 				Required:            true,
 				Validators:          []validator.String{roleName()},
 			},
-			"builtin": schema.BoolAttribute{MarkdownDescription: "Whether the role is built in (read-only).", Computed: true},
+			"description": schema.StringAttribute{MarkdownDescription: "Description.", Computed: true},
+			"builtin":     schema.BoolAttribute{MarkdownDescription: "Whether the role is built in (read-only).", Computed: true},
 			"permissions": schema.ListNestedAttribute{
 				MarkdownDescription: "What the role may do: each permission allows its actions on its namespaces' queues.",
 				Computed:            true,
@@ -134,18 +132,28 @@ func (d *roleDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 	}
 }
 
+func (d *roleDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.p = configure(req.ProviderData, &resp.Diagnostics)
+}
+
 func (d *roleDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m roleDataModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	m.Builtin = types.BoolValue(true)
-	m.Permissions = nil
-	for _, p := range tenancy.BuiltinPolicies {
-		if p[0] == m.Name.ValueString() {
-			m.Permissions = append(m.Permissions, permissionData{Actions: []string{p[3]}, Namespaces: []string{"*"}, Queues: []string{"*"}})
-		}
+	name := m.Name.ValueString()
+	role, err := retry(ctx, false, func() (*client.Role, error) { return d.p.client.GetRole(ctx, name) })
+	if client.IsNotFound(err) {
+		resp.Diagnostics.AddError("Role not found", "The tenant has no role named "+name+".")
+		return
 	}
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read role "+name, err)
+		return
+	}
+	m.Description = types.StringValue(role.Description)
+	m.Builtin = types.BoolValue(role.Builtin)
+	m.Permissions = fromPermissions(role.Permissions)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -18,7 +18,7 @@ func TestAccNamespaceAndRoleDataSources(t *testing.T) {
 			},
 			{
 				Config:      `data "jobbie_role" "x" { name = "root" }`,
-				ExpectError: regexp.MustCompile(`role "root" is not one of`),
+				ExpectError: regexp.MustCompile(`The tenant has no role named root`),
 			},
 			{
 				Config: `

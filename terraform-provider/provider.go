@@ -121,6 +121,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newAPIKeyResource,
 		newQueueResource,
 		newNamespaceResource,
+		newRoleResource,
 	}
 }
 

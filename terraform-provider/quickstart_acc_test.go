@@ -55,8 +55,12 @@ func TestAccQuickstartExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := outputs["producer_key"].Value.(string)
-	if _, err := client.New(gatewayURL, key, client.WithNamespace(ns)).Enqueue(ctx(t), client.EnqueueRequest{Queue: "emails.digest"}); err != nil {
+	producer := client.New(gatewayURL, key, client.WithNamespace(ns))
+	if _, err := producer.Enqueue(ctx(t), client.EnqueueRequest{Queue: "emails.digest"}); err != nil {
 		t.Fatalf("the quickstart's producer key cannot enqueue: %v", err)
+	}
+	if _, err := producer.Enqueue(ctx(t), client.EnqueueRequest{Queue: "billing.charge"}); !client.IsForbidden(err) {
+		t.Fatalf("the quickstart's producer key, outside emails.*: %v, want 403", err)
 	}
 	if outputs["digest_next_run"].Value == nil {
 		t.Fatalf("no next run: %v", outputs)

@@ -48,8 +48,15 @@ func keyName() validator.String {
 	return stringCheck{"API key name", tenancy.ValidateKeyName}
 }
 
+// roleName accepts a built-in role or a name a custom role may have.
 func roleName() validator.String {
-	return stringCheck{"role", func(s string) error { _, err := tenancy.ParseRole(s); return err }}
+	return stringCheck{"role", func(s string) error {
+		if tenancy.IsBuiltinRole(s) || tenancy.Role(s).IsCustom() {
+			return nil
+		}
+		return fmt.Errorf("role %q is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) "+
+			"nor a custom role's name (1-63 lowercase letters, digits or '-')", s)
+	}}
 }
 
 // maxScheduleName is the API's bound on a schedule name, in bytes.

@@ -53,10 +53,29 @@ data "jobbie_queues" "all" {
   depends_on = [jobbie_queue.digest]
 }
 
-# A key for the service that enqueues: it may enqueue and read jobs, no more.
+# A role of our own: enqueue and read the jobs of the emails.* queues of
+# the namespace, see its queues, nothing more.
+resource "jobbie_role" "mailer" {
+  name        = "quickstart-mailer"
+  description = "Enqueues mail"
+  permissions = [
+    {
+      actions    = ["job.enqueue", "job.read"]
+      namespaces = [jobbie_namespace.demo.name]
+      queues     = ["emails.*"]
+    },
+    {
+      actions    = ["queue.read"]
+      namespaces = [jobbie_namespace.demo.name]
+      queues     = ["*"]
+    },
+  ]
+}
+
+# A key for the service that enqueues, with that role.
 resource "jobbie_api_key" "producer" {
   name       = "quickstart producer"
-  role       = "producer"
+  role       = jobbie_role.mailer.name
   namespaces = [jobbie_namespace.demo.name]
 }
 

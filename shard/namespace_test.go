@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/shard/engine"
@@ -92,13 +94,13 @@ func TestNamespaceUsageAndDelete(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	mine, other := b.in(testNS), b.in(otherTestNS)
-	require.Equal(t, map[string]any{"jobs": 0.0, "queues": 0.0, "schedules": 0.0}, mine.usage())
+	require.Equal(t, map[string]any{"jobs": 0.0, "queues": 0.0, "schedules": 0.0, "retention": nil}, mine.usage())
 	mine.fill()
 	other.fill()
 	// Jobs in emails, reports (held), later, ai (done) and ai2 (the chain's
 	// second step), img (two: the batch waits on the active one), fragile
 	// (dead).
-	want := map[string]any{"jobs": 8.0, "queues": 7.0, "schedules": 2.0}
+	want := map[string]any{"jobs": 8.0, "queues": 7.0, "schedules": 2.0, "retention": nil}
 	require.Equal(t, want, mine.usage())
 	require.Equal(t, want, other.usage())
 	require.Len(t, mine.ok("GET", "/api/v1/dead", nil, 200).Body["jobs"], 1)
@@ -110,7 +112,7 @@ func TestNamespaceUsageAndDelete(t *testing.T) {
 	require.Empty(t, r.Raw)
 	require.Empty(t, b.dump(testNS), "no key of the namespace is left, nor its registry entry")
 	require.False(t, slices.Contains(engine.Namespaces(b.srv.repl.DB()), testNS))
-	require.Equal(t, map[string]any{"jobs": 0.0, "queues": 0.0, "schedules": 0.0}, mine.usage())
+	require.Equal(t, map[string]any{"jobs": 0.0, "queues": 0.0, "schedules": 0.0, "retention": nil}, mine.usage())
 	require.Empty(t, mine.ok("GET", "/api/v1/queues", nil, 200).Body["queues"])
 	require.Empty(t, mine.ok("GET", "/api/v1/schedules", nil, 200).Body["schedules"])
 	require.Empty(t, mine.ok("GET", "/api/v1/dead", nil, 200).Body["jobs"])
@@ -127,7 +129,7 @@ func TestNamespaceUsageAndDelete(t *testing.T) {
 	q := mine.ok("GET", "/api/v1/queues/emails", nil, 200).Body
 	require.Equal(t, "", q["description"])
 	require.Nil(t, q["concurrency"])
-	require.Equal(t, map[string]any{"jobs": 1.0, "queues": 1.0, "schedules": 1.0}, mine.usage())
+	require.Equal(t, map[string]any{"jobs": 1.0, "queues": 1.0, "schedules": 1.0, "retention": nil}, mine.usage())
 
 	r = b.call("DELETE", "/api/v1/namespace", nil, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
@@ -155,4 +157,52 @@ func TestNamespaceDeleteOfManyJobs(t *testing.T) {
 	require.GreaterOrEqual(t, b.srv.repl.AppliedIndex()-applied, uint64(4), "three steps of a thousand jobs, then the rest")
 	require.Empty(t, b.dump(testNS))
 	require.EqualValues(t, 10, other.usage()["jobs"])
+}
+
+// PUT /api/v1/namespace sets the namespace's retention: a job finishing
+// after it is kept that long unless its queue's defaults say otherwise,
+// while another namespace keeps the node's; null resets it, and a
+// namespace delete removes it.
+func TestNamespaceRetention(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClockAt(time.Now())
+	b := setup(t, withClock(clock))
+	mine, other := b.in(testNS), b.in(otherTestNS)
+	for _, body := range []string{`{"retention":"30s"}`, `{"retention":"87601h"}`, `{"retention":"soon"}`, `{"retention":true}`, `{}`} {
+		r := mine.call("PUT", "/api/v1/namespace", []byte(body))
+		require.Equal(t, 400, r.Status, "%s: %s", body, r.Raw)
+		require.Equal(t, "retention", errField(r), "%s: %s", body, r.Raw)
+	}
+	require.Equal(t, 400, mine.call("PUT", "/api/v1/namespace", []byte(`{"retention":"1h","extra":1}`)).Status)
+	require.Nil(t, mine.usage()["retention"], "nothing refused was stored")
+
+	require.Equal(t, "1m", mine.ok("PUT", "/api/v1/namespace", map[string]any{"retention": "60s"}, 200).Body["retention"])
+	require.Equal(t, "1m", mine.usage()["retention"])
+	require.Nil(t, other.usage()["retention"])
+	mine.ok("PUT", "/api/v1/queues/kept", map[string]any{"defaults": map[string]any{"retention": "1h"}}, 200)
+
+	finish := func(n *nsCaller, queue string) string {
+		t.Helper()
+		id := n.ok("POST", "/api/v1/enqueue", map[string]any{"queue": queue}, 201).Body["job_id"].(string)
+		n.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{queue}, "worker_id": "w", "timeout": 0}, 200)
+		n.ok("POST", "/api/v1/ack/"+id, nil, 200)
+		return id
+	}
+	short, kept, theirs := finish(mine, "q"), finish(mine, "kept"), finish(other, "q")
+	clock.Advance(30 * time.Second)
+	time.Sleep(100 * time.Millisecond) // a sweep may run: nothing is due yet
+	mine.ok("GET", "/api/v1/jobs/"+short, nil, 200)
+	eventually(t, 5*time.Second, func() bool {
+		clock.Advance(10 * time.Second)
+		return mine.call("GET", "/api/v1/jobs/"+short, nil).Status == 404
+	}, "the namespace's retention prunes its completed job after 1m")
+	mine.ok("GET", "/api/v1/jobs/"+kept, nil, 200)    // the queue's 1h comes first
+	other.ok("GET", "/api/v1/jobs/"+theirs, nil, 200) // the node's 7 days
+
+	// Null resets it; a delete removes it.
+	require.Nil(t, mine.ok("PUT", "/api/v1/namespace", map[string]any{"retention": nil}, 200).Body["retention"])
+	mine.ok("PUT", "/api/v1/namespace", map[string]any{"retention": "168h"}, 200)
+	mine.ok("DELETE", "/api/v1/namespace", nil, 204)
+	require.Nil(t, mine.usage()["retention"])
+	require.Empty(t, b.dump(testNS))
 }

@@ -131,6 +131,7 @@ func TestScopeRefusesQueuesItDoesNotHold(t *testing.T) {
 	// The namespace as a whole needs every queue.
 	forbidden(t, e.call("GET", "/api/v1/namespace", nil), wire.QueueScopeHeader)
 	forbidden(t, e.call("DELETE", "/api/v1/namespace", nil), wire.QueueScopeHeader)
+	forbidden(t, e.call("PUT", "/api/v1/namespace", map[string]any{"retention": "1m"}), wire.QueueScopeHeader)
 
 	require.Equal(t, before, b.usage(), "nothing refused left anything")
 

@@ -67,6 +67,11 @@ var (
 	// does not know the scope cannot apply, so it stops rather than store
 	// an operation that would act on every queue.
 	BulkCreateScoped = replica.Op[BulkOpCmd, *BulkOp]{Type: 42, Name: "bulk.create.scoped"}
+
+	// NamespaceConfigure replaces a namespace's settings (PUT
+	// /api/v1/namespace): its retention, which jobs finishing after it
+	// take when their queue sets none.
+	NamespaceConfigure = replica.Op[NamespaceConfigCmd, replica.None]{Type: 43, Name: "namespace.configure"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -125,4 +130,5 @@ func (e *Engine) register(r *replica.Registry) {
 	QueueConfigure.Handle(r, e.applyQueueConfigure)
 	NamespacePurge.Handle(r, e.applyNamespacePurge)
 	BulkCreateScoped.Handle(r, e.applyBulkCreate)
+	NamespaceConfigure.Handle(r, e.applyNamespaceConfigure)
 }

@@ -284,6 +284,13 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 			Scoped: true, Scope: [][]string{nil, {"a"}, {"b*", "c"}}[s.rng.Intn(3)]}
 		return BulkCreateScoped.Command(&BulkOpCmd{NS: testNS, Op: op})
 	}),
+	scriptCmd(func(s *script) []byte {
+		c := &NamespaceConfigCmd{NS: testNS, Config: NamespaceConfig{Retention: int64(s.rng.Intn(3)) * int64(time.Minute)}}
+		if s.rng.Intn(4) == 0 {
+			c.NS = otherNS
+		}
+		return NamespaceConfigure.Command(c)
+	}),
 }
 
 func (s *script) jobsSample() []string {
@@ -383,7 +390,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 42, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 43, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultRetention is how long completed and cancelled jobs are kept when
-// neither the queue nor Options say otherwise.
+// neither the queue, the namespace nor Options say otherwise.
 const DefaultRetention = 7 * 24 * time.Hour
 
 // Waker is told, after a commit, of queues whose parked fetches may now
@@ -33,8 +33,8 @@ type Observer func(tx *replica.Tx, ns string, j *job.Job, from job.State)
 
 // Options configure an Engine. Zero values take the defaults in comments.
 type Options struct {
-	// Retention of completed and cancelled jobs whose queue sets none;
-	// default DefaultRetention. Applies read it: one value per cluster.
+	// Retention of completed and cancelled jobs whose queue and
+	// namespace set none; default DefaultRetention. Applies read it: one value per cluster.
 	Retention time.Duration
 	// Waker wakes parked fetches; default none (a state machine without
 	// long-polls, as in tests).
@@ -58,6 +58,8 @@ type Engine struct {
 	jobs   *jobCache    // FSM goroutine only: recent job records
 	floors *timeFloors  // written by applies, taken by the leader's sweep
 
+	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
+
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 }
 
@@ -73,6 +75,7 @@ func New(o Options) *Engine {
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
+		nsConfigs: map[string]NamespaceConfig{},
 	}
 }
 
@@ -93,6 +96,7 @@ func (e *Engine) reset() {
 	e.heads = pendingHeads{}
 	e.queues.reset()
 	e.jobs.reset()
+	e.nsConfigs = map[string]NamespaceConfig{}
 }
 
 // TakeFloor returns the lowest time inserted into ns's time index kind

@@ -255,3 +255,41 @@ func TestApplyRetentionFollowsQueueDefaults(t *testing.T) {
 	f.jobOp(JobCancel.Type, s)
 	require.Equal(t, f.now.Add(time.Minute).UnixNano(), f.job(s).PruneAt, "the queue's own retention")
 }
+
+// A namespace's retention sits between its queues' and the node's: it
+// applies to jobs finishing after it is set, and purging or resetting it
+// brings back the node's.
+func TestApplyRetentionFollowsTheNamespace(t *testing.T) {
+	f := setupFSM(t)
+	f.e.retention = time.Hour
+	require.Nil(t, f.apply(NamespaceConfigure.Type, &NamespaceConfigCmd{NS: testNS, Config: NamespaceConfig{Retention: int64(2 * time.Hour)}}))
+	require.Equal(t, NamespaceConfig{Retention: int64(2 * time.Hour)}, ReadNamespaceConfig(f.db, testNS))
+	require.Equal(t, NamespaceConfig{}, ReadNamespaceConfig(f.db, otherNS))
+	id := f.enqueue(&job.Job{Queue: "q"})
+	f.jobOp(JobCancel.Type, id)
+	require.Equal(t, f.now.Add(2*time.Hour).UnixNano(), f.job(id).PruneAt, "the namespace's retention")
+	f.apply(QueueDefaultsSet.Type, &QueueDefaultsCmd{NS: testNS, Queue: "short", Defaults: QueueDefaults{Retention: int64(time.Minute)}})
+	s := f.enqueue(&job.Job{Queue: "short"})
+	f.jobOp(JobCancel.Type, s)
+	require.Equal(t, f.now.Add(time.Minute).UnixNano(), f.job(s).PruneAt, "the queue's own retention comes first")
+
+	other := f.enqueueIn(otherNS, &EnqueueCmd{}, &job.Job{Queue: "q"})[0]
+	f.apply(JobCancel.Type, &JobOpCmd{NS: otherNS, ID: other})
+	j, err := ReadJob(f.db, otherNS, other)
+	require.NoError(t, err)
+	require.Equal(t, f.now.Add(time.Hour).UnixNano(), j.PruneAt, "another namespace keeps the node's")
+
+	require.Nil(t, f.apply(NamespaceConfigure.Type, &NamespaceConfigCmd{NS: testNS}))
+	require.False(t, f.has(keys.NamespaceConfig(testNS)), "zero settings leave no record")
+	r := f.enqueue(&job.Job{Queue: "q"})
+	f.jobOp(JobCancel.Type, r)
+	require.Equal(t, f.now.Add(time.Hour).UnixNano(), f.job(r).PruneAt, "reset: the node's again")
+	require.Error(t, f.apply(NamespaceConfigure.Type, &NamespaceConfigCmd{NS: testNS, Config: NamespaceConfig{Retention: -1}}).(error))
+
+	require.Nil(t, f.apply(NamespaceConfigure.Type, &NamespaceConfigCmd{NS: testNS, Config: NamespaceConfig{Retention: int64(2 * time.Hour)}}))
+	f.purge(testNS, nil)
+	require.Equal(t, NamespaceConfig{}, ReadNamespaceConfig(f.db, testNS), "a purge removes the setting")
+	p := f.enqueue(&job.Job{Queue: "q"})
+	f.jobOp(JobCancel.Type, p)
+	require.Equal(t, f.now.Add(time.Hour).UnixNano(), f.job(p).PruneAt, "after a purge: the node's")
+}

@@ -18,7 +18,7 @@ import (
 //     it and its queue's count (removeJob, as pruning does: nothing waiting
 //     on them is settled, since it goes too), walking the job records from
 //     After;
-//   - phase 1 deletes what is left (queue records, schedules, batches,
+//   - phase 1 deletes what is left (the namespace's settings, queue records, schedules, batches,
 //     unique locks, bulk records, indexes…) in ranges of at most
 //     purgeStepKeys keys (Engine.purgeStep) from the start of the namespace, and only while
 //     no job record is left: one enqueued meanwhile sends the purge back
@@ -127,4 +127,7 @@ func (e *Engine) forgetRange(ns string, lower, upper []byte) {
 		}
 	}
 	e.jobs.dropNamespace(ns)
+	if nk := keys.NamespaceConfig(ns); bytes.Compare(nk, lower) >= 0 && bytes.Compare(nk, upper) < 0 {
+		delete(e.nsConfigs, ns)
+	}
 }

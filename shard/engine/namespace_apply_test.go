@@ -37,7 +37,7 @@ func (f *fsmBundle) enqueueIn(ns string, c *EnqueueCmd, jobs ...*job.Job) []stri
 
 // populate gives ns a bit of everything a namespace holds: jobs in every
 // state with their indexes, tags, a unique lock, a batch, a dependency, a
-// configured queue, a schedule and a bulk operation.
+// configured queue, a schedule, a bulk operation and its own retention.
 func (f *fsmBundle) populate(ns string, tag int) {
 	f.t.Helper()
 	ids := f.enqueueIn(ns, &EnqueueCmd{Batch: &BatchRecord{ID: fmt.Sprintf("batch_%028d", tag), CallbackQueue: "done"}},
@@ -56,6 +56,7 @@ func (f *fsmBundle) populate(ns string, tag int) {
 	f.apply(ScheduleCreate.Type, &ScheduleCmd{NS: ns, Sched: Schedule{ID: fmt.Sprintf("sch_%026d", tag), Name: "nightly",
 		Queue: "q", Cron: "@every 1m", Timezone: "UTC", Enabled: true, NextRun: f.now.Add(time.Minute).UnixNano()}})
 	f.apply(BulkCreate.Type, &BulkOpCmd{NS: ns, Op: &BulkOp{ID: fmt.Sprintf("bulk_%027d", tag), Action: job.BulkRetry, Filter: []byte(`{}`)}})
+	require.Nil(f.t, f.apply(NamespaceConfigure.Type, &NamespaceConfigCmd{NS: ns, Config: NamespaceConfig{Retention: int64(time.Hour)}}))
 }
 
 // dump is every key and value under prefix p, and the registry entry of ns.

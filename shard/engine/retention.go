@@ -11,17 +11,21 @@ import (
 )
 
 // Retention: completed and cancelled jobs are pruned once their retention
-// period has passed (Options.Retention, or their queue's own); dead jobs stay
+// period has passed (their queue's own, else their namespace's, else
+// Options.Retention); dead jobs stay
 // until deleted. Entering a retained state puts the job in the prune time
 // index (keys.KindPrune) at its prune time; leaving it (a manual retry)
 // takes it out. The leader's sweep proposes JobPrune for due entries, and
 // the handler re-checks each job before deleting it.
 
 // retentionOf is the retention period of queue's finished jobs: the
-// queue's own setting, else the engine's.
+// queue's own setting, else the namespace's, else the engine's.
 func (e *Engine) retentionOf(r pebble.Reader, ns, queue string) time.Duration {
 	if d := e.queueRetention(r, ns, queue); d > 0 {
 		return d
+	}
+	if d := e.namespaceConfig(r, ns).Retention; d > 0 {
+		return time.Duration(d)
 	}
 	return e.retention
 }

@@ -31,12 +31,13 @@ var kindNames = map[byte]string{
 	'N': "schedule name", 'R': "schedule run index", 'r': "prune index", 'D': "dead index",
 	'b': "batch record", 'B': "batch member", 'e': "dependent edge", 'S': "state search index",
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
+	'c': "namespace settings",
 }
 
 func goldenFamilies() []family {
 	return []family{
 		{"kinds.txt", "The kind byte after the namespace separator names each key family.", kindCases()},
-		{"records.txt", "Records keyed by id or name: jobs, queues, unique locks, schedules, batches, bulk operations.", recordCases()},
+		{"records.txt", "Records keyed by id or name: namespace settings, jobs, queues, unique locks, schedules, batches, bulk operations.", recordCases()},
 		{"pending.txt", "Pending index: a queue's fetch order is priority, then creation time, then id.", pendingCases()},
 		{"time.txt", "Time indexes (due, lease, expire, schedule run, prune; record prune): time order, then id.", timeCases()},
 		{"dead.txt", "Dead index, per scope (\"\" = every queue, else one queue): order of death, then id.", deadCases()},
@@ -59,7 +60,7 @@ func kindCases() []*gcase {
 		{"KindBatchMember", KindBatchMember, 'B'}, {"KindDependent", KindDependent, 'e'},
 		{"KindStateIndex", KindStateIndex, 'S'}, {"KindTag", KindTag, 'T'},
 		{"KindBatchIndex", KindBatchIndex, 'A'}, {"KindBulkOp", KindBulkOp, 'o'},
-		{"KindRecordPrune", KindRecordPrune, 'y'},
+		{"KindRecordPrune", KindRecordPrune, 'y'}, {"KindNamespaceConfig", KindNamespaceConfig, 'c'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -74,6 +75,7 @@ func recordCases() []*gcase {
 	ns, q := gNS, gQueue
 	return []*gcase{
 		kc("Namespace", Namespace(ns), "ns", ns).is(text("namespace", ns), sep()),
+		kc("NamespaceConfig", NamespaceConfig(ns), "ns", ns).is(head(ns, 'c')),
 		kc("Job", Job(ns, gJob), "ns", ns, "id", gJob).is(head(ns, 'j'), text("job id", gJob)),
 		kc("AppendJob", AppendJob([]byte("buf:"), ns, gJob), "b", "buf:", "ns", ns, "id", gJob).
 			is(text("bytes already in b", "buf:"), head(ns, 'j'), text("job id", gJob)).

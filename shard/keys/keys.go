@@ -27,6 +27,7 @@
 //	<ns> 00 'A' <batch id> 00 <created 8B> <id>          search: jobs of a batch
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
+//	<ns> 00 'c'                                          the namespace's settings (its retention)
 //	01 'n' <ns>                                          registry of namespaces on this shard
 package keys
 
@@ -71,6 +72,8 @@ const (
 	KindBulkOp     byte = 'o'
 
 	KindRecordPrune byte = 'y' // RecordPruneEntry: batch and bulk operation records, by prune time
+
+	KindNamespaceConfig byte = 'c' // NamespaceConfig: the namespace's own settings
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -89,6 +92,10 @@ func kindPrefix(ns string, kind byte, extra int) []byte {
 	b = append(b, ns...)
 	return append(b, 0, kind)
 }
+
+// NamespaceConfig is the key of namespace ns's settings record. It lies
+// under Namespace(ns), so a namespace purge removes it with the rest.
+func NamespaceConfig(ns string) []byte { return kindPrefix(ns, KindNamespaceConfig, 0) }
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {

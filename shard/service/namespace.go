@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/wire"
@@ -39,7 +40,34 @@ func (s *Service) NamespaceUsage(ns string) (*wire.NamespaceUsage, error) {
 	if err := eachKey(db, keys.SchedulePrefix(ns), func([]byte) { out.Schedules++ }); err != nil {
 		return nil, err
 	}
+	out.Retention = durJSON(engine.ReadNamespaceConfig(db, ns).Retention)
 	return out, nil
+}
+
+// ConfigureNamespace replaces ns's settings on this shard (PUT
+// /api/v1/namespace): its retention, which its completed and cancelled
+// jobs take when their queue's defaults set none, from those finishing
+// after it on. Null retention is none: the node's applies again.
+func (s *Service) ConfigureNamespace(ctx context.Context, ns string, req *wire.NamespaceSettings) (*wire.NamespaceUsage, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	if req.Retention == nil {
+		return nil, apierr.Field("retention", "retention is required: a duration like \"168h\", or null for none")
+	}
+	d, _, err := wire.ParseDuration(req.Retention)
+	switch {
+	case err != nil:
+		return nil, apierr.Field("retention", "retention must be a duration like \"168h\" or a number of seconds (null for none)")
+	case d != 0 && (d < wire.MinRetention || d > wire.MaxRetention):
+		return nil, apierr.Field("retention", "retention must be between %s and %s (null for none)",
+			wire.FormatDuration(wire.MinRetention), wire.FormatDuration(wire.MaxRetention))
+	}
+	c := &engine.NamespaceConfigCmd{NS: ns, Config: engine.NamespaceConfig{Retention: int64(d)}}
+	if _, err := engine.NamespaceConfigure.Propose(ctx, s.node, c); err != nil {
+		return nil, err
+	}
+	return s.NamespaceUsage(ns)
 }
 
 // eachKey calls f with every key under prefix p.

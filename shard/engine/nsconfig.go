@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// NamespaceConfig is a namespace's own settings on the shard
+// (keys.NamespaceConfig), set by PUT /api/v1/namespace. The key lies under
+// the namespace's prefix, so a namespace purge removes it with the rest.
+type NamespaceConfig struct {
+	// Retention of the namespace's completed and cancelled jobs whose
+	// queue sets none (ns); 0 is the node's (Options.Retention).
+	Retention int64 `codec:"rt,omitempty"`
+}
+
+// NamespaceConfigCmd replaces a namespace's settings as a whole; zero
+// settings delete the record.
+type NamespaceConfigCmd struct {
+	NS     string          `codec:"ns"`
+	Config NamespaceConfig `codec:"c"`
+}
+
+func (e *Engine) applyNamespaceConfigure(tx *replica.Tx, c *NamespaceConfigCmd) (replica.None, error) {
+	if c.Config.Retention < 0 {
+		return replica.None{}, apierr.Field("retention", "retention must not be negative")
+	}
+	k := keys.NamespaceConfig(c.NS)
+	if c.Config == (NamespaceConfig{}) {
+		must(tx.Delete(k, nil))
+	} else {
+		registerNamespace(tx, c.NS)
+		must(tx.Set(k, replica.Encode(&c.Config), nil))
+	}
+	e.nsConfigs[c.NS] = c.Config
+	return replica.None{}, nil
+}
+
+// ReadNamespaceConfig returns ns's settings as last applied in r (zero
+// when it sets none).
+func ReadNamespaceConfig(r pebble.Reader, ns string) NamespaceConfig {
+	var out NamespaceConfig
+	v, closer, err := r.Get(keys.NamespaceConfig(ns))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return out
+	}
+	must(err)
+	defer closer.Close()
+	must(replica.Decode(v, &out))
+	return out
+}
+
+// namespaceConfig is ns's settings inside an apply (FSM goroutine only),
+// read once and then kept: the retention observer asks on every finish.
+func (e *Engine) namespaceConfig(r pebble.Reader, ns string) NamespaceConfig {
+	if c, ok := e.nsConfigs[ns]; ok {
+		return c
+	}
+	c := ReadNamespaceConfig(r, ns)
+	e.nsConfigs[ns] = c
+	return c
+}

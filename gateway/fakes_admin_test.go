@@ -164,6 +164,19 @@ func (fc *fakeControl) protect(tid, ns string, on bool) {
 	fc.namespaces[tid][ns] = pl
 }
 
+// placeNewOn places the namespaces created from now on on shard s1, at addr.
+func (fc *fakeControl) placeNewOn(addr string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.newShardAddr = addr
+}
+
+func (fc *fakeControl) namespaceSettings(tid, ns string) wire.Namespace {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return fc.namespaces[tid][ns].settings
+}
+
 func (fc *fakeControl) hasNamespace(tid, ns string) bool {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()

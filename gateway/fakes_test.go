@@ -75,6 +75,7 @@ type fakeControl struct {
 	signer signer
 
 	mu           sync.Mutex
+	newShardAddr string // shard s1's address, to place created namespaces there; none when empty
 	jwks         []tenancy.JWK
 	jwksDown     bool
 	revsDown     bool
@@ -212,7 +213,11 @@ func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
 	}
 	settings := wire.Namespace{Name: in.Name, Description: in.Description, DeletionProtection: in.DeletionProtection, CreatedAt: jan(2)}
 	_ = json.Unmarshal(in.Retention, &settings.Retention)
-	fc.placeLocked(tid, in.Name, fakePlacement{shardID: "s-new", addr: "127.0.0.1:1", settings: settings})
+	id, addr := "s-new", "127.0.0.1:1"
+	if fc.newShardAddr != "" {
+		id, addr = "s1", fc.newShardAddr
+	}
+	fc.placeLocked(tid, in.Name, fakePlacement{shardID: id, addr: addr, settings: settings})
 	writeJSON(w, http.StatusCreated, wire.NamespacePlacement{Namespace: settings, ShardID: "s1"})
 }
 

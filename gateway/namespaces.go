@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,7 +16,10 @@ import (
 
 // Namespaces as objects. Control holds their records and settings; a
 // namespace's jobs, queues and schedules live on its shard, which the
-// gateway asks before it deletes one, and empties first.
+// gateway asks before it deletes one, and empties first. The shard also
+// holds the one setting it applies, the namespace's retention (PUT
+// /api/v1/namespace): the gateway sends it there on a create that sets it
+// and on every update that sends it, so that a failure can be retried.
 
 // listNamespaces answers the namespaces the caller may read. Control's
 // records carry their shard; decoding them as wire.Namespace leaves it out,
@@ -55,13 +59,55 @@ func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
 	if err := s.authorizeIn(r, in.Name, tenancy.ActNamespaceManage); err != nil {
 		return err
 	}
+	if err := checkRetention(in.Retention); err != nil {
+		return err
+	}
 	var created wire.Namespace // without its shard, as in the list
 	if err := s.controlJSON(r, http.MethodPost, tenantPath(r.key.TenantID, "/namespaces"), in, http.StatusCreated, &created); err != nil {
 		return err
 	}
 	// Drop a cached "no such namespace" so the new one is usable at once.
 	s.placements.invalidate(r.key.TenantID, in.Name)
+	if created.Retention != "" {
+		// The shard is known once control placed the namespace. When it
+		// cannot take the retention, control forgets it too: the namespace
+		// stays, without a retention anywhere, and a PATCH sets it again.
+		if err := s.shardJSON(r, in.Name, http.MethodPut, retentionSettings(created.Retention), http.StatusOK, nil); err != nil {
+			undo := wire.UpdateNamespaceRequest{Retention: json.RawMessage("null")}
+			if _, uerr := s.controlCall(r, http.MethodPatch, namespacePath(r, in.Name), undo, http.StatusOK); uerr != nil {
+				s.log.Error("gateway: could not take back the retention of a namespace its shard could not apply",
+					"tenant", r.key.TenantID, "namespace", in.Name, "request_id", r.requestID, "err", uerr)
+			}
+			return apierr.Retry(apierr.Unavailable, 1,
+				"namespace %q was created, but its shard could not apply its retention, so it has none: set it with PATCH shortly", in.Name)
+		}
+	}
 	return c.Status(fiber.StatusCreated).JSON(created)
+}
+
+// checkRetention refuses a retention control would refuse, before the
+// shard is asked to apply it: a duration between wire.MinRetention and
+// wire.MaxRetention, or null (absent) for none.
+func checkRetention(raw json.RawMessage) error {
+	d, ok, err := wire.ParseDuration(raw)
+	switch {
+	case err != nil:
+		return apierr.Field("retention", "retention must be a duration like \"168h\" or a number of seconds (null for none)")
+	case ok && (d < wire.MinRetention || d > wire.MaxRetention):
+		return apierr.Field("retention", "retention must be between %s and %s (null for none)",
+			wire.FormatDuration(wire.MinRetention), wire.FormatDuration(wire.MaxRetention))
+	}
+	return nil
+}
+
+// retentionSettings is the shard's PUT /api/v1/namespace body for a
+// retention as control writes it ("" for none).
+func retentionSettings(retention string) *wire.NamespaceSettings {
+	raw := json.RawMessage("null")
+	if retention != "" {
+		raw, _ = json.Marshal(retention) // a plain string: cannot fail
+	}
+	return &wire.NamespaceSettings{Retention: raw}
 }
 
 // namedNamespace is the namespace a /namespaces/{name} request is about,
@@ -96,7 +142,11 @@ func (s *Server) getNamespace(c *fiber.Ctx, r *call) error {
 }
 
 // updateNamespace passes the fields sent to control as they came (so
-// absent and null stay apart); control checks them.
+// absent and null stay apart); control checks them. A retention sent (a
+// duration, or null for none) goes to the namespace's shard first: when
+// the shard cannot take it, the answer is 503 and control is not changed;
+// when control then refuses the update, the shard gets the retention
+// control kept back. Either way the same request can be sent again.
 func (s *Server) updateNamespace(c *fiber.Ctx, r *call) error {
 	name, err := s.namedNamespace(c, r, tenancy.ActNamespaceManage)
 	if err != nil {
@@ -106,8 +156,26 @@ func (s *Server) updateNamespace(c *fiber.Ctx, r *call) error {
 	if err := decodeBody(c, &in); err != nil {
 		return err
 	}
+	var before wire.Namespace
+	if in.Retention != nil {
+		if err := checkRetention(in.Retention); err != nil {
+			return err
+		}
+		if err := s.controlJSON(r, http.MethodGet, namespacePath(r, name), nil, http.StatusOK, &before); err != nil {
+			return err
+		}
+		if err := s.shardJSON(r, name, http.MethodPut, &wire.NamespaceSettings{Retention: in.Retention}, http.StatusOK, nil); err != nil {
+			return err
+		}
+	}
 	var ns wire.Namespace
 	if err := s.controlJSON(r, http.MethodPatch, namespacePath(r, name), in, http.StatusOK, &ns); err != nil {
+		if in.Retention != nil {
+			if undo := s.shardJSON(r, name, http.MethodPut, retentionSettings(before.Retention), http.StatusOK, nil); undo != nil {
+				s.log.Error("gateway: could not restore a namespace's retention on its shard after control refused the update",
+					"tenant", r.key.TenantID, "namespace", name, "request_id", r.requestID, "err", undo)
+			}
+		}
 		return err
 	}
 	return c.JSON(ns)
@@ -136,7 +204,7 @@ func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
 		return apierr.New(apierr.DeletionProtected, "namespace %q has deletion protection on: set deletion_protection to false first", name)
 	}
 	var held wire.NamespaceUsage
-	if err := s.shardJSON(r, name, http.MethodGet, http.StatusOK, &held); err != nil {
+	if err := s.shardJSON(r, name, http.MethodGet, nil, http.StatusOK, &held); err != nil {
 		return err
 	}
 	if !force && (held.Jobs > 0 || held.Queues > 0 || held.Schedules > 0) {
@@ -146,7 +214,7 @@ func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
 	}
 	// Emptied even when it looked empty: what raced in meanwhile, and what
 	// the counts leave out, goes too.
-	if err := s.shardJSON(r, name, http.MethodDelete, http.StatusNoContent, nil); err != nil {
+	if err := s.shardJSON(r, name, http.MethodDelete, nil, http.StatusNoContent, nil); err != nil {
 		return err
 	}
 	if _, err := s.controlCall(r, http.MethodDelete, namespacePath(r, name), nil, http.StatusNoContent); err != nil {

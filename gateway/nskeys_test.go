@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -23,12 +24,19 @@ func TestNamespaceObject(t *testing.T) {
 	b := setup(t)
 	b.control.addNamespace(tenantB, "secret", "s1", b.shard.addr())
 	owner := b.key(t, tenancy.RoleOwner, "*")
+	b.shard.setHandler(settingsShard(http.StatusOK))
+	b.control.placeNewOn(b.shard.addr())
 
 	r := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms", "description": "texts",
 		"retention": "72h", "deletion_protection": true})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"name":"sms","description":"texts","retention":"72h","deletion_protection":true,"created_at":"2026-01-02T00:00:00Z"}`,
 		string(r.body))
+	put := b.shard.last(t)
+	require.Equal(t, "PUT /api/v1/namespace", put.Method+" "+put.URI, "the shard applies the retention")
+	require.Equal(t, tenantA+"/sms", put.Header.Get(wire.ShardNamespaceHeader))
+	require.JSONEq(t, `{"retention":"72h"}`, put.Body)
+	seen := b.shard.count()
 	r = b.do(t, http.MethodGet, "/api/v1/namespaces/sms", owner, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"name":"sms","description":"texts","retention":"72h","deletion_protection":true,"created_at":"2026-01-02T00:00:00Z"}`,
@@ -51,13 +59,14 @@ func TestNamespaceObject(t *testing.T) {
 				requireError(t, http.StatusForbidden, apierr.Forbidden)
 		}
 	}
-	require.Zero(t, b.shard.count(), "nothing reached the shard")
+	require.Equal(t, seen, b.shard.count(), "nothing else reached the shard")
 }
 
 func TestNamespacePatchPassesFieldsAsSent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	admin := b.key(t, tenancy.RoleAdmin, "*")
+	b.shard.setHandler(settingsShard(http.StatusOK))
 
 	r := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"description":"mail","retention":null}`))
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
@@ -76,6 +85,83 @@ func TestNamespacePatchPassesFieldsAsSent(t *testing.T) {
 		requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "description", e.Field, "control's verdict comes back with its field")
 	b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, nil).requireError(t, http.StatusBadRequest, apierr.InvalidJSON)
+}
+
+// settingsShard answers PUT /api/v1/namespace with status (the usage when
+// 200), and anything else as created does.
+func settingsShard(status int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method+" "+r.URL.Path != "PUT /api/v1/namespace" {
+			created(w, r)
+			return
+		}
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+			return
+		}
+		var in wire.NamespaceSettings
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		writeJSON(w, http.StatusOK, wire.NamespaceUsage{Retention: in.Retention})
+	}
+}
+
+// A namespace's retention reaches its shard before control: PATCH sends
+// it first, and when the shard cannot take it control is left as it was;
+// a create whose shard fails leaves the namespace without one anywhere.
+func TestNamespaceRetentionReachesTheShard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+	b.shard.setHandler(settingsShard(http.StatusOK))
+	b.control.placeNewOn(b.shard.addr())
+
+	r := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"retention": "24h"})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	put := b.shard.last(t)
+	require.Equal(t, "PUT /api/v1/namespace", put.Method+" "+put.URI)
+	require.Equal(t, tenantA+"/emails", put.Header.Get(wire.ShardNamespaceHeader))
+	require.JSONEq(t, `{"retention":"24h"}`, put.Body)
+	require.Equal(t, "24h", b.control.namespaceSettings(tenantA, "emails").Retention)
+
+	// Not sent, not asked; a bad one is refused before anything changes.
+	seen := b.shard.count()
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"description": "d"}).status)
+	e := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"retention": "5s"}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.Equal(t, "retention", e.Field)
+	require.Equal(t, seen, b.shard.count())
+
+	// The shard fails: 503 with Retry-After, control unchanged.
+	b.shard.setHandler(settingsShard(http.StatusInternalServerError))
+	r = b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"retention":null,"description":"x"}`))
+	r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+	require.Equal(t, "24h", b.control.namespaceSettings(tenantA, "emails").Retention)
+	require.Equal(t, "d", b.control.namespaceSettings(tenantA, "emails").Description)
+
+	// Control refuses the update: the shard gets control's retention back.
+	b.shard.setHandler(settingsShard(http.StatusOK))
+	b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"retention": "1h", "description": 5}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	require.JSONEq(t, `{"retention":"24h"}`, b.shard.last(t).Body)
+
+	// Reset to null: the shard is told null.
+	r = b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"retention":null}`))
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.JSONEq(t, `{"retention":null}`, b.shard.last(t).Body)
+	require.Empty(t, b.control.namespaceSettings(tenantA, "emails").Retention)
+
+	// A create whose shard fails: 503, the namespace kept without retention.
+	b.shard.setHandler(settingsShard(http.StatusInternalServerError))
+	r = b.do(t, http.MethodPost, "/api/v1/namespaces", admin, map[string]any{"name": "sms", "retention": "72h"})
+	e = r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
+	require.Contains(t, e.Message, "PATCH")
+	require.True(t, b.control.hasNamespace(tenantA, "sms"))
+	require.Empty(t, b.control.namespaceSettings(tenantA, "sms").Retention)
+	// A create without retention does not ask the shard.
+	seen = b.shard.count()
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/namespaces", admin, map[string]any{"name": "push"}).status)
+	require.Equal(t, seen, b.shard.count())
 }
 
 // namespaceShard answers the gateway's questions about a namespace as a

@@ -11,17 +11,17 @@ import (
 )
 
 // namespaceCallTimeout bounds the gateway's own calls about a namespace
-// as a whole (GET and DELETE /api/v1/namespace): deleting a big one takes
-// its shard a while.
+// as a whole (GET, PUT and DELETE /api/v1/namespace): deleting a big one
+// takes its shard a while.
 const namespaceCallTimeout = 30 * time.Second
 
 // shardJSON makes the gateway's own call about namespace ns to its shard
 // (/api/v1/namespace, named by X-Jobbie-Shard-Namespace as every shard
-// call is) and decodes an answer of status want into out, when out is
-// not nil. A shard that cannot be reached is the usual 503; any other
+// call is) with body as JSON, when it is not nil, and decodes an answer
+// of status want into out, when out is not nil. A shard that cannot be reached is the usual 503; any other
 // answer than want is logged and a 503 too, as the tenant's request
 // cannot go on.
-func (s *Server) shardJSON(r *call, ns, method string, want int, out any) error {
+func (s *Server) shardJSON(r *call, ns, method string, body any, want int, out any) error {
 	p, err := s.placements.lookup(r.key.TenantID, ns, r.requestID)
 	if err != nil {
 		return err
@@ -34,6 +34,14 @@ func (s *Server) shardJSON(r *call, ns, method string, want int, out any) error 
 	req.SetRequestURI(namespaceShardPath)
 	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(wire.RequestIDHeader, r.requestID)
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return apierr.New(apierr.Internal, "the gateway could not encode its call to the shard")
+		}
+		req.Header.SetContentType("application/json")
+		req.SetBody(raw)
+	}
 	if err := s.shards.Do(p.route, req, resp, time.Now().Add(namespaceCallTimeout)); err != nil {
 		return s.shardFailure(&call{key: r.key, ns: ns, requestID: r.requestID}, p, err)
 	}

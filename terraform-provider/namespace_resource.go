@@ -69,7 +69,8 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			},
 			"retention": schema.StringAttribute{
 				MarkdownDescription: "The namespace's default retention for finished jobs, a duration from `1m` to `87600h` (ten years). " +
-					"Left out: none. The API records it but the shards do not apply it yet: jobs keep their queue's `retention`.",
+					"Completed and cancelled jobs are kept this long unless their queue's defaults set a `retention`; left out, the shard's " +
+					"default (7 days) applies. It takes effect for jobs that finish after it is set.",
 				Optional:      true,
 				CustomType:    timetypes.GoDurationType{},
 				Validators:    []validator.String{duration(minRetention, maxRetention)},

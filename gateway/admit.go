@@ -22,11 +22,12 @@ type call struct {
 	scope     queueScope // sent to the shard as wire.QueueScopeHeader when limited
 }
 
-// admit authenticates the caller, checks the body, resolves the namespace
+// admit authenticates the caller (by API key, or by console session:
+// session.go), checks the body, resolves the namespace
 // and authorizes the route's action on it, in that order, so an anonymous
 // caller learns nothing but that it needs a key.
 func (s *Server) admit(c *fiber.Ctx, rt route, bodyLimit int, r *call) error {
-	key, err := s.auth.authenticate(c.Get(fiber.HeaderAuthorization))
+	key, err := s.caller(c)
 	if err != nil {
 		return err
 	}

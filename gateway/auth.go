@@ -70,18 +70,37 @@ func (a *authenticator) ready() bool { return a.keys.loaded() && a.revs.loaded()
 // authenticate verifies the key in an Authorization header value. header
 // may alias request memory: only copies of it are kept.
 func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) {
-	if !a.ready() {
-		return nil, apierr.Retry(apierr.Unavailable, 1, "the gateway is starting: signing keys or the revocation list are not loaded yet")
+	v, err := a.authenticateKey(header)
+	if err != nil {
+		return nil, err
 	}
-	now := a.clock.Now()
+	return v.claims, nil
+}
+
+// judging refuses every key while keys cannot be judged at now: before
+// signing keys and revocations are loaded, and while the revocation list
+// is past its freshness bound.
+func (a *authenticator) judging(now time.Time) error {
+	if !a.ready() {
+		return apierr.Retry(apierr.Unavailable, 1, "the gateway is starting: signing keys or the revocation list are not loaded yet")
+	}
 	if age, stale := a.revs.stale(now); stale {
-		return nil, apierr.Retry(apierr.RevocationsStale, staleRetryAfter,
+		return apierr.Retry(apierr.RevocationsStale, staleRetryAfter,
 			"the gateway cannot reach the control plane to confirm which keys are revoked: its revocation list is %s old, over its bound of %s, so keys are refused until it is fresh; retry shortly",
 			age.Truncate(time.Second), a.revs.maxAge)
 	}
+	return nil
+}
+
+// authenticateKey is authenticate, answering the verified key whole.
+func (a *authenticator) authenticateKey(header string) (verifiedKey, error) {
+	now := a.clock.Now()
+	if err := a.judging(now); err != nil {
+		return verifiedKey{}, err
+	}
 	token, err := bearerToken(header)
 	if err != nil {
-		return nil, err
+		return verifiedKey{}, err
 	}
 	v, cached := a.tokens.Get(token)
 	if !cached || (v.expires != 0 && now.UnixNano() >= v.expires) {
@@ -91,22 +110,22 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 			if cached { // expired since it was cached
 				a.tokens.Remove(tok)
 			}
-			return nil, err
+			return verifiedKey{}, err
 		}
 		v = verifiedKey{claims: claims, kid: kid, use: new(useMark)}
 		if claims.ExpiresAt != nil {
 			v.expires = claims.ExpiresAt.UnixNano()
 		}
 		if v.gen, err = wire.SecretGeneration(claims.ID); err != nil {
-			return nil, apierr.New(apierr.Unauthenticated, "API key is invalid: %v", err)
+			return verifiedKey{}, apierr.New(apierr.Unauthenticated, "API key is invalid: %v", err)
 		}
 		a.tokens.Add(tok, v)
 	}
 	if err := a.checkRevoked(v, now); err != nil {
-		return nil, err
+		return verifiedKey{}, err
 	}
 	a.uses.saw(v, now)
-	return v.claims, nil
+	return v, nil
 }
 
 // checkRevoked refuses a revoked key, a secret of a key that a rotation

@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"time"
@@ -119,6 +120,9 @@ type Config struct {
 	// handed to the network (shard requests, client writes) and the leader
 	// retry budget stay on the wall clock. Default clockwork.NewRealClock().
 	Clock clockwork.Clock
+
+	// consoleDist replaces the embedded console front end (tests).
+	consoleDist fs.FS
 }
 
 const mib = 1 << 20

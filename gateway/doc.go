@@ -47,6 +47,12 @@
 // certificates on a port of its own (Config.MetricsAddr), never on the
 // public one.
 //
+// The console (console.go, session.go) is served here too: its front end,
+// embedded from console/dist, under /console/, and its sessions: an API
+// key exchanged for a short-lived cookie that admit accepts in place of
+// the key, with the key's every check and a CSRF check on mutations.
+//
 // The gateway keeps no state that matters, and any number of replicas may
-// run side by side.
+// run side by side; only a console session is tied to the gateway process
+// that issued it (its HMAC key is drawn at start).
 package gateway

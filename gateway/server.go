@@ -33,8 +33,10 @@ type Server struct {
 	placements *placements
 	shards     *shardclient.Client
 	polls      *longPolls
-	metrics    *obs.Listener // /metrics over mutual TLS, with MetricsAddr
-	revsStale  bool          // the revocation loop's view, to log changes once
+	metrics    *obs.Listener          // /metrics over mutual TLS, with MetricsAddr
+	revsStale  bool                   // the revocation loop's view, to log changes once
+	sessions   *sessions              // console sessions (session.go)
+	console    map[string]consoleFile // the built console front end; nil when not built
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc
@@ -74,17 +76,32 @@ func New(cfg Config) (*Server, error) {
 		cancel()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	sess, err := newSessions(auth, cfg.TokenCacheSize)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	console, err := embeddedConsole()
+	if cfg.consoleDist != nil {
+		console, err = consoleFiles(cfg.consoleDist)
+	}
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("gateway: console: %w", err)
+	}
 	s := &Server{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		control: control,
-		keys:    keys,
-		revs:    revs,
-		uses:    uses,
-		auth:    auth,
-		rbac:    rbac,
-		roles:   newRoleCache(ctx, control),
-		polls:   newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
+		cfg:      cfg,
+		sessions: sess,
+		console:  console,
+		log:      cfg.Logger,
+		control:  control,
+		keys:     keys,
+		revs:     revs,
+		uses:     uses,
+		auth:     auth,
+		rbac:     rbac,
+		roles:    newRoleCache(ctx, control),
+		polls:    newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
 		shards: shardclient.New(shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,
 			Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
 			MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}),
@@ -126,6 +143,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/readyz", s.readyz)
 	// Metrics are on MetricsAddr, never on the public port.
 	s.register(app)
+	s.registerConsole(app)
 	return app
 }
 

@@ -200,12 +200,13 @@ func bootstrapKeys(ctx context.Context, ctl *control.Server, files devFiles) err
 
 func printWelcome(out interface{ Write([]byte) (int, error) }, files devFiles, gw, ctl, sh, metrics string) {
 	fmt.Fprintf(out, `Jobbie is running.
-  gateway (public API):  http://%s
-  control plane:         https://%s
-  shard s1 (internal):   https://%s
-  owner key:             %s
-  operator key:          %s
-  certificates:          %s (ca.crt; operator.crt and operator.key for tools)
+  gateway (public API):  http://%[1]s
+  console:               http://%[1]s/console/ (sign in with the owner key)
+  control plane:         https://%[2]s
+  shard s1 (internal):   https://%[3]s
+  owner key:             %[4]s
+  operator key:          %[5]s
+  certificates:          %[6]s (ca.crt; operator.crt and operator.key for tools)
 `, gw, ctl, sh, files.owner, files.operator, files.pki)
 	if metrics != "" {
 		fmt.Fprintf(out, "  gateway metrics:       https://%s/metrics\n", metrics)

@@ -144,8 +144,9 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 		return fmt.Errorf("gateway: %w (log: %s)", err, gw.Log)
 	}
 	fmt.Fprintf(out, `Jobbie is running: %d shard clusters of %d nodes, each node its own process.
-  gateway (public API):  http://%s
-  control plane:         https://%s
+  gateway (public API):  http://%[3]s
+  console:               http://%[3]s/console/ (sign in with the owner key)
+  control plane:         https://%[4]s
   processes:             %s (kept current; logs in %s)
   owner key:             %s
   operator key:          %s

@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"embed"
+	"io/fs"
+	"mime"
+	"path"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+)
+
+// The console: a front end under /console/, embedded in the binary from
+// gateway/console/dist (which `make build` fills), and the session
+// endpoints under /console/api/ (session.go). The front end calls /api/v1
+// like any client. Without a built front end (a plain `go build`),
+// /console/ answers a page saying how to build it.
+
+//go:embed all:console/dist
+var consoleEmbed embed.FS
+
+const (
+	consolePrefix = "/console/"
+	consoleCSP    = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+		"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+	cacheForever = "public, max-age=31536000, immutable" // file names under assets/ carry their content's hash
+)
+
+// consoleFile is one file of the built front end.
+type consoleFile struct {
+	body        []byte
+	contentType string
+}
+
+// consoleFiles loads the built front end by path relative to dist; nil
+// when it is not built (no index.html). Dot files are not served.
+func consoleFiles(dist fs.FS) (map[string]consoleFile, error) {
+	if _, err := fs.Stat(dist, "index.html"); err != nil {
+		return nil, nil
+	}
+	files := map[string]consoleFile{}
+	err := fs.WalkDir(dist, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		body, err := fs.ReadFile(dist, p)
+		if err != nil {
+			return err
+		}
+		ct := mime.TypeByExtension(path.Ext(p))
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		files[p] = consoleFile{body: body, contentType: ct}
+		return nil
+	})
+	return files, err
+}
+
+// embeddedConsole is the front end built into the binary.
+func embeddedConsole() (map[string]consoleFile, error) {
+	dist, err := fs.Sub(consoleEmbed, "console/dist")
+	if err != nil {
+		return nil, err
+	}
+	return consoleFiles(dist)
+}
+
+// registerConsole mounts / (a redirect), the session endpoints and the
+// front end.
+func (s *Server) registerConsole(app *fiber.App) {
+	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect(consolePrefix, fiber.StatusFound) })
+	con := app.Group("/console", consoleHeaders)
+	con.Post("/api/session", s.signIn)
+	con.Get("/api/session", s.showSession)
+	con.Delete("/api/session", s.signOut)
+	con.All("/api/*", func(c *fiber.Ctx) error {
+		return apierr.New(apierr.NotFound, "no console endpoint %s %s", c.Method(), c.Path())
+	})
+	con.Get("/*", s.serveConsole)
+}
+
+// consoleHeaders goes on every console answer, errors included.
+func consoleHeaders(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set(fiber.HeaderContentSecurityPolicy, consoleCSP)
+	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	h.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Next()
+}
+
+// serveConsole answers a file of the front end; any other path (a screen
+// of client-side routing) is index.html, except under assets/, where a
+// missing file is a 404 rather than a page in place of a script.
+func (s *Server) serveConsole(c *fiber.Ctx) error {
+	p := c.Path()
+	if p == "/console" { // routing is not strict: /console reaches here too
+		return c.Redirect(consolePrefix, fiber.StatusFound)
+	}
+	if s.console == nil {
+		c.Type("html", "utf-8")
+		return c.SendString(consoleNotBuilt)
+	}
+	rel := strings.TrimPrefix(p, consolePrefix)
+	if f, ok := s.console[rel]; ok && fs.ValidPath(rel) && rel != "index.html" {
+		if strings.HasPrefix(rel, "assets/") {
+			c.Set(fiber.HeaderCacheControl, cacheForever)
+		} else {
+			c.Set(fiber.HeaderCacheControl, "no-cache")
+		}
+		c.Set(fiber.HeaderContentType, f.contentType)
+		return c.Send(f.body)
+	}
+	if strings.HasPrefix(rel, "assets/") {
+		return apierr.New(apierr.NotFound, "no console asset %s", rel)
+	}
+	index := s.console["index.html"]
+	c.Set(fiber.HeaderContentType, index.contentType)
+	return c.Send(index.body)
+}
+
+// consoleNotBuilt is /console/ in a binary built without the front end.
+// It has no inline style or script: the CSP forbids both.
+const consoleNotBuilt = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Jobbie console: not built</title>
+</head>
+<body>
+<main>
+<h1>The Jobbie console's front end is not built</h1>
+<p>This <code>jobbie</code> binary was built without the console's front end
+(a plain <code>go build</code>), so there is nothing to show here yet. The API
+under <code>/api/v1</code> works as usual.</p>
+<p>To get the console, build the binary with <code>make build</code> in the
+Jobbie repository: it builds the front end in <code>gateway/console</code> with
+<code>npm ci</code> (Node.js and npm) and embeds it in <code>bin/jobbie</code>.
+In this version of Jobbie the console's screens are not written yet; signing
+in (<code>POST /console/api/session</code>) already works.</p>
+</main>
+</body>
+</html>
+`

@@ -28,7 +28,7 @@ func (s *Server) releaseIfGone(c *fiber.Ctx, r *call) {
 	if c.Response().StatusCode() != fiber.StatusOK || !conncheck.Gone(c.Context().Conn()) {
 		return
 	}
-	rel, ok := fetchedLeases(c.Path() == "/api/v1/fetch/batch", c.Request().Body(), c.Response().Body())
+	rel, ok := wire.FetchedLeases(c.Path() == "/api/v1/fetch/batch", c.Request().Body(), c.Response().Body())
 	if !ok {
 		return
 	}
@@ -54,35 +54,4 @@ func (s *Server) releaseIfGone(c *fiber.Ctx, r *call) {
 		s.log.Warn("gateway: could not release the leases of a worker that went away; they run out instead",
 			"namespace", p.shardNS, "worker", rel.WorkerID, "request_id", r.requestID, "status", resp.StatusCode(), "err", err)
 	}
-}
-
-// fetchedLeases reads the leases a fetch answer (one job, or fetch/batch's
-// list) handed to the worker its request names.
-func fetchedLeases(batch bool, request, answer []byte) (*wire.ReleaseRequest, bool) {
-	var r wire.FetchRequest
-	if json.Unmarshal(request, &r) != nil {
-		return nil, false
-	}
-	var jobs []wire.FetchedJob
-	if batch {
-		var b wire.FetchBatchResponse
-		if json.Unmarshal(answer, &b) != nil {
-			return nil, false
-		}
-		jobs = b.Jobs
-	} else {
-		var j wire.FetchedJob
-		if json.Unmarshal(answer, &j) != nil || j.JobID == "" {
-			return nil, false
-		}
-		jobs = []wire.FetchedJob{j}
-	}
-	if len(jobs) == 0 {
-		return nil, false
-	}
-	rel := &wire.ReleaseRequest{WorkerID: r.WorkerID, Jobs: make([]wire.ReleaseEntry, len(jobs))}
-	for i, j := range jobs {
-		rel.Jobs[i] = wire.ReleaseEntry{JobID: j.JobID, Attempt: j.Attempt}
-	}
-	return rel, true
 }

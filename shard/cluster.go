@@ -21,6 +21,7 @@ import (
 // metaLoop keeps this node's gossip metadata current.
 type metaLoop struct {
 	stop chan struct{}
+	done chan struct{} // closed when the loop has returned
 	// mu is held while the loop reads the node, and stopped set under it,
 	// so the node may close once stopMeta returns even if the loop is
 	// still waiting on a gossip broadcast.
@@ -37,8 +38,20 @@ func (n *Node) startMeta() {
 	if n.cfg.Gossip == nil {
 		return
 	}
-	n.meta.stop = make(chan struct{})
-	go n.keepMeta()
+	n.meta.stop, n.meta.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(n.meta.done)
+		n.keepMeta()
+	}()
+}
+
+// waitMeta waits for the metadata loop to return: a broadcast it was
+// waiting on ends within the pool's UpdateTimeout. Stop calls it last, so
+// that wait overlaps the rest of the shutdown.
+func (n *Node) waitMeta() {
+	if n.meta.done != nil {
+		<-n.meta.done
+	}
 }
 
 // stopMeta hands the lead to another member if this node leads and stops

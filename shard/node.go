@@ -128,6 +128,7 @@ func (n *Node) Stop() error {
 	}
 	n.shards.Close()
 	n.control.CloseIdleConnections()
+	n.waitMeta()
 	return err
 }
 

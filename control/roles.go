@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
@@ -62,7 +61,7 @@ func (s *Server) CreateRole(ctx context.Context, tid string, req RoleRequest) (C
 	if tenancy.ValidateTenantID(tid) != nil {
 		return CustomRole{}, 0, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
-	if err := roleField(tenancy.ValidateRoleName(req.Name)); err != nil {
+	if err := apierr.Invalid(tenancy.ValidateRoleName(req.Name)); err != nil {
 		return CustomRole{}, 0, err
 	}
 	cmd, err := roleCommand(tid, req.Name, req)
@@ -128,7 +127,7 @@ func roleCommand(tid, name string, req RoleRequest) (putRoleCmd, error) {
 	for i, p := range req.Permissions {
 		perms[i] = tenancy.Permission(p)
 	}
-	if err := roleField(tenancy.ValidatePermissions(perms)); err != nil {
+	if err := apierr.Invalid(tenancy.ValidatePermissions(perms)); err != nil {
 		return putRoleCmd{}, err
 	}
 	if err := checkQueuePatterns(perms); err != nil {
@@ -149,18 +148,6 @@ func checkQueuePatterns(perms []tenancy.Permission) error {
 		return apierr.Field("permissions", "the role's distinct queue patterns take %d bytes joined by commas, over the limit of %d", n, wire.MaxRoleQueuePatterns)
 	}
 	return nil
-}
-
-// roleField is a tenancy validation error as a 400 naming its field.
-func roleField(err error) error {
-	var fe *tenancy.FieldError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &fe):
-		return apierr.Field(fe.Field, "%s", fe.Msg)
-	}
-	return apierr.New(apierr.BadRequest, "%v", err)
 }
 
 // checkKeyRole parses a new key's role: a built-in role, or the name of

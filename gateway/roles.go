@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -83,7 +82,7 @@ func namedRole(c *fiber.Ctx) (name string, builtin bool, err error) {
 	if tenancy.IsBuiltinRole(name) && name != string(tenancy.RoleOperator) {
 		return name, true, nil
 	}
-	if err := roleField(tenancy.ValidateRoleName(name)); err != nil {
+	if err := apierr.Invalid(tenancy.ValidateRoleName(name)); err != nil {
 		return "", false, err
 	}
 	return name, false, nil
@@ -115,7 +114,7 @@ func (s *Server) checkRole(r *call, in wire.RoleRequest, what string) error {
 	for i, p := range in.Permissions {
 		ps[i] = tenancy.Permission(p)
 	}
-	if err := roleField(tenancy.ValidatePermissions(ps)); err != nil {
+	if err := apierr.Invalid(tenancy.ValidatePermissions(ps)); err != nil {
 		return err
 	}
 	return s.mayGrant(r, ps, what)
@@ -126,7 +125,7 @@ func (s *Server) createRole(c *fiber.Ctx, r *call) error {
 	if err := decodeBody(c, &in); err != nil {
 		return err
 	}
-	if err := roleField(tenancy.ValidateRoleName(in.Name)); err != nil {
+	if err := apierr.Invalid(tenancy.ValidateRoleName(in.Name)); err != nil {
 		return err
 	}
 	if err := s.checkRole(r, in, "define role "+in.Name); err != nil {
@@ -198,16 +197,4 @@ func (s *Server) deleteRole(c *fiber.Ctx, r *call) error {
 	}
 	s.roles.changed(r.key.TenantID, gone.Version)
 	return c.SendStatus(fiber.StatusNoContent)
-}
-
-// roleField is a tenancy validation error as a 400 naming its field.
-func roleField(err error) error {
-	var fe *tenancy.FieldError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &fe):
-		return apierr.Field(fe.Field, "%s", fe.Msg)
-	}
-	return apierr.New(apierr.BadRequest, "%v", err)
 }

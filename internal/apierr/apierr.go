@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -116,6 +117,19 @@ func New(code Code, format string, args ...any) *Error {
 // Field returns a 400 naming the offending field.
 func Field(field, format string, args ...any) *Error {
 	return OfField(BadRequest, field, format, args...)
+}
+
+// Invalid is a validation error as a 400: naming its field when it is a
+// tenancy.FieldError, nil for nil.
+func Invalid(err error) error {
+	var fe *tenancy.FieldError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return Field(fe.Field, "%s", fe.Msg)
+	}
+	return New(BadRequest, "%v", err)
 }
 
 // OfField returns an error of code naming the offending field (a 413

@@ -185,8 +185,11 @@ func (ss *sessions) signedOut(id string) bool {
 // session, whose mutations must pass the CSRF check.
 func (s *Server) caller(c *fiber.Ctx) (*tenancy.KeyClaims, error) {
 	h := c.Get(fiber.HeaderAuthorization)
+	if h != "" {
+		return s.auth.authenticate(h) // an API client: no cookie to parse
+	}
 	cookie := c.Cookies(sessionCookie)
-	if h != "" || cookie == "" {
+	if cookie == "" {
 		return s.auth.authenticate(h)
 	}
 	sess, err := s.sessions.authenticate(cookie)

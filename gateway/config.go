@@ -121,6 +121,11 @@ type Config struct {
 	// retry budget stay on the wall clock. Default clockwork.NewRealClock().
 	Clock clockwork.Clock
 
+	// ConsoleDir serves the console's front end from this directory (a
+	// `vite build` output) instead of the one embedded in the binary: for
+	// working on the console without rebuilding jobbie. Read once at New.
+	ConsoleDir string
+
 	// consoleDist replaces the embedded console front end (tests).
 	consoleDist fs.FS
 }

@@ -80,9 +80,11 @@ var routeTable = []route{
 	{fiber.MethodDelete, "/api/v1/bulk/:id", tenancy.ActJobManage, proxied},
 	{fiber.MethodGet, "/api/v1/batches/:id", tenancy.ActJobRead, proxied},
 	{fiber.MethodGet, "/api/v1/workers", tenancy.ActQueueRead, proxied},
+	{fiber.MethodGet, "/api/v1/cluster", tenancy.ActQueueRead, proxied}, // the namespace's shard: its nodes' health
 	{fiber.MethodGet, "/api/v1/events", tenancy.ActJobRead, proxiedStream},
 	{fiber.MethodGet, "/api/v1/schedules", tenancy.ActScheduleRead, proxied},
 	{fiber.MethodPost, "/api/v1/schedules", tenancy.ActScheduleManage, proxied},
+	{fiber.MethodPost, "/api/v1/schedules/preview", tenancy.ActScheduleRead, proxied}, // next runs of a cron, nothing stored
 	{fiber.MethodGet, "/api/v1/schedules/:id", tenancy.ActScheduleRead, proxied},
 	{fiber.MethodPut, "/api/v1/schedules/:id", tenancy.ActScheduleManage, proxied},
 	{fiber.MethodDelete, "/api/v1/schedules/:id", tenancy.ActScheduleManage, proxied},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -82,6 +84,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	console, err := embeddedConsole()
+	if cfg.ConsoleDir != "" && cfg.consoleDist == nil {
+		if _, serr := os.Stat(filepath.Join(cfg.ConsoleDir, "index.html")); serr != nil {
+			cancel()
+			return nil, fmt.Errorf("gateway: console directory %s has no index.html (build it with npm run build)", cfg.ConsoleDir)
+		}
+		cfg.consoleDist = os.DirFS(cfg.ConsoleDir)
+	}
 	if cfg.consoleDist != nil {
 		console, err = consoleFiles(cfg.consoleDist)
 	}

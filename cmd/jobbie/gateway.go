@@ -19,7 +19,7 @@ import (
 )
 
 type gatewayOptions struct {
-	httpAddr, controlURL, metricsAddr, name, pprofAddr string
+	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
 	gossip                                             roleGossip
 	limits                                             gatewayLimits
 	tls                                                roleTLS
@@ -86,6 +86,7 @@ never who it is. SIGHUP rereads the certificate and the gossip keys.`,
 	f := cmd.Flags()
 	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8080", "HTTP listen address (the public API)")
 	f.StringVar(&o.controlURL, "control", "", "control plane base URL, e.g. https://10.0.0.5:8081 (required)")
+	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
@@ -101,7 +102,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr}
+	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir}
 	if err := o.limits.apply(&cfg); err != nil {
 		return err
 	}

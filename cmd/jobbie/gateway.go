@@ -20,9 +20,9 @@ import (
 
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
-	gossip                                             roleGossip
-	limits                                             gatewayLimits
-	tls                                                roleTLS
+	gossip                                                         roleGossip
+	limits                                                         gatewayLimits
+	tls                                                            roleTLS
 }
 
 // gatewayLimits are the gateway's flags for abuse and freshness.

@@ -5,26 +5,42 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
-.PHONY: dev build test unit e2e vet bench bench-cluster bench-search chaos fuzz clean
+.PHONY: dev build console console-test browser test unit e2e vet bench bench-cluster bench-search chaos fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 
 dev: build
 	$(BIN) dev --data-dir $(DATA_DIR)
 
-build:
+build: console
 	$(GO) build -o $(BIN) ./cmd/jobbie
+
+# The console's front end (TypeScript, Preact, Vite) into
+# gateway/console/dist, which the binary embeds; `npm ci` from the
+# committed lock file. A plain `go build` without it serves a page saying
+# how to build it.
+console:
+	./scripts/build-console.sh build
+
+# The front end's unit tests (vitest).
+console-test:
+	./scripts/build-console.sh test
+
+# Debian's Chromium for the console's browser tests (e2e/console).
+browser:
+	./scripts/install-chromium.sh
 
 vet:
 	$(GO) vet ./...
 
-# Unit and in-process integration tests under -race, then the end-to-end
-# suite against the real binary.
-test: vet unit e2e test-terraform docs-terraform-check
+# Unit and in-process integration tests under -race, the console's unit
+# tests, then the end-to-end suites against the real binary: e2e/console
+# drives the console in a real Chromium.
+test: vet unit console-test e2e test-terraform docs-terraform-check
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 
-e2e: build
+e2e: build browser
 	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./e2e/...
 
 # The Terraform provider, and a CLI configuration whose dev_overrides make

@@ -139,9 +139,7 @@ const consoleNotBuilt = `<!doctype html>
 under <code>/api/v1</code> works as usual.</p>
 <p>To get the console, build the binary with <code>make build</code> in the
 Jobbie repository: it builds the front end in <code>gateway/console</code> with
-<code>npm ci</code> (Node.js and npm) and embeds it in <code>bin/jobbie</code>.
-In this version of Jobbie the console's screens are not written yet; signing
-in (<code>POST /console/api/session</code>) already works.</p>
+<code>npm ci</code> (Node.js and npm) and embeds it in <code>bin/jobbie</code>.</p>
 </main>
 </body>
 </html>

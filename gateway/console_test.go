@@ -27,7 +27,7 @@ func requireConsoleHeaders(t *testing.T, r reply, cache string) {
 
 func TestConsoleRedirectsAndServesNotBuiltPage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, func(c *Config) { c.consoleDist = fstest.MapFS{} }) // a build without the front end
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, p := range []string{"/", "/console"} {
 		resp, err := noFollow.Get(b.base + p)
@@ -116,8 +116,11 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 	require.False(t, cookie.Secure, "no Secure over plain HTTP")
 	var ans sessionAnswer
 	r.decode(t, &ans)
+	devActions := []string{"job.enqueue", "job.work", "job.read", "job.manage", "queue.read", "queue.manage",
+		"schedule.read", "schedule.manage", "namespace.read"}
 	require.Equal(t, sessionAnswer{KeyID: "key_developer", TenantID: tenantA, Role: "developer",
-		Namespaces: []string{"default", "emails"}, DefaultNamespace: "default", ExpiresAt: ans.ExpiresAt}, ans)
+		Namespaces: []string{"default", "emails"}, DefaultNamespace: "default", ExpiresAt: ans.ExpiresAt,
+		Namespace: "default", Actions: devActions}, ans)
 	require.WithinDuration(t, time.Now().Add(sessionTTL), ans.ExpiresAt, time.Minute)
 	require.Equal(t, ans.ExpiresAt.Unix(), cookie.Expires.Unix())
 
@@ -130,6 +133,22 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 	var shown sessionAnswer
 	r.decode(t, &shown)
 	require.Equal(t, ans, shown)
+
+	// Asked about a namespace, the session answers the role's actions
+	// there; a namespace the key may not use falls back to its default.
+	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, append(cookieHeader(cookie), "X-Jobbie-Namespace", "emails")...)
+	r.decode(t, &shown)
+	require.Equal(t, "emails", shown.Namespace)
+	require.Equal(t, devActions, shown.Actions)
+	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, append(cookieHeader(cookie), "X-Jobbie-Namespace", "other")...)
+	r.decode(t, &shown)
+	require.Equal(t, "default", shown.Namespace)
+
+	// A viewer's session lists only reads.
+	_, vc := b.signIn(t, b.key(t, tenancy.RoleViewer, "default"))
+	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(vc)...)
+	r.decode(t, &shown)
+	require.Equal(t, []string{"job.read", "queue.read", "schedule.read", "namespace.read"}, shown.Actions)
 
 	// The cookie stands for the key on /api/v1.
 	r = b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(cookie)...)

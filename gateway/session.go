@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Console sessions. The console signs in with an API key once and gets a
@@ -236,11 +237,55 @@ type sessionAnswer struct {
 	Namespaces       []string  `json:"namespaces"`
 	DefaultNamespace string    `json:"default_namespace"`
 	ExpiresAt        time.Time `json:"expires_at"`
+	// Namespace is the one asked about (X-Jobbie-Namespace), or the
+	// default when the header is absent or names one the key may not use;
+	// Actions is what the key's role may do there (on some queue of it, for
+	// a custom role), so the console can hide what would be refused.
+	Namespace string   `json:"namespace"`
+	Actions   []string `json:"actions"`
 }
 
-func answerOf(k *tenancy.KeyClaims, exp time.Time) sessionAnswer {
+func (s *Server) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, exp time.Time) (sessionAnswer, error) {
+	ns, err := namespaceOf(k, c.Get(wire.NamespaceHeader))
+	if err != nil {
+		ns = k.DefaultNamespace
+	}
+	acts, err := s.actionsIn(k, ns, apierr.RequestIDOf(c))
+	if err != nil {
+		return sessionAnswer{}, err
+	}
 	return sessionAnswer{KeyID: k.Subject, TenantID: k.TenantID, Role: string(k.Role),
-		Namespaces: slices.Clone(k.Namespaces), DefaultNamespace: k.DefaultNamespace, ExpiresAt: exp.UTC()}
+		Namespaces: slices.Clone(k.Namespaces), DefaultNamespace: k.DefaultNamespace, ExpiresAt: exp.UTC(),
+		Namespace: ns, Actions: acts}, nil
+}
+
+// actionsIn lists the actions k's role may perform in namespace ns: for a
+// built-in role as RBAC decides them, for a custom role those it may
+// perform on at least one queue there.
+func (s *Server) actionsIn(k *tenancy.KeyClaims, ns, requestID string) ([]string, error) {
+	var rs *roleSet
+	if isCustomRole(k.Role) {
+		var err error
+		if rs, err = s.roles.get(k.TenantID, requestID, k.Role); err != nil {
+			return nil, err
+		}
+	}
+	out := []string{}
+	for _, a := range tenancy.AllActions {
+		var ok bool
+		if rs == nil {
+			var err error
+			if ok, err = s.rbac.allowed(k.Role, k.TenantID, ns, a); err != nil {
+				return nil, err
+			}
+		} else {
+			ok = !rs.scope(k.Role, ns, a).none()
+		}
+		if ok {
+			out = append(out, string(a))
+		}
+	}
+	return out, nil
 }
 
 // signIn exchanges an API key for a session: POST /console/api/session
@@ -273,7 +318,11 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 	}
 	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: exp,
 		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
-	return c.JSON(answerOf(v.claims, exp))
+	a, err := s.answerOf(c, v.claims, exp)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
 }
 
 // showSession answers the current session, or 401.
@@ -286,7 +335,11 @@ func (s *Server) showSession(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(answerOf(sess.key.claims, sess.expires))
+	a, err := s.answerOf(c, sess.key.claims, sess.expires)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
 }
 
 // signOut ends the session and clears its cookie (204, signed in or not).

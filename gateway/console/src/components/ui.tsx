@@ -1,0 +1,240 @@
+// Small building blocks every screen uses.
+import type { ComponentChildren, JSX } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+
+/** Screen is a screen's root: data-screen names it, data-ready says its first data arrived (tests wait on it). */
+export function Screen(props: {
+  name: string;
+  title: ComponentChildren;
+  ready: boolean;
+  actions?: ComponentChildren;
+  children?: ComponentChildren;
+}) {
+  useEffect(() => {
+    document.title = (typeof props.title === "string" ? props.title + " · " : "") + "Jobbie console";
+  }, [props.title]);
+  return (
+    <section class="screen" data-screen={props.name} data-ready={props.ready ? "true" : "false"} aria-busy={!props.ready}>
+      <header class="screen-head">
+        <h1>{props.title}</h1>
+        {props.actions && <div class="actions">{props.actions}</div>}
+      </header>
+      {props.children}
+    </section>
+  );
+}
+
+/** ErrorBox shows an API error (role=alert). */
+export function ErrorBox({ error }: { error?: Error | string | null }) {
+  if (!error) return null;
+  const msg = typeof error === "string" ? error : error.message;
+  return (
+    <div class="error" role="alert">
+      {msg}
+    </div>
+  );
+}
+
+export function Loading() {
+  return <p class="muted">Loading…</p>;
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+/** Dialog is a modal <dialog>: focus stays inside, Escape closes. */
+export function Dialog(props: {
+  open: boolean;
+  title: string;
+  onClose: () => void;
+  children?: ComponentChildren;
+  footer?: ComponentChildren;
+  id?: string;
+  wide?: boolean;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (props.open && !d.open) d.showModal();
+    if (!props.open && d.open) d.close();
+  }, [props.open]);
+  return (
+    <dialog
+      ref={ref}
+      id={props.id}
+      class={props.wide ? "wide" : undefined}
+      aria-label={props.title}
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onClose();
+      }}
+    >
+      {props.open && (
+        <div class="dialog-body">
+          <h2>{props.title}</h2>
+          {props.children}
+          {props.footer && <div class="dialog-footer">{props.footer}</div>}
+        </div>
+      )}
+    </dialog>
+  );
+}
+
+/** Confirm asks before an action; onConfirm's error is shown in the dialog. */
+export function Confirm(props: {
+  open: boolean;
+  title: string;
+  children?: ComponentChildren;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm: () => Promise<unknown> | void;
+  onClose: () => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<Error | null>(null);
+  useEffect(() => {
+    if (props.open) setErr(null);
+  }, [props.open]);
+  return (
+    <Dialog
+      open={props.open}
+      title={props.title}
+      onClose={props.onClose}
+      id="confirm-dialog"
+      footer={
+        <>
+          <button type="button" onClick={props.onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button
+            type="button"
+            id="confirm-ok"
+            class={props.danger ? "danger" : "primary"}
+            disabled={busy}
+            onClick={async () => {
+              setBusy(true);
+              setErr(null);
+              try {
+                await props.onConfirm();
+                props.onClose();
+              } catch (e) {
+                setErr(e as Error);
+              } finally {
+                setBusy(false);
+              }
+            }}
+          >
+            {props.confirmLabel}
+          </button>
+        </>
+      }
+    >
+      {props.children}
+      <ErrorBox error={err} />
+    </Dialog>
+  );
+}
+
+const stateGlyph: Record<string, string> = {
+  pending: "◌",
+  scheduled: "◷",
+  active: "●",
+  retrying: "↻",
+  completed: "✓",
+  dead: "✕",
+  cancelled: "⊘",
+  held: "⏸",
+};
+
+/** StateBadge shows a job state with a glyph, so it does not rely on colour alone. */
+export function StateBadge({ state }: { state: string }) {
+  return (
+    <span class={"badge state-" + state}>
+      <span aria-hidden="true">{stateGlyph[state] ?? "•"}</span> {state}
+    </span>
+  );
+}
+
+/** num writes 12,400 as 12.4k. */
+export function num(n: number | undefined | null): string {
+  if (n === undefined || n === null) return "—";
+  const a = Math.abs(n);
+  if (a >= 1e9) return (n / 1e9).toFixed(1).replace(/\.0$/, "") + "G";
+  if (a >= 1e6) return (n / 1e6).toFixed(1).replace(/\.0$/, "") + "M";
+  if (a >= 1e4) return (n / 1e3).toFixed(1).replace(/\.0$/, "") + "k";
+  return n.toLocaleString("en-US", { maximumFractionDigits: 1 });
+}
+
+/** ago writes a time as "2m ago" (or "in 5m"). */
+export function ago(at: string | number | Date | null | undefined, now = Date.now()): string {
+  if (at === null || at === undefined || at === "") return "—";
+  const t = new Date(at).getTime();
+  if (Number.isNaN(t)) return "—";
+  const d = Math.round((now - t) / 1000);
+  const a = Math.abs(d);
+  const s = a < 60 ? a + "s" : a < 3600 ? Math.floor(a / 60) + "m" : a < 86400 ? Math.floor(a / 3600) + "h" : Math.floor(a / 86400) + "d";
+  if (a < 2) return "now";
+  return d >= 0 ? s + " ago" : "in " + s;
+}
+
+/** Time shows a relative time with the exact UTC time as its title. */
+export function Time({ at }: { at: string | null | undefined }) {
+  if (!at) return <span class="muted">—</span>;
+  return (
+    <time dateTime={at} title={new Date(at).toISOString()}>
+      {ago(at)}
+    </time>
+  );
+}
+
+/** Field is a labelled form control. */
+export function Field(props: { label: string; children: ComponentChildren; hint?: string; for?: string }) {
+  return (
+    <label class="field" for={props.for}>
+      <span class="label">{props.label}</span>
+      {props.children}
+      {props.hint && <span class="hint">{props.hint}</span>}
+    </label>
+  );
+}
+
+/** Pager moves through pages of a list the server pages. */
+export function Pager(props: { page: number; hasNext: boolean; onPage: (p: number) => void; label?: string }) {
+  return (
+    <nav class="pager" aria-label={props.label ?? "Pages"}>
+      <button type="button" disabled={props.page <= 1} onClick={() => props.onPage(props.page - 1)} aria-label="Previous page">
+        ◀
+      </button>
+      <span aria-current="page">Page {props.page}</span>
+      <button type="button" disabled={!props.hasNext} onClick={() => props.onPage(props.page + 1)} aria-label="Next page">
+        ▶
+      </button>
+    </nav>
+  );
+}
+
+/** useAsync runs one action at a time, with its error. */
+export function useAsync() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | null>(null);
+  const run = async (fn: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await fn();
+      return true;
+    } catch (e) {
+      setError(e as Error);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
+}
+
+export type InputEvent = JSX.TargetedEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, Event>;
+/** val reads an input event's value. */
+export const val = (e: InputEvent) => e.currentTarget.value;

@@ -1,0 +1,30 @@
+// Every screen and its path under /console.
+import type { ComponentChildren } from "preact";
+import { Dashboard } from "./screens/dashboard";
+import { Queues } from "./screens/queues";
+import { QueueDetail } from "./screens/queue";
+import { JobDetail } from "./screens/job";
+import { DeadLetter } from "./screens/dead";
+import { Schedules } from "./screens/schedules";
+import { Batches, BatchDetail } from "./screens/batches";
+import { Workers } from "./screens/workers";
+import { Events } from "./screens/events";
+import { Namespaces } from "./screens/namespaces";
+import { Keys } from "./screens/keys";
+import { Roles } from "./screens/roles";
+
+export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
+  { path: "/", render: () => <Dashboard /> },
+  { path: "/queues", render: () => <Queues /> },
+  { path: "/queues/:name", render: (p) => <QueueDetail name={p.name} /> },
+  { path: "/jobs/:id", render: (p) => <JobDetail id={p.id} /> },
+  { path: "/dead", render: () => <DeadLetter /> },
+  { path: "/schedules", render: () => <Schedules /> },
+  { path: "/batches", render: () => <Batches /> },
+  { path: "/batches/:id", render: (p) => <BatchDetail id={p.id} /> },
+  { path: "/workers", render: () => <Workers /> },
+  { path: "/events", render: () => <Events /> },
+  { path: "/namespaces", render: () => <Namespaces /> },
+  { path: "/keys", render: () => <Keys /> },
+  { path: "/roles", render: () => <Roles /> },
+];

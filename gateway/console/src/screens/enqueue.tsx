@@ -1,0 +1,3 @@
+export function EnqueueButton() {
+  return null;
+}

@@ -1,0 +1,62 @@
+// The signed-in session, the namespace the console works in, and what the
+// key's role may do there (to hide what it may not; the gateway refuses it
+// anyway).
+import { createContext } from "preact";
+import { useContext } from "preact/hooks";
+import { api, setNamespace } from "./api";
+
+export interface Session {
+  key_id: string;
+  tenant_id: string;
+  role: string;
+  /** the namespaces the key may use; ["*"] for all */
+  namespaces: string[];
+  default_namespace: string;
+  expires_at: string;
+  /** what the role may do in the namespace asked about (X-Jobbie-Namespace), e.g. "queue.manage" */
+  actions: string[];
+  namespace: string;
+}
+
+export const SESSION_PATH = "/console/api/session";
+
+/** loadSession answers the current session for namespace ns, or null when signed out. */
+export async function loadSession(ns?: string): Promise<Session | null> {
+  if (ns) setNamespace(ns);
+  try {
+    return await api<Session>("GET", SESSION_PATH);
+  } catch (e) {
+    if ((e as { status?: number }).status === 401) return null;
+    throw e;
+  }
+}
+
+export async function signIn(apiKey: string): Promise<Session> {
+  return api<Session>("POST", SESSION_PATH, { api_key: apiKey });
+}
+
+export async function signOut(): Promise<void> {
+  await api("DELETE", SESSION_PATH);
+}
+
+/** allows reports whether actions grant act ("job.manage"); "*" and "job.*" patterns count. */
+export function allows(actions: string[], act: string): boolean {
+  return actions.some((a) => a === "*" || a === act || (a.endsWith(".*") && act.startsWith(a.slice(0, -1))));
+}
+
+export interface SessionContext {
+  session: Session;
+  namespace: string;
+  setNamespace: (ns: string) => void;
+  can: (act: string) => boolean;
+  signOut: () => void;
+}
+
+export const Ctx = createContext<SessionContext | null>(null);
+
+/** useSession is the signed-in session; screens render only inside it. */
+export function useSession(): SessionContext {
+  const c = useContext(Ctx);
+  if (!c) throw new Error("useSession outside a session");
+  return c;
+}

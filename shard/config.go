@@ -98,5 +98,8 @@ func (c Config) Validate() error {
 	if id := c.TLS.Identity(); id.Role != pki.RoleShard || id.Shard != c.ShardID {
 		return fmt.Errorf("shard: TLS is the certificate of %s, not of a node of shard %s", id, c.ShardID)
 	}
+	if c.BulkSyncMax < 0 {
+		return fmt.Errorf("shard: BulkSyncMax must be at least 1 (0: the default of %d), not %d", wire.MaxBulkSync, c.BulkSyncMax)
+	}
 	return nil
 }

@@ -27,6 +27,7 @@ type devOptions struct {
 	pprofAddr   string
 	metricsAddr string
 	consoleDir  string
+	bulkSyncMax int
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
 	replicas    int // nodes per shard cluster
 }
@@ -52,6 +53,7 @@ talk to shards and scrape metrics.`,
 			if o.shards < 1 || o.replicas < 1 || o.shards > 16 || o.replicas > 7 {
 				return fmt.Errorf("--shards must be 1-16 and --replicas 1-7")
 			}
+
 			if o.shards > 1 || o.replicas > 1 {
 				return runDevCluster(ctx, o, cmd.OutOrStdout())
 			}
@@ -63,6 +65,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "gateway listen address (the public API)")
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
+	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
@@ -120,6 +123,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
+		BulkSyncMax: o.bulkSyncMax,
 	})
 	if err != nil {
 		return err

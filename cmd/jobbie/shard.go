@@ -30,6 +30,7 @@ type shardOptions struct {
 	fast                            bool
 	raftTimeout                     time.Duration
 	snapshotThreshold, trailingLogs uint64
+	bulkSyncMax                     int
 	gossip                          roleGossip
 	tls                             roleTLS
 }
@@ -85,6 +86,7 @@ SIGHUP rereads the certificate and the gossip keys.`,
 	f.Uint64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
+	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
@@ -139,6 +141,7 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		Bootstrap: o.bootstrap, TLS: creds, Logger: logger,
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
+		BulkSyncMax: o.bulkSyncMax,
 	})
 	if err != nil {
 		leavePool(pool)

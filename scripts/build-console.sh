@@ -16,6 +16,12 @@ if ! command -v npm >/dev/null 2>&1; then
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
 fi
 
+# Vite 7 needs Node.js 20.19 or later.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+	echo "build-console: Node.js $(node --version) is too old: the console's build (Vite 7) needs 20.19 or later" >&2
+	exit 1
+fi
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
 	npm ci --no-audit --no-fund --loglevel=error
 fi

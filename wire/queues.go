@@ -21,6 +21,11 @@ type Queue struct {
 	Concurrency      *int64         `json:"concurrency"`
 	Throttle         *Throttle      `json:"throttle"`
 	Defaults         *QueueDefaults `json:"defaults"`
+
+	// ThroughputPerMinute is the completions behind Throughput, per
+	// one-minute bucket of the last 5, oldest first, the current minute
+	// (still filling) last: always 5 entries, for a sparkline.
+	ThroughputPerMinute []int64 `json:"throughput_per_minute"`
 }
 
 // QueueList is GET /api/v1/queues.

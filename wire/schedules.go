@@ -51,6 +51,31 @@ type ScheduleList struct {
 	Schedules []Schedule `json:"schedules"`
 }
 
+// SchedulePreviewRequest is POST /api/v1/schedules/preview: the next runs
+// of a cron expression, checked as a schedule's create checks it (a bad
+// one is a 400 naming "cron" or "timezone"). Nothing is stored.
+type SchedulePreviewRequest struct {
+	Cron     string `json:"cron"`
+	Timezone string `json:"timezone,omitempty"` // IANA; default "UTC"
+	Count    *int   `json:"count,omitempty"`    // 1..MaxSchedulePreview; default DefaultSchedulePreview
+}
+
+// SchedulePreview is the answer to POST /api/v1/schedules/preview.
+// NextRuns are strictly after the server's now, in the time zone (so
+// each carries that zone's offset at the time), oldest first; fewer than
+// asked, even none, when the expression stops matching.
+type SchedulePreview struct {
+	Cron     string      `json:"cron"`
+	Timezone string      `json:"timezone"`
+	NextRuns []time.Time `json:"next_runs"`
+}
+
+// How many runs a preview lists.
+const (
+	DefaultSchedulePreview = 5
+	MaxSchedulePreview     = 50
+)
+
 // Tags on every job a schedule enqueues: which schedule, and the run time
 // it fired for (RFC 3339, UTC).
 const (

@@ -13,6 +13,7 @@ import (
 func (s *Server) scheduleRoutes(api fiber.Router) {
 	api.Get("/schedules", s.listSchedules)
 	api.Post("/schedules", s.createSchedule)
+	api.Post("/schedules/preview", s.previewSchedule) // before /schedules/:id: "preview" is no schedule
 	api.Get("/schedules/:id", s.getSchedule)
 	api.Put("/schedules/:id", s.updateSchedule)
 	api.Delete("/schedules/:id", s.deleteSchedule)
@@ -35,6 +36,17 @@ func (s *Server) createSchedule(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(sc)
+}
+
+// previewSchedule lists a cron expression's next runs; it touches no
+// queue, so the queue scope does not apply.
+func (s *Server) previewSchedule(c *fiber.Ctx) error {
+	var r wire.SchedulePreviewRequest
+	if err := decode(c, &r); err != nil {
+		return err
+	}
+	p, err := s.svc.PreviewSchedule(&r)
+	return reply(c, p, err)
 }
 
 func (s *Server) getSchedule(c *fiber.Ctx) error {

@@ -101,6 +101,21 @@ func (q *QueueRecord) Throughput(now int64) float64 {
 	return float64(n) / throughputMinutes
 }
 
+// ThroughputSeries is the completions of each of the throughputMinutes
+// minutes up to now, oldest first, the current minute last: the buckets
+// Throughput averages, laid out by minute. Minutes the record has no
+// bucket for (idle, or rolled out) are 0. It reads only.
+func (q *QueueRecord) ThroughputSeries(now int64) []int64 {
+	m := now / int64(time.Minute)
+	out := make([]int64, throughputMinutes)
+	for i := range out {
+		if j := m - throughputMinutes + 1 + int64(i) - q.DoneMin; j >= 0 && j < int64(len(q.Done)) {
+			out[i] = q.Done[j]
+		}
+	}
+	return out
+}
+
 // clone copies q for a reader outside the FSM goroutine.
 func (q *QueueRecord) clone() *QueueRecord {
 	c := *q

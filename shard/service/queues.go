@@ -100,6 +100,7 @@ func queueView(r pebble.Reader, ns string, q *engine.QueueRecord, now int64) wir
 			Retrying: q.Count(job.Retrying), Completed: q.Count(job.Completed), Dead: q.Count(job.Dead), Cancelled: q.Count(job.Cancelled),
 			Held: q.Count(job.Held)},
 	}
+	v.ThroughputPerMinute = q.ThroughputSeries(now)
 	v.Drained = q.Draining && v.Counts.Active == 0
 	if v.Counts.Pending > 0 {
 		if at := oldestPending(r, ns, q.Name); at > 0 && now > at {

@@ -37,11 +37,8 @@ func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Sche
 	if s.Timezone == "" {
 		s.Timezone = "UTC"
 	}
-	spec, err := parseCron(s.Cron, s.Timezone)
+	spec, err := newCron(s.Cron, s.Timezone)
 	if err != nil {
-		return nil, err
-	}
-	if err := everyOK(s.Cron); err != nil {
 		return nil, err
 	}
 	if spec.next(now.UnixNano()) == 0 {
@@ -110,6 +107,48 @@ func everyOK(spec string) error {
 		return apierr.Field("cron", "@every takes a whole number of seconds, at least %s (like \"@every 90s\"); got %q", wire.MinEvery, spec)
 	}
 	return nil
+}
+
+// newCron checks the cron expression and time zone of a new or replaced
+// schedule (or a preview of one) and parses them.
+func newCron(spec, tz string) (*cronSpec, error) {
+	c, err := parseCron(spec, tz)
+	if err != nil {
+		return nil, err
+	}
+	if err := everyOK(spec); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// PreviewSchedule lists the next runs of r's cron expression after now,
+// checked as a new schedule's is. It reads and stores nothing, so any
+// node answers it. An expression that never matches again lists none
+// (a create refuses it).
+func (s *Service) PreviewSchedule(r *wire.SchedulePreviewRequest) (*wire.SchedulePreview, error) {
+	n := wire.DefaultSchedulePreview
+	if r.Count != nil {
+		n = *r.Count
+	}
+	if n < 1 || n > wire.MaxSchedulePreview {
+		return nil, apierr.Field("count", "count must be between 1 and %d", wire.MaxSchedulePreview)
+	}
+	out := &wire.SchedulePreview{Cron: strings.TrimSpace(r.Cron), Timezone: r.Timezone, NextRuns: []time.Time{}}
+	if out.Timezone == "" {
+		out.Timezone = "UTC"
+	}
+	spec, err := newCron(out.Cron, out.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	for at := s.now(); len(out.NextRuns) < n; {
+		if at = spec.next(at); at == 0 {
+			break
+		}
+		out.NextRuns = append(out.NextRuns, time.Unix(0, at).In(spec.loc))
+	}
+	return out, nil
 }
 
 // CreateSchedule validates and stores a new schedule.

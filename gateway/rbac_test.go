@@ -95,6 +95,7 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/bulk":              tenancy.ActJobRead,
 		"GET /api/v1/bulk/:id":          tenancy.ActJobRead,
 		"GET /api/v1/bulk/:id/progress": tenancy.ActJobRead,
+		"GET /api/v1/cluster":           tenancy.ActQueueRead,
 		"DELETE /api/v1/bulk/:id":       tenancy.ActJobManage,
 		"GET /api/v1/batches/:id":       tenancy.ActJobRead,
 		"GET /api/v1/workers":           tenancy.ActQueueRead,
@@ -106,6 +107,7 @@ func TestRouteTableActions(t *testing.T) {
 		"PUT /api/v1/schedules/:id":          tenancy.ActScheduleManage,
 		"DELETE /api/v1/schedules/:id":       tenancy.ActScheduleManage,
 		"POST /api/v1/schedules/:id/enable":  tenancy.ActScheduleManage,
+		"POST /api/v1/schedules/preview":     tenancy.ActScheduleRead,
 		"POST /api/v1/schedules/:id/disable": tenancy.ActScheduleManage,
 
 		"GET /api/v1/queues":                      tenancy.ActQueueRead,

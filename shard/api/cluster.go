@@ -24,7 +24,6 @@ func (s *Server) clusterRoutes() {
 	in.Post("/members", s.forwardToLeader, s.addMember)
 	in.Delete("/members/:id", s.forwardToLeader, s.removeMember)
 	in.Post("/snapshot", s.takeSnapshot)
-	s.healthRoutes()
 }
 
 // NodeStatus is GET /internal/v1/status: this node's view of its group.

@@ -56,15 +56,16 @@ func (s *Server) forwardToLeader(c *fiber.Ctx) error {
 	return s.proxyToLeader(c, addr)
 }
 
-// servedLocally reports the requests any node answers from its own state.
-// /workers lives in the leader's memory (fetch and heartbeat record it).
+// servedLocally reports the requests any node answers from its own state
+// (a schedule preview needs none). /workers lives in the leader's memory
+// (fetch and heartbeat record it).
 func servedLocally(c *fiber.Ctx) bool {
 	p := c.Path()
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead:
 		return strings.HasPrefix(p, "/api/v1/") && p != "/api/v1/workers"
 	case fiber.MethodPost:
-		return p == "/api/v1/jobs/search"
+		return p == "/api/v1/jobs/search" || p == "/api/v1/schedules/preview"
 	}
 	return false
 }

@@ -10,12 +10,9 @@ import (
 )
 
 // healthRoutes serves GET /api/v1/cluster, the shard's health as a tenant
-// may see it. It is mounted after routes made the /api/v1 group, whose
-// middleware (the caller check, forwardToLeader) is bound to the prefix
-// and so runs first for it as for every /api/v1 route; a GET is answered
-// by the node asked, from what it knows.
-func (s *Server) healthRoutes() {
-	s.app.Get("/api/v1/cluster", s.clusterHealth)
+// may see it; a GET is answered by the node asked, from what it knows.
+func (s *Server) healthRoutes(api fiber.Router) {
+	api.Get("/cluster", s.clusterHealth)
 }
 
 func (s *Server) clusterHealth(c *fiber.Ctx) error {

@@ -97,6 +97,7 @@ func (s *Server) routes() {
 	s.namespaceRoutes(api)
 	s.liveRoutes(api)
 	s.searchRoutes(api)
+	s.healthRoutes(api)
 	s.clusterRoutes()
 }
 

@@ -2,7 +2,7 @@
 // namespace switcher, live indicator, theme, sign-out) and the screens.
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { namespace as currentNamespace, onSignedOut, setNamespace } from "./api";
+import { get, namespace as currentNamespace, onSignedOut, setNamespace } from "./api";
 import { useStreamState } from "./hooks";
 import { Link, match, navigate, useLocation } from "./router";
 import { allows, Ctx, loadSession, signIn, signOut, type Session } from "./session";
@@ -237,9 +237,8 @@ function NamespaceSwitcher(props: { session: Session; onChange: (ns: string) => 
   const [err, setErr] = useState<Error | null>(null);
   useEffect(() => {
     if (!allows(props.session.actions, "namespace.read")) return;
-    fetch("/api/v1/namespaces", { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then((r) => (r.ok ? r.json() : Promise.reject(new Error("namespaces: " + r.status))))
-      .then((b: { namespaces: { name: string }[] }) => {
+    get<{ namespaces: { name: string }[] }>("/api/v1/namespaces")
+      .then((b) => {
         const all = b.namespaces.map((n) => n.name);
         const allowed = props.session.namespaces.includes("*") ? all : all.filter((n) => props.session.namespaces.includes(n));
         if (allowed.length) setNames(allowed);

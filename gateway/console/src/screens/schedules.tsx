@@ -1,5 +1,242 @@
-import { Screen } from "../components/ui";
+// The Schedules screen: the namespace's cron schedules with their next and
+// last runs in each schedule's own time zone, and (for roles that may)
+// create, edit, enable/disable and delete. The list moves live: a job a
+// schedule fires arrives as an "enqueued" event on its queue.
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { enc, post, del } from "../api";
+import { useApi, useLiveReload } from "../hooks";
+import { Link, setQuery, useLocation } from "../router";
+import { useSession } from "../session";
+import { ago, Confirm, Empty, ErrorBox, Pager, Screen } from "../components/ui";
+import { ScheduleDialog } from "./schedule-dialog";
+import { formatRun, matches, type Schedule, type ScheduleList } from "./schedule-logic";
+import "./schedules.css";
+
+/** Rows per page: the API answers every schedule at once, the page shows them in pages. */
+const PAGE = 100;
+/** How often relative times ("in 5m") are redrawn. */
+const TICK_MS = 30_000;
 
 export function Schedules() {
-  return <Screen name="schedules" title="Schedules" ready={true}><p>Not written yet.</p></Screen>;
+  const { can } = useSession();
+  const manage = can("schedule.manage");
+  const loc = useLocation();
+  const filter = loc.query.get("q") ?? "";
+  const list = useApi<ScheduleList>("/api/v1/schedules");
+  const [page, setPage] = useState(1);
+  const [dialog, setDialog] = useState<{ schedule: Schedule | null } | null>(null);
+  const [deleting, setDeleting] = useState<Schedule | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<Error | null>(null);
+  const [notice, setNotice] = useState("");
+  const [, setTick] = useState(0);
+
+  useEffect(() => {
+    const t = setInterval(() => setTick((n) => n + 1), TICK_MS);
+    return () => clearInterval(t);
+  }, []);
+
+  const all = list.data?.schedules ?? [];
+  const queues = useMemo(() => [...new Set(all.map((s) => s.queue))].sort(), [list.data]);
+  // A fired schedule enqueues a new job on its queue: its next and last run moved.
+  const queueSet = useMemo(() => new Set(queues), [queues]);
+  useLiveReload(list.reload, (e) => e.type === "enqueued" && !e.from && queueSet.has(e.queue));
+
+  const shown = useMemo(() => all.filter((s) => matches(s, filter)), [list.data, filter]);
+  const pages = Math.max(1, Math.ceil(shown.length / PAGE));
+  const at = Math.min(page, pages);
+  const rows = shown.slice((at - 1) * PAGE, at * PAGE);
+
+  const toggle = async (s: Schedule) => {
+    setBusy(s.id);
+    setActionError(null);
+    setNotice("");
+    try {
+      await post(`/api/v1/schedules/${enc(s.id)}/${s.enabled ? "disable" : "enable"}`);
+      setNotice(`Schedule ${s.name} ${s.enabled ? "disabled" : "enabled"}.`);
+      list.reload();
+    } catch (e) {
+      setActionError(e as Error);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  return (
+    <Screen
+      name="schedules"
+      title="Schedules"
+      ready={list.data !== undefined || list.error !== undefined}
+      actions={
+        manage && (
+          <button type="button" id="schedule-new" class="primary" onClick={() => setDialog({ schedule: null })}>
+            New schedule
+          </button>
+        )
+      }
+    >
+      <div class="toolbar">
+        <label class="schedule-filter">
+          <span class="sr-only">Filter schedules</span>
+          <input
+            id="schedule-filter"
+            type="search"
+            placeholder="Filter by name, queue, cron or time zone"
+            value={filter}
+            onInput={(e) => {
+              const q = new URLSearchParams(location.search);
+              if (e.currentTarget.value) q.set("q", e.currentTarget.value);
+              else q.delete("q");
+              setQuery(q);
+              setPage(1);
+            }}
+          />
+        </label>
+        {list.data && (
+          <span class="muted" aria-live="polite">
+            {shown.length === all.length ? `${all.length} schedule${all.length === 1 ? "" : "s"}` : `${shown.length} of ${all.length}`}
+          </span>
+        )}
+      </div>
+      <ErrorBox error={list.error} />
+      {actionError && (
+        <div id="schedules-error" class="error" role="alert">
+          {actionError.message}
+        </div>
+      )}
+      {notice && (
+        <div class="notice" role="status">
+          {notice}
+        </div>
+      )}
+      {list.data && all.length === 0 && <Empty>No schedules in this namespace yet.</Empty>}
+      {list.data && all.length > 0 && shown.length === 0 && <Empty>No schedule matches “{filter}”.</Empty>}
+      {rows.length > 0 && (
+        <div class="table-wrap">
+          <table class="data schedules" id="schedules">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Queue</th>
+                <th scope="col">Cron</th>
+                <th scope="col">Time zone</th>
+                <th scope="col">Status</th>
+                <th scope="col">Next run</th>
+                <th scope="col">Last run</th>
+                <th scope="col">Last job</th>
+                {manage && (
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((s) => (
+                <tr key={s.id} data-schedule={s.name} data-id={s.id}>
+                  <td class="schedule-name">{s.name}</td>
+                  <td>
+                    <Link href={"/queues/" + enc(s.queue)}>{s.queue}</Link>
+                  </td>
+                  <td>
+                    <code>{s.cron}</code>
+                  </td>
+                  <td>{s.timezone}</td>
+                  <td>
+                    <span class={"badge " + (s.enabled ? "schedule-on" : "schedule-off")}>
+                      <span aria-hidden="true">{s.enabled ? "●" : "⏸"}</span> {s.enabled ? "enabled" : "disabled"}
+                    </span>
+                  </td>
+                  <td class="schedule-next">
+                    <RunAt at={s.next_run} tz={s.timezone} />
+                  </td>
+                  <td class="schedule-last">
+                    <RunAt at={s.last_run} tz={s.timezone} />
+                  </td>
+                  <td class="schedule-job">
+                    {s.last_job_id ? (
+                      <Link href={"/jobs/" + enc(s.last_job_id)} class="mono" title={s.last_job_id}>
+                        {s.last_job_id}
+                      </Link>
+                    ) : (
+                      <span class="muted">—</span>
+                    )}
+                  </td>
+                  {manage && (
+                    <td class="schedule-actions">
+                      <div class="row-actions">
+                        <button type="button" class="schedule-edit" aria-label={`Edit schedule ${s.name}`} onClick={() => setDialog({ schedule: s })}>
+                          Edit
+                        </button>
+                        <button
+                          type="button"
+                          class="schedule-toggle"
+                          aria-label={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`}
+                          disabled={busy === s.id}
+                          onClick={() => toggle(s)}
+                        >
+                          {s.enabled ? "Disable" : "Enable"}
+                        </button>
+                        <button type="button" class="schedule-delete danger" aria-label={`Delete schedule ${s.name}`} onClick={() => setDeleting(s)}>
+                          Delete
+                        </button>
+                      </div>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {pages > 1 && <Pager page={at} hasNext={at < pages} onPage={setPage} label="Schedule pages" />}
+
+      {manage && (
+        <ScheduleDialog
+          open={dialog !== null}
+          schedule={dialog?.schedule ?? null}
+          queues={queues}
+          onClose={() => setDialog(null)}
+          onSaved={(s) => {
+            setNotice(`Schedule ${s.name} ${dialog?.schedule ? "saved" : "created"}.`);
+            setActionError(null);
+            setDialog(null);
+            list.reload();
+          }}
+        />
+      )}
+      {manage && (
+        <Confirm
+          open={deleting !== null}
+          title="Delete schedule"
+          confirmLabel="Delete"
+          danger
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            if (!deleting) return;
+            await del(`/api/v1/schedules/${enc(deleting.id)}`);
+            setNotice(`Schedule ${deleting.name} deleted.`);
+            list.reload();
+          }}
+        >
+          <p>
+            Delete schedule <strong>{deleting?.name}</strong>? It fires no more; jobs it already enqueued stay.
+          </p>
+        </Confirm>
+      )}
+    </Screen>
+  );
+}
+
+/** RunAt shows a run time in the schedule's zone, and how far off it is. */
+function RunAt({ at, tz }: { at: string | null; tz: string }) {
+  if (!at) return <span class="muted">—</span>;
+  return (
+    <>
+      <time dateTime={at} title={"Your time: " + new Date(at).toLocaleString()}>
+        {formatRun(at, tz)}
+      </time>{" "}
+      <span class="muted rel">{ago(at)}</span>
+    </>
+  );
 }

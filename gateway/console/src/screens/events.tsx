@@ -1,5 +1,186 @@
-import { Screen } from "../components/ui";
+// Live events: the namespace's event stream as it happens, newest first.
+// It keeps the last EVENT_ROWS events in memory; Pause holds arrivals
+// aside (counting them) so the table can be read, Resume puts them on top.
+// Events may come by the hundred a second, so the table re-renders at
+// most every FLUSH_MS rather than once per event.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { Empty, Field, num, Screen, StateBadge } from "../components/ui";
+import { useEvents, useStreamState, type JobEvent } from "../hooks";
+import { Link, setQuery, useLocation } from "../router";
+import { useSession } from "../session";
+import { enc } from "../api";
+import type { StreamState } from "../sse";
+import { clock, EVENT_ROWS, EVENT_TYPES, EventLog, eventMatches, type EventFilter } from "./dashboard-lib";
+import "./events.css";
+
+const FLUSH_MS = 100;
+
+const stateText: Record<StreamState, string> = {
+  open: "connected",
+  connecting: "connecting…",
+  retrying: "reconnecting…",
+  stopped: "stopped",
+};
 
 export function Events() {
-  return <Screen name="events" title="Events" ready={true}><p>Not written yet.</p></Screen>;
+  const { can } = useSession();
+  if (!can("job.read"))
+    return (
+      <Screen name="events" title="Live events" ready={true}>
+        <p class="muted">This key's role may not read the namespace's jobs or their events.</p>
+      </Screen>
+    );
+  return <LiveEvents />;
+}
+
+function LiveEvents() {
+  const loc = useLocation();
+  const filter: EventFilter = { queue: loc.query.get("queue") ?? "", type: loc.query.get("type") ?? "" };
+  const log = useRef(new EventLog()).current;
+  const [, setVersion] = useState(0);
+  const timer = useRef<number | undefined>(undefined);
+  const stream = useStreamState();
+  const [opened, setOpened] = useState(stream === "open");
+
+  const rerender = () => {
+    clearTimeout(timer.current);
+    timer.current = undefined;
+    setVersion((v) => v + 1);
+  };
+  useEvents((e) => {
+    log.push(e);
+    if (timer.current === undefined) timer.current = window.setTimeout(rerender, FLUSH_MS);
+  });
+  useEffect(() => () => clearTimeout(timer.current), []);
+  useEffect(() => {
+    if (stream === "open") setOpened(true);
+  }, [stream]);
+
+  const setFilter = (k: keyof EventFilter, v: string) => {
+    const p = new URLSearchParams(loc.query);
+    if (v) p.set(k, v);
+    else p.delete(k);
+    setQuery(p);
+  };
+  const matches = (e: JobEvent) => eventMatches(e, filter);
+  const rows = log.rows.filter(matches);
+  const held = log.paused ? log.heldMatching(matches) : 0;
+
+  return (
+    <Screen
+      name="events"
+      title="Live events"
+      ready={opened}
+      actions={
+        <>
+          <span class={"badge events-state events-state-" + stream} id="events-stream" data-state={stream} role="status" aria-label={"Stream " + stateText[stream]}>
+            <span aria-hidden="true">●</span> {stateText[stream]}
+          </span>
+          <button
+            type="button"
+            id="events-pause"
+            class={log.paused ? "primary" : undefined}
+            onClick={() => {
+              if (log.paused) log.resume();
+              else log.pause();
+              rerender();
+            }}
+          >
+            {log.paused ? "Resume" : "Pause"}
+          </button>
+          <button
+            type="button"
+            id="events-clear"
+            onClick={() => {
+              log.clear();
+              rerender();
+            }}
+          >
+            Clear
+          </button>
+        </>
+      }
+    >
+      <div class="events-toolbar" role="search" aria-label="Filter events">
+        <Field label="Queue" for="events-queue">
+          <input id="events-queue" type="search" placeholder="Any queue" value={filter.queue} onInput={(e) => setFilter("queue", e.currentTarget.value)} />
+        </Field>
+        <Field label="Type" for="events-type">
+          <select id="events-type" value={filter.type} onChange={(e) => setFilter("type", e.currentTarget.value)}>
+            <option value="">Any</option>
+            {EVENT_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <p class="muted events-note" aria-live="polite">
+          {log.paused ? (
+            <span id="events-new" class="events-new">
+              Paused: {num(held)} new
+            </span>
+          ) : (
+            `The newest ${EVENT_ROWS} events are kept.`
+          )}
+        </p>
+      </div>
+      {rows.length === 0 ? (
+        <Empty>
+          {log.rows.length === 0 ? "Waiting for events: they show here as jobs are enqueued, run and finish." : "No event kept matches the filters."}
+        </Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="data events-table" id="events-table">
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Type</th>
+                <th scope="col">Job</th>
+                <th scope="col">Queue</th>
+                <th scope="col">From → state</th>
+                <th scope="col" class="num">Attempt</th>
+                <th scope="col">Worker</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((e, i) => (
+                <EventRow key={e.seq ?? `${e.job_id}-${e.type}-${e.at}-${i}`} e={e} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Screen>
+  );
+}
+
+function EventRow({ e }: { e: JobEvent }) {
+  return (
+    <tr data-job={e.job_id} data-type={e.type}>
+      <td class="mono">
+        <time dateTime={e.at} title={e.at}>
+          {clock(e.at)}
+        </time>
+      </td>
+      <td>{e.type}</td>
+      <td class="mono">
+        <Link href={"/jobs/" + enc(e.job_id)}>{e.job_id}</Link>
+      </td>
+      <td>
+        <Link href={"/queues/" + enc(e.queue)}>{e.queue}</Link>
+      </td>
+      <td>
+        {e.from && (
+          <span class="muted">
+            {e.from} <span aria-hidden="true">→</span>
+            <span class="sr-only">to</span>{" "}
+          </span>
+        )}
+        <StateBadge state={e.state} />
+      </td>
+      <td class="num">{e.attempt || <span class="muted">—</span>}</td>
+      <td class="mono">{e.worker_id || <span class="muted">—</span>}</td>
+    </tr>
+  );
 }

@@ -1,5 +1,160 @@
-import { Screen } from "../components/ui";
+// Workers: every worker seen in the namespace lately, with what it works
+// on. A job starting or ending changes a worker's active jobs, so those
+// events reload the list (at most once a second).
+import { Fragment } from "preact";
+import { useState } from "preact/hooks";
+import { Empty, ErrorBox, Field, num, Screen, Time } from "../components/ui";
+import { useApi, useLiveReload } from "../hooks";
+import { Link, setQuery, useLocation } from "../router";
+import { useSession } from "../session";
+import { enc } from "../api";
+import { WorkerStatus } from "./dashboard-cards";
+import { useTick } from "./dashboard-hooks";
+import { changesActiveJobs, matchWorker, sortWorkers, type Worker } from "./dashboard-lib";
+import "./dashboard.css";
+import "./workers.css";
+
+/** WORKER_ROWS bounds the rows rendered before "show all"; JOB_LINKS the active job ids linked per worker. */
+const WORKER_ROWS = 200;
+const JOB_LINKS = 3;
 
 export function Workers() {
-  return <Screen name="workers" title="Workers" ready={true}><p>Not written yet.</p></Screen>;
+  const { can } = useSession();
+  const allowed = can("queue.read");
+  const loc = useLocation();
+  const q = loc.query.get("q") ?? "";
+  const status = loc.query.get("status") ?? "";
+  const [showAll, setShowAll] = useState(false);
+  const list = useApi<{ workers: Worker[] }>(allowed ? "/api/v1/workers" : null);
+  useLiveReload(list.reload, changesActiveJobs);
+  useTick(10_000); // keeps "last seen" current
+
+  const setFilter = (k: string, v: string) => {
+    const p = new URLSearchParams(loc.query);
+    if (v) p.set(k, v);
+    else p.delete(k);
+    setQuery(p);
+  };
+
+  const all = list.data ? sortWorkers(list.data.workers ?? []) : [];
+  const matched = all.filter((w) => matchWorker(w, q, status));
+  const rows = showAll ? matched : matched.slice(0, WORKER_ROWS);
+  const active = all.filter((w) => w.status === "active").length;
+  const ready = !allowed || list.data !== undefined || list.error !== undefined;
+
+  return (
+    <Screen name="workers" title="Workers" ready={ready}>
+      {!allowed && <p class="muted">This key's role may not list the namespace's workers.</p>}
+      <ErrorBox error={list.error} />
+      {list.data && (
+        <>
+          <div class="card">
+            <div class="stats">
+              <div class="stat" data-stat="active">
+                <span class="v">{num(active)}</span>
+                <span class="k">active</span>
+              </div>
+              <div class="stat" data-stat="gone">
+                <span class="v">{num(all.length - active)}</span>
+                <span class="k">gone (unseen for 2 minutes)</span>
+              </div>
+              <div class="stat" data-stat="jobs">
+                <span class="v">{num(all.reduce((n, w) => n + (w.active_jobs || 0), 0))}</span>
+                <span class="k">active jobs</span>
+              </div>
+            </div>
+          </div>
+          <div class="filters" role="search" aria-label="Filter workers">
+            <Field label="Filter" for="worker-filter">
+              <input id="worker-filter" type="search" placeholder="Worker id, host or queue" value={q} onInput={(e) => setFilter("q", e.currentTarget.value)} />
+            </Field>
+            <Field label="Status" for="worker-status">
+              <select id="worker-status" value={status} onChange={(e) => setFilter("status", e.currentTarget.value)}>
+                <option value="">Any</option>
+                <option value="active">Active</option>
+                <option value="gone">Gone</option>
+              </select>
+            </Field>
+          </div>
+          {all.length === 0 ? (
+            <Empty>No worker has fetched in this namespace lately. A worker shows here from its first fetch.</Empty>
+          ) : matched.length === 0 ? (
+            <Empty>No worker matches the filter.</Empty>
+          ) : (
+            <>
+              <div class="table-wrap">
+                <table class="data" id="workers-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Worker</th>
+                      <th scope="col">Host</th>
+                      <th scope="col">Queues</th>
+                      <th scope="col">Active jobs</th>
+                      <th scope="col">Last seen</th>
+                      <th scope="col">Status</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((w) => (
+                      <WorkerRow key={w.id} w={w} />
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <p class="muted dash-count" id="workers-count" aria-live="polite">
+                {rows.length < matched.length ? `Showing ${num(rows.length)} of ${num(matched.length)} workers. ` : `${num(matched.length)} of ${num(all.length)} workers. `}
+                {matched.length > WORKER_ROWS && (
+                  <button type="button" class="link" id="workers-show-all" onClick={() => setShowAll(!showAll)}>
+                    {showAll ? `Show the first ${WORKER_ROWS}` : `Show all ${num(matched.length)}`}
+                  </button>
+                )}
+              </p>
+            </>
+          )}
+        </>
+      )}
+    </Screen>
+  );
+}
+
+function WorkerRow({ w }: { w: Worker }) {
+  const ids = w.active_job_ids ?? [];
+  const more = w.active_jobs - Math.min(ids.length, JOB_LINKS);
+  return (
+    <tr data-worker={w.id}>
+      <td class="mono wrap">{w.id}</td>
+      <td class="wrap">{w.hostname || <span class="muted">—</span>}</td>
+      <td class="wrap">
+        {(w.queues ?? []).length === 0 ? (
+          <span class="muted">—</span>
+        ) : (
+          (w.queues ?? []).map((q, i) => (
+            <Fragment key={q}>
+              {i > 0 && ", "}
+              <Link href={"/queues/" + enc(q)}>{q}</Link>
+            </Fragment>
+          ))
+        )}
+      </td>
+      <td>
+        <div class="workers-jobs">
+          <span class="num" data-col="active-jobs">
+            {num(w.active_jobs)}
+          </span>
+          {ids.slice(0, JOB_LINKS).map((id) => (
+            <Link key={id} href={"/jobs/" + enc(id)} class="mono">
+              {id}
+            </Link>
+          ))}
+          {more > 0 && ids.length > 0 && <span class="muted">+{num(more)} more</span>}
+        </div>
+      </td>
+      <td>
+        <Time at={w.last_seen} />
+      </td>
+      <td>
+        <WorkerStatus status={w.status} />
+      </td>
+    </tr>
+  );
 }

@@ -1,0 +1,190 @@
+// The dashboard's smaller sections: the workers connected, the health of
+// the shard cluster that holds the namespace, and the recent failures.
+import { ErrorBox, Empty, Loading, num, StateBadge, Time } from "../components/ui";
+import type { Loaded } from "../hooks";
+import { Link } from "../router";
+import { enc } from "../api";
+import { attemptOf, failureTime, sortWorkers, type ClusterHealth, type FailedJob, type Worker } from "./dashboard-lib";
+
+/** DASH_WORKER_ROWS is how many workers the dashboard lists; the workers screen has them all. */
+const DASH_WORKER_ROWS = 5;
+
+export function WorkersCard(props: { workers: Loaded<{ workers: Worker[] }> }) {
+  const { data, error } = props.workers;
+  const all = data ? sortWorkers(data.workers ?? []) : [];
+  const active = all.filter((w) => w.status === "active").length;
+  const rows = all.slice(0, DASH_WORKER_ROWS);
+  return (
+    <section class="card" aria-labelledby="dash-workers-h" id="dash-workers">
+      <div class="dash-head">
+        <h2 id="dash-workers-h">
+          Workers <span class="muted dash-sub">({data ? `${num(active)} connected` : "…"})</span>
+        </h2>
+        <Link href="/workers" class="dash-more">
+          {all.length > rows.length ? `All ${num(all.length)} workers →` : "Workers →"}
+        </Link>
+      </div>
+      <ErrorBox error={error} />
+      {!data && !error && <Loading />}
+      {data && all.length === 0 && <Empty>No worker has fetched in this namespace lately.</Empty>}
+      {rows.length > 0 && (
+        <div class="table-wrap">
+          <table class="data">
+            <thead>
+              <tr>
+                <th scope="col">Worker</th>
+                <th scope="col">Host</th>
+                <th scope="col" class="num">Jobs</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((w) => (
+                <tr key={w.id} data-worker={w.id}>
+                  <td class="mono trunc" title={w.id}>
+                    {w.id}
+                  </td>
+                  <td class="trunc" title={w.hostname}>
+                    {w.hostname || <span class="muted">—</span>}
+                  </td>
+                  <td class="num">{num(w.active_jobs)}</td>
+                  <td>
+                    <Time at={w.last_seen} />
+                  </td>
+                  <td>
+                    <WorkerStatus status={w.status} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** WorkerStatus is a worker's status as a badge with a glyph (not colour alone). */
+export function WorkerStatus({ status }: { status: string }) {
+  return (
+    <span class={"badge wstate-" + status}>
+      <span aria-hidden="true">{status === "active" ? "●" : "○"}</span> {status}
+    </span>
+  );
+}
+
+export function ClusterCard(props: { cluster: Loaded<ClusterHealth> }) {
+  const { data, error } = props.cluster;
+  return (
+    <section class="card" aria-labelledby="dash-cluster-h" id="dash-cluster">
+      <div class="dash-head">
+        <h2 id="dash-cluster-h">Cluster</h2>
+        {data && (
+          <span class={"badge " + (data.healthy ? "dash-healthy" : "dash-unhealthy")} id="cluster-health">
+            <span aria-hidden="true">{data.healthy ? "✓" : "!"}</span> {data.healthy ? "healthy" : "unhealthy"}
+          </span>
+        )}
+        <button type="button" class="link dash-more" onClick={props.cluster.reload} aria-label="Refresh the cluster's health">
+          Refresh
+        </button>
+      </div>
+      {error && <ErrorBox error={`The cluster's health is not available: ${error.message}`} />}
+      {!data && !error && <Loading />}
+      {data && (
+        <>
+          <dl class="kv dash-kv">
+            <dt>Shard</dt>
+            <dd class="mono" id="cluster-shard">
+              {data.shard_id}
+            </dd>
+            <dt>Leader</dt>
+            <dd class="mono" id="cluster-leader">
+              {data.leader_id || <span class="dash-dead">none known</span>}
+            </dd>
+          </dl>
+          <div class="table-wrap">
+            <table class="data">
+              <thead>
+                <tr>
+                  <th scope="col">Node</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {(data.nodes ?? []).map((n) => (
+                  <tr key={n.id} data-node={n.id}>
+                    <td class="mono">{n.id}</td>
+                    <td>{n.role}</td>
+                    <td>
+                      <span class={"badge " + (n.status === "healthy" ? "dash-healthy" : "dash-unhealthy")}>
+                        <span aria-hidden="true">{n.status === "healthy" ? "✓" : "✕"}</span> {n.status}
+                      </span>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+export function FailuresCard(props: { failures: Loaded<{ jobs: FailedJob[] }> }) {
+  const { data, error } = props.failures;
+  const jobs = data?.jobs ?? [];
+  return (
+    <section class="card" aria-labelledby="dash-failures-h" id="dash-failures">
+      <div class="dash-head">
+        <h2 id="dash-failures-h">Recent failures</h2>
+        <Link href="/dead" class="dash-more">
+          Dead letter →
+        </Link>
+      </div>
+      <ErrorBox error={error} />
+      {!data && !error && <Loading />}
+      {data && jobs.length === 0 && <Empty>No job is retrying or dead with an error.</Empty>}
+      {jobs.length > 0 && (
+        <div class="table-wrap">
+          <table class="data">
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Queue</th>
+                <th scope="col">State</th>
+                <th scope="col">Last error</th>
+                <th scope="col" class="num">Attempt</th>
+                <th scope="col">When</th>
+              </tr>
+            </thead>
+            <tbody>
+              {jobs.map((j) => (
+                <tr key={j.id} data-job={j.id}>
+                  <td class="mono">
+                    <Link href={"/jobs/" + enc(j.id)}>{j.id}</Link>
+                  </td>
+                  <td>
+                    <Link href={"/queues/" + enc(j.queue)}>{j.queue}</Link>
+                  </td>
+                  <td>
+                    <StateBadge state={j.state} />
+                  </td>
+                  <td class="trunc dash-error" title={j.last_error}>
+                    {j.last_error || <span class="muted">—</span>}
+                  </td>
+                  <td class="num">{attemptOf(j)}</td>
+                  <td>
+                    <Time at={failureTime(j)} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

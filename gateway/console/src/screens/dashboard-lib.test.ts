@@ -88,10 +88,13 @@ describe("failures", () => {
     expect(attemptOf({ attempt: 1, max_retries: 0 })).toBe("1/1");
   });
 
-  it("reloads on the events that may add a failure", () => {
+  it("reloads on the events that may add or remove a failure", () => {
     expect(isFailure(ev({ type: "failed", state: "retrying" }))).toBe(true);
     expect(isFailure(ev({ type: "dead", state: "dead" }))).toBe(true);
     expect(isFailure(ev({ type: "completed", state: "completed" }))).toBe(false);
+    expect(isFailure(ev({ type: "pending", state: "pending", from: "retrying" }))).toBe(true);
+    expect(isFailure(ev({ type: "retried", state: "pending", from: "dead" }))).toBe(true);
+    expect(isFailure(ev({ type: "started", state: "active", from: "pending" }))).toBe(false);
     expect(isFailure(ev())).toBe(false);
   });
 });

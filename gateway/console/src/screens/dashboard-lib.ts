@@ -160,9 +160,9 @@ export function changesActiveJobs(e: JobEvent): boolean {
   return e.type === "started" || e.from === "active" || e.state === "active";
 }
 
-/** isFailure is true for an event that may add a row to the recent failures. */
+/** isFailure is true for an event that may add a row to the recent failures, or take one away (a retrying job due again, a dead one retried). */
 export function isFailure(e: JobEvent): boolean {
-  return e.type === "failed" || e.type === "dead" || e.state === "dead" || e.state === "retrying";
+  return e.type === "failed" || e.type === "dead" || [e.state, e.from].some((s) => s === "dead" || s === "retrying");
 }
 
 /** EVENT_TYPES are the stream's event types (wire/live.go), for the type filter. */

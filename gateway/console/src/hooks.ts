@@ -52,7 +52,9 @@ export interface JobEvent {
 type EventListener = (e: JobEvent) => void;
 type StateListener = (s: StreamState) => void;
 
-// One stream per namespace, open while anyone listens.
+// One stream per namespace, open while anyone listens: screens, and the
+// top bar's live indicator, so while signed in the tab keeps one stream
+// (switching namespace reopens it; signing out closes it).
 const hub = {
   ns: "",
   stream: null as { close: () => void } | null,

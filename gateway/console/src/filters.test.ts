@@ -1,5 +1,6 @@
 // A zone with an offset and daylight saving, so local and UTC times differ
 // (Node applies a TZ set at run time).
+declare const process: { env: Record<string, string | undefined> };
 process.env.TZ = "Europe/Berlin";
 
 import { describe, expect, it } from "vitest";

@@ -1,0 +1,161 @@
+// The search's results table: a checkbox column for bulk actions, the job
+// columns, and sorting by clicking a header (the sort keys the API has).
+import { Link } from "../router";
+import { enc } from "../api";
+import { StateBadge, Time } from "./ui";
+
+/** SearchJob is a job as POST /api/v1/jobs/search lists it (wire.SearchJob). */
+export interface SearchJob {
+  id: string;
+  queue: string;
+  payload: unknown;
+  state: string;
+  priority: string;
+  attempt: number;
+  max_retries: number;
+  created_at: string | null;
+  updated_at: string | null;
+  scheduled_at: string | null;
+  started_at: string | null;
+  completed_at: string | null;
+  last_error?: string;
+  dead_reason?: string | null;
+}
+
+/** SearchPage is one page of a search (wire.SearchPage). */
+export interface SearchPage {
+  jobs: SearchJob[];
+  total: number;
+  total_exact: boolean;
+  cursor: string | null;
+  has_more: boolean;
+  duration_ms: number;
+  partial: boolean;
+}
+
+/** preview shortens a payload's JSON to one line of at most max characters. */
+export function preview(v: unknown, max = 60): string {
+  let s: string;
+  try {
+    s = v === undefined ? "" : JSON.stringify(v) ?? "";
+  } catch {
+    s = String(v);
+  }
+  return s.length > max ? s.slice(0, max - 1) + "…" : s;
+}
+
+// Columns for the time sort keys that are not shown otherwise.
+const timeColumns: Record<string, { label: string; key: keyof SearchJob }> = {
+  updated_at: { label: "Updated", key: "updated_at" },
+  scheduled_at: { label: "Scheduled", key: "scheduled_at" },
+  started_at: { label: "Started", key: "started_at" },
+  completed_at: { label: "Completed", key: "completed_at" },
+};
+
+export function ResultsTable(props: {
+  jobs: SearchJob[];
+  sort: string;
+  order: "asc" | "desc";
+  onSort: (sort: string) => void;
+  showQueue: boolean;
+  /** null: no checkboxes (the role may not act on jobs) */
+  selected: Set<string> | null;
+  allMatching: boolean;
+  onSelect: (ids: string[], on: boolean) => void;
+}) {
+  const { jobs, selected } = props;
+  const extra = timeColumns[props.sort];
+  const pageAll = jobs.length > 0 && selected !== null && jobs.every((j) => selected.has(j.id));
+  // A function, not a component: a component made in render would remount (and lose focus) each time.
+  const sortable = (k: string, label: string, num?: boolean) => {
+    const on = props.sort === k;
+    return (
+      <th key={k} scope="col" class={num ? "num" : undefined} aria-sort={on ? (props.order === "asc" ? "ascending" : "descending") : "none"}>
+        <button type="button" class="sort" id={"sort-" + k} onClick={() => props.onSort(k)} title={"Sort by " + label.toLowerCase()}>
+          {label}
+          <span aria-hidden="true" class="sort-mark">
+            {on ? (props.order === "asc" ? " ▲" : " ▼") : " ↕"}
+          </span>
+        </button>
+      </th>
+    );
+  };
+  return (
+    <div class="table-wrap">
+      <table class="data search-table">
+        <thead>
+          <tr>
+            {selected !== null && (
+              <th scope="col" class="check-col">
+                <input
+                  type="checkbox"
+                  id="select-page"
+                  aria-label="Select every job on this page"
+                  checked={pageAll || props.allMatching}
+                  disabled={props.allMatching || jobs.length === 0}
+                  onChange={(e) => props.onSelect(jobs.map((j) => j.id), e.currentTarget.checked)}
+                />
+              </th>
+            )}
+            <th scope="col">Job ID</th>
+            {props.showQueue && <th scope="col">Queue</th>}
+            <th scope="col">State</th>
+            {sortable("attempt", "Attempt", true)}
+            {sortable("priority", "Priority")}
+            <th scope="col">Payload</th>
+            <th scope="col">Last error</th>
+            {extra && sortable(props.sort, extra.label)}
+            {sortable("created_at", "Created")}
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.map((j) => (
+            <tr key={j.id} class={selected?.has(j.id) || props.allMatching ? "selected" : undefined}>
+              {selected !== null && (
+                <td class="check-col">
+                  <input
+                    type="checkbox"
+                    class="row-check"
+                    aria-label={"Select " + j.id}
+                    checked={props.allMatching || selected.has(j.id)}
+                    disabled={props.allMatching}
+                    onChange={(e) => props.onSelect([j.id], e.currentTarget.checked)}
+                  />
+                </td>
+              )}
+              <td class="mono">
+                <Link href={"/jobs/" + enc(j.id)}>{j.id}</Link>
+              </td>
+              {props.showQueue && (
+                <td>
+                  <Link href={"/queues/" + enc(j.queue)}>{j.queue}</Link>
+                </td>
+              )}
+              <td>
+                <StateBadge state={j.state} />
+              </td>
+              <td class="num">
+                {j.attempt}/{j.max_retries + 1}
+              </td>
+              <td>{j.priority}</td>
+              <td class="trunc mono" title={preview(j.payload, 2000)}>
+                {preview(j.payload)}
+              </td>
+              <td class="trunc last-error" title={j.last_error ?? j.dead_reason ?? undefined}>
+                {j.last_error ?? (j.dead_reason ? <span class="muted">{j.dead_reason}</span> : <span class="muted">—</span>)}
+              </td>
+              {extra && (
+                <td>
+                  <Time at={j[extra.key] as string | null} />
+                </td>
+              )}
+              <td>
+                <Time at={j.created_at} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

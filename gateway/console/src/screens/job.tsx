@@ -1,5 +1,310 @@
-import { Screen } from "../components/ui";
+// The job detail (/console/jobs/<id>): everything GET /api/v1/jobs/{id}
+// says about one job, its actions (retry, cancel, move, delete), and live
+// reloads when the namespace's event stream names it.
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, del, enc, post } from "../api";
+import { useApi, useLiveReload } from "../hooks";
+import { Link } from "../router";
+import { useSession } from "../session";
+import { Confirm, ErrorBox, Loading, Screen, StateBadge, useAsync } from "../components/ui";
+import { JsonView } from "../components/json";
+import { actionsFor, attemptLabel, between, utc, type Job } from "./job-model";
+import { Attempts, BatchLink, ChainLinks, DependsOn, ProgressBar, Timeline } from "./job-parts";
+import { MoveDialog } from "./job-move";
+import "./job.css";
+
+/** PROGRESS_REFRESH: progress and checkpoints arrive by heartbeat, which the event stream does not announce. */
+const PROGRESS_REFRESH = 3000;
 
 export function JobDetail({ id }: { id: string }) {
-  return <Screen name="job" title={"Job " + id} ready={true}><p>Not written yet.</p></Screen>;
+  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${enc(id)}`);
+  const [deleted, setDeleted] = useState(false);
+  useLiveReload(reload, (e) => e.job_id === id, 500);
+  const active = job?.state === "active";
+  useEffect(() => {
+    if (!active || deleted) return;
+    const t = window.setInterval(() => document.visibilityState === "visible" && reload(), PROGRESS_REFRESH);
+    return () => clearInterval(t);
+  }, [active, deleted]);
+
+  const notFound = error instanceof ApiError && (error.status === 404 || error.status === 400);
+  if (deleted)
+    return (
+      <Screen name="job" title={"Job " + id} ready={true}>
+        <p class="notice" id="job-deleted" role="status">
+          Job {id} was deleted.
+        </p>
+        {job && <Link href={`/queues/${enc(job.queue)}`}>Back to queue {job.queue}</Link>}
+      </Screen>
+    );
+  if (notFound)
+    return (
+      <Screen name="job" title={"Job " + id} ready={true}>
+        <div class="error" id="job-not-found" role="alert">
+          Job {id} not found in this namespace.
+        </div>
+        <p class="muted">It may have been deleted, pruned after its retention period, or belong to another namespace.</p>
+      </Screen>
+    );
+  if (!job)
+    return (
+      <Screen name="job" title={"Job " + id} ready={!!error}>
+        {error ? <ErrorBox error={error} /> : <Loading />}
+      </Screen>
+    );
+  return (
+    <Screen name="job" title={<span class="job-title">Job <span class="mono">{job.id}</span></span>} ready={true} actions={<Actions job={job} reload={reload} onDeleted={() => setDeleted(true)} />}>
+      {error && <ErrorBox error={error} />}
+      <div class="job-layout">
+        <section class="card" aria-labelledby="job-fields-h">
+          <h2 id="job-fields-h">Details</h2>
+          <Fields job={job} />
+        </section>
+        {job.progress != null && (
+          <section class="card" aria-labelledby="job-progress-h">
+            <h2 id="job-progress-h">Progress</h2>
+            <ProgressBar progress={job.progress} />
+          </section>
+        )}
+        <section class="card" aria-labelledby="job-payload-h">
+          <h2 id="job-payload-h">Payload</h2>
+          <JsonView value={job.payload} label="Payload" id="job-payload" />
+        </section>
+        {job.result != null && (
+          <section class="card" aria-labelledby="job-result-h">
+            <h2 id="job-result-h">Result</h2>
+            <JsonView value={job.result} label="Result" id="job-result" />
+          </section>
+        )}
+        {job.checkpoint != null && (
+          <section class="card" aria-labelledby="job-checkpoint-h">
+            <h2 id="job-checkpoint-h">Checkpoint</h2>
+            <p class="muted">What an attempt saved; the next attempt receives it.</p>
+            <JsonView value={job.checkpoint} label="Checkpoint" id="job-checkpoint" />
+          </section>
+        )}
+        <section class="card" aria-labelledby="job-attempts-h">
+          <h2 id="job-attempts-h">Attempt history</h2>
+          <Attempts job={job} />
+        </section>
+        <section class="card" aria-labelledby="job-timeline-h">
+          <h2 id="job-timeline-h">Timeline</h2>
+          <Timeline job={job} />
+        </section>
+      </div>
+    </Screen>
+  );
+}
+
+function Row({ k, children, id }: { k: string; children: ComponentChildren; id?: string }) {
+  return (
+    <>
+      <dt>{k}</dt>
+      <dd id={id}>{children}</dd>
+    </>
+  );
+}
+
+function Fields({ job }: { job: Job }) {
+  const since = job.scheduled_at && job.created_at && job.scheduled_at > job.created_at ? job.scheduled_at : job.created_at;
+  const tags = Object.entries(job.tags ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return (
+    <dl class="kv job-fields">
+      <Row k="Queue" id="job-queue">
+        <Link href={`/queues/${enc(job.queue)}`}>{job.queue}</Link>
+      </Row>
+      <Row k="State" id="job-state">
+        <StateBadge state={job.state} /> <span class="muted">({attemptLabel(job.attempt, job.max_retries)})</span>
+        {job.cancelling && <span class="badge state-cancelled"> cancel requested</span>}
+        {job.dead_reason && <span class="muted"> — {job.dead_reason}</span>}
+        {job.cancel_reason && <span class="muted"> — {job.cancel_reason}</span>}
+      </Row>
+      <Row k="Priority">{job.priority}</Row>
+      <Row k="Worker">
+        {job.worker ? (
+          <>
+            <span class="mono">{job.worker.id || "—"}</span>
+            {job.worker.hostname && <> on {job.worker.hostname}</>}
+          </>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </Row>
+      <Row k="Created">{utc(job.created_at)}</Row>
+      {job.scheduled_at && job.scheduled_at !== job.created_at && <Row k="Scheduled for">{utc(job.scheduled_at)}</Row>}
+      {job.started_at && (
+        // started_at is the latest attempt's start: the time it waited is the first attempt's only.
+        <Row k={job.attempt > 1 ? "Last started" : "Started"}>
+          {utc(job.started_at)} {job.attempt <= 1 && <span class="muted">({between(since, job.started_at)} queue time)</span>}
+        </Row>
+      )}
+      {job.completed_at && (
+        <Row k="Completed">
+          {utc(job.completed_at)} {job.started_at && <span class="muted">(ran {between(job.started_at, job.completed_at)})</span>}
+        </Row>
+      )}
+      {job.failed_at && <Row k="Last failure">{utc(job.failed_at)}</Row>}
+      {job.next_attempt_at && (
+        <Row k="Next attempt">
+          {utc(job.next_attempt_at)} <span class="muted">(in {between(new Date().toISOString(), job.next_attempt_at)})</span>
+        </Row>
+      )}
+      {job.lease_expires_at && <Row k="Lease expires">{utc(job.lease_expires_at)}</Row>}
+      {job.died_at && <Row k="Died">{utc(job.died_at)}</Row>}
+      {job.cancelled_at && <Row k="Cancelled">{utc(job.cancelled_at)}</Row>}
+      {job.expires_at && (
+        <Row k="Expires">
+          {utc(job.expires_at)} {job.expire_after && <span class="muted">(unless started within {job.expire_after})</span>}
+        </Row>
+      )}
+      <Row k="Retries">
+        up to {job.max_retries}, {job.retry_backoff === "none" ? "no" : job.retry_backoff} backoff
+        {job.retry_backoff !== "none" && (
+          <span class="muted">
+            {" "}
+            ({job.retry_base_delay} base, {job.retry_max_delay} max)
+          </span>
+        )}
+      </Row>
+      {job.lease_duration && <Row k="Lease">{job.lease_duration}</Row>}
+      <Row k="Unique key" id="job-unique">
+        {job.unique_key ? (
+          <>
+            <span class="mono">{job.unique_key}</span>
+            {job.unique_period != null && <span class="muted"> (for {job.unique_period}s)</span>}
+          </>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </Row>
+      <Row k="Tags" id="job-tags">
+        {tags.length ? (
+          <ul class="job-tags">
+            {tags.map(([k, v]) => (
+              <li key={k} class="badge">
+                {k}={v}
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </Row>
+      {job.batch_id && (
+        <Row k="Batch">
+          <BatchLink id={job.batch_id} />
+        </Row>
+      )}
+      {job.chain_id && (
+        <Row k="Chain" id="job-chain">
+          <ChainLinks job={job} />
+        </Row>
+      )}
+      {job.depends_on && job.depends_on.length > 0 && (
+        <Row k="Depends on">
+          <DependsOn ids={job.depends_on} />
+        </Row>
+      )}
+      <Row k="Updated">{utc(job.updated_at)}</Row>
+    </dl>
+  );
+}
+
+function Actions({ job, reload, onDeleted }: { job: Job; reload: () => void; onDeleted: () => void }) {
+  const { can } = useSession();
+  const [ask, setAsk] = useState<"" | "cancel" | "delete" | "move">("");
+  const [notice, setNotice] = useState("");
+  const { busy, error, run } = useAsync();
+  if (!can("job.manage")) return null;
+  const a = actionsFor(job.state, job.cancelling);
+  const base = `/api/v1/jobs/${enc(job.id)}`;
+  return (
+    <>
+      {a.retry && (
+        <button
+          type="button"
+          id="job-retry"
+          class="primary"
+          disabled={busy}
+          onClick={async () => {
+            setNotice("");
+            if (await run(() => post(base + "/retry"))) {
+              setNotice("Retried: the job is pending again.");
+              reload();
+            }
+          }}
+        >
+          Retry
+        </button>
+      )}
+      {a.cancel && (
+        <button type="button" id="job-cancel" disabled={busy} onClick={() => setAsk("cancel")}>
+          Cancel
+        </button>
+      )}
+      {a.move && (
+        <button type="button" id="job-move" disabled={busy} onClick={() => setAsk("move")}>
+          Move
+        </button>
+      )}
+      {a.del && (
+        <button type="button" id="job-delete" class="danger" disabled={busy} onClick={() => setAsk("delete")}>
+          Delete
+        </button>
+      )}
+      {(error || notice) && (
+        <div class="job-action-status">
+          <ErrorBox error={error} />
+          {notice && !error && (
+            <span class="muted" role="status" id="job-action-notice">
+              {notice}
+            </span>
+          )}
+        </div>
+      )}
+      {/* One Confirm for both questions: the dialog has a fixed id. */}
+      <Confirm
+        open={ask === "cancel" || ask === "delete"}
+        title={ask === "delete" ? "Delete job" : "Cancel job"}
+        confirmLabel={ask === "delete" ? "Delete job" : "Cancel job"}
+        danger
+        onClose={() => setAsk("")}
+        onConfirm={async () => {
+          if (ask === "delete") {
+            await del(base);
+            onDeleted();
+            return;
+          }
+          const r = await post<{ status: string }>(base + "/cancel");
+          setNotice(r?.status === "cancelling" ? "Cancel requested: the worker learns it at its next heartbeat." : "Cancelled.");
+          reload();
+        }}
+      >
+        {ask === "delete" ? (
+          <p>
+            Delete job <span class="mono">{job.id}</span> and its history? This cannot be undone.
+            {!["completed", "dead", "cancelled"].includes(job.state) && " An unfinished job counts as failed for its batch and for the jobs that depend on it."}
+          </p>
+        ) : (
+          <p>
+            {job.state === "active"
+              ? "The job is running: its worker is told to stop at its next heartbeat, and the job ends cancelled."
+              : "The job will not run. A cancelled job can be retried later."}
+          </p>
+        )}
+      </Confirm>
+      <MoveDialog
+        open={ask === "move"}
+        jobId={job.id}
+        queue={job.queue}
+        onClose={() => setAsk("")}
+        onMoved={(q) => {
+          setAsk("");
+          setNotice("Moved to " + q + ".");
+          reload();
+        }}
+      />
+    </>
+  );
 }

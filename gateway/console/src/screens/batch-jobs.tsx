@@ -1,0 +1,112 @@
+// A batch's jobs: POST /api/v1/jobs/search by batch_id (an indexed
+// filter), 50 a page, with the search's cursors kept for going back.
+import { useEffect, useState } from "preact/hooks";
+import { enc, post } from "../api";
+import { Link } from "../router";
+import { Empty, ErrorBox, Loading, Pager, StateBadge, Time } from "../components/ui";
+import type { Job } from "./job-model";
+
+const PAGE_SIZE = 50;
+
+interface Page {
+  jobs: Job[];
+  total: number;
+  total_exact: boolean;
+  cursor: string | null;
+  has_more: boolean;
+}
+
+/** BatchJobs lists a batch's jobs in one state ("": all); the parent keys it by id and state, so a new filter starts at page 1. */
+export function BatchJobs(props: { id: string; state: string; onState: (s: string) => void; tick: number }) {
+  // cursors[i] opens page i + 1 ("" for the first).
+  const [cursors, setCursors] = useState<string[]>([""]);
+  const [page, setPage] = useState(1);
+  const [data, setData] = useState<Page | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    const body: Record<string, unknown> = { batch_id: props.id, limit: PAGE_SIZE, order: "asc" };
+    if (props.state) body.state = [props.state];
+    if (cursors[page - 1]) body.cursor = cursors[page - 1];
+    post<Page>("/api/v1/jobs/search", body, { signal: ctl.signal }).then(
+      (p) => {
+        setData(p);
+        setError(null);
+        if (p.cursor) setCursors((c) => (c[page] === p.cursor ? c : [...c.slice(0, page), p.cursor!]));
+      },
+      (e: Error) => !ctl.signal.aborted && setError(e),
+    );
+    return () => ctl.abort();
+  }, [props.id, props.state, page, cursors[page - 1], props.tick]);
+
+  return (
+    <section class="card" aria-labelledby="batch-jobs-h">
+      <div class="toolbar">
+        <h2 id="batch-jobs-h" class="batch-h">
+          Jobs
+        </h2>
+        {props.state && (
+          <button type="button" id="batch-state-clear" onClick={() => props.onState("")}>
+            Only {props.state} ✕
+          </button>
+        )}
+        {data && (
+          <span class="muted">
+            {data.total.toLocaleString("en-US")}
+            {data.total_exact ? "" : "+"} {data.total === 1 ? "job" : "jobs"}
+          </span>
+        )}
+      </div>
+      <ErrorBox error={error} />
+      {!data ? (
+        error ? null : <Loading />
+      ) : data.jobs.length === 0 ? (
+        <Empty>No jobs{props.state ? " in state " + props.state : ""}.</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="data" id="batch-jobs">
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Queue</th>
+                <th scope="col">State</th>
+                <th scope="col" class="num">
+                  Attempt
+                </th>
+                <th scope="col">Created</th>
+                <th scope="col">Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.jobs.map((j) => (
+                <tr key={j.id}>
+                  <td>
+                    <Link href={`/jobs/${enc(j.id)}`} class="mono">
+                      {j.id}
+                    </Link>
+                  </td>
+                  <td>
+                    <Link href={`/queues/${enc(j.queue)}`}>{j.queue}</Link>
+                  </td>
+                  <td>
+                    <StateBadge state={j.state} />
+                  </td>
+                  <td class="num">
+                    {j.attempt}/{j.max_retries + 1}
+                  </td>
+                  <td>
+                    <Time at={j.created_at} />
+                  </td>
+                  <td class="trunc" title={j.last_error}>
+                    {j.last_error ?? <span class="muted">—</span>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data && (page > 1 || data.has_more) && <Pager page={page} hasNext={data.has_more && !!data.cursor} onPage={setPage} label="Pages of the batch's jobs" />}
+    </section>
+  );
+}

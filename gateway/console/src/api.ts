@@ -56,22 +56,22 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** api sends one request and answers its JSON (undefined for 204). */
-export async function api<T = unknown>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<T> {
+/** apiText sends one request with a body of JSON text as written (a payload may hold integers a JS number cannot carry) and answers the response's text. */
+export async function apiText(method: string, path: string, bodyText?: string, opts: RequestOptions = {}): Promise<string> {
   const h = headers(method, opts.headers);
-  let payload: string | undefined;
-  if (body !== undefined) {
-    h["Content-Type"] = "application/json";
-    payload = JSON.stringify(body);
-  }
-  const res = await fetch(path, { method, headers: h, body: payload, credentials: "same-origin", signal: opts.signal });
+  if (bodyText !== undefined) h["Content-Type"] = "application/json";
+  const res = await fetch(path, { method, headers: h, body: bodyText, credentials: "same-origin", signal: opts.signal });
   if (!res.ok) {
     const err = await errorOf(res);
     if (res.status === 401 && !path.startsWith("/console/api/session")) onUnauthenticated();
     throw err;
   }
-  if (res.status === 204) return undefined as T;
-  const text = await res.text();
+  return res.status === 204 ? "" : res.text();
+}
+
+/** api sends one request and answers its JSON (undefined for 204). */
+export async function api<T = unknown>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<T> {
+  const text = await apiText(method, path, body === undefined ? undefined : JSON.stringify(body), opts);
   return (text ? JSON.parse(text) : undefined) as T;
 }
 

@@ -1,23 +1,10 @@
 // Requests whose JSON text the Schedules screen must keep as written: a
 // schedule's payload may hold integers a JS number cannot carry, so the
 // dialog sends the payload as typed and reads it back before parsing.
-// api.ts only sends bodies it serialises itself, so these use its headers
-// and error reading around their own fetch.
-import { ApiError, errorOf, get, headers } from "../api";
+import { apiText } from "../api";
 import { rawMember, type Schedule } from "./schedule-logic";
 
-async function raw(method: string, path: string, body?: string): Promise<string> {
-  const h = headers(method);
-  if (body !== undefined) h["Content-Type"] = "application/json";
-  const res = await fetch(path, { method, headers: h, body, credentials: "same-origin" });
-  if (!res.ok) {
-    const err: ApiError = await errorOf(res);
-    // The session ended: one request through api.ts tells the shell so.
-    if (res.status === 401) get("/api/v1/schedules").catch(() => {});
-    throw err;
-  }
-  return res.text();
-}
+const raw = (method: string, path: string, body?: string) => apiText(method, path, body);
 
 /** saveSchedule creates (id undefined) or replaces schedule id with body, a wire.ScheduleRequest's JSON text. */
 export async function saveSchedule(id: string | undefined, body: string): Promise<Schedule> {

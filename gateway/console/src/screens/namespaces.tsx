@@ -1,5 +1,121 @@
-import { Screen } from "../components/ui";
+// Namespaces: the tenant's namespaces the key may read, with their
+// settings; create, edit and delete them (namespace.manage), and switch
+// the console to one.
+import { useState } from "preact/hooks";
+import { useApi } from "../hooks";
+import { useSession } from "../session";
+import { Empty, ErrorBox, Screen, Time } from "../components/ui";
+import { NamespaceDelete } from "./namespace-delete";
+import { NamespaceDialog } from "./namespace-dialog";
+import { retentionLabel, type Namespace, type NamespaceList } from "./namespace-util";
+import "./namespaces.css";
 
 export function Namespaces() {
-  return <Screen name="namespaces" title="Namespaces" ready={true}><p>Not written yet.</p></Screen>;
+  const { can, namespace, setNamespace, session } = useSession();
+  const list = useApi<NamespaceList>("/api/v1/namespaces");
+  const [editing, setEditing] = useState<Namespace | "new" | null>(null);
+  const [deleting, setDeleting] = useState<Namespace | null>(null);
+  const [notice, setNotice] = useState("");
+  const manage = can("namespace.manage");
+  const namespaces = list.data?.namespaces ?? [];
+
+  return (
+    <Screen
+      name="namespaces"
+      title="Namespaces"
+      ready={list.data !== undefined || list.error !== undefined}
+      actions={
+        manage && (
+          <button type="button" id="namespace-new" class="primary" onClick={() => setEditing("new")}>
+            New namespace
+          </button>
+        )
+      }
+    >
+      <p class="muted">
+        A namespace holds its own queues, jobs and schedules. The console works in one at a time: <strong>{namespace}</strong>.
+      </p>
+      <ErrorBox error={list.error} />
+      {notice && (
+        <div class="notice" role="status">
+          {notice}
+        </div>
+      )}
+      {list.data && namespaces.length === 0 && <Empty>This key may read no namespace.</Empty>}
+      {namespaces.length > 0 && (
+        <div class="table-wrap">
+          <table class="data ns-table">
+            <caption class="sr-only">Namespaces</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Description</th>
+                <th scope="col">Retention</th>
+                <th scope="col">Deletion protection</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {namespaces.map((ns) => (
+                <tr key={ns.name} data-namespace={ns.name}>
+                  <td>
+                    <span class="mono">{ns.name}</span>
+                    {ns.name === namespace && <span class="badge ns-current">current</span>}
+                    {ns.name === session.default_namespace && <span class="badge muted">key's default</span>}
+                  </td>
+                  <td class="wrap">{ns.description || <span class="muted">—</span>}</td>
+                  <td title={ns.retention || "no retention set: the queues' own settings apply"}>{retentionLabel(ns.retention)}</td>
+                  <td class="ns-protection">{ns.deletion_protection ? <span class="badge ns-protected">on</span> : <span class="muted">off</span>}</td>
+                  <td>
+                    <Time at={ns.created_at} />
+                  </td>
+                  <td class="row-actions">
+                    {ns.name !== namespace && (
+                      <button type="button" data-use-ns={ns.name} onClick={() => setNamespace(ns.name)} aria-label={`Switch the console to namespace ${ns.name}`}>
+                        Switch to
+                      </button>
+                    )}
+                    {manage && (
+                      <button type="button" data-edit-ns={ns.name} onClick={() => setEditing(ns)} aria-label={`Edit namespace ${ns.name}`}>
+                        Edit
+                      </button>
+                    )}
+                    {manage && (
+                      <button type="button" class="danger" data-delete-ns={ns.name} onClick={() => setDeleting(ns)} aria-label={`Delete namespace ${ns.name}`}>
+                        Delete
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <NamespaceDialog
+        namespace={editing}
+        onClose={() => setEditing(null)}
+        onSaved={(ns, created) => {
+          setEditing(null);
+          setNotice(created ? `Namespace ${ns.name} created.` : `Namespace ${ns.name} saved.`);
+          list.reload();
+        }}
+      />
+      <NamespaceDelete
+        namespace={deleting}
+        current={deleting?.name === namespace}
+        onClose={() => setDeleting(null)}
+        onDeleted={(name) => {
+          setDeleting(null);
+          setNotice(`Namespace ${name} deleted.`);
+          // The console cannot stay in a namespace that is gone.
+          if (name === namespace) setNamespace(session.default_namespace !== name ? session.default_namespace : "default");
+          else list.reload();
+        }}
+      />
+    </Screen>
+  );
 }

@@ -1,0 +1,110 @@
+// The namespace dialog: create one (POST /api/v1/namespaces) or change
+// one's settings (PATCH, sending only what changed).
+import { useState } from "preact/hooks";
+import { patch, post, enc } from "../api";
+import { Dialog, ErrorBox, Field, useAsync, val } from "../components/ui";
+import { namespaceNameError, retentionBody, retentionInput, type Namespace } from "./namespace-util";
+
+type Props = {
+  /** the namespace to edit, "new" to create one, null when closed */
+  namespace: Namespace | "new" | null;
+  onClose: () => void;
+  onSaved: (ns: Namespace, created: boolean) => void;
+};
+
+export function NamespaceDialog(props: Props) {
+  const title = props.namespace === "new" ? "New namespace" : `Namespace ${props.namespace?.name ?? ""}`;
+  // The form mounts with each opening, so it starts from the namespace as it is.
+  return (
+    <Dialog open={props.namespace !== null} id="namespace-dialog" title={title} onClose={props.onClose}>
+      {props.namespace !== null && <NamespaceForm {...props} />}
+    </Dialog>
+  );
+}
+
+function NamespaceForm(props: Props) {
+  const creating = props.namespace === "new";
+  const orig = props.namespace && props.namespace !== "new" ? props.namespace : null;
+  const [name, setName] = useState(orig?.name ?? "");
+  const [description, setDescription] = useState(orig?.description ?? "");
+  const [retention, setRetention] = useState(retentionInput(orig?.retention));
+  const [protect, setProtect] = useState(orig?.deletion_protection ?? false);
+  const [touched, setTouched] = useState(false);
+  const { busy, error, run } = useAsync();
+
+  const nameErr = creating && touched ? namespaceNameError(name) : "";
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setTouched(true);
+    if (creating && namespaceNameError(name)) return;
+    await run(async () => {
+      if (creating) {
+        const body: Record<string, unknown> = { name, description, deletion_protection: protect };
+        const r = retentionBody(retention);
+        if (r !== null) body.retention = r;
+        props.onSaved(await post<Namespace>("/api/v1/namespaces", body), true);
+        return;
+      }
+      if (!orig) return;
+      // A merge patch: only the fields that changed; null clears one.
+      const body: Record<string, unknown> = {};
+      if (description !== orig.description) body.description = description === "" ? null : description;
+      if (retention.trim() !== retentionInput(orig.retention)) body.retention = retentionBody(retention);
+      if (protect !== orig.deletion_protection) body.deletion_protection = protect;
+      if (Object.keys(body).length === 0) {
+        props.onClose();
+        return;
+      }
+      props.onSaved(await patch<Namespace>(`/api/v1/namespaces/${enc(orig.name)}`, body), false);
+    });
+  };
+
+  return (
+    <form id="namespace-form" onSubmit={submit} noValidate>
+      <Field label="Name" for="ns-name" hint={creating ? "Lowercase letters, digits and '-'; it cannot be changed later." : "A namespace cannot be renamed."}>
+        <input
+          id="ns-name"
+          required
+          autoComplete="off"
+          spellcheck={false}
+          maxLength={63}
+          value={name}
+          disabled={!creating}
+          aria-invalid={nameErr ? true : undefined}
+          aria-describedby={nameErr ? "ns-name-error" : undefined}
+          onInput={(e) => setName(val(e))}
+          onBlur={() => setTouched(true)}
+        />
+      </Field>
+      {nameErr && (
+        <p id="ns-name-error" class="field-error">
+          {nameErr}
+        </p>
+      )}
+      <Field label="Description" for="ns-description">
+        <textarea id="ns-description" class="ns-description" maxLength={1024} value={description} onInput={(e) => setDescription(val(e))} />
+      </Field>
+      <Field
+        label="Retention of finished jobs"
+        for="ns-retention"
+        hint='How long completed and dead jobs are kept, e.g. "7d", "36h" or a number of seconds (1 minute to 10 years). Empty: none set.'
+      >
+        <input id="ns-retention" autoComplete="off" spellcheck={false} placeholder="e.g. 7d" value={retention} onInput={(e) => setRetention(val(e))} />
+      </Field>
+      <label class="check">
+        <input id="ns-protect" type="checkbox" checked={protect} onChange={(e) => setProtect(e.currentTarget.checked)} />
+        Deletion protection (the namespace cannot be deleted while this is on)
+      </label>
+      <ErrorBox error={error} />
+      <div class="dialog-footer">
+        <button type="button" onClick={props.onClose} disabled={busy}>
+          Cancel
+        </button>
+        <button type="submit" id="ns-save" class="primary" disabled={busy}>
+          {creating ? (busy ? "Creating…" : "Create") : busy ? "Saving…" : "Save"}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -267,6 +267,16 @@ func TestConsoleJobEnqueueDialog(t *testing.T) {
 	p.until(waitTimeout, `document.querySelectorAll('#job-payload .json-children .json-children > .json-row .json-number').length === 100`, "100 keys shown")
 	p.click("#job-payload .json-raw")
 	p.waitText("#job-payload pre", `"k119": 119`)
+	p.click("#job-payload .json-copy")
+	p.waitText("#job-payload .json-status", "Copied")
+
+	// On a phone the dialog fits the screen.
+	p.setViewport(390, 844)
+	p.click("#enqueue-open")
+	p.waitFor("#enqueue-dialog #enqueue-payload")
+	assert.LessOrEqual(t, eval[float64](p, query("#enqueue-dialog")+".getBoundingClientRect().right"), 390.0, "the dialog is wider than the phone")
+	assert.True(t, eval[bool](p, "document.documentElement.scrollWidth <= window.innerWidth"), "the page scrolls sideways on a phone")
+	p.shot("enqueue-phone")
 }
 
 // A batch of 3 with 1 completed shows 1/3 on its page, with its jobs and

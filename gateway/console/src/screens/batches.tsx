@@ -82,7 +82,7 @@ export function Batches() {
       );
     return () => ctl.abort();
   }, [ids, counts]);
-  useLiveReload(() => setCounts((c) => c + 1), finishing, 2000);
+  useLiveReload(() => setCounts((c) => c + 1), finishing, 5000);
 
   return (
     <Screen name="batches" title="Batches" ready={ids !== null}>
@@ -213,7 +213,8 @@ function useStateCounts(id: string, tick: number): Record<string, { n: number; e
 }
 
 export function BatchDetail({ id }: { id: string }) {
-  const { data: b, error, reload } = useApi<Batch>(`/api/v1/batches/${enc(id)}`);
+  const { data, error, reload } = useApi<Batch>(`/api/v1/batches/${enc(id)}`);
+  const b = data?.id === id ? data : undefined;
   const [tick, setTick] = useState(0);
   const [state, setState] = useState("");
   const counts = useStateCounts(id, tick);
@@ -243,7 +244,7 @@ export function BatchDetail({ id }: { id: string }) {
       </Screen>
     );
   return (
-    <Screen name="batch" title={<span class="batch-title">Batch <span class="mono">{b.id}</span></span>} ready={true}>
+    <Screen name="batch" title={"Batch " + b.id} ready={true}>
       {error && <ErrorBox error={error} />}
       <div class="grid">
         <section class="card">

@@ -21,8 +21,9 @@ export function EnqueueButton() {
   const [open, setOpen] = useState(false);
   return (
     <>
-      <button type="button" id="enqueue-open" class="primary" onClick={() => setOpen(true)} aria-haspopup="dialog">
-        Enqueue job
+      <button type="button" id="enqueue-open" class="primary" onClick={() => setOpen(true)} aria-haspopup="dialog" aria-label="Enqueue job" title="Enqueue job">
+        <span aria-hidden="true">+</span>
+        <span class="enqueue-long"> Enqueue job</span>
       </button>
       <Dialog open={open} title="Enqueue a job" onClose={() => setOpen(false)} id="enqueue-dialog" wide>
         <EnqueueFormView onClose={() => setOpen(false)} />

@@ -18,8 +18,11 @@ import "./job.css";
 const PROGRESS_REFRESH = 3000;
 
 export function JobDetail({ id }: { id: string }) {
-  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${enc(id)}`);
-  const [deleted, setDeleted] = useState(false);
+  const { data, error, reload } = useApi<Job>(`/api/v1/jobs/${enc(id)}`);
+  // The screen stays mounted from one job to the next (a chain's link): another job's data is not this one's.
+  const job = data?.id === id ? data : undefined;
+  const [deletedId, setDeletedId] = useState("");
+  const deleted = deletedId === id;
   useLiveReload(reload, (e) => e.job_id === id, 500);
   const active = job?.state === "active";
   useEffect(() => {
@@ -54,7 +57,7 @@ export function JobDetail({ id }: { id: string }) {
       </Screen>
     );
   return (
-    <Screen name="job" title={<span class="job-title">Job <span class="mono">{job.id}</span></span>} ready={true} actions={<Actions job={job} reload={reload} onDeleted={() => setDeleted(true)} />}>
+    <Screen name="job" title={"Job " + job.id} ready={true} actions={<Actions job={job} reload={reload} onDeleted={() => setDeletedId(id)} />}>
       {error && <ErrorBox error={error} />}
       <div class="job-layout">
         <section class="card" aria-labelledby="job-fields-h">

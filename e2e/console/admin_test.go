@@ -67,6 +67,8 @@ func TestConsoleAdminKeyCreateCopyRevoke(t *testing.T) {
 	p.until(waitTimeout, query(`#key-role option[value="viewer"]`), "the role select offers viewer")
 	p.setValue("#key-role", "viewer")
 	p.waitText("#key-role-hint", "job.read")
+	p.setValue("#key-expiry", "30d")
+	p.shot("key-new")
 	p.click("#key-create")
 	p.waitFor("#key-secret")
 	secret := eval[string](p, query("#key-secret")+".value")
@@ -99,7 +101,9 @@ func TestConsoleAdminKeyCreateCopyRevoke(t *testing.T) {
 	assert.Equal(t, "viewer", made.Role)
 	assert.Equal(t, []string{tn.namespace}, made.Namespaces)
 	assert.Equal(t, "made by the console test", made.Description)
-	assert.Nil(t, made.ExpiresAt)
+	if assert.NotNil(t, made.ExpiresAt) {
+		assert.WithinDuration(t, time.Now().Add(30*24*time.Hour), *made.ExpiresAt, time.Hour)
+	}
 
 	// Nowhere in the browser but the dialog; gone from the page once closed.
 	assertSecretNotStored(t, p, secret)
@@ -140,6 +144,52 @@ func TestConsoleAdminKeyCreateCopyRevoke(t *testing.T) {
 	p.click("#confirm-dialog button:not(#confirm-ok)") // cancel
 	p.waitGone("#key-revoke-own")
 	p.waitNoDialog()
+}
+
+// Rotating a key in the console shows its new secret once, with how long
+// the old one keeps working; the new one works and the old one stops.
+// Revoking the session's own key signs the console out.
+func TestConsoleAdminKeyRotateAndRevokeOwn(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	worker := tn.key(t, tenancy.RoleWorker)
+	admin := tn.key(t, tenancy.RoleAdmin, "*")
+	p := openPage(t)
+	p.goTo("/console/keys")
+	p.signIn(admin.Token)
+	p.waitScreen("keys")
+	p.waitText(fmt.Sprintf(`tr[data-key=%q]`, admin.ID), "this session")
+
+	p.click(fmt.Sprintf(`button[data-rotate=%q]`, worker.ID))
+	p.waitFor("#key-grace")
+	p.setValue("#key-grace", "1h")
+	p.click("#key-rotate-ok")
+	p.waitFor("#key-secret")
+	secret := eval[string](p, query("#key-secret")+".value")
+	require.NotEmpty(t, secret)
+	require.NotEqual(t, worker.Token, secret)
+	p.waitText("#key-grace-until", "keeps working until")
+	_, err := tn.client(secret).ListQueues(ctx(t))
+	require.NoError(t, err, "the rotated secret does not work")
+	_, err = tn.client(worker.Token).ListQueues(ctx(t))
+	require.NoError(t, err, "the old secret stopped within its grace period")
+	assertSecretNotStored(t, p, secret)
+	p.click("#key-done")
+	p.waitNoDialog()
+	assert.False(t, eval[bool](p, "document.documentElement.outerHTML.includes("+js(secret)+")"), "the closed dialog left the secret in the page")
+	k, err := tn.owner.GetKey(ctx(t), worker.ID)
+	require.NoError(t, err)
+	assert.NotNil(t, k.RotatedAt)
+
+	// Revoking the session's own key warns, then signs out.
+	p.click(fmt.Sprintf(`button[data-revoke=%q]`, admin.ID))
+	p.waitFor("#key-revoke-own")
+	p.click("#confirm-ok")
+	p.waitFor(signInForm)
+	assert.Equal(t, 401, p.apiJSON("GET", "/console/api/session", nil, nil).Status)
+	k, err = tn.owner.GetKey(ctx(t), admin.ID)
+	require.NoError(t, err)
+	assert.NotNil(t, k.RevokedAt)
 }
 
 // waitNoDialog waits until no dialog is open: the console empties a
@@ -293,6 +343,7 @@ func TestConsoleAdminRoles(t *testing.T) {
 	p.setValue(`select[data-perm-action="0"]`, "job.read")
 	p.setValue(`input[data-perm-ns="0"]`, tn.namespace)
 	p.setValue(`input[data-perm-queues="0"]`, "emails.*")
+	p.shot("role-editor")
 	p.click("#role-save")
 	row := `tr[data-role="support"]`
 	p.waitText(row, "emails.*")
@@ -325,4 +376,29 @@ func TestConsoleAdminRoles(t *testing.T) {
 		assert.Equal(t, 1, p.count(fmt.Sprintf(`#key-role option[value=%q]`, r)), "an owner may grant %s", r)
 	}
 	assert.True(t, strings.Contains(p.text("#key-new-dialog"), "Namespaces"))
+	p.click("#key-new-dialog button:not(#key-create)") // cancel
+	p.waitNoDialog()
+
+	// Edit: one more permission; rows over the same patterns are one permission.
+	p.goTo("/console/roles")
+	p.waitScreen("roles")
+	p.click(`button[data-edit-role="support"]`)
+	p.waitFor(`input[data-perm-queues="0"]`)
+	assert.True(t, eval[bool](p, query("#role-name")+".disabled"), "a role's name is editable")
+	p.click("#role-add-perm")
+	p.setValue(`select[data-perm-action="1"]`, "job.manage")
+	p.click("#role-save")
+	p.waitText(row, "job.manage")
+	p.waitNoDialog()
+	got, err = tn.owner.GetRole(ctx(t), "support")
+	require.NoError(t, err)
+	require.Len(t, got.Permissions, 1, "%+v", got.Permissions)
+	assert.Equal(t, []string{"job.read", "job.manage"}, got.Permissions[0].Actions)
+
+	// Delete.
+	p.click(`button[data-delete-role="support"]`)
+	p.click("#confirm-ok")
+	p.waitGone(row)
+	_, err = tn.owner.GetRole(ctx(t), "support")
+	assertAPIStatus(t, err, http.StatusNotFound)
 }

@@ -9,7 +9,7 @@ import { Dialog, ErrorBox, Field, useAsync, val } from "../components/ui";
 import { KeySecret } from "./key-secret";
 import { EXPIRY_PRESETS, expiresAt, keyNamespaces, type CreatedKey, type Key } from "./key-util";
 import type { NamespaceList } from "./namespace-util";
-import { BUILTIN_DESCRIPTIONS, builtinActions, describePermission, mayGrantRole, type Role, type RoleList } from "./role-util";
+import { BUILTIN_DESCRIPTIONS, BUILTIN_ROLES, builtinActions, describePermission, mayGrantRole, type Role, type RoleList } from "./role-util";
 
 type Props = { open: boolean; onClose: () => void; onCreated: (k: Key) => void };
 
@@ -41,10 +41,15 @@ function KeyForm(props: Props) {
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const { busy, error, run } = useAsync();
 
+  // Without the roles list (a key that may not read it), the built-in
+  // roles are still known.
   const roleChoices: Role[] = useMemo(() => {
-    const list = roles.data?.roles ?? [];
+    const list =
+      roles.data?.roles ??
+      (roles.error ? BUILTIN_ROLES.map((name) => ({ name, description: BUILTIN_DESCRIPTIONS[name], permissions: [], builtin: true })) : []);
     return list.filter((r) => mayGrantRole(session.role, r.name));
-  }, [roles.data, session.role]);
+  }, [roles.data, roles.error, session.role]);
+  const rolesKnown = roleChoices.length > 0;
 
   const namespaceChoices = useMemo(() => {
     const known = nsList.data ? nsList.data.namespaces.map((n) => n.name) : session.namespaces.filter((n) => n !== "*");
@@ -117,8 +122,8 @@ function KeyForm(props: Props) {
           <input id="key-name" required maxLength={64} autoComplete="off" value={name} onInput={(e) => setName(val(e))} />
         </Field>
         <Field label="Role" for="key-role">
-          <select id="key-role" value={role} onChange={(e) => setRole(val(e))} disabled={!roles.data}>
-            {!roles.data && <option value={role}>{roles.error ? "roles could not be loaded" : "Loading…"}</option>}
+          <select id="key-role" value={role} onChange={(e) => setRole(val(e))} disabled={!rolesKnown}>
+            {!rolesKnown && <option value={role}>{roles.error ? "no role this key may grant" : "Loading…"}</option>}
             {roleChoices.map((r) => (
               <option key={r.name} value={r.name}>
                 {r.name}
@@ -135,7 +140,7 @@ function KeyForm(props: Props) {
           {selectedRole.builtin ? builtinActions(selectedRole.name).join(", ") : selectedRole.permissions.map(describePermission).join("; ")}
         </p>
       )}
-      <ErrorBox error={roles.error} />
+      {roles.error && <p class="muted">The tenant's custom roles could not be listed ({roles.error.message}); built-in roles only.</p>}
       <Field label="Description" for="key-description">
         <input id="key-description" maxLength={1024} autoComplete="off" value={description} onInput={(e) => setDescription(val(e))} />
       </Field>
@@ -190,7 +195,7 @@ function KeyForm(props: Props) {
         <button type="button" onClick={close} disabled={busy}>
           Cancel
         </button>
-        <button type="submit" id="key-create" class="primary" disabled={busy || !roles.data}>
+        <button type="submit" id="key-create" class="primary" disabled={busy || !rolesKnown}>
           {busy ? "Creating…" : "Create key"}
         </button>
       </div>

@@ -145,7 +145,7 @@ const stateGlyph: Record<string, string> = {
   completed: "✓",
   dead: "✕",
   cancelled: "⊘",
-  held: "⏸",
+  held: "‖",
 };
 
 /** StateBadge shows a job state with a glyph, so it does not rely on colour alone. */

@@ -70,13 +70,14 @@ export function setQuery(params: URLSearchParams) {
 type LinkProps = { href: string; children?: ComponentChildren } & Omit<JSX.HTMLAttributes<HTMLAnchorElement>, "href">;
 
 /** Link is an anchor that navigates without reloading (plain clicks only). */
-export function Link({ href, children, ...rest }: LinkProps) {
+export function Link({ href, children, onClick, ...rest }: LinkProps) {
   const url = href.startsWith(BASE) ? href : BASE + href;
   return (
     <a
       {...rest}
       href={url}
       onClick={(e) => {
+        if (typeof onClick === "function") onClick(e);
         if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
         e.preventDefault();
         navigate(url);

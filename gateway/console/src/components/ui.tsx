@@ -91,6 +91,8 @@ export function Confirm(props: {
   danger?: boolean;
   onConfirm: () => Promise<unknown> | void;
   onClose: () => void;
+  /** the dialog's id; one screen with two confirmations names them apart */
+  id?: string;
 }) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<Error | null>(null);
@@ -102,7 +104,7 @@ export function Confirm(props: {
       open={props.open}
       title={props.title}
       onClose={props.onClose}
-      id="confirm-dialog"
+      id={props.id ?? "confirm-dialog"}
       footer={
         <>
           <button type="button" onClick={props.onClose} disabled={busy}>

@@ -76,6 +76,19 @@ func TestConsoleTenancyViewerSeesNoMutations(t *testing.T) {
 	require.NotEmpty(t, batch.BatchID)
 	viewer := tn.key(t, tenancy.RoleViewer)
 
+	// The owner sees the buttons, so their absence below is the role's doing.
+	owner := openPage(t)
+	owner.goTo("/console/")
+	owner.signIn(tn.ownerKey)
+	for path, sel := range map[string]string{
+		"/console/queues/tv.q": "#queue-pause", "/console/jobs/" + dead: "#job-retry", "/console/jobs/" + ids[0]: "#job-delete",
+		"/console/schedules": "#schedule-new", "/console/namespaces": "#namespace-new", "/console/keys": "button[data-revoke]",
+	} {
+		owner.goTo(path)
+		owner.waitAnyScreen(path)
+		owner.until(waitTimeout, query(sel), "the owner sees "+sel+" on "+path)
+	}
+
 	p := openPage(t)
 	p.goTo("/console/")
 	p.signIn(viewer.Token)

@@ -235,21 +235,25 @@ function isCurrent(href: string, path: string) {
 function NamespaceSwitcher(props: { session: Session; onChange: (ns: string) => void }) {
   const [names, setNames] = useState<string[]>(() => (props.session.namespaces.includes("*") ? [props.session.namespace] : props.session.namespaces));
   const [err, setErr] = useState<Error | null>(null);
-  useEffect(() => {
+  // Loaded at sign-in and again whenever the switcher gets focus, so a
+  // namespace created since shows up.
+  const load = () => {
     if (!allows(props.session.actions, "namespace.read")) return;
     get<{ namespaces: { name: string }[] }>("/api/v1/namespaces")
       .then((b) => {
         const all = b.namespaces.map((n) => n.name);
         const allowed = props.session.namespaces.includes("*") ? all : all.filter((n) => props.session.namespaces.includes(n));
         if (allowed.length) setNames(allowed);
+        setErr(null);
       })
       .catch(setErr);
-  }, [props.session.tenant_id]);
+  };
+  useEffect(load, [props.session.tenant_id]);
   const ns = currentNamespace();
   return (
     <label class="ns-switch" title={err ? err.message : undefined}>
       <span class="sr-only">Namespace</span>
-      <select id="namespace" aria-label="Namespace" value={ns} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      <select id="namespace" aria-label="Namespace" value={ns} onFocus={load} onChange={(e) => props.onChange(e.currentTarget.value)}>
         {(names.includes(ns) ? names : [ns, ...names]).map((n) => (
           <option key={n} value={n}>
             {n}

@@ -1,6 +1,6 @@
 // Small building blocks every screen uses.
 import type { ComponentChildren, JSX } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
 /** Screen is a screen's root: data-screen names it, data-ready says its first data arrived (tests wait on it). */
 export function Screen(props: {
@@ -54,7 +54,8 @@ export function Dialog(props: {
   wide?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  // Before paint: an emptied dialog must not stay open, catching clicks.
+  useLayoutEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (props.open && !d.open) d.showModal();

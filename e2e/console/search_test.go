@@ -165,6 +165,7 @@ func TestConsoleSearchBulkRetryByErrorText(t *testing.T) {
 	assert.Equal(t, `This will retry 50 dead jobs in emails.send matching error contains "SMTP".`, p.text("#bulk-confirm-text"))
 	assert.Contains(t, p.text("#confirm-dialog"), "cannot be undone")
 	assert.Contains(t, p.text("#confirm-ok"), "Retry 50 jobs")
+	p.shot("bulk-confirm")
 	p.click("#confirm-ok")
 	// 50 matches are under the shard's background threshold: the answer
 	// comes at once (TestConsoleSearchBulkRetryInBackground takes the other path).
@@ -282,6 +283,17 @@ func TestConsoleSearchDeadLetterListsEveryQueue(t *testing.T) {
 	assert.Contains(t, eval[string](p, "location.search"), "queue=reports.gen")
 	assert.NotContains(t, p.text(".search-table tbody"), "emails.send")
 
+	// Live: a job dying in the queue is announced, not reloaded under the user.
+	p.click(".search-table tbody tr:nth-child(1) .row-check")
+	p.waitText("#bulk-count", "1 selected")
+	searchMakeDead(t, tn, "reports.gen", 1, "OOM killed again")
+	p.waitFor("#search-refresh")
+	assert.Contains(t, p.text("#search-summary"), "2 results")
+	assert.Equal(t, 1, p.count(".row-check:checked"), "the selection was kept")
+	p.click("#search-refresh")
+	p.waitSearchResults("3 results")
+	p.waitGone("#search-refresh")
+
 	// A phone: nothing is wider than the screen but the table, which
 	// scrolls in its wrapper. The top bar is the frame's and measured by
 	// its own tests: hidden here, so only this screen is measured.
@@ -293,7 +305,7 @@ func TestConsoleSearchDeadLetterListsEveryQueue(t *testing.T) {
 
 	viewer := tn.key(t, tenancy.RoleViewer)
 	v := searchSignIn(t, viewer.Token, "/console/dead", "dead")
-	v.waitSearchResults("6 results")
+	v.waitSearchResults("7 results")
 	assert.Zero(t, v.count("#select-all-matching, #bulk-retry, .row-check"), "a viewer is offered bulk actions")
 }
 

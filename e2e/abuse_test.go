@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/freeport"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -262,7 +264,7 @@ var gatewaySeq atomic.Int64
 func startGateway(t *testing.T, controlURL string, nofile int, flags ...string) *gatewayProc {
 	t.Helper()
 	dir := t.TempDir()
-	ports, err := freePorts(3)
+	ports, err := freeport.Loopback(3)
 	require.NoError(t, err)
 	keyFile := filepath.Join(dir, "gossip.key")
 	writeGossipKey(t, keyFile)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/freeport"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,7 +59,7 @@ func newShardCluster(t *testing.T, n int, extra ...string) *shardCluster {
 	t.Cleanup(c.killAll)
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("n%d", i)
-		ports, err := freePorts(3)
+		ports, err := freeport.Loopback(3)
 		require.NoError(t, err)
 		c.nodes[id] = &shardNode{id: id, dir: filepath.Join(dir, id), http: ports[0], raft: ports[1], gossip: ports[2]}
 		c.order = append(c.order, id)

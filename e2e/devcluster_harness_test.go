@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/freeport"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +45,7 @@ type clusterProc struct {
 func launchCluster(t *testing.T, shards, replicas int) *localCluster {
 	t.Helper()
 	dir := t.TempDir()
-	ports, err := freePorts(2)
+	ports, err := freeport.Loopback(2)
 	require.NoError(t, err)
 	cmd := exec.Command(binary, "dev", "--shards", fmt.Sprint(shards), "--replicas", fmt.Sprint(replicas),
 		"--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1])

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobbie/jobbie/e2e/internal/freeport"
 
 	"github.com/stretchr/testify/require"
 
@@ -73,7 +73,7 @@ type devServer struct {
 // launch starts `jobbie dev` on fresh loopback ports (gateway, control,
 // shard, gateway metrics) and waits until it prints that it is running.
 func launch(dir string) (*devServer, error) {
-	ports, err := freePorts(4)
+	ports, err := freeport.Loopback(4)
 	if err != nil {
 		return nil, err
 	}
@@ -178,41 +178,6 @@ func (d *devServer) ports() []string {
 // hostPort is a base URL's host:port.
 func hostPort(url string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://")
-}
-
-// freePorts reserves n loopback ports by binding and releasing them.
-// freePorts picks n loopback ports free for TCP and UDP (gossip takes
-// both), below the kernel's ephemeral range (32768 and up on Linux): a
-// process may bind a port picked here seconds later, and in between an
-// outgoing connection of any test may take an ephemeral port as its
-// source port; none takes one below it.
-func freePorts(n int) ([]string, error) {
-	var out []string
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for tries := 0; len(out) < n; tries++ {
-		if tries == 1000 {
-			return nil, fmt.Errorf("no %d free ports on 127.0.0.1 between 10000 and 32000", n)
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		u, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			l.Close()
-			continue
-		}
-		u.Close()
-		lns = append(lns, l) // held until all n are picked: no duplicates
-		out = append(out, addr)
-	}
-	return out, nil
 }
 
 var tenantSeq atomic.Int64

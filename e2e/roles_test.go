@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/freeport"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
@@ -31,7 +33,7 @@ func TestRolesApartTwoShardsBehindOneGateway(t *testing.T) {
 	keyFile := filepath.Join(dir, "gossip.key")
 	writeGossipKey(t, keyFile)
 	common := []string{"--gossip-key-file", keyFile}
-	ports, err := freePorts(11)
+	ports, err := freeport.Loopback(11)
 	require.NoError(t, err)
 	ctlHTTP, gwHTTP, s1HTTP, s2HTTP := ports[0], ports[1], ports[2], ports[3]
 	ctlGossip, gwGossip, s1Gossip, s2Gossip := ports[4], ports[5], ports[6], ports[7]

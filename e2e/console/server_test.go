@@ -6,8 +6,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jobbie/jobbie/e2e/internal/freeport"
 )
 
 // devServer is the running `jobbie dev`.
@@ -30,7 +30,7 @@ type devServer struct {
 // launch starts `jobbie dev` on fresh loopback ports, with its front end
 // from consoleDir when set, and waits until it says it is running.
 func launch(dir, consoleDir string) (*devServer, error) {
-	ports, err := freePorts(3)
+	ports, err := freeport.Loopback(3)
 	if err != nil {
 		return nil, err
 	}
@@ -143,36 +143,4 @@ func (d *devServer) logTail(n int) string {
 
 func (d *devServer) printLogTail(w io.Writer, n int) {
 	fmt.Fprintf(w, "--- last lines of the jobbie dev log:\n%s\n---\n", d.logTail(n))
-}
-
-// freePorts picks n loopback ports free for TCP and UDP, between 10000 and
-// 32000: below Linux's ephemeral range, so no outgoing connection takes
-// one between the pick and jobbie's bind (as e2e/harness_test.go does).
-func freePorts(n int) ([]string, error) {
-	var out []string
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for tries := 0; len(out) < n; tries++ {
-		if tries == 1000 {
-			return nil, fmt.Errorf("no %d free ports on 127.0.0.1 between 10000 and 32000", n)
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		u, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			l.Close()
-			continue
-		}
-		u.Close()
-		lns = append(lns, l) // held until all n are picked: no duplicates
-		out = append(out, addr)
-	}
-	return out, nil
 }

@@ -1,0 +1,29 @@
+package freeport
+
+import (
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoopbackPicksDistinctBindablePortsInRange(t *testing.T) {
+	addrs, err := Loopback(20)
+	require.NoError(t, err)
+	require.Len(t, addrs, 20)
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		require.False(t, seen[a], "duplicate %s", a)
+		seen[a] = true
+		host, port, err := net.SplitHostPort(a)
+		require.NoError(t, err)
+		require.Equal(t, "127.0.0.1", host)
+		p, err := strconv.Atoi(port)
+		require.NoError(t, err)
+		require.True(t, p >= 10000 && p < 32000, "port %d", p)
+		l, err := net.Listen("tcp", a) // released: a process can bind it
+		require.NoError(t, err)
+		require.NoError(t, l.Close())
+	}
+}

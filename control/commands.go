@@ -25,6 +25,8 @@ var (
 	opRotateSigning   = replica.Op[rotateSigningKeyCmd, signingKey]{Type: 11, Name: "rotate_signing_key"}
 	opPutRole         = replica.Op[putRoleCmd, roleChanged]{Type: 12, Name: "put_role"}
 	opDeleteRole      = replica.Op[deleteRoleCmd, uint64]{Type: 13, Name: "delete_role"}
+	opPutUsage        = replica.Op[putUsageCmd, replica.None]{Type: 14, Name: "put_usage"}
+	opPutAPIRequests  = replica.Op[putAPIRequestsCmd, replica.None]{Type: 15, Name: "put_api_requests"}
 )
 
 // newRegistry registers every command's handler.
@@ -43,6 +45,8 @@ func newRegistry() *replica.Registry {
 	opRotateSigning.Handle(r, applyRotateSigningKey)
 	opPutRole.Handle(r, applyPutRole)
 	opDeleteRole.Handle(r, applyDeleteRole)
+	opPutUsage.Handle(r, applyPutUsage)
+	opPutAPIRequests.Handle(r, applyPutAPIRequests)
 	return r
 }
 

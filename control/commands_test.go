@@ -265,7 +265,7 @@ func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
 		opRecordKeyUse.Type, opRotateSigning.Type, opPutRole.Type, opDeleteRole.Type} {
 		require.NotEmpty(t, reg.Name(c), "command %d", c)
 	}
-	require.Len(t, reg.Types(), 13, "every command is registered")
+	require.Len(t, reg.Types(), 15, "every command is registered")
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte("{not json"))) })
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte{0xc1})) }, "nor msgpack")
 }

@@ -15,10 +15,18 @@ import (
 
 var shardIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
+// DefaultPullInterval is Config.PullInterval's default.
+const DefaultPullInterval = 2 * time.Second
+
 // ShardInfo names a shard cluster namespaces may be placed on.
 type ShardInfo struct {
 	ID   string `json:"id"`
 	Addr string `json:"addr"` // base URL of the shard's HTTP API, e.g. http://10.0.0.5:8082
+	// UsageAddrs are more addresses of the shard's nodes (host:port or
+	// https URLs) for control's own calls, the usage pulls. Control reads
+	// usage from Addr and these; a Unix socket Addr (a gateway on the
+	// same host) is not for control, so such a shard needs them.
+	UsageAddrs []string `json:"usage_addrs,omitempty"`
 }
 
 // Config configures a Server. Zero values take the defaults in comments.
@@ -57,6 +65,13 @@ type Config struct {
 	// ShutdownTimeout bounds how long Stop waits for requests in flight;
 	// default 5s.
 	ShutdownTimeout time.Duration
+	// PullInterval is how often the leader pulls every shard's usage into
+	// the metering ledger; default 2s; negative: never (for tests and
+	// embedders that meter nothing). Usage shows in GET /api/v1/usage at
+	// most PullInterval plus one pull's requests after a shard applied it.
+	PullInterval time.Duration
+	// PullTimeout bounds each request of a usage pull; default 10s.
+	PullTimeout time.Duration
 	// Clock stamps every command this node proposes as leader (the time
 	// records carry: created_at, registered_at…); default the real clock.
 	// Tests pass a fake one.
@@ -86,6 +101,12 @@ func (c Config) WithDefaults() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 5 * time.Second
 	}
+	if c.PullInterval == 0 {
+		c.PullInterval = DefaultPullInterval
+	}
+	if c.PullTimeout == 0 {
+		c.PullTimeout = 10 * time.Second
+	}
 	return c
 }
 
@@ -101,6 +122,9 @@ func (c Config) Validate() error {
 	if c.RaftTimeout < 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("RaftTimeout %s is under 10ms", c.RaftTimeout))
 	}
+	if c.PullTimeout < 0 {
+		errs = append(errs, fmt.Errorf("PullTimeout %s is negative", c.PullTimeout))
+	}
 	seen := map[string]bool{}
 	for i, s := range c.Shards {
 		switch {
@@ -112,6 +136,11 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("shard %d in Shards: id %q is listed twice", i, s.ID))
 		case s.Addr == "":
 			errs = append(errs, fmt.Errorf("shard %d in Shards (%s) has no Addr", i, s.ID))
+		}
+		for _, a := range s.UsageAddrs {
+			if _, ok := usageBaseURL(a); !ok {
+				errs = append(errs, fmt.Errorf("shard %d in Shards (%s): usage address %q must be host:port or an http(s) URL", i, s.ID, a))
+			}
 		}
 		seen[s.ID] = true
 	}

@@ -63,6 +63,8 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/internal/v1/tenants/:tid/roles/:name", gw, s.getRole)
 	app.Put("/internal/v1/tenants/:tid/roles/:name", gw, s.putRole)
 	app.Delete("/internal/v1/tenants/:tid/roles/:name", gw, s.deleteRole)
+	app.Get("/internal/v1/tenants/:tid/usage", gw, s.getUsage)
+	app.Post("/internal/v1/usage/api-requests", gw, s.postAPIRequests)
 	return app
 }
 

@@ -31,6 +31,13 @@ type Server struct {
 	ln        net.Listener
 	served    chan error // app.Listener's result
 
+	// The usage puller's loop (usage_pull.go), while started; onPull, set
+	// by tests before Start, runs after each of its rounds.
+	puller     *puller
+	pullCancel context.CancelFunc
+	pullDone   chan struct{}
+	onPull     func()
+
 	// mu guards node: operations hold it shared, Stop exclusively, so Stop
 	// waits for operations in flight and none starts on a closed node.
 	mu   sync.RWMutex
@@ -80,6 +87,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.ln = ln
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.app.Listener(ln) }()
+	s.startPuller()
 	s.log.Info("control plane started", "http", ln.Addr().String(), "raft", node.RaftAddr())
 	return nil
 }
@@ -112,6 +120,7 @@ func (s *Server) raftTLS() *replica.RaftTLS {
 func (s *Server) Stop() error {
 	s.lifecycle.Lock()
 	defer s.lifecycle.Unlock()
+	s.stopPuller()
 	var errs []error
 	if s.ln != nil {
 		if err := s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout); err != nil {
@@ -129,6 +138,32 @@ func (s *Server) Stop() error {
 	}
 	errs = append(errs, s.closeNode())
 	return errors.Join(errs...)
+}
+
+// startPuller starts the usage pull loop, which acts only while this node
+// leads; a negative PullInterval meters nothing.
+func (s *Server) startPuller() {
+	if s.cfg.PullInterval < 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.puller, s.pullCancel, s.pullDone = newPuller(s), cancel, make(chan struct{})
+	go func() {
+		defer close(s.pullDone)
+		s.puller.run(ctx, s.cfg.PullInterval, s.onPull)
+	}()
+}
+
+// stopPuller ends the pull loop and waits for it, so no pull proposes to
+// a closing node.
+func (s *Server) stopPuller() {
+	if s.pullCancel == nil {
+		return
+	}
+	s.pullCancel()
+	<-s.pullDone
+	s.puller.close()
+	s.pullCancel = nil
 }
 
 func (s *Server) closeNode() error {

@@ -12,6 +12,7 @@ package layout
 import (
 	"bytes"
 	"encoding/binary"
+	"time"
 )
 
 // Prefix bytes; 0x00 belongs to the replica host and is never used here.
@@ -29,6 +30,9 @@ const (
 	prefixKeyUsed    byte = 0x19 // tenant id, key id → when a gateway last saw the key (unix nanoseconds)
 	prefixRole       byte = 0x1a // tenant id, role name → custom role
 	prefixRolesVer   byte = 0x1b // tenant id → the version of its custom roles (uint64)
+	prefixUsage      byte = 0x1c // tenant id, namespace, hour, shard id → the shard's meters of that hour
+	prefixAPIReqs    byte = 0x1d // tenant id, hour, gateway instance → api requests the gateway admitted
+	prefixPullCursor byte = 0x1e // shard id → the metering puller's cursor for the shard
 )
 
 const sep = 0x00
@@ -149,6 +153,82 @@ func Shard(id string) []byte { return key(prefixShard, id) }
 
 // Shards is the prefix of every registered shard cluster.
 func Shards() []byte { return []byte{prefixShard} }
+
+// Hour is how an hour is written inside a key: its start in UTC as
+// "2006010215", ten digits, so byte order is time order (for years 1000
+// to 9999) and no component holds the separator.
+func Hour(t time.Time) string { return t.UTC().Format(hourFormat) }
+
+// ParseHour decodes an hour written by Hour.
+func ParseHour(s string) (time.Time, error) { return time.Parse(hourFormat, s) }
+
+const hourFormat = "2006010215"
+
+// Usage is the key of shard's meters of namespace ns of tenant tid in the
+// hour starting at hour: a tenant's entries sort by namespace, then hour,
+// then shard.
+func Usage(tid, ns string, hour time.Time, shard string) []byte {
+	return key(prefixUsage, tid, ns, Hour(hour), shard)
+}
+
+// TenantUsage is the prefix of every usage entry of tenant tid.
+func TenantUsage(tid string) []byte { return within(prefixUsage, tid) }
+
+// NamespaceUsage is the prefix of every usage entry of namespace ns of
+// tenant tid.
+func NamespaceUsage(tid, ns string) []byte { return within(prefixUsage, tid, ns) }
+
+// NamespaceUsageFrom is the first key of namespace ns's entries of hours
+// at or after hour.
+func NamespaceUsageFrom(tid, ns string, hour time.Time) []byte {
+	return within(prefixUsage, tid, ns, Hour(hour))
+}
+
+// UsageParts decodes a Usage key of tenant tid (whose prefix the caller
+// matched): the namespace, the hour and the shard id.
+func UsageParts(tid string, k []byte) (ns, hour, shard string, ok bool) {
+	rest := k[len(TenantUsage(tid)):]
+	parts := bytes.Split(rest, []byte{sep})
+	if len(parts) != 3 {
+		return "", "", "", false
+	}
+	return string(parts[0]), string(parts[1]), string(parts[2]), true
+}
+
+// APIRequests is the key of the api requests gateway instance gw admitted
+// for tenant tid in the hour starting at hour (a uint64).
+func APIRequests(tid string, hour time.Time, gw string) []byte {
+	return key(prefixAPIReqs, tid, Hour(hour), gw)
+}
+
+// TenantAPIRequestsFrom is the first key of tenant tid's api request
+// counts of hours at or after hour; TenantAPIRequests is the prefix of
+// them all.
+func TenantAPIRequestsFrom(tid string, hour time.Time) []byte {
+	return within(prefixAPIReqs, tid, Hour(hour))
+}
+
+// TenantAPIRequests is the prefix of every api request count of tenant tid.
+func TenantAPIRequests(tid string) []byte { return within(prefixAPIReqs, tid) }
+
+// APIRequestsHour decodes the hour component of an APIRequests key of
+// tenant tid.
+func APIRequestsHour(tid string, k []byte) string {
+	rest := k[len(TenantAPIRequests(tid)):]
+	if i := bytes.IndexByte(rest, sep); i >= 0 {
+		return string(rest[:i])
+	}
+	return string(rest)
+}
+
+// PullCursor is the key of the metering puller's cursor for shard id.
+func PullCursor(id string) []byte { return key(prefixPullCursor, id) }
+
+// PullCursors is the prefix of every shard's pull cursor.
+func PullCursors() []byte { return []byte{prefixPullCursor} }
+
+// PullCursorShard decodes the shard id of a PullCursor key.
+func PullCursorShard(k []byte) string { return last(k) }
 
 // PrefixEnd is the smallest key above every key that starts with prefix,
 // for use as an iterator's upper bound.

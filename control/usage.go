@@ -1,0 +1,347 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Reading the ledger: GET /api/v1/usage, served by gateways through
+// control's GET /internal/v1/tenants/{tid}/usage.
+
+// Granularities of a usage query.
+const (
+	GranularityHour = "hour"
+	GranularityDay  = "day"
+)
+
+// apiRequestsSettle is how long after an hour ends its api request counts
+// are taken as final: gateways push every few seconds, and their clocks
+// may be a little off.
+const apiRequestsSettle = time.Minute
+
+// UsageQuery is a checked usage query: [From, To) in whole buckets of its
+// granularity, UTC, and optionally one namespace.
+type UsageQuery struct {
+	From, To    time.Time
+	Granularity string
+	Namespace   string
+}
+
+func (q UsageQuery) unit() time.Duration {
+	if q.Granularity == GranularityDay {
+		return 24 * time.Hour
+	}
+	return time.Hour
+}
+
+// ParseUsageQuery reads a usage query's parameters (RFC 3339 from and to,
+// granularity hour or day, namespace) at now. Defaults: granularity hour,
+// to now, from 24 hours (hour) or 30 days (day) before to. from is moved
+// back to its bucket's start and to forward to its bucket's end, so the
+// answer covers whole UTC hours or days. A bad value, to not after from,
+// or more buckets than wire.MaxUsageHourBuckets/MaxUsageDayBuckets is a
+// 400 naming the field.
+func ParseUsageQuery(now time.Time, from, to, granularity, namespace string) (UsageQuery, error) {
+	q := UsageQuery{Granularity: granularity, Namespace: namespace}
+	limit := wire.MaxUsageHourBuckets
+	switch granularity {
+	case "", GranularityHour:
+		q.Granularity = GranularityHour
+	case GranularityDay:
+		limit = wire.MaxUsageDayBuckets
+	default:
+		return UsageQuery{}, apierr.Field("granularity", "granularity must be hour or day, not %q", granularity)
+	}
+	if namespace != "" {
+		if err := tenancy.ValidateNamespace(namespace); err != nil {
+			return UsageQuery{}, apierr.Field("namespace", "%v", err)
+		}
+	}
+	unit := q.unit()
+	rawTo, err := parseUsageTime("to", to, now)
+	if err != nil {
+		return UsageQuery{}, err
+	}
+	q.To = ceilTo(rawTo, unit)
+	def := q.To.Add(-24 * time.Hour)
+	if q.Granularity == GranularityDay {
+		def = q.To.AddDate(0, 0, -30)
+	}
+	rawFrom, err := parseUsageTime("from", from, def)
+	if err != nil {
+		return UsageQuery{}, err
+	}
+	// Compared as given: a range inside one bucket is still a range.
+	if !rawTo.After(rawFrom) {
+		return UsageQuery{}, apierr.Field("to", "to must be after from")
+	}
+	q.From = rawFrom.Truncate(unit)
+	if n := int(q.To.Sub(q.From) / unit); n > limit {
+		return UsageQuery{}, apierr.Field("from", "from and to span %d %s buckets, over the limit of %d: narrow the range or use a coarser granularity",
+			n, q.Granularity, limit)
+	}
+	return q, nil
+}
+
+// parseUsageTime reads an RFC 3339 time, or def when s is empty.
+func parseUsageTime(field, s string, def time.Time) (time.Time, error) {
+	if s == "" {
+		return def.UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, apierr.Field(field, "%s must be an RFC 3339 time such as 2026-01-02T15:00:00Z, not %q", field, s)
+	}
+	return t.UTC(), nil
+}
+
+// ceilTo is t moved forward to a multiple of unit (UTC hours and days are
+// multiples of their length since Go's zero time).
+func ceilTo(t time.Time, unit time.Duration) time.Time {
+	c := t.Truncate(unit)
+	if c.Before(t) {
+		c = c.Add(unit)
+	}
+	return c
+}
+
+// Usage answers tenant tid's usage for q: each namespace's buckets (only
+// the periods it used something in) and totals, the tenant's buckets
+// (every period of the range: the namespaces plus api requests, which
+// gateways count per tenant) and totals. A bucket is incomplete while
+// its period is not closed for every shard holding the namespace (for the
+// tenant's, any namespace of the tenant), or, for api requests, until
+// apiRequestsSettle after it ends. With a namespace, the answer is that
+// namespace's alone, api requests left out; a namespace that neither
+// exists nor ever used anything is not found.
+func (s *Server) Usage(ctx context.Context, tid string, q UsageQuery) (wire.Usage, error) {
+	now := s.cfg.Clock.Now()
+	return viewValue(s, func(r pebble.Reader) (wire.Usage, error) { return readUsage(r, tid, q, now) })
+}
+
+// nsUsage is what the ledger holds of one namespace in the range.
+type nsUsage struct {
+	periods map[int]*meterSums
+	shards  map[string]bool // shards holding it: with entries in the range, and its placement
+}
+
+func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.Usage, error) {
+	if _, err := findTenant(r, tid); err != nil {
+		return wire.Usage{}, err
+	}
+	unit := q.unit()
+	n := int(q.To.Sub(q.From) / unit)
+	data := map[string]*nsUsage{}
+	get := func(ns string) *nsUsage {
+		if u, ok := data[ns]; ok {
+			return u
+		}
+		u := &nsUsage{periods: map[int]*meterSums{}, shards: map[string]bool{}}
+		data[ns] = u
+		return u
+	}
+	err := scanUsage(r, tid, q.Namespace, q.From, q.To, func(ns string, hour time.Time, shard string, m wire.ShardMeters) {
+		u := get(ns)
+		u.shards[shard] = true
+		i := int(hour.Sub(q.From) / unit)
+		if u.periods[i] == nil {
+			u.periods[i] = &meterSums{}
+		}
+		u.periods[i].addShard(m)
+	})
+	if err != nil {
+		return wire.Usage{}, err
+	}
+	listed := map[string]bool{}
+	for ns := range data {
+		listed[ns] = true
+	}
+	placed, err := listNamespaces(r, tid)
+	if err != nil {
+		return wire.Usage{}, err
+	}
+	for _, ns := range placed {
+		if q.Namespace == "" || ns.Name == q.Namespace {
+			get(ns.Name).shards[ns.ShardID] = true
+		}
+	}
+	if q.Namespace != "" {
+		if _, ok := data[q.Namespace]; !ok {
+			if n, err := count(r, layout.NamespaceUsage(tid, q.Namespace)); err != nil || n == 0 {
+				return wire.Usage{}, orNotFound(err, q.Namespace)
+			}
+		}
+		listed[q.Namespace] = true
+	}
+	cursors, err := loadPullCursors(r)
+	if err != nil {
+		return wire.Usage{}, err
+	}
+	closed := func(u *nsUsage, end time.Time) bool {
+		for sh := range u.shards {
+			if c, ok := cursors[sh]; !ok || c.Before(end) {
+				return false
+			}
+		}
+		return true
+	}
+
+	out := wire.Usage{From: q.From, To: q.To, Granularity: q.Granularity, Namespaces: []wire.NamespaceMeters{}}
+	tenant := make([]meterSums, n)
+	var totals meterSums
+	for _, ns := range sortedKeys(listed) {
+		u := data[ns]
+		nm := wire.NamespaceMeters{Namespace: ns, Buckets: []wire.UsageBucketView{}}
+		var nt meterSums
+		for i := range n {
+			m := u.periods[i]
+			if m == nil {
+				continue
+			}
+			start := q.From.Add(time.Duration(i) * unit)
+			nm.Buckets = append(nm.Buckets, wire.UsageBucketView{Start: start, Meters: m.view(), Incomplete: !closed(u, start.Add(unit))})
+			nt.add(*m)
+			tenant[i].add(*m)
+		}
+		nm.Totals = nt.view()
+		totals.add(nt)
+		out.Namespaces = append(out.Namespaces, nm)
+	}
+	if q.Namespace == "" {
+		if err := addAPIRequests(r, tid, q, tenant, &totals); err != nil {
+			return wire.Usage{}, err
+		}
+	}
+	out.Tenant = make([]wire.UsageBucketView, n)
+	for i := range n {
+		start := q.From.Add(time.Duration(i) * unit)
+		end := start.Add(unit)
+		done := q.Namespace != "" || !end.Add(apiRequestsSettle).After(now)
+		for _, u := range data {
+			done = done && closed(u, end)
+		}
+		out.Tenant[i] = wire.UsageBucketView{Start: start, Meters: tenant[i].view(), Incomplete: !done}
+	}
+	out.Totals = totals.view()
+	return out, nil
+}
+
+func orNotFound(err error, ns string) error {
+	if err != nil {
+		return err
+	}
+	return apierr.New(apierr.NotFound, "namespace %q not found", ns)
+}
+
+// scanUsage calls each with every ledger entry of tenant tid (of
+// namespace only, when set) of an hour in [from, to), skipping the hours
+// outside by seeking rather than reading them.
+func scanUsage(r pebble.Reader, tid, only string, from, to time.Time, each func(ns string, hour time.Time, shard string, m wire.ShardMeters)) error {
+	prefix := layout.TenantUsage(tid)
+	if only != "" {
+		prefix = layout.NamespaceUsage(tid, only)
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: layout.PrefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	fromH, toH := layout.Hour(from), layout.Hour(to)
+	for valid := it.First(); valid; {
+		ns, hour, shard, ok := layout.UsageParts(tid, it.Key())
+		switch {
+		case !ok:
+			valid = it.Next()
+		case hour < fromH:
+			valid = it.SeekGE(layout.NamespaceUsageFrom(tid, ns, from))
+		case hour >= toH:
+			valid = it.SeekGE(layout.PrefixEnd(layout.NamespaceUsage(tid, ns)))
+		default:
+			var m wire.ShardMeters
+			h, err := layout.ParseHour(hour)
+			if err == nil {
+				err = json.Unmarshal(it.Value(), &m)
+			}
+			if err != nil {
+				_ = it.Close()
+				return err
+			}
+			each(ns, h, shard, m)
+			valid = it.Next()
+		}
+	}
+	return it.Close()
+}
+
+// addAPIRequests adds tenant tid's api request counts of [q.From, q.To)
+// to its buckets and totals.
+func addAPIRequests(r pebble.Reader, tid string, q UsageQuery, tenant []meterSums, totals *meterSums) error {
+	unit := q.unit()
+	lo, hi := layout.TenantAPIRequestsFrom(tid, q.From), layout.TenantAPIRequestsFrom(tid, q.To)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		h, err := layout.ParseHour(layout.APIRequestsHour(tid, it.Key()))
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		i := int(h.Sub(q.From) / unit)
+		if i < 0 || i >= len(tenant) {
+			continue // the key bounds keep every hour in range; this keeps a bad key harmless
+		}
+		v := int64(layout.DecodeUint64(it.Value()))
+		tenant[i].apiRequests += v
+		totals.apiRequests += v
+	}
+	return it.Close()
+}
+
+// meterSums are exact integer sums; the floats of wire.UsageMeters are
+// derived from them only when shown, so totals carry no rounding.
+type meterSums struct {
+	enqueued, executions, completed, failed, dead, activeMs, storageByteMs, apiRequests int64
+}
+
+func (m *meterSums) addShard(s wire.ShardMeters) {
+	m.add(meterSums{enqueued: s.JobsEnqueued, executions: s.Executions, completed: s.JobsCompleted,
+		failed: s.JobsFailed, dead: s.JobsDead, activeMs: s.ActiveJobMs, storageByteMs: s.StorageByteMs})
+}
+
+func (m *meterSums) add(o meterSums) {
+	m.enqueued += o.enqueued
+	m.executions += o.executions
+	m.completed += o.completed
+	m.failed += o.failed
+	m.dead += o.dead
+	m.activeMs += o.activeMs
+	m.storageByteMs += o.storageByteMs
+	m.apiRequests += o.apiRequests
+}
+
+func (m meterSums) view() wire.UsageMeters {
+	return wire.UsageMeters{
+		JobsEnqueued: m.enqueued, Executions: m.executions, JobsCompleted: m.completed, JobsFailed: m.failed,
+		JobsDead: m.dead, ActiveJobSeconds: float64(m.activeMs) / 1e3, StorageByteHours: float64(m.storageByteMs) / 3.6e6,
+		APIRequests: m.apiRequests,
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -20,6 +20,31 @@ func (j *Job) Encode() []byte {
 
 // AppendEncoded appends j's record to b, so a writer can reuse a buffer.
 func (j *Job) AppendEncoded(b []byte) []byte {
+	return j.appendStored(j.appendFields(b))
+}
+
+// AppendMetered is AppendEncoded for a shard that meters usage: it sets
+// Stored to the size the record counts for, keyLen plus its fields before
+// Stored, and returns the change from what Stored was.
+func (j *Job) AppendMetered(b []byte, keyLen int) ([]byte, int64) {
+	start := len(b)
+	b = j.appendFields(b)
+	old := j.Stored
+	j.Stored = int64(keyLen + len(b) - start)
+	return j.appendStored(b), j.Stored - old
+}
+
+// appendStored ends a record with Stored, written only when set, so that
+// a shard that does not meter writes the bytes it always wrote. A field
+// appended after it must write it always.
+func (j *Job) appendStored(b []byte) []byte {
+	if j.Stored == 0 {
+		return b
+	}
+	return binary.AppendVarint(b, j.Stored)
+}
+
+func (j *Job) appendFields(b []byte) []byte {
 	b = append(b, recordVersion)
 	b = putStr(b, j.ID)
 	b = putStr(b, j.Queue)
@@ -148,6 +173,7 @@ func (j *Job) Decode(b []byte) (err error) {
 	j.DepsLeft = int(d.varint())
 	j.CancelReason = d.str()
 	j.OwnLeaseNs = d.varint()
+	j.Stored = d.varint()
 	return nil
 }
 

@@ -21,7 +21,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		Timeline: []Event{{At: 17, Kind: EvEnqueued}, {At: 18, Kind: EvStarted, Detail: "worker w attempt 1"}},
 		BatchID:  "batch_x", ChainID: "chain_x", ChainStep: 2, Chain: []byte(`{"steps":[]}`),
 		Flow: FlowChainExit | FlowHasDependents, DependsOn: []string{"job_a", "job_b"}, DepsLeft: 1,
-		CancelReason: ReasonDependencyFailed, OwnLeaseNs: 19,
+		CancelReason: ReasonDependencyFailed, OwnLeaseNs: 19, Stored: 20,
 	}
 	var got Job
 	require.NoError(t, got.Decode(j.Encode()))
@@ -87,6 +87,29 @@ func TestRecordDecodesRecordsWithoutOwnLease(t *testing.T) {
 	require.Zero(t, got.OwnLeaseNs)
 	require.NoError(t, got.Decode(b))
 	require.Equal(t, int64(5e9), got.OwnLeaseNs)
+}
+
+// A metered record carries the size its gauge counts (key and the fields
+// before Stored); an unmetered one ends where it always did.
+func TestRecordStoredSize(t *testing.T) {
+	t.Parallel()
+	j := &Job{ID: "job_x", Queue: "q", Payload: []byte(`{"a":1}`)}
+	plain := j.Encode()
+	b, delta := j.AppendMetered(nil, 10)
+	require.Equal(t, int64(10+len(plain)), j.Stored, "key plus the fields before Stored")
+	require.Equal(t, j.Stored, delta, "a record counted for the first time")
+	require.Equal(t, plain, b[:len(plain)], "the same fields, then Stored")
+	var got Job
+	require.NoError(t, got.Decode(b))
+	require.Equal(t, j.Stored, got.Stored)
+	require.NoError(t, got.Decode(plain))
+	require.Zero(t, got.Stored, "a record written before metering counts nothing")
+
+	j.Payload = []byte(`{"a":12345}`)
+	_, delta = j.AppendMetered(nil, 10)
+	require.Equal(t, int64(4), delta, "a rewrite changes the gauge by the difference")
+	_, delta = j.AppendMetered(nil, 10)
+	require.Zero(t, delta)
 }
 
 func TestPayloadOf(t *testing.T) {

@@ -63,6 +63,12 @@ type Job struct {
 	// OwnLeaseNs is the job's own lease_duration (ns), used when a fetch
 	// names none; 0 = the queue's default or the fetch's (appended).
 	OwnLeaseNs int64
+
+	// Stored is what its namespace's stored-bytes gauge counts for this
+	// record (AppendMetered): its key and fields before this one. 0 for a
+	// record written before the shard metered usage, which counts nothing
+	// until it is written again (appended).
+	Stored int64
 }
 
 // Flow holds a job's batch, chain and dependency flags.

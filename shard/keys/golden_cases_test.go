@@ -44,6 +44,7 @@ func goldenFamilies() []family {
 		{"edges.txt", "Batch members and reverse dependency edges: job id order under a fixed prefix.", edgeCases()},
 		{"search.txt", "Search indexes by state and queue, by tag, by batch: creation order, then id.", searchCases()},
 		{"registry.txt", "Shard-wide namespace registry and range ends (PrefixEnd).", registryCases()},
+		{"usage.txt", "Shard-wide usage metering: hourly buckets in (hour, namespace) order, stored-bytes gauges, the metering clock.", usageCases()},
 	}
 }
 
@@ -261,5 +262,31 @@ func registryCases() []*gcase {
 			is(head(ns, 'p'), text("queue", gQueue), end("separator 00")),
 		kc("PrefixEnd", PrefixEnd([]byte("a\xff\xff")), "p", "a\xff\xff").
 			is(part{"'a' plus one; trailing ff bytes are dropped", []byte("b")}),
+	}
+}
+
+func usageCases() []*gcase {
+	ns := gNS
+	hour := int64(1_700_000_000_000_000_000) - int64(1_700_000_000_000_000_000)%int64(time.Hour) // 2023-11-14T22:00:00Z
+	bucket := part{"usage bucket prefix 01 'U' (sorts before every namespace)", []byte{0x01, 'U'}}
+	gauge := part{"usage gauge prefix 01 'G'", []byte{0x01, 'G'}}
+	return []*gcase{
+		kc("UsageBucketPrefix", UsageBucketPrefix()).is(bucket),
+		kc("UsageBucket", UsageBucket(hour, ns), "hour", hour, "ns", ns).
+			is(bucket, be64("hour start", hour), text("namespace", ns)).
+			parse("ParseUsageBucket", func(t *testing.T, key []byte) {
+				h, n, err := ParseUsageBucket(key)
+				require.NoError(t, err)
+				require.Equal(t, hour, h)
+				require.Equal(t, ns, n)
+				_, _, err = ParseUsageBucket(UsageBucket(hour, ""))
+				require.Error(t, err, "the first key of an hour names no bucket")
+			}),
+		kc("UsageBucket", UsageBucket(hour, ""), "hour", hour, "ns", "").
+			is(bucket, be64("hour start: the first key of the hour", hour)),
+		kc("UsageGaugePrefix", UsageGaugePrefix()).is(gauge),
+		kc("UsageGauge", UsageGauge(ns), "ns", ns).is(gauge, text("namespace", ns)).
+			parse("UsageGaugeNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, UsageGaugeNamespace(key)) }),
+		kc("UsageClock", UsageClock()).is(part{"metering clock 01 'M'", []byte{0x01, 'M'}}),
 	}
 }

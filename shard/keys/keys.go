@@ -29,6 +29,9 @@
 //	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
 //	<ns> 00 'c'                                          the namespace's settings (its retention)
 //	01 'n' <ns>                                          registry of namespaces on this shard
+//	01 'U' <hour 8B> <ns>                                usage meters of ns in the UTC hour starting then
+//	01 'G' <ns>                                          usage: ns's stored-bytes gauge
+//	01 'M'                                               usage: the metering clock (on since, last sweep)
 package keys
 
 import (
@@ -79,6 +82,16 @@ const (
 // registryPrefix starts the shard-wide namespace registry. It sorts before
 // any namespace ("t_…") and after the replica's own 0x00 keys.
 var registryPrefix = []byte{0x01, 'n'}
+
+// The usage keys are shard-wide, outside every namespace: a purged
+// namespace leaves the usage it ran up for control to read, and an hour's
+// buckets lie together in (hour, namespace) order, the order the usage
+// endpoint pages in and the usage sweep prunes from the bottom of.
+var (
+	usageBucketPrefix = []byte{0x01, 'U'}
+	usageGaugePrefix  = []byte{0x01, 'G'}
+	usageClock        = []byte{0x01, 'M'}
+)
 
 // Namespace returns the prefix of every key of namespace ns.
 func Namespace(ns string) []byte {
@@ -267,6 +280,44 @@ func RegistryPrefix() []byte { return append([]byte(nil), registryPrefix...) }
 
 // RegistryNamespace returns the namespace of a registry key.
 func RegistryNamespace(key []byte) string { return string(key[len(registryPrefix):]) }
+
+// UsageBucketPrefix is the prefix of every usage bucket.
+func UsageBucketPrefix() []byte { return append([]byte(nil), usageBucketPrefix...) }
+
+// UsageBucket is the key of ns's usage meters in the hour starting at hour
+// (unix ns); ns "" is the first key of the hour.
+func UsageBucket(hour int64, ns string) []byte {
+	b := make([]byte, 0, len(usageBucketPrefix)+8+len(ns))
+	b = append(b, usageBucketPrefix...)
+	b = binary.BigEndian.AppendUint64(b, uint64(hour))
+	return append(b, ns...)
+}
+
+// ParseUsageBucket splits a usage bucket key into its hour and namespace.
+func ParseUsageBucket(key []byte) (hour int64, ns string, err error) {
+	p := usageBucketPrefix
+	if !bytes.HasPrefix(key, p) || len(key) <= len(p)+8 {
+		return 0, "", fmt.Errorf("keys: %q is not a usage bucket key", key)
+	}
+	rest := key[len(p):]
+	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
+}
+
+// UsageGaugePrefix is the prefix of every namespace's stored-bytes gauge.
+func UsageGaugePrefix() []byte { return append([]byte(nil), usageGaugePrefix...) }
+
+// UsageGauge is the key of namespace ns's stored-bytes gauge.
+func UsageGauge(ns string) []byte {
+	b := make([]byte, 0, len(usageGaugePrefix)+len(ns))
+	b = append(b, usageGaugePrefix...)
+	return append(b, ns...)
+}
+
+// UsageGaugeNamespace returns the namespace of a gauge key.
+func UsageGaugeNamespace(key []byte) string { return string(key[len(usageGaugePrefix):]) }
+
+// UsageClock is the key of the metering clock record.
+func UsageClock() []byte { return append([]byte(nil), usageClock...) }
 
 // PrefixEnd returns the smallest key greater than every key with prefix p.
 func PrefixEnd(p []byte) []byte {

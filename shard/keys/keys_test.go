@@ -86,6 +86,23 @@ func TestRegistrySortsOutsideNamespaces(t *testing.T) {
 	require.True(t, bytes.HasPrefix(r, RegistryPrefix()))
 }
 
+// Usage keys lie outside every namespace (a purge keeps them) and apart
+// from the registry; buckets sort by hour, then namespace.
+func TestUsageKeysOrderAndStayOutsideNamespaces(t *testing.T) {
+	t.Parallel()
+	const hour = int64(3600e9)
+	ks := [][]byte{UsageBucket(2*hour, nsA), UsageBucket(hour, nsB), UsageBucket(hour, nsA), UsageBucket(-hour, nsA)}
+	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i], ks[j]) < 0 })
+	require.Equal(t, [][]byte{UsageBucket(hour, nsA), UsageBucket(hour, nsB), UsageBucket(2*hour, nsA), UsageBucket(-hour, nsA)}, ks)
+	for _, k := range append(ks, UsageGauge(nsA), UsageClock()) {
+		require.False(t, bytes.HasPrefix(k, Namespace(nsA)))
+		require.False(t, bytes.HasPrefix(k, RegistryPrefix()))
+		require.Negative(t, bytes.Compare(k, Namespace(nsA)))
+	}
+	require.False(t, bytes.HasPrefix(UsageGauge(nsA), UsageBucketPrefix()))
+	require.False(t, bytes.HasPrefix(UsageClock(), UsageGaugePrefix()))
+}
+
 func TestPrefixEnd(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []byte("ab"), PrefixEnd([]byte("aa")))

@@ -171,6 +171,9 @@ func (s *Server) pullTargets(r pebble.Reader) ([]pullTarget, error) {
 // http(s) URL: every hop is mutual TLS whatever the scheme says); a Unix
 // socket is for a gateway on the same host, not for control.
 func usageBaseURL(addr string) (string, bool) {
+	if strings.HasPrefix(addr, "unix:") {
+		return "", false
+	}
 	host := addr
 	if strings.Contains(addr, "://") {
 		u, err := url.Parse(addr)
@@ -178,8 +181,16 @@ func usageBaseURL(addr string) (string, bool) {
 			return "", false
 		}
 		host = u.Host
+		if u.Port() == "" {
+			// The scheme's port, spoken in TLS as every hop is.
+			host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+		}
 	}
-	if h, _, err := net.SplitHostPort(host); err != nil || h == "" {
+	h, port, err := net.SplitHostPort(host)
+	if err != nil || h == "" {
+		return "", false
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return "", false
 	}
 	return "https://" + host, true

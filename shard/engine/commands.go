@@ -72,6 +72,10 @@ var (
 	// /api/v1/namespace): its retention, which jobs finishing after it
 	// take when their queue sets none.
 	NamespaceConfigure = replica.Op[NamespaceConfigCmd, replica.None]{Type: 43, Name: "namespace.configure"}
+
+	// UsageSweep is the leader's periodic usage sweep (usage_apply.go);
+	// the first one turns usage metering on.
+	UsageSweep = replica.Op[UsageSweepCmd, replica.None]{Type: 44, Name: "usage.sweep"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -131,4 +135,5 @@ func (e *Engine) register(r *replica.Registry) {
 	NamespacePurge.Handle(r, e.applyNamespacePurge)
 	BulkCreateScoped.Handle(r, e.applyBulkCreate)
 	NamespaceConfigure.Handle(r, e.applyNamespaceConfigure)
+	UsageSweep.Handle(r, e.applyUsageSweep)
 }

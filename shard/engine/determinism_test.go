@@ -291,6 +291,7 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		}
 		return NamespaceConfigure.Command(c)
 	}),
+	scriptCmd(func(s *script) []byte { return UsageSweep.Command(&UsageSweepCmd{}) }),
 }
 
 func (s *script) jobsSample() []string {
@@ -312,13 +313,19 @@ type entry struct {
 	cmds [][]byte
 }
 
+// makeScript makes a script of entries. It starts a minute before an hour
+// (1_800_000_000 is one) so that usage meters cross it, and its first
+// entry starts metering, which most of the script then exercises.
 func makeScript(seed int64, entries int) ([]entry, map[replica.CommandType]bool) {
-	s := &script{rng: rand.New(rand.NewSource(seed)), now: time.Unix(1_800_000_000, 0).UTC(), types: map[replica.CommandType]bool{}}
+	s := &script{rng: rand.New(rand.NewSource(seed)), now: time.Unix(1_800_000_000-60, 0).UTC(), types: map[replica.CommandType]bool{}}
 	out := make([]entry, 0, entries)
-	for range entries {
+	for i := range entries {
 		s.now = s.now.Add(time.Duration(s.rng.Intn(700)) * time.Millisecond)
 		s.times = append(s.times, s.now)
 		e := entry{now: s.now}
+		if i == 0 {
+			e.cmds = append(e.cmds, UsageSweep.Command(&UsageSweepCmd{}))
+		}
 		for len(e.cmds) < 1+s.rng.Intn(8) {
 			if c := s.command(); c != nil {
 				e.cmds = append(e.cmds, c)
@@ -390,7 +397,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 43, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 44, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

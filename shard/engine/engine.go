@@ -59,6 +59,7 @@ type Engine struct {
 	floors *timeFloors  // written by applies, taken by the leader's sweep
 
 	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
+	usage     *usageCache                // usage meters and gauges, written once per batch (usage.go)
 
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 }
@@ -75,7 +76,7 @@ func New(o Options) *Engine {
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
-		nsConfigs: map[string]NamespaceConfig{},
+		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(),
 	}
 }
 
@@ -97,6 +98,7 @@ func (e *Engine) reset() {
 	e.queues.reset()
 	e.jobs.reset()
 	e.nsConfigs = map[string]NamespaceConfig{}
+	e.usage.reset()
 }
 
 // TakeFloor returns the lowest time inserted into ns's time index kind

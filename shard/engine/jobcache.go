@@ -92,18 +92,28 @@ func (e *Engine) getJob(tx *replica.Tx, ns, id string) (*job.Job, error) {
 }
 
 // putJob writes j's record into the entry's batch. The batch copies key
-// and value, so both are built in buffers the cache reuses.
+// and value, so both are built in buffers the cache reuses. On a shard
+// that meters usage the record carries its size (job.Job.Stored), and
+// its namespace's stored bytes change by the difference.
 func (e *Engine) putJob(tx *replica.Tx, ns string, j *job.Job) {
 	j.UpdatedAt = tx.Now.UnixNano()
 	c := e.jobs
 	c.key = keys.AppendJob(c.key[:0], ns, j.ID)
-	c.val = j.AppendEncoded(c.val[:0])
+	if e.usage.metering(tx) {
+		var delta int64
+		c.val, delta = j.AppendMetered(c.val[:0], len(c.key))
+		e.storedDelta(tx, ns, delta)
+	} else {
+		c.val = j.AppendEncoded(c.val[:0])
+	}
 	must(tx.Set(c.key, c.val, nil))
 	c.put(ns, j)
 }
 
-// deleteJobRecord removes j's record (its indexes are the caller's).
-func (e *Engine) deleteJobRecord(tx *replica.Tx, ns, id string) {
-	must(tx.Delete(keys.Job(ns, id), nil))
-	e.jobs.drop(id)
+// deleteJobRecord removes j's record (its indexes are the caller's), and
+// the bytes it counted from its namespace's stored bytes.
+func (e *Engine) deleteJobRecord(tx *replica.Tx, ns string, j *job.Job) {
+	must(tx.Delete(keys.Job(ns, j.ID), nil))
+	e.jobs.drop(j.ID)
+	e.storedDelta(tx, ns, -j.Stored)
 }

@@ -16,7 +16,8 @@ import (
 //     other jobs (and so observe again, recursively);
 //  4. the record keepers, which set fields of j that the caller then
 //     writes: deadObserver (dead index, DeadAt), retentionObserver (prune
-//     index, CancelledAt) and timelineObserver (the job's timeline).
+//     index, CancelledAt) and timelineObserver (the job's timeline);
+//  5. usageObserver: the usage meters the change decides (usage.go).
 func (e *Engine) observe(tx *replica.Tx, ns string, j *job.Job, from job.State) {
 	e.wakeObserver(tx, ns, j, from)
 	for _, o := range e.external {
@@ -26,6 +27,7 @@ func (e *Engine) observe(tx *replica.Tx, ns string, j *job.Job, from job.State) 
 	e.deadObserver(tx, ns, j, from)
 	e.retentionObserver(tx, ns, j, from)
 	e.timelineObserver(tx, ns, j, from)
+	e.usageObserver(tx, ns, j, from)
 }
 
 // wakeObserver wakes a parked fetch of a concurrency-limited queue when

@@ -46,6 +46,7 @@ func (e *Engine) applyRelease(tx *replica.Tx, c *ReleaseCmd) ([]bool, error) {
 			detail = "worker " + c.WorkerID + " went away before the job was handed over; " + detail
 		}
 		j.Record(tx.Now.UnixNano(), job.EvLeaseReleased, detail)
+		e.unleased(tx, c.NS, j)
 		job.Unlease(j)
 		to := job.SettleAttempt(j.CancelRequestedAt != 0, job.Pending)
 		e.moveTo(tx, c.NS, j, to)

@@ -62,6 +62,7 @@ func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	if !job.Allowed(job.New, j.State) {
 		panic(fmt.Sprintf("shard: job %s: a new job cannot start %s", j.ID, j.State))
 	}
+	j.Stored = 0 // no record yet, whatever the job was made from
 	e.addIndexes(tx, ns, j)
 	addSearchEntries(tx, ns, j)
 	if j.ExpireAt != 0 {
@@ -154,7 +155,10 @@ func (e *Engine) removeJob(tx *replica.Tx, ns string, j *job.Job) {
 		must(tx.Delete(keys.Timed(ns, keys.KindPrune, j.PruneAt, j.ID), nil))
 	}
 	e.queues.dropCount(tx, ns, j.Queue, j.State)
-	e.deleteJobRecord(tx, ns, j.ID)
+	if j.State == job.Active {
+		e.attemptEnded(tx, ns, j)
+	}
+	e.deleteJobRecord(tx, ns, j)
 }
 
 // discard deletes j as a user asked (delete, bulk delete, clear, queue

@@ -44,8 +44,7 @@ func (e *Engine) applyReclaimCounted(tx *replica.Tx, c *SweepCmd) (int, error) {
 		if j.State != job.Active || j.LeaseUntil > now {
 			return false
 		}
-		j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: job.ReasonLeaseExpired, At: now})
-		j.FailedAt = now
+		e.failAttempt(tx, c.NS, j, now, job.ReasonLeaseExpired, "")
 		j.WorkerID, j.Hostname = "", ""
 		switch {
 		case j.CancelRequestedAt != 0:
@@ -70,8 +69,7 @@ func (e *Engine) applyReclaim(tx *replica.Tx, c *SweepCmd) (int, error) {
 		if j.State != job.Active || j.LeaseUntil > now {
 			return false
 		}
-		j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: leaseExpiredError, At: now})
-		j.FailedAt = now
+		e.failAttempt(tx, c.NS, j, now, leaseExpiredError, "")
 		j.WorkerID, j.Hostname = "", ""
 		e.moveTo(tx, c.NS, j, job.SettleAttempt(j.CancelRequestedAt != 0, job.Pending))
 		return true

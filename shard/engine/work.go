@@ -90,8 +90,7 @@ func (e *Engine) applyFail(tx *replica.Tx, c *FailCmd) (*FailOutcome, error) {
 		return nil, err
 	}
 	now := tx.Now.UnixNano()
-	j.FailedAt = now
-	j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: c.Error, Backtrace: c.Backtrace, At: now})
+	e.failAttempt(tx, c.NS, j, now, c.Error, c.Backtrace)
 	if job.SettleAttempt(j.CancelRequestedAt != 0, job.Retrying) == job.Cancelled {
 		e.moveTo(tx, c.NS, j, job.Cancelled)
 		e.putJob(tx, c.NS, j)

@@ -52,8 +52,7 @@ var BuiltinPolicies = [][]string{
 	{"viewer", "*", "*", "queue.read"},
 	{"viewer", "*", "*", "schedule.read"},
 	{"viewer", "*", "*", "namespace.read"},
-	{"billing", "*", "*", "usage.read"},
-	{"billing", "*", "*", "namespace.read"},
+	{"billing", "*", "*", "usage.read"}, // usage and invoices, nothing else
 }
 
 // NewEnforcer returns a casbin enforcer loaded with the model and the

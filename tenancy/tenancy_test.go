@@ -58,7 +58,7 @@ func TestBuiltinRolePermissions(t *testing.T) {
 		RoleProducer:  {ActJobEnqueue, ActJobRead, ActQueueRead},
 		RoleWorker:    {ActJobWork, ActJobRead, ActQueueRead},
 		RoleViewer:    {ActJobRead, ActQueueRead, ActScheduleRead, ActNamespaceRead},
-		RoleBilling:   {ActUsageRead, ActNamespaceRead},
+		RoleBilling:   {ActUsageRead}, // usage and invoices and nothing else
 	}
 	for role, ok := range allowed {
 		want := map[Action]bool{}

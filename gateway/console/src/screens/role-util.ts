@@ -63,7 +63,6 @@ export const BUILTIN_POLICIES: readonly (readonly [string, string, string, strin
   ["viewer", "*", "*", "schedule.read"],
   ["viewer", "*", "*", "namespace.read"],
   ["billing", "*", "*", "usage.read"],
-  ["billing", "*", "*", "namespace.read"],
 ];
 
 /** The built-in roles in the API's order (tenancy.TenantRoles). */

@@ -57,6 +57,11 @@ type Config struct {
 	// their last_used_at; a key's last_used_at so trails its last use by
 	// up to about this long, plus the report's way. Default 30s.
 	KeyUsageInterval time.Duration
+	// UsagePushInterval is how often the gateway pushes to control the
+	// requests it admitted per tenant and hour (the api_requests meter);
+	// it also pushes when it stops, so a crash loses at most this long's
+	// counts. Default 5s.
+	UsagePushInterval time.Duration
 	// PlacementTTL is how long a namespace's shard is cached. Default 30s.
 	PlacementTTL time.Duration
 	// PlacementMissTTL is how long "no such namespace" is cached, and how
@@ -142,6 +147,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.JWKSInterval, time.Minute)
 	setDefault(&c.JWKSMinRefresh, time.Second)
 	setDefault(&c.KeyUsageInterval, 30*time.Second)
+	setDefault(&c.UsagePushInterval, 5*time.Second)
 	setDefault(&c.PlacementTTL, 30*time.Second)
 	setDefault(&c.PlacementMissTTL, time.Second)
 	setDefault(&c.TokenCacheSize, 100_000)
@@ -190,7 +196,7 @@ func (c Config) Validate() error {
 		return errors.New("gateway: body limits must be positive")
 	}
 	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 ||
-		c.KeyUsageInterval < 0 {
+		c.KeyUsageInterval < 0 || c.UsagePushInterval < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
 	}
 	if c.RevocationMaxAge <= c.RevocationInterval {

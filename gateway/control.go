@@ -92,6 +92,18 @@ func (cc *controlClient) getJSON(ctx context.Context, path, requestID string, ou
 	return nil
 }
 
+// postAPIRequests pushes a gateway's api request counts (usage.go).
+func (cc *controlClient) postAPIRequests(ctx context.Context, report apiRequestsReport) error {
+	r, err := cc.do(ctx, http.MethodPost, apiRequestsPath, "", report)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusNoContent {
+		return &statusError{path: apiRequestsPath, status: r.status, body: r.body}
+	}
+	return nil
+}
+
 // statusError is a control answer other than the one expected.
 type statusError struct {
 	path   string

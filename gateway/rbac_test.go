@@ -31,6 +31,7 @@ func TestRBACRolesOnJobEndpoints(t *testing.T) {
 		{tenancy.RoleViewer, http.MethodGet, "/api/v1/jobs/job_1", nil, http.StatusCreated},
 		{tenancy.RoleViewer, http.MethodPost, "/api/v1/enqueue", enqueueBody, http.StatusForbidden},
 		{tenancy.RoleBilling, http.MethodGet, "/api/v1/jobs/job_1", nil, http.StatusForbidden},
+		{tenancy.RoleBilling, http.MethodGet, "/api/v1/queues", nil, http.StatusForbidden},
 		{tenancy.RoleDeveloper, http.MethodPost, "/api/v1/fail/job_1", map[string]any{"error": "x"}, http.StatusCreated},
 	}
 	for _, tc := range cases {
@@ -141,6 +142,8 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/roles/:name":    tenancy.ActKeyRead,
 		"PUT /api/v1/roles/:name":    tenancy.ActKeyManage,
 		"DELETE /api/v1/roles/:name": tenancy.ActKeyManage,
+
+		"GET /api/v1/usage": tenancy.ActUsageRead,
 	}
 	got := map[string]tenancy.Action{}
 	for _, rt := range routeTable {

@@ -53,6 +53,7 @@ var (
 	showRole        = endpoint{handle: (*Server).showRole}
 	updateRole      = endpoint{handle: (*Server).updateRole}
 	deleteRole      = endpoint{handle: (*Server).deleteRole}
+	usage           = endpoint{handle: (*Server).getUsage}
 )
 
 // routeTable is every public endpoint and the action it needs; a new
@@ -120,6 +121,7 @@ var routeTable = []route{
 	{fiber.MethodGet, "/api/v1/roles/:name", tenancy.ActKeyRead, showRole},
 	{fiber.MethodPut, "/api/v1/roles/:name", tenancy.ActKeyManage, updateRole},
 	{fiber.MethodDelete, "/api/v1/roles/:name", tenancy.ActKeyManage, deleteRole},
+	{fiber.MethodGet, "/api/v1/usage", tenancy.ActUsageRead, usage},
 }
 
 // register mounts the route table, each endpoint behind admission.
@@ -140,6 +142,7 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		var r call
 		err := s.admit(c, rt, limit, &r)
 		if err == nil {
+			s.requests.add(r.key.TenantID, start) // the api_requests meter
 			err = rt.serve.handle(s, c, &r)
 		}
 		status := c.Response().StatusCode()

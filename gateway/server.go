@@ -29,6 +29,7 @@ type Server struct {
 	keys       *keySet
 	revs       *revocations
 	uses       *keyUses
+	requests   *requestCounter // the api_requests meter (usage.go)
 	auth       *authenticator
 	rbac       *authorizer
 	roles      *roleCache
@@ -107,6 +108,7 @@ func New(cfg Config) (*Server, error) {
 		keys:     keys,
 		revs:     revs,
 		uses:     uses,
+		requests: newRequestCounter(control, cfg.Logger),
 		auth:     auth,
 		rbac:     rbac,
 		roles:    newRoleCache(ctx, control),
@@ -181,7 +183,7 @@ func (s *Server) Start(ctx context.Context) error {
 	ln := newListener(tcp, s.cfg.MaxConnsPerAddr, s.log)
 	s.ln = ln
 	liveGateways.Store(s, struct{}{})
-	s.wg.Add(5)
+	s.wg.Add(6)
 	go s.serve(ln)
 	go func() {
 		defer s.wg.Done()
@@ -190,6 +192,10 @@ func (s *Server) Start(ctx context.Context) error {
 	go s.poll("revocation list", s.cfg.RevocationInterval, s.refreshRevocations)
 	go s.poll("signing keys", s.cfg.JWKSInterval, s.keys.refresh)
 	go s.poll("key usage", s.cfg.KeyUsageInterval, s.uses.report)
+	go func() {
+		defer s.wg.Done()
+		s.requests.run(s.ctx, s.cfg.UsagePushInterval, s.cfg.Clock.Now)
+	}()
 	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Stop() })
 	s.log.Info("gateway: serving", "addr", ln.Addr().String(), "control", s.cfg.ControlURL)
 	return nil
@@ -247,6 +253,7 @@ func (s *Server) Stop() error {
 		s.wg.Wait()
 		if ln != nil {
 			s.uses.reportLast(min(s.cfg.ControlTimeout, 2*time.Second))
+			s.requests.pushLast(min(s.cfg.ControlTimeout, 2*time.Second), s.cfg.Clock.Now())
 		}
 		if s.metrics != nil {
 			_ = s.metrics.Close()

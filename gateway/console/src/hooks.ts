@@ -1,5 +1,5 @@
-// Data hooks: one request's state, and the namespace's live event stream
-// shared by every screen that listens.
+// Data hooks: one request's state, clocks for what no event announces,
+// and the namespace's live event stream shared by every screen that listens.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { api, namespace } from "./api";
 import { openStream, type SSEMessage, type StreamState } from "./sse";
@@ -14,9 +14,19 @@ export interface Loaded<T> {
 
 /** useApi GETs path (null: nothing) and again whenever path, the namespace or deps change. */
 export function useApi<T>(path: string | null, deps: unknown[] = []): Loaded<T> {
+  return useRequest<T>("GET", path, undefined, deps);
+}
+
+/** usePostQuery POSTs body to path (null: nothing) like useApi GETs: for requests that read (the job search); body is compared by its JSON. */
+export function usePostQuery<T>(path: string | null, body: unknown, deps: unknown[] = []): Loaded<T> {
+  return useRequest<T>("POST", path, body, deps);
+}
+
+function useRequest<T>(method: string, path: string | null, body: unknown, deps: unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: path !== null });
   const [tick, setTick] = useState(0);
   const ns = namespace();
+  const key = body === undefined ? undefined : JSON.stringify(body);
   useEffect(() => {
     if (path === null) {
       setState({ loading: false });
@@ -24,16 +34,44 @@ export function useApi<T>(path: string | null, deps: unknown[] = []): Loaded<T> 
     }
     const ctl = new AbortController();
     setState((s) => ({ ...s, loading: true }));
-    api<T>("GET", path, undefined, { signal: ctl.signal }).then(
+    api<T>(method, path, key === undefined ? undefined : JSON.parse(key), { signal: ctl.signal }).then(
       (data) => setState({ data, loading: false }),
       (error: Error) => {
         if (!ctl.signal.aborted) setState((s) => ({ data: s.data, error, loading: false }));
       },
     );
     return () => ctl.abort();
-  }, [path, ns, tick, ...deps]);
+  }, [method, path, key, ns, tick, ...deps]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/** settled is true once a request has answered, with data or an error: a screen's data-ready. */
+export function settled(l: Pick<Loaded<unknown>, "data" | "error">): boolean {
+  return l.data !== undefined || l.error !== undefined;
+}
+
+/** useTick re-renders every ms milliseconds while the page is visible (for relative times, never to fetch). */
+export function useTick(ms: number): number {
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    const id = window.setInterval(() => {
+      if (document.visibilityState === "visible") setN((x) => x + 1);
+    }, ms);
+    return () => clearInterval(id);
+  }, [ms]);
+  return n;
+}
+
+/** useInterval calls fn every ms milliseconds while on and the page is visible: for data no event announces (the cluster's health, a job's progress). */
+export function useInterval(fn: () => void, ms: number, on = true) {
+  useEffect(() => {
+    if (!on) return;
+    const id = window.setInterval(() => {
+      if (document.visibilityState === "visible") fn();
+    }, ms);
+    return () => clearInterval(id);
+  }, [fn, ms, on]);
 }
 
 export interface JobEvent {

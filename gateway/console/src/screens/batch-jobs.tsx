@@ -1,43 +1,28 @@
 // A batch's jobs: POST /api/v1/jobs/search by batch_id (an indexed
 // filter), 50 a page, with the search's cursors kept for going back.
 import { useEffect, useState } from "preact/hooks";
-import { enc, post } from "../api";
+import { enc } from "../api";
+import { usePostQuery } from "../hooks";
 import { Link } from "../router";
 import { Empty, ErrorBox, Loading, Pager, StateBadge, Time } from "../components/ui";
-import type { Job } from "./job-model";
+import type { SearchPage } from "../components/search-results";
 
 const PAGE_SIZE = 50;
-
-interface Page {
-  jobs: Job[];
-  total: number;
-  total_exact: boolean;
-  cursor: string | null;
-  has_more: boolean;
-}
 
 /** BatchJobs lists a batch's jobs in one state ("": all); the parent keys it by id and state, so a new filter starts at page 1. */
 export function BatchJobs(props: { id: string; state: string; onState: (s: string) => void; tick: number }) {
   // cursors[i] opens page i + 1 ("" for the first).
   const [cursors, setCursors] = useState<string[]>([""]);
   const [page, setPage] = useState(1);
-  const [data, setData] = useState<Page | null>(null);
-  const [error, setError] = useState<Error | null>(null);
+  const body: Record<string, unknown> = { batch_id: props.id, limit: PAGE_SIZE, order: "asc" };
+  if (props.state) body.state = [props.state];
+  if (cursors[page - 1]) body.cursor = cursors[page - 1];
+  const { data, error } = usePostQuery<SearchPage>("/api/v1/jobs/search", body, [props.tick]);
+  // An answer is always this page's: a request for another page aborts it.
   useEffect(() => {
-    const ctl = new AbortController();
-    const body: Record<string, unknown> = { batch_id: props.id, limit: PAGE_SIZE, order: "asc" };
-    if (props.state) body.state = [props.state];
-    if (cursors[page - 1]) body.cursor = cursors[page - 1];
-    post<Page>("/api/v1/jobs/search", body, { signal: ctl.signal }).then(
-      (p) => {
-        setData(p);
-        setError(null);
-        if (p.cursor) setCursors((c) => (c[page] === p.cursor ? c : [...c.slice(0, page), p.cursor!]));
-      },
-      (e: Error) => !ctl.signal.aborted && setError(e),
-    );
-    return () => ctl.abort();
-  }, [props.id, props.state, page, cursors[page - 1], props.tick]);
+    const next = data?.cursor;
+    if (next) setCursors((c) => (c[page] === next ? c : [...c.slice(0, page), next]));
+  }, [data]);
 
   return (
     <section class="card" aria-labelledby="batch-jobs-h">

@@ -2,9 +2,9 @@
 // so the list screen opens one by id and shows those of the most recently
 // created jobs; a batch's screen has its counts, its jobs (searched by
 // batch_id, paged) and its callback.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, enc, get, post } from "../api";
-import { useApi, useLiveReload, type JobEvent } from "../hooks";
+import { useApi, useLiveReload, usePostQuery, type JobEvent } from "../hooks";
 import { Link, navigate } from "../router";
 import { Empty, ErrorBox, Loading, Screen, StateBadge } from "../components/ui";
 import { between, utc } from "./job-model";
@@ -27,6 +27,7 @@ export interface Batch {
 const RECENT_JOBS = 200;
 /** RECENT_BATCHES: at most this many batches listed. */
 const RECENT_BATCHES = 20;
+const RECENT_SEARCH = { limit: RECENT_JOBS, sort: "created_at", order: "desc" };
 
 // A batch's counts change when one of its jobs finishes: these events may be one.
 const finishing = (e: JobEvent) => e.type === "completed" || e.type === "dead" || e.type === "cancelled" || e.type === "retried";
@@ -47,30 +48,18 @@ export function BatchProgress({ b, id }: { b: Batch; id?: string }) {
 }
 
 export function Batches() {
-  const [ids, setIds] = useState<string[] | null>(null);
+  const recent = usePostQuery<{ jobs: { batch_id: string | null }[] }>("/api/v1/jobs/search", RECENT_SEARCH);
+  const failed = recent.error !== undefined;
+  // The last answer's batches, kept through a failed refresh; none when the first search fails.
+  const ids = useMemo(() => {
+    if (!recent.data) return failed ? [] : null;
+    const seen: string[] = [];
+    for (const j of recent.data.jobs) if (j.batch_id && !seen.includes(j.batch_id) && seen.length < RECENT_BATCHES) seen.push(j.batch_id);
+    return seen;
+  }, [recent.data, !recent.data && failed]);
   const [batches, setBatches] = useState<Record<string, Batch | Error>>({});
-  const [error, setError] = useState<Error | null>(null);
-  const [tick, setTick] = useState(0);
   const [counts, setCounts] = useState(0);
   const [open, setOpen] = useState("");
-
-  useEffect(() => {
-    const ctl = new AbortController();
-    post<{ jobs: { batch_id: string | null }[] }>("/api/v1/jobs/search", { limit: RECENT_JOBS, sort: "created_at", order: "desc" }, { signal: ctl.signal }).then(
-      (page) => {
-        const seen: string[] = [];
-        for (const j of page.jobs) if (j.batch_id && !seen.includes(j.batch_id) && seen.length < RECENT_BATCHES) seen.push(j.batch_id);
-        setIds(seen);
-        setError(null);
-      },
-      (e: Error) => {
-        if (ctl.signal.aborted) return;
-        setError(e);
-        setIds((old) => old ?? []);
-      },
-    );
-    return () => ctl.abort();
-  }, [tick]);
 
   useEffect(() => {
     if (!ids?.length) return;
@@ -111,12 +100,12 @@ export function Batches() {
       <section class="card">
         <div class="toolbar">
           <h2 class="batch-h">Recent batches</h2>
-          <button type="button" id="batches-refresh" onClick={() => setTick((t) => t + 1)}>
+          <button type="button" id="batches-refresh" onClick={recent.reload}>
             Refresh
           </button>
         </div>
         <p class="muted">Jobbie keeps no list of batches: these are the batches of the {RECENT_JOBS} most recently created jobs.</p>
-        <ErrorBox error={error} />
+        <ErrorBox error={recent.error} />
         {ids === null ? (
           <Loading />
         ) : ids.length === 0 ? (

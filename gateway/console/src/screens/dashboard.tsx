@@ -3,10 +3,9 @@
 // failures; counts follow the live event stream (at most one reload a
 // second), the cluster's health, which no event announces, every 15 s.
 import { ErrorBox, Loading, Screen } from "../components/ui";
-import { useApi, useLiveReload } from "../hooks";
+import { settled, useApi, useInterval, useLiveReload, usePostQuery, useTick } from "../hooks";
 import { useSession } from "../session";
 import { ClusterCard, FailuresCard, WorkersCard } from "./dashboard-cards";
-import { usePostQuery, useInterval, useTick } from "./dashboard-hooks";
 import { isFailure, RECENT_FAILURES, type ClusterHealth, type FailedJob, type Queue, type Worker } from "./dashboard-lib";
 import { QueueTable, QueueTotals } from "./dashboard-queues";
 import "./dashboard.css";
@@ -29,7 +28,7 @@ export function Dashboard() {
   useLiveReload(failures.reload, (e) => canJobs && isFailure(e));
   useInterval(cluster.reload, 15_000);
 
-  const ready = !canQueues || queues.data !== undefined || queues.error !== undefined;
+  const ready = !canQueues || settled(queues);
   const active = workers.data ? workers.data.workers.filter((w) => w.status === "active").length : undefined;
   return (
     <Screen name="dashboard" title="Dashboard" ready={ready}>

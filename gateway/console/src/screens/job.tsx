@@ -2,9 +2,9 @@
 // says about one job, its actions (retry, cancel, move, delete), and live
 // reloads when the namespace's event stream names it.
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { ApiError, del, enc, post } from "../api";
-import { useApi, useLiveReload } from "../hooks";
+import { useApi, useInterval, useLiveReload } from "../hooks";
 import { Link } from "../router";
 import { useSession } from "../session";
 import { Confirm, ErrorBox, Loading, Screen, StateBadge, useAsync } from "../components/ui";
@@ -25,11 +25,7 @@ export function JobDetail({ id }: { id: string }) {
   const deleted = deletedId === id;
   useLiveReload(reload, (e) => e.job_id === id, 500);
   const active = job?.state === "active";
-  useEffect(() => {
-    if (!active || deleted) return;
-    const t = window.setInterval(() => document.visibilityState === "visible" && reload(), PROGRESS_REFRESH);
-    return () => clearInterval(t);
-  }, [active, deleted]);
+  useInterval(reload, PROGRESS_REFRESH, active && !deleted);
 
   const notFound = error instanceof ApiError && (error.status === 404 || error.status === 400);
   if (deleted)

@@ -3,7 +3,7 @@
 // session signed in with is marked, and revoking it signs the console out.
 import { useMemo, useState } from "preact/hooks";
 import { del, enc } from "../api";
-import { useApi } from "../hooks";
+import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
 import { Confirm, Empty, ErrorBox, Screen, Time } from "../components/ui";
 import { KeyNew } from "./key-new";
@@ -38,7 +38,7 @@ export function Keys() {
     <Screen
       name="keys"
       title="API keys"
-      ready={list.data !== undefined || list.error !== undefined}
+      ready={settled(list)}
       actions={
         manage && (
           <button type="button" id="key-new" class="primary" onClick={() => setCreating(true)}>

@@ -2,7 +2,7 @@
 // settings; create, edit and delete them (namespace.manage), and switch
 // the console to one.
 import { useState } from "preact/hooks";
-import { useApi } from "../hooks";
+import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
 import { Empty, ErrorBox, Screen, Time } from "../components/ui";
 import { NamespaceDelete } from "./namespace-delete";
@@ -23,7 +23,7 @@ export function Namespaces() {
     <Screen
       name="namespaces"
       title="Namespaces"
-      ready={list.data !== undefined || list.error !== undefined}
+      ready={settled(list)}
       actions={
         manage && (
           <button type="button" id="namespace-new" class="primary" onClick={() => setEditing("new")}>

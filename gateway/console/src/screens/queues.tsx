@@ -4,7 +4,7 @@
 // Filter, sort and page live in the URL so a view can be shared.
 import { useMemo } from "preact/hooks";
 import { ErrorBox, Empty, Screen, num } from "../components/ui";
-import { useApi, useLiveReload } from "../hooks";
+import { settled, useApi, useLiveReload } from "../hooks";
 import { Link, setQuery, useLocation } from "../router";
 import {
   filterQueues,
@@ -47,7 +47,7 @@ export function Queues() {
   const pg = paginate(shown, lq.page);
 
   return (
-    <Screen name="queues" title="Queues" ready={list.data !== undefined || list.error !== undefined}>
+    <Screen name="queues" title="Queues" ready={settled(list)}>
       <div class="toolbar">
         <label class="queues-filter">
           <span class="sr-only">Filter queues by name</span>

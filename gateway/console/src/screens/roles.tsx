@@ -3,7 +3,7 @@
 // queues); define, change and delete custom roles with key.manage.
 import { useState } from "preact/hooks";
 import { del, enc } from "../api";
-import { useApi } from "../hooks";
+import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
 import { Confirm, Empty, ErrorBox, Screen, Time } from "../components/ui";
 import { RoleEditor } from "./role-editor";
@@ -25,7 +25,7 @@ export function Roles() {
     <Screen
       name="roles"
       title="Roles"
-      ready={list.data !== undefined || list.error !== undefined}
+      ready={settled(list)}
       actions={
         manage && (
           <button type="button" id="role-new" class="primary" onClick={() => setEditing("new")}>

@@ -2,9 +2,9 @@
 // last runs in each schedule's own time zone, and (for roles that may)
 // create, edit, enable/disable and delete. The list moves live: a job a
 // schedule fires arrives as an "enqueued" event on its queue.
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useMemo, useState } from "preact/hooks";
 import { enc, post, del } from "../api";
-import { useApi, useLiveReload } from "../hooks";
+import { settled, useApi, useLiveReload, useTick } from "../hooks";
 import { Link, setQuery, useLocation } from "../router";
 import { useSession } from "../session";
 import { ago, Confirm, Empty, ErrorBox, Pager, Screen } from "../components/ui";
@@ -29,12 +29,7 @@ export function Schedules() {
   const [busy, setBusy] = useState<string | null>(null);
   const [actionError, setActionError] = useState<Error | null>(null);
   const [notice, setNotice] = useState("");
-  const [, setTick] = useState(0);
-
-  useEffect(() => {
-    const t = setInterval(() => setTick((n) => n + 1), TICK_MS);
-    return () => clearInterval(t);
-  }, []);
+  useTick(TICK_MS);
 
   const all = list.data?.schedules ?? [];
   const queues = useMemo(() => [...new Set(all.map((s) => s.queue))].sort(), [list.data]);
@@ -66,7 +61,7 @@ export function Schedules() {
     <Screen
       name="schedules"
       title="Schedules"
-      ready={list.data !== undefined || list.error !== undefined}
+      ready={settled(list)}
       actions={
         manage && (
           <button type="button" id="schedule-new" class="primary" onClick={() => setDialog({ schedule: null })}>

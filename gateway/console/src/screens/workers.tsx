@@ -4,12 +4,11 @@
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { Empty, ErrorBox, Field, num, Screen, Time } from "../components/ui";
-import { useApi, useLiveReload } from "../hooks";
+import { settled, useApi, useLiveReload, useTick } from "../hooks";
 import { Link, setQuery, useLocation } from "../router";
 import { useSession } from "../session";
 import { enc } from "../api";
 import { WorkerStatus } from "./dashboard-cards";
-import { useTick } from "./dashboard-hooks";
 import { changesActiveJobs, matchWorker, sortWorkers, type Worker } from "./dashboard-lib";
 import "./dashboard.css";
 import "./workers.css";
@@ -40,7 +39,7 @@ export function Workers() {
   const matched = all.filter((w) => matchWorker(w, q, status));
   const rows = showAll ? matched : matched.slice(0, WORKER_ROWS);
   const active = all.filter((w) => w.status === "active").length;
-  const ready = !allowed || list.data !== undefined || list.error !== undefined;
+  const ready = !allowed || settled(list);
 
   return (
     <Screen name="workers" title="Workers" ready={ready}>

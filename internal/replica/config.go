@@ -1,0 +1,99 @@
+package replica
+
+import (
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
+)
+
+// Config configures a Node. Zero values take the defaults in comments.
+type Config struct {
+	Dir  string // required: holds raft/ and state/
+	Name string // the group's name in metrics, e.g. "shard s1"; default "default"
+	// Subject names the group in the errors callers see, e.g. "this shard";
+	// default "this group".
+	Subject  string
+	NodeID   string // default "node1"
+	RaftAddr string // address to bind for Raft; default 127.0.0.1:0
+	// RaftAdvertise is the address other members dial to reach this node,
+	// when it differs from RaftAddr (a 0.0.0.0 bind, NAT). Default: the
+	// bound address.
+	RaftAdvertise string
+	// RaftTLS, when set, makes the Raft transport mutual TLS.
+	RaftTLS *RaftTLS
+	// Bootstrap makes a node with no Raft state the single voter of a new
+	// group. A node without it waits to be added by the leader (AddVoter).
+	// Either way a node with state resumes from it and ignores the flag.
+	Bootstrap bool
+	BatchMax  int   // most commands in one Raft entry; default 512
+	CacheSize int64 // Pebble block cache in bytes; default 128 MiB
+	Inflight  int   // Raft entries in flight at once; default 2
+	// Fast skips the fsync of the Raft log on every append (see fastlog.go):
+	// an acknowledged write survives a process crash, and the loss of a
+	// minority of machines, but not a power cut that takes down a majority
+	// at once. Default false: durable, one fsync per group commit.
+	Fast   bool
+	Logger hclog.Logger
+	// Clock stamps every entry the leader proposes (the time handlers
+	// see as Tx.Now); default the real clock. Tests replace it.
+	Clock clockwork.Clock
+	// Observe, if set, is told each applied group's command count and time.
+	Observe func(cmds int, d time.Duration)
+	// Timings; defaults suit a LAN: 500ms heartbeat and election, 250ms lease.
+	HeartbeatTimeout  time.Duration
+	ElectionTimeout   time.Duration
+	SnapshotInterval  time.Duration // how often to check whether to snapshot; default 2m
+	SnapshotThreshold uint64        // log entries since the last snapshot that make a new one; default 8192
+	// TrailingLogs is how many entries the log keeps behind a snapshot, so
+	// a follower that is only a little behind catches up from the log
+	// instead of a whole snapshot; default 10240.
+	TrailingLogs uint64
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "default"
+	}
+	if c.Subject == "" {
+		c.Subject = "this group"
+	}
+	if c.NodeID == "" {
+		c.NodeID = "node1"
+	}
+	if c.RaftAddr == "" {
+		c.RaftAddr = "127.0.0.1:0"
+	}
+	if c.BatchMax <= 0 {
+		c.BatchMax = 512
+	}
+	if c.Inflight <= 0 {
+		c.Inflight = 2
+	}
+	if c.CacheSize <= 0 {
+		c.CacheSize = 128 << 20
+	}
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = 500 * time.Millisecond
+	}
+	if c.ElectionTimeout == 0 {
+		c.ElectionTimeout = 500 * time.Millisecond
+	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = 2 * time.Minute
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 10240
+	}
+	return c
+}

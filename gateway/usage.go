@@ -225,11 +225,13 @@ func (s *Server) getUsage(c *fiber.Ctx, r *call) error {
 			return err
 		}
 	}
-	q := url.Values{}
-	for _, p := range []string{"from", "to", "granularity", "namespace"} {
-		if v := c.Query(p); v != "" {
-			q.Set(p, v)
-		}
+	uq, err := parseUsageQuery(s.cfg.Clock.Now(), c.Query("from"), c.Query("to"), c.Query("granularity"))
+	if err != nil {
+		return err
+	}
+	q := url.Values{"from": {uq.from.Format(time.RFC3339)}, "to": {uq.to.Format(time.RFC3339)}, "granularity": {uq.granularity}}
+	if ns != "" {
+		q.Set("namespace", ns)
 	}
 	var u wire.Usage
 	if err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/usage?"+q.Encode()), nil, http.StatusOK, &u); err != nil {
@@ -241,6 +243,63 @@ func (s *Server) getUsage(c *fiber.Ctx, r *call) error {
 		}
 	}
 	return c.JSON(u)
+}
+
+// usageQuery is a checked usage range: [from, to) in whole UTC buckets
+// of its granularity.
+type usageQuery struct {
+	from, to    time.Time
+	granularity string
+}
+
+// parseUsageQuery reads from, to (RFC 3339) and granularity (hour or
+// day) at now, as control does (control.ParseUsageQuery), so bad input is
+// refused here, naming the field: defaults to = now and from = 24 h
+// (hour) or 30 days (day) before; from moved back to its bucket's start,
+// to forward to its bucket's end; to after from; at most
+// wire.MaxUsageHourBuckets or MaxUsageDayBuckets buckets.
+func parseUsageQuery(now time.Time, from, to, granularity string) (usageQuery, error) {
+	unit, limit, back := time.Hour, wire.MaxUsageHourBuckets, 24*time.Hour
+	switch granularity {
+	case "", "hour":
+		granularity = "hour"
+	case "day":
+		unit, limit, back = 24*time.Hour, wire.MaxUsageDayBuckets, 30*24*time.Hour
+	default:
+		return usageQuery{}, apierr.Field("granularity", "granularity must be hour or day, not %q", granularity)
+	}
+	rawTo, err := usageTime("to", to, now)
+	if err != nil {
+		return usageQuery{}, err
+	}
+	q := usageQuery{to: rawTo.Truncate(unit), granularity: granularity}
+	if q.to.Before(rawTo) {
+		q.to = q.to.Add(unit)
+	}
+	rawFrom, err := usageTime("from", from, q.to.Add(-back))
+	if err != nil {
+		return usageQuery{}, err
+	}
+	if !rawTo.After(rawFrom) {
+		return usageQuery{}, apierr.Field("to", "to must be after from")
+	}
+	q.from = rawFrom.Truncate(unit)
+	if n := int(q.to.Sub(q.from) / unit); n > limit {
+		return usageQuery{}, apierr.Field("from", "from and to span %d %s buckets, over the limit of %d: narrow the range or use a coarser granularity",
+			n, granularity, limit)
+	}
+	return q, nil
+}
+
+func usageTime(field, s string, def time.Time) (time.Time, error) {
+	if s == "" {
+		return def.UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, apierr.Field(field, "%s must be an RFC 3339 time such as 2026-01-02T15:00:00Z, not %q", field, s)
+	}
+	return t.UTC(), nil
 }
 
 // everyNamespacesUsage is usage.read over the whole tenant.

@@ -28,6 +28,7 @@ type controlOptions struct {
 	operatorKeyFile                     string
 	pprofAddr                           string
 	shards                              []string
+	usagePull                           time.Duration
 	gossip                              roleGossip
 	tls                                 roleTLS
 }
@@ -65,6 +66,8 @@ writes an operator key there on first start (the file must not exist yet).`,
 	f.StringVar(&o.operatorKeyFile, "operator-key-file", "", "write an operator key to this file if it does not exist")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
+	f.DurationVar(&o.usagePull, "usage-pull-interval", control.DefaultPullInterval,
+		"how often the leader pulls every shard's usage into the metering ledger; usage shows within this plus one pull's requests")
 	o.gossip.flags(f, "127.0.0.1:7946")
 	o.tls.flags(f)
 	_ = cmd.MarkFlagRequired("data-dir")
@@ -85,6 +88,9 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.usagePull <= 0 {
+		return fmt.Errorf("--usage-pull-interval must be positive, not %s", o.usagePull)
+	}
 	logger := roleLogger()
 	pool, err := o.gossip.start("control-"+o.nodeID, gossip.Meta{Role: gossip.RoleControl, NodeID: o.nodeID, Version: roleVersion()}, logger)
 	if err != nil {
@@ -96,7 +102,7 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 
 	ctl, err := control.New(control.Config{
 		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID,
-		TLS: creds, Shards: shards, Gossip: pool, Logger: logger,
+		TLS: creds, Shards: shards, Gossip: pool, Logger: logger, PullInterval: o.usagePull,
 	})
 	if err != nil {
 		return err

@@ -138,7 +138,9 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 
 	ctl, err := control.New(control.Config{
 		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, TLS: controlCreds,
-		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock)}}, Logger: logger,
+		// The gateway reaches the shard on its socket; control reads its
+		// usage over TLS, as the socket is the local gateway's alone.
+		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock), UsageAddrs: []string{sh.Addr()}}}, Logger: logger,
 	})
 	if err != nil {
 		return err

@@ -29,7 +29,12 @@ type Config struct {
 	// who may call what. A request over SocketPath is the local gateway's.
 	TLS *pki.Credentials
 
-	SweepInterval time.Duration   // leader sweep period; default 100ms
+	SweepInterval time.Duration // leader sweep period; default 100ms
+	// UsageInterval is how often the leader sweeps usage (engine.UsageSweep:
+	// idle namespaces' storage accrues, an ended hour closes, old hours are
+	// pruned); default 10s. Control sees an hour closed at most this long
+	// after it ends.
+	UsageInterval time.Duration
 	Retention     time.Duration   // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
 	Clock         clockwork.Clock // the node's clock, replaceable in tests; default the real one
 	Logger        *slog.Logger    // default slog.Default()

@@ -30,8 +30,9 @@ func TestNoLeaderIs503WithRetryAfter(t *testing.T) {
 }
 
 // A node admits callers by the certificate they present: the TLS
-// handshake refuses one without a certificate, one from another CA, a
-// node of another shard and control; routes refuse roles not theirs.
+// handshake refuses one without a certificate, one from another CA and a
+// node of another shard; routes refuse roles not theirs (control may read
+// usage alone: usage_http_test.go).
 func TestShardAPIAdmitsByCertificate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -51,7 +52,6 @@ func TestShardAPIAdmitsByCertificate(t *testing.T) {
 		"no certificate": {Transport: &http.Transport{TLSClientConfig: testCA(t).Anonymous(t)}},
 		"another CA":     other.HTTPClient(t, pkitest.Gateway, nil), /* refused: nothing to close */
 		"another shard":  client(t, pkitest.Shard("s2", "n1"), nil),
-		"control":        client(t, pkitest.Control, nil),
 		"plain HTTP":     http.DefaultClient,
 	}
 	for name, c := range refused {
@@ -68,9 +68,11 @@ func TestShardAPIAdmitsByCertificate(t *testing.T) {
 		require.Error(t, err, name)
 	}
 	// Admitted at the handshake, refused by the route.
-	status, err := enqueue(client(t, pkitest.Metrics, nil))
-	require.NoError(t, err)
-	require.Equal(t, 403, status, "a scraper may not enqueue")
+	for _, id := range []pki.Identity{pkitest.Metrics, pkitest.Control} {
+		status, err := enqueue(client(t, id, nil))
+		require.NoError(t, err)
+		require.Equal(t, 403, status, "%s may not enqueue", id)
+	}
 	for _, id := range []pki.Identity{pkitest.Gateway, pkitest.Operator, pkitest.Shard("s1", "n2")} {
 		status, err := enqueue(client(t, id, nil))
 		require.NoError(t, err)
@@ -78,7 +80,7 @@ func TestShardAPIAdmitsByCertificate(t *testing.T) {
 	}
 	// The server's certificate is checked too: a gateway expecting shard
 	// s2 does not talk to this node.
-	_, err = enqueue(client(t, pkitest.Gateway, pki.ShardMember("s2")))
+	_, err := enqueue(client(t, pkitest.Gateway, pki.ShardMember("s2")))
 	require.ErrorContains(t, err, "s1")
 
 	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, wire.ShardNamespaceHeader, "")

@@ -17,13 +17,16 @@ import (
 // clusterRoutes serves the node's status and the group's membership under
 // /internal/v1, for this shard's members and operators (docs/internal-api.md).
 // Membership changes go to the leader through forwardToLeader, like writes.
+// The check is per route, not on the group: a group's handlers run for
+// every path under its prefix, /internal/v1/usage too, which admits others.
 func (s *Server) clusterRoutes() {
-	in := s.app.Group("/internal/v1", pki.Require(s.memberCallers(), nil))
-	in.Get("/status", func(c *fiber.Ctx) error { return c.JSON(s.Status()) })
-	in.Get("/members", s.listMembers)
-	in.Post("/members", s.forwardToLeader, s.addMember)
-	in.Delete("/members/:id", s.forwardToLeader, s.removeMember)
-	in.Post("/snapshot", s.takeSnapshot)
+	member := pki.Require(s.memberCallers(), nil)
+	in := s.app.Group("/internal/v1")
+	in.Get("/status", member, func(c *fiber.Ctx) error { return c.JSON(s.Status()) })
+	in.Get("/members", member, s.listMembers)
+	in.Post("/members", member, s.forwardToLeader, s.addMember)
+	in.Delete("/members/:id", member, s.forwardToLeader, s.removeMember)
+	in.Post("/snapshot", member, s.takeSnapshot)
 }
 
 // NodeStatus is GET /internal/v1/status: this node's view of its group.

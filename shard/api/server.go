@@ -87,8 +87,9 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWith
 
 func (s *Server) routes() {
 	s.app.Use(apierr.RequestID)
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
-	s.app.Get("/readyz", s.readyz)
+	health := pki.Require(s.nodeCallers(), &localGateway)
+	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
 	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.forwardToLeader)
 	s.jobRoutes(api)
@@ -99,6 +100,7 @@ func (s *Server) routes() {
 	s.searchRoutes(api)
 	s.healthRoutes(api)
 	s.clusterRoutes()
+	s.usageRoutes()
 }
 
 // Who may call a shard node. The TLS handshake admits Callers; each
@@ -108,16 +110,26 @@ func (s *Server) routes() {
 //     as `jobbie bench --direct`);
 //   - /internal/v1 (membership, snapshots): this shard's members and
 //     operators;
+//   - /internal/v1/usage (metering): control and operators;
 //   - /metrics: scrapers (pki.Scrapers);
-//   - /healthz and /readyz: any caller the handshake admitted.
+//   - /healthz and /readyz: any caller the handshake admitted but control.
 //
-// A node of another shard, or a control node, is refused at the
-// handshake: nothing of this shard's tenants is theirs to read.
+// A node of another shard is refused at the handshake: nothing of this
+// shard's tenants is its to read. Control is admitted for usage alone:
+// every other route refuses it (403), so it reads counters per namespace
+// and hour, never a job.
 
 // Callers is who may connect to a node of shard at all.
 func Callers(shard string) pki.Policy {
+	return pki.Either(pki.Roles(pki.RoleControl), nodeCallers(shard))
+}
+
+// nodeCallers is who the handshake admits but control.
+func nodeCallers(shard string) pki.Policy {
 	return pki.Either(pki.Roles(pki.RoleGateway, pki.RoleOperator, pki.RoleMetrics), pki.ShardMember(shard))
 }
+
+func (s *Server) nodeCallers() pki.Policy { return nodeCallers(s.cfg.ShardID) }
 
 func (s *Server) jobCallers() pki.Policy {
 	return pki.Either(pki.Roles(pki.RoleGateway, pki.RoleOperator), pki.ShardMember(s.cfg.ShardID))

@@ -17,6 +17,7 @@ import (
 // Config configures the loops. Zero values take the defaults in comments.
 type Config struct {
 	SweepInterval time.Duration   // default 100ms
+	UsageInterval time.Duration   // how often usage is swept (engine.UsageSweep); default 10s
 	BulkInterval  time.Duration   // how often running bulk operations are looked for; default 1s
 	Clock         clockwork.Clock // default the real clock
 	Logger        *slog.Logger    // default slog.Default()
@@ -25,6 +26,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.SweepInterval == 0 {
 		c.SweepInterval = 100 * time.Millisecond
+	}
+	if c.UsageInterval == 0 {
+		c.UsageInterval = 10 * time.Second
 	}
 	if c.BulkInterval == 0 {
 		c.BulkInterval = time.Second
@@ -47,7 +51,8 @@ type Loops struct {
 	node *replica.Node
 	svc  *service.Service
 
-	swept map[string]int64 // sweep loop only: live keys at or below are gone
+	swept   map[string]int64 // sweep loop only: live keys at or below are gone
+	usageAt int64            // sweep loop only: when this node, leading, last swept usage (0: not since it leads)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -86,17 +91,36 @@ func (l *Loops) sweepLoop() {
 		case <-t.Chan():
 		}
 		if !l.node.IsLeader() {
+			l.usageAt = 0
 			continue
 		}
 		if r := l.node.Restores(); r != restores {
 			restores, l.swept = r, map[string]int64{} // a snapshot replaced the state: sweep from the bottom
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := l.sweepOnce(ctx, l.cfg.Clock.Now().UnixNano()); err != nil {
+		now := l.cfg.Clock.Now().UnixNano()
+		if err := l.sweepUsage(ctx, now); err != nil {
+			l.cfg.Logger.Warn("shard usage sweep", "err", err)
+		}
+		if err := l.sweepOnce(ctx, now); err != nil {
 			l.cfg.Logger.Warn("shard sweep", "err", err)
 		}
 		cancel()
 	}
+}
+
+// sweepUsage proposes a usage sweep every UsageInterval, and at once when
+// this node starts leading: the first on a new shard starts metering
+// before anything the loops propose creates a job.
+func (l *Loops) sweepUsage(ctx context.Context, now int64) error {
+	if l.usageAt != 0 && now-l.usageAt < int64(l.cfg.UsageInterval) {
+		return nil
+	}
+	if _, err := engine.UsageSweep.Propose(ctx, l.node, &engine.UsageSweepCmd{}); err != nil {
+		return err
+	}
+	l.usageAt = now
+	return nil
 }
 
 // bulkLoop runs the background bulk operations while this node leads, in

@@ -96,6 +96,9 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		c.Jobs[i] = j.Encode()
 		c.Defaulted[i] = defaultedFields(&reqs[i])
 	}
+	if err := s.meter(ctx); err != nil {
+		return nil, err
+	}
 	return engine.Enqueue.Propose(ctx, s.node, c)
 }
 

@@ -1,26 +1,14 @@
 // The search's results table: a checkbox column for bulk actions, the job
 // columns, and sorting by clicking a header (the sort keys the API has).
-import { Link } from "../router";
-import { enc } from "../api";
+import { JobLink, QueueLink } from "./links";
+import { attemptOf, type Job } from "../screens/job-model";
 import { StateBadge, Time } from "./ui";
 
-/** SearchJob is a job as POST /api/v1/jobs/search lists it (wire.SearchJob). */
-export interface SearchJob {
-  id: string;
-  queue: string;
-  payload: unknown;
-  state: string;
-  priority: string;
-  attempt: number;
-  max_retries: number;
-  created_at: string | null;
-  updated_at: string | null;
-  scheduled_at: string | null;
-  started_at: string | null;
-  completed_at: string | null;
-  last_error?: string;
-  dead_reason?: string | null;
-}
+/** SearchJob is a job as POST /api/v1/jobs/search lists it (wire.SearchJob): part of its detail. */
+export type SearchJob = Pick<
+  Job,
+  "id" | "queue" | "payload" | "state" | "priority" | "attempt" | "max_retries" | "created_at" | "updated_at" | "scheduled_at" | "started_at" | "completed_at" | "last_error"
+> & { dead_reason?: string | null };
 
 /** SearchPage is one page of a search (wire.SearchPage). */
 export interface SearchPage {
@@ -124,19 +112,17 @@ export function ResultsTable(props: {
                 </td>
               )}
               <td class="mono">
-                <Link href={"/jobs/" + enc(j.id)}>{j.id}</Link>
+                <JobLink job={j.id} />
               </td>
               {props.showQueue && (
                 <td>
-                  <Link href={"/queues/" + enc(j.queue)}>{j.queue}</Link>
+                  <QueueLink queue={j.queue} />
                 </td>
               )}
               <td>
                 <StateBadge state={j.state} />
               </td>
-              <td class="num">
-                {j.attempt}/{j.max_retries + 1}
-              </td>
+              <td class="num">{attemptOf(j)}</td>
               <td>{j.priority}</td>
               <td class="trunc mono" title={preview(j.payload, 2000)}>
                 {preview(j.payload)}

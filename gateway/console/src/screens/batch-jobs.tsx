@@ -1,11 +1,11 @@
 // A batch's jobs: POST /api/v1/jobs/search by batch_id (an indexed
 // filter), 50 a page, with the search's cursors kept for going back.
 import { useEffect, useState } from "preact/hooks";
-import { enc } from "../api";
 import { usePostQuery } from "../hooks";
-import { Link } from "../router";
 import { Empty, ErrorBox, Loading, Pager, StateBadge, Time } from "../components/ui";
 import type { SearchPage } from "../components/search-results";
+import { JobLink, QueueLink } from "../components/links";
+import { attemptOf } from "./job-model";
 
 const PAGE_SIZE = 50;
 
@@ -66,19 +66,15 @@ export function BatchJobs(props: { id: string; state: string; onState: (s: strin
               {data.jobs.map((j) => (
                 <tr key={j.id}>
                   <td>
-                    <Link href={`/jobs/${enc(j.id)}`} class="mono">
-                      {j.id}
-                    </Link>
+                    <JobLink job={j.id} class="mono" />
                   </td>
                   <td>
-                    <Link href={`/queues/${enc(j.queue)}`}>{j.queue}</Link>
+                    <QueueLink queue={j.queue} />
                   </td>
                   <td>
                     <StateBadge state={j.state} />
                   </td>
-                  <td class="num">
-                    {j.attempt}/{j.max_retries + 1}
-                  </td>
+                  <td class="num">{attemptOf(j)}</td>
                   <td>
                     <Time at={j.created_at} />
                   </td>

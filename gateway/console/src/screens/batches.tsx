@@ -4,9 +4,11 @@
 // batch_id, paged) and its callback.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, enc, get, post } from "../api";
+import { batchPath } from "../lib/paths";
 import { useApi, useLiveReload, usePostQuery, type JobEvent } from "../hooks";
 import { Link, navigate } from "../router";
 import { Empty, ErrorBox, Loading, Screen, StateBadge } from "../components/ui";
+import { JobLink, QueueLink } from "../components/links";
 import { between, utc } from "./job-model";
 import { BatchJobs } from "./batch-jobs";
 import "./batches.css";
@@ -82,7 +84,7 @@ export function Batches() {
           id="batch-open-form"
           onSubmit={(e) => {
             e.preventDefault();
-            if (open.trim()) navigate("/batches/" + enc(open.trim()));
+            if (open.trim()) navigate(batchPath(open.trim()));
           }}
         >
           <label for="batch-id" class="sr-only">
@@ -136,7 +138,7 @@ export function Batches() {
                   return (
                     <tr key={id}>
                       <td>
-                        <Link href={`/batches/${enc(id)}`} class="mono">
+                        <Link href={batchPath(id)} class="mono">
                           {id}
                         </Link>
                       </td>
@@ -278,13 +280,11 @@ export function BatchDetail({ id }: { id: string }) {
             <dd id="batch-callback">
               {b.callback_queue ? (
                 <>
-                  queue <Link href={`/queues/${enc(b.callback_queue)}`}>{b.callback_queue}</Link>
+                  queue <QueueLink queue={b.callback_queue} />
                   {b.callback_job_id ? (
                     <>
                       {": job "}
-                      <Link href={`/jobs/${enc(b.callback_job_id)}`} class="mono">
-                        {b.callback_job_id}
-                      </Link>
+                      <JobLink job={b.callback_job_id} class="mono" />
                     </>
                   ) : (
                     <span class="muted"> (enqueued once every job has finished)</span>

@@ -3,8 +3,9 @@
 import { ErrorBox, Empty, Loading, num, StateBadge, Time } from "../components/ui";
 import type { Loaded } from "../hooks";
 import { Link } from "../router";
-import { enc } from "../api";
-import { attemptOf, failureTime, sortWorkers, type ClusterHealth, type FailedJob, type Worker } from "./dashboard-lib";
+import { JobLink, QueueLink } from "../components/links";
+import { attemptOf } from "./job-model";
+import { failureTime, sortWorkers, type ClusterHealth, type FailedJob, type Worker } from "./dashboard-lib";
 
 /** DASH_WORKER_ROWS is how many workers the dashboard lists; the workers screen has them all. */
 const DASH_WORKER_ROWS = 5;
@@ -164,10 +165,10 @@ export function FailuresCard(props: { failures: Loaded<{ jobs: FailedJob[] }> })
               {jobs.map((j) => (
                 <tr key={j.id} data-job={j.id}>
                   <td class="mono">
-                    <Link href={"/jobs/" + enc(j.id)}>{j.id}</Link>
+                    <JobLink job={j.id} />
                   </td>
                   <td>
-                    <Link href={"/queues/" + enc(j.queue)}>{j.queue}</Link>
+                    <QueueLink queue={j.queue} />
                   </td>
                   <td>
                     <StateBadge state={j.state} />

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import type { JobEvent } from "../hooks";
 import { sparkLabel, sparkPoints } from "../components/sparkline";
 import {
-  attemptOf,
   byName,
   changesActiveJobs,
   clock,
@@ -84,8 +83,6 @@ describe("failures", () => {
     expect(failureTime({ ...base, failed_at: "t8", updated_at: "t7" })).toBe("t8");
     expect(failureTime({ ...base, updated_at: "t7" })).toBe("t7");
     expect(failureTime(base)).toBeNull();
-    expect(attemptOf(base)).toBe("3/5");
-    expect(attemptOf({ attempt: 1, max_retries: 0 })).toBe("1/1");
   });
 
   it("reloads on the events that may add or remove a failure", () => {

@@ -3,30 +3,10 @@
 // wire/search.go) and the pure logic over them, kept apart so it is unit
 // tested without a browser.
 import type { JobEvent } from "../hooks";
+import type { Queue as QueueDetail, QueueCounts } from "./queue-lib";
 
-export interface QueueCounts {
-  pending: number;
-  scheduled: number;
-  active: number;
-  retrying: number;
-  completed: number;
-  dead: number;
-  cancelled: number;
-  held: number;
-}
-
-export interface Queue {
-  name: string;
-  description: string;
-  counts: QueueCounts;
-  /** completed per minute over the last 5 minutes */
-  throughput: number;
-  paused: boolean;
-  draining: boolean;
-  drained: boolean;
-  /** completions per one-minute bucket, oldest first (absent on older servers) */
-  throughput_per_minute?: number[] | null;
-}
+/** Queue is what the dashboard reads of a queue (the queues list's shape, queue-lib's Queue). */
+export type Queue = Pick<QueueDetail, "name" | "description" | "counts" | "throughput" | "paused" | "draining" | "drained" | "throughput_per_minute">;
 
 export interface Worker {
   id: string;
@@ -74,16 +54,7 @@ export function visibleQueues(all: Queue[], filter: string, showAll: boolean, li
   return { rows, matched: matched.length, hidden: matched.length - rows.length };
 }
 
-export interface Totals {
-  queues: number;
-  pending: number;
-  scheduled: number;
-  active: number;
-  retrying: number;
-  completed: number;
-  dead: number;
-  rate: number;
-}
+export type Totals = Omit<QueueCounts, "cancelled" | "held"> & { queues: number; rate: number };
 
 /** totals adds every queue's counts and completion rate. */
 export function totals(qs: Queue[]): Totals {
@@ -123,11 +94,6 @@ export function failureTime(j: FailedJob): string | null {
   const errs = j.errors ?? [];
   const last = errs.length ? errs[errs.length - 1].at : null;
   return last ?? j.died_at ?? j.failed_at ?? j.updated_at ?? null;
-}
-
-/** attemptOf writes "attempt/attempts allowed", as 3/5 for the third attempt of a job retried at most 4 times. */
-export function attemptOf(j: Pick<FailedJob, "attempt" | "max_retries">): string {
-  return `${j.attempt}/${j.max_retries + 1}`;
 }
 
 /** RECENT_FAILURES asks the search for the last failures: dead or retrying jobs with errors, newest change first. */

@@ -5,8 +5,7 @@
 import { useState } from "preact/hooks";
 import { Empty, num } from "../components/ui";
 import { Sparkline } from "../components/sparkline";
-import { Link } from "../router";
-import { enc } from "../api";
+import { QueueLink } from "../components/links";
 import { DEFAULT_QUEUE_ROWS, perMinute, queueState, totals, visibleQueues, type Queue } from "./dashboard-lib";
 
 /** QueueTotals shows the namespace's counts as stats. */
@@ -89,7 +88,7 @@ export function QueueTable(props: { queues: Queue[] }) {
                   return (
                     <tr key={q.name} data-queue={q.name} class={st !== "running" ? "dash-stopped" : undefined}>
                       <th scope="row" class="dash-qname">
-                        <Link href={"/queues/" + enc(q.name)}>{q.name}</Link>
+                        <QueueLink queue={q.name} />
                       </th>
                       <td class="num" data-col="pending">
                         {num(q.counts.pending)}

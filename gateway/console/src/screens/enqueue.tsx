@@ -5,7 +5,7 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { ApiError, post } from "../api";
-import { Link } from "../router";
+import { JobLink } from "../components/links";
 import { Dialog, useAsync } from "../components/ui";
 import { buildRequest, emptyForm, type EnqueueForm } from "./job-enqueue";
 import { QueuePicker } from "./job-queuepicker";
@@ -163,7 +163,7 @@ function EnqueueFormView({ onClose }: { onClose: () => void }) {
         // The link closes the dialog as it navigates (Link keeps its own click handler; this one sees the bubble).
         <p class="notice" id="enqueue-result" role="status" onClick={(e) => (e.target as HTMLElement).closest("a") && onClose()}>
           {done.unique_existing ? "A job with this unique key exists already: " : "Enqueued "}
-          <Link href={"/jobs/" + encodeURIComponent(done.job_id)}>{done.job_id}</Link> ({done.status}).
+          <JobLink job={done.job_id} /> ({done.status}).
         </p>
       )}
       <div class="dialog-footer">

@@ -6,9 +6,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Empty, Field, num, Screen, StateBadge } from "../components/ui";
 import { useEvents, useStreamState, type JobEvent } from "../hooks";
-import { Link, setQuery, useLocation } from "../router";
+import { setQuery, useLocation } from "../router";
 import { useSession } from "../session";
-import { enc } from "../api";
+import { JobLink, QueueLink } from "../components/links";
 import type { StreamState } from "../sse";
 import { clock, EVENT_ROWS, EVENT_TYPES, EventLog, eventMatches, type EventFilter } from "./dashboard-lib";
 import "./events.css";
@@ -165,10 +165,10 @@ function EventRow({ e }: { e: JobEvent }) {
       </td>
       <td>{e.type}</td>
       <td class="mono">
-        <Link href={"/jobs/" + enc(e.job_id)}>{e.job_id}</Link>
+        <JobLink job={e.job_id} />
       </td>
       <td>
-        <Link href={"/queues/" + enc(e.queue)}>{e.queue}</Link>
+        <QueueLink queue={e.queue} />
       </td>
       <td>
         {e.from && (

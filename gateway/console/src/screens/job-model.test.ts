@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actionsFor, attemptLabel, attemptsOf, between, clock, dur, parseStarted, progressOf, timelineText, utc } from "./job-model";
+import { actionsFor, attemptLabel, attemptOf, attemptsOf, between, clock, dur, parseStarted, progressOf, timelineText, utc } from "./job-model";
 
 describe("actionsFor", () => {
   it("follows the API's rules per state", () => {
@@ -12,6 +12,8 @@ describe("actionsFor", () => {
   });
   it("counts attempts out of max_retries + 1", () => {
     expect(attemptLabel(2, 4)).toBe("attempt 2 of 5");
+    expect(attemptOf({ attempt: 3, max_retries: 4 })).toBe("3/5");
+    expect(attemptOf({ attempt: 1, max_retries: 0 })).toBe("1/1");
   });
 });
 

@@ -85,6 +85,11 @@ export function attemptLabel(attempt: number, maxRetries: number): string {
   return `attempt ${attempt} of ${maxRetries + 1}`;
 }
 
+/** attemptOf writes "attempt/attempts allowed", as 3/5 for the third attempt of a job retried at most 4 times. */
+export function attemptOf(j: Pick<Job, "attempt" | "max_retries">): string {
+  return `${j.attempt}/${j.max_retries + 1}`;
+}
+
 export interface AttemptRow {
   n: number;
   start?: string;

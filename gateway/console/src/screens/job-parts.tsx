@@ -4,9 +4,12 @@ import { useEffect, useState } from "preact/hooks";
 import { enc, get, post } from "../api";
 import { useApi } from "../hooks";
 import { Link } from "../router";
+import { batchPath } from "../lib/paths";
+import { JobLink } from "../components/links";
 import { Empty, StateBadge } from "../components/ui";
 import { JsonView } from "../components/json";
 import { attemptsOf, between, clock, progressOf, timelineText, utc, type Job } from "./job-model";
+import type { Batch } from "./batches";
 
 export function ProgressBar({ progress }: { progress: unknown }) {
   const p = progressOf(progress);
@@ -110,20 +113,12 @@ export function Timeline({ job }: { job: Job }) {
   );
 }
 
-interface Batch {
-  id: string;
-  total: number;
-  pending: number;
-  succeeded: number;
-  failed: number;
-}
-
 /** BatchLink names the job's batch and how far it is. */
 export function BatchLink({ id }: { id: string }) {
   const b = useApi<Batch>(`/api/v1/batches/${enc(id)}`);
   return (
     <>
-      <Link href={`/batches/${enc(id)}`} id="job-batch">
+      <Link href={batchPath(id)} id="job-batch">
         {id}
       </Link>
       {b.data && (
@@ -187,9 +182,9 @@ export function ChainLinks({ job }: { job: Job }) {
     return () => ctl.abort();
   }, [job.id, job.state, job.completed_at]);
   const link = (f: Found, n: number, rel: string) => (
-    <Link href={`/jobs/${enc(f.id)}`} id={"job-chain-" + rel}>
+    <JobLink job={f.id} id={"job-chain-" + rel}>
       step {n + 1}: {f.id}
-    </Link>
+    </JobLink>
   );
   return (
     <span class="job-chain">
@@ -228,7 +223,7 @@ export function DependsOn({ ids }: { ids: string[] }) {
     <ul class="job-deps" id="job-deps">
       {ids.map((id) => (
         <li key={id}>
-          <Link href={`/jobs/${enc(id)}`}>{id}</Link>{" "}
+          <JobLink job={id} />{" "}
           {states[id] && states[id] !== "gone" ? <StateBadge state={states[id]} /> : states[id] === "gone" ? <span class="muted">(not found)</span> : null}
         </li>
       ))}

@@ -5,7 +5,7 @@ import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { ApiError, del, enc, post } from "../api";
 import { useApi, useInterval, useLiveReload } from "../hooks";
-import { Link } from "../router";
+import { QueueLink } from "../components/links";
 import { useSession } from "../session";
 import { Confirm, ErrorBox, Loading, Screen, StateBadge, useAsync } from "../components/ui";
 import { JsonView } from "../components/json";
@@ -34,7 +34,7 @@ export function JobDetail({ id }: { id: string }) {
         <p class="notice" id="job-deleted" role="status">
           Job {id} was deleted.
         </p>
-        {job && <Link href={`/queues/${enc(job.queue)}`}>Back to queue {job.queue}</Link>}
+        {job && <QueueLink queue={job.queue}>Back to queue {job.queue}</QueueLink>}
       </Screen>
     );
   if (notFound)
@@ -111,7 +111,7 @@ function Fields({ job }: { job: Job }) {
   return (
     <dl class="kv job-fields">
       <Row k="Queue" id="job-queue">
-        <Link href={`/queues/${enc(job.queue)}`}>{job.queue}</Link>
+        <QueueLink queue={job.queue} />
       </Row>
       <Row k="State" id="job-state">
         <StateBadge state={job.state} /> <span class="muted">({attemptLabel(job.attempt, job.max_retries)})</span>

@@ -3,6 +3,7 @@
 // paging, formatting, request bodies), kept apart so it is unit tested
 // without a browser.
 import { ApiError } from "../api";
+import { queuePath } from "../lib/paths";
 
 export interface QueueCounts {
   pending: number;
@@ -265,5 +266,5 @@ export function errorField(e: Error | null | undefined): string | undefined {
 
 /** queueHref is the console path of a queue's detail, with an optional state filter for its search panel. */
 export function queueHref(name: string, state?: string): string {
-  return "/queues/" + encodeURIComponent(name) + (state ? "?state=" + encodeURIComponent(state) : "");
+  return queuePath(name) + (state ? "?state=" + encodeURIComponent(state) : "");
 }

@@ -5,7 +5,8 @@
 import { useMemo } from "preact/hooks";
 import { ErrorBox, Empty, Screen, num } from "../components/ui";
 import { settled, useApi, useLiveReload } from "../hooks";
-import { Link, setQuery, useLocation } from "../router";
+import { setQuery, useLocation } from "../router";
+import { QueueLink } from "../components/links";
 import {
   filterQueues,
   formatRate,
@@ -14,7 +15,6 @@ import {
   readListQuery,
   sortQueues,
   writeListQuery,
-  queueHref,
   type ListQuery,
   type Queue,
   type QueueList,
@@ -129,9 +129,7 @@ function QueueRow({ q, loadedAt }: { q: Queue; loadedAt: number }) {
   return (
     <tr data-queue={q.name}>
       <td class="trunc">
-        <Link href={queueHref(q.name)} title={q.description || undefined}>
-          {q.name}
-        </Link>
+        <QueueLink queue={q.name} title={q.description || undefined} />
       </td>
       <td class="num" data-col="pending">
         {num(q.counts.pending)}

@@ -5,7 +5,8 @@
 import { useMemo, useState } from "preact/hooks";
 import { enc, post, del } from "../api";
 import { settled, useApi, useLiveReload, useTick } from "../hooks";
-import { Link, setQuery, useLocation } from "../router";
+import { setQuery, useLocation } from "../router";
+import { JobLink, QueueLink } from "../components/links";
 import { useSession } from "../session";
 import { ago, Confirm, Empty, ErrorBox, Pager, Screen } from "../components/ui";
 import { ScheduleDialog } from "./schedule-dialog";
@@ -131,7 +132,7 @@ export function Schedules() {
                 <tr key={s.id} data-schedule={s.name} data-id={s.id}>
                   <td class="schedule-name">{s.name}</td>
                   <td>
-                    <Link href={"/queues/" + enc(s.queue)}>{s.queue}</Link>
+                    <QueueLink queue={s.queue} />
                   </td>
                   <td>
                     <code>{s.cron}</code>
@@ -150,9 +151,7 @@ export function Schedules() {
                   </td>
                   <td class="schedule-job">
                     {s.last_job_id ? (
-                      <Link href={"/jobs/" + enc(s.last_job_id)} class="mono" title={s.last_job_id}>
-                        {s.last_job_id}
-                      </Link>
+                      <JobLink job={s.last_job_id} class="mono" title={s.last_job_id} />
                     ) : (
                       <span class="muted">—</span>
                     )}

@@ -5,9 +5,9 @@ import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { Empty, ErrorBox, Field, num, Screen, Time } from "../components/ui";
 import { settled, useApi, useLiveReload, useTick } from "../hooks";
-import { Link, setQuery, useLocation } from "../router";
+import { setQuery, useLocation } from "../router";
 import { useSession } from "../session";
-import { enc } from "../api";
+import { JobLink, QueueLink } from "../components/links";
 import { WorkerStatus } from "./dashboard-cards";
 import { changesActiveJobs, matchWorker, sortWorkers, type Worker } from "./dashboard-lib";
 import "./dashboard.css";
@@ -130,7 +130,7 @@ function WorkerRow({ w }: { w: Worker }) {
           (w.queues ?? []).map((q, i) => (
             <Fragment key={q}>
               {i > 0 && ", "}
-              <Link href={"/queues/" + enc(q)}>{q}</Link>
+              <QueueLink queue={q} />
             </Fragment>
           ))
         )}
@@ -141,9 +141,7 @@ function WorkerRow({ w }: { w: Worker }) {
             {num(w.active_jobs)}
           </span>
           {ids.slice(0, JOB_LINKS).map((id) => (
-            <Link key={id} href={"/jobs/" + enc(id)} class="mono">
-              {id}
-            </Link>
+            <JobLink key={id} job={id} class="mono" />
           ))}
           {more > 0 && ids.length > 0 && <span class="muted">+{num(more)} more</span>}
         </div>

@@ -17,8 +17,14 @@ import (
 // Raft, HTTP or fsync: the state machine's own cost per job, which every
 // member of a shard pays; each command is its own entry, applied through
 // the replica's group apply (replica.Local). A backlog of 1,000 jobs waits ahead of the
-// fetches, as in a loaded queue.
-func BenchmarkApplyLifecycle(b *testing.B) {
+// fetches, as in a loaded queue. It runs before usage metering starts;
+// BenchmarkApplyLifecycleMetered is the same on a shard that meters, as
+// every shard does once its leader swept usage.
+func BenchmarkApplyLifecycle(b *testing.B) { benchLifecycle(b, false) }
+
+func BenchmarkApplyLifecycleMetered(b *testing.B) { benchLifecycle(b, true) }
+
+func benchLifecycle(b *testing.B, metered bool) {
 	db, err := pebble.Open(b.TempDir(), replica.StateOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -36,6 +42,9 @@ func BenchmarkApplyLifecycle(b *testing.B) {
 		}
 		now = now.Add(time.Millisecond)
 		return out.Value
+	}
+	if metered {
+		apply(UsageSweep.Type, &UsageSweepCmd{})
 	}
 	seq := 0
 	enqueue := func() {

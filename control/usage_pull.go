@@ -43,6 +43,11 @@ const (
 	maxPullBody = 64 << 20
 	// pullParallel is how many shards are read at once.
 	pullParallel = 8
+	// pullMaxBack is how far back a pull may start: shards keep 40 days
+	// of hours and refuse a since before that (400), so a shard never
+	// read, or not reachable for weeks, is read from here, two days of
+	// clock skew inside what it keeps.
+	pullMaxBack = 38 * 24 * time.Hour
 )
 
 // usagePath is a shard's usage endpoint.
@@ -207,8 +212,8 @@ func (p *puller) pullShard(ctx context.Context, tg pullTarget) error {
 		return err
 	}
 	since := cur.Hour
-	if since.IsZero() {
-		since = time.Unix(0, 0).UTC()
+	if oldest := p.s.cfg.Clock.Now().UTC().Add(-pullMaxBack).Truncate(time.Hour); since.Before(oldest) {
+		since = oldest
 	}
 	var errs []error
 	for _, addr := range p.ordered(tg) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
@@ -13,12 +14,16 @@ import (
 )
 
 // pullSetup is a control node whose only shard, s1, is static at the
-// fake shard's address, with tenant acme on it; the puller is run by hand.
+// fake shard's address, with tenant acme on it; the puller is run by
+// hand, and control's clock stands at 13:00 on the day of hourOf.
 func pullSetup(t *testing.T, fs func(*pkitest.CA) *fakeUsageShard, opts ...func(*Config)) (*Server, *fakeUsageShard, string) {
 	t.Helper()
 	ca := pkitest.New(t)
 	shard := fs(ca)
-	opts = append([]func(*Config){noPulls, func(c *Config) { c.Shards = []ShardInfo{{ID: "s1", Addr: "https://" + shard.addr}} }}, opts...)
+	opts = append([]func(*Config){noPulls, func(c *Config) {
+		c.Shards = []ShardInfo{{ID: "s1", Addr: "https://" + shard.addr}}
+		c.Clock = clockwork.NewFakeClockAt(hourOf(13))
+	}}, opts...)
 	srv := startServer(t, testConfig(t, ca, opts...))
 	return srv, shard, mustTenant(t, srv, "acme")
 }
@@ -39,7 +44,8 @@ func TestPullStoresBucketsAndMovesTheCursor(t *testing.T) {
 		bucket(tid, "default", hourOf(9), runs(4)), bucket(tid, "default", hourOf(10), runs(2)),
 		bucket(tid, "emails", hourOf(10), runs(1)), bucket(tid, "default", hourOf(11), runs(1)))
 	pullOnce(t, srv)
-	require.True(t, shard.lastSince(t).Equal(time.Unix(0, 0)), "a shard never read is read from the start")
+	require.True(t, shard.lastSince(t).Equal(hourOf(13).Add(-pullMaxBack)),
+		"a shard never read is read as far back as shards keep hours, less a margin")
 	require.Equal(t, 2, shard.requestCount(), "four buckets, two a page")
 	require.True(t, cursorOf(t, srv, "s1").Equal(hourOf(11)))
 	u := usageOf(t, srv, tid, "")
@@ -116,7 +122,7 @@ func TestPullTriesEveryMember(t *testing.T) {
 	require.NoError(t, err)
 	deadAddr := dead.Addr().String()
 	require.NoError(t, dead.Close())
-	srv := startServer(t, testConfig(t, ca, noPulls, func(c *Config) { c.Shards = nil }))
+	srv := startServer(t, testConfig(t, ca, noPulls, func(c *Config) { c.Shards, c.Clock = nil, clockwork.NewFakeClockAt(hourOf(13)) }))
 	_, err = srv.RegisterShard(context.Background(), wire.ShardRegistration{ShardID: "s1", Members: []wire.ShardMember{
 		{NodeID: "n1", HTTPAddr: deadAddr}, {NodeID: "n2", HTTPAddr: "https://" + n2.addr}}})
 	require.NoError(t, err)
@@ -157,6 +163,7 @@ func TestPullLoopRunsOnTheLeader(t *testing.T) {
 	cfg := testConfig(t, ca, func(c *Config) {
 		c.Shards = []ShardInfo{{ID: "s1", Addr: shard.addr}}
 		c.PullInterval = 10 * time.Millisecond
+		c.Clock = clockwork.NewFakeClockAt(hourOf(13))
 	})
 	srv, err := New(cfg)
 	require.NoError(t, err)

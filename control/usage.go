@@ -132,6 +132,20 @@ func (s *Server) Usage(ctx context.Context, tid string, q UsageQuery) (wire.Usag
 type nsUsage struct {
 	periods map[int]*meterSums
 	shards  map[string]bool // shards holding it: with entries in the range, and its placement
+	until   time.Time       // every period ending by then is closed on all of them
+}
+
+// allClosed is closedUntil of no shard at all.
+var allClosed = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// closedUntil is the earliest cursor of shards: the hours before it are
+// closed on every one of them (none, for a shard never read).
+func closedUntil(shards map[string]bool, cursors map[string]time.Time) time.Time {
+	until := allClosed
+	for sh := range shards {
+		until = minTime(until, cursors[sh]) // zero when never read
+	}
+	return until
 }
 
 func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.Usage, error) {
@@ -186,13 +200,12 @@ func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.U
 	if err != nil {
 		return wire.Usage{}, err
 	}
-	closed := func(u *nsUsage, end time.Time) bool {
-		for sh := range u.shards {
-			if c, ok := cursors[sh]; !ok || c.Before(end) {
-				return false
-			}
-		}
-		return true
+	// A period is closed for a namespace when it ends at or before every
+	// holding shard's cursor; for the tenant, every namespace's.
+	tenantUntil := allClosed
+	for _, u := range data {
+		u.until = closedUntil(u.shards, cursors)
+		tenantUntil = minTime(tenantUntil, u.until)
 	}
 
 	out := wire.Usage{From: q.From, To: q.To, Granularity: q.Granularity, Namespaces: []wire.NamespaceMeters{}}
@@ -208,7 +221,7 @@ func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.U
 				continue
 			}
 			start := q.From.Add(time.Duration(i) * unit)
-			nm.Buckets = append(nm.Buckets, wire.UsageBucketView{Start: start, Meters: m.view(), Incomplete: !closed(u, start.Add(unit))})
+			nm.Buckets = append(nm.Buckets, wire.UsageBucketView{Start: start, Meters: m.view(), Incomplete: start.Add(unit).After(u.until)})
 			nt.add(*m)
 			tenant[i].add(*m)
 		}
@@ -225,10 +238,7 @@ func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.U
 	for i := range n {
 		start := q.From.Add(time.Duration(i) * unit)
 		end := start.Add(unit)
-		done := q.Namespace != "" || !end.Add(apiRequestsSettle).After(now)
-		for _, u := range data {
-			done = done && closed(u, end)
-		}
+		done := !end.After(tenantUntil) && (q.Namespace != "" || !end.Add(apiRequestsSettle).After(now))
 		out.Tenant[i] = wire.UsageBucketView{Start: start, Meters: tenant[i].view(), Incomplete: !done}
 	}
 	out.Totals = totals.view()

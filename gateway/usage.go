@@ -336,21 +336,21 @@ func (s *Server) narrowUsage(r *call, u *wire.Usage) error {
 		}
 	}
 	u.Namespaces = kept
-	sums := make(map[time.Time]*exactMeters, len(u.Tenant))
+	sums := make(map[int64]*exactMeters, len(u.Tenant)) // by bucket start, unix seconds
 	for i := range u.Tenant {
-		sums[u.Tenant[i].Start] = &exactMeters{}
+		sums[u.Tenant[i].Start.Unix()] = &exactMeters{}
 	}
 	var total exactMeters
 	for _, nm := range kept {
 		for _, b := range nm.Buckets {
-			if m, ok := sums[b.Start]; ok {
+			if m, ok := sums[b.Start.Unix()]; ok {
 				m.add(b.Meters)
 			}
 		}
 		total.add(nm.Totals)
 	}
 	for i := range u.Tenant {
-		u.Tenant[i].Meters = sums[u.Tenant[i].Start].view()
+		u.Tenant[i].Meters = sums[u.Tenant[i].Start.Unix()].view()
 	}
 	u.Totals = total.view()
 	return nil

@@ -108,7 +108,9 @@ func (p *puller) pullAll(ctx context.Context) {
 	g.SetLimit(pullParallel)
 	for _, tg := range targets {
 		g.Go(func() error {
-			p.noteOutcome(tg.id, p.pullShard(ctx, tg))
+			if err := p.pullShard(ctx, tg); ctx.Err() == nil {
+				p.noteOutcome(tg.id, err) // not a stop's cancelled calls
+			}
 			return nil
 		})
 	}

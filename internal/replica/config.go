@@ -50,6 +50,26 @@ type Config struct {
 	// a follower that is only a little behind catches up from the log
 	// instead of a whole snapshot; default 10240.
 	TrailingLogs uint64
+
+	// Admission of proposals into Raft entries (admit.go). Proposals wait
+	// in one queue per fairness key (WithFairKey) and entries take from
+	// the keys in turn. MaxPending bounds the proposals waiting in all
+	// (default 4096), MaxPendingPerKey those of one key of weight 1
+	// (default MaxPending/4); a proposal that finds its key's share or the
+	// whole queue full waits up to AdmitWait for room (default 1s;
+	// negative: not at all), then gets ErrKeyBusy or ErrBusy.
+	MaxPending       int
+	MaxPendingPerKey int
+	AdmitWait        time.Duration
+	// FairWeight, if set, is a key's weight (default 1; at most 1000): a
+	// key of weight w is admitted w times the bytes of a key of weight 1
+	// per turn and may hold w times MaxPendingPerKey. It is called with
+	// the queue locked when a key starts waiting, so it must be quick and
+	// must not propose.
+	FairWeight func(key string) int
+	// UnfairAdmission puts every proposal in one FIFO queue whatever its
+	// key, as before fair admission: for measuring what fairness changes.
+	UnfairAdmission bool
 }
 
 func (c Config) withDefaults() Config {
@@ -94,6 +114,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = 10240
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = 4096 // the depth of the single queue before fair admission
+	}
+	if c.MaxPendingPerKey <= 0 {
+		c.MaxPendingPerKey = max(c.MaxPending/4, 1)
+	}
+	if c.AdmitWait == 0 {
+		c.AdmitWait = time.Second
 	}
 	return c
 }

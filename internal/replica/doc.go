@@ -19,6 +19,12 @@
 // what leader-only loops check. Snapshots are Pebble checkpoints streamed
 // as a tar, installed by one atomic ingest (snapshot.go).
 //
+// Admission: proposals wait in one queue per fairness key (WithFairKey;
+// the shard passes the namespace) and each Raft entry takes from the keys
+// in turn, so a key flooding writes gets its share of the group commit
+// and the apply loop, not all of it, and over its share of the pending
+// queue is refused (ErrKeyBusy) while other keys still get in (admit.go).
+//
 // Determinism: the leader stamps the wall clock into every entry; handlers
 // read Tx.Now and never the clock or a random source.
 package replica

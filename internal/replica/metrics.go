@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,7 +11,8 @@ import (
 
 // Metrics of every replicated group in the process, labelled by group
 // (Config.Name): how long applying a Raft batch takes, how many commands
-// group commit packed into it, and leadership.
+// group commit packed into it, leadership, and admission (admit.go): the
+// proposals waiting and those refused for want of room.
 var (
 	applySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "jobbie_raft_apply_seconds", Help: "Time to apply one batch of committed Raft entries to Pebble.",
@@ -26,10 +28,17 @@ var (
 	appliedIndex = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "jobbie_raft_applied_index", Help: "Last Raft index applied to the state.",
 	}, []string{"group"})
+	pendingProposals = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "jobbie_raft_pending_proposals", Help: "Proposals waiting for a Raft entry after the last one was formed.",
+	}, []string{"group"})
+	refusedProposals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jobbie_raft_refused_proposals_total",
+		Help: "Proposals refused because their fairness key's share (key_busy) or the whole pending queue (busy) stayed full.",
+	}, []string{"group", "reason"})
 )
 
 func init() {
-	obs.Registry.MustRegister(applySeconds, applyCommands, isLeader, appliedIndex)
+	obs.Registry.MustRegister(applySeconds, applyCommands, isLeader, appliedIndex, pendingProposals, refusedProposals)
 }
 
 // observeApply records one applied batch.
@@ -39,5 +48,15 @@ func (n *Node) observeApply(cmds int, d time.Duration) {
 	appliedIndex.WithLabelValues(n.cfg.Name).Set(float64(n.fsm.applied.Load()))
 	if n.cfg.Observe != nil {
 		n.cfg.Observe(cmds, d)
+	}
+}
+
+// observeRefusal counts a proposal refused for want of room.
+func (n *Node) observeRefusal(err error) {
+	switch {
+	case errors.Is(err, ErrKeyBusy):
+		refusedProposals.WithLabelValues(n.cfg.Name, "key_busy").Inc()
+	case errors.Is(err, ErrBusy):
+		refusedProposals.WithLabelValues(n.cfg.Name, "busy").Inc()
 	}
 }

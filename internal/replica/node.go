@@ -42,7 +42,7 @@ type Node struct {
 
 	hadState bool // Raft state existed when the node opened
 
-	propc    chan *proposal
+	adm      *admission // admit.go
 	inflight chan *flight
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -91,7 +91,7 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
 	}
-	n := &Node{cfg: cfg, db: db, propc: make(chan *proposal, 4096), inflight: make(chan *flight, cfg.Inflight), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, db: db, adm: newAdmission(cfg), inflight: make(chan *flight, cfg.Inflight), stop: make(chan struct{})}
 	n.lead.init()
 	if err := n.startRaft(raftDir, walDir, reg); err != nil {
 		n.closeStores(false)
@@ -214,20 +214,18 @@ func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
 
 // Propose replicates cmd and returns the handler's result or the business
 // error that refused it; replication failures are ErrNotLeader,
-// ErrLeadershipLost, ErrClosed or the context's error. Concurrent
-// proposals are packed into shared entries (group commit). Op.Propose is
-// the typed way in.
+// ErrLeadershipLost, ErrClosed, ErrKeyBusy, ErrBusy or the context's
+// error. Concurrent proposals are packed into shared entries (group
+// commit), taken from each fairness key in turn (WithFairKey, admit.go).
+// Op.Propose is the typed way in.
 func (n *Node) Propose(ctx context.Context, cmd []byte) (any, error) {
 	if n.raft.State() != raft.Leader {
 		return nil, ErrNotLeader
 	}
 	p := &proposal{cmd: cmd, done: make(chan result, 1)}
-	select {
-	case n.propc <- p:
-	case <-n.stop:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := n.adm.add(ctx, FairKey(ctx), p, n.stop); err != nil {
+		n.observeRefusal(err)
+		return nil, err
 	}
 	// Once queued, the outcome is decided by the log, not by ctx: waiting
 	// here keeps a caller from reporting failure for a write that commits.
@@ -239,23 +237,24 @@ func (n *Node) batchLoop() {
 	defer n.wg.Done()
 	defer close(n.inflight)
 	cmds := make([][]byte, 0, n.cfg.BatchMax)
+	pending := pendingProposals.WithLabelValues(n.cfg.Name)
 	for {
-		var first *proposal
 		select {
-		case first = <-n.propc:
 		case <-n.stop:
 			n.failPending()
 			return
+		default:
 		}
-		batch := []*proposal{first}
-	drain:
-		for len(batch) < n.cfg.BatchMax {
+		batch, left := n.adm.take(n.cfg.BatchMax)
+		pending.Set(float64(left))
+		if len(batch) == 0 {
 			select {
-			case p := <-n.propc:
-				batch = append(batch, p)
-			default:
-				break drain
+			case <-n.adm.ready:
+			case <-n.stop:
+				n.failPending()
+				return
 			}
+			continue
 		}
 		cmds = cmds[:0]
 		for _, p := range batch {
@@ -287,14 +286,10 @@ func (n *Node) resolveLoop() {
 	}
 }
 
+// failPending refuses what is still queued and whatever comes later.
 func (n *Node) failPending() {
-	for {
-		select {
-		case p := <-n.propc:
-			p.done <- result{err: ErrClosed}
-		default:
-			return
-		}
+	for _, p := range n.adm.close() {
+		p.done <- result{err: ErrClosed}
 	}
 }
 

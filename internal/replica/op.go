@@ -62,8 +62,9 @@ type Proposer interface {
 // Propose replicates c and returns its handler's result, or the business
 // error that refused it, or a replication failure mapped to the error
 // catalog: no leader (503, safe to retry), leadership lost after the
-// append (503, outcome unknown), closed, or the caller's context ended
-// before the command was queued.
+// append (503, outcome unknown), the caller's fairness key over its share
+// of the pending queue (429) or the whole queue full (503), closed, or the
+// caller's context ended before the command was queued.
 func (o Op[C, R]) Propose(ctx context.Context, p Proposer, c *C) (R, error) {
 	v, err := p.Propose(ctx, o.Command(c))
 	return o.result(v, proposeError(p.Subject(), err))
@@ -102,6 +103,10 @@ func proposeError(subject string, err error) error {
 		return apierr.Retry(apierr.NoLeader, 1, "%s has no leader yet; retry shortly", subject)
 	case errors.Is(err, ErrLeadershipLost):
 		return apierr.Retry(apierr.Unavailable, 1, "%s changed leader while this request was being replicated: it may or may not have been applied; check before sending it again", subject)
+	case errors.Is(err, ErrKeyBusy):
+		return apierr.Retry(apierr.RateLimited, 1, "too many of these writes are waiting for %s to replicate them; slow down and retry shortly", subject)
+	case errors.Is(err, ErrBusy):
+		return apierr.Retry(apierr.Unavailable, 1, "%s has too many writes waiting to be replicated; retry shortly", subject)
 	case errors.Is(err, ErrClosed):
 		return apierr.Retry(apierr.Unavailable, 1, "%s is shutting down", subject)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -163,6 +163,7 @@ func TestOpProposeMapsErrors(t *testing.T) {
 	}{
 		{ErrNotLeader, apierr.NoLeader}, {ErrLeadershipLost, apierr.Unavailable}, {ErrClosed, apierr.Unavailable},
 		{context.Canceled, apierr.Unavailable}, {context.DeadlineExceeded, apierr.Unavailable},
+		{ErrKeyBusy, apierr.RateLimited}, {ErrBusy, apierr.Unavailable},
 	} {
 		got := apierr.From(proposeError("this test group", c.in))
 		require.Equal(t, c.code, got.Code, c.in)

@@ -1,0 +1,345 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Fair admission. Proposals wait for the batch loop in one FIFO queue per
+// fairness key (WithFairKey; a shard passes the request's namespace), and
+// each Raft entry is filled by deficit round-robin over the keys that have
+// proposals waiting: a key's turn admits up to its quantum of command
+// bytes (fairQuantum times its weight), then the next key's turn begins,
+// and a turn a full entry cut short goes on in the next entry. A key
+// flooding writes thus takes its share of each entry and of the apply
+// loop, not all of them, while a key alone still fills whole entries
+// (work-conserving). Cost is counted in bytes, not commands, because a
+// batch enqueue of a thousand jobs is one command that costs a thousand
+// times the apply and replication of one job.
+//
+// Backpressure is per key as well as shared: a key may hold at most
+// MaxPendingPerKey times its weight of the queue, so a flood refuses its
+// own excess (ErrKeyBusy, 429) and never fills the queue against others,
+// who meet ErrBusy (503) only when keys together hold MaxPending.
+//
+// With Config.UnfairAdmission every proposal shares one key: the single
+// FIFO queue the node had before, kept to show what fairness changes.
+
+// ErrKeyBusy is returned by Propose when the proposal's fairness key had
+// its whole share of the pending queue waiting for longer than
+// Config.AdmitWait: that caller is sending faster than the group commits.
+// Nothing was appended, so sending it again later is safe.
+var ErrKeyBusy = errors.New("replica: too many proposals of this key are waiting")
+
+// ErrBusy is returned by Propose when the whole pending queue stayed full
+// for longer than Config.AdmitWait. Nothing was appended.
+var ErrBusy = errors.New("replica: too many proposals are waiting")
+
+type fairKeyCtx struct{}
+
+// WithFairKey returns ctx carrying key as the fairness key of the
+// proposals made with it: Propose admits the keys it sees in turn. A
+// context without one shares the default key "".
+func WithFairKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, fairKeyCtx{}, key)
+}
+
+// FairKey is the fairness key ctx carries, or "" (the default key).
+func FairKey(ctx context.Context) string {
+	k, _ := ctx.Value(fairKeyCtx{}).(string)
+	return k
+}
+
+const (
+	// fairQuantum is how many command bytes a key of weight 1 admits per
+	// turn: about fifty single enqueues, a tenth of a full entry.
+	fairQuantum = 16 << 10
+	// commandOverhead is added to each command's size so that tiny
+	// commands still cost their share of the apply loop.
+	commandOverhead = 64
+	// maxWeight bounds FairWeight so a quantum times a weight stays small.
+	maxWeight = 1000
+	// freeKeys is how many idle key queues are kept for reuse, so a key
+	// that empties at every entry (the usual case) allocates nothing.
+	freeKeys = 16
+	// maxKeptCap is the largest queue slice kept for reuse after a flood.
+	maxKeptCap = 1024
+)
+
+// admission is the pending queue between Propose and the batch loop.
+type admission struct {
+	fair       bool
+	quantum    int
+	maxPending int
+	maxPerKey  int
+	wait       time.Duration // how long add waits for room; <= 0 refuses at once
+	weight     func(key string) int
+
+	// ready holds one nudge when the queue went from empty to not.
+	ready chan struct{}
+
+	mu      sync.Mutex
+	keys    map[string]*keyQueue
+	ring    []*keyQueue // keys with proposals waiting, in turn order
+	turn    int         // index in ring of the key whose turn is next or running
+	inTurn  bool        // ring[turn] already got this turn's quantum
+	idle    int         // turns in a row that admitted nothing (see skipIdleRounds)
+	pending int
+	closed  bool
+	free    []*keyQueue
+	room    chan struct{} // closed when proposals leave; nil while nobody waits for the whole queue
+}
+
+// keyQueue is one key's FIFO of waiting proposals.
+type keyQueue struct {
+	key     string
+	items   []*proposal // items[head:] wait
+	head    int
+	deficit int
+	weight  int
+	limit   int
+	room    chan struct{} // closed when proposals leave; nil while nobody waits for this key
+}
+
+func (k *keyQueue) len() int { return len(k.items) - k.head }
+
+func newAdmission(cfg Config) *admission {
+	q := &admission{
+		fair: !cfg.UnfairAdmission, quantum: fairQuantum, maxPending: cfg.MaxPending, maxPerKey: cfg.MaxPendingPerKey,
+		wait: cfg.AdmitWait, weight: cfg.FairWeight,
+		ready: make(chan struct{}, 1), keys: map[string]*keyQueue{},
+	}
+	if !q.fair {
+		q.maxPerKey = q.maxPending
+	}
+	return q
+}
+
+// cost is what a proposal spends of its key's deficit.
+func cost(p *proposal) int { return len(p.cmd) + commandOverhead }
+
+// add queues p under key. While the key's share, or the whole queue, is
+// full it waits for room until ctx ends, q.wait passes (ErrKeyBusy or
+// ErrBusy) or stop closes (ErrClosed).
+func (q *admission) add(ctx context.Context, key string, p *proposal, stop <-chan struct{}) error {
+	if !q.fair {
+		key = ""
+	}
+	var timeout <-chan time.Time
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return ErrClosed
+		}
+		k := q.keys[key]
+		var room chan struct{}
+		var full error
+		switch {
+		case q.fair && k != nil && k.len() >= k.limit:
+			if k.room == nil {
+				k.room = make(chan struct{})
+			}
+			room, full = k.room, ErrKeyBusy
+		case q.pending >= q.maxPending:
+			if q.room == nil {
+				q.room = make(chan struct{})
+			}
+			room, full = q.room, ErrBusy
+		default:
+			if k == nil {
+				k = q.activate(key)
+			}
+			k.items = append(k.items, p)
+			q.pending++
+			first := q.pending == 1
+			q.mu.Unlock()
+			if first {
+				select {
+				case q.ready <- struct{}{}:
+				default:
+				}
+			}
+			return nil
+		}
+		q.mu.Unlock()
+		if q.wait <= 0 {
+			return full
+		}
+		if timeout == nil {
+			t := time.NewTimer(q.wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-room:
+		case <-timeout:
+			return full
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stop:
+			return ErrClosed
+		}
+	}
+}
+
+// activate makes key's queue, at the end of the turn order. q.mu is held.
+func (q *admission) activate(key string) *keyQueue {
+	var k *keyQueue
+	if n := len(q.free); n > 0 {
+		k, q.free = q.free[n-1], q.free[:n-1]
+	} else {
+		k = &keyQueue{}
+	}
+	k.key, k.weight = key, 1
+	if q.fair && q.weight != nil {
+		k.weight = min(max(q.weight(key), 1), maxWeight)
+	}
+	k.limit = min(q.maxPerKey*k.weight, q.maxPending)
+	q.keys[key] = k
+	q.ring = append(q.ring, k)
+	return k
+}
+
+// take removes up to max proposals for the next entry, key by key in
+// deficit round-robin, wakes whoever waits for room, and says how many
+// are left waiting.
+func (q *admission) take(max int) (batch []*proposal, left int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending == 0 {
+		return nil, 0
+	}
+	batch = make([]*proposal, 0, min(q.pending, max))
+	for len(batch) < max && len(q.ring) > 0 {
+		if q.turn >= len(q.ring) {
+			q.turn = 0
+		}
+		k := q.ring[q.turn]
+		if len(q.ring) == 1 {
+			// Alone, a key takes what fits: no one to share with.
+			batch = q.pop(k, batch, max-len(batch))
+			k.deficit, q.inTurn, q.idle = 0, false, 0
+		} else {
+			if !q.inTurn {
+				k.deficit += q.quantum * k.weight
+				q.inTurn = true
+			}
+			n := 0
+			for spent := 0; n < k.len() && len(batch)+n < max; n++ {
+				c := cost(k.items[k.head+n])
+				if spent+c > k.deficit {
+					break
+				}
+				spent += c
+			}
+			for _, p := range k.items[k.head : k.head+n] {
+				k.deficit -= cost(p)
+			}
+			batch = q.pop(k, batch, n)
+			if n > 0 {
+				q.idle = 0
+			} else if q.idle++; q.idle >= len(q.ring) {
+				q.skipIdleRounds()
+			}
+		}
+		if k.len() == 0 {
+			q.retire(q.turn)
+			continue
+		}
+		if len(batch) == max && cost(k.items[k.head]) <= k.deficit {
+			break // the entry is full mid-turn: the turn goes on in the next one
+		}
+		q.turn++
+		q.inTurn = false
+	}
+	if q.room != nil {
+		close(q.room)
+		q.room = nil
+	}
+	return batch, q.pending
+}
+
+// pop moves n proposals from k's head to batch. q.mu is held.
+func (q *admission) pop(k *keyQueue, batch []*proposal, n int) []*proposal {
+	n = min(n, k.len())
+	if n == 0 {
+		return batch
+	}
+	batch = append(batch, k.items[k.head:k.head+n]...)
+	clear(k.items[k.head : k.head+n])
+	k.head += n
+	q.pending -= n
+	if k.head == len(k.items) {
+		k.items, k.head = k.items[:0], 0
+	} else if k.head > cap(k.items)/2 {
+		k.items = k.items[:copy(k.items, k.items[k.head:])]
+		k.head = 0
+	}
+	if k.room != nil {
+		close(k.room)
+		k.room = nil
+	}
+	return batch
+}
+
+// retire drops the empty key at ring[i], keeping its queue for reuse.
+func (q *admission) retire(i int) {
+	k := q.ring[i]
+	copy(q.ring[i:], q.ring[i+1:])
+	q.ring[len(q.ring)-1] = nil
+	q.ring = q.ring[:len(q.ring)-1]
+	delete(q.keys, k.key)
+	q.inTurn = false
+	if k.room != nil {
+		close(k.room)
+	}
+	if len(q.free) < freeKeys && cap(k.items) <= maxKeptCap {
+		*k = keyQueue{items: k.items[:0]}
+		q.free = append(q.free, k)
+	}
+}
+
+// skipIdleRounds runs at once the rounds of turns that would admit
+// nothing because every key's next command costs more than its deficit
+// (a command far larger than a quantum): each key gets those rounds'
+// quanta in one step, so the order is DRR's and the loop stays short.
+func (q *admission) skipIdleRounds() {
+	rounds := -1
+	for _, k := range q.ring {
+		per := q.quantum * k.weight
+		need := (cost(k.items[k.head]) - k.deficit + per - 1) / per // rounds until it fits
+		if rounds < 0 || need < rounds {
+			rounds = need
+		}
+	}
+	if rounds--; rounds > 0 {
+		for _, k := range q.ring {
+			k.deficit += rounds * q.quantum * k.weight
+		}
+	}
+	q.idle = 0
+}
+
+// close refuses further proposals and returns those still queued.
+func (q *admission) close() []*proposal {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	var out []*proposal
+	for _, k := range q.ring {
+		out = append(out, k.items[k.head:]...)
+		if k.room != nil {
+			close(k.room)
+			k.room = nil
+		}
+	}
+	q.ring, q.keys, q.pending = nil, map[string]*keyQueue{}, 0
+	if q.room != nil {
+		close(q.room)
+		q.room = nil
+	}
+	return out
+}

@@ -29,15 +29,15 @@ type Config struct {
 	// who may call what. A request over SocketPath is the local gateway's.
 	TLS *pki.Credentials
 
-	SweepInterval time.Duration // leader sweep period; default 100ms
+	SweepInterval time.Duration   // leader sweep period; default 100ms
+	Retention     time.Duration   // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
+	Clock         clockwork.Clock // the node's clock, replaceable in tests; default the real one
+	Logger        *slog.Logger    // default slog.Default()
 	// UsageInterval is how often the leader sweeps usage (engine.UsageSweep:
 	// idle namespaces' storage accrues, an ended hour closes, old hours are
 	// pruned); default 10s. Control sees an hour closed at most this long
 	// after it ends.
 	UsageInterval time.Duration
-	Retention     time.Duration   // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
-	Clock         clockwork.Clock // the node's clock, replaceable in tests; default the real one
-	Logger        *slog.Logger    // default slog.Default()
 
 	// Cluster. Gossip, if set, is this process's pool: the node advertises
 	// itself in it and finds its leader's HTTP address in it to forward

@@ -64,6 +64,9 @@ func (e *Engine) applyUsageSweep(tx *replica.Tx, _ *UsageSweepCmd) (replica.None
 // pruneUsage deletes the buckets of hours before cutoff, and forgets them.
 func (e *Engine) pruneUsage(tx *replica.Tx, cutoff int64) {
 	u := e.usage
+	if cutoff <= 0 {
+		return // a clock in 1970: nothing is that old, and the key would wrap
+	}
 	lower, upper := keys.UsageBucketPrefix(), keys.UsageBucket(cutoff, "")
 	if _, ok := firstKey(tx, lower, upper); ok {
 		must(tx.DeleteRange(lower, upper, nil))

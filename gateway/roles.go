@@ -27,7 +27,7 @@ var builtinDescriptions = map[tenancy.Role]string{
 	tenancy.RoleProducer:  "Enqueues and reads jobs; reads queues",
 	tenancy.RoleWorker:    "Fetches and works jobs; reads jobs and queues",
 	tenancy.RoleViewer:    "Reads jobs, queues, schedules and namespaces",
-	tenancy.RoleBilling:   "Reads usage and namespaces",
+	tenancy.RoleBilling:   "Reads usage and invoices",
 }
 
 // builtinRole is a built-in role as the API shows it.

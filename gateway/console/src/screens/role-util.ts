@@ -76,7 +76,7 @@ export const BUILTIN_DESCRIPTIONS: Record<string, string> = {
   producer: "Enqueues and reads jobs; reads queues",
   worker: "Fetches and works jobs; reads jobs and queues",
   viewer: "Reads jobs, queues, schedules and namespaces",
-  billing: "Reads usage and namespaces",
+  billing: "Reads usage and invoices",
 };
 
 export function isBuiltinRole(name: string): boolean {

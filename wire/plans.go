@@ -1,0 +1,69 @@
+package wire
+
+import "time"
+
+// Plans. The operator defines plans on control; a tenant is on one plan
+// at a time, a change taking effect from the next UTC hour. Prices are
+// integer minor units of the plan's currency per Unit of a meter; an
+// absent limit means none.
+
+// Price is what Unit of a meter costs, in minor units.
+type Price struct {
+	Unit  int64 `json:"unit"`  // e.g. 1000: the price is per 1,000 executions
+	Price int64 `json:"price"` // minor units per Unit
+}
+
+// PlanLimits are a plan's limits; nil is no limit.
+type PlanLimits struct {
+	RequestsPerSecond *int64 `json:"requests_per_second,omitempty"` // per tenant, every gateway together
+	EnqueuesPerSecond *int64 `json:"enqueues_per_second,omitempty"` // jobs enqueued per second per tenant
+	MaxPendingJobs    *int64 `json:"max_pending_jobs,omitempty"`    // per namespace
+	MaxNamespaces     *int64 `json:"max_namespaces,omitempty"`
+	MaxKeys           *int64 `json:"max_keys,omitempty"`
+	MaxSchedules      *int64 `json:"max_schedules,omitempty"`
+	MaxPayloadBytes   *int64 `json:"max_payload_bytes,omitempty"`
+	MonthlyExecutions *int64 `json:"monthly_executions,omitempty"`
+	// MonthlyExecutionsEnforcement is "hard" (refuse fetches over the
+	// cap) or "soft" (an event and a metric, nothing refused).
+	MonthlyExecutionsEnforcement string `json:"monthly_executions_enforcement,omitempty"`
+}
+
+// Plan is GET/PUT {control}/control/v1/plans/{name} and GET /api/v1/plan.
+type Plan struct {
+	Name        string           `json:"name"`
+	Description string           `json:"description,omitempty"`
+	Currency    string           `json:"currency"`           // ISO 4217, e.g. "USD"; default "USD"
+	Prices      map[string]Price `json:"prices,omitempty"`   // by meter name (UsageMeters' JSON names)
+	Included    map[string]int64 `json:"included,omitempty"` // by meter name, per monthly period
+	Limits      PlanLimits       `json:"limits"`
+	// Weight is the tenant's share in fair admission on a shared shard
+	// (1 when absent).
+	Weight  int64      `json:"weight,omitempty"`
+	Version uint64     `json:"version,omitempty"` // read-only: bumped by each change
+	Updated *time.Time `json:"updated_at,omitempty"`
+}
+
+// TenantPlan is a tenant's plan as the gateway reads it from control:
+// the plan now in effect and, when a change is pending, the next one and
+// when it takes effect.
+type TenantPlan struct {
+	TenantID string     `json:"tenant_id"`
+	Plan     Plan       `json:"plan"`
+	Since    time.Time  `json:"since"`
+	Next     *Plan      `json:"next,omitempty"`
+	NextFrom *time.Time `json:"next_from,omitempty"`
+}
+
+// Error codes of limits.
+const (
+	// CodeQuotaExceeded refuses what a plan's quota forbids (a count such
+	// as max_keys, or the monthly execution cap); Retry-After is set when
+	// waiting helps.
+	CodeQuotaExceeded ErrorCode = "quota_exceeded"
+)
+
+// Rate limit headers (IETF draft-ietf-httpapi-ratelimit-headers).
+const (
+	RateLimitPolicyHeader = "RateLimit-Policy"
+	RateLimitHeader       = "RateLimit"
+)

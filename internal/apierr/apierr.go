@@ -42,6 +42,8 @@ const (
 	DeletionProtected = wire.CodeDeletionProtected
 	NamespaceNotEmpty = wire.CodeNamespaceNotEmpty
 	RoleInUse         = wire.CodeRoleInUse
+
+	QuotaExceeded = wire.CodeQuotaExceeded
 )
 
 var statuses = map[Code]int{
@@ -54,6 +56,7 @@ var statuses = map[Code]int{
 	LeaseMismatch:   http.StatusConflict,
 	TooLarge:        http.StatusRequestEntityTooLarge,
 	RateLimited:     http.StatusTooManyRequests,
+	QuotaExceeded:   http.StatusTooManyRequests,
 	NoLeader:        http.StatusServiceUnavailable,
 	Unavailable:     http.StatusServiceUnavailable,
 	Internal:        http.StatusInternalServerError,

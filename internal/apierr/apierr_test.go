@@ -20,7 +20,7 @@ import (
 func TestEveryCodeHasItsStatus(t *testing.T) {
 	t.Parallel()
 	want := map[Code]int{BadRequest: 400, InvalidJSON: 400, Unauthenticated: 401, Forbidden: 403, NotFound: 404,
-		Conflict: 409, LeaseMismatch: 409, TooLarge: 413, RateLimited: 429, NoLeader: 503, Unavailable: 503, Internal: 500,
+		Conflict: 409, LeaseMismatch: 409, TooLarge: 413, RateLimited: 429, QuotaExceeded: 429, NoLeader: 503, Unavailable: 503, Internal: 500,
 		ConnectionLimit: 429, KeyLongPollLimit: 429, TenantLongPollLimit: 429, HeadersTooLarge: 431, RevocationsStale: 503,
 		DeletionProtected: 409, NamespaceNotEmpty: 409, RoleInUse: 409}
 	require.Len(t, statuses, len(want))

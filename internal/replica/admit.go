@@ -63,7 +63,7 @@ const (
 	maxWeight = 1000
 	// freeKeys is how many idle key queues are kept for reuse, so a key
 	// that empties at every entry (the usual case) allocates nothing.
-	freeKeys = 16
+	freeKeys = 64
 	// maxKeptCap is the largest queue slice kept for reuse after a flood.
 	maxKeptCap = 1024
 )
@@ -86,6 +86,7 @@ type admission struct {
 	turn    int         // index in ring of the key whose turn is next or running
 	inTurn  bool        // ring[turn] already got this turn's quantum
 	idle    int         // turns in a row that admitted nothing (see skipIdleRounds)
+	active  int         // keys in ring with proposals waiting
 	pending int
 	closed  bool
 	free    []*keyQueue
@@ -200,6 +201,7 @@ func (q *admission) activate(key string) *keyQueue {
 	k.limit = min(q.maxPerKey*k.weight, q.maxPending)
 	q.keys[key] = k
 	q.ring = append(q.ring, k)
+	q.active++
 	return k
 }
 
@@ -213,12 +215,16 @@ func (q *admission) take(max int) (batch []*proposal, left int) {
 		return nil, 0
 	}
 	batch = make([]*proposal, 0, min(q.pending, max))
-	for len(batch) < max && len(q.ring) > 0 {
+	for len(batch) < max && q.active > 0 {
 		if q.turn >= len(q.ring) {
 			q.turn = 0
 		}
 		k := q.ring[q.turn]
-		if len(q.ring) == 1 {
+		if k.len() == 0 { // emptied earlier in this call; compact drops it
+			q.turn, q.inTurn = q.turn+1, false
+			continue
+		}
+		if q.active == 1 {
 			// Alone, a key takes what fits: no one to share with.
 			batch = q.pop(k, batch, max-len(batch))
 			k.deficit, q.inTurn, q.idle = 0, false, 0
@@ -241,20 +247,19 @@ func (q *admission) take(max int) (batch []*proposal, left int) {
 			batch = q.pop(k, batch, n)
 			if n > 0 {
 				q.idle = 0
-			} else if q.idle++; q.idle >= len(q.ring) {
+			} else if q.idle++; q.idle >= q.active {
 				q.skipIdleRounds()
 			}
 		}
 		if k.len() == 0 {
-			q.retire(q.turn)
-			continue
-		}
-		if len(batch) == max && cost(k.items[k.head]) <= k.deficit {
+			q.active--
+		} else if len(batch) == max && cost(k.items[k.head]) <= k.deficit {
 			break // the entry is full mid-turn: the turn goes on in the next one
 		}
 		q.turn++
 		q.inTurn = false
 	}
+	q.compact()
 	if q.room != nil {
 		close(q.room)
 		q.room = nil
@@ -285,21 +290,34 @@ func (q *admission) pop(k *keyQueue, batch []*proposal, n int) []*proposal {
 	return batch
 }
 
-// retire drops the empty key at ring[i], keeping its queue for reuse.
-func (q *admission) retire(i int) {
-	k := q.ring[i]
-	copy(q.ring[i:], q.ring[i+1:])
-	q.ring[len(q.ring)-1] = nil
-	q.ring = q.ring[:len(q.ring)-1]
-	delete(q.keys, k.key)
-	q.inTurn = false
-	if k.room != nil {
-		close(k.room)
+// compact drops the keys take emptied from the turn order in one pass,
+// keeping the turn on the same key (or the next one left), and keeps
+// their queues for reuse.
+func (q *admission) compact() {
+	if q.active == len(q.ring) {
+		return
 	}
-	if len(q.free) < freeKeys && cap(k.items) <= maxKeptCap {
-		*k = keyQueue{items: k.items[:0]}
-		q.free = append(q.free, k)
+	kept, turn := q.ring[:0], -1
+	for i, k := range q.ring {
+		if i >= q.turn && turn < 0 {
+			turn = len(kept)
+		}
+		if k.len() > 0 {
+			kept = append(kept, k)
+			continue
+		}
+		delete(q.keys, k.key)
+		if len(q.free) < freeKeys && cap(k.items) <= maxKeptCap {
+			*k = keyQueue{items: k.items[:0]}
+			q.free = append(q.free, k)
+		}
 	}
+	clear(q.ring[len(kept):])
+	q.ring = kept
+	if turn < 0 || turn >= len(kept) {
+		turn, q.inTurn = 0, false
+	}
+	q.turn = turn
 }
 
 // skipIdleRounds runs at once the rounds of turns that would admit
@@ -309,6 +327,9 @@ func (q *admission) retire(i int) {
 func (q *admission) skipIdleRounds() {
 	rounds := -1
 	for _, k := range q.ring {
+		if k.len() == 0 {
+			continue
+		}
 		per := q.quantum * k.weight
 		need := (cost(k.items[k.head]) - k.deficit + per - 1) / per // rounds until it fits
 		if rounds < 0 || need < rounds {
@@ -317,7 +338,9 @@ func (q *admission) skipIdleRounds() {
 	}
 	if rounds--; rounds > 0 {
 		for _, k := range q.ring {
-			k.deficit += rounds * q.quantum * k.weight
+			if k.len() > 0 {
+				k.deficit += rounds * q.quantum * k.weight
+			}
 		}
 	}
 	q.idle = 0
@@ -336,7 +359,7 @@ func (q *admission) close() []*proposal {
 			k.room = nil
 		}
 	}
-	q.ring, q.keys, q.pending = nil, map[string]*keyQueue{}, 0
+	q.ring, q.keys, q.pending, q.active = nil, map[string]*keyQueue{}, 0, 0
 	if q.room != nil {
 		close(q.room)
 		q.room = nil

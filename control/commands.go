@@ -6,6 +6,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Commands of the control log. Types are append-only: a shipped number
@@ -27,6 +28,8 @@ var (
 	opDeleteRole      = replica.Op[deleteRoleCmd, uint64]{Type: 13, Name: "delete_role"}
 	opPutUsage        = replica.Op[putUsageCmd, replica.None]{Type: 14, Name: "put_usage"}
 	opPutAPIRequests  = replica.Op[putAPIRequestsCmd, replica.None]{Type: 15, Name: "put_api_requests"}
+	opPutPlan         = replica.Op[putPlanCmd, planVersion]{Type: 16, Name: "put_plan"}
+	opSetTenantPlan   = replica.Op[setTenantPlanCmd, wire.TenantPlan]{Type: 17, Name: "set_tenant_plan"}
 )
 
 // newRegistry registers every command's handler.
@@ -47,6 +50,8 @@ func newRegistry() *replica.Registry {
 	opDeleteRole.Handle(r, applyDeleteRole)
 	opPutUsage.Handle(r, applyPutUsage)
 	opPutAPIRequests.Handle(r, applyPutAPIRequests)
+	opPutPlan.Handle(r, applyPutPlan)
+	opSetTenantPlan.Handle(r, applySetTenantPlan)
 	return r
 }
 

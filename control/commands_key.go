@@ -85,7 +85,7 @@ func checkKeyScope(r pebble.Reader, c createKeyCmd, now time.Time) error {
 	if active >= maxActiveKeysPerTenant {
 		return apierr.New(apierr.Conflict, "a tenant may have at most %d active keys; revoke some first", maxActiveKeysPerTenant)
 	}
-	return nil
+	return checkCountQuota(r, c.TenantID, now, "max_keys", active)
 }
 
 func applyRevokeKey(tx *replica.Tx, c *revokeKeyCmd) (APIKey, error) {

@@ -54,6 +54,9 @@ func applyCreateNamespace(tx *replica.Tx, c *createNamespaceCmd) (Namespace, err
 	if must(count(tx, layout.Namespaces(c.TenantID))) >= maxNamespacesPerTenant {
 		return Namespace{}, apierr.New(apierr.Conflict, "a tenant may have at most %d namespaces", maxNamespacesPerTenant)
 	}
+	if err := checkCountQuota(tx, c.TenantID, tx.Now, "max_namespaces", must(count(tx, layout.Namespaces(c.TenantID)))); err != nil {
+		return Namespace{}, err
+	}
 	shard, err := c.choose(tx)
 	if err != nil {
 		return Namespace{}, err

@@ -39,6 +39,12 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/control/v1/tenants/:tid/namespaces", s.operatorOnly, s.getNamespaces)
 	app.Get("/control/v1/signing-keys", s.operatorOnly, s.getSigningKeys)
 	app.Post("/control/v1/signing-keys/rotate", s.operatorOnly, s.postSigningKeyRotation)
+	app.Get("/control/v1/plans", s.operatorOnly, s.getPlans)
+	app.Post("/control/v1/plans", s.operatorOnly, s.postPlan)
+	app.Get("/control/v1/plans/:name", s.operatorOnly, s.getPlan)
+	app.Put("/control/v1/plans/:name", s.operatorOnly, s.putPlan)
+	app.Get("/control/v1/tenants/:tid/plan", s.operatorOnly, s.getTenantPlan)
+	app.Put("/control/v1/tenants/:tid/plan", s.operatorOnly, s.putTenantPlan)
 	// Shard clusters register with their own certificates, as they hold
 	// no operator key; the path sits with the shard list it feeds.
 	app.Post("/control/v1/shards/register", pki.Require(pki.Roles(pki.RoleShard), nil), s.postShardRegistration)
@@ -65,6 +71,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Delete("/internal/v1/tenants/:tid/roles/:name", gw, s.deleteRole)
 	app.Get("/internal/v1/tenants/:tid/usage", gw, s.getUsage)
 	app.Post("/internal/v1/usage/api-requests", gw, s.postAPIRequests)
+	app.Get("/internal/v1/tenants/:tid/plan", gw, s.getTenantPlan)
 	return app
 }
 

@@ -33,6 +33,9 @@ const (
 	prefixUsage      byte = 0x1c // tenant id, namespace, hour, shard id → the shard's meters of that hour
 	prefixAPIReqs    byte = 0x1d // tenant id, hour, gateway instance → api requests the gateway admitted
 	prefixPullCursor byte = 0x1e // shard id → the metering puller's cursor for the shard
+	prefixPlan       byte = 0x1f // plan name, version → that version of the plan
+	prefixTenantPlan byte = 0x20 // tenant id, hour → the plan the tenant is on from that hour
+	prefixInvoice    byte = 0x21 // tenant id, month → the invoice frozen for that month (JSON)
 )
 
 const sep = 0x00

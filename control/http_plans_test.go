@@ -1,0 +1,169 @@
+package control
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/wire"
+)
+
+var planStart = time.Date(2026, 3, 10, 12, 20, 0, 0, time.UTC)
+
+func proPlan() map[string]any {
+	return map[string]any{
+		"name": "pro", "currency": "EUR",
+		"prices":   map[string]any{"executions": map[string]any{"unit": 1000, "price": 5}},
+		"included": map[string]any{"executions": 100000},
+		"limits":   map[string]any{"max_keys": 3, "monthly_executions": 5000000},
+	}
+}
+
+func TestHTTPPlansOperatorOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	acme := b.newTenant(t, "acme")
+	tid := acme.Tenant.ID
+	for _, e := range []struct{ method, path string }{
+		{http.MethodGet, "/control/v1/plans"}, {http.MethodPost, "/control/v1/plans"},
+		{http.MethodGet, "/control/v1/plans/free"}, {http.MethodPut, "/control/v1/plans/free"},
+		{http.MethodGet, "/control/v1/tenants/" + tid + "/plan"}, {http.MethodPut, "/control/v1/tenants/" + tid + "/plan"},
+	} {
+		requireError(t, b.do(t, e.method, e.path, "", proPlan()), 401, "unauthenticated")
+		requireError(t, b.do(t, e.method, e.path, "not-a-key", proPlan()), 401, "unauthenticated")
+		requireError(t, b.do(t, e.method, e.path, acme.OwnerKey, proPlan()), 403, "forbidden")
+	}
+	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
+	require.Equal(t, 200, r.status, "body: %s", r.body)
+	require.Len(t, decodeAs[struct{ Plans []PlanView }](t, r).Plans, 1, "refused requests created nothing")
+}
+
+func TestHTTPPlansCreateShowEdit(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(planStart)
+	b := setup(t, func(c *Config) { c.Clock = clk })
+
+	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
+	require.Equal(t, 200, r.status)
+	list := decodeAs[struct{ Plans []PlanView }](t, r).Plans
+	require.Len(t, list, 1)
+	require.Equal(t, FreePlan, list[0].Name)
+	require.Equal(t, "USD", list[0].Currency)
+	require.Empty(t, list[0].Prices)
+	require.Equal(t, wire.PlanLimits{}, list[0].Limits, "free has no limits")
+
+	r = b.do(t, http.MethodPost, "/control/v1/plans", b.op, proPlan())
+	require.Equal(t, 201, r.status, "body: %s", r.body)
+	pro := decodeAs[PlanView](t, r)
+	require.Equal(t, uint64(1), pro.Version)
+	require.Equal(t, "hard", pro.Limits.MonthlyExecutionsEnforcement, "a cap without an enforcement is hard")
+	require.Equal(t, time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC), pro.EffectiveFrom.UTC(), "from the next hour")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, proPlan()), 409, "conflict")
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, map[string]any{"name": "free"}), 409, "conflict")
+
+	edit := proPlan()
+	edit["included"] = map[string]any{"executions": 200000}
+	r = b.do(t, http.MethodPut, "/control/v1/plans/pro", b.op, edit)
+	require.Equal(t, 200, r.status, "body: %s", r.body)
+	require.Equal(t, uint64(2), decodeAs[PlanView](t, r).Version)
+	r = b.do(t, http.MethodGet, "/control/v1/plans/pro", b.op, nil)
+	require.Equal(t, 200, r.status)
+	require.Equal(t, int64(200000), decodeAs[PlanView](t, r).Included["executions"])
+
+	requireError(t, b.do(t, http.MethodPut, "/control/v1/plans/nope", b.op, proPlan()), 400, "bad_request", "name")
+	delete(edit, "name")
+	requireError(t, b.do(t, http.MethodPut, "/control/v1/plans/nope", b.op, edit), 404, "not_found")
+	requireError(t, b.do(t, http.MethodGet, "/control/v1/plans/nope", b.op, nil), 404, "not_found")
+	requireError(t, b.do(t, http.MethodGet, "/control/v1/plans/Bad_Name", b.op, nil), 404, "not_found")
+	edit["currency"] = "USD"
+	requireError(t, b.do(t, http.MethodPut, "/control/v1/plans/pro", b.op, edit), 400, "bad_request", "currency")
+}
+
+func TestHTTPPlanValidationNamesTheField(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	bad := []struct {
+		field string
+		patch func(p map[string]any)
+	}{
+		{"name", func(p map[string]any) { p["name"] = "Pro_1" }},
+		{"name", func(p map[string]any) { p["name"] = "" }},
+		{"currency", func(p map[string]any) { p["currency"] = "eur" }},
+		{"currency", func(p map[string]any) { p["currency"] = "EURO" }},
+		{"prices.bananas", func(p map[string]any) { p["prices"] = map[string]any{"bananas": map[string]any{"unit": 1, "price": 1}} }},
+		{"prices.executions.unit", func(p map[string]any) { p["prices"] = map[string]any{"executions": map[string]any{"unit": 0, "price": 1}} }},
+		{"prices.executions.price", func(p map[string]any) {
+			p["prices"] = map[string]any{"executions": map[string]any{"unit": 1, "price": -1}}
+		}},
+		{"included.bananas", func(p map[string]any) { p["included"] = map[string]any{"bananas": 1} }},
+		{"included.executions", func(p map[string]any) { p["included"] = map[string]any{"executions": -1} }},
+		{"limits.max_keys", func(p map[string]any) { p["limits"] = map[string]any{"max_keys": 0} }},
+		{"limits.max_payload_bytes", func(p map[string]any) { p["limits"] = map[string]any{"max_payload_bytes": -5} }},
+		{"limits.monthly_executions_enforcement", func(p map[string]any) {
+			p["limits"] = map[string]any{"monthly_executions": 5, "monthly_executions_enforcement": "medium"}
+		}},
+		{"limits.monthly_executions_enforcement", func(p map[string]any) {
+			p["limits"] = map[string]any{"monthly_executions_enforcement": "soft"}
+		}},
+		{"weight", func(p map[string]any) { p["weight"] = -1 }},
+	}
+	for _, c := range bad {
+		p := proPlan()
+		c.patch(p)
+		requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, p), 400, "bad_request", c.field)
+	}
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, `{"name":"x","surprise":1}`), 400, "bad_request")
+	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
+	require.Len(t, decodeAs[struct{ Plans []PlanView }](t, r).Plans, 1, "no bad plan was stored")
+}
+
+// A tenant's plan changes from the next hour; the gateway reads it from
+// the internal API with its certificate.
+func TestHTTPTenantPlanFromTheNextHour(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(planStart)
+	b := setup(t, func(c *Config) { c.Clock = clk })
+	gw := b.as(t, pkitest.Gateway)
+	acme := b.newTenant(t, "acme")
+	tid := acme.Tenant.ID
+	path := "/internal/v1/tenants/" + tid + "/plan"
+
+	r := gw.do(t, http.MethodGet, path, "", nil)
+	require.Equal(t, 200, r.status, "body: %s", r.body)
+	tp := decodeAs[wire.TenantPlan](t, r)
+	require.Equal(t, tid, tp.TenantID)
+	require.Equal(t, FreePlan, tp.Plan.Name)
+	require.Nil(t, tp.Next)
+	require.ElementsMatch(t, []string{"tenant_id", "plan", "since"}, keysOf(decodeAs[map[string]any](t, r)))
+
+	require.Equal(t, 201, b.do(t, http.MethodPost, "/control/v1/plans", b.op, proPlan()).status)
+	requireError(t, b.do(t, http.MethodPut, "/control/v1/tenants/"+tid+"/plan", b.op, map[string]string{"plan": "nope"}), 400, "bad_request", "plan")
+	requireError(t, b.do(t, http.MethodPut, "/control/v1/tenants/"+unknownTID+"/plan", b.op, map[string]string{"plan": "pro"}), 404, "not_found")
+	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/plan", "", nil), 404, "not_found")
+	r = b.do(t, http.MethodPut, "/control/v1/tenants/"+tid+"/plan", b.op, map[string]string{"plan": "pro"})
+	require.Equal(t, 200, r.status, "body: %s", r.body)
+	tp = decodeAs[wire.TenantPlan](t, r)
+	require.Equal(t, FreePlan, tp.Plan.Name, "still free this hour")
+	require.NotNil(t, tp.Next)
+	require.Equal(t, "pro", tp.Next.Name)
+	next := time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)
+	require.True(t, tp.NextFrom.Equal(next))
+
+	clk.Advance(40 * time.Minute) // 13:00
+	r = gw.do(t, http.MethodGet, path, "", nil)
+	tp = decodeAs[wire.TenantPlan](t, r)
+	require.Equal(t, "pro", tp.Plan.Name)
+	require.True(t, tp.Since.Equal(next))
+	require.Nil(t, tp.Next)
+
+	// A move back within the hour undoes the pending change.
+	require.Equal(t, 200, b.do(t, http.MethodPut, "/control/v1/tenants/"+tid+"/plan", b.op, map[string]string{"plan": "free"}).status)
+	r = b.do(t, http.MethodPut, "/control/v1/tenants/"+tid+"/plan", b.op, map[string]string{"plan": "pro"})
+	tp = decodeAs[wire.TenantPlan](t, r)
+	require.Equal(t, "pro", tp.Plan.Name)
+	require.Nil(t, tp.Next, "back to pro before free took effect: nothing pending")
+}

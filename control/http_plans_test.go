@@ -95,7 +95,9 @@ func TestHTTPPlanValidationNamesTheField(t *testing.T) {
 		{"currency", func(p map[string]any) { p["currency"] = "eur" }},
 		{"currency", func(p map[string]any) { p["currency"] = "EURO" }},
 		{"prices.bananas", func(p map[string]any) { p["prices"] = map[string]any{"bananas": map[string]any{"unit": 1, "price": 1}} }},
-		{"prices.executions.unit", func(p map[string]any) { p["prices"] = map[string]any{"executions": map[string]any{"unit": 0, "price": 1}} }},
+		{"prices.executions.unit", func(p map[string]any) {
+			p["prices"] = map[string]any{"executions": map[string]any{"unit": 0, "price": 1}}
+		}},
 		{"prices.executions.price", func(p map[string]any) {
 			p["prices"] = map[string]any{"executions": map[string]any{"unit": 1, "price": -1}}
 		}},

@@ -262,10 +262,11 @@ func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
 	reg := newRegistry()
 	for _, c := range []replica.CommandType{opCreateTenant.Type, opCreateNamespace.Type, opCreateKey.Type, opRevokeKey.Type,
 		opAddSigningKey.Type, opRegisterShard.Type, opUpdateNamespace.Type, opDeleteNamespace.Type, opRotateKey.Type,
-		opRecordKeyUse.Type, opRotateSigning.Type, opPutRole.Type, opDeleteRole.Type} {
+		opRecordKeyUse.Type, opRotateSigning.Type, opPutRole.Type, opDeleteRole.Type, opPutUsage.Type, opPutAPIRequests.Type,
+		opPutPlan.Type, opSetTenantPlan.Type} {
 		require.NotEmpty(t, reg.Name(c), "command %d", c)
 	}
-	require.Len(t, reg.Types(), 15, "every command is registered")
+	require.Len(t, reg.Types(), 17, "every command is registered")
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte("{not json"))) })
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte{0xc1})) }, "nor msgpack")
 }

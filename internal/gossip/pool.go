@@ -59,6 +59,8 @@ type Pool struct {
 	subs    map[int]chan struct{}
 	nextSub int
 
+	msgs messages // messages.go
+
 	lifeMu sync.Mutex
 	closed atomic.Bool
 }
@@ -129,6 +131,7 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.Tune != nil {
 		cfg.Tune(mc)
 	}
+	p.msgs.udpSize = mc.UDPBufferSize
 	mc.Delegate = (*delegate)(p)
 	mc.Events = (*events)(p)
 
@@ -362,7 +365,7 @@ func (d *delegate) NodeMeta(limit int) []byte {
 	return p.metaRaw
 }
 
-func (d *delegate) NotifyMsg([]byte)                           {}
+func (d *delegate) NotifyMsg(b []byte)                         { (*Pool)(d).receive(b) }
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 func (d *delegate) LocalState(join bool) []byte                { return nil }
 func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}

@@ -30,6 +30,7 @@ var (
 	opPutAPIRequests  = replica.Op[putAPIRequestsCmd, replica.None]{Type: 15, Name: "put_api_requests"}
 	opPutPlan         = replica.Op[putPlanCmd, planVersion]{Type: 16, Name: "put_plan"}
 	opSetTenantPlan   = replica.Op[setTenantPlanCmd, wire.TenantPlan]{Type: 17, Name: "set_tenant_plan"}
+	opFreezeInvoice   = replica.Op[freezeInvoiceCmd, bool]{Type: 18, Name: "freeze_invoice"}
 )
 
 // newRegistry registers every command's handler.
@@ -52,6 +53,7 @@ func newRegistry() *replica.Registry {
 	opPutAPIRequests.Handle(r, applyPutAPIRequests)
 	opPutPlan.Handle(r, applyPutPlan)
 	opSetTenantPlan.Handle(r, applySetTenantPlan)
+	opFreezeInvoice.Handle(r, applyFreezeInvoice)
 	return r
 }
 

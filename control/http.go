@@ -45,6 +45,9 @@ func (s *Server) newApp() *fiber.App {
 	app.Put("/control/v1/plans/:name", s.operatorOnly, s.putPlan)
 	app.Get("/control/v1/tenants/:tid/plan", s.operatorOnly, s.getTenantPlan)
 	app.Put("/control/v1/tenants/:tid/plan", s.operatorOnly, s.putTenantPlan)
+	app.Get("/control/v1/tenants/:tid/invoices", s.operatorOnly, s.getInvoices)
+	app.Get("/control/v1/tenants/:tid/invoices/upcoming", s.operatorOnly, s.getUpcomingInvoice)
+	app.Get("/control/v1/tenants/:tid/invoices/:id", s.operatorOnly, s.getInvoice)
 	// Shard clusters register with their own certificates, as they hold
 	// no operator key; the path sits with the shard list it feeds.
 	app.Post("/control/v1/shards/register", pki.Require(pki.Roles(pki.RoleShard), nil), s.postShardRegistration)
@@ -72,6 +75,9 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/internal/v1/tenants/:tid/usage", gw, s.getUsage)
 	app.Post("/internal/v1/usage/api-requests", gw, s.postAPIRequests)
 	app.Get("/internal/v1/tenants/:tid/plan", gw, s.getTenantPlan)
+	app.Get("/internal/v1/tenants/:tid/invoices", gw, s.getInvoices)
+	app.Get("/internal/v1/tenants/:tid/invoices/upcoming", gw, s.getUpcomingInvoice)
+	app.Get("/internal/v1/tenants/:tid/invoices/:id", gw, s.getInvoice)
 	return app
 }
 

@@ -89,6 +89,7 @@ func (p *puller) run(ctx context.Context, interval time.Duration, after func()) 
 		}
 		if p.s.IsLeader() {
 			p.pullAll(ctx)
+			p.s.freezeInvoices(ctx) // a pull is what closes a month
 		}
 		if after != nil {
 			after()

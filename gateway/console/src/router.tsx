@@ -67,6 +67,14 @@ export function setQuery(params: URLSearchParams) {
   navigate(currentLocation().path + (s ? "?" + s : ""), true);
 }
 
+/** setParam sets one parameter of the URL's query (empty: removes it), keeping the others. */
+export function setParam(key: string, value: string) {
+  const params = new URLSearchParams(currentLocation().query);
+  if (value) params.set(key, value);
+  else params.delete(key);
+  setQuery(params);
+}
+
 type LinkProps = { href: string; children?: ComponentChildren } & Omit<JSX.HTMLAttributes<HTMLAnchorElement>, "href">;
 
 /** Link is an anchor that navigates without reloading (plain clicks only). */

@@ -1,6 +1,7 @@
 // The search's results table: a checkbox column for bulk actions, the job
 // columns, and sorting by clicking a header (the sort keys the API has).
 import { JobLink, QueueLink } from "./links";
+import { SortHeader, Table } from "./table";
 import { attemptOf, type Job } from "../screens/job-model";
 import { StateBadge, Time } from "./ui";
 
@@ -54,94 +55,88 @@ export function ResultsTable(props: {
   const { jobs, selected } = props;
   const extra = timeColumns[props.sort];
   const pageAll = jobs.length > 0 && selected !== null && jobs.every((j) => selected.has(j.id));
-  // A function, not a component: a component made in render would remount (and lose focus) each time.
-  const sortable = (k: string, label: string, num?: boolean) => {
-    const on = props.sort === k;
-    return (
-      <th key={k} scope="col" class={num ? "num" : undefined} aria-sort={on ? (props.order === "asc" ? "ascending" : "descending") : "none"}>
-        <button type="button" class="sort" id={"sort-" + k} onClick={() => props.onSort(k)} title={"Sort by " + label.toLowerCase()}>
-          {label}
-          <span aria-hidden="true" class="sort-mark">
-            {on ? (props.order === "asc" ? " ▲" : " ▼") : " ↕"}
-          </span>
-        </button>
-      </th>
-    );
-  };
+  const sortable = (k: string, label: string, num?: boolean) => (
+    <SortHeader
+      key={k}
+      label={label}
+      num={num}
+      id={"sort-" + k}
+      title={"Sort by " + label.toLowerCase()}
+      unsorted=" ↕"
+      sorted={props.sort === k ? props.order : null}
+      onSort={() => props.onSort(k)}
+    />
+  );
   return (
-    <div class="table-wrap">
-      <table class="data search-table">
-        <thead>
-          <tr>
-            {selected !== null && (
-              <th scope="col" class="check-col">
-                <input
-                  type="checkbox"
-                  id="select-page"
-                  aria-label="Select every job on this page"
-                  checked={pageAll || props.allMatching}
-                  disabled={props.allMatching || jobs.length === 0}
-                  onChange={(e) => props.onSelect(jobs.map((j) => j.id), e.currentTarget.checked)}
-                />
-              </th>
-            )}
-            <th scope="col">Job ID</th>
-            {props.showQueue && <th scope="col">Queue</th>}
-            <th scope="col">State</th>
-            {sortable("attempt", "Attempt", true)}
-            {sortable("priority", "Priority")}
-            <th scope="col">Payload</th>
-            <th scope="col">Last error</th>
-            {extra && sortable(props.sort, extra.label)}
-            {sortable("created_at", "Created")}
-          </tr>
-        </thead>
-        <tbody>
-          {jobs.map((j) => (
-            <tr key={j.id} class={selected?.has(j.id) || props.allMatching ? "selected" : undefined}>
-              {selected !== null && (
-                <td class="check-col">
-                  <input
-                    type="checkbox"
-                    class="row-check"
-                    aria-label={"Select " + j.id}
-                    checked={props.allMatching || selected.has(j.id)}
-                    disabled={props.allMatching}
-                    onChange={(e) => props.onSelect([j.id], e.currentTarget.checked)}
-                  />
-                </td>
-              )}
-              <td class="mono">
-                <JobLink job={j.id} />
-              </td>
-              {props.showQueue && (
-                <td>
-                  <QueueLink queue={j.queue} />
-                </td>
-              )}
-              <td>
-                <StateBadge state={j.state} />
-              </td>
-              <td class="num">{attemptOf(j)}</td>
-              <td>{j.priority}</td>
-              <td class="trunc mono" title={preview(j.payload, 2000)}>
-                {preview(j.payload)}
-              </td>
-              <td class="trunc last-error" title={j.last_error ?? j.dead_reason ?? undefined}>
-                {j.last_error ?? (j.dead_reason ? <span class="muted">{j.dead_reason}</span> : <span class="muted">—</span>)}
-              </td>
-              {extra && (
-                <td>
-                  <Time at={j[extra.key] as string | null} />
-                </td>
-              )}
-              <td>
-                <Time at={j.created_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      class="search-table"
+      cols={[
+        selected !== null && (
+          <th scope="col" class="check-col">
+            <input
+              type="checkbox"
+              id="select-page"
+              aria-label="Select every job on this page"
+              checked={pageAll || props.allMatching}
+              disabled={props.allMatching || jobs.length === 0}
+              onChange={(e) => props.onSelect(jobs.map((j) => j.id), e.currentTarget.checked)}
+            />
+          </th>
+        ),
+        "Job ID",
+        props.showQueue && "Queue",
+        "State",
+        sortable("attempt", "Attempt", true),
+        sortable("priority", "Priority"),
+        "Payload",
+        "Last error",
+        extra && sortable(props.sort, extra.label),
+        sortable("created_at", "Created"),
+      ]}
+    >
+      {jobs.map((j) => (
+        <tr key={j.id} class={selected?.has(j.id) || props.allMatching ? "selected" : undefined}>
+          {selected !== null && (
+            <td class="check-col">
+              <input
+                type="checkbox"
+                class="row-check"
+                aria-label={"Select " + j.id}
+                checked={props.allMatching || selected.has(j.id)}
+                disabled={props.allMatching}
+                onChange={(e) => props.onSelect([j.id], e.currentTarget.checked)}
+              />
+            </td>
+          )}
+          <td class="mono">
+            <JobLink job={j.id} />
+          </td>
+          {props.showQueue && (
+            <td>
+              <QueueLink queue={j.queue} />
+            </td>
+          )}
+          <td>
+            <StateBadge state={j.state} />
+          </td>
+          <td class="num">{attemptOf(j)}</td>
+          <td>{j.priority}</td>
+          <td class="trunc mono" title={preview(j.payload, 2000)}>
+            {preview(j.payload)}
+          </td>
+          <td class="trunc last-error" title={j.last_error ?? j.dead_reason ?? undefined}>
+            {j.last_error ?? (j.dead_reason ? <span class="muted">{j.dead_reason}</span> : <span class="muted">—</span>)}
+          </td>
+          {extra && (
+            <td>
+              <Time at={j[extra.key] as string | null} />
+            </td>
+          )}
+          <td>
+            <Time at={j.created_at} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }

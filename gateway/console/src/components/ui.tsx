@@ -154,9 +154,48 @@ const stateGlyph: Record<string, string> = {
 /** StateBadge shows a job state with a glyph, so it does not rely on colour alone. */
 export function StateBadge({ state }: { state: string }) {
   return (
-    <span class={"badge state-" + state}>
-      <span aria-hidden="true">{stateGlyph[state] ?? "•"}</span> {state}
+    <Badge class={"state-" + state} glyph={stateGlyph[state] ?? "•"}>
+      {state}
+    </Badge>
+  );
+}
+
+/** Badge is a badge whose glyph (hidden from screen readers: the text says it) shows what its colour does too; class is added to "badge". */
+export function Badge({ class: cls, glyph, children, ...rest }: { class: string; glyph: string; children: ComponentChildren } & Omit<JSX.HTMLAttributes<HTMLSpanElement>, "class">) {
+  return (
+    <span {...rest} class={"badge " + cls}>
+      <span aria-hidden="true">{glyph}</span> {children}
     </span>
+  );
+}
+
+/** Stat is one figure of a .stats row: its value over its label. */
+export function Stat(props: { value: ComponentChildren; label: ComponentChildren; id?: string; stat?: string }) {
+  return (
+    <div class="stat" id={props.id} data-stat={props.stat}>
+      <span class="v">{props.value}</span>
+      <span class="k">{props.label}</span>
+    </div>
+  );
+}
+
+/** KV is one term of a dl.kv and its description (further attributes go to the <dd>). */
+export function KV({ k, children, ...dd }: { k: ComponentChildren; children?: ComponentChildren } & JSX.HTMLAttributes<HTMLElement>) {
+  return (
+    <>
+      <dt>{k}</dt>
+      <dd {...dd}>{children}</dd>
+    </>
+  );
+}
+
+/** Notice shows what an action did (role=status); nothing while there is no message. */
+export function Notice({ children, id }: { children?: ComponentChildren; id?: string }) {
+  if (!children) return null;
+  return (
+    <div class="notice" role="status" id={id}>
+      {children}
+    </div>
   );
 }
 
@@ -203,14 +242,17 @@ export function Field(props: { label: string; children: ComponentChildren; hint?
   );
 }
 
-/** Pager moves through pages of a list the server pages. */
-export function Pager(props: { page: number; hasNext: boolean; onPage: (p: number) => void; label?: string }) {
+/** Pager moves through pages of a list (of pages pages, when known). */
+export function Pager(props: { page: number; pages?: number; hasNext: boolean; onPage: (p: number) => void; label?: string }) {
   return (
     <nav class="pager" aria-label={props.label ?? "Pages"}>
       <button type="button" disabled={props.page <= 1} onClick={() => props.onPage(props.page - 1)} aria-label="Previous page">
         ◀
       </button>
-      <span aria-current="page">Page {props.page}</span>
+      <span aria-current="page">
+        Page {props.page}
+        {props.pages !== undefined && <> of {props.pages}</>}
+      </span>
       <button type="button" disabled={!props.hasNext} onClick={() => props.onPage(props.page + 1)} aria-label="Next page">
         ▶
       </button>

@@ -1,9 +1,10 @@
 // The dashboard's smaller sections: the workers connected, the health of
 // the shard cluster that holds the namespace, and the recent failures.
-import { ErrorBox, Empty, Loading, num, StateBadge, Time } from "../components/ui";
+import { Badge, ErrorBox, Empty, KV, Loading, num, StateBadge, Time } from "../components/ui";
+import { JobLink, QueueLink } from "../components/links";
+import { Table } from "../components/table";
 import type { Loaded } from "../hooks";
 import { Link } from "../router";
-import { JobLink, QueueLink } from "../components/links";
 import { attemptOf } from "./job-model";
 import { failureTime, sortWorkers, type ClusterHealth, type FailedJob, type Worker } from "./dashboard-lib";
 
@@ -29,38 +30,25 @@ export function WorkersCard(props: { workers: Loaded<{ workers: Worker[] }> }) {
       {!data && !error && <Loading />}
       {data && all.length === 0 && <Empty>No worker has fetched in this namespace lately.</Empty>}
       {rows.length > 0 && (
-        <div class="table-wrap">
-          <table class="data">
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col">Host</th>
-                <th scope="col" class="num">Jobs</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((w) => (
-                <tr key={w.id} data-worker={w.id}>
-                  <td class="mono trunc" title={w.id}>
-                    {w.id}
-                  </td>
-                  <td class="trunc" title={w.hostname}>
-                    {w.hostname || <span class="muted">—</span>}
-                  </td>
-                  <td class="num">{num(w.active_jobs)}</td>
-                  <td>
-                    <Time at={w.last_seen} />
-                  </td>
-                  <td>
-                    <WorkerStatus status={w.status} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table cols={["Worker", "Host", { label: "Jobs", num: true }, "Last seen", "Status"]}>
+          {rows.map((w) => (
+            <tr key={w.id} data-worker={w.id}>
+              <td class="mono trunc" title={w.id}>
+                {w.id}
+              </td>
+              <td class="trunc" title={w.hostname}>
+                {w.hostname || <span class="muted">—</span>}
+              </td>
+              <td class="num">{num(w.active_jobs)}</td>
+              <td>
+                <Time at={w.last_seen} />
+              </td>
+              <td>
+                <WorkerStatus status={w.status} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );
@@ -69,9 +57,9 @@ export function WorkersCard(props: { workers: Loaded<{ workers: Worker[] }> }) {
 /** WorkerStatus is a worker's status as a badge with a glyph (not colour alone). */
 export function WorkerStatus({ status }: { status: string }) {
   return (
-    <span class={"badge wstate-" + status}>
-      <span aria-hidden="true">{status === "active" ? "●" : "○"}</span> {status}
-    </span>
+    <Badge class={"wstate-" + status} glyph={status === "active" ? "●" : "○"}>
+      {status}
+    </Badge>
   );
 }
 
@@ -82,9 +70,9 @@ export function ClusterCard(props: { cluster: Loaded<ClusterHealth> }) {
       <div class="dash-head">
         <h2 id="dash-cluster-h">Cluster</h2>
         {data && (
-          <span class={"badge " + (data.healthy ? "dash-healthy" : "dash-unhealthy")} id="cluster-health">
-            <span aria-hidden="true">{data.healthy ? "✓" : "!"}</span> {data.healthy ? "healthy" : "unhealthy"}
-          </span>
+          <Badge class={data.healthy ? "dash-healthy" : "dash-unhealthy"} glyph={data.healthy ? "✓" : "!"} id="cluster-health">
+            {data.healthy ? "healthy" : "unhealthy"}
+          </Badge>
         )}
         <button type="button" class="link dash-more" onClick={props.cluster.reload} aria-label="Refresh the cluster's health">
           Refresh
@@ -95,39 +83,26 @@ export function ClusterCard(props: { cluster: Loaded<ClusterHealth> }) {
       {data && (
         <>
           <dl class="kv dash-kv">
-            <dt>Shard</dt>
-            <dd class="mono" id="cluster-shard">
+            <KV k="Shard" class="mono" id="cluster-shard">
               {data.shard_id}
-            </dd>
-            <dt>Leader</dt>
-            <dd class="mono" id="cluster-leader">
+            </KV>
+            <KV k="Leader" class="mono" id="cluster-leader">
               {data.leader_id || <span class="dash-dead">none known</span>}
-            </dd>
+            </KV>
           </dl>
-          <div class="table-wrap">
-            <table class="data">
-              <thead>
-                <tr>
-                  <th scope="col">Node</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(data.nodes ?? []).map((n) => (
-                  <tr key={n.id} data-node={n.id}>
-                    <td class="mono">{n.id}</td>
-                    <td>{n.role}</td>
-                    <td>
-                      <span class={"badge " + (n.status === "healthy" ? "dash-healthy" : "dash-unhealthy")}>
-                        <span aria-hidden="true">{n.status === "healthy" ? "✓" : "✕"}</span> {n.status}
-                      </span>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table cols={["Node", "Role", "Status"]}>
+            {(data.nodes ?? []).map((n) => (
+              <tr key={n.id} data-node={n.id}>
+                <td class="mono">{n.id}</td>
+                <td>{n.role}</td>
+                <td>
+                  <Badge class={n.status === "healthy" ? "dash-healthy" : "dash-unhealthy"} glyph={n.status === "healthy" ? "✓" : "✕"}>
+                    {n.status}
+                  </Badge>
+                </td>
+              </tr>
+            ))}
+          </Table>
         </>
       )}
     </section>
@@ -149,42 +124,28 @@ export function FailuresCard(props: { failures: Loaded<{ jobs: FailedJob[] }> })
       {!data && !error && <Loading />}
       {data && jobs.length === 0 && <Empty>No job is retrying or dead with an error.</Empty>}
       {jobs.length > 0 && (
-        <div class="table-wrap">
-          <table class="data">
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Queue</th>
-                <th scope="col">State</th>
-                <th scope="col">Last error</th>
-                <th scope="col" class="num">Attempt</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              {jobs.map((j) => (
-                <tr key={j.id} data-job={j.id}>
-                  <td class="mono">
-                    <JobLink job={j.id} />
-                  </td>
-                  <td>
-                    <QueueLink queue={j.queue} />
-                  </td>
-                  <td>
-                    <StateBadge state={j.state} />
-                  </td>
-                  <td class="trunc dash-error" title={j.last_error}>
-                    {j.last_error || <span class="muted">—</span>}
-                  </td>
-                  <td class="num">{attemptOf(j)}</td>
-                  <td>
-                    <Time at={failureTime(j)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table cols={["Job", "Queue", "State", "Last error", { label: "Attempt", num: true }, "When"]}>
+          {jobs.map((j) => (
+            <tr key={j.id} data-job={j.id}>
+              <td class="mono">
+                <JobLink job={j.id} />
+              </td>
+              <td>
+                <QueueLink queue={j.queue} />
+              </td>
+              <td>
+                <StateBadge state={j.state} />
+              </td>
+              <td class="trunc dash-error" title={j.last_error}>
+                {j.last_error || <span class="muted">—</span>}
+              </td>
+              <td class="num">{attemptOf(j)}</td>
+              <td>
+                <Time at={failureTime(j)} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

@@ -3,9 +3,12 @@
 // renders the first DEFAULT_QUEUE_ROWS unless asked for all, and a filter
 // box narrows it.
 import { useState } from "preact/hooks";
-import { Empty, num } from "../components/ui";
+import { Badge, Empty, num } from "../components/ui";
+import { FilterBox } from "../components/forms";
+import { NumCell, ShowAll, Table } from "../components/table";
 import { Sparkline } from "../components/sparkline";
 import { QueueLink } from "../components/links";
+import { plural } from "../lib/format";
 import { DEFAULT_QUEUE_ROWS, perMinute, queueState, totals, visibleQueues, type Queue } from "./dashboard-lib";
 
 /** QueueTotals shows the namespace's counts as stats. */
@@ -38,6 +41,7 @@ export function QueueTotals(props: { queues: Queue[]; workers?: number }) {
 }
 
 const stateGlyph: Record<string, string> = { paused: "⏸", draining: "⏬", drained: "⏹", running: "▶" };
+const COUNT_COLS = ["Pending", "Active", "Completed", "Dead", "Rate"].map((label) => ({ label, num: true }));
 
 export function QueueTable(props: { queues: Queue[] }) {
   const [filter, setFilter] = useState("");
@@ -50,15 +54,8 @@ export function QueueTable(props: { queues: Queue[] }) {
         <h2 id="dash-queues-h">Queues</h2>
         {total > 0 && (
           <div class="toolbar">
-            <label class="dash-filter">
-              <span class="sr-only">Filter queues by name</span>
-              <input id="queue-filter" type="search" placeholder="Filter queues…" aria-label="Filter queues by name" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
-            </label>
-            {(hidden > 0 || showAll) && matched > DEFAULT_QUEUE_ROWS && (
-              <button type="button" id="queues-show-all" class="link" onClick={() => setShowAll(!showAll)}>
-                {showAll ? `Show the first ${DEFAULT_QUEUE_ROWS}` : `Show all ${num(matched)}`}
-              </button>
-            )}
+            <FilterBox id="queue-filter" label="Filter queues by name" class="dash-filter" placeholder="Filter queues…" value={filter} onInput={setFilter} />
+            <ShowAll id="queues-show-all" showAll={showAll} onToggle={setShowAll} matched={matched} limit={DEFAULT_QUEUE_ROWS} />
           </div>
         )}
       </div>
@@ -68,61 +65,37 @@ export function QueueTable(props: { queues: Queue[] }) {
         <Empty>No queue name contains “{filter.trim()}”.</Empty>
       ) : (
         <>
-          <div class="table-wrap">
-            <table class="data dash-queues" id="dash-queues">
-              <thead>
-                <tr>
-                  <th scope="col">Queue</th>
-                  <th scope="col" class="num">Pending</th>
-                  <th scope="col" class="num">Active</th>
-                  <th scope="col" class="num">Completed</th>
-                  <th scope="col" class="num">Dead</th>
-                  <th scope="col" class="num">Rate</th>
-                  <th scope="col">Last 5 min</th>
-                  <th scope="col">State</th>
+          <Table id="dash-queues" class="dash-queues" cols={["Queue", ...COUNT_COLS, "Last 5 min", "State"]}>
+            {rows.map((q) => {
+              const st = queueState(q);
+              return (
+                <tr key={q.name} data-queue={q.name} class={st !== "running" ? "dash-stopped" : undefined}>
+                  <th scope="row" class="dash-qname">
+                    <QueueLink queue={q.name} />
+                  </th>
+                  <NumCell col="pending">{num(q.counts.pending)}</NumCell>
+                  <NumCell col="active">{num(q.counts.active)}</NumCell>
+                  <NumCell col="completed">{num(q.counts.completed)}</NumCell>
+                  <NumCell col="dead" class={q.counts.dead > 0 ? "dash-dead" : undefined}>
+                    {num(q.counts.dead)}
+                  </NumCell>
+                  <NumCell col="rate">{perMinute(q.throughput)}</NumCell>
+                  <td data-col="spark">
+                    <Sparkline values={q.throughput_per_minute} />
+                  </td>
+                  <td data-col="state">
+                    <Badge class={"qstate qstate-" + st} glyph={stateGlyph[st]}>
+                      {st}
+                    </Badge>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {rows.map((q) => {
-                  const st = queueState(q);
-                  return (
-                    <tr key={q.name} data-queue={q.name} class={st !== "running" ? "dash-stopped" : undefined}>
-                      <th scope="row" class="dash-qname">
-                        <QueueLink queue={q.name} />
-                      </th>
-                      <td class="num" data-col="pending">
-                        {num(q.counts.pending)}
-                      </td>
-                      <td class="num" data-col="active">
-                        {num(q.counts.active)}
-                      </td>
-                      <td class="num" data-col="completed">
-                        {num(q.counts.completed)}
-                      </td>
-                      <td class={"num" + (q.counts.dead > 0 ? " dash-dead" : "")} data-col="dead">
-                        {num(q.counts.dead)}
-                      </td>
-                      <td class="num" data-col="rate">
-                        {perMinute(q.throughput)}
-                      </td>
-                      <td data-col="spark">
-                        <Sparkline values={q.throughput_per_minute} />
-                      </td>
-                      <td data-col="state">
-                        <span class={"badge qstate qstate-" + st}>
-                          <span aria-hidden="true">{stateGlyph[st]}</span> {st}
-                        </span>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+              );
+            })}
+          </Table>
           <p class="muted dash-count" id="queues-count" aria-live="polite">
             {hidden > 0
               ? `Showing ${num(rows.length)} of ${num(matched)} queues${filter.trim() ? " matching" : ""}.`
-              : `${num(matched)} ${matched === 1 ? "queue" : "queues"}${filter.trim() ? ` of ${num(total)}` : ""}.`}
+              : `${num(matched)} ${plural(matched, "queue")}${filter.trim() ? ` of ${num(total)}` : ""}.`}
           </p>
         </>
       )}

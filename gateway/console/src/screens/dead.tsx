@@ -2,10 +2,11 @@
 // (the state is fixed, the queue is a filter), with bulk retry and delete.
 import { useState } from "preact/hooks";
 import { useApi, useLiveReload } from "../hooks";
-import { currentLocation, setQuery, useLocation } from "../router";
+import { setParam, useLocation } from "../router";
 import { useSession } from "../session";
 import { JobSearch } from "../components/search";
 import { Screen } from "../components/ui";
+import { exact } from "../lib/format";
 import "./dead.css";
 
 const FIXED = { state: ["dead"] };
@@ -38,25 +39,20 @@ function DeadByQueue() {
   if (withDead.length === 0) return null;
   const total = withDead.reduce((n, q) => n + q.counts.dead, 0);
   const current = loc.query.get("queue") ?? "";
-  const pick = (queue: string) => {
-    const q = new URLSearchParams(currentLocation().query);
-    if (queue) q.set("queue", queue);
-    else q.delete("queue");
-    setQuery(q);
-  };
+  const pick = (queue: string) => setParam("queue", queue);
   return (
     <nav class="card dead-queues" aria-label="Dead jobs by queue">
       <h2>Dead jobs by queue</h2>
       <ul class="dead-queue-list">
         <li>
           <button type="button" class="dead-queue" aria-pressed={current === ""} onClick={() => pick("")}>
-            All queues <span class="count">{total.toLocaleString("en-US")}</span>
+            All queues <span class="count">{exact(total)}</span>
           </button>
         </li>
         {withDead.slice(0, TOP).map((q) => (
           <li key={q.name}>
             <button type="button" class="dead-queue" data-queue={q.name} aria-pressed={current === q.name} onClick={() => pick(q.name)}>
-              {q.name} <span class="count">{q.counts.dead.toLocaleString("en-US")}</span>
+              {q.name} <span class="count">{exact(q.counts.dead)}</span>
             </button>
           </li>
         ))}

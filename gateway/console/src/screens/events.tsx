@@ -4,9 +4,11 @@
 // Events may come by the hundred a second, so the table re-renders at
 // most every FLUSH_MS rather than once per event.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { Empty, Field, num, Screen, StateBadge } from "../components/ui";
+import { Badge, Empty, Field, num, Screen, StateBadge } from "../components/ui";
+import { Options } from "../components/forms";
+import { Table } from "../components/table";
 import { useEvents, useStreamState, type JobEvent } from "../hooks";
-import { setQuery, useLocation } from "../router";
+import { setParam, useLocation } from "../router";
 import { useSession } from "../session";
 import { JobLink, QueueLink } from "../components/links";
 import type { StreamState } from "../sse";
@@ -56,12 +58,6 @@ function LiveEvents() {
     if (stream === "open") setOpened(true);
   }, [stream]);
 
-  const setFilter = (k: keyof EventFilter, v: string) => {
-    const p = new URLSearchParams(loc.query);
-    if (v) p.set(k, v);
-    else p.delete(k);
-    setQuery(p);
-  };
   const matches = (e: JobEvent) => eventMatches(e, filter);
   const rows = log.rows.filter(matches);
   const held = log.paused ? log.heldMatching(matches) : 0;
@@ -73,9 +69,9 @@ function LiveEvents() {
       ready={opened}
       actions={
         <>
-          <span class={"badge events-state events-state-" + stream} id="events-stream" data-state={stream} role="status" aria-label={"Stream " + stateText[stream]}>
-            <span aria-hidden="true">●</span> {stateText[stream]}
-          </span>
+          <Badge class={"events-state events-state-" + stream} glyph="●" id="events-stream" data-state={stream} role="status" aria-label={"Stream " + stateText[stream]}>
+            {stateText[stream]}
+          </Badge>
           <button
             type="button"
             id="events-pause"
@@ -103,16 +99,12 @@ function LiveEvents() {
     >
       <div class="events-toolbar" role="search" aria-label="Filter events">
         <Field label="Queue" for="events-queue">
-          <input id="events-queue" type="search" placeholder="Any queue" value={filter.queue} onInput={(e) => setFilter("queue", e.currentTarget.value)} />
+          <input id="events-queue" type="search" placeholder="Any queue" value={filter.queue} onInput={(e) => setParam("queue", e.currentTarget.value)} />
         </Field>
         <Field label="Type" for="events-type">
-          <select id="events-type" value={filter.type} onChange={(e) => setFilter("type", e.currentTarget.value)}>
+          <select id="events-type" value={filter.type} onChange={(e) => setParam("type", e.currentTarget.value)}>
             <option value="">Any</option>
-            {EVENT_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
+            <Options choices={EVENT_TYPES} />
           </select>
         </Field>
         <p class="muted events-note" aria-live="polite">
@@ -130,26 +122,11 @@ function LiveEvents() {
           {log.rows.length === 0 ? "Waiting for events: they show here as jobs are enqueued, run and finish." : "No event kept matches the filters."}
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table class="data events-table" id="events-table">
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Type</th>
-                <th scope="col">Job</th>
-                <th scope="col">Queue</th>
-                <th scope="col">From → state</th>
-                <th scope="col" class="num">Attempt</th>
-                <th scope="col">Worker</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((e, i) => (
-                <EventRow key={e.seq ?? `${e.job_id}-${e.type}-${e.at}-${i}`} e={e} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table id="events-table" class="events-table" cols={["Time", "Type", "Job", "Queue", "From → state", { label: "Attempt", num: true }, "Worker"]}>
+          {rows.map((e, i) => (
+            <EventRow key={e.seq ?? `${e.job_id}-${e.type}-${e.at}-${i}`} e={e} />
+          ))}
+        </Table>
       )}
     </Screen>
   );

@@ -3,10 +3,13 @@
 // (the API answers all queues at once; a namespace may have a thousand).
 // Filter, sort and page live in the URL so a view can be shared.
 import { useMemo } from "preact/hooks";
-import { ErrorBox, Empty, Screen, num } from "../components/ui";
+import { ErrorBox, Empty, Pager, Screen, num } from "../components/ui";
 import { settled, useApi, useLiveReload } from "../hooks";
 import { setQuery, useLocation } from "../router";
 import { QueueLink } from "../components/links";
+import { FilterBox } from "../components/forms";
+import { NumCell, SortHeader, Table } from "../components/table";
+import { counted, exact } from "../lib/format";
 import {
   filterQueues,
   formatRate,
@@ -49,17 +52,7 @@ export function Queues() {
   return (
     <Screen name="queues" title="Queues" ready={settled(list)}>
       <div class="toolbar">
-        <label class="queues-filter">
-          <span class="sr-only">Filter queues by name</span>
-          <input
-            id="queues-filter"
-            type="search"
-            placeholder="Filter by name"
-            aria-label="Filter queues by name"
-            value={lq.q}
-            onInput={(e) => set({ q: e.currentTarget.value, page: 1 })}
-          />
-        </label>
+        <FilterBox id="queues-filter" label="Filter queues by name" class="queues-filter" placeholder="Filter by name" value={lq.q} onInput={(q) => set({ q, page: 1 })} />
         <span class="muted" id="queues-count" role="status">
           {list.data ? countText(shown.length, all.length) : ""}
         </span>
@@ -68,60 +61,35 @@ export function Queues() {
       {list.data && all.length === 0 && <Empty>No queues yet: a queue appears with its first job or setting.</Empty>}
       {list.data && all.length > 0 && shown.length === 0 && <Empty>No queue name contains “{lq.q}”.</Empty>}
       {shown.length > 0 && (
-        <div class="table-wrap">
-          <table class="data queues-table" id="queues-table">
-            <thead>
-              <tr>
-                {columns.map((c) => {
-                  const sorted = lq.sort === c.key;
-                  return (
-                    <th
-                      key={c.key}
-                      scope="col"
-                      class={c.num ? "num" : undefined}
-                      aria-sort={sorted ? (lq.dir === "asc" ? "ascending" : "descending") : "none"}
-                      data-col={c.key}
-                    >
-                      <button type="button" class="sort" onClick={() => set({ ...nextSort(lq, c.key), page: 1 })}>
-                        {c.label}
-                        <span aria-hidden="true" class="sort-mark">
-                          {sorted ? (lq.dir === "asc" ? " ▲" : " ▼") : ""}
-                        </span>
-                      </button>
-                    </th>
-                  );
-                })}
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pg.items.map((q) => (
-                <QueueRow key={q.name} q={q} loadedAt={loadedAt} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          id="queues-table"
+          class="queues-table"
+          cols={[
+            ...columns.map((c) => (
+              <SortHeader
+                key={c.key}
+                label={c.label}
+                num={c.num}
+                col={c.key}
+                sorted={lq.sort === c.key ? lq.dir : null}
+                onSort={() => set({ ...nextSort(lq, c.key), page: 1 })}
+              />
+            )),
+            "Status",
+          ]}
+        >
+          {pg.items.map((q) => (
+            <QueueRow key={q.name} q={q} loadedAt={loadedAt} />
+          ))}
+        </Table>
       )}
-      {pg.pages > 1 && (
-        <nav class="pager" aria-label="Pages of queues">
-          <button type="button" disabled={pg.page <= 1} onClick={() => set({ page: pg.page - 1 })} aria-label="Previous page">
-            ◀
-          </button>
-          <span aria-current="page">
-            Page {pg.page} of {pg.pages}
-          </span>
-          <button type="button" disabled={pg.page >= pg.pages} onClick={() => set({ page: pg.page + 1 })} aria-label="Next page">
-            ▶
-          </button>
-        </nav>
-      )}
+      {pg.pages > 1 && <Pager page={pg.page} pages={pg.pages} hasNext={pg.page < pg.pages} onPage={(page) => set({ page })} label="Pages of queues" />}
     </Screen>
   );
 }
 
 function countText(shown: number, all: number): string {
-  const q = (n: number) => n.toLocaleString("en-US") + (n === 1 ? " queue" : " queues");
-  return shown === all ? q(all) : `${shown.toLocaleString("en-US")} of ${q(all)}`;
+  return shown === all ? counted(all, "queue") : `${exact(shown)} of ${counted(all, "queue")}`;
 }
 
 function QueueRow({ q, loadedAt }: { q: Queue; loadedAt: number }) {
@@ -131,24 +99,14 @@ function QueueRow({ q, loadedAt }: { q: Queue; loadedAt: number }) {
       <td class="trunc">
         <QueueLink queue={q.name} title={q.description || undefined} />
       </td>
-      <td class="num" data-col="pending">
-        {num(q.counts.pending)}
-      </td>
-      <td class="num" data-col="active">
-        {num(q.counts.active)}
-      </td>
-      <td class="num" data-col="completed">
-        {num(q.counts.completed)}
-      </td>
-      <td class="num" data-col="dead">
-        {num(q.counts.dead)}
-      </td>
-      <td class="num" data-col="rate">
-        {stopped && q.throughput === 0 ? <span class="muted">—</span> : formatRate(q.throughput)}
-      </td>
-      <td class="num" data-col="age">
+      <NumCell col="pending">{num(q.counts.pending)}</NumCell>
+      <NumCell col="active">{num(q.counts.active)}</NumCell>
+      <NumCell col="completed">{num(q.counts.completed)}</NumCell>
+      <NumCell col="dead">{num(q.counts.dead)}</NumCell>
+      <NumCell col="rate">{stopped && q.throughput === 0 ? <span class="muted">—</span> : formatRate(q.throughput)}</NumCell>
+      <NumCell col="age">
         <QueueAge q={q} loadedAt={loadedAt} />
-      </td>
+      </NumCell>
       <td>
         <QueueStatusBadge q={q} />
       </td>

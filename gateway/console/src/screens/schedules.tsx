@@ -5,11 +5,15 @@
 import { useMemo, useState } from "preact/hooks";
 import { enc, post, del } from "../api";
 import { settled, useApi, useLiveReload, useTick } from "../hooks";
-import { setQuery, useLocation } from "../router";
+import { setParam, useLocation } from "../router";
 import { JobLink, QueueLink } from "../components/links";
 import { useSession } from "../session";
-import { ago, Confirm, Empty, ErrorBox, Pager, Screen } from "../components/ui";
+import { ago, Badge, Confirm, Empty, ErrorBox, Notice, Pager, Screen } from "../components/ui";
+import { FilterBox } from "../components/forms";
+import { Table } from "../components/table";
+import { plural } from "../lib/format";
 import { ScheduleDialog } from "./schedule-dialog";
+import { paginate } from "./queue-lib";
 import { formatRun, matches, type Schedule, type ScheduleList } from "./schedule-logic";
 import "./schedules.css";
 
@@ -39,9 +43,7 @@ export function Schedules() {
   useLiveReload(list.reload, (e) => e.type === "enqueued" && !e.from && queueSet.has(e.queue));
 
   const shown = useMemo(() => all.filter((s) => matches(s, filter)), [list.data, filter]);
-  const pages = Math.max(1, Math.ceil(shown.length / PAGE));
-  const at = Math.min(page, pages);
-  const rows = shown.slice((at - 1) * PAGE, at * PAGE);
+  const { items: rows, page: at, pages } = paginate(shown, page, PAGE);
 
   const toggle = async (s: Schedule) => {
     setBusy(s.id);
@@ -72,25 +74,20 @@ export function Schedules() {
       }
     >
       <div class="toolbar">
-        <label class="schedule-filter">
-          <span class="sr-only">Filter schedules</span>
-          <input
-            id="schedule-filter"
-            type="search"
-            placeholder="Filter by name, queue, cron or time zone"
-            value={filter}
-            onInput={(e) => {
-              const q = new URLSearchParams(location.search);
-              if (e.currentTarget.value) q.set("q", e.currentTarget.value);
-              else q.delete("q");
-              setQuery(q);
-              setPage(1);
-            }}
-          />
-        </label>
+        <FilterBox
+          id="schedule-filter"
+          label="Filter schedules"
+          class="schedule-filter"
+          placeholder="Filter by name, queue, cron or time zone"
+          value={filter}
+          onInput={(q) => {
+            setParam("q", q);
+            setPage(1);
+          }}
+        />
         {list.data && (
           <span class="muted" aria-live="polite">
-            {shown.length === all.length ? `${all.length} schedule${all.length === 1 ? "" : "s"}` : `${shown.length} of ${all.length}`}
+            {shown.length === all.length ? `${all.length} ${plural(all.length, "schedule")}` : `${shown.length} of ${all.length}`}
           </span>
         )}
       </div>
@@ -100,88 +97,67 @@ export function Schedules() {
           {actionError.message}
         </div>
       )}
-      {notice && (
-        <div class="notice" role="status">
-          {notice}
-        </div>
-      )}
+      <Notice>{notice}</Notice>
       {list.data && all.length === 0 && <Empty>No schedules in this namespace yet.</Empty>}
       {list.data && all.length > 0 && shown.length === 0 && <Empty>No schedule matches “{filter}”.</Empty>}
       {rows.length > 0 && (
-        <div class="table-wrap">
-          <table class="data schedules" id="schedules">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Queue</th>
-                <th scope="col">Cron</th>
-                <th scope="col">Time zone</th>
-                <th scope="col">Status</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last run</th>
-                <th scope="col">Last job</th>
-                {manage && (
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
+        <Table
+          id="schedules"
+          class="schedules"
+          cols={["Name", "Queue", "Cron", "Time zone", "Status", "Next run", "Last run", "Last job", manage && { label: "Actions", hidden: true }]}
+        >
+          {rows.map((s) => (
+            <tr key={s.id} data-schedule={s.name} data-id={s.id}>
+              <td class="schedule-name">{s.name}</td>
+              <td>
+                <QueueLink queue={s.queue} />
+              </td>
+              <td>
+                <code>{s.cron}</code>
+              </td>
+              <td>{s.timezone}</td>
+              <td>
+                <Badge class={s.enabled ? "schedule-on" : "schedule-off"} glyph={s.enabled ? "●" : "⏸"}>
+                  {s.enabled ? "enabled" : "disabled"}
+                </Badge>
+              </td>
+              <td class="schedule-next">
+                <RunAt at={s.next_run} tz={s.timezone} />
+              </td>
+              <td class="schedule-last">
+                <RunAt at={s.last_run} tz={s.timezone} />
+              </td>
+              <td class="schedule-job">
+                {s.last_job_id ? (
+                  <JobLink job={s.last_job_id} class="mono" title={s.last_job_id} />
+                ) : (
+                  <span class="muted">—</span>
                 )}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((s) => (
-                <tr key={s.id} data-schedule={s.name} data-id={s.id}>
-                  <td class="schedule-name">{s.name}</td>
-                  <td>
-                    <QueueLink queue={s.queue} />
-                  </td>
-                  <td>
-                    <code>{s.cron}</code>
-                  </td>
-                  <td>{s.timezone}</td>
-                  <td>
-                    <span class={"badge " + (s.enabled ? "schedule-on" : "schedule-off")}>
-                      <span aria-hidden="true">{s.enabled ? "●" : "⏸"}</span> {s.enabled ? "enabled" : "disabled"}
-                    </span>
-                  </td>
-                  <td class="schedule-next">
-                    <RunAt at={s.next_run} tz={s.timezone} />
-                  </td>
-                  <td class="schedule-last">
-                    <RunAt at={s.last_run} tz={s.timezone} />
-                  </td>
-                  <td class="schedule-job">
-                    {s.last_job_id ? (
-                      <JobLink job={s.last_job_id} class="mono" title={s.last_job_id} />
-                    ) : (
-                      <span class="muted">—</span>
-                    )}
-                  </td>
-                  {manage && (
-                    <td class="schedule-actions">
-                      <div class="row-actions">
-                        <button type="button" class="schedule-edit" aria-label={`Edit schedule ${s.name}`} onClick={() => setDialog({ schedule: s })}>
-                          Edit
-                        </button>
-                        <button
-                          type="button"
-                          class="schedule-toggle"
-                          aria-label={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`}
-                          disabled={busy === s.id}
-                          onClick={() => toggle(s)}
-                        >
-                          {s.enabled ? "Disable" : "Enable"}
-                        </button>
-                        <button type="button" class="schedule-delete danger" aria-label={`Delete schedule ${s.name}`} onClick={() => setDeleting(s)}>
-                          Delete
-                        </button>
-                      </div>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </td>
+              {manage && (
+                <td class="schedule-actions">
+                  <div class="row-actions">
+                    <button type="button" class="schedule-edit" aria-label={`Edit schedule ${s.name}`} onClick={() => setDialog({ schedule: s })}>
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      class="schedule-toggle"
+                      aria-label={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`}
+                      disabled={busy === s.id}
+                      onClick={() => toggle(s)}
+                    >
+                      {s.enabled ? "Disable" : "Enable"}
+                    </button>
+                    <button type="button" class="schedule-delete danger" aria-label={`Delete schedule ${s.name}`} onClick={() => setDeleting(s)}>
+                      Delete
+                    </button>
+                  </div>
+                </td>
+              )}
+            </tr>
+          ))}
+        </Table>
       )}
       {pages > 1 && <Pager page={at} hasNext={at < pages} onPage={setPage} label="Schedule pages" />}
 

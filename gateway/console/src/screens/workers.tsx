@@ -3,9 +3,10 @@
 // events reload the list (at most once a second).
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
-import { Empty, ErrorBox, Field, num, Screen, Time } from "../components/ui";
+import { Empty, ErrorBox, Field, num, Screen, Stat, Time } from "../components/ui";
+import { ShowAll, Table } from "../components/table";
 import { settled, useApi, useLiveReload, useTick } from "../hooks";
-import { setQuery, useLocation } from "../router";
+import { setParam, useLocation } from "../router";
 import { useSession } from "../session";
 import { JobLink, QueueLink } from "../components/links";
 import { WorkerStatus } from "./dashboard-cards";
@@ -28,13 +29,6 @@ export function Workers() {
   useLiveReload(list.reload, changesActiveJobs);
   useTick(10_000); // keeps "last seen" current
 
-  const setFilter = (k: string, v: string) => {
-    const p = new URLSearchParams(loc.query);
-    if (v) p.set(k, v);
-    else p.delete(k);
-    setQuery(p);
-  };
-
   const all = list.data ? sortWorkers(list.data.workers ?? []) : [];
   const matched = all.filter((w) => matchWorker(w, q, status));
   const rows = showAll ? matched : matched.slice(0, WORKER_ROWS);
@@ -49,26 +43,17 @@ export function Workers() {
         <>
           <div class="card">
             <div class="stats">
-              <div class="stat" data-stat="active">
-                <span class="v">{num(active)}</span>
-                <span class="k">active</span>
-              </div>
-              <div class="stat" data-stat="gone">
-                <span class="v">{num(all.length - active)}</span>
-                <span class="k">gone (unseen for 2 minutes)</span>
-              </div>
-              <div class="stat" data-stat="jobs">
-                <span class="v">{num(all.reduce((n, w) => n + (w.active_jobs || 0), 0))}</span>
-                <span class="k">active jobs</span>
-              </div>
+              <Stat stat="active" value={num(active)} label="active" />
+              <Stat stat="gone" value={num(all.length - active)} label="gone (unseen for 2 minutes)" />
+              <Stat stat="jobs" value={num(all.reduce((n, w) => n + (w.active_jobs || 0), 0))} label="active jobs" />
             </div>
           </div>
           <div class="filters" role="search" aria-label="Filter workers">
             <Field label="Filter" for="worker-filter">
-              <input id="worker-filter" type="search" placeholder="Worker id, host or queue" value={q} onInput={(e) => setFilter("q", e.currentTarget.value)} />
+              <input id="worker-filter" type="search" placeholder="Worker id, host or queue" value={q} onInput={(e) => setParam("q", e.currentTarget.value)} />
             </Field>
             <Field label="Status" for="worker-status">
-              <select id="worker-status" value={status} onChange={(e) => setFilter("status", e.currentTarget.value)}>
+              <select id="worker-status" value={status} onChange={(e) => setParam("status", e.currentTarget.value)}>
                 <option value="">Any</option>
                 <option value="active">Active</option>
                 <option value="gone">Gone</option>
@@ -81,32 +66,14 @@ export function Workers() {
             <Empty>No worker matches the filter.</Empty>
           ) : (
             <>
-              <div class="table-wrap">
-                <table class="data" id="workers-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Worker</th>
-                      <th scope="col">Host</th>
-                      <th scope="col">Queues</th>
-                      <th scope="col">Active jobs</th>
-                      <th scope="col">Last seen</th>
-                      <th scope="col">Status</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((w) => (
-                      <WorkerRow key={w.id} w={w} />
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table id="workers-table" cols={["Worker", "Host", "Queues", "Active jobs", "Last seen", "Status"]}>
+                {rows.map((w) => (
+                  <WorkerRow key={w.id} w={w} />
+                ))}
+              </Table>
               <p class="muted dash-count" id="workers-count" aria-live="polite">
                 {rows.length < matched.length ? `Showing ${num(rows.length)} of ${num(matched.length)} workers. ` : `${num(matched.length)} of ${num(all.length)} workers. `}
-                {matched.length > WORKER_ROWS && (
-                  <button type="button" class="link" id="workers-show-all" onClick={() => setShowAll(!showAll)}>
-                    {showAll ? `Show the first ${WORKER_ROWS}` : `Show all ${num(matched.length)}`}
-                  </button>
-                )}
+                <ShowAll id="workers-show-all" showAll={showAll} onToggle={setShowAll} matched={matched.length} limit={WORKER_ROWS} />
               </p>
             </>
           )}

@@ -75,6 +75,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/internal/v1/tenants/:tid/usage", gw, s.getUsage)
 	app.Post("/internal/v1/usage/api-requests", gw, s.postAPIRequests)
 	app.Get("/internal/v1/tenants/:tid/plan", gw, s.getTenantPlan)
+	app.Get("/internal/v1/tenants/:tid/quota", gw, s.getQuota)
 	app.Get("/internal/v1/tenants/:tid/invoices", gw, s.getInvoices)
 	app.Get("/internal/v1/tenants/:tid/invoices/upcoming", gw, s.getUpcomingInvoice)
 	app.Get("/internal/v1/tenants/:tid/invoices/:id", gw, s.getInvoice)

@@ -37,6 +37,11 @@ func TestHTTPInternalIsTheGatewaysAlone(t *testing.T) {
 		{http.MethodGet, "/internal/v1/tenants/" + tid + "/keys/key_01hzzzzzzzzzzzzzzzzzzzzzzz"},
 		{http.MethodPost, "/internal/v1/tenants/" + tid + "/keys/key_01hzzzzzzzzzzzzzzzzzzzzzzz/rotate"},
 		{http.MethodPost, "/internal/v1/keys/used"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/plan"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/quota"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/invoices"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/invoices/upcoming"},
+		{http.MethodGet, "/internal/v1/tenants/" + tid + "/invoices/inv_" + tid + "_2026-01"},
 	}
 	others := []*bundle{b.as(t, pkitest.Operator), b.as(t, pkitest.Shard("s1", "n1")), b.as(t, pkitest.Metrics), b.as(t, pkitest.Control)}
 	for _, e := range endpoints {

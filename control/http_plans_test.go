@@ -169,3 +169,32 @@ func TestHTTPTenantPlanFromTheNextHour(t *testing.T) {
 	require.Equal(t, "pro", tp.Plan.Name)
 	require.Nil(t, tp.Next, "back to pro before free took effect: nothing pending")
 }
+
+// The quota a gateway enforces: the limits of the plan in effect and,
+// under a monthly cap, the month's executions from the ledger.
+func TestHTTPQuota(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(planStart)
+	b := setup(t, noPulls, func(c *Config) { c.Clock = clk })
+	gw := b.as(t, pkitest.Gateway)
+	tid := b.newTenant(t, "acme").Tenant.ID
+	path := "/internal/v1/tenants/" + tid + "/quota"
+
+	r := gw.do(t, http.MethodGet, path, "", nil)
+	require.Equal(t, 200, r.status, "body: %s", r.body)
+	require.Equal(t, TenantQuota{TenantID: tid, Plan: FreePlan, Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}, decodeAs[TenantQuota](t, r))
+	requireError(t, b.do(t, http.MethodGet, path, b.op, nil), 401, "unauthenticated")
+	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/quota", "", nil), 404, "not_found")
+
+	require.Equal(t, 201, b.do(t, http.MethodPost, "/control/v1/plans", b.op, proPlan()).status)
+	require.Equal(t, 200, b.do(t, http.MethodPut, "/control/v1/tenants/"+tid+"/plan", b.op, map[string]string{"plan": "pro"}).status)
+	put(t, b.srv, "s1", time.Time{},
+		entry(tid, "default", time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC), runs(1000)), // last month's
+		entry(tid, "default", time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), runs(7)),
+		entry(tid, "other", time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), runs(5)))
+	clk.Advance(time.Hour)
+	q := decodeAs[TenantQuota](t, gw.do(t, http.MethodGet, path, "", nil))
+	require.Equal(t, "pro", q.Plan)
+	require.Equal(t, int64(5000000), *q.Limits.MonthlyExecutions)
+	require.Equal(t, int64(12), q.Executions)
+}

@@ -24,16 +24,20 @@ const maxControlBody = 32 * mib
 type controlClient struct {
 	base string
 	http *http.Client
+	// quotas caches what control says of each tenant's quotas (quota.go).
+	quotas *quotaCache
 }
 
 func newControlClient(cfg Config) *controlClient {
-	return &controlClient{
+	cc := &controlClient{
 		base: strings.TrimRight(cfg.ControlURL, "/"),
 		http: &http.Client{
 			Timeout:   cfg.ControlTimeout,
 			Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), MaxIdleConnsPerHost: 16},
 		},
 	}
+	cc.quotas = newQuotaCache(cc, cfg)
+	return cc
 }
 
 // controlReply is a control answer: its status, content type and body.
@@ -115,7 +119,9 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("gateway: control %s answered %d: %.200s", e.path, e.status, e.body)
 }
 
-// passesThrough reports whether a control status is the tenant's to see.
+// passesThrough reports whether a control status is the tenant's to see:
+// a 429 is a plan's quota (quota_exceeded, such as max_keys).
 func passesThrough(status int) bool {
-	return status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusConflict
+	return status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests
 }

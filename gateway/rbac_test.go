@@ -143,7 +143,12 @@ func TestRouteTableActions(t *testing.T) {
 		"PUT /api/v1/roles/:name":    tenancy.ActKeyManage,
 		"DELETE /api/v1/roles/:name": tenancy.ActKeyManage,
 
-		"GET /api/v1/usage": tenancy.ActUsageRead,
+		"GET /api/v1/usage":             tenancy.ActUsageRead,
+		"GET /api/v1/plan":              tenancy.ActUsageRead,
+		"GET /api/v1/invoices":          tenancy.ActUsageRead,
+		"GET /api/v1/invoices/upcoming": tenancy.ActUsageRead,
+		"GET /api/v1/invoices/:id":      tenancy.ActUsageRead,
+		"GET /api/v1/invoices/:id/csv":  tenancy.ActUsageRead,
 	}
 	got := map[string]tenancy.Action{}
 	for _, rt := range routeTable {

@@ -54,15 +54,20 @@ var (
 	updateRole      = endpoint{handle: (*Server).updateRole}
 	deleteRole      = endpoint{handle: (*Server).deleteRole}
 	usage           = endpoint{handle: (*Server).getUsage}
+	plan            = endpoint{handle: (*Server).getPlan}
+	invoices        = endpoint{handle: (*Server).listInvoices}
+	upcomingInvoice = endpoint{handle: (*Server).upcomingInvoice}
+	invoice         = endpoint{handle: (*Server).showInvoice}
+	invoiceCSV      = endpoint{handle: (*Server).invoiceCSV}
 )
 
 // routeTable is every public endpoint and the action it needs; a new
 // endpoint is one line here.
 var routeTable = []route{
-	{fiber.MethodPost, "/api/v1/enqueue", tenancy.ActJobEnqueue, proxied},
-	{fiber.MethodPost, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, proxiedBatch},
-	{fiber.MethodPost, "/api/v1/fetch", tenancy.ActJobWork, proxiedLongPoll},
-	{fiber.MethodPost, "/api/v1/fetch/batch", tenancy.ActJobWork, proxiedLongPoll},
+	{fiber.MethodPost, "/api/v1/enqueue", tenancy.ActJobEnqueue, proxiedEnqueue},            // max_payload_bytes (quota.go)
+	{fiber.MethodPost, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, proxiedEnqueueBatch}, // max_payload_bytes
+	{fiber.MethodPost, "/api/v1/fetch", tenancy.ActJobWork, proxiedFetch},                   // monthly_executions, then a long-poll
+	{fiber.MethodPost, "/api/v1/fetch/batch", tenancy.ActJobWork, proxiedFetch},
 	{fiber.MethodPost, "/api/v1/ack/batch", tenancy.ActJobWork, proxiedBatch}, // before ack/:id
 	{fiber.MethodPost, "/api/v1/ack/:id", tenancy.ActJobWork, proxied},
 	{fiber.MethodPost, "/api/v1/fail/:id", tenancy.ActJobWork, proxied},
@@ -122,6 +127,11 @@ var routeTable = []route{
 	{fiber.MethodPut, "/api/v1/roles/:name", tenancy.ActKeyManage, updateRole},
 	{fiber.MethodDelete, "/api/v1/roles/:name", tenancy.ActKeyManage, deleteRole},
 	{fiber.MethodGet, "/api/v1/usage", tenancy.ActUsageRead, usage},
+	{fiber.MethodGet, "/api/v1/plan", tenancy.ActUsageRead, plan},
+	{fiber.MethodGet, "/api/v1/invoices", tenancy.ActUsageRead, invoices},
+	{fiber.MethodGet, "/api/v1/invoices/upcoming", tenancy.ActUsageRead, upcomingInvoice}, // before :id
+	{fiber.MethodGet, "/api/v1/invoices/:id", tenancy.ActUsageRead, invoice},
+	{fiber.MethodGet, "/api/v1/invoices/:id/csv", tenancy.ActUsageRead, invoiceCSV},
 }
 
 // register mounts the route table, each endpoint behind admission.

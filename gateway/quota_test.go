@@ -1,0 +1,151 @@
+package gateway
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+func i64p(v int64) *int64 { return &v }
+
+var quotaNow = time.Date(2026, 3, 31, 22, 0, 0, 0, time.UTC)
+
+// A payload over the plan's max_payload_bytes is a 413 naming the field,
+// the limit and the plan; the shard never sees it. At the limit it passes.
+func TestQuotaPayloadSize(t *testing.T) {
+	t.Parallel()
+	b, fb := setupBilling(t)
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Limits: wire.PlanLimits{MaxPayloadBytes: i64p(20)}})
+	key := b.key(t, tenancy.RoleProducer, "default")
+
+	seen := b.shard.count()
+	e := b.do(t, http.MethodPost, "/api/v1/enqueue", key, map[string]any{"queue": "q", "payload": map[string]string{"to": "someone@example.com"}}).
+		requireError(t, http.StatusRequestEntityTooLarge, apierr.TooLarge)
+	require.Equal(t, "payload", e.Field)
+	require.Contains(t, e.Message, "max_payload_bytes limit of 20")
+	require.Contains(t, e.Message, `"pro"`)
+	require.Equal(t, seen, b.shard.count(), "refused before the shard")
+
+	// A payload of exactly the limit passes (its JSON is 20 bytes).
+	exact := []byte(`{"queue":"q","payload":"` + strings.Repeat("x", 18) + `"}`)
+	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, exact)
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+
+	batch := []byte(`{"jobs":[{"queue":"q","payload":1},{"queue":"q","payload":"` + strings.Repeat("y", 40) + `"}]}`)
+	e = b.do(t, http.MethodPost, "/api/v1/enqueue/batch", key, batch).requireError(t, http.StatusRequestEntityTooLarge, apierr.TooLarge)
+	require.Equal(t, "jobs[1].payload", e.Field)
+
+	// Another tenant's plan has no such limit.
+	bKey := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default"))
+	r = b.do(t, http.MethodPost, "/api/v1/enqueue/batch", bKey, batch)
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+}
+
+// Under a hard monthly cap, fetches are refused once the month's
+// executions reach it, with Retry-After up to the next UTC month; other
+// routes go on. A new month starts again from nothing.
+func TestQuotaMonthlyExecutionsHard(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(quotaNow)
+	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
+	month := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 999,
+		Limits: wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "hard"}})
+	worker := b.key(t, tenancy.RoleWorker, "default")
+	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
+	r := b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
+	require.Less(t, r.status, 300, "below the cap: body %s", r.body)
+
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 1000,
+		Limits: wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "hard"}})
+	r = b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
+	require.Less(t, r.status, 300, "cached for a few seconds")
+	asks := fb.quotaAsks()
+	clk.Advance(quotaRefresh)
+	waitQuotaAsk(t, b, fb, worker, fetch, asks)
+	for _, p := range []string{"/api/v1/fetch", "/api/v1/fetch/batch"} {
+		r = b.do(t, http.MethodPost, p, worker, fetch)
+		e := r.requireError(t, http.StatusTooManyRequests, apierr.QuotaExceeded)
+		require.Contains(t, e.Message, "monthly_executions limit of 1000")
+		require.Contains(t, e.Message, `"pro"`)
+		require.Equal(t, "7195", r.header.Get("Retry-After"), "to 1 April 00:00 UTC")
+	}
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleProducer, "default"), enqueueBody).status,
+		"enqueues go on")
+
+	tick(t, clk, 2*time.Hour) // April: the cached March count no longer holds (tick: the revocation list refreshes)
+	r = b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
+	require.Less(t, r.status, 300, "body %s", r.body)
+}
+
+// waitQuotaAsk sends fetches until control was asked for the quota
+// again (a stale answer is served while the refresh runs).
+func waitQuotaAsk(t *testing.T, b *bundle, fb *fakeBillingControl, key string, body any, asks int) {
+	t.Helper()
+	for fb.quotaAsks() == asks {
+		b.do(t, http.MethodPost, "/api/v1/fetch", key, body)
+		select {
+		case <-fb.quotaN:
+		case <-time.After(5 * time.Second):
+			t.Fatal("control was not asked for the quota again")
+		}
+	}
+	// The answer lands just after control sends it: one more fetch
+	// through the singleflight makes sure it is stored.
+	_, _, _ = b.gw.control.quotas.fetches.Do(tenantA, func() (any, error) { return nil, nil })
+}
+
+// Over a soft cap nothing is refused; a counter moves and it is logged
+// once per tenant and month.
+func TestQuotaMonthlyExecutionsSoft(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(quotaNow)
+	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 5000,
+		Limits: wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "soft"}})
+	worker := b.key(t, tenancy.RoleWorker, "default")
+	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
+	before := testutilCounter(softQuotaExceeded)
+	for range 3 {
+		r := b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
+		require.Less(t, r.status, 300, "body %s", r.body)
+	}
+	require.GreaterOrEqual(t, testutilCounter(softQuotaExceeded)-before, 3.0)
+	require.False(t, b.gw.control.quotas.softOnce(tenantA, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)), "logged already this month")
+	require.True(t, b.gw.control.quotas.softOnce(tenantA, time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)), "and again next month")
+}
+
+// A control that cannot say a tenant's quota limits nothing; one that
+// knows none (404) is asked again only after quotaRefresh.
+func TestQuotaUnknownLimitsNothing(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(quotaNow)
+	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
+	key := b.key(t, tenancy.RoleProducer, "default")
+	for range 3 {
+		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+	}
+	require.Equal(t, 1, fb.quotaAsks(), "a tenant without a quota is cached like one with")
+	clk.Advance(quotaRefresh)
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+	require.Equal(t, 2, fb.quotaAsks())
+}
+
+// testutilCounter reads a counter's value.
+func testutilCounter(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}

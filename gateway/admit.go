@@ -25,7 +25,8 @@ type call struct {
 // admit authenticates the caller (by API key, or by console session:
 // session.go), checks the body, resolves the namespace
 // and authorizes the route's action on it, in that order, so an anonymous
-// caller learns nothing but that it needs a key.
+// caller learns nothing but that it needs a key; then it applies the
+// tenant's rate limits (ratelimit.go).
 func (s *Server) admit(c *fiber.Ctx, rt route, bodyLimit int, r *call) error {
 	key, err := s.caller(c)
 	if err != nil {
@@ -54,7 +55,10 @@ func (s *Server) admit(c *fiber.Ctx, rt route, bodyLimit int, r *call) error {
 			return apierr.New(apierr.Forbidden, "API key %s has role %q, which its tenant no longer defines", key.Subject, key.Role)
 		}
 	}
-	return s.authorizeRoute(c, rt, r)
+	if err := s.authorizeRoute(c, rt, r); err != nil {
+		return err
+	}
+	return s.limitRate(c, rt, r)
 }
 
 // namespaceOf is the namespace a request works in: the header's when set,

@@ -62,6 +62,19 @@ type Config struct {
 	// it also pushes when it stops, so a crash loses at most this long's
 	// counts. Default 5s.
 	UsagePushInterval time.Duration
+	// PlanRefreshInterval is how often the plan of each tenant served is
+	// fetched again from control (limits.go): a plan's new limits apply
+	// within about this long. Default 10s.
+	PlanRefreshInterval time.Duration
+	// PlanFetchWait is how long a tenant's first request waits for its
+	// plan; past it, or while control does not answer, the tenant is
+	// admitted without rate limits until its plan is known. Default 1s.
+	PlanFetchWait time.Duration
+	// RateLimitSyncInterval is how often gateways tell each other their
+	// demand on each rate-limited tenant and divide its limits anew
+	// (ratelimit_sync.go); a gateway's share returns to the others within
+	// eight of these after it stops. Default 250ms.
+	RateLimitSyncInterval time.Duration
 	// PlacementTTL is how long a namespace's shard is cached. Default 30s.
 	PlacementTTL time.Duration
 	// PlacementMissTTL is how long "no such namespace" is cached, and how
@@ -148,6 +161,9 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.JWKSMinRefresh, time.Second)
 	setDefault(&c.KeyUsageInterval, 30*time.Second)
 	setDefault(&c.UsagePushInterval, 5*time.Second)
+	setDefault(&c.PlanRefreshInterval, 10*time.Second)
+	setDefault(&c.PlanFetchWait, time.Second)
+	setDefault(&c.RateLimitSyncInterval, 250*time.Millisecond)
 	setDefault(&c.PlacementTTL, 30*time.Second)
 	setDefault(&c.PlacementMissTTL, time.Second)
 	setDefault(&c.TokenCacheSize, 100_000)
@@ -196,7 +212,7 @@ func (c Config) Validate() error {
 		return errors.New("gateway: body limits must be positive")
 	}
 	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 ||
-		c.KeyUsageInterval < 0 || c.UsagePushInterval < 0 {
+		c.KeyUsageInterval < 0 || c.UsagePushInterval < 0 || c.PlanRefreshInterval < 0 || c.PlanFetchWait < 0 || c.RateLimitSyncInterval < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
 	}
 	if c.RevocationMaxAge <= c.RevocationInterval {

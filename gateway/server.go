@@ -30,6 +30,7 @@ type Server struct {
 	revs       *revocations
 	uses       *keyUses
 	requests   *requestCounter // the api_requests meter (usage.go)
+	plans      *planCache      // tenants' plans and rate limits (limits.go)
 	auth       *authenticator
 	rbac       *authorizer
 	roles      *roleCache
@@ -121,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 		ready:  make(chan struct{}),
 	}
 	revs.onRoles = s.roles.update
+	s.plans = newPlanCache(ctx, cfg, control, newRateSync(cfg))
 	s.placements = &placements{
 		cache:   placementCache,
 		control: control,
@@ -192,6 +194,7 @@ func (s *Server) Start(ctx context.Context) error {
 	go s.poll("revocation list", s.cfg.RevocationInterval, s.refreshRevocations)
 	go s.poll("signing keys", s.cfg.JWKSInterval, s.keys.refresh)
 	go s.poll("key usage", s.cfg.KeyUsageInterval, s.uses.report)
+	s.startLimits()
 	go func() {
 		defer s.wg.Done()
 		s.requests.run(s.ctx, s.cfg.UsagePushInterval, s.cfg.Clock.Now)

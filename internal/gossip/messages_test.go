@@ -77,9 +77,9 @@ func TestReceiveDropsStrangersUnknownKindsAndCancelledHandlers(t *testing.T) {
 	frame := func(kind Kind, from, body string) []byte {
 		return append([]byte{byte(kind), byte(len(from))}, from+body...)
 	}
-	g.receive(frame(KindRateDemand, "nobody", "x")) // not a member
-	g.receive(frame(KindRateDemand, "g", "x"))      // itself
-	g.receive(frame(Kind(9), "a", "x"))             // no handler
+	g.receive(frame(KindRateDemand, "nobody", "x"))  // not a member
+	g.receive(frame(KindRateDemand, "g", "x"))       // itself
+	g.receive(frame(Kind(9), "a", "x"))              // no handler
 	g.receive([]byte{byte(KindRateDemand), 40, 'a'}) // truncated
 	g.receive(nil)
 	require.Empty(t, ch)

@@ -87,8 +87,11 @@ type usageCache struct {
 	state    int8  // usageUnknown until read from the clock record
 	onSince  int64 // when metering started
 	rows     map[rowKey]*meterRow
+	rowsFrom int64     // no row of rows is of an hour before this one
 	last     *meterRow // the row most recently used: a batch mostly meters one namespace in one hour
 	gauges   map[string]*gauge
+	lastG    *gauge // the gauge most recently used, of namespace lastNS
+	lastNS   string
 	dirty    []*meterRow
 	dirtyG   []string
 	flushing bool  // flushUsage is registered for this batch
@@ -111,7 +114,7 @@ func newUsageCache() *usageCache {
 // reset drops what the cache holds (Engine.reset); what was published stays.
 func (u *usageCache) reset() {
 	u.state, u.onSince = usageUnknown, 0
-	u.rows, u.last, u.gauges = map[rowKey]*meterRow{}, nil, map[string]*gauge{}
+	u.rows, u.rowsFrom, u.last, u.gauges, u.lastG = map[rowKey]*meterRow{}, 0, nil, map[string]*gauge{}, nil
 	u.dirty, u.dirtyG, u.flushing, u.at = nil, nil, false, 0
 }
 
@@ -184,7 +187,11 @@ func (u *usageCache) touch(tx *replica.Tx, r *meterRow, g *gauge, ns string) {
 
 // gauge returns ns's stored-bytes gauge, loading it from the state.
 func (u *usageCache) gauge(tx *replica.Tx, ns string) *gauge {
+	if g := u.lastG; g != nil && u.lastNS == ns {
+		return g
+	}
 	if g := u.gauges[ns]; g != nil {
+		u.lastG, u.lastNS = g, ns
 		return g
 	}
 	g := &gauge{}
@@ -195,6 +202,7 @@ func (u *usageCache) gauge(tx *replica.Tx, ns string) *gauge {
 		must(err)
 	}
 	u.gauges[ns] = g
+	u.lastG, u.lastNS = g, ns
 	return g
 }
 
@@ -237,21 +245,23 @@ func (u *usageCache) flush(tx *replica.Tx) {
 			// Nothing stored integrates to nothing: no record needed.
 			must(tx.Delete(keys.UsageGauge(ns), nil))
 			delete(u.gauges, ns)
+			u.lastG = nil
 			continue
 		}
 		buf = appendPair(buf[:0], g.bytes, g.since)
 		must(tx.Set(keys.UsageGauge(ns), buf, nil))
 	}
 	u.dirty, u.dirtyG, u.flushing = u.dirty[:0], u.dirtyG[:0], false
-	// Rows of past hours change rarely after their hour: keep the cache
-	// to the current one.
-	cur := hourOf(u.at)
-	for k := range u.rows {
-		if k.hour < cur {
-			delete(u.rows, k)
+	// Rows of past hours change rarely after their hour: once an hour,
+	// keep the cache to the current one.
+	if cur := hourOf(u.at); cur > u.rowsFrom {
+		for k := range u.rows {
+			if k.hour < cur {
+				delete(u.rows, k)
+			}
 		}
+		u.rowsFrom, u.last = cur, nil
 	}
-	u.last = nil
 	at := u.at
 	tx.AfterCommit(func() { u.publish(at) })
 }

@@ -68,6 +68,24 @@ export function SortHeader(props: {
   );
 }
 
+/** RowButton is one of a row's actions: name is its accessible name (the action and the row's object), data its data-* attributes. */
+export function RowButton(props: {
+  name: string;
+  onClick: () => void;
+  danger?: boolean;
+  class?: string;
+  disabled?: boolean;
+  data?: Record<`data-${string}`, string>;
+  children: ComponentChildren;
+}) {
+  const cls = [props.class, props.danger && "danger"].filter(Boolean).join(" ");
+  return (
+    <button type="button" {...props.data} class={cls || undefined} aria-label={props.name} disabled={props.disabled} onClick={props.onClick}>
+      {props.children}
+    </button>
+  );
+}
+
 /** NumCell is a right-aligned number cell that tests find by its column (data-col). */
 export function NumCell(props: { col: string; class?: string; children: ComponentChildren }) {
   return (

@@ -83,8 +83,7 @@ export function Dialog(props: {
   );
 }
 
-/** Confirm asks before an action; onConfirm's error is shown in the dialog. */
-export function Confirm(props: {
+type ConfirmProps = {
   open: boolean;
   title: string;
   children?: ComponentChildren;
@@ -94,7 +93,10 @@ export function Confirm(props: {
   onClose: () => void;
   /** the dialog's id; one screen with two confirmations names them apart */
   id?: string;
-}) {
+};
+
+/** Confirm asks before an action; onConfirm's error is shown in the dialog. */
+export function Confirm(props: ConfirmProps) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<Error | null>(null);
   useEffect(() => {
@@ -138,6 +140,11 @@ export function Confirm(props: {
       <ErrorBox error={err} />
     </Dialog>
   );
+}
+
+/** ConfirmOn asks before acting on one item (a row's): open while there is one (null: closed). */
+export function ConfirmOn<T>({ item, onConfirm, ...rest }: Omit<ConfirmProps, "open" | "onConfirm"> & { item: T | null; onConfirm: (item: T) => Promise<unknown> | void }) {
+  return <Confirm {...rest} open={item !== null} onConfirm={() => (item === null ? undefined : onConfirm(item))} />;
 }
 
 const stateGlyph: Record<string, string> = {

@@ -5,20 +5,21 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { post } from "../api";
 import { useApi } from "../hooks";
 import { useSession } from "../session";
-import { Dialog, ErrorBox, Field, useAsync, val } from "../components/ui";
-import { KeySecret } from "./key-secret";
-import { EXPIRY_PRESETS, expiresAt, keyNamespaces, type CreatedKey, type Key } from "./key-util";
+import { Dialog, ErrorBox, Field, KV, useAsync, val } from "../components/ui";
+import { FormFooter, Options } from "../components/forms";
+import { SecretShown } from "./key-secret";
+import { EXPIRY_PRESETS, expiresAt, keyNamespaces, withoutSecret, type CreatedKey, type Key } from "./key-util";
 import type { NamespaceList } from "./namespace-util";
 import { BUILTIN_DESCRIPTIONS, BUILTIN_ROLES, builtinActions, describePermission, mayGrantRole, type Role, type RoleList } from "./role-util";
 
 type Props = { open: boolean; onClose: () => void; onCreated: (k: Key) => void };
 
 export function KeyNew(props: Props) {
-  // The form mounts with each opening and holds the secret once created:
-  // closing the dialog unmounts it, and the secret with it.
+  // The form holds the secret once created: a closed dialog renders no body, so closing
+  // unmounts the form, and the secret with it.
   return (
     <Dialog open={props.open} id="key-new-dialog" title="New API key" onClose={props.onClose} wide>
-      {props.open && <KeyForm {...props} />}
+      <KeyForm {...props} />
     </Dialog>
   );
 }
@@ -83,35 +84,30 @@ function KeyForm(props: Props) {
       };
       const k = await post<CreatedKey>("/api/v1/keys", body);
       setCreated(k);
-      const { key: _secret, ...rest } = k;
-      props.onCreated(rest);
+      props.onCreated(withoutSecret(k));
     });
   };
 
   if (created) {
     return (
-      <>
-        <p>
-          Key <strong>{created.name}</strong> created.
-        </p>
-        <KeySecret secret={created.key}>
-          <dl class="kv">
-            <dt>ID</dt>
-            <dd class="mono">{created.id}</dd>
-            <dt>Role</dt>
-            <dd>{created.role}</dd>
-            <dt>Namespaces</dt>
-            <dd>{created.namespaces.join(", ")}</dd>
-            <dt>Expires</dt>
-            <dd>{created.expires_at ? new Date(created.expires_at).toLocaleString() : "never"}</dd>
-          </dl>
-        </KeySecret>
-        <div class="dialog-footer">
-          <button type="button" id="key-done" class="primary" onClick={close}>
-            I have copied it
-          </button>
-        </div>
-      </>
+      <SecretShown
+        intro={
+          <>
+            Key <strong>{created.name}</strong> created.
+          </>
+        }
+        secret={created.key}
+        onDone={close}
+      >
+        <dl class="kv">
+          <KV k="ID" class="mono">
+            {created.id}
+          </KV>
+          <KV k="Role">{created.role}</KV>
+          <KV k="Namespaces">{created.namespaces.join(", ")}</KV>
+          <KV k="Expires">{created.expires_at ? new Date(created.expires_at).toLocaleString() : "never"}</KV>
+        </dl>
+      </SecretShown>
     );
   }
 
@@ -165,11 +161,7 @@ function KeyForm(props: Props) {
         {!all && chosen.length > 1 && (
           <Field label="Default namespace" for="key-default-ns" hint="Where the key works when a request names no namespace.">
             <select id="key-default-ns" value={dflt} onChange={(e) => setDflt(val(e))}>
-              {chosen.map((ns) => (
-                <option key={ns} value={ns}>
-                  {ns}
-                </option>
-              ))}
+              <Options choices={chosen} />
             </select>
           </Field>
         )}
@@ -177,11 +169,7 @@ function KeyForm(props: Props) {
       <div class="key-form-grid">
         <Field label="Expires" for="key-expiry">
           <select id="key-expiry" value={expiry} onChange={(e) => setExpiry(val(e))}>
-            {EXPIRY_PRESETS.map((p) => (
-              <option key={p.value} value={p.value}>
-                {p.label}
-              </option>
-            ))}
+            <Options choices={EXPIRY_PRESETS} />
           </select>
         </Field>
         {expiry === "custom" && (
@@ -191,14 +179,7 @@ function KeyForm(props: Props) {
         )}
       </div>
       <ErrorBox error={error} />
-      <div class="dialog-footer">
-        <button type="button" onClick={close} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" id="key-create" class="primary" disabled={busy || !rolesKnown}>
-          {busy ? "Creating…" : "Create key"}
-        </button>
-      </div>
+      <FormFooter id="key-create" busy={busy} disabled={!rolesKnown} onCancel={close} label={busy ? "Creating…" : "Create key"} />
     </form>
   );
 }

@@ -2,20 +2,19 @@
 // working for the grace period chosen (wire.MaxGracePeriod at most).
 import { useState } from "preact/hooks";
 import { enc, post } from "../api";
-import { Dialog, ErrorBox, Field, useAsync, val } from "../components/ui";
-import { KeySecret } from "./key-secret";
-import { GRACE_PRESETS, type Key, type RotatedKey } from "./key-util";
+import { ErrorBox, Field, useAsync, val } from "../components/ui";
+import { FormFooter, ItemDialog, Options } from "../components/forms";
+import { SecretShown } from "./key-secret";
+import { GRACE_PRESETS, withoutSecret, type Key, type RotatedKey } from "./key-util";
 
 type Props = { target: Key | null; own: boolean; onClose: () => void; onRotated: (k: Key) => void };
 
 export function KeyRotate(props: Props) {
-  const k = props.target;
-  // The form mounts with each opening and holds the new secret: closing
-  // the dialog unmounts it, and the secret with it.
+  // The form holds the new secret: closing the dialog unmounts it, and the secret with it.
   return (
-    <Dialog open={k !== null} id="key-rotate-dialog" title={`Rotate key ${k?.name ?? ""}`} onClose={props.onClose}>
-      {k && <RotateForm {...props} k={k} />}
-    </Dialog>
+    <ItemDialog item={props.target} id="key-rotate-dialog" title={`Rotate key ${props.target?.name ?? ""}`} onClose={props.onClose}>
+      {(k) => <RotateForm {...props} k={k} />}
+    </ItemDialog>
   );
 }
 
@@ -31,23 +30,19 @@ function RotateForm(props: Props & { k: Key }) {
     const until = new Date(rotated.previous_key_valid_until);
     const now = Date.now();
     return (
-      <>
-        <p>
-          Key <strong>{rotated.name}</strong> has a new secret.
+      <SecretShown
+        intro={
+          <>
+            Key <strong>{rotated.name}</strong> has a new secret.
+          </>
+        }
+        secret={rotated.key}
+        onDone={close}
+      >
+        <p id="key-grace-until">
+          {until.getTime() > now + 1000 ? `The old secret keeps working until ${until.toLocaleString()}; then only this one does.` : "The old secret stopped working now."}
         </p>
-        <KeySecret secret={rotated.key}>
-          <p id="key-grace-until">
-            {until.getTime() > now + 1000
-              ? `The old secret keeps working until ${until.toLocaleString()}; then only this one does.`
-              : "The old secret stopped working now."}
-          </p>
-        </KeySecret>
-        <div class="dialog-footer">
-          <button type="button" id="key-done" class="primary" onClick={close}>
-            I have copied it
-          </button>
-        </div>
-      </>
+      </SecretShown>
     );
   }
 
@@ -58,8 +53,7 @@ function RotateForm(props: Props & { k: Key }) {
         await run(async () => {
           const r = await post<RotatedKey>(`/api/v1/keys/${enc(k.id)}/rotate`, { grace_period: grace });
           setRotated(r);
-          const { key: _secret, ...rest } = r;
-          props.onRotated(rest);
+          props.onRotated(withoutSecret(r));
         });
       }}
     >
@@ -68,11 +62,7 @@ function RotateForm(props: Props & { k: Key }) {
       </p>
       <Field label="Grace period for the old secret" for="key-grace">
         <select id="key-grace" value={grace} onChange={(e) => setGrace(val(e))}>
-          {GRACE_PRESETS.map((g) => (
-            <option key={g.value} value={g.value}>
-              {g.label}
-            </option>
-          ))}
+          <Options choices={GRACE_PRESETS} />
         </select>
       </Field>
       {props.own && (
@@ -81,14 +71,7 @@ function RotateForm(props: Props & { k: Key }) {
         </p>
       )}
       <ErrorBox error={error} />
-      <div class="dialog-footer">
-        <button type="button" onClick={close} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" id="key-rotate-ok" class="primary" disabled={busy}>
-          {busy ? "Rotating…" : "Rotate"}
-        </button>
-      </div>
+      <FormFooter id="key-rotate-ok" busy={busy} onCancel={close} label={busy ? "Rotating…" : "Rotate"} />
     </form>
   );
 }

@@ -19,7 +19,22 @@ async function copyText(text: string, input: HTMLInputElement | null): Promise<b
   }
 }
 
-export function KeySecret(props: { secret: string; children?: ComponentChildren }) {
+/** SecretShown is a key dialog's last step: what happened (intro), the secret with its Copy button, details (children), and "I have copied it", which closes the dialog. */
+export function SecretShown(props: { intro: ComponentChildren; secret: string; onDone: () => void; children?: ComponentChildren }) {
+  return (
+    <>
+      <p>{props.intro}</p>
+      <KeySecret secret={props.secret}>{props.children}</KeySecret>
+      <div class="dialog-footer">
+        <button type="button" id="key-done" class="primary" onClick={props.onDone}>
+          I have copied it
+        </button>
+      </div>
+    </>
+  );
+}
+
+function KeySecret(props: { secret: string; children?: ComponentChildren }) {
   const [copied, setCopied] = useState<"" | "ok" | "failed">("");
   const input = useRef<HTMLInputElement>(null);
   return (

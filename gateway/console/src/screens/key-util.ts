@@ -29,6 +29,12 @@ export interface RotatedKey extends Key {
   previous_key_valid_until: string;
 }
 
+/** withoutSecret is a key as its list shows it: what a create or a rotation answered, its secret left out. */
+export function withoutSecret<K extends Key & { key: string }>(k: K): Omit<K, "key"> {
+  const { key: _secret, ...rest } = k;
+  return rest;
+}
+
 export type KeyStatus = "active" | "revoked" | "expired";
 
 export function keyStatus(k: Key, now = Date.now()): KeyStatus {

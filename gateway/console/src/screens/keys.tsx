@@ -5,7 +5,9 @@ import { useMemo, useState } from "preact/hooks";
 import { del, enc } from "../api";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
-import { Confirm, Empty, ErrorBox, Screen, Time } from "../components/ui";
+import { ConfirmOn, Empty, ErrorBox, Notice, Screen, Time } from "../components/ui";
+import { FilterBox } from "../components/forms";
+import { RowButton, Table } from "../components/table";
 import { KeyNew } from "./key-new";
 import { KeyRotate } from "./key-rotate";
 import { keyStatus, type Key, type KeyList } from "./key-util";
@@ -48,16 +50,9 @@ export function Keys() {
       }
     >
       <ErrorBox error={list.error} />
-      {notice && (
-        <div class="notice" role="status">
-          {notice}
-        </div>
-      )}
+      <Notice>{notice}</Notice>
       <div class="toolbar">
-        <label class="field keys-filter">
-          <span class="sr-only">Filter keys</span>
-          <input id="key-filter" type="search" placeholder="Filter by name, id, role or namespace" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
-        </label>
+        <FilterBox id="key-filter" label="Filter keys" class="field keys-filter" placeholder="Filter by name, id, role or namespace" value={filter} onInput={setFilter} />
         <label class="check">
           <input id="key-show-revoked" type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.currentTarget.checked)} />
           Show revoked ({revokedCount})
@@ -65,79 +60,71 @@ export function Keys() {
       </div>
       {list.data && keys.length === 0 && <Empty>{all.length === 0 ? "No API keys in this key's namespaces." : "No key matches."}</Empty>}
       {keys.length > 0 && (
-        <div class="table-wrap">
-          <table class="data keys-table">
-            <caption class="sr-only">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">ID</th>
-                <th scope="col">Role</th>
-                <th scope="col">Namespaces</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col" title="As gateways report it, up to about a minute late">
-                  Last used
-                </th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+        <Table
+          class="keys-table"
+          caption="API keys"
+          cols={[
+            "Name",
+            "ID",
+            "Role",
+            "Namespaces",
+            "Created",
+            "Expires",
+            { label: "Last used", title: "As gateways report it, up to about a minute late" },
+            "Status",
+            { label: "Actions", hidden: true },
+          ]}
+        >
+          {keys.map((k) => {
+            const status = keyStatus(k);
+            return (
+              <tr key={k.id} data-key={k.id} class={status !== "active" ? "key-inactive" : undefined}>
+                <td class="wrap key-name">
+                  <span>{k.name}</span>
+                  {k.id === session.key_id && <span class="badge key-own">this session</span>}
+                  {k.description && <span class="muted key-desc">{k.description}</span>}
+                </td>
+                <td class="mono">{k.id}</td>
+                <td>{k.role}</td>
+                <td class="wrap">{k.namespaces.includes("*") ? <span title="every namespace">* (all)</span> : k.namespaces.join(", ")}</td>
+                <td>
+                  <Time at={k.created_at} />
+                  {k.rotated_at && (
+                    <span class="muted key-rotated">
+                      {" "}
+                      · rotated <Time at={k.rotated_at} />
+                    </span>
+                  )}
+                </td>
+                <td>{k.expires_at ? <Time at={k.expires_at} /> : <span class="muted">never</span>}</td>
+                <td>{k.last_used_at ? <Time at={k.last_used_at} /> : <span class="muted">never</span>}</td>
+                <td>
+                  <span class={"badge key-" + status}>
+                    {status === "revoked" ? (
+                      <>
+                        revoked <Time at={k.revoked_at} />
+                      </>
+                    ) : (
+                      status
+                    )}
+                  </span>
+                </td>
+                <td class="row-actions">
+                  {manage && status !== "revoked" && (
+                    <>
+                      <RowButton data={{ "data-rotate": k.id }} name={`Rotate key ${k.name}`} onClick={() => setRotating(k)}>
+                        Rotate
+                      </RowButton>
+                      <RowButton data={{ "data-revoke": k.id }} name={`Revoke key ${k.name}`} danger onClick={() => setRevoking(k)}>
+                        Revoke
+                      </RowButton>
+                    </>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {keys.map((k) => {
-                const status = keyStatus(k);
-                return (
-                  <tr key={k.id} data-key={k.id} class={status !== "active" ? "key-inactive" : undefined}>
-                    <td class="wrap key-name">
-                      <span>{k.name}</span>
-                      {k.id === session.key_id && <span class="badge key-own">this session</span>}
-                      {k.description && <span class="muted key-desc">{k.description}</span>}
-                    </td>
-                    <td class="mono">{k.id}</td>
-                    <td>{k.role}</td>
-                    <td class="wrap">{k.namespaces.includes("*") ? <span title="every namespace">* (all)</span> : k.namespaces.join(", ")}</td>
-                    <td>
-                      <Time at={k.created_at} />
-                      {k.rotated_at && (
-                        <span class="muted key-rotated">
-                          {" "}
-                          · rotated <Time at={k.rotated_at} />
-                        </span>
-                      )}
-                    </td>
-                    <td>{k.expires_at ? <Time at={k.expires_at} /> : <span class="muted">never</span>}</td>
-                    <td>{k.last_used_at ? <Time at={k.last_used_at} /> : <span class="muted">never</span>}</td>
-                    <td>
-                      <span class={"badge key-" + status}>
-                        {status === "revoked" ? (
-                          <>
-                            revoked <Time at={k.revoked_at} />
-                          </>
-                        ) : (
-                          status
-                        )}
-                      </span>
-                    </td>
-                    <td class="row-actions">
-                      {manage && status !== "revoked" && (
-                        <button type="button" data-rotate={k.id} onClick={() => setRotating(k)} aria-label={`Rotate key ${k.name}`}>
-                          Rotate
-                        </button>
-                      )}
-                      {manage && status !== "revoked" && (
-                        <button type="button" class="danger" data-revoke={k.id} onClick={() => setRevoking(k)} aria-label={`Revoke key ${k.name}`}>
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       )}
       <KeyNew
         open={creating}
@@ -156,20 +143,19 @@ export function Keys() {
           list.reload();
         }}
       />
-      <Confirm
-        open={revoking !== null}
+      <ConfirmOn
+        item={revoking}
         title={`Revoke key ${revoking?.name ?? ""}`}
         confirmLabel={own ? "Revoke and sign out" : "Revoke"}
         danger
         onClose={() => setRevoking(null)}
-        onConfirm={async () => {
-          if (!revoking) return;
-          await del(`/api/v1/keys/${enc(revoking.id)}`);
+        onConfirm={async (k) => {
+          await del(`/api/v1/keys/${enc(k.id)}`);
           if (own) {
             signOut();
             return;
           }
-          setNotice(`Key ${revoking.name} revoked: gateways refuse it within a minute.`);
+          setNotice(`Key ${k.name} revoked: gateways refuse it within a minute.`);
           list.reload();
         }}
       >
@@ -182,7 +168,7 @@ export function Keys() {
             This is the key this console session signed in with: revoking it signs the console out.
           </p>
         )}
-      </Confirm>
+      </ConfirmOn>
     </Screen>
   );
 }

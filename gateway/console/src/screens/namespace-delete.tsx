@@ -4,7 +4,8 @@
 // namespace_not_empty): either refusal is shown as it came.
 import { useState } from "preact/hooks";
 import { ApiError, del, enc, qs } from "../api";
-import { Dialog, ErrorBox, Field, useAsync, val } from "../components/ui";
+import { ErrorBox, Field, useAsync, val } from "../components/ui";
+import { FormFooter, ItemDialog } from "../components/forms";
 import type { Namespace } from "./namespace-util";
 
 type Props = {
@@ -16,11 +17,10 @@ type Props = {
 };
 
 export function NamespaceDelete(props: Props) {
-  const ns = props.namespace;
   return (
-    <Dialog open={ns !== null} id="namespace-delete" title={`Delete namespace ${ns?.name ?? ""}`} onClose={props.onClose}>
-      {ns && <DeleteForm {...props} ns={ns} />}
-    </Dialog>
+    <ItemDialog item={props.namespace} id="namespace-delete" title={`Delete namespace ${props.namespace?.name ?? ""}`} onClose={props.onClose}>
+      {(ns) => <DeleteForm {...props} ns={ns} />}
+    </ItemDialog>
   );
 }
 
@@ -67,14 +67,14 @@ function DeleteForm(props: Props & { ns: Namespace }) {
         </label>
       )}
       <ErrorBox error={error} />
-      <div class="dialog-footer">
-        <button type="button" onClick={props.onClose} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" id="namespace-delete-ok" class="danger" disabled={busy || !confirmed || (notEmpty && !force)}>
-          {busy ? "Deleting…" : "Delete namespace"}
-        </button>
-      </div>
+      <FormFooter
+        id="namespace-delete-ok"
+        danger
+        busy={busy}
+        disabled={!confirmed || (notEmpty && !force)}
+        onCancel={props.onClose}
+        label={busy ? "Deleting…" : "Delete namespace"}
+      />
     </form>
   );
 }

@@ -2,7 +2,8 @@
 // one's settings (PATCH, sending only what changed).
 import { useState } from "preact/hooks";
 import { patch, post, enc } from "../api";
-import { Dialog, ErrorBox, Field, useAsync, val } from "../components/ui";
+import { ErrorBox, Field, useAsync, val } from "../components/ui";
+import { FormFooter, ItemDialog } from "../components/forms";
 import { namespaceNameError, retentionBody, retentionInput, type Namespace } from "./namespace-util";
 
 type Props = {
@@ -14,11 +15,10 @@ type Props = {
 
 export function NamespaceDialog(props: Props) {
   const title = props.namespace === "new" ? "New namespace" : `Namespace ${props.namespace?.name ?? ""}`;
-  // The form mounts with each opening, so it starts from the namespace as it is.
   return (
-    <Dialog open={props.namespace !== null} id="namespace-dialog" title={title} onClose={props.onClose}>
-      {props.namespace !== null && <NamespaceForm {...props} />}
-    </Dialog>
+    <ItemDialog item={props.namespace} id="namespace-dialog" title={title} onClose={props.onClose}>
+      {() => <NamespaceForm {...props} />}
+    </ItemDialog>
   );
 }
 
@@ -97,14 +97,7 @@ function NamespaceForm(props: Props) {
         Deletion protection (the namespace cannot be deleted while this is on)
       </label>
       <ErrorBox error={error} />
-      <div class="dialog-footer">
-        <button type="button" onClick={props.onClose} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" id="ns-save" class="primary" disabled={busy}>
-          {creating ? (busy ? "Creating…" : "Create") : busy ? "Saving…" : "Save"}
-        </button>
-      </div>
+      <FormFooter id="ns-save" busy={busy} onCancel={props.onClose} label={creating ? (busy ? "Creating…" : "Create") : busy ? "Saving…" : "Save"} />
     </form>
   );
 }

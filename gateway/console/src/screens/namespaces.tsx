@@ -4,7 +4,8 @@
 import { useState } from "preact/hooks";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
-import { Empty, ErrorBox, Screen, Time } from "../components/ui";
+import { Empty, ErrorBox, Notice, Screen, Time } from "../components/ui";
+import { RowButton, Table } from "../components/table";
 import { NamespaceDelete } from "./namespace-delete";
 import { NamespaceDialog } from "./namespace-dialog";
 import { retentionLabel, type Namespace, type NamespaceList } from "./namespace-util";
@@ -36,64 +37,47 @@ export function Namespaces() {
         A namespace holds its own queues, jobs and schedules. The console works in one at a time: <strong>{namespace}</strong>.
       </p>
       <ErrorBox error={list.error} />
-      {notice && (
-        <div class="notice" role="status">
-          {notice}
-        </div>
-      )}
+      <Notice>{notice}</Notice>
       {list.data && namespaces.length === 0 && <Empty>This key may read no namespace.</Empty>}
       {namespaces.length > 0 && (
-        <div class="table-wrap">
-          <table class="data ns-table">
-            <caption class="sr-only">Namespaces</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description</th>
-                <th scope="col">Retention</th>
-                <th scope="col">Deletion protection</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {namespaces.map((ns) => (
-                <tr key={ns.name} data-namespace={ns.name}>
-                  <td>
-                    <span class="mono">{ns.name}</span>
-                    {ns.name === namespace && <span class="badge ns-current">current</span>}
-                    {ns.name === session.default_namespace && <span class="badge muted">key's default</span>}
-                  </td>
-                  <td class="wrap">{ns.description || <span class="muted">—</span>}</td>
-                  <td title={ns.retention || "no retention set: the queues' own settings apply"}>{retentionLabel(ns.retention)}</td>
-                  <td class="ns-protection">{ns.deletion_protection ? <span class="badge ns-protected">on</span> : <span class="muted">off</span>}</td>
-                  <td>
-                    <Time at={ns.created_at} />
-                  </td>
-                  <td class="row-actions">
-                    {ns.name !== namespace && (
-                      <button type="button" data-use-ns={ns.name} onClick={() => setNamespace(ns.name)} aria-label={`Switch the console to namespace ${ns.name}`}>
-                        Switch to
-                      </button>
-                    )}
-                    {manage && (
-                      <button type="button" data-edit-ns={ns.name} onClick={() => setEditing(ns)} aria-label={`Edit namespace ${ns.name}`}>
-                        Edit
-                      </button>
-                    )}
-                    {manage && (
-                      <button type="button" class="danger" data-delete-ns={ns.name} onClick={() => setDeleting(ns)} aria-label={`Delete namespace ${ns.name}`}>
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          class="ns-table"
+          caption="Namespaces"
+          cols={["Name", "Description", "Retention", "Deletion protection", "Created", { label: "Actions", hidden: true }]}
+        >
+          {namespaces.map((ns) => (
+            <tr key={ns.name} data-namespace={ns.name}>
+              <td>
+                <span class="mono">{ns.name}</span>
+                {ns.name === namespace && <span class="badge ns-current">current</span>}
+                {ns.name === session.default_namespace && <span class="badge muted">key's default</span>}
+              </td>
+              <td class="wrap">{ns.description || <span class="muted">—</span>}</td>
+              <td title={ns.retention || "no retention set: the queues' own settings apply"}>{retentionLabel(ns.retention)}</td>
+              <td class="ns-protection">{ns.deletion_protection ? <span class="badge ns-protected">on</span> : <span class="muted">off</span>}</td>
+              <td>
+                <Time at={ns.created_at} />
+              </td>
+              <td class="row-actions">
+                {ns.name !== namespace && (
+                  <RowButton data={{ "data-use-ns": ns.name }} name={`Switch the console to namespace ${ns.name}`} onClick={() => setNamespace(ns.name)}>
+                    Switch to
+                  </RowButton>
+                )}
+                {manage && (
+                  <>
+                    <RowButton data={{ "data-edit-ns": ns.name }} name={`Edit namespace ${ns.name}`} onClick={() => setEditing(ns)}>
+                      Edit
+                    </RowButton>
+                    <RowButton data={{ "data-delete-ns": ns.name }} name={`Delete namespace ${ns.name}`} danger onClick={() => setDeleting(ns)}>
+                      Delete
+                    </RowButton>
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <NamespaceDialog
         namespace={editing}

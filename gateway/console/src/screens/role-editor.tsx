@@ -3,20 +3,24 @@
 // Rows over the same patterns are saved as one permission.
 import { useState } from "preact/hooks";
 import { enc, post, put } from "../api";
-import { Dialog, ErrorBox, Field, useAsync, val } from "../components/ui";
+import { ErrorBox, Field, useAsync, val } from "../components/ui";
+import { FormFooter, ItemDialog, Options } from "../components/forms";
+import { RowButton, Table } from "../components/table";
 import { ACTION_CHOICES, permissionsOf, roleNameError, rowsOf, type PermRow, type Role } from "./role-util";
 
 const blankRow = (): PermRow => ({ action: "job.read", namespaces: "*", queues: "*" });
 
 type Props = { role: Role | "new" | null; onClose: () => void; onSaved: (r: Role, created: boolean) => void };
 
+/** actionName is an action pattern as the console writes it: "*" is every action. */
+export const actionName = (a: string) => (a === "*" ? "* (every action)" : a);
+
 export function RoleEditor(props: Props) {
   const title = props.role === "new" ? "New role" : `Role ${props.role?.name ?? ""}`;
-  // The form mounts with each opening, so it starts from the role as it is.
   return (
-    <Dialog open={props.role !== null} id="role-dialog" title={title} onClose={props.onClose} wide>
-      {props.role !== null && <RoleForm {...props} />}
-    </Dialog>
+    <ItemDialog item={props.role} id="role-dialog" title={title} onClose={props.onClose} wide>
+      {() => <RoleForm {...props} />}
+    </ItemDialog>
   );
 }
 
@@ -78,82 +82,50 @@ function RoleForm(props: Props) {
           Patterns separated by commas: a name, a prefix ending in <code>*</code> (<code>emails.*</code>), or <code>*</code> for all. A role
           may grant only what your own key holds.
         </p>
-        <div class="table-wrap">
-          <table class="data role-perm-table">
-            <thead>
-              <tr>
-                <th scope="col">Action</th>
-                <th scope="col">Namespaces</th>
-                <th scope="col">Queues</th>
-                <th scope="col">
-                  <span class="sr-only">Remove</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r, i) => (
-                <tr key={i} data-perm-row={i}>
-                  <td>
-                    <select data-perm-action={i} aria-label={`Permission ${i + 1}: action`} value={r.action} onChange={(e) => setRow(i, { action: val(e) })}>
-                      {(ACTION_CHOICES.includes(r.action) ? ACTION_CHOICES : [r.action, ...ACTION_CHOICES]).map((a) => (
-                        <option key={a} value={a}>
-                          {a === "*" ? "* (every action)" : a}
-                        </option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>
-                    <input
-                      data-perm-ns={i}
-                      aria-label={`Permission ${i + 1}: namespace patterns`}
-                      autoComplete="off"
-                      spellcheck={false}
-                      placeholder="*"
-                      value={r.namespaces}
-                      onInput={(e) => setRow(i, { namespaces: val(e) })}
-                    />
-                  </td>
-                  <td>
-                    <input
-                      data-perm-queues={i}
-                      aria-label={`Permission ${i + 1}: queue patterns`}
-                      autoComplete="off"
-                      spellcheck={false}
-                      placeholder="*"
-                      value={r.queues}
-                      onInput={(e) => setRow(i, { queues: val(e) })}
-                    />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      data-perm-remove={i}
-                      aria-label={`Remove permission ${i + 1}`}
-                      disabled={rows.length === 1}
-                      onClick={() => setRows(rows.filter((_, j) => j !== i))}
-                    >
-                      ✕
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table class="role-perm-table" cols={["Action", "Namespaces", "Queues", { label: "Remove", hidden: true }]}>
+          {rows.map((r, i) => (
+            <tr key={i} data-perm-row={i}>
+              <td>
+                <select data-perm-action={i} aria-label={`Permission ${i + 1}: action`} value={r.action} onChange={(e) => setRow(i, { action: val(e) })}>
+                  <Options choices={(ACTION_CHOICES.includes(r.action) ? ACTION_CHOICES : [r.action, ...ACTION_CHOICES]).map((a) => ({ value: a, label: actionName(a) }))} />
+                </select>
+              </td>
+              <td>
+                <Patterns data={{ "data-perm-ns": String(i) }} name={`Permission ${i + 1}: namespace patterns`} value={r.namespaces} onInput={(namespaces) => setRow(i, { namespaces })} />
+              </td>
+              <td>
+                <Patterns data={{ "data-perm-queues": String(i) }} name={`Permission ${i + 1}: queue patterns`} value={r.queues} onInput={(queues) => setRow(i, { queues })} />
+              </td>
+              <td>
+                <RowButton data={{ "data-perm-remove": String(i) }} name={`Remove permission ${i + 1}`} disabled={rows.length === 1} onClick={() => setRows(rows.filter((_, j) => j !== i))}>
+                  ✕
+                </RowButton>
+              </td>
+            </tr>
+          ))}
+        </Table>
         <button type="button" id="role-add-perm" onClick={() => setRows([...rows, rows.length ? { ...rows[rows.length - 1] } : blankRow()])}>
           Add permission
         </button>
       </fieldset>
       {/* The server's message quotes the pattern at fault; its field's index is of the saved permissions, not the rows. */}
       <ErrorBox error={error} />
-      <div class="dialog-footer">
-        <button type="button" onClick={props.onClose} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" id="role-save" class="primary" disabled={busy}>
-          {creating ? (busy ? "Creating…" : "Create role") : busy ? "Saving…" : "Save"}
-        </button>
-      </div>
+      <FormFooter id="role-save" busy={busy} onCancel={props.onClose} label={creating ? (busy ? "Creating…" : "Create role") : busy ? "Saving…" : "Save"} />
     </form>
+  );
+}
+
+/** Patterns is a permission row's namespace or queue patterns, as typed. */
+function Patterns(props: { data: Record<`data-${string}`, string>; name: string; value: string; onInput: (v: string) => void }) {
+  return (
+    <input
+      {...props.data}
+      aria-label={props.name}
+      autoComplete="off"
+      spellcheck={false}
+      placeholder="*"
+      value={props.value}
+      onInput={(e) => props.onInput(val(e))}
+    />
   );
 }

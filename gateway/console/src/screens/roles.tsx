@@ -5,8 +5,9 @@ import { useState } from "preact/hooks";
 import { del, enc } from "../api";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
-import { Confirm, Empty, ErrorBox, Screen, Time } from "../components/ui";
-import { RoleEditor } from "./role-editor";
+import { ConfirmOn, Empty, ErrorBox, Notice, Screen, Time } from "../components/ui";
+import { RowButton, Table } from "../components/table";
+import { actionName, RoleEditor } from "./role-editor";
 import { BUILTIN_DESCRIPTIONS, BUILTIN_ROLES, builtinActions, type Role, type RoleList } from "./role-util";
 import "./namespaces.css";
 import "./roles.css";
@@ -40,96 +41,65 @@ export function Roles() {
         whole (its keys, roles, settings) need queues <code>*</code>.
       </p>
       <ErrorBox error={list.error} />
-      {notice && (
-        <div class="notice" role="status">
-          {notice}
-        </div>
-      )}
+      <Notice>{notice}</Notice>
 
       <section class="card" aria-labelledby="roles-custom">
         <h2 id="roles-custom">Custom roles</h2>
         {list.data && custom.length === 0 && <Empty>No custom roles yet.</Empty>}
         {custom.length > 0 && (
-          <div class="table-wrap">
-            <table class="data roles-table">
-              <caption class="sr-only">Custom roles</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Role</th>
-                  <th scope="col">Permissions</th>
-                  <th scope="col">Updated</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {custom.map((r) => (
-                  <tr key={r.name} data-role={r.name}>
-                    <td class="wrap">
-                      <span class="mono">{r.name}</span>
-                      {r.name === session.role && <span class="badge role-own">this session</span>}
-                      {r.description && <span class="muted role-desc">{r.description}</span>}
-                    </td>
-                    <td class="wrap">
-                      <Permissions role={r} />
-                    </td>
-                    <td>
-                      <Time at={r.updated_at ?? r.created_at} />
-                    </td>
-                    <td class="row-actions">
-                      {manage && (
-                        <button type="button" data-edit-role={r.name} onClick={() => setEditing(r)} aria-label={`Edit role ${r.name}`}>
-                          Edit
-                        </button>
-                      )}
-                      {manage && (
-                        <button type="button" class="danger" data-delete-role={r.name} onClick={() => setDeleting(r)} aria-label={`Delete role ${r.name}`}>
-                          Delete
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table class="roles-table" caption="Custom roles" cols={["Role", "Permissions", "Updated", { label: "Actions", hidden: true }]}>
+            {custom.map((r) => (
+              <tr key={r.name} data-role={r.name}>
+                <td class="wrap">
+                  <span class="mono">{r.name}</span>
+                  {r.name === session.role && <span class="badge role-own">this session</span>}
+                  {r.description && <span class="muted role-desc">{r.description}</span>}
+                </td>
+                <td class="wrap">
+                  <Permissions role={r} />
+                </td>
+                <td>
+                  <Time at={r.updated_at ?? r.created_at} />
+                </td>
+                <td class="row-actions">
+                  {manage && (
+                    <>
+                      <RowButton data={{ "data-edit-role": r.name }} name={`Edit role ${r.name}`} onClick={() => setEditing(r)}>
+                        Edit
+                      </RowButton>
+                      <RowButton data={{ "data-delete-role": r.name }} name={`Delete role ${r.name}`} danger onClick={() => setDeleting(r)}>
+                        Delete
+                      </RowButton>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </section>
 
       <section class="card" aria-labelledby="roles-builtin">
         <h2 id="roles-builtin">Built-in roles</h2>
         <p class="muted">Read-only; each holds in every namespace the key names.</p>
-        <div class="table-wrap">
-          <table class="data roles-table">
-            <caption class="sr-only">Built-in roles</caption>
-            <thead>
-              <tr>
-                <th scope="col">Role</th>
-                <th scope="col">What it may do</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {BUILTIN_ROLES.map((name) => (
-                <tr key={name} data-builtin-role={name}>
-                  <td>
-                    <span class="mono">{name}</span>
-                    {name === session.role && <span class="badge role-own">this session</span>}
-                  </td>
-                  <td class="wrap">{apiBuiltin.get(name)?.description || BUILTIN_DESCRIPTIONS[name]}</td>
-                  <td class="wrap">
-                    {builtinActions(name).map((a) => (
-                      <code key={a} class="role-action">
-                        {a === "*" ? "* (every action)" : a}
-                      </code>
-                    ))}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table class="roles-table" caption="Built-in roles" cols={["Role", "What it may do", "Actions"]}>
+          {BUILTIN_ROLES.map((name) => (
+            <tr key={name} data-builtin-role={name}>
+              <td>
+                <span class="mono">{name}</span>
+                {name === session.role && <span class="badge role-own">this session</span>}
+              </td>
+              <td class="wrap">{apiBuiltin.get(name)?.description || BUILTIN_DESCRIPTIONS[name]}</td>
+              <td class="wrap">
+                {builtinActions(name).map((a) => (
+                  <code key={a} class="role-action">
+                    {actionName(a)}
+                  </code>
+                ))}
+              </td>
+            </tr>
+          ))}
+        </Table>
       </section>
 
       <RoleEditor
@@ -141,23 +111,22 @@ export function Roles() {
           list.reload();
         }}
       />
-      <Confirm
-        open={deleting !== null}
+      <ConfirmOn
+        item={deleting}
         title={`Delete role ${deleting?.name ?? ""}`}
         confirmLabel="Delete role"
         danger
         onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (!deleting) return;
-          await del(`/api/v1/roles/${enc(deleting.name)}`);
-          setNotice(`Role ${deleting.name} deleted.`);
+        onConfirm={async (r) => {
+          await del(`/api/v1/roles/${enc(r.name)}`);
+          setNotice(`Role ${r.name} deleted.`);
           list.reload();
         }}
       >
         <p>
           Delete the custom role <strong class="mono">{deleting?.name}</strong>? The server refuses while live keys carry it: revoke them first.
         </p>
-      </Confirm>
+      </ConfirmOn>
     </Screen>
   );
 }

@@ -8,9 +8,9 @@ import { settled, useApi, useLiveReload, useTick } from "../hooks";
 import { setParam, useLocation } from "../router";
 import { JobLink, QueueLink } from "../components/links";
 import { useSession } from "../session";
-import { ago, Badge, Confirm, Empty, ErrorBox, Notice, Pager, Screen } from "../components/ui";
+import { ago, Badge, ConfirmOn, Empty, ErrorBox, Notice, Pager, Screen } from "../components/ui";
 import { FilterBox } from "../components/forms";
-import { Table } from "../components/table";
+import { RowButton, Table } from "../components/table";
 import { plural } from "../lib/format";
 import { ScheduleDialog } from "./schedule-dialog";
 import { paginate } from "./queue-lib";
@@ -137,21 +137,15 @@ export function Schedules() {
               {manage && (
                 <td class="schedule-actions">
                   <div class="row-actions">
-                    <button type="button" class="schedule-edit" aria-label={`Edit schedule ${s.name}`} onClick={() => setDialog({ schedule: s })}>
+                    <RowButton class="schedule-edit" name={`Edit schedule ${s.name}`} onClick={() => setDialog({ schedule: s })}>
                       Edit
-                    </button>
-                    <button
-                      type="button"
-                      class="schedule-toggle"
-                      aria-label={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`}
-                      disabled={busy === s.id}
-                      onClick={() => toggle(s)}
-                    >
+                    </RowButton>
+                    <RowButton class="schedule-toggle" name={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`} disabled={busy === s.id} onClick={() => toggle(s)}>
                       {s.enabled ? "Disable" : "Enable"}
-                    </button>
-                    <button type="button" class="schedule-delete danger" aria-label={`Delete schedule ${s.name}`} onClick={() => setDeleting(s)}>
+                    </RowButton>
+                    <RowButton class="schedule-delete" danger name={`Delete schedule ${s.name}`} onClick={() => setDeleting(s)}>
                       Delete
-                    </button>
+                    </RowButton>
                   </div>
                 </td>
               )}
@@ -176,23 +170,22 @@ export function Schedules() {
         />
       )}
       {manage && (
-        <Confirm
-          open={deleting !== null}
+        <ConfirmOn
+          item={deleting}
           title="Delete schedule"
           confirmLabel="Delete"
           danger
           onClose={() => setDeleting(null)}
-          onConfirm={async () => {
-            if (!deleting) return;
-            await del(`/api/v1/schedules/${enc(deleting.id)}`);
-            setNotice(`Schedule ${deleting.name} deleted.`);
+          onConfirm={async (s) => {
+            await del(`/api/v1/schedules/${enc(s.id)}`);
+            setNotice(`Schedule ${s.name} deleted.`);
             list.reload();
           }}
         >
           <p>
             Delete schedule <strong>{deleting?.name}</strong>? It fires no more; jobs it already enqueued stay.
           </p>
-        </Confirm>
+        </ConfirmOn>
       )}
     </Screen>
   );

@@ -194,14 +194,14 @@ func (rs *rateSync) run(ctx context.Context, pc *planCache) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			rs.tick(pc)
+			rs.announce(rs.tick(pc))
 		}
 	}
 }
 
-// tick measures the demand on every limited tenant, sets each bucket to
-// its share and reports the demand to the other gateways.
-func (rs *rateSync) tick(pc *planCache) {
+// tick measures the demand on every limited tenant and sets each bucket
+// to its share; it returns the demand, for the other gateways.
+func (rs *rateSync) tick(pc *planCache) []demandReport {
 	now := rs.clock.Now()
 	rs.expire(now)
 	var report []demandReport
@@ -223,7 +223,7 @@ func (rs *rateSync) tick(pc *planCache) {
 		}
 		return true
 	})
-	rs.announce(report)
+	return report
 }
 
 // rebalance ends l's demand slot, sets its rate to its share, and returns

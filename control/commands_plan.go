@@ -75,7 +75,9 @@ func applySetTenantPlan(tx *replica.Tx, c *setTenantPlanCmd) (wire.TenantPlan, e
 	from := nextHour(tx.Now)
 	b := must(newPlanBook(tx, c.TenantID))
 	prev := must(b.at(from.Add(-time.Hour)))
-	if prevPlan := must(b.at(from)).version.Plan; hasPrices(prevPlan) && hasPrices(latest.Plan) && prevPlan.Currency != latest.Plan.Currency {
+	// Compared with the plan the tenant would stay on, not a pending
+	// change this one replaces.
+	if prevPlan := must(b.versionOf(prev.name, from)).Plan; hasPrices(prevPlan) && hasPrices(latest.Plan) && prevPlan.Currency != latest.Plan.Currency {
 		return wire.TenantPlan{}, apierr.New(apierr.Conflict, "plan %q is in %s and the tenant's plan %q in %s: an invoice has one currency",
 			c.Plan, latest.Plan.Currency, prevPlan.Name, prevPlan.Currency)
 	}
@@ -161,20 +163,29 @@ func (b *planBook) at(h time.Time) (onPlan, error) {
 		}
 		cur.name, cur.since = e.Plan, e.From
 	}
-	vs, ok := b.versions[cur.name]
-	if !ok {
-		var err error
-		if vs, err = loadPlanVersions(b.r, cur.name); err != nil {
-			return onPlan{}, err
-		}
-		b.versions[cur.name] = vs
-	}
-	v, ok := versionAt(vs, h)
-	if !ok {
-		return onPlan{}, errPlanHistory(b.tid, apierr.New(apierr.Internal, "plan %q has no version in effect at %s", cur.name, h.Format(time.RFC3339)))
+	v, err := b.versionOf(cur.name, h)
+	if err != nil {
+		return onPlan{}, err
 	}
 	cur.version = v
 	return cur, nil
+}
+
+// versionOf is the version of plan name in effect in the hour at h.
+func (b *planBook) versionOf(name string, h time.Time) (planVersion, error) {
+	vs, ok := b.versions[name]
+	if !ok {
+		var err error
+		if vs, err = loadPlanVersions(b.r, name); err != nil {
+			return planVersion{}, err
+		}
+		b.versions[name] = vs
+	}
+	v, ok := versionAt(vs, h)
+	if !ok {
+		return planVersion{}, errPlanHistory(b.tid, apierr.New(apierr.Internal, "plan %q has no version in effect at %s", name, h.Format(time.RFC3339)))
+	}
+	return v, nil
 }
 
 // tenantPlanAt is tenant tid's plan at now and the change due at the

@@ -132,6 +132,10 @@ func invoicesToFreeze(r pebble.Reader, now time.Time) ([]freezeInvoiceCmd, error
 	if err != nil {
 		return nil, err
 	}
+	cursors, err := loadPullCursors(r)
+	if err != nil {
+		return nil, err
+	}
 	current := invoiceMonth(now)
 	var out []freezeInvoiceCmd
 	for _, t := range tenants {
@@ -139,9 +143,24 @@ func invoicesToFreeze(r pebble.Reader, now time.Time) ([]freezeInvoiceCmd, error
 		if err := scan(r, layout.Invoices(t.ID), func(k, _ []byte) error { frozen[string(k)] = true; return nil }); err != nil {
 			return nil, err
 		}
+		placed, err := listNamespaces(r, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		shards := map[string]bool{}
+		for _, ns := range placed {
+			shards[ns.ShardID] = true
+		}
+		// Where the tenant's shards stand now: a month they have not all
+		// closed is not generated (the invoice checks the shards of its
+		// ledger entries too).
+		until := closedUntil(shards, cursors)
 		for m := invoiceMonth(t.CreatedAt); m.Before(current); m = m.AddDate(0, 1, 0) {
 			if frozen[string(layout.Invoice(t.ID, m))] {
 				continue
+			}
+			if next := m.AddDate(0, 1, 0); until.Before(next) || now.Before(next.Add(apiRequestsSettle)) {
+				break
 			}
 			inv, err := generateInvoice(r, t.ID, m)
 			if err != nil {

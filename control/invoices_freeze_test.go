@@ -171,3 +171,22 @@ func requireQuota(t *testing.T, err error, limit, plan string) {
 	require.Contains(t, e.Message, limit)
 	require.Contains(t, e.Message, `"`+plan+`"`)
 }
+
+// An invoice has one currency: a tenant on a priced plan is not moved to
+// a priced plan of another currency; a plan without prices goes with any.
+func TestSetPlanKeepsOneCurrency(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newInvoiceWorld(t) // on scale (USD, priced)
+	_, err := w.srv.PutPlan(ctx, wire.Plan{Name: "euro", Currency: "EUR", Prices: map[string]wire.Price{"executions": {Unit: 1, Price: 1}}}, true)
+	require.NoError(t, err)
+	_, err = w.srv.SetTenantPlan(ctx, w.tid, "euro")
+	require.Equal(t, apierr.Conflict, apierr.CodeOf(err))
+	_, err = w.srv.SetTenantPlan(ctx, w.tid, "free")
+	require.NoError(t, err, "free has no prices")
+	_, err = w.srv.SetTenantPlan(ctx, w.tid, "euro")
+	require.Equal(t, apierr.Conflict, apierr.CodeOf(err), "judged against scale, which stays this hour, not the pending free")
+	setClock(w.clk, at(3, 25, 9, 0))
+	_, err = w.srv.SetTenantPlan(ctx, w.tid, "euro")
+	require.NoError(t, err, "on free now")
+}

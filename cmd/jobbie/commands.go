@@ -9,4 +9,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(gatewayCmd())
 	root.AddCommand(shardCmd())
 	root.AddCommand(certsCmd())
+	root.AddCommand(plansCmd(), tenantsCmd())
 }

@@ -48,6 +48,8 @@ const (
 	quotaRefresh   = 5 * time.Second
 	quotaFirstWait = time.Second
 	quotaPath      = "/quota"
+	// maxQuotaEntries bounds the tenants cached at once.
+	maxQuotaEntries = 100_000
 )
 
 var (
@@ -139,6 +141,11 @@ func (qc *quotaCache) fetch(tid string) error {
 	defer qc.mu.Unlock()
 	e := qc.entries[tid]
 	if e == nil {
+		if len(qc.entries) >= maxQuotaEntries {
+			// Bounded memory over many tenants: forgetting costs each one
+			// a fetch, no more.
+			clear(qc.entries)
+		}
 		e = &quotaEntry{}
 		qc.entries[tid] = e
 	}

@@ -125,6 +125,13 @@ func (fb *fakeBillingControl) setQuota(q tenantQuota) {
 	fb.quotas[q.TenantID] = q
 }
 
+// setPlan puts tenant tid on a plan with limits, as control would answer it.
+func (fb *fakeBillingControl) setPlan(tid, name string, limits wire.PlanLimits) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	fb.plans[tid] = wire.TenantPlan{TenantID: tid, Plan: wire.Plan{Name: name, Currency: "USD", Version: 1, Limits: limits}}
+}
+
 func (fb *fakeBillingControl) quotaAsks() int {
 	fb.mu.Lock()
 	defer fb.mu.Unlock()

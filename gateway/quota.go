@@ -33,14 +33,16 @@ import (
 //     counter and a gauge move, and the gateway logs it once per tenant
 //     and month.
 //
-// Both come from control's GET /internal/v1/tenants/{tid}/quota (the plan
-// in effect and the month's executions from the ledger), read at most
-// every quotaRefresh per tenant: a tenant's first request waits up to
-// quotaFirstWait for it, later ones use what is cached while a refresh
-// runs. The executions are the ledger's, so behind the work by the
-// metering lag: a hard cap stops fetches within a few seconds of being
-// reached, not at the exact execution. While control cannot be reached
-// the last answer stays in force; a tenant never read is not limited.
+// The limits are the plan in effect as the gateway's plan cache has it
+// (limits.go). The month's executions under a cap come from control's GET
+// /internal/v1/tenants/{tid}/quota (the ledger's count), read at most
+// every quotaRefresh per tenant and only for tenants whose plan has a
+// cap: a tenant's first fetch waits up to quotaFirstWait for it, later
+// ones use what is cached while a refresh runs. They are the ledger's,
+// so behind the work by the metering lag: a hard cap stops fetches
+// within a few seconds of being reached, not at the exact execution.
+// While control cannot be reached the last answer stays in force; a
+// tenant whose plan or count was never read is not limited.
 // max_pending_jobs and max_schedules need the shard's counts and are not
 // enforced here.
 
@@ -67,7 +69,8 @@ var (
 
 func init() { obs.Registry.MustRegister(quotaRefusedTotal, softQuotaExceeded, softQuotaTenants) }
 
-// tenantQuota is control's TenantQuota.
+// tenantQuota is control's TenantQuota (its limits are the plan's, which
+// the plan cache has already).
 type tenantQuota struct {
 	TenantID   string          `json:"tenant_id"`
 	Plan       string          `json:"plan"`
@@ -207,11 +210,11 @@ func (s *Server) fetchChecked(c *fiber.Ctx, r *call) error {
 // so only larger bodies are decoded; one that does not decode is left
 // to the shard to refuse.
 func (s *Server) checkPayloads(c *fiber.Ctx, r *call, batch bool) error {
-	q := s.control.quotas.get(r.key.TenantID)
-	if q == nil || q.Limits.MaxPayloadBytes == nil {
+	tp, ok := s.tenantPlan(r.key.TenantID)
+	if !ok || tp.Plan.Limits.MaxPayloadBytes == nil {
 		return nil
 	}
-	limit := *q.Limits.MaxPayloadBytes
+	limit := *tp.Plan.Limits.MaxPayloadBytes
 	body := c.Body()
 	if int64(len(body)) <= limit {
 		return nil
@@ -242,7 +245,7 @@ func (s *Server) checkPayloads(c *fiber.Ctx, r *call, batch bool) error {
 				field = fmt.Sprintf("jobs[%d].payload", i)
 			}
 			quotaRefusedTotal.WithLabelValues("max_payload_bytes").Inc()
-			return apierr.OfField(apierr.TooLarge, field, "the payload is %d bytes, over the max_payload_bytes limit of %d of plan %q", n, limit, q.Plan)
+			return apierr.OfField(apierr.TooLarge, field, "the payload is %d bytes, over the max_payload_bytes limit of %d of plan %q", n, limit, tp.Plan.Name)
 		}
 	}
 	return nil
@@ -251,25 +254,26 @@ func (s *Server) checkPayloads(c *fiber.Ctx, r *call, batch bool) error {
 // checkExecutions refuses a fetch while the tenant's month is at its
 // hard execution cap; over a soft cap it only counts and logs.
 func (s *Server) checkExecutions(r *call) error {
-	q := s.control.quotas.get(r.key.TenantID)
-	if q == nil || q.Limits.MonthlyExecutions == nil {
+	tp, ok := s.tenantPlan(r.key.TenantID)
+	if !ok || tp.Plan.Limits.MonthlyExecutions == nil {
 		return nil
 	}
+	cap := *tp.Plan.Limits.MonthlyExecutions
+	q := s.control.quotas.get(r.key.TenantID)
 	now := s.cfg.Clock.Now().UTC()
-	if !q.Month.Equal(monthOf(now)) || q.Executions < *q.Limits.MonthlyExecutions {
+	if q == nil || !q.Month.Equal(monthOf(now)) || q.Executions < cap {
 		return nil // a new month starts at 0, whatever the last answer said
 	}
-	cap := *q.Limits.MonthlyExecutions
-	if !strings.EqualFold(q.Limits.MonthlyExecutionsEnforcement, "soft") {
+	if !strings.EqualFold(tp.Plan.Limits.MonthlyExecutionsEnforcement, "soft") {
 		quotaRefusedTotal.WithLabelValues("monthly_executions").Inc()
 		next := monthOf(now).AddDate(0, 1, 0)
 		secs := int(next.Sub(now).Round(time.Second) / time.Second)
 		return apierr.Retry(apierr.QuotaExceeded, max(secs, 1), "the monthly_executions limit of %d of plan %q is reached (%d this month); fetches resume %s",
-			cap, q.Plan, q.Executions, next.Format(time.RFC3339))
+			cap, tp.Plan.Name, q.Executions, next.Format(time.RFC3339))
 	}
 	softQuotaExceeded.Inc()
 	if s.control.quotas.softOnce(r.key.TenantID, q.Month) {
-		s.log.Warn("gateway: tenant over its soft monthly execution cap", "tenant", r.key.TenantID, "plan", q.Plan,
+		s.log.Warn("gateway: tenant over its soft monthly execution cap", "tenant", r.key.TenantID, "plan", tp.Plan.Name,
 			"limit", cap, "executions", q.Executions, "month", q.Month.Format("2006-01"))
 	}
 	return nil

@@ -25,7 +25,7 @@ var quotaNow = time.Date(2026, 3, 31, 22, 0, 0, 0, time.UTC)
 func TestQuotaPayloadSize(t *testing.T) {
 	t.Parallel()
 	b, fb := setupBilling(t)
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Limits: wire.PlanLimits{MaxPayloadBytes: i64p(20)}})
+	fb.setPlan(tenantA, "pro", wire.PlanLimits{MaxPayloadBytes: i64p(20)})
 	key := b.key(t, tenancy.RoleProducer, "default")
 
 	seen := b.shard.count()
@@ -59,15 +59,14 @@ func TestQuotaMonthlyExecutionsHard(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(quotaNow)
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
 	month := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 999,
-		Limits: wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "hard"}})
+	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "hard"})
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 999})
 	worker := b.key(t, tenancy.RoleWorker, "default")
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
 	r := b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
 	require.Less(t, r.status, 300, "below the cap: body %s", r.body)
 
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 1000,
-		Limits: wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "hard"}})
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 1000})
 	r = b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
 	require.Less(t, r.status, 300, "cached for a few seconds")
 	asks := fb.quotaAsks()
@@ -111,8 +110,8 @@ func TestQuotaMonthlyExecutionsSoft(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(quotaNow)
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 5000,
-		Limits: wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "soft"}})
+	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "soft"})
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 5000})
 	worker := b.key(t, tenancy.RoleWorker, "default")
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
 	before := testutilCounter(softQuotaExceeded)
@@ -125,20 +124,27 @@ func TestQuotaMonthlyExecutionsSoft(t *testing.T) {
 	require.True(t, b.gw.control.quotas.softOnce(tenantA, time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)), "and again next month")
 }
 
-// A control that cannot say a tenant's quota limits nothing; one that
-// knows none (404) is asked again only after quotaRefresh.
-func TestQuotaUnknownLimitsNothing(t *testing.T) {
+// A tenant whose plan has no cap costs no quota read; one with a cap is
+// read once and again only after quotaRefresh.
+func TestQuotaReadOnlyUnderACap(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(quotaNow)
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
-	key := b.key(t, tenancy.RoleProducer, "default")
+	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000)})
+	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 1})
+	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
+	bWorker := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleWorker, "default"))
 	for range 3 {
-		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+		require.Less(t, b.do(t, http.MethodPost, "/api/v1/fetch", bWorker, fetch).status, 300)
 	}
-	require.Equal(t, 1, fb.quotaAsks(), "a tenant without a quota is cached like one with")
+	require.Zero(t, fb.quotaAsks(), "B has no plan, so no cap")
+	worker := b.key(t, tenancy.RoleWorker, "default")
+	for range 3 {
+		require.Less(t, b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch).status, 300)
+	}
+	require.Equal(t, 1, fb.quotaAsks(), "cached")
 	clk.Advance(quotaRefresh)
-	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
-	require.Equal(t, 2, fb.quotaAsks())
+	waitQuotaAsk(t, b, fb, worker, fetch, 1)
 }
 
 // testutilCounter reads a counter's value.

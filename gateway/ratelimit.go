@@ -61,6 +61,7 @@ type rateLimiter struct {
 	b          bucket       // fills at this gateway's share of limit
 	demand     demandWindow // what was asked of it lately (ratelimit_sync.go)
 	lastDemand float64      // the window's rate at the last sync
+	admitted   float64      // units passed since the limiter was made
 }
 
 func newRateLimiter(name, policy, what string, limit int64, share float64, now time.Time) *rateLimiter {
@@ -75,7 +76,9 @@ func (l *rateLimiter) take(now time.Time, n float64) (ok bool, wait time.Duratio
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.demand.seen += n
-	ok, wait = l.b.take(now, n)
+	if ok, wait = l.b.take(now, n); ok {
+		l.admitted += n
+	}
 	return ok, wait, l.b.remaining(), l.b.untilFull()
 }
 
@@ -98,6 +101,7 @@ func (l *rateLimiter) asked(n float64) {
 func (l *rateLimiter) giveBack(n float64) {
 	l.mu.Lock()
 	l.b.giveBack(n)
+	l.admitted -= n
 	l.mu.Unlock()
 }
 

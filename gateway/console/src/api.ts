@@ -13,6 +13,16 @@ export class ApiError extends Error {
   }
 }
 
+/** errorField is the request field an API error names (a 400's), if any. */
+export function errorField(e: unknown): string | undefined {
+  return e instanceof ApiError ? e.field : undefined;
+}
+
+/** isNotFound is true for a 404; with malformedToo for a 400 as well (an id that cannot name anything). */
+export function isNotFound(e: unknown, malformedToo = false): boolean {
+  return e instanceof ApiError && (e.status === 404 || (malformedToo && e.status === 400));
+}
+
 export const CSRF_HEADER = "X-Jobbie-CSRF";
 export const NAMESPACE_HEADER = "X-Jobbie-Namespace";
 

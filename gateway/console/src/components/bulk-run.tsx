@@ -5,7 +5,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { del, enc, get } from "../api";
 import { openStream } from "../sse";
-import { ErrorBox } from "./ui";
+import { ErrorBox, Meter } from "./ui";
+import { exact } from "../lib/format";
 
 /** BulkResult is the answer to a bulk that ran while the caller waited (wire.BulkResult). */
 export interface BulkResult {
@@ -41,7 +42,6 @@ export interface BulkOperation {
 
 export type BulkRunState = { title: string; result: BulkResult } | { title: string; accepted: BulkAccepted };
 
-const exact = (n: number) => n.toLocaleString("en-US");
 
 function seconds(ms: number): string {
   if (ms < 1000) return Math.round(ms) + " ms";
@@ -186,10 +186,10 @@ function Progress(props: { accepted: BulkAccepted; canCancel: boolean; onFinishe
   return (
     <>
       <div class="bulk-progress-row">
-        <div
+        <Meter
+          pct={pct}
           id="bulk-progress"
-          class="progress bulk-meter"
-          role="progressbar"
+          class="bulk-meter"
           aria-label="Progress of the bulk operation"
           aria-valuemin={0}
           aria-valuemax={100}
@@ -198,9 +198,7 @@ function Progress(props: { accepted: BulkAccepted; canCancel: boolean; onFinishe
           data-processed={op.processed}
           data-total={op.total}
           data-status={op.status}
-        >
-          <span style={{ width: pct + "%" }} />
-        </div>
+        />
         <span class="bulk-figures">
           {outOf} <span class="muted">({pct} %)</span>
         </span>

@@ -4,7 +4,7 @@
 // match. Screens fix some fields: the queue detail its queue, the dead
 // letter the state.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { ApiError, namespace, post } from "../api";
+import { errorField, namespace, post } from "../api";
 import {
   cleanFilter,
   emptyForm,
@@ -31,6 +31,8 @@ import { BulkBar, type BulkSelection } from "./bulk";
 import { SearchForm } from "./search-form";
 import { ResultsTable, type SearchJob, type SearchPage } from "./search-results";
 import { Empty, ErrorBox, Pager } from "./ui";
+import { Options } from "./forms";
+import { exact, plural } from "../lib/format";
 import "./search.css";
 
 export interface JobSearchProps {
@@ -127,7 +129,7 @@ export function JobSearch(props: JobSearchProps) {
 
   const page = loaded?.page;
   const error = loaded?.error;
-  const serverField = error instanceof ApiError && error.field ? error.field.replace(/^filter\./, "") : undefined;
+  const serverField = errorField(error)?.replace(/^filter\./, "") || undefined;
 
   const go = (s: Search) => {
     const q = queryFromSearch(s, loc.query);
@@ -205,7 +207,7 @@ export function JobSearch(props: JobSearchProps) {
             {page && loaded?.key === searchKey ? (
               <>
                 {page.total_exact ? "" : "at least "}
-                <strong>{page.total.toLocaleString("en-US")}</strong> result{page.total === 1 ? "" : "s"}{" "}
+                <strong>{exact(page.total)}</strong> {plural(page.total, "result")}{" "}
                 <span class="muted">({page.duration_ms < 10 ? page.duration_ms.toFixed(1) : Math.round(page.duration_ms)} ms)</span>
               </>
             ) : loading ? (
@@ -217,11 +219,7 @@ export function JobSearch(props: JobSearchProps) {
           <label class="inline-field" for="search-sort">
             <span>Sort</span>
             <select id="search-sort" value={search.sort} onChange={(e) => go({ ...search, sort: e.currentTarget.value })}>
-              {SORTS.map((s) => (
-                <option key={s} value={s}>
-                  {s.replace("_at", "").replace("_", " ")}
-                </option>
-              ))}
+              <Options choices={SORTS.map((s) => ({ value: s, label: s.replace("_at", "").replace("_", " ") }))} />
             </select>
           </label>
           <label class="inline-field" for="search-order">
@@ -234,11 +232,7 @@ export function JobSearch(props: JobSearchProps) {
           <label class="inline-field" for="search-limit">
             <span>Per page</span>
             <select id="search-limit" value={String(search.limit)} onChange={(e) => go({ ...search, limit: Number(e.currentTarget.value) })}>
-              {[...new Set([...LIMITS, search.limit])].sort((a, b) => a - b).map((l) => (
-                <option key={l} value={String(l)}>
-                  {l}
-                </option>
-              ))}
+              <Options choices={[...new Set([...LIMITS, search.limit])].sort((a, b) => a - b).map(String)} />
             </select>
           </label>
         </div>
@@ -275,7 +269,7 @@ export function JobSearch(props: JobSearchProps) {
                 setSelected(new Set());
               }}
             >
-              Select all {page ? (page.total_exact ? "" : "≥ ") + page.total.toLocaleString("en-US") : ""} matching
+              Select all {page ? (page.total_exact ? "" : "≥ ") + exact(page.total) : ""} matching
             </button>
             {allMatching && (
               <span class="muted">

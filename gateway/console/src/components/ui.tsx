@@ -39,6 +39,27 @@ export function Loading() {
   return <p class="muted">Loading…</p>;
 }
 
+/** Unloaded is a detail screen before its data: Loading, or the error that stopped it (then it is ready). */
+export function Unloaded(props: { name: string; title: string; error?: Error }) {
+  return (
+    <Screen name={props.name} title={props.title} ready={!!props.error}>
+      {props.error ? <ErrorBox error={props.error} /> : <Loading />}
+    </Screen>
+  );
+}
+
+/** Missing is a detail screen whose object was not found: the message (an alert with id), then what else to say. */
+export function Missing(props: { name: string; title: string; id: string; message: ComponentChildren; children?: ComponentChildren }) {
+  return (
+    <Screen name={props.name} title={props.title} ready={true}>
+      <div class="error" id={props.id} role="alert">
+        {props.message}
+      </div>
+      {props.children}
+    </Screen>
+  );
+}
+
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }
@@ -176,6 +197,15 @@ export function Badge({ class: cls, glyph, children, ...rest }: { class: string;
   );
 }
 
+/** Meter is a .progress bar filled pct %, with the progressbar role (its aria-value* and name come with the attributes). */
+export function Meter({ pct, class: cls, ...rest }: { pct: number; class?: string } & Omit<JSX.HTMLAttributes<HTMLDivElement>, "class">) {
+  return (
+    <div {...rest} class={cls ? "progress " + cls : "progress"} role="progressbar">
+      <span style={{ width: pct + "%" }} />
+    </div>
+  );
+}
+
 /** Stat is one figure of a .stats row: its value over its label. */
 export function Stat(props: { value: ComponentChildren; label: ComponentChildren; id?: string; stat?: string }) {
   return (
@@ -238,13 +268,17 @@ export function Time({ at }: { at: string | null | undefined }) {
   );
 }
 
-/** Field is a labelled form control. */
-export function Field(props: { label: string; children: ComponentChildren; hint?: string; for?: string }) {
+/** Field is a labelled form control (hintId: its hint's id, for the control's aria-describedby). */
+export function Field(props: { label: string; children: ComponentChildren; hint?: string; hintId?: string; for?: string }) {
   return (
     <label class="field" for={props.for}>
       <span class="label">{props.label}</span>
       {props.children}
-      {props.hint && <span class="hint">{props.hint}</span>}
+      {props.hint && (
+        <span class="hint" id={props.hintId}>
+          {props.hint}
+        </span>
+      )}
     </label>
   );
 }

@@ -5,6 +5,8 @@ import { usePostQuery } from "../hooks";
 import { Empty, ErrorBox, Loading, Pager, StateBadge, Time } from "../components/ui";
 import type { SearchPage } from "../components/search-results";
 import { JobLink, QueueLink } from "../components/links";
+import { Table } from "../components/table";
+import { exact, plural } from "../lib/format";
 import { attemptOf } from "./job-model";
 
 const PAGE_SIZE = 50;
@@ -37,8 +39,8 @@ export function BatchJobs(props: { id: string; state: string; onState: (s: strin
         )}
         {data && (
           <span class="muted">
-            {data.total.toLocaleString("en-US")}
-            {data.total_exact ? "" : "+"} {data.total === 1 ? "job" : "jobs"}
+            {exact(data.total)}
+            {data.total_exact ? "" : "+"} {plural(data.total, "job")}
           </span>
         )}
       </div>
@@ -48,44 +50,28 @@ export function BatchJobs(props: { id: string; state: string; onState: (s: strin
       ) : data.jobs.length === 0 ? (
         <Empty>No jobs{props.state ? " in state " + props.state : ""}.</Empty>
       ) : (
-        <div class="table-wrap">
-          <table class="data" id="batch-jobs">
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Queue</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Attempt
-                </th>
-                <th scope="col">Created</th>
-                <th scope="col">Last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.jobs.map((j) => (
-                <tr key={j.id}>
-                  <td>
-                    <JobLink job={j.id} class="mono" />
-                  </td>
-                  <td>
-                    <QueueLink queue={j.queue} />
-                  </td>
-                  <td>
-                    <StateBadge state={j.state} />
-                  </td>
-                  <td class="num">{attemptOf(j)}</td>
-                  <td>
-                    <Time at={j.created_at} />
-                  </td>
-                  <td class="trunc" title={j.last_error}>
-                    {j.last_error ?? <span class="muted">—</span>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table id="batch-jobs" cols={["Job", "Queue", "State", { label: "Attempt", num: true }, "Created", "Last error"]}>
+          {data.jobs.map((j) => (
+            <tr key={j.id}>
+              <td>
+                <JobLink job={j.id} class="mono" />
+              </td>
+              <td>
+                <QueueLink queue={j.queue} />
+              </td>
+              <td>
+                <StateBadge state={j.state} />
+              </td>
+              <td class="num">{attemptOf(j)}</td>
+              <td>
+                <Time at={j.created_at} />
+              </td>
+              <td class="trunc" title={j.last_error}>
+                {j.last_error ?? <span class="muted">—</span>}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       {data && (page > 1 || data.has_more) && <Pager page={page} hasNext={data.has_more && !!data.cursor} onPage={setPage} label="Pages of the batch's jobs" />}
     </section>

@@ -3,12 +3,13 @@
 // created jobs; a batch's screen has its counts, its jobs (searched by
 // batch_id, paged) and its callback.
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { ApiError, enc, get, post } from "../api";
+import { enc, get, isNotFound, post } from "../api";
 import { batchPath } from "../lib/paths";
 import { useApi, useLiveReload, usePostQuery, type JobEvent } from "../hooks";
 import { Link, navigate } from "../router";
-import { Empty, ErrorBox, Loading, Screen, StateBadge } from "../components/ui";
+import { Empty, ErrorBox, KV, Loading, Meter, Missing, Screen, Stat, StateBadge, Unloaded } from "../components/ui";
 import { JobLink, QueueLink } from "../components/links";
+import { Table } from "../components/table";
 import { between, utc } from "./job-model";
 import { BatchJobs } from "./batch-jobs";
 import "./batches.css";
@@ -39,9 +40,7 @@ export function BatchProgress({ b, id }: { b: Batch; id?: string }) {
   const pct = b.total > 0 ? (done / b.total) * 100 : 0;
   return (
     <div class="batch-progress" id={id}>
-      <div class="progress" role="progressbar" aria-label="Jobs finished" aria-valuemin={0} aria-valuemax={b.total} aria-valuenow={done} aria-valuetext={`${done} of ${b.total} finished`}>
-        <span style={{ width: pct + "%" }} />
-      </div>
+      <Meter pct={pct} aria-label="Jobs finished" aria-valuemin={0} aria-valuemax={b.total} aria-valuenow={done} aria-valuetext={`${done} of ${b.total} finished`} />
       <span class="batch-progress-text">
         {done}/{b.total}
       </span>
@@ -113,61 +112,43 @@ export function Batches() {
         ) : ids.length === 0 ? (
           <Empty>No batch among the most recent jobs.</Empty>
         ) : (
-          <div class="table-wrap">
-            <table class="data" id="batches-table">
-              <thead>
-                <tr>
-                  <th scope="col">Batch</th>
-                  <th scope="col">Finished</th>
-                  <th scope="col" class="num">
-                    Pending
-                  </th>
-                  <th scope="col" class="num">
-                    Succeeded
-                  </th>
-                  <th scope="col" class="num">
-                    Failed
-                  </th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Callback</th>
-                </tr>
-              </thead>
-              <tbody>
-                {ids.map((id) => {
-                  const b = batches[id];
-                  return (
-                    <tr key={id}>
+          <Table
+            id="batches-table"
+            cols={["Batch", "Finished", { label: "Pending", num: true }, { label: "Succeeded", num: true }, { label: "Failed", num: true }, "Created", "Callback"]}
+          >
+            {ids.map((id) => {
+              const b = batches[id];
+              return (
+                <tr key={id}>
+                  <td>
+                    <Link href={batchPath(id)} class="mono">
+                      {id}
+                    </Link>
+                  </td>
+                  {b === undefined ? (
+                    <td colSpan={6} class="muted">
+                      Loading…
+                    </td>
+                  ) : b instanceof Error ? (
+                    <td colSpan={6} class="muted">
+                      {b.message}
+                    </td>
+                  ) : (
+                    <>
                       <td>
-                        <Link href={batchPath(id)} class="mono">
-                          {id}
-                        </Link>
+                        <BatchProgress b={b} />
                       </td>
-                      {b === undefined ? (
-                        <td colSpan={6} class="muted">
-                          Loading…
-                        </td>
-                      ) : b instanceof Error ? (
-                        <td colSpan={6} class="muted">
-                          {b.message}
-                        </td>
-                      ) : (
-                        <>
-                          <td>
-                            <BatchProgress b={b} />
-                          </td>
-                          <td class="num">{b.pending}</td>
-                          <td class="num">{b.succeeded}</td>
-                          <td class="num">{b.failed}</td>
-                          <td title={utc(b.created_at)}>{utc(b.created_at)}</td>
-                          <td class="mono">{b.callback_queue || "—"}</td>
-                        </>
-                      )}
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+                      <td class="num">{b.pending}</td>
+                      <td class="num">{b.succeeded}</td>
+                      <td class="num">{b.failed}</td>
+                      <td title={utc(b.created_at)}>{utc(b.created_at)}</td>
+                      <td class="mono">{b.callback_queue || "—"}</td>
+                    </>
+                  )}
+                </tr>
+              );
+            })}
+          </Table>
         )}
       </section>
       <section class="card">
@@ -217,23 +198,14 @@ export function BatchDetail({ id }: { id: string }) {
     (e) => finishing(e) || e.type === "started" || e.type === "failed",
     2000,
   );
-  const notFound = error instanceof ApiError && (error.status === 404 || error.status === 400);
-  if (notFound)
+  if (isNotFound(error, true))
     return (
-      <Screen name="batch" title={"Batch " + id} ready={true}>
-        <div class="error" id="batch-not-found" role="alert">
-          Batch {id} not found in this namespace.
-        </div>
+      <Missing name="batch" title={"Batch " + id} id="batch-not-found" message={<>Batch {id} not found in this namespace.</>}>
         <p class="muted">A finished batch is removed with its jobs after the retention period.</p>
         <Link href="/batches">All batches</Link>
-      </Screen>
+      </Missing>
     );
-  if (!b)
-    return (
-      <Screen name="batch" title={"Batch " + id} ready={!!error}>
-        {error ? <ErrorBox error={error} /> : <Loading />}
-      </Screen>
-    );
+  if (!b) return <Unloaded name="batch" title={"Batch " + id} error={error} />;
   return (
     <Screen name="batch" title={"Batch " + b.id} ready={true}>
       {error && <ErrorBox error={error} />}
@@ -242,32 +214,18 @@ export function BatchDetail({ id }: { id: string }) {
           <h2>Progress</h2>
           <BatchProgress b={b} id="batch-progress" />
           <div class="stats batch-stats">
-            <div class="stat">
-              <span class="v">{b.total}</span>
-              <span class="k">jobs</span>
-            </div>
-            <div class="stat">
-              <span class="v">{b.pending}</span>
-              <span class="k">unfinished</span>
-            </div>
-            <div class="stat">
-              <span class="v">{b.succeeded}</span>
-              <span class="k">succeeded</span>
-            </div>
-            <div class="stat">
-              <span class="v">{b.failed}</span>
-              <span class="k">failed (dead or cancelled)</span>
-            </div>
+            <Stat value={b.total} label="jobs" />
+            <Stat value={b.pending} label="unfinished" />
+            <Stat value={b.succeeded} label="succeeded" />
+            <Stat value={b.failed} label="failed (dead or cancelled)" />
           </div>
           <p class="muted">A job counts at its first finish; retrying it later does not change these counts.</p>
         </section>
         <section class="card">
           <h2>Details</h2>
           <dl class="kv">
-            <dt>Created</dt>
-            <dd>{utc(b.created_at)}</dd>
-            <dt>Completed</dt>
-            <dd>
+            <KV k="Created">{utc(b.created_at)}</KV>
+            <KV k="Completed">
               {b.completed_at ? (
                 <>
                   {utc(b.completed_at)} <span class="muted">(took {between(b.created_at, b.completed_at)})</span>
@@ -275,9 +233,8 @@ export function BatchDetail({ id }: { id: string }) {
               ) : (
                 <span class="muted">not yet</span>
               )}
-            </dd>
-            <dt>Callback</dt>
-            <dd id="batch-callback">
+            </KV>
+            <KV k="Callback" id="batch-callback">
               {b.callback_queue ? (
                 <>
                   queue <QueueLink queue={b.callback_queue} />
@@ -293,7 +250,7 @@ export function BatchDetail({ id }: { id: string }) {
               ) : (
                 <span class="muted">none</span>
               )}
-            </dd>
+            </KV>
           </dl>
         </section>
       </div>

@@ -4,9 +4,11 @@
 // as it says it.
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { ApiError, post } from "../api";
+import { errorField, post } from "../api";
 import { JobLink } from "../components/links";
 import { Dialog, useAsync } from "../components/ui";
+import { FormFooter, Options } from "../components/forms";
+import { PRIORITIES } from "../filters";
 import { buildRequest, emptyForm, type EnqueueForm } from "./job-enqueue";
 import { QueuePicker } from "./job-queuepicker";
 import "./enqueue.css";
@@ -84,7 +86,7 @@ function EnqueueFormView({ onClose }: { onClose: () => void }) {
     setErrors({});
     await run(async () => setDone(await post<Enqueued>("/api/v1/enqueue", r.req)));
   };
-  const serverField = error instanceof ApiError && error.field ? error.field : "";
+  const serverField = errorField(error) ?? "";
 
   return (
     <form id="enqueue-form" class="enqueue-form" onSubmit={submit} noValidate>
@@ -103,9 +105,7 @@ function EnqueueFormView({ onClose }: { onClose: () => void }) {
           <Labelled id="enqueue-priority" label="Priority">
             <select {...inp("priority")} onChange={(e) => set("priority")(e.currentTarget.value)}>
               <option value="">Default (normal)</option>
-              <option value="critical">critical</option>
-              <option value="high">high</option>
-              <option value="normal">normal</option>
+              <Options choices={PRIORITIES} />
             </select>
           </Labelled>
           <Labelled id="enqueue-max-retries" label="Max retries" error={errors.maxRetries} hint="Empty: the queue's default.">
@@ -141,10 +141,7 @@ function EnqueueFormView({ onClose }: { onClose: () => void }) {
             <Labelled id="enqueue-backoff" label="Retry backoff">
               <select {...inp("backoff")} onChange={(e) => set("backoff")(e.currentTarget.value)}>
                 <option value="">Default</option>
-                <option value="exponential">exponential</option>
-                <option value="linear">linear</option>
-                <option value="fixed">fixed</option>
-                <option value="none">none</option>
+                <Options choices={["exponential", "linear", "fixed", "none"]} />
               </select>
             </Labelled>
             <Labelled id="enqueue-expire-after" label="Expire if not started within" error={errors.expireAfter} hint="10m, 1h or seconds">
@@ -166,14 +163,7 @@ function EnqueueFormView({ onClose }: { onClose: () => void }) {
           <JobLink job={done.job_id} /> ({done.status}).
         </p>
       )}
-      <div class="dialog-footer">
-        <button type="button" onClick={onClose} disabled={busy}>
-          Close
-        </button>
-        <button type="submit" id="enqueue-submit" class="primary" disabled={busy}>
-          {busy ? "Enqueuing…" : "Enqueue"}
-        </button>
-      </div>
+      <FormFooter id="enqueue-submit" busy={busy} onCancel={onClose} cancelLabel="Close" label={busy ? "Enqueuing…" : "Enqueue"} />
     </form>
   );
 }

@@ -3,7 +3,8 @@
 // said instead of offered as options the API does not have.
 import { useEffect, useState } from "preact/hooks";
 import { enc, post } from "../api";
-import { Dialog, ErrorBox, useAsync } from "../components/ui";
+import { Dialog, ErrorBox, KV, useAsync } from "../components/ui";
+import { FormFooter } from "../components/forms";
 import { QueuePicker } from "./job-queuepicker";
 
 export function MoveDialog(props: { open: boolean; jobId: string; queue: string; onClose: () => void; onMoved: (queue: string) => void }) {
@@ -28,8 +29,9 @@ export function MoveDialog(props: { open: boolean; jobId: string; queue: string;
     <Dialog open={props.open} title="Move job to queue" onClose={props.onClose} id="move-dialog">
       <form id="move-form" onSubmit={submit}>
         <dl class="kv">
-          <dt>Current queue</dt>
-          <dd class="mono">{props.queue}</dd>
+          <KV k="Current queue" class="mono">
+            {props.queue}
+          </KV>
         </dl>
         <QueuePicker id="move-queue" label="Target queue" value={target} onChange={setTarget} exclude={props.queue} />
         <p class="muted job-move-note">
@@ -37,14 +39,7 @@ export function MoveDialog(props: { open: boolean; jobId: string; queue: string;
           finished job can then be retried to run again from its first attempt.
         </p>
         <ErrorBox error={error} />
-        <div class="dialog-footer">
-          <button type="button" onClick={props.onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" id="move-submit" class="primary" disabled={busy || !target}>
-            {busy ? "Moving…" : "Move"}
-          </button>
-        </div>
+        <FormFooter id="move-submit" busy={busy} disabled={!target} onCancel={props.onClose} label={busy ? "Moving…" : "Move"} />
       </form>
     </Dialog>
   );

@@ -6,7 +6,9 @@ import { useApi } from "../hooks";
 import { Link } from "../router";
 import { batchPath } from "../lib/paths";
 import { JobLink } from "../components/links";
-import { Empty, StateBadge } from "../components/ui";
+import { Empty, Meter, StateBadge } from "../components/ui";
+import { Table } from "../components/table";
+import { exact } from "../lib/format";
 import { JsonView } from "../components/json";
 import { attemptsOf, between, clock, progressOf, timelineText, utc, type Job } from "./job-model";
 import type { Batch } from "./batches";
@@ -14,20 +16,17 @@ import type { Batch } from "./batches";
 export function ProgressBar({ progress }: { progress: unknown }) {
   const p = progressOf(progress);
   if (!p) return <JsonView value={progress} label="Progress" id="job-progress" />;
-  const text = `${p.current.toLocaleString("en-US")}/${p.total.toLocaleString("en-US")}`;
+  const text = `${exact(p.current)}/${exact(p.total)}`;
   return (
     <div class="job-progress" id="job-progress">
-      <div
-        class="progress"
-        role="progressbar"
+      <Meter
+        pct={p.pct ?? 0}
         aria-label="Progress"
         aria-valuemin={0}
         aria-valuemax={p.total > 0 ? p.total : undefined}
         aria-valuenow={p.current}
         aria-valuetext={text + (p.message ? " " + p.message : "")}
-      >
-        <span style={{ width: (p.pct ?? 0) + "%" }} />
-      </div>
+      />
       <span class="job-progress-text">
         {text}
         {p.pct !== undefined && <span class="muted"> ({Math.floor(p.pct)}%)</span>}
@@ -41,49 +40,34 @@ export function Attempts({ job }: { job: Job }) {
   const rows = attemptsOf(job);
   if (rows.length === 0) return <Empty>No attempt yet.</Empty>;
   return (
-    <div class="table-wrap">
-      <table class="data" id="job-attempts">
-        <thead>
-          <tr>
-            <th scope="col" class="num">
-              #
-            </th>
-            <th scope="col">Started</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Worker</th>
-            <th scope="col">Result</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r, i) => (
-            <tr key={i} data-attempt={r.n}>
-              <td class="num">{r.n}</td>
-              <td title={r.start ? utc(r.start) : undefined}>{r.start ? clock(r.start) : <span class="muted">—</span>}</td>
-              <td>{r.start ? between(r.start, r.end) + (r.outcome === "running" ? "…" : "") : "—"}</td>
-              <td class="trunc" title={r.worker}>
-                {r.worker ?? <span class="muted">—</span>}
-              </td>
-              <td class="wrap job-attempt-result">
-                {r.error !== undefined ? (
-                  <>
-                    <span class={"job-outcome job-outcome-" + r.outcome.replace(" ", "-")}>{r.outcome === "failed" ? "failed" : r.outcome}</span>{" "}
-                    <span class="job-error">{r.error}</span>
-                    {r.backtrace && (
-                      <details class="job-backtrace">
-                        <summary>Backtrace</summary>
-                        <pre>{r.backtrace}</pre>
-                      </details>
-                    )}
-                  </>
-                ) : (
-                  <span class={"job-outcome job-outcome-" + r.outcome.replace(" ", "-")}>{r.outcome}</span>
+    <Table id="job-attempts" cols={[{ label: "#", num: true }, "Started", "Duration", "Worker", "Result"]}>
+      {rows.map((r, i) => (
+        <tr key={i} data-attempt={r.n}>
+          <td class="num">{r.n}</td>
+          <td title={r.start ? utc(r.start) : undefined}>{r.start ? clock(r.start) : <span class="muted">—</span>}</td>
+          <td>{r.start ? between(r.start, r.end) + (r.outcome === "running" ? "…" : "") : "—"}</td>
+          <td class="trunc" title={r.worker}>
+            {r.worker ?? <span class="muted">—</span>}
+          </td>
+          <td class="wrap job-attempt-result">
+            {r.error !== undefined ? (
+              <>
+                <span class={"job-outcome job-outcome-" + r.outcome.replace(" ", "-")}>{r.outcome === "failed" ? "failed" : r.outcome}</span>{" "}
+                <span class="job-error">{r.error}</span>
+                {r.backtrace && (
+                  <details class="job-backtrace">
+                    <summary>Backtrace</summary>
+                    <pre>{r.backtrace}</pre>
+                  </details>
                 )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+              </>
+            ) : (
+              <span class={"job-outcome job-outcome-" + r.outcome.replace(" ", "-")}>{r.outcome}</span>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -1,13 +1,12 @@
 // The job detail (/console/jobs/<id>): everything GET /api/v1/jobs/{id}
 // says about one job, its actions (retry, cancel, move, delete), and live
 // reloads when the namespace's event stream names it.
-import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { ApiError, del, enc, post } from "../api";
+import { del, enc, isNotFound, post } from "../api";
 import { useApi, useInterval, useLiveReload } from "../hooks";
 import { QueueLink } from "../components/links";
 import { useSession } from "../session";
-import { Confirm, ErrorBox, Loading, Screen, StateBadge, useAsync } from "../components/ui";
+import { Confirm, ErrorBox, KV, Missing, Screen, StateBadge, Unloaded, useAsync } from "../components/ui";
 import { JsonView } from "../components/json";
 import { actionsFor, attemptLabel, between, utc, type Job } from "./job-model";
 import { Attempts, BatchLink, ChainLinks, DependsOn, ProgressBar, Timeline } from "./job-parts";
@@ -27,7 +26,7 @@ export function JobDetail({ id }: { id: string }) {
   const active = job?.state === "active";
   useInterval(reload, PROGRESS_REFRESH, active && !deleted);
 
-  const notFound = error instanceof ApiError && (error.status === 404 || error.status === 400);
+  const notFound = isNotFound(error, true);
   if (deleted)
     return (
       <Screen name="job" title={"Job " + id} ready={true}>
@@ -39,19 +38,11 @@ export function JobDetail({ id }: { id: string }) {
     );
   if (notFound)
     return (
-      <Screen name="job" title={"Job " + id} ready={true}>
-        <div class="error" id="job-not-found" role="alert">
-          Job {id} not found in this namespace.
-        </div>
+      <Missing name="job" title={"Job " + id} id="job-not-found" message={<>Job {id} not found in this namespace.</>}>
         <p class="muted">It may have been deleted, pruned after its retention period, or belong to another namespace.</p>
-      </Screen>
+      </Missing>
     );
-  if (!job)
-    return (
-      <Screen name="job" title={"Job " + id} ready={!!error}>
-        {error ? <ErrorBox error={error} /> : <Loading />}
-      </Screen>
-    );
+  if (!job) return <Unloaded name="job" title={"Job " + id} error={error} />;
   return (
     <Screen name="job" title={"Job " + job.id} ready={true} actions={<Actions job={job} reload={reload} onDeleted={() => setDeletedId(id)} />}>
       {error && <ErrorBox error={error} />}
@@ -96,31 +87,22 @@ export function JobDetail({ id }: { id: string }) {
   );
 }
 
-function Row({ k, children, id }: { k: string; children: ComponentChildren; id?: string }) {
-  return (
-    <>
-      <dt>{k}</dt>
-      <dd id={id}>{children}</dd>
-    </>
-  );
-}
-
 function Fields({ job }: { job: Job }) {
   const since = job.scheduled_at && job.created_at && job.scheduled_at > job.created_at ? job.scheduled_at : job.created_at;
   const tags = Object.entries(job.tags ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return (
     <dl class="kv job-fields">
-      <Row k="Queue" id="job-queue">
+      <KV k="Queue" id="job-queue">
         <QueueLink queue={job.queue} />
-      </Row>
-      <Row k="State" id="job-state">
+      </KV>
+      <KV k="State" id="job-state">
         <StateBadge state={job.state} /> <span class="muted">({attemptLabel(job.attempt, job.max_retries)})</span>
         {job.cancelling && <span class="badge state-cancelled"> cancel requested</span>}
         {job.dead_reason && <span class="muted"> — {job.dead_reason}</span>}
         {job.cancel_reason && <span class="muted"> — {job.cancel_reason}</span>}
-      </Row>
-      <Row k="Priority">{job.priority}</Row>
-      <Row k="Worker">
+      </KV>
+      <KV k="Priority">{job.priority}</KV>
+      <KV k="Worker">
         {job.worker ? (
           <>
             <span class="mono">{job.worker.id || "—"}</span>
@@ -129,35 +111,35 @@ function Fields({ job }: { job: Job }) {
         ) : (
           <span class="muted">—</span>
         )}
-      </Row>
-      <Row k="Created">{utc(job.created_at)}</Row>
-      {job.scheduled_at && job.scheduled_at !== job.created_at && <Row k="Scheduled for">{utc(job.scheduled_at)}</Row>}
+      </KV>
+      <KV k="Created">{utc(job.created_at)}</KV>
+      {job.scheduled_at && job.scheduled_at !== job.created_at && <KV k="Scheduled for">{utc(job.scheduled_at)}</KV>}
       {job.started_at && (
         // started_at is the latest attempt's start: the time it waited is the first attempt's only.
-        <Row k={job.attempt > 1 ? "Last started" : "Started"}>
+        <KV k={job.attempt > 1 ? "Last started" : "Started"}>
           {utc(job.started_at)} {job.attempt <= 1 && <span class="muted">({between(since, job.started_at)} queue time)</span>}
-        </Row>
+        </KV>
       )}
       {job.completed_at && (
-        <Row k="Completed">
+        <KV k="Completed">
           {utc(job.completed_at)} {job.started_at && <span class="muted">(ran {between(job.started_at, job.completed_at)})</span>}
-        </Row>
+        </KV>
       )}
-      {job.failed_at && <Row k="Last failure">{utc(job.failed_at)}</Row>}
+      {job.failed_at && <KV k="Last failure">{utc(job.failed_at)}</KV>}
       {job.next_attempt_at && (
-        <Row k="Next attempt">
+        <KV k="Next attempt">
           {utc(job.next_attempt_at)} <span class="muted">(in {between(new Date().toISOString(), job.next_attempt_at)})</span>
-        </Row>
+        </KV>
       )}
-      {job.lease_expires_at && <Row k="Lease expires">{utc(job.lease_expires_at)}</Row>}
-      {job.died_at && <Row k="Died">{utc(job.died_at)}</Row>}
-      {job.cancelled_at && <Row k="Cancelled">{utc(job.cancelled_at)}</Row>}
+      {job.lease_expires_at && <KV k="Lease expires">{utc(job.lease_expires_at)}</KV>}
+      {job.died_at && <KV k="Died">{utc(job.died_at)}</KV>}
+      {job.cancelled_at && <KV k="Cancelled">{utc(job.cancelled_at)}</KV>}
       {job.expires_at && (
-        <Row k="Expires">
+        <KV k="Expires">
           {utc(job.expires_at)} {job.expire_after && <span class="muted">(unless started within {job.expire_after})</span>}
-        </Row>
+        </KV>
       )}
-      <Row k="Retries">
+      <KV k="Retries">
         up to {job.max_retries}, {job.retry_backoff === "none" ? "no" : job.retry_backoff} backoff
         {job.retry_backoff !== "none" && (
           <span class="muted">
@@ -165,9 +147,9 @@ function Fields({ job }: { job: Job }) {
             ({job.retry_base_delay} base, {job.retry_max_delay} max)
           </span>
         )}
-      </Row>
-      {job.lease_duration && <Row k="Lease">{job.lease_duration}</Row>}
-      <Row k="Unique key" id="job-unique">
+      </KV>
+      {job.lease_duration && <KV k="Lease">{job.lease_duration}</KV>}
+      <KV k="Unique key" id="job-unique">
         {job.unique_key ? (
           <>
             <span class="mono">{job.unique_key}</span>
@@ -176,8 +158,8 @@ function Fields({ job }: { job: Job }) {
         ) : (
           <span class="muted">—</span>
         )}
-      </Row>
-      <Row k="Tags" id="job-tags">
+      </KV>
+      <KV k="Tags" id="job-tags">
         {tags.length ? (
           <ul class="job-tags">
             {tags.map(([k, v]) => (
@@ -189,23 +171,23 @@ function Fields({ job }: { job: Job }) {
         ) : (
           <span class="muted">—</span>
         )}
-      </Row>
+      </KV>
       {job.batch_id && (
-        <Row k="Batch">
+        <KV k="Batch">
           <BatchLink id={job.batch_id} />
-        </Row>
+        </KV>
       )}
       {job.chain_id && (
-        <Row k="Chain" id="job-chain">
+        <KV k="Chain" id="job-chain">
           <ChainLinks job={job} />
-        </Row>
+        </KV>
       )}
       {job.depends_on && job.depends_on.length > 0 && (
-        <Row k="Depends on">
+        <KV k="Depends on">
           <DependsOn ids={job.depends_on} />
-        </Row>
+        </KV>
       )}
-      <Row k="Updated">{utc(job.updated_at)}</Row>
+      <KV k="Updated">{utc(job.updated_at)}</KV>
     </dl>
   );
 }

@@ -259,11 +259,6 @@ export function errorText(e: Error | string | null | undefined): string {
   return e.message;
 }
 
-/** errorField is the field a 400 names, if any. */
-export function errorField(e: Error | null | undefined): string | undefined {
-  return e instanceof ApiError ? e.field : undefined;
-}
-
 /** queueHref is the console path of a queue's detail, with an optional state filter for its search panel. */
 export function queueHref(name: string, state?: string): string {
   return queuePath(name) + (state ? "?state=" + encodeURIComponent(state) : "");

@@ -2,6 +2,7 @@
 // badge, the oldest pending age that keeps counting between reloads, and
 // the throughput sparkline.
 import { useEffect, useMemo, useState } from "preact/hooks";
+import { Badge } from "../components/ui";
 import { formatAge, statusOf, type Queue } from "./queue-lib";
 
 // Glyphs every common font has (⏸ and kin are missing from many).
@@ -17,9 +18,9 @@ const statusHint = {
 export function QueueStatusBadge({ q }: { q: Pick<Queue, "paused" | "draining" | "drained"> }) {
   const s = statusOf(q);
   return (
-    <span class={"badge queue-status queue-" + s} title={statusHint[s]} data-status={s}>
-      <span aria-hidden="true">{statusGlyph[s]}</span> {s}
-    </span>
+    <Badge class={"queue-status queue-" + s} glyph={statusGlyph[s]} title={statusHint[s]} data-status={s}>
+      {s}
+    </Badge>
   );
 }
 

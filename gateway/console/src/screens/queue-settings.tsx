@@ -3,21 +3,10 @@
 // it: a 400 shows in the dialog naming its field, and nothing changes.
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { del, enc, get, post, put } from "../api";
-import { Dialog, ErrorBox, useAsync } from "../components/ui";
-import {
-  concurrencyBody,
-  DEFAULT_FIELDS,
-  defaultsBody,
-  defaultsForm,
-  errorField,
-  errorText,
-  specOf,
-  throttleBody,
-  type DefaultsForm,
-  type Queue,
-  type QueueDefaults,
-} from "./queue-lib";
+import { del, enc, errorField, get, post, put } from "../api";
+import { Dialog, ErrorBox, Field, useAsync } from "../components/ui";
+import { FormFooter, Options } from "../components/forms";
+import { concurrencyBody, DEFAULT_FIELDS, defaultsBody, defaultsForm, errorText, specOf, throttleBody, type DefaultsForm, type Queue, type QueueDefaults } from "./queue-lib";
 
 export type SettingsDialog = "concurrency" | "throttle" | "defaults" | "description";
 
@@ -51,6 +40,17 @@ export function SettingsDialogs(props: Props & { open: SettingsDialog | null }) 
   );
 }
 
+/** useSave runs one change at a time: the queue the server answers is saved and the dialog closed; a refusal stays in it. */
+function useSave({ onClose, onSaved }: Props) {
+  const a = useAsync();
+  const save = (change: () => Promise<Queue>) =>
+    a.run(async () => {
+      onSaved(await change());
+      onClose();
+    });
+  return { ...a, save };
+}
+
 /** Form is a dialog's form: submit with Enter or the save button, the server's error above the buttons. */
 function Form(props: {
   id: string;
@@ -76,16 +76,17 @@ function Form(props: {
           <ErrorBox error={errorText(props.error)} />
         </div>
       )}
-      <div class="dialog-footer">
-        {props.extra}
-        <button type="button" onClick={props.onClose} disabled={props.busy}>
-          Cancel
-        </button>
-        <button type="submit" id={props.id + "-save"} class="primary" disabled={props.busy}>
-          {props.busy ? "Saving…" : "Save"}
-        </button>
-      </div>
+      <FormFooter id={props.id + "-save"} busy={props.busy} onCancel={props.onClose} extra={props.extra} label={props.busy ? "Saving…" : "Save"} />
     </form>
+  );
+}
+
+/** Remove is a dialog's button that takes the setting away. */
+function Remove(props: { id: string; busy: boolean; onClick: () => void; children: ComponentChildren }) {
+  return (
+    <button type="button" class="dialog-extra" id={props.id} disabled={props.busy} onClick={props.onClick}>
+      {props.children}
+    </button>
   );
 }
 
@@ -95,32 +96,27 @@ function invalid(err: Error | null, ...names: string[]): true | undefined {
   return f && names.some((n) => f === n || f.endsWith("." + n)) ? true : undefined;
 }
 
-function ConcurrencyForm({ q, onClose, onSaved }: Props) {
+function ConcurrencyForm(props: Props) {
+  const { q } = props;
   const [max, setMax] = useState(q.concurrency === null ? "" : String(q.concurrency));
-  const a = useAsync();
-  const save = (fn: () => Promise<Queue>) =>
-    a.run(async () => {
-      onSaved(await fn());
-      onClose();
-    });
+  const a = useSave(props);
   return (
     <Form
       id="concurrency-form"
       error={a.error}
       busy={a.busy}
-      onClose={onClose}
-      onSubmit={() => save(() => post<Queue>(path(q, "concurrency"), concurrencyBody(max)))}
+      onClose={props.onClose}
+      onSubmit={() => a.save(() => post<Queue>(path(q, "concurrency"), concurrencyBody(max)))}
       extra={
         q.concurrency !== null && (
-          <button type="button" class="dialog-extra" id="concurrency-remove" disabled={a.busy} onClick={() => save(() => del<Queue>(path(q, "concurrency")))}>
+          <Remove id="concurrency-remove" busy={a.busy} onClick={() => a.save(() => del<Queue>(path(q, "concurrency")))}>
             Remove limit
-          </button>
+          </Remove>
         )
       }
     >
       <p class="muted">At most this many of the queue's jobs are active at once, across all workers (1: one at a time). Leave empty for no limit.</p>
-      <label class="field" for="concurrency-max">
-        <span class="label">Max active jobs</span>
+      <Field label="Max active jobs" for="concurrency-max">
         <input
           id="concurrency-max"
           name="max"
@@ -131,39 +127,34 @@ function ConcurrencyForm({ q, onClose, onSaved }: Props) {
           aria-invalid={invalid(a.error, "max", "concurrency")}
           onInput={(e) => setMax(e.currentTarget.value)}
         />
-      </label>
+      </Field>
     </Form>
   );
 }
 
-function ThrottleForm({ q, onClose, onSaved }: Props) {
+function ThrottleForm(props: Props) {
+  const { q } = props;
   const [rate, setRate] = useState(q.throttle ? String(q.throttle.rate) : "");
   const [period, setPeriod] = useState(q.throttle ? q.throttle.period : "1m");
-  const a = useAsync();
-  const save = (fn: () => Promise<Queue>) =>
-    a.run(async () => {
-      onSaved(await fn());
-      onClose();
-    });
+  const a = useSave(props);
   return (
     <Form
       id="throttle-form"
       error={a.error}
       busy={a.busy}
-      onClose={onClose}
-      onSubmit={() => save(() => post<Queue>(path(q, "throttle"), throttleBody(rate, period)))}
+      onClose={props.onClose}
+      onSubmit={() => a.save(() => post<Queue>(path(q, "throttle"), throttleBody(rate, period)))}
       extra={
         q.throttle && (
-          <button type="button" class="dialog-extra" id="throttle-remove" disabled={a.busy} onClick={() => save(() => del<Queue>(path(q, "throttle")))}>
+          <Remove id="throttle-remove" busy={a.busy} onClick={() => a.save(() => del<Queue>(path(q, "throttle")))}>
             Remove throttle
-          </button>
+          </Remove>
         )
       }
     >
       <p class="muted">Workers get at most this many of the queue's jobs in any window of the period.</p>
       <div class="dialog-row">
-        <label class="field" for="throttle-rate">
-          <span class="label">Rate (jobs)</span>
+        <Field label="Rate (jobs)" for="throttle-rate">
           <input
             id="throttle-rate"
             name="rate"
@@ -173,9 +164,8 @@ function ThrottleForm({ q, onClose, onSaved }: Props) {
             aria-invalid={invalid(a.error, "rate")}
             onInput={(e) => setRate(e.currentTarget.value)}
           />
-        </label>
-        <label class="field" for="throttle-period">
-          <span class="label">Per period</span>
+        </Field>
+        <Field label="Per period" for="throttle-period" hint="A duration such as 1s, 1m, 1h (1s to 7 days) or a number of seconds." hintId="throttle-period-hint">
           <input
             id="throttle-period"
             name="period"
@@ -185,10 +175,7 @@ function ThrottleForm({ q, onClose, onSaved }: Props) {
             aria-describedby="throttle-period-hint"
             onInput={(e) => setPeriod(e.currentTarget.value)}
           />
-          <span class="hint" id="throttle-period-hint">
-            A duration such as 1s, 1m, 1h (1s to 7 days) or a number of seconds.
-          </span>
-        </label>
+        </Field>
       </div>
     </Form>
   );
@@ -204,22 +191,11 @@ const defaultLabels: Record<keyof QueueDefaults, [string, string]> = {
   retention: ["Retention", "how long finished jobs are kept"],
 };
 
-function DefaultsFormView({ q, onClose, onSaved }: Props) {
-  const [f, setF] = useState<DefaultsForm>(() => defaultsForm(q.defaults));
-  const a = useAsync();
+function DefaultsFormView(props: Props) {
+  const [f, setF] = useState<DefaultsForm>(() => defaultsForm(props.q.defaults));
+  const a = useSave(props);
   return (
-    <Form
-      id="defaults-form"
-      error={a.error}
-      busy={a.busy}
-      onClose={onClose}
-      onSubmit={() =>
-        a.run(async () => {
-          onSaved(await post<Queue>(path(q, "defaults"), defaultsBody(f)));
-          onClose();
-        })
-      }
-    >
+    <Form id="defaults-form" error={a.error} busy={a.busy} onClose={props.onClose} onSubmit={() => a.save(() => post<Queue>(path(props.q, "defaults"), defaultsBody(f)))}>
       <p class="muted">What the queue's new jobs get for the fields their producer leaves out. Empty: no queue default. Saving replaces every default.</p>
       <div class="filters">
         {DEFAULT_FIELDS.map((k) => {
@@ -233,22 +209,16 @@ function DefaultsFormView({ q, onClose, onSaved }: Props) {
             onInput: (e: { currentTarget: { value: string } }) => setF({ ...f, [k]: e.currentTarget.value }),
           };
           return (
-            <label class="field" for={id} key={k}>
-              <span class="label">{label}</span>
+            <Field label={label} for={id} key={k} hint={hint}>
               {k === "retry_backoff" ? (
                 <select {...common} onChange={common.onInput}>
                   <option value="">no default</option>
-                  {["none", "fixed", "linear", "exponential"].map((b) => (
-                    <option key={b} value={b}>
-                      {b}
-                    </option>
-                  ))}
+                  <Options choices={["none", "fixed", "linear", "exponential"]} />
                 </select>
               ) : (
                 <input {...common} autoComplete="off" inputMode={k === "max_retries" ? "numeric" : undefined} placeholder="no default" />
               )}
-              {hint && <span class="hint">{hint}</span>}
-            </label>
+            </Field>
           );
         })}
       </div>
@@ -256,27 +226,23 @@ function DefaultsFormView({ q, onClose, onSaved }: Props) {
   );
 }
 
-function DescriptionForm({ q, onClose, onSaved }: Props) {
+function DescriptionForm(props: Props) {
+  const { q } = props;
   const [text, setText] = useState(q.description);
-  const a = useAsync();
+  const a = useSave(props);
   return (
     <Form
       id="description-form"
       error={a.error}
       busy={a.busy}
-      onClose={onClose}
+      onClose={props.onClose}
       onSubmit={() =>
-        a.run(async () => {
-          // The description is set only by PUT, which replaces the whole configuration: read the
-          // queue again just before and send its other settings as they are, so only the description changes.
-          const cur = await get<Queue>(path(q));
-          onSaved(await put<Queue>(path(q), specOf(cur, { description: text })));
-          onClose();
-        })
+        // The description is set only by PUT, which replaces the whole configuration: read the
+        // queue again just before and send its other settings as they are, so only the description changes.
+        a.save(async () => put<Queue>(path(q), specOf(await get<Queue>(path(q)), { description: text })))
       }
     >
-      <label class="field" for="description-text">
-        <span class="label">Description (at most 1,024 characters)</span>
+      <Field label="Description (at most 1,024 characters)" for="description-text">
         <textarea
           id="description-text"
           name="description"
@@ -285,7 +251,7 @@ function DescriptionForm({ q, onClose, onSaved }: Props) {
           aria-invalid={invalid(a.error, "description")}
           onInput={(e) => setText(e.currentTarget.value)}
         />
-      </label>
+      </Field>
     </Form>
   );
 }

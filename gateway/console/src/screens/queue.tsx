@@ -2,10 +2,12 @@
 // link that filters the job search below), description and job defaults;
 // pause, resume, drain, clear and delete; the settings dialogs; then the
 // search panel fixed to the queue. Reloads on this queue's job events.
-import { Fragment, type ComponentChildren } from "preact";
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, del, enc, post } from "../api";
-import { Confirm, Dialog, ErrorBox, Screen, num, useAsync } from "../components/ui";
+import { del, enc, isNotFound, post } from "../api";
+import { Confirm, Dialog, ErrorBox, KV, Notice, Screen, Stat, num, useAsync } from "../components/ui";
+import { FormFooter } from "../components/forms";
+import { counted, exact, plural } from "../lib/format";
 import { JobSearch } from "../components/search";
 import { useApi, useLiveReload } from "../hooks";
 import { Link, navigate, useLocation } from "../router";
@@ -60,7 +62,7 @@ export function QueueDetail({ name }: { name: string }) {
     });
   };
 
-  const missing = res.error instanceof ApiError && res.error.status === 404;
+  const missing = isNotFound(res.error);
   const ready = q !== undefined || res.error !== undefined;
   const base = queueHref(name);
   const curState = loc.query.get("state") ?? "";
@@ -100,7 +102,7 @@ export function QueueDetail({ name }: { name: string }) {
           onClick={() =>
             run("Drain", async () => {
               const d = await post<DrainAnswer>(`/api/v1/queues/${enc(name)}/drain`);
-              return d.drained ? "Drained: paused, and no job is active." : `Draining: paused; ${num(d.active)} active ${d.active === 1 ? "job" : "jobs"} still running.`;
+              return d.drained ? "Drained: paused, and no job is active." : `Draining: paused; ${num(d.active)} active ${plural(d.active, "job")} still running.`;
             })
           }
         >
@@ -119,26 +121,20 @@ export function QueueDetail({ name }: { name: string }) {
   return (
     <Screen name="queue" title={"Queue: " + name} ready={ready} actions={actions}>
       <ErrorBox error={act.error} />
-      {notice && (
-        <div class="notice" role="status" id="queue-notice">
-          {notice}
-        </div>
-      )}
+      <Notice id="queue-notice">{notice}</Notice>
       {res.error && <ErrorBox error={res.error} />}
       <div class="card">
         <div class="stats queue-stats">
-          <div class="stat" id="queue-status">
-            <span class="v">
-              <QueueStatusBadge q={q} />
-            </span>
-            <span class="k">Status{q.draining && !q.drained ? ` · ${num(q.counts.active)} active` : ""}</span>
-          </div>
-          <div class="stat" id="queue-throughput">
-            <span class="v">
-              {formatRate(q.throughput)} <Sparkline values={q.throughput_per_minute} />
-            </span>
-            <span class="k">Throughput (last 5 min)</span>
-          </div>
+          <Stat id="queue-status" value={<QueueStatusBadge q={q} />} label={"Status" + (q.draining && !q.drained ? ` · ${num(q.counts.active)} active` : "")} />
+          <Stat
+            id="queue-throughput"
+            value={
+              <>
+                {formatRate(q.throughput)} <Sparkline values={q.throughput_per_minute} />
+              </>
+            }
+            label="Throughput (last 5 min)"
+          />
           <Setting id="queue-concurrency-value" label="Concurrency" value={q.concurrency === null ? "no limit" : num(q.concurrency)}>
             {manage && (
               <button type="button" class="link" id="queue-concurrency" aria-label="Edit concurrency" onClick={() => setDialog("concurrency")}>
@@ -153,12 +149,7 @@ export function QueueDetail({ name }: { name: string }) {
               </button>
             )}
           </Setting>
-          <div class="stat" id="queue-oldest">
-            <span class="v">
-              <QueueAge q={q} loadedAt={loadedAt} />
-            </span>
-            <span class="k">Oldest pending</span>
-          </div>
+          <Stat id="queue-oldest" value={<QueueAge q={q} loadedAt={loadedAt} />} label="Oldest pending" />
         </div>
       </div>
 
@@ -174,7 +165,7 @@ export function QueueDetail({ name }: { name: string }) {
             class={"count count-" + s}
             data-state={s}
             aria-current={curState === s ? "true" : undefined}
-            aria-label={`${s}: ${q.counts[s].toLocaleString("en-US")}, show these jobs`}
+            aria-label={`${s}: ${exact(q.counts[s])}, show these jobs`}
           >
             <span class="v">{num(q.counts[s])}</span>
             <span class="k">{s}</span>
@@ -215,13 +206,13 @@ export function QueueDetail({ name }: { name: string }) {
           <Confirm
             open={dialog === "clear"}
             title={"Clear queue " + name}
-            confirmLabel={`Delete ${clearable(q.counts).toLocaleString("en-US")} jobs`}
+            confirmLabel={`Delete ${exact(clearable(q.counts))} jobs`}
             danger
             onClose={() => setDialog(null)}
             onConfirm={async () => {
               setNotice("");
               const r = await post<{ cleared: number }>(`/api/v1/queues/${enc(name)}/clear`);
-              setNotice(`Cleared ${r.cleared.toLocaleString("en-US")} ${r.cleared === 1 ? "job" : "jobs"}.`);
+              setNotice(`Cleared ${counted(r.cleared, "job")}.`);
               res.reload();
             }}
           >
@@ -236,14 +227,18 @@ export function QueueDetail({ name }: { name: string }) {
   );
 }
 
+/** Setting is a stat with its Edit button (for who may change it). */
 function Setting(props: { id: string; label: string; value: string; children?: ComponentChildren }) {
   return (
-    <div class="stat" id={props.id}>
-      <span class="v">{props.value}</span>
-      <span class="k">
-        {props.label} {props.children}
-      </span>
-    </div>
+    <Stat
+      id={props.id}
+      value={props.value}
+      label={
+        <>
+          {props.label} {props.children}
+        </>
+      }
+    />
   );
 }
 
@@ -263,10 +258,9 @@ function Defaults({ d }: { d: QueueDefaults | null }) {
   return (
     <dl class="kv" id="queue-defaults-list">
       {DEFAULT_FIELDS.map((k) => (
-        <Fragment key={k}>
-          <dt>{defaultNames[k]}</dt>
-          <dd data-field={k}>{d[k] === null || d[k] === undefined ? <span class="muted">—</span> : String(d[k])}</dd>
-        </Fragment>
+        <KV key={k} k={defaultNames[k]} data-field={k}>
+          {d[k] === null || d[k] === undefined ? <span class="muted">—</span> : String(d[k])}
+        </KV>
       ))}
     </dl>
   );
@@ -279,8 +273,8 @@ function ClearText({ q }: { q: Queue }) {
   return (
     <div id="clear-text">
       <p>
-        This deletes <strong>{n.toLocaleString("en-US")}</strong> {n === 1 ? "job" : "jobs"} waiting to run: {c.pending.toLocaleString("en-US")} pending,{" "}
-        {c.scheduled.toLocaleString("en-US")} scheduled and {c.retrying.toLocaleString("en-US")} retrying (as last read; jobs enqueued meanwhile go too).
+        This deletes <strong>{exact(n)}</strong> {plural(n, "job")} waiting to run: {exact(c.pending)} pending, {exact(c.scheduled)} scheduled and{" "}
+        {exact(c.retrying)} retrying (as last read; jobs enqueued meanwhile go too).
       </p>
       <p class="muted">
         Active jobs keep running; completed, dead, cancelled and held jobs stay. A deleted job counts as failed for its batch, and jobs that depend on it are
@@ -315,7 +309,7 @@ function DeleteQueueForm({ q, onClose }: { q: Queue; onClose: () => void }) {
       }}
     >
       <p>
-        This deletes the queue’s settings (pause, limits, defaults, description) and all its <strong>{total.toLocaleString("en-US")}</strong> jobs, in every state —
+        This deletes the queue’s settings (pause, limits, defaults, description) and all its <strong>{exact(total)}</strong> jobs, in every state —
         active ones too: their workers can no longer ack them. Jobs that depend on a deleted job are cancelled. A job enqueued to this name later starts a
         new queue with default settings. This cannot be undone.
       </p>
@@ -324,14 +318,7 @@ function DeleteQueueForm({ q, onClose }: { q: Queue; onClose: () => void }) {
         <input id="delete-queue-name" autoComplete="off" spellcheck={false} value={typedName} onInput={(e) => setTypedName(e.currentTarget.value)} />
       </label>
       <ErrorBox error={a.error} />
-      <div class="dialog-footer">
-        <button type="button" onClick={onClose} disabled={a.busy}>
-          Cancel
-        </button>
-        <button type="submit" id="delete-queue-ok" class="danger" disabled={a.busy || typedName !== q.name}>
-          Delete queue and {total.toLocaleString("en-US")} jobs
-        </button>
-      </div>
+      <FormFooter id="delete-queue-ok" danger busy={a.busy} disabled={typedName !== q.name} onCancel={onClose} label={`Delete queue and ${exact(total)} jobs`} />
     </form>
   );
 }

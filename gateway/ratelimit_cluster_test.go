@@ -1,0 +1,312 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// These tests run on the wall clock: they measure rates. Each phase lets
+// the buckets drain and the demands settle (warmUp) before it counts, so
+// a full bucket at the start (one second of the rate) and the interval
+// before two gateways first hear of each other (both take the whole limit
+// then) are left out of the figures.
+const warmUp = 2 * time.Second
+
+// within asserts an admitted rate is the limit ±10 %.
+func within(t *testing.T, limit, got float64, what string) {
+	t.Helper()
+	t.Logf("%s: %.1f admitted/s against a limit of %.0f (%+.1f %%)", what, got, limit, 100*(got-limit)/limit)
+	require.InDelta(t, limit, got, limit/10, what)
+}
+
+// loader sends one tenant's requests to one gateway at a steady rate,
+// open loop (the pace does not wait for answers), and records the answers.
+type loader struct {
+	t      *testing.T
+	url    string
+	auth   string
+	body   []byte
+	client *fasthttp.HostClient
+	rate   atomic.Int64 // requests a second
+
+	mu      sync.Mutex
+	answers []answer
+	skipped int // not sent: maxInFlight answers outstanding
+}
+
+type answer struct {
+	at      time.Time
+	status  int
+	limited bool // carried the RateLimit field
+}
+
+const maxInFlight = 32
+
+func newLoader(t *testing.T, gw *Server, key string, rate int64) *loader {
+	body, err := json.Marshal(enqueueBody)
+	require.NoError(t, err)
+	client := &fasthttp.HostClient{Addr: gw.Addr(), MaxConns: maxInFlight, MaxConnWaitTimeout: 30 * time.Second}
+	t.Cleanup(client.CloseIdleConnections)
+	l := &loader{t: t, url: "http://" + gw.Addr() + "/api/v1/enqueue", auth: "Bearer " + key, body: body, client: client}
+	l.rate.Store(rate)
+	return l
+}
+
+// run paces requests until ctx ends, in steps of 5 ms.
+func (l *loader) run(ctx context.Context, wg *sync.WaitGroup) {
+	defer wg.Done()
+	sem := make(chan struct{}, maxInFlight)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	last, owed := time.Now(), 0.0
+	for {
+		select {
+		case <-ctx.Done():
+			for range maxInFlight { // wait for the answers outstanding
+				sem <- struct{}{}
+			}
+			return
+		case now := <-tick.C:
+			owed += now.Sub(last).Seconds() * float64(l.rate.Load())
+			last = now
+			for ; owed >= 1; owed-- {
+				select {
+				case sem <- struct{}{}:
+					go func() {
+						defer func() { <-sem }()
+						l.send()
+					}()
+				default:
+					l.mu.Lock()
+					l.skipped++
+					l.mu.Unlock()
+				}
+			}
+		}
+	}
+}
+
+func (l *loader) send() {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(l.url)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.Header.Set(fasthttp.HeaderAuthorization, l.auth)
+	req.Header.SetContentType("application/json")
+	req.SetBodyRaw(l.body)
+	if err := l.client.DoTimeout(req, resp, 30*time.Second); err != nil {
+		return // a gateway stopped under the load
+	}
+	a := answer{at: time.Now(), status: resp.StatusCode(), limited: len(resp.Header.Peek(wire.RateLimitHeader)) > 0}
+	l.mu.Lock()
+	l.answers = append(l.answers, a)
+	l.mu.Unlock()
+}
+
+// rate is the answers of status per second in [from, to).
+func (l *loader) count(from, to time.Time, pick func(answer) bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, a := range l.answers {
+		if !a.at.Before(from) && a.at.Before(to) && pick(a) {
+			n++
+		}
+	}
+	return n
+}
+
+// admittedBy is how many requests of tenant tid gw's rps limit admitted
+// so far: counted where they are admitted, so unlike the answers' times
+// it does not move with the test process's own delays.
+func admittedBy(gw *Server, tid string) float64 {
+	v, ok := gw.plans.entries.Load(tid)
+	if !ok {
+		return 0
+	}
+	tr := v.(*planEntry).rates.Load()
+	if tr == nil || tr.rps == nil {
+		return 0
+	}
+	tr.rps.mu.Lock()
+	defer tr.rps.mu.Unlock()
+	return tr.rps.admitted
+}
+
+// window measures the requests of tenant tid gateways admit: start marks
+// its beginning, rate is what they admitted a second since.
+type window struct {
+	gws   []*Server
+	tid   string
+	start time.Time
+	n     float64
+}
+
+func (w *window) mark() {
+	w.start, w.n = time.Now(), 0
+	for _, gw := range w.gws {
+		w.n += admittedBy(gw, w.tid)
+	}
+}
+
+func (w *window) rate() float64 {
+	n := -w.n
+	for _, gw := range w.gws {
+		n += admittedBy(gw, w.tid)
+	}
+	return n / time.Since(w.start).Seconds()
+}
+
+func admittedRate(from, to time.Time, ls ...*loader) float64 {
+	n := 0
+	for _, l := range ls {
+		n += l.count(from, to, func(a answer) bool { return a.status == http.StatusCreated })
+	}
+	return float64(n) / to.Sub(from).Seconds()
+}
+
+// measure waits out warmUp, then measures for d what gws admit of
+// tenant tid a second, and returns it with the window, for the answers'
+// figures.
+func measure(d time.Duration, gws []*Server, tid string) (rate float64, from, to time.Time) {
+	time.Sleep(warmUp)
+	w := &window{gws: gws, tid: tid}
+	w.mark()
+	time.Sleep(d)
+	return w.rate(), w.start, time.Now()
+}
+
+// joinedPools starts n gateway members of one gossip pool and waits until
+// each sees them all.
+func joinedPools(t *testing.T, n int) []*gossip.Pool {
+	key := bytes.Repeat([]byte{7}, 32)
+	var pools []*gossip.Pool
+	for i := range n {
+		cfg := gossip.Config{NodeName: fmt.Sprintf("gw-%d", i+1), BindAddr: "127.0.0.1:0", Fast: true, Keys: [][]byte{key},
+			Meta: gossip.Meta{Role: gossip.RoleGateway, Version: "test"}}
+		if i > 0 {
+			cfg.Join = []string{pools[0].Addr()}
+		}
+		p, err := gossip.New(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Shutdown() })
+		pools = append(pools, p)
+	}
+	for _, p := range pools {
+		ch, cancel := p.Subscribe()
+		for p.NumMembers() < n {
+			select {
+			case <-ch:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s sees %d members of %d", p.Name(), p.NumMembers(), n)
+			}
+		}
+		cancel()
+	}
+	return pools
+}
+
+// scaled is v times loadScale.
+func scaled(v float64) int64 { return int64(v * loadScale) }
+
+// Two gateways in one gossip pool serve one tenant whose plan allows 200
+// requests a second (a quarter of all rates under the race detector).
+// Offered twice that, split evenly and then 80/20, they admit 200 a
+// second between them, ±10 %; when one stops, the other takes the whole
+// limit within a few seconds.
+func TestTwoGatewaysHoldOneLimitTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures rates for 20 s")
+	}
+	limit := scaled(200)
+	b := newBundle(t)
+	plans := servePlans(t, b.control)
+	plans.set(tenantA, limited("pro", limit, 0))
+	pools := joinedPools(t, 2)
+	var gws []*Server
+	for _, p := range pools {
+		b.start(t, func(c *Config) { c.Gossip = p })
+		b.waitReady(t)
+		gws = append(gws, b.gw)
+	}
+	key := b.key(t, tenancy.RoleProducer, "default")
+	l1, l2 := newLoader(t, gws[0], key, limit), newLoader(t, gws[1], key, limit)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go l1.run(ctx, &wg)
+	go l2.run(ctx, &wg)
+	defer func() { cancel(); wg.Wait() }()
+	L := float64(limit)
+
+	answered := func(what string, from, to time.Time, ls ...*loader) {
+		t.Logf("%s: the clients saw %.1f admitted/s", what, admittedRate(from, to, ls...))
+	}
+	rate, from, to := measure(5*time.Second, gws, tenantA)
+	within(t, L, rate, fmt.Sprintf("even split, %d + %d offered", limit, limit))
+	answered("even split", from, to, l1, l2)
+
+	l1.rate.Store(scaled(320))
+	l2.rate.Store(scaled(80))
+	rate, from, to = measure(5*time.Second, gws, tenantA)
+	within(t, L, rate, fmt.Sprintf("80/20 split, %d + %d offered", scaled(320), scaled(80)))
+	answered("80/20 split", from, to, l1, l2)
+	t.Logf("80/20: the clients saw gateway 1 admit %.1f/s, gateway 2 %.1f/s", admittedRate(from, to, l1), admittedRate(from, to, l2))
+
+	// Gateway 2 goes away without a word (no Leave): its share returns
+	// once its last report lapses (eight intervals, 2 s) or the pool
+	// drops it, whichever comes first.
+	require.NoError(t, gws[1].Stop())
+	require.NoError(t, pools[1].Shutdown())
+	rate, from, to = measure(2*time.Second, gws[:1], tenantA) // from 2 s after it stopped
+	within(t, L, rate, fmt.Sprintf("gateway 1 alone, %d offered, from 2 s after gateway 2 stopped", scaled(320)))
+	answered("gateway 1 alone", from, to, l1)
+}
+
+// A tenant flooding a gateway is held to its limit while another tenant,
+// without limits, keeps its pace on the same gateway.
+func TestANoisyTenantIsLimitedWhileAnotherKeepsItsPace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures rates for 5 s")
+	}
+	limit := scaled(100)
+	b := newBundle(t)
+	plans := servePlans(t, b.control)
+	plans.set(tenantA, limited("starter", limit, 0))
+	b.start(t)
+	b.waitReady(t)
+	noisy := newLoader(t, b.gw, b.key(t, tenancy.RoleProducer, "default"), scaled(400))
+	quiet := newLoader(t, b.gw, b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default")), scaled(200))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go noisy.run(ctx, &wg)
+	go quiet.run(ctx, &wg)
+	rate, from, to := measure(3*time.Second, []*Server{b.gw}, tenantA)
+	cancel()
+	wg.Wait()
+
+	within(t, float64(limit), rate, fmt.Sprintf("the noisy tenant, %d offered", scaled(400)))
+	t.Logf("the noisy tenant: the clients saw %.1f admitted/s", admittedRate(from, to, noisy))
+	require.Greater(t, noisy.count(from, to, func(a answer) bool { return a.status == http.StatusTooManyRequests }), 0)
+	quietRate := admittedRate(from, to, quiet)
+	t.Logf("the quiet tenant: %.1f admitted/s of %d offered", quietRate, scaled(200))
+	require.InDelta(t, float64(scaled(200)), quietRate, float64(scaled(200))*0.05, "the quiet tenant keeps its pace")
+	require.Zero(t, quiet.count(time.Time{}, time.Now(), func(a answer) bool { return a.status != http.StatusCreated || a.limited }),
+		"the quiet tenant is never refused and carries no RateLimit field")
+}

@@ -7,6 +7,7 @@ import { useStreamState } from "./hooks";
 import { Link, match, navigate, useLocation } from "./router";
 import { allows, Ctx, loadSession, signIn, signOut, type Session } from "./session";
 import { ErrorBox } from "./components/ui";
+import { Options } from "./components/forms";
 import { routes } from "./routes";
 import { EnqueueButton } from "./screens/enqueue";
 
@@ -17,6 +18,15 @@ function initialTheme(): "light" | "dark" {
   const t = localStorage.getItem(THEME_KEY);
   if (t === "light" || t === "dark") return t;
   return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+/** resumeSession loads the session in the namespace last used here; one the key may not use falls back to the key's default. */
+async function resumeSession(): Promise<Session | null> {
+  const saved = localStorage.getItem(NS_KEY) ?? "";
+  let s = await loadSession(saved || undefined);
+  if (s && saved && s.namespace !== saved) s = await loadSession(s.default_namespace);
+  if (s) setNamespace(s.namespace);
+  return s;
 }
 
 export function App() {
@@ -30,19 +40,10 @@ export function App() {
 
   useEffect(() => {
     onSignedOut(() => setSession(null));
-    const saved = localStorage.getItem(NS_KEY) ?? "";
-    loadSession(saved || undefined).then(
-      async (s) => {
-        // A saved namespace the key may not use falls back to the key's default.
-        if (s && saved && s.namespace !== saved) s = await loadSession(s.default_namespace);
-        if (s) setNamespace(s.namespace);
-        setSession(s);
-      },
-      (e) => {
-        setError(e);
-        setSession(null);
-      },
-    );
+    resumeSession().then(setSession, (e) => {
+      setError(e);
+      setSession(null);
+    });
   }, []);
 
   const toggleTheme = () => {
@@ -56,13 +57,7 @@ export function App() {
     return (
       <SignIn
         error={error}
-        onSignedIn={async () => {
-          const saved = localStorage.getItem(NS_KEY) ?? "";
-          let s = await loadSession(saved || undefined);
-          if (s && saved && s.namespace !== saved) s = await loadSession(s.default_namespace);
-          if (s) setNamespace(s.namespace);
-          setSession(s);
-        }}
+        onSignedIn={async () => setSession(await resumeSession())}
       />
     );
   return (
@@ -254,11 +249,7 @@ function NamespaceSwitcher(props: { session: Session; onChange: (ns: string) => 
     <label class="ns-switch" title={err ? err.message : undefined}>
       <span class="sr-only">Namespace</span>
       <select id="namespace" aria-label="Namespace" value={ns} onFocus={load} onChange={(e) => props.onChange(e.currentTarget.value)}>
-        {(names.includes(ns) ? names : [ns, ...names]).map((n) => (
-          <option key={n} value={n}>
-            {n}
-          </option>
-        ))}
+        <Options choices={names.includes(ns) ? names : [ns, ...names]} />
       </select>
     </label>
   );

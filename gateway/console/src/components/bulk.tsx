@@ -9,6 +9,9 @@ import { useSession } from "../session";
 import { BulkRun, type BulkAccepted, type BulkResult, type BulkRunState } from "./bulk-run";
 import { preview, type SearchJob } from "./search-results";
 import { Confirm, Dialog, ErrorBox } from "./ui";
+import { FormFooter, Options } from "./forms";
+import { Table } from "./table";
+import { counted, exact } from "../lib/format";
 
 interface ActionInfo {
   id: string;
@@ -53,10 +56,10 @@ interface Pending {
 
 /** countWords is "50 dead jobs in emails.send matching …" or "3 selected jobs". */
 export function countWords(sel: BulkSelection): string {
-  if ("ids" in sel) return `${sel.ids.length.toLocaleString("en-US")} selected job${sel.ids.length === 1 ? "" : "s"}`;
+  if ("ids" in sel) return counted(sel.ids.length, "selected job");
   let d = describeFilter(sel.filter);
   if (sel.exact && sel.total === 1) d = d.replace(/\bjobs\b/, "job");
-  return `${sel.exact ? "" : "at least "}${sel.total.toLocaleString("en-US")} ${d}`;
+  return `${sel.exact ? "" : "at least "}${exact(sel.total)} ${d}`;
 }
 
 /** sentence is the confirmation's "This will retry 50 dead jobs in … ." */
@@ -118,7 +121,7 @@ export function BulkBar(props: {
         <span class="bulk-label">
           {count > 0 && sel ? (
             <>
-              Bulk actions for <strong id="bulk-count">{"ids" in sel ? `${count} selected` : `all ${sel.exact ? "" : "≥ "}${count.toLocaleString("en-US")} matching`}</strong>:
+              Bulk actions for <strong id="bulk-count">{"ids" in sel ? `${count} selected` : `all ${sel.exact ? "" : "≥ "}${exact(count)} matching`}</strong>:
             </>
           ) : (
             <span class="muted">Select jobs, or all matching, for bulk actions:</span>
@@ -165,14 +168,7 @@ export function BulkBar(props: {
             <span class="hint">A queue that does not exist yet is created by the move.</span>
           </label>
           <ErrorBox error={targetErr} />
-          <div class="dialog-footer">
-            <button type="button" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" id="bulk-move-next" class="primary">
-              Next
-            </button>
-          </div>
+          <FormFooter id="bulk-move-next" onCancel={close} label="Next" />
         </form>
       </Dialog>
 
@@ -186,21 +182,10 @@ export function BulkBar(props: {
           <label class="field" for="bulk-priority-value">
             <span class="label">New priority</span>
             <select id="bulk-priority-value" value={pending?.priority ?? "high"} onChange={(e) => setPending({ ...pending!, priority: e.currentTarget.value })}>
-              {PRIORITIES.map((p) => (
-                <option key={p} value={p}>
-                  {p}
-                </option>
-              ))}
+              <Options choices={PRIORITIES} />
             </select>
           </label>
-          <div class="dialog-footer">
-            <button type="button" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" id="bulk-priority-next" class="primary">
-              Next
-            </button>
-          </div>
+          <FormFooter id="bulk-priority-next" onCancel={close} label="Next" />
         </form>
       </Dialog>
 
@@ -210,7 +195,7 @@ export function BulkBar(props: {
         confirmLabel={
           info && sel
             ? "ids" in sel || sel.exact
-              ? `${info.title} ${count.toLocaleString("en-US")} job${count === 1 ? "" : "s"}`
+              ? `${info.title} ${counted(count, "job")}`
               : `${info.title} all matching`
             : "Confirm"
         }
@@ -230,25 +215,20 @@ export function BulkBar(props: {
             {shown.length > 0 && (
               <>
                 <p class="label">Preview (first {shown.length}):</p>
-                <div class="table-wrap">
-                  <table class="data bulk-preview">
-                    <thead>
-                      <tr>
-                        <th scope="col">Job</th>
-                        <th scope="col">Payload</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {shown.map((j) => (
-                        <tr key={j.id}>
-                          <td class="mono">{j.id}</td>
-                          <td class="mono trunc">{preview(j.payload, 40)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-                {more > 0 && <p class="muted">… and {sel && !("ids" in sel) && !sel.exact ? "at least " : ""}{more.toLocaleString("en-US")} more</p>}
+                <Table class="bulk-preview" cols={["Job", "Payload"]}>
+                  {shown.map((j) => (
+                    <tr key={j.id}>
+                      <td class="mono">{j.id}</td>
+                      <td class="mono trunc">{preview(j.payload, 40)}</td>
+                    </tr>
+                  ))}
+                </Table>
+                {more > 0 && (
+                  <p class="muted">
+                    … and {sel && !("ids" in sel) && !sel.exact ? "at least " : ""}
+                    {exact(more)} more
+                  </p>
+                )}
               </>
             )}
           </div>

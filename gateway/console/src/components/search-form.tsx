@@ -14,6 +14,7 @@ import {
   type TextKey,
   type TimeKey,
 } from "../filters";
+import { Options } from "./forms";
 
 /** utcOffset writes the viewer's offset from UTC ("UTC+01:00"). */
 function utcOffset(d = new Date()): string {
@@ -79,6 +80,8 @@ export function SearchForm(props: {
       </div>
     );
   };
+  // A control the problem of its field marks and describes.
+  const described = (k: FilterKey) => ({ "aria-invalid": problems[k] ? true : undefined, "aria-describedby": problems[k] ? "search-" + k + "-error" : undefined });
   const text = (k: TextKey, placeholder?: string, hint?: string, cls?: string) =>
     field(
       k,
@@ -91,38 +94,16 @@ export function SearchForm(props: {
         value={isFixed(k) ? String(fixed[k]) : form[k]}
         disabled={isFixed(k)}
         title={isFixed(k) ? "Fixed on this screen" : undefined}
+        {...described(k)}
         aria-invalid={problems[k] || props.serverField === k ? true : undefined}
-        aria-describedby={problems[k] ? "search-" + k + "-error" : undefined}
         onInput={(e) => set(k, e.currentTarget.value)}
       />,
       hint,
       cls,
     );
-  const time = (k: TimeKey) =>
-    field(
-      k,
-      <input
-        id={"search-" + k}
-        type="datetime-local"
-        value={form[k]}
-        aria-invalid={problems[k] ? true : undefined}
-        aria-describedby={problems[k] ? "search-" + k + "-error" : undefined}
-        onInput={(e) => set(k, e.currentTarget.value)}
-      />,
-    );
+  const time = (k: TimeKey) => field(k, <input id={"search-" + k} type="datetime-local" value={form[k]} {...described(k)} onInput={(e) => set(k, e.currentTarget.value)} />);
   const number = (k: "attempt_min" | "attempt_max") =>
-    field(
-      k,
-      <input
-        id={"search-" + k}
-        type="text"
-        inputMode="numeric"
-        value={form[k]}
-        aria-invalid={problems[k] ? true : undefined}
-        aria-describedby={problems[k] ? "search-" + k + "-error" : undefined}
-        onInput={(e) => set(k, e.currentTarget.value)}
-      />,
-    );
+    field(k, <input id={"search-" + k} type="text" inputMode="numeric" value={form[k]} {...described(k)} onInput={(e) => set(k, e.currentTarget.value)} />);
   const stateFixed = isFixed("state");
 
   return (
@@ -163,11 +144,7 @@ export function SearchForm(props: {
           "priority",
           <select id="search-priority" value={form.priority} onChange={(e) => set("priority", e.currentTarget.value)} disabled={isFixed("priority")}>
             <option value="">All</option>
-            {PRIORITIES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
+            <Options choices={PRIORITIES} />
           </select>,
         )}
         {field(
@@ -178,8 +155,7 @@ export function SearchForm(props: {
             spellcheck={false}
             placeholder="tenant=acme, tier=gold"
             value={form.tags}
-            aria-invalid={problems.tags ? true : undefined}
-            aria-describedby={problems.tags ? "search-tags-error" : undefined}
+            {...described("tags")}
             onInput={(e) => set("tags", e.currentTarget.value)}
           />,
           "key=value, comma-separated; all must match",

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api";
 import { useSession } from "../session";
+import { Options } from "../components/forms";
 
 export const OTHER = "__other__";
 
@@ -42,11 +43,7 @@ export function QueuePicker(props: { id: string; label: string; value: string; o
           }}
         >
           <option value="">{names === null ? "Loading queues…" : "Choose a queue…"}</option>
-          {list.map((n) => (
-            <option key={n} value={n}>
-              {n}
-            </option>
-          ))}
+          <Options choices={list} />
           <option value={OTHER}>Another queue…</option>
         </select>
       </label>

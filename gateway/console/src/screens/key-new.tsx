@@ -120,12 +120,7 @@ function KeyForm(props: Props) {
         <Field label="Role" for="key-role">
           <select id="key-role" value={role} onChange={(e) => setRole(val(e))} disabled={!rolesKnown}>
             {!rolesKnown && <option value={role}>{roles.error ? "no role this key may grant" : "Loading…"}</option>}
-            {roleChoices.map((r) => (
-              <option key={r.name} value={r.name}>
-                {r.name}
-                {r.builtin ? "" : " (custom)"}
-              </option>
-            ))}
+            <Options choices={roleChoices.map((r) => ({ value: r.name, label: r.name + (r.builtin ? "" : " (custom)") }))} />
           </select>
         </Field>
       </div>

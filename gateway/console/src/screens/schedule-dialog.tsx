@@ -4,7 +4,8 @@
 // is the one that counts, so the browser does not guess).
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, post } from "../api";
-import { ago, Dialog, ErrorBox, Loading } from "../components/ui";
+import { ago, Dialog, ErrorBox, Field, Loading } from "../components/ui";
+import { FormFooter, Options } from "../components/forms";
 import { loadSchedule, saveSchedule } from "./schedule-api";
 import {
   emptyForm,
@@ -160,8 +161,7 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
       <ErrorBox error={loadError && "Could not load the schedule as stored now (" + loadError.message + "); editing the list's copy."} />
       <div class="schedule-fields two">
         <Text id="schedule-name" label="Name" value={form.name} onInput={(v) => set("name", v)} invalid={invalid("name")} required />
-        <label class="field" for="schedule-queue">
-          <span class="label">Queue</span>
+        <Field label="Queue" for="schedule-queue">
           <input
             id="schedule-queue"
             list="schedule-queues"
@@ -175,9 +175,8 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
               <option key={q} value={q} />
             ))}
           </datalist>
-        </label>
-        <label class="field" for="schedule-cron">
-          <span class="label">Cron</span>
+        </Field>
+        <Field label="Cron" for="schedule-cron" hint="minute hour day-of-month month day-of-week, or @hourly, @daily, @every 90s" hintId="schedule-cron-hint">
           <input
             id="schedule-cron"
             class="mono"
@@ -190,12 +189,8 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
             aria-describedby="schedule-cron-hint cron-status"
             onInput={(e) => set("cron", e.currentTarget.value)}
           />
-          <span class="hint" id="schedule-cron-hint">
-            minute hour day-of-month month day-of-week, or @hourly, @daily, @every 90s
-          </span>
-        </label>
-        <label class="field" for="schedule-timezone">
-          <span class="label">Time zone</span>
+        </Field>
+        <Field label="Time zone" for="schedule-timezone">
           <input
             id="schedule-timezone"
             list="schedule-timezones"
@@ -208,7 +203,7 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
             onInput={(e) => set("timezone", e.currentTarget.value)}
           />
           {zoneList}
-        </label>
+        </Field>
       </div>
 
       <div id="cron-status" class="cron-status" aria-live="polite">
@@ -225,8 +220,7 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
         )}
       </div>
 
-      <label class="field" for="schedule-payload">
-        <span class="label">Payload (JSON, optional)</span>
+      <Field label="Payload (JSON, optional)" for="schedule-payload">
         <textarea
           id="schedule-payload"
           spellcheck={false}
@@ -234,21 +228,15 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
           aria-invalid={invalid("payload") || undefined}
           onInput={(e) => set("payload", e.currentTarget.value)}
         />
-      </label>
+      </Field>
       <div class="schedule-fields">
-        <label class="field" for="schedule-priority">
-          <span class="label">Priority</span>
+        <Field label="Priority" for="schedule-priority">
           <select id="schedule-priority" value={form.priority} onChange={(e) => set("priority", e.currentTarget.value)}>
-            {PRIORITIES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
+            <Options choices={PRIORITIES} />
           </select>
-        </label>
+        </Field>
         <Text id="schedule-unique-key" label="Unique key (optional)" value={form.unique_key} onInput={(v) => set("unique_key", v)} invalid={invalid("unique_key")} />
-        <label class="field" for="schedule-max-retries">
-          <span class="label">Max retries</span>
+        <Field label="Max retries" for="schedule-max-retries">
           <input
             id="schedule-max-retries"
             type="number"
@@ -260,7 +248,7 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
             aria-invalid={invalid("max_retries") || undefined}
             onInput={(e) => set("max_retries", e.currentTarget.value)}
           />
-        </label>
+        </Field>
         <label class="check schedule-enabled" for="schedule-enabled">
           <input id="schedule-enabled" type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.currentTarget.checked)} />
           Enabled
@@ -272,22 +260,14 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
           {refusal.message}
         </div>
       )}
-      <div class="dialog-footer">
-        <button type="button" onClick={props.onClose} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" id="schedule-save" class="primary" disabled={busy}>
-          {busy ? "Saving…" : editing ? "Save" : "Create"}
-        </button>
-      </div>
+      <FormFooter id="schedule-save" busy={busy} onCancel={props.onClose} label={busy ? "Saving…" : editing ? "Save" : "Create"} />
     </form>
   );
 }
 
 function Text(props: { id: string; label: string; value: string; onInput: (v: string) => void; invalid?: boolean; required?: boolean }) {
   return (
-    <label class="field" for={props.id}>
-      <span class="label">{props.label}</span>
+    <Field label={props.label} for={props.id}>
       <input
         id={props.id}
         required={props.required}
@@ -295,7 +275,7 @@ function Text(props: { id: string; label: string; value: string; onInput: (v: st
         aria-invalid={props.invalid || undefined}
         onInput={(e) => props.onInput(e.currentTarget.value)}
       />
-    </label>
+    </Field>
   );
 }
 
@@ -310,7 +290,6 @@ function ZoneList({ zones }: { zones: string[] }) {
 }
 
 function Runs({ runs, tz }: { runs: string[]; tz: string }) {
-  const now = Date.now();
   if (runs.length === 0) return <p class="muted">This expression matches no future time.</p>;
   return (
     <div class="cron-preview">
@@ -318,14 +297,24 @@ function Runs({ runs, tz }: { runs: string[]; tz: string }) {
       <ol id="cron-preview">
         {runs.map((at) => (
           <li key={at} data-at={at}>
-            <time dateTime={at} title={"Your time: " + new Date(at).toLocaleString()}>
-              {formatRun(at, tz)}
-            </time>{" "}
-            <span class="muted">{ago(at, now)}</span>
+            <RunAt at={at} tz={tz} relClass="muted" />
           </li>
         ))}
       </ol>
     </div>
+  );
+}
+
+/** RunAt shows a run time in the schedule's zone (the viewer's own time as its title), and how far off it is. */
+export function RunAt({ at, tz, relClass = "muted rel" }: { at: string | null; tz: string; relClass?: string }) {
+  if (!at) return <span class="muted">—</span>;
+  return (
+    <>
+      <time dateTime={at} title={"Your time: " + new Date(at).toLocaleString()}>
+        {formatRun(at, tz)}
+      </time>{" "}
+      <span class={relClass}>{ago(at)}</span>
+    </>
   );
 }
 

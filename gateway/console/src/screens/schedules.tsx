@@ -8,13 +8,13 @@ import { settled, useApi, useLiveReload, useTick } from "../hooks";
 import { setParam, useLocation } from "../router";
 import { JobLink, QueueLink } from "../components/links";
 import { useSession } from "../session";
-import { ago, Badge, ConfirmOn, Empty, ErrorBox, Notice, Pager, Screen } from "../components/ui";
+import { Badge, ConfirmOn, Empty, ErrorBox, Notice, Pager, Screen } from "../components/ui";
 import { FilterBox } from "../components/forms";
 import { RowButton, Table } from "../components/table";
 import { plural } from "../lib/format";
-import { ScheduleDialog } from "./schedule-dialog";
+import { RunAt, ScheduleDialog } from "./schedule-dialog";
 import { paginate } from "./queue-lib";
-import { formatRun, matches, type Schedule, type ScheduleList } from "./schedule-logic";
+import { matches, type Schedule, type ScheduleList } from "./schedule-logic";
 import "./schedules.css";
 
 /** Rows per page: the API answers every schedule at once, the page shows them in pages. */
@@ -188,18 +188,5 @@ export function Schedules() {
         </ConfirmOn>
       )}
     </Screen>
-  );
-}
-
-/** RunAt shows a run time in the schedule's zone, and how far off it is. */
-function RunAt({ at, tz }: { at: string | null; tz: string }) {
-  if (!at) return <span class="muted">—</span>;
-  return (
-    <>
-      <time dateTime={at} title={"Your time: " + new Date(at).toLocaleString()}>
-        {formatRun(at, tz)}
-      </time>{" "}
-      <span class="muted rel">{ago(at)}</span>
-    </>
   );
 }

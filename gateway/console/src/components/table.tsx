@@ -86,6 +86,20 @@ export function RowButton(props: {
   );
 }
 
+/** EditDelete are a row's Edit and Delete buttons, named for the row's object (noun name); data-edit-<attr> and data-delete-<attr> hold its name. */
+export function EditDelete(props: { noun: string; name: string; attr: string; onEdit: () => void; onDelete: () => void }) {
+  return (
+    <>
+      <RowButton data={{ [`data-edit-${props.attr}`]: props.name }} name={`Edit ${props.noun} ${props.name}`} onClick={props.onEdit}>
+        Edit
+      </RowButton>
+      <RowButton data={{ [`data-delete-${props.attr}`]: props.name }} name={`Delete ${props.noun} ${props.name}`} danger onClick={props.onDelete}>
+        Delete
+      </RowButton>
+    </>
+  );
+}
+
 /** NumCell is a right-aligned number cell that tests find by its column (data-col). */
 export function NumCell(props: { col: string; class?: string; children: ComponentChildren }) {
   return (

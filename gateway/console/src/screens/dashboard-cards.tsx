@@ -40,12 +40,7 @@ export function WorkersCard(props: { workers: Loaded<{ workers: Worker[] }> }) {
                 {w.hostname || <span class="muted">—</span>}
               </td>
               <td class="num">{num(w.active_jobs)}</td>
-              <td>
-                <Time at={w.last_seen} />
-              </td>
-              <td>
-                <WorkerStatus status={w.status} />
-              </td>
+              <WorkerSeen w={w} />
             </tr>
           ))}
         </Table>
@@ -54,8 +49,22 @@ export function WorkersCard(props: { workers: Loaded<{ workers: Worker[] }> }) {
   );
 }
 
+/** WorkerSeen are a worker row's last two cells: when it was last seen, and its status. */
+export function WorkerSeen({ w }: { w: Worker }) {
+  return (
+    <>
+      <td>
+        <Time at={w.last_seen} />
+      </td>
+      <td>
+        <WorkerStatus status={w.status} />
+      </td>
+    </>
+  );
+}
+
 /** WorkerStatus is a worker's status as a badge with a glyph (not colour alone). */
-export function WorkerStatus({ status }: { status: string }) {
+function WorkerStatus({ status }: { status: string }) {
   return (
     <Badge class={"wstate-" + status} glyph={status === "active" ? "●" : "○"}>
       {status}

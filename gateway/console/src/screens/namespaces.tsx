@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
 import { Empty, ErrorBox, Notice, Screen, Time } from "../components/ui";
-import { RowButton, Table } from "../components/table";
+import { EditDelete, RowButton, Table } from "../components/table";
 import { NamespaceDelete } from "./namespace-delete";
 import { NamespaceDialog } from "./namespace-dialog";
 import { retentionLabel, type Namespace, type NamespaceList } from "./namespace-util";
@@ -64,16 +64,7 @@ export function Namespaces() {
                     Switch to
                   </RowButton>
                 )}
-                {manage && (
-                  <>
-                    <RowButton data={{ "data-edit-ns": ns.name }} name={`Edit namespace ${ns.name}`} onClick={() => setEditing(ns)}>
-                      Edit
-                    </RowButton>
-                    <RowButton data={{ "data-delete-ns": ns.name }} name={`Delete namespace ${ns.name}`} danger onClick={() => setDeleting(ns)}>
-                      Delete
-                    </RowButton>
-                  </>
-                )}
+                {manage && <EditDelete noun="namespace" name={ns.name} attr="ns" onEdit={() => setEditing(ns)} onDelete={() => setDeleting(ns)} />}
               </td>
             </tr>
           ))}

@@ -6,7 +6,7 @@ import { del, enc } from "../api";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
 import { ConfirmOn, Empty, ErrorBox, Notice, Screen, Time } from "../components/ui";
-import { RowButton, Table } from "../components/table";
+import { EditDelete, Table } from "../components/table";
 import { actionName, RoleEditor } from "./role-editor";
 import { BUILTIN_DESCRIPTIONS, BUILTIN_ROLES, builtinActions, type Role, type RoleList } from "./role-util";
 import "./namespaces.css";
@@ -62,16 +62,7 @@ export function Roles() {
                   <Time at={r.updated_at ?? r.created_at} />
                 </td>
                 <td class="row-actions">
-                  {manage && (
-                    <>
-                      <RowButton data={{ "data-edit-role": r.name }} name={`Edit role ${r.name}`} onClick={() => setEditing(r)}>
-                        Edit
-                      </RowButton>
-                      <RowButton data={{ "data-delete-role": r.name }} name={`Delete role ${r.name}`} danger onClick={() => setDeleting(r)}>
-                        Delete
-                      </RowButton>
-                    </>
-                  )}
+                  {manage && <EditDelete noun="role" name={r.name} attr="role" onEdit={() => setEditing(r)} onDelete={() => setDeleting(r)} />}
                 </td>
               </tr>
             ))}

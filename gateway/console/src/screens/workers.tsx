@@ -3,13 +3,13 @@
 // events reload the list (at most once a second).
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
-import { Empty, ErrorBox, Field, num, Screen, Stat, Time } from "../components/ui";
+import { Empty, ErrorBox, Field, num, Screen, Stat } from "../components/ui";
 import { ShowAll, Table } from "../components/table";
 import { settled, useApi, useLiveReload, useTick } from "../hooks";
 import { setParam, useLocation } from "../router";
 import { useSession } from "../session";
 import { JobLink, QueueLink } from "../components/links";
-import { WorkerStatus } from "./dashboard-cards";
+import { WorkerSeen } from "./dashboard-cards";
 import { changesActiveJobs, matchWorker, sortWorkers, type Worker } from "./dashboard-lib";
 import "./dashboard.css";
 import "./workers.css";
@@ -113,12 +113,7 @@ function WorkerRow({ w }: { w: Worker }) {
           {more > 0 && ids.length > 0 && <span class="muted">+{num(more)} more</span>}
         </div>
       </td>
-      <td>
-        <Time at={w.last_seen} />
-      </td>
-      <td>
-        <WorkerStatus status={w.status} />
-      </td>
+      <WorkerSeen w={w} />
     </tr>
   );
 }

@@ -50,8 +50,12 @@ type Config struct {
 	// append (see internal/replica/fastlog.go); RaftTimeout is the
 	// heartbeat and election timeout (default 500ms); the snapshot knobs
 	// default to replica's (8192 entries; 10240 trailing).
-	Fast              bool
-	RaftTimeout       time.Duration
+	Fast        bool
+	RaftTimeout time.Duration
+	// UnfairAdmission admits proposals first come, first served instead of
+	// in turn per namespace (replica.Config.UnfairAdmission): for
+	// measuring what fair admission buys.
+	UnfairAdmission   bool
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
 

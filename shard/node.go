@@ -66,7 +66,7 @@ func New(cfg Config) (*Node, error) {
 
 		RaftTLS:       &replica.RaftTLS{Server: cfg.TLS.Server(members), Client: cfg.TLS.Client(members)},
 		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
-		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs,
+		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs, UnfairAdmission: cfg.UnfairAdmission,
 	}, n.eng.Registry())
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)

@@ -28,6 +28,7 @@ type devOptions struct {
 	metricsAddr string
 	consoleDir  string
 	bulkSyncMax int
+	unfair      bool
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
 	replicas    int // nodes per shard cluster
 }
@@ -65,6 +66,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "gateway listen address (the public API)")
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
+	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
@@ -123,7 +125,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
-		BulkSyncMax: o.bulkSyncMax,
+		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair,
 	})
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ type shardOptions struct {
 	raftTimeout                     time.Duration
 	snapshotThreshold, trailingLogs uint64
 	bulkSyncMax                     int
+	unfair                          bool
 	gossip                          roleGossip
 	tls                             roleTLS
 }
@@ -86,6 +87,7 @@ SIGHUP rereads the certificate and the gossip keys.`,
 	f.Uint64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
+	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
@@ -141,7 +143,7 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		Bootstrap: o.bootstrap, TLS: creds, Logger: logger,
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
-		BulkSyncMax: o.bulkSyncMax,
+		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair,
 	})
 	if err != nil {
 		leavePool(pool)

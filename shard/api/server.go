@@ -85,13 +85,22 @@ func (s *Server) App() *fiber.App { return s.app }
 // Shutdown stops serving, letting requests in flight finish until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
+// fairKey tags a request's proposals with its namespace, so the group
+// commit admits namespaces in turn (replica.WithFairKey): one flooding
+// namespace cannot starve the others. It runs where the handler runs, on
+// the leader or after forwarding.
+func fairKey(c *fiber.Ctx) error {
+	c.SetUserContext(replica.WithFairKey(c.UserContext(), ns(c)))
+	return c.Next()
+}
+
 func (s *Server) routes() {
 	s.app.Use(apierr.RequestID)
 	health := pki.Require(s.nodeCallers(), &localGateway)
 	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
-	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.forwardToLeader)
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.forwardToLeader, fairKey)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)

@@ -20,7 +20,7 @@ import (
 // (GET /internal/v1/tenants/{tid}/plan), cached here for the rate limits
 // (ratelimit.go) and the plan's other limits.
 //
-// A tenant's first request fetches its plan and waits up to
+// A tenant's first requests fetch its plan and wait up to
 // Config.PlanFetchWait for it; after that its plan is fetched again every
 // Config.PlanRefreshInterval in the background. While control cannot be
 // reached the last plan known stays in force; a tenant whose plan was
@@ -95,7 +95,7 @@ func newPlanCache(ctx context.Context, cfg Config, control *controlClient, rates
 // tenantPlan is tenant tid's plan as this gateway knows it, with the plan
 // in effect now in Plan (a pending change whose time has come moved
 // there), and whether it knows one: not before control has told it (a
-// tenant's first request asks, see planCache.entry), nor for a tenant
+// tenant's first requests ask, see planCache.await), nor for a tenant
 // control knows no plan of.
 func (s *Server) tenantPlan(tid string) (wire.TenantPlan, bool) {
 	v, ok := s.plans.entries.Load(tid)
@@ -109,8 +109,11 @@ func (s *Server) tenantPlan(tid string) (wire.TenantPlan, bool) {
 	return p.now(s.cfg.Clock.Now())
 }
 
-// entry is tenant tid's entry: one map lookup when cached. A tenant not
-// yet cached waits up to PlanFetchWait for its plan.
+// fetching is the rates of a tenant whose first plan is on its way: its
+// requests wait for it (planCache.await).
+var fetching = &tenantRates{}
+
+// entry is tenant tid's entry: one map lookup when cached.
 func (pc *planCache) entry(tid string) *planEntry {
 	if v, ok := pc.entries.Load(tid); ok {
 		e := v.(*planEntry)
@@ -119,18 +122,20 @@ func (pc *planCache) entry(tid string) *planEntry {
 		}
 		return e
 	}
-	return pc.first(tid)
+	tid = strings.Clone(tid)
+	e := &planEntry{tid: tid, lastUsed: pc.clock.Now()}
+	e.rates.Store(fetching)
+	v, _ := pc.entries.LoadOrStore(tid, e)
+	e = v.(*planEntry)
+	e.used.Store(true)
+	return e
 }
 
-func (pc *planCache) first(tid string) *planEntry {
-	tid = strings.Clone(tid)
-	v, loaded := pc.entries.LoadOrStore(tid, &planEntry{tid: tid, lastUsed: pc.clock.Now()})
-	e := v.(*planEntry)
-	e.used.Store(true)
-	if loaded && e.plan.Load() != nil {
-		return e
-	}
-	ch := pc.fetches.DoChan(tid, func() (any, error) { return nil, pc.fetch(e) })
+// await waits up to PlanFetchWait for e's first plan and returns the
+// rates it sets. Past the wait, or on a failure, the tenant goes without
+// limits until its plan comes, and no request waits for it again.
+func (pc *planCache) await(e *planEntry) *tenantRates {
+	ch := pc.fetches.DoChan(e.tid, func() (any, error) { return nil, pc.fetch(e) })
 	t := time.NewTimer(pc.wait) // a network wait: the wall clock's
 	defer t.Stop()
 	select {
@@ -138,7 +143,8 @@ func (pc *planCache) first(tid string) *planEntry {
 	case <-t.C:
 	case <-pc.ctx.Done():
 	}
-	return e
+	e.rates.CompareAndSwap(fetching, nil)
+	return e.rates.Load()
 }
 
 // fetch asks control for e's plan. On failure the last plan known stays.
@@ -152,6 +158,7 @@ func (pc *planCache) fetch(e *planEntry) error {
 		pc.install(e, &cachedPlan{none: true}, now)
 	case err != nil:
 		e.retryAt.Store(now.Add(planRetry).UnixNano())
+		e.rates.CompareAndSwap(fetching, nil)
 		if e.plan.Load() == nil && pc.ctx.Err() == nil && !e.warned.Swap(true) {
 			pc.log.Warn("gateway: admitting a tenant's requests without rate limits: its plan is unknown and control does not answer",
 				"tenant", e.tid, "err", err)
@@ -176,11 +183,13 @@ func (pc *planCache) install(e *planEntry, p *cachedPlan, now time.Time) {
 
 // applyLimits sets e's rate limits from the plan in effect at now.
 func (pc *planCache) applyLimits(e *planEntry, now time.Time) {
+	p := e.plan.Load()
+	if p == nil {
+		return
+	}
 	var lim wire.PlanLimits
-	if p := e.plan.Load(); p != nil {
-		if tp, ok := p.now(now); ok {
-			lim = tp.Plan.Limits
-		}
+	if tp, ok := p.now(now); ok {
+		lim = tp.Plan.Limits
 	}
 	old := e.rates.Load()
 	if tr := pc.rates.limitsFor(e.tid, lim, old, now); tr != old {

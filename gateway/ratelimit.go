@@ -108,7 +108,11 @@ func (l *rateLimiter) giveBack(n float64) {
 // limitRate applies the tenant's rate limits to an authorized request. A
 // tenant without any pays one map lookup.
 func (s *Server) limitRate(c *fiber.Ctx, rt route, r *call) error {
-	tr := s.plans.entry(r.key.TenantID).rates.Load()
+	e := s.plans.entry(r.key.TenantID)
+	tr := e.rates.Load()
+	if tr == fetching {
+		tr = s.plans.await(e)
+	}
 	if tr == nil {
 		return nil
 	}

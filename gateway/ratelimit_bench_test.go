@@ -47,7 +47,7 @@ func BenchmarkProxyEnqueueRateLimited(b *testing.B) {
 				return
 			}
 			if resp.StatusCode() != fasthttp.StatusCreated || len(resp.Header.Peek("RateLimit")) == 0 {
-				b.Errorf("status %d, RateLimit %q: %s", resp.StatusCode(), resp.Header.Peek("RateLimit"), resp.Body())
+				b.Errorf("status %d, RateLimit %q: %s; header %s", resp.StatusCode(), resp.Header.Peek("RateLimit"), resp.Body(), resp.Header.String())
 				return
 			}
 		}

@@ -53,10 +53,7 @@ func TestConsoleAdminKeyCreateCopyRevoke(t *testing.T) {
 	require.Len(t, keys, 1)
 	ownerID := keys[0].ID
 
-	p := openPage(t)
-	p.goTo("/console/keys")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("keys")
+	p := signedIn(t, tn.ownerKey, "/console/keys", "keys")
 	p.waitText(fmt.Sprintf(`tr[data-key=%q]`, ownerID), "this session")
 	assert.Zero(t, p.count(fmt.Sprintf(`button[data-revoke=%q]`, "key_nonexistent")))
 
@@ -154,10 +151,7 @@ func TestConsoleAdminKeyRotateAndRevokeOwn(t *testing.T) {
 	tn := newTenant(t)
 	worker := tn.key(t, tenancy.RoleWorker)
 	admin := tn.key(t, tenancy.RoleAdmin, "*")
-	p := openPage(t)
-	p.goTo("/console/keys")
-	p.signIn(admin.Token)
-	p.waitScreen("keys")
+	p := signedIn(t, admin.Token, "/console/keys", "keys")
 	p.waitText(fmt.Sprintf(`tr[data-key=%q]`, admin.ID), "this session")
 
 	p.click(fmt.Sprintf(`button[data-rotate=%q]`, worker.ID))
@@ -192,14 +186,6 @@ func TestConsoleAdminKeyRotateAndRevokeOwn(t *testing.T) {
 	assert.NotNil(t, k.RevokedAt)
 }
 
-// waitNoDialog waits until no dialog is open: the console empties a
-// dialog at once but closes the <dialog> an effect later, and a click in
-// between lands on its backdrop.
-func (p *page) waitNoDialog() {
-	p.t.Helper()
-	p.waitGone("dialog[open]")
-}
-
 // assertSecretNotStored checks secret is in no web storage and no cookie the
 // page can read.
 func assertSecretNotStored(t *testing.T, p *page, secret string) {
@@ -228,10 +214,7 @@ func TestConsoleAdminNamespaces(t *testing.T) {
 	tn := newTenant(t)
 	_, err := tn.owner.CreateNamespace(ctx(t), "staging")
 	require.NoError(t, err)
-	p := openPage(t)
-	p.goTo("/console/namespaces")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("namespaces")
+	p := signedIn(t, tn.ownerKey, "/console/namespaces", "namespaces")
 	p.waitFor(`tr[data-namespace="staging"]`)
 	assert.Contains(t, p.text(fmt.Sprintf(`tr[data-namespace=%q]`, tn.namespace)), "current")
 
@@ -315,10 +298,7 @@ func TestConsoleAdminNamespaces(t *testing.T) {
 func TestConsoleAdminRoles(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	p := openPage(t)
-	p.goTo("/console/roles")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("roles")
+	p := signedIn(t, tn.ownerKey, "/console/roles", "roles")
 
 	// The console's copy of the built-in roles agrees with the server's.
 	roles, err := tn.owner.ListRoles(ctx(t))

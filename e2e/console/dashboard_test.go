@@ -52,18 +52,6 @@ func newDashWorld(t *testing.T) *dashWorld {
 	return w
 }
 
-// signedIn opens a tab signed in as the tenant's owner, at path.
-func (w *dashWorld) signedIn(t *testing.T, path string) *page {
-	t.Helper()
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(w.tn.ownerKey)
-	if path != "/console/" {
-		p.goTo(path)
-	}
-	return p
-}
-
 func cell(queue, col string) string {
 	return fmt.Sprintf(`#dash-queues tr[data-queue=%q] td[data-col=%q]`, queue, col)
 }
@@ -75,8 +63,7 @@ func cell(queue, col string) string {
 func TestConsoleDashboard(t *testing.T) {
 	t.Parallel()
 	w := newDashWorld(t)
-	p := w.signedIn(t, "/console/")
-	p.waitScreen("dashboard")
+	p := signedIn(t, w.tn.ownerKey, "/console/", "dashboard")
 
 	want := map[[2]string]string{
 		{"dash.alpha", "pending"}: "2", {"dash.alpha", "active"}: "1", {"dash.alpha", "completed"}: "2", {"dash.alpha", "dead"}: "0",
@@ -148,17 +135,9 @@ func TestConsoleDashboard(t *testing.T) {
 func TestConsoleDashboardManyQueues(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	reqs := make([]client.EnqueueRequest, 1000)
-	for i := range reqs {
-		reqs[i] = client.EnqueueRequest{Queue: fmt.Sprintf("many.q%04d", i), Payload: map[string]int{"n": i}}
-	}
-	_, err := tn.owner.EnqueueBatch(ctx(t), client.BatchRequest{Jobs: reqs})
-	require.NoError(t, err)
+	tn.spread(t, "many.q%04d", 1000)
 
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("dashboard")
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 	p.reload()
 	p.waitScreen("dashboard")
 	ready := p.readyAt("dashboard")
@@ -187,8 +166,7 @@ func TestConsoleDashboardManyQueues(t *testing.T) {
 func TestConsoleDashboardWorkersScreen(t *testing.T) {
 	t.Parallel()
 	w := newDashWorld(t)
-	p := w.signedIn(t, "/console/workers")
-	p.waitScreen("workers")
+	p := signedInThenOpen(t, w.tn.ownerKey, "/console/workers", "workers")
 	row := fmt.Sprintf(`#workers-table tr[data-worker=%q]`, w.workerID)
 	p.waitFor(row)
 	text := p.text(row)
@@ -217,11 +195,7 @@ func TestConsoleDashboardWorkersScreen(t *testing.T) {
 func TestConsoleDashboardEventsScreen(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(tn.ownerKey)
-	p.goTo("/console/events")
-	p.waitScreen("events")
+	p := signedInThenOpen(t, tn.ownerKey, "/console/events", "events")
 	assert.Equal(t, "open", eval[string](p, `document.querySelector('#events-stream').dataset.state`))
 
 	first := tn.enqueue(t, "ev.one", map[string]int{"n": 1})

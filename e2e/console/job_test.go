@@ -15,16 +15,6 @@ import (
 	"github.com/jobbie/jobbie/tenancy"
 )
 
-// jobSignedIn opens a tab at path signed in with key, and waits for screen.
-func jobSignedIn(t *testing.T, key, path, screen string) *page {
-	t.Helper()
-	p := openPage(t)
-	p.goTo(path)
-	p.signIn(key)
-	p.waitScreen(screen)
-	return p
-}
-
 // jobFetch fetches the one job waiting in queue as worker, and checks it
 // is want.
 func jobFetch(t *testing.T, tn *tenant, worker, queue, want string) *client.Job {
@@ -72,7 +62,7 @@ func TestConsoleJobDetailAttemptsRetryLive(t *testing.T) {
 	jobFetch(t, tn, "w-two", q, id)
 	jobFail(t, tn, "w-two", id, "connection refused by mx.example.com", "")
 
-	p := jobSignedIn(t, tn.ownerKey, "/console/jobs/"+id, "job")
+	p := signedIn(t, tn.ownerKey, "/console/jobs/"+id, "job")
 	p.waitText("#job-state", "pending")
 	assert.Contains(t, p.text("#job-state"), "attempt 2 of 3")
 	assert.Contains(t, p.text("#job-queue"), q)
@@ -142,7 +132,7 @@ func TestConsoleJobMoveAndDelete(t *testing.T) {
 	id := tn.enqueue(t, "jm.from", map[string]int{"n": 1})
 	tn.enqueue(t, "jm.to", map[string]int{"n": 2})
 
-	p := jobSignedIn(t, tn.ownerKey, "/console/jobs/"+id, "job")
+	p := signedIn(t, tn.ownerKey, "/console/jobs/"+id, "job")
 	p.waitText("#job-queue", "jm.from")
 	p.click("#job-move")
 	p.waitFor("#move-dialog #move-queue")
@@ -198,7 +188,7 @@ func TestConsoleJobEnqueueDialog(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	tn.enqueue(t, "je.existing", map[string]int{"n": 1})
-	p := jobSignedIn(t, tn.ownerKey, "/console/", "dashboard")
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 
 	p.click("#enqueue-open")
 	p.waitFor("#enqueue-dialog #enqueue-payload")
@@ -296,7 +286,7 @@ func TestConsoleJobBatchProgress(t *testing.T) {
 	j := jobFetch(t, tn, "w-b", "jb.resize", br.JobIDs[0])
 	require.NoError(t, tn.owner.ForWorker("w-b").Ack(ctx(t), j.ID, nil))
 
-	p := jobSignedIn(t, tn.ownerKey, "/console/batches/"+br.BatchID, "batch")
+	p := signedIn(t, tn.ownerKey, "/console/batches/"+br.BatchID, "batch")
 	p.waitText("#batch-progress", "1/3")
 	assert.Equal(t, "1", eval[string](p, `document.querySelector('#batch-progress [role="progressbar"]').getAttribute('aria-valuenow')`))
 	assert.Contains(t, p.text("#batch-callback"), "jb.done")
@@ -347,7 +337,7 @@ func TestConsoleJobChainLinks(t *testing.T) {
 	j := jobFetch(t, tn, "w-c", "jc.one", res.JobID)
 	require.NoError(t, tn.owner.ForWorker("w-c").Ack(ctx(t), j.ID, map[string]string{"ok": "yes"}))
 
-	p := jobSignedIn(t, tn.ownerKey, "/console/jobs/"+res.JobID, "job")
+	p := signedIn(t, tn.ownerKey, "/console/jobs/"+res.JobID, "job")
 	p.waitText("#job-chain", "step 1")
 	p.waitFor("#job-chain-next")
 	p.click("#job-chain-next")
@@ -365,7 +355,7 @@ func TestConsoleJobViewerSeesNoActions(t *testing.T) {
 	tn := newTenant(t)
 	id := tn.enqueue(t, "jv.q", map[string]int{"n": 1})
 	k := tn.key(t, tenancy.RoleViewer)
-	p := jobSignedIn(t, k.Token, "/console/jobs/"+id, "job")
+	p := signedIn(t, k.Token, "/console/jobs/"+id, "job")
 	p.waitText("#job-state", "pending")
 	for _, sel := range []string{"#job-retry", "#job-cancel", "#job-move", "#job-delete", "#enqueue-open"} {
 		assert.Zero(t, p.count(sel), "%s shown to a viewer", sel)

@@ -223,6 +223,18 @@ func (p *page) waitGone(sel string) {
 	p.until(waitTimeout, "!"+query(sel), sel+" gone")
 }
 
+// waitNoDialog waits until each of gone (a dialog's form) has left the
+// page, then until no dialog is open: the console empties a dialog at once
+// but closes the <dialog> an effect later, and a click in between lands on
+// its backdrop.
+func (p *page) waitNoDialog(gone ...string) {
+	p.t.Helper()
+	for _, sel := range gone {
+		p.waitGone(sel)
+	}
+	p.waitGone("dialog[open]")
+}
+
 // waitText waits until sel's text contains want.
 func (p *page) waitText(sel, want string) {
 	p.t.Helper()

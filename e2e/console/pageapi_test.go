@@ -31,6 +31,28 @@ func (p *page) signIn(apiKey string) {
 	p.until(waitTimeout, isVisible(mainNav), "signed in: the main navigation shows")
 }
 
+// signedIn opens a tab at path, signs in there with key and waits until
+// screen is ready.
+func signedIn(t *testing.T, key, path, screen string) *page {
+	t.Helper()
+	p := openPage(t)
+	p.goTo(path)
+	p.signIn(key)
+	p.waitScreen(screen)
+	return p
+}
+
+// signedInThenOpen opens a tab signed in with key on the dashboard, then
+// loads path (a fresh document: readyAt times its screen alone) and waits
+// until screen is ready.
+func signedInThenOpen(t *testing.T, key, path, screen string) *page {
+	t.Helper()
+	p := signedIn(t, key, "/console/", "dashboard")
+	p.goTo(path)
+	p.waitScreen(screen)
+	return p
+}
+
 // submitKey fills the sign-in form with apiKey and submits it.
 func (p *page) submitKey(apiKey string) {
 	p.t.Helper()

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -13,28 +12,9 @@ import (
 	"github.com/jobbie/jobbie/tenancy"
 )
 
-// queueSignedIn opens a tab at path signed in with key, and waits for
-// screen.
-func queueSignedIn(t *testing.T, key, path, screen string) *page {
-	t.Helper()
-	p := openPage(t)
-	p.goTo(path)
-	p.signIn(key)
-	p.waitScreen(screen)
-	return p
-}
-
 // screenFits is a JavaScript condition: the screen's content is no wider
 // than the screen (wide tables scroll inside their .table-wrap).
 const screenFits = `((s) => s.scrollWidth <= s.clientWidth)(document.querySelector('[data-screen]'))`
-
-// waitDialogClosed waits until form is gone and no modal dialog is open
-// (the form goes on the render, the <dialog> closes just after it).
-func waitDialogClosed(p *page, form string) {
-	p.t.Helper()
-	p.waitGone(form)
-	p.waitGone("dialog[open]")
-}
 
 // queueRowOrder is the queue names of the list's rows, top to bottom.
 func queueRowOrder(p *page) []string {
@@ -54,7 +34,7 @@ func TestConsoleQueuesListSortsAndFilters(t *testing.T) {
 	_, err := tn.owner.PauseQueue(ctx(t), "ql.some")
 	require.NoError(t, err)
 
-	p := queueSignedIn(t, tn.ownerKey, "/console/queues", "queues")
+	p := signedIn(t, tn.ownerKey, "/console/queues", "queues")
 	p.waitFor(`#queues-table tr[data-queue="ql.many"]`)
 	assert.Equal(t, []string{"ql.few", "ql.many", "ql.some"}, queueRowOrder(p), "by name first")
 	assert.Equal(t, "5", p.text(`tr[data-queue="ql.many"] td[data-col="pending"]`))
@@ -100,19 +80,9 @@ func TestConsoleQueuesListSortsAndFilters(t *testing.T) {
 // finds one among them. Not parallel: it times.
 func TestConsoleQueuesThousandPagesFast(t *testing.T) {
 	tn := newTenant(t)
-	reqs := make([]client.EnqueueRequest, 1000)
-	for i := range reqs {
-		reqs[i] = client.EnqueueRequest{Queue: fmt.Sprintf("qp.%04d", i), Payload: map[string]int{"n": i}}
-	}
-	_, err := tn.owner.EnqueueBatch(ctx(t), client.BatchRequest{Jobs: reqs})
-	require.NoError(t, err)
+	tn.spread(t, "qp.%04d", 1000)
 
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("dashboard")
-	p.goTo("/console/queues") // a fresh document, so readyAt times this screen alone
-	p.waitScreen("queues")
+	p := signedInThenOpen(t, tn.ownerKey, "/console/queues", "queues")
 	ready := p.readyAt("queues")
 	t.Logf("1,000 queues: the list ready %.0f ms after navigating", ready)
 	assert.Less(t, ready, 1000.0, "the queues list took %.0f ms to be ready", ready)
@@ -146,7 +116,7 @@ func TestConsoleQueuePauseResume(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	tn.seed(t, "qd.pause", 2)
-	p := queueSignedIn(t, tn.ownerKey, "/console/queues/qd.pause", "queue")
+	p := signedIn(t, tn.ownerKey, "/console/queues/qd.pause", "queue")
 	p.waitText("#queue-status", "active")
 	p.waitText(`#queue-counts [data-state="pending"]`, "2")
 
@@ -185,13 +155,13 @@ func TestConsoleQueueSettingsDialogs(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	tn.seed(t, "qd.set", 1)
-	p := queueSignedIn(t, tn.ownerKey, "/console/queues/qd.set", "queue")
+	p := signedIn(t, tn.ownerKey, "/console/queues/qd.set", "queue")
 	p.waitText("#queue-concurrency-value", "no limit")
 
 	p.click("button#queue-concurrency")
 	p.setValue("#concurrency-max", "2")
 	p.click("#concurrency-form-save")
-	waitDialogClosed(p, "#concurrency-form")
+	p.waitNoDialog("#concurrency-form")
 	p.waitText("#queue-concurrency-value", "2")
 	q, err := tn.owner.GetQueue(ctx(t), "qd.set")
 	require.NoError(t, err)
@@ -202,7 +172,7 @@ func TestConsoleQueueSettingsDialogs(t *testing.T) {
 	p.setValue("#throttle-rate", "30")
 	p.setValue("#throttle-period", "60")
 	p.click("#throttle-form-save")
-	waitDialogClosed(p, "#throttle-form")
+	p.waitNoDialog("#throttle-form")
 	p.waitText("#queue-throttle-value", "30 per 1m")
 	q, err = tn.owner.GetQueue(ctx(t), "qd.set")
 	require.NoError(t, err)
@@ -225,7 +195,7 @@ func TestConsoleQueueSettingsDialogs(t *testing.T) {
 	p.waitText("#throttle-form .error", "rate must be")
 	p.shot("queue-throttle-error")
 	eval[bool](p, `(document.querySelector('#throttle-form button[type=button]:not(.dialog-extra)').click(), true)`) // Cancel
-	waitDialogClosed(p, "#throttle-form")
+	p.waitNoDialog("#throttle-form")
 	q, err = tn.owner.GetQueue(ctx(t), "qd.set")
 	require.NoError(t, err)
 	require.NotNil(t, q.Throttle)
@@ -237,7 +207,7 @@ func TestConsoleQueueSettingsDialogs(t *testing.T) {
 	p.setValue("#defaults-retry-backoff", "linear")
 	p.setValue("#defaults-retention", "72h")
 	p.click("#defaults-form-save")
-	waitDialogClosed(p, "#defaults-form")
+	p.waitNoDialog("#defaults-form")
 	p.waitText(`#queue-defaults-list [data-field="max_retries"]`, "7")
 	q, err = tn.owner.GetQueue(ctx(t), "qd.set")
 	require.NoError(t, err)
@@ -250,7 +220,7 @@ func TestConsoleQueueSettingsDialogs(t *testing.T) {
 	p.click("button#queue-description")
 	p.setValue("#description-text", "Outbound email")
 	p.click("#description-form-save")
-	waitDialogClosed(p, "#description-form")
+	p.waitNoDialog("#description-form")
 	p.waitText("#queue-description-text", "Outbound email")
 	q, err = tn.owner.GetQueue(ctx(t), "qd.set")
 	require.NoError(t, err)
@@ -263,7 +233,7 @@ func TestConsoleQueueSettingsDialogs(t *testing.T) {
 	// Removing the limit: DELETE .../concurrency.
 	p.click("button#queue-concurrency")
 	p.click("#concurrency-remove")
-	waitDialogClosed(p, "#concurrency-form")
+	p.waitNoDialog("#concurrency-form")
 	p.waitText("#queue-concurrency-value", "no limit")
 	q, err = tn.owner.GetQueue(ctx(t), "qd.set")
 	require.NoError(t, err)
@@ -277,7 +247,7 @@ func TestConsoleQueueClear(t *testing.T) {
 	tn := newTenant(t)
 	tn.seed(t, "qd.clear", 4)
 	require.NotNil(t, fetchOne(t, tn, "qd.clear")) // one active, three pending
-	p := queueSignedIn(t, tn.ownerKey, "/console/queues/qd.clear", "queue")
+	p := signedIn(t, tn.ownerKey, "/console/queues/qd.clear", "queue")
 	p.waitText(`#queue-counts [data-state="pending"]`, "3")
 
 	p.click("button#queue-clear")
@@ -299,7 +269,7 @@ func TestConsoleQueueDelete(t *testing.T) {
 	tn := newTenant(t)
 	tn.seed(t, "qd.del", 2)
 	tn.seed(t, "qd.keep", 1)
-	p := queueSignedIn(t, tn.ownerKey, "/console/queues/qd.del", "queue")
+	p := signedIn(t, tn.ownerKey, "/console/queues/qd.del", "queue")
 	p.click("button#queue-delete")
 	p.waitFor("#delete-queue-name")
 	assert.True(t, eval[bool](p, `document.querySelector('#delete-queue-ok').disabled`), "delete enabled before the name is typed")
@@ -320,7 +290,7 @@ func TestConsoleQueueNotFound(t *testing.T) {
 	other := newTenant(t)
 	other.seed(t, "qd.secret", 1)
 	tn := newTenant(t)
-	p := queueSignedIn(t, tn.ownerKey, "/console/queues/"+url.PathEscape("qd.secret"), "queue")
+	p := signedIn(t, tn.ownerKey, "/console/queues/"+url.PathEscape("qd.secret"), "queue")
 	p.waitText("#queue-not-found", "not found")
 	assert.Equal(t, 0, p.count("button#queue-pause"))
 	p.goTo("/console/queues/nope")
@@ -335,7 +305,7 @@ func TestConsoleQueueViewerSeesNoActions(t *testing.T) {
 	tn := newTenant(t)
 	tn.seed(t, "qd.view", 1)
 	k := tn.key(t, tenancy.RoleViewer)
-	p := queueSignedIn(t, k.Token, "/console/queues/qd.view", "queue")
+	p := signedIn(t, k.Token, "/console/queues/qd.view", "queue")
 	p.waitText(`#queue-counts [data-state="pending"]`, "1")
 	for _, sel := range []string{"#queue-pause", "#queue-resume", "#queue-drain", "#queue-clear", "#queue-delete",
 		"#queue-concurrency", "#queue-throttle", "#queue-defaults", "#queue-description"} {

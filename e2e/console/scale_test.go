@@ -56,10 +56,7 @@ func TestConsoleScale(t *testing.T) {
 	_, err = tn.owner.CreateSchedule(ctx(t), client.ScheduleRequest{Name: "nightly", Queue: "q0001", Cron: "0 3 * * *", Timezone: "Europe/Paris"})
 	require.NoError(t, err)
 
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("dashboard")
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 	screens := []struct{ path, name string }{
 		{"/console/", "dashboard"},
 		{"/console/queues", "queues"},

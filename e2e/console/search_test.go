@@ -99,18 +99,6 @@ func searchCount(t *testing.T, tn *tenant, f client.SearchFilter) int {
 	return n
 }
 
-// searchSignIn opens a page signed in with key at path, its screen ready.
-func searchSignIn(t *testing.T, key, path, screen string) *page {
-	t.Helper()
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(key)
-	p.waitScreen("dashboard")
-	p.goTo(path)
-	p.waitScreen(screen)
-	return p
-}
-
 // waitSearchResults waits until the search shows its count of results, want.
 func (p *page) waitSearchResults(want string) {
 	p.t.Helper()
@@ -136,7 +124,7 @@ func TestConsoleSearchBulkRetryByErrorText(t *testing.T) {
 	smtp := searchMakeDead(t, tn, "emails.send", 50, "SMTP timeout talking to mx1")
 	other := searchMakeDead(t, tn, "emails.send", 10, "mailbox full")
 
-	p := searchSignIn(t, tn.ownerKey, "/console/dead", "dead")
+	p := signedInThenOpen(t, tn.ownerKey, "/console/dead", "dead")
 	p.waitSearchResults("60 results")
 	p.setValue("#search-queue", "emails.send")
 	p.setValue("#search-error_contains", "SMTP")
@@ -192,7 +180,7 @@ func TestConsoleSearchBulkRetryInBackground(t *testing.T) {
 	other := searchMakeDead(t, tn, "emails.send", 10, "mailbox full")
 	t.Logf("made %d dead jobs in %s", n+10, time.Since(began).Round(time.Millisecond))
 
-	p := searchSignIn(t, tn.ownerKey, "/console/dead?queue=emails.send&error_contains=SMTP", "dead")
+	p := signedInThenOpen(t, tn.ownerKey, "/console/dead?queue=emails.send&error_contains=SMTP", "dead")
 	p.until(waitTimeout, query(".search-table tbody tr"), "results")
 	p.click("#select-all-matching")
 	p.click("#bulk-retry")
@@ -230,7 +218,7 @@ func TestConsoleSearchShowsTheServersMessageForBadJQ(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	searchMakeDead(t, tn, "reports.gen", 2, "OOM killed")
-	p := searchSignIn(t, tn.ownerKey, "/console/dead", "dead")
+	p := signedInThenOpen(t, tn.ownerKey, "/console/dead", "dead")
 	p.waitSearchResults("2 results")
 
 	r := p.apiJSON("POST", "/api/v1/jobs/search", map[string]any{"payload_jq": ".amount >"}, csrf)
@@ -265,7 +253,7 @@ func TestConsoleSearchDeadLetterListsEveryQueue(t *testing.T) {
 	}
 	tn.seed(t, "emails.send", 4) // pending: not in the dead letter
 
-	p := searchSignIn(t, tn.ownerKey, "/console/dead", "dead")
+	p := signedInThenOpen(t, tn.ownerKey, "/console/dead", "dead")
 	p.waitSearchResults("6 results")
 	rows := p.text(".search-table tbody")
 	for queue, ids := range dead {
@@ -304,7 +292,7 @@ func TestConsoleSearchDeadLetterListsEveryQueue(t *testing.T) {
 	eval[bool](p, `(() => { document.querySelector('.topbar').style.display = ''; return true; })()`)
 
 	viewer := tn.key(t, tenancy.RoleViewer)
-	v := searchSignIn(t, viewer.Token, "/console/dead", "dead")
+	v := signedInThenOpen(t, viewer.Token, "/console/dead", "dead")
 	v.waitSearchResults("7 results")
 	assert.Zero(t, v.count("#select-all-matching, #bulk-retry, .row-check"), "a viewer is offered bulk actions")
 }
@@ -322,7 +310,7 @@ func TestConsoleSearchPagingSortingAndRowActions(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	searchMakeDead(t, tn, "imports.csv", 25, "bad row")
-	p := searchSignIn(t, tn.ownerKey, "/console/dead?limit=10&order=asc", "dead")
+	p := signedInThenOpen(t, tn.ownerKey, "/console/dead?limit=10&order=asc", "dead")
 	p.waitSearchResults("25 results")
 	assert.Equal(t, "ascending", eval[string](p, query("#sort-created_at")+".closest('th').getAttribute('aria-sort')"))
 	first := p.rowIDs()

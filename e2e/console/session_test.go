@@ -80,10 +80,7 @@ func TestSignInReloadSignOut(t *testing.T) {
 func TestSessionCookieIsHttpOnlyAndNothingIsStored(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("dashboard")
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 
 	ck := p.cookie(sessionCk)
 	require.NotNil(t, ck)
@@ -105,10 +102,7 @@ func TestRevokedKeyEndsItsSession(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	k := tn.key(t, tenancy.RoleViewer)
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(k.Token)
-	p.waitScreen("dashboard")
+	p := signedIn(t, k.Token, "/console/", "dashboard")
 	require.Equal(t, 200, p.apiJSON("GET", "/api/v1/queues", nil, nil).Status)
 
 	tn.revoke(t, k.ID)
@@ -147,10 +141,7 @@ func TestMutationWithoutCSRFHeaderIsRefused(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	tn.enqueue(t, "csrf-probe", map[string]int{"n": 1})
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("dashboard")
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 
 	r := p.apiJSON("POST", "/api/v1/queues/csrf-probe/pause", nil, nil)
 	assert.Equal(t, 403, r.Status, r.Body)
@@ -191,10 +182,7 @@ func forged(key string) string {
 func TestMainNavigationLinksEveryScreen(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(tn.ownerKey)
-	p.waitScreen("dashboard")
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 	for _, path := range []string{"/console/", "/console/queues", "/console/dead", "/console/schedules", "/console/batches",
 		"/console/workers", "/console/events", "/console/namespaces", "/console/keys", "/console/roles"} {
 		assert.Equal(t, 1, p.count(mainNav+` a[href="`+path+`"]`), "links to %s", path)

@@ -21,10 +21,7 @@ import (
 func TestFirstLoadIsFastAndSmall(t *testing.T) {
 	tn := newTenant(t)
 	tn.seed(t, "emails", 5)
-	signer := openPage(t)
-	signer.goTo("/console/")
-	signer.signIn(tn.ownerKey)
-	signer.waitScreen("dashboard")
+	signer := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 	ck := signer.cookie(sessionCk)
 	require.NotNil(t, ck)
 

@@ -185,10 +185,7 @@ func TestConsoleTenancyTenantsAreIsolated(t *testing.T) {
 
 	b := newTenant(t)
 	b.enqueue(t, "bravo-queue", map[string]string{"m": "bravo"})
-	p := openPage(t)
-	p.goTo("/console/")
-	p.signIn(b.ownerKey)
-	p.waitScreen("dashboard")
+	p := signedIn(t, b.ownerKey, "/console/", "dashboard")
 
 	// noA checks the page shows nothing of A beyond what its URL says.
 	noA := func(path string) {
@@ -308,10 +305,7 @@ func TestConsoleTenancyNamespaceLimitedKeyCannotSwitch(t *testing.T) {
 	require.NoError(t, err)
 	k := tn.key(t, tenancy.RoleDeveloper, "n1")
 
-	p := openPage(t)
-	p.goTo("/console/namespaces")
-	p.signIn(k.Token)
-	p.waitScreen("namespaces")
+	p := signedIn(t, k.Token, "/console/namespaces", "namespaces")
 	assert.Equal(t, []string{"n1"}, p.namespaceOptions())
 	p.waitFor(`tr[data-namespace="n1"]`)
 	for _, ns := range []string{"n2", tn.namespace} {

@@ -79,6 +79,18 @@ func (tn *tenant) seed(t *testing.T, queue string, n int) []string {
 	return res.JobIDs
 }
 
+// spread enqueues one job ({"n": i}) to each of n queues, named by format
+// with i, in one batch.
+func (tn *tenant) spread(t *testing.T, format string, n int) {
+	t.Helper()
+	reqs := make([]client.EnqueueRequest, n)
+	for i := range reqs {
+		reqs[i] = client.EnqueueRequest{Queue: fmt.Sprintf(format, i), Payload: map[string]int{"n": i}}
+	}
+	_, err := tn.owner.EnqueueBatch(ctx(t), client.BatchRequest{Jobs: reqs})
+	require.NoError(t, err)
+}
+
 // ctx is a context for one call of the test, bounded at 30 s.
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -37,7 +37,7 @@ import (
 // does not know the command stops instead of diverging.
 //
 // Changes collect in memory and each touched bucket and gauge is written
-// once per Raft batch (flushUsage), not once per job. Every change is
+// once per Raft batch (usageCache.flush), not once per job. Every change is
 // made at its own entry's clock, so the state does not depend on how
 // entries are grouped into batches.
 
@@ -81,7 +81,7 @@ type gauge struct {
 }
 
 // usageCache is the FSM goroutine's view of the usage state: rows and
-// gauges loaded or changed, written back by flushUsage. Only applied and
+// gauges loaded or changed, written back by flush. Only applied and
 // live are read from other goroutines.
 type usageCache struct {
 	state    int8  // usageUnknown until read from the clock record
@@ -94,7 +94,7 @@ type usageCache struct {
 	lastNS   string
 	dirty    []*meterRow
 	dirtyG   []string
-	flushing bool  // flushUsage is registered for this batch
+	flushing bool  // flush is registered for this batch
 	at       int64 // the latest entry clock that changed usage, published at commit
 
 	applied atomic.Int64 // the latest entry clock of a committed change or sweep

@@ -3,7 +3,8 @@
 // wire/search.go) and the pure logic over them, kept apart so it is unit
 // tested without a browser.
 import type { JobEvent } from "../hooks";
-import type { Queue as QueueDetail, QueueCounts } from "./queue-lib";
+import { contains } from "../lib/match";
+import { filterQueues, type Queue as QueueDetail, type QueueCounts } from "./queue-lib";
 
 /** Queue is what the dashboard reads of a queue (the queues list's shape, queue-lib's Queue). */
 export type Queue = Pick<QueueDetail, "name" | "description" | "counts" | "throughput" | "paused" | "draining" | "drained" | "throughput_per_minute">;
@@ -48,8 +49,7 @@ export function byName<T extends { name: string }>(xs: T[]): T[] {
 
 /** visibleQueues picks the rows to render: those whose name contains filter, sorted, the first limit unless showAll. */
 export function visibleQueues(all: Queue[], filter: string, showAll: boolean, limit = DEFAULT_QUEUE_ROWS) {
-  const f = filter.trim().toLowerCase();
-  const matched = byName(f ? all.filter((q) => q.name.toLowerCase().includes(f)) : all);
+  const matched = byName(filterQueues(all, filter));
   const rows = showAll ? matched : matched.slice(0, limit);
   return { rows, matched: matched.length, hidden: matched.length - rows.length };
 }
@@ -108,9 +108,7 @@ export const RECENT_FAILURES = {
 /** matchWorker tells whether a worker's id, host or one of its queues contains q, and its status is status ("" any). */
 export function matchWorker(w: Worker, q: string, status = ""): boolean {
   if (status && w.status !== status) return false;
-  const f = q.trim().toLowerCase();
-  if (!f) return true;
-  return w.id.toLowerCase().includes(f) || (w.hostname ?? "").toLowerCase().includes(f) || (w.queues ?? []).some((x) => x.toLowerCase().includes(f));
+  return contains(q, w.id, w.hostname, ...(w.queues ?? []));
 }
 
 /** sortWorkers lists active workers first, then by id. */
@@ -142,8 +140,7 @@ export interface EventFilter {
 /** eventMatches applies the live events screen's filters: the queue's name contains queue, the type is type ("" any). */
 export function eventMatches(e: JobEvent, f: EventFilter): boolean {
   if (f.type && e.type !== f.type) return false;
-  const q = f.queue.trim().toLowerCase();
-  return !q || e.queue.toLowerCase().includes(q);
+  return contains(f.queue, e.queue);
 }
 
 /** EVENT_ROWS caps the events the live screen keeps in memory. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expiresAt, keyNamespaces, keyStatus } from "./key-util";
+import { expiresAt, keyNamespaces, keyStatus, withoutSecret } from "./key-util";
 
 const base = { id: "k", name: "n", description: "", role: "viewer", namespaces: ["default"], created_at: "2025-01-01T00:00:00Z" };
 
@@ -35,5 +35,14 @@ describe("keyNamespaces", () => {
     expect(keyNamespaces(false, ["a", "b", "c", "b"], "c")).toEqual(["c", "a", "b"]);
     expect(keyNamespaces(false, ["a"], "")).toEqual(["a"]);
     expect(keyNamespaces(false, ["a", "b"], "zzz")).toEqual(["a", "b"]);
+  });
+});
+
+describe("withoutSecret", () => {
+  it("leaves the secret out and keeps the rest", () => {
+    const rotated = { ...base, key: "jb_secret", previous_key_valid_until: "2025-01-02T00:00:00Z" };
+    const k = withoutSecret(rotated);
+    expect(k).toEqual({ ...base, previous_key_valid_until: "2025-01-02T00:00:00Z" });
+    expect("key" in k).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import { FilterBox } from "../components/forms";
 import { RowButton, Table } from "../components/table";
 import { KeyNew } from "./key-new";
 import { KeyRotate } from "./key-rotate";
+import { contains } from "../lib/match";
 import { keyStatus, type Key, type KeyList } from "./key-util";
 import "./namespaces.css";
 import "./keys.css";
@@ -28,10 +29,9 @@ export function Keys() {
   const all = list.data?.keys ?? [];
   const revokedCount = all.filter((k) => k.revoked_at).length;
   const keys = useMemo(() => {
-    const f = filter.trim().toLowerCase();
     return all
       .filter((k) => showRevoked || !k.revoked_at)
-      .filter((k) => !f || [k.name, k.description, k.id, k.role, ...k.namespaces].some((s) => s?.toLowerCase().includes(f)))
+      .filter((k) => contains(filter, k.name, k.description, k.id, k.role, ...k.namespaces))
       .sort((a, b) => b.created_at.localeCompare(a.created_at));
   }, [all, showRevoked, filter]);
   const own = revoking?.id === session.key_id;

@@ -3,6 +3,7 @@
 // paging, formatting, request bodies), kept apart so it is unit tested
 // without a browser.
 import { ApiError } from "../api";
+import { contains } from "../lib/match";
 import { queuePath } from "../lib/paths";
 
 export interface QueueCounts {
@@ -94,9 +95,8 @@ export function sortQueues(qs: Queue[], key: SortKey, dir: SortDir): Queue[] {
 }
 
 /** filterQueues keeps the queues whose name contains text (any case). */
-export function filterQueues(qs: Queue[], text: string): Queue[] {
-  const t = text.trim().toLowerCase();
-  return t ? qs.filter((q) => q.name.toLowerCase().includes(t)) : qs;
+export function filterQueues<Q extends Pick<Queue, "name">>(qs: Q[], text: string): Q[] {
+  return text.trim() ? qs.filter((q) => contains(text, q.name)) : qs;
 }
 
 /** paginate answers page (1-based, clamped into range) of items and how many pages there are. */

@@ -1,6 +1,7 @@
 // The Schedules screen's pure logic: the API's shapes, the dialog's form
 // and the request it sends, run times in a schedule's own time zone, and
 // the list's filter.
+import { contains } from "../lib/match";
 
 /** Schedule is wire.Schedule. */
 export interface Schedule {
@@ -257,7 +258,5 @@ export function timeZones(): string[] {
 
 /** matches reports whether s passes the list's filter text (name, queue, cron or time zone, any case). */
 export function matches(s: Schedule, filter: string): boolean {
-  const f = filter.trim().toLowerCase();
-  if (!f) return true;
-  return [s.name, s.queue, s.cron, s.timezone].some((v) => v.toLowerCase().includes(f));
+  return contains(filter, s.name, s.queue, s.cron, s.timezone);
 }

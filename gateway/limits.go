@@ -60,7 +60,7 @@ type planCache struct {
 type planEntry struct {
 	tid     string
 	plan    atomic.Pointer[cachedPlan]  // nil until control answered
-	rates   atomic.Pointer[tenantRates] // nil: no rate limits, the hot path's one check
+	rates   atomic.Pointer[tenantRates] // nil: no rate limits, the hot path's one check; fetching: the first plan is on its way
 	fetched atomic.Int64                // unix ns of the last answer (Config.Clock)
 	retryAt atomic.Int64                // unix ns before which a failed fetch is not repeated
 	used    atomic.Bool                 // a request came since the last sweep

@@ -24,7 +24,8 @@ import (
 // nor a forbidden request spends a tenant's quota. A refused one gets 429
 // rate_limited with Retry-After; every answer to a tenant with limits,
 // admitted or refused, carries the IETF fields
-// (draft-ietf-httpapi-ratelimit-headers), one item per limit:
+// (draft-ietf-httpapi-ratelimit-headers-11: structured-field lists), one
+// item per limit:
 //
 //	RateLimit-Policy: "rps";q=200;w=1, "eps";q=1000;w=1
 //	RateLimit: "rps";r=57;t=1, "eps";r=1000;t=0
@@ -62,6 +63,8 @@ type rateLimiter struct {
 	demand     demandWindow // what was asked of it lately (ratelimit_sync.go)
 	lastDemand float64      // the window's rate at the last sync
 	admitted   float64      // units passed since the limiter was made
+
+	newcomerUntil time.Time // set once: until then its share is capped (ratelimit_sync.go)
 }
 
 func newRateLimiter(name, policy, what string, limit int64, share float64, now time.Time) *rateLimiter {

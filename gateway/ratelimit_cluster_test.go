@@ -184,7 +184,11 @@ func admittedRate(from, to time.Time, ls ...*loader) float64 {
 // tenant tid a second, and returns it with the window, for the answers'
 // figures.
 func measure(d time.Duration, gws []*Server, tid string) (rate float64, from, to time.Time) {
-	time.Sleep(warmUp)
+	return measureAfter(warmUp, d, gws, tid)
+}
+
+func measureAfter(warm, d time.Duration, gws []*Server, tid string) (rate float64, from, to time.Time) {
+	time.Sleep(warm)
 	w := &window{gws: gws, tid: tid}
 	w.mark()
 	time.Sleep(d)
@@ -249,15 +253,26 @@ func TestTwoGatewaysHoldOneLimitTogether(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
+	first := &window{gws: gws, tid: tenantA}
+	first.mark()
 	go l1.run(ctx, &wg)
 	go l2.run(ctx, &wg)
 	defer func() { cancel(); wg.Wait() }()
 	L := float64(limit)
 
+	// Meeting the tenant together, neither takes more than an equal part
+	// until they have exchanged demand: the first second admits the
+	// buckets' burst (a second's worth, on both together) and a second's
+	// flow, no more.
+	time.Sleep(time.Second)
+	n := first.rate() * time.Since(first.start).Seconds()
+	t.Logf("first second: %.0f admitted, %.0f being a second's burst and a second's flow", n, 2*L)
+	require.LessOrEqual(t, n, 2*L*1.1)
+
 	answered := func(what string, from, to time.Time, ls ...*loader) {
 		t.Logf("%s: the clients saw %.1f admitted/s", what, admittedRate(from, to, ls...))
 	}
-	rate, from, to := measure(5*time.Second, gws, tenantA)
+	rate, from, to := measureAfter(warmUp-time.Second, 5*time.Second, gws, tenantA)
 	within(t, L, rate, fmt.Sprintf("even split, %d + %d offered", limit, limit))
 	answered("even split", from, to, l1, l2)
 

@@ -36,6 +36,12 @@ import (
 // share exceeds its demand; when it asks for more, every gateway admits
 // its share and the sum is the limit.
 //
+// A limit new on a gateway (a tenant's first request there since the
+// gateway started, or since it forgot the idle tenant) takes at most
+// limit / (gateways in the pool) for its first two intervals: gateways
+// that meet a tenant at the same moment cannot each take the whole limit
+// before they hear of each other.
+//
 // A gateway that stops reporting (gone, or its datagrams lost) counts
 // for peerReportsValid intervals after its last report, and not at all
 // once the pool drops it, so its share returns to the others within
@@ -52,6 +58,10 @@ const (
 	peerReportsValid = 8
 	// demandVersion heads every report; a gateway ignores another version.
 	demandVersion = 1
+	// newcomerIntervals is how long a limit new on a gateway takes at most
+	// an equal part of the limit: two exchanges, after which every gateway
+	// that had demand for the tenant has heard of every other.
+	newcomerIntervals = 2
 )
 
 // demandWindow measures what is asked of a limit (rateLimiter.mu guards
@@ -152,7 +162,16 @@ func (rs *rateSync) limiter(tid string, limit *int64, old *rateLimiter, policy s
 		demand, own = old.demand, old.lastDemand
 		old.mu.Unlock()
 	}
-	l := newRateLimiter(name, policy, what, v, rs.share(tid, policy, float64(v), own, now), now)
+	share := rs.share(tid, policy, float64(v), own, now)
+	var until time.Time
+	if old == nil {
+		// Its peers may be just as new to the tenant: until they have
+		// exchanged demand, each takes no more than an equal part.
+		until = now.Add(newcomerIntervals * rs.interval)
+		share = min(share, float64(v)/float64(rs.gateways()))
+	}
+	l := newRateLimiter(name, policy, what, v, share, now)
+	l.newcomerUntil = until
 	if old != nil {
 		l.demand, l.lastDemand = demand, own
 	}
@@ -179,6 +198,20 @@ func (rs *rateSync) share(tid, policy string, limit, own float64, now time.Time)
 		return limit
 	}
 	return limit * (own + f) / total
+}
+
+// gateways is how many gateways the pool lists, this one included.
+func (rs *rateSync) gateways() int {
+	if rs.pool == nil {
+		return 1
+	}
+	n := 0
+	for _, m := range rs.pool.Members() {
+		if m.Meta.Role == gossip.RoleGateway {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 // run exchanges demand every interval until ctx ends. It ticks on the
@@ -234,6 +267,9 @@ func (rs *rateSync) rebalance(tid string, l *rateLimiter, now time.Time) float64
 	l.lastDemand = own
 	l.mu.Unlock()
 	share := rs.share(tid, l.policy, l.limit, own, now)
+	if now.Before(l.newcomerUntil) {
+		share = min(share, l.limit/float64(rs.gateways()))
+	}
 	l.mu.Lock()
 	l.b.setRate(now, share)
 	l.mu.Unlock()

@@ -6,7 +6,7 @@ import { get, namespace as currentNamespace, onSignedOut, setNamespace } from ".
 import { useStreamState } from "./hooks";
 import { Link, match, navigate, useLocation } from "./router";
 import { allows, Ctx, loadSession, signIn, signOut, type Session } from "./session";
-import { ErrorBox } from "./components/ui";
+import { ErrorBox, useAsync } from "./components/ui";
 import { Options } from "./components/forms";
 import { routes } from "./routes";
 import { EnqueueButton } from "./screens/enqueue";
@@ -83,25 +83,18 @@ export function App() {
 
 function SignIn(props: { error: Error | null; onSignedIn: () => Promise<void> }) {
   const [key, setKey] = useState("");
-  const [error, setError] = useState<Error | null>(props.error);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAsync(props.error);
   return (
     <main class="signin">
       <form
         id="signin"
-        onSubmit={async (e) => {
+        onSubmit={(e) => {
           e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
+          run(async () => {
             await signIn(key.trim());
             setKey("");
             await props.onSignedIn();
-          } catch (err) {
-            setError(err as Error);
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       >
         <h1>Jobbie console</h1>

@@ -2,6 +2,7 @@
 import type { ComponentChildren, JSX } from "preact";
 import { jobPath, queuePath } from "../lib/paths";
 import { Link } from "../router";
+import { StateBadge } from "./ui";
 
 type Anchor = Omit<JSX.HTMLAttributes<HTMLAnchorElement>, "href">;
 
@@ -11,6 +12,25 @@ export function JobLink({ job, children, ...rest }: { job: string; children?: Co
     <Link href={jobPath(job)} {...rest}>
       {children ?? job}
     </Link>
+  );
+}
+
+/** JobCells are a job row's first cells: its id (linked), its queue (linked; unless queue is false: a list of one queue) and its state. */
+export function JobCells(props: { job: string; queue: string | false; state: string }) {
+  return (
+    <>
+      <td class="mono">
+        <JobLink job={props.job} />
+      </td>
+      {props.queue !== false && (
+        <td>
+          <QueueLink queue={props.queue} />
+        </td>
+      )}
+      <td>
+        <StateBadge state={props.state} />
+      </td>
+    </>
   );
 }
 

@@ -1,9 +1,9 @@
 // The search's results table: a checkbox column for bulk actions, the job
 // columns, and sorting by clicking a header (the sort keys the API has).
-import { JobLink, QueueLink } from "./links";
+import { JobCells } from "./links";
 import { SortHeader, Table } from "./table";
 import { attemptOf, type Job } from "../screens/job-model";
-import { StateBadge, Time } from "./ui";
+import { Time } from "./ui";
 
 /** SearchJob is a job as POST /api/v1/jobs/search lists it (wire.SearchJob): part of its detail. */
 export type SearchJob = Pick<
@@ -108,17 +108,7 @@ export function ResultsTable(props: {
               />
             </td>
           )}
-          <td class="mono">
-            <JobLink job={j.id} />
-          </td>
-          {props.showQueue && (
-            <td>
-              <QueueLink queue={j.queue} />
-            </td>
-          )}
-          <td>
-            <StateBadge state={j.state} />
-          </td>
+          <JobCells job={j.id} queue={props.showQueue && j.queue} state={j.state} />
           <td class="num">{attemptOf(j)}</td>
           <td>{j.priority}</td>
           <td class="trunc mono" title={preview(j.payload, 2000)}>

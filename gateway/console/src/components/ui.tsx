@@ -118,10 +118,9 @@ type ConfirmProps = {
 
 /** Confirm asks before an action; onConfirm's error is shown in the dialog. */
 export function Confirm(props: ConfirmProps) {
-  const [busy, setBusy] = useState(false);
-  const [err, setErr] = useState<Error | null>(null);
+  const { busy, error, setError, run } = useAsync();
   useEffect(() => {
-    if (props.open) setErr(null);
+    if (props.open) setError(null);
   }, [props.open]);
   return (
     <Dialog
@@ -139,18 +138,12 @@ export function Confirm(props: ConfirmProps) {
             id="confirm-ok"
             class={props.danger ? "danger" : "primary"}
             disabled={busy}
-            onClick={async () => {
-              setBusy(true);
-              setErr(null);
-              try {
+            onClick={() =>
+              run(async () => {
                 await props.onConfirm();
                 props.onClose();
-              } catch (e) {
-                setErr(e as Error);
-              } finally {
-                setBusy(false);
-              }
-            }}
+              })
+            }
           >
             {props.confirmLabel}
           </button>
@@ -158,7 +151,7 @@ export function Confirm(props: ConfirmProps) {
       }
     >
       {props.children}
-      <ErrorBox error={err} />
+      <ErrorBox error={error} />
     </Dialog>
   );
 }
@@ -301,10 +294,10 @@ export function Pager(props: { page: number; pages?: number; hasNext: boolean; o
   );
 }
 
-/** useAsync runs one action at a time, with its error. */
-export function useAsync() {
+/** useAsync runs one action at a time, with its error (at first, initialError). */
+export function useAsync(initialError: Error | null = null) {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<Error | null>(null);
+  const [error, setError] = useState<Error | null>(initialError);
   const run = async (fn: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);

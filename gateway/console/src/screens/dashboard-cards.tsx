@@ -1,7 +1,7 @@
 // The dashboard's smaller sections: the workers connected, the health of
 // the shard cluster that holds the namespace, and the recent failures.
-import { Badge, ErrorBox, Empty, KV, Loading, num, StateBadge, Time } from "../components/ui";
-import { JobLink, QueueLink } from "../components/links";
+import { Badge, ErrorBox, Empty, KV, Loading, num, Time } from "../components/ui";
+import { JobCells } from "../components/links";
 import { Table } from "../components/table";
 import type { Loaded } from "../hooks";
 import { Link } from "../router";
@@ -136,15 +136,7 @@ export function FailuresCard(props: { failures: Loaded<{ jobs: FailedJob[] }> })
         <Table cols={["Job", "Queue", "State", "Last error", { label: "Attempt", num: true }, "When"]}>
           {jobs.map((j) => (
             <tr key={j.id} data-job={j.id}>
-              <td class="mono">
-                <JobLink job={j.id} />
-              </td>
-              <td>
-                <QueueLink queue={j.queue} />
-              </td>
-              <td>
-                <StateBadge state={j.state} />
-              </td>
+              <JobCells job={j.id} queue={j.queue} state={j.state} />
               <td class="trunc dash-error" title={j.last_error}>
                 {j.last_error || <span class="muted">—</span>}
               </td>

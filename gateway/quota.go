@@ -106,14 +106,19 @@ func newQuotaCache(cc *controlClient, cfg Config) *quotaCache {
 func (qc *quotaCache) get(tid string) *tenantQuota {
 	now := qc.clock.Now()
 	qc.mu.Lock()
+	var known *tenantQuota
+	var fetched time.Time
 	e, ok := qc.entries[tid]
+	if ok {
+		known, fetched = e.q, e.fetched // fetch writes them under the lock
+	}
 	qc.mu.Unlock()
-	if ok && now.Sub(e.fetched) < quotaRefresh {
-		return e.q
+	if ok && now.Sub(fetched) < quotaRefresh {
+		return known
 	}
 	ch := qc.fetches.DoChan(tid, func() (any, error) { return nil, qc.fetch(tid) })
-	if ok && e.q != nil {
-		return e.q // stale while it refreshes
+	if known != nil {
+		return known // stale while it refreshes
 	}
 	t := time.NewTimer(quotaFirstWait) // a network wait: the wall clock's
 	defer t.Stop()

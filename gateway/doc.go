@@ -29,6 +29,15 @@
 //     built-in roles never look at it.
 //   - placements, by (tenant, namespace), for PlacementTTL; a missing
 //     namespace or a failed shard is looked up again after PlacementMissTTL.
+//   - each tenant's plan (limits.go), refreshed every PlanRefreshInterval:
+//     its per-second limits are token buckets (ratelimit*.go) whose rate
+//     each gateway sets to its share of the limit, by the demand the
+//     gateways tell each other over gossip, so together they admit the
+//     limit; its quotas (quota.go) refuse payloads over the plan's size and
+//     fetches past a hard monthly execution cap.
+//
+// Each admitted request is counted per tenant and hour (api_requests,
+// usage.go) and pushed to control's usage ledger every few seconds.
 //
 // Under abuse the gateway keeps serving (listener.go, longpoll.go): accept
 // errors such as EMFILE are waited out with backoff rather than ending the

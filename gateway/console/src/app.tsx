@@ -6,7 +6,7 @@ import { get, namespace as currentNamespace, onSignedOut, setNamespace } from ".
 import { useStreamState } from "./hooks";
 import { Link, match, navigate, useLocation } from "./router";
 import { allows, Ctx, loadSession, signIn, signOut, type Session } from "./session";
-import { ErrorBox, useAsync } from "./components/ui";
+import { ErrorBox, Field, useAsync } from "./components/ui";
 import { Options } from "./components/forms";
 import { routes } from "./routes";
 import { EnqueueButton } from "./screens/enqueue";
@@ -99,8 +99,7 @@ function SignIn(props: { error: Error | null; onSignedIn: () => Promise<void> })
       >
         <h1>Jobbie console</h1>
         <p class="muted">Sign in with an API key. It is exchanged for a 15-minute session; the key is not stored in the browser.</p>
-        <label class="field" for="api-key">
-          <span class="label">API key</span>
+        <Field label="API key" for="api-key">
           <input
             id="api-key"
             type="password"
@@ -110,12 +109,8 @@ function SignIn(props: { error: Error | null; onSignedIn: () => Promise<void> })
             value={key}
             onInput={(e) => setKey(e.currentTarget.value)}
           />
-        </label>
-        {error && (
-          <div id="signin-error" class="error" role="alert">
-            {error.message}
-          </div>
-        )}
+        </Field>
+        <ErrorBox id="signin-error" error={error} />
         <button id="signin-submit" type="submit" class="primary" disabled={busy}>
           {busy ? "Signing in…" : "Sign in"}
         </button>

@@ -8,7 +8,7 @@ import { bulkBody, describeFilter, PRIORITIES, type BulkAction, type SearchFilte
 import { useSession } from "../session";
 import { BulkRun, type BulkAccepted, type BulkResult, type BulkRunState } from "./bulk-run";
 import { preview, type SearchJob } from "./search-results";
-import { Confirm, Dialog, ErrorBox } from "./ui";
+import { Confirm, Dialog, ErrorBox, Field } from "./ui";
 import { FormFooter, Options } from "./forms";
 import { Table } from "./table";
 import { counted, exact } from "../lib/format";
@@ -152,8 +152,7 @@ export function BulkBar(props: {
             setPending({ ...pending!, queue: q, stage: "confirm" });
           }}
         >
-          <label class="field" for="bulk-move-queue">
-            <span class="label">Target queue</span>
+          <Field label="Target queue" for="bulk-move-queue" hint="A queue that does not exist yet is created by the move.">
             <input
               id="bulk-move-queue"
               type="text"
@@ -165,8 +164,7 @@ export function BulkBar(props: {
               onInput={(e) => setPending({ ...pending!, queue: e.currentTarget.value })}
             />
             <datalist id="bulk-move-queues">{queues?.map((q) => <option key={q} value={q} />)}</datalist>
-            <span class="hint">A queue that does not exist yet is created by the move.</span>
-          </label>
+          </Field>
           <ErrorBox error={targetErr} />
           <FormFooter id="bulk-move-next" onCancel={close} label="Next" />
         </form>
@@ -179,12 +177,11 @@ export function BulkBar(props: {
             setPending({ ...pending!, stage: "confirm" });
           }}
         >
-          <label class="field" for="bulk-priority-value">
-            <span class="label">New priority</span>
+          <Field label="New priority" for="bulk-priority-value">
             <select id="bulk-priority-value" value={pending?.priority ?? "high"} onChange={(e) => setPending({ ...pending!, priority: e.currentTarget.value })}>
               <Options choices={PRIORITIES} />
             </select>
-          </label>
+          </Field>
           <FormFooter id="bulk-priority-next" onCancel={close} label="Next" />
         </form>
       </Dialog>

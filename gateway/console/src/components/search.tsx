@@ -186,9 +186,7 @@ export function JobSearch(props: JobSearchProps) {
   return (
     <section class="job-search" aria-label="Job search">
       {urlProblems.length > 0 && (
-        <div class="error" role="alert" id="search-url-problems">
-          Some filters in the address were left out: {urlProblems.map(([k, v]) => `${label(k)}: ${v}`).join("; ")}
-        </div>
+        <ErrorBox id="search-url-problems" error={"Some filters in the address were left out: " + urlProblems.map(([k, v]) => `${label(k)}: ${v}`).join("; ")} />
       )}
       <SearchForm
         form={form}

@@ -24,12 +24,12 @@ export function Screen(props: {
   );
 }
 
-/** ErrorBox shows an API error (role=alert). */
-export function ErrorBox({ error }: { error?: Error | string | null }) {
+/** ErrorBox shows an API error (role=alert); further attributes (an id) go to its <div>. */
+export function ErrorBox({ error, ...rest }: { error?: Error | string | null } & JSX.HTMLAttributes<HTMLDivElement>) {
   if (!error) return null;
   const msg = typeof error === "string" ? error : error.message;
   return (
-    <div class="error" role="alert">
+    <div {...rest} class="error" role="alert">
       {msg}
     </div>
   );

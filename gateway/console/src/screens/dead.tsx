@@ -7,15 +7,14 @@ import { useSession } from "../session";
 import { JobSearch } from "../components/search";
 import { Screen } from "../components/ui";
 import { exact } from "../lib/format";
+import type { Queue, QueueCounts } from "./queue-lib";
 import "./dead.css";
 
 const FIXED = { state: ["dead"] };
 const TOP = 12; // queues shown in the summary; the search covers them all
 
-interface QueueCounts {
-  name: string;
-  counts: { dead: number };
-}
+/** What the summary reads of each queue. */
+type DeadCount = Pick<Queue, "name"> & { counts: Pick<QueueCounts, "dead"> };
 
 export function DeadLetter() {
   const [ready, setReady] = useState(false);
@@ -32,7 +31,7 @@ export function DeadLetter() {
 /** DeadByQueue lists the queues holding the most dead jobs; choosing one filters the search by it. */
 function DeadByQueue() {
   const loc = useLocation();
-  const { data, error, reload } = useApi<{ queues: QueueCounts[] }>("/api/v1/queues");
+  const { data, error, reload } = useApi<{ queues: DeadCount[] }>("/api/v1/queues");
   useLiveReload(reload, (e) => e.state === "dead" || e.from === "dead", 2000);
   if (error || !data) return null;
   const withDead = data.queues.filter((q) => q.counts.dead > 0).sort((a, b) => b.counts.dead - a.counts.dead);

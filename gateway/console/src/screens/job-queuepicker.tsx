@@ -5,6 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { get } from "../api";
 import { useSession } from "../session";
 import { Options } from "../components/forms";
+import { Field } from "../components/ui";
 
 export const OTHER = "__other__";
 
@@ -30,8 +31,7 @@ export function QueuePicker(props: { id: string; label: string; value: string; o
   const selected = typing ? OTHER : list.includes(props.value) ? props.value : "";
   return (
     <div class="queue-picker">
-      <label class="field" for={props.id}>
-        <span class="label">{props.label}</span>
+      <Field label={props.label} for={props.id}>
         <select
           id={props.id}
           value={selected}
@@ -46,10 +46,9 @@ export function QueuePicker(props: { id: string; label: string; value: string; o
           <Options choices={list} />
           <option value={OTHER}>Another queue…</option>
         </select>
-      </label>
+      </Field>
       {typing && (
-        <label class="field" for={props.id + "-name"}>
-          <span class="label">Queue name</span>
+        <Field label="Queue name" for={props.id + "-name"}>
           <input
             id={props.id + "-name"}
             value={props.value}
@@ -58,7 +57,7 @@ export function QueuePicker(props: { id: string; label: string; value: string; o
             placeholder="emails.send"
             onInput={(e) => props.onChange(e.currentTarget.value.trim())}
           />
-        </label>
+        </Field>
       )}
     </div>
   );

@@ -2,6 +2,7 @@
 // secret lives only in the dialog that shows it; closing that forgets it.
 import type { ComponentChildren } from "preact";
 import { useRef, useState } from "preact/hooks";
+import { Field } from "../components/ui";
 
 /** copyText writes text to the clipboard, falling back to the selection for browsers without the Clipboard API. */
 async function copyText(text: string, input: HTMLInputElement | null): Promise<boolean> {
@@ -42,8 +43,7 @@ function KeySecret(props: { secret: string; children?: ComponentChildren }) {
       <p class="key-warning" role="alert">
         Copy this secret now and keep it somewhere safe: <strong>it will not be shown again</strong>. The console does not keep it.
       </p>
-      <label class="field" for="key-secret">
-        <span class="label">Secret</span>
+      <Field label="Secret" for="key-secret">
         <span class="key-secret-row">
           <input
             id="key-secret"
@@ -63,7 +63,7 @@ function KeySecret(props: { secret: string; children?: ComponentChildren }) {
             Copy
           </button>
         </span>
-      </label>
+      </Field>
       <p class="muted key-copied" role="status">
         {copied === "ok" ? "Copied to the clipboard." : copied === "failed" ? "Could not copy: select the secret and copy it." : ""}
       </p>

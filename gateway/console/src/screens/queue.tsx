@@ -5,7 +5,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { del, enc, isNotFound, post } from "../api";
-import { Confirm, Dialog, ErrorBox, KV, Notice, Screen, Stat, num, useAsync } from "../components/ui";
+import { Confirm, Dialog, ErrorBox, Field, KV, Notice, Screen, Stat, num, useAsync } from "../components/ui";
 import { FormFooter } from "../components/forms";
 import { counted, exact, plural } from "../lib/format";
 import { JobSearch } from "../components/search";
@@ -313,10 +313,9 @@ function DeleteQueueForm({ q, onClose }: { q: Queue; onClose: () => void }) {
         active ones too: their workers can no longer ack them. Jobs that depend on a deleted job are cancelled. A job enqueued to this name later starts a
         new queue with default settings. This cannot be undone.
       </p>
-      <label class="field" for="delete-queue-name">
-        <span class="label">Type the queue’s name to confirm</span>
+      <Field label="Type the queue’s name to confirm" for="delete-queue-name">
         <input id="delete-queue-name" autoComplete="off" spellcheck={false} value={typedName} onInput={(e) => setTypedName(e.currentTarget.value)} />
-      </label>
+      </Field>
       <ErrorBox error={a.error} />
       <FormFooter id="delete-queue-ok" danger busy={a.busy} disabled={typedName !== q.name} onCancel={onClose} label={`Delete queue and ${exact(total)} jobs`} />
     </form>

@@ -208,9 +208,7 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
 
       <div id="cron-status" class="cron-status" aria-live="polite">
         {cronError ? (
-          <div id="cron-error" class="error" role="alert" data-field={cronError.field}>
-            {cronError.message}
-          </div>
+          <ErrorBox id="cron-error" data-field={cronError.field} error={cronError.message} />
         ) : preview?.runs && preview.key === key ? (
           <Runs runs={preview.runs} tz={tz} />
         ) : form.cron.trim() ? (
@@ -255,11 +253,7 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
         </label>
       </div>
 
-      {refusal && (
-        <div id="schedule-error" class="error" role="alert" data-field={refusal.field}>
-          {refusal.message}
-        </div>
-      )}
+      {refusal && <ErrorBox id="schedule-error" data-field={refusal.field} error={refusal.message} />}
       <FormFooter id="schedule-save" busy={busy} onCancel={props.onClose} label={busy ? "Saving…" : editing ? "Save" : "Create"} />
     </form>
   );

@@ -92,11 +92,7 @@ export function Schedules() {
         )}
       </div>
       <ErrorBox error={list.error} />
-      {actionError && (
-        <div id="schedules-error" class="error" role="alert">
-          {actionError.message}
-        </div>
-      )}
+      <ErrorBox id="schedules-error" error={actionError} />
       <Notice>{notice}</Notice>
       {list.data && all.length === 0 && <Empty>No schedules in this namespace yet.</Empty>}
       {list.data && all.length > 0 && shown.length === 0 && <Empty>No schedule matches “{filter}”.</Empty>}

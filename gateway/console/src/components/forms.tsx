@@ -69,7 +69,14 @@ export function FilterBox(props: { id: string; label: string; class: string; pla
   return (
     <label class={props.class}>
       <span class="sr-only">{props.label}</span>
-      <input id={props.id} type="search" placeholder={props.placeholder} aria-label={props.label} value={props.value} onInput={(e) => props.onInput(e.currentTarget.value)} />
+      <input
+        id={props.id}
+        type="search"
+        placeholder={props.placeholder}
+        aria-label={props.label}
+        value={props.value}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
     </label>
   );
 }

@@ -4,7 +4,11 @@
 import { isValidElement, type ComponentChildren, type VNode } from "preact";
 import { num } from "./ui";
 
-/** A column's header: its text; or its text with the column's traits (hidden: for screen readers only); false leaves it out; a <th> of its own (a SortHeader) as it is. */
+/**
+ * A column's header: its text; or its text with the column's traits
+ * (hidden: for screen readers only); a <th> of its own (a SortHeader) as
+ * it is; false leaves the column out.
+ */
 export type Column = string | false | null | undefined | VNode | { label: ComponentChildren; num?: boolean; title?: string; hidden?: boolean };
 
 function header(c: Column, i: number) {

@@ -157,7 +157,11 @@ export function Confirm(props: ConfirmProps) {
 }
 
 /** ConfirmOn asks before acting on one item (a row's): open while there is one (null: closed). */
-export function ConfirmOn<T>({ item, onConfirm, ...rest }: Omit<ConfirmProps, "open" | "onConfirm"> & { item: T | null; onConfirm: (item: T) => Promise<unknown> | void }) {
+export function ConfirmOn<T>({
+  item,
+  onConfirm,
+  ...rest
+}: Omit<ConfirmProps, "open" | "onConfirm"> & { item: T | null; onConfirm: (item: T) => Promise<unknown> | void }) {
   return <Confirm {...rest} open={item !== null} onConfirm={() => (item === null ? undefined : onConfirm(item))} />;
 }
 
@@ -182,7 +186,12 @@ export function StateBadge({ state }: { state: string }) {
 }
 
 /** Badge is a badge whose glyph (hidden from screen readers: the text says it) shows what its colour does too; class is added to "badge". */
-export function Badge({ class: cls, glyph, children, ...rest }: { class: string; glyph: string; children: ComponentChildren } & Omit<JSX.HTMLAttributes<HTMLSpanElement>, "class">) {
+export function Badge({
+  class: cls,
+  glyph,
+  children,
+  ...rest
+}: { class: string; glyph: string; children: ComponentChildren } & Omit<JSX.HTMLAttributes<HTMLSpanElement>, "class">) {
   return (
     <span {...rest} class={"badge " + cls}>
       <span aria-hidden="true">{glyph}</span> {children}

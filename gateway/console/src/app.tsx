@@ -130,6 +130,8 @@ const nav: { href: string; label: string; act?: string }[] = [
   { href: "/namespaces", label: "Namespaces", act: "namespace.read" },
   { href: "/keys", label: "API keys", act: "key.read" },
   { href: "/roles", label: "Roles", act: "key.read" },
+  { href: "/usage", label: "Usage", act: "usage.read" },
+  { href: "/invoices", label: "Invoices", act: "usage.read" },
 ];
 
 function Shell(props: {

@@ -12,6 +12,8 @@ import { Events } from "./screens/events";
 import { Namespaces } from "./screens/namespaces";
 import { Keys } from "./screens/keys";
 import { Roles } from "./screens/roles";
+import { Usage } from "./screens/usage";
+import { Invoices, InvoiceDetail } from "./screens/invoices";
 
 export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
   { path: "/", render: () => <Dashboard /> },
@@ -27,4 +29,7 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/namespaces", render: () => <Namespaces /> },
   { path: "/keys", render: () => <Keys /> },
   { path: "/roles", render: () => <Roles /> },
+  { path: "/usage", render: () => <Usage /> },
+  { path: "/invoices", render: () => <Invoices /> },
+  { path: "/invoices/:id", render: (p) => <InvoiceDetail id={p.id} /> },
 ];

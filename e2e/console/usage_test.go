@@ -60,6 +60,10 @@ func TestConsoleUsage(t *testing.T) {
 	assert.Contains(t, label, "Jobs enqueued per hour")
 	assert.Contains(t, label, "total 5")
 	assert.Positive(t, p.count(`#usage-charts [data-meter="jobs_enqueued"] rect.bar`), "bars drawn")
+	// The running hour is open: its bar is hatched (a pattern fill) and said to be incomplete.
+	assert.Positive(t, p.count(`#usage-charts [data-meter="jobs_enqueued"] rect.bar-open[data-incomplete="true"]`), "the open hour marked")
+	assert.Contains(t, eval[string](p, `getComputedStyle(document.querySelector('#usage-charts rect.bar-open')).fill`), "url(")
+	assert.Contains(t, label, "incomplete")
 	assert.Equal(t, "5", p.text(fmt.Sprintf(`#usage-namespaces tr[data-namespace=%q] td[data-col="jobs_enqueued"]`, tn.namespace)))
 	p.waitFor("#usage-plan #plan-name")
 	assert.NotEmpty(t, p.text("#plan-name"))
@@ -90,6 +94,10 @@ func TestConsoleUsage(t *testing.T) {
 	assert.Equal(t, 200, csv.Status, "the CSV downloads with the session: %s", csv.Body)
 	assert.True(t, strings.HasPrefix(csv.Body, "invoice_id,"), "CSV header: %.80s", csv.Body)
 	p.shot("invoice")
+
+	p.goTo("/console/invoices/inv_nope_2020-01")
+	p.waitScreen("invoice")
+	p.waitFor("#invoice-missing")
 }
 
 // A billing key sees Usage and Invoices and nothing of the queues; its

@@ -1,10 +1,12 @@
 // Invoices: every month of the tenant (the running one, "upcoming",
 // first) and one invoice's lines, totals, plan stretches and its CSV.
-import { enc } from "../api";
+import { useEffect, useState } from "preact/hooks";
+import { apiText, enc, isNotFound } from "../api";
 import { Table } from "../components/table";
-import { Badge, ErrorBox, KV, Loading, Screen, Unloaded } from "../components/ui";
+import { Badge, ErrorBox, KV, Loading, Missing, Screen, Unloaded } from "../components/ui";
 import { settled, useApi } from "../hooks";
 import { Link } from "../router";
+import { grouped, parseExact } from "./invoice-lib";
 import { meterLabel, money, periodLabel } from "./usage-lib";
 import "./usage.css";
 
@@ -26,15 +28,14 @@ interface InvoiceLine {
   plan_version: number;
   from: string;
   to: string;
-  // Exact integers that may exceed 2^53: shown as the API writes them
-  // (JSON.parse rounds past 2^53; fine for display, never summed here).
-  quantity: number;
+  // Exact integers that may exceed 2^53: their digits (parseExact).
+  quantity: string;
   quantity_unit: string;
-  included_applied: number;
-  billable: number;
+  included_applied: string;
+  billable: string;
   unit: number;
   unit_price: number;
-  billed_units: number;
+  billed_units: string;
   amount: number;
 }
 interface Invoice {
@@ -50,7 +51,21 @@ interface Invoice {
 
 export const invoicePath = (id: string) => "/invoices/" + enc(id);
 const iso = (t: string) => new Date(t).toISOString().replace(":00.000Z", "Z");
-const big = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+
+/** useInvoice loads one invoice with its quantities exact. */
+function useInvoice(id: string): { data?: Invoice; error?: Error } {
+  const [st, setSt] = useState<{ data?: Invoice; error?: Error }>({});
+  useEffect(() => {
+    const ctl = new AbortController();
+    setSt({});
+    apiText("GET", "/api/v1/invoices/" + enc(id), undefined, { signal: ctl.signal }).then(
+      (t) => setSt({ data: parseExact<Invoice>(t) }),
+      (error: Error) => ctl.signal.aborted || setSt({ error }),
+    );
+    return () => ctl.abort();
+  }, [id]);
+  return st;
+}
 
 function StatusBadge({ status }: { status: string }) {
   return (
@@ -102,8 +117,14 @@ export function Invoices() {
 }
 
 export function InvoiceDetail({ id }: { id: string }) {
-  const inv = useApi<Invoice>("/api/v1/invoices/" + enc(id), [id]);
+  const inv = useInvoice(id);
   const v = inv.data;
+  if (!v && isNotFound(inv.error, true))
+    return (
+      <Missing name="invoice" title="Invoice" id="invoice-missing" message={`There is no invoice ${id}.`}>
+        <Link href="/invoices">All invoices</Link>
+      </Missing>
+    );
   if (!v) return <Unloaded name="invoice" title="Invoice" error={inv.error} />;
   return (
     <Screen
@@ -169,11 +190,11 @@ export function InvoiceDetail({ id }: { id: string }) {
                 {l.plan} <span class="muted">v{l.plan_version}</span>
               </td>
               <td class="num" data-col="quantity">
-                {big(l.quantity)} <span class="muted">{l.quantity_unit}</span>
+                {grouped(l.quantity)} <span class="muted">{l.quantity_unit}</span>
               </td>
-              <td class="num">{big(l.included_applied)}</td>
-              <td class="num">{big(l.billable)}</td>
-              <td class="num">{l.unit ? `${money(l.unit_price, v.currency)} / ${big(l.unit)}` : "—"}</td>
+              <td class="num">{grouped(l.included_applied)}</td>
+              <td class="num">{grouped(l.billable)}</td>
+              <td class="num">{l.unit ? `${money(l.unit_price, v.currency)} / ${grouped(l.unit)}` : "—"}</td>
               <td class="num" data-col="amount">
                 {money(l.amount, v.currency)}
               </td>

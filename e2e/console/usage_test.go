@@ -77,6 +77,10 @@ func TestConsoleUsage(t *testing.T) {
 	p.until(waitTimeout, `location.search.includes('range=7d')`, "range in the URL")
 	p.waitScreen("usage")
 	p.shot("usage")
+	p.setViewport(390, 844)
+	p.until(waitTimeout, `document.documentElement.scrollWidth <= 390`, "the usage screen fits a phone")
+	p.shot("usage-phone")
+	p.setViewport(1280, 800)
 
 	p.click(mainNav + ` a[href="/console/invoices"]`)
 	p.waitScreen("invoices")

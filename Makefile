@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
-.PHONY: dev build console console-test console-scale browser test unit e2e vet bench bench-cluster bench-search chaos fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit e2e vet bench bench-cluster bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 
 dev: build
@@ -82,6 +82,12 @@ bench-cluster: build
 # under load (make test runs three kills).
 chaos: build
 	JOBBIE_BIN=$(CURDIR)/$(BIN) JOBBIE_CHAOS_LONG=1 $(GO) test -count=1 -timeout 30m -run 'TestCluster' -v ./e2e/
+
+# Noisy neighbour: one tenant floods enqueues while another enqueues
+# 200 jobs/s and works them, with fair admission on and off
+# (docs/BENCHMARKS.md); about three minutes.
+noisy: build
+	JOBBIE_BIN=$(CURDIR)/$(BIN) JOBBIE_NOISY=1 $(GO) test -count=1 -timeout 20m -run TestNoisyNeighbour -v ./e2e/
 
 # Search and bulk over a million jobs (docs/BENCHMARKS.md); about five
 # minutes. JOBBIE_BENCH_JOBS=100000 makes a quicker, smaller run.

@@ -16,43 +16,9 @@ import (
 // whose plan has both rate limits, set too high to refuse anything: the
 // cost of the buckets and the RateLimit fields on the hot path.
 func BenchmarkProxyEnqueueRateLimited(b *testing.B) {
-	bb := newBundle(b)
-	servePlans(b, bb.control).set(tenantA, limited("bench", 1e12, 1e12))
-	shardAddr := startInstantShard(b, bb.ca)
-	bb.control.addNamespace(tenantA, "bench", "bench", shardAddr)
-	bb.start(b)
-	bb.waitReady(b)
-
-	client := &fasthttp.HostClient{Addr: bb.gw.Addr(), MaxConns: 1024}
-	b.Cleanup(client.CloseIdleConnections)
-	auth := "Bearer " + bb.key(b, tenancy.RoleProducer, "bench")
-	body := []byte(`{"queue":"emails.send","payload":{"to":"user@example.com","template":"welcome"}}`)
-	uri := "http://" + bb.gw.Addr() + "/api/v1/enqueue"
-
-	b.ReportAllocs()
-	b.SetParallelism(16)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-		defer fasthttp.ReleaseRequest(req)
-		defer fasthttp.ReleaseResponse(resp)
-		req.SetRequestURI(uri)
-		req.Header.SetMethod(fasthttp.MethodPost)
-		req.Header.Set(fasthttp.HeaderAuthorization, auth)
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(body)
-		for pb.Next() {
-			if err := client.Do(req, resp); err != nil {
-				b.Error(err)
-				return
-			}
-			if resp.StatusCode() != fasthttp.StatusCreated || len(resp.Header.Peek("RateLimit")) == 0 {
-				b.Errorf("status %d, RateLimit %q: %s; header %s", resp.StatusCode(), resp.Header.Peek("RateLimit"), resp.Body(), resp.Header.String())
-				return
-			}
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	benchProxyEnqueue(b,
+		func(bb *bundle) { servePlans(b, bb.control).set(tenantA, limited("bench", 1e12, 1e12)) },
+		func(resp *fasthttp.Response) bool { return len(resp.Header.Peek("RateLimit")) > 0 })
 }
 
 // benchLimits is a gateway's rate-limit state without its server: a plan

@@ -32,6 +32,16 @@ const (
 	// AppliedHeader is the leader's applied index when it answered a
 	// forwarded request, so the follower can read its write.
 	AppliedHeader = "X-Jobbie-Applied-Index"
+
+	// MaxPendingJobsHeader carries the tenant plan's max_pending_jobs (per
+	// namespace) on an enqueue to a shard, which refuses what would take
+	// the namespace over it. Set by the gateway, never by a client; absent
+	// means no limit.
+	MaxPendingJobsHeader = "X-Jobbie-Max-Pending-Jobs"
+	// FairWeightHeader carries the tenant plan's weight in the shard's
+	// fair admission (1 to 1000; absent means 1). Set by the gateway,
+	// never by a client.
+	FairWeightHeader = "X-Jobbie-Fair-Weight"
 )
 
 // MaxQueueScopeHeader bounds a QueueScopeHeader value: a shard reads

@@ -37,6 +37,7 @@ type Node struct {
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
 	control *http.Client        // to the control plane: registration
+	weights *api.Weights        // the namespaces' fair weights, from the gateway's requests
 	ln      net.Listener
 	unix    net.Listener
 	meta    metaLoop // cluster.go
@@ -49,7 +50,8 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, waiters: live.NewWaiters(cfg.Clock), events: live.NewEvents(), workers: live.NewWorkers(cfg.Clock)}
+	n := &Node{cfg: cfg, waiters: live.NewWaiters(cfg.Clock), events: live.NewEvents(), workers: live.NewWorkers(cfg.Clock),
+		weights: api.NewWeights()}
 	n.eng = engine.New(engine.Options{Retention: cfg.Retention, Waker: n.waiters,
 		Observers: []engine.Observer{n.events.Observer(), n.workers.Observer(), live.CountEvents()}})
 	members := pki.ShardMember(cfg.ShardID) // Raft talks to this shard's nodes only
@@ -67,6 +69,7 @@ func New(cfg Config) (*Node, error) {
 		RaftTLS:       &replica.RaftTLS{Server: cfg.TLS.Server(members), Client: cfg.TLS.Client(members)},
 		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
 		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs, UnfairAdmission: cfg.UnfairAdmission,
+		FairWeight: n.weights.Of,
 	}, n.eng.Registry())
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)
@@ -84,7 +87,7 @@ func New(cfg Config) (*Node, error) {
 	n.control = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), IdleConnTimeout: time.Minute}}
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
 		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger},
-		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards}, n.boundAddr)
+		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights}, n.boundAddr)
 	return n, nil
 }
 

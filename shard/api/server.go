@@ -46,6 +46,7 @@ type Deps struct {
 	Workers *live.Workers
 	Events  *live.Events
 	Shards  *shardclient.Client // forwards a follower's writes, with this node's own certificate
+	Weights *Weights            // the namespaces' fair weights (weights.go); nil: not recorded
 }
 
 // Server is the HTTP API of one shard node.
@@ -57,6 +58,7 @@ type Server struct {
 	workers *live.Workers
 	events  *live.Events
 	fwd     *shardclient.Client
+	weights *Weights
 	addr    func() string // the bound address, once listening
 }
 
@@ -65,7 +67,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, addr: boundAddr}
+	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, addr: boundAddr}
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
@@ -85,22 +87,13 @@ func (s *Server) App() *fiber.App { return s.app }
 // Shutdown stops serving, letting requests in flight finish until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
-// fairKey tags a request's proposals with its namespace, so the group
-// commit admits namespaces in turn (replica.WithFairKey): one flooding
-// namespace cannot starve the others. It runs where the handler runs, on
-// the leader or after forwarding.
-func fairKey(c *fiber.Ctx) error {
-	c.SetUserContext(replica.WithFairKey(c.UserContext(), ns(c)))
-	return c.Next()
-}
-
 func (s *Server) routes() {
 	s.app.Use(apierr.RequestID)
 	health := pki.Require(s.nodeCallers(), &localGateway)
 	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
-	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.forwardToLeader, fairKey)
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.forwardToLeader, s.fairKey)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)

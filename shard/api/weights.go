@@ -1,0 +1,95 @@
+package api
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Fair weights: the gateway sends each request's tenant plan weight
+// (wire.FairWeightHeader); the node remembers the last one seen per
+// namespace, and the group commit admits a namespace of weight w w times
+// the bytes of one of weight 1 (replica.Config.FairWeight).
+const (
+	MinFairWeight = 1
+	MaxFairWeight = 1000
+	// maxWeighted bounds the namespaces remembered. A full table starts
+	// over: a namespace forgotten weighs 1 until its next request.
+	maxWeighted = 16384
+)
+
+// Weights is the namespace → fair weight table. Safe for concurrent use;
+// Of is quick (a read lock), as replica.Config.FairWeight must be.
+type Weights struct {
+	mu sync.RWMutex
+	m  map[string]int
+}
+
+// NewWeights returns an empty table: every namespace weighs 1.
+func NewWeights() *Weights { return &Weights{m: map[string]int{}} }
+
+// Of is ns's weight: the last one its requests carried, else 1.
+func (w *Weights) Of(ns string) int {
+	if w == nil {
+		return 1
+	}
+	w.mu.RLock()
+	v, ok := w.m[ns]
+	w.mu.RUnlock()
+	if !ok {
+		return 1
+	}
+	return v
+}
+
+// set records ns's weight; 1 is the default and is not kept.
+func (w *Weights) set(ns string, v int) {
+	w.mu.RLock()
+	cur, ok := w.m[ns]
+	w.mu.RUnlock()
+	if (ok && cur == v) || (!ok && v == 1) {
+		return
+	}
+	w.mu.Lock()
+	if v == 1 {
+		delete(w.m, ns)
+	} else {
+		if _, ok := w.m[ns]; !ok && len(w.m) >= maxWeighted {
+			clear(w.m)
+		}
+		w.m[ns] = v
+	}
+	w.mu.Unlock()
+}
+
+// parseWeight reads a FairWeightHeader value; ok is false when it is
+// absent, not an integer or out of range (the request keeps what was
+// known of its namespace).
+func parseWeight(h []byte) (int, bool) {
+	if len(h) == 0 || len(h) > 4 {
+		return 0, false
+	}
+	v, err := strconv.Atoi(string(h))
+	if err != nil || v < MinFairWeight || v > MaxFairWeight {
+		return 0, false
+	}
+	return v, true
+}
+
+// fairKey tags a request's proposals with its namespace, so the group
+// commit admits namespaces in turn (replica.WithFairKey): one flooding
+// namespace cannot starve the others. It records the namespace's weight
+// when the request carries one. It runs where the handler runs, on the
+// leader or after forwarding.
+func (s *Server) fairKey(c *fiber.Ctx) error {
+	n := ns(c)
+	if v, ok := parseWeight(c.Request().Header.Peek(wire.FairWeightHeader)); ok && n != "" && s.weights != nil {
+		s.weights.set(n, v)
+	}
+	c.SetUserContext(replica.WithFairKey(c.UserContext(), n))
+	return c.Next()
+}

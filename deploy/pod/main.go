@@ -1,0 +1,51 @@
+// Command jobbie-pod is the small helper the container image ships beside
+// jobbie, for what a FROM-scratch image has no shell or curl to do:
+//
+//	jobbie-pod probe URL...      a health check (Kubernetes exec probe, compose healthcheck):
+//	                             GET each URL, over mutual TLS with --cert/--key/--ca when
+//	                             https (a shard node answers /healthz and /readyz only to a
+//	                             client certificate it admits); exit 0 only if all answer 2xx.
+//	jobbie-pod start -- CMD...   exec CMD, adding --bootstrap when this is ordinal 0 of a
+//	                             StatefulSet and no peer behind --peers is ready (a new
+//	                             Raft group); otherwise its nodes join one that exists.
+//	jobbie-pod pki IDENTITY...   create the CA, a certificate per identity and a gossip
+//	                             key in --dir, each only if missing (compose's init service).
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "probe":
+		err = probeCmd(os.Args[2:])
+	case "start":
+		err = startCmd(os.Args[2:])
+	case "pki":
+		err = pkiCmd(os.Args[2:])
+	case "-h", "--help", "help":
+		usage()
+	default:
+		fmt.Fprintf(os.Stderr, "jobbie-pod: unknown command %q\n", os.Args[1])
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jobbie-pod:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  jobbie-pod probe [--cert F --key F --ca F] [--timeout D] URL...
+  jobbie-pod start [--peers dns:NAME:PORT] [--cert F --key F --ca F] -- COMMAND [ARG...]
+  jobbie-pod pki --dir DIR [--jobbie PATH] ROLE/[SHARD/]NODE...
+`)
+	os.Exit(2)
+}

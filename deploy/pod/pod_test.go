@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOrdinal(t *testing.T) {
+	for host, want := range map[string]int{
+		"jobbie-shard-s1-0": 0, "jobbie-control-2": 2, "gw-7d9f-x": -1, "plain": -1, "x-": -1,
+	} {
+		if got := ordinal(host); got != want {
+			t.Errorf("ordinal(%q) = %d, want %d", host, got, want)
+		}
+	}
+}
+
+// TestPKIAndProbe makes a PKI with the real jobbie, starts a real shard
+// node with it, and probes the node's /healthz and /readyz over mutual
+// TLS: with its certificate they answer, without one the node refuses.
+func TestPKIAndProbe(t *testing.T) {
+	dir := t.TempDir()
+	bin := jobbieBin(t, dir)
+	pki, ca := filepath.Join(dir, "pki"), filepath.Join(dir, "ca")
+	for _, d := range []string{pki, ca} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := []string{"shard/s1/n1", "gateway/gw1", "operator/ops"}
+	if err := pkiCmd(append([]string{"--dir", pki, "--ca-dir", ca, "--jobbie", bin}, ids...)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ca.crt", "s1-n1.crt", "s1-n1.key", "gw1.crt", "ops.key", "gossip.key"} {
+		if _, err := os.Stat(filepath.Join(pki, f)); err != nil {
+			t.Errorf("pki: %s missing: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(pki, "ca.key")); err == nil {
+		t.Error("pki: ca.key copied beside the certificates; it belongs in --ca-dir only")
+	}
+	gossip, _ := os.ReadFile(filepath.Join(pki, "gossip.key"))
+	// A second run changes nothing that exists.
+	if err := pkiCmd(append([]string{"--dir", pki, "--ca-dir", ca, "--jobbie", bin}, ids...)); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(filepath.Join(pki, "gossip.key")); string(again) != string(gossip) {
+		t.Error("pki: a second run replaced the gossip key")
+	}
+	if err := pkiCmd([]string{"--dir", pki, "shard/s1"}); err == nil || !strings.Contains(err.Error(), "shard/s1") {
+		t.Errorf("pki with a bad identity: %v", err)
+	}
+
+	http, raft, gsp := freePort(t), freePort(t), freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	node := exec.CommandContext(ctx, bin, "shard", "--shard-id", "s1", "--node-id", "n1", "--bootstrap",
+		"--data-dir", filepath.Join(dir, "data"), "--http", http, "--raft", raft, "--gossip", gsp,
+		"--tls-cert", filepath.Join(pki, "s1-n1.crt"), "--tls-key", filepath.Join(pki, "s1-n1.key"),
+		"--tls-ca", filepath.Join(pki, "ca.crt"), "--gossip-key-file", filepath.Join(pki, "gossip.key"))
+	node.Stdout, node.Stderr = os.Stderr, os.Stderr
+	if err := node.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = node.Wait() }()
+
+	with := []string{"--cert", filepath.Join(pki, "gw1.crt"), "--key", filepath.Join(pki, "gw1.key"), "--ca", filepath.Join(pki, "ca.crt")}
+	urls := []string{"https://" + http + "/healthz", "https://" + http + "/readyz"}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := probeCmd(append(with, urls...))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("probe never passed: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := probeCmd([]string{"--ca", filepath.Join(pki, "ca.crt"), urls[0]}); err == nil {
+		t.Error("probe without a client certificate passed; the shard node should refuse it")
+	}
+	if err := probeCmd(urls[:1]); err == nil || !strings.Contains(err.Error(), "--ca") {
+		t.Errorf("https probe without --ca: %v", err)
+	}
+	if err := probeCmd(append(with, "https://"+http+"/no-such-route")); err == nil {
+		t.Error("probe of a 404 passed")
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// jobbieBin is $JOBBIE_BIN, or jobbie built from this repository.
+func jobbieBin(t *testing.T, dir string) string {
+	t.Helper()
+	if b := os.Getenv("JOBBIE_BIN"); b != "" {
+		return b
+	}
+	bin := filepath.Join(dir, "jobbie")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/jobbie")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build jobbie: %v\n%s", err, out)
+	}
+	return bin
+}

@@ -20,6 +20,10 @@ type call struct {
 	requestID string
 	roles     *roleSet   // nil for a built-in role
 	scope     queueScope // sent to the shard as wire.QueueScopeHeader when limited
+	plan      *planEntry // the tenant's plan (limits.go), set by limitRate
+	// createsJobs: the route can create jobs, so the plan's
+	// max_pending_jobs goes with it to the shard (shardheaders.go).
+	createsJobs bool
 }
 
 // admit authenticates the caller (by API key, or by console session:
@@ -46,7 +50,7 @@ func (s *Server) admit(c *fiber.Ctx, rt route, bodyLimit int, r *call) error {
 	if err != nil {
 		return err
 	}
-	r.key, r.ns, r.requestID = key, ns, apierr.RequestIDOf(c)
+	r.key, r.ns, r.requestID, r.createsJobs = key, ns, apierr.RequestIDOf(c), rt.serve.createsJobs
 	if isCustomRole(key.Role) {
 		if r.roles, err = s.roles.get(key.TenantID, r.requestID, key.Role); err != nil {
 			return err

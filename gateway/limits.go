@@ -59,12 +59,13 @@ type planCache struct {
 // planEntry is one tenant's plan and what the hot path derives from it.
 type planEntry struct {
 	tid     string
-	plan    atomic.Pointer[cachedPlan]  // nil until control answered
-	rates   atomic.Pointer[tenantRates] // nil: no rate limits, the hot path's one check; fetching: the first plan is on its way
-	fetched atomic.Int64                // unix ns of the last answer (Config.Clock)
-	retryAt atomic.Int64                // unix ns before which a failed fetch is not repeated
-	used    atomic.Bool                 // a request came since the last sweep
-	warned  atomic.Bool                 // its first fetch failed and that was logged
+	plan    atomic.Pointer[cachedPlan]   // nil until control answered
+	rates   atomic.Pointer[tenantRates]  // nil: no rate limits, the hot path's one check; fetching: the first plan is on its way
+	shard   atomic.Pointer[shardHeaders] // what the plan tells shards (shardheaders.go); nil: the defaults
+	fetched atomic.Int64                 // unix ns of the last answer (Config.Clock)
+	retryAt atomic.Int64                 // unix ns before which a failed fetch is not repeated
+	used    atomic.Bool                  // a request came since the last sweep
+	warned  atomic.Bool                  // its first fetch failed and that was logged
 
 	lastUsed time.Time // sweepMu guards it once the entry is stored
 }
@@ -181,15 +182,20 @@ func (pc *planCache) install(e *planEntry, p *cachedPlan, now time.Time) {
 	pc.applyLimits(e, now)
 }
 
-// applyLimits sets e's rate limits from the plan in effect at now.
+// applyLimits sets e's rate limits and shard headers from the plan in
+// effect at now.
 func (pc *planCache) applyLimits(e *planEntry, now time.Time) {
 	p := e.plan.Load()
 	if p == nil {
 		return
 	}
 	var lim wire.PlanLimits
+	var plan *wire.Plan
 	if tp, ok := p.now(now); ok {
-		lim = tp.Plan.Limits
+		lim, plan = tp.Plan.Limits, &tp.Plan
+	}
+	if sh, old := shardHeadersOf(plan), e.shard.Load(); old == nil || !old.equal(sh) {
+		e.shard.Store(sh)
 	}
 	old := e.rates.Load()
 	if tr := pc.rates.limitsFor(e.tid, lim, old, now); tr != old {

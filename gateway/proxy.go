@@ -37,7 +37,9 @@ func (s *Server) forwardLongPoll(c *fiber.Ctx, r *call) error {
 
 // proxy sends the request to the shard's leader with the shard's
 // credentials (the client's key never leaves the gateway) and copies the
-// answer back. The body goes through untouched and uncopied. Elections
+// answer back. The body goes through untouched and uncopied; of the
+// client's headers only the content type does: every other header the
+// shard sees is the gateway's (shardheaders.go). Elections
 // and moved leaders are ridden out by shardclient.Do; everything else is
 // the client's answer as it came.
 func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
@@ -62,6 +64,7 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	if r.scope.limited {
 		req.Header.Set(wire.QueueScopeHeader, r.scope.header)
 	}
+	r.setPlanHeaders(&req.Header, r.createsJobs)
 	if ct := in.ContentType(); len(ct) > 0 {
 		req.Header.SetContentTypeBytes(ct)
 	}

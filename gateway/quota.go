@@ -184,8 +184,8 @@ func (qc *quotaCache) softOnce(tid string, month time.Time) bool {
 
 // Endpoints that check a quota before they are proxied.
 var (
-	proxiedEnqueue      = endpoint{handle: (*Server).enqueueChecked, queues: true}
-	proxiedEnqueueBatch = endpoint{handle: (*Server).enqueueBatchChecked, batchBody: true, queues: true}
+	proxiedEnqueue      = endpoint{handle: (*Server).enqueueChecked, queues: true, createsJobs: true}
+	proxiedEnqueueBatch = endpoint{handle: (*Server).enqueueBatchChecked, batchBody: true, queues: true, createsJobs: true}
 	proxiedFetch        = endpoint{handle: (*Server).fetchChecked, queues: true}
 )
 

@@ -112,6 +112,7 @@ func (l *rateLimiter) giveBack(n float64) {
 // tenant without any pays one map lookup.
 func (s *Server) limitRate(c *fiber.Ctx, rt route, r *call) error {
 	e := s.plans.entry(r.key.TenantID)
+	r.plan = e
 	tr := e.rates.Load()
 	if tr == fetching {
 		tr = s.plans.await(e)

@@ -48,6 +48,7 @@ func (s *Server) releaseIfGone(c *fiber.Ctx, r *call) {
 	req.SetRequestURI("/api/v1/release")
 	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(wire.RequestIDHeader, r.requestID)
+	r.setPlanHeaders(&req.Header, false)
 	req.Header.SetContentType(fiber.MIMEApplicationJSON)
 	req.SetBodyRaw(body)
 	if err := s.shards.Do(p.route, req, resp, time.Now().Add(releaseTimeout)); err != nil || resp.StatusCode() != fiber.StatusOK {

@@ -31,34 +31,43 @@ type endpoint struct {
 	// custom role's queue scope goes with them to the shard. Any other
 	// endpoint is about a namespace as a whole.
 	queues bool
+	// createsJobs marks the shard endpoints that can create jobs (or put
+	// them back in a queue): the plan's max_pending_jobs goes with them
+	// (shardheaders.go).
+	createsJobs bool
 }
 
 // What an endpoint does. Job endpoints are proxied to the namespace's
 // shard unchanged; tenant administration is served here through control.
 var (
-	proxied         = endpoint{handle: (*Server).forward, queues: true}
-	proxiedBatch    = endpoint{handle: (*Server).forward, batchBody: true, queues: true}
-	listNamespaces  = endpoint{handle: (*Server).listNamespaces}
-	createNamespace = endpoint{handle: (*Server).createNamespace}
-	listKeys        = endpoint{handle: (*Server).listKeys}
-	createKey       = endpoint{handle: (*Server).createKey}
-	deleteKey       = endpoint{handle: (*Server).deleteKey}
-	getNamespace    = endpoint{handle: (*Server).getNamespace}
-	updateNamespace = endpoint{handle: (*Server).updateNamespace}
-	deleteNamespace = endpoint{handle: (*Server).deleteNamespace}
-	getKey          = endpoint{handle: (*Server).getKey}
-	rotateKey       = endpoint{handle: (*Server).rotateKey}
-	listRoles       = endpoint{handle: (*Server).listRoles}
-	createRole      = endpoint{handle: (*Server).createRole}
-	showRole        = endpoint{handle: (*Server).showRole}
-	updateRole      = endpoint{handle: (*Server).updateRole}
-	deleteRole      = endpoint{handle: (*Server).deleteRole}
-	usage           = endpoint{handle: (*Server).getUsage}
-	plan            = endpoint{handle: (*Server).getPlan}
-	invoices        = endpoint{handle: (*Server).listInvoices}
-	upcomingInvoice = endpoint{handle: (*Server).upcomingInvoice}
-	invoice         = endpoint{handle: (*Server).showInvoice}
-	invoiceCSV      = endpoint{handle: (*Server).invoiceCSV}
+	proxied = endpoint{handle: (*Server).forward, queues: true}
+	// Routes besides the enqueues (quota.go) that can put jobs in a
+	// queue: an ack or a fail may enqueue a chain's next step, its
+	// on_failure or on_exit job or a batch's callback; retry, move and
+	// bulk put jobs back.
+	proxiedCreates      = endpoint{handle: (*Server).forward, queues: true, createsJobs: true}
+	proxiedBatchCreates = endpoint{handle: (*Server).forward, batchBody: true, queues: true, createsJobs: true}
+	listNamespaces      = endpoint{handle: (*Server).listNamespaces}
+	createNamespace     = endpoint{handle: (*Server).createNamespace}
+	listKeys            = endpoint{handle: (*Server).listKeys}
+	createKey           = endpoint{handle: (*Server).createKey}
+	deleteKey           = endpoint{handle: (*Server).deleteKey}
+	getNamespace        = endpoint{handle: (*Server).getNamespace}
+	updateNamespace     = endpoint{handle: (*Server).updateNamespace}
+	deleteNamespace     = endpoint{handle: (*Server).deleteNamespace}
+	getKey              = endpoint{handle: (*Server).getKey}
+	rotateKey           = endpoint{handle: (*Server).rotateKey}
+	listRoles           = endpoint{handle: (*Server).listRoles}
+	createRole          = endpoint{handle: (*Server).createRole}
+	showRole            = endpoint{handle: (*Server).showRole}
+	updateRole          = endpoint{handle: (*Server).updateRole}
+	deleteRole          = endpoint{handle: (*Server).deleteRole}
+	usage               = endpoint{handle: (*Server).getUsage}
+	plan                = endpoint{handle: (*Server).getPlan}
+	invoices            = endpoint{handle: (*Server).listInvoices}
+	upcomingInvoice     = endpoint{handle: (*Server).upcomingInvoice}
+	invoice             = endpoint{handle: (*Server).showInvoice}
+	invoiceCSV          = endpoint{handle: (*Server).invoiceCSV}
 )
 
 // routeTable is every public endpoint and the action it needs; a new
@@ -68,18 +77,18 @@ var routeTable = []route{
 	{fiber.MethodPost, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, proxiedEnqueueBatch}, // max_payload_bytes
 	{fiber.MethodPost, "/api/v1/fetch", tenancy.ActJobWork, proxiedFetch},                   // monthly_executions, then a long-poll
 	{fiber.MethodPost, "/api/v1/fetch/batch", tenancy.ActJobWork, proxiedFetch},
-	{fiber.MethodPost, "/api/v1/ack/batch", tenancy.ActJobWork, proxiedBatch}, // before ack/:id
-	{fiber.MethodPost, "/api/v1/ack/:id", tenancy.ActJobWork, proxied},
-	{fiber.MethodPost, "/api/v1/fail/:id", tenancy.ActJobWork, proxied},
+	{fiber.MethodPost, "/api/v1/ack/batch", tenancy.ActJobWork, proxiedBatchCreates}, // before ack/:id
+	{fiber.MethodPost, "/api/v1/ack/:id", tenancy.ActJobWork, proxiedCreates},
+	{fiber.MethodPost, "/api/v1/fail/:id", tenancy.ActJobWork, proxiedCreates},
 	{fiber.MethodPost, "/api/v1/heartbeat", tenancy.ActJobWork, proxied},
 	{fiber.MethodGet, "/api/v1/jobs/:id", tenancy.ActJobRead, proxied},
-	{fiber.MethodPost, "/api/v1/jobs/:id/retry", tenancy.ActJobManage, proxied},
+	{fiber.MethodPost, "/api/v1/jobs/:id/retry", tenancy.ActJobManage, proxiedCreates},
 	{fiber.MethodPost, "/api/v1/jobs/:id/cancel", tenancy.ActJobManage, proxied},
-	{fiber.MethodPost, "/api/v1/jobs/:id/move", tenancy.ActJobManage, proxied},
+	{fiber.MethodPost, "/api/v1/jobs/:id/move", tenancy.ActJobManage, proxiedCreates},
 	{fiber.MethodDelete, "/api/v1/jobs/:id", tenancy.ActJobManage, proxied},
 	{fiber.MethodGet, "/api/v1/dead", tenancy.ActJobRead, proxied},
 	{fiber.MethodPost, "/api/v1/jobs/search", tenancy.ActJobRead, proxied},
-	{fiber.MethodPost, "/api/v1/jobs/bulk", tenancy.ActJobManage, proxiedBatch},
+	{fiber.MethodPost, "/api/v1/jobs/bulk", tenancy.ActJobManage, proxiedBatchCreates},
 	{fiber.MethodGet, "/api/v1/bulk", tenancy.ActJobRead, proxied}, // before the :id routes
 	{fiber.MethodGet, "/api/v1/bulk/:id", tenancy.ActJobRead, proxied},
 	{fiber.MethodGet, "/api/v1/bulk/:id/progress", tenancy.ActJobRead, proxiedStream},

@@ -22,6 +22,11 @@ const namespaceCallTimeout = 30 * time.Second
 // answer than want is logged and a 503 too, as the tenant's request
 // cannot go on.
 func (s *Server) shardJSON(r *call, ns, method string, body any, want int, out any) error {
+	return s.shardCall(r, ns, method, namespaceShardPath, namespaceCallTimeout, body, want, out)
+}
+
+// shardCall is shardJSON on any path of the shard's API, within timeout.
+func (s *Server) shardCall(r *call, ns, method, path string, timeout time.Duration, body any, want int, out any) error {
 	p, err := s.placements.lookup(r.key.TenantID, ns, r.requestID)
 	if err != nil {
 		return err
@@ -31,9 +36,10 @@ func (s *Server) shardJSON(r *call, ns, method string, body any, want int, out a
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(method)
-	req.SetRequestURI(namespaceShardPath)
+	req.SetRequestURI(path)
 	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(wire.RequestIDHeader, r.requestID)
+	r.setPlanHeaders(&req.Header, false)
 	if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {
@@ -42,7 +48,7 @@ func (s *Server) shardJSON(r *call, ns, method string, body any, want int, out a
 		req.Header.SetContentType("application/json")
 		req.SetBody(raw)
 	}
-	if err := s.shards.Do(p.route, req, resp, time.Now().Add(namespaceCallTimeout)); err != nil {
+	if err := s.shards.Do(p.route, req, resp, time.Now().Add(timeout)); err != nil {
 		return s.shardFailure(&call{key: r.key, ns: ns, requestID: r.requestID}, p, err)
 	}
 	if resp.StatusCode() == want {
@@ -53,7 +59,7 @@ func (s *Server) shardJSON(r *call, ns, method string, body any, want int, out a
 			return nil
 		}
 	}
-	s.log.Error("gateway: unexpected shard answer", "method", method, "path", namespaceShardPath, "namespace", p.shardNS,
+	s.log.Error("gateway: unexpected shard answer", "method", method, "path", path, "namespace", p.shardNS,
 		"status", resp.StatusCode(), "request_id", r.requestID, "body", string(resp.Body()))
 	return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q could not serve this request; retry shortly", ns)
 }

@@ -41,6 +41,7 @@ func (s *Server) forwardStream(c *fiber.Ctx, r *call) error {
 	if r.scope.limited {
 		h.Set(wire.QueueScopeHeader, r.scope.header)
 	}
+	h.Set(wire.FairWeightHeader, string(r.shardHeaders().weight))
 	if id := c.Get(wire.LastEventIDHeader); id != "" {
 		h.Set(wire.LastEventIDHeader, id)
 	}

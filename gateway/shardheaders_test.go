@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// setTenantPlan puts tenant tid on plan p as control would answer it.
+func (fb *fakeBillingControl) setTenantPlan(tid string, p wire.Plan) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	p.Currency, p.Version = "USD", 1
+	fb.plans[tid] = wire.TenantPlan{TenantID: tid, Plan: p}
+}
+
+// Headers a client sends that only the gateway may set on a shard's
+// request, with values a client would want.
+var forgedHeaders = []string{
+	wire.MaxPendingJobsHeader, "999999999",
+	wire.FairWeightHeader, "1000",
+	wire.ShardNamespaceHeader, tenancy.ShardNamespace(tenantB, "default"),
+	wire.QueueScopeHeader, "*",
+	wire.ForwardedHeader, "n9",
+	wire.AppliedHeader, "123456",
+	wire.LeaderHeader, "127.0.0.1:1",
+}
+
+// Every route that can create jobs carries the plan's max_pending_jobs to
+// the shard, every request its weight; what the client sends of either
+// (or of any other internal header) never reaches the shard.
+func TestShardHeadersCarryThePlan(t *testing.T) {
+	t.Parallel()
+	b, fb := setupBilling(t)
+	fb.setTenantPlan(tenantA, wire.Plan{Name: "pro", Weight: 7, Limits: wire.PlanLimits{MaxPendingJobs: i64p(50)}})
+	owner := b.key(t, tenancy.RoleOwner, "*")
+
+	creates := []struct{ method, path string }{
+		{http.MethodPost, "/api/v1/enqueue"},
+		{http.MethodPost, "/api/v1/enqueue/batch"},
+		{http.MethodPost, "/api/v1/ack/job_1"},
+		{http.MethodPost, "/api/v1/ack/batch"},
+		{http.MethodPost, "/api/v1/fail/job_1"},
+		{http.MethodPost, "/api/v1/jobs/job_1/retry"},
+		{http.MethodPost, "/api/v1/jobs/job_1/move"},
+		{http.MethodPost, "/api/v1/jobs/bulk"},
+	}
+	others := []struct{ method, path string }{
+		{http.MethodGet, "/api/v1/jobs/job_1"},
+		{http.MethodPost, "/api/v1/jobs/job_1/cancel"},
+		{http.MethodGet, "/api/v1/queues"},
+		{http.MethodPost, "/api/v1/heartbeat"},
+		{http.MethodPost, "/api/v1/schedules"},
+		{http.MethodPost, "/api/v1/fetch"},
+	}
+	body := map[string]any{"queue": "q", "payload": 1, "jobs": []any{map[string]any{"queue": "q"}}, "timeout": "0s"}
+	check := func(method, path string, pending string) {
+		t.Helper()
+		for _, forged := range [][]string{nil, forgedHeaders} {
+			r := b.do(t, method, path, owner, body, forged...)
+			require.Less(t, r.status, 300, "%s %s: %s", method, path, r.body)
+			got := b.shard.last(t)
+			require.Equal(t, path, got.URI)
+			require.Equal(t, "7", got.Header.Get(wire.FairWeightHeader), "%s %s", method, path)
+			require.Equal(t, pending, got.Header.Get(wire.MaxPendingJobsHeader), "%s %s", method, path)
+			require.Equal(t, tenancy.ShardNamespace(tenantA, "default"), got.Header.Get(wire.ShardNamespaceHeader))
+			for _, h := range []string{wire.QueueScopeHeader, wire.ForwardedHeader, wire.AppliedHeader, wire.LeaderHeader} {
+				require.Empty(t, got.Header.Values(h), "%s reached the shard on %s %s", h, method, path)
+			}
+		}
+	}
+	for _, rt := range creates {
+		check(rt.method, rt.path, "50")
+	}
+	for _, rt := range others {
+		check(rt.method, rt.path, "")
+	}
+
+	// The event stream is proxied apart: it has the weight, and nothing
+	// the client forged.
+	b.do(t, http.MethodGet, "/api/v1/events", owner, nil, forgedHeaders...)
+	got := b.shard.last(t)
+	require.Equal(t, "/api/v1/events", got.URI)
+	require.Equal(t, "7", got.Header.Get(wire.FairWeightHeader))
+	require.Empty(t, got.Header.Get(wire.MaxPendingJobsHeader))
+	require.Empty(t, got.Header.Get(wire.QueueScopeHeader))
+	require.Equal(t, tenancy.ShardNamespace(tenantA, "default"), got.Header.Get(wire.ShardNamespaceHeader))
+
+	// Tenant B has no plan: weight 1 and no limit, whatever it sends.
+	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "default"))
+	r := b.do(t, http.MethodPost, "/api/v1/enqueue", keyB, enqueueBody, forgedHeaders...)
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	got = b.shard.last(t)
+	require.Equal(t, tenancy.ShardNamespace(tenantB, "default"), got.Header.Get(wire.ShardNamespaceHeader))
+	require.Equal(t, "1", got.Header.Get(wire.FairWeightHeader))
+	require.Empty(t, got.Header.Values(wire.MaxPendingJobsHeader))
+}
+
+// A changed plan reaches the shard's headers with the plan refresh.
+func TestShardHeadersFollowPlanChanges(t *testing.T) {
+	t.Parallel()
+	b, fb := setupBilling(t, func(c *Config) { c.PlanRefreshInterval = 50 * time.Millisecond })
+	fb.setTenantPlan(tenantA, wire.Plan{Name: "small"})
+	key := b.key(t, tenancy.RoleProducer, "default")
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+	got := b.shard.last(t)
+	require.Equal(t, "1", got.Header.Get(wire.FairWeightHeader), "no weight is 1")
+	require.Empty(t, got.Header.Values(wire.MaxPendingJobsHeader))
+
+	fb.setTenantPlan(tenantA, wire.Plan{Name: "big", Weight: 5000, Limits: wire.PlanLimits{MaxPendingJobs: i64p(1_000_000)}})
+	deadline := time.Now().Add(10 * time.Second) // the sweep runs every second
+	for {
+		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+		got = b.shard.last(t)
+		if got.Header.Get(wire.MaxPendingJobsHeader) != "" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the new plan did not reach the shard's headers")
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, "1000000", got.Header.Get(wire.MaxPendingJobsHeader))
+	require.Equal(t, "1000", got.Header.Get(wire.FairWeightHeader), "clamped to what a shard takes")
+}
+
+func TestShardHeadersOf(t *testing.T) {
+	t.Parallel()
+	require.Same(t, defaultShardHeaders, shardHeadersOf(nil))
+	for _, tc := range []struct {
+		weight     int64
+		pending    *int64
+		wantWeight string
+		wantLimit  string
+	}{
+		{0, nil, "1", ""},
+		{-3, nil, "1", ""},
+		{1, nil, "1", ""},
+		{250, nil, "250", ""},
+		{1000, nil, "1000", ""},
+		{1001, nil, "1000", ""},
+		{0, i64p(10), "1", "10"},
+		{9, i64p(1), "9", "1"},
+	} {
+		h := shardHeadersOf(&wire.Plan{Weight: tc.weight, Limits: wire.PlanLimits{MaxPendingJobs: tc.pending}})
+		require.Equal(t, tc.wantWeight, string(h.weight), "weight %d", tc.weight)
+		require.Equal(t, tc.wantLimit, string(h.maxPending), "weight %d", tc.weight)
+		require.Equal(t, tc.pending != nil, h.maxPending != nil)
+		require.True(t, h.equal(shardHeadersOf(&wire.Plan{Weight: tc.weight, Limits: wire.PlanLimits{MaxPendingJobs: tc.pending}})))
+	}
+	require.False(t, shardHeadersOf(&wire.Plan{Weight: 2}).equal(defaultShardHeaders))
+	require.False(t, shardHeadersOf(&wire.Plan{Limits: wire.PlanLimits{MaxPendingJobs: i64p(1)}}).equal(defaultShardHeaders))
+}

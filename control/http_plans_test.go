@@ -1,6 +1,7 @@
 package control
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -112,6 +113,8 @@ func TestHTTPPlanValidationNamesTheField(t *testing.T) {
 			p["limits"] = map[string]any{"monthly_executions_enforcement": "soft"}
 		}},
 		{"weight", func(p map[string]any) { p["weight"] = -1 }},
+		{"weight", func(p map[string]any) { p["weight"] = 1001 }},
+		{"weight", func(p map[string]any) { p["weight"] = 1 << 40 }},
 	}
 	for _, c := range bad {
 		p := proPlan()
@@ -119,8 +122,48 @@ func TestHTTPPlanValidationNamesTheField(t *testing.T) {
 		requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, p), 400, "bad_request", c.field)
 	}
 	requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, `{"name":"x","surprise":1}`), 400, "bad_request")
+	for _, w := range []any{2.5, "5", true} {
+		p := proPlan()
+		p["weight"] = w
+		requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, p), 400, "invalid_json", "weight")
+	}
 	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
 	require.Len(t, decodeAs[struct{ Plans []PlanView }](t, r).Plans, 1, "no bad plan was stored")
+}
+
+// A plan's weight is 1 when absent or 0, and any of 1..1000 is kept as
+// given (out of range is TestHTTPPlanValidationNamesTheField's).
+func TestHTTPPlanWeight(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i, tc := range []struct {
+		weight any // nil: absent
+		want   int64
+	}{{nil, 1}, {0, 1}, {1, 1}, {37, 37}, {1000, 1000}} {
+		p := proPlan()
+		p["name"] = fmt.Sprintf("w%d", i)
+		if tc.weight != nil {
+			p["weight"] = tc.weight
+		}
+		r := b.do(t, http.MethodPost, "/control/v1/plans", b.op, p)
+		require.Equal(t, 201, r.status, "body: %s", r.body)
+		require.Equal(t, tc.want, decodeAs[PlanView](t, r).Weight, "weight %v", tc.weight)
+		r = b.do(t, http.MethodGet, "/control/v1/plans/"+p["name"].(string), b.op, nil)
+		require.Equal(t, tc.want, decodeAs[PlanView](t, r).Weight, "weight %v as stored", tc.weight)
+	}
+	// An edit to a bad weight changes nothing.
+	p := proPlan()
+	p["name"], p["weight"] = "w3", 0
+	r := b.do(t, http.MethodPut, "/control/v1/plans/w3", b.op, p)
+	require.Equal(t, 200, r.status, "body: %s", r.body)
+	require.Equal(t, int64(1), decodeAs[PlanView](t, r).Weight)
+	p["weight"] = 1001
+	requireError(t, b.do(t, http.MethodPut, "/control/v1/plans/w3", b.op, p), 400, "bad_request", "weight")
+	r = b.do(t, http.MethodGet, "/control/v1/plans/w3", b.op, nil)
+	require.Equal(t, uint64(2), decodeAs[PlanView](t, r).Version, "the refused edit made no version")
+
+	r = b.do(t, http.MethodGet, "/control/v1/plans/free", b.op, nil)
+	require.Equal(t, int64(1), decodeAs[PlanView](t, r).Weight, "the built-in plan's weight is 1 too")
 }
 
 // A tenant's plan changes from the next hour; the gateway reads it from

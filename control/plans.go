@@ -53,7 +53,7 @@ type planVersion struct {
 // builtinFree is version 1 of FreePlan, in effect since ever; it is not
 // stored, so it needs no bootstrap command.
 var builtinFree = planVersion{
-	Plan: wire.Plan{Name: FreePlan, Description: "the default plan: no prices, no limits", Currency: DefaultCurrency, Version: 1},
+	Plan: wire.Plan{Name: FreePlan, Description: "the default plan: no prices, no limits", Currency: DefaultCurrency, Weight: 1, Version: 1},
 	From: time.Unix(0, 0).UTC(),
 }
 
@@ -107,8 +107,13 @@ func ValidatePlan(p *wire.Plan) error {
 	if err := validateLimits(&p.Limits); err != nil {
 		return err
 	}
-	if p.Weight < 0 || p.Weight > maxPlanWeight {
-		return apierr.Field("weight", "weight must be from 1 to %d (0 or none for 1)", maxPlanWeight)
+	// The weight is the tenant's share in a shard's fair admission; 0 or
+	// none is the default, stored as what it means.
+	if p.Weight == 0 {
+		p.Weight = 1
+	}
+	if p.Weight < 1 || p.Weight > maxPlanWeight {
+		return apierr.Field("weight", "weight must be from 1 to %d (leave it out, or 0, for 1), not %d", maxPlanWeight, p.Weight)
 	}
 	// Read-only fields are the server's to set.
 	p.Version, p.Updated = 0, nil

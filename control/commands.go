@@ -31,6 +31,7 @@ var (
 	opPutPlan         = replica.Op[putPlanCmd, planVersion]{Type: 16, Name: "put_plan"}
 	opSetTenantPlan   = replica.Op[setTenantPlanCmd, wire.TenantPlan]{Type: 17, Name: "set_tenant_plan"}
 	opFreezeInvoice   = replica.Op[freezeInvoiceCmd, bool]{Type: 18, Name: "freeze_invoice"}
+	opSetMemberHTTP   = replica.Op[setMemberHTTPCmd, replica.None]{Type: 19, Name: "set_member_http"}
 )
 
 // newRegistry registers every command's handler.
@@ -54,6 +55,7 @@ func newRegistry() *replica.Registry {
 	opPutPlan.Handle(r, applyPutPlan)
 	opSetTenantPlan.Handle(r, applySetTenantPlan)
 	opFreezeInvoice.Handle(r, applyFreezeInvoice)
+	opSetMemberHTTP.Handle(r, applySetMemberHTTP)
 	return r
 }
 

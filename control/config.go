@@ -41,6 +41,18 @@ type Config struct {
 	RaftAddr string
 	// NodeID is this node's Raft id; default "control1".
 	NodeID string
+	// RaftAdvertise is the Raft address other members dial, when it
+	// differs from RaftAddr; AdvertiseHTTP likewise for the HTTP API
+	// (what a follower forwards to). Default: the bound addresses.
+	RaftAdvertise, AdvertiseHTTP string
+	// Join lists HTTP addresses (host:port) of control nodes to ask to add
+	// this node to their group, when it starts with no state; without it
+	// such a node bootstraps a group of its own. A node with state resumes
+	// from it either way (cluster.go).
+	Join []string
+	// SnapshotThreshold and TrailingLogs tune Raft snapshots (see
+	// replica.Config); zero takes replica's defaults.
+	SnapshotThreshold, TrailingLogs uint64
 	// TLS is this node's identity, and is required: the control plane runs
 	// only with mutual TLS between processes. The HTTP API is served over
 	// TLS; the internal routes admit only callers whose certificates show

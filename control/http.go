@@ -9,6 +9,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -32,30 +33,35 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
 	app.Get("/control/v1/jwks", s.getJWKS)
+	s.clusterRoutes(app)
 
-	app.Post("/control/v1/tenants", s.operatorOnly, s.postTenant)
-	app.Get("/control/v1/tenants", s.operatorOnly, s.getTenants)
-	app.Get("/control/v1/shards", s.operatorOnly, s.getShards)
-	app.Get("/control/v1/tenants/:tid/namespaces", s.operatorOnly, s.getNamespaces)
-	app.Get("/control/v1/signing-keys", s.operatorOnly, s.getSigningKeys)
-	app.Post("/control/v1/signing-keys/rotate", s.operatorOnly, s.postSigningKeyRotation)
-	app.Get("/control/v1/plans", s.operatorOnly, s.getPlans)
-	app.Post("/control/v1/plans", s.operatorOnly, s.postPlan)
-	app.Get("/control/v1/plans/:name", s.operatorOnly, s.getPlan)
-	app.Put("/control/v1/plans/:name", s.operatorOnly, s.putPlan)
-	app.Get("/control/v1/tenants/:tid/plan", s.operatorOnly, s.getTenantPlan)
-	app.Put("/control/v1/tenants/:tid/plan", s.operatorOnly, s.putTenantPlan)
-	app.Get("/control/v1/tenants/:tid/invoices", s.operatorOnly, s.getInvoices)
-	app.Get("/control/v1/tenants/:tid/invoices/upcoming", s.operatorOnly, s.getUpcomingInvoice)
-	app.Get("/control/v1/tenants/:tid/invoices/:id", s.operatorOnly, s.getInvoice)
+	// Every other route is the leader's (forward.go): operator routes are
+	// forwarded before their key is checked, since the leader checks it.
+	op := s.gate(nil, false)
+
+	app.Post("/control/v1/tenants", op, s.operatorOnly, s.postTenant)
+	app.Get("/control/v1/tenants", op, s.operatorOnly, s.getTenants)
+	app.Get("/control/v1/shards", op, s.operatorOnly, s.getShards)
+	app.Get("/control/v1/tenants/:tid/namespaces", op, s.operatorOnly, s.getNamespaces)
+	app.Get("/control/v1/signing-keys", op, s.operatorOnly, s.getSigningKeys)
+	app.Post("/control/v1/signing-keys/rotate", op, s.operatorOnly, s.postSigningKeyRotation)
+	app.Get("/control/v1/plans", op, s.operatorOnly, s.getPlans)
+	app.Post("/control/v1/plans", op, s.operatorOnly, s.postPlan)
+	app.Get("/control/v1/plans/:name", op, s.operatorOnly, s.getPlan)
+	app.Put("/control/v1/plans/:name", op, s.operatorOnly, s.putPlan)
+	app.Get("/control/v1/tenants/:tid/plan", op, s.operatorOnly, s.getTenantPlan)
+	app.Put("/control/v1/tenants/:tid/plan", op, s.operatorOnly, s.putTenantPlan)
+	app.Get("/control/v1/tenants/:tid/invoices", op, s.operatorOnly, s.getInvoices)
+	app.Get("/control/v1/tenants/:tid/invoices/upcoming", op, s.operatorOnly, s.getUpcomingInvoice)
+	app.Get("/control/v1/tenants/:tid/invoices/:id", op, s.operatorOnly, s.getInvoice)
 	// Shard clusters register with their own certificates, as they hold
 	// no operator key; the path sits with the shard list it feeds.
-	app.Post("/control/v1/shards/register", pki.Require(pki.Roles(pki.RoleShard), nil), s.postShardRegistration)
+	app.Post("/control/v1/shards/register", s.gate(pki.Roles(pki.RoleShard), false), s.postShardRegistration)
 
 	// The tenant-facing internal API is the gateways' alone: a shard's
 	// certificate cannot mint keys or read another tenant's namespaces.
-	gw := pki.Require(pki.Roles(pki.RoleGateway), nil)
-	app.Get("/internal/v1/revocations", gw, s.getRevocations)
+	gw := s.gate(pki.Roles(pki.RoleGateway), false)
+	app.Get("/internal/v1/revocations", s.gate(pki.Roles(pki.RoleGateway), true), s.getRevocations)
 	app.Get("/internal/v1/tenants/:tid/namespaces", gw, s.getNamespaces)
 	app.Get("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.getNamespace)
 	app.Patch("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.patchNamespace)
@@ -82,18 +88,22 @@ func (s *Server) newApp() *fiber.App {
 	return app
 }
 
-// readyz answers 200 while this node leads the control plane's Raft group
-// and has applied its log; 503 otherwise.
+// readyz answers 200 while this node can serve the API: it leads the
+// control plane's Raft group and has applied its log, or it follows a
+// leader whose address it knows (it forwards to it); 503 otherwise.
 func (s *Server) readyz(c *fiber.Ctx) error {
 	node, release, err := s.acquire()
 	if err != nil {
 		return err
 	}
 	defer release()
-	if !node.IsLeader() {
-		return apierr.Retry(apierr.NoLeader, 1, "this control node is not the leader")
+	if node.IsLeader() {
+		return c.JSON(fiber.Map{"status": "ready", "role": "leader"})
 	}
-	return c.JSON(fiber.Map{"status": "ready"})
+	if _, ok := s.leaderHTTP(node); ok && node.State() == replica.StateFollower {
+		return c.JSON(fiber.Map{"status": "ready", "role": "follower"})
+	}
+	return apierr.Retry(apierr.NoLeader, 1, "this control node knows no leader")
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.

@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
-	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -93,7 +92,7 @@ func (s *Server) postShardRegistration(c *fiber.Ctx) error {
 	if err := validateRegistration(&reg); err != nil {
 		return err
 	}
-	if peer := pki.RequiredPeer(c); peer.Shard != reg.ShardID {
+	if peer := peerOf(c); peer.Shard != reg.ShardID {
 		return apierr.New(apierr.Forbidden, "%s may register shard %s only, not %q", peer, peer.Shard, reg.ShardID)
 	}
 	rec, err := propose(c.UserContext(), s, opRegisterShard, &registerShardCmd{Shard: reg})

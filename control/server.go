@@ -9,10 +9,12 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/hashicorp/go-hclog"
 	"github.com/oklog/ulid/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -29,7 +31,8 @@ type Server struct {
 	lifecycle sync.Mutex // serializes Start and Stop
 	started   bool
 	ln        net.Listener
-	served    chan error // app.Listener's result
+	addr      atomic.Value // string: ln's address while serving, read without the lifecycle lock
+	served    chan error   // app.Listener's result
 
 	// The usage puller's loop (usage_pull.go), while started; onPull, set
 	// by tests before Start, runs after each of its rounds.
@@ -37,6 +40,10 @@ type Server struct {
 	pullCancel context.CancelFunc
 	pullDone   chan struct{}
 	onPull     func()
+
+	fwd        *fasthttp.Client // to the leader (forward.go)
+	dutyCancel context.CancelFunc
+	dutyDone   chan struct{}
 
 	// mu guards node: operations hold it shared, Stop exclusively, so Stop
 	// waits for operations in flight and none starts on a closed node.
@@ -50,13 +57,16 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry()}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry(), fwd: newForwarder(cfg.TLS)}
 	s.app = s.newApp()
 	return s, nil
 }
 
-// Start opens the replicated state, waits until this node leads, makes
-// sure a signing key exists and starts serving HTTP.
+// Start opens the replicated state and starts serving HTTP. A node that
+// is its group's only voter waits until it leads and makes sure a signing
+// key exists, so the Go API works once Start returns; a node of a larger
+// group serves at once (forwarding to the leader, or 503 while there is
+// none), and a node with no state and Config.Join first asks to be added.
 func (s *Server) Start(ctx context.Context) error {
 	s.lifecycle.Lock()
 	defer s.lifecycle.Unlock()
@@ -68,15 +78,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
-	if err := node.WaitLeader(ctx); err != nil {
-		return errors.Join(fmt.Errorf("control: wait for leadership: %w", err), node.Close())
-	}
 	s.mu.Lock()
 	s.node = node
 	s.mu.Unlock()
-	if err := s.ensureSigningKey(ctx); err != nil {
-		return errors.Join(err, s.closeNode())
-	}
 	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
 	if err != nil {
 		return errors.Join(fmt.Errorf("control: listen: %w", err), s.closeNode())
@@ -85,27 +89,66 @@ func (s *Server) Start(ctx context.Context) error {
 	// operator keys; every internal route requires its callers' roles.
 	ln = tls.NewListener(ln, s.cfg.TLS.ServerCertOptional())
 	s.ln = ln
+	s.addr.Store(ln.Addr().String())
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.app.Listener(ln) }()
+	if !node.HasState() && len(s.cfg.Join) > 0 {
+		if err := s.join(ctx, node); err != nil {
+			return errors.Join(err, s.stopLocked())
+		}
+	}
+	if s.alone(node) {
+		if err := node.WaitLeader(ctx); err != nil {
+			return errors.Join(fmt.Errorf("control: wait for leadership: %w", err), s.stopLocked())
+		}
+		if err := s.ensureSigningKey(ctx); err != nil {
+			return errors.Join(err, s.stopLocked())
+		}
+		if err := s.recordMemberHTTP(ctx, s.cfg.NodeID, s.AdvertisedHTTP()); err != nil {
+			return errors.Join(err, s.stopLocked())
+		}
+	}
+	dctx, cancel := context.WithCancel(context.Background())
+	s.dutyCancel, s.dutyDone = cancel, make(chan struct{})
+	go func() { defer close(s.dutyDone); s.leaderDuties(dctx, node) }()
 	s.startPuller()
-	s.log.Info("control plane started", "http", ln.Addr().String(), "raft", node.RaftAddr())
+	s.log.Info("control plane started", "http", ln.Addr().String(), "raft", node.RaftAddr(), "node", s.cfg.NodeID)
 	return nil
+}
+
+// alone reports whether this node is its group's only voter (or bootstraps
+// one), so nothing but it can lead.
+func (s *Server) alone(node *replica.Node) bool {
+	ms, err := node.Members()
+	if err != nil || len(ms) == 0 {
+		return len(s.cfg.Join) == 0
+	}
+	voters := 0
+	for _, m := range ms {
+		if m.Voter {
+			voters++
+		}
+	}
+	return voters == 1 && ms[0].ID == s.cfg.NodeID
 }
 
 func (s *Server) replicaConfig() replica.Config {
 	raftLog := slog.NewLogLogger(s.log.With("component", "raft").Handler(), slog.LevelWarn)
 	return replica.Config{
-		Dir:              s.cfg.DataDir,
-		Name:             "control",
-		Subject:          "the control plane",
-		Clock:            s.cfg.Clock,
-		NodeID:           s.cfg.NodeID,
-		RaftAddr:         s.cfg.RaftAddr,
-		Bootstrap:        true,
-		Logger:           hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
-		HeartbeatTimeout: s.cfg.RaftTimeout,
-		ElectionTimeout:  s.cfg.RaftTimeout,
-		RaftTLS:          s.raftTLS(),
+		Dir:               s.cfg.DataDir,
+		Name:              "control",
+		Subject:           "the control plane",
+		Clock:             s.cfg.Clock,
+		NodeID:            s.cfg.NodeID,
+		RaftAddr:          s.cfg.RaftAddr,
+		RaftAdvertise:     s.cfg.RaftAdvertise,
+		Bootstrap:         len(s.cfg.Join) == 0,
+		SnapshotThreshold: s.cfg.SnapshotThreshold,
+		TrailingLogs:      s.cfg.TrailingLogs,
+		Logger:            hclog.FromStandardLogger(raftLog, &hclog.LoggerOptions{Name: "raft", Level: hclog.Warn}),
+		HeartbeatTimeout:  s.cfg.RaftTimeout,
+		ElectionTimeout:   s.cfg.RaftTimeout,
+		RaftTLS:           s.raftTLS(),
 	}
 }
 
@@ -120,7 +163,24 @@ func (s *Server) raftTLS() *replica.RaftTLS {
 func (s *Server) Stop() error {
 	s.lifecycle.Lock()
 	defer s.lifecycle.Unlock()
+	return s.stopLocked()
+}
+
+// stopLocked is Stop with the lifecycle lock held. A leader hands its lead
+// over first, so its group does not wait out an election timeout.
+func (s *Server) stopLocked() error {
 	s.stopPuller()
+	if s.dutyCancel != nil {
+		s.dutyCancel()
+		<-s.dutyDone
+		s.dutyCancel = nil
+	}
+	if node, release, err := s.acquire(); err == nil {
+		if err := node.TransferLeadership(); err != nil {
+			s.log.Warn("control: hand over the lead", "err", err)
+		}
+		release()
+	}
 	var errs []error
 	if s.ln != nil {
 		if err := s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout); err != nil {
@@ -135,6 +195,7 @@ func (s *Server) Stop() error {
 			errs = append(errs, fmt.Errorf("control: http: %w", err))
 		}
 		s.ln = nil
+		s.addr.Store("")
 	}
 	errs = append(errs, s.closeNode())
 	return errors.Join(errs...)
@@ -193,12 +254,8 @@ func (s *Server) acquire() (*replica.Node, func(), error) {
 
 // Addr is the address the HTTP API listens on, once started.
 func (s *Server) Addr() string {
-	s.lifecycle.Lock()
-	defer s.lifecycle.Unlock()
-	if s.ln == nil {
-		return ""
-	}
-	return s.ln.Addr().String()
+	a, _ := s.addr.Load().(string)
+	return a
 }
 
 // IsLeader reports whether this node leads the control plane's Raft group,

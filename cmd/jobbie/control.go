@@ -25,7 +25,9 @@ import (
 
 type controlOptions struct {
 	dataDir, httpAddr, raftAddr, nodeID string
+	advertise, joinHTTP                 string
 	operatorKeyFile                     string
+	snapshotThreshold, trailingLogs     uint64
 	pprofAddr                           string
 	shards                              []string
 	usagePull                           time.Duration
@@ -50,7 +52,18 @@ certificates from the deployment's CA (docs/trust.md); operators use
 operator keys. SIGHUP rereads the certificate and the gossip keys.
 
 It joins the gossip pool as role "control". With --operator-key-file it
-writes an operator key there on first start (the file must not exist yet).`,
+writes an operator key there on first start (the file must not exist yet).
+
+Control runs as a Raft group of 1, 3 or 5 nodes, like a shard cluster.
+The first node of a new group starts without --join-http and bootstraps
+it; the others start with --join-http (HTTP addresses of running control
+nodes) and are added as voters, catching up from the leader's log or a
+snapshot. A node that restarts resumes from its data directory. Raft is
+mutual TLS between control certificates. Any node answers: writes and
+reads that must be current go to the leader; while there is none they get
+503 no_leader with Retry-After. Only the leader pulls usage and freezes
+invoices, from the replicated cursor, so a new leader resumes exactly
+where the last one stopped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -63,6 +76,10 @@ writes an operator key there on first start (the file must not exist yet).`,
 	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8081", "HTTP listen address (operator and internal API)")
 	f.StringVar(&o.raftAddr, "raft", "127.0.0.1:0", "Raft transport address")
 	f.StringVar(&o.nodeID, "node-id", "control1", "this node's Raft id, also its gossip name (control-<id>)")
+	f.StringVar(&o.advertise, "advertise", "", "host other nodes should use for HTTP and Raft, when not the listen host (0.0.0.0 binds, NAT)")
+	f.StringVar(&o.joinHTTP, "join-http", "", "HTTP addresses of control nodes to ask to add this node, host:port[,…]; without it a node with no state starts a new group")
+	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
+	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
 	f.StringVar(&o.operatorKeyFile, "operator-key-file", "", "write an operator key to this file if it does not exist")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
@@ -91,7 +108,14 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	if o.usagePull <= 0 {
 		return fmt.Errorf("--usage-pull-interval must be positive, not %s", o.usagePull)
 	}
-	logger := roleLogger()
+	advHTTP, advRaft, err := shardOptions{httpAddr: o.httpAddr, raftAddr: o.raftAddr, advertise: o.advertise}.advertised()
+	if err != nil {
+		return err
+	}
+	if o.advertise != "" && o.gossip.advertise == "" {
+		o.gossip.advertise = o.advertise
+	}
+	logger := roleLogger().With("node", o.nodeID)
 	pool, err := o.gossip.start("control-"+o.nodeID, gossip.Meta{Role: gossip.RoleControl, NodeID: o.nodeID, Version: roleVersion()}, logger)
 	if err != nil {
 		return err
@@ -102,16 +126,25 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 
 	ctl, err := control.New(control.Config{
 		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID,
+		AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Join: splitList(o.joinHTTP),
+		SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		TLS: creds, Shards: shards, Gossip: pool, Logger: logger, PullInterval: o.usagePull,
 	})
 	if err != nil {
 		return err
 	}
+	// Advertise the HTTP address before Start: a joining node's peers
+	// and followers' forwards find nodes by it.
+	go advertiseControl(ctx, ctl, pool, o.nodeID, logger)
 	if err := ctl.Start(ctx); err != nil {
 		return err
 	}
 	defer ctl.Stop()
 	if o.operatorKeyFile != "" && !exists(o.operatorKeyFile) {
+		// Only the leader proposes; a group's first node leads at once.
+		if err := waitLeading(ctx, ctl); err != nil {
+			return err
+		}
 		key, err := ctl.IssueOperatorKey(ctx, "operator")
 		if err != nil {
 			return fmt.Errorf("issue operator key: %w", err)
@@ -120,10 +153,23 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 			return err
 		}
 	}
-	go advertiseControl(ctx, ctl, pool, o.nodeID, logger)
 	fmt.Fprintf(out, "jobbie control: serving https://%s (raft %s, gossip %s)\n", ctl.Addr(), ctl.RaftAddr(), pool.Addr())
 	<-ctx.Done()
 	fmt.Fprintln(out, "jobbie control: shutting down")
+	return nil
+}
+
+// waitLeading waits up to a minute for this node to lead its group.
+func waitLeading(ctx context.Context, ctl *control.Server) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for !ctl.IsLeader() {
+		select {
+		case <-ctx.Done():
+			return errors.New("--operator-key-file: this node does not lead its group; issue the operator key on the leader")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	return nil
 }
 
@@ -136,10 +182,10 @@ func advertiseControl(ctx context.Context, ctl *control.Server, pool *gossip.Poo
 	for {
 		leader := ctl.IsLeader()
 		err := pool.UpdateMeta(func(m *gossip.Meta) {
-			m.HTTPAddr, m.RaftAddr = ctl.Addr(), ctl.RaftAddr()
+			m.HTTPAddr, m.RaftAddr = ctl.AdvertisedHTTP(), ctl.RaftAddr()
 			m.RaftState, m.Leader, m.LeaderHTTP = gossip.StateFollower, "", ""
 			if leader {
-				m.RaftState, m.Leader, m.LeaderHTTP = gossip.StateLeader, nodeID, ctl.Addr()
+				m.RaftState, m.Leader, m.LeaderHTTP = gossip.StateLeader, nodeID, ctl.AdvertisedHTTP()
 			}
 		})
 		if err != nil && ctx.Err() == nil {

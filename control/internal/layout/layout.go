@@ -256,3 +256,7 @@ func DecodeUint64(b []byte) uint64 {
 	}
 	return binary.BigEndian.Uint64(b)
 }
+
+// MemberHTTP is where a control node's HTTP address is kept, so a
+// follower finds the leader's without gossip.
+func MemberHTTP(nodeID string) []byte { return key(prefixMeta, "member_http", nodeID) }

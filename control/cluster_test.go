@@ -1,0 +1,149 @@
+package control
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// group is a control group of real nodes (Raft over mutual TLS, HTTP) in
+// this process; every node has its own certificate from one CA.
+type group struct {
+	ca    *pkitest.CA
+	nodes map[string]*Server
+	op    string
+}
+
+func startGroup(t *testing.T, n int) *group {
+	t.Helper()
+	g := &group{ca: pkitest.New(t), nodes: map[string]*Server{}}
+	var first string
+	for i := 1; i <= n; i++ {
+		id := "control" + string(rune('0'+i))
+		cfg := testConfig(t, g.ca, func(c *Config) {
+			c.NodeID = id
+			c.TLS = g.ca.Creds(t, pki.Identity{Role: pki.RoleControl, Node: id})
+			c.RaftTimeout = 200 * time.Millisecond
+			if first != "" {
+				c.Join = []string{first}
+			}
+		})
+		srv, err := New(cfg)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		require.NoError(t, srv.Start(ctx))
+		cancel()
+		t.Cleanup(func() { _ = srv.Stop() })
+		g.nodes[id] = srv
+		if first == "" {
+			first = srv.Addr()
+			op, err := srv.IssueOperatorKey(context.Background(), "ops")
+			require.NoError(t, err)
+			g.op = op
+		}
+	}
+	for id := range g.nodes {
+		b := g.on(t, id, pkitest.Operator)
+		require.Eventually(t, func() bool { return b.do(t, http.MethodGet, "/readyz", "", nil).status == http.StatusOK }, 20*time.Second, 10*time.Millisecond)
+	}
+	return g
+}
+
+// on is a bundle calling node id as identity who (operator keys need no
+// certificate: pass pkitest.Operator).
+func (g *group) on(t *testing.T, id string, who pki.Identity) *bundle {
+	t.Helper()
+	return &bundle{srv: g.nodes[id], ca: g.ca, base: "https://" + g.nodes[id].Addr(), op: g.op,
+		client: clientWith(g.ca.Creds(t, who).Client(pki.Roles(pki.RoleControl)))}
+}
+
+// leader waits for a node other than not to lead and returns its id.
+func (g *group) leader(t *testing.T, not string) string {
+	t.Helper()
+	var id string
+	require.Eventually(t, func() bool {
+		for nid, s := range g.nodes {
+			if nid != not && s.IsLeader() {
+				id = nid
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 10*time.Millisecond)
+	return id
+}
+
+func TestGroupForwardsWritesAndFailsOver(t *testing.T) {
+	g := startGroup(t, 3)
+	require.Equal(t, "control1", g.leader(t, ""))
+
+	// A follower forwards the operator's write, and a gateway's and a
+	// shard's, each checked at the leader as the identity the follower
+	// admitted.
+	r := g.on(t, "control2", pkitest.Operator).do(t, http.MethodPost, "/control/v1/tenants", g.op, map[string]string{"name": "acme"})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	tid := decodeAs[wire.CreatedTenant](t, r).Tenant.ID
+	gw3 := g.on(t, "control3", pkitest.Gateway)
+	r = gw3.do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/keys", "", KeyRequest{Name: "ci", Role: "producer", Namespaces: []string{"default"}})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	r = g.on(t, "control2", pkitest.Shard("s9", "n1")).do(t, http.MethodPost, registerPath, "", registration("s9", 5, "https://127.0.0.1:9901"))
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	// A shard cannot register another shard through a follower either.
+	r = g.on(t, "control3", pkitest.Shard("s8", "n1")).do(t, http.MethodPost, registerPath, "", registration("s9", 5, "https://127.0.0.1:9901"))
+	require.Equal(t, http.StatusForbidden, r.status, "body: %s", r.body)
+	// A gateway's certificate is still no operator key, forwarded or not.
+	r = gw3.do(t, http.MethodGet, "/control/v1/tenants", "", nil)
+	require.Equal(t, http.StatusUnauthorized, r.status, "body: %s", r.body)
+	// Only control nodes and operators see the membership.
+	r = gw3.do(t, http.MethodGet, "/internal/v1/members", "", nil)
+	require.Equal(t, http.StatusForbidden, r.status, "body: %s", r.body)
+	members := decodeAs[MemberList](t, g.on(t, "control3", pkitest.Operator).do(t, http.MethodGet, "/internal/v1/members", "", nil))
+	require.Len(t, members.Members, 3)
+
+	// The leader stops: another takes over and writes work on every node
+	// still up, from the state the old leader left.
+	start := time.Now()
+	require.NoError(t, g.nodes["control1"].Stop())
+	delete(g.nodes, "control1")
+	next := g.leader(t, "control1")
+	t.Logf("new leader %s after %s", next, time.Since(start))
+	for id := range g.nodes {
+		require.Eventually(t, func() bool {
+			r := g.on(t, id, pkitest.Gateway).do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/keys", "",
+				KeyRequest{Name: "after-" + id, Role: "producer", Namespaces: []string{"default"}})
+			if r.status == http.StatusServiceUnavailable {
+				require.NotEmpty(t, r.header.Get("Retry-After"))
+				return false
+			}
+			require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+			return true
+		}, 20*time.Second, 50*time.Millisecond)
+	}
+	keys := decodeAs[wire.KeyList](t, g.on(t, next, pkitest.Gateway).do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/keys", "", nil))
+	require.Len(t, keys.Keys, 4, "owner, ci and one per node still up")
+
+	// With a single node left there is no majority: writes get 503
+	// no_leader with Retry-After, the revocation list is still served.
+	var last string
+	for id := range g.nodes {
+		if id != next {
+			last = id
+		}
+	}
+	require.NoError(t, g.nodes[next].Stop())
+	delete(g.nodes, next)
+	lone := g.on(t, last, pkitest.Gateway)
+	require.Eventually(t, func() bool {
+		r := lone.do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/keys", "", KeyRequest{Name: "x", Role: "producer", Namespaces: []string{"default"}})
+		return r.status == http.StatusServiceUnavailable && r.header.Get("Retry-After") != ""
+	}, 20*time.Second, 50*time.Millisecond)
+	r = lone.do(t, http.MethodGet, "/internal/v1/revocations", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+}

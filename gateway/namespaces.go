@@ -221,6 +221,7 @@ func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
 		return err
 	}
 	s.placements.invalidate(r.key.TenantID, name)
+	s.schedules.forget(r.key.TenantID) // its schedules went with it
 	return c.SendStatus(fiber.StatusNoContent)
 }
 

@@ -43,8 +43,9 @@ import (
 // within a few seconds of being reached, not at the exact execution.
 // While control cannot be reached the last answer stays in force; a
 // tenant whose plan or count was never read is not limited.
-// max_pending_jobs and max_schedules need the shard's counts and are not
-// enforced here.
+// max_schedules is counted on the shards (schedquota.go); the shard
+// itself enforces max_pending_jobs, which the gateway sends it
+// (shardheaders.go).
 
 const (
 	quotaRefresh   = 5 * time.Second

@@ -98,11 +98,11 @@ var routeTable = []route{
 	{fiber.MethodGet, "/api/v1/cluster", tenancy.ActQueueRead, proxied}, // the namespace's shard: its nodes' health
 	{fiber.MethodGet, "/api/v1/events", tenancy.ActJobRead, proxiedStream},
 	{fiber.MethodGet, "/api/v1/schedules", tenancy.ActScheduleRead, proxied},
-	{fiber.MethodPost, "/api/v1/schedules", tenancy.ActScheduleManage, proxied},
-	{fiber.MethodPost, "/api/v1/schedules/preview", tenancy.ActScheduleRead, proxied}, // next runs of a cron, nothing stored
+	{fiber.MethodPost, "/api/v1/schedules", tenancy.ActScheduleManage, proxiedScheduleCreate}, // max_schedules (schedquota.go),
+	{fiber.MethodPost, "/api/v1/schedules/preview", tenancy.ActScheduleRead, proxied},         // next runs of a cron, nothing stored
 	{fiber.MethodGet, "/api/v1/schedules/:id", tenancy.ActScheduleRead, proxied},
 	{fiber.MethodPut, "/api/v1/schedules/:id", tenancy.ActScheduleManage, proxied},
-	{fiber.MethodDelete, "/api/v1/schedules/:id", tenancy.ActScheduleManage, proxied},
+	{fiber.MethodDelete, "/api/v1/schedules/:id", tenancy.ActScheduleManage, proxiedScheduleDelete},
 	{fiber.MethodPost, "/api/v1/schedules/:id/enable", tenancy.ActScheduleManage, proxied},
 	{fiber.MethodPost, "/api/v1/schedules/:id/disable", tenancy.ActScheduleManage, proxied},
 	{fiber.MethodGet, "/api/v1/queues", tenancy.ActQueueRead, proxied},

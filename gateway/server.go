@@ -31,6 +31,7 @@ type Server struct {
 	uses       *keyUses
 	requests   *requestCounter // the api_requests meter (usage.go)
 	plans      *planCache      // tenants' plans and rate limits (limits.go)
+	schedules  *scheduleCounts // tenants' schedule counts under max_schedules (schedquota.go)
 	auth       *authenticator
 	rbac       *authorizer
 	roles      *roleCache
@@ -123,6 +124,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	revs.onRoles = s.roles.update
 	s.plans = newPlanCache(ctx, cfg, control, newRateSync(cfg))
+	s.schedules = newScheduleCounts()
 	s.placements = &placements{
 		cache:   placementCache,
 		control: control,

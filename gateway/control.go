@@ -6,11 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // maxControlBody bounds what the gateway reads from control; key and
@@ -21,23 +28,108 @@ const maxControlBody = 32 * mib
 // admitting only a control node's certificate. It is off the hot path
 // (JWKS, revocations, placement misses, tenant admin), so plain net/http
 // is enough.
+//
+// Control runs as a group of nodes, any of which answers (a follower
+// forwards to the leader). The client knows them from ControlURL (one
+// URL, or several separated by commas) and from gossip (control nodes
+// advertise their HTTP address); gossip only says where to look, the
+// certificate says whom the gateway reached. It keeps to the node that
+// last answered and moves to the next when one cannot be reached, or
+// answers 503 no_leader (which means the request was not applied), so a
+// node's loss or an election costs a retry, not an error. A write sent to
+// a node that then did not answer is not sent again: it may have been
+// applied.
 type controlClient struct {
-	base string
-	http *http.Client
+	bases []string // configured base URLs
+	pool  *gossip.Pool
+	http  *http.Client
 	// quotas caches what control says of each tenant's quotas (quota.go).
 	quotas *quotaCache
+
+	mu   sync.Mutex
+	good string               // the base that answered last
+	down map[string]time.Time // base → until when it is tried only after the others
 }
+
+// controlDownFor is how long a control node that failed is tried last.
+const controlDownFor = 2 * time.Second
 
 func newControlClient(cfg Config) *controlClient {
 	cc := &controlClient{
-		base: strings.TrimRight(cfg.ControlURL, "/"),
+		pool: cfg.Gossip,
+		down: map[string]time.Time{},
 		http: &http.Client{
-			Timeout:   cfg.ControlTimeout,
-			Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), MaxIdleConnsPerHost: 16},
+			Timeout: cfg.ControlTimeout,
+			Transport: &http.Transport{
+				TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), MaxIdleConnsPerHost: 16,
+				// A stopped or unreachable node must fail fast, so the next
+				// one is tried within the caller's patience.
+				DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+				TLSHandshakeTimeout: 2 * time.Second,
+			},
 		},
+	}
+	for _, u := range strings.Split(cfg.ControlURL, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			cc.bases = append(cc.bases, u)
+		}
 	}
 	cc.quotas = newQuotaCache(cc, cfg)
 	return cc
+}
+
+// candidates lists the control nodes to try, in order: the one that
+// answered last, the configured ones, those gossip knows; nodes that
+// failed lately go last.
+func (cc *controlClient) candidates() []string {
+	cc.mu.Lock()
+	good := cc.good
+	cc.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	add := func(b string) {
+		if b != "" && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	add(good)
+	for _, b := range cc.bases {
+		add(b)
+	}
+	if cc.pool != nil {
+		for _, m := range cc.pool.Members() {
+			if m.Meta.Role == gossip.RoleControl && m.Meta.HTTPAddr != "" {
+				add("https://" + m.Meta.HTTPAddr)
+			}
+		}
+	}
+	now := time.Now()
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	up, downs := out[:0:0], []string{}
+	for _, b := range out {
+		if now.Before(cc.down[b]) {
+			downs = append(downs, b)
+		} else {
+			up = append(up, b)
+		}
+	}
+	return append(up, downs...)
+}
+
+func (cc *controlClient) mark(base string, ok bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if ok {
+		cc.good = base
+		delete(cc.down, base)
+		return
+	}
+	cc.down[base] = time.Now().Add(controlDownFor)
+	if cc.good == base {
+		cc.good = ""
+	}
 }
 
 // controlReply is a control answer: its status, content type and body.
@@ -48,21 +140,59 @@ type controlReply struct {
 }
 
 // do sends one request; in, when not nil, is sent as JSON. A transport
-// failure is returned as an error; any HTTP status is a reply.
+// failure is returned as an error; any HTTP status is a reply. It tries
+// the control nodes in turn (see controlClient).
 func (cc *controlClient) do(ctx context.Context, method, path, requestID string, in any) (controlReply, error) {
-	var body io.Reader
+	var raw []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return controlReply{}, fmt.Errorf("gateway: encode control request: %w", err)
 		}
-		body = bytes.NewReader(b)
+		raw = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, cc.base+path, body)
+	var (
+		last    controlReply
+		lastErr error
+	)
+	for _, base := range cc.candidates() {
+		r, sent, err := cc.once(ctx, base, method, path, requestID, in != nil, raw)
+		switch {
+		case err == nil && !(r.status == http.StatusServiceUnavailable && (method == http.MethodGet || notApplied(r.body))):
+			cc.mark(base, true)
+			return r, nil
+		case err == nil:
+			last, lastErr = r, nil // no leader there, or a read it could not serve: the next may
+		case ctx.Err() != nil:
+			return controlReply{}, err
+		case sent && method != http.MethodGet:
+			cc.mark(base, false)
+			return controlReply{}, err // perhaps applied: not to be sent twice
+		default:
+			last, lastErr = controlReply{}, err
+		}
+		cc.mark(base, false)
+	}
+	if lastErr == nil && last.status == 0 {
+		lastErr = fmt.Errorf("gateway: control %s %s: no control node known", method, path)
+	}
+	return last, lastErr
+}
+
+// once sends the request to one control node; sent reports whether the
+// request was written, so it may have been acted on.
+func (cc *controlClient) once(ctx context.Context, base, method, path, requestID string, hasBody bool, raw []byte) (controlReply, bool, error) {
+	var body io.Reader
+	if hasBody {
+		body = bytes.NewReader(raw)
+	}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }})
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
-		return controlReply{}, fmt.Errorf("gateway: control request: %w", err)
+		return controlReply{}, false, fmt.Errorf("gateway: control request: %w", err)
 	}
-	if in != nil {
+	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if requestID != "" {
@@ -70,14 +200,21 @@ func (cc *controlClient) do(ctx context.Context, method, path, requestID string,
 	}
 	resp, err := cc.http.Do(req)
 	if err != nil {
-		return controlReply{}, fmt.Errorf("gateway: control %s %s: %w", method, path, err)
+		return controlReply{}, wrote.Load(), fmt.Errorf("gateway: control %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxControlBody))
 	if err != nil {
-		return controlReply{}, fmt.Errorf("gateway: control %s %s: read: %w", method, path, err)
+		return controlReply{}, true, fmt.Errorf("gateway: control %s %s: read: %w", method, path, err)
 	}
-	return controlReply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: b}, nil
+	return controlReply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: b}, true, nil
+}
+
+// notApplied reports a 503 that promises the request was not applied
+// (no_leader), so another node may be asked.
+func notApplied(body []byte) bool {
+	var e wire.ErrorBody
+	return json.Unmarshal(body, &e) == nil && e.Error != nil && e.Error.Code == apierr.NoLeader
 }
 
 // getJSON fetches path and decodes a 200 answer into out; other statuses

@@ -23,7 +23,8 @@ import (
 )
 
 // `jobbie dev --shards N --replicas R` runs every role as its own process
-// on loopback: a control plane, a gateway and N shard clusters of R nodes,
+// on loopback: a control plane (of R nodes, up to 5, when R > 1), a
+// gateway and N shard clusters of R nodes,
 // each `jobbie control|gateway|shard` started from this binary. It keeps
 // <data-dir>/cluster.json current (role, ids, pid, addresses, status) and
 // restarts a process that dies, so anyone can kill a leader and watch the
@@ -48,10 +49,22 @@ type devProc struct {
 }
 
 func (p *devProc) name() string {
-	if p.Role == "shard" {
+	switch {
+	case p.Role == "shard":
 		return p.ShardID + "-" + p.NodeID
+	case p.Role == "control" && p.NodeID != "control1":
+		return p.NodeID
 	}
 	return p.Role
+}
+
+// controlNodes is how many nodes the control plane runs: one, or as many
+// as a shard cluster has (at most 5) when those are replicated.
+func (o devOptions) controlNodes() int {
+	if o.replicas > 1 {
+		return min(o.replicas, 5)
+	}
+	return 1
 }
 
 // clusterFile is <data-dir>/cluster.json.
@@ -114,9 +127,15 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 	run := func(p *devProc) { wg.Add(1); go func() { defer wg.Done(); c.supervise(p, stopAll) }() }
 
 	ctl := c.cf.Processes[0]
-	run(ctl)
-	if err := c.waitHTTP(ctx, "https://"+ctl.HTTP+"/readyz", 60*time.Second); err != nil {
-		return fmt.Errorf("control: %w (log: %s)", err, ctl.Log)
+	// The first control node bootstraps the group; the others join it.
+	for _, p := range c.cf.Processes {
+		if p.Role != "control" {
+			continue
+		}
+		run(p)
+		if err := c.waitHTTP(ctx, "https://"+p.HTTP+"/readyz", 60*time.Second); err != nil {
+			return fmt.Errorf("%s: %w (log: %s)", p.name(), err, p.Log)
+		}
 	}
 	for _, p := range c.cf.Processes {
 		if p.Role != "shard" || p.NodeID != "n1" {
@@ -217,8 +236,14 @@ func (c *devCluster) plan() error {
 		procs = append(procs, p)
 		return nil
 	}
-	if err := add(&devProc{Role: "control", NodeID: "control1", DataDir: filepath.Join(c.o.dataDir, "control")}, c.o.controlAddr); err != nil {
-		return err
+	for i := 1; i <= c.o.controlNodes(); i++ {
+		p, want := &devProc{Role: "control", NodeID: fmt.Sprintf("control%d", i), DataDir: filepath.Join(c.o.dataDir, "control")}, c.o.controlAddr
+		if i > 1 {
+			p.DataDir, want = filepath.Join(c.o.dataDir, p.NodeID), ""
+		}
+		if err := add(p, want); err != nil {
+			return err
+		}
 	}
 	for s := 1; s <= c.o.shards; s++ {
 		for n := 1; n <= c.o.replicas; n++ {
@@ -233,8 +258,22 @@ func (c *devCluster) plan() error {
 		return err
 	}
 	ctl := procs[0]
-	ctl.args = []string{"control", "--data-dir", ctl.DataDir, "--http", ctl.HTTP, "--raft", ctl.Raft,
-		"--node-id", ctl.NodeID, "--gossip", ctl.Gossip}
+	var ctlURLs, ctlGossip []string
+	for _, p := range procs {
+		if p.Role == "control" {
+			ctlURLs, ctlGossip = append(ctlURLs, "https://"+p.HTTP), append(ctlGossip, p.Gossip)
+		}
+	}
+	for _, p := range procs {
+		if p.Role != "control" {
+			continue
+		}
+		p.args = []string{"control", "--data-dir", p.DataDir, "--http", p.HTTP, "--raft", p.Raft,
+			"--node-id", p.NodeID, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ",")}
+		if p != ctl {
+			p.args = append(p.args, "--join-http", ctl.HTTP)
+		}
+	}
 	if !exists(c.files.operator) {
 		ctl.args = append(ctl.args, "--operator-key-file", c.files.operator)
 	}
@@ -244,8 +283,8 @@ func (c *devCluster) plan() error {
 			continue
 		}
 		p.args = []string{"shard", "--node-id", p.NodeID, "--shard-id", p.ShardID, "--data-dir", p.DataDir,
-			"--http", p.HTTP, "--raft", p.Raft, "--gossip", p.Gossip, "--join", ctl.Gossip,
-			"--control", "https://" + ctl.HTTP}
+			"--http", p.HTTP, "--raft", p.Raft, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ","),
+			"--control", strings.Join(ctlURLs, ",")}
 		if f := first[p.ShardID]; f == nil {
 			first[p.ShardID] = p
 			p.args = append(p.args, "--bootstrap")
@@ -254,8 +293,9 @@ func (c *devCluster) plan() error {
 		}
 	}
 	gw := procs[len(procs)-1]
+	// The gateway finds the other control nodes in gossip.
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", "https://" + ctl.HTTP, "--name", gw.NodeID,
-		"--gossip", gw.Gossip, "--join", ctl.Gossip}
+		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
 	// Every process gets a certificate of its own, issued afresh at each
 	// start, and the gossip key.
 	for _, p := range procs {

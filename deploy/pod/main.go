@@ -13,6 +13,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
@@ -34,6 +36,9 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "jobbie-pod: unknown command %q\n", os.Args[1])
 		usage()
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jobbie-pod:", err)

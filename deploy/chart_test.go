@@ -1,0 +1,222 @@
+package deploy
+
+import (
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// invocations are the command lines of every container of the chart.
+func (o *objects) invocations() []invocation {
+	var invs []invocation
+	for _, w := range o.workloads() {
+		pod := w.tmpl.Spec
+		for _, c := range append(append([]corev1.Container{}, pod.InitContainers...), pod.Containers...) {
+			where := w.kind + " " + w.name + " container " + c.Name
+			argv := append(append([]string{}, c.Command...), c.Args...)
+			if len(c.Command) == 0 {
+				argv = append([]string{"/jobbie"}, c.Args...) // the image's entrypoint
+			}
+			invs = append(invs, invocation{where, argv})
+			for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+				if p != nil && p.Exec != nil {
+					invs = append(invs, invocation{where + " probe", p.Exec.Command})
+				}
+			}
+		}
+	}
+	return invs
+}
+
+// args is the container's whole command line, one string.
+func args(c corev1.Container) string { return strings.Join(append(c.Command, c.Args...), " ") }
+
+func container(t *testing.T, pod corev1.PodSpec, name string) corev1.Container {
+	t.Helper()
+	for _, c := range pod.Containers {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no container %s", name)
+	return corev1.Container{}
+}
+
+// TestChartDefaults: the default values give a 3-node control plane, shard
+// clusters s1 and s2 of three nodes and two gateways, each pod with a
+// certificate of its own role issued by its init container from the CA
+// Secret the operator made (jobbie-ca).
+func TestChartDefaults(t *testing.T) {
+	o := render(t, values(t, nil, nil))
+	o.check(t, map[string]bool{"jobbie-ca": true})
+	checkFlags(t, o.invocations())
+
+	ctl := o.statefulSets["prod-jobbie-control"]
+	if ctl == nil || *ctl.Spec.Replicas != 3 {
+		t.Fatalf("control StatefulSet: %v", ctl)
+	}
+	c := container(t, ctl.Spec.Template.Spec, "control")
+	for _, want := range []string{"/jobbie-pod start --peers=dns:prod-jobbie-control-headless:8081", "-- /jobbie control",
+		"--node-id=$(POD_NAME)", "--join=dns:prod-jobbie-control-headless:7946", "--advertise=$(POD_NAME).prod-jobbie-control-headless.$(POD_NAMESPACE).svc"} {
+		if !strings.Contains(args(c), want) {
+			t.Errorf("control: %q not in %s", want, args(c))
+		}
+	}
+	if strings.Contains(args(c), "--bootstrap") {
+		t.Error("control: --bootstrap on every pod; jobbie-pod adds it to ordinal 0 alone")
+	}
+	for _, id := range []string{"s1", "s2"} {
+		s := o.statefulSets["prod-jobbie-shard-"+id]
+		if s == nil || *s.Spec.Replicas != 3 {
+			t.Fatalf("shard %s StatefulSet: %v", id, s)
+		}
+		pod := s.Spec.Template.Spec
+		a := args(container(t, pod, "shard"))
+		for _, want := range []string{"--shard-id=" + id, "--control=https://prod-jobbie-control.$(POD_NAMESPACE).svc:8081",
+			"--join=dns:prod-jobbie-shard-" + id + ":7301,dns:prod-jobbie-control-headless:7946"} {
+			if !strings.Contains(a, want) {
+				t.Errorf("shard %s: %q not in %s", id, want, a)
+			}
+		}
+		if init := args(pod.InitContainers[0]); !strings.Contains(init, "--role=shard --shard="+id+" --node=$(POD_NAME)") {
+			t.Errorf("shard %s: its certificate is not its own node's: %s", id, init)
+		}
+		// ca.key reaches the init container only.
+		for _, m := range container(t, pod, "shard").VolumeMounts {
+			if m.Name == "ca-issuer" {
+				t.Errorf("shard %s: the process mounts the CA's key", id)
+			}
+		}
+	}
+	gw := o.deployments["prod-jobbie-gateway"]
+	if gw == nil || *gw.Spec.Replicas != 2 {
+		t.Fatalf("gateway Deployment: %v", gw)
+	}
+	if len(o.pdbs) != 4 {
+		t.Errorf("%d PodDisruptionBudgets, want 4 (control, s1, s2, gateways)", len(o.pdbs))
+	}
+	if o.secrets["prod-jobbie-ca"] != nil {
+		t.Error("a CA Secret rendered although pki.existingSecret is set")
+	}
+	if g := o.secrets["prod-jobbie-gossip"]; g == nil || len(g.Data["gossip.key"]) == 0 {
+		t.Error("no gossip key Secret")
+	}
+}
+
+// TestChartSelfHostedShard: values-selfhosted-shard.yaml runs one shard
+// cluster that joins with a token: no control, gateways or CA.
+func TestChartSelfHostedShard(t *testing.T) {
+	o := render(t, values(t, []string{"values-selfhosted-shard.yaml"}, nil))
+	o.tcpProbes = true
+	o.check(t, map[string]bool{"jobbie-join-token": true})
+	checkFlags(t, o.invocations())
+	if len(o.statefulSets) != 1 || len(o.deployments) != 0 {
+		t.Fatalf("%d StatefulSets and %d Deployments, want one shard cluster alone", len(o.statefulSets), len(o.deployments))
+	}
+	for name, s := range o.statefulSets {
+		pod := s.Spec.Template.Spec
+		c := container(t, pod, "shard")
+		a := args(c)
+		for _, want := range []string{"--join-token=$(JOBBIE_JOIN_TOKEN)", "--control-url=https://control.jobbie.example.com"} {
+			if !strings.Contains(a, want) {
+				t.Errorf("%s: %q not in %s", name, want, a)
+			}
+		}
+		for _, bad := range []string{"--tls-cert", "--control="} {
+			if strings.Contains(a, bad) {
+				t.Errorf("%s: %s in a self-hosted shard: %s", name, bad, a)
+			}
+		}
+		if len(pod.InitContainers) != 0 {
+			t.Errorf("%s: init containers; the certificate comes with the join token", name)
+		}
+		for _, v := range pod.Volumes {
+			if v.Secret != nil && strings.Contains(v.Secret.SecretName, "ca") {
+				t.Errorf("%s: mounts the CA Secret %s", name, v.Secret.SecretName)
+			}
+		}
+	}
+}
+
+// TestChartInlineCA: a CA given in the values (from `jobbie certs ca`)
+// becomes the chart's Secret; a single control node runs without the Raft
+// group's flags; gossip keys given are used as they are.
+func TestChartInlineCA(t *testing.T) {
+	jobbie, _ := binaries(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(jobbie, "certs", "ca", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("jobbie certs ca: %v\n%s", err, out)
+	}
+	crt, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	key, _ := os.ReadFile(filepath.Join(dir, "ca.key"))
+	o := render(t, values(t, nil, map[string]any{
+		"pki.existingSecret": "", "pki.caCrt": string(crt), "pki.caKey": string(key),
+		"gossip.keys": "00112233445566778899aabbccddeeff\n", "control.replicas": 1,
+		"shards": []any{map[string]any{"id": "eu-1", "replicas": 5, "fast": true, "capacity": 500}},
+	}))
+	o.check(t, nil)
+	checkFlags(t, o.invocations())
+	if s := o.secrets["prod-jobbie-ca"]; s == nil || string(s.Data["ca.key"]) != string(key) {
+		t.Error("the CA Secret does not hold the given CA")
+	}
+	if g := o.secrets["prod-jobbie-gossip"]; g == nil || string(g.Data["gossip.key"]) != "00112233445566778899aabbccddeeff\n" {
+		t.Error("the gossip Secret does not hold the given keys")
+	}
+	c := container(t, o.statefulSets["prod-jobbie-control"].Spec.Template.Spec, "control")
+	for _, f := range upcoming["control"] {
+		if strings.Contains(args(c), f) {
+			t.Errorf("single control node uses %s: %s", f, args(c))
+		}
+	}
+	if len(c.Command) != 0 {
+		t.Errorf("single control node runs through %v; it needs no bootstrap check", c.Command)
+	}
+	s := o.statefulSets["prod-jobbie-shard-eu-1"]
+	if s == nil || *s.Spec.Replicas != 5 {
+		t.Fatalf("shard eu-1: %v", s)
+	}
+	a := args(container(t, s.Spec.Template.Spec, "shard"))
+	if !strings.Contains(a, "--fast") || !strings.Contains(a, "--capacity=500") {
+		t.Errorf("shard eu-1 lost its settings: %s", a)
+	}
+}
+
+// TestChartRefuses: values that cannot work fail the render, naming what
+// is missing.
+func TestChartRefuses(t *testing.T) {
+	for name, tc := range map[string]struct {
+		files []string
+		set   map[string]any
+		want  string
+	}{
+		"no CA":            {nil, map[string]any{"pki.existingSecret": ""}, "pki.caCrt"},
+		"bad shard id":     {nil, map[string]any{"shards": []any{map[string]any{"id": "S_1"}}}, `shards[0].id "S_1"`},
+		"no control url":   {nil, map[string]any{"control.enabled": false}, "control.url is required"},
+		"self-hosted, url": {[]string{"values-selfhosted-shard.yaml"}, map[string]any{"selfHosted.controlURL": ""}, "selfHosted.controlURL"},
+		"self-hosted, token": {[]string{"values-selfhosted-shard.yaml"}, map[string]any{"selfHosted.existingSecret": ""},
+			"selfHosted.joinToken"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := renderErr(t, values(t, tc.files, tc.set))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("render: %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestGossipKeyFormat: a generated gossip key is 32 bytes written as
+// base64, as jobbie reads it.
+func TestGossipKeyFormat(t *testing.T) {
+	o := render(t, values(t, nil, nil))
+	k := strings.TrimSpace(string(o.secrets["prod-jobbie-gossip"].Data["gossip.key"]))
+	b, err := base64.StdEncoding.DecodeString(k)
+	if err != nil || len(b) != 32 {
+		t.Errorf("gossip key %q: %d bytes, %v; want 32 as base64", k, len(b), err)
+	}
+}

@@ -48,6 +48,9 @@ func newScheduleShard(b *bundle) *scheduleShard {
 			ss.add(ns, 1)
 			ss.created.Add(1)
 			writeJSON(w, http.StatusCreated, wire.Schedule{ID: "sch_1", Name: "s"})
+		case r.Method == http.MethodDelete && r.URL.Path == "/api/v1/namespace":
+			ss.add(ns, -ss.get(ns))
+			w.WriteHeader(http.StatusNoContent)
 		case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/api/v1/schedules/"):
 			ss.add(ns, -1)
 			w.WriteHeader(http.StatusNoContent)
@@ -115,6 +118,12 @@ func TestMaxSchedules(t *testing.T) {
 	r = b.do(t, http.MethodPost, "/api/v1/schedules", dev, scheduleBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	b.do(t, http.MethodPost, "/api/v1/schedules", dev, scheduleBody).requireError(t, http.StatusTooManyRequests, apierr.QuotaExceeded)
+
+	// A namespace deleted takes its schedules with it, and drops the count.
+	r = b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", b.key(t, tenancy.RoleOwner, "*"), nil)
+	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
+	r = b.do(t, http.MethodPost, "/api/v1/schedules", dev, scheduleBody)
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 
 	// Tenant B's plan has no such limit: it is never counted.
 	counted = ss.counted.Load()

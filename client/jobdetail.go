@@ -47,6 +47,8 @@ type JobDetail struct {
 	LeaseDuration  time.Duration // its own lease for fetches that ask none; 0 when it has none
 	UniqueKey      string
 	UniquePeriod   time.Duration
+	ConcurrencyKey string
+	FairnessKey    string
 	BatchID        string
 	ChainID        string
 	ChainStep      int
@@ -89,6 +91,7 @@ func (d *JobDetail) fromWire(w *wire.JobDetail) error {
 		CompletedAt: w.CompletedAt, FailedAt: w.FailedAt, NextAttemptAt: w.NextAttemptAt,
 		LeaseExpiresAt: w.LeaseExpiresAt, ExpiresAt: w.ExpiresAt,
 		UniqueKey: deref(w.UniqueKey), UniquePeriod: time.Duration(deref(w.UniquePeriod)) * time.Second,
+		ConcurrencyKey: deref(w.ConcurrencyKey), FairnessKey: deref(w.FairnessKey),
 		BatchID: deref(w.BatchID), ChainID: deref(w.ChainID), ChainStep: deref(w.ChainStep),
 		DependsOn: w.DependsOn, CancelReason: deref(w.CancelReason), Tags: w.Tags,
 		Checkpoint: rawOrNil(w.Checkpoint), Result: rawOrNil(w.Result), Errors: w.Errors,

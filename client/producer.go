@@ -62,6 +62,11 @@ type EnqueueRequest struct {
 	// completed; OnDependencyFailure is "cancel" (the default) or "run".
 	DependsOn           []string
 	OnDependencyFailure string
+	// ConcurrencyKey counts the job against its queue's key_concurrency;
+	// FairnessKey makes fetches take the queue's keys in turn. At most
+	// 128 printable bytes each.
+	ConcurrencyKey string
+	FairnessKey    string
 }
 
 // MarshalJSON writes the request as a wire.EnqueueRequest: durations as
@@ -101,6 +106,8 @@ func (r EnqueueRequest) toWire() (wire.EnqueueRequest, error) {
 		Chain:               chain,
 		DependsOn:           r.DependsOn,
 		OnDependencyFailure: r.OnDependencyFailure,
+		ConcurrencyKey:      r.ConcurrencyKey,
+		FairnessKey:         r.FairnessKey,
 	}
 	if p := ceilSeconds(r.UniquePeriod); p > 0 {
 		w.UniquePeriod = &p

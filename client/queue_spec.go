@@ -23,6 +23,9 @@ type QueueSpec struct {
 	// Concurrency is how many of the queue's jobs may be active at once
 	// across all workers (1 = one at a time); nil for no limit.
 	Concurrency *int64
+	// KeyConcurrency caps the active jobs of each concurrency key (1 to
+	// 10,000); nil for no cap.
+	KeyConcurrency *int64
 	// Throttle is the queue's rate limit; nil for none.
 	Throttle *QueueThrottleSpec
 	// Defaults are what the queue's jobs get for the options their
@@ -61,6 +64,9 @@ func (s QueueSpec) MarshalJSON() ([]byte, error) {
 	if s.Concurrency != nil {
 		w.Concurrency = strconv.AppendInt(nil, *s.Concurrency, 10)
 	}
+	if s.KeyConcurrency != nil {
+		w.KeyConcurrency = &wire.KeyConcurrencyRequest{Max: strconv.AppendInt(nil, *s.KeyConcurrency, 10)}
+	}
 	if t := s.Throttle; t != nil {
 		rate := t.Rate
 		w.Throttle = &wire.ThrottleRequest{Rate: &rate, Period: wire.Duration(t.Period)}
@@ -92,6 +98,10 @@ func QueueSpecOf(q *Queue) (QueueSpec, error) {
 	if q.Concurrency != nil {
 		n := *q.Concurrency
 		s.Concurrency = &n
+	}
+	if k := q.KeyConcurrency; k != nil {
+		n := k.Max
+		s.KeyConcurrency = &n
 	}
 	if t := q.Throttle; t != nil {
 		p, err := parseDuration("throttle.period", t.Period)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -42,7 +43,7 @@ func lifecycle(b *testing.B, sc tenancy.QueueScope) {
 			r.Jobs[i] = wire.EnqueueRequest{Queue: "bench", Payload: []byte(`{"n":1}`)}
 		}
 		for n := 0; n < b.N; n += len(r.Jobs) {
-			if _, err := e.EnqueueBatch(context.Background(), testNS, sc, r); err != nil {
+			if _, err := e.EnqueueBatch(context.Background(), testNS, sc, service.Limits{}, r); err != nil {
 				b.Error(err)
 				return
 			}

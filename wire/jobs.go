@@ -29,6 +29,11 @@ type EnqueueRequest struct {
 	Chain               *ChainSpec `json:"chain,omitempty"`
 	DependsOn           []string   `json:"depends_on,omitempty"`
 	OnDependencyFailure string     `json:"on_dependency_failure,omitempty"`
+	// Keyed fairness within the queue: jobs of one concurrency_key count
+	// against the queue's key_concurrency; fetches take the queue's
+	// fairness_keys in turn. At most MaxFairnessKey printable bytes each.
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+	FairnessKey    string `json:"fairness_key,omitempty"`
 }
 
 // EnqueueResponse is the answer to an enqueue (201, or 200 when a unique
@@ -226,6 +231,8 @@ type JobDetail struct {
 	LeaseDuration  *string           `json:"lease_duration,omitempty"` // the job's own, when it has one
 	UniqueKey      *string           `json:"unique_key"`
 	UniquePeriod   *int64            `json:"unique_period"` // seconds
+	ConcurrencyKey *string           `json:"concurrency_key,omitempty"`
+	FairnessKey    *string           `json:"fairness_key,omitempty"`
 	BatchID        *string           `json:"batch_id"`
 	ChainID        *string           `json:"chain_id"`
 	ChainStep      *int              `json:"chain_step"`

@@ -13,6 +13,8 @@ const (
 	MaxTagKey          = 64      // bytes of a tag key
 	MaxTagValue        = 256     // bytes of a tag value
 	MaxUniqueKey       = 256     // bytes of a unique_key
+	MaxFairnessKey     = 128     // bytes of a concurrency_key or fairness_key
+	MaxKeyConcurrency  = 10_000  // a queue's key_concurrency max
 	MaxMaxRetries      = 1000    // max_retries
 	MaxDelay           = 30 * 24 * time.Hour
 	MaxErrorBytes      = 64 << 10 // error and backtrace of one failure

@@ -10,17 +10,18 @@ import "encoding/json"
 // compare equal; the rest is read-only. Defaults is never null: a queue
 // without defaults shows every field null.
 type Queue struct {
-	Name             string         `json:"name"`
-	Description      string         `json:"description"`
-	Counts           QueueCounts    `json:"counts"`
-	Throughput       float64        `json:"throughput"`         // completed per minute, last 5 minutes
-	OldestPendingAge float64        `json:"oldest_pending_age"` // seconds
-	Paused           bool           `json:"paused"`
-	Draining         bool           `json:"draining"`
-	Drained          bool           `json:"drained"` // draining, and no job active
-	Concurrency      *int64         `json:"concurrency"`
-	Throttle         *Throttle      `json:"throttle"`
-	Defaults         *QueueDefaults `json:"defaults"`
+	Name             string          `json:"name"`
+	Description      string          `json:"description"`
+	Counts           QueueCounts     `json:"counts"`
+	Throughput       float64         `json:"throughput"`         // completed per minute, last 5 minutes
+	OldestPendingAge float64         `json:"oldest_pending_age"` // seconds
+	Paused           bool            `json:"paused"`
+	Draining         bool            `json:"draining"`
+	Drained          bool            `json:"drained"` // draining, and no job active
+	Concurrency      *int64          `json:"concurrency"`
+	KeyConcurrency   *KeyConcurrency `json:"key_concurrency"`
+	Throttle         *Throttle       `json:"throttle"`
+	Defaults         *QueueDefaults  `json:"defaults"`
 
 	// ThroughputPerMinute is the completions behind Throughput, per
 	// one-minute bucket of the last 5, oldest first, the current minute
@@ -43,6 +44,13 @@ type QueueCounts struct {
 	Dead      int64 `json:"dead"`
 	Cancelled int64 `json:"cancelled"`
 	Held      int64 `json:"held"` // waiting on dependencies
+}
+
+// KeyConcurrency caps a queue's active jobs per concurrency_key: at most
+// Max (1 to MaxKeyConcurrency) of one key at a time. Jobs without a
+// concurrency_key are not capped by it.
+type KeyConcurrency struct {
+	Max int64 `json:"max"`
 }
 
 // Throttle is a queue's rate limit: at most Rate fetches in any window of
@@ -84,19 +92,29 @@ type QueueDefaults struct {
 // QueueSpec is PUT /api/v1/queues/{name}: the queue's whole
 // configuration, created or replaced in one idempotent call. A field left
 // out (or null) is reset to its default: description "", not paused, no
-// concurrency limit, no throttle, no queue defaults. Concurrency is an
-// integer of at least 1, or null; Throttle is {"rate","period"} or null.
+// concurrency limit, no key concurrency cap, no throttle, no queue
+// defaults. Concurrency is an integer of at least 1, or null;
+// KeyConcurrency is {"max": 1..MaxKeyConcurrency} or null; Throttle is
+// {"rate","period"} or null.
 // The answer, like GET, is the Queue.
 type QueueSpec struct {
-	Description string           `json:"description"`
-	Paused      bool             `json:"paused"`
-	Concurrency json.RawMessage  `json:"concurrency"`
-	Throttle    *ThrottleRequest `json:"throttle"`
-	Defaults    *QueueDefaults   `json:"defaults"`
+	Description string          `json:"description"`
+	Paused      bool            `json:"paused"`
+	Concurrency json.RawMessage `json:"concurrency"`
+	// KeyConcurrency is {"max": n}; a body of its own so that a max
+	// that is not an integer is refused by name.
+	KeyConcurrency *KeyConcurrencyRequest `json:"key_concurrency,omitempty"`
+	Throttle       *ThrottleRequest       `json:"throttle"`
+	Defaults       *QueueDefaults         `json:"defaults"`
 }
 
 // MaxQueueDescription bounds a queue's description, in characters.
 const MaxQueueDescription = 1024
+
+// KeyConcurrencyRequest is a QueueSpec's key_concurrency.
+type KeyConcurrencyRequest struct {
+	Max json.RawMessage `json:"max"`
+}
 
 // DrainResponse is POST /api/v1/queues/{name}/drain.
 type DrainResponse struct {

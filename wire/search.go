@@ -46,9 +46,12 @@ type SearchFilter struct {
 	ErrorContains string `json:"error_contains,omitempty"` // a substring of an error message
 	BatchID       string `json:"batch_id,omitempty"`
 	UniqueKey     string `json:"unique_key,omitempty"`
-	AttemptMin    *int   `json:"attempt_min,omitempty"`
-	AttemptMax    *int   `json:"attempt_max,omitempty"`
-	JobIDPrefix   string `json:"job_id_prefix,omitempty"`
+	// ConcurrencyKey and FairnessKey match a job's keys exactly.
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+	FairnessKey    string `json:"fairness_key,omitempty"`
+	AttemptMin     *int   `json:"attempt_min,omitempty"`
+	AttemptMax     *int   `json:"attempt_max,omitempty"`
+	JobIDPrefix    string `json:"job_id_prefix,omitempty"`
 }
 
 // SearchRequest is POST /api/v1/jobs/search: the filter's fields inline,

@@ -36,7 +36,11 @@ func (s *Server) enqueue(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	out, err := s.svc.Enqueue(c.UserContext(), ns(c), scope(c), &r)
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.Enqueue(c.UserContext(), ns(c), scope(c), lim, &r)
 	if err != nil {
 		return err
 	}
@@ -52,7 +56,11 @@ func (s *Server) enqueueBatch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	out, err := s.svc.EnqueueBatch(c.UserContext(), ns(c), scope(c), &r)
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.EnqueueBatch(c.UserContext(), ns(c), scope(c), lim, &r)
 	if err != nil {
 		return err
 	}

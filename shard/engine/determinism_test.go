@@ -85,6 +85,12 @@ func (s *script) newJob() *job.Job {
 			`"tags":{"step":"b"}}],"on_exit":{"queue":"c","max_retries":1}}`)
 		j.OwnLeaseNs = int64(3 * time.Second)
 	}
+	if s.rng.Intn(3) == 0 {
+		j.FairnessKey = "f" + fmt.Sprint(s.rng.Intn(3))
+	}
+	if s.rng.Intn(3) == 0 {
+		j.ConcurrencyKey = "c" + fmt.Sprint(s.rng.Intn(2))
+	}
 	s.jobs = append(s.jobs, j.ID)
 	return j
 }
@@ -117,6 +123,9 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		c := &EnqueueCmd{NS: testNS}
 		if s.rng.Intn(8) == 0 {
 			c.NS = otherNS
+		}
+		if s.rng.Intn(4) == 0 {
+			c.MaxPending = int64(5 + s.rng.Intn(20)) // sometimes refused
 		}
 		for range 1 + s.rng.Intn(3) {
 			j := s.newJob()
@@ -253,7 +262,8 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return RecordPrune.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Description: "d", Paused: s.rng.Intn(3) == 0, Max: int64(s.rng.Intn(3))}
+		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Description: "d", Paused: s.rng.Intn(3) == 0, Max: int64(s.rng.Intn(3)),
+			KeyMax: int64(s.rng.Intn(3))}
 		if s.rng.Intn(2) == 0 {
 			c.Rate, c.Period = int64(1+s.rng.Intn(3)), int64(1+s.rng.Intn(2))*int64(time.Second)
 		}

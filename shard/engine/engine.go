@@ -53,10 +53,11 @@ type Engine struct {
 	waker     Waker
 	external  []Observer
 
-	heads  pendingHeads // FSM goroutine only
-	queues *queueCache  // queue records, written once per batch
-	jobs   *jobCache    // FSM goroutine only: recent job records
-	floors *timeFloors  // written by applies, taken by the leader's sweep
+	heads     pendingHeads // FSM goroutine only
+	keyFloors keyFloors    // FSM goroutine only: keyed groups' heads (keyed.go)
+	queues    *queueCache  // queue records, written once per batch
+	jobs      *jobCache    // FSM goroutine only: recent job records
+	floors    *timeFloors  // written by applies, taken by the leader's sweep
 
 	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
 	usage     *usageCache                // usage meters and gauges, written once per batch (usage.go)
@@ -74,7 +75,7 @@ func New(o Options) *Engine {
 	}
 	return &Engine{
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
-		heads: pendingHeads{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
+		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
 		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(),
 	}
@@ -95,6 +96,7 @@ func (e *Engine) Registry() *replica.Registry {
 // bottom anyway.
 func (e *Engine) reset() {
 	e.heads = pendingHeads{}
+	e.keyFloors = keyFloors{}
 	e.queues.reset()
 	e.jobs.reset()
 	e.nsConfigs = map[string]NamespaceConfig{}

@@ -17,6 +17,10 @@ type EnqueueCmd struct {
 	// Deps is set when some job has depends_on (deps.go).
 	Batch *BatchRecord `codec:"b,omitempty"`
 	Deps  bool         `codec:"dp,omitempty"`
+	// MaxPending is the plan's max_pending_jobs for the namespace (0 = no
+	// limit): the whole request is refused if its new jobs would take the
+	// namespace's unfinished jobs past it (unfinished.go).
+	MaxPending int64 `codec:"mp,omitempty"`
 }
 
 // EnqueueResult is one job's outcome.
@@ -32,6 +36,9 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, e
 		if err := e.checkDependencies(tx, c.NS, c.Jobs); err != nil {
 			return nil, err
 		}
+	}
+	if err := e.checkMaxPending(tx, c); err != nil {
+		return nil, err
 	}
 	registerNamespace(tx, c.NS)
 	out := make([]EnqueueResult, len(c.Jobs))

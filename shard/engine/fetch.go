@@ -20,7 +20,8 @@ type FetchCmd struct {
 
 // applyFetch pops the best pending job across the queues that may hand
 // out a job now (not paused, under their concurrency limit and throttle):
-// lowest priority value first, then oldest. Jobs found past their TTL are
+// lowest priority value first, then oldest; within a keyed queue, its
+// fairness keys' turn (keyed.go). Jobs found past their TTL are
 // moved to dead on the way. Returns nil when nothing may be handed out.
 func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 	now := tx.Now.UnixNano()
@@ -29,12 +30,16 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 		var bestQ *QueueRecord
 		var bestPrio uint8
 		var bestAt int64
+		var bestKey string // the fairness key taken, of a keyed queue
 		for _, q := range c.Queues {
-			k := e.heads.first(tx, c.NS, q)
-			if k == nil {
-				continue
-			}
 			rec := e.queues.get(tx, c.NS, q)
+			var k []byte
+			if rec.Keyed == 0 {
+				// No keyed job pending: the head of the pending index.
+				if k = e.heads.first(tx, c.NS, q); k == nil {
+					continue
+				}
+			}
 			if rec.gated() {
 				if ok, retryAt := rec.canHandOut(now); !ok {
 					if retryAt > 0 {
@@ -44,10 +49,22 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 					continue
 				}
 			}
-			p, at, err := keys.PendingOrder(c.NS, q, k)
-			must(err)
+			var p uint8
+			var at int64
+			fkey := ""
+			if rec.Keyed == 0 {
+				var err error
+				p, at, err = keys.PendingOrder(c.NS, q, k)
+				must(err)
+			} else {
+				cand, ok := e.pickKeyed(tx, c.NS, q, rec)
+				if !ok {
+					continue
+				}
+				k, p, at, fkey = cand.key, cand.prio, cand.at, cand.fkey
+			}
 			if best == nil || p < bestPrio || (p == bestPrio && at < bestAt) {
-				best, bestQ, bestPrio, bestAt = k, rec, p, at
+				best, bestQ, bestPrio, bestAt, bestKey = k, rec, p, at, fkey
 			}
 		}
 		if best == nil {
@@ -61,6 +78,9 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 			e.kill(tx, c.NS, j, job.ReasonExpired)
 			e.putJob(tx, c.NS, j)
 			continue
+		}
+		if bestQ.Keyed > 0 || len(bestQ.Turns) > 0 {
+			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.served(bestPrio, bestKey) })
 		}
 		if bestQ.Throttle != nil {
 			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.Throttle.take(now) })

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/cockroachdb/pebble"
 
@@ -127,6 +128,14 @@ func (e *Engine) forgetRange(ns string, lower, upper []byte) {
 		}
 	}
 	e.jobs.dropNamespace(ns)
+	if uk := keys.Unfinished(ns); bytes.Compare(uk, lower) >= 0 && bytes.Compare(uk, upper) < 0 {
+		c.forgetUnfinished(ns)
+	}
+	for p := range e.keyFloors {
+		if strings.HasPrefix(p, ns+"\x00") {
+			delete(e.keyFloors, p)
+		}
+	}
 	if nk := keys.NamespaceConfig(ns); bytes.Compare(nk, lower) >= 0 && bytes.Compare(nk, upper) < 0 {
 		delete(e.nsConfigs, ns)
 	}

@@ -31,13 +31,14 @@ func (e *Engine) observe(tx *replica.Tx, ns string, j *job.Job, from job.State) 
 }
 
 // wakeObserver wakes a parked fetch of a concurrency-limited queue when
-// one of its jobs leaves the active state and so frees a slot.
+// one of its jobs leaves the active state and so frees a slot: of the
+// queue, or of the job's concurrency key.
 func (e *Engine) wakeObserver(tx *replica.Tx, ns string, j *job.Job, from job.State) {
 	if from != job.Active {
 		return
 	}
 	q := e.queues.get(tx, ns, j.Queue)
-	if q.MaxActive == 0 || q.Paused {
+	if (q.MaxActive == 0 && (q.KeyMax == 0 || j.ConcurrencyKey == "")) || q.Paused {
 		return
 	}
 	e.wake(tx, ns, j.Queue, 1)

@@ -28,6 +28,13 @@ type QueueRecord struct {
 	DoneMin   int64          `codec:"tm,omitempty"` // unix minute of Done[0]
 	// Description is the user's note on the queue (QueueConfigure).
 	Description string `codec:"ds,omitempty"`
+	// Keyed fairness (keyed.go): KeyMax caps the active jobs of each
+	// concurrency key (0 = no cap); Keyed counts the pending jobs in the
+	// keyed pending index; Turns is the fairness key last served per
+	// priority.
+	KeyMax int64     `codec:"km,omitempty"`
+	Keyed  int64     `codec:"kp,omitempty"`
+	Turns  []KeyTurn `codec:"kt,omitempty"`
 }
 
 // QueueDefaults are what a job of the queue gets for the fields its
@@ -121,6 +128,7 @@ func (q *QueueRecord) clone() *QueueRecord {
 	c := *q
 	c.Counts = append([]int64(nil), q.Counts...)
 	c.Done = append([]int64(nil), q.Done...)
+	c.Turns = append([]KeyTurn(nil), q.Turns...)
 	if q.Throttle != nil {
 		t := *q.Throttle
 		t.Slots = append([]int64(nil), q.Throttle.Slots...)
@@ -154,10 +162,15 @@ type queueCache struct {
 	mu    sync.RWMutex
 	recs  map[qkey]*QueueRecord
 	dirty map[qkey]string // cache key → namespace, of records to write
+
+	// Each namespace's unfinished jobs (unfinished.go), FSM goroutine only.
+	unf      map[string]int64
+	unfDirty map[string]bool
 }
 
 func newQueueCache() *queueCache {
-	return &queueCache{recs: map[qkey]*QueueRecord{}, dirty: map[qkey]string{}}
+	return &queueCache{recs: map[qkey]*QueueRecord{}, dirty: map[qkey]string{},
+		unf: map[string]int64{}, unfDirty: map[string]bool{}}
 }
 
 // get returns queue's record, loading it into the cache (FSM goroutine).
@@ -208,6 +221,7 @@ func (c *queueCache) touch(tx *replica.Tx, ns, queue string) {
 // count moves one job of queue from state "from" (0 = new) to "to"
 // (0 = gone).
 func (c *queueCache) count(tx *replica.Tx, ns, queue string, from, to job.State) {
+	c.unfinishedMoved(tx, ns, from, to)
 	c.update(tx, ns, queue, func(q *QueueRecord) {
 		for len(q.Counts) <= int(max(from, to, job.Cancelled)) { // held (8) only once used
 			q.Counts = append(q.Counts, 0)
@@ -243,6 +257,7 @@ func (c *queueCache) flush(tx *replica.Tx) {
 		}
 		delete(c.dirty, k)
 	}
+	c.flushUnfinished(tx)
 }
 
 // ready reports, from the last applied state, whether queue holds a
@@ -288,6 +303,8 @@ func (c *queueCache) reset() {
 	c.mu.Lock()
 	c.recs = map[qkey]*QueueRecord{}
 	c.dirty = map[qkey]string{}
+	c.unf = map[string]int64{}
+	c.unfDirty = map[string]bool{}
 	c.mu.Unlock()
 }
 
@@ -316,6 +333,7 @@ func (e *Engine) queueRetention(r pebble.Reader, ns, queue string) time.Duration
 // away or was deleted).
 func (c *queueCache) dropCount(tx *replica.Tx, ns, queue string, s job.State) {
 	c.count(tx, ns, queue, s, s) // loads the record and schedules its write
+	c.unfinishedMoved(tx, ns, s, 0)
 	c.mu.Lock()
 	c.recs[headKey(ns, queue)].Counts[s]--
 	c.mu.Unlock()

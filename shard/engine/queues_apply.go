@@ -50,6 +50,9 @@ type QueueConfigCmd struct {
 	Rate        int64         `codec:"r,omitempty"`  // 0 = no throttle
 	Period      int64         `codec:"pe,omitempty"` // ns
 	Defaults    QueueDefaults `codec:"d"`
+	// KeyMax caps the active jobs of each concurrency key (0 = no cap);
+	// absent in older entries, which knew no such cap.
+	KeyMax int64 `codec:"km,omitempty"`
 }
 
 // QueueSweepCmd is one step of clearing or deleting a queue: the handler
@@ -166,6 +169,7 @@ func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica
 			q.Draining = false
 		}
 		q.MaxActive = c.Max
+		q.KeyMax = c.KeyMax
 		switch {
 		case c.Rate == 0:
 			q.Throttle = nil
@@ -214,12 +218,30 @@ func (e *Engine) clearQueue(tx *replica.Tx, c *QueueSweepCmd, all bool) (*QueueS
 	}
 	out := &QueueStep{Phase: c.Phase}
 	if c.Phase == 0 {
+		// The plain pending index, then the keyed one (empty in logs from
+		// before keys, so those replay as they first applied).
+		pendingID := func(k []byte) (string, bool) {
+			id, err := keys.PendingID(k)
+			return id, err == nil
+		}
+		isPending := func(j *job.Job) bool { return j.Queue == c.Queue && j.State == job.Pending }
 		p := keys.PendingQueue(c.NS, c.Queue)
-		out.Removed, out.Next = e.dropRange(tx, c.NS, e.heads.get(c.NS, c.Queue).floor, keys.PrefixEnd(p),
-			func(k []byte) (string, bool) {
-				id, err := keys.PendingID(k)
-				return id, err == nil
-			}, func(j *job.Job) bool { return j.Queue == c.Queue && j.State == job.Pending }, remove)
+		kp := keys.KeyedQueue(c.NS, keys.KindKeyedPending, c.Queue)
+		if !bytes.HasPrefix(c.After, kp) {
+			out.Removed, out.Next = e.dropRange(tx, c.NS, e.heads.get(c.NS, c.Queue).floor, keys.PrefixEnd(p),
+				pendingID, isPending, remove)
+		}
+		if out.Next == nil && out.Removed < queueStepRemove {
+			lower := c.After
+			if !bytes.HasPrefix(lower, kp) {
+				lower = kp
+			}
+			var n int
+			n, out.Next = e.dropRange(tx, c.NS, lower, keys.PrefixEnd(kp), pendingID, isPending, remove)
+			out.Removed += n
+		} else if out.Next == nil {
+			out.Next = kp
+		}
 		if out.Next == nil {
 			out.Phase, out.Next = 1, keys.TimeIndex(c.NS, keys.KindDue)
 		}

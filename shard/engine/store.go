@@ -173,6 +173,10 @@ func (e *Engine) discard(tx *replica.Tx, ns string, j *job.Job) {
 func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	switch j.State {
 	case job.Pending:
+		if j.Keyed() {
+			e.addKeyed(tx, ns, j)
+			break
+		}
 		k := keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID)
 		must(tx.Set(k, nil, nil))
 		e.heads.inserted(ns, j.Queue, k)
@@ -182,6 +186,9 @@ func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		e.setTimed(tx, ns, keys.KindDue, j.NextAttempt, j.ID)
 	case job.Active:
 		e.setTimed(tx, ns, keys.KindLease, j.LeaseUntil, j.ID)
+		if j.ConcurrencyKey != "" {
+			keyActive(tx, ns, j, 1)
+		}
 	}
 	if stateIndexed(j.State) {
 		must(tx.Set(keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID), nil, nil))
@@ -209,6 +216,10 @@ func (e *Engine) setTimed(tx *replica.Tx, ns string, kind byte, at int64, id str
 func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	switch j.State {
 	case job.Pending:
+		if j.Keyed() {
+			e.removeKeyed(tx, ns, j)
+			break
+		}
 		k := keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID)
 		must(tx.Delete(k, nil))
 		e.heads.removed(ns, j.Queue, k)
@@ -218,6 +229,9 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil))
 	case job.Active:
 		must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
+		if j.ConcurrencyKey != "" {
+			keyActive(tx, ns, j, -1)
+		}
 	}
 	if stateIndexed(j.State) {
 		must(tx.Delete(keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID), nil))

@@ -20,7 +20,7 @@ func (j *Job) Encode() []byte {
 
 // AppendEncoded appends j's record to b, so a writer can reuse a buffer.
 func (j *Job) AppendEncoded(b []byte) []byte {
-	return j.appendStored(j.appendFields(b))
+	return j.appendKeys(j.appendStored(j.appendFields(b)))
 }
 
 // AppendMetered is AppendEncoded for a shard that meters usage: it sets
@@ -30,18 +30,39 @@ func (j *Job) AppendMetered(b []byte, keyLen int) ([]byte, int64) {
 	start := len(b)
 	b = j.appendFields(b)
 	old := j.Stored
-	j.Stored = int64(keyLen + len(b) - start)
-	return j.appendStored(b), j.Stored - old
+	j.Stored = int64(keyLen + len(b) - start + j.keysLen())
+	return j.appendKeys(j.appendStored(b)), j.Stored - old
 }
 
-// appendStored ends a record with Stored, written only when set, so that
-// a shard that does not meter writes the bytes it always wrote. A field
-// appended after it must write it always.
+// appendStored writes Stored, only when set (or when keys follow it), so
+// that a shard that does not meter writes the bytes it always wrote.
 func (j *Job) appendStored(b []byte) []byte {
-	if j.Stored == 0 {
+	if j.Stored == 0 && !j.Keyed() {
 		return b
 	}
 	return binary.AppendVarint(b, j.Stored)
+}
+
+// appendKeys ends a keyed job's record with its concurrency and fairness
+// keys; a job without either writes nothing, as before keys existed.
+func (j *Job) appendKeys(b []byte) []byte {
+	if !j.Keyed() {
+		return b
+	}
+	return putStr(putStr(b, j.ConcurrencyKey), j.FairnessKey)
+}
+
+// keysLen is how many bytes appendKeys writes.
+func (j *Job) keysLen() int {
+	if !j.Keyed() {
+		return 0
+	}
+	return uvarintLen(len(j.ConcurrencyKey)) + len(j.ConcurrencyKey) + uvarintLen(len(j.FairnessKey)) + len(j.FairnessKey)
+}
+
+func uvarintLen(n int) int {
+	var buf [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(buf[:], uint64(n))
 }
 
 func (j *Job) appendFields(b []byte) []byte {
@@ -174,6 +195,8 @@ func (j *Job) Decode(b []byte) (err error) {
 	j.CancelReason = d.str()
 	j.OwnLeaseNs = d.varint()
 	j.Stored = d.varint()
+	j.ConcurrencyKey = d.str()
+	j.FairnessKey = d.str()
 	return nil
 }
 

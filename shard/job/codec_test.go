@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"testing"
 
@@ -22,6 +23,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		BatchID:  "batch_x", ChainID: "chain_x", ChainStep: 2, Chain: []byte(`{"steps":[]}`),
 		Flow: FlowChainExit | FlowHasDependents, DependsOn: []string{"job_a", "job_b"}, DepsLeft: 1,
 		CancelReason: ReasonDependencyFailed, OwnLeaseNs: 19, Stored: 20,
+		ConcurrencyKey: "tenant-9", FairnessKey: "customer-42",
 	}
 	var got Job
 	require.NoError(t, got.Decode(j.Encode()))
@@ -110,6 +112,31 @@ func TestRecordStoredSize(t *testing.T) {
 	require.Equal(t, int64(4), delta, "a rewrite changes the gauge by the difference")
 	_, delta = j.AppendMetered(nil, 10)
 	require.Zero(t, delta)
+}
+
+// A keyed job's record ends with its keys after Stored (written even when
+// not metered); an unkeyed one writes the bytes it always did. A metered
+// keyed record counts its keys.
+func TestRecordKeys(t *testing.T) {
+	t.Parallel()
+	plain := &Job{ID: "job_x", Queue: "q"}
+	keyed := &Job{ID: "job_x", Queue: "q", FairnessKey: "f"}
+	pb, kb := plain.Encode(), keyed.Encode()
+	require.Equal(t, pb, kb[:len(pb)], "same fields first")
+	require.Equal(t, []byte{0, 0, 1, 'f'}, kb[len(pb):], "Stored 0, then the keys")
+	var got Job
+	require.NoError(t, got.Decode(kb))
+	require.Equal(t, *keyed, got)
+	require.NoError(t, got.Decode(pb))
+	require.Empty(t, got.FairnessKey+got.ConcurrencyKey, "an older record has no keys")
+
+	for _, j := range []*Job{{ID: "job_x", Queue: "q", ConcurrencyKey: "c"}, keyed} {
+		b, _ := j.AppendMetered(nil, 10)
+		require.Equal(t, int64(10+len(b)-len(binary.AppendVarint(nil, j.Stored))), j.Stored, "everything but Stored itself")
+		got = Job{}
+		require.NoError(t, got.Decode(b))
+		require.Equal(t, *j, got)
+	}
 }
 
 func TestPayloadOf(t *testing.T) {

@@ -69,7 +69,18 @@ type Job struct {
 	// record written before the shard metered usage, which counts nothing
 	// until it is written again (appended).
 	Stored int64
+
+	// Keyed fairness within a queue (appended after Stored, written only
+	// when one is set): ConcurrencyKey counts against the queue's
+	// key_concurrency, FairnessKey takes turns with the queue's other keys
+	// at fetch. Set at enqueue, never changed.
+	ConcurrencyKey string
+	FairnessKey    string
 }
+
+// Keyed reports whether j has a concurrency or fairness key, so the
+// engine keeps it in the keyed pending index.
+func (j *Job) Keyed() bool { return j.ConcurrencyKey != "" || j.FairnessKey != "" }
 
 // Flow holds a job's batch, chain and dependency flags.
 type Flow uint8

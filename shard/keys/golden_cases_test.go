@@ -31,7 +31,8 @@ var kindNames = map[byte]string{
 	'N': "schedule name", 'R': "schedule run index", 'r': "prune index", 'D': "dead index",
 	'b': "batch record", 'B': "batch member", 'e': "dependent edge", 'S': "state search index",
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
-	'c': "namespace settings",
+	'c': "namespace settings", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
+	'P': "unfinished count",
 }
 
 func goldenFamilies() []family {
@@ -62,6 +63,8 @@ func kindCases() []*gcase {
 		{"KindStateIndex", KindStateIndex, 'S'}, {"KindTag", KindTag, 'T'},
 		{"KindBatchIndex", KindBatchIndex, 'A'}, {"KindBulkOp", KindBulkOp, 'o'},
 		{"KindRecordPrune", KindRecordPrune, 'y'}, {"KindNamespaceConfig", KindNamespaceConfig, 'c'},
+		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
+		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -95,6 +98,9 @@ func recordCases() []*gcase {
 		kc("Batch", Batch(ns, gBatch), "ns", ns, "id", gBatch).is(head(ns, 'b'), text("batch id", gBatch)),
 		kc("BulkOp", BulkOp(ns, gBulk), "ns", ns, "id", gBulk).is(head(ns, 'o'), text("bulk operation id", gBulk)),
 		kc("BulkOpPrefix", BulkOpPrefix(ns), "ns", ns).is(head(ns, 'o')),
+		kc("KeyActive", KeyActive(ns, q, "tenant-9"), "ns", ns, "queue", q, "ckey", "tenant-9").
+			is(head(ns, 'k'), text("queue", q), sep(), text("concurrency key", "tenant-9")),
+		kc("Unfinished", Unfinished(ns), "ns", ns).is(head(ns, 'P')),
 	}
 }
 
@@ -133,6 +139,33 @@ func pendingCases() []*gcase {
 		kc("PendingQueue", PendingQueue(ns, q), "ns", ns, "queue", q).is(head(ns, 'p'), text("queue", q), sep()),
 		pending(0, gCreated, gJob),
 		pending(2, 256, gJob2), // 256 shows the big-endian byte order past one byte
+		kc("KeyedQueue", KeyedQueue(ns, KindKeyedPending, q), "ns", ns, "kind", expr("KindKeyedPending"), "queue", q).
+			is(head(ns, 'f'), text("queue", q), sep()),
+		kc("KeyedQueue", KeyedQueue(ns, KindKeyedGroup, q), "ns", ns, "kind", expr("KindKeyedGroup"), "queue", q).
+			is(head(ns, 'g'), text("queue", q), sep()),
+		kc("KeyedPrefix", KeyedPrefix(ns, q, 1, "cust-1", "acct-7"), "ns", ns, "queue", q, "prio", 1, "fkey", "cust-1", "ckey", "acct-7").
+			is(head(ns, 'f'), text("queue", q), sep(), u8("priority", 1), text("fairness key", "cust-1"), sep(),
+				text("concurrency key", "acct-7"), sep()),
+		kc("KeyedPending", KeyedPending(ns, q, 1, "cust-1", "", gCreated, gJob), "ns", ns, "queue", q, "prio", 1,
+			"fkey", "cust-1", "ckey", "", "created", gCreated, "id", gJob).
+			is(head(ns, 'f'), text("queue", q), sep(), u8("priority", 1), text("fairness key", "cust-1"), sep(),
+				text("concurrency key", ""), sep(), be64("created_at", gCreated), text("job id", gJob)).
+			parse("PendingID", func(t *testing.T, key []byte) {
+				got, err := PendingID(key)
+				require.NoError(t, err)
+				require.Equal(t, gJob, got)
+			}).
+			parse("CreatedID", createdID(gCreated, gJob)),
+		kc("KeyedGroup", KeyedGroup(ns, q, 2, "", "acct-7"), "ns", ns, "queue", q, "prio", 2, "fkey", "", "ckey", "acct-7").
+			is(head(ns, 'g'), text("queue", q), sep(), u8("priority", 2), text("fairness key", ""), sep(),
+				text("concurrency key", "acct-7")).
+			parse("ParseKeyedGroup", func(t *testing.T, key []byte) {
+				p, f, c, err := ParseKeyedGroup(ns, q, key)
+				require.NoError(t, err)
+				require.Equal(t, []any{uint8(2), "", "acct-7"}, []any{p, f, c})
+				_, _, _, err = ParseKeyedGroup(ns, q+"2", key)
+				require.Error(t, err, "another queue's group")
+			}),
 	}
 }
 

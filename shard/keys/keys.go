@@ -28,6 +28,12 @@
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
 //	<ns> 00 'c'                                          the namespace's settings (its retention)
+//	<ns> 00 'f' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key> 00 <created 8B> <id>
+//	                                                     pending jobs with a key: fetch order per (fairness, concurrency) group
+//	<ns> 00 'g' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key>
+//	                                                     a group with pending jobs; value: how many (uvarint)
+//	<ns> 00 'k' <queue> 00 <concurrency key>             active jobs of a concurrency key; value: how many (uvarint)
+//	<ns> 00 'P'                                          the namespace's unfinished jobs (uvarint)
 //	01 'n' <ns>                                          registry of namespaces on this shard
 //	01 'U' <hour 8B> <ns>                                usage meters of ns in the UTC hour starting then
 //	01 'G' <ns>                                          usage: ns's stored-bytes gauge
@@ -77,6 +83,14 @@ const (
 	KindRecordPrune byte = 'y' // RecordPruneEntry: batch and bulk operation records, by prune time
 
 	KindNamespaceConfig byte = 'c' // NamespaceConfig: the namespace's own settings
+
+	// Keyed fairness: pending jobs with a fairness or concurrency key are
+	// kept out of the pending index, in groups a fetch takes turns over.
+	KindKeyedPending byte = 'f'
+	KindKeyedGroup   byte = 'g'
+	KindKeyActive    byte = 'k'
+
+	KindUnfinished byte = 'P' // Unfinished: the namespace's count of jobs not finished
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -158,6 +172,68 @@ func ParseTimed(ns string, kind byte, key []byte) (at int64, id string, err erro
 	rest := key[len(p):]
 	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
 }
+
+// KeyedQueue is the prefix of queue's keyed pending index (and, with
+// KindKeyedGroup, of its groups).
+func KeyedQueue(ns string, kind byte, queue string) []byte {
+	b := kindPrefix(ns, kind, len(queue)+1+1+64+9+JobIDLen)
+	b = append(b, queue...)
+	return append(b, 0)
+}
+
+// KeyedGroup is the key of a group of queue's keyed pending jobs at
+// priority prio: those with fairness key fkey and concurrency key ckey.
+// Keys hold no NUL, so groups sort by (fairness key, concurrency key).
+func KeyedGroup(ns, queue string, prio uint8, fkey, ckey string) []byte {
+	b := append(KeyedQueue(ns, KindKeyedGroup, queue), prio)
+	b = append(b, fkey...)
+	b = append(b, 0)
+	return append(b, ckey...)
+}
+
+// KeyedPrefix is the prefix of one group's jobs in the keyed pending
+// index, in fetch order (creation time, then id).
+func KeyedPrefix(ns, queue string, prio uint8, fkey, ckey string) []byte {
+	b := append(KeyedQueue(ns, KindKeyedPending, queue), prio)
+	b = append(b, fkey...)
+	b = append(b, 0)
+	b = append(b, ckey...)
+	return append(b, 0)
+}
+
+// KeyedPending is a keyed job's key in the keyed pending index.
+func KeyedPending(ns, queue string, prio uint8, fkey, ckey string, created int64, id string) []byte {
+	b := KeyedPrefix(ns, queue, prio, fkey, ckey)
+	b = binary.BigEndian.AppendUint64(b, uint64(created))
+	return append(b, id...)
+}
+
+// ParseKeyedGroup splits a group key of queue into its priority and keys.
+func ParseKeyedGroup(ns, queue string, key []byte) (prio uint8, fkey, ckey string, err error) {
+	p := KeyedQueue(ns, KindKeyedGroup, queue)
+	if !bytes.HasPrefix(key, p) || len(key) < len(p)+2 {
+		return 0, "", "", fmt.Errorf("keys: %q is not a keyed group of %s/%s", key, ns, queue)
+	}
+	rest := key[len(p)+1:]
+	i := bytes.IndexByte(rest, 0)
+	if i < 0 {
+		return 0, "", "", fmt.Errorf("keys: %q is not a keyed group of %s/%s", key, ns, queue)
+	}
+	return key[len(p)], string(rest[:i]), string(rest[i+1:]), nil
+}
+
+// KeyActive is the key of the count of queue's active jobs with
+// concurrency key ckey.
+func KeyActive(ns, queue, ckey string) []byte {
+	b := kindPrefix(ns, KindKeyActive, len(queue)+1+len(ckey))
+	b = append(b, queue...)
+	b = append(b, 0)
+	return append(b, ckey...)
+}
+
+// Unfinished is the key of namespace ns's count of jobs not finished
+// (pending, scheduled, retrying, held, active).
+func Unfinished(ns string) []byte { return kindPrefix(ns, KindUnfinished, 0) }
 
 // PendingID returns the job id at the end of a pending-index key.
 func PendingID(key []byte) (string, error) {

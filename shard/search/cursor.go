@@ -179,6 +179,8 @@ func (r *Request) Fingerprint() uint64 {
 	str('E', f.ErrorContains)
 	str('b', f.BatchID)
 	str('u', f.UniqueKey)
+	str('c', f.ConcurrencyKey)
+	str('f', f.FairnessKey)
 	if f.AttemptMin != nil {
 		num('m', int64(*f.AttemptMin))
 	}

@@ -60,9 +60,12 @@ type Filter struct {
 	ErrorContains string // case-sensitive substring of any recorded error message
 	BatchID       string
 	UniqueKey     string
-	AttemptMin    *int // Attempt ≥ AttemptMin
-	AttemptMax    *int // Attempt ≤ AttemptMax
-	JobIDPrefix   string
+	// ConcurrencyKey and FairnessKey match a job's keys exactly.
+	ConcurrencyKey string
+	FairnessKey    string
+	AttemptMin     *int // Attempt ≥ AttemptMin
+	AttemptMax     *int // Attempt ≤ AttemptMax
+	JobIDPrefix    string
 
 	// Scope is the queues the caller may see (wire.QueueScopeHeader): a job
 	// of another queue never matches. It is no part of the JSON filter or
@@ -108,6 +111,7 @@ func (f *Filter) IsEmpty() bool {
 		f.PayloadContains == "" && f.PayloadJQ == "" && !f.Created.IsSet() && !f.Scheduled.IsSet() &&
 		!f.Started.IsSet() && !f.Completed.IsSet() && !f.Expire.IsSet() && f.WorkerID == "" &&
 		f.HasErrors == nil && f.ErrorContains == "" && f.BatchID == "" && f.UniqueKey == "" &&
+		f.ConcurrencyKey == "" && f.FairnessKey == "" &&
 		f.AttemptMin == nil && f.AttemptMax == nil && f.JobIDPrefix == "" && f.Scope.All()
 }
 
@@ -179,6 +183,8 @@ func (f *Filter) Validate(prefix string) error {
 		{"worker_id", f.WorkerID, wire.MaxWorkerID},
 		{"batch_id", f.BatchID, MaxBatchID},
 		{"unique_key", f.UniqueKey, wire.MaxUniqueKey},
+		{"concurrency_key", f.ConcurrencyKey, wire.MaxFairnessKey},
+		{"fairness_key", f.FairnessKey, wire.MaxFairnessKey},
 		{"job_id_prefix", f.JobIDPrefix, keys.JobIDLen},
 	} {
 		if len(s.v) > s.max {

@@ -194,6 +194,10 @@ func setFilterField(f *Filter, prefix, name string, raw json.RawMessage) error {
 		f.BatchID, err = nonEmpty(field, raw)
 	case "unique_key":
 		f.UniqueKey, err = nonEmpty(field, raw)
+	case "concurrency_key":
+		f.ConcurrencyKey, err = nonEmpty(field, raw)
+	case "fairness_key":
+		f.FairnessKey, err = nonEmpty(field, raw)
 	case "attempt_min":
 		f.AttemptMin, err = attempt(field, raw)
 	case "attempt_max":

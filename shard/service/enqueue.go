@@ -20,8 +20,8 @@ const maxChainBytes = wire.MaxPayloadBytes
 
 // Enqueue validates and inserts one job. Existing is set when its unique
 // key matched a job that still holds it (that job's id is answered).
-func (s *Service) Enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.EnqueueRequest) (*wire.EnqueueResponse, error) {
-	res, err := s.enqueue(ctx, ns, sc, []wire.EnqueueRequest{*r}, false, nil)
+func (s *Service) Enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.EnqueueRequest) (*wire.EnqueueResponse, error) {
+	res, err := s.enqueue(ctx, ns, sc, lim, []wire.EnqueueRequest{*r}, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -29,9 +29,18 @@ func (s *Service) Enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 	return &out, nil
 }
 
+// Limits are the tenant plan's limits a request carries (set by the
+// gateway); zero values are no limit.
+type Limits struct {
+	// MaxPendingJobs bounds the namespace's unfinished jobs (pending,
+	// scheduled, retrying, held, active): an enqueue that would pass it is
+	// refused whole, 429 quota_exceeded.
+	MaxPendingJobs int64
+}
+
 // EnqueueBatch inserts jobs atomically, all of them or none, as one batch
 // with a callback when r.Batch is set.
-func (s *Service) EnqueueBatch(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.BatchRequest) (*wire.BatchResponse, error) {
+func (s *Service) EnqueueBatch(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.BatchRequest) (*wire.BatchResponse, error) {
 	var b *engine.BatchRecord
 	if r.Batch != nil {
 		var err error
@@ -42,7 +51,7 @@ func (s *Service) EnqueueBatch(ctx context.Context, ns string, sc tenancy.QueueS
 			return nil, err
 		}
 	}
-	res, err := s.enqueue(ctx, ns, sc, r.Jobs, true, b)
+	res, err := s.enqueue(ctx, ns, sc, lim, r.Jobs, true, b)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +71,7 @@ func enqueueResponse(r engine.EnqueueResult) wire.EnqueueResponse {
 }
 
 // enqueue proposes the jobs, as one batch with a callback when b is set.
-func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, error) {
+func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -72,7 +81,8 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 	if len(reqs) > wire.MaxBatchJobs {
 		return nil, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", wire.MaxBatchJobs, len(reqs))
 	}
-	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b}
+	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b,
+		MaxPending: lim.MaxPendingJobs}
 	now := s.cfg.Clock.Now()
 	for i := range reqs {
 		prefix := ""

@@ -41,6 +41,11 @@ func toQueueConfig(r *wire.QueueSpec) (*engine.QueueConfigCmd, error) {
 			return nil, apierr.Field("concurrency", "concurrency must be an integer between 1 and %d (1 = one job at a time), or null for no limit", maxConcurrency)
 		}
 	}
+	if k := r.KeyConcurrency; k != nil {
+		if err := json.Unmarshal(k.Max, &c.KeyMax); err != nil || c.KeyMax < 1 || c.KeyMax > wire.MaxKeyConcurrency {
+			return nil, apierr.Field("key_concurrency.max", "key_concurrency.max must be an integer between 1 and %d (active jobs per concurrency_key), or key_concurrency null for no cap", wire.MaxKeyConcurrency)
+		}
+	}
 	if t := r.Throttle; t != nil {
 		if t.Rate == nil || *t.Rate < 1 || *t.Rate > maxThrottleRate {
 			return nil, apierr.Field("throttle.rate", "throttle.rate must be an integer between 1 and %d", maxThrottleRate)

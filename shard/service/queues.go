@@ -111,6 +111,9 @@ func queueView(r pebble.Reader, ns string, q *engine.QueueRecord, now int64) wir
 		m := q.MaxActive
 		v.Concurrency = &m
 	}
+	if q.KeyMax > 0 {
+		v.KeyConcurrency = &wire.KeyConcurrency{Max: q.KeyMax}
+	}
 	if t := q.Throttle; t != nil {
 		v.Throttle = &wire.Throttle{Rate: t.Rate, Period: wire.FormatDuration(time.Duration(t.Period))}
 	}
@@ -161,7 +164,37 @@ func oldestPending(r pebble.Reader, ns, queue string) int64 {
 		}
 		_ = it.Close()
 	}
+	for _, g := range keyedGroups(r, ns, queue) {
+		it, err := r.NewIter(&pebble.IterOptions{LowerBound: g, UpperBound: keys.PrefixEnd(g)})
+		if err != nil {
+			continue
+		}
+		if it.First() {
+			if at, _, err := keys.CreatedID(it.Key()); err == nil && (oldest == 0 || at < oldest) {
+				oldest = at
+			}
+		}
+		_ = it.Close()
+	}
 	return oldest
+}
+
+// keyedGroups lists the prefixes of queue's groups of keyed pending jobs
+// (each in creation order), read from the group keys.
+func keyedGroups(r pebble.Reader, ns, queue string) [][]byte {
+	gq := keys.KeyedQueue(ns, keys.KindKeyedGroup, queue)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: gq, UpperBound: keys.PrefixEnd(gq)})
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = it.Close() }()
+	var out [][]byte
+	for ok := it.First(); ok; ok = it.Next() {
+		if p, f, c, err := keys.ParseKeyedGroup(ns, queue, it.Key()); err == nil {
+			out = append(out, keys.KeyedPrefix(ns, queue, p, f, c))
+		}
+	}
+	return out
 }
 
 // queueSet proposes a queue setting and returns the queue as it now is.

@@ -299,6 +299,9 @@ func (s *Service) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sc
 				for _, prio := range []job.Priority{job.Critical, job.High, job.Normal} {
 					prefixes = append(prefixes, append(keys.PendingQueue(ns, q.Name), byte(prio)))
 				}
+				if q.Keyed > 0 {
+					prefixes = append(prefixes, keyedGroups(rd, ns, q.Name)...)
+				}
 			} else {
 				prefixes = append(prefixes, keys.StateQueue(ns, uint8(st), q.Name))
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -40,6 +41,9 @@ func toJob(r *wire.EnqueueRequest, field string, id string, now time.Time) (*job
 		return nil, err
 	}
 	j.ScheduledAt = at
+	if err := validateKeys(r, field, j); err != nil {
+		return nil, err
+	}
 	if err := validateUnique(r, field, j); err != nil {
 		return nil, err
 	}
@@ -99,6 +103,35 @@ func jobOptions(r *wire.EnqueueRequest, field string, j *job.Job) error {
 		j.OwnLeaseNs = int64(d)
 	}
 	return validateTags(field+"tags", r.Tags)
+}
+
+// validateKeys takes the job's concurrency and fairness keys: at most
+// wire.MaxFairnessKey bytes of printable UTF-8 each (no control
+// characters; the keyed index separates keys with NUL).
+func validateKeys(r *wire.EnqueueRequest, field string, j *job.Job) error {
+	for _, k := range []struct {
+		name string
+		v    string
+		to   *string
+	}{{"concurrency_key", r.ConcurrencyKey, &j.ConcurrencyKey}, {"fairness_key", r.FairnessKey, &j.FairnessKey}} {
+		if err := ValidKey(field+k.name, k.v); err != nil {
+			return err
+		}
+		*k.to = k.v
+	}
+	return nil
+}
+
+// ValidKey checks a concurrency or fairness key (an enqueue's, or a
+// search filter's) named field.
+func ValidKey(field, v string) error {
+	if len(v) > wire.MaxFairnessKey {
+		return apierr.Field(field, "%s is %d bytes; the limit is %d", field, len(v), wire.MaxFairnessKey)
+	}
+	if !utf8.ValidString(v) || strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return apierr.Field(field, "%s must be printable text, without control characters", field)
+	}
+	return nil
 }
 
 func validateUnique(r *wire.EnqueueRequest, field string, j *job.Job) error {

@@ -49,6 +49,12 @@ func detailView(j *job.Job) *wire.JobDetail {
 			d.UniquePeriod = &p
 		}
 	}
+	if j.ConcurrencyKey != "" {
+		d.ConcurrencyKey = &j.ConcurrencyKey
+	}
+	if j.FairnessKey != "" {
+		d.FairnessKey = &j.FairnessKey
+	}
 	for _, e := range j.Errors {
 		d.Errors = append(d.Errors, wire.JobError{Attempt: e.Attempt, Error: e.Error, Backtrace: e.Backtrace, At: time.Unix(0, e.At).UTC()})
 	}

@@ -6,9 +6,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
 )
+
+// What a tenant's plan tells a shard, on the gateway's requests: the fair
+// weight and max_pending_jobs.
 
 // Fair weights: the gateway sends each request's tenant plan weight
 // (wire.FairWeightHeader); the node remembers the last one seen per
@@ -92,4 +97,20 @@ func (s *Server) fairKey(c *fiber.Ctx) error {
 	}
 	c.SetUserContext(replica.WithFairKey(c.UserContext(), n))
 	return c.Next()
+}
+
+// limits reads the tenant plan's limits the gateway sends on a request
+// that creates jobs (wire.MaxPendingJobsHeader; absent: no limit). Only
+// gateways and a shard's own members reach /api/v1, so the header is the
+// gateway's.
+func limits(c *fiber.Ctx) (service.Limits, error) {
+	h := c.Request().Header.Peek(wire.MaxPendingJobsHeader)
+	if len(h) == 0 {
+		return service.Limits{}, nil
+	}
+	v, err := strconv.ParseInt(string(h), 10, 64)
+	if err != nil || v < 1 {
+		return service.Limits{}, apierr.New(apierr.BadRequest, "header %s must be a positive integer; got %q", wire.MaxPendingJobsHeader, h)
+	}
+	return service.Limits{MaxPendingJobs: v}, nil
 }

@@ -1,0 +1,260 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// Keyed fairness within a queue. A pending job with a fairness or
+// concurrency key lies in the keyed pending index instead of the pending
+// index, in a group per (priority, fairness key, concurrency key), FIFO
+// within the group; the group keys (with their job counts) list the
+// groups a fetch looks at. A queue whose Keyed count is zero never reads
+// them: its fetch is the pending index's one seek, as before keys.
+//
+// A keyed queue's fetch takes the best priority that has a job it may
+// hand out; at that priority the fairness keys take turns in a ring
+// ordered by key ("" — the unkeyed jobs and the keyed ones without a
+// fairness key — first), starting after the key the queue last served
+// there (QueueRecord.Turns, replicated). A key with nothing it may hand
+// out is passed over (work-conserving). Within a key the oldest job whose
+// concurrency key is under the queue's key_concurrency wins. Everything a
+// decision reads is Pebble state or the queue record: the same on every
+// replica.
+
+// KeyTurn is the fairness key a queue last served at a priority.
+type KeyTurn struct {
+	Prio uint8  `codec:"p"`
+	Key  string `codec:"k"`
+}
+
+// lastServed is the fairness key q last served at prio, if any.
+func (q *QueueRecord) lastServed(prio uint8) (string, bool) {
+	for _, t := range q.Turns {
+		if t.Prio == prio {
+			return t.Key, true
+		}
+	}
+	return "", false
+}
+
+// served records that q handed out a job of fairness key key at prio;
+// Turns stays sorted by priority.
+func (q *QueueRecord) served(prio uint8, key string) {
+	for i := range q.Turns {
+		switch {
+		case q.Turns[i].Prio == prio:
+			q.Turns[i].Key = key
+			return
+		case q.Turns[i].Prio > prio:
+			q.Turns = append(q.Turns[:i], append([]KeyTurn{{prio, key}}, q.Turns[i:]...)...)
+			return
+		}
+	}
+	q.Turns = append(q.Turns, KeyTurn{prio, key})
+}
+
+// readCount reads a uvarint counter (0 when absent).
+func readCount(r pebble.Reader, k []byte) int64 {
+	v, closer, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0
+	}
+	must(err)
+	n, _ := binary.Uvarint(v)
+	closer.Close()
+	return int64(n)
+}
+
+// addCount adds delta to a uvarint counter, deleting it at zero, and
+// returns the new value.
+func addCount(tx *replica.Tx, k []byte, delta int64) int64 {
+	n := max(readCount(tx, k)+delta, 0)
+	if n == 0 {
+		must(tx.Delete(k, nil))
+	} else {
+		must(tx.Set(k, binary.AppendUvarint(nil, uint64(n)), nil))
+	}
+	return n
+}
+
+// keyFloors holds, per group prefix, a key below which the group has no
+// live job: the head a fetch last found. Like pendingHeads it is only a
+// hint (a lower bound, in memory, FSM goroutine only) that lets a seek
+// skip the tombstones of the jobs the group handed out.
+type keyFloors map[string][]byte
+
+func (f keyFloors) inserted(prefix string, k []byte) {
+	if cur, ok := f[prefix]; ok && bytes.Compare(k, cur) < 0 {
+		f[prefix] = append([]byte(nil), k...)
+	}
+}
+
+// addKeyed puts a pending keyed job in its group.
+func (e *Engine) addKeyed(tx *replica.Tx, ns string, j *job.Job) {
+	p := uint8(j.Priority)
+	k := keys.KeyedPending(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey, j.CreatedAt, j.ID)
+	must(tx.Set(k, nil, nil))
+	e.keyFloors.inserted(string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey)), k)
+	addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey), 1)
+	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed++ })
+}
+
+// removeKeyed takes a pending keyed job out of its group.
+func (e *Engine) removeKeyed(tx *replica.Tx, ns string, j *job.Job) {
+	p := uint8(j.Priority)
+	must(tx.Delete(keys.KeyedPending(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey, j.CreatedAt, j.ID), nil))
+	if addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey), -1) == 0 {
+		delete(e.keyFloors, string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey)))
+	}
+	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed-- })
+}
+
+// keyedCandidate is the job a keyed queue would hand out next.
+type keyedCandidate struct {
+	key  []byte // its key in the keyed or the plain pending index
+	prio uint8
+	at   int64
+	fkey string
+}
+
+// group is one (fairness key, concurrency key) group at a priority.
+type group struct{ fkey, ckey string }
+
+// pickKeyed returns the job a fetch would take from keyed queue q, or
+// false when no pending job may be handed out (every key at its cap).
+func (e *Engine) pickKeyed(tx *replica.Tx, ns, queue string, q *QueueRecord) (keyedCandidate, bool) {
+	var plain keyedCandidate
+	if k := e.heads.first(tx, ns, queue); k != nil {
+		p, at, err := keys.PendingOrder(ns, queue, k)
+		must(err)
+		plain = keyedCandidate{key: k, prio: p, at: at}
+	}
+	gq := keys.KeyedQueue(ns, keys.KindKeyedGroup, queue)
+	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: gq, UpperBound: keys.PrefixEnd(gq)})
+	must(err)
+	defer func() { must(it.Close()) }()
+	full := map[string]bool{} // concurrency keys at their cap, per pick
+	ok := it.First()
+	for ok {
+		prio := it.Key()[len(gq)]
+		if plain.key != nil && prio > plain.prio {
+			break
+		}
+		var groups []group
+		for ; ok && it.Key()[len(gq)] == prio; ok = it.Next() {
+			_, f, c, err := keys.ParseKeyedGroup(ns, queue, it.Key())
+			must(err)
+			groups = append(groups, group{f, c})
+		}
+		var withPlain *keyedCandidate
+		if plain.key != nil && plain.prio == prio {
+			withPlain = &plain
+		}
+		if c, found := e.pickAtLevel(tx, ns, queue, q, prio, groups, withPlain, full); found {
+			return c, true
+		}
+	}
+	return plain, plain.key != nil
+}
+
+// pickAtLevel takes the fairness keys at prio in turn from the one after
+// the key last served; groups are in (fairness key, concurrency key)
+// order, and plain, if set, is the plain pending index's head at prio
+// (fairness key "").
+func (e *Engine) pickAtLevel(tx *replica.Tx, ns, queue string, q *QueueRecord, prio uint8, groups []group,
+	plain *keyedCandidate, full map[string]bool) (keyedCandidate, bool) {
+	// The ring: each fairness key's first group index, "" first.
+	var ring []int
+	var fkeys []string
+	if plain != nil && (len(groups) == 0 || groups[0].fkey != "") {
+		ring, fkeys = append(ring, -1), append(fkeys, "") // only the plain head
+	}
+	for i, g := range groups {
+		if i == 0 || g.fkey != groups[i-1].fkey {
+			ring, fkeys = append(ring, i), append(fkeys, g.fkey)
+		}
+	}
+	start := 0
+	if last, ok := q.lastServed(prio); ok {
+		// The first key after last; past the end the ring starts over.
+		for start < len(fkeys) && fkeys[start] <= last {
+			start++
+		}
+		if start == len(fkeys) {
+			start = 0
+		}
+	}
+	for n := 0; n < len(fkeys); n++ {
+		r := (start + n) % len(fkeys)
+		fkey := fkeys[r]
+		var best keyedCandidate
+		if fkey == "" && plain != nil {
+			best = *plain
+		}
+		for i := max(ring[r], 0); ring[r] >= 0 && i < len(groups) && groups[i].fkey == fkey; i++ {
+			if !e.keyUnderCap(tx, ns, queue, q, groups[i].ckey, full) {
+				continue
+			}
+			k := e.groupHead(tx, ns, queue, prio, groups[i])
+			if k == nil {
+				continue
+			}
+			at, _, err := keys.CreatedID(k)
+			must(err)
+			if best.key == nil || at < best.at || (at == best.at && bytes.Compare(k[len(k)-keys.JobIDLen:], best.key[len(best.key)-keys.JobIDLen:]) < 0) {
+				best = keyedCandidate{key: k, prio: prio, at: at}
+			}
+		}
+		if best.key != nil {
+			best.fkey = fkey
+			return best, true
+		}
+	}
+	return keyedCandidate{}, false
+}
+
+// keyUnderCap reports whether queue may hand out one more job of
+// concurrency key ckey.
+func (e *Engine) keyUnderCap(tx *replica.Tx, ns, queue string, q *QueueRecord, ckey string, full map[string]bool) bool {
+	if ckey == "" || q.KeyMax <= 0 {
+		return true
+	}
+	if f, ok := full[ckey]; ok {
+		return !f
+	}
+	f := readCount(tx, keys.KeyActive(ns, queue, ckey)) >= q.KeyMax
+	full[ckey] = f
+	return !f
+}
+
+// groupHead is the first job of a group (nil if none), sought from the
+// group's floor.
+func (e *Engine) groupHead(tx *replica.Tx, ns, queue string, prio uint8, g group) []byte {
+	p := keys.KeyedPrefix(ns, queue, prio, g.fkey, g.ckey)
+	lo := p
+	if f, ok := e.keyFloors[string(p)]; ok {
+		lo = f
+	}
+	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: keys.PrefixEnd(p)})
+	must(err)
+	defer func() { must(it.Close()) }()
+	if !it.First() {
+		return nil
+	}
+	k := append([]byte(nil), it.Key()...)
+	e.keyFloors[string(p)] = k
+	return k
+}
+
+// keyActive counts a job of a concurrency key in or out of active.
+func keyActive(tx *replica.Tx, ns string, j *job.Job, delta int64) {
+	addCount(tx, keys.KeyActive(ns, j.Queue, j.ConcurrencyKey), delta)
+}

@@ -34,7 +34,10 @@
 //     each gateway sets to its share of the limit, by the demand the
 //     gateways tell each other over gossip, so together they admit the
 //     limit; its quotas (quota.go) refuse payloads over the plan's size and
-//     fetches past a hard monthly execution cap.
+//     fetches past a hard monthly execution cap; its weight and
+//     max_pending_jobs go to the shard on each request (shardheaders.go),
+//     and a schedule create past max_schedules is refused after counting
+//     the tenant's schedules on its shards (schedquota.go).
 //
 // Each admitted request is counted per tenant and hour (api_requests,
 // usage.go) and pushed to control's usage ledger every few seconds.

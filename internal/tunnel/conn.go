@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/yamux"
@@ -72,13 +73,18 @@ type conn struct {
 func (c *conn) Handshake() error                     { return nil }
 func (c *conn) ConnectionState() tls.ConnectionState { return *c.set.state }
 
-// errEnded is a stream's error once its session ended, rather than the
-// deadline error that ended sessions use to wake streams (see streams).
-var errEnded = fmt.Errorf("tunnel: the session ended: %w", net.ErrClosed)
+// A stream whose session ended reads EOF, as from a peer that closed,
+// and fails to write as on a broken TCP connection, rather than with the
+// deadline error that wakes it (see streams): servers and clients treat
+// both as the peer going away, and servers do not log them.
+var errEnded = fmt.Errorf("tunnel: the session ended: %w", syscall.EPIPE)
 
 func (c *conn) Read(b []byte) (int, error) {
 	n, err := c.Stream.Read(b)
-	return n, c.mapErr(err)
+	if err = c.mapErr(err); err == errEnded {
+		err = io.EOF
+	}
+	return n, err
 }
 
 func (c *conn) Write(b []byte) (int, error) {

@@ -3,6 +3,7 @@ package tunnel
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -103,7 +104,11 @@ func TestAuthorizeAndRevoke(t *testing.T) {
 			return nil
 		}
 	})
-	s1, _ := startAgent(t, ca.Creds(t, pkitest.Shard("s1", "n1")), h.addr, answer("s1"))
+	held := make(chan struct{})
+	s1, _ := startAgent(t, ca.Creds(t, pkitest.Shard("s1", "n1")), h.addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(held)
+		<-r.Context().Done() // a long-poll, ended by the revocation
+	}))
 	s2, _ := startAgent(t, ca.Creds(t, pkitest.Shard("s2", "n1")), h.addr, answer("s2"))
 	stranger, _ := startAgent(t, ca.Creds(t, pkitest.Shard("stranger", "n1")), h.addr, answer("x"))
 	waitAgent(t, s1, "connected", connected)
@@ -115,8 +120,19 @@ func TestAuthorizeAndRevoke(t *testing.T) {
 	require.GreaterOrEqual(t, asked["stranger"], 2, "the authorizer is asked on every accept")
 	mu.Unlock()
 	waitRegistry(t, h.Registry, "registered s1 and s2", func() bool { return len(h.Sessions()) == 2 })
+	inflight := make(chan error, 1)
+	go func() {
+		resp, err := nodeClient(t, h.Registry, "s1", "n1").Get("http://node/fetch")
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+		}
+		inflight <- err
+	}()
+	<-held
 
 	h.Revoke("s1")
+	require.Error(t, <-inflight, "a request in flight ends with the revoked session")
 	require.False(t, h.Connected("s1", "n1"))
 	_, err := h.DialContext(context.Background(), "s1", "n1")
 	require.ErrorIs(t, err, ErrRevoked)

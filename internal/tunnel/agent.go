@@ -221,6 +221,9 @@ func (a *Agent) connect(ctx context.Context) (*yamux.Session, *causeConn, *tls.C
 	stop()
 	if err != nil {
 		_ = mux.Close()
+		if ctx.Err() != nil {
+			return nil, nil, nil, fmt.Errorf("tunnel: the hosted side did not answer within %v", a.cfg.DialTimeout)
+		}
 		if cause := cc.cause(); cause != nil {
 			err = cause
 		}

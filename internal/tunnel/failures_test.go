@@ -330,3 +330,41 @@ func (p *proxy) pipe(l *link, dst, src net.Conn) {
 		}
 	}
 }
+
+// An endpoint that accepts TCP and never answers costs the agent one
+// DialTimeout per attempt, not a hang.
+func TestAgentGivesUpOnSilentEndpoint(t *testing.T) {
+	t.Parallel()
+	ca := pkitest.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+		mu.Lock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+		mu.Unlock()
+	})
+	a, _ := startAgent(t, ca.Creds(t, pkitest.Shard("s1", "n1")), ln.Addr().String(), answer("x"),
+		func(c *AgentConfig) { c.DialTimeout = 200 * time.Millisecond })
+	st := waitAgent(t, a, "gave up twice", func(st AgentState) bool { return st.FailedAttempts >= 2 })
+	require.False(t, st.Connected)
+	require.Contains(t, st.LastError, "deadline exceeded")
+}

@@ -55,12 +55,12 @@ func controlLeader(c *localCluster, notPID int, within time.Duration) (clusterPr
 
 // haCounts is what the load saw.
 type haCounts struct {
-	mu                       sync.Mutex
-	enqueued, acked          int64 // answered 2xx
-	dataErrs                 []string
-	adminOK, admin503        int
-	adminOther               []string
-	last503, firstOKAfterOut time.Time
+	mu                sync.Mutex
+	enqueued, acked   int64 // answered 2xx
+	dataErrs          []string
+	adminOK, admin503 int
+	adminOther        []string
+	last503           time.Time
 }
 
 func (h *haCounts) dataErr(format string, a ...any) {
@@ -188,35 +188,53 @@ func TestClusterControlLeaderKillUnderLoad(t *testing.T) {
 		}
 	})
 
-	time.Sleep(loadFor / 2)
-	h.mu.Lock()
-	okBefore := h.adminOK
-	h.mu.Unlock()
-	killed := time.Now()
-	require.NoError(t, syscall.Kill(lead.PID, syscall.SIGKILL))
-	next, ok := controlLeader(c, lead.PID, 30*time.Second)
-	require.True(t, ok, "no control leader after the kill")
-	election := time.Since(killed)
-	time.Sleep(loadFor / 2)
-	// Admin calls succeed again after the election.
-	eventually(t, 15*time.Second, func() bool {
+	// Kill the control leader (once; three times in the long run), each
+	// time once admin calls have succeeded since the last.
+	kills := 1
+	if haLong() {
+		kills = 3
+	}
+	var elections, windows []time.Duration
+	for k := range kills {
+		time.Sleep(loadFor / time.Duration(2*kills))
+		// The leader now: under load on a small machine it may have
+		// changed since the start.
+		lead, ok = controlLeader(c, 0, 30*time.Second)
+		require.True(t, ok, "no control leader")
 		h.mu.Lock()
-		defer h.mu.Unlock()
-		return h.adminOK > okBefore+2 && time.Since(h.last503) > time.Second
-	}, "tenant administration works again after the election")
+		okBefore := h.adminOK
+		h.mu.Unlock()
+		killed := time.Now()
+		require.NoError(t, syscall.Kill(lead.PID, syscall.SIGKILL))
+		next, ok := controlLeader(c, lead.PID, 30*time.Second)
+		require.True(t, ok, "no control leader after the kill")
+		elections = append(elections, time.Since(killed))
+		// Admin calls succeed again after the election.
+		eventually(t, 15*time.Second, func() bool {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return h.adminOK > okBefore+2 && time.Since(h.last503) > time.Second
+		}, "tenant administration works again after the election")
+		h.mu.Lock()
+		window := time.Duration(0)
+		if h.last503.After(killed) {
+			window = h.last503.Sub(killed)
+		}
+		h.mu.Unlock()
+		windows = append(windows, window)
+		t.Logf("kill %d: control leader %s killed; %s leads after %s; last admin 503 %s after the kill",
+			k+1, lead.NodeID, next.NodeID, elections[k], window)
+		require.Less(t, window, 10*time.Second, "the admin error window is bounded")
+		time.Sleep(loadFor / time.Duration(2*kills))
+	}
 	stop.Store(true)
 	wg.Wait()
 
 	h.mu.Lock()
-	window := time.Duration(0)
-	if !h.last503.IsZero() && h.last503.After(killed) {
-		window = h.last503.Sub(killed)
-	}
-	t.Logf("control leader %s killed; %s leads after %s; admin ok=%d 503=%d, last 503 %s after the kill; enqueued=%d acked=%d",
-		lead.NodeID, next.NodeID, election, h.adminOK, h.admin503, window, h.enqueued, h.acked)
+	t.Logf("control leader kills=%d elections=%v admin error windows=%v; admin ok=%d 503=%d; enqueued=%d acked=%d",
+		kills, elections, windows, h.adminOK, h.admin503, h.enqueued, h.acked)
 	require.Empty(t, h.adminOther, "tenant administration answered only 201 or 503")
 	require.Empty(t, h.dataErrs, "the data plane does not depend on control")
-	require.Less(t, window, 10*time.Second, "the admin error window is bounded")
 	enqueued, acked := h.enqueued, h.acked
 	h.mu.Unlock()
 
@@ -304,6 +322,23 @@ func TestClusterControlAllDown(t *testing.T) {
 			require.Contains(t, string(body), string(wire.CodeUnavailable))
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	if haLong() {
+		// Past the revocation list's freshness bound (60 s from the last
+		// list fetched, just before the outage) keys are refused rather
+		// than trusted against a stale list.
+		eventually(t, 60*time.Second, func() bool {
+			var e wire.ErrorBody
+			req, _ := newRequest("POST", gw+"/api/v1/enqueue", key, map[string]any{"queue": queue, "payload": 1})
+			res, err := chaosClient.Do(req)
+			if err != nil {
+				return false
+			}
+			defer res.Body.Close()
+			_ = json.NewDecoder(res.Body).Decode(&e)
+			return res.StatusCode == http.StatusServiceUnavailable && e.Error != nil && e.Error.Code == wire.CodeRevocationsStale
+		}, "keys refused once the revocation list is stale")
+		t.Logf("keys refused with revocations_stale %s into the outage", time.Since(down))
 	}
 	resume()
 	back := time.Now()

@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,11 @@ func (s *DirStore) Put(ctx context.Context, id string, m Manifest, data io.Reade
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return 0, fmt.Errorf("backup: put %q: %w", id, err)
 	}
-	size, err := writeAtomic(s.path(id, dataSuffix), ctxReader{ctx, data})
+	verified, finish := verifyWhileStoring(ctxReader{ctx, data}, m)
+	size, err := writeAtomic(s.path(id, dataSuffix), verified, func(copyErr error) (err error) {
+		m, err = finish(copyErr)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("backup: put %q: %w", id, err)
 	}
@@ -60,15 +65,16 @@ func (s *DirStore) Put(ctx context.Context, id string, m Manifest, data io.Reade
 	if err != nil {
 		return 0, err
 	}
-	if _, err := writeAtomic(mpath, strings.NewReader(string(mj))); err != nil {
+	if _, err := writeAtomic(mpath, bytes.NewReader(mj), nil); err != nil {
 		return 0, fmt.Errorf("backup: put %q manifest: %w", id, err)
 	}
 	return size, syncDir(dir)
 }
 
 // writeAtomic writes r to a temporary file beside path, syncs it and
-// renames it over path.
-func writeAtomic(path string, r io.Reader) (int64, error) {
+// renames it over path. check, if not nil, is given the copy's error and
+// has the last word on whether the file is kept.
+func writeAtomic(path string, r io.Reader, check func(error) error) (int64, error) {
 	dir, base := filepath.Split(path)
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
@@ -76,6 +82,9 @@ func writeAtomic(path string, r io.Reader) (int64, error) {
 	}
 	tmp := f.Name()
 	n, err := io.Copy(f, r)
+	if check != nil {
+		err = check(err)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -109,38 +109,47 @@ func (r *Reader) Next() (Record, error) {
 	return rec, err
 }
 
+// maxFrameHead is the longest record frame head: tag, kind, two uvarints.
+const maxFrameHead = 2 + 2*binary.MaxVarintLen64
+
 func (r *Reader) next() (Record, error) {
-	// Peek first: the checksum ends before the trailer's tag.
-	peek, err := r.br.Peek(1)
-	if err != nil {
+	// Parse the frame head in place: the checksum ends before the
+	// trailer's tag, and one hash call per part keeps reading fast.
+	head, err := r.br.Peek(maxFrameHead)
+	if len(head) == 0 {
 		return Record{}, r.fail(err, "record %d", r.total)
 	}
-	switch peek[0] {
+	switch head[0] {
 	case tagRecord:
 	case tagTrailer:
 		return Record{}, r.trailer()
 	default:
-		return Record{}, corrupt("record %d: unknown frame tag 0x%02x", r.total, peek[0])
+		return Record{}, corrupt("record %d: unknown frame tag 0x%02x", r.total, head[0])
 	}
-	r.readByte() // the tag just peeked
-	kind, err := r.readByte()
-	if err != nil {
+	if len(head) < 2 {
 		return Record{}, r.fail(err, "record %d", r.total)
 	}
+	kind := head[1]
 	if _, ok := r.header.Kinds[kind]; !ok {
 		return Record{}, corrupt("record %d: kind 0x%02x not declared in the header", r.total, kind)
 	}
-	kl, err := binary.ReadUvarint(byteReader{r})
-	if err != nil {
-		return Record{}, r.fail(err, "record %d key length", r.total)
+	kl, n1 := binary.Uvarint(head[2:])
+	var vl uint64
+	var n2 int
+	if n1 > 0 {
+		vl, n2 = binary.Uvarint(head[2+n1:])
 	}
-	vl, err := binary.ReadUvarint(byteReader{r})
-	if err != nil {
-		return Record{}, r.fail(err, "record %d value length", r.total)
-	}
-	if kl > MaxKeyLen || vl > MaxValueLen {
+	switch {
+	case n1 < 0 || n2 < 0:
+		return Record{}, corrupt("record %d: length overflows", r.total)
+	case n1 == 0 || n2 == 0:
+		return Record{}, r.fail(err, "record %d lengths", r.total) // the stream ended inside them
+	case kl > MaxKeyLen || vl > MaxValueLen:
 		return Record{}, corrupt("record %d: key length %d or value length %d over the limit", r.total, kl, vl)
 	}
+	n := 2 + n1 + n2
+	r.consumed(head[:n])
+	r.br.Discard(n)
 	b, err := r.readN(int(kl + vl))
 	if err != nil {
 		return Record{}, r.fail(err, "record %d", r.total)
@@ -156,7 +165,7 @@ func (r *Reader) trailer() error {
 	sum := hex.EncodeToString(r.h.Sum(nil))
 	hashed := r.n
 	r.hashing = false
-	r.readByte() // the tag, peeked by next
+	r.readByte() // the tag, peeked by next; not hashed
 	var fixed [4]byte
 	if err := r.read(fixed[:]); err != nil {
 		return r.fail(err, "trailer")
@@ -292,8 +301,3 @@ func (r *Reader) readN(n int) ([]byte, error) {
 	}
 	return b, nil
 }
-
-// byteReader lets binary.ReadUvarint read through the hashing reader.
-type byteReader struct{ r *Reader }
-
-func (b byteReader) ReadByte() (byte, error) { return b.r.readByte() }

@@ -94,9 +94,16 @@ func (s *S3Store) Put(ctx context.Context, id string, m Manifest, data io.Reader
 	} else if !notFound(err) {
 		return 0, fmt.Errorf("backup: put %q: %w", id, err)
 	}
-	info, err := s.c.PutObject(ctx, s.cfg.Bucket, s.object(id, dataSuffix), ctxReader{ctx, data}, -1,
+	dobj := s.object(id, dataSuffix)
+	verified, finish := verifyWhileStoring(ctxReader{ctx, data}, m)
+	info, err := s.c.PutObject(ctx, s.cfg.Bucket, dobj, verified, -1,
 		minio.PutObjectOptions{PartSize: s.cfg.PartSize, ContentType: "application/zstd"})
-	if err != nil {
+	uploaded := err == nil
+	if m, err = finish(err); err != nil {
+		if uploaded {
+			// Stored but invalid: never visible, so not kept.
+			s.c.RemoveObject(context.WithoutCancel(ctx), s.cfg.Bucket, dobj, minio.RemoveObjectOptions{})
+		}
 		return 0, fmt.Errorf("backup: put %q: %w", id, err)
 	}
 	mj, err := storedManifest(id, m, info.Size)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 )
 
 // Errors every Store returns, whatever keeps the data.
@@ -26,8 +27,13 @@ var (
 // failed half way leaves no visible backup, and may be retried.
 type Store interface {
 	// Put stores data (read to its end, streamed, never held whole in
-	// memory) under id with its manifest, and returns the stored size. The
-	// manifest kept has ID and StoredBytes set.
+	// memory) under id and returns the stored size. It verifies the stream
+	// in the same pass: one that is not a whole, valid backup is refused
+	// (ErrCorrupt) and nothing becomes visible. The manifest kept is m, or,
+	// when m is the zero Manifest, the stream's own trailer (a caller
+	// streaming a backup as it is written knows it only at the end); a
+	// given m must match the stream (ErrManifestMismatch). Either way it
+	// is kept with ID and StoredBytes set.
 	Put(ctx context.Context, id string, m Manifest, data io.Reader) (int64, error)
 	// Get opens a backup's stream; the caller closes it.
 	Get(ctx context.Context, id string) (io.ReadCloser, error)
@@ -111,4 +117,81 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// ErrManifestMismatch is returned by Put when the manifest given does not
+// describe the stream stored.
+var ErrManifestMismatch = errors.New("backup: manifest does not match the stream")
+
+// verifyWhileStoring passes data on to a store's copy while a Reader
+// verifies it on the side, so a stream is checked in the same single pass
+// that stores it. The store copies from the returned reader, then calls
+// finish with its copy's error; finish returns the manifest to keep: m if
+// m is given (it must match the stream), else the stream's own trailer. A
+// stream failing verification fails the copy at once, with the error
+// wrapping ErrCorrupt.
+func verifyWhileStoring(data io.Reader, m Manifest) (io.Reader, func(copyErr error) (Manifest, error)) {
+	pr, pw := io.Pipe()
+	type result struct {
+		m   Manifest
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		got, err := readManifest(pr)
+		// Fail the copy on a bad stream; after a good one, let the copy
+		// run to its end (the reader has required EOF already).
+		pr.CloseWithError(err)
+		res <- result{got, err}
+	}()
+	src := &eofReader{r: data}
+	finish := func(copyErr error) (Manifest, error) {
+		pw.Close()
+		r := <-res
+		switch {
+		// The stream's fault if it was read to its end, or if the copy
+		// failed on the verifier's error; else the copy failed first.
+		case r.err != nil && (copyErr == nil || src.eof.Load() || errors.Is(copyErr, r.err)):
+			return Manifest{}, r.err
+		case copyErr != nil:
+			return Manifest{}, copyErr
+		case m.SHA256 == "":
+			return r.m, nil
+		case m.SHA256 != r.m.SHA256 || m.Records != r.m.Records || m.Bytes != r.m.Bytes:
+			return Manifest{}, fmt.Errorf("%w: given sha256 %s, %d records; stream %s, %d records",
+				ErrManifestMismatch, m.SHA256, m.Records, r.m.SHA256, r.m.Records)
+		}
+		return m, nil
+	}
+	return io.TeeReader(src, pw), finish
+}
+
+// eofReader notes that its reader reached its end.
+type eofReader struct {
+	r   io.Reader
+	eof atomic.Bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.eof.Store(true)
+	}
+	return n, err
+}
+
+// readManifest reads a whole stream and returns its verified manifest.
+func readManifest(r io.Reader) (Manifest, error) {
+	rd, err := NewReader(r)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer rd.Close()
+	for {
+		if _, err := rd.Next(); err == io.EOF {
+			return rd.Manifest()
+		} else if err != nil {
+			return Manifest{}, err
+		}
+	}
 }

@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -168,20 +171,64 @@ func testStore(t *testing.T, s Store) {
 		}
 	})
 
+	t.Run("VerifiedOnPut", func(t *testing.T) {
+		raw := decompress(t, data)
+		flipped := bytes.Clone(raw)
+		flipped[len(flipped)/2] ^= 1
+		for name, bad := range map[string][]byte{
+			"truncated":      data[:len(data)-10],
+			"bit flipped":    compress(t, flipped),
+			"not a backup":   []byte("hello"),
+			"empty":          nil,
+			"uncompressed":   raw,
+			"trailing bytes": append(bytes.Clone(data), compress(t, []byte("x"))...),
+		} {
+			if _, err := s.Put(ctx, "acme/prod/bad", Manifest{}, bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("%s: put: %v", name, err)
+			}
+			if _, err := s.Manifest(ctx, "acme/prod/bad"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("%s: after a refused put: %v", name, err)
+			}
+		}
+		// A zero manifest means the stream's own.
+		if _, err := s.Put(ctx, "acme/prod/own", Manifest{}, bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Manifest(ctx, "acme/prod/own")
+		if err != nil || m.SHA256 != wm.SHA256 || m.Records != wm.Records || m.Labels["trigger"] != "test" || m.ID != "acme/prod/own" {
+			t.Fatalf("manifest from the stream: %+v, err %v", m, err)
+		}
+		// A manifest of another stream is refused.
+		_, om := writeStream(t, testHeader(), testRecords(7))
+		if _, err := s.Put(ctx, "acme/prod/other", om, bytes.NewReader(data)); !errors.Is(err, ErrManifestMismatch) {
+			t.Fatalf("put with another stream's manifest: %v", err)
+		}
+		if err := s.Delete(ctx, "acme/prod/own"); err != nil {
+			t.Fatal(err)
+		}
+		if got := listIDs(t, s, ""); !equalStrings(got, []string{"acme/prod/b1"}) {
+			t.Fatalf("after refused puts: %v", got)
+		}
+	})
+
 	t.Run("LargeObjectStreams", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("short")
 		}
-		const size = 128 << 20
-		const bound = 64 << 20 // half the object
-		var putSum [32]byte
+		const records = 2048 // of 64 KiB random values: 128 MiB that does not compress
+		const bound = 64 << 20
+		var putSum []byte
+		var size int64
 		peak := heapPeak(t, func() {
+			pr, pw := io.Pipe()
 			h := sha256.New()
-			n, err := s.Put(ctx, "acme/prod/large", wm, io.TeeReader(newNoise(size), h))
-			if err != nil || n != size {
+			go func() { pw.CloseWithError(writeNoise(io.MultiWriter(pw, h), records)) }()
+			n, err := s.Put(ctx, "acme/prod/large", Manifest{}, pr)
+			pr.Close()
+			if err != nil || n < records<<16 {
 				t.Fatalf("put: %d bytes, err %v", n, err)
 			}
-			copy(putSum[:], h.Sum(nil))
+			putSum, size = h.Sum(nil), n
 		})
 		t.Logf("put of %d MiB: heap rose %d MiB at most", size>>20, peak>>20)
 		if peak > bound {
@@ -197,7 +244,7 @@ func testStore(t *testing.T, s Store) {
 			if n, err := io.Copy(h, rc); err != nil || n != size {
 				t.Fatalf("get: %d bytes, err %v", n, err)
 			}
-			if !bytes.Equal(h.Sum(nil), putSum[:]) {
+			if !bytes.Equal(h.Sum(nil), putSum) {
 				t.Fatal("got other bytes than were put")
 			}
 		})
@@ -209,6 +256,24 @@ func testStore(t *testing.T, s Store) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// writeNoise writes a backup of n records with 64 KiB random values.
+func writeNoise(w io.Writer, n int) error {
+	bw, err := NewWriter(w, testHeader())
+	if err != nil {
+		return err
+	}
+	src := newNoise(int64(n) << 16)
+	v := make([]byte, 64<<10)
+	for i := range n {
+		io.ReadFull(src, v)
+		if err := bw.Write(Record{Kind: 'j', Key: fmt.Appendf(nil, "j%08d", i), Value: v}); err != nil {
+			return err
+		}
+	}
+	_, err = bw.Close(nil)
+	return err
 }
 
 func getAll(t *testing.T, s Store, id string) []byte {
@@ -274,23 +339,26 @@ func (r *noise) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// heapPeak runs f and returns how far the live heap rose above where it
-// started, sampled every few milliseconds.
+// heapPeak runs f and returns how far the live heap (as of each garbage
+// collection; collections run often, GOGC lowered) rose above where it
+// started: what f held, not the garbage it made.
 func heapPeak(t *testing.T, f func()) uint64 {
 	t.Helper()
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	runtime.GC()
-	var base runtimeMem
-	base.read()
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	base := sample[0].Value.Uint64()
 	var peak uint64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
+		tick := time.NewTicker(2 * time.Millisecond)
 		defer tick.Stop()
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		for {
-			var m runtimeMem
-			m.read()
-			peak = max(peak, m.inuse)
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
 			select {
 			case <-stop:
 				return
@@ -301,8 +369,8 @@ func heapPeak(t *testing.T, f func()) uint64 {
 	f()
 	close(stop)
 	wg.Wait()
-	if peak < base.inuse {
+	if peak < base {
 		return 0
 	}
-	return peak - base.inuse
+	return peak - base
 }

@@ -70,7 +70,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	enc, err := zstd.NewWriter(w,
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithWindowSize(encoderWindow),
-		zstd.WithEncoderLevel(zstd.SpeedDefault))
+		zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
 		return nil, fmt.Errorf("backup: zstd: %w", err)
 	}

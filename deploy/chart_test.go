@@ -61,14 +61,15 @@ func TestChartDefaults(t *testing.T) {
 		t.Fatalf("control StatefulSet: %v", ctl)
 	}
 	c := container(t, ctl.Spec.Template.Spec, "control")
-	for _, want := range []string{"/jobbie-pod start --peers=dns:prod-jobbie-control-headless:8081", "-- /jobbie control",
+	for _, want := range []string{"/jobbie-pod start --peers=dns:prod-jobbie-control-headless:8081 --data-dir=/var/lib/jobbie/data --join-flag=--join-http",
+		"-- /jobbie control", "--data-dir=/var/lib/jobbie/data",
 		"--node-id=$(POD_NAME)", "--join=dns:prod-jobbie-control-headless:7946", "--advertise=$(POD_NAME).prod-jobbie-control-headless.$(POD_NAMESPACE).svc"} {
 		if !strings.Contains(args(c), want) {
 			t.Errorf("control: %q not in %s", want, args(c))
 		}
 	}
-	if strings.Contains(args(c), "--bootstrap") {
-		t.Error("control: --bootstrap on every pod; jobbie-pod adds it to ordinal 0 alone")
+	if strings.Contains(args(c), "--bootstrap") || strings.Contains(args(c), "--join-http=") {
+		t.Error("control: --bootstrap or --join-http for every pod; jobbie-pod decides per pod")
 	}
 	for _, id := range []string{"s1", "s2"} {
 		s := o.statefulSets["prod-jobbie-shard-"+id]
@@ -77,7 +78,7 @@ func TestChartDefaults(t *testing.T) {
 		}
 		pod := s.Spec.Template.Spec
 		a := args(container(t, pod, "shard"))
-		for _, want := range []string{"--shard-id=" + id, "--control=https://prod-jobbie-control.$(POD_NAMESPACE).svc:8081",
+		for _, want := range []string{"--shard-id=" + id, "--first=--bootstrap --join-flag=--join-http", "--control=https://prod-jobbie-control.$(POD_NAMESPACE).svc:8081",
 			"--join=dns:prod-jobbie-shard-" + id + ":7301,dns:prod-jobbie-control-headless:7946"} {
 			if !strings.Contains(a, want) {
 				t.Errorf("shard %s: %q not in %s", id, want, a)
@@ -168,10 +169,8 @@ func TestChartInlineCA(t *testing.T) {
 		t.Error("the gossip Secret does not hold the given keys")
 	}
 	c := container(t, o.statefulSets["prod-jobbie-control"].Spec.Template.Spec, "control")
-	for _, f := range upcoming["control"] {
-		if strings.Contains(args(c), f) {
-			t.Errorf("single control node uses %s: %s", f, args(c))
-		}
+	if strings.Contains(args(c), "--advertise") || strings.Contains(args(c), "--join-http") {
+		t.Errorf("single control node with a group's flags: %s", args(c))
 	}
 	if len(c.Command) != 0 {
 		t.Errorf("single control node runs through %v; it needs no bootstrap check", c.Command)

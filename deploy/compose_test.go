@@ -147,7 +147,7 @@ func TestCompose(t *testing.T) {
 				if !strings.Contains(joined, "/healthz") {
 					t.Errorf("%s: health check does not ask /healthz: %s", name, joined)
 				}
-				if s.Command[0] != "control" && !strings.Contains(joined, "/readyz") {
+				if !strings.Contains(joined, "/readyz") {
 					t.Errorf("%s: health check does not ask /readyz: %s", name, joined)
 				}
 			}
@@ -173,12 +173,21 @@ func TestCompose(t *testing.T) {
 				t.Errorf("%s: joins %q, no such service", name, j)
 			}
 		}
-		if u := flag(s.Command, "--control"); u != "" {
+		for _, u := range strings.Split(flag(s.Command, "--control"), ",") {
+			if u == "" {
+				continue
+			}
 			h := regexp.MustCompile(`^https://([^:/]+)`).FindStringSubmatch(u)
 			if h == nil {
 				t.Errorf("%s: --control %q is not https", name, u)
-			} else if _, ok := cf.Services[h[1]]; !ok && !aliasOf(cf, h[1], "control") {
-				t.Errorf("%s: --control names %q, neither a service nor control's alias", name, h[1])
+			} else if cs, ok := cf.Services[h[1]]; (!ok || cs.Command[0] != "control") && !aliasOf(cf, h[1], "control") {
+				t.Errorf("%s: --control names %q, neither a control service nor control's alias", name, h[1])
+			}
+		}
+		for _, j := range strings.Split(flag(s.Command, "--join-http"), ",") {
+			h, _, _ := strings.Cut(j, ":")
+			if cs, ok := cf.Services[h]; j != "" && (!ok || len(cs.Command) == 0 || cs.Command[0] != s.Command[0]) {
+				t.Errorf("%s: --join-http names %q, not a node of its kind", name, j)
 			}
 		}
 	}
@@ -193,7 +202,8 @@ func TestCompose(t *testing.T) {
 		}
 	}
 	// Three control nodes, two shard clusters of three, two gateways; each
-	// Raft group started by exactly one of its nodes.
+	// Raft group started by exactly one of its nodes: a shard node with
+	// --bootstrap, a control node without --join-http.
 	if len(roles["control"]) != 3 || len(roles["shard"]) != 6 || len(roles["gateway"]) != 2 {
 		t.Errorf("roles: %v", roles)
 	}
@@ -204,7 +214,7 @@ func TestCompose(t *testing.T) {
 		if cmd[0] == "shard" {
 			g = "shard " + flag(cmd, "--shard-id")
 		}
-		if has(cmd, "--bootstrap") {
+		if (g == "control" && !has(cmd, "--join-http")) || (g != "control" && has(cmd, "--bootstrap")) {
 			groups[g] = append(groups[g], name)
 		} else if _, ok := groups[g]; !ok {
 			groups[g] = nil

@@ -17,8 +17,7 @@ import (
 // real (the test logs it: delete it here); one that lands under another
 // name fails the test.
 var upcoming = map[string][]string{
-	"control": {"--bootstrap", "--advertise"},    // control as a Raft group of 3, like the shard's flags
-	"shard":   {"--join-token", "--control-url"}, // a self-hosted shard joining with a token
+	"shard": {"--join-token", "--control-url"}, // a self-hosted shard joining with a token
 }
 
 var bins struct {

@@ -5,9 +5,10 @@
 //	                             GET each URL, over mutual TLS with --cert/--key/--ca when
 //	                             https (a shard node answers /healthz and /readyz only to a
 //	                             client certificate it admits); exit 0 only if all answer 2xx.
-//	jobbie-pod start -- CMD...   exec CMD, adding --bootstrap when this is ordinal 0 of a
-//	                             StatefulSet and no peer behind --peers is ready (a new
-//	                             Raft group); otherwise its nodes join one that exists.
+//	jobbie-pod start -- CMD...   exec a Raft node of a StatefulSet: ordinal 0 starts a new
+//	                             group (with --first) only while no peer behind --peers is
+//	                             ready; any other pod without state waits for a ready peer
+//	                             and names it to CMD (--join-flag).
 //	jobbie-pod pki IDENTITY...   create the CA, a certificate per identity and a gossip
 //	                             key in --dir, each only if missing (compose's init service).
 package main
@@ -49,7 +50,8 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   jobbie-pod probe [--cert F --key F --ca F] [--timeout D] URL...
-  jobbie-pod start [--peers dns:NAME:PORT] [--cert F --key F --ca F] -- COMMAND [ARG...]
+  jobbie-pod start --peers dns:NAME:PORT [--data-dir D] [--first FLAG] [--join-flag FLAG]
+                   [--cert F --key F --ca F] -- COMMAND [ARG...]
   jobbie-pod pki --dir DIR [--jobbie PATH] ROLE/[SHARD/]NODE...
 `)
 	os.Exit(2)

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -117,4 +122,60 @@ func jobbieBin(t *testing.T, dir string) string {
 		t.Fatalf("build jobbie: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestStartDecides runs start's decision against a real HTTP server as
+// the one peer (loopback, which the test does not count as the pod's
+// own address).
+func TestStartDecides(t *testing.T) {
+	var ready atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" && ready.Load() {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	peer := "127.0.0.1:" + port
+	empty, full := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "raft.db"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := func(host, dir string) *startOptions {
+		return &startOptions{peers: "dns:127.0.0.1:" + port, dataDir: dir, first: "--bootstrap",
+			joinFlag: "--join-http", every: 20 * time.Millisecond, host: host, own: map[string]bool{}}
+	}
+	decide := func(o *startOptions, timeout time.Duration) ([]string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return o.decide(ctx, io.Discard)
+	}
+	// No peer ready: ordinal 0 starts the group; another with state
+	// resumes; another without state waits.
+	if got, err := decide(opts("jobbie-shard-s1-0", empty), time.Second); err != nil || !reflect.DeepEqual(got, []string{"--bootstrap"}) {
+		t.Errorf("ordinal 0, no peer ready: %v %v, want [--bootstrap]", got, err)
+	}
+	if got, err := decide(opts("jobbie-shard-s1-1", full), time.Second); err != nil || got != nil {
+		t.Errorf("ordinal 1 with state, no peer ready: %v %v, want nothing added", got, err)
+	}
+	if got, err := decide(opts("jobbie-shard-s1-1", empty), 200*time.Millisecond); err == nil {
+		t.Errorf("ordinal 1 without state, no peer ready: %v, want it to wait", got)
+	}
+	// A peer becomes ready while ordinal 2 waits: it joins through it.
+	go func() { time.Sleep(100 * time.Millisecond); ready.Store(true) }()
+	if got, err := decide(opts("jobbie-shard-s1-2", empty), 10*time.Second); err != nil || !reflect.DeepEqual(got, []string{"--join-http=" + peer}) {
+		t.Errorf("ordinal 2 once a peer is ready: %v %v", got, err)
+	}
+	// Ordinal 0 with an empty volume joins the group its peers hold.
+	if got, err := decide(opts("jobbie-shard-s1-0", empty), time.Second); err != nil || !reflect.DeepEqual(got, []string{"--join-http=" + peer}) {
+		t.Errorf("ordinal 0 beside a ready peer: %v %v, want to join it", got, err)
+	}
+	// The pod's own address is never its peer.
+	o := opts("jobbie-shard-s1-0", empty)
+	o.own = map[string]bool{"127.0.0.1": true}
+	if got, err := decide(o, time.Second); err != nil || !reflect.DeepEqual(got, []string{"--bootstrap"}) {
+		t.Errorf("only itself ready: %v %v, want [--bootstrap]", got, err)
+	}
 }

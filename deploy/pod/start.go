@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,16 +15,32 @@ import (
 	"time"
 )
 
-// startCmd runs a Raft node of a StatefulSet. Every pod of the set shares
-// one command line, yet exactly one must start a new group: ordinal 0,
-// and only when no peer is ready, so that pod 0 coming back with an empty
-// volume joins the group its peers still hold instead of starting a
-// second one beside it.
+// startOptions say how a Raft node of a StatefulSet starts. Every pod of
+// the set shares one command line, yet exactly one may start a new group:
+// ordinal 0, and only while no peer is ready, so that pod 0 coming back
+// with an empty volume joins the group its peers still hold instead of
+// starting a second one beside it. Every other pod without state waits
+// for a ready peer and asks it to be added.
+type startOptions struct {
+	tls      tlsFlags
+	peers    string          // dns:NAME:PORT, the set's headless service and HTTP port
+	dataDir  string          // the node's data directory: state there means a restart
+	first    string          // a flag for the pod that starts the group (--bootstrap)
+	joinFlag string          // the flag that names ready peers to join (--join-http)
+	every    time.Duration   // how often to look again for a ready peer
+	host     string          // the pod's host name
+	own      map[string]bool // the pod's own addresses, never its peer
+}
+
 func startCmd(args []string) error {
 	fs := flag.NewFlagSet("start", flag.ContinueOnError)
-	var t tlsFlags
-	t.register(fs)
-	peers := fs.String("peers", "", "the set's headless service and HTTP port, dns:NAME:PORT; each address's /readyz is asked")
+	var o startOptions
+	o.tls.register(fs)
+	fs.StringVar(&o.peers, "peers", "", "the set's headless service and HTTP port, dns:NAME:PORT; each address's /readyz is asked")
+	fs.StringVar(&o.dataDir, "data-dir", "", "the node's data directory; a node with state there starts at once")
+	fs.StringVar(&o.first, "first", "", "a flag added for the pod that starts a new group, e.g. --bootstrap")
+	fs.StringVar(&o.joinFlag, "join-flag", "", "a flag added as FLAG=<ready peers' host:port,…> for a pod that joins, e.g. --join-http")
+	fs.DurationVar(&o.every, "every", 2*time.Second, "how often to look again for a ready peer")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -31,24 +48,66 @@ func startCmd(args []string) error {
 	if len(cmd) == 0 {
 		return errors.New("start: a command after --")
 	}
-	host, _ := os.Hostname()
-	if ordinal(host) == 0 {
-		ready, err := anyPeerReady(*peers, &t)
-		switch {
-		case err != nil:
-			return err
-		case ready != "":
-			fmt.Fprintf(os.Stderr, "jobbie-pod: %s is ready; joining its group\n", ready)
-		default:
-			fmt.Fprintln(os.Stderr, "jobbie-pod: ordinal 0 and no peer ready; starting with --bootstrap (ignored if this node has state)")
-			cmd = append(cmd, "--bootstrap")
-		}
+	o.host, _ = os.Hostname()
+	o.own = ownAddrs()
+	extra, err := o.decide(context.Background(), os.Stderr)
+	if err != nil {
+		return err
 	}
+	cmd = append(cmd, extra...)
 	path, err := exec.LookPath(cmd[0])
 	if err != nil {
 		return err
 	}
 	return syscall.Exec(path, cmd, os.Environ())
+}
+
+// decide returns the flags to add: the join flag naming the ready peers,
+// the first flag for ordinal 0 when none is ready, nothing for a node
+// with state when none is ready; a node with neither waits.
+func (o *startOptions) decide(ctx context.Context, log io.Writer) ([]string, error) {
+	said := false
+	for {
+		ready, err := readyPeers(ctx, o.peers, &o.tls, o.own)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(ready) > 0:
+			fmt.Fprintf(log, "jobbie-pod: ready peers %v\n", ready)
+			if o.joinFlag == "" {
+				return nil, nil
+			}
+			return []string{o.joinFlag + "=" + strings.Join(ready, ",")}, nil
+		case ordinal(o.host) == 0:
+			if o.first == "" {
+				return nil, nil
+			}
+			fmt.Fprintf(log, "jobbie-pod: ordinal 0 and no peer ready; adding %s (ignored if the node has state)\n", o.first)
+			return []string{o.first}, nil
+		case hasState(o.dataDir):
+			fmt.Fprintln(log, "jobbie-pod: no peer ready; the node has state and resumes from it")
+			return nil, nil
+		}
+		if !said {
+			fmt.Fprintf(log, "jobbie-pod: no state and no peer ready behind %s; waiting for one to join\n", o.peers)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(o.every):
+		}
+	}
+}
+
+// hasState: the data directory exists and holds anything.
+func hasState(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	es, err := os.ReadDir(dir)
+	return err == nil && len(es) > 0
 }
 
 // ordinal is the StatefulSet ordinal a pod's host name ends with, or -1.
@@ -64,19 +123,19 @@ func ordinal(host string) int {
 	return n
 }
 
-// anyPeerReady returns the address of a peer whose /readyz answers 2xx,
-// or "" if none does. A name that does not resolve (yet) has no peers.
-func anyPeerReady(peers string, t *tlsFlags) (string, error) {
+// readyPeers returns host:port of each peer whose /readyz answers 2xx. A
+// name that does not resolve (yet) has no peers.
+func readyPeers(ctx context.Context, peers string, t *tlsFlags, own map[string]bool) ([]string, error) {
 	if peers == "" {
-		return "", nil
+		return nil, nil
 	}
 	rest, ok := strings.CutPrefix(peers, "dns:")
 	if !ok {
-		return "", fmt.Errorf("--peers %q: want dns:NAME:PORT", peers)
+		return nil, fmt.Errorf("--peers %q: want dns:NAME:PORT", peers)
 	}
 	name, port, err := net.SplitHostPort(rest)
 	if err != nil {
-		return "", fmt.Errorf("--peers %q: %w", peers, err)
+		return nil, fmt.Errorf("--peers %q: %w", peers, err)
 	}
 	scheme := "http"
 	if t.ca != "" {
@@ -84,25 +143,25 @@ func anyPeerReady(peers string, t *tlsFlags) (string, error) {
 	}
 	c, err := t.client(2 * time.Second)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupHost(ctx, name)
+	addrs, err := net.DefaultResolver.LookupHost(lctx, name)
 	if err != nil {
-		return "", nil
+		return nil, nil
 	}
-	own := ownAddrs()
+	var ready []string
 	for _, a := range addrs {
 		if own[a] {
 			continue
 		}
-		u := scheme + "://" + net.JoinHostPort(a, port) + "/readyz"
-		if get(c, u) == nil {
-			return a, nil
+		hp := net.JoinHostPort(a, port)
+		if get(c, scheme+"://"+hp+"/readyz") == nil {
+			ready = append(ready, hp)
 		}
 	}
-	return "", nil
+	return ready, nil
 }
 
 func ownAddrs() map[string]bool {

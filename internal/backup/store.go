@@ -24,7 +24,9 @@ var (
 // ErrExists and changes nothing (delete it first to replace it). The
 // manifest is written after the data and removed before it, so a backup is
 // visible (to Get, Manifest and List) only when both are whole; a Put that
-// failed half way leaves no visible backup, and may be retried.
+// failed half way leaves no visible backup, and may be retried. Ids are
+// unique per backup (the catalog makes them): concurrent Puts of one id
+// are not supported.
 type Store interface {
 	// Put stores data (read to its end, streamed, never held whole in
 	// memory) under id and returns the stored size. It verifies the stream

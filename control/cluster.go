@@ -102,8 +102,14 @@ func (s *Server) recordMemberHTTP(ctx context.Context, id, addr string) error {
 
 // MemberList is GET /internal/v1/members.
 type MemberList struct {
-	LeaderID string           `json:"leader_id"`
-	Members  []replica.Member `json:"members"`
+	LeaderID string       `json:"leader_id"`
+	Members  []MemberView `json:"members"`
+}
+
+// MemberView is one member with the HTTP address the state records for it.
+type MemberView struct {
+	replica.Member
+	HTTPAddr string `json:"http_addr,omitempty"`
 }
 
 func (s *Server) getMembers(c *fiber.Ctx) error {
@@ -116,7 +122,15 @@ func (s *Server) getMembers(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(MemberList{LeaderID: node.LeaderID(), Members: ms})
+	out := MemberList{LeaderID: node.LeaderID(), Members: make([]MemberView, 0, len(ms))}
+	for _, m := range ms {
+		b, _, err := getRaw(node.DB(), layout.MemberHTTP(m.ID))
+		if err != nil {
+			return err
+		}
+		out.Members = append(out.Members, MemberView{Member: m, HTTPAddr: string(b)})
+	}
+	return c.JSON(out)
 }
 
 func (s *Server) postMember(c *fiber.Ctx) error {

@@ -24,12 +24,21 @@ func TestDirStore(t *testing.T) {
 	if err != nil || len(entries) != 1 {
 		t.Errorf("the store's parent holds %v (err %v)", entries, err)
 	}
+	// Nor a stream without its manifest (refused or deleted puts).
+	var names []string
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && strings.Contains(d.Name(), ".tmp-") {
 			t.Errorf("temporary file left: %s", path)
 		}
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(root, path)
+			names = append(names, filepath.ToSlash(rel))
+		}
 		return nil
 	})
+	if !equalStrings(names, []string{"acme/prod/b1.jbk", "acme/prod/b1.json"}) {
+		t.Errorf("files left: %v", names)
+	}
 }
 
 // The files are where the format doc says, and a manifest without its

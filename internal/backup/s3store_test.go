@@ -25,6 +25,22 @@ func TestS3Store(t *testing.T) {
 		t.Fatal(err)
 	}
 	testStore(t, s)
+
+	// No object is left of refused or deleted puts, nor of multipart
+	// uploads.
+	var names []string
+	for obj := range s.c.ListObjects(context.Background(), s3Bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if obj.Err != nil {
+			t.Fatal(obj.Err)
+		}
+		names = append(names, obj.Key)
+	}
+	if !equalStrings(names, []string{"jobbie/acme/prod/b1.jbk", "jobbie/acme/prod/b1.json"}) {
+		t.Errorf("objects left: %v", names)
+	}
+	for up := range s.c.ListIncompleteUploads(context.Background(), s3Bucket, "", true) {
+		t.Errorf("multipart upload left: %+v", up)
+	}
 }
 
 func TestS3StoreTLS(t *testing.T) {

@@ -300,3 +300,35 @@ func TestForgedLengths(t *testing.T) {
 		}
 	}
 }
+
+// failAfter accepts n bytes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// A writer whose destination fails says so, on a Write or at Close.
+func TestWriterDestinationFails(t *testing.T) {
+	w, err := NewWriter(&failAfter{n: 1000}, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed error
+	for _, r := range testRecords(20000) {
+		if failed = w.Write(r); failed != nil {
+			break
+		}
+	}
+	_, cerr := w.Close(nil)
+	if failed == nil && cerr == nil {
+		t.Fatal("no error from a destination that failed")
+	}
+	if cerr == nil {
+		t.Fatal("Close after a failed Write succeeded")
+	}
+}

@@ -197,3 +197,8 @@ func readManifest(r io.Reader) (Manifest, error) {
 		}
 	}
 }
+
+var (
+	_ Store = (*DirStore)(nil)
+	_ Store = (*S3Store)(nil)
+)

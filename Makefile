@@ -116,7 +116,8 @@ bench-search:
 	$(GO) test -run '^$$' -bench BenchmarkSearchMillion -benchtime 20x -timeout 60m ./shard/
 
 # Every request decoder of the shard, fuzzed through a real node for
-# FUZZTIME each (make test runs only their seeds); about five minutes.
+# FUZZTIME each, then the backup stream reader (make test runs only their
+# seeds); about five minutes.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := FuzzEnqueue FuzzEnqueueBatch FuzzFetch FuzzAck FuzzAckBatchAndHeartbeat FuzzSearch FuzzBulk FuzzSchedule
 fuzz:
@@ -124,6 +125,7 @@ fuzz:
 		echo "fuzz $$f for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shard/fuzz/ || exit 1; \
 	done
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./internal/backup/
 
 clean:
 	rm -rf bin

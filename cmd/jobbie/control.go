@@ -251,6 +251,10 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A node's Raft id is the one its certificate names, as a shard's.
+	if id := creds.Identity(); id.Node != o.nodeID {
+		return fmt.Errorf("%s is the certificate of %s, not of control node %s", o.tls.cert, id, o.nodeID)
+	}
 	shards, err := parseStaticShards(o.shards)
 	if err != nil {
 		return err

@@ -209,11 +209,11 @@ func (a *Agent) connect(ctx context.Context) (*yamux.Session, *causeConn, *tls.C
 		return nil, nil, nil, err
 	}
 	state := tc.ConnectionState()
-	cc := &causeConn{Conn: tc}
+	cc := &causeConn{Conn: newCoalescer(tc)}
 	// The agent only accepts streams: it is the yamux server.
 	mux, err := yamux.Server(cc, muxConfig(a.cfg.KeepAliveInterval, a.cfg.KeepAliveTimeout, a.cfg.Logger))
 	if err != nil {
-		_ = tc.Close()
+		_ = cc.Close()
 		return nil, nil, nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = mux.Close() })

@@ -183,9 +183,10 @@ func (r *Registry) accept(raw net.Conn) {
 		return
 	}
 	// The hosted side opens the streams: it is the yamux client.
-	mux, err := yamux.Client(tc, muxConfig(r.cfg.KeepAliveInterval, r.cfg.KeepAliveTimeout, r.cfg.Logger))
+	wc := newCoalescer(tc)
+	mux, err := yamux.Client(wc, muxConfig(r.cfg.KeepAliveInterval, r.cfg.KeepAliveTimeout, r.cfg.Logger))
 	if err != nil {
-		_ = tc.Close()
+		_ = wc.Close()
 		return
 	}
 	s := &session{id: id, mux: mux, set: newStreams(mux, &state), since: time.Now()}

@@ -20,11 +20,19 @@ import (
 // fetches, as in a loaded queue. It runs before usage metering starts;
 // BenchmarkApplyLifecycleMetered is the same on a shard that meters, as
 // every shard does once its leader swept usage.
-func BenchmarkApplyLifecycle(b *testing.B) { benchLifecycle(b, false) }
+func BenchmarkApplyLifecycle(b *testing.B) { benchLifecycle(b, false, 0) }
 
-func BenchmarkApplyLifecycleMetered(b *testing.B) { benchLifecycle(b, true) }
+func BenchmarkApplyLifecycleMetered(b *testing.B) { benchLifecycle(b, true, 0) }
 
-func benchLifecycle(b *testing.B, metered bool) {
+// BenchmarkApplyLifecycleKeyed is the metered lifecycle with every job
+// given one of N fairness keys in turn: a keyed queue's fetch.
+func BenchmarkApplyLifecycleKeyed(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) { benchLifecycle(b, true, n) })
+	}
+}
+
+func benchLifecycle(b *testing.B, metered bool, fairnessKeys int) {
 	db, err := pebble.Open(b.TempDir(), replica.StateOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -51,8 +59,12 @@ func benchLifecycle(b *testing.B, metered bool) {
 		jobs := make([][]byte, 100)
 		for i := range jobs {
 			seq++
-			jobs[i] = (&job.Job{ID: fmt.Sprintf("job_%026d", seq), Queue: "bench", Payload: []byte(`{"n":1}`), MaxRetries: 3,
-				Backoff: job.BackoffExponential, BaseDelay: int64(time.Second), MaxDelay: int64(time.Minute)}).Encode()
+			j := &job.Job{ID: fmt.Sprintf("job_%026d", seq), Queue: "bench", Payload: []byte(`{"n":1}`), MaxRetries: 3,
+				Backoff: job.BackoffExponential, BaseDelay: int64(time.Second), MaxDelay: int64(time.Minute)}
+			if fairnessKeys > 0 {
+				j.SetKeys("", fmt.Sprint("customer-", seq%fairnessKeys))
+			}
+			jobs[i] = j.Encode()
 		}
 		apply(Enqueue.Type, &EnqueueCmd{NS: testNS, Jobs: jobs})
 	}

@@ -85,12 +85,14 @@ func (s *script) newJob() *job.Job {
 			`"tags":{"step":"b"}}],"on_exit":{"queue":"c","max_retries":1}}`)
 		j.OwnLeaseNs = int64(3 * time.Second)
 	}
+	var fkey, ckey string
 	if s.rng.Intn(3) == 0 {
-		j.FairnessKey = "f" + fmt.Sprint(s.rng.Intn(3))
+		fkey = "f" + fmt.Sprint(s.rng.Intn(3))
 	}
 	if s.rng.Intn(3) == 0 {
-		j.ConcurrencyKey = "c" + fmt.Sprint(s.rng.Intn(2))
+		ckey = "c" + fmt.Sprint(s.rng.Intn(2))
 	}
+	j.SetKeys(ckey, fkey)
 	s.jobs = append(s.jobs, j.ID)
 	return j
 }

@@ -100,19 +100,19 @@ func (f keyFloors) inserted(prefix string, k []byte) {
 // addKeyed puts a pending keyed job in its group.
 func (e *Engine) addKeyed(tx *replica.Tx, ns string, j *job.Job) {
 	p := uint8(j.Priority)
-	k := keys.KeyedPending(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey, j.CreatedAt, j.ID)
+	k := keys.KeyedPending(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey(), j.CreatedAt, j.ID)
 	must(tx.Set(k, nil, nil))
-	e.keyFloors.inserted(string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey)), k)
-	addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey), 1)
+	e.keyFloors.inserted(string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey())), k)
+	addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey()), 1)
 	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed++ })
 }
 
 // removeKeyed takes a pending keyed job out of its group.
 func (e *Engine) removeKeyed(tx *replica.Tx, ns string, j *job.Job) {
 	p := uint8(j.Priority)
-	must(tx.Delete(keys.KeyedPending(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey, j.CreatedAt, j.ID), nil))
-	if addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey), -1) == 0 {
-		delete(e.keyFloors, string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey, j.ConcurrencyKey)))
+	must(tx.Delete(keys.KeyedPending(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey(), j.CreatedAt, j.ID), nil))
+	if addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey()), -1) == 0 {
+		delete(e.keyFloors, string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey())))
 	}
 	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed-- })
 }
@@ -256,5 +256,5 @@ func (e *Engine) groupHead(tx *replica.Tx, ns, queue string, prio uint8, g group
 
 // keyActive counts a job of a concurrency key in or out of active.
 func keyActive(tx *replica.Tx, ns string, j *job.Job, delta int64) {
-	addCount(tx, keys.KeyActive(ns, j.Queue, j.ConcurrencyKey), delta)
+	addCount(tx, keys.KeyActive(ns, j.Queue, j.ConcurrencyKey()), delta)
 }

@@ -15,12 +15,14 @@ import (
 // wakes records the engine's wake-ups.
 type wakes struct{ n map[string]int }
 
-func (w *wakes) Wake(_, queue string, n int)                         { w.n[queue] += n }
+func (w *wakes) Wake(_, queue string, n int)                       { w.n[queue] += n }
 func (w *wakes) WakeAt(string, string, int64, func(now int64) int) {}
 
 func (f *fsmBundle) keyed(queue, fkey, ckey string, prio job.Priority) string {
 	f.t.Helper()
-	id := f.enqueue(&job.Job{Queue: queue, FairnessKey: fkey, ConcurrencyKey: ckey, Priority: prio})
+	j := &job.Job{Queue: queue, Priority: prio}
+	j.SetKeys(ckey, fkey)
+	id := f.enqueue(j)
 	f.advance(time.Millisecond)
 	return id
 }
@@ -35,9 +37,9 @@ func (f *fsmBundle) fetchKeys(queue string, n int) []string {
 		if j == nil {
 			break
 		}
-		k := j.FairnessKey
+		k := j.FairnessKey()
 		if k == "" {
-			k = j.ConcurrencyKey
+			k = j.ConcurrencyKey()
 		}
 		out = append(out, k)
 	}
@@ -64,7 +66,7 @@ func TestKeyedRoundRobin(t *testing.T) {
 	}
 	_ = plain
 	first := g.fetch("q")
-	require.Equal(t, "k", first.FairnessKey)
+	require.Equal(t, "k", first.FairnessKey())
 	require.Less(t, first.CreatedAt, g.fetch("q").CreatedAt)
 }
 
@@ -79,7 +81,7 @@ func TestKeyedPriorityFirst(t *testing.T) {
 	got := []string{}
 	for range 5 {
 		j := f.fetch("q")
-		got = append(got, j.Priority.String()+":"+j.FairnessKey)
+		got = append(got, j.Priority.String()+":"+j.FairnessKey())
 	}
 	require.Equal(t, []string{"critical:small", "high:", "normal:big", "normal:big", "normal:big"}, got)
 }
@@ -97,7 +99,7 @@ func TestKeyedTurnSurvivesCaches(t *testing.T) {
 			if cold {
 				f.e.reset()
 			}
-			out = append(out, f.fetch("q").FairnessKey)
+			out = append(out, f.fetch("q").FairnessKey())
 		}
 		return out
 	}

@@ -38,7 +38,7 @@ func (e *Engine) wakeObserver(tx *replica.Tx, ns string, j *job.Job, from job.St
 		return
 	}
 	q := e.queues.get(tx, ns, j.Queue)
-	if (q.MaxActive == 0 && (q.KeyMax == 0 || j.ConcurrencyKey == "")) || q.Paused {
+	if (q.MaxActive == 0 && (q.KeyMax == 0 || j.ConcurrencyKey() == "")) || q.Paused {
 		return
 	}
 	e.wake(tx, ns, j.Queue, 1)

@@ -186,7 +186,7 @@ func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		e.setTimed(tx, ns, keys.KindDue, j.NextAttempt, j.ID)
 	case job.Active:
 		e.setTimed(tx, ns, keys.KindLease, j.LeaseUntil, j.ID)
-		if j.ConcurrencyKey != "" {
+		if j.ConcurrencyKey() != "" {
 			keyActive(tx, ns, j, 1)
 		}
 	}
@@ -229,7 +229,7 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil))
 	case job.Active:
 		must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
-		if j.ConcurrencyKey != "" {
+		if j.ConcurrencyKey() != "" {
 			keyActive(tx, ns, j, -1)
 		}
 	}

@@ -49,7 +49,7 @@ func (j *Job) appendKeys(b []byte) []byte {
 	if !j.Keyed() {
 		return b
 	}
-	return putStr(putStr(b, j.ConcurrencyKey), j.FairnessKey)
+	return putStr(putStr(b, j.Keys.Concurrency), j.Keys.Fairness)
 }
 
 // keysLen is how many bytes appendKeys writes.
@@ -57,7 +57,8 @@ func (j *Job) keysLen() int {
 	if !j.Keyed() {
 		return 0
 	}
-	return uvarintLen(len(j.ConcurrencyKey)) + len(j.ConcurrencyKey) + uvarintLen(len(j.FairnessKey)) + len(j.FairnessKey)
+	c, f := j.Keys.Concurrency, j.Keys.Fairness
+	return uvarintLen(len(c)) + len(c) + uvarintLen(len(f)) + len(f)
 }
 
 func uvarintLen(n int) int {
@@ -195,8 +196,7 @@ func (j *Job) Decode(b []byte) (err error) {
 	j.CancelReason = d.str()
 	j.OwnLeaseNs = d.varint()
 	j.Stored = d.varint()
-	j.ConcurrencyKey = d.str()
-	j.FairnessKey = d.str()
+	j.SetKeys(d.str(), d.str())
 	return nil
 }
 

@@ -23,7 +23,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		BatchID:  "batch_x", ChainID: "chain_x", ChainStep: 2, Chain: []byte(`{"steps":[]}`),
 		Flow: FlowChainExit | FlowHasDependents, DependsOn: []string{"job_a", "job_b"}, DepsLeft: 1,
 		CancelReason: ReasonDependencyFailed, OwnLeaseNs: 19, Stored: 20,
-		ConcurrencyKey: "tenant-9", FairnessKey: "customer-42",
+		Keys: &Keys{Concurrency: "tenant-9", Fairness: "customer-42"},
 	}
 	var got Job
 	require.NoError(t, got.Decode(j.Encode()))
@@ -120,7 +120,7 @@ func TestRecordStoredSize(t *testing.T) {
 func TestRecordKeys(t *testing.T) {
 	t.Parallel()
 	plain := &Job{ID: "job_x", Queue: "q"}
-	keyed := &Job{ID: "job_x", Queue: "q", FairnessKey: "f"}
+	keyed := &Job{ID: "job_x", Queue: "q", Keys: &Keys{Fairness: "f"}}
 	pb, kb := plain.Encode(), keyed.Encode()
 	require.Equal(t, pb, kb[:len(pb)], "same fields first")
 	require.Equal(t, []byte{0, 0, 1, 'f'}, kb[len(pb):], "Stored 0, then the keys")
@@ -128,9 +128,9 @@ func TestRecordKeys(t *testing.T) {
 	require.NoError(t, got.Decode(kb))
 	require.Equal(t, *keyed, got)
 	require.NoError(t, got.Decode(pb))
-	require.Empty(t, got.FairnessKey+got.ConcurrencyKey, "an older record has no keys")
+	require.Nil(t, got.Keys, "an older record has no keys")
 
-	for _, j := range []*Job{{ID: "job_x", Queue: "q", ConcurrencyKey: "c"}, keyed} {
+	for _, j := range []*Job{{ID: "job_x", Queue: "q", Keys: &Keys{Concurrency: "c"}}, keyed} {
 		b, _ := j.AppendMetered(nil, 10)
 		require.Equal(t, int64(10+len(b)-len(binary.AppendVarint(nil, j.Stored))), j.Stored, "everything but Stored itself")
 		got = Job{}

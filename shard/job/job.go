@@ -10,11 +10,15 @@ import (
 // nanoseconds (0 = unset) and come from the leader's clock stamped into the
 // Raft entry.
 type Job struct {
-	ID          string
-	Queue       string
-	Payload     json.RawMessage
-	State       State
-	Priority    Priority
+	ID       string
+	Queue    string
+	Payload  json.RawMessage
+	State    State
+	Priority Priority
+	// Flow holds the batch, chain and dependency flags (below); declared
+	// here so the three bytes share a word and a Job stays within its
+	// allocation class.
+	Flow        Flow
 	Attempt     int // attempts started so far
 	MaxRetries  int
 	Backoff     string
@@ -55,7 +59,6 @@ type Job struct {
 	ChainID      string   // "chain_…" when a step of a chain
 	ChainStep    int      // 0-based index of this step in Chain's steps
 	Chain        []byte   // the chain definition (JSON), carried by every step
-	Flow         Flow     // flags, below
 	DependsOn    []string // ids of the jobs this one waits for
 	DepsLeft     int      // dependencies not yet completed (held while > 0)
 	CancelReason string   // why the engine cancelled it (e.g. dependency_failed)
@@ -70,17 +73,48 @@ type Job struct {
 	// until it is written again (appended).
 	Stored int64
 
-	// Keyed fairness within a queue (appended after Stored, written only
-	// when one is set): ConcurrencyKey counts against the queue's
-	// key_concurrency, FairnessKey takes turns with the queue's other keys
-	// at fetch. Set at enqueue, never changed.
-	ConcurrencyKey string
-	FairnessKey    string
+	// Keys are the job's concurrency and fairness keys, nil when it has
+	// neither (appended after Stored, written only when set). Set at
+	// enqueue and never changed, so copies share them; behind a pointer so
+	// that the record of every unkeyed job stays in its allocation class.
+	Keys *Keys
+}
+
+// Keys are a job's keys for fair sharing within its queue: Concurrency
+// counts against the queue's key_concurrency, Fairness takes turns with
+// the queue's other fairness keys at fetch.
+type Keys struct {
+	Concurrency string
+	Fairness    string
 }
 
 // Keyed reports whether j has a concurrency or fairness key, so the
 // engine keeps it in the keyed pending index.
-func (j *Job) Keyed() bool { return j.ConcurrencyKey != "" || j.FairnessKey != "" }
+func (j *Job) Keyed() bool { return j.Keys != nil }
+
+// ConcurrencyKey is j's concurrency key, or "".
+func (j *Job) ConcurrencyKey() string {
+	if j.Keys == nil {
+		return ""
+	}
+	return j.Keys.Concurrency
+}
+
+// FairnessKey is j's fairness key, or "".
+func (j *Job) FairnessKey() string {
+	if j.Keys == nil {
+		return ""
+	}
+	return j.Keys.Fairness
+}
+
+// SetKeys gives j its keys; none leaves Keys nil.
+func (j *Job) SetKeys(concurrency, fairness string) {
+	j.Keys = nil
+	if concurrency != "" || fairness != "" {
+		j.Keys = &Keys{Concurrency: concurrency, Fairness: fairness}
+	}
+}
 
 // Flow holds a job's batch, chain and dependency flags.
 type Flow uint8

@@ -98,8 +98,8 @@ func (m *Matcher) MatchContext(ctx context.Context, j *job.Job) bool {
 	}
 	if f.BatchID != "" && j.BatchID != f.BatchID ||
 		f.UniqueKey != "" && j.UniqueKey != f.UniqueKey ||
-		f.ConcurrencyKey != "" && j.ConcurrencyKey != f.ConcurrencyKey ||
-		f.FairnessKey != "" && j.FairnessKey != f.FairnessKey ||
+		f.ConcurrencyKey != "" && j.ConcurrencyKey() != f.ConcurrencyKey ||
+		f.FairnessKey != "" && j.FairnessKey() != f.FairnessKey ||
 		f.WorkerID != "" && j.WorkerID != f.WorkerID {
 		return false
 	}

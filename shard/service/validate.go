@@ -109,16 +109,13 @@ func jobOptions(r *wire.EnqueueRequest, field string, j *job.Job) error {
 // wire.MaxFairnessKey bytes of printable UTF-8 each (no control
 // characters; the keyed index separates keys with NUL).
 func validateKeys(r *wire.EnqueueRequest, field string, j *job.Job) error {
-	for _, k := range []struct {
-		name string
-		v    string
-		to   *string
-	}{{"concurrency_key", r.ConcurrencyKey, &j.ConcurrencyKey}, {"fairness_key", r.FairnessKey, &j.FairnessKey}} {
-		if err := ValidKey(field+k.name, k.v); err != nil {
-			return err
-		}
-		*k.to = k.v
+	if err := ValidKey(field+"concurrency_key", r.ConcurrencyKey); err != nil {
+		return err
 	}
+	if err := ValidKey(field+"fairness_key", r.FairnessKey); err != nil {
+		return err
+	}
+	j.SetKeys(r.ConcurrencyKey, r.FairnessKey)
 	return nil
 }
 

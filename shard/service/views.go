@@ -49,11 +49,11 @@ func detailView(j *job.Job) *wire.JobDetail {
 			d.UniquePeriod = &p
 		}
 	}
-	if j.ConcurrencyKey != "" {
-		d.ConcurrencyKey = &j.ConcurrencyKey
+	if k := j.Keys; k != nil && k.Concurrency != "" {
+		d.ConcurrencyKey = &k.Concurrency
 	}
-	if j.FairnessKey != "" {
-		d.FairnessKey = &j.FairnessKey
+	if k := j.Keys; k != nil && k.Fairness != "" {
+		d.FairnessKey = &k.Fairness
 	}
 	for _, e := range j.Errors {
 		d.Errors = append(d.Errors, wire.JobError{Attempt: e.Attempt, Error: e.Error, Backtrace: e.Backtrace, At: time.Unix(0, e.At).UTC()})

@@ -27,7 +27,9 @@ type RegistryConfig struct {
 	// verified as a shard node's from the CA and its shard is not revoked
 	// here: an error refuses the node in the TLS handshake. It is where
 	// the caller checks that the shard is a registered self-hosted one of
-	// a live tenant. Nil admits every shard node of the CA.
+	// a live tenant. It runs inside the handshake: answer from memory (a
+	// cache kept current), not with a call. Nil admits every shard node
+	// of the CA.
 	Authorize pki.Policy
 	// KeepAliveInterval is how often an idle session is pinged (default
 	// 15s); KeepAliveTimeout bounds the answer and any write (default

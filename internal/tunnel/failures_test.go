@@ -240,7 +240,7 @@ func TestKeepAliveFindsSilentLink(t *testing.T) {
 	p.silence()
 	st := waitAgent(t, a, "found the link dead", func(st AgentState) bool { return !st.Connected })
 	require.NotEmpty(t, st.LastError)
-	st = waitAgent(t, a, "reconnected", func(st AgentState) bool { return st.Connected && st.Reconnects == 1 })
+	waitAgent(t, a, "reconnected", func(st AgentState) bool { return st.Connected && st.Reconnects >= 1 })
 	waitRegistry(t, h.Registry, "registered s1/n1 again", func() bool { return h.Connected("s1", "n1") })
 	_, body := get(t, nodeClient(t, h.Registry, "s1", "n1"), "http://node/")
 	require.Equal(t, "up", body)

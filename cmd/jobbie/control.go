@@ -57,7 +57,8 @@ certificates from the deployment's CA (docs/trust.md); operators use
 operator keys. SIGHUP rereads the certificate and the gossip keys.
 
 It joins the gossip pool as role "control". With --operator-key-file it
-writes an operator key there on first start (the file must not exist yet).
+writes an operator key there on first start (the file must not exist yet);
+in a group, the node that starts it does, and nodes that join do not.
 
 Control runs as a Raft group of 1, 3 or 5 nodes, like a shard cluster.
 The first node of a new group starts without --join-http and bootstraps
@@ -294,11 +295,12 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 		return err
 	}
 	defer ctl.Stop()
-	if o.operatorKeyFile != "" && !exists(o.operatorKeyFile) {
-		// Only the leader proposes; a group's first node leads at once.
-		if err := waitLeading(ctx, ctl); err != nil {
-			return err
-		}
+	// Only the leader proposes: a node alone in its group (the one that
+	// starts it) leads once Start returns and writes the key; a node that
+	// joined a group leaves it to that one.
+	if o.operatorKeyFile != "" && !exists(o.operatorKeyFile) && !ctl.IsLeader() {
+		logger.Info("control: not writing --operator-key-file: this node joined a group; the node that started it writes the operator key", "file", o.operatorKeyFile)
+	} else if o.operatorKeyFile != "" && !exists(o.operatorKeyFile) {
 		key, err := ctl.IssueOperatorKey(ctx, "operator")
 		if err != nil {
 			return fmt.Errorf("issue operator key: %w", err)
@@ -310,20 +312,6 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "jobbie control: serving https://%s (raft %s, gossip %s)\n", ctl.Addr(), ctl.RaftAddr(), pool.Addr())
 	<-ctx.Done()
 	fmt.Fprintln(out, "jobbie control: shutting down")
-	return nil
-}
-
-// waitLeading waits up to a minute for this node to lead its group.
-func waitLeading(ctx context.Context, ctl *control.Server) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	for !ctl.IsLeader() {
-		select {
-		case <-ctx.Done():
-			return errors.New("--operator-key-file: this node does not lead its group; issue the operator key on the leader")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 	return nil
 }
 

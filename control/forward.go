@@ -25,6 +25,9 @@ import (
 // revocation list (polled every second, versioned: a follower's answer
 // trails the leader's by the replication delay), health, metrics and the
 // node's own status and member list. Everything else is the leader's.
+// A follower that knows no leader (cut off from the majority, which may
+// be revoking keys) does not serve the revocation list: a gateway must
+// see it age and, past its freshness bound, refuse keys.
 //
 // An internal caller is identified by its certificate; the leader cannot
 // see the certificate a follower was reached with, so the follower, once
@@ -57,20 +60,20 @@ func (s *Server) gate(allow pki.Policy, local bool) fiber.Handler {
 			peer = id
 			c.Locals(peerLocal, id)
 		}
-		if local {
-			return c.Next()
-		}
 		node, release, err := s.acquire()
 		if err != nil {
 			return err
 		}
 		leads := node.State() == replica.StateLeader
+		following := node.LeaderID() != ""
 		addr, known := s.leaderHTTP(node)
 		release()
-		if leads {
+		switch {
+		case leads:
 			return c.Next()
-		}
-		if !known || c.Get(forwardedHeader) != "" {
+		case local && following:
+			return c.Next()
+		case local, !known, c.Get(forwardedHeader) != "":
 			return noLeader()
 		}
 		return s.proxy(c, addr, peer)

@@ -97,6 +97,71 @@ func (f keyFloors) inserted(prefix string, k []byte) {
 	}
 }
 
+// keyCount is the value of a keys.KeyActive key: a concurrency key's
+// active and pending jobs in a queue (two uvarints; absent = none).
+type keyCount struct{ active, pending int64 }
+
+func readKeyCount(r pebble.Reader, k []byte) keyCount {
+	v, closer, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return keyCount{}
+	}
+	must(err)
+	defer closer.Close()
+	a, n := binary.Uvarint(v)
+	p, _ := binary.Uvarint(v[max(n, 0):])
+	return keyCount{int64(a), int64(p)}
+}
+
+// blocked is how many of the key's pending jobs its cap holds back.
+func (c keyCount) blocked(keyMax int64) int64 {
+	if keyMax > 0 && c.active >= keyMax {
+		return c.pending
+	}
+	return 0
+}
+
+// keyMoved counts one of j's concurrency key's jobs in or out of active
+// and pending, and keeps the queue's Blocked count (pending jobs whose key
+// is at its cap) exact, so a parked fetch is not told a queue is ready
+// when every pending job is capped.
+func (e *Engine) keyMoved(tx *replica.Tx, ns string, j *job.Job, dActive, dPending int64) {
+	k := keys.KeyActive(ns, j.Queue, j.ConcurrencyKey())
+	c := readKeyCount(tx, k)
+	keyMax := e.queues.get(tx, ns, j.Queue).KeyMax
+	before := c.blocked(keyMax)
+	c.active, c.pending = max(c.active+dActive, 0), max(c.pending+dPending, 0)
+	if c == (keyCount{}) {
+		must(tx.Delete(k, nil))
+	} else {
+		must(tx.Set(k, binary.AppendUvarint(binary.AppendUvarint(nil, uint64(c.active)), uint64(c.pending)), nil))
+	}
+	if d := c.blocked(keyMax) - before; d != 0 {
+		e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Blocked += d })
+	}
+}
+
+// recountBlocked sets queue's Blocked after its key_concurrency changed:
+// one look at each of its concurrency keys.
+func (e *Engine) recountBlocked(tx *replica.Tx, ns, queue string) {
+	q := e.queues.get(tx, ns, queue)
+	var n int64
+	if q.KeyMax > 0 {
+		p := keys.KeyActive(ns, queue, "")
+		it, err := tx.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+		must(err)
+		for ok := it.First(); ok; ok = it.Next() {
+			a, m := binary.Uvarint(it.Value())
+			pn, _ := binary.Uvarint(it.Value()[max(m, 0):])
+			n += keyCount{int64(a), int64(pn)}.blocked(q.KeyMax)
+		}
+		must(it.Close())
+	}
+	if n != q.Blocked {
+		e.queues.update(tx, ns, queue, func(q *QueueRecord) { q.Blocked = n })
+	}
+}
+
 // addKeyed puts a pending keyed job in its group.
 func (e *Engine) addKeyed(tx *replica.Tx, ns string, j *job.Job) {
 	p := uint8(j.Priority)
@@ -105,6 +170,9 @@ func (e *Engine) addKeyed(tx *replica.Tx, ns string, j *job.Job) {
 	e.keyFloors.inserted(string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey())), k)
 	addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey()), 1)
 	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed++ })
+	if j.ConcurrencyKey() != "" {
+		e.keyMoved(tx, ns, j, 0, 1)
+	}
 }
 
 // removeKeyed takes a pending keyed job out of its group.
@@ -115,6 +183,9 @@ func (e *Engine) removeKeyed(tx *replica.Tx, ns string, j *job.Job) {
 		delete(e.keyFloors, string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey())))
 	}
 	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed-- })
+	if j.ConcurrencyKey() != "" {
+		e.keyMoved(tx, ns, j, 0, -1)
+	}
 }
 
 // keyedCandidate is the job a keyed queue would hand out next.
@@ -230,7 +301,7 @@ func (e *Engine) keyUnderCap(tx *replica.Tx, ns, queue string, q *QueueRecord, c
 	if f, ok := full[ckey]; ok {
 		return !f
 	}
-	f := readCount(tx, keys.KeyActive(ns, queue, ckey)) >= q.KeyMax
+	f := readKeyCount(tx, keys.KeyActive(ns, queue, ckey)).active >= q.KeyMax
 	full[ckey] = f
 	return !f
 }
@@ -252,9 +323,4 @@ func (e *Engine) groupHead(tx *replica.Tx, ns, queue string, prio uint8, g group
 	k := append([]byte(nil), it.Key()...)
 	e.keyFloors[string(p)] = k
 	return k
-}
-
-// keyActive counts a job of a concurrency key in or out of active.
-func keyActive(tx *replica.Tx, ns string, j *job.Job, delta int64) {
-	addCount(tx, keys.KeyActive(ns, j.Queue, j.ConcurrencyKey()), delta)
 }

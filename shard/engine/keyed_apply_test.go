@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -126,10 +128,14 @@ func TestKeyConcurrency(t *testing.T) {
 	require.ElementsMatch(t, []string{"A", "A", "B", ""}, got)
 	require.Nil(t, f.fetch("q"), "A is at its cap")
 	require.Equal(t, int64(2), f.queue("q").Count(job.Pending))
+	ready, _ := f.e.QueueReady(f.db, testNS, "q", f.now.UnixNano())
+	require.False(t, ready, "every pending job is capped: a parked fetch waits")
 
 	before := w.n["q"]
 	require.Equal(t, job.Completed, f.apply(Ack.Type, &AckCmd{NS: testNS, ID: a[0], WorkerID: "w"}))
 	require.Equal(t, before+1, w.n["q"], "a freed key slot wakes a fetch")
+	ready, _ = f.e.QueueReady(f.db, testNS, "q", f.now.UnixNano())
+	require.True(t, ready)
 	j := f.fetch("q")
 	require.NotNil(t, j)
 	require.Equal(t, a[2], j.ID, "the oldest waiting job of the key")
@@ -140,8 +146,11 @@ func TestKeyConcurrency(t *testing.T) {
 	require.Equal(t, 1, f.apply(ReclaimCounted.Type, &SweepCmd{NS: testNS, IDs: []string{a[1]}}))
 	require.NotNil(t, f.fetch("q"))
 
-	// Removing the cap lets the rest go.
+	// Lowering the cap holds back more; removing it lets the rest go.
+	require.Nil(t, f.apply(QueueConfigure.Type, &QueueConfigCmd{NS: testNS, Queue: "q", KeyMax: 1}))
+	require.Equal(t, f.queue("q").Count(job.Pending), f.queue("q").Blocked)
 	require.Nil(t, f.apply(QueueConfigure.Type, &QueueConfigCmd{NS: testNS, Queue: "q"}))
+	require.Zero(t, f.queue("q").Blocked)
 	for f.fetch("q") != nil {
 	}
 	require.Zero(t, f.queue("q").Count(job.Pending))
@@ -194,4 +203,131 @@ func TestUnfinishedFromQueueCounts(t *testing.T) {
 	f.e.reset()
 	tx := replica.NewTx(f.db.NewIndexedBatch(), f.now, 0)
 	require.Equal(t, int64(4), f.e.queues.unfinishedOf(tx, testNS))
+}
+
+// Clearing a queue takes its keyed pending jobs too, group keys and
+// count with them.
+func TestKeyedClear(t *testing.T) {
+	f := setupFSM(t)
+	f.enqueue(&job.Job{Queue: "q"})
+	for _, k := range []string{"a", "b", "b"} {
+		f.keyed("q", k, "c", job.Normal)
+	}
+	require.EqualValues(t, 3, f.queue("q").Keyed)
+	c := &QueueSweepCmd{NS: testNS, Queue: "q"}
+	removed := 0
+	for {
+		st := f.apply(QueueClearAll.Type, c).(*QueueStep)
+		removed += st.Removed
+		if st.Next == nil {
+			break
+		}
+		c.Phase, c.After = st.Phase, st.Next
+	}
+	require.Equal(t, 4, removed)
+	require.Zero(t, f.queue("q").Keyed)
+	require.Zero(t, f.queue("q").Count(job.Pending))
+	g := keys.KeyedQueue(testNS, keys.KindKeyedGroup, "q")
+	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: g, UpperBound: keys.PrefixEnd(g)})
+	require.NoError(t, err)
+	require.False(t, it.First(), "no group keys left")
+	require.NoError(t, it.Close())
+	n, _ := Unfinished(f.db, testNS)
+	require.Zero(t, n)
+}
+
+// The keyed counts are exact after random logs of every command: each
+// queue's Keyed and Blocked, each concurrency key's active and pending
+// jobs, each group's size and each namespace's unfinished jobs match what
+// the job records say.
+func TestKeyedCountsStayExact(t *testing.T) {
+	t.Parallel()
+	blockedSeen := int64(0)
+	defer func() { require.Positive(t, blockedSeen, "the scripts capped some key") }()
+	for seed := int64(1); seed <= 3; seed++ {
+		log, _ := makeScript(seed, 400)
+		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
+		require.NoError(t, err)
+		loc, err := replica.NewLocal(db, New(Options{Retention: scriptRetention}).Registry())
+		require.NoError(t, err)
+		for i, e := range log {
+			loc.Apply(e.now, e.cmds...)
+			if i%20 == 19 {
+				for _, ns := range []string{testNS, otherNS} {
+					blockedSeen += checkKeyedCounts(t, db, ns)
+				}
+			}
+		}
+		require.NoError(t, db.Close())
+	}
+}
+
+// checkKeyedCounts checks ns's counts and returns its queues' Blocked.
+func checkKeyedCounts(t *testing.T, db *pebble.DB, ns string) (blockedAll int64) {
+	t.Helper()
+	type qk struct{ queue, ckey string }
+	type gk struct {
+		queue      string
+		prio       uint8
+		fkey, ckey string
+	}
+	keyed, unfinishedJobs := map[string]int64{}, int64(0)
+	counts, groups := map[qk]keyCount{}, map[gk]int64{}
+	jp := keys.Job(ns, "")
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: jp, UpperBound: keys.PrefixEnd(jp)})
+	require.NoError(t, err)
+	for ok := it.First(); ok; ok = it.Next() {
+		j := new(job.Job)
+		require.NoError(t, j.Decode(it.Value()))
+		if unfinished(j.State) {
+			unfinishedJobs++
+		}
+		c := counts[qk{j.Queue, j.ConcurrencyKey()}]
+		switch {
+		case j.State == job.Pending && j.Keyed():
+			keyed[j.Queue]++
+			groups[gk{j.Queue, uint8(j.Priority), j.FairnessKey(), j.ConcurrencyKey()}]++
+			c.pending++
+		case j.State == job.Active:
+			c.active++
+		}
+		if j.ConcurrencyKey() != "" {
+			counts[qk{j.Queue, j.ConcurrencyKey()}] = c
+		}
+	}
+	require.NoError(t, it.Close())
+
+	qp := keys.QueuePrefix(ns)
+	it, err = db.NewIter(&pebble.IterOptions{LowerBound: qp, UpperBound: keys.PrefixEnd(qp)})
+	require.NoError(t, err)
+	var fromQueues int64
+	for ok := it.First(); ok; ok = it.Next() {
+		q := new(QueueRecord)
+		require.NoError(t, replica.Decode(it.Value(), q))
+		for s, n := range q.Counts {
+			if unfinished(job.State(s)) {
+				fromQueues += n
+			}
+		}
+		require.Equal(t, keyed[q.Name], q.Keyed, "%s: keyed pending jobs", q.Name)
+		var blocked int64
+		for k, c := range counts {
+			if k.queue == q.Name {
+				stored := readKeyCount(db, keys.KeyActive(ns, q.Name, k.ckey))
+				require.Equal(t, c, stored, "%s/%s: active and pending", q.Name, k.ckey)
+				blocked += c.blocked(q.KeyMax)
+			}
+		}
+		require.Equal(t, blocked, q.Blocked, "%s: blocked", q.Name)
+		blockedAll += blocked
+	}
+	require.NoError(t, it.Close())
+	for g, n := range groups {
+		require.Equal(t, n, readCount(db, keys.KeyedGroup(ns, g.queue, g.prio, g.fkey, g.ckey)), "group %v", g)
+	}
+	if n, ok := Unfinished(db, ns); ok {
+		require.Equal(t, unfinishedJobs, n, "unfinished jobs")
+	}
+	require.Equal(t, unfinishedJobs, fromQueues, "the queue counts agree")
+	return blockedAll
 }

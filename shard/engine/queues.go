@@ -35,6 +35,8 @@ type QueueRecord struct {
 	KeyMax int64     `codec:"km,omitempty"`
 	Keyed  int64     `codec:"kp,omitempty"`
 	Turns  []KeyTurn `codec:"kt,omitempty"`
+	// Blocked counts the pending jobs whose concurrency key is at KeyMax.
+	Blocked int64 `codec:"kb,omitempty"`
 }
 
 // QueueDefaults are what a job of the queue gets for the fields its
@@ -62,6 +64,10 @@ func (q *QueueRecord) Count(s job.State) int64 {
 }
 
 func (q *QueueRecord) pending() int64 { return q.Count(job.Pending) }
+
+// fetchable is how many pending jobs a fetch could take, caps aside from
+// key_concurrency's.
+func (q *QueueRecord) fetchable() int64 { return q.pending() - q.Blocked }
 
 // gated reports whether anything may hold back a fetch from the queue.
 func (q *QueueRecord) gated() bool { return q.Paused || q.MaxActive > 0 || q.Throttle != nil }
@@ -267,7 +273,7 @@ func (c *queueCache) ready(r pebble.Reader, ns, queue string, now int64) (ok boo
 	c.mu.RLock()
 	q, cached := c.recs[headKey(ns, queue)]
 	if cached {
-		ok = q.pending() > 0
+		ok = q.fetchable() > 0
 		if ok && q.gated() {
 			ok, retryAt = q.canHandOut(now)
 		}
@@ -277,7 +283,7 @@ func (c *queueCache) ready(r pebble.Reader, ns, queue string, now int64) (ok boo
 		return ok, retryAt
 	}
 	q, _ = ReadQueue(r, ns, queue)
-	if q.pending() == 0 {
+	if q.fetchable() <= 0 {
 		return false, 0
 	}
 	return q.canHandOut(now)

@@ -183,6 +183,7 @@ func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica
 			q.Defaults = &d
 		}
 	})
+	e.recountBlocked(tx, c.NS, c.Queue)
 	e.wakeQueue(tx, c.NS, c.Queue)
 	return replica.None{}, nil
 }
@@ -298,9 +299,10 @@ func (e *Engine) deleteQueue(tx *replica.Tx, c *QueueSweepCmd, remove func(*repl
 		left = left || n != 0
 	}
 	if left {
-		// Jobs enqueued while the queue was being deleted keep it.
+		// Jobs enqueued while the queue was being deleted keep it (and
+		// the count of its keyed pending jobs, which its fetches need).
 		e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
-			*q = QueueRecord{Name: q.Name, Counts: q.Counts}
+			*q = QueueRecord{Name: q.Name, Counts: q.Counts, Keyed: q.Keyed}
 		})
 	} else {
 		e.queues.drop(tx, c.NS, c.Queue)

@@ -187,7 +187,7 @@ func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	case job.Active:
 		e.setTimed(tx, ns, keys.KindLease, j.LeaseUntil, j.ID)
 		if j.ConcurrencyKey() != "" {
-			keyActive(tx, ns, j, 1)
+			e.keyMoved(tx, ns, j, 1, 0)
 		}
 	}
 	if stateIndexed(j.State) {
@@ -230,7 +230,7 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	case job.Active:
 		must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
 		if j.ConcurrencyKey() != "" {
-			keyActive(tx, ns, j, -1)
+			e.keyMoved(tx, ns, j, -1, 0)
 		}
 	}
 	if stateIndexed(j.State) {

@@ -32,7 +32,7 @@
 //	                                                     pending jobs with a key: fetch order per (fairness, concurrency) group
 //	<ns> 00 'g' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key>
 //	                                                     a group with pending jobs; value: how many (uvarint)
-//	<ns> 00 'k' <queue> 00 <concurrency key>             active jobs of a concurrency key; value: how many (uvarint)
+//	<ns> 00 'k' <queue> 00 <concurrency key>             a concurrency key's jobs; value: active, pending (uvarints)
 //	<ns> 00 'P'                                          the namespace's unfinished jobs (uvarint)
 //	01 'n' <ns>                                          registry of namespaces on this shard
 //	01 'U' <hour 8B> <ns>                                usage meters of ns in the UTC hour starting then
@@ -222,8 +222,8 @@ func ParseKeyedGroup(ns, queue string, key []byte) (prio uint8, fkey, ckey strin
 	return key[len(p)], string(rest[:i]), string(rest[i+1:]), nil
 }
 
-// KeyActive is the key of the count of queue's active jobs with
-// concurrency key ckey.
+// KeyActive is the key of the counts of queue's active and pending jobs
+// with concurrency key ckey; with ckey "" the prefix of all of them.
 func KeyActive(ns, queue, ckey string) []byte {
 	b := kindPrefix(ns, KindKeyActive, len(queue)+1+len(ckey))
 	b = append(b, queue...)

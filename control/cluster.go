@@ -15,7 +15,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/control/internal/layout"
-
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"

@@ -173,6 +173,9 @@ func TestCompose(t *testing.T) {
 				t.Errorf("%s: joins %q, no such service", name, j)
 			}
 		}
+		if u := flag(s.Command, "--control"); s.Command[0] == "gateway" && strings.Contains(u, ",") {
+			t.Errorf("%s: --control %q; a gateway takes one URL", name, u)
+		}
 		for _, u := range strings.Split(flag(s.Command, "--control"), ",") {
 			if u == "" {
 				continue

@@ -11,6 +11,8 @@
 //	                             and names it to CMD (--join-flag).
 //	jobbie-pod pki IDENTITY...   create the CA, a certificate per identity and a gossip
 //	                             key in --dir, each only if missing (compose's init service).
+//	jobbie-pod cat FILE          print a file, e.g. the operator key control wrote
+//	                             (kubectl exec; the image has no shell).
 package main
 
 import (
@@ -32,6 +34,8 @@ func main() {
 		err = startCmd(os.Args[2:])
 	case "pki":
 		err = pkiCmd(os.Args[2:])
+	case "cat":
+		err = catCmd(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 	default:
@@ -52,7 +56,20 @@ func usage() {
   jobbie-pod probe [--cert F --key F --ca F] [--timeout D] URL...
   jobbie-pod start --peers dns:NAME:PORT [--data-dir D] [--first FLAG] [--join-flag FLAG]
                    [--cert F --key F --ca F] -- COMMAND [ARG...]
-  jobbie-pod pki --dir DIR [--jobbie PATH] ROLE/[SHARD/]NODE...
+  jobbie-pod pki --dir DIR [--ca-dir DIR] [--jobbie PATH] ROLE/[SHARD/]NODE...
+  jobbie-pod cat FILE
 `)
 	os.Exit(2)
+}
+
+func catCmd(args []string) error {
+	if len(args) != 1 {
+		return errors.New("cat: one file")
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(b)
+	return err
 }

@@ -58,6 +58,19 @@ func TestPKIAndProbe(t *testing.T) {
 	if again, _ := os.ReadFile(filepath.Join(pki, "gossip.key")); string(again) != string(gossip) {
 		t.Error("pki: a second run replaced the gossip key")
 	}
+	// cat prints a file as it is (how an operator reads a key the image
+	// holds, having no shell).
+	pod := filepath.Join(dir, "jobbie-pod")
+	build := exec.Command("go", "build", "-o", pod, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build jobbie-pod: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(pod, "cat", filepath.Join(pki, "gossip.key")).Output(); err != nil || string(out) != string(gossip) {
+		t.Errorf("jobbie-pod cat: %q %v, want %q", out, err, gossip)
+	}
+	if err := exec.Command(pod, "cat", filepath.Join(pki, "missing")).Run(); err == nil {
+		t.Error("jobbie-pod cat of a missing file succeeded")
+	}
 	if err := pkiCmd([]string{"--dir", pki, "shard/s1"}); err == nil || !strings.Contains(err.Error(), "shard/s1") {
 		t.Errorf("pki with a bad identity: %v", err)
 	}

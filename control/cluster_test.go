@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/pki"
@@ -184,4 +185,62 @@ func TestGroupMemberCatchesUpFromSnapshot(t *testing.T) {
 	// And it serves: a write through it reaches the leader.
 	r := g.on(t, "control2", pkitest.Operator).do(t, http.MethodPost, "/control/v1/tenants", g.op, map[string]string{"name": "late"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+}
+
+// Only the leader pulls usage; after a leader change the new one resumes
+// from the replicated cursor, and the ledger counts nothing twice.
+func TestGroupPullsOnTheLeaderAndResumesFromTheCursor(t *testing.T) {
+	g := &group{ca: pkitest.New(t), nodes: map[string]*Server{}}
+	shard := newFakeUsageShard(t, g.ca, pkitest.Shard("s1", "n1"))
+	clock := clockwork.NewFakeClockAt(hourOf(13))
+	opts := func(c *Config) {
+		c.Shards = []ShardInfo{{ID: "s1", Addr: shard.addr}}
+		c.PullInterval = 20 * time.Millisecond
+		c.Clock = clock
+	}
+	for _, id := range []string{"control1", "control2", "control3"} {
+		g.add(t, id, opts)
+	}
+	first := g.leader(t, "")
+	tid := mustTenant(t, g.nodes[first], "acme")
+	shard.set(hourOf(11).Add(2*time.Minute), bucket(tid, "default", hourOf(10), runs(2)), bucket(tid, "default", hourOf(11), runs(1)))
+	require.Eventually(t, func() bool {
+		return usageOf(t, g.nodes[first], tid, "").Totals.Executions == 3 && cursorOf(t, g.nodes[first], "s1").Equal(hourOf(11))
+	}, 10*time.Second, 10*time.Millisecond)
+	onlyLeaderPulls(t, g, shard)
+
+	require.NoError(t, g.nodes[first].Stop())
+	delete(g.nodes, first)
+	next := g.leader(t, first)
+	// Hour 11 grew from 1 to 5; hour 10 is closed and not read again.
+	shard.set(hourOf(11).Add(30*time.Minute), bucket(tid, "default", hourOf(10), runs(2)), bucket(tid, "default", hourOf(11), runs(5)))
+	require.Eventually(t, func() bool { return usageOf(t, g.nodes[next], tid, "").Totals.Executions == 7 }, 10*time.Second, 10*time.Millisecond)
+	require.True(t, shard.lastSince(t).Equal(hourOf(11)), "the new leader reads from the replicated cursor")
+	n := shard.requestCount()
+	require.Eventually(t, func() bool { return shard.requestCount() >= n+3 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, int64(7), usageOf(t, g.nodes[next], tid, "").Totals.Executions, "pulled again, counted once")
+	onlyLeaderPulls(t, g, shard)
+}
+
+// onlyLeaderPulls checks that over a few pull rounds in one term only the
+// leader read the shard. A loaded machine may see an election meanwhile:
+// then it looks again.
+func onlyLeaderPulls(t *testing.T, g *group, shard *fakeUsageShard) {
+	t.Helper()
+	for range 10 {
+		id := g.leader(t, "")
+		before, err := g.nodes[id].Status()
+		require.NoError(t, err)
+		shard.forgetCallers()
+		n := shard.requestCount()
+		require.Eventually(t, func() bool { return shard.requestCount() >= n+3 }, 10*time.Second, 5*time.Millisecond)
+		callers := shard.callerIDs()
+		after, err := g.nodes[id].Status()
+		require.NoError(t, err)
+		if after.Term == before.Term && after.State == "leader" {
+			require.Equal(t, []string{id}, callers, "only the leader pulls")
+			return
+		}
+	}
+	t.Fatal("no term lasted three pull rounds")
 }

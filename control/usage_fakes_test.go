@@ -37,6 +37,7 @@ type fakeUsageShard struct {
 	pageSize int
 	sinces   []time.Time // the since of every first page asked for
 	requests int
+	callers  map[string]int // requests by the caller's node id
 }
 
 func newFakeUsageShard(t *testing.T, ca *pkitest.CA, id pki.Identity) *fakeUsageShard {
@@ -74,6 +75,11 @@ func (fs *fakeUsageShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.requests++
+	if fs.callers == nil {
+		fs.callers = map[string]int{}
+	}
+	peer, _ := pki.PeerIdentity(r.TLS)
+	fs.callers[peer.Node]++
 	if start == 0 {
 		fs.sinces = append(fs.sinces, since)
 	}
@@ -117,6 +123,25 @@ func (fs *fakeUsageShard) lastSince(t *testing.T) time.Time {
 	defer fs.mu.Unlock()
 	require.NotEmpty(t, fs.sinces, "the shard was never read")
 	return fs.sinces[len(fs.sinces)-1]
+}
+
+// callerIDs are the node ids of the control nodes that read the shard.
+func (fs *fakeUsageShard) callerIDs() []string {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var out []string
+	for id := range fs.callers {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// forgetCallers starts callerIDs afresh.
+func (fs *fakeUsageShard) forgetCallers() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.callers = nil
 }
 
 func (fs *fakeUsageShard) requestCount() int {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -23,7 +24,8 @@ import (
 )
 
 // TestComposeRuns runs compose.yaml's services as processes, each on its
-// own loopback address (127.0.0.20 and up) in place of its container, with
+// own loopback address (127.a.b.20 and up, a and b drawn at random so
+// that runs side by side do not meet) in place of its container, with
 // the file's own command lines and health checks: host names become those
 // addresses and volumes become directories, nothing else changes. Then a
 // tenant made with control1's operator key enqueues a job through gw1
@@ -41,8 +43,9 @@ func TestComposeRuns(t *testing.T) {
 	}
 	sort.Strings(names)
 	ips := map[string]string{}
+	base := fmt.Sprintf("127.%d.%d.", 100+rand.IntN(100), 1+rand.IntN(250))
 	for i, n := range names {
-		ips[n] = fmt.Sprintf("127.0.0.%d", 20+i)
+		ips[n] = fmt.Sprintf("%s%d", base, 20+i)
 		if l, err := net.Listen("tcp", ips[n]+":0"); err != nil {
 			t.Skipf("cannot bind loopback address %s: %v", ips[n], err)
 		} else {

@@ -193,6 +193,18 @@ func hostPort(a string) bool {
 	return i > 0 && a[i+1:] != "" && a[i+1:] != "0"
 }
 
+// Membership reports whether this node is a member of the latest
+// configuration it knows, whether it knows one, and whether Raft stopped
+// itself (a leader that applied its own removal); see replica.Node.
+func (s *Server) Membership() (member, known, stopped bool) {
+	node, release, err := s.acquire()
+	if err != nil {
+		return false, false, false
+	}
+	defer release()
+	return node.Membership()
+}
+
 // AdvertisedHTTP is the address other nodes reach this node's HTTP API on.
 func (s *Server) AdvertisedHTTP() string {
 	if s.cfg.AdvertiseHTTP != "" {

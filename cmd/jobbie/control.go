@@ -310,9 +310,28 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "jobbie control: serving https://%s (raft %s, gossip %s)\n", ctl.Addr(), ctl.RaftAddr(), pool.Addr())
-	<-ctx.Done()
-	fmt.Fprintln(out, "jobbie control: shutting down")
-	return nil
+	// A node removed from the group stops (exit 0, so a supervisor that
+	// restarts failures leaves it down): once it was a member of the
+	// configuration it knows and no longer is, or Raft stopped itself (a
+	// leader that applied its own removal).
+	was := false
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(out, "jobbie control: shutting down")
+			return nil
+		case <-tick.C:
+		}
+		member, known, stopped := ctl.Membership()
+		was = was || member
+		if stopped || (was && known && !member) {
+			fmt.Fprintf(out, "jobbie control: node %s was removed from the control group; stopping. To bring it back, "+
+				"`jobbie control add` it and start it again, or empty its data directory and start it with --join-http.\n", o.nodeID)
+			return nil
+		}
+	}
 }
 
 // advertiseControl keeps this node's gossip metadata in step with its

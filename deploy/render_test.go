@@ -119,7 +119,7 @@ func decode(t *testing.T, manifest string) *objects {
 		pdbs: map[string]*policyv1.PodDisruptionBudget{},
 	}
 	for _, doc := range strings.Split(manifest, "\n---") {
-		js, err := yaml.YAMLToJSON([]byte(doc))
+		js, err := yaml.YAMLToJSONStrict([]byte(doc)) // a duplicate key is an error
 		if err != nil {
 			t.Fatalf("manifest is not YAML: %v\n%s", err, doc)
 		}

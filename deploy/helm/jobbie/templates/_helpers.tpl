@@ -9,6 +9,10 @@
 {{- define "jobbie.labels" -}}
 app.kubernetes.io/name: jobbie
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{ include "jobbie.chartLabels" . }}
+{{- end -}}
+
+{{- define "jobbie.chartLabels" -}}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
@@ -121,7 +125,7 @@ role, shard (or ""), host (a DNS name the certificate also names).
 - name: ca-issuer
   secret:
     secretName: {{ include "jobbie.caSecret" . }}
-    defaultMode: 0400
+    defaultMode: 0440
 - name: ca
   secret:
     secretName: {{ include "jobbie.caSecret" . }}
@@ -139,7 +143,7 @@ role, shard (or ""), host (a DNS name the certificate also names).
 - name: gossip
   secret:
     secretName: {{ include "jobbie.gossipSecret" . }}
-    defaultMode: 0400
+    defaultMode: 0440
 {{- end -}}
 
 {{- define "jobbie.podSpecCommon" -}}

@@ -185,8 +185,18 @@ func TestStartDecides(t *testing.T) {
 	if got, err := decide(opts("jobbie-shard-s1-0", empty), time.Second); err != nil || !reflect.DeepEqual(got, []string{"--join-http=" + peer}) {
 		t.Errorf("ordinal 0 beside a ready peer: %v %v, want to join it", got, err)
 	}
+	// Peers given as a list.
+	o := opts("jobbie-shard-s1-1", empty)
+	o.peers = "127.0.0.1:1," + peer
+	if got, err := decide(o, time.Second); err != nil || !reflect.DeepEqual(got, []string{"--join-http=" + peer}) {
+		t.Errorf("peers as a list: %v %v", got, err)
+	}
+	o.peers = "no-port"
+	if _, err := decide(o, time.Second); err == nil || !strings.Contains(err.Error(), "no-port") {
+		t.Errorf("bad --peers: %v", err)
+	}
 	// The pod's own address is never its peer.
-	o := opts("jobbie-shard-s1-0", empty)
+	o = opts("jobbie-shard-s1-0", empty)
 	o.own = map[string]bool{"127.0.0.1": true}
 	if got, err := decide(o, time.Second); err != nil || !reflect.DeepEqual(got, []string{"--bootstrap"}) {
 		t.Errorf("only itself ready: %v %v, want [--bootstrap]", got, err)

@@ -36,7 +36,7 @@ func startCmd(args []string) error {
 	fs := flag.NewFlagSet("start", flag.ContinueOnError)
 	var o startOptions
 	o.tls.register(fs)
-	fs.StringVar(&o.peers, "peers", "", "the set's headless service and HTTP port, dns:NAME:PORT; each address's /readyz is asked")
+	fs.StringVar(&o.peers, "peers", "", "the set's headless service and HTTP port, dns:NAME:PORT, or HOST:PORT,…; each address's /readyz is asked")
 	fs.StringVar(&o.dataDir, "data-dir", "", "the node's data directory; a node with state there starts at once")
 	fs.StringVar(&o.first, "first", "", "a flag added for the pod that starts a new group, e.g. --bootstrap")
 	fs.StringVar(&o.joinFlag, "join-flag", "", "a flag added as FLAG=<ready peers' host:port,…> for a pod that joins, e.g. --join-http")
@@ -48,7 +48,11 @@ func startCmd(args []string) error {
 	if len(cmd) == 0 {
 		return errors.New("start: a command after --")
 	}
-	o.host, _ = os.Hostname()
+	// A pod's host name is its name; $HOSTNAME, which container runtimes
+	// set to it, lets a process outside a pod stand for one.
+	if o.host = os.Getenv("HOSTNAME"); o.host == "" {
+		o.host, _ = os.Hostname()
+	}
 	o.own = ownAddrs()
 	extra, err := o.decide(context.Background(), os.Stderr)
 	if err != nil {
@@ -123,19 +127,32 @@ func ordinal(host string) int {
 	return n
 }
 
-// readyPeers returns host:port of each peer whose /readyz answers 2xx. A
-// name that does not resolve (yet) has no peers.
+// readyPeers returns host:port of each peer whose /readyz answers 2xx:
+// every address of dns:NAME:PORT (a name that does not resolve yet has
+// none), or each HOST:PORT of a list.
 func readyPeers(ctx context.Context, peers string, t *tlsFlags, own map[string]bool) ([]string, error) {
 	if peers == "" {
 		return nil, nil
 	}
-	rest, ok := strings.CutPrefix(peers, "dns:")
-	if !ok {
-		return nil, fmt.Errorf("--peers %q: want dns:NAME:PORT", peers)
-	}
-	name, port, err := net.SplitHostPort(rest)
-	if err != nil {
-		return nil, fmt.Errorf("--peers %q: %w", peers, err)
+	var addrs []string
+	if rest, ok := strings.CutPrefix(peers, "dns:"); ok {
+		name, port, err := net.SplitHostPort(rest)
+		if err != nil {
+			return nil, fmt.Errorf("--peers %q: %w", peers, err)
+		}
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		ips, _ := net.DefaultResolver.LookupHost(lctx, name)
+		for _, ip := range ips {
+			addrs = append(addrs, net.JoinHostPort(ip, port))
+		}
+	} else {
+		for _, a := range strings.Split(peers, ",") {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return nil, fmt.Errorf("--peers %q: want dns:NAME:PORT or HOST:PORT,…: %w", peers, err)
+			}
+			addrs = append(addrs, a)
+		}
 	}
 	scheme := "http"
 	if t.ca != "" {
@@ -145,18 +162,11 @@ func readyPeers(ctx context.Context, peers string, t *tlsFlags, own map[string]b
 	if err != nil {
 		return nil, err
 	}
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupHost(lctx, name)
-	if err != nil {
-		return nil, nil
-	}
 	var ready []string
-	for _, a := range addrs {
-		if own[a] {
+	for _, hp := range addrs {
+		if h, _, _ := net.SplitHostPort(hp); own[h] {
 			continue
 		}
-		hp := net.JoinHostPort(a, port)
 		if get(c, scheme+"://"+hp+"/readyz") == nil {
 			ready = append(ready, hp)
 		}

@@ -84,10 +84,10 @@ func (o *startOptions) decide(ctx context.Context, log io.Writer) ([]string, err
 			}
 			return []string{o.joinFlag + "=" + strings.Join(ready, ",")}, nil
 		case ordinal(o.host) == 0:
+			fmt.Fprintf(log, "jobbie-pod: ordinal 0 and no peer ready; starting a new group unless the node has state %s\n", o.first)
 			if o.first == "" {
 				return nil, nil
 			}
-			fmt.Fprintf(log, "jobbie-pod: ordinal 0 and no peer ready; adding %s (ignored if the node has state)\n", o.first)
 			return []string{o.first}, nil
 		case hasState(o.dataDir):
 			fmt.Fprintln(log, "jobbie-pod: no peer ready; the node has state and resumes from it")

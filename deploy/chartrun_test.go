@@ -188,19 +188,12 @@ func TestChartRuns(t *testing.T) {
 		}
 	}()
 	logs := map[string]string{}
-	for _, p := range pods {
-		for _, c := range p.spec.InitContainers {
-			argv := cmdline(p, c)
-			if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
-				t.Fatalf("%s init container %s: %v\n%s", p.name, c.Name, err, out)
-			}
-		}
-	}
-	for _, p := range pods { // all at once
+	running := map[string]*exec.Cmd{}
+	startPod := func(p *chartPod) {
 		c := p.spec.Containers[0]
 		argv := cmdline(p, c)
 		logs[p.name] = filepath.Join(dir, p.name+".log")
-		f, err := os.Create(logs[p.name])
+		f, err := os.OpenFile(logs[p.name], os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,6 +207,18 @@ func TestChartRuns(t *testing.T) {
 		}
 		f.Close()
 		procs = append(procs, cmd)
+		running[p.name] = cmd
+	}
+	for _, p := range pods {
+		for _, c := range p.spec.InitContainers {
+			argv := cmdline(p, c)
+			if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%s init container %s: %v\n%s", p.name, c.Name, err, out)
+			}
+		}
+	}
+	for _, p := range pods { // all at once
+		startPod(p)
 	}
 	dump := func() {
 		for _, p := range pods {
@@ -349,6 +354,39 @@ func TestChartRuns(t *testing.T) {
 		t.Fatalf("the second gateway fetched %q, want %s", job.JobID, enq.JobID)
 	}
 	call(t, http.DefaultClient, "POST", "http://"+gws[1]+":8080/api/v1/ack/"+job.JobID, tenant.OwnerKey, `{}`, nil)
+
+	// Pod 0 of a shard cluster and of control comes back with an empty
+	// volume: each joins the group its peers hold, and serves.
+	for _, n := range stsNames {
+		p := pods[0]
+		for _, q := range pods {
+			if q.name == n+"-0" {
+				p = q
+			}
+		}
+		cmd := running[p.name]
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if err := os.RemoveAll(filepath.Join(p.mounts["data"], "data")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(logs[p.name], nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		startPod(p)
+		eventually(p.name+" back with an empty volume, ready", func() error { return ready(p) })
+		b, _ := os.ReadFile(logs[p.name])
+		if !bytes.Contains(b, []byte("ready peers")) || bytes.Contains(b, []byte("ordinal 0 and no peer ready")) {
+			dump()
+			t.Fatalf("%s came back with an empty volume and did not join its peers", p.name)
+		}
+	}
+	// The job's history is still there, through both gateways.
+	for _, gw := range gws {
+		eventually("read the job through "+gw, func() error {
+			return try(http.DefaultClient, "GET", "http://"+gw+":8080/api/v1/jobs/"+job.JobID, tenant.OwnerKey, "", nil)
+		})
+	}
 }
 
 // podLabels are the labels of the workload template a pod came from.

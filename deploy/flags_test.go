@@ -13,11 +13,15 @@ import (
 )
 
 // upcoming are flags being built in this release under exactly these
-// names, which deploy/ already uses. Each one that lands is checked for
-// real (the test logs it: delete it here); one that lands under another
-// name fails the test.
-var upcoming = map[string][]string{
-	"shard": {"--join-token", "--control-url"}, // a self-hosted shard joining with a token
+// names, which deploy/ already uses. Once jobbie has a flag whose name
+// holds landedIf, the feature has landed: every flag listed must then
+// exist (one that landed under another name fails the test), and the
+// entry is to be deleted, after which the flags are checked as any other.
+var upcoming = map[string]struct {
+	flags    []string
+	landedIf string
+}{
+	"shard": {[]string{"--join-token", "--control-url"}, "token"}, // a self-hosted shard joining with a token
 }
 
 var bins struct {
@@ -152,11 +156,11 @@ func checkFlags(t *testing.T, invs []invocation) {
 			argv = next
 		}
 	}
-	logLanded(t)
+	checkUpcoming(t)
 }
 
 func isUpcoming(role, flag string) bool {
-	for _, f := range upcoming[role] {
+	for _, f := range upcoming[role].flags {
 		if f == flag {
 			return true
 		}
@@ -164,23 +168,29 @@ func isUpcoming(role, flag string) bool {
 	return false
 }
 
-// logLanded says which upcoming flags jobbie now has, to be deleted from
-// the list.
-func logLanded(t *testing.T) {
+// checkUpcoming fails when an upcoming feature has landed with flags
+// other than the ones deploy/ uses, and says when the list is stale.
+func checkUpcoming(t *testing.T) {
 	jobbie, _ := binaries(t)
 	bins.upcomingLogOnce.Do(func() {
-		var landed []string
-		for role, fs := range upcoming {
+		for role, u := range upcoming {
 			known := flagsOf(t, jobbie, role)
-			for _, f := range fs {
-				if known[f] {
-					landed = append(landed, role+" "+f)
+			var landed []string
+			for f := range known {
+				if strings.Contains(f, u.landedIf) {
+					landed = append(landed, f)
 				}
 			}
-		}
-		sort.Strings(landed)
-		if len(landed) > 0 {
-			t.Logf("jobbie has these flags now; delete them from upcoming: %v", landed)
+			if len(landed) == 0 {
+				continue
+			}
+			sort.Strings(landed)
+			for _, f := range u.flags {
+				if !known[f] {
+					t.Errorf("jobbie %s has %v now, but not %s, which deploy/ uses: rename it in deploy/", role, landed, f)
+				}
+			}
+			t.Logf("jobbie %s has %v: delete its entry from upcoming", role, landed)
 		}
 	})
 }

@@ -35,6 +35,7 @@ var AllActions = []Action{
 	ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage,
 	ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage,
 	ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead,
+	ActBackupRead, ActBackupManage,
 }
 
 // FieldError is a validation error naming the field at fault

@@ -42,6 +42,7 @@ var BuiltinPolicies = [][]string{
 	{"developer", "*", "*", "queue.*"},
 	{"developer", "*", "*", "schedule.*"},
 	{"developer", "*", "*", "namespace.read"},
+	{"developer", "*", "*", "backup.read"},
 	{"producer", "*", "*", "job.enqueue"},
 	{"producer", "*", "*", "job.read"},
 	{"producer", "*", "*", "queue.read"},
@@ -52,6 +53,7 @@ var BuiltinPolicies = [][]string{
 	{"viewer", "*", "*", "queue.read"},
 	{"viewer", "*", "*", "schedule.read"},
 	{"viewer", "*", "*", "namespace.read"},
+	{"viewer", "*", "*", "backup.read"},
 	{"billing", "*", "*", "usage.read"}, // usage and invoices, nothing else
 }
 

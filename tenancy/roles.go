@@ -62,4 +62,9 @@ const (
 	ActKeyRead         Action = "key.read"
 	ActKeyManage       Action = "key.manage"
 	ActUsageRead       Action = "usage.read"
+	// Backups of a namespace: read is the catalog and policies; manage
+	// takes, deletes, downloads (a backup holds every payload) and
+	// restores them, and sets policies.
+	ActBackupRead   Action = "backup.read"
+	ActBackupManage Action = "backup.manage"
 )

@@ -50,14 +50,15 @@ func TestBuiltinRolePermissions(t *testing.T) {
 	e, err := NewEnforcer()
 	require.NoError(t, err)
 	actions := []Action{ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage, ActQueueRead, ActQueueManage,
-		ActScheduleRead, ActScheduleManage, ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead}
+		ActScheduleRead, ActScheduleManage, ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead,
+		ActBackupRead, ActBackupManage}
 	allowed := map[Role][]Action{
 		RoleOwner:     actions,
 		RoleAdmin:     actions,
-		RoleDeveloper: {ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage, ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage, ActNamespaceRead},
+		RoleDeveloper: {ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage, ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage, ActNamespaceRead, ActBackupRead},
 		RoleProducer:  {ActJobEnqueue, ActJobRead, ActQueueRead},
 		RoleWorker:    {ActJobWork, ActJobRead, ActQueueRead},
-		RoleViewer:    {ActJobRead, ActQueueRead, ActScheduleRead, ActNamespaceRead},
+		RoleViewer:    {ActJobRead, ActQueueRead, ActScheduleRead, ActNamespaceRead, ActBackupRead},
 		RoleBilling:   {ActUsageRead}, // usage and invoices and nothing else
 	}
 	for role, ok := range allowed {

@@ -104,17 +104,40 @@ func (ca *CA) WriteFiles(certFile, keyFile string) error {
 
 // Issue signs a certificate for id, good for validFor (DefaultValidity
 // if zero) and, for tools that check names, for hosts (IPs or DNS
-// names). Peers in Jobbie check the identity, not the host.
+// names), with a new key it returns. Peers in Jobbie check the identity,
+// not the host.
 func (ca *CA) Issue(id Identity, hosts []string, validFor time.Duration) (certPEM, keyPEM []byte, err error) {
 	if err := id.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if validFor <= 0 {
-		validFor = DefaultValidity
-	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pki: key: %w", err)
+	}
+	certPEM, err = ca.IssueKey(key.Public(), id, hosts, validFor)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err = encodeKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return certPEM, keyPEM, nil
+}
+
+// IssueKey signs a certificate for id over a public key whose private
+// half stays with its holder (a self-hosted shard node joining: control
+// signs the key the node sent). The issuer alone decides id, hosts and
+// validFor, as in Issue.
+func (ca *CA) IssueKey(pub crypto.PublicKey, id Identity, hosts []string, validFor time.Duration) (certPEM []byte, err error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkPublicKey(pub); err != nil {
+		return nil, err
+	}
+	if validFor <= 0 {
+		validFor = DefaultValidity
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
@@ -134,15 +157,11 @@ func (ca *CA) Issue(id Identity, hosts []string, validFor time.Duration) (certPE
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, pub, ca.key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("pki: sign %s: %w", id, err)
+		return nil, fmt.Errorf("pki: sign %s: %w", id, err)
 	}
-	keyPEM, err = encodeKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
 func serial() *big.Int {

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 // Role is what a process is to the others.
@@ -41,16 +43,24 @@ func (r Role) valid() bool {
 var Scrapers = Roles(RoleMetrics, RoleOperator)
 
 // Identity is who a certificate speaks for: a role, the shard cluster for
-// a shard node, and the node's (or operator's) name.
+// a shard node, and the node's (or operator's) name; for a node of a
+// self-hosted shard cluster, also the tenant that owns it, so whoever
+// admits the node can check that it serves that tenant only.
 type Identity struct {
-	Role  Role
-	Shard string // shard id; set for RoleShard only
-	Node  string
+	Role   Role
+	Shard  string // shard id; set for RoleShard only
+	Node   string
+	Tenant string // owning tenant's id; RoleShard only, empty for hosted shards
 }
 
 // uriScheme names identities in certificates: jobbie://<role>/<shard>/<node>,
-// with "-" for the shard of roles that belong to none.
+// with "-" for the shard of roles that belong to none, and
+// ?tenant=<id> for a tenant-owned shard node. Certificates without the
+// query (every hosted process) read exactly as before it existed.
 const uriScheme = "jobbie"
+
+// tenantParam is the URI query parameter naming a shard's owner.
+const tenantParam = "tenant"
 
 var namePart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
@@ -68,7 +78,23 @@ func (id Identity) Validate() error {
 	if id.Role != RoleShard && id.Shard != "" {
 		return fmt.Errorf("pki: a %s identity names no shard", id.Role)
 	}
+	if id.Tenant != "" {
+		if id.Role != RoleShard {
+			return fmt.Errorf("pki: a %s identity names no tenant: only a self-hosted shard node belongs to one", id.Role)
+		}
+		if err := tenancy.ValidateTenantID(id.Tenant); err != nil {
+			return fmt.Errorf("pki: %w", err)
+		}
+	}
 	return nil
+}
+
+// Hosted is the identity without its owning tenant: role, shard and node,
+// which alone name a process (shard ids are unique across tenants). Use
+// it to key a node whatever tenant its certificate names.
+func (id Identity) Hosted() Identity {
+	id.Tenant = ""
+	return id
 }
 
 // URI is the identity as written in a certificate's URI SAN.
@@ -77,22 +103,30 @@ func (id Identity) URI() *url.URL {
 	if shard == "" {
 		shard = "-"
 	}
-	return &url.URL{Scheme: uriScheme, Host: string(id.Role), Path: "/" + shard + "/" + id.Node}
+	u := &url.URL{Scheme: uriScheme, Host: string(id.Role), Path: "/" + shard + "/" + id.Node}
+	if id.Tenant != "" {
+		u.RawQuery = url.Values{tenantParam: {id.Tenant}}.Encode()
+	}
+	return u
 }
 
 func (id Identity) String() string { return id.URI().String() }
 
-// ParseIdentity reads jobbie://<role>/<shard>/<node>.
+// ParseIdentity reads jobbie://<role>/<shard>/<node>[?tenant=<id>].
 func ParseIdentity(s string) (Identity, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != uriScheme {
 		return Identity{}, fmt.Errorf("pki: %q is not a jobbie:// identity", s)
 	}
 	parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/")
-	if len(parts) != 2 {
-		return Identity{}, fmt.Errorf("pki: identity %q is not jobbie://<role>/<shard>/<node>", s)
+	if len(parts) != 2 || u.User != nil || u.Fragment != "" {
+		return Identity{}, fmt.Errorf("pki: identity %q is not jobbie://<role>/<shard>/<node>[?tenant=<id>]", s)
 	}
-	id := Identity{Role: Role(u.Host), Shard: parts[0], Node: parts[1]}
+	tenant, err := tenantOf(u.RawQuery)
+	if err != nil {
+		return Identity{}, fmt.Errorf("pki: identity %q: %w", s, err)
+	}
+	id := Identity{Role: Role(u.Host), Shard: parts[0], Node: parts[1], Tenant: tenant}
 	if id.Shard == "-" {
 		id.Shard = ""
 	}
@@ -100,6 +134,24 @@ func ParseIdentity(s string) (Identity, error) {
 		return Identity{}, err
 	}
 	return id, nil
+}
+
+// tenantOf reads the query of an identity URI: nothing, or exactly one
+// tenant parameter. Anything else is refused rather than ignored, so a
+// certificate never carries a claim nobody reads.
+func tenantOf(rawQuery string) (string, error) {
+	if rawQuery == "" {
+		return "", nil
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", fmt.Errorf("malformed query: %w", err)
+	}
+	vs, ok := q[tenantParam]
+	if len(q) != 1 || !ok || len(vs) != 1 || vs[0] == "" {
+		return "", errors.New("the only query an identity may carry is one tenant=<id>")
+	}
+	return vs[0], nil
 }
 
 // ErrNoIdentity is IdentityOf's error for a certificate that names none.
@@ -148,6 +200,25 @@ func ShardMember(shard string) Policy {
 	return func(id Identity) error {
 		if id.Role != RoleShard || id.Shard != shard {
 			return fmt.Errorf("pki: %s is not a member of shard %s", id, shard)
+		}
+		return nil
+	}
+}
+
+// OwnedShardMember admits the nodes of one shard cluster whose
+// certificates name tenant as the owner; with tenant "" (a hosted
+// shard) they must name none. Where a shard's owner is known, it checks
+// more than ShardMember: a node re-issued for another tenant is refused.
+func OwnedShardMember(shard, tenant string) Policy {
+	return func(id Identity) error {
+		if id.Role != RoleShard || id.Shard != shard {
+			return fmt.Errorf("pki: %s is not a member of shard %s", id, shard)
+		}
+		if id.Tenant != tenant {
+			if tenant == "" {
+				return fmt.Errorf("pki: %s belongs to tenant %s, but shard %s is hosted", id, id.Tenant, shard)
+			}
+			return fmt.Errorf("pki: %s does not belong to tenant %s", id, tenant)
 		}
 		return nil
 	}

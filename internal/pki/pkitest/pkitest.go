@@ -72,5 +72,14 @@ func Shard(shard, node string) pki.Identity {
 	return pki.Identity{Role: pki.RoleShard, Shard: shard, Node: node}
 }
 
+// Tenant is a well-formed tenant id for tenant-owned shard identities.
+const Tenant = "t_0123456789abcdefghijklmnop"
+
+// TenantShard is the identity of node of shard, a self-hosted shard
+// owned by tenant.
+func TenantShard(shard, node, tenant string) pki.Identity {
+	return pki.Identity{Role: pki.RoleShard, Shard: shard, Node: node, Tenant: tenant}
+}
+
 // GossipKey is a 32-byte gossip key for tests.
 var GossipKey = []byte("0123456789abcdef0123456789abcdef")

@@ -24,6 +24,12 @@ type Config struct {
 	// any shard node).
 	TLS        *pki.Credentials
 	NodePolicy pki.Policy
+	// Tunnel, when set, reaches nodes by tunnel address,
+	// "tunnel://<shard>/<node>" (a tunnel.Registry: self-hosted shard
+	// nodes that dialed in). Each stream's tunnel peer is checked as a TLS
+	// peer is: the node the address names, satisfying the route's policy.
+	// Without it such addresses are refused.
+	Tunnel Tunnel
 	// Gossip, when set, is the pool this process has joined: each shard's
 	// requests go to the leader it advertises (Run follows it).
 	Gossip *gossip.Pool
@@ -99,8 +105,8 @@ func (c *Client) Close() {
 	c.nodes.closeIdle()
 }
 
-// Node returns the pool of one node's address (host:port, an http(s) URL
-// or unix:<path>), for a request to that node alone; with TLS the node
+// Node returns the pool of one node's address (host:port, an http(s) URL,
+// unix:<path> or tunnel://<shard>/<node>), for a request to that node alone; with TLS the node
 // must satisfy Config.NodePolicy.
 func (c *Client) Node(addr string) (*Node, error) { return c.nodes.get(addr, "") }
 
@@ -256,7 +262,17 @@ func (c *Client) openStream(ctx context.Context, n *Node, path string, header ht
 	d := &net.Dialer{Timeout: start}
 	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true, DisableCompression: true,
 		ResponseHeaderTimeout: start, TLSHandshakeTimeout: start, TLSClientConfig: n.hc.TLSConfig}
-	if n.hc.Dial != nil { // the pool dials a Unix socket: hc.Addr is its path
+	switch {
+	case n.tun != nil:
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			if start > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, start)
+				defer cancel()
+			}
+			return n.tun.dial(ctx)
+		}
+	case n.hc.Dial != nil: // the pool dials a Unix socket: hc.Addr is its path
 		path := n.hc.Addr
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, "unix", path) }
 	}

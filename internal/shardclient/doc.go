@@ -6,6 +6,13 @@
 // writes and asks to join its group through its pool; control, which
 // today only receives registrations, would call shards through it too.
 //
+// A node is reached at host:port (mutual TLS with Config.TLS), over a
+// Unix socket on the same host, or, for a self-hosted node that dialed
+// in, at its tunnel address "tunnel://<shard>/<node>" through
+// Config.Tunnel (a tunnel.Registry). A tunnel stream speaks plain HTTP
+// inside the tunnel's mutual TLS, and its peer is checked as a TLS peer
+// is: the node the address names, a member of the route's shard.
+//
 // The one rule about repeating a request: it is sent again only when it
 // was certainly not applied. An answer that says "not the leader" (503
 // no_leader, or 503/421 naming the leader in wire.LeaderHeader) is given

@@ -1,6 +1,7 @@
 package shardclient
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 type Node struct {
 	hc      *fasthttp.HostClient
 	host    string       // the Host header; "localhost" for a Unix socket
+	tun     *tunnelDest  // set for a node reached through the tunnel
 	lastLog atomic.Int64 // unix nanoseconds of the last failure logged
 }
 
@@ -71,7 +73,21 @@ func (ns *nodes) get(addr, shard string) (*Node, error) {
 	if ok {
 		return n, nil
 	}
-	host, isTLS, unix, err := parseAddr(addr)
+	var (
+		host       string
+		isTLS, unx bool
+		tun        *tunnelDest
+		err        error
+	)
+	if strings.HasPrefix(addr, tunnelScheme) {
+		// The tunnel is mutual TLS already: the pool speaks plain HTTP
+		// over its streams and checks the tunnel's peer on each dial.
+		if tun, err = ns.tunnelAddr(addr, shard); err == nil {
+			host = tun.node + "." + tun.shard + ".tunnel" // a Host header, never resolved
+		}
+	} else {
+		host, isTLS, unx, err = parseAddr(addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +97,7 @@ func (ns *nodes) get(addr, shard string) (*Node, error) {
 		return n, nil
 	}
 	var tlsConfig *tls.Config
-	if ns.cfg.TLS != nil && !unix {
+	if ns.cfg.TLS != nil && !unx && tun == nil {
 		// Every TCP hop is mutual TLS; a Unix socket is guarded by its
 		// file's permissions.
 		isTLS, tlsConfig = true, ns.cfg.TLS.Client(ns.expect(shard))
@@ -106,7 +122,15 @@ func (ns *nodes) get(addr, shard string) (*Node, error) {
 		// it. Whether to send again is Client's decision (see Sent).
 		MaxIdemponentCallAttempts: 1,
 	}}
-	if unix {
+	if tun != nil {
+		n.tun, n.hc.Addr = tun, addr
+		n.hc.Dial = func(string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), tunnelDialTimeout)
+			defer cancel()
+			return tun.dial(ctx)
+		}
+	}
+	if unx {
 		// A node on the same host: a Unix socket skips the TCP stack. The
 		// socket path is the pool's address, not a Host header.
 		n.host = "localhost"
@@ -118,6 +142,13 @@ func (ns *nodes) get(addr, shard string) (*Node, error) {
 	ns.byKey[key] = n
 	return n, nil
 }
+
+// tunnelScheme starts a tunnel address (tunnel.Addr).
+const tunnelScheme = "tunnel://"
+
+// tunnelDialTimeout bounds opening a stream through the tunnel, which
+// waits only while the link is too busy to acknowledge new streams.
+const tunnelDialTimeout = 10 * time.Second
 
 // expect is the identity a node must show: a member of shard, or what
 // Config.NodePolicy says (any shard node by default).

@@ -24,6 +24,11 @@ type Config struct {
 	// any shard node).
 	TLS        *pki.Credentials
 	NodePolicy pki.Policy
+	// ShardOwner, when set, names the tenant owning a shard ("" for a
+	// hosted one, as placement says): a route's nodes must then also show
+	// that owner in their certificates (pki.OwnedShardMember). It is asked
+	// on every handshake or tunnel dial, so it must answer from memory.
+	ShardOwner func(shard string) (tenant string)
 	// Tunnel, when set, reaches nodes by tunnel address,
 	// "tunnel://<shard>/<node>" (a tunnel.Registry: self-hosted shard
 	// nodes that dialed in). Each stream's tunnel peer is checked as a TLS

@@ -150,10 +150,14 @@ const tunnelScheme = "tunnel://"
 // waits only while the link is too busy to acknowledge new streams.
 const tunnelDialTimeout = 10 * time.Second
 
-// expect is the identity a node must show: a member of shard, or what
-// Config.NodePolicy says (any shard node by default).
+// expect is the identity a node must show: a member of shard (owned by
+// whom Config.ShardOwner says, if set), or what Config.NodePolicy says
+// (any shard node by default).
 func (ns *nodes) expect(shard string) pki.Policy {
 	switch {
+	case shard != "" && ns.cfg.ShardOwner != nil:
+		owner := ns.cfg.ShardOwner
+		return func(id pki.Identity) error { return pki.OwnedShardMember(shard, owner(shard))(id) }
 	case shard != "":
 		return pki.ShardMember(shard)
 	case ns.cfg.NodePolicy != nil:

@@ -3,6 +3,7 @@ package shardclient
 import (
 	"crypto/tls"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,4 +82,55 @@ func TestTLSRoutesCheckWhomTheyReach(t *testing.T) {
 	_, err = call(t, plain, rt3, fasthttp.MethodPost)
 	require.Error(t, err)
 	require.EqualValues(t, 1, s1.hits.Load())
+}
+
+// With ShardOwner, a route's nodes must also name the shard's owner:
+// a hosted shard's node certified for a tenant, or a self-hosted one
+// certified for another tenant or for none, is refused before any
+// request.
+func TestTLSRoutesCheckTheShardsOwner(t *testing.T) {
+	t.Parallel()
+	ca, err := pki.NewCA("test ca")
+	require.NoError(t, err)
+	const acme, other = "t_0123456789abcdefghijklmnop", "t_zzzzzzzzzzzzzzzzzzzzzzzzzz"
+	owned := serveTLS(t, creds(t, ca, pki.Identity{Role: pki.RoleShard, Shard: "acme-1", Node: "n1", Tenant: acme}))
+	hosted := serveTLS(t, creds(t, ca, pki.Identity{Role: pki.RoleShard, Shard: "acme-1", Node: "n2"}))
+	gw := creds(t, ca, pki.Identity{Role: pki.RoleGateway, Node: "g1"})
+	var owner atomic.Value
+	owner.Store(acme)
+	c := New(Config{TLS: gw, RetryTimeout: 200 * time.Millisecond,
+		ShardOwner: func(shard string) string {
+			if shard == "acme-1" {
+				return owner.Load().(string)
+			}
+			return ""
+		}})
+	t.Cleanup(c.Close)
+
+	rt, err := c.Route("acme-1", owned.addr, nil)
+	require.NoError(t, err)
+	resp, err := call(t, c, rt, fasthttp.MethodPost)
+	require.NoError(t, err)
+	require.Equal(t, fasthttp.StatusCreated, resp.StatusCode())
+
+	// A node of the shard that names no owner.
+	rtHosted, err := c.Route("acme-1", hosted.addr, nil)
+	require.NoError(t, err)
+	_, err = call(t, c, rtHosted, fasthttp.MethodPost)
+	var f *Failure
+	require.ErrorAs(t, err, &f)
+	require.False(t, f.Sent)
+	require.ErrorContains(t, err, "does not belong to tenant "+acme)
+	require.Zero(t, hosted.hits.Load())
+
+	// The owner changes (as placement would say): new handshakes refuse
+	// the old owner's node.
+	owner.Store(other)
+	c.nodes.closeIdle()
+	rt, err = c.Route("acme-1", owned.addr, nil)
+	require.NoError(t, err)
+	_, err = call(t, c, rt, fasthttp.MethodPost)
+	require.ErrorAs(t, err, &f)
+	require.False(t, f.Sent)
+	require.EqualValues(t, 1, owned.hits.Load())
 }

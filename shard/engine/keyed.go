@@ -61,30 +61,6 @@ func (q *QueueRecord) served(prio uint8, key string) {
 	q.Turns = append(q.Turns, KeyTurn{prio, key})
 }
 
-// readCount reads a uvarint counter (0 when absent).
-func readCount(r pebble.Reader, k []byte) int64 {
-	v, closer, err := r.Get(k)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0
-	}
-	must(err)
-	n, _ := binary.Uvarint(v)
-	closer.Close()
-	return int64(n)
-}
-
-// addCount adds delta to a uvarint counter, deleting it at zero, and
-// returns the new value.
-func addCount(tx *replica.Tx, k []byte, delta int64) int64 {
-	n := max(readCount(tx, k)+delta, 0)
-	if n == 0 {
-		must(tx.Delete(k, nil))
-	} else {
-		must(tx.Set(k, binary.AppendUvarint(nil, uint64(n)), nil))
-	}
-	return n
-}
-
 // keyFloors holds, per group prefix, a key below which the group has no
 // live job: the head a fetch last found. Like pendingHeads it is only a
 // hint (a lower bound, in memory, FSM goroutine only) that lets a seek
@@ -168,7 +144,17 @@ func (e *Engine) addKeyed(tx *replica.Tx, ns string, j *job.Job) {
 	k := keys.KeyedPending(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey(), j.CreatedAt, j.ID)
 	must(tx.Set(k, nil, nil))
 	e.keyFloors.inserted(string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey())), k)
-	addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey()), 1)
+	// The group key marks a group with jobs. It is written only when the
+	// group starts and deleted when it empties: a key rewritten on every
+	// job would pile up versions that every fetch's scan steps over.
+	gk := keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey())
+	if _, closer, err := tx.Get(gk); err == nil {
+		closer.Close()
+	} else if errors.Is(err, pebble.ErrNotFound) {
+		must(tx.Set(gk, nil, nil))
+	} else {
+		must(err)
+	}
 	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed++ })
 	if j.ConcurrencyKey() != "" {
 		e.keyMoved(tx, ns, j, 0, 1)
@@ -179,8 +165,10 @@ func (e *Engine) addKeyed(tx *replica.Tx, ns string, j *job.Job) {
 func (e *Engine) removeKeyed(tx *replica.Tx, ns string, j *job.Job) {
 	p := uint8(j.Priority)
 	must(tx.Delete(keys.KeyedPending(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey(), j.CreatedAt, j.ID), nil))
-	if addCount(tx, keys.KeyedGroup(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey()), -1) == 0 {
-		delete(e.keyFloors, string(keys.KeyedPrefix(ns, j.Queue, p, j.FairnessKey(), j.ConcurrencyKey())))
+	g := group{j.FairnessKey(), j.ConcurrencyKey()}
+	if e.groupHead(tx, ns, j.Queue, p, g) == nil {
+		must(tx.Delete(keys.KeyedGroup(ns, j.Queue, p, g.fkey, g.ckey), nil))
+		delete(e.keyFloors, string(keys.KeyedPrefix(ns, j.Queue, p, g.fkey, g.ckey)))
 	}
 	e.queues.update(tx, ns, j.Queue, func(q *QueueRecord) { q.Keyed-- })
 	if j.ConcurrencyKey() != "" {
@@ -212,84 +200,112 @@ func (e *Engine) pickKeyed(tx *replica.Tx, ns, queue string, q *QueueRecord) (ke
 	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: gq, UpperBound: keys.PrefixEnd(gq)})
 	must(err)
 	defer func() { must(it.Close()) }()
-	full := map[string]bool{} // concurrency keys at their cap, per pick
-	ok := it.First()
-	for ok {
+	l := &levelWalk{e: e, tx: tx, it: it, gq: gq, ns: ns, queue: queue, q: q, full: map[string]bool{}}
+	for ok := it.First(); ok; {
 		prio := it.Key()[len(gq)]
 		if plain.key != nil && prio > plain.prio {
 			break
 		}
-		var groups []group
-		for ; ok && it.Key()[len(gq)] == prio; ok = it.Next() {
-			_, f, c, err := keys.ParseKeyedGroup(ns, queue, it.Key())
-			must(err)
-			groups = append(groups, group{f, c})
-		}
-		var withPlain *keyedCandidate
+		l.prio, l.plain = prio, nil
 		if plain.key != nil && plain.prio == prio {
-			withPlain = &plain
+			l.plain = &plain
 		}
-		if c, found := e.pickAtLevel(tx, ns, queue, q, prio, groups, withPlain, full); found {
+		if c, found := l.pick(); found {
 			return c, true
 		}
+		if prio == 255 {
+			break
+		}
+		ok = it.SeekGE(append(gq[:len(gq):len(gq)], prio+1))
 	}
 	return plain, plain.key != nil
 }
 
-// pickAtLevel takes the fairness keys at prio in turn from the one after
-// the key last served; groups are in (fairness key, concurrency key)
-// order, and plain, if set, is the plain pending index's head at prio
-// (fairness key "").
-func (e *Engine) pickAtLevel(tx *replica.Tx, ns, queue string, q *QueueRecord, prio uint8, groups []group,
-	plain *keyedCandidate, full map[string]bool) (keyedCandidate, bool) {
-	// The ring: each fairness key's first group index, "" first.
-	var ring []int
-	var fkeys []string
-	if plain != nil && (len(groups) == 0 || groups[0].fkey != "") {
-		ring, fkeys = append(ring, -1), append(fkeys, "") // only the plain head
+// levelWalk takes the fairness keys of one priority in turn.
+type levelWalk struct {
+	e         *Engine
+	tx        *replica.Tx
+	it        *pebble.Iterator // over the queue's group keys
+	gq        []byte           // their prefix
+	ns, queue string
+	q         *QueueRecord
+	full      map[string]bool // concurrency keys at their cap, per fetch
+	prio      uint8
+	plain     *keyedCandidate // the plain pending index's head at prio, if any (fairness key "")
+	run       []group
+}
+
+// pick serves the first fairness key after the one last served at the
+// priority that has a job it may hand out: from there to the end of the
+// ring, then from its start ("" first) through the last served. Fairness
+// keys hold no control characters, so last+0x01 sorts after all of its
+// groups. Without caps it reads one key's groups and the next group key.
+func (l *levelWalk) pick() (keyedCandidate, bool) {
+	lp := append(l.gq[:len(l.gq):len(l.gq)], l.prio)
+	last, set := l.q.lastServed(l.prio)
+	if !set {
+		return l.walk(lp, true, false, "")
 	}
-	for i, g := range groups {
-		if i == 0 || g.fkey != groups[i-1].fkey {
-			ring, fkeys = append(ring, i), append(fkeys, g.fkey)
-		}
+	after := append(append(lp[:len(lp):len(lp)], last...), 1)
+	if c, found := l.walk(after, false, false, ""); found {
+		return c, true
 	}
-	start := 0
-	if last, ok := q.lastServed(prio); ok {
-		// The first key after last; past the end the ring starts over.
-		for start < len(fkeys) && fkeys[start] <= last {
-			start++
+	return l.walk(lp, true, true, last)
+}
+
+// walk evaluates the fairness keys in order from the group key from (the
+// ring's start when fromStart), through upto when bounded, and returns
+// the first key's job that may go.
+func (l *levelWalk) walk(from []byte, fromStart, bounded bool, upto string) (keyedCandidate, bool) {
+	l.run = l.run[:0]
+	runKey, inRun := "", fromStart && l.plain != nil // "" has the plain index's jobs
+	for ok := l.it.SeekGE(from); ok && l.it.Key()[len(l.gq)] == l.prio; ok = l.it.Next() {
+		_, f, c, err := keys.ParseKeyedGroup(l.ns, l.queue, l.it.Key())
+		must(err)
+		if inRun && f != runKey {
+			if cand, found := l.eval(runKey); found {
+				return cand, true
+			}
+			l.run, inRun = l.run[:0], false
 		}
-		if start == len(fkeys) {
-			start = 0
+		if bounded && f > upto {
+			return keyedCandidate{}, false
 		}
+		runKey, inRun = f, true
+		l.run = append(l.run, group{f, c})
 	}
-	for n := 0; n < len(fkeys); n++ {
-		r := (start + n) % len(fkeys)
-		fkey := fkeys[r]
-		var best keyedCandidate
-		if fkey == "" && plain != nil {
-			best = *plain
-		}
-		for i := max(ring[r], 0); ring[r] >= 0 && i < len(groups) && groups[i].fkey == fkey; i++ {
-			if !e.keyUnderCap(tx, ns, queue, q, groups[i].ckey, full) {
-				continue
-			}
-			k := e.groupHead(tx, ns, queue, prio, groups[i])
-			if k == nil {
-				continue
-			}
-			at, _, err := keys.CreatedID(k)
-			must(err)
-			if best.key == nil || at < best.at || (at == best.at && bytes.Compare(k[len(k)-keys.JobIDLen:], best.key[len(best.key)-keys.JobIDLen:]) < 0) {
-				best = keyedCandidate{key: k, prio: prio, at: at}
-			}
-		}
-		if best.key != nil {
-			best.fkey = fkey
-			return best, true
-		}
+	if inRun {
+		return l.eval(runKey)
 	}
 	return keyedCandidate{}, false
+}
+
+// eval is the oldest job of fairness key fkey (its groups in l.run, and
+// the plain head for "") whose concurrency key is under its cap.
+func (l *levelWalk) eval(fkey string) (keyedCandidate, bool) {
+	var best keyedCandidate
+	if fkey == "" && l.plain != nil {
+		best = *l.plain
+	}
+	for _, g := range l.run {
+		if !l.e.keyUnderCap(l.tx, l.ns, l.queue, l.q, g.ckey, l.full) {
+			continue
+		}
+		k := l.e.groupHead(l.tx, l.ns, l.queue, l.prio, g)
+		if k == nil {
+			continue
+		}
+		at, _, err := keys.CreatedID(k)
+		must(err)
+		if best.key == nil || at < best.at || (at == best.at && bytes.Compare(k[len(k)-keys.JobIDLen:], best.key[len(best.key)-keys.JobIDLen:]) < 0) {
+			best = keyedCandidate{key: k, prio: l.prio, at: at}
+		}
+	}
+	if best.key == nil {
+		return keyedCandidate{}, false
+	}
+	best.fkey = fkey
+	return best, true
 }
 
 // keyUnderCap reports whether queue may hand out one more job of

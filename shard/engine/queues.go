@@ -170,13 +170,13 @@ type queueCache struct {
 	dirty map[qkey]string // cache key → namespace, of records to write
 
 	// Each namespace's unfinished jobs (unfinished.go), FSM goroutine only.
-	unf      map[string]int64
-	unfDirty map[string]bool
+	unf      map[string]*unfinishedCount
+	unfDirty []string // namespaces whose counter changed in this batch
 }
 
 func newQueueCache() *queueCache {
 	return &queueCache{recs: map[qkey]*QueueRecord{}, dirty: map[qkey]string{},
-		unf: map[string]int64{}, unfDirty: map[string]bool{}}
+		unf: map[string]*unfinishedCount{}}
 }
 
 // get returns queue's record, loading it into the cache (FSM goroutine).
@@ -309,8 +309,8 @@ func (c *queueCache) reset() {
 	c.mu.Lock()
 	c.recs = map[qkey]*QueueRecord{}
 	c.dirty = map[qkey]string{}
-	c.unf = map[string]int64{}
-	c.unfDirty = map[string]bool{}
+	c.unf = map[string]*unfinishedCount{}
+	c.unfDirty = nil
 	c.mu.Unlock()
 }
 

@@ -37,15 +37,28 @@ func (c *queueCache) unfinishedMoved(tx *replica.Tx, ns string, from, to job.Sta
 	if d == 0 {
 		return
 	}
-	n := c.unfinishedOf(tx, ns)
-	c.unf[ns] = n + d
-	c.unfDirty[ns] = true
+	u := c.unfinishedRec(tx, ns)
+	u.n += d
+	if !u.dirty {
+		u.dirty = true
+		c.unfDirty = append(c.unfDirty, ns)
+	}
+}
+
+// unfinishedCount is a namespace's counter as the cache holds it.
+type unfinishedCount struct {
+	n     int64
+	dirty bool // to be written before the batch commits
 }
 
 // unfinishedOf is ns's count of unfinished jobs (FSM goroutine).
 func (c *queueCache) unfinishedOf(tx *replica.Tx, ns string) int64 {
-	if n, ok := c.unf[ns]; ok {
-		return n
+	return c.unfinishedRec(tx, ns).n
+}
+
+func (c *queueCache) unfinishedRec(tx *replica.Tx, ns string) *unfinishedCount {
+	if u, ok := c.unf[ns]; ok {
+		return u
 	}
 	var n int64
 	v, closer, err := tx.Get(keys.Unfinished(ns))
@@ -59,8 +72,9 @@ func (c *queueCache) unfinishedOf(tx *replica.Tx, ns string) int64 {
 	default:
 		must(err)
 	}
-	c.unf[ns] = n
-	return n
+	u := &unfinishedCount{n: n}
+	c.unf[ns] = u
+	return u
 }
 
 // sumUnfinished adds up ns's queue records' unfinished counts: the cached
@@ -101,17 +115,17 @@ func (c *queueCache) sumUnfinished(tx *replica.Tx, ns string) int64 {
 // flushUnfinished writes the counters changed in this batch (under c.mu,
 // from flush).
 func (c *queueCache) flushUnfinished(tx *replica.Tx) {
-	for ns := range c.unfDirty {
-		must(tx.Set(keys.Unfinished(ns), binary.AppendUvarint(nil, uint64(max(c.unf[ns], 0))), nil))
-		delete(c.unfDirty, ns)
+	for _, ns := range c.unfDirty {
+		if u, ok := c.unf[ns]; ok && u.dirty {
+			must(tx.Set(keys.Unfinished(ns), binary.AppendUvarint(nil, uint64(max(u.n, 0))), nil))
+			u.dirty = false
+		}
 	}
+	c.unfDirty = c.unfDirty[:0]
 }
 
 // forgetUnfinished drops ns's counter from memory (a purge deleted it).
-func (c *queueCache) forgetUnfinished(ns string) {
-	delete(c.unf, ns)
-	delete(c.unfDirty, ns)
-}
+func (c *queueCache) forgetUnfinished(ns string) { delete(c.unf, ns) }
 
 // checkMaxPending refuses an enqueue that would take ns past its plan's
 // max_pending_jobs (limit > 0): adding jobs to the unfinished ones. A job

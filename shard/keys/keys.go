@@ -31,7 +31,7 @@
 //	<ns> 00 'f' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key> 00 <created 8B> <id>
 //	                                                     pending jobs with a key: fetch order per (fairness, concurrency) group
 //	<ns> 00 'g' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key>
-//	                                                     a group with pending jobs; value: how many (uvarint)
+//	                                                     a group with pending jobs (present while it has any)
 //	<ns> 00 'k' <queue> 00 <concurrency key>             a concurrency key's jobs; value: active, pending (uvarints)
 //	<ns> 00 'P'                                          the namespace's unfinished jobs (uvarint)
 //	01 'n' <ns>                                          registry of namespaces on this shard

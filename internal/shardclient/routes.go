@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -167,6 +168,12 @@ func (r *router) notify() {
 // otherwise gossip's leader, if it is another node, or else the next
 // member in turn.
 func (r *router) next(rt *Route, failed *Node, hint string) (n *Node, named bool) {
+	if failed.tun != nil && !strings.HasPrefix(hint, tunnelScheme) {
+		// A node behind the tunnel names its leader by an address of its
+		// own network, which this side cannot reach: only a tunnel
+		// address is worth following.
+		hint = ""
+	}
 	if hint != "" {
 		if n, err := r.c.nodes.get(hint, rt.id); err == nil {
 			rt.target.Store(n)

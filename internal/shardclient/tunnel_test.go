@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/internal/tunnel"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // tunnelWait bounds every wait on a signal: generous for a loaded box.
@@ -43,14 +45,19 @@ func startTunnel(t *testing.T, gw *pki.Credentials) (*tunnel.Registry, string) {
 
 // tunnelNode is a self-hosted shard node with no listening port: a
 // fiber app with the shard's role check, served on its agent's
-// listener. It answers /whoami with the peer it admitted, and /events
-// with a streamed answer whose second event waits for next.
-func tunnelNode(t *testing.T, reg *tunnel.Registry, addr string, node *pki.Credentials) (next chan struct{}) {
+// listener. It answers /whoami with the peer it admitted (or, when leader
+// is set, as a follower: 421 naming leader), and /events with a streamed
+// answer whose second event waits for next.
+func tunnelNode(t *testing.T, reg *tunnel.Registry, addr string, node *pki.Credentials, leader string) (next chan struct{}) {
 	t.Helper()
 	next = make(chan struct{})
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: apierr.Handler})
 	gateways := pki.Require(pki.Roles(pki.RoleGateway), nil)
 	app.Post("/whoami", gateways, func(c *fiber.Ctx) error {
+		if leader != "" {
+			c.Set(wire.LeaderHeader, leader)
+			return c.Status(fiber.StatusMisdirectedRequest).SendString("not the leader")
+		}
 		return c.Status(fiber.StatusCreated).SendString(pki.RequiredPeer(c).String())
 	})
 	app.Get("/events", gateways, func(c *fiber.Ctx) error {
@@ -103,7 +110,7 @@ func TestTunnelRequestsAndStreams(t *testing.T) {
 	ca := pkitest.New(t)
 	gw := ca.Creds(t, pkitest.Gateway)
 	reg, addr := startTunnel(t, gw)
-	next := tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s1", "n1")))
+	next := tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s1", "n1")), "")
 	c := New(Config{TLS: gw, Tunnel: reg, RetryTimeout: time.Second, Logger: quietLog})
 	t.Cleanup(c.Close)
 
@@ -172,7 +179,7 @@ func TestTunnelAddressesAreChecked(t *testing.T) {
 	ca := pkitest.New(t)
 	gw := ca.Creds(t, pkitest.Gateway)
 	reg, addr := startTunnel(t, gw)
-	tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s2", "n1")))
+	tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s2", "n1")), "")
 
 	c := New(Config{TLS: gw, Tunnel: reg, RetryTimeout: 300 * time.Millisecond, Logger: quietLog})
 	t.Cleanup(c.Close)
@@ -210,6 +217,54 @@ func TestTunnelAddressesAreChecked(t *testing.T) {
 	t.Cleanup(none.Close)
 	_, err = none.Route("s2", tunnel.Addr("s2", "n1"), nil)
 	require.ErrorContains(t, err, "needs a tunnel")
+}
+
+// A follower behind the tunnel that names its leader's tunnel address
+// sends the request there; one that names an address of its own network
+// (unreachable from here) is not followed: the route's members are.
+func TestTunnelFollowsOnlyTunnelLeaders(t *testing.T) {
+	t.Parallel()
+	ca := pkitest.New(t)
+	gw := ca.Creds(t, pkitest.Gateway)
+	reg, addr := startTunnel(t, gw)
+	tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s1", "n1")), tunnel.Addr("s1", "n2"))
+	tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s1", "n2")), "")
+	c := New(Config{TLS: gw, Tunnel: reg, RetryTimeout: tunnelWait, Logger: quietLog})
+	t.Cleanup(c.Close)
+
+	rt, err := c.Route("s1", tunnel.Addr("s1", "n1"), nil) // n2 is known only from n1's answer
+	require.NoError(t, err)
+	resp, err := tunnelCall(c, rt, fasthttp.MethodPost, "/whoami")
+	require.NoError(t, err)
+	require.Equal(t, fasthttp.StatusCreated, resp.StatusCode())
+	require.Equal(t, "tunnel://s1/n2", rt.Current().Host(), "later requests go to the leader")
+
+	// s4's follower names a LAN address; here a loopback listener that
+	// counts who dials it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var dialed atomic.Int32
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dialed.Add(1)
+			_ = conn.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); <-accepted })
+	tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s4", "n1")), ln.Addr().String())
+	tunnelNode(t, reg, addr, ca.Creds(t, pkitest.Shard("s4", "n2")), "")
+	rt, err = c.Route("s4", tunnel.Addr("s4", "n1"), []string{tunnel.Addr("s4", "n2")})
+	require.NoError(t, err)
+	resp, err = tunnelCall(c, rt, fasthttp.MethodPost, "/whoami")
+	require.NoError(t, err)
+	require.Equal(t, fasthttp.StatusCreated, resp.StatusCode())
+	require.Zero(t, dialed.Load(), "the follower's own-network address was not dialed")
 }
 
 func tunnelCall(c *Client, rt *Route, method, path string) (*fasthttp.Response, error) {

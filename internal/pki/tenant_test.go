@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"net/url"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -217,4 +218,32 @@ func csrDER(t *testing.T, key any, uri *url.URL) []byte {
 func csrFor(t *testing.T, key any, uri *url.URL) []byte {
 	t.Helper()
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csrDER(t, key, uri)})
+}
+
+// The owner is part of who a process is: a renewal that names another
+// owner, or drops it, is refused on reload.
+func TestReloadKeepsTheOwner(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca, err := NewCA("test ca")
+	require.NoError(t, err)
+	caFile := filepath.Join(dir, "ca.crt")
+	require.NoError(t, os.WriteFile(caFile, ca.CertPEM(), 0o644))
+	write := func(id Identity) {
+		certPEM, keyPEM, err := ca.Issue(id, nil, time.Hour)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "n1.crt"), certPEM, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "n1.key"), keyPEM, 0o600))
+	}
+	id := Identity{Role: RoleShard, Shard: "acme-1", Node: "n1", Tenant: tenantA}
+	write(id)
+	creds, err := LoadCredentials(filepath.Join(dir, "n1.crt"), filepath.Join(dir, "n1.key"), caFile)
+	require.NoError(t, err)
+	write(id.Hosted())
+	require.ErrorContains(t, creds.Reload(), "not "+id.String())
+	write(Identity{Role: RoleShard, Shard: "acme-1", Node: "n1", Tenant: "t_zzzzzzzzzzzzzzzzzzzzzzzzzz"})
+	require.Error(t, creds.Reload())
+	write(id)
+	require.NoError(t, creds.Reload())
+	require.Equal(t, id, creds.Identity())
 }

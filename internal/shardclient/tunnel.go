@@ -2,16 +2,21 @@ package shardclient
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/jobbie/jobbie/internal/pki"
-	"github.com/jobbie/jobbie/internal/tunnel"
 )
 
 // Tunnel opens connections to self-hosted shard nodes that dialed in
 // (tunnel.Registry in the hosted process). A node reached through it has
-// the address tunnel.Addr(shard, node), "tunnel://<shard>/<node>".
+// the address tunnel.Addr(shard, node), "tunnel://<shard>/<node>". The
+// connections must report the tunnel's TLS state (ConnectionState, as
+// the registry's do), which is how the node is known.
+//
+// This package does not import internal/tunnel, whose tests import it.
 type Tunnel interface {
 	// Dial opens a stream to the node of a tunnel address.
 	Dial(addr string) (net.Conn, error)
@@ -30,7 +35,7 @@ type tunnelDest struct {
 // reached by address alone). A route's node must be of that shard: an
 // address naming another shard is refused here, before any request.
 func (ns *nodes) tunnelAddr(addr, shard string) (*tunnelDest, error) {
-	s, n, ok := tunnel.ParseAddr(addr)
+	s, n, ok := parseTunnelAddr(addr)
 	if !ok {
 		return nil, fmt.Errorf("shardclient: shard address %q is not tunnel://<shard>/<node>", addr)
 	}
@@ -60,19 +65,35 @@ func (d *tunnelDest) dial(ctx context.Context) (net.Conn, error) {
 }
 
 func (d *tunnelDest) check(c net.Conn) error {
-	st, ok := tunnel.ConnState(c)
+	addr := tunnelScheme + d.shard + "/" + d.node
+	tc, ok := c.(interface{ ConnectionState() tls.ConnectionState })
 	if !ok {
-		return &pki.PeerError{Err: fmt.Errorf("shardclient: the tunnel to %s gave a connection without its TLS state", tunnel.Addr(d.shard, d.node))}
+		return &pki.PeerError{Err: fmt.Errorf("shardclient: the tunnel to %s gave a connection without its TLS state", addr)}
 	}
-	id, ok := pki.PeerIdentity(st)
+	st := tc.ConnectionState()
+	id, ok := pki.PeerIdentity(&st)
 	if !ok {
-		return &pki.PeerError{Err: fmt.Errorf("shardclient: the tunnel to %s names no peer identity", tunnel.Addr(d.shard, d.node))}
+		return &pki.PeerError{Err: fmt.Errorf("shardclient: the tunnel to %s names no peer identity", addr)}
 	}
 	if id.Role != pki.RoleShard || id.Shard != d.shard || id.Node != d.node {
-		return &pki.PeerError{Err: fmt.Errorf("shardclient: the tunnel to %s reached %s", tunnel.Addr(d.shard, d.node), id)}
+		return &pki.PeerError{Err: fmt.Errorf("shardclient: the tunnel to %s reached %s", addr, id)}
 	}
 	if err := d.expect(id); err != nil {
 		return &pki.PeerError{Err: err}
 	}
 	return nil
+}
+
+// parseTunnelAddr reads "tunnel://<shard>/<node>", the format of
+// tunnel.Addr and tunnel.ParseAddr (TestTunnelAddrFormat keeps them one).
+func parseTunnelAddr(addr string) (shard, node string, ok bool) {
+	rest, found := strings.CutPrefix(addr, tunnelScheme)
+	if !found {
+		return "", "", false
+	}
+	shard, node, found = strings.Cut(rest, "/")
+	if !found || (pki.Identity{Role: pki.RoleShard, Shard: shard, Node: node}).Validate() != nil {
+		return "", "", false
+	}
+	return shard, node, true
 }

@@ -267,6 +267,18 @@ func TestTunnelFollowsOnlyTunnelLeaders(t *testing.T) {
 	require.Zero(t, dialed.Load(), "the follower's own-network address was not dialed")
 }
 
+// This package reads tunnel addresses itself (internal/tunnel's tests
+// import it); it must read exactly what the tunnel makes and accepts.
+func TestTunnelAddrFormat(t *testing.T) {
+	t.Parallel()
+	for _, a := range []string{tunnel.Addr("s1", "n1"), tunnel.Addr("acme-1", "node_2.x"), "tunnel://s1", "tunnel://s1/n1/x",
+		"tunnel:///n1", "tunnel://s1/", "tunnel://s 1/n1", "http://s1/n1", "s1/n1", ""} {
+		s, n, ok := parseTunnelAddr(a)
+		ts, tn, tok := tunnel.ParseAddr(a)
+		require.Equal(t, []any{ts, tn, tok}, []any{s, n, ok}, a)
+	}
+}
+
 func tunnelCall(c *Client, rt *Route, method, path string) (*fasthttp.Response, error) {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)

@@ -111,8 +111,9 @@ func (c *Client) Close() {
 }
 
 // Node returns the pool of one node's address (host:port, an http(s) URL,
-// unix:<path> or tunnel://<shard>/<node>), for a request to that node alone; with TLS the node
-// must satisfy Config.NodePolicy.
+// unix:<path> or tunnel://<shard>/<node>), for a request to that node
+// alone; with TLS (or through the tunnel) the node must satisfy
+// Config.NodePolicy.
 func (c *Client) Node(addr string) (*Node, error) { return c.nodes.get(addr, "") }
 
 // Failure is a request that got no answer from the shard.

@@ -32,6 +32,13 @@ var (
 	opSetTenantPlan   = replica.Op[setTenantPlanCmd, wire.TenantPlan]{Type: 17, Name: "set_tenant_plan"}
 	opFreezeInvoice   = replica.Op[freezeInvoiceCmd, bool]{Type: 18, Name: "freeze_invoice"}
 	opSetMemberHTTP   = replica.Op[setMemberHTTPCmd, replica.None]{Type: 19, Name: "set_member_http"}
+	opStartBackup     = replica.Op[startBackupCmd, backupRecord]{Type: 20, Name: "start_backup"}
+	opFinishBackup    = replica.Op[finishBackupCmd, backupRecord]{Type: 21, Name: "finish_backup"}
+	opDeleteBackup    = replica.Op[deleteBackupCmd, backupRecord]{Type: 22, Name: "delete_backup"}
+	opPutBackupPolicy = replica.Op[putBackupPolicyCmd, backupPolicy]{Type: 23, Name: "put_backup_policy"}
+	opDelBackupPolicy = replica.Op[deleteBackupPolicyCmd, replica.None]{Type: 24, Name: "delete_backup_policy"}
+	opStartRestore    = replica.Op[startRestoreCmd, restoreStarted]{Type: 25, Name: "start_restore"}
+	opFinishRestore   = replica.Op[finishRestoreCmd, backupRecord]{Type: 26, Name: "finish_restore"}
 )
 
 // newRegistry registers every command's handler.
@@ -56,6 +63,13 @@ func newRegistry() *replica.Registry {
 	opSetTenantPlan.Handle(r, applySetTenantPlan)
 	opFreezeInvoice.Handle(r, applyFreezeInvoice)
 	opSetMemberHTTP.Handle(r, applySetMemberHTTP)
+	opStartBackup.Handle(r, applyStartBackup)
+	opFinishBackup.Handle(r, applyFinishBackup)
+	opDeleteBackup.Handle(r, applyDeleteBackup)
+	opPutBackupPolicy.Handle(r, applyPutBackupPolicy)
+	opDelBackupPolicy.Handle(r, applyDeleteBackupPolicy)
+	opStartRestore.Handle(r, applyStartRestore)
+	opFinishRestore.Handle(r, applyFinishRestore)
 	return r
 }
 

@@ -94,6 +94,9 @@ func applyDeleteNamespace(tx *replica.Tx, c *deleteNamespaceCmd) (Namespace, err
 		return Namespace{}, errDeletionProtected(ns.Name)
 	}
 	mustDelete(tx, layout.Namespace(c.TenantID, ns.Name))
+	// Its backups stay in the catalog (a restore brings it back); its
+	// policy goes with it.
+	mustDelete(tx, layout.BackupPolicy(c.TenantID, ns.Name))
 	// A shard that holds no namespace any more has no count, as before
 	// its first: the shard list shows shards without one only while they
 	// are configured or registered.

@@ -263,10 +263,12 @@ func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
 	for _, c := range []replica.CommandType{opCreateTenant.Type, opCreateNamespace.Type, opCreateKey.Type, opRevokeKey.Type,
 		opAddSigningKey.Type, opRegisterShard.Type, opUpdateNamespace.Type, opDeleteNamespace.Type, opRotateKey.Type,
 		opRecordKeyUse.Type, opRotateSigning.Type, opPutRole.Type, opDeleteRole.Type, opPutUsage.Type, opPutAPIRequests.Type,
-		opPutPlan.Type, opSetTenantPlan.Type, opFreezeInvoice.Type, opSetMemberHTTP.Type} {
+		opPutPlan.Type, opSetTenantPlan.Type, opFreezeInvoice.Type, opSetMemberHTTP.Type,
+		opStartBackup.Type, opFinishBackup.Type, opDeleteBackup.Type, opPutBackupPolicy.Type, opDelBackupPolicy.Type,
+		opStartRestore.Type, opFinishRestore.Type} {
 		require.NotEmpty(t, reg.Name(c), "command %d", c)
 	}
-	require.Len(t, reg.Types(), 19, "every command is registered")
+	require.Len(t, reg.Types(), 26, "every command is registered")
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte("{not json"))) })
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte{0xc1})) }, "nor msgpack")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
 )
@@ -84,6 +85,15 @@ type Config struct {
 	PullInterval time.Duration
 	// PullTimeout bounds each request of a usage pull; default 10s.
 	PullTimeout time.Duration
+	// BackupStore keeps namespace backups' streams; default a directory
+	// store at DataDir/backups. A directory is local to one control node:
+	// a group of several needs a store every node reaches (S3, or a
+	// shared directory), since whichever node leads takes and restores.
+	BackupStore backup.Store
+	// BackupOrphanAfter is how long a new leader waits before it fails
+	// the backups and restores an earlier leader left running (as
+	// "interrupted"); default 10s.
+	BackupOrphanAfter time.Duration
 	// Clock stamps every command this node proposes as leader (the time
 	// records carry: created_at, registered_at…); default the real clock.
 	// Tests pass a fake one.
@@ -118,6 +128,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PullTimeout == 0 {
 		c.PullTimeout = 10 * time.Second
+	}
+	if c.BackupOrphanAfter == 0 {
+		c.BackupOrphanAfter = 10 * time.Second
 	}
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 )
@@ -41,6 +43,12 @@ type Server struct {
 	pullDone   chan struct{}
 	onPull     func()
 
+	// backups takes and restores backups and runs the leader's backup
+	// loop (backup_run.go); backupDone is closed when the loop ends.
+	backups      *backupRunner
+	backupCancel context.CancelFunc
+	backupDone   chan struct{}
+
 	fwd        *fasthttp.Client // to the leader (forward.go)
 	dutyCancel context.CancelFunc
 	dutyDone   chan struct{}
@@ -58,6 +66,15 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry(), fwd: newForwarder(cfg.TLS)}
+	store := cfg.BackupStore
+	if store == nil {
+		ds, err := backup.NewDirStore(filepath.Join(cfg.DataDir, "backups"))
+		if err != nil {
+			return nil, fmt.Errorf("control: backup store: %w", err)
+		}
+		store = ds
+	}
+	s.backups = newBackupRunner(s, store)
 	s.app = s.newApp()
 	return s, nil
 }
@@ -112,6 +129,9 @@ func (s *Server) Start(ctx context.Context) error {
 	s.dutyCancel, s.dutyDone = cancel, make(chan struct{})
 	go func() { defer close(s.dutyDone); s.leaderDuties(dctx, node) }()
 	s.startPuller()
+	bctx, bcancel := context.WithCancel(context.Background())
+	s.backupCancel, s.backupDone = bcancel, make(chan struct{})
+	go func() { defer close(s.backupDone); s.backups.runLoop(bctx) }()
 	s.log.Info("control plane started", "http", ln.Addr().String(), "raft", node.RaftAddr(), "node", s.cfg.NodeID)
 	return nil
 }
@@ -170,6 +190,12 @@ func (s *Server) Stop() error {
 // over first, so its group does not wait out an election timeout.
 func (s *Server) stopLocked() error {
 	s.stopPuller()
+	if s.backupCancel != nil {
+		s.backupCancel()
+		<-s.backupDone
+		s.backupCancel = nil
+	}
+	s.backups.stop()
 	if s.dutyCancel != nil {
 		s.dutyCancel()
 		<-s.dutyDone

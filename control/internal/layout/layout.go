@@ -36,6 +36,8 @@ const (
 	prefixPlan       byte = 0x1f // plan name, version → that version of the plan
 	prefixTenantPlan byte = 0x20 // tenant id, hour → the plan the tenant is on from that hour
 	prefixInvoice    byte = 0x21 // tenant id, month → the invoice frozen for that month (JSON)
+	prefixBackup     byte = 0x22 // tenant id, backup id → the backup's catalog record (JSON)
+	prefixBackupPol  byte = 0x23 // tenant id, namespace → the namespace's backup policy (JSON)
 )
 
 const sep = 0x00

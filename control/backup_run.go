@@ -1,0 +1,424 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/backup"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Taking and restoring backups, on the leader. A backup streams from the
+// namespace's shard (GET /internal/v1/backup, control's certificate,
+// the usage puller's clients) straight into the store, which verifies it
+// as it writes and keeps its trailer as the manifest; the record then
+// gets the manifest's figures. A restore streams the stored backup to the
+// shard (POST /internal/v1/restore). The leader's loop (runLoop) starts
+// due policy runs, prunes what their retention no longer keeps, and fails
+// backups and restores left running by an earlier leader: a record still
+// running that no runner of this node holds, once this node has led for
+// Config.BackupOrphanAfter, is failed as "interrupted".
+
+const (
+	backupPath  = "/internal/v1/backup"
+	restorePath = "/internal/v1/restore"
+	// backupTick is how often the leader's loop looks at policies and
+	// running records.
+	backupTick = time.Second
+	// maxShardError bounds a shard's error answer read.
+	maxShardError = 64 << 10
+)
+
+type backupRunner struct {
+	s      *Server
+	store  backup.Store
+	shards *puller // its per-shard clients and address order; it never pulls
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	inflight map[string]bool // backup and restore ids this node is running
+}
+
+func newBackupRunner(s *Server, store backup.Store) *backupRunner {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &backupRunner{s: s, store: store, shards: newPuller(s), ctx: ctx, cancel: cancel, inflight: map[string]bool{}}
+}
+
+// hold marks ids as run by this node, from before their records are
+// proposed (so the orphan sweep never sees them running without a
+// runner) until release.
+func (b *backupRunner) hold(ids ...string) (release func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		b.inflight[id] = true
+	}
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, id := range ids {
+			delete(b.inflight, id)
+		}
+	}
+}
+
+// launch runs fn in the background until it ends or the server stops,
+// then releases what it held.
+func (b *backupRunner) launch(release func(), fn func(ctx context.Context)) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer release()
+		fn(b.ctx)
+	}()
+}
+
+func (b *backupRunner) running(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inflight[id]
+}
+
+// stop cancels what runs and waits for it.
+func (b *backupRunner) stop() {
+	b.cancel()
+	b.wg.Wait()
+	b.shards.close()
+}
+
+// take takes backup rec and records how it ended.
+func (b *backupRunner) take(ctx context.Context, rec backupRecord) {
+	fin := finishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupCompleted}
+	m, err := b.takeStream(ctx, rec)
+	if err != nil {
+		fin.State, fin.Error = wire.BackupFailed, err.Error()
+		if ctx.Err() != nil {
+			fin.Error = errStopped
+		}
+		b.s.log.Warn("control: backup failed", "tenant", rec.Tenant, "namespace", rec.Namespace, "backup", rec.ID, "err", err)
+	} else {
+		fin.Size, fin.Jobs, fin.Records, fin.Checksum, fin.RaftIndex = m.StoredBytes, int64(m.Counts["jobs"]), int64(m.Records), m.SHA256, m.RaftIndex
+	}
+	b.finish(ctx, func(ctx context.Context) error {
+		_, err := propose(ctx, b.s, opFinishBackup, &fin)
+		return err
+	})
+}
+
+// errStopped is the error of what a stopping node cut short.
+const errStopped = "interrupted: the control node stopped while it ran; take it again"
+
+// finish proposes an outcome, retrying a while (once when the node is
+// stopping): a proposal that fails (no leader for a moment) leaves the
+// record running, for the next leader to fail as interrupted.
+func (b *backupRunner) finish(ctx context.Context, propose func(context.Context) error) {
+	var err error
+	for range 10 {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err = propose(pctx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	b.s.log.Warn("control: could not record how a backup or restore ended", "err", err)
+}
+
+// takeStream streams the backup from the shard into the store and
+// returns the stored manifest.
+func (b *backupRunner) takeStream(ctx context.Context, rec backupRecord) (backup.Manifest, error) {
+	var m backup.Manifest
+	err := b.shardCall(ctx, rec.Shard, rec.Tenant, rec.Namespace, func(client *http.Client, addr string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr+backupPath, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(rec.Tenant, rec.Namespace))
+		return client.Do(req)
+	}, func(resp *http.Response) error {
+		if _, err := b.store.Put(ctx, rec.storeID(), backup.Manifest{}, resp.Body); err != nil {
+			return fmt.Errorf("store the stream: %w", err)
+		}
+		var err error
+		if m, err = b.store.Manifest(ctx, rec.storeID()); err != nil {
+			return fmt.Errorf("read the stored manifest: %w", err)
+		}
+		// The stream must be the namespace asked for, from its shard.
+		if m.Namespace != rec.Namespace || m.ShardID != rec.Shard || (m.Tenant != "" && m.Tenant != rec.Tenant) {
+			_ = b.store.Delete(context.WithoutCancel(ctx), rec.storeID())
+			return fmt.Errorf("the shard answered with a backup of %s/%s on shard %s", m.Tenant, m.Namespace, m.ShardID)
+		}
+		return nil
+	})
+	return m, err
+}
+
+// shardCall sends a request to shard's nodes (the one that answered last
+// first) until one answers other than 503 or a transport failure (a
+// follower without a leader, a node down); handle reads a 200.
+func (b *backupRunner) shardCall(ctx context.Context, shard, tid, ns string, send func(*http.Client, string) (*http.Response, error), handle func(*http.Response) error) error {
+	targets, err := viewValue(b.s, b.s.pullTargets)
+	if err != nil {
+		return err
+	}
+	var tg pullTarget
+	for _, t := range targets {
+		if t.id == shard {
+			tg = t
+		}
+	}
+	if len(tg.addrs) == 0 {
+		return fmt.Errorf("shard %s of namespace %q has no address control can reach", shard, ns)
+	}
+	client := b.shards.client(shard)
+	var errs []error
+	for _, addr := range b.shards.ordered(tg) {
+		resp, err := send(client, addr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if resp.StatusCode == http.StatusOK {
+			b.shards.mu.Lock()
+			b.shards.good[shard] = addr
+			b.shards.mu.Unlock()
+			err := handle(resp)
+			resp.Body.Close()
+			return err
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxShardError))
+		resp.Body.Close()
+		err = fmt.Errorf("shard %s answered %d: %s", shard, resp.StatusCode, shardMessage(body))
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			return err
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+	}
+	return errors.Join(errs...)
+}
+
+// shardMessage is the message of a shard's error answer, else its start.
+func shardMessage(body []byte) string {
+	var e wire.ErrorBody
+	if json.Unmarshal(body, &e) == nil && e.Error != nil {
+		return e.Error.Message
+	}
+	return fmt.Sprintf("%.200s", body)
+}
+
+// restore runs a started restore: for a replace, the pre_restore backup
+// first (its failure fails the restore, nothing replaced); then the
+// stored stream to the target namespace's shard.
+func (b *backupRunner) restore(ctx context.Context, st restoreStarted) {
+	rec, r := st.Backup, *st.Backup.LastRestore
+	fin := finishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID, State: wire.BackupCompleted}
+	res, err := b.restoreStream(ctx, st)
+	if err != nil {
+		fin.State, fin.Error = wire.BackupFailed, err.Error()
+		if ctx.Err() != nil {
+			fin.Error = errStopped + "; the namespace may hold part of it: restore again"
+		}
+		b.s.log.Warn("control: restore failed", "tenant", rec.Tenant, "backup", rec.ID, "target", r.TargetNamespace, "err", err)
+		if r.Mode == wire.RestoreNew {
+			b.dropNamespace(rec.Tenant, r.TargetNamespace)
+		}
+	} else {
+		fin.Result = &res
+	}
+	b.finish(ctx, func(ctx context.Context) error {
+		_, err := propose(ctx, b.s, opFinishRestore, &fin)
+		return err
+	})
+}
+
+func (b *backupRunner) restoreStream(ctx context.Context, st restoreStarted) (wire.RestoreResult, error) {
+	rec, r := st.Backup, *st.Backup.LastRestore
+	if st.PreRestore != nil {
+		b.take(ctx, *st.PreRestore)
+		pre, err := viewValue(b.s, func(rd pebble.Reader) (backupRecord, error) { return loadBackup(rd, rec.Tenant, st.PreRestore.ID) })
+		if err != nil {
+			return wire.RestoreResult{}, err
+		}
+		if pre.State != wire.BackupCompleted {
+			return wire.RestoreResult{}, fmt.Errorf("the pre_restore backup %s of namespace %q %s (%s): nothing was replaced", pre.ID, pre.Namespace, pre.State, pre.Error)
+		}
+	}
+	ns, err := viewValue(b.s, func(rd pebble.Reader) (Namespace, error) { return loadNamespace(rd, rec.Tenant, r.TargetNamespace) })
+	if err != nil {
+		return wire.RestoreResult{}, err
+	}
+	var res wire.RestoreResult
+	err = b.shardCall(ctx, ns.ShardID, rec.Tenant, r.TargetNamespace, func(client *http.Client, addr string) (*http.Response, error) {
+		body, err := b.store.Get(ctx, rec.storeID())
+		if err != nil {
+			return nil, fmt.Errorf("open the stored backup: %w", err)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+restorePath+"?mode="+r.Mode, body)
+		if err != nil {
+			body.Close()
+			return nil, err
+		}
+		req.Header.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(rec.Tenant, r.TargetNamespace))
+		req.Header.Set("Content-Type", wire.BackupContentType)
+		return client.Do(req) // closes body
+	}, func(resp *http.Response) error {
+		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxShardError))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return fmt.Errorf("undecodable restore answer: %w", err)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// dropNamespace removes a namespace made for a restore that did not
+// happen (the shard leaves nothing of a failed restore).
+func (b *backupRunner) dropNamespace(tid, ns string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), 10*time.Second)
+	defer cancel()
+	if err := b.s.DeleteNamespace(ctx, tid, ns); err != nil {
+		b.s.log.Warn("control: could not remove the namespace of a failed restore", "tenant", tid, "namespace", ns, "err", err)
+	}
+}
+
+// deleteStored removes a backup's stream; one already gone is fine.
+func (b *backupRunner) deleteStored(ctx context.Context, rec backupRecord) error {
+	if rec.State != wire.BackupCompleted {
+		// A failed backup may have left nothing, or (interrupted) a
+		// stream its old leader finished after.
+		if err := b.store.Delete(ctx, rec.storeID()); err != nil && !errors.Is(err, backup.ErrNotFound) {
+			return errBackupStore(err)
+		}
+		return nil
+	}
+	if err := b.store.Delete(ctx, rec.storeID()); err != nil && !errors.Is(err, backup.ErrNotFound) {
+		return errBackupStore(err)
+	}
+	return nil
+}
+
+// storeErr is a store failure reading rec.
+func (b *backupRunner) storeErr(rec backupRecord, err error) error {
+	b.s.log.Warn("control: backup store", "backup", rec.ID, "err", err)
+	return errBackupStore(err)
+}
+
+// runLoop is the leader's backup duties, every backupTick, until ctx ends.
+func (b *backupRunner) runLoop(ctx context.Context) {
+	t := time.NewTicker(backupTick)
+	defer t.Stop()
+	var ledSince time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !b.s.IsLeader() {
+			ledSince = time.Time{}
+			continue
+		}
+		if ledSince.IsZero() {
+			ledSince = time.Now()
+		}
+		b.round(ctx, time.Since(ledSince) >= b.s.cfg.BackupOrphanAfter)
+	}
+}
+
+// round does one pass of the leader's duties.
+func (b *backupRunner) round(ctx context.Context, orphans bool) {
+	var (
+		policies []backupPolicy
+		all      []backupRecord
+	)
+	err := b.s.view(func(r pebble.Reader) error {
+		if err := scanJSON(r, layout.AllBackupPolicies(), func(_ []byte, p backupPolicy) { policies = append(policies, p) }); err != nil {
+			return err
+		}
+		return scanJSON(r, layout.AllBackups(), func(_ []byte, rec backupRecord) { all = append(all, rec) })
+	})
+	if err != nil {
+		b.s.log.Warn("control: backup loop: read state", "err", err)
+		return
+	}
+	if orphans {
+		b.failOrphans(ctx, all)
+	}
+	now := b.s.cfg.Clock.Now()
+	for _, p := range policies {
+		if at, ok := p.due(now); ok && p.Enabled {
+			_, err := b.s.startBackup(ctx, &startBackupCmd{Tenant: p.Tenant, ID: newID(wire.BackupIDPrefix),
+				Namespace: p.Namespace, Kind: wire.BackupScheduled, RunAt: at})
+			if err != nil && ctx.Err() == nil {
+				b.s.log.Warn("control: scheduled backup not started", "tenant", p.Tenant, "namespace", p.Namespace, "err", err)
+			}
+		}
+		b.prune(ctx, p, all)
+	}
+}
+
+// failOrphans fails the backups and restores left running by an earlier
+// leader.
+func (b *backupRunner) failOrphans(ctx context.Context, all []backupRecord) {
+	const why = "interrupted: the control leader changed while it ran; take it again"
+	for _, rec := range all {
+		if rec.State == wire.BackupRunning && !b.running(rec.ID) {
+			_, err := propose(ctx, b.s, opFinishBackup, &finishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupFailed, Error: why})
+			if err == nil {
+				b.s.log.Warn("control: backup interrupted by a leader change", "tenant", rec.Tenant, "backup", rec.ID)
+			}
+		}
+		if r := rec.LastRestore; r != nil && r.State == wire.BackupRunning && !b.running(r.ID) {
+			_, _ = propose(ctx, b.s, opFinishRestore, &finishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID,
+				State: wire.BackupFailed, Error: "interrupted: the control leader changed while it ran; the namespace may hold part of it: restore again"})
+		}
+	}
+}
+
+// prune deletes the oldest completed scheduled backups of p's namespace
+// beyond its retention.
+func (b *backupRunner) prune(ctx context.Context, p backupPolicy, all []backupRecord) {
+	var done []backupRecord // by id, so oldest first
+	for _, rec := range all {
+		if rec.Tenant == p.Tenant && rec.Namespace == p.Namespace && rec.Kind == wire.BackupScheduled && rec.State == wire.BackupCompleted {
+			done = append(done, rec)
+		}
+	}
+	for i := 0; i < len(done)-p.Retention; i++ {
+		rec := done[i]
+		if r := rec.LastRestore; r != nil && r.State == wire.BackupRunning {
+			continue
+		}
+		if err := b.deleteStored(ctx, rec); err != nil {
+			b.s.log.Warn("control: prune backup", "backup", rec.ID, "err", err)
+			continue
+		}
+		if _, err := propose(ctx, b.s, opDeleteBackup, &deleteBackupCmd{Tenant: rec.Tenant, ID: rec.ID}); err != nil {
+			b.s.log.Warn("control: prune backup", "backup", rec.ID, "err", err)
+		}
+	}
+}

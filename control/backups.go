@@ -1,0 +1,332 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/oklog/ulid/v2"
+	"github.com/robfig/cron/v3"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/backup"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// The tenant's backups, as control's internal API serves them to the
+// gateway (which has checked the caller's role and namespaces). Taking
+// and restoring run on the leader after the answer (backup_run.go).
+
+// checkBackupID answers 404 for anything that is not a backup id, so a
+// malformed id and another tenant's look the same.
+func checkBackupID(tid, id string) error {
+	rest, ok := strings.CutPrefix(id, wire.BackupIDPrefix)
+	if _, err := ulid.ParseStrict(strings.ToUpper(rest)); !ok || err != nil || tenancy.ValidateTenantID(tid) != nil {
+		return apierr.New(apierr.NotFound, "backup %q not found", id)
+	}
+	return nil
+}
+
+func checkTenantNamespace(tid, ns string) error {
+	if tenancy.ValidateTenantID(tid) != nil {
+		return apierr.New(apierr.NotFound, "tenant %q not found", tid)
+	}
+	if err := tenancy.ValidateNamespace(ns); err != nil {
+		return apierr.Field("namespace", "%v", err)
+	}
+	return nil
+}
+
+// CreateBackup starts a manual backup of namespace ns: the answer is the
+// running record; the leader takes it after.
+func (s *Server) CreateBackup(ctx context.Context, tid, ns string) (wire.Backup, error) {
+	if err := checkTenantNamespace(tid, ns); err != nil {
+		return wire.Backup{}, err
+	}
+	return s.startBackup(ctx, &startBackupCmd{Tenant: tid, ID: newID(wire.BackupIDPrefix), Namespace: ns, Kind: wire.BackupManual})
+}
+
+// startBackup records a backup as running and starts taking it.
+func (s *Server) startBackup(ctx context.Context, c *startBackupCmd) (wire.Backup, error) {
+	release := s.backups.hold(c.ID)
+	b, err := propose(ctx, s, opStartBackup, c)
+	if err != nil {
+		release()
+		return wire.Backup{}, err
+	}
+	s.backups.launch(release, func(ctx context.Context) { s.backups.take(ctx, b) })
+	return b.Backup, nil
+}
+
+// Backups lists tenant tid's backups, newest first; only those of the
+// namespaces named when any are.
+func (s *Server) Backups(ctx context.Context, tid string, namespaces []string) ([]wire.Backup, error) {
+	if tenancy.ValidateTenantID(tid) != nil {
+		return nil, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+	}
+	for _, ns := range namespaces {
+		if err := tenancy.ValidateNamespace(ns); err != nil {
+			return nil, apierr.Field("namespace", "%v", err)
+		}
+	}
+	list, err := viewValue(s, func(r pebble.Reader) ([]backupRecord, error) { return listBackups(r, tid) })
+	if err != nil {
+		return nil, err
+	}
+	out := []wire.Backup{}
+	for _, b := range slices.Backward(list) {
+		if len(namespaces) == 0 || slices.Contains(namespaces, b.Namespace) {
+			out = append(out, b.Backup)
+		}
+	}
+	return out, nil
+}
+
+func listBackups(r pebble.Reader, tid string) ([]backupRecord, error) {
+	var out []backupRecord
+	err := scanJSON(r, layout.Backups(tid), func(_ []byte, b backupRecord) { out = append(out, b) })
+	return out, err
+}
+
+// Backup returns one backup of tenant tid.
+func (s *Server) Backup(ctx context.Context, tid, id string) (wire.Backup, error) {
+	b, err := s.backupRecord(tid, id)
+	return b.Backup, err
+}
+
+func (s *Server) backupRecord(tid, id string) (backupRecord, error) {
+	if err := checkBackupID(tid, id); err != nil {
+		return backupRecord{}, err
+	}
+	return viewValue(s, func(r pebble.Reader) (backupRecord, error) { return loadBackup(r, tid, id) })
+}
+
+// DeleteBackup deletes a backup that is not running nor being restored:
+// its stream from the store, then its record.
+func (s *Server) DeleteBackup(ctx context.Context, tid, id string) error {
+	b, err := s.backupRecord(tid, id)
+	if err != nil {
+		return err
+	}
+	if b.State == wire.BackupRunning || (b.LastRestore != nil && b.LastRestore.State == wire.BackupRunning) {
+		_, err := propose(ctx, s, opDeleteBackup, &deleteBackupCmd{Tenant: tid, ID: id}) // refuses, saying why
+		return err
+	}
+	if err := s.backups.deleteStored(ctx, b); err != nil {
+		return err
+	}
+	_, err = propose(ctx, s, opDeleteBackup, &deleteBackupCmd{Tenant: tid, ID: id})
+	return err
+}
+
+// OpenBackup opens a completed backup's stream and returns its size.
+func (s *Server) OpenBackup(ctx context.Context, tid, id string) (io.ReadCloser, int64, error) {
+	b, err := s.backupRecord(tid, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if b.State != wire.BackupCompleted {
+		return nil, 0, apierr.New(apierr.Conflict, "backup %s is %s: only a completed backup can be downloaded", id, b.State)
+	}
+	rc, err := s.backups.store.Get(ctx, b.storeID())
+	if err != nil {
+		return nil, 0, s.backups.storeErr(b, err)
+	}
+	return rc, b.Size, nil
+}
+
+// RestoreBackup starts restoring a completed backup: into a new namespace
+// it creates (TargetNamespace; 409 if it exists), or over the backup's own
+// namespace (Replace), after a pre_restore backup of it. The answer is
+// the backup with its LastRestore running.
+func (s *Server) RestoreBackup(ctx context.Context, tid, id string, req wire.RestoreRequest) (wire.Backup, error) {
+	b, err := s.backupRecord(tid, id)
+	if err != nil {
+		return wire.Backup{}, err
+	}
+	if b.State != wire.BackupCompleted {
+		return wire.Backup{}, apierr.New(apierr.Conflict, "backup %s is %s: only a completed backup can be restored", id, b.State)
+	}
+	switch {
+	case req.Replace && req.TargetNamespace != "":
+		return wire.Backup{}, apierr.Field("target_namespace", "give either target_namespace (a new namespace) or replace: true, not both")
+	case !req.Replace && req.TargetNamespace == "":
+		return wire.Backup{}, apierr.Field("target_namespace", "target_namespace (a new namespace) or replace: true is required")
+	}
+	c := startRestoreCmd{Tenant: tid, BackupID: id, Restore: wire.BackupRestore{ID: newID(wire.RestoreIDPrefix)}}
+	if req.Replace {
+		c.Restore.Mode, c.Restore.TargetNamespace = wire.RestoreReplace, b.Namespace
+		c.PreRestore = &startBackupCmd{Tenant: tid, ID: newID(wire.BackupIDPrefix), Namespace: b.Namespace, Kind: wire.BackupPreRestore}
+		c.Restore.PreRestoreBackup = c.PreRestore.ID
+	} else {
+		if err := tenancy.ValidateNamespace(req.TargetNamespace); err != nil {
+			return wire.Backup{}, apierr.Field("target_namespace", "%v", err)
+		}
+		c.Restore.Mode, c.Restore.TargetNamespace = wire.RestoreNew, req.TargetNamespace
+		// The namespace is made as POST /namespaces makes it (placement
+		// included) before the answer, so a name taken is a 409 now.
+		if _, err := s.CreateNamespace(ctx, tid, req.TargetNamespace); err != nil {
+			if apierr.CodeOf(err) == apierr.BadRequest {
+				return wire.Backup{}, apierr.Field("target_namespace", "%v", apierr.From(err).Message)
+			}
+			return wire.Backup{}, err
+		}
+	}
+	ids := []string{c.Restore.ID}
+	if c.PreRestore != nil {
+		ids = append(ids, c.PreRestore.ID)
+	}
+	release := s.backups.hold(ids...)
+	started, err := propose(ctx, s, opStartRestore, &c)
+	if err != nil {
+		release()
+		if !req.Replace {
+			s.backups.dropNamespace(tid, req.TargetNamespace)
+		}
+		return wire.Backup{}, err
+	}
+	s.backups.launch(release, func(ctx context.Context) { s.backups.restore(ctx, started) })
+	return started.Backup.Backup, nil
+}
+
+// DefaultBackupTimezone is a policy's time zone when none is given.
+const DefaultBackupTimezone = "UTC"
+
+// BackupPolicy returns namespace ns's backup policy (404 if it has none).
+func (s *Server) BackupPolicy(ctx context.Context, tid, ns string) (wire.BackupPolicy, error) {
+	if err := checkTenantNamespace(tid, ns); err != nil {
+		return wire.BackupPolicy{}, err
+	}
+	p, err := viewValue(s, func(r pebble.Reader) (backupPolicy, error) {
+		if _, err := loadNamespace(r, tid, ns); err != nil {
+			return backupPolicy{}, err
+		}
+		p, ok, err := loadBackupPolicy(r, tid, ns)
+		if err == nil && !ok {
+			err = apierr.New(apierr.NotFound, "namespace %q has no backup policy", ns)
+		}
+		return p, err
+	})
+	if err != nil {
+		return wire.BackupPolicy{}, err
+	}
+	return policyView(p), nil
+}
+
+// PutBackupPolicy sets namespace ns's backup policy.
+func (s *Server) PutBackupPolicy(ctx context.Context, tid, ns string, req wire.BackupPolicyRequest) (wire.BackupPolicy, error) {
+	if err := checkTenantNamespace(tid, ns); err != nil {
+		return wire.BackupPolicy{}, err
+	}
+	if req.Timezone == "" {
+		req.Timezone = DefaultBackupTimezone
+	}
+	if _, _, err := parseBackupCron(req.Cron, req.Timezone); err != nil {
+		return wire.BackupPolicy{}, err
+	}
+	if req.Retention < 1 || req.Retention > wire.MaxBackupRetention {
+		return wire.BackupPolicy{}, apierr.Field("retention", "retention must be a count of backups kept, 1 to %d", wire.MaxBackupRetention)
+	}
+	enabled := req.Enabled == nil || *req.Enabled
+	p, err := propose(ctx, s, opPutBackupPolicy, &putBackupPolicyCmd{backupPolicy{Tenant: tid, Namespace: ns,
+		Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Retention: req.Retention, Enabled: enabled}})
+	if err != nil {
+		return wire.BackupPolicy{}, err
+	}
+	return policyView(p), nil
+}
+
+// DeleteBackupPolicy removes namespace ns's backup policy; its backups stay.
+func (s *Server) DeleteBackupPolicy(ctx context.Context, tid, ns string) error {
+	if err := checkTenantNamespace(tid, ns); err != nil {
+		return err
+	}
+	_, err := propose(ctx, s, opDelBackupPolicy, &deleteBackupPolicyCmd{Tenant: tid, Namespace: ns})
+	return err
+}
+
+func policyView(p backupPolicy) wire.BackupPolicy {
+	v := wire.BackupPolicy{Namespace: p.Namespace, Cron: p.Cron, Timezone: p.Timezone, Retention: p.Retention, Enabled: p.Enabled}
+	if !p.LastRun.IsZero() {
+		t := p.LastRun
+		v.LastRunAt = &t
+	}
+	if next, ok := p.next(); ok && p.Enabled {
+		v.NextRunAt = &next
+	}
+	return v
+}
+
+// next is the policy's next run time: the first its cron names after
+// both Since and LastRun.
+func (p backupPolicy) next() (time.Time, bool) {
+	sched, loc, err := parseBackupCron(p.Cron, p.Timezone)
+	if err != nil {
+		return time.Time{}, false
+	}
+	from := p.Since
+	if p.LastRun.After(from) {
+		from = p.LastRun
+	}
+	t := sched.Next(from.In(loc))
+	return t.UTC(), !t.IsZero()
+}
+
+// due is the run a policy owes at now: the latest time its cron names
+// that is not after now, when its next run is; runs missed while no
+// leader ran it are skipped, not taken one after another.
+func (p backupPolicy) due(now time.Time) (time.Time, bool) {
+	at, ok := p.next()
+	if !ok || at.After(now) {
+		return time.Time{}, false
+	}
+	sched, loc, _ := parseBackupCron(p.Cron, p.Timezone) // next parsed it
+	for range 100000 {
+		n := sched.Next(at.In(loc))
+		if n.IsZero() || n.After(now) {
+			break
+		}
+		at = n.UTC()
+	}
+	return at, true
+}
+
+// parseBackupCron parses a policy's cron and time zone by the rules of
+// shard schedules (shard/service/schedules.go parseCron): a standard
+// 5-field expression or a descriptor, in an IANA zone other than "Local"
+// (replicas could disagree on it), the zone never inside the expression.
+func parseBackupCron(spec, tz string) (cron.Schedule, *time.Location, error) {
+	if tz == "" || tz == "Local" {
+		return nil, nil, apierr.Field("timezone", "timezone must be an IANA time zone name like \"Europe/Paris\" or \"UTC\"")
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, nil, apierr.Field("timezone", "unknown time zone %q", tz)
+	}
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return nil, nil, apierr.Field("cron", "cron is required")
+	}
+	if strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=") {
+		return nil, nil, apierr.Field("cron", "set the time zone in the timezone field, not in cron")
+	}
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, nil, apierr.Field("cron", "invalid cron expression %q: %v", spec, err)
+	}
+	return sched, loc, nil
+}
+
+// errBackupStore is a store failure as the API shows it.
+func errBackupStore(err error) error {
+	if errors.Is(err, backup.ErrNotFound) {
+		return apierr.New(apierr.NotFound, "the backup's stream is not in this control plane's backup store")
+	}
+	return apierr.Retry(apierr.Unavailable, 5, "the backup store is unavailable: %v", err)
+}

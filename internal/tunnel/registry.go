@@ -219,8 +219,10 @@ func (r *Registry) add(s *session) bool {
 		r.mu.Unlock()
 		return false
 	}
-	old := r.sessions[s.id]
-	r.sessions[s.id] = s
+	// Keyed without the owner: callers dial a shard and node, and one
+	// node has one live session whoever its certificate names as owner.
+	old := r.sessions[s.id.Hosted()]
+	r.sessions[s.id.Hosted()] = s
 	r.mu.Unlock()
 	if old != nil {
 		r.cfg.Logger.Info("tunnel: agent reconnected, replacing its old session", "node", s.id.String())
@@ -234,8 +236,8 @@ func (r *Registry) add(s *session) bool {
 // remove forgets s if it is still its node's live session.
 func (r *Registry) remove(s *session) {
 	r.mu.Lock()
-	if r.sessions[s.id] == s {
-		delete(r.sessions, s.id)
+	if r.sessions[s.id.Hosted()] == s {
+		delete(r.sessions, s.id.Hosted())
 	}
 	r.mu.Unlock()
 	s.set.close()
@@ -347,8 +349,8 @@ func (r *Registry) Connected(shardID, nodeID string) bool {
 func (r *Registry) Sessions() []SessionInfo {
 	r.mu.Lock()
 	out := make([]SessionInfo, 0, len(r.sessions))
-	for id, s := range r.sessions {
-		out = append(out, SessionInfo{Node: id, Remote: s.mux.RemoteAddr().String(), Since: s.since, Streams: s.mux.NumStreams()})
+	for _, s := range r.sessions {
+		out = append(out, SessionInfo{Node: s.id, Remote: s.mux.RemoteAddr().String(), Since: s.since, Streams: s.mux.NumStreams()})
 	}
 	r.mu.Unlock()
 	slices.SortFunc(out, func(a, b SessionInfo) int {

@@ -42,6 +42,25 @@ func TestRequestReachesAgentHandler(t *testing.T) {
 	require.Equal(t, "tunnel:tunnel://s1/n1", a.Listener().Addr().Network()+":"+a.Listener().Addr().String())
 }
 
+// A node whose certificate names its owner (a self-hosted shard) is
+// dialed by shard and node like any other; its session shows the owner.
+func TestTenantOwnedNodeIsDialable(t *testing.T) {
+	t.Parallel()
+	ca := pkitest.New(t)
+	h := startRegistry(t, ca.Creds(t, pkitest.Gateway), "127.0.0.1:0")
+	owned := pkitest.TenantShard("s9", "n1", pkitest.Tenant)
+	a, _ := startAgent(t, ca.Creds(t, owned), h.addr, whoami)
+	waitAgent(t, a, "connected", connected)
+	waitRegistry(t, h.Registry, "registered s9/n1", func() bool { return h.Connected("s9", "n1") })
+
+	status, body := get(t, nodeClient(t, h.Registry, "s9", "n1"), "http://node/whoami")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "jobbie://gateway/-/g1", body)
+	sessions := h.Sessions()
+	require.Len(t, sessions, 1)
+	require.Equal(t, owned, sessions[0].Node)
+}
+
 // The shard's own kind of server, a fiber app with pki.Require, serves
 // the agent's Listener; a fasthttp.HostClient reaches it with the
 // registry's Dial and a tunnel address, as shardclient's pools would.

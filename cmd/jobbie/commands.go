@@ -10,4 +10,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(shardCmd())
 	root.AddCommand(certsCmd())
 	root.AddCommand(plansCmd(), tenantsCmd())
+	root.AddCommand(backupsCmd())
 }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -38,6 +39,7 @@ type controlOptions struct {
 	usagePull                           time.Duration
 	gossip                              roleGossip
 	tls                                 roleTLS
+	backups                             backupStoreFlags
 }
 
 // controlCmd is `jobbie control`: the control plane alone, for running the
@@ -69,7 +71,13 @@ mutual TLS between control certificates. Any node answers: writes and
 reads that must be current go to the leader; while there is none they get
 503 no_leader with Retry-After. Only the leader pulls usage and freezes
 invoices, from the replicated cursor, so a new leader resumes exactly
-where the last one stopped.`,
+where the last one stopped.
+
+The leader also takes and restores namespace backups and runs backup
+policies. It keeps backups in --backup-dir (default <data-dir>/backups) or
+an S3-compatible bucket (--backup-s3-*, keys read from files). A directory
+is the node's own: in a group of several nodes use S3 or a directory every
+node shares, or a new leader cannot read what the last one stored.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -93,6 +101,7 @@ where the last one stopped.`,
 		"how often the leader pulls every shard's usage into the metering ledger; usage shows within this plus one pull's requests")
 	o.gossip.flags(f, "127.0.0.1:7946")
 	o.tls.flags(f)
+	o.backups.flags(f, "<data-dir>/backups")
 	_ = cmd.MarkFlagRequired("data-dir")
 	cmd.AddCommand(controlMembersCmd(), controlAddCmd(), controlRemoveCmd())
 	return cmd
@@ -279,8 +288,12 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	go o.gossip.keepJoined(ctx, pool, logger)
 	go reloadOnHUP(ctx, creds, pool, o.gossip.keyFile, logger)
 
+	store, err := o.backups.store(filepath.Join(o.dataDir, "backups"))
+	if err != nil {
+		return err
+	}
 	ctl, err := control.New(control.Config{
-		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID,
+		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID, BackupStore: store,
 		AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Join: splitList(o.joinHTTP),
 		SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		TLS: creds, Shards: shards, Gossip: pool, Logger: logger, PullInterval: o.usagePull,

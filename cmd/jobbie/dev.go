@@ -31,6 +31,7 @@ type devOptions struct {
 	unfair      bool
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
 	replicas    int // nodes per shard cluster
+	backups     backupStoreFlags
 }
 
 func devCmd() *cobra.Command {
@@ -55,6 +56,9 @@ talk to shards and scrape metrics.`,
 				return fmt.Errorf("--shards must be 1-16 and --replicas 1-7")
 			}
 
+			if (o.shards > 1 || o.replicas > 1) && o.backups != (backupStoreFlags{s3TLS: o.backups.s3TLS}) {
+				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes keep backups under their own data directories")
+			}
 			if o.shards > 1 || o.replicas > 1 {
 				return runDevCluster(ctx, o, cmd.OutOrStdout())
 			}
@@ -73,6 +77,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
+	o.backups.flags(f, "<data-dir>/backups")
 	return cmd
 }
 
@@ -138,8 +143,12 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		return fmt.Errorf("shard: %w", err)
 	}
 
+	store, err := o.backups.store(filepath.Join(o.dataDir, "backups"))
+	if err != nil {
+		return err
+	}
 	ctl, err := control.New(control.Config{
-		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, TLS: controlCreds,
+		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, TLS: controlCreds, BackupStore: store,
 		// The gateway reaches the shard on its socket; control reads its
 		// usage over TLS, as the socket is the local gateway's alone.
 		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock), UsageAddrs: []string{sh.Addr()}}}, Logger: logger,

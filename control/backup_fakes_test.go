@@ -37,6 +37,8 @@ type fakeBackupShard struct {
 	data    map[string][]backup.Record // by shard namespace
 	index   uint64
 	fail    int           // answer this status to backups when set
+	asNS    string        // when set, backups name this namespace in their header
+	cut     bool          // when set, backups stop half way (a truncated stream)
 	gate    chan struct{} // when set, a backup stops after its first record until it is closed
 	started chan struct{} // gets a value when a backup has begun streaming
 }
@@ -114,7 +116,7 @@ func (fs *fakeBackupShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (fs *fakeBackupShard) backup(w http.ResponseWriter, tid, ns, sns string) {
 	fs.mu.Lock()
-	fail, gate := fs.fail, fs.gate
+	fail, gate, asNS, cut := fs.fail, fs.gate, fs.asNS, fs.cut
 	recs := slices.Clone(fs.data[sns])
 	fs.index++
 	idx := fs.index
@@ -124,6 +126,19 @@ func (fs *fakeBackupShard) backup(w http.ResponseWriter, tid, ns, sns string) {
 		return
 	}
 	w.Header().Set("Content-Type", wire.BackupContentType)
+	if asNS != "" {
+		ns = asNS
+	}
+	if cut {
+		var buf bytes.Buffer
+		bw, _ := backup.NewWriter(&buf, backup.Header{Tenant: tid, Namespace: ns, ShardID: fs.id, RaftIndex: idx, CreatedAt: time.Now().UTC(), Kinds: fakeKinds})
+		for _, rec := range recs {
+			_ = bw.Write(rec)
+		}
+		_, _ = bw.Close(nil)
+		_, _ = w.Write(buf.Bytes()[:buf.Len()/2])
+		return
+	}
 	bw, err := backup.NewWriter(w, backup.Header{Tenant: tid, Namespace: ns, ShardID: fs.id, RaftIndex: idx, CreatedAt: time.Now().UTC(), Kinds: fakeKinds})
 	if err != nil {
 		return

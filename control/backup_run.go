@@ -116,6 +116,31 @@ func (b *backupRunner) take(ctx context.Context, rec backupRecord) {
 		_, err := propose(ctx, b.s, opFinishBackup, &fin)
 		return err
 	})
+	if rec.Kind == wire.BackupScheduled && fin.State == wire.BackupCompleted {
+		b.pruneAfter(ctx, rec)
+	}
+}
+
+// pruneAfter prunes rec's namespace by its policy as soon as a scheduled
+// backup completed, so it never keeps more than its retention for long.
+func (b *backupRunner) pruneAfter(ctx context.Context, rec backupRecord) {
+	var (
+		p   backupPolicy
+		ok  bool
+		all []backupRecord
+	)
+	err := b.s.view(func(r pebble.Reader) error {
+		var err error
+		if p, ok, err = loadBackupPolicy(r, rec.Tenant, rec.Namespace); err != nil || !ok {
+			return err
+		}
+		all, err = listBackups(r, rec.Tenant)
+		return err
+	})
+	if err != nil || !ok {
+		return
+	}
+	b.prune(ctx, p, all)
 }
 
 // errStopped is the error of what a stopping node cut short.
@@ -162,7 +187,8 @@ func (b *backupRunner) takeStream(ctx context.Context, rec backupRecord) (backup
 			return fmt.Errorf("read the stored manifest: %w", err)
 		}
 		// The stream must be the namespace asked for, from its shard.
-		if m.Namespace != rec.Namespace || m.ShardID != rec.Shard || (m.Tenant != "" && m.Tenant != rec.Tenant) {
+		sns := tenancy.ShardNamespace(rec.Tenant, rec.Namespace)
+		if (m.Namespace != rec.Namespace && m.Namespace != sns) || m.ShardID != rec.Shard || (m.Tenant != "" && m.Tenant != rec.Tenant) {
 			_ = b.store.Delete(context.WithoutCancel(ctx), rec.storeID())
 			return fmt.Errorf("the shard answered with a backup of %s/%s on shard %s", m.Tenant, m.Namespace, m.ShardID)
 		}

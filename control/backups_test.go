@@ -257,6 +257,32 @@ func TestBackupFailsWithTheShardsReason(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, w.gw.do(t, http.MethodDelete, w.path(w.tid, "/backups/"+b.ID), "", nil).status)
 }
 
+// A stream that is not whole, or names another namespace, is no backup:
+// the backup fails and the store keeps nothing.
+func TestBackupRefusesABadStream(t *testing.T) {
+	t.Parallel()
+	w := backupSetup(t)
+	w.ns(t, w.tid, "orders")
+	w.shard.put(w.tid, "orders", sampleRecords("a")...)
+	for _, tc := range []struct {
+		name string
+		set  func(*fakeBackupShard)
+		want string
+	}{
+		{"truncated", func(fs *fakeBackupShard) { fs.cut = true }, "corrupt"},
+		{"another namespace", func(fs *fakeBackupShard) { fs.cut, fs.asNS = false, "elsewhere" }, "answered with a backup of"},
+	} {
+		w.shard.mu.Lock()
+		tc.set(w.shard)
+		w.shard.mu.Unlock()
+		b := w.await(t, w.create(t, "orders").ID, ended)
+		require.Equal(t, wire.BackupFailed, b.State, tc.name)
+		require.Contains(t, b.Error, tc.want, tc.name)
+		_, err := w.store.Manifest(context.Background(), w.tid+"/"+b.ID)
+		require.ErrorIs(t, err, backup.ErrNotFound, tc.name)
+	}
+}
+
 // One backup of a namespace runs at a time, and a running one cannot be
 // deleted. A node that stops cuts its backups short and records them
 // failed; a backup an earlier leader left running with no runner (it
@@ -341,7 +367,7 @@ func TestBackupPolicyRunsAndPrunes(t *testing.T) {
 		return completed, all
 	}
 	// Runs go on and pruning keeps two: once a fourth run has been seen,
-	// at most two (plus one running) are left.
+	// two completed ones are left.
 	seen := map[string]bool{}
 	require.Eventually(t, func() bool {
 		list, err := w.srv.Backups(context.Background(), w.tid, []string{"orders"})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/obs"
@@ -28,6 +29,14 @@ func (s *Server) newApp() *fiber.App {
 		IdleTimeout:           60 * time.Second,
 	})
 	app.Use(apierr.RequestID)
+	// A backup download streams for as long as the backup takes to send;
+	// every other answer is small and keeps the short write timeout.
+	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if isDownload(h) {
+			return fasthttp.RequestConfig{WriteTimeout: downloadWriteTimeout}
+		}
+		return fasthttp.RequestConfig{}
+	}
 
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", s.readyz)

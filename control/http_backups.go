@@ -1,9 +1,12 @@
 package control
 
 import (
+	"bytes"
 	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/wire"
 )
@@ -23,6 +26,19 @@ func (s *Server) backupRoutes(app fiber.Router, gw fiber.Handler) {
 	app.Get("/internal/v1/tenants/:tid/namespaces/:ns/backup-policy", gw, s.getBackupPolicy)
 	app.Put("/internal/v1/tenants/:tid/namespaces/:ns/backup-policy", gw, s.putBackupPolicy)
 	app.Delete("/internal/v1/tenants/:tid/namespaces/:ns/backup-policy", gw, s.deleteBackupPolicy)
+}
+
+// downloadWriteTimeout bounds a backup download (the server's usual write
+// timeout is 10s): at 10 MB/s, 36 GB.
+const downloadWriteTimeout = time.Hour
+
+// isDownload reports whether a request is a backup download.
+func isDownload(h *fasthttp.RequestHeader) bool {
+	p := h.RequestURI()
+	if i := bytes.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	return h.IsGet() && bytes.HasPrefix(p, []byte("/internal/v1/tenants/")) && bytes.HasSuffix(p, []byte("/download"))
 }
 
 func (s *Server) postBackup(c *fiber.Ctx) error {

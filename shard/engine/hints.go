@@ -35,6 +35,9 @@ const headWindow = 64
 type queueHead struct {
 	floor  []byte
 	window [][]byte
+	// empty: the last seek found no live key and nothing was inserted
+	// since, so the index is empty (a keyed queue asks on every fetch).
+	empty bool
 }
 
 // qkey names a queue of a namespace in the engine's in-memory maps.
@@ -55,6 +58,7 @@ func (h pendingHeads) get(ns, queue string) *queueHead {
 // inserted records a new pending key k.
 func (h pendingHeads) inserted(ns, queue string, k []byte) {
 	qh := h.get(ns, queue)
+	qh.empty = false
 	if bytes.Compare(k, qh.floor) < 0 {
 		qh.floor = append([]byte(nil), k...)
 	}
@@ -86,6 +90,9 @@ func (h pendingHeads) first(r pebble.Reader, ns, queue string) []byte {
 	if len(qh.window) > 0 {
 		return qh.window[0]
 	}
+	if qh.empty {
+		return nil
+	}
 	p := keys.PendingQueue(ns, queue)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: qh.floor, UpperBound: keys.PrefixEnd(p)})
 	must(err)
@@ -94,6 +101,7 @@ func (h pendingHeads) first(r pebble.Reader, ns, queue string) []byte {
 		qh.window = append(qh.window, append([]byte(nil), it.Key()...))
 	}
 	if len(qh.window) == 0 {
+		qh.empty = true
 		return nil
 	}
 	return qh.window[0]

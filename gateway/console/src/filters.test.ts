@@ -50,6 +50,8 @@ const full: SearchFilter = {
   attempt_min: 2,
   attempt_max: 5,
   job_id_prefix: "job_01HX",
+  concurrency_key: "customer-42",
+  fairness_key: "tenant 7",
 };
 
 describe("times", () => {
@@ -210,6 +212,9 @@ describe("describeFilter", () => {
     );
     expect(describeFilter({ created_after: "2026-02-10T08:30:00Z", created_before: "2026-02-11T08:30:00Z", has_errors: false })).toBe(
       "jobs in every queue matching without errors and created between 2026-02-10 09:30 and 2026-02-11 09:30",
+    );
+    expect(describeFilter({ queue: "q", concurrency_key: "customer-42", fairness_key: "t7" })).toBe(
+      'jobs in q matching concurrency key "customer-42" and fairness key "t7"',
     );
   });
 });

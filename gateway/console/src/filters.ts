@@ -30,6 +30,8 @@ export const TEXT_KEYS = [
   "batch_id",
   "unique_key",
   "job_id_prefix",
+  "concurrency_key",
+  "fairness_key",
 ] as const;
 export type TextKey = (typeof TEXT_KEYS)[number];
 // Names and ids: surrounding spaces are a typing slip. Substrings, jq and
@@ -62,6 +64,8 @@ export const FILTER_KEYS: FilterKey[] = [
   "attempt_min",
   "attempt_max",
   "job_id_prefix",
+  "concurrency_key",
+  "fairness_key",
 ];
 
 /** Search is what the URL holds: the filter and the order of the results. */
@@ -396,6 +400,8 @@ const LABELS: Record<string, string> = {
   error_contains: "Error contains",
   batch_id: "Batch",
   unique_key: "Unique key",
+  concurrency_key: "Concurrency key",
+  fairness_key: "Fairness key",
   attempt_min: "Attempts from",
   attempt_max: "Attempts to",
   job_id_prefix: "Job id starts with",
@@ -446,6 +452,8 @@ export function describeFilter(f: SearchFilter, time: (iso: string) => string = 
   if (f.worker_id) conds.push(`run by worker ${f.worker_id}`);
   if (f.batch_id) conds.push(`in batch ${f.batch_id}`);
   if (f.unique_key) conds.push(`unique key ${q(f.unique_key)}`);
+  if (f.concurrency_key) conds.push(`concurrency key ${q(f.concurrency_key)}`);
+  if (f.fairness_key) conds.push(`fairness key ${q(f.fairness_key)}`);
   if (f.attempt_min !== undefined && f.attempt_max !== undefined) conds.push(`${f.attempt_min}–${f.attempt_max} attempts`);
   else if (f.attempt_min !== undefined) conds.push(`at least ${f.attempt_min} attempts`);
   else if (f.attempt_max !== undefined) conds.push(`at most ${f.attempt_max} attempts`);

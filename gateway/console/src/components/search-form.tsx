@@ -40,6 +40,8 @@ const MORE: (keyof FormValues)[] = [
   "attempt_min",
   "attempt_max",
   "job_id_prefix",
+  "concurrency_key",
+  "fairness_key",
 ];
 
 export function SearchForm(props: {
@@ -184,6 +186,8 @@ export function SearchForm(props: {
           {number("attempt_min")}
           {number("attempt_max")}
           {text("job_id_prefix", "job_01HX")}
+          {text("concurrency_key", "customer-42")}
+          {text("fairness_key", "tenant-7")}
         </div>
       </details>
       <div class="search-buttons">

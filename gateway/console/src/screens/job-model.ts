@@ -40,6 +40,9 @@ export interface Job {
   lease_duration?: string;
   unique_key: string | null;
   unique_period: number | null;
+  /** keyed fairness: capped per concurrency_key by the queue's key_concurrency; fetched in turn by fairness_key (absent: none) */
+  concurrency_key?: string;
+  fairness_key?: string;
   batch_id: string | null;
   chain_id: string | null;
   chain_step: number | null;

@@ -159,6 +159,16 @@ function Fields({ job }: { job: Job }) {
           <span class="muted">—</span>
         )}
       </KV>
+      {job.concurrency_key && (
+        <KV k="Concurrency key" id="job-concurrency-key">
+          <span class="mono">{job.concurrency_key}</span>
+        </KV>
+      )}
+      {job.fairness_key && (
+        <KV k="Fairness key" id="job-fairness-key">
+          <span class="mono">{job.fairness_key}</span>
+        </KV>
+      )}
       <KV k="Tags" id="job-tags">
         {tags.length ? (
           <ul class="job-tags">

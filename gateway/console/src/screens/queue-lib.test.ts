@@ -8,7 +8,9 @@ import {
   errorText,
   filterQueues,
   formatAge,
+  formatKeyConcurrency,
   formatRate,
+  keyConcurrencyChange,
   nextSort,
   paginate,
   queueHref,
@@ -137,7 +139,28 @@ describe("request bodies", () => {
   });
   it("builds the whole spec for PUT, changing only what is asked", () => {
     const cur = q("a", { description: "old", paused: true, concurrency: 3, throttle: { rate: 5, period: "1m" } });
-    expect(specOf(cur, { description: "new" })).toEqual({ description: "new", paused: true, concurrency: 3, throttle: { rate: 5, period: "1m" }, defaults: null });
+    expect(specOf(cur, { description: "new" })).toEqual({
+      description: "new",
+      paused: true,
+      concurrency: 3,
+      key_concurrency: null,
+      throttle: { rate: 5, period: "1m" },
+      defaults: null,
+    });
+  });
+  it("keeps the per-key cap when another setting changes, and changes only it when asked", () => {
+    const cur = q("a", { description: "d", key_concurrency: { max: 2 } });
+    expect(specOf(cur, { description: "e" }).key_concurrency).toEqual({ max: 2 });
+    expect(specOf(cur, keyConcurrencyChange("5"))).toMatchObject({ description: "d", key_concurrency: { max: 5 } });
+    expect(specOf(cur, keyConcurrencyChange(" "))).toMatchObject({ key_concurrency: null });
+    // what is not an integer goes as typed, so the server's 400 names it
+    expect(keyConcurrencyChange("two")).toEqual({ key_concurrency: { max: "two" } });
+    expect(specOf(q("b")).key_concurrency).toBeNull();
+  });
+  it("writes the per-key cap", () => {
+    expect(formatKeyConcurrency({ max: 1200 })).toBe("1,200 per key");
+    expect(formatKeyConcurrency(null)).toBe("no limit");
+    expect(formatKeyConcurrency(undefined)).toBe("no limit");
   });
 });
 

@@ -17,6 +17,10 @@ export interface QueueCounts {
   held: number;
 }
 
+export interface KeyConcurrency {
+  max: number;
+}
+
 export interface Throttle {
   rate: number;
   /** a duration in its canonical form, "1m" */
@@ -46,6 +50,8 @@ export interface Queue {
   draining: boolean;
   drained: boolean;
   concurrency: number | null;
+  /** at most max active jobs of one concurrency_key at a time (null or absent: no cap) */
+  key_concurrency?: KeyConcurrency | null;
   throttle: Throttle | null;
   defaults: QueueDefaults | null;
   /** completions per one-minute bucket of the last 5, oldest first (absent on older servers) */
@@ -193,6 +199,17 @@ export function concurrencyBody(max: string): { max: number | string | null } {
   return { max: typed(max) };
 }
 
+/** keyConcurrencyChange is the spec change for the key concurrency input: {max} as typed (the server names a bad one), or null (no cap). */
+export function keyConcurrencyChange(max: string): Pick<QueueSpec, "key_concurrency"> {
+  const v = typed(max);
+  return { key_concurrency: v === null ? null : { max: v } };
+}
+
+/** formatKeyConcurrency writes a queue's per-key cap: "2 per key", or "no limit". */
+export function formatKeyConcurrency(k: KeyConcurrency | null | undefined): string {
+  return k ? `${k.max.toLocaleString("en-US")} per key` : "no limit";
+}
+
 /** throttleBody is POST .../throttle's body: period "1m" or a number of seconds. */
 export function throttleBody(rate: string, period: string): { rate: number | string | null; period: number | string | null } {
   return { rate: typed(rate), period: typed(period) };
@@ -234,6 +251,8 @@ export interface QueueSpec {
   description: string;
   paused: boolean;
   concurrency: number | null;
+  /** left out (null) resets the cap, so a change of another field must carry it */
+  key_concurrency: { max: number | string } | null;
   throttle: Throttle | null;
   defaults: QueueDefaults | null;
 }
@@ -245,6 +264,7 @@ export function specOf(q: Queue, change: Partial<QueueSpec> = {}): QueueSpec {
     description: q.description,
     paused: q.paused,
     concurrency: q.concurrency,
+    key_concurrency: q.key_concurrency ? { max: q.key_concurrency.max } : null,
     throttle: q.throttle ? { rate: q.throttle.rate, period: q.throttle.period } : null,
     defaults: q.defaults,
     ...change,

@@ -6,9 +6,9 @@ import { useState } from "preact/hooks";
 import { del, enc, errorField, get, post, put } from "../api";
 import { Dialog, ErrorBox, Field, useAsync } from "../components/ui";
 import { FormFooter, Options } from "../components/forms";
-import { concurrencyBody, DEFAULT_FIELDS, defaultsBody, defaultsForm, errorText, specOf, throttleBody, type DefaultsForm, type Queue, type QueueDefaults } from "./queue-lib";
+import { concurrencyBody, DEFAULT_FIELDS, defaultsBody, defaultsForm, errorText, keyConcurrencyChange, specOf, throttleBody, type DefaultsForm, type Queue, type QueueDefaults } from "./queue-lib";
 
-export type SettingsDialog = "concurrency" | "throttle" | "defaults" | "description";
+export type SettingsDialog = "concurrency" | "key-concurrency" | "throttle" | "defaults" | "description";
 
 interface Props {
   q: Queue;
@@ -26,6 +26,9 @@ export function SettingsDialogs(props: Props & { open: SettingsDialog | null }) 
     <>
       <Dialog id="concurrency-dialog" open={open === "concurrency"} title="Concurrency limit" onClose={props.onClose}>
         <ConcurrencyForm {...rest} />
+      </Dialog>
+      <Dialog id="key-concurrency-dialog" open={open === "key-concurrency"} title="Concurrency per key" onClose={props.onClose}>
+        <KeyConcurrencyForm {...rest} />
       </Dialog>
       <Dialog id="throttle-dialog" open={open === "throttle"} title="Rate limit (throttle)" onClose={props.onClose}>
         <ThrottleForm {...rest} />
@@ -125,6 +128,51 @@ function ConcurrencyForm(props: Props) {
           value={max}
           placeholder="no limit"
           aria-invalid={invalid(a.error, "max", "concurrency")}
+          onInput={(e) => setMax(e.currentTarget.value)}
+        />
+      </Field>
+    </Form>
+  );
+}
+
+/** putChange sends the queue's whole configuration with one change: the per-key cap and the description are set only by
+ * PUT, which replaces every setting, so the queue is read again just before and its other settings sent as they are. */
+async function putChange(q: Queue, change: Parameters<typeof specOf>[1]): Promise<Queue> {
+  return put<Queue>(path(q), specOf(await get<Queue>(path(q)), change));
+}
+
+function KeyConcurrencyForm(props: Props) {
+  const { q } = props;
+  const [max, setMax] = useState(q.key_concurrency ? String(q.key_concurrency.max) : "");
+  const a = useSave(props);
+  return (
+    <Form
+      id="key-concurrency-form"
+      error={a.error}
+      busy={a.busy}
+      onClose={props.onClose}
+      onSubmit={() => a.save(() => putChange(q, keyConcurrencyChange(max)))}
+      extra={
+        q.key_concurrency && (
+          <Remove id="key-concurrency-remove" busy={a.busy} onClick={() => a.save(() => putChange(q, { key_concurrency: null }))}>
+            Remove cap
+          </Remove>
+        )
+      }
+    >
+      <p class="muted">
+        At most this many of the queue's jobs with the same concurrency_key are active at once (1 to 10,000). Jobs without a concurrency_key are not
+        capped by it. Leave empty for no cap.
+      </p>
+      <Field label="Max active jobs per key" for="key-concurrency-max">
+        <input
+          id="key-concurrency-max"
+          name="max"
+          inputMode="numeric"
+          autoComplete="off"
+          value={max}
+          placeholder="no limit"
+          aria-invalid={invalid(a.error, "max", "key_concurrency")}
           onInput={(e) => setMax(e.currentTarget.value)}
         />
       </Field>
@@ -236,11 +284,7 @@ function DescriptionForm(props: Props) {
       error={a.error}
       busy={a.busy}
       onClose={props.onClose}
-      onSubmit={() =>
-        // The description is set only by PUT, which replaces the whole configuration: read the
-        // queue again just before and send its other settings as they are, so only the description changes.
-        a.save(async () => put<Queue>(path(q), specOf(await get<Queue>(path(q)), { description: text })))
-      }
+      onSubmit={() => a.save(() => putChange(q, { description: text }))}
     >
       <Field label="Description (at most 1,024 characters)" for="description-text">
         <textarea

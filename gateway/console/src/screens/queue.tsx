@@ -16,6 +16,7 @@ import {
   clearable,
   DEFAULT_FIELDS,
   formatRate,
+  formatKeyConcurrency,
   formatThrottle,
   queueHref,
   STATES,
@@ -138,6 +139,13 @@ export function QueueDetail({ name }: { name: string }) {
           <Setting id="queue-concurrency-value" label="Concurrency" value={q.concurrency === null ? "no limit" : num(q.concurrency)}>
             {manage && (
               <button type="button" class="link" id="queue-concurrency" aria-label="Edit concurrency" onClick={() => setDialog("concurrency")}>
+                Edit
+              </button>
+            )}
+          </Setting>
+          <Setting id="queue-key-concurrency-value" label="Per concurrency key" value={formatKeyConcurrency(q.key_concurrency)}>
+            {manage && (
+              <button type="button" class="link" id="queue-key-concurrency" aria-label="Edit concurrency per key" onClick={() => setDialog("key-concurrency")}>
                 Edit
               </button>
             )}

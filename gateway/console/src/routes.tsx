@@ -14,6 +14,7 @@ import { Keys } from "./screens/keys";
 import { Roles } from "./screens/roles";
 import { Usage } from "./screens/usage";
 import { Invoices, InvoiceDetail } from "./screens/invoices";
+import { Backups } from "./screens/backups";
 
 export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
   { path: "/", render: () => <Dashboard /> },
@@ -27,6 +28,7 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/workers", render: () => <Workers /> },
   { path: "/events", render: () => <Events /> },
   { path: "/namespaces", render: () => <Namespaces /> },
+  { path: "/backups", render: () => <Backups /> },
   { path: "/keys", render: () => <Keys /> },
   { path: "/roles", render: () => <Roles /> },
   { path: "/usage", render: () => <Usage /> },

@@ -4,8 +4,8 @@ import { ACTION_CHOICES, builtinActions, mayGrantRole, permissionsOf, roleNameEr
 describe("builtinActions", () => {
   it("reads the copy of tenancy.BuiltinPolicies", () => {
     expect(builtinActions("owner")).toEqual(["*"]);
-    expect(builtinActions("viewer")).toEqual(["job.read", "queue.read", "schedule.read", "namespace.read"]);
-    expect(builtinActions("developer")).toEqual(["job.*", "queue.*", "schedule.*", "namespace.read"]);
+    expect(builtinActions("viewer")).toEqual(["job.read", "queue.read", "schedule.read", "namespace.read", "backup.read"]);
+    expect(builtinActions("developer")).toEqual(["job.*", "queue.*", "schedule.*", "namespace.read", "backup.read"]);
     expect(builtinActions("nobody")).toEqual([]);
   });
 });
@@ -75,5 +75,7 @@ it("offers every action, every family and everything", () => {
   expect(ACTION_CHOICES).toContain("job.*");
   expect(ACTION_CHOICES).toContain("usage.*");
   expect(ACTION_CHOICES).toContain("key.manage");
+  expect(ACTION_CHOICES).toContain("backup.*");
+  expect(ACTION_CHOICES).toContain("backup.manage");
   expect(new Set(ACTION_CHOICES).size).toBe(ACTION_CHOICES.length);
 });

@@ -35,6 +35,8 @@ export const ALL_ACTIONS = [
   "key.read",
   "key.manage",
   "usage.read",
+  "backup.read",
+  "backup.manage",
 ] as const;
 
 /** What a permission row's action select offers: each action, each family ("job.*"), and everything. */
@@ -52,6 +54,7 @@ export const BUILTIN_POLICIES: readonly (readonly [string, string, string, strin
   ["developer", "*", "*", "queue.*"],
   ["developer", "*", "*", "schedule.*"],
   ["developer", "*", "*", "namespace.read"],
+  ["developer", "*", "*", "backup.read"],
   ["producer", "*", "*", "job.enqueue"],
   ["producer", "*", "*", "job.read"],
   ["producer", "*", "*", "queue.read"],
@@ -62,6 +65,7 @@ export const BUILTIN_POLICIES: readonly (readonly [string, string, string, strin
   ["viewer", "*", "*", "queue.read"],
   ["viewer", "*", "*", "schedule.read"],
   ["viewer", "*", "*", "namespace.read"],
+  ["viewer", "*", "*", "backup.read"],
   ["billing", "*", "*", "usage.read"],
 ];
 

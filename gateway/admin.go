@@ -41,8 +41,7 @@ func (s *Server) controlJSON(r *call, method, path string, in any, want int, out
 }
 
 // controlCall calls control and returns its answer when the status is
-// want. Control's 400/404/409 are the tenant's to see and come back as
-// the same API error; any other outcome means control is unwell.
+// want; controlAnswer judges any other.
 func (s *Server) controlCall(r *call, method, path string, in any, want int) (controlReply, error) {
 	rep, err := s.control.do(s.ctx, method, path, r.requestID, in)
 	switch {
@@ -51,12 +50,32 @@ func (s *Server) controlCall(r *call, method, path string, in any, want int) (co
 		return rep, apierr.Retry(apierr.Unavailable, 1, "the control plane is unavailable; retry shortly")
 	case rep.status == want:
 		return rep, nil
+	}
+	return rep, s.controlAnswer(r, method, path, rep)
+}
+
+// controlAnswer is the error for a control answer other than the one
+// wanted. Control's 400/404/409/429 are the tenant's to see and come back
+// as the same API error. A 503 is control saying it cannot serve now (no
+// leader, an election, a store away): it passes through with control's
+// code and Retry-After. Anything else means control is unwell.
+func (s *Server) controlAnswer(r *call, method, path string, rep controlReply) error {
+	switch {
 	case passesThrough(rep.status):
-		return rep, controlError(rep)
+		return controlError(rep)
+	case rep.status == http.StatusServiceUnavailable:
+		s.log.Warn("gateway: control unavailable", "method", method, "path", path, "request_id", r.requestID,
+			"retry_after", rep.retryAfter, "body", string(rep.body))
+		e := apierr.Retry(apierr.Unavailable, retryAfterSeconds(rep.retryAfter), "the control plane is unavailable; retry shortly")
+		var body wire.ErrorBody
+		if json.Unmarshal(rep.body, &body) == nil && body.Error != nil && apierr.Status(body.Error.Code) == rep.status {
+			e.Code, e.Message = body.Error.Code, body.Error.Message
+		}
+		return e
 	}
 	s.log.Error("gateway: unexpected control answer", "method", method, "path", path, "status", rep.status,
 		"request_id", r.requestID, "body", string(rep.body))
-	return rep, apierr.Retry(apierr.Unavailable, 1, "the control plane could not serve this request; retry shortly")
+	return apierr.Retry(apierr.Unavailable, 1, "the control plane could not serve this request; retry shortly")
 }
 
 // controlError rebuilds control's error so it reaches the client with the

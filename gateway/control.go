@@ -43,6 +43,9 @@ type controlClient struct {
 	bases []string // configured base URLs
 	pool  *gossip.Pool
 	http  *http.Client
+	// stream shares http's connections without its overall timeout, for
+	// answers that are streamed (open).
+	stream *http.Client
 	// quotas caches what control says of each tenant's quotas (quota.go).
 	quotas *quotaCache
 
@@ -74,6 +77,7 @@ func newControlClient(cfg Config) *controlClient {
 			cc.bases = append(cc.bases, u)
 		}
 	}
+	cc.stream = &http.Client{Transport: cc.http.Transport}
 	cc.quotas = newQuotaCache(cc, cfg)
 	return cc
 }
@@ -132,10 +136,12 @@ func (cc *controlClient) mark(base string, ok bool) {
 	}
 }
 
-// controlReply is a control answer: its status, content type and body.
+// controlReply is a control answer: its status, content type,
+// Retry-After and body.
 type controlReply struct {
 	status      int
 	contentType string
+	retryAfter  string
 	body        []byte
 }
 
@@ -207,7 +213,82 @@ func (cc *controlClient) once(ctx context.Context, base, method, path, requestID
 	if err != nil {
 		return controlReply{}, true, fmt.Errorf("gateway: control %s %s: read: %w", method, path, err)
 	}
-	return controlReply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: b}, true, nil
+	return controlReply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+		retryAfter: resp.Header.Get("Retry-After"), body: b}, true, nil
+}
+
+// open sends a GET whose answer is streamed (a backup download) and
+// returns control's response with its body unread; the caller closes it.
+// The node has ControlTimeout to start answering, not to send it all:
+// ctx bounds the rest. Nodes are tried in turn as for do; a 503 from one
+// moves on to the next.
+func (cc *controlClient) open(ctx context.Context, path, requestID string) (*http.Response, error) {
+	var (
+		last    *http.Response // a 503, kept when no node serves it
+		lastErr error
+	)
+	for _, base := range cc.candidates() {
+		resp, err := cc.openOnce(ctx, base, path, requestID)
+		switch {
+		case err == nil && resp.StatusCode != http.StatusServiceUnavailable:
+			cc.mark(base, true)
+			return resp, nil
+		case err == nil:
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxControlBody))
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+			last, lastErr = resp, nil
+		case ctx.Err() != nil:
+			return nil, err
+		default:
+			lastErr = err
+		}
+		cc.mark(base, false)
+	}
+	if last != nil {
+		return last, nil
+	}
+	if lastErr == nil {
+		lastErr = fmt.Errorf("gateway: control GET %s: no control node known", path)
+	}
+	return nil, lastErr
+}
+
+// openOnce sends the GET to one node and waits ControlTimeout at most for
+// its answer to start.
+func (cc *controlClient) openOnce(ctx context.Context, base, path, requestID string) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("gateway: control request: %w", err)
+	}
+	if requestID != "" {
+		req.Header.Set(apierr.RequestIDHeader, requestID)
+	}
+	slow := time.AfterFunc(cc.http.Timeout, cancel)
+	resp, err := cc.stream.Do(req)
+	if !slow.Stop() && err == nil {
+		resp.Body.Close()
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("gateway: control GET %s: %w", path, err)
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelBody releases a streamed request's context once its body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	defer b.cancel()
+	return b.ReadCloser.Close()
 }
 
 // notApplied reports a 503 that promises the request was not applied

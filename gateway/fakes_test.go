@@ -94,6 +94,7 @@ type fakeControl struct {
 	roleFetches  atomic.Int64 // role lists served
 	jwksN        atomic.Int64
 	nextID       int
+	backups      fakeBackups
 }
 
 // newFakeControl serves as a control node, over mutual TLS, to gateways.
@@ -123,6 +124,7 @@ func newFakeControlAs(t testing.TB, ca *pkitest.CA, s signer, id pki.Identity) *
 	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/keys/{id}", fc.internal(fc.deleteKey))
 	fc.adminRoutes(mux)
 	fc.roleRoutes(mux)
+	fc.backupRoutes(mux)
 	fc.srv = httptest.NewUnstartedServer(mux)
 	serveTLS(t, fc.srv, ca, id)
 	return fc

@@ -68,6 +68,15 @@ var (
 	upcomingInvoice     = endpoint{handle: (*Server).upcomingInvoice}
 	invoice             = endpoint{handle: (*Server).showInvoice}
 	invoiceCSV          = endpoint{handle: (*Server).invoiceCSV}
+	createBackup        = endpoint{handle: (*Server).createBackup}
+	listBackups         = endpoint{handle: (*Server).listBackups}
+	getBackup           = endpoint{handle: (*Server).getBackup}
+	deleteBackup        = endpoint{handle: (*Server).deleteBackup}
+	downloadBackup      = endpoint{handle: (*Server).downloadBackup}
+	restoreBackup       = endpoint{handle: (*Server).restoreBackup}
+	getBackupPolicy     = endpoint{handle: (*Server).getBackupPolicy}
+	putBackupPolicy     = endpoint{handle: (*Server).putBackupPolicy}
+	deleteBackupPolicy  = endpoint{handle: (*Server).deleteBackupPolicy}
 )
 
 // routeTable is every public endpoint and the action it needs; a new
@@ -124,6 +133,17 @@ var routeTable = []route{
 	{fiber.MethodGet, "/api/v1/namespaces/:name", tenancy.ActNamespaceRead, getNamespace},
 	{fiber.MethodPatch, "/api/v1/namespaces/:name", tenancy.ActNamespaceManage, updateNamespace},
 	{fiber.MethodDelete, "/api/v1/namespaces/:name", tenancy.ActNamespaceManage, deleteNamespace},
+	{fiber.MethodGet, "/api/v1/namespaces/:name/backup-policy", tenancy.ActBackupRead, getBackupPolicy},
+	{fiber.MethodPut, "/api/v1/namespaces/:name/backup-policy", tenancy.ActBackupManage, putBackupPolicy},
+	{fiber.MethodDelete, "/api/v1/namespaces/:name/backup-policy", tenancy.ActBackupManage, deleteBackupPolicy},
+	// Backups (backups.go): the action is checked again in the backup's
+	// namespace once control said which it is.
+	{fiber.MethodPost, "/api/v1/backups", tenancy.ActBackupManage, createBackup},
+	{fiber.MethodGet, "/api/v1/backups", tenancy.ActBackupRead, listBackups},
+	{fiber.MethodGet, "/api/v1/backups/:id", tenancy.ActBackupRead, getBackup},
+	{fiber.MethodDelete, "/api/v1/backups/:id", tenancy.ActBackupManage, deleteBackup},
+	{fiber.MethodGet, "/api/v1/backups/:id/download", tenancy.ActBackupManage, downloadBackup},
+	{fiber.MethodPost, "/api/v1/backups/:id/restore", tenancy.ActBackupManage, restoreBackup},
 	{fiber.MethodGet, "/api/v1/keys", tenancy.ActKeyRead, listKeys},
 	{fiber.MethodPost, "/api/v1/keys", tenancy.ActKeyManage, createKey},
 	{fiber.MethodGet, "/api/v1/keys/:id", tenancy.ActKeyRead, getKey},

@@ -32,7 +32,8 @@ type placement struct {
 type placementKey struct{ tenant, ns string }
 
 // placements caches namespace → shard answers from control; which node of
-// the shard to use is the router's business. Concurrent
+// the shard to use is the router's business. When control cannot be
+// asked, an expired answer serves on (load). Concurrent
 // misses for one namespace share a single control call.
 //
 // Entries expire by their own expires field, not a cache-wide TTL:
@@ -108,6 +109,17 @@ func (ps *placements) load(k placementKey, requestID string) (*placement, error)
 		return nil, namespaceNotFound(k.ns)
 	}
 	if err != nil {
+		// Control is away (or unwell): a namespace seldom moves, and its
+		// shard knows it, so the last placement known serves on for
+		// another missTTL at a time rather than stopping the data plane
+		// at the TTL. (Keys stay checked: a stale revocation list stops
+		// requests on its own.) Only a namespace never placed here fails.
+		if old, ok := ps.cache.Peek(k); ok && !old.missing {
+			ps.log.Warn("gateway: placement lookup failed; serving the last one known", "tenant", k.tenant,
+				"namespace", k.ns, "err", err)
+			old.expires.Store(ps.clock.Now().Add(ps.missTTL).UnixNano())
+			return old, nil
+		}
 		ps.log.Warn("gateway: placement lookup failed", "tenant", k.tenant, "namespace", k.ns, "err", err)
 		return nil, apierr.Retry(apierr.Unavailable, 1, "cannot locate namespace %q right now; retry shortly", k.ns)
 	}

@@ -19,8 +19,14 @@ type CreatedTenant = wire.CreatedTenant
 
 // CreateTenant provisions a tenant (operator only).
 func (c *Client) CreateTenant(ctx context.Context, name string) (*CreatedTenant, error) {
+	return c.CreateTenantOnPlan(ctx, name, "")
+}
+
+// CreateTenantOnPlan creates a tenant on plan from its creation ("" is
+// the free plan; operator only).
+func (c *Client) CreateTenantOnPlan(ctx context.Context, name, plan string) (*CreatedTenant, error) {
 	var out CreatedTenant
-	if _, err := c.do(ctx, "POST", "/control/v1/tenants", wire.NameRequest{Name: name}, &out); err != nil {
+	if _, err := c.do(ctx, "POST", "/control/v1/tenants", wire.CreateTenantRequest{Name: name, Plan: plan}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

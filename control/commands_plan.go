@@ -58,7 +58,14 @@ func applyPutPlan(tx *replica.Tx, c *putPlanCmd) (planVersion, error) {
 	}
 	now := tx.Now.UTC()
 	p.Updated = &now
-	v := planVersion{Plan: p, From: nextHour(now)}
+	// A change applies from the next hour, so no hour is billed on two
+	// versions; a new plan's first version applies at once (no tenant is
+	// on it yet, so no hour changes meaning).
+	from := nextHour(now)
+	if p.Version == 1 {
+		from = now.Truncate(time.Hour)
+	}
+	v := planVersion{Plan: p, From: from}
 	mustSetJSON(tx, layout.PlanVersion(p.Name, p.Version), v)
 	return v, nil
 }
@@ -162,6 +169,9 @@ func (b *planBook) at(h time.Time) (onPlan, error) {
 			break
 		}
 		cur.name, cur.since = e.Plan, e.From
+	}
+	if cur.since.Before(b.created) {
+		cur.since = b.created // on its plan since its creation, in its first hour
 	}
 	v, err := b.versionOf(cur.name, h)
 	if err != nil {

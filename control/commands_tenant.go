@@ -1,6 +1,8 @@
 package control
 
 import (
+	"time"
+
 	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/control/internal/layout"
@@ -18,6 +20,8 @@ type createTenantCmd struct {
 	ID         string `json:"id"`
 	Name       string `json:"name"`
 	OwnerKeyID string `json:"owner_key_id"`
+	// Plan is the tenant's plan from its creation; "" is the free plan.
+	Plan string `json:"plan,omitempty"`
 	placement
 }
 
@@ -34,11 +38,24 @@ func applyCreateTenant(tx *replica.Tx, c *createTenantCmd) (tenantCreated, error
 	if must(exists(tx, layout.Tenant(c.ID))) {
 		return tenantCreated{}, apierr.New(apierr.Conflict, "tenant id %q exists", c.ID)
 	}
+	var first *planChange
+	if c.Plan != "" && c.Plan != FreePlan {
+		// A tenant made on a plan is on it from its first hour: no other
+		// plan ever applied to it, so no invoice hour changes meaning.
+		v, ok := versionAt(must(loadPlanVersions(tx, c.Plan)), tx.Now.UTC().Truncate(time.Hour))
+		if !ok {
+			return tenantCreated{}, apierr.Field("plan", "plan %q does not exist or has no version in effect yet", c.Plan)
+		}
+		first = &planChange{Plan: c.Plan, Version: v.Plan.Version, SetAt: tx.Now.UTC()}
+	}
 	shard, err := c.choose(tx)
 	if err != nil {
 		return tenantCreated{}, err
 	}
 	t := Tenant{ID: c.ID, Name: c.Name, CreatedAt: tx.Now}
+	if first != nil {
+		mustSetJSON(tx, layout.TenantPlan(t.ID, tx.Now.UTC().Truncate(time.Hour)), *first)
+	}
 	mustSetJSON(tx, layout.Tenant(t.ID), t)
 	mustSet(tx, layout.TenantName(t.Name), []byte(t.ID))
 	putNamespace(tx, t.ID, Namespace{Name: tenancy.DefaultNamespace, CreatedAt: tx.Now, ShardID: shard})

@@ -16,11 +16,11 @@ import (
 // API), and the shard registration, which takes a shard's certificate.
 
 func (s *Server) postTenant(c *fiber.Ctx) error {
-	var req wire.NameRequest
+	var req wire.CreateTenantRequest
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	res, err := s.CreateTenant(c.UserContext(), req.Name)
+	res, err := s.CreateTenantOnPlan(c.UserContext(), req.Name, req.Plan)
 	if err != nil {
 		return err
 	}

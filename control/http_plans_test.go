@@ -62,7 +62,7 @@ func TestHTTPPlansCreateShowEdit(t *testing.T) {
 	pro := decodeAs[PlanView](t, r)
 	require.Equal(t, uint64(1), pro.Version)
 	require.Equal(t, "hard", pro.Limits.MonthlyExecutionsEnforcement, "a cap without an enforcement is hard")
-	require.Equal(t, time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC), pro.EffectiveFrom.UTC(), "from the next hour")
+	require.Equal(t, time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), pro.EffectiveFrom.UTC(), "a new plan's first version at once")
 	requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, proPlan()), 409, "conflict")
 	requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, map[string]any{"name": "free"}), 409, "conflict")
 
@@ -71,6 +71,7 @@ func TestHTTPPlansCreateShowEdit(t *testing.T) {
 	r = b.do(t, http.MethodPut, "/control/v1/plans/pro", b.op, edit)
 	require.Equal(t, 200, r.status, "body: %s", r.body)
 	require.Equal(t, uint64(2), decodeAs[PlanView](t, r).Version)
+	require.Equal(t, time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC), decodeAs[PlanView](t, r).EffectiveFrom.UTC(), "a change from the next hour")
 	r = b.do(t, http.MethodGet, "/control/v1/plans/pro", b.op, nil)
 	require.Equal(t, 200, r.status)
 	require.Equal(t, int64(200000), decodeAs[PlanView](t, r).Included["executions"])
@@ -211,6 +212,33 @@ func TestHTTPTenantPlanFromTheNextHour(t *testing.T) {
 	tp = decodeAs[wire.TenantPlan](t, r)
 	require.Equal(t, "pro", tp.Plan.Name)
 	require.Nil(t, tp.Next, "back to pro before free took effect: nothing pending")
+}
+
+// A tenant created on a plan is on it from its creation; a plan that
+// does not exist is a 400 naming plan, and nothing is created.
+func TestHTTPTenantCreatedOnPlan(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(planStart)
+	b := setup(t, func(c *Config) { c.Clock = clk })
+	gw := b.as(t, pkitest.Gateway)
+
+	requireError(t, b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "acme", "plan": "pro"}), 400, "bad_request", "plan")
+	r := b.do(t, http.MethodGet, "/control/v1/tenants", b.op, nil)
+	require.Empty(t, decodeAs[wire.TenantList](t, r).Tenants, "a refused tenant is not created")
+
+	require.Equal(t, 201, b.do(t, http.MethodPost, "/control/v1/plans", b.op, proPlan()).status)
+	r = b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "acme", "plan": "pro"})
+	require.Equal(t, 201, r.status, "body: %s", r.body)
+	tid := decodeAs[wire.CreatedTenant](t, r).Tenant.ID
+	tp := decodeAs[wire.TenantPlan](t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/plan", "", nil))
+	require.Equal(t, "pro", tp.Plan.Name, "on its plan from its creation")
+	require.True(t, tp.Since.Equal(planStart), "since its creation: %s", tp.Since)
+	require.Nil(t, tp.Next)
+
+	r = b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "bravo", "plan": "free"})
+	require.Equal(t, 201, r.status, "body: %s", r.body)
+	tid = decodeAs[wire.CreatedTenant](t, r).Tenant.ID
+	require.Equal(t, FreePlan, decodeAs[wire.TenantPlan](t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/plan", "", nil)).Plan.Name)
 }
 
 // The quota a gateway enforces: the limits of the plan in effect and,

@@ -13,10 +13,17 @@ import (
 // key, whose token is in the result and nowhere else. A taken name is an
 // apierr Conflict; a bad one a BadRequest naming field "name".
 func (s *Server) CreateTenant(ctx context.Context, name string) (CreateTenantResult, error) {
+	return s.CreateTenantOnPlan(ctx, name, "")
+}
+
+// CreateTenantOnPlan is CreateTenant with the tenant on plan from its
+// creation ("" is the free plan); a plan with no version in effect yet
+// is a BadRequest naming field "plan".
+func (s *Server) CreateTenantOnPlan(ctx context.Context, name, plan string) (CreateTenantResult, error) {
 	if err := tenancy.ValidateTenantName(name); err != nil {
 		return CreateTenantResult{}, apierr.Field("name", "%v", err)
 	}
-	cmd := createTenantCmd{ID: newID("t_"), Name: name, OwnerKeyID: newID("key_"), placement: s.placement()}
+	cmd := createTenantCmd{ID: newID("t_"), Name: name, OwnerKeyID: newID("key_"), Plan: plan, placement: s.placement()}
 	res, err := propose(ctx, s, opCreateTenant, &cmd)
 	if err != nil {
 		return CreateTenantResult{}, err

@@ -1,74 +1,48 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // Plan limits the gateway carries or enforces, through the real binary:
-// the operator puts a plan on control and moves a tenant to it.
-//
-// A plan change takes effect at the start of the next UTC hour, and
-// `jobbie dev` has no other clock, so a test that needs the plan in
-// effect waits for that hour when it is at most JOBBIE_E2E_PLAN_WAIT away
-// (a duration, default 90s; "61m" always waits) and is skipped otherwise,
-// saying so.
+// the operator puts a plan on control and creates a tenant on it, which
+// holds from the tenant's creation (a later change would wait for the
+// next UTC hour).
 
-// planWaitEnv bounds how long a test waits for its plan to take effect.
-const planWaitEnv = "JOBBIE_E2E_PLAN_WAIT"
-
-// planInEffect creates a plan of the fields given (name and currency
-// added), moves tenant tid to it and waits until the gateway applies it:
-// the plan must set requests_per_second, whose RateLimit-Policy field on
-// the gateway's answers is the signal. It returns the plan's name.
-func planInEffect(t *testing.T, tid, ownerKey string, plan map[string]any) string {
+// tenantOnPlan creates a plan of the fields given (name and currency
+// added) and a tenant on it, and waits until the gateway applies it: the
+// plan must set requests_per_second, whose RateLimit-Policy field on the
+// gateway's answers is the signal. It returns the tenant's owner client,
+// the tenant and the plan's name.
+func tenantOnPlan(t *testing.T, plan map[string]any) (*client.Client, *client.CreatedTenant, string) {
 	t.Helper()
 	limits, _ := plan["limits"].(map[string]any)
 	require.Contains(t, limits, "requests_per_second", "the wait's signal")
-	budget := 90 * time.Second
-	if v := os.Getenv(planWaitEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		require.NoError(t, err, "%s", planWaitEnv)
-		budget = d
-	}
-	now := time.Now().UTC()
-	due := now.Truncate(time.Hour).Add(time.Hour)
-	if wait := due.Sub(now); wait > budget-10*time.Second {
-		t.Skipf("a plan takes effect at the next UTC hour, %s away: set %s=%s to wait for it", wait.Round(time.Second), planWaitEnv, (wait + time.Minute).Round(time.Minute))
-	}
-
-	name := "e2e-lim-" + strings.ToLower(tid[len(tid)-12:])
+	name := fmt.Sprintf("e2e-lim-%d-%d", time.Now().UnixNano()%1e9, tenantSeq.Add(1))
 	body := map[string]any{"name": name, "currency": "USD"}
 	for k, v := range plan {
 		body[k] = v
 	}
 	r := callVia(t, shared.ops, http.MethodPost, shared.control+"/control/v1/plans", shared.operatorKey, body)
 	require.Equal(t, http.StatusCreated, r.Status, "body: %s", r.Raw)
-	r = callVia(t, shared.ops, http.MethodPut, shared.control+"/control/v1/tenants/"+tid+"/plan", shared.operatorKey, map[string]string{"plan": name})
-	require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Raw)
-	var tp wire.TenantPlan
-	require.NoError(t, json.Unmarshal(r.Raw, &tp))
-	if tp.NextFrom != nil {
-		t.Logf("waiting for the plan to take effect at %s", tp.NextFrom.Format(time.RFC3339))
-		time.Sleep(time.Until(*tp.NextFrom))
-	}
-	// The gateway applies a pending change at its hour, or reads the new
-	// plan within its 10 s refresh.
+	op := client.New(shared.control, shared.operatorKey, client.WithHTTPClient(shared.ops))
+	ct, err := op.CreateTenantOnPlan(ctx(t), name, name)
+	require.NoError(t, err)
+	// The gateway reads the tenant's plan at its first request.
 	eventually(t, 30*time.Second, func() bool {
-		r := call(t, http.MethodGet, shared.gateway+"/api/v1/queues", ownerKey, nil)
+		r := call(t, http.MethodGet, shared.gateway+"/api/v1/queues", ct.OwnerKey, nil)
 		require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Raw)
 		return r.Header.Get(wire.RateLimitPolicyHeader) != ""
 	}, "the gateway applies the plan")
-	return name
+	return client.New(shared.gateway, ct.OwnerKey), ct, name
 }
 
 // max_schedules counts the tenant's schedules in all its namespaces: at
@@ -76,12 +50,11 @@ func planInEffect(t *testing.T, tid, ownerKey string, plan map[string]any) strin
 // and the RateLimit fields; deleting one lets a new one in.
 func TestPlanMaxSchedules(t *testing.T) {
 	t.Parallel()
-	owner, ct := shared.tenant(t)
-	_, err := owner.CreateNamespace(ctx(t), "second")
-	require.NoError(t, err)
-	name := planInEffect(t, ct.Tenant.ID, ct.OwnerKey, map[string]any{
+	owner, ct, name := tenantOnPlan(t, map[string]any{
 		"limits": map[string]any{"max_schedules": 2, "requests_per_second": 10000},
 	})
+	_, err := owner.CreateNamespace(ctx(t), "second")
+	require.NoError(t, err)
 
 	create := func(ns, sched string) reply {
 		return call(t, http.MethodPost, shared.gateway+"/api/v1/schedules", ct.OwnerKey,
@@ -124,9 +97,8 @@ func TestPlanMaxSchedules(t *testing.T) {
 // it; what a client sends in the gateway's headers counts for nothing.
 func TestPlanMaxPendingJobs(t *testing.T) {
 	t.Parallel()
-	_, ct := shared.tenant(t)
 	forged := []string{wire.MaxPendingJobsHeader, "1000000", wire.FairWeightHeader, "1000"}
-	planInEffect(t, ct.Tenant.ID, ct.OwnerKey, map[string]any{
+	_, ct, _ := tenantOnPlan(t, map[string]any{
 		"limits": map[string]any{"max_pending_jobs": 3, "requests_per_second": 10000},
 		"weight": 5,
 	})

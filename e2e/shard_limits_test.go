@@ -13,12 +13,10 @@ import (
 // active), refuses a whole request that would pass the limit and changes
 // nothing then; an enqueue its unique key turns into the existing job
 // adds nothing; a finished (cancelled) job makes room. The plan is put on
-// control and carried by the gateway (planInEffect: it waits for the
-// plan's hour or is skipped).
+// control and carried by the gateway (tenantOnPlan).
 func TestShardMaxPendingJobsExact(t *testing.T) {
 	t.Parallel()
-	_, ct := shared.tenant(t)
-	planInEffect(t, ct.Tenant.ID, ct.OwnerKey, map[string]any{
+	_, ct, _ := tenantOnPlan(t, map[string]any{
 		"limits": map[string]any{"max_pending_jobs": 5, "requests_per_second": 10000},
 	})
 	g := shared.gateway + "/api/v1"

@@ -27,9 +27,17 @@ type NamespaceList struct {
 	Namespaces []Namespace `json:"namespaces"`
 }
 
-// NameRequest creates a named object: POST /control/v1/tenants.
+// NameRequest creates a named object.
 type NameRequest struct {
 	Name string `json:"name"`
+}
+
+// CreateTenantRequest is POST /control/v1/tenants. Plan, when given, is
+// the tenant's plan from its creation (the free plan otherwise); later
+// changes take effect from the next hour.
+type CreateTenantRequest struct {
+	Name string `json:"name"`
+	Plan string `json:"plan,omitempty"`
 }
 
 // CreateKeyRequest is POST /api/v1/keys. A key may only create keys whose

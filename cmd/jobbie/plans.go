@@ -227,6 +227,28 @@ func readPlanFile(cmd *cobra.Command, path string) ([]byte, error) {
 func tenantsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "tenants", Short: "Tenants on the control plane (operator)"}
 	o := addOpFlags(cmd)
+	var plan string
+	create := &cobra.Command{
+		Use: "create NAME", Short: "Create a tenant (on --plan from its creation); prints its owner key once", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			body, _ := json.Marshal(wire.CreateTenantRequest{Name: args[0], Plan: plan})
+			var ct wire.CreatedTenant
+			if _, err := c.do(http.MethodPost, "/control/v1/tenants", body, &ct); err != nil {
+				return err
+			}
+			if c.json {
+				return writeJSON(cmd.OutOrStdout(), ct)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s (%s)\nowner key (shown once): %s\n", ct.Tenant.Name, ct.Tenant.ID, ct.OwnerKey)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&plan, "plan", "", "the tenant's plan from its creation (default: the free plan)")
+	cmd.AddCommand(create)
 	cmd.AddCommand(&cobra.Command{
 		Use: "set-plan TENANT_ID PLAN", Short: "Move a tenant to a plan from the next UTC hour", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -82,6 +82,18 @@ func TestPlansCommands(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &tp))
 	require.Equal(t, "pro", tp.Next.Name)
 
+	out, err = run("", "tenants", "create", "bravo", "--plan", "pro", "-o", "json")
+	require.NoError(t, err)
+	var created wire.CreatedTenant
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+	require.Equal(t, "bravo", created.Tenant.Name)
+	require.NotEmpty(t, created.OwnerKey)
+	tp, err = srv.TenantPlan(context.Background(), created.Tenant.ID)
+	require.NoError(t, err)
+	require.Equal(t, "pro", tp.Plan.Name, "on its plan from its creation")
+	_, err = run("", "tenants", "create", "charlie", "--plan", "nope")
+	require.ErrorContains(t, err, "field plan")
+
 	_, _, err = runJobbie(t, "", "plans", "list", "--control", "https://"+srv.Addr(), "--operator-key-file", filepath.Join(t.TempDir(), "none"))
 	require.ErrorContains(t, err, "--operator-key-file")
 }

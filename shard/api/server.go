@@ -72,6 +72,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
 		BodyLimit:             MaxRequestBody,
+		StreamRequestBody:     true, // a restore's body may be larger; streamedBodies refuses it elsewhere
 		ReadBufferSize:        readBuffer,
 		DisableStartupMessage: true,
 		ReadTimeout:           2 * time.Minute,
@@ -88,12 +89,12 @@ func (s *Server) App() *fiber.App { return s.app }
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
 func (s *Server) routes() {
-	s.app.Use(apierr.RequestID)
+	s.app.Use(apierr.RequestID, streamedBodies)
 	health := pki.Require(s.nodeCallers(), &localGateway)
 	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
-	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.forwardToLeader, s.fairKey)
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.forwardToLeader, s.fairKey)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
@@ -103,6 +104,7 @@ func (s *Server) routes() {
 	s.healthRoutes(api)
 	s.clusterRoutes()
 	s.usageRoutes()
+	s.backupRoutes()
 }
 
 // Who may call a shard node. The TLS handshake admits Callers; each
@@ -113,13 +115,13 @@ func (s *Server) routes() {
 //   - /internal/v1 (membership, snapshots): this shard's members and
 //     operators;
 //   - /internal/v1/usage (metering): control and operators;
+//   - /internal/v1/backup and /internal/v1/restore: control alone;
 //   - /metrics: scrapers (pki.Scrapers);
 //   - /healthz and /readyz: any caller the handshake admitted but control.
 //
 // A node of another shard is refused at the handshake: nothing of this
-// shard's tenants is its to read. Control is admitted for usage alone:
-// every other route refuses it (403), so it reads counters per namespace
-// and hour, never a job.
+// shard's tenants is its to read. Control is admitted for usage and
+// backups alone: every other route refuses it (403).
 
 // Callers is who may connect to a node of shard at all.
 func Callers(shard string) pki.Policy {

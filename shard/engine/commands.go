@@ -136,4 +136,8 @@ func (e *Engine) register(r *replica.Registry) {
 	BulkCreateScoped.Handle(r, e.applyBulkCreate)
 	NamespaceConfigure.Handle(r, e.applyNamespaceConfigure)
 	UsageSweep.Handle(r, e.applyUsageSweep)
+	RestoreBegin.Handle(r, e.applyRestoreBegin)
+	RestoreChunk.Handle(r, e.applyRestoreChunk)
+	RestoreEnd.Handle(r, e.applyRestoreEnd)
+	RestoreAbort.Handle(r, e.applyRestoreAbort)
 }

@@ -91,6 +91,9 @@ func (e *Engine) applyExpire(tx *replica.Tx, c *SweepCmd) (int, error) {
 // sweep applies change to each named job and wakes waiters for the queues
 // that gained pending jobs. It returns how many jobs changed.
 func (e *Engine) sweep(tx *replica.Tx, c *SweepCmd, change func(*job.Job) bool) (int, error) {
+	if restoring(tx, c.NS) {
+		return 0, nil // proposed before a restore began: its jobs are not these
+	}
 	woken := map[string]int{}
 	n := 0
 	for _, id := range c.IDs {

@@ -38,6 +38,7 @@
 //	01 'U' <hour 8B> <ns>                                usage meters of ns in the UTC hour starting then
 //	01 'G' <ns>                                          usage: ns's stored-bytes gauge
 //	01 'M'                                               usage: the metering clock (on since, last sweep)
+//	01 'X' <ns>                                          a restore into ns is running (value: its token)
 package keys
 
 import (
@@ -348,6 +349,18 @@ func DependentID(key []byte) string { return string(key[len(key)-JobIDLen:]) }
 func Registry(ns string) []byte {
 	b := make([]byte, 0, len(registryPrefix)+len(ns))
 	b = append(b, registryPrefix...)
+	return append(b, ns...)
+}
+
+// restoringPrefix starts the markers of namespaces a restore is writing.
+// They lie outside the namespace, so a backup never carries one and the
+// restore's own deletes never remove it.
+var restoringPrefix = []byte{0x01, 'X'}
+
+// Restoring is the key marking that a restore into ns is running.
+func Restoring(ns string) []byte {
+	b := make([]byte, 0, len(restoringPrefix)+len(ns))
+	b = append(b, restoringPrefix...)
 	return append(b, ns...)
 }
 

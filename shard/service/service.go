@@ -92,6 +92,9 @@ func (s *Service) now() int64 { return s.cfg.Clock.Now().UnixNano() }
 // writes starts with it, so it must have the one shape tenancy defines.
 func CheckNamespace(ns string) error { return namespaceOK(ns) }
 
+// NamespaceOK refuses a missing or malformed shard namespace (400).
+func NamespaceOK(ns string) error { return namespaceOK(ns) }
+
 func namespaceOK(ns string) error {
 	if _, _, err := tenancy.ParseShardNamespace(ns); err != nil {
 		return apierr.Field(wire.ShardNamespaceHeader, "missing or malformed shard namespace: %v", err)

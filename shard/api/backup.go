@@ -1,0 +1,97 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
+)
+
+const (
+	backupPath  = "/internal/v1/backup"
+	restorePath = "/internal/v1/restore"
+)
+
+// backupRoutes serves a namespace's backup and restore to control alone,
+// on the leader: a follower answers 503 no_leader with the leader's
+// address (wire.LeaderHeader) rather than proxy a stream of any size.
+func (s *Server) backupRoutes() {
+	control := pki.Require(pki.Roles(pki.RoleControl), nil)
+	s.app.Get(backupPath, control, s.onLeader, s.backup)
+	s.app.Post(restorePath, control, s.onLeader, s.restore)
+}
+
+func (s *Server) onLeader(c *fiber.Ctx) error {
+	if s.node.State() != replica.StateLeader {
+		addr, _ := s.LeaderHTTP()
+		return noLeader(c, addr)
+	}
+	return c.Next()
+}
+
+// backup streams the namespace as it is at one snapshot. An error once
+// the answer started cuts the stream short, which its reader refuses (no
+// verified trailer).
+func (s *Server) backup(c *fiber.Ctx) error {
+	nsName := ns(c)
+	if err := service.NamespaceOK(nsName); err != nil {
+		return err
+	}
+	src := service.BackupSource{ShardID: s.cfg.ShardID, Now: time.Now()}
+	c.Set(fiber.HeaderContentType, wire.BackupContentType)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		if _, err := s.svc.Backup(nsName, src, w); err != nil {
+			s.cfg.Logger.Warn("shard: backup cut short", "ns", nsName, "err", err)
+			return
+		}
+		_ = w.Flush()
+	})
+	return nil
+}
+
+func (s *Server) restore(c *fiber.Ctx) error {
+	var replace bool
+	switch mode := c.Query("mode"); mode {
+	case wire.RestoreNew:
+	case wire.RestoreReplace:
+		replace = true
+	default:
+		return apierr.Field("mode", "mode must be %q or %q, not %q", wire.RestoreNew, wire.RestoreReplace, mode)
+	}
+	var body io.Reader = bytes.NewReader(c.Body())
+	if c.Request().IsBodyStream() {
+		body = c.Context().RequestBodyStream()
+	}
+	res, err := s.svc.Restore(c.UserContext(), ns(c), replace, body)
+	if err != nil {
+		return err
+	}
+	return c.JSON(res)
+}
+
+// streamedBodies refuses a body past MaxRequestBody on every route but a
+// restore's: the server streams such bodies (a backup may be larger) and
+// only the restore reads a stream.
+func streamedBodies(c *fiber.Ctx) error {
+	if c.Request().IsBodyStream() && c.Path() != restorePath {
+		return fiber.ErrRequestEntityTooLarge
+	}
+	return c.Next()
+}
+
+// restoreGate answers 503 for a namespace a restore is writing; deleting
+// the namespace is let through (it ends an interrupted restore).
+func (s *Server) restoreGate(c *fiber.Ctx) error {
+	if !s.svc.Restoring(ns(c)) || (c.Method() == fiber.MethodDelete && c.Path() == "/api/v1/namespace") {
+		return c.Next()
+	}
+	return apierr.Retry(apierr.Unavailable, 2, "a restore into this namespace is running; retry shortly")
+}

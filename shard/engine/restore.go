@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// Restoring a backup into a namespace, as Raft entries of bounded size:
+//
+//   - RestoreBegin marks the namespace restoring (keys.Restoring, outside
+//     the namespace, so it is replicated state a snapshot carries and a
+//     restart keeps) under the restore's token. For a replace it deletes
+//     everything under the namespace's prefix first; its usage (outside the
+//     prefix) stays. A new restore into a namespace holding data is a
+//     conflict, unless the data is what an interrupted restore left (the
+//     marker is still there), which goes.
+//   - RestoreChunk writes records (keys relative to the namespace) under
+//     the prefix, only while the marker holds its token.
+//   - RestoreEnd makes the namespace live: active jobs go back to pending
+//     (their lease was on another worker's clock), caches and time-index
+//     floors start over, parked fetches of its queues are woken, the
+//     marker goes.
+//   - RestoreAbort deletes everything under the prefix and the marker.
+//
+// While the marker is set the API answers 503 for the namespace and the
+// leader's loops leave it alone (it is out of the registry they walk).
+var (
+	RestoreBegin = replica.Op[RestoreBeginCmd, replica.None]{Type: 45, Name: "restore.begin"}
+	RestoreChunk = replica.Op[RestoreChunkCmd, replica.None]{Type: 46, Name: "restore.chunk"}
+	RestoreEnd   = replica.Op[RestoreTokenCmd, *RestoreEnded]{Type: 47, Name: "restore.end"}
+	RestoreAbort = replica.Op[RestoreTokenCmd, replica.None]{Type: 48, Name: "restore.abort"}
+)
+
+// RestoreBeginCmd starts a restore into NS.
+type RestoreBeginCmd struct {
+	NS      string `codec:"ns"`
+	Token   string `codec:"t"`
+	Replace bool   `codec:"r,omitempty"`
+}
+
+// RestoreChunkCmd writes records of a restore.
+type RestoreChunkCmd struct {
+	NS    string          `codec:"ns"`
+	Token string          `codec:"t"`
+	Recs  []RestoreRecord `codec:"r"`
+}
+
+// RestoreRecord is one key/value pair, its key relative to the namespace
+// (keys.Namespace removed).
+type RestoreRecord struct {
+	Key   []byte `codec:"k"`
+	Value []byte `codec:"v"`
+}
+
+// RestoreTokenCmd ends or aborts the restore with Token into NS.
+type RestoreTokenCmd struct {
+	NS    string `codec:"ns"`
+	Token string `codec:"t"`
+}
+
+// RestoreEnded is what RestoreEnd changed.
+type RestoreEnded struct {
+	Requeued int // active jobs put back to pending
+}
+
+// ErrRestoreGone refuses a restore step whose restore is no longer the
+// namespace's (aborted, taken over, or the namespace deleted).
+var ErrRestoreGone = apierr.Retry(apierr.Conflict, 1, "the restore into this namespace is no longer running (another restore or a delete took over)")
+
+// RestoreMarker is the token of the restore running into ns, if one is
+// (safe from any goroutine, on the last applied state).
+func RestoreMarker(r pebble.Reader, ns string) (string, bool) {
+	v, closer, err := r.Get(keys.Restoring(ns))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", false
+	}
+	must(err)
+	defer closer.Close()
+	return string(v), true
+}
+
+// HasData reports whether ns holds any key under its prefix.
+func HasData(r pebble.Reader, ns string) bool {
+	p := keys.Namespace(ns)
+	_, ok := firstKey(r, p, keys.PrefixEnd(p))
+	return ok
+}
+
+func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.None, error) {
+	if c.NS == "" || c.Token == "" {
+		return replica.None{}, apierr.New(apierr.BadRequest, "a restore needs a namespace and a token")
+	}
+	_, interrupted := RestoreMarker(tx, c.NS)
+	if !c.Replace && !interrupted && HasData(tx, c.NS) {
+		return replica.None{}, apierr.New(apierr.Conflict, "the namespace already holds data: restore into a new namespace, or replace it")
+	}
+	e.wipeNamespace(tx, c.NS)
+	must(tx.Set(keys.Restoring(c.NS), []byte(c.Token), nil))
+	return replica.None{}, nil
+}
+
+// wipeNamespace deletes everything under ns's prefix in one range delete,
+// with what the caches and the stored-bytes gauge knew of it, and takes
+// ns out of the registry the leader's loops walk. Its usage stays.
+func (e *Engine) wipeNamespace(tx *replica.Tx, ns string) {
+	p := keys.Namespace(ns)
+	must(tx.DeleteRange(p, keys.PrefixEnd(p), nil))
+	e.forgetRange(ns, p, keys.PrefixEnd(p))
+	e.floors.forget(ns)
+	if e.usage.metering(tx) {
+		e.storedDelta(tx, ns, -e.usage.gauge(tx, ns).bytes)
+	}
+	must(tx.Delete(keys.Registry(ns), nil))
+}
+
+func (e *Engine) restoreHeld(tx *replica.Tx, ns, token string) error {
+	if t, ok := RestoreMarker(tx, ns); !ok || t != token {
+		return ErrRestoreGone
+	}
+	return nil
+}
+
+func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.None, error) {
+	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
+		return replica.None{}, err
+	}
+	p := keys.Namespace(c.NS)
+	metering := e.usage.metering(tx)
+	var key, val []byte
+	for _, r := range c.Recs {
+		if len(r.Key) == 0 {
+			return replica.None{}, apierr.New(apierr.BadRequest, "a restored record has an empty key")
+		}
+		key = append(append(key[:0], p...), r.Key...)
+		val = r.Value
+		if metering && IsJobKey(r.Key) {
+			// A job record counts its own key's length among its stored
+			// bytes: recount it for this namespace, and add it to its gauge.
+			var j job.Job
+			if err := j.Decode(r.Value); err != nil {
+				return replica.None{}, apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
+			}
+			j.Stored = 0
+			val, _ = j.AppendMetered(nil, len(key))
+			e.storedDelta(tx, c.NS, j.Stored)
+		}
+		must(tx.Set(key, val, nil))
+	}
+	return replica.None{}, nil
+}
+
+// IsJobKey reports whether a key relative to a namespace is a job record's.
+func IsJobKey(rel []byte) bool { return len(rel) == 1+keys.JobIDLen && rel[0] == keys.KindJob }
+
+// restoredTimeIndexes are the time indexes the leader sweeps from a floor:
+// restored entries may lie below it.
+var restoredTimeIndexes = []byte{keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindPrune, keys.KindScheduleRun, keys.KindRecordPrune}
+
+func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) {
+	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
+		return nil, err
+	}
+	p := keys.Namespace(c.NS)
+	e.forgetRange(c.NS, p, keys.PrefixEnd(p)) // nothing cached may predate the records
+	out := &RestoreEnded{}
+	// Active jobs come back pending: their worker never heard of this
+	// namespace. The attempt does not count (as a release), the checkpoint
+	// stays, and the time it ran is not metered again here.
+	now := tx.Now.UnixNano()
+	for _, id := range indexIDs(tx, keys.TimeIndex(c.NS, keys.KindLease)) {
+		j, err := e.getJob(tx, c.NS, id)
+		if err != nil || j.State != job.Active {
+			continue
+		}
+		j.Record(now, job.EvLeaseReleased, "restored from a backup while active; attempt not counted")
+		job.Unlease(j)
+		j.StartedAt = 0
+		to := job.SettleAttempt(j.CancelRequestedAt != 0, job.Pending)
+		e.moveTo(tx, c.NS, j, to)
+		e.putJob(tx, c.NS, j)
+		out.Requeued++
+	}
+	for _, k := range restoredTimeIndexes {
+		e.floors.inserted(c.NS, k, 0)
+	}
+	registerNamespace(tx, c.NS)
+	must(tx.Delete(keys.Restoring(c.NS), nil))
+	qp := keys.QueuePrefix(c.NS)
+	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: qp, UpperBound: keys.PrefixEnd(qp)})
+	must(err)
+	for ok := it.First(); ok; ok = it.Next() {
+		e.wake(tx, c.NS, string(it.Key()[len(qp):]), restoreWake)
+	}
+	must(it.Close())
+	return out, nil
+}
+
+// restoreWake is how many parked fetches of each restored queue are woken:
+// those that find nothing park again.
+const restoreWake = 1 << 16
+
+// indexIDs lists the job ids at the end of the keys under prefix.
+func indexIDs(r pebble.Reader, prefix []byte) []string {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: keys.PrefixEnd(prefix)})
+	must(err)
+	defer func() { must(it.Close()) }()
+	var ids []string
+	for ok := it.First(); ok; ok = it.Next() {
+		if k := it.Key(); len(k) >= keys.JobIDLen {
+			ids = append(ids, string(k[len(k)-keys.JobIDLen:]))
+		}
+	}
+	return ids
+}
+
+func (e *Engine) applyRestoreAbort(tx *replica.Tx, c *RestoreTokenCmd) (replica.None, error) {
+	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
+		return replica.None{}, err
+	}
+	e.wipeNamespace(tx, c.NS)
+	must(tx.Delete(keys.Restoring(c.NS), nil))
+	return replica.None{}, nil
+}
+
+// restoring reports whether a restore holds ns: commands of the leader's
+// loops proposed before it began leave it alone.
+func restoring(r pebble.Reader, ns string) bool {
+	_, ok := RestoreMarker(r, ns)
+	return ok
+}

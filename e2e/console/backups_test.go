@@ -148,3 +148,27 @@ func TestConsoleBackupsViewerSeesNoActions(t *testing.T) {
 	assert.True(t, eval[bool](p, "document.documentElement.scrollWidth <= window.innerWidth"), "the backups screen scrolls sideways on a phone")
 	p.shot("backups-phone")
 }
+
+// Deleting a backup asks first; then it is gone from the list and the
+// catalog. (Whether the backup completed or failed, it can be deleted
+// once it is no longer running.)
+func TestConsoleBackupsDelete(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	tn.seed(t, "bd.q", 1)
+	b, err := tn.owner.CreateBackup(ctx(t), tn.namespace)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		g, err := tn.owner.GetBackup(ctx(t), b.ID)
+		return err == nil && g.State != "running"
+	}, backupTimeout, 200*time.Millisecond, "backup %s still running", b.ID)
+	p := signedIn(t, tn.ownerKey, "/console/backups", "backups")
+	p.click(`[data-delete=` + js(b.ID) + `]`)
+	p.waitText("#backup-delete", "cannot be restored afterwards")
+	p.click("#backup-delete #confirm-ok")
+	p.waitNoDialog()
+	p.waitGone(backupRow(b.ID))
+	p.waitText("#backups-notice", "deleted")
+	_, err = tn.owner.GetBackup(ctx(t), b.ID)
+	assertAPIStatus(t, err, 404)
+}

@@ -77,12 +77,27 @@ func (s *Server) restore(c *fiber.Ctx) error {
 	return c.JSON(res)
 }
 
-// streamedBodies refuses a body past MaxRequestBody on every route but a
-// restore's: the server streams such bodies (a backup may be larger) and
-// only the restore reads a stream.
+// streamedBodies bounds a body to MaxRequestBody on every route but a
+// restore's: the server streams request bodies (a restore's may be larger
+// than any other), so the limit is kept here. A body of known length reads
+// as before; a chunked one is read up to the limit.
 func streamedBodies(c *fiber.Ctx) error {
-	if c.Request().IsBodyStream() && c.Path() != restorePath {
+	req := c.Request()
+	if !req.IsBodyStream() || c.Path() == restorePath {
+		return c.Next()
+	}
+	switch cl := req.Header.ContentLength(); {
+	case cl > MaxRequestBody:
 		return fiber.ErrRequestEntityTooLarge
+	case cl == -1:
+		b, err := io.ReadAll(io.LimitReader(c.Context().RequestBodyStream(), MaxRequestBody+1))
+		if err != nil {
+			return apierr.New(apierr.BadRequest, "reading the request body: %v", err)
+		}
+		if len(b) > MaxRequestBody {
+			return fiber.ErrRequestEntityTooLarge
+		}
+		req.SetBodyRaw(b)
 	}
 	return c.Next()
 }

@@ -132,25 +132,24 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 	}
 	p := keys.Namespace(c.NS)
 	metering := e.usage.metering(tx)
-	var key, val []byte
+	var key []byte
 	for _, r := range c.Recs {
 		if len(r.Key) == 0 {
 			return replica.None{}, apierr.New(apierr.BadRequest, "a restored record has an empty key")
 		}
 		key = append(append(key[:0], p...), r.Key...)
-		val = r.Value
 		if metering && IsJobKey(r.Key) {
-			// A job record counts its own key's length among its stored
-			// bytes: recount it for this namespace, and add it to its gauge.
+			// The record keeps the stored size it counted where it was
+			// backed up (its key's length may differ by a few bytes here):
+			// the gauge adds exactly that, so removing the job later takes
+			// back what it added.
 			var j job.Job
 			if err := j.Decode(r.Value); err != nil {
 				return replica.None{}, apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
 			}
-			j.Stored = 0
-			val, _ = j.AppendMetered(nil, len(key))
 			e.storedDelta(tx, c.NS, j.Stored)
 		}
-		must(tx.Set(key, val, nil))
+		must(tx.Set(key, r.Value, nil))
 	}
 	return replica.None{}, nil
 }

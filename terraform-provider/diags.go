@@ -2,9 +2,11 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/jobbie/jobbie/client"
 )
@@ -37,4 +39,20 @@ func apiDetail(err error) string {
 		b.WriteString(" The provider's API key is not allowed to do this; use a key with a role and namespaces that allow it.")
 	}
 	return b.String()
+}
+
+// apiErrorAt is apiError, the diagnostic pointed at the attribute the API
+// names as the problem ("key_concurrency.max" is that nested attribute)
+// when it is one of attrs, so terraform shows it against the configuration.
+func apiErrorAt(diags *diag.Diagnostics, summary string, err error, attrs ...string) {
+	if e, ok := client.AsError(err); ok && e.Field != "" && slices.Contains(attrs, e.Field) {
+		parts := strings.Split(e.Field, ".")
+		p := path.Root(parts[0])
+		for _, name := range parts[1:] {
+			p = p.AtName(name)
+		}
+		diags.AddAttributeError(p, summary, apiDetail(err))
+		return
+	}
+	apiError(diags, summary, err)
 }

@@ -122,6 +122,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newQueueResource,
 		newNamespaceResource,
 		newRoleResource,
+		newBackupPolicyResource,
 	}
 }
 

@@ -215,8 +215,8 @@ func TestAccQueueValidation(t *testing.T) {
 func TestAccQueueDataSources(t *testing.T) {
 	ns := accNamespace(t, "qds")
 	c := api().WithNamespace(ns)
-	five := int64(5)
-	if _, err := c.PutQueue(ctx(t), "billing.charge", client.QueueSpec{Description: "charges", Concurrency: &five,
+	five, two := int64(5), int64(2)
+	if _, err := c.PutQueue(ctx(t), "billing.charge", client.QueueSpec{Description: "charges", Concurrency: &five, KeyConcurrency: &two,
 		Defaults: client.QueueDefaultsSpec{LeaseDuration: 2 * time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
@@ -232,18 +232,21 @@ func TestAccQueueDataSources(t *testing.T) {
 			{
 				Config: providerBlock(ns) + `
 data "jobbie_queue" "charge" { name = "billing.charge" }
+data "jobbie_queue" "refund" { name = "billing.refund" }
 data "jobbie_queues" "all" {}
 `,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("data.jobbie_queue.charge", "namespace", ns),
 					resource.TestCheckResourceAttr("data.jobbie_queue.charge", "description", "charges"),
 					resource.TestCheckResourceAttr("data.jobbie_queue.charge", "concurrency", "5"),
+					resource.TestCheckResourceAttr("data.jobbie_queue.charge", "key_concurrency.max", "2"),
 					resource.TestCheckResourceAttr("data.jobbie_queue.charge", "defaults.lease_duration", "2m"),
 					resource.TestCheckResourceAttr("data.jobbie_queue.charge", "counts.pending", "1"),
 					resource.TestCheckResourceAttr("data.jobbie_queues.all", "names.#", "2"),
 					resource.TestCheckTypeSetElemAttr("data.jobbie_queues.all", "names.*", "billing.refund"),
 					resource.TestCheckTypeSetElemNestedAttrs("data.jobbie_queues.all", "queues.*",
 						map[string]string{"name": "billing.refund", "counts.pending": "1", "paused": "false"}),
+					resource.TestCheckNoResourceAttr("data.jobbie_queue.refund", "key_concurrency"),
 				),
 			},
 		},

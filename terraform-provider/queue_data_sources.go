@@ -20,17 +20,18 @@ var (
 // queueData is a queue as the data sources show it: settings, state and
 // counts.
 type queueData struct {
-	Name             types.String        `tfsdk:"name"`
-	Description      types.String        `tfsdk:"description"`
-	Paused           types.Bool          `tfsdk:"paused"`
-	Draining         types.Bool          `tfsdk:"draining"`
-	Drained          types.Bool          `tfsdk:"drained"`
-	Concurrency      types.Int64         `tfsdk:"concurrency"`
-	Throttle         *throttleModel      `tfsdk:"throttle"`
-	Defaults         *queueDefaultsModel `tfsdk:"defaults"`
-	Counts           *queueCountsModel   `tfsdk:"counts"`
-	Throughput       types.Float64       `tfsdk:"throughput"`
-	OldestPendingAge types.Float64       `tfsdk:"oldest_pending_age"`
+	Name             types.String         `tfsdk:"name"`
+	Description      types.String         `tfsdk:"description"`
+	Paused           types.Bool           `tfsdk:"paused"`
+	Draining         types.Bool           `tfsdk:"draining"`
+	Drained          types.Bool           `tfsdk:"drained"`
+	Concurrency      types.Int64          `tfsdk:"concurrency"`
+	KeyConc          *keyConcurrencyModel `tfsdk:"key_concurrency"`
+	Throttle         *throttleModel       `tfsdk:"throttle"`
+	Defaults         *queueDefaultsModel  `tfsdk:"defaults"`
+	Counts           *queueCountsModel    `tfsdk:"counts"`
+	Throughput       types.Float64        `tfsdk:"throughput"`
+	OldestPendingAge types.Float64        `tfsdk:"oldest_pending_age"`
 }
 
 func queueDataFromAPI(q *client.Queue) queueData {
@@ -38,6 +39,7 @@ func queueDataFromAPI(q *client.Queue) queueData {
 		Name: types.StringValue(q.Name), Description: types.StringValue(q.Description),
 		Paused: types.BoolValue(q.Paused), Draining: types.BoolValue(q.Draining), Drained: types.BoolValue(q.Drained),
 		Concurrency: types.Int64PointerValue(q.Concurrency), Throttle: throttleFromAPI(q.Throttle),
+		KeyConc:  keyConcurrencyFromAPI(q.KeyConcurrency),
 		Defaults: defaultsFromAPI(q.Defaults, true), Counts: countsFromAPI(q.Counts),
 		Throughput: types.Float64Value(q.Throughput), OldestPendingAge: types.Float64Value(q.OldestPendingAge),
 	}
@@ -62,6 +64,11 @@ func queueDataAttributes() map[string]schema.Attribute {
 		"draining":    schema.BoolAttribute{MarkdownDescription: "Whether it is being drained.", Computed: true},
 		"drained":     schema.BoolAttribute{MarkdownDescription: "Draining, and no job active.", Computed: true},
 		"concurrency": n("Most jobs active at once across all workers; null for no limit."),
+		"key_concurrency": schema.SingleNestedAttribute{
+			MarkdownDescription: "Cap per concurrency key: at most `max` of its jobs with the same `concurrency_key` active at once; null for none.",
+			Computed:            true,
+			Attributes:          map[string]schema.Attribute{"max": n("Active jobs per concurrency key.")},
+		},
 		"throttle": schema.SingleNestedAttribute{
 			MarkdownDescription: "Rate limit: at most `rate` fetches in any window of `period`; null for none.",
 			Computed:            true,

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // A queue's settings as Terraform sees them, shared by the resource and
@@ -17,6 +18,11 @@ import (
 type throttleModel struct {
 	Rate   types.Int64          `tfsdk:"rate"`
 	Period timetypes.GoDuration `tfsdk:"period"`
+}
+
+// keyConcurrencyModel caps the active jobs of each concurrency_key.
+type keyConcurrencyModel struct {
+	Max types.Int64 `tfsdk:"max"`
 }
 
 type queueDefaultsModel struct {
@@ -43,6 +49,7 @@ type queueCountsModel struct {
 // Bounds the API puts on a queue's settings, checked at plan time.
 const (
 	maxConcurrency    = 1_000_000
+	maxKeyConcurrency = wire.MaxKeyConcurrency
 	maxThrottleRate   = 1_000_000
 	minThrottlePeriod = time.Second
 	maxThrottlePeriod = 7 * 24 * time.Hour
@@ -57,6 +64,13 @@ const (
 )
 
 var backoffs = []string{"exponential", "linear", "fixed", "none"}
+
+func keyConcurrencyFromAPI(k *wire.KeyConcurrency) *keyConcurrencyModel {
+	if k == nil {
+		return nil
+	}
+	return &keyConcurrencyModel{Max: types.Int64Value(k.Max)}
+}
 
 func throttleFromAPI(t *client.QueueThrottle) *throttleModel {
 	if t == nil {

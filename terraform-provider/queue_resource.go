@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -32,14 +33,15 @@ func newQueueResource() resource.Resource { return &queueResource{} }
 type queueResource struct{ p *providerData }
 
 type queueModel struct {
-	ID          types.String        `tfsdk:"id"`
-	Namespace   types.String        `tfsdk:"namespace"`
-	Name        types.String        `tfsdk:"name"`
-	Description types.String        `tfsdk:"description"`
-	Paused      types.Bool          `tfsdk:"paused"`
-	Concurrency types.Int64         `tfsdk:"concurrency"`
-	Throttle    *throttleModel      `tfsdk:"throttle"`
-	Defaults    *queueDefaultsModel `tfsdk:"defaults"`
+	ID          types.String         `tfsdk:"id"`
+	Namespace   types.String         `tfsdk:"namespace"`
+	Name        types.String         `tfsdk:"name"`
+	Description types.String         `tfsdk:"description"`
+	Paused      types.Bool           `tfsdk:"paused"`
+	Concurrency types.Int64          `tfsdk:"concurrency"`
+	KeyConc     *keyConcurrencyModel `tfsdk:"key_concurrency"`
+	Throttle    *throttleModel       `tfsdk:"throttle"`
+	Defaults    *queueDefaultsModel  `tfsdk:"defaults"`
 }
 
 func (r *queueResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -58,7 +60,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A queue's whole configuration, declared: `PUT /api/v1/queues/{name}` creates or replaces it in one " +
-			"idempotent call, and anything left out is reset to its default (not paused, no concurrency limit, no throttle, " +
+			"idempotent call, and anything left out is reset to its default (not paused, no concurrency limit, no key concurrency cap, no throttle, " +
 			"no queue defaults). A queue that already exists because jobs were enqueued to it is taken over as it is, jobs and all.\n\n" +
 			"Destroying the resource deletes the queue **and all its jobs** (`DELETE /api/v1/queues/{name}?confirm=true`).\n\n" +
 			"Durations are compared by value: `60s` and `1m` are the same and never show as a change.",
@@ -93,6 +95,18 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				MarkdownDescription: "Most of its jobs active at once across all workers (1 = one at a time). Left out: no limit.",
 				Optional:            true,
 				Validators:          []validator.Int64{int64validator.Between(1, maxConcurrency)},
+			},
+			"key_concurrency": schema.SingleNestedAttribute{
+				MarkdownDescription: "Cap per concurrency key: at most `max` of the queue's jobs with the same `concurrency_key` " +
+					"active at once (jobs without one are not capped by it). Left out: no cap.",
+				Optional: true,
+				Attributes: map[string]schema.Attribute{
+					"max": schema.Int64Attribute{
+						MarkdownDescription: "Active jobs per concurrency key, 1 to 10000.",
+						Required:            true,
+						Validators:          []validator.Int64{int64validator.Between(1, maxKeyConcurrency)},
+					},
+				},
 			},
 			"throttle": schema.SingleNestedAttribute{
 				MarkdownDescription: "Rate limit: at most `rate` fetches in any window of `period`. Left out: none.",
@@ -149,6 +163,9 @@ func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 func (m *queueModel) spec() client.QueueSpec {
 	s := client.QueueSpec{Description: m.Description.ValueString(), Paused: m.Paused.ValueBool(), Defaults: m.Defaults.toAPI(),
 		Concurrency: m.Concurrency.ValueInt64Pointer()}
+	if k := m.KeyConc; k != nil {
+		s.KeyConcurrency = k.Max.ValueInt64Pointer()
+	}
 	if t := m.Throttle; t != nil {
 		s.Throttle = &client.QueueThrottleSpec{Rate: t.Rate.ValueInt64(), Period: goDuration(t.Period)}
 	}
@@ -164,17 +181,17 @@ func (m *queueModel) set(q *client.Queue, ns string) {
 	m.Description = types.StringValue(q.Description)
 	m.Paused = types.BoolValue(q.Paused)
 	m.Concurrency = types.Int64PointerValue(q.Concurrency)
+	m.KeyConc = keyConcurrencyFromAPI(q.KeyConcurrency)
 	m.Throttle = throttleFromAPI(q.Throttle)
 	m.Defaults = defaultsFromAPI(q.Defaults, m.Defaults != nil)
 }
 
-func (r *queueResource) put(ctx context.Context, m *queueModel, diags interface {
-	AddError(string, string)
-}, what string) *client.Queue {
+func (r *queueResource) put(ctx context.Context, m *queueModel, diags *diag.Diagnostics, what string) *client.Queue {
 	ns, name, spec := m.Namespace.ValueString(), m.Name.ValueString(), m.spec()
 	q, err := retry(ctx, true, func() (*client.Queue, error) { return r.p.in(ns).PutQueue(ctx, name, spec) })
 	if err != nil {
-		diags.AddError("Could not "+what+" queue "+ns+"/"+name, apiDetail(err))
+		apiErrorAt(diags, "Could not "+what+" queue "+ns+"/"+name, err, "description", "concurrency", "key_concurrency",
+			"key_concurrency.max", "throttle", "throttle.rate", "throttle.period")
 		return nil
 	}
 	return q

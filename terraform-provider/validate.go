@@ -80,9 +80,11 @@ func scheduleName() validator.String {
 	}}
 }
 
-// checkCron accepts what the server accepts: a standard 5-field expression
-// or a descriptor (@hourly, @every 90s), parsed by the same library.
-func checkCron(s string) error {
+// checkCronSpec accepts what the server accepts for a backup policy: a
+// standard 5-field expression or a descriptor (@hourly, @every 90s),
+// parsed by the same library. Surrounding spaces, which the server trims
+// away, are refused so the state never differs from the configuration.
+func checkCronSpec(s string) error {
 	if s != strings.TrimSpace(s) || s == "" {
 		return fmt.Errorf("cron %q must not be empty or start or end with spaces", s)
 	}
@@ -91,6 +93,14 @@ func checkCron(s string) error {
 	}
 	if _, err := cron.ParseStandard(s); err != nil {
 		return fmt.Errorf("invalid cron expression %q: %v (use 5 fields like \"0 3 * * *\", or @hourly, @daily, @every 90s…)", s, err)
+	}
+	return nil
+}
+
+// checkCron is checkCronSpec and the schedules' rule for @every.
+func checkCron(s string) error {
+	if err := checkCronSpec(s); err != nil {
+		return err
 	}
 	if rest, ok := strings.CutPrefix(s, "@every "); ok {
 		d, err := time.ParseDuration(strings.TrimSpace(rest))
@@ -102,6 +112,8 @@ func checkCron(s string) error {
 }
 
 func cronExpr() validator.String { return stringCheck{"cron expression", checkCron} }
+
+func backupCronExpr() validator.String { return stringCheck{"cron expression", checkCronSpec} }
 
 func checkTimezone(s string) error {
 	if s == "" || s == "Local" {

@@ -22,3 +22,12 @@ resource "jobbie_queue" "charge" {
   name        = "billing.charge"
   concurrency = 1
 }
+
+# At most two active jobs per customer (jobs enqueued with concurrency_key
+# set to the customer's id); jobs without a key are not capped by it.
+resource "jobbie_queue" "exports" {
+  namespace       = "billing"
+  name            = "billing.export"
+  concurrency     = 50
+  key_concurrency = { max = 2 }
+}

@@ -30,6 +30,27 @@ func TestCheckCron(t *testing.T) {
 	}
 }
 
+// A backup policy's cron follows the control plane's rules, which leave
+// @every's precision to the cron library.
+func TestCheckCronSpec(t *testing.T) {
+	for _, ok := range []string{"0 3 * * *", "@weekly", "@every 6h", "@every 1.5s"} {
+		if err := checkCronSpec(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for bad, want := range map[string]string{
+		"":                 "must not be empty",
+		"0 3 * * * ":       "spaces",
+		"0 25 * * *":       "invalid cron expression",
+		"TZ=UTC 0 3 * * *": "timezone attribute",
+		"@every":           "invalid cron expression",
+	} {
+		if err := checkCronSpec(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error saying %q", bad, err, want)
+		}
+	}
+}
+
 func TestCheckTimezone(t *testing.T) {
 	for _, ok := range []string{"UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata"} {
 		if err := checkTimezone(ok); err != nil {

@@ -106,7 +106,8 @@ chaos: build
 
 # Noisy neighbour: one tenant floods enqueues while another enqueues
 # 200 jobs/s and works them, with fair admission on and off
-# (docs/BENCHMARKS.md); about three minutes.
+# and with the flooding tenant on a plan (docs/BENCHMARKS.md); about
+# four minutes. JOBBIE_NOISY_MODES=fair,plan runs some modes only.
 noisy: build
 	JOBBIE_BIN=$(CURDIR)/$(BIN) JOBBIE_NOISY=1 $(GO) test -count=1 -timeout 20m -run TestNoisyNeighbour -v ./e2e/
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // TestNoisyNeighbour measures what a tenant flooding enqueues does to
@@ -30,7 +32,11 @@ import (
 // admission, once against one started with --unfair-admission, and once
 // with the two tenants on two jobbie devs (fair) on the same machine
 // ("apart": what sharing the machine's cores costs B without sharing a
-// process, a gateway or a shard), each in data directories of its own.
+// process, a gateway or a shard), and once more with fair admission and
+// A on a plan limiting it to noisyPlanRate enqueues/s ("plan": what a
+// hosted tenant's plan does; A still sends as fast as it can, ignoring
+// its 429s), each in data directories of its own. JOBBIE_NOISY_MODES
+// (e.g. "fair,plan") runs some of them.
 //
 // In each, tenant B enqueues 200 jobs/s (paced, open loop: one job per
 // request, each sent on its schedule whatever the earlier ones take) and
@@ -47,19 +53,24 @@ import (
 // load), the shard's Raft batches (per second, mean apply time, mean
 // commands) and the depth of its admission queue, sampled.
 //
-// Only fair mode is asserted: B's throughput within 10 % of 200/s, and
-// B's enqueue p99 under each flood under twice its p99 alone plus 5 ms.
-// The true ratios against the bar of 2× are logged, as are the
-// unfair and apart runs for comparison.
+// Asserted: in fair and plan modes, B's throughput within 10 % of 200/s;
+// in fair mode, B's enqueue p99 under each flood under twice its p99
+// alone plus 5 ms; in plan mode, B's enqueue and enqueue→delivered p99
+// under each flood within twice alone (the bar). The true ratios
+// are logged, as are the unfair and apart runs for comparison.
 func TestNoisyNeighbour(t *testing.T) {
 	if os.Getenv("JOBBIE_NOISY") != "1" {
 		t.Skip("set JOBBIE_NOISY=1 (make noisy) to measure; about three minutes")
 	}
 	var all []noisyPhase
+	modes := os.Getenv("JOBBIE_NOISY_MODES")
 	for _, mode := range []struct {
 		name          string
 		unfair, apart bool
-	}{{"fair", false, false}, {"unfair", true, false}, {"apart", false, true}} {
+	}{{"fair", false, false}, {"unfair", true, false}, {"apart", false, true}, {"plan", false, false}} {
+		if modes != "" && !slices.Contains(strings.Split(modes, ","), mode.name) {
+			continue
+		}
 		d := launchNoisy(t, filepath.Join(t.TempDir(), mode.name), mode.unfair)
 		dA := d
 		if mode.apart {
@@ -96,11 +107,16 @@ func TestNoisyNeighbour(t *testing.T) {
 
 	// Every check is reported, not just the first that fails.
 	for _, p := range all {
-		if p.mode != "fair" {
+		if p.mode != "fair" && p.mode != "plan" {
 			continue // unfair and apart are the comparisons, not claims
 		}
-		assert.InDelta(t, noisyRate, p.bRate, noisyRate/10, "fair, %s: B's throughput", p.name)
-		if p.flood != "" {
+		assert.InDelta(t, noisyRate, p.bRate, noisyRate/10, "%s, %s: B's throughput", p.mode, p.name)
+		if p.flood != "" && p.mode == "plan" {
+			alone := noisyAlone(all, p.mode)
+			assert.LessOrEqual(t, p.enq.p99, 2*alone.enq.p99, "plan, %s: B's enqueue p99 under the flood against 2× alone (%s)", p.name, alone.enq.p99)
+			assert.LessOrEqual(t, p.del.p99, 2*alone.del.p99, "plan, %s: B's enqueue→delivered p99 under the flood against 2× alone (%s)", p.name, alone.del.p99)
+		}
+		if p.flood != "" && p.mode == "fair" {
 			alone := noisyAlone(all, p.mode)
 			assert.Less(t, p.enq.p99, 2*alone.enq.p99+5*time.Millisecond,
 				"fair, %s: B's enqueue p99 under the flood against 2× alone (%s) + 5 ms", p.name, alone.enq.p99)
@@ -114,6 +130,7 @@ const (
 	noisyWorkers   = 4                // B's workers
 	noisyProducers = 8                // A's producers
 	noisyBatch     = 100              // A's jobs per request in the batch flood
+	noisyPlanRate  = 1000             // A's plan in plan mode: enqueues per second
 )
 
 // noisyPhase is what one phase measured.
@@ -253,7 +270,12 @@ var noisyPad = strings.Repeat("x", 150)
 // same server, or another one on the same machine (mode apart).
 func runNoisyMode(t *testing.T, d, dA *devServer, mode string) []noisyPhase {
 	bOwner, bt := d.tenant(t)
-	aOwner, _ := dA.tenant(t)
+	var aOwner *client.Client
+	if mode == "plan" {
+		aOwner = noisyPlanTenant(t, dA)
+	} else {
+		aOwner, _ = dA.tenant(t)
+	}
 	m := &noisyMeter{delivered: map[int][]noisyDelivery{}, sent: map[int]int{}, enq: map[int][]time.Duration{}, changed: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(context.Background())
 	var workers sync.WaitGroup
@@ -372,6 +394,7 @@ func (m *noisyMeter) produce(t *testing.T, c *client.Client, phase int, dur time
 	total := int(dur / interval)
 	lat := make([]time.Duration, total)
 	var failed atomic.Int64
+	var lastErr atomic.Value
 	var wg sync.WaitGroup
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -389,13 +412,14 @@ func (m *noisyMeter) produce(t *testing.T, c *client.Client, phase int, dur time
 				lat[i] = time.Since(t0)
 				if err != nil {
 					failed.Add(1)
+					lastErr.Store(err.Error())
 				}
 			}(i)
 		}
 		timer.Reset(time.Until(start.Add(time.Duration(i) * interval)))
 	}
 	wg.Wait()
-	require.Zero(t, failed.Load(), "B's enqueues failed in phase %d", phase)
+	require.Zero(t, failed.Load(), "B's enqueues failed in phase %d: %v", phase, lastErr.Load())
 	m.mu.Lock()
 	m.sent[phase] = total
 	m.enq[phase] = lat
@@ -589,4 +613,23 @@ func meets(ok bool) string {
 		return "met"
 	}
 	return "not met"
+}
+
+// noisyPlanTenant is tenant A on a plan of noisyPlanRate enqueues/s (and
+// twice that in requests/s), in effect from its creation; it returns once
+// the gateway applies it.
+func noisyPlanTenant(t *testing.T, d *devServer) *client.Client {
+	t.Helper()
+	plan := map[string]any{"name": "noisy", "currency": "USD", "limits": map[string]any{
+		"enqueues_per_second": noisyPlanRate, "requests_per_second": 2 * noisyPlanRate}}
+	r := callVia(t, d.ops, http.MethodPost, d.control+"/control/v1/plans", d.operatorKey, plan)
+	require.Equal(t, http.StatusCreated, r.Status, "body: %s", r.Raw)
+	op := client.New(d.control, d.operatorKey, client.WithHTTPClient(d.ops))
+	ct, err := op.CreateTenantOnPlan(ctx(t), fmt.Sprintf("noisy-a-%d", tenantSeq.Add(1)), "noisy")
+	require.NoError(t, err)
+	eventually(t, 30*time.Second, func() bool {
+		r := call(t, http.MethodGet, d.gateway+"/api/v1/queues", ct.OwnerKey, nil)
+		return r.Status == http.StatusOK && r.Header.Get(wire.RateLimitPolicyHeader) != ""
+	}, "the gateway applies A's plan")
+	return client.New(d.gateway, ct.OwnerKey)
 }

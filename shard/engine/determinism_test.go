@@ -102,6 +102,7 @@ func (s *script) newJob() *job.Job {
 func (s *script) command() []byte {
 	if b := s.next; b != nil {
 		s.next = nil
+		s.types[replica.CommandType(b[0])] = true
 		return b
 	}
 	i := s.rng.Intn(len(scriptCommands))
@@ -304,6 +305,22 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return NamespaceConfigure.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte { return UsageSweep.Command(&UsageSweepCmd{}) }),
+	// A restore into otherNS (a replace now and then) of a settings record
+	// and a queue, ended or aborted later; steps of a restore that is not
+	// running are refused.
+	scriptCmd(func(s *script) []byte {
+		s.next = RestoreChunk.Command(&RestoreChunkCmd{NS: otherNS, Token: "t", Recs: []RestoreRecord{
+			{Key: keys.NamespaceConfig("")[1:], Value: replica.Encode(&NamespaceConfig{Retention: int64(time.Minute)})},
+			{Key: keys.Queue("", "a")[1:], Value: replica.Encode(&QueueRecord{Name: "a", Counts: make([]int64, 8)})},
+		}})
+		return RestoreBegin.Command(&RestoreBeginCmd{NS: otherNS, Token: "t", Replace: s.rng.Intn(2) == 0})
+	}),
+	scriptCmd(func(s *script) []byte {
+		if s.rng.Intn(3) == 0 {
+			return RestoreAbort.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
+		}
+		return RestoreEnd.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
+	}),
 }
 
 func (s *script) jobsSample() []string {
@@ -409,7 +426,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 44, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 48, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

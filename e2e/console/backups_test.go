@@ -26,7 +26,9 @@ func backupRow(id string) string { return fmt.Sprintf(`tr[data-backup=%q]`, id) 
 func TestConsoleBackupsBackUpAndRestore(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	tn.seed(t, "bk.q", 3)
+	for i := range 3 {
+		tn.enqueue(t, "bk.q", map[string]int{"n": i})
+	}
 	p := signedIn(t, tn.ownerKey, "/console/backups", "backups")
 	p.waitFor("#backup-policy-none")
 
@@ -48,6 +50,7 @@ func TestConsoleBackupsBackUpAndRestore(t *testing.T) {
 		p.fail("backup %s %s: %s", id, st, detail)
 	}
 	assert.Equal(t, "3", p.text(backupRow(id)+` [data-col="jobs"]`))
+	p.waitText("#backups-notice", "completed: 3 jobs")
 	b, err := tn.owner.GetBackup(ctx(t), id)
 	require.NoError(t, err)
 	assert.Equal(t, b.Checksum[:12], p.text(backupRow(id)+` [data-col="checksum"]`))
@@ -72,6 +75,8 @@ func TestConsoleBackupsBackUpAndRestore(t *testing.T) {
 	p.until(backupTimeout, query(`[data-backup-detail=`+js(id)+`] [data-restore-state="completed"]`)+` || `+
 		query(`[data-backup-detail=`+js(id)+`] [data-restore-state="failed"]`), "the restore finished")
 	p.waitText(`[data-backup-detail=`+js(id)+`]`, "Restored into restored")
+	p.waitText("#backups-notice", "Restored into restored (3 jobs")
+	p.shot("backups-restored")
 
 	p.click(`[data-switch-ns="restored"]`)
 	p.waitScreen("dashboard")
@@ -131,7 +136,7 @@ func TestConsoleBackupsPolicy(t *testing.T) {
 func TestConsoleBackupsViewerSeesNoActions(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	tn.seed(t, "bv.q", 2)
+	tn.enqueue(t, "bv.q", map[string]int{"n": 1})
 	b, err := tn.owner.CreateBackup(ctx(t), tn.namespace)
 	require.NoError(t, err)
 	_, err = tn.owner.PutBackupPolicy(ctx(t), tn.namespace, client.BackupPolicyRequest{Cron: "@daily", Retention: 3})
@@ -155,7 +160,7 @@ func TestConsoleBackupsViewerSeesNoActions(t *testing.T) {
 func TestConsoleBackupsDelete(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	tn.seed(t, "bd.q", 1)
+	tn.enqueue(t, "bd.q", map[string]int{"n": 1})
 	b, err := tn.owner.CreateBackup(ctx(t), tn.namespace)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {

@@ -12,6 +12,7 @@ import {
   restoreBody,
   restoreText,
   shortChecksum,
+  startedText,
   type Backup,
 } from "./backups-lib";
 
@@ -51,6 +52,13 @@ describe("formatting", () => {
     expect(restoreText({ ...r, mode: "replace", target_namespace: "default", state: "failed", error: "shard unavailable" })).toBe(
       "Restore over default failed: shard unavailable",
     );
+  });
+  it("follows the backup started here to its end", () => {
+    expect(startedText("", [b()])).toBe("");
+    expect(startedText("bkp_9", [b()])).toBe("Backup bkp_9 started.");
+    expect(startedText("bkp_1", [b({ state: "running" })])).toBe("Backing up default: bkp_1 is running…");
+    expect(startedText("bkp_1", [b({ jobs: 3, size: 694 })])).toBe("Backup bkp_1 completed: 3 jobs, 694 B.");
+    expect(startedText("bkp_1", [b({ state: "failed" })])).toBe("Backup bkp_1 failed.");
   });
   it("escapes ids and names in paths", () => {
     expect(backupsPath("a b")).toBe("/api/v1/backups?namespace=a%20b");

@@ -143,3 +143,12 @@ export function policyBody(f: PolicyForm): { cron: string; timezone?: string; re
   const tz = f.timezone.trim();
   return { cron: f.cron.trim(), ...(tz ? { timezone: tz } : {}), retention: typed(f.retention), enabled: f.enabled };
 }
+
+/** startedText says how the backup started here is doing, while it is listed. */
+export function startedText(id: string, backups: Backup[]): string {
+  const b = id ? backups.find((x) => x.id === id) : undefined;
+  if (!b) return id ? `Backup ${id} started.` : "";
+  if (b.state === RUNNING) return `Backing up ${b.namespace}: ${b.id} is running…`;
+  if (b.state === "completed") return `Backup ${b.id} completed: ${b.jobs.toLocaleString("en-US")} jobs, ${formatBytes(b.size)}.`;
+  return `Backup ${b.id} failed.`;
+}

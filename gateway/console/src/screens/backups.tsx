@@ -20,6 +20,7 @@ import {
   restoreText,
   RUNNING,
   shortChecksum,
+  startedText,
   stateGlyph,
   type Backup,
   type BackupList,
@@ -36,13 +37,22 @@ export function Backups() {
   useInterval(list.reload, POLL_MS, anyRunning(backups));
   const act = useAsync();
   const [notice, setNotice] = useState("");
+  // The backup "Back up now" started, or the backup a restore was started from: the notice follows it to its end.
+  const [started, setStarted] = useState("");
+  const [restored, setRestored] = useState("");
+  const follow = (backup: string, restore: string, msg: string) => {
+    setStarted(backup);
+    setRestored(restore);
+    setNotice(msg);
+  };
+  const followedRestore = restored ? backups.find((b) => b.id === restored)?.last_restore : undefined;
   const [restoring, setRestoring] = useState<Backup | null>(null);
   const [deleting, setDeleting] = useState<Backup | null>(null);
 
   const backUpNow = () =>
     act.run(async () => {
       const b = await post<Backup>("/api/v1/backups", { namespace });
-      setNotice(`Backup ${b.id} started.`);
+      follow(b.id, "", "");
       list.reload();
     });
 
@@ -64,7 +74,7 @@ export function Backups() {
       </p>
       <ErrorBox error={act.error} />
       <ErrorBox error={list.error} />
-      <Notice id="backups-notice">{notice}</Notice>
+      <Notice id="backups-notice">{notice || (followedRestore ? restoreText(followedRestore) : startedText(started, backups))}</Notice>
       {list.data && backups.length === 0 && <Empty>No backups of this namespace yet.</Empty>}
       {backups.length > 0 && (
         <Table
@@ -91,7 +101,7 @@ export function Backups() {
         onClose={() => setRestoring(null)}
         onStarted={(b) => {
           setRestoring(null);
-          setNotice(restoreText(b.last_restore) || `Restore from ${b.id} started.`);
+          follow("", b.id, restoreText(b.last_restore) ? "" : `Restore from ${b.id} started.`);
           list.reload();
         }}
       />
@@ -104,7 +114,7 @@ export function Backups() {
         onClose={() => setDeleting(null)}
         onConfirm={async (b) => {
           await del(backupPath(b.id));
-          setNotice(`Backup ${b.id} deleted.`);
+          follow("", "", `Backup ${b.id} deleted.`);
           list.reload();
         }}
       >

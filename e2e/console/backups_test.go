@@ -54,7 +54,11 @@ func TestConsoleBackupsBackUpAndRestore(t *testing.T) {
 	b, err := tn.owner.GetBackup(ctx(t), id)
 	require.NoError(t, err)
 	assert.Equal(t, b.Checksum[:12], p.text(backupRow(id)+` [data-col="checksum"]`))
-	assert.Equal(t, 1, p.count(`[data-download=`+js(id)+`]`))
+	// The download link works with the session cookie alone (a link sends no namespace header).
+	href := eval[string](p, query(`[data-download=`+js(id)+`]`)+`.getAttribute('href')`)
+	dl := p.apiJSON("GET", href, nil, nil)
+	assert.Equal(t, 200, dl.Status, "download: %.200s", dl.Body)
+	assert.NotEmpty(t, dl.Body)
 
 	// A replace needs the namespace's name typed, and says a pre_restore backup comes first.
 	p.click(`[data-restore=` + js(id) + `]`)
@@ -145,6 +149,8 @@ func TestConsoleBackupsViewerSeesNoActions(t *testing.T) {
 	p := signedIn(t, k.Token, "/console/backups", "backups")
 	p.waitFor(backupRow(b.ID))
 	p.waitText("#backup-policy-cron", "@daily")
+	dl := p.apiJSON("GET", "/api/v1/backups/"+b.ID+"/download", nil, nil)
+	assert.Contains(t, []int{403, 404}, dl.Status, "a viewer downloaded a backup")
 	for _, sel := range []string{"#backup-now", "[data-restore]", "[data-download]", "[data-delete]", "#backup-policy-form", "#policy-save"} {
 		assert.Zero(t, p.count(sel), "%s shown to a viewer", sel)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -20,7 +21,9 @@ type Config struct {
 	// Addr is the listen address. Default "127.0.0.1:8080"; a port of 0
 	// picks a free one (see Server.Addr).
 	Addr string
-	// ControlURL is the control plane's base URL, e.g. "https://10.0.0.5:7070".
+	// ControlURL is the base URL of a control node, e.g.
+	// "https://10.0.0.5:7070", or of several, comma-separated; the gateway
+	// fails over between them (control.go).
 	ControlURL string
 	// TLS is this gateway's identity: it reaches control and shards over
 	// mutual TLS, and checks that whom it reached is control, or a member
@@ -198,9 +201,8 @@ func setDefault[T comparable](field *T, def T) {
 
 // Validate reports the first problem with a defaulted config.
 func (c Config) Validate() error {
-	u, err := url.Parse(c.ControlURL)
-	if c.ControlURL == "" || err != nil || u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("gateway: ControlURL %q must be an https URL: control is reached over mutual TLS", c.ControlURL)
+	if err := checkControlURLs(c.ControlURL); err != nil {
+		return err
 	}
 	switch {
 	case c.TLS == nil:
@@ -220,6 +222,22 @@ func (c Config) Validate() error {
 	}
 	if c.TokenCacheSize < 0 || c.DecisionCacheSize < 0 || c.PlacementCacheSize < 0 {
 		return errors.New("gateway: cache sizes must be positive")
+	}
+	return nil
+}
+
+// checkControlURLs checks ControlURL: one control node's base URL or
+// several, comma-separated, each an https URL with a host.
+func checkControlURLs(list string) error {
+	if strings.TrimSpace(list) == "" {
+		return errors.New("gateway: ControlURL is required: one or more https URLs of control nodes, comma-separated")
+	}
+	for _, part := range strings.Split(list, ",") {
+		part = strings.TrimSpace(part)
+		u, err := url.Parse(part)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("gateway: ControlURL %q must be an https URL (or several, comma-separated): control is reached over mutual TLS", part)
+		}
 	}
 	return nil
 }

@@ -26,11 +26,16 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	require.Equal(t, time.Second, c.RevocationInterval)
 	require.NotNil(t, c.Logger)
 	require.NotNil(t, c.Clock)
+	c.ControlURL = "https://10.0.0.1:7070, https://10.0.0.2:7070,https://10.0.0.3:7070"
+	require.NoError(t, c.Validate(), "several control nodes, comma-separated")
 
 	for name, cfg := range map[string]Config{
 		"no control":     {TLS: gw},
 		"bad control":    {ControlURL: "ftp://x", TLS: gw},
 		"plain control":  {ControlURL: "http://x", TLS: gw},
+		"one plain":      {ControlURL: "https://x,http://y", TLS: gw},
+		"empty part":     {ControlURL: "https://x,,https://y", TLS: gw},
+		"no host":        {ControlURL: "https://x,https://", TLS: gw},
 		"no TLS":         {ControlURL: "https://x"},
 		"negative limit": {ControlURL: "https://x", TLS: gw, BodyLimit: -1},
 		"negative cache": {ControlURL: "https://x", TLS: gw, PlacementCacheSize: -1},

@@ -293,8 +293,8 @@ func (c *devCluster) plan() error {
 		}
 	}
 	gw := procs[len(procs)-1]
-	// The gateway finds the other control nodes in gossip.
-	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", "https://" + ctl.HTTP, "--name", gw.NodeID,
+	// The gateway knows every control node (and finds more in gossip).
+	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", strings.Join(ctlURLs, ","), "--name", gw.NodeID,
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
 	// Every process gets a certificate of its own, issued afresh at each
 	// start, and the gossip key.

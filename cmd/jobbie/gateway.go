@@ -85,7 +85,7 @@ never who it is. SIGHUP rereads the certificate and the gossip keys.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8080", "HTTP listen address (the public API)")
-	f.StringVar(&o.controlURL, "control", "", "control plane base URL, e.g. https://10.0.0.5:8081 (required)")
+	f.StringVar(&o.controlURL, "control", "", "control plane base URLs: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081 (required)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")

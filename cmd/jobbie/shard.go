@@ -83,7 +83,7 @@ SIGHUP rereads the certificate and the gossip keys.`,
 	f.BoolVar(&o.bootstrap, "bootstrap", false, "start a new cluster with this node as its only voter (ignored once the node has state)")
 	f.StringVar(&o.discover, "discover", "", "find gossip peers by DNS: dns:<name>[:port] (a headless service)")
 	f.StringVar(&o.joinHTTP, "join-http", "", "HTTP addresses of members to ask to join, host:port[,…], when gossip is not enough")
-	f.StringVar(&o.controlURL, "control", "", "control plane URL to register this shard with, e.g. https://10.0.0.5:8081")
+	f.StringVar(&o.controlURL, "control", "", "control plane URLs to register this shard with: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081")
 	f.Uint64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
@@ -108,8 +108,12 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	if id := creds.Identity(); id.Shard != o.shardID || id.Node != o.nodeID {
 		return fmt.Errorf("%s is the certificate of %s, not of node %s of shard %s", o.tls.cert, id, o.nodeID, o.shardID)
 	}
-	if o.controlURL != "" && !strings.HasPrefix(o.controlURL, "https://") {
-		return fmt.Errorf("--control %q: the control plane is reached over TLS (https://)", o.controlURL)
+	if o.controlURL != "" {
+		for _, u := range strings.Split(o.controlURL, ",") {
+			if !strings.HasPrefix(strings.TrimSpace(u), "https://") {
+				return fmt.Errorf("--control %q: the control plane is reached over TLS (https://)", u)
+			}
+		}
 	}
 	if o.discover != "" {
 		if !strings.HasPrefix(o.discover, "dns:") {

@@ -84,7 +84,10 @@ func New(cfg Config) (*Node, error) {
 	// address gossip gives, the peer must show a certificate of this shard.
 	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody,
 		TLS: cfg.TLS, NodePolicy: members, Logger: cfg.Logger})
-	n.control = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), IdleConnTimeout: time.Minute}}
+	// A hung or stopped control node costs a registration 2 s, not the
+	// client's whole patience, before the next node is tried.
+	n.control = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), IdleConnTimeout: time.Minute,
+		DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext, TLSHandshakeTimeout: 2 * time.Second}}
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
 		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger},
 		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights}, n.boundAddr)

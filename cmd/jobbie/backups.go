@@ -121,6 +121,9 @@ func backupsListCmd(api *apiFlags) *cobra.Command {
 			if err != nil {
 				return apiError(err)
 			}
+			if api.json() {
+				return writeJSON(cmd.OutOrStdout(), list) // an array, whatever its length
+			}
 			return printBackups(cmd.OutOrStdout(), api, list...)
 		},
 	}
@@ -282,11 +285,8 @@ func waitBackup(cmd *cobra.Command, c *client.Client, id string, done func(*clie
 }
 
 func printBackups(w io.Writer, api *apiFlags, list ...client.Backup) error {
-	if api.json() {
-		if len(list) == 1 {
-			return writeJSON(w, list[0])
-		}
-		return writeJSON(w, list)
+	if api.json() && len(list) == 1 {
+		return writeJSON(w, list[0])
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAMESPACE\tKIND\tSTATE\tCREATED\tSIZE\tJOBS\tRESTORE\tERROR")

@@ -53,10 +53,12 @@ func TestConsoleQueueKeyConcurrency(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, q.KeyConcurrency, "the description's PUT lost the per-key cap")
 
-	// The search finds a job by either key.
-	p.goTo("/console/queues/qk.q?concurrency_key=cust-1")
-	p.waitScreen("queue")
+	// The search finds a job by either key: from the form's More filters, and from the URL.
+	p.click("details.more-filters summary")
+	p.setValue("#search-concurrency_key", "cust-1")
+	p.click("#search-submit")
 	p.waitSearchResults("1 result")
+	assert.Contains(t, eval[string](p, "location.search"), "concurrency_key=cust-1")
 	p.goTo("/console/queues/qk.q?fairness_key=tenant-8")
 	p.waitScreen("queue")
 	p.waitSearchResults("1 result")

@@ -71,8 +71,11 @@ func TestConsoleBackupsBackUpAndRestore(t *testing.T) {
 	assert.False(t, eval[bool](p, `document.querySelector('#restore-ok').disabled`))
 	p.shot("backups-restore-replace")
 
-	// Into a new namespace.
+	// Into a new namespace: one that exists is refused by the server, in the dialog.
 	p.click("#restore-mode-new")
+	p.setValue("#restore-target", tn.namespace)
+	p.click("#restore-ok")
+	p.waitFor("#restore-form .error")
 	p.setValue("#restore-target", "restored")
 	p.click("#restore-ok")
 	p.waitNoDialog("#restore-form")
@@ -182,4 +185,38 @@ func TestConsoleBackupsDelete(t *testing.T) {
 	p.waitText("#backups-notice", "deleted")
 	_, err = tn.owner.GetBackup(ctx(t), b.ID)
 	assertAPIStatus(t, err, 404)
+}
+
+// A replace restore, confirmed by the namespace's name, takes a
+// pre_restore backup first (listed as "before restore") and puts the
+// namespace back as the backup holds it.
+func TestConsoleBackupsReplaceRestore(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	for i := range 2 {
+		tn.enqueue(t, "br.q", map[string]int{"n": i})
+	}
+	b, err := tn.owner.CreateBackup(ctx(t), tn.namespace)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		g, err := tn.owner.GetBackup(ctx(t), b.ID)
+		return err == nil && g.State != "running"
+	}, backupTimeout, 200*time.Millisecond, "backup %s still running", b.ID)
+	tn.enqueue(t, "br.q", map[string]int{"n": 2})
+
+	p := signedIn(t, tn.ownerKey, "/console/backups", "backups")
+	p.click(`[data-restore=` + js(b.ID) + `]`)
+	p.click("#restore-mode-replace")
+	p.setValue("#restore-confirm", tn.namespace)
+	p.click("#restore-ok")
+	p.waitNoDialog("#restore-form")
+	detail := `[data-backup-detail=` + js(b.ID) + `]`
+	p.until(backupTimeout, query(detail+` [data-restore-state="completed"]`)+` || `+query(detail+` [data-restore-state="failed"]`), "the restore finished")
+	p.waitText(detail, "Restored over "+tn.namespace)
+	p.waitText(detail, "what it replaced is kept as bkp_")
+	p.waitText(`#backups-table`, "before restore")
+
+	p.goTo("/console/queues/br.q")
+	p.waitScreen("queue")
+	p.waitText(`#queue-counts [data-state=""] .v`, "2")
 }

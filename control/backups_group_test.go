@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -49,6 +50,18 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 		b, err := g.nodes[first].Backup(context.Background(), tid, id)
 		return err == nil && b.State == wire.BackupCompleted
 	}, 20*time.Second, 20*time.Millisecond)
+
+	// A download asked of a follower streams from the leader.
+	dl := gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/backups/"+id+"/download", "", nil)
+	require.Equal(t, http.StatusOK, dl.status, "body: %s", dl.body)
+	require.Equal(t, wire.BackupContentType, dl.header.Get("Content-Type"))
+	rc, err := store.Get(context.Background(), tid+"/"+id)
+	require.NoError(t, err)
+	stored, err := io.ReadAll(rc)
+	require.NoError(t, rc.Close())
+	require.NoError(t, err)
+	require.Equal(t, stored, dl.body)
+	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/backups/bkp_nope/download", "", nil), 404, "not_found")
 
 	r = gw.do(t, http.MethodPut, "/internal/v1/tenants/"+tid+"/namespaces/orders/backup-policy", "", wire.BackupPolicyRequest{Cron: "@every 1s", Retention: 1000})
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)

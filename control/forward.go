@@ -76,6 +76,9 @@ func (s *Server) gate(allow pki.Policy, local bool) fiber.Handler {
 		case local, !known, c.Get(forwardedHeader) != "":
 			return noLeader()
 		}
+		if isDownload(&c.Request().Header) {
+			return s.proxyStream(c, addr, peer)
+		}
 		return s.proxy(c, addr, peer)
 	}
 }

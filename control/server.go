@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,6 +51,7 @@ type Server struct {
 	backupDone   chan struct{}
 
 	fwd        *fasthttp.Client // to the leader (forward.go)
+	streamFwd  *http.Client     // to the leader, for answers streamed back (forward_stream.go)
 	dutyCancel context.CancelFunc
 	dutyDone   chan struct{}
 
@@ -65,7 +67,8 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry(), fwd: newForwarder(cfg.TLS)}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry(), fwd: newForwarder(cfg.TLS),
+		streamFwd: newStreamForwarder(cfg.TLS)}
 	store := cfg.BackupStore
 	if store == nil {
 		ds, err := backup.NewDirStore(filepath.Join(cfg.DataDir, "backups"))
@@ -196,6 +199,7 @@ func (s *Server) stopLocked() error {
 		s.backupCancel = nil
 	}
 	s.backups.stop()
+	defer s.streamFwd.CloseIdleConnections()
 	if s.dutyCancel != nil {
 		s.dutyCancel()
 		<-s.dutyDone

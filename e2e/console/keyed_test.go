@@ -83,3 +83,29 @@ func TestConsoleQueueKeyConcurrency(t *testing.T) {
 	p.waitText("#job-fairness-key", "tenant-7")
 	p.shot("job-keys")
 }
+
+// The enqueue dialog sends a job's concurrency and fairness keys (under
+// More options); the job detail shows them.
+func TestConsoleQueueKeysEnqueued(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
+	p.click("#enqueue-open")
+	p.setValue("#enqueue-queue", "__other__")
+	p.setValue("#enqueue-queue-name", "qk.enq")
+	p.setValue("#enqueue-payload", `{"n": 1}`)
+	p.click("details.enqueue-more summary")
+	p.setValue("#enqueue-concurrency-key", "cust-9")
+	p.setValue("#enqueue-fairness-key", "tenant-3")
+	p.click("#enqueue-submit")
+	p.waitFor("#enqueue-result a")
+	p.click("#enqueue-result a")
+	p.waitScreen("job")
+	p.waitText("#job-concurrency-key", "cust-9")
+	p.waitText("#job-fairness-key", "tenant-3")
+	id := p.path()[len("/console/jobs/"):]
+	got, err := tn.owner.GetJob(ctx(t), id)
+	require.NoError(t, err)
+	assert.Equal(t, "cust-9", got.ConcurrencyKey)
+	assert.Equal(t, "tenant-3", got.FairnessKey)
+}

@@ -147,6 +147,12 @@ function EnqueueFormView({ onClose }: { onClose: () => void }) {
             <Labelled id="enqueue-expire-after" label="Expire if not started within" error={errors.expireAfter} hint="10m, 1h or seconds">
               <input {...inp("expireAfter")} autoComplete="off" />
             </Labelled>
+            <Labelled id="enqueue-concurrency-key" label="Concurrency key" error={errors.concurrencyKey} hint="Counts against the queue's concurrency per key.">
+              <input {...inp("concurrencyKey")} autoComplete="off" spellcheck={false} />
+            </Labelled>
+            <Labelled id="enqueue-fairness-key" label="Fairness key" error={errors.fairnessKey} hint="Workers take the queue's fairness keys in turn.">
+              <input {...inp("fairnessKey")} autoComplete="off" spellcheck={false} />
+            </Labelled>
           </details>
         </div>
       </div>

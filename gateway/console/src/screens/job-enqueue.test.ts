@@ -67,6 +67,8 @@ describe("buildRequest", () => {
         tags: "tenant=acme",
         backoff: "fixed",
         expireAfter: "10m",
+        concurrencyKey: " cust-1 ",
+        fairnessKey: "tenant-7",
       },
       now,
     );
@@ -82,6 +84,8 @@ describe("buildRequest", () => {
         tags: { tenant: "acme" },
         retry_backoff: "fixed",
         expire_after: "600s",
+        concurrency_key: "cust-1",
+        fairness_key: "tenant-7",
       },
     });
   });
@@ -95,5 +99,8 @@ describe("buildRequest", () => {
     expect(r.req).toBeUndefined();
     expect(buildRequest({ ...emptyForm, queue: "q", when: "at" }, now).errors?.at).toBeDefined();
     expect(buildRequest({ ...emptyForm, queue: "q", maxRetries: "1.5" }, now).errors?.maxRetries).toBeDefined();
+    expect(buildRequest({ ...emptyForm, queue: "q", fairnessKey: "k".repeat(129) }, now).errors?.fairnessKey).toContain("128 bytes");
+    expect(buildRequest({ ...emptyForm, queue: "q", concurrencyKey: "k".repeat(128) }, now).req?.concurrency_key).toHaveLength(128);
+    expect(buildRequest({ ...emptyForm, queue: "q", concurrencyKey: "  " }, now).req).toEqual({ queue: "q", payload: {} });
   });
 });

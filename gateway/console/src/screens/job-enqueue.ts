@@ -15,6 +15,8 @@ export interface EnqueueForm {
   tags: string; // key=value lines
   backoff: string; // "" for the default
   expireAfter: string;
+  concurrencyKey: string;
+  fairnessKey: string;
 }
 
 export const emptyForm: EnqueueForm = {
@@ -30,6 +32,8 @@ export const emptyForm: EnqueueForm = {
   tags: "",
   backoff: "",
   expireAfter: "",
+  concurrencyKey: "",
+  fairnessKey: "",
 };
 
 export interface EnqueueRequest {
@@ -43,6 +47,8 @@ export interface EnqueueRequest {
   tags?: Record<string, string>;
   retry_backoff?: string;
   expire_after?: string;
+  concurrency_key?: string;
+  fairness_key?: string;
 }
 
 // Limits of wire/limits.go, checked here to say what is wrong before sending.
@@ -52,6 +58,7 @@ const MAX_TAG_VALUE = 256;
 const MAX_UNIQUE_KEY = 256;
 const MAX_MAX_RETRIES = 1000;
 const MAX_PAYLOAD = 1 << 20;
+const MAX_FAIRNESS_KEY = 128; // a concurrency_key's or fairness_key's bytes
 
 const bytes = (s: string) => new TextEncoder().encode(s).length;
 
@@ -147,6 +154,16 @@ export function buildRequest(f: EnqueueForm, now: Date = new Date()): { req?: En
     const ms = parseSpan(f.expireAfter);
     if (ms === undefined || ms <= 0) errors.expireAfter = "Write the time to live as 10m, 1h or a number of seconds.";
     else req.expire_after = goDuration(ms);
+  }
+  // Keyed fairness: an empty key is none; the server judges the characters.
+  for (const [field, key, name] of [
+    ["concurrencyKey", "concurrency_key", "concurrency key"],
+    ["fairnessKey", "fairness_key", "fairness key"],
+  ] as const) {
+    const v = f[field].trim();
+    if (!v) continue;
+    if (bytes(v) > MAX_FAIRNESS_KEY) errors[field] = `The ${name} is over ${MAX_FAIRNESS_KEY} bytes.`;
+    else req[key] = v;
   }
   return Object.keys(errors).length ? { errors } : { req };
 }

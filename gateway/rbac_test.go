@@ -149,6 +149,16 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/invoices/upcoming": tenancy.ActUsageRead,
 		"GET /api/v1/invoices/:id":      tenancy.ActUsageRead,
 		"GET /api/v1/invoices/:id/csv":  tenancy.ActUsageRead,
+
+		"POST /api/v1/backups":                          tenancy.ActBackupManage,
+		"GET /api/v1/backups":                           tenancy.ActBackupRead,
+		"GET /api/v1/backups/:id":                       tenancy.ActBackupRead,
+		"DELETE /api/v1/backups/:id":                    tenancy.ActBackupManage,
+		"GET /api/v1/backups/:id/download":              tenancy.ActBackupManage,
+		"POST /api/v1/backups/:id/restore":              tenancy.ActBackupManage,
+		"GET /api/v1/namespaces/:name/backup-policy":    tenancy.ActBackupRead,
+		"PUT /api/v1/namespaces/:name/backup-policy":    tenancy.ActBackupManage,
+		"DELETE /api/v1/namespaces/:name/backup-policy": tenancy.ActBackupManage,
 	}
 	got := map[string]tenancy.Action{}
 	for _, rt := range routeTable {

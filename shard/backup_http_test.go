@@ -231,3 +231,27 @@ func TestRestoringNamespaceAnswers503(t *testing.T) {
 	b.in(testNS).ok("DELETE", "/api/v1/namespace", nil, 204)
 	b.in(testNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
 }
+
+// A fetch parked on a queue of the namespace before a restore gets a
+// restored job as soon as the restore ends.
+func TestRestoreWakesParkedFetches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.in(testNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201).Body["job_id"].(string)
+	raw := b.backupOf(testNS)
+	dst := b.in(restoredNS)
+	got := make(chan resp, 1)
+	go func() {
+		got <- dst.call("POST", "/api/v1/fetch", map[string]any{"queues": []string{"q"}, "worker_id": "w", "timeout": 20})
+	}()
+	eventually(t, 5*time.Second, func() bool { return b.srv.waiters.Parked(restoredNS, "q") == 1 }, "the fetch parks")
+	r := b.restoreInto(restoredNS, wire.RestoreNew, raw)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	select {
+	case f := <-got:
+		require.Equal(t, 200, f.Status, string(f.Raw))
+		require.Equal(t, id, f.Body["job_id"])
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked fetch was not woken by the restore")
+	}
+}

@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
@@ -286,4 +289,56 @@ func streamRecords(t *testing.T, data []byte) []streamRecord {
 		}
 		out = append(out, streamRecord{Kind: kind, Key: string(kv[:kl]), Value: string(kv[kl:])})
 	}
+}
+
+// TestBackupOfAMillionJobsThroughTheGateway (JOBBIE_BACKUP_MILLION=1)
+// enqueues a million jobs through the gateway, backs the namespace up
+// through control into its directory store and restores it into a new
+// namespace, logging each step's time (docs/BENCHMARKS.md).
+func TestBackupOfAMillionJobsThroughTheGateway(t *testing.T) {
+	if os.Getenv("JOBBIE_BACKUP_MILLION") == "" {
+		t.Skip("set JOBBIE_BACKUP_MILLION=1 to back up a million jobs")
+	}
+	owner, _ := shared.tenant(t)
+	_, err := owner.CreateNamespace(ctx(t), "big")
+	require.NoError(t, err)
+	c := owner.WithNamespace("big")
+	const batches = 1000 // of wire.MaxBatchJobs
+	start := time.Now()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				jobs := make([]client.EnqueueRequest, wire.MaxBatchJobs)
+				for j := range jobs {
+					n := i*wire.MaxBatchJobs + j
+					jobs[j] = client.EnqueueRequest{Queue: "emails", Payload: map[string]any{"to": fmt.Sprintf("user%d@example.com", n), "n": n}}
+				}
+				_, err := c.EnqueueBatch(ctx(t), client.BatchRequest{Jobs: jobs})
+				assert.NoError(t, err)
+			}
+		})
+	}
+	for i := range batches {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	t.Logf("enqueued %d jobs in %s", batches*wire.MaxBatchJobs, time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	b := awaitBackup(t, owner, mustBackup(t, owner, "big"), func(b *client.Backup) bool { return b.State != wire.BackupRunning })
+	took := time.Since(start)
+	require.Equal(t, wire.BackupCompleted, b.State, b.Error)
+	require.Equal(t, int64(batches*wire.MaxBatchJobs), b.Jobs)
+	t.Logf("backup: %s, %d records, %d bytes stored", took.Round(time.Millisecond), b.Records, b.Size)
+	require.Less(t, took, time.Minute)
+
+	start = time.Now()
+	_, err = owner.RestoreBackup(ctx(t), b.ID, client.RestoreRequest{TargetNamespace: "big-copy"})
+	require.NoError(t, err)
+	done := awaitBackup(t, owner, b.ID, restoreEnded)
+	require.Equal(t, wire.BackupCompleted, done.LastRestore.State, done.LastRestore.Error)
+	t.Logf("restore into a new namespace: %s", time.Since(start).Round(time.Millisecond))
 }

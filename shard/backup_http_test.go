@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -254,4 +256,52 @@ func TestRestoreWakesParkedFetches(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the parked fetch was not woken by the restore")
 	}
+}
+
+// On a follower, backup and restore answer 503 no_leader naming the
+// leader (a stream is not proxied); the follower holds the restored
+// records once the leader restored them.
+func TestBackupOnAFollowerNamesTheLeader(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 2)
+	leader, follower := g.nodes[0], g.nodes[1]
+	leader.in(testNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
+	for _, r := range []resp{
+		follower.as(pkitest.Control).call("GET", "/internal/v1/backup", nil),
+		follower.restoreInto(restoredNS, wire.RestoreNew, []byte("x")),
+	} {
+		require.Equal(t, 503, r.Status, string(r.Raw))
+		require.Equal(t, "no_leader", errCode(r))
+		require.Equal(t, leader.srv.Addr(), r.Header.Get(wire.LeaderHeader))
+	}
+	r := leader.restoreInto(restoredNS, wire.RestoreNew, leader.backupOf(testNS))
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	eventually(t, 10*time.Second, func() bool { return bytes.Equal(leader.dump(restoredNS), follower.dump(restoredNS)) }, "the follower applies the restore")
+}
+
+// A node restarted in the middle of a restore still holds the namespace
+// restoring (503); a new restore takes it over and completes.
+func TestRestoreMarkSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := start(t, dir)
+	b.in(testNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
+	raw := b.backupOf(testNS)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := engine.RestoreBegin.Propose(ctx, b.srv.repl, &engine.RestoreBeginCmd{NS: restoredNS, Token: "gone"})
+	require.NoError(t, err)
+	_, err = engine.RestoreChunk.Propose(ctx, b.srv.repl, &engine.RestoreChunkCmd{NS: restoredNS, Token: "gone",
+		Recs: []engine.RestoreRecord{{Key: []byte("qleft"), Value: []byte{0x80}}}})
+	require.NoError(t, err)
+	require.NoError(t, b.srv.repl.Snapshot())
+	require.NoError(t, b.srv.Stop())
+
+	b = start(t, dir)
+	r := b.in(restoredNS).call("GET", "/api/v1/queues", nil)
+	require.Equal(t, 503, r.Status, string(r.Raw))
+	r = b.restoreInto(restoredNS, wire.RestoreNew, raw)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	b.in(restoredNS).ok("GET", "/api/v1/queues", nil, 200)
+	require.NotContains(t, string(b.dump(restoredNS)), fmt.Sprintf("%x", append(keys.Namespace(restoredNS), "qleft"...)), "what the interrupted restore wrote is gone")
 }

@@ -44,6 +44,9 @@ func (e *Engine) retainRecord(tx *replica.Tx, ns, id string, finishedAt int64, p
 // applyRecordPrune deletes the records of the named entries that are due
 // by the entry's clock and still in the index. It returns how many went.
 func (e *Engine) applyRecordPrune(tx *replica.Tx, c *RecordPruneCmd) (int, error) {
+	if restoring(tx, c.NS) {
+		return 0, nil // proposed before a restore began
+	}
 	now := tx.Now.UnixNano()
 	n := 0
 	for _, it := range c.Items {

@@ -51,6 +51,9 @@ func (e *Engine) retentionObserver(tx *replica.Tx, ns string, j *job.Job, from j
 // applyPrune deletes the named jobs that are still finished and past their
 // prune time. It returns how many it deleted.
 func (e *Engine) applyPrune(tx *replica.Tx, c *SweepCmd) (int, error) {
+	if restoring(tx, c.NS) {
+		return 0, nil // proposed before a restore began
+	}
 	now := tx.Now.UnixNano()
 	n := 0
 	for _, id := range c.IDs {

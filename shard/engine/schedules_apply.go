@@ -119,6 +119,9 @@ func (e *Engine) applyScheduleEnabled(tx *replica.Tx, c *ScheduleIDCmd, on bool)
 // workers), then records the run and moves to the next. It returns whether
 // it fired.
 func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
+	if restoring(tx, c.NS) {
+		return false, nil // proposed before a restore began
+	}
 	old, err := ReadSchedule(tx, c.NS, c.ID)
 	switch {
 	case err != nil, !old.Enabled, old.NextRun != c.RunAt:

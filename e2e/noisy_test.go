@@ -34,8 +34,9 @@ import (
 // ("apart": what sharing the machine's cores costs B without sharing a
 // process, a gateway or a shard), and once more with fair admission and
 // A on a plan limiting it to noisyPlanRate enqueues/s ("plan": what a
-// hosted tenant's plan does; A still sends as fast as it can, ignoring
-// its 429s), each in data directories of its own. JOBBIE_NOISY_MODES
+// hosted tenant's plan does; A sends as fast as its plan lets it,
+// waiting out each 429's Retry-After as the SDKs do), each in data
+// directories of its own. JOBBIE_NOISY_MODES
 // (e.g. "fair,plan") runs some of them.
 //
 // In each, tenant B enqueues 200 jobs/s (paced, open loop: one job per
@@ -310,7 +311,7 @@ func runNoisyMode(t *testing.T, d, dA *devServer, mode string) []noisyPhase {
 		phase := i + 1
 		var flood *noisyFlood
 		if ph.flood != "" {
-			flood = startFlood(t, aOwner, ph.flood)
+			flood = startFlood(t, aOwner, ph.flood, mode == "plan")
 		}
 		servers := func() time.Duration {
 			c := procCPU(t, d.cmd.Process.Pid)
@@ -475,7 +476,7 @@ type noisyFlood struct {
 // startFlood starts A's producers, batch (noisyBatch jobs per request) or
 // single, each sending its next request as soon as the last answered,
 // and returns once A's first jobs are in.
-func startFlood(t *testing.T, c *client.Client, kind string) *noisyFlood {
+func startFlood(t *testing.T, c *client.Client, kind string, polite bool) *noisyFlood {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &noisyFlood{client: c, cancel: cancel}
 	payload, _ := json.Marshal(noisyPayload{Pad: noisyPad})
@@ -505,6 +506,12 @@ func startFlood(t *testing.T, c *client.Client, kind string) *noisyFlood {
 				case ctx.Err() != nil:
 				case client.IsRateLimited(err):
 					f.refused.Add(1)
+					if e, ok := client.AsError(err); ok && polite && e.RetryAfter > 0 {
+						select { // as a client that honours Retry-After
+						case <-time.After(e.RetryAfter):
+						case <-ctx.Done():
+						}
+					}
 				default:
 					f.failed.Add(1)
 					f.lastErr.Store(err.Error())

@@ -57,7 +57,7 @@ talk to shards and scrape metrics.`,
 			}
 
 			if (o.shards > 1 || o.replicas > 1) && o.backups != (backupStoreFlags{s3TLS: o.backups.s3TLS}) {
-				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes keep backups under their own data directories")
+				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes share <data-dir>/backups")
 			}
 			if o.shards > 1 || o.replicas > 1 {
 				return runDevCluster(ctx, o, cmd.OutOrStdout())

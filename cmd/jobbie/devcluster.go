@@ -268,8 +268,11 @@ func (c *devCluster) plan() error {
 		if p.Role != "control" {
 			continue
 		}
+		// One backup directory for every control node: whichever leads
+		// reads the backups an earlier leader wrote.
 		p.args = []string{"control", "--data-dir", p.DataDir, "--http", p.HTTP, "--raft", p.Raft,
-			"--node-id", p.NodeID, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ",")}
+			"--node-id", p.NodeID, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ","),
+			"--backup-dir", filepath.Join(c.o.dataDir, "backups")}
 		if p != ctl {
 			p.args = append(p.args, "--join-http", ctl.HTTP)
 		}

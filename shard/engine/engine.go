@@ -61,6 +61,7 @@ type Engine struct {
 
 	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
 	usage     *usageCache                // usage meters and gauges, written once per batch (usage.go)
+	marks     *restoreMarks              // restore markers as committed, read by the API on every request (restoremarks.go)
 
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 }
@@ -77,7 +78,7 @@ func New(o Options) *Engine {
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
-		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(),
+		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), marks: &restoreMarks{},
 	}
 }
 
@@ -101,6 +102,7 @@ func (e *Engine) reset() {
 	e.jobs.reset()
 	e.nsConfigs = map[string]NamespaceConfig{}
 	e.usage.reset()
+	e.marks.reset()
 }
 
 // TakeFloor returns the lowest time inserted into ns's time index kind

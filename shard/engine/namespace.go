@@ -88,7 +88,7 @@ func (e *Engine) applyNamespacePurge(tx *replica.Tx, c *NamespacePurgeCmd) (*Pur
 	out := &PurgeStep{Removed: n, Phase: 1}
 	if !more {
 		must(tx.Delete(keys.Registry(c.NS), nil))
-		must(tx.Delete(keys.Restoring(c.NS), nil)) // a restore it interrupted is over
+		e.clearRestoreMark(tx, c.NS) // a restore it interrupted is over
 		e.floors.forget(c.NS)
 		out.Done = true
 	}

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"errors"
-
 	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -58,16 +56,24 @@ type RestoreRecord struct {
 	Value []byte `codec:"v"`
 }
 
-// RestoreTokenCmd ends or aborts the restore with Token into NS.
+// RestoreTokenCmd ends or aborts the restore with Token into NS. An abort
+// with Idle (ns) set is the leader's, of a restore nothing drives: it is
+// refused unless the marker's last begin or chunk is at least Idle before
+// the entry's clock, so a chunk that committed meanwhile keeps it.
 type RestoreTokenCmd struct {
 	NS    string `codec:"ns"`
 	Token string `codec:"t"`
+	Idle  int64  `codec:"idle,omitempty"`
 }
 
 // RestoreEnded is what RestoreEnd changed.
 type RestoreEnded struct {
 	Requeued int // active jobs put back to pending
 }
+
+// ErrRestoreNotIdle refuses the leader's abort of a restore that wrote
+// since it looked.
+var ErrRestoreNotIdle = apierr.New(apierr.Conflict, "the restore into this namespace wrote a chunk recently; it is not idle")
 
 // ErrRestoreGone refuses a restore step whose restore is no longer the
 // namespace's (aborted, taken over, or the namespace deleted).
@@ -76,13 +82,8 @@ var ErrRestoreGone = apierr.Retry(apierr.Conflict, 1, "the restore into this nam
 // RestoreMarker is the token of the restore running into ns, if one is
 // (safe from any goroutine, on the last applied state).
 func RestoreMarker(r pebble.Reader, ns string) (string, bool) {
-	v, closer, err := r.Get(keys.Restoring(ns))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return "", false
-	}
-	must(err)
-	defer closer.Close()
-	return string(v), true
+	m, ok := readRestoreMark(r, ns)
+	return m.Token, ok
 }
 
 // HasData reports whether ns holds any key under its prefix.
@@ -101,7 +102,7 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 		return replica.None{}, apierr.New(apierr.Conflict, "the namespace already holds data: restore into a new namespace, or replace it")
 	}
 	e.wipeNamespace(tx, c.NS)
-	must(tx.Set(keys.Restoring(c.NS), []byte(c.Token), nil))
+	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()})
 	return replica.None{}, nil
 }
 
@@ -151,6 +152,7 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 		}
 		must(tx.Set(key, r.Value, nil))
 	}
+	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()}) // not idle (RestoreTokenCmd.Idle)
 	return replica.None{}, nil
 }
 
@@ -189,7 +191,7 @@ func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEn
 		e.floors.inserted(c.NS, k, 0)
 	}
 	registerNamespace(tx, c.NS)
-	must(tx.Delete(keys.Restoring(c.NS), nil))
+	e.clearRestoreMark(tx, c.NS)
 	qp := keys.QueuePrefix(c.NS)
 	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: qp, UpperBound: keys.PrefixEnd(qp)})
 	must(err)
@@ -222,8 +224,13 @@ func (e *Engine) applyRestoreAbort(tx *replica.Tx, c *RestoreTokenCmd) (replica.
 	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
 		return replica.None{}, err
 	}
+	if c.Idle > 0 {
+		if m, _ := readRestoreMark(tx, c.NS); tx.Now.UnixNano()-m.At < c.Idle {
+			return replica.None{}, ErrRestoreNotIdle
+		}
+	}
 	e.wipeNamespace(tx, c.NS)
-	must(tx.Delete(keys.Restoring(c.NS), nil))
+	e.clearRestoreMark(tx, c.NS)
 	return replica.None{}, nil
 }
 

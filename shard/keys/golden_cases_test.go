@@ -289,7 +289,9 @@ func registryCases() []*gcase {
 		kc("RegistryPrefix", RegistryPrefix()).is(reg),
 		kc("Registry", Registry(ns), "ns", ns).is(reg, text("namespace", ns)).
 			parse("RegistryNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, RegistryNamespace(key)) }),
-		kc("Restoring", Restoring(ns), "ns", ns).is(part{"restore marker prefix 01 'X' (outside every namespace)", []byte{0x01, 'X'}}, text("namespace", ns)),
+		kc("RestoringPrefix", RestoringPrefix()).is(part{"restore marker prefix 01 'X' (outside every namespace)", []byte{0x01, 'X'}}),
+		kc("Restoring", Restoring(ns), "ns", ns).is(part{"restore marker prefix 01 'X' (outside every namespace)", []byte{0x01, 'X'}}, text("namespace", ns)).
+			parse("RestoringNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, RestoringNamespace(key)) }),
 		kc("PrefixEnd", PrefixEnd(Namespace(ns)), "p", expr(fmt.Sprintf("Namespace(%q)", ns))).
 			is(text("namespace", ns), end("separator 00")),
 		kc("PrefixEnd", PrefixEnd(PendingQueue(ns, gQueue)), "p", expr(fmt.Sprintf("PendingQueue(%q, %q)", ns, gQueue))).

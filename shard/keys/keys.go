@@ -364,6 +364,12 @@ func Restoring(ns string) []byte {
 	return append(b, ns...)
 }
 
+// RestoringPrefix is the prefix of the restore markers.
+func RestoringPrefix() []byte { return append([]byte(nil), restoringPrefix...) }
+
+// RestoringNamespace returns the namespace of a restore marker's key.
+func RestoringNamespace(k []byte) string { return string(k[len(restoringPrefix):]) }
+
 // RegistryPrefix is the prefix of the namespace registry.
 func RegistryPrefix() []byte { return append([]byte(nil), registryPrefix...) }
 

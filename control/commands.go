@@ -39,6 +39,9 @@ var (
 	opDelBackupPolicy = replica.Op[deleteBackupPolicyCmd, replica.None]{Type: 24, Name: "delete_backup_policy"}
 	opStartRestore    = replica.Op[startRestoreCmd, restoreStarted]{Type: 25, Name: "start_restore"}
 	opFinishRestore   = replica.Op[finishRestoreCmd, backupRecord]{Type: 26, Name: "finish_restore"}
+	opCreateJoinToken = replica.Op[createJoinTokenCmd, wire.JoinToken]{Type: 27, Name: "create_join_token"}
+	opJoinShard       = replica.Op[joinShardCmd, replica.None]{Type: 28, Name: "join_shard"}
+	opRevokeShard     = replica.Op[revokeShardCmd, replica.None]{Type: 29, Name: "revoke_shard"}
 )
 
 // newRegistry registers every command's handler.
@@ -70,6 +73,9 @@ func newRegistry() *replica.Registry {
 	opDelBackupPolicy.Handle(r, applyDeleteBackupPolicy)
 	opStartRestore.Handle(r, applyStartRestore)
 	opFinishRestore.Handle(r, applyFinishRestore)
+	opCreateJoinToken.Handle(r, applyCreateJoinToken)
+	opJoinShard.Handle(r, applyJoinShard)
+	opRevokeShard.Handle(r, applyRevokeShard)
 	return r
 }
 

@@ -24,6 +24,9 @@ type createNamespaceCmd struct {
 	Description        string        `json:"description,omitempty"`
 	Retention          time.Duration `json:"retention,omitempty"`
 	DeletionProtection bool          `json:"deletion_protection,omitempty"`
+	// Shard is the tenant's own self-hosted shard it asked for; empty:
+	// placement chooses.
+	Shard string `json:"shard,omitempty"`
 	placement
 }
 
@@ -57,7 +60,7 @@ func applyCreateNamespace(tx *replica.Tx, c *createNamespaceCmd) (Namespace, err
 	if err := checkCountQuota(tx, c.TenantID, tx.Now, "max_namespaces", must(count(tx, layout.Namespaces(c.TenantID)))); err != nil {
 		return Namespace{}, err
 	}
-	shard, err := c.choose(tx)
+	shard, err := c.shardFor(tx)
 	if err != nil {
 		return Namespace{}, err
 	}
@@ -133,4 +136,17 @@ func listNamespaces(r pebble.Reader, tid string) ([]Namespace, error) {
 	out := []Namespace{}
 	err := scanJSON(r, layout.Namespaces(tid), func(_ []byte, ns Namespace) { out = append(out, ns) })
 	return out, err
+}
+
+// shardFor is the shard a new namespace goes on: the tenant's own shard
+// it named (another tenant's or an unknown one is a 404 alike), or
+// placement's choice.
+func (c *createNamespaceCmd) shardFor(r pebble.Reader) (string, error) {
+	if c.Shard == "" {
+		return c.choose(r)
+	}
+	if owner := must(shardOwner(r, c.Shard)); owner != c.TenantID {
+		return "", apierr.New(apierr.NotFound, "shard %q not found", c.Shard)
+	}
+	return c.Shard, nil
 }

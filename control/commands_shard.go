@@ -123,6 +123,13 @@ func (p placement) candidates(r pebble.Reader) ([]candidate, error) {
 	}
 	out := make([]candidate, 0, len(byID))
 	for id, capacity := range byID {
+		// A tenant's self-hosted shard takes only the namespaces its
+		// owner names it for, never a least-loaded choice.
+		if owner, err := shardOwner(r, id); err != nil {
+			return nil, err
+		} else if owner != "" {
+			continue
+		}
 		load, err := getUint64(r, layout.ShardLoad(id))
 		if err != nil {
 			return nil, err

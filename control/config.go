@@ -67,6 +67,15 @@ type Config struct {
 	// them and on every shard that registers itself. With neither, no
 	// tenant or namespace can be created.
 	Shards []ShardInfo
+	// SelfHostedCA signs the certificates of self-hosted shards' nodes
+	// when they join with a tenant's token (POST /control/v1/join). It is
+	// a CA of its own, never the deployment's: what it signs is trusted
+	// only where a self-hosted shard may speak (gateways' tunnel
+	// listeners). Nil: joining answers 503.
+	SelfHostedCA *pki.CA
+	// TunnelURLs are the gateways' tunnel listeners (host:port) a joined
+	// node is told to dial.
+	TunnelURLs []string
 	// Gossip, when set, is the pool this node has joined; the shard list
 	// then shows each shard's current leader. The caller owns the pool.
 	Gossip *gossip.Pool

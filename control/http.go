@@ -95,6 +95,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/internal/v1/tenants/:tid/invoices/upcoming", gw, s.getUpcomingInvoice)
 	app.Get("/internal/v1/tenants/:tid/invoices/:id", gw, s.getInvoice)
 	s.backupRoutes(app, gw)
+	s.ownedShardRoutes(app, gw)
 	return app
 }
 

@@ -37,11 +37,14 @@ func (s *Server) getNamespace(c *fiber.Ctx) error {
 }
 
 func (s *Server) postNamespace(c *fiber.Ctx) error {
-	var req NamespaceRequest
+	var req struct {
+		NamespaceRequest
+		Shard string `json:"shard,omitempty"` // the tenant's own self-hosted shard
+	}
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	ns, err := s.CreateNamespaceWith(c.UserContext(), c.Params("tid"), req)
+	ns, err := s.CreateNamespaceOn(c.UserContext(), c.Params("tid"), req.NamespaceRequest, req.Shard)
 	if err != nil {
 		return err
 	}

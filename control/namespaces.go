@@ -25,6 +25,15 @@ func (s *Server) CreateNamespace(ctx context.Context, tid, name string) (Namespa
 // of req and places it on the least loaded shard (fewest namespaces for
 // its capacity; see placement). A bad field is a 400 naming it.
 func (s *Server) CreateNamespaceWith(ctx context.Context, tid string, req NamespaceRequest) (Namespace, error) {
+	return s.CreateNamespaceOn(ctx, tid, req, "")
+}
+
+// CreateNamespaceOn is CreateNamespaceWith on shard, the tenant's own
+// self-hosted shard, when it is not empty.
+func (s *Server) CreateNamespaceOn(ctx context.Context, tid string, req NamespaceRequest, shard string) (Namespace, error) {
+	if shard != "" && !shardIDRE.MatchString(shard) {
+		return Namespace{}, apierr.Field("shard", "shard %q must be 1-63 letters, digits, '.', '_' or '-'", shard)
+	}
 	if tenancy.ValidateTenantID(tid) != nil {
 		return Namespace{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
@@ -39,7 +48,7 @@ func (s *Server) CreateNamespaceWith(ctx context.Context, tid string, req Namesp
 		return Namespace{}, err
 	}
 	cmd := createNamespaceCmd{TenantID: tid, Name: req.Name, Description: req.Description, Retention: retention,
-		DeletionProtection: req.DeletionProtection, placement: s.placement()}
+		DeletionProtection: req.DeletionProtection, Shard: shard, placement: s.placement()}
 	return propose(ctx, s, opCreateNamespace, &cmd)
 }
 

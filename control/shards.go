@@ -163,6 +163,12 @@ func (s *Server) listShards(r pebble.Reader) ([]ShardLoad, error) {
 // static shard, else the first registered member's, and every registered
 // member's HTTP address.
 func (s *Server) shardAddrs(r pebble.Reader, id string) (string, []string, error) {
+	if tunnels, ok, err := ownedShardAddrs(r, id); err != nil || ok {
+		if len(tunnels) == 0 {
+			return "", tunnels, err
+		}
+		return tunnels[0], tunnels, err
+	}
 	rs, ok, err := loadRegisteredShard(r, id)
 	if err != nil {
 		return "", nil, err

@@ -1,0 +1,57 @@
+package control
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/wire"
+)
+
+// ownedShardRoutes are the gateways' internal routes for a tenant's
+// self-hosted shards (the gateway admits only the tenant's owner to
+// them), and the join endpoint, which takes no client certificate: a
+// joining node has none yet, its join token is its credential.
+func (s *Server) ownedShardRoutes(app *fiber.App, gw fiber.Handler) {
+	app.Get("/internal/v1/tenants/:tid/shards", gw, s.getOwnedShards)
+	app.Post("/internal/v1/tenants/:tid/shards/join-tokens", gw, s.postJoinToken)
+	app.Delete("/internal/v1/tenants/:tid/shards/:id", gw, s.deleteOwnedShard)
+	app.Post("/control/v1/join", s.gate(nil, false), s.postJoin)
+}
+
+func (s *Server) getOwnedShards(c *fiber.Ctx) error {
+	shards, err := s.OwnedShards(c.UserContext(), c.Params("tid"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(wire.OwnedShardList{Shards: shards})
+}
+
+func (s *Server) postJoinToken(c *fiber.Ctx) error {
+	var req wire.CreateJoinTokenRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	tok, err := s.CreateJoinToken(c.UserContext(), c.Params("tid"), req)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(tok)
+}
+
+func (s *Server) deleteOwnedShard(c *fiber.Ctx) error {
+	if err := s.RevokeShard(c.UserContext(), c.Params("tid"), c.Params("id")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) postJoin(c *fiber.Ctx) error {
+	var req wire.JoinRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	out, err := s.Join(c.UserContext(), req)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(out)
+}

@@ -1,0 +1,292 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/tunnel"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Self-hosted shards: a tenant's owner mints a join token, which creates
+// the shard's record (owned by the tenant) at once; the customer's nodes
+// trade the token for certificates signed by Config.SelfHostedCA; the
+// tenant places namespaces on the shard by naming it, and least-loaded
+// placement never chooses it, so no other tenant's namespace lands there.
+
+const (
+	// maxOwnedShards bounds a tenant's self-hosted shards.
+	maxOwnedShards = 100
+	// joinTokenPrefix marks join tokens, so a leaked one is recognizable.
+	joinTokenPrefix = "jst_"
+	// joinedCertValidity is how long a joined node's certificate lasts.
+	joinedCertValidity = 365 * 24 * time.Hour
+	maxShardNameLen    = 100
+)
+
+// ownedShard is the stored record of a tenant's self-hosted shard.
+type ownedShard struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	TenantID  string    `json:"tenant_id"`
+	Nodes     []string  `json:"nodes"`
+	CreatedAt time.Time `json:"created_at"`
+	TokenHash string    `json:"token_hash,omitempty"` // its join token's, while unspent
+}
+
+// joinToken is the stored record of a join token (keyed by its hash; the
+// token itself is never stored).
+type joinToken struct {
+	TenantID  string    `json:"tenant_id"`
+	ShardID   string    `json:"shard_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Nodes     int       `json:"nodes"`
+	Joined    []string  `json:"joined"`
+}
+
+type createJoinTokenCmd struct {
+	TenantID string        `json:"tenant_id"`
+	ShardID  string        `json:"shard_id"`
+	Name     string        `json:"name"`
+	Hash     string        `json:"hash"`
+	TTL      time.Duration `json:"ttl"`
+	Nodes    int           `json:"nodes"`
+}
+
+type joinShardCmd struct {
+	Hash   string `json:"hash"`
+	NodeID string `json:"node_id"`
+}
+
+type revokeShardCmd struct {
+	TenantID string `json:"tenant_id"`
+	ShardID  string `json:"shard_id"`
+}
+
+func hashToken(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateJoinToken mints a join token for a new self-hosted shard of
+// tenant tid. The token is in the answer only.
+func (s *Server) CreateJoinToken(ctx context.Context, tid string, req wire.CreateJoinTokenRequest) (wire.JoinToken, error) {
+	if tenancy.ValidateTenantID(tid) != nil {
+		return wire.JoinToken{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+	}
+	name := strings.TrimSpace(req.Name)
+	if name == "" || len(name) > maxShardNameLen || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return wire.JoinToken{}, apierr.Field("name", "name must be 1-%d printable characters", maxShardNameLen)
+	}
+	ttl, ok, err := wire.ParseDuration(req.ExpiresIn)
+	switch {
+	case err != nil || (ok && (ttl < wire.MinJoinTokenTTL || ttl > wire.MaxJoinTokenTTL)):
+		return wire.JoinToken{}, apierr.Field("expires_in", "expires_in must be a duration from %s to %s",
+			wire.FormatDuration(wire.MinJoinTokenTTL), wire.FormatDuration(wire.MaxJoinTokenTTL))
+	case !ok:
+		ttl = wire.DefaultJoinTokenTTL
+	}
+	nodes := req.Nodes
+	if nodes == 0 {
+		nodes = 1
+	}
+	if nodes < 1 || nodes > wire.MaxJoinTokenNodes {
+		return wire.JoinToken{}, apierr.Field("nodes", "nodes must be 1 to %d", wire.MaxJoinTokenNodes)
+	}
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	tok := joinTokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
+	cmd := createJoinTokenCmd{TenantID: tid, ShardID: newID("sh_"), Name: name, Hash: hashToken(tok), TTL: ttl, Nodes: nodes}
+	out, err := propose(ctx, s, opCreateJoinToken, &cmd)
+	if err != nil {
+		return wire.JoinToken{}, err
+	}
+	out.Token = tok
+	return out, nil
+}
+
+func applyCreateJoinToken(tx *replica.Tx, c *createJoinTokenCmd) (wire.JoinToken, error) {
+	if _, err := loadTenant(tx, c.TenantID); err != nil {
+		return wire.JoinToken{}, businessErr(err)
+	}
+	if must(count(tx, layout.OwnedShards(c.TenantID))) >= maxOwnedShards {
+		return wire.JoinToken{}, apierr.New(apierr.Conflict, "a tenant may have at most %d self-hosted shards", maxOwnedShards)
+	}
+	sh := ownedShard{ID: c.ShardID, Name: c.Name, TenantID: c.TenantID, Nodes: []string{}, CreatedAt: tx.Now, TokenHash: c.Hash}
+	tok := joinToken{TenantID: c.TenantID, ShardID: c.ShardID, ExpiresAt: tx.Now.Add(c.TTL), Nodes: c.Nodes, Joined: []string{}}
+	mustSetJSON(tx, layout.OwnedShard(c.TenantID, c.ShardID), sh)
+	mustSet(tx, layout.ShardOwner(c.ShardID), []byte(c.TenantID))
+	mustSetJSON(tx, layout.JoinToken(c.Hash), tok)
+	return wire.JoinToken{ShardID: c.ShardID, Name: c.Name, Nodes: c.Nodes, ExpiresAt: tok.ExpiresAt}, nil
+}
+
+// errBadToken is every refusal of a token that does not (or no longer)
+// join: unknown, spent or of a revoked shard read alike.
+func errBadToken() error {
+	return apierr.New(apierr.Unauthenticated, "the join token is not valid: it is unknown, spent or revoked")
+}
+
+// Join trades a join token and a certificate request for node nodeID's
+// certificate as a member of the token's shard, owned by its tenant. The
+// request is checked before the token is spent, so a bad one spends
+// nothing.
+func (s *Server) Join(ctx context.Context, req wire.JoinRequest) (wire.JoinResponse, error) {
+	if s.cfg.SelfHostedCA == nil {
+		return wire.JoinResponse{}, apierr.New(apierr.Unavailable, "this control plane does not admit self-hosted shards (no self-hosted CA configured)")
+	}
+	if !shardIDRE.MatchString(req.NodeID) {
+		return wire.JoinResponse{}, apierr.Field("node_id", "node_id %q must be 1-63 letters, digits, '.', '_' or '-'", req.NodeID)
+	}
+	if !strings.HasPrefix(req.Token, joinTokenPrefix) {
+		return wire.JoinResponse{}, errBadToken()
+	}
+	hash := hashToken(req.Token)
+	tok, ok, err := viewValue2(s, func(r pebble.Reader) (joinToken, bool, error) {
+		var t joinToken
+		ok, err := getJSON(r, layout.JoinToken(hash), &t)
+		return t, ok, err
+	})
+	if err != nil {
+		return wire.JoinResponse{}, err
+	}
+	if !ok {
+		return wire.JoinResponse{}, errBadToken()
+	}
+	id := pki.Identity{Role: pki.RoleShard, Shard: tok.ShardID, Node: req.NodeID, Tenant: tok.TenantID}
+	cert, err := s.cfg.SelfHostedCA.IssueCSR([]byte(req.CSR), id, nil, joinedCertValidity)
+	if err != nil {
+		return wire.JoinResponse{}, apierr.Field("csr", "%v", err)
+	}
+	if _, err := propose(ctx, s, opJoinShard, &joinShardCmd{Hash: hash, NodeID: req.NodeID}); err != nil {
+		return wire.JoinResponse{}, err
+	}
+	urls := slices.Clone(s.cfg.TunnelURLs)
+	if urls == nil {
+		urls = []string{}
+	}
+	return wire.JoinResponse{Certificate: string(cert), CA: string(s.cfg.SelfHostedCA.CertPEM()),
+		ShardID: tok.ShardID, NodeID: req.NodeID, TenantID: tok.TenantID, TunnelURLs: urls}, nil
+}
+
+func applyJoinShard(tx *replica.Tx, c *joinShardCmd) (replica.None, error) {
+	var tok joinToken
+	if !must(getJSON(tx, layout.JoinToken(c.Hash), &tok)) {
+		return replica.None{}, errBadToken()
+	}
+	if !tx.Now.Before(tok.ExpiresAt) {
+		return replica.None{}, apierr.New(apierr.Unauthenticated, "the join token expired at %s: mint another", tok.ExpiresAt.Format(time.RFC3339))
+	}
+	var sh ownedShard
+	if !must(getJSON(tx, layout.OwnedShard(tok.TenantID, tok.ShardID), &sh)) {
+		return replica.None{}, errBadToken()
+	}
+	if slices.Contains(tok.Joined, c.NodeID) {
+		return replica.None{}, apierr.New(apierr.Conflict, "node %q has joined with this token already", c.NodeID)
+	}
+	tok.Joined = append(tok.Joined, c.NodeID)
+	if !slices.Contains(sh.Nodes, c.NodeID) {
+		sh.Nodes = append(sh.Nodes, c.NodeID)
+	}
+	if len(tok.Joined) >= tok.Nodes {
+		mustDelete(tx, layout.JoinToken(c.Hash)) // spent
+		sh.TokenHash = ""
+	} else {
+		mustSetJSON(tx, layout.JoinToken(c.Hash), tok)
+	}
+	mustSetJSON(tx, layout.OwnedShard(sh.TenantID, sh.ID), sh)
+	return replica.None{}, nil
+}
+
+// OwnedShards lists tenant tid's self-hosted shards by id.
+func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard, error) {
+	return viewValue(s, func(r pebble.Reader) ([]wire.OwnedShard, error) {
+		if _, err := findTenant(r, tid); err != nil {
+			return nil, err
+		}
+		out := []wire.OwnedShard{}
+		err := scanJSON(r, layout.OwnedShards(tid), func(_ []byte, sh ownedShard) {
+			out = append(out, wire.OwnedShard{ID: sh.ID, Name: sh.Name, Nodes: sh.Nodes, CreatedAt: sh.CreatedAt})
+		})
+		return out, err
+	})
+}
+
+// RevokeShard removes tenant tid's self-hosted shard: its record, its
+// unspent token; its nodes' certificates are refused from then on by
+// every gateway that reads the list. A shard that still holds namespaces
+// is a 409: move or delete them first.
+func (s *Server) RevokeShard(ctx context.Context, tid, id string) error {
+	if tenancy.ValidateTenantID(tid) != nil || !shardIDRE.MatchString(id) {
+		return apierr.New(apierr.NotFound, "shard %q not found", id)
+	}
+	_, err := propose(ctx, s, opRevokeShard, &revokeShardCmd{TenantID: tid, ShardID: id})
+	return err
+}
+
+func applyRevokeShard(tx *replica.Tx, c *revokeShardCmd) (replica.None, error) {
+	var sh ownedShard
+	if !must(getJSON(tx, layout.OwnedShard(c.TenantID, c.ShardID), &sh)) {
+		return replica.None{}, apierr.New(apierr.NotFound, "shard %q not found", c.ShardID)
+	}
+	if n := must(getUint64(tx, layout.ShardLoad(sh.ID))); n > 0 {
+		return replica.None{}, apierr.New(apierr.Conflict, "shard %q holds %d namespaces: move or delete them first", sh.ID, n)
+	}
+	if sh.TokenHash != "" {
+		mustDelete(tx, layout.JoinToken(sh.TokenHash))
+	}
+	mustDelete(tx, layout.OwnedShard(c.TenantID, c.ShardID))
+	mustDelete(tx, layout.ShardOwner(c.ShardID))
+	return replica.None{}, nil
+}
+
+// shardOwner is the tenant owning shard id, "" for a hosted shard.
+func shardOwner(r pebble.Reader, id string) (string, error) {
+	v, ok, err := getRaw(r, layout.ShardOwner(id))
+	if err != nil || !ok {
+		return "", err
+	}
+	return string(v), nil
+}
+
+// ownedShardAddrs are the tunnel addresses of a self-hosted shard's
+// joined nodes (ok false for a hosted shard).
+func ownedShardAddrs(r pebble.Reader, id string) ([]string, bool, error) {
+	tid, err := shardOwner(r, id)
+	if err != nil || tid == "" {
+		return nil, false, err
+	}
+	var sh ownedShard
+	if _, err := getJSON(r, layout.OwnedShard(tid, id), &sh); err != nil {
+		return nil, false, err
+	}
+	out := make([]string, 0, len(sh.Nodes))
+	for _, n := range sh.Nodes {
+		out = append(out, tunnel.Addr(id, n))
+	}
+	return out, true, nil
+}
+
+// viewValue2 is view for a query with two results.
+func viewValue2[T any](s *Server, fn func(r pebble.Reader) (T, bool, error)) (T, bool, error) {
+	var out T
+	var ok bool
+	err := s.view(func(r pebble.Reader) error {
+		var err error
+		out, ok, err = fn(r)
+		return err
+	})
+	return out, ok, err
+}

@@ -1,0 +1,78 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Self-hosted shard clusters: a tenant's owner mints a join token, the
+// customer's shard nodes trade it for their own certificates at control's
+// join endpoint, and the tenant places namespaces on the shard.
+
+// Limits of join tokens.
+const (
+	MinJoinTokenTTL     = time.Minute
+	MaxJoinTokenTTL     = 24 * time.Hour
+	DefaultJoinTokenTTL = time.Hour
+	// MaxJoinTokenNodes is the largest cluster one token joins (Raft
+	// groups of 1, 3 or 5 nodes).
+	MaxJoinTokenNodes = 5
+)
+
+// CreateJoinTokenRequest is POST /api/v1/shards/join-tokens. ExpiresIn is
+// a duration ("30m", or a number of seconds) from MinJoinTokenTTL to
+// MaxJoinTokenTTL, default DefaultJoinTokenTTL. Nodes is how many nodes
+// the token joins (1 to MaxJoinTokenNodes, default 1): one token per
+// cluster, each node joining once under its own node id.
+type CreateJoinTokenRequest struct {
+	Name      string          `json:"name"`
+	ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
+	Nodes     int             `json:"nodes,omitempty"`
+}
+
+// JoinToken answers a minted token, shown this once, and the new shard's
+// id.
+type JoinToken struct {
+	Token     string    `json:"token"`
+	ShardID   string    `json:"shard_id"`
+	Name      string    `json:"name"`
+	Nodes     int       `json:"nodes"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// OwnedShard is a tenant's self-hosted shard as GET /api/v1/shards lists
+// it: the nodes that joined it so far.
+type OwnedShard struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Nodes     []string  `json:"nodes"`
+	CreatedAt time.Time `json:"created_at"`
+	// Connected lists the nodes whose tunnels a gateway holds, when the
+	// answer comes through a gateway that knows.
+	Connected []string `json:"connected,omitempty"`
+}
+
+// OwnedShardList is GET /api/v1/shards.
+type OwnedShardList struct {
+	Shards []OwnedShard `json:"shards"`
+}
+
+// JoinRequest is POST {control}/control/v1/join: a shard node trades a
+// join token and a certificate request (PEM) for its certificate.
+type JoinRequest struct {
+	Token  string `json:"token"`
+	NodeID string `json:"node_id"`
+	CSR    string `json:"csr"`
+}
+
+// JoinResponse is the joined node's certificate (PEM), the CA that signs
+// self-hosted shards' certificates (its peers' and the gateways' tunnel
+// listeners' trust), who it is, and where to dial the tunnel.
+type JoinResponse struct {
+	Certificate string   `json:"certificate"`
+	CA          string   `json:"ca"`
+	ShardID     string   `json:"shard_id"`
+	NodeID      string   `json:"node_id"`
+	TenantID    string   `json:"tenant_id"`
+	TunnelURLs  []string `json:"tunnel_urls"`
+}

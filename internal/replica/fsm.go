@@ -46,21 +46,39 @@ func newFSM(db *pebble.DB, reg *Registry, tmp string) (*fsm, error) {
 
 // loadApplied reads the applied index and clock from the state.
 func (f *fsm) loadApplied() error {
-	f.applied.Store(0)
-	f.lastNow = 0
-	v, closer, err := f.db.Get(appliedKey)
+	index, now, err := readApplied(f.db)
+	if err != nil {
+		return err
+	}
+	f.applied.Store(index)
+	f.lastNow = now
+	return nil
+}
+
+// readApplied reads the applied index and the clock of that entry from r
+// (zero when nothing was applied).
+func readApplied(r pebble.Reader) (index uint64, now int64, err error) {
+	v, closer, err := r.Get(appliedKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
+		return 0, 0, nil
 	case err != nil:
-		return fmt.Errorf("replica: read applied index: %w", err)
-	default:
-		if len(v) == 16 {
-			f.applied.Store(binary.BigEndian.Uint64(v))
-			f.lastNow = int64(binary.BigEndian.Uint64(v[8:]))
-		}
-		closer.Close()
+		return 0, 0, fmt.Errorf("replica: read applied index: %w", err)
 	}
-	return nil
+	defer closer.Close()
+	if len(v) == 16 {
+		index, now = binary.BigEndian.Uint64(v), int64(binary.BigEndian.Uint64(v[8:]))
+	}
+	return index, now, nil
+}
+
+// AppliedIndexOf reads the index of the last entry applied to the state
+// r holds. It is written in the same batch as each entry's effects, so a
+// snapshot's value is the index of exactly the state it holds; 0 when
+// nothing was applied (or the state was applied by Local, without a log).
+func AppliedIndexOf(r pebble.Reader) (uint64, error) {
+	index, _, err := readApplied(r)
+	return index, err
 }
 
 // appliedWait returns a channel closed the next time applied moves.

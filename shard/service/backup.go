@@ -3,9 +3,7 @@ package service
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"io"
 	"os"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/tenancy"
@@ -80,11 +79,6 @@ func BackupKind(rel []byte) byte {
 	return KindOther
 }
 
-// appliedKey is where the replica records its last applied index, in the
-// same batch as each entry's effects (internal/replica fsm.go), so a
-// snapshot's value is the index of exactly the state it holds.
-var appliedKey = []byte{0, 0, 'a', 'p', 'p', 'l', 'i', 'e', 'd'}
-
 // BackupSource says where a backup is taken, for its header.
 type BackupSource struct {
 	ShardID string
@@ -100,13 +94,8 @@ func (s *Service) Backup(ns string, src BackupSource, w io.Writer) (backup.Manif
 	}
 	snap := s.node.DB().NewSnapshot()
 	defer snap.Close()
-	var index uint64
-	if v, closer, err := snap.Get(appliedKey); err == nil {
-		if len(v) >= 8 {
-			index = binary.BigEndian.Uint64(v)
-		}
-		closer.Close()
-	} else if !errors.Is(err, pebble.ErrNotFound) {
+	index, err := replica.AppliedIndexOf(snap) // the index of exactly this snapshot's state
+	if err != nil {
 		return backup.Manifest{}, err
 	}
 	bw, err := backup.NewWriter(w, backup.Header{Tenant: tid, Namespace: name, ShardID: src.ShardID,
@@ -249,8 +238,6 @@ func readBackup(f *os.File, fn func(backup.Record) error) (wire.RestoreResult, e
 // HasData reports whether ns holds anything on this node.
 func (s *Service) HasData(ns string) bool { return engine.HasData(s.node.DB(), ns) }
 
-// Restoring reports whether a restore holds ns (on the last applied state).
-func (s *Service) Restoring(ns string) bool {
-	_, ok := engine.RestoreMarker(s.node.DB(), ns)
-	return ok
-}
+// Restoring reports whether a restore holds ns, as last committed: a
+// memory read (engine.Engine.Restoring), asked on every /api/v1 request.
+func (s *Service) Restoring(ns string) bool { return s.eng.Restoring(s.node.DB(), ns) }

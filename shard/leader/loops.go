@@ -19,6 +19,7 @@ type Config struct {
 	SweepInterval time.Duration   // default 100ms
 	UsageInterval time.Duration   // how often usage is swept (engine.UsageSweep); default 10s
 	BulkInterval  time.Duration   // how often running bulk operations are looked for; default 1s
+	RestoreIdle   time.Duration   // a restore nothing drives is aborted after this long without a chunk; default 10m
 	Clock         clockwork.Clock // default the real clock
 	Logger        *slog.Logger    // default slog.Default()
 }
@@ -32,6 +33,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BulkInterval == 0 {
 		c.BulkInterval = time.Second
+	}
+	if c.RestoreIdle == 0 {
+		c.RestoreIdle = DefaultRestoreIdle
 	}
 	if c.Clock == nil {
 		c.Clock = clockwork.NewRealClock()
@@ -105,6 +109,7 @@ func (l *Loops) sweepLoop() {
 		if err := l.sweepOnce(ctx, now); err != nil {
 			l.cfg.Logger.Warn("shard sweep", "err", err)
 		}
+		l.sweepRestores(ctx, now)
 		cancel()
 	}
 }

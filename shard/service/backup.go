@@ -156,6 +156,8 @@ func (s *Service) Restore(ctx context.Context, ns string, replace bool, body io.
 	var tok [16]byte
 	_, _ = rand.Read(tok[:])
 	token := hex.EncodeToString(tok[:])
+	s.driving.Store(token, struct{}{})
+	defer s.driving.Delete(token)
 	if _, err := engine.RestoreBegin.Propose(ctx, s.node, &engine.RestoreBeginCmd{NS: ns, Token: token, Replace: replace}); err != nil {
 		return wire.RestoreResult{}, err
 	}
@@ -233,6 +235,13 @@ func readBackup(f *os.File, fn func(backup.Record) error) (wire.RestoreResult, e
 			}
 		}
 	}
+}
+
+// Driving reports whether this node's Restore is writing the restore with
+// token: the leader's sweep leaves it alone however slow its chunks.
+func (s *Service) Driving(token string) bool {
+	_, ok := s.driving.Load(token)
+	return ok
 }
 
 // HasData reports whether ns holds anything on this node.

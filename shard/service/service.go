@@ -59,6 +59,7 @@ type Service struct {
 	entropy io.Reader
 
 	bulkKick chan struct{} // tells the leader's bulk loop of a new operation
+	driving  sync.Map      // tokens of the restores this node's Restore is writing
 	stop     chan struct{} // closed by Close: parked fetches give up
 	stopOnce sync.Once
 }

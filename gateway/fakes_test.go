@@ -95,6 +95,7 @@ type fakeControl struct {
 	jwksN        atomic.Int64
 	nextID       int
 	backups      fakeBackups
+	shards       fakeShards
 }
 
 // newFakeControl serves as a control node, over mutual TLS, to gateways.
@@ -125,6 +126,7 @@ func newFakeControlAs(t testing.TB, ca *pkitest.CA, s signer, id pki.Identity) *
 	fc.adminRoutes(mux)
 	fc.roleRoutes(mux)
 	fc.backupRoutes(mux)
+	fc.shardRoutes(mux)
 	fc.srv = httptest.NewUnstartedServer(mux)
 	serveTLS(t, fc.srv, ca, id)
 	return fc
@@ -206,8 +208,12 @@ func compare(a, b string) int {
 }
 
 func (fc *fakeControl) createNamespace(w http.ResponseWriter, r *http.Request) {
-	var in wire.CreateNamespaceRequest
+	var in struct {
+		wire.CreateNamespaceRequest
+		Shard string `json:"shard"`
+	}
 	_ = json.NewDecoder(r.Body).Decode(&in)
+	fc.shards.lastPlacedOn = in.Shard
 	tid := r.PathValue("tid")
 	if _, ok := fc.namespaces[tid][in.Name]; ok {
 		writeErr(w, apierr.New(apierr.Conflict, "namespace %q exists", in.Name))

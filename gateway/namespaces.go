@@ -46,7 +46,10 @@ func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
 }
 
 func (s *Server) createNamespace(c *fiber.Ctx, r *call) error {
-	var in wire.CreateNamespaceRequest
+	var in struct {
+		wire.CreateNamespaceRequest
+		Shard string `json:"shard,omitempty"` // the tenant's own self-hosted shard
+	}
 	if err := decodeBody(c, &in); err != nil {
 		return err
 	}

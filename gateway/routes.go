@@ -165,7 +165,7 @@ var routeTable = []route{
 
 // register mounts the route table, each endpoint behind admission.
 func (s *Server) register(app *fiber.App) {
-	for _, rt := range routeTable {
+	for _, rt := range append(routeTable, shardRoutes...) {
 		app.Add(rt.method, rt.path, s.admitted(rt))
 	}
 }

@@ -40,6 +40,8 @@ type controlOptions struct {
 	gossip                              roleGossip
 	tls                                 roleTLS
 	backups                             backupStoreFlags
+	selfHostedCADir                     string
+	tunnelURLs                          []string
 }
 
 // controlCmd is `jobbie control`: the control plane alone, for running the
@@ -99,6 +101,9 @@ node shares, or a new leader cannot read what the last one stored.`,
 	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
 	f.DurationVar(&o.usagePull, "usage-pull-interval", control.DefaultPullInterval,
 		"how often the leader pulls every shard's usage into the metering ledger; usage shows within this plus one pull's requests")
+	f.StringVar(&o.selfHostedCADir, "selfhosted-ca-dir", "",
+		"directory with ca.crt and ca.key of the CA that signs self-hosted shards' certificates when they join with a tenant's token (its own CA, never the deployment's); without it joining answers 503")
+	f.StringArrayVar(&o.tunnelURLs, "tunnel-url", nil, "a gateway tunnel listener (host:port) joined self-hosted shard nodes dial (repeatable)")
 	o.gossip.flags(f, "127.0.0.1:7946")
 	o.tls.flags(f)
 	o.backups.flags(f, "<data-dir>/backups")
@@ -292,7 +297,14 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var selfHostedCA *pki.CA
+	if o.selfHostedCADir != "" {
+		if selfHostedCA, err = pki.LoadCA(filepath.Join(o.selfHostedCADir, "ca.crt"), filepath.Join(o.selfHostedCADir, "ca.key")); err != nil {
+			return fmt.Errorf("--selfhosted-ca-dir: %w", err)
+		}
+	}
 	ctl, err := control.New(control.Config{
+		SelfHostedCA: selfHostedCA, TunnelURLs: o.tunnelURLs,
 		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID, BackupStore: store,
 		AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Join: splitList(o.joinHTTP),
 		SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,

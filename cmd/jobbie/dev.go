@@ -147,8 +147,13 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	if err != nil {
 		return err
 	}
+	selfHostedCA, err := openSelfHostedCA(o.dataDir)
+	if err != nil {
+		return err
+	}
 	ctl, err := control.New(control.Config{
 		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, TLS: controlCreds, BackupStore: store,
+		SelfHostedCA: selfHostedCA,
 		// The gateway reaches the shard on its socket; control reads its
 		// usage over TLS, as the socket is the local gateway's alone.
 		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock), UsageAddrs: []string{sh.Addr()}}}, Logger: logger,

@@ -44,6 +44,27 @@ func openDevPKI(dataDir string) (*devPKI, error) {
 	return &devPKI{dir: dir, ca: ca}, nil
 }
 
+// openSelfHostedCA is the dev service's CA for self-hosted shards, in
+// <data-dir>/pki/selfhosted: apart from the dev CA, as in production,
+// so what it signs is trusted only where a self-hosted shard may speak.
+func openSelfHostedCA(dataDir string) (*pki.CA, error) {
+	dir := filepath.Join(dataDir, "pki", "selfhosted")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	certFile, keyFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
+	ca, err := pki.LoadCA(certFile, keyFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		if ca, err = pki.NewCA("jobbie dev self-hosted shards ca"); err == nil {
+			err = ca.WriteFiles(certFile, keyFile)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("self-hosted shards ca: %w", err)
+	}
+	return ca, nil
+}
+
 // creds issues id a certificate held in memory, for a role in this process.
 func (d *devPKI) creds(id pki.Identity) (*pki.Credentials, error) {
 	certPEM, keyPEM, err := d.ca.Issue(id, []string{"127.0.0.1", "localhost"}, devCertValidity)

@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// The fake control's self-hosted shards: per tenant, as control keeps
+// them, minted and revoked without more checks than gateway tests need.
+type fakeShards struct {
+	byTenant     map[string][]wire.OwnedShard
+	lastToken    wire.CreateJoinTokenRequest
+	lastPlacedOn string // the shard the last namespace creation named
+	calls        int
+}
+
+func (fc *fakeControl) shardRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /internal/v1/tenants/{tid}/shards", fc.internal(fc.listOwnedShards))
+	mux.HandleFunc("POST /internal/v1/tenants/{tid}/shards/join-tokens", fc.internal(fc.postJoinToken))
+	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/shards/{id}", fc.internal(fc.deleteOwnedShard))
+}
+
+func (fc *fakeControl) listOwnedShards(w http.ResponseWriter, r *http.Request) {
+	fc.shards.calls++
+	out := wire.OwnedShardList{Shards: append([]wire.OwnedShard{}, fc.shards.byTenant[r.PathValue("tid")]...)}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (fc *fakeControl) postJoinToken(w http.ResponseWriter, r *http.Request) {
+	fc.shards.calls++
+	var in wire.CreateJoinTokenRequest
+	_ = json.NewDecoder(r.Body).Decode(&in)
+	fc.shards.lastToken = in
+	if fc.shards.byTenant == nil {
+		fc.shards.byTenant = map[string][]wire.OwnedShard{}
+	}
+	tid := r.PathValue("tid")
+	sh := wire.OwnedShard{ID: "sh_" + tid[len(tid)-4:], Name: in.Name, Nodes: []string{}, CreatedAt: jan(3)}
+	fc.shards.byTenant[tid] = append(fc.shards.byTenant[tid], sh)
+	writeJSON(w, http.StatusCreated, wire.JoinToken{Token: "jst_secret", ShardID: sh.ID, Name: in.Name, Nodes: 1, ExpiresAt: jan(4)})
+}
+
+func (fc *fakeControl) deleteOwnedShard(w http.ResponseWriter, r *http.Request) {
+	fc.shards.calls++
+	tid, id := r.PathValue("tid"), r.PathValue("id")
+	for i, sh := range fc.shards.byTenant[tid] {
+		if sh.ID == id {
+			fc.shards.byTenant[tid] = append(fc.shards.byTenant[tid][:i], fc.shards.byTenant[tid][i+1:]...)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	writeErr(w, apierr.New(apierr.NotFound, "shard %q not found", id))
+}

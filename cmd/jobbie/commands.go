@@ -11,4 +11,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(certsCmd())
 	root.AddCommand(plansCmd(), tenantsCmd())
 	root.AddCommand(backupsCmd())
+	root.AddCommand(usageCmd(), planCmd(), invoicesCmd())
 }

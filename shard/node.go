@@ -54,7 +54,10 @@ func New(cfg Config) (*Node, error) {
 		weights: api.NewWeights()}
 	n.eng = engine.New(engine.Options{Retention: cfg.Retention, Waker: n.waiters,
 		Observers: []engine.Observer{n.events.Observer(), n.workers.Observer(), live.CountEvents()}})
-	members := pki.ShardMember(cfg.ShardID) // Raft talks to this shard's nodes only
+	// Raft talks to this shard's nodes only, of the same owner: a
+	// self-hosted shard's peers must name its tenant, a hosted shard's
+	// none.
+	members := pki.OwnedShardMember(cfg.ShardID, cfg.TLS.Identity().Tenant)
 	raftLog := slog.NewLogLogger(cfg.Logger.With("component", "raft", "shard", cfg.ShardID).Handler(), slog.LevelWarn)
 	repl, err := replica.Open(replica.Config{
 		Dir:       cfg.DataDir,
@@ -114,6 +117,13 @@ func (n *Node) Start() error {
 	}
 	n.startMeta()
 	return nil
+}
+
+// Serve serves the node's API on ln as well, until Stop: a self-hosted
+// node's tunnel (tunnel.Agent.Listener), whose streams carry the hosted
+// gateway's TLS identity, so the API admits them as on its own listener.
+func (n *Node) Serve(ln net.Listener) {
+	go func() { _ = n.api.App().Listener(ln) }()
 }
 
 // Stop hands the lead over if it has it (a planned stop then costs no

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -17,7 +23,9 @@ import (
 
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/tunnel"
 	"github.com/jobbie/jobbie/shard"
+	"github.com/jobbie/jobbie/wire"
 )
 
 type shardOptions struct {
@@ -34,6 +42,9 @@ type shardOptions struct {
 	unfair                          bool
 	gossip                          roleGossip
 	tls                             roleTLS
+	// A self-hosted shard's node: joins with a tenant's token, then runs
+	// on what it was given (selfHosted below).
+	joinToken, joinControl, caFile, tunnelAddr string
 }
 
 // shardCmd is `jobbie shard`: one node of a shard cluster, and the
@@ -65,7 +76,18 @@ Every channel is mutual TLS with the node's shard certificate (jobbie
 certs issue --role shard --shard <id> --node <id>): Raft and forwarded
 writes only with nodes of the same shard, registration only with control;
 its API admits gateways, its own members and operators (docs/trust.md).
-SIGHUP rereads the certificate and the gossip keys.`,
+SIGHUP rereads the certificate and the gossip keys.
+
+A self-hosted node (a tenant's own shard, in the tenant's network) starts
+the first time with --join-token (minted by the tenant's owner:
+POST /api/v1/shards/join-tokens), --control-url and --ca-file (the hosted
+service's CA): it makes its key, has control sign its certificate for the
+token's shard, and stores them in <data-dir>/selfhosted (0600); later
+starts reuse them without the token. Its shard id is the token's. It
+opens no port to the hosted service: it dials the gateway's tunnel
+listener (--tunnel, or what control named) and serves the gateway over
+that connection, reconnecting with backoff. Raft and its other listener
+are for its own cluster's nodes only: same shard, same tenant.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -92,6 +114,10 @@ SIGHUP rereads the certificate and the gossip keys.`,
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
+	f.StringVar(&o.joinToken, "join-token", "", "self-hosted: join the shard of this tenant's token on first start (the shard id, certificate and tunnel address come from control)")
+	f.StringVar(&o.joinControl, "control-url", "", "self-hosted: the control plane's https URL to join at")
+	f.StringVar(&o.caFile, "ca-file", "", "self-hosted: the hosted service's CA (control's and the gateways' certificates)")
+	f.StringVar(&o.tunnelAddr, "tunnel", "", "self-hosted: the gateway tunnel listener to dial, host:port (default: the first control named at join)")
 	o.gossip.flags(f, "127.0.0.1:7301")
 	o.tls.flags(f)
 	_ = cmd.MarkFlagRequired("node-id")
@@ -101,8 +127,18 @@ SIGHUP rereads the certificate and the gossip keys.`,
 }
 
 func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
-	creds, err := o.tls.load(pki.RoleShard)
-	if err != nil {
+	var creds *pki.Credentials
+	var joined *wire.JoinResponse
+	var err error
+	if o.joinToken != "" || exists(selfHostedFile(o.dataDir, joinFile)) {
+		if creds, joined, err = selfHosted(ctx, o); err != nil {
+			return err
+		}
+		o.shardID = joined.ShardID
+		if o.controlURL != "" {
+			return errors.New("--control: a self-hosted shard does not register with control; it joined with its token")
+		}
+	} else if creds, err = o.tls.load(pki.RoleShard); err != nil {
 		return err
 	}
 	if id := creds.Identity(); id.Shard != o.shardID || id.Node != o.nodeID {
@@ -160,9 +196,14 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	if err := sh.Start(); err != nil {
 		return err
 	}
-	joined := false
+	if joined != nil {
+		if err := runTunnel(ctx, sh, o, joined, creds, logger); err != nil {
+			return err
+		}
+	}
+	joinedGroup := false
 	if !sh.HasState() && !o.bootstrap {
-		joined = true
+		joinedGroup = true
 		fmt.Fprintf(out, "jobbie shard: node %s has no state; asking shard %s to add it\n", o.nodeID, o.shardID)
 		if err := sh.JoinCluster(ctx, splitList(o.joinHTTP)); err != nil {
 			return err
@@ -176,7 +217,7 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	st := sh.Status()
 	fmt.Fprintf(out, "jobbie shard: node %s of shard %s serving https://%s (raft %s, gossip %s)\n",
 		o.nodeID, o.shardID, st.HTTPAddr, st.RaftAddr, pool.Addr())
-	removed := removalWatch(sh, joined)
+	removed := removalWatch(sh, joinedGroup)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -292,3 +333,122 @@ func splitList(s string) []string {
 }
 
 var errNoURL = errors.New("--url is required: the HTTP address of any node of the shard")
+
+// A self-hosted node keeps what joining gave it in <data-dir>/selfhosted:
+// its key and certificate, the CAs it trusts (the self-hosted CA for its
+// peers, the hosted CA of --ca-file for control and the gateways), and
+// who it is and where to dial. A restart reuses them: no token again.
+const (
+	joinFile     = "join.json"
+	nodeCertFile = "node.crt"
+	nodeKeyFile  = "node.key"
+	trustFile    = "ca.crt"
+)
+
+func selfHostedFile(dataDir, name string) string { return filepath.Join(dataDir, "selfhosted", name) }
+
+// selfHosted joins on first start, or loads what an earlier join stored.
+func selfHosted(ctx context.Context, o shardOptions) (*pki.Credentials, *wire.JoinResponse, error) {
+	file := func(n string) string { return selfHostedFile(o.dataDir, n) }
+	if !exists(file(joinFile)) {
+		if err := joinShard(ctx, o); err != nil {
+			return nil, nil, err
+		}
+	} else if o.joinToken != "" {
+		fmt.Fprintln(os.Stderr, "jobbie shard: this node joined before; --join-token is not used again")
+	}
+	var j wire.JoinResponse
+	b, err := os.ReadFile(file(joinFile))
+	if err == nil {
+		err = json.Unmarshal(b, &j)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("self-hosted join record: %w", err)
+	}
+	if j.NodeID != o.nodeID {
+		return nil, nil, fmt.Errorf("this data directory is node %s of shard %s, not node %s", j.NodeID, j.ShardID, o.nodeID)
+	}
+	creds, err := pki.LoadCredentials(file(nodeCertFile), file(nodeKeyFile), file(trustFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	return creds, &j, nil
+}
+
+// joinShard trades the token for a certificate of a key made here (the
+// key never leaves the node) and stores them, 0600.
+func joinShard(ctx context.Context, o shardOptions) error {
+	if o.joinToken == "" || !strings.HasPrefix(o.joinControl, "https://") || o.caFile == "" {
+		return errors.New("joining needs --join-token, --control-url https://… and --ca-file (the hosted service's CA)")
+	}
+	hostedCA, err := os.ReadFile(o.caFile)
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(hostedCA) {
+		return fmt.Errorf("--ca-file %s holds no certificate", o.caFile)
+	}
+	// The identity is control's to decide: the request names none.
+	csr, key, err := pki.NewCSR(pki.Identity{}, nil)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(wire.JoinRequest{Token: o.joinToken, NodeID: o.nodeID, CSR: string(csr)})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.joinControl, "/")+"/control/v1/join", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS13}}}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	defer resp.Body.Close()
+	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("join: control answered %s: %s", resp.Status, bytes.TrimSpace(rb))
+	}
+	var j wire.JoinResponse
+	if err := json.Unmarshal(rb, &j); err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	if o.tunnelAddr != "" {
+		j.TunnelURLs = []string{o.tunnelAddr}
+	}
+	record, _ := json.Marshal(wire.JoinResponse{ShardID: j.ShardID, NodeID: j.NodeID, TenantID: j.TenantID, TunnelURLs: j.TunnelURLs})
+	if err := os.MkdirAll(filepath.Dir(selfHostedFile(o.dataDir, joinFile)), 0o700); err != nil {
+		return err
+	}
+	// The join record last: its presence says the rest is there.
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{nodeKeyFile, key}, {nodeCertFile, []byte(j.Certificate)}, {trustFile, append([]byte(j.CA+"\n"), hostedCA...)}, {joinFile, record}} {
+		if err := writeSecretFile(selfHostedFile(o.dataDir, f.name), string(f.data)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runTunnel dials the hosted gateway and serves the node's API on the
+// tunnel, reconnecting with backoff until ctx ends. The node listens for
+// no one outside its own cluster.
+func runTunnel(ctx context.Context, sh *shard.Node, o shardOptions, j *wire.JoinResponse, creds *pki.Credentials, log *slog.Logger) error {
+	addr := o.tunnelAddr
+	if addr == "" && len(j.TunnelURLs) > 0 {
+		addr = j.TunnelURLs[0]
+	}
+	if addr == "" {
+		return errors.New("no tunnel address: control named none at join; pass --tunnel host:port")
+	}
+	agent, err := tunnel.NewAgent(tunnel.AgentConfig{Addr: addr, TLS: creds, Logger: log})
+	if err != nil {
+		return err
+	}
+	sh.Serve(agent.Listener())
+	go func() { _ = agent.Run(ctx) }()
+	return nil
+}

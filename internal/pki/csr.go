@@ -21,18 +21,21 @@ import (
 // NewCSR makes a key and a certificate signing request for id and hosts,
 // for a process whose key must never leave it (a self-hosted shard node
 // joining): it sends the CSR, keeps keyPEM, and gets back the certificate
-// from IssueCSR.
+// from IssueCSR. The zero Identity makes a request that names none, for
+// a requester that learns who it is from the certificate (a node joining
+// with a token, whose shard the token decides).
 func NewCSR(id Identity, hosts []string) (csrPEM, keyPEM []byte, err error) {
-	if err := id.Validate(); err != nil {
-		return nil, nil, err
+	tmpl := &x509.CertificateRequest{Subject: pkix.Name{Organization: []string{"Jobbie"}}}
+	if id != (Identity{}) {
+		if err := id.Validate(); err != nil {
+			return nil, nil, err
+		}
+		tmpl.Subject.CommonName = id.String()
+		tmpl.URIs = []*url.URL{id.URI()}
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pki: key: %w", err)
-	}
-	tmpl := &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: id.String(), Organization: []string{"Jobbie"}},
-		URIs:    []*url.URL{id.URI()},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {

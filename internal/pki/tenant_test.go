@@ -129,6 +129,17 @@ func TestIssueCSR(t *testing.T) {
 	got, err := IdentityOf(c)
 	require.NoError(t, err)
 	require.Equal(t, id, got)
+	// NewCSR makes such a request from the zero identity, and its key
+	// goes with the certificate.
+	bare, keyPEM, err = NewCSR(Identity{}, nil)
+	require.NoError(t, err)
+	certPEM, err = ca.IssueCSR(bare, id, nil, time.Hour)
+	require.NoError(t, err)
+	creds, err = NewCredentials(certPEM, keyPEM, ca.CertPEM())
+	require.NoError(t, err)
+	require.Equal(t, id, creds.Identity())
+	_, _, err = NewCSR(Identity{Role: RoleShard, Node: "n1"}, nil)
+	require.Error(t, err, "a partial identity is still checked")
 
 	// Another identity than the issuer decides: refused, whatever differs.
 	for _, asked := range []Identity{

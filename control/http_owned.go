@@ -11,6 +11,7 @@ import (
 // them), and the join endpoint, which takes no client certificate: a
 // joining node has none yet, its join token is its credential.
 func (s *Server) ownedShardRoutes(app *fiber.App, gw fiber.Handler) {
+	app.Get("/internal/v1/shards/self-hosted", gw, s.getSelfHostedShards)
 	app.Get("/internal/v1/tenants/:tid/shards", gw, s.getOwnedShards)
 	app.Post("/internal/v1/tenants/:tid/shards/join-tokens", gw, s.postJoinToken)
 	app.Delete("/internal/v1/tenants/:tid/shards/:id", gw, s.deleteOwnedShard)
@@ -54,4 +55,12 @@ func (s *Server) postJoin(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+func (s *Server) getSelfHostedShards(c *fiber.Ctx) error {
+	shards, err := s.SelfHostedShards(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(wire.SelfHostedShards{Shards: shards})
 }

@@ -224,6 +224,19 @@ func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard
 	})
 }
 
+// SelfHostedShards lists every tenant's self-hosted shards, for the
+// gateways' tunnel listeners: a node is admitted only while its shard is
+// listed here, for the tenant its certificate names.
+func (s *Server) SelfHostedShards(ctx context.Context) ([]wire.SelfHostedShard, error) {
+	return viewValue(s, func(r pebble.Reader) ([]wire.SelfHostedShard, error) {
+		out := []wire.SelfHostedShard{}
+		err := scanJSON(r, layout.AllOwnedShards(), func(_ []byte, sh ownedShard) {
+			out = append(out, wire.SelfHostedShard{ID: sh.ID, TenantID: sh.TenantID, Nodes: sh.Nodes})
+		})
+		return out, err
+	})
+}
+
 // RevokeShard removes tenant tid's self-hosted shard: its record, its
 // unspent token; its nodes' certificates are refused from then on by
 // every gateway that reads the list. A shard that still holds namespaces

@@ -90,6 +90,10 @@ func TestJoinTokenJoinPlaceRevoke(t *testing.T) {
 	id2.Node = "n2"
 	requireError(t, b.do(t, "POST", "/control/v1/join", "", wire.JoinRequest{Token: tok.Token, NodeID: "n2", CSR: csrFor(t, id2)}), 401, "unauthenticated")
 
+	all := decodeAs[wire.SelfHostedShards](t, gw.do(t, "GET", "/internal/v1/shards/self-hosted", "", nil))
+	require.Equal(t, []wire.SelfHostedShard{{ID: tok.ShardID, TenantID: a.Tenant.ID, Nodes: []string{"n1"}}}, all.Shards)
+	requireError(t, sh.do(t, "GET", "/internal/v1/shards/self-hosted", "", nil), 403, "forbidden")
+
 	list = decodeAs[wire.OwnedShardList](t, gw.do(t, "GET", base+"/shards", "", nil))
 	require.Len(t, list.Shards, 1)
 	require.Equal(t, tok.ShardID, list.Shards[0].ID)
@@ -114,6 +118,7 @@ func TestJoinTokenJoinPlaceRevoke(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, gw.do(t, "DELETE", base+"/namespaces/onprem", "", nil).status)
 	require.Equal(t, http.StatusNoContent, gw.do(t, "DELETE", base+"/shards/"+tok.ShardID, "", nil).status)
 	require.Empty(t, decodeAs[wire.OwnedShardList](t, gw.do(t, "GET", base+"/shards", "", nil)).Shards)
+	require.Empty(t, decodeAs[wire.SelfHostedShards](t, gw.do(t, "GET", "/internal/v1/shards/self-hosted", "", nil)).Shards)
 	requireError(t, gw.do(t, "POST", base+"/namespaces", "", map[string]any{"name": "again", "shard": tok.ShardID}), 404, "not_found")
 }
 

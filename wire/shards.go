@@ -76,3 +76,17 @@ type JoinResponse struct {
 	TenantID    string   `json:"tenant_id"`
 	TunnelURLs  []string `json:"tunnel_urls"`
 }
+
+// SelfHostedShard is one self-hosted shard as gateways know it: its
+// owner and joined nodes, which the tunnel listener admits.
+type SelfHostedShard struct {
+	ID       string   `json:"id"`
+	TenantID string   `json:"tenant_id"`
+	Nodes    []string `json:"nodes"`
+}
+
+// SelfHostedShards is GET {control}/internal/v1/shards/self-hosted: every
+// tenant's self-hosted shards, for gateways only.
+type SelfHostedShards struct {
+	Shards []SelfHostedShard `json:"shards"`
+}

@@ -3,6 +3,7 @@ package tunnel
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,10 @@ type RegistryConfig struct {
 	// TLS is the hosted process's credentials, shown to agents (who
 	// expect a gateway's by default). Required.
 	TLS *pki.Credentials
+	// ClientCAs, when set, are the CAs agents' certificates must come
+	// from instead of TLS's: self-hosted shards' own CA, so that what it
+	// signs is trusted here and nowhere else in the hosted process.
+	ClientCAs *x509.CertPool
 	// Authorize is consulted on every accept, after the certificate was
 	// verified as a shard node's from the CA and its shard is not revoked
 	// here: an error refuses the node in the TLS handshake. It is where
@@ -98,6 +103,9 @@ func NewRegistry(cfg RegistryConfig) (*Registry, error) {
 	r := &Registry{cfg: cfg.withDefaults(), sessions: map[pki.Identity]*session{},
 		revoked: map[string]bool{}, listeners: map[net.Listener]struct{}{}}
 	r.tls = r.cfg.TLS.Server(r.admit)
+	if r.cfg.ClientCAs != nil {
+		r.tls.ClientCAs = r.cfg.ClientCAs
+	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	return r, nil
 }

@@ -3,6 +3,7 @@ package tunnel
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -225,3 +226,31 @@ func newSource(seed byte) *source {
 }
 
 func (s *source) Read(b []byte) (int, error) { return s.r.Read(b) }
+
+// With ClientCAs, agents must come from those CAs alone (self-hosted
+// shards' own CA): a node of that CA is admitted, a node of the hosted
+// process's own CA is refused, whatever it names.
+func TestClientCAsAreTheOnlyAgentTrust(t *testing.T) {
+	t.Parallel()
+	hosted := pkitest.New(t)
+	own, err := pki.NewCA("self-hosted shards")
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(own.CertPEM())
+	h := startRegistry(t, hosted.Creds(t, pkitest.Gateway), "127.0.0.1:0", func(c *RegistryConfig) { c.ClientCAs = pool })
+
+	id := pkitest.TenantShard("s9", "n1", pkitest.Tenant)
+	certPEM, keyPEM, err := own.Issue(id, nil, time.Hour)
+	require.NoError(t, err)
+	// The node trusts its own CA (its peers) and the hosted one (the gateway).
+	creds, err := pki.NewCredentials(certPEM, keyPEM, append(append([]byte{}, own.CertPEM()...), hosted.CertPEM()...))
+	require.NoError(t, err)
+	a, _ := startAgent(t, creds, h.addr, whoami)
+	waitAgent(t, a, "connected", connected)
+	status, body := get(t, nodeClient(t, h.Registry, "s9", "n1"), "http://node/whoami")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "jobbie://gateway/-/g1", body)
+
+	require.Error(t, refusedByServer(t, h.addr, hosted.Creds(t, pkitest.TenantShard("s9", "n2", pkitest.Tenant)), false))
+	require.False(t, h.Connected("s9", "n2"))
+}

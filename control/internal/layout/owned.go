@@ -14,6 +14,9 @@ func OwnedShard(tid, id string) []byte { return key(prefixOwnedShard, tid, id) }
 // OwnedShards prefixes a tenant's self-hosted shards.
 func OwnedShards(tid string) []byte { return within(prefixOwnedShard, tid) }
 
+// AllOwnedShards prefixes every tenant's self-hosted shards.
+func AllOwnedShards() []byte { return []byte{prefixOwnedShard} }
+
 // ShardOwner is the tenant that owns self-hosted shard id.
 func ShardOwner(id string) []byte { return key(prefixShardOwner, id) }
 

@@ -32,6 +32,11 @@ type Config struct {
 	// credentials: its socket's permissions guard it, and the shard takes
 	// a peer there for its local gateway.
 	TLS *pki.Credentials
+	// TunnelAddr, when set, is where self-hosted shard nodes dial in
+	// (tunnels.go); SelfHostedCA (PEM) is the CA their certificates must
+	// come from, trusted on that listener only. Both or neither.
+	TunnelAddr   string
+	SelfHostedCA []byte
 	// MetricsAddr is where /metrics is served, over mutual TLS, to
 	// scrapers' certificates (pki.Scrapers); "" serves no metrics. They
 	// are never on Addr.
@@ -203,6 +208,9 @@ func setDefault[T comparable](field *T, def T) {
 func (c Config) Validate() error {
 	if err := checkControlURLs(c.ControlURL); err != nil {
 		return err
+	}
+	if (c.TunnelAddr == "") != (len(c.SelfHostedCA) == 0) {
+		return errors.New("gateway: a tunnel listener needs the self-hosted CA, and the CA a listener")
 	}
 	switch {
 	case c.TLS == nil:

@@ -15,9 +15,13 @@ type fakeShards struct {
 	lastToken    wire.CreateJoinTokenRequest
 	lastPlacedOn string // the shard the last namespace creation named
 	calls        int
+	selfHosted   []wire.SelfHostedShard // every tenant's, as the tunnel listener reads them
 }
 
 func (fc *fakeControl) shardRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /internal/v1/shards/self-hosted", fc.internal(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, wire.SelfHostedShards{Shards: append([]wire.SelfHostedShard{}, fc.shards.selfHosted...)})
+	}))
 	mux.HandleFunc("GET /internal/v1/tenants/{tid}/shards", fc.internal(fc.listOwnedShards))
 	mux.HandleFunc("POST /internal/v1/tenants/{tid}/shards/join-tokens", fc.internal(fc.postJoinToken))
 	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/shards/{id}", fc.internal(fc.deleteOwnedShard))

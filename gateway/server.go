@@ -37,6 +37,8 @@ type Server struct {
 	roles      *roleCache
 	placements *placements
 	shards     *shardclient.Client
+	tunnels    *tunnels // nil without Config.TunnelAddr
+	tunnelLn   net.Listener
 	polls      *longPolls
 	metrics    *obs.Listener          // /metrics over mutual TLS, with MetricsAddr
 	revsStale  bool                   // the revocation loop's view, to log changes once
@@ -101,7 +103,19 @@ func New(cfg Config) (*Server, error) {
 		cancel()
 		return nil, fmt.Errorf("gateway: console: %w", err)
 	}
+	var tun *tunnels
+	shardCfg := shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,
+		Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
+		MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}
+	if cfg.TunnelAddr != "" {
+		if tun, err = newTunnels(cfg, control); err != nil {
+			cancel()
+			return nil, err
+		}
+		shardCfg.Tunnel, shardCfg.ShardOwner = tun.reg, tun.owner
+	}
 	s := &Server{
+		tunnels:  tun,
 		cfg:      cfg,
 		sessions: sess,
 		console:  console,
@@ -115,12 +129,10 @@ func New(cfg Config) (*Server, error) {
 		rbac:     rbac,
 		roles:    newRoleCache(ctx, control),
 		polls:    newLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant),
-		shards: shardclient.New(shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,
-			Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
-			MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}),
-		ctx:    ctx,
-		cancel: cancel,
-		ready:  make(chan struct{}),
+		shards:   shardclient.New(shardCfg),
+		ctx:      ctx,
+		cancel:   cancel,
+		ready:    make(chan struct{}),
 	}
 	revs.onRoles = s.roles.update
 	s.plans = newPlanCache(ctx, cfg, control, newRateSync(cfg))
@@ -184,6 +196,23 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("gateway: %w", err)
 		}
 	}
+	if s.tunnels != nil {
+		if s.tunnelLn, err = net.Listen("tcp", s.cfg.TunnelAddr); err != nil {
+			_ = tcp.Close()
+			if s.metrics != nil {
+				_ = s.metrics.Close()
+			}
+			return fmt.Errorf("gateway: tunnel listener: %w", err)
+		}
+		s.wg.Add(2)
+		go func() {
+			defer s.wg.Done()
+			if err := s.tunnels.serve(s.tunnelLn); err != nil && s.ctx.Err() == nil {
+				s.log.Error("gateway: tunnel listener", "err", err)
+			}
+		}()
+		go s.poll("self-hosted shards", s.cfg.RevocationInterval, s.tunnels.refresh)
+	}
 	ln := newListener(tcp, s.cfg.MaxConnsPerAddr, s.log)
 	s.ln = ln
 	liveGateways.Store(s, struct{}{})
@@ -223,6 +252,17 @@ func (s *Server) Addr() string {
 	return s.ln.Addr().String()
 }
 
+// TunnelAddr is where self-hosted shards dial in; empty without
+// Config.TunnelAddr or before Start.
+func (s *Server) TunnelAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tunnelLn == nil {
+		return ""
+	}
+	return s.tunnelLn.Addr().String()
+}
+
 // MetricsAddr is where /metrics is served; empty without Config.MetricsAddr
 // or before Start.
 func (s *Server) MetricsAddr() string {
@@ -249,6 +289,9 @@ func (s *Server) Stop() error {
 			stopAfter()
 		}
 		s.cancel()
+		if s.tunnels != nil {
+			_ = s.tunnels.reg.Close() // ends its Serve and every session
+		}
 		if ln != nil {
 			s.stopErr = s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout)
 			// Closing the listener ourselves also ends a Serve that had not

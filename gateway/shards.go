@@ -68,5 +68,8 @@ func (s *Server) revokeShard(c *fiber.Ctx, r *call) error {
 	if _, err := s.controlCall(r, http.MethodDelete, tenantPath(r.key.TenantID, "/shards/"+url.PathEscape(id)), nil, http.StatusNoContent); err != nil {
 		return err
 	}
+	if s.tunnels != nil {
+		s.tunnels.reg.Revoke(id) // here at once; other gateways within a poll
+	}
 	return c.SendStatus(fiber.StatusNoContent)
 }

@@ -27,6 +27,7 @@ type devOptions struct {
 	pprofAddr   string
 	metricsAddr string
 	consoleDir  string
+	tunnelAddr  string
 	bulkSyncMax int
 	unfair      bool
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
@@ -59,6 +60,9 @@ talk to shards and scrape metrics.`,
 			if (o.shards > 1 || o.replicas > 1) && o.backups != (backupStoreFlags{s3TLS: o.backups.s3TLS}) {
 				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes share <data-dir>/backups")
 			}
+			if (o.shards > 1 || o.replicas > 1) && o.tunnelAddr != "" {
+				return fmt.Errorf("--tunnel-addr is for the single-process dev service")
+			}
 			if o.shards > 1 || o.replicas > 1 {
 				return runDevCluster(ctx, o, cmd.OutOrStdout())
 			}
@@ -77,6 +81,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
+	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (single process only; their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	o.backups.flags(f, "<data-dir>/backups")
 	return cmd
 }
@@ -153,7 +158,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 	ctl, err := control.New(control.Config{
 		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, TLS: controlCreds, BackupStore: store,
-		SelfHostedCA: selfHostedCA,
+		SelfHostedCA: selfHostedCA, TunnelURLs: splitList(o.tunnelAddr),
 		// The gateway reaches the shard on its socket; control reads its
 		// usage over TLS, as the socket is the local gateway's alone.
 		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock), UsageAddrs: []string{sh.Addr()}}}, Logger: logger,
@@ -169,8 +174,12 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		return err
 	}
 
-	gw, err := gateway.New(gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger})
+	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger}
+	if o.tunnelAddr != "" {
+		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()
+	}
+	gw, err := gateway.New(gwCfg)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
+	tunnelAddr, selfHostedCAFile                                   string
 	gossip                                                         roleGossip
 	limits                                                         gatewayLimits
 	tls                                                            roleTLS
@@ -75,7 +76,14 @@ Retry-After.
 It reaches control and shards over mutual TLS with its gateway
 certificate, and sends a tenant's request only to a node whose certificate
 shows the shard the namespace is placed on: gossip says where a leader is,
-never who it is. SIGHUP rereads the certificate and the gossip keys.`,
+never who it is. SIGHUP rereads the certificate and the gossip keys.
+
+With --tunnel it also listens for self-hosted shard nodes (a tenant's own
+shard in its own network), which dial out to it with certificates of the
+self-hosted CA (--selfhosted-ca-file, trusted on this listener only); it
+admits a node while control lists its shard for the tenant its
+certificate names, and reaches namespaces placed there over that
+connection.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -90,6 +98,8 @@ never who it is. SIGHUP rereads the certificate and the gossip keys.`,
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
+	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
+	f.StringVar(&o.selfHostedCAFile, "selfhosted-ca-file", "", "the CA of self-hosted shards' certificates (control's --selfhosted-ca-dir ca.crt)")
 	o.gossip.flags(f, "127.0.0.1:7947")
 	o.limits.flags(f)
 	o.tls.flags(f)
@@ -102,7 +112,13 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir}
+	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
+		TunnelAddr: o.tunnelAddr}
+	if o.selfHostedCAFile != "" {
+		if cfg.SelfHostedCA, err = os.ReadFile(o.selfHostedCAFile); err != nil {
+			return err
+		}
+	}
 	if err := o.limits.apply(&cfg); err != nil {
 		return err
 	}
@@ -136,6 +152,9 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 		logger.Warn("gateway: gossip metadata update", "err", err)
 	}
 	fmt.Fprintf(out, "jobbie gateway: listening on http://%s (control %s, gossip %s)\n", gw.Addr(), o.controlURL, pool.Addr())
+	if a := gw.TunnelAddr(); a != "" {
+		fmt.Fprintf(out, "jobbie gateway: self-hosted shards' tunnels on %s\n", a)
+	}
 	select {
 	case <-gw.Ready():
 		fmt.Fprintln(out, "jobbie gateway: ready")

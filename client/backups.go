@@ -66,12 +66,17 @@ func (c *Client) DeleteBackup(ctx context.Context, id string) error {
 // DownloadBackup writes a completed backup's stream (docs/BACKUP-FORMAT.md)
 // to w as it arrives and returns the bytes written.
 func (c *Client) DownloadBackup(ctx context.Context, id string, w io.Writer) (int64, error) {
-	path := backupPath(id) + "/download"
+	return c.download(ctx, backupPath(id)+"/download", wire.BackupContentType, w)
+}
+
+// download GETs path accepting accept (errors still come as JSON) and
+// copies the body to w as it arrives, checking its length.
+func (c *Client) download(ctx context.Context, path, accept string, w io.Writer) (int64, error) {
 	req, err := c.newRequest(ctx, "GET", path, nil)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Accept", wire.BackupContentType+", application/json")
+	req.Header.Set("Accept", accept+", application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("jobbie: GET %s: %w", path, err)

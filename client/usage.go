@@ -2,9 +2,7 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -113,24 +111,5 @@ func (c *Client) UpcomingInvoice(ctx context.Context) (*Invoice, error) {
 // InvoiceCSV writes invoice id as CSV (a header, wire.InvoiceCSVHeader,
 // then a row per line) to w and returns the bytes written.
 func (c *Client) InvoiceCSV(ctx context.Context, id string, w io.Writer) (int64, error) {
-	path := invoicePath(id) + "/csv"
-	req, err := c.newRequest(ctx, "GET", path, nil)
-	if err != nil {
-		return 0, err
-	}
-	// Errors still come as JSON.
-	req.Header.Set("Accept", "text/csv, application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("jobbie: GET %s: %w", path, err)
-	}
-	defer drain(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return 0, parseError(resp)
-	}
-	n, err := io.Copy(w, resp.Body)
-	if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
-		err = fmt.Errorf("jobbie: GET %s: got %d of %d bytes", path, n, resp.ContentLength)
-	}
-	return n, err
+	return c.download(ctx, invoicePath(id)+"/csv", "text/csv", w)
 }

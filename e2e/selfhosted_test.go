@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/e2e/internal/freeport"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// process is a jobbie process a test started, with its output kept.
+type process struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	lines  []string
+	exited chan struct{}
+}
+
+func startProcess(t *testing.T, logName string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(binary, args...), exited: make(chan struct{})}
+	out, err := p.cmd.StdoutPipe()
+	require.NoError(t, err)
+	p.cmd.Stderr = p.cmd.Stdout // one stream, in order
+	logf, err := os.Create(logName)
+	require.NoError(t, err)
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			p.mu.Unlock()
+		}
+	}()
+	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.exited) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// count is how many output lines contain s.
+func (p *process) count(s string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.lines {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// A hosted jobbie dev (control, gateway with a tunnel listener, hosted
+// shard) and a tenant's self-hosted one-node shard on another loopback
+// address, which the hosted side never dials: it joins with the tenant's
+// token and serves the tenant's namespace through its outbound tunnel.
+func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ports, err := freeport.Loopback(8)
+	require.NoError(t, err)
+	dev := startProcess(t, filepath.Join(dir, "dev.log"), "dev", "--data-dir", filepath.Join(dir, "hosted"),
+		"--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2], "--tunnel-addr", ports[3])
+	eventually(t, 60*time.Second, func() bool { return dev.count("Jobbie is running.") > 0 }, "jobbie dev is running")
+	hosted := &devServer{dir: filepath.Join(dir, "hosted"), gateway: "http://" + ports[0], control: "https://" + ports[1]}
+	hosted.operatorKey, err = readKey(filepath.Join(hosted.dir, "operator.key"))
+	require.NoError(t, err)
+	cfg, err := devOperatorTLS(hosted.dir)
+	require.NoError(t, err)
+	hosted.ops = tlsClient(t, cfg, 20*time.Second)
+	a, ta := hosted.tenant(t)
+	b, tb := hosted.tenant(t)
+
+	tok, err := a.CreateJoinToken(ctx(t), "dc1", 10*time.Minute, 1)
+	require.NoError(t, err)
+	// The self-hosted node: its own loopback address, reached by no one
+	// but its own cluster's nodes.
+	other := func(addr string) string { return strings.Replace(addr, "127.0.0.1", "127.0.0.2", 1) }
+	gk := filepath.Join(dir, "gossip.key")
+	writeGossipKey(t, gk)
+	shardArgs := []string{"shard", "--node-id", "n1", "--data-dir", filepath.Join(dir, "selfhosted-n1"), "--bootstrap",
+		"--http", other(ports[4]), "--raft", other(ports[5]), "--gossip", other(ports[6]), "--gossip-key-file", gk}
+	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), append(shardArgs, "--join-token", tok.Token,
+		"--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt"))...)
+	eventually(t, 30*time.Second, func() bool { return node.count("serving https://") > 0 }, "the self-hosted node serves")
+
+	shards, err := a.Shards(ctx(t))
+	require.NoError(t, err)
+	require.Len(t, shards, 1)
+	require.Equal(t, tok.ShardID, shards[0].ID)
+	require.Equal(t, []string{"n1"}, shards[0].Nodes)
+
+	// Another tenant neither sees nor uses it.
+	bShards, err := b.Shards(ctx(t))
+	require.NoError(t, err)
+	require.Empty(t, bShards)
+	_, err = b.CreateNamespaceOn(ctx(t), "steal", tok.ShardID)
+	require.True(t, client.IsNotFound(err), "%v", err)
+	require.True(t, client.IsNotFound(b.RevokeShard(ctx(t), tok.ShardID)))
+	// Least-loaded placement never lands there either.
+	for i := range 3 {
+		_, err := b.CreateNamespace(ctx(t), fmt.Sprintf("b%d", i))
+		require.NoError(t, err)
+	}
+	for _, pl := range placements(t, hosted, tb.Tenant.ID) {
+		require.NotEqual(t, tok.ShardID, pl.ShardID, pl.Name)
+	}
+
+	// The owner's namespace on it: the whole lifecycle through the gateway.
+	_, err = a.CreateNamespaceOn(ctx(t), "onprem", tok.ShardID)
+	require.NoError(t, err)
+	on := map[string]string{}
+	for _, pl := range placements(t, hosted, ta.Tenant.ID) {
+		on[pl.Name] = pl.ShardID
+	}
+	require.Equal(t, tok.ShardID, on["onprem"])
+	require.NotEqual(t, tok.ShardID, on["default"])
+	onprem := client.New(hosted.gateway, ta.OwnerKey, client.WithNamespace("onprem"))
+	var res *client.EnqueueResult
+	eventually(t, 30*time.Second, func() bool {
+		res, err = onprem.Enqueue(ctx(t), client.EnqueueRequest{Queue: "local", Payload: map[string]int{"n": 1}})
+		return err == nil
+	}, "the tunnel carries an enqueue")
+	j, err := onprem.Fetch(ctx(t), client.FetchRequest{Queues: []string{"local"}, WorkerID: "w1", Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	require.NotNil(t, j)
+	require.Equal(t, res.JobID, j.ID)
+	require.NoError(t, onprem.Ack(ctx(t), j.ID, map[string]bool{"ok": true}))
+	d, err := onprem.GetJob(ctx(t), j.ID)
+	require.NoError(t, err)
+	require.Equal(t, "completed", d.State)
+	// The tenant's hosted namespace does not know the job.
+	_, err = a.GetJob(ctx(t), j.ID)
+	require.True(t, client.IsNotFound(err), "%v", err)
+	// Tenant B cannot reach the namespace.
+	_, err = client.New(hosted.gateway, tb.OwnerKey, client.WithNamespace("onprem")).GetJob(ctx(t), j.ID)
+	require.Error(t, err)
+
+	// Revoke: refused while the namespace is on it, then done; the node
+	// is cut off and refused on every reconnect.
+	require.True(t, client.IsConflict(a.RevokeShard(ctx(t), tok.ShardID)))
+	require.NoError(t, a.DeleteNamespace(ctx(t), "onprem", true))
+	downs := node.count("tunnel: down")
+	require.NoError(t, a.RevokeShard(ctx(t), tok.ShardID))
+	eventually(t, 30*time.Second, func() bool { return node.count("tunnel: down") >= downs+2 }, "the revoked node is cut off and refused again")
+	shards, err = a.Shards(ctx(t))
+	require.NoError(t, err)
+	require.Empty(t, shards)
+	_, err = a.CreateNamespaceOn(ctx(t), "again", tok.ShardID)
+	require.True(t, client.IsNotFound(err), "%v", err)
+}
+
+// placements are a tenant's namespaces with their shards, as control's
+// operator API lists them.
+func placements(t *testing.T, d *devServer, tid string) []wire.NamespacePlacement {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, d.control+"/control/v1/tenants/"+tid+"/namespaces", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+d.operatorKey)
+	resp, err := d.ops.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out struct {
+		Namespaces []wire.NamespacePlacement `json:"namespaces"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return out.Namespaces
+}

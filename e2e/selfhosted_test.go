@@ -107,11 +107,15 @@ func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
 		"--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt"))...)
 	eventually(t, 30*time.Second, func() bool { return node.count("serving https://") > 0 }, "the self-hosted node serves")
 
-	shards, err := a.Shards(ctx(t))
-	require.NoError(t, err)
-	require.Len(t, shards, 1)
+	var shards []client.OwnedShard
+	eventually(t, 30*time.Second, func() bool {
+		shards, err = a.Shards(ctx(t))
+		require.NoError(t, err)
+		return len(shards) == 1 && len(shards[0].Connected) == 1
+	}, "the node's tunnel is up")
 	require.Equal(t, tok.ShardID, shards[0].ID)
 	require.Equal(t, []string{"n1"}, shards[0].Nodes)
+	require.Equal(t, []string{"n1"}, shards[0].Connected)
 
 	// Another tenant neither sees nor uses it.
 	bShards, err := b.Shards(ctx(t))

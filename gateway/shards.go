@@ -42,6 +42,16 @@ func (s *Server) listShards(c *fiber.Ctx, r *call) error {
 	if err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/shards"), nil, http.StatusOK, &out); err != nil {
 		return err
 	}
+	// Which nodes hold a tunnel to this gateway now (another gateway may
+	// hold the others').
+	for i, sh := range out.Shards {
+		out.Shards[i].Connected = []string{}
+		for _, n := range sh.Nodes {
+			if s.tunnels != nil && s.tunnels.reg.Connected(sh.ID, n) {
+				out.Shards[i].Connected = append(out.Shards[i].Connected, n)
+			}
+		}
+	}
 	return c.JSON(out)
 }
 

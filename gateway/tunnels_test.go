@@ -71,6 +71,12 @@ func TestSelfHostedShardServedThroughItsTunnel(t *testing.T) {
 	require.Len(t, fs.seen, 1)
 	require.Equal(t, pkitest.Gateway, fs.seen[0].Peer, "the node sees the gateway's identity through the tunnel")
 	fs.mu.Unlock()
+	var list wire.OwnedShardList
+	b.control.mu.Lock()
+	b.control.shards.byTenant = map[string][]wire.OwnedShard{tenantA: {{ID: "sh_a", Name: "dc", Nodes: []string{"n1"}}}}
+	b.control.mu.Unlock()
+	b.do(t, http.MethodGet, "/api/v1/shards", key, nil).decode(t, &list)
+	require.Equal(t, []string{"n1"}, list.Shards[0].Connected)
 	// The hosted shard never saw it.
 	b.shard.mu.Lock()
 	require.Empty(t, b.shard.seen)

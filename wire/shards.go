@@ -47,8 +47,8 @@ type OwnedShard struct {
 	Name      string    `json:"name"`
 	Nodes     []string  `json:"nodes"`
 	CreatedAt time.Time `json:"created_at"`
-	// Connected lists the nodes whose tunnels a gateway holds, when the
-	// answer comes through a gateway that knows.
+	// Connected lists the nodes whose tunnels the answering gateway
+	// holds now (through a gateway; another gateway may hold the others').
 	Connected []string `json:"connected,omitempty"`
 }
 

@@ -82,15 +82,7 @@ func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
 	dir := t.TempDir()
 	ports, err := freeport.Loopback(8)
 	require.NoError(t, err)
-	dev := startProcess(t, filepath.Join(dir, "dev.log"), "dev", "--data-dir", filepath.Join(dir, "hosted"),
-		"--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2], "--tunnel-addr", ports[3])
-	eventually(t, 60*time.Second, func() bool { return dev.count("Jobbie is running.") > 0 }, "jobbie dev is running")
-	hosted := &devServer{dir: filepath.Join(dir, "hosted"), gateway: "http://" + ports[0], control: "https://" + ports[1]}
-	hosted.operatorKey, err = readKey(filepath.Join(hosted.dir, "operator.key"))
-	require.NoError(t, err)
-	cfg, err := devOperatorTLS(hosted.dir)
-	require.NoError(t, err)
-	hosted.ops = tlsClient(t, cfg, 20*time.Second)
+	hosted := startHosted(t, dir, ports)
 	a, ta := hosted.tenant(t)
 	b, tb := hosted.tenant(t)
 
@@ -98,7 +90,6 @@ func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
 	require.NoError(t, err)
 	// The self-hosted node: its own loopback address, reached by no one
 	// but its own cluster's nodes.
-	other := func(addr string) string { return strings.Replace(addr, "127.0.0.1", "127.0.0.2", 1) }
 	gk := filepath.Join(dir, "gossip.key")
 	writeGossipKey(t, gk)
 	shardArgs := []string{"shard", "--node-id", "n1", "--data-dir", filepath.Join(dir, "selfhosted-n1"), "--bootstrap",
@@ -193,4 +184,82 @@ func placements(t *testing.T, d *devServer, tid string) []wire.NamespacePlacemen
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	return out.Namespaces
+}
+
+// startHosted runs jobbie dev with a tunnel listener on ports[0:4] in dir.
+func startHosted(t *testing.T, dir string, ports []string) *devServer {
+	t.Helper()
+	dev := startProcess(t, filepath.Join(dir, "dev.log"), "dev", "--data-dir", filepath.Join(dir, "hosted"),
+		"--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2], "--tunnel-addr", ports[3])
+	eventually(t, 60*time.Second, func() bool { return dev.count("Jobbie is running.") > 0 }, "jobbie dev is running")
+	hosted := &devServer{dir: filepath.Join(dir, "hosted"), gateway: "http://" + ports[0], control: "https://" + ports[1]}
+	var err error
+	hosted.operatorKey, err = readKey(filepath.Join(hosted.dir, "operator.key"))
+	require.NoError(t, err)
+	cfg, err := devOperatorTLS(hosted.dir)
+	require.NoError(t, err)
+	hosted.ops = tlsClient(t, cfg, 20*time.Second)
+	return hosted
+}
+
+// other is addr on 127.0.0.2: the self-hosted nodes' own address, which
+// the hosted processes are never told.
+func other(addr string) string { return strings.Replace(addr, "127.0.0.1", "127.0.0.2", 1) }
+
+// A three-node self-hosted shard: one token joins the three nodes, which
+// form their Raft group in their own network; the gateway reaches them
+// through their tunnels, and a write to any of them reaches the leader.
+func TestSelfHostedThreeNodeShard(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ports, err := freeport.Loopback(13)
+	require.NoError(t, err)
+	hosted := startHosted(t, dir, ports)
+	a, ta := hosted.tenant(t)
+	tok, err := a.CreateJoinToken(ctx(t), "dc3", 10*time.Minute, 3)
+	require.NoError(t, err)
+	gk := filepath.Join(dir, "gossip.key")
+	writeGossipKey(t, gk)
+	nodes := map[string]*process{}
+	for i, id := range []string{"n1", "n2", "n3"} {
+		p := ports[4+3*i:]
+		args := []string{"shard", "--node-id", id, "--data-dir", filepath.Join(dir, "selfhosted-"+id),
+			"--http", other(p[0]), "--raft", other(p[1]), "--gossip", other(p[2]), "--gossip-key-file", gk,
+			"--join-token", tok.Token, "--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt")}
+		if id == "n1" {
+			args = append(args, "--bootstrap")
+		} else {
+			args = append(args, "--join", other(ports[6]), "--join-http", other(ports[4]))
+		}
+		nodes[id] = startProcess(t, filepath.Join(dir, "selfhosted-"+id+".log"), args...)
+		eventually(t, 60*time.Second, func() bool { return nodes[id].count("serving https://") > 0 }, id+" serves")
+	}
+	eventually(t, 60*time.Second, func() bool {
+		shards, err := a.Shards(ctx(t))
+		require.NoError(t, err)
+		return len(shards) == 1 && len(shards[0].Connected) == 3
+	}, "three tunnels up")
+
+	_, err = a.CreateNamespaceOn(ctx(t), "onprem", tok.ShardID)
+	require.NoError(t, err)
+	onprem := client.New(hosted.gateway, ta.OwnerKey, client.WithNamespace("onprem"))
+	var ids []string
+	eventually(t, 30*time.Second, func() bool {
+		res, err := onprem.Enqueue(ctx(t), client.EnqueueRequest{Queue: "local", Payload: map[string]int{"n": len(ids)}})
+		if err == nil {
+			ids = append(ids, res.JobID)
+		}
+		return len(ids) == 20
+	}, "twenty enqueues through the tunnels")
+	for range ids {
+		j, err := onprem.Fetch(ctx(t), client.FetchRequest{Queues: []string{"local"}, WorkerID: "w1", Timeout: 5 * time.Second})
+		require.NoError(t, err)
+		require.NotNil(t, j)
+		require.NoError(t, onprem.Ack(ctx(t), j.ID, nil))
+	}
+	for _, id := range ids {
+		d, err := onprem.GetJob(ctx(t), id)
+		require.NoError(t, err)
+		require.Equal(t, "completed", d.State)
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/pem"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/pki"
@@ -144,4 +146,20 @@ func TestJoinTokenForACluster(t *testing.T) {
 func TestJoinWithoutSelfHostedCA(t *testing.T) {
 	b := setup(t)
 	requireError(t, b.do(t, "POST", "/control/v1/join", "", wire.JoinRequest{Token: "jst_x", NodeID: "n1", CSR: "x"}), 503, "unavailable")
+}
+
+func TestJoinTokenExpires(t *testing.T) {
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	ca, err := pki.NewCA("self-hosted")
+	require.NoError(t, err)
+	b := setup(t, func(c *Config) { c.SelfHostedCA, c.Clock = ca, clk })
+	gw := b.as(t, pkitest.Gateway)
+	a := b.newTenant(t, "acme")
+	tok := decodeAs[wire.JoinToken](t, gw.do(t, "POST", "/internal/v1/tenants/"+a.Tenant.ID+"/shards/join-tokens", "", map[string]any{"name": "dc", "expires_in": "1m"}))
+	require.Equal(t, clk.Now().Add(time.Minute), tok.ExpiresAt)
+	clk.Advance(time.Minute)
+	id := pki.Identity{Role: pki.RoleShard, Shard: tok.ShardID, Node: "n1", Tenant: a.Tenant.ID}
+	r := b.do(t, "POST", "/control/v1/join", "", wire.JoinRequest{Token: tok.Token, NodeID: "n1", CSR: csrFor(t, id)})
+	requireError(t, r, 401, "unauthenticated")
+	require.Contains(t, string(r.body), "expired")
 }

@@ -45,6 +45,7 @@ type shardOptions struct {
 	// A self-hosted shard's node: joins with a tenant's token, then runs
 	// on what it was given (selfHosted below).
 	joinToken, joinControl, caFile, tunnelAddr string
+	shardIDSet                                 bool // --shard-id given
 }
 
 // shardCmd is `jobbie shard`: one node of a shard cluster, and the
@@ -92,6 +93,7 @@ are for its own cluster's nodes only: same shard, same tenant.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			o.shardIDSet = cmd.Flags().Changed("shard-id")
 			return runShard(ctx, o, cmd.OutOrStdout())
 		},
 	}
@@ -133,6 +135,9 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	if o.joinToken != "" || exists(selfHostedFile(o.dataDir, joinFile)) {
 		if creds, joined, err = selfHosted(ctx, o); err != nil {
 			return err
+		}
+		if o.shardIDSet && o.shardID != joined.ShardID {
+			return fmt.Errorf("--shard-id %s: this node joined shard %s, its token's; drop the flag", o.shardID, joined.ShardID)
 		}
 		o.shardID = joined.ShardID
 		if o.controlURL != "" {

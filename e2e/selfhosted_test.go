@@ -262,4 +262,26 @@ func TestSelfHostedThreeNodeShard(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "completed", d.State)
 	}
+
+	// A node lost (n1, which bootstrapped the group): the other two keep
+	// serving through their tunnels, their group electing a leader.
+	require.NoError(t, nodes["n1"].cmd.Process.Kill())
+	<-nodes["n1"].exited
+	var more []string
+	eventually(t, 60*time.Second, func() bool {
+		res, err := onprem.Enqueue(ctx(t), client.EnqueueRequest{Queue: "after", Payload: map[string]int{"n": len(more)}})
+		if err == nil {
+			more = append(more, res.JobID)
+		}
+		return len(more) == 5
+	}, "enqueues after losing a node")
+	for range more {
+		j, err := onprem.Fetch(ctx(t), client.FetchRequest{Queues: []string{"after"}, WorkerID: "w1", Timeout: 5 * time.Second})
+		require.NoError(t, err)
+		require.NotNil(t, j)
+		require.NoError(t, onprem.Ack(ctx(t), j.ID, nil))
+	}
+	d, err := onprem.GetJob(ctx(t), ids[0])
+	require.NoError(t, err)
+	require.Equal(t, "completed", d.State, "what the lost node's group acknowledged survives")
 }

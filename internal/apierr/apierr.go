@@ -44,6 +44,8 @@ const (
 	RoleInUse         = wire.CodeRoleInUse
 
 	QuotaExceeded = wire.CodeQuotaExceeded
+
+	NamespaceMoving = wire.CodeNamespaceMoving
 )
 
 var statuses = map[Code]int{
@@ -70,6 +72,8 @@ var statuses = map[Code]int{
 	DeletionProtected: http.StatusConflict,
 	NamespaceNotEmpty: http.StatusConflict,
 	RoleInUse:         http.StatusConflict,
+
+	NamespaceMoving: http.StatusServiceUnavailable,
 }
 
 // Status is the HTTP status of a code.

@@ -17,7 +17,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,7 +25,6 @@ import (
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
-	"github.com/jobbie/jobbie/wire"
 )
 
 type controlOptions struct {
@@ -112,28 +110,14 @@ node shares, or a new leader cannot read what the last one stored.`,
 	return cmd
 }
 
-// controlAdmin are the flags of the control member commands: any control
-// node answers them (changes are forwarded to the leader).
-type controlAdmin struct {
-	url, output string
-	tls         roleTLS
-}
-
-func (a *controlAdmin) flags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringVar(&a.url, "url", "", "HTTP address of any control node, e.g. 127.0.0.1:8081 (required)")
-	f.StringVarP(&a.output, "output", "o", outTable, "output format: table or json")
-	a.tls.flags(f) // an operator certificate
-}
-
 func controlMembersCmd() *cobra.Command {
-	var a controlAdmin
+	a := controlAdmin()
 	cmd := &cobra.Command{
 		Use:   "members",
 		Short: "List the members of the control plane's Raft group",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.list(cmd.Context(), http.MethodGet, "/internal/v1/members", nil, cmd.OutOrStdout())
+			return a.members(cmd.Context(), http.MethodGet, "/internal/v1/members", nil, cmd.OutOrStdout())
 		},
 	}
 	a.flags(cmd)
@@ -141,7 +125,7 @@ func controlMembersCmd() *cobra.Command {
 }
 
 func controlAddCmd() *cobra.Command {
-	var a controlAdmin
+	a := controlAdmin()
 	var nodeID, raftAddr, httpAddr string
 	cmd := &cobra.Command{
 		Use:   "add",
@@ -149,7 +133,7 @@ func controlAddCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			body, _ := json.Marshal(control.MemberRequest{NodeID: nodeID, RaftAddr: raftAddr, HTTPAddr: httpAddr})
-			return a.list(cmd.Context(), http.MethodPost, "/internal/v1/members", body, cmd.OutOrStdout())
+			return a.members(cmd.Context(), http.MethodPost, "/internal/v1/members", body, cmd.OutOrStdout())
 		},
 	}
 	a.flags(cmd)
@@ -162,7 +146,7 @@ func controlAddCmd() *cobra.Command {
 }
 
 func controlRemoveCmd() *cobra.Command {
-	var a controlAdmin
+	a := controlAdmin()
 	cmd := &cobra.Command{
 		Use:   "remove <node-id>",
 		Short: "Remove a member from the control group",
@@ -177,83 +161,6 @@ func controlRemoveCmd() *cobra.Command {
 	}
 	a.flags(cmd)
 	return cmd
-}
-
-// list sends a request that answers with the member list, and prints it.
-func (a *controlAdmin) list(ctx context.Context, method, path string, body []byte, out io.Writer) error {
-	if a.output != outTable && a.output != outJSON {
-		return fmt.Errorf("--output must be %s or %s, not %q", outTable, outJSON, a.output)
-	}
-	var raw json.RawMessage
-	if err := a.send(ctx, method, path, body, &raw); err != nil {
-		return err
-	}
-	if a.output == outJSON {
-		_, err := fmt.Fprintln(out, string(raw))
-		return err
-	}
-	var l control.MemberList
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLE\tRAFT\tHTTP")
-	for _, m := range l.Members {
-		role := "follower"
-		switch {
-		case m.Leader:
-			role = "leader"
-		case !m.Voter:
-			role = "nonvoter"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, role, m.Addr, m.HTTPAddr)
-	}
-	return tw.Flush()
-}
-
-// send calls the node at --url with the operator certificate, admitting
-// only a control certificate, and decodes a 2xx answer into into (if not
-// nil). While the node knows no leader the change was not made, so the
-// call is repeated for up to 30 s.
-func (a *controlAdmin) send(ctx context.Context, method, path string, body []byte, into any) error {
-	if a.url == "" {
-		return errNoURL
-	}
-	creds, err := a.tls.load(pki.RoleOperator)
-	if err != nil {
-		return err
-	}
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: creds.Client(pki.Roles(pki.RoleControl))}}
-	defer hc.CloseIdleConnections()
-	base := strings.TrimSuffix(strings.TrimPrefix(a.url, "https://"), "/")
-	if strings.Contains(base, "://") {
-		return fmt.Errorf("--url %q: a control node is reached over TLS; give host:port or https://host:port", a.url)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		raw, code, err := call(ctx, hc, method, "https://"+base+path, body)
-		if err != nil {
-			return err
-		}
-		if code/100 == 2 {
-			if into == nil || len(raw) == 0 {
-				return nil
-			}
-			return json.Unmarshal(raw, into)
-		}
-		var e wire.ErrorBody
-		if json.Unmarshal(raw, &e) != nil || e.Error == nil {
-			return fmt.Errorf("%s %s: status %d", method, path, code)
-		}
-		if e.Error.Code != wire.CodeNoLeader || ctx.Err() != nil {
-			return fmt.Errorf("%s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }
 
 func runControl(ctx context.Context, o controlOptions, out io.Writer) error {

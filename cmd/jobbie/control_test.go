@@ -43,13 +43,13 @@ func TestControlMemberCommands(t *testing.T) {
 	ca := pkitest.New(t)
 	c1 := startControl(t, ca, "control1", "")
 	c2 := startControl(t, ca, "control2", c1.Addr())
-	a := &controlAdmin{url: c2.Addr(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a := &memberAdmin{peer: pki.RoleControl, url: c2.Addr(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
 	ctx := context.Background()
 
 	var out strings.Builder
 	require.Eventually(t, func() bool {
 		out.Reset()
-		return a.list(ctx, http.MethodGet, "/internal/v1/members", nil, &out) == nil && strings.Contains(out.String(), "control1  leader")
+		return a.members(ctx, http.MethodGet, "/internal/v1/members", nil, &out) == nil && strings.Contains(out.String(), "control1  leader")
 	}, 10*time.Second, 20*time.Millisecond)
 	require.Contains(t, out.String(), "control2  follower")
 	require.Contains(t, out.String(), c1.Addr(), "the members' HTTP addresses are replicated")
@@ -58,7 +58,7 @@ func TestControlMemberCommands(t *testing.T) {
 	require.NoError(t, a.send(ctx, http.MethodDelete, "/internal/v1/members/control2", nil, nil))
 	a.url, a.output = c1.Addr(), outJSON
 	out.Reset()
-	require.NoError(t, a.list(ctx, http.MethodGet, "/internal/v1/members", nil, &out))
+	require.NoError(t, a.members(ctx, http.MethodGet, "/internal/v1/members", nil, &out))
 	var l control.MemberList
 	require.NoError(t, json.Unmarshal([]byte(out.String()), &l))
 	require.Len(t, l.Members, 1)
@@ -76,7 +76,7 @@ func TestControlAdminNeedsControlCertificate(t *testing.T) {
 	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Shard("s1", "n1")).Server(nil))
 	srv.Start()
 	defer srv.Close()
-	a := &controlAdmin{url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a := &memberAdmin{peer: pki.RoleControl, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
 	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "shard")
 	a.tls = writeCreds(t, ca, pkitest.Gateway)
 	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "needs a certificate of role operator")

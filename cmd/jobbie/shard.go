@@ -337,8 +337,6 @@ func splitList(s string) []string {
 	return out
 }
 
-var errNoURL = errors.New("--url is required: the HTTP address of any node of the shard")
-
 // A self-hosted node keeps what joining gave it in <data-dir>/selfhosted:
 // its key and certificate, the CAs it trusts (the self-hosted CA for its
 // peers, the hosted CA of --ca-file for control and the gateways), and

@@ -42,10 +42,10 @@ func TestShardAdminRetriesWhileNoLeader(t *testing.T) {
 	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Shard("s1", "n1")).Server(nil))
 	srv.Start()
 	defer srv.Close()
-	a := &shardAdmin{url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a := &memberAdmin{peer: pki.RoleShard, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
 
 	var out strings.Builder
-	require.NoError(t, a.do(context.Background(), http.MethodGet, "/internal/v1/members", nil, &out))
+	require.NoError(t, a.members(context.Background(), http.MethodGet, "/internal/v1/members", nil, &out))
 	require.EqualValues(t, 3, calls.Load(), "two refusals, then the answer")
 	require.Contains(t, out.String(), "n1    leader")
 
@@ -60,7 +60,7 @@ func TestShardAdminRetriesWhileNoLeader(t *testing.T) {
 // before it asks anything, and so is a node that is not a shard's.
 func TestShardAdminNeedsOperatorCertificate(t *testing.T) {
 	ca := pkitest.New(t)
-	a := &shardAdmin{url: "127.0.0.1:1", tls: writeCreds(t, ca, pkitest.Gateway), output: outTable}
+	a := &memberAdmin{peer: pki.RoleShard, url: "127.0.0.1:1", tls: writeCreds(t, ca, pkitest.Gateway), output: outTable}
 	err := a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil)
 	require.ErrorContains(t, err, "needs a certificate of role operator")
 	a.tls = roleTLS{}
@@ -70,7 +70,7 @@ func TestShardAdminNeedsOperatorCertificate(t *testing.T) {
 	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Gateway).Server(nil))
 	srv.Start()
 	defer srv.Close()
-	a = &shardAdmin{url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a = &memberAdmin{peer: pki.RoleShard, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
 	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "gateway")
 }
 

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// memberAdmin is how an operator's command talks to a Raft group's
+// internal API (control's or a shard's): any node answers, changes are
+// forwarded to the leader. It presents an operator certificate and admits
+// only a node of the peer role.
+type memberAdmin struct {
+	url, output string
+	tls         roleTLS
+	peer        pki.Role // pki.RoleControl or pki.RoleShard
+}
+
+func controlAdmin() *memberAdmin { return &memberAdmin{peer: pki.RoleControl} }
+func shardAdmin() *memberAdmin   { return &memberAdmin{peer: pki.RoleShard} }
+
+// node names what --url reaches, for help and errors.
+func (a *memberAdmin) node() string {
+	if a.peer == pki.RoleControl {
+		return "control node"
+	}
+	return "node of the shard"
+}
+
+func (a *memberAdmin) flags(cmd *cobra.Command) {
+	example := "127.0.0.1:7101"
+	if a.peer == pki.RoleControl {
+		example = "127.0.0.1:8081"
+	}
+	f := cmd.Flags()
+	f.StringVar(&a.url, "url", "", fmt.Sprintf("HTTP address of any %s, e.g. %s (required)", a.node(), example))
+	f.StringVarP(&a.output, "output", "o", outTable, "output format: table or json")
+	a.tls.flags(f) // an operator certificate
+}
+
+// memberList is GET /internal/v1/members of control or a shard.
+type memberList struct {
+	Members []struct {
+		NodeID   string `json:"node_id"`
+		RaftAddr string `json:"raft_addr"`
+		HTTPAddr string `json:"http_addr"`
+		Voter    bool   `json:"voter"`
+		Leader   bool   `json:"leader"`
+	} `json:"members"`
+}
+
+// members sends a request that answers with the member list, and prints it.
+func (a *memberAdmin) members(ctx context.Context, method, path string, body []byte, out io.Writer) error {
+	if a.output != outTable && a.output != outJSON {
+		return fmt.Errorf("--output must be %s or %s, not %q", outTable, outJSON, a.output)
+	}
+	var raw json.RawMessage
+	if err := a.send(ctx, method, path, body, &raw); err != nil {
+		return err
+	}
+	if a.output == outJSON {
+		_, err := fmt.Fprintln(out, string(raw))
+		return err
+	}
+	var l memberList
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tROLE\tRAFT\tHTTP")
+	for _, m := range l.Members {
+		role := "follower"
+		switch {
+		case m.Leader:
+			role = "leader"
+		case !m.Voter:
+			role = "nonvoter"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.NodeID, role, m.RaftAddr, m.HTTPAddr)
+	}
+	return tw.Flush()
+}
+
+// send calls the node at --url and decodes a 2xx answer into into (if not
+// nil); anything else is an error with the server's message. While the
+// node knows no leader (an election, or a node that has only just joined)
+// it has done nothing, so the call is repeated for up to 30 s.
+func (a *memberAdmin) send(ctx context.Context, method, path string, body []byte, into any) error {
+	if a.url == "" {
+		return fmt.Errorf("--url is required: the HTTP address of any %s", a.node())
+	}
+	creds, err := a.tls.load(pki.RoleOperator)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: creds.Client(pki.Roles(a.peer))}}
+	defer hc.CloseIdleConnections()
+	base := strings.TrimSuffix(strings.TrimPrefix(a.url, "https://"), "/")
+	if strings.Contains(base, "://") {
+		return fmt.Errorf("--url %q: a %s is reached over TLS; give host:port or https://host:port", a.url, a.node())
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		raw, code, err := call(ctx, hc, method, "https://"+base+path, body)
+		if err != nil {
+			return err
+		}
+		if code/100 == 2 {
+			if into == nil || len(raw) == 0 {
+				return nil
+			}
+			return json.Unmarshal(raw, into)
+		}
+		var e wire.ErrorBody
+		if json.Unmarshal(raw, &e) != nil || e.Error == nil || e.Error.Code == "" {
+			return fmt.Errorf("%s %s: status %d", method, path, code)
+		}
+		if e.Error.Code != wire.CodeNoLeader {
+			return fmt.Errorf("%s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// call makes one request and returns the answer's body and status.
+func call(ctx context.Context, hc *http.Client, method, url string, body []byte) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	return raw, res.StatusCode, err
+}

@@ -129,6 +129,7 @@ const nav: { href: string; label: string; act?: string }[] = [
   { href: "/events", label: "Live events", act: "job.read" },
   { href: "/namespaces", label: "Namespaces", act: "namespace.read" },
   { href: "/backups", label: "Backups", act: "backup.read" },
+  { href: "/shards", label: "Shards", act: "namespace.read" },
   { href: "/keys", label: "API keys", act: "key.read" },
   { href: "/roles", label: "Roles", act: "key.read" },
   { href: "/usage", label: "Usage", act: "usage.read" },

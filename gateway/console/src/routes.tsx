@@ -15,6 +15,7 @@ import { Roles } from "./screens/roles";
 import { Usage } from "./screens/usage";
 import { Invoices, InvoiceDetail } from "./screens/invoices";
 import { Backups } from "./screens/backups";
+import { Shards } from "./screens/shards";
 
 export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
   { path: "/", render: () => <Dashboard /> },
@@ -29,6 +30,7 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/events", render: () => <Events /> },
   { path: "/namespaces", render: () => <Namespaces /> },
   { path: "/backups", render: () => <Backups /> },
+  { path: "/shards", render: () => <Shards /> },
   { path: "/keys", render: () => <Keys /> },
   { path: "/roles", render: () => <Roles /> },
   { path: "/usage", render: () => <Usage /> },

@@ -2,15 +2,18 @@
 // one's settings (PATCH, sending only what changed).
 import { useState } from "preact/hooks";
 import { patch, post, enc } from "../api";
+import { useApi } from "../hooks";
 import { ErrorBox, Field, useAsync, val } from "../components/ui";
-import { FormFooter, ItemDialog } from "../components/forms";
+import { FormFooter, ItemDialog, Options } from "../components/forms";
 import { namespaceNameError, retentionBody, retentionInput, type Namespace } from "./namespace-util";
+import { shardLabel, SHARDS_PATH, type OwnedShard, type OwnedShardList } from "./shards-lib";
 
 type Props = {
   /** the namespace to edit, "new" to create one, null when closed */
   namespace: Namespace | "new" | null;
   onClose: () => void;
-  onSaved: (ns: Namespace, created: boolean) => void;
+  /** shard: the self-hosted shard a new namespace was placed on, if one was chosen */
+  onSaved: (ns: Namespace, created: boolean, shard?: OwnedShard) => void;
 };
 
 export function NamespaceDialog(props: Props) {
@@ -30,6 +33,10 @@ function NamespaceForm(props: Props) {
   const [retention, setRetention] = useState(retentionInput(orig?.retention));
   const [protect, setProtect] = useState(orig?.deletion_protection ?? false);
   const [touched, setTouched] = useState(false);
+  const [shard, setShard] = useState("");
+  // The tenant's self-hosted shards, to place a new namespace on one; none
+  // (or a role that may not list them): the server places it.
+  const shards = useApi<OwnedShardList>(creating ? SHARDS_PATH : null).data?.shards ?? [];
   const { busy, error, run } = useAsync();
 
   const nameErr = creating && touched ? namespaceNameError(name) : "";
@@ -43,7 +50,8 @@ function NamespaceForm(props: Props) {
         const body: Record<string, unknown> = { name, description, deletion_protection: protect };
         const r = retentionBody(retention);
         if (r !== null) body.retention = r;
-        props.onSaved(await post<Namespace>("/api/v1/namespaces", body), true);
+        if (shard) body.shard = shard;
+        props.onSaved(await post<Namespace>("/api/v1/namespaces", body), true, shards.find((s) => s.id === shard));
         return;
       }
       if (!orig) return;
@@ -92,6 +100,17 @@ function NamespaceForm(props: Props) {
       >
         <input id="ns-retention" autoComplete="off" spellcheck={false} placeholder="e.g. 7d" value={retention} onInput={(e) => setRetention(val(e))} />
       </Field>
+      {creating && shards.length > 0 && (
+        <Field
+          label="Shard"
+          for="ns-shard"
+          hint="Where its jobs are kept: the hosted service (placed automatically) or one of your self-hosted shards. It cannot be changed here later."
+        >
+          <select id="ns-shard" value={shard} onChange={(e) => setShard(val(e))}>
+            <Options choices={[{ value: "", label: "Hosted (placed automatically)" }, ...shards.map((s) => ({ value: s.id, label: shardLabel(s) }))]} />
+          </select>
+        </Field>
+      )}
       <label class="check">
         <input id="ns-protect" type="checkbox" checked={protect} onChange={(e) => setProtect(e.currentTarget.checked)} />
         Deletion protection (the namespace cannot be deleted while this is on)

@@ -9,6 +9,8 @@ export interface Namespace {
   retention?: string;
   deletion_protection: boolean;
   created_at: string;
+  /** the tenant's self-hosted shard it is on, when the API says (absent: hosted) */
+  shard?: string;
 }
 
 export interface NamespaceList {

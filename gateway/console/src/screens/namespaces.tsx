@@ -37,7 +37,7 @@ export function Namespaces() {
         A namespace holds its own queues, jobs and schedules. The console works in one at a time: <strong>{namespace}</strong>.
       </p>
       <ErrorBox error={list.error} />
-      <Notice>{notice}</Notice>
+      <Notice id="namespaces-notice">{notice}</Notice>
       {list.data && namespaces.length === 0 && <Empty>This key may read no namespace.</Empty>}
       {namespaces.length > 0 && (
         <Table
@@ -51,6 +51,11 @@ export function Namespaces() {
                 <span class="mono">{ns.name}</span>
                 {ns.name === namespace && <span class="badge ns-current">current</span>}
                 {ns.name === session.default_namespace && <span class="badge muted">key's default</span>}
+                {ns.shard && (
+                  <span class="badge ns-shard" data-ns-shard={ns.shard} title="on the tenant's self-hosted shard">
+                    shard {ns.shard}
+                  </span>
+                )}
               </td>
               <td class="wrap">{ns.description || <span class="muted">—</span>}</td>
               <td title={ns.retention || "no retention set: the queues' own settings apply"}>{retentionLabel(ns.retention)}</td>
@@ -73,9 +78,10 @@ export function Namespaces() {
       <NamespaceDialog
         namespace={editing}
         onClose={() => setEditing(null)}
-        onSaved={(ns, created) => {
+        onSaved={(ns, created, shard) => {
           setEditing(null);
-          setNotice(created ? `Namespace ${ns.name} created.` : `Namespace ${ns.name} saved.`);
+          const on = shard ? ` on self-hosted shard ${shard.name} (${shard.id})` : "";
+          setNotice(created ? `Namespace ${ns.name} created${on}.` : `Namespace ${ns.name} saved.`);
           list.reload();
         }}
       />

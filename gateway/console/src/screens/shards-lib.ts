@@ -1,0 +1,109 @@
+// The tenant's self-hosted shards as the API shows them (wire/shards.go),
+// and what the console writes about them: how many nodes joined, and the
+// command each node runs to join with a freshly minted token.
+
+export const SHARDS_PATH = "/api/v1/shards";
+export const JOIN_TOKENS_PATH = "/api/v1/shards/join-tokens";
+
+/** README's section on self-hosted shards. */
+export const README_URL = "https://github.com/jobbie/jobbie#self-hosting-a-shard";
+
+export interface OwnedShard {
+  id: string;
+  name: string;
+  /** the nodes that joined so far */
+  nodes: string[];
+  created_at: string;
+  /** the joined nodes whose tunnels the answering gateway holds now */
+  connected?: string[];
+  /** how many nodes its token joins, when the API says */
+  expected_nodes?: number;
+  /** when its unspent token expires, when the API says */
+  token_expires_at?: string;
+  /** the namespaces placed on it, when the API says */
+  namespaces?: string[];
+}
+
+export interface OwnedShardList {
+  shards: OwnedShard[];
+}
+
+/** JoinToken is POST /api/v1/shards/join-tokens's answer: the token, shown this once. */
+export interface JoinToken {
+  token: string;
+  shard_id: string;
+  name: string;
+  nodes: number;
+  expires_at: string;
+}
+
+/** Cluster sizes a token joins (Raft groups of 1, 3 or 5). */
+export const NODE_COUNTS = [1, 3, 5] as const;
+
+/** How long a token may be used, as the API takes it (1 minute to 24 hours). */
+export const EXPIRIES: { value: string; label: string }[] = [
+  { value: "15m", label: "15 minutes" },
+  { value: "1h", label: "1 hour" },
+  { value: "6h", label: "6 hours" },
+  { value: "24h", label: "24 hours" },
+];
+export const DEFAULT_EXPIRY = "1h";
+
+/** MAX_NAME is the longest shard name the server takes. */
+export const MAX_NAME = 100;
+
+/** shardNameError is why name cannot name a shard (control's rule: 1-100 printable characters), or "". */
+export function shardNameError(name: string): string {
+  const t = name.trim();
+  if (!t) return "A name is required.";
+  if (t.length > MAX_NAME) return `At most ${MAX_NAME} characters.`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(t)) return "Printable characters only.";
+  return "";
+}
+
+/** nodesText is how many nodes joined: "2 of 3" when the API says how many are expected, else "2". */
+export function nodesText(sh: Pick<OwnedShard, "nodes" | "expected_nodes">): string {
+  const n = sh.nodes.length;
+  return sh.expected_nodes ? `${n} of ${sh.expected_nodes}` : String(n);
+}
+
+/** shardLabel names a shard in a select: its name and id. */
+export function shardLabel(sh: Pick<OwnedShard, "id" | "name">): string {
+  return `${sh.name} (${sh.id})`;
+}
+
+/** CONTROL_PLACEHOLDER stands for the control plane's URL, which the console does not know. */
+export const CONTROL_PLACEHOLDER = "<control-url>";
+/** CA_FILE is the hosted service's CA certificate, as the command names it. */
+export const CA_FILE = "hosted-ca.crt";
+const DATA_DIR = "/var/lib/jobbie";
+
+/** controlArg is the --control-url value: what was typed (trimmed), else the placeholder. */
+export function controlArg(typed: string): string {
+  return typed.trim() || CONTROL_PLACEHOLDER;
+}
+
+/**
+ * joinCommands are the commands that join nodes n1…nN with token: n1 starts
+ * the cluster (--bootstrap), the others join it through n1's gossip
+ * address. Every node shares one gossip key (gossip is always encrypted).
+ */
+export function joinCommands(token: string, nodes: number, controlUrl: string): string {
+  const lines: string[] = [];
+  if (nodes > 1) lines.push("# once, copied to every node: head -c 32 /dev/urandom | xxd -p -c 64 > gossip.key");
+  else lines.push("# once: head -c 32 /dev/urandom | xxd -p -c 64 > gossip.key");
+  for (let i = 1; i <= Math.max(1, nodes); i++) {
+    const start = i === 1 ? "--bootstrap" : "--join <n1-gossip-address>";
+    lines.push(
+      `jobbie shard --node-id n${i} ${start} --join-token ${token} --control-url ${controlArg(controlUrl)} ` +
+        `--ca-file ${CA_FILE} --data-dir ${DATA_DIR} --gossip-key-file gossip.key`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** revokeConflict says what a 409 from DELETE /api/v1/shards/{id} means, with the server's message. */
+export function revokeConflict(message: string): string {
+  return `The shard still holds namespaces, so it cannot be revoked: move or delete them first. (${message})`;
+}

@@ -56,12 +56,8 @@ talk to shards and scrape metrics.`,
 			if o.shards < 1 || o.replicas < 1 || o.shards > 16 || o.replicas > 7 {
 				return fmt.Errorf("--shards must be 1-16 and --replicas 1-7")
 			}
-
 			if (o.shards > 1 || o.replicas > 1) && o.backups != (backupStoreFlags{s3TLS: o.backups.s3TLS}) {
 				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes share <data-dir>/backups")
-			}
-			if (o.shards > 1 || o.replicas > 1) && o.tunnelAddr != "" {
-				return fmt.Errorf("--tunnel-addr is for the single-process dev service")
 			}
 			if o.shards > 1 || o.replicas > 1 {
 				return runDevCluster(ctx, o, cmd.OutOrStdout())
@@ -81,7 +77,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
-	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (single process only; their CA is <data-dir>/pki/selfhosted/ca.crt)")
+	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	o.backups.flags(f, "<data-dir>/backups")
 	return cmd
 }

@@ -107,6 +107,11 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.tunnelAddr != "" {
+		if _, err := openSelfHostedCA(o.dataDir); err != nil {
+			return err
+		}
+	}
 	if _, err := ca.files("operator", devOperator); err != nil {
 		return err
 	}
@@ -299,6 +304,18 @@ func (c *devCluster) plan() error {
 	// The gateway knows every control node (and finds more in gossip).
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", strings.Join(ctlURLs, ","), "--name", gw.NodeID,
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
+	if c.o.tunnelAddr != "" {
+		// Self-hosted shards: every control node signs with the one
+		// self-hosted CA and names the gateway's tunnel listener, which
+		// trusts that CA's certificate alone.
+		dir := selfHostedCADir(c.o.dataDir)
+		for _, p := range procs {
+			if p.Role == "control" {
+				p.args = append(p.args, "--selfhosted-ca-dir", dir, "--tunnel-url", c.o.tunnelAddr)
+			}
+		}
+		gw.args = append(gw.args, "--tunnel", c.o.tunnelAddr, "--selfhosted-ca-file", filepath.Join(dir, "ca.crt"))
+	}
 	// Every process gets a certificate of its own, issued afresh at each
 	// start, and the gossip key.
 	for _, p := range procs {

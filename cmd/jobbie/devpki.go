@@ -48,7 +48,7 @@ func openDevPKI(dataDir string) (*devPKI, error) {
 // <data-dir>/pki/selfhosted: apart from the dev CA, as in production,
 // so what it signs is trusted only where a self-hosted shard may speak.
 func openSelfHostedCA(dataDir string) (*pki.CA, error) {
-	dir := filepath.Join(dataDir, "pki", "selfhosted")
+	dir := selfHostedCADir(dataDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -64,6 +64,8 @@ func openSelfHostedCA(dataDir string) (*pki.CA, error) {
 	}
 	return ca, nil
 }
+
+func selfHostedCADir(dataDir string) string { return filepath.Join(dataDir, "pki", "selfhosted") }
 
 // creds issues id a certificate held in memory, for a role in this process.
 func (d *devPKI) creds(id pki.Identity) (*pki.Credentials, error) {

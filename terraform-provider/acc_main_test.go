@@ -31,6 +31,9 @@ import (
 var (
 	gatewayURL string
 	ownerKey   string
+	// jobbieBin, controlURL and devDir let a test join a self-hosted shard
+	// node to the jobbie dev (it listens for their tunnels).
+	jobbieBin, controlURL, devDir string
 )
 
 // factories serve the provider in-process (no binary, no registry).
@@ -76,6 +79,7 @@ func runMain(m *testing.M) int {
 	}
 	defer srv.stop()
 	gatewayURL, ownerKey = srv.gateway, srv.ownerKey
+	jobbieBin, controlURL, devDir = bin, srv.control, filepath.Join(tmp, "data")
 	os.Setenv(provider.EnvURL, gatewayURL)
 	os.Setenv(provider.EnvAPIKey, ownerKey)
 	return m.Run()
@@ -101,20 +105,21 @@ func terraformCLI() (string, error) {
 
 // devServer is a running `jobbie dev`.
 type devServer struct {
-	gateway, ownerKey string
-	cmd               *exec.Cmd
-	exited            chan struct{}
+	gateway, control, ownerKey string
+	cmd                        *exec.Cmd
+	exited                     chan struct{}
 }
 
 func startDev(bin, dir string) (*devServer, error) {
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2])
+	cmd := exec.Command(bin, "dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2],
+		"--tunnel-addr", ports[3]) // self-hosted shards' tunnels
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -128,7 +133,7 @@ func startDev(bin, dir string) (*devServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	d := &devServer{gateway: "http://" + ports[0], cmd: cmd, exited: make(chan struct{})}
+	d := &devServer{gateway: "http://" + ports[0], control: "https://" + ports[1], cmd: cmd, exited: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)

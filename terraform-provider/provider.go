@@ -123,6 +123,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newNamespaceResource,
 		newRoleResource,
 		newBackupPolicyResource,
+		newShardJoinTokenResource,
 	}
 }
 
@@ -132,6 +133,7 @@ func (p *jobbieProvider) DataSources(context.Context) []func() datasource.DataSo
 		newRoleDataSource,
 		newQueueDataSource,
 		newQueuesDataSource,
+		newShardsDataSource,
 	}
 }
 

@@ -8,7 +8,8 @@
 //	jobbie-pod start -- CMD...   exec a Raft node of a StatefulSet: ordinal 0 starts a new
 //	                             group (with --first) only while no peer behind --peers is
 //	                             ready; any other pod without state waits for a ready peer
-//	                             and names it to CMD (--join-flag).
+//	                             and names it to CMD (--join-flag). Without --peers, ordinal 0
+//	                             gets --first and the others start at once.
 //	jobbie-pod pki IDENTITY...   create the CA, a certificate per identity and a gossip
 //	                             key in --dir, each only if missing (compose's init service).
 //	jobbie-pod cat FILE          print a file, e.g. the operator key control wrote
@@ -54,7 +55,7 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   jobbie-pod probe [--cert F --key F --ca F] [--timeout D] URL...
-  jobbie-pod start --peers dns:NAME:PORT [--data-dir D] [--first FLAG] [--join-flag FLAG]
+  jobbie-pod start [--peers dns:NAME:PORT] [--data-dir D] [--first FLAG] [--join-flag FLAG]
                    [--cert F --key F --ca F] -- COMMAND [ARG...]
   jobbie-pod pki --dir DIR [--ca-dir DIR] [--jobbie PATH] ROLE/[SHARD/]NODE...
   jobbie-pod cat FILE

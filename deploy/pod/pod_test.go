@@ -195,6 +195,14 @@ func TestStartDecides(t *testing.T) {
 	if _, err := decide(o, time.Second); err == nil || !strings.Contains(err.Error(), "no-port") {
 		t.Errorf("bad --peers: %v", err)
 	}
+	// No peers to ask: ordinal 0 starts the group, the others at once.
+	for host, want := range map[string][]string{"dc1-0": {"--bootstrap"}, "dc1-1": nil, "dc1-2": nil} {
+		o := opts(host, empty)
+		o.peers = ""
+		if got, err := decide(o, time.Second); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s without --peers: %v %v, want %v", host, got, err, want)
+		}
+	}
 	// The pod's own address is never its peer.
 	o = opts("jobbie-shard-s1-0", empty)
 	o.own = map[string]bool{"127.0.0.1": true}

@@ -36,7 +36,7 @@ func startCmd(args []string) error {
 	fs := flag.NewFlagSet("start", flag.ContinueOnError)
 	var o startOptions
 	o.tls.register(fs)
-	fs.StringVar(&o.peers, "peers", "", "the set's headless service and HTTP port, dns:NAME:PORT, or HOST:PORT,…; each address's /readyz is asked")
+	fs.StringVar(&o.peers, "peers", "", "the set's headless service and HTTP port, dns:NAME:PORT, or HOST:PORT,…; each address's /readyz is asked (none: ordinal 0 gets --first, every other pod starts at once)")
 	fs.StringVar(&o.dataDir, "data-dir", "", "the node's data directory; a node with state there starts at once")
 	fs.StringVar(&o.first, "first", "", "a flag added for the pod that starts a new group, e.g. --bootstrap")
 	fs.StringVar(&o.joinFlag, "join-flag", "", "a flag added as FLAG=<ready peers' host:port,…> for a pod that joins, e.g. --join-http")
@@ -68,8 +68,19 @@ func startCmd(args []string) error {
 
 // decide returns the flags to add: the join flag naming the ready peers,
 // the first flag for ordinal 0 when none is ready, nothing for a node
-// with state when none is ready; a node with neither waits.
+// with state when none is ready; a node with neither waits. Without
+// --peers (nodes that cannot ask their peers, such as a self-hosted shard's
+// before they join) there is nothing to wait for: ordinal 0 gets the first
+// flag and every other pod starts at once, finding its group itself.
 func (o *startOptions) decide(ctx context.Context, log io.Writer) ([]string, error) {
+	if o.peers == "" {
+		if ordinal(o.host) != 0 || o.first == "" {
+			fmt.Fprintln(log, "jobbie-pod: no peers to ask; starting as given")
+			return nil, nil
+		}
+		fmt.Fprintf(log, "jobbie-pod: no peers to ask; ordinal 0 starts the group unless the node has state %s\n", o.first)
+		return []string{o.first}, nil
+	}
 	said := false
 	for {
 		ready, err := readyPeers(ctx, o.peers, &o.tls, o.own)

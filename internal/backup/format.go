@@ -57,11 +57,27 @@ type Header struct {
 	// record of an undeclared kind is refused; the manifest counts records
 	// by these names.
 	Kinds map[byte]string `json:"kinds"`
+	// Delta marks a stream of changes since an earlier snapshot of the
+	// same namespace rather than all of it: its records are set over what
+	// the earlier one had, and its KindDelete records remove keys. A full
+	// backup omits it (and stays byte for byte as before).
+	Delta bool `json:"delta,omitempty"`
 }
+
+// KindDelete is the record kind of a delta stream's deletions: the key
+// the namespace no longer holds, with an empty value. A delta stream
+// declares it as KindDeleteName; any other stream may not declare it.
+const (
+	KindDelete     byte = '-'
+	KindDeleteName      = "deletes"
+)
 
 func (h Header) validate() error {
 	if len(h.Kinds) == 0 {
 		return errors.New("backup: header declares no record kinds")
+	}
+	if name, ok := h.Kinds[KindDelete]; ok != h.Delta || ok && name != KindDeleteName {
+		return fmt.Errorf("backup: kind %q is %q in a delta stream and absent from any other", KindDelete, KindDeleteName)
 	}
 	seen := make(map[string]bool, len(h.Kinds))
 	for code, name := range h.Kinds {
@@ -96,6 +112,9 @@ type Manifest struct {
 	ShardID       string    `json:"shard_id"`
 	RaftIndex     uint64    `json:"raft_index"`
 	CreatedAt     time.Time `json:"created_at"`
+	// Delta repeats the header's: the stream holds changes, not a whole
+	// namespace.
+	Delta bool `json:"delta,omitempty"`
 	// Counts has one entry per declared kind name, zeros included.
 	Counts  map[string]uint64 `json:"counts"`
 	Records uint64            `json:"records"`

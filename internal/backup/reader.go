@@ -147,6 +147,9 @@ func (r *Reader) next() (Record, error) {
 	case kl > MaxKeyLen || vl > MaxValueLen:
 		return Record{}, corrupt("record %d: key length %d or value length %d over the limit", r.total, kl, vl)
 	}
+	if kind == KindDelete && vl > 0 {
+		return Record{}, corrupt("record %d: a delete record with a value", r.total)
+	}
 	n := 2 + n1 + n2
 	r.consumed(head[:n])
 	r.br.Discard(n)
@@ -212,7 +215,7 @@ func (r *Reader) verify(m Manifest, sum string, hashed uint64) error {
 	case m.Records != r.total:
 		return corrupt("trailer says %d records, stream has %d", m.Records, r.total)
 	case m.Tenant != h.Tenant || m.Namespace != h.Namespace || m.ShardID != h.ShardID ||
-		m.RaftIndex != h.RaftIndex || !m.CreatedAt.Equal(h.CreatedAt):
+		m.RaftIndex != h.RaftIndex || !m.CreatedAt.Equal(h.CreatedAt) || m.Delta != h.Delta:
 		return corrupt("trailer and header disagree on the snapshot")
 	case len(m.Counts) != len(h.Kinds):
 		return corrupt("trailer counts %d kinds, header declares %d", len(m.Counts), len(h.Kinds))

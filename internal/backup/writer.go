@@ -103,6 +103,9 @@ func (w *Writer) Write(r Record) error {
 	if len(r.Value) > MaxValueLen {
 		return fmt.Errorf("backup: value of %d bytes, over %d", len(r.Value), MaxValueLen)
 	}
+	if r.Kind == KindDelete && len(r.Value) > 0 {
+		return errors.New("backup: a delete record has no value")
+	}
 	f := w.frame[:0]
 	f = append(f, tagRecord, r.Kind)
 	f = binary.AppendUvarint(f, uint64(len(r.Key)))
@@ -143,6 +146,7 @@ func (w *Writer) Close(labels map[string]string) (Manifest, error) {
 		ShardID:       w.header.ShardID,
 		RaftIndex:     w.header.RaftIndex,
 		CreatedAt:     w.header.CreatedAt,
+		Delta:         w.header.Delta,
 		Counts:        make(map[string]uint64, len(w.header.Kinds)),
 		Records:       w.total,
 		Bytes:         w.hw.n,

@@ -292,6 +292,12 @@ func registryCases() []*gcase {
 		kc("RestoringPrefix", RestoringPrefix()).is(part{"restore marker prefix 01 'X' (outside every namespace)", []byte{0x01, 'X'}}),
 		kc("Restoring", Restoring(ns), "ns", ns).is(part{"restore marker prefix 01 'X' (outside every namespace)", []byte{0x01, 'X'}}, text("namespace", ns)).
 			parse("RestoringNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, RestoringNamespace(key)) }),
+		kc("MoveFencePrefix", MoveFencePrefix()).is(part{"move fence prefix 01 'F' (outside every namespace)", []byte{0x01, 'F'}}),
+		kc("MoveFence", MoveFence(ns), "ns", ns).is(part{"move fence prefix 01 'F' (outside every namespace)", []byte{0x01, 'F'}}, text("namespace", ns)).
+			parse("MoveFenceNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, MoveFenceNamespace(key)) }),
+		kc("MovedPrefix", MovedPrefix()).is(part{"moved tombstone prefix 01 'W' (outside every namespace)", []byte{0x01, 'W'}}),
+		kc("Moved", Moved(ns), "ns", ns).is(part{"moved tombstone prefix 01 'W' (outside every namespace)", []byte{0x01, 'W'}}, text("namespace", ns)).
+			parse("MovedNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, MovedNamespace(key)) }),
 		kc("PrefixEnd", PrefixEnd(Namespace(ns)), "p", expr(fmt.Sprintf("Namespace(%q)", ns))).
 			is(text("namespace", ns), end("separator 00")),
 		kc("PrefixEnd", PrefixEnd(PendingQueue(ns, gQueue)), "p", expr(fmt.Sprintf("PendingQueue(%q, %q)", ns, gQueue))).

@@ -39,6 +39,8 @@
 //	01 'G' <ns>                                          usage: ns's stored-bytes gauge
 //	01 'M'                                               usage: the metering clock (on since, last sweep)
 //	01 'X' <ns>                                          a restore into ns is running (value: its token)
+//	01 'F' <ns>                                          ns is fenced for a move (value: until 8B, the move's token)
+//	01 'W' <ns>                                          ns moved to another shard (value: that shard's id)
 package keys
 
 import (
@@ -369,6 +371,32 @@ func RestoringPrefix() []byte { return append([]byte(nil), restoringPrefix...) }
 
 // RestoringNamespace returns the namespace of a restore marker's key.
 func RestoringNamespace(k []byte) string { return string(k[len(restoringPrefix):]) }
+
+// The marks of a live move, outside the namespace like the restore
+// marker: a fence holds the namespace's writes for the cut-over; the moved
+// tombstone stays once its keys are gone.
+var (
+	moveFencePrefix = []byte{0x01, 'F'}
+	movedPrefix     = []byte{0x01, 'W'}
+)
+
+// MoveFence is the key of ns's move fence.
+func MoveFence(ns string) []byte { return append(MoveFencePrefix(), ns...) }
+
+// MoveFencePrefix is the prefix of the move fences.
+func MoveFencePrefix() []byte { return append([]byte(nil), moveFencePrefix...) }
+
+// MoveFenceNamespace returns the namespace of a move fence's key.
+func MoveFenceNamespace(k []byte) string { return string(k[len(moveFencePrefix):]) }
+
+// Moved is the key of ns's moved tombstone.
+func Moved(ns string) []byte { return append(MovedPrefix(), ns...) }
+
+// MovedPrefix is the prefix of the moved tombstones.
+func MovedPrefix() []byte { return append([]byte(nil), movedPrefix...) }
+
+// MovedNamespace returns the namespace of a moved tombstone's key.
+func MovedNamespace(k []byte) string { return string(k[len(movedPrefix):]) }
 
 // RegistryPrefix is the prefix of the namespace registry.
 func RegistryPrefix() []byte { return append([]byte(nil), registryPrefix...) }

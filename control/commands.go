@@ -42,6 +42,11 @@ var (
 	opCreateJoinToken = replica.Op[createJoinTokenCmd, wire.JoinToken]{Type: 27, Name: "create_join_token"}
 	opJoinShard       = replica.Op[joinShardCmd, replica.None]{Type: 28, Name: "join_shard"}
 	opRevokeShard     = replica.Op[revokeShardCmd, replica.None]{Type: 29, Name: "revoke_shard"}
+	opStartMove       = replica.Op[startMoveCmd, moveRecord]{Type: 30, Name: "start_move"}
+	opMoveProgress    = replica.Op[moveProgressCmd, moveRecord]{Type: 31, Name: "move_progress"}
+	opSwitchMove      = replica.Op[switchMoveCmd, moveRecord]{Type: 32, Name: "switch_move"}
+	opCancelMove      = replica.Op[cancelMoveCmd, moveRecord]{Type: 33, Name: "cancel_move"}
+	opEndMove         = replica.Op[endMoveCmd, moveRecord]{Type: 34, Name: "end_move"}
 )
 
 // newRegistry registers every command's handler.
@@ -76,6 +81,11 @@ func newRegistry() *replica.Registry {
 	opCreateJoinToken.Handle(r, applyCreateJoinToken)
 	opJoinShard.Handle(r, applyJoinShard)
 	opRevokeShard.Handle(r, applyRevokeShard)
+	opStartMove.Handle(r, applyStartMove)
+	opMoveProgress.Handle(r, applyMoveProgress)
+	opSwitchMove.Handle(r, applySwitchMove)
+	opCancelMove.Handle(r, applyCancelMove)
+	opEndMove.Handle(r, applyEndMove)
 	return r
 }
 

@@ -206,6 +206,9 @@ func applyStartRestore(tx *replica.Tx, c *startRestoreCmd) (restoreStarted, erro
 	if b.LastRestore != nil && b.LastRestore.State == wire.BackupRunning {
 		return restoreStarted{}, apierr.New(apierr.Conflict, "backup %s is being restored (%s): one restore at a time", b.ID, b.LastRestore.ID)
 	}
+	if id, ok := runningMove(tx, c.Tenant, c.Restore.TargetNamespace); ok {
+		return restoreStarted{}, errMoveRunning(id, c.Restore.TargetNamespace, "restore into it")
+	}
 	var out restoreStarted
 	if c.PreRestore != nil {
 		pre, err := applyStartBackup(tx, c.PreRestore)

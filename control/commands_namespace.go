@@ -96,6 +96,9 @@ func applyDeleteNamespace(tx *replica.Tx, c *deleteNamespaceCmd) (Namespace, err
 	if ns.DeletionProtection {
 		return Namespace{}, errDeletionProtected(ns.Name)
 	}
+	if id, ok := runningMove(tx, c.TenantID, ns.Name); ok {
+		return Namespace{}, errMoveRunning(id, ns.Name, "delete it")
+	}
 	mustDelete(tx, layout.Namespace(c.TenantID, ns.Name))
 	// Its backups stay in the catalog (a restore brings it back); its
 	// policy goes with it.

@@ -63,6 +63,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/control/v1/tenants/:tid/invoices", op, s.operatorOnly, s.getInvoices)
 	app.Get("/control/v1/tenants/:tid/invoices/upcoming", op, s.operatorOnly, s.getUpcomingInvoice)
 	app.Get("/control/v1/tenants/:tid/invoices/:id", op, s.operatorOnly, s.getInvoice)
+	s.moveRoutes(app, op)
 	// Shard clusters register with their own certificates, as they hold
 	// no operator key; the path sits with the shard list it feeds.
 	app.Post("/control/v1/shards/register", s.gate(pki.Roles(pki.RoleShard), false), s.postShardRegistration)

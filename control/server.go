@@ -50,6 +50,12 @@ type Server struct {
 	backupCancel context.CancelFunc
 	backupDone   chan struct{}
 
+	// moves runs live namespace moves and the leader's move loop
+	// (move_run.go); moveDone is closed when the loop ends.
+	moves      *moveRunner
+	moveCancel context.CancelFunc
+	moveDone   chan struct{}
+
 	fwd        *fasthttp.Client // to the leader (forward.go)
 	streamFwd  *http.Client     // to the leader, for answers streamed back (forward_stream.go)
 	dutyCancel context.CancelFunc
@@ -78,6 +84,7 @@ func New(cfg Config) (*Server, error) {
 		store = ds
 	}
 	s.backups = newBackupRunner(s, store)
+	s.moves = newMoveRunner(s)
 	s.app = s.newApp()
 	return s, nil
 }
@@ -135,6 +142,9 @@ func (s *Server) Start(ctx context.Context) error {
 	bctx, bcancel := context.WithCancel(context.Background())
 	s.backupCancel, s.backupDone = bcancel, make(chan struct{})
 	go func() { defer close(s.backupDone); s.backups.runLoop(bctx) }()
+	mctx, mcancel := context.WithCancel(context.Background())
+	s.moveCancel, s.moveDone = mcancel, make(chan struct{})
+	go func() { defer close(s.moveDone); s.moves.runLoop(mctx) }()
 	s.log.Info("control plane started", "http", ln.Addr().String(), "raft", node.RaftAddr(), "node", s.cfg.NodeID)
 	return nil
 }
@@ -193,6 +203,12 @@ func (s *Server) Stop() error {
 // over first, so its group does not wait out an election timeout.
 func (s *Server) stopLocked() error {
 	s.stopPuller()
+	if s.moveCancel != nil {
+		s.moveCancel()
+		<-s.moveDone
+		s.moveCancel = nil
+	}
+	s.moves.stop() // before the backups' shard clients close
 	if s.backupCancel != nil {
 		s.backupCancel()
 		<-s.backupDone

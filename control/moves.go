@@ -1,0 +1,139 @@
+package control
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Live namespace moves, as the operator API serves them. Starting one
+// records it; the leader's move runner (move_run.go) drives it after the
+// answer.
+
+// MoveFilter narrows a list of moves; empty fields match everything.
+type MoveFilter struct {
+	Tenant, Namespace, State string
+}
+
+var moveStates = []string{wire.MoveCopying, wire.MoveCatchingUp, wire.MoveFenced, wire.MoveSwitched,
+	wire.MoveCompleted, wire.MoveCancelled, wire.MoveFailed}
+
+// StartMove starts moving namespace ns of tenant tid to shard to: the
+// answer is the move as recorded (copying); the leader runs it after.
+func (s *Server) StartMove(ctx context.Context, tid, ns, to string) (wire.Move, error) {
+	if tenancy.ValidateTenantID(tid) != nil {
+		return wire.Move{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+	}
+	if tenancy.ValidateNamespace(ns) != nil {
+		return wire.Move{}, apierr.New(apierr.NotFound, "namespace %q not found", ns)
+	}
+	switch {
+	case to == "":
+		return wire.Move{}, apierr.Field("to_shard", "to_shard is required: the id of the shard to move the namespace to")
+	case !shardIDRE.MatchString(to):
+		return wire.Move{}, apierr.Field("to_shard", "shard %q must be 1-63 letters, digits, '.', '_' or '-'", to)
+	}
+	c := startMoveCmd{ID: newID(moveIDPrefix), Tenant: tid, Namespace: ns, ToShard: to, StaticShards: s.placement().Shards}
+	release := s.moves.hold(c.ID)
+	m, err := propose(ctx, s, opStartMove, &c)
+	if err != nil {
+		release()
+		return wire.Move{}, err
+	}
+	s.moves.launch(m.ID, release, func(ctx context.Context) { s.moves.run(ctx, m) })
+	return m.Move, nil
+}
+
+// Moves lists the moves f matches, newest first.
+func (s *Server) Moves(ctx context.Context, f MoveFilter) ([]wire.Move, error) {
+	if f.Tenant != "" && tenancy.ValidateTenantID(f.Tenant) != nil {
+		return nil, apierr.Field("tenant", "tenant %q is not a tenant id", f.Tenant)
+	}
+	if f.Namespace != "" {
+		if err := tenancy.ValidateNamespace(f.Namespace); err != nil {
+			return nil, apierr.Field("namespace", "%v", err)
+		}
+	}
+	if f.State != "" && !slices.Contains(moveStates, f.State) {
+		return nil, apierr.Field("state", "state must be one of %s, not %q", strings.Join(moveStates, ", "), f.State)
+	}
+	all, err := viewValue(s, listMoves)
+	if err != nil {
+		return nil, err
+	}
+	out := []wire.Move{}
+	for _, m := range slices.Backward(all) {
+		if (f.Tenant == "" || m.TenantID == f.Tenant) && (f.Namespace == "" || m.Namespace == f.Namespace) && (f.State == "" || m.State == f.State) {
+			out = append(out, m.Move)
+		}
+	}
+	return out, nil
+}
+
+func listMoves(r pebble.Reader) ([]moveRecord, error) {
+	var out []moveRecord
+	err := scanJSON(r, layout.Moves(), func(_ []byte, m moveRecord) { out = append(out, m) })
+	return out, err
+}
+
+// Move returns one move.
+func (s *Server) Move(ctx context.Context, id string) (wire.Move, error) {
+	m, err := s.moveRecord(id)
+	return m.Move, err
+}
+
+func (s *Server) moveRecord(id string) (moveRecord, error) {
+	rest, ok := strings.CutPrefix(id, moveIDPrefix)
+	if _, err := ulid.ParseStrict(strings.ToUpper(rest)); !ok || err != nil {
+		return moveRecord{}, apierr.New(apierr.NotFound, "move %q not found", id)
+	}
+	return viewValue(s, func(r pebble.Reader) (moveRecord, error) { return loadMove(r, id) })
+}
+
+// cancelWait is how long a cancel waits for the runner to clean up before
+// it answers with the move still ending.
+const cancelWait = 8 * time.Second
+
+// CancelMove cancels a move that has not switched (409 once it has): the
+// runner stops it, removes the target's copy and lifts the source's fence.
+// It answers the move once cancelled (done), or as it is after cancelWait
+// if the cleanup takes longer.
+func (s *Server) CancelMove(ctx context.Context, id string) (wire.Move, bool, error) {
+	if _, err := s.moveRecord(id); err != nil {
+		return wire.Move{}, false, err
+	}
+	m, err := propose(ctx, s, opCancelMove, &cancelMoveCmd{ID: id})
+	if err != nil {
+		return wire.Move{}, false, err
+	}
+	if m.ended() {
+		return m.Move, true, nil
+	}
+	s.moves.interrupt(id)
+	wait, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-wait.Done():
+			return m.Move, false, nil
+		case <-t.C:
+		}
+		if cur, err := s.moveRecord(id); err == nil {
+			m = cur
+			if m.ended() {
+				return m.Move, true, nil
+			}
+		}
+	}
+}

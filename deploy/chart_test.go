@@ -109,41 +109,6 @@ func TestChartDefaults(t *testing.T) {
 	}
 }
 
-// TestChartSelfHostedShard: values-selfhosted-shard.yaml runs one shard
-// cluster that joins with a token: no control, gateways or CA.
-func TestChartSelfHostedShard(t *testing.T) {
-	o := render(t, values(t, []string{"values-selfhosted-shard.yaml"}, nil))
-	o.tcpProbes = true
-	o.check(t, map[string]bool{"jobbie-join-token": true})
-	checkFlags(t, o.invocations())
-	if len(o.statefulSets) != 1 || len(o.deployments) != 0 {
-		t.Fatalf("%d StatefulSets and %d Deployments, want one shard cluster alone", len(o.statefulSets), len(o.deployments))
-	}
-	for name, s := range o.statefulSets {
-		pod := s.Spec.Template.Spec
-		c := container(t, pod, "shard")
-		a := args(c)
-		for _, want := range []string{"--join-token=$(JOBBIE_JOIN_TOKEN)", "--control-url=https://control.jobbie.example.com"} {
-			if !strings.Contains(a, want) {
-				t.Errorf("%s: %q not in %s", name, want, a)
-			}
-		}
-		for _, bad := range []string{"--tls-cert", "--control="} {
-			if strings.Contains(a, bad) {
-				t.Errorf("%s: %s in a self-hosted shard: %s", name, bad, a)
-			}
-		}
-		if len(pod.InitContainers) != 0 {
-			t.Errorf("%s: init containers; the certificate comes with the join token", name)
-		}
-		for _, v := range pod.Volumes {
-			if v.Secret != nil && strings.Contains(v.Secret.SecretName, "ca") {
-				t.Errorf("%s: mounts the CA Secret %s", name, v.Secret.SecretName)
-			}
-		}
-	}
-}
-
 // TestChartInlineCA: a CA given in the values (from `jobbie certs ca`)
 // becomes the chart's Secret; a single control node runs without the Raft
 // group's flags; gossip keys given are used as they are.

@@ -6,30 +6,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// upcoming are flags being built in this release under exactly these
-// names, which deploy/ already uses. Once jobbie has a flag whose name
-// holds landedIf, the feature has landed: every flag listed must then
-// exist (one that landed under another name fails the test), and the
-// entry is to be deleted, after which the flags are checked as any other.
-var upcoming = map[string]struct {
-	flags    []string
-	landedIf string
-}{
-	"shard": {[]string{"--join-token", "--control-url"}, "token"}, // a self-hosted shard joining with a token
-}
-
 var bins struct {
-	once            sync.Once
-	jobbie, pod     string
-	err             error
-	help            sync.Map // command -> map[string]bool
-	upcomingLogOnce sync.Once
+	once        sync.Once
+	jobbie, pod string
+	err         error
+	help        sync.Map // command -> map[string]bool
 }
 
 // binaries are $JOBBIE_BIN (or jobbie built from this repository) and
@@ -103,7 +89,7 @@ type invocation struct {
 }
 
 // checkFlags asserts that every flag of every command line is one the
-// binary has, or one of upcoming's.
+// binary has.
 func checkFlags(t *testing.T, invs []invocation) {
 	t.Helper()
 	jobbie, pod := binaries(t)
@@ -148,49 +134,9 @@ func checkFlags(t *testing.T, invs []invocation) {
 				if known[name] {
 					continue
 				}
-				if bin == jobbie && isUpcoming(sub[0], name) {
-					continue
-				}
 				t.Errorf("%s: `%s %s` has no flag %s", inv.where, filepath.Base(bin), strings.Join(sub, " "), name)
 			}
 			argv = next
 		}
 	}
-	checkUpcoming(t)
-}
-
-func isUpcoming(role, flag string) bool {
-	for _, f := range upcoming[role].flags {
-		if f == flag {
-			return true
-		}
-	}
-	return false
-}
-
-// checkUpcoming fails when an upcoming feature has landed with flags
-// other than the ones deploy/ uses, and says when the list is stale.
-func checkUpcoming(t *testing.T) {
-	jobbie, _ := binaries(t)
-	bins.upcomingLogOnce.Do(func() {
-		for role, u := range upcoming {
-			known := flagsOf(t, jobbie, role)
-			var landed []string
-			for f := range known {
-				if strings.Contains(f, u.landedIf) {
-					landed = append(landed, f)
-				}
-			}
-			if len(landed) == 0 {
-				continue
-			}
-			sort.Strings(landed)
-			for _, f := range u.flags {
-				if !known[f] {
-					t.Errorf("jobbie %s has %v now, but not %s, which deploy/ uses: rename it in deploy/", role, landed, f)
-				}
-			}
-			t.Logf("jobbie %s has %v: delete its entry from upcoming", role, landed)
-		}
-	})
 }

@@ -28,9 +28,6 @@ type objects struct {
 	statefulSets map[string]*appsv1.StatefulSet
 	deployments  map[string]*appsv1.Deployment
 	pdbs         map[string]*policyv1.PodDisruptionBudget
-	// tcpProbes allows TCP probes: a self-hosted shard has no certificate
-	// until its join token brings one.
-	tcpProbes bool
 }
 
 // values reads values files (relative to the chart) and applies
@@ -357,15 +354,15 @@ func (o *objects) checkPod(t *testing.T, what string, pod corev1.PodSpec, claims
 				ports[p.Name] = p.ContainerPort
 			}
 		}
-		checkProbe(t, cw+" readinessProbe", c.ReadinessProbe, "/readyz", ports, o.tcpProbes)
-		checkProbe(t, cw+" livenessProbe", c.LivenessProbe, "/healthz", ports, o.tcpProbes)
+		checkProbe(t, cw+" readinessProbe", c.ReadinessProbe, "/readyz", ports)
+		checkProbe(t, cw+" livenessProbe", c.LivenessProbe, "/healthz", ports)
 	}
 }
 
 // checkProbe: an HTTP probe of path on a declared port, or jobbie-pod's
-// probe of a URL with that path and port; a TCP probe of a declared port
-// only where the pod has no certificate to ask with (self-hosted).
-func checkProbe(t *testing.T, what string, p *corev1.Probe, path string, ports map[string]int32, tcp bool) {
+// probe of a URL with that path and port (a TCP probe says nothing of
+// health).
+func checkProbe(t *testing.T, what string, p *corev1.Probe, path string, ports map[string]int32) {
 	t.Helper()
 	declared := func(port string) bool {
 		if _, ok := ports[port]; ok {
@@ -397,12 +394,8 @@ func checkProbe(t *testing.T, what string, p *corev1.Probe, path string, ports m
 		if !ok || "/"+gotPath != path || !declared(port) {
 			t.Errorf("%s: probes %s, want https://127.0.0.1:<declared port>%s", what, url, path)
 		}
-	case p.TCPSocket != nil:
-		if !declared(p.TCPSocket.Port.String()) || !tcp {
-			t.Errorf("%s: a TCP probe of %s; want %s (TCP only for a self-hosted shard)", what, p.TCPSocket.Port.String(), path)
-		}
 	default:
-		t.Errorf("%s: neither HTTP, exec nor TCP", what)
+		t.Errorf("%s: neither HTTP nor jobbie-pod probe", what)
 	}
 }
 

@@ -179,3 +179,24 @@ topologySpreadConstraints:
       matchLabels:
         {{- include "jobbie.selector" . | nindent 8 }}
 {{- end -}}
+
+{{/* Accepting self-hosted shards: their CA's Secret (ca.crt and ca.key). */}}
+{{- define "jobbie.selfHostedCASecret" -}}
+{{- .Values.selfHostedShards.ca.existingSecret | default (printf "%s-selfhosted-ca" (include "jobbie.fullname" .)) -}}
+{{- end -}}
+
+{{/* This release is a self-hosted shard: the hosted CA's Secret (ca.crt). */}}
+{{- define "jobbie.hostedCASecret" -}}
+{{- .Values.selfHosted.hostedCA.existingSecret | default (printf "%s-hosted-ca" (include "jobbie.fullname" .)) -}}
+{{- end -}}
+
+{{- define "jobbie.joinTokenSecret" -}}
+{{- .Values.selfHosted.existingSecret | default (printf "%s-join-token" (include "jobbie.fullname" .)) -}}
+{{- end -}}
+
+{{/* jobbie-pod's flags for a self-hosted node's certificate, which joining stored in its data directory. */}}
+{{- define "jobbie.selfHostedPodTLS" -}}
+- --cert=/var/lib/jobbie/data/selfhosted/node.crt
+- --key=/var/lib/jobbie/data/selfhosted/node.key
+- --ca=/var/lib/jobbie/data/selfhosted/ca.crt
+{{- end -}}

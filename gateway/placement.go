@@ -78,6 +78,25 @@ func namespaceNotFound(ns string) error {
 	return apierr.New(apierr.NotFound, "namespace %q not found", ns)
 }
 
+// relocate is lookup for a request the shard of stale refused because
+// the namespace is moving (moving.go): stale is forgotten, so requests ask
+// control rather than the cache, and concurrent ones share one control
+// call. A placement loaded since stale serves without another. If control
+// cannot be asked, stale serves on (load), which only means the shard is
+// asked again.
+func (ps *placements) relocate(tenant, ns, requestID string, stale *placement) (*placement, error) {
+	k := placementKey{tenant: tenant, ns: ns}
+	if p, ok := ps.cache.Get(k); ok && p != stale && ps.clock.Now().UnixNano() < p.expires.Load() {
+		return p, p.err(ns)
+	}
+	stale.expires.Store(0)
+	k.ns = strings.Clone(ns)
+	v, err, _ := ps.flight.Do(k.tenant+"\x00"+k.ns, func() (any, error) {
+		return ps.load(k, requestID)
+	})
+	return v.(*placement), err
+}
+
 // invalidate forgets a placement, after a namespace was created through
 // this gateway.
 func (ps *placements) invalidate(tenant, ns string) {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -15,7 +16,7 @@ import (
 
 // forward proxies a request to the shard of its namespace.
 func (s *Server) forward(c *fiber.Ctx, r *call) error {
-	return s.proxy(c, r, time.Now().Add(s.cfg.ShardTimeout))
+	return s.proxy(c, r, 0, false)
 }
 
 // forwardLongPoll proxies a fetch, whose deadline must outlast the wait
@@ -28,7 +29,7 @@ func (s *Server) forwardLongPoll(c *fiber.Ctx, r *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.proxy(c, r, time.Now().Add(wait+s.cfg.ShardTimeout)); err != nil {
+	if err := s.proxy(c, r, wait, true); err != nil {
 		return err
 	}
 	s.releaseIfGone(c, r)
@@ -40,13 +41,13 @@ func (s *Server) forwardLongPoll(c *fiber.Ctx, r *call) error {
 // answer back. The body goes through untouched and uncopied; of the
 // client's headers only the content type does: every other header the
 // shard sees is the gateway's (shardheaders.go). Elections
-// and moved leaders are ridden out by shardclient.Do; everything else is
-// the client's answer as it came.
-func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
-	p, err := s.placements.lookup(r.key.TenantID, r.ns, r.requestID)
-	if err != nil {
-		return err
-	}
+// and moved leaders are ridden out by shardclient.Do, a moving namespace
+// by toShard; everything else is the client's answer as it came.
+//
+// wait is how long a fetch may wait for a job (0 for other requests): the
+// shard's deadline outlasts it, and a fetch sent again because its
+// namespace moved asks only for what is left of it.
+func (s *Server) proxy(c *fiber.Ctx, r *call, wait time.Duration, fetch bool) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -59,7 +60,6 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	} else {
 		req.SetRequestURIBytes(c.Request().URI().RequestURI()) // absolute-form
 	}
-	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(wire.RequestIDHeader, r.requestID)
 	if r.scope.limited {
 		req.Header.Set(wire.QueueScopeHeader, r.scope.header)
@@ -70,7 +70,25 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, deadline time.Time) error {
 	}
 	req.SetBodyRaw(c.Request().Body())
 
-	if err := s.shards.Do(p.route, req, resp, deadline); err != nil {
+	start := time.Now()
+	again := false
+	p, err := s.toShard(r, r.ns, wait, func(p *placement) (bool, error) {
+		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
+		left := wait
+		if again && fetch {
+			left = max(wait-time.Since(start), 0)
+			req.SetBody(withFetchTimeout(c.Request().Body(), left))
+		}
+		again = true
+		if err := s.shards.Do(p.route, req, resp, time.Now().Add(left+s.cfg.ShardTimeout)); err != nil {
+			return false, err
+		}
+		return isMoving(resp), nil
+	})
+	if err != nil {
+		if p == nil {
+			return err // no placement
+		}
 		return s.shardFailure(r, p, err)
 	}
 	out := c.Response()
@@ -120,4 +138,20 @@ func fetchWait(body []byte) (time.Duration, error) {
 		return 0, apierr.Field("timeout", "%v", err)
 	}
 	return d, nil
+}
+
+// withFetchTimeout is a fetch body that asks to wait for wait instead of
+// what it asked for. A body that does not decode goes as it is: the shard
+// refuses it. Only a fetch sent again builds one.
+func withFetchTimeout(body []byte, wait time.Duration) []byte {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(body, &f) != nil || f == nil {
+		return body
+	}
+	f["timeout"] = strconv.AppendFloat(nil, wait.Seconds(), 'f', 3, 64)
+	out, err := json.Marshal(f)
+	if err != nil {
+		return body
+	}
+	return out
 }

@@ -36,23 +36,29 @@ func (s *Server) releaseIfGone(c *fiber.Ctx, r *call) {
 	if err != nil {
 		return
 	}
-	p, err := s.placements.lookup(r.key.TenantID, r.ns, r.requestID)
-	if err != nil {
-		return
-	}
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(fiber.MethodPost)
 	req.SetRequestURI("/api/v1/release")
-	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(wire.RequestIDHeader, r.requestID)
 	r.setPlanHeaders(&req.Header, false)
 	req.Header.SetContentType(fiber.MIMEApplicationJSON)
 	req.SetBodyRaw(body)
-	if err := s.shards.Do(p.route, req, resp, time.Now().Add(releaseTimeout)); err != nil || resp.StatusCode() != fiber.StatusOK {
+	p, err := s.toShard(r, r.ns, 0, func(p *placement) (bool, error) {
+		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
+		if err := s.shards.Do(p.route, req, resp, time.Now().Add(releaseTimeout)); err != nil {
+			return false, err
+		}
+		return isMoving(resp), nil
+	})
+	if err != nil || resp.StatusCode() != fiber.StatusOK {
+		ns := ""
+		if p != nil {
+			ns = p.shardNS
+		}
 		s.log.Warn("gateway: could not release the leases of a worker that went away; they run out instead",
-			"namespace", p.shardNS, "worker", rel.WorkerID, "request_id", r.requestID, "status", resp.StatusCode(), "err", err)
+			"namespace", ns, "worker", rel.WorkerID, "request_id", r.requestID, "status", resp.StatusCode(), "err", err)
 	}
 }

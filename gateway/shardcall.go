@@ -27,17 +27,12 @@ func (s *Server) shardJSON(r *call, ns, method string, body any, want int, out a
 
 // shardCall is shardJSON on any path of the shard's API, within timeout.
 func (s *Server) shardCall(r *call, ns, method, path string, timeout time.Duration, body any, want int, out any) error {
-	p, err := s.placements.lookup(r.key.TenantID, ns, r.requestID)
-	if err != nil {
-		return err
-	}
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(method)
 	req.SetRequestURI(path)
-	req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 	req.Header.Set(wire.RequestIDHeader, r.requestID)
 	r.setPlanHeaders(&req.Header, false)
 	if body != nil {
@@ -48,7 +43,17 @@ func (s *Server) shardCall(r *call, ns, method, path string, timeout time.Durati
 		req.Header.SetContentType("application/json")
 		req.SetBody(raw)
 	}
-	if err := s.shards.Do(p.route, req, resp, time.Now().Add(timeout)); err != nil {
+	p, err := s.toShard(r, ns, 0, func(p *placement) (bool, error) {
+		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
+		if err := s.shards.Do(p.route, req, resp, time.Now().Add(timeout)); err != nil {
+			return false, err
+		}
+		return isMoving(resp), nil
+	})
+	if err != nil {
+		if p == nil {
+			return err // no placement
+		}
 		return s.shardFailure(&call{key: r.key, ns: ns, requestID: r.requestID}, p, err)
 	}
 	if resp.StatusCode() == want {

@@ -29,13 +29,8 @@ const streamChunk = 32 << 10
 // a heartbeat every 15 s), the shard ends it, or the gateway stops. Each
 // write to the client has WriteTimeout, not the whole stream.
 func (s *Server) forwardStream(c *fiber.Ctx, r *call) error {
-	p, err := s.placements.lookup(r.key.TenantID, r.ns, r.requestID)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	h := http.Header{}
-	h.Set(wire.ShardNamespaceHeader, p.shardNS)
 	h.Set(wire.RequestIDHeader, r.requestID)
 	h.Set(fiber.HeaderAccept, "text/event-stream")
 	if r.scope.limited {
@@ -45,9 +40,27 @@ func (s *Server) forwardStream(c *fiber.Ctx, r *call) error {
 	if id := c.Get(wire.LastEventIDHeader); id != "" {
 		h.Set(wire.LastEventIDHeader, id)
 	}
-	st, err := s.shards.OpenStream(ctx, p.route, string(c.Request().URI().RequestURI()), h, s.cfg.ShardTimeout, s.cfg.BodyLimit)
+	// A moving namespace is ridden out before the stream starts; once it
+	// has, the shard ends it and the client reconnects.
+	var st *shardclient.Stream
+	p, err := s.toShard(r, r.ns, 0, func(p *placement) (bool, error) {
+		if st != nil {
+			st.Close() // an earlier attempt's refusal, read whole
+		}
+		h.Set(wire.ShardNamespaceHeader, p.shardNS)
+		var err error
+		st, err = s.shards.OpenStream(ctx, p.route, string(c.Request().URI().RequestURI()), h, s.cfg.ShardTimeout, s.cfg.BodyLimit)
+		if err != nil {
+			st = nil
+			return false, err
+		}
+		return isMovingStream(st.Resp), nil
+	})
 	if err != nil {
 		cancel()
+		if p == nil {
+			return err // no placement
+		}
 		return s.shardFailure(r, p, err)
 	}
 	resp := st.Resp

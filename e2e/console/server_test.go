@@ -21,20 +21,23 @@ import (
 type devServer struct {
 	dir                   string
 	gateway, control      string // base URLs: http:// for the gateway, https:// for control
+	tunnel                string // host:port where self-hosted shard nodes dial the gateway
 	ownerKey, operatorKey string // of tenant "default" and of the operator
 	ops                   *http.Client
 	cmd                   *exec.Cmd
 	exited                chan struct{}
 }
 
-// launch starts `jobbie dev` on fresh loopback ports, with its front end
-// from consoleDir when set, and waits until it says it is running.
+// launch starts `jobbie dev` on fresh loopback ports (with a tunnel
+// listener for self-hosted shards), with its front end from consoleDir
+// when set, and waits until it says it is running.
 func launch(dir, consoleDir string) (*devServer, error) {
-	ports, err := freeport.Loopback(3)
+	ports, err := freeport.Loopback(4)
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2]}
+	args := []string{"dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2],
+		"--tunnel-addr", ports[3]}
 	if consoleDir != "" {
 		args = append(args, "--console-dir", consoleDir)
 	}
@@ -52,7 +55,8 @@ func launch(dir, consoleDir string) (*devServer, error) {
 		logf.Close()
 		return nil, err
 	}
-	d := &devServer{dir: dir, gateway: "http://" + ports[0], control: "https://" + ports[1], cmd: cmd, exited: make(chan struct{})}
+	d := &devServer{dir: dir, gateway: "http://" + ports[0], control: "https://" + ports[1], tunnel: ports[3],
+		cmd: cmd, exited: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)

@@ -35,6 +35,7 @@ type namespaceModel struct {
 	DeletionProtection types.Bool           `tfsdk:"deletion_protection"`
 	ForceDestroy       types.Bool           `tfsdk:"force_destroy"`
 	CreatedAt          types.String         `tfsdk:"created_at"`
+	Shard              types.String         `tfsdk:"shard"`
 }
 
 func (r *namespaceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -75,6 +76,17 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				CustomType:    timetypes.GoDurationType{},
 				Validators:    []validator.String{duration(minRetention, maxRetention)},
 				PlanModifiers: []planmodifier.String{sameDuration{}},
+			},
+			"shard": schema.StringAttribute{
+				MarkdownDescription: "One of the tenant's self-hosted shards (its id, like a `jobbie_shard_join_token`'s `shard_id`) " +
+					"to place the namespace on when it is created. Left out, Jobbie places it on a hosted shard. Changing it " +
+					"replaces the namespace (a new, empty one on the other shard; `force_destroy` applies to the old one).\n\n" +
+					"The API does not tell tenants where a namespace is, so this is what was asked at creation: it is " +
+					"not read back, and a namespace imported into a configuration that sets `shard` takes the value as " +
+					"stated, without replacement and without a check.",
+				Optional:      true,
+				Validators:    []validator.String{shardID()},
+				PlanModifiers: []planmodifier.String{shardPlanModifier()},
 			},
 			"deletion_protection": schema.BoolAttribute{
 				MarkdownDescription: "While true, the API refuses to delete the namespace, and so does `terraform destroy`. Defaults to `false`.",
@@ -123,8 +135,21 @@ func (r *namespaceResource) Create(ctx context.Context, req resource.CreateReque
 	}
 	body := client.CreateNamespaceRequest{Name: plan.Name.ValueString(), Description: plan.Description.ValueString(),
 		Retention: goDuration(plan.Retention), DeletionProtection: plan.DeletionProtection.ValueBool()}
-	ns, err := retry(ctx, true, func() (*client.Namespace, error) { return r.p.client.CreateNamespaceWith(ctx, body) })
+	shard := plan.Shard.ValueString()
+	if shard != "" && !r.shardReady(ctx, shard, &plan, &resp.Diagnostics) {
+		return
+	}
+	ns, err := retry(ctx, true, func() (*client.Namespace, error) {
+		if shard != "" {
+			return r.p.client.CreateNamespaceOnWith(ctx, body, shard)
+		}
+		return r.p.client.CreateNamespaceWith(ctx, body)
+	})
 	if err != nil {
+		if shard != "" && client.IsNotFound(err) {
+			resp.Diagnostics.AddAttributeError(path.Root("shard"), "Self-hosted shard not found", apiDetail(err)+shardNotFoundHint)
+			return
+		}
 		if client.IsConflict(err) {
 			resp.Diagnostics.AddAttributeError(path.Root("name"), "Namespace already exists",
 				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+body.Name)
@@ -173,6 +198,7 @@ func (r *namespaceResource) Update(ctx context.Context, req resource.UpdateReque
 	}
 	plan.set(ns)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, shardUnread, nil)...) // the shard, if adopted, is in the state now
 }
 
 func (r *namespaceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -192,13 +218,18 @@ func (r *namespaceResource) Delete(ctx context.Context, req resource.DeleteReque
 		resp.Diagnostics.AddError("Namespace "+name+" is not empty",
 			apiDetail(err)+"\n\nIt holds jobs, queues or schedules. To delete them with it, set force_destroy = true and "+
 				"apply, then destroy it.")
+	case client.ErrorCode(err) == client.CodeUnavailable && !state.Shard.IsNull():
+		resp.Diagnostics.AddError("Could not delete namespace "+name, apiDetail(err)+"\n\nIts shard, self-hosted shard "+
+			state.Shard.ValueString()+", must be reachable to delete it: is a node of it running, and has one joined?")
 	default:
 		apiError(&resp.Diagnostics, "Could not delete namespace "+name, err)
 	}
 }
 
-// ImportState takes the namespace's name.
+// ImportState takes the namespace's name. Its shard cannot be read, so
+// the first plan adopts the configuration's (see replaceShard).
 func (r *namespaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resource.ImportStatePassthroughID(ctx, path.Root("name"), req, resp)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, shardUnread, []byte(`true`))...)
 }

@@ -1,0 +1,251 @@
+package provider_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/jobbie/jobbie/client"
+)
+
+// startShardNode runs a one-node self-hosted shard (`jobbie shard
+// --join-token`) joined to the acceptance tests' jobbie dev with token,
+// until the test ends, and waits for its tunnel to be up.
+func startShardNode(t *testing.T, token, shardID string) {
+	t.Helper()
+	dir := t.TempDir()
+	ports, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	gossipKey := filepath.Join(dir, "gossip.key")
+	if err := os.WriteFile(gossipKey, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "node.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(jobbieBin, "shard", "--node-id", "n1", "--data-dir", filepath.Join(dir, "data"), "--bootstrap",
+		"--http", ports[0], "--raft", ports[1], "--gossip", ports[2], "--gossip-key-file", gossipKey,
+		"--join-token", token, "--control-url", controlURL, "--ca-file", filepath.Join(devDir, "pki", "ca.crt"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		sh, err := ownedShard(t, shardID)
+		if err == nil && sh != nil && slices.Equal(sh.Connected, []string{"n1"}) {
+			return
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the self-hosted node exited: %s", tail(logPath))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the self-hosted node's tunnel is not up after 90s (shard %+v, %v): %s", sh, err, tail(logPath))
+		}
+	}
+}
+
+// A namespace on the tenant's self-hosted shard: placed there while no
+// node has joined (a retention must wait for one), served through the
+// node's tunnel once it joins; the shard is not revoked while a namespace
+// is on it; an existing namespace imported into a configuration that names
+// the shard adopts it without replacement; destroy removes the namespaces,
+// then revokes the shard.
+func TestAccNamespaceOnShard(t *testing.T) {
+	accPreCheck(t)
+	seq := fmt.Sprintf("%d-%d", time.Now().UnixNano()%1e6, nsSeq.Add(1))
+	onprem, kept, outside, stray := "onprem-"+seq, "kept-"+seq, "outside-"+seq, "stray-"+seq
+	const tok, ns = "jobbie_shard_join_token.dc", "jobbie_namespace.onprem"
+	var made shardIDs
+	var token string
+	config := func(extra ...string) string {
+		return fmt.Sprintf(`
+resource "jobbie_shard_join_token" "dc" {
+  name = "dc %[1]s"
+}
+resource "jobbie_namespace" "onprem" {
+  name          = %[2]q
+  description   = "on premises"
+  shard         = jobbie_shard_join_token.dc.shard_id
+  force_destroy = true
+}
+`, seq, onprem) + strings.Join(extra, "\n")
+	}
+	withRetention := fmt.Sprintf(`
+resource "jobbie_namespace" "kept" {
+  name      = %q
+  retention = "2h"
+  shard     = jobbie_shard_join_token.dc.shard_id
+}
+`, kept)
+	listed := `
+data "jobbie_shards" "dc" {
+  name       = jobbie_shard_join_token.dc.name
+  depends_on = [jobbie_namespace.onprem]
+}
+`
+	imported := fmt.Sprintf(`
+import {
+  to = jobbie_namespace.outside
+  id = %[1]q
+}
+resource "jobbie_namespace" "outside" {
+  name  = %[1]q
+  shard = jobbie_shard_join_token.dc.shard_id
+}
+`, outside)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		CheckDestroy: func(s *terraform.State) error {
+			for _, name := range []string{onprem, kept, outside, stray} {
+				if _, err := api().GetNamespace(ctx(nil), name); !client.IsNotFound(err) {
+					return fmt.Errorf("namespace %s after destroy: %v", name, err)
+				}
+			}
+			return made.allRevoked(s)
+		},
+		Steps: []resource.TestStep{
+			{ // no node yet: the namespace is placed (with a warning), and the shard holds it
+				Config: config(),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					made.record(tok),
+					resource.TestCheckResourceAttrWith(tok, "token", func(v string) error { token = v; return nil }),
+					resource.TestCheckResourceAttrPair(ns, "shard", tok, "shard_id"),
+					resource.TestCheckResourceAttr(ns, "description", "on premises"),
+					func(*terraform.State) error {
+						if err := api().RevokeShard(ctx(t), made.last()); !client.IsConflict(err) {
+							return fmt.Errorf("revoke the shard holding %s: %v, want 409", onprem, err)
+						}
+						return nil
+					},
+				),
+			},
+			{ // a retention needs a node of the shard: refused before anything is made
+				Config:      config(withRetention),
+				ExpectError: regexp.MustCompile(`(?s)has no node yet.*leave\s+retention\s+out`),
+			},
+			{ // a node joins: the namespace serves through its tunnel, the retention is taken
+				PreConfig: func() {
+					if _, err := api().GetNamespace(ctx(t), kept); !client.IsNotFound(err) {
+						t.Fatalf("namespace %s after a refused create: %v", kept, err)
+					}
+					startShardNode(t, token, made.last())
+				},
+				Config: config(withRetention, listed),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("jobbie_namespace.kept", "retention", "2h"),
+					resource.TestCheckResourceAttrPair("jobbie_namespace.kept", "shard", tok, "shard_id"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.#", "1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.nodes.#", "1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.nodes.0", "n1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.connected.0", "n1"),
+					func(*terraform.State) error {
+						c := api().WithNamespace(onprem)
+						deadline := time.Now().Add(30 * time.Second)
+						for {
+							_, err := c.Enqueue(ctx(t), client.EnqueueRequest{Queue: "local"})
+							if err == nil {
+								return nil
+							}
+							if time.Now().After(deadline) {
+								return fmt.Errorf("enqueue into %s through the shard's tunnel: %v", onprem, err)
+							}
+							time.Sleep(200 * time.Millisecond)
+						}
+					},
+				),
+			},
+			{ // made outside Terraform on the shard, then imported: the shard is adopted, nothing replaced
+				PreConfig: func() {
+					if _, err := api().CreateNamespaceOn(ctx(t), outside, made.last()); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(withRetention, listed, imported),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("jobbie_namespace.outside", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(ns, plancheck.ResourceActionNoop),
+				}},
+				Check: resource.TestCheckResourceAttrPair("jobbie_namespace.outside", "shard", tok, "shard_id"),
+			},
+			{ // leaving the shard replaces the namespace (a new one, on a hosted shard)
+				Config: config(withRetention, listed, strings.Replace(imported, "shard = jobbie_shard_join_token.dc.shard_id", "", 1)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("jobbie_namespace.outside", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: resource.TestCheckNoResourceAttr("jobbie_namespace.outside", "shard"),
+			},
+			{ // a namespace Terraform does not manage keeps the shard from being revoked
+				PreConfig: func() {
+					if _, err := api().CreateNamespaceOn(ctx(t), stray, made.last()); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      config(withRetention, listed),
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)still holds namespaces.*holds\s+1\s+namespaces.*Destroy\s+those\s+namespaces\s+first`),
+			},
+			{ // once it is gone, the final destroy revokes the shard
+				PreConfig: func() {
+					if err := api().DeleteNamespace(ctx(t), stray, false); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(withRetention, listed),
+				Check:  resource.TestCheckResourceAttrPair("jobbie_namespace.kept", "shard", tok, "shard_id"),
+			},
+		},
+	})
+}
+
+// A shard that is not the tenant's: refused at apply with the reason; an
+// id that cannot be one, at plan time.
+func TestAccNamespaceOnUnknownShard(t *testing.T) {
+	accPreCheck(t)
+	name := fmt.Sprintf("nowhere-%d-%d", time.Now().UnixNano()%1e6, nsSeq.Add(1))
+	cfg := func(shard string) string {
+		return fmt.Sprintf("resource \"jobbie_namespace\" \"ns\" {\n  name  = %q\n  shard = %q\n}\n", name, shard)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{Config: cfg("sh_01nosuchshard"), ExpectError: regexp.MustCompile(`(?s)Self-hosted shard not found.*no\s+self-hosted\s+shard\s+sh_01nosuchshard.*jobbie_shards`)},
+			{Config: cfg("no such/shard"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid shard id.*is not a shard id`)},
+		},
+	})
+	if _, err := api().GetNamespace(ctx(t), name); !client.IsNotFound(err) {
+		t.Errorf("namespace %s after a refused create: %v", name, err)
+	}
+}

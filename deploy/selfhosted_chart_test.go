@@ -153,12 +153,20 @@ func TestChartAcceptsSelfHostedShards(t *testing.T) {
 	outside := map[string][]string{"jobbie-ca": {"ca.crt", "ca.key"}, "jobbie-selfhosted-ca": {"ca.crt", "ca.key"}}
 	o := render(t, values(t, nil, map[string]any{
 		"selfHostedShards.enabled": true, "selfHostedShards.tunnelURL": "tunnel.jobbie.example.com:8443",
+		"selfHostedShards.controlHosts": []any{"control.jobbie.example.com"},
 	}))
 	o.check(t, map[string]bool{"jobbie-ca": true, "jobbie-selfhosted-ca": true})
 	checkFlags(t, o.invocations())
 	ctl := o.statefulSets["prod-jobbie-control"].Spec.Template.Spec
 	hasArgs(t, "control", container(t, ctl, "control"),
 		[]string{"--selfhosted-ca-dir=/etc/jobbie/selfhosted", "--tunnel-url=tunnel.jobbie.example.com:8443"}, nil)
+	// Joining checks control's name: its certificates carry the one the
+	// nodes use, and a Service passes its https port through.
+	hasArgs(t, "control's certificate", ctl.InitContainers[0], []string{"--host=control.jobbie.example.com"}, nil)
+	if svc := o.services["prod-jobbie-control-join"]; svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer ||
+		svc.Spec.Ports[0].Port != 8081 || svc.Spec.Ports[0].TargetPort.String() != "http" {
+		t.Errorf("control's join Service: %v", svc)
+	}
 	gw := o.deployments["prod-jobbie-gateway"].Spec.Template.Spec
 	g := container(t, gw, "gateway")
 	hasArgs(t, "gateway", g, []string{"--tunnel=0.0.0.0:8443", "--selfhosted-ca-file=/etc/jobbie/selfhosted/ca.crt"}, nil)
@@ -191,6 +199,7 @@ func TestChartAcceptsSelfHostedShards(t *testing.T) {
 	crt, key := "-----BEGIN CERTIFICATE-----\n", "-----BEGIN PRIVATE KEY-----\n"
 	o = render(t, values(t, nil, map[string]any{
 		"selfHostedShards.enabled": true, "selfHostedShards.tunnelURL": "203.0.113.7:30443",
+		"selfHostedShards.controlHosts": []any{"203.0.113.7"}, "selfHostedShards.controlService.enabled": false,
 		"selfHostedShards.ca.existingSecret": "", "selfHostedShards.ca.caCrt": crt, "selfHostedShards.ca.caKey": key,
 		"selfHostedShards.service.type": "NodePort", "selfHostedShards.service.nodePort": 30443,
 	}))
@@ -200,6 +209,9 @@ func TestChartAcceptsSelfHostedShards(t *testing.T) {
 	}
 	if svc := o.services["prod-jobbie-tunnel"]; svc == nil || svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort != 30443 {
 		t.Errorf("NodePort tunnel Service: %v", svc)
+	}
+	if o.services["prod-jobbie-control-join"] != nil {
+		t.Error("control's join Service although disabled")
 	}
 	o = render(t, values(t, nil, map[string]any{
 		"control.enabled": false, "control.url": "https://control.example.com:8081", "shards": []any{},
@@ -212,7 +224,7 @@ func TestChartAcceptsSelfHostedShards(t *testing.T) {
 
 	// Off by default.
 	o = render(t, values(t, nil, nil))
-	if o.services["prod-jobbie-tunnel"] != nil || strings.Contains(args(container(t, o.deployments["prod-jobbie-gateway"].Spec.Template.Spec, "gateway")), "--tunnel") {
+	if o.services["prod-jobbie-tunnel"] != nil || o.services["prod-jobbie-control-join"] != nil || strings.Contains(args(container(t, o.deployments["prod-jobbie-gateway"].Spec.Template.Spec, "gateway")), "--tunnel") {
 		t.Error("a tunnel without selfHostedShards.enabled")
 	}
 }
@@ -221,7 +233,8 @@ func TestChartAcceptsSelfHostedShards(t *testing.T) {
 // naming what is missing.
 func TestChartSelfHostedRefuses(t *testing.T) {
 	sh := []string{"values-selfhosted-shard.yaml"}
-	on := map[string]any{"selfHostedShards.enabled": true, "selfHostedShards.tunnelURL": "t.example.com:8443"}
+	on := map[string]any{"selfHostedShards.enabled": true, "selfHostedShards.tunnelURL": "t.example.com:8443",
+		"selfHostedShards.controlHosts": []any{"c.example.com"}}
 	with := func(m map[string]any, k string, v any) map[string]any {
 		out := map[string]any{}
 		for a, b := range m {
@@ -242,6 +255,7 @@ func TestChartSelfHostedRefuses(t *testing.T) {
 		"no hosted CA":      {sh, map[string]any{"selfHosted.hostedCA.existingSecret": ""}, "selfHosted.hostedCA.caCrt"},
 		"no tunnel url":     {nil, with(on, "selfHostedShards.tunnelURL", ""), "selfHostedShards.tunnelURL"},
 		"no self-hosted CA": {nil, with(on, "selfHostedShards.ca.existingSecret", ""), "selfHostedShards.ca.caCrt"},
+		"no control hosts":  {nil, with(on, "selfHostedShards.controlHosts", []any{}), "selfHostedShards.controlHosts"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := renderErr(t, values(t, tc.files, tc.set))

@@ -86,7 +86,8 @@ dns:{{ include "jobbie.controlHeadless" . }}:{{ .Values.control.ports.gossip }}
 
 {{/*
 The init container that issues the pod its certificate. ctx: dict root,
-role, shard (or ""), host (a DNS name the certificate also names).
+role, shard (or ""), hosts (DNS names or addresses the certificate also
+names).
 */}}
 {{- define "jobbie.certsInit" -}}
 - name: certs
@@ -102,7 +103,7 @@ role, shard (or ""), host (a DNS name the certificate also names).
     - --shard={{ . }}
     {{- end }}
     - --node=$(POD_NAME)
-    {{- with .host }}
+    {{- range .hosts }}
     - --host={{ . }}
     {{- end }}
     - --host=$(POD_IP)
@@ -199,4 +200,46 @@ topologySpreadConstraints:
 - --cert=/var/lib/jobbie/data/selfhosted/node.crt
 - --key=/var/lib/jobbie/data/selfhosted/node.key
 - --ca=/var/lib/jobbie/data/selfhosted/ca.crt
+{{- end -}}
+
+{{/*
+A Service that passes TCP through to a component's port (mutual TLS end
+to end). ctx: dict root, name, component, svc (type, port, nodePort,
+annotations, loadBalancerSourceRanges, externalTrafficPolicy), target
+(the container port's name).
+*/}}
+{{- define "jobbie.passThroughService" -}}
+{{- $s := .svc -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "jobbie.labels" .root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+  {{- with $s.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  type: {{ $s.type }}
+  {{- if and (ne $s.type "ClusterIP") $s.externalTrafficPolicy }}
+  externalTrafficPolicy: {{ $s.externalTrafficPolicy }}
+  {{- end }}
+  {{- if eq $s.type "LoadBalancer" }}
+  {{- with $s.loadBalancerSourceRanges }}
+  loadBalancerSourceRanges:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- end }}
+  selector:
+    {{- include "jobbie.selector" (dict "root" .root "component" .component) | nindent 4 }}
+  ports:
+    - name: {{ .target }}
+      protocol: TCP
+      port: {{ $s.port }}
+      targetPort: {{ .target }}
+      {{- if and (ne $s.type "ClusterIP") $s.nodePort }}
+      nodePort: {{ $s.nodePort }}
+      {{- end }}
 {{- end -}}

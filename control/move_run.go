@@ -430,6 +430,9 @@ func (r *moveRunner) finish(ctx context.Context, m moveRecord) {
 				return
 			}
 		}
+		if !r.s.IsLeader() {
+			return // the leader's loop finishes it
+		}
 		r.s.log.Warn("control: finish a switched move; retrying", "move", m.ID, "err", err)
 		select {
 		case <-r.ctx.Done():

@@ -1,0 +1,309 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// moveWorld is a control node with two fake shards, s1 (where namespace
+// "orders" is placed) and s2, called as the operator.
+type moveWorld struct {
+	*bundle
+	src, dst *fakeMoveShard
+	tid, sns string
+}
+
+func moveSetup(t *testing.T, opts ...func(*Config)) *moveWorld {
+	t.Helper()
+	ca := pkitest.New(t)
+	src := newFakeMoveShard(t, ca, pkitest.Shard("s2", "n1"))
+	dst := newFakeMoveShard(t, ca, pkitest.Shard("s1", "n1"))
+	cfg := testConfig(t, ca, append([]func(*Config){noPulls, func(c *Config) {
+		c.Shards = []ShardInfo{{ID: "s2", Addr: "https://" + src.addr}, {ID: "s1", Addr: "https://" + dst.addr}}
+	}}, opts...)...)
+	srv := startServer(t, cfg)
+	op, err := srv.IssueOperatorKey(context.Background(), "ops")
+	require.NoError(t, err)
+	w := &moveWorld{bundle: &bundle{srv: srv, cfg: cfg, ca: ca, base: "https://" + srv.Addr(), op: op, client: clientWith(ca.Anonymous(t))},
+		src: src, dst: dst}
+	w.tid = mustTenant(t, srv, "acme")
+	ns, err := srv.CreateNamespace(context.Background(), w.tid, "orders")
+	require.NoError(t, err)
+	require.Equal(t, "s2", ns.ShardID)
+	w.sns = tenancy.ShardNamespace(w.tid, "orders")
+	return w
+}
+
+// start starts a move of orders to s2 through the API.
+func (w *moveWorld) start(t *testing.T) wire.Move {
+	t.Helper()
+	r := w.do(t, http.MethodPost, "/control/v1/namespaces/"+w.tid+"/orders/move", w.op, wire.NamespaceMoveRequest{ToShard: "s1"})
+	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
+	m := decodeAs[wire.Move](t, r)
+	require.Equal(t, wire.MoveCopying, m.State)
+	require.Equal(t, "s2", m.FromShard)
+	require.Equal(t, "s1", m.ToShard)
+	return m
+}
+
+func (w *moveWorld) get(t *testing.T, id string) wire.Move {
+	t.Helper()
+	r := w.do(t, http.MethodGet, "/control/v1/moves/"+id, w.op, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	return decodeAs[wire.Move](t, r)
+}
+
+// await polls move id until cond holds.
+func (w *moveWorld) await(t *testing.T, id string, cond func(wire.Move) bool) wire.Move {
+	t.Helper()
+	var m wire.Move
+	require.Eventually(t, func() bool { m = w.get(t, id); return cond(m) }, 20*time.Second, 10*time.Millisecond)
+	return m
+}
+
+func moveEnded(m wire.Move) bool {
+	return m.State == wire.MoveCompleted || m.State == wire.MoveFailed || m.State == wire.MoveCancelled
+}
+
+// placedOn is the shard the gateways' placement lookup names for orders.
+func (w *moveWorld) placedOn(t *testing.T) string {
+	t.Helper()
+	r := w.as(t, pkitest.Gateway).do(t, http.MethodGet, "/internal/v1/tenants/"+w.tid+"/namespaces/orders", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	return decodeAs[wire.NamespacePlacement](t, r).ShardID
+}
+
+func awaitStep(t *testing.T, fs *fakeMoveShard, step string) {
+	t.Helper()
+	select {
+	case got := <-fs.reached:
+		require.Equal(t, step, got)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("step %s never reached", step)
+	}
+}
+
+func keys(n int, tag string) map[string]string {
+	out := map[string]string{}
+	for i := range n {
+		out[fmt.Sprintf("job/%05d", i)] = tag
+	}
+	return out
+}
+
+// A move copies the snapshot, catches up in delta rounds while the last
+// copy held more than 1,000 records, fences the source, copies the last
+// changes, ends on the target and switches placement (visible to the
+// gateways' lookup at once, before the source's copy is removed), then
+// finishes on the source; the record shows each state and the figures.
+func TestMoveHappyPathStatesAndProgress(t *testing.T) {
+	t.Parallel()
+	w := moveSetup(t)
+	w.src.set(w.sns, keys(1500, "v0"))
+	deltas := 0
+	w.src.onDelta = func() {
+		deltas++
+		switch deltas {
+		case 1: // changes made while the snapshot was copied
+			w.src.set(w.sns, keys(1200, "v1"))
+		case 2:
+			w.src.set(w.sns, map[string]string{"job/00001": "v2", "job/00002": "", "job/00003": "", "new/1": "v2"})
+		}
+	}
+	openEnd := w.dst.gate("end")
+	openFinish := w.src.gate("finish")
+	m := w.start(t)
+
+	awaitStep(t, w.dst, "end")
+	fenced := w.get(t, m.ID)
+	require.Equal(t, wire.MoveFenced, fenced.State)
+	require.Equal(t, 2, fenced.Rounds, "two delta rounds before the fence: the first held 1,200 records")
+	require.Equal(t, int64(1500+1200+4), fenced.Records)
+	require.Positive(t, fenced.Bytes)
+	f, _, _, _ := w.src.state(w.sns)
+	require.Equal(t, m.ID, f.token)
+	require.Equal(t, int64(30000), f.ttlMS)
+	require.Equal(t, "s2", w.placedOn(t), "placement stays until the switch")
+	time.Sleep(150 * time.Millisecond) // the pause the record must show
+	openEnd()
+
+	awaitStep(t, w.src, "finish")
+	sw := w.get(t, m.ID)
+	require.Equal(t, wire.MoveSwitched, sw.State)
+	require.Equal(t, "s1", w.placedOn(t), "the switched placement is what gateways read at once")
+	require.Equal(t, 3, sw.Rounds, "the final delta under the fence counts")
+	require.Equal(t, fenced.Records, sw.Records, "the final delta held nothing new")
+	require.Greater(t, sw.Bytes, fenced.Bytes, "an empty delta still sends its header")
+	require.GreaterOrEqual(t, sw.PauseMS, int64(150))
+	require.Less(t, sw.PauseMS, int64(10000))
+	c := w.do(t, http.MethodPost, "/control/v1/moves/"+m.ID+"/cancel", w.op, nil)
+	requireError(t, c, http.StatusConflict, "conflict")
+	want := w.src.get(w.sns)
+	openFinish()
+
+	done := w.await(t, m.ID, moveEnded)
+	require.Equal(t, wire.MoveCompleted, done.State, "error: %s", done.Error)
+	require.NotNil(t, done.FinishedAt)
+	require.Equal(t, sw.PauseMS, done.PauseMS)
+	require.Equal(t, want, w.dst.get(w.sns), "the target holds the source's keys as of the fence")
+	require.Len(t, want, 1500-2+1)
+	require.Empty(t, w.src.get(w.sns), "the source's copy is removed")
+	_, _, moved, session := w.src.state(w.sns)
+	require.Equal(t, "s1", moved)
+	require.False(t, session)
+	require.Equal(t, []string{"snapshot", "delta", "delta", "fence", "delta", "finish"}, w.src.steps())
+	require.Equal(t, []string{"begin", "apply", "apply", "apply", "apply", "end"}, w.dst.steps())
+
+	// The shard counts follow the namespace.
+	shards, err := w.srv.Shards(context.Background())
+	require.NoError(t, err)
+	for _, sh := range shards {
+		require.Equal(t, map[string]uint64{"s2": 0, "s1": 2}[sh.ID], sh.Namespaces, sh.ID)
+	}
+	// A move back is a new move, from s1.
+	r := w.do(t, http.MethodPost, "/control/v1/namespaces/"+w.tid+"/orders/move", w.op, wire.NamespaceMoveRequest{ToShard: "s2"})
+	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
+	back := w.await(t, decodeAs[wire.Move](t, r).ID, moveEnded)
+	require.Equal(t, wire.MoveCompleted, back.State, "error: %s", back.Error)
+	require.Equal(t, "s2", w.placedOn(t))
+	require.Equal(t, want, w.src.get(w.sns))
+}
+
+// A step that fails before the switch fails the move: the source's fence
+// is lifted, the target's copy aborted, and the namespace stays placed on
+// the source with its data.
+func TestMoveFailureAtEachStepCleansUp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ shard, step string }{
+		{"dst", "begin"}, {"src", "snapshot"}, {"dst", "apply"}, {"src", "delta"}, {"src", "fence"}, {"dst", "end"},
+	} {
+		t.Run(tc.shard+"_"+tc.step, func(t *testing.T) {
+			t.Parallel()
+			w := moveSetup(t)
+			w.src.set(w.sns, keys(1100, "v0")) // over 1,000: one delta round before the fence
+			fs := map[string]*fakeMoveShard{"src": w.src, "dst": w.dst}[tc.shard]
+			fs.failStep(tc.step, http.StatusInternalServerError)
+			m := w.await(t, w.start(t).ID, moveEnded)
+			require.Equal(t, wire.MoveFailed, m.State)
+			require.Contains(t, m.Error, tc.step)
+			require.Contains(t, m.Error, "the shard refused "+tc.step)
+			require.NotNil(t, m.FinishedAt)
+			require.Equal(t, "s2", w.placedOn(t))
+			require.Contains(t, w.src.steps(), "unfence")
+			require.Contains(t, w.dst.steps(), "abort")
+			require.NotContains(t, w.src.steps(), "finish")
+			fence, _, moved, session := w.src.state(w.sns)
+			require.Empty(t, fence.token, "no fence left")
+			require.Empty(t, moved)
+			require.False(t, session)
+			_, mark, _, _ := w.dst.state(w.sns)
+			require.Empty(t, mark, "the target's copy is aborted")
+			require.Len(t, w.src.get(w.sns), 1100)
+			require.Empty(t, w.dst.get(w.sns))
+			// Over: the namespace may move again.
+			again := w.do(t, http.MethodPost, "/control/v1/namespaces/"+w.tid+"/orders/move", w.op, wire.NamespaceMoveRequest{ToShard: "s1"})
+			require.Equal(t, http.StatusAccepted, again.status, "body: %s", again.body)
+		})
+	}
+}
+
+// A cut-over that outlasts the fence's ttl less its margin fails rather
+// than switch while the source may take writes again.
+func TestMoveFailsWhenTheCutOverOutlastsTheFence(t *testing.T) {
+	t.Parallel()
+	w := moveSetup(t)
+	w.srv.moves.fenceTTL, w.srv.moves.fenceMargin = 2*time.Second, 1500*time.Millisecond
+	w.src.set(w.sns, keys(10, "v0"))
+	open := w.dst.gate("end")
+	m := w.start(t)
+	awaitStep(t, w.dst, "end")
+	time.Sleep(time.Second)
+	open()
+	m = w.await(t, m.ID, moveEnded)
+	require.Equal(t, wire.MoveFailed, m.State)
+	require.Contains(t, m.Error, "fence's time")
+	require.Equal(t, "s2", w.placedOn(t))
+	require.Contains(t, w.src.steps(), "unfence")
+	require.Contains(t, w.dst.steps(), "abort")
+}
+
+// A finish the source refuses is retried until it succeeds; the move
+// stays switched meanwhile.
+func TestMoveFinishIsRetried(t *testing.T) {
+	t.Parallel()
+	w := moveSetup(t)
+	w.src.set(w.sns, keys(10, "v0"))
+	w.src.failStep("finish", http.StatusInternalServerError)
+	m := w.start(t)
+	require.Eventually(t, func() bool {
+		n := 0
+		for _, s := range w.src.steps() {
+			if s == "finish" {
+				n++
+			}
+		}
+		return n >= 2
+	}, 20*time.Second, 10*time.Millisecond)
+	require.Equal(t, wire.MoveSwitched, w.get(t, m.ID).State)
+	require.Equal(t, "s1", w.placedOn(t))
+	w.src.failStep("finish", 0)
+	m = w.await(t, m.ID, moveEnded)
+	require.Equal(t, wire.MoveCompleted, m.State)
+	require.NotContains(t, w.src.steps(), "unfence")
+	require.NotContains(t, w.dst.steps(), "abort")
+}
+
+// A cancel before the switch stops the move where it is, lifts the
+// fence, aborts the target's copy and ends it cancelled; placement is
+// unchanged. Cancelling it again changes nothing.
+func TestMoveCancelBeforeSwitch(t *testing.T) {
+	t.Parallel()
+	w := moveSetup(t)
+	w.src.set(w.sns, keys(1100, "v0"))
+	w.src.gate("delta")
+	m := w.start(t)
+	awaitStep(t, w.src, "delta")
+	r := w.do(t, http.MethodPost, "/control/v1/moves/"+m.ID+"/cancel", w.op, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	c := decodeAs[wire.Move](t, r)
+	require.Equal(t, wire.MoveCancelled, c.State)
+	require.Empty(t, c.Error)
+	require.NotNil(t, c.FinishedAt)
+	require.Equal(t, "s2", w.placedOn(t))
+	require.Contains(t, w.src.steps(), "unfence")
+	require.Contains(t, w.dst.steps(), "abort")
+	require.NotContains(t, w.src.steps(), "fence")
+	_, mark, _, _ := w.dst.state(w.sns)
+	require.Empty(t, mark)
+	require.Len(t, w.src.get(w.sns), 1100)
+
+	r = w.do(t, http.MethodPost, "/control/v1/moves/"+m.ID+"/cancel", w.op, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.Equal(t, wire.MoveCancelled, decodeAs[wire.Move](t, r).State)
+}
+
+// A cancel of a fenced move is cancelled too: the fence is lifted.
+func TestMoveCancelWhileFenced(t *testing.T) {
+	t.Parallel()
+	w := moveSetup(t)
+	w.src.set(w.sns, keys(10, "v0"))
+	w.dst.gate("end")
+	m := w.start(t)
+	awaitStep(t, w.dst, "end")
+	r := w.do(t, http.MethodPost, "/control/v1/moves/"+m.ID+"/cancel", w.op, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.Equal(t, wire.MoveCancelled, decodeAs[wire.Move](t, r).State)
+	fence, _, _, _ := w.src.state(w.sns)
+	require.Empty(t, fence.token, "the fence is lifted")
+	require.Equal(t, "s2", w.placedOn(t))
+	require.NotContains(t, w.src.steps(), "finish")
+}

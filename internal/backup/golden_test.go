@@ -3,11 +3,11 @@ package backup
 import (
 	"bytes"
 	"errors"
-	"io"
-	"strings"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )

@@ -11,6 +11,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -83,7 +84,7 @@ func (s *Server) restore(c *fiber.Ctx) error {
 // as before; a chunked one is read up to the limit.
 func streamedBodies(c *fiber.Ctx) error {
 	req := c.Request()
-	if !req.IsBodyStream() || c.Path() == restorePath {
+	if !req.IsBodyStream() || c.Path() == restorePath || c.Path() == moveApplyPath {
 		return c.Next()
 	}
 	switch cl := req.Header.ContentLength(); {
@@ -103,10 +104,29 @@ func streamedBodies(c *fiber.Ctx) error {
 }
 
 // restoreGate answers 503 for a namespace a restore is writing; deleting
-// the namespace is let through (it ends an interrupted restore).
+// the namespace is let through (it ends an interrupted restore). It
+// answers 503 namespace_moving, with wire.MovingHeader, for a namespace a
+// move fences or moved away, and marks the same refusal of a command's
+// apply (a fence that committed after the request passed here).
 func (s *Server) restoreGate(c *fiber.Ctx) error {
-	if !s.svc.Restoring(ns(c)) || (c.Method() == fiber.MethodDelete && c.Path() == "/api/v1/namespace") {
-		return c.Next()
+	nsName := ns(c)
+	if m := s.svc.Moving(nsName); m != "" {
+		c.Set(wire.MovingHeader, m)
+		if m == wire.MovingMoved {
+			return engine.ErrMoved
+		}
+		return engine.ErrFenced
 	}
-	return apierr.Retry(apierr.Unavailable, 2, "a restore into this namespace is running; retry shortly")
+	if s.svc.Restoring(nsName) && (c.Method() != fiber.MethodDelete || c.Path() != "/api/v1/namespace") {
+		return apierr.Retry(apierr.Unavailable, 2, "a restore into this namespace is running; retry shortly")
+	}
+	err := c.Next()
+	if err != nil && apierr.CodeOf(err) == apierr.NamespaceMoving && len(c.Response().Header.Peek(wire.MovingHeader)) == 0 {
+		m := wire.MovingFenced
+		if s.svc.Moving(nsName) == wire.MovingMoved {
+			m = wire.MovingMoved
+		}
+		c.Set(wire.MovingHeader, m)
+	}
+	return err
 }

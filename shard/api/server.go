@@ -105,6 +105,7 @@ func (s *Server) routes() {
 	s.clusterRoutes()
 	s.usageRoutes()
 	s.backupRoutes()
+	s.moveRoutes()
 }
 
 // Who may call a shard node. The TLS handshake admits Callers; each
@@ -115,7 +116,8 @@ func (s *Server) routes() {
 //   - /internal/v1 (membership, snapshots): this shard's members and
 //     operators;
 //   - /internal/v1/usage (metering): control and operators;
-//   - /internal/v1/backup and /internal/v1/restore: control alone;
+//   - /internal/v1/backup, /internal/v1/restore and /internal/v1/move:
+//     control alone;
 //   - /metrics: scrapers (pki.Scrapers);
 //   - /healthz and /readyz: any caller the handshake admitted but control.
 //

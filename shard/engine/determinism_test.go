@@ -321,6 +321,33 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		}
 		return RestoreEnd.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
 	}),
+	// Moves: a fence (of either namespace, for a second, so commands
+	// meet it and it lapses), lifted now and then; otherNS finished
+	// (moved away, until a restore begins into it again); a move's chunk
+	// of sets and deletes and its end, into the restore of otherNS.
+	scriptCmd(func(s *script) []byte {
+		ns := otherNS
+		if s.rng.Intn(3) == 0 {
+			ns = testNS
+		}
+		if s.rng.Intn(3) == 0 {
+			s.next = MoveUnfence.Command(&MoveTokenCmd{NS: ns, Token: "m"})
+		}
+		return MoveFence.Command(&MoveFenceCmd{NS: ns, Token: "m", TTL: int64(time.Second)})
+	}),
+	scriptCmd(func(s *script) []byte {
+		return MoveFinish.Command(&MoveFinishCmd{NS: otherNS, Token: "m", To: "shard-2"})
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &MoveChunkCmd{NS: otherNS, Token: "t", Dels: [][]byte{keys.Queue("", "never")[1:]}}
+		if s.rng.Intn(2) == 0 {
+			c.Recs = []RestoreRecord{{Key: keys.Queue("", "z")[1:], Value: replica.Encode(&QueueRecord{Name: "z", Counts: make([]int64, 8)})}}
+		} else {
+			c.Dels = append(c.Dels, keys.Queue("", "z")[1:])
+		}
+		return MoveChunk.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte { return MoveEnd.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"}) }),
 }
 
 func (s *script) jobsSample() []string {
@@ -426,7 +453,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 48, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 53, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

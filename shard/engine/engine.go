@@ -62,6 +62,8 @@ type Engine struct {
 	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
 	usage     *usageCache                // usage meters and gauges, written once per batch (usage.go)
 	marks     *restoreMarks              // restore markers as committed, read by the API on every request (restoremarks.go)
+	movesFSM  *moveSet                   // move fences and tombstones as applied, for the gate of each command (movemarks.go)
+	movesAPI  *moveSet                   // the same as committed, read by the API on every request
 
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 }
@@ -79,6 +81,7 @@ func New(o Options) *Engine {
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
 		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), marks: &restoreMarks{},
+		movesFSM: &moveSet{}, movesAPI: &moveSet{},
 	}
 }
 
@@ -103,6 +106,8 @@ func (e *Engine) reset() {
 	e.nsConfigs = map[string]NamespaceConfig{}
 	e.usage.reset()
 	e.marks.reset()
+	e.movesFSM.reset()
+	e.movesAPI.reset()
 }
 
 // TakeFloor returns the lowest time inserted into ns's time index kind

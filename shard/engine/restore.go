@@ -97,9 +97,19 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 	if c.NS == "" || c.Token == "" {
 		return replica.None{}, apierr.New(apierr.BadRequest, "a restore needs a namespace and a token")
 	}
+	f, _, moved := e.movesFSM.get(tx, c.NS)
+	if f.holds(tx.Now.UnixNano()) {
+		return replica.None{}, ErrFenced // its data is being moved out
+	}
 	_, interrupted := RestoreMarker(tx, c.NS)
 	if !c.Replace && !interrupted && HasData(tx, c.NS) {
 		return replica.None{}, apierr.New(apierr.Conflict, "the namespace already holds data: restore into a new namespace, or replace it")
+	}
+	if moved {
+		e.clearMoved(tx, c.NS) // it comes back here
+	}
+	if f.Token != "" {
+		e.clearFence(tx, c.NS) // lapsed
 	}
 	e.wipeNamespace(tx, c.NS)
 	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()})
@@ -131,29 +141,55 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
 		return replica.None{}, err
 	}
-	p := keys.Namespace(c.NS)
-	metering := e.usage.metering(tx)
-	var key []byte
-	for _, r := range c.Recs {
-		if len(r.Key) == 0 {
-			return replica.None{}, apierr.New(apierr.BadRequest, "a restored record has an empty key")
-		}
-		key = append(append(key[:0], p...), r.Key...)
-		if metering && IsJobKey(r.Key) {
-			// The record keeps the stored size it counted where it was
-			// backed up (its key's length may differ by a few bytes here):
-			// the gauge adds exactly that, so removing the job later takes
-			// back what it added.
-			var j job.Job
-			if err := j.Decode(r.Value); err != nil {
-				return replica.None{}, apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
-			}
-			e.storedDelta(tx, c.NS, j.Stored)
-		}
-		must(tx.Set(key, r.Value, nil))
+	if err := e.writeRestored(tx, c.NS, c.Recs, false); err != nil {
+		return replica.None{}, err
 	}
 	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()}) // not idle (RestoreTokenCmd.Idle)
 	return replica.None{}, nil
+}
+
+// writeRestored writes records of a restore or move under ns's prefix. A
+// job record adds the stored size it counted where it was backed up to
+// ns's gauge (its key's length may differ by a few bytes here), so
+// removing the job later takes back exactly what it added; over a job
+// already there (replace: a move's later round), the old one's size is
+// taken back first.
+func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, replace bool) error {
+	p := keys.Namespace(ns)
+	metering := e.usage.metering(tx)
+	var key []byte
+	for _, r := range recs {
+		if len(r.Key) == 0 {
+			return apierr.New(apierr.BadRequest, "a restored record has an empty key")
+		}
+		key = append(append(key[:0], p...), r.Key...)
+		if metering && IsJobKey(r.Key) {
+			var j job.Job
+			if err := j.Decode(r.Value); err != nil {
+				return apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
+			}
+			if replace {
+				e.storedDelta(tx, ns, -storedOf(tx, key))
+			}
+			e.storedDelta(tx, ns, j.Stored)
+		}
+		must(tx.Set(key, r.Value, nil))
+	}
+	return nil
+}
+
+// storedOf is the stored size the job record at key counted, 0 if none.
+func storedOf(r pebble.Reader, key []byte) int64 {
+	v, closer, err := r.Get(key)
+	if err != nil {
+		return 0
+	}
+	defer closer.Close()
+	var j job.Job
+	if j.Decode(v) != nil {
+		return 0
+	}
+	return j.Stored
 }
 
 // IsJobKey reports whether a key relative to a namespace is a job record's.
@@ -164,6 +200,13 @@ func IsJobKey(rel []byte) bool { return len(rel) == 1+keys.JobIDLen && rel[0] ==
 var restoredTimeIndexes = []byte{keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindPrune, keys.KindScheduleRun, keys.KindRecordPrune}
 
 func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) {
+	return e.endRestore(tx, c, true)
+}
+
+// endRestore makes a restored namespace live. A restore requeues its
+// active jobs (requeue); a move keeps them active with their leases, for
+// the worker acks them at the target.
+func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, requeue bool) (*RestoreEnded, error) {
 	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
 		return nil, err
 	}
@@ -175,6 +218,9 @@ func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEn
 	// stays, and the time it ran is not metered again here.
 	now := tx.Now.UnixNano()
 	for _, id := range indexIDs(tx, keys.TimeIndex(c.NS, keys.KindLease)) {
+		if !requeue {
+			break
+		}
 		j, err := e.getJob(tx, c.NS, id)
 		if err != nil || j.State != job.Active {
 			continue

@@ -96,8 +96,10 @@ func (l *Loops) sweepLoop() {
 		}
 		if !l.node.IsLeader() {
 			l.usageAt = 0
+			l.svc.DropMoveSessions(time.Time{}) // a move's next delta goes to the new leader, and starts over
 			continue
 		}
+		l.svc.DropMoveSessions(l.cfg.Clock.Now().Add(-service.MoveSessionIdle))
 		if r := l.node.Restores(); r != restores {
 			restores, l.swept = r, map[string]int64{} // a snapshot replaced the state: sweep from the bottom
 		}

@@ -22,9 +22,14 @@ var timeSweeps = []struct {
 
 // sweepOnce proposes, per namespace, every job of each time index due at
 // or before now, then fires the cron schedules whose run came, then prunes
-// the finished batch and bulk records whose retention ran out.
+// the finished batch and bulk records whose retention ran out. A namespace
+// a move fences is left alone: its jobs, schedules and records wait (on
+// the target, once moved).
 func (l *Loops) sweepOnce(ctx context.Context, now int64) error {
 	for _, ns := range engine.Namespaces(l.node.DB()) {
+		if l.eng.Fenced(l.node.DB(), ns, now) {
+			continue // a move holds it: its commands would be refused
+		}
 		for _, s := range timeSweeps {
 			if err := l.sweepIndex(ctx, ns, s.kind, s.op, now); err != nil {
 				return err

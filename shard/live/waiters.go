@@ -1,6 +1,7 @@
 package live
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -70,6 +71,19 @@ func (ws *Waiters) Parked(ns, queue string) int {
 func (ws *Waiters) Wake(ns, queue string, n int) {
 	ws.mu.Lock()
 	ws.wakeLocked(waitKey(ns, queue), n)
+	ws.mu.Unlock()
+}
+
+// WakeNamespace wakes every waiter of ns, on any queue: they look again
+// and find the namespace moving.
+func (ws *Waiters) WakeNamespace(ns string) {
+	p := ns + "\x00"
+	ws.mu.Lock()
+	for k := range ws.lists {
+		if strings.HasPrefix(k, p) {
+			ws.wakeLocked(k, len(ws.lists[k]))
+		}
+	}
 	ws.mu.Unlock()
 }
 

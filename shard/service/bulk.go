@@ -288,6 +288,9 @@ func (s *Service) RunningBulkOps() []BulkOpRef {
 	db := s.node.DB()
 	var out []BulkOpRef
 	for _, ns := range engine.Namespaces(db) {
+		if s.Moving(ns) != "" {
+			continue // a move holds it
+		}
 		p := keys.BulkOpPrefix(ns)
 		it, err := db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
 		if err != nil {

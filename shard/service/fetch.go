@@ -139,6 +139,10 @@ func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait
 	defer timer.Stop()
 	for {
 		w := s.waiters.Park(ns, queues)
+		if err := s.movingErr(ns); err != nil {
+			s.waiters.Leave(w, false)
+			return err // woken by the fence (MoveFence wakes them after it)
+		}
 		if s.anyPending(ns, queues) {
 			got, err := take()
 			if err != nil {
@@ -186,4 +190,15 @@ func (s *Service) anyPending(ns string, queues []string) bool {
 		}
 	}
 	return false
+}
+
+// movingErr refuses a fetch of a namespace fenced or moved away.
+func (s *Service) movingErr(ns string) error {
+	switch s.Moving(ns) {
+	case wire.MovingFenced:
+		return engine.ErrFenced
+	case wire.MovingMoved:
+		return engine.ErrMoved
+	}
+	return nil
 }

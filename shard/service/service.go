@@ -60,6 +60,7 @@ type Service struct {
 
 	bulkKick chan struct{} // tells the leader's bulk loop of a new operation
 	driving  sync.Map      // tokens of the restores this node's Restore is writing
+	moves    moveSessions  // the leader's live move sessions (move.go)
 	stop     chan struct{} // closed by Close: parked fetches give up
 	stopOnce sync.Once
 }
@@ -72,7 +73,10 @@ func New(cfg Config, eng *engine.Engine, node *replica.Node, waiters *live.Waite
 
 // Close releases every parked fetch (they answer "no job") and refuses
 // new waits; call it before closing the node.
-func (s *Service) Close() { s.stopOnce.Do(func() { close(s.stop) }) }
+func (s *Service) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.DropMoveSessions(time.Time{})
+}
 
 // Stopping is closed once Close was called.
 func (s *Service) Stopping() <-chan struct{} { return s.stop }

@@ -83,7 +83,9 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 					"replaces the namespace (a new, empty one on the other shard; `force_destroy` applies to the old one).\n\n" +
 					"The API does not tell tenants where a namespace is, so this is what was asked at creation: it is " +
 					"not read back, and a namespace imported into a configuration that sets `shard` takes the value as " +
-					"stated, without replacement and without a check.",
+					"stated, without replacement and without a check. A namespace may be placed on a shard no node has joined " +
+					"yet (the plan warns); it serves once a node joins, and cannot be deleted before. A `retention` needs a " +
+					"joined node.",
 				Optional:      true,
 				Validators:    []validator.String{shardID()},
 				PlanModifiers: []planmodifier.String{shardPlanModifier()},

@@ -54,7 +54,7 @@ func (p *jobbieProvider) Metadata(_ context.Context, _ provider.MetadataRequest,
 
 func (p *jobbieProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Manages a Jobbie tenant's namespaces, queues, schedules and API keys through the " +
+		MarkdownDescription: "Manages a Jobbie tenant's namespaces, queues, schedules, API keys and self-hosted shards through the " +
 			"gateway's public API (`/api/v1`), authenticated with an API key.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{

@@ -51,17 +51,18 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A self-hosted shard of the tenant, and the join token its nodes join it with " +
 			"(`jobbie shard --join-token`; README, \"Self-hosting a shard\"). Minting the token creates the shard " +
-			"(`shard_id`) at once, so this resource is the shard's lifecycle:\n\n" +
-			"* Destroying it **revokes the shard** (`DELETE /api/v1/shards/{id}`): its nodes are refused from then on. " +
-			"The API refuses while namespaces are on the shard; destroy (or move) them first. A `jobbie_namespace` whose " +
-			"`shard` refers to this resource's `shard_id` is destroyed before it.\n" +
-			"* Changing any argument replaces it: the old shard is revoked and a new one, with a new id and token, is made.\n" +
-			"* A shard revoked outside Terraform is removed from the state and planned for creation again.\n" +
-			"* The token joins `nodes` nodes, each once, until `expires_at`. A token that expired or was spent is not " +
+			"(`shard_id`) at once, so this resource is the shard's lifecycle.\n\n" +
+			"Destroying it **revokes the shard** (`DELETE /api/v1/shards/{id}`): its nodes are refused from then on. " +
+			"The API refuses while namespaces are on the shard: destroy them first (a `jobbie_namespace` whose `shard` " +
+			"refers to this resource's `shard_id` is destroyed before it). A namespace on a shard no node has joined " +
+			"cannot be deleted until one joins, so neither can that shard be revoked.\n\n" +
+			"Changing any argument replaces it: the old shard is revoked, and a new one, with a new id and token, is " +
+			"minted. A shard revoked outside Terraform is removed from the state and planned for creation again.\n\n" +
+			"The token joins `nodes` nodes, each once, until `expires_at`. A token that expired or was spent is not " +
 			"renewed and leaves the shard as it is: the API has no way to join further nodes to an existing shard.\n\n" +
-			"Only an **owner** key may mint tokens and revoke shards. The token is in the answer to the create only, " +
-			"so it is kept in the Terraform state (mark outputs that use it `sensitive`), and the resource cannot be " +
-			"imported; look existing shards up with the `jobbie_shards` data source.",
+			"Only an **owner** key may mint tokens and revoke shards. The API shows the token once, in its answer to the " +
+			"create, so it is kept in the Terraform state (mark outputs that use it `sensitive`), and the resource " +
+			"cannot be imported; look existing shards up with the `jobbie_shards` data source.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The shard's id, as `shard_id`.",

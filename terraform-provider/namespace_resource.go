@@ -84,7 +84,7 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 					"The API does not tell tenants where a namespace is, so this is what was asked at creation: it is " +
 					"not read back, and a namespace imported into a configuration that sets `shard` takes the value as " +
 					"stated, without replacement and without a check. A namespace may be placed on a shard no node has joined " +
-					"yet (the plan warns); it serves once a node joins, and cannot be deleted before. A `retention` needs a " +
+					"yet (apply warns); it serves once a node joins, and cannot be deleted before. A `retention` needs a " +
 					"joined node.",
 				Optional:      true,
 				Validators:    []validator.String{shardID()},

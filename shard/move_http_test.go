@@ -1,0 +1,176 @@
+package shard
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// mv calls a move route of b as control, in ns, under token.
+func (b *bundle) mv(method, route, ns, token string, body any) resp {
+	b.t.Helper()
+	return b.as(pkitest.Control).call(method, "/internal/v1/move/"+route, body,
+		wire.ShardNamespaceHeader, ns, wire.MoveTokenHeader, token)
+}
+
+func (b *bundle) mvOK(method, route, ns, token string, body any) resp {
+	b.t.Helper()
+	r := b.mv(method, route, ns, token, body)
+	require.Equal(b.t, 200, r.Status, "%s %s: %s", method, route, r.Raw)
+	return r
+}
+
+// copyStream sends a stream from the source to the target's apply, as
+// control pipes it, and returns the target's answer.
+func copyStream(t *testing.T, src, dst *bundle, route, token string) (streamRecords, map[string]any) {
+	t.Helper()
+	raw := src.mvOK("GET", route, testNS, token, nil).Raw
+	recs := readStream(t, raw)
+	r := dst.mv("POST", "apply", testNS, token, raw)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	return recs, r.Body
+}
+
+func requireMovingAnswer(t *testing.T, r resp, state string) {
+	t.Helper()
+	require.Equal(t, 503, r.Status, string(r.Raw))
+	require.Equal(t, "namespace_moving", errCode(r))
+	require.Equal(t, state, r.Header.Get(wire.MovingHeader))
+	require.Equal(t, "1", r.Header.Get("Retry-After"))
+}
+
+// A namespace with jobs in every state (active ones with leases, a
+// scheduled one, a schedule, a batch, a unique lock, a keyed queue) moves
+// between two real shards as control drives it: snapshot, more writes,
+// a delta with deletions, the fence (writes and a parked fetch answer 503
+// namespace_moving), a last delta, end, finish. The target then holds the
+// source's last records exactly; the active job is acked there under its
+// lease; the source answers "moved".
+func TestMoveBetweenShards(t *testing.T) {
+	t.Parallel()
+	src, dst := setup(t), setup(t)
+	s, d := src.in(testNS), dst.in(testNS)
+	s.fillAll()
+	const tok = "mov_01JD0000000000000000000001"
+
+	// Only control calls the routes.
+	r := src.call("GET", "/internal/v1/move/snapshot", nil, wire.MoveTokenHeader, tok)
+	require.Equal(t, 403, r.Status, string(r.Raw))
+	r = dst.as(pkitest.Operator).call("POST", "/internal/v1/move/begin", nil, wire.MoveTokenHeader, tok)
+	require.Equal(t, 403, r.Status, string(r.Raw))
+
+	dst.mvOK("POST", "begin", testNS, tok, nil)
+	r = d.call("GET", "/api/v1/queues", nil)
+	require.Equal(t, 503, r.Status, "the target answers 503 while it holds the move")
+	snap, applied := copyStream(t, src, dst, "snapshot", tok)
+	require.False(t, snap.header.Delta)
+	require.EqualValues(t, len(snap.records), applied["records"])
+	require.EqualValues(t, 0, applied["deletes"])
+	require.Positive(t, applied["bytes"])
+
+	// More writes: a new job, an ack, a deleted job, a new queue setting.
+	fresh := s.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "late", "unique_key": "late-1"}, 201).Body["job_id"].(string)
+	later := s.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "later2", "scheduled_at": "2030-01-01T00:00:00Z"}, 201).Body["job_id"].(string)
+	s.ok("DELETE", "/api/v1/jobs/"+later, nil, 204)
+	f := s.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"late"}, "worker_id": "w", "timeout": 0}, 200)
+	require.Equal(t, fresh, f.Body["job_id"])
+	s.ok("POST", "/api/v1/ack/"+fresh, map[string]any{"result": 2}, 200)
+	var gone string
+	for k, rec := range snap.records {
+		if rec.Kind == 'j' && s.ok("GET", "/api/v1/jobs/"+k[1:], nil, 200).Body["state"] == "scheduled" {
+			gone = k[1:]
+		}
+	}
+	require.NotEmpty(t, gone)
+	s.ok("DELETE", "/api/v1/jobs/"+gone, nil, 204)
+	s.ok("PUT", "/api/v1/queues/emails", map[string]any{"description": "changed", "concurrency": 3}, 200)
+
+	delta, applied := copyStream(t, src, dst, "delta", tok)
+	require.True(t, delta.header.Delta)
+	require.True(t, delta.m.Delta)
+	require.Positive(t, delta.m.Counts["deletes"])
+	require.EqualValues(t, delta.m.Counts["deletes"], applied["deletes"])
+	require.EqualValues(t, int(delta.m.Records-delta.m.Counts["deletes"]), applied["records"])
+	require.Contains(t, delta.records, "j"+gone)
+	require.Equal(t, byte('-'), delta.records["j"+gone].Kind)
+	require.Less(t, len(delta.records), len(snap.records), "a delta holds only what changed")
+
+	// A fetch parks on the source; the fence wakes it with 503.
+	parked := make(chan resp, 1)
+	go func() {
+		parked <- s.call("POST", "/api/v1/fetch", map[string]any{"queues": []string{"idle"}, "worker_id": "w3", "timeout": 20})
+	}()
+	eventually(t, 5*time.Second, func() bool { return src.srv.waiters.Parked(testNS, "idle") == 1 }, "the fetch parks")
+	src.mvOK("POST", "fence", testNS, tok, map[string]any{"ttl_ms": 30000})
+	select {
+	case r := <-parked:
+		requireMovingAnswer(t, r, wire.MovingFenced)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked fetch was not woken by the fence")
+	}
+	requireMovingAnswer(t, s.call("POST", "/api/v1/enqueue", map[string]any{"queue": "late"}), wire.MovingFenced)
+	requireMovingAnswer(t, s.call("GET", "/api/v1/jobs/"+fresh, nil), wire.MovingFenced)
+	r = src.mv("POST", "fence", testNS, "mov_other", map[string]any{"ttl_ms": 30000})
+	require.Equal(t, 409, r.Status, "another move's fence: %s", r.Raw)
+	src.in(otherTestNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201) // others go on
+
+	last, _ := copyStream(t, src, dst, "delta", tok)
+	require.True(t, last.m.Delta)
+	before := readStream(t, src.backupOf(testNS))
+
+	dst.mvOK("POST", "end", testNS, tok, nil)
+	after := readStream(t, dst.backupOf(testNS))
+	require.Equal(t, len(before.records), len(after.records))
+	for k, rec := range before.records {
+		got, ok := after.records[k]
+		require.True(t, ok, "record %q missing at the target", k)
+		require.Equal(t, rec.Kind, got.Kind, k)
+		require.True(t, bytes.Equal(rec.Value, got.Value), "record %q differs", k)
+	}
+	require.Equal(t, before.m.Counts, after.m.Counts)
+
+	// Placement switches (control); the source's copy goes.
+	src.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"})
+	src.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"}) // idempotent
+	require.Empty(t, src.dump(testNS))
+	for _, c := range []struct{ method, path string }{{"GET", "/api/v1/queues"}, {"POST", "/api/v1/enqueue"}, {"DELETE", "/api/v1/namespace"}, {"GET", "/api/v1/jobs/" + fresh}} {
+		requireMovingAnswer(t, s.call(c.method, c.path, map[string]any{"queue": "q"}), wire.MovingMoved)
+	}
+	r = src.mv("GET", "delta", testNS, tok, nil)
+	require.Equal(t, 409, r.Status, "the session went with the finish: %s", r.Raw)
+	require.Zero(t, src.srv.Service().MoveSessions())
+
+	// At the target: the active jobs are still active under their lease,
+	// and their worker acks them there.
+	var active []string
+	for k, rec := range before.records {
+		if rec.Kind == 'j' {
+			j := d.ok("GET", "/api/v1/jobs/"+k[1:], nil, 200).Body
+			if j["state"] == "active" {
+				active = append(active, k[1:])
+			}
+		}
+	}
+	require.Len(t, active, 2, "an img job and a keyed job stay active")
+	for _, id := range active {
+		d.ok("POST", "/api/v1/ack/"+id, map[string]any{"result": 1}, 200)
+		j := d.ok("GET", "/api/v1/jobs/"+id, nil, 200).Body
+		require.Equal(t, "completed", j["state"])
+		require.EqualValues(t, 1, j["attempt"], "the attempt it ran is the one acked")
+	}
+	require.Equal(t, "changed", d.ok("GET", "/api/v1/queues/emails", nil, 200).Body["description"])
+	// The unique lock held: nothing created. The schedules are there.
+	d.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "emails", "unique_key": "u"}, 200)
+	require.Contains(t, string(d.ok("GET", "/api/v1/schedules", nil, 200).Raw), `"nightly"`)
+
+	// A move back into the source clears its tombstone.
+	src.mvOK("POST", "begin", testNS, "mov_back", nil)
+	src.mvOK("POST", "abort", testNS, "mov_back", nil)
+	src.mvOK("POST", "abort", testNS, "mov_back", nil) // idempotent
+	s.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
+}

@@ -262,12 +262,20 @@ func call(t *testing.T, c *http.Client, method, url, key, body string, out any) 
 }
 
 func try(c *http.Client, method, url, key, body string, out any) error {
+	return tryNS(c, "", method, url, key, body, out)
+}
+
+// tryNS is try in namespace ns (the X-Jobbie-Namespace header), when set.
+func tryNS(c *http.Client, ns, method, url, key, body string, out any) error {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
+	if ns != "" {
+		req.Header.Set("X-Jobbie-Namespace", ns)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return err

@@ -200,6 +200,16 @@ resource "jobbie_namespace" "outside" {
 				}},
 				Check: resource.TestCheckResourceAttrPair("jobbie_namespace.outside", "shard", tok, "shard_id"),
 			},
+			{ // another token means another shard: the namespaces on the old one are replaced with it
+				Config:             strings.Replace(config(withRetention, listed), `name = "dc `, "nodes = 3\n  name = \"dc ", 1),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(tok, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction(ns, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction("jobbie_namespace.kept", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+			},
 			{ // leaving the shard replaces the namespace (a new one, on a hosted shard)
 				Config: config(withRetention, listed, strings.Replace(imported, "shard = jobbie_shard_join_token.dc.shard_id", "", 1)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{

@@ -57,7 +57,10 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"refers to this resource's `shard_id` is destroyed before it). A namespace on a shard no node has joined " +
 			"cannot be deleted until one joins, so neither can that shard be revoked.\n\n" +
 			"Changing any argument replaces it: the old shard is revoked, and a new one, with a new id and token, is " +
-			"minted. A shard revoked outside Terraform is removed from the state and planned for creation again.\n\n" +
+			"minted. The namespaces whose `shard` refers to its `shard_id` are replaced with it: new, empty ones on the " +
+			"new shard (one that holds jobs is destroyed only with `force_destroy`; `lifecycle { prevent_destroy = true }` " +
+			"guards against the whole replacement). A shard revoked outside Terraform is removed " +
+			"from the state and planned for creation again.\n\n" +
 			"The token joins `nodes` nodes, each once, until `expires_at`. A token that expired or was spent is not " +
 			"renewed and leaves the shard as it is: the API has no way to join further nodes to an existing shard.\n\n" +
 			"Only an **owner** key may mint tokens and revoke shards. The API shows the token once, in its answer to the " +

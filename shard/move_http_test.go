@@ -174,3 +174,92 @@ func TestMoveBetweenShards(t *testing.T) {
 	src.mvOK("POST", "abort", testNS, "mov_back", nil) // idempotent
 	s.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
 }
+
+// Every move route refuses a missing namespace or token (400), a step of
+// another move (409) and a ttl out of range (400), changing nothing.
+func TestMoveRoutesBadInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	n := b.in(testNS)
+	n.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
+	const tok = "mov_1"
+	routes := []struct{ method, route string }{
+		{"GET", "snapshot"}, {"GET", "delta"}, {"POST", "fence"}, {"POST", "unfence"}, {"POST", "finish"},
+		{"POST", "begin"}, {"POST", "apply"}, {"POST", "end"}, {"POST", "abort"},
+	}
+	body := map[string]any{"ttl_ms": 5000, "to_shard": "s2"}
+	before := b.dump(testNS)
+	for _, rt := range routes {
+		var bdy any = body
+		if rt.method == "GET" || rt.route == "apply" {
+			bdy = nil
+		}
+		if rt.route == "fence" {
+			bdy = map[string]any{"ttl_ms": 5000}
+		} else if rt.route == "finish" {
+			bdy = map[string]any{"to_shard": "s2"}
+		}
+		r := b.mv(rt.method, rt.route, "", tok, bdy)
+		require.Equal(t, 400, r.Status, "%s without a namespace: %s", rt.route, r.Raw)
+		require.Equal(t, wire.ShardNamespaceHeader, errField(r), rt.route)
+		r = b.mv(rt.method, rt.route, testNS, "", bdy)
+		require.Equal(t, 400, r.Status, "%s without a token: %s", rt.route, r.Raw)
+		require.Equal(t, wire.MoveTokenHeader, errField(r), rt.route)
+		r = b.mv(rt.method, rt.route, testNS, "bad token!", bdy)
+		require.Equal(t, 400, r.Status, "%s with a malformed token: %s", rt.route, r.Raw)
+	}
+	require.Equal(t, before, b.dump(testNS))
+
+	// The fence's ttl and body.
+	for _, bad := range []any{map[string]any{}, map[string]any{"ttl_ms": 999}, map[string]any{"ttl_ms": 120001},
+		map[string]any{"ttl_ms": -1}, map[string]any{"ttl_ms": 1 << 62}, map[string]any{"ttl_ms": 5000, "extra": 1}, "not json"} {
+		r := b.mv("POST", "fence", testNS, tok, bad)
+		require.Equal(t, 400, r.Status, "fence %v: %s", bad, r.Raw)
+	}
+	require.Empty(t, b.srv.Service().Moving(testNS))
+	r := b.mv("POST", "finish", testNS, tok, map[string]any{})
+	require.Equal(t, 400, r.Status, string(r.Raw))
+	require.Equal(t, "to_shard", errField(r))
+	r = b.mv("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"})
+	require.Equal(t, 409, r.Status, "finish without a fence: %s", r.Raw)
+	require.Equal(t, before, b.dump(testNS))
+
+	// Another move's steps: 409.
+	r = b.mv("GET", "delta", testNS, tok, nil)
+	require.Equal(t, 409, r.Status, "a delta with no session: %s", r.Raw)
+	b.mvOK("GET", "snapshot", testNS, tok, nil)
+	r = b.mv("GET", "delta", testNS, "mov_2", nil)
+	require.Equal(t, 409, r.Status, "a delta of another move: %s", r.Raw)
+	b.mvOK("POST", "fence", testNS, tok, map[string]any{"ttl_ms": 5000})
+	r = b.mv("POST", "fence", testNS, "mov_2", map[string]any{"ttl_ms": 5000})
+	require.Equal(t, 409, r.Status, "another move's fence: %s", r.Raw)
+	b.mvOK("POST", "unfence", testNS, "mov_2", nil) // not its fence: nothing to lift
+	require.Equal(t, wire.MovingFenced, b.srv.Service().Moving(testNS))
+	b.mvOK("POST", "unfence", testNS, tok, nil)
+	b.mvOK("POST", "unfence", testNS, tok, nil)
+	require.Empty(t, b.srv.Service().Moving(testNS))
+	require.Zero(t, b.srv.Service().MoveSessions(), "the unfence dropped the session")
+
+	// The target: a namespace with data is not begun; apply and end of
+	// another move, and a corrupt stream, are refused.
+	r = b.mv("POST", "begin", testNS, tok, nil)
+	require.Equal(t, 409, r.Status, "begin into a namespace with data: %s", r.Raw)
+	const into = "t_01hx0000000000000000000005/into"
+	stream := b.mvOK("GET", "snapshot", testNS, tok, nil).Raw
+	r = b.mv("POST", "apply", into, tok, stream)
+	require.Equal(t, 409, r.Status, "apply before begin: %s", r.Raw)
+	b.mvOK("POST", "begin", into, tok, nil)
+	r = b.mv("POST", "apply", into, "mov_2", stream)
+	require.Equal(t, 409, r.Status, "apply of another move: %s", r.Raw)
+	r = b.mv("POST", "end", into, "mov_2", nil)
+	require.Equal(t, 409, r.Status, "end of another move: %s", r.Raw)
+	for _, bad := range [][]byte{stream[:len(stream)-5], []byte("not a stream"), nil} {
+		r = b.mv("POST", "apply", into, tok, bad)
+		require.Equal(t, 400, r.Status, "a corrupt stream: %s", r.Raw)
+	}
+	require.Empty(t, b.dump(into))
+	b.mvOK("POST", "abort", into, "mov_2", nil) // not its move: nothing to abort
+	require.True(t, b.srv.Service().Restoring(into))
+	b.mvOK("POST", "abort", into, tok, nil)
+	require.False(t, b.srv.Service().Restoring(into))
+}

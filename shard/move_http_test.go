@@ -263,3 +263,40 @@ func TestMoveRoutesBadInput(t *testing.T) {
 	b.mvOK("POST", "abort", into, tok, nil)
 	require.False(t, b.srv.Service().Restoring(into))
 }
+
+// A three-node source: the move routes answer 503 no_leader naming the
+// leader on a follower; the fence and the moved tombstone are replicated,
+// so a follower refuses the namespace too, with the same header; the
+// target ends equal to the source.
+func TestMoveFromAThreeNodeShard(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 3)
+	leader, follower := g.nodes[0], g.nodes[2]
+	dst := setup(t)
+	n := leader.in(testNS)
+	n.fillAll()
+	const tok = "mov_3"
+	r := follower.mv("GET", "snapshot", testNS, tok, nil)
+	require.Equal(t, 503, r.Status, string(r.Raw))
+	require.Equal(t, "no_leader", errCode(r))
+	require.Equal(t, leader.srv.Addr(), r.Header.Get(wire.LeaderHeader))
+
+	dst.mvOK("POST", "begin", testNS, tok, nil)
+	copyStream(t, leader, dst, "snapshot", tok)
+	n.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "more"}, 201)
+	leader.mvOK("POST", "fence", testNS, tok, map[string]any{"ttl_ms": 60000})
+	eventually(t, 10*time.Second, func() bool { return follower.srv.Service().Moving(testNS) == wire.MovingFenced }, "the follower applies the fence")
+	requireMovingAnswer(t, follower.in(testNS).call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}), wire.MovingFenced)
+	requireMovingAnswer(t, follower.in(testNS).call("GET", "/api/v1/queues", nil), wire.MovingFenced)
+	last, _ := copyStream(t, leader, dst, "delta", tok)
+	require.NotEmpty(t, last.records)
+	before := readStream(t, leader.backupOf(testNS))
+	dst.mvOK("POST", "end", testNS, tok, nil)
+	after := readStream(t, dst.backupOf(testNS))
+	require.Equal(t, before.records, after.records)
+
+	leader.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"})
+	eventually(t, 10*time.Second, func() bool { return follower.srv.Service().Moving(testNS) == wire.MovingMoved }, "the follower applies the finish")
+	requireMovingAnswer(t, follower.in(testNS).call("GET", "/api/v1/queues", nil), wire.MovingMoved)
+	eventually(t, 10*time.Second, func() bool { return len(follower.dump(testNS)) == 0 }, "the follower's copy goes")
+}

@@ -110,3 +110,22 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// exactArgs is cobra.ExactArgs with the usage line in its error.
+func exactArgs(n int) cobra.PositionalArgs { return argsBetween(n, n) }
+
+// argsBetween wants lo to hi arguments, and names them when it gets
+// another number.
+func argsBetween(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) >= lo && len(args) <= hi {
+			return nil
+		}
+		want := plural(hi, "argument")
+		if lo != hi {
+			want = fmt.Sprintf("%d or %d arguments", lo, hi)
+		}
+		path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		return fmt.Errorf("%s takes %s, not %d: %s", path, want, len(args), cmd.UseLine())
+	}
+}

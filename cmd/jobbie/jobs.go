@@ -47,7 +47,7 @@ argument or, with -, read from stdin; without one the job has none.
   jobbie enqueue reports - --priority high --delay 10m < report.json
   jobbie enqueue billing '{"invoice":42}' --unique-key invoice-42 --tag tenant=acme
   jobbie enqueue emails.send '{}' -o json | jq -r .job_id`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: argsBetween(1, 2),
 	}
 	api := addAPIFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -166,7 +166,7 @@ func inspectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect <job-id>",
 		Short: "Show a job: its state, attempts and errors, timeline, progress and result",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 	}
 	api := addAPIFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -203,7 +203,7 @@ type jobOp struct {
 // jobOpCmd is a command that acts on one job and reports its state.
 func jobOpCmd(use, short string, nargs int, act func(context.Context, *client.Client, []string) (jobOp, error),
 	line func(jobOp) string) *cobra.Command {
-	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(nargs)}
+	cmd := &cobra.Command{Use: use, Short: short, Args: exactArgs(nargs)}
 	api := addAPIFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkID("job", args[0]); err != nil {

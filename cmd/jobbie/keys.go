@@ -43,7 +43,7 @@ revoked ones included. A secret is printed once, by create and rotate:
 			func(w io.Writer, ks []client.Key) error { return printKeys(w, time.Now(), ks...) })
 	}
 	get := &cobra.Command{
-		Use: "get <key-id>", Short: "Show an API key (never its secret)", Args: cobra.ExactArgs(1),
+		Use: "get <key-id>", Short: "Show an API key (never its secret)", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkID("key", args[0]); err != nil {
 				return err
@@ -55,7 +55,7 @@ revoked ones included. A secret is printed once, by create and rotate:
 	}
 	revoke := &cobra.Command{
 		Use: "revoke <key-id>", Aliases: []string{"delete"}, Short: "Revoke an API key: it stops working within seconds",
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkID("key", args[0]); err != nil {
 				return err
@@ -149,13 +149,13 @@ func keysRotateCmd(api *apiFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rotate <key-id>",
 		Short: "Give a key a new secret (printed this once); the old one works on for --grace",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkID("key", args[0]); err != nil {
 				return err
 			}
 			if grace < 0 || grace > maxGrace {
-				return fmt.Errorf("--grace must be 0 to %s, not %s", maxGrace, grace)
+				return fmt.Errorf("--grace must be 0 to 168h, not %s", grace)
 			}
 			return runAPI(cmd, api, "key "+args[0], tenancy.ActKeyManage,
 				func(ctx context.Context, c *client.Client) (*client.RotatedKey, error) {

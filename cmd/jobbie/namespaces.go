@@ -40,7 +40,7 @@ func namespacesCmd() *cobra.Command {
 			func(w io.Writer, ns []client.Namespace) error { return printNamespaces(w, ns...) })
 	}
 	get := &cobra.Command{
-		Use: "get <name>", Short: "Show a namespace", Args: cobra.ExactArgs(1),
+		Use: "get <name>", Short: "Show a namespace", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := tenancy.ValidateNamespace(args[0]); err != nil {
 				return err
@@ -62,7 +62,7 @@ func namespacesCreateCmd(api *apiFlags) *cobra.Command {
 		shard string
 	)
 	cmd := &cobra.Command{
-		Use: "create <name>", Short: "Create a namespace", Args: cobra.ExactArgs(1),
+		Use: "create <name>", Short: "Create a namespace", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Name = args[0]
 			if err := tenancy.ValidateNamespace(req.Name); err != nil {
@@ -99,7 +99,7 @@ func namespacesDeleteCmd(api *apiFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete <name>",
 		Short: "Delete a namespace (--force: with its jobs, queues and schedules)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if err := tenancy.ValidateNamespace(name); err != nil {
@@ -108,11 +108,8 @@ func namespacesDeleteCmd(api *apiFlags) *cobra.Command {
 			return runAPI(cmd, api, "namespace "+name, tenancy.ActNamespaceManage,
 				func(ctx context.Context, c *client.Client) (deleted, error) {
 					err := c.DeleteNamespace(ctx, name, force)
-					switch code := client.ErrorCode(err); {
-					case code == client.CodeNamespaceNotEmpty && !force:
+					if client.ErrorCode(err) == client.CodeNamespaceNotEmpty {
 						err = &wordedError{msg: apiError(err).Error() + " (--force deletes it with them)", err: err}
-					case code == client.CodeDeletionProtected:
-						err = &wordedError{msg: apiError(err).Error() + " (turn its deletion protection off first)", err: err}
 					}
 					return deleted{ID: name, Deleted: err == nil}, err
 				},

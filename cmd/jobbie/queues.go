@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +46,7 @@ its settings.`,
 	get := &cobra.Command{
 		Use:   "get <name>",
 		Short: "Show one queue: its counts, state and settings",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := tenancy.ValidateQueue(args[0]); err != nil {
 				return err
@@ -90,12 +91,15 @@ func printQueues(w io.Writer, qs []client.Queue) error {
 	return tw.Flush()
 }
 
-// age shows seconds as a short duration ("-" for none).
+// age shows seconds as a duration to the second ("-" for none).
 func age(sec float64) string {
-	if sec <= 0 {
+	switch {
+	case sec <= 0:
 		return "-"
+	case sec < 1:
+		return "<1s"
 	}
-	return strconv.FormatFloat(sec, 'f', 0, 64) + "s"
+	return (time.Duration(sec) * time.Second).String()
 }
 
 func printQueue(w io.Writer, q *client.Queue) error {
@@ -151,7 +155,7 @@ func queueDefaults(d *client.QueueDefaults) string {
 
 // queueOpCmd is a command that acts on one queue.
 func queueOpCmd(use, short string, run func(ctx context.Context, c *client.Client, name string) (any, string, error)) *cobra.Command {
-	cmd := &cobra.Command{Use: use + " <queue>", Short: short, Args: cobra.ExactArgs(1)}
+	cmd := &cobra.Command{Use: use + " <queue>", Short: short, Args: exactArgs(1)}
 	api := addAPIFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := tenancy.ValidateQueue(args[0]); err != nil {

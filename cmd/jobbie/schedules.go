@@ -41,7 +41,7 @@ subcommands take a schedule's id (sch_…) or its name:
 	}
 	one := func(use, short string, act tenancy.Action, call func(*client.Client, context.Context, string) (*client.Schedule, error)) *cobra.Command {
 		return &cobra.Command{
-			Use: use + " <id-or-name>", Short: short, Args: cobra.ExactArgs(1),
+			Use: use + " <id-or-name>", Short: short, Args: exactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if err := checkID("schedule", args[0]); err != nil {
 					return err
@@ -53,7 +53,7 @@ subcommands take a schedule's id (sch_…) or its name:
 		}
 	}
 	del := &cobra.Command{
-		Use: "delete <id-or-name>", Short: "Delete a schedule (jobs it enqueued stay)", Args: cobra.ExactArgs(1),
+		Use: "delete <id-or-name>", Short: "Delete a schedule (jobs it enqueued stay)", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkID("schedule", args[0]); err != nil {
 				return err

@@ -19,6 +19,9 @@ export function Shards() {
   const owner = session.role === "owner";
   const list = useApi<OwnedShardList>(SHARDS_PATH);
   const shards = list.data?.shards ?? [];
+  // Columns for what the API says only when it says it.
+  const anyExpiry = shards.some((s) => s.token_expires_at);
+  const anyNs = shards.some((s) => s.namespaces);
   const [adding, setAdding] = useState(false);
   const [revoking, setRevoking] = useState<OwnedShard | null>(null);
   const [notice, setNotice] = useState("");
@@ -61,13 +64,13 @@ export function Shards() {
             { label: "Nodes joined", num: true },
             "Connected here",
             "Created",
-            shards.some((s) => s.token_expires_at) && "Token expires",
-            shards.some((s) => s.namespaces) && "Namespaces",
+            anyExpiry && "Token expires",
+            anyNs && "Namespaces",
             owner && { label: "Actions", hidden: true },
           ]}
         >
           {shards.map((sh) => (
-            <ShardRow key={sh.id} sh={sh} owner={owner} onRevoke={() => setRevoking(sh)} anyExpiry={shards.some((s) => s.token_expires_at)} anyNs={shards.some((s) => s.namespaces)} />
+            <ShardRow key={sh.id} sh={sh} owner={owner} onRevoke={() => setRevoking(sh)} anyExpiry={anyExpiry} anyNs={anyNs} />
           ))}
         </Table>
       )}

@@ -16,12 +16,24 @@ import (
 // `jobbie certs`, each file only if it is missing so that a restart of the
 // stack keeps its CA, certificates and gossip key: the CA in --ca-dir,
 // then per identity <dir>/<name>.crt and .key (name: the node, or
-// <shard>-<node> for a shard node), and <dir>/gossip.key.
+// <shard>-<node> for a shard node), and <dir>/gossip.key. With
+// --selfhosted-ca-dir, also the CA of self-hosted shards there (control's
+// --selfhosted-ca-dir) and its certificate as <dir>/selfhosted-ca.crt (the
+// gateways' --selfhosted-ca-file); --control-host names control's
+// certificates also carry, as joining self-hosted nodes check the name.
 func pkiCmd(args []string) error {
 	fs := flag.NewFlagSet("pki", flag.ContinueOnError)
 	dir := fs.String("dir", "", "where certificates, ca.crt and gossip.key go")
 	caDir := fs.String("ca-dir", "", "where the CA (ca.crt, ca.key) lives (default --dir)")
 	jobbie := fs.String("jobbie", "/jobbie", "the jobbie binary")
+	selfHostedDir := fs.String("selfhosted-ca-dir", "", "where the self-hosted shards' CA lives, made if missing (none: no such CA)")
+	var controlHosts []string
+	fs.Func("control-host", "a name or address control's certificates also carry (repeatable)", func(v string) error {
+		if v = strings.TrimSpace(v); v != "" {
+			controlHosts = append(controlHosts, v)
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,6 +74,19 @@ func pkiCmd(args []string) error {
 			return err
 		}
 	}
+	if *selfHostedDir != "" {
+		if *selfHostedDir == *caDir || *selfHostedDir == *dir {
+			return errors.New("pki: --selfhosted-ca-dir must be a directory of its own: that CA is apart from the deployment's")
+		}
+		if !exists(filepath.Join(*selfHostedDir, "ca.key")) {
+			if err := run("certs", "ca", "--dir", *selfHostedDir); err != nil {
+				return err
+			}
+		}
+		if err := copyFile(filepath.Join(*selfHostedDir, "ca.crt"), filepath.Join(*dir, "selfhosted-ca.crt")); err != nil {
+			return err
+		}
+	}
 	for _, is := range todo {
 		out := filepath.Join(*dir, is.name)
 		if exists(out + ".crt") {
@@ -72,6 +97,11 @@ func pkiCmd(args []string) error {
 			a = append(a, "--shard", is.shard, "--host", is.name)
 		} else if is.role != "operator" && is.role != "metrics" {
 			a = append(a, "--host", is.node)
+		}
+		if is.role == "control" {
+			for _, h := range controlHosts {
+				a = append(a, "--host", h)
+			}
 		}
 		if err := run(a...); err != nil {
 			return err

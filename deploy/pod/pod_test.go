@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,9 +41,30 @@ func TestPKIAndProbe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ids := []string{"shard/s1/n1", "gateway/gw1", "operator/ops"}
-	if err := pkiCmd(append([]string{"--dir", pki, "--ca-dir", ca, "--jobbie", bin}, ids...)); err != nil {
+	ids := []string{"shard/s1/n1", "gateway/gw1", "operator/ops", "control/c1"}
+	sh := filepath.Join(dir, "selfhosted")
+	if err := pkiCmd(append([]string{"--dir", pki, "--ca-dir", ca, "--selfhosted-ca-dir", sh, "--control-host", "control.example.com",
+		"--jobbie", bin}, ids...)); err != nil {
 		t.Fatal(err)
+	}
+	// The self-hosted CA is its own, its certificate beside the others;
+	// control's certificate carries the name joining nodes use.
+	shCrt, _ := os.ReadFile(filepath.Join(sh, "ca.crt"))
+	caCrt, _ := os.ReadFile(filepath.Join(ca, "ca.crt"))
+	if copied, _ := os.ReadFile(filepath.Join(pki, "selfhosted-ca.crt")); len(shCrt) == 0 || string(copied) != string(shCrt) || string(shCrt) == string(caCrt) {
+		t.Error("pki: the self-hosted CA is missing, not copied as selfhosted-ca.crt, or the deployment's")
+	}
+	if _, err := os.Stat(filepath.Join(sh, "ca.key")); err != nil {
+		t.Errorf("pki: the self-hosted CA's key: %v", err)
+	}
+	if names := certNames(t, filepath.Join(pki, "c1.crt")); !slices.Contains(names, "control.example.com") || !slices.Contains(names, "c1") {
+		t.Errorf("pki: control's certificate names %v", names)
+	}
+	if names := certNames(t, filepath.Join(pki, "gw1.crt")); slices.Contains(names, "control.example.com") {
+		t.Errorf("pki: a gateway's certificate names control's host: %v", names)
+	}
+	if err := pkiCmd([]string{"--dir", pki, "--ca-dir", ca, "--selfhosted-ca-dir", ca, "--jobbie", bin, "gateway/gw1"}); err == nil {
+		t.Error("pki: the self-hosted CA in the deployment CA's directory was accepted")
 	}
 	for _, f := range []string{"ca.crt", "s1-n1.crt", "s1-n1.key", "gw1.crt", "ops.key", "gossip.key"} {
 		if _, err := os.Stat(filepath.Join(pki, f)); err != nil {
@@ -110,6 +134,23 @@ func TestPKIAndProbe(t *testing.T) {
 	if err := probeCmd(append(with, "https://"+http+"/no-such-route")); err == nil {
 		t.Error("probe of a 404 passed")
 	}
+}
+
+func certNames(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatalf("%s: no PEM", file)
+	}
+	c, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.DNSNames
 }
 
 func freePort(t *testing.T) string {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -299,4 +301,33 @@ func TestMoveFromAThreeNodeShard(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool { return follower.srv.Service().Moving(testNS) == wire.MovingMoved }, "the follower applies the finish")
 	requireMovingAnswer(t, follower.in(testNS).call("GET", "/api/v1/queues", nil), wire.MovingMoved)
 	eventually(t, 10*time.Second, func() bool { return len(follower.dump(testNS)) == 0 }, "the follower's copy goes")
+}
+
+// While a fence holds a namespace the leader's loops leave it alone (a
+// job coming due stays scheduled) and go on with the others; once the
+// fence is lifted they catch up. A fence lapses by itself at its ttl.
+func TestFenceHoldsTheLeadersLoops(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	due := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	id := b.in(testNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "scheduled_at": due}, 201).Body["job_id"].(string)
+	other := b.in(otherTestNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "scheduled_at": due}, 201).Body["job_id"].(string)
+	b.mvOK("POST", "fence", testNS, "mov_1", map[string]any{"ttl_ms": 60000})
+	eventually(t, 10*time.Second, func() bool {
+		return b.in(otherTestNS).ok("GET", "/api/v1/jobs/"+other, nil, 200).Body["state"] == "pending"
+	}, "the other namespace's job is promoted")
+	time.Sleep(200 * time.Millisecond) // a few more sweeps
+	j, err := engine.ReadJob(b.srv.repl.DB(), testNS, id)
+	require.NoError(t, err)
+	require.Equal(t, job.Scheduled, j.State, "the fenced namespace's job waits")
+	b.mvOK("POST", "unfence", testNS, "mov_1", nil)
+	eventually(t, 10*time.Second, func() bool {
+		return b.in(testNS).ok("GET", "/api/v1/jobs/"+id, nil, 200).Body["state"] == "pending"
+	}, "the job is promoted once the fence is lifted")
+
+	b.mvOK("POST", "fence", testNS, "mov_2", map[string]any{"ttl_ms": 1000})
+	requireMovingAnswer(t, b.in(testNS).call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}), wire.MovingFenced)
+	eventually(t, 10*time.Second, func() bool {
+		return b.in(testNS).call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}).Status == 201
+	}, "the fence lapses")
 }

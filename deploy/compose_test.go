@@ -40,6 +40,7 @@ func loadCompose(t *testing.T) composeFile {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = interpolate(b)
 	var top map[string]any
 	if err := yaml.Unmarshal(b, &top); err != nil {
 		t.Fatal(err)
@@ -54,6 +55,19 @@ func loadCompose(t *testing.T) composeFile {
 		t.Fatal(err)
 	}
 	return cf
+}
+
+// interpolate expands ${NAME:-default} from the environment, as Compose
+// does.
+func interpolate(b []byte) []byte {
+	re := regexp.MustCompile(`\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}`)
+	return re.ReplaceAllFunc(b, func(m []byte) []byte {
+		sm := re.FindSubmatch(m)
+		if v := os.Getenv(string(sm[1])); v != "" {
+			return []byte(v)
+		}
+		return sm[2]
+	})
 }
 
 // flag is the value of --name=value in argv, or "".
@@ -102,6 +116,9 @@ func TestCompose(t *testing.T) {
 			}
 			if strings.HasPrefix(v, "ca:") && name != "pki" {
 				t.Errorf("%s: mounts the CA's key", name)
+			}
+			if strings.HasPrefix(v, "selfhosted:") && name != "pki" && (!strings.HasPrefix(name, "control") || !strings.HasSuffix(v, ":ro")) {
+				t.Errorf("%s: mounts the self-hosted CA's key (only control signs with it, read-only)", name)
 			}
 		}
 		if !s.ReadOnly || s.User == "" || strings.HasPrefix(s.User, "0") {

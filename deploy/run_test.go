@@ -52,6 +52,11 @@ func TestComposeRuns(t *testing.T) {
 			l.Close()
 		}
 	}
+	// What the operator sets: the address nodes dial (gw1's tunnel) and
+	// the one they join control at, which control's certificates carry.
+	t.Setenv("JOBBIE_TUNNEL_URL", ips["gw1"]+":8443")
+	t.Setenv("JOBBIE_CONTROL_HOST", ips["control1"])
+	cf = loadCompose(t)
 	for _, n := range names { // an alias resolves to one of its services
 		for _, net := range cf.Services[n].Networks {
 			for _, a := range net.Aliases {
@@ -75,6 +80,7 @@ func TestComposeRuns(t *testing.T) {
 			})
 			a = strings.ReplaceAll(a, "/etc/jobbie/pki", filepath.Join(dir, "pki"))
 			a = strings.ReplaceAll(a, "/etc/jobbie/ca", filepath.Join(dir, "ca"))
+			a = strings.ReplaceAll(a, "/etc/jobbie/selfhosted", filepath.Join(dir, "selfhosted"))
 			a = strings.ReplaceAll(a, "/var/lib/jobbie", filepath.Join(dir, svc))
 			switch a {
 			case "/jobbie":
@@ -86,7 +92,7 @@ func TestComposeRuns(t *testing.T) {
 		}
 		return out
 	}
-	for _, d := range append([]string{"pki", "ca"}, names...) {
+	for _, d := range append([]string{"pki", "ca", "selfhosted"}, names...) {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -114,11 +120,7 @@ func TestComposeRuns(t *testing.T) {
 		}
 	}()
 	logs := map[string]string{}
-	for _, n := range names {
-		if n == "pki" {
-			continue
-		}
-		argv := argvOf(n)
+	startSvc := func(n string, argv []string) {
 		logs[n] = filepath.Join(dir, n+".log")
 		f, err := os.Create(logs[n])
 		if err != nil {
@@ -134,8 +136,13 @@ func TestComposeRuns(t *testing.T) {
 		f.Close()
 		procs = append(procs, p)
 	}
+	for _, n := range names {
+		if n != "pki" {
+			startSvc(n, argvOf(n))
+		}
+	}
 	dump := func() {
-		for _, n := range names {
+		for n := range logs {
 			if b, err := os.ReadFile(logs[n]); err == nil {
 				if len(b) > 3000 {
 					b = b[len(b)-3000:]
@@ -221,6 +228,11 @@ func TestComposeRuns(t *testing.T) {
 		t.Fatalf("gw2 fetched %q, want the job enqueued through gw1 (%s)", job.JobID, enq.JobID)
 	}
 	call(t, http.DefaultClient, "POST", "http://"+ips["gw2"]+":8080/api/v1/ack/"+job.JobID, tenant.OwnerKey, `{"result":{"ok":true}}`, nil)
+
+	composeSelfHosted(t, selfHostedRun{jobbie: jobbie, dir: dir, ip: fmt.Sprintf("%s%d", base, 20+len(names)),
+		control: "https://" + os.Getenv("JOBBIE_CONTROL_HOST") + ":8081", gateway: "http://" + ips["gw1"] + ":8080",
+		ownerKey: tenant.OwnerKey, start: startSvc, log: func(n string) []byte { b, _ := os.ReadFile(logs[n]); return b },
+		eventually: eventually})
 }
 
 func keys(m map[string]bool) []string {

@@ -293,3 +293,78 @@ func checkRuns(runs []time.Time) (missed, twice []string) {
 	}
 	return missed, twice
 }
+
+// TestMoveCancel cancels the move of a namespace too big to copy at once:
+// the move ends cancelled, the namespace stays where it was and serves,
+// and nothing is left on the target (a move there afterwards succeeds and
+// brings every job).
+func TestMoveCancel(t *testing.T) {
+	const (
+		batches  = 30
+		perBatch = 1000
+		queue    = "big"
+	)
+	c := launchCluster(t, 2, 1)
+	e := newMoveEnv(t, c, "big")
+	cl := e.tenantCli
+	pad := strings.Repeat("x", 3000)
+	for b := range batches {
+		jobs := make([]client.EnqueueRequest, perBatch)
+		for i := range jobs {
+			jobs[i] = client.EnqueueRequest{Queue: queue, Payload: map[string]any{"b": b, "i": i, "pad": pad}}
+		}
+		_, err := cl.EnqueueBatch(ctx(t), client.BatchRequest{Jobs: jobs})
+		require.NoError(t, err)
+	}
+	pending := func() int64 {
+		q, err := cl.GetQueue(ctx(t), queue)
+		require.NoError(t, err)
+		return q.Counts.Pending
+	}
+	require.EqualValues(t, batches*perBatch, pending())
+
+	m := e.startMove(t, e.to)
+	// One move per namespace at a time.
+	r := e.opCall(t, "POST", "/control/v1/namespaces/"+e.tid+"/"+e.ns+"/move", wire.NamespaceMoveRequest{ToShard: e.to})
+	require.Equal(t, http.StatusConflict, r.Status, string(r.Raw))
+	// Cancel once some of it was copied.
+	var before wire.Move
+	for before = e.getMove(t, m.ID); before.State == wire.MoveCopying && before.Records == 0; before = e.getMove(t, m.ID) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r = e.opCall(t, "POST", "/control/v1/moves/"+m.ID+"/cancel", nil)
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, r.Status, string(r.Raw))
+	fin, states := e.waitMove(t, m.ID, time.Minute)
+	t.Logf("cancelled in state %s after %d records (%d bytes; %d when it ended); states seen %v", before.State, before.Records,
+		before.Bytes, fin.Records, states)
+	require.Contains(t, []string{wire.MoveCopying, wire.MoveCatchingUp}, before.State, "cancelled while copying")
+	require.Equal(t, wire.MoveCancelled, fin.State, "error: %s", fin.Error)
+
+	// Still on the source, every job there, and serving.
+	require.Equal(t, e.from, e.placement(t))
+	require.EqualValues(t, batches*perBatch, pending())
+	j, err := cl.Enqueue(ctx(t), client.EnqueueRequest{Queue: "after", Payload: 1})
+	require.NoError(t, err)
+	w := e.client("after-cancel")
+	got, err := w.Fetch(ctx(t), client.FetchRequest{Queues: []string{"after"}, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	require.Equal(t, j.JobID, got.ID)
+	require.NoError(t, w.Ack(ctx(t), got.ID, nil))
+
+	// The target kept nothing: moving there now starts clean and brings
+	// every job.
+	again := e.startMove(t, e.to)
+	fin, states = e.waitMove(t, again.ID, 3*time.Minute)
+	require.Equal(t, wire.MoveCompleted, fin.State, "error: %s (states %v)", fin.Error, states)
+	t.Logf("then moved in %v: %d records, %d bytes, rounds %d, pause_ms %d", fin.FinishedAt.Sub(fin.CreatedAt).Round(time.Millisecond),
+		fin.Records, fin.Bytes, fin.Rounds, fin.PauseMS)
+	require.Equal(t, e.to, e.placement(t))
+	require.EqualValues(t, batches*perBatch, pending())
+	r = e.opCall(t, "POST", "/control/v1/moves/"+again.ID+"/cancel", nil)
+	require.Equal(t, http.StatusConflict, r.Status, "a completed move cannot be cancelled: %s", r.Raw)
+	d, err := cl.GetJob(ctx(t), j.JobID)
+	require.NoError(t, err)
+	require.Equal(t, wire.StateCompleted, d.State)
+	require.Empty(t, e.tap.String()[len("5xx 0 (without Retry-After 0):"):], "no 5xx: %s", e.tap)
+}

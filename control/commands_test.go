@@ -265,10 +265,11 @@ func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
 		opRecordKeyUse.Type, opRotateSigning.Type, opPutRole.Type, opDeleteRole.Type, opPutUsage.Type, opPutAPIRequests.Type,
 		opPutPlan.Type, opSetTenantPlan.Type, opFreezeInvoice.Type, opSetMemberHTTP.Type,
 		opStartBackup.Type, opFinishBackup.Type, opDeleteBackup.Type, opPutBackupPolicy.Type, opDelBackupPolicy.Type,
-		opStartRestore.Type, opFinishRestore.Type, opCreateJoinToken.Type, opJoinShard.Type, opRevokeShard.Type} {
+		opStartRestore.Type, opFinishRestore.Type, opCreateJoinToken.Type, opJoinShard.Type, opRevokeShard.Type,
+		opStartMove.Type, opMoveProgress.Type, opSwitchMove.Type, opCancelMove.Type, opEndMove.Type} {
 		require.NotEmpty(t, reg.Name(c), "command %d", c)
 	}
-	require.Len(t, reg.Types(), 29, "every command is registered")
+	require.Len(t, reg.Types(), 34, "every command is registered")
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte("{not json"))) })
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(opRevokeKey.Type, []byte{0xc1})) }, "nor msgpack")
 }

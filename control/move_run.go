@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,7 +154,7 @@ func (r *moveRunner) run(ctx context.Context, m moveRecord) {
 			return
 		}
 	}
-	r.finish(ctx, m)
+	r.finish(m)
 }
 
 // errSwitchUnknown is a switch proposal whose outcome is unknown.
@@ -379,17 +380,24 @@ func (r *moveRunner) fail(ctx context.Context, m moveRecord, cause error) {
 		cancel()
 		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	}
-	var cleanup []error
-	if err := r.retry(cctx, func(ctx context.Context) error { return r.call(ctx, m, m.FromShard, "unfence", nil, nil) }); err != nil {
-		cleanup = append(cleanup, fmt.Errorf("unfence on source shard %s: %w", m.FromShard, err))
-	}
-	if err := r.retry(cctx, func(ctx context.Context) error { return r.call(ctx, m, m.ToShard, "abort", nil, nil) }); err != nil {
-		cleanup = append(cleanup, fmt.Errorf("abort on target shard %s: %w", m.ToShard, err))
-	}
+	// Both at once: they touch different shards.
+	var unfence, abort error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		unfence = r.retry(cctx, func(ctx context.Context) error { return r.call(ctx, m, m.FromShard, "unfence", nil, nil) })
+	})
+	wg.Go(func() {
+		abort = r.retry(cctx, func(ctx context.Context) error { return r.call(ctx, m, m.ToShard, "abort", nil, nil) })
+	})
+	wg.Wait()
 	cancel()
-	if len(cleanup) > 0 {
-		why += "; cleanup: " + errors.Join(cleanup...).Error()
+	if unfence != nil {
+		why += fmt.Sprintf("; cleanup: unfence on source shard %s: %v", m.FromShard, unfence)
 	}
+	if abort != nil {
+		why += fmt.Sprintf("; cleanup: abort on target shard %s: %v", m.ToShard, abort)
+	}
+	why = strings.ReplaceAll(why, "\n", "; ") // errors.Join's lines: the record's error is one line
 	r.s.log.Warn("control: move failed", "tenant", m.TenantID, "namespace", m.Namespace, "move", m.ID, "err", why)
 	r.s.backups.finish(r.ctx, func(ctx context.Context) error {
 		_, err := propose(ctx, r.s, opEndMove, &endMoveCmd{ID: m.ID, Failed: true, Error: why})
@@ -417,10 +425,11 @@ func (r *moveRunner) retry(ctx context.Context, fn func(context.Context) error) 
 }
 
 // finish removes the source's copy of switched move m and completes it,
-// retrying until both succeed or this node stops (the next leader then
-// finishes it).
-func (r *moveRunner) finish(ctx context.Context, m moveRecord) {
-	ctx = r.ctx // a cancel cannot stop a switched move; a stop leaves it to the next leader
+// retrying until both succeed, this node stops or no longer leads (the
+// leader then finishes it). It runs under the runner's context, not the
+// move's: a cancel cannot stop a switched move.
+func (r *moveRunner) finish(m moveRecord) {
+	ctx := r.ctx
 	wait := 200 * time.Millisecond
 	for {
 		err := r.call(ctx, m, m.FromShard, "finish", wire.NamespaceMoveRequest{ToShard: m.ToShard}, nil)
@@ -496,7 +505,7 @@ func (r *moveRunner) adoptOrphans() {
 		release := r.hold(m.ID)
 		r.launch(m.ID, release, func(ctx context.Context) {
 			if m.State == wire.MoveSwitched {
-				r.finish(ctx, m)
+				r.finish(m)
 				return
 			}
 			r.fail(ctx, m, errors.New(errMoveLeaderChange))

@@ -106,7 +106,7 @@ node shares, or a new leader cannot read what the last one stored.`,
 	o.tls.flags(f)
 	o.backups.flags(f, "<data-dir>/backups")
 	_ = cmd.MarkFlagRequired("data-dir")
-	cmd.AddCommand(controlMembersCmd(), controlAddCmd(), controlRemoveCmd())
+	cmd.AddCommand(controlMembersCmd(), controlAddCmd(), controlRemoveCmd(), controlMoveCmd(), controlMovesCmd())
 	return cmd
 }
 

@@ -105,6 +105,20 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "emails.v2", d.Queue)
 		require.Equal(t, first+" deleted\n", run("delete", first))
+
+		// A running job: cancel asks its worker, drain waits for it.
+		long := strings.Fields(run("enqueue", "long", `{}`))[0]
+		w := owner.ForWorker("w-2")
+		job, err := w.Fetch(ctx, client.FetchRequest{Queues: []string{"long"}, Hostname: "host-2", Timeout: 10 * time.Second})
+		require.NoError(t, err)
+		require.Equal(t, long, job.ID)
+		require.Equal(t, long+" is running: cancel requested, its worker is told by its next heartbeat\n", run("cancel", long))
+		require.Equal(t, "active (cancel requested)", field(run("inspect", long), "STATE"))
+		require.Equal(t, "long draining: paused, 1 job still active (`jobbie queues get long` shows when drained)\n", run("drain", "long"))
+		fr, err := w.Fail(ctx, long, "stopped", "")
+		require.NoError(t, err)
+		require.Equal(t, client.StateCancelled, fr.Status)
+		require.Equal(t, "drained", field(run("queues", "get", "long"), "STATE"))
 		_, err = as(ownerFile, "", "inspect", first)
 		require.True(t, client.IsNotFound(err), "%v", err)
 		require.Regexp(t, `^job `+first+`: 404 not_found: `, err.Error())
@@ -139,7 +153,7 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		require.Equal(t, []string{"w-1", "host-1", "active", "0"}, tableRows(out)["w-1 host-1"][:4], out)
 		var ws []client.WorkerInfo
 		runJSON(&ws, "workers")
-		require.Len(t, ws, 1)
+		require.Len(t, ws, 2)
 		require.Equal(t, []string{"work"}, ws[0].Queues)
 	})
 
@@ -199,9 +213,9 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		qs, err := owner.ListQueues(ctx)
 		require.NoError(t, err)
 		out := run("status")
-		require.Equal(t, plural(len(qs), "queue"), field(out, "QUEUES"), out)
-		require.Equal(t, "pending 0, scheduled 1, active 0, retrying 0, held 0, completed 0, dead 1, cancelled 0", field(out, "JOBS"), out)
-		require.Equal(t, "1 active", field(out, "WORKERS"), out)
+		require.Equal(t, plural(len(qs), "queue")+" (1 paused)", field(out, "QUEUES"), out) // long, drained
+		require.Equal(t, "pending 0, scheduled 1, active 0, retrying 0, held 0, completed 0, dead 1, cancelled 1", field(out, "JOBS"), out)
+		require.Equal(t, "2 active", field(out, "WORKERS"), out)
 		require.Regexp(t, `^s1: healthy, leader \S+$`, field(out, "SHARD"))
 		var st status
 		runJSON(&st, "status", "--namespace", "default")

@@ -67,7 +67,9 @@ docs-terraform-check:
 # deploy/ (README: "Deploying"): jobbie-pod against a real shard node; the
 # Helm chart rendered and linted with helm as a library (its own module,
 # deploy/go.mod), every manifest strictly decoded into its Kubernetes type
-# and checked; compose.yaml's wiring; every flag both use against jobbie.
+# and checked; compose.yaml's wiring; every flag both use against jobbie;
+# then both run as processes on loopback addresses, a self-hosted shard
+# joining each through its tunnel (about 30 s).
 # `make image` builds the container image without a registry: static
 # binaries built here, then deploy/Dockerfile.local FROM scratch with
 # podman (deploy/Dockerfile is the multi-stage build for where base

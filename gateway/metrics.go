@@ -37,6 +37,13 @@ var (
 	refusedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jobbie_gateway_limited_total", Help: "Requests refused with 429 by a gateway limit, by limit.",
 	}, []string{"limit"})
+	movingResent = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jobbie_gateway_moving_resent_total", Help: "Requests sent again because their namespace was moving to another shard.",
+	})
+	movingGaveUp = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jobbie_gateway_moving_gave_up_total",
+		Help: "Requests whose namespace was still moving when their retry budget ran out (the client got the shard's 503 and Retry-After).",
+	})
 	revocationAge = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "jobbie_gateway_revocation_list_age_seconds",
 		Help: "Age of the revocation list in use (the oldest among this process's gateways); keys are refused past the freshness bound.",
@@ -65,7 +72,8 @@ func oldestRevocationList() float64 {
 }
 
 func init() {
-	obs.Registry.MustRegister(requestsTotal, requestSeconds, openConns, acceptErrors, longPollsWaiting, refusedTotal, revocationAge)
+	obs.Registry.MustRegister(requestsTotal, requestSeconds, openConns, acceptErrors, longPollsWaiting, refusedTotal,
+		movingResent, movingGaveUp, revocationAge)
 }
 
 // routeMetrics holds one route's children, looked up once.

@@ -67,6 +67,7 @@ func (s *Server) toShard(r *call, ns string, budget time.Duration, send shardSen
 	for {
 		left := time.Until(until)
 		if left <= 0 || !s.pause(min(backoff, left)) {
+			movingGaveUp.Inc()
 			return p, nil
 		}
 		backoff = min(2*backoff, movingMaxBackoff)
@@ -79,6 +80,7 @@ func (s *Server) toShard(r *call, ns string, budget time.Duration, send shardSen
 			continue
 		}
 		p = next
+		movingResent.Inc()
 		if moving, err = send(p); !moving || err != nil {
 			return p, err
 		}

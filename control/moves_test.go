@@ -307,3 +307,34 @@ func TestMoveCancelWhileFenced(t *testing.T) {
 	require.Equal(t, "s2", w.placedOn(t))
 	require.NotContains(t, w.src.steps(), "finish")
 }
+
+// Hours metered on the shard a namespace moved away from stay in the
+// ledger under that shard; until that shard's cursor passes the hour the
+// move finished in, the namespace's buckets are incomplete even when
+// the ledger has nothing from it yet.
+func TestMoveUsageWaitsForTheFormerShard(t *testing.T) {
+	t.Parallel()
+	w := moveSetup(t)
+	w.src.set(w.sns, keys(3, "v0"))
+	m := w.await(t, w.start(t).ID, moveEnded)
+	require.Equal(t, wire.MoveCompleted, m.State)
+	now := time.Now().UTC()
+	closed := ceilTo(now, time.Hour).Add(time.Hour)
+	put(t, w.srv, "s1", closed, entry(w.tid, "orders", now.Truncate(time.Hour), runs(2)))
+	q, err := ParseUsageQuery(now, "", "", "hour", "orders")
+	require.NoError(t, err)
+	current := func() wire.UsageBucketView {
+		u, err := w.srv.Usage(context.Background(), w.tid, q)
+		require.NoError(t, err)
+		require.Len(t, u.Namespaces, 1)
+		b := u.Namespaces[0].Buckets
+		require.NotEmpty(t, b)
+		return b[len(b)-1]
+	}
+	require.True(t, current().Incomplete, "s2, which the namespace left this hour, was never read")
+	put(t, w.srv, "s2", m.FinishedAt.Truncate(time.Hour))
+	require.True(t, current().Incomplete, "s2's cursor is still at the hour the move finished in")
+	put(t, w.srv, "s2", closed)
+	require.False(t, current().Incomplete)
+	require.Equal(t, int64(2), current().Meters.Executions)
+}

@@ -119,7 +119,8 @@ func ceilTo(t time.Time, unit time.Duration) time.Time {
 // (every period of the range: the namespaces plus api requests, which
 // gateways count per tenant) and totals. A bucket is incomplete while
 // its period is not closed for every shard holding the namespace (for the
-// tenant's, any namespace of the tenant), or, for api requests, until
+// tenant's, any namespace of the tenant; a shard it was moved away from
+// counts until its cursor passes the move's finish), or, for api requests, until
 // apiRequestsSettle after it ends. With a namespace, the answer is that
 // namespace's alone, api requests left out; a namespace that neither
 // exists nor ever used anything is not found.
@@ -202,9 +203,18 @@ func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.U
 	}
 	// A period is closed for a namespace when it ends at or before every
 	// holding shard's cursor; for the tenant, every namespace's.
+	formers, err := movedFrom(r, tid, q)
+	if err != nil {
+		return wire.Usage{}, err
+	}
 	tenantUntil := allClosed
-	for _, u := range data {
+	for ns, u := range data {
 		u.until = closedUntil(u.shards, cursors)
+		for _, f := range formers[ns] {
+			if c := cursors[f.shard]; !u.shards[f.shard] && f.bounds(c) {
+				u.until = minTime(u.until, c)
+			}
+		}
 		tenantUntil = minTime(tenantUntil, u.until)
 	}
 
@@ -242,6 +252,41 @@ func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.U
 		out.Tenant[i] = wire.UsageBucketView{Start: start, Meters: tenant[i].view(), Incomplete: !done}
 	}
 	out.Totals = totals.view()
+	return out, nil
+}
+
+// formerShard is a shard a namespace was moved away from, and when the
+// move finished there (nil: not yet).
+type formerShard struct {
+	shard    string
+	finished *time.Time
+}
+
+// bounds reports whether the former shard, read up to cursor, may still
+// hold meters of the namespace not in the ledger: until its cursor passes
+// the hour the move finished in (it counts nothing there after).
+func (f formerShard) bounds(cursor time.Time) bool {
+	return f.finished == nil || !cursor.After(f.finished.Truncate(time.Hour))
+}
+
+// movedFrom lists, by namespace, the shards tenant tid's namespaces were
+// moved away from by moves that switched and had not finished before
+// q.From: hours there may not be pulled yet.
+func movedFrom(r pebble.Reader, tid string, q UsageQuery) (map[string][]formerShard, error) {
+	moves, err := listMoves(r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]formerShard{}
+	for _, m := range moves {
+		switch {
+		case m.TenantID != tid || (q.Namespace != "" && m.Namespace != q.Namespace):
+		case m.State != wire.MoveSwitched && m.State != wire.MoveCompleted:
+		case m.FinishedAt != nil && m.FinishedAt.Before(q.From):
+		default:
+			out[m.Namespace] = append(out[m.Namespace], formerShard{shard: m.FromShard, finished: m.FinishedAt})
+		}
+	}
 	return out, nil
 }
 

@@ -153,7 +153,7 @@ func moveUnderLoad(t *testing.T, e *moveEnv, moves int) {
 	require.NoError(t, err)
 
 	load := moveload.Start(moveload.Config{Producers: 4, Workers: 4, Lease: 20 * time.Second, FetchWait: 2 * time.Second,
-		BatchEvery: 10, BatchSize: 5, Backlog: 400}, e.client)
+		BatchEvery: 10, BatchSize: 5, Backlog: 3000}, e.client)
 	time.Sleep(settle)
 
 	type done struct {

@@ -21,6 +21,9 @@ type Report struct {
 	WindowEnqueues       int
 	P50, P99, MaxLatency time.Duration
 	MaxGap               time.Duration
+	// Slow counts them at 25 ms or more, the gateway's first pause
+	// before it sends a refused request again.
+	Slow int
 
 	Delivered        int      // deliveries of jobs to workers
 	Completed        int      // jobs acked (2xx) at least once
@@ -36,10 +39,10 @@ type Report struct {
 }
 
 func (r Report) String() string {
-	return fmt.Sprintf("enqueues %d (jobs %d, unanswered %d %v); in the window %d: p50 %v p99 %v max %v, max gap %v; "+
+	return fmt.Sprintf("enqueues %d (jobs %d, unanswered %d %v); in the window %d (%d of 25 ms or more): p50 %v p99 %v max %v, max gap %v; "+
 		"delivered %d, completed %d, lost %d, doubles %d (unexcused %d), lease expiries %d; batches %d (missed %d, twice %d); "+
 		"ack errors %v, fetch errors %v",
-		r.Enqueues, r.Jobs, r.Unanswered, r.EnqErrs, r.WindowEnqueues, r.P50, r.P99, r.MaxLatency, r.MaxGap,
+		r.Enqueues, r.Jobs, r.Unanswered, r.EnqErrs, r.WindowEnqueues, r.Slow, r.P50, r.P99, r.MaxLatency, r.MaxGap,
 		r.Delivered, r.Completed, len(r.Lost), r.Doubles, len(r.DoublesUnexcused), r.LeaseExpiries,
 		r.Batches, len(r.BatchesMissed), len(r.BatchesTwice), r.AckErrs, r.FetchErrs)
 }
@@ -59,6 +62,9 @@ func (l *Load) Report(from, to time.Time) Report {
 			continue
 		}
 		lat = append(lat, s.end.Sub(s.start))
+		if s.end.Sub(s.start) >= 25*time.Millisecond {
+			r.Slow++
+		}
 		ends[s.producer] = append(ends[s.producer], s.end)
 	}
 	r.WindowEnqueues = len(lat)

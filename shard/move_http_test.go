@@ -102,6 +102,9 @@ func TestMoveBetweenShards(t *testing.T) {
 	require.Equal(t, byte('-'), delta.records["j"+gone].Kind)
 	require.Less(t, len(delta.records), len(snap.records), "a delta holds only what changed")
 
+	events := src.stream() // open through the fence, ended by the finish
+	require.Equal(t, "jobbie events", events.next().Comment)
+
 	// A fetch parks on the source; the fence wakes it with 503.
 	parked := make(chan resp, 1)
 	go func() {
@@ -136,8 +139,12 @@ func TestMoveBetweenShards(t *testing.T) {
 	}
 	require.Equal(t, before.m.Counts, after.m.Counts)
 
-	// Placement switches (control); the source's copy goes.
+	// Placement switches (control); the source's copy goes, and its
+	// event streams end (their clients reconnect, to the target).
 	src.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"})
+	require.Contains(t, events.next().Comment, "moved to another shard")
+	_, err := events.rd.ReadString('\n')
+	require.Error(t, err, "the event stream ended")
 	src.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"}) // idempotent
 	require.Empty(t, src.dump(testNS))
 	for _, c := range []struct{ method, path string }{{"GET", "/api/v1/queues"}, {"POST", "/api/v1/enqueue"}, {"DELETE", "/api/v1/namespace"}, {"GET", "/api/v1/jobs/" + fresh}} {

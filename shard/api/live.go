@@ -61,7 +61,8 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 }
 
 // writeEvents writes events after seq, of the queues in sc, until the
-// client goes away (a write fails) or the node stops.
+// client goes away (a write fails), the node stops or the namespace moved
+// to another shard (its client reconnects, and is sent there).
 func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc tenancy.QueueScope) {
 	_, _ = w.WriteString(": jobbie events\n\n")
 	if w.Flush() != nil {
@@ -89,6 +90,11 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc te
 		}
 		if len(evs) == live.MaxEventsPerWrite {
 			continue
+		}
+		if s.svc.Moving(sub.NS()) == wire.MovingMoved {
+			_, _ = w.WriteString(": the namespace moved to another shard: reconnect\n\n")
+			_ = w.Flush()
+			return
 		}
 		select {
 		case <-sub.Wake():

@@ -106,7 +106,11 @@ func (s *Server) moveFinish(c *fiber.Ctx) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	return done(c, s.svc.MoveFinish(c.UserContext(), ns(c), moveToken(c), req.ToShard))
+	if err := s.svc.MoveFinish(c.UserContext(), ns(c), moveToken(c), req.ToShard); err != nil {
+		return err
+	}
+	s.events.Nudge(ns(c)) // its event streams end
+	return done(c, nil)
 }
 
 func (s *Server) moveApply(c *fiber.Ctx) error {

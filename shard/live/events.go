@@ -212,6 +212,20 @@ func (h *Events) Subscribe(ns string) (*Sub, error) {
 	return s, nil
 }
 
+// Nudge wakes every reader of ns (it moved away: they look and end).
+func (h *Events) Nudge(ns string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.rings[ns]; r != nil {
+		for s := range r.subs {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // Unsubscribe drops a reader.
 func (h *Events) Unsubscribe(s *Sub) {
 	h.mu.Lock()

@@ -30,6 +30,9 @@ type moveRecord struct {
 	// CancelRequested is set by a cancel before the switch: the switch
 	// is then refused and the move ends cancelled, whoever ends it.
 	CancelRequested bool `json:"cancel_requested,omitempty"`
+	// Committing is set once the last delta is copied, before the
+	// target ends: a cancel is refused from then on.
+	Committing bool `json:"committing,omitempty"`
 }
 
 // ended reports whether a move is over (completed, failed or cancelled).
@@ -57,6 +60,8 @@ type moveProgressCmd struct {
 	Records int64  `json:"records"`
 	Bytes   int64  `json:"bytes"`
 	Fenced  bool   `json:"fenced,omitempty"`
+	// Committing refuses cancels from this entry on (see moveRecord).
+	Committing bool `json:"committing,omitempty"`
 }
 
 // switchMoveCmd places the namespace on the move's target and marks the
@@ -131,6 +136,12 @@ func applyMoveProgress(tx *replica.Tx, c *moveProgressCmd) (moveRecord, error) {
 		now := tx.Now
 		m.FencedAt = &now
 	}
+	if c.Committing {
+		if m.State != wire.MoveFenced || m.FencedAt == nil {
+			return m, apierr.New(apierr.Conflict, "move %s is %s, not fenced: it cannot commit", m.ID, m.State)
+		}
+		m.Committing = true
+	}
 	mustSetJSON(tx, layout.Move(c.ID), m)
 	return m, nil
 }
@@ -188,6 +199,8 @@ func applyCancelMove(tx *replica.Tx, c *cancelMoveCmd) (moveRecord, error) {
 		return m, apierr.New(apierr.Conflict, "move %s is %s: its namespace is on shard %s, a move can only be cancelled before it switches", m.ID, m.State, m.ToShard)
 	case m.ended() || m.CancelRequested:
 		return m, nil
+	case m.Committing:
+		return m, apierr.New(apierr.Conflict, "move %s is switching its namespace to shard %s: too late to cancel", m.ID, m.ToShard)
 	}
 	m.CancelRequested, m.UpdatedAt = true, tx.Now
 	mustSetJSON(tx, layout.Move(c.ID), m)

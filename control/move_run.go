@@ -196,13 +196,18 @@ func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
 		return fenceErr(fctx, err)
 	}
 	m.Rounds++
+	// From here a cancel is refused: once the target has ended, aborting
+	// it no longer removes what it holds, so the move must switch.
+	if err := r.commit(fctx, m); err != nil {
+		return fenceErr(fctx, err)
+	}
 	if err := r.call(fctx, *m, m.ToShard, "end", nil, nil); err != nil {
 		return fenceErr(fctx, fmt.Errorf("end on target shard %s: %w", m.ToShard, err))
 	}
-	if fctx.Err() != nil {
-		return fenceErr(fctx, fctx.Err())
-	}
-	sw, err := propose(fctx, r.s, opSwitchMove, &switchMoveCmd{ID: m.ID, Rounds: m.Rounds, Records: m.Records, Bytes: m.Bytes})
+	// The fence outlasts fctx by fenceMargin: time enough for one entry.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), r.fenceMargin)
+	defer scancel()
+	sw, err := propose(sctx, r.s, opSwitchMove, &switchMoveCmd{ID: m.ID, Rounds: m.Rounds, Records: m.Records, Bytes: m.Bytes})
 	if err != nil {
 		if refused(err) {
 			return fmt.Errorf("switch: %w", err)
@@ -212,6 +217,18 @@ func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
 	*m = sw
 	r.s.log.Info("control: namespace moved", "tenant", m.TenantID, "namespace", m.Namespace, "from", m.FromShard, "to", m.ToShard,
 		"move", m.ID, "pause_ms", m.PauseMS, "records", m.Records, "rounds", m.Rounds)
+	return nil
+}
+
+// commit records that m's target is about to end: cancels are refused
+// from this entry on.
+func (r *moveRunner) commit(ctx context.Context, m *moveRecord) error {
+	got, err := propose(ctx, r.s, opMoveProgress, &moveProgressCmd{ID: m.ID, State: wire.MoveFenced, Rounds: m.Rounds,
+		Records: m.Records, Bytes: m.Bytes, Committing: true})
+	if err != nil {
+		return fmt.Errorf("record progress: %w", err)
+	}
+	*m = got
 	return nil
 }
 

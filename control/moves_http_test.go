@@ -126,7 +126,7 @@ func TestMoveHoldsItsNamespace(t *testing.T) {
 	list = decodeAs[wire.MoveList](t, w.do(t, http.MethodGet, "/control/v1/moves?tenant="+w.tid+"&namespace=orders", w.op, nil))
 	require.Len(t, list.Moves, 1)
 	require.Equal(t, m.ID, list.Moves[0].ID)
-	list = decodeAs[wire.MoveList](t, w.do(t, http.MethodGet, "/control/v1/moves?state=copying", w.op, nil))
+	list = decodeAs[wire.MoveList](t, w.do(t, http.MethodGet, "/control/v1/moves?state=copying&namespace=orders", w.op, nil))
 	require.Len(t, list.Moves, 1, "orders' move is held at its snapshot")
 	require.Equal(t, m.ID, list.Moves[0].ID)
 	list = decodeAs[wire.MoveList](t, w.do(t, http.MethodGet, "/control/v1/moves?tenant=t_other", w.op, nil))

@@ -119,16 +119,25 @@ func TestMoveHappyPathStatesAndProgress(t *testing.T) {
 			w.src.set(w.sns, map[string]string{"job/00001": "v2", "job/00002": "", "job/00003": "", "new/1": "v2"})
 		}
 	}
+	openFence := w.src.gate("fence")
 	openEnd := w.dst.gate("end")
 	openFinish := w.src.gate("finish")
 	m := w.start(t)
 
+	awaitStep(t, w.src, "fence")
+	caught := w.get(t, m.ID)
+	require.Equal(t, wire.MoveCatchingUp, caught.State)
+	require.Equal(t, 2, caught.Rounds, "two delta rounds before the fence: the first held 1,200 records")
+	require.Equal(t, int64(1500+1200+4), caught.Records)
+	require.Positive(t, caught.Bytes)
+	openFence()
+
 	awaitStep(t, w.dst, "end")
 	fenced := w.get(t, m.ID)
 	require.Equal(t, wire.MoveFenced, fenced.State)
-	require.Equal(t, 2, fenced.Rounds, "two delta rounds before the fence: the first held 1,200 records")
-	require.Equal(t, int64(1500+1200+4), fenced.Records)
-	require.Positive(t, fenced.Bytes)
+	require.Equal(t, 3, fenced.Rounds, "the fenced delta counts")
+	require.Equal(t, caught.Records, fenced.Records, "the fenced delta held nothing new")
+	require.Greater(t, fenced.Bytes, caught.Bytes, "an empty delta still sends its header")
 	f, _, _, _ := w.src.state(w.sns)
 	require.Equal(t, m.ID, f.token)
 	require.Equal(t, int64(30000), f.ttlMS)
@@ -140,9 +149,9 @@ func TestMoveHappyPathStatesAndProgress(t *testing.T) {
 	sw := w.get(t, m.ID)
 	require.Equal(t, wire.MoveSwitched, sw.State)
 	require.Equal(t, "s1", w.placedOn(t), "the switched placement is what gateways read at once")
-	require.Equal(t, 3, sw.Rounds, "the final delta under the fence counts")
-	require.Equal(t, fenced.Records, sw.Records, "the final delta held nothing new")
-	require.Greater(t, sw.Bytes, fenced.Bytes, "an empty delta still sends its header")
+	require.Equal(t, 3, sw.Rounds)
+	require.Equal(t, fenced.Records, sw.Records)
+	require.Equal(t, fenced.Bytes, sw.Bytes)
 	require.GreaterOrEqual(t, sw.PauseMS, int64(150))
 	require.Less(t, sw.PauseMS, int64(10000))
 	c := w.do(t, http.MethodPost, "/control/v1/moves/"+m.ID+"/cancel", w.op, nil)
@@ -291,14 +300,17 @@ func TestMoveCancelBeforeSwitch(t *testing.T) {
 	require.Equal(t, wire.MoveCancelled, decodeAs[wire.Move](t, r).State)
 }
 
-// A cancel of a fenced move is cancelled too: the fence is lifted.
+// A cancel of a fenced move is cancelled too: the fence is lifted. Once
+// the last delta is copied and the target is ending, a cancel is too
+// late (409) and the move completes.
 func TestMoveCancelWhileFenced(t *testing.T) {
 	t.Parallel()
 	w := moveSetup(t)
 	w.src.set(w.sns, keys(10, "v0"))
-	w.dst.gate("end")
+	w.src.gate("delta") // with 10 records, the only delta is the fenced one
 	m := w.start(t)
-	awaitStep(t, w.dst, "end")
+	awaitStep(t, w.src, "delta")
+	require.Equal(t, wire.MoveFenced, w.get(t, m.ID).State)
 	r := w.do(t, http.MethodPost, "/control/v1/moves/"+m.ID+"/cancel", w.op, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.Equal(t, wire.MoveCancelled, decodeAs[wire.Move](t, r).State)
@@ -306,6 +318,17 @@ func TestMoveCancelWhileFenced(t *testing.T) {
 	require.Empty(t, fence.token, "the fence is lifted")
 	require.Equal(t, "s2", w.placedOn(t))
 	require.NotContains(t, w.src.steps(), "finish")
+	require.NotContains(t, w.dst.steps(), "end")
+
+	w.src.openGates()
+	open := w.dst.gate("end")
+	m = w.start(t)
+	awaitStep(t, w.dst, "end")
+	requireError(t, w.do(t, http.MethodPost, "/control/v1/moves/"+m.ID+"/cancel", w.op, nil), http.StatusConflict, "conflict")
+	open()
+	m = w.await(t, m.ID, moveEnded)
+	require.Equal(t, wire.MoveCompleted, m.State, "error: %s", m.Error)
+	require.Equal(t, "s1", w.placedOn(t))
 }
 
 // Hours metered on the shard a namespace moved away from stay in the

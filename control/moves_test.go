@@ -361,3 +361,46 @@ func TestMoveUsageWaitsForTheFormerShard(t *testing.T) {
 	require.False(t, current().Incomplete)
 	require.Equal(t, int64(2), current().Meters.Executions)
 }
+
+// A node that stops while a move copies lifts the fence, aborts the
+// target and records the move failed; a move it leaves switched is
+// finished by the node that leads after it (here the same one, restarted).
+func TestMoveAcrossARestart(t *testing.T) {
+	t.Parallel()
+	w := moveSetup(t, func(c *Config) { c.BackupOrphanAfter = 200 * time.Millisecond })
+	ctx := context.Background()
+	w.src.set(w.sns, keys(10, "v0"))
+	w.src.gate("snapshot")
+	m := w.start(t)
+	awaitStep(t, w.src, "snapshot")
+	require.NoError(t, w.srv.Stop())
+	require.Contains(t, w.src.steps(), "unfence")
+	require.Contains(t, w.dst.steps(), "abort")
+	w.src.openGates()
+
+	second := startServer(t, w.cfg)
+	got, err := second.Move(ctx, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, wire.MoveFailed, got.State)
+	require.Equal(t, errMoveStopped, got.Error)
+	p, err := second.Namespace(ctx, w.tid, "orders")
+	require.NoError(t, err)
+	require.Equal(t, "s2", p.ShardID)
+
+	w.src.gate("finish")
+	sw, err := second.StartMove(ctx, w.tid, "orders", "s1")
+	require.NoError(t, err)
+	awaitStep(t, w.src, "finish")
+	require.NoError(t, second.Stop())
+	w.src.openGates()
+	third := startServer(t, w.cfg)
+	require.Eventually(t, func() bool {
+		got, err := third.Move(ctx, sw.ID)
+		return err == nil && got.State == wire.MoveCompleted
+	}, 20*time.Second, 20*time.Millisecond)
+	p, err = third.Namespace(ctx, w.tid, "orders")
+	require.NoError(t, err)
+	require.Equal(t, "s1", p.ShardID)
+	require.Empty(t, w.src.get(w.sns))
+	require.Len(t, w.dst.get(w.sns), 10)
+}

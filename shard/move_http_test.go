@@ -111,7 +111,10 @@ func TestMoveBetweenShards(t *testing.T) {
 		parked <- s.call("POST", "/api/v1/fetch", map[string]any{"queues": []string{"idle"}, "worker_id": "w3", "timeout": 20})
 	}()
 	eventually(t, 5*time.Second, func() bool { return src.srv.waiters.Parked(testNS, "idle") == 1 }, "the fetch parks")
-	src.mvOK("POST", "fence", testNS, tok, map[string]any{"ttl_ms": 30000})
+	fenced := src.mvOK("POST", "fence", testNS, tok, map[string]any{"ttl_ms": 30000})
+	until, err := time.Parse(time.RFC3339Nano, fenced.Body["fenced_until"].(string))
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(30*time.Second), until, 10*time.Second)
 	select {
 	case r := <-parked:
 		requireMovingAnswer(t, r, wire.MovingFenced)
@@ -143,7 +146,7 @@ func TestMoveBetweenShards(t *testing.T) {
 	// event streams end (their clients reconnect, to the target).
 	src.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"})
 	require.Contains(t, events.next().Comment, "moved to another shard")
-	_, err := events.rd.ReadString('\n')
+	_, err = events.rd.ReadString('\n')
 	require.Error(t, err, "the event stream ended")
 	src.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"}) // idempotent
 	require.Empty(t, src.dump(testNS))

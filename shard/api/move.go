@@ -96,7 +96,11 @@ func (s *Server) moveFence(c *fiber.Ctx) error {
 	if req.TTLMS == nil || *req.TTLMS < 1000 || *req.TTLMS > 120000 {
 		return apierr.Field("ttl_ms", "ttl_ms must be between 1000 and 120000")
 	}
-	return done(c, s.svc.MoveFence(c.UserContext(), ns(c), moveToken(c), time.Duration(*req.TTLMS)*time.Millisecond))
+	until, err := s.svc.MoveFence(c.UserContext(), ns(c), moveToken(c), time.Duration(*req.TTLMS)*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "fenced_until": until})
 }
 
 func (s *Server) moveFinish(c *fiber.Ctx) error {

@@ -14,7 +14,7 @@ import (
 // MoveFence for the cut-over, and after the switch MoveFinish removes its
 // copy and leaves a moved tombstone.
 var (
-	MoveFence   = replica.Op[MoveFenceCmd, replica.None]{Type: 49, Name: "move.fence"}
+	MoveFence   = replica.Op[MoveFenceCmd, int64]{Type: 49, Name: "move.fence"} // until (unix ns)
 	MoveUnfence = replica.Op[MoveTokenCmd, replica.None]{Type: 50, Name: "move.unfence"}
 	MoveFinish  = replica.Op[MoveFinishCmd, replica.None]{Type: 51, Name: "move.finish"}
 	MoveChunk   = replica.Op[MoveChunkCmd, replica.None]{Type: 52, Name: "move.chunk"}
@@ -65,25 +65,26 @@ func (e *Engine) registerMoves(r *replica.Registry) {
 	MoveEnd.Handle(r, func(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) { return e.endRestore(tx, c, false) })
 }
 
-func (e *Engine) applyMoveFence(tx *replica.Tx, c *MoveFenceCmd) (replica.None, error) {
+func (e *Engine) applyMoveFence(tx *replica.Tx, c *MoveFenceCmd) (int64, error) {
 	switch {
 	case c.NS == "" || c.Token == "":
-		return replica.None{}, apierr.New(apierr.BadRequest, "a fence needs a namespace and a token")
+		return 0, apierr.New(apierr.BadRequest, "a fence needs a namespace and a token")
 	case c.TTL < MinFenceTTL || c.TTL > MaxFenceTTL:
-		return replica.None{}, apierr.Field("ttl_ms", "ttl_ms must be between 1000 and 120000")
+		return 0, apierr.Field("ttl_ms", "ttl_ms must be between 1000 and 120000")
 	case restoring(tx, c.NS):
-		return replica.None{}, apierr.New(apierr.Conflict, "a restore or move into this namespace is running here; it cannot be moved out")
+		return 0, apierr.New(apierr.Conflict, "a restore or move into this namespace is running here; it cannot be moved out")
 	}
 	now := tx.Now.UnixNano()
 	f, _, moved := e.movesFSM.get(tx, c.NS)
 	switch {
 	case moved:
-		return replica.None{}, apierr.New(apierr.Conflict, "this namespace has already moved away from this shard")
+		return 0, apierr.New(apierr.Conflict, "this namespace has already moved away from this shard")
 	case f.Token != c.Token && f.holds(now):
-		return replica.None{}, apierr.New(apierr.Conflict, "another move fences this namespace")
+		return 0, apierr.New(apierr.Conflict, "another move fences this namespace")
 	}
-	e.writeFence(tx, c.NS, Fence{Token: c.Token, Until: now + c.TTL})
-	return replica.None{}, nil
+	f = Fence{Token: c.Token, Until: now + c.TTL}
+	e.writeFence(tx, c.NS, f)
+	return f.Until, nil
 }
 
 func (e *Engine) applyMoveUnfence(tx *replica.Tx, c *MoveTokenCmd) (replica.None, error) {

@@ -84,7 +84,7 @@ func TestApplyFenceRefusesWrites(t *testing.T) {
 
 	other := f.fence(testNS, "m2", 5*time.Second)
 	require.Equal(t, apierr.Conflict, apierr.CodeOf(other.(error)), "another move's fence")
-	require.Nil(t, f.fence(testNS, "m1", 2*time.Second), "the same move extends its fence")
+	require.Equal(t, f.now.Add(2*time.Second).UnixNano(), f.fence(testNS, "m1", 2*time.Second), "the same move extends its fence")
 
 	// It lapses by the entry's clock.
 	f.advance(2 * time.Second)
@@ -94,7 +94,7 @@ func TestApplyFenceRefusesWrites(t *testing.T) {
 
 	// Lapsed, another move may fence it; an unfence of that move lifts it
 	// at once, and one of a move without a fence changes nothing.
-	require.Nil(t, f.fence(testNS, "m3", time.Minute))
+	require.IsType(t, int64(0), f.fence(testNS, "m3", time.Minute))
 	requireMoving(t, f.apply(Heartbeat.Type, &HeartbeatCmd{NS: testNS, WorkerID: active.WorkerID, Jobs: []HeartbeatItem{{ID: active.ID}}}), "heartbeat")
 	require.Nil(t, f.apply(MoveUnfence.Type, &MoveTokenCmd{NS: testNS, Token: "m1"}))
 	require.Equal(t, wire.MovingFenced, f.e.Moving(f.db, testNS, f.now.UnixNano()), "another move's unfence")
@@ -124,7 +124,7 @@ func TestApplyMoveFinishWipesAndTombstones(t *testing.T) {
 	fin := &MoveFinishCmd{NS: testNS, Token: "m1", To: "shard-2"}
 	require.Equal(t, apierr.Conflict, apierr.CodeOf(f.apply(MoveFinish.Type, fin).(error)), "finish without a fence")
 	require.NotEmpty(t, f.records(testNS))
-	require.Nil(t, f.fence(testNS, "m1", time.Second))
+	require.IsType(t, int64(0), f.fence(testNS, "m1", time.Second))
 	f.advance(time.Minute) // a late finish: the fence lapsed, the move still owns it
 	require.Nil(t, f.apply(MoveFinish.Type, fin))
 	require.Empty(t, f.dump(testNS), "no key and no registry entry left")

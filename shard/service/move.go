@@ -298,19 +298,20 @@ func (s *Service) writeDelta(ns string, old, cur *pebble.Snapshot, src BackupSou
 
 // MoveFence holds ns's writes for the move token for ttl, then wakes the
 // fetches parked on its queues, which answer that the namespace is
-// moving.
-func (s *Service) MoveFence(ctx context.Context, ns, token string, ttl time.Duration) error {
+// moving. It returns when the fence lapses, by the entry's clock.
+func (s *Service) MoveFence(ctx context.Context, ns, token string, ttl time.Duration) (time.Time, error) {
 	if err := moveArgs(ns, token); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if ttl < engine.MinFenceTTL || ttl > engine.MaxFenceTTL {
-		return apierr.Field("ttl_ms", "ttl_ms must be between 1000 and 120000; got %d", ttl.Milliseconds())
+		return time.Time{}, apierr.Field("ttl_ms", "ttl_ms must be between 1000 and 120000; got %d", ttl.Milliseconds())
 	}
-	if _, err := engine.MoveFence.Propose(ctx, s.node, &engine.MoveFenceCmd{NS: ns, Token: token, TTL: int64(ttl)}); err != nil {
-		return err
+	until, err := engine.MoveFence.Propose(ctx, s.node, &engine.MoveFenceCmd{NS: ns, Token: token, TTL: int64(ttl)})
+	if err != nil {
+		return time.Time{}, err
 	}
 	s.waiters.WakeNamespace(ns)
-	return nil
+	return time.Unix(0, until).UTC(), nil
 }
 
 // MoveUnfence lets ns's writes go on (a cancelled or failed move) and

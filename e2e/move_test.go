@@ -374,3 +374,31 @@ func TestMoveCancel(t *testing.T) {
 	require.Equal(t, wire.StateCompleted, d.State)
 	require.Empty(t, e.tap.String()[len("5xx 0 (without Retry-After 0):"):], "no 5xx: %s", e.tap)
 }
+
+// TestMoveRefusesNamespaceDelete deletes a namespace through the gateway
+// while it moves: refused (409), and nothing of it is gone.
+func TestMoveRefusesNamespaceDelete(t *testing.T) {
+	t.Skip("needs control to tell the gateway a namespace is moving (e.g. a moving flag on GET " +
+		"/internal/v1/tenants/{tid}/namespaces/{ns}), for the gateway's DELETE /api/v1/namespaces/{name} to refuse " +
+		"before it empties the shard: today the shard is emptied, then control refuses the delete (409)")
+	const jobs = 5000
+	c := launchCluster(t, 2, 1)
+	e := newMoveEnv(t, c, "kept")
+	cl := e.tenantCli
+	for b := range jobs / 1000 {
+		batch := make([]client.EnqueueRequest, 1000)
+		for i := range batch {
+			batch[i] = client.EnqueueRequest{Queue: "kept", Payload: map[string]int{"b": b, "i": i}}
+		}
+		_, err := cl.EnqueueBatch(ctx(t), client.BatchRequest{Jobs: batch})
+		require.NoError(t, err)
+	}
+	m := e.startMove(t, e.to)
+	del := callVia(t, http.DefaultClient, "DELETE", c.gateway+"/api/v1/namespaces/"+e.ns+"?force=true", e.key, nil)
+	require.Equal(t, http.StatusConflict, del.Status, string(del.Raw))
+	fin, states := e.waitMove(t, m.ID, time.Minute)
+	require.Equal(t, wire.MoveCompleted, fin.State, "error: %s (states %v)", fin.Error, states)
+	q, err := cl.GetQueue(ctx(t), "kept")
+	require.NoError(t, err, "the refused delete emptied the namespace")
+	require.EqualValues(t, jobs, q.Counts.Pending)
+}

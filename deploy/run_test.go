@@ -52,9 +52,11 @@ func TestComposeRuns(t *testing.T) {
 			l.Close()
 		}
 	}
-	// What the operator sets: the address nodes dial (gw1's tunnel) and
-	// the one they join control at, which control's certificates carry.
+	// What the operator sets: the addresses nodes dial (each gateway's
+	// tunnel) and the one they join control at, which control's
+	// certificates carry.
 	t.Setenv("JOBBIE_TUNNEL_URL", ips["gw1"]+":8443")
+	t.Setenv("JOBBIE_TUNNEL_URL_GW2", ips["gw2"]+":8443")
 	t.Setenv("JOBBIE_CONTROL_HOST", ips["control1"])
 	cf = loadCompose(t)
 	for _, n := range names { // an alias resolves to one of its services
@@ -230,7 +232,7 @@ func TestComposeRuns(t *testing.T) {
 	call(t, http.DefaultClient, "POST", "http://"+ips["gw2"]+":8080/api/v1/ack/"+job.JobID, tenant.OwnerKey, `{"result":{"ok":true}}`, nil)
 
 	composeSelfHosted(t, selfHostedRun{jobbie: jobbie, dir: dir, ip: fmt.Sprintf("%s%d", base, 20+len(names)),
-		control: "https://" + os.Getenv("JOBBIE_CONTROL_HOST") + ":8081", gateway: "http://" + ips["gw1"] + ":8080",
+		control: "https://" + os.Getenv("JOBBIE_CONTROL_HOST") + ":8081", gateways: []string{"http://" + ips["gw1"] + ":8080", "http://" + ips["gw2"] + ":8080"},
 		ownerKey: tenant.OwnerKey, start: startSvc, log: func(n string) []byte { b, _ := os.ReadFile(logs[n]); return b },
 		eventually: eventually})
 }

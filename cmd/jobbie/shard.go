@@ -119,7 +119,7 @@ are for its own cluster's nodes only: same shard, same tenant.`,
 	f.StringVar(&o.joinToken, "join-token", "", "self-hosted: join the shard of this tenant's token on first start (the shard id, certificate and tunnel address come from control)")
 	f.StringVar(&o.joinControl, "control-url", "", "self-hosted: the control plane's https URL to join at")
 	f.StringVar(&o.caFile, "ca-file", "", "self-hosted: the hosted service's CA (control's and the gateways' certificates)")
-	f.StringVar(&o.tunnelAddr, "tunnel", "", "self-hosted: the gateway tunnel listener to dial, host:port (default: the first control named at join)")
+	f.StringVar(&o.tunnelAddr, "tunnel", "", "self-hosted: the gateway tunnel listeners to dial, comma-separated host:port (default: every one control named at join)")
 	o.gossip.flags(f, "127.0.0.1:7301")
 	o.tls.flags(f)
 	_ = cmd.MarkFlagRequired("node-id")
@@ -418,7 +418,7 @@ func joinShard(ctx context.Context, o shardOptions) error {
 		return fmt.Errorf("join: %w", err)
 	}
 	if o.tunnelAddr != "" {
-		j.TunnelURLs = []string{o.tunnelAddr}
+		j.TunnelURLs = splitList(o.tunnelAddr)
 	}
 	record, _ := json.Marshal(wire.JoinResponse{ShardID: j.ShardID, NodeID: j.NodeID, TenantID: j.TenantID, TunnelURLs: j.TunnelURLs})
 	if err := os.MkdirAll(filepath.Dir(selfHostedFile(o.dataDir, joinFile)), 0o700); err != nil {
@@ -436,22 +436,27 @@ func joinShard(ctx context.Context, o shardOptions) error {
 	return nil
 }
 
-// runTunnel dials the hosted gateway and serves the node's API on the
-// tunnel, reconnecting with backoff until ctx ends. The node listens for
-// no one outside its own cluster.
+// runTunnel dials every hosted gateway tunnel listener it was given and
+// serves the node's API on each tunnel, reconnecting with backoff until
+// ctx ends. The node listens for no one outside its own cluster. A
+// gateway serves the shard's namespaces only over a tunnel of its own, so
+// behind one load-balanced address a node is served by the gateway that
+// address led it to; one address per gateway reaches them all.
 func runTunnel(ctx context.Context, sh *shard.Node, o shardOptions, j *wire.JoinResponse, creds *pki.Credentials, log *slog.Logger) error {
-	addr := o.tunnelAddr
-	if addr == "" && len(j.TunnelURLs) > 0 {
-		addr = j.TunnelURLs[0]
+	addrs := splitList(o.tunnelAddr)
+	if len(addrs) == 0 {
+		addrs = j.TunnelURLs
 	}
-	if addr == "" {
+	if len(addrs) == 0 {
 		return errors.New("no tunnel address: control named none at join; pass --tunnel host:port")
 	}
-	agent, err := tunnel.NewAgent(tunnel.AgentConfig{Addr: addr, TLS: creds, Logger: log})
-	if err != nil {
-		return err
+	for _, addr := range addrs {
+		agent, err := tunnel.NewAgent(tunnel.AgentConfig{Addr: addr, TLS: creds, Logger: log})
+		if err != nil {
+			return err
+		}
+		sh.Serve(agent.Listener())
+		go func() { _ = agent.Run(ctx) }()
 	}
-	sh.Serve(agent.Listener())
-	go func() { _ = agent.Run(ctx) }()
 	return nil
 }

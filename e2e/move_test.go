@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -300,24 +302,26 @@ func checkRuns(runs []time.Time) (missed, twice []string) {
 	return missed, twice
 }
 
-// TestMoveCancel cancels the move of a namespace too big to copy at once:
+// TestMoveCancel cancels the move of a namespace while its snapshot is copied:
 // the move ends cancelled, the namespace stays where it was and serves,
 // and nothing is left on the target (a move there afterwards succeeds and
 // brings every job).
 func TestMoveCancel(t *testing.T) {
 	const (
-		batches  = 30
+		batches  = 60
 		perBatch = 1000
 		queue    = "big"
 	)
 	c := launchCluster(t, 2, 1)
 	e := newMoveEnv(t, c, "big")
 	cl := e.tenantCli
-	pad := strings.Repeat("x", 3000)
+	// Payloads that do not compress, so the snapshot takes a while to copy.
+	pad := make([]byte, 600)
 	for b := range batches {
 		jobs := make([]client.EnqueueRequest, perBatch)
 		for i := range jobs {
-			jobs[i] = client.EnqueueRequest{Queue: queue, Payload: map[string]any{"b": b, "i": i, "pad": pad}}
+			_, _ = rand.Read(pad)
+			jobs[i] = client.EnqueueRequest{Queue: queue, Payload: map[string]any{"b": b, "i": i, "pad": hex.EncodeToString(pad)}}
 		}
 		_, err := cl.EnqueueBatch(ctx(t), client.BatchRequest{Jobs: jobs})
 		require.NoError(t, err)
@@ -333,16 +337,17 @@ func TestMoveCancel(t *testing.T) {
 	// One move per namespace at a time.
 	r := e.opCall(t, "POST", "/control/v1/namespaces/"+e.tid+"/"+e.ns+"/move", wire.NamespaceMoveRequest{ToShard: e.to})
 	require.Equal(t, http.StatusConflict, r.Status, string(r.Raw))
-	// Cancel once some of it was copied.
+	// Cancel once the copy is well under way.
 	var before wire.Move
-	for before = e.getMove(t, m.ID); before.State == wire.MoveCopying && before.Records == 0; before = e.getMove(t, m.ID) {
+	for before = e.getMove(t, m.ID); before.State == wire.MoveCopying && time.Since(m.CreatedAt) < 300*time.Millisecond; before = e.getMove(t, m.ID) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	cancelAt := time.Since(m.CreatedAt)
 	r = e.opCall(t, "POST", "/control/v1/moves/"+m.ID+"/cancel", nil)
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, r.Status, string(r.Raw))
 	fin, states := e.waitMove(t, m.ID, time.Minute)
-	t.Logf("cancelled in state %s after %d records (%d bytes; %d when it ended); states seen %v", before.State, before.Records,
-		before.Bytes, fin.Records, states)
+	t.Logf("cancelled %v after it began, in state %s, %d records sent (%d bytes; %d when it ended); states seen %v",
+		cancelAt.Round(time.Millisecond), before.State, before.Records, before.Bytes, fin.Records, states)
 	require.Contains(t, []string{wire.MoveCopying, wire.MoveCatchingUp}, before.State, "cancelled while copying")
 	require.Equal(t, wire.MoveCancelled, fin.State, "error: %s", fin.Error)
 

@@ -46,14 +46,15 @@ type shardSend func(p *placement) (moving bool, err error)
 
 // toShard resolves the placement of namespace ns of r's tenant and sends
 // the request with send, and again, re-placed, while the shard answers that
-// the namespace is moving, for up to budget (at least movingBudget) from
-// now. It returns the placement of the last attempt, and a lookup's error
-// or send's. Out of budget the last attempt's answer stands: the shard's
-// 503 with its Retry-After.
+// the namespace is moving: for movingBudget from the first such answer, or
+// until waitEnd if later (when a long-poll fetch would have ended; zero
+// for other requests). It returns the placement of the last attempt, and a
+// lookup's error or send's. Out of budget the last attempt's answer
+// stands: the shard's 503 with its Retry-After.
 //
 // The request must be safe to send again, and is: the shard refused it
 // before changing anything.
-func (s *Server) toShard(r *call, ns string, budget time.Duration, send shardSend) (*placement, error) {
+func (s *Server) toShard(r *call, ns string, waitEnd time.Time, send shardSend) (*placement, error) {
 	p, err := s.placements.lookup(r.key.TenantID, ns, r.requestID)
 	if err != nil {
 		return nil, err
@@ -62,7 +63,10 @@ func (s *Server) toShard(r *call, ns string, budget time.Duration, send shardSen
 	if !moving || err != nil {
 		return p, err
 	}
-	until := time.Now().Add(max(budget, movingBudget))
+	until := time.Now().Add(movingBudget)
+	if waitEnd.After(until) {
+		until = waitEnd
+	}
 	backoff := movingFirstBackoff
 	for {
 		left := time.Until(until)

@@ -71,8 +71,12 @@ func (s *Server) proxy(c *fiber.Ctx, r *call, wait time.Duration, fetch bool) er
 	req.SetBodyRaw(c.Request().Body())
 
 	start := time.Now()
+	var waitEnd time.Time
+	if fetch {
+		waitEnd = start.Add(wait)
+	}
 	again := false
-	p, err := s.toShard(r, r.ns, wait, func(p *placement) (bool, error) {
+	p, err := s.toShard(r, r.ns, waitEnd, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 		left := wait
 		if again && fetch {

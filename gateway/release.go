@@ -46,7 +46,7 @@ func (s *Server) releaseIfGone(c *fiber.Ctx, r *call) {
 	r.setPlanHeaders(&req.Header, false)
 	req.Header.SetContentType(fiber.MIMEApplicationJSON)
 	req.SetBodyRaw(body)
-	p, err := s.toShard(r, r.ns, 0, func(p *placement) (bool, error) {
+	p, err := s.toShard(r, r.ns, time.Time{}, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 		if err := s.shards.Do(p.route, req, resp, time.Now().Add(releaseTimeout)); err != nil {
 			return false, err

@@ -43,7 +43,7 @@ func (s *Server) shardCall(r *call, ns, method, path string, timeout time.Durati
 		req.Header.SetContentType("application/json")
 		req.SetBody(raw)
 	}
-	p, err := s.toShard(r, ns, 0, func(p *placement) (bool, error) {
+	p, err := s.toShard(r, ns, time.Time{}, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 		if err := s.shards.Do(p.route, req, resp, time.Now().Add(timeout)); err != nil {
 			return false, err

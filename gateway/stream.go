@@ -43,7 +43,7 @@ func (s *Server) forwardStream(c *fiber.Ctx, r *call) error {
 	// A moving namespace is ridden out before the stream starts; once it
 	// has, the shard ends it and the client reconnects.
 	var st *shardclient.Stream
-	p, err := s.toShard(r, r.ns, 0, func(p *placement) (bool, error) {
+	p, err := s.toShard(r, r.ns, time.Time{}, func(p *placement) (bool, error) {
 		if st != nil {
 			st.Close() // an earlier attempt's refusal, read whole
 		}

@@ -154,6 +154,7 @@ func moveUnderLoad(t *testing.T, e *moveEnv, moves int) {
 		Cron: "@every 1s", Timezone: "UTC", Payload: map[string]string{"from": "schedule"}})
 	require.NoError(t, err)
 
+	watch := moveload.Watch(e.client(""))
 	load := moveload.Start(moveload.Config{Producers: 4, Workers: 4, Lease: 20 * time.Second, FetchWait: 2 * time.Second,
 		BatchEvery: 10, BatchSize: 5, Backlog: 3000}, e.client)
 	time.Sleep(settle)
@@ -181,6 +182,7 @@ func moveUnderLoad(t *testing.T, e *moveEnv, moves int) {
 
 	load.StopProducers()
 	stopped := time.Now()
+	watch.Stop()
 	_, err = cl.DisableSchedule(ctx(t), sch.ID)
 	require.NoError(t, err)
 	unscheduled := time.Now()
@@ -250,6 +252,9 @@ func moveUnderLoad(t *testing.T, e *moveEnv, moves int) {
 	}
 	t.Logf("stored jobs not acknowledged to a producer: %d; schedule: %d runs (its cron: %d) from %s to %s, missed %v, twice %v",
 		unanswered, len(runs), expected, runs[0].Format(time.TimeOnly), runs[len(runs)-1].Format(time.TimeOnly), missed, twice)
+	ws := watch.Report(ran[len(ran)-1].to)
+	t.Logf("event stream: opened %d times, ended %d times, %d events (%d after the last move), open errors %v",
+		ws.Opened, ws.Ended, ws.Events, ws.EventsAfter, ws.OpenErrs)
 	t.Logf("client-visible %s", e.tap)
 	t.Logf("producers stopped %v after the last move", stopped.Sub(ran[len(ran)-1].to).Round(time.Millisecond))
 
@@ -262,6 +267,10 @@ func moveUnderLoad(t *testing.T, e *moveEnv, moves int) {
 	require.Empty(t, missed, "schedule runs missed")
 	require.Empty(t, twice, "schedule runs fired twice")
 	require.InDelta(t, expected, len(runs), 1, "runs against the schedule's cron")
+	// An event stream ends when its namespace moves away, and opened again
+	// it follows the namespace where it is now.
+	require.GreaterOrEqual(t, ws.Ended, len(ran), "the event stream ended with each move")
+	require.Positive(t, ws.EventsAfter, "events after the last move")
 	for i, d := range ran {
 		require.Positive(t, d.m.PauseMS, "move %d: pause_ms reported", i)
 		require.Positive(t, d.m.Records, "move %d: records copied reported", i)

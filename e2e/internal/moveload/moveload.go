@@ -266,3 +266,14 @@ func (l *Load) Enqueued(id string) bool {
 	defer l.mu.Unlock()
 	return l.enqueued[id]
 }
+
+// EnqueuedIDs are the jobs acknowledged by an enqueue.
+func (l *Load) EnqueuedIDs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.enqueued))
+	for id := range l.enqueued {
+		out = append(out, id)
+	}
+	return out
+}

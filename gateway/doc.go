@@ -29,6 +29,9 @@
 //     built-in roles never look at it.
 //   - placements, by (tenant, namespace), for PlacementTTL; a missing
 //     namespace or a failed shard is looked up again after PlacementMissTTL.
+//     A shard's namespace_moving answer (a live move holds the namespace's
+//     writes, or moved it away) makes the gateway ask control again and
+//     send the same request where the namespace is now (moving.go).
 //   - each tenant's plan (limits.go), refreshed every PlanRefreshInterval:
 //     its per-second limits are token buckets (ratelimit*.go) whose rate
 //     each gateway sets to its share of the limit, by the demand the

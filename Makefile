@@ -102,9 +102,11 @@ bench-cluster: build
 	./scripts/bench-cluster.sh $(BIN) 15s 3
 
 # The chaos suite at length: a shard leader killed every 10 s for 60 s
-# under load (make test runs three kills).
+# under load (make test runs three kills), and a namespace moved back and
+# forth four times under load between 3-node shards (make test moves it
+# once between 1-node shards).
 chaos: build
-	JOBBIE_BIN=$(CURDIR)/$(BIN) JOBBIE_CHAOS_LONG=1 $(GO) test -count=1 -timeout 30m -run 'TestCluster' -v ./e2e/
+	JOBBIE_BIN=$(CURDIR)/$(BIN) JOBBIE_CHAOS_LONG=1 $(GO) test -count=1 -timeout 30m -run 'TestCluster|TestMove' -v ./e2e/
 
 # Noisy neighbour: one tenant floods enqueues while another enqueues
 # 200 jobs/s and works them, with fair admission on and off

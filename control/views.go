@@ -29,19 +29,19 @@ func rotatedKeyView(r keyRotated, token string) wire.RotatedKey {
 }
 
 // namespaceView is a namespace with its shard, without where to reach it.
-func namespaceView(ns Namespace) wire.NamespacePlacement { return placementView(ns, "", nil) }
+func namespaceView(ns Namespace) wire.NamespacePlacement { return placementView(ns, "", nil, false) }
 
 func createdKeyView(k CreatedKey) wire.CreatedKey {
 	return wire.CreatedKey{Key: keyView(k.APIKey), Token: k.Key}
 }
 
-// placementView is namespace ns with where to reach its shard (see
-// Server.Namespace).
-func placementView(ns Namespace, addr string, members []string) wire.NamespacePlacement {
+// placementView is namespace ns with where to reach its shard and
+// whether a move of it is running (see Server.Namespace).
+func placementView(ns Namespace, addr string, members []string, moving bool) wire.NamespacePlacement {
 	v := wire.NamespacePlacement{
 		Namespace: wire.Namespace{Name: ns.Name, Description: ns.Description, DeletionProtection: ns.DeletionProtection,
 			CreatedAt: ns.CreatedAt},
-		ShardID: ns.ShardID, ShardAddr: addr, ShardMembers: members,
+		ShardID: ns.ShardID, ShardAddr: addr, ShardMembers: members, Moving: moving,
 	}
 	if ns.Retention > 0 {
 		v.Retention = wire.FormatDuration(ns.Retention)

@@ -19,6 +19,11 @@ type NamespacePlacement struct {
 	ShardID      string   `json:"shard_id"`
 	ShardAddr    string   `json:"shard_addr,omitempty"`
 	ShardMembers []string `json:"shard_members,omitempty"`
+	// Moving is set, in the answer about one namespace, while a live move
+	// of it has not ended (from its start until completed, cancelled or
+	// failed, switched included): control then refuses to delete it (409),
+	// so a gateway must not empty it on its shard first.
+	Moving bool `json:"moving,omitempty"`
 }
 
 // Revocations is every revoked key id, the generations of rotated keys,

@@ -111,7 +111,9 @@ func (s *Server) Namespaces(ctx context.Context, tid string) ([]Namespace, error
 // namespace, and so is filled in when read: ShardAddr is the configured
 // address of a static shard, or else the first registered member's;
 // ShardMembers are every registered member's HTTP address, which a
-// gateway tries when gossip names no leader.
+// gateway tries when gossip names no leader. Moving is whether a move of
+// it has not ended: a gateway asks before it empties the namespace for a
+// delete, which control would refuse meanwhile.
 func (s *Server) Namespace(ctx context.Context, tid, name string) (wire.NamespacePlacement, error) {
 	return viewValue(s, func(r pebble.Reader) (wire.NamespacePlacement, error) {
 		if _, err := findTenant(r, tid); err != nil {
@@ -125,6 +127,7 @@ func (s *Server) Namespace(ctx context.Context, tid, name string) (wire.Namespac
 		if err != nil {
 			return wire.NamespacePlacement{}, err
 		}
-		return placementView(ns, addr, members), nil
+		_, moving := runningMove(r, tid, name)
+		return placementView(ns, addr, members, moving), nil
 	})
 }

@@ -80,16 +80,17 @@ var (
 
 // register is the dispatch table: every command and its handler, in one
 // place. Every command that changes one namespace is gated: refused while
-// a move fences the namespace, or once it moved away (movemarks.go).
+// a move fences the namespace, or once it moved away (movemarks.go); those
+// only the leader's loops propose are loopGated.
 func (e *Engine) register(r *replica.Registry) {
 	Enqueue.Handle(r, gated(e, e.applyEnqueue))
 	Fetch.Handle(r, gated(e, e.applyFetch))
 	Ack.Handle(r, gated(e, e.applyAck))
 	Fail.Handle(r, gated(e, e.applyFail))
 	Heartbeat.Handle(r, gated(e, e.applyHeartbeat))
-	Promote.Handle(r, gated(e, e.applyPromote))
-	Reclaim.Handle(r, gated(e, e.applyReclaim))
-	Expire.Handle(r, gated(e, e.applyExpire))
+	Promote.Handle(r, loopGated(e, e.applyPromote))
+	Reclaim.Handle(r, loopGated(e, e.applyReclaim))
+	Expire.Handle(r, loopGated(e, e.applyExpire))
 
 	ScheduleCreate.Handle(r, gated(e, e.applyScheduleCreate))
 	ScheduleUpdate.Handle(r, gated(e, e.applyScheduleUpdate))
@@ -100,13 +101,13 @@ func (e *Engine) register(r *replica.Registry) {
 	ScheduleDisable.Handle(r, gated(e, func(tx *replica.Tx, c *ScheduleIDCmd) (*Schedule, error) {
 		return e.applyScheduleEnabled(tx, c, false)
 	}))
-	ScheduleFire.Handle(r, gated(e, e.applyScheduleFire))
+	ScheduleFire.Handle(r, loopGated(e, e.applyScheduleFire))
 
 	JobRetry.Handle(r, gated(e, withJob(e, e.retryJob)))
 	JobCancel.Handle(r, gated(e, withJob(e, e.cancelJob)))
 	JobMove.Handle(r, gated(e, withJob(e, e.moveJob)))
 	JobDelete.Handle(r, gated(e, withJob(e, e.deleteJob)))
-	JobPrune.Handle(r, gated(e, e.applyPrune))
+	JobPrune.Handle(r, loopGated(e, e.applyPrune))
 
 	QueuePause.Handle(r, gated(e, e.applyQueuePause))
 	QueueResume.Handle(r, gated(e, e.applyQueueResume))
@@ -125,12 +126,12 @@ func (e *Engine) register(r *replica.Registry) {
 	BulkCancel.Handle(r, gated(e, e.applyBulkCancel))
 
 	Release.Handle(r, gated(e, e.applyRelease))
-	ReclaimCounted.Handle(r, gated(e, e.applyReclaimCounted))
+	ReclaimCounted.Handle(r, loopGated(e, e.applyReclaimCounted))
 	JobDiscard.Handle(r, gated(e, withJob(e, e.discardJob)))
 	BulkApplySettle.Handle(r, gated(e, e.applyBulkSettle))
 	QueueClearAll.Handle(r, gated(e, e.applyQueueClearAll))
 	QueueDeleteSettle.Handle(r, gated(e, e.applyQueueDeleteSettle))
-	RecordPrune.Handle(r, gated(e, e.applyRecordPrune))
+	RecordPrune.Handle(r, loopGated(e, e.applyRecordPrune))
 
 	QueueConfigure.Handle(r, gated(e, e.applyQueueConfigure))
 	NamespacePurge.Handle(r, gated(e, e.applyNamespacePurge))

@@ -35,7 +35,8 @@ func decodeFence(v []byte) Fence {
 	return Fence{Until: int64(binary.BigEndian.Uint64(v[:8])), Token: string(v[8:])}
 }
 
-// moveSet is the fences and moved tombstones of the shard. The engine
+// moveSet is the fences, moved tombstones and moved-in marks of the
+// shard (movedin.go). The engine
 // keeps two: one written inside the applies (FSM goroutine; the gate of
 // every later command of the same batch must see a fence), and one
 // written after each commit, which the API's gate reads on every request.
@@ -45,6 +46,7 @@ type moveSet struct {
 	loaded bool
 	fences map[string]Fence
 	moved  map[string]string // ns → the shard it moved to
+	in     map[string]MovedIn
 }
 
 func (m *moveSet) get(r pebble.Reader, ns string) (Fence, string, bool) {
@@ -63,12 +65,29 @@ func (m *moveSet) get(r pebble.Reader, ns string) (Fence, string, bool) {
 	return m.fences[ns], to, moved
 }
 
-// load reads every fence and tombstone from r unless loaded; under mu.
+// marks returns everything the move gate asks of ns, under one lock.
+func (m *moveSet) marks(r pebble.Reader, ns string) (f Fence, moved bool, in MovedIn, hasIn bool) {
+	m.mu.RLock()
+	if !m.loaded {
+		m.mu.RUnlock()
+		m.mu.Lock()
+		m.load(r)
+		m.mu.Unlock()
+		m.mu.RLock()
+	}
+	defer m.mu.RUnlock()
+	_, moved = m.moved[ns]
+	in, hasIn = m.in[ns]
+	return m.fences[ns], moved, in, hasIn
+}
+
+// load reads every fence, tombstone and moved-in mark from r unless
+// loaded; under mu.
 func (m *moveSet) load(r pebble.Reader) {
 	if m.loaded {
 		return
 	}
-	m.fences, m.moved = map[string]Fence{}, map[string]string{}
+	m.fences, m.moved, m.in = map[string]Fence{}, map[string]string{}, map[string]MovedIn{}
 	scan := func(p []byte, f func(k, v []byte)) {
 		it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
 		must(err)
@@ -79,6 +98,7 @@ func (m *moveSet) load(r pebble.Reader) {
 	}
 	scan(keys.MoveFencePrefix(), func(k, v []byte) { m.fences[keys.MoveFenceNamespace(k)] = decodeFence(v) })
 	scan(keys.MovedPrefix(), func(k, v []byte) { m.moved[keys.MovedNamespace(k)] = string(v) })
+	scan(keys.MovedInPrefix(), func(k, v []byte) { m.in[keys.MovedInNamespace(k)] = decodeMovedIn(v) })
 	m.loaded = true
 }
 
@@ -110,7 +130,7 @@ func (m *moveSet) setMoved(ns, to string, set bool) {
 
 func (m *moveSet) reset() {
 	m.mu.Lock()
-	m.loaded, m.fences, m.moved = false, nil, nil
+	m.loaded, m.fences, m.moved, m.in = false, nil, nil, nil
 	m.mu.Unlock()
 }
 
@@ -152,16 +172,17 @@ var (
 )
 
 // moveGate refuses a command to ns while a fence holds it (by the entry's
-// clock) or once it moved away.
-func (e *Engine) moveGate(tx *replica.Tx, ns string) error {
-	f, _, moved := e.movesFSM.get(tx, ns)
+// clock) or once it moved away. untouched: a move ended ns here and no
+// client's command changed it since (movedin.go).
+func (e *Engine) moveGate(tx *replica.Tx, ns string) (untouched bool, err error) {
+	f, moved, in, hasIn := e.movesFSM.marks(tx, ns)
 	switch {
 	case moved:
-		return ErrMoved
+		return false, ErrMoved
 	case f.holds(tx.Now.UnixNano()):
-		return ErrFenced
+		return false, ErrFenced
 	}
-	return nil
+	return hasIn && !in.Touched, nil
 }
 
 // nsCommand is a command that changes one namespace.
@@ -170,17 +191,43 @@ type nsCommand[C any] interface {
 	namespace() string
 }
 
-// gated wraps the handler of a command that changes one namespace with
-// the move gate, so every such command is refused, changing nothing,
-// from the entry that fences its namespace on (however long before it
-// was proposed).
+// byLoop reports whether c is a step the leader's loops propose, of a
+// command type clients propose too (a background bulk operation's step).
+func byLoop(c any) bool {
+	l, ok := c.(interface{ byLoop() bool })
+	return ok && l.byLoop()
+}
+
+func (c *BulkCmd) byLoop() bool { return c.Op != "" }
+
+// gated wraps the handler of a client's command that changes one
+// namespace with the move gate, so every such command is refused,
+// changing nothing, from the entry that fences its namespace on (however
+// long before it was proposed).
 func gated[C any, PC nsCommand[C], R any](e *Engine, apply func(*replica.Tx, PC) (R, error)) func(*replica.Tx, *C) (R, error) {
+	return gate(e, true, apply)
+}
+
+// loopGated is gated for the commands only the leader's loops propose
+// (sweeps, schedule fires, prunes): they do not touch a moved-in
+// namespace, since they run whether or not it is placed here.
+func loopGated[C any, PC nsCommand[C], R any](e *Engine, apply func(*replica.Tx, PC) (R, error)) func(*replica.Tx, *C) (R, error) {
+	return gate(e, false, apply)
+}
+
+func gate[C any, PC nsCommand[C], R any](e *Engine, client bool, apply func(*replica.Tx, PC) (R, error)) func(*replica.Tx, *C) (R, error) {
 	return func(tx *replica.Tx, c *C) (R, error) {
-		if err := e.moveGate(tx, PC(c).namespace()); err != nil {
+		ns := PC(c).namespace()
+		untouched, err := e.moveGate(tx, ns)
+		if err != nil {
 			var zero R
 			return zero, err
 		}
-		return apply(tx, c)
+		out, err := apply(tx, c)
+		if err == nil && untouched && client && !byLoop(PC(c)) {
+			e.touchMovedIn(tx, ns) // once it changed: a refused command writes nothing
+		}
+		return out, err
 	}
 }
 

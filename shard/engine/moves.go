@@ -114,6 +114,7 @@ func (e *Engine) applyMoveFinish(tx *replica.Tx, c *MoveFinishCmd) (replica.None
 	}
 	e.wipeNamespace(tx, c.NS)
 	e.clearFence(tx, c.NS)
+	e.clearMovedIn(tx, c.NS) // it came here by a move
 	e.writeMoved(tx, c.NS, c.To)
 	return replica.None{}, nil
 }

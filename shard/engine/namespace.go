@@ -89,6 +89,7 @@ func (e *Engine) applyNamespacePurge(tx *replica.Tx, c *NamespacePurgeCmd) (*Pur
 	if !more {
 		must(tx.Delete(keys.Registry(c.NS), nil))
 		e.clearRestoreMark(tx, c.NS) // a restore it interrupted is over
+		e.clearMovedIn(tx, c.NS)
 		e.floors.forget(c.NS)
 		out.Done = true
 	}

@@ -111,6 +111,7 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 	if f.Token != "" {
 		e.clearFence(tx, c.NS) // lapsed
 	}
+	e.clearMovedIn(tx, c.NS) // an earlier move's end is over
 	e.wipeNamespace(tx, c.NS)
 	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()})
 	return replica.None{}, nil
@@ -205,9 +206,13 @@ func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEn
 
 // endRestore makes a restored namespace live. A restore requeues its
 // active jobs (requeue); a move keeps them active with their leases, for
-// the worker acks them at the target.
+// the worker acks them at the target, and leaves the moved-in mark
+// (movedin.go). A move's end again (its answer was lost) is done.
 func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, requeue bool) (*RestoreEnded, error) {
 	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
+		if _, ended := e.movedInBy(tx, c.NS, c.Token); ended && !requeue {
+			return &RestoreEnded{}, nil
+		}
 		return nil, err
 	}
 	p := keys.Namespace(c.NS)
@@ -238,6 +243,9 @@ func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, requeue bool) (*
 	}
 	registerNamespace(tx, c.NS)
 	e.clearRestoreMark(tx, c.NS)
+	if !requeue {
+		e.writeMovedIn(tx, c.NS, MovedIn{Token: c.Token, Index: tx.Index})
+	}
 	qp := keys.QueuePrefix(c.NS)
 	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: qp, UpperBound: keys.PrefixEnd(qp)})
 	must(err)
@@ -266,8 +274,14 @@ func indexIDs(r pebble.Reader, prefix []byte) []string {
 	return ids
 }
 
+// applyRestoreAbort removes what the restore or move token wrote into ns
+// while it holds the marker; after a move's end, as long as no client's
+// command reached the namespace since (abortMovedIn).
 func (e *Engine) applyRestoreAbort(tx *replica.Tx, c *RestoreTokenCmd) (replica.None, error) {
 	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
+		if in, ended := e.movedInBy(tx, c.NS, c.Token); ended && c.Idle == 0 {
+			return replica.None{}, e.abortMovedIn(tx, c.NS, in)
+		}
 		return replica.None{}, err
 	}
 	if c.Idle > 0 {

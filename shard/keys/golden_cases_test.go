@@ -298,6 +298,9 @@ func registryCases() []*gcase {
 		kc("MovedPrefix", MovedPrefix()).is(part{"moved tombstone prefix 01 'W' (outside every namespace)", []byte{0x01, 'W'}}),
 		kc("Moved", Moved(ns), "ns", ns).is(part{"moved tombstone prefix 01 'W' (outside every namespace)", []byte{0x01, 'W'}}, text("namespace", ns)).
 			parse("MovedNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, MovedNamespace(key)) }),
+		kc("MovedInPrefix", MovedInPrefix()).is(part{"moved-in mark prefix 01 'E' (outside every namespace)", []byte{0x01, 'E'}}),
+		kc("MovedIn", MovedIn(ns), "ns", ns).is(part{"moved-in mark prefix 01 'E' (outside every namespace)", []byte{0x01, 'E'}}, text("namespace", ns)).
+			parse("MovedInNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, MovedInNamespace(key)) }),
 		kc("PrefixEnd", PrefixEnd(Namespace(ns)), "p", expr(fmt.Sprintf("Namespace(%q)", ns))).
 			is(text("namespace", ns), end("separator 00")),
 		kc("PrefixEnd", PrefixEnd(PendingQueue(ns, gQueue)), "p", expr(fmt.Sprintf("PendingQueue(%q, %q)", ns, gQueue))).

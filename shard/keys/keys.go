@@ -374,10 +374,12 @@ func RestoringNamespace(k []byte) string { return string(k[len(restoringPrefix):
 
 // The marks of a live move, outside the namespace like the restore
 // marker: a fence holds the namespace's writes for the cut-over; the moved
-// tombstone stays once its keys are gone.
+// tombstone stays once its keys are gone; the moved-in mark says which
+// move ended the namespace here, so that move's abort can still remove it.
 var (
 	moveFencePrefix = []byte{0x01, 'F'}
 	movedPrefix     = []byte{0x01, 'W'}
+	movedInPrefix   = []byte{0x01, 'E'}
 )
 
 // MoveFence is the key of ns's move fence.
@@ -397,6 +399,15 @@ func MovedPrefix() []byte { return append([]byte(nil), movedPrefix...) }
 
 // MovedNamespace returns the namespace of a moved tombstone's key.
 func MovedNamespace(k []byte) string { return string(k[len(movedPrefix):]) }
+
+// MovedIn is the key of ns's moved-in mark.
+func MovedIn(ns string) []byte { return append(MovedInPrefix(), ns...) }
+
+// MovedInPrefix is the prefix of the moved-in marks.
+func MovedInPrefix() []byte { return append([]byte(nil), movedInPrefix...) }
+
+// MovedInNamespace returns the namespace of a moved-in mark's key.
+func MovedInNamespace(k []byte) string { return string(k[len(movedInPrefix):]) }
 
 // RegistryPrefix is the prefix of the namespace registry.
 func RegistryPrefix() []byte { return append([]byte(nil), registryPrefix...) }

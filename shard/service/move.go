@@ -428,7 +428,7 @@ func (s *Service) MoveApply(ctx context.Context, ns, token string, body io.Reade
 }
 
 // MoveEnd makes the moved namespace live here: its active jobs keep their
-// leases.
+// leases. Again with the same token (a lost answer) it is done.
 func (s *Service) MoveEnd(ctx context.Context, ns, token string) error {
 	if err := moveArgs(ns, token); err != nil {
 		return err
@@ -440,14 +440,16 @@ func (s *Service) MoveEnd(ctx context.Context, ns, token string) error {
 	return err
 }
 
-// MoveAbort deletes what the move wrote into ns. A move that no longer
-// holds the namespace has nothing to abort.
+// MoveAbort deletes what the move wrote into ns, also after its end as long
+// as no client's command reached the namespace since (else 409: it is live
+// here). A move that no longer holds the namespace has nothing to abort.
 func (s *Service) MoveAbort(ctx context.Context, ns, token string) error {
 	if err := moveArgs(ns, token); err != nil {
 		return err
 	}
 	_, err := engine.RestoreAbort.Propose(ctx, s.node, &engine.RestoreTokenCmd{NS: ns, Token: token})
-	if errors.Is(err, engine.ErrRestoreGone) {
+	// Not errors.Is: apierr matches any conflict by it, ErrMovedInLive too.
+	if ae := (*apierr.Error)(nil); errors.As(err, &ae) && ae == engine.ErrRestoreGone {
 		return nil
 	}
 	return err

@@ -28,6 +28,12 @@ type createNamespaceCmd struct {
 	// placement chooses.
 	Shard string `json:"shard,omitempty"`
 	placement
+	// Tombstones is set by proposers that clear moved tombstones
+	// (move_tombstone.go): the apply refuses a shard that an earlier move
+	// of the namespace left, unless it is Cleared, the shard the proposer
+	// cleared. Commands without it place as they did when proposed.
+	Tombstones bool   `json:"tombstones,omitempty"`
+	Cleared    string `json:"cleared,omitempty"`
 }
 
 // updateNamespaceCmd changes the settings it carries (nil: unchanged; a
@@ -48,21 +54,13 @@ type deleteNamespaceCmd struct {
 }
 
 func applyCreateNamespace(tx *replica.Tx, c *createNamespaceCmd) (Namespace, error) {
-	if _, err := loadTenant(tx, c.TenantID); err != nil {
-		return Namespace{}, businessErr(err)
-	}
-	if must(exists(tx, layout.Namespace(c.TenantID, c.Name))) {
-		return Namespace{}, apierr.New(apierr.Conflict, "namespace %q exists", c.Name)
-	}
-	if must(count(tx, layout.Namespaces(c.TenantID))) >= maxNamespacesPerTenant {
-		return Namespace{}, apierr.New(apierr.Conflict, "a tenant may have at most %d namespaces", maxNamespacesPerTenant)
-	}
-	if err := checkCountQuota(tx, c.TenantID, tx.Now, "max_namespaces", must(count(tx, layout.Namespaces(c.TenantID)))); err != nil {
-		return Namespace{}, err
-	}
-	shard, err := c.shardFor(tx)
+	shard, err := c.place(tx, tx.Now)
 	if err != nil {
 		return Namespace{}, err
+	}
+	if c.Tombstones && shard != c.Cleared && leftTombstone(tx, c.TenantID, c.Name, shard) {
+		return Namespace{}, apierr.Retry(apierr.Unavailable, 1,
+			"the placement of namespace %q changed while it was being created; nothing was created: retry", c.Name)
 	}
 	ns := Namespace{Name: c.Name, CreatedAt: tx.Now, ShardID: shard,
 		Description: c.Description, Retention: c.Retention, DeletionProtection: c.DeletionProtection}
@@ -139,6 +137,24 @@ func listNamespaces(r pebble.Reader, tid string) ([]Namespace, error) {
 	out := []Namespace{}
 	err := scanJSON(r, layout.Namespaces(tid), func(_ []byte, ns Namespace) { out = append(out, ns) })
 	return out, err
+}
+
+// place runs the checks of a create on r at now and answers the shard
+// the namespace goes on: the apply's, and the proposer's guess of it.
+func (c *createNamespaceCmd) place(r pebble.Reader, now time.Time) (string, error) {
+	if _, err := loadTenant(r, c.TenantID); err != nil {
+		return "", businessErr(err)
+	}
+	if must(exists(r, layout.Namespace(c.TenantID, c.Name))) {
+		return "", apierr.New(apierr.Conflict, "namespace %q exists", c.Name)
+	}
+	if must(count(r, layout.Namespaces(c.TenantID))) >= maxNamespacesPerTenant {
+		return "", apierr.New(apierr.Conflict, "a tenant may have at most %d namespaces", maxNamespacesPerTenant)
+	}
+	if err := checkCountQuota(r, c.TenantID, now, "max_namespaces", must(count(r, layout.Namespaces(c.TenantID)))); err != nil {
+		return "", err
+	}
+	return c.shardFor(r)
 }
 
 // shardFor is the shard a new namespace goes on: the tenant's own shard

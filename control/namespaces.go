@@ -29,7 +29,9 @@ func (s *Server) CreateNamespaceWith(ctx context.Context, tid string, req Namesp
 }
 
 // CreateNamespaceOn is CreateNamespaceWith on shard, the tenant's own
-// self-hosted shard, when it is not empty.
+// self-hosted shard, when it is not empty. A shard an earlier namespace
+// of the name moved away from is cleared of its tombstone first
+// (move_tombstone.go); a 503 when it cannot be, and nothing is created.
 func (s *Server) CreateNamespaceOn(ctx context.Context, tid string, req NamespaceRequest, shard string) (Namespace, error) {
 	if shard != "" && !shardIDRE.MatchString(shard) {
 		return Namespace{}, apierr.Field("shard", "shard %q must be 1-63 letters, digits, '.', '_' or '-'", shard)
@@ -49,6 +51,9 @@ func (s *Server) CreateNamespaceOn(ctx context.Context, tid string, req Namespac
 	}
 	cmd := createNamespaceCmd{TenantID: tid, Name: req.Name, Description: req.Description, Retention: retention,
 		DeletionProtection: req.DeletionProtection, Shard: shard, placement: s.placement()}
+	if err := s.clearTombstone(ctx, &cmd); err != nil {
+		return Namespace{}, err
+	}
 	return propose(ctx, s, opCreateNamespace, &cmd)
 }
 

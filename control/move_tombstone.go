@@ -1,0 +1,96 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Moved tombstones of new namespaces. A finished move leaves its source
+// shard answering "moved" for the namespace until a restore or a move
+// into it there begins. A namespace created later under the same name
+// and placed on that shard would be refused there for ever, so the
+// create clears the tombstone first: it guesses the shard placement will
+// choose, and when the move catalog holds a completed move of the
+// namespace away from it, sends the shard a move begin (which clears the
+// tombstone) and an abort of the same token (which removes the empty
+// restore mark the begin left). The create is proposed only once that
+// worked, naming the shard cleared; its apply refuses another shard that
+// a move left (the placement changed meanwhile), so a namespace never
+// lands where it cannot serve, and a failure creates nothing.
+
+// tombstoneTokenPrefix starts the token of a clearing: a move token
+// ([A-Za-z0-9_-]{1,128}) that is no move's id.
+const tombstoneTokenPrefix = "clr_"
+
+// tombstoneTimeout bounds clearing a shard's tombstone, within a create.
+const tombstoneTimeout = 10 * time.Second
+
+// clearTombstone readies create c: the shard it is about to go on is
+// cleared of a moved tombstone of the namespace if the catalog says one
+// may be there. An unreachable shard is a 503 and nothing is created.
+func (s *Server) clearTombstone(ctx context.Context, c *createNamespaceCmd) error {
+	c.Tombstones = true
+	var shard string
+	var moved bool
+	err := s.view(func(r pebble.Reader) error {
+		sh, err := c.place(r, time.Now())
+		if err != nil {
+			return nil // the apply refuses it, changing nothing
+		}
+		shard, moved = sh, leftTombstone(r, c.TenantID, c.Name, sh)
+		return nil
+	})
+	if err != nil || !moved {
+		return err
+	}
+	// Whole even if the caller goes: a begin without its abort would hold
+	// the namespace there until the shard's idle restores are aborted.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tombstoneTimeout)
+	defer cancel()
+	if err := s.moves.clearMoved(cctx, c.TenantID, c.Name, shard); err != nil {
+		s.log.Warn("control: clear a moved tombstone for a new namespace", "tenant", c.TenantID, "namespace", c.Name,
+			"shard", shard, "err", err)
+		return apierr.Retry(apierr.Unavailable, 5,
+			"namespace %q cannot be created now: the shard chosen for it cannot be reached; nothing was created: retry", c.Name)
+	}
+	c.Cleared = shard
+	return nil
+}
+
+// clearMoved clears shard's moved tombstone of namespace ns of tenant
+// tid, with the runner's shard calls: begin, then abort, each retried.
+// A begin takes over any restore mark of the namespace there, which is
+// why it is only sent for a namespace control does not hold.
+func (r *moveRunner) clearMoved(ctx context.Context, tid, ns, shard string) error {
+	m := moveRecord{Move: wire.Move{ID: newID(tombstoneTokenPrefix), TenantID: tid, Namespace: ns}}
+	if err := r.retry(ctx, func(ctx context.Context) error { return r.call(ctx, m, shard, "begin", nil, nil) }); err != nil {
+		return fmt.Errorf("begin on shard %s: %w", shard, err)
+	}
+	if err := r.retry(ctx, func(ctx context.Context) error { return r.call(ctx, m, shard, "abort", nil, nil) }); err != nil {
+		return fmt.Errorf("abort on shard %s: %w", shard, err)
+	}
+	return nil
+}
+
+// leftTombstone reports whether the catalog holds a completed move of
+// namespace ns of tenant tid away from shard, which left a tombstone
+// there (a later move back cleared it, but clearing again is harmless).
+func leftTombstone(r pebble.Reader, tid, ns, shard string) bool {
+	found := false
+	err := scanJSON(r, layout.Moves(), func(_ []byte, m moveRecord) {
+		if m.State == wire.MoveCompleted && m.TenantID == tid && m.Namespace == ns && m.FromShard == shard {
+			found = true
+		}
+	})
+	if err != nil {
+		panic(err)
+	}
+	return found
+}

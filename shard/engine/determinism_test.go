@@ -348,6 +348,12 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return MoveChunk.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte { return MoveEnd.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"}) }),
+	scriptCmd(func(s *script) []byte {
+		if s.rng.Intn(2) == 0 {
+			s.next = RestoreAbort.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"}) // removes it, unless touched
+		}
+		return MoveEndMarked.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
+	}),
 }
 
 func (s *script) jobsSample() []string {
@@ -453,12 +459,12 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 53, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 54, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))
 	}
-	_, used := makeScript(1, 400)
+	_, used := makeScript(1, 2000) // long enough that the rarest maker comes up
 	for _, typ := range registered {
 		require.True(t, used[typ], "the determinism script never makes command %d (%s)", typ, reg.Name(typ))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
 )
@@ -136,18 +137,28 @@ func TestApplyMoveEndIdempotent(t *testing.T) {
 	in, _ := f.movedIn(restoreNS)
 
 	f.advance(time.Second)
-	out := f.apply(MoveEnd.Type, &RestoreTokenCmd{NS: restoreNS, Token: "mv"})
+	out := f.apply(MoveEndMarked.Type, &RestoreTokenCmd{NS: restoreNS, Token: "mv"})
 	require.Equal(t, &RestoreEnded{}, out)
 	require.Equal(t, before, f.dump(restoreNS))
 	again, _ := f.movedIn(restoreNS)
 	require.Equal(t, in, again, "the mark is the first end's")
-	requireErr(t, ErrRestoreGone, f.apply(MoveEnd.Type, &RestoreTokenCmd{NS: restoreNS, Token: "other"}), "")
+	requireErr(t, ErrRestoreGone, f.apply(MoveEndMarked.Type, &RestoreTokenCmd{NS: restoreNS, Token: "other"}), "")
 	requireErr(t, ErrRestoreGone, f.apply(RestoreEnd.Type, &RestoreTokenCmd{NS: restoreNS, Token: "mv"}), "a restore's end is not a move's")
 
-	// A restore's end leaves no mark.
+	// A restore's end leaves no mark, nor does a move's end of older logs
+	// (move.end), which an abort after it leaves as it was.
 	f.restore(testNS, otherNS, false, 5)
 	_, ok := f.movedIn(otherNS)
 	require.False(t, ok)
+	const legacy = "t_01hx0000000000000000000006/legacy"
+	require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: legacy, Token: "old"}))
+	require.Nil(t, f.apply(MoveChunk.Type, &MoveChunkCmd{NS: legacy, Token: "old", Recs: []RestoreRecord{{Key: []byte(keys.Queue("", "z")[1:]), Value: replica.Encode(&QueueRecord{Name: "z", Counts: make([]int64, 8)})}}}))
+	require.Zero(t, f.apply(MoveEnd.Type, &RestoreTokenCmd{NS: legacy, Token: "old"}).(*RestoreEnded).Requeued)
+	_, ok = f.movedIn(legacy)
+	require.False(t, ok)
+	requireErr(t, ErrRestoreGone, f.apply(MoveEnd.Type, &RestoreTokenCmd{NS: legacy, Token: "old"}), "older logs' end again")
+	requireErr(t, ErrRestoreGone, f.abortMove(legacy, "old"), "")
+	require.NotEmpty(t, f.records(legacy))
 
 	// Moved out again: the finish drops the mark.
 	require.IsType(t, int64(0), f.fence(restoreNS, "out", time.Second))

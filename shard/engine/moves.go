@@ -9,16 +9,19 @@ import (
 // Live moves of a namespace to another shard (docs/internal-api.md, "Live
 // namespace moves"). The target runs a restore in move mode: RestoreBegin,
 // then MoveChunk (records set and deleted, as the source's snapshot and
-// its later differences say), then MoveEnd, which keeps active jobs
-// active with their leases. The source holds the namespace's writes with
-// MoveFence for the cut-over, and after the switch MoveFinish removes its
-// copy and leaves a moved tombstone.
+// its later differences say), then MoveEndMarked, which keeps active jobs
+// active with their leases and leaves the moved-in mark (movedin.go).
+// MoveEnd is its form of older logs, without the mark. The source holds
+// the namespace's writes with MoveFence for the cut-over, and after the
+// switch MoveFinish removes its copy and leaves a moved tombstone.
 var (
 	MoveFence   = replica.Op[MoveFenceCmd, int64]{Type: 49, Name: "move.fence"} // until (unix ns)
 	MoveUnfence = replica.Op[MoveTokenCmd, replica.None]{Type: 50, Name: "move.unfence"}
 	MoveFinish  = replica.Op[MoveFinishCmd, replica.None]{Type: 51, Name: "move.finish"}
 	MoveChunk   = replica.Op[MoveChunkCmd, replica.None]{Type: 52, Name: "move.chunk"}
-	MoveEnd     = replica.Op[RestoreTokenCmd, *RestoreEnded]{Type: 53, Name: "move.end"}
+	MoveEnd     = replica.Op[RestoreTokenCmd, *RestoreEnded]{Type: 53, Name: "move.end"} // older logs; proposers use MoveEndMarked
+
+	MoveEndMarked = replica.Op[RestoreTokenCmd, *RestoreEnded]{Type: 54, Name: "move.end.marked"}
 )
 
 // Bounds of a fence's ttl.
@@ -62,7 +65,10 @@ func (e *Engine) registerMoves(r *replica.Registry) {
 	MoveUnfence.Handle(r, e.applyMoveUnfence)
 	MoveFinish.Handle(r, e.applyMoveFinish)
 	MoveChunk.Handle(r, e.applyMoveChunk)
-	MoveEnd.Handle(r, func(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) { return e.endRestore(tx, c, false) })
+	MoveEnd.Handle(r, func(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) { return e.endRestore(tx, c, endMove) })
+	MoveEndMarked.Handle(r, func(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) {
+		return e.endRestore(tx, c, endMoveMarked)
+	})
 }
 
 func (e *Engine) applyMoveFence(tx *replica.Tx, c *MoveFenceCmd) (int64, error) {

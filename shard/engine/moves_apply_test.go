@@ -165,7 +165,7 @@ func (f *fsmBundle) move(src, dst string) *RestoreEnded {
 		c.Recs = append(c.Recs, RestoreRecord{Key: []byte(k), Value: []byte(v)})
 	}
 	require.Nil(f.t, f.apply(MoveChunk.Type, c))
-	return f.apply(MoveEnd.Type, &RestoreTokenCmd{NS: dst, Token: "mv"}).(*RestoreEnded)
+	return f.apply(MoveEndMarked.Type, &RestoreTokenCmd{NS: dst, Token: "mv"}).(*RestoreEnded)
 }
 
 // A move's end keeps every record as the source had it: the active job

@@ -201,20 +201,30 @@ func IsJobKey(rel []byte) bool { return len(rel) == 1+keys.JobIDLen && rel[0] ==
 var restoredTimeIndexes = []byte{keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindPrune, keys.KindScheduleRun, keys.KindRecordPrune}
 
 func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) {
-	return e.endRestore(tx, c, true)
+	return e.endRestore(tx, c, endRestore)
 }
 
+// How endRestore ends: a restore's, a move's of older logs, a move's.
+type endMode uint8
+
+const (
+	endRestore endMode = iota
+	endMove
+	endMoveMarked
+)
+
 // endRestore makes a restored namespace live. A restore requeues its
-// active jobs (requeue); a move keeps them active with their leases, for
-// the worker acks them at the target, and leaves the moved-in mark
-// (movedin.go). A move's end again (its answer was lost) is done.
-func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, requeue bool) (*RestoreEnded, error) {
+// active jobs; a move keeps them active with their leases, for the worker
+// acks them at the target, and (endMoveMarked) leaves the moved-in mark
+// (movedin.go), so its end again (its answer was lost) is done.
+func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, mode endMode) (*RestoreEnded, error) {
 	if err := e.restoreHeld(tx, c.NS, c.Token); err != nil {
-		if _, ended := e.movedInBy(tx, c.NS, c.Token); ended && !requeue {
+		if _, ended := e.movedInBy(tx, c.NS, c.Token); ended && mode == endMoveMarked {
 			return &RestoreEnded{}, nil
 		}
 		return nil, err
 	}
+	requeue := mode == endRestore
 	p := keys.Namespace(c.NS)
 	e.forgetRange(c.NS, p, keys.PrefixEnd(p)) // nothing cached may predate the records
 	out := &RestoreEnded{}
@@ -243,7 +253,7 @@ func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, requeue bool) (*
 	}
 	registerNamespace(tx, c.NS)
 	e.clearRestoreMark(tx, c.NS)
-	if !requeue {
+	if mode == endMoveMarked {
 		e.writeMovedIn(tx, c.NS, MovedIn{Token: c.Token, Index: tx.Index})
 	}
 	qp := keys.QueuePrefix(c.NS)

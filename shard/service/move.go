@@ -433,7 +433,7 @@ func (s *Service) MoveEnd(ctx context.Context, ns, token string) error {
 	if err := moveArgs(ns, token); err != nil {
 		return err
 	}
-	_, err := engine.MoveEnd.Propose(ctx, s.node, &engine.RestoreTokenCmd{NS: ns, Token: token})
+	_, err := engine.MoveEndMarked.Propose(ctx, s.node, &engine.RestoreTokenCmd{NS: ns, Token: token})
 	if errors.Is(err, engine.ErrRestoreGone) {
 		return ErrNotThisMove
 	}

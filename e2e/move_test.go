@@ -402,9 +402,6 @@ func TestMoveCancel(t *testing.T) {
 // TestMoveRefusesNamespaceDelete deletes a namespace through the gateway
 // while it moves: refused (409), and nothing of it is gone.
 func TestMoveRefusesNamespaceDelete(t *testing.T) {
-	t.Skip("needs control to tell the gateway a namespace is moving (e.g. a moving flag on GET " +
-		"/internal/v1/tenants/{tid}/namespaces/{ns}), for the gateway's DELETE /api/v1/namespaces/{name} to refuse " +
-		"before it empties the shard: today the shard is emptied, then control refuses the delete (409)")
 	const jobs = 5000
 	c := launchCluster(t, 2, 1)
 	e := newMoveEnv(t, c, "kept")

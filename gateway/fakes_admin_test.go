@@ -164,6 +164,15 @@ func (fc *fakeControl) protect(tid, ns string, on bool) {
 	fc.namespaces[tid][ns] = pl
 }
 
+// move says whether a live move of a namespace runs.
+func (fc *fakeControl) move(tid, ns string, on bool) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	pl := fc.namespaces[tid][ns]
+	pl.moving = on
+	fc.namespaces[tid][ns] = pl
+}
+
 // placeNewOn places the namespaces created from now on on shard s1, at addr.
 func (fc *fakeControl) placeNewOn(addr string) {
 	fc.mu.Lock()

@@ -237,7 +237,7 @@ func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, wire.NamespacePlacement{Namespace: pl.view(r.PathValue("ns")),
-		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members})
+		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members, Moving: pl.moving})
 }
 
 func (fc *fakeControl) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -291,6 +291,7 @@ type fakePlacement struct {
 	shardID, addr string
 	members       []string
 	settings      wire.Namespace
+	moving        bool // a live move of it runs
 }
 
 // addNamespace places a namespace on shard id, known by one address.

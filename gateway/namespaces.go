@@ -206,6 +206,11 @@ func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
 	if ns.DeletionProtection {
 		return apierr.New(apierr.DeletionProtected, "namespace %q has deletion protection on: set deletion_protection to false first", name)
 	}
+	// Control refuses the delete of a namespace being moved, but only after
+	// the shard was emptied: refuse first, from control's fresh answer.
+	if ns.Moving {
+		return apierr.Retry(apierr.Conflict, 5, "namespace %q is being moved to another shard: delete it once the move ends", name)
+	}
 	var held wire.NamespaceUsage
 	if err := s.shardJSON(r, name, http.MethodGet, nil, http.StatusOK, &held); err != nil {
 		return err

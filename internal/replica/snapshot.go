@@ -127,12 +127,15 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
+	// The caches go before the new applied index and the restore count are
+	// seen: whoever waits on those must not read what the caches kept of
+	// the old state.
+	f.reg.reset()
 	if err := f.loadApplied(); err != nil {
 		return err
 	}
 	f.restores.Add(1)
 	f.appliedMoved()
-	f.reg.reset()
 	return nil
 }
 

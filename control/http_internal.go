@@ -19,13 +19,18 @@ func (s *Server) getRevocations(c *fiber.Ctx) error {
 }
 
 // getNamespaces lists the namespaces with their shard_id: the operator
-// reads placement from it, and gateways keep only wire.Namespace's fields.
+// reads placement from it, and gateways keep only wire.Namespace's fields
+// (shard among them, named only for the tenant's own self-hosted shards).
 func (s *Server) getNamespaces(c *fiber.Ctx) error {
 	list, err := s.Namespaces(c.UserContext(), c.Params("tid"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"namespaces": each(list, namespaceView)})
+	views, err := s.tenantNamespaceViews(c.Params("tid"), list...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"namespaces": views})
 }
 
 func (s *Server) getNamespace(c *fiber.Ctx) error {
@@ -48,7 +53,11 @@ func (s *Server) postNamespace(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(namespaceView(ns))
+	views, err := s.tenantNamespaceViews(c.Params("tid"), ns)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(views[0])
 }
 
 func (s *Server) patchNamespace(c *fiber.Ctx) error {
@@ -60,7 +69,11 @@ func (s *Server) patchNamespace(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(namespaceView(ns))
+	views, err := s.tenantNamespaceViews(c.Params("tid"), ns)
+	if err != nil {
+		return err
+	}
+	return c.JSON(views[0])
 }
 
 func (s *Server) deleteNamespace(c *fiber.Ctx) error {

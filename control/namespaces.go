@@ -49,12 +49,34 @@ func (s *Server) CreateNamespaceOn(ctx context.Context, tid string, req Namespac
 	if err != nil {
 		return Namespace{}, err
 	}
+	if retention > 0 && shard != "" {
+		if err := s.refuseUnjoined(tid, shard); err != nil {
+			return Namespace{}, err
+		}
+	}
 	cmd := createNamespaceCmd{TenantID: tid, Name: req.Name, Description: req.Description, Retention: retention,
 		DeletionProtection: req.DeletionProtection, Shard: shard, placement: s.placement()}
 	if err := s.clearTombstone(ctx, &cmd); err != nil {
 		return Namespace{}, err
 	}
 	return propose(ctx, s, opCreateNamespace, &cmd)
+}
+
+// refuseUnjoined refuses a retention for a new namespace on tenant tid's
+// self-hosted shard no node has joined (409): the gateway applies it on
+// the shard once control created the namespace, which nothing could
+// answer. Checked before proposing, as nodes only ever join a shard that
+// holds namespaces (another tenant's or an unknown shard is left to the
+// create's own 404).
+func (s *Server) refuseUnjoined(tid, shard string) error {
+	sh, self, err := viewValue2(s, func(r pebble.Reader) (ownedShard, bool, error) {
+		return selfHostedShard(r, tid, shard)
+	})
+	if err != nil || !self || len(sh.Nodes) > 0 {
+		return err
+	}
+	return apierr.OfField(apierr.Conflict, "retention",
+		"no node of shard %q has joined yet: create it without a retention, or after a node joins", shard)
 }
 
 // UpdateNamespace changes the settings req names (see
@@ -118,7 +140,9 @@ func (s *Server) Namespaces(ctx context.Context, tid string) ([]Namespace, error
 // ShardMembers are every registered member's HTTP address, which a
 // gateway tries when gossip names no leader. Moving is whether a move of
 // it has not ended: a gateway asks before it empties the namespace for a
-// delete, which control would refuse meanwhile.
+// delete, which control would refuse meanwhile. Shard names the tenant's
+// own self-hosted shard, and Unjoined says no node has joined it, so
+// nothing can be on it.
 func (s *Server) Namespace(ctx context.Context, tid, name string) (wire.NamespacePlacement, error) {
 	return viewValue(s, func(r pebble.Reader) (wire.NamespacePlacement, error) {
 		if _, err := findTenant(r, tid); err != nil {
@@ -133,6 +157,15 @@ func (s *Server) Namespace(ctx context.Context, tid, name string) (wire.Namespac
 			return wire.NamespacePlacement{}, err
 		}
 		_, moving := runningMove(r, tid, name)
-		return placementView(ns, addr, members, moving), nil
+		v := placementView(ns, addr, members, moving)
+		sh, self, err := selfHostedShard(r, tid, ns.ShardID)
+		if err != nil {
+			return wire.NamespacePlacement{}, err
+		}
+		if self {
+			v.Shard = ns.ShardID
+			v.Unjoined = len(sh.Nodes) == 0
+		}
+		return v, nil
 	})
 }

@@ -45,6 +45,17 @@ type ownedShard struct {
 	Nodes     []string  `json:"nodes"`
 	CreatedAt time.Time `json:"created_at"`
 	TokenHash string    `json:"token_hash,omitempty"` // its join token's, while unspent
+	// Expected is how many nodes its token was minted for (0 in records
+	// older than the field: read as len(Nodes)).
+	Expected int `json:"expected,omitempty"`
+}
+
+// expectedNodes is how many nodes the shard's token was minted for.
+func (sh ownedShard) expectedNodes() int {
+	if sh.Expected == 0 {
+		return len(sh.Nodes)
+	}
+	return sh.Expected
 }
 
 // joinToken is the stored record of a join token (keyed by its hash; the
@@ -125,7 +136,8 @@ func applyCreateJoinToken(tx *replica.Tx, c *createJoinTokenCmd) (wire.JoinToken
 	if must(count(tx, layout.OwnedShards(c.TenantID))) >= maxOwnedShards {
 		return wire.JoinToken{}, apierr.New(apierr.Conflict, "a tenant may have at most %d self-hosted shards", maxOwnedShards)
 	}
-	sh := ownedShard{ID: c.ShardID, Name: c.Name, TenantID: c.TenantID, Nodes: []string{}, CreatedAt: tx.Now, TokenHash: c.Hash}
+	sh := ownedShard{ID: c.ShardID, Name: c.Name, TenantID: c.TenantID, Nodes: []string{}, CreatedAt: tx.Now, TokenHash: c.Hash,
+		Expected: c.Nodes}
 	tok := joinToken{TenantID: c.TenantID, ShardID: c.ShardID, ExpiresAt: tx.Now.Add(c.TTL), Nodes: c.Nodes, Joined: []string{}}
 	mustSetJSON(tx, layout.OwnedShard(c.TenantID, c.ShardID), sh)
 	mustSet(tx, layout.ShardOwner(c.ShardID), []byte(c.TenantID))
@@ -210,18 +222,64 @@ func applyJoinShard(tx *replica.Tx, c *joinShardCmd) (replica.None, error) {
 	return replica.None{}, nil
 }
 
-// OwnedShards lists tenant tid's self-hosted shards by id.
+// OwnedShards lists tenant tid's self-hosted shards by id, each with the
+// expiry of its join token while that has nodes left to join, and the
+// names of the tenant's namespaces placed on it.
 func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard, error) {
 	return viewValue(s, func(r pebble.Reader) ([]wire.OwnedShard, error) {
 		if _, err := findTenant(r, tid); err != nil {
 			return nil, err
 		}
-		out := []wire.OwnedShard{}
-		err := scanJSON(r, layout.OwnedShards(tid), func(_ []byte, sh ownedShard) {
-			out = append(out, wire.OwnedShard{ID: sh.ID, Name: sh.Name, Nodes: sh.Nodes, CreatedAt: sh.CreatedAt})
-		})
-		return out, err
+		var shards []ownedShard
+		if err := scanJSON(r, layout.OwnedShards(tid), func(_ []byte, sh ownedShard) { shards = append(shards, sh) }); err != nil {
+			return nil, err
+		}
+		placed := map[string][]string{}
+		if len(shards) > 0 {
+			list, err := listNamespaces(r, tid)
+			if err != nil {
+				return nil, err
+			}
+			for _, ns := range list {
+				placed[ns.ShardID] = append(placed[ns.ShardID], ns.Name)
+			}
+		}
+		out := make([]wire.OwnedShard, 0, len(shards))
+		for _, sh := range shards {
+			v := wire.OwnedShard{ID: sh.ID, Name: sh.Name, Nodes: sh.Nodes, ExpectedNodes: sh.expectedNodes(),
+				Namespaces: placed[sh.ID], CreatedAt: sh.CreatedAt}
+			if v.Namespaces == nil {
+				v.Namespaces = []string{}
+			}
+			if sh.TokenHash != "" {
+				var tok joinToken
+				ok, err := getJSON(r, layout.JoinToken(sh.TokenHash), &tok)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					v.TokenExpiresAt = &tok.ExpiresAt
+				}
+			}
+			out = append(out, v)
+		}
+		return out, nil
 	})
+}
+
+// selfHostedShard is the record of shard id when it is a self-hosted
+// shard of tenant tid (ok false for a hosted shard or another tenant's).
+func selfHostedShard(r pebble.Reader, tid, id string) (ownedShard, bool, error) {
+	var sh ownedShard
+	if id == "" || tid == "" {
+		return sh, false, nil
+	}
+	owner, err := shardOwner(r, id)
+	if err != nil || owner != tid {
+		return sh, false, err
+	}
+	ok, err := getJSON(r, layout.OwnedShard(tid, id), &sh)
+	return sh, ok, err
 }
 
 // SelfHostedShards lists every tenant's self-hosted shards, for the

@@ -1,6 +1,10 @@
 package control
 
-import "github.com/jobbie/jobbie/wire"
+import (
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/wire"
+)
 
 // HTTP answers are wire values, built here from control's own records so
 // that what is stored and what is sent may change apart. Registered
@@ -47,6 +51,34 @@ func placementView(ns Namespace, addr string, members []string, moving bool) wir
 		v.Retention = wire.FormatDuration(ns.Retention)
 	}
 	return v
+}
+
+// tenantNamespaceViews are namespaceView of tenant tid's namespaces, with
+// Shard named for those on the tenant's own self-hosted shards (a hosted
+// shard's id stays out of what tenants see). A shard's owner never
+// changes while a namespace is on it, so this separate read agrees with
+// the one that gave the records.
+func (s *Server) tenantNamespaceViews(tid string, list ...Namespace) ([]wire.NamespacePlacement, error) {
+	return viewValue(s, func(r pebble.Reader) ([]wire.NamespacePlacement, error) {
+		self := map[string]bool{}
+		out := make([]wire.NamespacePlacement, 0, len(list))
+		for _, ns := range list {
+			on, seen := self[ns.ShardID]
+			if !seen {
+				var err error
+				if _, on, err = selfHostedShard(r, tid, ns.ShardID); err != nil {
+					return nil, err
+				}
+				self[ns.ShardID] = on
+			}
+			v := namespaceView(ns)
+			if on {
+				v.Shard = ns.ShardID
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	})
 }
 
 // each is view of every record: never nil, so an empty list is [] in JSON.

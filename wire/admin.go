@@ -20,6 +20,9 @@ type Namespace struct {
 	Retention          string    `json:"retention,omitempty"`
 	DeletionProtection bool      `json:"deletion_protection"`
 	CreatedAt          time.Time `json:"created_at"`
+	// Shard is the id of the tenant's own self-hosted shard the namespace
+	// is on; absent for a hosted shard, whose id tenants never see.
+	Shard string `json:"shard,omitempty"`
 }
 
 // NamespaceList is GET /api/v1/namespaces: the namespaces the key may use.

@@ -24,6 +24,10 @@ type NamespacePlacement struct {
 	// failed, switched included): control then refuses to delete it (409),
 	// so a gateway must not empty it on its shard first.
 	Moving bool `json:"moving,omitempty"`
+	// Unjoined is set, in the answer about one namespace, when its shard is
+	// a self-hosted one no node has joined yet: nothing can be on it, so a
+	// gateway deletes the namespace in control alone.
+	Unjoined bool `json:"unjoined,omitempty"`
 }
 
 // Revocations is every revoked key id, the generations of rotated keys,

@@ -41,12 +41,17 @@ type JoinToken struct {
 }
 
 // OwnedShard is a tenant's self-hosted shard as GET /api/v1/shards lists
-// it: the nodes that joined it so far.
+// it: the nodes that joined it so far of the ExpectedNodes its join token
+// was minted for, when that token expires (only while it has nodes left
+// to join), and the names of the tenant's namespaces placed on it.
 type OwnedShard struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Nodes     []string  `json:"nodes"`
-	CreatedAt time.Time `json:"created_at"`
+	ID             string     `json:"id"`
+	Name           string     `json:"name"`
+	Nodes          []string   `json:"nodes"`
+	ExpectedNodes  int        `json:"expected_nodes"`
+	TokenExpiresAt *time.Time `json:"token_expires_at,omitempty"`
+	Namespaces     []string   `json:"namespaces"`
+	CreatedAt      time.Time  `json:"created_at"`
 	// Connected lists the nodes whose tunnels the answering gateway
 	// holds now (through a gateway; another gateway may hold the others').
 	Connected []string `json:"connected,omitempty"`

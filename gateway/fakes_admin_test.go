@@ -173,6 +173,15 @@ func (fc *fakeControl) move(tid, ns string, on bool) {
 	fc.namespaces[tid][ns] = pl
 }
 
+// unjoin says the namespace is on a self-hosted shard no node joined.
+func (fc *fakeControl) unjoin(tid, ns string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	pl := fc.namespaces[tid][ns]
+	pl.unjoined = true
+	fc.namespaces[tid][ns] = pl
+}
+
 // placeNewOn places the namespaces created from now on on shard s1, at addr.
 func (fc *fakeControl) placeNewOn(addr string) {
 	fc.mu.Lock()

@@ -237,7 +237,8 @@ func (fc *fakeControl) getNamespace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, wire.NamespacePlacement{Namespace: pl.view(r.PathValue("ns")),
-		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members, Moving: pl.moving})
+		ShardID: pl.shardID, ShardAddr: pl.addr, ShardMembers: pl.members, Moving: pl.moving,
+		Unjoined: pl.unjoined})
 }
 
 func (fc *fakeControl) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -292,6 +293,7 @@ type fakePlacement struct {
 	members       []string
 	settings      wire.Namespace
 	moving        bool // a live move of it runs
+	unjoined      bool // on a self-hosted shard no node joined
 }
 
 // addNamespace places a namespace on shard id, known by one address.

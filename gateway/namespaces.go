@@ -22,8 +22,10 @@ import (
 // and on every update that sends it, so that a failure can be retried.
 
 // listNamespaces answers the namespaces the caller may read. Control's
-// records carry their shard; decoding them as wire.Namespace leaves it out,
-// as tenants never see shard details.
+// records carry their shard_id; decoding them as wire.Namespace leaves it
+// out, as tenants never see hosted shards: control names the shard only
+// for a namespace on the tenant's own self-hosted shard (wire.Namespace's
+// Shard), in the list as in get, create and update.
 func (s *Server) listNamespaces(c *fiber.Ctx, r *call) error {
 	var list wire.NamespaceList
 	if err := s.controlJSON(r, http.MethodGet, tenantPath(r.key.TenantID, "/namespaces"), nil, http.StatusOK, &list); err != nil {
@@ -189,7 +191,9 @@ func (s *Server) updateNamespace(c *fiber.Ctx, r *call) error {
 // its shard says it holds jobs, queues or schedules, unless ?force=true
 // (409 namespace_not_empty). The shard empties it (DELETE
 // /api/v1/namespace) before control forgets it, so nothing is left behind
-// under a name that may be created again.
+// under a name that may be created again; a namespace on a self-hosted
+// shard no node has joined (control's unjoined) holds nothing, and is
+// deleted in control alone.
 func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
 	name, err := s.namedNamespace(c, r, tenancy.ActNamespaceManage)
 	if err != nil {
@@ -211,6 +215,25 @@ func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
 	if ns.Moving {
 		return apierr.Retry(apierr.Conflict, 5, "namespace %q is being moved to another shard: delete it once the move ends", name)
 	}
+	// On a self-hosted shard no node has joined, nothing can be: there is
+	// no shard to ask or empty, only control's record.
+	if !ns.Unjoined {
+		if err := s.emptyOnShard(r, name, force); err != nil {
+			return err
+		}
+	}
+	if _, err := s.controlCall(r, http.MethodDelete, namespacePath(r, name), nil, http.StatusNoContent); err != nil {
+		return err
+	}
+	s.placements.invalidate(r.key.TenantID, name)
+	s.schedules.forget(r.key.TenantID) // its schedules went with it
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// emptyOnShard empties namespace name on its shard: refused (409
+// namespace_not_empty) when the shard says it holds jobs, queues or
+// schedules, unless force.
+func (s *Server) emptyOnShard(r *call, name string, force bool) error {
 	var held wire.NamespaceUsage
 	if err := s.shardJSON(r, name, http.MethodGet, nil, http.StatusOK, &held); err != nil {
 		return err
@@ -222,15 +245,7 @@ func (s *Server) deleteNamespace(c *fiber.Ctx, r *call) error {
 	}
 	// Emptied even when it looked empty: what raced in meanwhile, and what
 	// the counts leave out, goes too.
-	if err := s.shardJSON(r, name, http.MethodDelete, nil, http.StatusNoContent, nil); err != nil {
-		return err
-	}
-	if _, err := s.controlCall(r, http.MethodDelete, namespacePath(r, name), nil, http.StatusNoContent); err != nil {
-		return err
-	}
-	s.placements.invalidate(r.key.TenantID, name)
-	s.schedules.forget(r.key.TenantID) // its schedules went with it
-	return c.SendStatus(fiber.StatusNoContent)
+	return s.shardJSON(r, name, http.MethodDelete, nil, http.StatusNoContent, nil)
 }
 
 // forceParam reads ?force: absent is false.

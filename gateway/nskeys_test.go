@@ -233,6 +233,31 @@ func TestDeleteNamespace(t *testing.T) {
 	require.True(t, b.control.hasNamespace(tenantB, "default"), "another tenant's namesake stays")
 }
 
+// A namespace on a self-hosted shard no node joined holds nothing: its
+// delete asks no shard and removes control's record; its namesake of
+// another tenant stays, and deletion protection still holds.
+func TestDeleteNamespaceOnUnjoinedShard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+	var deletes atomic.Int64
+	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{}, http.StatusInternalServerError, &deletes))
+	b.control.unjoin(tenantA, "emails")
+	b.control.protect(tenantA, "emails", true)
+	b.do(t, http.MethodDelete, "/api/v1/namespaces/emails", admin, nil).
+		requireError(t, http.StatusConflict, apierr.DeletionProtected)
+	b.control.protect(tenantA, "emails", false)
+	r := b.do(t, http.MethodDelete, "/api/v1/namespaces/emails", admin, nil)
+	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
+	require.Zero(t, b.shard.count(), "no shard is asked")
+	require.False(t, b.control.hasNamespace(tenantA, "emails"))
+	// Joined (as default is): the shard is asked, and here fails.
+	b.do(t, http.MethodDelete, "/api/v1/namespaces/default", admin, nil).
+		requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
+	require.True(t, b.control.hasNamespace(tenantA, "default"))
+	require.True(t, b.control.hasNamespace(tenantB, "default"))
+}
+
 func TestGetAndRotateKey(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Now())

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 
 	"github.com/stretchr/testify/assert"
@@ -276,29 +277,18 @@ func startGateway(t *testing.T, controlURL string, nofile int, flags ...string) 
 		cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile), binary}, args...)...)
 	}
 	gw := &gatewayProc{url: "http://" + ports[0], addr: ports[0], metrics: "https://" + ports[2], logPath: filepath.Join(dir, "gateway.log")}
-	logf, err := os.Create(gw.logPath)
-	require.NoError(t, err)
-	ready, err := startLogged(cmd, logf, "jobbie gateway: ready")
+	p, err := devproc.Start(cmd, gw.logPath, "jobbie gateway: ready")
 	require.NoError(t, err)
 	gw.pid = cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		// Parked long-polls would hold a graceful stop for their whole wait.
-		_ = cmd.Process.Kill()
-		<-exited
+		p.Kill()
 		if t.Failed() {
 			dumpLogs(t, gw.logPath)
 		}
-		logf.Close()
 	})
-	select {
-	case <-ready:
-	case <-exited:
-		dumpLogs(t, gw.logPath)
-		t.Fatal("jobbie gateway exited before it was ready")
-	case <-time.After(30 * time.Second):
-		t.Fatal("jobbie gateway not ready after 30s")
+	if err := p.WaitReady(30 * time.Second); err != nil {
+		t.Fatal(err)
 	}
 	return gw
 }

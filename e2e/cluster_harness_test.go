@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 
 	"github.com/stretchr/testify/require"
@@ -44,7 +44,7 @@ type shardNode struct {
 	id, dir            string
 	http, raft, gossip string
 	cmd                *exec.Cmd
-	exited             chan struct{}
+	exited             <-chan struct{}
 }
 
 // newShardCluster starts n nodes: n1 bootstraps, the others join it, and
@@ -92,31 +92,11 @@ func (c *shardCluster) start(id string, bootstrap bool) {
 		args = append(args, "--join", strings.Join(peers, ","))
 	}
 	cmd := exec.Command(binary, append(args, c.extra...)...)
-	logf, err := os.OpenFile(filepath.Join(c.dir, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := devproc.Start(cmd, filepath.Join(c.dir, id+".log"), " serving https://")
 	require.NoError(c.t, err)
-	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(c.t, err)
-	require.NoError(c.t, cmd.Start())
-	n.cmd, n.exited = cmd, make(chan struct{})
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if strings.Contains(sc.Text(), " serving https://") {
-				close(ready)
-			}
-		}
-	}()
-	exited := n.exited
-	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
-	select {
-	case <-ready:
-	case <-exited:
-		c.t.Fatalf("node %s exited at start; see %s", id, filepath.Join(c.dir, id+".log"))
-	case <-time.After(30 * time.Second):
-		c.t.Fatalf("node %s not serving after 30s; see %s", id, filepath.Join(c.dir, id+".log"))
+	n.cmd, n.exited = cmd, p.Exited()
+	if err := p.WaitReady(30 * time.Second); err != nil {
+		c.t.Fatalf("node %s: %v", id, err)
 	}
 }
 

@@ -1,20 +1,17 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 
 	"github.com/stretchr/testify/require"
@@ -23,13 +20,12 @@ import (
 // localCluster is a running `jobbie dev --shards N --replicas R`: every
 // role its own process, listed in cluster.json.
 type localCluster struct {
+	*devproc.Dev
 	t                     *testing.T
 	dir                   string
 	gateway, control      string // base URLs: http:// and https://
 	ownerKey, operatorKey string
 	ops, quick            *http.Client // the operator certificate of <dir>/pki; quick gives up after 2 s
-	cmd                   *exec.Cmd
-	exited                chan struct{}
 }
 
 // clusterProc is one process of cluster.json.
@@ -47,31 +43,17 @@ func launchCluster(t *testing.T, shards, replicas int) *localCluster {
 	dir := t.TempDir()
 	ports, err := freeport.Loopback(2)
 	require.NoError(t, err)
-	cmd := exec.Command(binary, "dev", "--shards", fmt.Sprint(shards), "--replicas", fmt.Sprint(replicas),
-		"--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1])
-	logf, err := os.Create(filepath.Join(dir, "dev.log"))
-	require.NoError(t, err)
-	ready, err := startLogged(cmd, logf, "Jobbie is running")
-	require.NoError(t, err)
-	c := &localCluster{t: t, dir: dir, gateway: "http://" + ports[0], control: "https://" + ports[1], cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(c.exited) }()
+	d, err := devproc.StartDev(binary, devproc.Config{Dir: dir, Log: filepath.Join(dir, "dev.log"), Addr: ports[0],
+		ControlAddr: ports[1], Flags: []string{"--shards", fmt.Sprint(shards), "--replicas", fmt.Sprint(replicas)},
+		ReadyWithin: 120 * time.Second, StopGrace: 30 * time.Second})
+	if err != nil {
+		dumpLogs(t, filepath.Join(dir, "logs", "*.log"))
+		t.Fatal(err)
+	}
+	c := &localCluster{Dev: d, t: t, dir: dir, gateway: d.Gateway, control: d.Control, ownerKey: d.OwnerKey,
+		operatorKey: d.OperatorKey, ops: d.Ops}
 	t.Cleanup(c.stop)
-	select {
-	case <-ready:
-	case <-c.exited:
-		t.Fatalf("jobbie dev exited before it was ready; logs in %s", dir)
-	case <-time.After(120 * time.Second):
-		t.Fatalf("jobbie dev not ready after 120s; logs in %s", dir)
-	}
-	for _, k := range []struct {
-		dst  *string
-		file string
-	}{{&c.ownerKey, "owner.key"}, {&c.operatorKey, "operator.key"}} {
-		*k.dst, err = readKey(filepath.Join(dir, k.file))
-		require.NoError(t, err)
-	}
-	c.ops = devPKIClient(t, dir)
-	cfg, err := devOperatorTLS(dir)
+	cfg, err := devproc.OperatorTLS(dir)
 	require.NoError(t, err)
 	c.quick = tlsClient(t, cfg, 2*time.Second)
 	return c
@@ -81,13 +63,7 @@ func (c *localCluster) stop() {
 	if c.t.Failed() {
 		dumpLogs(c.t, filepath.Join(c.dir, "logs", "*.log"))
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.exited:
-	case <-time.After(30 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-	}
+	c.Stop()
 }
 
 // procs reads cluster.json.
@@ -170,31 +146,3 @@ func newRequest(method, url, key string, body any) (*http.Request, error) {
 // chaosClient bounds each call to the gateway, so a call caught in a
 // failover returns.
 var chaosClient = &http.Client{Timeout: 15 * time.Second}
-
-// startLogged starts cmd with its output going to logf, and closes the
-// returned channel when a line of stdout contains marker (a role prints
-// one when it is ready).
-func startLogged(cmd *exec.Cmd, logf *os.File, marker string) (<-chan struct{}, error) {
-	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if !signalled && strings.Contains(sc.Text(), marker) {
-				signalled = true
-				close(ready)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	return ready, nil
-}

@@ -1,20 +1,18 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 
 	"github.com/stretchr/testify/require"
@@ -58,121 +56,50 @@ func run(m *testing.M) int {
 	return code
 }
 
-// devServer is a running `jobbie dev` process.
+// devServer is a running `jobbie dev` process, with its addresses under
+// the names the tests use.
 type devServer struct {
+	*devproc.Dev
 	dir                     string
 	gateway, control, shard string // base URLs: http:// for the gateway, https:// for the others
 	metrics                 string // the gateway's --metrics-addr, https://
 	ownerKey, operatorKey   string
 	ops                     *http.Client // the operator certificate of <dir>/pki, trusting its CA
-	cmd                     *exec.Cmd
-	exited                  chan struct{}
-	stopped                 atomic.Bool
 }
 
 // launch starts `jobbie dev` on fresh loopback ports (gateway, control,
 // shard, gateway metrics) and waits until it prints that it is running.
-func launch(dir string) (*devServer, error) {
+func launch(dir string, flags ...string) (*devServer, error) {
 	ports, err := freeport.Loopback(4)
 	if err != nil {
 		return nil, err
 	}
-	return launchOn(dir, ports)
+	return launchOn(dir, ports, flags...)
 }
 
-func launchOn(dir string, ports []string) (*devServer, error) {
-	cmd := exec.Command(binary, "dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2],
-		"--metrics-addr", ports[3])
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	logf, err := os.OpenFile(dir+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	d := &devServer{dir: dir, gateway: "http://" + ports[0], control: "https://" + ports[1], shard: "https://" + ports[2],
-		metrics: "https://" + ports[3], cmd: cmd, exited: make(chan struct{})}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if !signalled && strings.HasPrefix(sc.Text(), "Jobbie is running.") {
-				signalled = true
-				close(ready)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() { _ = cmd.Wait(); logf.Close(); close(d.exited) }()
-	select {
-	case <-ready:
-	case <-d.exited:
-		return nil, fmt.Errorf("jobbie dev exited before it was ready; see %s.log", dir)
-	case <-time.After(60 * time.Second):
-		d.kill()
-		return nil, fmt.Errorf("jobbie dev not ready after 60s; see %s.log", dir)
-	}
-	d.ownerKey, err = readKey(filepath.Join(dir, "owner.key"))
-	if err != nil {
-		return nil, err
-	}
-	if d.operatorKey, err = readKey(filepath.Join(dir, "operator.key")); err != nil {
-		return nil, err
-	}
-	cfg, err := devOperatorTLS(dir)
-	if err != nil {
-		return nil, err
-	}
-	d.ops = &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
-	return d, nil
+func launchOn(dir string, ports []string, flags ...string) (*devServer, error) {
+	return startDev(devproc.Config{Dir: dir, Addr: ports[0], ControlAddr: ports[1], ShardAddr: ports[2], MetricsAddr: ports[3],
+		Flags: flags})
 }
 
-func readKey(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	return strings.TrimSpace(string(b)), err
+func startDev(c devproc.Config) (*devServer, error) {
+	d, err := devproc.StartDev(binary, c)
+	if err != nil {
+		return nil, err
+	}
+	return &devServer{Dev: d, dir: d.Dir, gateway: d.Gateway, control: d.Control, shard: d.Shard, metrics: d.Metrics,
+		ownerKey: d.OwnerKey, operatorKey: d.OperatorKey, ops: d.Ops}, nil
 }
 
 // stop ends the process gracefully and waits for it.
-func (d *devServer) stop() {
-	if d.stopped.Swap(true) {
-		return
-	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.exited:
-	case <-time.After(20 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.exited
-	}
-	if d.ops != nil {
-		d.ops.CloseIdleConnections()
-	}
-}
+func (d *devServer) stop() { d.Stop() }
 
 // kill ends the process with SIGKILL, as a crash would.
-func (d *devServer) kill() {
-	d.stopped.Store(true)
-	_ = d.cmd.Process.Kill()
-	<-d.exited
-	if d.ops != nil {
-		d.ops.CloseIdleConnections()
-	}
-}
+func (d *devServer) kill() { d.Kill() }
 
 // ports are the addresses launchOn takes, to start again where d ran.
 func (d *devServer) ports() []string {
-	var out []string
-	for _, u := range []string{d.gateway, d.control, d.shard, d.metrics} {
-		out = append(out, hostPort(u))
-	}
-	return out
+	return []string{d.Addr, d.ControlAddr, d.ShardAddr, d.MetricsAddr}
 }
 
 // hostPort is a base URL's host:port.

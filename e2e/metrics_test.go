@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 )
 
 // Every process serves /metrics to the operator's and scrapers'
@@ -37,7 +39,7 @@ func TestMetricsAreForTheOperatorOnly(t *testing.T) {
 	// No certificate: the shard node and the gateway's metrics port refuse
 	// at the handshake; control, which serves clients without one,
 	// answers 401 whatever key is sent.
-	caOnly, err := clientTLS("", "", p.caFile())
+	caOnly, err := devproc.ClientTLS("", "", p.caFile())
 	require.NoError(t, err)
 	anon := tlsClient(t, caOnly, 10*time.Second)
 	for _, base := range []string{shared.metrics, shared.shard} {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/e2e/internal/freeport"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -314,9 +312,9 @@ func runNoisyMode(t *testing.T, d, dA *devServer, mode string) []noisyPhase {
 			flood = startFlood(t, aOwner, ph.flood, mode == "plan")
 		}
 		servers := func() time.Duration {
-			c := procCPU(t, d.cmd.Process.Pid)
+			c := procCPU(t, d.Cmd.Process.Pid)
 			if dA != d {
-				c += procCPU(t, dA.cmd.Process.Pid)
+				c += procCPU(t, dA.Cmd.Process.Pid)
 			}
 			return c
 		}
@@ -545,33 +543,13 @@ func (f *noisyFlood) stop(t *testing.T) (int64, int64) {
 // --unfair-admission when unfair, as launch does for the shared server.
 func launchNoisy(t *testing.T, dir string, unfair bool) *devServer {
 	t.Helper()
-	ports, err := freeport.Loopback(4)
-	require.NoError(t, err)
-	args := []string{"dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2],
-		"--metrics-addr", ports[3]}
+	var flags []string
 	if unfair {
-		args = append(args, "--unfair-admission")
+		flags = append(flags, "--unfair-admission")
 	}
-	cmd := exec.Command(binary, args...)
-	logf, err := os.Create(dir + ".log")
+	d, err := launch(dir, flags...)
 	require.NoError(t, err)
-	ready, err := startLogged(cmd, logf, "Jobbie is running.")
-	require.NoError(t, err)
-	d := &devServer{dir: dir, gateway: "http://" + ports[0], control: "https://" + ports[1], shard: "https://" + ports[2],
-		metrics: "https://" + ports[3], cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(d.exited) }()
 	t.Cleanup(d.stop)
-	select {
-	case <-ready:
-	case <-d.exited:
-		t.Fatalf("jobbie dev exited before it was ready; see %s.log", dir)
-	case <-time.After(60 * time.Second):
-		d.kill()
-		t.Fatalf("jobbie dev not ready after 60s; see %s.log", dir)
-	}
-	d.operatorKey, err = readKey(filepath.Join(dir, "operator.key"))
-	require.NoError(t, err)
-	d.ops = devPKIClient(t, dir)
 	return d
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -217,16 +218,12 @@ func (tn *testNet) start(t *testing.T, i int, acc *partitionAccess, bootstrap bo
 		args = append(args, "--join", tn.ip(0)+":7301")
 	}
 	cmd := exec.Command("ip", args...)
-	logf, err := os.Create(dir + ".log")
-	require.NoError(t, err)
-	ready, err := startLogged(cmd, logf, " serving https://")
+	p, err := devproc.Start(cmd, dir+".log", " serving https://")
 	require.NoError(t, err)
 	n.cmd = cmd
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() })
-	select {
-	case <-ready:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("node %s not serving after 30s; see %s.log", n.id, dir)
+	t.Cleanup(p.Kill)
+	if err := p.WaitReady(30 * time.Second); err != nil {
+		t.Fatalf("node %s: %v", n.id, err)
 	}
 	return n
 }

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 )
 
 // testPKI is a deployment CA of one test, made with `jobbie certs ca`,
@@ -66,7 +66,7 @@ func (p *testPKI) tlsConfig(t *testing.T, role, shard, node string) *tls.Config 
 	t.Helper()
 	p.issue(t, role, shard, node)
 	prefix := p.prefix(role, shard, node)
-	cfg, err := clientTLS(prefix+".crt", prefix+".key", p.caFile())
+	cfg, err := devproc.ClientTLS(prefix+".crt", prefix+".key", p.caFile())
 	require.NoError(t, err)
 	return cfg
 }
@@ -81,37 +81,9 @@ func (p *testPKI) client(t *testing.T, role, shard, node string) *http.Client {
 // the operator certificate and the CA of <dataDir>/pki.
 func devPKIClient(t *testing.T, dataDir string) *http.Client {
 	t.Helper()
-	cfg, err := devOperatorTLS(dataDir)
+	cfg, err := devproc.OperatorTLS(dataDir)
 	require.NoError(t, err)
 	return tlsClient(t, cfg, 20*time.Second)
-}
-
-// devOperatorTLS is devPKIClient's configuration, for callers without a
-// test at hand.
-func devOperatorTLS(dataDir string) (*tls.Config, error) {
-	dir := filepath.Join(dataDir, "pki")
-	return clientTLS(filepath.Join(dir, "operator.crt"), filepath.Join(dir, "operator.key"), filepath.Join(dir, "ca.crt"))
-}
-
-// clientTLS presents certFile (none when empty) and trusts caFile.
-func clientTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
-	raw, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(raw) {
-		return nil, fmt.Errorf("%s holds no certificate", caFile)
-	}
-	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
 }
 
 // tlsClient is an HTTP client on cfg whose idle connections close when

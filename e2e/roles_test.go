@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 
 	"github.com/stretchr/testify/require"
@@ -57,7 +58,7 @@ func TestRolesApartTwoShardsBehindOneGateway(t *testing.T) {
 		"--gossip", gwGossip, "--join", ctlGossip}, common...), p.issue(t, "gateway", "", "gw1")...)...)
 	waitHTTP(t, http.DefaultClient, "http://"+gwHTTP+"/readyz", "gateway")
 
-	opKey, err := readKey(opKeyFile)
+	opKey, err := devproc.ReadKey(opKeyFile)
 	require.NoError(t, err)
 	operator := &operatorAPI{t: t, hc: hc, base: controlURL, key: opKey}
 	eventually(t, 30*time.Second, func() bool {

@@ -1,76 +1,31 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 	"github.com/jobbie/jobbie/wire"
 )
 
-// process is a jobbie process a test started, with its output kept.
-type process struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	lines  []string
-	exited chan struct{}
-}
-
-func startProcess(t *testing.T, logName string, args ...string) *process {
+// startProcess runs the binary with args, its output in logName, until
+// the test ends.
+func startProcess(t *testing.T, logName string, args ...string) *devproc.Proc {
 	t.Helper()
-	p := &process{cmd: exec.Command(binary, args...), exited: make(chan struct{})}
-	out, err := p.cmd.StdoutPipe()
+	p, err := devproc.Start(exec.Command(binary, args...), logName, "")
 	require.NoError(t, err)
-	p.cmd.Stderr = p.cmd.Stdout // one stream, in order
-	logf, err := os.Create(logName)
-	require.NoError(t, err)
-	require.NoError(t, p.cmd.Start())
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			p.mu.Lock()
-			p.lines = append(p.lines, sc.Text())
-			p.mu.Unlock()
-		}
-	}()
-	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.exited) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	})
+	t.Cleanup(p.Stop)
 	return p
-}
-
-// count is how many output lines contain s.
-func (p *process) count(s string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, l := range p.lines {
-		if strings.Contains(l, s) {
-			n++
-		}
-	}
-	return n
 }
 
 // A hosted jobbie dev (control, gateway with a tunnel listener, hosted
@@ -96,7 +51,7 @@ func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
 		"--http", other(ports[4]), "--raft", other(ports[5]), "--gossip", other(ports[6]), "--gossip-key-file", gk}
 	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), append(shardArgs, "--join-token", tok.Token,
 		"--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt"))...)
-	eventually(t, 30*time.Second, func() bool { return node.count("serving https://") > 0 }, "the self-hosted node serves")
+	eventually(t, 30*time.Second, func() bool { return node.Count("serving https://") > 0 }, "the self-hosted node serves")
 
 	var shards []client.OwnedShard
 	eventually(t, 30*time.Second, func() bool {
@@ -158,9 +113,9 @@ func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
 	// is cut off and refused on every reconnect.
 	require.True(t, client.IsConflict(a.RevokeShard(ctx(t), tok.ShardID)))
 	require.NoError(t, a.DeleteNamespace(ctx(t), "onprem", true))
-	downs := node.count("tunnel: down")
+	downs := node.Count("tunnel: down")
 	require.NoError(t, a.RevokeShard(ctx(t), tok.ShardID))
-	eventually(t, 30*time.Second, func() bool { return node.count("tunnel: down") >= downs+2 }, "the revoked node is cut off and refused again")
+	eventually(t, 30*time.Second, func() bool { return node.Count("tunnel: down") >= downs+2 }, "the revoked node is cut off and refused again")
 	shards, err = a.Shards(ctx(t))
 	require.NoError(t, err)
 	require.Empty(t, shards)
@@ -189,16 +144,10 @@ func placements(t *testing.T, d *devServer, tid string) []wire.NamespacePlacemen
 // startHosted runs jobbie dev with a tunnel listener on ports[0:4] in dir.
 func startHosted(t *testing.T, dir string, ports []string) *devServer {
 	t.Helper()
-	dev := startProcess(t, filepath.Join(dir, "dev.log"), "dev", "--data-dir", filepath.Join(dir, "hosted"),
-		"--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2], "--tunnel-addr", ports[3])
-	eventually(t, 60*time.Second, func() bool { return dev.count("Jobbie is running.") > 0 }, "jobbie dev is running")
-	hosted := &devServer{dir: filepath.Join(dir, "hosted"), gateway: "http://" + ports[0], control: "https://" + ports[1]}
-	var err error
-	hosted.operatorKey, err = readKey(filepath.Join(hosted.dir, "operator.key"))
+	hosted, err := startDev(devproc.Config{Dir: filepath.Join(dir, "hosted"), Log: filepath.Join(dir, "dev.log"),
+		Addr: ports[0], ControlAddr: ports[1], ShardAddr: ports[2], TunnelAddr: ports[3]})
 	require.NoError(t, err)
-	cfg, err := devOperatorTLS(hosted.dir)
-	require.NoError(t, err)
-	hosted.ops = tlsClient(t, cfg, 20*time.Second)
+	t.Cleanup(hosted.stop)
 	return hosted
 }
 
@@ -220,7 +169,7 @@ func TestSelfHostedThreeNodeShard(t *testing.T) {
 	require.NoError(t, err)
 	gk := filepath.Join(dir, "gossip.key")
 	writeGossipKey(t, gk)
-	nodes := map[string]*process{}
+	nodes := map[string]*devproc.Proc{}
 	for i, id := range []string{"n1", "n2", "n3"} {
 		p := ports[4+3*i:]
 		args := []string{"shard", "--node-id", id, "--data-dir", filepath.Join(dir, "selfhosted-"+id),
@@ -232,7 +181,7 @@ func TestSelfHostedThreeNodeShard(t *testing.T) {
 			args = append(args, "--join", other(ports[6]), "--join-http", other(ports[4]))
 		}
 		nodes[id] = startProcess(t, filepath.Join(dir, "selfhosted-"+id+".log"), args...)
-		eventually(t, 60*time.Second, func() bool { return nodes[id].count("serving https://") > 0 }, id+" serves")
+		eventually(t, 60*time.Second, func() bool { return nodes[id].Count("serving https://") > 0 }, id+" serves")
 	}
 	eventually(t, 60*time.Second, func() bool {
 		shards, err := a.Shards(ctx(t))
@@ -265,8 +214,8 @@ func TestSelfHostedThreeNodeShard(t *testing.T) {
 
 	// A node lost (n1, which bootstrapped the group): the other two keep
 	// serving through their tunnels, their group electing a leader.
-	require.NoError(t, nodes["n1"].cmd.Process.Kill())
-	<-nodes["n1"].exited
+	require.NoError(t, nodes["n1"].Cmd.Process.Kill())
+	<-nodes["n1"].Exited()
 	var more []string
 	eventually(t, 60*time.Second, func() bool {
 		res, err := onprem.Enqueue(ctx(t), client.EnqueueRequest{Queue: "after", Payload: map[string]int{"n": len(more)}})

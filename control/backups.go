@@ -227,7 +227,11 @@ func (s *Server) PutBackupPolicy(ctx context.Context, tid, ns string, req wire.B
 	if req.Timezone == "" {
 		req.Timezone = DefaultBackupTimezone
 	}
-	if _, _, err := parseBackupCron(req.Cron, req.Timezone); err != nil {
+	sched, loc, err := parseBackupCron(req.Cron, req.Timezone)
+	if err != nil {
+		return wire.BackupPolicy{}, err
+	}
+	if err := checkBackupInterval(sched, loc, s.cfg.Clock.Now(), s.cfg.BackupPolicyMinInterval); err != nil {
 		return wire.BackupPolicy{}, err
 	}
 	if req.Retention < 1 || req.Retention > wire.MaxBackupRetention {
@@ -321,6 +325,36 @@ func parseBackupCron(spec, tz string) (cron.Schedule, *time.Location, error) {
 		return nil, nil, apierr.Field("cron", "invalid cron expression %q: %v", spec, err)
 	}
 	return sched, loc, nil
+}
+
+// backupIntervalRuns is how many runs after now checkBackupInterval
+// looks at: enough for a cron whose short gap comes once a day or a week
+// (two hours listed, or two days) to show it.
+const backupIntervalRuns = 64
+
+// checkBackupInterval refuses (400 naming cron) a schedule that fires
+// more often than minGap (0: any), by the gaps between its next runs after
+// now in loc.
+func checkBackupInterval(sched cron.Schedule, loc *time.Location, now time.Time, minGap time.Duration) error {
+	if minGap <= 0 {
+		return nil
+	}
+	prev := sched.Next(now.In(loc))
+	for range backupIntervalRuns {
+		if prev.IsZero() {
+			return nil
+		}
+		next := sched.Next(prev)
+		if next.IsZero() {
+			return nil
+		}
+		if gap := next.Sub(prev); gap < minGap {
+			return apierr.Field("cron", "cron runs %s apart (at %s then %s): backup policies may run at most every %s",
+				wire.FormatDuration(gap), prev.Format(time.RFC3339), next.Format(time.RFC3339), wire.FormatDuration(minGap))
+		}
+		prev = next
+	}
+	return nil
 }
 
 // errBackupStore is a store failure as the API shows it.

@@ -19,6 +19,10 @@ var shardIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // DefaultPullInterval is Config.PullInterval's default.
 const DefaultPullInterval = 2 * time.Second
 
+// DefaultBackupPolicyMinInterval is jobbie control's default minimum time
+// between two runs of a backup policy (Config.BackupPolicyMinInterval).
+const DefaultBackupPolicyMinInterval = time.Hour
+
 // ShardInfo names a shard cluster namespaces may be placed on.
 type ShardInfo struct {
 	ID   string `json:"id"`
@@ -103,6 +107,11 @@ type Config struct {
 	// the backups and restores an earlier leader left running (as
 	// "interrupted"); default 10s.
 	BackupOrphanAfter time.Duration
+	// BackupPolicyMinInterval is the shortest time a backup policy's cron
+	// may leave between two runs (checked on the next runs in the
+	// policy's zone when it is set); 0: any (jobbie control's flag
+	// defaults to DefaultBackupPolicyMinInterval).
+	BackupPolicyMinInterval time.Duration
 	// Clock stamps every command this node proposes as leader (the time
 	// records carry: created_at, registered_at…); default the real clock.
 	// Tests pass a fake one.

@@ -35,6 +35,7 @@ type controlOptions struct {
 	pprofAddr                           string
 	shards                              []string
 	usagePull                           time.Duration
+	backupMinInterval                   time.Duration
 	gossip                              roleGossip
 	tls                                 roleTLS
 	backups                             backupStoreFlags
@@ -99,6 +100,8 @@ node shares, or a new leader cannot read what the last one stored.`,
 	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
 	f.DurationVar(&o.usagePull, "usage-pull-interval", control.DefaultPullInterval,
 		"how often the leader pulls every shard's usage into the metering ledger; usage shows within this plus one pull's requests")
+	f.DurationVar(&o.backupMinInterval, "backup-policy-min-interval", control.DefaultBackupPolicyMinInterval,
+		"the shortest time a backup policy's cron may leave between two runs (0: any)")
 	f.StringVar(&o.selfHostedCADir, "selfhosted-ca-dir", "",
 		"directory with ca.crt and ca.key of the CA that signs self-hosted shards' certificates when they join with a tenant's token (its own CA, never the deployment's); without it joining answers 503")
 	f.StringArrayVar(&o.tunnelURLs, "tunnel-url", nil, "a gateway tunnel listener (host:port) joined self-hosted shard nodes dial (repeatable)")
@@ -184,6 +187,9 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	if o.usagePull <= 0 {
 		return fmt.Errorf("--usage-pull-interval must be positive, not %s", o.usagePull)
 	}
+	if o.backupMinInterval < 0 {
+		return fmt.Errorf("--backup-policy-min-interval must be 0 or more, not %s", o.backupMinInterval)
+	}
 	advHTTP, advRaft, err := shardOptions{httpAddr: o.httpAddr, raftAddr: o.raftAddr, advertise: o.advertise}.advertised()
 	if err != nil {
 		return err
@@ -216,6 +222,7 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 		AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Join: splitList(o.joinHTTP),
 		SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		TLS: creds, Shards: shards, Gossip: pool, Logger: logger, PullInterval: o.usagePull,
+		BackupPolicyMinInterval: o.backupMinInterval,
 	})
 	if err != nil {
 		return err

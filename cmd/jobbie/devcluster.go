@@ -277,7 +277,8 @@ func (c *devCluster) plan() error {
 		// reads the backups an earlier leader wrote.
 		p.args = []string{"control", "--data-dir", p.DataDir, "--http", p.HTTP, "--raft", p.Raft,
 			"--node-id", p.NodeID, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ","),
-			"--backup-dir", filepath.Join(c.o.dataDir, "backups")}
+			"--backup-dir", filepath.Join(c.o.dataDir, "backups"),
+			"--backup-policy-min-interval", "0"} // as in one process: tests use "@every 1s"
 		if p != ctl {
 			p.args = append(p.args, "--join-http", ctl.HTTP)
 		}

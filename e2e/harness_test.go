@@ -97,6 +97,16 @@ func (d *devServer) stop() { d.Stop() }
 // kill ends the process with SIGKILL, as a crash would.
 func (d *devServer) kill() { d.Kill() }
 
+// startProcess runs the binary with args, its output in logName, until
+// the test ends.
+func startProcess(t *testing.T, logName string, args ...string) *devproc.Proc {
+	t.Helper()
+	p, err := devproc.Start(exec.Command(binary, args...), logName, "")
+	require.NoError(t, err)
+	t.Cleanup(p.Stop)
+	return p
+}
+
 // ports are the addresses launchOn takes, to start again where d ran.
 func (d *devServer) ports() []string {
 	return []string{d.Addr, d.ControlAddr, d.ShardAddr, d.MetricsAddr}

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -190,27 +188,13 @@ func writeRandomHex(t *testing.T, path string, n int) {
 func startRoleProc(t *testing.T, dir, name string, args ...string) {
 	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
-	logf, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
+	t.Cleanup(func() { // runs after the process's own cleanup has stopped it
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
 			t.Logf("--- %s log:\n%s", name, b)
 		}
 	})
+	startProcess(t, logPath, args...).Grace = 15 * time.Second
 }
 
 // waitHTTP polls url through hc until it answers 200.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,16 +16,6 @@ import (
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 	"github.com/jobbie/jobbie/wire"
 )
-
-// startProcess runs the binary with args, its output in logName, until
-// the test ends.
-func startProcess(t *testing.T, logName string, args ...string) *devproc.Proc {
-	t.Helper()
-	p, err := devproc.Start(exec.Command(binary, args...), logName, "")
-	require.NoError(t, err)
-	t.Cleanup(p.Stop)
-	return p
-}
 
 // A hosted jobbie dev (control, gateway with a tunnel listener, hosted
 // shard) and a tenant's self-hosted one-node shard on another loopback

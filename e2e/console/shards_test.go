@@ -10,13 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -276,29 +276,10 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	ports, err := freeport.Loopback(3)
 	require.NoError(t, err)
 	args = append(args, "--http", ports[0], "--raft", ports[1], "--gossip", ports[2])
-	node := exec.Command(binary, args...)
-	logf, err := os.Create(filepath.Join(dir, "n1.log"))
+	node, err := devproc.Start(exec.Command(binary, args...), filepath.Join(dir, "n1.log"), "")
 	require.NoError(t, err)
-	node.Stdout, node.Stderr = logf, logf
-	require.NoError(t, node.Start())
-	exited := make(chan struct{})
-	go func() { _ = node.Wait(); logf.Close(); close(exited) }()
-	stop := func() {
-		select {
-		case <-exited:
-			return
-		default:
-		}
-		_ = node.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = node.Process.Kill()
-			<-exited
-		}
-	}
-	t.Cleanup(stop)
-	nodeLog := func() string { b, _ := os.ReadFile(filepath.Join(dir, "n1.log")); return string(b) }
+	t.Cleanup(node.Stop)
+	nodeLog := func() string { b, _ := os.ReadFile(node.LogPath); return string(b) }
 
 	// No event announces a node: the screen's Refresh reads the list again.
 	stopped := false // by the test: its exit is expected from then on
@@ -307,7 +288,7 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 		deadline := time.Now().Add(60 * time.Second)
 		for !p.poll(time.Second, cond) {
 			select {
-			case <-exited:
+			case <-node.Exited():
 				if !stopped {
 					p.fail("the node exited: %s", nodeLog())
 				}
@@ -326,7 +307,7 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	p.shot("shards-connected")
 
 	stopped = true
-	stop()
+	node.Stop()
 	refreshUntil(query(row+` [data-node="n1"][data-connected="false"]`), "n1 no longer connected once stopped")
 	p.waitText(row+` [data-col="connected"]`, "n1 not here")
 	assert.Equal(t, "1", p.text(row+` [data-col="nodes"]`), "a stopped node is still a joined node")

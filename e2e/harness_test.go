@@ -36,15 +36,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	binary = os.Getenv("JOBBIE_BIN")
-	if binary == "" {
-		binary = filepath.Join(tmp, "jobbie")
-		build := exec.Command("go", "build", "-o", binary, "../cmd/jobbie")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build jobbie:", err)
-			return 1
-		}
+	if binary, err = devproc.Binary(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	shared, err = launch(filepath.Join(tmp, "shared"))
 	if err != nil {

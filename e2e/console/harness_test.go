@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/jobbie/jobbie/e2e/internal/devproc"
 )
 
 // The package shares one `jobbie dev` and one headless Chromium; each test
@@ -57,15 +59,9 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	binary = os.Getenv("JOBBIE_BIN")
-	if binary == "" {
-		binary = filepath.Join(tmp, "jobbie")
-		build := exec.Command("go", "build", "-o", binary, "../../cmd/jobbie")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build jobbie:", err)
-			return 1
-		}
+	if binary, err = devproc.Binary(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	if srv, err = launch(filepath.Join(tmp, "dev"), os.Getenv("JOBBIE_CONSOLE_DIR")); err != nil {
 		fmt.Fprintln(os.Stderr, "start jobbie dev:", err)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -143,4 +144,18 @@ func (p *Proc) LogTail(n int) string {
 	b, _ := os.ReadFile(p.LogPath)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// Binary is $JOBBIE_BIN, or else cmd/jobbie built into dir.
+func Binary(dir string) (string, error) {
+	if bin := os.Getenv("JOBBIE_BIN"); bin != "" {
+		return bin, nil
+	}
+	bin := filepath.Join(dir, "jobbie")
+	build := exec.Command("go", "build", "-o", bin, "github.com/jobbie/jobbie/cmd/jobbie")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build jobbie: %w", err)
+	}
+	return bin, nil
 }

@@ -81,14 +81,13 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "One of the tenant's self-hosted shards (its id, like a `jobbie_shard_join_token`'s `shard_id`) " +
 					"to place the namespace on when it is created. Left out, Jobbie places it on a hosted shard. Changing it " +
 					"replaces the namespace (a new, empty one on the other shard; `force_destroy` applies to the old one).\n\n" +
-					"The API does not tell tenants where a namespace is, so this is what was asked at creation: it is " +
-					"not read back, and a namespace imported into a configuration that sets `shard` takes the value as " +
-					"stated, without replacement and without a check. A namespace may be placed on a shard no node has joined " +
-					"yet (apply warns); it serves once a node joins, and cannot be deleted before. A `retention` needs a " +
-					"joined node.",
+					"It is read back (the API names the tenant's own shards, never a hosted one), so a namespace moved off " +
+					"it, or imported into a configuration that names another shard, is planned for replacement. A namespace " +
+					"may be placed on a shard no node has joined yet (apply warns); it serves once a node joins. A " +
+					"`retention` needs a joined node: the API refuses it before creating anything.",
 				Optional:      true,
 				Validators:    []validator.String{shardID()},
-				PlanModifiers: []planmodifier.String{shardPlanModifier()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"deletion_protection": schema.BoolAttribute{
 				MarkdownDescription: "While true, the API refuses to delete the namespace, and so does `terraform destroy`. Defaults to `false`.",
@@ -124,6 +123,10 @@ func (m *namespaceModel) set(ns *client.Namespace) {
 	m.Retention = durationValue(ns.Retention)
 	m.DeletionProtection = types.BoolValue(ns.DeletionProtection)
 	m.CreatedAt = timeValue(&ns.CreatedAt)
+	m.Shard = types.StringNull()
+	if ns.Shard != "" {
+		m.Shard = types.StringValue(ns.Shard)
+	}
 	if m.ForceDestroy.IsNull() || m.ForceDestroy.IsUnknown() {
 		m.ForceDestroy = types.BoolValue(false)
 	}
@@ -138,9 +141,6 @@ func (r *namespaceResource) Create(ctx context.Context, req resource.CreateReque
 	body := client.CreateNamespaceRequest{Name: plan.Name.ValueString(), Description: plan.Description.ValueString(),
 		Retention: goDuration(plan.Retention), DeletionProtection: plan.DeletionProtection.ValueBool()}
 	shard := plan.Shard.ValueString()
-	if shard != "" && !r.shardReady(ctx, shard, &plan, &resp.Diagnostics) {
-		return
-	}
 	ns, err := retry(ctx, true, func() (*client.Namespace, error) {
 		if shard != "" {
 			return r.p.client.CreateNamespaceOnWith(ctx, body, shard)
@@ -148,8 +148,7 @@ func (r *namespaceResource) Create(ctx context.Context, req resource.CreateReque
 		return r.p.client.CreateNamespaceWith(ctx, body)
 	})
 	if err != nil {
-		if shard != "" && client.IsNotFound(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("shard"), "Self-hosted shard not found", apiDetail(err)+shardNotFoundHint)
+		if shard != "" && createOnShardError(err, &resp.Diagnostics) {
 			return
 		}
 		if client.IsConflict(err) {
@@ -162,6 +161,9 @@ func (r *namespaceResource) Create(ctx context.Context, req resource.CreateReque
 	}
 	plan.set(ns)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if shard != "" {
+		r.warnUnjoined(ctx, shard, &resp.Diagnostics)
+	}
 }
 
 func (r *namespaceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -200,7 +202,6 @@ func (r *namespaceResource) Update(ctx context.Context, req resource.UpdateReque
 	}
 	plan.set(ns)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, shardUnread, nil)...) // the shard, if adopted, is in the state now
 }
 
 func (r *namespaceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -222,16 +223,15 @@ func (r *namespaceResource) Delete(ctx context.Context, req resource.DeleteReque
 				"apply, then destroy it.")
 	case client.ErrorCode(err) == client.CodeUnavailable && !state.Shard.IsNull():
 		resp.Diagnostics.AddError("Could not delete namespace "+name, apiDetail(err)+"\n\nIts shard, self-hosted shard "+
-			state.Shard.ValueString()+", must be reachable to delete it: is a node of it running, and has one joined?")
+			state.Shard.ValueString()+", must be reachable to delete it (once a node joined): is a node of it running?")
 	default:
 		apiError(&resp.Diagnostics, "Could not delete namespace "+name, err)
 	}
 }
 
-// ImportState takes the namespace's name. Its shard cannot be read, so
-// the first plan adopts the configuration's (see replaceShard).
+// ImportState takes the namespace's name; the read that follows fills in
+// the rest, its shard included.
 func (r *namespaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resource.ImportStatePassthroughID(ctx, path.Root("name"), req, resp)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, shardUnread, []byte(`true`))...)
 }

@@ -78,15 +78,18 @@ func startShardNode(t *testing.T, token, shardID string) {
 }
 
 // A namespace on the tenant's self-hosted shard: placed there while no
-// node has joined (a retention must wait for one), served through the
+// node has joined (a retention must wait for one; the API refuses it
+// before creating anything), and deleted then at once; served through the
 // node's tunnel once it joins; the shard is not revoked while a namespace
-// is on it; an existing namespace imported into a configuration that names
-// the shard adopts it without replacement; destroy removes the namespaces,
-// then revokes the shard.
+// is on it; the shard is read back, so an existing namespace on it
+// imported into a configuration that names it is kept as it is, and a
+// hosted one imported there is planned for replacement; destroy removes
+// the namespaces, then revokes the shard.
 func TestAccNamespaceOnShard(t *testing.T) {
 	accPreCheck(t)
 	seq := fmt.Sprintf("%d-%d", time.Now().UnixNano()%1e6, nsSeq.Add(1))
 	onprem, kept, outside, stray := "onprem-"+seq, "kept-"+seq, "outside-"+seq, "stray-"+seq
+	early, hosted := "early-"+seq, "hosted-"+seq
 	const tok, ns = "jobbie_shard_join_token.dc", "jobbie_namespace.onprem"
 	var made shardIDs
 	var token string
@@ -113,9 +116,25 @@ resource "jobbie_namespace" "kept" {
 	listed := `
 data "jobbie_shards" "dc" {
   name       = jobbie_shard_join_token.dc.name
-  depends_on = [jobbie_namespace.onprem]
+  depends_on = [jobbie_namespace.onprem, jobbie_namespace.kept]
 }
 `
+	placedEarly := fmt.Sprintf(`
+resource "jobbie_namespace" "early" {
+  name  = %q
+  shard = jobbie_shard_join_token.dc.shard_id
+}
+`, early)
+	importedHosted := fmt.Sprintf(`
+import {
+  to = jobbie_namespace.hosted
+  id = %[1]q
+}
+resource "jobbie_namespace" "hosted" {
+  name  = %[1]q
+  shard = jobbie_shard_join_token.dc.shard_id
+}
+`, hosted)
 	imported := fmt.Sprintf(`
 import {
   to = jobbie_namespace.outside
@@ -129,7 +148,7 @@ resource "jobbie_namespace" "outside" {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		CheckDestroy: func(s *terraform.State) error {
-			for _, name := range []string{onprem, kept, outside, stray} {
+			for _, name := range []string{onprem, kept, outside, stray, early} {
 				if _, err := api().GetNamespace(ctx(nil), name); !client.IsNotFound(err) {
 					return fmt.Errorf("namespace %s after destroy: %v", name, err)
 				}
@@ -137,12 +156,13 @@ resource "jobbie_namespace" "outside" {
 			return made.allRevoked(s)
 		},
 		Steps: []resource.TestStep{
-			{ // no node yet: the namespace is placed (with a warning), and the shard holds it
-				Config: config(),
+			{ // no node yet: the namespaces are placed (with a warning), and the shard holds them
+				Config: config(placedEarly),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					made.record(tok),
 					resource.TestCheckResourceAttrWith(tok, "token", func(v string) error { token = v; return nil }),
 					resource.TestCheckResourceAttrPair(ns, "shard", tok, "shard_id"),
+					resource.TestCheckResourceAttrPair("jobbie_namespace.early", "shard", tok, "shard_id"),
 					resource.TestCheckResourceAttr(ns, "description", "on premises"),
 					func(*terraform.State) error {
 						if err := api().RevokeShard(ctx(t), made.last()); !client.IsConflict(err) {
@@ -152,9 +172,18 @@ resource "jobbie_namespace" "outside" {
 					},
 				),
 			},
-			{ // a retention needs a node of the shard: refused before anything is made
+			{ // still no node: a namespace there holds nothing, and is deleted at once
+				Config: config(),
+				Check: func(*terraform.State) error {
+					if _, err := api().GetNamespace(ctx(t), early); !client.IsNotFound(err) {
+						return fmt.Errorf("namespace %s after its destroy: %v", early, err)
+					}
+					return nil
+				},
+			},
+			{ // a retention needs a node of the shard: the API refuses it before anything is made
 				Config:      config(withRetention),
-				ExpectError: regexp.MustCompile(`(?s)has no node yet.*leave\s+retention\s+out`),
+				ExpectError: regexp.MustCompile(`(?s)The shard has no node yet.*no\s+node\s+of\s+shard.*has\s+joined\s+yet.*leave\s+retention\s+out`),
 			},
 			{ // a node joins: the namespace serves through its tunnel, the retention is taken
 				PreConfig: func() {
@@ -171,6 +200,11 @@ resource "jobbie_namespace" "outside" {
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.nodes.#", "1"),
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.nodes.0", "n1"),
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.connected.0", "n1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.expected_nodes", "1"),
+					resource.TestCheckNoResourceAttr("data.jobbie_shards.dc", "shards.0.token_expires_at"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.namespaces.#", "2"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.namespaces.0", kept),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.namespaces.1", onprem),
 					func(*terraform.State) error {
 						c := api().WithNamespace(onprem)
 						deadline := time.Now().Add(30 * time.Second)
@@ -187,7 +221,21 @@ resource "jobbie_namespace" "outside" {
 					},
 				),
 			},
-			{ // made outside Terraform on the shard, then imported: the shard is adopted, nothing replaced
+			{ // a hosted namespace imported into a configuration naming the shard: read back, planned for replacement
+				PreConfig: func() {
+					if _, err := api().CreateNamespace(ctx(t), hosted); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = api().DeleteNamespace(ctx(nil), hosted, true) })
+				},
+				Config:             config(withRetention, listed, importedHosted),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("jobbie_namespace.hosted", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+			},
+			{ // made outside Terraform on the shard, then imported: its shard is read back, nothing changes
 				PreConfig: func() {
 					if _, err := api().CreateNamespaceOn(ctx(t), outside, made.last()); err != nil {
 						t.Fatal(err)
@@ -195,7 +243,7 @@ resource "jobbie_namespace" "outside" {
 				},
 				Config: config(withRetention, listed, imported),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("jobbie_namespace.outside", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("jobbie_namespace.outside", plancheck.ResourceActionNoop),
 					plancheck.ExpectResourceAction(ns, plancheck.ResourceActionNoop),
 				}},
 				Check: resource.TestCheckResourceAttrPair("jobbie_namespace.outside", "shard", tok, "shard_id"),
@@ -251,7 +299,7 @@ func TestAccNamespaceOnUnknownShard(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
-			{Config: cfg("sh_01nosuchshard"), ExpectError: regexp.MustCompile(`(?s)Self-hosted shard not found.*no\s+self-hosted\s+shard\s+sh_01nosuchshard.*jobbie_shards`)},
+			{Config: cfg("sh_01nosuchshard"), ExpectError: regexp.MustCompile(`(?s)Self-hosted shard not found.*shard\s+"sh_01nosuchshard"\s+not\s+found.*jobbie_shards`)},
 			{Config: cfg("no such/shard"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid shard id.*is not a shard id`)},
 		},
 	})

@@ -54,8 +54,8 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"(`shard_id`) at once, so this resource is the shard's lifecycle.\n\n" +
 			"Destroying it **revokes the shard** (`DELETE /api/v1/shards/{id}`): its nodes are refused from then on. " +
 			"The API refuses while namespaces are on the shard: destroy them first (a `jobbie_namespace` whose `shard` " +
-			"refers to this resource's `shard_id` is destroyed before it). A namespace on a shard no node has joined " +
-			"cannot be deleted until one joins, so neither can that shard be revoked.\n\n" +
+			"refers to this resource's `shard_id` is destroyed before it; one on a shard no node has joined yet holds " +
+			"nothing, and is deleted at once).\n\n" +
 			"Changing any argument replaces it: the old shard is revoked, and a new one, with a new id and token, is " +
 			"minted. The namespaces whose `shard` refers to its `shard_id` are replaced with it: new, empty ones on the " +
 			"new shard (one that holds jobs is destroyed only with `force_destroy`; `lifecycle { prevent_destroy = true }` " +

@@ -24,11 +24,14 @@ type shardsDataModel struct {
 }
 
 var shardObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"id":         types.StringType,
-	"name":       types.StringType,
-	"nodes":      types.ListType{ElemType: types.StringType},
-	"connected":  types.ListType{ElemType: types.StringType},
-	"created_at": types.StringType,
+	"id":               types.StringType,
+	"name":             types.StringType,
+	"nodes":            types.ListType{ElemType: types.StringType},
+	"connected":        types.ListType{ElemType: types.StringType},
+	"expected_nodes":   types.Int64Type,
+	"token_expires_at": types.StringType,
+	"namespaces":       types.ListType{ElemType: types.StringType},
+	"created_at":       types.StringType,
 }}
 
 func (d *shardsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -41,7 +44,7 @@ func (d *shardsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The tenant's self-hosted shards (`GET /api/v1/shards`): each with the nodes that joined it " +
-			"and those connected now. Any key that may read namespaces may list them.",
+			"of those its token was minted for, those connected now and the namespaces placed on it. Any key that may read namespaces may list them.",
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Only the shards of this name. Left out, every shard.",
@@ -58,6 +61,12 @@ func (d *shardsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 						"--join-token` joins."),
 					"connected": strings("The nodes whose tunnels the answering gateway holds now. With several " +
 						"gateways, another one may hold the others': a node missing here is not necessarily down."),
+					"expected_nodes": schema.Int64Attribute{MarkdownDescription: "How many nodes its join token was minted " +
+						"for (`nodes`): the shard is complete once as many joined.", Computed: true},
+					"token_expires_at": schema.StringAttribute{MarkdownDescription: "When its join token expires (RFC 3339), " +
+						"while the token has nodes left to join; null once every node joined.", Computed: true},
+					"namespaces": strings("The names of the tenant's namespaces placed on it (a shard is revoked only once " +
+						"there are none)."),
 					"created_at": schema.StringAttribute{MarkdownDescription: "When its join token was minted (RFC 3339).", Computed: true},
 				}},
 			},
@@ -89,9 +98,13 @@ func (d *shardsDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		resp.Diagnostics.Append(diags...)
 		connected, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Connected))
 		resp.Diagnostics.Append(diags...)
+		namespaces, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Namespaces))
+		resp.Diagnostics.Append(diags...)
 		obj, diags := types.ObjectValue(shardObjectType.AttrTypes, map[string]attr.Value{
 			"id": types.StringValue(sh.ID), "name": types.StringValue(sh.Name),
-			"nodes": nodes, "connected": connected, "created_at": timeValue(&sh.CreatedAt),
+			"nodes": nodes, "connected": connected, "expected_nodes": types.Int64Value(int64(sh.ExpectedNodes)),
+			"token_expires_at": timeValue(sh.TokenExpiresAt), "namespaces": namespaces,
+			"created_at": timeValue(&sh.CreatedAt),
 		})
 		resp.Diagnostics.Append(diags...)
 		out = append(out, obj)

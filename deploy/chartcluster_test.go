@@ -268,6 +268,16 @@ func (c *fakeCluster) log(p *chartPod) []byte {
 	return b
 }
 
+// logSays fails the test, showing every pod's log, unless p's log
+// contains want.
+func (c *fakeCluster) logSays(p *chartPod, want string) {
+	c.t.Helper()
+	if !bytes.Contains(c.log(p), []byte(want)) {
+		c.dump()
+		c.t.Fatalf("%s: its log does not say %q", p.name, want)
+	}
+}
+
 func (c *fakeCluster) dump() {
 	for _, p := range c.pods {
 		if b := c.log(p); len(b) > 0 {

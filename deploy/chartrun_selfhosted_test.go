@@ -72,10 +72,7 @@ func selfHostedRuns(t *testing.T, c *fakeCluster, hostedNS, ownerKey string) {
 		if i == 0 {
 			want = "ordinal 0 starts the group"
 		}
-		if !bytes.Contains(c.log(p), []byte(want)) {
-			c.dump()
-			t.Fatalf("%s: its log does not say %q", p.name, want)
-		}
+		c.logSays(p, want)
 	}
 	c.eventually("the hosted side lists the shard's three nodes, each with its tunnel", func() error {
 		var out struct {

@@ -56,10 +56,7 @@ func TestChartRuns(t *testing.T) {
 			if i == 0 {
 				want = "ordinal 0 and no peer ready"
 			}
-			if !bytes.Contains(c.log(p), []byte(want)) {
-				c.dump()
-				t.Fatalf("%s: its log does not say %q", p.name, want)
-			}
+			c.logSays(p, want)
 		}
 	}
 

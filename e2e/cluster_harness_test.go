@@ -111,6 +111,19 @@ func (c *shardCluster) kill(id string) {
 	n.cmd = nil
 }
 
+// exitsByItself waits for node n to exit on its own, with status 0;
+// failing names what it waited for.
+func (c *shardCluster) exitsByItself(n *shardNode, within time.Duration, failing string) {
+	c.t.Helper()
+	select {
+	case <-n.exited:
+	case <-time.After(within):
+		c.t.Fatal(failing)
+	}
+	require.Zero(c.t, n.cmd.ProcessState.ExitCode())
+	n.cmd = nil
+}
+
 func (c *shardCluster) killAll() {
 	if c.t.Failed() {
 		dumpLogs(c.t, filepath.Join(c.dir, "*.log"))

@@ -190,13 +190,7 @@ func TestShardClusterSnapshotCatchUpAndMembership(t *testing.T) {
 	// A running member that is removed stops by itself, exit status 0, and
 	// says how to bring it back; added again and restarted, it catches up.
 	require.Contains(t, c.cli("remove", victim.id, "--url", leader.http), "removed "+victim.id)
-	select {
-	case <-victim.exited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the removed node still runs")
-	}
-	require.Zero(t, victim.cmd.ProcessState.ExitCode())
-	victim.cmd = nil
+	c.exitsByItself(victim, 10*time.Second, "the removed node still runs")
 	logged, err := os.ReadFile(filepath.Join(c.dir, victim.id+".log"))
 	require.NoError(t, err)
 	require.Contains(t, string(logged), "node "+victim.id+" was removed from shard s1")
@@ -211,13 +205,7 @@ func TestShardClusterSnapshotCatchUpAndMembership(t *testing.T) {
 	c.kill(victim.id)
 	require.Contains(t, c.cli("remove", victim.id, "--url", leader.http), "removed "+victim.id)
 	c.start(victim.id, false)
-	select {
-	case <-victim.exited:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the node removed while down still runs")
-	}
-	require.Zero(t, victim.cmd.ProcessState.ExitCode())
-	victim.cmd = nil
+	c.exitsByItself(victim, 15*time.Second, "the node removed while down still runs")
 	id, code = c.enqueue(leader, "snap", 10000)
 	require.NotEmpty(t, id, "the two left still write: status %d", code)
 }

@@ -13,13 +13,13 @@ import (
 
 // selfHostedRun is what composeSelfHosted needs of TestComposeRuns.
 type selfHostedRun struct {
-	jobbie, dir, ip  string // the node's own loopback address
-	control  string   // where it joins (control1, as published)
-	gateways []string // gw1 and gw2, each a tunnel listener control names
-	ownerKey         string
-	start            func(name string, argv []string)
-	log              func(name string) []byte
-	eventually       func(what string, f func() error)
+	jobbie, dir, ip string   // the node's own loopback address
+	control         string   // where it joins (control1, as published)
+	gateways        []string // gw1 and gw2, each a tunnel listener control names
+	ownerKey        string
+	start           func(name string, argv []string)
+	log             func(name string) []byte
+	eventually      func(what string, f func() error)
 }
 
 // composeSelfHosted joins a tenant's one-node self-hosted shard to the

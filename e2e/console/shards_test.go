@@ -105,7 +105,7 @@ func TestConsoleShardsAddShowsTheTokenOnce(t *testing.T) {
 	p.waitFor(shardRow(id))
 	p.waitText("#shards-notice", "dc-paris")
 	assert.Equal(t, "dc-paris", p.text(shardRow(id)+` [data-col="name"]`))
-	assert.Equal(t, "0", p.text(shardRow(id)+` [data-col="nodes"]`))
+	assert.Equal(t, "0 of 3", p.text(shardRow(id)+` [data-col="nodes"]`))
 	assert.False(t, eval[bool](p, `document.documentElement.outerHTML.includes(`+js(token)+`)`), "the token is still in the page")
 	for k, v := range p.storage() {
 		assert.NotContains(t, v, token, "the token is kept in %s", k)
@@ -302,7 +302,7 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	}
 	row := shardRow(id)
 	refreshUntil(query(row+` [data-node="n1"][data-connected="true"]`), "n1 joined and connected here")
-	assert.Equal(t, "1", p.text(row+` [data-col="nodes"]`))
+	assert.Equal(t, "1 of 1", p.text(row+` [data-col="nodes"]`))
 	p.waitText(row+` [data-col="connected"]`, "n1 connected")
 	p.shot("shards-connected")
 
@@ -310,5 +310,5 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	node.Stop()
 	refreshUntil(query(row+` [data-node="n1"][data-connected="false"]`), "n1 no longer connected once stopped")
 	p.waitText(row+` [data-col="connected"]`, "n1 not here")
-	assert.Equal(t, "1", p.text(row+` [data-col="nodes"]`), "a stopped node is still a joined node")
+	assert.Equal(t, "1 of 1", p.text(row+` [data-col="nodes"]`), "a stopped node is still a joined node")
 }

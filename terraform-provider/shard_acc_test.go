@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/tenancy"
+	provider "github.com/jobbie/jobbie/terraform-provider"
 )
 
 // tokenConfig declares a join token with the arguments args (HCL lines).
@@ -29,12 +30,7 @@ func ownedShard(t *testing.T, id string) (*client.OwnedShard, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range shards {
-		if shards[i].ID == id {
-			return &shards[i], nil
-		}
-	}
-	return nil, nil
+	return provider.ShardByID(shards, id), nil
 }
 
 // shardIDs records the shard ids a test's steps made, to check each was

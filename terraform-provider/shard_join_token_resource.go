@@ -151,12 +151,17 @@ func findShard(ctx context.Context, c *client.Client, id string) (*client.OwnedS
 	if err != nil {
 		return nil, err
 	}
+	return shardByID(shards, id), nil
+}
+
+// shardByID is the shard of shards with id, nil if none.
+func shardByID(shards []client.OwnedShard, id string) *client.OwnedShard {
 	for i := range shards {
 		if shards[i].ID == id {
-			return &shards[i], nil
+			return &shards[i]
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // Read keeps the state while the shard exists: the token and its expiry

@@ -38,8 +38,23 @@ func goldenStream(t *testing.T) ([]byte, Manifest) {
 // testdata) must stay readable, and the writer must keep producing the
 // same uncompressed bytes. Changing either means a new format version.
 func TestGoldenV1(t *testing.T) {
-	path := filepath.Join("testdata", "example-v1.jbk")
 	data, m := goldenStream(t)
+	recs, gm := checkGolden(t, "example-v1.jbk", data)
+	if len(recs) != 2 || string(recs[0].Key) != "qemails" || string(recs[1].Value) != `{"queue":"emails"}` {
+		t.Fatalf("records %q", recs)
+	}
+	if gm.SHA256 != "51073bc721c55e10356733883ce310d19e267a79a89600b6bec6444b6c6ebb62" || gm.Bytes != 250 ||
+		gm.SHA256 != m.SHA256 || gm.Counts["jobs"] != 1 || gm.Counts["queues"] != 1 {
+		t.Fatalf("manifest %+v", gm)
+	}
+}
+
+// checkGolden compares data, as this build writes it, with testdata/name
+// (rewritten first with -update): their uncompressed bytes must be the
+// same. It returns what the stored stream reads as.
+func checkGolden(t *testing.T, name string, data []byte) ([]Record, Manifest) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -50,19 +65,13 @@ func TestGoldenV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(decompress(t, golden), decompress(t, data)) {
-		t.Fatal("the writer's uncompressed stream differs from format version 1's")
+		t.Fatalf("the writer's uncompressed stream differs from format version 1's (%s)", path)
 	}
 	recs, gm, err := readAll(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2 || string(recs[0].Key) != "qemails" || string(recs[1].Value) != `{"queue":"emails"}` {
-		t.Fatalf("records %q", recs)
-	}
-	if gm.SHA256 != "51073bc721c55e10356733883ce310d19e267a79a89600b6bec6444b6c6ebb62" || gm.Bytes != 250 ||
-		gm.SHA256 != m.SHA256 || gm.Counts["jobs"] != 1 || gm.Counts["queues"] != 1 {
-		t.Fatalf("manifest %+v", gm)
-	}
+	return recs, gm
 }
 
 // goldenDelta writes the delta stream docs/BACKUP-FORMAT.md shows: one
@@ -90,24 +99,8 @@ func goldenDelta(t *testing.T) ([]byte, Manifest) {
 // TestGoldenDeltaV1 pins a delta stream of format version 1 as
 // TestGoldenV1 pins a full one.
 func TestGoldenDeltaV1(t *testing.T) {
-	path := filepath.Join("testdata", "example-delta-v1.jbk")
 	data, m := goldenDelta(t)
-	if *update {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(decompress(t, golden), decompress(t, data)) {
-		t.Fatal("the writer's uncompressed delta stream differs from format version 1's")
-	}
-	recs, gm, err := readAll(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, gm := checkGolden(t, "example-delta-v1.jbk", data)
 	if len(recs) != 2 || recs[1].Kind != KindDelete || string(recs[1].Key) != "qemails" || len(recs[1].Value) != 0 {
 		t.Fatalf("records %q", recs)
 	}

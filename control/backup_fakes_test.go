@@ -2,20 +2,13 @@ package control
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -47,20 +40,10 @@ var fakeKinds = map[byte]string{'j': "jobs", 'q': "queues", 's': "schedules"}
 
 func newFakeBackupShard(t *testing.T, ca *pkitest.CA, id pki.Identity) *fakeBackupShard {
 	t.Helper()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	fs := &fakeBackupShard{addr: tcp.Addr().String(), id: id.Shard, data: map[string][]backup.Record{}, started: make(chan struct{}, 16)}
-	srv := &http.Server{Handler: fs, ErrorLog: log.New(io.Discard, "", 0)}
-	ln := tls.NewListener(tcp, ca.Creds(t, id).Server(pki.Roles(pki.RoleControl)))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("fake shard: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
+	fs := &fakeBackupShard{id: id.Shard, data: map[string][]backup.Record{}, started: make(chan struct{}, 16)}
+	fs.addr = serveFakeShard(t, ca, id, fs, func() {
 		fs.mu.Lock()
+		defer fs.mu.Unlock()
 		if fs.gate != nil {
 			select {
 			case <-fs.gate:
@@ -68,12 +51,6 @@ func newFakeBackupShard(t *testing.T, ca *pkitest.CA, id pki.Identity) *fakeBack
 				close(fs.gate)
 			}
 		}
-		fs.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		_ = srv.Close()
-		<-done
 	})
 	return fs
 }

@@ -362,6 +362,13 @@ func (b *backupRunner) storeErr(rec backupRecord, err error) error {
 
 // runLoop is the leader's backup duties, every backupTick, until ctx ends.
 func (b *backupRunner) runLoop(ctx context.Context) {
+	b.s.whileLeading(ctx, func(ledLong bool) { b.round(ctx, ledLong) })
+}
+
+// whileLeading calls tick every backupTick while this node leads, until
+// ctx ends; ledLong: it has led for Config.BackupOrphanAfter, long enough
+// that work no runner of this node holds is an earlier leader's.
+func (s *Server) whileLeading(ctx context.Context, tick func(ledLong bool)) {
 	t := time.NewTicker(backupTick)
 	defer t.Stop()
 	var ledSince time.Time
@@ -371,14 +378,14 @@ func (b *backupRunner) runLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !b.s.IsLeader() {
+		if !s.IsLeader() {
 			ledSince = time.Time{}
 			continue
 		}
 		if ledSince.IsZero() {
 			ledSince = time.Now()
 		}
-		b.round(ctx, time.Since(ledSince) >= b.s.cfg.BackupOrphanAfter)
+		tick(time.Since(ledSince) >= s.cfg.BackupOrphanAfter)
 	}
 }
 

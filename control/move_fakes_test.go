@@ -2,22 +2,15 @@ package control
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"io"
-	"log"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -65,28 +58,10 @@ var moveKinds = map[byte]string{'j': "jobs", 'd': "deletes"}
 
 func newFakeMoveShard(t *testing.T, ca *pkitest.CA, id pki.Identity) *fakeMoveShard {
 	t.Helper()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	fs := &fakeMoveShard{addr: tcp.Addr().String(), id: id.Shard, data: map[string]map[string]string{}, sessions: map[string]moveSession{},
+	fs := &fakeMoveShard{id: id.Shard, data: map[string]map[string]string{}, sessions: map[string]moveSession{},
 		fences: map[string]fakeFence{}, moved: map[string]string{}, marks: map[string]string{}, staged: map[string]map[string]string{},
 		fail: map[string]int{}, gates: map[string]chan struct{}{}, reached: make(chan string, 64)}
-	srv := &http.Server{Handler: fs, ErrorLog: log.New(io.Discard, "", 0)}
-	ln := tls.NewListener(tcp, ca.Creds(t, id).Server(pki.Roles(pki.RoleControl)))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("fake shard: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		fs.openGates()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		_ = srv.Close()
-		<-done
-	})
+	fs.addr = serveFakeShard(t, ca, id, fs, fs.openGates)
 	return fs
 }
 

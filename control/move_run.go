@@ -196,8 +196,9 @@ func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
 		return fenceErr(fctx, err)
 	}
 	m.Rounds++
-	// From here a cancel is refused: once the target has ended, aborting
-	// it no longer removes what it holds, so the move must switch.
+	// From here a cancel is refused: the move goes on to end the target
+	// and switch. A failure still aborts, which removes the target's copy
+	// while no client's command has reached it (a 409 once one did).
 	if err := r.commit(fctx, m); err != nil {
 		return fenceErr(fctx, err)
 	}
@@ -473,26 +474,11 @@ func (r *moveRunner) finish(m moveRecord) {
 // has led for Config.BackupOrphanAfter, the moves no runner of this node
 // holds: an earlier leader's.
 func (r *moveRunner) runLoop(ctx context.Context) {
-	t := time.NewTicker(backupTick)
-	defer t.Stop()
-	var ledSince time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !r.s.IsLeader() {
-			ledSince = time.Time{}
-			continue
-		}
-		if ledSince.IsZero() {
-			ledSince = time.Now()
-		}
-		if time.Since(ledSince) >= r.s.cfg.BackupOrphanAfter {
+	r.s.whileLeading(ctx, func(ledLong bool) {
+		if ledLong {
 			r.adoptOrphans()
 		}
-	}
+	})
 }
 
 // adoptOrphans runs every move that has not ended and that this node does

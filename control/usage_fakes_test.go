@@ -2,12 +2,7 @@ package control
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
-	"errors"
-	"io"
-	"log"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -42,22 +37,8 @@ type fakeUsageShard struct {
 
 func newFakeUsageShard(t *testing.T, ca *pkitest.CA, id pki.Identity) *fakeUsageShard {
 	t.Helper()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	fs := &fakeUsageShard{addr: tcp.Addr().String(), answerAs: id.Shard, pageSize: 2}
-	srv := &http.Server{Handler: fs, ErrorLog: log.New(io.Discard, "", 0)} // refused handshakes are some tests' point
-	ln := tls.NewListener(tcp, ca.Creds(t, id).Server(pki.Roles(pki.RoleControl)))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("fake shard: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		_ = srv.Shutdown(context.Background())
-		<-done
-	})
+	fs := &fakeUsageShard{answerAs: id.Shard, pageSize: 2}
+	fs.addr = serveFakeShard(t, ca, id, fs, nil)
 	return fs
 }
 

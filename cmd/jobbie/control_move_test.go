@@ -3,17 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobbie/jobbie/control"
-	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -23,22 +18,9 @@ import (
 // error; control's refusals come back as the command's error.
 func TestControlMoveCommands(t *testing.T) {
 	t.Parallel()
-	ca := pkitest.New(t)
-	srv, err := control.New(control.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", TLS: ca.Creds(t, pkitest.Control),
-		Logger: slog.New(slog.DiscardHandler), RaftTimeout: 50 * time.Millisecond, PullInterval: -1,
-		Shards: []control.ShardInfo{{ID: "s1", Addr: "https://127.0.0.1:1"}, {ID: "s2", Addr: "https://127.0.0.1:2"}}})
-	require.NoError(t, err)
+	srv, flags := opControl(t, "s1", "s2")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	require.NoError(t, srv.Start(ctx))
-	t.Cleanup(func() { require.NoError(t, srv.Stop()) })
-	key, err := srv.IssueOperatorKey(ctx, "ops")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	keyFile, caFile := filepath.Join(dir, "operator.key"), filepath.Join(dir, "ca.crt")
-	require.NoError(t, os.WriteFile(keyFile, []byte(key+"\n"), 0o600))
-	require.NoError(t, os.WriteFile(caFile, ca.CertPEM(), 0o600))
-	flags := []string{"--control", "https://" + srv.Addr(), "--operator-key-file", keyFile, "--ca", caFile}
 	run := func(args ...string) (string, error) {
 		out, _, err := runJobbie(t, "", append(args, flags...)...)
 		return out, err

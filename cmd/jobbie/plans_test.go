@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,13 +18,16 @@ import (
 )
 
 // opControl is a control plane in process and the operator flags that
-// reach it.
-func opControl(t *testing.T) (*control.Server, []string) {
+// reach it. Its shards (ids) listen nowhere: ports 1, 2, ... of 127.0.0.1.
+func opControl(t *testing.T, shards ...string) (*control.Server, []string) {
 	t.Helper()
 	ca := pkitest.New(t)
+	infos := make([]control.ShardInfo, len(shards))
+	for i, id := range shards {
+		infos[i] = control.ShardInfo{ID: id, Addr: fmt.Sprintf("https://127.0.0.1:%d", i+1)}
+	}
 	srv, err := control.New(control.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", TLS: ca.Creds(t, pkitest.Control),
-		Logger: slog.New(slog.DiscardHandler), RaftTimeout: 50 * time.Millisecond, PullInterval: -1,
-		Shards: []control.ShardInfo{{ID: "s1", Addr: "https://127.0.0.1:1"}}})
+		Logger: slog.New(slog.DiscardHandler), RaftTimeout: 50 * time.Millisecond, PullInterval: -1, Shards: infos})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -40,7 +44,7 @@ func opControl(t *testing.T) (*control.Server, []string) {
 
 func TestPlansCommands(t *testing.T) {
 	t.Parallel()
-	srv, flags := opControl(t)
+	srv, flags := opControl(t, "s1")
 	run := func(stdin string, args ...string) (string, error) {
 		out, _, err := runJobbie(t, stdin, append(args, flags...)...)
 		return out, err

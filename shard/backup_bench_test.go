@@ -1,10 +1,8 @@
 package shard
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,20 +30,8 @@ func BenchmarkBackupMillion(b *testing.B) {
 	buildMillion(b, filepath.Join(dir, "state"), 1_000_000)
 	b.Logf("built 1,000,000 jobs in %s", time.Since(start).Round(time.Second))
 
-	n, err := New(Config{DataDir: dir, Bootstrap: true, HTTPAddr: "127.0.0.1:0", TLS: nodeCreds(b, "n1"),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		b.Fatal(err)
-	}
+	n := openBenchNode(b, dir, true)
 	defer n.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.WaitLeader(ctx); err != nil {
-		b.Fatal(err)
-	}
 	c := client(b, pkitest.Control, pki.ShardMember("s1"))
 	url := "https://" + n.Addr()
 	file := filepath.Join(dir, "million.jbk")

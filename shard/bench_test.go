@@ -28,7 +28,7 @@ func BenchmarkScopedLifecycle(b *testing.B) {
 }
 
 func lifecycle(b *testing.B, sc tenancy.QueueScope) {
-	n := openQuiet(b, b.TempDir())
+	n := openBenchNode(b, b.TempDir(), false)
 	defer n.Stop()
 	e := n.Service()
 	b.ReportAllocs()
@@ -75,13 +75,21 @@ func lifecycle(b *testing.B, sc tenancy.QueueScope) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
-// openQuiet opens a single-node shard on dir, without serving HTTP, and
-// waits until it leads.
-func openQuiet(b *testing.B, dir string) *Node {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	n, err := New(Config{DataDir: dir, Bootstrap: true, TLS: nodeCreds(b, "n1"), Logger: quiet})
+// openBenchNode opens a single-node shard on dir, quiet, serving HTTP on
+// a free port if serve, and waits until it leads.
+func openBenchNode(b *testing.B, dir string, serve bool) *Node {
+	cfg := Config{DataDir: dir, Bootstrap: true, TLS: nodeCreds(b, "n1"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if serve {
+		cfg.HTTPAddr = "127.0.0.1:0"
+	}
+	n, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if serve {
+		if err := n.Start(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -2,11 +2,9 @@ package shard
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,23 +28,7 @@ func BenchmarkMoveLarge(b *testing.B) {
 	const total = 100_000
 	dir := b.TempDir()
 	buildMillion(b, filepath.Join(dir, "src", "state"), total)
-	open := func(d string) *Node {
-		n, err := New(Config{DataDir: d, Bootstrap: true, HTTPAddr: "127.0.0.1:0", TLS: nodeCreds(b, "n1"),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := n.Start(); err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := n.WaitLeader(ctx); err != nil {
-			b.Fatal(err)
-		}
-		return n
-	}
-	src, dst := open(filepath.Join(dir, "src")), open(filepath.Join(dir, "dst"))
+	src, dst := openBenchNode(b, filepath.Join(dir, "src"), true), openBenchNode(b, filepath.Join(dir, "dst"), true)
 	defer src.Stop()
 	defer dst.Stop()
 	ctl := client(b, pkitest.Control, pki.ShardMember("s1"))

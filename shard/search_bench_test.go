@@ -43,7 +43,7 @@ func BenchmarkSearchMillion(b *testing.B) {
 	buildMillion(b, filepath.Join(dir, "state"), total)
 	b.Logf("built %d jobs in %s", total, time.Since(start).Round(time.Second))
 
-	n := openQuiet(b, dir)
+	n := openBenchNode(b, dir, false)
 	defer n.Stop()
 	e := n.Service()
 	ctx := context.Background()

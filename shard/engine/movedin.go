@@ -49,11 +49,8 @@ var ErrMovedInLive = apierr.New(apierr.Conflict,
 
 // writeMovedIn and clearMovedIn change the state and both sets, as the
 // fence's writers do.
-func (e *Engine) writeMovedIn(tx *replica.Tx, ns string, m MovedIn) {
-	must(tx.Set(keys.MovedIn(ns), encodeMovedIn(m), nil))
-	e.movesFSM.setMovedIn(ns, m, true)
-	tx.MarkDirty()
-	tx.AfterCommit(func() { e.movesAPI.setMovedIn(ns, m, true) })
+func (e *Engine) writeMovedIn(tx *replica.Tx, ns string, in MovedIn) {
+	e.changeMark(tx, keys.MovedIn(ns), encodeMovedIn(in), func(m *moveSet) { setIn(m, &m.in, ns, in, true) })
 }
 
 // touchMovedIn marks ns touched if a move ended it here and no client's
@@ -70,22 +67,7 @@ func (e *Engine) clearMovedIn(tx *replica.Tx, ns string) {
 	if _, _, _, ok := e.movesFSM.marks(tx, ns); !ok {
 		return
 	}
-	must(tx.Delete(keys.MovedIn(ns), nil))
-	e.movesFSM.setMovedIn(ns, MovedIn{}, false)
-	tx.MarkDirty()
-	tx.AfterCommit(func() { e.movesAPI.setMovedIn(ns, MovedIn{}, false) })
-}
-
-func (m *moveSet) setMovedIn(ns string, in MovedIn, set bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.loaded {
-		if set {
-			m.in[ns] = in
-		} else {
-			delete(m.in, ns)
-		}
-	}
+	e.changeMark(tx, keys.MovedIn(ns), nil, func(m *moveSet) { setIn(m, &m.in, ns, MovedIn{}, false) })
 }
 
 // movedInBy returns ns's moved-in mark if the move token ended it here.

@@ -102,29 +102,17 @@ func (m *moveSet) load(r pebble.Reader) {
 	m.loaded = true
 }
 
-// setFence and setMoved record a change (clear: false); before the set is
-// loaded there is nothing to keep, the load will read it.
-func (m *moveSet) setFence(ns string, f Fence, set bool) {
+// setIn records a change in m's map in (set: false drops ns's entry);
+// before m is loaded there is nothing to keep, the load will read it.
+func setIn[V any](m *moveSet, in *map[string]V, ns string, v V, set bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.loaded {
-		if set {
-			m.fences[ns] = f
-		} else {
-			delete(m.fences, ns)
-		}
-	}
-}
-
-func (m *moveSet) setMoved(ns, to string, set bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.loaded {
-		if set {
-			m.moved[ns] = to
-		} else {
-			delete(m.moved, ns)
-		}
+	switch {
+	case !m.loaded:
+	case set:
+		(*in)[ns] = v
+	default:
+		delete(*in, ns)
 	}
 }
 
@@ -134,34 +122,36 @@ func (m *moveSet) reset() {
 	m.mu.Unlock()
 }
 
-// writeFence, clearFence, writeMoved and clearMoved change the state and
-// both sets: the apply's at once, the API's once committed.
-func (e *Engine) writeFence(tx *replica.Tx, ns string, f Fence) {
-	must(tx.Set(keys.MoveFence(ns), encodeFence(f), nil))
-	e.movesFSM.setFence(ns, f, true)
+// changeMark sets ns's mark at key to val (nil: deletes it) in the state
+// and makes the same change to both sets: the apply's at once, the API's
+// once committed.
+func (e *Engine) changeMark(tx *replica.Tx, key, val []byte, change func(*moveSet)) {
+	if val == nil {
+		must(tx.Delete(key, nil))
+	} else {
+		must(tx.Set(key, val, nil))
+	}
+	change(e.movesFSM)
 	tx.MarkDirty()
-	tx.AfterCommit(func() { e.movesAPI.setFence(ns, f, true) })
+	tx.AfterCommit(func() { change(e.movesAPI) })
+}
+
+func (e *Engine) writeFence(tx *replica.Tx, ns string, f Fence) {
+	e.changeMark(tx, keys.MoveFence(ns), encodeFence(f), func(m *moveSet) { setIn(m, &m.fences, ns, f, true) })
 }
 
 func (e *Engine) clearFence(tx *replica.Tx, ns string) {
-	must(tx.Delete(keys.MoveFence(ns), nil))
-	e.movesFSM.setFence(ns, Fence{}, false)
-	tx.MarkDirty()
-	tx.AfterCommit(func() { e.movesAPI.setFence(ns, Fence{}, false) })
+	e.changeMark(tx, keys.MoveFence(ns), nil, func(m *moveSet) { setIn(m, &m.fences, ns, Fence{}, false) })
 }
 
+// writeMoved leaves ns's moved tombstone; to, the shard it moved to, is
+// never empty (the finish requires it), so the mark is set, not deleted.
 func (e *Engine) writeMoved(tx *replica.Tx, ns, to string) {
-	must(tx.Set(keys.Moved(ns), []byte(to), nil))
-	e.movesFSM.setMoved(ns, to, true)
-	tx.MarkDirty()
-	tx.AfterCommit(func() { e.movesAPI.setMoved(ns, to, true) })
+	e.changeMark(tx, keys.Moved(ns), []byte(to), func(m *moveSet) { setIn(m, &m.moved, ns, to, true) })
 }
 
 func (e *Engine) clearMoved(tx *replica.Tx, ns string) {
-	must(tx.Delete(keys.Moved(ns), nil))
-	e.movesFSM.setMoved(ns, "", false)
-	tx.MarkDirty()
-	tx.AfterCommit(func() { e.movesAPI.setMoved(ns, "", false) })
+	e.changeMark(tx, keys.Moved(ns), nil, func(m *moveSet) { setIn(m, &m.moved, ns, "", false) })
 }
 
 // ErrFenced and ErrMoved refuse a command to a namespace being cut over

@@ -8,14 +8,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/cockroachdb/pebble"
-
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
-	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/keys"
-	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -88,37 +84,12 @@ type BackupSource struct {
 // Backup writes namespace ns as a backup stream to w, from one snapshot
 // of the node's state, and returns its manifest.
 func (s *Service) Backup(ns string, src BackupSource, w io.Writer) (backup.Manifest, error) {
-	tid, name, err := tenancy.ParseShardNamespace(ns)
-	if err != nil {
-		return backup.Manifest{}, namespaceOK(ns)
+	if err := namespaceOK(ns); err != nil {
+		return backup.Manifest{}, err
 	}
 	snap := s.node.DB().NewSnapshot()
 	defer snap.Close()
-	index, err := replica.AppliedIndexOf(snap) // the index of exactly this snapshot's state
-	if err != nil {
-		return backup.Manifest{}, err
-	}
-	bw, err := backup.NewWriter(w, backup.Header{Tenant: tid, Namespace: name, ShardID: src.ShardID,
-		RaftIndex: index, CreatedAt: src.Now.UTC(), Kinds: BackupKinds})
-	if err != nil {
-		return backup.Manifest{}, err
-	}
-	p := keys.Namespace(ns)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
-	if err != nil {
-		return backup.Manifest{}, err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		rel := it.Key()[len(p):]
-		if err := bw.Write(backup.Record{Kind: BackupKind(rel), Key: rel, Value: it.Value()}); err != nil {
-			it.Close()
-			return backup.Manifest{}, err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return backup.Manifest{}, err
-	}
-	return bw.Close(nil)
+	return s.writeSnapshot(ns, snap, src, w)
 }
 
 // restoreChunkBytes bounds the records of one RestoreChunk entry.

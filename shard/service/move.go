@@ -213,16 +213,11 @@ func (s *Service) streamHeader(ns string, snap *pebble.Snapshot, src BackupSourc
 
 // writeSnapshot writes every key of ns in snap to w as a backup stream.
 func (s *Service) writeSnapshot(ns string, snap *pebble.Snapshot, src BackupSource, w io.Writer) (backup.Manifest, error) {
-	h, err := s.streamHeader(ns, snap, src, false)
+	bw, p, err := s.streamWriter(ns, snap, src, false, w)
 	if err != nil {
 		return backup.Manifest{}, err
 	}
-	bw, err := backup.NewWriter(w, h)
-	if err != nil {
-		return backup.Manifest{}, err
-	}
-	p := keys.Namespace(ns)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	it, err := snap.NewIter(prefixBounds(p))
 	if err != nil {
 		return backup.Manifest{}, err
 	}
@@ -239,20 +234,34 @@ func (s *Service) writeSnapshot(ns string, snap *pebble.Snapshot, src BackupSour
 	return bw.Close(nil)
 }
 
+// streamWriter starts a backup stream of ns as of snap on w, and returns
+// it with ns's key prefix, to which the stream's keys are relative.
+func (s *Service) streamWriter(ns string, snap *pebble.Snapshot, src BackupSource, delta bool, w io.Writer) (*backup.Writer, []byte, error) {
+	h, err := s.streamHeader(ns, snap, src, delta)
+	if err != nil {
+		return nil, nil, err
+	}
+	bw, err := backup.NewWriter(w, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bw, keys.Namespace(ns), nil
+}
+
+// prefixBounds bounds an iterator to the keys under prefix p.
+func prefixBounds(p []byte) *pebble.IterOptions {
+	return &pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)}
+}
+
 // writeDelta writes the difference of ns from old to cur: both
 // snapshots' keys in one ordered merge; a key only in cur or with
 // another value there is set, a key only in old is deleted.
 func (s *Service) writeDelta(ns string, old, cur *pebble.Snapshot, src BackupSource, w io.Writer) (backup.Manifest, error) {
-	h, err := s.streamHeader(ns, cur, src, true)
+	bw, p, err := s.streamWriter(ns, cur, src, true, w)
 	if err != nil {
 		return backup.Manifest{}, err
 	}
-	bw, err := backup.NewWriter(w, h)
-	if err != nil {
-		return backup.Manifest{}, err
-	}
-	p := keys.Namespace(ns)
-	opts := &pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)}
+	opts := prefixBounds(p)
 	a, err := old.NewIter(opts)
 	if err != nil {
 		return backup.Manifest{}, err

@@ -125,26 +125,21 @@ resource "jobbie_namespace" "early" {
   shard = jobbie_shard_join_token.dc.shard_id
 }
 `, early)
-	importedHosted := fmt.Sprintf(`
+	// importOnShard imports namespace name as jobbie_namespace.<label>,
+	// declared on the shard.
+	importOnShard := func(label, name string) string {
+		return fmt.Sprintf(`
 import {
-  to = jobbie_namespace.hosted
-  id = %[1]q
+  to = jobbie_namespace.%[1]s
+  id = %[2]q
 }
-resource "jobbie_namespace" "hosted" {
-  name  = %[1]q
+resource "jobbie_namespace" "%[1]s" {
+  name  = %[2]q
   shard = jobbie_shard_join_token.dc.shard_id
 }
-`, hosted)
-	imported := fmt.Sprintf(`
-import {
-  to = jobbie_namespace.outside
-  id = %[1]q
-}
-resource "jobbie_namespace" "outside" {
-  name  = %[1]q
-  shard = jobbie_shard_join_token.dc.shard_id
-}
-`, outside)
+`, label, name)
+	}
+	importedHosted, imported := importOnShard("hosted", hosted), importOnShard("outside", outside)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		CheckDestroy: func(s *terraform.State) error {

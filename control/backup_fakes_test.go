@@ -3,7 +3,6 @@ package control
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -137,24 +136,13 @@ func (fs *fakeBackupShard) backup(w http.ResponseWriter, tid, ns, sns string) {
 }
 
 func (fs *fakeBackupShard) restore(w http.ResponseWriter, r *http.Request, sns string) {
-	rd, err := backup.NewReader(r.Body)
+	recs, err := readFakeStream(r.Body)
 	if err != nil {
 		writeFakeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	defer rd.Close()
-	var recs []backup.Record
 	res := wire.RestoreResult{}
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			writeFakeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		recs = append(recs, backup.Record{Kind: rec.Kind, Key: bytes.Clone(rec.Key), Value: bytes.Clone(rec.Value)})
+	for _, rec := range recs {
 		res.Records++
 		switch fakeKinds[rec.Kind] {
 		case "jobs":

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 )
@@ -45,4 +47,25 @@ func serveFakeShard(t *testing.T, ca *pkitest.CA, id pki.Identity, h http.Handle
 		<-done
 	})
 	return tcp.Addr().String()
+}
+
+// readFakeStream reads and verifies a whole backup stream, as a shard
+// does before it applies any of it, and returns its records.
+func readFakeStream(body io.Reader) ([]backup.Record, error) {
+	rd, err := backup.NewReader(body)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	var recs []backup.Record
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return recs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, backup.Record{Kind: rec.Kind, Key: bytes.Clone(rec.Key), Value: bytes.Clone(rec.Value)})
+	}
 }

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"maps"
@@ -228,23 +227,10 @@ func (fs *fakeMoveShard) stream(w http.ResponseWriter, step, sns, token string) 
 // apply verifies the whole stream, then applies it under the mark.
 func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, token string) {
 	cr := &countingReader{r: r.Body}
-	rd, err := backup.NewReader(cr)
+	recs, err := readFakeStream(cr)
 	if err != nil {
 		writeFakeError(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	defer rd.Close()
-	var recs []backup.Record
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			writeFakeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		recs = append(recs, backup.Record{Kind: rec.Kind, Key: bytes.Clone(rec.Key), Value: bytes.Clone(rec.Value)})
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()

@@ -165,7 +165,26 @@ type conn struct {
 	overLimit bool
 	cutoff    time.Time // over the limit: no read may wait past it
 	linger    bool      // answered before the request was read whole
+	// got is whether the client has sent a byte; mute drops what the
+	// gateway writes (see handleError). Only the goroutine serving the
+	// connection touches them.
+	got, mute bool
 	closeOnce sync.Once
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.got = true
+	}
+	return n, err
+}
+
+func (c *conn) Write(p []byte) (int, error) {
+	if c.mute {
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
 }
 
 // Close closes the connection. One answered before its request was read
@@ -214,9 +233,15 @@ func (s *Server) limitConns(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// handleError is the gateway's fiber ErrorHandler: apierr's, except that a
-// connection over its limit that failed before routing (it sent nothing
-// within its grace, say) still hears why it is closed.
+// handleError is the gateway's fiber ErrorHandler: apierr's, except that
+//   - a connection over its limit that failed before routing (it sent
+//     nothing within its grace, say) still hears why it is closed;
+//   - a connection that timed out before the client sent a byte is closed
+//     without a word. fasthttp answers a read timeout on a connection's
+//     first request even when nothing of it came (it stays silent only on
+//     later, keep-alive ones), and a client whose pool dialled that
+//     connection and left it idle would read the answer as the one to the
+//     request it sends next.
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	tc, ok := c.Context().Conn().(*conn)
 	if ok && errors.Is(err, fiber.ErrRequestHeaderFieldsTooLarge) {
@@ -224,6 +249,12 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	}
 	if ok && tc.overLimit && apierr.CodeOf(err) != apierr.ConnectionLimit {
 		err = s.connLimited(c, tc)
+	}
+	var fe *fiber.Error
+	if ok && !tc.overLimit && !tc.got && errors.As(err, &fe) && fe.Code == fiber.StatusRequestTimeout {
+		tc.mute = true
+		c.Context().SetConnectionClose()
+		return nil
 	}
 	return apierr.Handler(c, err)
 }

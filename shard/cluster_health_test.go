@@ -62,16 +62,18 @@ func TestClusterHealthThreeNodes(t *testing.T) {
 	// n3 goes: unreachable, and 2 of 3 voters are still a quorum.
 	require.NoError(t, g.nodes[2].srv.Stop())
 	require.NoError(t, g.pools[2].Shutdown())
+	// Health is what a node hears now: on a loaded machine a heartbeat or
+	// a gossip probe may be late for a moment (even an election may
+	// happen), so each node is asked until it settles on the two of three.
 	for _, b := range g.nodes[:2] {
+		var body map[string]any
+		var nodes map[string]map[string]any
 		eventually(t, 15*time.Second, func() bool {
-			_, nodes := health(t, b)
-			return nodes["n3"]["status"] == "unreachable"
-		}, "n3 is unreachable")
-		body, nodes := health(t, b)
-		require.Equal(t, true, body["healthy"], "2 of 3")
-		require.Equal(t, "n1", body["leader_id"])
-		require.Equal(t, "healthy", nodes["n1"]["status"])
-		require.Equal(t, "healthy", nodes["n2"]["status"])
+			body, nodes = health(t, b)
+			return nodes["n3"]["status"] == "unreachable" && body["healthy"] == true &&
+				nodes["n1"]["status"] == "healthy" && nodes["n2"]["status"] == "healthy"
+		}, "n3 is unreachable, and 2 of 3 are healthy")
+		require.Contains(t, []any{"n1", "n2"}, body["leader_id"])
 		require.Equal(t, "follower", nodes["n3"]["role"], "still a voter")
 	}
 

@@ -28,6 +28,9 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 		c.Shards = []ShardInfo{{ID: "s1", Addr: "https://" + shard.addr}}
 		c.PullInterval = -1
 		c.BackupStore = store
+		// A loaded machine may elect again mid-run: the next leader then
+		// takes over the running backup soon, not after the default 10 s.
+		c.BackupOrphanAfter = 300 * time.Millisecond
 	}
 	for _, id := range []string{"control1", "control2", "control3"} {
 		g.add(t, id, opts)
@@ -43,7 +46,13 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 		follower = "control2"
 	}
 	gw := g.on(t, follower, pkitest.Gateway)
-	r := gw.do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/backups", "", wire.CreateBackupRequest{Namespace: "orders"})
+	// Right after an election the follower may not know the leader yet:
+	// 503 no_leader changed nothing, and a client asks again.
+	var r response
+	require.Eventually(t, func() bool {
+		r = gw.do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/backups", "", wire.CreateBackupRequest{Namespace: "orders"})
+		return r.status != http.StatusServiceUnavailable
+	}, 20*time.Second, 50*time.Millisecond)
 	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
 	id := decodeAs[wire.Backup](t, r).ID
 	require.Eventually(t, func() bool {
@@ -63,7 +72,10 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 	require.Equal(t, stored, dl.body)
 	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/backups/bkp_nope/download", "", nil), 404, "not_found")
 
-	r = gw.do(t, http.MethodPut, "/internal/v1/tenants/"+tid+"/namespaces/orders/backup-policy", "", wire.BackupPolicyRequest{Cron: "@every 1s", Retention: 1000})
+	require.Eventually(t, func() bool {
+		r = gw.do(t, http.MethodPut, "/internal/v1/tenants/"+tid+"/namespaces/orders/backup-policy", "", wire.BackupPolicyRequest{Cron: "@every 1s", Retention: 1000})
+		return r.status != http.StatusServiceUnavailable
+	}, 20*time.Second, 50*time.Millisecond)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	scheduled := func(srv *Server) (n int) {
 		list, err := srv.Backups(context.Background(), tid, nil)

@@ -154,6 +154,9 @@ type Config struct {
 
 	// consoleDist replaces the embedded console front end (tests).
 	consoleDist fs.FS
+	// retryBackoff is the shard client's first pause between tries
+	// (tests; shardclient.FirstRetryBackoff when zero).
+	retryBackoff time.Duration
 }
 
 const mib = 1 << 20

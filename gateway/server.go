@@ -106,7 +106,8 @@ func New(cfg Config) (*Server, error) {
 	var tun *tunnels
 	shardCfg := shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,
 		Name: "jobbie-gateway", MaxConns: cfg.ShardMaxConns, WriteTimeout: cfg.ShardTimeout,
-		MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout, Logger: cfg.Logger}
+		MaxResponseBody: cfg.BatchBodyLimit * 4, RetryTimeout: cfg.LeaderRetryTimeout,
+		RetryBackoff: cfg.retryBackoff, Logger: cfg.Logger}
 	if cfg.TunnelAddr != "" {
 		if tun, err = newTunnels(cfg, control); err != nil {
 			cancel()

@@ -50,6 +50,10 @@ type Config struct {
 	// RetryTimeout bounds how long a request is retried while its shard
 	// has no leader or the leader moved. Default 5s.
 	RetryTimeout time.Duration
+	// RetryBackoff is the first pause between tries; each next one
+	// doubles, up to 250 ms or RetryBackoff if that is longer. Default
+	// FirstRetryBackoff.
+	RetryBackoff time.Duration
 	Logger       *slog.Logger // default slog.Default()
 }
 
@@ -68,6 +72,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryTimeout == 0 {
 		c.RetryTimeout = 5 * time.Second
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = FirstRetryBackoff
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -17,7 +17,7 @@ import (
 // hundred milliseconds), then no slower than maxRetryBackoff so a new
 // leader is found soon after it is elected.
 const (
-	FirstRetryBackoff = 20 * time.Millisecond // the first pause; each doubles up to maxRetryBackoff
+	FirstRetryBackoff = 20 * time.Millisecond // the first pause (Config.RetryBackoff); each doubles up to maxRetryBackoff
 	maxRetryBackoff   = 250 * time.Millisecond
 	// maxNamedHops is how many times in a row a request follows a named
 	// leader without pausing.
@@ -80,7 +80,7 @@ func (c *Client) newRetry(method []byte, deadline time.Time) retry {
 		until = deadline
 	}
 	read := string(method) == fasthttp.MethodGet || string(method) == fasthttp.MethodHead
-	return retry{read: read, until: until, backoff: FirstRetryBackoff}
+	return retry{read: read, until: until, backoff: c.cfg.RetryBackoff}
 }
 
 // mayRepeat reports whether a request that got no answer (err) may be
@@ -106,7 +106,7 @@ func (c *Client) wait(r *retry, now bool) bool {
 		return true
 	}
 	d := min(r.backoff, left)
-	r.backoff = min(2*r.backoff, maxRetryBackoff)
+	r.backoff = max(min(2*r.backoff, maxRetryBackoff), r.backoff)
 	changed := *c.router.changed.Load()
 	t := time.NewTimer(d)
 	defer t.Stop()

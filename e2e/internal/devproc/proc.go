@@ -81,9 +81,6 @@ func Start(cmd *exec.Cmd, logPath, ready string) (*Proc, error) {
 	return p, nil
 }
 
-// Ready is closed once the process printed its ready line.
-func (p *Proc) Ready() <-chan struct{} { return p.ready }
-
 // Exited is closed once the process has exited.
 func (p *Proc) Exited() <-chan struct{} { return p.exited }
 

@@ -252,14 +252,6 @@ func (l *Load) missing() int {
 	return n
 }
 
-// Unanswered are the cids of the enqueues that got no 2xx: each may or may
-// not have stored its job.
-func (l *Load) Unanswered() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.unanswered...)
-}
-
 // Enqueued reports whether job id was acknowledged by an enqueue.
 func (l *Load) Enqueued(id string) bool {
 	l.mu.Lock()

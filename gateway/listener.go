@@ -165,26 +165,7 @@ type conn struct {
 	overLimit bool
 	cutoff    time.Time // over the limit: no read may wait past it
 	linger    bool      // answered before the request was read whole
-	// got is whether the client has sent a byte; mute drops what the
-	// gateway writes (see handleError). Only the goroutine serving the
-	// connection touches them.
-	got, mute bool
 	closeOnce sync.Once
-}
-
-func (c *conn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.got = true
-	}
-	return n, err
-}
-
-func (c *conn) Write(p []byte) (int, error) {
-	if c.mute {
-		return len(p), nil
-	}
-	return c.Conn.Write(p)
 }
 
 // Close closes the connection. One answered before its request was read
@@ -227,36 +208,43 @@ func (c *conn) capped(t time.Time) time.Time {
 // limitConns answers a request on a connection over its address's limit
 // with 429, and closes the connection.
 func (s *Server) limitConns(c *fiber.Ctx) error {
-	if tc, ok := c.Context().Conn().(*conn); ok && tc.overLimit {
+	if tc, ok := connOf(c); ok && tc.overLimit {
 		return s.connLimited(c, tc)
 	}
 	return c.Next()
 }
 
-// handleError is the gateway's fiber ErrorHandler: apierr's, except that
-//   - a connection over its limit that failed before routing (it sent
-//     nothing within its grace, say) still hears why it is closed;
-//   - a connection that timed out before the client sent a byte is closed
-//     without a word. fasthttp answers a read timeout on a connection's
-//     first request even when nothing of it came (it stays silent only on
-//     later, keep-alive ones), and a client whose pool dialled that
-//     connection and left it idle would read the answer as the one to the
-//     request it sends next.
+// handleError is the gateway's fiber ErrorHandler: apierr's (which closes
+// a connection that timed out before its client sent a byte without a
+// word, see apierr.QuietListener), except that a connection over its
+// limit that failed before routing (it sent nothing within its grace,
+// say) still hears why it is closed.
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
-	tc, ok := c.Context().Conn().(*conn)
+	tc, ok := connOf(c)
 	if ok && errors.Is(err, fiber.ErrRequestHeaderFieldsTooLarge) {
 		tc.linger = true
 	}
 	if ok && tc.overLimit && apierr.CodeOf(err) != apierr.ConnectionLimit {
 		err = s.connLimited(c, tc)
 	}
-	var fe *fiber.Error
-	if ok && !tc.overLimit && !tc.got && errors.As(err, &fe) && fe.Code == fiber.StatusRequestTimeout {
-		tc.mute = true
-		c.Context().SetConnectionClose()
-		return nil
-	}
 	return apierr.Handler(c, err)
+}
+
+// connOf is the listener's connection under c's (apierr.QuietListener
+// wraps it).
+func connOf(c *fiber.Ctx) (*conn, bool) {
+	nc := c.Context().Conn()
+	for range 4 {
+		if tc, ok := nc.(*conn); ok {
+			return tc, true
+		}
+		u, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		nc = u.NetConn()
+	}
+	return nil, false
 }
 
 func (s *Server) connLimited(c *fiber.Ctx, tc *conn) error {

@@ -238,7 +238,7 @@ func (s *Server) Start(ctx context.Context) error {
 
 func (s *Server) serve(ln *listener) {
 	defer s.wg.Done()
-	if err := s.app.Listener(ln); err != nil && s.ctx.Err() == nil {
+	if err := s.app.Listener(apierr.QuietListener(ln)); err != nil && s.ctx.Err() == nil {
 		s.log.Error("gateway: serve", "err", err)
 	}
 }

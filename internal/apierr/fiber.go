@@ -57,6 +57,9 @@ func validRequestID(id string) bool {
 // Handler is the fiber ErrorHandler of every Jobbie server: the one place
 // where errors become HTTP responses.
 func Handler(c *fiber.Ctx, err error) error {
+	if silenced(c, err) {
+		return nil // no request came: nothing to answer (see QuietListener)
+	}
 	e := fromFiber(err)
 	out := *e
 	out.RequestID = RequestIDOf(c)

@@ -1,0 +1,81 @@
+package apierr
+
+import (
+	"errors"
+	"net"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// QuietListener wraps a server's listener so that Handler can tell a
+// read timeout before the client sent a byte from a request too slow to
+// arrive. fasthttp answers a timeout on a connection's first request even
+// when nothing of it came (it stays silent only on later, keep-alive
+// ones), and a client whose pool dialled that connection and left it idle
+// would read the answer as the one to the request it sends next; so
+// Handler closes such a connection without a word. Wrap a TLS listener
+// (tls.NewListener's), not the TCP one under it: the handshake is not a
+// request.
+func QuietListener(ln net.Listener) net.Listener { return quietListener{ln} }
+
+type quietListener struct{ net.Listener }
+
+func (l quietListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &quietConn{Conn: c}, nil
+}
+
+// quietConn records whether its client sent a byte, and drops what is
+// written once muted. Only the goroutine serving it reads and writes it.
+type quietConn struct {
+	net.Conn
+	heard, muted bool
+}
+
+func (c *quietConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.heard = true
+	}
+	return n, err
+}
+
+func (c *quietConn) Write(p []byte) (int, error) {
+	if c.muted {
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// NetConn is the connection under it, for those that look through
+// wrappers (conncheck, the gateway's connection limits).
+func (c *quietConn) NetConn() net.Conn { return c.Conn }
+
+// silenced mutes c's connection if it timed out before its client sent a
+// byte, and says whether it did.
+func silenced(c *fiber.Ctx, err error) bool {
+	var fe *fiber.Error
+	if !errors.As(err, &fe) || fe.Code != fiber.StatusRequestTimeout {
+		return false
+	}
+	conn := c.Context().Conn()
+	for range 8 {
+		if q, ok := conn.(*quietConn); ok {
+			if q.heard {
+				return false
+			}
+			q.muted = true
+			c.Context().SetConnectionClose()
+			return true
+		}
+		u, ok := conn.(interface{ NetConn() net.Conn })
+		if !ok {
+			return false
+		}
+		conn = u.NetConn()
+	}
+	return false
+}

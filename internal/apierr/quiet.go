@@ -1,6 +1,7 @@
 package apierr
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 
@@ -25,8 +26,28 @@ func (l quietListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &quietConn{Conn: c}, nil
+	q := &quietConn{Conn: c}
+	if tc, ok := c.(tlsConn); ok {
+		return quietTLSConn{q, tc}, nil
+	}
+	return q, nil
 }
+
+// tlsConn is what fasthttp looks for to find a connection's handshake
+// and its peer's certificates (pki.Require reads them).
+type tlsConn interface {
+	Handshake() error
+	ConnectionState() tls.ConnectionState
+}
+
+// quietTLSConn is a quietConn over TLS that still shows it.
+type quietTLSConn struct {
+	*quietConn
+	tls tlsConn
+}
+
+func (c quietTLSConn) Handshake() error                     { return c.tls.Handshake() }
+func (c quietTLSConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
 
 // quietConn records whether its client sent a byte, and drops what is
 // written once muted. Only the goroutine serving it reads and writes it.
@@ -50,6 +71,8 @@ func (c *quietConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+func (c *quietConn) quiet() *quietConn { return c }
+
 // NetConn is the connection under it, for those that look through
 // wrappers (conncheck, the gateway's connection limits).
 func (c *quietConn) NetConn() net.Conn { return c.Conn }
@@ -63,7 +86,8 @@ func silenced(c *fiber.Ctx, err error) bool {
 	}
 	conn := c.Context().Conn()
 	for range 8 {
-		if q, ok := conn.(*quietConn); ok {
+		if qc, ok := conn.(interface{ quiet() *quietConn }); ok {
+			q := qc.quiet()
 			if q.heard {
 				return false
 			}

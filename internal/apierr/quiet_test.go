@@ -36,7 +36,12 @@ func selfSigned(t *testing.T) tls.Certificate {
 func TestQuietListenerClosesAConnectionThatSentNothingWithoutAWord(t *testing.T) {
 	app := fiber.New(fiber.Config{ErrorHandler: Handler, DisableStartupMessage: true,
 		ReadTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond})
-	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	app.Get("/", func(c *fiber.Ctx) error {
+		if c.Context().TLSConnectionState() == nil {
+			return c.SendString("no TLS state")
+		}
+		return c.SendString("ok")
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
@@ -55,17 +60,31 @@ func TestQuietListenerClosesAConnectionThatSentNothingWithoutAWord(t *testing.T)
 		return c
 	}
 
-	got, err := io.ReadAll(dial())
+	// A request is served, the TLS state in view (pki.Require reads it).
+	c := dial()
+	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: node\r\n\r\n")
+	require.NoError(t, err)
+	r := bufio.NewReader(c)
+	res, err := http.ReadResponse(r, nil)
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, "ok", string(body))
+	// Then, idle past IdleTimeout, it is closed without a word.
+	got, err := io.ReadAll(r)
 	require.NoError(t, err, "closed by the server")
 	require.Empty(t, string(got), "an answer to a request the client did not send")
 
-	c := dial()
+	got, err = io.ReadAll(dial())
+	require.NoError(t, err, "closed by the server")
+	require.Empty(t, string(got), "an answer to a request the client did not send")
+
+	c = dial()
 	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: no")
 	require.NoError(t, err)
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	res, err = http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err)
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
+	body, err = io.ReadAll(res.Body)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
 	require.Contains(t, string(body), `"code":"unavailable"`)

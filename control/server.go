@@ -114,7 +114,8 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	// Certificates are optional on the handshake: the operator API takes
 	// operator keys; every internal route requires its callers' roles.
-	ln = tls.NewListener(ln, s.cfg.TLS.ServerCertOptional())
+	// A connection that sends nothing is closed without an answer.
+	ln = apierr.QuietListener(tls.NewListener(ln, s.cfg.TLS.ServerCertOptional()))
 	s.ln = ln
 	s.addr.Store(ln.Addr().String())
 	s.served = make(chan error, 1)

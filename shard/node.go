@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/shardclient"
@@ -104,7 +105,8 @@ func (n *Node) Start() error {
 		return fmt.Errorf("shard: listen: %w", err)
 	}
 	n.ln = ln
-	tl := tls.NewListener(ln, n.cfg.TLS.Server(api.Callers(n.cfg.ShardID)))
+	// A connection that sends nothing is closed without an answer (apierr.QuietListener).
+	tl := apierr.QuietListener(tls.NewListener(ln, n.cfg.TLS.Server(api.Callers(n.cfg.ShardID))))
 	go func() { _ = n.api.App().Listener(tl) }()
 	if p := n.cfg.SocketPath; p != "" {
 		_ = os.Remove(p) // a socket left by a crash
@@ -113,7 +115,7 @@ func (n *Node) Start() error {
 			return fmt.Errorf("shard: listen on %s: %w", p, err)
 		}
 		n.unix = ul
-		go func() { _ = n.api.App().Listener(ul) }()
+		go func() { _ = n.api.App().Listener(apierr.QuietListener(ul)) }()
 	}
 	n.startMeta()
 	return nil
@@ -123,7 +125,7 @@ func (n *Node) Start() error {
 // node's tunnel (tunnel.Agent.Listener), whose streams carry the hosted
 // gateway's TLS identity, so the API admits them as on its own listener.
 func (n *Node) Serve(ln net.Listener) {
-	go func() { _ = n.api.App().Listener(ln) }()
+	go func() { _ = n.api.App().Listener(apierr.QuietListener(ln)) }()
 }
 
 // Stop hands the lead over if it has it (a planned stop then costs no

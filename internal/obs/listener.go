@@ -32,7 +32,7 @@ func Listen(addr string, creds *pki.Credentials) (*Listener, error) {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: apierr.Handler})
 	app.Use(apierr.RequestID)
 	app.Get("/metrics", pki.Require(pki.Scrapers, nil), Serve())
-	l := &Listener{app: app, ln: tls.NewListener(tcp, creds.Server(pki.Scrapers)), done: make(chan error, 1)}
+	l := &Listener{app: app, ln: apierr.QuietListener(tls.NewListener(tcp, creds.Server(pki.Scrapers))), done: make(chan error, 1)}
 	go func() { l.done <- app.Listener(l.ln) }()
 	return l, nil
 }

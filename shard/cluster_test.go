@@ -39,7 +39,7 @@ func newShardGroup(t *testing.T, size int) *shardGroup {
 		require.NoError(t, err)
 		g.pools = append(g.pools, pool)
 		cfg := Config{DataDir: filepath.Join(base, id), NodeID: id, HTTPAddr: "127.0.0.1:0", Bootstrap: i == 0,
-			TLS: nodeCreds(t, id), SweepInterval: 20 * time.Millisecond, Gossip: pool, RaftTimeout: 250 * time.Millisecond,
+			TLS: nodeCreds(t, id), SweepInterval: 20 * time.Millisecond, Gossip: pool,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		srv, err := New(cfg)
 		require.NoError(t, err)
@@ -56,7 +56,10 @@ func newShardGroup(t *testing.T, size int) *shardGroup {
 		}
 		cancel()
 	}
-	eventually(t, 10*time.Second, func() bool {
+	// The default Raft timeouts (500 ms): with shorter ones a loaded
+	// machine (make test runs packages side by side) elected again while
+	// the group formed, and the tests below start from n1 leading.
+	eventually(t, 20*time.Second, func() bool {
 		for _, b := range g.nodes {
 			st := b.srv.Status()
 			ms, err := b.srv.Members()

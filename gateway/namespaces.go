@@ -151,7 +151,9 @@ func (s *Server) getNamespace(c *fiber.Ctx, r *call) error {
 // duration, or null for none) goes to the namespace's shard first: when
 // the shard cannot take it, the answer is 503 and control is not changed;
 // when control then refuses the update, the shard gets the retention
-// control kept back. Either way the same request can be sent again.
+// control kept back. Either way the same request can be sent again. On a
+// self-hosted shard no node has joined (control's unjoined) a retention
+// is refused (409 on retention) before anything changes.
 func (s *Server) updateNamespace(c *fiber.Ctx, r *call) error {
 	name, err := s.namedNamespace(c, r, tenancy.ActNamespaceManage)
 	if err != nil {
@@ -161,7 +163,8 @@ func (s *Server) updateNamespace(c *fiber.Ctx, r *call) error {
 	if err := decodeBody(c, &in); err != nil {
 		return err
 	}
-	var before wire.Namespace
+	var before wire.NamespacePlacement
+	onShard := false // the retention went to the shard
 	if in.Retention != nil {
 		if err := checkRetention(in.Retention); err != nil {
 			return err
@@ -169,13 +172,22 @@ func (s *Server) updateNamespace(c *fiber.Ctx, r *call) error {
 		if err := s.controlJSON(r, http.MethodGet, namespacePath(r, name), nil, http.StatusOK, &before); err != nil {
 			return err
 		}
-		if err := s.shardJSON(r, name, http.MethodPut, &wire.NamespaceSettings{Retention: in.Retention}, http.StatusOK, nil); err != nil {
-			return err
+		// On a self-hosted shard no node has joined there is no shard to
+		// apply a retention, nor one to clear (create refuses one there).
+		if before.Unjoined && string(in.Retention) != "null" {
+			return apierr.OfField(apierr.Conflict, "retention",
+				"no node of the self-hosted shard of namespace %q has joined yet: set its retention after a node joins", name)
+		}
+		if !before.Unjoined {
+			if err := s.shardJSON(r, name, http.MethodPut, &wire.NamespaceSettings{Retention: in.Retention}, http.StatusOK, nil); err != nil {
+				return err
+			}
+			onShard = true
 		}
 	}
 	var ns wire.Namespace
 	if err := s.controlJSON(r, http.MethodPatch, namespacePath(r, name), in, http.StatusOK, &ns); err != nil {
-		if in.Retention != nil {
+		if onShard {
 			if undo := s.shardJSON(r, name, http.MethodPut, retentionSettings(before.Retention), http.StatusOK, nil); undo != nil {
 				s.log.Error("gateway: could not restore a namespace's retention on its shard after control refused the update",
 					"tenant", r.key.TenantID, "namespace", name, "request_id", r.requestID, "err", undo)

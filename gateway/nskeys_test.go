@@ -258,6 +258,36 @@ func TestDeleteNamespaceOnUnjoinedShard(t *testing.T) {
 	require.True(t, b.control.hasNamespace(tenantB, "default"))
 }
 
+// A retention for a namespace on a self-hosted shard no node joined is
+// refused (409 on retention) before the shard or control is asked; null
+// (none, as it has) asks no shard either, and other fields still change.
+func TestNamespaceRetentionOnUnjoinedShard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.key(t, tenancy.RoleAdmin, "*")
+	b.shard.setHandler(settingsShard(http.StatusOK))
+	b.control.unjoin(tenantA, "emails")
+
+	e := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"retention": "24h", "description": "d"}).
+		requireError(t, http.StatusConflict, apierr.Conflict)
+	require.Equal(t, "retention", e.Field)
+	require.Contains(t, e.Message, "joined")
+	require.Zero(t, b.shard.count(), "no shard is asked")
+	require.Empty(t, b.control.namespaceSettings(tenantA, "emails").Retention)
+	require.Empty(t, b.control.namespaceSettings(tenantA, "emails").Description, "nothing changed")
+
+	r := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"retention":null,"description":"d"}`))
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.Zero(t, b.shard.count(), "no shard is asked")
+	require.Equal(t, "d", b.control.namespaceSettings(tenantA, "emails").Description)
+
+	// A namespace on a joined shard still takes its retention there.
+	r = b.do(t, http.MethodPatch, "/api/v1/namespaces/default", admin, map[string]any{"retention": "24h"})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.Equal(t, 1, b.shard.count())
+	require.Equal(t, "24h", b.control.namespaceSettings(tenantA, "default").Retention)
+}
+
 func TestGetAndRotateKey(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Now())

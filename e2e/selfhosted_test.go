@@ -51,6 +51,16 @@ func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
 	require.Equal(t, tok.ShardID, shards[0].ID)
 	require.Equal(t, []string{"n1"}, shards[0].Nodes)
 	require.Equal(t, []string{"n1"}, shards[0].Connected)
+	// Its health, as the node answers the gateway through its tunnel.
+	eventually(t, 30*time.Second, func() bool {
+		shards, err = a.Shards(ctx(t))
+		require.NoError(t, err)
+		return len(shards) == 1 && shards[0].Health != nil && shards[0].Health.Healthy
+	}, "the shard's health is listed, healthy")
+	h := shards[0].Health
+	require.Equal(t, tok.ShardID, h.ShardID)
+	require.Equal(t, "n1", h.LeaderID)
+	require.Equal(t, []wire.ClusterNode{{ID: "n1", Role: wire.NodeLeader, Status: wire.NodeHealthy}}, h.Nodes)
 
 	// Another tenant neither sees nor uses it.
 	bShards, err := b.Shards(ctx(t))
@@ -177,6 +187,18 @@ func TestSelfHostedThreeNodeShard(t *testing.T) {
 		require.NoError(t, err)
 		return len(shards) == 1 && len(shards[0].Connected) == 3
 	}, "three tunnels up")
+	var health *wire.ClusterHealth
+	eventually(t, 60*time.Second, func() bool {
+		shards, err := a.Shards(ctx(t))
+		require.NoError(t, err)
+		health = shards[0].Health
+		return health != nil && health.Healthy && len(health.Nodes) == 3
+	}, "the shard's health lists its three nodes")
+	require.Equal(t, tok.ShardID, health.ShardID)
+	require.NotEmpty(t, health.LeaderID)
+	for i, id := range []string{"n1", "n2", "n3"} {
+		require.Equal(t, id, health.Nodes[i].ID)
+	}
 
 	_, err = a.CreateNamespaceOn(ctx(t), "onprem", tok.ShardID)
 	require.NoError(t, err)

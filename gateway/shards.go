@@ -1,13 +1,18 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/tunnel"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -52,7 +57,56 @@ func (s *Server) listShards(c *fiber.Ctx, r *call) error {
 			}
 		}
 	}
+	s.shardsHealth(r, out.Shards)
 	return c.JSON(out)
+}
+
+// shardHealthTimeout bounds asking a self-hosted shard for its health:
+// the list waits for the slowest shard, and a shard that does not answer
+// is listed without it.
+const shardHealthTimeout = time.Second
+
+// shardsHealth sets the Health of each shard with a node connected here,
+// asking one such node over its tunnel, all shards at once. A shard that
+// fails to answer is listed without it: the list never fails for it.
+func (s *Server) shardsHealth(r *call, shards []wire.OwnedShard) {
+	var wg sync.WaitGroup
+	for i := range shards {
+		if len(shards[i].Connected) > 0 {
+			sh := &shards[i]
+			wg.Go(func() { sh.Health = s.shardHealth(r.requestID, sh.ID, sh.Connected[0]) })
+		}
+	}
+	wg.Wait()
+}
+
+// shardHealth is node's GET /api/v1/cluster of shard, or nil.
+func (s *Server) shardHealth(requestID, shard, node string) *wire.ClusterHealth {
+	// The pool checks the tunnel's peer is that node of that shard; the
+	// tunnel listener admitted it as a node of the tenant's shard.
+	n, err := s.shards.Node(tunnel.Addr(shard, node))
+	if err != nil {
+		s.log.Warn("gateway: no pool for a self-hosted node", "shard", shard, "node", node, "err", err)
+		return nil
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(http.MethodGet)
+	req.SetRequestURI("/api/v1/cluster")
+	req.Header.Set(wire.RequestIDHeader, requestID)
+	if err := n.Do(req, resp, time.Now().Add(shardHealthTimeout)); err != nil {
+		s.log.Info("gateway: a self-hosted shard's health did not come", "shard", shard, "node", node, "request_id", requestID, "err", err)
+		return nil
+	}
+	var h wire.ClusterHealth
+	if resp.StatusCode() != http.StatusOK || json.Unmarshal(resp.Body(), &h) != nil || h.ShardID != shard {
+		s.log.Info("gateway: a self-hosted shard answered no health", "shard", shard, "node", node, "request_id", requestID,
+			"status", resp.StatusCode())
+		return nil
+	}
+	return &h
 }
 
 func (s *Server) createJoinToken(c *fiber.Ctx, r *call) error {

@@ -77,6 +77,7 @@ func TestSelfHostedShardServedThroughItsTunnel(t *testing.T) {
 	b.control.mu.Unlock()
 	b.do(t, http.MethodGet, "/api/v1/shards", key, nil).decode(t, &list)
 	require.Equal(t, []string{"n1"}, list.Shards[0].Connected)
+	checkShardHealth(t, b, key, fs)
 	// The hosted shard never saw it.
 	b.shard.mu.Lock()
 	require.Empty(t, b.shard.seen)
@@ -103,13 +104,65 @@ func TestSelfHostedShardServedThroughItsTunnel(t *testing.T) {
 	require.True(t, a.State().Connected, "the joined node stays connected")
 
 	// Revoked (control lists it no more): cut off, and refused from then on.
+	seen := fs.count()
 	b.control.mu.Lock()
 	b.control.shards.selfHosted = nil
 	b.control.mu.Unlock()
 	waitState(t, a, "cut off", func(st tunnel.AgentState) bool { return !st.Connected })
 	e := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody, wire.NamespaceHeader, "onprem").apiError(t)
 	require.Equal(t, apierr.Unavailable, e.Code, "%+v", e)
-	fs.mu.Lock()
-	require.Len(t, fs.seen, 1)
-	fs.mu.Unlock()
+	require.Equal(t, seen, fs.count())
+}
+
+// checkShardHealth: GET /api/v1/shards carries the health a connected
+// node answers over its tunnel, asked with the gateway's identity; a node
+// that answers no health, or not in time, leaves it out, and the list is
+// still served. Another tenant sees none of it.
+func checkShardHealth(t *testing.T, b *bundle, key string, fs *fakeShard) {
+	t.Helper()
+	want := wire.ClusterHealth{ShardID: "sh_a", LeaderID: "n1", Healthy: true,
+		Nodes: []wire.ClusterNode{{ID: "n1", Role: wire.NodeLeader, Status: wire.NodeHealthy}}}
+	health := func(h wire.ClusterHealth) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/api/v1/cluster" {
+				created(w, r)
+				return
+			}
+			writeJSON(w, http.StatusOK, h)
+		}
+	}
+	fs.setHandler(health(want))
+	var list wire.OwnedShardList
+	b.do(t, http.MethodGet, "/api/v1/shards", key, nil).decode(t, &list)
+	require.Equal(t, &want, list.Shards[0].Health)
+	asked := fs.last(t)
+	require.Equal(t, "GET /api/v1/cluster", asked.Method+" "+asked.URI)
+	require.Equal(t, pkitest.Gateway, asked.Peer)
+
+	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	r := b.do(t, http.MethodGet, "/api/v1/shards", keyB, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.JSONEq(t, `{"shards":[]}`, string(r.body))
+
+	// An answer about another shard, an error, and no answer in time.
+	other := want
+	other.ShardID = "sh_z"
+	release := make(chan struct{})
+	defer close(release)
+	for _, h := range []http.HandlerFunc{
+		health(other),
+		func(w http.ResponseWriter, _ *http.Request) { writeErr(w, apierr.New(apierr.Internal, "boom")) },
+		func(w http.ResponseWriter, _ *http.Request) { <-release; created(w, nil) },
+	} {
+		fs.setHandler(h)
+		r := b.do(t, http.MethodGet, "/api/v1/shards", key, nil)
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+		var list wire.OwnedShardList
+		r.decode(t, &list)
+		require.Equal(t, "sh_a", list.Shards[0].ID)
+		require.Equal(t, []string{"n1"}, list.Shards[0].Connected)
+		require.Nil(t, list.Shards[0].Health, "body: %s", r.body)
+		require.NotContains(t, string(r.body), `"health"`)
+	}
+	fs.setHandler(created)
 }

@@ -55,6 +55,10 @@ type OwnedShard struct {
 	// Connected lists the nodes whose tunnels the answering gateway
 	// holds now (through a gateway; another gateway may hold the others').
 	Connected []string `json:"connected,omitempty"`
+	// Health is the shard's GET /api/v1/cluster as one of the Connected
+	// nodes answered it; absent when none is connected here or none
+	// answered in time.
+	Health *ClusterHealth `json:"health,omitempty"`
 }
 
 // OwnedShardList is GET /api/v1/shards.

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -32,6 +33,15 @@ var shardObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"token_expires_at": types.StringType,
 	"namespaces":       types.ListType{ElemType: types.StringType},
 	"created_at":       types.StringType,
+	"healthy":          types.BoolType,
+	"leader_id":        types.StringType,
+	"node_health":      types.ListType{ElemType: nodeHealthObjectType},
+}}
+
+var nodeHealthObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"id":     types.StringType,
+	"role":   types.StringType,
+	"status": types.StringType,
 }}
 
 func (d *shardsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -68,6 +78,23 @@ func (d *shardsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 					"namespaces": strings("The names of the tenant's namespaces placed on it (a shard is revoked only once " +
 						"there are none)."),
 					"created_at": schema.StringAttribute{MarkdownDescription: "When its join token was minted (RFC 3339).", Computed: true},
+					"healthy": schema.BoolAttribute{MarkdownDescription: "Whether its Raft group has a leader and a quorum " +
+						"of its voters reachable, as a node connected to the answering gateway sees it; null when no node " +
+						"is connected there or none answered in time.", Computed: true},
+					"leader_id": schema.StringAttribute{MarkdownDescription: "The id of the node that leads it; null when " +
+						"unknown (health unknown, or no leader known).", Computed: true},
+					"node_health": schema.ListNestedAttribute{
+						MarkdownDescription: "Each member of its Raft group (by id) as the node answering sees it; empty " +
+							"when its health is unknown.",
+						Computed: true,
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"id": schema.StringAttribute{MarkdownDescription: "The node's id.", Computed: true},
+							"role": schema.StringAttribute{MarkdownDescription: "`leader`, `follower` (a voter that does " +
+								"not lead) or `nonvoter` (replicates, does not vote).", Computed: true},
+							"status": schema.StringAttribute{MarkdownDescription: "`healthy` (the answering node hears " +
+								"from it) or `unreachable`.", Computed: true},
+						}},
+					},
 				}},
 			},
 		},
@@ -94,18 +121,7 @@ func (d *shardsDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		if !m.Name.IsNull() && sh.Name != m.Name.ValueString() {
 			continue
 		}
-		nodes, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Nodes))
-		resp.Diagnostics.Append(diags...)
-		connected, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Connected))
-		resp.Diagnostics.Append(diags...)
-		namespaces, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Namespaces))
-		resp.Diagnostics.Append(diags...)
-		obj, diags := types.ObjectValue(shardObjectType.AttrTypes, map[string]attr.Value{
-			"id": types.StringValue(sh.ID), "name": types.StringValue(sh.Name),
-			"nodes": nodes, "connected": connected, "expected_nodes": types.Int64Value(int64(sh.ExpectedNodes)),
-			"token_expires_at": timeValue(sh.TokenExpiresAt), "namespaces": namespaces,
-			"created_at": timeValue(&sh.CreatedAt),
-		})
+		obj, diags := shardObject(ctx, sh)
 		resp.Diagnostics.Append(diags...)
 		out = append(out, obj)
 	}
@@ -116,6 +132,48 @@ func (d *shardsDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	resp.Diagnostics.Append(diags...)
 	m.Shards = list
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// shardObject is one entry of shards. Health is optional in the listing
+// (no node connected to the answering gateway, or none answered): then
+// healthy and leader_id are null and node_health is empty.
+func shardObject(ctx context.Context, sh client.OwnedShard) (types.Object, diag.Diagnostics) {
+	var all diag.Diagnostics
+	nodes, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Nodes))
+	all.Append(diags...)
+	connected, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Connected))
+	all.Append(diags...)
+	namespaces, diags := types.ListValueFrom(ctx, types.StringType, nonNil(sh.Namespaces))
+	all.Append(diags...)
+	healthy, leader := types.BoolNull(), types.StringNull()
+	nodeHealth := []attr.Value{}
+	if h := sh.Health; h != nil {
+		healthy = types.BoolValue(h.Healthy)
+		if h.LeaderID != "" {
+			leader = types.StringValue(h.LeaderID)
+		}
+		for _, n := range h.Nodes {
+			o, diags := types.ObjectValue(nodeHealthObjectType.AttrTypes, map[string]attr.Value{
+				"id": types.StringValue(n.ID), "role": types.StringValue(n.Role), "status": types.StringValue(n.Status),
+			})
+			all.Append(diags...)
+			nodeHealth = append(nodeHealth, o)
+		}
+	}
+	nodeHealthList, diags := types.ListValue(nodeHealthObjectType, nodeHealth)
+	all.Append(diags...)
+	if all.HasError() {
+		return types.ObjectNull(shardObjectType.AttrTypes), all
+	}
+	obj, diags := types.ObjectValue(shardObjectType.AttrTypes, map[string]attr.Value{
+		"id": types.StringValue(sh.ID), "name": types.StringValue(sh.Name),
+		"nodes": nodes, "connected": connected, "expected_nodes": types.Int64Value(int64(sh.ExpectedNodes)),
+		"token_expires_at": timeValue(sh.TokenExpiresAt), "namespaces": namespaces,
+		"created_at": timeValue(&sh.CreatedAt),
+		"healthy":    healthy, "leader_id": leader, "node_health": nodeHealthList,
+	})
+	all.Append(diags...)
+	return obj, all
 }
 
 // nonNil is s, or an empty list for nil: an empty attribute, not null.

@@ -304,11 +304,23 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	refreshUntil(query(row+` [data-node="n1"][data-connected="true"]`), "n1 joined and connected here")
 	assert.Equal(t, "1 of 1", p.text(row+` [data-col="nodes"]`))
 	p.waitText(row+` [data-col="connected"]`, "n1 connected")
+	// Health is asked of the connected node: healthy once it leads itself.
+	health := row + ` [data-col="health"]`
+	refreshUntil(query(health+`[data-health="healthy"]`), "the health cell says healthy")
+	assert.Contains(t, p.text(health), "healthy")
+	assert.NotContains(t, p.text(health), "unhealthy")
+	assert.Contains(t, p.text(health), "leader n1")
+	p.waitText(row+` [data-node-health="n1"]`, "leader, healthy")
 	p.shot("shards-connected")
 
 	stopped = true
 	node.Stop()
 	refreshUntil(query(row+` [data-node="n1"][data-connected="false"]`), "n1 no longer connected once stopped")
 	p.waitText(row+` [data-col="connected"]`, "n1 not here")
+	// No node answers this gateway now: its health is unknown, not stale.
+	refreshUntil(query(health+`[data-health="unknown"]`), "the health cell says unknown once the node stopped")
+	assert.Contains(t, p.text(health), "unknown")
+	assert.NotContains(t, p.text(health), "leader")
+	assert.False(t, p.visible(row+` [data-node-health="n1"]`), "no node health without health")
 	assert.Equal(t, "1 of 1", p.text(row+` [data-col="nodes"]`), "a stopped node is still a joined node")
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CONTROL_PLACEHOLDER, joinCommands, nodesText, revokeConflict, shardLabel, shardNameError } from "./shards-lib";
+import { CONTROL_PLACEHOLDER, healthView, joinCommands, nodeHealthText, nodesText, revokeConflict, shardLabel, shardNameError } from "./shards-lib";
 
 describe("shardNameError", () => {
   it("takes 1-100 printable characters, trimmed", () => {
@@ -60,5 +60,63 @@ describe("revokeConflict", () => {
     const m = revokeConflict('shard "sh_1" holds 2 namespaces: move or delete them first');
     expect(m).toMatch(/still holds namespaces/);
     expect(m).toContain("holds 2 namespaces");
+  });
+});
+
+describe("healthView", () => {
+  it("absent health is unknown", () => {
+    const v = healthView(undefined);
+    expect(v.state).toBe("unknown");
+    expect(v.text).toBe("unknown");
+    expect(v.leader).toBe("");
+    expect(v.glyph).not.toBe("");
+  });
+  it("a healthy cluster names its leader", () => {
+    const v = healthView({ shard_id: "sh_1", leader_id: "n1", healthy: true, nodes: [{ id: "n1", role: "leader", status: "healthy" }] });
+    expect(v.state).toBe("healthy");
+    expect(v.text).toBe("healthy");
+    expect(v.leader).toBe("leader n1");
+    expect(v.glyph).toBe("✔");
+  });
+  it("an unhealthy cluster says why: no leader, unreachable nodes", () => {
+    const v = healthView({
+      shard_id: "sh_1",
+      leader_id: "",
+      healthy: false,
+      nodes: [
+        { id: "n1", role: "follower", status: "healthy" },
+        { id: "n2", role: "follower", status: "unreachable" },
+        { id: "n3", role: "nonvoter", status: "unreachable" },
+      ],
+    });
+    expect(v.state).toBe("unhealthy");
+    expect(v.glyph).toBe("✖");
+    expect(v.leader).toBe("no leader");
+    expect(v.title).toBe("no leader is known; unreachable: n2, n3");
+  });
+  it("healthy with a node down still names it", () => {
+    const v = healthView({
+      shard_id: "sh_1",
+      leader_id: "n2",
+      healthy: true,
+      nodes: [
+        { id: "n1", role: "follower", status: "unreachable" },
+        { id: "n2", role: "leader", status: "healthy" },
+        { id: "n3", role: "follower", status: "healthy" },
+      ],
+    });
+    expect(v.state).toBe("healthy");
+    expect(v.title).toBe("unreachable: n1");
+  });
+});
+
+describe("nodeHealthText", () => {
+  const h = { shard_id: "sh_1", leader_id: "n1", healthy: true, nodes: [{ id: "n1", role: "leader", status: "healthy" }] };
+  it("is the node's role and status", () => {
+    expect(nodeHealthText(h, "n1")).toBe("leader, healthy");
+  });
+  it("is empty for a node health does not name, or without health", () => {
+    expect(nodeHealthText(h, "n2")).toBe("");
+    expect(nodeHealthText(undefined, "n1")).toBe("");
   });
 });

@@ -22,6 +22,23 @@ export interface OwnedShard {
   token_expires_at?: string;
   /** the namespaces placed on it, when the API says */
   namespaces?: string[];
+  /** its cluster's health, as a node connected to the answering gateway reports it; absent when none answers */
+  health?: ClusterHealth;
+}
+
+/** ClusterHealth is wire.ClusterHealth: a shard's Raft group as one of its nodes sees it. */
+export interface ClusterHealth {
+  shard_id: string;
+  /** "" while no leader is known */
+  leader_id: string;
+  healthy: boolean;
+  nodes: ClusterNode[];
+}
+
+export interface ClusterNode {
+  id: string;
+  role: "leader" | "follower" | "nonvoter" | string;
+  status: "healthy" | "unreachable" | string;
 }
 
 export interface OwnedShardList {
@@ -106,4 +123,38 @@ export function joinCommands(token: string, nodes: number, controlUrl: string): 
 /** revokeConflict says what a 409 from DELETE /api/v1/shards/{id} means, with the server's message. */
 export function revokeConflict(message: string): string {
   return `The shard still holds namespaces, so it cannot be revoked: move or delete them first. (${message})`;
+}
+
+/** HealthView is what the health cell shows: a state with its glyph (never colour alone) and words. */
+export interface HealthView {
+  state: "healthy" | "unhealthy" | "unknown";
+  glyph: string;
+  text: string;
+  /** the leader's line: "leader n1", "no leader", or "" when unknown */
+  leader: string;
+  /** why, for the cell's title */
+  title: string;
+}
+
+/** healthView formats a shard's health; absent health is "unknown" (no connected node answered this gateway). */
+export function healthView(h: ClusterHealth | undefined): HealthView {
+  if (!h) {
+    return { state: "unknown", glyph: "?", text: "unknown", leader: "", title: "no node of this shard answered this gateway" };
+  }
+  const nodes = h.nodes ?? [];
+  const down = nodes.filter((n) => n.status !== "healthy").map((n) => n.id);
+  const leader = h.leader_id ? `leader ${h.leader_id}` : "no leader";
+  const why: string[] = [];
+  if (!h.leader_id) why.push("no leader is known");
+  if (down.length) why.push(`unreachable: ${down.join(", ")}`);
+  if (h.healthy) {
+    return { state: "healthy", glyph: "✔", text: "healthy", leader, title: why.length ? why.join("; ") : "a leader and a quorum of voters" };
+  }
+  return { state: "unhealthy", glyph: "✖", text: "unhealthy", leader, title: why.length ? why.join("; ") : "no quorum of voters" };
+}
+
+/** nodeHealthText is one node's role and status as health reports it, e.g. "leader, healthy"; "" when health does not name it. */
+export function nodeHealthText(h: ClusterHealth | undefined, id: string): string {
+  const n = h?.nodes?.find((x) => x.id === id);
+  return n ? `${n.role}, ${n.status}` : "";
 }

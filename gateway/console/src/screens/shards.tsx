@@ -9,7 +9,7 @@ import { Badge, ErrorBox, Notice, Screen, Time } from "../components/ui";
 import { NumCell, RowButton, Table } from "../components/table";
 import { AddShardDialog } from "./shard-add";
 import { RevokeShardDialog } from "./shard-revoke";
-import { nodesText, README_URL, SHARDS_PATH, type OwnedShard, type OwnedShardList } from "./shards-lib";
+import { healthView, nodeHealthText, nodesText, README_URL, SHARDS_PATH, type OwnedShard, type OwnedShardList } from "./shards-lib";
 import "./shards.css";
 
 export function Shards() {
@@ -63,6 +63,7 @@ export function Shards() {
             "Shard id",
             { label: "Nodes joined", num: true },
             "Connected here",
+            "Health",
             "Created",
             anyExpiry && "Token expires",
             anyNs && "Namespaces",
@@ -131,18 +132,21 @@ function ShardRow(props: { sh: OwnedShard; owner: boolean; onRevoke: () => void;
                   <Badge class="shard-connected" glyph="●" data-node={n} data-connected="true">
                     {n} connected
                   </Badge>
+                  <NodeHealth sh={sh} id={n} />
                 </li>
               ) : (
                 <li key={n}>
                   <Badge class="shard-away" glyph="○" data-node={n} data-connected="false" title="no tunnel to this gateway now (another gateway may hold it)">
                     {n} not here
                   </Badge>
+                  <NodeHealth sh={sh} id={n} />
                 </li>
               ),
             )}
           </ul>
         )}
       </td>
+      <HealthCell sh={sh} />
       <td data-col="created">
         <Time at={sh.created_at} />
       </td>
@@ -164,5 +168,36 @@ function ShardRow(props: { sh: OwnedShard; owner: boolean; onRevoke: () => void;
         </td>
       )}
     </tr>
+  );
+}
+
+/** HealthCell is the shard's cluster health: a state with its glyph and the leader, or "unknown" when no node answered. */
+function HealthCell(props: { sh: OwnedShard }) {
+  const v = healthView(props.sh.health);
+  return (
+    <td data-col="health" data-health={v.state} class="wrap">
+      <Badge class={"shard-health-" + v.state} glyph={v.glyph} title={v.title}>
+        {v.text}
+      </Badge>
+      {v.leader && (
+        <span class="shard-leader" data-leader={props.sh.health?.leader_id ?? ""}>
+          {" "}
+          {v.leader}
+        </span>
+      )}
+    </td>
+  );
+}
+
+/** NodeHealth is one node's role and status, as the shard's health reports it (nothing when it does not). */
+function NodeHealth(props: { sh: OwnedShard; id: string }) {
+  const t = nodeHealthText(props.sh.health, props.id);
+  if (!t) return null;
+  const down = props.sh.health?.nodes?.find((x) => x.id === props.id)?.status !== "healthy";
+  return (
+    <span class={down ? "shard-node-health shard-node-down" : "shard-node-health"} data-node-health={props.id}>
+      {" "}
+      ({t})
+    </span>
   );
 }

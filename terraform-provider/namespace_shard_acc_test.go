@@ -77,6 +77,28 @@ func startShardNode(t *testing.T, token, shardID string) {
 	}
 }
 
+// waitShardHealthy waits until the gateway's listing carries the shard's
+// health with a leader: a node elects itself a little after its tunnel is
+// up, and the gateway asks it only per listing.
+func waitShardHealthy(t *testing.T, shardID string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		sh, err := ownedShard(t, shardID)
+		if err == nil && sh != nil && sh.Health != nil && sh.Health.Healthy && sh.Health.LeaderID != "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			var h any
+			if sh != nil {
+				h = sh.Health
+			}
+			t.Fatalf("shard %s not healthy with a leader after 60s (health %+v, %v)", shardID, h, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // A namespace on the tenant's self-hosted shard: placed there while no
 // node has joined (a retention must wait for one; the API refuses it
 // before creating anything), and deleted then at once; served through the
@@ -186,6 +208,7 @@ resource "jobbie_namespace" "%[1]s" {
 						t.Fatalf("namespace %s after a refused create: %v", kept, err)
 					}
 					startShardNode(t, token, made.last())
+					waitShardHealthy(t, made.last())
 				},
 				Config: config(withRetention, listed),
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -196,6 +219,12 @@ resource "jobbie_namespace" "%[1]s" {
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.nodes.0", "n1"),
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.connected.0", "n1"),
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.expected_nodes", "1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.healthy", "true"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.leader_id", "n1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.node_health.#", "1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.node_health.0.id", "n1"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.node_health.0.role", "leader"),
+					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.node_health.0.status", "healthy"),
 					resource.TestCheckNoResourceAttr("data.jobbie_shards.dc", "shards.0.token_expires_at"),
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.namespaces.#", "2"),
 					resource.TestCheckResourceAttr("data.jobbie_shards.dc", "shards.0.namespaces.0", kept),

@@ -306,12 +306,17 @@ func printBackups(w io.Writer, api *apiFlags, list ...client.Backup) error {
 
 func backupsPolicyCmd(api *apiFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "policy", Short: "Show, set or delete --namespace's backup policy"}
-	nsOf := func() (string, error) {
+	// with runs call with the client and the namespace the flags name.
+	with := func(call func(c *client.Client, ns string) error) error {
 		ns := api.flagOrEnv("namespace", envNamespace, api.namespace)
 		if ns == "" {
-			return "", errors.New("--namespace is required")
+			return errors.New("--namespace is required")
 		}
-		return ns, nil
+		c, err := api.client()
+		if err != nil {
+			return err
+		}
+		return call(c, ns)
 	}
 	show := func(w io.Writer, p *client.BackupPolicy) error {
 		if api.json() {
@@ -329,19 +334,13 @@ func backupsPolicyCmd(api *apiFlags) *cobra.Command {
 	get := &cobra.Command{
 		Use: "get", Short: "Show the policy", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := api.client()
-			if err != nil {
-				return err
-			}
-			ns, err := nsOf()
-			if err != nil {
-				return err
-			}
-			p, err := c.GetBackupPolicy(cmd.Context(), ns)
-			if err != nil {
-				return apiError(err)
-			}
-			return show(cmd.OutOrStdout(), p)
+			return with(func(c *client.Client, ns string) error {
+				p, err := c.GetBackupPolicy(cmd.Context(), ns)
+				if err != nil {
+					return apiError(err)
+				}
+				return show(cmd.OutOrStdout(), p)
+			})
 		},
 	}
 	var (
@@ -351,21 +350,15 @@ func backupsPolicyCmd(api *apiFlags) *cobra.Command {
 	set := &cobra.Command{
 		Use: "set", Short: "Set the policy: --cron, --timezone, --retention", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := api.client()
-			if err != nil {
-				return err
-			}
-			ns, err := nsOf()
-			if err != nil {
-				return err
-			}
-			enabled := !disabled
-			req.Enabled = &enabled
-			p, err := c.PutBackupPolicy(cmd.Context(), ns, req)
-			if err != nil {
-				return apiError(err)
-			}
-			return show(cmd.OutOrStdout(), p)
+			return with(func(c *client.Client, ns string) error {
+				enabled := !disabled
+				req.Enabled = &enabled
+				p, err := c.PutBackupPolicy(cmd.Context(), ns, req)
+				if err != nil {
+					return apiError(err)
+				}
+				return show(cmd.OutOrStdout(), p)
+			})
 		},
 	}
 	set.Flags().StringVar(&req.Cron, "cron", "", "cron expression (5 fields, or @daily, @every 6h…)")
@@ -375,19 +368,13 @@ func backupsPolicyCmd(api *apiFlags) *cobra.Command {
 	del := &cobra.Command{
 		Use: "delete", Short: "Delete the policy (its backups stay)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := api.client()
-			if err != nil {
-				return err
-			}
-			ns, err := nsOf()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteBackupPolicy(cmd.Context(), ns); err != nil {
-				return apiError(err)
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "deleted the backup policy of %s\n", ns)
-			return nil
+			return with(func(c *client.Client, ns string) error {
+				if err := c.DeleteBackupPolicy(cmd.Context(), ns); err != nil {
+					return apiError(err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "deleted the backup policy of %s\n", ns)
+				return nil
+			})
 		},
 	}
 	cmd.AddCommand(get, set, del)

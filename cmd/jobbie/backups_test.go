@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/internal/backup"
 )
 
@@ -45,4 +47,32 @@ func TestBackupStoreFlags(t *testing.T) {
 		_, err := tc.f.store(dir)
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// The backup policy commands set, show and delete --namespace's policy
+// against jobbie dev; without a namespace they refuse before any request.
+func TestBackupPolicyCommandsAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDev(t)
+	key := filepath.Join(d.dir, "owner.key")
+	run := func(args ...string) (string, error) {
+		t.Helper()
+		out, _, err := runJobbie(t, "", append(args, "--url", d.gateway, "--key-file", key)...)
+		return out, err
+	}
+	out, err := run("backups", "policy", "set", "--namespace", "default", "--cron", "@daily", "--retention", "3")
+	require.NoError(t, err)
+	require.Regexp(t, `default\s+@daily\s+UTC\s+3\s+true`, out)
+	out, err = run("backups", "policy", "get", "--namespace", "default", "-o", "json")
+	require.NoError(t, err)
+	var p client.BackupPolicy
+	require.NoError(t, json.Unmarshal([]byte(out), &p), out)
+	require.Equal(t, "@daily", p.Cron)
+	require.Equal(t, 3, p.Retention)
+	_, err = run("backups", "policy", "delete", "--namespace", "default")
+	require.NoError(t, err)
+	_, err = run("backups", "policy", "get", "--namespace", "default")
+	require.Error(t, err, "no policy after delete")
+	_, err = run("backups", "policy", "get")
+	require.ErrorContains(t, err, "--namespace is required")
 }

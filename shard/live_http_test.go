@@ -75,7 +75,9 @@ func (s *sseStream) next() sseFrame {
 
 func seqOf(t *testing.T, f sseFrame) uint64 {
 	t.Helper()
-	n, err := strconv.ParseUint(f.ID, 10, 64)
+	_, seq, ok := strings.Cut(f.ID, ":")
+	require.True(t, ok, "an event id names its shard: %q", f.ID)
+	n, err := strconv.ParseUint(seq, 10, 64)
 	require.NoError(t, err)
 	return n
 }
@@ -123,10 +125,20 @@ func TestEventsStreamLifecycleAndResume(t *testing.T) {
 	r.next() // the opening comment
 	require.Equal(t, frames[1].ID, r.nextEvent().ID, "resumes after the id it was given")
 	require.Equal(t, frames[2].ID, r.nextEvent().ID)
+	r.close()
+
+	// An id of another shard (a stream from before the namespace moved
+	// here, its seq far past this log's): told it may have missed events,
+	// then every event this node keeps, not silence until this log
+	// catches up with the other's.
+	moved := b.stream(wire.LastEventIDHeader, "s9:999999999")
+	moved.next()
+	require.Contains(t, moved.next().Comment, "events were missed")
+	require.Equal(t, frames[0].ID, moved.nextEvent().ID)
+	moved.close()
 
 	// A restarted node keeps no events from before: a resume from then is
 	// told it missed events, and goes on with new ones.
-	r.close()
 	s.close()
 	require.NoError(t, b.srv.Stop())
 	b = start(t, b.dir)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -36,11 +37,22 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 		return err
 	}
 	var after uint64
-	resume := false
+	resume, note := false, ""
 	if h := c.Get(wire.LastEventIDHeader); h != "" {
-		v, err := strconv.ParseUint(h, 10, 64)
-		if err != nil {
+		// An id is "<shard>:<seq>" (a bare seq is taken as this shard's).
+		// One of another shard is from before the namespace moved here:
+		// its seq means nothing in this shard's log, so the stream resumes
+		// at the oldest event kept here, saying events may be missed.
+		shard, seq, scoped := strings.Cut(h, ":")
+		if !scoped {
+			shard, seq = s.cfg.ShardID, h
+		}
+		v, err := strconv.ParseUint(seq, 10, 64)
+		if err != nil || shard == "" {
 			return apierr.Field(wire.LastEventIDHeader, "Last-Event-ID must be an event id from this stream, not %q", h)
+		}
+		if shard != s.cfg.ShardID {
+			v, note = 0, ": events were missed: the id is of another shard's stream (the namespace moved here); the stream resumes at the oldest event this node keeps\n\n"
 		}
 		after, resume = v, true
 	}
@@ -55,7 +67,7 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 	sseHeaders(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer s.events.Unsubscribe(sub)
-		s.writeEvents(w, sub, after, sc)
+		s.writeEvents(w, sub, after, sc, note)
 	})
 	return nil
 }
@@ -63,8 +75,8 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 // writeEvents writes events after seq, of the queues in sc, until the
 // client goes away (a write fails), the node stops or the namespace moved
 // to another shard (its client reconnects, and is sent there).
-func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc tenancy.QueueScope) {
-	_, _ = w.WriteString(": jobbie events\n\n")
+func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc tenancy.QueueScope, note string) {
+	_, _ = w.WriteString(": jobbie events\n\n" + note)
 	if w.Flush() != nil {
 		return
 	}
@@ -81,7 +93,7 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc te
 		for i := range evs {
 			after = evs[i].Seq
 			if sc.Allows(evs[i].Queue) {
-				writeEvent(w, &evs[i])
+				writeEvent(w, s.cfg.ShardID, &evs[i])
 				wrote = true
 			}
 		}
@@ -109,7 +121,7 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc te
 	}
 }
 
-func writeEvent(w *bufio.Writer, ev *live.Event) {
+func writeEvent(w *bufio.Writer, shard string, ev *live.Event) {
 	d := wire.Event{Type: ev.Type, JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(),
 		At: time.Unix(0, ev.At).UTC(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
 	if ev.From != 0 {
@@ -117,6 +129,8 @@ func writeEvent(w *bufio.Writer, ev *live.Event) {
 	}
 	raw, _ := json.Marshal(d) // plain strings, numbers and a time: cannot fail
 	_, _ = w.WriteString("id: ")
+	_, _ = w.WriteString(shard)
+	_, _ = w.WriteString(":")
 	_, _ = w.WriteString(strconv.FormatUint(ev.Seq, 10))
 	_, _ = w.WriteString("\nevent: ")
 	_, _ = w.WriteString(ev.Type)

@@ -80,13 +80,14 @@ func TestBulkOperationsOfTwoTenantsTakeTurns(t *testing.T) {
 	const smallSteps = 3
 	took, meanwhile := fairnessRun(b, 60*chunk, smallSteps*chunk-50)
 	t.Logf("the small operation took %s; the big one processed %d jobs meanwhile", took, meanwhile)
-	// Turns alternate, so the big operation takes one step per step of
-	// the small one, plus the one it was in when the small one started.
-	// The calls that start the small one and watch it end let the big one
-	// take a few more on a loaded machine (the test counts from before the
-	// start call to after the last look), so the bound doubles that; run
-	// one after the other, the big one would take all its 60 steps first.
-	require.LessOrEqual(t, meanwhile, 2*(smallSteps+1)*chunk, "the big operation ran ahead of the small one")
+	// Turns alternate (the rule itself: leader.TestBulkTurnsOnePerTenant),
+	// so the big operation takes about one step per step of the small one.
+	// Seen from outside, the calls that start the small one and watch it
+	// end let the big one take more on a loaded machine (12 steps for 3
+	// were seen), so the bound only tells turns from one after the other:
+	// run in sequence, the big one would take all its remaining ~59 steps
+	// before the small one's first.
+	require.Less(t, meanwhile, 30*chunk, "the big operation ran ahead of the small one")
 }
 
 // TestBulkFairnessFigures measures, for docs and reviews, how long a

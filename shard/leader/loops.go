@@ -155,22 +155,14 @@ func (l *Loops) bulkLoop() {
 	}
 }
 
-// bulkRound takes one step of one running operation per tenant: the
-// oldest of its first namespace that has one. Tenants take turns, so one
-// tenant's operation delays another's by at most one step per step of
-// its own, however big it is; a tenant's own operations run one after
-// another. It reports whether any operation is still running; false too
-// when a step failed (this node stopped leading).
+// bulkRound takes one step of each operation bulkTurns picks. It reports
+// whether any operation is still running; false too when a step failed
+// (this node stopped leading).
 func (l *Loops) bulkRound() bool {
-	turn := map[string]bool{}
-	more := false
-	for _, ref := range l.svc.RunningBulkOps() {
-		t := tenantOf(ref.NS)
-		if turn[t] {
-			more = true
-			continue
-		}
-		turn[t] = true
+	running := l.svc.RunningBulkOps()
+	turns := bulkTurns(running)
+	more := len(turns) < len(running)
+	for _, ref := range turns {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		done, err := l.svc.BulkStep(ctx, ref)
 		cancel()
@@ -184,6 +176,24 @@ func (l *Loops) bulkRound() bool {
 		more = more || !done
 	}
 	return more
+}
+
+// bulkTurns picks the operations that take a step this round: one per
+// tenant, the oldest of its first namespace that has one. Tenants take
+// turns, so one tenant's operation delays another's by at most one step
+// per step of its own, however big it is; a tenant's own operations run
+// one after another.
+func bulkTurns(running []service.BulkOpRef) []service.BulkOpRef {
+	turn := map[string]bool{}
+	var out []service.BulkOpRef
+	for _, ref := range running {
+		t := tenantOf(ref.NS)
+		if !turn[t] {
+			turn[t] = true
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // tenantOf is the tenant part of a shard namespace ("<tenant>/<name>").

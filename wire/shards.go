@@ -99,3 +99,32 @@ type SelfHostedShard struct {
 type SelfHostedShards struct {
 	Shards []SelfHostedShard `json:"shards"`
 }
+
+// TrustBundle is what a self-hosted shard's nodes need to judge their
+// tenant's API keys themselves, so the shard's local API serves the
+// tenant's workers while the hosted service is unreachable: control
+// builds it for gateways (GET {control}/internal/v1/tenants/{tid}/shards/{sid}/trust),
+// and each gateway pushes it to the shard's nodes connected to it, over
+// their tunnels (POST {node}/internal/v1/trust), every
+// TrustPushInterval. It holds only what is the tenant's own, or public:
+//   - JWKS: the public halves of the keys that sign API keys (what
+//     GET {control}/control/v1/jwks publishes);
+//   - Revocations: the tenant's revoked keys and rotated keys' secrets,
+//     and the signing keys retiring; Version is a digest of that content
+//     (it changes when the content does; it says nothing of other
+//     tenants' revocations), Roles only the tenant's version;
+//   - Roles: the tenant's custom roles;
+//   - Namespaces: the tenant's namespaces placed on the shard (without
+//     addresses).
+type TrustBundle struct {
+	TenantID    string               `json:"tenant_id"`
+	ShardID     string               `json:"shard_id"`
+	IssuedAt    time.Time            `json:"issued_at"` // control's clock when it built the bundle
+	JWKS        json.RawMessage      `json:"jwks"`
+	Revocations Revocations          `json:"revocations"`
+	Roles       TenantRoles          `json:"roles"`
+	Namespaces  []NamespacePlacement `json:"namespaces"`
+}
+
+// MaxTrustBundleBytes bounds a trust bundle's JSON, as a node takes it.
+const MaxTrustBundleBytes = 8 << 20

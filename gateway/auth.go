@@ -26,6 +26,7 @@ type authenticator struct {
 	parser *jwt.Parser
 	clock  clockwork.Clock
 	ctx    context.Context // bounds JWKS fetches caused by unknown kids
+	local  bool            // a self-hosted shard's local API (local.go): its words differ
 }
 
 // verifiedKey is a cached, signature-checked key.
@@ -82,9 +83,16 @@ func (a *authenticator) authenticate(header string) (*tenancy.KeyClaims, error) 
 // is past its freshness bound.
 func (a *authenticator) judging(now time.Time) error {
 	if !a.ready() {
+		if a.local {
+			return apierr.Retry(apierr.Unavailable, staleRetryAfter, "this self-hosted shard has no trust bundle from the hosted service yet (the signing keys and revocations it judges keys by): it gets one over its tunnel once it is connected")
+		}
 		return apierr.Retry(apierr.Unavailable, 1, "the gateway is starting: signing keys or the revocation list are not loaded yet")
 	}
-	if age, stale := a.revs.stale(now); stale {
+	if age, stale := a.revs.stale(now); stale && a.local {
+		return apierr.Retry(apierr.RevocationsStale, staleRetryAfter,
+			"this self-hosted shard has not heard from the hosted service for %s, over its bound of %s (--local-api-max-offline), so it cannot confirm which keys are revoked: keys are refused until its tunnel brings a new trust bundle",
+			age.Truncate(time.Second), a.revs.maxAge)
+	} else if stale {
 		return apierr.Retry(apierr.RevocationsStale, staleRetryAfter,
 			"the gateway cannot reach the control plane to confirm which keys are revoked: its revocation list is %s old, over its bound of %s, so keys are refused until it is fresh; retry shortly",
 			age.Truncate(time.Second), a.revs.maxAge)

@@ -37,6 +37,16 @@ type Config struct {
 	// come from, trusted on that listener only. Both or neither.
 	TunnelAddr   string
 	SelfHostedCA []byte
+	// Local, when set, makes this gateway a self-hosted shard node's local
+	// API (local.go): it then has no ControlURL, TLS, tunnel listener,
+	// gossip or metrics listener, and RevocationMaxAge bounds how long it
+	// serves on without a trust bundle from the hosted service.
+	Local *LocalTrust
+	// TrustPushInterval is how often self-hosted nodes connected to this
+	// gateway's tunnel listener are sent their trust bundle again
+	// (trustpush.go): a key revoked reaches their local API within about
+	// this long. Default 10s.
+	TrustPushInterval time.Duration
 	// MetricsAddr is where /metrics is served, over mutual TLS, to
 	// scrapers' certificates (pki.Scrapers); "" serves no metrics. They
 	// are never on Addr.
@@ -168,6 +178,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.BatchBodyLimit, 16*mib)
 	setDefault(&c.RevocationInterval, time.Second)
 	setDefault(&c.RevocationMaxAge, time.Minute)
+	setDefault(&c.TrustPushInterval, 10*time.Second)
 	setDefault(&c.JWKSInterval, time.Minute)
 	setDefault(&c.JWKSMinRefresh, time.Second)
 	setDefault(&c.KeyUsageInterval, 30*time.Second)
@@ -209,6 +220,12 @@ func setDefault[T comparable](field *T, def T) {
 
 // Validate reports the first problem with a defaulted config.
 func (c Config) Validate() error {
+	if c.Local != nil {
+		if err := c.Local.validate(c); err != nil {
+			return err
+		}
+		return c.validateLimits()
+	}
 	if err := checkControlURLs(c.ControlURL); err != nil {
 		return err
 	}
@@ -221,11 +238,16 @@ func (c Config) Validate() error {
 	case c.TLS.Identity().Role != pki.RoleGateway:
 		return fmt.Errorf("gateway: TLS is the certificate of %s, not of a gateway", c.TLS.Identity())
 	}
+	return c.validateLimits()
+}
+
+// validateLimits checks the sizes, intervals and bounds.
+func (c Config) validateLimits() error {
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
 		return errors.New("gateway: body limits must be positive")
 	}
 	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 ||
-		c.KeyUsageInterval < 0 || c.UsagePushInterval < 0 || c.PlanRefreshInterval < 0 || c.PlanFetchWait < 0 || c.RateLimitSyncInterval < 0 {
+		c.KeyUsageInterval < 0 || c.TrustPushInterval < 0 || c.UsagePushInterval < 0 || c.PlanRefreshInterval < 0 || c.PlanFetchWait < 0 || c.RateLimitSyncInterval < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
 	}
 	if c.RevocationMaxAge <= c.RevocationInterval {

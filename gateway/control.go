@@ -49,6 +49,10 @@ type controlClient struct {
 	// quotas caches what control says of each tenant's quotas (quota.go).
 	quotas *quotaCache
 
+	// local, set on a self-hosted shard's local API, answers instead of
+	// control (local.go).
+	local *localControl
+
 	mu   sync.Mutex
 	good string               // the base that answered last
 	down map[string]time.Time // base → until when it is tried only after the others
@@ -58,6 +62,11 @@ type controlClient struct {
 const controlDownFor = 2 * time.Second
 
 func newControlClient(cfg Config) *controlClient {
+	if cfg.Local != nil {
+		cc := &controlClient{local: &localControl{cfg: cfg.Local}, http: &http.Client{}}
+		cc.quotas = newQuotaCache(cc, cfg)
+		return cc
+	}
 	cc := &controlClient{
 		pool: cfg.Gossip,
 		down: map[string]time.Time{},
@@ -143,12 +152,18 @@ type controlReply struct {
 	contentType string
 	retryAfter  string
 	body        []byte
+	// asOf, when set, is when what the reply says was current (a local
+	// API's trust bundle's arrival); else it is when it was asked.
+	asOf time.Time
 }
 
 // do sends one request; in, when not nil, is sent as JSON. A transport
 // failure is returned as an error; any HTTP status is a reply. It tries
 // the control nodes in turn (see controlClient).
 func (cc *controlClient) do(ctx context.Context, method, path, requestID string, in any) (controlReply, error) {
+	if cc.local != nil {
+		return cc.local.do(method, path)
+	}
 	var raw []byte
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -223,6 +238,9 @@ func (cc *controlClient) once(ctx context.Context, base, method, path, requestID
 // ctx bounds the rest. Nodes are tried in turn as for do; a 503 from one
 // moves on to the next.
 func (cc *controlClient) open(ctx context.Context, path, requestID string) (*http.Response, error) {
+	if cc.local != nil {
+		return nil, errLocalOpen
+	}
 	var (
 		last    *http.Response // a 503, kept when no node serves it
 		lastErr error
@@ -301,17 +319,23 @@ func notApplied(body []byte) bool {
 // getJSON fetches path and decodes a 200 answer into out; other statuses
 // come back as errors carrying the status.
 func (cc *controlClient) getJSON(ctx context.Context, path, requestID string, out any) error {
+	_, err := cc.getJSONAsOf(ctx, path, requestID, out)
+	return err
+}
+
+// getJSONAsOf is getJSON, also telling the reply's asOf (zero from control).
+func (cc *controlClient) getJSONAsOf(ctx context.Context, path, requestID string, out any) (time.Time, error) {
 	r, err := cc.do(ctx, http.MethodGet, path, requestID, nil)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if r.status != http.StatusOK {
-		return &statusError{path: path, status: r.status, body: r.body}
+		return time.Time{}, &statusError{path: path, status: r.status, body: r.body}
 	}
 	if err := json.Unmarshal(r.body, out); err != nil {
-		return fmt.Errorf("gateway: control GET %s: decode: %w", path, err)
+		return time.Time{}, fmt.Errorf("gateway: control GET %s: decode: %w", path, err)
 	}
-	return nil
+	return r.asOf, nil
 }
 
 // postAPIRequests pushes a gateway's api request counts (usage.go).

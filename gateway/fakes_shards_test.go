@@ -16,6 +16,8 @@ type fakeShards struct {
 	lastPlacedOn string // the shard the last namespace creation named
 	calls        int
 	selfHosted   []wire.SelfHostedShard // every tenant's, as the tunnel listener reads them
+	trust        map[string]wire.TrustBundle // by shard id; none: control answers 404
+	trustAsked   int                         // trust bundles asked for
 }
 
 func (fc *fakeControl) shardRoutes(mux *http.ServeMux) {
@@ -25,6 +27,15 @@ func (fc *fakeControl) shardRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /internal/v1/tenants/{tid}/shards", fc.internal(fc.listOwnedShards))
 	mux.HandleFunc("POST /internal/v1/tenants/{tid}/shards/join-tokens", fc.internal(fc.postJoinToken))
 	mux.HandleFunc("DELETE /internal/v1/tenants/{tid}/shards/{id}", fc.internal(fc.deleteOwnedShard))
+	mux.HandleFunc("GET /internal/v1/tenants/{tid}/shards/{id}/trust", fc.internal(func(w http.ResponseWriter, r *http.Request) {
+		fc.shards.trustAsked++
+		b, ok := fc.shards.trust[r.PathValue("id")]
+		if !ok || b.TenantID != r.PathValue("tid") {
+			writeErr(w, apierr.New(apierr.NotFound, "shard %q not found", r.PathValue("id")))
+			return
+		}
+		writeJSON(w, http.StatusOK, b)
+	}))
 }
 
 func (fc *fakeControl) listOwnedShards(w http.ResponseWriter, r *http.Request) {

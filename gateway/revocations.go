@@ -105,8 +105,12 @@ func (r *revocations) signingRetired(kid string, now time.Time) (bool, time.Time
 func (r *revocations) refresh(ctx context.Context) error {
 	asked := r.clock.Now()
 	var rev wire.Revocations
-	if err := r.control.getJSON(ctx, revocationsPath, "", &rev); err != nil {
+	asOf, err := r.control.getJSONAsOf(ctx, revocationsPath, "", &rev)
+	if err != nil {
 		return err
+	}
+	if !asOf.IsZero() {
+		asked = asOf
 	}
 	defer r.fetched.Store(asked.UnixNano())
 	if cur := r.list.Load(); cur != nil && cur.version == rev.Version && len(cur.ids) == len(rev.Revoked) &&

@@ -166,7 +166,15 @@ var routeTable = []route{
 // register mounts the route table, each endpoint behind admission.
 func (s *Server) register(app *fiber.App) {
 	for _, rt := range append(routeTable, shardRoutes...) {
-		app.Add(rt.method, rt.path, s.admitted(rt))
+		if s.cfg.Local == nil || localOnly(rt) {
+			app.Add(rt.method, rt.path, s.admitted(rt))
+		}
+	}
+	if s.cfg.Local != nil {
+		app.All("/api/v1/*", func(c *fiber.Ctx) error {
+			return apierr.New(apierr.NotFound, "%s %s is not served by a self-hosted shard's local API, which serves the job, queue, schedule, worker and event endpoints of the namespaces on its shard: use the hosted gateway",
+				c.Method(), c.Path())
+		})
 	}
 }
 

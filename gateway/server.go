@@ -83,6 +83,7 @@ func New(cfg Config) (*Server, error) {
 		cancel()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	auth.local = cfg.Local != nil
 	sess, err := newSessions(auth, cfg.TokenCacheSize)
 	if err != nil {
 		cancel()
@@ -171,7 +172,9 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/readyz", s.readyz)
 	// Metrics are on MetricsAddr, never on the public port.
 	s.register(app)
-	s.registerConsole(app)
+	if s.cfg.Local == nil {
+		s.registerConsole(app)
+	}
 	return app
 }
 
@@ -205,7 +208,8 @@ func (s *Server) Start(ctx context.Context) error {
 			}
 			return fmt.Errorf("gateway: tunnel listener: %w", err)
 		}
-		s.wg.Add(2)
+		s.wg.Add(3)
+		go s.runTrustPush()
 		go func() {
 			defer s.wg.Done()
 			if err := s.tunnels.serve(s.tunnelLn); err != nil && s.ctx.Err() == nil {

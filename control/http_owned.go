@@ -15,6 +15,7 @@ func (s *Server) ownedShardRoutes(app *fiber.App, gw fiber.Handler) {
 	app.Get("/internal/v1/tenants/:tid/shards", gw, s.getOwnedShards)
 	app.Post("/internal/v1/tenants/:tid/shards/join-tokens", gw, s.postJoinToken)
 	app.Delete("/internal/v1/tenants/:tid/shards/:id", gw, s.deleteOwnedShard)
+	app.Get("/internal/v1/tenants/:tid/shards/:sid/trust", gw, s.getTrustBundle)
 	app.Post("/control/v1/join", s.gate(nil, false), s.postJoin)
 }
 

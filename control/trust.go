@@ -1,0 +1,170 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Trust bundles (wire.TrustBundle): what a self-hosted shard's nodes need
+// to judge their tenant's API keys while the hosted service is out of
+// reach. A gateway fetches one per self-hosted shard it tunnels to and
+// pushes it to the shard's nodes. It holds the tenant's own records and
+// public ones only, all read from one snapshot, so its parts agree.
+
+// TrustBundle builds the trust bundle of tenant tid's self-hosted shard
+// sid. Anything else (a hosted shard, another tenant's, a revoked or
+// unknown one, an unknown tenant) is the same 404, which tells nothing of
+// whether the shard exists.
+func (s *Server) TrustBundle(ctx context.Context, tid, sid string) (wire.TrustBundle, error) {
+	notFound := apierr.New(apierr.NotFound, "shard %q not found", sid)
+	if tenancy.ValidateTenantID(tid) != nil || !shardIDRE.MatchString(sid) {
+		return wire.TrustBundle{}, notFound
+	}
+	now := s.cfg.Clock.Now().UTC()
+	return viewValue(s, func(r pebble.Reader) (wire.TrustBundle, error) {
+		if _, ok, err := selfHostedShard(r, tid, sid); err != nil || !ok {
+			if err == nil {
+				err = notFound
+			}
+			return wire.TrustBundle{}, err
+		}
+		out := wire.TrustBundle{TenantID: tid, ShardID: sid, IssuedAt: now}
+		var err error
+		if out.JWKS, err = jwksAt(r, now); err != nil {
+			return wire.TrustBundle{}, err
+		}
+		if out.Revocations, err = tenantRevocations(r, tid); err != nil {
+			return wire.TrustBundle{}, err
+		}
+		if out.Roles, err = tenantRoles(r, tid); err != nil {
+			return wire.TrustBundle{}, err
+		}
+		out.Namespaces, err = namespacesOn(r, tid, sid)
+		return out, err
+	})
+}
+
+// jwksAt is the JWKS (Server.JWKS) as r holds it at now, as JSON.
+func jwksAt(r pebble.Reader, now time.Time) (json.RawMessage, error) {
+	keys, err := listSigningKeys(r)
+	if err != nil {
+		return nil, err
+	}
+	set := tenancy.JWKS{Keys: make([]tenancy.JWK, 0, len(keys))}
+	for _, k := range keys {
+		if k.usable(now) {
+			set.Keys = append(set.Keys, tenancy.NewJWK(k.ID, k.public()))
+		}
+	}
+	return json.Marshal(set)
+}
+
+// tenantRevocations is the revocation list cut to tenant tid: its
+// revoked keys, its rotated keys' secrets, its roles version, and every
+// retiring signing key (public, and the same for all). Its version is a
+// digest of that content, not the global list's counter, which moves with
+// every tenant's revocations.
+func tenantRevocations(r pebble.Reader, tid string) (wire.Revocations, error) {
+	out := wire.Revocations{Revoked: []string{}}
+	var live []string
+	err := scanJSON(r, layout.Keys(tid), func(_ []byte, k APIKey) {
+		if k.RevokedAt != nil {
+			out.Revoked = append(out.Revoked, k.ID)
+		} else {
+			live = append(live, k.ID) // a revocation deletes the key's rotated entry
+		}
+	})
+	if err != nil {
+		return wire.Revocations{}, err
+	}
+	for _, id := range live {
+		var ks wire.KeySecrets
+		ok, err := getJSON(r, layout.Rotated(id), &ks)
+		if err != nil {
+			return wire.Revocations{}, err
+		}
+		if ok {
+			out.Rotated = append(out.Rotated, ks)
+		}
+	}
+	err = scanJSON(r, layout.SigningKeys(), func(_ []byte, k signingKey) {
+		if k.RetiresAt != nil {
+			out.SigningKeys = append(out.SigningKeys, wire.RetiringSigningKey{Kid: k.ID, RetiresAt: *k.RetiresAt})
+		}
+	})
+	if err != nil {
+		return wire.Revocations{}, err
+	}
+	v, ok, err := getRaw(r, layout.RolesVersion(tid))
+	if err != nil {
+		return wire.Revocations{}, err
+	}
+	if ok {
+		out.Roles = []wire.RolesVersion{{TenantID: tid, Version: layout.DecodeUint64(v)}}
+	}
+	out.Version, err = revocationsDigest(out)
+	return out, err
+}
+
+// revocationsDigest is the FNV-1a digest of rev's content (its Version
+// aside), never 0, which a node may read as "none yet".
+func revocationsDigest(rev wire.Revocations) (uint64, error) {
+	rev.Version = 0
+	b, err := json.Marshal(rev)
+	if err != nil {
+		return 0, err
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	if d := h.Sum64(); d != 0 {
+		return d, nil
+	}
+	return 1, nil
+}
+
+// tenantRoles is tenant tid's custom roles as GET
+// /internal/v1/tenants/{tid}/roles answers them.
+func tenantRoles(r pebble.Reader, tid string) (wire.TenantRoles, error) {
+	version, err := getUint64(r, layout.RolesVersion(tid))
+	if err != nil {
+		return wire.TenantRoles{}, err
+	}
+	roles, err := listRoles(r, tid)
+	return wire.TenantRoles{Roles: each(roles, roleView), Version: version}, err
+}
+
+// namespacesOn is tenant tid's namespaces on its self-hosted shard sid,
+// without addresses (the nodes are the shard).
+func namespacesOn(r pebble.Reader, tid, sid string) ([]wire.NamespacePlacement, error) {
+	list, err := listNamespaces(r, tid)
+	if err != nil {
+		return nil, err
+	}
+	out := []wire.NamespacePlacement{}
+	for _, ns := range list {
+		if ns.ShardID == sid {
+			v := namespaceView(ns)
+			v.Shard = sid // the tenant's own shard: named, as in its namespace answers
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) getTrustBundle(c *fiber.Ctx) error {
+	b, err := s.TrustBundle(c.UserContext(), c.Params("tid"), c.Params("sid"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(b)
+}

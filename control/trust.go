@@ -60,13 +60,30 @@ func jwksAt(r pebble.Reader, now time.Time) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	return json.Marshal(jwksOf(keys, now))
+}
+
+// jwksOf is the public halves of the keys usable at now.
+func jwksOf(keys []signingKey, now time.Time) tenancy.JWKS {
 	set := tenancy.JWKS{Keys: make([]tenancy.JWK, 0, len(keys))}
 	for _, k := range keys {
 		if k.usable(now) {
 			set.Keys = append(set.Keys, tenancy.NewJWK(k.ID, k.public()))
 		}
 	}
-	return json.Marshal(set)
+	return set
+}
+
+// retiringSigningKeys are the signing keys a rotation replaced, with
+// when they retire.
+func retiringSigningKeys(r pebble.Reader) ([]wire.RetiringSigningKey, error) {
+	var out []wire.RetiringSigningKey
+	err := scanJSON(r, layout.SigningKeys(), func(_ []byte, k signingKey) {
+		if k.RetiresAt != nil {
+			out = append(out, wire.RetiringSigningKey{Kid: k.ID, RetiresAt: *k.RetiresAt})
+		}
+	})
+	return out, err
 }
 
 // tenantRevocations is the revocation list cut to tenant tid: its
@@ -97,12 +114,7 @@ func tenantRevocations(r pebble.Reader, tid string) (wire.Revocations, error) {
 			out.Rotated = append(out.Rotated, ks)
 		}
 	}
-	err = scanJSON(r, layout.SigningKeys(), func(_ []byte, k signingKey) {
-		if k.RetiresAt != nil {
-			out.SigningKeys = append(out.SigningKeys, wire.RetiringSigningKey{Kid: k.ID, RetiresAt: *k.RetiresAt})
-		}
-	})
-	if err != nil {
+	if out.SigningKeys, err = retiringSigningKeys(r); err != nil {
 		return wire.Revocations{}, err
 	}
 	v, ok, err := getRaw(r, layout.RolesVersion(tid))

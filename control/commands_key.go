@@ -162,12 +162,7 @@ func loadRevocations(r pebble.Reader) (Revocations, error) {
 	if err != nil {
 		return Revocations{}, err
 	}
-	err = scanJSON(r, layout.SigningKeys(), func(_ []byte, k signingKey) {
-		if k.RetiresAt != nil {
-			out.SigningKeys = append(out.SigningKeys, wire.RetiringSigningKey{Kid: k.ID, RetiresAt: *k.RetiresAt})
-		}
-	})
-	if err != nil {
+	if out.SigningKeys, err = retiringSigningKeys(r); err != nil {
 		return Revocations{}, err
 	}
 	out.Roles, err = loadRolesVersions(r)

@@ -151,12 +151,5 @@ func (s *Server) JWKS(ctx context.Context) (tenancy.JWKS, error) {
 	if err != nil {
 		return tenancy.JWKS{}, err
 	}
-	now := s.cfg.Clock.Now()
-	out := tenancy.JWKS{Keys: make([]tenancy.JWK, 0, len(keys))}
-	for _, k := range keys {
-		if k.usable(now) {
-			out.Keys = append(out.Keys, tenancy.NewJWK(k.ID, k.public()))
-		}
-	}
-	return out, nil
+	return jwksOf(keys, s.cfg.Clock.Now()), nil
 }

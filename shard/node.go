@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,6 +22,8 @@ import (
 	"github.com/jobbie/jobbie/shard/leader"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/shard/trust"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Node is one shard node: its replicated state machine, what it keeps in
@@ -39,6 +42,8 @@ type Node struct {
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
 	control *http.Client        // to the control plane: registration
 	weights *api.Weights        // the namespaces' fair weights, from the gateway's requests
+	trust   *trust.Store        // the newest trust bundle a gateway pushed (a self-hosted node's)
+	tenant  string              // the owner its certificate names; "" on a hosted shard
 	ln      net.Listener
 	unix    net.Listener
 	meta    metaLoop // cluster.go
@@ -58,7 +63,19 @@ func New(cfg Config) (*Node, error) {
 	// Raft talks to this shard's nodes only, of the same owner: a
 	// self-hosted shard's peers must name its tenant, a hosted shard's
 	// none.
-	members := pki.OwnedShardMember(cfg.ShardID, cfg.TLS.Identity().Tenant)
+	n.tenant = cfg.TLS.Identity().Tenant
+	members := pki.OwnedShardMember(cfg.ShardID, n.tenant)
+	// Every node opens its trust store (nothing to read on a hosted one):
+	// a self-hosted node finds the bundle its last run was pushed, with
+	// its age.
+	ts, err := trust.Open(filepath.Join(cfg.DataDir, trust.FileName))
+	if err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	if err := ts.Discarded(); err != nil {
+		cfg.Logger.Warn("shard: the trust bundle kept by the last run is unreadable; waiting for the next push", "err", err)
+	}
+	n.trust = ts
 	raftLog := slog.NewLogLogger(cfg.Logger.With("component", "raft", "shard", cfg.ShardID).Handler(), slog.LevelWarn)
 	repl, err := replica.Open(replica.Config{
 		Dir:       cfg.DataDir,
@@ -93,8 +110,8 @@ func New(cfg Config) (*Node, error) {
 	n.control = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), IdleConnTimeout: time.Minute,
 		DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext, TLSHandshakeTimeout: 2 * time.Second}}
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
-		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger},
-		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights}, n.boundAddr)
+		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger, Tenant: n.tenant},
+		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights, Trust: n.trust}, n.boundAddr)
 	return n, nil
 }
 
@@ -183,6 +200,21 @@ func (n *Node) Subscribe() (<-chan struct{}, func()) { return n.repl.Subscribe()
 
 // Status is this node's view of its group.
 func (n *Node) Status() api.NodeStatus { return n.api.Status() }
+
+// TrustBundle is the newest trust bundle a hosted gateway pushed to this
+// node (POST /internal/v1/trust), kept across restarts, and when it was
+// received (wall clock); ok is false before the first, and always on a
+// hosted node. A bundle left by a run under another certificate (of
+// another tenant or shard) is not this node's and is not answered. An
+// atomic load: cheap enough for every request. The bundle is shared:
+// read it, never change it.
+func (n *Node) TrustBundle() (wire.TrustBundle, time.Time, bool) {
+	b, at, ok := n.trust.Latest()
+	if !ok || b.TenantID != n.tenant || b.ShardID != n.cfg.ShardID {
+		return wire.TrustBundle{}, time.Time{}, false
+	}
+	return b, at, true
+}
 
 // Members lists the group's members with the HTTP address each advertises.
 func (n *Node) Members() ([]api.MemberView, error) { return n.api.Members() }

@@ -16,6 +16,7 @@ import (
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/shard/trust"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -37,6 +38,9 @@ type Config struct {
 	AdvertiseHTTP string
 	Version       string
 	Logger        *slog.Logger
+	// Tenant owns this self-hosted shard (its certificate names it); ""
+	// for a hosted shard, whose nodes take no trust bundles.
+	Tenant string
 }
 
 // Deps are the parts of the node the handlers call.
@@ -47,6 +51,7 @@ type Deps struct {
 	Events  *live.Events
 	Shards  *shardclient.Client // forwards a follower's writes, with this node's own certificate
 	Weights *Weights            // the namespaces' fair weights (weights.go); nil: not recorded
+	Trust   *trust.Store        // where a self-hosted node keeps the trust bundle pushed to it (trust.go); nil: none taken
 }
 
 // Server is the HTTP API of one shard node.
@@ -59,6 +64,7 @@ type Server struct {
 	events  *live.Events
 	fwd     *shardclient.Client
 	weights *Weights
+	trust   *trust.Store
 	addr    func() string // the bound address, once listening
 }
 
@@ -67,7 +73,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, addr: boundAddr}
+	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, addr: boundAddr}
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
@@ -106,6 +112,7 @@ func (s *Server) routes() {
 	s.usageRoutes()
 	s.backupRoutes()
 	s.moveRoutes()
+	s.trustRoutes()
 }
 
 // Who may call a shard node. The TLS handshake admits Callers; each
@@ -118,6 +125,8 @@ func (s *Server) routes() {
 //   - /internal/v1/usage (metering): control and operators;
 //   - /internal/v1/backup, /internal/v1/restore and /internal/v1/move:
 //     control alone;
+//   - /internal/v1/trust (a self-hosted node's trust bundle): gateways
+//     over TLS or the tunnel alone, not the local gateway;
 //   - /metrics: scrapers (pki.Scrapers);
 //   - /healthz and /readyz: any caller the handshake admitted but control.
 //

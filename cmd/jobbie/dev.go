@@ -28,6 +28,7 @@ type devOptions struct {
 	metricsAddr string
 	consoleDir  string
 	tunnelAddr  string
+	trustPush   time.Duration // --trust-push-interval
 	bulkSyncMax int
 	unfair      bool
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
@@ -78,6 +79,7 @@ talk to shards and scrape metrics.`,
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
+	trustPushFlag(f, &o.trustPush)
 	o.backups.flags(f, "<data-dir>/backups")
 	return cmd
 }
@@ -174,6 +176,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger}
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()
+		gwCfg.TrustPushInterval = o.trustPush
 	}
 	gw, err := gateway.New(gwCfg)
 	if err != nil {

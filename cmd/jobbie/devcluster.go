@@ -315,7 +315,8 @@ func (c *devCluster) plan() error {
 				p.args = append(p.args, "--selfhosted-ca-dir", dir, "--tunnel-url", c.o.tunnelAddr)
 			}
 		}
-		gw.args = append(gw.args, "--tunnel", c.o.tunnelAddr, "--selfhosted-ca-file", filepath.Join(dir, "ca.crt"))
+		gw.args = append(gw.args, "--tunnel", c.o.tunnelAddr, "--selfhosted-ca-file", filepath.Join(dir, "ca.crt"),
+			"--trust-push-interval", c.o.trustPush.String())
 	}
 	// Every process gets a certificate of its own, issued afresh at each
 	// start, and the gossip key.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,7 @@ import (
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
 	tunnelAddr, selfHostedCAFile                                   string
+	trustPush                                                      time.Duration
 	gossip                                                         roleGossip
 	limits                                                         gatewayLimits
 	tls                                                            roleTLS
@@ -38,6 +40,12 @@ func (l *gatewayLimits) flags(f *pflag.FlagSet) {
 	f.IntVar(&l.longPollsPerKey, "max-long-polls-per-key", d.MaxLongPollsPerKey, "fetches one API key may have waiting on this gateway; the next get 429 key_long_poll_limit (-1: no limit)")
 	f.IntVar(&l.longPollsPerTenant, "max-long-polls-per-tenant", d.MaxLongPollsPerTenant, "fetches one tenant may have waiting on this gateway; the next get 429 tenant_long_poll_limit (-1: no limit)")
 	f.DurationVar(&l.revocationMaxAge, "revocation-max-age", d.RevocationMaxAge, "refuse every key (503 revocations_stale) once the revocation list has not been refreshed from control for this long")
+}
+
+// trustPushFlag is --trust-push-interval, of gateways with a tunnel listener.
+func trustPushFlag(f *pflag.FlagSet, v *time.Duration) {
+	f.DurationVar(v, "trust-push-interval", gateway.Config{}.WithDefaults().TrustPushInterval,
+		"how often self-hosted nodes connected to the tunnel listener get their trust bundle again (a key revoked reaches their local API within about this)")
 }
 
 // apply sets the limits on cfg; a limit of 0 would mean the default, so
@@ -100,6 +108,7 @@ connection.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
 	f.StringVar(&o.selfHostedCAFile, "selfhosted-ca-file", "", "the CA of self-hosted shards' certificates (control's --selfhosted-ca-dir ca.crt)")
+	trustPushFlag(f, &o.trustPush)
 	o.gossip.flags(f, "127.0.0.1:7947")
 	o.limits.flags(f)
 	o.tls.flags(f)
@@ -113,7 +122,10 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 		return err
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
-		TunnelAddr: o.tunnelAddr}
+		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush}
+	if o.trustPush <= 0 {
+		return errors.New("--trust-push-interval must be positive")
+	}
 	if o.selfHostedCAFile != "" {
 		if cfg.SelfHostedCA, err = os.ReadFile(o.selfHostedCAFile); err != nil {
 			return err

@@ -46,6 +46,7 @@ type shardOptions struct {
 	// on what it was given (selfHosted below).
 	joinToken, joinControl, caFile, tunnelAddr string
 	shardIDSet                                 bool // --shard-id given
+	local                                      localAPIOptions
 }
 
 // shardCmd is `jobbie shard`: one node of a shard cluster, and the
@@ -88,7 +89,14 @@ starts reuse them without the token. Its shard id is the token's. It
 opens no port to the hosted service: it dials the gateway's tunnel
 listener (--tunnel, or what control named) and serves the gateway over
 that connection, reconnecting with backoff. Raft and its other listener
-are for its own cluster's nodes only: same shard, same tenant.`,
+are for its own cluster's nodes only: same shard, same tenant.
+
+--local-api ADDR also serves the tenant's API for the namespaces on this
+shard to workers in the tenant's network, and goes on serving them while
+the hosted service is unreachable: it judges API keys by the trust bundle
+the hosted gateways push over the tunnel (signing keys, the tenant's
+revocations and roles), until none has come for --local-api-max-offline
+(README "Working offline").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -120,6 +128,7 @@ are for its own cluster's nodes only: same shard, same tenant.`,
 	f.StringVar(&o.joinControl, "control-url", "", "self-hosted: the control plane's https URL to join at")
 	f.StringVar(&o.caFile, "ca-file", "", "self-hosted: the hosted service's CA (control's and the gateways' certificates)")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "self-hosted: the gateway tunnel listeners to dial, comma-separated host:port (default: every one control named at join)")
+	o.local.flags(f)
 	o.gossip.flags(f, "127.0.0.1:7301")
 	o.tls.flags(f)
 	_ = cmd.MarkFlagRequired("node-id")
@@ -145,6 +154,17 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		}
 	} else if creds, err = o.tls.load(pki.RoleShard); err != nil {
 		return err
+	}
+	var localSock string
+	if o.local.addr != "" {
+		if joined == nil {
+			return errors.New("--local-api: only a self-hosted node (one that joined with --join-token) serves a local API; a hosted shard is reached through the gateways")
+		}
+		var cleanup func()
+		if localSock, cleanup, err = o.local.socket(o.dataDir); err != nil {
+			return err
+		}
+		defer cleanup()
 	}
 	if id := creds.Identity(); id.Shard != o.shardID || id.Node != o.nodeID {
 		return fmt.Errorf("%s is the certificate of %s, not of node %s of shard %s", o.tls.cert, id, o.nodeID, o.shardID)
@@ -188,7 +208,7 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		Bootstrap: o.bootstrap, TLS: creds, Logger: logger,
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
-		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair,
+		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, SocketPath: localSock,
 	})
 	if err != nil {
 		leavePool(pool)
@@ -205,6 +225,14 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		if err := runTunnel(ctx, sh, o, joined, creds, logger); err != nil {
 			return err
 		}
+	}
+	if localSock != "" {
+		local, err := o.local.start(ctx, sh, creds.Identity(), localSock, logger)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = local.Stop() }() // before the node stops: deferred later, run first
+		fmt.Fprintf(out, "jobbie shard: local API serving http://%s for tenant %s's namespaces on shard %s\n", local.Addr(), creds.Identity().Tenant, o.shardID)
 	}
 	joinedGroup := false
 	if !sh.HasState() && !o.bootstrap {

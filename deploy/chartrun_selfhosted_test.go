@@ -112,6 +112,30 @@ func selfHostedRuns(t *testing.T, c *fakeCluster, hostedNS, ownerKey string) {
 	}
 	serve("onprem.check")
 
+	// The nodes' local API (every pod serves it): a job enqueued there is
+	// worked through another pod's, and is visible through the gateway.
+	local := func(p *chartPod) string { return "http://" + p.ip + ":8080" }
+	var enq, job struct {
+		JobID string `json:"job_id"`
+	}
+	c.eventually("enqueue through a node's local API", func() error {
+		return tryNS(http.DefaultClient, "onprem", "POST", local(pods[1])+"/api/v1/enqueue", ownerKey, `{"queue":"onprem.local","payload":{}}`, &enq)
+	})
+	c.eventually("fetch through another node's local API", func() error {
+		return tryNS(http.DefaultClient, "onprem", "POST", local(pods[2])+"/api/v1/fetch", ownerKey,
+			`{"queues":["onprem.local"],"worker_id":"w1","timeout":1,"lease_duration":60}`, &job)
+	})
+	if job.JobID != enq.JobID {
+		t.Fatalf("fetched %q through the local API, want %s", job.JobID, enq.JobID)
+	}
+	if err := tryNS(http.DefaultClient, "onprem", "POST", local(pods[0])+"/api/v1/ack/"+job.JobID, ownerKey, `{}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ State string }
+	if err := tryNS(http.DefaultClient, "onprem", "GET", gw+"/api/v1/jobs/"+job.JobID, ownerKey, "", &got); err != nil || got.State != "completed" {
+		t.Fatalf("job %s worked through the local API: %q through the gateway (%v)", job.JobID, got.State, err)
+	}
+
 	// The pod that started the group restarts from its volume: no join,
 	// no new group, and it serves again.
 	p := pods[0]

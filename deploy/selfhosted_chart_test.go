@@ -62,7 +62,8 @@ func hasArgs(t *testing.T, what string, c corev1.Container, want, not []string) 
 // cluster of three nodes that join with one token from a Secret: no
 // control, gateways, deployment CA or CA key of any kind; the hosted
 // CA's certificate and the token come from Secrets; no Service but its
-// headless one.
+// headless one and the nodes' local API's, which is the cluster's own
+// (ClusterIP) and reaches only that port.
 func TestChartSelfHostedShard(t *testing.T) {
 	o := render(t, values(t, []string{"values-selfhosted-shard.yaml"}, nil))
 	o.check(t, map[string]bool{"jobbie-join-token": true, "jobbie-hosted-ca": true})
@@ -71,9 +72,18 @@ func TestChartSelfHostedShard(t *testing.T) {
 		t.Fatalf("%d StatefulSets and %d Deployments, want one shard cluster alone", len(o.statefulSets), len(o.deployments))
 	}
 	for name, svc := range o.services {
-		if svc.Spec.ClusterIP != corev1.ClusterIPNone {
-			t.Errorf("Service %s is not headless: a self-hosted shard takes no inbound traffic", name)
+		if name == "prod-jobbie-shard-dc1-local-api" {
+			if svc.Spec.Type != "" && svc.Spec.Type != corev1.ServiceTypeClusterIP || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "local-api" {
+				t.Errorf("Service %s: %+v, want a ClusterIP Service of the local-api port alone", name, svc.Spec)
+			}
+			continue
 		}
+		if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+			t.Errorf("Service %s is not headless: a self-hosted shard takes no inbound traffic but its local API's", name)
+		}
+	}
+	if _, ok := o.services["prod-jobbie-shard-dc1-local-api"]; !ok {
+		t.Error("no Service for the nodes' local API")
 	}
 	s := o.statefulSets["prod-jobbie-shard-dc1"]
 	if s == nil || *s.Spec.Replicas != 3 {
@@ -86,7 +96,8 @@ func TestChartSelfHostedShard(t *testing.T) {
 	}
 	hasArgs(t, "shard", c, []string{"shard", "--node-id=$(POD_NAME)", "--join-token=$(JOBBIE_JOIN_TOKEN)",
 		"--control-url=https://control.jobbie.example.com:8081", "--ca-file=/etc/jobbie/hosted/ca.crt",
-		"--join=dns:prod-jobbie-shard-dc1:7301", "--gossip-key-file=/etc/jobbie/gossip/gossip.key"},
+		"--join=dns:prod-jobbie-shard-dc1:7301", "--gossip-key-file=/etc/jobbie/gossip/gossip.key",
+		"--local-api=0.0.0.0:8080", "--local-api-max-offline=10m"},
 		[]string{"--shard-id", "--tls-", "--control=", "--join-http", "--peers", "--tunnel"})
 	var tok *corev1.SecretKeySelector
 	for _, e := range c.Env {

@@ -21,6 +21,10 @@ type Config struct {
 	// Addr is the listen address. Default "127.0.0.1:8080"; a port of 0
 	// picks a free one (see Server.Addr).
 	Addr string
+	// PublicCertFile and PublicKeyFile, when set (both or neither), make
+	// Addr speak TLS with this server certificate (publictls.go), reloaded
+	// when the files change; else it speaks plain HTTP.
+	PublicCertFile, PublicKeyFile string
 	// ControlURL is the base URL of a control node, e.g.
 	// "https://10.0.0.5:7070", or of several, comma-separated; the gateway
 	// fails over between them (control.go).
@@ -243,6 +247,9 @@ func (c Config) Validate() error {
 
 // validateLimits checks the sizes, intervals and bounds.
 func (c Config) validateLimits() error {
+	if (c.PublicCertFile == "") != (c.PublicKeyFile == "") {
+		return errors.New("gateway: public TLS needs both a certificate file and a key file")
+	}
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
 		return errors.New("gateway: body limits must be positive")
 	}

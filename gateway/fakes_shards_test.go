@@ -15,7 +15,7 @@ type fakeShards struct {
 	lastToken    wire.CreateJoinTokenRequest
 	lastPlacedOn string // the shard the last namespace creation named
 	calls        int
-	selfHosted   []wire.SelfHostedShard // every tenant's, as the tunnel listener reads them
+	selfHosted   []wire.SelfHostedShard      // every tenant's, as the tunnel listener reads them
 	trust        map[string]wire.TrustBundle // by shard id; none: control answers 404
 	trustAsked   int                         // trust bundles asked for
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -190,6 +191,10 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.ctx.Err() != nil {
 		return errors.New("gateway: stopped")
 	}
+	public, err := publicTLS(s.cfg)
+	if err != nil {
+		return err
+	}
 	tcp, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("gateway: listen: %w", err)
@@ -222,7 +227,11 @@ func (s *Server) Start(ctx context.Context) error {
 	s.ln = ln
 	liveGateways.Store(s, struct{}{})
 	s.wg.Add(6)
-	go s.serve(ln)
+	var served net.Listener = ln
+	if public != nil {
+		served = tls.NewListener(ln, public)
+	}
+	go s.serve(served)
 	go func() {
 		defer s.wg.Done()
 		s.shards.Run(s.ctx)
@@ -240,7 +249,7 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) serve(ln *listener) {
+func (s *Server) serve(ln net.Listener) {
 	defer s.wg.Done()
 	if err := s.app.Listener(apierr.QuietListener(ln)); err != nil && s.ctx.Err() == nil {
 		s.log.Error("gateway: serve", "err", err)

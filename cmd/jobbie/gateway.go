@@ -23,6 +23,7 @@ type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
 	tunnelAddr, selfHostedCAFile                                   string
 	trustPush                                                      time.Duration
+	public                                                         publicTLSFlags
 	gossip                                                         roleGossip
 	limits                                                         gatewayLimits
 	tls                                                            roleTLS
@@ -40,6 +41,24 @@ func (l *gatewayLimits) flags(f *pflag.FlagSet) {
 	f.IntVar(&l.longPollsPerKey, "max-long-polls-per-key", d.MaxLongPollsPerKey, "fetches one API key may have waiting on this gateway; the next get 429 key_long_poll_limit (-1: no limit)")
 	f.IntVar(&l.longPollsPerTenant, "max-long-polls-per-tenant", d.MaxLongPollsPerTenant, "fetches one tenant may have waiting on this gateway; the next get 429 tenant_long_poll_limit (-1: no limit)")
 	f.DurationVar(&l.revocationMaxAge, "revocation-max-age", d.RevocationMaxAge, "refuse every key (503 revocations_stale) once the revocation list has not been refreshed from control for this long")
+}
+
+// publicTLSFlags are a public listener's own certificate and key
+// (gateway.Config.PublicCertFile): a server certificate clients trust,
+// not one of the deployment's CA.
+type publicTLSFlags struct{ cert, key string }
+
+// scheme is the listener's URL scheme.
+func (p publicTLSFlags) scheme() string {
+	if p.cert != "" {
+		return "https"
+	}
+	return "http"
+}
+
+func (p *publicTLSFlags) flags(f *pflag.FlagSet, prefix, what string) {
+	f.StringVar(&p.cert, prefix+"-cert", "", "serve "+what+" over TLS with this certificate (PEM, reloaded when the file changes; with --"+prefix+"-key)")
+	f.StringVar(&p.key, prefix+"-key", "", "the private key of --"+prefix+"-cert")
 }
 
 // trustPushFlag is --trust-push-interval, of gateways with a tunnel listener.
@@ -109,6 +128,7 @@ connection.`,
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
 	f.StringVar(&o.selfHostedCAFile, "selfhosted-ca-file", "", "the CA of self-hosted shards' certificates (control's --selfhosted-ca-dir ca.crt)")
 	trustPushFlag(f, &o.trustPush)
+	o.public.flags(f, "public-tls", "the public API")
 	o.gossip.flags(f, "127.0.0.1:7947")
 	o.limits.flags(f)
 	o.tls.flags(f)
@@ -122,7 +142,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 		return err
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
-		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush}
+		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key}
 	if o.trustPush <= 0 {
 		return errors.New("--trust-push-interval must be positive")
 	}
@@ -163,7 +183,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	if err := pool.UpdateMeta(func(m *gossip.Meta) { m.HTTPAddr = gw.Addr() }); err != nil {
 		logger.Warn("gateway: gossip metadata update", "err", err)
 	}
-	fmt.Fprintf(out, "jobbie gateway: listening on http://%s (control %s, gossip %s)\n", gw.Addr(), o.controlURL, pool.Addr())
+	fmt.Fprintf(out, "jobbie gateway: listening on %s://%s (control %s, gossip %s)\n", o.public.scheme(), gw.Addr(), o.controlURL, pool.Addr())
 	if a := gw.TunnelAddr(); a != "" {
 		fmt.Fprintf(out, "jobbie gateway: self-hosted shards' tunnels on %s\n", a)
 	}

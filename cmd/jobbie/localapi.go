@@ -23,6 +23,7 @@ import (
 type localAPIOptions struct {
 	addr       string
 	maxOffline time.Duration
+	public     publicTLSFlags
 }
 
 // defaultMaxOffline is how long a local API serves on without a trust
@@ -31,7 +32,8 @@ type localAPIOptions struct {
 const defaultMaxOffline = 10 * time.Minute
 
 func (l *localAPIOptions) flags(f *pflag.FlagSet) {
-	f.StringVar(&l.addr, "local-api", "", "self-hosted: also serve the tenant's API for this shard's namespaces here, host:port, to workers in its network (plain HTTP: bind a private address)")
+	f.StringVar(&l.addr, "local-api", "", "self-hosted: also serve the tenant's API for this shard's namespaces here, host:port, to workers in its network (plain HTTP unless --local-api-tls-cert)")
+	l.public.flags(f, "local-api-tls", "the local API")
 	f.DurationVar(&l.maxOffline, "local-api-max-offline", defaultMaxOffline, "self-hosted: the local API refuses keys (503 revocations_stale) once no trust bundle has come from the hosted service for this long")
 }
 
@@ -58,6 +60,7 @@ func (l localAPIOptions) start(ctx context.Context, sh *shard.Node, id pki.Ident
 		return nil, errors.New("--local-api: this node's certificate names no tenant")
 	}
 	gw, err := gateway.New(gateway.Config{Addr: l.addr, RevocationMaxAge: l.maxOffline, Logger: log.With("local_api", l.addr),
+		PublicCertFile: l.public.cert, PublicKeyFile: l.public.key,
 		Local: &gateway.LocalTrust{TenantID: id.Tenant, ShardID: id.Shard, ShardAddr: "unix:" + sock, Bundle: sh.TrustBundle}})
 	if err != nil {
 		return nil, err

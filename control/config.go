@@ -23,6 +23,15 @@ const DefaultPullInterval = 2 * time.Second
 // between two runs of a backup policy (Config.BackupPolicyMinInterval).
 const DefaultBackupPolicyMinInterval = time.Hour
 
+// DefaultSelfHostedCertValidity is Config.SelfHostedCertValidity's
+// default: a year.
+const DefaultSelfHostedCertValidity = 365 * 24 * time.Hour
+
+// MinSelfHostedCertValidity is the shortest Config.SelfHostedCertValidity:
+// a node renews once a third is left, checking a few times a second at
+// this size, so shorter would leave no room for one failed attempt.
+const MinSelfHostedCertValidity = 10 * time.Second
+
 // ShardInfo names a shard cluster namespaces may be placed on.
 type ShardInfo struct {
 	ID   string `json:"id"`
@@ -77,6 +86,12 @@ type Config struct {
 	// only where a self-hosted shard may speak (gateways' tunnel
 	// listeners). Nil: joining answers 503.
 	SelfHostedCA *pki.CA
+	// SelfHostedCertValidity is how long a self-hosted node's certificate
+	// lasts, from its join or its last renewal (POST /control/v1/join/renew;
+	// nodes renew once a third of it is left); default
+	// DefaultSelfHostedCertValidity, at least MinSelfHostedCertValidity
+	// (short ones are for tests).
+	SelfHostedCertValidity time.Duration
 	// TunnelURLs are the gateways' tunnel listeners (host:port) a joined
 	// node is told to dial.
 	TunnelURLs []string
@@ -150,6 +165,9 @@ func (c Config) WithDefaults() Config {
 	if c.BackupOrphanAfter == 0 {
 		c.BackupOrphanAfter = 10 * time.Second
 	}
+	if c.SelfHostedCertValidity == 0 {
+		c.SelfHostedCertValidity = DefaultSelfHostedCertValidity
+	}
 	return c
 }
 
@@ -164,6 +182,9 @@ func (c Config) Validate() error {
 	}
 	if c.RaftTimeout < 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("RaftTimeout %s is under 10ms", c.RaftTimeout))
+	}
+	if c.SelfHostedCertValidity < MinSelfHostedCertValidity {
+		errs = append(errs, fmt.Errorf("SelfHostedCertValidity %s is under %s", c.SelfHostedCertValidity, MinSelfHostedCertValidity))
 	}
 	if c.PullTimeout < 0 {
 		errs = append(errs, fmt.Errorf("PullTimeout %s is negative", c.PullTimeout))

@@ -17,6 +17,10 @@ func (s *Server) ownedShardRoutes(app *fiber.App, gw fiber.Handler) {
 	app.Delete("/internal/v1/tenants/:tid/shards/:id", gw, s.deleteOwnedShard)
 	app.Get("/internal/v1/tenants/:tid/shards/:sid/trust", gw, s.getTrustBundle)
 	app.Post("/control/v1/join", s.gate(nil, false), s.postJoin)
+	// Renewal takes no client certificate either: the node's certificate
+	// is from the self-hosted CA, which this listener does not trust at
+	// the handshake; it travels in the body and is checked there (renew.go).
+	app.Post("/control/v1/join/renew", s.gate(nil, false), s.postRenew)
 }
 
 func (s *Server) getOwnedShards(c *fiber.Ctx) error {
@@ -56,6 +60,18 @@ func (s *Server) postJoin(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+func (s *Server) postRenew(c *fiber.Ctx) error {
+	var req wire.RenewRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	out, err := s.Renew(c.UserContext(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
 }
 
 func (s *Server) getSelfHostedShards(c *fiber.Ctx) error {

@@ -32,9 +32,7 @@ const (
 	maxOwnedShards = 100
 	// joinTokenPrefix marks join tokens, so a leaked one is recognizable.
 	joinTokenPrefix = "jst_"
-	// joinedCertValidity is how long a joined node's certificate lasts.
-	joinedCertValidity = 365 * 24 * time.Hour
-	maxShardNameLen    = 100
+	maxShardNameLen = 100
 )
 
 // ownedShard is the stored record of a tenant's self-hosted shard.
@@ -178,7 +176,7 @@ func (s *Server) Join(ctx context.Context, req wire.JoinRequest) (wire.JoinRespo
 		return wire.JoinResponse{}, errBadToken()
 	}
 	id := pki.Identity{Role: pki.RoleShard, Shard: tok.ShardID, Node: req.NodeID, Tenant: tok.TenantID}
-	cert, err := s.cfg.SelfHostedCA.IssueCSR([]byte(req.CSR), id, nil, joinedCertValidity)
+	cert, err := s.cfg.SelfHostedCA.IssueCSR([]byte(req.CSR), id, nil, s.cfg.SelfHostedCertValidity)
 	if err != nil {
 		return wire.JoinResponse{}, apierr.Field("csr", "%v", err)
 	}

@@ -128,3 +128,24 @@ type TrustBundle struct {
 
 // MaxTrustBundleBytes bounds a trust bundle's JSON, as a node takes it.
 const MaxTrustBundleBytes = 8 << 20
+
+// RenewRequest is POST {control}/control/v1/join/renew: a joined
+// self-hosted node trades its current certificate (PEM), still valid, and
+// a certificate request (PEM) signed by that certificate's key for a new
+// certificate of the same identity. It needs no client certificate: the
+// certificate and the request's signature are its credential.
+type RenewRequest struct {
+	Certificate string `json:"certificate"`
+	CSR         string `json:"csr"`
+}
+
+// RenewResponse is the renewed certificate (PEM), when it expires, and
+// the self-hosted CA that signed it.
+type RenewResponse struct {
+	Certificate string    `json:"certificate"`
+	CA          string    `json:"ca"`
+	NotAfter    time.Time `json:"not_after"`
+}
+
+// MaxRenewPEMBytes bounds each of a RenewRequest's two PEM fields.
+const MaxRenewPEMBytes = 16 << 10

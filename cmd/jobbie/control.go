@@ -41,6 +41,7 @@ type controlOptions struct {
 	backups                             backupStoreFlags
 	selfHostedCADir                     string
 	tunnelURLs                          []string
+	selfHostedCertValidity              time.Duration
 }
 
 // controlCmd is `jobbie control`: the control plane alone, for running the
@@ -104,6 +105,7 @@ node shares, or a new leader cannot read what the last one stored.`,
 		"the shortest time a backup policy's cron may leave between two runs (0: any)")
 	f.StringVar(&o.selfHostedCADir, "selfhosted-ca-dir", "",
 		"directory with ca.crt and ca.key of the CA that signs self-hosted shards' certificates when they join with a tenant's token (its own CA, never the deployment's); without it joining answers 503")
+	selfHostedCertValidityFlag(f, &o.selfHostedCertValidity)
 	f.StringArrayVar(&o.tunnelURLs, "tunnel-url", nil, "a gateway tunnel listener (host:port) joined self-hosted shard nodes dial (repeatable)")
 	o.gossip.flags(f, "127.0.0.1:7946")
 	o.tls.flags(f)
@@ -217,7 +219,7 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 		}
 	}
 	ctl, err := control.New(control.Config{
-		SelfHostedCA: selfHostedCA, TunnelURLs: o.tunnelURLs,
+		SelfHostedCA: selfHostedCA, TunnelURLs: o.tunnelURLs, SelfHostedCertValidity: o.selfHostedCertValidity,
 		DataDir: o.dataDir, HTTPAddr: o.httpAddr, RaftAddr: o.raftAddr, NodeID: o.nodeID, BackupStore: store,
 		AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Join: splitList(o.joinHTTP),
 		SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,

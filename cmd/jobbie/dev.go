@@ -29,6 +29,7 @@ type devOptions struct {
 	consoleDir  string
 	tunnelAddr  string
 	trustPush   time.Duration // --trust-push-interval
+	certLife    time.Duration // --selfhosted-cert-validity
 	bulkSyncMax int
 	unfair      bool
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
@@ -80,6 +81,7 @@ talk to shards and scrape metrics.`,
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
+	selfHostedCertValidityFlag(f, &o.certLife)
 	o.backups.flags(f, "<data-dir>/backups")
 	return cmd
 }
@@ -156,7 +158,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 	ctl, err := control.New(control.Config{
 		DataDir: filepath.Join(o.dataDir, "control"), HTTPAddr: o.controlAddr, TLS: controlCreds, BackupStore: store,
-		SelfHostedCA: selfHostedCA, TunnelURLs: splitList(o.tunnelAddr),
+		SelfHostedCA: selfHostedCA, TunnelURLs: splitList(o.tunnelAddr), SelfHostedCertValidity: o.certLife,
 		// The gateway reaches the shard on its socket; control reads its
 		// usage over TLS, as the socket is the local gateway's alone.
 		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock), UsageAddrs: []string{sh.Addr()}}}, Logger: logger,

@@ -312,7 +312,8 @@ func (c *devCluster) plan() error {
 		dir := selfHostedCADir(c.o.dataDir)
 		for _, p := range procs {
 			if p.Role == "control" {
-				p.args = append(p.args, "--selfhosted-ca-dir", dir, "--tunnel-url", c.o.tunnelAddr)
+				p.args = append(p.args, "--selfhosted-ca-dir", dir, "--tunnel-url", c.o.tunnelAddr,
+					"--selfhosted-cert-validity", c.o.certLife.String())
 			}
 		}
 		gw.args = append(gw.args, "--tunnel", c.o.tunnelAddr, "--selfhosted-ca-file", filepath.Join(dir, "ca.crt"),

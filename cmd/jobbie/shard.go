@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -125,7 +124,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.joinToken, "join-token", "", "self-hosted: join the shard of this tenant's token on first start (the shard id, certificate and tunnel address come from control)")
-	f.StringVar(&o.joinControl, "control-url", "", "self-hosted: the control plane's https URL to join at")
+	f.StringVar(&o.joinControl, "control-url", "", "self-hosted: the control plane's https URLs (comma-separated) to join at, and to renew the node's certificate at (default on later starts: those it joined at)")
 	f.StringVar(&o.caFile, "ca-file", "", "self-hosted: the hosted service's CA (control's and the gateways' certificates)")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "self-hosted: the gateway tunnel listeners to dial, comma-separated host:port (default: every one control named at join)")
 	o.local.flags(f)
@@ -139,7 +138,7 @@ revocations and roles), until none has come for --local-api-max-offline
 
 func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 	var creds *pki.Credentials
-	var joined *wire.JoinResponse
+	var joined *joinRecord
 	var err error
 	if o.joinToken != "" || exists(selfHostedFile(o.dataDir, joinFile)) {
 		if creds, joined, err = selfHosted(ctx, o); err != nil {
@@ -222,7 +221,10 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		return err
 	}
 	if joined != nil {
-		if err := runTunnel(ctx, sh, o, joined, creds, logger); err != nil {
+		if err := runTunnel(ctx, sh, o, &joined.JoinResponse, creds, logger); err != nil {
+			return err
+		}
+		if err := startRenewal(ctx, o, joined, creds, logger); err != nil {
 			return err
 		}
 	}
@@ -379,7 +381,7 @@ const (
 func selfHostedFile(dataDir, name string) string { return filepath.Join(dataDir, "selfhosted", name) }
 
 // selfHosted joins on first start, or loads what an earlier join stored.
-func selfHosted(ctx context.Context, o shardOptions) (*pki.Credentials, *wire.JoinResponse, error) {
+func selfHosted(ctx context.Context, o shardOptions) (*pki.Credentials, *joinRecord, error) {
 	file := func(n string) string { return selfHostedFile(o.dataDir, n) }
 	if !exists(file(joinFile)) {
 		if err := joinShard(ctx, o); err != nil {
@@ -388,7 +390,7 @@ func selfHosted(ctx context.Context, o shardOptions) (*pki.Credentials, *wire.Jo
 	} else if o.joinToken != "" {
 		fmt.Fprintln(os.Stderr, "jobbie shard: this node joined before; --join-token is not used again")
 	}
-	var j wire.JoinResponse
+	var j joinRecord
 	b, err := os.ReadFile(file(joinFile))
 	if err == nil {
 		err = json.Unmarshal(b, &j)
@@ -407,10 +409,17 @@ func selfHosted(ctx context.Context, o shardOptions) (*pki.Credentials, *wire.Jo
 }
 
 // joinShard trades the token for a certificate of a key made here (the
-// key never leaves the node) and stores them, 0600.
+// key never leaves the node) and stores them, 0600, with the control
+// URLs it joined at, where it renews the certificate later.
 func joinShard(ctx context.Context, o shardOptions) error {
-	if o.joinToken == "" || !strings.HasPrefix(o.joinControl, "https://") || o.caFile == "" {
+	controls := splitList(o.joinControl)
+	if o.joinToken == "" || len(controls) == 0 || o.caFile == "" {
 		return errors.New("joining needs --join-token, --control-url https://… and --ca-file (the hosted service's CA)")
+	}
+	for _, u := range controls {
+		if !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("--control-url %q: control is reached over TLS (https://)", u)
+		}
 	}
 	hostedCA, err := os.ReadFile(o.caFile)
 	if err != nil {
@@ -426,29 +435,16 @@ func joinShard(ctx context.Context, o shardOptions) error {
 		return err
 	}
 	body, _ := json.Marshal(wire.JoinRequest{Token: o.joinToken, NodeID: o.nodeID, CSR: string(csr)})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.joinControl, "/")+"/control/v1/join", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS13}}}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("join: %w", err)
-	}
-	defer resp.Body.Close()
-	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("join: control answered %s: %s", resp.Status, bytes.TrimSpace(rb))
-	}
 	var j wire.JoinResponse
-	if err := json.Unmarshal(rb, &j); err != nil {
+	if err := postControl(ctx, hc, controls, "/control/v1/join", body, http.StatusCreated, &j); err != nil {
 		return fmt.Errorf("join: %w", err)
 	}
 	if o.tunnelAddr != "" {
 		j.TunnelURLs = splitList(o.tunnelAddr)
 	}
-	record, _ := json.Marshal(wire.JoinResponse{ShardID: j.ShardID, NodeID: j.NodeID, TenantID: j.TenantID, TunnelURLs: j.TunnelURLs})
+	record, _ := json.Marshal(joinRecord{JoinResponse: wire.JoinResponse{ShardID: j.ShardID, NodeID: j.NodeID, TenantID: j.TenantID,
+		TunnelURLs: j.TunnelURLs}, ControlURLs: controls})
 	if err := os.MkdirAll(filepath.Dir(selfHostedFile(o.dataDir, joinFile)), 0o700); err != nil {
 		return err
 	}
@@ -461,6 +457,34 @@ func joinShard(ctx context.Context, o shardOptions) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// startRenewal keeps the node's certificate renewed at the control URLs
+// of --control-url, else those it joined at.
+func startRenewal(ctx context.Context, o shardOptions, j *joinRecord, creds *pki.Credentials, log *slog.Logger) error {
+	controls := splitList(o.joinControl)
+	if len(controls) == 0 {
+		controls = j.ControlURLs
+	}
+	if len(controls) == 0 {
+		log.Warn("certificate renewal is off: this node joined before its join record kept control's URL; start it with --control-url",
+			"not_after", creds.NotAfter())
+		return nil
+	}
+	var hostedCA []byte
+	if o.caFile != "" {
+		b, err := os.ReadFile(o.caFile)
+		if err != nil {
+			return err
+		}
+		hostedCA = b
+	}
+	r, err := newRenewer(o.dataDir, controls, hostedCA, creds, log)
+	if err != nil {
+		return fmt.Errorf("certificate renewal: %w", err)
+	}
+	go r.run(ctx)
 	return nil
 }
 

@@ -184,3 +184,44 @@ func TestGossipKeyFormat(t *testing.T) {
 		t.Errorf("gossip key %q: %d bytes, %v; want 32 as base64", k, len(b), err)
 	}
 }
+
+// TestChartGatewayPublicTLS: gateway.publicTLS.existingSecret mounts a
+// kubernetes.io/tls Secret into the gateways alone, which serve their
+// public port over TLS with it and are probed over HTTPS; without it the
+// port stays plain HTTP.
+func TestChartGatewayPublicTLS(t *testing.T) {
+	o := render(t, values(t, nil, map[string]any{"gateway.publicTLS.existingSecret": "jobbie-public-tls"}))
+	o.check(t, map[string]bool{"jobbie-ca": true, "jobbie-public-tls": true})
+	checkFlags(t, o.invocations())
+	pod := o.deployments["prod-jobbie-gateway"].Spec.Template.Spec
+	c := container(t, pod, "gateway")
+	for _, want := range []string{"--public-tls-cert=/etc/jobbie/public/tls.crt", "--public-tls-key=/etc/jobbie/public/tls.key"} {
+		if !strings.Contains(args(c), want) {
+			t.Errorf("gateway: %q not in %s", want, args(c))
+		}
+	}
+	if c.ReadinessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS || c.LivenessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+		t.Errorf("gateway probes over %s and %s, want HTTPS", c.ReadinessProbe.HTTPGet.Scheme, c.LivenessProbe.HTTPGet.Scheme)
+	}
+	mounted := false
+	for _, v := range pod.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == "jobbie-public-tls" {
+			mounted = true
+		}
+	}
+	if !mounted {
+		t.Error("the gateway does not mount the public TLS Secret")
+	}
+	for name, s := range o.statefulSets {
+		for _, v := range s.Spec.Template.Spec.Volumes {
+			if v.Secret != nil && v.Secret.SecretName == "jobbie-public-tls" {
+				t.Errorf("%s mounts the gateways' public TLS Secret", name)
+			}
+		}
+	}
+
+	plain := container(t, render(t, values(t, nil, nil)).deployments["prod-jobbie-gateway"].Spec.Template.Spec, "gateway")
+	if strings.Contains(args(plain), "--public-tls") || plain.ReadinessProbe.HTTPGet.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("without publicTLS: %s, probe over %s", args(plain), plain.ReadinessProbe.HTTPGet.Scheme)
+	}
+}

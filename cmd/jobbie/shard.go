@@ -85,6 +85,9 @@ POST /api/v1/shards/join-tokens), --control-url and --ca-file (the hosted
 service's CA): it makes its key, has control sign its certificate for the
 token's shard, and stores them in <data-dir>/selfhosted (0600); later
 starts reuse them without the token. Its shard id is the token's. It
+renews its certificate at control (the URLs it joined at, or
+--control-url) once a third of its lifetime is left, and uses the new one
+at once, without a restart; a failure is retried with backoff. It
 opens no port to the hosted service: it dials the gateway's tunnel
 listener (--tunnel, or what control named) and serves the gateway over
 that connection, reconnecting with backoff. Raft and its other listener

@@ -3,6 +3,7 @@ package control
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -15,6 +16,8 @@ func (s *Server) ownedShardRoutes(app *fiber.App, gw fiber.Handler) {
 	app.Get("/internal/v1/tenants/:tid/shards", gw, s.getOwnedShards)
 	app.Post("/internal/v1/tenants/:tid/shards/join-tokens", gw, s.postJoinToken)
 	app.Delete("/internal/v1/tenants/:tid/shards/:id", gw, s.deleteOwnedShard)
+	app.Post("/internal/v1/tenants/:tid/shards/:id/join-tokens", gw, s.postNodeJoinToken)
+	app.Delete("/internal/v1/tenants/:tid/shards/:id/nodes/:node", gw, s.deleteShardNode)
 	app.Get("/internal/v1/tenants/:tid/shards/:sid/trust", gw, s.getTrustBundle)
 	app.Post("/control/v1/join", s.gate(nil, false), s.postJoin)
 	// Renewal takes no client certificate either: the node's certificate
@@ -45,6 +48,25 @@ func (s *Server) postJoinToken(c *fiber.Ctx) error {
 
 func (s *Server) deleteOwnedShard(c *fiber.Ctx) error {
 	if err := s.RevokeShard(c.UserContext(), c.Params("tid"), c.Params("id")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) postNodeJoinToken(c *fiber.Ctx) error {
+	var req wire.AddNodesRequest // every field optional: no body is fine
+	if err := apierr.DecodeJSON(c.Body(), &req, true); err != nil {
+		return err
+	}
+	tok, err := s.CreateNodeJoinToken(c.UserContext(), c.Params("tid"), c.Params("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(tok)
+}
+
+func (s *Server) deleteShardNode(c *fiber.Ctx) error {
+	if err := s.RemoveShardNode(c.UserContext(), c.Params("tid"), c.Params("id"), c.Params("node")); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -46,6 +46,9 @@ type ownedShard struct {
 	// Expected is how many nodes its token was minted for (0 in records
 	// older than the field: read as len(Nodes)).
 	Expected int `json:"expected,omitempty"`
+	// Retired are the ids of nodes removed from it (owned_nodes.go): never
+	// joined again, so a removed node's certificate names no member.
+	Retired []string `json:"retired,omitempty"`
 }
 
 // expectedNodes is how many nodes the shard's token was minted for.
@@ -73,6 +76,9 @@ type createJoinTokenCmd struct {
 	Hash     string        `json:"hash"`
 	TTL      time.Duration `json:"ttl"`
 	Nodes    int           `json:"nodes"`
+	// AddTo, set, makes the token join nodes to an existing shard
+	// (owned_nodes.go); TenantID and ShardID are then empty.
+	AddTo *addNodes `json:"add_to,omitempty"`
 }
 
 type joinShardCmd struct {
@@ -83,6 +89,9 @@ type joinShardCmd struct {
 type revokeShardCmd struct {
 	TenantID string `json:"tenant_id"`
 	ShardID  string `json:"shard_id"`
+	// Node, set, removes one node instead (owned_nodes.go); TenantID and
+	// ShardID are then empty.
+	Node *removeNode `json:"node,omitempty"`
 }
 
 func hashToken(tok string) string {
@@ -128,6 +137,9 @@ func (s *Server) CreateJoinToken(ctx context.Context, tid string, req wire.Creat
 }
 
 func applyCreateJoinToken(tx *replica.Tx, c *createJoinTokenCmd) (wire.JoinToken, error) {
+	if c.AddTo != nil {
+		return applyAddNodesToken(tx, c)
+	}
 	if _, err := loadTenant(tx, c.TenantID); err != nil {
 		return wire.JoinToken{}, businessErr(err)
 	}
@@ -205,6 +217,9 @@ func applyJoinShard(tx *replica.Tx, c *joinShardCmd) (replica.None, error) {
 	}
 	if slices.Contains(tok.Joined, c.NodeID) {
 		return replica.None{}, apierr.New(apierr.Conflict, "node %q has joined with this token already", c.NodeID)
+	}
+	if slices.Contains(sh.Nodes, c.NodeID) || slices.Contains(sh.Retired, c.NodeID) {
+		return replica.None{}, apierr.New(apierr.Conflict, "node id %q is taken in shard %s (a member, or removed): join under a new node id", c.NodeID, sh.ID)
 	}
 	tok.Joined = append(tok.Joined, c.NodeID)
 	if !slices.Contains(sh.Nodes, c.NodeID) {
@@ -306,6 +321,9 @@ func (s *Server) RevokeShard(ctx context.Context, tid, id string) error {
 }
 
 func applyRevokeShard(tx *replica.Tx, c *revokeShardCmd) (replica.None, error) {
+	if c.Node != nil {
+		return applyRemoveShardNode(tx, c.Node)
+	}
 	var sh ownedShard
 	if !must(getJSON(tx, layout.OwnedShard(c.TenantID, c.ShardID), &sh)) {
 		return replica.None{}, apierr.New(apierr.NotFound, "shard %q not found", c.ShardID)

@@ -149,3 +149,14 @@ type RenewResponse struct {
 
 // MaxRenewPEMBytes bounds each of a RenewRequest's two PEM fields.
 const MaxRenewPEMBytes = 16 << 10
+
+// AddNodesRequest is POST /api/v1/shards/{id}/join-tokens: a token that
+// joins Nodes more nodes (1 to MaxJoinTokenNodes, default 1) to an
+// existing self-hosted shard, under node ids it never had (to replace a
+// node removed with DELETE /api/v1/shards/{id}/nodes/{node}, or to grow
+// the cluster). ExpiresIn as in CreateJoinTokenRequest. The answer is a
+// JoinToken.
+type AddNodesRequest struct {
+	Nodes     int             `json:"nodes,omitempty"`
+	ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
+}

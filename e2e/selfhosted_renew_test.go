@@ -73,7 +73,7 @@ func TestSelfHostedNodeRenewsItsCertificate(t *testing.T) {
 		eventually(t, within, func() bool {
 			got := notAfter(t, certFile)
 			if last := expiries[len(expiries)-1]; got.After(last) {
-				left := last.Sub(time.Now())
+				left := time.Until(last)
 				require.Positive(t, left, "renewed before the certificate it replaces expired")
 				t.Logf("renewal %d: expiry %s → %s, with %s of %s left", len(expiries), last.Format(time.TimeOnly), got.Format(time.TimeOnly),
 					left.Round(100*time.Millisecond), validity)

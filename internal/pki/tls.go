@@ -74,10 +74,11 @@ func (c *Credentials) set(certPEM, keyPEM []byte) error {
 	if err != nil {
 		return err
 	}
-	if c.cert.Load() != nil && id != c.id {
+	if c.cert.Load() == nil {
+		c.id = id // once, at construction: a reload only checks it, so Identity needs no lock
+	} else if id != c.id {
 		return fmt.Errorf("pki: the new certificate is for %s, not %s", id, c.id)
 	}
-	c.id = id
 	c.cert.Store(&pair)
 	return nil
 }

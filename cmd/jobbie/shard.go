@@ -237,7 +237,7 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 			return err
 		}
 		defer func() { _ = local.Stop() }() // before the node stops: deferred later, run first
-		fmt.Fprintf(out, "jobbie shard: local API serving http://%s for tenant %s's namespaces on shard %s\n", local.Addr(), creds.Identity().Tenant, o.shardID)
+		fmt.Fprintf(out, "jobbie shard: local API serving %s://%s for tenant %s's namespaces on shard %s\n", o.local.public.scheme(), local.Addr(), creds.Identity().Tenant, o.shardID)
 	}
 	joinedGroup := false
 	if !sh.HasState() && !o.bootstrap {

@@ -21,8 +21,9 @@ import (
 var (
 	// ErrNotConnected: the node has no live tunnel session here.
 	ErrNotConnected = errors.New("tunnel: the shard node is not connected")
-	// ErrRevoked: the node's shard was revoked (Registry.Revoke).
-	ErrRevoked = errors.New("tunnel: the shard is revoked")
+	// ErrRevoked: the node's shard was revoked (Registry.Revoke), or the
+	// node itself (Registry.RevokeNode).
+	ErrRevoked = errors.New("tunnel: the shard or node is revoked")
 	// ErrClosed: the registry was closed.
 	ErrClosed = errors.New("tunnel: the registry is closed")
 )

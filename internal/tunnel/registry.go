@@ -72,11 +72,14 @@ type Registry struct {
 	wg     sync.WaitGroup // handshakes and sessions
 	change notifier
 
-	mu        sync.Mutex
-	sessions  map[pki.Identity]*session
-	revoked   map[string]bool
-	listeners map[net.Listener]struct{}
-	closed    bool
+	mu       sync.Mutex
+	sessions map[pki.Identity]*session
+	revoked  map[string]bool
+	// revokedNodes are single nodes revoked (RevokeNode), by their
+	// Hosted identity: their shard goes on.
+	revokedNodes map[pki.Identity]bool
+	listeners    map[net.Listener]struct{}
+	closed       bool
 }
 
 // session is one agent's live tunnel.
@@ -101,7 +104,7 @@ func NewRegistry(cfg RegistryConfig) (*Registry, error) {
 		return nil, errors.New("tunnel: the registry needs TLS credentials")
 	}
 	r := &Registry{cfg: cfg.withDefaults(), sessions: map[pki.Identity]*session{},
-		revoked: map[string]bool{}, listeners: map[net.Listener]struct{}{}}
+		revoked: map[string]bool{}, revokedNodes: map[pki.Identity]bool{}, listeners: map[net.Listener]struct{}{}}
 	r.tls = r.cfg.TLS.Server(r.admit)
 	if r.cfg.ClientCAs != nil {
 		r.tls.ClientCAs = r.cfg.ClientCAs
@@ -117,7 +120,7 @@ func (r *Registry) admit(id pki.Identity) error {
 		return fmt.Errorf("tunnel: %s is not a shard node", id)
 	}
 	r.mu.Lock()
-	revoked := r.revoked[id.Shard]
+	revoked := r.isRevoked(id)
 	r.mu.Unlock()
 	if revoked {
 		return fmt.Errorf("tunnel: %s: %w", id, ErrRevoked)
@@ -223,7 +226,7 @@ func (r *Registry) accept(raw net.Conn) {
 // while s was being accepted is refused.
 func (r *Registry) add(s *session) bool {
 	r.mu.Lock()
-	if r.closed || r.revoked[s.id.Shard] {
+	if r.closed || r.isRevoked(s.id) {
 		r.mu.Unlock()
 		return false
 	}
@@ -272,13 +275,36 @@ func (r *Registry) Revoke(shardID string) {
 	r.change.notify()
 }
 
+// RevokeNode closes the session of one node of shard and refuses that
+// node from now on, for the life of this registry, while the shard's
+// other nodes go on (a node removed from its shard, its id retired).
+func (r *Registry) RevokeNode(shardID, nodeID string) {
+	id := pki.Identity{Role: pki.RoleShard, Shard: shardID, Node: nodeID}
+	r.mu.Lock()
+	r.revokedNodes[id] = true
+	s := r.sessions[id]
+	delete(r.sessions, id)
+	r.mu.Unlock()
+	if s != nil {
+		r.cfg.Logger.Info("tunnel: node revoked, session closed", "node", s.id.String())
+		s.set.close()
+	}
+	r.change.notify()
+}
+
+// isRevoked reports whether id's shard or id itself is revoked; r.mu is
+// held.
+func (r *Registry) isRevoked(id pki.Identity) bool {
+	return r.revoked[id.Shard] || r.revokedNodes[id.Hosted()]
+}
+
 // DialContext opens a stream to a node: a connection on which to send
 // it HTTP requests. A node without a live session fails at once
 // (ErrNotConnected, ErrRevoked, ErrClosed, in a *net.OpError).
 func (r *Registry) DialContext(ctx context.Context, shardID, nodeID string) (net.Conn, error) {
 	id := pki.Identity{Role: pki.RoleShard, Shard: shardID, Node: nodeID}
 	r.mu.Lock()
-	s, revoked, closed := r.sessions[id], r.revoked[shardID], r.closed
+	s, revoked, closed := r.sessions[id], r.isRevoked(id), r.closed
 	r.mu.Unlock()
 	switch {
 	case closed:

@@ -1,5 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { CONTROL_PLACEHOLDER, healthView, joinCommands, nodeHealthText, nodesText, revokeConflict, shardLabel, shardNameError } from "./shards-lib";
+import {
+  addableNodes,
+  addNodeCommands,
+  addNodesConflict,
+  CONTROL_PLACEHOLDER,
+  healthView,
+  joinCommands,
+  nodeHealthText,
+  nodeIdsError,
+  nodePath,
+  nodesText,
+  nodeTokensPath,
+  parseNodeIds,
+  removeNodeConflict,
+  revokeConflict,
+  shardLabel,
+  shardNameError,
+  suggestNodeIds,
+} from "./shards-lib";
 
 describe("shardNameError", () => {
   it("takes 1-100 printable characters, trimmed", () => {
@@ -118,5 +136,59 @@ describe("nodeHealthText", () => {
   it("is empty for a node health does not name, or without health", () => {
     expect(nodeHealthText(h, "n2")).toBe("");
     expect(nodeHealthText(undefined, "n1")).toBe("");
+  });
+});
+
+describe("adding and removing nodes", () => {
+  it("paths escape the shard and node ids", () => {
+    expect(nodeTokensPath("sh_1")).toBe("/api/v1/shards/sh_1/join-tokens");
+    expect(nodePath("sh_1", "n/2")).toBe("/api/v1/shards/sh_1/nodes/n%2F2");
+  });
+  it("one token joins 1 to 5 nodes, within 7 in all", () => {
+    expect(addableNodes({ nodes: [] })).toBe(5);
+    expect(addableNodes({ nodes: ["n1", "n2", "n3"] })).toBe(4);
+    expect(addableNodes({ nodes: ["a", "b", "c", "d", "e", "f"] })).toBe(1);
+    expect(addableNodes({ nodes: ["a", "b", "c", "d", "e", "f", "g"] })).toBe(0);
+  });
+  it("suggests ids past the highest n<k> taken, removed ones included", () => {
+    expect(suggestNodeIds(["n1", "n2", "n3"], 2)).toEqual(["n4", "n5"]);
+    expect(suggestNodeIds(["n1", "n4"], 1)).toEqual(["n5"]);
+    expect(suggestNodeIds(["n1", "n2", "n3"], 1)).toEqual(["n4"]);
+    expect(suggestNodeIds(["n1", "n2"].concat(["n3"]), 1)).toEqual(["n4"]); // n3 removed: retired
+    expect(suggestNodeIds(["alpha", "n10x"], 2)).toEqual(["n1", "n2"]);
+    expect(suggestNodeIds([], 1)).toEqual(["n1"]);
+  });
+  it("parses typed ids split by spaces or commas", () => {
+    expect(parseNodeIds(" n4, n5  n6 ")).toEqual(["n4", "n5", "n6"]);
+    expect(parseNodeIds("  ")).toEqual([]);
+  });
+  it("refuses a wrong count, a bad id, a repeat and a taken id", () => {
+    const taken = ["n1", "n2", "n3"];
+    expect(nodeIdsError(["n4"], 1, taken)).toBe("");
+    expect(nodeIdsError(["n4", "n5"], 2, taken)).toBe("");
+    expect(nodeIdsError(["n4"], 2, taken)).toMatch(/Give 2 node ids \(1 given\)/);
+    expect(nodeIdsError(["-x"], 1, taken)).toMatch(/-x is not a node id/);
+    expect(nodeIdsError(["n".repeat(64)], 1, taken)).toMatch(/not a node id/);
+    expect(nodeIdsError(["n4", "n4"], 2, taken)).toMatch(/n4 is given twice/);
+    expect(nodeIdsError(["n2"], 1, taken)).toMatch(/n2 is taken/);
+  });
+  it("new nodes join the running group through a member's gossip address, none bootstraps", () => {
+    const c = addNodeCommands("jst_m", ["n4", "n5"], ["n1", "n2"], "", "");
+    const lines = c.split("\n").filter((l) => l.startsWith("jobbie "));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain("--node-id n4 --join <n1-gossip-address> --join-token jst_m --control-url " + CONTROL_PLACEHOLDER);
+    expect(lines[1]).toContain("--node-id n5 --join <n1-gossip-address>");
+    expect(c).not.toContain("--bootstrap");
+    expect(c).toContain("gossip.key");
+    const typed = addNodeCommands("jst_m", ["n3"], ["n1"], " 10.0.0.7:7301 ", " https://c:8081 ");
+    expect(typed).toContain("--node-id n3 --join 10.0.0.7:7301 --join-token jst_m --control-url https://c:8081 ");
+    expect(addNodeCommands("jst_m", ["n1"], [], "", "")).toContain("--join <member-gossip-address>");
+  });
+  it("says what a 409 means, keeping the server's words", () => {
+    const live = 'shard "sh_1" has a join token with nodes left to join until 2026-01-01T00:00:00Z: use it, or mint another once it expires';
+    expect(addNodesConflict(live)).toMatch(/^The shard's join token still has nodes to join/);
+    expect(addNodesConflict(live)).toContain(live);
+    expect(addNodesConflict('shard "sh_1" has 6 nodes; with 2 more it would pass 7: remove nodes first')).toMatch(/pass 7 nodes/);
+    expect(removeNodeConflict('node "n1" is shard "sh_1"\'s last')).toMatch(/at least one node.*n1/);
   });
 });

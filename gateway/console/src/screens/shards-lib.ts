@@ -158,3 +158,88 @@ export function nodeHealthText(h: ClusterHealth | undefined, id: string): string
   const n = h?.nodes?.find((x) => x.id === id);
   return n ? `${n.role}, ${n.status}` : "";
 }
+
+// Adding nodes to a shard and removing one (POST /api/v1/shards/{id}/join-tokens,
+// DELETE /api/v1/shards/{id}/nodes/{node}): the owner's, like minting.
+
+/** nodeTokensPath is where a token joining more nodes to shard id is minted. */
+export const nodeTokensPath = (id: string) => `${SHARDS_PATH}/${encodeURIComponent(id)}/join-tokens`;
+/** nodePath is one joined node of shard id. */
+export const nodePath = (id: string, node: string) => `${SHARDS_PATH}/${encodeURIComponent(id)}/nodes/${encodeURIComponent(node)}`;
+
+/** MAX_SHARD_NODES is the most nodes control lets a shard have joined (a group of 5 with room for replacements). */
+export const MAX_SHARD_NODES = 7;
+/** MAX_TOKEN_NODES is the most nodes one token joins. */
+export const MAX_TOKEN_NODES = 5;
+
+/** addableNodes is how many nodes one token may join to sh now: 1…5, within 7 joined in all (0: none). */
+export function addableNodes(sh: Pick<OwnedShard, "nodes">): number {
+  return Math.max(0, Math.min(MAX_TOKEN_NODES, MAX_SHARD_NODES - sh.nodes.length));
+}
+
+/** A node id as control takes it. */
+const NODE_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/**
+ * suggestNodeIds are n fresh ids for new nodes: n<k+1>… past the highest
+ * n<k> among taken (the joined nodes, and those removed that the console
+ * knows of). A removed node's id is retired, and the API does not list
+ * retired ids, so the suggestion can be edited.
+ */
+export function suggestNodeIds(taken: readonly string[], n: number): string[] {
+  let top = 0;
+  for (const id of taken) {
+    const m = /^n(\d+)$/.exec(id);
+    if (m) top = Math.max(top, Number(m[1]));
+  }
+  return Array.from({ length: n }, (_, i) => `n${top + 1 + i}`);
+}
+
+/** parseNodeIds splits what was typed (spaces or commas) into ids. */
+export function parseNodeIds(typed: string): string[] {
+  return typed.split(/[\s,]+/).filter(Boolean);
+}
+
+/** nodeIdsError is why ids cannot name n new nodes of a shard whose nodes are taken, or "". */
+export function nodeIdsError(ids: readonly string[], n: number, taken: readonly string[]): string {
+  if (ids.length !== n) return `Give ${n} node ${n === 1 ? "id" : "ids"} (${ids.length} given).`;
+  const bad = ids.find((id) => !NODE_ID_RE.test(id));
+  if (bad !== undefined) return `${bad} is not a node id: letters, digits, ".", "_" and "-", at most 63.`;
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup !== undefined) return `${dup} is given twice.`;
+  const used = ids.find((id) => taken.includes(id));
+  if (used !== undefined) return `${used} is taken: a member's or a removed node's id never joins again.`;
+  return "";
+}
+
+/** GOSSIP_PLACEHOLDER stands for a member's gossip address, which the console does not know. */
+export const gossipPlaceholder = (member: string | undefined) => `<${member ?? "member"}-gossip-address>`;
+
+/**
+ * addNodeCommands are the commands that join the new nodes ids to a
+ * running shard with token: each joins through a member's gossip address
+ * (what was typed, else a placeholder naming the first member), with the
+ * gossip key the members share. None bootstraps: the group exists.
+ */
+export function addNodeCommands(token: string, ids: readonly string[], members: readonly string[], gossipAddr: string, controlUrl: string): string {
+  const join = gossipAddr.trim() || gossipPlaceholder(members[0]);
+  const lines = ["# the gossip.key the shard's members use, copied to each new node"];
+  for (const id of ids) {
+    lines.push(
+      `jobbie shard --node-id ${id} --join ${join} --join-token ${token} --control-url ${controlArg(controlUrl)} ` +
+        `--ca-file ${CA_FILE} --data-dir ${DATA_DIR} --gossip-key-file gossip.key`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** addNodesConflict says what a 409 from minting a token for more nodes means, with the server's message. */
+export function addNodesConflict(message: string): string {
+  if (/token/i.test(message)) return `The shard's join token still has nodes to join: use it, or mint another once it expires. (${message})`;
+  return `The shard would pass ${MAX_SHARD_NODES} nodes: remove nodes first. (${message})`;
+}
+
+/** removeNodeConflict says what a 409 from removing a node means (the shard's last), with the server's message. */
+export function removeNodeConflict(message: string): string {
+  return `A shard keeps at least one node: join another node first, or revoke the shard. (${message})`;
+}

@@ -1,7 +1,8 @@
 // Shards: the tenant's self-hosted shards (clusters it runs in its own
 // network, holding the namespaces it places there), with adding one (a
-// join token, shown once) and revoking one: the tenant owner's alone, as
-// the gateway enforces; other roles see the list only.
+// join token, shown once), adding nodes to one and removing one of its
+// nodes, and revoking one: the tenant owner's alone, as the gateway
+// enforces; other roles see the list only.
 import { useState } from "preact/hooks";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
@@ -9,6 +10,8 @@ import { Badge, ErrorBox, Notice, Screen, Time } from "../components/ui";
 import { NumCell, RowButton, Table } from "../components/table";
 import { AddShardDialog } from "./shard-add";
 import { RevokeShardDialog } from "./shard-revoke";
+import { AddNodesDialog } from "./shard-nodes-add";
+import { RemoveNodeDialog, type NodeOf } from "./shard-node-remove";
 import { healthView, nodeHealthText, nodesText, README_URL, SHARDS_PATH, type OwnedShard, type OwnedShardList } from "./shards-lib";
 import "./shards.css";
 
@@ -24,6 +27,11 @@ export function Shards() {
   const anyNs = shards.some((s) => s.namespaces);
   const [adding, setAdding] = useState(false);
   const [revoking, setRevoking] = useState<OwnedShard | null>(null);
+  const [addingTo, setAddingTo] = useState<OwnedShard | null>(null);
+  const [removing, setRemoving] = useState<NodeOf | null>(null);
+  // Node ids removed here, per shard: retired, so never suggested again
+  // (the API lists a shard's joined nodes only).
+  const [retired, setRetired] = useState<Record<string, string[]>>({});
   const [notice, setNotice] = useState("");
 
   return (
@@ -71,7 +79,16 @@ export function Shards() {
           ]}
         >
           {shards.map((sh) => (
-            <ShardRow key={sh.id} sh={sh} owner={owner} onRevoke={() => setRevoking(sh)} anyExpiry={anyExpiry} anyNs={anyNs} />
+            <ShardRow
+              key={sh.id}
+              sh={sh}
+              owner={owner}
+              onRevoke={() => setRevoking(sh)}
+              onAddNodes={() => setAddingTo(sh)}
+              onRemoveNode={(node) => setRemoving({ sh, node })}
+              anyExpiry={anyExpiry}
+              anyNs={anyNs}
+            />
           ))}
         </Table>
       )}
@@ -80,6 +97,25 @@ export function Shards() {
         onClose={() => setAdding(false)}
         onMinted={(t) => {
           setNotice(`Shard ${t.name} (${t.shard_id}) added: its nodes can join now.`);
+          list.reload();
+        }}
+      />
+      <AddNodesDialog
+        shard={addingTo}
+        retired={addingTo ? (retired[addingTo.id] ?? []) : []}
+        onClose={() => setAddingTo(null)}
+        onMinted={(sh, t) => {
+          setNotice(`A token for ${t.nodes === 1 ? "1 more node" : `${t.nodes} more nodes`} of shard ${sh.name} (${sh.id}) was made: they can join now.`);
+          list.reload();
+        }}
+      />
+      <RemoveNodeDialog
+        target={removing}
+        onClose={() => setRemoving(null)}
+        onRemoved={({ sh, node }) => {
+          setRemoving(null);
+          setRetired((r) => ({ ...r, [sh.id]: [...(r[sh.id] ?? []), node] }));
+          setNotice(`Node ${node} removed from shard ${sh.name} (${sh.id}): its id is retired. Take it out of the shard's Raft group at a surviving node.`);
           list.reload();
         }}
       />
@@ -109,7 +145,15 @@ function ShardsEmpty(props: { owner: boolean }) {
   );
 }
 
-function ShardRow(props: { sh: OwnedShard; owner: boolean; onRevoke: () => void; anyExpiry: boolean; anyNs: boolean }) {
+function ShardRow(props: {
+  sh: OwnedShard;
+  owner: boolean;
+  onRevoke: () => void;
+  onAddNodes: () => void;
+  onRemoveNode: (node: string) => void;
+  anyExpiry: boolean;
+  anyNs: boolean;
+}) {
   const { sh } = props;
   const connected = sh.connected ?? [];
   return (
@@ -133,6 +177,7 @@ function ShardRow(props: { sh: OwnedShard; owner: boolean; onRevoke: () => void;
                     {n} connected
                   </Badge>
                   <NodeHealth sh={sh} id={n} />
+                  {props.owner && <RemoveNode sh={sh} node={n} onClick={() => props.onRemoveNode(n)} />}
                 </li>
               ) : (
                 <li key={n}>
@@ -140,6 +185,7 @@ function ShardRow(props: { sh: OwnedShard; owner: boolean; onRevoke: () => void;
                     {n} not here
                   </Badge>
                   <NodeHealth sh={sh} id={n} />
+                  {props.owner && <RemoveNode sh={sh} node={n} onClick={() => props.onRemoveNode(n)} />}
                 </li>
               ),
             )}
@@ -162,12 +208,24 @@ function ShardRow(props: { sh: OwnedShard; owner: boolean; onRevoke: () => void;
       )}
       {props.owner && (
         <td class="row-actions">
+          <RowButton name={`Add nodes to shard ${sh.name}`} data={{ "data-add-nodes": sh.id }} onClick={props.onAddNodes}>
+            Add nodes
+          </RowButton>{" "}
           <RowButton name={`Revoke shard ${sh.name}`} data={{ "data-revoke": sh.id }} danger onClick={props.onRevoke}>
             Revoke
           </RowButton>
         </td>
       )}
     </tr>
+  );
+}
+
+/** RemoveNode is a node's Remove button (the owner's). */
+function RemoveNode(props: { sh: OwnedShard; node: string; onClick: () => void }) {
+  return (
+    <RowButton name={`Remove node ${props.node} of shard ${props.sh.name}`} class="link shard-node-remove" data={{ "data-remove-node": props.node }} onClick={props.onClick}>
+      Remove
+    </RowButton>
   );
 }
 

@@ -27,12 +27,18 @@ var (
 	listShards      = endpoint{handle: (*Server).listShards}
 	createJoinToken = endpoint{handle: (*Server).createJoinToken}
 	revokeShard     = endpoint{handle: (*Server).revokeShard}
+	addShardNodes   = endpoint{handle: (*Server).addShardNodes}   // shardnodes.go
+	removeShardNode = endpoint{handle: (*Server).removeShardNode} // shardnodes.go
 )
 
 var shardRoutes = []route{
 	{fiber.MethodGet, "/api/v1/shards", tenancy.ActNamespaceRead, listShards},
+	// Fixed paths before parameters: /shards/join-tokens mints a new
+	// shard, /shards/:id/join-tokens (one segment more) nodes for one.
 	{fiber.MethodPost, "/api/v1/shards/join-tokens", tenancy.ActKeyManage, createJoinToken},
 	{fiber.MethodDelete, "/api/v1/shards/:id", tenancy.ActKeyManage, revokeShard},
+	{fiber.MethodPost, "/api/v1/shards/:id/join-tokens", tenancy.ActKeyManage, addShardNodes},
+	{fiber.MethodDelete, "/api/v1/shards/:id/nodes/:node", tenancy.ActKeyManage, removeShardNode},
 }
 
 func ownerOnly(r *call, what string) error {

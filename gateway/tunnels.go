@@ -19,7 +19,8 @@ import (
 // trusted there and nowhere else. A node is admitted while control lists
 // its shard as a self-hosted shard of the tenant its certificate names,
 // with the node among those that joined; a shard that leaves the list
-// (revoked) is cut off at once and refused from then on. The list is
+// (revoked), or a node that leaves its shard's (removed), is cut off at
+// once and refused from then on. The list is
 // polled every Config.RevocationInterval; the handshake reads it from
 // memory.
 type tunnels struct {
@@ -64,7 +65,9 @@ func (t *tunnels) owner(shard string) string {
 	return t.shards[shard].TenantID
 }
 
-// refresh reads control's list and revokes the shards that left it.
+// refresh reads control's list and revokes the shards that left it, and
+// the nodes that left a listed shard's nodes (removed, their ids retired
+// for good): a live tunnel of theirs is cut now, not when it next drops.
 func (t *tunnels) refresh(ctx context.Context) error {
 	var list wire.SelfHostedShards
 	if err := t.control.getJSON(ctx, "/internal/v1/shards/self-hosted", "", &list); err != nil {
@@ -76,15 +79,32 @@ func (t *tunnels) refresh(ctx context.Context) error {
 	}
 	t.mu.Lock()
 	var gone []string
-	for id := range t.shards {
-		if _, ok := next[id]; !ok {
+	var goneNodes []wire.SelfHostedShard // per shard, its nodes that left
+	for id, was := range t.shards {
+		now, ok := next[id]
+		if !ok {
 			gone = append(gone, id)
+			continue
+		}
+		var left []string
+		for _, n := range was.Nodes {
+			if !slices.Contains(now.Nodes, n) {
+				left = append(left, n)
+			}
+		}
+		if len(left) > 0 {
+			goneNodes = append(goneNodes, wire.SelfHostedShard{ID: id, Nodes: left})
 		}
 	}
 	t.shards = next
 	t.mu.Unlock()
 	for _, id := range gone {
 		t.reg.Revoke(id)
+	}
+	for _, sh := range goneNodes {
+		for _, n := range sh.Nodes {
+			t.reg.RevokeNode(sh.ID, n)
+		}
 	}
 	return nil
 }

@@ -2,13 +2,8 @@ package console
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobbie/jobbie/e2e/internal/devproc"
-	"github.com/jobbie/jobbie/e2e/internal/freeport"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -197,8 +190,8 @@ func TestConsoleShardsNamespaceOnShard(t *testing.T) {
 }
 
 // Keys of other roles see the shards and none of the owner's controls,
-// and the server refuses them anyway (an admin's "*" included: minting
-// and revoking are the owner key's alone). On a phone and in dark mode
+// and the server refuses them anyway (an admin's "*" included: minting,
+// adding nodes, removing one and revoking are the owner key's alone). On a phone and in dark mode
 // the screen fits.
 func TestConsoleShardsOtherRolesSeeNoControls(t *testing.T) {
 	t.Parallel()
@@ -214,10 +207,15 @@ func TestConsoleShardsOtherRolesSeeNoControls(t *testing.T) {
 			p.waitFor(shardRow(sh.ShardID))
 			assert.Zero(t, p.count("#shard-add"), "add a shard shown to %s", role)
 			assert.Zero(t, p.count("[data-revoke]"), "revoke shown to %s", role)
+			assert.Zero(t, p.count("[data-add-nodes]"), "add nodes shown to %s", role)
 			mint := p.apiJSON("POST", "/api/v1/shards/join-tokens", map[string]any{"name": "x"}, csrf)
 			assert.Equal(t, 403, mint.Status, "%s minted a join token: %s", role, mint.Body)
 			rev := p.apiJSON("DELETE", "/api/v1/shards/"+sh.ShardID, nil, csrf)
 			assert.Equal(t, 403, rev.Status, "%s revoked a shard: %s", role, rev.Body)
+			more := p.apiJSON("POST", "/api/v1/shards/"+sh.ShardID+"/join-tokens", map[string]any{"nodes": 1}, csrf)
+			assert.Equal(t, 403, more.Status, "%s minted a token for more nodes: %s", role, more.Body)
+			drop := p.apiJSON("DELETE", "/api/v1/shards/"+sh.ShardID+"/nodes/n1", nil, csrf)
+			assert.Equal(t, 403, drop.Status, "%s removed a node: %s", role, drop.Body)
 			if role == tenancy.RoleViewer {
 				p.setViewport(390, 844)
 				p.click("#theme-toggle")
@@ -247,13 +245,7 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	p.waitFor("#shard-token-shown")
 	p.setValue("#shard-control-url", srv.control)
 	p.waitText("#shard-command", srv.control)
-	var line string
-	for _, l := range strings.Split(p.text("#shard-command"), "\n") {
-		if strings.HasPrefix(l, "jobbie shard ") {
-			line = l
-		}
-	}
-	require.NotEmpty(t, line)
+	line := commandLine(t, p.text("#shard-command"), "")
 	p.click("#shard-token-done")
 	p.waitNoDialog("#shard-token-shown")
 	shards, err := tn.owner.Shards(ctx(t))
@@ -262,44 +254,8 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	id := shards[0].ID
 
 	dir := t.TempDir()
-	gossipKey := filepath.Join(dir, "gossip.key")
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	require.NoError(t, os.WriteFile(gossipKey, []byte(hex.EncodeToString(secret)+"\n"), 0o600))
-	local := map[string]string{"--ca-file": filepath.Join(srv.dir, "pki", "ca.crt"), "--data-dir": filepath.Join(dir, "n1"), "--gossip-key-file": gossipKey}
-	args := strings.Fields(strings.TrimPrefix(line, "jobbie "))
-	for i := 0; i+1 < len(args); i++ {
-		if v, ok := local[args[i]]; ok {
-			args[i+1] = v
-		}
-	}
-	ports, err := freeport.Loopback(3)
-	require.NoError(t, err)
-	args = append(args, "--http", ports[0], "--raft", ports[1], "--gossip", ports[2])
-	node, err := devproc.Start(exec.Command(binary, args...), filepath.Join(dir, "n1.log"), "")
-	require.NoError(t, err)
-	t.Cleanup(node.Stop)
-	nodeLog := func() string { b, _ := os.ReadFile(node.LogPath); return string(b) }
-
-	// No event announces a node: the screen's Refresh reads the list again.
-	stopped := false // by the test: its exit is expected from then on
-	refreshUntil := func(cond, what string) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for !p.poll(time.Second, cond) {
-			select {
-			case <-node.Exited():
-				if !stopped {
-					p.fail("the node exited: %s", nodeLog())
-				}
-			default:
-			}
-			if time.Now().After(deadline) {
-				p.fail("not within 60s: %s; node log:\n%s", what, nodeLog())
-			}
-			p.click("#shards-refresh")
-		}
-	}
+	node := startShardNode(t, line, dir, writeGossipKey(t, dir))
+	refreshUntil := refresher(p, node)
 	row := shardRow(id)
 	refreshUntil(query(row+` [data-node="n1"][data-connected="true"]`), "n1 joined and connected here")
 	assert.Equal(t, "1 of 1", p.text(row+` [data-col="nodes"]`))
@@ -313,8 +269,8 @@ func TestConsoleShardsNodeJoinsWithTheCommandShown(t *testing.T) {
 	p.waitText(row+` [data-node-health="n1"]`, "leader, healthy")
 	p.shot("shards-connected")
 
-	stopped = true
-	node.Stop()
+	node.proc.Stop()
+	refreshUntil = refresher(p) // its exit is expected now
 	refreshUntil(query(row+` [data-node="n1"][data-connected="false"]`), "n1 no longer connected once stopped")
 	p.waitText(row+` [data-col="connected"]`, "n1 not here")
 	// No node answers this gateway now: its health is unknown, not stale.

@@ -147,7 +147,7 @@ func TestConsoleShardsAddAndRemoveNodes(t *testing.T) {
 	assert.True(t, eval[bool](p, `document.querySelector('#shard-node-remove-ok').disabled`), "remove offered before the id is typed")
 	p.setValue("#shard-node-remove-id", "n1")
 	p.click("#shard-node-remove-ok")
-	p.waitText("#shard-node-remove-conflict", "at least one node")
+	p.waitText("#shard-node-remove-conflict", "Not removed")
 	p.waitText("#shard-node-remove-conflict", "last")
 	p.shot("shards-node-remove-last")
 	p.click("#shard-node-remove-form .dialog-footer button:not([type=submit])")

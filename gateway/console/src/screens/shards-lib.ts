@@ -239,7 +239,7 @@ export function addNodesConflict(message: string): string {
   return `The shard would pass ${MAX_SHARD_NODES} nodes: remove nodes first. (${message})`;
 }
 
-/** removeNodeConflict says what a 409 from removing a node means (the shard's last), with the server's message. */
+/** removeNodeConflict says what a 409 from removing a node means (the shard's last); the server's message says what to do. */
 export function removeNodeConflict(message: string): string {
-  return `A shard keeps at least one node: join another node first, or revoke the shard. (${message})`;
+  return `Not removed: ${message}`;
 }

@@ -12,5 +12,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(plansCmd(), tenantsCmd())
 	root.AddCommand(backupsCmd())
 	root.AddCommand(usageCmd(), planCmd(), invoicesCmd())
-	root.AddCommand(append(append(jobCmds(), queueCmds()...), workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), statusCmd())...)
+	root.AddCommand(append(append(jobCmds(), queueCmds()...), workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd())...)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,11 +21,15 @@ import (
 // memberAdmin is how an operator's command talks to a Raft group's
 // internal API (control's or a shard's): any node answers, changes are
 // forwarded to the leader. It presents an operator certificate and admits
-// only a node of the peer role.
+// only a node of the peer role. A shard's members also admit one another
+// there, so the shard commands also run with a node's own certificate
+// (a self-hosted node's, which its tenant holds and no operator
+// certificate covers): then only a node of that same shard is talked to.
 type memberAdmin struct {
 	url, output string
 	tls         roleTLS
 	peer        pki.Role // pki.RoleControl or pki.RoleShard
+	dataDir     string   // a shard node's data directory: its selfhosted credentials
 }
 
 func controlAdmin() *memberAdmin { return &memberAdmin{peer: pki.RoleControl} }
@@ -46,7 +51,58 @@ func (a *memberAdmin) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&a.url, "url", "", fmt.Sprintf("HTTP address of any %s, e.g. %s (required)", a.node(), example))
 	f.StringVarP(&a.output, "output", "o", outTable, "output format: table or json")
-	a.tls.flags(f) // an operator certificate
+	a.tls.flags(f) // an operator certificate, or a shard node's own
+	if a.peer == pki.RoleShard {
+		f.StringVar(&a.dataDir, "data-dir", "", "instead of --tls-*: the data directory of a self-hosted node of the shard on this machine, "+
+			"whose own certificate (<data-dir>/selfhosted) is used")
+	}
+}
+
+// credentials are what the command presents, and whom it then admits:
+// with an operator certificate, any node of the peer role; with a shard
+// node's own (from --data-dir, or --tls-* naming its files), only the
+// nodes of that node's shard and owner.
+func (a *memberAdmin) credentials() (*pki.Credentials, pki.Policy, error) {
+	tlsSet := a.tls != (roleTLS{})
+	if a.dataDir != "" {
+		if tlsSet {
+			return nil, nil, errors.New("give --data-dir or --tls-cert, --tls-key and --tls-ca, not both")
+		}
+		file := func(n string) string { return selfHostedFile(a.dataDir, n) }
+		if !exists(file(nodeCertFile)) {
+			return nil, nil, fmt.Errorf("--data-dir %s: no %s: it is not the data directory of a self-hosted node that joined", a.dataDir, file(nodeCertFile))
+		}
+		creds, err := pki.LoadCredentials(file(nodeCertFile), file(nodeKeyFile), file(trustFile))
+		if err != nil {
+			return nil, nil, err
+		}
+		return creds, a.policy(creds.Identity()), nil
+	}
+	if a.peer != pki.RoleShard {
+		creds, err := a.tls.load(pki.RoleOperator)
+		return creds, pki.Roles(a.peer), err
+	}
+	if !tlsSet {
+		return nil, nil, errors.New("--tls-cert, --tls-key and --tls-ca are required (an operator certificate, or a node's own), " +
+			"or --data-dir (a self-hosted node's): every internal channel is mutual TLS")
+	}
+	creds, err := a.tls.loadAny()
+	if err != nil {
+		return nil, nil, err
+	}
+	id := creds.Identity()
+	if id.Role != pki.RoleOperator && id.Role != pki.RoleShard {
+		return nil, nil, fmt.Errorf("%s is the certificate of %s; this needs a certificate of role operator, or a node's own of the shard (role shard)", a.tls.cert, id)
+	}
+	return creds, a.policy(id), nil
+}
+
+// policy admits the nodes the credentials of id may talk to.
+func (a *memberAdmin) policy(id pki.Identity) pki.Policy {
+	if id.Role == pki.RoleShard {
+		return pki.OwnedShardMember(id.Shard, id.Tenant)
+	}
+	return pki.Roles(a.peer)
 }
 
 // memberList is GET /internal/v1/members of control or a shard.
@@ -100,11 +156,11 @@ func (a *memberAdmin) send(ctx context.Context, method, path string, body []byte
 	if a.url == "" {
 		return fmt.Errorf("--url is required: the HTTP address of any %s", a.node())
 	}
-	creds, err := a.tls.load(pki.RoleOperator)
+	creds, expect, err := a.credentials()
 	if err != nil {
 		return err
 	}
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: creds.Client(pki.Roles(a.peer))}}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: creds.Client(expect)}}
 	defer hc.CloseIdleConnections()
 	base := strings.TrimSuffix(strings.TrimPrefix(a.url, "https://"), "/")
 	if strings.Contains(base, "://") {

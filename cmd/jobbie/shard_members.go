@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/spf13/cobra"
 )
@@ -47,9 +48,21 @@ func shardRemoveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remove <node-id>",
 		Short: "Remove a member from a shard cluster",
-		Args:  cobra.ExactArgs(1),
+		Long: `remove takes a member out of a shard cluster's Raft group, at any node
+of the cluster (--url). It presents an operator certificate (--tls-*), or a
+node's own: a self-hosted shard's tenant, which has no operator
+certificate, runs it on one of its nodes' machines with that node's
+--data-dir (its <data-dir>/selfhosted credentials), e.g. after removing a
+lost node in control:
+
+  jobbie shards remove-node sh_… n3
+  jobbie shard remove n3 --url 10.0.0.7:7101 --data-dir /var/lib/jobbie`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.send(cmd.Context(), http.MethodDelete, "/internal/v1/members/"+args[0], nil, nil); err != nil {
+			if err := checkID("node", args[0]); err != nil {
+				return err
+			}
+			if err := a.send(cmd.Context(), http.MethodDelete, "/internal/v1/members/"+url.PathEscape(args[0]), nil, nil); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])

@@ -27,11 +27,7 @@ func (r *roleTLS) flags(f *pflag.FlagSet) {
 
 // load reads the credentials and checks they are of the role want.
 func (r *roleTLS) load(want pki.Role) (*pki.Credentials, error) {
-	if r.cert == "" || r.key == "" || r.ca == "" {
-		return nil, fmt.Errorf("--tls-cert, --tls-key and --tls-ca are required: every internal channel is mutual TLS " +
-			"(issue this process a certificate with `jobbie certs issue`)")
-	}
-	creds, err := pki.LoadCredentials(r.cert, r.key, r.ca)
+	creds, err := r.loadAny()
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +35,15 @@ func (r *roleTLS) load(want pki.Role) (*pki.Credentials, error) {
 		return nil, fmt.Errorf("%s is the certificate of %s; this needs a certificate of role %s", r.cert, creds.Identity(), want)
 	}
 	return creds, nil
+}
+
+// loadAny reads the credentials, of whatever role.
+func (r *roleTLS) loadAny() (*pki.Credentials, error) {
+	if r.cert == "" || r.key == "" || r.ca == "" {
+		return nil, fmt.Errorf("--tls-cert, --tls-key and --tls-ca are required: every internal channel is mutual TLS " +
+			"(issue this process a certificate with `jobbie certs issue`)")
+	}
+	return pki.LoadCredentials(r.cert, r.key, r.ca)
 }
 
 // reloadOnHUP rereads the certificate and key, and the gossip keys, on

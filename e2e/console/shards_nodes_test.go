@@ -20,8 +20,10 @@ import (
 
 // shardNode is a self-hosted `jobbie shard` node started by a test.
 type shardNode struct {
-	proc   *devproc.Proc
-	gossip string // its gossip address, which later nodes join through
+	proc    *devproc.Proc
+	gossip  string // its gossip address, which later nodes join through
+	http    string // its listener's address (its cluster's member API)
+	dataDir string
 }
 
 func (n *shardNode) log() string { b, _ := os.ReadFile(n.proc.LogPath); return string(b) }
@@ -77,7 +79,7 @@ func startShardNode(t *testing.T, line, dir, gossipKey string) *shardNode {
 	proc, err := devproc.Start(exec.Command(binary, args...), filepath.Join(dir, id+".log"), "")
 	require.NoError(t, err)
 	t.Cleanup(proc.Stop)
-	return &shardNode{proc: proc, gossip: ports[2]}
+	return &shardNode{proc: proc, gossip: ports[2], http: ports[0], dataDir: local["--data-dir"]}
 }
 
 // refresher clicks the screen's Refresh until cond holds (no event
@@ -116,7 +118,8 @@ func refresher(p *page, nodes ...*shardNode) func(cond, what string) {
 // joins a new node id to the running group through a member's gossip
 // address, and the shard expects one more node until it joins; the node
 // started from that command joins and connects; removing it (its id
-// typed) drops it from the list, and its id is not offered again. A shard
+// typed) drops it from the list, the command shown then takes it out of
+// the Raft group at the node that stays, and its id is not offered again. A shard
 // whose token is still live gets no second one (409 shown). Another role
 // sees the nodes and neither action; a phone shows it all without
 // scrolling sideways.
@@ -234,12 +237,34 @@ func TestConsoleShardsAddAndRemoveNodes(t *testing.T) {
 	assert.True(t, eval[bool](p, `(() => { const r = document.querySelector('#shard-node-remove').getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth; })()`), "the remove dialog does not fit a phone")
 	p.setValue("#shard-node-remove-id", "n1")
 	assert.True(t, eval[bool](p, `document.querySelector('#shard-node-remove-ok').disabled`), "another node's id confirms")
+	raftRemove := p.text("#shard-raft-remove")
+	assert.Equal(t, "jobbie shard remove n2 --url <n1-http-address> --data-dir /var/lib/jobbie", raftRemove)
 	p.setValue("#shard-node-remove-id", "n2")
 	p.shot("shards-node-remove")
 	p.click("#shard-node-remove-ok")
 	p.waitNoDialog("#shard-node-remove-form")
 	p.waitGone(row + ` [data-node="n2"]`)
 	p.waitText("#shards-notice", "Node n2 removed from shard lab")
+
+	// The command shown, run as n1 (its address, its data directory),
+	// takes n2 out of the Raft group, and n2 stops by itself.
+	args := strings.Fields(strings.TrimPrefix(raftRemove, "jobbie "))
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--url":
+			args[i+1] = n1.http
+		case "--data-dir":
+			args[i+1] = n1.dataDir
+		}
+	}
+	out, err := exec.CommandContext(ctx(t), binary, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "removed n2")
+	select {
+	case <-n2.proc.Exited():
+	case <-time.After(60 * time.Second):
+		t.Fatalf("n2 still runs a minute after its removal from the Raft group:\n%s", n2.log())
+	}
 	assert.Equal(t, "1 of 1", p.text(row+` [data-col="nodes"]`))
 	assert.True(t, eval[bool](p, "document.documentElement.scrollWidth <= window.innerWidth"), "the shards screen scrolls sideways on a phone")
 	p.shot("shards-phone")

@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 import { ApiError, del } from "../api";
 import { ErrorBox, Field, useAsync, val } from "../components/ui";
 import { FormFooter, ItemDialog } from "../components/forms";
-import { nodePath, removeNodeConflict, type OwnedShard } from "./shards-lib";
+import { nodePath, raftRemoveCommand, removeNodeConflict, type OwnedShard } from "./shards-lib";
 
 export type NodeOf = { sh: OwnedShard; node: string };
 type Props = { target: NodeOf | null; onClose: () => void; onRemoved: (t: NodeOf) => void };
@@ -38,17 +38,18 @@ function RemoveForm(props: Props & { target: NodeOf }) {
     <form id="shard-node-remove-form" onSubmit={submit}>
       <p>
         Removing <strong class="mono">{node}</strong> drops it from the joined nodes of <strong>{sh.name}</strong> (
-        <span class="mono">{sh.id}</span>) for good: its certificate is renewed no more, the gateways refuse its next tunnel connection,
-        and <strong>its id is retired</strong>: no node joins the shard under <span class="mono">{node}</span> again. To replace it, add a
+        <span class="mono">{sh.id}</span>) for good: its tunnels are cut, its certificate is renewed no more, and{" "}
+        <strong>its id is retired</strong>: no node joins the shard under <span class="mono">{node}</span> again. To replace it, add a
         node under a new id.
       </p>
       <p class="shard-raft-note">
-        It stays in the shard's own Raft group until you take it out there, at a surviving node
-        {others.length ? <> (<span class="mono">{others.join(", ")}</span>)</> : null}:{" "}
-        <code>jobbie shard remove {node} --url &lt;a surviving node's HTTP address&gt; …</code>, that is{" "}
-        <code>DELETE /internal/v1/members/{node}</code>, which the shard's members may send with their own certificate (in{" "}
-        <code>&lt;data-dir&gt;/selfhosted</code>).
+        It stays in the shard's own Raft group until you take it out there: on the machine of a node that stays
+        {others.length ? <> ({others.join(", ")})</> : null}, with that node's own credentials (its <code>--data-dir</code>, which holds them in{" "}
+        <code>&lt;data-dir&gt;/selfhosted</code>), at its <code>--http</code> address:
       </p>
+      <pre id="shard-raft-remove" class="shard-command" tabIndex={0} aria-label="Command that takes the node out of the Raft group">
+        {raftRemoveCommand(node, others[0])}
+      </pre>
       {others.length === 0 && (
         <p class="muted" id="shard-node-last">
           {node} is the shard's only node: a shard keeps at least one.

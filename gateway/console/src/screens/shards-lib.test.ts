@@ -12,6 +12,7 @@ import {
   nodesText,
   nodeTokensPath,
   parseNodeIds,
+  raftRemoveCommand,
   removeNodeConflict,
   revokeConflict,
   shardLabel,
@@ -183,6 +184,10 @@ describe("adding and removing nodes", () => {
     const typed = addNodeCommands("jst_m", ["n3"], ["n1"], " 10.0.0.7:7301 ", " https://c:8081 ");
     expect(typed).toContain("--node-id n3 --join 10.0.0.7:7301 --join-token jst_m --control-url https://c:8081 ");
     expect(addNodeCommands("jst_m", ["n1"], [], "", "")).toContain("--join <member-gossip-address>");
+  });
+  it("takes a removed node out of the Raft group at a surviving node, with that node's own data dir", () => {
+    expect(raftRemoveCommand("n3", "n1")).toBe("jobbie shard remove n3 --url <n1-http-address> --data-dir /var/lib/jobbie");
+    expect(raftRemoveCommand("n1", undefined)).toContain("--url <member-http-address>");
   });
   it("says what a 409 means, keeping the server's words", () => {
     const live = 'shard "sh_1" has a join token with nodes left to join until 2026-01-01T00:00:00Z: use it, or mint another once it expires';

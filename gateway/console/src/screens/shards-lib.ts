@@ -239,6 +239,16 @@ export function addNodesConflict(message: string): string {
   return `The shard would pass ${MAX_SHARD_NODES} nodes: remove nodes first. (${message})`;
 }
 
+/**
+ * raftRemoveCommand takes node out of its shard's Raft group, run on the
+ * machine of survivor (a node that stays) with that node's own credentials
+ * (its --data-dir holds them), at that node's listener.
+ */
+export function raftRemoveCommand(node: string, survivor: string | undefined): string {
+  const at = survivor ?? "member";
+  return `jobbie shard remove ${node} --url <${at}-http-address> --data-dir ${DATA_DIR}`;
+}
+
 /** removeNodeConflict says what a 409 from removing a node means (the shard's last); the server's message says what to do. */
 export function removeNodeConflict(message: string): string {
   return `Not removed: ${message}`;

@@ -276,3 +276,21 @@ func TestChartSelfHostedRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestChartSelfHostedLocalAPITLS: selfHosted.localAPI.tlsSecret mounts a
+// kubernetes.io/tls Secret the nodes' local API serves HTTPS with.
+func TestChartSelfHostedLocalAPITLS(t *testing.T) {
+	o := render(t, values(t, []string{"values-selfhosted-shard.yaml"}, map[string]any{"selfHosted.localAPI.tlsSecret": "dc1-local-api-tls"}))
+	o.check(t, map[string]bool{"jobbie-join-token": true, "jobbie-hosted-ca": true, "dc1-local-api-tls": true})
+	checkFlags(t, o.invocations())
+	pod := o.statefulSets["prod-jobbie-shard-dc1"].Spec.Template.Spec
+	hasArgs(t, "shard", container(t, pod, "shard"), []string{"--local-api=0.0.0.0:8080",
+		"--local-api-tls-cert=/etc/jobbie/local-api/tls.crt", "--local-api-tls-key=/etc/jobbie/local-api/tls.key"}, nil)
+	mounted := false
+	for _, v := range pod.Volumes {
+		mounted = mounted || v.Secret != nil && v.Secret.SecretName == "dc1-local-api-tls"
+	}
+	if !mounted {
+		t.Error("the nodes do not mount the local API's TLS Secret")
+	}
+}

@@ -50,6 +50,7 @@ func TestReplaceASelfHostedNode(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, gw.do(t, "DELETE", shard+"/nodes/n1", "", nil).status)
 	sh := list()
 	require.Equal(t, []string{"n2", "n3"}, sh.Nodes)
+	require.Equal(t, []string{"n1"}, sh.Retired, "the tenant sees the retired id")
 	require.Equal(t, 2, sh.ExpectedNodes)
 	n1 := nodes["n1"]
 	r := b.do(t, "POST", "/control/v1/join/renew", "", wire.RenewRequest{Certificate: n1.cert, CSR: csrOf(t, n1.key, pki.Identity{})})

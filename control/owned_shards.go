@@ -259,7 +259,7 @@ func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard
 		}
 		out := make([]wire.OwnedShard, 0, len(shards))
 		for _, sh := range shards {
-			v := wire.OwnedShard{ID: sh.ID, Name: sh.Name, Nodes: sh.Nodes, ExpectedNodes: sh.expectedNodes(),
+			v := wire.OwnedShard{ID: sh.ID, Name: sh.Name, Nodes: sh.Nodes, Retired: sh.Retired, ExpectedNodes: sh.expectedNodes(),
 				Namespaces: placed[sh.ID], CreatedAt: sh.CreatedAt}
 			if v.Namespaces == nil {
 				v.Namespaces = []string{}

@@ -45,9 +45,11 @@ type JoinToken struct {
 // was minted for, when that token expires (only while it has nodes left
 // to join), and the names of the tenant's namespaces placed on it.
 type OwnedShard struct {
-	ID             string     `json:"id"`
-	Name           string     `json:"name"`
-	Nodes          []string   `json:"nodes"`
+	ID    string   `json:"id"`
+	Name  string   `json:"name"`
+	Nodes []string `json:"nodes"`
+	// Retired are the ids of nodes removed from it: none ever joins again.
+	Retired        []string   `json:"retired,omitempty"`
 	ExpectedNodes  int        `json:"expected_nodes"`
 	TokenExpiresAt *time.Time `json:"token_expires_at,omitempty"`
 	Namespaces     []string   `json:"namespaces"`

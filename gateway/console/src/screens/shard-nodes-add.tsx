@@ -68,7 +68,7 @@ export function AddNodesDialog(props: Props) {
 function AddNodesForm(props: { sh: OwnedShard; retired: readonly string[]; onCancel: () => void; onMinted: (t: JoinToken, ids: string[]) => void }) {
   const { sh } = props;
   const max = addableNodes(sh);
-  const taken = [...sh.nodes, ...props.retired];
+  const taken = [...sh.nodes, ...(sh.retired ?? []), ...props.retired];
   const [nodes, setNodes] = useState(1);
   const [expires, setExpires] = useState(DEFAULT_EXPIRY);
   // null: the suggestion for the count chosen; typed ids once edited.

@@ -13,6 +13,8 @@ export interface OwnedShard {
   name: string;
   /** the nodes that joined so far */
   nodes: string[];
+  /** the ids of nodes removed from it: retired, never joining again */
+  retired?: string[];
   created_at: string;
   /** the joined nodes whose tunnels the answering gateway holds now */
   connected?: string[];
@@ -182,9 +184,8 @@ const NODE_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 /**
  * suggestNodeIds are n fresh ids for new nodes: n<k+1>… past the highest
- * n<k> among taken (the joined nodes, and those removed that the console
- * knows of). A removed node's id is retired, and the API does not list
- * retired ids, so the suggestion can be edited.
+ * n<k> among taken (the joined nodes and the retired ids of removed
+ * ones). The suggestion can be edited.
  */
 export function suggestNodeIds(taken: readonly string[], n: number): string[] {
   let top = 0;

@@ -2,8 +2,6 @@ package control
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"slices"
 	"time"
 
@@ -55,24 +53,10 @@ func (s *Server) CreateNodeJoinToken(ctx context.Context, tid, id string, req wi
 	if tenancy.ValidateTenantID(tid) != nil || !shardIDRE.MatchString(id) {
 		return wire.JoinToken{}, apierr.New(apierr.NotFound, "shard %q not found", id)
 	}
-	ttl, ok, err := wire.ParseDuration(req.ExpiresIn)
-	switch {
-	case err != nil || (ok && (ttl < wire.MinJoinTokenTTL || ttl > wire.MaxJoinTokenTTL)):
-		return wire.JoinToken{}, apierr.Field("expires_in", "expires_in must be a duration from %s to %s",
-			wire.FormatDuration(wire.MinJoinTokenTTL), wire.FormatDuration(wire.MaxJoinTokenTTL))
-	case !ok:
-		ttl = wire.DefaultJoinTokenTTL
+	nodes, ttl, tok, err := newJoinToken(req.Nodes, req.ExpiresIn)
+	if err != nil {
+		return wire.JoinToken{}, err
 	}
-	nodes := req.Nodes
-	if nodes == 0 {
-		nodes = 1
-	}
-	if nodes < 1 || nodes > wire.MaxJoinTokenNodes {
-		return wire.JoinToken{}, apierr.Field("nodes", "nodes must be 1 to %d", wire.MaxJoinTokenNodes)
-	}
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	tok := joinTokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
 	cmd := createJoinTokenCmd{Hash: hashToken(tok), TTL: ttl, Nodes: nodes, AddTo: &addNodes{TenantID: tid, ShardID: id}}
 	out, err := propose(ctx, s, opCreateJoinToken, &cmd)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -109,24 +110,10 @@ func (s *Server) CreateJoinToken(ctx context.Context, tid string, req wire.Creat
 	if name == "" || len(name) > maxShardNameLen || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return wire.JoinToken{}, apierr.Field("name", "name must be 1-%d printable characters", maxShardNameLen)
 	}
-	ttl, ok, err := wire.ParseDuration(req.ExpiresIn)
-	switch {
-	case err != nil || (ok && (ttl < wire.MinJoinTokenTTL || ttl > wire.MaxJoinTokenTTL)):
-		return wire.JoinToken{}, apierr.Field("expires_in", "expires_in must be a duration from %s to %s",
-			wire.FormatDuration(wire.MinJoinTokenTTL), wire.FormatDuration(wire.MaxJoinTokenTTL))
-	case !ok:
-		ttl = wire.DefaultJoinTokenTTL
+	nodes, ttl, tok, err := newJoinToken(req.Nodes, req.ExpiresIn)
+	if err != nil {
+		return wire.JoinToken{}, err
 	}
-	nodes := req.Nodes
-	if nodes == 0 {
-		nodes = 1
-	}
-	if nodes < 1 || nodes > wire.MaxJoinTokenNodes {
-		return wire.JoinToken{}, apierr.Field("nodes", "nodes must be 1 to %d", wire.MaxJoinTokenNodes)
-	}
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	tok := joinTokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
 	cmd := createJoinTokenCmd{TenantID: tid, ShardID: newID("sh_"), Name: name, Hash: hashToken(tok), TTL: ttl, Nodes: nodes}
 	out, err := propose(ctx, s, opCreateJoinToken, &cmd)
 	if err != nil {
@@ -134,6 +121,28 @@ func (s *Server) CreateJoinToken(ctx context.Context, tid string, req wire.Creat
 	}
 	out.Token = tok
 	return out, nil
+}
+
+// newJoinToken checks a token's terms (nodes: 0 is 1; expires_in: absent
+// is the default) and draws its secret.
+func newJoinToken(nodes int, expiresIn json.RawMessage) (int, time.Duration, string, error) {
+	ttl, ok, err := wire.ParseDuration(expiresIn)
+	switch {
+	case err != nil || (ok && (ttl < wire.MinJoinTokenTTL || ttl > wire.MaxJoinTokenTTL)):
+		return 0, 0, "", apierr.Field("expires_in", "expires_in must be a duration from %s to %s",
+			wire.FormatDuration(wire.MinJoinTokenTTL), wire.FormatDuration(wire.MaxJoinTokenTTL))
+	case !ok:
+		ttl = wire.DefaultJoinTokenTTL
+	}
+	if nodes == 0 {
+		nodes = 1
+	}
+	if nodes < 1 || nodes > wire.MaxJoinTokenNodes {
+		return 0, 0, "", apierr.Field("nodes", "nodes must be 1 to %d", wire.MaxJoinTokenNodes)
+	}
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	return nodes, ttl, joinTokenPrefix + base64.RawURLEncoding.EncodeToString(secret), nil
 }
 
 func applyCreateJoinToken(tx *replica.Tx, c *createJoinTokenCmd) (wire.JoinToken, error) {

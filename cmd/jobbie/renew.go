@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -200,7 +199,7 @@ func (r *renewer) renew(ctx context.Context, leaf *x509.Certificate) error {
 	if err != nil {
 		return err
 	}
-	key, err := parseSigner(keyPEM)
+	key, err := pki.ParseKey(keyPEM)
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.keyFile, err)
 	}
@@ -273,24 +272,4 @@ func postControl(ctx context.Context, hc *http.Client, urls []string, path strin
 		errs = append(errs, fmt.Errorf("control %s answered %s: %s", u, resp.Status, bytes.TrimSpace(rb)))
 	}
 	return errors.Join(errs...)
-}
-
-// parseSigner reads a PEM private key (PKCS#8, or SEC 1 EC).
-func parseSigner(b []byte) (crypto.Signer, error) {
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		return nil, errors.New("no PEM key")
-	}
-	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
-	if err != nil {
-		if ek, err2 := x509.ParseECPrivateKey(blk.Bytes); err2 == nil {
-			return ek, nil
-		}
-		return nil, err
-	}
-	s, ok := k.(crypto.Signer)
-	if !ok {
-		return nil, fmt.Errorf("unsupported key type %T", k)
-	}
-	return s, nil
 }

@@ -76,7 +76,7 @@ func LoadCA(certFile, keyFile string) (*CA, error) {
 	if !cert.IsCA {
 		return nil, fmt.Errorf("pki: %s is not a certificate authority", certFile)
 	}
-	key, err := parseKey(keyPEM)
+	key, err := ParseKey(keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("pki: %s: %w", keyFile, err)
 	}
@@ -188,7 +188,8 @@ func parseCert(b []byte) (*x509.Certificate, error) {
 	return x509.ParseCertificate(block.Bytes)
 }
 
-func parseKey(b []byte) (crypto.Signer, error) {
+// ParseKey reads a PEM private key (PKCS #8 or SEC 1 EC) as a signer.
+func ParseKey(b []byte) (crypto.Signer, error) {
 	block, _ := pem.Decode(b)
 	if block == nil {
 		return nil, errors.New("no PEM key")

@@ -99,20 +99,47 @@ func (r *moveRunner) hold(id string) (release func()) {
 }
 
 // launch runs fn for move id in the background; interrupt(id) cancels
-// its context with errMoveCancelled.
+// its context with errMoveCancelled. The context also ends, with
+// errLostLead, once this node no longer leads in the term it led in at
+// launch: a deposed leader's runner stops, even when the lead comes back
+// to this node in a later term, whose loop then takes the move over
+// (adoptOrphans) rather than waiting on a call of the old term.
 func (r *moveRunner) launch(id string, release func(), fn func(ctx context.Context)) {
 	ctx, cancel := context.WithCancelCause(r.ctx)
+	term := r.s.leadingTerm()
 	r.mu.Lock()
 	r.inflight[id] = cancel
 	r.mu.Unlock()
-	r.wg.Add(1)
+	r.wg.Add(2)
 	go func() {
 		defer r.wg.Done()
 		defer release()
 		defer cancel(nil)
 		fn(ctx)
 	}()
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTicker(leadCheckEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if r.s.leadingTerm() != term {
+					cancel(errLostLead)
+					return
+				}
+			}
+		}
+	}()
 }
+
+// errLostLead ends a runner whose node no longer leads in its term.
+var errLostLead = errors.New("this control node no longer leads")
+
+// leadCheckEvery is how often a runner checks its node still leads.
+const leadCheckEvery = 50 * time.Millisecond
 
 func (r *moveRunner) running(id string) bool {
 	r.mu.Lock()
@@ -150,11 +177,17 @@ func (r *moveRunner) run(ctx context.Context, m moveRecord) {
 				r.s.log.Warn("control: move switch outcome unknown", "move", m.ID, "err", err)
 				return
 			}
+			if context.Cause(ctx) == errLostLead {
+				// The next leader fails it as interrupted and cleans up
+				// (adoptOrphans): one cleanup, one account of it.
+				r.s.log.Warn("control: move interrupted: this node no longer leads", "move", m.ID, "err", err)
+				return
+			}
 			r.fail(ctx, m, err)
 			return
 		}
 	}
-	r.finish(m)
+	r.finish(ctx, m)
 }
 
 // errSwitchUnknown is a switch proposal whose outcome is unknown.
@@ -444,10 +477,10 @@ func (r *moveRunner) retry(ctx context.Context, fn func(context.Context) error) 
 
 // finish removes the source's copy of switched move m and completes it,
 // retrying until both succeed, this node stops or no longer leads (the
-// leader then finishes it). It runs under the runner's context, not the
-// move's: a cancel cannot stop a switched move.
-func (r *moveRunner) finish(m moveRecord) {
-	ctx := r.ctx
+// leader then finishes it). ctx is the move's: an operator's cancel
+// cannot reach a switched move (cancel refuses one), losing the lead
+// ends it here.
+func (r *moveRunner) finish(ctx context.Context, m moveRecord) {
 	wait := 200 * time.Millisecond
 	for {
 		err := r.call(ctx, m, m.FromShard, "finish", wire.NamespaceMoveRequest{ToShard: m.ToShard}, nil)
@@ -462,7 +495,7 @@ func (r *moveRunner) finish(m moveRecord) {
 		}
 		r.s.log.Warn("control: finish a switched move; retrying", "move", m.ID, "err", err)
 		select {
-		case <-r.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(wait):
 		}
@@ -508,7 +541,7 @@ func (r *moveRunner) adoptOrphans() {
 		release := r.hold(m.ID)
 		r.launch(m.ID, release, func(ctx context.Context) {
 			if m.State == wire.MoveSwitched {
-				r.finish(m)
+				r.finish(ctx, m)
 				return
 			}
 			r.fail(ctx, m, errors.New(errMoveLeaderChange))

@@ -307,6 +307,19 @@ func (s *Server) Addr() string {
 
 // IsLeader reports whether this node leads the control plane's Raft group,
 // for what it advertises in gossip.
+// leadingTerm is the Raft term this node leads in, 0 when it does not lead.
+func (s *Server) leadingTerm() uint64 {
+	node, release, err := s.acquire()
+	if err != nil {
+		return 0
+	}
+	defer release()
+	if !node.IsLeader() {
+		return 0
+	}
+	return node.Term()
+}
+
 func (s *Server) IsLeader() bool {
 	node, release, err := s.acquire()
 	if err != nil {

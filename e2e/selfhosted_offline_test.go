@@ -48,11 +48,8 @@ func TestSelfHostedShardWorksOffline(t *testing.T) {
 	gk := filepath.Join(dir, "gossip.key")
 	writeGossipKey(t, gk)
 	localAddr := other(ports[7])
-	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), "shard", "--node-id", "n1",
-		"--data-dir", filepath.Join(dir, "selfhosted-n1"), "--bootstrap",
-		"--http", other(ports[4]), "--raft", other(ports[5]), "--gossip", other(ports[6]), "--gossip-key-file", gk,
-		"--join-token", tok.Token, "--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt"),
-		"--local-api", localAddr, "--local-api-max-offline", maxOffline.String())
+	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), append(selfHostedArgs(hosted, dir, ports, 0, "n1", gk, tok.Token),
+		"--local-api", localAddr, "--local-api-max-offline", maxOffline.String())...)
 	eventually(t, 30*time.Second, func() bool { return node.Count("local API serving") > 0 }, "the node serves its local API")
 	_, err = a.CreateNamespaceOn(ctx(t), "onprem", tok.ShardID)
 	require.NoError(t, err)

@@ -40,9 +40,7 @@ func TestSelfHostedNodeRenewsItsCertificate(t *testing.T) {
 	gk := filepath.Join(dir, "gossip.key")
 	writeGossipKey(t, gk)
 	data := filepath.Join(dir, "selfhosted-n1")
-	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), "shard", "--node-id", "n1", "--data-dir", data, "--bootstrap",
-		"--http", other(ports[4]), "--raft", other(ports[5]), "--gossip", other(ports[6]), "--gossip-key-file", gk,
-		"--join-token", tok.Token, "--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt"))
+	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), selfHostedArgs(hosted, dir, ports, 0, "n1", gk, tok.Token)...)
 	certFile := filepath.Join(data, "selfhosted", "node.crt")
 	eventually(t, 30*time.Second, func() bool { return node.Count("serving https://") > 0 }, "the self-hosted node serves")
 	first := notAfter(t, certFile)

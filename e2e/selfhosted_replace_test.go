@@ -37,16 +37,7 @@ func TestSelfHostedNodeReplaced(t *testing.T) {
 	procs := map[string]*devproc.Proc{}
 	dataDir := func(id string) string { return filepath.Join(dir, "selfhosted-"+id) }
 	start := func(i int, id, token string) {
-		p := ports[4+3*i:]
-		args := []string{"shard", "--node-id", id, "--data-dir", dataDir(id),
-			"--http", other(p[0]), "--raft", other(p[1]), "--gossip", other(p[2]), "--gossip-key-file", gk,
-			"--join-token", token, "--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt")}
-		if i == 0 {
-			args = append(args, "--bootstrap")
-		} else {
-			args = append(args, "--join", other(ports[6]), "--join-http", other(ports[4]))
-		}
-		procs[id] = startProcess(t, filepath.Join(dir, "selfhosted-"+id+".log"), args...)
+		procs[id] = startProcess(t, filepath.Join(dir, "selfhosted-"+id+".log"), selfHostedArgs(hosted, dir, ports, i, id, gk, token)...)
 		eventually(t, 60*time.Second, func() bool { return procs[id].Count("serving https://") > 0 }, id+" serves")
 	}
 	for i, id := range []string{"n1", "n2", "n3"} {

@@ -36,10 +36,7 @@ func TestSelfHostedShardJoinsAndServesThroughItsTunnel(t *testing.T) {
 	// but its own cluster's nodes.
 	gk := filepath.Join(dir, "gossip.key")
 	writeGossipKey(t, gk)
-	shardArgs := []string{"shard", "--node-id", "n1", "--data-dir", filepath.Join(dir, "selfhosted-n1"), "--bootstrap",
-		"--http", other(ports[4]), "--raft", other(ports[5]), "--gossip", other(ports[6]), "--gossip-key-file", gk}
-	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), append(shardArgs, "--join-token", tok.Token,
-		"--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt"))...)
+	node := startProcess(t, filepath.Join(dir, "selfhosted-n1.log"), selfHostedArgs(hosted, dir, ports, 0, "n1", gk, tok.Token)...)
 	eventually(t, 30*time.Second, func() bool { return node.Count("serving https://") > 0 }, "the self-hosted node serves")
 
 	var shards []client.OwnedShard
@@ -150,6 +147,21 @@ func startHosted(t *testing.T, dir string, ports []string) *devServer {
 	return hosted
 }
 
+// selfHostedArgs are the `jobbie shard` arguments of self-hosted node id,
+// the i-th of its cluster, joining with token at hosted: its data in
+// dir/selfhosted-<id>, its HTTP, Raft and gossip addresses ports[4+3i:]
+// on 127.0.0.2. The first starts the group, the others join it.
+func selfHostedArgs(hosted *devServer, dir string, ports []string, i int, id, gossipKey, token string) []string {
+	p := ports[4+3*i:]
+	args := []string{"shard", "--node-id", id, "--data-dir", filepath.Join(dir, "selfhosted-"+id),
+		"--http", other(p[0]), "--raft", other(p[1]), "--gossip", other(p[2]), "--gossip-key-file", gossipKey,
+		"--join-token", token, "--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt")}
+	if i == 0 {
+		return append(args, "--bootstrap")
+	}
+	return append(args, "--join", other(ports[6]), "--join-http", other(ports[4]))
+}
+
 // other is addr on 127.0.0.2: the self-hosted nodes' own address, which
 // the hosted processes are never told.
 func other(addr string) string { return strings.Replace(addr, "127.0.0.1", "127.0.0.2", 1) }
@@ -170,16 +182,7 @@ func TestSelfHostedThreeNodeShard(t *testing.T) {
 	writeGossipKey(t, gk)
 	nodes := map[string]*devproc.Proc{}
 	for i, id := range []string{"n1", "n2", "n3"} {
-		p := ports[4+3*i:]
-		args := []string{"shard", "--node-id", id, "--data-dir", filepath.Join(dir, "selfhosted-"+id),
-			"--http", other(p[0]), "--raft", other(p[1]), "--gossip", other(p[2]), "--gossip-key-file", gk,
-			"--join-token", tok.Token, "--control-url", hosted.control, "--ca-file", filepath.Join(hosted.dir, "pki", "ca.crt")}
-		if id == "n1" {
-			args = append(args, "--bootstrap")
-		} else {
-			args = append(args, "--join", other(ports[6]), "--join-http", other(ports[4]))
-		}
-		nodes[id] = startProcess(t, filepath.Join(dir, "selfhosted-"+id+".log"), args...)
+		nodes[id] = startProcess(t, filepath.Join(dir, "selfhosted-"+id+".log"), selfHostedArgs(hosted, dir, ports, i, id, gk, tok.Token)...)
 		eventually(t, 60*time.Second, func() bool { return nodes[id].Count("serving https://") > 0 }, id+" serves")
 	}
 	eventually(t, 60*time.Second, func() bool {

@@ -75,9 +75,10 @@ func (lc *localControl) do(method, path string) (controlReply, error) {
 		}
 		return controlReply{status: http.StatusOK, contentType: "application/json", body: raw}, nil
 	}
-	tenant, rest, isTenant := strings.Cut(strings.TrimPrefix(path, "/internal/v1/tenants/"), "/")
-	if isTenant && path != "/internal/v1/tenants/"+tenant+"/"+rest {
-		isTenant = false
+	var tenant, rest string
+	isTenant := false
+	if after, ok := strings.CutPrefix(path, "/internal/v1/tenants/"); ok {
+		tenant, rest, isTenant = strings.Cut(after, "/")
 	}
 	if isTenant {
 		if t, err := url.PathUnescape(tenant); err != nil || t != lc.cfg.TenantID {
@@ -116,7 +117,7 @@ func (lc *localControl) do(method, path string) (controlReply, error) {
 }
 
 func notFoundReply(msg string) controlReply {
-	raw, _ := json.Marshal(wire.ErrorBody{Error: &wire.Error{Code: apierr.NotFound, Message: msg}})
+	raw, _ := json.Marshal(wire.ErrorBody{Error: apierr.New(apierr.NotFound, "%s", msg).Wire()})
 	return controlReply{status: http.StatusNotFound, contentType: "application/json", body: raw}
 }
 

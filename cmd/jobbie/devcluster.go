@@ -204,14 +204,24 @@ func (c *devCluster) plan() error {
 	for _, p := range prev.Processes {
 		old[p.name()] = p
 	}
-	addr := func(p *devProc, have, want string) (string, error) {
-		if want != "" {
-			return want, nil
+	// taken holds every address handed out so far: ports are all picked
+	// before any process binds one, so a free port must also be one not
+	// picked already.
+	taken := map[string]bool{}
+	for _, p := range prev.Processes {
+		for _, a := range []string{p.HTTP, p.Gossip, p.Raft} {
+			taken[a] = a != ""
 		}
-		if have != "" {
+	}
+	addr := func(p *devProc, have, want string) (string, error) {
+		switch {
+		case want != "":
+			taken[want] = true
+			return want, nil
+		case have != "":
 			return have, nil
 		}
-		return freeAddr()
+		return freeAddr(taken)
 	}
 	var procs []*devProc
 	add := func(p *devProc, httpWant string) error {
@@ -232,7 +242,7 @@ func (c *devCluster) plan() error {
 			}
 		}
 		if c.o.pprofAddr != "" {
-			if p.Pprof, err = freeAddr(); err != nil {
+			if p.Pprof, err = freeAddr(taken); err != nil {
 				return err
 			}
 		}
@@ -451,10 +461,14 @@ func (c *devCluster) bootstrapTenant(ctx context.Context) error {
 // both), below the kernel's ephemeral range (32768 and up on Linux). A
 // port picked here is bound only once the processes started before it
 // are up, and in between any outgoing connection on the machine may take
-// an ephemeral port as its own source port; none takes one below it.
-func freeAddr() (string, error) {
+// an ephemeral port as its own source port; none takes one below it. It
+// skips, and then marks, the addresses in taken.
+func freeAddr(taken map[string]bool) (string, error) {
 	for range 200 {
 		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		if taken[addr] {
+			continue
+		}
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			continue
@@ -465,6 +479,7 @@ func freeAddr() (string, error) {
 			continue
 		}
 		_ = u.Close()
+		taken[addr] = true
 		return addr, nil
 	}
 	return "", errors.New("no free port on 127.0.0.1 between 10000 and 32000")

@@ -43,3 +43,16 @@ func TestDevClusterPlanTunnel(t *testing.T) {
 		}
 	}
 }
+
+// A dev cluster picks all its ports before any process binds one, so a
+// port must not be picked twice: 2,000 picks from the 22,000 ports would
+// repeat one almost surely if picks did not skip the ones taken.
+func TestFreeAddrNeverRepeats(t *testing.T) {
+	taken := map[string]bool{}
+	for range 2000 {
+		addr, err := freeAddr(taken)
+		require.NoError(t, err)
+		require.True(t, taken[addr], "a picked address is marked taken")
+	}
+	require.Len(t, taken, 2000)
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -99,7 +101,8 @@ func TestPKIAndProbe(t *testing.T) {
 		t.Errorf("pki with a bad identity: %v", err)
 	}
 
-	http, raft, gsp := freePort(t), freePort(t), freePort(t)
+	ports := freePorts(t, 3)
+	http, raft, gsp := ports[0], ports[1], ports[2]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	node := exec.CommandContext(ctx, bin, "shard", "--shard-id", "s1", "--node-id", "n1", "--bootstrap",
@@ -153,14 +156,31 @@ func certNames(t *testing.T, file string) []string {
 	return c.DNSNames
 }
 
-func freePort(t *testing.T) string {
+// freePorts picks n distinct loopback ports free for TCP and UDP (gossip
+// takes both), below Linux's ephemeral range so no outgoing connection
+// takes one before the node binds it.
+func freePorts(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var out []string
+	for tries := 0; len(out) < n; tries++ {
+		if tries == 1000 {
+			t.Fatalf("no %d free ports on 127.0.0.1 between 10000 and 32000", n)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		u, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			l.Close()
+			continue
+		}
+		u.Close()
+		defer l.Close() // held until all n are picked: no duplicates
+		out = append(out, addr)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return out
 }
 
 // jobbieBin is $JOBBIE_BIN, or jobbie built from this repository.

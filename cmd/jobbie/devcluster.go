@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -85,6 +82,7 @@ type devCluster struct {
 	ca        *devPKI      // issues every process its certificate
 	gossipKey string       // the key file every process reads
 	hc        *http.Client // this command's own calls, with the operator certificate
+	ports     *devPorts    // held until the process each is for starts
 
 	mu sync.Mutex
 	cf clusterFile
@@ -121,7 +119,9 @@ func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
 	}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: op.Client(nil)}}
 	defer hc.CloseIdleConnections()
-	c := &devCluster{o: o, files: files, bin: bin, path: filepath.Join(o.dataDir, "cluster.json"), ca: ca, gossipKey: gossipKey, hc: hc}
+	c := &devCluster{o: o, files: files, bin: bin, path: filepath.Join(o.dataDir, "cluster.json"), ca: ca, gossipKey: gossipKey, hc: hc,
+		ports: newDevPorts()}
+	defer c.ports.releaseAll()
 	if err := c.plan(); err != nil {
 		return err
 	}
@@ -204,24 +204,20 @@ func (c *devCluster) plan() error {
 	for _, p := range prev.Processes {
 		old[p.name()] = p
 	}
-	// taken holds every address handed out so far: ports are all picked
-	// before any process binds one, so a free port must also be one not
-	// picked already.
-	taken := map[string]bool{}
 	for _, p := range prev.Processes {
 		for _, a := range []string{p.HTTP, p.Gossip, p.Raft} {
-			taken[a] = a != ""
+			c.ports.keep(a)
 		}
 	}
 	addr := func(p *devProc, have, want string) (string, error) {
 		switch {
 		case want != "":
-			taken[want] = true
+			c.ports.keep(want)
 			return want, nil
 		case have != "":
 			return have, nil
 		}
-		return freeAddr(taken)
+		return c.ports.pick()
 	}
 	var procs []*devProc
 	add := func(p *devProc, httpWant string) error {
@@ -242,7 +238,7 @@ func (c *devCluster) plan() error {
 			}
 		}
 		if c.o.pprofAddr != "" {
-			if p.Pprof, err = freeAddr(taken); err != nil {
+			if p.Pprof, err = c.ports.pick(); err != nil {
 				return err
 			}
 		}
@@ -379,6 +375,7 @@ func (c *devCluster) supervise(p *devProc, stop <-chan struct{}) {
 		}
 		cmd := exec.Command(c.bin, p.args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
+		c.ports.release(p.HTTP, p.Gossip, p.Raft, p.Pprof)
 		// Ctrl-C reaches dev, which stops them in order; if dev itself is killed,
 		// the kernel tells them to stop.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -455,34 +452,6 @@ func (c *devCluster) bootstrapTenant(ctx context.Context) error {
 		return fmt.Errorf("create tenant default: %w (owner.key is missing: if the tenant exists, start with a fresh --data-dir)", err)
 	}
 	return writeSecretFile(c.files.owner, t.OwnerKey)
-}
-
-// freeAddr picks a loopback port free for TCP and UDP (gossip takes
-// both), below the kernel's ephemeral range (32768 and up on Linux). A
-// port picked here is bound only once the processes started before it
-// are up, and in between any outgoing connection on the machine may take
-// an ephemeral port as its own source port; none takes one below it. It
-// skips, and then marks, the addresses in taken.
-func freeAddr(taken map[string]bool) (string, error) {
-	for range 200 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
-		if taken[addr] {
-			continue
-		}
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		u, err := net.ListenPacket("udp", addr)
-		_ = l.Close()
-		if err != nil {
-			continue
-		}
-		_ = u.Close()
-		taken[addr] = true
-		return addr, nil
-	}
-	return "", errors.New("no free port on 127.0.0.1 between 10000 and 32000")
 }
 
 // waitHTTP polls url until it answers 200.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -18,8 +19,9 @@ func TestDevClusterPlanTunnel(t *testing.T) {
 		ca, err := openDevPKI(dir)
 		require.NoError(t, err)
 		c := &devCluster{o: devOptions{dataDir: dir, shards: 2, replicas: 1, addr: "127.0.0.1:0", tunnelAddr: tunnel},
-			files: filesIn(dir), path: filepath.Join(dir, "cluster.json"), ca: ca, gossipKey: filepath.Join(dir, "gossip.key")}
+			files: filesIn(dir), path: filepath.Join(dir, "cluster.json"), ca: ca, gossipKey: filepath.Join(dir, "gossip.key"), ports: newDevPorts()}
 		require.NoError(t, c.plan())
+		c.ports.releaseAll()
 		caDir := filepath.Join(dir, "pki", "selfhosted")
 		for _, p := range c.cf.Processes {
 			i := slices.Index(p.args, "--tunnel")
@@ -45,14 +47,33 @@ func TestDevClusterPlanTunnel(t *testing.T) {
 }
 
 // A dev cluster picks all its ports before any process binds one, so a
-// port must not be picked twice: 2,000 picks from the 22,000 ports would
-// repeat one almost surely if picks did not skip the ones taken.
-func TestFreeAddrNeverRepeats(t *testing.T) {
-	taken := map[string]bool{}
-	for range 2000 {
-		addr, err := freeAddr(taken)
+// port must not be picked twice (500 picks from the 22,000 ports would
+// repeat one almost surely otherwise), and each is held until released:
+// nothing else binds it in between, and its process can bind it after.
+func TestDevPortsHeldUntilReleased(t *testing.T) {
+	d := newDevPorts()
+	defer d.releaseAll()
+	d.keep("127.0.0.1:20000")
+	seen := map[string]bool{"127.0.0.1:20000": true}
+	var addrs []string
+	for range 500 {
+		addr, err := d.pick()
 		require.NoError(t, err)
-		require.True(t, taken[addr], "a picked address is marked taken")
+		require.False(t, seen[addr], "%s picked twice", addr)
+		seen[addr] = true
+		addrs = append(addrs, addr)
 	}
-	require.Len(t, taken, 2000)
+	for _, a := range addrs[:3] {
+		_, err := net.Listen("tcp", a)
+		require.Error(t, err, "%s is held", a)
+		_, err = net.ListenPacket("udp", a)
+		require.Error(t, err, "%s is held for UDP", a)
+		d.release(a)
+		l, err := net.Listen("tcp", a)
+		require.NoError(t, err, "%s is free once released", a)
+		require.NoError(t, l.Close())
+		u, err := net.ListenPacket("udp", a)
+		require.NoError(t, err)
+		require.NoError(t, u.Close())
+	}
 }

@@ -220,7 +220,8 @@ func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
 		return fmt.Errorf("fence on source shard %s: %w", m.FromShard, err)
 	}
 	// The rest must end before the fence could lapse.
-	fctx, cancel := context.WithDeadline(ctx, fencedAt.Add(r.fenceTTL-r.fenceMargin))
+	deadline := fencedAt.Add(r.fenceTTL - r.fenceMargin)
+	fctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := r.progress(fctx, m, wire.MoveFenced, true); err != nil {
 		return err
@@ -237,6 +238,11 @@ func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
 	}
 	if err := r.call(fctx, *m, m.ToShard, "end", nil, nil); err != nil {
 		return fenceErr(fctx, fmt.Errorf("end on target shard %s: %w", m.ToShard, err))
+	}
+	// A call may succeed past the deadline: its answer and the deadline's
+	// timer can be ready at once on a starved machine, and either wins.
+	if late := time.Since(deadline); late >= 0 {
+		return fmt.Errorf("the cut-over did not end within the fence's time: the target ended %s past it", late.Round(time.Millisecond))
 	}
 	// The fence outlasts fctx by fenceMargin: time enough for one entry.
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), r.fenceMargin)

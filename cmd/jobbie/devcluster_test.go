@@ -47,14 +47,14 @@ func TestDevClusterPlanTunnel(t *testing.T) {
 }
 
 // A dev cluster picks all its ports before any process binds one, so a
-// port must not be picked twice (500 picks from the 22,000 ports would
+// port must not be picked twice (500 picks from its 11,000 ports would
 // repeat one almost surely otherwise), and each is held until released:
 // nothing else binds it in between, and its process can bind it after.
 func TestDevPortsHeldUntilReleased(t *testing.T) {
 	d := newDevPorts()
 	defer d.releaseAll()
-	d.keep("127.0.0.1:20000")
-	seen := map[string]bool{"127.0.0.1:20000": true}
+	d.keep("127.0.0.1:25000")
+	seen := map[string]bool{"127.0.0.1:25000": true}
 	var addrs []string
 	for range 500 {
 		addr, err := d.pick()

@@ -34,14 +34,16 @@ func (d *devPorts) keep(addr string) {
 	}
 }
 
-// pick holds and returns a port free for TCP and UDP below the kernel's
-// ephemeral range (32768 and up on Linux): an outgoing connection on the
-// machine may take an ephemeral port as its source port, none one below.
+// pick holds and returns a port free for TCP and UDP, between 21000 and
+// 32000: below the kernel's ephemeral range (32768 and up on Linux), as an
+// outgoing connection on the machine may take an ephemeral port as its
+// source port and none takes one below; above the ports the end-to-end
+// tests pick for processes they start themselves.
 func (d *devPorts) pick() (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for range 200 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		addr := fmt.Sprintf("127.0.0.1:%d", 21000+rand.IntN(11000))
 		if d.taken[addr] {
 			continue
 		}
@@ -58,7 +60,7 @@ func (d *devPorts) pick() (string, error) {
 		d.held[addr] = []interface{ Close() error }{l, u}
 		return addr, nil
 	}
-	return "", errors.New("no free port on 127.0.0.1 between 10000 and 32000")
+	return "", errors.New("no free port on 127.0.0.1 between 21000 and 32000")
 }
 
 // release lets go of the given addresses, just before the process they are

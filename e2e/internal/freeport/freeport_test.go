@@ -21,9 +21,23 @@ func TestLoopbackPicksDistinctBindablePortsInRange(t *testing.T) {
 		require.Equal(t, "127.0.0.1", host)
 		p, err := strconv.Atoi(port)
 		require.NoError(t, err)
-		require.True(t, p >= 10000 && p < 32000, "port %d", p)
+		require.True(t, p >= Low && p < High, "port %d", p)
 		l, err := net.Listen("tcp", a) // released: a process can bind it
 		require.NoError(t, err)
 		require.NoError(t, l.Close())
+	}
+}
+
+// A test binds its ports only as it starts its processes: a later pick,
+// from a parallel test, never hands one out again.
+func TestLoopbackNeverRepeatsAnAddress(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		addrs, err := Loopback(20) // 1,000 of the 11,000: a repeat is near certain if picks forgot
+		require.NoError(t, err)
+		for _, a := range addrs {
+			require.False(t, seen[a], "%s handed out twice", a)
+			seen[a] = true
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/e2e/internal/devproc"
 	"github.com/jobbie/jobbie/e2e/internal/freeport"
 )
 
@@ -28,9 +27,7 @@ func TestSelfHostedNodeRenewsItsCertificate(t *testing.T) {
 	dir := t.TempDir()
 	ports, err := freeport.Loopback(8)
 	require.NoError(t, err)
-	devCfg := devproc.Config{Dir: filepath.Join(dir, "hosted"), Log: filepath.Join(dir, "dev.log"),
-		Addr: ports[0], ControlAddr: ports[1], ShardAddr: ports[2], TunnelAddr: ports[3],
-		Flags: []string{"--selfhosted-cert-validity", validity.String()}}
+	devCfg := hostedConfig(dir, ports, "--selfhosted-cert-validity", validity.String())
 	hosted, err := startDev(devCfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { hosted.stop() })

@@ -137,11 +137,17 @@ func placements(t *testing.T, d *devServer, tid string) []wire.NamespacePlacemen
 	return out.Namespaces
 }
 
-// startHosted runs jobbie dev with a tunnel listener on ports[0:4] in dir.
+// hostedConfig is a jobbie dev with a tunnel listener on ports[0:4] in
+// dir, with flags added.
+func hostedConfig(dir string, ports []string, flags ...string) devproc.Config {
+	return devproc.Config{Dir: filepath.Join(dir, "hosted"), Log: filepath.Join(dir, "dev.log"),
+		Addr: ports[0], ControlAddr: ports[1], ShardAddr: ports[2], TunnelAddr: ports[3], Flags: flags}
+}
+
+// startHosted runs hostedConfig's jobbie dev.
 func startHosted(t *testing.T, dir string, ports []string) *devServer {
 	t.Helper()
-	hosted, err := startDev(devproc.Config{Dir: filepath.Join(dir, "hosted"), Log: filepath.Join(dir, "dev.log"),
-		Addr: ports[0], ControlAddr: ports[1], ShardAddr: ports[2], TunnelAddr: ports[3]})
+	hosted, err := startDev(hostedConfig(dir, ports))
 	require.NoError(t, err)
 	t.Cleanup(hosted.stop)
 	return hosted

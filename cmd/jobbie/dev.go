@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/gateway"
+	"github.com/jobbie/jobbie/internal/atomicfile"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard"
 	"github.com/jobbie/jobbie/tenancy"
@@ -278,13 +279,10 @@ func waitFor(ctx context.Context, wait func(context.Context) error) error {
 	return wait(ctx)
 }
 
-// writeSecretFile writes atomically with owner-only permissions.
+// writeSecretFile writes atomically and durably with owner-only
+// permissions.
 func writeSecretFile(path, content string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, []byte(content+"\n"), 0o600)
 }
 
 func exists(path string) bool {

@@ -5,8 +5,7 @@
 // replicated state, and the newest push a node received wins.
 //
 // The bundle lives in memory behind an atomic pointer (Latest is a load)
-// and in one file, written atomically (a temporary file, fsync, rename,
-// fsync of the directory), with the wall-clock time it was received: a
+// and in one file, written atomically (internal/atomicfile), with the wall-clock time it was received: a
 // restart brings back the bundle and its age, so freshness keeps
 // counting across it.
 package trust
@@ -22,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jobbie/jobbie/internal/atomicfile"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -62,7 +62,7 @@ type Store struct {
 // directory).
 func Open(path string) (*Store, error) {
 	s := &Store{path: path}
-	if err := os.Remove(s.tmp()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(atomicfile.Tmp(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("trust: %w", err)
 	}
 	raw, err := os.ReadFile(path)
@@ -117,7 +117,7 @@ func (s *Store) Put(b wire.TrustBundle, at time.Time) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.write(raw); err != nil {
+	if err := atomicfile.Write(s.path, raw, 0o600); err != nil {
 		return fmt.Errorf("trust: writing %s: %w", s.path, err)
 	}
 	s.cur.Store(e)
@@ -133,49 +133,4 @@ func (s *Store) Latest() (b wire.TrustBundle, receivedAt time.Time, ok bool) {
 		return wire.TrustBundle{}, time.Time{}, false
 	}
 	return e.b, e.at, true
-}
-
-func (s *Store) tmp() string { return s.path + ".tmp" }
-
-// write replaces the file with raw atomically: a reader (or a restart)
-// sees the old content or the new, never a part.
-func (s *Store) write(raw []byte) error {
-	tmp := s.tmp()
-	// O_EXCL after a remove: the mode is the one asked for, not that of a
-	// file left behind.
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(raw)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(s.path))
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

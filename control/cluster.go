@@ -19,6 +19,7 @@ import (
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // How control runs as a group of 1, 3 or 5 nodes (the shard's way, see
@@ -65,15 +66,6 @@ func (s *Server) Status() (NodeStatus, error) {
 	return out, nil
 }
 
-// MemberRequest is the body of POST /internal/v1/members.
-type MemberRequest struct {
-	NodeID   string `json:"node_id"`
-	RaftAddr string `json:"raft_addr"`
-	// HTTPAddr is where the node serves its API (host:port), recorded in
-	// the replicated state so followers find the leader without gossip.
-	HTTPAddr string `json:"http_addr,omitempty"`
-}
-
 // setMemberHTTPCmd records where a member serves HTTP.
 type setMemberHTTPCmd struct {
 	NodeID   string `json:"node_id"`
@@ -99,18 +91,6 @@ func (s *Server) recordMemberHTTP(ctx context.Context, id, addr string) error {
 	return err
 }
 
-// MemberList is GET /internal/v1/members.
-type MemberList struct {
-	LeaderID string       `json:"leader_id"`
-	Members  []MemberView `json:"members"`
-}
-
-// MemberView is one member with the HTTP address the state records for it.
-type MemberView struct {
-	replica.Member
-	HTTPAddr string `json:"http_addr,omitempty"`
-}
-
 func (s *Server) getMembers(c *fiber.Ctx) error {
 	node, release, err := s.acquire()
 	if err != nil {
@@ -121,19 +101,19 @@ func (s *Server) getMembers(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := MemberList{LeaderID: node.LeaderID(), Members: make([]MemberView, 0, len(ms))}
+	out := wire.MemberList{LeaderID: node.LeaderID(), Members: make([]wire.Member, 0, len(ms))}
 	for _, m := range ms {
 		b, _, err := getRaw(node.DB(), layout.MemberHTTP(m.ID))
 		if err != nil {
 			return err
 		}
-		out.Members = append(out.Members, MemberView{Member: m, HTTPAddr: string(b)})
+		out.Members = append(out.Members, wire.Member{NodeID: m.ID, RaftAddr: m.Addr, Voter: m.Voter, Leader: m.Leader, HTTPAddr: string(b)})
 	}
 	return c.JSON(out)
 }
 
 func (s *Server) postMember(c *fiber.Ctx) error {
-	var r MemberRequest
+	var r wire.AddMemberRequest
 	if err := decode(c, &r); err != nil {
 		return err
 	}
@@ -243,7 +223,7 @@ func (s *Server) leaderHTTP(node *replica.Node) (string, bool) {
 // join asks the members in Config.Join (and the control nodes gossip
 // knows) to add this node, until one does or a leader reaches it.
 func (s *Server) join(ctx context.Context, node *replica.Node) error {
-	body, _ := json.Marshal(MemberRequest{NodeID: s.cfg.NodeID, RaftAddr: s.raftAdvertise(node), HTTPAddr: s.AdvertisedHTTP()})
+	body, _ := json.Marshal(wire.AddMemberRequest{NodeID: s.cfg.NodeID, RaftAddr: s.raftAdvertise(node), HTTPAddr: s.AdvertisedHTTP()})
 	hc := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: s.cfg.TLS.Client(pki.Roles(pki.RoleControl))}}
 	defer hc.CloseIdleConnections()
 	var last error

@@ -115,7 +115,7 @@ func TestGroupForwardsWritesAndFailsOver(t *testing.T) {
 	// Only control nodes and operators see the membership.
 	r = gw3.do(t, http.MethodGet, "/internal/v1/members", "", nil)
 	require.Equal(t, http.StatusForbidden, r.status, "body: %s", r.body)
-	members := decodeAs[MemberList](t, g.on(t, "control3", pkitest.Operator).do(t, http.MethodGet, "/internal/v1/members", "", nil))
+	members := decodeAs[wire.MemberList](t, g.on(t, "control3", pkitest.Operator).do(t, http.MethodGet, "/internal/v1/members", "", nil))
 	require.Len(t, members.Members, 3)
 
 	// The leader stops: another takes over and writes work on every node

@@ -67,13 +67,8 @@ func (s *Server) getTenantPlan(c *fiber.Ctx) error {
 	return c.JSON(tp)
 }
 
-// SetPlanRequest is PUT /control/v1/tenants/{id}/plan.
-type SetPlanRequest struct {
-	Plan string `json:"plan"`
-}
-
 func (s *Server) putTenantPlan(c *fiber.Ctx) error {
-	var req SetPlanRequest
+	var req wire.SetPlanRequest
 	if err := decode(c, &req); err != nil {
 		return err
 	}

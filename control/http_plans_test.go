@@ -40,7 +40,7 @@ func TestHTTPPlansOperatorOnly(t *testing.T) {
 	}
 	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
 	require.Equal(t, 200, r.status, "body: %s", r.body)
-	require.Len(t, decodeAs[struct{ Plans []PlanView }](t, r).Plans, 1, "refused requests created nothing")
+	require.Len(t, decodeAs[struct{ Plans []wire.PlanView }](t, r).Plans, 1, "refused requests created nothing")
 }
 
 func TestHTTPPlansCreateShowEdit(t *testing.T) {
@@ -50,7 +50,7 @@ func TestHTTPPlansCreateShowEdit(t *testing.T) {
 
 	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
 	require.Equal(t, 200, r.status)
-	list := decodeAs[struct{ Plans []PlanView }](t, r).Plans
+	list := decodeAs[struct{ Plans []wire.PlanView }](t, r).Plans
 	require.Len(t, list, 1)
 	require.Equal(t, FreePlan, list[0].Name)
 	require.Equal(t, "USD", list[0].Currency)
@@ -59,7 +59,7 @@ func TestHTTPPlansCreateShowEdit(t *testing.T) {
 
 	r = b.do(t, http.MethodPost, "/control/v1/plans", b.op, proPlan())
 	require.Equal(t, 201, r.status, "body: %s", r.body)
-	pro := decodeAs[PlanView](t, r)
+	pro := decodeAs[wire.PlanView](t, r)
 	require.Equal(t, uint64(1), pro.Version)
 	require.Equal(t, "hard", pro.Limits.MonthlyExecutionsEnforcement, "a cap without an enforcement is hard")
 	require.Equal(t, time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), pro.EffectiveFrom.UTC(), "a new plan's first version at once")
@@ -70,11 +70,11 @@ func TestHTTPPlansCreateShowEdit(t *testing.T) {
 	edit["included"] = map[string]any{"executions": 200000}
 	r = b.do(t, http.MethodPut, "/control/v1/plans/pro", b.op, edit)
 	require.Equal(t, 200, r.status, "body: %s", r.body)
-	require.Equal(t, uint64(2), decodeAs[PlanView](t, r).Version)
-	require.Equal(t, time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC), decodeAs[PlanView](t, r).EffectiveFrom.UTC(), "a change from the next hour")
+	require.Equal(t, uint64(2), decodeAs[wire.PlanView](t, r).Version)
+	require.Equal(t, time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC), decodeAs[wire.PlanView](t, r).EffectiveFrom.UTC(), "a change from the next hour")
 	r = b.do(t, http.MethodGet, "/control/v1/plans/pro", b.op, nil)
 	require.Equal(t, 200, r.status)
-	require.Equal(t, int64(200000), decodeAs[PlanView](t, r).Included["executions"])
+	require.Equal(t, int64(200000), decodeAs[wire.PlanView](t, r).Included["executions"])
 
 	requireError(t, b.do(t, http.MethodPut, "/control/v1/plans/nope", b.op, proPlan()), 400, "bad_request", "name")
 	delete(edit, "name")
@@ -129,7 +129,7 @@ func TestHTTPPlanValidationNamesTheField(t *testing.T) {
 		requireError(t, b.do(t, http.MethodPost, "/control/v1/plans", b.op, p), 400, "invalid_json", "weight")
 	}
 	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
-	require.Len(t, decodeAs[struct{ Plans []PlanView }](t, r).Plans, 1, "no bad plan was stored")
+	require.Len(t, decodeAs[struct{ Plans []wire.PlanView }](t, r).Plans, 1, "no bad plan was stored")
 }
 
 // A plan's weight is 1 when absent or 0, and any of 1..1000 is kept as
@@ -148,23 +148,23 @@ func TestHTTPPlanWeight(t *testing.T) {
 		}
 		r := b.do(t, http.MethodPost, "/control/v1/plans", b.op, p)
 		require.Equal(t, 201, r.status, "body: %s", r.body)
-		require.Equal(t, tc.want, decodeAs[PlanView](t, r).Weight, "weight %v", tc.weight)
+		require.Equal(t, tc.want, decodeAs[wire.PlanView](t, r).Weight, "weight %v", tc.weight)
 		r = b.do(t, http.MethodGet, "/control/v1/plans/"+p["name"].(string), b.op, nil)
-		require.Equal(t, tc.want, decodeAs[PlanView](t, r).Weight, "weight %v as stored", tc.weight)
+		require.Equal(t, tc.want, decodeAs[wire.PlanView](t, r).Weight, "weight %v as stored", tc.weight)
 	}
 	// An edit to a bad weight changes nothing.
 	p := proPlan()
 	p["name"], p["weight"] = "w3", 0
 	r := b.do(t, http.MethodPut, "/control/v1/plans/w3", b.op, p)
 	require.Equal(t, 200, r.status, "body: %s", r.body)
-	require.Equal(t, int64(1), decodeAs[PlanView](t, r).Weight)
+	require.Equal(t, int64(1), decodeAs[wire.PlanView](t, r).Weight)
 	p["weight"] = 1001
 	requireError(t, b.do(t, http.MethodPut, "/control/v1/plans/w3", b.op, p), 400, "bad_request", "weight")
 	r = b.do(t, http.MethodGet, "/control/v1/plans/w3", b.op, nil)
-	require.Equal(t, uint64(2), decodeAs[PlanView](t, r).Version, "the refused edit made no version")
+	require.Equal(t, uint64(2), decodeAs[wire.PlanView](t, r).Version, "the refused edit made no version")
 
 	r = b.do(t, http.MethodGet, "/control/v1/plans/free", b.op, nil)
-	require.Equal(t, int64(1), decodeAs[PlanView](t, r).Weight, "the built-in plan's weight is 1 too")
+	require.Equal(t, int64(1), decodeAs[wire.PlanView](t, r).Weight, "the built-in plan's weight is 1 too")
 }
 
 // A tenant's plan changes from the next hour; the gateway reads it from
@@ -253,7 +253,7 @@ func TestHTTPQuota(t *testing.T) {
 
 	r := gw.do(t, http.MethodGet, path, "", nil)
 	require.Equal(t, 200, r.status, "body: %s", r.body)
-	require.Equal(t, TenantQuota{TenantID: tid, Plan: FreePlan, Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}, decodeAs[TenantQuota](t, r))
+	require.Equal(t, wire.TenantQuota{TenantID: tid, Plan: FreePlan, Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}, decodeAs[wire.TenantQuota](t, r))
 	requireError(t, b.do(t, http.MethodGet, path, b.op, nil), 401, "unauthenticated")
 	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/quota", "", nil), 404, "not_found")
 
@@ -264,7 +264,7 @@ func TestHTTPQuota(t *testing.T) {
 		entry(tid, "default", time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), runs(7)),
 		entry(tid, "other", time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), runs(5)))
 	clk.Advance(time.Hour)
-	q := decodeAs[TenantQuota](t, gw.do(t, http.MethodGet, path, "", nil))
+	q := decodeAs[wire.TenantQuota](t, gw.do(t, http.MethodGet, path, "", nil))
 	require.Equal(t, "pro", q.Plan)
 	require.Equal(t, int64(5000000), *q.Limits.MonthlyExecutions)
 	require.Equal(t, int64(12), q.Executions)

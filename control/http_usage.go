@@ -9,31 +9,12 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Usage endpoints for gateways: a tenant's usage (GET
 // /internal/v1/tenants/{tid}/usage), and the api request counts each
 // gateway pushes (POST /internal/v1/usage/api-requests).
-
-// APIRequestsReport is a gateway's push: the absolute number of requests
-// it admitted per tenant and UTC hour since it started, under the
-// instance id it drew at start. Sending the same counts again changes
-// nothing; a larger count replaces a smaller one.
-type APIRequestsReport struct {
-	Gateway string             `json:"gateway"`
-	Counts  []APIRequestsCount `json:"counts"`
-}
-
-// APIRequestsCount is one tenant's requests in one hour.
-type APIRequestsCount struct {
-	TenantID string    `json:"tenant_id"`
-	Hour     time.Time `json:"hour"`
-	Count    int64     `json:"count"`
-}
-
-// MaxAPIRequestCounts bounds the counts of one push (the body limit
-// holds about this many); a gateway sends more in several.
-const MaxAPIRequestCounts = 500
 
 func (s *Server) getUsage(c *fiber.Ctx) error {
 	q, err := ParseUsageQuery(s.cfg.Clock.Now(), c.Query("from"), c.Query("to"), c.Query("granularity"), c.Query("namespace"))
@@ -48,7 +29,7 @@ func (s *Server) getUsage(c *fiber.Ctx) error {
 }
 
 func (s *Server) postAPIRequests(c *fiber.Ctx) error {
-	var req APIRequestsReport
+	var req wire.APIRequestsReport
 	if err := decode(c, &req); err != nil {
 		return err
 	}
@@ -60,12 +41,12 @@ func (s *Server) postAPIRequests(c *fiber.Ctx) error {
 
 // RecordAPIRequests stores a gateway's counts (a bad report is a 400
 // naming the field, and stores nothing).
-func (s *Server) RecordAPIRequests(ctx context.Context, req APIRequestsReport) error {
+func (s *Server) RecordAPIRequests(ctx context.Context, req wire.APIRequestsReport) error {
 	if !shardIDRE.MatchString(req.Gateway) {
 		return apierr.Field("gateway", "gateway must be 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}
-	if len(req.Counts) > MaxAPIRequestCounts {
-		return apierr.Field("counts", "counts holds %d entries, over the limit of %d: send them in several reports", len(req.Counts), MaxAPIRequestCounts)
+	if len(req.Counts) > wire.MaxAPIRequestCounts {
+		return apierr.Field("counts", "counts holds %d entries, over the limit of %d: send them in several reports", len(req.Counts), wire.MaxAPIRequestCounts)
 	}
 	cmd := putAPIRequestsCmd{Gateway: req.Gateway, Counts: make([]apiRequestCount, 0, len(req.Counts))}
 	for i, n := range req.Counts {

@@ -23,7 +23,7 @@ func TestHTTPUsageIsTheGatewaysAlone(t *testing.T) {
 		{http.MethodGet, "/internal/v1/tenants/" + tid + "/usage"},
 		{http.MethodPost, "/internal/v1/usage/api-requests"},
 	}
-	body := APIRequestsReport{Gateway: "gw_1", Counts: []APIRequestsCount{{TenantID: tid, Hour: hourOf(9), Count: 5}}}
+	body := wire.APIRequestsReport{Gateway: "gw_1", Counts: []wire.APIRequestsCount{{TenantID: tid, Hour: hourOf(9), Count: 5}}}
 	for _, e := range endpoints {
 		for _, tok := range []string{"", b.op} {
 			requireError(t, b.do(t, e.method, e.path, tok, body), 401, "unauthenticated")
@@ -42,7 +42,7 @@ func TestHTTPUsage(t *testing.T) {
 	gw := b.as(t, pkitest.Gateway)
 	acme, other := b.newTenant(t, "acme").Tenant.ID, b.newTenant(t, "other").Tenant.ID
 	put(t, b.srv, "s1", hourOf(10), entry(acme, "default", hourOf(9), runs(4)), entry(other, "default", hourOf(9), runs(40)))
-	push := APIRequestsReport{Gateway: "gw_1", Counts: []APIRequestsCount{{TenantID: acme, Hour: hourOf(9), Count: 5},
+	push := wire.APIRequestsReport{Gateway: "gw_1", Counts: []wire.APIRequestsCount{{TenantID: acme, Hour: hourOf(9), Count: 5},
 		{TenantID: other, Hour: hourOf(9), Count: 50}}}
 	r := gw.do(t, http.MethodPost, "/internal/v1/usage/api-requests", "", push)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
@@ -81,12 +81,12 @@ func TestHTTPUsage(t *testing.T) {
 		body  any
 		field string
 	}{
-		{APIRequestsReport{Gateway: "", Counts: push.Counts}, "gateway"},
-		{APIRequestsReport{Gateway: "gw 1", Counts: push.Counts}, "gateway"},
-		{APIRequestsReport{Gateway: "gw_1", Counts: []APIRequestsCount{{TenantID: "nope", Hour: hourOf(9)}}}, "counts[0].tenant_id"},
-		{APIRequestsReport{Gateway: "gw_1", Counts: []APIRequestsCount{{TenantID: acme, Hour: hourOf(9).Add(1)}}}, "counts[0].hour"},
-		{APIRequestsReport{Gateway: "gw_1", Counts: []APIRequestsCount{{TenantID: acme, Hour: hourOf(9), Count: -1}}}, "counts[0].count"},
-		{APIRequestsReport{Gateway: "gw_1", Counts: make([]APIRequestsCount, MaxAPIRequestCounts+1)}, "counts"},
+		{wire.APIRequestsReport{Gateway: "", Counts: push.Counts}, "gateway"},
+		{wire.APIRequestsReport{Gateway: "gw 1", Counts: push.Counts}, "gateway"},
+		{wire.APIRequestsReport{Gateway: "gw_1", Counts: []wire.APIRequestsCount{{TenantID: "nope", Hour: hourOf(9)}}}, "counts[0].tenant_id"},
+		{wire.APIRequestsReport{Gateway: "gw_1", Counts: []wire.APIRequestsCount{{TenantID: acme, Hour: hourOf(9).Add(1)}}}, "counts[0].hour"},
+		{wire.APIRequestsReport{Gateway: "gw_1", Counts: []wire.APIRequestsCount{{TenantID: acme, Hour: hourOf(9), Count: -1}}}, "counts[0].count"},
+		{wire.APIRequestsReport{Gateway: "gw_1", Counts: make([]wire.APIRequestsCount, wire.MaxAPIRequestCounts+1)}, "counts"},
 	}
 	for _, tc := range badPush {
 		requireError(t, gw.do(t, http.MethodPost, "/internal/v1/usage/api-requests", "", tc.body), 400, "bad_request", tc.field)

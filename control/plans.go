@@ -57,14 +57,7 @@ var builtinFree = planVersion{
 	From: time.Unix(0, 0).UTC(),
 }
 
-// PlanView is a plan as the operator API answers it: the latest version
-// and the hour it applies from (later than now while it is pending).
-type PlanView struct {
-	wire.Plan
-	EffectiveFrom time.Time `json:"effective_from"`
-}
-
-func planView(v planVersion) PlanView { return PlanView{Plan: v.Plan, EffectiveFrom: v.From} }
+func planView(v planVersion) wire.PlanView { return wire.PlanView{Plan: v.Plan, EffectiveFrom: v.From} }
 
 // nextHour is the start of the UTC hour after the one t is in.
 func nextHour(t time.Time) time.Time { return t.UTC().Truncate(time.Hour).Add(time.Hour) }
@@ -156,16 +149,16 @@ const (
 
 // Plans lists every plan's latest version by name, the built-in free plan
 // included.
-func (s *Server) Plans(ctx context.Context) ([]PlanView, error) {
-	return viewValue(s, func(r pebble.Reader) ([]PlanView, error) {
+func (s *Server) Plans(ctx context.Context) ([]wire.PlanView, error) {
+	return viewValue(s, func(r pebble.Reader) ([]wire.PlanView, error) {
 		list, err := listPlans(r)
 		return each(list, planView), err
 	})
 }
 
 // Plan returns plan name's latest version (404 when unknown).
-func (s *Server) Plan(ctx context.Context, name string) (PlanView, error) {
-	return viewValue(s, func(r pebble.Reader) (PlanView, error) {
+func (s *Server) Plan(ctx context.Context, name string) (wire.PlanView, error) {
+	return viewValue(s, func(r pebble.Reader) (wire.PlanView, error) {
 		v, err := findPlan(r, name)
 		return planView(v), err
 	})
@@ -174,9 +167,9 @@ func (s *Server) Plan(ctx context.Context, name string) (PlanView, error) {
 // PutPlan creates (create) or replaces plan p, the new version applying
 // from the next hour: 409 for a name taken on create, 404 for an unknown
 // one on replace, 400 naming the field for a bad plan.
-func (s *Server) PutPlan(ctx context.Context, p wire.Plan, create bool) (PlanView, error) {
+func (s *Server) PutPlan(ctx context.Context, p wire.Plan, create bool) (wire.PlanView, error) {
 	if err := ValidatePlan(&p); err != nil {
-		return PlanView{}, err
+		return wire.PlanView{}, err
 	}
 	v, err := propose(ctx, s, opPutPlan, &putPlanCmd{Plan: p, Create: create})
 	return planView(v), err

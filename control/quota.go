@@ -10,31 +10,19 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// TenantQuota is GET /internal/v1/tenants/{tid}/quota: what a gateway
-// needs to enforce a tenant's plan at once, the limits of the plan in
-// effect and, when the plan caps monthly executions, the month's
-// executions so far as the ledger has them (behind by the metering lag).
-type TenantQuota struct {
-	TenantID   string          `json:"tenant_id"`
-	Plan       string          `json:"plan"`
-	Limits     wire.PlanLimits `json:"limits"`
-	Month      time.Time       `json:"month"`      // the start of the UTC month Executions counts
-	Executions int64           `json:"executions"` // 0 unless Limits.MonthlyExecutions is set
-}
-
-// Quota is tenant tid's TenantQuota now.
-func (s *Server) Quota(ctx context.Context, tid string) (TenantQuota, error) {
+// Quota is tenant tid's wire.TenantQuota now.
+func (s *Server) Quota(ctx context.Context, tid string) (wire.TenantQuota, error) {
 	now := s.cfg.Clock.Now()
-	return viewValue(s, func(r pebble.Reader) (TenantQuota, error) {
+	return viewValue(s, func(r pebble.Reader) (wire.TenantQuota, error) {
 		if _, err := findTenant(r, tid); err != nil {
-			return TenantQuota{}, err
+			return wire.TenantQuota{}, err
 		}
 		tp, err := tenantPlanAt(r, tid, now)
 		if err != nil {
-			return TenantQuota{}, err
+			return wire.TenantQuota{}, err
 		}
 		month := invoiceMonth(now)
-		q := TenantQuota{TenantID: tid, Plan: tp.Plan.Name, Limits: tp.Plan.Limits, Month: month}
+		q := wire.TenantQuota{TenantID: tid, Plan: tp.Plan.Name, Limits: tp.Plan.Limits, Month: month}
 		if q.Limits.MonthlyExecutions == nil {
 			return q, nil
 		}

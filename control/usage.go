@@ -17,102 +17,29 @@ import (
 // Reading the ledger: GET /api/v1/usage, served by gateways through
 // control's GET /internal/v1/tenants/{tid}/usage.
 
-// Granularities of a usage query.
-const (
-	GranularityHour = "hour"
-	GranularityDay  = "day"
-)
+// UsageQuery is a checked usage query (wire.ParseUsageQuery).
+type UsageQuery = wire.UsageQuery
 
-// apiRequestsSettle is how long after an hour ends its api request counts
-// are taken as final: gateways push every few seconds, and their clocks
-// may be a little off.
-const apiRequestsSettle = time.Minute
-
-// UsageQuery is a checked usage query: [From, To) in whole buckets of its
-// granularity, UTC, and optionally one namespace.
-type UsageQuery struct {
-	From, To    time.Time
-	Granularity string
-	Namespace   string
-}
-
-func (q UsageQuery) unit() time.Duration {
-	if q.Granularity == GranularityDay {
-		return 24 * time.Hour
-	}
-	return time.Hour
-}
-
-// ParseUsageQuery reads a usage query's parameters (RFC 3339 from and to,
-// granularity hour or day, namespace) at now. Defaults: granularity hour,
-// to now, from 24 hours (hour) or 30 days (day) before to. from is moved
-// back to its bucket's start and to forward to its bucket's end, so the
-// answer covers whole UTC hours or days. A bad value, to not after from,
-// or more buckets than wire.MaxUsageHourBuckets/MaxUsageDayBuckets is a
-// 400 naming the field.
+// ParseUsageQuery is wire.ParseUsageQuery with the namespace checked too:
+// a bad one is a 400 naming the field.
 func ParseUsageQuery(now time.Time, from, to, granularity, namespace string) (UsageQuery, error) {
-	q := UsageQuery{Granularity: granularity, Namespace: namespace}
-	limit := wire.MaxUsageHourBuckets
-	switch granularity {
-	case "", GranularityHour:
-		q.Granularity = GranularityHour
-	case GranularityDay:
-		limit = wire.MaxUsageDayBuckets
-	default:
-		return UsageQuery{}, apierr.Field("granularity", "granularity must be hour or day, not %q", granularity)
-	}
 	if namespace != "" {
 		if err := tenancy.ValidateNamespace(namespace); err != nil {
 			return UsageQuery{}, apierr.Field("namespace", "%v", err)
 		}
 	}
-	unit := q.unit()
-	rawTo, err := parseUsageTime("to", to, now)
+	q, err := wire.ParseUsageQuery(now, from, to, granularity)
 	if err != nil {
-		return UsageQuery{}, err
+		return UsageQuery{}, apierr.Invalid(err)
 	}
-	q.To = ceilTo(rawTo, unit)
-	def := q.To.Add(-24 * time.Hour)
-	if q.Granularity == GranularityDay {
-		def = q.To.AddDate(0, 0, -30)
-	}
-	rawFrom, err := parseUsageTime("from", from, def)
-	if err != nil {
-		return UsageQuery{}, err
-	}
-	// Compared as given: a range inside one bucket is still a range.
-	if !rawTo.After(rawFrom) {
-		return UsageQuery{}, apierr.Field("to", "to must be after from")
-	}
-	q.From = rawFrom.Truncate(unit)
-	if n := int(q.To.Sub(q.From) / unit); n > limit {
-		return UsageQuery{}, apierr.Field("from", "from and to span %d %s buckets, over the limit of %d: narrow the range or use a coarser granularity",
-			n, q.Granularity, limit)
-	}
+	q.Namespace = namespace
 	return q, nil
 }
 
-// parseUsageTime reads an RFC 3339 time, or def when s is empty.
-func parseUsageTime(field, s string, def time.Time) (time.Time, error) {
-	if s == "" {
-		return def.UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, apierr.Field(field, "%s must be an RFC 3339 time such as 2026-01-02T15:00:00Z, not %q", field, s)
-	}
-	return t.UTC(), nil
-}
-
-// ceilTo is t moved forward to a multiple of unit (UTC hours and days are
-// multiples of their length since Go's zero time).
-func ceilTo(t time.Time, unit time.Duration) time.Time {
-	c := t.Truncate(unit)
-	if c.Before(t) {
-		c = c.Add(unit)
-	}
-	return c
-}
+// apiRequestsSettle is how long after an hour ends its api request counts
+// are taken as final: gateways push every few seconds, and their clocks
+// may be a little off.
+const apiRequestsSettle = time.Minute
 
 // Usage answers tenant tid's usage for q: each namespace's buckets (only
 // the periods it used something in) and totals, the tenant's buckets
@@ -153,7 +80,7 @@ func readUsage(r pebble.Reader, tid string, q UsageQuery, now time.Time) (wire.U
 	if _, err := findTenant(r, tid); err != nil {
 		return wire.Usage{}, err
 	}
-	unit := q.unit()
+	unit := q.Unit()
 	n := int(q.To.Sub(q.From) / unit)
 	data := map[string]*nsUsage{}
 	get := func(ns string) *nsUsage {
@@ -339,7 +266,7 @@ func scanUsage(r pebble.Reader, tid, only string, from, to time.Time, each func(
 // addAPIRequests adds tenant tid's api request counts of [q.From, q.To)
 // to its buckets and totals.
 func addAPIRequests(r pebble.Reader, tid string, q UsageQuery, tenant []meterSums, totals *meterSums) error {
-	unit := q.unit()
+	unit := q.Unit()
 	lo, hi := layout.TenantAPIRequestsFrom(tid, q.From), layout.TenantAPIRequestsFrom(tid, q.To)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {

@@ -104,8 +104,8 @@ func TestAPIRequestsKeepTheLargerCount(t *testing.T) {
 
 // recordAPIRequests records one count through the gateways' entry point.
 func recordAPIRequests(s *Server, tid, gw string, hour time.Time, n int64) error {
-	return s.RecordAPIRequests(context.Background(), APIRequestsReport{Gateway: gw,
-		Counts: []APIRequestsCount{{TenantID: tid, Hour: hour, Count: n}}})
+	return s.RecordAPIRequests(context.Background(), wire.APIRequestsReport{Gateway: gw,
+		Counts: []wire.APIRequestsCount{{TenantID: tid, Hour: hour, Count: n}}})
 }
 
 func mustTenant(t *testing.T, srv *Server, name string) string {

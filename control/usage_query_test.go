@@ -139,3 +139,12 @@ func TestUsageIncompleteWithoutACursor(t *testing.T) {
 	require.False(t, u.Tenant[0].Incomplete)
 	require.True(t, u.Tenant[23].Incomplete, "the current hour's api requests are still being counted")
 }
+
+// ceilTo is t moved forward to a multiple of unit.
+func ceilTo(t time.Time, unit time.Duration) time.Time {
+	c := t.Truncate(unit)
+	if c.Before(t) {
+		c = c.Add(unit)
+	}
+	return c
+}

@@ -24,7 +24,7 @@ type fakeBillingControl struct {
 	mu       sync.Mutex
 	plans    map[string]wire.TenantPlan
 	invoices map[string]map[string][]byte // tenant → invoice id ("upcoming" too) → control's bytes
-	quotas   map[string]tenantQuota
+	quotas   map[string]wire.TenantQuota
 	asked    []string      // tenant of every quota request
 	quotaN   chan struct{} // a value per quota answered, while there is room
 }
@@ -32,7 +32,7 @@ type fakeBillingControl struct {
 func setupBilling(t testing.TB, opts ...func(*Config)) (*bundle, *fakeBillingControl) {
 	b := newBundle(t)
 	fb := &fakeBillingControl{plans: map[string]wire.TenantPlan{}, invoices: map[string]map[string][]byte{},
-		quotas: map[string]tenantQuota{}, quotaN: make(chan struct{}, 64)}
+		quotas: map[string]wire.TenantQuota{}, quotaN: make(chan struct{}, 64)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /internal/v1/tenants/{tid}/plan", gatewayOnly(fb.servePlan))
 	mux.HandleFunc("GET /internal/v1/tenants/{tid}/invoices", gatewayOnly(fb.serveList))
@@ -119,7 +119,7 @@ func (fb *fakeBillingControl) setInvoice(t testing.TB, tid, id string, inv wire.
 	return b
 }
 
-func (fb *fakeBillingControl) setQuota(q tenantQuota) {
+func (fb *fakeBillingControl) setQuota(q wire.TenantQuota) {
 	fb.mu.Lock()
 	defer fb.mu.Unlock()
 	fb.quotas[q.TenantID] = q

@@ -339,7 +339,7 @@ func (cc *controlClient) getJSONAsOf(ctx context.Context, path, requestID string
 }
 
 // postAPIRequests pushes a gateway's api request counts (usage.go).
-func (cc *controlClient) postAPIRequests(ctx context.Context, report apiRequestsReport) error {
+func (cc *controlClient) postAPIRequests(ctx context.Context, report wire.APIRequestsReport) error {
 	r, err := cc.do(ctx, http.MethodPost, apiRequestsPath, "", report)
 	if err != nil {
 		return err

@@ -70,16 +70,6 @@ var (
 
 func init() { obs.Registry.MustRegister(quotaRefusedTotal, softQuotaExceeded, softQuotaTenants) }
 
-// tenantQuota is control's TenantQuota (its limits are the plan's, which
-// the plan cache has already).
-type tenantQuota struct {
-	TenantID   string          `json:"tenant_id"`
-	Plan       string          `json:"plan"`
-	Limits     wire.PlanLimits `json:"limits"`
-	Month      time.Time       `json:"month"`
-	Executions int64           `json:"executions"`
-}
-
 // quotaCache holds each tenant's last quota answer.
 type quotaCache struct {
 	control *controlClient
@@ -94,8 +84,8 @@ type quotaCache struct {
 }
 
 type quotaEntry struct {
-	q       *tenantQuota // nil until control answered; the answer of a tenant with no plan is empty limits
-	fetched time.Time    // of the last attempt
+	q       *wire.TenantQuota // nil until control answered; the answer of a tenant with no plan is empty limits
+	fetched time.Time         // of the last attempt
 }
 
 func newQuotaCache(cc *controlClient, cfg Config) *quotaCache {
@@ -104,10 +94,10 @@ func newQuotaCache(cc *controlClient, cfg Config) *quotaCache {
 }
 
 // get is tenant tid's quota, or nil when none is known.
-func (qc *quotaCache) get(tid string) *tenantQuota {
+func (qc *quotaCache) get(tid string) *wire.TenantQuota {
 	now := qc.clock.Now()
 	qc.mu.Lock()
-	var known *tenantQuota
+	var known *wire.TenantQuota
 	var fetched time.Time
 	e, ok := qc.entries[tid]
 	if ok {
@@ -140,11 +130,11 @@ func (qc *quotaCache) get(tid string) *tenantQuota {
 func (qc *quotaCache) fetch(tid string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), qc.timeout)
 	defer cancel()
-	var q tenantQuota
+	var q wire.TenantQuota
 	err := qc.control.getJSON(ctx, tenantPath(tid, quotaPath), "", &q)
 	var se *statusError
 	if errors.As(err, &se) && se.status == http.StatusNotFound {
-		q, err = tenantQuota{TenantID: tid}, nil // a control that knows no quota of the tenant: none, cached like one
+		q, err = wire.TenantQuota{TenantID: tid}, nil // a control that knows no quota of the tenant: none, cached like one
 	}
 	qc.mu.Lock()
 	defer qc.mu.Unlock()

@@ -60,13 +60,13 @@ func TestQuotaMonthlyExecutionsHard(t *testing.T) {
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
 	month := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "hard"})
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 999})
+	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 999})
 	worker := b.key(t, tenancy.RoleWorker, "default")
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
 	r := b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
 	require.Less(t, r.status, 300, "below the cap: body %s", r.body)
 
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 1000})
+	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 1000})
 	r = b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
 	require.Less(t, r.status, 300, "cached for a few seconds")
 	asks := fb.quotaAsks()
@@ -111,7 +111,7 @@ func TestQuotaMonthlyExecutionsSoft(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(quotaNow)
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
 	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "soft"})
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 5000})
+	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 5000})
 	worker := b.key(t, tenancy.RoleWorker, "default")
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
 	before := testutilCounter(softQuotaExceeded)
@@ -131,7 +131,7 @@ func TestQuotaReadOnlyUnderACap(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(quotaNow)
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
 	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000)})
-	fb.setQuota(tenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 1})
+	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 1})
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
 	bWorker := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleWorker, "default"))
 	for range 3 {

@@ -32,22 +32,6 @@ import (
 
 const apiRequestsPath = "/internal/v1/usage/api-requests"
 
-// maxAPIRequestCounts is how many counts one push carries (control's
-// limit).
-const maxAPIRequestCounts = 500
-
-// apiRequestsReport is control's APIRequestsReport.
-type apiRequestsReport struct {
-	Gateway string             `json:"gateway"`
-	Counts  []apiRequestsCount `json:"counts"`
-}
-
-type apiRequestsCount struct {
-	TenantID string    `json:"tenant_id"`
-	Hour     time.Time `json:"hour"`
-	Count    int64     `json:"count"`
-}
-
 // requestCounter counts admitted requests per tenant and hour. The hot
 // path takes a read lock and adds atomically; only a tenant's first
 // request of an hour takes the write lock.
@@ -139,21 +123,21 @@ func (rc *requestCounter) push(ctx context.Context, now time.Time) error {
 		c *tenantCount
 		n int64
 	}
-	var counts []apiRequestsCount
+	var counts []wire.APIRequestsCount
 	var refs []sent
 	for _, hc := range hours {
 		hc.mu.RLock()
 		for tenant, c := range hc.tenants {
 			if n := c.n.Load(); n != c.pushed {
-				counts = append(counts, apiRequestsCount{TenantID: tenant, Hour: time.Unix(hc.hour, 0).UTC(), Count: n})
+				counts = append(counts, wire.APIRequestsCount{TenantID: tenant, Hour: time.Unix(hc.hour, 0).UTC(), Count: n})
 				refs = append(refs, sent{c, n})
 			}
 		}
 		hc.mu.RUnlock()
 	}
-	for i := 0; i < len(counts); i += maxAPIRequestCounts {
-		j := min(i+maxAPIRequestCounts, len(counts))
-		if err := rc.control.postAPIRequests(ctx, apiRequestsReport{Gateway: rc.instance, Counts: counts[i:j]}); err != nil {
+	for i := 0; i < len(counts); i += wire.MaxAPIRequestCounts {
+		j := min(i+wire.MaxAPIRequestCounts, len(counts))
+		if err := rc.control.postAPIRequests(ctx, wire.APIRequestsReport{Gateway: rc.instance, Counts: counts[i:j]}); err != nil {
 			return err
 		}
 		for _, r := range refs[i:j] {
@@ -225,11 +209,13 @@ func (s *Server) getUsage(c *fiber.Ctx, r *call) error {
 			return err
 		}
 	}
-	uq, err := parseUsageQuery(s.cfg.Clock.Now(), c.Query("from"), c.Query("to"), c.Query("granularity"))
+	// Parsed here as control parses it, so bad input is refused before
+	// control is asked, and the defaults are this gateway's now.
+	uq, err := wire.ParseUsageQuery(s.cfg.Clock.Now(), c.Query("from"), c.Query("to"), c.Query("granularity"))
 	if err != nil {
-		return err
+		return apierr.Invalid(err)
 	}
-	q := url.Values{"from": {uq.from.Format(time.RFC3339)}, "to": {uq.to.Format(time.RFC3339)}, "granularity": {uq.granularity}}
+	q := url.Values{"from": {uq.From.Format(time.RFC3339)}, "to": {uq.To.Format(time.RFC3339)}, "granularity": {uq.Granularity}}
 	if ns != "" {
 		q.Set("namespace", ns)
 	}
@@ -243,63 +229,6 @@ func (s *Server) getUsage(c *fiber.Ctx, r *call) error {
 		}
 	}
 	return c.JSON(u)
-}
-
-// usageQuery is a checked usage range: [from, to) in whole UTC buckets
-// of its granularity.
-type usageQuery struct {
-	from, to    time.Time
-	granularity string
-}
-
-// parseUsageQuery reads from, to (RFC 3339) and granularity (hour or
-// day) at now, as control does (control.ParseUsageQuery), so bad input is
-// refused here, naming the field: defaults to = now and from = 24 h
-// (hour) or 30 days (day) before; from moved back to its bucket's start,
-// to forward to its bucket's end; to after from; at most
-// wire.MaxUsageHourBuckets or MaxUsageDayBuckets buckets.
-func parseUsageQuery(now time.Time, from, to, granularity string) (usageQuery, error) {
-	unit, limit, back := time.Hour, wire.MaxUsageHourBuckets, 24*time.Hour
-	switch granularity {
-	case "", "hour":
-		granularity = "hour"
-	case "day":
-		unit, limit, back = 24*time.Hour, wire.MaxUsageDayBuckets, 30*24*time.Hour
-	default:
-		return usageQuery{}, apierr.Field("granularity", "granularity must be hour or day, not %q", granularity)
-	}
-	rawTo, err := usageTime("to", to, now)
-	if err != nil {
-		return usageQuery{}, err
-	}
-	q := usageQuery{to: rawTo.Truncate(unit), granularity: granularity}
-	if q.to.Before(rawTo) {
-		q.to = q.to.Add(unit)
-	}
-	rawFrom, err := usageTime("from", from, q.to.Add(-back))
-	if err != nil {
-		return usageQuery{}, err
-	}
-	if !rawTo.After(rawFrom) {
-		return usageQuery{}, apierr.Field("to", "to must be after from")
-	}
-	q.from = rawFrom.Truncate(unit)
-	if n := int(q.to.Sub(q.from) / unit); n > limit {
-		return usageQuery{}, apierr.Field("from", "from and to span %d %s buckets, over the limit of %d: narrow the range or use a coarser granularity",
-			n, granularity, limit)
-	}
-	return q, nil
-}
-
-func usageTime(field, s string, def time.Time) (time.Time, error) {
-	if s == "" {
-		return def.UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, apierr.Field(field, "%s must be an RFC 3339 time such as 2026-01-02T15:00:00Z, not %q", field, s)
-	}
-	return t.UTC(), nil
 }
 
 // everyNamespacesUsage is usage.read over the whole tenant.

@@ -25,7 +25,7 @@ type fakeUsageControl struct {
 	mu      sync.Mutex
 	usage   map[string]wire.Usage // by tenant id
 	queries []usageAsked
-	pushes  []apiRequestsReport
+	pushes  []wire.APIRequestsReport
 	pushed  chan struct{} // a value per push, while there is room
 }
 
@@ -69,7 +69,7 @@ func (fu *fakeUsageControl) serveUsage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (fu *fakeUsageControl) servePush(w http.ResponseWriter, r *http.Request) {
-	var in apiRequestsReport
+	var in wire.APIRequestsReport
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		writeErr(w, apierr.New(apierr.BadRequest, "%v", err))
 		return
@@ -96,7 +96,7 @@ func (fu *fakeUsageControl) asked() []usageAsked {
 	return slices.Clone(fu.queries)
 }
 
-func (fu *fakeUsageControl) pushList() []apiRequestsReport {
+func (fu *fakeUsageControl) pushList() []wire.APIRequestsReport {
 	fu.mu.Lock()
 	defer fu.mu.Unlock()
 	return slices.Clone(fu.pushes)

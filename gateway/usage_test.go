@@ -251,24 +251,24 @@ func TestAPIRequestsPushedEveryInterval(t *testing.T) {
 }
 
 // Only counts that changed are pushed, in reports of at most
-// maxAPIRequestCounts; hours over an hour old are forgotten once pushed.
+// wire.MaxAPIRequestCounts; hours over an hour old are forgotten once pushed.
 func TestRequestCounterPushesChangesInBatches(t *testing.T) {
 	t.Parallel()
 	b, fu := setupUsage(t, func(c *Config) { c.UsagePushInterval = time.Hour })
 	rc := newRequestCounter(b.gw.control, b.gw.log)
 	h := time.Date(2026, 11, 5, 9, 0, 0, 0, time.UTC)
-	for i := range maxAPIRequestCounts + 1 {
+	for i := range wire.MaxAPIRequestCounts + 1 {
 		rc.add(fmt.Sprintf("t_01hx7y2k3m%016d", i), h.Add(time.Minute))
 	}
 	rc.add(tenantA, h.Add(2*time.Hour))
 	require.NoError(t, rc.push(context.Background(), h.Add(2*time.Hour)))
 	require.Len(t, fu.pushList(), 2, "501 counts of hour 9 and one of 11, in two reports")
-	require.Len(t, fu.pushList()[0].Counts, maxAPIRequestCounts)
+	require.Len(t, fu.pushList()[0].Counts, wire.MaxAPIRequestCounts)
 	require.NotContains(t, rc.hours, h.Unix(), "hour 9 is over an hour old and was pushed")
 
 	require.NoError(t, rc.push(context.Background(), h.Add(2*time.Hour)))
 	require.Len(t, fu.pushList(), 2, "nothing changed, nothing sent")
 	rc.add(tenantA, h.Add(2*time.Hour))
 	require.NoError(t, rc.push(context.Background(), h.Add(2*time.Hour)))
-	require.Equal(t, []apiRequestsCount{{TenantID: tenantA, Hour: h.Add(2 * time.Hour), Count: 2}}, fu.pushList()[2].Counts)
+	require.Equal(t, []wire.APIRequestsCount{{TenantID: tenantA, Hour: h.Add(2 * time.Hour), Count: 2}}, fu.pushList()[2].Counts)
 }

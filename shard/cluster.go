@@ -203,15 +203,15 @@ func (n *Node) RemovedByGroup() bool {
 		if err != nil || list.LeaderID != m.Meta.NodeID {
 			continue // not the leader, or it did not answer
 		}
-		return !slices.ContainsFunc(list.Members, func(v api.MemberView) bool { return v.ID == n.cfg.NodeID })
+		return !slices.ContainsFunc(list.Members, func(v wire.Member) bool { return v.NodeID == n.cfg.NodeID })
 	}
 	return false
 }
 
 // callMembers calls /internal/v1/members on the member at addr, a GET or,
 // with a body, a POST (an add), and returns the member list it answers.
-func (n *Node) callMembers(addr string, body []byte, wait time.Duration) (api.MemberList, error) {
-	var list api.MemberList
+func (n *Node) callMembers(addr string, body []byte, wait time.Duration) (wire.MemberList, error) {
+	var list wire.MemberList
 	node, err := n.shards.Node(addr)
 	if err != nil {
 		return list, err

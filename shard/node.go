@@ -217,4 +217,4 @@ func (n *Node) TrustBundle() (wire.TrustBundle, time.Time, bool) {
 }
 
 // Members lists the group's members with the HTTP address each advertises.
-func (n *Node) Members() ([]api.MemberView, error) { return n.api.Members() }
+func (n *Node) Members() ([]wire.Member, error) { return n.api.Members() }

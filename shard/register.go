@@ -36,7 +36,7 @@ func (n *Node) Register(ctx context.Context, controlURL string, capacity uint64,
 	r := wire.ShardRegistration{ShardID: n.cfg.ShardID, Capacity: capacity, Version: n.cfg.Version}
 	for _, m := range ms {
 		if m.HTTPAddr != "" {
-			r.Members = append(r.Members, wire.ShardMember{NodeID: m.ID, HTTPAddr: m.HTTPAddr, RaftAddr: m.Addr})
+			r.Members = append(r.Members, wire.ShardMember{NodeID: m.NodeID, HTTPAddr: m.HTTPAddr, RaftAddr: m.RaftAddr})
 		}
 	}
 	body, _ := json.Marshal(r)

@@ -117,3 +117,36 @@ type ShardMember struct {
 	HTTPAddr string `json:"http_addr"`
 	RaftAddr string `json:"raft_addr,omitempty"`
 }
+
+// TenantQuota is control's GET /internal/v1/tenants/{tid}/quota: what a
+// gateway needs to enforce a tenant's plan at once, the limits of the
+// plan in effect and, when the plan caps monthly executions, the month's
+// executions so far as the ledger has them (behind by the metering lag).
+type TenantQuota struct {
+	TenantID   string     `json:"tenant_id"`
+	Plan       string     `json:"plan"`
+	Limits     PlanLimits `json:"limits"`
+	Month      time.Time  `json:"month"`      // the start of the UTC month Executions counts
+	Executions int64      `json:"executions"` // 0 unless Limits.MonthlyExecutions is set
+}
+
+// APIRequestsReport is a gateway's push to control (POST
+// /internal/v1/usage/api-requests): the absolute number of requests it
+// admitted per tenant and UTC hour since it started, under the instance
+// id it drew at start. Sending the same counts again changes nothing; a
+// larger count replaces a smaller one.
+type APIRequestsReport struct {
+	Gateway string             `json:"gateway"`
+	Counts  []APIRequestsCount `json:"counts"`
+}
+
+// APIRequestsCount is one tenant's requests in one hour.
+type APIRequestsCount struct {
+	TenantID string    `json:"tenant_id"`
+	Hour     time.Time `json:"hour"`
+	Count    int64     `json:"count"`
+}
+
+// MaxAPIRequestCounts bounds the counts of one APIRequestsReport (the
+// body limit holds about this many); a gateway sends more in several.
+const MaxAPIRequestCounts = 500

@@ -43,6 +43,19 @@ type Plan struct {
 	Updated *time.Time `json:"updated_at,omitempty"`
 }
 
+// PlanView is a plan as the operator API answers it (GET and PUT
+// /control/v1/plans…): the latest version and the hour it applies from
+// (later than now while it is pending).
+type PlanView struct {
+	Plan
+	EffectiveFrom time.Time `json:"effective_from"`
+}
+
+// SetPlanRequest is PUT /control/v1/tenants/{id}/plan.
+type SetPlanRequest struct {
+	Plan string `json:"plan"`
+}
+
 // TenantPlan is a tenant's plan as the gateway reads it from control:
 // the plan now in effect and, when a change is pending, the next one and
 // when it takes effect.

@@ -25,6 +25,7 @@ import (
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/wire"
 )
 
 type controlOptions struct {
@@ -137,7 +138,7 @@ func controlAddCmd() *cobra.Command {
 		Short: "Add a voter to the control group (a node started with --join-http asks for this itself)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			body, _ := json.Marshal(control.MemberRequest{NodeID: nodeID, RaftAddr: raftAddr, HTTPAddr: httpAddr})
+			body, _ := json.Marshal(wire.AddMemberRequest{NodeID: nodeID, RaftAddr: raftAddr, HTTPAddr: httpAddr})
 			return a.members(cmd.Context(), http.MethodPost, "/internal/v1/members", body, cmd.OutOrStdout())
 		},
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // startControl starts control node id (joining join, when not empty) on
@@ -59,7 +60,7 @@ func TestControlMemberCommands(t *testing.T) {
 	a.url, a.output = c1.Addr(), outJSON
 	out.Reset()
 	require.NoError(t, a.members(ctx, http.MethodGet, "/internal/v1/members", nil, &out))
-	var l control.MemberList
+	var l wire.MemberList
 	require.NoError(t, json.Unmarshal([]byte(out.String()), &l))
 	require.Len(t, l.Members, 1)
 	err := a.send(ctx, http.MethodDelete, "/internal/v1/members/control9", nil, nil)

@@ -105,17 +105,6 @@ func (a *memberAdmin) policy(id pki.Identity) pki.Policy {
 	return pki.Roles(a.peer)
 }
 
-// memberList is GET /internal/v1/members of control or a shard.
-type memberList struct {
-	Members []struct {
-		NodeID   string `json:"node_id"`
-		RaftAddr string `json:"raft_addr"`
-		HTTPAddr string `json:"http_addr"`
-		Voter    bool   `json:"voter"`
-		Leader   bool   `json:"leader"`
-	} `json:"members"`
-}
-
 // members sends a request that answers with the member list, and prints it.
 func (a *memberAdmin) members(ctx context.Context, method, path string, body []byte, out io.Writer) error {
 	if a.output != outTable && a.output != outJSON {
@@ -129,7 +118,7 @@ func (a *memberAdmin) members(ctx context.Context, method, path string, body []b
 		_, err := fmt.Fprintln(out, string(raw))
 		return err
 	}
-	var l memberList
+	var l wire.MemberList
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return err
 	}

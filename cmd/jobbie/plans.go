@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -147,7 +146,7 @@ A new plan or an edit takes effect from the start of the next UTC hour.
 				return err
 			}
 			var out struct {
-				Plans []control.PlanView `json:"plans"`
+				Plans []wire.PlanView `json:"plans"`
 			}
 			if _, err := c.do(http.MethodGet, "/control/v1/plans", nil, &out); err != nil {
 				return err
@@ -170,7 +169,7 @@ A new plan or an edit takes effect from the start of the next UTC hour.
 			if err != nil {
 				return err
 			}
-			var p control.PlanView
+			var p wire.PlanView
 			if _, err := c.do(http.MethodGet, "/control/v1/plans/"+url.PathEscape(args[0]), nil, &p); err != nil {
 				return err
 			}
@@ -195,7 +194,7 @@ A new plan or an edit takes effect from the start of the next UTC hour.
 			if p.Name == "" {
 				return fmt.Errorf("%s: the plan has no name", args[0])
 			}
-			var out control.PlanView
+			var out wire.PlanView
 			// Replace when it exists; create on control's 404.
 			status, err := c.do(http.MethodPut, "/control/v1/plans/"+url.PathEscape(p.Name), body, &out)
 			if status == http.StatusNotFound {
@@ -256,7 +255,7 @@ func tenantsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body, _ := json.Marshal(control.SetPlanRequest{Plan: args[1]})
+			body, _ := json.Marshal(wire.SetPlanRequest{Plan: args[1]})
 			var tp wire.TenantPlan
 			if _, err := c.do(http.MethodPut, "/control/v1/tenants/"+url.PathEscape(args[0])+"/plan", body, &tp); err != nil {
 				return err

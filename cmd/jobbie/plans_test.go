@@ -60,7 +60,7 @@ func TestPlansCommands(t *testing.T) {
 	require.Contains(t, out, "plan pro version 1, in effect from")
 	out, err = run(plan, "plans", "put", "-", "-o", "json")
 	require.NoError(t, err, "an existing plan is replaced")
-	var pv control.PlanView
+	var pv wire.PlanView
 	require.NoError(t, json.Unmarshal([]byte(out), &pv))
 	require.Equal(t, uint64(2), pv.Version)
 

@@ -127,14 +127,17 @@ func Field(field, format string, args ...any) *Error {
 }
 
 // Invalid is a validation error as a 400: naming its field when it is a
-// tenancy.FieldError, nil for nil.
+// tenancy.FieldError or a wire.FieldError, nil for nil.
 func Invalid(err error) error {
 	var fe *tenancy.FieldError
+	var we *wire.FieldError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &fe):
 		return Field(fe.Field, "%s", fe.Msg)
+	case errors.As(err, &we):
+		return Field(we.Field, "%s", we.Msg)
 	}
 	return New(BadRequest, "%v", err)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // clusterRoutes serves the node's status and the group's membership under
@@ -47,37 +48,24 @@ func (s *Server) Status() NodeStatus {
 	return out
 }
 
-// MemberView is one member as GET /internal/v1/members shows it.
-type MemberView struct {
-	replica.Member
-	HTTPAddr string `json:"http_addr,omitempty"` // from gossip, when the member is in the pool
-}
-
-// MemberList is GET /internal/v1/members (and the answer to an add).
-type MemberList struct {
-	ShardID  string       `json:"shard_id"`
-	LeaderID string       `json:"leader_id"` // "" while this node knows no leader
-	Members  []MemberView `json:"members"`
-}
-
 func (s *Server) listMembers(c *fiber.Ctx) error {
 	ms, err := s.Members()
 	if err != nil {
 		return err
 	}
-	return c.JSON(MemberList{ShardID: s.cfg.ShardID, LeaderID: s.node.LeaderID(), Members: ms})
+	return c.JSON(wire.MemberList{ShardID: s.cfg.ShardID, LeaderID: s.node.LeaderID(), Members: ms})
 }
 
 // Members lists the group's members as this node knows them, with the HTTP
 // address each advertises in gossip.
-func (s *Server) Members() ([]MemberView, error) {
+func (s *Server) Members() ([]wire.Member, error) {
 	ms, err := s.node.Members()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]MemberView, 0, len(ms))
+	out := make([]wire.Member, 0, len(ms))
 	for _, m := range ms {
-		v := MemberView{Member: m}
+		v := wire.Member{NodeID: m.ID, RaftAddr: m.Addr, Voter: m.Voter, Leader: m.Leader}
 		if m.ID == s.cfg.NodeID {
 			v.HTTPAddr = s.AdvertisedHTTP()
 		} else {

@@ -47,7 +47,7 @@ e2e: build browser
 	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 15m ./e2e/...
 
 # The Terraform provider, and a CLI configuration whose dev_overrides make
-# terraform use it offline (README: "Manage Jobbie with Terraform").
+# terraform use it offline (docs/terraform.md).
 terraform-provider:
 	$(GO) build -o bin/terraform-provider-jobbie ./cmd/terraform-provider-jobbie
 	printf 'provider_installation {\n  dev_overrides {\n    "jobbie/jobbie" = "%s"\n  }\n  direct {}\n}\n' "$(CURDIR)/bin" > bin/terraform-dev.tfrc
@@ -64,7 +64,7 @@ docs-terraform:
 docs-terraform-check:
 	./terraform-provider/docs.sh check
 
-# deploy/ (README: "Deploying"): jobbie-pod against a real shard node; the
+# deploy/ (docs/operate/deploy.md): jobbie-pod against a real shard node; the
 # Helm chart rendered and linted with helm as a library (its own module,
 # deploy/go.mod), every manifest strictly decoded into its Kubernetes type
 # and checked; compose.yaml's wiring; every flag both use against jobbie;

@@ -23,7 +23,7 @@ type selfHostedRun struct {
 }
 
 // composeSelfHosted joins a tenant's one-node self-hosted shard to the
-// compose file's hosted side as its README says: a token minted through
+// compose file's hosted side as docs/operate/self-hosting.md says: a token minted through
 // gw1, `jobbie shard --join-token … --control-url … --ca-file` on an
 // address of its own, which the hosted processes are never told. It joins
 // at control1 (whose certificate carries JOBBIE_CONTROL_HOST), dials the

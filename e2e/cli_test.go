@@ -214,7 +214,7 @@ func TestCLISearchPipedIntoBulk(t *testing.T) {
 	require.Empty(t, searchIDs(t, c, filter(client.SearchFilter{Queue: "cli.q"})))
 	require.Equal(t, sorted(moved), sorted(searchIDs(t, c, filter(client.SearchFilter{Queue: "cli.other"}))))
 
-	// Through a real shell, as the README shows it, with --output json
+	// Through a real shell, as docs/cli.md shows it, with --output json
 	// into change-priority.
 	if sh, err := exec.LookPath("sh"); err == nil {
 		cmd := exec.CommandContext(ctx(t), sh, "-c",

@@ -13,7 +13,7 @@ import (
 	"github.com/jobbie/jobbie/client"
 )
 
-// The newcomer's path of the README ("Manage Jobbie with Terraform"): the
+// The newcomer's path of docs/terraform.md: the
 // provider binary built, a CLI configuration with dev_overrides, and
 // `terraform apply` (no init, offline) on examples/quickstart, then
 // `terraform destroy`.

@@ -50,7 +50,7 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A self-hosted shard of the tenant, and the join token its nodes join it with " +
-			"(`jobbie shard --join-token`; README, \"Self-hosting a shard\"). Minting the token creates the shard " +
+			"(`jobbie shard --join-token`; docs/operate/self-hosting.md). Minting the token creates the shard " +
 			"(`shard_id`) at once, so this resource is the shard's lifecycle.\n\n" +
 			"Destroying it **revokes the shard** (`DELETE /api/v1/shards/{id}`): its nodes are refused from then on. " +
 			"The API refuses while namespaces are on the shard: destroy them first (a `jobbie_namespace` whose `shard` " +

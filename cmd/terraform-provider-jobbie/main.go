@@ -1,6 +1,6 @@
 // Command terraform-provider-jobbie is the Terraform provider for Jobbie
-// (source address jobbie/jobbie). Terraform starts it; see the README's
-// "Manage Jobbie with Terraform" for running it from a local build.
+// (source address jobbie/jobbie). Terraform starts it; see
+// docs/terraform.md for running it from a local build.
 package main
 
 import (

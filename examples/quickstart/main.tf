@@ -1,5 +1,5 @@
 # A first Terraform configuration for Jobbie, to apply against `make dev`.
-# See "Manage Jobbie with Terraform" in the README: build the provider with
+# See docs/terraform.md: build the provider with
 # `make terraform-provider`, point TF_CLI_CONFIG_FILE at the file it
 # writes, set JOBBIE_API_KEY, then `terraform apply` here (no init).
 

@@ -66,17 +66,6 @@ func (s *Server) Status() (NodeStatus, error) {
 	return out, nil
 }
 
-// setMemberHTTPCmd records where a member serves HTTP.
-type setMemberHTTPCmd struct {
-	NodeID   string `json:"node_id"`
-	HTTPAddr string `json:"http_addr"`
-}
-
-func applySetMemberHTTP(tx *replica.Tx, c *setMemberHTTPCmd) (replica.None, error) {
-	mustSet(tx, layout.MemberHTTP(c.NodeID), []byte(c.HTTPAddr))
-	return replica.None{}, nil
-}
-
 // recordMemberHTTP proposes a member's HTTP address unless the state
 // already holds it.
 func (s *Server) recordMemberHTTP(ctx context.Context, id, addr string) error {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -77,20 +76,4 @@ func (r *moveRunner) clearMoved(ctx context.Context, tid, ns, shard string) erro
 		return fmt.Errorf("abort on shard %s: %w", shard, err)
 	}
 	return nil
-}
-
-// leftTombstone reports whether the catalog holds a completed move of
-// namespace ns of tenant tid away from shard, which left a tombstone
-// there (a later move back cleared it, but clearing again is harmless).
-func leftTombstone(r pebble.Reader, tid, ns, shard string) bool {
-	found := false
-	err := scanJSON(r, layout.Moves(), func(_ []byte, m moveRecord) {
-		if m.State == wire.MoveCompleted && m.TenantID == tid && m.Namespace == ns && m.FromShard == shard {
-			found = true
-		}
-	})
-	if err != nil {
-		panic(err)
-	}
-	return found
 }

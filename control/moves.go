@@ -9,7 +9,6 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -23,9 +22,6 @@ import (
 type MoveFilter struct {
 	Tenant, Namespace, State string
 }
-
-var moveStates = []string{wire.MoveCopying, wire.MoveCatchingUp, wire.MoveFenced, wire.MoveSwitched,
-	wire.MoveCompleted, wire.MoveCancelled, wire.MoveFailed}
 
 // StartMove starts moving namespace ns of tenant tid to shard to: the
 // answer is the move as recorded (copying); the leader runs it after.
@@ -77,12 +73,6 @@ func (s *Server) Moves(ctx context.Context, f MoveFilter) ([]wire.Move, error) {
 		}
 	}
 	return out, nil
-}
-
-func listMoves(r pebble.Reader) ([]moveRecord, error) {
-	var out []moveRecord
-	err := scanJSON(r, layout.Moves(), func(_ []byte, m moveRecord) { out = append(out, m) })
-	return out, err
 }
 
 // Move returns one move.

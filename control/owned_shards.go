@@ -16,8 +16,6 @@ import (
 	"github.com/jobbie/jobbie/control/internal/layout"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
-	"github.com/jobbie/jobbie/internal/replica"
-	"github.com/jobbie/jobbie/internal/tunnel"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -27,73 +25,6 @@ import (
 // trade the token for certificates signed by Config.SelfHostedCA; the
 // tenant places namespaces on the shard by naming it, and least-loaded
 // placement never chooses it, so no other tenant's namespace lands there.
-
-const (
-	// maxOwnedShards bounds a tenant's self-hosted shards.
-	maxOwnedShards = 100
-	// joinTokenPrefix marks join tokens, so a leaked one is recognizable.
-	joinTokenPrefix = "jst_"
-	maxShardNameLen = 100
-)
-
-// ownedShard is the stored record of a tenant's self-hosted shard.
-type ownedShard struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	TenantID  string    `json:"tenant_id"`
-	Nodes     []string  `json:"nodes"`
-	CreatedAt time.Time `json:"created_at"`
-	TokenHash string    `json:"token_hash,omitempty"` // its join token's, while unspent
-	// Expected is how many nodes its token was minted for (0 in records
-	// older than the field: read as len(Nodes)).
-	Expected int `json:"expected,omitempty"`
-	// Retired are the ids of nodes removed from it (owned_nodes.go): never
-	// joined again, so a removed node's certificate names no member.
-	Retired []string `json:"retired,omitempty"`
-}
-
-// expectedNodes is how many nodes the shard's token was minted for.
-func (sh ownedShard) expectedNodes() int {
-	if sh.Expected == 0 {
-		return len(sh.Nodes)
-	}
-	return sh.Expected
-}
-
-// joinToken is the stored record of a join token (keyed by its hash; the
-// token itself is never stored).
-type joinToken struct {
-	TenantID  string    `json:"tenant_id"`
-	ShardID   string    `json:"shard_id"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Nodes     int       `json:"nodes"`
-	Joined    []string  `json:"joined"`
-}
-
-type createJoinTokenCmd struct {
-	TenantID string        `json:"tenant_id"`
-	ShardID  string        `json:"shard_id"`
-	Name     string        `json:"name"`
-	Hash     string        `json:"hash"`
-	TTL      time.Duration `json:"ttl"`
-	Nodes    int           `json:"nodes"`
-	// AddTo, set, makes the token join nodes to an existing shard
-	// (owned_nodes.go); TenantID and ShardID are then empty.
-	AddTo *addNodes `json:"add_to,omitempty"`
-}
-
-type joinShardCmd struct {
-	Hash   string `json:"hash"`
-	NodeID string `json:"node_id"`
-}
-
-type revokeShardCmd struct {
-	TenantID string `json:"tenant_id"`
-	ShardID  string `json:"shard_id"`
-	// Node, set, removes one node instead (owned_nodes.go); TenantID and
-	// ShardID are then empty.
-	Node *removeNode `json:"node,omitempty"`
-}
 
 func hashToken(tok string) string {
 	sum := sha256.Sum256([]byte(tok))
@@ -145,31 +76,6 @@ func newJoinToken(nodes int, expiresIn json.RawMessage) (int, time.Duration, str
 	return nodes, ttl, joinTokenPrefix + base64.RawURLEncoding.EncodeToString(secret), nil
 }
 
-func applyCreateJoinToken(tx *replica.Tx, c *createJoinTokenCmd) (wire.JoinToken, error) {
-	if c.AddTo != nil {
-		return applyAddNodesToken(tx, c)
-	}
-	if _, err := loadTenant(tx, c.TenantID); err != nil {
-		return wire.JoinToken{}, businessErr(err)
-	}
-	if must(count(tx, layout.OwnedShards(c.TenantID))) >= maxOwnedShards {
-		return wire.JoinToken{}, apierr.New(apierr.Conflict, "a tenant may have at most %d self-hosted shards", maxOwnedShards)
-	}
-	sh := ownedShard{ID: c.ShardID, Name: c.Name, TenantID: c.TenantID, Nodes: []string{}, CreatedAt: tx.Now, TokenHash: c.Hash,
-		Expected: c.Nodes}
-	tok := joinToken{TenantID: c.TenantID, ShardID: c.ShardID, ExpiresAt: tx.Now.Add(c.TTL), Nodes: c.Nodes, Joined: []string{}}
-	mustSetJSON(tx, layout.OwnedShard(c.TenantID, c.ShardID), sh)
-	mustSet(tx, layout.ShardOwner(c.ShardID), []byte(c.TenantID))
-	mustSetJSON(tx, layout.JoinToken(c.Hash), tok)
-	return wire.JoinToken{ShardID: c.ShardID, Name: c.Name, Nodes: c.Nodes, ExpiresAt: tok.ExpiresAt}, nil
-}
-
-// errBadToken is every refusal of a token that does not (or no longer)
-// join: unknown, spent or of a revoked shard read alike.
-func errBadToken() error {
-	return apierr.New(apierr.Unauthenticated, "the join token is not valid: it is unknown, spent or revoked")
-}
-
 // Join trades a join token and a certificate request for node nodeID's
 // certificate as a member of the token's shard, owned by its tenant. The
 // request is checked before the token is spent, so a bad one spends
@@ -210,38 +116,6 @@ func (s *Server) Join(ctx context.Context, req wire.JoinRequest) (wire.JoinRespo
 	}
 	return wire.JoinResponse{Certificate: string(cert), CA: string(s.cfg.SelfHostedCA.CertPEM()),
 		ShardID: tok.ShardID, NodeID: req.NodeID, TenantID: tok.TenantID, TunnelURLs: urls}, nil
-}
-
-func applyJoinShard(tx *replica.Tx, c *joinShardCmd) (replica.None, error) {
-	var tok joinToken
-	if !must(getJSON(tx, layout.JoinToken(c.Hash), &tok)) {
-		return replica.None{}, errBadToken()
-	}
-	if !tx.Now.Before(tok.ExpiresAt) {
-		return replica.None{}, apierr.New(apierr.Unauthenticated, "the join token expired at %s: mint another", tok.ExpiresAt.Format(time.RFC3339))
-	}
-	var sh ownedShard
-	if !must(getJSON(tx, layout.OwnedShard(tok.TenantID, tok.ShardID), &sh)) {
-		return replica.None{}, errBadToken()
-	}
-	if slices.Contains(tok.Joined, c.NodeID) {
-		return replica.None{}, apierr.New(apierr.Conflict, "node %q has joined with this token already", c.NodeID)
-	}
-	if slices.Contains(sh.Nodes, c.NodeID) || slices.Contains(sh.Retired, c.NodeID) {
-		return replica.None{}, apierr.New(apierr.Conflict, "node id %q is taken in shard %s (a member, or removed): join under a new node id", c.NodeID, sh.ID)
-	}
-	tok.Joined = append(tok.Joined, c.NodeID)
-	if !slices.Contains(sh.Nodes, c.NodeID) {
-		sh.Nodes = append(sh.Nodes, c.NodeID)
-	}
-	if len(tok.Joined) >= tok.Nodes {
-		mustDelete(tx, layout.JoinToken(c.Hash)) // spent
-		sh.TokenHash = ""
-	} else {
-		mustSetJSON(tx, layout.JoinToken(c.Hash), tok)
-	}
-	mustSetJSON(tx, layout.OwnedShard(sh.TenantID, sh.ID), sh)
-	return replica.None{}, nil
 }
 
 // OwnedShards lists tenant tid's self-hosted shards by id, each with the
@@ -289,21 +163,6 @@ func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard
 	})
 }
 
-// selfHostedShard is the record of shard id when it is a self-hosted
-// shard of tenant tid (ok false for a hosted shard or another tenant's).
-func selfHostedShard(r pebble.Reader, tid, id string) (ownedShard, bool, error) {
-	var sh ownedShard
-	if id == "" || tid == "" {
-		return sh, false, nil
-	}
-	owner, err := shardOwner(r, id)
-	if err != nil || owner != tid {
-		return sh, false, err
-	}
-	ok, err := getJSON(r, layout.OwnedShard(tid, id), &sh)
-	return sh, ok, err
-}
-
 // SelfHostedShards lists every tenant's self-hosted shards, for the
 // gateways' tunnel listeners: a node is admitted only while its shard is
 // listed here, for the tenant its certificate names.
@@ -327,52 +186,6 @@ func (s *Server) RevokeShard(ctx context.Context, tid, id string) error {
 	}
 	_, err := propose(ctx, s, opRevokeShard, &revokeShardCmd{TenantID: tid, ShardID: id})
 	return err
-}
-
-func applyRevokeShard(tx *replica.Tx, c *revokeShardCmd) (replica.None, error) {
-	if c.Node != nil {
-		return applyRemoveShardNode(tx, c.Node)
-	}
-	var sh ownedShard
-	if !must(getJSON(tx, layout.OwnedShard(c.TenantID, c.ShardID), &sh)) {
-		return replica.None{}, apierr.New(apierr.NotFound, "shard %q not found", c.ShardID)
-	}
-	if n := must(getUint64(tx, layout.ShardLoad(sh.ID))); n > 0 {
-		return replica.None{}, apierr.New(apierr.Conflict, "shard %q holds %d namespaces: move or delete them first", sh.ID, n)
-	}
-	if sh.TokenHash != "" {
-		mustDelete(tx, layout.JoinToken(sh.TokenHash))
-	}
-	mustDelete(tx, layout.OwnedShard(c.TenantID, c.ShardID))
-	mustDelete(tx, layout.ShardOwner(c.ShardID))
-	return replica.None{}, nil
-}
-
-// shardOwner is the tenant owning shard id, "" for a hosted shard.
-func shardOwner(r pebble.Reader, id string) (string, error) {
-	v, ok, err := getRaw(r, layout.ShardOwner(id))
-	if err != nil || !ok {
-		return "", err
-	}
-	return string(v), nil
-}
-
-// ownedShardAddrs are the tunnel addresses of a self-hosted shard's
-// joined nodes (ok false for a hosted shard).
-func ownedShardAddrs(r pebble.Reader, id string) ([]string, bool, error) {
-	tid, err := shardOwner(r, id)
-	if err != nil || tid == "" {
-		return nil, false, err
-	}
-	var sh ownedShard
-	if _, err := getJSON(r, layout.OwnedShard(tid, id), &sh); err != nil {
-		return nil, false, err
-	}
-	out := make([]string, 0, len(sh.Nodes))
-	for _, n := range sh.Nodes {
-		out = append(out, tunnel.Addr(id, n))
-	}
-	return out, true, nil
 }
 
 // viewValue2 is view for a query with two results.

@@ -14,7 +14,6 @@ import (
 	"github.com/jobbie/jobbie/control/internal/layout"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
-	"github.com/jobbie/jobbie/wire"
 )
 
 // ensureSigningKey creates the first signing key if there is none. The key
@@ -124,24 +123,6 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 		return nil, err
 	}
 	return claims, nil
-}
-
-// checkSecret refuses a token whose secret a rotation replaced, once its
-// grace period has ended.
-func checkSecret(r pebble.Reader, claims *tenancy.KeyClaims, now time.Time) error {
-	gen, err := wire.SecretGeneration(claims.ID)
-	if err != nil {
-		return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
-	}
-	var ks wire.KeySecrets
-	ok, err := getJSON(r, layout.Rotated(claims.Subject), &ks)
-	if err != nil || !ok {
-		return err
-	}
-	if works, _ := secretWorks(ks, gen, now); !works {
-		return apierr.New(apierr.Unauthenticated, "this secret of key %s was replaced by a rotation and no longer works", claims.Subject)
-	}
-	return nil
 }
 
 // JWKS is the public half of every signing key that has not retired, for

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -24,7 +24,7 @@ import (
 // as it writes and keeps its trailer as the manifest; the record then
 // gets the manifest's figures. A restore streams the stored backup to the
 // shard (POST /internal/v1/restore). The leader's loop (runLoop) starts
-// due policy runs, prunes what their retention no longer keeps, and fails
+// Due policy runs, prunes what their retention no longer keeps, and fails
 // backups and restores left running by an earlier leader: a record still
 // running that no runner of this node holds, once this node has led for
 // Config.BackupOrphanAfter, is failed as "interrupted".
@@ -103,8 +103,8 @@ func (b *backupRunner) stop() {
 }
 
 // take takes backup rec and records how it ended.
-func (b *backupRunner) take(ctx context.Context, rec backupRecord) {
-	fin := finishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupCompleted}
+func (b *backupRunner) take(ctx context.Context, rec state.BackupRecord) {
+	fin := state.FinishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupCompleted}
 	tctx, cancel := context.WithTimeout(ctx, maxRunTime)
 	m, err := b.takeStream(tctx, rec)
 	cancel()
@@ -118,7 +118,7 @@ func (b *backupRunner) take(ctx context.Context, rec backupRecord) {
 		fin.Size, fin.Jobs, fin.Records, fin.Checksum, fin.RaftIndex = m.StoredBytes, int64(m.Counts["jobs"]), int64(m.Records), m.SHA256, m.RaftIndex
 	}
 	b.finish(ctx, func(ctx context.Context) error {
-		_, err := propose(ctx, b.s, opFinishBackup, &fin)
+		_, err := propose(ctx, b.s, state.OpFinishBackup, &fin)
 		return err
 	})
 	if rec.Kind == wire.BackupScheduled && fin.State == wire.BackupCompleted {
@@ -128,18 +128,18 @@ func (b *backupRunner) take(ctx context.Context, rec backupRecord) {
 
 // pruneAfter prunes rec's namespace by its policy as soon as a scheduled
 // backup completed, so it never keeps more than its retention for long.
-func (b *backupRunner) pruneAfter(ctx context.Context, rec backupRecord) {
+func (b *backupRunner) pruneAfter(ctx context.Context, rec state.BackupRecord) {
 	var (
-		p   backupPolicy
+		p   state.BackupPolicy
 		ok  bool
-		all []backupRecord
+		all []state.BackupRecord
 	)
 	err := b.s.view(func(r pebble.Reader) error {
 		var err error
-		if p, ok, err = loadBackupPolicy(r, rec.Tenant, rec.Namespace); err != nil || !ok {
+		if p, ok, err = state.LoadBackupPolicy(r, rec.Tenant, rec.Namespace); err != nil || !ok {
 			return err
 		}
-		all, err = listBackups(r, rec.Tenant)
+		all, err = state.ListBackups(r, rec.Tenant)
 		return err
 	})
 	if err != nil || !ok {
@@ -174,7 +174,7 @@ func (b *backupRunner) finish(ctx context.Context, propose func(context.Context)
 
 // takeStream streams the backup from the shard into the store and
 // returns the stored manifest.
-func (b *backupRunner) takeStream(ctx context.Context, rec backupRecord) (backup.Manifest, error) {
+func (b *backupRunner) takeStream(ctx context.Context, rec state.BackupRecord) (backup.Manifest, error) {
 	var m backup.Manifest
 	err := b.shardCall(ctx, rec.Shard, rec.Tenant, rec.Namespace, func(client *http.Client, addr string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr+backupPath, nil)
@@ -184,17 +184,17 @@ func (b *backupRunner) takeStream(ctx context.Context, rec backupRecord) (backup
 		req.Header.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(rec.Tenant, rec.Namespace))
 		return client.Do(req)
 	}, func(resp *http.Response) error {
-		if _, err := b.store.Put(ctx, rec.storeID(), backup.Manifest{}, resp.Body); err != nil {
+		if _, err := b.store.Put(ctx, rec.StoreID(), backup.Manifest{}, resp.Body); err != nil {
 			return fmt.Errorf("store the stream: %w", err)
 		}
 		var err error
-		if m, err = b.store.Manifest(ctx, rec.storeID()); err != nil {
+		if m, err = b.store.Manifest(ctx, rec.StoreID()); err != nil {
 			return fmt.Errorf("read the stored manifest: %w", err)
 		}
 		// The stream must be the namespace asked for, from its shard.
 		sns := tenancy.ShardNamespace(rec.Tenant, rec.Namespace)
 		if (m.Namespace != rec.Namespace && m.Namespace != sns) || m.ShardID != rec.Shard || (m.Tenant != "" && m.Tenant != rec.Tenant) {
-			_ = b.store.Delete(context.WithoutCancel(ctx), rec.storeID())
+			_ = b.store.Delete(context.WithoutCancel(ctx), rec.StoreID())
 			return fmt.Errorf("the shard answered with a backup of %s/%s on shard %s", m.Tenant, m.Namespace, m.ShardID)
 		}
 		return nil
@@ -261,9 +261,9 @@ func shardMessage(body []byte) string {
 // restore runs a started restore: for a replace, the pre_restore backup
 // first (its failure fails the restore, nothing replaced); then the
 // stored stream to the target namespace's shard.
-func (b *backupRunner) restore(ctx context.Context, st restoreStarted) {
+func (b *backupRunner) restore(ctx context.Context, st state.RestoreStarted) {
 	rec, r := st.Backup, *st.Backup.LastRestore
-	fin := finishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID, State: wire.BackupCompleted}
+	fin := state.FinishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID, State: wire.BackupCompleted}
 	rctx, cancel := context.WithTimeout(ctx, 2*maxRunTime) // a replace takes a backup first
 	res, err := b.restoreStream(rctx, st)
 	cancel()
@@ -280,16 +280,18 @@ func (b *backupRunner) restore(ctx context.Context, st restoreStarted) {
 		fin.Result = &res
 	}
 	b.finish(ctx, func(ctx context.Context) error {
-		_, err := propose(ctx, b.s, opFinishRestore, &fin)
+		_, err := propose(ctx, b.s, state.OpFinishRestore, &fin)
 		return err
 	})
 }
 
-func (b *backupRunner) restoreStream(ctx context.Context, st restoreStarted) (wire.RestoreResult, error) {
+func (b *backupRunner) restoreStream(ctx context.Context, st state.RestoreStarted) (wire.RestoreResult, error) {
 	rec, r := st.Backup, *st.Backup.LastRestore
 	if st.PreRestore != nil {
 		b.take(ctx, *st.PreRestore)
-		pre, err := viewValue(b.s, func(rd pebble.Reader) (backupRecord, error) { return loadBackup(rd, rec.Tenant, st.PreRestore.ID) })
+		pre, err := viewValue(b.s, func(rd pebble.Reader) (state.BackupRecord, error) {
+			return state.LoadBackup(rd, rec.Tenant, st.PreRestore.ID)
+		})
 		if err != nil {
 			return wire.RestoreResult{}, err
 		}
@@ -297,13 +299,15 @@ func (b *backupRunner) restoreStream(ctx context.Context, st restoreStarted) (wi
 			return wire.RestoreResult{}, fmt.Errorf("the pre_restore backup %s of namespace %q %s (%s): nothing was replaced", pre.ID, pre.Namespace, pre.State, pre.Error)
 		}
 	}
-	ns, err := viewValue(b.s, func(rd pebble.Reader) (Namespace, error) { return loadNamespace(rd, rec.Tenant, r.TargetNamespace) })
+	ns, err := viewValue(b.s, func(rd pebble.Reader) (state.Namespace, error) {
+		return state.LoadNamespace(rd, rec.Tenant, r.TargetNamespace)
+	})
 	if err != nil {
 		return wire.RestoreResult{}, err
 	}
 	var res wire.RestoreResult
 	err = b.shardCall(ctx, ns.ShardID, rec.Tenant, r.TargetNamespace, func(client *http.Client, addr string) (*http.Response, error) {
-		body, err := b.store.Get(ctx, rec.storeID())
+		body, err := b.store.Get(ctx, rec.StoreID())
 		if err != nil {
 			return nil, fmt.Errorf("open the stored backup: %w", err)
 		}
@@ -339,23 +343,23 @@ func (b *backupRunner) dropNamespace(tid, ns string) {
 }
 
 // deleteStored removes a backup's stream; one already gone is fine.
-func (b *backupRunner) deleteStored(ctx context.Context, rec backupRecord) error {
+func (b *backupRunner) deleteStored(ctx context.Context, rec state.BackupRecord) error {
 	if rec.State != wire.BackupCompleted {
 		// A failed backup may have left nothing, or (interrupted) a
 		// stream its old leader finished after.
-		if err := b.store.Delete(ctx, rec.storeID()); err != nil && !errors.Is(err, backup.ErrNotFound) {
+		if err := b.store.Delete(ctx, rec.StoreID()); err != nil && !errors.Is(err, backup.ErrNotFound) {
 			return errBackupStore(err)
 		}
 		return nil
 	}
-	if err := b.store.Delete(ctx, rec.storeID()); err != nil && !errors.Is(err, backup.ErrNotFound) {
+	if err := b.store.Delete(ctx, rec.StoreID()); err != nil && !errors.Is(err, backup.ErrNotFound) {
 		return errBackupStore(err)
 	}
 	return nil
 }
 
 // storeErr is a store failure reading rec.
-func (b *backupRunner) storeErr(rec backupRecord, err error) error {
+func (b *backupRunner) storeErr(rec state.BackupRecord, err error) error {
 	b.s.log.Warn("control: backup store", "backup", rec.ID, "err", err)
 	return errBackupStore(err)
 }
@@ -392,14 +396,16 @@ func (s *Server) whileLeading(ctx context.Context, tick func(ledLong bool)) {
 // round does one pass of the leader's duties.
 func (b *backupRunner) round(ctx context.Context, orphans bool) {
 	var (
-		policies []backupPolicy
-		all      []backupRecord
+		policies []state.BackupPolicy
+		all      []state.BackupRecord
 	)
 	err := b.s.view(func(r pebble.Reader) error {
-		if err := scanJSON(r, layout.AllBackupPolicies(), func(_ []byte, p backupPolicy) { policies = append(policies, p) }); err != nil {
+		var err error
+		if policies, err = state.ListBackupPolicies(r); err != nil {
 			return err
 		}
-		return scanJSON(r, layout.AllBackups(), func(_ []byte, rec backupRecord) { all = append(all, rec) })
+		all, err = state.ListAllBackups(r)
+		return err
 	})
 	if err != nil {
 		b.s.log.Warn("control: backup loop: read state", "err", err)
@@ -410,8 +416,8 @@ func (b *backupRunner) round(ctx context.Context, orphans bool) {
 	}
 	now := b.s.cfg.Clock.Now()
 	for _, p := range policies {
-		if at, ok := p.due(now); ok && p.Enabled {
-			_, err := b.s.startBackup(ctx, &startBackupCmd{Tenant: p.Tenant, ID: newID(wire.BackupIDPrefix),
+		if at, ok := p.Due(now); ok && p.Enabled {
+			_, err := b.s.startBackup(ctx, &state.StartBackupCmd{Tenant: p.Tenant, ID: newID(wire.BackupIDPrefix),
 				Namespace: p.Namespace, Kind: wire.BackupScheduled, RunAt: at})
 			if err != nil && ctx.Err() == nil {
 				b.s.log.Warn("control: scheduled backup not started", "tenant", p.Tenant, "namespace", p.Namespace, "err", err)
@@ -423,17 +429,17 @@ func (b *backupRunner) round(ctx context.Context, orphans bool) {
 
 // failOrphans fails the backups and restores left running by an earlier
 // leader.
-func (b *backupRunner) failOrphans(ctx context.Context, all []backupRecord) {
+func (b *backupRunner) failOrphans(ctx context.Context, all []state.BackupRecord) {
 	const why = "interrupted: the control leader changed while it ran; take it again"
 	for _, rec := range all {
 		if rec.State == wire.BackupRunning && !b.running(rec.ID) {
-			_, err := propose(ctx, b.s, opFinishBackup, &finishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupFailed, Error: why})
+			_, err := propose(ctx, b.s, state.OpFinishBackup, &state.FinishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupFailed, Error: why})
 			if err == nil {
 				b.s.log.Warn("control: backup interrupted by a leader change", "tenant", rec.Tenant, "backup", rec.ID)
 			}
 		}
 		if r := rec.LastRestore; r != nil && r.State == wire.BackupRunning && !b.running(r.ID) {
-			_, _ = propose(ctx, b.s, opFinishRestore, &finishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID,
+			_, _ = propose(ctx, b.s, state.OpFinishRestore, &state.FinishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID,
 				State: wire.BackupFailed, Error: "interrupted: the control leader changed while it ran; the namespace may hold part of it: restore again"})
 		}
 	}
@@ -441,8 +447,8 @@ func (b *backupRunner) failOrphans(ctx context.Context, all []backupRecord) {
 
 // prune deletes the oldest completed scheduled backups of p's namespace
 // beyond its retention.
-func (b *backupRunner) prune(ctx context.Context, p backupPolicy, all []backupRecord) {
-	var done []backupRecord // by id, so oldest first
+func (b *backupRunner) prune(ctx context.Context, p state.BackupPolicy, all []state.BackupRecord) {
+	var done []state.BackupRecord // by id, so oldest first
 	for _, rec := range all {
 		if rec.Tenant == p.Tenant && rec.Namespace == p.Namespace && rec.Kind == wire.BackupScheduled && rec.State == wire.BackupCompleted {
 			done = append(done, rec)
@@ -457,7 +463,7 @@ func (b *backupRunner) prune(ctx context.Context, p backupPolicy, all []backupRe
 			b.s.log.Warn("control: prune backup", "backup", rec.ID, "err", err)
 			continue
 		}
-		if _, err := propose(ctx, b.s, opDeleteBackup, &deleteBackupCmd{Tenant: rec.Tenant, ID: rec.ID}); err != nil {
+		if _, err := propose(ctx, b.s, state.OpDeleteBackup, &state.DeleteBackupCmd{Tenant: rec.Tenant, ID: rec.ID}); err != nil {
 			b.s.log.Warn("control: prune backup", "backup", rec.ID, "err", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/robfig/cron/v3"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/tenancy"
@@ -48,13 +49,13 @@ func (s *Server) CreateBackup(ctx context.Context, tid, ns string) (wire.Backup,
 	if err := checkTenantNamespace(tid, ns); err != nil {
 		return wire.Backup{}, err
 	}
-	return s.startBackup(ctx, &startBackupCmd{Tenant: tid, ID: newID(wire.BackupIDPrefix), Namespace: ns, Kind: wire.BackupManual})
+	return s.startBackup(ctx, &state.StartBackupCmd{Tenant: tid, ID: newID(wire.BackupIDPrefix), Namespace: ns, Kind: wire.BackupManual})
 }
 
 // startBackup records a backup as running and starts taking it.
-func (s *Server) startBackup(ctx context.Context, c *startBackupCmd) (wire.Backup, error) {
+func (s *Server) startBackup(ctx context.Context, c *state.StartBackupCmd) (wire.Backup, error) {
 	release := s.backups.hold(c.ID)
-	b, err := propose(ctx, s, opStartBackup, c)
+	b, err := propose(ctx, s, state.OpStartBackup, c)
 	if err != nil {
 		release()
 		return wire.Backup{}, err
@@ -74,7 +75,7 @@ func (s *Server) Backups(ctx context.Context, tid string, namespaces []string) (
 			return nil, apierr.Field("namespace", "%v", err)
 		}
 	}
-	list, err := viewValue(s, func(r pebble.Reader) ([]backupRecord, error) { return listBackups(r, tid) })
+	list, err := viewValue(s, func(r pebble.Reader) ([]state.BackupRecord, error) { return state.ListBackups(r, tid) })
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +94,11 @@ func (s *Server) Backup(ctx context.Context, tid, id string) (wire.Backup, error
 	return b.Backup, err
 }
 
-func (s *Server) backupRecord(tid, id string) (backupRecord, error) {
+func (s *Server) backupRecord(tid, id string) (state.BackupRecord, error) {
 	if err := checkBackupID(tid, id); err != nil {
-		return backupRecord{}, err
+		return state.BackupRecord{}, err
 	}
-	return viewValue(s, func(r pebble.Reader) (backupRecord, error) { return loadBackup(r, tid, id) })
+	return viewValue(s, func(r pebble.Reader) (state.BackupRecord, error) { return state.LoadBackup(r, tid, id) })
 }
 
 // DeleteBackup deletes a backup that is not running nor being restored:
@@ -108,13 +109,13 @@ func (s *Server) DeleteBackup(ctx context.Context, tid, id string) error {
 		return err
 	}
 	if b.State == wire.BackupRunning || (b.LastRestore != nil && b.LastRestore.State == wire.BackupRunning) {
-		_, err := propose(ctx, s, opDeleteBackup, &deleteBackupCmd{Tenant: tid, ID: id}) // refuses, saying why
+		_, err := propose(ctx, s, state.OpDeleteBackup, &state.DeleteBackupCmd{Tenant: tid, ID: id}) // refuses, saying why
 		return err
 	}
 	if err := s.backups.deleteStored(ctx, b); err != nil {
 		return err
 	}
-	_, err = propose(ctx, s, opDeleteBackup, &deleteBackupCmd{Tenant: tid, ID: id})
+	_, err = propose(ctx, s, state.OpDeleteBackup, &state.DeleteBackupCmd{Tenant: tid, ID: id})
 	return err
 }
 
@@ -127,7 +128,7 @@ func (s *Server) OpenBackup(ctx context.Context, tid, id string) (io.ReadCloser,
 	if b.State != wire.BackupCompleted {
 		return nil, 0, apierr.New(apierr.Conflict, "backup %s is %s: only a completed backup can be downloaded", id, b.State)
 	}
-	rc, err := s.backups.store.Get(ctx, b.storeID())
+	rc, err := s.backups.store.Get(ctx, b.StoreID())
 	if err != nil {
 		return nil, 0, s.backups.storeErr(b, err)
 	}
@@ -152,10 +153,10 @@ func (s *Server) RestoreBackup(ctx context.Context, tid, id string, req wire.Res
 	case !req.Replace && req.TargetNamespace == "":
 		return wire.Backup{}, apierr.Field("target_namespace", "target_namespace (a new namespace) or replace: true is required")
 	}
-	c := startRestoreCmd{Tenant: tid, BackupID: id, Restore: wire.BackupRestore{ID: newID(wire.RestoreIDPrefix)}}
+	c := state.StartRestoreCmd{Tenant: tid, BackupID: id, Restore: wire.BackupRestore{ID: newID(wire.RestoreIDPrefix)}}
 	if req.Replace {
 		c.Restore.Mode, c.Restore.TargetNamespace = wire.RestoreReplace, b.Namespace
-		c.PreRestore = &startBackupCmd{Tenant: tid, ID: newID(wire.BackupIDPrefix), Namespace: b.Namespace, Kind: wire.BackupPreRestore}
+		c.PreRestore = &state.StartBackupCmd{Tenant: tid, ID: newID(wire.BackupIDPrefix), Namespace: b.Namespace, Kind: wire.BackupPreRestore}
 		c.Restore.PreRestoreBackup = c.PreRestore.ID
 	} else {
 		if err := tenancy.ValidateNamespace(req.TargetNamespace); err != nil {
@@ -176,7 +177,7 @@ func (s *Server) RestoreBackup(ctx context.Context, tid, id string, req wire.Res
 		ids = append(ids, c.PreRestore.ID)
 	}
 	release := s.backups.hold(ids...)
-	started, err := propose(ctx, s, opStartRestore, &c)
+	started, err := propose(ctx, s, state.OpStartRestore, &c)
 	if err != nil {
 		release()
 		if !req.Replace {
@@ -196,11 +197,11 @@ func (s *Server) BackupPolicy(ctx context.Context, tid, ns string) (wire.BackupP
 	if err := checkTenantNamespace(tid, ns); err != nil {
 		return wire.BackupPolicy{}, err
 	}
-	p, err := viewValue(s, func(r pebble.Reader) (backupPolicy, error) {
-		if _, err := loadNamespace(r, tid, ns); err != nil {
-			return backupPolicy{}, err
+	p, err := viewValue(s, func(r pebble.Reader) (state.BackupPolicy, error) {
+		if _, err := state.LoadNamespace(r, tid, ns); err != nil {
+			return state.BackupPolicy{}, err
 		}
-		p, ok, err := loadBackupPolicy(r, tid, ns)
+		p, ok, err := state.LoadBackupPolicy(r, tid, ns)
 		if err == nil && !ok {
 			err = apierr.New(apierr.NotFound, "namespace %q has no backup policy", ns)
 		}
@@ -220,7 +221,7 @@ func (s *Server) PutBackupPolicy(ctx context.Context, tid, ns string, req wire.B
 	if req.Timezone == "" {
 		req.Timezone = DefaultBackupTimezone
 	}
-	sched, loc, err := parseBackupCron(req.Cron, req.Timezone)
+	sched, loc, err := state.ParseBackupCron(req.Cron, req.Timezone)
 	if err != nil {
 		return wire.BackupPolicy{}, err
 	}
@@ -231,7 +232,7 @@ func (s *Server) PutBackupPolicy(ctx context.Context, tid, ns string, req wire.B
 		return wire.BackupPolicy{}, apierr.Field("retention", "retention must be a count of backups kept, 1 to %d", wire.MaxBackupRetention)
 	}
 	enabled := req.Enabled == nil || *req.Enabled
-	p, err := propose(ctx, s, opPutBackupPolicy, &putBackupPolicyCmd{backupPolicy{Tenant: tid, Namespace: ns,
+	p, err := propose(ctx, s, state.OpPutBackupPolicy, &state.PutBackupPolicyCmd{BackupPolicy: state.BackupPolicy{Tenant: tid, Namespace: ns,
 		Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Retention: req.Retention, Enabled: enabled}})
 	if err != nil {
 		return wire.BackupPolicy{}, err
@@ -244,17 +245,17 @@ func (s *Server) DeleteBackupPolicy(ctx context.Context, tid, ns string) error {
 	if err := checkTenantNamespace(tid, ns); err != nil {
 		return err
 	}
-	_, err := propose(ctx, s, opDelBackupPolicy, &deleteBackupPolicyCmd{Tenant: tid, Namespace: ns})
+	_, err := propose(ctx, s, state.OpDelBackupPolicy, &state.DeleteBackupPolicyCmd{Tenant: tid, Namespace: ns})
 	return err
 }
 
-func policyView(p backupPolicy) wire.BackupPolicy {
+func policyView(p state.BackupPolicy) wire.BackupPolicy {
 	v := wire.BackupPolicy{Namespace: p.Namespace, Cron: p.Cron, Timezone: p.Timezone, Retention: p.Retention, Enabled: p.Enabled}
 	if !p.LastRun.IsZero() {
 		t := p.LastRun
 		v.LastRunAt = &t
 	}
-	if next, ok := p.next(); ok && p.Enabled {
+	if next, ok := p.Next(); ok && p.Enabled {
 		v.NextRunAt = &next
 	}
 	return v

@@ -14,7 +14,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -70,13 +70,13 @@ func (s *Server) Status() (NodeStatus, error) {
 // already holds it.
 func (s *Server) recordMemberHTTP(ctx context.Context, id, addr string) error {
 	have, err := viewValue(s, func(r pebble.Reader) (string, error) {
-		b, _, err := getRaw(r, layout.MemberHTTP(id))
-		return string(b), err
+		b, _, err := state.MemberHTTP(r, id)
+		return b, err
 	})
 	if err != nil || have == addr {
 		return err
 	}
-	_, err = propose(ctx, s, opSetMemberHTTP, &setMemberHTTPCmd{NodeID: id, HTTPAddr: addr})
+	_, err = propose(ctx, s, state.OpSetMemberHTTP, &state.SetMemberHTTPCmd{NodeID: id, HTTPAddr: addr})
 	return err
 }
 
@@ -92,11 +92,11 @@ func (s *Server) getMembers(c *fiber.Ctx) error {
 	}
 	out := wire.MemberList{LeaderID: node.LeaderID(), Members: make([]wire.Member, 0, len(ms))}
 	for _, m := range ms {
-		b, _, err := getRaw(node.DB(), layout.MemberHTTP(m.ID))
+		b, _, err := state.MemberHTTP(node.DB(), m.ID)
 		if err != nil {
 			return err
 		}
-		out.Members = append(out.Members, wire.Member{NodeID: m.ID, RaftAddr: m.Addr, Voter: m.Voter, Leader: m.Leader, HTTPAddr: string(b)})
+		out.Members = append(out.Members, wire.Member{NodeID: m.ID, RaftAddr: m.Addr, Voter: m.Voter, Leader: m.Leader, HTTPAddr: b})
 	}
 	return c.JSON(out)
 }
@@ -195,8 +195,8 @@ func (s *Server) leaderHTTP(node *replica.Node) (string, bool) {
 	case id == s.cfg.NodeID:
 		return s.AdvertisedHTTP(), true
 	}
-	if b, ok, err := getRaw(node.DB(), layout.MemberHTTP(id)); err == nil && ok && len(b) > 0 {
-		return string(b), true
+	if b, ok, err := state.MemberHTTP(node.DB(), id); err == nil && ok && len(b) > 0 {
+		return b, true
 	}
 	if s.cfg.Gossip == nil {
 		return "", false

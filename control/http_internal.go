@@ -3,6 +3,7 @@ package control
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -88,7 +89,7 @@ func (s *Server) getKeys(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(wire.KeyList{Keys: each(list, keyView)})
+	return c.JSON(wire.KeyList{Keys: state.Each(list, state.KeyView)})
 }
 
 func (s *Server) postKey(c *fiber.Ctx) error {
@@ -100,7 +101,7 @@ func (s *Server) postKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(createdKeyView(k))
+	return c.Status(fiber.StatusCreated).JSON(state.CreatedKeyView(k))
 }
 
 func (s *Server) getKey(c *fiber.Ctx) error {
@@ -108,7 +109,7 @@ func (s *Server) getKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(keyView(k))
+	return c.JSON(state.KeyView(k))
 }
 
 func (s *Server) postKeyRotation(c *fiber.Ctx) error {
@@ -120,7 +121,7 @@ func (s *Server) postKeyRotation(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(rotatedKeyView(k.keyRotated, k.Key))
+	return c.JSON(state.RotatedKeyView(k.KeyRotated, k.Key))
 }
 
 func (s *Server) postKeyUsage(c *fiber.Ctx) error {

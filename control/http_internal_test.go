@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -68,7 +69,7 @@ func TestHTTPNamespaces(t *testing.T) {
 
 	r := gw.do(t, http.MethodPost, base, "", map[string]string{"name": "emails"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	created := decodeAs[Namespace](t, r)
+	created := decodeAs[state.Namespace](t, r)
 	require.Equal(t, "emails", created.Name)
 	require.Equal(t, "s2", created.ShardID, "default is on s1, so s2 has fewer")
 	require.ElementsMatch(t, []string{"name", "description", "deletion_protection", "created_at", "shard_id"}, keysOf(decodeAs[map[string]any](t, r)))
@@ -81,7 +82,7 @@ func TestHTTPNamespaces(t *testing.T) {
 
 	r = gw.do(t, http.MethodGet, base, "", nil)
 	require.Equal(t, http.StatusOK, r.status)
-	list := decodeAs[struct{ Namespaces []Namespace }](t, r)
+	list := decodeAs[struct{ Namespaces []state.Namespace }](t, r)
 	require.Equal(t, []string{"default", "emails"}, []string{list.Namespaces[0].Name, list.Namespaces[1].Name})
 	require.Equal(t, created, list.Namespaces[1])
 	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces", "", nil), 404, "not_found")

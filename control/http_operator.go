@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -24,7 +25,7 @@ func (s *Server) postTenant(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(createdTenantView(res))
+	return c.Status(fiber.StatusCreated).JSON(state.CreatedTenantView(res))
 }
 
 func (s *Server) getTenants(c *fiber.Ctx) error {
@@ -32,7 +33,7 @@ func (s *Server) getTenants(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(wire.TenantList{Tenants: each(list, tenantView)})
+	return c.JSON(wire.TenantList{Tenants: state.Each(list, state.TenantView)})
 }
 
 // getShards answers control's own ShardLoad: only the operator reads it.
@@ -71,7 +72,7 @@ func (s *Server) postSigningKeyRotation(c *fiber.Ctx) error {
 // JSON) and answers its stored record.
 func (s *Server) postShardRegistration(c *fiber.Ctx) error {
 	var req struct {
-		ShardRegistration
+		state.ShardRegistration
 		// Shadows Capacity so that a negative, fractional or string
 		// capacity is a 400 naming the field, not an undecodable body.
 		Capacity json.RawMessage `json:"capacity"`
@@ -95,7 +96,7 @@ func (s *Server) postShardRegistration(c *fiber.Ctx) error {
 	if peer := peerOf(c); peer.Shard != reg.ShardID {
 		return apierr.New(apierr.Forbidden, "%s may register shard %s only, not %q", peer, peer.Shard, reg.ShardID)
 	}
-	rec, err := propose(c.UserContext(), s, opRegisterShard, &registerShardCmd{Shard: reg})
+	rec, err := propose(c.UserContext(), s, state.OpRegisterShard, &state.RegisterShardCmd{Shard: reg})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package control
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/control/billing"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -49,8 +51,8 @@ func (s *Server) putPlan(c *fiber.Ctx) error {
 		return apierr.Field("name", "name %q is not the plan of the path, %q", p.Name, name)
 	}
 	p.Name = name
-	if !planNameRE.MatchString(name) {
-		return planNotFound(name)
+	if !billing.ValidPlanName(name) {
+		return state.PlanNotFound(name)
 	}
 	out, err := s.PutPlan(c.UserContext(), p, false)
 	if err != nil {

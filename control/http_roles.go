@@ -3,6 +3,7 @@ package control
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -15,7 +16,7 @@ func (s *Server) getRoles(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(wire.TenantRoles{Roles: each(roles, roleView), Version: version})
+	return c.JSON(wire.TenantRoles{Roles: state.Each(roles, state.RoleView), Version: version})
 }
 
 func (s *Server) getRole(c *fiber.Ctx) error {
@@ -23,7 +24,7 @@ func (s *Server) getRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(roleView(role))
+	return c.JSON(state.RoleView(role))
 }
 
 func (s *Server) postRole(c *fiber.Ctx) error {
@@ -35,7 +36,7 @@ func (s *Server) postRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(wire.RoleChanged{Role: roleView(role), RolesVersion: version})
+	return c.Status(fiber.StatusCreated).JSON(wire.RoleChanged{Role: state.RoleView(role), RolesVersion: version})
 }
 
 func (s *Server) putRole(c *fiber.Ctx) error {
@@ -47,7 +48,7 @@ func (s *Server) putRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(wire.RoleChanged{Role: roleView(role), RolesVersion: version})
+	return c.JSON(wire.RoleChanged{Role: state.RoleView(role), RolesVersion: version})
 }
 
 func (s *Server) deleteRole(c *fiber.Ctx) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -48,7 +49,7 @@ func (s *Server) RecordAPIRequests(ctx context.Context, req wire.APIRequestsRepo
 	if len(req.Counts) > wire.MaxAPIRequestCounts {
 		return apierr.Field("counts", "counts holds %d entries, over the limit of %d: send them in several reports", len(req.Counts), wire.MaxAPIRequestCounts)
 	}
-	cmd := putAPIRequestsCmd{Gateway: req.Gateway, Counts: make([]apiRequestCount, 0, len(req.Counts))}
+	cmd := state.PutAPIRequestsCmd{Gateway: req.Gateway, Counts: make([]state.APIRequestCount, 0, len(req.Counts))}
 	for i, n := range req.Counts {
 		field := fmt.Sprintf("counts[%d].", i)
 		switch {
@@ -59,11 +60,11 @@ func (s *Server) RecordAPIRequests(ctx context.Context, req wire.APIRequestsRepo
 		case n.Count < 0:
 			return apierr.Field(field+"count", "count must not be negative")
 		}
-		cmd.Counts = append(cmd.Counts, apiRequestCount{Tenant: n.TenantID, Hour: n.Hour.Unix(), Count: uint64(n.Count)})
+		cmd.Counts = append(cmd.Counts, state.APIRequestCount{Tenant: n.TenantID, Hour: n.Hour.Unix(), Count: uint64(n.Count)})
 	}
 	if len(cmd.Counts) == 0 {
 		return nil
 	}
-	_, err := propose(ctx, s, opPutAPIRequests, &cmd)
+	_, err := propose(ctx, s, state.OpPutAPIRequests, &cmd)
 	return err
 }

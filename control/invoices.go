@@ -6,7 +6,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/billing"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -20,15 +21,15 @@ import (
 func (s *Server) Invoice(ctx context.Context, tid, id string) ([]byte, error) {
 	now := s.cfg.Clock.Now()
 	return viewValue(s, func(r pebble.Reader) ([]byte, error) {
-		t, err := findTenant(r, tid)
+		t, err := state.FindTenant(r, tid)
 		if err != nil {
 			return nil, err
 		}
-		m, ok := parseInvoiceID(tid, id)
-		if !ok || m.Before(invoiceMonth(t.CreatedAt)) || m.After(invoiceMonth(now)) {
+		m, ok := billing.ParseInvoiceID(tid, id)
+		if !ok || m.Before(billing.InvoiceMonth(t.CreatedAt)) || m.After(billing.InvoiceMonth(now)) {
 			return nil, apierr.New(apierr.NotFound, "invoice %q not found", id)
 		}
-		return invoiceJSON(r, tid, m)
+		return state.InvoiceJSON(r, tid, m)
 	})
 }
 
@@ -36,10 +37,10 @@ func (s *Server) Invoice(ctx context.Context, tid, id string) ([]byte, error) {
 func (s *Server) UpcomingInvoice(ctx context.Context, tid string) ([]byte, error) {
 	now := s.cfg.Clock.Now()
 	return viewValue(s, func(r pebble.Reader) ([]byte, error) {
-		if _, err := findTenant(r, tid); err != nil {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return nil, err
 		}
-		return invoiceJSON(r, tid, invoiceMonth(now))
+		return state.InvoiceJSON(r, tid, billing.InvoiceMonth(now))
 	})
 }
 
@@ -48,14 +49,14 @@ func (s *Server) UpcomingInvoice(ctx context.Context, tid string) ([]byte, error
 func (s *Server) Invoices(ctx context.Context, tid string) (wire.InvoiceList, error) {
 	now := s.cfg.Clock.Now()
 	return viewValue(s, func(r pebble.Reader) (wire.InvoiceList, error) {
-		t, err := findTenant(r, tid)
+		t, err := state.FindTenant(r, tid)
 		if err != nil {
 			return wire.InvoiceList{}, err
 		}
 		out := wire.InvoiceList{Invoices: []wire.InvoiceSummary{}}
-		first := invoiceMonth(t.CreatedAt)
-		for m := invoiceMonth(now); !m.Before(first); m = m.AddDate(0, -1, 0) {
-			inv, err := loadInvoice(r, tid, m)
+		first := billing.InvoiceMonth(t.CreatedAt)
+		for m := billing.InvoiceMonth(now); !m.Before(first); m = m.AddDate(0, -1, 0) {
+			inv, err := state.LoadInvoice(r, tid, m)
 			if err != nil {
 				return wire.InvoiceList{}, err
 			}
@@ -72,15 +73,15 @@ func (s *Server) Invoices(ctx context.Context, tid string) (wire.InvoiceList, er
 // tenant are frozen in order, so it stops at a tenant's first open one.
 func (s *Server) freezeInvoices(ctx context.Context) {
 	now := s.cfg.Clock.Now()
-	cmds, err := viewValue(s, func(r pebble.Reader) ([]freezeInvoiceCmd, error) { return invoicesToFreeze(r, now) })
+	cmds, err := viewValue(s, func(r pebble.Reader) ([]state.FreezeInvoiceCmd, error) { return state.InvoicesToFreeze(r, now) })
 	if err != nil {
 		s.log.Warn("control: freeze invoices", "err", err)
 		return
 	}
 	for _, c := range cmds {
-		if _, err := propose(ctx, s, opFreezeInvoice, &c); err != nil {
+		if _, err := propose(ctx, s, state.OpFreezeInvoice, &c); err != nil {
 			if ctx.Err() == nil {
-				s.log.Warn("control: freeze invoice", "tenant", c.TenantID, "month", layout.Month(unixHour(c.Month)), "err", err)
+				s.log.Warn("control: freeze invoice", "tenant", c.TenantID, "month", state.MonthKey(c.Month), "err", err)
 			}
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -59,7 +60,7 @@ func TestInvoiceFreezesAndStaysFrozen(t *testing.T) {
 	// changes the ledger, not the invoice.
 	put(t, w.srv, "s1", time.Time{}, entry(w.tid, "alpha", at(3, 20, 0, 0), wire.ShardMeters{Executions: 50_000}))
 	require.NoError(t, recordAPIRequests(w.srv, w.tid, "gw_c", at(3, 31, 23, 0), 1_000_000))
-	regenerated, err := viewValue(w.srv, func(r pebble.Reader) (wire.Invoice, error) { return generateInvoice(r, w.tid, at(3, 1, 0, 0)) })
+	regenerated, err := viewValue(w.srv, func(r pebble.Reader) (wire.Invoice, error) { return state.GenerateInvoice(r, w.tid, at(3, 1, 0, 0)) })
 	require.NoError(t, err)
 	require.Greater(t, regenerated.Total, inv.Total, "the ledger did change")
 	w.srv.freezeInvoices(ctx)
@@ -73,7 +74,7 @@ func TestInvoiceFreezesAndStaysFrozen(t *testing.T) {
 	}, list.Invoices)
 
 	// A second freeze command for the month changes nothing either.
-	stored, err := propose(ctx, w.srv, opFreezeInvoice, &freezeInvoiceCmd{TenantID: w.tid, Month: at(3, 1, 0, 0).Unix(), Invoice: []byte(`{}`)})
+	stored, err := propose(ctx, w.srv, state.OpFreezeInvoice, &state.FreezeInvoiceCmd{TenantID: w.tid, Month: at(3, 1, 0, 0).Unix(), Invoice: []byte(`{}`)})
 	require.NoError(t, err)
 	require.False(t, stored)
 	require.Equal(t, frozen, w.invoiceBytes(t, w.srv, "2026-03"))

@@ -10,8 +10,10 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // keyIDRE is the shape of a key id: "key_" and a lowercase ULID.
@@ -19,9 +21,6 @@ var keyIDRE = regexp.MustCompile(`^key_[0-9a-z]{26}$`)
 
 // maxKeyNamespaces bounds the namespaces one key may name.
 const maxKeyNamespaces = 100
-
-// maxKeyLifetimeYears bounds how far ahead a key's expiry may be.
-const maxKeyLifetimeYears = 10
 
 // CreateKey creates an API key of tenant tid. Its token is in the result and
 // nowhere else. Its role is a built-in role or one of the tenant's custom
@@ -31,28 +30,28 @@ const maxKeyLifetimeYears = 10
 // time kept to the whole second (a fraction is dropped), the precision of
 // the token's exp claim; the create_key command checks it is ahead, and at
 // most maxKeyLifetimeYears so, at the time it is applied.
-func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (CreatedKey, error) {
+func (s *Server) CreateKey(ctx context.Context, tid string, req KeyRequest) (state.CreatedKey, error) {
 	exp, err := parseExpiresAt(req.ExpiresAt)
 	if err != nil {
-		return CreatedKey{}, err
+		return state.CreatedKey{}, err
 	}
 	if tenancy.ValidateTenantID(tid) != nil {
-		return CreatedKey{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+		return state.CreatedKey{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
 	if err := tenancy.ValidateKeyName(req.Name); err != nil {
-		return CreatedKey{}, apierr.Field("name", "%v", err)
+		return state.CreatedKey{}, apierr.Field("name", "%v", err)
 	}
 	role, err := checkKeyRole(req.Role)
 	if err != nil {
-		return CreatedKey{}, err
+		return state.CreatedKey{}, err
 	}
 	if err := checkKeyNamespaces(req.Namespaces); err != nil {
-		return CreatedKey{}, err
+		return state.CreatedKey{}, err
 	}
 	if err := checkDescription(req.Description); err != nil {
-		return CreatedKey{}, err
+		return state.CreatedKey{}, err
 	}
-	cmd := createKeyCmd{ID: newID("key_"), TenantID: tid, Name: req.Name, Role: role, Namespaces: req.Namespaces,
+	cmd := state.CreateKeyCmd{ID: newID("key_"), TenantID: tid, Name: req.Name, Role: role, Namespaces: req.Namespaces,
 		ExpiresAt: wholeSecond(exp), Description: req.Description}
 	return s.createKey(ctx, cmd)
 }
@@ -78,20 +77,6 @@ func wholeSecond(t *time.Time) *time.Time {
 	}
 	u := t.UTC().Truncate(time.Second)
 	return &u
-}
-
-// checkKeyExpiry checks an optional expiry against now: in the future and
-// at most maxKeyLifetimeYears ahead.
-func checkKeyExpiry(exp *time.Time, now time.Time) error {
-	switch {
-	case exp == nil:
-		return nil
-	case !exp.After(now):
-		return apierr.Field("expires_at", "expires_at %s is not in the future", exp.Format(time.RFC3339))
-	case exp.After(now.AddDate(maxKeyLifetimeYears, 0, 0)):
-		return apierr.Field("expires_at", "expires_at %s is more than %d years ahead", exp.Format(time.RFC3339), maxKeyLifetimeYears)
-	}
-	return nil
 }
 
 // checkKeyNamespaces checks the shape of a key's namespace list; the
@@ -125,47 +110,47 @@ func (s *Server) IssueOperatorKey(ctx context.Context, name string) (string, err
 	if err := tenancy.ValidateKeyName(name); err != nil {
 		return "", apierr.Field("name", "%v", err)
 	}
-	k, err := s.createKey(ctx, createKeyCmd{ID: newID("key_"), Name: name, Role: tenancy.RoleOperator})
+	k, err := s.createKey(ctx, state.CreateKeyCmd{ID: newID("key_"), Name: name, Role: tenancy.RoleOperator})
 	return k.Key, err
 }
 
-func (s *Server) createKey(ctx context.Context, cmd createKeyCmd) (CreatedKey, error) {
-	k, err := propose(ctx, s, opCreateKey, &cmd)
+func (s *Server) createKey(ctx context.Context, cmd state.CreateKeyCmd) (state.CreatedKey, error) {
+	k, err := propose(ctx, s, state.OpCreateKey, &cmd)
 	if err != nil {
-		return CreatedKey{}, err
+		return state.CreatedKey{}, err
 	}
 	tok, err := s.sign(k)
 	if err != nil {
-		return CreatedKey{}, err
+		return state.CreatedKey{}, err
 	}
-	return CreatedKey{APIKey: k, Key: tok}, nil
+	return state.CreatedKey{APIKey: k, Key: tok}, nil
 }
 
 // Keys lists tenant tid's keys, revoked ones included, oldest first.
-func (s *Server) Keys(ctx context.Context, tid string) ([]APIKey, error) {
-	return viewValue(s, func(r pebble.Reader) ([]APIKey, error) {
-		if _, err := findTenant(r, tid); err != nil {
+func (s *Server) Keys(ctx context.Context, tid string) ([]state.APIKey, error) {
+	return viewValue(s, func(r pebble.Reader) ([]state.APIKey, error) {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return nil, err
 		}
-		return listKeys(r, tid)
+		return state.ListKeys(r, tid)
 	})
 }
 
 // Key returns key id of tenant tid; a key of another tenant, or an
 // unknown or malformed id, is apierr NotFound.
-func (s *Server) Key(ctx context.Context, tid, id string) (APIKey, error) {
-	return viewValue(s, func(r pebble.Reader) (APIKey, error) {
-		if _, err := findTenant(r, tid); err != nil {
-			return APIKey{}, err
+func (s *Server) Key(ctx context.Context, tid, id string) (state.APIKey, error) {
+	return viewValue(s, func(r pebble.Reader) (state.APIKey, error) {
+		if _, err := state.FindTenant(r, tid); err != nil {
+			return state.APIKey{}, err
 		}
 		if !keyIDRE.MatchString(id) {
-			return APIKey{}, apierr.New(apierr.NotFound, "key %q not found", id)
+			return state.APIKey{}, apierr.New(apierr.NotFound, "key %q not found", id)
 		}
-		k, err := loadKey(r, tid, id)
+		k, err := state.LoadKey(r, tid, id)
 		if err != nil {
-			return APIKey{}, err
+			return state.APIKey{}, err
 		}
-		return withLastUse(r, k)
+		return state.WithLastUse(r, k)
 	})
 }
 
@@ -175,11 +160,15 @@ func (s *Server) RevokeKey(ctx context.Context, tid, id string) error {
 	if (tid != "" && tenancy.ValidateTenantID(tid) != nil) || !keyIDRE.MatchString(id) {
 		return apierr.New(apierr.NotFound, "key %q not found", id)
 	}
-	_, err := propose(ctx, s, opRevokeKey, &revokeKeyCmd{TenantID: tid, ID: id})
+	_, err := propose(ctx, s, state.OpRevokeKey, &state.RevokeKeyCmd{TenantID: tid, ID: id})
 	return err
 }
 
 // Revocations is every revoked key id and the list's version.
-func (s *Server) Revocations(ctx context.Context) (Revocations, error) {
-	return viewValue(s, loadRevocations)
+func (s *Server) Revocations(ctx context.Context) (state.Revocations, error) {
+	return viewValue(s, state.LoadRevocations)
 }
+
+// KeyRequest asks for a new tenant API key; CreateKey parses and checks
+// its expires_at.
+type KeyRequest = wire.CreateKeyRequest

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -14,7 +15,7 @@ import (
 // until when the token it replaced keeps working. HTTP answers it as
 // wire.RotatedKey (views.go).
 type RotatedKey struct {
-	keyRotated
+	state.KeyRotated
 	Key string
 }
 
@@ -31,7 +32,7 @@ func (s *Server) RotateKey(ctx context.Context, tid, id string, req wire.RotateK
 	if tenancy.ValidateTenantID(tid) != nil || !keyIDRE.MatchString(id) {
 		return RotatedKey{}, apierr.New(apierr.NotFound, "key %q not found", id)
 	}
-	res, err := propose(ctx, s, opRotateKey, &rotateKeyCmd{TenantID: tid, ID: id, Grace: grace})
+	res, err := propose(ctx, s, state.OpRotateKey, &state.RotateKeyCmd{TenantID: tid, ID: id, Grace: grace})
 	if err != nil {
 		return RotatedKey{}, err
 	}
@@ -39,7 +40,7 @@ func (s *Server) RotateKey(ctx context.Context, tid, id string, req wire.RotateK
 	if err != nil {
 		return RotatedKey{}, err
 	}
-	return RotatedKey{keyRotated: res, Key: tok}, nil
+	return RotatedKey{KeyRotated: res, Key: tok}, nil
 }
 
 // RecordKeyUse records when a gateway saw keys in use (see
@@ -49,7 +50,7 @@ func (s *Server) RecordKeyUse(ctx context.Context, u wire.KeyUsage) error {
 	if len(u.Keys) > wire.MaxKeyUses {
 		return apierr.Field("keys", "a report holds at most %d keys, not %d", wire.MaxKeyUses, len(u.Keys))
 	}
-	cmd := recordKeyUseCmd{Uses: make([]keyUse, 0, len(u.Keys))}
+	cmd := state.RecordKeyUseCmd{Uses: make([]state.KeyUse, 0, len(u.Keys))}
 	for i, k := range u.Keys {
 		field := func(name string) string { return fmt.Sprintf("keys[%d].%s", i, name) }
 		switch {
@@ -60,11 +61,11 @@ func (s *Server) RecordKeyUse(ctx context.Context, u wire.KeyUsage) error {
 		case k.At.Before(time.Unix(0, 0)):
 			return apierr.Field(field("at"), "at must be a time after 1970")
 		}
-		cmd.Uses = append(cmd.Uses, keyUse{TenantID: k.TenantID, ID: k.KeyID, At: k.At.UTC()})
+		cmd.Uses = append(cmd.Uses, state.KeyUse{TenantID: k.TenantID, ID: k.KeyID, At: k.At.UTC()})
 	}
 	if len(cmd.Uses) == 0 {
 		return nil
 	}
-	_, err := propose(ctx, s, opRecordKeyUse, &cmd)
+	_, err := propose(ctx, s, state.OpRecordKeyUse, &cmd)
 	return err
 }

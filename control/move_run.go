@@ -14,7 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -165,7 +165,7 @@ func (r *moveRunner) stop() {
 }
 
 // run drives move m from where its record stands.
-func (r *moveRunner) run(ctx context.Context, m moveRecord) {
+func (r *moveRunner) run(ctx context.Context, m state.MoveRecord) {
 	if m.State != wire.MoveSwitched {
 		cctx, cancel := context.WithTimeout(ctx, maxRunTime)
 		err := r.copy(cctx, &m)
@@ -194,7 +194,7 @@ func (r *moveRunner) run(ctx context.Context, m moveRecord) {
 var errSwitchUnknown = errors.New("the switch's outcome is unknown")
 
 // copy runs m up to and including its switch; m follows the record.
-func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
+func (r *moveRunner) copy(ctx context.Context, m *state.MoveRecord) error {
 	if err := r.call(ctx, *m, m.ToShard, "begin", nil, nil); err != nil {
 		return fmt.Errorf("begin on target shard %s: %w", m.ToShard, err)
 	}
@@ -247,7 +247,7 @@ func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
 	// The fence outlasts fctx by fenceMargin: time enough for one entry.
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), r.fenceMargin)
 	defer scancel()
-	sw, err := propose(sctx, r.s, opSwitchMove, &switchMoveCmd{ID: m.ID, Rounds: m.Rounds, Records: m.Records, Bytes: m.Bytes})
+	sw, err := propose(sctx, r.s, state.OpSwitchMove, &state.SwitchMoveCmd{ID: m.ID, Rounds: m.Rounds, Records: m.Records, Bytes: m.Bytes})
 	if err != nil {
 		if refused(err) {
 			return fmt.Errorf("switch: %w", err)
@@ -262,8 +262,8 @@ func (r *moveRunner) copy(ctx context.Context, m *moveRecord) error {
 
 // commit records that m's target is about to end: cancels are refused
 // from this entry on.
-func (r *moveRunner) commit(ctx context.Context, m *moveRecord) error {
-	got, err := propose(ctx, r.s, opMoveProgress, &moveProgressCmd{ID: m.ID, State: wire.MoveFenced, Rounds: m.Rounds,
+func (r *moveRunner) commit(ctx context.Context, m *state.MoveRecord) error {
+	got, err := propose(ctx, r.s, state.OpMoveProgress, &state.MoveProgressCmd{ID: m.ID, State: wire.MoveFenced, Rounds: m.Rounds,
 		Records: m.Records, Bytes: m.Bytes, Committing: true})
 	if err != nil {
 		return fmt.Errorf("record progress: %w", err)
@@ -289,8 +289,8 @@ func refused(err error) bool {
 
 // progress records m's step; a refusal (a cancel asked) or a failure
 // fails the move.
-func (r *moveRunner) progress(ctx context.Context, m *moveRecord, state string, fenced bool) error {
-	got, err := propose(ctx, r.s, opMoveProgress, &moveProgressCmd{ID: m.ID, State: state, Rounds: m.Rounds,
+func (r *moveRunner) progress(ctx context.Context, m *state.MoveRecord, to string, fenced bool) error {
+	got, err := propose(ctx, r.s, state.OpMoveProgress, &state.MoveProgressCmd{ID: m.ID, State: to, Rounds: m.Rounds,
 		Records: m.Records, Bytes: m.Bytes, Fenced: fenced})
 	if err != nil {
 		return fmt.Errorf("record progress: %w", err)
@@ -301,7 +301,7 @@ func (r *moveRunner) progress(ctx context.Context, m *moveRecord, state string, 
 
 // transfer streams the source's snapshot or delta into the target's
 // apply, adds what was sent to m, and returns the records it held.
-func (r *moveRunner) transfer(ctx context.Context, m *moveRecord, what string) (int64, error) {
+func (r *moveRunner) transfer(ctx context.Context, m *state.MoveRecord, what string) (int64, error) {
 	var res moveApplied
 	var sent int64
 	err := r.s.backups.shardCall(ctx, m.FromShard, m.TenantID, m.Namespace, func(client *http.Client, addr string) (*http.Response, error) {
@@ -335,7 +335,7 @@ type moveApplied struct {
 // apply posts a stream to the target's leader (the node that answered
 // begin, as shardCall remembers): once, since the stream cannot be read
 // again; another node's 503 fails the copy.
-func (r *moveRunner) apply(ctx context.Context, m moveRecord, body io.Reader, out *moveApplied) error {
+func (r *moveRunner) apply(ctx context.Context, m state.MoveRecord, body io.Reader, out *moveApplied) error {
 	addrs, err := r.addrs(m.ToShard)
 	if err != nil {
 		return err
@@ -378,7 +378,7 @@ func (r *moveRunner) addrs(shard string) ([]string, error) {
 }
 
 // request is a request to a shard's move route step for m.
-func (r *moveRunner) request(ctx context.Context, m moveRecord, method, addr, step string, body io.ReadCloser) (*http.Request, error) {
+func (r *moveRunner) request(ctx context.Context, m state.MoveRecord, method, addr, step string, body io.ReadCloser) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, addr+movePath+step, body)
 	if err != nil {
 		return nil, err
@@ -390,7 +390,7 @@ func (r *moveRunner) request(ctx context.Context, m moveRecord, method, addr, st
 
 // call posts a small JSON body (nil: none) to shard's move route step,
 // on its leader.
-func (r *moveRunner) call(ctx context.Context, m moveRecord, shard, step string, in, out any) error {
+func (r *moveRunner) call(ctx context.Context, m state.MoveRecord, shard, step string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, moveCallTimeout)
 	defer cancel()
 	var raw []byte
@@ -424,7 +424,7 @@ func (r *moveRunner) call(ctx context.Context, m moveRecord, shard, step string,
 
 // fail cleans up after m failed or was cancelled before its switch (the
 // fence lifted, the target's copy aborted) and ends it.
-func (r *moveRunner) fail(ctx context.Context, m moveRecord, cause error) {
+func (r *moveRunner) fail(ctx context.Context, m state.MoveRecord, cause error) {
 	why := cause.Error()
 	switch {
 	case context.Cause(ctx) == errMoveCancelled:
@@ -457,7 +457,7 @@ func (r *moveRunner) fail(ctx context.Context, m moveRecord, cause error) {
 	why = strings.ReplaceAll(why, "\n", "; ") // errors.Join's lines: the record's error is one line
 	r.s.log.Warn("control: move failed", "tenant", m.TenantID, "namespace", m.Namespace, "move", m.ID, "err", why)
 	r.s.backups.finish(r.ctx, func(ctx context.Context) error {
-		_, err := propose(ctx, r.s, opEndMove, &endMoveCmd{ID: m.ID, Failed: true, Error: why})
+		_, err := propose(ctx, r.s, state.OpEndMove, &state.EndMoveCmd{ID: m.ID, Failed: true, Error: why})
 		if refused(err) {
 			return nil // switched or ended meanwhile: nothing to record
 		}
@@ -486,12 +486,12 @@ func (r *moveRunner) retry(ctx context.Context, fn func(context.Context) error) 
 // leader then finishes it). ctx is the move's: an operator's cancel
 // cannot reach a switched move (cancel refuses one), losing the lead
 // ends it here.
-func (r *moveRunner) finish(ctx context.Context, m moveRecord) {
+func (r *moveRunner) finish(ctx context.Context, m state.MoveRecord) {
 	wait := 200 * time.Millisecond
 	for {
 		err := r.call(ctx, m, m.FromShard, "finish", wire.NamespaceMoveRequest{ToShard: m.ToShard}, nil)
 		if err == nil {
-			_, err = propose(ctx, r.s, opEndMove, &endMoveCmd{ID: m.ID})
+			_, err = propose(ctx, r.s, state.OpEndMove, &state.EndMoveCmd{ID: m.ID})
 			if err == nil || refused(err) {
 				return
 			}
@@ -523,18 +523,15 @@ func (r *moveRunner) runLoop(ctx context.Context) {
 // adoptOrphans runs every move that has not ended and that this node does
 // not run: a switched one is finished, any other failed and cleaned up.
 func (r *moveRunner) adoptOrphans() {
-	var open []moveRecord
+	var open []state.MoveRecord
 	err := r.s.view(func(rd pebble.Reader) error {
-		return scan(rd, layout.Moves(), func(k, v []byte) error {
-			var m moveRecord
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("control: decode %q: %w", k, err)
-			}
-			if !m.ended() {
+		all, err := state.ListMoves(rd)
+		for _, m := range all {
+			if !m.Ended() {
 				open = append(open, m)
 			}
-			return nil
-		})
+		}
+		return err
 	})
 	if err != nil {
 		r.s.log.Warn("control: move loop: read state", "err", err)

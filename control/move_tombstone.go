@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -34,16 +35,16 @@ const tombstoneTimeout = 10 * time.Second
 // clearTombstone readies create c: the shard it is about to go on is
 // cleared of a moved tombstone of the namespace if the catalog says one
 // may be there. An unreachable shard is a 503 and nothing is created.
-func (s *Server) clearTombstone(ctx context.Context, c *createNamespaceCmd) error {
+func (s *Server) clearTombstone(ctx context.Context, c *state.CreateNamespaceCmd) error {
 	c.Tombstones = true
 	var shard string
 	var moved bool
 	err := s.view(func(r pebble.Reader) error {
-		sh, err := c.place(r, time.Now())
+		sh, err := c.Place(r, time.Now())
 		if err != nil {
 			return nil // the apply refuses it, changing nothing
 		}
-		shard, moved = sh, leftTombstone(r, c.TenantID, c.Name, sh)
+		shard, moved = sh, state.LeftTombstone(r, c.TenantID, c.Name, sh)
 		return nil
 	})
 	if err != nil || !moved {
@@ -68,7 +69,7 @@ func (s *Server) clearTombstone(ctx context.Context, c *createNamespaceCmd) erro
 // A begin takes over any restore mark of the namespace there, which is
 // why it is only sent for a namespace control does not hold.
 func (r *moveRunner) clearMoved(ctx context.Context, tid, ns, shard string) error {
-	m := moveRecord{Move: wire.Move{ID: newID(tombstoneTokenPrefix), TenantID: tid, Namespace: ns}}
+	m := state.MoveRecord{Move: wire.Move{ID: newID(tombstoneTokenPrefix), TenantID: tid, Namespace: ns}}
 	if err := r.retry(ctx, func(ctx context.Context) error { return r.call(ctx, m, shard, "begin", nil, nil) }); err != nil {
 		return fmt.Errorf("begin on shard %s: %w", shard, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -38,9 +39,9 @@ func (s *Server) StartMove(ctx context.Context, tid, ns, to string) (wire.Move, 
 	case !shardIDRE.MatchString(to):
 		return wire.Move{}, apierr.Field("to_shard", "shard %q must be 1-63 letters, digits, '.', '_' or '-'", to)
 	}
-	c := startMoveCmd{ID: newID(moveIDPrefix), Tenant: tid, Namespace: ns, ToShard: to, StaticShards: s.placement().Shards}
+	c := state.StartMoveCmd{ID: newID(state.MoveIDPrefix), Tenant: tid, Namespace: ns, ToShard: to, StaticShards: s.placement().Shards}
 	release := s.moves.hold(c.ID)
-	m, err := propose(ctx, s, opStartMove, &c)
+	m, err := propose(ctx, s, state.OpStartMove, &c)
 	if err != nil {
 		release()
 		return wire.Move{}, err
@@ -59,10 +60,10 @@ func (s *Server) Moves(ctx context.Context, f MoveFilter) ([]wire.Move, error) {
 			return nil, apierr.Field("namespace", "%v", err)
 		}
 	}
-	if f.State != "" && !slices.Contains(moveStates, f.State) {
-		return nil, apierr.Field("state", "state must be one of %s, not %q", strings.Join(moveStates, ", "), f.State)
+	if f.State != "" && !slices.Contains(state.MoveStates, f.State) {
+		return nil, apierr.Field("state", "state must be one of %s, not %q", strings.Join(state.MoveStates, ", "), f.State)
 	}
-	all, err := viewValue(s, listMoves)
+	all, err := viewValue(s, state.ListMoves)
 	if err != nil {
 		return nil, err
 	}
@@ -81,12 +82,12 @@ func (s *Server) Move(ctx context.Context, id string) (wire.Move, error) {
 	return m.Move, err
 }
 
-func (s *Server) moveRecord(id string) (moveRecord, error) {
-	rest, ok := strings.CutPrefix(id, moveIDPrefix)
+func (s *Server) moveRecord(id string) (state.MoveRecord, error) {
+	rest, ok := strings.CutPrefix(id, state.MoveIDPrefix)
 	if _, err := ulid.ParseStrict(strings.ToUpper(rest)); !ok || err != nil {
-		return moveRecord{}, apierr.New(apierr.NotFound, "move %q not found", id)
+		return state.MoveRecord{}, apierr.New(apierr.NotFound, "move %q not found", id)
 	}
-	return viewValue(s, func(r pebble.Reader) (moveRecord, error) { return loadMove(r, id) })
+	return viewValue(s, func(r pebble.Reader) (state.MoveRecord, error) { return state.LoadMove(r, id) })
 }
 
 // cancelWait is how long a cancel waits for the runner to clean up before
@@ -101,11 +102,11 @@ func (s *Server) CancelMove(ctx context.Context, id string) (wire.Move, bool, er
 	if _, err := s.moveRecord(id); err != nil {
 		return wire.Move{}, false, err
 	}
-	m, err := propose(ctx, s, opCancelMove, &cancelMoveCmd{ID: id})
+	m, err := propose(ctx, s, state.OpCancelMove, &state.CancelMoveCmd{ID: id})
 	if err != nil {
 		return wire.Move{}, false, err
 	}
-	if m.ended() {
+	if m.Ended() {
 		return m.Move, true, nil
 	}
 	s.moves.interrupt(id)
@@ -121,7 +122,7 @@ func (s *Server) CancelMove(ctx context.Context, id string) (wire.Move, bool, er
 		}
 		if cur, err := s.moveRecord(id); err == nil {
 			m = cur
-			if m.ended() {
+			if m.Ended() {
 				return m.Move, true, nil
 			}
 		}

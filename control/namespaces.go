@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -17,14 +18,14 @@ type NamespaceRequest = wire.CreateNamespaceRequest
 type NamespaceUpdate = wire.UpdateNamespaceRequest
 
 // CreateNamespace creates namespace name of tenant tid with no settings.
-func (s *Server) CreateNamespace(ctx context.Context, tid, name string) (Namespace, error) {
+func (s *Server) CreateNamespace(ctx context.Context, tid, name string) (state.Namespace, error) {
 	return s.CreateNamespaceWith(ctx, tid, NamespaceRequest{Name: name})
 }
 
 // CreateNamespaceWith creates a namespace of tenant tid with the settings
 // of req and places it on the least loaded shard (fewest namespaces for
 // its capacity; see placement). A bad field is a 400 naming it.
-func (s *Server) CreateNamespaceWith(ctx context.Context, tid string, req NamespaceRequest) (Namespace, error) {
+func (s *Server) CreateNamespaceWith(ctx context.Context, tid string, req NamespaceRequest) (state.Namespace, error) {
 	return s.CreateNamespaceOn(ctx, tid, req, "")
 }
 
@@ -32,34 +33,34 @@ func (s *Server) CreateNamespaceWith(ctx context.Context, tid string, req Namesp
 // self-hosted shard, when it is not empty. A shard an earlier namespace
 // of the name moved away from is cleared of its tombstone first
 // (move_tombstone.go); a 503 when it cannot be, and nothing is created.
-func (s *Server) CreateNamespaceOn(ctx context.Context, tid string, req NamespaceRequest, shard string) (Namespace, error) {
+func (s *Server) CreateNamespaceOn(ctx context.Context, tid string, req NamespaceRequest, shard string) (state.Namespace, error) {
 	if shard != "" && !shardIDRE.MatchString(shard) {
-		return Namespace{}, apierr.Field("shard", "shard %q must be 1-63 letters, digits, '.', '_' or '-'", shard)
+		return state.Namespace{}, apierr.Field("shard", "shard %q must be 1-63 letters, digits, '.', '_' or '-'", shard)
 	}
 	if tenancy.ValidateTenantID(tid) != nil {
-		return Namespace{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+		return state.Namespace{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
 	if err := tenancy.ValidateNamespace(req.Name); err != nil {
-		return Namespace{}, apierr.Field("name", "%v", err)
+		return state.Namespace{}, apierr.Field("name", "%v", err)
 	}
 	if err := checkDescription(req.Description); err != nil {
-		return Namespace{}, err
+		return state.Namespace{}, err
 	}
 	retention, _, err := parseRetention(req.Retention)
 	if err != nil {
-		return Namespace{}, err
+		return state.Namespace{}, err
 	}
 	if retention > 0 && shard != "" {
 		if err := s.refuseUnjoined(tid, shard); err != nil {
-			return Namespace{}, err
+			return state.Namespace{}, err
 		}
 	}
-	cmd := createNamespaceCmd{TenantID: tid, Name: req.Name, Description: req.Description, Retention: retention,
-		DeletionProtection: req.DeletionProtection, Shard: shard, placement: s.placement()}
+	cmd := state.CreateNamespaceCmd{TenantID: tid, Name: req.Name, Description: req.Description, Retention: retention,
+		DeletionProtection: req.DeletionProtection, Shard: shard, Placement: s.placement()}
 	if err := s.clearTombstone(ctx, &cmd); err != nil {
-		return Namespace{}, err
+		return state.Namespace{}, err
 	}
-	return propose(ctx, s, opCreateNamespace, &cmd)
+	return propose(ctx, s, state.OpCreateNamespace, &cmd)
 }
 
 // refuseUnjoined refuses a retention for a new namespace on tenant tid's
@@ -69,8 +70,8 @@ func (s *Server) CreateNamespaceOn(ctx context.Context, tid string, req Namespac
 // holds namespaces (another tenant's or an unknown shard is left to the
 // create's own 404).
 func (s *Server) refuseUnjoined(tid, shard string) error {
-	sh, self, err := viewValue2(s, func(r pebble.Reader) (ownedShard, bool, error) {
-		return selfHostedShard(r, tid, shard)
+	sh, self, err := viewValue2(s, func(r pebble.Reader) (state.OwnedShard, bool, error) {
+		return state.SelfHostedShard(r, tid, shard)
 	})
 	if err != nil || !self || len(sh.Nodes) > 0 {
 		return err
@@ -83,33 +84,33 @@ func (s *Server) refuseUnjoined(tid, shard string) error {
 // wire.UpdateNamespaceRequest) and returns the namespace as it is then.
 // An unknown namespace (or tenant) is a 404; a bad field a 400 naming it,
 // and nothing changes.
-func (s *Server) UpdateNamespace(ctx context.Context, tid, name string, req NamespaceUpdate) (Namespace, error) {
+func (s *Server) UpdateNamespace(ctx context.Context, tid, name string, req NamespaceUpdate) (state.Namespace, error) {
 	if tenancy.ValidateTenantID(tid) != nil || tenancy.ValidateNamespace(name) != nil {
-		return Namespace{}, apierr.New(apierr.NotFound, "namespace %q not found", name)
+		return state.Namespace{}, apierr.New(apierr.NotFound, "namespace %q not found", name)
 	}
-	cmd := updateNamespaceCmd{TenantID: tid, Name: name}
+	cmd := state.UpdateNamespaceCmd{TenantID: tid, Name: name}
 	if present(req.Description) {
 		d, err := parseDescription(req.Description)
 		if err != nil {
-			return Namespace{}, err
+			return state.Namespace{}, err
 		}
 		cmd.Description = &d
 	}
 	if present(req.Retention) {
 		d, _, err := parseRetention(req.Retention)
 		if err != nil {
-			return Namespace{}, err
+			return state.Namespace{}, err
 		}
 		cmd.Retention = &d
 	}
 	if present(req.DeletionProtection) {
 		on, err := parseSwitch("deletion_protection", req.DeletionProtection)
 		if err != nil {
-			return Namespace{}, err
+			return state.Namespace{}, err
 		}
 		cmd.DeletionProtection = &on
 	}
-	return propose(ctx, s, opUpdateNamespace, &cmd)
+	return propose(ctx, s, state.OpUpdateNamespace, &cmd)
 }
 
 // DeleteNamespace deletes the record of namespace name of tenant tid,
@@ -119,17 +120,17 @@ func (s *Server) DeleteNamespace(ctx context.Context, tid, name string) error {
 	if tenancy.ValidateTenantID(tid) != nil || tenancy.ValidateNamespace(name) != nil {
 		return apierr.New(apierr.NotFound, "namespace %q not found", name)
 	}
-	_, err := propose(ctx, s, opDeleteNamespace, &deleteNamespaceCmd{TenantID: tid, Name: name})
+	_, err := propose(ctx, s, state.OpDeleteNamespace, &state.DeleteNamespaceCmd{TenantID: tid, Name: name})
 	return err
 }
 
 // Namespaces lists tenant tid's namespaces by name.
-func (s *Server) Namespaces(ctx context.Context, tid string) ([]Namespace, error) {
-	return viewValue(s, func(r pebble.Reader) ([]Namespace, error) {
-		if _, err := findTenant(r, tid); err != nil {
+func (s *Server) Namespaces(ctx context.Context, tid string) ([]state.Namespace, error) {
+	return viewValue(s, func(r pebble.Reader) ([]state.Namespace, error) {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return nil, err
 		}
-		return listNamespaces(r, tid)
+		return state.ListNamespaces(r, tid)
 	})
 }
 
@@ -145,10 +146,10 @@ func (s *Server) Namespaces(ctx context.Context, tid string) ([]Namespace, error
 // nothing can be on it.
 func (s *Server) Namespace(ctx context.Context, tid, name string) (wire.NamespacePlacement, error) {
 	return viewValue(s, func(r pebble.Reader) (wire.NamespacePlacement, error) {
-		if _, err := findTenant(r, tid); err != nil {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return wire.NamespacePlacement{}, err
 		}
-		ns, err := loadNamespace(r, tid, name)
+		ns, err := state.LoadNamespace(r, tid, name)
 		if err != nil {
 			return wire.NamespacePlacement{}, err
 		}
@@ -156,9 +157,9 @@ func (s *Server) Namespace(ctx context.Context, tid, name string) (wire.Namespac
 		if err != nil {
 			return wire.NamespacePlacement{}, err
 		}
-		_, moving := runningMove(r, tid, name)
-		v := placementView(ns, addr, members, moving)
-		sh, self, err := selfHostedShard(r, tid, ns.ShardID)
+		_, moving := state.RunningMove(r, tid, name)
+		v := state.PlacementView(ns, addr, members, moving)
+		sh, self, err := state.SelfHostedShard(r, tid, ns.ShardID)
 		if err != nil {
 			return wire.NamespacePlacement{}, err
 		}

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -34,8 +35,8 @@ func (s *Server) CreateNodeJoinToken(ctx context.Context, tid, id string, req wi
 	if err != nil {
 		return wire.JoinToken{}, err
 	}
-	cmd := createJoinTokenCmd{Hash: hashToken(tok), TTL: ttl, Nodes: nodes, AddTo: &addNodes{TenantID: tid, ShardID: id}}
-	out, err := propose(ctx, s, opCreateJoinToken, &cmd)
+	cmd := state.CreateJoinTokenCmd{Hash: hashToken(tok), TTL: ttl, Nodes: nodes, AddTo: &state.AddNodes{TenantID: tid, ShardID: id}}
+	out, err := propose(ctx, s, state.OpCreateJoinToken, &cmd)
 	if err != nil {
 		return wire.JoinToken{}, err
 	}
@@ -55,6 +56,6 @@ func (s *Server) RemoveShardNode(ctx context.Context, tid, id, node string) erro
 	if !shardIDRE.MatchString(node) {
 		return apierr.New(apierr.NotFound, "node %q not found", node)
 	}
-	_, err := propose(ctx, s, opRevokeShard, &revokeShardCmd{Node: &removeNode{TenantID: tid, ShardID: id, NodeID: node}})
+	_, err := propose(ctx, s, state.OpRevokeShard, &state.RevokeShardCmd{Node: &state.RemoveNode{TenantID: tid, ShardID: id, NodeID: node}})
 	return err
 }

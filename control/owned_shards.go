@@ -13,7 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/tenancy"
@@ -24,12 +24,18 @@ import (
 // the shard's record (owned by the tenant) at once; the customer's nodes
 // trade the token for certificates signed by Config.SelfHostedCA; the
 // tenant places namespaces on the shard by naming it, and least-loaded
-// placement never chooses it, so no other tenant's namespace lands there.
+// Placement never chooses it, so no other tenant's namespace lands there.
 
 func hashToken(tok string) string {
 	sum := sha256.Sum256([]byte(tok))
 	return hex.EncodeToString(sum[:])
 }
+
+const (
+	// joinTokenPrefix marks join tokens, so a leaked one is recognizable.
+	joinTokenPrefix = "jst_"
+	maxShardNameLen = 100
+)
 
 // CreateJoinToken mints a join token for a new self-hosted shard of
 // tenant tid. The token is in the answer only.
@@ -45,8 +51,8 @@ func (s *Server) CreateJoinToken(ctx context.Context, tid string, req wire.Creat
 	if err != nil {
 		return wire.JoinToken{}, err
 	}
-	cmd := createJoinTokenCmd{TenantID: tid, ShardID: newID("sh_"), Name: name, Hash: hashToken(tok), TTL: ttl, Nodes: nodes}
-	out, err := propose(ctx, s, opCreateJoinToken, &cmd)
+	cmd := state.CreateJoinTokenCmd{TenantID: tid, ShardID: newID("sh_"), Name: name, Hash: hashToken(tok), TTL: ttl, Nodes: nodes}
+	out, err := propose(ctx, s, state.OpCreateJoinToken, &cmd)
 	if err != nil {
 		return wire.JoinToken{}, err
 	}
@@ -88,26 +94,22 @@ func (s *Server) Join(ctx context.Context, req wire.JoinRequest) (wire.JoinRespo
 		return wire.JoinResponse{}, apierr.Field("node_id", "node_id %q must be 1-63 letters, digits, '.', '_' or '-'", req.NodeID)
 	}
 	if !strings.HasPrefix(req.Token, joinTokenPrefix) {
-		return wire.JoinResponse{}, errBadToken()
+		return wire.JoinResponse{}, state.ErrBadToken()
 	}
 	hash := hashToken(req.Token)
-	tok, ok, err := viewValue2(s, func(r pebble.Reader) (joinToken, bool, error) {
-		var t joinToken
-		ok, err := getJSON(r, layout.JoinToken(hash), &t)
-		return t, ok, err
-	})
+	tok, ok, err := viewValue2(s, func(r pebble.Reader) (state.JoinToken, bool, error) { return state.LoadJoinToken(r, hash) })
 	if err != nil {
 		return wire.JoinResponse{}, err
 	}
 	if !ok {
-		return wire.JoinResponse{}, errBadToken()
+		return wire.JoinResponse{}, state.ErrBadToken()
 	}
 	id := pki.Identity{Role: pki.RoleShard, Shard: tok.ShardID, Node: req.NodeID, Tenant: tok.TenantID}
 	cert, err := s.cfg.SelfHostedCA.IssueCSR([]byte(req.CSR), id, nil, s.cfg.SelfHostedCertValidity)
 	if err != nil {
 		return wire.JoinResponse{}, apierr.Field("csr", "%v", err)
 	}
-	if _, err := propose(ctx, s, opJoinShard, &joinShardCmd{Hash: hash, NodeID: req.NodeID}); err != nil {
+	if _, err := propose(ctx, s, state.OpJoinShard, &state.JoinShardCmd{Hash: hash, NodeID: req.NodeID}); err != nil {
 		return wire.JoinResponse{}, err
 	}
 	urls := slices.Clone(s.cfg.TunnelURLs)
@@ -123,16 +125,16 @@ func (s *Server) Join(ctx context.Context, req wire.JoinRequest) (wire.JoinRespo
 // names of the tenant's namespaces placed on it.
 func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard, error) {
 	return viewValue(s, func(r pebble.Reader) ([]wire.OwnedShard, error) {
-		if _, err := findTenant(r, tid); err != nil {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return nil, err
 		}
-		var shards []ownedShard
-		if err := scanJSON(r, layout.OwnedShards(tid), func(_ []byte, sh ownedShard) { shards = append(shards, sh) }); err != nil {
+		shards, err := state.ListOwnedShards(r, tid)
+		if err != nil {
 			return nil, err
 		}
 		placed := map[string][]string{}
 		if len(shards) > 0 {
-			list, err := listNamespaces(r, tid)
+			list, err := state.ListNamespaces(r, tid)
 			if err != nil {
 				return nil, err
 			}
@@ -142,14 +144,13 @@ func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard
 		}
 		out := make([]wire.OwnedShard, 0, len(shards))
 		for _, sh := range shards {
-			v := wire.OwnedShard{ID: sh.ID, Name: sh.Name, Nodes: sh.Nodes, Retired: sh.Retired, ExpectedNodes: sh.expectedNodes(),
+			v := wire.OwnedShard{ID: sh.ID, Name: sh.Name, Nodes: sh.Nodes, Retired: sh.Retired, ExpectedNodes: sh.ExpectedNodes(),
 				Namespaces: placed[sh.ID], CreatedAt: sh.CreatedAt}
 			if v.Namespaces == nil {
 				v.Namespaces = []string{}
 			}
 			if sh.TokenHash != "" {
-				var tok joinToken
-				ok, err := getJSON(r, layout.JoinToken(sh.TokenHash), &tok)
+				tok, ok, err := state.LoadJoinToken(r, sh.TokenHash)
 				if err != nil {
 					return nil, err
 				}
@@ -168,10 +169,11 @@ func (s *Server) OwnedShards(ctx context.Context, tid string) ([]wire.OwnedShard
 // listed here, for the tenant its certificate names.
 func (s *Server) SelfHostedShards(ctx context.Context) ([]wire.SelfHostedShard, error) {
 	return viewValue(s, func(r pebble.Reader) ([]wire.SelfHostedShard, error) {
+		all, err := state.ListAllOwnedShards(r)
 		out := []wire.SelfHostedShard{}
-		err := scanJSON(r, layout.AllOwnedShards(), func(_ []byte, sh ownedShard) {
+		for _, sh := range all {
 			out = append(out, wire.SelfHostedShard{ID: sh.ID, TenantID: sh.TenantID, Nodes: sh.Nodes})
-		})
+		}
 		return out, err
 	})
 }
@@ -184,7 +186,7 @@ func (s *Server) RevokeShard(ctx context.Context, tid, id string) error {
 	if tenancy.ValidateTenantID(tid) != nil || !shardIDRE.MatchString(id) {
 		return apierr.New(apierr.NotFound, "shard %q not found", id)
 	}
-	_, err := propose(ctx, s, opRevokeShard, &revokeShardCmd{TenantID: tid, ShardID: id})
+	_, err := propose(ctx, s, state.OpRevokeShard, &state.RevokeShardCmd{TenantID: tid, ShardID: id})
 	return err
 }
 

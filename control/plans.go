@@ -5,6 +5,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/jobbie/jobbie/control/billing"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -16,21 +18,23 @@ import (
 // Each edit is kept as a new version, and each tenant's plan history as
 // (from hour → plan), so invoices of any month can be generated again.
 
-func planView(v planVersion) wire.PlanView { return wire.PlanView{Plan: v.Plan, EffectiveFrom: v.From} }
+func planView(v billing.PlanVersion) wire.PlanView {
+	return wire.PlanView{Plan: v.Plan, EffectiveFrom: v.From}
+}
 
 // Plans lists every plan's latest version by name, the built-in free plan
 // included.
 func (s *Server) Plans(ctx context.Context) ([]wire.PlanView, error) {
 	return viewValue(s, func(r pebble.Reader) ([]wire.PlanView, error) {
-		list, err := listPlans(r)
-		return each(list, planView), err
+		list, err := state.ListPlans(r)
+		return state.Each(list, planView), err
 	})
 }
 
 // Plan returns plan name's latest version (404 when unknown).
 func (s *Server) Plan(ctx context.Context, name string) (wire.PlanView, error) {
 	return viewValue(s, func(r pebble.Reader) (wire.PlanView, error) {
-		v, err := findPlan(r, name)
+		v, err := state.FindPlan(r, name)
 		return planView(v), err
 	})
 }
@@ -39,10 +43,10 @@ func (s *Server) Plan(ctx context.Context, name string) (wire.PlanView, error) {
 // from the next hour: 409 for a name taken on create, 404 for an unknown
 // one on replace, 400 naming the field for a bad plan.
 func (s *Server) PutPlan(ctx context.Context, p wire.Plan, create bool) (wire.PlanView, error) {
-	if err := ValidatePlan(&p); err != nil {
+	if err := billing.ValidatePlan(&p); err != nil {
 		return wire.PlanView{}, err
 	}
-	v, err := propose(ctx, s, opPutPlan, &putPlanCmd{Plan: p, Create: create})
+	v, err := propose(ctx, s, state.OpPutPlan, &state.PutPlanCmd{Plan: p, Create: create})
 	return planView(v), err
 }
 
@@ -50,10 +54,10 @@ func (s *Server) PutPlan(ctx context.Context, p wire.Plan, create bool) (wire.Pl
 func (s *Server) TenantPlan(ctx context.Context, tid string) (wire.TenantPlan, error) {
 	now := s.cfg.Clock.Now()
 	return viewValue(s, func(r pebble.Reader) (wire.TenantPlan, error) {
-		if _, err := findTenant(r, tid); err != nil {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return wire.TenantPlan{}, err
 		}
-		return tenantPlanAt(r, tid, now)
+		return state.TenantPlanAt(r, tid, now)
 	})
 }
 
@@ -62,8 +66,8 @@ func (s *Server) SetTenantPlan(ctx context.Context, tid, name string) (wire.Tena
 	if tenancy.ValidateTenantID(tid) != nil {
 		return wire.TenantPlan{}, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
-	if !planNameRE.MatchString(name) {
+	if !billing.ValidPlanName(name) {
 		return wire.TenantPlan{}, apierr.Field("plan", "plan %q is not a plan name", name)
 	}
-	return propose(ctx, s, opSetTenantPlan, &setTenantPlanCmd{TenantID: tid, Plan: name})
+	return propose(ctx, s, state.OpSetTenantPlan, &state.SetTenantPlanCmd{TenantID: tid, Plan: name})
 }

@@ -2,11 +2,12 @@ package control
 
 import (
 	"context"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/control/billing"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -14,21 +15,19 @@ import (
 func (s *Server) Quota(ctx context.Context, tid string) (wire.TenantQuota, error) {
 	now := s.cfg.Clock.Now()
 	return viewValue(s, func(r pebble.Reader) (wire.TenantQuota, error) {
-		if _, err := findTenant(r, tid); err != nil {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return wire.TenantQuota{}, err
 		}
-		tp, err := tenantPlanAt(r, tid, now)
+		tp, err := state.TenantPlanAt(r, tid, now)
 		if err != nil {
 			return wire.TenantQuota{}, err
 		}
-		month := invoiceMonth(now)
+		month := billing.InvoiceMonth(now)
 		q := wire.TenantQuota{TenantID: tid, Plan: tp.Plan.Name, Limits: tp.Plan.Limits, Month: month}
 		if q.Limits.MonthlyExecutions == nil {
 			return q, nil
 		}
-		err = scanUsage(r, tid, "", month, month.AddDate(0, 1, 0), func(_ string, _ time.Time, _ string, m wire.ShardMeters) {
-			q.Executions += m.Executions
-		})
+		q.Executions, err = state.MonthExecutions(r, tid, month)
 		return q, err
 	})
 }

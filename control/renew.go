@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
@@ -88,7 +89,7 @@ func (s *Server) Renew(ctx context.Context, req wire.RenewRequest) (wire.RenewRe
 	}
 
 	err = s.view(func(r pebble.Reader) error {
-		sh, ok, err := selfHostedShard(r, id.Tenant, id.Shard)
+		sh, ok, err := state.SelfHostedShard(r, id.Tenant, id.Shard)
 		switch {
 		case err != nil:
 			return err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -22,34 +22,34 @@ import (
 type RoleRequest = wire.RoleRequest
 
 // Roles lists tenant tid's custom roles by name, with their version.
-func (s *Server) Roles(ctx context.Context, tid string) ([]CustomRole, uint64, error) {
+func (s *Server) Roles(ctx context.Context, tid string) ([]state.CustomRole, uint64, error) {
 	var version uint64
-	roles, err := viewValue(s, func(r pebble.Reader) ([]CustomRole, error) {
-		if _, err := findTenant(r, tid); err != nil {
+	roles, err := viewValue(s, func(r pebble.Reader) ([]state.CustomRole, error) {
+		if _, err := state.FindTenant(r, tid); err != nil {
 			return nil, err
 		}
 		var err error
-		if version, err = getUint64(r, layout.RolesVersion(tid)); err != nil {
+		if version, err = state.RolesVersion(r, tid); err != nil {
 			return nil, err
 		}
-		return listRoles(r, tid)
+		return state.ListRoles(r, tid)
 	})
 	return roles, version, err
 }
 
 // Role returns custom role name of tenant tid: 404 for an unknown one, a
 // malformed name, a built-in role's, or another tenant's.
-func (s *Server) Role(ctx context.Context, tid, name string) (CustomRole, error) {
-	return viewValue(s, func(r pebble.Reader) (CustomRole, error) {
-		if _, err := findTenant(r, tid); err != nil {
-			return CustomRole{}, err
+func (s *Server) Role(ctx context.Context, tid, name string) (state.CustomRole, error) {
+	return viewValue(s, func(r pebble.Reader) (state.CustomRole, error) {
+		if _, err := state.FindTenant(r, tid); err != nil {
+			return state.CustomRole{}, err
 		}
 		if tenancy.ValidateRoleName(name) != nil {
-			return CustomRole{}, roleNotFound(name)
+			return state.CustomRole{}, state.RoleNotFound(name)
 		}
-		role, ok, err := loadRole(r, tid, name)
+		role, ok, err := state.LoadRole(r, tid, name)
 		if err == nil && !ok {
-			err = roleNotFound(name)
+			err = state.RoleNotFound(name)
 		}
 		return role, err
 	})
@@ -57,37 +57,37 @@ func (s *Server) Role(ctx context.Context, tid, name string) (CustomRole, error)
 
 // CreateRole creates custom role req.Name of tenant tid: a bad field is
 // a 400 naming it, a name taken a 409.
-func (s *Server) CreateRole(ctx context.Context, tid string, req RoleRequest) (CustomRole, uint64, error) {
+func (s *Server) CreateRole(ctx context.Context, tid string, req RoleRequest) (state.CustomRole, uint64, error) {
 	if tenancy.ValidateTenantID(tid) != nil {
-		return CustomRole{}, 0, apierr.New(apierr.NotFound, "tenant %q not found", tid)
+		return state.CustomRole{}, 0, apierr.New(apierr.NotFound, "tenant %q not found", tid)
 	}
 	if err := apierr.Invalid(tenancy.ValidateRoleName(req.Name)); err != nil {
-		return CustomRole{}, 0, err
+		return state.CustomRole{}, 0, err
 	}
 	cmd, err := roleCommand(tid, req.Name, req)
 	if err != nil {
-		return CustomRole{}, 0, err
+		return state.CustomRole{}, 0, err
 	}
 	cmd.Create = true
-	res, err := propose(ctx, s, opPutRole, &cmd)
+	res, err := propose(ctx, s, state.OpPutRole, &cmd)
 	return res.Role, res.Version, err
 }
 
 // UpdateRole replaces custom role name of tenant tid with req (its
 // description and permissions; req.Name, when set, must be name): 404
 // for a role that does not exist, 409 for a built-in one.
-func (s *Server) UpdateRole(ctx context.Context, tid, name string, req RoleRequest) (CustomRole, uint64, error) {
+func (s *Server) UpdateRole(ctx context.Context, tid, name string, req RoleRequest) (state.CustomRole, uint64, error) {
 	if err := s.knownRoleName(tid, name); err != nil {
-		return CustomRole{}, 0, err
+		return state.CustomRole{}, 0, err
 	}
 	if req.Name != "" && req.Name != name {
-		return CustomRole{}, 0, apierr.Field("name", "name %q is not the role's, %q: a role cannot be renamed", req.Name, name)
+		return state.CustomRole{}, 0, apierr.Field("name", "name %q is not the role's, %q: a role cannot be renamed", req.Name, name)
 	}
 	cmd, err := roleCommand(tid, name, req)
 	if err != nil {
-		return CustomRole{}, 0, err
+		return state.CustomRole{}, 0, err
 	}
-	res, err := propose(ctx, s, opPutRole, &cmd)
+	res, err := propose(ctx, s, state.OpPutRole, &cmd)
 	return res.Role, res.Version, err
 }
 
@@ -98,7 +98,7 @@ func (s *Server) DeleteRole(ctx context.Context, tid, name string) (uint64, erro
 	if err := s.knownRoleName(tid, name); err != nil {
 		return 0, err
 	}
-	return propose(ctx, s, opDeleteRole, &deleteRoleCmd{TenantID: tid, Name: name})
+	return propose(ctx, s, state.OpDeleteRole, &state.DeleteRoleCmd{TenantID: tid, Name: name})
 }
 
 // knownRoleName refuses what cannot name a tenant's custom role.
@@ -109,7 +109,7 @@ func (s *Server) knownRoleName(tid, name string) error {
 	case tenancy.IsBuiltinRole(name):
 		return builtinRoleError(name)
 	case tenancy.ValidateRoleName(name) != nil:
-		return roleNotFound(name)
+		return state.RoleNotFound(name)
 	}
 	return nil
 }
@@ -119,21 +119,21 @@ func builtinRoleError(name string) error {
 }
 
 // roleCommand checks a role's description and permissions.
-func roleCommand(tid, name string, req RoleRequest) (putRoleCmd, error) {
+func roleCommand(tid, name string, req RoleRequest) (state.PutRoleCmd, error) {
 	if err := checkDescription(req.Description); err != nil {
-		return putRoleCmd{}, err
+		return state.PutRoleCmd{}, err
 	}
 	perms := make([]tenancy.Permission, len(req.Permissions))
 	for i, p := range req.Permissions {
 		perms[i] = tenancy.Permission(p)
 	}
 	if err := apierr.Invalid(tenancy.ValidatePermissions(perms)); err != nil {
-		return putRoleCmd{}, err
+		return state.PutRoleCmd{}, err
 	}
 	if err := checkQueuePatterns(perms); err != nil {
-		return putRoleCmd{}, err
+		return state.PutRoleCmd{}, err
 	}
-	return putRoleCmd{TenantID: tid, Name: name, Description: req.Description, Permissions: perms}, nil
+	return state.PutRoleCmd{TenantID: tid, Name: name, Description: req.Description, Permissions: perms}, nil
 }
 
 // checkQueuePatterns bounds a role's distinct queue patterns, which a
@@ -160,13 +160,4 @@ func checkKeyRole(s string) (tenancy.Role, error) {
 		return tenancy.Role(s), nil
 	}
 	return "", apierr.Field("role", "role %q is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) nor a custom role's name", s)
-}
-
-func roleView(r CustomRole) wire.Role {
-	perms := make([]wire.Permission, len(r.Permissions))
-	for i, p := range r.Permissions {
-		perms[i] = wire.Permission(p)
-	}
-	created, updated := r.CreatedAt, r.UpdatedAt
-	return wire.Role{Name: r.Name, Description: r.Description, Permissions: perms, CreatedAt: &created, UpdatedAt: &updated}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -73,7 +74,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry(), fwd: newForwarder(cfg.TLS),
+	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: state.NewRegistry(), fwd: newForwarder(cfg.TLS),
 		streamFwd: newStreamForwarder(cfg.TLS)}
 	store := cfg.BackupStore
 	if store == nil {
@@ -339,15 +340,15 @@ func (s *Server) RaftAddr() string {
 	return node.RaftAddr()
 }
 
-// placement is how create commands proposed now choose a shard: the
+// Placement is how create commands proposed now choose a shard: the
 // configured shards with DefaultShardCapacity each, and every registered
 // shard.
-func (s *Server) placement() placement {
+func (s *Server) placement() state.Placement {
 	ids := make([]string, len(s.cfg.Shards))
 	for i, sh := range s.cfg.Shards {
 		ids[i] = sh.ID
 	}
-	return placement{Shards: ids, StaticCapacity: DefaultShardCapacity}
+	return state.Placement{Shards: ids, StaticCapacity: DefaultShardCapacity}
 }
 
 // staticShard returns the configured shard with this id.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 )
 
@@ -31,14 +31,14 @@ const (
 // RegisterShard records a shard cluster, or refreshes its record, so new
 // namespaces may be placed on it. It validates the registration (a bad one
 // is a 400 naming the field) and defaults a zero capacity.
-func (s *Server) RegisterShard(ctx context.Context, reg ShardRegistration) (RegisteredShard, error) {
+func (s *Server) RegisterShard(ctx context.Context, reg state.ShardRegistration) (state.RegisteredShard, error) {
 	if err := validateRegistration(&reg); err != nil {
-		return RegisteredShard{}, err
+		return state.RegisteredShard{}, err
 	}
-	return propose(ctx, s, opRegisterShard, &registerShardCmd{Shard: reg})
+	return propose(ctx, s, state.OpRegisterShard, &state.RegisterShardCmd{Shard: reg})
 }
 
-func validateRegistration(reg *ShardRegistration) error {
+func validateRegistration(reg *state.ShardRegistration) error {
 	if !shardIDRE.MatchString(reg.ShardID) {
 		return apierr.Field("shard_id", "shard_id %q must be 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit", reg.ShardID)
 	}
@@ -105,26 +105,26 @@ func checkHTTPAddr(addr string) error {
 // Shards lists every shard namespaces are or may be placed on, by id: the
 // configured ones, the registered ones, and any other that still holds
 // namespaces.
-func (s *Server) Shards(ctx context.Context) ([]ShardLoad, error) {
+func (s *Server) Shards(ctx context.Context) ([]state.ShardLoad, error) {
 	out, err := viewValue(s, s.listShards)
 	if err != nil || s.cfg.Gossip == nil {
 		return out, err
 	}
 	for i := range out {
 		if m, ok := s.cfg.Gossip.Leader(out[i].ID); ok {
-			out[i].Leader = &ShardLeader{NodeID: m.Meta.NodeID, HTTPAddr: m.Meta.HTTPAddr, Term: m.Meta.Term}
+			out[i].Leader = &state.ShardLeader{NodeID: m.Meta.NodeID, HTTPAddr: m.Meta.HTTPAddr, Term: m.Meta.Term}
 		}
 	}
 	return out, nil
 }
 
-func (s *Server) listShards(r pebble.Reader) ([]ShardLoad, error) {
-	byID := map[string]*ShardLoad{}
-	get := func(id string) *ShardLoad {
+func (s *Server) listShards(r pebble.Reader) ([]state.ShardLoad, error) {
+	byID := map[string]*state.ShardLoad{}
+	get := func(id string) *state.ShardLoad {
 		if sl, ok := byID[id]; ok {
 			return sl
 		}
-		sl := &ShardLoad{ID: id, Members: []ShardMember{}}
+		sl := &state.ShardLoad{ID: id, Members: []state.ShardMember{}}
 		byID[id] = sl
 		return sl
 	}
@@ -132,7 +132,7 @@ func (s *Server) listShards(r pebble.Reader) ([]ShardLoad, error) {
 		sl := get(sh.ID)
 		sl.Addr, sl.Static, sl.Capacity = sh.Addr, true, DefaultShardCapacity
 	}
-	reg, err := listRegisteredShards(r)
+	reg, err := state.ListRegisteredShards(r)
 	if err != nil {
 		return nil, err
 	}
@@ -144,18 +144,18 @@ func (s *Server) listShards(r pebble.Reader) ([]ShardLoad, error) {
 			sl.Addr = rs.Members[0].HTTPAddr
 		}
 	}
-	err = scan(r, layout.ShardLoads(), func(k, v []byte) error {
-		get(layout.ShardLoadID(k)).Namespaces = layout.DecodeUint64(v)
-		return nil
-	})
+	ids, loads, err := state.ShardLoads(r)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ShardLoad, 0, len(byID))
+	for i, id := range ids {
+		get(id).Namespaces = loads[i]
+	}
+	out := make([]state.ShardLoad, 0, len(byID))
 	for _, sl := range byID {
 		out = append(out, *sl)
 	}
-	slices.SortFunc(out, func(a, b ShardLoad) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b state.ShardLoad) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
@@ -163,13 +163,13 @@ func (s *Server) listShards(r pebble.Reader) ([]ShardLoad, error) {
 // static shard, else the first registered member's, and every registered
 // member's HTTP address.
 func (s *Server) shardAddrs(r pebble.Reader, id string) (string, []string, error) {
-	if tunnels, ok, err := ownedShardAddrs(r, id); err != nil || ok {
+	if tunnels, ok, err := state.OwnedShardAddrs(r, id); err != nil || ok {
 		if len(tunnels) == 0 {
 			return "", tunnels, err
 		}
 		return tunnels[0], tunnels, err
 	}
-	rs, ok, err := loadRegisteredShard(r, id)
+	rs, ok, err := state.LoadRegisteredShard(r, id)
 	if err != nil {
 		return "", nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -19,7 +19,7 @@ import (
 // ensureSigningKey creates the first signing key if there is none. The key
 // is generated here, outside the state machine, and replicated as a command.
 func (s *Server) ensureSigningKey(ctx context.Context) error {
-	_, err := viewValue(s, func(r pebble.Reader) (signingKey, error) { return loadActiveSigningKey(r) })
+	_, err := viewValue(s, func(r pebble.Reader) (state.SigningKey, error) { return state.LoadActiveSigningKey(r) })
 	if apierr.CodeOf(err) != apierr.NotFound {
 		return err
 	}
@@ -27,8 +27,8 @@ func (s *Server) ensureSigningKey(ctx context.Context) error {
 	if _, err := rand.Read(seed); err != nil {
 		return fmt.Errorf("control: generate signing key: %w", err)
 	}
-	cmd := addSigningKeyCmd{Key: signingKey{ID: newID("sk_"), Seed: seed}, OnlyIfNone: true}
-	k, err := propose(ctx, s, opAddSigningKey, &cmd)
+	cmd := state.AddSigningKeyCmd{Key: state.SigningKey{ID: newID("sk_"), Seed: seed}, OnlyIfNone: true}
+	k, err := propose(ctx, s, state.OpAddSigningKey, &cmd)
 	if err != nil {
 		return fmt.Errorf("control: add signing key: %w", err)
 	}
@@ -37,7 +37,7 @@ func (s *Server) ensureSigningKey(ctx context.Context) error {
 }
 
 // claimsOf are the JWT claims of key k.
-func claimsOf(k APIKey) tenancy.KeyClaims {
+func claimsOf(k state.APIKey) tenancy.KeyClaims {
 	c := tenancy.KeyClaims{
 		TenantID:   k.TenantID,
 		Role:       k.Role,
@@ -67,15 +67,15 @@ func claimsOf(k APIKey) tenancy.KeyClaims {
 }
 
 // sign makes the token of key k with the active signing key.
-func (s *Server) sign(k APIKey) (string, error) {
-	sk, err := viewValue(s, func(r pebble.Reader) (signingKey, error) { return loadActiveSigningKey(r) })
+func (s *Server) sign(k state.APIKey) (string, error) {
+	sk, err := viewValue(s, func(r pebble.Reader) (state.SigningKey, error) { return state.LoadActiveSigningKey(r) })
 	if err != nil {
 		return "", fmt.Errorf("control: signing key: %w", err)
 	}
 	claims := claimsOf(k)
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, &claims)
 	t.Header["kid"] = sk.ID
-	tok, err := t.SignedString(sk.private())
+	tok, err := t.SignedString(sk.Private())
 	if err != nil {
 		return "", fmt.Errorf("control: sign key %s: %w", k.ID, err)
 	}
@@ -93,14 +93,14 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 	err := s.view(func(r pebble.Reader) error {
 		keyfunc := func(t *jwt.Token) (any, error) {
 			kid, _ := t.Header["kid"].(string)
-			k, err := loadSigningKey(r, kid)
+			k, err := state.LoadSigningKey(r, kid)
 			if err != nil {
 				return nil, err
 			}
-			if !k.usable(now) {
+			if !k.Usable(now) {
 				return nil, fmt.Errorf("signing key %s is retired", kid)
 			}
-			return k.public(), nil
+			return k.Public(), nil
 		}
 		_, err := jwt.ParseWithClaims(token, claims, keyfunc, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
 			jwt.WithTimeFunc(func() time.Time { return now }))
@@ -110,14 +110,14 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 		if err := claims.CheckAnyRole(); err != nil {
 			return apierr.New(apierr.Unauthenticated, "invalid key: %v", err)
 		}
-		revoked, err := exists(r, layout.Revoked(claims.Subject))
+		revoked, err := state.IsRevoked(r, claims.Subject)
 		if err != nil {
 			return err
 		}
 		if revoked {
 			return apierr.New(apierr.Unauthenticated, "key %s is revoked", claims.Subject)
 		}
-		return checkSecret(r, claims, now)
+		return state.CheckSecret(r, claims, now)
 	})
 	if err != nil {
 		return nil, err
@@ -128,9 +128,9 @@ func (s *Server) VerifyKey(ctx context.Context, token string) (*tenancy.KeyClaim
 // JWKS is the public half of every signing key that has not retired, for
 // gateways to verify API keys without calling the control plane.
 func (s *Server) JWKS(ctx context.Context) (tenancy.JWKS, error) {
-	keys, err := viewValue(s, listSigningKeys)
+	keys, err := viewValue(s, state.ListSigningKeys)
 	if err != nil {
 		return tenancy.JWKS{}, err
 	}
-	return jwksOf(keys, s.cfg.Clock.Now()), nil
+	return state.JWKSOf(keys, s.cfg.Clock.Now()), nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/internal/layout"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -21,11 +21,11 @@ func (s *Server) SigningKeys(ctx context.Context) (wire.SigningKeyList, error) {
 }
 
 func (s *Server) signingKeyList(r pebble.Reader) (wire.SigningKeyList, error) {
-	keys, err := listSigningKeys(r)
+	keys, err := state.ListSigningKeys(r)
 	if err != nil {
 		return wire.SigningKeyList{}, err
 	}
-	active, _, err := getRaw(r, layout.ActiveSigningKey())
+	active, err := state.ActiveSigningKeyID(r)
 	if err != nil {
 		return wire.SigningKeyList{}, err
 	}
@@ -33,7 +33,7 @@ func (s *Server) signingKeyList(r pebble.Reader) (wire.SigningKeyList, error) {
 	out := wire.SigningKeyList{SigningKeys: make([]wire.SigningKey, 0, len(keys))}
 	for _, k := range keys {
 		out.SigningKeys = append(out.SigningKeys, wire.SigningKey{Kid: k.ID, CreatedAt: k.CreatedAt, RetiresAt: k.RetiresAt,
-			Current: k.ID == string(active), Retired: k.retired(now)})
+			Current: k.ID == active, Retired: k.Retired(now)})
 	}
 	return out, nil
 }
@@ -54,8 +54,8 @@ func (s *Server) RotateSigningKey(ctx context.Context, req wire.RotateSigningKey
 	if _, err := rand.Read(seed); err != nil {
 		return wire.RotatedSigningKeys{}, fmt.Errorf("control: generate signing key: %w", err)
 	}
-	cmd := rotateSigningKeyCmd{Key: signingKey{ID: newID("sk_"), Seed: seed}, RetireAfter: after}
-	k, err := propose(ctx, s, opRotateSigning, &cmd)
+	cmd := state.RotateSigningKeyCmd{Key: state.SigningKey{ID: newID("sk_"), Seed: seed}, RetireAfter: after}
+	k, err := propose(ctx, s, state.OpRotateSigning, &cmd)
 	if err != nil {
 		return wire.RotatedSigningKeys{}, err
 	}
@@ -65,7 +65,7 @@ func (s *Server) RotateSigningKey(ctx context.Context, req wire.RotateSigningKey
 		return wire.RotatedSigningKeys{}, err
 	}
 	if operatorKeyID != "" {
-		op, err := viewValue(s, func(r pebble.Reader) (APIKey, error) { return loadKey(r, "", operatorKeyID) })
+		op, err := viewValue(s, func(r pebble.Reader) (state.APIKey, error) { return state.LoadKey(r, "", operatorKeyID) })
 		if err != nil {
 			return wire.RotatedSigningKeys{}, err
 		}

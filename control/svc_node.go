@@ -30,3 +30,15 @@ func viewValue[T any](s *Server, fn func(r pebble.Reader) (T, error)) (T, error)
 	})
 	return out, err
 }
+
+// view runs fn on a consistent snapshot of the local state.
+func (s *Server) view(fn func(r pebble.Reader) error) error {
+	node, release, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer release()
+	snap := node.DB().NewSnapshot()
+	defer snap.Close()
+	return fn(snap)
+}

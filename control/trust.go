@@ -6,6 +6,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -15,7 +16,7 @@ import (
 // to judge their tenant's API keys while the hosted service is out of
 // reach. A gateway fetches one per self-hosted shard it tunnels to and
 // pushes it to the shard's nodes. It holds the tenant's own records and
-// public ones only, all read from one snapshot, so its parts agree.
+// Public ones only, all read from one snapshot, so its parts agree.
 
 // TrustBundle builds the trust bundle of tenant tid's self-hosted shard
 // sid. Anything else (a hosted shard, another tenant's, a revoked or
@@ -28,7 +29,7 @@ func (s *Server) TrustBundle(ctx context.Context, tid, sid string) (wire.TrustBu
 	}
 	now := s.cfg.Clock.Now().UTC()
 	return viewValue(s, func(r pebble.Reader) (wire.TrustBundle, error) {
-		if _, ok, err := selfHostedShard(r, tid, sid); err != nil || !ok {
+		if _, ok, err := state.SelfHostedShard(r, tid, sid); err != nil || !ok {
 			if err == nil {
 				err = notFound
 			}
@@ -36,16 +37,16 @@ func (s *Server) TrustBundle(ctx context.Context, tid, sid string) (wire.TrustBu
 		}
 		out := wire.TrustBundle{TenantID: tid, ShardID: sid, IssuedAt: now}
 		var err error
-		if out.JWKS, err = jwksAt(r, now); err != nil {
+		if out.JWKS, err = state.JWKSAt(r, now); err != nil {
 			return wire.TrustBundle{}, err
 		}
-		if out.Revocations, err = tenantRevocations(r, tid); err != nil {
+		if out.Revocations, err = state.TenantRevocations(r, tid); err != nil {
 			return wire.TrustBundle{}, err
 		}
-		if out.Roles, err = tenantRoles(r, tid); err != nil {
+		if out.Roles, err = state.TenantRoles(r, tid); err != nil {
 			return wire.TrustBundle{}, err
 		}
-		out.Namespaces, err = namespacesOn(r, tid, sid)
+		out.Namespaces, err = state.NamespacesOn(r, tid, sid)
 		return out, err
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
@@ -177,7 +178,7 @@ func usageOf(t *testing.T, srv *Server, tid, ns string) wire.Usage {
 // cursorOf is shard's pull cursor.
 func cursorOf(t *testing.T, srv *Server, shard string) time.Time {
 	t.Helper()
-	cursors, err := viewValue(srv, loadPullCursors)
+	cursors, err := viewValue(srv, state.LoadPullCursors)
 	require.NoError(t, err)
 	return cursors[shard]
 }

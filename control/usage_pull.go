@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -133,7 +134,7 @@ func (p *puller) noteOutcome(id string, err error) {
 
 // pullTargets lists every shard with an address control may dial.
 func (s *Server) pullTargets(r pebble.Reader) ([]pullTarget, error) {
-	reg, err := listRegisteredShards(r)
+	reg, err := state.ListRegisteredShards(r)
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +208,8 @@ func usageBaseURL(addr string) (string, bool) {
 // pullShard reads shard tg from its cursor, trying its addresses (the one
 // that answered last first) until one serves the whole read.
 func (p *puller) pullShard(ctx context.Context, tg pullTarget) error {
-	cur, err := viewValue(p.s, func(r pebble.Reader) (pullCursor, error) {
-		c, _, err := loadPullCursor(r, tg.id)
+	cur, err := viewValue(p.s, func(r pebble.Reader) (state.PullCursor, error) {
+		c, _, err := state.LoadPullCursor(r, tg.id)
 		return c, err
 	})
 	if err != nil {
@@ -260,7 +261,7 @@ func (p *puller) ordered(tg pullTarget) []string {
 func (p *puller) pullFrom(ctx context.Context, shard, addr string, since, cursor time.Time) error {
 	var (
 		applied time.Time // the earliest applied_at of the pages: every page is at least that current
-		batch   []usageEntry
+		batch   []state.UsageEntry
 		page    string
 	)
 	for {
@@ -316,31 +317,31 @@ func oldestOpenHour(applied time.Time) time.Time {
 }
 
 // entryOf checks a shard's bucket and turns it into a ledger entry.
-func entryOf(b wire.UsageBucket) (usageEntry, error) {
+func entryOf(b wire.UsageBucket) (state.UsageEntry, error) {
 	tid, ns, err := tenancy.ParseShardNamespace(b.Namespace)
 	if err != nil {
-		return usageEntry{}, err
+		return state.UsageEntry{}, err
 	}
 	if !b.Hour.Equal(b.Hour.Truncate(time.Hour)) {
-		return usageEntry{}, fmt.Errorf("bucket of %s: hour %s is not the start of an hour", b.Namespace, b.Hour)
+		return state.UsageEntry{}, fmt.Errorf("bucket of %s: hour %s is not the start of an hour", b.Namespace, b.Hour)
 	}
 	m := b.Meters
 	for _, v := range []int64{m.JobsEnqueued, m.Executions, m.JobsCompleted, m.JobsFailed, m.JobsDead, m.ActiveJobMs, m.StorageByteMs} {
 		if v < 0 {
-			return usageEntry{}, fmt.Errorf("bucket of %s at %s has a negative meter", b.Namespace, b.Hour)
+			return state.UsageEntry{}, fmt.Errorf("bucket of %s at %s has a negative meter", b.Namespace, b.Hour)
 		}
 	}
-	return usageEntry{Tenant: tid, Namespace: ns, Hour: b.Hour.Unix(), Meters: m}, nil
+	return state.UsageEntry{Tenant: tid, Namespace: ns, Hour: b.Hour.Unix(), Meters: m}, nil
 }
 
 // putUsage stores the entries the ledger does not already hold as they
 // are, and moves the cursor when next is set: a round in which nothing
 // changed proposes nothing.
-func (s *Server) putUsage(ctx context.Context, shard string, entries []usageEntry, next, applied time.Time) error {
-	changed, err := viewValue(s, func(r pebble.Reader) ([]usageEntry, error) {
-		var out []usageEntry
+func (s *Server) putUsage(ctx context.Context, shard string, entries []state.UsageEntry, next, applied time.Time) error {
+	changed, err := viewValue(s, func(r pebble.Reader) ([]state.UsageEntry, error) {
+		var out []state.UsageEntry
 		for _, e := range entries {
-			have, ok, err := loadShardMeters(r, e.Tenant, e.Namespace, unixHour(e.Hour), shard)
+			have, ok, err := state.LoadShardMeters(r, e.Tenant, e.Namespace, state.UnixHour(e.Hour), shard)
 			if err != nil {
 				return nil, err
 			}
@@ -356,11 +357,11 @@ func (s *Server) putUsage(ctx context.Context, shard string, entries []usageEntr
 	if len(changed) == 0 && next.IsZero() {
 		return nil
 	}
-	cmd := putUsageCmd{Shard: shard, Entries: changed}
+	cmd := state.PutUsageCmd{Shard: shard, Entries: changed}
 	if !next.IsZero() {
 		cmd.Cursor, cmd.AppliedAt = next.Unix(), applied.UnixNano()
 	}
-	_, err = propose(ctx, s, opPutUsage, &cmd)
+	_, err = propose(ctx, s, state.OpPutUsage, &cmd)
 	return err
 }
 

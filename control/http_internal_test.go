@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
@@ -133,7 +134,7 @@ func TestHTTPKeys(t *testing.T) {
 		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"emails", "emails"}}, "namespaces"},
 		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"*", "emails"}}, "namespaces"},
 		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"BAD"}}, "namespaces"},
-		{KeyRequest{Name: "x", Role: "viewer", Namespaces: manyNamespaces(maxKeyNamespaces + 1)}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: manyNamespaces(service.MaxKeyNamespaces + 1)}, "namespaces"},
 	}
 	for _, c := range bad {
 		requireError(t, gw.do(t, http.MethodPost, base, "", c.body), 400, "bad_request", c.field)

@@ -144,7 +144,7 @@ func (fs *fakeMoveShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFakeError(w, http.StatusForbidden, "control only")
 		return
 	}
-	step, ok := strings.CutPrefix(r.URL.Path, movePath)
+	step, ok := strings.CutPrefix(r.URL.Path, "/internal/v1/move/")
 	sns, token := r.Header.Get(wire.ShardNamespaceHeader), r.Header.Get(wire.MoveTokenHeader)
 	if !ok || sns == "" || token == "" {
 		writeFakeError(w, http.StatusBadRequest, "not a move request")
@@ -226,7 +226,7 @@ func (fs *fakeMoveShard) stream(w http.ResponseWriter, step, sns, token string) 
 
 // apply verifies the whole stream, then applies it under the mark.
 func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, token string) {
-	cr := &countingReader{r: r.Body}
+	cr := &countingBody{r: r.Body}
 	recs, err := readFakeStream(cr)
 	if err != nil {
 		writeFakeError(w, http.StatusBadRequest, err.Error())
@@ -238,7 +238,11 @@ func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, toke
 		writeFakeError(w, http.StatusConflict, "the namespace's move mark is not this token's")
 		return
 	}
-	var res moveApplied
+	var res struct {
+		Records int64 `json:"records"`
+		Deletes int64 `json:"deletes"`
+		Bytes   int64 `json:"bytes"`
+	}
 	for _, rec := range recs {
 		if rec.Kind == 'd' {
 			delete(fs.staged[sns], string(rec.Key))
@@ -313,4 +317,16 @@ func (fs *fakeMoveShard) command(w http.ResponseWriter, r *http.Request, step, s
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{}`))
+}
+
+// countingBody counts the bytes read through it.
+type countingBody struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -123,13 +123,13 @@ func TestCreateApplyRefusesUnclearedTombstoneShard(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := propose(ctx, w.srv, state.OpCreateNamespace, &state.CreateNamespaceCmd{TenantID: w.tid, Name: "orders",
-		Placement: w.srv.placement(), Tombstones: true, Cleared: "s1"})
+		Placement: w.srv.Placement(), Tombstones: true, Cleared: "s1"})
 	require.Equal(t, apierr.Unavailable, apierr.CodeOf(err), "err: %v", err)
 	require.Positive(t, apierr.From(err).RetryAfter)
 	_, err = w.srv.Namespace(ctx, w.tid, "orders")
 	require.Equal(t, apierr.NotFound, apierr.CodeOf(err), "nothing was created")
 
-	ns, err := propose(ctx, w.srv, state.OpCreateNamespace, &state.CreateNamespaceCmd{TenantID: w.tid, Name: "orders", Placement: w.srv.placement()})
+	ns, err := propose(ctx, w.srv, state.OpCreateNamespace, &state.CreateNamespaceCmd{TenantID: w.tid, Name: "orders", Placement: w.srv.Placement()})
 	require.NoError(t, err)
 	require.Equal(t, "s2", ns.ShardID)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
@@ -69,7 +70,7 @@ func TestMoveRoutesRefuse(t *testing.T) {
 	r := w.do(t, http.MethodPost, path(w.tid, "orders"), w.op, to(own.ShardID))
 	requireError(t, r, 409, "conflict")
 	require.Contains(t, string(r.body), "control cannot reach self-hosted shards")
-	_, err = w.srv.CreateNamespaceOn(ctx, w.tid, NamespaceRequest{Name: "onprem"}, own.ShardID)
+	_, err = w.srv.CreateNamespaceOn(ctx, w.tid, service.NamespaceRequest{Name: "onprem"}, own.ShardID)
 	require.NoError(t, err)
 	r = w.do(t, http.MethodPost, path(w.tid, "onprem"), w.op, to("s1"))
 	requireError(t, r, 409, "conflict")

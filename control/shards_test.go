@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
@@ -73,7 +74,7 @@ func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 	second := decodeAs[state.RegisteredShard](t, r)
 	require.Equal(t, first.RegisteredAt, second.RegisteredAt)
 	require.True(t, second.LastRegisteredAt.After(first.LastRegisteredAt))
-	require.EqualValues(t, DefaultShardCapacity, second.Capacity, "no capacity means the default")
+	require.EqualValues(t, service.DefaultShardCapacity, second.Capacity, "no capacity means the default")
 	s3 = shardList(t, b)["s3"]
 	require.Equal(t, again.Members, s3.Members)
 	require.Equal(t, "v2", s3.Version)

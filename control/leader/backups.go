@@ -105,12 +105,13 @@ func (b *backupRunner) stop() {
 
 // take takes backup rec and records how it ended.
 func (b *backupRunner) take(ctx context.Context, rec state.BackupRecord) {
-	fin := state.FinishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupCompleted}
+	fin := state.FinishBackupCmd{Tenant: rec.Tenant, ID: rec.ID}
 	tctx, cancel := context.WithTimeout(ctx, maxRunTime)
 	m, err := b.takeStream(tctx, rec)
 	cancel()
+	fin.State = state.RunEnd(err)
 	if err != nil {
-		fin.State, fin.Error = wire.BackupFailed, err.Error()
+		fin.Error = err.Error()
 		if ctx.Err() != nil {
 			fin.Error = errStopped
 		}
@@ -264,12 +265,13 @@ func shardMessage(body []byte) string {
 // stored stream to the target namespace's shard.
 func (b *backupRunner) restore(ctx context.Context, st state.RestoreStarted) {
 	rec, r := st.Backup, *st.Backup.LastRestore
-	fin := state.FinishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID, State: wire.BackupCompleted}
+	fin := state.FinishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID}
 	rctx, cancel := context.WithTimeout(ctx, 2*maxRunTime) // a replace takes a backup first
 	res, err := b.restoreStream(rctx, st)
 	cancel()
+	fin.State = state.RunEnd(err)
 	if err != nil {
-		fin.State, fin.Error = wire.BackupFailed, err.Error()
+		fin.Error = err.Error()
 		if ctx.Err() != nil {
 			fin.Error = errStopped + "; the namespace may hold part of it: restore again"
 		}
@@ -399,16 +401,17 @@ func (b *backupRunner) round(ctx context.Context, orphans bool) {
 // leader.
 func (b *backupRunner) failOrphans(ctx context.Context, all []state.BackupRecord) {
 	const why = "interrupted: the control leader changed while it ran; take it again"
+	failed := state.RunEnd(errors.New(why))
 	for _, rec := range all {
 		if rec.State == wire.BackupRunning && !b.running(rec.ID) {
-			err := b.s.FinishBackup(ctx, &state.FinishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: wire.BackupFailed, Error: why})
+			err := b.s.FinishBackup(ctx, &state.FinishBackupCmd{Tenant: rec.Tenant, ID: rec.ID, State: failed, Error: why})
 			if err == nil {
 				b.s.log.Warn("control: backup interrupted by a leader change", "tenant", rec.Tenant, "backup", rec.ID)
 			}
 		}
 		if r := rec.LastRestore; r != nil && r.State == wire.BackupRunning && !b.running(r.ID) {
 			_ = b.s.FinishRestore(ctx, &state.FinishRestoreCmd{Tenant: rec.Tenant, BackupID: rec.ID, RestoreID: r.ID,
-				State: wire.BackupFailed, Error: "interrupted: the control leader changed while it ran; the namespace may hold part of it: restore again"})
+				State: failed, Error: "interrupted: the control leader changed while it ran; the namespace may hold part of it: restore again"})
 		}
 	}
 }

@@ -203,7 +203,7 @@ func (r *moveRunner) copy(ctx context.Context, m *state.MoveRecord) error {
 	if err != nil {
 		return err
 	}
-	if err := r.progress(ctx, m, wire.MoveCatchingUp, false); err != nil {
+	if err := r.progress(ctx, m, state.MoveCopied); err != nil {
 		return err
 	}
 	for deltas := 0; last > r.deltaRecords && deltas < r.maxDeltas; deltas++ {
@@ -211,7 +211,7 @@ func (r *moveRunner) copy(ctx context.Context, m *state.MoveRecord) error {
 			return err
 		}
 		m.Rounds++
-		if err := r.progress(ctx, m, wire.MoveCatchingUp, false); err != nil {
+		if err := r.progress(ctx, m, state.MoveCopied); err != nil {
 			return err
 		}
 	}
@@ -224,7 +224,7 @@ func (r *moveRunner) copy(ctx context.Context, m *state.MoveRecord) error {
 	deadline := fencedAt.Add(r.fenceTTL - r.fenceMargin)
 	fctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	if err := r.progress(fctx, m, wire.MoveFenced, true); err != nil {
+	if err := r.progress(fctx, m, state.MoveFence); err != nil {
 		return err
 	}
 	if _, err := r.transfer(fctx, m, "delta"); err != nil {
@@ -264,13 +264,7 @@ func (r *moveRunner) copy(ctx context.Context, m *state.MoveRecord) error {
 // commit records that m's target is about to end: cancels are refused
 // from this entry on.
 func (r *moveRunner) commit(ctx context.Context, m *state.MoveRecord) error {
-	got, err := r.s.RecordMove(ctx, &state.MoveProgressCmd{ID: m.ID, State: wire.MoveFenced, Rounds: m.Rounds,
-		Records: m.Records, Bytes: m.Bytes, Committing: true})
-	if err != nil {
-		return fmt.Errorf("record progress: %w", err)
-	}
-	*m = got
-	return nil
+	return r.progress(ctx, m, state.MoveCommit)
 }
 
 // fenceErr says so when err is the fence's deadline passing.
@@ -290,9 +284,8 @@ func refused(err error) bool {
 
 // progress records m's step; a refusal (a cancel asked) or a failure
 // fails the move.
-func (r *moveRunner) progress(ctx context.Context, m *state.MoveRecord, to string, fenced bool) error {
-	got, err := r.s.RecordMove(ctx, &state.MoveProgressCmd{ID: m.ID, State: to, Rounds: m.Rounds,
-		Records: m.Records, Bytes: m.Bytes, Fenced: fenced})
+func (r *moveRunner) progress(ctx context.Context, m *state.MoveRecord, step state.MoveStep) error {
+	got, err := r.s.RecordMove(ctx, *m, step)
 	if err != nil {
 		return fmt.Errorf("record progress: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/jobbie/jobbie/control/state"
+	"github.com/jobbie/jobbie/internal/apierr"
 )
 
 // PutUsage stores the entries the ledger does not already hold as they
@@ -60,10 +61,14 @@ func (s *Service) ForgetBackup(ctx context.Context, tid, id string) error {
 	return err
 }
 
-// RecordMove records a step of a running move; the transition table
-// (state.MoveNext) says which state the step leads to.
-func (s *Service) RecordMove(ctx context.Context, c *state.MoveProgressCmd) (state.MoveRecord, error) {
-	return propose(ctx, s, state.OpMoveProgress, c)
+// RecordMove records step of running move m with m's counters; the
+// lifecycle table (state.MoveNext) says which state the step leads to.
+func (s *Service) RecordMove(ctx context.Context, m state.MoveRecord, step state.MoveStep) (state.MoveRecord, error) {
+	c, ok := state.ProgressCmd(m, step)
+	if !ok {
+		return m, apierr.New(apierr.Conflict, "move %s is %s: it cannot %s", m.ID, m.State, step)
+	}
+	return propose(ctx, s, state.OpMoveProgress, &c)
 }
 
 // SwitchMove places a fenced move's namespace on its target.

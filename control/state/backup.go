@@ -127,7 +127,7 @@ func applyStartBackup(tx *replica.Tx, c *StartBackupCmd) (BackupRecord, error) {
 	if running != "" {
 		return BackupRecord{}, apierr.New(apierr.Conflict, "backup %s of namespace %q is running: one at a time", running, c.Namespace)
 	}
-	b := BackupRecord{Tenant: c.Tenant, Backup: wire.Backup{ID: c.ID, Namespace: c.Namespace, State: wire.BackupRunning,
+	b := BackupRecord{Tenant: c.Tenant, Backup: wire.Backup{ID: c.ID, Namespace: c.Namespace, State: runSteps[RunStart][""],
 		Kind: c.Kind, CreatedAt: tx.Now, Shard: ns.ShardID}}
 	mustSetJSON(tx, layout.Backup(c.Tenant, c.ID), b)
 	return b, nil
@@ -141,8 +141,12 @@ func applyFinishBackup(tx *replica.Tx, c *FinishBackupCmd) (BackupRecord, error)
 	if b.State != wire.BackupRunning {
 		return b, nil
 	}
+	to, err := finishTo(b.State, c.State)
+	if err != nil {
+		return b, err
+	}
 	now := tx.Now
-	b.State, b.CompletedAt, b.Error = c.State, &now, c.Error
+	b.State, b.CompletedAt, b.Error = to, &now, c.Error
 	b.Size, b.Jobs, b.Records, b.Checksum, b.RaftIndex = c.Size, c.Jobs, c.Records, c.Checksum, c.RaftIndex
 	mustSetJSON(tx, layout.Backup(c.Tenant, c.ID), b)
 	return b, nil
@@ -218,7 +222,7 @@ func applyStartRestore(tx *replica.Tx, c *StartRestoreCmd) (RestoreStarted, erro
 		out.PreRestore = &pre
 	}
 	r := c.Restore
-	r.State, r.CreatedAt, r.CompletedAt, r.Result, r.Error = wire.BackupRunning, tx.Now, nil, nil, ""
+	r.State, r.CreatedAt, r.CompletedAt, r.Result, r.Error = runSteps[RunStart][""], tx.Now, nil, nil, ""
 	b.LastRestore = &r
 	mustSetJSON(tx, layout.Backup(c.Tenant, c.BackupID), b)
 	out.Backup = b
@@ -234,8 +238,12 @@ func applyFinishRestore(tx *replica.Tx, c *FinishRestoreCmd) (BackupRecord, erro
 	if r == nil || r.ID != c.RestoreID || r.State != wire.BackupRunning {
 		return b, nil
 	}
+	to, err := finishTo(r.State, c.State)
+	if err != nil {
+		return b, err
+	}
 	now := tx.Now
-	r.State, r.CompletedAt, r.Result, r.Error = c.State, &now, c.Result, c.Error
+	r.State, r.CompletedAt, r.Result, r.Error = to, &now, c.Result, c.Error
 	mustSetJSON(tx, layout.Backup(c.Tenant, c.BackupID), b)
 	return b, nil
 }
@@ -253,4 +261,19 @@ func LoadBackupPolicy(r pebble.Reader, tid, ns string) (BackupPolicy, bool, erro
 	var p BackupPolicy
 	ok, err := getJSON(r, layout.BackupPolicy(tid, ns), &p)
 	return p, ok, err
+}
+
+// finishTo is the state a finish command ending a run in state from at
+// state want leads to, by the lifecycle table: refused when want is no
+// end of a run.
+func finishTo(from, want string) (string, error) {
+	step, ok := finishStep(want)
+	if !ok {
+		return "", apierr.New(apierr.Conflict, "a run ends completed or failed, not %q", want)
+	}
+	to, ok := RunNext(from, step)
+	if !ok {
+		return "", apierr.New(apierr.Conflict, "a run that is %s cannot %s", from, step)
+	}
+	return to, nil
 }

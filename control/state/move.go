@@ -36,9 +36,7 @@ type MoveRecord struct {
 }
 
 // Ended reports whether a move is over (completed, failed or cancelled).
-func (m MoveRecord) Ended() bool {
-	return m.State == wire.MoveCompleted || m.State == wire.MoveFailed || m.State == wire.MoveCancelled
-}
+func (m MoveRecord) Ended() bool { return MoveEnded(m.State) }
 
 // StartMoveCmd starts a move of a namespace to ToShard. StaticShards are
 // the proposer's configured shards (configuration, not state), so every
@@ -117,7 +115,7 @@ func applyStartMove(tx *replica.Tx, c *StartMoveCmd) (MoveRecord, error) {
 		return MoveRecord{}, apierr.New(apierr.Conflict, "restore %s into namespace %q is running: move it once the restore has ended", id, c.Namespace)
 	}
 	m := MoveRecord{Move: wire.Move{ID: c.ID, TenantID: c.Tenant, Namespace: c.Namespace, FromShard: ns.ShardID,
-		ToShard: c.ToShard, State: wire.MoveCopying, CreatedAt: tx.Now, UpdatedAt: tx.Now}}
+		ToShard: c.ToShard, State: moveSteps[MoveStart][""], CreatedAt: tx.Now, UpdatedAt: tx.Now}}
 	mustSetJSON(tx, layout.Move(c.ID), m)
 	mustSet(tx, layout.MoveRunning(c.Tenant, c.Namespace), []byte(c.ID))
 	return m, nil
@@ -131,7 +129,15 @@ func applyMoveProgress(tx *replica.Tx, c *MoveProgressCmd) (MoveRecord, error) {
 	if err := m.beforeSwitch(); err != nil {
 		return m, err
 	}
-	m.State, m.Rounds, m.Records, m.Bytes, m.UpdatedAt = c.State, c.Rounds, c.Records, c.Bytes, tx.Now
+	step, ok := progressStep(c)
+	if !ok {
+		return m, apierr.New(apierr.Conflict, "move %s: progress to %s (fenced %t, committing %t) is no step of a move", m.ID, c.State, c.Fenced, c.Committing)
+	}
+	to, ok := MoveNext(m.State, step)
+	if !ok {
+		return m, apierr.New(apierr.Conflict, "move %s is %s: it cannot %s", m.ID, m.State, step)
+	}
+	m.State, m.Rounds, m.Records, m.Bytes, m.UpdatedAt = to, c.Rounds, c.Records, c.Bytes, tx.Now
 	if c.Fenced {
 		now := tx.Now
 		m.FencedAt = &now
@@ -166,7 +172,8 @@ func applySwitchMove(tx *replica.Tx, c *SwitchMoveCmd) (MoveRecord, error) {
 	if err := m.beforeSwitch(); err != nil {
 		return m, err
 	}
-	if m.State != wire.MoveFenced || m.FencedAt == nil {
+	to, ok := MoveNext(m.State, MoveSwitch)
+	if !ok || m.FencedAt == nil {
 		return m, apierr.New(apierr.Conflict, "move %s is %s, not fenced: it cannot switch", m.ID, m.State)
 	}
 	ns, err := LoadNamespace(tx, m.TenantID, m.Namespace)
@@ -183,7 +190,7 @@ func applySwitchMove(tx *replica.Tx, c *SwitchMoveCmd) (MoveRecord, error) {
 	}
 	ns.ShardID = m.ToShard
 	putNamespace(tx, m.TenantID, ns)
-	m.State, m.Rounds, m.Records, m.Bytes, m.UpdatedAt = wire.MoveSwitched, c.Rounds, c.Records, c.Bytes, tx.Now
+	m.State, m.Rounds, m.Records, m.Bytes, m.UpdatedAt = to, c.Rounds, c.Records, c.Bytes, tx.Now
 	m.PauseMS = max(tx.Now.Sub(*m.FencedAt).Milliseconds(), 0)
 	mustSetJSON(tx, layout.Move(c.ID), m)
 	return m, nil
@@ -215,17 +222,26 @@ func applyEndMove(tx *replica.Tx, c *EndMoveCmd) (MoveRecord, error) {
 	if m.Ended() {
 		return m, nil
 	}
+	step := MoveComplete
 	switch {
-	case !c.Failed && m.State != wire.MoveSwitched:
+	case c.Failed && m.CancelRequested:
+		step = MoveCancel
+	case c.Failed:
+		step = MoveFail
+	}
+	to, ok := MoveNext(m.State, step)
+	switch {
+	case !ok && step == MoveComplete:
 		return m, apierr.New(apierr.Conflict, "move %s is %s: only a switched move completes", m.ID, m.State)
-	case c.Failed && m.State == wire.MoveSwitched:
-		return m, apierr.New(apierr.Conflict, "move %s is switched: it can only complete", m.ID)
-	case !c.Failed:
-		m.State = wire.MoveCompleted
-	case m.CancelRequested:
-		m.State, m.Error = wire.MoveCancelled, ""
-	default:
-		m.State, m.Error = wire.MoveFailed, c.Error
+	case !ok:
+		return m, apierr.New(apierr.Conflict, "move %s is %s: it can only complete", m.ID, m.State)
+	}
+	m.State = to
+	switch step {
+	case MoveCancel:
+		m.Error = ""
+	case MoveFail:
+		m.Error = c.Error
 	}
 	now := tx.Now
 	m.UpdatedAt, m.FinishedAt = now, &now

@@ -22,9 +22,6 @@ func LeftTombstone(r pebble.Reader, tid, ns, shard string) bool {
 	return found
 }
 
-var MoveStates = []string{wire.MoveCopying, wire.MoveCatchingUp, wire.MoveFenced, wire.MoveSwitched,
-	wire.MoveCompleted, wire.MoveCancelled, wire.MoveFailed}
-
 func ListMoves(r pebble.Reader) ([]MoveRecord, error) {
 	var out []MoveRecord
 	err := scanJSON(r, layout.Moves(), func(_ []byte, m MoveRecord) { out = append(out, m) })

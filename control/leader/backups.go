@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/backup"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -39,14 +40,11 @@ const (
 	// maxRunTime bounds one backup's stream (and one restore's), so a
 	// shard that stalls cannot hold its namespace's backups forever.
 	maxRunTime = time.Hour
-	// maxShardError bounds a shard's error answer read.
-	maxShardError = 64 << 10
 )
 
 type backupRunner struct {
-	s      *Leader
-	store  backup.Store
-	shards *puller // its per-shard clients and address order; it never pulls
+	s     *Leader
+	store backup.Store
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -58,7 +56,7 @@ type backupRunner struct {
 
 func newBackupRunner(s *Leader, store backup.Store) *backupRunner {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &backupRunner{s: s, store: store, shards: newPuller(s), ctx: ctx, cancel: cancel, inflight: map[string]bool{}}
+	return &backupRunner{s: s, store: store, ctx: ctx, cancel: cancel, inflight: map[string]bool{}}
 }
 
 // hold marks ids as run by this node, from before their records are
@@ -100,7 +98,6 @@ func (b *backupRunner) running(id string) bool {
 func (b *backupRunner) stop() {
 	b.cancel()
 	b.wg.Wait()
-	b.shards.close()
 }
 
 // take takes backup rec and records how it ended.
@@ -177,87 +174,31 @@ func (b *backupRunner) finish(ctx context.Context, propose func(context.Context)
 // takeStream streams the backup from the shard into the store and
 // returns the stored manifest.
 func (b *backupRunner) takeStream(ctx context.Context, rec state.BackupRecord) (backup.Manifest, error) {
-	var m backup.Manifest
-	err := b.shardCall(ctx, rec.Shard, rec.Tenant, rec.Namespace, func(client *http.Client, addr string) (*http.Response, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr+backupPath, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(rec.Tenant, rec.Namespace))
-		return client.Do(req)
-	}, func(resp *http.Response) error {
-		if _, err := b.store.Put(ctx, rec.StoreID(), backup.Manifest{}, resp.Body); err != nil {
-			return fmt.Errorf("store the stream: %w", err)
-		}
-		var err error
-		if m, err = b.store.Manifest(ctx, rec.StoreID()); err != nil {
-			return fmt.Errorf("read the stored manifest: %w", err)
-		}
-		// The stream must be the namespace asked for, from its shard.
-		sns := tenancy.ShardNamespace(rec.Tenant, rec.Namespace)
-		if (m.Namespace != rec.Namespace && m.Namespace != sns) || m.ShardID != rec.Shard || (m.Tenant != "" && m.Tenant != rec.Tenant) {
-			_ = b.store.Delete(context.WithoutCancel(ctx), rec.StoreID())
-			return fmt.Errorf("the shard answered with a backup of %s/%s on shard %s", m.Tenant, m.Namespace, m.ShardID)
-		}
-		return nil
-	})
-	return m, err
-}
-
-// shardCall sends a request to shard's nodes (the one that answered last
-// first) until one answers other than 503 or a transport failure (a
-// follower without a leader, a node down); handle reads a 200.
-func (b *backupRunner) shardCall(ctx context.Context, shard, tid, ns string, send func(*http.Client, string) (*http.Response, error), handle func(*http.Response) error) error {
-	targets, err := service.ViewValue(b.s.Service, b.s.Targets)
+	tg, err := b.s.target(rec.Shard, rec.Namespace)
 	if err != nil {
-		return err
+		return backup.Manifest{}, err
 	}
-	var tg Target
-	for _, t := range targets {
-		if t.ID == shard {
-			tg = t
-		}
+	h := http.Header{}
+	h.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(rec.Tenant, rec.Namespace))
+	resp, err := b.s.shards.send(ctx, tg, shardclient.Request{Method: http.MethodGet, Path: backupPath, Header: h})
+	if err != nil {
+		return backup.Manifest{}, err
 	}
-	if len(tg.Addrs) == 0 {
-		return fmt.Errorf("shard %s of namespace %q has no address control can reach", shard, ns)
+	defer resp.Body.Close()
+	if _, err := b.store.Put(ctx, rec.StoreID(), backup.Manifest{}, resp.Body); err != nil {
+		return backup.Manifest{}, fmt.Errorf("store the stream: %w", err)
 	}
-	client := b.shards.client(shard)
-	var errs []error
-	for _, addr := range b.shards.ordered(tg) {
-		resp, err := send(client, addr)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		if resp.StatusCode == http.StatusOK {
-			b.shards.mu.Lock()
-			b.shards.good[shard] = addr
-			b.shards.mu.Unlock()
-			err := handle(resp)
-			resp.Body.Close()
-			return err
-		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxShardError))
-		resp.Body.Close()
-		err = fmt.Errorf("shard %s answered %d: %s", shard, resp.StatusCode, shardMessage(body))
-		if resp.StatusCode != http.StatusServiceUnavailable {
-			return err
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+	m, err := b.store.Manifest(ctx, rec.StoreID())
+	if err != nil {
+		return backup.Manifest{}, fmt.Errorf("read the stored manifest: %w", err)
 	}
-	return errors.Join(errs...)
-}
-
-// shardMessage is the message of a shard's error answer, else its start.
-func shardMessage(body []byte) string {
-	var e wire.ErrorBody
-	if json.Unmarshal(body, &e) == nil && e.Error != nil {
-		return e.Error.Message
+	// The stream must be the namespace asked for, from its shard.
+	sns := tenancy.ShardNamespace(rec.Tenant, rec.Namespace)
+	if (m.Namespace != rec.Namespace && m.Namespace != sns) || m.ShardID != rec.Shard || (m.Tenant != "" && m.Tenant != rec.Tenant) {
+		_ = b.store.Delete(context.WithoutCancel(ctx), rec.StoreID())
+		return m, fmt.Errorf("the shard answered with a backup of %s/%s on shard %s", m.Tenant, m.Namespace, m.ShardID)
 	}
-	return fmt.Sprintf("%.200s", body)
+	return m, nil
 }
 
 // restore runs a started restore: for a replace, the pre_restore backup
@@ -308,31 +249,36 @@ func (b *backupRunner) restoreStream(ctx context.Context, st state.RestoreStarte
 	if err != nil {
 		return wire.RestoreResult{}, err
 	}
+	tg, err := b.s.target(ns.ShardID, r.TargetNamespace)
+	if err != nil {
+		return wire.RestoreResult{}, err
+	}
+	h := http.Header{}
+	h.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(rec.Tenant, r.TargetNamespace))
+	h.Set("Content-Type", wire.BackupContentType)
+	// The stored stream is opened afresh for each try: a node that was not
+	// the leader applied nothing of it.
+	resp, err := b.s.shards.send(ctx, tg, shardclient.Request{Method: http.MethodPost, Path: restorePath + "?mode=" + r.Mode, Header: h,
+		Body: func() (io.ReadCloser, error) {
+			body, err := b.store.Get(ctx, rec.StoreID())
+			if err != nil {
+				return nil, fmt.Errorf("open the stored backup: %w", err)
+			}
+			return body, nil
+		}})
+	if err != nil {
+		return wire.RestoreResult{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxShardError))
+	if err != nil {
+		return wire.RestoreResult{}, err
+	}
 	var res wire.RestoreResult
-	err = b.shardCall(ctx, ns.ShardID, rec.Tenant, r.TargetNamespace, func(client *http.Client, addr string) (*http.Response, error) {
-		body, err := b.store.Get(ctx, rec.StoreID())
-		if err != nil {
-			return nil, fmt.Errorf("open the stored backup: %w", err)
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+restorePath+"?mode="+r.Mode, body)
-		if err != nil {
-			body.Close()
-			return nil, err
-		}
-		req.Header.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(rec.Tenant, r.TargetNamespace))
-		req.Header.Set("Content-Type", wire.BackupContentType)
-		return client.Do(req) // closes body
-	}, func(resp *http.Response) error {
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxShardError))
-		if err != nil {
-			return err
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return fmt.Errorf("undecodable restore answer: %w", err)
-		}
-		return nil
-	})
-	return res, err
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return wire.RestoreResult{}, fmt.Errorf("undecodable restore answer: %w", err)
+	}
+	return res, nil
 }
 
 // runLoop is the leader's backup duties, every backupTick, until ctx ends.

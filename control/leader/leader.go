@@ -42,6 +42,7 @@ type Leader struct {
 	cfg Config
 	log *slog.Logger
 
+	shards  *shards
 	backups *backupRunner
 	moves   *moveRunner
 	puller  *puller
@@ -53,6 +54,7 @@ type Leader struct {
 // New builds the runners over svc; Start starts the loops.
 func New(svc *service.Service, cfg Config) *Leader {
 	s := &Leader{Service: svc, cfg: cfg, log: cfg.Logger.With("role", "control")}
+	s.shards = newShards(cfg)
 	s.puller = newPuller(s)
 	s.backups = newBackupRunner(s, cfg.BackupStore)
 	s.moves = newMoveRunner(s)
@@ -95,7 +97,7 @@ func (s *Leader) Stop() {
 	}
 	s.moves.stop()
 	s.backups.stop()
-	s.puller.close()
+	s.shards.close()
 }
 
 // The service's Runner: what its calls start runs here.

@@ -1,7 +1,6 @@
 package leader
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
-	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -296,20 +295,7 @@ func (r *moveRunner) progress(ctx context.Context, m *state.MoveRecord, step sta
 // transfer streams the source's snapshot or delta into the target's
 // apply, adds what was sent to m, and returns the records it held.
 func (r *moveRunner) transfer(ctx context.Context, m *state.MoveRecord, what string) (int64, error) {
-	var res moveApplied
-	var sent int64
-	err := r.s.backups.shardCall(ctx, m.FromShard, m.TenantID, m.Namespace, func(client *http.Client, addr string) (*http.Response, error) {
-		req, err := r.request(ctx, *m, http.MethodGet, addr, what, nil)
-		if err != nil {
-			return nil, err
-		}
-		return client.Do(req)
-	}, func(resp *http.Response) error {
-		body := &countingReader{r: resp.Body}
-		err := r.apply(ctx, *m, body, &res)
-		sent = body.n
-		return err
-	})
+	res, sent, err := r.copyStream(ctx, *m, what)
 	if err != nil {
 		return 0, fmt.Errorf("copy the %s of source shard %s to target shard %s: %w", what, m.FromShard, m.ToShard, err)
 	}
@@ -319,6 +305,43 @@ func (r *moveRunner) transfer(ctx context.Context, m *state.MoveRecord, what str
 	return n, nil
 }
 
+// copyStream reads the source's stream and posts it to the target's
+// apply, at the node that answered begin (the route's current node):
+// once, since the stream cannot be read again, so another node's 503
+// fails the copy.
+func (r *moveRunner) copyStream(ctx context.Context, m state.MoveRecord, what string) (moveApplied, int64, error) {
+	var res moveApplied
+	from, err := r.s.target(m.FromShard, m.Namespace)
+	if err != nil {
+		return res, 0, err
+	}
+	to, err := r.s.target(m.ToShard, m.Namespace)
+	if err != nil {
+		return res, 0, err
+	}
+	src, err := r.s.shards.send(ctx, from, shardclient.Request{Method: http.MethodGet, Path: movePath + what, Header: moveHeader(m)})
+	if err != nil {
+		return res, 0, err
+	}
+	defer src.Body.Close()
+	body := &countingReader{r: src.Body}
+	h := moveHeader(m)
+	h.Set("Content-Type", wire.BackupContentType)
+	resp, err := r.s.shards.send(ctx, to, shardclient.Request{Method: http.MethodPost, Path: movePath + "apply", Header: h, Body: once(body)})
+	if err != nil {
+		return res, body.n, fmt.Errorf("apply on target: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxShardError))
+	if err != nil {
+		return res, body.n, err
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return res, body.n, fmt.Errorf("apply on target: undecodable answer: %w", err)
+	}
+	return res, body.n, nil
+}
+
 // moveApplied is a target's answer to apply.
 type moveApplied struct {
 	Records int64 `json:"records"`
@@ -326,60 +349,12 @@ type moveApplied struct {
 	Bytes   int64 `json:"bytes"`
 }
 
-// apply posts a stream to the target's leader (the node that answered
-// begin, as shardCall remembers): once, since the stream cannot be read
-// again; another node's 503 fails the copy.
-func (r *moveRunner) apply(ctx context.Context, m state.MoveRecord, body io.Reader, out *moveApplied) error {
-	addrs, err := r.addrs(m.ToShard)
-	if err != nil {
-		return err
-	}
-	req, err := r.request(ctx, m, http.MethodPost, addrs[0], "apply", io.NopCloser(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", wire.BackupContentType)
-	resp, err := r.s.backups.shards.client(m.ToShard).Do(req)
-	if err != nil {
-		return fmt.Errorf("apply on target: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxShardError))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("apply on target: shard %s answered %d: %s", m.ToShard, resp.StatusCode, shardMessage(raw))
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("apply on target: undecodable answer: %w", err)
-	}
-	return nil
-}
-
-// Addrs is shard's addresses, the one that answered last first.
-func (r *moveRunner) addrs(shard string) ([]string, error) {
-	targets, err := service.ViewValue(r.s.Service, r.s.Targets)
-	if err != nil {
-		return nil, err
-	}
-	for _, tg := range targets {
-		if tg.ID == shard && len(tg.Addrs) > 0 {
-			return r.s.backups.shards.ordered(tg), nil
-		}
-	}
-	return nil, fmt.Errorf("shard %s has no address control can reach", shard)
-}
-
-// request is a request to a shard's move route step for m.
-func (r *moveRunner) request(ctx context.Context, m state.MoveRecord, method, addr, step string, body io.ReadCloser) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, addr+movePath+step, body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(m.TenantID, m.Namespace))
-	req.Header.Set(wire.MoveTokenHeader, m.ID)
-	return req, nil
+// moveHeader names m's namespace on the shard and m's token.
+func moveHeader(m state.MoveRecord) http.Header {
+	h := http.Header{}
+	h.Set(wire.ShardNamespaceHeader, tenancy.ShardNamespace(m.TenantID, m.Namespace))
+	h.Set(wire.MoveTokenHeader, m.ID)
+	return h
 }
 
 // call posts a small JSON body (nil: none) to shard's move route step,
@@ -387,33 +362,11 @@ func (r *moveRunner) request(ctx context.Context, m state.MoveRecord, method, ad
 func (r *moveRunner) call(ctx context.Context, m state.MoveRecord, shard, step string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, moveCallTimeout)
 	defer cancel()
-	var raw []byte
-	if in != nil {
-		var err error
-		if raw, err = json.Marshal(in); err != nil {
-			return err
-		}
+	tg, err := r.s.target(shard, m.Namespace)
+	if err != nil {
+		return err
 	}
-	return r.s.backups.shardCall(ctx, shard, m.TenantID, m.Namespace, func(client *http.Client, addr string) (*http.Response, error) {
-		var body io.ReadCloser
-		if raw != nil {
-			body = io.NopCloser(bytes.NewReader(raw))
-		}
-		req, err := r.request(ctx, m, http.MethodPost, addr, step, body)
-		if err != nil {
-			return nil, err
-		}
-		if raw != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		return client.Do(req)
-	}, func(resp *http.Response) error {
-		if out == nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxShardError))
-			return nil
-		}
-		return json.NewDecoder(io.LimitReader(resp.Body, maxShardError)).Decode(out)
-	})
+	return r.s.shards.call(ctx, tg, http.MethodPost, movePath+step, moveHeader(m), in, out)
 }
 
 // fail cleans up after m failed or was cancelled before its switch (the

@@ -3,7 +3,6 @@ package leader
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,7 +18,7 @@ import (
 
 	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
-	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -62,19 +61,17 @@ type Target struct {
 	Addrs []string // https base URLs
 }
 
-// puller holds the pull loop's connections and what it remembers between
-// rounds; the cursor itself is in the replicated state.
+// puller is the pull loop and what it remembers between rounds; the
+// cursor itself is in the replicated state.
 type puller struct {
 	s *Leader
 
 	mu      sync.Mutex
-	clients map[string]*http.Client // by shard id: each admits only that shard's nodes
-	good    map[string]string       // shard id → the address that answered last
-	failing map[string]bool         // shard id → its last pull failed (logged once)
+	failing map[string]bool // shard id → its last pull failed (logged once)
 }
 
 func newPuller(s *Leader) *puller {
-	return &puller{s: s, clients: map[string]*http.Client{}, good: map[string]string{}, failing: map[string]bool{}}
+	return &puller{s: s, failing: map[string]bool{}}
 }
 
 // run pulls every interval until ctx ends, while this node leads.
@@ -206,8 +203,8 @@ func ShardURL(addr string) (string, bool) {
 	return "https://" + host, true
 }
 
-// pullShard reads shard tg from its cursor, trying its addresses (the one
-// that answered last first) until one serves the whole read.
+// pullShard reads shard tg from its cursor, at the node of its route
+// (shards.go): a page that finds a node gone is read again from another.
 func (p *puller) pullShard(ctx context.Context, tg Target) error {
 	cur, err := service.ViewValue(p.s.Service, func(r pebble.Reader) (state.PullCursor, error) {
 		c, _, err := state.LoadPullCursor(r, tg.ID)
@@ -220,53 +217,21 @@ func (p *puller) pullShard(ctx context.Context, tg Target) error {
 	if oldest := p.s.cfg.Clock.Now().UTC().Add(-PullMaxBack).Truncate(time.Hour); since.Before(oldest) {
 		since = oldest
 	}
-	var errs []error
-	for _, addr := range p.ordered(tg) {
-		err := p.pullFrom(ctx, tg.ID, addr, since, cur.Hour)
-		if err == nil {
-			p.mu.Lock()
-			p.good[tg.ID] = addr
-			p.mu.Unlock()
-			return nil
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if len(errs) == 0 {
-		return errors.New("no address to reach it")
-	}
-	return errors.Join(errs...)
-}
-
-// ordered is tg's addresses, the one that answered last first.
-func (p *puller) ordered(tg Target) []string {
-	p.mu.Lock()
-	good := p.good[tg.ID]
-	p.mu.Unlock()
-	out := make([]string, 0, len(tg.Addrs))
-	for _, a := range tg.Addrs {
-		if a == good {
-			out = append([]string{a}, out...)
-		} else {
-			out = append(out, a)
-		}
-	}
-	return out
+	return p.pullFrom(ctx, tg, since, cur.Hour)
 }
 
 // pullFrom pages through one node's buckets since since and stores them;
 // the last command moves the cursor past the hours the node's applied_at
 // closed (never before cursor, where it stands).
-func (p *puller) pullFrom(ctx context.Context, shard, addr string, since, cursor time.Time) error {
+func (p *puller) pullFrom(ctx context.Context, tg Target, since, cursor time.Time) error {
+	shard := tg.ID
 	var (
 		applied time.Time // the earliest applied_at of the pages: every page is at least that current
 		batch   []state.UsageEntry
 		page    string
 	)
 	for {
-		up, err := p.fetch(ctx, shard, addr, since, page)
+		up, err := p.fetch(ctx, tg, since, page)
 		if err != nil {
 			return err
 		}
@@ -335,19 +300,15 @@ func entryOf(b wire.UsageBucket) (state.UsageEntry, error) {
 	return state.UsageEntry{Tenant: tid, Namespace: ns, Hour: b.Hour.Unix(), Meters: m}, nil
 }
 
-// fetch asks one node for one page.
-func (p *puller) fetch(ctx context.Context, shard, addr string, since time.Time, page string) (wire.UsagePage, error) {
+// fetch asks the shard for one page.
+func (p *puller) fetch(ctx context.Context, tg Target, since time.Time, page string) (wire.UsagePage, error) {
 	q := url.Values{"since": {since.UTC().Format(time.RFC3339)}, "limit": {strconv.Itoa(pullPageLimit)}}
 	if page != "" {
 		q.Set("cursor", page)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.s.cfg.PullTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr+usagePath+"?"+q.Encode(), nil)
-	if err != nil {
-		return wire.UsagePage{}, err
-	}
-	resp, err := p.client(shard).Do(req)
+	resp, err := p.s.shards.send(ctx, tg, shardclient.Request{Method: http.MethodGet, Path: usagePath + "?" + q.Encode()})
 	if err != nil {
 		return wire.UsagePage{}, err
 	}
@@ -356,9 +317,6 @@ func (p *puller) fetch(ctx context.Context, shard, addr string, since time.Time,
 	if err != nil {
 		return wire.UsagePage{}, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return wire.UsagePage{}, fmt.Errorf("answered %d: %.200s", resp.StatusCode, body)
-	}
 	var up wire.UsagePage
 	if err := json.Unmarshal(body, &up); err != nil {
 		return wire.UsagePage{}, fmt.Errorf("undecodable answer: %w", err)
@@ -366,29 +324,16 @@ func (p *puller) fetch(ctx context.Context, shard, addr string, since time.Time,
 	return up, nil
 }
 
-// client is the HTTP client for shard's nodes: it presents control's
-// certificate and admits only a certificate of a node of that shard, so
-// an address that is not one of its nodes gets nothing.
-func (p *puller) client(shard string) *http.Client {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c, ok := p.clients[shard]
-	if !ok {
-		c = &http.Client{Transport: &http.Transport{
-			TLSClientConfig:     p.s.cfg.TLS.Client(pki.ShardMember(shard)),
-			MaxIdleConnsPerHost: 2,
-			IdleConnTimeout:     time.Minute,
-		}}
-		p.clients[shard] = c
+// target is shard's Target: where control may reach its nodes.
+func (s *Leader) target(shard, ns string) (Target, error) {
+	targets, err := service.ViewValue(s.Service, s.Targets)
+	if err != nil {
+		return Target{}, err
 	}
-	return c
-}
-
-// close drops the idle connections, once the loop has ended.
-func (p *puller) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.clients {
-		c.CloseIdleConnections()
+	for _, tg := range targets {
+		if tg.ID == shard && len(tg.Addrs) > 0 {
+			return tg, nil
+		}
 	}
+	return Target{}, fmt.Errorf("shard %s of namespace %q has no address control can reach", shard, ns)
 }

@@ -2,9 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"slices"
 	"time"
@@ -58,34 +55,12 @@ func (s *Service) Renew(ctx context.Context, req wire.RenewRequest) (wire.RenewR
 			return wire.RenewResponse{}, apierr.OfField(apierr.TooLarge, f.name, "%s is %d bytes; at most %d", f.name, len(f.v), wire.MaxRenewPEMBytes)
 		}
 	}
-	cert, err := parseOneCert(req.Certificate)
+	id, _, err := ca.VerifyRenewal([]byte(req.Certificate), []byte(req.CSR), s.cfg.Clock.Now())
 	if err != nil {
-		return wire.RenewResponse{}, apierr.Field("certificate", "%v", err)
+		return wire.RenewResponse{}, renewalRefused(err)
 	}
-	csr, err := pki.ParseCSR([]byte(req.CSR))
-	if err != nil {
-		return wire.RenewResponse{}, apierr.Field("csr", "%v", err)
-	}
-
-	now := s.cfg.Clock.Now()
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.Cert)
-	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: now,
-		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		if now.After(cert.NotAfter) && cert.CheckSignatureFrom(ca.Cert) == nil {
-			return wire.RenewResponse{}, apierr.OfField(apierr.Unauthenticated, "certificate",
-				"the certificate expired at %s and cannot be renewed: the node must join again with a new token", cert.NotAfter.UTC().Format(time.RFC3339))
-		}
-		return wire.RenewResponse{}, apierr.OfField(apierr.Unauthenticated, "certificate",
-			"the certificate is not a valid one of this control plane's self-hosted CA: %v", err)
-	}
-	id, err := pki.IdentityOf(cert)
-	if err != nil || id.Role != pki.RoleShard || id.Tenant == "" {
+	if id.Role != pki.RoleShard || id.Tenant == "" {
 		return wire.RenewResponse{}, apierr.OfField(apierr.Unauthenticated, "certificate", "the certificate is not a self-hosted shard node's")
-	}
-	if pub, ok := cert.PublicKey.(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(csr.PublicKey) {
-		return wire.RenewResponse{}, apierr.OfField(apierr.Unauthenticated, "csr",
-			"the certificate request is not signed by the certificate's key: renewal proves possession of the node's key (sign the request with node.key)")
 	}
 
 	err = s.View(func(r pebble.Reader) error {
@@ -107,7 +82,7 @@ func (s *Service) Renew(ctx context.Context, req wire.RenewRequest) (wire.RenewR
 	if err != nil {
 		return wire.RenewResponse{}, apierr.Field("csr", "%v", err)
 	}
-	issued, err := parseOneCert(string(certPEM))
+	issued, err := pki.ParseOneCert(certPEM)
 	if err != nil {
 		return wire.RenewResponse{}, err
 	}
@@ -115,19 +90,26 @@ func (s *Service) Renew(ctx context.Context, req wire.RenewRequest) (wire.RenewR
 	return wire.RenewResponse{Certificate: string(certPEM), CA: string(ca.CertPEM()), NotAfter: issued.NotAfter}, nil
 }
 
-// parseOneCert reads a PEM text holding exactly one certificate.
-func parseOneCert(s string) (*x509.Certificate, error) {
-	block, rest := pem.Decode([]byte(s))
-	if block == nil || block.Type != "CERTIFICATE" {
-		return nil, errNoPEMCert
+// renewalRefused is the API's answer to a refused renewal: a request
+// that cannot be read is a 400 naming its field; a certificate or a
+// request that proves nothing, a 401.
+func renewalRefused(err error) error {
+	var re *pki.RenewalError
+	if !errors.As(err, &re) {
+		return err
 	}
-	if more, _ := pem.Decode(rest); more != nil {
-		return nil, errMorePEM
+	switch re.Problem {
+	case pki.RenewalMalformed, pki.RenewalOtherIdentity:
+		return apierr.Field(re.Field, "%v", re.Err)
+	case pki.RenewalExpired:
+		return apierr.OfField(apierr.Unauthenticated, "certificate",
+			"the certificate expired at %s and cannot be renewed: the node must join again with a new token", re.NotAfter.UTC().Format(time.RFC3339))
+	case pki.RenewalUntrusted:
+		return apierr.OfField(apierr.Unauthenticated, "certificate",
+			"the certificate is not a valid one of this control plane's self-hosted CA: %v", re.Err)
+	case pki.RenewalNoIdentity:
+		return apierr.OfField(apierr.Unauthenticated, "certificate", "the certificate is not a self-hosted shard node's")
 	}
-	return x509.ParseCertificate(block.Bytes)
+	return apierr.OfField(apierr.Unauthenticated, "csr",
+		"the certificate request is not signed by the certificate's key: renewal proves possession of the node's key (sign the request with node.key)")
 }
-
-var (
-	errNoPEMCert = errors.New("not a PEM certificate")
-	errMorePEM   = errors.New("more than one PEM block: send the node's certificate alone")
-)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/tunnel"
 )
 
 // Shard registry limits.
@@ -163,7 +164,7 @@ func (s *Service) listShards(r pebble.Reader) ([]state.ShardLoad, error) {
 // static shard, else the first registered member's, and every registered
 // member's HTTP address.
 func (s *Service) shardAddrs(r pebble.Reader, id string) (string, []string, error) {
-	if tunnels, ok, err := state.OwnedShardAddrs(r, id); err != nil || ok {
+	if tunnels, ok, err := ownedShardAddrs(r, id); err != nil || ok {
 		if len(tunnels) == 0 {
 			return "", tunnels, err
 		}
@@ -186,4 +187,22 @@ func (s *Service) shardAddrs(r pebble.Reader, id string) (string, []string, erro
 		return members[0], members, nil
 	}
 	return "", nil, nil
+}
+
+// ownedShardAddrs are the tunnel addresses of a self-hosted shard's
+// joined nodes (ok false for a hosted shard).
+func ownedShardAddrs(r pebble.Reader, id string) ([]string, bool, error) {
+	tid, err := state.ShardOwner(r, id)
+	if err != nil || tid == "" {
+		return nil, false, err
+	}
+	sh, _, err := state.SelfHostedShard(r, tid, id)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]string, 0, len(sh.Nodes))
+	for _, n := range sh.Nodes {
+		out = append(out, tunnel.Addr(id, n))
+	}
+	return out, true, nil
 }

@@ -133,6 +133,13 @@ func TestLogReplaysAsWritten(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join("testdata", "log.golden")
 	script := logScript()
+	inScript := map[replica.CommandType]bool{}
+	for _, st := range script {
+		inScript[st.t] = true
+	}
+	for _, typ := range NewRegistry().Types() {
+		require.True(t, inScript[typ], "command %d (%s) is not in the script", typ, NewRegistry().Name(typ))
+	}
 	var cmds [][]byte
 	var sb strings.Builder
 	for _, st := range script {

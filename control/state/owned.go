@@ -8,7 +8,6 @@ import (
 	"github.com/jobbie/jobbie/control/state/internal/layout"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
-	"github.com/jobbie/jobbie/internal/tunnel"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -172,24 +171,6 @@ func ShardOwner(r pebble.Reader, id string) (string, error) {
 		return "", err
 	}
 	return string(v), nil
-}
-
-// OwnedShardAddrs are the tunnel addresses of a self-hosted shard's
-// joined nodes (ok false for a hosted shard).
-func OwnedShardAddrs(r pebble.Reader, id string) ([]string, bool, error) {
-	tid, err := ShardOwner(r, id)
-	if err != nil || tid == "" {
-		return nil, false, err
-	}
-	var sh OwnedShard
-	if _, err := getJSON(r, layout.OwnedShard(tid, id), &sh); err != nil {
-		return nil, false, err
-	}
-	out := make([]string, 0, len(sh.Nodes))
-	for _, n := range sh.Nodes {
-		out = append(out, tunnel.Addr(id, n))
-	}
-	return out, true, nil
 }
 
 // MaxShardNodes bounds a self-hosted shard's joined nodes: a Raft group

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"maps"
@@ -226,8 +227,12 @@ func (fs *fakeMoveShard) stream(w http.ResponseWriter, step, sns, token string) 
 
 // apply verifies the whole stream, then applies it under the mark.
 func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, token string) {
-	cr := &countingBody{r: r.Body}
-	recs, err := readFakeStream(cr)
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeFakeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	recs, err := readFakeStream(bytes.NewReader(raw))
 	if err != nil {
 		writeFakeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -252,7 +257,7 @@ func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, toke
 			res.Records++
 		}
 	}
-	res.Bytes = cr.n
+	res.Bytes = int64(len(raw))
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(res)
 }
@@ -317,16 +322,4 @@ func (fs *fakeMoveShard) command(w http.ResponseWriter, r *http.Request, step, s
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{}`))
-}
-
-// countingBody counts the bytes read through it.
-type countingBody struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

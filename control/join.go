@@ -17,38 +17,19 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// Membership reports whether this node is a member of the latest
-// configuration it knows, whether it knows one, and whether Raft stopped
-// itself (a leader that applied its own removal); see replica.Node.
-func (s *Server) Membership() (member, known, stopped bool) {
-	node, release, err := s.Acquire()
-	if err != nil {
-		return false, false, false
-	}
-	defer release()
-	return node.Membership()
-}
-
-// AdvertisedHTTP is the address other nodes reach this node's HTTP API on.
-func (s *Server) AdvertisedHTTP() string {
-	if s.cfg.AdvertiseHTTP != "" {
-		return s.cfg.AdvertiseHTTP
-	}
-	return s.Addr()
-}
-
-// join asks the members in Config.Join (and the control nodes gossip
-// knows) to add this node, until one does or a leader reaches it.
-func (s *Server) join(ctx context.Context, node *replica.Node) error {
-	body, _ := json.Marshal(wire.AddMemberRequest{NodeID: s.cfg.NodeID, RaftAddr: s.raftAdvertise(node), HTTPAddr: s.AdvertisedHTTP()})
-	hc := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: s.cfg.TLS.Client(pki.Roles(pki.RoleControl))}}
+// join asks the members in cfg.Join (and the control nodes gossip knows)
+// to add node, which serves HTTP at advertised, until one does or a
+// leader reaches it.
+func join(ctx context.Context, cfg Config, node *replica.Node, advertised string) error {
+	body, _ := json.Marshal(wire.AddMemberRequest{NodeID: cfg.NodeID, RaftAddr: raftAdvertise(cfg, node), HTTPAddr: advertised})
+	hc := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl))}}
 	defer hc.CloseIdleConnections()
 	var last error
 	for {
 		if node.LeaderID() != "" {
 			return nil // a leader talks to us: we were added
 		}
-		for _, addr := range s.joinTargets() {
+		for _, addr := range joinTargets(cfg, advertised) {
 			if last = askToJoin(ctx, hc, addr, body); last == nil {
 				return nil
 			}
@@ -64,15 +45,15 @@ func (s *Server) join(ctx context.Context, node *replica.Node) error {
 	}
 }
 
-func (s *Server) raftAdvertise(node *replica.Node) string {
-	if s.cfg.RaftAdvertise != "" {
-		return s.cfg.RaftAdvertise
+func raftAdvertise(cfg Config, node *replica.Node) string {
+	if cfg.RaftAdvertise != "" {
+		return cfg.RaftAdvertise
 	}
 	return node.RaftAddr()
 }
 
-func (s *Server) joinTargets() []string {
-	seen := map[string]bool{s.AdvertisedHTTP(): true}
+func joinTargets(cfg Config, advertised string) []string {
+	seen := map[string]bool{advertised: true}
 	var out []string
 	add := func(a string) {
 		a = strings.TrimSuffix(strings.TrimPrefix(a, "https://"), "/")
@@ -81,12 +62,12 @@ func (s *Server) joinTargets() []string {
 			out = append(out, a)
 		}
 	}
-	for _, a := range s.cfg.Join {
+	for _, a := range cfg.Join {
 		add(a)
 	}
-	if s.cfg.Gossip != nil {
-		for _, m := range s.cfg.Gossip.Members() {
-			if m.Meta.Role == gossip.RoleControl && m.Meta.NodeID != s.cfg.NodeID {
+	if cfg.Gossip != nil {
+		for _, m := range cfg.Gossip.Members() {
+			if m.Meta.Role == gossip.RoleControl && m.Meta.NodeID != cfg.NodeID {
 				add(m.Meta.HTTPAddr)
 			}
 		}

@@ -102,7 +102,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.api.Serve(ln) }()
 	if !node.HasState() && len(s.cfg.Join) > 0 {
-		if err := s.join(ctx, node); err != nil {
+		if err := join(ctx, s.cfg, node, s.AdvertisedHTTP()); err != nil {
 			return errors.Join(err, s.stopLocked())
 		}
 	}
@@ -227,4 +227,24 @@ func (s *Server) RaftAddr() string {
 	}
 	defer release()
 	return node.RaftAddr()
+}
+
+// Membership reports whether this node is a member of the latest
+// configuration it knows, whether it knows one, and whether Raft stopped
+// itself (a leader that applied its own removal); see replica.Node.
+func (s *Server) Membership() (member, known, stopped bool) {
+	node, release, err := s.Acquire()
+	if err != nil {
+		return false, false, false
+	}
+	defer release()
+	return node.Membership()
+}
+
+// AdvertisedHTTP is the address other nodes reach this node's HTTP API on.
+func (s *Server) AdvertisedHTTP() string {
+	if s.cfg.AdvertiseHTTP != "" {
+		return s.cfg.AdvertiseHTTP
+	}
+	return s.Addr()
 }

@@ -59,8 +59,6 @@ func (s *Service) Acquire() (*replica.Node, func(), error) {
 	return s.node, s.mu.RUnlock, nil
 }
 
-// IsLeader reports whether this node leads the control plane's Raft group,
-// for what it advertises in gossip.
 // LeadingTerm is the Raft term this node leads in, 0 when it does not lead.
 func (s *Service) LeadingTerm() uint64 {
 	node, release, err := s.Acquire()
@@ -74,6 +72,8 @@ func (s *Service) LeadingTerm() uint64 {
 	return node.Term()
 }
 
+// IsLeader reports whether this node leads the control plane's Raft group,
+// for what it advertises in gossip.
 func (s *Service) IsLeader() bool {
 	node, release, err := s.Acquire()
 	if err != nil {

@@ -61,6 +61,7 @@ func (sh *shards) send(ctx context.Context, tg Target, r shardclient.Request) (*
 		return nil, err
 	}
 	r.MaxErrorBody = maxShardError
+	r.KeepAlive = true // as a shard expects of a move: a delta on the connection its snapshot came on
 	st, err := sh.c.Send(ctx, rt, r)
 	if err != nil {
 		return nil, err

@@ -209,13 +209,15 @@ type Stream struct {
 	// Body is the answer already read when it is an error, or a
 	// not-the-leader answer given back after the retries ran out.
 	Body []byte
-	tr   *http.Transport
+	tr   *http.Transport // a one-stream transport, closed with the stream; nil for a keep-alive one
 }
 
 // Close releases the stream's connection.
 func (s *Stream) Close() {
 	_ = s.Resp.Body.Close()
-	s.tr.CloseIdleConnections()
+	if s.tr != nil {
+		s.tr.CloseIdleConnections()
+	}
 }
 
 // OpenStream opens a streamed GET (path and headers in header) at rt's leader, retrying as Do does (a
@@ -242,6 +244,13 @@ type Request struct {
 	Start time.Duration
 	// MaxErrorBody bounds a not-the-leader answer read whole.
 	MaxErrorBody int
+	// KeepAlive sends the request on the node's keep-alive connections
+	// (Start is then ignored: ctx alone bounds it) rather than on a
+	// one-stream transport: a request after a stream read to its end goes
+	// on the same connection, so the node answers it only once it has
+	// finished with the stream (a shard keeps a move's session once the
+	// stream was written whole).
+	KeepAlive bool
 }
 
 // Send sends r to rt's leader and returns the answer as a stream, whatever
@@ -312,9 +321,28 @@ func (c *Client) openStream(ctx context.Context, n *Node, r Request) (*Stream, e
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	start := r.Start
+	if r.KeepAlive {
+		resp, err := (&http.Client{Transport: n.keepAlive()}).Do(req)
+		if err != nil {
+			return nil, err
+		}
+		return &Stream{Resp: resp}, nil
+	}
+	tr := n.transport(r.Start, true)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		tr.CloseIdleConnections()
+		return nil, err
+	}
+	return &Stream{Resp: resp, tr: tr}, nil
+}
+
+// transport is an HTTP transport to n: one stream per connection
+// (oneShot) or keep-alive; start bounds dialing and the wait for an
+// answer to begin.
+func (n *Node) transport(start time.Duration, oneShot bool) *http.Transport {
 	d := &net.Dialer{Timeout: start}
-	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true, DisableCompression: true,
+	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: oneShot, DisableCompression: true,
 		ResponseHeaderTimeout: start, TLSHandshakeTimeout: start, TLSClientConfig: n.hc.TLSConfig}
 	switch {
 	case n.tun != nil:
@@ -330,10 +358,11 @@ func (c *Client) openStream(ctx context.Context, n *Node, r Request) (*Stream, e
 		path := n.hc.Addr
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, "unix", path) }
 	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		tr.CloseIdleConnections()
-		return nil, err
-	}
-	return &Stream{Resp: resp, tr: tr}, nil
+	return tr
+}
+
+// keepAlive is n's keep-alive transport for Send, made on first use.
+func (n *Node) keepAlive() *http.Transport {
+	n.keepOnce.Do(func() { n.keep = n.transport(0, false) })
+	return n.keep
 }

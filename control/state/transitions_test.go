@@ -13,25 +13,39 @@ import (
 // Every step the move table allows, and nothing else.
 func TestMoveTable(t *testing.T) {
 	t.Parallel()
-	allowed := map[MoveStep]map[string]string{
-		MoveStart:    {"": wire.MoveCopying},
-		MoveCopied:   {wire.MoveCopying: wire.MoveCatchingUp, wire.MoveCatchingUp: wire.MoveCatchingUp},
-		MoveFence:    {wire.MoveCatchingUp: wire.MoveFenced},
-		MoveCommit:   {wire.MoveFenced: wire.MoveFenced},
-		MoveSwitch:   {wire.MoveFenced: wire.MoveSwitched},
-		MoveComplete: {wire.MoveSwitched: wire.MoveCompleted},
-		MoveFail:     {wire.MoveCopying: wire.MoveFailed, wire.MoveCatchingUp: wire.MoveFailed, wire.MoveFenced: wire.MoveFailed},
-		MoveCancel:   {wire.MoveCopying: wire.MoveCancelled, wire.MoveCatchingUp: wire.MoveCancelled, wire.MoveFenced: wire.MoveCancelled},
+	// Every allowed step, as from --step--> to; everything else is refused.
+	allowed := map[[2]string]string{}
+	for _, tr := range []struct {
+		from string
+		step MoveStep
+		to   string
+	}{
+		{"", MoveStart, wire.MoveCopying},
+		{wire.MoveCopying, MoveCopied, wire.MoveCatchingUp},
+		{wire.MoveCatchingUp, MoveCopied, wire.MoveCatchingUp},
+		{wire.MoveCatchingUp, MoveFence, wire.MoveFenced},
+		{wire.MoveFenced, MoveCommit, wire.MoveFenced},
+		{wire.MoveFenced, MoveSwitch, wire.MoveSwitched},
+		{wire.MoveSwitched, MoveComplete, wire.MoveCompleted},
+		{wire.MoveCopying, MoveFail, wire.MoveFailed},
+		{wire.MoveCatchingUp, MoveFail, wire.MoveFailed},
+		{wire.MoveFenced, MoveFail, wire.MoveFailed},
+		{wire.MoveCopying, MoveCancel, wire.MoveCancelled},
+		{wire.MoveCatchingUp, MoveCancel, wire.MoveCancelled},
+		{wire.MoveFenced, MoveCancel, wire.MoveCancelled},
+	} {
+		allowed[[2]string{tr.from, string(tr.step)}] = tr.to
 	}
-	for step, froms := range allowed {
+	steps := []MoveStep{MoveStart, MoveCopied, MoveFence, MoveCommit, MoveSwitch, MoveComplete, MoveFail, MoveCancel}
+	for _, step := range steps {
 		for _, from := range append([]string{""}, MoveStates...) {
 			to, ok := MoveNext(from, step)
-			want, allow := froms[from]
+			want, allow := allowed[[2]string{from, string(step)}]
 			require.Equal(t, allow, ok, "%s from %q", step, from)
 			require.Equal(t, want, to, "%s from %q", step, from)
 		}
 	}
-	require.Len(t, moveSteps, len(allowed), "every step is tested")
+	require.Len(t, moveSteps, len(steps), "every step is tested")
 	for _, s := range MoveStates {
 		ended := s == wire.MoveCompleted || s == wire.MoveFailed || s == wire.MoveCancelled
 		require.Equal(t, ended, MoveEnded(s), s)
@@ -114,20 +128,20 @@ func TestApplyMoveProgressFollowsTheTable(t *testing.T) {
 func TestRunTable(t *testing.T) {
 	t.Parallel()
 	states := []string{"", wire.BackupRunning, wire.BackupCompleted, wire.BackupFailed}
-	allowed := map[RunStep]map[string]string{
-		RunStart:   {"": wire.BackupRunning},
-		RunSucceed: {wire.BackupRunning: wire.BackupCompleted},
-		RunFail:    {wire.BackupRunning: wire.BackupFailed},
+	allowed := map[[2]string]string{
+		{"", string(RunStart)}:                   wire.BackupRunning,
+		{wire.BackupRunning, string(RunSucceed)}: wire.BackupCompleted,
+		{wire.BackupRunning, string(RunFail)}:    wire.BackupFailed,
 	}
-	for step, froms := range allowed {
+	for _, step := range []RunStep{RunStart, RunSucceed, RunFail} {
 		for _, from := range states {
 			to, ok := RunNext(from, step)
-			want, allow := froms[from]
+			want, allow := allowed[[2]string{from, string(step)}]
 			require.Equal(t, allow, ok, "%s from %q", step, from)
 			require.Equal(t, want, to, "%s from %q", step, from)
 		}
 	}
-	require.Len(t, runSteps, len(allowed))
+	require.Len(t, runSteps, 3)
 	require.Equal(t, wire.BackupCompleted, RunEnd(nil))
 	require.Equal(t, wire.BackupFailed, RunEnd(errors.New("x")))
 }

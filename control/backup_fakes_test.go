@@ -81,9 +81,9 @@ func (fs *fakeBackupShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case r.Method == http.MethodGet && r.URL.Path == backupPath:
+	case r.Method == http.MethodGet && r.URL.Path == "/internal/v1/backup":
 		fs.backup(w, tid, ns, sns)
-	case r.Method == http.MethodPost && r.URL.Path == restorePath:
+	case r.Method == http.MethodPost && r.URL.Path == "/internal/v1/restore":
 		fs.restore(w, r, sns)
 	default:
 		http.NotFound(w, r)

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
@@ -304,7 +305,7 @@ func TestRunningBackupIsExclusiveAndInterrupted(t *testing.T) {
 	requireError(t, w.gw.do(t, http.MethodPost, w.path(w.tid, "/backups"), "", wire.CreateBackupRequest{Namespace: "orders"}), 409, "conflict")
 	requireError(t, w.gw.do(t, http.MethodDelete, w.path(w.tid, "/backups/"+b.ID), "", nil), 409, "conflict")
 	// A record as a crashed leader leaves it: running, no runner.
-	orphan, err := propose(context.Background(), w.srv, opStartBackup, &startBackupCmd{Tenant: w.tid, ID: newID(wire.BackupIDPrefix), Namespace: "other", Kind: wire.BackupManual})
+	orphan, err := propose(context.Background(), w.srv, state.OpStartBackup, &state.StartBackupCmd{Tenant: w.tid, ID: newID(wire.BackupIDPrefix), Namespace: "other", Kind: wire.BackupManual})
 	require.NoError(t, err)
 
 	require.NoError(t, w.srv.Stop())
@@ -385,12 +386,12 @@ func TestBackupPolicyRunsAndPrunes(t *testing.T) {
 	_, err := w.srv.Backup(context.Background(), w.tid, manual.ID)
 	require.NoError(t, err, "a manual backup is not pruned")
 	// A run is started once: the same run time again is refused.
-	pol, err := viewValue(w.srv, func(r pebble.Reader) (backupPolicy, error) {
-		p, _, err := loadBackupPolicy(r, w.tid, "orders")
+	pol, err := viewValue(w.srv, func(r pebble.Reader) (state.BackupPolicy, error) {
+		p, _, err := state.LoadBackupPolicy(r, w.tid, "orders")
 		return p, err
 	})
 	require.NoError(t, err)
-	_, err = propose(context.Background(), w.srv, opStartBackup, &startBackupCmd{Tenant: w.tid, ID: newID(wire.BackupIDPrefix),
+	_, err = propose(context.Background(), w.srv, state.OpStartBackup, &state.StartBackupCmd{Tenant: w.tid, ID: newID(wire.BackupIDPrefix),
 		Namespace: "orders", Kind: wire.BackupScheduled, RunAt: pol.LastRun})
 	requireAPIError(t, err, 409)
 

@@ -168,7 +168,7 @@ func TestGroupMemberCatchesUpFromSnapshot(t *testing.T) {
 		_, err := g.nodes["control1"].CreateTenant(context.Background(), "t"+string(rune('a'+i)))
 		require.NoError(t, err)
 	}
-	node, release, err := g.nodes["control1"].acquire()
+	node, release, err := g.nodes["control1"].Acquire()
 	require.NoError(t, err)
 	require.NoError(t, node.Snapshot()) // and compact the log behind it
 	release()

@@ -4,17 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/jobbie/jobbie/control/leader"
+	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/wire"
 )
-
-var shardIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 // DefaultPullInterval is Config.PullInterval's default.
 const DefaultPullInterval = 2 * time.Second
@@ -33,15 +33,11 @@ const DefaultSelfHostedCertValidity = 365 * 24 * time.Hour
 const MinSelfHostedCertValidity = 10 * time.Second
 
 // ShardInfo names a shard cluster namespaces may be placed on.
-type ShardInfo struct {
-	ID   string `json:"id"`
-	Addr string `json:"addr"` // base URL of the shard's HTTP API, e.g. http://10.0.0.5:8082
-	// UsageAddrs are more addresses of the shard's nodes (host:port or
-	// https URLs) for control's own calls, the usage pulls. Control reads
-	// usage from Addr and these; a Unix socket Addr (a gateway on the
-	// same host) is not for control, so such a shard needs them.
-	UsageAddrs []string `json:"usage_addrs,omitempty"`
-}
+type ShardInfo = service.ShardInfo
+
+// KeyRequest asks for a new tenant API key; CreateKey parses and checks
+// its expires_at.
+type KeyRequest = wire.CreateKeyRequest
 
 // Config configures a Server. Zero values take the defaults in comments.
 type Config struct {
@@ -194,7 +190,7 @@ func (c Config) Validate() error {
 		switch {
 		case s.ID == "":
 			errs = append(errs, fmt.Errorf("shard %d in Shards has no ID", i))
-		case !shardIDRE.MatchString(s.ID):
+		case !service.ShardIDRE.MatchString(s.ID):
 			errs = append(errs, fmt.Errorf("shard %d in Shards: id %q must be 1-63 letters, digits, '.', '_' or '-'", i, s.ID))
 		case seen[s.ID]:
 			errs = append(errs, fmt.Errorf("shard %d in Shards: id %q is listed twice", i, s.ID))
@@ -202,7 +198,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("shard %d in Shards (%s) has no Addr", i, s.ID))
 		}
 		for _, a := range s.UsageAddrs {
-			if _, ok := usageBaseURL(a); !ok {
+			if _, ok := leader.ShardURL(a); !ok {
 				errs = append(errs, fmt.Errorf("shard %d in Shards (%s): usage address %q must be host:port or an http(s) URL", i, s.ID, a))
 			}
 		}

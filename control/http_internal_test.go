@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -68,7 +70,7 @@ func TestHTTPNamespaces(t *testing.T) {
 
 	r := gw.do(t, http.MethodPost, base, "", map[string]string{"name": "emails"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	created := decodeAs[Namespace](t, r)
+	created := decodeAs[state.Namespace](t, r)
 	require.Equal(t, "emails", created.Name)
 	require.Equal(t, "s2", created.ShardID, "default is on s1, so s2 has fewer")
 	require.ElementsMatch(t, []string{"name", "description", "deletion_protection", "created_at", "shard_id"}, keysOf(decodeAs[map[string]any](t, r)))
@@ -81,7 +83,7 @@ func TestHTTPNamespaces(t *testing.T) {
 
 	r = gw.do(t, http.MethodGet, base, "", nil)
 	require.Equal(t, http.StatusOK, r.status)
-	list := decodeAs[struct{ Namespaces []Namespace }](t, r)
+	list := decodeAs[struct{ Namespaces []state.Namespace }](t, r)
 	require.Equal(t, []string{"default", "emails"}, []string{list.Namespaces[0].Name, list.Namespaces[1].Name})
 	require.Equal(t, created, list.Namespaces[1])
 	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/namespaces", "", nil), 404, "not_found")
@@ -132,7 +134,7 @@ func TestHTTPKeys(t *testing.T) {
 		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"emails", "emails"}}, "namespaces"},
 		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"*", "emails"}}, "namespaces"},
 		{KeyRequest{Name: "x", Role: "viewer", Namespaces: []string{"BAD"}}, "namespaces"},
-		{KeyRequest{Name: "x", Role: "viewer", Namespaces: manyNamespaces(maxKeyNamespaces + 1)}, "namespaces"},
+		{KeyRequest{Name: "x", Role: "viewer", Namespaces: manyNamespaces(service.MaxKeyNamespaces + 1)}, "namespaces"},
 	}
 	for _, c := range bad {
 		requireError(t, gw.do(t, http.MethodPost, base, "", c.body), 400, "bad_request", c.field)

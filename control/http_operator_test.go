@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/api"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -39,7 +40,7 @@ func TestHTTPCreateTenant(t *testing.T) {
 	// connection without reading the rest, so the client may instead see
 	// the connection reset while it is still writing. Either way it is
 	// refused, and nothing is created (checked below).
-	big := `{"name":"` + strings.Repeat("a", maxBody) + `"}`
+	big := `{"name":"` + strings.Repeat("a", api.MaxBody) + `"}`
 	req, err := http.NewRequest(http.MethodPost, b.base+"/control/v1/tenants", strings.NewReader(big))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+b.op)

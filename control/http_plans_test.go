@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/billing"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -52,7 +53,7 @@ func TestHTTPPlansCreateShowEdit(t *testing.T) {
 	require.Equal(t, 200, r.status)
 	list := decodeAs[struct{ Plans []wire.PlanView }](t, r).Plans
 	require.Len(t, list, 1)
-	require.Equal(t, FreePlan, list[0].Name)
+	require.Equal(t, billing.FreePlan, list[0].Name)
 	require.Equal(t, "USD", list[0].Currency)
 	require.Empty(t, list[0].Prices)
 	require.Equal(t, wire.PlanLimits{}, list[0].Limits, "free has no limits")
@@ -182,7 +183,7 @@ func TestHTTPTenantPlanFromTheNextHour(t *testing.T) {
 	require.Equal(t, 200, r.status, "body: %s", r.body)
 	tp := decodeAs[wire.TenantPlan](t, r)
 	require.Equal(t, tid, tp.TenantID)
-	require.Equal(t, FreePlan, tp.Plan.Name)
+	require.Equal(t, billing.FreePlan, tp.Plan.Name)
 	require.Nil(t, tp.Next)
 	require.ElementsMatch(t, []string{"tenant_id", "plan", "since"}, keysOf(decodeAs[map[string]any](t, r)))
 
@@ -193,7 +194,7 @@ func TestHTTPTenantPlanFromTheNextHour(t *testing.T) {
 	r = b.do(t, http.MethodPut, "/control/v1/tenants/"+tid+"/plan", b.op, map[string]string{"plan": "pro"})
 	require.Equal(t, 200, r.status, "body: %s", r.body)
 	tp = decodeAs[wire.TenantPlan](t, r)
-	require.Equal(t, FreePlan, tp.Plan.Name, "still free this hour")
+	require.Equal(t, billing.FreePlan, tp.Plan.Name, "still free this hour")
 	require.NotNil(t, tp.Next)
 	require.Equal(t, "pro", tp.Next.Name)
 	next := time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)
@@ -238,7 +239,7 @@ func TestHTTPTenantCreatedOnPlan(t *testing.T) {
 	r = b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "bravo", "plan": "free"})
 	require.Equal(t, 201, r.status, "body: %s", r.body)
 	tid = decodeAs[wire.CreatedTenant](t, r).Tenant.ID
-	require.Equal(t, FreePlan, decodeAs[wire.TenantPlan](t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/plan", "", nil)).Plan.Name)
+	require.Equal(t, billing.FreePlan, decodeAs[wire.TenantPlan](t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/plan", "", nil)).Plan.Name)
 }
 
 // The quota a gateway enforces: the limits of the plan in effect and,
@@ -253,7 +254,7 @@ func TestHTTPQuota(t *testing.T) {
 
 	r := gw.do(t, http.MethodGet, path, "", nil)
 	require.Equal(t, 200, r.status, "body: %s", r.body)
-	require.Equal(t, wire.TenantQuota{TenantID: tid, Plan: FreePlan, Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}, decodeAs[wire.TenantQuota](t, r))
+	require.Equal(t, wire.TenantQuota{TenantID: tid, Plan: billing.FreePlan, Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}, decodeAs[wire.TenantQuota](t, r))
 	requireError(t, b.do(t, http.MethodGet, path, b.op, nil), 401, "unauthenticated")
 	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+unknownTID+"/quota", "", nil), 404, "not_found")
 

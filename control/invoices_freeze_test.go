@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -37,16 +38,16 @@ func TestInvoiceFreezesAndStaysFrozen(t *testing.T) {
 	w := newInvoiceWorld(t)
 	setClock(w.clk, at(4, 1, 0, 0).Add(30*time.Second))
 	put(t, w.srv, "s1", at(4, 1, 0, 0))
-	w.srv.freezeInvoices(ctx)
+	w.srv.FreezeInvoices(ctx)
 	require.Equal(t, wire.InvoiceOpen, decodeInvoice(t, w.invoiceBytes(t, w.srv, "2026-03")).Status, "s2 has not closed March")
 
 	put(t, w.srv, "s2", at(4, 1, 0, 0))
-	w.srv.freezeInvoices(ctx)
+	w.srv.FreezeInvoices(ctx)
 	require.Equal(t, wire.InvoiceOpen, decodeInvoice(t, w.invoiceBytes(t, w.srv, "2026-03")).Status, "api requests have not settled")
 
 	setClock(w.clk, at(4, 1, 0, 1))
 	open := decodeInvoice(t, w.invoiceBytes(t, w.srv, "2026-03"))
-	w.srv.freezeInvoices(ctx)
+	w.srv.FreezeInvoices(ctx)
 	frozen := w.invoiceBytes(t, w.srv, "2026-03")
 	inv := decodeInvoice(t, frozen)
 	require.Equal(t, wire.InvoiceClosed, inv.Status)
@@ -59,10 +60,10 @@ func TestInvoiceFreezesAndStaysFrozen(t *testing.T) {
 	// changes the ledger, not the invoice.
 	put(t, w.srv, "s1", time.Time{}, entry(w.tid, "alpha", at(3, 20, 0, 0), wire.ShardMeters{Executions: 50_000}))
 	require.NoError(t, recordAPIRequests(w.srv, w.tid, "gw_c", at(3, 31, 23, 0), 1_000_000))
-	regenerated, err := viewValue(w.srv, func(r pebble.Reader) (wire.Invoice, error) { return generateInvoice(r, w.tid, at(3, 1, 0, 0)) })
+	regenerated, err := viewValue(w.srv, func(r pebble.Reader) (wire.Invoice, error) { return state.GenerateInvoice(r, w.tid, at(3, 1, 0, 0)) })
 	require.NoError(t, err)
 	require.Greater(t, regenerated.Total, inv.Total, "the ledger did change")
-	w.srv.freezeInvoices(ctx)
+	w.srv.FreezeInvoices(ctx)
 	require.Equal(t, frozen, w.invoiceBytes(t, w.srv, "2026-03"))
 	list, err := w.srv.Invoices(ctx, w.tid)
 	require.NoError(t, err)
@@ -73,7 +74,7 @@ func TestInvoiceFreezesAndStaysFrozen(t *testing.T) {
 	}, list.Invoices)
 
 	// A second freeze command for the month changes nothing either.
-	stored, err := propose(ctx, w.srv, opFreezeInvoice, &freezeInvoiceCmd{TenantID: w.tid, Month: at(3, 1, 0, 0).Unix(), Invoice: []byte(`{}`)})
+	stored, err := propose(ctx, w.srv, state.OpFreezeInvoice, &state.FreezeInvoiceCmd{TenantID: w.tid, Month: at(3, 1, 0, 0).Unix(), Invoice: []byte(`{}`)})
 	require.NoError(t, err)
 	require.False(t, stored)
 	require.Equal(t, frozen, w.invoiceBytes(t, w.srv, "2026-03"))

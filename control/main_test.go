@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/leakcheck"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
@@ -153,7 +154,7 @@ func requireError(t *testing.T, r response, status int, code string, field ...st
 }
 
 // newTenant creates a tenant through the Go API.
-func (b *bundle) newTenant(t *testing.T, name string) CreateTenantResult {
+func (b *bundle) newTenant(t *testing.T, name string) state.CreateTenantResult {
 	t.Helper()
 	res, err := b.srv.CreateTenant(context.Background(), name)
 	require.NoError(t, err)

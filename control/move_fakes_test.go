@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"maps"
@@ -144,7 +145,7 @@ func (fs *fakeMoveShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFakeError(w, http.StatusForbidden, "control only")
 		return
 	}
-	step, ok := strings.CutPrefix(r.URL.Path, movePath)
+	step, ok := strings.CutPrefix(r.URL.Path, "/internal/v1/move/")
 	sns, token := r.Header.Get(wire.ShardNamespaceHeader), r.Header.Get(wire.MoveTokenHeader)
 	if !ok || sns == "" || token == "" {
 		writeFakeError(w, http.StatusBadRequest, "not a move request")
@@ -226,8 +227,12 @@ func (fs *fakeMoveShard) stream(w http.ResponseWriter, step, sns, token string) 
 
 // apply verifies the whole stream, then applies it under the mark.
 func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, token string) {
-	cr := &countingReader{r: r.Body}
-	recs, err := readFakeStream(cr)
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeFakeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	recs, err := readFakeStream(bytes.NewReader(raw))
 	if err != nil {
 		writeFakeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -238,7 +243,11 @@ func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, toke
 		writeFakeError(w, http.StatusConflict, "the namespace's move mark is not this token's")
 		return
 	}
-	var res moveApplied
+	var res struct {
+		Records int64 `json:"records"`
+		Deletes int64 `json:"deletes"`
+		Bytes   int64 `json:"bytes"`
+	}
 	for _, rec := range recs {
 		if rec.Kind == 'd' {
 			delete(fs.staged[sns], string(rec.Key))
@@ -248,7 +257,7 @@ func (fs *fakeMoveShard) apply(w http.ResponseWriter, r *http.Request, sns, toke
 			res.Records++
 		}
 	}
-	res.Bytes = cr.n
+	res.Bytes = int64(len(raw))
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(res)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
@@ -121,14 +122,14 @@ func TestCreateApplyRefusesUnclearedTombstoneShard(t *testing.T) {
 	w.moveAway(t)
 	ctx := context.Background()
 
-	_, err := propose(ctx, w.srv, opCreateNamespace, &createNamespaceCmd{TenantID: w.tid, Name: "orders",
-		placement: w.srv.placement(), Tombstones: true, Cleared: "s1"})
+	_, err := propose(ctx, w.srv, state.OpCreateNamespace, &state.CreateNamespaceCmd{TenantID: w.tid, Name: "orders",
+		Placement: w.srv.Placement(), Tombstones: true, Cleared: "s1"})
 	require.Equal(t, apierr.Unavailable, apierr.CodeOf(err), "err: %v", err)
 	require.Positive(t, apierr.From(err).RetryAfter)
 	_, err = w.srv.Namespace(ctx, w.tid, "orders")
 	require.Equal(t, apierr.NotFound, apierr.CodeOf(err), "nothing was created")
 
-	ns, err := propose(ctx, w.srv, opCreateNamespace, &createNamespaceCmd{TenantID: w.tid, Name: "orders", placement: w.srv.placement()})
+	ns, err := propose(ctx, w.srv, state.OpCreateNamespace, &state.CreateNamespaceCmd{TenantID: w.tid, Name: "orders", Placement: w.srv.Placement()})
 	require.NoError(t, err)
 	require.Equal(t, "s2", ns.ShardID)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/leader"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -17,7 +18,7 @@ import (
 // new leader's id.
 func (g *group) handOver(t *testing.T, id string) string {
 	t.Helper()
-	node, release, err := g.nodes[id].acquire()
+	node, release, err := g.nodes[id].Acquire()
 	require.NoError(t, err)
 	require.NoError(t, node.TransferLeadership())
 	release()
@@ -90,7 +91,7 @@ func TestGroupMoveAcrossLeaderChanges(t *testing.T) {
 	second := g.handOver(t, first)
 	failed := await(m.ID, moveEnded)
 	require.Equal(t, wire.MoveFailed, failed.State)
-	require.Equal(t, errMoveLeaderChange, failed.Error)
+	require.Equal(t, leader.MoveLeaderChanged, failed.Error)
 	require.Equal(t, "s2", placed(second))
 	require.Contains(t, src.steps(), "unfence")
 	require.Contains(t, dst.steps(), "abort")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -17,9 +19,9 @@ func completedBackup(t *testing.T, srv *Server, tid, ns string) string {
 	t.Helper()
 	ctx := context.Background()
 	id := newID(wire.BackupIDPrefix)
-	_, err := propose(ctx, srv, opStartBackup, &startBackupCmd{Tenant: tid, ID: id, Namespace: ns, Kind: wire.BackupManual})
+	_, err := propose(ctx, srv, state.OpStartBackup, &state.StartBackupCmd{Tenant: tid, ID: id, Namespace: ns, Kind: wire.BackupManual})
 	require.NoError(t, err)
-	_, err = propose(ctx, srv, opFinishBackup, &finishBackupCmd{Tenant: tid, ID: id, State: wire.BackupCompleted})
+	_, err = propose(ctx, srv, state.OpFinishBackup, &state.FinishBackupCmd{Tenant: tid, ID: id, State: wire.BackupCompleted})
 	require.NoError(t, err)
 	return id
 }
@@ -68,7 +70,7 @@ func TestMoveRoutesRefuse(t *testing.T) {
 	r := w.do(t, http.MethodPost, path(w.tid, "orders"), w.op, to(own.ShardID))
 	requireError(t, r, 409, "conflict")
 	require.Contains(t, string(r.body), "control cannot reach self-hosted shards")
-	_, err = w.srv.CreateNamespaceOn(ctx, w.tid, NamespaceRequest{Name: "onprem"}, own.ShardID)
+	_, err = w.srv.CreateNamespaceOn(ctx, w.tid, service.NamespaceRequest{Name: "onprem"}, own.ShardID)
 	require.NoError(t, err)
 	r = w.do(t, http.MethodPost, path(w.tid, "onprem"), w.op, to("s1"))
 	requireError(t, r, 409, "conflict")
@@ -76,7 +78,7 @@ func TestMoveRoutesRefuse(t *testing.T) {
 
 	// 409: a restore running into the namespace.
 	bid := completedBackup(t, w.srv, w.tid, "orders")
-	_, err = propose(ctx, w.srv, opStartRestore, &startRestoreCmd{Tenant: w.tid, BackupID: bid,
+	_, err = propose(ctx, w.srv, state.OpStartRestore, &state.StartRestoreCmd{Tenant: w.tid, BackupID: bid,
 		Restore: wire.BackupRestore{ID: newID(wire.RestoreIDPrefix), Mode: wire.RestoreReplace, TargetNamespace: "orders"}})
 	require.NoError(t, err)
 	r = w.do(t, http.MethodPost, path(w.tid, "orders"), w.op, to("s1"))

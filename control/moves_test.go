@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/leader"
+	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -230,7 +232,7 @@ func TestMoveFailureAtEachStepCleansUp(t *testing.T) {
 func TestMoveFailsWhenTheCutOverOutlastsTheFence(t *testing.T) {
 	t.Parallel()
 	w := moveSetup(t)
-	w.srv.moves.fenceTTL, w.srv.moves.fenceMargin = 2*time.Second, 1500*time.Millisecond
+	w.srv.leader.SetMoveFence(2*time.Second, 1500*time.Millisecond)
 	w.src.set(w.sns, keys(10, "v0"))
 	open := w.dst.gate("end")
 	m := w.start(t)
@@ -344,7 +346,7 @@ func TestMoveUsageWaitsForTheFormerShard(t *testing.T) {
 	now := time.Now().UTC()
 	closed := ceilTo(now, time.Hour).Add(time.Hour)
 	put(t, w.srv, "s1", closed, entry(w.tid, "orders", now.Truncate(time.Hour), runs(2)))
-	q, err := ParseUsageQuery(now, "", "", "hour", "orders")
+	q, err := service.ParseUsageQuery(now, "", "", "hour", "orders")
 	require.NoError(t, err)
 	current := func() wire.UsageBucketView {
 		u, err := w.srv.Usage(context.Background(), w.tid, q)
@@ -382,7 +384,7 @@ func TestMoveAcrossARestart(t *testing.T) {
 	got, err := second.Move(ctx, m.ID)
 	require.NoError(t, err)
 	require.Equal(t, wire.MoveFailed, got.State)
-	require.Equal(t, errMoveStopped, got.Error)
+	require.Equal(t, leader.MoveStopped, got.Error)
 	p, err := second.Namespace(ctx, w.tid, "orders")
 	require.NoError(t, err)
 	require.Equal(t, "s2", p.ShardID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
@@ -98,7 +99,7 @@ func TestOwnedShardDetailsAndPlacedNamespaces(t *testing.T) {
 // An owned shard stored before its token's node count was: it reports
 // the nodes that joined.
 func TestOwnedShardExpectedNodesOfOlderRecords(t *testing.T) {
-	require.Equal(t, 2, ownedShard{Nodes: []string{"n1", "n2"}}.expectedNodes())
-	require.Equal(t, 0, ownedShard{Nodes: []string{}}.expectedNodes())
-	require.Equal(t, 3, ownedShard{Nodes: []string{"n1"}, Expected: 3}.expectedNodes())
+	require.Equal(t, 2, state.OwnedShard{Nodes: []string{"n1", "n2"}}.ExpectedNodes())
+	require.Equal(t, 0, state.OwnedShard{Nodes: []string{}}.ExpectedNodes())
+	require.Equal(t, 3, state.OwnedShard{Nodes: []string{"n1"}, Expected: 3}.ExpectedNodes())
 }

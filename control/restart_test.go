@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 )
@@ -37,13 +38,13 @@ func TestStateSurvivesRestart(t *testing.T) {
 	require.Equal(t, acme.Tenant, got)
 	ns, err := second.Namespace(ctx, tid, "emails")
 	require.NoError(t, err)
-	require.Equal(t, emails, Namespace{Name: ns.Name, CreatedAt: ns.CreatedAt, ShardID: ns.ShardID})
+	require.Equal(t, emails, state.Namespace{Name: ns.Name, CreatedAt: ns.CreatedAt, ShardID: ns.ShardID})
 	gotKeys, err := second.Keys(ctx, tid)
 	require.NoError(t, err)
 	require.Equal(t, keys, gotKeys)
 	rev, err := second.Revocations(ctx)
 	require.NoError(t, err)
-	require.Equal(t, Revocations{Version: 1, Revoked: []string{gone.ID}}, rev)
+	require.Equal(t, state.Revocations{Version: 1, Revoked: []string{gone.ID}}, rev)
 	gotJWKS, err := second.JWKS(ctx)
 	require.NoError(t, err)
 	require.Equal(t, jwks, gotJWKS, "the signing key is kept, not replaced")

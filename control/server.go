@@ -7,64 +7,38 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/hashicorp/go-hclog"
-	"github.com/oklog/ulid/v2"
-	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/control/api"
+	"github.com/jobbie/jobbie/control/leader"
+	"github.com/jobbie/jobbie/control/service"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 )
 
-// Server is a control plane node: the replicated state and its HTTP API.
+// Server is a control plane node: the replicated state (state), the
+// operations that propose to it (service, embedded: its Go methods are
+// the node's), the leader's runners (leader) and the HTTP API (api).
 type Server struct {
-	cfg Config
-	log *slog.Logger
-	reg *replica.Registry
-	app *fiber.App
+	*service.Service
+	cfg    Config
+	log    *slog.Logger
+	reg    *replica.Registry
+	api    *api.Server
+	leader *leader.Leader
 
 	lifecycle sync.Mutex // serializes Start and Stop
 	started   bool
 	ln        net.Listener
 	addr      atomic.Value // string: ln's address while serving, read without the lifecycle lock
-	served    chan error   // app.Listener's result
-
-	// The usage puller's loop (usage_pull.go), while started; onPull, set
-	// by tests before Start, runs after each of its rounds.
-	puller     *puller
-	pullCancel context.CancelFunc
-	pullDone   chan struct{}
-	onPull     func()
-
-	// backups takes and restores backups and runs the leader's backup
-	// loop (backup_run.go); backupDone is closed when the loop ends.
-	backups      *backupRunner
-	backupCancel context.CancelFunc
-	backupDone   chan struct{}
-
-	// moves runs live namespace moves and the leader's move loop
-	// (move_run.go); moveDone is closed when the loop ends.
-	moves      *moveRunner
-	moveCancel context.CancelFunc
-	moveDone   chan struct{}
-
-	fwd        *fasthttp.Client // to the leader (forward.go)
-	streamFwd  *http.Client     // to the leader, for answers streamed back (forward_stream.go)
-	dutyCancel context.CancelFunc
-	dutyDone   chan struct{}
-
-	// mu guards node: operations hold it shared, Stop exclusively, so Stop
-	// waits for operations in flight and none starts on a closed node.
-	mu   sync.RWMutex
-	node *replica.Node // nil before Start and after Stop
+	served    chan error   // the API's Serve result
 }
 
 // New checks cfg and builds a Server; Start brings it up.
@@ -73,8 +47,6 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: newRegistry(), fwd: newForwarder(cfg.TLS),
-		streamFwd: newStreamForwarder(cfg.TLS)}
 	store := cfg.BackupStore
 	if store == nil {
 		ds, err := backup.NewDirStore(filepath.Join(cfg.DataDir, "backups"))
@@ -83,9 +55,20 @@ func New(cfg Config) (*Server, error) {
 		}
 		store = ds
 	}
-	s.backups = newBackupRunner(s, store)
-	s.moves = newMoveRunner(s)
-	s.app = s.newApp()
+	s := &Server{cfg: cfg, log: cfg.Logger.With("role", "control"), reg: state.NewRegistry()}
+	svc, err := service.New(service.Config{NodeID: cfg.NodeID, Shards: cfg.Shards, SelfHostedCA: cfg.SelfHostedCA,
+		SelfHostedCertValidity: cfg.SelfHostedCertValidity, TunnelURLs: cfg.TunnelURLs, Gossip: cfg.Gossip,
+		Logger: cfg.Logger, Clock: cfg.Clock, BackupStore: store, BackupPolicyMinInterval: cfg.BackupPolicyMinInterval,
+		AdvertisedHTTP: s.AdvertisedHTTP})
+	if err != nil {
+		return nil, err
+	}
+	s.Service = svc
+	s.leader = leader.New(svc, leader.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Shards: cfg.Shards, Clock: cfg.Clock,
+		Logger: cfg.Logger, PullInterval: cfg.PullInterval, PullTimeout: cfg.PullTimeout,
+		BackupOrphanAfter: cfg.BackupOrphanAfter, BackupStore: store, AdvertisedHTTP: s.AdvertisedHTTP})
+	svc.SetRunner(s.leader)
+	s.api = api.New(svc, api.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Clock: cfg.Clock, Logger: cfg.Logger})
 	return s, nil
 }
 
@@ -105,9 +88,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
-	s.mu.Lock()
-	s.node = node
-	s.mu.Unlock()
+	s.Attach(node)
 	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
 	if err != nil {
 		return errors.Join(fmt.Errorf("control: listen: %w", err), s.closeNode())
@@ -119,9 +100,9 @@ func (s *Server) Start(ctx context.Context) error {
 	s.ln = ln
 	s.addr.Store(ln.Addr().String())
 	s.served = make(chan error, 1)
-	go func() { s.served <- s.app.Listener(ln) }()
+	go func() { s.served <- s.api.Serve(ln) }()
 	if !node.HasState() && len(s.cfg.Join) > 0 {
-		if err := s.join(ctx, node); err != nil {
+		if err := join(ctx, s.cfg, node, s.AdvertisedHTTP()); err != nil {
 			return errors.Join(err, s.stopLocked())
 		}
 	}
@@ -129,23 +110,14 @@ func (s *Server) Start(ctx context.Context) error {
 		if err := node.WaitLeader(ctx); err != nil {
 			return errors.Join(fmt.Errorf("control: wait for leadership: %w", err), s.stopLocked())
 		}
-		if err := s.ensureSigningKey(ctx); err != nil {
+		if err := s.EnsureSigningKey(ctx); err != nil {
 			return errors.Join(err, s.stopLocked())
 		}
-		if err := s.recordMemberHTTP(ctx, s.cfg.NodeID, s.AdvertisedHTTP()); err != nil {
+		if err := s.RecordMemberHTTP(ctx, s.cfg.NodeID, s.AdvertisedHTTP()); err != nil {
 			return errors.Join(err, s.stopLocked())
 		}
 	}
-	dctx, cancel := context.WithCancel(context.Background())
-	s.dutyCancel, s.dutyDone = cancel, make(chan struct{})
-	go func() { defer close(s.dutyDone); s.leaderDuties(dctx, node) }()
-	s.startPuller()
-	bctx, bcancel := context.WithCancel(context.Background())
-	s.backupCancel, s.backupDone = bcancel, make(chan struct{})
-	go func() { defer close(s.backupDone); s.backups.runLoop(bctx) }()
-	mctx, mcancel := context.WithCancel(context.Background())
-	s.moveCancel, s.moveDone = mcancel, make(chan struct{})
-	go func() { defer close(s.moveDone); s.moves.runLoop(mctx) }()
+	s.leader.Start(node)
 	s.log.Info("control plane started", "http", ln.Addr().String(), "raft", node.RaftAddr(), "node", s.cfg.NodeID)
 	return nil
 }
@@ -203,26 +175,8 @@ func (s *Server) Stop() error {
 // stopLocked is Stop with the lifecycle lock held. A leader hands its lead
 // over first, so its group does not wait out an election timeout.
 func (s *Server) stopLocked() error {
-	s.stopPuller()
-	if s.moveCancel != nil {
-		s.moveCancel()
-		<-s.moveDone
-		s.moveCancel = nil
-	}
-	s.moves.stop() // before the backups' shard clients close
-	if s.backupCancel != nil {
-		s.backupCancel()
-		<-s.backupDone
-		s.backupCancel = nil
-	}
-	s.backups.stop()
-	defer s.streamFwd.CloseIdleConnections()
-	if s.dutyCancel != nil {
-		s.dutyCancel()
-		<-s.dutyDone
-		s.dutyCancel = nil
-	}
-	if node, release, err := s.acquire(); err == nil {
+	s.leader.Stop()
+	if node, release, err := s.Acquire(); err == nil {
 		if err := node.TransferLeadership(); err != nil {
 			s.log.Warn("control: hand over the lead", "err", err)
 		}
@@ -230,7 +184,7 @@ func (s *Server) stopLocked() error {
 	}
 	var errs []error
 	if s.ln != nil {
-		if err := s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout); err != nil {
+		if err := s.api.Shutdown(s.cfg.ShutdownTimeout); err != nil {
 			errs = append(errs, fmt.Errorf("control: http shutdown: %w", err))
 		}
 		// Shutdown misses a listener that Listener had not registered yet;
@@ -248,37 +202,8 @@ func (s *Server) stopLocked() error {
 	return errors.Join(errs...)
 }
 
-// startPuller starts the usage pull loop, which acts only while this node
-// leads; a negative PullInterval meters nothing.
-func (s *Server) startPuller() {
-	if s.cfg.PullInterval < 0 {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.puller, s.pullCancel, s.pullDone = newPuller(s), cancel, make(chan struct{})
-	go func() {
-		defer close(s.pullDone)
-		s.puller.run(ctx, s.cfg.PullInterval, s.onPull)
-	}()
-}
-
-// stopPuller ends the pull loop and waits for it, so no pull proposes to
-// a closing node.
-func (s *Server) stopPuller() {
-	if s.pullCancel == nil {
-		return
-	}
-	s.pullCancel()
-	<-s.pullDone
-	s.puller.close()
-	s.pullCancel = nil
-}
-
 func (s *Server) closeNode() error {
-	s.mu.Lock()
-	node := s.node
-	s.node = nil
-	s.mu.Unlock()
+	node := s.Detach()
 	if node == nil {
 		return nil
 	}
@@ -288,50 +213,15 @@ func (s *Server) closeNode() error {
 	return nil
 }
 
-// acquire returns the running node and a release function, or an error if
-// the server is not running.
-func (s *Server) acquire() (*replica.Node, func(), error) {
-	s.mu.RLock()
-	if s.node == nil {
-		s.mu.RUnlock()
-		return nil, nil, apierr.Retry(apierr.Unavailable, 1, "the control plane is not running")
-	}
-	return s.node, s.mu.RUnlock, nil
-}
-
 // Addr is the address the HTTP API listens on, once started.
 func (s *Server) Addr() string {
 	a, _ := s.addr.Load().(string)
 	return a
 }
 
-// IsLeader reports whether this node leads the control plane's Raft group,
-// for what it advertises in gossip.
-// leadingTerm is the Raft term this node leads in, 0 when it does not lead.
-func (s *Server) leadingTerm() uint64 {
-	node, release, err := s.acquire()
-	if err != nil {
-		return 0
-	}
-	defer release()
-	if !node.IsLeader() {
-		return 0
-	}
-	return node.Term()
-}
-
-func (s *Server) IsLeader() bool {
-	node, release, err := s.acquire()
-	if err != nil {
-		return false
-	}
-	defer release()
-	return node.IsLeader()
-}
-
 // RaftAddr is the Raft transport's address, once started.
 func (s *Server) RaftAddr() string {
-	node, release, err := s.acquire()
+	node, release, err := s.Acquire()
 	if err != nil {
 		return ""
 	}
@@ -339,28 +229,22 @@ func (s *Server) RaftAddr() string {
 	return node.RaftAddr()
 }
 
-// placement is how create commands proposed now choose a shard: the
-// configured shards with DefaultShardCapacity each, and every registered
-// shard.
-func (s *Server) placement() placement {
-	ids := make([]string, len(s.cfg.Shards))
-	for i, sh := range s.cfg.Shards {
-		ids[i] = sh.ID
+// Membership reports whether this node is a member of the latest
+// configuration it knows, whether it knows one, and whether Raft stopped
+// itself (a leader that applied its own removal); see replica.Node.
+func (s *Server) Membership() (member, known, stopped bool) {
+	node, release, err := s.Acquire()
+	if err != nil {
+		return false, false, false
 	}
-	return placement{Shards: ids, StaticCapacity: DefaultShardCapacity}
+	defer release()
+	return node.Membership()
 }
 
-// staticShard returns the configured shard with this id.
-func (s *Server) staticShard(id string) (ShardInfo, bool) {
-	for _, sh := range s.cfg.Shards {
-		if sh.ID == id {
-			return sh, true
-		}
+// AdvertisedHTTP is the address other nodes reach this node's HTTP API on.
+func (s *Server) AdvertisedHTTP() string {
+	if s.cfg.AdvertiseHTTP != "" {
+		return s.cfg.AdvertiseHTTP
 	}
-	return ShardInfo{}, false
-}
-
-// newID makes an id: prefix and a lowercase ULID, so ids sort by creation.
-func newID(prefix string) string {
-	return prefix + strings.ToLower(ulid.Make().String())
+	return s.Addr()
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -18,20 +20,20 @@ import (
 
 const registerPath = "/control/v1/shards/register"
 
-func registration(id string, capacity uint64, addrs ...string) ShardRegistration {
-	reg := ShardRegistration{ShardID: id, Capacity: capacity, Version: "test"}
+func registration(id string, capacity uint64, addrs ...string) state.ShardRegistration {
+	reg := state.ShardRegistration{ShardID: id, Capacity: capacity, Version: "test"}
 	for i, a := range addrs {
-		reg.Members = append(reg.Members, ShardMember{NodeID: id + "-n" + string(rune('1'+i)), HTTPAddr: a, RaftAddr: "127.0.0.1:1" + string(rune('0'+i))})
+		reg.Members = append(reg.Members, state.ShardMember{NodeID: id + "-n" + string(rune('1'+i)), HTTPAddr: a, RaftAddr: "127.0.0.1:1" + string(rune('0'+i))})
 	}
 	return reg
 }
 
-func shardList(t *testing.T, b *bundle) map[string]ShardLoad {
+func shardList(t *testing.T, b *bundle) map[string]state.ShardLoad {
 	t.Helper()
 	r := b.do(t, http.MethodGet, "/control/v1/shards", b.op, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	out := map[string]ShardLoad{}
-	for _, s := range decodeAs[struct{ Shards []ShardLoad }](t, r).Shards {
+	out := map[string]state.ShardLoad{}
+	for _, s := range decodeAs[struct{ Shards []state.ShardLoad }](t, r).Shards {
 		out[s.ID] = s
 	}
 	return out
@@ -45,7 +47,7 @@ func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 	reg := registration("s3", 50, "http://127.0.0.1:9301", "127.0.0.1:9302")
 	r := s3n1.do(t, http.MethodPost, registerPath, "", reg)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	first := decodeAs[RegisteredShard](t, r)
+	first := decodeAs[state.RegisteredShard](t, r)
 	require.Equal(t, "s3", first.ID)
 	require.Equal(t, reg.Members, first.Members)
 	require.EqualValues(t, 50, first.Capacity)
@@ -69,10 +71,10 @@ func TestHTTPRegisterShardIsListedAndIdempotent(t *testing.T) {
 	again.Version = "v2"
 	r = b.as(t, pkitest.Shard("s3", "n2")).do(t, http.MethodPost, registerPath, "", again)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	second := decodeAs[RegisteredShard](t, r)
+	second := decodeAs[state.RegisteredShard](t, r)
 	require.Equal(t, first.RegisteredAt, second.RegisteredAt)
 	require.True(t, second.LastRegisteredAt.After(first.LastRegisteredAt))
-	require.EqualValues(t, DefaultShardCapacity, second.Capacity, "no capacity means the default")
+	require.EqualValues(t, service.DefaultShardCapacity, second.Capacity, "no capacity means the default")
 	s3 = shardList(t, b)["s3"]
 	require.Equal(t, again.Members, s3.Members)
 	require.Equal(t, "v2", s3.Version)
@@ -164,7 +166,7 @@ func TestRegisteredShardsTakeNewNamespacesByLoad(t *testing.T) {
 	r := b.do(t, http.MethodGet, "/control/v1/tenants/"+tid+"/namespaces", b.op, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	where := map[string]string{}
-	for _, ns := range decodeAs[struct{ Namespaces []Namespace }](t, r).Namespaces {
+	for _, ns := range decodeAs[struct{ Namespaces []state.Namespace }](t, r).Namespaces {
 		where[ns.Name] = ns.ShardID
 	}
 	require.Equal(t, map[string]string{"default": "big", "a": "small", "b": "big", "c": "big"}, where)
@@ -235,27 +237,6 @@ func TestRegistrySurvivesRestart(t *testing.T) {
 	require.True(t, want.RegisteredAt.Equal(*list[0].RegisteredAt))
 }
 
-func TestLegacyCreateCommandsKeepTheirRule(t *testing.T) {
-	t.Parallel()
-	b := setupApply(t)
-	// A registered shard with room, and a command from before the registry
-	// (no static_capacity): it still places among its own shards only, by
-	// fewest namespaces, so replaying it gives the same answer it gave.
-	apply(t, b, applyRegisterShard, registerShardCmd{Shard: registration("s0", 100, "127.0.0.1:1")})
-	apply(t, b, applyCreateTenant, createTenantCmd{ID: tidA, Name: "acme", OwnerKeyID: kidA, placement: placement{Shards: []string{"s2", "s1"}}})
-	require.Equal(t, "s1", mustNamespace(t, b, tidA, "default").ShardID)
-
-	out, _ := apply(t, b, applyCreateNamespace, createNamespaceCmd{TenantID: tidA, Name: "new", placement: placement{Shards: []string{"s2", "s1"}, StaticCapacity: 10}})
-	require.Equal(t, "s0", out.(Namespace).ShardID, "the new rule sees the registered shard")
-}
-
-func mustNamespace(t *testing.T, b *applyBundle, tid, name string) Namespace {
-	t.Helper()
-	ns, err := loadNamespace(b.db, tid, name)
-	require.NoError(t, err)
-	return ns
-}
-
 func TestShardListShowsTheLeaderGossipKnows(t *testing.T) {
 	t.Parallel()
 	newPool := func(name string, meta gossip.Meta, join ...string) *gossip.Pool {
@@ -274,6 +255,6 @@ func TestShardListShowsTheLeaderGossipKnows(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "gossip never showed s1's leader")
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.Equal(t, &ShardLeader{NodeID: "s1-n2", HTTPAddr: "127.0.0.1:9102", Term: 4}, shardList(t, b)["s1"].Leader)
+	require.Equal(t, &state.ShardLeader{NodeID: "s1-n2", HTTPAddr: "127.0.0.1:9102", Term: 4}, shardList(t, b)["s1"].Leader)
 	require.Nil(t, shardList(t, b)["s2"].Leader, "nothing in the pool speaks for s2")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
@@ -113,7 +114,7 @@ func TestSigningKeyRotation(t *testing.T) {
 	require.NoError(t, err)
 	r = b.do(t, http.MethodPost, "/control/v1/signing-keys/rotate", third.OperatorKey, nil)
 	require.Equal(t, http.StatusOK, r.status, "no body: retire after a day; body: %s", r.body)
-	keys, err := viewValue(b.srv, listSigningKeys)
+	keys, err := viewValue(b.srv, state.ListSigningKeys)
 	require.NoError(t, err)
 	require.Empty(t, keys[0].Seed)
 	require.Empty(t, keys[1].Seed)

@@ -11,6 +11,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -109,7 +110,7 @@ func TestVerifyKeyRefusesExpiredKeys(t *testing.T) {
 	b := setup(t)
 	res := b.newTenant(t, "acme")
 	key := func(exp time.Time) string {
-		tok, err := b.srv.sign(APIKey{ID: newID("key_"), TenantID: res.Tenant.ID, Role: tenancy.RoleViewer,
+		tok, err := b.srv.Sign(state.APIKey{ID: newID("key_"), TenantID: res.Tenant.ID, Role: tenancy.RoleViewer,
 			Namespaces: []string{"*"}, CreatedAt: time.Now().Add(-time.Hour), ExpiresAt: &exp})
 		require.NoError(t, err)
 		return tok

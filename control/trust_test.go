@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
@@ -23,7 +24,7 @@ import (
 // shard, and its keys: one revoked, one rotated, one untouched.
 type trustTenant struct {
 	tid, shard                  string
-	revoked, rotated, untouched CreatedKey
+	revoked, rotated, untouched state.CreatedKey
 }
 
 // newTrustTenant creates tenant name with a custom role, three keys
@@ -45,7 +46,7 @@ func newTrustTenant(t *testing.T, b *bundle, name string, onprem ...string) trus
 	require.NoError(t, err)
 	r := gw.do(t, http.MethodPost, base+"/roles", "", supportRole())
 	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
-	keys := make([]CreatedKey, 3)
+	keys := make([]state.CreatedKey, 3)
 	for i := range keys {
 		keys[i], err = b.srv.CreateKey(ctx, tt.tid, KeyRequest{Name: "k", Role: "producer", Namespaces: []string{"default"}})
 		require.NoError(t, err)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
@@ -158,16 +160,14 @@ func runs(n int64) wire.ShardMeters {
 // does each interval.
 func pullOnce(t *testing.T, srv *Server) {
 	t.Helper()
-	p := newPuller(srv)
-	defer p.close()
-	p.pullAll(context.Background())
+	srv.leader.PullAll(context.Background())
 }
 
 // usageOf reads tenant tid's usage of 5 November 2026 by hour (or, with
 // ns, of that namespace).
 func usageOf(t *testing.T, srv *Server, tid, ns string) wire.Usage {
 	t.Helper()
-	q, err := ParseUsageQuery(time.Now(), "2026-11-05T00:00:00Z", "2026-11-06T00:00:00Z", "hour", ns)
+	q, err := service.ParseUsageQuery(time.Now(), "2026-11-05T00:00:00Z", "2026-11-06T00:00:00Z", "hour", ns)
 	require.NoError(t, err)
 	u, err := srv.Usage(context.Background(), tid, q)
 	require.NoError(t, err)
@@ -177,7 +177,7 @@ func usageOf(t *testing.T, srv *Server, tid, ns string) wire.Usage {
 // cursorOf is shard's pull cursor.
 func cursorOf(t *testing.T, srv *Server, shard string) time.Time {
 	t.Helper()
-	cursors, err := viewValue(srv, loadPullCursors)
+	cursors, err := viewValue(srv, state.LoadPullCursors)
 	require.NoError(t, err)
 	return cursors[shard]
 }

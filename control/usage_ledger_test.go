@@ -7,19 +7,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/leader"
+	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // put stores entries of tenant tid on shard as one pull's command would,
 // moving the cursor to next when set.
-func put(t *testing.T, srv *Server, shard string, next time.Time, entries ...usageEntry) {
+func put(t *testing.T, srv *Server, shard string, next time.Time, entries ...state.UsageEntry) {
 	t.Helper()
-	require.NoError(t, srv.putUsage(context.Background(), shard, entries, next, next.Add(time.Hour+closeMargin+time.Second)))
+	require.NoError(t, srv.PutUsage(context.Background(), shard, entries, next, next.Add(time.Hour+leader.CloseMargin+time.Second)))
 }
 
-func entry(tid, ns string, h time.Time, m wire.ShardMeters) usageEntry {
-	return usageEntry{Tenant: tid, Namespace: ns, Hour: h.Unix(), Meters: m}
+func entry(tid, ns string, h time.Time, m wire.ShardMeters) state.UsageEntry {
+	return state.UsageEntry{Tenant: tid, Namespace: ns, Hour: h.Unix(), Meters: m}
 }
 
 // The same bucket stored twice counts once, and an overlapping read (a

@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/leader"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -44,7 +45,7 @@ func TestPullStoresBucketsAndMovesTheCursor(t *testing.T) {
 		bucket(tid, "default", hourOf(9), runs(4)), bucket(tid, "default", hourOf(10), runs(2)),
 		bucket(tid, "emails", hourOf(10), runs(1)), bucket(tid, "default", hourOf(11), runs(1)))
 	pullOnce(t, srv)
-	require.True(t, shard.lastSince(t).Equal(hourOf(13).Add(-pullMaxBack)),
+	require.True(t, shard.lastSince(t).Equal(hourOf(13).Add(-leader.PullMaxBack)),
 		"a shard never read is read as far back as shards keep hours, less a margin")
 	require.Equal(t, 2, shard.requestCount(), "four buckets, two a page")
 	require.True(t, cursorOf(t, srv, "s1").Equal(hourOf(11)))
@@ -69,13 +70,6 @@ func TestPullStoresBucketsAndMovesTheCursor(t *testing.T) {
 	require.False(t, usageOf(t, srv, tid, "").Tenant[11].Incomplete)
 }
 
-func TestOldestOpenHour(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, hourOf(10), oldestOpenHour(hourOf(11).Add(closeMargin)), "exactly at the bound: hour 10 stays open")
-	require.Equal(t, hourOf(11), oldestOpenHour(hourOf(11).Add(closeMargin+time.Nanosecond)))
-	require.Equal(t, hourOf(11), oldestOpenHour(hourOf(12)))
-}
-
 // A server at a shard's address must prove it is a node of that shard:
 // another shard's certificate is refused at the handshake, and an answer
 // naming another shard is not stored either.
@@ -88,9 +82,7 @@ func TestPullRefusesAnotherShardsIdentity(t *testing.T) {
 	impostor.mu.Lock()
 	impostor.answerAs = "s1" // it would even claim to be s1
 	impostor.mu.Unlock()
-	p := newPuller(srv)
-	defer p.close()
-	err := p.pullShard(context.Background(), pullTarget{id: "s1", addrs: []string{"https://" + impostor.addr}})
+	err := srv.leader.PullShard(context.Background(), leader.Target{ID: "s1", Addrs: []string{"https://" + impostor.addr}})
 	require.ErrorContains(t, err, "is not a member of shard s1")
 	require.Zero(t, impostor.requestCount(), "no request reached it")
 	require.Zero(t, usageOf(t, srv, tid, "").Totals.Executions)
@@ -106,9 +98,7 @@ func TestPullRefusesAnAnswerForAnotherShard(t *testing.T) {
 	shard.mu.Lock()
 	shard.answerAs = "s2"
 	shard.mu.Unlock()
-	p := newPuller(srv)
-	defer p.close()
-	require.ErrorContains(t, p.pullShard(context.Background(), pullTarget{id: "s1", addrs: []string{"https://" + shard.addr}}),
+	require.ErrorContains(t, srv.leader.PullShard(context.Background(), leader.Target{ID: "s1", Addrs: []string{"https://" + shard.addr}}),
 		`answered for shard "s2"`)
 	require.Zero(t, usageOf(t, srv, tid, "").Totals.Executions)
 }
@@ -146,12 +136,12 @@ func TestPullTargets(t *testing.T) {
 	_, err := b.srv.RegisterShard(context.Background(), wire.ShardRegistration{ShardID: "s2", Members: []wire.ShardMember{
 		{NodeID: "n1", HTTPAddr: "127.0.0.1:7201"}, {NodeID: "n2", HTTPAddr: "127.0.0.1:7202"}}})
 	require.NoError(t, err)
-	got, err := viewValue(b.srv, b.srv.pullTargets)
+	got, err := viewValue(b.srv, b.srv.leader.Targets)
 	require.NoError(t, err)
-	require.Equal(t, []pullTarget{
-		{id: "s1", addrs: []string{"https://127.0.0.1:7101", "https://127.0.0.1:7102"}},
-		{id: "s2", addrs: []string{"https://127.0.0.1:7201", "https://127.0.0.1:7202"}},
-		{id: "s3", addrs: []string{"https://s3.example:443"}},
+	require.Equal(t, []leader.Target{
+		{ID: "s1", Addrs: []string{"https://127.0.0.1:7101", "https://127.0.0.1:7102"}},
+		{ID: "s2", Addrs: []string{"https://127.0.0.1:7201", "https://127.0.0.1:7202"}},
+		{ID: "s3", Addrs: []string{"https://s3.example:443"}},
 	}, got)
 }
 
@@ -168,12 +158,12 @@ func TestPullLoopRunsOnTheLeader(t *testing.T) {
 	srv, err := New(cfg)
 	require.NoError(t, err)
 	rounds := make(chan struct{}, 1)
-	srv.onPull = func() {
+	srv.leader.SetOnPull(func() {
 		select {
 		case rounds <- struct{}{}:
 		default:
 		}
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	require.NoError(t, srv.Start(ctx))

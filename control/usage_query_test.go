@@ -7,57 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
-
-func TestParseUsageQuery(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 11, 5, 10, 30, 0, 0, time.UTC)
-
-	q, err := ParseUsageQuery(now, "", "", "", "")
-	require.NoError(t, err)
-	require.Equal(t, UsageQuery{From: hourOf(11).Add(-24 * time.Hour), To: hourOf(11), Granularity: "hour"}, q,
-		"default: the 24 hours up to the end of the current one")
-	q, err = ParseUsageQuery(now, "", "", "day", "")
-	require.NoError(t, err)
-	require.Equal(t, time.Date(2026, 11, 6, 0, 0, 0, 0, time.UTC), q.To)
-	require.Equal(t, time.Date(2026, 10, 7, 0, 0, 0, 0, time.UTC), q.From, "30 days, today the last")
-
-	q, err = ParseUsageQuery(now, "2026-11-05T09:15:00+01:00", "2026-11-05T09:20:00Z", "hour", "emails")
-	require.NoError(t, err)
-	require.Equal(t, UsageQuery{From: hourOf(8), To: hourOf(10), Granularity: "hour", Namespace: "emails"}, q,
-		"aligned to whole UTC hours")
-	q, err = ParseUsageQuery(now, "2026-11-05T09:15:00Z", "2026-11-05T09:20:00Z", "hour", "")
-	require.NoError(t, err)
-	require.Equal(t, hourOf(9), q.From)
-	require.Equal(t, hourOf(10), q.To, "a range inside one hour is that hour")
-
-	_, err = ParseUsageQuery(now, "2026-10-01T00:00:00Z", "2026-11-01T00:00:00Z", "hour", "")
-	require.NoError(t, err, "31 days of hours is the limit")
-	_, err = ParseUsageQuery(now, "2025-11-05T00:00:00Z", "2026-11-06T00:00:00Z", "day", "")
-	require.NoError(t, err, "366 days is the limit")
-
-	bad := []struct{ from, to, gran, ns, field string }{
-		{"2026-10-01T00:00:00Z", "2026-11-01T00:00:01Z", "hour", "", "from"},
-		{"2025-11-03T00:00:00Z", "2026-11-05T00:00:00Z", "day", "", "from"},
-		{"", "", "week", "", "granularity"},
-		{"", "", "HOUR", "", "granularity"},
-		{"yesterday", "", "", "", "from"},
-		{"", "2026-11-05", "", "", "to"},
-		{"2026-11-05T10:00:00Z", "2026-11-05T10:00:00Z", "", "", "to"},
-		{"2026-11-05T11:00:00Z", "2026-11-05T10:00:00Z", "", "", "to"},
-		{"2026-11-06T00:00:00Z", "", "", "", "to"}, // after the default to, now
-		{"", "", "", "Not_A_Name", "namespace"},
-	}
-	for _, tc := range bad {
-		_, err := ParseUsageQuery(now, tc.from, tc.to, tc.gran, tc.ns)
-		require.Error(t, err, "%+v", tc)
-		e := apierr.From(err)
-		require.Equal(t, apierr.BadRequest, e.Code, "%+v: %v", tc, err)
-		require.Equal(t, tc.field, e.Field, "%+v: %v", tc, err)
-	}
-}
 
 // The answer's shape: namespaces' buckets where they used something,
 // the tenant's for every period with api requests added, exact totals,
@@ -101,7 +54,7 @@ func TestUsageBucketsTotalsAndIncomplete(t *testing.T) {
 		ActiveJobSeconds: 3, StorageByteHours: 4, APIRequests: 6}, u.Totals)
 
 	// By day: one bucket, open while any of its hours is.
-	q, err := ParseUsageQuery(time.Now(), "2026-11-05T10:00:00Z", "2026-11-05T11:00:00Z", "day", "")
+	q, err := service.ParseUsageQuery(time.Now(), "2026-11-05T10:00:00Z", "2026-11-05T11:00:00Z", "day", "")
 	require.NoError(t, err)
 	day, err := b.srv.Usage(context.Background(), tid, q)
 	require.NoError(t, err)
@@ -116,7 +69,7 @@ func TestUsageBucketsTotalsAndIncomplete(t *testing.T) {
 	require.Len(t, em.Namespaces, 1)
 	require.Equal(t, int64(1), em.Totals.Executions)
 	require.Equal(t, int64(1), em.Tenant[10].Meters.Executions)
-	_, err = b.srv.Usage(context.Background(), tid, UsageQuery{From: hourOf(0), To: hourOf(1), Granularity: "hour", Namespace: "nope"})
+	_, err = b.srv.Usage(context.Background(), tid, service.UsageQuery{From: hourOf(0), To: hourOf(1), Granularity: "hour", Namespace: "nope"})
 	require.Equal(t, apierr.NotFound, apierr.CodeOf(err))
 }
 
@@ -132,7 +85,7 @@ func TestUsageIncompleteWithoutACursor(t *testing.T) {
 		require.True(t, bk.Incomplete, "s1 holds default and was never read")
 	}
 	put(t, b.srv, "s1", ceilTo(time.Now().UTC(), time.Hour).Add(time.Hour))
-	q, err := ParseUsageQuery(time.Now(), "", "", "hour", "")
+	q, err := service.ParseUsageQuery(time.Now(), "", "", "hour", "")
 	require.NoError(t, err)
 	u, err = b.srv.Usage(context.Background(), tid, q)
 	require.NoError(t, err)

@@ -209,13 +209,15 @@ type Stream struct {
 	// Body is the answer already read when it is an error, or a
 	// not-the-leader answer given back after the retries ran out.
 	Body []byte
-	tr   *http.Transport
+	tr   *http.Transport // a one-stream transport, closed with the stream; nil for a keep-alive one
 }
 
 // Close releases the stream's connection.
 func (s *Stream) Close() {
 	_ = s.Resp.Body.Close()
-	s.tr.CloseIdleConnections()
+	if s.tr != nil {
+		s.tr.CloseIdleConnections()
+	}
 }
 
 // OpenStream opens a streamed GET (path and headers in header) at rt's leader, retrying as Do does (a
@@ -224,29 +226,63 @@ func (s *Stream) Close() {
 // is not reused) and start to bound the wait for the answer to begin.
 // maxErrorBody bounds an error answer read whole.
 func (c *Client) OpenStream(ctx context.Context, rt *Route, path string, header http.Header, start time.Duration, maxErrorBody int) (*Stream, error) {
+	return c.Send(ctx, rt, Request{Method: http.MethodGet, Path: path, Header: header, Start: start, MaxErrorBody: maxErrorBody})
+}
+
+// Request is a request Send sends.
+type Request struct {
+	Method string // default GET
+	Path   string // with its query
+	Header http.Header
+	// Body opens the request's body afresh for each try (nil: none). A
+	// request is tried again only when it certainly was not applied (see
+	// the package comment); a body that cannot be opened again ends the
+	// request with Body's error.
+	Body func() (io.ReadCloser, error)
+	// Start bounds dialing and the wait for the answer to begin; 0: ctx
+	// alone.
+	Start time.Duration
+	// MaxErrorBody bounds a not-the-leader answer read whole.
+	MaxErrorBody int
+	// KeepAlive sends the request on the node's keep-alive connections
+	// (Start is then ignored: ctx alone bounds it) rather than on a
+	// one-stream transport: a request after a stream read to its end goes
+	// on the same connection, so the node answers it only once it has
+	// finished with the stream (a shard keeps a move's session once the
+	// stream was written whole).
+	KeepAlive bool
+}
+
+// Send sends r to rt's leader and returns the answer as a stream, whatever
+// its status, retrying as Do does: unlike Do, the body is streamed and ctx
+// ends the request. Each try gets a one-stream transport, as OpenStream's.
+func (c *Client) Send(ctx context.Context, rt *Route, r Request) (*Stream, error) {
+	if r.Method == "" {
+		r.Method = http.MethodGet
+	}
 	n := rt.Current()
 	first := n
-	r := c.newRetry([]byte(http.MethodGet), time.Now().Add(c.cfg.RetryTimeout))
+	rr := c.newRetry([]byte(r.Method), time.Now().Add(c.cfg.RetryTimeout))
 	for {
-		st, err := c.openStream(ctx, n, path, header, start)
+		st, err := c.openStream(ctx, n, r)
 		var hint string
 		if err == nil {
 			if !notLeader(st.Resp.StatusCode) {
 				rt.served(first, n)
 				return st, nil
 			}
-			st.Body, err = io.ReadAll(io.LimitReader(st.Resp.Body, int64(maxErrorBody)))
+			st.Body, err = io.ReadAll(io.LimitReader(st.Resp.Body, int64(r.MaxErrorBody)))
 			st.Close()
 			var again bool
 			if again, hint = moved(st.Resp.StatusCode, []byte(st.Resp.Header.Get(wire.LeaderHeader)), st.Body); err == nil && !again {
 				return st, nil
 			}
 		}
-		if err != nil && !r.mayRepeat(err) {
+		if err != nil && !rr.mayRepeat(err) {
 			return nil, c.failure(n, err)
 		}
 		next, named := c.router.next(rt, n, hint)
-		if !c.wait(&r, named) {
+		if !c.wait(&rr, named) {
 			if err != nil {
 				return nil, c.failure(n, err)
 			}
@@ -262,18 +298,51 @@ func (c *Client) OpenStream(ctx context.Context, rt *Route, path string, header 
 	}
 }
 
-func (c *Client) openStream(ctx context.Context, n *Node, path string, header http.Header, start time.Duration) (*Stream, error) {
+func (c *Client) openStream(ctx context.Context, n *Node, r Request) (*Stream, error) {
 	scheme := "http://"
 	if n.hc.IsTLS {
 		scheme = "https://"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+n.host+path, nil)
+	var body io.ReadCloser
+	if r.Body != nil {
+		var err error
+		if body, err = r.Body(); err != nil {
+			return nil, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, scheme+n.host+r.Path, body)
 	if err != nil {
+		if body != nil {
+			body.Close()
+		}
 		return nil, err
 	}
-	req.Header = header.Clone()
+	req.Header = r.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if r.KeepAlive {
+		resp, err := (&http.Client{Transport: n.keepAlive()}).Do(req)
+		if err != nil {
+			return nil, err
+		}
+		return &Stream{Resp: resp}, nil
+	}
+	tr := n.transport(r.Start, true)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		tr.CloseIdleConnections()
+		return nil, err
+	}
+	return &Stream{Resp: resp, tr: tr}, nil
+}
+
+// transport is an HTTP transport to n: one stream per connection
+// (oneShot) or keep-alive; start bounds dialing and the wait for an
+// answer to begin.
+func (n *Node) transport(start time.Duration, oneShot bool) *http.Transport {
 	d := &net.Dialer{Timeout: start}
-	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true, DisableCompression: true,
+	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: oneShot, DisableCompression: true,
 		ResponseHeaderTimeout: start, TLSHandshakeTimeout: start, TLSClientConfig: n.hc.TLSConfig}
 	switch {
 	case n.tun != nil:
@@ -289,10 +358,11 @@ func (c *Client) openStream(ctx context.Context, n *Node, path string, header ht
 		path := n.hc.Addr
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, "unix", path) }
 	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		tr.CloseIdleConnections()
-		return nil, err
-	}
-	return &Stream{Resp: resp, tr: tr}, nil
+	return tr
+}
+
+// keepAlive is n's keep-alive transport for Send, made on first use.
+func (n *Node) keepAlive() *http.Transport {
+	n.keepOnce.Do(func() { n.keep = n.transport(0, false) })
+	return n.keep
 }

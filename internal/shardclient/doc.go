@@ -3,8 +3,9 @@
 // leader as gossip advertises it, or as a node named it, and its members),
 // and requests retried while a shard elects a leader. The gateway proxies
 // every tenant request through it; a shard node forwards a follower's
-// writes and asks to join its group through its pool; control, which
-// today only receives registrations, would call shards through it too.
+// writes and asks to join its group through its pool; control's leader
+// reads usage, takes and restores backups and drives moves through it
+// (Send: any method, a streamed body opened afresh for each try).
 //
 // A node is reached at host:port (mutual TLS with Config.TLS), over a
 // Unix socket on the same host, or, for a self-hosted node that dialed

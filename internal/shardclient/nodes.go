@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -23,6 +24,9 @@ type Node struct {
 	host    string       // the Host header; "localhost" for a Unix socket
 	tun     *tunnelDest  // set for a node reached through the tunnel
 	lastLog atomic.Int64 // unix nanoseconds of the last failure logged
+
+	keepOnce sync.Once
+	keep     *http.Transport // Send's keep-alive connections (Request.KeepAlive)
 }
 
 // Host is the node's address, for logs (never for a tenant's error).
@@ -171,6 +175,10 @@ func (ns *nodes) closeIdle() {
 	defer ns.mu.RUnlock()
 	for _, n := range ns.byKey {
 		n.hc.CloseIdleConnections()
+		n.keepOnce.Do(func() {}) // none made after this
+		if n.keep != nil {
+			n.keep.CloseIdleConnections()
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"io"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -341,3 +343,59 @@ func TestFenceHoldsTheLeadersLoops(t *testing.T) {
 		return b.in(testNS).call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}).Status == 201
 	}, "the fence lapses")
 }
+
+// holdingWriter passes writes on to a buffer; its first write signals
+// first and waits for release.
+type holdingWriter struct {
+	bytes.Buffer
+	first, release chan struct{}
+}
+
+func (w *holdingWriter) Write(p []byte) (int, error) {
+	if w.Len() == 0 {
+		close(w.first)
+		<-w.release
+	}
+	return w.Buffer.Write(p)
+}
+
+// A move's reader may hold the whole snapshot stream, and ask for the
+// delta on another connection, before the call that wrote the stream has
+// returned: the session exists from the stream's first byte, and the
+// delta waits for it to be complete instead of answering that there is no
+// session. A snapshot that fails leaves no session.
+func TestMoveDeltaRacingTheSnapshotsEnd(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.in(testNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
+	svc := b.srv.Service()
+	const tok = "mov_race"
+	src := service.BackupSource{ShardID: "s1", Now: time.Now()}
+	w := &holdingWriter{first: make(chan struct{}), release: make(chan struct{})}
+	snapErr := make(chan error, 1)
+	go func() {
+		_, err := svc.MoveSnapshot(testNS, tok, src, w)
+		snapErr <- err
+	}()
+	<-w.first
+	require.NoError(t, svc.MoveSessionOK(testNS, tok), "the session is there while its snapshot streams")
+	var delta bytes.Buffer
+	deltaErr := make(chan error, 1)
+	go func() {
+		_, err := svc.MoveDelta(testNS, tok, src, &delta)
+		deltaErr <- err
+	}()
+	close(w.release)
+	require.NoError(t, <-snapErr)
+	require.NoError(t, <-deltaErr, "the delta waited for its snapshot")
+	require.True(t, readStream(t, delta.Bytes()).header.Delta, "a delta stream")
+
+	// A snapshot whose writer fails drops the session it opened.
+	_, err := svc.MoveSnapshot(testNS, tok, src, failingWriter{})
+	require.Error(t, err)
+	require.ErrorIs(t, svc.MoveSessionOK(testNS, tok), service.ErrMoveSessionGone)
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }

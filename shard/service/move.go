@@ -119,27 +119,41 @@ func moveArgs(ns, token string) error {
 
 // MoveSnapshot opens (or replaces) the move session of (ns, token) with a
 // new snapshot and writes all of ns as it is there to w, as a backup.
-// The session keeps the snapshot once the stream was written whole.
+// The session is registered before the stream starts and held while it
+// is written: its reader may have the whole stream, and ask for a delta
+// on another connection, before this call returns, and that delta then
+// waits for the session rather than find none. A stream that fails
+// leaves no session (a delta then answers ErrMoveSessionGone).
 func (s *Service) MoveSnapshot(ns, token string, src BackupSource, w io.Writer) (backup.Manifest, error) {
 	if err := moveArgs(ns, token); err != nil {
 		return backup.Manifest{}, err
 	}
-	snap := s.node.DB().NewSnapshot()
-	m, err := s.writeSnapshot(ns, snap, src, w)
-	if err != nil {
-		_ = snap.Close()
-		return m, err
-	}
+	ses := &moveSession{token: token}
+	ses.mu.Lock()
 	s.moves.mu.Lock()
 	if s.moves.m == nil {
 		s.moves.m = map[string]*moveSession{}
 	}
 	old := s.moves.m[ns]
-	s.moves.m[ns] = &moveSession{token: token, snap: snap, last: s.cfg.Clock.Now()}
+	s.moves.m[ns] = ses
 	s.moves.mu.Unlock()
 	if old != nil {
 		old.close()
 	}
+	snap := s.node.DB().NewSnapshot()
+	m, err := s.writeSnapshot(ns, snap, src, w)
+	if err != nil {
+		_ = snap.Close()
+		ses.mu.Unlock()
+		s.moves.mu.Lock()
+		if s.moves.m[ns] == ses {
+			delete(s.moves.m, ns)
+		}
+		s.moves.mu.Unlock()
+		return m, err
+	}
+	ses.snap, ses.last = snap, s.cfg.Clock.Now()
+	ses.mu.Unlock()
 	return m, nil
 }
 

@@ -1,16 +1,13 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
+)
 
 // addCommands registers the commands beyond dev.
 func addCommands(root *cobra.Command) {
-	root.AddCommand(benchCmd(), searchCmd(), bulkCmd())
-	root.AddCommand(controlCmd())
-	root.AddCommand(gatewayCmd())
-	root.AddCommand(shardCmd())
-	root.AddCommand(certsCmd())
-	root.AddCommand(plansCmd(), tenantsCmd())
-	root.AddCommand(backupsCmd())
-	root.AddCommand(usageCmd(), planCmd(), invoicesCmd())
-	root.AddCommand(append(append(jobCmds(), queueCmds()...), workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd())...)
+	root.AddCommand(benchCmd(), controlCmd(), gatewayCmd(), shardCmd(), certsCmd())
+	root.AddCommand(cli.Commands()...)
 }

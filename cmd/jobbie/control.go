@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -112,7 +113,8 @@ node shares, or a new leader cannot read what the last one stored.`,
 	o.tls.flags(f)
 	o.backups.flags(f, "<data-dir>/backups")
 	_ = cmd.MarkFlagRequired("data-dir")
-	cmd.AddCommand(controlMembersCmd(), controlAddCmd(), controlRemoveCmd(), controlMoveCmd(), controlMovesCmd())
+	cmd.AddCommand(controlMembersCmd(), controlAddCmd(), controlRemoveCmd())
+	cmd.AddCommand(cli.ControlCommands()...)
 	return cmd
 }
 

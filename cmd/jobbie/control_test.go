@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
@@ -44,7 +45,7 @@ func TestControlMemberCommands(t *testing.T) {
 	ca := pkitest.New(t)
 	c1 := startControl(t, ca, "control1", "")
 	c2 := startControl(t, ca, "control2", c1.Addr())
-	a := &memberAdmin{peer: pki.RoleControl, url: c2.Addr(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a := &memberAdmin{peer: pki.RoleControl, url: c2.Addr(), tls: writeCreds(t, ca, pkitest.Operator), output: cli.OutTable}
 	ctx := context.Background()
 
 	var out strings.Builder
@@ -57,7 +58,7 @@ func TestControlMemberCommands(t *testing.T) {
 
 	// Through the follower: the leader removes it.
 	require.NoError(t, a.send(ctx, http.MethodDelete, "/internal/v1/members/control2", nil, nil))
-	a.url, a.output = c1.Addr(), outJSON
+	a.url, a.output = c1.Addr(), cli.OutJSON
 	out.Reset()
 	require.NoError(t, a.members(ctx, http.MethodGet, "/internal/v1/members", nil, &out))
 	var l wire.MemberList
@@ -77,7 +78,7 @@ func TestControlAdminNeedsControlCertificate(t *testing.T) {
 	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Shard("s1", "n1")).Server(nil))
 	srv.Start()
 	defer srv.Close()
-	a := &memberAdmin{peer: pki.RoleControl, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a := &memberAdmin{peer: pki.RoleControl, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: cli.OutTable}
 	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "shard")
 	a.tls = writeCreds(t, ca, pkitest.Gateway)
 	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "needs a certificate of role operator")

@@ -19,6 +19,14 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "jobbie:", err)
+		os.Exit(1)
+	}
+}
+
+// newRoot is the command tree.
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "jobbie",
 		Short:         "Jobbie: a hosted, multi-tenant job queue",
@@ -27,8 +35,5 @@ func main() {
 	}
 	root.AddCommand(devCmd())
 	addCommands(root)
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "jobbie:", err)
-		os.Exit(1)
-	}
+	return root
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -59,7 +60,7 @@ lost node in control:
   jobbie shard remove n3 --url 10.0.0.7:7101 --data-dir /var/lib/jobbie`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkID("node", args[0]); err != nil {
+			if err := cli.CheckID("node", args[0]); err != nil {
 				return err
 			}
 			if err := a.send(cmd.Context(), http.MethodDelete, "/internal/v1/members/"+url.PathEscape(args[0]), nil, nil); err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func TestShardAdminRetriesWhileNoLeader(t *testing.T) {
 	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Shard("s1", "n1")).Server(nil))
 	srv.Start()
 	defer srv.Close()
-	a := &memberAdmin{peer: pki.RoleShard, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a := &memberAdmin{peer: pki.RoleShard, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: cli.OutTable}
 
 	var out strings.Builder
 	require.NoError(t, a.members(context.Background(), http.MethodGet, "/internal/v1/members", nil, &out))
@@ -60,7 +61,7 @@ func TestShardAdminRetriesWhileNoLeader(t *testing.T) {
 // before it asks anything, and so is a node that is not a shard's.
 func TestShardAdminNeedsOperatorCertificate(t *testing.T) {
 	ca := pkitest.New(t)
-	a := &memberAdmin{peer: pki.RoleShard, url: "127.0.0.1:1", tls: writeCreds(t, ca, pkitest.Gateway), output: outTable}
+	a := &memberAdmin{peer: pki.RoleShard, url: "127.0.0.1:1", tls: writeCreds(t, ca, pkitest.Gateway), output: cli.OutTable}
 	err := a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil)
 	require.ErrorContains(t, err, "needs a certificate of role operator")
 	a.tls = roleTLS{}
@@ -70,7 +71,7 @@ func TestShardAdminNeedsOperatorCertificate(t *testing.T) {
 	srv.Listener = tls.NewListener(srv.Listener, ca.Creds(t, pkitest.Gateway).Server(nil))
 	srv.Start()
 	defer srv.Close()
-	a = &memberAdmin{peer: pki.RoleShard, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: outTable}
+	a = &memberAdmin{peer: pki.RoleShard, url: srv.Listener.Addr().String(), tls: writeCreds(t, ca, pkitest.Operator), output: cli.OutTable}
 	require.ErrorContains(t, a.send(context.Background(), http.MethodGet, "/internal/v1/members", nil, nil), "gateway")
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func workersCmd() *cobra.Command {
 by id. A worker unseen for two minutes is gone.`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "workers", tenancy.ActQueueRead,
 			func(ctx context.Context, c *client.Client) ([]client.WorkerInfo, error) {

@@ -1,16 +1,14 @@
-package main
+package cli
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -35,21 +33,21 @@ status 1 unless it completed). A move can be cancelled until it switches:
 jobbie control moves cancel ID. Self-hosted shards cannot take part.`,
 		Args: cobra.NoArgs,
 	}
-	o := addOpFlags(cmd)
+	op := addConn(cmd, Control)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		c, err := o.client()
+		c, err := op.client()
 		if err != nil {
 			return err
 		}
-		body, _ := json.Marshal(wire.NamespaceMoveRequest{ToShard: to})
-		var m wire.Move
-		if _, err := c.do(http.MethodPost, "/control/v1/namespaces/"+url.PathEscape(tenant)+"/"+url.PathEscape(namespace)+"/move", body, &m); err != nil {
-			return err
+		defer c.CloseIdleConnections()
+		m, err := c.MoveNamespace(cmd.Context(), tenant, namespace, to)
+		if err != nil {
+			return controlError(err)
 		}
 		if !wait {
-			return printMoves(cmd.OutOrStdout(), c.json, m)
+			return printMoves(cmd.OutOrStdout(), op.json(), *m)
 		}
-		return waitMove(cmd, c, m)
+		return waitMove(cmd, c, op.json(), *m)
 	}
 	f := cmd.Flags()
 	f.StringVar(&tenant, "tenant", "", "the namespace's tenant id (required)")
@@ -63,13 +61,13 @@ jobbie control moves cancel ID. Self-hosted shards cannot take part.`,
 }
 
 // waitMove prints m, then each change of its state until it ends.
-func waitMove(cmd *cobra.Command, c *opClient, m wire.Move) error {
+func waitMove(cmd *cobra.Command, c *client.Client, asJSON bool, m client.Move) error {
 	out := cmd.OutOrStdout()
 	last := ""
 	for {
 		if m.State != last {
 			last = m.State
-			if c.json {
+			if asJSON {
 				if err := writeJSON(out, m); err != nil {
 					return err
 				}
@@ -79,9 +77,9 @@ func waitMove(cmd *cobra.Command, c *opClient, m wire.Move) error {
 			}
 		}
 		switch m.State {
-		case wire.MoveCompleted:
+		case client.MoveCompleted:
 			return nil
-		case wire.MoveFailed, wire.MoveCancelled:
+		case client.MoveFailed, client.MoveCancelled:
 			return fmt.Errorf("move %s %s%s", m.ID, m.State, moveTail(m))
 		}
 		select {
@@ -89,14 +87,16 @@ func waitMove(cmd *cobra.Command, c *opClient, m wire.Move) error {
 			return cmd.Context().Err()
 		case <-time.After(moveWaitPoll):
 		}
-		if _, err := c.do(http.MethodGet, "/control/v1/moves/"+url.PathEscape(m.ID), nil, &m); err != nil {
-			return err
+		next, err := c.GetMove(cmd.Context(), m.ID)
+		if err != nil {
+			return controlError(err)
 		}
+		m = *next
 	}
 }
 
 // moveTail is the pause and error of a move, when it has them.
-func moveTail(m wire.Move) string {
+func moveTail(m client.Move) string {
 	s := ""
 	if m.PauseMS > 0 {
 		s += fmt.Sprintf("  pause %d ms", m.PauseMS)
@@ -108,7 +108,7 @@ func moveTail(m wire.Move) string {
 }
 
 func controlMovesCmd() *cobra.Command {
-	var tenant, namespace, state string
+	var q client.MoveQuery
 	cmd := &cobra.Command{
 		Use:   "moves [ID]",
 		Short: "List namespace moves, newest first, or show one (operator)",
@@ -121,63 +121,42 @@ func controlMovesCmd() *cobra.Command {
   jobbie control moves cancel mov_…`,
 		Args: cobra.MaximumNArgs(1),
 	}
-	o := addOpFlags(cmd)
+	op := addConn(cmd, Control)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := o.client()
-		if err != nil {
-			return err
-		}
 		if len(args) == 1 {
-			var m wire.Move
-			if _, err := c.do(http.MethodGet, "/control/v1/moves/"+url.PathEscape(args[0]), nil, &m); err != nil {
-				return err
-			}
-			return printMoves(cmd.OutOrStdout(), c.json, m)
+			return runMove(cmd, op, func(ctx context.Context, c *client.Client) (*client.Move, error) { return c.GetMove(ctx, args[0]) })
 		}
-		q := url.Values{}
-		for k, v := range map[string]string{"tenant": tenant, "namespace": namespace, "state": state} {
-			if v != "" {
-				q.Set(k, v)
-			}
-		}
-		var l wire.MoveList
-		if _, err := c.do(http.MethodGet, "/control/v1/moves?"+q.Encode(), nil, &l); err != nil {
-			return err
-		}
-		if c.json {
-			return writeJSON(cmd.OutOrStdout(), l)
-		}
-		return printMoves(cmd.OutOrStdout(), false, l.Moves...)
+		return runAPI(cmd, op, "", "", func(ctx context.Context, c *client.Client) (wire.MoveList, error) {
+			moves, err := c.ListMoves(ctx, q)
+			return wire.MoveList{Moves: moves}, err
+		}, func(w io.Writer, l wire.MoveList) error { return printMoves(w, false, l.Moves...) })
 	}
 	f := cmd.Flags()
-	f.StringVar(&tenant, "tenant", "", "only this tenant's moves")
-	f.StringVar(&namespace, "namespace", "", "only moves of namespaces of this name")
-	f.StringVar(&state, "state", "", "only moves in this state (copying, catching_up, fenced, switched, completed, cancelled, failed)")
+	f.StringVar(&q.Tenant, "tenant", "", "only this tenant's moves")
+	f.StringVar(&q.Namespace, "namespace", "", "only moves of namespaces of this name")
+	f.StringVar(&q.State, "state", "", "only moves in this state (copying, catching_up, fenced, switched, completed, cancelled, failed)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a move before it switches: the target's copy is removed, the namespace stays where it was",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			var m wire.Move
-			if _, err := c.do(http.MethodPost, "/control/v1/moves/"+url.PathEscape(args[0])+"/cancel", nil, &m); err != nil {
-				return err
-			}
-			return printMoves(cmd.OutOrStdout(), c.json, m)
+			return runMove(cmd, op, func(ctx context.Context, c *client.Client) (*client.Move, error) { return c.CancelMove(ctx, args[0]) })
 		},
 	})
 	return cmd
 }
 
+// runMove makes a call that answers one move, and prints it.
+func runMove(cmd *cobra.Command, op *Conn, call func(context.Context, *client.Client) (*client.Move, error)) error {
+	return runAPI(cmd, op, "", "", call, func(w io.Writer, m *client.Move) error { return printMoves(w, false, *m) })
+}
+
 // printMoves prints moves as a table, or one move as JSON.
-func printMoves(out io.Writer, asJSON bool, moves ...wire.Move) error {
+func printMoves(out io.Writer, asJSON bool, moves ...client.Move) error {
 	if asJSON && len(moves) == 1 {
 		return writeJSON(out, moves[0])
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "ID\tTENANT\tNAMESPACE\tFROM\tTO\tSTATE\tROUNDS\tRECORDS\tBYTES\tPAUSE MS\tCREATED\tERROR")
 	for _, m := range moves {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", m.ID, m.TenantID, m.Namespace, m.FromShard, m.ToShard, m.State,

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// status is `jobbie status -o json`: the namespace's queues summed, its
+// Status is `jobbie status -o json`: the namespace's queues summed, its
 // workers and its shard cluster's health.
-type status struct {
+type Status struct {
 	Namespace   string               `json:"namespace,omitempty"` // "" for the key's default
 	Queues      int                  `json:"queues"`
 	Paused      int                  `json:"paused"`
@@ -37,15 +37,15 @@ when the cluster is unhealthy (no leader, or no quorum reachable), after
 printing it.`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		var st *status
+		var st *Status
 		err := runAPI(cmd, api, "status", tenancy.ActQueueRead,
-			func(ctx context.Context, c *client.Client) (*status, error) {
+			func(ctx context.Context, c *client.Client) (*Status, error) {
 				var err error
 				st, err = readStatus(ctx, c)
 				if st != nil {
-					st.Namespace = api.flagOrEnv("namespace", envNamespace, api.namespace)
+					st.Namespace = api.Namespace()
 				}
 				return st, err
 			},
@@ -58,7 +58,7 @@ printing it.`,
 	return cmd
 }
 
-func readStatus(ctx context.Context, c *client.Client) (*status, error) {
+func readStatus(ctx context.Context, c *client.Client) (*Status, error) {
 	qs, err := c.ListQueues(ctx)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func readStatus(ctx context.Context, c *client.Client) (*status, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &status{Queues: len(qs), Cluster: *h}
+	st := &Status{Queues: len(qs), Cluster: *h}
 	if st.Cluster.Nodes == nil {
 		st.Cluster.Nodes = []client.ClusterNode{}
 	}
@@ -100,7 +100,7 @@ func readStatus(ctx context.Context, c *client.Client) (*status, error) {
 	return st, nil
 }
 
-func printStatus(w io.Writer, st *status) error {
+func printStatus(w io.Writer, st *Status) error {
 	tw := newTable(w)
 	ns := st.Namespace
 	if ns == "" {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -54,7 +54,7 @@ bulk prints its id and follows its progress (unless --no-wait). ` + "`jobbie bul
 shows one, ` + "`jobbie bulk abort <id>`" + ` stops it. The exit status is 1 when
 any job failed.`,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	for _, a := range []struct {
 		use, action, short string
 		aliases            []string
@@ -73,7 +73,7 @@ any job failed.`,
 	return cmd
 }
 
-func bulkActionCmd(api *apiFlags, use, action, short string, aliases []string) *cobra.Command {
+func bulkActionCmd(api *Conn, use, action, short string, aliases []string) *cobra.Command {
 	var (
 		filter string
 		noWait bool
@@ -381,7 +381,7 @@ func dedupe(ids []string) []string {
 	return out
 }
 
-func bulkShowCmd(api *apiFlags) *cobra.Command {
+func bulkShowCmd(api *Conn) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show <operation id>",
 		Short: "Show a background bulk operation's progress",
@@ -392,7 +392,7 @@ func bulkShowCmd(api *apiFlags) *cobra.Command {
 	}
 }
 
-func bulkAbortCmd(api *apiFlags) *cobra.Command {
+func bulkAbortCmd(api *Conn) *cobra.Command {
 	return &cobra.Command{
 		Use:   "abort <operation id>",
 		Short: "Stop a background bulk operation (what it did stays done)",
@@ -403,7 +403,7 @@ func bulkAbortCmd(api *apiFlags) *cobra.Command {
 	}
 }
 
-func bulkOpCommand(cmd *cobra.Command, api *apiFlags, id string,
+func bulkOpCommand(cmd *cobra.Command, api *Conn, id string,
 	call func(*client.Client, context.Context, string) (*client.BulkOperation, error)) error {
 	c, err := api.client()
 	if err != nil {

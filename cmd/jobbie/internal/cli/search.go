@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -44,7 +44,7 @@ date (2026-02-10, midnight UTC). --output json prints one JSON array of the
 jobs as the API returns them.`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := api.client()
 		if err != nil {

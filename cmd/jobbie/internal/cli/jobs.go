@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ argument or, with -, read from stdin; without one the job has none.
   jobbie enqueue emails.send '{}' -o json | jq -r .job_id`,
 		Args: argsBetween(1, 2),
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		req.Queue = args[0]
 		if err := tenancy.ValidateQueue(req.Queue); err != nil {
@@ -128,7 +128,7 @@ func (fl *enqueueFlags) apply(req *client.EnqueueRequest, now time.Time) error {
 	}
 	req.UniquePeriod, req.ExpireAfter = fl.uniquePeriod, fl.expireAfter
 	for _, id := range fl.dependsOn {
-		if err := checkID("--depends-on job", id); err != nil {
+		if err := CheckID("--depends-on job", id); err != nil {
 			return err
 		}
 	}
@@ -168,10 +168,10 @@ func inspectCmd() *cobra.Command {
 		Short: "Show a job: its state, attempts and errors, timeline, progress and result",
 		Args:  exactArgs(1),
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		id := args[0]
-		if err := checkID("job", id); err != nil {
+		if err := CheckID("job", id); err != nil {
 			return err
 		}
 		c, err := api.client()
@@ -191,9 +191,9 @@ func inspectCmd() *cobra.Command {
 	return cmd
 }
 
-// jobOp is the outcome of retry, cancel, move and delete as --output json
+// JobOp is the outcome of retry, cancel, move and delete as --output json
 // prints it.
-type jobOp struct {
+type JobOp struct {
 	JobID   string `json:"job_id"`
 	Status  string `json:"status"`
 	Queue   string `json:"queue,omitempty"`
@@ -201,12 +201,12 @@ type jobOp struct {
 }
 
 // jobOpCmd is a command that acts on one job and reports its state.
-func jobOpCmd(use, short string, nargs int, act func(context.Context, *client.Client, []string) (jobOp, error),
-	line func(jobOp) string) *cobra.Command {
+func jobOpCmd(use, short string, nargs int, act func(context.Context, *client.Client, []string) (JobOp, error),
+	line func(JobOp) string) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: exactArgs(nargs)}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := checkID("job", args[0]); err != nil {
+		if err := CheckID("job", args[0]); err != nil {
 			return err
 		}
 		if nargs == 2 {
@@ -215,31 +215,31 @@ func jobOpCmd(use, short string, nargs int, act func(context.Context, *client.Cl
 			}
 		}
 		return runAPI(cmd, api, "job "+args[0], tenancy.ActJobManage,
-			func(ctx context.Context, c *client.Client) (jobOp, error) { return act(ctx, c, args) },
-			func(w io.Writer, op jobOp) error { _, err := fmt.Fprintln(w, line(op)); return err })
+			func(ctx context.Context, c *client.Client) (JobOp, error) { return act(ctx, c, args) },
+			func(w io.Writer, op JobOp) error { _, err := fmt.Fprintln(w, line(op)); return err })
 	}
 	return cmd
 }
 
 func retryCmd() *cobra.Command {
 	return jobOpCmd("retry <job-id>", "Retry a dead, cancelled or completed job (attempts reset, errors kept)", 1,
-		func(ctx context.Context, c *client.Client, args []string) (jobOp, error) {
+		func(ctx context.Context, c *client.Client, args []string) (JobOp, error) {
 			r, err := c.RetryJob(ctx, args[0])
 			if err != nil {
-				return jobOp{}, err
+				return JobOp{}, err
 			}
-			return jobOp{JobID: r.JobID, Status: r.Status, Queue: r.Queue}, nil
+			return JobOp{JobID: r.JobID, Status: r.Status, Queue: r.Queue}, nil
 		},
-		func(op jobOp) string { return op.JobID + " retried: " + op.Status })
+		func(op JobOp) string { return op.JobID + " retried: " + op.Status })
 }
 
 func cancelCmd() *cobra.Command {
 	return jobOpCmd("cancel <job-id>", "Cancel a waiting job, or ask a running one's worker to stop", 1,
-		func(ctx context.Context, c *client.Client, args []string) (jobOp, error) {
+		func(ctx context.Context, c *client.Client, args []string) (JobOp, error) {
 			st, err := c.CancelJob(ctx, args[0])
-			return jobOp{JobID: args[0], Status: st}, err
+			return JobOp{JobID: args[0], Status: st}, err
 		},
-		func(op jobOp) string {
+		func(op JobOp) string {
 			if op.Status == client.CancelRequesting {
 				return op.JobID + " is running: cancel requested, its worker is told by its next heartbeat"
 			}
@@ -249,27 +249,27 @@ func cancelCmd() *cobra.Command {
 
 func moveCmd() *cobra.Command {
 	return jobOpCmd("move <job-id> <queue>", "Move a job that is not running to another queue", 2,
-		func(ctx context.Context, c *client.Client, args []string) (jobOp, error) {
+		func(ctx context.Context, c *client.Client, args []string) (JobOp, error) {
 			r, err := c.MoveJob(ctx, args[0], args[1])
 			if err != nil {
-				return jobOp{}, err
+				return JobOp{}, err
 			}
 			q := r.Queue
 			if q == "" {
 				q = args[1]
 			}
-			return jobOp{JobID: r.JobID, Status: r.Status, Queue: q}, nil
+			return JobOp{JobID: r.JobID, Status: r.Status, Queue: q}, nil
 		},
-		func(op jobOp) string { return op.JobID + " moved to " + op.Queue + ": " + op.Status })
+		func(op JobOp) string { return op.JobID + " moved to " + op.Queue + ": " + op.Status })
 }
 
 func deleteJobCmd() *cobra.Command {
 	return jobOpCmd("delete <job-id>", "Delete a job that is not running (cancel a running one first)", 1,
-		func(ctx context.Context, c *client.Client, args []string) (jobOp, error) {
+		func(ctx context.Context, c *client.Client, args []string) (JobOp, error) {
 			err := c.DeleteJob(ctx, args[0])
-			return jobOp{JobID: args[0], Status: "deleted", Deleted: err == nil}, err
+			return JobOp{JobID: args[0], Status: "deleted", Deleted: err == nil}, err
 		},
-		func(op jobOp) string { return op.JobID + " deleted" })
+		func(op JobOp) string { return op.JobID + " deleted" })
 }
 
 func deadCmd() *cobra.Command {
@@ -285,7 +285,7 @@ first, following the server's pages up to --limit. Retry one with
 ` + "`jobbie retry <job-id>`" + `, or many with ` + "`jobbie search --state dead | jobbie bulk retry`" + `.`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if queue != "" {
 			if err := tenancy.ValidateQueue(queue); err != nil {

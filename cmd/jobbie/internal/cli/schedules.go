@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -27,7 +27,7 @@ subcommands take a schedule's id (sch_…) or its name:
   jobbie schedules delete sch_01…`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "schedules", tenancy.ActScheduleRead,
 			func(ctx context.Context, c *client.Client) ([]client.Schedule, error) {
@@ -43,7 +43,7 @@ subcommands take a schedule's id (sch_…) or its name:
 		return &cobra.Command{
 			Use: use + " <id-or-name>", Short: short, Args: exactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if err := checkID("schedule", args[0]); err != nil {
+				if err := CheckID("schedule", args[0]); err != nil {
 					return err
 				}
 				return runAPI(cmd, api, "schedule "+args[0], act,
@@ -55,7 +55,7 @@ subcommands take a schedule's id (sch_…) or its name:
 	del := &cobra.Command{
 		Use: "delete <id-or-name>", Short: "Delete a schedule (jobs it enqueued stay)", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkID("schedule", args[0]); err != nil {
+			if err := CheckID("schedule", args[0]); err != nil {
 				return err
 			}
 			return runAPI(cmd, api, "schedule "+args[0], tenancy.ActScheduleManage,

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,12 +58,12 @@ func TestStatusOfAnUnhealthyCluster(t *testing.T) {
 	})
 	out, _, err := runJobbie(t, "", "status", "--url", f.srv.URL, "--key", "k")
 	require.EqualError(t, err, "shard s7 is unhealthy")
-	require.Equal(t, "2 queues (1 paused)", field(out, "QUEUES"), out)
-	require.Equal(t, "pending 5, scheduled 0, active 1, retrying 0, held 0, completed 0, dead 1, cancelled 0", field(out, "JOBS"))
-	require.Equal(t, "3.5 completed per minute (last 5 minutes)", field(out, "THROUGHPUT"))
-	require.Equal(t, "1 active, 1 gone", field(out, "WORKERS"))
-	require.Equal(t, "s7: UNHEALTHY, leader none known", field(out, "SHARD"))
-	require.Equal(t, []string{"n2", "follower", "unreachable"}, tableRows(out)["n2 follower"], out)
+	require.Equal(t, "2 queues (1 paused)", clitest.Field(out, "QUEUES"), out)
+	require.Equal(t, "pending 5, scheduled 0, active 1, retrying 0, held 0, completed 0, dead 1, cancelled 0", clitest.Field(out, "JOBS"))
+	require.Equal(t, "3.5 completed per minute (last 5 minutes)", clitest.Field(out, "THROUGHPUT"))
+	require.Equal(t, "1 active, 1 gone", clitest.Field(out, "WORKERS"))
+	require.Equal(t, "s7: UNHEALTHY, leader none known", clitest.Field(out, "SHARD"))
+	require.Equal(t, []string{"n2", "follower", "unreachable"}, clitest.TableRows(out)["n2 follower"], out)
 }
 
 // dead follows cursors until --limit, asking each page for no more than
@@ -83,5 +84,5 @@ func TestDeadFollowsPagesToTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"GET /api/v1/dead?limit=3&queue=q", "GET /api/v1/dead?cursor=c2&limit=1&queue=q"}, f.requests())
 	require.Len(t, strings.Split(strings.TrimSpace(out), "\n"), 4, out)
-	require.Equal(t, []string{"job_3", "q", "3", "retries_exhausted", "2026-02-10T09:30:00Z", "boom", "3"}, tableRows(out)["job_3 q"])
+	require.Equal(t, []string{"job_3", "q", "3", "retries_exhausted", "2026-02-10T09:30:00Z", "boom", "3"}, clitest.TableRows(out)["job_3 q"])
 }

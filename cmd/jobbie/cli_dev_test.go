@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -60,10 +63,10 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 
 	t.Run("Inspect", func(t *testing.T) {
 		out := run("inspect", first)
-		require.Equal(t, "pending", field(out, "STATE"), out)
-		require.Equal(t, "high", field(out, "PRIORITY"), out)
-		require.Equal(t, "tenant=acme", field(out, "TAGS"), out)
-		require.Equal(t, `{"to":"user@example.com"}`, field(out, "PAYLOAD"), out)
+		require.Equal(t, "pending", clitest.Field(out, "STATE"), out)
+		require.Equal(t, "high", clitest.Field(out, "PRIORITY"), out)
+		require.Equal(t, "tenant=acme", clitest.Field(out, "TAGS"), out)
+		require.Equal(t, `{"to":"user@example.com"}`, clitest.Field(out, "PAYLOAD"), out)
 		require.Contains(t, out, "TIMELINE\n")
 		var got wire.JobDetail
 		runJSON(&got, "inspect", second)
@@ -78,7 +81,7 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 
 	t.Run("Queues", func(t *testing.T) {
 		out := run("queues")
-		f := tableRows(out)["emails.send active"]
+		f := clitest.TableRows(out)["emails.send active"]
 		require.Equal(t, []string{"1", "1"}, f[2:4], "one pending, one scheduled: %s", out)
 		var qs []client.Queue
 		runJSON(&qs, "queues")
@@ -86,7 +89,7 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		require.Equal(t, client.QueueCounts{Pending: 1, Scheduled: 1}, qs[0].Counts)
 
 		require.Equal(t, "emails.send paused (1 pending, 0 active)\n", run("pause", "emails.send"))
-		require.Equal(t, "paused", field(run("queues", "get", "emails.send"), "STATE"))
+		require.Equal(t, "paused", clitest.Field(run("queues", "get", "emails.send"), "STATE"))
 		var q client.Queue
 		runJSON(&q, "queues", "get", "emails.send")
 		require.True(t, q.Paused)
@@ -98,9 +101,9 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 	t.Run("JobOperations", func(t *testing.T) {
 		require.Equal(t, first+" cancelled\n", run("cancel", first))
 		require.Equal(t, first+" retried: pending\n", run("retry", first))
-		var op jobOp
+		var op cli.JobOp
 		runJSON(&op, "move", first, "emails.v2")
-		require.Equal(t, jobOp{JobID: first, Status: client.StatePending, Queue: "emails.v2"}, op)
+		require.Equal(t, cli.JobOp{JobID: first, Status: client.StatePending, Queue: "emails.v2"}, op)
 		d, err := owner.GetJob(ctx, first)
 		require.NoError(t, err)
 		require.Equal(t, "emails.v2", d.Queue)
@@ -113,12 +116,12 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, long, job.ID)
 		require.Equal(t, long+" is running: cancel requested, its worker is told by its next heartbeat\n", run("cancel", long))
-		require.Equal(t, "active (cancel requested)", field(run("inspect", long), "STATE"))
+		require.Equal(t, "active (cancel requested)", clitest.Field(run("inspect", long), "STATE"))
 		require.Equal(t, "long draining: paused, 1 job still active (`jobbie queues get long` shows when drained)\n", run("drain", "long"))
 		fr, err := w.Fail(ctx, long, "stopped", "")
 		require.NoError(t, err)
 		require.Equal(t, client.StateCancelled, fr.Status)
-		require.Equal(t, "drained", field(run("queues", "get", "long"), "STATE"))
+		require.Equal(t, "drained", clitest.Field(run("queues", "get", "long"), "STATE"))
 		_, err = as(ownerFile, "", "inspect", first)
 		require.True(t, client.IsNotFound(err), "%v", err)
 		require.Regexp(t, `^job `+first+`: 404 not_found: `, err.Error())
@@ -134,7 +137,7 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		require.NoError(t, err)
 
 		out := run("dead", "--queue", "work")
-		require.Equal(t, []string{id, "work", "1", "retries_exhausted"}, tableRows(out)[id+" work"][:4], out)
+		require.Equal(t, []string{id, "work", "1", "retries_exhausted"}, clitest.TableRows(out)[id+" work"][:4], out)
 		require.Contains(t, out, "SMTP 550 mailbox unavailable")
 		var dead []client.DeadJob
 		runJSON(&dead, "dead")
@@ -142,15 +145,15 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		require.Equal(t, id, dead[0].ID)
 
 		out = run("inspect", id)
-		require.Equal(t, "dead (retries_exhausted)", field(out, "STATE"), out)
-		require.Equal(t, "w-1 (host-1)", field(out, "WORKER"), out)
+		require.Equal(t, "dead (retries_exhausted)", clitest.Field(out, "STATE"), out)
+		require.Equal(t, "w-1 (host-1)", clitest.Field(out, "WORKER"), out)
 		require.Contains(t, out, "ERRORS\nATTEMPT  AT")
 		require.Contains(t, out, "SMTP 550 mailbox unavailable")
 
 		require.JSONEq(t, apiGet(t, d.gateway+"/api/v1/jobs/"+id, ownerFile), run("inspect", id, "-o", "json"))
 
 		out = run("workers")
-		require.Equal(t, []string{"w-1", "host-1", "active", "0"}, tableRows(out)["w-1 host-1"][:4], out)
+		require.Equal(t, []string{"w-1", "host-1", "active", "0"}, clitest.TableRows(out)["w-1 host-1"][:4], out)
 		var ws []client.WorkerInfo
 		runJSON(&ws, "workers")
 		require.Len(t, ws, 2)
@@ -165,9 +168,9 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		run("enqueue", "old", `{}`)
 		_, err := as(ownerFile, "", "destroy", "old")
 		require.EqualError(t, err, "destroy old: this deletes for good: add --confirm")
-		var dr destroyResult
+		var dr cli.DestroyResult
 		runJSON(&dr, "destroy", "old", "--confirm")
-		require.Equal(t, destroyResult{Queue: "old", Deleted: true, JobsDeleted: 1}, dr)
+		require.Equal(t, cli.DestroyResult{Queue: "old", Deleted: true, JobsDeleted: 1}, dr)
 		_, err = owner.GetQueue(ctx, "old")
 		require.True(t, client.IsNotFound(err), "%v", err)
 	})
@@ -193,7 +196,7 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 
 	t.Run("Namespaces", func(t *testing.T) {
 		out := run("namespaces", "create", "staging", "--retention", "168h", "--description", "pre-prod")
-		require.Equal(t, []string{"staging", "168h", "false"}, tableRows(out)["staging 168h"][:3], out)
+		require.Equal(t, []string{"staging", "168h", "false"}, clitest.TableRows(out)["staging 168h"][:3], out)
 		run("enqueue", "q", `{}`, "--namespace", "staging")
 		var ns []client.Namespace
 		runJSON(&ns, "namespaces")
@@ -213,11 +216,15 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		qs, err := owner.ListQueues(ctx)
 		require.NoError(t, err)
 		out := run("status")
-		require.Equal(t, plural(len(qs), "queue")+" (1 paused)", field(out, "QUEUES"), out) // long, drained
-		require.Equal(t, "pending 0, scheduled 1, active 0, retrying 0, held 0, completed 0, dead 1, cancelled 1", field(out, "JOBS"), out)
-		require.Equal(t, "2 active", field(out, "WORKERS"), out)
-		require.Regexp(t, `^s1: healthy, leader \S+$`, field(out, "SHARD"))
-		var st status
+		queues := fmt.Sprintf("%d queues", len(qs))
+		if len(qs) == 1 {
+			queues = "1 queue"
+		}
+		require.Equal(t, queues+" (1 paused)", clitest.Field(out, "QUEUES"), out) // long, drained
+		require.Equal(t, "pending 0, scheduled 1, active 0, retrying 0, held 0, completed 0, dead 1, cancelled 1", clitest.Field(out, "JOBS"), out)
+		require.Equal(t, "2 active", clitest.Field(out, "WORKERS"), out)
+		require.Regexp(t, `^s1: healthy, leader \S+$`, clitest.Field(out, "SHARD"))
+		var st cli.Status
 		runJSON(&st, "status", "--namespace", "default")
 		require.Equal(t, "default", st.Namespace)
 		require.Equal(t, len(qs), st.Queues)
@@ -233,9 +240,9 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 		out := run("keys", "create", "--name", "dashboards", "--role", "viewer", "--namespaces", "*")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		require.Equal(t, "secret (shown this once; store it now):", lines[len(lines)-2], out)
-		viewerFile := keyFile(t, lines[len(lines)-1])
-		id := tableLines(out)[1][0]
-		require.Equal(t, []string{id, "dashboards", "viewer", "*", "active"}, tableLines(out)[1][:5])
+		viewerFile := clitest.KeyFile(t, lines[len(lines)-1])
+		id := clitest.TableLines(out)[1][0]
+		require.Equal(t, []string{id, "dashboards", "viewer", "*", "active"}, clitest.TableLines(out)[1][:5])
 
 		var ks []client.Key
 		runJSON(&ks, "keys")
@@ -277,70 +284,6 @@ func TestAPICommandsAgainstDev(t *testing.T) {
 	})
 }
 
-// Bad input is refused before any request: the URL below refuses
-// connections, so an error other than "connection refused" came first.
-func TestAPICommandsRefuseBadInput(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		stdin string
-		args  []string
-		want  string
-	}{
-		{"", []string{"enqueue"}, "enqueue takes 1 or 2 arguments, not 0: jobbie enqueue <queue> [<payload-json> | -] [flags]"},
-		{"", []string{"enqueue", "q", "{not json"}, "the payload is not JSON: invalid character 'n' looking for beginning of object key string"},
-		{"", []string{"enqueue", "q", "-"}, "the payload on stdin is empty: give a JSON value, e.g. '{}'"},
-		{"[1,", []string{"enqueue", "q", "-"}, "the payload on stdin is not JSON: unexpected end of JSON input"},
-		{"", []string{"enqueue", "bad queue", "{}"}, `queue "bad queue" must be 1-128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`},
-		{"", []string{"enqueue", "q", "{}", "--priority", "urgent"}, `--priority must be critical, high or normal, not "urgent"`},
-		{"", []string{"enqueue", "q", "{}", "--delay", "1m", "--run-at", "2030-01-01"}, "give --delay or --run-at, not both"},
-		{"", []string{"enqueue", "q", "{}", "--max-retries", "-1"}, "--max-retries must not be negative"},
-		{"", []string{"enqueue", "q", "{}", "--unique-period", "1h"}, "--unique-period needs --unique-key"},
-		{"", []string{"enqueue", "q", "{}", "--tag", "novalue"}, `invalid argument "novalue" for "--tag" flag: want key=value`},
-		{"", []string{"inspect"}, "inspect takes 1 argument, not 0: jobbie inspect <job-id> [flags]"},
-		{"", []string{"cancel", " "}, "the job id is empty"},
-		{"", []string{"move", "job_1"}, "move takes 2 arguments, not 1: jobbie move <job-id> <queue> [flags]"},
-		{"", []string{"move", "job_1", "no/slash"}, `queue "no/slash" must be`},
-		{"", []string{"dead", "--limit", "-1"}, "--limit must not be negative"},
-		{"", []string{"pause", "a b"}, `queue "a b" must be`},
-		{"", []string{"destroy", "q"}, "destroy q: this deletes for good: add --confirm"},
-		{"", []string{"queues", "get"}, "queues get takes 1 argument, not 0"},
-		{"", []string{"keys", "create", "--role", "viewer"}, "give the key a --name and a --role"},
-		{"", []string{"keys", "create", "--name", "x", "--role", "Root"}, `--role "Root" is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) nor a custom role's name`},
-		{"", []string{"keys", "create", "--name", "x", "--role", "viewer", "--namespaces", "Prod"}, `--namespaces: namespace "Prod" must be`},
-		{"", []string{"keys", "create", "--name", "x", "--role", "viewer", "--expires-in", "1h", "--expires-at", "2030-01-01"}, "give --expires-in or --expires-at, not both"},
-		{"", []string{"keys", "rotate", "key_1", "--grace", "200h"}, "--grace must be 0 to 168h, not 200h0m0s"},
-		{"", []string{"namespaces", "create", "Bad_Name"}, `namespace "Bad_Name" must be`},
-		{"", []string{"namespaces", "create", "ok", "--retention", "30s"}, "--retention must be 1m to 87600h, not 30s"},
-		{"", []string{"schedules", "get", "a b"}, `schedule id "a b" holds blanks`},
-		{"", []string{"status", "-o", "yaml"}, "--output must be table or json, not \"yaml\""},
-	} {
-		out, _, err := runJobbie(t, tc.stdin, append(tc.args, "--url", "http://127.0.0.1:1", "--key", "k")...)
-		require.Error(t, err, "%v", tc.args)
-		require.ErrorContains(t, err, tc.want, "%v", tc.args)
-		require.NotContains(t, err.Error(), "connection refused", "%v", tc.args)
-		require.Empty(t, out, "%v", tc.args)
-	}
-}
-
-// The 403 hint names the built-in roles from the one policy table.
-func TestRolesWith(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, []string{"owner", "admin", "developer", "producer"}, rolesWith("job.enqueue"))
-	require.Equal(t, []string{"owner", "admin", "billing"}, rolesWith("usage.read"))
-	require.Equal(t, "owner, admin or billing", orList(rolesWith("usage.read")))
-	require.Equal(t, "owner", orList([]string{"owner"}))
-}
-
-// field is the value of a name-value table's row name ("" when absent).
-func field(out, name string) string {
-	for line := range strings.SplitSeq(out, "\n") {
-		if rest, ok := strings.CutPrefix(line, name+"  "); ok {
-			return strings.TrimSpace(rest)
-		}
-	}
-	return ""
-}
-
 // apiGet is the body of a GET of url with the key in keyFile.
 func apiGet(t *testing.T, url, keyFile string) string {
 	t.Helper()
@@ -359,7 +302,7 @@ func apiGet(t *testing.T, url, keyFile string) string {
 
 func readKey(t *testing.T, path string) string {
 	t.Helper()
-	k, err := readSecretFile(path)
+	k, err := cli.ReadSecretFile(path)
 	require.NoError(t, err)
 	return k
 }

@@ -1,7 +1,6 @@
-package main
+package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 )
 
 // fakeAPI is a gateway stand-in for the CLI: it records search and bulk
@@ -126,15 +126,12 @@ func (f *fakeAPI) run(t *testing.T, stdin string, args ...string) (string, strin
 
 func runJobbie(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	root := &cobra.Command{Use: "jobbie", SilenceUsage: true, SilenceErrors: true}
-	addCommands(root)
-	var stdout, stderr bytes.Buffer
-	root.SetArgs(args)
-	root.SetIn(strings.NewReader(stdin))
-	root.SetOut(&stdout)
-	root.SetErr(&stderr)
-	err := root.Execute()
-	return stdout.String(), stderr.String(), err
+	root := &cobra.Command{Use: "jobbie"}
+	root.AddCommand(Commands()...)
+	control := &cobra.Command{Use: "control"}
+	control.AddCommand(ControlCommands()...)
+	root.AddCommand(control)
+	return clitest.Run(t, root, stdin, args...)
 }
 
 // searchJob is a job as search answers with it.
@@ -159,16 +156,16 @@ func searchPage(cursor string, hasMore bool, jobs ...string) string {
 func TestAPIFlagsFromEnvironment(t *testing.T) {
 	f := newFakeAPI(t)
 	f.status = opStatus("completed")
-	t.Setenv(envURL, f.srv.URL)
-	t.Setenv(envKey, "")
-	t.Setenv(envKeyFile, "")
-	t.Setenv(envNamespace, "")
+	t.Setenv("JOBBIE_URL", f.srv.URL)
+	t.Setenv("JOBBIE_KEY", "")
+	t.Setenv("JOBBIE_KEY_FILE", "")
+	t.Setenv("JOBBIE_NAMESPACE", "")
 
 	_, _, err := runJobbie(t, "", "search")
 	require.EqualError(t, err, "no API key: pass --key or --key-file, or set $JOBBIE_KEY or $JOBBIE_KEY_FILE")
 
-	t.Setenv(envKey, "from-env")
-	t.Setenv(envNamespace, "ops")
+	t.Setenv("JOBBIE_KEY", "from-env")
+	t.Setenv("JOBBIE_NAMESPACE", "ops")
 	_, _, err = runJobbie(t, "", "search")
 	require.NoError(t, err)
 	require.Equal(t, "Bearer from-env", f.lastHeader().Get("Authorization"))
@@ -182,8 +179,8 @@ func TestAPIFlagsFromEnvironment(t *testing.T) {
 	require.Equal(t, "Bearer from-file", f.lastHeader().Get("Authorization"), "a flag beats a variable")
 	require.Equal(t, "flagged", f.lastHeader().Get(client.NamespaceHeader))
 
-	t.Setenv(envKey, "")
-	t.Setenv(envKeyFile, keyFile)
+	t.Setenv("JOBBIE_KEY", "")
+	t.Setenv("JOBBIE_KEY_FILE", keyFile)
 	_, _, err = runJobbie(t, "", "bulk", "show", "bulk_1")
 	require.NoError(t, err)
 	require.Equal(t, "Bearer from-file", f.lastHeader().Get("Authorization"))

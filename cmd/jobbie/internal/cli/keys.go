@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -30,7 +30,7 @@ revoked ones included. A secret is printed once, by create and rotate:
   jobbie keys revoke key_01…`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "keys", tenancy.ActKeyRead,
 			func(ctx context.Context, c *client.Client) ([]client.Key, error) {
@@ -45,7 +45,7 @@ revoked ones included. A secret is printed once, by create and rotate:
 	get := &cobra.Command{
 		Use: "get <key-id>", Short: "Show an API key (never its secret)", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkID("key", args[0]); err != nil {
+			if err := CheckID("key", args[0]); err != nil {
 				return err
 			}
 			return runAPI(cmd, api, "key "+args[0], tenancy.ActKeyRead,
@@ -57,7 +57,7 @@ revoked ones included. A secret is printed once, by create and rotate:
 		Use: "revoke <key-id>", Aliases: []string{"delete"}, Short: "Revoke an API key: it stops working within seconds",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkID("key", args[0]); err != nil {
+			if err := CheckID("key", args[0]); err != nil {
 				return err
 			}
 			return runAPI(cmd, api, "key "+args[0], tenancy.ActKeyManage,
@@ -71,7 +71,7 @@ revoked ones included. A secret is printed once, by create and rotate:
 	return cmd
 }
 
-func keysCreateCmd(api *apiFlags) *cobra.Command {
+func keysCreateCmd(api *Conn) *cobra.Command {
 	var (
 		req       client.CreateKeyRequest
 		role      string
@@ -144,14 +144,14 @@ func roleNames() []string {
 // maxGrace is the longest a rotated key's old secret may keep working.
 const maxGrace = 7 * 24 * time.Hour
 
-func keysRotateCmd(api *apiFlags) *cobra.Command {
+func keysRotateCmd(api *Conn) *cobra.Command {
 	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "rotate <key-id>",
 		Short: "Give a key a new secret (printed this once); the old one works on for --grace",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkID("key", args[0]); err != nil {
+			if err := CheckID("key", args[0]); err != nil {
 				return err
 			}
 			if grace < 0 || grace > maxGrace {

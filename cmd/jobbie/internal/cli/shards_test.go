@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -78,7 +79,7 @@ func TestShardsCommands(t *testing.T) {
 
 	out, err := run()
 	require.NoError(t, err)
-	require.Equal(t, []string{"sh_1", "dc1", "n1,n2", "(2/3)", "n1", "onprem", "-", "2026-11-01T10:00:00Z"}, tableRows(out)["sh_1 dc1"], out)
+	require.Equal(t, []string{"sh_1", "dc1", "n1,n2", "(2/3)", "n1", "onprem", "-", "2026-11-01T10:00:00Z"}, clitest.TableRows(out)["sh_1 dc1"], out)
 	out, err = run("-o", "json")
 	require.NoError(t, err)
 	var list []wire.OwnedShard

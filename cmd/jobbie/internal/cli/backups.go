@@ -1,87 +1,17 @@
-package main
+package cli
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/internal/backup"
 )
-
-// backupStoreFlags say where control keeps backups: a directory (local
-// to the node, or shared) or an S3-compatible bucket, with its keys read
-// from files, never from flags.
-type backupStoreFlags struct {
-	dir                              string
-	s3Endpoint, s3Bucket, s3Prefix   string
-	s3AccessKeyFile, s3SecretKeyFile string
-	s3Region                         string
-	s3TLS                            bool
-}
-
-func (b *backupStoreFlags) flags(f *pflag.FlagSet, dirDefault string) {
-	f.StringVar(&b.dir, "backup-dir", "", "directory that keeps namespace backups (default "+dirDefault+"); it is this node's alone: with several control nodes use S3 or a directory they share")
-	f.StringVar(&b.s3Endpoint, "backup-s3-endpoint", "", "keep backups in this S3-compatible endpoint (host[:port]) instead of a directory")
-	f.StringVar(&b.s3Bucket, "backup-s3-bucket", "", "the S3 bucket (it must exist)")
-	f.StringVar(&b.s3Prefix, "backup-s3-prefix", "", "prefix of every object name, e.g. jobbie/")
-	f.StringVar(&b.s3AccessKeyFile, "backup-s3-access-key-file", "", "file holding the S3 access key")
-	f.StringVar(&b.s3SecretKeyFile, "backup-s3-secret-key-file", "", "file holding the S3 secret key")
-	f.BoolVar(&b.s3TLS, "backup-s3-tls", true, "speak TLS to the S3 endpoint")
-	f.StringVar(&b.s3Region, "backup-s3-region", "", "the S3 region (default: asked of the server)")
-}
-
-// store builds the store the flags name; defaultDir when none is named.
-func (b *backupStoreFlags) store(defaultDir string) (backup.Store, error) {
-	if b.s3Endpoint == "" {
-		for name, v := range map[string]string{"--backup-s3-bucket": b.s3Bucket, "--backup-s3-prefix": b.s3Prefix,
-			"--backup-s3-access-key-file": b.s3AccessKeyFile, "--backup-s3-secret-key-file": b.s3SecretKeyFile, "--backup-s3-region": b.s3Region} {
-			if v != "" {
-				return nil, fmt.Errorf("%s needs --backup-s3-endpoint", name)
-			}
-		}
-		dir := b.dir
-		if dir == "" {
-			dir = defaultDir
-		}
-		return backup.NewDirStore(dir)
-	}
-	if b.dir != "" {
-		return nil, errors.New("--backup-dir and --backup-s3-endpoint name two stores: give one")
-	}
-	if b.s3Bucket == "" || b.s3AccessKeyFile == "" || b.s3SecretKeyFile == "" {
-		return nil, errors.New("--backup-s3-endpoint needs --backup-s3-bucket, --backup-s3-access-key-file and --backup-s3-secret-key-file")
-	}
-	access, err := readSecret("--backup-s3-access-key-file", b.s3AccessKeyFile)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := readSecret("--backup-s3-secret-key-file", b.s3SecretKeyFile)
-	if err != nil {
-		return nil, err
-	}
-	return backup.NewS3Store(backup.S3Config{Endpoint: b.s3Endpoint, Bucket: b.s3Bucket, Prefix: b.s3Prefix,
-		AccessKey: access, SecretKey: secret, Region: b.s3Region, TLS: b.s3TLS})
-}
-
-func readSecret(flag, path string) (string, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", flag, err)
-	}
-	s := strings.TrimSpace(string(raw))
-	if s == "" {
-		return "", fmt.Errorf("%s: %s is empty", flag, path)
-	}
-	return s, nil
-}
 
 // backupsCmd is `jobbie backups`: the tenant's namespace backups through
 // the gateway.
@@ -103,13 +33,13 @@ namespace's shard and kept in its backup store.
 
 create and restore answer at once; get shows when they end (--wait waits).`,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.AddCommand(backupsListCmd(api), backupsCreateCmd(api), backupsGetCmd(api), backupsDeleteCmd(api),
 		backupsDownloadCmd(api), backupsRestoreCmd(api), backupsPolicyCmd(api))
 	return cmd
 }
 
-func backupsListCmd(api *apiFlags) *cobra.Command {
+func backupsListCmd(api *Conn) *cobra.Command {
 	return &cobra.Command{
 		Use: "list", Short: "List backups, newest first (only --namespace's when given)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -117,7 +47,7 @@ func backupsListCmd(api *apiFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := c.ListBackups(cmd.Context(), api.flagOrEnv("namespace", envNamespace, api.namespace))
+			list, err := c.ListBackups(cmd.Context(), api.Namespace())
 			if err != nil {
 				return apiError(err)
 			}
@@ -129,7 +59,7 @@ func backupsListCmd(api *apiFlags) *cobra.Command {
 	}
 }
 
-func backupsCreateCmd(api *apiFlags) *cobra.Command {
+func backupsCreateCmd(api *Conn) *cobra.Command {
 	var wait bool
 	cmd := &cobra.Command{
 		Use: "create", Short: "Back up --namespace (or the key's default namespace)", Args: cobra.NoArgs,
@@ -138,7 +68,7 @@ func backupsCreateCmd(api *apiFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ns := api.flagOrEnv("namespace", envNamespace, api.namespace)
+			ns := api.Namespace()
 			if ns == "" {
 				return errors.New("--namespace is required")
 			}
@@ -158,7 +88,7 @@ func backupsCreateCmd(api *apiFlags) *cobra.Command {
 	return cmd
 }
 
-func backupsGetCmd(api *apiFlags) *cobra.Command {
+func backupsGetCmd(api *Conn) *cobra.Command {
 	return &cobra.Command{
 		Use: "get ID", Short: "Show a backup and its latest restore", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -175,7 +105,7 @@ func backupsGetCmd(api *apiFlags) *cobra.Command {
 	}
 }
 
-func backupsDeleteCmd(api *apiFlags) *cobra.Command {
+func backupsDeleteCmd(api *Conn) *cobra.Command {
 	return &cobra.Command{
 		Use: "delete ID", Short: "Delete a backup", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -192,7 +122,7 @@ func backupsDeleteCmd(api *apiFlags) *cobra.Command {
 	}
 }
 
-func backupsDownloadCmd(api *apiFlags) *cobra.Command {
+func backupsDownloadCmd(api *Conn) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use: "download ID", Short: "Write a backup's stream to --out (or stdout)", Args: cobra.ExactArgs(1),
@@ -227,7 +157,7 @@ func backupsDownloadCmd(api *apiFlags) *cobra.Command {
 	return cmd
 }
 
-func backupsRestoreCmd(api *apiFlags) *cobra.Command {
+func backupsRestoreCmd(api *Conn) *cobra.Command {
 	var (
 		req  client.RestoreRequest
 		wait bool
@@ -284,7 +214,7 @@ func waitBackup(cmd *cobra.Command, c *client.Client, id string, done func(*clie
 	}
 }
 
-func printBackups(w io.Writer, api *apiFlags, list ...client.Backup) error {
+func printBackups(w io.Writer, api *Conn, list ...client.Backup) error {
 	if api.json() && len(list) == 1 {
 		return writeJSON(w, list[0])
 	}
@@ -304,11 +234,11 @@ func printBackups(w io.Writer, api *apiFlags, list ...client.Backup) error {
 	return tw.Flush()
 }
 
-func backupsPolicyCmd(api *apiFlags) *cobra.Command {
+func backupsPolicyCmd(api *Conn) *cobra.Command {
 	cmd := &cobra.Command{Use: "policy", Short: "Show, set or delete --namespace's backup policy"}
 	// with runs call with the client and the namespace the flags name.
 	with := func(call func(c *client.Client, ns string) error) error {
-		ns := api.flagOrEnv("namespace", envNamespace, api.namespace)
+		ns := api.Namespace()
 		if ns == "" {
 			return errors.New("--namespace is required")
 		}

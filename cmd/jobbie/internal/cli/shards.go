@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -39,7 +39,7 @@ group at a surviving node (jobbie shard remove n3 --url … --data-dir …),
 then add-nodes and start the new node with a new --node-id and --join.`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "shards", tenancy.ActNamespaceRead,
 			func(ctx context.Context, c *client.Client) ([]client.OwnedShard, error) {
@@ -90,7 +90,7 @@ func ownerOnly[T any](call func(context.Context, *client.Client) (T, error)) fun
 	}
 }
 
-func shardsCreateCmd(api *apiFlags) *cobra.Command {
+func shardsCreateCmd(api *Conn) *cobra.Command {
 	var (
 		name      string
 		nodes     int
@@ -121,7 +121,7 @@ func shardsCreateCmd(api *apiFlags) *cobra.Command {
 	return cmd
 }
 
-func shardsAddNodesCmd(api *apiFlags) *cobra.Command {
+func shardsAddNodesCmd(api *Conn) *cobra.Command {
 	var (
 		nodes     int
 		expiresIn time.Duration
@@ -156,7 +156,7 @@ type removedNode struct {
 	Removed bool   `json:"removed"`
 }
 
-func shardsRemoveNodeCmd(api *apiFlags) *cobra.Command {
+func shardsRemoveNodeCmd(api *Conn) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove-node <shard-id> <node-id>",
 		Short: "Remove a node from a shard for good: its tunnels are cut, its id never joins again",
@@ -182,7 +182,7 @@ func shardsRemoveNodeCmd(api *apiFlags) *cobra.Command {
 	}
 }
 
-func shardsRevokeCmd(api *apiFlags) *cobra.Command {
+func shardsRevokeCmd(api *Conn) *cobra.Command {
 	return &cobra.Command{
 		Use:   "revoke <shard-id>",
 		Short: "Revoke a self-hosted shard (none of the tenant's namespaces may be on it): its nodes are refused from then on",

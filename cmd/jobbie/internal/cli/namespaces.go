@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func namespacesCmd() *cobra.Command {
   jobbie namespaces delete staging --force           # with its jobs, queues and schedules`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "namespaces", tenancy.ActNamespaceRead,
 			func(ctx context.Context, c *client.Client) ([]client.Namespace, error) {
@@ -56,7 +56,7 @@ func namespacesCmd() *cobra.Command {
 	return cmd
 }
 
-func namespacesCreateCmd(api *apiFlags) *cobra.Command {
+func namespacesCreateCmd(api *Conn) *cobra.Command {
 	var (
 		req   client.CreateNamespaceRequest
 		shard string
@@ -72,7 +72,7 @@ func namespacesCreateCmd(api *apiFlags) *cobra.Command {
 				return fmt.Errorf("--retention must be 1m to 87600h, not %s", req.Retention)
 			}
 			if shard != "" {
-				if err := checkID("shard", shard); err != nil {
+				if err := CheckID("shard", shard); err != nil {
 					return err
 				}
 			}
@@ -94,7 +94,7 @@ func namespacesCreateCmd(api *apiFlags) *cobra.Command {
 	return cmd
 }
 
-func namespacesDeleteCmd(api *apiFlags) *cobra.Command {
+func namespacesDeleteCmd(api *Conn) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "delete <name>",

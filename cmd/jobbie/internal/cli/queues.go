@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -31,7 +31,7 @@ the queue is paused or draining. ` + "`jobbie queues get <name>`" + ` shows one 
 its settings.`,
 		Args: cobra.NoArgs,
 	}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "queues", tenancy.ActQueueRead,
 			func(ctx context.Context, c *client.Client) ([]client.Queue, error) {
@@ -156,7 +156,7 @@ func queueDefaults(d *client.QueueDefaults) string {
 // queueOpCmd is a command that acts on one queue.
 func queueOpCmd(use, short string, run func(ctx context.Context, c *client.Client, name string) (any, string, error)) *cobra.Command {
 	cmd := &cobra.Command{Use: use + " <queue>", Short: short, Args: exactArgs(1)}
-	api := addAPIFlags(cmd)
+	api := addConn(cmd, Gateway)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := tenancy.ValidateQueue(args[0]); err != nil {
 			return err
@@ -223,8 +223,8 @@ func drainCmd() *cobra.Command {
 		})
 }
 
-// destroyResult is `jobbie destroy -o json`.
-type destroyResult struct {
+// DestroyResult is `jobbie destroy -o json`.
+type DestroyResult struct {
 	Queue       string `json:"queue"`
 	Deleted     bool   `json:"deleted"`
 	JobsDeleted int    `json:"jobs_deleted"`
@@ -235,7 +235,7 @@ func destroyCmd() *cobra.Command {
 	cmd := queueOpCmd("destroy", "Delete a queue, its settings and all its jobs (needs --confirm)",
 		func(ctx context.Context, c *client.Client, name string) (any, string, error) {
 			n, err := c.DeleteQueue(ctx, name)
-			return destroyResult{name, err == nil, n}, fmt.Sprintf("%s destroyed with %s", name, plural(n, "job")), err
+			return DestroyResult{name, err == nil, n}, fmt.Sprintf("%s destroyed with %s", name, plural(n, "job")), err
 		})
 	cmd.Flags().BoolVar(&confirm, "confirm", false, "yes, delete the queue and every job in it")
 	// Refuse before the client is even built: nothing may be sent.

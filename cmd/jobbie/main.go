@@ -7,6 +7,9 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/roles"
 )
 
 // defaultGCPercent trades memory for CPU: the servers' live heap is small
@@ -15,7 +18,7 @@ import (
 const defaultGCPercent = 200
 
 func main() {
-	withHugePages()
+	roles.WithHugePages()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
@@ -25,7 +28,9 @@ func main() {
 	}
 }
 
-// newRoot is the command tree.
+// newRoot is the command tree: the processes' commands (package roles),
+// and the commands that call Jobbie's APIs (package cli), the operator's
+// live moves among them standing under `jobbie control`.
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "jobbie",
@@ -33,7 +38,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(devCmd())
-	addCommands(root)
+	root.AddCommand(roles.Commands(cli.ControlCommands()...)...)
+	root.AddCommand(cli.Commands()...)
 	return root
 }

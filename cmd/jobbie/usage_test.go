@@ -53,7 +53,10 @@ func startDev(t *testing.T) *devServer {
 	out := &welcomeWriter{ready: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		done <- runDev(ctx, devOptions{dataDir: dir, addr: "127.0.0.1:0", controlAddr: "127.0.0.1:0", shardAddr: "127.0.0.1:0"}, out)
+		root := newRoot()
+		root.SetArgs([]string{"dev", "--data-dir", dir, "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--shard-addr", "127.0.0.1:0"})
+		root.SetOut(out)
+		done <- root.ExecuteContext(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()

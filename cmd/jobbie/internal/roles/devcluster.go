@@ -1,21 +1,17 @@
 package roles
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/internal/pki"
 )
 
@@ -343,167 +339,4 @@ func (c *devCluster) plan() error {
 	}
 	c.cf = clusterFile{Gateway: gw.HTTP, Control: ctl.HTTP, Shards: c.o.shards, Replicas: c.o.replicas, Processes: procs}
 	return c.save()
-}
-
-// save writes cluster.json whole, by rename, so a reader never sees half.
-func (c *devCluster) save() error {
-	c.cf.UpdatedAt = time.Now().UTC()
-	raw, err := json.MarshalIndent(&c.cf, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := c.path + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, c.path)
-}
-
-func (c *devCluster) update(f func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f()
-	_ = c.save()
-}
-
-// supervise runs p until stop, restarting it a second after it dies.
-func (c *devCluster) supervise(p *devProc, stop <-chan struct{}) {
-	for {
-		logf, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return
-		}
-		cmd := exec.Command(c.bin, p.args...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		c.ports.release(p.HTTP, p.Gossip, p.Raft, p.Pprof)
-		// Ctrl-C reaches dev, which stops them in order; if dev itself is killed,
-		// the kernel tells them to stop.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-		if err := cmd.Start(); err != nil {
-			logf.Close()
-			return
-		}
-		c.update(func() { p.PID, p.Status = cmd.Process.Pid, "running" })
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-stop:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-			logf.Close()
-			c.update(func() { p.PID, p.Status = 0, "exited" })
-			return
-		case <-done:
-		}
-		logf.Close()
-		c.update(func() { p.PID, p.Status = 0, "exited" })
-		select {
-		case <-stop:
-			return
-		case <-time.After(time.Second):
-		}
-		c.update(func() { p.Restarts++ })
-	}
-}
-
-// waitShards waits until every shard cluster registered with control, so
-// the default namespace is placed on a registered shard.
-func (c *devCluster) waitShards(ctx context.Context) error {
-	op, err := os.ReadFile(c.files.operator)
-	if err != nil {
-		return fmt.Errorf("operator key: %w", err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var out struct {
-			Shards []json.RawMessage `json:"shards"`
-		}
-		status, err := c.devCall(ctx, "GET", "https://"+c.cf.Control+"/control/v1/shards", string(op), nil, &out)
-		if err == nil && status == 200 && len(out.Shards) >= c.o.shards {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("shards did not register with control within a minute (status %d, err %v)", status, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// bootstrapTenant creates tenant "default" and owner.key on first start.
-func (c *devCluster) bootstrapTenant(ctx context.Context) error {
-	if exists(c.files.owner) {
-		return nil
-	}
-	op, err := os.ReadFile(c.files.operator)
-	if err != nil {
-		return fmt.Errorf("operator key: %w", err)
-	}
-	t, err := client.New("https://"+c.cf.Control, strings.TrimSpace(string(op)), client.WithHTTPClient(c.hc)).CreateTenant(ctx, "default")
-	if err != nil {
-		return fmt.Errorf("create tenant default: %w (owner.key is missing: if the tenant exists, start with a fresh --data-dir)", err)
-	}
-	return writeSecretFile(c.files.owner, t.OwnerKey)
-}
-
-// waitHTTP polls url until it answers 200.
-func (c *devCluster) waitHTTP(ctx context.Context, url string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
-		status, err := c.devCall(ctx, "GET", url, "", nil, nil)
-		if err == nil && status == 200 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready within %s (status %d, err %v)", url, within, status, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// devCall makes one JSON call with an optional bearer token.
-func (c *devCluster) devCall(ctx context.Context, method, url, token string, body, out any) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return 0, err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
-	}
-	res, err := c.hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return res.StatusCode, err
-	}
-	if out != nil && res.StatusCode < 300 {
-		return res.StatusCode, json.Unmarshal(raw, out)
-	}
-	return res.StatusCode, nil
 }

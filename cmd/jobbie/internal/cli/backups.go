@@ -33,7 +33,7 @@ namespace's shard and kept in its backup store.
 
 create and restore answer at once; get shows when they end (--wait waits).`,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.AddCommand(backupsListCmd(api), backupsCreateCmd(api), backupsGetCmd(api), backupsDeleteCmd(api),
 		backupsDownloadCmd(api), backupsRestoreCmd(api), backupsPolicyCmd(api))
 	return cmd

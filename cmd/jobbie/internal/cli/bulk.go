@@ -54,7 +54,7 @@ bulk prints its id and follows its progress (unless --no-wait). ` + "`jobbie bul
 shows one, ` + "`jobbie bulk abort <id>`" + ` stops it. The exit status is 1 when
 any job failed.`,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	for _, a := range []struct {
 		use, action, short string
 		aliases            []string

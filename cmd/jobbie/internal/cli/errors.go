@@ -25,7 +25,7 @@ func (e *wordedError) Unwrap() error { return e.err }
 func apiError(err error) error {
 	msg, ok := strings.CutPrefix(err.Error(), "jobbie: ")
 	if client.IsUnauthenticated(err) {
-		msg += " (check --key, --key-file, $" + Gateway.keyEnv + " or $" + Gateway.keyFileEnv + ")"
+		msg += " (check --key, --key-file, $" + gatewayAPI.keyEnv + " or $" + gatewayAPI.keyFileEnv + ")"
 	} else if !ok {
 		return err
 	}

@@ -31,9 +31,9 @@ const (
 	OutJSON  = "json"
 )
 
-// An API is one of Jobbie's APIs a command calls, and how its flags and
-// variables are named.
-type API struct {
+// An endpoint is one of Jobbie's APIs a command calls, and how its
+// flags and variables are named.
+type endpoint struct {
 	name, defaultURL, urlEnv    string
 	keyNoun, keyEnv, keyFileEnv string
 	defaultKeyFile              string
@@ -45,13 +45,13 @@ type API struct {
 }
 
 var (
-	// Gateway is the public API, called with an API key.
-	Gateway = &API{name: "gateway", defaultURL: "http://127.0.0.1:8080", urlEnv: "JOBBIE_URL",
+	// gatewayAPI is the public API, called with an API key.
+	gatewayAPI = &endpoint{name: "gateway", defaultURL: "http://127.0.0.1:8080", urlEnv: "JOBBIE_URL",
 		keyNoun: "API key", keyEnv: "JOBBIE_KEY", keyFileEnv: "JOBBIE_KEY_FILE", namespaceEnv: "JOBBIE_NAMESPACE"}
-	// Control is the control plane's operator API, called with the
+	// controlAPI is the control plane's operator API, called with the
 	// operator key over TLS to the deployment's CA. Its flags were once
 	// --control and --operator-key-file, which it still takes.
-	Control = &API{name: "control plane", defaultURL: "https://127.0.0.1:8081", urlEnv: "JOBBIE_CONTROL_URL",
+	controlAPI = &endpoint{name: "control plane", defaultURL: "https://127.0.0.1:8081", urlEnv: "JOBBIE_CONTROL_URL",
 		keyNoun: "operator key", keyEnv: "JOBBIE_OPERATOR_KEY", keyFileEnv: "JOBBIE_OPERATOR_KEY_FILE",
 		defaultKeyFile: "jobbie-data/operator.key",
 		caEnv:          "JOBBIE_CA", defaultCA: "jobbie-data/pki/ca.crt", caHelp: "the deployment CA's certificate, which control's is signed by",
@@ -60,15 +60,15 @@ var (
 
 // Conn is a command's flags for calling an API.
 type Conn struct {
-	api                                      *API
+	ep                                       *endpoint
 	url, key, keyFile, namespace, ca, output string
 	fs                                       *pflag.FlagSet // where the flags are, to ask which were given
 }
 
-// addConn registers api's flags and -o on cmd, as persistent flags so
+// addConn registers ep's flags and -o on cmd, as persistent flags so
 // its subcommands have them too.
-func addConn(cmd *cobra.Command, api *API) *Conn {
-	c := newConn(api, cmd.PersistentFlags())
+func addConn(cmd *cobra.Command, ep *endpoint) *Conn {
+	c := newConn(ep, cmd.PersistentFlags())
 	c.fs.StringVarP(&c.output, "output", "o", OutTable, "output format: table or json")
 	return c
 }
@@ -76,23 +76,23 @@ func addConn(cmd *cobra.Command, api *API) *Conn {
 // GatewayFlags registers the gateway's flags, without -o, on cmd's own
 // flags: for a command that calls the gateway outside the CLI (jobbie
 // bench), read as the CLI reads them (Target).
-func GatewayFlags(cmd *cobra.Command) *Conn { return newConn(Gateway, cmd.Flags()) }
+func GatewayFlags(cmd *cobra.Command) *Conn { return newConn(gatewayAPI, cmd.Flags()) }
 
-func newConn(api *API, f *pflag.FlagSet) *Conn {
-	c := &Conn{api: api, fs: f}
-	f.StringVar(&c.url, "url", api.defaultURL, api.name+" URL ($"+api.urlEnv+")")
-	f.StringVar(&c.key, "key", "", api.keyNoun+" ($"+api.keyEnv+")")
-	f.StringVar(&c.keyFile, "key-file", api.defaultKeyFile, "read the "+api.keyNoun+" from this file ($"+api.keyFileEnv+")")
-	if api.namespaceEnv != "" {
-		f.StringVar(&c.namespace, "namespace", "", "namespace instead of the key's default ($"+api.namespaceEnv+")")
+func newConn(ep *endpoint, f *pflag.FlagSet) *Conn {
+	c := &Conn{ep: ep, fs: f}
+	f.StringVar(&c.url, "url", ep.defaultURL, ep.name+" URL ($"+ep.urlEnv+")")
+	f.StringVar(&c.key, "key", "", ep.keyNoun+" ($"+ep.keyEnv+")")
+	f.StringVar(&c.keyFile, "key-file", ep.defaultKeyFile, "read the "+ep.keyNoun+" from this file ($"+ep.keyFileEnv+")")
+	if ep.namespaceEnv != "" {
+		f.StringVar(&c.namespace, "namespace", "", "namespace instead of the key's default ($"+ep.namespaceEnv+")")
 	}
-	if api.caEnv != "" {
-		f.StringVar(&c.ca, "ca", api.defaultCA, api.caHelp+" ($"+api.caEnv+")")
+	if ep.caEnv != "" {
+		f.StringVar(&c.ca, "ca", ep.defaultCA, ep.caHelp+" ($"+ep.caEnv+")")
 	}
-	for alias, name := range api.aliases {
-		target := map[string]*string{"url": &c.url, "key-file": &c.keyFile}[name]
+	values := map[string]*string{"url": &c.url, "key-file": &c.keyFile}
+	for alias, name := range ep.aliases {
 		fl := f.Lookup(name)
-		f.StringVar(target, alias, fl.DefValue, fl.Usage)
+		f.StringVar(values[name], alias, fl.DefValue, fl.Usage)
 		_ = f.MarkHidden(alias)
 	}
 	return c
@@ -104,7 +104,7 @@ func (c *Conn) given(name string) string {
 	if c.fs.Changed(name) {
 		return "--" + name
 	}
-	for alias, n := range c.api.aliases {
+	for alias, n := range c.ep.aliases {
 		if n == name && c.fs.Changed(alias) {
 			return "--" + alias
 		}
@@ -126,7 +126,7 @@ func (c *Conn) value(name, env, val string) string {
 
 // Namespace is the namespace the flags or environment name; "" for the
 // key's default.
-func (c *Conn) Namespace() string { return c.value("namespace", c.api.namespaceEnv, c.namespace) }
+func (c *Conn) Namespace() string { return c.value("namespace", c.ep.namespaceEnv, c.namespace) }
 
 // Target is the URL, key and namespace the flags and environment name.
 // The key is "" when none is named.
@@ -138,7 +138,7 @@ func (c *Conn) Target() (url, key, namespace string, err error) {
 	if err != nil {
 		return "", "", "", err
 	}
-	return c.value("url", c.api.urlEnv, c.url), key, c.Namespace(), nil
+	return c.value("url", c.ep.urlEnv, c.url), key, c.Namespace(), nil
 }
 
 // client builds the API client from the flags and environment.
@@ -151,7 +151,7 @@ func (c *Conn) client() (*client.Client, error) {
 		return nil, err
 	}
 	opts := []client.Option{client.WithUserAgent("jobbie-cli")}
-	if c.api.caEnv != "" {
+	if c.ep.caEnv != "" {
 		hc, err := c.tlsClient()
 		if err != nil {
 			return nil, err
@@ -161,7 +161,7 @@ func (c *Conn) client() (*client.Client, error) {
 	if ns := c.Namespace(); ns != "" {
 		opts = append(opts, client.WithNamespace(ns))
 	}
-	return client.New(c.value("url", c.api.urlEnv, c.url), key, opts...), nil
+	return client.New(c.value("url", c.ep.urlEnv, c.url), key, opts...), nil
 }
 
 // errNoKey says the flags and environment name neither a key nor a key
@@ -169,7 +169,7 @@ func (c *Conn) client() (*client.Client, error) {
 var errNoKey = errors.New("no key")
 
 func (c *Conn) apiKey() (string, error) {
-	a := c.api
+	a := c.ep
 	keyFlag, fileFlag := c.given("key"), c.given("key-file")
 	switch {
 	case keyFlag != "" && fileFlag != "":
@@ -191,7 +191,7 @@ func (c *Conn) apiKey() (string, error) {
 // tlsClient trusts the --ca certificate alone, as the control plane's
 // certificate is the deployment CA's.
 func (c *Conn) tlsClient() (*http.Client, error) {
-	caFile := c.value("ca", c.api.caEnv, c.ca)
+	caFile := c.value("ca", c.ep.caEnv, c.ca)
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("--ca: %w", err)

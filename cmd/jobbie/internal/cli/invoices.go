@@ -29,7 +29,7 @@ closed: frozen for good. Amounts are minor units of its currency.
   jobbie invoices get inv_t_…_2026-10
   jobbie invoices csv inv_t_…_2026-10 --out 2026-10.csv`,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	list := &cobra.Command{
 		Use: "list", Short: "List every month's invoice, the running month first", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

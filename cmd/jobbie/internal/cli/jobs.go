@@ -49,7 +49,7 @@ argument or, with -, read from stdin; without one the job has none.
   jobbie enqueue emails.send '{}' -o json | jq -r .job_id`,
 		Args: argsBetween(1, 2),
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		req.Queue = args[0]
 		if err := tenancy.ValidateQueue(req.Queue); err != nil {
@@ -168,7 +168,7 @@ func inspectCmd() *cobra.Command {
 		Short: "Show a job: its state, attempts and errors, timeline, progress and result",
 		Args:  exactArgs(1),
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		id := args[0]
 		if err := CheckID("job", id); err != nil {
@@ -204,7 +204,7 @@ type JobOp struct {
 func jobOpCmd(use, short string, nargs int, act func(context.Context, *client.Client, []string) (JobOp, error),
 	line func(JobOp) string) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: exactArgs(nargs)}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := CheckID("job", args[0]); err != nil {
 			return err
@@ -285,7 +285,7 @@ first, following the server's pages up to --limit. Retry one with
 ` + "`jobbie retry <job-id>`" + `, or many with ` + "`jobbie search --state dead | jobbie bulk retry`" + `.`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if queue != "" {
 			if err := tenancy.ValidateQueue(queue); err != nil {

@@ -30,7 +30,7 @@ revoked ones included. A secret is printed once, by create and rotate:
   jobbie keys revoke key_01…`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "keys", tenancy.ActKeyRead,
 			func(ctx context.Context, c *client.Client) ([]client.Key, error) {

@@ -33,7 +33,7 @@ status 1 unless it completed). A move can be cancelled until it switches:
 jobbie control moves cancel ID. Self-hosted shards cannot take part.`,
 		Args: cobra.NoArgs,
 	}
-	op := addConn(cmd, Control)
+	op := addConn(cmd, controlAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := op.client()
 		if err != nil {
@@ -121,7 +121,7 @@ func controlMovesCmd() *cobra.Command {
   jobbie control moves cancel mov_…`,
 		Args: cobra.MaximumNArgs(1),
 	}
-	op := addConn(cmd, Control)
+	op := addConn(cmd, controlAPI)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 1 {
 			return runMove(cmd, op, func(ctx context.Context, c *client.Client) (*client.Move, error) { return c.GetMove(ctx, args[0]) })

@@ -27,7 +27,7 @@ func namespacesCmd() *cobra.Command {
   jobbie namespaces delete staging --force           # with its jobs, queues and schedules`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "namespaces", tenancy.ActNamespaceRead,
 			func(ctx context.Context, c *client.Client) ([]client.Namespace, error) {

@@ -23,7 +23,7 @@ func planCmd() *cobra.Command {
 		Short: "Show the tenant's plan: prices, included amounts, limits, and a pending change",
 		Args:  cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := api.client()
 		if err != nil {

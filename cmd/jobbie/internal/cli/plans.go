@@ -30,7 +30,7 @@ A new plan or an edit takes effect from the start of the next UTC hour.
   jobbie plans put pro.json      # creates it, or replaces it (a new version)
   jobbie plans put - < pro.json`,
 	}
-	op := addConn(cmd, Control)
+	op := addConn(cmd, controlAPI)
 	cmd.AddCommand(&cobra.Command{
 		Use: "list", Short: "List every plan's latest version", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -31,7 +31,7 @@ the queue is paused or draining. ` + "`jobbie queues get <name>`" + ` shows one 
 its settings.`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "queues", tenancy.ActQueueRead,
 			func(ctx context.Context, c *client.Client) ([]client.Queue, error) {
@@ -156,7 +156,7 @@ func queueDefaults(d *client.QueueDefaults) string {
 // queueOpCmd is a command that acts on one queue.
 func queueOpCmd(use, short string, run func(ctx context.Context, c *client.Client, name string) (any, string, error)) *cobra.Command {
 	cmd := &cobra.Command{Use: use + " <queue>", Short: short, Args: exactArgs(1)}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := tenancy.ValidateQueue(args[0]); err != nil {
 			return err

@@ -23,7 +23,7 @@ import (
 func runAPI[T any](cmd *cobra.Command, conn *Conn, what string, act tenancy.Action,
 	call func(context.Context, *client.Client) (T, error), table func(io.Writer, T) error) error {
 	word := func(err error) error { return refused(err, act) }
-	if conn.api == Control {
+	if conn.ep == controlAPI {
 		word = controlError
 	}
 	c, err := conn.client()

@@ -27,7 +27,7 @@ subcommands take a schedule's id (sch_…) or its name:
   jobbie schedules delete sch_01…`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "schedules", tenancy.ActScheduleRead,
 			func(ctx context.Context, c *client.Client) ([]client.Schedule, error) {

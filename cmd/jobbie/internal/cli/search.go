@@ -44,7 +44,7 @@ date (2026-02-10, midnight UTC). --output json prints one JSON array of the
 jobs as the API returns them.`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := api.client()
 		if err != nil {

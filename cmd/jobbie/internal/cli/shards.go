@@ -39,7 +39,7 @@ group at a surviving node (jobbie shard remove n3 --url … --data-dir …),
 then add-nodes and start the new node with a new --node-id and --join.`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "shards", tenancy.ActNamespaceRead,
 			func(ctx context.Context, c *client.Client) ([]client.OwnedShard, error) {

@@ -37,7 +37,7 @@ when the cluster is unhealthy (no leader, or no quorum reachable), after
 printing it.`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		var st *Status
 		err := runAPI(cmd, api, "status", tenancy.ActQueueRead,

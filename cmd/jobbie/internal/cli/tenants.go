@@ -15,7 +15,7 @@ import (
 // plan.
 func tenantsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "tenants", Short: "Tenants on the control plane (operator)"}
-	op := addConn(cmd, Control)
+	op := addConn(cmd, controlAPI)
 	var plan string
 	create := &cobra.Command{
 		Use: "create NAME", Short: "Create a tenant (on --plan from its creation); prints its owner key once", Args: cobra.ExactArgs(1),

@@ -50,7 +50,7 @@ buckets. The tenant's rows list the periods that used something or are
 incomplete.`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := api.client()
 		if err != nil {

@@ -22,7 +22,7 @@ func workersCmd() *cobra.Command {
 by id. A worker unseen for two minutes is gone.`,
 		Args: cobra.NoArgs,
 	}
-	api := addConn(cmd, Gateway)
+	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "workers", tenancy.ActQueueRead,
 			func(ctx context.Context, c *client.Client) ([]client.WorkerInfo, error) {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"github.com/jobbie/jobbie/wire"
 )
@@ -39,4 +40,55 @@ func (c *Client) ListTenants(ctx context.Context) ([]Tenant, error) {
 		return nil, err
 	}
 	return out.Tenants, nil
+}
+
+// ShardLoad is a shard cluster control places namespaces on, with its
+// load, members and leader.
+type ShardLoad = wire.ShardLoad
+
+// ListShardLoads lists every shard cluster control knows, static or
+// registered, with how many namespaces each holds (operator only).
+func (c *Client) ListShardLoads(ctx context.Context) ([]ShardLoad, error) {
+	var out wire.ShardLoadList
+	if _, err := c.do(ctx, "GET", "/control/v1/shards", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Shards, nil
+}
+
+// SigningKey is a key that signs API keys (never its private half).
+type SigningKey = wire.SigningKey
+
+// RotatedSigningKeys answers a rotation: every signing key after it, and
+// the calling operator key signed again by the new key.
+type RotatedSigningKeys = wire.RotatedSigningKeys
+
+// ListSigningKeys lists the keys that sign API keys, oldest first
+// (operator only).
+func (c *Client) ListSigningKeys(ctx context.Context) ([]SigningKey, error) {
+	var out wire.SigningKeyList
+	if _, err := c.do(ctx, "GET", "/control/v1/signing-keys", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.SigningKeys, nil
+}
+
+// RotateSigningKey makes a new key sign API keys; the replaced one goes
+// on verifying the keys it signed for retireAfter (nil: the control
+// plane's default, a day; zero: it retires at once). Operator only; the
+// answer holds the caller's operator key signed again, to use once the
+// old key retires.
+func (c *Client) RotateSigningKey(ctx context.Context, retireAfter *time.Duration) (*RotatedSigningKeys, error) {
+	var req wire.RotateSigningKeyRequest
+	if retireAfter != nil {
+		req.RetireAfter = wire.Duration(*retireAfter)
+		if *retireAfter == 0 {
+			req.RetireAfter = []byte("0")
+		}
+	}
+	var out RotatedSigningKeys
+	if _, err := c.do(ctx, "POST", "/control/v1/signing-keys/rotate", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -7,6 +7,9 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/roles"
 )
 
 // defaultGCPercent trades memory for CPU: the servers' live heap is small
@@ -15,20 +18,27 @@ import (
 const defaultGCPercent = 200
 
 func main() {
-	withHugePages()
+	roles.WithHugePages()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "jobbie:", err)
+		os.Exit(1)
+	}
+}
+
+// newRoot is the command tree: the processes' commands (package roles),
+// and the commands that call Jobbie's APIs (package cli), the operator's
+// live moves among them standing under `jobbie control`.
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "jobbie",
 		Short:         "Jobbie: a hosted, multi-tenant job queue",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(devCmd())
-	addCommands(root)
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "jobbie:", err)
-		os.Exit(1)
-	}
+	root.AddCommand(roles.Commands(cli.ControlCommands()...)...)
+	root.AddCommand(cli.Commands()...)
+	return root
 }

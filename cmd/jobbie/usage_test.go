@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -52,7 +53,10 @@ func startDev(t *testing.T) *devServer {
 	out := &welcomeWriter{ready: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		done <- runDev(ctx, devOptions{dataDir: dir, addr: "127.0.0.1:0", controlAddr: "127.0.0.1:0", shardAddr: "127.0.0.1:0"}, out)
+		root := newRoot()
+		root.SetArgs([]string{"dev", "--data-dir", dir, "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--shard-addr", "127.0.0.1:0"})
+		root.SetOut(out)
+		done <- root.ExecuteContext(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -83,14 +87,6 @@ func (d *devServer) operator(t *testing.T, stdin string, args ...string) string 
 		"--operator-key-file", filepath.Join(d.dir, "operator.key"), "--ca", filepath.Join(d.dir, "pki", "ca.crt"))...)
 	require.NoError(t, err)
 	return out
-}
-
-// keyFile writes key into a file of the test's and returns its path.
-func keyFile(t *testing.T, key string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "key")
-	require.NoError(t, os.WriteFile(path, []byte(key+"\n"), 0o600))
-	return path
 }
 
 // The usage, plan and invoices commands against jobbie dev: a tenant on
@@ -137,7 +133,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	billingFile := keyFile(t, billing.Token)
+	billingFile := clitest.KeyFile(t, billing.Token)
 	run := func(key string, args ...string) (string, error) {
 		out, _, err := runJobbie(t, "", append(args, "--url", d.gateway, "--key-file", key)...)
 		return out, err
@@ -161,7 +157,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 	t.Run("UsageTable", func(t *testing.T) {
 		out, err := run(billingFile, "usage")
 		require.NoError(t, err)
-		rows := tableRows(out)
+		rows := clitest.TableRows(out)
 		require.Equal(t, []string{"NAMESPACE", "PERIOD", "ENQUEUED", "EXECUTIONS", "COMPLETED", "FAILED", "DEAD", "ACTIVE", "SECONDS",
 			"STORAGE", "BYTE-HOURS", "API", "REQUESTS", "INCOMPLETE"}, rows["NAMESPACE PERIOD"], out)
 		total := rows[ct.Namespace+" total"]
@@ -174,7 +170,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		require.NotEqual(t, "0", tenant[9], "the tenant's api requests: %s", out)
 		// The job's hour (two, should it have run across the turn of one).
 		var enqueued, executed int
-		for _, f := range tableLines(out) {
+		for _, f := range clitest.TableLines(out) {
 			if f[0] == ct.Namespace && f[1] != "total" {
 				require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:00Z$`, f[1])
 				enqueued += atoi(t, f[2])
@@ -183,8 +179,8 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		}
 		require.Equal(t, [2]int{1, 1}, [2]int{enqueued, executed}, out)
 		tenantRows := 0
-		for _, f := range tableLines(out) {
-			if f[0] == tenantRow {
+		for _, f := range clitest.TableLines(out) {
+			if f[0] == "(tenant)" {
 				tenantRows++
 			}
 		}
@@ -197,7 +193,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		out, err := run(billingFile, "usage", "--granularity", "day", "--namespace", ct.Namespace, "--from", time.Now().UTC().Format(time.DateOnly))
 		require.NoError(t, err)
 		require.Contains(t, out, ", per day (UTC)")
-		rows := tableRows(out)
+		rows := clitest.TableRows(out)
 		today := rows[ct.Namespace+" "+time.Now().UTC().Format(time.DateOnly)]
 		if today == nil { // the day turned between the job and now
 			today = rows[ct.Namespace+" total"]
@@ -228,7 +224,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		out, err = run(billingFile, "plan")
 		require.NoError(t, err)
 		require.Contains(t, out, "tenant "+ct.Tenant.ID+": plan metered (version 1, EUR) since ")
-		rows := tableRows(out)
+		rows := clitest.TableRows(out)
 		require.Equal(t, []string{"executions", "7", "1", "-"}, rows["executions 7"], out)
 		require.Equal(t, []string{"jobs_enqueued", "-", "-", "100"}, rows["jobs_enqueued -"], out)
 		require.Contains(t, out, "limits: max_keys 10\n")
@@ -249,7 +245,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		require.Equal(t, int64(7), list[0].Total, "one execution at 7 minor units each")
 		out, err = run(billingFile, "invoices", "list")
 		require.NoError(t, err)
-		require.Equal(t, []string{invID, month, "open", "7", "EUR"}, tableRows(out)[invID+" "+month], out)
+		require.Equal(t, []string{invID, month, "open", "7", "EUR"}, clitest.TableRows(out)[invID+" "+month], out)
 
 		out, err = run(billingFile, "invoices", "get", invID, "-o", "json")
 		require.NoError(t, err)
@@ -276,7 +272,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		out, err = run(billingFile, "invoices", "get", invID)
 		require.NoError(t, err)
 		require.Contains(t, out, "invoice "+invID+" (open), tenant "+ct.Tenant.ID)
-		require.Contains(t, tableLines(out), []string{"metered", "v1", "executions", ct.Namespace, "1", exec.QuantityUnit, "0", "1", "7", "1", "1", "7"}, out)
+		require.Contains(t, clitest.TableLines(out), []string{"metered", "v1", "executions", ct.Namespace, "1", exec.QuantityUnit, "0", "1", "7", "1", "1", "7"}, out)
 		require.Contains(t, out, "subtotal 7, total 7 EUR\n")
 
 		out, err = run(billingFile, "invoices", "csv", invID)
@@ -301,7 +297,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 	})
 
 	t.Run("ViewerIsRefused", func(t *testing.T) {
-		viewerFile := keyFile(t, viewer.Token)
+		viewerFile := clitest.KeyFile(t, viewer.Token)
 		for _, args := range [][]string{{"usage"}, {"plan"}, {"invoices", "list"}, {"invoices", "upcoming"}, {"invoices", "get", invID}, {"invoices", "csv", invID}} {
 			out, err := run(viewerFile, args...)
 			require.Error(t, err, "%v", args)
@@ -310,26 +306,6 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 			require.Regexp(t, `^403 forbidden: .+ \(usage, the plan and invoices need a key with usage\.read: owner, admin or billing\)$`, err.Error())
 		}
 	})
-}
-
-// tableLines are out's lines of two fields or more, split into fields.
-func tableLines(out string) [][]string {
-	var lines [][]string
-	for line := range strings.SplitSeq(out, "\n") {
-		if f := strings.Fields(line); len(f) >= 2 {
-			lines = append(lines, f)
-		}
-	}
-	return lines
-}
-
-// tableRows indexes a table's lines by their first two fields.
-func tableRows(out string) map[string][]string {
-	rows := map[string][]string{}
-	for _, f := range tableLines(out) {
-		rows[f[0]+" "+f[1]] = f
-	}
-	return rows
 }
 
 func atoi(t *testing.T, s string) int {

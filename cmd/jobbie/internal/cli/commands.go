@@ -1,0 +1,20 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// Commands are the top-level commands that call Jobbie's APIs: the
+// tenant's, through a gateway with an API key, and the operator's on the
+// control plane.
+func Commands() []*cobra.Command {
+	cmds := []*cobra.Command{searchCmd(), bulkCmd(), backupsCmd(), usageCmd(), planCmd(), invoicesCmd(),
+		workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd(),
+		plansCmd(), tenantsCmd()}
+	cmds = append(cmds, jobCmds()...)
+	return append(cmds, queueCmds()...)
+}
+
+// ControlCommands are the operator's commands that stand under `jobbie
+// control`, beside the control role's own: the live namespace moves.
+func ControlCommands() []*cobra.Command {
+	return []*cobra.Command{controlMoveCmd(), controlMovesCmd()}
+}

@@ -1,0 +1,12 @@
+// Package cli is Jobbie's command-line client: every command that calls
+// Jobbie's APIs, as a customer or an operator would, through the public
+// Go client (package client) and the wire shapes; it imports nothing of
+// the servers. One file per noun: jobs, queues, workers, schedules,
+// search, bulk, keys, namespaces, shards, status, backups, usage, plan
+// and invoices through a gateway with an API key; plans, tenants and live
+// moves on the control plane with the operator key.
+//
+// Every command takes the same flags to reach its API (flags.go): --url,
+// --key or --key-file, -o table|json, and each API's environment
+// variables. Commands print the API's answer as JSON, or a table.
+package cli

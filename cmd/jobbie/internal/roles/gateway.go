@@ -1,0 +1,206 @@
+package roles
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/jobbie/jobbie/gateway"
+	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
+)
+
+type gatewayOptions struct {
+	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
+	tunnelAddr, selfHostedCAFile                                   string
+	trustPush                                                      time.Duration
+	public                                                         publicTLSFlags
+	gossip                                                         roleGossip
+	limits                                                         gatewayLimits
+	tls                                                            roleTLS
+}
+
+// gatewayLimits are the gateway's flags for abuse and freshness.
+type gatewayLimits struct {
+	connsPerAddr, longPollsPerKey, longPollsPerTenant int
+	revocationMaxAge                                  time.Duration
+}
+
+func (l *gatewayLimits) flags(f *pflag.FlagSet) {
+	d := gateway.Config{}.WithDefaults()
+	f.IntVar(&l.connsPerAddr, "max-conns-per-addr", d.MaxConnsPerAddr, "open connections one client address may hold; the next get 429 connection_limit (-1: no limit; raise it behind a proxy or NAT)")
+	f.IntVar(&l.longPollsPerKey, "max-long-polls-per-key", d.MaxLongPollsPerKey, "fetches one API key may have waiting on this gateway; the next get 429 key_long_poll_limit (-1: no limit)")
+	f.IntVar(&l.longPollsPerTenant, "max-long-polls-per-tenant", d.MaxLongPollsPerTenant, "fetches one tenant may have waiting on this gateway; the next get 429 tenant_long_poll_limit (-1: no limit)")
+	f.DurationVar(&l.revocationMaxAge, "revocation-max-age", d.RevocationMaxAge, "refuse every key (503 revocations_stale) once the revocation list has not been refreshed from control for this long")
+}
+
+// publicTLSFlags are a public listener's own certificate and key
+// (gateway.Config.PublicCertFile): a server certificate clients trust,
+// not one of the deployment's CA.
+type publicTLSFlags struct{ cert, key string }
+
+// scheme is the listener's URL scheme.
+func (p publicTLSFlags) scheme() string {
+	if p.cert != "" {
+		return "https"
+	}
+	return "http"
+}
+
+func (p *publicTLSFlags) flags(f *pflag.FlagSet, prefix, what string) {
+	f.StringVar(&p.cert, prefix+"-cert", "", "serve "+what+" over TLS with this certificate (PEM, reloaded when the file changes; with --"+prefix+"-key)")
+	f.StringVar(&p.key, prefix+"-key", "", "the private key of --"+prefix+"-cert")
+}
+
+// trustPushFlag is --trust-push-interval, of gateways with a tunnel listener.
+func trustPushFlag(f *pflag.FlagSet, v *time.Duration) {
+	f.DurationVar(v, "trust-push-interval", gateway.Config{}.WithDefaults().TrustPushInterval,
+		"how often self-hosted nodes connected to the tunnel listener get their trust bundle again (a key revoked reaches their local API within about this)")
+}
+
+// apply sets the limits on cfg; a limit of 0 would mean the default, so
+// it is refused rather than silently meaning something else.
+func (l gatewayLimits) apply(cfg *gateway.Config) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--max-conns-per-addr", l.connsPerAddr}, {"--max-long-polls-per-key", l.longPollsPerKey}, {"--max-long-polls-per-tenant", l.longPollsPerTenant}} {
+		if f.v == 0 || f.v < -1 {
+			return fmt.Errorf("%s must be a positive number, or -1 for no limit", f.name)
+		}
+	}
+	if l.revocationMaxAge <= 0 {
+		return fmt.Errorf("--revocation-max-age must be positive")
+	}
+	cfg.MaxConnsPerAddr, cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant = l.connsPerAddr, l.longPollsPerKey, l.longPollsPerTenant
+	cfg.RevocationMaxAge = l.revocationMaxAge
+	return nil
+}
+
+// gatewayCmd is `jobbie gateway`: a stateless front door, as many as you
+// like, for running the roles apart (README, "Running the roles apart").
+func gatewayCmd() *cobra.Command {
+	var o gatewayOptions
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "Run a gateway (the public API: keys, roles, routing to shard leaders)",
+		Long: `gateway serves the public API: it checks API keys (signed by control) and
+roles, then sends each request to the leader of the shard cluster its
+namespace is placed on. Placements come from control; leaders come from the
+gossip pool, which the gateway joins as role "gateway". While a shard elects
+a leader, requests are retried for up to 5 seconds before a 503 with
+Retry-After.
+
+It reaches control and shards over mutual TLS with its gateway
+certificate, and sends a tenant's request only to a node whose certificate
+shows the shard the namespace is placed on: gossip says where a leader is,
+never who it is. SIGHUP rereads the certificate and the gossip keys.
+
+With --tunnel it also listens for self-hosted shard nodes (a tenant's own
+shard in its own network), which dial out to it with certificates of the
+self-hosted CA (--selfhosted-ca-file, trusted on this listener only); it
+admits a node while control lists its shard for the tenant its
+certificate names, and reaches namespaces placed there over that
+connection.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runGateway(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:8080", "HTTP listen address (the public API)")
+	f.StringVar(&o.controlURL, "control", "", "control plane base URLs: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081 (required)")
+	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
+	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
+	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
+	f.StringVar(&o.selfHostedCAFile, "selfhosted-ca-file", "", "the CA of self-hosted shards' certificates (control's --selfhosted-ca-dir ca.crt)")
+	trustPushFlag(f, &o.trustPush)
+	o.public.flags(f, "public-tls", "the public API")
+	o.gossip.flags(f, "127.0.0.1:7947")
+	o.limits.flags(f)
+	o.tls.flags(f)
+	_ = cmd.MarkFlagRequired("control")
+	return cmd
+}
+
+func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
+	creds, err := o.tls.load(pki.RoleGateway)
+	if err != nil {
+		return err
+	}
+	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
+		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key}
+	if o.trustPush <= 0 {
+		return errors.New("--trust-push-interval must be positive")
+	}
+	if o.selfHostedCAFile != "" {
+		if cfg.SelfHostedCA, err = os.ReadFile(o.selfHostedCAFile); err != nil {
+			return err
+		}
+	}
+	if err := o.limits.apply(&cfg); err != nil {
+		return err
+	}
+	if o.pprofAddr != "" {
+		if err := servePprof(o.pprofAddr); err != nil {
+			return err
+		}
+	}
+	if o.name == "" {
+		o.name = defaultGatewayName(o.httpAddr)
+	}
+	logger := roleLogger()
+	pool, err := o.gossip.start(o.name, gossip.Meta{Role: gossip.RoleGateway, Version: roleVersion()}, logger)
+	if err != nil {
+		return err
+	}
+	defer leavePool(pool)
+	go o.gossip.keepJoined(ctx, pool, logger)
+	go reloadOnHUP(ctx, creds, pool, o.gossip.keyFile, logger)
+
+	cfg.Gossip, cfg.Logger = pool, logger
+	gw, err := gateway.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := gw.Start(ctx); err != nil {
+		return err
+	}
+	defer gw.Stop()
+	if err := pool.UpdateMeta(func(m *gossip.Meta) { m.HTTPAddr = gw.Addr() }); err != nil {
+		logger.Warn("gateway: gossip metadata update", "err", err)
+	}
+	fmt.Fprintf(out, "jobbie gateway: listening on %s://%s (control %s, gossip %s)\n", o.public.scheme(), gw.Addr(), o.controlURL, pool.Addr())
+	if a := gw.TunnelAddr(); a != "" {
+		fmt.Fprintf(out, "jobbie gateway: self-hosted shards' tunnels on %s\n", a)
+	}
+	select {
+	case <-gw.Ready():
+		fmt.Fprintln(out, "jobbie gateway: ready")
+	case <-ctx.Done():
+	}
+	<-ctx.Done()
+	fmt.Fprintln(out, "jobbie gateway: shutting down")
+	return nil
+}
+
+// defaultGatewayName is unique for gateways on different hosts, and on
+// one host for different HTTP ports.
+func defaultGatewayName(httpAddr string) string {
+	host, _ := os.Hostname()
+	port := httpAddr[strings.LastIndexByte(httpAddr, ':')+1:]
+	return "gateway-" + host + "-" + port
+}

@@ -28,12 +28,12 @@ func registration(id string, capacity uint64, addrs ...string) state.ShardRegist
 	return reg
 }
 
-func shardList(t *testing.T, b *bundle) map[string]state.ShardLoad {
+func shardList(t *testing.T, b *bundle) map[string]wire.ShardLoad {
 	t.Helper()
 	r := b.do(t, http.MethodGet, "/control/v1/shards", b.op, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	out := map[string]state.ShardLoad{}
-	for _, s := range decodeAs[struct{ Shards []state.ShardLoad }](t, r).Shards {
+	out := map[string]wire.ShardLoad{}
+	for _, s := range decodeAs[struct{ Shards []wire.ShardLoad }](t, r).Shards {
 		out[s.ID] = s
 	}
 	return out
@@ -255,6 +255,6 @@ func TestShardListShowsTheLeaderGossipKnows(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "gossip never showed s1's leader")
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.Equal(t, &state.ShardLeader{NodeID: "s1-n2", HTTPAddr: "127.0.0.1:9102", Term: 4}, shardList(t, b)["s1"].Leader)
+	require.Equal(t, &wire.ShardLeader{NodeID: "s1-n2", HTTPAddr: "127.0.0.1:9102", Term: 4}, shardList(t, b)["s1"].Leader)
 	require.Nil(t, shardList(t, b)["s2"].Leader, "nothing in the pool speaks for s2")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/tunnel"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Shard registry limits.
@@ -106,26 +107,26 @@ func checkHTTPAddr(addr string) error {
 // Shards lists every shard namespaces are or may be placed on, by id: the
 // configured ones, the registered ones, and any other that still holds
 // namespaces.
-func (s *Service) Shards(ctx context.Context) ([]state.ShardLoad, error) {
+func (s *Service) Shards(ctx context.Context) ([]wire.ShardLoad, error) {
 	out, err := ViewValue(s, s.listShards)
 	if err != nil || s.cfg.Gossip == nil {
 		return out, err
 	}
 	for i := range out {
 		if m, ok := s.cfg.Gossip.Leader(out[i].ID); ok {
-			out[i].Leader = &state.ShardLeader{NodeID: m.Meta.NodeID, HTTPAddr: m.Meta.HTTPAddr, Term: m.Meta.Term}
+			out[i].Leader = &wire.ShardLeader{NodeID: m.Meta.NodeID, HTTPAddr: m.Meta.HTTPAddr, Term: m.Meta.Term}
 		}
 	}
 	return out, nil
 }
 
-func (s *Service) listShards(r pebble.Reader) ([]state.ShardLoad, error) {
-	byID := map[string]*state.ShardLoad{}
-	get := func(id string) *state.ShardLoad {
+func (s *Service) listShards(r pebble.Reader) ([]wire.ShardLoad, error) {
+	byID := map[string]*wire.ShardLoad{}
+	get := func(id string) *wire.ShardLoad {
 		if sl, ok := byID[id]; ok {
 			return sl
 		}
-		sl := &state.ShardLoad{ID: id, Members: []state.ShardMember{}}
+		sl := &wire.ShardLoad{ID: id, Members: []state.ShardMember{}}
 		byID[id] = sl
 		return sl
 	}
@@ -152,11 +153,11 @@ func (s *Service) listShards(r pebble.Reader) ([]state.ShardLoad, error) {
 	for i, id := range ids {
 		get(id).Namespaces = loads[i]
 	}
-	out := make([]state.ShardLoad, 0, len(byID))
+	out := make([]wire.ShardLoad, 0, len(byID))
 	for _, sl := range byID {
 		out = append(out, *sl)
 	}
-	slices.SortFunc(out, func(a, b state.ShardLoad) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b wire.ShardLoad) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

@@ -104,33 +104,6 @@ type RegisteredShard struct {
 	LastRegisteredAt time.Time     `json:"last_registered_at"` // latest registration
 }
 
-// ShardLoad is a shard as the operator sees it: how many namespaces are
-// placed on it and, for a registered shard, its members and registration.
-// Static is set for a shard of Config.Shards; a shard that is neither
-// configured nor registered any more but still holds namespaces is listed
-// too, with capacity 0, so no namespace's shard is hidden.
-type ShardLoad struct {
-	ID               string        `json:"id"`
-	Addr             string        `json:"addr"`
-	Namespaces       uint64        `json:"namespaces"`
-	Capacity         uint64        `json:"capacity"`
-	Static           bool          `json:"static"`
-	Members          []ShardMember `json:"members"`
-	Version          string        `json:"version,omitempty"`
-	RegisteredAt     *time.Time    `json:"registered_at,omitempty"`
-	LastRegisteredAt *time.Time    `json:"last_registered_at,omitempty"`
-	// Leader is the shard's leader as this control node's gossip pool
-	// knows it; absent without gossip or while there is none.
-	Leader *ShardLeader `json:"leader,omitempty"`
-}
-
-// ShardLeader is a shard's current leader as gossip reports it.
-type ShardLeader struct {
-	NodeID   string `json:"node_id"`
-	HTTPAddr string `json:"http_addr"`
-	Term     uint64 `json:"term"`
-}
-
 // SigningKey is an Ed25519 key that signs API keys. It is replicated state
 // so every control node signs and verifies with the same keys. RetiresAt
 // is set when a rotation replaces it: from then on it verifies nothing

@@ -38,7 +38,7 @@ type controlOptions struct {
 }
 
 // controlCmd is `jobbie control`: the control plane alone, for running
-// the roles apart (README, "Running the roles apart"), and the commands
+// the roles apart (docs/operate/running-the-roles.md), and the commands
 // that manage its group's members; more are other commands to stand
 // under it.
 func controlCmd(more ...*cobra.Command) *cobra.Command {

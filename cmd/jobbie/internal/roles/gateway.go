@@ -87,7 +87,7 @@ func (l gatewayLimits) apply(cfg *gateway.Config) error {
 }
 
 // gatewayCmd is `jobbie gateway`: a stateless front door, as many as you
-// like, for running the roles apart (README, "Running the roles apart").
+// like, for running the roles apart (docs/operate/running-the-roles.md).
 func gatewayCmd() *cobra.Command {
 	var o gatewayOptions
 	cmd := &cobra.Command{

@@ -93,7 +93,7 @@ shard to workers in the tenant's network, and goes on serving them while
 the hosted service is unreachable: it judges API keys by the trust bundle
 the hosted gateways push over the tunnel (signing keys, the tenant's
 revocations and roles), until none has come for --local-api-max-offline
-(README "Working offline").`,
+(docs/operate/self-hosting.md, "Working offline").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

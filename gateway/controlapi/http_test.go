@@ -111,7 +111,10 @@ func TestHTTPAsksControlsInternalAPI(t *testing.T) {
 		}, `PATCH ` + tp + `/namespaces/sms {"retention":null}`},
 		{204, func() error { return h.DeleteNamespace(ctx, "r", tid, "sms") }, "DELETE " + tp + "/namespaces/sms "},
 		{200, func() error { _, err := h.ListKeys(ctx, "r", tid); return err }, "GET " + tp + "/keys "},
-		{201, func() error { _, err := h.CreateKey(ctx, "r", tid, wire.CreateKeyRequest{Name: "k", Role: "worker"}); return err },
+		{201, func() error {
+			_, err := h.CreateKey(ctx, "r", tid, wire.CreateKeyRequest{Name: "k", Role: "worker"})
+			return err
+		},
 			`POST ` + tp + `/keys {"name":"k","role":"worker","namespaces":null}`},
 		{200, func() error { _, err := h.Key(ctx, "r", tid, "key_1"); return err }, "GET " + tp + "/keys/key_1 "},
 		{204, func() error { return h.DeleteKey(ctx, "r", tid, "key_1") }, "DELETE " + tp + "/keys/key_1 "},
@@ -121,13 +124,19 @@ func TestHTTPAsksControlsInternalAPI(t *testing.T) {
 			`POST ` + tp + `/roles {"name":"s","description":"","permissions":null}`},
 		{200, func() error { _, err := h.UpdateRole(ctx, "r", tid, "s", wire.RoleRequest{}); return err }, `PUT ` + tp + `/roles/s {"description":"","permissions":null}`},
 		{200, func() error { _, err := h.DeleteRole(ctx, "r", tid, "s"); return err }, "DELETE " + tp + "/roles/s "},
-		{202, func() error { _, err := h.CreateBackup(ctx, "r", tid, wire.CreateBackupRequest{Namespace: "emails"}); return err },
+		{202, func() error {
+			_, err := h.CreateBackup(ctx, "r", tid, wire.CreateBackupRequest{Namespace: "emails"})
+			return err
+		},
 			`POST ` + tp + `/backups {"namespace":"emails"}`},
 		{200, func() error { _, err := h.ListBackups(ctx, "r", tid, nil); return err }, "GET " + tp + "/backups "},
 		{200, func() error { _, err := h.ListBackups(ctx, "r", tid, []string{"a", "b"}); return err }, "GET " + tp + "/backups?namespace=a&namespace=b "},
 		{200, func() error { _, err := h.Backup(ctx, "r", tid, "bk_1"); return err }, "GET " + tp + "/backups/bk_1 "},
 		{204, func() error { return h.DeleteBackup(ctx, "r", tid, "bk_1") }, "DELETE " + tp + "/backups/bk_1 "},
-		{202, func() error { _, err := h.RestoreBackup(ctx, "r", tid, "bk_1", wire.RestoreRequest{Replace: true}); return err },
+		{202, func() error {
+			_, err := h.RestoreBackup(ctx, "r", tid, "bk_1", wire.RestoreRequest{Replace: true})
+			return err
+		},
 			`POST ` + tp + `/backups/bk_1/restore {"replace":true}`},
 		{200, func() error {
 			d, err := h.DownloadBackup(ctx, "r", tid, "bk_1")
@@ -137,7 +146,10 @@ func TestHTTPAsksControlsInternalAPI(t *testing.T) {
 			return err
 		}, "GET " + tp + "/backups/bk_1/download "},
 		{200, func() error { _, err := h.BackupPolicy(ctx, "r", tid, "emails"); return err }, "GET " + tp + "/namespaces/emails/backup-policy "},
-		{200, func() error { _, err := h.PutBackupPolicy(ctx, "r", tid, "emails", wire.BackupPolicyRequest{Cron: "@daily"}); return err },
+		{200, func() error {
+			_, err := h.PutBackupPolicy(ctx, "r", tid, "emails", wire.BackupPolicyRequest{Cron: "@daily"})
+			return err
+		},
 			`PUT ` + tp + `/namespaces/emails/backup-policy {"cron":"@daily","retention":0}`},
 		{204, func() error { return h.DeleteBackupPolicy(ctx, "r", tid, "emails") }, "DELETE " + tp + "/namespaces/emails/backup-policy "},
 		{200, func() error { _, err := h.Invoices(ctx, "r", tid); return err }, "GET " + tp + "/invoices "},
@@ -147,10 +159,16 @@ func TestHTTPAsksControlsInternalAPI(t *testing.T) {
 		{200, func() error { q := q; q.Namespace = "emails"; _, err := h.Usage(ctx, "r", tid, q); return err },
 			"GET " + tp + "/usage?from=2026-11-05T09%3A00%3A00Z&granularity=hour&namespace=emails&to=2026-11-05T11%3A00%3A00Z "},
 		{200, func() error { _, err := h.OwnedShards(ctx, "r", tid); return err }, "GET " + tp + "/shards "},
-		{201, func() error { _, err := h.CreateJoinToken(ctx, "r", tid, wire.CreateJoinTokenRequest{Name: "dc"}); return err },
+		{201, func() error {
+			_, err := h.CreateJoinToken(ctx, "r", tid, wire.CreateJoinTokenRequest{Name: "dc"})
+			return err
+		},
 			`POST ` + tp + `/shards/join-tokens {"name":"dc"}`},
 		{204, func() error { return h.RevokeShard(ctx, "r", tid, "sh_a") }, "DELETE " + tp + "/shards/sh_a "},
-		{201, func() error { _, err := h.AddShardNodes(ctx, "r", tid, "sh_a", wire.AddNodesRequest{Nodes: 2}); return err },
+		{201, func() error {
+			_, err := h.AddShardNodes(ctx, "r", tid, "sh_a", wire.AddNodesRequest{Nodes: 2})
+			return err
+		},
 			`POST ` + tp + `/shards/sh_a/join-tokens {"nodes":2}`},
 		{204, func() error { return h.RemoveShardNode(ctx, "r", tid, "sh_a", "n3") }, "DELETE " + tp + "/shards/sh_a/nodes/n3 "},
 	} {

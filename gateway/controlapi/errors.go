@@ -118,3 +118,13 @@ func retryAfterSeconds(v string) int {
 	}
 	return 1
 }
+
+// NotServedError is the answer of an implementation that does not serve
+// a call (a self-hosted node's local API has no tenant administration).
+// The gateway takes it as control being away.
+type NotServedError struct {
+	What string // what is not served
+	By   string // who does not serve it
+}
+
+func (e *NotServedError) Error() string { return "gateway: " + e.What + ": not served by " + e.By }

@@ -214,3 +214,10 @@ func (fc *Control) BackupState() Backups {
 	b.Deleted = slices.Clone(b.Deleted)
 	return b
 }
+
+// SetBackups changes the backups' state with f.
+func (fc *Control) SetBackups(f func(*Backups)) {
+	fc.Lock()
+	defer fc.Unlock()
+	f(&fc.Backups)
+}

@@ -199,3 +199,17 @@ func (fc *Control) PushList() []wire.APIRequestsReport {
 	defer fc.Unlock()
 	return slices.Clone(fc.Billing.Pushes)
 }
+
+// SetPlansDown makes every plan fetch fail (or answer again).
+func (fc *Control) SetPlansDown(down bool) {
+	fc.Lock()
+	defer fc.Unlock()
+	fc.Billing.PlansDown = down
+}
+
+// SetPlanGate holds plan answers until gate is closed (nil: none held).
+func (fc *Control) SetPlanGate(gate chan struct{}) {
+	fc.Lock()
+	defer fc.Unlock()
+	fc.Billing.PlanGate = gate
+}

@@ -35,7 +35,5 @@ func TestGossipAddsControlNodes(t *testing.T) {
 	c := New(Config{URL: dead, TLS: ca.Creds(t, pkitest.Gateway).Client(pki.Roles(pki.RoleControl)), Gossip: gw, Timeout: time.Second})
 	t.Cleanup(c.Close)
 	require.Equal(t, []string{dead, n.srv.URL}, c.candidates(), "configured first, then gossip's")
-	var got pong
-	require.NoError(t, c.JSON(t.Context(), http.MethodGet, "/x", "", nil, http.StatusOK, &got))
-	require.Equal(t, "gossiped", got.Node)
+	require.Equal(t, "gossiped", readNode(t, c))
 }

@@ -110,6 +110,29 @@ func hangUp(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
+// newSlowNode is a node that answers nothing until the test ends, or its
+// caller gives up.
+func newSlowNode(t *testing.T, ca *pkitest.CA) *node {
+	t.Helper()
+	release := make(chan struct{})
+	n := newNode(t, ca, pkitest.Control, func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(release) }) // before the node closes: cleanups run last first
+	return n
+}
+
+// readNode is which node answered a GET of c.
+func readNode(t *testing.T, c *Client) string {
+	t.Helper()
+	var got pong
+	require.NoError(t, c.JSON(t.Context(), http.MethodGet, "/x", "", nil, http.StatusOK, &got))
+	return got.Node
+}
+
 // deadURL is an https URL where nothing listens.
 func deadURL(t *testing.T) string {
 	t.Helper()

@@ -51,14 +51,7 @@ func TestOpenStreamsPastTheTimeout(t *testing.T) {
 func TestOpenGivesTheNodeTimeoutToStart(t *testing.T) {
 	t.Parallel()
 	ca := pkitest.New(t)
-	release := make(chan struct{})
-	defer close(release)
-	slow := newNode(t, ca, pkitest.Control, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
+	slow := newSlowNode(t, ca)
 	c := newClient(t, ca, slow.srv.URL, 200*time.Millisecond)
 	start := time.Now()
 	_, err := c.Open(t.Context(), "/download", "")

@@ -96,8 +96,8 @@ func (fc *Control) ListBackups(_ context.Context, _, tid string, nss []string) (
 	return clone(out), nil
 }
 
-func (fc *Control) Backup(_ context.Context, _, tid, id string) (wire.Backup, error) {
-	defer fc.Unlock()
+// backupCall enters a call about backup id of tenant tid, and finds it.
+func (fc *Control) backupCall(tid, id string) (wire.Backup, error) {
 	if err := fc.backupsCall(); err != nil {
 		return wire.Backup{}, err
 	}
@@ -105,16 +105,19 @@ func (fc *Control) Backup(_ context.Context, _, tid, id string) (wire.Backup, er
 	if !ok {
 		return wire.Backup{}, refuse(backupNotFound)
 	}
-	return clone(b), nil
+	return b, nil
+}
+
+func (fc *Control) Backup(_ context.Context, _, tid, id string) (wire.Backup, error) {
+	defer fc.Unlock()
+	b, err := fc.backupCall(tid, id)
+	return clone(b), err
 }
 
 func (fc *Control) DeleteBackup(_ context.Context, _, tid, id string) error {
 	defer fc.Unlock()
-	if err := fc.backupsCall(); err != nil {
+	if _, err := fc.backupCall(tid, id); err != nil {
 		return err
-	}
-	if _, ok := fc.findBackupLocked(tid, id); !ok {
-		return refuse(backupNotFound)
 	}
 	fc.Backups.List[tid] = slices.DeleteFunc(fc.Backups.List[tid], func(b wire.Backup) bool { return b.ID == id })
 	fc.Backups.Deleted = append(fc.Backups.Deleted, id)
@@ -123,12 +126,9 @@ func (fc *Control) DeleteBackup(_ context.Context, _, tid, id string) error {
 
 func (fc *Control) RestoreBackup(_ context.Context, _, tid, id string, in wire.RestoreRequest) (wire.Backup, error) {
 	defer fc.Unlock()
-	if err := fc.backupsCall(); err != nil {
+	b, err := fc.backupCall(tid, id)
+	if err != nil {
 		return wire.Backup{}, err
-	}
-	b, ok := fc.findBackupLocked(tid, id)
-	if !ok {
-		return wire.Backup{}, refuse(backupNotFound)
 	}
 	fc.Backups.Restores = append(fc.Backups.Restores, clone(in))
 	target := in.TargetNamespace

@@ -69,8 +69,8 @@ type shardSend func(p *placement) (moving bool, err error)
 //
 // The request must be safe to send again, and is: the shard refused it
 // before changing anything.
-func (s *Proxy) toShard(r *admitted.Request, ns string, waitEnd time.Time, send shardSend) (*placement, error) {
-	p, err := s.placements.lookup(r.Key.TenantID, ns, r.RequestID)
+func (px *Proxy) toShard(r *admitted.Request, ns string, waitEnd time.Time, send shardSend) (*placement, error) {
+	p, err := px.placements.lookup(r.Key.TenantID, ns, r.RequestID)
 	if err != nil {
 		return nil, err
 	}
@@ -85,17 +85,17 @@ func (s *Proxy) toShard(r *admitted.Request, ns string, waitEnd time.Time, send 
 	backoff := movingFirstBackoff
 	for {
 		left := time.Until(until)
-		if left <= 0 || !s.pause(min(backoff, left)) {
+		if left <= 0 || !px.pause(min(backoff, left)) {
 			movingGaveUp.Inc()
 			return p, nil
 		}
 		backoff = min(2*backoff, movingMaxBackoff)
-		next, err := s.placements.relocate(r.Key.TenantID, ns, r.RequestID, p)
+		next, err := px.placements.relocate(r.Key.TenantID, ns, r.RequestID, p)
 		if err != nil {
 			// Control cannot say where the namespace is right now (or
 			// says it is gone): ask again after the next pause; the
 			// shard's refusal stands if the budget runs out first.
-			s.log.Debug("gateway: cannot relocate a moving namespace", "namespace", ns, "request_id", r.RequestID, "err", err)
+			px.log.Debug("gateway: cannot relocate a moving namespace", "namespace", ns, "request_id", r.RequestID, "err", err)
 			continue
 		}
 		p = next
@@ -107,13 +107,13 @@ func (s *Proxy) toShard(r *admitted.Request, ns string, waitEnd time.Time, send 
 }
 
 // pause waits d, or returns false at once when the gateway stops.
-func (s *Proxy) pause(d time.Duration) bool {
+func (px *Proxy) pause(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-s.ctx.Done():
+	case <-px.ctx.Done():
 		return false
 	}
 }

@@ -64,11 +64,11 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 // Invalidate forgets namespace ns's placement, after the namespace was
 // created through this gateway (a cached "no such namespace" must not
 // hide it).
-func (s *Proxy) Invalidate(tenant, ns string) { s.placements.invalidate(tenant, ns) }
+func (px *Proxy) Invalidate(tenant, ns string) { px.placements.invalidate(tenant, ns) }
 
 // Forward proxies a request to the shard of its namespace.
-func (s *Proxy) Forward(c *fiber.Ctx, r *admitted.Request) error {
-	return s.proxy(c, r, 0, false)
+func (px *Proxy) Forward(c *fiber.Ctx, r *admitted.Request) error {
+	return px.proxy(c, r, 0, false)
 }
 
 // ForwardLongPoll proxies a fetch, whose deadline must outlast the wait
@@ -76,15 +76,15 @@ func (s *Proxy) Forward(c *fiber.Ctx, r *admitted.Request) error {
 // shard's own rule (wire.FetchWait), before it travels. Jobs the shard
 // leased to a worker that went away meanwhile are given back at once
 // (releaseIfGone).
-func (s *Proxy) ForwardLongPoll(c *fiber.Ctx, r *admitted.Request) error {
+func (px *Proxy) ForwardLongPoll(c *fiber.Ctx, r *admitted.Request) error {
 	wait, err := fetchWait(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	if err := s.proxy(c, r, wait, true); err != nil {
+	if err := px.proxy(c, r, wait, true); err != nil {
 		return err
 	}
-	s.releaseIfGone(c, r)
+	px.releaseIfGone(c, r)
 	return nil
 }
 
@@ -99,7 +99,7 @@ func (s *Proxy) ForwardLongPoll(c *fiber.Ctx, r *admitted.Request) error {
 // wait is how long a fetch may wait for a job (0 for other requests): the
 // shard's deadline outlasts it, and a fetch sent again because its
 // namespace moved asks only for what is left of it.
-func (s *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fetch bool) error {
+func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fetch bool) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -128,7 +128,7 @@ func (s *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fet
 		waitEnd = start.Add(wait)
 	}
 	again := false
-	p, err := s.toShard(r, r.NS, waitEnd, func(p *placement) (bool, error) {
+	p, err := px.toShard(r, r.NS, waitEnd, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 		left := wait
 		if again && fetch {
@@ -136,7 +136,7 @@ func (s *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fet
 			req.SetBody(withFetchTimeout(c.Request().Body(), left))
 		}
 		again = true
-		if err := s.shards.Do(p.route, req, resp, time.Now().Add(left+s.shardTimeout)); err != nil {
+		if err := px.shards.Do(p.route, req, resp, time.Now().Add(left+px.shardTimeout)); err != nil {
 			return false, err
 		}
 		return isMoving(resp), nil
@@ -145,7 +145,7 @@ func (s *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fet
 		if p == nil {
 			return err // no placement
 		}
-		return s.shardFailure(r.NS, r.RequestID, p, err)
+		return px.shardFailure(r.NS, r.RequestID, p, err)
 	}
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode())
@@ -160,14 +160,14 @@ func (s *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fet
 // shardFailure is the client's answer when no usable answer came from the
 // shard of namespace ns. The shard's address stays in the log, never in
 // the tenant's error.
-func (s *Proxy) shardFailure(ns, requestID string, p *placement, err error) error {
+func (px *Proxy) shardFailure(ns, requestID string, p *placement, err error) error {
 	if errors.Is(err, shardclient.ErrNoLeader) {
 		return apierr.Retry(apierr.NoLeader, 1, "the shard of namespace %q has no leader right now; retry shortly", ns)
 	}
-	s.placements.retrySoon(p)
+	px.placements.retrySoon(p)
 	var f *shardclient.Failure
 	if errors.As(err, &f) && f.Log {
-		s.log.Warn("gateway: shard request failed", "shard", f.Node, "namespace", p.shardNS, "request_id", requestID, "err", f.Err)
+		px.log.Warn("gateway: shard request failed", "shard", f.Node, "namespace", p.shardNS, "request_id", requestID, "err", f.Err)
 	}
 	switch {
 	case errors.As(err, &f) && f.Overloaded():

@@ -25,7 +25,7 @@ const releaseTimeout = 5 * time.Second
 
 // releaseIfGone releases the leases of a fetch answer (c's response)
 // whose worker went away before it could be handed over.
-func (s *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request) {
+func (px *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request) {
 	if c.Response().StatusCode() != fiber.StatusOK || !conncheck.Gone(c.Context().Conn()) {
 		return
 	}
@@ -47,9 +47,9 @@ func (s *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request) {
 	setPlanHeaders(&req.Header, r, false)
 	req.Header.SetContentType(fiber.MIMEApplicationJSON)
 	req.SetBodyRaw(body)
-	p, err := s.toShard(r, r.NS, time.Time{}, func(p *placement) (bool, error) {
+	p, err := px.toShard(r, r.NS, time.Time{}, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
-		if err := s.shards.Do(p.route, req, resp, time.Now().Add(releaseTimeout)); err != nil {
+		if err := px.shards.Do(p.route, req, resp, time.Now().Add(releaseTimeout)); err != nil {
 			return false, err
 		}
 		return isMoving(resp), nil
@@ -59,7 +59,7 @@ func (s *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request) {
 		if p != nil {
 			ns = p.shardNS
 		}
-		s.log.Warn("gateway: could not release the leases of a worker that went away; they run out instead",
+		px.log.Warn("gateway: could not release the leases of a worker that went away; they run out instead",
 			"namespace", ns, "worker", rel.WorkerID, "request_id", r.RequestID, "status", resp.StatusCode(), "err", err)
 	}
 }

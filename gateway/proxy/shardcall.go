@@ -22,12 +22,12 @@ const namespaceCallTimeout = 30 * time.Second
 // of status want into out, when out is not nil. A shard that cannot be reached is the usual 503; any other
 // answer than want is logged and a 503 too, as the tenant's request
 // cannot go on.
-func (s *Proxy) ShardJSON(r *admitted.Request, ns, method string, body any, want int, out any) error {
-	return s.ShardCall(r, ns, method, NamespaceShardPath, namespaceCallTimeout, body, want, out)
+func (px *Proxy) ShardJSON(r *admitted.Request, ns, method string, body any, want int, out any) error {
+	return px.ShardCall(r, ns, method, NamespaceShardPath, namespaceCallTimeout, body, want, out)
 }
 
 // ShardCall is ShardJSON on any path of the shard's API, within timeout.
-func (s *Proxy) ShardCall(r *admitted.Request, ns, method, path string, timeout time.Duration, body any, want int, out any) error {
+func (px *Proxy) ShardCall(r *admitted.Request, ns, method, path string, timeout time.Duration, body any, want int, out any) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -44,9 +44,9 @@ func (s *Proxy) ShardCall(r *admitted.Request, ns, method, path string, timeout 
 		req.Header.SetContentType("application/json")
 		req.SetBody(raw)
 	}
-	p, err := s.toShard(r, ns, time.Time{}, func(p *placement) (bool, error) {
+	p, err := px.toShard(r, ns, time.Time{}, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
-		if err := s.shards.Do(p.route, req, resp, time.Now().Add(timeout)); err != nil {
+		if err := px.shards.Do(p.route, req, resp, time.Now().Add(timeout)); err != nil {
 			return false, err
 		}
 		return isMoving(resp), nil
@@ -55,7 +55,7 @@ func (s *Proxy) ShardCall(r *admitted.Request, ns, method, path string, timeout 
 		if p == nil {
 			return err // no placement
 		}
-		return s.shardFailure(ns, r.RequestID, p, err)
+		return px.shardFailure(ns, r.RequestID, p, err)
 	}
 	if resp.StatusCode() == want {
 		if out == nil {
@@ -65,7 +65,7 @@ func (s *Proxy) ShardCall(r *admitted.Request, ns, method, path string, timeout 
 			return nil
 		}
 	}
-	s.log.Error("gateway: unexpected shard answer", "method", method, "path", path, "namespace", p.shardNS,
+	px.log.Error("gateway: unexpected shard answer", "method", method, "path", path, "namespace", p.shardNS,
 		"status", resp.StatusCode(), "request_id", r.RequestID, "body", string(resp.Body()))
 	return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q could not serve this request; retry shortly", ns)
 }

@@ -26,8 +26,8 @@ const streamChunk = 32 << 10
 // until the client goes away (the next write to it fails: the shard sends
 // a heartbeat every 15 s), the shard ends it, or the gateway stops. Each
 // write to the client has WriteTimeout, not the whole stream.
-func (s *Proxy) ForwardStream(c *fiber.Ctx, r *admitted.Request) error {
-	ctx, cancel := context.WithCancel(s.ctx)
+func (px *Proxy) ForwardStream(c *fiber.Ctx, r *admitted.Request) error {
+	ctx, cancel := context.WithCancel(px.ctx)
 	h := http.Header{}
 	h.Set(wire.RequestIDHeader, r.RequestID)
 	h.Set(fiber.HeaderAccept, "text/event-stream")
@@ -41,13 +41,13 @@ func (s *Proxy) ForwardStream(c *fiber.Ctx, r *admitted.Request) error {
 	// A moving namespace is ridden out before the stream starts; once it
 	// has, the shard ends it and the client reconnects.
 	var st *shardclient.Stream
-	p, err := s.toShard(r, r.NS, time.Time{}, func(p *placement) (bool, error) {
+	p, err := px.toShard(r, r.NS, time.Time{}, func(p *placement) (bool, error) {
 		if st != nil {
 			st.Close() // an earlier attempt's refusal, read whole
 		}
 		h.Set(wire.ShardNamespaceHeader, p.shardNS)
 		var err error
-		st, err = s.shards.OpenStream(ctx, p.route, string(c.Request().URI().RequestURI()), h, s.shardTimeout, s.bodyLimit)
+		st, err = px.shards.OpenStream(ctx, p.route, string(c.Request().URI().RequestURI()), h, px.shardTimeout, px.bodyLimit)
 		if err != nil {
 			st = nil
 			return false, err
@@ -59,7 +59,7 @@ func (s *Proxy) ForwardStream(c *fiber.Ctx, r *admitted.Request) error {
 		if p == nil {
 			return err // no placement
 		}
-		return s.shardFailure(r.NS, r.RequestID, p, err)
+		return px.shardFailure(r.NS, r.RequestID, p, err)
 	}
 	resp := st.Resp
 	out := c.Response()
@@ -73,8 +73,8 @@ func (s *Proxy) ForwardStream(c *fiber.Ctx, r *admitted.Request) error {
 		defer st.Close()
 		body := st.Body
 		if body == nil {
-			if body, err = io.ReadAll(io.LimitReader(resp.Body, int64(s.bodyLimit))); err != nil {
-				return s.shardFailure(r.NS, r.RequestID, p, &shardclient.Failure{Node: "stream", Err: err, Sent: true})
+			if body, err = io.ReadAll(io.LimitReader(resp.Body, int64(px.bodyLimit))); err != nil {
+				return px.shardFailure(r.NS, r.RequestID, p, &shardclient.Failure{Node: "stream", Err: err, Sent: true})
 			}
 		}
 		out.SetBody(body)
@@ -82,7 +82,7 @@ func (s *Proxy) ForwardStream(c *fiber.Ctx, r *admitted.Request) error {
 	}
 	out.Header.Set(fiber.HeaderCacheControl, "no-cache")
 	out.Header.Set("X-Accel-Buffering", "no") // tell proxies in front not to buffer either
-	conn, writeTimeout := c.Context().Conn(), s.writeTimeout
+	conn, writeTimeout := c.Context().Conn(), px.writeTimeout
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer cancel()
 		defer st.Close()

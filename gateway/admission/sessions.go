@@ -29,7 +29,7 @@ import (
 // The HMAC key is random per gateway process: sessions do not survive a
 // restart, and each works only on the gateway that issued it (behind
 // several replicas the load balancer must keep a browser on one). Sessions
-// do not slide: one ends sessionTTL after sign-in (sooner when its key
+// do not slide: one ends SessionTTL after sign-in (sooner when its key
 // expires sooner), and the console signs in again.
 
 const (

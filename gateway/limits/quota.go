@@ -132,7 +132,7 @@ func (qc *Quotas) get(tid string) *wire.TenantQuota {
 // fetch asks control; a failure keeps the last answer and is retried
 // after QuotaRefresh.
 func (qc *Quotas) fetch(tid string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), qc.timeout)
+	ctx, cancel := context.WithTimeout(qc.plans.ctx, qc.timeout) // ends when the gateway stops
 	defer cancel()
 	q, err := qc.control.TenantQuota(ctx, tid)
 	if controlapi.NotFound(err) {
@@ -152,7 +152,9 @@ func (qc *Quotas) fetch(tid string) error {
 	}
 	e.fetched = qc.clock.Now()
 	if err != nil {
-		qc.log.Warn("gateway: could not read a tenant's quota from control; the last one known stays", "tenant", tid, "err", err)
+		if qc.plans.ctx.Err() == nil {
+			qc.log.Warn("gateway: could not read a tenant's quota from control; the last one known stays", "tenant", tid, "err", err)
+		}
 		return err
 	}
 	e.q = &q

@@ -14,8 +14,8 @@ import (
 
 // Which keys were used, for their last_used_at: the gateway notes each
 // key it admits and reports them to control in batches, every
-// Config.KeyUsageInterval (POST /internal/v1/keys/used), which records
-// the times. A key is noted at most once per report, by its first use
+// KeyUsageInterval of the gateway's Config (controlapi's ReportKeyUse),
+// which records the times. A key is noted at most once per report, by its first use
 // since the last one, so the hot path takes the lock once per token and
 // interval, not once per request; its last_used_at therefore trails its
 // real last use by up to about an interval, and shows up about an

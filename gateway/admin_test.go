@@ -101,11 +101,11 @@ func TestAdminKeyDelegation(t *testing.T) {
 			b.do(t, http.MethodPost, "/api/v1/keys", tc.caller, tc.body).requireError(t, tc.status, tc.code)
 		})
 	}
-	require.Empty(t, b.control.tenantKeys(tenantA), "no refused request reached control")
+	require.Empty(t, b.control.TenantKeys(tenantA), "no refused request reached control")
 
 	r := b.do(t, http.MethodPost, "/api/v1/keys", adminEmails, newKey("producer"))
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	require.Equal(t, []string{"emails"}, b.control.lastKeyRequest().Namespaces, "omitted namespaces mean the caller's default")
+	require.Equal(t, []string{"emails"}, b.control.LastKeyRequest().Namespaces, "omitted namespaces mean the caller's default")
 	var created struct {
 		ID, Key, Role string
 		Namespaces    []string
@@ -122,16 +122,16 @@ func TestAdminKeyDelegation(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status, "an admin may mint its own role")
 	r = b.do(t, http.MethodPost, "/api/v1/keys", b.key(t, tenancy.RoleOwner, "*"), newKey("owner", "emails", "default", "emails"))
 	require.Equal(t, http.StatusCreated, r.status)
-	require.Equal(t, []string{"emails", "default"}, b.control.lastKeyRequest().Namespaces)
+	require.Equal(t, []string{"emails", "default"}, b.control.LastKeyRequest().Namespaces)
 }
 
 func TestAdminListAndDeleteKeys(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.control.addKey(tenantA, wire.Key{ID: "key_owner1", Name: "root", Role: string(tenancy.RoleOwner), Namespaces: []string{"*"}, CreatedAt: jan(1)})
-	b.control.addKey(tenantA, wire.Key{ID: "key_emails", Name: "mail", Role: string(tenancy.RoleProducer), Namespaces: []string{"emails"}, CreatedAt: jan(1)})
-	b.control.addKey(tenantA, wire.Key{ID: "key_dflt", Name: "dflt", Role: string(tenancy.RoleWorker), Namespaces: []string{"default"}, CreatedAt: jan(1)})
-	b.control.addKey(tenantB, wire.Key{ID: "key_b", Name: "b", Role: string(tenancy.RoleWorker), Namespaces: []string{"default"}, CreatedAt: jan(1)})
+	b.control.AddKey(tenantA, wire.Key{ID: "key_owner1", Name: "root", Role: string(tenancy.RoleOwner), Namespaces: []string{"*"}, CreatedAt: jan(1)})
+	b.control.AddKey(tenantA, wire.Key{ID: "key_emails", Name: "mail", Role: string(tenancy.RoleProducer), Namespaces: []string{"emails"}, CreatedAt: jan(1)})
+	b.control.AddKey(tenantA, wire.Key{ID: "key_dflt", Name: "dflt", Role: string(tenancy.RoleWorker), Namespaces: []string{"default"}, CreatedAt: jan(1)})
+	b.control.AddKey(tenantB, wire.Key{ID: "key_b", Name: "b", Role: string(tenancy.RoleWorker), Namespaces: []string{"default"}, CreatedAt: jan(1)})
 
 	var list struct {
 		Keys []map[string]any `json:"keys"`
@@ -160,7 +160,7 @@ func TestAdminListAndDeleteKeys(t *testing.T) {
 
 	r = b.do(t, http.MethodDelete, "/api/v1/keys/key_emails", adminEmails, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
-	require.True(t, b.control.isRevoked("key_emails"))
+	require.True(t, b.control.IsRevoked("key_emails"))
 }
 
 func TestAdminKeyExpiryPassesThrough(t *testing.T) {
@@ -171,14 +171,14 @@ func TestAdminKeyExpiryPassesThrough(t *testing.T) {
 
 	r := b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "short", "role": "producer", "expires_at": exp})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	require.JSONEq(t, `"`+exp+`"`, string(b.control.lastKeyRequest().ExpiresAt), "expires_at reaches control as sent")
+	require.JSONEq(t, `"`+exp+`"`, string(b.control.LastKeyRequest().ExpiresAt), "expires_at reaches control as sent")
 	var created map[string]any
 	r.decode(t, &created)
 	require.Equal(t, exp, created["expires_at"])
 
 	r = b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "forever", "role": "producer"})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	require.Nil(t, b.control.lastKeyRequest().ExpiresAt, "no expiry asked, none sent")
+	require.Nil(t, b.control.LastKeyRequest().ExpiresAt, "no expiry asked, none sent")
 
 	e := b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "bad", "role": "producer", "expires_at": "tomorrow"}).
 		requireError(t, http.StatusBadRequest, apierr.BadRequest)
@@ -199,7 +199,7 @@ func TestAdminShortLivedKeyCannotMintLongerLivedKeys(t *testing.T) {
 	c := claimsFor(tenantA, "key_short_admin", tenancy.RoleAdmin, "*")
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	c.ExpiresAt = jwt.NewNumericDate(until)
-	short := b.signer.sign(t, c)
+	short := b.signer.Sign(c)
 
 	b.do(t, http.MethodPost, "/api/v1/keys", short, map[string]any{"name": "forever", "role": "producer"}).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)

@@ -19,13 +19,13 @@ func TestAuthRefusesBadKeys(t *testing.T) {
 
 	expired := claimsFor(tenantA, "key_old", tenancy.RoleProducer, "default")
 	expired.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Minute))
-	forger := newSigner(t, b.signer.kid) // right kid, wrong private key
+	forger := newSigner(t, b.signer.Kid) // right kid, wrong private key
 	stranger := newSigner(t, "sig-unknown")
 	noKid := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default"))
-	noKidKey, err := noKid.SignedString(b.signer.priv)
+	noKidKey, err := noKid.SignedString(b.signer.Priv)
 	require.NoError(t, err)
 	hmac := jwt.NewWithClaims(jwt.SigningMethodHS256, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default"))
-	hmac.Header["kid"] = b.signer.kid
+	hmac.Header["kid"] = b.signer.Kid
 	hmacKey, err := hmac.SignedString([]byte("guess"))
 	require.NoError(t, err)
 	badIssuer := claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")
@@ -38,12 +38,12 @@ func TestAuthRefusesBadKeys(t *testing.T) {
 		{"not bearer", "Basic dXNlcjpwYXNz", "malformed Authorization header"},
 		{"empty bearer", "Bearer   ", "missing API key"},
 		{"malformed", "Bearer not-a-jwt", "malformed"},
-		{"bad signature", "Bearer " + forger.sign(t, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")), "signature is invalid"},
-		{"expired", "Bearer " + b.signer.sign(t, expired), "expired"},
-		{"unknown kid", "Bearer " + stranger.sign(t, claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")), "unknown signing key"},
+		{"bad signature", "Bearer " + forger.Sign(claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")), "signature is invalid"},
+		{"expired", "Bearer " + b.signer.Sign(expired), "expired"},
+		{"unknown kid", "Bearer " + stranger.Sign(claimsFor(tenantA, "key_x", tenancy.RoleProducer, "default")), "unknown signing key"},
 		{"no kid", "Bearer " + noKidKey, "no signing key"},
 		{"hmac", "Bearer " + hmacKey, "signature is invalid"},
-		{"bad issuer", "Bearer " + b.signer.sign(t, badIssuer), "issuer"},
+		{"bad issuer", "Bearer " + b.signer.Sign(badIssuer), "issuer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,14 +63,14 @@ func TestAuthAcceptsAndCachesKey(t *testing.T) {
 		r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
 		require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	}
-	require.Equal(t, 1, b.gw.auth.tokens.Len())
+	require.Equal(t, 1, b.gw.gate.CachedKeys())
 }
 
 func TestAuthOperatorKeyRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	op := tenancy.KeyClaims{Role: tenancy.RoleOperator, RegisteredClaims: jwt.RegisteredClaims{Issuer: tenancy.Issuer, Subject: "key_op"}}
-	r := b.do(t, http.MethodGet, "/api/v1/namespaces", b.signer.sign(t, op), nil)
+	r := b.do(t, http.MethodGet, "/api/v1/namespaces", b.signer.Sign(op), nil)
 	e := r.requireError(t, http.StatusForbidden, apierr.Forbidden)
 	require.Contains(t, e.Message, "operator keys are refused at the gateway (403)")
 }
@@ -82,7 +82,7 @@ func TestAuthRevokedKeyRefusedWithinFiveSeconds(t *testing.T) {
 	key := b.key(t, tenancy.RoleProducer, "default")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 
-	b.control.revoke("key_producer")
+	b.control.Revoke("key_producer")
 	revokedAt := clk.Now()
 	for b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status != http.StatusUnauthorized {
 		require.Less(t, clk.Since(revokedAt), 5*time.Second, "a revoked, cached key still works after 5s")
@@ -98,9 +98,9 @@ func TestAuthRotatedSigningKeyIsFetched(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.JWKSInterval = time.Hour; c.JWKSMinRefresh = time.Nanosecond })
 	rotated := newSigner(t, "sig-2")
-	b.control.setJWKS([]tenancy.JWK{b.signer.jwk(), rotated.jwk()}, false)
+	b.control.SetJWKS([]tenancy.JWK{b.signer.JWK(), rotated.JWK()}, false)
 
-	key := rotated.sign(t, claimsFor(tenantA, "key_new", tenancy.RoleProducer, "default"))
+	key := rotated.Sign(claimsFor(tenantA, "key_new", tenancy.RoleProducer, "default"))
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 }
@@ -112,7 +112,7 @@ func TestAuthDroppedSigningKeyStopsCachedKeys(t *testing.T) {
 	key := b.key(t, tenancy.RoleProducer, "default")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 
-	b.control.setJWKS([]tenancy.JWK{newSigner(t, "sig-2").jwk()}, false)
+	b.control.SetJWKS([]tenancy.JWK{newSigner(t, "sig-2").JWK()}, false)
 	tick(t, clk, 20*time.Millisecond) // the next JWKS refresh
 	require.Equal(t, http.StatusUnauthorized, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 }
@@ -120,13 +120,13 @@ func TestAuthDroppedSigningKeyStopsCachedKeys(t *testing.T) {
 func TestAuthUnknownKidRefreshIsRateLimited(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.JWKSInterval = time.Hour; c.JWKSMinRefresh = time.Hour })
-	before := b.control.jwksN.Load()
+	before := b.control.JWKSCalls.Load()
 	stranger := newSigner(t, "sig-unknown")
 	for i := range 5 {
-		key := stranger.sign(t, claimsFor(tenantA, "key_"+string(rune('a'+i)), tenancy.RoleProducer, "default"))
+		key := stranger.Sign(claimsFor(tenantA, "key_"+string(rune('a'+i)), tenancy.RoleProducer, "default"))
 		b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	}
-	require.LessOrEqual(t, b.control.jwksN.Load()-before, int64(1))
+	require.LessOrEqual(t, b.control.JWKSCalls.Load()-before, int64(1))
 }
 
 func TestAuthExpiryHonouredFromCache(t *testing.T) {
@@ -135,7 +135,7 @@ func TestAuthExpiryHonouredFromCache(t *testing.T) {
 	b := setup(t, func(c *Config) { c.Clock = clk })
 	c := claimsFor(tenantA, "key_short", tenancy.RoleProducer, "default")
 	c.ExpiresAt = jwt.NewNumericDate(clk.Now().Add(2 * time.Second))
-	key := b.signer.sign(t, c)
+	key := b.signer.Sign(c)
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 	start := clk.Now()
 	var refused reply
@@ -156,7 +156,7 @@ func TestNotReadyUntilKeysLoaded(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClock()
 	b := newBundle(t)
-	b.control.setJWKS(nil, true)
+	b.control.SetJWKS(nil, true)
 	b.start(t, func(c *Config) { c.Clock = clk })
 
 	r := b.do(t, http.MethodGet, "/healthz", "", nil)
@@ -167,7 +167,7 @@ func TestNotReadyUntilKeysLoaded(t *testing.T) {
 	r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 	require.Equal(t, "1", r.header.Get("Retry-After"))
 
-	b.control.setJWKS([]tenancy.JWK{b.signer.jwk()}, false)
+	b.control.SetJWKS([]tenancy.JWK{b.signer.JWK()}, false)
 	tick(t, clk, 500*time.Millisecond) // a failed refresh is retried within 500ms
 	b.waitReady(t)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/readyz", "", nil).status)

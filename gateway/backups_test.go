@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/internal/controlfake"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -19,8 +20,8 @@ import (
 func TestBackupsOfAnotherTenantAreNotFound(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.control.addBackup(tenantA, "emails")
-	other := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	id := b.control.AddBackup(tenantA, "emails")
+	other := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 
 	b.do(t, http.MethodGet, "/api/v1/backups/"+id, other, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
 	b.do(t, http.MethodDelete, "/api/v1/backups/"+id, other, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
@@ -32,9 +33,9 @@ func TestBackupsOfAnotherTenantAreNotFound(t *testing.T) {
 	r := b.do(t, http.MethodGet, "/api/v1/backups", other, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"backups":[]}`, string(r.body))
-	st := b.control.backupState()
-	require.Empty(t, st.restores)
-	require.Empty(t, st.deleted)
+	st := b.control.BackupState()
+	require.Empty(t, st.Restores)
+	require.Empty(t, st.Deleted)
 }
 
 // A viewer lists and reads backups; it may not take, download, restore or
@@ -42,8 +43,8 @@ func TestBackupsOfAnotherTenantAreNotFound(t *testing.T) {
 func TestBackupsForAViewer(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.control.addBackup(tenantA, "emails")
-	b.control.addBackup(tenantA, "default")
+	id := b.control.AddBackup(tenantA, "emails")
+	b.control.AddBackup(tenantA, "default")
 	viewer := b.key(t, tenancy.RoleViewer, "*")
 
 	var list wire.BackupList
@@ -51,7 +52,7 @@ func TestBackupsForAViewer(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	r.decode(t, &list)
 	require.Len(t, list.Backups, 2)
-	require.Equal(t, []string(nil), b.control.backupState().queries[0], "a key of every namespace lists them all")
+	require.Equal(t, []string(nil), b.control.BackupState().Queries[0], "a key of every namespace lists them all")
 	r = b.do(t, http.MethodGet, "/api/v1/backups/"+id, viewer, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 
@@ -62,10 +63,10 @@ func TestBackupsForAViewer(t *testing.T) {
 	b.do(t, http.MethodDelete, "/api/v1/backups/"+id, viewer, nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
 	b.do(t, http.MethodPut, "/api/v1/namespaces/emails/backup-policy", viewer, map[string]any{"cron": "@daily", "retention": 3}).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
-	st := b.control.backupState()
-	require.Empty(t, st.restores)
-	require.Empty(t, st.deleted)
-	require.Empty(t, st.policies)
+	st := b.control.BackupState()
+	require.Empty(t, st.Restores)
+	require.Empty(t, st.Deleted)
+	require.Empty(t, st.Policies)
 }
 
 // A key limited to namespace emails sees nothing of default's backups:
@@ -73,8 +74,8 @@ func TestBackupsForAViewer(t *testing.T) {
 func TestBackupsForAKeyOfOneNamespace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	mine := b.control.addBackup(tenantA, "emails")
-	theirs := b.control.addBackup(tenantA, "default")
+	mine := b.control.AddBackup(tenantA, "emails")
+	theirs := b.control.AddBackup(tenantA, "default")
 	admin := b.key(t, tenancy.RoleAdmin, "emails")
 
 	var list wire.BackupList
@@ -83,12 +84,12 @@ func TestBackupsForAKeyOfOneNamespace(t *testing.T) {
 	r.decode(t, &list)
 	require.Len(t, list.Backups, 1)
 	require.Equal(t, mine, list.Backups[0].ID)
-	require.Equal(t, [][]string{{"emails"}}, b.control.backupState().queries, "the key's namespaces go to control")
+	require.Equal(t, [][]string{{"emails"}}, b.control.BackupState().Queries, "the key's namespaces go to control")
 
 	r = b.do(t, http.MethodGet, "/api/v1/backups?namespace=default", admin, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"backups":[]}`, string(r.body))
-	require.Len(t, b.control.backupState().queries, 1, "a namespace beyond the key's is not asked for")
+	require.Len(t, b.control.BackupState().Queries, 1, "a namespace beyond the key's is not asked for")
 	b.do(t, http.MethodGet, "/api/v1/backups?namespace=Bad!", admin, nil).requireError(t, http.StatusBadRequest, apierr.BadRequest)
 
 	for _, rq := range []struct{ method, path string }{
@@ -115,10 +116,10 @@ func TestBackupsForAKeyOfOneNamespace(t *testing.T) {
 		requireError(t, http.StatusNotFound, apierr.NotFound)
 	b.do(t, http.MethodPost, "/api/v1/backups/"+mine+"/restore", admin, map[string]any{"target_namespace": "elsewhere"}).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
-	st := b.control.backupState()
-	require.Empty(t, st.restores)
-	require.Empty(t, st.deleted)
-	require.Empty(t, st.policies)
+	st := b.control.BackupState()
+	require.Empty(t, st.Restores)
+	require.Empty(t, st.Deleted)
+	require.Empty(t, st.Policies)
 }
 
 // The owner takes, restores, downloads and deletes a backup and sets a
@@ -146,7 +147,7 @@ func TestBackupLifecycle(t *testing.T) {
 	e := b.do(t, http.MethodPost, "/api/v1/backups/"+bk.ID+"/restore", owner, map[string]any{"target_namespace": "Bad Name"}).
 		requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "target_namespace", e.Field)
-	require.Equal(t, []wire.RestoreRequest{{TargetNamespace: "copy"}}, b.control.backupState().restores)
+	require.Equal(t, []wire.RestoreRequest{{TargetNamespace: "copy"}}, b.control.BackupState().Restores)
 	// A developer may read backups but not manage them.
 	b.do(t, http.MethodPost, "/api/v1/backups/"+bk.ID+"/restore", b.key(t, tenancy.RoleDeveloper, "*"), map[string]any{"replace": true}).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
@@ -183,15 +184,13 @@ func TestBackupLifecycle(t *testing.T) {
 func TestBackupDownloadStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.WriteTimeout = 300 * time.Millisecond })
-	id := b.control.addBackup(tenantA, "emails")
+	id := b.control.AddBackup(tenantA, "emails")
 	chunk := strings.Repeat("x", 64<<10)
 	const chunks = 16
 	firstSeen := make(chan struct{})
-	b.control.setBackups(func(fb *fakeBackups) {
-		fb.body = func(w http.ResponseWriter) {
-			f := w.(http.Flusher)
+	b.control.SetBackups(func(fb *controlfake.Backups) {
+		fb.Body = func(w io.Writer) {
 			_, _ = io.WriteString(w, chunk)
-			f.Flush()
 			select { // the rest only once the client has the first chunk
 			case <-firstSeen:
 			case <-time.After(10 * time.Second):
@@ -200,7 +199,6 @@ func TestBackupDownloadStreams(t *testing.T) {
 			for range chunks - 1 {
 				time.Sleep(50 * time.Millisecond) // 750 ms in all: past the write timeout
 				_, _ = io.WriteString(w, chunk)
-				f.Flush()
 			}
 		}
 	})
@@ -225,8 +223,8 @@ func TestBackupDownloadStreams(t *testing.T) {
 func TestControlUnavailablePassesThrough(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.control.addBackup(tenantA, "emails")
-	b.control.setBackups(func(fb *fakeBackups) { fb.unhealthy = true })
+	id := b.control.AddBackup(tenantA, "emails")
+	b.control.SetBackups(func(fb *controlfake.Backups) { fb.Unhealthy = true })
 	owner := b.key(t, tenancy.RoleOwner, "*")
 	for _, path := range []string{"/api/v1/backups", "/api/v1/backups/" + id} {
 		r := b.do(t, http.MethodGet, path, owner, nil)

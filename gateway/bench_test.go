@@ -30,7 +30,7 @@ func benchProxyEnqueue(b *testing.B, setup func(*bundle), ok func(*fasthttp.Resp
 		setup(bb)
 	}
 	shardAddr := startInstantShard(b, bb.ca)
-	bb.control.addNamespace(tenantA, "bench", "bench", shardAddr)
+	bb.control.AddNamespace(tenantA, "bench", "bench", shardAddr)
 	bb.start(b)
 	bb.waitReady(b)
 
@@ -89,4 +89,13 @@ func startInstantShard(b *testing.B, ca *pkitest.CA) string {
 		<-done
 	})
 	return ln.Addr().String()
+}
+
+// BenchmarkProxyEnqueueRateLimited is BenchmarkProxyEnqueue for a tenant
+// whose plan has both rate limits, set too high to refuse anything: the
+// cost of the buckets and the RateLimit fields on the hot path.
+func BenchmarkProxyEnqueueRateLimited(b *testing.B) {
+	benchProxyEnqueue(b,
+		func(bb *bundle) { bb.control.SetPlan(tenantA, limited("bench", 1e12, 1e12)) },
+		func(resp *fasthttp.Response) bool { return len(resp.Header.Peek("RateLimit")) > 0 })
 }

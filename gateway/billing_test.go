@@ -9,23 +9,48 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/internal/controlfake"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
-func billingWorld(t *testing.T) (*bundle, *fakeBillingControl, []byte) {
+// fakeBilling is the fake control's plans, quotas and invoices, set as
+// control would answer them.
+type fakeBilling struct{ *controlfake.Control }
+
+// setupBilling is setup where tenant B's plan allows no more keys.
+func setupBilling(t testing.TB, opts ...func(*Config)) (*bundle, fakeBilling) {
+	b := newBundle(t)
+	b.control.KeysRefused[tenantB] = apierr.New(apierr.QuotaExceeded, `the max_keys limit of 2 of plan "tiny" is reached`)
+	b.start(t, opts...)
+	b.waitReady(t)
+	return b, fakeBilling{b.control}
+}
+
+// setPlan puts tenant tid on a plan with limits, as control would answer it.
+func (fb fakeBilling) setPlan(tid, name string, limits wire.PlanLimits) {
+	fb.SetPlan(tid, wire.TenantPlan{Plan: wire.Plan{Name: name, Currency: "USD", Version: 1, Limits: limits}})
+}
+
+// setTenantPlan puts tenant tid on plan p as control would answer it.
+func (fb fakeBilling) setTenantPlan(tid string, p wire.Plan) {
+	p.Currency, p.Version = "USD", 1
+	fb.SetPlan(tid, wire.TenantPlan{Plan: p})
+}
+
+func billingWorld(t *testing.T) (*bundle, fakeBilling, []byte) {
 	b, fb := setupBilling(t)
 	limit := int64(10)
-	fb.plans[tenantA] = wire.TenantPlan{TenantID: tenantA, Plan: wire.Plan{Name: "pro", Currency: "EUR", Version: 2,
+	fb.SetPlan(tenantA, wire.TenantPlan{TenantID: tenantA, Plan: wire.Plan{Name: "pro", Currency: "EUR", Version: 2,
 		Prices: map[string]wire.Price{"executions": {Unit: 1000, Price: 5}}, Limits: wire.PlanLimits{MaxNamespaces: &limit}},
-		Since: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}
-	fb.plans[tenantB] = wire.TenantPlan{TenantID: tenantB, Plan: wire.Plan{Name: "free", Currency: "USD", Version: 1}}
-	closed := fb.setInvoice(t, tenantA, "inv_"+tenantA+"_2026-03", sampleInvoice(tenantA, wire.InvoiceClosed))
+		Since: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)})
+	fb.SetPlan(tenantB, wire.TenantPlan{TenantID: tenantB, Plan: wire.Plan{Name: "free", Currency: "USD", Version: 1}})
+	closed := fb.SetInvoice(tenantA, "inv_"+tenantA+"_2026-03", sampleInvoice(tenantA, wire.InvoiceClosed))
 	up := sampleInvoice(tenantA, wire.InvoiceOpen)
 	up.ID, up.Lines, up.Subtotal, up.Total = "inv_"+tenantA+"_2026-04", []wire.InvoiceLine{}, 0, 0
-	fb.setInvoice(t, tenantA, "upcoming", up)
-	fb.setInvoice(t, tenantB, "inv_"+tenantB+"_2026-03", sampleInvoice(tenantB, wire.InvoiceClosed))
+	fb.SetInvoice(tenantA, "upcoming", up)
+	fb.SetInvoice(tenantB, "inv_"+tenantB+"_2026-03", sampleInvoice(tenantB, wire.InvoiceClosed))
 	return b, fb, closed
 }
 
@@ -40,7 +65,7 @@ func TestBillingPlanShowsTheTenantsPlan(t *testing.T) {
 	require.Equal(t, "pro", tp.Plan.Name)
 	require.Equal(t, int64(10), *tp.Plan.Limits.MaxNamespaces)
 
-	bKey := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	bKey := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	r = b.do(t, http.MethodGet, "/api/v1/plan", bKey, nil)
 	r.decode(t, &tp)
 	require.Equal(t, tenantB, tp.TenantID)
@@ -125,7 +150,7 @@ func TestBillingNeedsUsageReadOverTheTenant(t *testing.T) {
 func TestBillingTenantsApart(t *testing.T) {
 	t.Parallel()
 	b, _, _ := billingWorld(t)
-	bKey := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleBilling, "*"))
+	bKey := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleBilling, "*"))
 	for _, p := range []string{"/api/v1/invoices/inv_" + tenantA + "_2026-03", "/api/v1/invoices/inv_" + tenantA + "_2026-03/csv"} {
 		e := b.do(t, http.MethodGet, p, bKey, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
 		require.NotContains(t, e.Message, "tenant")
@@ -149,9 +174,25 @@ func TestBillingTenantsApart(t *testing.T) {
 func TestBillingCountQuotaFromControlPassesThrough(t *testing.T) {
 	t.Parallel()
 	b, _, _ := billingWorld(t)
-	bKey := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	bKey := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	e := b.do(t, http.MethodPost, "/api/v1/keys", bKey, map[string]any{"name": "k", "role": "worker", "namespaces": []string{"default"}}).
 		requireError(t, http.StatusTooManyRequests, apierr.QuotaExceeded)
 	require.Contains(t, e.Message, "max_keys")
 	require.Contains(t, e.Message, `"tiny"`)
+}
+
+// sampleInvoice is an invoice of tid for March 2026 with two lines.
+func sampleInvoice(tid, status string) wire.Invoice {
+	mar, apr := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	return wire.Invoice{
+		ID: "inv_" + tid + "_2026-03", TenantID: tid, Period: wire.InvoicePeriod{Start: mar, End: apr}, Currency: "EUR", Status: status,
+		Plans: []wire.InvoicePlan{{Name: "pro", Version: 2, Currency: "EUR", From: mar, To: apr}},
+		Lines: []wire.InvoiceLine{
+			{Meter: "executions", Namespace: "default", Plan: "pro", PlanVersion: 2, From: mar, To: apr, Quantity: "2500", QuantityUnit: "executions",
+				IncludedApplied: "1000", Billable: "1500", Unit: 1000, UnitPrice: 5, BilledUnits: "2", Amount: 10},
+			{Meter: "storage_byte_hours", Namespace: "emails, \"eu\"", Plan: "pro", PlanVersion: 2, From: mar, To: apr, Quantity: "12000000000000000000",
+				QuantityUnit: "byte_ms", IncludedApplied: "0", Billable: "12000000000000000000", BilledUnits: "0"},
+		},
+		Subtotal: 10, Total: 10, GeneratedFrom: wire.InvoiceSource{LedgerHours: 3, LedgerEntries: 4, ClosedThrough: apr},
+	}
 }

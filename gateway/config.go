@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/jobbie/jobbie/gateway/controlapi"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
 )
@@ -27,7 +29,7 @@ type Config struct {
 	PublicCertFile, PublicKeyFile string
 	// ControlURL is the base URL of a control node, e.g.
 	// "https://10.0.0.5:7070", or of several, comma-separated; the gateway
-	// fails over between them (control.go).
+	// fails over between them (internal/controlclient).
 	ControlURL string
 	// TLS is this gateway's identity: it reaches control and shards over
 	// mutual TLS, and checks that whom it reached is control, or a member
@@ -37,18 +39,18 @@ type Config struct {
 	// a peer there for its local gateway.
 	TLS *pki.Credentials
 	// TunnelAddr, when set, is where self-hosted shard nodes dial in
-	// (tunnels.go); SelfHostedCA (PEM) is the CA their certificates must
+	// (package selfhosted); SelfHostedCA (PEM) is the CA their certificates must
 	// come from, trusted on that listener only. Both or neither.
 	TunnelAddr   string
 	SelfHostedCA []byte
 	// Local, when set, makes this gateway a self-hosted shard node's local
-	// API (local.go): it then has no ControlURL, TLS, tunnel listener,
+	// API (selfhosted/local.go): it then has no ControlURL, TLS, tunnel listener,
 	// gossip or metrics listener, and RevocationMaxAge bounds how long it
 	// serves on without a trust bundle from the hosted service.
 	Local *LocalTrust
 	// TrustPushInterval is how often self-hosted nodes connected to this
 	// gateway's tunnel listener are sent their trust bundle again
-	// (trustpush.go): a key revoked reaches their local API within about
+	// (selfhosted/trustpush.go): a key revoked reaches their local API within about
 	// this long. Default 10s.
 	TrustPushInterval time.Duration
 	// MetricsAddr is where /metrics is served, over mutual TLS, to
@@ -85,7 +87,7 @@ type Config struct {
 	// counts. Default 5s.
 	UsagePushInterval time.Duration
 	// PlanRefreshInterval is how often the plan of each tenant served is
-	// fetched again from control (limits.go): a plan's new limits apply
+	// fetched again from control (limits/plans.go): a plan's new limits apply
 	// within about this long. Default 10s.
 	PlanRefreshInterval time.Duration
 	// PlanFetchWait is how long a tenant's first request waits for its
@@ -94,7 +96,7 @@ type Config struct {
 	PlanFetchWait time.Duration
 	// RateLimitSyncInterval is how often gateways tell each other their
 	// demand on each rate-limited tenant and divide its limits anew
-	// (ratelimit_sync.go); a gateway's share returns to the others within
+	// (limits/sync.go); a gateway's share returns to the others within
 	// eight of these after it stops. Default 250ms.
 	RateLimitSyncInterval time.Duration
 	// PlacementTTL is how long a namespace's shard is cached. Default 30s.
@@ -168,6 +170,10 @@ type Config struct {
 
 	// consoleDist replaces the embedded console front end (tests).
 	consoleDist fs.FS
+	// control replaces control (tests: gateway/internal/controlfake).
+	control controlapi.Control
+	// listen replaces net.Listen for Addr (tests).
+	listen func(network, addr string) (net.Listener, error)
 	// retryBackoff is the shard client's first pause between tries
 	// (tests; shardclient.FirstRetryBackoff when zero).
 	retryBackoff time.Duration
@@ -225,7 +231,7 @@ func setDefault[T comparable](field *T, def T) {
 // Validate reports the first problem with a defaulted config.
 func (c Config) Validate() error {
 	if c.Local != nil {
-		if err := c.Local.validate(c); err != nil {
+		if err := c.validateLocal(); err != nil {
 			return err
 		}
 		return c.validateLimits()

@@ -10,6 +10,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/admission"
+	"github.com/jobbie/jobbie/gateway/console"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -17,7 +19,7 @@ import (
 // requireConsoleHeaders asserts the headers every console answer carries.
 func requireConsoleHeaders(t *testing.T, r reply, cache string) {
 	t.Helper()
-	require.Equal(t, consoleCSP, r.header.Get("Content-Security-Policy"))
+	require.Equal(t, console.CSP, r.header.Get("Content-Security-Policy"))
 	require.Contains(t, r.header.Get("Content-Security-Policy"), "default-src 'self'")
 	require.Contains(t, r.header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
 	require.Equal(t, "nosniff", r.header.Get("X-Content-Type-Options"))
@@ -73,7 +75,7 @@ func TestConsoleServesBuiltFrontEnd(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, "console.log(1)", string(r.body))
 	require.Equal(t, "text/javascript; charset=utf-8", r.header.Get("Content-Type"))
-	requireConsoleHeaders(t, r, cacheForever)
+	requireConsoleHeaders(t, r, console.CacheForever)
 
 	r = b.do(t, http.MethodGet, "/console/favicon.svg", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
@@ -90,9 +92,9 @@ func TestConsoleServesBuiltFrontEnd(t *testing.T) {
 func (b *bundle) signIn(t *testing.T, key string, headers ...string) (reply, *http.Cookie) {
 	t.Helper()
 	r := b.do(t, http.MethodPost, "/console/api/session", "", map[string]string{"api_key": key},
-		append([]string{csrfHeader, "1"}, headers...)...)
+		append([]string{admission.CSRFHeader, "1"}, headers...)...)
 	for _, c := range (&http.Response{Header: r.header}).Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == admission.SessionCookie {
 			return r, c
 		}
 	}
@@ -114,14 +116,14 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 	require.Equal(t, http.SameSiteStrictMode, cookie.SameSite)
 	require.Equal(t, "/", cookie.Path)
 	require.False(t, cookie.Secure, "no Secure over plain HTTP")
-	var ans sessionAnswer
+	var ans console.SessionAnswer
 	r.decode(t, &ans)
 	devActions := []string{"job.enqueue", "job.work", "job.read", "job.manage", "queue.read", "queue.manage",
 		"schedule.read", "schedule.manage", "namespace.read", "backup.read"}
-	require.Equal(t, sessionAnswer{KeyID: "key_developer", TenantID: tenantA, Role: "developer",
+	require.Equal(t, console.SessionAnswer{KeyID: "key_developer", TenantID: tenantA, Role: "developer",
 		Namespaces: []string{"default", "emails"}, DefaultNamespace: "default", ExpiresAt: ans.ExpiresAt,
 		Namespace: "default", Actions: devActions}, ans)
-	require.WithinDuration(t, time.Now().Add(sessionTTL), ans.ExpiresAt, time.Minute)
+	require.WithinDuration(t, time.Now().Add(admission.SessionTTL), ans.ExpiresAt, time.Minute)
 	require.Equal(t, ans.ExpiresAt.Unix(), cookie.Expires.Unix())
 
 	// Over TLS (as a proxy that ends it says), the cookie is Secure.
@@ -130,7 +132,7 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 
 	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	var shown sessionAnswer
+	var shown console.SessionAnswer
 	r.decode(t, &shown)
 	require.Equal(t, ans, shown)
 
@@ -162,13 +164,13 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 	e := b.do(t, http.MethodPost, "/api/v1/enqueue", "", enqueueBody, cookieHeader(cookie)...).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
 	require.Contains(t, e.Message, "CSRF")
-	e = b.do(t, http.MethodPost, "/api/v1/enqueue", "", enqueueBody, append(cookieHeader(cookie), csrfHeader, "1", "Origin", "https://evil.example")...).
+	e = b.do(t, http.MethodPost, "/api/v1/enqueue", "", enqueueBody, append(cookieHeader(cookie), admission.CSRFHeader, "1", "Origin", "https://evil.example")...).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
 	require.Contains(t, e.Message, "CSRF")
 	require.Contains(t, e.Message, "evil.example")
 	before := b.shard.count()
 	for _, origin := range []string{"", "http://" + host, "https://" + host} {
-		h := append(cookieHeader(cookie), csrfHeader, "1")
+		h := append(cookieHeader(cookie), admission.CSRFHeader, "1")
 		if origin != "" {
 			h = append(h, "Origin", origin)
 		}
@@ -179,7 +181,7 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 
 	// The session carries the key's role: a developer may not mint keys of a higher rank.
 	b.do(t, http.MethodPost, "/api/v1/keys", "", map[string]any{"name": "x", "role": "owner"},
-		append(cookieHeader(cookie), csrfHeader, "1")...).requireError(t, http.StatusForbidden, apierr.Forbidden)
+		append(cookieHeader(cookie), admission.CSRFHeader, "1")...).requireError(t, http.StatusForbidden, apierr.Forbidden)
 
 	// A request with Authorization is judged by it alone.
 	b.do(t, http.MethodGet, "/api/v1/queues", "not-a-jwt", nil, cookieHeader(cookie)...).
@@ -194,19 +196,19 @@ func TestConsoleSessionRefusals(t *testing.T) {
 	require.Nil(t, cookie)
 	require.Empty(t, r.header.Values("Set-Cookie"))
 
-	forger := newSigner(t, b.signer.kid)
-	r, cookie = b.signIn(t, forger.sign(t, claimsFor(tenantA, "key_x", tenancy.RoleOwner, "*")))
+	forger := newSigner(t, b.signer.Kid)
+	r, cookie = b.signIn(t, forger.Sign(claimsFor(tenantA, "key_x", tenancy.RoleOwner, "*")))
 	r.requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Nil(t, cookie)
 
 	e := b.do(t, http.MethodPost, "/console/api/session", "", map[string]string{"api_key": b.key(t, tenancy.RoleViewer, "default")}).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
 	require.Contains(t, e.Message, "CSRF", "signing in is a mutation too")
-	b.do(t, http.MethodPost, "/console/api/session", "", map[string]string{}, csrfHeader, "1").
+	b.do(t, http.MethodPost, "/console/api/session", "", map[string]string{}, admission.CSRFHeader, "1").
 		requireError(t, http.StatusBadRequest, apierr.BadRequest)
 
 	b.do(t, http.MethodGet, "/console/api/session", "", nil).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
-	forged := &http.Cookie{Name: sessionCookie, Value: "eyJhbGciOiJIUzI1NiJ9.e30.x"}
+	forged := &http.Cookie{Name: admission.SessionCookie, Value: "eyJhbGciOiJIUzI1NiJ9.e30.x"}
 	b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(forged)...).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(forged)...).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Zero(t, b.shard.count())
@@ -218,11 +220,11 @@ func TestConsoleSessionSignOut(t *testing.T) {
 	_, cookie := b.signIn(t, b.key(t, tenancy.RoleViewer, "default"))
 	require.NotNil(t, cookie)
 
-	r := b.do(t, http.MethodDelete, "/console/api/session", "", nil, append(cookieHeader(cookie), csrfHeader, "1")...)
+	r := b.do(t, http.MethodDelete, "/console/api/session", "", nil, append(cookieHeader(cookie), admission.CSRFHeader, "1")...)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
 	var cleared *http.Cookie
 	for _, c := range (&http.Response{Header: r.header}).Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == admission.SessionCookie {
 			cleared = c
 		}
 	}
@@ -236,7 +238,7 @@ func TestConsoleSessionSignOut(t *testing.T) {
 	require.Contains(t, e.Message, "signed out")
 	b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(cookie)...).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	// Signing out without a session is fine.
-	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/console/api/session", "", nil, csrfHeader, "1").status)
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/console/api/session", "", nil, admission.CSRFHeader, "1").status)
 }
 
 func TestConsoleSessionEndsWithItsKey(t *testing.T) {
@@ -245,10 +247,10 @@ func TestConsoleSessionEndsWithItsKey(t *testing.T) {
 	b := setup(t, func(c *Config) { c.RevocationInterval = time.Second; c.Clock = clk })
 	_, cookie := b.signIn(t, b.key(t, tenancy.RoleProducer, "default"))
 	require.NotNil(t, cookie)
-	csrf := append(cookieHeader(cookie), csrfHeader, "1")
+	csrf := append(cookieHeader(cookie), admission.CSRFHeader, "1")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", "", enqueueBody, csrf...).status)
 
-	b.control.revoke("key_producer")
+	b.control.Revoke("key_producer")
 	revokedAt := clk.Now()
 	for b.do(t, http.MethodPost, "/api/v1/enqueue", "", enqueueBody, csrf...).status != http.StatusUnauthorized {
 		require.Less(t, clk.Since(revokedAt), 5*time.Second, "a revoked key's session still works after 5s")
@@ -267,7 +269,7 @@ func TestConsoleSessionExpires(t *testing.T) {
 	require.NotNil(t, cookie)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...).status)
 
-	tick(t, clk, sessionTTL)
+	tick(t, clk, admission.SessionTTL)
 	e := b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(cookie)...).
 		requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Contains(t, e.Message, "expired")

@@ -29,8 +29,8 @@ func TestStaleRevocationListRefusesKeys(t *testing.T) {
 	require.Equal(t, http.StatusCreated, enqueue().status)
 
 	lastFetch := clk.Now()
-	b.control.setRevocationsDown(true)
-	b.control.revoke("key_producer") // the gateway cannot learn of it
+	b.control.SetRevocationsDown(true)
+	b.control.Revoke("key_producer") // the gateway cannot learn of it
 	var refused reply
 	for {
 		tick(t, clk, time.Second)
@@ -49,11 +49,12 @@ func TestStaleRevocationListRefusesKeys(t *testing.T) {
 		requireError(t, http.StatusServiceUnavailable, apierr.RevocationsStale)
 	e = b.do(t, http.MethodGet, "/readyz", "", nil).requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 	require.Contains(t, e.Message, "revocation list")
-	require.Equal(t, 11*time.Second, b.gw.revs.age(clk.Now()))
+	age, _ := b.gw.gate.RevocationAge(clk.Now())
+	require.Equal(t, 11*time.Second, age)
 	require.GreaterOrEqual(t, oldestRevocationList(), 11.0, "the metric reports the oldest list in the process")
 	require.Contains(t, logs.String(), "revocation list is older than its freshness bound")
 
-	b.control.setRevocationsDown(false)
+	b.control.SetRevocationsDown(false)
 	tick(t, clk, time.Second)
 	e = enqueue().requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Contains(t, e.Message, "revoked")

@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/internal/controlfake"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
@@ -25,19 +26,32 @@ const (
 )
 
 // bundle is what a gateway test works with: a started gateway in front of
-// a fake control plane and one fake shard, node n1 of shard s1, that holds
-// tenant A's "default" and "emails" namespaces and tenant B's "default".
-// Every one of them has a certificate from the test's CA, and the gateway
-// reaches them over mutual TLS.
+// the fake control plane and one fake shard, node n1 of shard s1, that
+// holds tenant A's "default" and "emails" namespaces and tenant B's
+// "default". The shard has a certificate from the test's CA, and the
+// gateway reaches it over mutual TLS.
 type bundle struct {
 	gw      *Server
 	ca      *pkitest.CA
-	control *fakeControl
+	control *controlfake.Control
 	shard   *fakeShard
-	signer  signer
+	signer  controlfake.Signer
 	http    *http.Client // to the gateway's public port
 	base    string
 }
+
+// The fake control's way of naming keys and times.
+var (
+	claimsFor = controlfake.Claims
+	jan       = controlfake.Jan
+)
+
+// newSigner makes a signing key named kid.
+func newSigner(_ testing.TB, kid string) controlfake.Signer { return controlfake.NewSigner(kid) }
+
+// controlURL is a gateway's ControlURL in tests, where the fake control
+// answers instead (Config.control).
+const controlURL = "https://control.invalid"
 
 // setup starts a gateway and waits until it is ready; opts adjust its config.
 func setup(t testing.TB, opts ...func(*Config)) *bundle {
@@ -51,11 +65,11 @@ func setup(t testing.TB, opts ...func(*Config)) *bundle {
 func newBundle(t testing.TB) *bundle {
 	ca := pkitest.New(t)
 	s := newSigner(t, "sig-1")
-	b := &bundle{ca: ca, signer: s, control: newFakeControl(t, ca, s), shard: newFakeShard(t, ca, "s1", "n1")}
+	b := &bundle{ca: ca, signer: s, control: controlfake.New(s), shard: newFakeShard(t, ca, "s1", "n1")}
 	for _, ns := range []string{"default", "emails"} {
-		b.control.addNamespace(tenantA, ns, "s1", b.shard.addr())
+		b.control.AddNamespace(tenantA, ns, "s1", b.shard.addr())
 	}
-	b.control.addNamespace(tenantB, "default", "s1", "https://"+b.shard.addr()) // control's usual form: a base URL
+	b.control.AddNamespace(tenantB, "default", "s1", "https://"+b.shard.addr()) // control's usual form: a base URL
 	tr := &http.Transport{}
 	b.http = &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -65,7 +79,8 @@ func newBundle(t testing.TB) *bundle {
 func (b *bundle) start(t testing.TB, opts ...func(*Config)) {
 	cfg := Config{
 		Addr:               "127.0.0.1:0",
-		ControlURL:         b.control.srv.URL,
+		ControlURL:         controlURL,
+		control:            b.control,
 		TLS:                b.ca.Creds(t, pkitest.Gateway),
 		RevocationInterval: 20 * time.Millisecond,
 		JWKSMinRefresh:     10 * time.Millisecond,
@@ -108,7 +123,7 @@ func tick(t testing.TB, clk *clockwork.FakeClock, d time.Duration) {
 
 // key signs a key of tenant A with role over namespaces (first is default).
 func (b *bundle) key(t testing.TB, role tenancy.Role, nss ...string) string {
-	return b.signer.sign(t, claimsFor(tenantA, "key_"+string(role), role, nss...))
+	return b.signer.Sign(claimsFor(tenantA, "key_"+string(role), role, nss...))
 }
 
 // reply is a gateway answer.

@@ -18,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
@@ -81,7 +82,7 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 	require.ErrorIs(t, err, syscall.EMFILE, "fasthttp alone stops serving at the first EMFILE")
 
 	logs := &syncBuffer{}
-	ln := newListener(newFlaky(t, 6), 0, slog.New(slog.NewTextHandler(logs, nil)))
+	ln := limits.NewListener(newFlaky(t, 6), 0, slog.New(slog.NewTextHandler(logs, nil)))
 	app := newApp()
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
@@ -95,7 +96,7 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusNoContent, res.StatusCode)
-	require.Nil(t, ln.failing(), "a successful accept ends the failure")
+	require.Nil(t, ln.Failing(), "a successful accept ends the failure")
 	require.Contains(t, logs.String(), "cannot accept connections")
 	require.Contains(t, logs.String(), "too many open files")
 	require.Contains(t, logs.String(), "accepting connections again")
@@ -105,13 +106,13 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 // Closing the listener ends an Accept that is waiting out errors.
 func TestListenerCloseEndsRetries(t *testing.T) {
 	t.Parallel()
-	ln := newListener(newFlaky(t, 1<<30), 0, slog.New(slog.DiscardHandler))
+	ln := limits.NewListener(newFlaky(t, 1<<30), 0, slog.New(slog.DiscardHandler))
 	accepted := make(chan error, 1)
 	go func() {
 		_, err := ln.Accept()
 		accepted <- err
 	}()
-	require.Eventually(t, func() bool { return ln.failing() != nil }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return ln.Failing() != nil }, 5*time.Second, time.Millisecond)
 	require.NoError(t, ln.Close())
 	select {
 	case err := <-accepted:
@@ -121,15 +122,28 @@ func TestListenerCloseEndsRetries(t *testing.T) {
 	}
 }
 
-// /readyz fails while the gateway cannot accept connections.
+// /readyz fails while the gateway cannot accept connections. Its own
+// keep-alive connection asks, while accepts fail with EMFILE; a
+// connection that comes once they work again ends the failure.
 func TestNotReadyWhileAcceptFails(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	var flaky *flakyListener
+	b := setup(t, func(c *Config) {
+		c.listen = func(network, addr string) (net.Listener, error) {
+			ln, err := net.Listen(network, addr)
+			flaky = &flakyListener{Listener: ln}
+			return flaky, err
+		}
+	})
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/readyz", "", nil).status)
-	b.gw.ln.failed(errEMFILE)
+	flaky.failures.Store(1 << 30)
+	dial(t, b.gw.Addr(), 1) // accepted; the accepts after it fail
+	require.Eventually(t, func() bool { return b.gw.ln.Failing() != nil }, 5*time.Second, time.Millisecond)
 	e := b.do(t, http.MethodGet, "/readyz", "", nil).requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 	require.Contains(t, e.Message, "too many open files")
-	b.gw.ln.recovered()
+	flaky.failures.Store(0)
+	dial(t, b.gw.Addr(), 1) // accepted once accepts work again
+	require.Eventually(t, func() bool { return b.gw.ln.Failing() == nil }, 5*time.Second, time.Millisecond)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/readyz", "", nil).status)
 }
 
@@ -152,7 +166,7 @@ func TestConnectionsPerAddressLimit(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.MaxConnsPerAddr = 3 })
 	idle := dial(t, b.gw.Addr(), 3)
-	require.Eventually(t, func() bool { return b.gw.ln.openFrom(loopback) == 3 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return b.gw.ln.OpenFrom(loopback) == 3 }, 5*time.Second, time.Millisecond)
 
 	// A client that keeps connections alive: the gateway closes this one.
 	tr := &http.Transport{}
@@ -183,7 +197,7 @@ func TestConnectionsPerAddressLimit(t *testing.T) {
 	require.Contains(t, string(got), `"code":"connection_limit"`)
 
 	require.NoError(t, idle[0].Close())
-	require.Eventually(t, func() bool { return b.gw.ln.openFrom(loopback) == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return b.gw.ln.OpenFrom(loopback) == 2 }, 5*time.Second, time.Millisecond)
 	res, raw = get()
 	require.Equal(t, http.StatusOK, res.StatusCode, "body: %s", raw)
 }
@@ -203,7 +217,7 @@ func TestLongPollLimits(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	worker := func(tid, id string) string {
-		return b.signer.sign(t, claimsFor(tid, id, tenancy.RoleWorker, "default"))
+		return b.signer.Sign(claimsFor(tid, id, tenancy.RoleWorker, "default"))
 	}
 	w1, w2, other := worker(tenantA, "key_w1"), worker(tenantA, "key_w2"), worker(tenantB, "key_b")
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": 30}
@@ -236,7 +250,7 @@ func TestLongPollLimits(t *testing.T) {
 	r.requireError(t, http.StatusTooManyRequests, apierr.TenantLongPollLimit)
 	require.Equal(t, "1", r.header.Get("Retry-After"))
 	park("/api/v1/fetch", other) // another tenant is not held back
-	key, tenant := b.gw.polls.waiting(poller{tenant: tenantA, key: "key_w1"})
+	key, tenant := b.gw.polls.Waiting(tenantA, "key_w1")
 	require.Equal(t, [2]int{2, 3}, [2]int{key, tenant})
 	require.Empty(t, arrived, "a refused fetch reached the shard")
 
@@ -244,7 +258,7 @@ func TestLongPollLimits(t *testing.T) {
 	for range 4 {
 		require.Equal(t, http.StatusNoContent, <-answers)
 	}
-	key, tenant = b.gw.polls.waiting(poller{tenant: tenantA, key: "key_w1"})
+	key, tenant = b.gw.polls.Waiting(tenantA, "key_w1")
 	require.Zero(t, key+tenant, "finished fetches give their places back")
 	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodPost, "/api/v1/fetch", w1, fetch).status)
 }
@@ -261,9 +275,9 @@ func TestLimitConfig(t *testing.T) {
 	_, err := New(Config{ControlURL: "https://x", TLS: gw, RevocationInterval: time.Minute, RevocationMaxAge: time.Minute})
 	require.ErrorContains(t, err, "RevocationMaxAge")
 
-	lp := newLongPolls(-1, -1) // negative: no limit
+	lp := limits.NewLongPolls(-1, -1) // negative: no limit
 	for range 5000 {
-		require.NoError(t, lp.acquire(poller{tenant: tenantA, key: "k"}))
+		require.NoError(t, lp.Acquire(tenantA, "k"))
 	}
 }
 
@@ -313,5 +327,5 @@ func TestCreateKeyRefusesUnknownField(t *testing.T) {
 	r := b.do(t, http.MethodPost, "/api/v1/keys", b.key(t, tenancy.RoleOwner, "*"), []byte(`{"name":"ci","role":"producer","scope":"all"}`))
 	e := r.requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "scope", e.Field)
-	require.Empty(t, b.control.tenantKeys(tenantA), "nothing was created")
+	require.Empty(t, b.control.TenantKeys(tenantA), "nothing was created")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/internal/controlfake"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -39,8 +40,8 @@ func (n *localNode) bundle() (wire.TrustBundle, time.Time, bool) {
 
 // trustBundle is tenant A's bundle for shard sh_a holding "onprem",
 // signed keys by s, with keys revoked.
-func trustBundle(t *testing.T, s signer, revoked ...string) wire.TrustBundle {
-	jwks, err := json.Marshal(tenancy.JWKS{Keys: []tenancy.JWK{s.jwk()}})
+func trustBundle(t *testing.T, s controlfake.Signer, revoked ...string) wire.TrustBundle {
+	jwks, err := json.Marshal(tenancy.JWKS{Keys: []tenancy.JWK{s.JWK()}})
 	require.NoError(t, err)
 	return wire.TrustBundle{TenantID: tenantA, ShardID: "sh_a", JWKS: jwks,
 		Revocations: wire.Revocations{Version: uint64(len(revoked) + 1), Revoked: append([]string{}, revoked...)},
@@ -74,7 +75,7 @@ func TestLocalAPIJudgesKeysByTheTrustBundle(t *testing.T) {
 	s := newSigner(t, "sig-1")
 	node := &localNode{}
 	b, fs := startLocal(t, node, time.Minute)
-	worker := s.sign(t, claimsFor(tenantA, "key_w", tenancy.RoleWorker, "onprem"))
+	worker := s.Sign(claimsFor(tenantA, "key_w", tenancy.RoleWorker, "onprem"))
 
 	e := b.do(t, http.MethodPost, "/api/v1/fetch", worker, map[string]any{"queues": []string{"q"}}).requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 	require.Contains(t, e.Message, "no trust bundle")
@@ -88,7 +89,7 @@ func TestLocalAPIJudgesKeysByTheTrustBundle(t *testing.T) {
 	}
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", worker, enqueueBody, wire.NamespaceHeader, "onprem")
 	require.Equal(t, http.StatusForbidden, r.status, "a worker may not enqueue: RBAC is the gateway's own: %s", r.body)
-	producer := s.sign(t, claimsFor(tenantA, "key_p", tenancy.RoleProducer, "onprem"))
+	producer := s.Sign(claimsFor(tenantA, "key_p", tenancy.RoleProducer, "onprem"))
 	r = b.do(t, http.MethodPost, "/api/v1/enqueue", producer, enqueueBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	got := fs.last(t)
@@ -96,12 +97,12 @@ func TestLocalAPIJudgesKeysByTheTrustBundle(t *testing.T) {
 	require.Empty(t, got.Header.Get("Authorization"), "the key never reaches the node")
 
 	seen := fs.count()
-	gone := s.sign(t, claimsFor(tenantA, "key_gone", tenancy.RoleProducer, "onprem"))
+	gone := s.Sign(claimsFor(tenantA, "key_gone", tenancy.RoleProducer, "onprem"))
 	b.do(t, http.MethodPost, "/api/v1/enqueue", gone, enqueueBody).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
-	other := s.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	other := s.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	e = b.do(t, http.MethodPost, "/api/v1/enqueue", other, enqueueBody, wire.NamespaceHeader, "onprem").requireError(t, http.StatusNotFound, apierr.NotFound)
 	require.Contains(t, e.Message, "onprem")
-	owner := s.sign(t, claimsFor(tenantA, "key_o", tenancy.RoleOwner, "*"))
+	owner := s.Sign(claimsFor(tenantA, "key_o", tenancy.RoleOwner, "*"))
 	b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, wire.NamespaceHeader, "hosted").requireError(t, http.StatusNotFound, apierr.NotFound)
 	for _, path := range []string{"/api/v1/keys", "/api/v1/namespaces", "/api/v1/usage", "/api/v1/backups", "/api/v1/shards"} {
 		e := b.do(t, http.MethodGet, path, owner, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
@@ -126,7 +127,7 @@ func TestLocalAPIRefusesKeysOnceItsBundleIsOld(t *testing.T) {
 	node := &localNode{}
 	node.set(trustBundle(t, s), time.Now().Add(-time.Hour))
 	b, fs := startLocal(t, node, 30*time.Second)
-	producer := s.sign(t, claimsFor(tenantA, "key_p", tenancy.RoleProducer, "onprem"))
+	producer := s.Sign(claimsFor(tenantA, "key_p", tenancy.RoleProducer, "onprem"))
 	eventually(t, func() bool {
 		r := b.do(t, http.MethodPost, "/api/v1/enqueue", producer, enqueueBody)
 		return r.status == http.StatusServiceUnavailable && r.apiError(t).Code == apierr.RevocationsStale

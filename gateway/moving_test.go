@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/proxy"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -27,7 +28,7 @@ func movingAnswer(w http.ResponseWriter, r *http.Request, how string) {
 
 // moveTo places tenant A's "default" on the fake shard s2 at control.
 func (b *bundle) moveTo(s2 *fakeShard) {
-	b.control.addNamespace(tenantA, "default", "s2", s2.addr())
+	b.control.AddNamespace(tenantA, "default", "s2", s2.addr())
 }
 
 func TestMovingNamespaceRequestIsSentAgainWhereItMoved(t *testing.T) {
@@ -48,16 +49,16 @@ func TestMovingNamespaceRequestIsSentAgainWhereItMoved(t *testing.T) {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 	})
-	resent := testutilCounter(movingResent)
+	resent := counterValue(t, "jobbie_gateway_moving_resent_total")
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	require.Equal(t, int64(3), refused.Load())
-	require.GreaterOrEqual(t, testutilCounter(movingResent), resent+3, "jobbie_gateway_moving_resent_total")
+	require.GreaterOrEqual(t, counterValue(t, "jobbie_gateway_moving_resent_total"), resent+3, "jobbie_gateway_moving_resent_total")
 	require.Equal(t, 1, s2.count())
 	got := s2.last(t)
 	require.JSONEq(t, mustJSON(t, enqueueBody), got.Body, "the same request, sent again")
 	require.Equal(t, tenancy.ShardNamespace(tenantA, "default"), got.Header.Get(wire.ShardNamespaceHeader))
-	require.GreaterOrEqual(t, b.control.placementsN.Load(), int64(3), "control asked again on each refusal, not the cache")
+	require.GreaterOrEqual(t, b.control.PlacementCalls.Load(), int64(3), "control asked again on each refusal, not the cache")
 
 	// Placed on s2 now: the next request goes there at once.
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
@@ -77,7 +78,7 @@ func TestMovingNamespaceBurstSharesControlCalls(t *testing.T) {
 	s2 := newFakeShard(t, b.ca, "s2", "n1")
 	key := b.key(t, tenancy.RoleProducer, "default")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status) // placed
-	before := b.control.placementsN.Load()
+	before := b.control.PlacementCalls.Load()
 
 	var refusals atomic.Int64
 	fenced := time.Now()
@@ -99,7 +100,7 @@ func TestMovingNamespaceBurstSharesControlCalls(t *testing.T) {
 	for st := range statuses {
 		require.Equal(t, http.StatusCreated, st)
 	}
-	calls := b.control.placementsN.Load() - before
+	calls := b.control.PlacementCalls.Load() - before
 	t.Logf("%d requests refused %d times over %v; %d control calls", n, refusals.Load(), time.Since(fenced), calls)
 	require.Equal(t, n, s2.count())
 	require.Positive(t, calls)
@@ -115,15 +116,15 @@ func TestMovingNamespaceOutOfBudgetPassesTheShardsAnswer(t *testing.T) {
 		refusals.Add(1)
 		movingAnswer(w, r, wire.MovingFenced)
 	})
-	gaveUp := testutilCounter(movingGaveUp)
+	gaveUp := counterValue(t, "jobbie_gateway_moving_gave_up_total")
 	start := time.Now()
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
 	took := time.Since(start)
-	require.GreaterOrEqual(t, testutilCounter(movingGaveUp), gaveUp+1, "jobbie_gateway_moving_gave_up_total")
+	require.GreaterOrEqual(t, counterValue(t, "jobbie_gateway_moving_gave_up_total"), gaveUp+1, "jobbie_gateway_moving_gave_up_total")
 	r.requireError(t, http.StatusServiceUnavailable, apierr.NamespaceMoving)
 	require.Equal(t, "1", r.header.Get("Retry-After"))
-	require.GreaterOrEqual(t, took, movingBudget)
-	require.Less(t, took, movingBudget+5*time.Second)
+	require.GreaterOrEqual(t, took, proxy.MovingBudget)
+	require.Less(t, took, proxy.MovingBudget+5*time.Second)
 	// 25 ms doubling to 400 ms: about 25 attempts in 8 s, not a spin.
 	require.Greater(t, refusals.Load(), int64(10))
 	require.Less(t, refusals.Load(), int64(40))

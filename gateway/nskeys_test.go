@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
-	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -22,10 +21,10 @@ import (
 func TestNamespaceObject(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.control.addNamespace(tenantB, "secret", "s1", b.shard.addr())
+	b.control.AddNamespace(tenantB, "secret", "s1", b.shard.addr())
 	owner := b.key(t, tenancy.RoleOwner, "*")
 	b.shard.setHandler(settingsShard(http.StatusOK))
-	b.control.placeNewOn(b.shard.addr())
+	b.control.PlaceNewOn(b.shard.addr())
 
 	r := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "sms", "description": "texts",
 		"retention": "72h", "deletion_protection": true})
@@ -70,7 +69,7 @@ func TestNamespacePatchPassesFieldsAsSent(t *testing.T) {
 
 	r := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"description":"mail","retention":null}`))
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	sent := b.control.lastPatchRequest()
+	sent := b.control.LastPatchRequest()
 	require.JSONEq(t, `"mail"`, string(sent.Description))
 	require.Equal(t, "null", string(sent.Retention), "null reaches control: it removes the field")
 	require.Empty(t, sent.DeletionProtection, "absent stays absent: it changes nothing")
@@ -113,7 +112,7 @@ func TestNamespaceRetentionReachesTheShard(t *testing.T) {
 	b := setup(t)
 	admin := b.key(t, tenancy.RoleAdmin, "*")
 	b.shard.setHandler(settingsShard(http.StatusOK))
-	b.control.placeNewOn(b.shard.addr())
+	b.control.PlaceNewOn(b.shard.addr())
 
 	r := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"retention": "24h"})
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
@@ -121,7 +120,7 @@ func TestNamespaceRetentionReachesTheShard(t *testing.T) {
 	require.Equal(t, "PUT /api/v1/namespace", put.Method+" "+put.URI)
 	require.Equal(t, tenantA+"/emails", put.Header.Get(wire.ShardNamespaceHeader))
 	require.JSONEq(t, `{"retention":"24h"}`, put.Body)
-	require.Equal(t, "24h", b.control.namespaceSettings(tenantA, "emails").Retention)
+	require.Equal(t, "24h", b.control.NamespaceSettings(tenantA, "emails").Retention)
 
 	// Not sent, not asked; a bad one is refused before anything changes.
 	seen := b.shard.count()
@@ -136,8 +135,8 @@ func TestNamespaceRetentionReachesTheShard(t *testing.T) {
 	r = b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"retention":null,"description":"x"}`))
 	r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 	require.NotEmpty(t, r.header.Get("Retry-After"))
-	require.Equal(t, "24h", b.control.namespaceSettings(tenantA, "emails").Retention)
-	require.Equal(t, "d", b.control.namespaceSettings(tenantA, "emails").Description)
+	require.Equal(t, "24h", b.control.NamespaceSettings(tenantA, "emails").Retention)
+	require.Equal(t, "d", b.control.NamespaceSettings(tenantA, "emails").Description)
 
 	// Control refuses the update: the shard gets control's retention back.
 	b.shard.setHandler(settingsShard(http.StatusOK))
@@ -149,15 +148,15 @@ func TestNamespaceRetentionReachesTheShard(t *testing.T) {
 	r = b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"retention":null}`))
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"retention":null}`, b.shard.last(t).Body)
-	require.Empty(t, b.control.namespaceSettings(tenantA, "emails").Retention)
+	require.Empty(t, b.control.NamespaceSettings(tenantA, "emails").Retention)
 
 	// A create whose shard fails: 503, the namespace kept without retention.
 	b.shard.setHandler(settingsShard(http.StatusInternalServerError))
 	r = b.do(t, http.MethodPost, "/api/v1/namespaces", admin, map[string]any{"name": "sms", "retention": "72h"})
 	e = r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
 	require.Contains(t, e.Message, "PATCH")
-	require.True(t, b.control.hasNamespace(tenantA, "sms"))
-	require.Empty(t, b.control.namespaceSettings(tenantA, "sms").Retention)
+	require.True(t, b.control.HasNamespace(tenantA, "sms"))
+	require.Empty(t, b.control.NamespaceSettings(tenantA, "sms").Retention)
 	// A create without retention does not ask the shard.
 	seen = b.shard.count()
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/namespaces", admin, map[string]any{"name": "push"}).status)
@@ -187,16 +186,16 @@ func TestDeleteNamespace(t *testing.T) {
 	var deletes atomic.Int64
 	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{Jobs: 12, Queues: 2, Schedules: 1}, http.StatusNoContent, &deletes))
 
-	b.control.protect(tenantA, "emails", true)
+	b.control.Protect(tenantA, "emails", true)
 	b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", admin, nil).
 		requireError(t, http.StatusConflict, apierr.DeletionProtected)
 	require.Zero(t, b.shard.count(), "a protected namespace's shard is not asked")
-	b.control.protect(tenantA, "emails", false)
-	b.control.move(tenantA, "emails", true)
+	b.control.Protect(tenantA, "emails", false)
+	b.control.Move(tenantA, "emails", true)
 	e := b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", admin, nil).requireError(t, http.StatusConflict, apierr.Conflict)
 	require.Contains(t, e.Message, "being moved")
 	require.Zero(t, b.shard.count(), "a moving namespace's shard is not asked")
-	b.control.move(tenantA, "emails", false)
+	b.control.Move(tenantA, "emails", false)
 
 	e = b.do(t, http.MethodDelete, "/api/v1/namespaces/emails", admin, nil).requireError(t, http.StatusConflict, apierr.NamespaceNotEmpty)
 	require.Contains(t, e.Message, "12 jobs, 2 queues and 1 schedules")
@@ -204,7 +203,7 @@ func TestDeleteNamespace(t *testing.T) {
 	e = b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=maybe", admin, nil).requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "force", e.Field)
 	require.Zero(t, deletes.Load())
-	require.True(t, b.control.hasNamespace(tenantA, "emails"))
+	require.True(t, b.control.HasNamespace(tenantA, "emails"))
 	asked := b.shard.last(t)
 	require.Equal(t, "GET", asked.Method)
 	require.Equal(t, tenantA+"/emails", asked.Header.Get(wire.ShardNamespaceHeader))
@@ -213,7 +212,7 @@ func TestDeleteNamespace(t *testing.T) {
 	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{Jobs: 12}, http.StatusInternalServerError, &deletes))
 	b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", admin, nil).
 		requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
-	require.True(t, b.control.hasNamespace(tenantA, "emails"))
+	require.True(t, b.control.HasNamespace(tenantA, "emails"))
 
 	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{Jobs: 12}, http.StatusNoContent, &deletes))
 	r := b.do(t, http.MethodDelete, "/api/v1/namespaces/emails?force=true", admin, nil)
@@ -221,7 +220,7 @@ func TestDeleteNamespace(t *testing.T) {
 	gone := b.shard.last(t)
 	require.Equal(t, "DELETE /api/v1/namespace", gone.Method+" "+gone.URI)
 	require.Equal(t, tenantA+"/emails", gone.Header.Get(wire.ShardNamespaceHeader))
-	require.False(t, b.control.hasNamespace(tenantA, "emails"))
+	require.False(t, b.control.HasNamespace(tenantA, "emails"))
 	b.do(t, http.MethodPost, "/api/v1/enqueue", admin, enqueueBody, wire.NamespaceHeader, "emails").
 		requireError(t, http.StatusNotFound, apierr.NotFound)
 
@@ -230,7 +229,7 @@ func TestDeleteNamespace(t *testing.T) {
 	before := deletes.Load()
 	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/api/v1/namespaces/default", admin, nil).status)
 	require.Equal(t, before+1, deletes.Load())
-	require.True(t, b.control.hasNamespace(tenantB, "default"), "another tenant's namesake stays")
+	require.True(t, b.control.HasNamespace(tenantB, "default"), "another tenant's namesake stays")
 }
 
 // A namespace on a self-hosted shard no node joined holds nothing: its
@@ -242,20 +241,20 @@ func TestDeleteNamespaceOnUnjoinedShard(t *testing.T) {
 	admin := b.key(t, tenancy.RoleAdmin, "*")
 	var deletes atomic.Int64
 	b.shard.setHandler(namespaceShard(wire.NamespaceUsage{}, http.StatusInternalServerError, &deletes))
-	b.control.unjoin(tenantA, "emails")
-	b.control.protect(tenantA, "emails", true)
+	b.control.Unjoin(tenantA, "emails")
+	b.control.Protect(tenantA, "emails", true)
 	b.do(t, http.MethodDelete, "/api/v1/namespaces/emails", admin, nil).
 		requireError(t, http.StatusConflict, apierr.DeletionProtected)
-	b.control.protect(tenantA, "emails", false)
+	b.control.Protect(tenantA, "emails", false)
 	r := b.do(t, http.MethodDelete, "/api/v1/namespaces/emails", admin, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
 	require.Zero(t, b.shard.count(), "no shard is asked")
-	require.False(t, b.control.hasNamespace(tenantA, "emails"))
+	require.False(t, b.control.HasNamespace(tenantA, "emails"))
 	// Joined (as default is): the shard is asked, and here fails.
 	b.do(t, http.MethodDelete, "/api/v1/namespaces/default", admin, nil).
 		requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
-	require.True(t, b.control.hasNamespace(tenantA, "default"))
-	require.True(t, b.control.hasNamespace(tenantB, "default"))
+	require.True(t, b.control.HasNamespace(tenantA, "default"))
+	require.True(t, b.control.HasNamespace(tenantB, "default"))
 }
 
 // A retention for a namespace on a self-hosted shard no node joined is
@@ -266,36 +265,36 @@ func TestNamespaceRetentionOnUnjoinedShard(t *testing.T) {
 	b := setup(t)
 	admin := b.key(t, tenancy.RoleAdmin, "*")
 	b.shard.setHandler(settingsShard(http.StatusOK))
-	b.control.unjoin(tenantA, "emails")
+	b.control.Unjoin(tenantA, "emails")
 
 	e := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, map[string]any{"retention": "24h", "description": "d"}).
 		requireError(t, http.StatusConflict, apierr.Conflict)
 	require.Equal(t, "retention", e.Field)
 	require.Contains(t, e.Message, "joined")
 	require.Zero(t, b.shard.count(), "no shard is asked")
-	require.Empty(t, b.control.namespaceSettings(tenantA, "emails").Retention)
-	require.Empty(t, b.control.namespaceSettings(tenantA, "emails").Description, "nothing changed")
+	require.Empty(t, b.control.NamespaceSettings(tenantA, "emails").Retention)
+	require.Empty(t, b.control.NamespaceSettings(tenantA, "emails").Description, "nothing changed")
 
 	r := b.do(t, http.MethodPatch, "/api/v1/namespaces/emails", admin, []byte(`{"retention":null,"description":"d"}`))
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.Zero(t, b.shard.count(), "no shard is asked")
-	require.Equal(t, "d", b.control.namespaceSettings(tenantA, "emails").Description)
+	require.Equal(t, "d", b.control.NamespaceSettings(tenantA, "emails").Description)
 
 	// A namespace on a joined shard still takes its retention there.
 	r = b.do(t, http.MethodPatch, "/api/v1/namespaces/default", admin, map[string]any{"retention": "24h"})
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.Equal(t, 1, b.shard.count())
-	require.Equal(t, "24h", b.control.namespaceSettings(tenantA, "default").Retention)
+	require.Equal(t, "24h", b.control.NamespaceSettings(tenantA, "default").Retention)
 }
 
 func TestGetAndRotateKey(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Now())
 	b := setup(t, func(c *Config) { c.Clock = clk })
-	b.control.addKey(tenantA, wire.Key{ID: "key_owner1", Name: "root", Role: "owner", Namespaces: []string{"*"}, CreatedAt: jan(1)})
-	b.control.addKey(tenantA, wire.Key{ID: "key_dflt", Name: "dflt", Role: "producer", Namespaces: []string{"default"}, CreatedAt: jan(1)})
-	b.control.addKey(tenantB, wire.Key{ID: "key_b", Name: "b", Role: "worker", Namespaces: []string{"default"}, CreatedAt: jan(1)})
-	dfltToken := b.signer.sign(t, claimsFor(tenantA, "key_dflt", tenancy.RoleProducer, "default"))
+	b.control.AddKey(tenantA, wire.Key{ID: "key_owner1", Name: "root", Role: "owner", Namespaces: []string{"*"}, CreatedAt: jan(1)})
+	b.control.AddKey(tenantA, wire.Key{ID: "key_dflt", Name: "dflt", Role: "producer", Namespaces: []string{"default"}, CreatedAt: jan(1)})
+	b.control.AddKey(tenantB, wire.Key{ID: "key_b", Name: "b", Role: "worker", Namespaces: []string{"default"}, CreatedAt: jan(1)})
+	dfltToken := b.signer.Sign(claimsFor(tenantA, "key_dflt", tenancy.RoleProducer, "default"))
 	admin := b.key(t, tenancy.RoleAdmin, "*")
 	adminEmails := b.key(t, tenancy.RoleAdmin, "emails")
 
@@ -315,7 +314,7 @@ func TestGetAndRotateKey(t *testing.T) {
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
 	short := claimsFor(tenantA, "key_short", tenancy.RoleAdmin, "*")
 	short.ExpiresAt = jwt.NewNumericDate(clk.Now().Add(time.Hour))
-	e := b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", b.signer.sign(t, short), nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
+	e := b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", b.signer.Sign(short), nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
 	require.Contains(t, e.Message, "expire no later")
 	e = b.do(t, http.MethodPost, "/api/v1/keys/key_dflt/rotate", admin, map[string]any{"grace": "1h"}).requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "grace", e.Field)
@@ -348,11 +347,11 @@ func TestGetAndRotateKey(t *testing.T) {
 	again := claimsFor(tenantA, "key_dflt", tenancy.RoleProducer, "default")
 	for _, jti := range []string{"01", "x", "-1"} {
 		again.ID = jti
-		e := enqueue(b.signer.sign(t, again)).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+		e := enqueue(b.signer.Sign(again)).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 		require.Contains(t, e.Message, "invalid", jti)
 	}
 	again.ID = "7"
-	require.Equal(t, http.StatusCreated, enqueue(b.signer.sign(t, again)).status, "a rotation the list does not show yet")
+	require.Equal(t, http.StatusCreated, enqueue(b.signer.Sign(again)).status, "a rotation the list does not show yet")
 }
 
 func TestKeyUsageIsReported(t *testing.T) {
@@ -370,54 +369,29 @@ func TestKeyUsageIsReported(t *testing.T) {
 	}
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch).status)
 	tick(t, clk, 30*time.Second)
-	uses := b.control.keyUses()
+	uses := b.control.KeyUses()
 	require.ElementsMatch(t, []wire.KeyUse{
 		{TenantID: tenantA, KeyID: "key_producer", At: first.UTC()},
 		{TenantID: tenantA, KeyID: "key_worker", At: first.Add(3 * time.Second).UTC()},
 	}, uses, "each key once a report, at its first use since the last")
 
 	tick(t, clk, 30*time.Second)
-	require.Len(t, b.control.keyUses(), 2, "nothing used, nothing reported")
+	require.Len(t, b.control.KeyUses(), 2, "nothing used, nothing reported")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", producer, enqueueBody).status)
 	tick(t, clk, 30*time.Second)
-	uses = b.control.keyUses()
+	uses = b.control.KeyUses()
 	require.Len(t, uses, 3)
 	require.Equal(t, "key_producer", uses[2].KeyID)
 
 	// Refused keys are not used keys; what is left goes when the gateway stops.
-	b.control.revoke("key_worker")
+	b.control.Revoke("key_worker")
 	tick(t, clk, time.Second)
 	b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleOwner, "*"), enqueueBody).status)
 	require.NoError(t, b.gw.Stop())
-	uses = b.control.keyUses()
+	uses = b.control.KeyUses()
 	require.Len(t, uses, 4)
 	require.Equal(t, "key_owner", uses[3].KeyID)
-}
-
-func TestKeyUsageReportsInBatchesAndKeepsWhatFailed(t *testing.T) {
-	t.Parallel()
-	b := newBundle(t)
-	cc := newControlClient(Config{ControlURL: b.control.srv.URL, TLS: b.ca.Creds(t, pkitest.Gateway), ControlTimeout: 5 * time.Second})
-	uses := newKeyUses(cc, nil)
-	now := time.Now()
-	n := wire.MaxKeyUses + 10
-	for i := range n {
-		c := claimsFor(tenantA, fmt.Sprintf("key_%d", i), tenancy.RoleProducer, "default")
-		uses.saw(verifiedKey{claims: &c, use: new(useMark)}, now)
-	}
-	require.NoError(t, uses.report(t.Context()))
-	require.Len(t, b.control.keyUses(), n, "in two reports")
-
-	b.control.srv.Close()
-	c := claimsFor(tenantA, "key_late", tenancy.RoleProducer, "default")
-	v := verifiedKey{claims: &c, use: new(useMark)}
-	uses.saw(v, now)
-	uses.saw(v, now.Add(time.Second))
-	require.Error(t, uses.report(t.Context()))
-	require.Len(t, uses.pending, 1)
-	require.True(t, uses.pending[keyRef{tenant: tenantA, id: "key_late"}].Equal(now), "kept for the next report, at its first use")
-	cc.http.CloseIdleConnections()
 }
 
 // A signing key that retires stops vouching for the keys it signed at its
@@ -427,15 +401,15 @@ func TestRetiredSigningKeyRefusesItsKeys(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(time.Now())
 	b := setup(t, func(c *Config) { c.Clock = clk })
 	next := newSigner(t, "sig-2")
-	b.control.setJWKS([]tenancy.JWK{b.signer.jwk(), next.jwk()}, false)
+	b.control.SetJWKS([]tenancy.JWK{b.signer.JWK(), next.JWK()}, false)
 	old := b.key(t, tenancy.RoleProducer, "default")
-	fresh := next.sign(t, claimsFor(tenantA, "key_fresh", tenancy.RoleProducer, "default"))
+	fresh := next.Sign(claimsFor(tenantA, "key_fresh", tenancy.RoleProducer, "default"))
 	enqueue := func(key string) reply { return b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody) }
 	require.Equal(t, http.StatusCreated, enqueue(old).status)
 	clk.Advance(time.Second) // past JWKSMinRefresh since the first fetch
 	require.Equal(t, http.StatusCreated, enqueue(fresh).status, "a new kid is fetched at once")
 
-	b.control.retire("sig-1", clk.Now().Add(3*time.Second))
+	b.control.Retire("sig-1", clk.Now().Add(3*time.Second))
 	tick(t, clk, time.Second)
 	require.Equal(t, http.StatusCreated, enqueue(old).status, "until it retires")
 	tick(t, clk, 2*time.Second)
@@ -450,14 +424,14 @@ func TestRetiredSigningKeyRefusesItsKeys(t *testing.T) {
 func TestNewKidWaitsForTheNextAllowedFetch(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.JWKSInterval = time.Hour; c.JWKSMinRefresh = 300 * time.Millisecond })
-	require.NoError(t, b.gw.keys.refresh(t.Context()))
-	before := b.control.jwksN.Load()
+	require.NoError(t, b.gw.gate.RefreshKeys(t.Context()))
+	before := b.control.JWKSCalls.Load()
 	next := newSigner(t, "sig-2")
-	b.control.setJWKS([]tenancy.JWK{b.signer.jwk(), next.jwk()}, false)
+	b.control.SetJWKS([]tenancy.JWK{b.signer.JWK(), next.JWK()}, false)
 
 	statuses := make(chan int, 4)
 	for i := range cap(statuses) {
-		key := next.sign(t, claimsFor(tenantA, fmt.Sprintf("key_%d", i), tenancy.RoleProducer, "default"))
+		key := next.Sign(claimsFor(tenantA, fmt.Sprintf("key_%d", i), tenancy.RoleProducer, "default"))
 		go func() { // b.do would call require off the test's goroutine
 			req, _ := http.NewRequest(http.MethodPost, b.base+"/api/v1/enqueue", strings.NewReader(`{"queue":"q","payload":1}`))
 			req.Header.Set("Authorization", "Bearer "+key)
@@ -473,5 +447,5 @@ func TestNewKidWaitsForTheNextAllowedFetch(t *testing.T) {
 	for range cap(statuses) {
 		require.Equal(t, http.StatusCreated, <-statuses)
 	}
-	require.Equal(t, int64(1), b.control.jwksN.Load()-before, "one fetch for all of them")
+	require.Equal(t, int64(1), b.control.JWKSCalls.Load()-before, "one fetch for all of them")
 }

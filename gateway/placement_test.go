@@ -25,9 +25,9 @@ func TestPlacementOutlivesControl(t *testing.T) {
 
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	require.Equal(t, int64(1), b.control.placementsN.Load())
+	require.Equal(t, int64(1), b.control.PlacementCalls.Load())
 
-	b.control.srv.Close() // control is gone
+	b.control.SetGone(true) // control is gone
 	tick(t, clk, b.gw.cfg.PlacementTTL+b.gw.cfg.PlacementMissTTL)
 	for range 3 {
 		r = b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)

@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,12 +46,12 @@ func TestProxyForwardsWithShardCredentials(t *testing.T) {
 func TestProxyTenantsAreKeptApart(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleViewer, "default"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleViewer, "default"))
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodGet, "/api/v1/jobs/job_1", keyB, nil).status)
 	require.Equal(t, tenancy.ShardNamespace(tenantB, "default"), b.shard.last(t).Header.Get(wire.ShardNamespaceHeader))
 
 	// Tenant B has no "emails": its own key cannot reach tenant A's.
-	all := b.signer.sign(t, claimsFor(tenantB, "key_b2", tenancy.RoleOwner, "*"))
+	all := b.signer.Sign(claimsFor(tenantB, "key_b2", tenancy.RoleOwner, "*"))
 	b.do(t, http.MethodGet, "/api/v1/jobs/job_1", all, nil, wire.NamespaceHeader, "emails").
 		requireError(t, http.StatusNotFound, apierr.NotFound)
 }
@@ -127,7 +126,7 @@ func TestProxyUnknownNamespace(t *testing.T) {
 			requireError(t, http.StatusNotFound, apierr.NotFound)
 		require.Contains(t, e.Message, `"nope"`)
 	}
-	require.Equal(t, int64(1), b.control.placementsN.Load(), "a missing namespace is cached briefly")
+	require.Equal(t, int64(1), b.control.PlacementCalls.Load(), "a missing namespace is cached briefly")
 }
 
 func TestProxyPlacementIsCached(t *testing.T) {
@@ -137,35 +136,7 @@ func TestProxyPlacementIsCached(t *testing.T) {
 	for range 5 {
 		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
 	}
-	require.Equal(t, int64(1), b.control.placementsN.Load())
-}
-
-func TestPlacementMissesShareOneControlCall(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	const n = 8
-	var started sync.WaitGroup
-	started.Add(n)
-	got := make(chan *placement, n)
-	b.control.mu.Lock() // control answers no one until every lookup is under way
-	for range n {
-		go func() {
-			started.Done()
-			p, err := b.gw.placements.lookup(tenantA, "emails", "")
-			if err != nil {
-				p = nil
-			}
-			got <- p
-		}()
-	}
-	started.Wait()
-	b.control.mu.Unlock()
-	first := <-got
-	require.NotNil(t, first)
-	for range n - 1 {
-		require.Same(t, first, <-got)
-	}
-	require.Equal(t, int64(1), b.control.placementsN.Load())
+	require.Equal(t, int64(1), b.control.PlacementCalls.Load())
 }
 
 func TestProxyShardDown(t *testing.T) {
@@ -175,7 +146,7 @@ func TestProxyShardDown(t *testing.T) {
 	require.NoError(t, err)
 	dead := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	b.control.addNamespace(tenantA, "down", "s-down", dead)
+	b.control.AddNamespace(tenantA, "down", "s-down", dead)
 	clk := clockwork.NewFakeClock()
 	// A refused connection is retried for LeaderRetryTimeout (wall clock);
 	// a short one keeps the test quick.
@@ -190,7 +161,7 @@ func TestProxyShardDown(t *testing.T) {
 		require.NotContains(t, e.Message, dead, "shard addresses are not for tenants")
 		tick(t, clk, b.gw.cfg.PlacementMissTTL) // well short of PlacementTTL
 	}
-	require.Equal(t, int64(2), b.control.placementsN.Load(), "a failed shard's placement is looked up afresh")
+	require.Equal(t, int64(2), b.control.PlacementCalls.Load(), "a failed shard's placement is looked up afresh")
 }
 
 func TestProxyLongPollOutlastsShardTimeout(t *testing.T) {
@@ -238,43 +209,4 @@ func TestProxyRefusesOddPaths(t *testing.T) {
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleProducer, "default"), []byte("{}"), "Content-Encoding", "gzip")
 	r.requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Zero(t, b.shard.count())
-}
-
-func TestCanonicalPath(t *testing.T) {
-	t.Parallel()
-	for p, ok := range map[string]bool{
-		"/api/v1/jobs/job_01HX": true,
-		"/api/v1/queues/a.b":    true,
-		"/api/v1/queues/.hid":   true,
-		"/api/v1/jobs/..":       false,
-		"/api/v1/jobs/../x":     false,
-		"/api/v1/jobs/./x":      false,
-		"/api/v1/jobs/.":        false,
-		"/api/v1/jobs/a%2f":     false,
-		`/api/v1/jobs/a\b`:      false,
-		".":                     false,
-	} {
-		require.Equal(t, ok, canonicalPath([]byte(p)), p)
-	}
-}
-
-func TestFetchWait(t *testing.T) {
-	t.Parallel()
-	def := wire.DefaultFetchTimeout
-	wait := func(body string) time.Duration {
-		d, err := fetchWait([]byte(body))
-		require.NoError(t, err, body)
-		return d
-	}
-	require.Equal(t, 5*time.Second, wait(`{"queues":["a"],"timeout":5}`))
-	require.Equal(t, 1500*time.Millisecond, wait(`{"timeout":1.5}`))
-	require.Equal(t, def, wait(`{"queues":["a"]}`))
-	require.Equal(t, def, wait(`not json`), "the shard answers a body it cannot decode")
-	require.Equal(t, def, wait("   "))
-	require.Equal(t, wire.MaxFetchTimeout, wait(`{"timeout":60}`))
-	// Out of bounds: refused at the gateway with the shard's own rule.
-	for _, body := range []string{`{"timeout":3600}`, `{"timeout":120}`, `{"timeout":-1}`} {
-		_, err := fetchWait([]byte(body))
-		require.Equal(t, "timeout", apierr.From(err).Field, body)
-	}
 }

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -46,7 +46,7 @@ func TestQuotaPayloadSize(t *testing.T) {
 	require.Equal(t, "jobs[1].payload", e.Field)
 
 	// Another tenant's plan has no such limit.
-	bKey := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default"))
+	bKey := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default"))
 	r = b.do(t, http.MethodPost, "/api/v1/enqueue/batch", bKey, batch)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 }
@@ -60,17 +60,17 @@ func TestQuotaMonthlyExecutionsHard(t *testing.T) {
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
 	month := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "hard"})
-	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 999})
+	fb.SetQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 999})
 	worker := b.key(t, tenancy.RoleWorker, "default")
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
 	r := b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
 	require.Less(t, r.status, 300, "below the cap: body %s", r.body)
 
-	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 1000})
+	fb.SetQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 1000})
 	r = b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
 	require.Less(t, r.status, 300, "cached for a few seconds")
-	asks := fb.quotaAsks()
-	clk.Advance(quotaRefresh)
+	asks := fb.QuotaAskCount()
+	clk.Advance(limits.QuotaRefresh)
 	waitQuotaAsk(t, b, fb, worker, fetch, asks)
 	for _, p := range []string{"/api/v1/fetch", "/api/v1/fetch/batch"} {
 		r = b.do(t, http.MethodPost, p, worker, fetch)
@@ -89,19 +89,19 @@ func TestQuotaMonthlyExecutionsHard(t *testing.T) {
 
 // waitQuotaAsk sends fetches until control was asked for the quota
 // again (a stale answer is served while the refresh runs).
-func waitQuotaAsk(t *testing.T, b *bundle, fb *fakeBillingControl, key string, body any, asks int) {
+func waitQuotaAsk(t *testing.T, b *bundle, fb fakeBilling, key string, body any, asks int) {
 	t.Helper()
-	for fb.quotaAsks() == asks {
+	for fb.QuotaAskCount() == asks {
 		b.do(t, http.MethodPost, "/api/v1/fetch", key, body)
 		select {
-		case <-fb.quotaN:
+		case <-fb.Billing.QuotaAsked:
 		case <-time.After(5 * time.Second):
 			t.Fatal("control was not asked for the quota again")
 		}
 	}
 	// The answer lands just after control sends it: one more fetch
 	// through the singleflight makes sure it is stored.
-	_, _, _ = b.gw.control.quotas.fetches.Do(tenantA, func() (any, error) { return nil, nil })
+	b.gw.quotas.Await(tenantA)
 }
 
 // Over a soft cap nothing is refused; a counter moves and it is logged
@@ -111,17 +111,17 @@ func TestQuotaMonthlyExecutionsSoft(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(quotaNow)
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
 	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000), MonthlyExecutionsEnforcement: "soft"})
-	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 5000})
+	fb.SetQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 5000})
 	worker := b.key(t, tenancy.RoleWorker, "default")
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
-	before := testutilCounter(softQuotaExceeded)
+	before := counterValue(t, "jobbie_gateway_soft_quota_exceeded_total")
 	for range 3 {
 		r := b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch)
 		require.Less(t, r.status, 300, "body %s", r.body)
 	}
-	require.GreaterOrEqual(t, testutilCounter(softQuotaExceeded)-before, 3.0)
-	require.False(t, b.gw.control.quotas.softOnce(tenantA, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)), "logged already this month")
-	require.True(t, b.gw.control.quotas.softOnce(tenantA, time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)), "and again next month")
+	require.GreaterOrEqual(t, counterValue(t, "jobbie_gateway_soft_quota_exceeded_total")-before, 3.0)
+	require.False(t, b.gw.quotas.SoftOnce(tenantA, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)), "logged already this month")
+	require.True(t, b.gw.quotas.SoftOnce(tenantA, time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)), "and again next month")
 }
 
 // A tenant whose plan has no cap costs no quota read; one with a cap is
@@ -131,27 +131,35 @@ func TestQuotaReadOnlyUnderACap(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(quotaNow)
 	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
 	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(1000)})
-	fb.setQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 1})
+	fb.SetQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Executions: 1})
 	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s"}
-	bWorker := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleWorker, "default"))
+	bWorker := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleWorker, "default"))
 	for range 3 {
 		require.Less(t, b.do(t, http.MethodPost, "/api/v1/fetch", bWorker, fetch).status, 300)
 	}
-	require.Zero(t, fb.quotaAsks(), "B has no plan, so no cap")
+	require.Zero(t, fb.QuotaAskCount(), "B has no plan, so no cap")
 	worker := b.key(t, tenancy.RoleWorker, "default")
 	for range 3 {
 		require.Less(t, b.do(t, http.MethodPost, "/api/v1/fetch", worker, fetch).status, 300)
 	}
-	require.Equal(t, 1, fb.quotaAsks(), "cached")
-	clk.Advance(quotaRefresh)
+	require.Equal(t, 1, fb.QuotaAskCount(), "cached")
+	clk.Advance(limits.QuotaRefresh)
 	waitQuotaAsk(t, b, fb, worker, fetch, 1)
 }
 
-// testutilCounter reads a counter's value.
-func testutilCounter(c prometheus.Counter) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		panic(err)
+// counterValue reads the counter named name of the process's registry,
+// its series summed.
+func counterValue(t *testing.T, name string) float64 {
+	t.Helper()
+	mfs, err := obs.Registry.Gather()
+	require.NoError(t, err)
+	var v float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				v += m.GetCounter().GetValue()
+			}
+		}
 	}
-	return m.GetCounter().GetValue()
+	return v
 }

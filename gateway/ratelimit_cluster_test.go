@@ -140,21 +140,7 @@ func (l *loader) count(from, to time.Time, pick func(answer) bool) int {
 // was made (admitted) and that plus the tokens it holds (flow): what
 // flowed into its bucket. Counted where requests are admitted, so unlike
 // the clients' figures it does not move with the test process's delays.
-func flowOf(gw *Server, tid string) (admitted, flow float64) {
-	v, ok := gw.plans.entries.Load(tid)
-	if !ok {
-		return 0, 0
-	}
-	tr := v.(*planEntry).rates.Load()
-	if tr == nil || tr.rps == nil {
-		return 0, 0
-	}
-	l := tr.rps
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.fill(time.Now())
-	return l.admitted, l.admitted + l.b.tokens
-}
+func flowOf(gw *Server, tid string) (admitted, flow float64) { return gw.plans.Flow(tid, time.Now()) }
 
 // window measures tenant tid's rate limit on gateways: start marks its
 // beginning; rate is what flowed into their buckets a second since, and
@@ -262,8 +248,7 @@ func TestTwoGatewaysHoldOneLimitTogether(t *testing.T) {
 	}
 	limit := scaled(200)
 	b := newBundle(t)
-	plans := servePlans(t, b.control)
-	plans.set(tenantA, limited("pro", limit, 0))
+	b.control.SetPlan(tenantA, limited("pro", limit, 0))
 	pools := joinedPools(t, 2)
 	var gws []*Server
 	for _, p := range pools {
@@ -325,12 +310,11 @@ func TestANoisyTenantIsLimitedWhileAnotherKeepsItsPace(t *testing.T) {
 	}
 	limit := scaled(100)
 	b := newBundle(t)
-	plans := servePlans(t, b.control)
-	plans.set(tenantA, limited("starter", limit, 0))
+	b.control.SetPlan(tenantA, limited("starter", limit, 0))
 	b.start(t)
 	b.waitReady(t)
 	noisy := newLoader(t, b.gw, b.key(t, tenancy.RoleProducer, "default"), scaled(400))
-	quiet := newLoader(t, b.gw, b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default")), scaled(200))
+	quiet := newLoader(t, b.gw, b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default")), scaled(200))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/internal/controlfake"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -18,11 +19,11 @@ import (
 
 // limitedSetup starts a gateway on a fake clock whose control serves
 // plans; the demand exchange is left to the test (it ticks hourly).
-func limitedSetup(t *testing.T, opts ...func(*Config)) (*bundle, *fakePlans, *clockwork.FakeClock) {
+func limitedSetup(t *testing.T, opts ...func(*Config)) (*bundle, *controlfake.Control, *clockwork.FakeClock) {
 	t.Helper()
 	clk := clockwork.NewFakeClock()
 	b := newBundle(t)
-	plans := servePlans(t, b.control)
+	plans := b.control
 	b.start(t, append([]func(*Config){func(c *Config) {
 		// The fake clock jumps by minutes: the revocation list, never
 		// refreshed on it, must stay fresh meanwhile.
@@ -50,7 +51,7 @@ func requireFields(t *testing.T, r reply, policy, limit string) {
 func TestRequestsPerSecondRefusesOverTheLimitWithRetryAfterAndTheFields(t *testing.T) {
 	t.Parallel()
 	b, plans, clk := limitedSetup(t)
-	plans.set(tenantA, limited("starter", 5, 0))
+	plans.SetPlan(tenantA, limited("starter", 5, 0))
 	key := b.key(t, tenancy.RoleOwner, "*")
 	const policy = `"rps";q=5;w=1`
 
@@ -84,7 +85,7 @@ func TestRequestsPerSecondRefusesOverTheLimitWithRetryAfterAndTheFields(t *testi
 func TestEnqueuesPerSecondCountsEveryJobOfABatch(t *testing.T) {
 	t.Parallel()
 	b, plans, clk := limitedSetup(t)
-	plans.set(tenantA, limited("pro", 0, 10))
+	plans.SetPlan(tenantA, limited("pro", 0, 10))
 	key := b.key(t, tenancy.RoleOwner, "*")
 	const policy = `"eps";q=10;w=1`
 
@@ -124,7 +125,7 @@ func TestEnqueuesPerSecondCountsEveryJobOfABatch(t *testing.T) {
 func TestBothLimitsAndARefusalByOneTakesNothingFromTheOther(t *testing.T) {
 	t.Parallel()
 	b, plans, _ := limitedSetup(t)
-	plans.set(tenantA, limited("pro", 100, 3))
+	plans.SetPlan(tenantA, limited("pro", 100, 3))
 	key := b.key(t, tenancy.RoleOwner, "*")
 	const policy = `"rps";q=100;w=1, "eps";q=3;w=1`
 
@@ -143,11 +144,11 @@ func TestBothLimitsAndARefusalByOneTakesNothingFromTheOther(t *testing.T) {
 func TestATenantWithoutRateLimitsIsUntouched(t *testing.T) {
 	t.Parallel()
 	b, plans, _ := limitedSetup(t)
-	plans.set(tenantA, limited("tiny", 1, 0))
+	plans.SetPlan(tenantA, limited("tiny", 1, 0))
 	maxKeys := int64(5)
-	plans.set(tenantB, wire.TenantPlan{Plan: wire.Plan{Name: "keys-only", Limits: wire.PlanLimits{MaxKeys: &maxKeys}}})
+	plans.SetPlan(tenantB, wire.TenantPlan{Plan: wire.Plan{Name: "keys-only", Limits: wire.PlanLimits{MaxKeys: &maxKeys}}})
 	keyA := b.key(t, tenancy.RoleOwner, "*")
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", keyA, enqueueBody).status)
 	b.do(t, http.MethodPost, "/api/v1/enqueue", keyA, enqueueBody).requireError(t, http.StatusTooManyRequests, apierr.RateLimited)
@@ -157,36 +158,36 @@ func TestATenantWithoutRateLimitsIsUntouched(t *testing.T) {
 		require.Empty(t, r.header.Values(wire.RateLimitPolicyHeader))
 		require.Empty(t, r.header.Values(wire.RateLimitHeader))
 	}
-	tp, ok := b.gw.tenantPlan(tenantB)
+	tp, ok := b.gw.plans.TenantPlan(tenantB)
 	require.True(t, ok)
 	require.Equal(t, "keys-only", tp.Plan.Name, "the plan's other limits are there for its quotas")
 
 	// A tenant control knows no plan of (404) has no limits either.
-	b.control.addNamespace("t_01hx7y2k3m0000000000000002", "default", "s1", b.shard.addr())
-	keyC := b.signer.sign(t, claimsFor("t_01hx7y2k3m0000000000000002", "key_c", tenancy.RoleOwner, "*"))
+	b.control.AddNamespace("t_01hx7y2k3m0000000000000002", "default", "s1", b.shard.addr())
+	keyC := b.signer.Sign(claimsFor("t_01hx7y2k3m0000000000000002", "key_c", tenancy.RoleOwner, "*"))
 	for range 5 {
 		r := b.do(t, http.MethodPost, "/api/v1/enqueue", keyC, enqueueBody)
 		require.Equal(t, http.StatusCreated, r.status)
 		require.Empty(t, r.header.Values(wire.RateLimitHeader))
 	}
-	_, ok = b.gw.tenantPlan("t_01hx7y2k3m0000000000000002")
+	_, ok = b.gw.plans.TenantPlan("t_01hx7y2k3m0000000000000002")
 	require.False(t, ok)
-	require.EqualValues(t, 3, plans.fetches.Load(), "one fetch per tenant")
+	require.EqualValues(t, 3, plans.PlanFetches.Load(), "one fetch per tenant")
 }
 
 func TestPlansKeepTheirLimitsWhileControlIsDownAndAnUnknownTenantIsAdmitted(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
 	b, plans, clk := limitedSetup(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
-	plans.set(tenantA, limited("starter", 2, 0))
-	plans.set(tenantB, limited("starter", 1, 0))
+	plans.SetPlan(tenantA, limited("starter", 2, 0))
+	plans.SetPlan(tenantB, limited("starter", 1, 0))
 	keyA := b.key(t, tenancy.RoleOwner, "*")
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", keyA, enqueueBody).status)
 
-	plans.setDown(true)
+	plans.SetPlansDown(true)
 	clk.Advance(11 * time.Second) // past the refresh interval: A's refresh fails
-	b.gw.plans.sweep()
+	b.gw.plans.Sweep()
 	require.Contains(t, logs.String(), "cannot refresh tenants' plans")
 	for range 2 {
 		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", keyA, enqueueBody).status)
@@ -204,9 +205,9 @@ func TestPlansKeepTheirLimitsWhileControlIsDownAndAnUnknownTenantIsAdmitted(t *t
 	require.Contains(t, logs.String(), "admitting a tenant's requests without rate limits")
 	require.Contains(t, logs.String(), tenantB)
 
-	plans.setDown(false)
+	plans.SetPlansDown(false)
 	clk.Advance(2 * time.Second)
-	b.gw.plans.sweep()
+	b.gw.plans.Sweep()
 	require.Contains(t, logs.String(), "a tenant's plan is known again")
 	require.Contains(t, logs.String(), "refreshing tenants' plans again")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", keyB, enqueueBody).status)
@@ -221,33 +222,33 @@ func TestAChangedPlanAppliesAtTheNextRefreshAndAPendingOneAtItsTime(t *testing.T
 	tp := limited("starter", 2, 0)
 	pro := limited("pro", 50, 0).Plan
 	tp.Next, tp.NextFrom = &pro, &next
-	plans.set(tenantA, tp)
+	plans.SetPlan(tenantA, tp)
 	key := b.key(t, tenancy.RoleOwner, "*")
 	policy := func() string {
 		return b.do(t, http.MethodGet, "/api/v1/queues", key, nil).header.Get(wire.RateLimitPolicyHeader)
 	}
 	require.Equal(t, `"rps";q=2;w=1`, policy())
-	got, ok := b.gw.tenantPlan(tenantA)
+	got, ok := b.gw.plans.TenantPlan(tenantA)
 	require.True(t, ok)
 	require.Equal(t, "starter", got.Plan.Name)
 	require.Equal(t, "pro", got.Next.Name)
 
 	// The operator raises starter's limit: seen at the next refresh.
 	tp.Plan = limited("starter", 3, 0).Plan
-	plans.set(tenantA, tp)
+	plans.SetPlan(tenantA, tp)
 	clk.Advance(9 * time.Second)
-	b.gw.plans.sweep()
+	b.gw.plans.Sweep()
 	require.Equal(t, `"rps";q=2;w=1`, policy())
 	clk.Advance(time.Second)
-	b.gw.plans.sweep()
+	b.gw.plans.Sweep()
 	require.Equal(t, `"rps";q=3;w=1`, policy())
 
 	// Control down: the pending change still takes effect at its time.
-	plans.setDown(true)
+	plans.SetPlansDown(true)
 	clk.Advance(next.Sub(clk.Now()))
-	b.gw.plans.sweep()
+	b.gw.plans.Sweep()
 	require.Equal(t, `"rps";q=50;w=1`, policy())
-	got, ok = b.gw.tenantPlan(tenantA)
+	got, ok = b.gw.plans.TenantPlan(tenantA)
 	require.True(t, ok)
 	require.Equal(t, "pro", got.Plan.Name)
 	require.True(t, next.Equal(got.Since), "since %s", got.Since)
@@ -257,32 +258,32 @@ func TestAChangedPlanAppliesAtTheNextRefreshAndAPendingOneAtItsTime(t *testing.T
 func TestConcurrentFirstRequestsShareOneFetchAndWaitForIt(t *testing.T) {
 	t.Parallel()
 	b, plans, _ := limitedSetup(t, func(c *Config) { c.PlanFetchWait = time.Minute })
-	plans.set(tenantA, limited("starter", 1000, 0))
+	plans.SetPlan(tenantA, limited("starter", 1000, 0))
 	gate := make(chan struct{})
-	plans.setGate(gate)
+	plans.SetPlanGate(gate)
 	key := b.key(t, tenancy.RoleOwner, "*")
 	var wg sync.WaitGroup
 	replies := make([]reply, 20)
 	for i := range replies {
 		wg.Go(func() { replies[i] = b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody) })
 	}
-	require.Eventually(t, func() bool { return plans.fetches.Load() == 1 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return plans.PlanFetches.Load() == 1 }, 10*time.Second, time.Millisecond)
 	close(gate)
 	wg.Wait()
 	for _, r := range replies {
 		require.Equal(t, http.StatusCreated, r.status)
 		require.NotEmpty(t, r.header.Get(wire.RateLimitHeader), "every request that came while the plan was on its way waited for it")
 	}
-	require.EqualValues(t, 1, plans.fetches.Load())
+	require.EqualValues(t, 1, plans.PlanFetches.Load())
 	require.Equal(t, `"rps";q=1000;w=1`, b.do(t, http.MethodGet, "/api/v1/queues", key, nil).header.Get(wire.RateLimitPolicyHeader))
 }
 
 func TestAFirstRequestWaitsNoLongerThanPlanFetchWait(t *testing.T) {
 	t.Parallel()
 	b, plans, _ := limitedSetup(t, func(c *Config) { c.PlanFetchWait = 50 * time.Millisecond })
-	plans.set(tenantA, limited("starter", 1, 0))
+	plans.SetPlan(tenantA, limited("starter", 1, 0))
 	gate := make(chan struct{})
-	plans.setGate(gate)
+	plans.SetPlanGate(gate)
 	key := b.key(t, tenancy.RoleOwner, "*")
 	for range 3 { // the first waits 50 ms, the others not at all
 		r := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody)
@@ -293,4 +294,16 @@ func TestAFirstRequestWaitsNoLongerThanPlanFetchWait(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return b.do(t, http.MethodGet, "/api/v1/queues", key, nil).status == http.StatusTooManyRequests
 	}, 10*time.Second, time.Millisecond, "the plan applies once it arrives")
+}
+
+// limited is a plan with these per-second limits; 0 leaves one out.
+func limited(name string, rps, eps int64) wire.TenantPlan {
+	p := wire.Plan{Name: name, Currency: "USD", Version: 1}
+	if rps > 0 {
+		p.Limits.RequestsPerSecond = &rps
+	}
+	if eps > 0 {
+		p.Limits.EnqueuesPerSecond = &eps
+	}
+	return wire.TenantPlan{Plan: p}
 }

@@ -87,7 +87,7 @@ func TestRoleFieldsAndRights(t *testing.T) {
 	}
 	e := b.do(t, http.MethodGet, "/api/v1/roles/Bad_Name", owner, nil).requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "name", e.Field)
-	b.control.setRole(tenantA, "support", emailsSupport...)
+	b.control.SetRole(tenantA, "support", emailsSupport...)
 	e = b.do(t, http.MethodPut, "/api/v1/roles/support", owner, roleBody("other", emailsSupport...)).requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "name", e.Field)
 
@@ -103,8 +103,8 @@ func TestRoleFieldsAndRights(t *testing.T) {
 	b.do(t, http.MethodGet, "/api/v1/roles", custom, nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
 
 	// Another tenant's roles are not there at all.
-	b.control.setRole(tenantB, "secret", emailsSupport...)
-	bOwner := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	b.control.SetRole(tenantB, "secret", emailsSupport...)
+	bOwner := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
 		b.do(t, method, "/api/v1/roles/secret", owner, roleBody("", emailsSupport...)).requireError(t, http.StatusNotFound, apierr.NotFound)
 	}
@@ -118,18 +118,18 @@ func TestRoleFieldsAndRights(t *testing.T) {
 
 // customKey signs a key of tenant A with custom role over namespaces.
 func (b *bundle) customKey(t testing.TB, role string, nss ...string) string {
-	return b.signer.sign(t, claimsFor(tenantA, "key_"+role, tenancy.Role(role), nss...))
+	return b.signer.Sign(claimsFor(tenantA, "key_"+role, tenancy.Role(role), nss...))
 }
 
 func TestCustomRoleCannotExceedItsGrant(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	// A key manager for emails' mail queues.
-	b.control.setRole(tenantA, "mail-admin",
+	b.control.SetRole(tenantA, "mail-admin",
 		perm([]string{"key.*"}, []string{"emails"}, []string{"*"}),
 		perm([]string{"job.*"}, []string{"emails"}, []string{"emails.*"}))
-	b.control.setRole(tenantA, "reader", perm([]string{"job.read"}, []string{"emails"}, []string{"emails.send"}))
-	b.control.setRole(tenantA, "wide", perm([]string{"job.read"}, []string{"*"}, []string{"*"}))
+	b.control.SetRole(tenantA, "reader", perm([]string{"job.read"}, []string{"emails"}, []string{"emails.send"}))
+	b.control.SetRole(tenantA, "wide", perm([]string{"job.read"}, []string{"*"}, []string{"*"}))
 	k := b.customKey(t, "mail-admin", "emails")
 
 	// It defines roles within what it holds, and no further.
@@ -157,7 +157,7 @@ func TestCustomRoleCannotExceedItsGrant(t *testing.T) {
 	}
 	require.Equal(t, http.StatusCreated, mint("reader", "emails").status)
 	require.Equal(t, http.StatusCreated, mint("sender", "emails").status)
-	require.Equal(t, "reader", b.control.tenantKeys(tenantA)[0].Role)
+	require.Equal(t, "reader", b.control.TenantKeys(tenantA)[0].Role)
 	for _, role := range []string{"wide", "producer", "worker", "owner", "admin", "mail-admin-x"} {
 		r := mint(role, "emails")
 		require.Contains(t, []int{http.StatusForbidden, http.StatusBadRequest}, r.status, "%s: %s", role, r.body)
@@ -180,7 +180,7 @@ func TestCustomRoleCannotExceedItsGrant(t *testing.T) {
 func TestCustomRoleEnforcedOnEveryRoute(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.control.setRole(tenantA, "support",
+	b.control.SetRole(tenantA, "support",
 		perm([]string{"job.enqueue", "job.work", "job.read", "queue.*"}, []string{"emails"}, []string{"emails.*"}),
 		perm([]string{"namespace.read"}, []string{"emails"}, []string{"*"}))
 	k := b.customKey(t, "support", "emails", "default")
@@ -217,7 +217,7 @@ func TestCustomRoleEnforcedOnEveryRoute(t *testing.T) {
 	require.Equal(t, seen, b.shard.count(), "nothing refused reached the shard")
 
 	// A role granting every queue sends no scope; nor does a built-in role.
-	b.control.setRole(tenantA, "ops", perm([]string{"job.*"}, []string{"*"}, []string{"*"}))
+	b.control.SetRole(tenantA, "ops", perm([]string{"job.*"}, []string{"*"}, []string{"*"}))
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", b.customKey(t, "ops", "*"), enqueueBody).status)
 	require.NotContains(t, b.shard.last(t).Header, wire.QueueScopeHeader)
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", b.key(t, tenancy.RoleProducer, "*"), enqueueBody).status)
@@ -232,15 +232,15 @@ func TestRoleChangesReachTheGateway(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	owner := b.key(t, tenancy.RoleOwner, "*")
-	b.control.setRole(tenantA, "support", emailsSupport...)
+	b.control.SetRole(tenantA, "support", emailsSupport...)
 	k := b.customKey(t, "support", "emails")
 	enqueue := func() reply { return b.do(t, http.MethodPost, "/api/v1/enqueue", k, enqueueBody) }
 	require.Equal(t, http.StatusCreated, enqueue().status)
-	fetches := b.control.roleFetches.Load()
+	fetches := b.control.RoleFetches.Load()
 	for range 5 {
 		require.Equal(t, http.StatusCreated, enqueue().status)
 	}
-	require.Equal(t, fetches, b.control.roleFetches.Load(), "the roles are kept while they do not change")
+	require.Equal(t, fetches, b.control.RoleFetches.Load(), "the roles are kept while they do not change")
 
 	// A change through this gateway holds for its very next request.
 	r := b.do(t, http.MethodPut, "/api/v1/roles/support", owner,
@@ -253,12 +253,12 @@ func TestRoleChangesReachTheGateway(t *testing.T) {
 	require.Equal(t, "emails.send", b.shard.last(t).Header.Get(wire.QueueScopeHeader))
 
 	// One made elsewhere holds within a revocation poll.
-	b.control.setRole(tenantA, "support", perm([]string{"job.enqueue"}, []string{"emails"}, []string{"emails.bounce"}))
+	b.control.SetRole(tenantA, "support", perm([]string{"job.enqueue"}, []string{"emails"}, []string{"emails.bounce"}))
 	require.Eventually(t, func() bool {
 		return enqueue().status == http.StatusCreated &&
 			b.shard.last(t).Header.Get(wire.QueueScopeHeader) == "emails.bounce"
 	}, 5*time.Second, 10*time.Millisecond)
-	b.control.dropRole(tenantA, "support")
+	b.control.DropRole(tenantA, "support")
 	require.Eventually(t, func() bool { return enqueue().status == http.StatusForbidden }, 5*time.Second, 10*time.Millisecond)
 	require.Contains(t, enqueue().apiError(t).Message, "no longer defines")
 }
@@ -267,15 +267,15 @@ func TestKeysOfCustomRoles(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	owner := b.key(t, tenancy.RoleOwner, "*")
-	b.control.setRole(tenantA, "support", emailsSupport...)
-	b.control.setRole(tenantA, "wide", perm([]string{"job.read"}, []string{"*"}, []string{"*"}))
-	b.control.setRole(tenantA, "key-admin", perm([]string{"key.*"}, []string{"emails"}, []string{"*"}),
+	b.control.SetRole(tenantA, "support", emailsSupport...)
+	b.control.SetRole(tenantA, "wide", perm([]string{"job.read"}, []string{"*"}, []string{"*"}))
+	b.control.SetRole(tenantA, "key-admin", perm([]string{"key.*"}, []string{"emails"}, []string{"*"}),
 		perm([]string{"job.*"}, []string{"emails"}, []string{"emails.*"}))
 	var support, wide wire.CreatedKey
 	r := b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "s", "role": "support", "namespaces": []string{"emails"}})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	r.decode(t, &support)
-	require.Equal(t, "support", b.control.lastKeyRequest().Role)
+	require.Equal(t, "support", b.control.LastKeyRequest().Role)
 	b.do(t, http.MethodPost, "/api/v1/keys", owner, map[string]any{"name": "w", "role": "wide", "namespaces": []string{"emails"}}).decode(t, &wide)
 	// The minted key works with its role.
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", support.Token, enqueueBody).status)

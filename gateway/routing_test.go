@@ -51,7 +51,7 @@ func clusterBundle(t *testing.T, nodes int, opts ...func(*Config)) (*bundle, []*
 		shards[i] = newFakeShard(t, b.ca, "c1", fmt.Sprintf("n%d", i))
 		addrs[i] = shards[i].addr()
 	}
-	b.control.place(tenantA, "jobs", "c1", addrs...)
+	b.control.Place(tenantA, "jobs", "c1", addrs...)
 	b.start(t, opts...)
 	b.waitReady(t)
 	return b, shards
@@ -200,7 +200,7 @@ func TestOnlyReadsAreRepeatedAfterALostAnswer(t *testing.T) {
 	b := newBundle(t)
 	lost, seen := dropping(t, b.ca)
 	other := newFakeShard(t, b.ca, "c1", "other")
-	b.control.place(tenantA, "jobs", "c1", lost, other.addr())
+	b.control.Place(tenantA, "jobs", "c1", lost, other.addr())
 	b.start(t)
 	b.waitReady(t)
 
@@ -224,7 +224,7 @@ func TestWritesMoveOnWhenANodeCannotBeReached(t *testing.T) {
 	down := ln.Addr().String()
 	require.NoError(t, ln.Close()) // nothing listens there: the connection is refused
 	up := newFakeShard(t, b.ca, "c1", "up")
-	b.control.place(tenantA, "jobs", "c1", down, up.addr())
+	b.control.Place(tenantA, "jobs", "c1", down, up.addr())
 	b.start(t)
 	b.waitReady(t)
 
@@ -295,7 +295,7 @@ func TestGossipPointsRequestsAtTheLeader(t *testing.T) {
 	nc := gossipNode(t, "c", shardMeta("c", c.addr(), gossip.StateLeader, 1, "c", c.addr()), gw.Addr())
 	eventually(t, func() bool { m, ok := gw.Leader("c1"); return ok && m.Meta.HTTPAddr == c.addr() }, "the gateway's pool sees c lead")
 
-	b.control.place(tenantA, "jobs", "c1", a.addr(), c.addr()) // control lists a first
+	b.control.Place(tenantA, "jobs", "c1", a.addr(), c.addr()) // control lists a first
 	b.start(t, func(cfg *Config) { cfg.Gossip = gw })
 	b.waitReady(t)
 	require.Equal(t, http.StatusCreated, b.enqueue(t).status)

@@ -12,6 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -127,7 +128,7 @@ func TestMaxSchedules(t *testing.T) {
 
 	// Tenant B's plan has no such limit: it is never counted.
 	counted = ss.counted.Load()
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleDeveloper, "default"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleDeveloper, "default"))
 	r = b.do(t, http.MethodPost, "/api/v1/schedules", keyB, scheduleBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	require.Equal(t, counted, ss.counted.Load())
@@ -148,7 +149,7 @@ func TestMaxSchedulesCountRunsOut(t *testing.T) {
 
 	ss.add(ns, -1) // deleted elsewhere
 	b.do(t, http.MethodPost, "/api/v1/schedules", dev, scheduleBody).requireError(t, http.StatusTooManyRequests, apierr.QuotaExceeded)
-	clk.Advance(scheduleCountTTL)
+	clk.Advance(limits.ScheduleCountTTL)
 	r := b.do(t, http.MethodPost, "/api/v1/schedules", dev, scheduleBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 }

@@ -2,10 +2,8 @@ package gateway
 
 import (
 	"context"
-	"encoding/base64"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
@@ -48,7 +46,7 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 func TestServerLifecycle(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
-	gw, err := New(Config{Addr: "127.0.0.1:0", ControlURL: b.control.srv.URL, TLS: b.ca.Creds(t, pkitest.Gateway), Logger: slog.New(slog.DiscardHandler)})
+	gw, err := New(Config{Addr: "127.0.0.1:0", ControlURL: controlURL, control: b.control, TLS: b.ca.Creds(t, pkitest.Gateway), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	require.Empty(t, gw.Addr())
 
@@ -92,54 +90,4 @@ func TestStopWaitsForRequestsInFlight(t *testing.T) {
 	close(release)
 	require.Equal(t, http.StatusNoContent, <-got)
 	require.NoError(t, <-stopped)
-}
-
-func TestParseJWKS(t *testing.T) {
-	t.Parallel()
-	good := newSigner(t, "k1").jwk()
-	keys, err := parseJWKS(tenancy.JWKS{Keys: []tenancy.JWK{
-		good,
-		{Kty: "OKP", Crv: "Ed25519", Kid: "broken", X: "!!"},
-		{Kty: "RSA", Kid: "rsa"},
-		{Kty: "OKP", Crv: "X25519", Kid: "x", X: good.X},
-		{Kty: "OKP", Crv: "Ed25519", Kid: "enc", X: good.X, Use: "enc"},
-	}})
-	require.NoError(t, err)
-	require.Len(t, keys, 1)
-	require.Contains(t, keys, "k1")
-
-	_, err = parseJWKS(tenancy.JWKS{})
-	require.Error(t, err, "a set without usable keys is refused")
-	bad := good
-	bad.X = base64.RawURLEncoding.EncodeToString([]byte("short"))
-	_, err = parseJWKS(tenancy.JWKS{Keys: []tenancy.JWK{bad}})
-	require.Error(t, err)
-}
-
-func TestCachesAreBoundedLRU(t *testing.T) {
-	t.Parallel()
-	gw, err := New(Config{ControlURL: "https://127.0.0.1:1", TLS: pkitest.New(t).Creds(t, pkitest.Gateway), TokenCacheSize: 16, PlacementCacheSize: 16})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, gw.Stop()) })
-
-	tokens := gw.auth.tokens
-	for i := range 1000 {
-		tokens.Add(strconv.Itoa(i), verifiedKey{expires: int64(i)})
-		require.LessOrEqual(t, tokens.Len(), 16)
-	}
-	v, ok := tokens.Get("999")
-	require.True(t, ok, "the newest entry survives eviction")
-	require.EqualValues(t, 999, v.expires)
-	_, ok = tokens.Get("984") // the oldest, now just used
-	require.True(t, ok)
-	tokens.Add("1000", verifiedKey{})
-	require.True(t, tokens.Contains("984"), "a recently used entry survives eviction")
-	require.False(t, tokens.Contains("985"), "the least recently used entry goes first")
-
-	places := gw.placements.cache
-	for i := range 1000 {
-		places.Add(placementKey{tenant: tenantA, ns: strconv.Itoa(i)}, &placement{})
-		require.LessOrEqual(t, places.Len(), 16)
-	}
-	require.True(t, places.Contains(placementKey{tenant: tenantA, ns: "999"}))
 }

@@ -11,14 +11,6 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// setTenantPlan puts tenant tid on plan p as control would answer it.
-func (fb *fakeBillingControl) setTenantPlan(tid string, p wire.Plan) {
-	fb.mu.Lock()
-	defer fb.mu.Unlock()
-	p.Currency, p.Version = "USD", 1
-	fb.plans[tid] = wire.TenantPlan{TenantID: tid, Plan: p}
-}
-
 // Headers a client sends that only the gateway may set on a shard's
 // request, with values a client would want.
 var forgedHeaders = []string{
@@ -92,7 +84,7 @@ func TestShardHeadersCarryThePlan(t *testing.T) {
 	require.Equal(t, tenancy.ShardNamespace(tenantA, "default"), got.Header.Get(wire.ShardNamespaceHeader))
 
 	// Tenant B has no plan: weight 1 and no limit, whatever it sends.
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "default"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "default"))
 	r := b.do(t, http.MethodPost, "/api/v1/enqueue", keyB, enqueueBody, forgedHeaders...)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	got = b.shard.last(t)
@@ -125,32 +117,4 @@ func TestShardHeadersFollowPlanChanges(t *testing.T) {
 	}
 	require.Equal(t, "1000000", got.Header.Get(wire.MaxPendingJobsHeader))
 	require.Equal(t, "1000", got.Header.Get(wire.FairWeightHeader), "clamped to what a shard takes")
-}
-
-func TestShardHeadersOf(t *testing.T) {
-	t.Parallel()
-	require.Same(t, defaultShardHeaders, shardHeadersOf(nil))
-	for _, tc := range []struct {
-		weight     int64
-		pending    *int64
-		wantWeight string
-		wantLimit  string
-	}{
-		{0, nil, "1", ""},
-		{-3, nil, "1", ""},
-		{1, nil, "1", ""},
-		{250, nil, "250", ""},
-		{1000, nil, "1000", ""},
-		{1001, nil, "1000", ""},
-		{0, i64p(10), "1", "10"},
-		{9, i64p(1), "9", "1"},
-	} {
-		h := shardHeadersOf(&wire.Plan{Weight: tc.weight, Limits: wire.PlanLimits{MaxPendingJobs: tc.pending}})
-		require.Equal(t, tc.wantWeight, string(h.weight), "weight %d", tc.weight)
-		require.Equal(t, tc.wantLimit, string(h.maxPending), "weight %d", tc.weight)
-		require.Equal(t, tc.pending != nil, h.maxPending != nil)
-		require.True(t, h.equal(shardHeadersOf(&wire.Plan{Weight: tc.weight, Limits: wire.PlanLimits{MaxPendingJobs: tc.pending}})))
-	}
-	require.False(t, shardHeadersOf(&wire.Plan{Weight: 2}).equal(defaultShardHeaders))
-	require.False(t, shardHeadersOf(&wire.Plan{Limits: wire.PlanLimits{MaxPendingJobs: i64p(1)}}).equal(defaultShardHeaders))
 }

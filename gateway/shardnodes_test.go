@@ -16,10 +16,10 @@ import (
 // seedShard gives tenantA shard sh_a with nodes, in control's list of the
 // tenant's shards and in the tunnel listeners' list.
 func seedShard(b *bundle, nodes ...string) {
-	b.control.mu.Lock()
-	defer b.control.mu.Unlock()
-	b.control.shards.byTenant = map[string][]wire.OwnedShard{tenantA: {{ID: "sh_a", Name: "dc", Nodes: append([]string{}, nodes...)}}}
-	b.control.shards.selfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: append([]string{}, nodes...)}}
+	b.control.Lock()
+	defer b.control.Unlock()
+	b.control.Shards.ByTenant = map[string][]wire.OwnedShard{tenantA: {{ID: "sh_a", Name: "dc", Nodes: append([]string{}, nodes...)}}}
+	b.control.Shards.SelfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: append([]string{}, nodes...)}}
 }
 
 // A token for more nodes and a node's removal: the owner's alone, bad ids
@@ -32,11 +32,11 @@ func TestShardNodesThroughTheGateway(t *testing.T) {
 	seedShard(b, "n1", "n2", "n3")
 	owner := b.key(t, tenancy.RoleOwner, "*")
 	admin := b.key(t, tenancy.RoleAdmin, "*")
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	calls := func() int {
-		b.control.mu.Lock()
-		defer b.control.mu.Unlock()
-		return b.control.shards.calls
+		b.control.Lock()
+		defer b.control.Unlock()
+		return b.control.Shards.Calls
 	}
 
 	e := b.do(t, http.MethodPost, "/api/v1/shards/sh_a/join-tokens", admin, map[string]any{"nodes": 1}).requireError(t, http.StatusForbidden, apierr.Forbidden)
@@ -62,10 +62,10 @@ func TestShardNodesThroughTheGateway(t *testing.T) {
 	var tok wire.JoinToken
 	r.decode(t, &tok)
 	require.Equal(t, wire.JoinToken{Token: "jst_more", ShardID: "sh_a", Name: "dc", Nodes: 2, ExpiresAt: jan(4)}, tok)
-	b.control.mu.Lock()
-	require.Equal(t, 2, b.control.shards.lastAdd.Nodes)
-	require.JSONEq(t, `"30m"`, string(b.control.shards.lastAdd.ExpiresIn))
-	b.control.mu.Unlock()
+	b.control.Lock()
+	require.Equal(t, 2, b.control.Shards.LastAdd.Nodes)
+	require.JSONEq(t, `"30m"`, string(b.control.Shards.LastAdd.ExpiresIn))
+	b.control.Unlock()
 	r = b.do(t, http.MethodPost, "/api/v1/shards/sh_a/join-tokens", owner, nil)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	r.decode(t, &tok)
@@ -79,9 +79,9 @@ func TestShardNodesThroughTheGateway(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	r.decode(t, &tok)
 	require.Equal(t, "jst_secret", tok.Token)
-	b.control.mu.Lock()
-	require.Equal(t, "dc2", b.control.shards.lastToken.Name)
-	b.control.mu.Unlock()
+	b.control.Lock()
+	require.Equal(t, "dc2", b.control.Shards.LastToken.Name)
+	b.control.Unlock()
 
 	// Another tenant's shard is not found, and stays as it was.
 	b.do(t, http.MethodPost, "/api/v1/shards/sh_a/join-tokens", keyB, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
@@ -107,7 +107,7 @@ func TestRemovedNodeCutFromItsTunnel(t *testing.T) {
 	require.NoError(t, err)
 	b := newBundle(t)
 	seedShard(b, "n1", "n2", "n3")
-	b.control.addNamespace(tenantA, "onprem", "sh_a", "tunnel://sh_a/n1")
+	b.control.AddNamespace(tenantA, "onprem", "sh_a", "tunnel://sh_a/n1")
 	b.start(t, func(c *Config) { c.TunnelAddr, c.SelfHostedCA = "127.0.0.1:0", own.CertPEM() })
 	b.waitReady(t)
 	key := b.key(t, tenancy.RoleOwner, "*")
@@ -123,16 +123,16 @@ func TestRemovedNodeCutFromItsTunnel(t *testing.T) {
 	for _, a := range agents {
 		waitState(t, a, "connected", func(st tunnel.AgentState) bool { return st.Connected })
 	}
-	reg := b.gw.tunnels.reg
+	reg := b.gw.tunnels.Registry()
 
 	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/api/v1/shards/sh_a/nodes/n3", key, nil).status)
 	require.False(t, reg.Connected("sh_a", "n3"), "cut before the answer")
 	waitState(t, agents["n3"], "cut off", func(st tunnel.AgentState) bool { return !st.Connected })
 
 	// Removed through another gateway: control lists n2 no more.
-	b.control.mu.Lock()
-	b.control.shards.selfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: []string{"n1"}}}
-	b.control.mu.Unlock()
+	b.control.Lock()
+	b.control.Shards.SelfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: []string{"n1"}}}
+	b.control.Unlock()
 	waitState(t, agents["n2"], "cut off", func(st tunnel.AgentState) bool { return !st.Connected })
 
 	for _, n := range []string{"n2", "n3"} {

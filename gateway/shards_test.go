@@ -18,9 +18,9 @@ func TestSelfHostedShardsThroughTheGateway(t *testing.T) {
 	admin := b.key(t, tenancy.RoleAdmin, "*")
 	viewer := b.key(t, tenancy.RoleViewer, "*")
 	calls := func() int {
-		b.control.mu.Lock()
-		defer b.control.mu.Unlock()
-		return b.control.shards.calls
+		b.control.Lock()
+		defer b.control.Unlock()
+		return b.control.Shards.Calls
 	}
 
 	// Only an owner key mints or revokes; nothing reaches control else.
@@ -37,18 +37,18 @@ func TestSelfHostedShardsThroughTheGateway(t *testing.T) {
 	var tok wire.JoinToken
 	r.decode(t, &tok)
 	require.Equal(t, "jst_secret", tok.Token)
-	b.control.mu.Lock()
-	require.Equal(t, "dc1", b.control.shards.lastToken.Name)
-	require.Equal(t, 3, b.control.shards.lastToken.Nodes)
-	require.JSONEq(t, `"30m"`, string(b.control.shards.lastToken.ExpiresIn))
-	b.control.mu.Unlock()
+	b.control.Lock()
+	require.Equal(t, "dc1", b.control.Shards.LastToken.Name)
+	require.Equal(t, 3, b.control.Shards.LastToken.Nodes)
+	require.JSONEq(t, `"30m"`, string(b.control.Shards.LastToken.ExpiresIn))
+	b.control.Unlock()
 
 	// Listing needs namespace.read; it is the caller's tenant's list.
 	var list wire.OwnedShardList
 	b.do(t, http.MethodGet, "/api/v1/shards", viewer, nil).decode(t, &list)
 	require.Len(t, list.Shards, 1)
 	require.Equal(t, tok.ShardID, list.Shards[0].ID)
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	b.do(t, http.MethodGet, "/api/v1/shards", keyB, nil).decode(t, &list)
 	require.Empty(t, list.Shards)
 	b.do(t, http.MethodDelete, "/api/v1/shards/"+tok.ShardID, keyB, nil).requireError(t, http.StatusNotFound, apierr.NotFound)
@@ -56,9 +56,9 @@ func TestSelfHostedShardsThroughTheGateway(t *testing.T) {
 	// A namespace names its shard; the gateway passes it to control.
 	r = b.do(t, http.MethodPost, "/api/v1/namespaces", owner, map[string]any{"name": "onprem", "shard": tok.ShardID})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
-	b.control.mu.Lock()
-	require.Equal(t, tok.ShardID, b.control.shards.lastPlacedOn)
-	b.control.mu.Unlock()
+	b.control.Lock()
+	require.Equal(t, tok.ShardID, b.control.Shards.LastPlacedOn)
+	b.control.Unlock()
 
 	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/api/v1/shards/"+tok.ShardID, owner, nil).status)
 	b.do(t, http.MethodGet, "/api/v1/shards", owner, nil).decode(t, &list)

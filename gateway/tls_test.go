@@ -3,6 +3,8 @@ package gateway
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +23,7 @@ func TestGatewayChecksWhomItReaches(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
 	impostor := newFakeShard(t, b.ca, "s2", "n1")
-	b.control.place(tenantA, "emails", "s1", impostor.addr()) // a lie: s2's node at s1's placement
+	b.control.Place(tenantA, "emails", "s1", impostor.addr()) // a lie: s2's node at s1's placement
 	b.start(t, func(c *Config) {
 		c.MetricsAddr = "127.0.0.1:0"
 		c.LeaderRetryTimeout = 300 * time.Millisecond
@@ -78,17 +80,18 @@ func TestNoMetricsWithoutMetricsAddr(t *testing.T) {
 func TestGatewayRefusesAControlImpostor(t *testing.T) {
 	t.Parallel()
 	ca := pkitest.New(t)
-	s := newSigner(t, "sig-1")
-	fake := newFakeControlAs(t, ca, s, pkitest.Shard("s1", "n1"))
-	b := &bundle{ca: ca, signer: s, control: fake, http: &http.Client{Timeout: 30 * time.Second}}
-	b.start(t)
+	var asked atomic.Int64
+	impostor := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { asked.Add(1) }))
+	serveTLS(t, impostor, ca, pkitest.Shard("s1", "n1"))
+	b := &bundle{ca: ca, http: &http.Client{Timeout: 30 * time.Second}}
+	b.start(t, func(c *Config) { c.ControlURL, c.control = impostor.URL, nil })
 	select {
 	case <-b.gw.Ready():
 		t.Fatal("the gateway took keys from an impostor")
 	case <-time.After(500 * time.Millisecond):
 	}
 	require.Equal(t, http.StatusServiceUnavailable, b.do(t, http.MethodGet, "/readyz", "", nil).status)
-	require.Zero(t, fake.jwksN.Load(), "the impostor never served the keys")
+	require.Zero(t, asked.Load(), "the impostor never served the keys: it was never sent a request")
 }
 
 // A shard on the gateway's own host may be reached on a Unix socket: no
@@ -98,7 +101,7 @@ func TestUnixSocketShardGetsNoCredentials(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t)
 	local, addr := newUnixFakeShard(t)
-	b.control.addNamespace(tenantA, "local", "s-local", addr)
+	b.control.AddNamespace(tenantA, "local", "s-local", addr)
 	b.start(t)
 	b.waitReady(t)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/selfhosted"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/internal/tunnel"
@@ -20,7 +21,7 @@ func trustPushes(t *testing.T, fs *fakeShard) []wire.TrustBundle {
 	defer fs.mu.Unlock()
 	var out []wire.TrustBundle
 	for _, r := range fs.seen {
-		if r.Method+" "+r.URI != "POST "+trustPushPath {
+		if r.Method+" "+r.URI != "POST "+selfhosted.TrustPushPath {
 			continue
 		}
 		require.Equal(t, pkitest.Gateway, r.Peer, "pushed by the gateway, through the tunnel")
@@ -40,9 +41,9 @@ func TestTrustBundlesArePushedToConnectedNodes(t *testing.T) {
 	own, err := pki.NewCA("self-hosted shards")
 	require.NoError(t, err)
 	b := newBundle(t)
-	b.control.shards.selfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: []string{"n1"}}}
+	b.control.Shards.SelfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: []string{"n1"}}}
 	first := trustBundle(t, b.signer)
-	b.control.shards.trust = map[string]wire.TrustBundle{"sh_a": first}
+	b.control.Shards.Trust = map[string]wire.TrustBundle{"sh_a": first}
 	b.start(t, func(c *Config) {
 		c.TunnelAddr, c.SelfHostedCA = "127.0.0.1:0", own.CertPEM()
 		c.TrustPushInterval = 200 * time.Millisecond
@@ -54,9 +55,9 @@ func TestTrustBundlesArePushedToConnectedNodes(t *testing.T) {
 	eventually(t, func() bool { return len(trustPushes(t, fs)) > 0 }, "a push on connecting")
 	require.Equal(t, first.Revocations, trustPushes(t, fs)[0].Revocations)
 
-	b.control.mu.Lock()
-	b.control.shards.trust["sh_a"] = trustBundle(t, b.signer, "key_gone")
-	b.control.mu.Unlock()
+	b.control.Lock()
+	b.control.Shards.Trust["sh_a"] = trustBundle(t, b.signer, "key_gone")
+	b.control.Unlock()
 	eventually(t, func() bool {
 		p := trustPushes(t, fs)
 		return len(p[len(p)-1].Revocations.Revoked) == 1
@@ -66,13 +67,13 @@ func TestTrustBundlesArePushedToConnectedNodes(t *testing.T) {
 	// Rounds run one after another, so once control was asked twice more,
 	// a push begun before the change has landed.
 	asked := func() int {
-		b.control.mu.Lock()
-		defer b.control.mu.Unlock()
-		return b.control.shards.trustAsked
+		b.control.Lock()
+		defer b.control.Unlock()
+		return b.control.Shards.TrustAsked
 	}
-	b.control.mu.Lock()
-	delete(b.control.shards.trust, "sh_a")
-	b.control.mu.Unlock()
+	b.control.Lock()
+	delete(b.control.Shards.Trust, "sh_a")
+	b.control.Unlock()
 	since := asked()
 	eventually(t, func() bool { return asked() >= since+2 }, "control asked again")
 	n := len(trustPushes(t, fs))

@@ -57,8 +57,8 @@ func TestSelfHostedShardServedThroughItsTunnel(t *testing.T) {
 	own, err := pki.NewCA("self-hosted shards")
 	require.NoError(t, err)
 	b := newBundle(t)
-	b.control.shards.selfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: []string{"n1"}}}
-	b.control.addNamespace(tenantA, "onprem", "sh_a", "tunnel://sh_a/n1")
+	b.control.Shards.SelfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: []string{"n1"}}}
+	b.control.AddNamespace(tenantA, "onprem", "sh_a", "tunnel://sh_a/n1")
 	b.start(t, func(c *Config) { c.TunnelAddr, c.SelfHostedCA = "127.0.0.1:0", own.CertPEM() })
 	b.waitReady(t)
 	key := b.key(t, tenancy.RoleOwner, "*")
@@ -72,9 +72,9 @@ func TestSelfHostedShardServedThroughItsTunnel(t *testing.T) {
 	require.Equal(t, pkitest.Gateway, fs.seen[0].Peer, "the node sees the gateway's identity through the tunnel")
 	fs.mu.Unlock()
 	var list wire.OwnedShardList
-	b.control.mu.Lock()
-	b.control.shards.byTenant = map[string][]wire.OwnedShard{tenantA: {{ID: "sh_a", Name: "dc", Nodes: []string{"n1"}}}}
-	b.control.mu.Unlock()
+	b.control.Lock()
+	b.control.Shards.ByTenant = map[string][]wire.OwnedShard{tenantA: {{ID: "sh_a", Name: "dc", Nodes: []string{"n1"}}}}
+	b.control.Unlock()
 	b.do(t, http.MethodGet, "/api/v1/shards", key, nil).decode(t, &list)
 	require.Equal(t, []string{"n1"}, list.Shards[0].Connected)
 	checkShardHealth(t, b, key, fs)
@@ -105,9 +105,9 @@ func TestSelfHostedShardServedThroughItsTunnel(t *testing.T) {
 
 	// Revoked (control lists it no more): cut off, and refused from then on.
 	seen := fs.count()
-	b.control.mu.Lock()
-	b.control.shards.selfHosted = nil
-	b.control.mu.Unlock()
+	b.control.Lock()
+	b.control.Shards.SelfHosted = nil
+	b.control.Unlock()
 	waitState(t, a, "cut off", func(st tunnel.AgentState) bool { return !st.Connected })
 	e := b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody, wire.NamespaceHeader, "onprem").apiError(t)
 	require.Equal(t, apierr.Unavailable, e.Code, "%+v", e)
@@ -139,7 +139,7 @@ func checkShardHealth(t *testing.T, b *bundle, key string, fs *fakeShard) {
 	require.Equal(t, "GET /api/v1/cluster", asked.Method+" "+asked.URI)
 	require.Equal(t, pkitest.Gateway, asked.Peer)
 
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	r := b.do(t, http.MethodGet, "/api/v1/shards", keyB, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"shards":[]}`, string(r.body))

@@ -2,18 +2,44 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/gateway/internal/controlfake"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
+
+// setupUsage is setup, with the fake control's usage at hand.
+func setupUsage(t testing.TB, opts ...func(*Config)) (*bundle, *controlfake.Control) {
+	b := setup(t, opts...)
+	return b, b.control
+}
+
+// counted is the latest api request count pushed for each (tenant,
+// hour), whichever instance pushed it, and the instances seen.
+func counted(fc *controlfake.Control) (map[string]map[time.Time]int64, []string) {
+	out := map[string]map[time.Time]int64{}
+	var gws []string
+	for _, p := range fc.PushList() {
+		if !slices.Contains(gws, p.Gateway) {
+			gws = append(gws, p.Gateway)
+		}
+		for _, c := range p.Counts {
+			if out[c.TenantID] == nil {
+				out[c.TenantID] = map[time.Time]int64{}
+			}
+			out[c.TenantID][c.Hour] = c.Count
+		}
+	}
+	return out, gws
+}
 
 const usageRange = "/api/v1/usage?from=2026-11-05T09:00:00Z&to=2026-11-05T11:00:00Z"
 
@@ -22,7 +48,7 @@ const usageRange = "/api/v1/usage?from=2026-11-05T09:00:00Z&to=2026-11-05T11:00:
 func TestUsageAnswersTheTenantsUsage(t *testing.T) {
 	t.Parallel()
 	b, fu := setupUsage(t)
-	fu.set(tenantA, sampleUsage())
+	fu.SetUsage(tenantA, sampleUsage())
 	r := b.do(t, http.MethodGet, usageRange+"&granularity=hour", b.key(t, tenancy.RoleOwner, "*"), nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	var u wire.Usage
@@ -36,28 +62,25 @@ func TestUsageAnswersTheTenantsUsage(t *testing.T) {
 	require.ElementsMatch(t, []string{"jobs_enqueued", "executions", "jobs_completed", "jobs_failed", "jobs_dead",
 		"active_job_seconds", "storage_byte_hours", "api_requests"}, mapKeys(bucket["meters"].(map[string]any)))
 
-	asked := fu.asked()
+	asked := fu.UsageAsked()
 	require.Len(t, asked, 1)
-	require.Equal(t, tenantA, asked[0].tenant)
-	require.Equal(t, "2026-11-05T09:00:00Z", asked[0].query.Get("from"))
-	require.Equal(t, "2026-11-05T11:00:00Z", asked[0].query.Get("to"))
-	require.Equal(t, "hour", asked[0].query.Get("granularity"))
-	require.False(t, asked[0].query.Has("namespace"))
+	require.Equal(t, tenantA, asked[0].Tenant)
+	require.Equal(t, "2026-11-05T09:00:00Z", asked[0].Query.From.Format(time.RFC3339))
+	require.Equal(t, "2026-11-05T11:00:00Z", asked[0].Query.To.Format(time.RFC3339))
+	require.Equal(t, "hour", asked[0].Query.Granularity)
+	require.Empty(t, asked[0].Query.Namespace)
 
 	// Defaults: the last 24 hours up to the end of the current one; by
 	// day, the last 30 days.
 	clk := time.Now().UTC()
 	b.do(t, http.MethodGet, "/api/v1/usage", b.key(t, tenancy.RoleOwner, "*"), nil)
 	b.do(t, http.MethodGet, "/api/v1/usage?granularity=day&from=2026-11-05T09:30:00Z&to=2026-11-06T00:00:01Z", b.key(t, tenancy.RoleOwner, "*"), nil)
-	asked = fu.asked()
-	to, err := time.Parse(time.RFC3339, asked[1].query.Get("to"))
-	require.NoError(t, err)
+	asked = fu.UsageAsked()
+	to, from := asked[1].Query.To, asked[1].Query.From
 	require.WithinDuration(t, clk.Truncate(time.Hour).Add(time.Hour), to, time.Hour)
-	from, err := time.Parse(time.RFC3339, asked[1].query.Get("from"))
-	require.NoError(t, err)
 	require.Equal(t, 24*time.Hour, to.Sub(from))
-	require.Equal(t, "2026-11-05T00:00:00Z", asked[2].query.Get("from"))
-	require.Equal(t, "2026-11-07T00:00:00Z", asked[2].query.Get("to"))
+	require.Equal(t, "2026-11-05T00:00:00Z", asked[2].Query.From.Format(time.RFC3339))
+	require.Equal(t, "2026-11-07T00:00:00Z", asked[2].Query.To.Format(time.RFC3339))
 }
 
 func mapKeys(m map[string]any) []string {
@@ -72,7 +95,7 @@ func mapKeys(m map[string]any) []string {
 func TestUsageRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	b, fu := setupUsage(t)
-	fu.set(tenantA, sampleUsage())
+	fu.SetUsage(tenantA, sampleUsage())
 	owner := b.key(t, tenancy.RoleOwner, "*")
 	cases := []struct{ query, field string }{
 		{"granularity=week", "granularity"},
@@ -91,7 +114,7 @@ func TestUsageRefusesBadInput(t *testing.T) {
 		e := b.do(t, http.MethodGet, "/api/v1/usage?"+tc.query, owner, nil).requireError(t, http.StatusBadRequest, apierr.BadRequest)
 		require.Equal(t, tc.field, e.Field, "%s: %s", tc.query, e.Message)
 	}
-	require.Empty(t, fu.asked())
+	require.Empty(t, fu.UsageAsked())
 	for _, ok := range []string{"from=2026-10-01T00:00:00Z&to=2026-11-01T00:00:00Z", "granularity=day&from=2025-01-01T00:00:00Z&to=2026-01-02T00:00:00Z"} {
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/usage?"+ok, owner, nil).status, "the limits themselves: %s", ok)
 	}
@@ -100,14 +123,14 @@ func TestUsageRefusesBadInput(t *testing.T) {
 func TestUsageNeedsAKeyWithUsageRead(t *testing.T) {
 	t.Parallel()
 	b, fu := setupUsage(t)
-	fu.set(tenantA, sampleUsage())
+	fu.SetUsage(tenantA, sampleUsage())
 	b.do(t, http.MethodGet, usageRange, "", nil).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	b.do(t, http.MethodGet, usageRange, "not-a-key", nil).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	for _, role := range []tenancy.Role{tenancy.RoleViewer, tenancy.RoleDeveloper, tenancy.RoleProducer, tenancy.RoleWorker} {
 		e := b.do(t, http.MethodGet, usageRange, b.key(t, role, "*"), nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
 		require.Contains(t, e.Message, "usage.read")
 	}
-	require.Empty(t, fu.asked())
+	require.Empty(t, fu.UsageAsked())
 	for _, role := range []tenancy.Role{tenancy.RoleOwner, tenancy.RoleAdmin, tenancy.RoleBilling} {
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, usageRange, b.key(t, role, "*"), nil).status, role)
 	}
@@ -117,7 +140,7 @@ func TestUsageNeedsAKeyWithUsageRead(t *testing.T) {
 func TestBillingReadsUsageOnly(t *testing.T) {
 	t.Parallel()
 	b, fu := setupUsage(t)
-	fu.set(tenantA, sampleUsage())
+	fu.SetUsage(tenantA, sampleUsage())
 	billing := b.key(t, tenancy.RoleBilling, "*")
 	r := b.do(t, http.MethodGet, usageRange, billing, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
@@ -141,15 +164,15 @@ func TestBillingReadsUsageOnly(t *testing.T) {
 func TestUsageNamespacesOfTheKey(t *testing.T) {
 	t.Parallel()
 	b, fu := setupUsage(t)
-	fu.set(tenantA, sampleUsage())
+	fu.SetUsage(tenantA, sampleUsage())
 	emailsOnly := b.key(t, tenancy.RoleBilling, "emails")
 	e := b.do(t, http.MethodGet, usageRange+"&namespace=default", emailsOnly, nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
 	require.Contains(t, e.Message, `namespace "default"`)
-	require.Empty(t, fu.asked())
+	require.Empty(t, fu.UsageAsked())
 
 	r := b.do(t, http.MethodGet, usageRange+"&namespace=emails", emailsOnly, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	require.Equal(t, "emails", fu.asked()[0].query.Get("namespace"))
+	require.Equal(t, "emails", fu.UsageAsked()[0].Query.Namespace)
 
 	r = b.do(t, http.MethodGet, usageRange, emailsOnly, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
@@ -167,7 +190,7 @@ func TestUsageNamespacesOfTheKey(t *testing.T) {
 	}
 
 	// A custom role reading usage in emails only is narrowed the same way.
-	b.control.setRole(tenantA, "finance", perm([]string{"usage.read"}, []string{"emails"}, []string{"*"}))
+	b.control.SetRole(tenantA, "finance", perm([]string{"usage.read"}, []string{"emails"}, []string{"*"}))
 	fin := b.customKey(t, "finance", "*")
 	b.do(t, http.MethodGet, usageRange, fin, nil).requireError(t, http.StatusForbidden, apierr.Forbidden) // default is its namespace
 	r = b.do(t, http.MethodGet, usageRange, fin, nil, wire.NamespaceHeader, "emails")
@@ -185,9 +208,9 @@ func TestUsageNamespacesOfTheKey(t *testing.T) {
 func TestUsageTenantsApart(t *testing.T) {
 	t.Parallel()
 	b, fu := setupUsage(t)
-	fu.set(tenantA, sampleUsage())
-	fu.set(tenantB, wire.Usage{Namespaces: []wire.NamespaceMeters{}, Tenant: []wire.UsageBucketView{}})
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	fu.SetUsage(tenantA, sampleUsage())
+	fu.SetUsage(tenantB, wire.Usage{Namespaces: []wire.NamespaceMeters{}, Tenant: []wire.UsageBucketView{}})
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
 	r := b.do(t, http.MethodGet, usageRange, keyB, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	var u wire.Usage
@@ -198,8 +221,8 @@ func TestUsageTenantsApart(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	r.decode(t, &u)
 	require.Empty(t, u.Namespaces, "B has no emails namespace; A's is not shown")
-	for _, a := range fu.asked() {
-		require.Equal(t, tenantB, a.tenant)
+	for _, a := range fu.UsageAsked() {
+		require.Equal(t, tenantB, a.Tenant)
 	}
 }
 
@@ -210,7 +233,7 @@ func TestAPIRequestsCountedAndPushedAtStop(t *testing.T) {
 	start := time.Date(2026, 11, 5, 9, 59, 0, 0, time.UTC)
 	clk := clockwork.NewFakeClockAt(start)
 	b, fu := setupUsage(t, func(c *Config) { c.Clock = clk; c.UsagePushInterval = time.Hour })
-	fu.set(tenantA, sampleUsage())
+	fu.SetUsage(tenantA, sampleUsage())
 	owner := b.key(t, tenancy.RoleOwner, "*")
 	for range 3 {
 		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody).status)
@@ -220,11 +243,11 @@ func TestAPIRequestsCountedAndPushedAtStop(t *testing.T) {
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
 	tick(t, clk, 2*time.Minute) // into the next hour, the refresh loops done
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, usageRange, owner, nil).status)
-	keyB := b.signer.sign(t, claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default"))
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleProducer, "default"))
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", keyB, enqueueBody).status)
 
 	require.NoError(t, b.gw.Stop())
-	got, gws := fu.counted()
+	got, gws := counted(fu)
 	require.Len(t, gws, 1)
 	require.Regexp(t, `^gw_[0-9a-z]{26}$`, gws[0])
 	h9, h10 := start.Truncate(time.Hour), start.Truncate(time.Hour).Add(time.Hour)
@@ -240,35 +263,32 @@ func TestAPIRequestsPushedEveryInterval(t *testing.T) {
 	defer cancel()
 	for {
 		select {
-		case <-fu.pushed:
+		case <-fu.Billing.Pushed:
 		case <-ctx.Done():
 			t.Fatal("no push reached control")
 		}
-		if got, _ := fu.counted(); len(got[tenantA]) == 1 {
+		if got, _ := counted(fu); len(got[tenantA]) == 1 {
 			return
 		}
 	}
 }
 
-// Only counts that changed are pushed, in reports of at most
-// wire.MaxAPIRequestCounts; hours over an hour old are forgotten once pushed.
-func TestRequestCounterPushesChangesInBatches(t *testing.T) {
-	t.Parallel()
-	b, fu := setupUsage(t, func(c *Config) { c.UsagePushInterval = time.Hour })
-	rc := newRequestCounter(b.gw.control, b.gw.log)
-	h := time.Date(2026, 11, 5, 9, 0, 0, 0, time.UTC)
-	for i := range wire.MaxAPIRequestCounts + 1 {
-		rc.add(fmt.Sprintf("t_01hx7y2k3m%016d", i), h.Add(time.Minute))
+// sampleUsage is two namespaces' usage on 5 November 2026, 9:00 to
+// 11:00, with api requests in the tenant's buckets.
+func sampleUsage() wire.Usage {
+	h9, h10 := time.Date(2026, 11, 5, 9, 0, 0, 0, time.UTC), time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC)
+	m := func(n int64, ms int64) wire.UsageMeters {
+		return wire.UsageMeters{JobsEnqueued: n, Executions: n, JobsCompleted: n, ActiveJobSeconds: float64(ms) / 1e3}
 	}
-	rc.add(tenantA, h.Add(2*time.Hour))
-	require.NoError(t, rc.push(context.Background(), h.Add(2*time.Hour)))
-	require.Len(t, fu.pushList(), 2, "501 counts of hour 9 and one of 11, in two reports")
-	require.Len(t, fu.pushList()[0].Counts, wire.MaxAPIRequestCounts)
-	require.NotContains(t, rc.hours, h.Unix(), "hour 9 is over an hour old and was pushed")
-
-	require.NoError(t, rc.push(context.Background(), h.Add(2*time.Hour)))
-	require.Len(t, fu.pushList(), 2, "nothing changed, nothing sent")
-	rc.add(tenantA, h.Add(2*time.Hour))
-	require.NoError(t, rc.push(context.Background(), h.Add(2*time.Hour)))
-	require.Equal(t, []wire.APIRequestsCount{{TenantID: tenantA, Hour: h.Add(2 * time.Hour), Count: 2}}, fu.pushList()[2].Counts)
+	withAPI := func(u wire.UsageMeters, n int64) wire.UsageMeters { u.APIRequests = n; return u }
+	return wire.Usage{
+		From: h9, To: h10.Add(time.Hour), Granularity: "hour",
+		Namespaces: []wire.NamespaceMeters{
+			{Namespace: "default", Buckets: []wire.UsageBucketView{{Start: h9, Meters: m(3, 300)}}, Totals: m(3, 300)},
+			{Namespace: "emails", Buckets: []wire.UsageBucketView{{Start: h9, Meters: m(1, 100)}, {Start: h10, Meters: m(2, 1),
+				Incomplete: true}}, Totals: m(3, 101)},
+		},
+		Tenant: []wire.UsageBucketView{{Start: h9, Meters: withAPI(m(4, 400), 7)}, {Start: h10, Meters: withAPI(m(2, 1), 1), Incomplete: true}},
+		Totals: withAPI(m(6, 401), 8),
+	}
 }

@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/gateway/admission"
+	"github.com/jobbie/jobbie/gateway/admitted"
+	"github.com/jobbie/jobbie/gateway/limits"
+	"github.com/jobbie/jobbie/internal/apierr"
+)
+
+// register mounts the route table, each route behind its chain. A local
+// API mounts only the routes it serves, and says of the others that the
+// hosted gateway serves them.
+func (s *Server) register(app *fiber.App) {
+	for _, rt := range routeTable {
+		if s.cfg.Local == nil || rt.checks&local != 0 {
+			app.Add(rt.method, rt.path, s.admitted(rt))
+		}
+	}
+	if s.cfg.Local != nil {
+		app.All("/api/v1/*", func(c *fiber.Ctx) error {
+			return apierr.New(apierr.NotFound, "%s %s is not served by a self-hosted shard's local API, which serves the job, queue, schedule, worker and event endpoints of the namespaces on its shard: use the hosted gateway",
+				c.Method(), c.Path())
+		})
+	}
+}
+
+// admitted is rt's handler, its whole chain: admission (authentication,
+// the body's limit, the namespace, RBAC: admission.Gate.Admit), the
+// tenant's rate limits (limits.Plans.Limit), the api_requests meter,
+// then rt's checks (check) and what serves it.
+func (s *Server) admitted(rt route) fiber.Handler {
+	rule := admission.Rule{Action: rt.action, BodyLimit: s.cfg.BodyLimit, Scoped: rt.checks&scoped != 0, QueueNamed: rt.checks&queueNamed != 0}
+	if rt.checks&batchBody != 0 {
+		rule.BodyLimit = s.cfg.BatchBodyLimit
+	}
+	jobs := limits.NoJobs
+	switch {
+	case rt.checks&enqueueOne != 0:
+		jobs = limits.OneJob
+	case rt.checks&enqueueBatch != 0:
+		jobs = limits.BatchOfJobs
+	}
+	m := newRouteMetrics(rt)
+	return func(c *fiber.Ctx) error {
+		start := s.cfg.Clock.Now()
+		var r admitted.Request
+		err := s.gate.Admit(c, &rule, &r)
+		if err == nil {
+			r.CreatesJobs = rt.checks&createsJobs != 0
+			err = s.plans.Limit(c, &r, jobs)
+		}
+		if err == nil {
+			s.meter.Add(r.Key.TenantID, start) // the api_requests meter
+			err = s.check(c, rt, &r)
+		}
+		status := c.Response().StatusCode()
+		if err != nil {
+			status = apierr.Status(apierr.From(err).Code)
+		}
+		m.observe(status, s.cfg.Clock.Since(start))
+		return err
+	}
+}
+
+// check applies rt's checks that follow admission, in order, then serves
+// the request.
+func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request) error {
+	switch {
+	case rt.checks&enqueueOne != 0:
+		if err := s.quotas.CheckPayloads(c, r, false); err != nil {
+			return err
+		}
+	case rt.checks&enqueueBatch != 0:
+		if err := s.quotas.CheckPayloads(c, r, true); err != nil {
+			return err
+		}
+	}
+	if rt.checks&executionCap != 0 {
+		if err := s.quotas.CheckExecutions(r); err != nil {
+			return err
+		}
+	}
+	if rt.checks&longPollCap != 0 {
+		if err := s.polls.Acquire(r.Key.TenantID, r.Key.Subject); err != nil {
+			return err
+		}
+		defer s.polls.Release(r.Key.TenantID, r.Key.Subject)
+	}
+	switch {
+	case rt.checks&scheduleQuota != 0:
+		return s.schedules.Create(r, func() error { return rt.serve(s, c, r) })
+	case rt.checks&scheduleForget != 0:
+		defer s.schedules.Forget(r.Key.TenantID)
+	}
+	return rt.serve(s, c, r)
+}

@@ -1,0 +1,185 @@
+package console
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"mime"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/jobbie/jobbie/gateway/admission"
+	"github.com/jobbie/jobbie/internal/apierr"
+)
+
+//go:embed all:dist
+var embedded embed.FS
+
+const (
+	consolePrefix = "/console/"
+	// CSP is the Content-Security-Policy of every console answer.
+	CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+		"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+	// CacheForever is the Cache-Control of the front end's assets.
+	CacheForever = "public, max-age=31536000, immutable" // file names under assets/ carry their content's hash
+)
+
+// Config configures the console.
+type Config struct {
+	Gate  *admission.Gate
+	Clock clockwork.Clock
+	// Dir serves the front end from this directory (a `vite build`
+	// output) instead of the embedded one; Dist from this file system
+	// (tests). Both empty: the embedded build.
+	Dir  string
+	Dist fs.FS
+}
+
+// Console serves the console: its front end and its sessions.
+type Console struct {
+	gate  *admission.Gate
+	clock clockwork.Clock
+	files map[string]consoleFile // the built front end; nil when not built
+}
+
+// New loads the front end, once.
+func New(cfg Config) (*Console, error) {
+	files, err := embeddedConsole()
+	dist := cfg.Dist
+	if cfg.Dir != "" && dist == nil {
+		if _, serr := os.Stat(filepath.Join(cfg.Dir, "index.html")); serr != nil {
+			return nil, fmt.Errorf("gateway: console directory %s has no index.html (build it with npm run build)", cfg.Dir)
+		}
+		dist = os.DirFS(cfg.Dir)
+	}
+	if dist != nil {
+		files, err = consoleFiles(dist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gateway: console: %w", err)
+	}
+	return &Console{gate: cfg.Gate, clock: cfg.Clock, files: files}, nil
+}
+
+// consoleFile is one file of the built front end.
+type consoleFile struct {
+	body        []byte
+	contentType string
+}
+
+// consoleFiles loads the built front end by path relative to dist; nil
+// when it is not built (no index.html). Dot files are not served.
+func consoleFiles(dist fs.FS) (map[string]consoleFile, error) {
+	if _, err := fs.Stat(dist, "index.html"); err != nil {
+		return nil, nil
+	}
+	files := map[string]consoleFile{}
+	err := fs.WalkDir(dist, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		body, err := fs.ReadFile(dist, p)
+		if err != nil {
+			return err
+		}
+		ct := mime.TypeByExtension(path.Ext(p))
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		files[p] = consoleFile{body: body, contentType: ct}
+		return nil
+	})
+	return files, err
+}
+
+// embeddedConsole is the front end built into the binary.
+func embeddedConsole() (map[string]consoleFile, error) {
+	dist, err := fs.Sub(embedded, "dist")
+	if err != nil {
+		return nil, err
+	}
+	return consoleFiles(dist)
+}
+
+// Register mounts / (a redirect), the session endpoints and the front
+// end.
+func (s *Console) Register(app *fiber.App) {
+	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect(consolePrefix, fiber.StatusFound) })
+	con := app.Group("/console", consoleHeaders)
+	con.Post("/api/session", s.signIn)
+	con.Get("/api/session", s.showSession)
+	con.Delete("/api/session", s.signOut)
+	con.All("/api/*", func(c *fiber.Ctx) error {
+		return apierr.New(apierr.NotFound, "no console endpoint %s %s", c.Method(), c.Path())
+	})
+	con.Get("/*", s.serveConsole)
+}
+
+// consoleHeaders goes on every console answer, errors included.
+func consoleHeaders(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set(fiber.HeaderContentSecurityPolicy, CSP)
+	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	h.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Next()
+}
+
+// serveConsole answers a file of the front end; any other path (a screen
+// of client-side routing) is index.html, except under assets/, where a
+// missing file is a 404 rather than a page in place of a script.
+func (s *Console) serveConsole(c *fiber.Ctx) error {
+	p := c.Path()
+	if p == "/console" { // routing is not strict: /console reaches here too
+		return c.Redirect(consolePrefix, fiber.StatusFound)
+	}
+	if s.files == nil {
+		c.Type("html", "utf-8")
+		return c.SendString(consoleNotBuilt)
+	}
+	rel := strings.TrimPrefix(p, consolePrefix)
+	if f, ok := s.files[rel]; ok && fs.ValidPath(rel) && rel != "index.html" {
+		if strings.HasPrefix(rel, "assets/") {
+			c.Set(fiber.HeaderCacheControl, CacheForever)
+		} else {
+			c.Set(fiber.HeaderCacheControl, "no-cache")
+		}
+		c.Set(fiber.HeaderContentType, f.contentType)
+		return c.Send(f.body)
+	}
+	if strings.HasPrefix(rel, "assets/") {
+		return apierr.New(apierr.NotFound, "no console asset %s", rel)
+	}
+	index := s.files["index.html"]
+	c.Set(fiber.HeaderContentType, index.contentType)
+	return c.Send(index.body)
+}
+
+// consoleNotBuilt is /console/ in a binary built without the front end.
+// It has no inline style or script: the CSP forbids both.
+const consoleNotBuilt = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Jobbie console: not built</title>
+</head>
+<body>
+<main>
+<h1>The Jobbie console's front end is not built</h1>
+<p>This <code>jobbie</code> binary was built without the console's front end
+(a plain <code>go build</code>), so there is nothing to show here yet. The API
+under <code>/api/v1</code> works as usual.</p>
+<p>To get the console, build the binary with <code>make build</code> in the
+Jobbie repository: it builds the front end in <code>gateway/console</code> with
+<code>npm ci</code> (Node.js and npm) and embeds it in <code>bin/jobbie</code>.</p>
+</main>
+</body>
+</html>
+`

@@ -1,0 +1,118 @@
+package console
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/jobbie/jobbie/gateway/admission"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// The session endpoints under /console/api/: sign in with an API key for
+// a session cookie (admission's Sessions), show the session and what its
+// key may do, sign out.
+
+// maxSessionBody bounds the sign-in body: an API key and some JSON.
+const maxSessionBody = 16 << 10
+
+// SessionAnswer is what the session endpoints say about a session.
+type SessionAnswer struct {
+	KeyID            string    `json:"key_id"`
+	TenantID         string    `json:"tenant_id"`
+	Role             string    `json:"role"`
+	Namespaces       []string  `json:"namespaces"`
+	DefaultNamespace string    `json:"default_namespace"`
+	ExpiresAt        time.Time `json:"expires_at"`
+	// Namespace is the one asked about (X-Jobbie-Namespace), or the
+	// default when the header is absent or names one the key may not use;
+	// Actions is what the key's role may do there (on some queue of it, for
+	// a custom role), so the console can hide what would be refused.
+	Namespace string   `json:"namespace"`
+	Actions   []string `json:"actions"`
+}
+
+func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, exp time.Time) (SessionAnswer, error) {
+	ns, err := admission.NamespaceOf(k, c.Get(wire.NamespaceHeader))
+	if err != nil {
+		ns = k.DefaultNamespace
+	}
+	acts, err := s.gate.ActionsIn(k, ns, apierr.RequestIDOf(c))
+	if err != nil {
+		return SessionAnswer{}, err
+	}
+	return SessionAnswer{KeyID: k.Subject, TenantID: k.TenantID, Role: string(k.Role),
+		Namespaces: slices.Clone(k.Namespaces), DefaultNamespace: k.DefaultNamespace, ExpiresAt: exp.UTC(),
+		Namespace: ns, Actions: acts}, nil
+}
+
+// signIn exchanges an API key for a session: POST /console/api/session
+// {"api_key": "…"}. It is a mutation like any other (CSRF-checked), so a
+// page of another site cannot sign a browser in with a key of its own.
+func (s *Console) signIn(c *fiber.Ctx) error {
+	if err := admission.CheckCSRF(c); err != nil {
+		return err
+	}
+	body := c.Request().Body()
+	if len(body) > maxSessionBody {
+		return apierr.New(apierr.TooLarge, "request body is %d bytes, over this endpoint's limit of %d bytes", len(body), maxSessionBody)
+	}
+	var in struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := apierr.DecodeJSON(body, &in, true); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.APIKey) == "" {
+		return apierr.Field("api_key", "api_key is required: the API key to sign in with")
+	}
+	v, err := s.gate.AuthenticateKey("Bearer " + in.APIKey)
+	if err != nil {
+		return err
+	}
+	token, exp, err := s.gate.Sessions().Issue(v, s.clock.Now())
+	if err != nil {
+		return err
+	}
+	c.Cookie(&fiber.Cookie{Name: admission.SessionCookie, Value: token, Path: "/", Expires: exp,
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
+	a, err := s.answerOf(c, v.Claims, exp)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
+}
+
+// showSession answers the current session, or 401.
+func (s *Console) showSession(c *fiber.Ctx) error {
+	cookie := c.Cookies(admission.SessionCookie)
+	if cookie == "" {
+		return apierr.New(apierr.Unauthenticated, "not signed in: POST /console/api/session with an API key")
+	}
+	sess, err := s.gate.Sessions().Authenticate(cookie)
+	if err != nil {
+		return err
+	}
+	a, err := s.answerOf(c, sess.Key.Claims, sess.Expires)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
+}
+
+// signOut ends the session and clears its cookie (204, signed in or not).
+func (s *Console) signOut(c *fiber.Ctx) error {
+	if err := admission.CheckCSRF(c); err != nil {
+		return err
+	}
+	if cookie := c.Cookies(admission.SessionCookie); cookie != "" {
+		s.gate.Sessions().SignOut(cookie, s.clock.Now())
+	}
+	c.Cookie(&fiber.Cookie{Name: admission.SessionCookie, Value: "", Path: "/", Expires: time.Unix(0, 0),
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
+	return c.SendStatus(fiber.StatusNoContent)
+}

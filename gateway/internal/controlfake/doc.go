@@ -1,0 +1,13 @@
+// Package controlfake is the gateway tests' control plane: one in-memory
+// controlapi.Control that keeps what control keeps (tenants' namespaces
+// and where they live, keys, roles, plans, quotas, usage, backups,
+// self-hosted shards, signing keys and revocations) and answers as
+// control does, statuses and error bodies included, with no more checks
+// than the tests need. Tests of every gateway package use it; only the
+// tests of controlapi.HTTP and internal/controlclient speak control's
+// HTTP API.
+//
+// Its state is guarded by its mutex, which every call takes: a test that
+// holds it (Lock) holds every call to control. Answers are copies, made
+// by a JSON round trip as the wire would make them.
+package controlfake

@@ -1,0 +1,26 @@
+package limits
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/jobbie/jobbie/gateway/controlapi"
+	"github.com/jobbie/jobbie/internal/gossip"
+)
+
+// Config configures the plans, quotas and schedule counts; its fields
+// are the gateway Config's of the same names.
+type Config struct {
+	Control controlapi.Control
+	Clock   clockwork.Clock
+	Logger  *slog.Logger
+	// Gossip, when set, is the pool whose gateways divide rate limits.
+	Gossip                *gossip.Pool
+	PlanRefreshInterval   time.Duration
+	PlanFetchWait         time.Duration
+	RateLimitSyncInterval time.Duration
+	ControlTimeout        time.Duration // bounds a quota fetch
+	ShardTimeout          time.Duration // a schedule count waits twice this for its turn
+}

@@ -1,0 +1,55 @@
+package limits
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/jobbie/jobbie/gateway/admitted"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// What a tenant's plan tells its shards, on the gateway's requests to
+// them:
+//
+//   - wire.FairWeightHeader, on every request: the plan's weight in the
+//     shard's fair admission, 1 when the plan sets none (or the gateway
+//     does not know the plan yet), clamped to 1..maxFairWeight;
+//   - wire.MaxPendingJobsHeader, on the requests that can create jobs
+//     (a route that creates jobs), when the plan sets max_pending_jobs: the
+//     shard refuses what would take the namespace over it.
+//
+// The gateway builds every request to a shard from scratch (package
+// proxy), copying only the method, path, query, content type and body of
+// the client's: no header a client sends, X-Jobbie-* or other, reaches a
+// shard, so these two are the plan's and nothing else.
+//
+// The values are derived once per plan change (Plans.applyLimits), not
+// per request.
+
+// maxFairWeight is the largest weight a shard takes.
+const maxFairWeight = 1000
+
+// headersOf is what plan p sets; nil p is no plan.
+func headersOf(p *wire.Plan) *admitted.ShardHeaders {
+	if p == nil {
+		return admitted.DefaultShardHeaders
+	}
+	w := fairWeight(p.Weight)
+	if w == 1 && p.Limits.MaxPendingJobs == nil {
+		return admitted.DefaultShardHeaders
+	}
+	h := &admitted.ShardHeaders{Weight: strconv.AppendInt(nil, w, 10)}
+	if m := p.Limits.MaxPendingJobs; m != nil {
+		h.MaxPending = strconv.AppendInt(nil, max(*m, 0), 10)
+	}
+	return h
+}
+
+// fairWeight is a plan's weight as a shard takes it: 1 when unset,
+// within 1..maxFairWeight.
+func fairWeight(w int64) int64 { return min(max(w, 1), maxFairWeight) }
+
+func headersEqual(h, o *admitted.ShardHeaders) bool {
+	return bytes.Equal(h.Weight, o.Weight) && bytes.Equal(h.MaxPending, o.MaxPending) &&
+		(h.MaxPending == nil) == (o.MaxPending == nil)
+}

@@ -1,0 +1,19 @@
+package proxy
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/jobbie/jobbie/gateway/admitted"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// setPlanHeaders sets what r's plan tells shards on a request to one
+// (limits' shardheaders.go says what and why): the weight always,
+// max_pending_jobs when jobs is set and the plan has it.
+func setPlanHeaders(req *fasthttp.RequestHeader, r *admitted.Request, jobs bool) {
+	h := r.ShardHeaders()
+	req.SetBytesV(wire.FairWeightHeader, h.Weight)
+	if jobs && h.MaxPending != nil {
+		req.SetBytesV(wire.MaxPendingJobsHeader, h.MaxPending)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,7 +39,7 @@ type Node struct {
 	loops   *leader.Loops
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
-	control *http.Client        // to the control plane: registration
+	control controlLink         // to the control plane: registration (register.go)
 	weights *api.Weights        // the namespaces' fair weights, from the gateway's requests
 	trust   *trust.Store        // the newest trust bundle a gateway pushed (a self-hosted node's)
 	tenant  string              // the owner its certificate names; "" on a hosted shard
@@ -105,10 +104,6 @@ func New(cfg Config) (*Node, error) {
 	// address gossip gives, the peer must show a certificate of this shard.
 	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody,
 		TLS: cfg.TLS, NodePolicy: members, Logger: cfg.Logger})
-	// A hung or stopped control node costs a registration 2 s, not the
-	// client's whole patience, before the next node is tried.
-	n.control = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg.TLS.Client(pki.Roles(pki.RoleControl)), IdleConnTimeout: time.Minute,
-		DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext, TLSHandshakeTimeout: 2 * time.Second}}
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
 		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger, Tenant: n.tenant},
 		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights, Trust: n.trust}, n.boundAddr)
@@ -162,7 +157,7 @@ func (n *Node) Stop() error {
 		_ = n.api.Shutdown(ctx)
 	}
 	n.shards.Close()
-	n.control.CloseIdleConnections()
+	n.control.close()
 	n.waitMeta()
 	return err
 }

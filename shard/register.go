@@ -1,17 +1,14 @@
 package shard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
+	"sync"
 	"time"
 
-	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/controlclient"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -19,10 +16,10 @@ import (
 // /control/v1/shards/register, docs/internal-api.md): its members whose
 // HTTP address is known, capacity and version. controlURL is one URL or
 // several separated by commas (the nodes of a control group); the control
-// nodes gossip knows are tried after them. Any control node takes the
-// registration (a follower forwards it to its leader), so Register moves
-// to the next one when a node cannot be reached or answers 503; a
-// registration is idempotent, so sending it again is safe. It sends
+// nodes gossip knows are tried after them (internal/controlclient). Any
+// control node takes the registration (a follower forwards it to its
+// leader), and a registration is idempotent, so it moves on to the next
+// node when one cannot be reached, loses the answer or fails. It sends
 // nothing when the record would equal last (the value a previous call
 // returned) and returns the record sent, or last.
 //
@@ -43,63 +40,42 @@ func (n *Node) Register(ctx context.Context, controlURL string, capacity uint64,
 	if string(body) == last {
 		return last, nil
 	}
-	var errs []error
-	for _, base := range n.controlBases(controlURL) {
-		err := n.registerAt(ctx, base, body)
-		if err == nil {
-			return string(body), nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
+	cc := n.control.client(controlURL, func() *controlclient.Client {
+		// A hung or stopped control node costs a registration 10 s at
+		// most (2 s to connect), not the caller's whole patience.
+		return controlclient.New(controlclient.Config{URL: controlURL, TLS: n.cfg.TLS.Client(pki.Roles(pki.RoleControl)),
+			Gossip: n.cfg.Gossip, Timeout: 10 * time.Second, Repeatable: true})
+	})
+	if err := cc.JSON(ctx, http.MethodPost, "/control/v1/shards/register", "", json.RawMessage(body), http.StatusOK, nil); err != nil {
+		return last, err
 	}
-	if len(errs) == 0 {
-		return last, errors.New("no control URL to register with")
-	}
-	return last, errors.Join(errs...)
+	return string(body), nil
 }
 
-// controlBases lists the control nodes to try: the configured ones, then
-// those gossip knows.
-func (n *Node) controlBases(controlURL string) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(u string) {
-		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" && !seen[u] {
-			seen[u] = true
-			out = append(out, u)
-		}
-	}
-	for _, u := range strings.Split(controlURL, ",") {
-		add(u)
-	}
-	if p := n.cfg.Gossip; p != nil {
-		for _, m := range p.Members() {
-			if m.Meta.Role == gossip.RoleControl && m.Meta.HTTPAddr != "" {
-				add("https://" + m.Meta.HTTPAddr)
-			}
-		}
-	}
-	return out
+// controlLink is the node's client of control, made for the control URL
+// it is first asked to use and made again if that changes.
+type controlLink struct {
+	mu  sync.Mutex
+	url string
+	cc  *controlclient.Client
 }
 
-func (n *Node) registerAt(ctx context.Context, base string, body []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/control/v1/shards/register", bytes.NewReader(body))
-	if err != nil {
-		return err
+func (l *controlLink) client(url string, build func() *controlclient.Client) *controlclient.Client {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cc == nil || l.url != url {
+		if l.cc != nil {
+			l.cc.Close()
+		}
+		l.cc, l.url = build(), url
 	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := n.control.Do(req)
-	if err != nil {
-		return err
+	return l.cc
+}
+
+func (l *controlLink) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cc != nil {
+		l.cc.Close()
 	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-		return fmt.Errorf("control %s answered %d: %s", base, res.StatusCode, bytes.TrimSpace(msg))
-	}
-	return nil
 }

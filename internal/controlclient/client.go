@@ -28,14 +28,21 @@ type Config struct {
 	Timeout time.Duration
 	// MaxBody bounds what is read of an answer. Default 32 MiB.
 	MaxBody int64
+	// Repeatable says every call made with this client may be sent again
+	// without harm (a shard's registration, a certificate renewal, a join
+	// whose single-use token a repeat could only find used): a write whose
+	// answer was lost, or that a node answered with any 5xx, is tried at
+	// the next node too, as a read is.
+	Repeatable bool
 }
 
 // Client calls the control plane. It is safe for concurrent use.
 type Client struct {
-	bases   []string // configured base URLs
-	pool    *gossip.Pool
-	maxBody int64
-	http    *http.Client
+	bases      []string // configured base URLs
+	pool       *gossip.Pool
+	maxBody    int64
+	repeatable bool
+	http       *http.Client
 	// stream shares http's connections without its overall timeout, for
 	// answers that are streamed (Open).
 	stream *http.Client
@@ -61,10 +68,11 @@ func New(cfg Config) *Client {
 		cfg.MaxBody = 32 << 20
 	}
 	c := &Client{
-		bases:   SplitURLs(cfg.URL),
-		pool:    cfg.Gossip,
-		maxBody: cfg.MaxBody,
-		down:    map[string]time.Time{},
+		bases:      SplitURLs(cfg.URL),
+		pool:       cfg.Gossip,
+		maxBody:    cfg.MaxBody,
+		repeatable: cfg.Repeatable,
+		down:       map[string]time.Time{},
 		http: &http.Client{
 			Timeout: cfg.Timeout,
 			Transport: &http.Transport{

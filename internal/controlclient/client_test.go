@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 )
 
@@ -176,4 +177,34 @@ func TestNoControlNodeKnown(t *testing.T) {
 	require.ErrorContains(t, err, "no control node known")
 	_, err = c.Open(t.Context(), "/x", "")
 	require.ErrorContains(t, err, "no control node known")
+}
+
+// A Repeatable client's write goes on to the next node after a lost
+// answer or any 5xx, and an answer names the node that gave it.
+func TestRepeatableWritesMoveOn(t *testing.T) {
+	t.Parallel()
+	ca := pkitest.New(t)
+	lost := newNode(t, ca, pkitest.Control, hangUp)
+	failing := newNode(t, ca, pkitest.Control, refuse(apierr.New(apierr.Internal, "boom"), ""))
+	b := newNode(t, ca, pkitest.Control, answer(http.StatusOK, pong{Node: "b"}))
+	c := New(Config{URL: lost.srv.URL + "," + failing.srv.URL + "," + b.srv.URL, Repeatable: true, Timeout: time.Second,
+		TLS: ca.Creds(t, pkitest.Gateway).Client(pki.Roles(pki.RoleControl))})
+	t.Cleanup(c.Close)
+	var got pong
+	require.NoError(t, c.JSON(t.Context(), http.MethodPost, "/x", "", map[string]int{}, http.StatusOK, &got))
+	require.Equal(t, "b", got.Node)
+	require.Equal(t, 1, lost.count())
+	require.Equal(t, 1, failing.count())
+
+	// A 4xx is the answer: control refused it, and would everywhere.
+	b.setHandler(refuse(apierr.New(apierr.Forbidden, "no"), ""))
+	c = New(Config{URL: b.srv.URL + "," + failing.srv.URL, Repeatable: true, Timeout: time.Second,
+		TLS: ca.Creds(t, pkitest.Gateway).Client(pki.Roles(pki.RoleControl))})
+	t.Cleanup(c.Close)
+	err := c.JSON(t.Context(), http.MethodPost, "/x", "", map[string]int{}, http.StatusOK, nil)
+	var se *StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusForbidden, se.Status)
+	require.Equal(t, b.srv.URL, se.URL, "the error names the node that answered")
+	require.Equal(t, 1, failing.count(), "not asked again")
 }

@@ -17,6 +17,7 @@ import (
 
 // Reply is a control node's answer, read whole.
 type Reply struct {
+	URL    string // the base URL of the node that answered
 	Status int
 	Header http.Header
 	Body   []byte
@@ -42,14 +43,14 @@ func (c *Client) Do(ctx context.Context, method, path, requestID string, body an
 	for _, base := range c.candidates() {
 		r, sent, err := c.once(ctx, base, method, path, requestID, body != nil, raw)
 		switch {
-		case err == nil && !(r.Status == http.StatusServiceUnavailable && (method == http.MethodGet || notApplied(r.Body))):
+		case err == nil && !c.movesOn(method, r):
 			c.mark(base, true)
 			return r, nil
 		case err == nil:
 			last, lastErr = r, nil // no leader there, or a read it could not serve: the next may
 		case ctx.Err() != nil:
 			return Reply{}, err
-		case sent && method != http.MethodGet:
+		case sent && method != http.MethodGet && !c.repeatable:
 			c.mark(base, false)
 			return Reply{}, err // perhaps applied: not to be sent twice
 		default:
@@ -91,7 +92,17 @@ func (c *Client) once(ctx context.Context, base, method, path, requestID string,
 	if err != nil {
 		return Reply{}, true, fmt.Errorf("controlclient: %s %s: read: %w", method, path, err)
 	}
-	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: b}, true, nil
+	return Reply{URL: base, Status: resp.StatusCode, Header: resp.Header, Body: b}, true, nil
+}
+
+// movesOn reports an answer after which the next node is asked: a 503
+// no_leader (control's promise that nothing was applied), a read's 503,
+// and, for a Repeatable client, any 5xx.
+func (c *Client) movesOn(method string, r Reply) bool {
+	if c.repeatable && r.Status >= 500 {
+		return true
+	}
+	return r.Status == http.StatusServiceUnavailable && (method == http.MethodGet || notApplied(r.Body))
 }
 
 // notApplied reports a 503 that promises the request was not applied
@@ -110,7 +121,7 @@ func (c *Client) JSON(ctx context.Context, method, path, requestID string, in an
 		return err
 	}
 	if r.Status != want {
-		return &StatusError{Method: method, Path: path, Status: r.Status, Header: r.Header, Body: r.Body}
+		return &StatusError{URL: r.URL, Method: method, Path: path, Status: r.Status, Header: r.Header, Body: r.Body}
 	}
 	if out == nil {
 		return nil
@@ -128,6 +139,7 @@ var ErrDecode = errors.New("undecodable answer")
 // StatusError is a control answer of another status than the one a call
 // wanted.
 type StatusError struct {
+	URL          string // the base URL of the node that answered
 	Method, Path string
 	Status       int
 	Header       http.Header

@@ -19,7 +19,9 @@
 // The one rule about repeating a request: a write (any method but GET)
 // that was sent to a node that then gave no answer is never sent again,
 // to that node or another, since it may have been applied. Reads are
-// repeated on the next node; a read answered 503 moves on too.
+// repeated on the next node; a read answered 503 moves on too. A client
+// whose calls are all safe to repeat (Config.Repeatable) treats its
+// writes as reads, and moves on from any 5xx.
 //
 // Do and JSON send a request and read the whole answer (at most
 // Config.MaxBody); Open sends a GET whose answer is streamed, and gives

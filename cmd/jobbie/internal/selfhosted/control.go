@@ -3,42 +3,34 @@ package selfhosted
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/controlclient"
 )
 
-// postControl posts body to path at each control URL in turn until one
-// answers: want decodes into out; another 4xx is control's refusal,
-// returned with its message; a network error or a 5xx tries the next.
-func postControl(ctx context.Context, hc *http.Client, urls []string, path string, body []byte, want int, out any) error {
-	if len(urls) == 0 {
-		return errors.New("no control URL known: pass --control-url")
+// controlClient calls control at urls (tried in turn), trusting roots
+// for its certificate. Joins and renewals are safe to repeat (a join's
+// single-use token is refused if it was used), so a node that cannot be
+// reached, loses the answer or fails passes the call on to the next.
+func controlClient(urls []string, roots *x509.CertPool) *controlclient.Client {
+	return controlclient.New(controlclient.Config{URL: strings.Join(urls, ","), Repeatable: true,
+		TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS13}, Timeout: 30 * time.Second, MaxBody: 1 << 20})
+}
+
+// postControl posts body to path through cc: want decodes into out;
+// another status is control's refusal, returned with its message and the
+// node that gave it.
+func postControl(ctx context.Context, cc *controlclient.Client, path string, body any, want int, out any) error {
+	err := cc.JSON(ctx, http.MethodPost, path, "", body, want, out)
+	var se *controlclient.StatusError
+	if errors.As(err, &se) {
+		return fmt.Errorf("control %s answered %d %s: %s", se.URL, se.Status, http.StatusText(se.Status), bytes.TrimSpace(se.Body))
 	}
-	var errs []error
-	for _, u := range urls {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(u, "/")+path, bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		rb, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		switch {
-		case resp.StatusCode == want:
-			return json.Unmarshal(rb, out)
-		case resp.StatusCode >= 400 && resp.StatusCode < 500:
-			return fmt.Errorf("control %s answered %s: %s", u, resp.Status, bytes.TrimSpace(rb))
-		}
-		errs = append(errs, fmt.Errorf("control %s answered %s: %s", u, resp.Status, bytes.TrimSpace(rb)))
-	}
-	return errors.Join(errs...)
+	return err
 }

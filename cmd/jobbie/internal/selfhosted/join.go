@@ -2,7 +2,6 @@ package selfhosted
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
@@ -67,9 +65,11 @@ func Join(ctx context.Context, dataDir, nodeID string, j Joining) error {
 	if err != nil {
 		return err
 	}
-	body, _ := json.Marshal(wire.JoinRequest{Token: j.Token, NodeID: nodeID, CSR: string(csr)})
+	cc := controlClient(j.ControlURLs, roots)
+	defer cc.Close()
 	var res wire.JoinResponse
-	if err := postControl(ctx, controlClient(roots), j.ControlURLs, "/control/v1/join", body, http.StatusCreated, &res); err != nil {
+	req := wire.JoinRequest{Token: j.Token, NodeID: nodeID, CSR: string(csr)}
+	if err := postControl(ctx, cc, "/control/v1/join", req, http.StatusCreated, &res); err != nil {
 		return fmt.Errorf("join: %w", err)
 	}
 	if len(j.Tunnels) > 0 {
@@ -90,10 +90,4 @@ func Join(ctx context.Context, dataDir, nodeID string, j Joining) error {
 		}
 	}
 	return nil
-}
-
-// controlClient calls control, trusting roots for its certificate.
-func controlClient(roots *x509.CertPool) *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS13}}}
 }

@@ -26,6 +26,7 @@ const joinTenant = "t_0123456789abcdefghijklmnop"
 // after the answers of before, one a request (a status and a body).
 type joinControl struct {
 	url, caFile string
+	url2        string // a second node of the same control (the same state)
 	mu          sync.Mutex
 	before      []string // "status body", answered first, in turn
 	joins       []wire.JoinRequest
@@ -61,6 +62,9 @@ func newJoinControl(t *testing.T, before ...string) *joinControl {
 	}))
 	t.Cleanup(srv.Close)
 	c.url = srv.URL
+	srv2 := httptest.NewTLSServer(srv.Config.Handler) // httptest's TLS servers share one certificate
+	t.Cleanup(srv2.Close)
+	c.url2 = srv2.URL
 	c.caFile = filepath.Join(t.TempDir(), "hosted-ca.crt")
 	require.NoError(t, os.WriteFile(c.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
 	return c
@@ -95,7 +99,7 @@ func TestJoinThenOpenAgain(t *testing.T) {
 	t.Parallel()
 	ctl := newJoinControl(t, "503 no leader")
 	dir := t.TempDir()
-	urls := []string{"https://127.0.0.1:1", ctl.url, ctl.url}
+	urls := []string{"https://127.0.0.1:1", ctl.url, ctl.url2}
 	j := Joining{Token: "jst_1", ControlURLs: urls, CAFile: ctl.caFile, Tunnels: []string{"gw9:8443"}}
 	var warn strings.Builder
 	creds, rec, err := Open(context.Background(), dir, "n1", j, &warn)
@@ -128,7 +132,7 @@ func TestJoinRefusedByControl(t *testing.T) {
 	t.Parallel()
 	ctl := newJoinControl(t, `403 {"error":{"code":"forbidden","message":"the token was used"}}`)
 	dir := t.TempDir()
-	err := Join(context.Background(), dir, "n1", Joining{Token: "jst_1", ControlURLs: []string{ctl.url, ctl.url}, CAFile: ctl.caFile})
+	err := Join(context.Background(), dir, "n1", Joining{Token: "jst_1", ControlURLs: []string{ctl.url, ctl.url2}, CAFile: ctl.caFile})
 	require.ErrorContains(t, err, "join: control "+ctl.url+" answered 403 Forbidden: ")
 	require.ErrorContains(t, err, "the token was used")
 	require.Len(t, ctl.joins, 1)

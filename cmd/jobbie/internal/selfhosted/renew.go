@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jobbie/jobbie/internal/controlclient"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -58,7 +58,7 @@ func StartRenewal(ctx context.Context, dataDir string, controls []string, hosted
 type renewer struct {
 	certFile, keyFile, caFile string
 	controls                  []string
-	hc                        *http.Client
+	cc                        *controlclient.Client
 	creds                     *pki.Credentials
 	log                       *slog.Logger
 }
@@ -106,7 +106,7 @@ func newRenewer(dataDir string, controls []string, hostedCA []byte, creds *pki.C
 			return nil, fmt.Errorf("%s holds no hosted CA certificate for control: pass --ca-file", r.caFile)
 		}
 	}
-	r.hc = controlClient(roots)
+	r.cc = controlClient(controls, roots)
 	return r, nil
 }
 
@@ -162,6 +162,7 @@ func jitter(d time.Duration) time.Duration {
 // normal, the certificate has long left) is logged and retried with
 // backoff.
 func (r *renewer) run(ctx context.Context) {
+	defer r.cc.Close()
 	var backoff time.Duration
 	for {
 		var wait time.Duration
@@ -214,12 +215,12 @@ func (r *renewer) renew(ctx context.Context, leaf *x509.Certificate) error {
 	if err != nil {
 		return err
 	}
-	body, _ := json.Marshal(wire.RenewRequest{
+	req := wire.RenewRequest{
 		Certificate: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw})),
 		CSR:         string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})),
-	})
+	}
 	var out wire.RenewResponse
-	if err := postControl(ctx, r.hc, r.controls, "/control/v1/join/renew", body, http.StatusOK, &out); err != nil {
+	if err := postControl(ctx, r.cc, "/control/v1/join/renew", req, http.StatusOK, &out); err != nil {
 		return err
 	}
 	// Check it before it replaces anything: the node's identity and key,

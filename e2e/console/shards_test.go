@@ -33,7 +33,7 @@ func joinStatus(t *testing.T, token string) int {
 }
 
 // A tenant without self-hosted shards: the screen says what one is and
-// links to the README's section; the owner is offered to add one.
+// links to the docs' page on self-hosting; the owner is offered to add one.
 func TestConsoleShardsEmptyState(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
@@ -42,7 +42,7 @@ func TestConsoleShardsEmptyState(t *testing.T) {
 	p.waitScreen("shards")
 	p.waitText("#shards-empty", "no self-hosted shard")
 	p.waitText("#shards-empty", "cluster of 1, 3 or 5")
-	assert.Contains(t, eval[string](p, `document.querySelector('.shards-intro a').href`), "#self-hosting-a-shard")
+	assert.Contains(t, eval[string](p, `document.querySelector('.shards-intro a').href`), "docs/operate/self-hosting.md")
 	assert.True(t, p.visible("#shard-add"), "the owner is not offered to add a shard")
 	assert.Zero(t, p.count("#shards-table"))
 	p.shot("shards-empty")

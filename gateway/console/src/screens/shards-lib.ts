@@ -5,8 +5,8 @@
 export const SHARDS_PATH = "/api/v1/shards";
 export const JOIN_TOKENS_PATH = "/api/v1/shards/join-tokens";
 
-/** README's section on self-hosted shards. */
-export const README_URL = "https://github.com/jobbie/jobbie#self-hosting-a-shard";
+/** The docs' page on self-hosted shards. */
+export const SELF_HOSTING_URL = "https://github.com/jobbie/jobbie/blob/main/docs/operate/self-hosting.md";
 
 export interface OwnedShard {
   id: string;

@@ -12,7 +12,7 @@ import { AddShardDialog } from "./shard-add";
 import { RevokeShardDialog } from "./shard-revoke";
 import { AddNodesDialog } from "./shard-nodes-add";
 import { RemoveNodeDialog, type NodeOf } from "./shard-node-remove";
-import { healthView, nodeHealthText, nodesText, README_URL, SHARDS_PATH, type OwnedShard, type OwnedShardList } from "./shards-lib";
+import { healthView, nodeHealthText, nodesText, SELF_HOSTING_URL, SHARDS_PATH, type OwnedShard, type OwnedShardList } from "./shards-lib";
 import "./shards.css";
 
 export function Shards() {
@@ -55,7 +55,7 @@ export function Shards() {
       <p class="muted shards-intro">
         Self-hosted shards run in your own network and hold the namespaces you place on them. Their nodes dial out to this
         service; no inbound port is opened.{" "}
-        <a href={README_URL} target="_blank" rel="noopener noreferrer">
+        <a href={SELF_HOSTING_URL} target="_blank" rel="noopener noreferrer">
           Self-hosting a shard
         </a>
       </p>

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -36,4 +37,4 @@ func (s *Server) joinTargets() []string {
 }
 
 // Status is this node's view of its group.
-func (s *Server) Status() (wire.NodeStatus, error) { return s.api.Group().Status() }
+func (s *Server) Status() (edge.NodeStatus, error) { return s.api.Group().Status() }

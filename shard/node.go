@@ -199,7 +199,7 @@ func (n *Node) Membership() (member, known, stopped bool) { return n.repl.Member
 func (n *Node) Subscribe() (<-chan struct{}, func()) { return n.repl.Subscribe() }
 
 // Status is this node's view of its group.
-func (n *Node) Status() wire.NodeStatus { return n.api.Status() }
+func (n *Node) Status() api.NodeStatus { return n.api.Status() }
 
 // TrustBundle is the newest trust bundle a hosted gateway pushed to this
 // node (POST /internal/v1/trust), kept across restarts, and when it was

@@ -30,26 +30,3 @@ type AddMemberRequest struct {
 	RaftAddr string `json:"raft_addr"`
 	HTTPAddr string `json:"http_addr,omitempty"`
 }
-
-// NodeStatus is GET /internal/v1/status: one member's view of its Raft
-// group, the same shape on control and on a shard.
-type NodeStatus struct {
-	NodeID     string `json:"node_id"`
-	State      string `json:"state"` // leader, follower, candidate or shutdown
-	Term       uint64 `json:"term"`
-	LeaderID   string `json:"leader_id,omitempty"`   // "" while no leader is known
-	LeaderAddr string `json:"leader_raft,omitempty"` // the leader's Raft address
-	// Ready: this node leads and has applied every entry of earlier terms.
-	Ready        bool   `json:"ready"`
-	AppliedIndex uint64 `json:"applied_index"` // last entry applied to the state
-	CommitIndex  uint64 `json:"commit_index"`  // last entry known committed
-	LastIndex    uint64 `json:"last_index"`    // last entry in the local log
-	// Restores counts snapshots installed into this node's state since it
-	// opened: a node that caught up from a snapshot shows one.
-	Restores   uint64 `json:"restores"`
-	ShardID    string `json:"shard_id,omitempty"` // a shard's group; empty for control's
-	HTTPAddr   string `json:"http_addr"`
-	RaftAddr   string `json:"raft_addr"`
-	LeaderHTTP string `json:"leader_http,omitempty"` // where the leader serves its API, when known
-	Version    string `json:"version,omitempty"`     // the node's build, where it says
-}

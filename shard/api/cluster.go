@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -22,8 +23,11 @@ func (s *Server) clusterRoutes() {
 	s.app.Post("/internal/v1/snapshot", member, s.takeSnapshot)
 }
 
+// NodeStatus is GET /internal/v1/status: this node's view of its group.
+type NodeStatus = edge.NodeStatus
+
 // Status is this node's view of its group.
-func (s *Server) Status() wire.NodeStatus {
+func (s *Server) Status() NodeStatus {
 	st, _ := s.group.Status() // the node is there for the server's life
 	return st
 }

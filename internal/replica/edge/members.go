@@ -35,17 +35,26 @@ func (g *Group) Routes(r fiber.Router, guard fiber.Handler) {
 	r.Delete("/internal/v1/members/:id", guard, g.Forward(nil), g.removeMember)
 }
 
+// NodeStatus is GET /internal/v1/status: one member's view of its group,
+// the same shape on control and on a shard (ShardID and Version are a
+// shard's).
+type NodeStatus struct {
+	replica.Status
+	ShardID    string `json:"shard_id,omitempty"`
+	HTTPAddr   string `json:"http_addr"`
+	RaftAddr   string `json:"raft_addr"`
+	LeaderHTTP string `json:"leader_http,omitempty"`
+	Version    string `json:"version,omitempty"`
+}
+
 // Status is this node's view of its group.
-func (g *Group) Status() (wire.NodeStatus, error) {
+func (g *Group) Status() (NodeStatus, error) {
 	node, release, err := g.cfg.Node()
 	if err != nil {
-		return wire.NodeStatus{}, err
+		return NodeStatus{}, err
 	}
 	defer release()
-	st := node.Status()
-	out := wire.NodeStatus{NodeID: st.NodeID, State: st.State, Term: st.Term, LeaderID: st.LeaderID, LeaderAddr: st.LeaderAddr,
-		Ready: st.Ready, AppliedIndex: st.AppliedIndex, CommitIndex: st.CommitIndex, LastIndex: st.LastIndex, Restores: st.Restores,
-		ShardID: g.cfg.ShardID, HTTPAddr: g.cfg.Advertised(), RaftAddr: node.RaftAddr(), Version: g.cfg.Version}
+	out := NodeStatus{Status: node.Status(), ShardID: g.cfg.ShardID, HTTPAddr: g.cfg.Advertised(), RaftAddr: node.RaftAddr(), Version: g.cfg.Version}
 	out.LeaderHTTP, _ = g.LeaderHTTP(node)
 	return out, nil
 }

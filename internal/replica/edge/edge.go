@@ -17,7 +17,9 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// Config is one node's edge. Zero values take the defaults in comments.
+// Config is one node's edge. Node, Advertised, HTTPOf, Peers,
+// ForwardedHeader, CheckAdd and the messages are required; other zero
+// values take the defaults in comments.
 type Config struct {
 	// Name prefixes logs and errors: "shard", "control".
 	Name string

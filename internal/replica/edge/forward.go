@@ -103,13 +103,13 @@ func (g *Group) LeaderOnly(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	leads := node.State() == replica.StateLeader
+	if node.State() == replica.StateLeader {
+		release()
+		return c.Next()
+	}
 	addr, _ := g.LeaderHTTP(node)
 	release()
-	if !leads {
-		return g.noLeader(c, addr)
-	}
-	return c.Next()
+	return g.noLeader(c, addr)
 }
 
 func (g *Group) route(c *fiber.Ctx, serve Serve) error {

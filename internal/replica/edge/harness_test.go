@@ -98,6 +98,11 @@ func setup(t *testing.T, opts ...func(*edge.Config)) (*cluster, *member, *member
 	require.NoError(t, leader.node.WaitLeader(ctx))
 	follower := c.start("n2", false)
 	require.NoError(t, leader.node.AddVoter(ctx, "n2", follower.node.RaftAddr()))
+	// An entry after the configuration's: once the follower applied it,
+	// it knows the leader and both members.
+	_, err := opPut.Propose(ctx, leader.node, &put{Key: "setup", Value: "done"})
+	require.NoError(t, err)
+	require.NoError(t, follower.node.WaitApplied(ctx, leader.node.AppliedIndex()))
 	waitFor(t, follower.node, func() bool { return follower.node.LeaderID() == "n1" })
 	return c, leader, follower
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -29,9 +28,9 @@ func checkAdd(r wire.AddMemberRequest) error {
 	switch {
 	case !service.ShardIDRE.MatchString(r.NodeID):
 		return apierr.Field("node_id", "node_id is required: 1-63 letters, digits, '.', '_' or '-'")
-	case !hostPort(r.RaftAddr):
+	case !edge.HostPort(r.RaftAddr):
 		return apierr.Field("raft_addr", "raft_addr must be host:port with a port other than 0")
-	case r.HTTPAddr != "" && !hostPort(r.HTTPAddr):
+	case r.HTTPAddr != "" && !edge.HostPort(r.HTTPAddr):
 		return apierr.Field("http_addr", "http_addr must be host:port with a port other than 0")
 	}
 	return nil
@@ -44,9 +43,4 @@ func (s *Server) recordMemberHTTP(ctx context.Context, r wire.AddMemberRequest) 
 		return nil
 	}
 	return s.RecordMemberHTTP(ctx, r.NodeID, r.HTTPAddr)
-}
-
-func hostPort(a string) bool {
-	i := strings.LastIndexByte(a, ':')
-	return i > 0 && a[i+1:] != "" && a[i+1:] != "0"
 }

@@ -45,7 +45,7 @@ func checkAdd(r wire.AddMemberRequest) error {
 	switch {
 	case r.NodeID == "" || len(r.NodeID) > 64 || strings.ContainsAny(r.NodeID, " /\t\n"):
 		return apierr.Field("node_id", "node_id is required: up to 64 characters, no spaces or slashes")
-	case !validHostPort(r.RaftAddr):
+	case !edge.HostPort(r.RaftAddr):
 		return apierr.Field("raft_addr", "raft_addr must be host:port")
 	case r.HTTPAddr != "":
 		return apierr.Field("http_addr", "a shard's members advertise their HTTP addresses in gossip: leave http_addr out")
@@ -61,13 +61,4 @@ func (s *Server) takeSnapshot(c *fiber.Ctx) error {
 		return fmt.Errorf("shard: snapshot: %w", err)
 	}
 	return c.JSON(fiber.Map{"snapshot_index": s.node.Status().AppliedIndex})
-}
-
-func validHostPort(s string) bool {
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 {
-		return false
-	}
-	host, port := strings.Trim(s[:i], "[]"), s[i+1:]
-	return host != "" && port != "" && port != "0"
 }

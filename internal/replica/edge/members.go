@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -140,4 +141,15 @@ func (g *Group) membership(ctx context.Context, change func(context.Context, *re
 	default:
 		return node.ProposeError(err)
 	}
+}
+
+// HostPort reports whether a is host:port with a host and a port other
+// than 0, as a member's addresses must be.
+func HostPort(a string) bool {
+	i := strings.LastIndexByte(a, ':')
+	if i < 0 {
+		return false
+	}
+	host, port := strings.Trim(a[:i], "[]"), a[i+1:]
+	return host != "" && port != "" && port != "0"
 }

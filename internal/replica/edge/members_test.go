@@ -95,3 +95,11 @@ func (m *member) join(wait time.Duration, targets ...string) error {
 	defer cancel()
 	return m.group.Join(ctx, wire.AddMemberRequest{NodeID: m.id, RaftAddr: m.node.RaftAddr()}, func() []string { return targets })
 }
+
+func TestHostPort(t *testing.T) {
+	t.Parallel()
+	for a, ok := range map[string]bool{"127.0.0.1:7000": true, "[::1]:7000": true, "node-1.internal:1": true,
+		"nope": false, ":7000": false, "[]:7000": false, "127.0.0.1:": false, "127.0.0.1:0": false} {
+		require.Equal(t, ok, edge.HostPort(a), a)
+	}
+}

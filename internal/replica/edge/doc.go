@@ -1,9 +1,10 @@
 // Package edge is where a Raft group hosted by internal/replica meets
 // HTTP, the same for a shard's group and for control's: forwarding a
 // follower's request to its leader, the status and members API, and
-// joining a group. Shard and control configure it (Config) and keep
-// nothing of it of their own; internal/replica itself knows nothing of
-// HTTP.
+// joining a group. Shard and control keep only their configuration of it
+// (Config: which routes a follower answers itself, who may call, where a
+// member serves HTTP, what an add may ask); internal/replica itself knows
+// nothing of HTTP.
 //
 // Forwarding (Forward, Gate, LeaderOnly). A follower proxies the whole
 // request to the leader, which runs the same handler it would for a
@@ -18,7 +19,8 @@
 //     leader it knows in wire.LeaderHeader; so does a request that must
 //     be forwarded while no leader is known (an election).
 //   - Never twice: a forward is sent once, on internal/shardclient's
-//     pools, which never repeat a request themselves. One that could not
+//     pools, which never repeat a request themselves (a streamed one,
+//     on net/http, is a read). One that could not
 //     be sent (shardclient.Sent) answers 503 no_leader, which the caller
 //     may simply retry; a write that was sent and got no answer answers
 //     503 unavailable saying it may have been applied.
@@ -31,6 +33,8 @@
 //     the leader had when it answered before it answers itself; Config.After
 //     sees the answer first (the shard gives back the leases of a fetch
 //     whose worker went away); Config.Streamed answers are streamed.
+//   - A route the leader alone serves and nobody forwards (LeaderOnly):
+//     a follower answers 503 no_leader naming the leader.
 //
 // Membership (Routes, Status, Members): GET /internal/v1/status and
 // /internal/v1/members answer from this node's view; POST and DELETE go

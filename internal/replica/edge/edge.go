@@ -66,7 +66,7 @@ type Config struct {
 	Timeout func(c *fiber.Ctx) time.Duration
 	// After, when set, sees a forward's answer before the caller does.
 	After func(c *fiber.Ctx, leader string, answer *fasthttp.Response)
-	// Streamed picks the requests whose answers are streamed back as they
+	// Streamed picks the reads whose answers are streamed back as they
 	// arrive rather than read whole (larger than memory, longer than
 	// Timeout to send); StreamTLS is the client side of their TLS.
 	Streamed  func(c *fiber.Ctx) bool

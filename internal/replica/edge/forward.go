@@ -130,7 +130,7 @@ func (g *Group) route(c *fiber.Ctx, serve Serve) error {
 		return g.noLeader(c, "")
 	case !known || forwarded:
 		return g.noLeader(c, addr)
-	case g.cfg.Streamed != nil && g.cfg.Streamed(c):
+	case read(c) && g.cfg.Streamed != nil && g.cfg.Streamed(c):
 		return g.forwardStream(c, addr)
 	}
 	return g.forward(c, addr)
@@ -234,11 +234,14 @@ func (g *Group) failed(c *fiber.Ctx, addr string, err error) error {
 	switch {
 	case !shardclient.Sent(err):
 		return apierr.Retry(apierr.NoLeader, 1, "%s", g.cfg.Unreachable)
-	case c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead:
+	case read(c):
 		return apierr.Retry(apierr.Unavailable, 1, "%s did not answer; retry shortly", g.cfg.Leader)
 	}
 	return apierr.Retry(apierr.Unavailable, 1, "%s did not answer; the request may have been applied", g.cfg.Leader)
 }
+
+// read reports a request that changes nothing.
+func read(c *fiber.Ctx) bool { return c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead }
 
 // hopHeader reports the answer headers a forward does not copy: those of
 // the connection to the leader, and the applied index meant for this

@@ -1,21 +1,22 @@
 package edge
 
 import (
-	"bytes"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
 )
 
-// A request Config.Streamed picks is forwarded like any (forward.go), but
-// its answer is streamed as it arrives rather than read whole: it may be
+// A read Config.Streamed picks is forwarded like any (forward.go), but its
+// answer is streamed as it arrives rather than read whole: it may be
 // larger than memory and take longer than the forward's timeout to send.
-// The leader must start answering within that timeout.
+// The leader must start answering within that timeout. Only reads are
+// streamed: net/http may send a request again on a fresh connection,
+// which is harmless for a read alone.
 
 // forwardStream sends the request to the leader at addr and streams its
 // answer back.
 func (g *Group) forwardStream(c *fiber.Ctx, addr string) error {
-	req, err := http.NewRequest(c.Method(), "https://"+addr+string(c.Request().URI().RequestURI()), bytes.NewReader(c.Body()))
+	req, err := http.NewRequest(c.Method(), "https://"+addr+string(c.Request().URI().RequestURI()), nil)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func New(cfg Config) (*Server, error) {
 		Logger: cfg.Logger, PullInterval: cfg.PullInterval, PullTimeout: cfg.PullTimeout,
 		BackupOrphanAfter: cfg.BackupOrphanAfter, BackupStore: store, AdvertisedHTTP: s.AdvertisedHTTP})
 	svc.SetRunner(s.leader)
-	s.api = api.New(svc, api.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Clock: cfg.Clock, Logger: cfg.Logger})
+	s.api = api.New(svc, api.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Clock: cfg.Clock, Logger: cfg.Logger, AdvertisedHTTP: s.AdvertisedHTTP})
 	return s, nil
 }
 
@@ -102,7 +102,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.served = make(chan error, 1)
 	go func() { s.served <- s.api.Serve(ln) }()
 	if !node.HasState() && len(s.cfg.Join) > 0 {
-		if err := join(ctx, s.cfg, node, s.AdvertisedHTTP()); err != nil {
+		if err := s.join(ctx, node); err != nil {
 			return errors.Join(err, s.stopLocked())
 		}
 	}

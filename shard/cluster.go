@@ -2,18 +2,12 @@ package shard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/jobbie/jobbie/internal/gossip"
-	"github.com/jobbie/jobbie/shard/api"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -124,120 +118,43 @@ func (n *Node) publishMeta() bool {
 }
 
 // JoinCluster asks the group to add this node as a voter, and retries
-// until a member accepts or ctx ends. It asks the leader gossip knows
-// first, then any other member of the shard in the pool, then hints
-// (HTTP "host:port" of members, e.g. from --join-http): any member will
-// do, since membership changes are forwarded to the leader. A node that
-// opened with Raft state is already a member and need not call it.
+// until a member accepts or ctx ends (edge.Group.Join). It asks the
+// leader gossip knows first, then any other member of the shard in the
+// pool, then hints (HTTP "host:port" of members, e.g. from --join-http).
+// A node that opened with Raft state is already a member and need not
+// call it.
 func (n *Node) JoinCluster(ctx context.Context, hints []string) error {
-	body, _ := json.Marshal(api.AddMemberRequest{NodeID: n.cfg.NodeID, RaftAddr: n.repl.RaftAddr()})
-	var last error
-	for {
-		if n.repl.LeaderID() != "" {
-			return nil // a leader talks to us: someone added us already
-		}
-		for _, addr := range n.joinTargets(hints) {
-			if last = n.askToJoin(addr, body); last == nil {
-				return nil
-			}
-		}
-		if last == nil {
-			last = errors.New("no member of the shard is known yet")
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("shard: join shard %s: %w (last: %v)", n.cfg.ShardID, ctx.Err(), last)
-		case <-time.After(500 * time.Millisecond): // pacing network attempts: the wall clock
-		}
-	}
+	r := wire.AddMemberRequest{NodeID: n.cfg.NodeID, RaftAddr: n.repl.RaftAddr()}
+	return n.api.Group().Join(ctx, r, func() []string { return n.joinTargets(hints) })
 }
 
 func (n *Node) joinTargets(hints []string) []string {
 	var out []string
-	seen := map[string]bool{n.api.AdvertisedHTTP(): true}
-	add := func(a string) {
-		a = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(a, "http://"), "https://"), "/")
-		if a != "" && !seen[a] {
-			seen[a] = true
-			out = append(out, a)
-		}
-	}
 	if p := n.cfg.Gossip; p != nil {
 		if m, ok := p.Leader(n.cfg.ShardID); ok {
-			add(m.Meta.HTTPAddr)
+			out = append(out, m.Meta.HTTPAddr)
 		}
 		for _, m := range p.Members() {
 			if m.Meta.Role == gossip.RoleShard && m.Meta.ShardID == n.cfg.ShardID {
-				add(m.Meta.HTTPAddr)
+				out = append(out, m.Meta.HTTPAddr)
 			}
 		}
 	}
-	for _, h := range hints {
-		add(h)
-	}
-	return out
-}
-
-// askToJoin posts this node's membership request to a member, which
-// forwards it to its leader.
-func (n *Node) askToJoin(addr string, body []byte) error {
-	_, err := n.callMembers(addr, body, 15*time.Second)
-	return err
+	return append(out, hints...)
 }
 
 // RemovedByGroup asks the group's leader, found among this shard's
-// members in gossip, whether its configuration still lists this node.
-// Raft does not always tell a member it removed: the leader stops
-// replicating to it at once, and the entry that removes it may never be
-// sent. A node that has lost its leader asks instead. Only the leader's
-// answer counts: a lagging follower may not know of a recent add.
+// members in gossip, whether its configuration still lists this node
+// (edge.Group.Removed).
 func (n *Node) RemovedByGroup() bool {
 	if n.cfg.Gossip == nil {
 		return false
 	}
+	var peers []edge.Peer
 	for _, m := range n.cfg.Gossip.Members() {
-		if m.Meta.Role != gossip.RoleShard || m.Meta.ShardID != n.cfg.ShardID || m.Meta.NodeID == n.cfg.NodeID || m.Meta.HTTPAddr == "" {
-			continue
+		if m.Meta.Role == gossip.RoleShard && m.Meta.ShardID == n.cfg.ShardID {
+			peers = append(peers, edge.Peer{NodeID: m.Meta.NodeID, HTTPAddr: m.Meta.HTTPAddr})
 		}
-		list, err := n.callMembers(m.Meta.HTTPAddr, nil, 2*time.Second)
-		if err != nil || list.LeaderID != m.Meta.NodeID {
-			continue // not the leader, or it did not answer
-		}
-		return !slices.ContainsFunc(list.Members, func(v wire.Member) bool { return v.NodeID == n.cfg.NodeID })
 	}
-	return false
-}
-
-// callMembers calls /internal/v1/members on the member at addr, a GET or,
-// with a body, a POST (an add), and returns the member list it answers.
-func (n *Node) callMembers(addr string, body []byte, wait time.Duration) (wire.MemberList, error) {
-	var list wire.MemberList
-	node, err := n.shards.Node(addr)
-	if err != nil {
-		return list, err
-	}
-	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("/internal/v1/members")
-	if body != nil {
-		req.Header.SetMethod(fasthttp.MethodPost)
-		req.Header.SetContentType("application/json")
-		req.SetBody(body)
-	}
-	if err := node.Do(req, resp, time.Now().Add(wait)); err != nil { // a network deadline: the wall clock
-		return list, err
-	}
-	if resp.StatusCode() != fasthttp.StatusOK {
-		var b wire.ErrorBody
-		if json.Unmarshal(resp.Body(), &b) == nil && b.Error != nil {
-			return list, fmt.Errorf("%s: %d %s", addr, resp.StatusCode(), b.Error.Message)
-		}
-		return list, fmt.Errorf("%s: status %d", addr, resp.StatusCode())
-	}
-	if err := json.Unmarshal(resp.Body(), &list); err != nil {
-		return list, fmt.Errorf("%s: member list: %w", addr, err)
-	}
-	return list, nil
+	return n.api.Group().Removed(peers)
 }

@@ -1,24 +1,17 @@
 package api
 
 import (
-	"errors"
-	"net"
-	"time"
-
 	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
 
-	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
-	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/replica/edge"
+	"github.com/jobbie/jobbie/internal/shardclient"
 )
 
-// Forwarding (the shard's rule, shard/api/forward.go): a follower proxies
+// Forwarding (internal/replica/edge, as on a shard): a follower proxies
 // the whole request to the leader, which runs the same handler, so writes
-// (and every read whose staleness matters) are answered by the leader.
-// A node forwards once: a forwarded request that finds no leader, or
-// reaches a node that no longer leads, gets 503 no_leader with
-// Retry-After, which means it was not applied and may be sent again.
+// (and every read whose staleness matters) are answered by the leader; a
+// backup download's answer is streamed back as it comes.
 //
 // Served by any node from its own state, where a moment's staleness is
 // harmless: the JWKS (a gateway fetches again on an unknown kid), the
@@ -26,140 +19,37 @@ import (
 // trails the leader's by the replication delay), health, metrics and the
 // node's own status and member list. Everything else is the leader's.
 // A follower that knows no leader (cut off from the majority, which may
-// be revoking keys) does not serve the revocation list: a gateway must
-// see it age and, past its freshness bound, refuse keys.
+// be revoking keys) does not serve the revocation list (edge.ByFollower):
+// a gateway must see it age and, past its freshness bound, refuse keys.
 //
 // An internal caller is identified by its certificate; the leader cannot
 // see the certificate a follower was reached with, so the follower, once
-// it admitted the caller, names it in forwardedPeerHeader, which the
-// leader believes only from a control certificate.
-
+// it admitted the caller (Group.Gate), names it in callerHeader, which the
+// leader believes only from a control certificate. An operator's key
+// travels as sent: the leader checks it.
 const (
-	forwardedHeader     = "X-Jobbie-Control-Forwarded" // the forwarding node's id
-	forwardedPeerHeader = "X-Jobbie-Control-Peer"      // the identity the follower admitted
-	forwardTimeout      = 30 * time.Second
+	forwardedHeader = "X-Jobbie-Control-Forwarded" // the forwarding node's id
+	callerHeader    = "X-Jobbie-Control-Peer"      // the identity the follower admitted
 )
 
-// peerLocal holds the caller identity gate admitted.
-const peerLocal = "jobbie.control.peer"
-
-// gate admits a caller allowed by allow (nil: anyone; the handler checks
-// keys itself) and sends the request to the leader unless this node leads
-// or local says any node may answer it.
-func (s *Server) gate(allow pki.Policy, local bool) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		var peer pki.Identity
-		if allow != nil {
-			id, ok := s.callerIdentity(c)
-			if !ok {
-				return apierr.New(apierr.Unauthenticated, "this endpoint is internal: a client certificate from the deployment's CA is required")
-			}
-			if err := allow(id); err != nil {
-				return apierr.New(apierr.Forbidden, "%s may not call this endpoint", id)
-			}
-			peer = id
-			c.Locals(peerLocal, id)
-		}
-		node, release, err := s.Acquire()
-		if err != nil {
-			return err
-		}
-		leads := node.State() == replica.StateLeader
-		following := node.LeaderID() != ""
-		addr, known := s.LeaderHTTP(node)
-		release()
-		switch {
-		case leads:
-			return c.Next()
-		case local && following:
-			return c.Next()
-		case local, !known, c.Get(forwardedHeader) != "":
-			return noLeader()
-		}
-		if isDownload(&c.Request().Header) {
-			return s.proxyStream(c, addr, peer)
-		}
-		return s.proxy(c, addr, peer)
-	}
-}
-
-// callerIdentity is the caller's certificate identity, or, for a request
-// a control node forwarded, the identity that node admitted.
-func (s *Server) callerIdentity(c *fiber.Ctx) (pki.Identity, bool) {
-	id, ok := pki.Peer(c, nil)
-	if !ok {
-		return id, false
-	}
-	if fwd := c.Get(forwardedPeerHeader); fwd != "" && id.Role == pki.RoleControl {
-		fid, err := pki.ParseIdentity(fwd)
-		return fid, err == nil
-	}
-	return id, true
-}
-
-// peerOf is the identity gate admitted for c.
-func peerOf(c *fiber.Ctx) pki.Identity {
-	id, _ := c.Locals(peerLocal).(pki.Identity)
-	return id
-}
-
-func noLeader() error {
-	return apierr.Retry(apierr.NoLeader, 1, "the control plane has no leader this node can reach; retry shortly")
-}
-
-// proxy sends the request to the leader at addr and copies its answer.
-func (s *Server) proxy(c *fiber.Ctx, addr string, peer pki.Identity) error {
-	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	c.Request().Header.CopyTo(&req.Header)
-	req.Header.Del(fiber.HeaderConnection)
-	req.Header.Del(forwardedPeerHeader)
-	req.SetRequestURI("https://" + addr + string(c.Request().URI().RequestURI()))
-	req.Header.Set(forwardedHeader, s.cfg.NodeID)
-	if peer.Role != "" {
-		req.Header.Set(forwardedPeerHeader, peer.String())
-	}
-	req.SetBodyRaw(c.Body())
-	if err := s.fwd.DoTimeout(req, resp, forwardTimeout); err != nil {
-		s.log.Warn("control: forward to leader failed", "leader", addr, "path", c.Path(), "err", err)
-		if neverSent(err) {
-			return noLeader()
-		}
-		return apierr.Retry(apierr.Unavailable, 1, "the control leader did not answer; the request may have been applied")
-	}
-	out := c.Response()
-	out.SetStatusCode(resp.StatusCode())
-	resp.Header.VisitAll(func(k, v []byte) {
-		switch string(k) {
-		case fiber.HeaderContentLength, fiber.HeaderConnection, fiber.HeaderTransferEncoding, fiber.HeaderDate, fiber.HeaderServer:
-			return
-		}
-		out.Header.SetBytesKV(k, v)
+// newGroup is this node's edge of the control group.
+func (s *Server) newGroup(peers *shardclient.Client) *edge.Group {
+	members := pki.Roles(pki.RoleControl)
+	return edge.New(edge.Config{
+		Name: "control", Group: "the control group", NodeID: s.cfg.NodeID,
+		Node: s.Acquire, Advertised: s.cfg.AdvertisedHTTP, HTTPOf: s.MemberHTTP,
+		Peers: peers, Logger: s.log,
+		ForwardedHeader: forwardedHeader, CallerHeader: callerHeader, Members: members,
+		Streamed: func(c *fiber.Ctx) bool { return isDownload(&c.Request().Header) }, StreamTLS: s.cfg.TLS.Client(members),
+		NoLeader: "the control plane has no leader this node can reach; retry shortly",
+		Leader:   "the control leader",
+		CheckAdd: checkAdd, Added: s.recordMemberHTTP,
 	})
-	out.SetBody(resp.Body())
-	return nil
 }
 
-// neverSent reports a forward that failed before the leader could have
-// read the request: a refused or timed-out dial, or a failed handshake.
-func neverSent(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var pe *pki.PeerError
-	return errors.Is(err, fasthttp.ErrDialTimeout) || errors.Is(err, fasthttp.ErrTLSHandshakeTimeout) || errors.As(err, &pe)
-}
-
-func newForwarder(tls *pki.Credentials) *fasthttp.Client {
-	return &fasthttp.Client{
-		TLSConfig:           tls.Client(pki.Roles(pki.RoleControl)),
-		MaxConnsPerHost:     64,
-		MaxIdleConnDuration: 30 * time.Second,
-		ReadTimeout:         forwardTimeout,
-		WriteTimeout:        forwardTimeout,
-		Dial:                func(a string) (net.Conn, error) { return fasthttp.DialTimeout(a, 2*time.Second) },
-	}
+// newPeers is how a node reaches the other control nodes: their
+// certificates must be control's.
+func newPeers(cfg Config) *shardclient.Client {
+	return shardclient.New(shardclient.Config{Name: "jobbie-control", TLS: cfg.TLS, NodePolicy: pki.Roles(pki.RoleControl),
+		MaxConns: 64, Logger: cfg.Logger})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) newApp() *fiber.App {
 
 	// Every other route is the leader's (forward.go): operator routes are
 	// forwarded before their key is checked, since the leader checks it.
-	op := s.gate(nil, false)
+	op := s.group.Gate(nil, edge.ByLeader)
 
 	app.Post("/control/v1/tenants", op, s.operatorOnly, s.postTenant)
 	app.Get("/control/v1/tenants", op, s.operatorOnly, s.getTenants)
@@ -66,12 +67,12 @@ func (s *Server) newApp() *fiber.App {
 	s.moveRoutes(app, op)
 	// Shard clusters register with their own certificates, as they hold
 	// no operator key; the path sits with the shard list it feeds.
-	app.Post("/control/v1/shards/register", s.gate(pki.Roles(pki.RoleShard), false), s.postShardRegistration)
+	app.Post("/control/v1/shards/register", s.group.Gate(pki.Roles(pki.RoleShard), edge.ByLeader), s.postShardRegistration)
 
 	// The tenant-facing internal API is the gateways' alone: a shard's
 	// certificate cannot mint keys or read another tenant's namespaces.
-	gw := s.gate(pki.Roles(pki.RoleGateway), false)
-	app.Get("/internal/v1/revocations", s.gate(pki.Roles(pki.RoleGateway), true), s.getRevocations)
+	gw := s.group.Gate(pki.Roles(pki.RoleGateway), edge.ByLeader)
+	app.Get("/internal/v1/revocations", s.group.Gate(pki.Roles(pki.RoleGateway), edge.ByFollower), s.getRevocations)
 	app.Get("/internal/v1/tenants/:tid/namespaces", gw, s.getNamespaces)
 	app.Get("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.getNamespace)
 	app.Patch("/internal/v1/tenants/:tid/namespaces/:ns", gw, s.patchNamespace)
@@ -112,7 +113,7 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	if node.IsLeader() {
 		return c.JSON(fiber.Map{"status": "ready", "role": "leader"})
 	}
-	if _, ok := s.LeaderHTTP(node); ok && node.State() == replica.StateFollower {
+	if _, ok := s.group.LeaderHTTP(node); ok && node.State() == replica.StateFollower {
 		return c.JSON(fiber.Map{"status": "ready", "role": "follower"})
 	}
 	return apierr.Retry(apierr.NoLeader, 1, "this control node knows no leader")

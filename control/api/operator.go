@@ -10,6 +10,7 @@ import (
 	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -94,7 +95,7 @@ func (s *Server) postShardRegistration(c *fiber.Ctx) error {
 	if err := service.ValidateRegistration(&reg); err != nil {
 		return err
 	}
-	if peer := peerOf(c); peer.Shard != reg.ShardID {
+	if peer := edge.Caller(c); peer.Shard != reg.ShardID {
 		return apierr.New(apierr.Forbidden, "%s may register shard %s only, not %q", peer, peer.Shard, reg.ShardID)
 	}
 	rec, err := s.RegisterShard(c.UserContext(), reg)

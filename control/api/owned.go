@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -19,11 +20,11 @@ func (s *Server) ownedShardRoutes(app *fiber.App, gw fiber.Handler) {
 	app.Post("/internal/v1/tenants/:tid/shards/:id/join-tokens", gw, s.postNodeJoinToken)
 	app.Delete("/internal/v1/tenants/:tid/shards/:id/nodes/:node", gw, s.deleteShardNode)
 	app.Get("/internal/v1/tenants/:tid/shards/:sid/trust", gw, s.getTrustBundle)
-	app.Post("/control/v1/join", s.gate(nil, false), s.postJoin)
+	app.Post("/control/v1/join", s.group.Gate(nil, edge.ByLeader), s.postJoin)
 	// Renewal takes no client certificate either: the node's certificate
 	// is from the self-hosted CA, which this listener does not trust at
 	// the handshake; it travels in the body and is checked there (renew.go).
-	app.Post("/control/v1/join/renew", s.gate(nil, false), s.postRenew)
+	app.Post("/control/v1/join/renew", s.group.Gate(nil, edge.ByLeader), s.postRenew)
 }
 
 func (s *Server) getOwnedShards(c *fiber.Ctx) error {

@@ -3,15 +3,15 @@ package api
 import (
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jonboulle/clockwork"
-	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/replica/edge"
+	"github.com/jobbie/jobbie/internal/shardclient"
 )
 
 // Config is what the HTTP API needs of the node's configuration.
@@ -20,6 +20,8 @@ type Config struct {
 	TLS    *pki.Credentials
 	Clock  clockwork.Clock
 	Logger *slog.Logger
+	// AdvertisedHTTP is where other nodes reach this node's HTTP API.
+	AdvertisedHTTP func() string
 }
 
 // Server is the control plane's HTTP API over a service: every handler
@@ -27,17 +29,17 @@ type Config struct {
 // forward to the leader (forward.go).
 type Server struct {
 	*service.Service
-	cfg       Config
-	log       *slog.Logger
-	app       *fiber.App
-	fwd       *fasthttp.Client // to the leader (forward.go)
-	streamFwd *http.Client     // to the leader, for answers streamed back (forward_stream.go)
+	cfg   Config
+	log   *slog.Logger
+	app   *fiber.App
+	peers *shardclient.Client // to the other control nodes
+	group *edge.Group         // forwarding, status, members, joining (forward.go)
 }
 
 // New builds the API of svc.
 func New(svc *service.Service, cfg Config) *Server {
-	s := &Server{Service: svc, cfg: cfg, log: cfg.Logger.With("role", "control"),
-		fwd: newForwarder(cfg.TLS), streamFwd: newStreamForwarder(cfg.TLS)}
+	s := &Server{Service: svc, cfg: cfg, log: cfg.Logger.With("role", "control"), peers: newPeers(cfg)}
+	s.group = s.newGroup(s.peers)
 	s.app = s.newApp()
 	return s
 }
@@ -46,8 +48,9 @@ func New(svc *service.Service, cfg Config) *Server {
 func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
 
 // Shutdown stops serving, letting requests in flight finish up to timeout,
-// and drops the idle connections of streamed forwards.
+// and drops the connections to the other nodes.
 func (s *Server) Shutdown(timeout time.Duration) error {
-	defer s.streamFwd.CloseIdleConnections()
+	defer s.peers.Close()
+	defer s.group.Close()
 	return s.app.ShutdownWithTimeout(timeout)
 }

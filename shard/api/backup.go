@@ -10,7 +10,6 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
-	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
@@ -26,16 +25,8 @@ const (
 // address (wire.LeaderHeader) rather than proxy a stream of any size.
 func (s *Server) backupRoutes() {
 	control := pki.Require(pki.Roles(pki.RoleControl), nil)
-	s.app.Get(backupPath, control, s.onLeader, s.backup)
-	s.app.Post(restorePath, control, s.onLeader, s.restore)
-}
-
-func (s *Server) onLeader(c *fiber.Ctx) error {
-	if s.node.State() != replica.StateLeader {
-		addr, _ := s.LeaderHTTP()
-		return noLeader(c, addr)
-	}
-	return c.Next()
+	s.app.Get(backupPath, control, s.group.LeaderOnly, s.backup)
+	s.app.Post(restorePath, control, s.group.LeaderOnly, s.restore)
 }
 
 // backup streams the namespace as it is at one snapshot. An error once

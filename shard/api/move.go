@@ -23,7 +23,7 @@ const (
 )
 
 func (s *Server) moveRoutes() {
-	g := s.app.Group(movePath, pki.Require(pki.Roles(pki.RoleControl), nil), s.onLeader)
+	g := s.app.Group(movePath, pki.Require(pki.Roles(pki.RoleControl), nil), s.group.LeaderOnly)
 	// The source.
 	g.Get("/snapshot", s.moveSnapshot)
 	g.Get("/delta", s.moveDelta)

@@ -13,6 +13,7 @@ import (
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
@@ -63,6 +64,7 @@ type Server struct {
 	workers *live.Workers
 	events  *live.Events
 	fwd     *shardclient.Client
+	group   *edge.Group // forwarding, status, members, joining (forward.go)
 	weights *Weights
 	trust   *trust.Store
 	addr    func() string // the bound address, once listening
@@ -74,6 +76,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, addr: boundAddr}
+	s.group = s.newGroup(d.Shards)
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
@@ -100,7 +103,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
-	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.forwardToLeader, s.fairKey)
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.group.Forward(servedLocally), s.fairKey)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)

@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/shard/api"
 	"github.com/jobbie/jobbie/shard/engine"
@@ -194,7 +195,7 @@ func (n *Node) Membership() (member, known, stopped bool) { return n.repl.Member
 func (n *Node) Subscribe() (<-chan struct{}, func()) { return n.repl.Subscribe() }
 
 // Status is this node's view of its group.
-func (n *Node) Status() api.NodeStatus { return n.api.Status() }
+func (n *Node) Status() edge.NodeStatus { return n.api.Status() }
 
 // TrustBundle is the newest trust bundle a hosted gateway pushed to this
 // node (POST /internal/v1/trust), kept across restarts, and when it was

@@ -23,11 +23,8 @@ func (s *Server) clusterRoutes() {
 	s.app.Post("/internal/v1/snapshot", member, s.takeSnapshot)
 }
 
-// NodeStatus is GET /internal/v1/status: this node's view of its group.
-type NodeStatus = edge.NodeStatus
-
 // Status is this node's view of its group.
-func (s *Server) Status() NodeStatus {
+func (s *Server) Status() edge.NodeStatus {
 	st, _ := s.group.Status() // the node is there for the server's life
 	return st
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/jobbie/jobbie/shard/api"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 )
 
 // Member is a shard node whose membership of its cluster is watched
@@ -14,7 +14,7 @@ type Member interface {
 	// configuration it knows, whether it knows one, and whether Raft
 	// stopped itself.
 	Membership() (member, known, stopped bool)
-	Status() api.NodeStatus
+	Status() edge.NodeStatus
 	// RemovedByGroup asks the group's leader whether it still lists
 	// the node.
 	RemovedByGroup() bool

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/replica"
-	"github.com/jobbie/jobbie/shard/api"
+	"github.com/jobbie/jobbie/internal/replica/edge"
 )
 
 // fakeMember is a node whose membership the test sets; each set signals a
@@ -38,10 +38,10 @@ func (f *fakeMember) Membership() (bool, bool, bool) {
 	return f.member, f.known, f.stopped
 }
 
-func (f *fakeMember) Status() api.NodeStatus {
+func (f *fakeMember) Status() edge.NodeStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return api.NodeStatus{Status: replica.Status{LeaderID: f.leader}}
+	return edge.NodeStatus{Status: replica.Status{LeaderID: f.leader}}
 }
 
 func (f *fakeMember) RemovedByGroup() bool {

@@ -1,14 +1,12 @@
 package api
 
 import (
-	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"github.com/jobbie/jobbie/internal/conncheck"
+	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -18,21 +16,11 @@ import (
 // the follower gives the leases back through the leader (POST
 // /api/v1/release) instead of leaving them to run out.
 
-// releaseTimeout bounds that release.
-const releaseTimeout = 5 * time.Second
-
 // releaseForwarded releases the leases of a forwarded fetch's answer when
 // its worker went away before the answer reached it.
 func (s *Server) releaseForwarded(c *fiber.Ctx, addr string, answer *fasthttp.Response) {
-	if answer.StatusCode() != fiber.StatusOK || !strings.HasPrefix(c.Path(), "/api/v1/fetch") || !conncheck.Gone(c.Context().Conn()) {
-		return
-	}
-	rel, ok := wire.FetchedLeases(c.Path() == "/api/v1/fetch/batch", c.Body(), answer.Body())
+	rel, ok := shardclient.GoneWorker(c.Context().Conn(), c.Path(), answer.StatusCode(), c.Body(), answer.Body())
 	if !ok {
-		return
-	}
-	body, err := json.Marshal(rel)
-	if err != nil {
 		return
 	}
 	req := fasthttp.AcquireRequest()
@@ -40,15 +28,15 @@ func (s *Server) releaseForwarded(c *fiber.Ctx, addr string, answer *fasthttp.Re
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	c.Request().Header.CopyTo(&req.Header) // the namespace and request id
+	if shardclient.SetRelease(req, rel) != nil {
+		return
+	}
 	req.Header.Del(fiber.HeaderConnection)
 	req.Header.Del(fiber.HeaderAuthorization) // this node's certificate speaks for it
-	req.Header.SetMethod(fiber.MethodPost)
-	req.SetRequestURI("/api/v1/release")
 	req.Header.Set(wire.ForwardedHeader, s.cfg.NodeID)
-	req.SetBodyRaw(body)
 	n, err := s.fwd.Node(addr)
 	if err == nil {
-		err = n.Do(req, resp, time.Now().Add(releaseTimeout))
+		err = n.Do(req, resp, time.Now().Add(shardclient.ReleaseTimeout))
 	}
 	if err != nil || resp.StatusCode() != fiber.StatusOK {
 		s.cfg.Logger.Warn("shard: could not release the leases of a worker that went away; they run out instead",

@@ -67,6 +67,7 @@ func (fc *Control) findBackupLocked(tid, id string) (wire.Backup, bool) {
 var backupNotFound = apierr.New(apierr.NotFound, "backup not found")
 
 func (fc *Control) CreateBackup(_ context.Context, _, tid string, in wire.CreateBackupRequest) (wire.Backup, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.backupsCall(); err != nil {
 		return wire.Backup{}, err
@@ -82,11 +83,12 @@ func (fc *Control) CreateBackup(_ context.Context, _, tid string, in wire.Create
 }
 
 func (fc *Control) ListBackups(_ context.Context, _, tid string, nss []string) (wire.BackupList, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.backupsCall(); err != nil {
 		return wire.BackupList{}, err
 	}
-	fc.Backups.Queries = append(fc.Backups.Queries, slices.Clone(nss))
+	fc.Backups.Queries = append(fc.Backups.Queries, clone(nss))
 	out := wire.BackupList{Backups: []wire.Backup{}}
 	for _, b := range fc.Backups.List[tid] {
 		if len(nss) == 0 || slices.Contains(nss, b.Namespace) {
@@ -109,12 +111,14 @@ func (fc *Control) backupCall(tid, id string) (wire.Backup, error) {
 }
 
 func (fc *Control) Backup(_ context.Context, _, tid, id string) (wire.Backup, error) {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	b, err := fc.backupCall(tid, id)
 	return clone(b), err
 }
 
 func (fc *Control) DeleteBackup(_ context.Context, _, tid, id string) error {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	if _, err := fc.backupCall(tid, id); err != nil {
 		return err
@@ -125,6 +129,7 @@ func (fc *Control) DeleteBackup(_ context.Context, _, tid, id string) error {
 }
 
 func (fc *Control) RestoreBackup(_ context.Context, _, tid, id string, in wire.RestoreRequest) (wire.Backup, error) {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	b, err := fc.backupCall(tid, id)
 	if err != nil {
@@ -142,6 +147,7 @@ func (fc *Control) RestoreBackup(_ context.Context, _, tid, id string, in wire.R
 // DownloadBackup streams Backups.Body through a pipe, outside the lock: a
 // slow body must not stall the rest of the fake.
 func (fc *Control) DownloadBackup(ctx context.Context, _, tid, id string) (*controlapi.Download, error) {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	err := fc.backupsCall()
 	_, ok := fc.findBackupLocked(tid, id)
 	body := fc.Backups.Body
@@ -165,6 +171,7 @@ func (fc *Control) DownloadBackup(ctx context.Context, _, tid, id string) (*cont
 }
 
 func (fc *Control) BackupPolicy(_ context.Context, _, tid, ns string) (wire.BackupPolicy, error) {
+	tid, ns = strings.Clone(tid), strings.Clone(ns)
 	defer fc.Unlock()
 	if err := fc.backupsCall(); err != nil {
 		return wire.BackupPolicy{}, err
@@ -177,6 +184,7 @@ func (fc *Control) BackupPolicy(_ context.Context, _, tid, ns string) (wire.Back
 }
 
 func (fc *Control) PutBackupPolicy(_ context.Context, _, tid, ns string, in wire.BackupPolicyRequest) (wire.BackupPolicy, error) {
+	tid, ns = strings.Clone(tid), strings.Clone(ns)
 	defer fc.Unlock()
 	if err := fc.backupsCall(); err != nil {
 		return wire.BackupPolicy{}, err
@@ -193,6 +201,7 @@ func (fc *Control) PutBackupPolicy(_ context.Context, _, tid, ns string, in wire
 }
 
 func (fc *Control) DeleteBackupPolicy(_ context.Context, _, tid, ns string) error {
+	tid, ns = strings.Clone(tid), strings.Clone(ns)
 	defer fc.Unlock()
 	if err := fc.backupsCall(); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
@@ -48,6 +49,7 @@ func signal(ch chan struct{}) {
 }
 
 func (fc *Control) TenantPlan(_ context.Context, _, tid string) (wire.TenantPlan, error) {
+	tid = strings.Clone(tid)
 	fc.PlanFetches.Add(1)
 	fc.Lock()
 	gate := fc.Billing.PlanGate
@@ -78,6 +80,7 @@ func (fc *Control) SetPlan(tid string, tp wire.TenantPlan) {
 }
 
 func (fc *Control) TenantQuota(_ context.Context, tid string) (wire.TenantQuota, error) {
+	tid = strings.Clone(tid)
 	defer signal(fc.Billing.QuotaAsked)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
@@ -106,6 +109,7 @@ func (fc *Control) QuotaAskCount() int {
 }
 
 func (fc *Control) Invoices(_ context.Context, _, tid string) (wire.InvoiceList, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.InvoiceList{}, err
@@ -124,6 +128,7 @@ func (fc *Control) Invoices(_ context.Context, _, tid string) (wire.InvoiceList,
 }
 
 func (fc *Control) Invoice(_ context.Context, _, tid, id string) (json.RawMessage, error) {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return nil, err
@@ -153,6 +158,7 @@ func (fc *Control) SetInvoice(tid, id string, inv wire.Invoice) []byte {
 // Usage answers a tenant's canned usage; asked about a namespace, as
 // control does: that one alone, without api requests.
 func (fc *Control) Usage(_ context.Context, _, tid string, q wire.UsageQuery) (wire.Usage, error) {
+	tid, q.Namespace = strings.Clone(tid), strings.Clone(q.Namespace)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.Usage{}, err

@@ -9,5 +9,8 @@
 //
 // Its state is guarded by its mutex, which every call takes: a test that
 // holds it (Lock) holds every call to control. Answers are copies, made
-// by a JSON round trip as the wire would make them.
+// by a JSON round trip as the wire would make them; so is what a call
+// keeps of its arguments (strings.Clone, clone): the gateway passes
+// strings that point into a request fiber reuses once it is answered,
+// which a real control only ever sees as bytes on the wire.
 package controlfake

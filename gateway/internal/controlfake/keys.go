@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -19,6 +20,7 @@ import (
 // into the revocation list.
 
 func (fc *Control) ListKeys(_ context.Context, _, tid string) (wire.KeyList, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.KeyList{}, err
@@ -31,6 +33,7 @@ func (fc *Control) ListKeys(_ context.Context, _, tid string) (wire.KeyList, err
 }
 
 func (fc *Control) CreateKey(_ context.Context, _, tid string, in wire.CreateKeyRequest) (wire.CreatedKey, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.CreatedKey{}, err
@@ -61,6 +64,7 @@ func (fc *Control) findKeyLocked(tid, id string) int {
 }
 
 func (fc *Control) Key(_ context.Context, _, tid, id string) (wire.Key, error) {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.Key{}, err
@@ -73,6 +77,7 @@ func (fc *Control) Key(_ context.Context, _, tid, id string) (wire.Key, error) {
 }
 
 func (fc *Control) DeleteKey(_ context.Context, _, tid, id string) error {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return err
@@ -89,6 +94,7 @@ func (fc *Control) DeleteKey(_ context.Context, _, tid, id string) error {
 // RotateKey signs the key again with its next generation; the replaced
 // secret works for the grace period asked (whole seconds).
 func (fc *Control) RotateKey(_ context.Context, _, tid, id string, in wire.RotateKeyRequest) (wire.RotatedKey, error) {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.RotatedKey{}, err

@@ -32,6 +32,7 @@ func (pl Placement) view(name string) wire.Namespace {
 }
 
 func (fc *Control) Namespace(_ context.Context, _, tid, ns string) (wire.NamespacePlacement, error) {
+	tid, ns = strings.Clone(tid), strings.Clone(ns)
 	fc.PlacementCalls.Add(1)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
@@ -46,6 +47,7 @@ func (fc *Control) Namespace(_ context.Context, _, tid, ns string) (wire.Namespa
 }
 
 func (fc *Control) ListNamespaces(_ context.Context, _, tid string) (wire.NamespaceList, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.NamespaceList{}, err
@@ -59,6 +61,7 @@ func (fc *Control) ListNamespaces(_ context.Context, _, tid string) (wire.Namesp
 }
 
 func (fc *Control) CreateNamespace(_ context.Context, _, tid string, in controlapi.NewNamespace) (wire.Namespace, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.Namespace{}, err
@@ -78,6 +81,7 @@ func (fc *Control) CreateNamespace(_ context.Context, _, tid string, in controla
 }
 
 func (fc *Control) UpdateNamespace(_ context.Context, _, tid, name string, in wire.UpdateNamespaceRequest) (wire.Namespace, error) {
+	tid, name = strings.Clone(tid), strings.Clone(name)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.Namespace{}, err
@@ -106,6 +110,7 @@ func (fc *Control) UpdateNamespace(_ context.Context, _, tid, name string, in wi
 }
 
 func (fc *Control) DeleteNamespace(_ context.Context, _, tid, name string) error {
+	tid, name = strings.Clone(tid), strings.Clone(name)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return err

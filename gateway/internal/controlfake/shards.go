@@ -3,6 +3,7 @@ package controlfake
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
@@ -31,6 +32,7 @@ func (fc *Control) SelfHostedShards(context.Context) (wire.SelfHostedShards, err
 }
 
 func (fc *Control) TrustBundle(_ context.Context, tid, shard string) (wire.TrustBundle, error) {
+	tid, shard = strings.Clone(tid), strings.Clone(shard)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.TrustBundle{}, err
@@ -44,6 +46,7 @@ func (fc *Control) TrustBundle(_ context.Context, tid, shard string) (wire.Trust
 }
 
 func (fc *Control) OwnedShards(_ context.Context, _, tid string) (wire.OwnedShardList, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.OwnedShardList{}, err
@@ -53,6 +56,7 @@ func (fc *Control) OwnedShards(_ context.Context, _, tid string) (wire.OwnedShar
 }
 
 func (fc *Control) CreateJoinToken(_ context.Context, _, tid string, in wire.CreateJoinTokenRequest) (wire.JoinToken, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.JoinToken{}, err
@@ -68,6 +72,7 @@ func (fc *Control) CreateJoinToken(_ context.Context, _, tid string, in wire.Cre
 }
 
 func (fc *Control) RevokeShard(_ context.Context, _, tid, id string) error {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return err
@@ -93,6 +98,7 @@ func (fc *Control) ownedShard(tid, id string) *wire.OwnedShard {
 }
 
 func (fc *Control) AddShardNodes(_ context.Context, _, tid, id string, in wire.AddNodesRequest) (wire.JoinToken, error) {
+	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.JoinToken{}, err
@@ -112,6 +118,7 @@ func (fc *Control) AddShardNodes(_ context.Context, _, tid, id string, in wire.A
 // RemoveShardNode drops the node from the tenant's shard and from the
 // list the tunnel listeners read, as control does.
 func (fc *Control) RemoveShardNode(_ context.Context, _, tid, id, node string) error {
+	tid, id, node = strings.Clone(tid), strings.Clone(id), strings.Clone(node)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return err

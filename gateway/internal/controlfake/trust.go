@@ -106,6 +106,7 @@ func (fc *Control) KeyUses() []wire.KeyUse {
 }
 
 func (fc *Control) TenantRoles(_ context.Context, _, tid string) (wire.TenantRoles, error) {
+	tid = strings.Clone(tid)
 	fc.RoleFetches.Add(1)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
@@ -120,6 +121,7 @@ func (fc *Control) TenantRoles(_ context.Context, _, tid string) (wire.TenantRol
 }
 
 func (fc *Control) Role(_ context.Context, _, tid, name string) (wire.Role, error) {
+	tid, name = strings.Clone(tid), strings.Clone(name)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.Role{}, err
@@ -132,6 +134,7 @@ func (fc *Control) Role(_ context.Context, _, tid, name string) (wire.Role, erro
 }
 
 func (fc *Control) CreateRole(_ context.Context, _, tid string, in wire.RoleRequest) (wire.RoleChanged, error) {
+	tid = strings.Clone(tid)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.RoleChanged{}, err
@@ -144,6 +147,7 @@ func (fc *Control) CreateRole(_ context.Context, _, tid string, in wire.RoleRequ
 }
 
 func (fc *Control) UpdateRole(_ context.Context, _, tid, name string, in wire.RoleRequest) (wire.RoleChanged, error) {
+	tid, name = strings.Clone(tid), strings.Clone(name)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.RoleChanged{}, err
@@ -156,6 +160,7 @@ func (fc *Control) UpdateRole(_ context.Context, _, tid, name string, in wire.Ro
 }
 
 func (fc *Control) DeleteRole(_ context.Context, _, tid, name string) (wire.RolesVersion, error) {
+	tid, name = strings.Clone(tid), strings.Clone(name)
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.RolesVersion{}, err

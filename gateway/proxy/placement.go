@@ -56,8 +56,18 @@ func (ps *placements) lookup(tenant, ns, requestID string) (*placement, error) {
 		return p, p.err(ns)
 	}
 	k.ns = strings.Clone(ns) // ns may alias request memory
+	return ps.fly(k, requestID)
+}
+
+// fly loads k's placement, one control call for the lookups that share a
+// flight. A lookup that missed the cache just before an earlier flight
+// filled it starts a flight of its own: the cache answers that one.
+func (ps *placements) fly(k placementKey, requestID string) (*placement, error) {
 	// Tenant ids never hold a NUL, so the flight key is unambiguous.
 	v, err, _ := ps.flight.Do(k.tenant+"\x00"+k.ns, func() (any, error) {
+		if p, ok := ps.cache.Get(k); ok && ps.clock.Now().UnixNano() < p.expires.Load() {
+			return p, p.err(k.ns)
+		}
 		return ps.load(k, requestID)
 	})
 	return v.(*placement), err
@@ -88,10 +98,7 @@ func (ps *placements) relocate(tenant, ns, requestID string, stale *placement) (
 	}
 	stale.expires.Store(0)
 	k.ns = strings.Clone(ns)
-	v, err, _ := ps.flight.Do(k.tenant+"\x00"+k.ns, func() (any, error) {
-		return ps.load(k, requestID)
-	})
-	return v.(*placement), err
+	return ps.fly(k, requestID)
 }
 
 // invalidate forgets a placement, after a namespace was created through

@@ -110,17 +110,13 @@ func hangUp(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-// newSlowNode is a node that answers nothing until the test ends, or its
-// caller gives up.
+// newSlowNode is a node that answers nothing until the test ends, even
+// to a caller that gave up: a handler that returned once its request
+// ended would answer 200, which that caller may still read.
 func newSlowNode(t *testing.T, ca *pkitest.CA) *node {
 	t.Helper()
 	release := make(chan struct{})
-	n := newNode(t, ca, pkitest.Control, func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
+	n := newNode(t, ca, pkitest.Control, func(http.ResponseWriter, *http.Request) { <-release })
 	t.Cleanup(func() { close(release) }) // before the node closes: cleanups run last first
 	return n
 }

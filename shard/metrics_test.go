@@ -51,3 +51,20 @@ func TestMetricsCountJobs(t *testing.T) {
 		require.Contains(t, got, line)
 	}
 }
+
+// Nodes in one process that hold the same namespace and queue (tests; a
+// namespace moving between two shards of one process) report one series
+// with their sum, not two of the same labels, which would fail the whole
+// scrape.
+func TestMetricsOfNodesSharingAQueue(t *testing.T) {
+	t.Parallel()
+	a, b := setup(t), setup(t)
+	ns := fmt.Sprintf("t_01hx0000000000000000000000/shared-%d", time.Now().UnixNano()%1_000_000_000)
+	for _, n := range []*bundle{a, b} {
+		r := n.call("POST", "/api/v1/enqueue", map[string]any{"queue": "twice"}, wire.ShardNamespaceHeader, ns)
+		require.Equal(t, 201, r.Status, string(r.Raw))
+	}
+	r := a.as(pkitest.Metrics).call("GET", "/metrics", nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Contains(t, string(r.Raw), `jobbie_jobs{namespace="`+ns+`",queue="twice",state="pending"} 2`)
+}

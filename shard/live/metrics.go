@@ -44,15 +44,36 @@ func Untrack(e *engine.Engine) { engines.mu.Lock(); delete(engines.live, e); eng
 
 func (s *engineSet) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
 
+// Collect sums the engines' counts per namespace, queue and state. A
+// process runs one node in production, so each series is that node's;
+// where several run in one process (tests, a namespace moving between
+// two shards of one process) a series they share is one sum rather than
+// a duplicate, which would fail the whole scrape.
 func (s *engineSet) Collect(ch chan<- prometheus.Metric) {
+	type series struct{ ns, queue string }
+	states := job.States()
+	counts := map[series][]float64{}
+	var order []series
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for e := range s.live {
 		e.Queues(func(ns string, q *engine.QueueRecord) {
-			for _, st := range job.States() {
-				ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(q.Count(st)), ns, q.Name, st.String())
+			k := series{ns, q.Name}
+			c, ok := counts[k]
+			if !ok {
+				c = make([]float64, len(states))
+				counts[k] = c
+				order = append(order, k)
+			}
+			for i, st := range states {
+				c[i] += float64(q.Count(st))
 			}
 		})
+	}
+	s.mu.Unlock()
+	for _, k := range order {
+		for i, st := range states {
+			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, counts[k][i], k.ns, k.queue, st.String())
+		}
 	}
 }
 

@@ -247,6 +247,9 @@ func TestClientCAsAreTheOnlyAgentTrust(t *testing.T) {
 	require.NoError(t, err)
 	a, _ := startAgent(t, creds, h.addr, whoami)
 	waitAgent(t, a, "connected", connected)
+	// The agent is connected once its handshake is done; the gateway holds
+	// the session a moment later.
+	waitRegistry(t, h.Registry, "registered s9/n1", func() bool { return h.Connected("s9", "n1") })
 	status, body := get(t, nodeClient(t, h.Registry, "s9", "n1"), "http://node/whoami")
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "jobbie://gateway/-/g1", body)

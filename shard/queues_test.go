@@ -230,7 +230,7 @@ func TestQueueThrottleTenPerSecond(t *testing.T) {
 	}
 	require.Equal(t, 200, b.call("POST", "/api/v1/queues/slow/throttle", map[string]any{"rate": 10, "period": "1s"}).Status)
 	var mu sync.Mutex
-	var times []time.Time
+	var ids []string
 	stop := time.Now().Add(5 * time.Second)
 	var wg sync.WaitGroup
 	for w := 0; w < 5; w++ {
@@ -242,13 +242,22 @@ func TestQueueThrottleTenPerSecond(t *testing.T) {
 				r := b.fetch([]string{"slow"}, map[string]any{"timeout": wait})
 				if r.Status == 200 {
 					mu.Lock()
-					times = append(times, time.Now())
+					ids = append(ids, r.Body["job_id"].(string))
 					mu.Unlock()
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	// When each job was leased, by the clock the throttle counts with (the
+	// leader's stamp on the fetch), not when its answer reached a worker
+	// on a busy machine.
+	var times []time.Time
+	for _, id := range ids {
+		at, err := time.Parse(time.RFC3339Nano, b.job(id)["started_at"].(string))
+		require.NoError(t, err)
+		times = append(times, at)
+	}
 	require.NotEmpty(t, times)
 	first := times[0]
 	for _, ts := range times {

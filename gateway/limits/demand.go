@@ -63,11 +63,7 @@ func newDemandSigner(creds *pki.Credentials) *demandSigner {
 
 // bodySize is how much of a message of size bytes is left for the body.
 func (s *demandSigner) bodySize(size int) int {
-	cert, _, err := s.creds.Sign(demandPurpose, nil)
-	if err != nil {
-		return 0
-	}
-	return size - 1 - 2*binary.MaxVarintLen32 - len(cert) - maxSigLen - binary.MaxVarintLen64
+	return size - 1 - 2*binary.MaxVarintLen32 - len(s.creds.CertificateDER()) - maxSigLen - binary.MaxVarintLen64
 }
 
 // seal wraps body, sent by the member named from, with seq.

@@ -47,6 +47,9 @@ func (c *Credentials) Sign(purpose string, msg []byte) (certDER, sig []byte, err
 	return pair.Certificate[0], sig, nil
 }
 
+// CertificateDER is the certificate Sign sends with a signature now.
+func (c *Credentials) CertificateDER() []byte { return c.cert.Load().Certificate[0] }
+
 // signedDigest is what is signed: the purpose, its length first so no
 // purpose is a prefix of another's message, then the message.
 func signedDigest(purpose string, msg []byte) []byte {

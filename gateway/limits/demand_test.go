@@ -220,3 +220,30 @@ func joinedGatewayPools(t *testing.T, names ...string) []*gossip.Pool {
 	}
 	return pools
 }
+
+// FuzzDemandDatagram: whatever a holder of the pool's key sends as
+// demand, the receiving gateway neither crashes nor changes any share.
+// Seeds: a gateway's real report (valid, but signed for another sender,
+// so also refused), and its parts.
+func FuzzDemandDatagram(f *testing.F) {
+	ca := pkitest.New(f)
+	gw2 := ca.Creds(f, pki.Identity{Role: pki.RoleGateway, Node: "gw-2"})
+	real, err := newDemandSigner(gw2).seal("gw-2", 1, encodeDemand(huge, 1200)[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(real)
+	f.Add(real[:len(real)/2])
+	f.Add(encodeDemand(huge, 1200)[0])
+	f.Add([]byte{envelopeVersion})
+	f.Add([]byte{})
+	rs := newRateSync(Config{Clock: clockwork.NewRealClock(), Logger: slog.New(slog.DiscardHandler), RateLimitSyncInterval: time.Hour,
+		TLS: ca.Creds(f, pki.Identity{Role: pki.RoleGateway, Node: "gw-1"})})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		rs.receive("gw-evil", msg)
+		rs.expire(time.Now())
+		if got := shareOf(rs); got != alone {
+			t.Fatalf("a datagram changed the share to %v", got)
+		}
+	})
+}

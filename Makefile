@@ -120,17 +120,12 @@ noisy: build
 bench-search:
 	$(GO) test -run '^$$' -bench BenchmarkSearchMillion -benchtime 20x -timeout 60m ./shard/
 
-# Every request decoder of the shard, fuzzed through a real node for
-# FUZZTIME each, then the backup stream reader (make test runs only their
-# seeds); about five minutes.
+# Every fuzz target of the module (scripts/fuzz.sh finds them: every
+# func Fuzz* of a test file) for FUZZTIME each; make test runs only their
+# seeds. docs/development.md lists what they cover.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := FuzzEnqueue FuzzEnqueueBatch FuzzFetch FuzzAck FuzzAckBatchAndHeartbeat FuzzSearch FuzzBulk FuzzSchedule
 fuzz:
-	@for f in $(FUZZ_TARGETS); do \
-		echo "fuzz $$f for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shard/fuzz/ || exit 1; \
-	done
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./internal/backup/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 clean:
 	rm -rf bin

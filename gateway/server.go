@@ -105,7 +105,7 @@ func (s *Server) assemble() error {
 		ShardTimeout: cfg.ShardTimeout, WriteTimeout: cfg.WriteTimeout, BodyLimit: cfg.BodyLimit}); err != nil {
 		return err
 	}
-	lc := limits.Config{Control: s.control, Clock: cfg.Clock, Logger: cfg.Logger, Gossip: cfg.Gossip,
+	lc := limits.Config{Control: s.control, Clock: cfg.Clock, Logger: cfg.Logger, Gossip: cfg.Gossip, TLS: cfg.TLS,
 		PlanRefreshInterval: cfg.PlanRefreshInterval, PlanFetchWait: cfg.PlanFetchWait, RateLimitSyncInterval: cfg.RateLimitSyncInterval,
 		ControlTimeout: cfg.ControlTimeout, ShardTimeout: cfg.ShardTimeout}
 	s.plans = limits.NewPlans(s.ctx, lc)

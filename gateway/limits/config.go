@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobbie/jobbie/gateway/controlapi"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/pki"
 )
 
 // Config configures the plans, quotas and schedule counts; its fields
@@ -16,8 +17,11 @@ type Config struct {
 	Control controlapi.Control
 	Clock   clockwork.Clock
 	Logger  *slog.Logger
-	// Gossip, when set, is the pool whose gateways divide rate limits.
+	// Gossip, when set, is the pool whose gateways divide rate limits;
+	// TLS signs this gateway's demand reports and checks the others'
+	// (without it, none is sent or taken).
 	Gossip                *gossip.Pool
+	TLS                   *pki.Credentials
 	PlanRefreshInterval   time.Duration
 	PlanFetchWait         time.Duration
 	RateLimitSyncInterval time.Duration

@@ -2,9 +2,9 @@ package limits
 
 import (
 	"context"
-	"encoding/binary"
+	"errors"
+	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 
@@ -23,8 +23,9 @@ import (
 // every tenant it serves, the demand it saw over the last demandSlots
 // intervals (about a second): units asked per second, admitted or
 // refused. It sends that to every other gateway of the gossip pool
-// (gossip.KindRateDemand datagrams, encrypted with the pool's key), and
-// sets its own bucket's rate to its share:
+// (gossip.KindRateDemand datagrams, encrypted with the pool's key and
+// signed by the gateway's own, demand.go), and sets its own bucket's rate
+// to its share:
 //
 //	share = limit × (own + f) / Σ over the gateways with demand (theirs + f)
 //
@@ -98,9 +99,13 @@ type rateSync struct {
 	log      *slog.Logger
 	interval time.Duration
 
+	signer   *demandSigner // nil: no credentials, nothing sent or taken
+	lastSent uint64        // the seq of the last report sent (announce's goroutine only)
+
 	mu          sync.Mutex
 	peers       map[string]map[string]peerDemand // tenant → gateway → its last report
 	sendFailing bool
+	refusing    bool // a report was refused since the last one taken
 }
 
 // peerDemand is another gateway's demand on a tenant's limits.
@@ -117,7 +122,7 @@ type demandReport struct {
 
 func newRateSync(cfg Config) *rateSync {
 	return &rateSync{pool: cfg.Gossip, clock: cfg.Clock, log: cfg.Logger, interval: cfg.RateLimitSyncInterval,
-		peers: map[string]map[string]peerDemand{}}
+		signer: newDemandSigner(cfg.TLS), peers: map[string]map[string]peerDemand{}}
 }
 
 // limitsFor is the tenantRates of a tenant's plan limits: nil when it
@@ -289,6 +294,14 @@ func (rs *rateSync) expire(now time.Time) {
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if rs.signer != nil {
+		rs.signer.failures = 0
+		for name := range rs.signer.last {
+			if live != nil && !live[name] {
+				delete(rs.signer.last, name)
+			}
+		}
+	}
 	for tid, byPeer := range rs.peers {
 		for name, p := range byPeer {
 			if now.Sub(p.at) > peerReportsValid*rs.interval || (live != nil && !live[name]) {
@@ -303,11 +316,10 @@ func (rs *rateSync) expire(now time.Time) {
 
 // announce sends report to every other gateway of the pool.
 func (rs *rateSync) announce(report []demandReport) {
-	if rs.pool == nil || len(report) == 0 {
+	if rs.pool == nil || rs.signer == nil || len(report) == 0 {
 		return
 	}
-	msgs := encodeDemand(report, rs.pool.MaxMessageBody())
-	var failed error
+	msgs, failed := rs.seal(report)
 	for _, m := range rs.pool.Members() {
 		if m.Meta.Role != gossip.RoleGateway || m.Name == rs.pool.Name() {
 			continue
@@ -327,15 +339,70 @@ func (rs *rateSync) announce(report []demandReport) {
 	rs.sendFailing = failed != nil
 }
 
-// receive takes another gateway's report (on gossip's packet goroutine).
-func (rs *rateSync) receive(from string, body []byte) {
-	report, ok := decodeDemand(body)
-	if !ok {
+// seal packs report into signed messages, each with a seq later than
+// any sent before (the wall clock's nanoseconds, so a restarted gateway
+// goes on from where it was).
+func (rs *rateSync) seal(report []demandReport) ([][]byte, error) {
+	size := rs.signer.bodySize(rs.pool.MaxMessageBody())
+	if size < 64 {
+		return nil, fmt.Errorf("the gateway's certificate leaves %d bytes of a gossip packet for demand", size)
+	}
+	var msgs [][]byte
+	for _, body := range encodeDemand(report, size) {
+		rs.lastSent = max(uint64(time.Now().UnixNano()), rs.lastSent+1)
+		msg, err := rs.signer.seal(rs.pool.Name(), rs.lastSent, body)
+		if err != nil {
+			return msgs, err
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs, nil
+}
+
+// receive takes another gateway's report (on gossip's packet goroutine):
+// signed by a gateway, for the member that sent it, and newer than the
+// last taken from it (messages of one report overtaken in flight lose
+// that tenant's demand for an interval; the next report brings it).
+// Anything else is dropped, counted, and logged once until a report is
+// taken again.
+func (rs *rateSync) receive(from string, msg []byte) {
+	if rs.signer == nil {
 		return
 	}
 	now := rs.clock.Now()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if rs.signer.failures >= badSignersPerInterval {
+		demandRefused.Inc()
+		return
+	}
+	seq, body, err := rs.signer.open(from, msg, time.Now()) // certificates live on the wall clock
+	if err == nil && seq <= rs.signer.last[from] {
+		err = fmt.Errorf("a report of %s no newer than one taken: a replay, or overtaken in flight", from)
+	}
+	var report []demandReport
+	if err == nil {
+		var ok bool
+		if report, ok = decodeDemand(body); !ok {
+			err = errors.New("malformed demand")
+		}
+	}
+	if err != nil {
+		rs.signer.failures++
+		demandRefused.Inc()
+		if !rs.refusing {
+			rs.log.Warn("gateway: refused a rate-limit demand report", "from", from, "err", err)
+		}
+		rs.refusing = true
+		return
+	}
+	rs.signer.last[from] = seq
+	rs.refusing = false
+	rs.take(from, report, now)
+}
+
+// take records a verified report (rs.mu held).
+func (rs *rateSync) take(from string, report []demandReport, now time.Time) {
 	for _, d := range report {
 		byPeer := rs.peers[d.tid]
 		if byPeer == nil {
@@ -344,56 +411,4 @@ func (rs *rateSync) receive(from string, body []byte) {
 		}
 		byPeer[from] = peerDemand{rps: d.rps, eps: d.eps, at: now}
 	}
-}
-
-// encodeDemand packs a report into messages of at most size bytes: a
-// version byte, then per tenant its id's length and id, and its demands
-// in hundredths, as uvarints.
-func encodeDemand(report []demandReport, size int) [][]byte {
-	var msgs [][]byte
-	msg := []byte{demandVersion}
-	for _, d := range report {
-		var e []byte
-		e = binary.AppendUvarint(e, uint64(len(d.tid)))
-		e = append(e, d.tid...)
-		e = binary.AppendUvarint(e, centi(d.rps))
-		e = binary.AppendUvarint(e, centi(d.eps))
-		if len(msg)+len(e) > size && len(msg) > 1 {
-			msgs = append(msgs, msg)
-			msg = []byte{demandVersion}
-		}
-		msg = append(msg, e...)
-	}
-	return append(msgs, msg)
-}
-
-func centi(v float64) uint64 { return uint64(math.Round(min(max(v, 0), 1e15) * 100)) }
-
-// decodeDemand reads a report; false for one of another version or
-// malformed.
-func decodeDemand(b []byte) ([]demandReport, bool) {
-	if len(b) == 0 || b[0] != demandVersion {
-		return nil, false
-	}
-	b = b[1:]
-	var out []demandReport
-	for len(b) > 0 {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return nil, false
-		}
-		tid := string(b[k : k+int(n)])
-		b = b[k+int(n):]
-		rps, k1 := binary.Uvarint(b)
-		if k1 <= 0 {
-			return nil, false
-		}
-		eps, k2 := binary.Uvarint(b[k1:])
-		if k2 <= 0 {
-			return nil, false
-		}
-		b = b[k1+k2:]
-		out = append(out, demandReport{tid: tid, rps: float64(rps) / 100, eps: float64(eps) / 100})
-	}
-	return out, true
 }

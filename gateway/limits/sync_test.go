@@ -3,12 +3,15 @@ package limits
 import (
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -23,7 +26,7 @@ type syncedGateway struct {
 
 func newSyncedGateway(t *testing.T, name string, clk clockwork.Clock, lim wire.PlanLimits) *syncedGateway {
 	t.Helper()
-	rs := newRateSync(Config{Clock: clk, Logger: slog.New(slog.DiscardHandler), RateLimitSyncInterval: 250 * time.Millisecond})
+	rs := newTestRateSync(t, name, clk)
 	pc := &Plans{clock: clk, rates: rs}
 	e := &planEntry{tid: tenantA}
 	e.plan.Store(&cachedPlan{tp: wire.TenantPlan{Plan: wire.Plan{Name: "pro", Limits: lim}}})
@@ -60,7 +63,7 @@ func exchange(gws ...*syncedGateway) {
 		reports[i] = g.rs.tick(g.pc)
 	}
 	for i, g := range gws {
-		for _, msg := range encodeDemand(reports[i], 1200) {
+		for _, msg := range sealed(g.name, g.rs, reports[i]) {
 			for _, other := range gws {
 				if other != g {
 					other.rs.receive(g.name, msg)
@@ -68,6 +71,40 @@ func exchange(gws ...*syncedGateway) {
 			}
 		}
 	}
+}
+
+// testCAs is one CA per test binary: every syncedGateway's certificate
+// comes from it, as a deployment's gateways' do.
+var testCAs sync.Map // *testing.T's name → *pkitest.CA
+
+func testCA(t *testing.T) *pkitest.CA {
+	root := strings.SplitN(t.Name(), "/", 2)[0]
+	if ca, ok := testCAs.Load(root); ok {
+		return ca.(*pkitest.CA)
+	}
+	ca, _ := testCAs.LoadOrStore(root, pkitest.New(t))
+	return ca.(*pkitest.CA)
+}
+
+// newTestRateSync is a gateway's rate sync without a pool, with a
+// gateway certificate from the test's CA.
+func newTestRateSync(t *testing.T, name string, clk clockwork.Clock) *rateSync {
+	creds := testCA(t).Creds(t, pki.Identity{Role: pki.RoleGateway, Node: name})
+	return newRateSync(Config{Clock: clk, Logger: slog.New(slog.DiscardHandler), RateLimitSyncInterval: 250 * time.Millisecond, TLS: creds})
+}
+
+// sealed is report as the gateway named from sends it.
+func sealed(from string, rs *rateSync, report []demandReport) [][]byte {
+	var msgs [][]byte
+	for _, body := range encodeDemand(report, 1200) {
+		rs.lastSent++
+		msg, err := rs.signer.seal(from, rs.lastSent, body)
+		if err != nil {
+			panic(err)
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs
 }
 
 // run drives the gateways for d on clk, offering each its rate (per
@@ -156,8 +193,8 @@ func TestANewGatewayStartsFromItsShareGivenTheOthersDemand(t *testing.T) {
 	a := newSyncedGateway(t, "gwa", clk, rps(200))
 	run(clk, time.Second, []*syncedGateway{a}, []float64{400})
 	b := &syncedGateway{name: "gwb"}
-	b.rs = newRateSync(Config{Clock: clk, Logger: slog.New(slog.DiscardHandler), RateLimitSyncInterval: 250 * time.Millisecond})
-	for _, msg := range encodeDemand(a.rs.tick(a.pc), 1200) {
+	b.rs = newTestRateSync(t, "gwb", clk)
+	for _, msg := range sealed("gwa", a.rs, a.rs.tick(a.pc)) {
 		b.rs.receive("gwa", msg)
 	}
 	tr := b.rs.limitsFor(tenantA, rps(200), nil, clk.Now())
@@ -205,8 +242,8 @@ func TestDemandReportsRoundTripInPacketsAndRefuseGarbage(t *testing.T) {
 		require.InDelta(t, report[i].rps, back[i].rps, 0.005)
 		require.InDelta(t, report[i].eps, back[i].eps, 0.005)
 	}
-	for _, bad := range [][]byte{nil, {2}, {demandVersion, 200}, {demandVersion, 1, 'x'}, {demandVersion, 1, 'x', 5},
-		append([]byte{demandVersion, 0xff, 0xff, 0xff, 0xff, 0x0f}, strings.Repeat("x", 10)...)} {
+	for _, bad := range [][]byte{nil, {2}, {bodyVersion, 200}, {bodyVersion, 1, 'x'}, {bodyVersion, 1, 'x', 5},
+		append([]byte{bodyVersion, 0xff, 0xff, 0xff, 0xff, 0x0f}, strings.Repeat("x", 10)...)} {
 		_, ok := decodeDemand(bad)
 		require.False(t, ok, "%v", bad)
 	}

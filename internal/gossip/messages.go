@@ -23,7 +23,9 @@ type Kind byte
 
 const (
 	// KindRateDemand is a gateway's recent demand per rate-limited tenant
-	// (gateway/ratelimit_sync.go).
+	// (gateway/limits/sync.go), signed by the gateway's certificate key
+	// (gateway/limits/demand.go): the pool's key alone does not make a
+	// sender a gateway.
 	KindRateDemand Kind = 1
 )
 

@@ -31,16 +31,26 @@ var (
 	node    *shard.Node
 	baseURL string
 	client  *http.Client // a gateway's certificate
+	// controlClient has control's certificate: backups and restores
+	// are control's alone.
+	controlClient *http.Client
 )
+
+// stops undo what the targets started besides the shared node.
+var stops []func()
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	for _, stop := range stops {
+		stop()
+	}
 	if node != nil {
 		_ = node.Stop()
 		_ = os.RemoveAll(dir)
 	}
 	if client != nil {
 		client.CloseIdleConnections()
+		controlClient.CloseIdleConnections()
 	}
 	if code == 0 {
 		if err := leakcheck.Find(); err != nil {
@@ -61,6 +71,7 @@ func start(t *testing.T) {
 		}
 		ca := pkitest.New(t)
 		client = ca.HTTPClient(t, pkitest.Gateway, nil)
+		controlClient = ca.HTTPClient(t, pkitest.Control, nil)
 		n, err := shard.New(shard.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, TLS: ca.Creds(t, pkitest.Shard("s1", "n1")),
 			Fast: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
@@ -84,33 +95,43 @@ func start(t *testing.T) {
 // check sends body and fails on a 5xx, an answer that is not JSON, or a
 // 4xx without the error shape.
 func check(t *testing.T, method, path string, body []byte) {
-	req, err := http.NewRequest(method, baseURL+path, bytes.NewReader(body))
+	checkAt(t, client, method, baseURL+path, body)
+}
+
+// post is check of a POST to url with c, and returns the answer.
+func post(t *testing.T, c *http.Client, url string, body []byte) (int, []byte) {
+	return checkAt(t, c, http.MethodPost, url, body)
+}
+
+func checkAt(t *testing.T, c *http.Client, method, url string, body []byte) (int, []byte) {
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Skip() // a path the fuzzer made unrepresentable
 	}
 	req.Header.Set(wire.ShardNamespaceHeader, ns)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 500 {
-		t.Fatalf("%s %s %q: %d %s", method, path, body, resp.StatusCode, raw)
+		t.Fatalf("%s %s %q: %d %s", method, url, body, resp.StatusCode, raw)
 	}
 	if resp.StatusCode == http.StatusNoContent {
-		return
+		return resp.StatusCode, raw
 	}
 	if !json.Valid(raw) {
-		t.Fatalf("%s %s %q: %d answered with invalid JSON %q", method, path, body, resp.StatusCode, raw)
+		t.Fatalf("%s %s %q: %d answered with invalid JSON %q", method, url, body, resp.StatusCode, raw)
 	}
 	if resp.StatusCode >= 400 {
 		var e wire.ErrorBody
 		if json.Unmarshal(raw, &e) != nil || e.Error == nil || e.Error.Code == "" {
-			t.Fatalf("%s %s %q: %d without the error shape: %s", method, path, body, resp.StatusCode, raw)
+			t.Fatalf("%s %s %q: %d without the error shape: %s", method, url, body, resp.StatusCode, raw)
 		}
 	}
+	return resp.StatusCode, raw
 }
 
 // noWait skips a fetch body that asks to long-poll: the fuzzer would

@@ -133,25 +133,43 @@ func (a *Answer) read(r io.Reader, n, max int) ([]byte, error) {
 	if n >= 0 {
 		size = n // stated: one buffer, exactly its size
 	}
-	if err := a.grow(min(size, max+1)); err != nil {
+	if err := a.grow(min(size, max)); err != nil {
 		return nil, err
 	}
 	for {
 		if len(a.body) == cap(a.body) {
-			if len(a.body) > max {
-				a.Release()
-				return nil, &AnswerTooLargeError{Limit: max, Stated: -1}
-			}
 			if n >= 0 {
 				return a.body, nil // the stated length, read whole
 			}
-			if err := a.grow(min(2*cap(a.body), max+1)); err != nil {
+			if len(a.body) == max {
+				return a.full(r, max)
+			}
+			if err := a.grow(min(2*cap(a.body), max)); err != nil {
 				return nil, err
 			}
 		}
 		m, err := r.Read(a.body[len(a.body):cap(a.body)])
 		a.body = a.body[:len(a.body)+m]
 		switch {
+		case errors.Is(err, io.EOF):
+			return a.body, nil
+		case err != nil:
+			a.Release()
+			return nil, err
+		}
+	}
+}
+
+// full ends the read of an answer of unstated length that filled its
+// limit: it is whole if nothing follows.
+func (a *Answer) full(r io.Reader, max int) ([]byte, error) {
+	var one [1]byte
+	for {
+		m, err := r.Read(one[:])
+		switch {
+		case m > 0:
+			a.Release()
+			return nil, &AnswerTooLargeError{Limit: max, Stated: -1}
 		case errors.Is(err, io.EOF):
 			return a.body, nil
 		case err != nil:

@@ -89,15 +89,18 @@ func TestSelfHostedNodesGiantAnswersAreBounded(t *testing.T) {
 	a, fs := selfHostedNode(t, b, own, "sh_a", "n1", tenantA)
 	waitState(t, a, "connected", func(st tunnel.AgentState) bool { return st.Connected })
 	fs.setHandler(giantAnswer)
+	start := heapInuse()
 
-	// One request: refused at the limit, named, and asked once.
+	// One request: refused at the limit, named, and asked once; nothing
+	// of it stays in a pool.
 	r := b.do(t, http.MethodGet, "/api/v1/queues", key, nil, wire.NamespaceHeader, "onprem")
 	e := r.requireError(t, http.StatusBadGateway, apierr.ShardAnswerTooLarge)
 	require.Contains(t, e.Message, "32 MiB")
 	require.Equal(t, 1, fs.count(), "a refused answer is not asked for again")
+	before := heapInuse()
+	require.Less(t, int64(before)-int64(start), int64(16<<20), "kept after a collection: %d MiB", (int64(before)-int64(start))>>20)
 
 	// Eight at once: the heap stays within the bound.
-	before := heapInuse()
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
 	replies := make([]reply, 8)

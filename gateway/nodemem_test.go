@@ -106,7 +106,9 @@ func TestSelfHostedNodesGiantAnswersAreBounded(t *testing.T) {
 	replies := make([]reply, 8)
 	var wg sync.WaitGroup
 	for i := range replies {
-		wg.Go(func() { replies[i] = b.do(t, http.MethodGet, "/api/v1/queues", key, nil, wire.NamespaceHeader, "onprem") })
+		wg.Go(func() {
+			replies[i] = b.do(t, http.MethodGet, "/api/v1/queues", key, nil, wire.NamespaceHeader, "onprem")
+		})
 	}
 	wg.Wait()
 	close(stop)

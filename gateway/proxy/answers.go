@@ -64,7 +64,9 @@ type shares struct {
 	use                   map[string]*use // by tenant; gone when nothing is in flight
 }
 
-type use struct{ requests, bytes int }
+// use is a tenant's in flight: its shares (long-polls too), the request
+// slots they hold, and their bytes.
+type use struct{ shares, requests, bytes int }
 
 // share is one request's part of its tenant's budget: a shardclient
 // Budget for its answer's buffer, and its request slot.
@@ -94,13 +96,14 @@ func (s *shares) acquire(tenant string, count bool) (*share, error) {
 		}
 		u.requests++
 	}
+	u.shares++
 	return &share{s: s, tenant: tenant, counted: count}, nil
 }
 
 // forget drops an idle tenant's entry, so the map holds only tenants
 // with something in flight. Called with s.mu held.
 func (s *shares) forget(tenant string, u *use) {
-	if u.requests == 0 && u.bytes == 0 {
+	if u.shares == 0 && u.bytes == 0 {
 		delete(s.use, tenant)
 	}
 }
@@ -143,6 +146,7 @@ func (sh *share) done() {
 	if sh.counted {
 		u.requests--
 	}
+	u.shares--
 	s.forget(sh.tenant, u)
 }
 

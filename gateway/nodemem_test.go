@@ -115,6 +115,11 @@ func TestSelfHostedNodesGiantAnswersAreBounded(t *testing.T) {
 	grew := int64(<-peak) - int64(before)
 	t.Logf("heap in use: %d MiB before, peak %+d MiB with eight requests to a node answering 200 MiB", before>>20, grew>>20)
 	require.Less(t, grew, int64(giantAnswerBound), "the heap grew by %d MiB", grew>>20)
+	statuses := map[int]int{}
+	for _, r := range replies {
+		statuses[r.status]++
+	}
+	t.Logf("answers: %v; the node was asked %d times", statuses, fs.count())
 	for _, r := range replies {
 		if r.status == http.StatusServiceUnavailable {
 			r.requireError(t, http.StatusServiceUnavailable, apierr.SelfHostedBudget)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"sync"
 	"time"
@@ -34,7 +35,8 @@ import (
 // below): the requests in flight to them (long-polls aside: they have
 // Config.MaxLongPollsPerTenant) and the bytes of their answers held at
 // once. Over it, that tenant's next request is a 503 self_hosted_budget
-// with Retry-After; no other tenant's is affected.
+// with Retry-After (an answer of stated length first waits for room, up
+// to its request's deadline); no other tenant's is affected.
 const (
 	MaxAnswer = 32 << 20
 	// DefaultSelfHostedRequests is Config.SelfHostedRequests' default.
@@ -65,15 +67,23 @@ type shares struct {
 }
 
 // use is a tenant's in flight: its shares (long-polls too), the request
-// slots they hold, and their bytes.
-type use struct{ shares, requests, bytes int }
+// slots they hold, and their bytes; freed is closed (and replaced) when
+// bytes are given back, for the answers waiting for room.
+type use struct {
+	shares, requests, bytes int
+	waiting                 int // answers waiting for room
+	freed                   chan struct{}
+}
 
 // share is one request's part of its tenant's budget: a shardclient
 // Budget for its answer's buffer, and its request slot.
 type share struct {
-	s       *shares
-	tenant  string
-	counted bool // holds a request slot
+	s        *shares
+	tenant   string
+	counted  bool            // holds a request slot
+	held     int             // bytes this share holds
+	ctx      context.Context // ends the wait for room with the gateway
+	deadline time.Time       // the request's: ends the wait for room
 }
 
 func newShares(maxRequests, maxBytes int) *shares {
@@ -86,7 +96,7 @@ func (s *shares) acquire(tenant string, count bool) (*share, error) {
 	defer s.mu.Unlock()
 	u := s.use[tenant]
 	if u == nil {
-		u = &use{}
+		u = &use{freed: make(chan struct{})}
 		s.use[tenant] = u
 	}
 	if count {
@@ -114,18 +124,53 @@ func overBudget(what string, limit int) error {
 		"this tenant's self-hosted nodes have the most %s this gateway gives them (%d); retry shortly", what, limit)
 }
 
-// Take charges n bytes of an answer's buffer.
+// Take charges n bytes of an answer's buffer. An answer that holds
+// nothing yet waits for room, until its request's deadline: a node that
+// states its answer's length (as shards do) takes it in one piece, so a
+// burst of answers is queued rather than refused. One that holds bytes
+// and needs more (an answer of unstated length, growing) is refused at
+// once: the answers that hold bytes never wait, so they always end and
+// give them back, and the waiting ones hold nothing.
 func (sh *share) Take(n int) error {
 	s := sh.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u := s.use[sh.tenant] // present: this share is in flight
-	if u.bytes+n > s.maxBytes {
-		return overBudget("answer bytes held", s.maxBytes)
+	for {
+		u := s.use[sh.tenant] // present: this share is in flight
+		if u.bytes+n <= s.maxBytes {
+			u.bytes += n
+			sh.held += n
+			selfHostedHeld.Add(float64(n))
+			return nil
+		}
+		if sh.held > 0 || n > s.maxBytes || !sh.wait(u) {
+			return overBudget("answer bytes held", s.maxBytes)
+		}
 	}
-	u.bytes += n
-	selfHostedHeld.Add(float64(n))
-	return nil
+}
+
+// wait waits, with s.mu released, for u's bytes to be given back; false
+// when the request's deadline passed or the gateway stops first.
+func (sh *share) wait(u *use) bool {
+	left := time.Until(sh.deadline)
+	if left <= 0 {
+		return false
+	}
+	freed := u.freed
+	u.waiting++
+	sh.s.mu.Unlock()
+	t := time.NewTimer(left)
+	defer t.Stop()
+	ok := false
+	select {
+	case <-freed:
+		ok = true
+	case <-t.C:
+	case <-sh.ctx.Done():
+	}
+	sh.s.mu.Lock()
+	u.waiting--
+	return ok
 }
 
 // Give returns n bytes.
@@ -133,8 +178,12 @@ func (sh *share) Give(n int) {
 	s := sh.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.use[sh.tenant].bytes -= n
+	u := s.use[sh.tenant]
+	u.bytes -= n
+	sh.held -= n
 	selfHostedHeld.Sub(float64(n))
+	close(u.freed)
+	u.freed = make(chan struct{})
 }
 
 // done gives the request slot back, once its answer's bytes are.
@@ -174,7 +223,11 @@ func (h *hold) do(p *placement, req *fasthttp.Request, resp *fasthttp.Response, 
 		if err != nil {
 			return err
 		}
+		sh.ctx = h.px.ctx
 		h.share, h.ans.Budget = sh, sh
+	}
+	if h.share != nil {
+		h.share.deadline = deadline
 	}
 	return h.px.shards.DoAnswer(p.route, req, resp, deadline, &h.ans)
 }

@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -51,4 +53,42 @@ func TestSelfHostedShares(t *testing.T) {
 		sh.done()
 	}
 	require.Empty(t, s.use, "nothing in flight, nothing kept")
+}
+
+// An answer that holds nothing waits for room until its request's
+// deadline, and takes it when another gives bytes back; one that holds
+// bytes and needs more is refused at once (answers holding bytes never
+// wait, so they always end); one past its deadline is refused.
+func TestSelfHostedShareWaitsForRoom(t *testing.T) {
+	t.Parallel()
+	s := newShares(10, 100)
+	take := func(n int) (*share, chan error) {
+		sh, err := s.acquire("a", true)
+		require.NoError(t, err)
+		sh.ctx, sh.deadline = context.Background(), time.Now().Add(time.Minute)
+		done := make(chan error, 1)
+		go func() { done <- sh.Take(n) }()
+		return sh, done
+	}
+	first, done := take(80)
+	require.NoError(t, <-done)
+	second, waiting := take(50)
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.use["a"].waiting == 1
+	}, 10*time.Second, time.Millisecond, "the second waits for room")
+	require.Error(t, first.Take(30), "an answer holding bytes does not wait")
+	first.Give(80)
+	require.NoError(t, <-waiting, "room given back is taken")
+
+	late, err := s.acquire("a", true)
+	require.NoError(t, err)
+	late.ctx, late.deadline = context.Background(), time.Now()
+	require.Error(t, late.Take(60), "past its deadline")
+	second.Give(50)
+	for _, sh := range []*share{first, second, late} {
+		sh.done()
+	}
+	require.Empty(t, s.use)
 }

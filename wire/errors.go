@@ -28,6 +28,8 @@ const (
 	CodeTenantLongPollLimit ErrorCode = "tenant_long_poll_limit" // the tenant has as many long-polls waiting as allowed; Retry-After set
 	CodeHeadersTooLarge     ErrorCode = "headers_too_large"      // the request line and headers are over their size limit
 	CodeRevocationsStale    ErrorCode = "revocations_stale"      // the gateway cannot confirm revocations (control unreachable): keys refused; Retry-After set
+	CodeShardAnswerTooLarge ErrorCode = "shard_answer_too_large" // the shard's answer is over the most the gateway passes on (502; not retried)
+	CodeSelfHostedBudget    ErrorCode = "self_hosted_budget"     // the tenant's self-hosted nodes have all of this gateway's share for them in flight; Retry-After set
 )
 
 // ErrorBody is the body of every error response.

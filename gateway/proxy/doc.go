@@ -17,5 +17,6 @@
 // away meanwhile (release.go); ForwardStream passes an event stream on
 // as the shard writes it (stream.go). ShardJSON and ShardCall are the
 // gateway's own calls to a namespace's shard, for tenant administration
-// and the schedule count.
+// and the schedule count. Every answer is bounded, and a tenant's
+// self-hosted nodes are held to a share of the gateway (answers.go).
 package proxy

@@ -34,6 +34,14 @@ type Config struct {
 	ShardTimeout       time.Duration
 	WriteTimeout       time.Duration // each write of a stream to the client
 	BodyLimit          int           // bounds a stream's error answer
+	// MaxAnswer bounds a shard's answer (answers.go); default MaxAnswer.
+	MaxAnswer int
+	// SelfHostedRequests and SelfHostedAnswerBytes are each tenant's
+	// budget for its self-hosted nodes (answers.go): requests in flight,
+	// long-polls aside, and bytes of their answers held. Defaults
+	// DefaultSelfHostedRequests and DefaultSelfHostedAnswerBytes.
+	SelfHostedRequests    int
+	SelfHostedAnswerBytes int
 }
 
 // Proxy sends requests to the shards of their namespaces.
@@ -45,6 +53,8 @@ type Proxy struct {
 	shardTimeout time.Duration
 	writeTimeout time.Duration
 	bodyLimit    int
+	maxAnswer    int
+	shares       *shares
 }
 
 // New builds a proxy; ctx ends the waits of its requests.
@@ -53,11 +63,19 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	orDefault := func(v, def int) int {
+		if v <= 0 {
+			return def
+		}
+		return v
+	}
 	return &Proxy{
 		placements: &placements{cache: cache, control: cfg.Control, shards: cfg.Shards, clock: cfg.Clock,
 			ttl: cfg.PlacementTTL, missTTL: cfg.PlacementMissTTL, log: cfg.Logger, ctx: ctx},
 		shards: cfg.Shards, log: cfg.Logger, ctx: ctx,
 		shardTimeout: cfg.ShardTimeout, writeTimeout: cfg.WriteTimeout, bodyLimit: cfg.BodyLimit,
+		maxAnswer: orDefault(cfg.MaxAnswer, MaxAnswer),
+		shares:    newShares(orDefault(cfg.SelfHostedRequests, DefaultSelfHostedRequests), orDefault(cfg.SelfHostedAnswerBytes, DefaultSelfHostedAnswerBytes)),
 	}, nil
 }
 
@@ -68,7 +86,8 @@ func (px *Proxy) Invalidate(tenant, ns string) { px.placements.invalidate(tenant
 
 // Forward proxies a request to the shard of its namespace.
 func (px *Proxy) Forward(c *fiber.Ctx, r *admitted.Request) error {
-	return px.proxy(c, r, 0, false)
+	_, err := px.proxy(c, r, 0, false)
+	return err
 }
 
 // ForwardLongPoll proxies a fetch, whose deadline must outlast the wait
@@ -81,10 +100,11 @@ func (px *Proxy) ForwardLongPoll(c *fiber.Ctx, r *admitted.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := px.proxy(c, r, wait, true); err != nil {
+	answer, err := px.proxy(c, r, wait, true)
+	if err != nil {
 		return err
 	}
-	px.releaseIfGone(c, r)
+	px.releaseIfGone(c, r, answer)
 	return nil
 }
 
@@ -98,8 +118,10 @@ func (px *Proxy) ForwardLongPoll(c *fiber.Ctx, r *admitted.Request) error {
 //
 // wait is how long a fetch may wait for a job (0 for other requests): the
 // shard's deadline outlasts it, and a fetch sent again because its
-// namespace moved asks only for what is left of it.
-func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fetch bool) error {
+// namespace moved asks only for what is left of it. The answer is bounded
+// and, from a self-hosted shard, held to its tenant's share (answers.go);
+// proxy returns its body, valid until the client's response is written.
+func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fetch bool) ([]byte, error) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -128,6 +150,7 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 		waitEnd = start.Add(wait)
 	}
 	again := false
+	h := px.hold(r, fetch)
 	p, err := px.toShard(r, r.NS, waitEnd, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
 		left := wait
@@ -136,16 +159,17 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 			req.SetBody(withFetchTimeout(c.Request().Body(), left))
 		}
 		again = true
-		if err := px.shards.Do(p.route, req, resp, time.Now().Add(left+px.shardTimeout)); err != nil {
+		if err := h.do(p, req, resp, time.Now().Add(left+px.shardTimeout)); err != nil {
 			return false, err
 		}
 		return isMoving(resp), nil
 	})
 	if err != nil {
+		_ = h.Close()
 		if p == nil {
-			return err // no placement
+			return nil, err // no placement
 		}
-		return px.shardFailure(r.NS, r.RequestID, p, err)
+		return nil, px.shardFailure(r.NS, r.RequestID, p, err)
 	}
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode())
@@ -153,19 +177,26 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 	if ra := resp.Header.Peek(fiber.HeaderRetryAfter); len(ra) > 0 {
 		out.Header.SetBytesV(fiber.HeaderRetryAfter, ra)
 	}
-	out.SetBody(resp.Body())
-	return nil
+	return h.setBody(out, resp), nil
 }
 
 // shardFailure is the client's answer when no usable answer came from the
 // shard of namespace ns. The shard's address stays in the log, never in
 // the tenant's error.
 func (px *Proxy) shardFailure(ns, requestID string, p *placement, err error) error {
-	if errors.Is(err, shardclient.ErrNoLeader) {
+	var ae *apierr.Error
+	var f *shardclient.Failure
+	switch {
+	case errors.Is(err, shardclient.ErrNoLeader):
 		return apierr.Retry(apierr.NoLeader, 1, "the shard of namespace %q has no leader right now; retry shortly", ns)
+	case errors.As(err, &ae):
+		return ae // the tenant's self-hosted share refused it (answers.go), before or while it was read
+	case errors.As(err, &f):
+		if tl, ok := f.TooLarge(); ok {
+			return px.tooLarge(ns, requestID, p, f, tl)
+		}
 	}
 	px.placements.retrySoon(p)
-	var f *shardclient.Failure
 	if errors.As(err, &f) && f.Log {
 		px.log.Warn("gateway: shard request failed", "shard", f.Node, "namespace", p.shardNS, "request_id", requestID, "err", f.Err)
 	}
@@ -176,6 +207,19 @@ func (px *Proxy) shardFailure(ns, requestID string, p *placement, err error) err
 		return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q did not answer in time; retry shortly", ns)
 	}
 	return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q is unreachable; retry shortly", ns)
+}
+
+// tooLarge is the client's answer when its shard's answer was over the
+// limit: the shard works, so its placement stands.
+func (px *Proxy) tooLarge(ns, requestID string, p *placement, f *shardclient.Failure, tl *shardclient.AnswerTooLargeError) error {
+	answersRefused.WithLabelValues("too_large").Inc()
+	if f.Log {
+		px.log.Warn("gateway: a shard's answer was over the limit; refused", "shard", f.Node, "namespace", p.shardNS,
+			"request_id", requestID, "limit", tl.Limit, "stated", tl.Stated)
+	}
+	return apierr.New(apierr.ShardAnswerTooLarge,
+		"the answer of namespace %q's shard is over %d bytes (%d MiB), the most the gateway passes on; ask for fewer jobs at once (limit, max)",
+		ns, tl.Limit, tl.Limit>>20)
 }
 
 // fetchWait is the long-poll wait a fetch body asks for ("timeout", in

@@ -17,8 +17,9 @@ import (
 
 // releaseIfGone releases the leases of a fetch answer (c's response)
 // whose worker went away before it could be handed over.
-func (px *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request) {
-	rel, ok := shardclient.GoneWorker(c.Context().Conn(), c.Path(), c.Response().StatusCode(), c.Request().Body(), c.Response().Body())
+// answer is the fetch's answer body (c's response's may be a stream).
+func (px *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request, answer []byte) {
+	rel, ok := shardclient.GoneWorker(c.Context().Conn(), c.Path(), c.Response().StatusCode(), c.Request().Body(), answer)
 	if !ok {
 		return
 	}
@@ -31,9 +32,11 @@ func (px *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request) {
 	}
 	req.Header.Set(wire.RequestIDHeader, r.RequestID)
 	setPlanHeaders(&req.Header, r, false)
+	h := px.hold(r, false)
+	defer h.Close()
 	p, err := px.toShard(r, r.NS, time.Time{}, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
-		if err := px.shards.Do(p.route, req, resp, time.Now().Add(shardclient.ReleaseTimeout)); err != nil {
+		if err := h.do(p, req, resp, time.Now().Add(shardclient.ReleaseTimeout)); err != nil {
 			return false, err
 		}
 		return isMoving(resp), nil

@@ -44,9 +44,11 @@ func (px *Proxy) ShardCall(r *admitted.Request, ns, method, path string, timeout
 		req.Header.SetContentType("application/json")
 		req.SetBody(raw)
 	}
+	h := px.hold(r, false)
+	defer h.Close()
 	p, err := px.toShard(r, ns, time.Time{}, func(p *placement) (bool, error) {
 		req.Header.Set(wire.ShardNamespaceHeader, p.shardNS)
-		if err := px.shards.Do(p.route, req, resp, time.Now().Add(timeout)); err != nil {
+		if err := h.do(p, req, resp, time.Now().Add(timeout)); err != nil {
 			return false, err
 		}
 		return isMoving(resp), nil
@@ -66,7 +68,7 @@ func (px *Proxy) ShardCall(r *admitted.Request, ns, method, path string, timeout
 		}
 	}
 	px.log.Error("gateway: unexpected shard answer", "method", method, "path", path, "namespace", p.shardNS,
-		"status", resp.StatusCode(), "request_id", r.RequestID, "body", string(resp.Body()))
+		"status", resp.StatusCode(), "request_id", r.RequestID, "body", string(resp.Body()[:min(len(resp.Body()), 512)]))
 	return apierr.Retry(apierr.Unavailable, 1, "the shard of namespace %q could not serve this request; retry shortly", ns)
 }
 

@@ -38,6 +38,8 @@ const (
 	TenantLongPollLimit = wire.CodeTenantLongPollLimit
 	HeadersTooLarge     = wire.CodeHeadersTooLarge
 	RevocationsStale    = wire.CodeRevocationsStale
+	ShardAnswerTooLarge = wire.CodeShardAnswerTooLarge
+	SelfHostedBudget    = wire.CodeSelfHostedBudget
 
 	DeletionProtected = wire.CodeDeletionProtected
 	NamespaceNotEmpty = wire.CodeNamespaceNotEmpty
@@ -68,6 +70,8 @@ var statuses = map[Code]int{
 	TenantLongPollLimit: http.StatusTooManyRequests,
 	HeadersTooLarge:     http.StatusRequestHeaderFieldsTooLarge,
 	RevocationsStale:    http.StatusServiceUnavailable,
+	ShardAnswerTooLarge: http.StatusBadGateway,
+	SelfHostedBudget:    http.StatusServiceUnavailable,
 
 	DeletionProtected: http.StatusConflict,
 	NamespaceNotEmpty: http.StatusConflict,

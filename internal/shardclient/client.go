@@ -155,9 +155,15 @@ var ErrNoLeader = errors.New("shardclient: the shard has no leader")
 // that may be the shard's own 503 no_leader, given Retry-After. An error
 // is a *Failure (no answer) or ErrNoLeader.
 func (c *Client) Do(rt *Route, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	return c.DoAnswer(rt, req, resp, deadline, nil)
+}
+
+// DoAnswer is Do with the answer bounded and held by a (Node.DoAnswer).
+// An answer refused for its size or by its budget is never sent again.
+func (c *Client) DoAnswer(rt *Route, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, a *Answer) error {
 	n := rt.Current()
 	first := n
-	err := n.Do(req, resp, deadline)
+	err := n.DoAnswer(req, resp, deadline, a)
 	if err == nil && !notLeader(resp.StatusCode()) {
 		return nil
 	}
@@ -180,7 +186,7 @@ func (c *Client) Do(rt *Route, req *fasthttp.Request, resp *fasthttp.Response, d
 		}
 		n = next
 		resp.Reset()
-		err = n.Do(req, resp, deadline)
+		err = n.DoAnswer(req, resp, deadline, a)
 	}
 }
 
@@ -201,6 +207,13 @@ func (c *Client) gaveUp(n *Node, resp *fasthttp.Response, err error) error {
 
 func (c *Client) failure(n *Node, err error) *Failure {
 	return &Failure{Node: n.Host(), Err: err, Sent: Sent(err), Log: n.shouldLog()}
+}
+
+// TooLarge is the refusal of the node's answer for its size, if it was.
+func (f *Failure) TooLarge() (*AnswerTooLargeError, bool) {
+	var e *AnswerTooLargeError
+	ok := errors.As(f.Err, &e)
+	return e, ok
 }
 
 // Stream is a streamed answer opened by OpenStream.

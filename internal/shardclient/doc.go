@@ -21,5 +21,8 @@
 // be made (Sent is false) never carried the request; after a request was
 // sent and no answer came, only reads (GET, HEAD) are repeated. The
 // connection pools never repeat anything themselves (fasthttp would
-// resend even a POST whose connection closed before the answer).
+// resend even a POST whose connection closed before the answer). An
+// answer refused for its size or by its budget (answer.go: each answer
+// is bounded, and a long one read into a buffer of its own, charged as
+// it grows) is never asked for again.
 package shardclient

@@ -20,10 +20,11 @@ import (
 
 // Node is a keep-alive connection pool to one shard node's address.
 type Node struct {
-	hc      *fasthttp.HostClient
-	host    string       // the Host header; "localhost" for a Unix socket
-	tun     *tunnelDest  // set for a node reached through the tunnel
-	lastLog atomic.Int64 // unix nanoseconds of the last failure logged
+	hc        *fasthttp.HostClient
+	maxAnswer int          // Config.MaxResponseBody
+	host      string       // the Host header; "localhost" for a Unix socket
+	tun       *tunnelDest  // set for a node reached through the tunnel
+	lastLog   atomic.Int64 // unix nanoseconds of the last failure logged
 
 	keepOnce sync.Once
 	keep     *http.Transport // Send's keep-alive connections (Request.KeepAlive)
@@ -41,10 +42,25 @@ func (n *Node) shouldLog() bool {
 }
 
 // Do sends req to this node once and reads the whole answer into resp
-// by deadline. A lost connection closes the node's idle ones: after a
-// crash or a restart they are all dead, and the next request should dial
-// rather than find that out.
+// by deadline, at most Config.MaxResponseBody bytes. A lost connection
+// closes the node's idle ones: after a crash or a restart they are all
+// dead, and the next request should dial rather than find that out.
 func (n *Node) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	return n.DoAnswer(req, resp, deadline, nil)
+}
+
+// DoAnswer is Do with the answer bounded and held by a (nil: as Do). An
+// answer over its limit is an *AnswerTooLargeError, one its budget
+// refused a *BudgetError; either way its connection is closed.
+func (n *Node) DoAnswer(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, a *Answer) error {
+	if a == nil {
+		a = &Answer{}
+	}
+	a.Release() // an earlier try's
+	max := a.Max
+	if max <= 0 {
+		max = n.maxAnswer
+	}
 	req.Header.SetHost(n.host)
 	if n.hc.IsTLS {
 		req.URI().SetScheme("https") // fasthttp refuses a scheme its pool does not speak
@@ -52,7 +68,14 @@ func (n *Node) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.
 		req.URI().SetScheme("http")
 	}
 	err := n.hc.DoDeadline(req, resp, deadline)
-	if err != nil && !errors.Is(err, fasthttp.ErrNoFreeConns) && !errors.Is(err, fasthttp.ErrTimeout) {
+	if err == nil {
+		err = readAnswer(resp, a, max)
+	} else if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		// Neither a length nor chunks: the pool reads such an answer
+		// whole, up to inPlaceAnswer only.
+		err = &AnswerTooLargeError{Limit: inPlaceAnswer, Stated: -1}
+	}
+	if err != nil && !errors.Is(err, fasthttp.ErrNoFreeConns) && !errors.Is(err, fasthttp.ErrTimeout) && !tooLarge(err) && !isBudget(err) {
 		n.hc.CloseIdleConnections()
 	}
 	return err
@@ -106,7 +129,7 @@ func (ns *nodes) get(addr, shard string) (*Node, error) {
 		// file's permissions.
 		isTLS, tlsConfig = true, ns.cfg.TLS.Client(ns.expect(shard))
 	}
-	n = &Node{host: host, hc: &fasthttp.HostClient{
+	n = &Node{host: host, maxAnswer: ns.cfg.MaxResponseBody, hc: &fasthttp.HostClient{
 		Addr:      host,
 		IsTLS:     isTLS,
 		TLSConfig: tlsConfig,
@@ -118,8 +141,12 @@ func (ns *nodes) get(addr, shard string) (*Node, error) {
 		MaxIdleConnDuration: 30 * time.Second,
 		// No ReadTimeout: each request carries its own deadline, which for a
 		// fetch exceeds its long-poll wait.
-		WriteTimeout:           ns.cfg.WriteTimeout,
-		MaxResponseBodySize:    ns.cfg.MaxResponseBody,
+		WriteTimeout: ns.cfg.WriteTimeout,
+		// Answers longer than this, or chunked, come as a stream that
+		// DoAnswer reads into a buffer of its own, bounded and charged
+		// (answer.go); shorter ones are read in place.
+		StreamResponseBody:     true,
+		MaxResponseBodySize:    inPlaceAnswer,
 		DisablePathNormalizing: true,
 		// fasthttp would resend a request, a POST included, whose
 		// connection closed before the answer: the shard may have applied

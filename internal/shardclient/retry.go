@@ -85,10 +85,11 @@ func (c *Client) newRetry(method []byte, deadline time.Time) retry {
 
 // mayRepeat reports whether a request that got no answer (err) may be
 // sent again (see the package comment). A full connection pool is
-// overload, which retrying would only add to.
+// overload, which retrying would only add to; an answer refused for its
+// size or by its budget would only be refused again.
 func (r *retry) mayRepeat(err error) bool {
-	if errors.Is(err, fasthttp.ErrNoFreeConns) {
-		return false
+	if errors.Is(err, fasthttp.ErrNoFreeConns) || tooLarge(err) || isBudget(err) {
+		return false // the same answer again, or the same refusal of it
 	}
 	return r.read || !Sent(err)
 }

@@ -201,3 +201,13 @@ func (rt *Route) served(was, n *Node) {
 		rt.target.CompareAndSwap(was, n)
 	}
 }
+
+// Owner is the tenant owning rt's shard ("" for a hosted one), as
+// Config.ShardOwner says: a caller may hold a tenant's own nodes to a
+// share of its own.
+func (c *Client) Owner(rt *Route) string {
+	if c.cfg.ShardOwner == nil || rt.id == "" {
+		return ""
+	}
+	return c.cfg.ShardOwner(rt.id)
+}

@@ -29,6 +29,12 @@ const (
 	CodeNoLeader        = string(wire.CodeNoLeader)
 	CodeUnavailable     = string(wire.CodeUnavailable)
 	CodeInternal        = string(wire.CodeInternal)
+	// CodeShardAnswerTooLarge: the answer asked for is larger than the
+	// gateway passes on; ask for fewer jobs at once (never retried).
+	CodeShardAnswerTooLarge = string(wire.CodeShardAnswerTooLarge)
+	// CodeSelfHostedBudget: the tenant's own nodes hold their share of
+	// the gateway; retried after Retry-After.
+	CodeSelfHostedBudget = string(wire.CodeSelfHostedBudget)
 )
 
 // Error is a non-2xx answer of the API.
@@ -54,8 +60,12 @@ func (e *Error) Error() string {
 }
 
 // Retryable reports whether the same request may succeed later: rate
-// limited, no leader yet, or a dependency unavailable.
+// limited, no leader yet, or a dependency unavailable; not an answer too
+// large to pass on, which the same request gets again.
 func (e *Error) Retryable() bool {
+	if e.Code == CodeShardAnswerTooLarge {
+		return false
+	}
 	switch e.Status {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true

@@ -77,6 +77,17 @@ func TestErrorWithoutAPIBody(t *testing.T) {
 	require.True(t, client.IsRetryable(err))
 }
 
+// An answer too large for the gateway to pass on comes again to the same
+// request: the worker loop and callers must not retry it.
+func TestAnswerTooLargeIsNotRetryable(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, http.StatusBadGateway,
+		`{"error":{"code":"shard_answer_too_large","message":"the shard's answer is over 33554432 bytes"}}`)
+	_, err := rec.client(t).GetJob(context.Background(), "job_1")
+	require.Equal(t, client.CodeShardAnswerTooLarge, client.ErrorCode(err))
+	require.False(t, client.IsRetryable(err))
+}
+
 func TestErrorHelpersByStatus(t *testing.T) {
 	t.Parallel()
 	helpers := map[int]func(error) bool{

@@ -179,6 +179,8 @@ func (c *Client) DoAnswer(rt *Route, req *fasthttp.Request, resp *fasthttp.Respo
 			}
 		} else if !r.mayRepeat(err) {
 			return c.failure(n, err)
+		} else {
+			c.router.refused(rt.id, n, err)
 		}
 		next, named := c.router.next(rt, n, hint)
 		if !c.wait(&r, named) {
@@ -293,6 +295,9 @@ func (c *Client) Send(ctx context.Context, rt *Route, r Request) (*Stream, error
 		}
 		if err != nil && !rr.mayRepeat(err) {
 			return nil, c.failure(n, err)
+		}
+		if err != nil {
+			c.router.refused(rt.id, n, err)
 		}
 		next, named := c.router.next(rt, n, hint)
 		if !c.wait(&rr, named) {

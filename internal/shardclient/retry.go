@@ -66,6 +66,15 @@ func Sent(err error) bool {
 	return true
 }
 
+// handshakeRefused reports whether err is a TLS handshake either side
+// refused: the address does not hold the identity expected of it.
+func handshakeRefused(err error) bool {
+	var peer *pki.PeerError
+	var rec tls.RecordHeaderError
+	var op *net.OpError
+	return errors.As(err, &peer) || errors.As(err, &rec) || (errors.As(err, &op) && op.Op == "remote error")
+}
+
 // retry is one request's retry budget and pacing.
 type retry struct {
 	read    bool

@@ -45,6 +45,14 @@ type router struct {
 
 	badLeader Node // only its log limiter: one bad-address warning a second
 
+	// unverified holds gossip leader claims whose address refused to
+	// prove itself a member of the shard at the TLS handshake: HTTP
+	// address → the term claimed. Anyone with the gossip key can claim a
+	// leadership; after one failed handshake the claim is not followed
+	// again until it changes (another term or address), so a false claim
+	// costs one request's retry, not every request's.
+	unverified sync.Map
+
 	// changed is closed and replaced whenever some route's target moves,
 	// so a request waiting out an election wakes when a leader is known.
 	changed atomic.Pointer[chan struct{}]
@@ -108,6 +116,9 @@ func (r *router) gossipLeader(id string) *Node {
 	if !ok || m.Meta.HTTPAddr == "" {
 		return nil
 	}
+	if term, ok := r.unverified.Load(m.Meta.HTTPAddr); ok && term.(uint64) == m.Meta.Term {
+		return nil
+	}
 	n, err := r.c.nodes.get(m.Meta.HTTPAddr, id)
 	if err != nil {
 		if r.badLeader.shouldLog() {
@@ -116,6 +127,26 @@ func (r *router) gossipLeader(id string) *Node {
 		return nil
 	}
 	return n
+}
+
+// refused notes that n, tried for shard id, failed the TLS handshake
+// (err): if gossip's leader claim for the shard names n, the claim is not
+// followed again (see unverified).
+func (r *router) refused(id string, n *Node, err error) {
+	if r.c.cfg.Gossip == nil || id == "" || !handshakeRefused(err) {
+		return
+	}
+	m, ok := r.c.cfg.Gossip.Leader(id)
+	if !ok || m.Meta.HTTPAddr == "" {
+		return
+	}
+	if claimed, err := r.c.nodes.get(m.Meta.HTTPAddr, id); err != nil || claimed != n {
+		return
+	}
+	if prev, loaded := r.unverified.Swap(m.Meta.HTTPAddr, m.Meta.Term); !loaded || prev.(uint64) != m.Meta.Term {
+		r.c.cfg.Logger.Warn("shardclient: not following a leader claim whose address failed the handshake",
+			"shard", id, "member", m.Name, "addr", m.Meta.HTTPAddr, "term", m.Meta.Term, "err", err)
+	}
 }
 
 // run follows gossip until ctx ends, moving routes to new leaders as soon

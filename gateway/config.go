@@ -151,8 +151,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// IdleTimeout closes idle client keep-alive connections. Default 2m.
 	IdleTimeout time.Duration
-	// ShutdownTimeout bounds Stop's wait for requests in flight (long-polls
-	// included). Default 40s.
+	// ShutdownTimeout bounds Stop's wait for requests in flight. Waiting
+	// fetches (long-polls) are answered with no job at once, not waited
+	// for (proxy/longpoll.go). Default 40s.
 	ShutdownTimeout time.Duration
 
 	// Logger receives operational logs. Default slog.Default().

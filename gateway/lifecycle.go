@@ -154,6 +154,9 @@ func (s *Server) Stop() error {
 			// yet registered it when Shutdown ran.
 			_ = ln.Close()
 		}
+		if s.proxy != nil {
+			s.proxy.Wait() // long-polls answered at the cancel above give back what they leased
+		}
 		s.wg.Wait()
 		if ln != nil {
 			s.gate.ReportLastKeyUses(min(s.cfg.ControlTimeout, 2*time.Second))

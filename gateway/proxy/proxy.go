@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -55,6 +56,7 @@ type Proxy struct {
 	bodyLimit    int
 	maxAnswer    int
 	shares       *shares
+	calls        sync.WaitGroup // long-polls' shard calls (longpoll.go)
 }
 
 // New builds a proxy; ctx ends the waits of its requests.
@@ -94,13 +96,17 @@ func (px *Proxy) Forward(c *fiber.Ctx, r *admitted.Request) error {
 // the worker asked for. A wait out of bounds is refused here, with the
 // shard's own rule (wire.FetchWait), before it travels. Jobs the shard
 // leased to a worker that went away meanwhile are given back at once
-// (releaseIfGone).
+// (releaseIfGone). A fetch still waiting when the gateway stops is
+// answered at once with no job (longpoll.go).
 func (px *Proxy) ForwardLongPoll(c *fiber.Ctx, r *admitted.Request) error {
 	wait, err := fetchWait(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	answer, err := px.proxy(c, r, wait, true)
+	if wait > 0 {
+		return px.longPoll(c, r, wait)
+	}
+	answer, err := px.proxy(c, r, 0, true)
 	if err != nil {
 		return err
 	}
@@ -126,7 +132,18 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
+	body := c.Request().Body()
+	shardRequest(c, r, req, body)
+	h, err := px.send(r, body, req, resp, wait, fetch)
+	if err != nil {
+		return nil, err
+	}
+	return answer(c, resp, h), nil
+}
 
+// shardRequest makes req the shard's copy of c's request, for r, with
+// body (c's, or a copy of it).
+func shardRequest(c *fiber.Ctx, r *admitted.Request, req *fasthttp.Request, body []byte) {
 	in := &c.Request().Header
 	req.Header.SetMethodBytes(in.Method())
 	if uri := in.RequestURI(); len(uri) > 0 && uri[0] == '/' {
@@ -142,8 +159,13 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 	if ct := in.ContentType(); len(ct) > 0 {
 		req.Header.SetContentTypeBytes(ct)
 	}
-	req.SetBodyRaw(c.Request().Body())
+	req.SetBodyRaw(body)
+}
 
+// send sends req to the namespace's shard until it has an answer (resp),
+// held by the hold it returns; body is the client's, for a fetch sent
+// again with what is left of its wait.
+func (px *Proxy) send(r *admitted.Request, body []byte, req *fasthttp.Request, resp *fasthttp.Response, wait time.Duration, fetch bool) (*hold, error) {
 	start := time.Now()
 	var waitEnd time.Time
 	if fetch {
@@ -156,7 +178,7 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 		left := wait
 		if again && fetch {
 			left = max(wait-time.Since(start), 0)
-			req.SetBody(withFetchTimeout(c.Request().Body(), left))
+			req.SetBody(withFetchTimeout(body, left))
 		}
 		again = true
 		if err := h.do(p, req, resp, time.Now().Add(left+px.shardTimeout)); err != nil {
@@ -171,13 +193,18 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 		}
 		return nil, px.shardFailure(r.NS, r.RequestID, p, err)
 	}
+	return h, nil
+}
+
+// answer copies the shard's answer to c's response and returns its body.
+func answer(c *fiber.Ctx, resp *fasthttp.Response, h *hold) []byte {
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode())
 	out.Header.SetContentTypeBytes(resp.Header.ContentType())
 	if ra := resp.Header.Peek(fiber.HeaderRetryAfter); len(ra) > 0 {
 		out.Header.SetBytesV(fiber.HeaderRetryAfter, ra)
 	}
-	return h.setBody(out, resp), nil
+	return h.setBody(out, resp)
 }
 
 // shardFailure is the client's answer when no usable answer came from the

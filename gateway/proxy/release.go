@@ -23,6 +23,11 @@ func (px *Proxy) releaseIfGone(c *fiber.Ctx, r *admitted.Request, answer []byte)
 	if !ok {
 		return
 	}
+	px.release(r, rel)
+}
+
+// release gives back the leases rel names, for r's namespace.
+func (px *Proxy) release(r *admitted.Request, rel *wire.ReleaseRequest) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)

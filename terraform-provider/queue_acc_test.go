@@ -203,7 +203,7 @@ func TestAccQueueValidation(t *testing.T) {
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			bad(`concurrency = 0`, `between 1 and 1000000`),
-			bad(`throttle = { rate = 5, period = "8d" }`, `not a valid Go Time Duration`),
+			bad(`throttle = { rate = 5, period = "8d" }`, `"8d" is not a duration`),
 			bad(`throttle = { rate = 5, period = "200h" }`, `longer than 168h`),
 			bad(`defaults = { lease_duration = "500ms" }`, `shorter than 1s`),
 			bad(`defaults = { retry_backoff = "random" }`, `value must be one of`),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -53,7 +52,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 		return schema.StringAttribute{
 			MarkdownDescription: desc + " A duration (`90s`, `5m`, `1h30m`) from " + wire.FormatDuration(min) + " to " + wire.FormatDuration(max) + ".",
 			Optional:            true,
-			CustomType:          timetypes.GoDurationType{},
+			CustomType:          durationType{},
 			Validators:          []validator.String{duration(min, max)},
 			PlanModifiers:       []planmodifier.String{sameDuration{}},
 		}
@@ -120,7 +119,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"period": schema.StringAttribute{
 						MarkdownDescription: "The window, from 1s to 7 days (`168h`).",
 						Required:            true,
-						CustomType:          timetypes.GoDurationType{},
+						CustomType:          durationType{},
 						Validators:          []validator.String{duration(minThrottlePeriod, maxThrottlePeriod)},
 						PlanModifiers:       []planmodifier.String{sameDuration{}},
 					},

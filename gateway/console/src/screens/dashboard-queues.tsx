@@ -9,6 +9,7 @@ import { NumCell, ShowAll, Table } from "../components/table";
 import { Sparkline } from "../components/sparkline";
 import { QueueLink } from "../components/links";
 import { plural } from "../lib/format";
+import { statusGlyph } from "./queue-parts";
 import { DEFAULT_QUEUE_ROWS, perMinute, queueState, totals, visibleQueues, type Queue } from "./dashboard-lib";
 
 /** QueueTotals shows the namespace's counts as stats. */
@@ -40,7 +41,7 @@ export function QueueTotals(props: { queues: Queue[]; workers?: number }) {
   );
 }
 
-const stateGlyph: Record<string, string> = { paused: "⏸", draining: "⏬", drained: "⏹", running: "▶" };
+const stateGlyph: Record<string, string> = { paused: statusGlyph.paused, draining: statusGlyph.draining, drained: statusGlyph.drained, running: statusGlyph.active };
 const COUNT_COLS = ["Pending", "Active", "Completed", "Dead", "Rate"].map((label) => ({ label, num: true }));
 
 export function QueueTable(props: { queues: Queue[] }) {

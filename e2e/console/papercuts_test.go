@@ -120,3 +120,25 @@ func TestConsoleJobsScreenSearchesEveryQueue(t *testing.T) {
 	assert.ElementsMatch(t, []string{"js.a", "js.a", "js.b", "js.c"}, queues)
 	assert.Equal(t, "page", eval[string](p, query(`.sidebar a[href="/console/jobs"]`)+".getAttribute('aria-current')"))
 }
+
+// A failed job whose retry is due at once is pending again: the dashboard
+// counts it in Pending, and its retry stat says it counts only the jobs
+// waiting out a backoff (it said "Retrying 0" beside a retry due).
+func TestConsoleDueRetriesAreExplained(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	three := 3
+	_, err := tn.owner.Enqueue(ctx(t), client.EnqueueRequest{Queue: "due", MaxRetries: &three, RetryBackoff: "none"})
+	require.NoError(t, err)
+	j := fetchOne(t, tn, "due")
+	require.NotNil(t, j)
+	res, err := tn.owner.ForWorker("qw-1").Fail(ctx(t), j.ID, "boom", "")
+	require.NoError(t, err)
+	require.Equal(t, "pending", res.Status, "a zero backoff makes the retry due at once")
+
+	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
+	p.waitText(`#dash-totals [data-stat="pending"] .v`, "1")
+	assert.Equal(t, "0", p.text(`#dash-totals [data-stat="retrying"] .v`))
+	assert.Equal(t, "Waiting to retry", p.text(`#dash-totals [data-stat="retrying"] .k`))
+	assert.Contains(t, eval[string](p, query(`#dash-totals [data-stat="retrying"] .k`)+".title"), "A retry that is due is pending again")
+}

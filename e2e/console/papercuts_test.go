@@ -34,6 +34,10 @@ func TestConsoleWideTablesFitALaptop(t *testing.T) {
 	p.setViewport(1440, 900)
 	p.until(waitTimeout, query(".search-table tbody tr"), "the dead jobs")
 	p.until(waitTimeout, tablesFit, "the dead letter's table fits 1440 px")
+	p.goTo("/console/dead?sort=updated_at") // a column more: when each changed
+	p.waitScreen("dead")
+	p.until(waitTimeout, query(".search-table tbody tr"), "the dead jobs, by update")
+	p.until(waitTimeout, tablesFit, "the dead letter's table fits 1440 px with its Updated column")
 	p.goTo("/console/schedules")
 	p.waitScreen("schedules")
 	p.waitFor("tr[data-schedule]")

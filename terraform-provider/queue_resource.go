@@ -68,8 +68,8 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"console or the CLI during an incident) stays as it is. A queue that already exists because jobs were enqueued to it is " +
 			"taken over as it is, jobs and all.\n\n" +
 			"Destroying a queue that holds jobs (in any state, finished ones still kept included) fails unless `force_destroy` is true, " +
-			"which deletes the queue **and all its jobs** (`DELETE /api/v1/queues/{name}?confirm=true`); so does changing its `name`, " +
-			"which replaces it.\n\n" +
+			"which deletes the queue **and all its jobs** (`DELETE /api/v1/queues/{name}?confirm=true`). A change of `name` replaces " +
+			"the queue, so the same holds for it.\n\n" +
 			"Durations are compared by value: `60s` and `1m` are the same and never show as a change.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{

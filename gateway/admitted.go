@@ -10,20 +10,23 @@ import (
 )
 
 // register mounts the route table, each route behind its chain. A local
-// API mounts only the routes it serves, and says of the others that the
-// hosted gateway serves them.
+// API serves only the shard's routes, and says of the others that the
+// hosted gateway serves them. Every row is mounted, so that a path asked
+// with a method it has none of is 405 with the methods it has in Allow
+// (fiber answers so for a mounted path), on both.
 func (s *Server) register(app *fiber.App) {
 	for _, rt := range routeTable {
 		if s.cfg.Local == nil || rt.checks&local != 0 {
 			app.Add(rt.method, rt.path, s.admitted(rt))
+		} else {
+			app.Add(rt.method, rt.path, notServedLocally)
 		}
 	}
-	if s.cfg.Local != nil {
-		app.All("/api/v1/*", func(c *fiber.Ctx) error {
-			return apierr.New(apierr.NotFound, "%s %s is not served by a self-hosted shard's local API, which serves the job, queue, schedule, worker and event endpoints of the namespaces on its shard: use the hosted gateway",
-				c.Method(), c.Path())
-		})
-	}
+}
+
+func notServedLocally(c *fiber.Ctx) error {
+	return apierr.New(apierr.NotFound, "%s %s is not served by a self-hosted shard's local API, which serves the job, queue, schedule, worker and event endpoints of the namespaces on its shard: use the hosted gateway",
+		c.Method(), c.Path())
 }
 
 // admitted is rt's handler, its whole chain: admission (authentication,

@@ -92,12 +92,27 @@ func ValidatePermissions(ps []Permission) error {
 			}
 			for j, s := range l.pats {
 				if strings.Count(s, "*") > 1 || (strings.Contains(s, "*") && !strings.HasSuffix(s, "*")) || !l.check(s) {
-					return &FieldError{fmt.Sprintf("%s.%s[%d]", at, l.name, j), fmt.Sprintf("%q is not a name, a prefix ending in \"*\", or \"*\"", s)}
+					field := fmt.Sprintf("%s.%s[%d]", at, l.name, j)
+					if l.name == "actions" {
+						return &FieldError{field, unknownAction(s)}
+					}
+					return &FieldError{field, fmt.Sprintf("%q is not a name, a prefix ending in \"*\", or \"*\"", s)}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// unknownAction says why s names no action, and lists the ones there are:
+// a newcomer guessing "job.delete" learns it is job.manage's.
+func unknownAction(s string) string {
+	names := make([]string, len(AllActions))
+	for i, a := range AllActions {
+		names[i] = string(a)
+	}
+	return fmt.Sprintf("unknown action %q: the actions are %s, a prefix of them ending in \"*\" (\"job.*\"), or \"*\"",
+		s, strings.Join(names, ", "))
 }
 
 func validActionPattern(s string) bool {

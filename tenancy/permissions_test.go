@@ -33,6 +33,16 @@ func TestValidatePermissions(t *testing.T) {
 		require.Equal(t, field, fe.Field)
 	}
 
+	// A guessed action is called unknown and the real ones are listed.
+	err := ValidatePermissions([]Permission{perm([]string{"job.delete"}, []string{"*"}, []string{"*"})})
+	var fe *FieldError
+	require.True(t, errors.As(err, &fe), "%v", err)
+	require.Equal(t, "permissions[0].actions[0]", fe.Field)
+	require.Contains(t, fe.Msg, `unknown action "job.delete"`)
+	for _, a := range AllActions {
+		require.Contains(t, fe.Msg, string(a))
+	}
+
 	require.NoError(t, ValidateRoleName("support"))
 	for _, bad := range []string{"owner", "operator", "Support", "", "a/b"} {
 		require.Error(t, ValidateRoleName(bad), bad)

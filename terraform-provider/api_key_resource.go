@@ -32,18 +32,18 @@ func newAPIKeyResource() resource.Resource { return &apiKeyResource{} }
 type apiKeyResource struct{ p *providerData }
 
 type apiKeyModel struct {
-	ID                    types.String         `tfsdk:"id"`
-	Name                  types.String         `tfsdk:"name"`
-	Description           types.String         `tfsdk:"description"`
-	Role                  types.String         `tfsdk:"role"`
-	Namespaces            types.Set            `tfsdk:"namespaces"`
-	ExpiresAt             timetypes.RFC3339    `tfsdk:"expires_at"`
-	Rotation              types.String         `tfsdk:"rotation"`
-	RotationGracePeriod   timetypes.GoDuration `tfsdk:"rotation_grace_period"`
-	Key                   types.String         `tfsdk:"key"`
-	CreatedAt             types.String         `tfsdk:"created_at"`
-	RotatedAt             types.String         `tfsdk:"rotated_at"`
-	PreviousKeyValidUntil types.String         `tfsdk:"previous_key_valid_until"`
+	ID                    types.String      `tfsdk:"id"`
+	Name                  types.String      `tfsdk:"name"`
+	Description           types.String      `tfsdk:"description"`
+	Role                  types.String      `tfsdk:"role"`
+	Namespaces            types.Set         `tfsdk:"namespaces"`
+	ExpiresAt             timetypes.RFC3339 `tfsdk:"expires_at"`
+	Rotation              types.String      `tfsdk:"rotation"`
+	RotationGracePeriod   durationString    `tfsdk:"rotation_grace_period"`
+	Key                   types.String      `tfsdk:"key"`
+	CreatedAt             types.String      `tfsdk:"created_at"`
+	RotatedAt             types.String      `tfsdk:"rotated_at"`
+	PreviousKeyValidUntil types.String      `tfsdk:"previous_key_valid_until"`
 }
 
 func (r *apiKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -120,7 +120,7 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				MarkdownDescription: "How long the secret a rotation replaces keeps working, from `0s` (the default: it stops at once) " +
 					"to `168h`. Changing it alone rotates nothing.",
 				Optional:      true,
-				CustomType:    timetypes.GoDurationType{},
+				CustomType:    durationType{},
 				Validators:    []validator.String{duration(0, maxGracePeriod)},
 				PlanModifiers: []planmodifier.String{sameDuration{}},
 			},

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -22,11 +21,11 @@ func newNamespaceDataSource() datasource.DataSource { return &namespaceDataSourc
 type namespaceDataSource struct{ p *providerData }
 
 type namespaceDataModel struct {
-	Name               types.String         `tfsdk:"name"`
-	Description        types.String         `tfsdk:"description"`
-	Retention          timetypes.GoDuration `tfsdk:"retention"`
-	DeletionProtection types.Bool           `tfsdk:"deletion_protection"`
-	CreatedAt          types.String         `tfsdk:"created_at"`
+	Name               types.String   `tfsdk:"name"`
+	Description        types.String   `tfsdk:"description"`
+	Retention          durationString `tfsdk:"retention"`
+	DeletionProtection types.Bool     `tfsdk:"deletion_protection"`
+	CreatedAt          types.String   `tfsdk:"created_at"`
 }
 
 func (d *namespaceDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -46,7 +45,7 @@ func (d *namespaceDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"retention": schema.StringAttribute{
 				MarkdownDescription: "Default retention for finished jobs; null for none.",
 				Computed:            true,
-				CustomType:          timetypes.GoDurationType{},
+				CustomType:          durationType{},
 			},
 			"deletion_protection": schema.BoolAttribute{MarkdownDescription: "Whether deletion is refused.", Computed: true},
 			"created_at":          schema.StringAttribute{MarkdownDescription: "When it was created (RFC 3339).", Computed: true},

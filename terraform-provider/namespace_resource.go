@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -28,14 +27,14 @@ func newNamespaceResource() resource.Resource { return &namespaceResource{} }
 type namespaceResource struct{ p *providerData }
 
 type namespaceModel struct {
-	ID                 types.String         `tfsdk:"id"`
-	Name               types.String         `tfsdk:"name"`
-	Description        types.String         `tfsdk:"description"`
-	Retention          timetypes.GoDuration `tfsdk:"retention"`
-	DeletionProtection types.Bool           `tfsdk:"deletion_protection"`
-	ForceDestroy       types.Bool           `tfsdk:"force_destroy"`
-	CreatedAt          types.String         `tfsdk:"created_at"`
-	Shard              types.String         `tfsdk:"shard"`
+	ID                 types.String   `tfsdk:"id"`
+	Name               types.String   `tfsdk:"name"`
+	Description        types.String   `tfsdk:"description"`
+	Retention          durationString `tfsdk:"retention"`
+	DeletionProtection types.Bool     `tfsdk:"deletion_protection"`
+	ForceDestroy       types.Bool     `tfsdk:"force_destroy"`
+	CreatedAt          types.String   `tfsdk:"created_at"`
+	Shard              types.String   `tfsdk:"shard"`
 }
 
 func (r *namespaceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -73,7 +72,7 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 					"Completed and cancelled jobs are kept this long unless their queue's defaults set a `retention`; left out, the shard's " +
 					"default (7 days) applies. It takes effect for jobs that finish after it is set.",
 				Optional:      true,
-				CustomType:    timetypes.GoDurationType{},
+				CustomType:    durationType{},
 				Validators:    []validator.String{duration(minRetention, maxRetention)},
 				PlanModifiers: []planmodifier.String{sameDuration{}},
 			},

@@ -203,7 +203,7 @@ func TestAccQueueValidation(t *testing.T) {
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			bad(`concurrency = 0`, `between 1 and 1000000`),
-			bad(`throttle = { rate = 5, period = "8d" }`, `not a valid Go Time Duration`),
+			bad(`throttle = { rate = 5, period = "8d" }`, `"8d" is not a duration`),
 			bad(`throttle = { rate = 5, period = "200h" }`, `longer than 168h`),
 			bad(`defaults = { lease_duration = "500ms" }`, `shorter than 1s`),
 			bad(`defaults = { retry_backoff = "random" }`, `value must be one of`),
@@ -262,4 +262,110 @@ func queueGone(ns, name string) resource.TestCheckFunc {
 		}
 		return nil
 	}
+}
+
+// A queue holding jobs is not deleted with them unless force_destroy says
+// so: neither by a destroy nor by a rename, which replaces it.
+func TestAccQueueForceDestroy(t *testing.T) {
+	ns := accNamespace(t, "qforce")
+	config := func(name string, force bool) string { // force_destroy left out is false
+		set := ""
+		if force {
+			set = "  force_destroy = true\n"
+		}
+		return providerBlock(ns) + fmt.Sprintf("resource \"jobbie_queue\" \"q\" {\n  name = %q\n%s}\n", name, set)
+	}
+	pending := func(name string) int64 {
+		q, err := api().WithNamespace(ns).GetQueue(ctx(t), name)
+		if err != nil {
+			t.Fatalf("queue %s: %v", name, err)
+		}
+		return q.Counts.Pending
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		CheckDestroy:             queueGone(ns, "orders"),
+		Steps: []resource.TestStep{
+			{
+				Config: config("orders", false),
+				Check: func(*terraform.State) error {
+					_, err := api().WithNamespace(ns).Enqueue(ctx(t), client.EnqueueRequest{Queue: "orders"})
+					return err
+				},
+			},
+			{ // a rename would replace it: refused, the job kept
+				Config:      config("orders-v2", false),
+				ExpectError: regexp.MustCompile(`(?s)Queue ` + ns + `/orders holds jobs.*1 pending.*force_destroy = true`),
+			},
+			{ // and so is a destroy
+				Config:      config("orders", false),
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)Queue ` + ns + `/orders holds jobs`),
+			},
+			{
+				Config: config("orders", false),
+				Check: func(*terraform.State) error {
+					if n := pending("orders"); n != 1 {
+						return fmt.Errorf("%d pending jobs after the refused deletes, want 1", n)
+					}
+					return nil
+				},
+			},
+			{Config: config("orders", true)}, // the destroy at the end deletes it, job and all
+		},
+	})
+}
+
+// paused left out is not managed: a pause made during an incident, outside
+// Terraform, survives the next plan and apply; set, it is held.
+func TestAccQueuePausedUnmanaged(t *testing.T) {
+	ns := accNamespace(t, "qpause")
+	const addr = "jobbie_queue.q"
+	unmanaged := providerBlock(ns) + "resource \"jobbie_queue\" \"q\" {\n  name = \"incident\"\n  concurrency = 2\n}\n"
+	changed := providerBlock(ns) + "resource \"jobbie_queue\" \"q\" {\n  name = \"incident\"\n  concurrency = 3\n}\n"
+	managed := providerBlock(ns) + "resource \"jobbie_queue\" \"q\" {\n  name = \"incident\"\n  concurrency = 3\n  paused = false\n}\n"
+	isPaused := func(want bool) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			q, err := api().WithNamespace(ns).GetQueue(ctx(t), "incident")
+			if err != nil {
+				return err
+			}
+			if q.Paused != want {
+				return fmt.Errorf("paused is %v, want %v", q.Paused, want)
+			}
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{
+				Config: unmanaged,
+				Check:  resource.ComposeAggregateTestCheckFunc(resource.TestCheckResourceAttr(addr, "paused", "false"), isPaused(false)),
+			},
+			{ // paused during an incident: no drift to undo
+				PreConfig: func() {
+					if _, err := api().WithNamespace(ns).PauseQueue(ctx(t), "incident"); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: unmanaged,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: isPaused(true),
+			},
+			{ // another change is applied, and the pause stays
+				Config: changed,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(resource.TestCheckResourceAttr(addr, "paused", "true"), isPaused(true)),
+			},
+			{ // declared, it is managed
+				Config: managed,
+				Check:  resource.ComposeAggregateTestCheckFunc(resource.TestCheckResourceAttr(addr, "paused", "false"), isPaused(false)),
+			},
+		},
+	})
 }

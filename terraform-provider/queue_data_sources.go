@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -49,7 +48,7 @@ func queueDataFromAPI(q *client.Queue) queueData {
 // sources (name aside).
 func queueDataAttributes() map[string]schema.Attribute {
 	dur := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{MarkdownDescription: desc, Computed: true, CustomType: timetypes.GoDurationType{}}
+		return schema.StringAttribute{MarkdownDescription: desc, Computed: true, CustomType: durationType{}}
 	}
 	n := func(desc string) schema.Int64Attribute {
 		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
@@ -16,8 +15,8 @@ import (
 // ("60s" and "1m" are the same).
 
 type throttleModel struct {
-	Rate   types.Int64          `tfsdk:"rate"`
-	Period timetypes.GoDuration `tfsdk:"period"`
+	Rate   types.Int64    `tfsdk:"rate"`
+	Period durationString `tfsdk:"period"`
 }
 
 // keyConcurrencyModel caps the active jobs of each concurrency_key.
@@ -26,13 +25,13 @@ type keyConcurrencyModel struct {
 }
 
 type queueDefaultsModel struct {
-	MaxRetries     types.Int64          `tfsdk:"max_retries"`
-	RetryBackoff   types.String         `tfsdk:"retry_backoff"`
-	RetryBaseDelay timetypes.GoDuration `tfsdk:"retry_base_delay"`
-	RetryMaxDelay  timetypes.GoDuration `tfsdk:"retry_max_delay"`
-	LeaseDuration  timetypes.GoDuration `tfsdk:"lease_duration"`
-	ExpireAfter    timetypes.GoDuration `tfsdk:"expire_after"`
-	Retention      timetypes.GoDuration `tfsdk:"retention"`
+	MaxRetries     types.Int64    `tfsdk:"max_retries"`
+	RetryBackoff   types.String   `tfsdk:"retry_backoff"`
+	RetryBaseDelay durationString `tfsdk:"retry_base_delay"`
+	RetryMaxDelay  durationString `tfsdk:"retry_max_delay"`
+	LeaseDuration  durationString `tfsdk:"lease_duration"`
+	ExpireAfter    durationString `tfsdk:"expire_after"`
+	Retention      durationString `tfsdk:"retention"`
 }
 
 type queueCountsModel struct {
@@ -133,20 +132,20 @@ func countsFromAPI(c client.QueueCounts) *queueCountsModel {
 	}
 }
 
-func durationValue(s string) timetypes.GoDuration {
+func durationValue(s string) durationString {
 	if s == "" {
-		return timetypes.NewGoDurationNull()
+		return durationNull()
 	}
-	return timetypes.GoDuration{StringValue: types.StringValue(s)}
+	return durationString{StringValue: types.StringValue(s)}
 }
 
 // durationRaw reads a JSON duration field: "1m30s", a number of seconds,
 // or null.
-func durationRaw(raw json.RawMessage) timetypes.GoDuration {
+func durationRaw(raw json.RawMessage) durationString {
 	var s *string
 	if json.Unmarshal(raw, &s) == nil {
 		if s == nil {
-			return timetypes.NewGoDurationNull()
+			return durationNull()
 		}
 		if _, err := time.ParseDuration(*s); err == nil {
 			return durationValue(*s)
@@ -154,14 +153,14 @@ func durationRaw(raw json.RawMessage) timetypes.GoDuration {
 	}
 	var secs float64
 	if json.Unmarshal(raw, &secs) == nil {
-		return timetypes.NewGoDurationValue(time.Duration(secs * float64(time.Second)))
+		return durationString{StringValue: types.StringValue(time.Duration(secs * float64(time.Second)).String())}
 	}
-	return timetypes.NewGoDurationNull()
+	return durationNull()
 }
 
 // goDuration is v as a time.Duration; null (and anything the plan-time
 // validation let through unparsed) is 0, which the API reads as unset.
-func goDuration(v timetypes.GoDuration) time.Duration {
+func goDuration(v durationString) time.Duration {
 	if v.IsNull() || v.IsUnknown() {
 		return 0
 	}

@@ -2,9 +2,9 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -12,10 +12,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
@@ -38,6 +40,7 @@ type queueModel struct {
 	Name        types.String         `tfsdk:"name"`
 	Description types.String         `tfsdk:"description"`
 	Paused      types.Bool           `tfsdk:"paused"`
+	Force       types.Bool           `tfsdk:"force_destroy"`
 	Concurrency types.Int64          `tfsdk:"concurrency"`
 	KeyConc     *keyConcurrencyModel `tfsdk:"key_concurrency"`
 	Throttle    *throttleModel       `tfsdk:"throttle"`
@@ -53,16 +56,20 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 		return schema.StringAttribute{
 			MarkdownDescription: desc + " A duration (`90s`, `5m`, `1h30m`) from " + wire.FormatDuration(min) + " to " + wire.FormatDuration(max) + ".",
 			Optional:            true,
-			CustomType:          timetypes.GoDurationType{},
+			CustomType:          durationType{},
 			Validators:          []validator.String{duration(min, max)},
 			PlanModifiers:       []planmodifier.String{sameDuration{}},
 		}
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A queue's whole configuration, declared: `PUT /api/v1/queues/{name}` creates or replaces it in one " +
-			"idempotent call, and anything left out is reset to its default (not paused, no concurrency limit, no key concurrency cap, no throttle, " +
-			"no queue defaults). A queue that already exists because jobs were enqueued to it is taken over as it is, jobs and all.\n\n" +
-			"Destroying the resource deletes the queue **and all its jobs** (`DELETE /api/v1/queues/{name}?confirm=true`).\n\n" +
+			"idempotent call, and anything left out is reset to its default (no concurrency limit, no key concurrency cap, no throttle, " +
+			"no queue defaults), except `paused`: left out, it is not managed, and a pause or resume made outside Terraform (by the " +
+			"console or the CLI during an incident) stays as it is. A queue that already exists because jobs were enqueued to it is " +
+			"taken over as it is, jobs and all.\n\n" +
+			"Destroying a queue that holds jobs (in any state, finished ones still kept included) fails unless `force_destroy` is true, " +
+			"which deletes the queue **and all its jobs** (`DELETE /api/v1/queues/{name}?confirm=true`). A change of `name` replaces " +
+			"the queue, so the same holds for it.\n\n" +
 			"Durations are compared by value: `60s` and `1m` are the same and never show as a change.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -86,10 +93,20 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
 			},
 			"paused": schema.BoolAttribute{
-				MarkdownDescription: "Whether workers get none of its jobs (enqueues go on). Defaults to `false`.",
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
+				MarkdownDescription: "Whether workers get none of its jobs (enqueues go on). Left out, Terraform does not manage it: " +
+					"the queue stays paused or running as it is (a new queue runs), and a pause or resume made outside Terraform " +
+					"is not undone by the next apply. Set it to hold the queue so.",
+				Optional:      true,
+				Computed:      true,
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
+			"force_destroy": schema.BoolAttribute{
+				MarkdownDescription: "Whether destroying (or replacing) the queue also deletes the jobs it holds. Defaults to " +
+					"`false`: destroying a queue that holds any fails. Only Terraform knows it (it is not sent to the API); apply " +
+					"it before the destroy that needs it.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
 			},
 			"concurrency": schema.Int64Attribute{
 				MarkdownDescription: "Most of its jobs active at once across all workers (1 = one at a time). Left out: no limit.",
@@ -120,7 +137,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"period": schema.StringAttribute{
 						MarkdownDescription: "The window, from 1s to 7 days (`168h`).",
 						Required:            true,
-						CustomType:          timetypes.GoDurationType{},
+						CustomType:          durationType{},
 						Validators:          []validator.String{duration(minThrottlePeriod, maxThrottlePeriod)},
 						PlanModifiers:       []planmodifier.String{sameDuration{}},
 					},
@@ -160,8 +177,10 @@ func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	planDefaultNamespace(ctx, r.p, req, resp)
 }
 
-func (m *queueModel) spec() client.QueueSpec {
-	s := client.QueueSpec{Description: m.Description.ValueString(), Paused: m.Paused.ValueBool(), Defaults: m.Defaults.toAPI(),
+// spec is the queue as m declares it; paused is what to send for the
+// pause (see put).
+func (m *queueModel) spec(paused bool) client.QueueSpec {
+	s := client.QueueSpec{Description: m.Description.ValueString(), Paused: paused, Defaults: m.Defaults.toAPI(),
 		Concurrency: m.Concurrency.ValueInt64Pointer()}
 	if k := m.KeyConc; k != nil {
 		s.KeyConcurrency = k.Max.ValueInt64Pointer()
@@ -186,8 +205,29 @@ func (m *queueModel) set(q *client.Queue, ns string) {
 	m.Defaults = defaultsFromAPI(q.Defaults, m.Defaults != nil)
 }
 
-func (r *queueResource) put(ctx context.Context, m *queueModel, diags *diag.Diagnostics, what string) *client.Queue {
-	ns, name, spec := m.Namespace.ValueString(), m.Name.ValueString(), m.spec()
+// put creates or replaces the queue as m declares it. The API's PUT sets
+// the pause too, so a configuration that leaves paused out sends the pause
+// the queue has now (read just before; a new queue runs): only a pause
+// made in the instant between the two calls would be undone.
+func (r *queueResource) put(ctx context.Context, config tfsdk.Config, m *queueModel, diags *diag.Diagnostics, what string) *client.Queue {
+	ns, name := m.Namespace.ValueString(), m.Name.ValueString()
+	var declared types.Bool
+	diags.Append(config.GetAttribute(ctx, path.Root("paused"), &declared)...)
+	if diags.HasError() {
+		return nil
+	}
+	paused := declared.ValueBool()
+	if declared.IsNull() {
+		cur, err := retry(ctx, false, func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
+		switch {
+		case err == nil:
+			paused = cur.Paused
+		case !client.IsNotFound(err):
+			apiError(diags, "Could not read queue "+ns+"/"+name+" before the "+what, err)
+			return nil
+		}
+	}
+	spec := m.spec(paused)
 	q, err := retry(ctx, true, func() (*client.Queue, error) { return r.p.in(ns).PutQueue(ctx, name, spec) })
 	if err != nil {
 		apiErrorAt(diags, "Could not "+what+" queue "+ns+"/"+name, err, "description", "concurrency", "key_concurrency",
@@ -203,7 +243,7 @@ func (r *queueResource) Create(ctx context.Context, req resource.CreateRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if q := r.put(ctx, &plan, &resp.Diagnostics, "create"); q != nil {
+	if q := r.put(ctx, req.Config, &plan, &resp.Diagnostics, "create"); q != nil {
 		plan.set(q, plan.Namespace.ValueString())
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
@@ -235,7 +275,7 @@ func (r *queueResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if q := r.put(ctx, &plan, &resp.Diagnostics, "update"); q != nil {
+	if q := r.put(ctx, req.Config, &plan, &resp.Diagnostics, "update"); q != nil {
 		plan.set(q, plan.Namespace.ValueString())
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
@@ -248,10 +288,35 @@ func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
+	if !state.Force.ValueBool() {
+		q, err := retry(ctx, false, func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
+		if client.IsNotFound(err) {
+			return
+		}
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not read queue "+ns+"/"+name+" before deleting it", err)
+			return
+		}
+		if n := heldJobs(q.Counts); n > 0 {
+			resp.Diagnostics.AddError("Queue "+ns+"/"+name+" holds jobs",
+				fmt.Sprintf("It holds %d jobs (%d pending, %d scheduled, %d active, %d retrying, %d held, %d dead, %d completed, %d cancelled); "+
+					"deleting the queue would delete them.\n\nTo delete them with it, set force_destroy = true and apply, then destroy "+
+					"or rename it. Or let workers finish them and retention remove them first.",
+					n, q.Counts.Pending, q.Counts.Scheduled, q.Counts.Active, q.Counts.Retrying, q.Counts.Held, q.Counts.Dead,
+					q.Counts.Completed, q.Counts.Cancelled))
+			return
+		}
+	}
 	_, err := retry(ctx, true, func() (int, error) { return r.p.in(ns).DeleteQueue(ctx, name) })
 	if err != nil && !client.IsNotFound(err) {
 		apiError(&resp.Diagnostics, "Could not delete queue "+ns+"/"+name, err)
 	}
+}
+
+// heldJobs is every job the counts show, finished ones still kept
+// included.
+func heldJobs(c client.QueueCounts) int64 {
+	return c.Pending + c.Scheduled + c.Active + c.Retrying + c.Held + c.Dead + c.Completed + c.Cancelled
 }
 
 // ImportState takes "<namespace>/<queue>".
@@ -263,4 +328,5 @@ func (r *queueResource) ImportState(ctx context.Context, req resource.ImportStat
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 }

@@ -140,7 +140,8 @@ func TestAccRoleValidationAndInUse(t *testing.T) {
 			bad("viewer", ok, `"viewer" is a built-in role`),
 			bad("Support", ok, `must be 1-63 lowercase letters`),
 			bad("x", ``, `(?s)permissions.*at least 1`),
-			bad("x", `{ actions = ["job.fly"], namespaces = ["*"], queues = ["*"] }`, `(?s)permissions\[0\]\.actions\[0\].*"job.fly" is not a name`),
+			bad("x", `{ actions = ["job.delete"], namespaces = ["*"], queues = ["*"] }`,
+				`(?s)permissions\[0\]\.actions\[0\].*unknown action\s+"job.delete".*job.manage`),
 			bad("x", `{ actions = ["job.read"], namespaces = ["*"], queues = ["emails.*.x"] }`, `(?s)permissions\[0\]\.queues\[0\]`),
 			{
 				Config: roleOnly,

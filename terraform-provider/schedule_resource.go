@@ -122,9 +122,9 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Computed: true,
 				Default:  booldefault.StaticBool(true),
 			},
-			"next_run":    computedTime("When the schedule fires next (RFC 3339); null while disabled."),
-			"last_run":    computedTime("When the schedule last fired (RFC 3339); null until it first fires."),
-			"last_job_id": computedString("The job the schedule last enqueued; null until it first fires."),
+			"next_run":    keptUntilNextRun(computedTime("When the schedule fires next (RFC 3339); null while disabled."), true),
+			"last_run":    keptUntilNextRun(computedTime("When the schedule last fired (RFC 3339); null until it first fires."), false),
+			"last_job_id": keptUntilNextRun(computedString("The job the schedule last enqueued; null until it first fires."), false),
 			"created_at": schema.StringAttribute{
 				MarkdownDescription: "When the schedule was created (RFC 3339).",
 				Computed:            true,

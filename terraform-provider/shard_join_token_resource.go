@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -33,13 +32,13 @@ func newShardJoinTokenResource() resource.Resource { return &shardJoinTokenResou
 type shardJoinTokenResource struct{ p *providerData }
 
 type shardJoinTokenModel struct {
-	ID        types.String         `tfsdk:"id"`
-	Name      types.String         `tfsdk:"name"`
-	Nodes     types.Int64          `tfsdk:"nodes"`
-	ExpiresIn timetypes.GoDuration `tfsdk:"expires_in"`
-	Token     types.String         `tfsdk:"token"`
-	ShardID   types.String         `tfsdk:"shard_id"`
-	ExpiresAt types.String         `tfsdk:"expires_at"`
+	ID        types.String   `tfsdk:"id"`
+	Name      types.String   `tfsdk:"name"`
+	Nodes     types.Int64    `tfsdk:"nodes"`
+	ExpiresIn durationString `tfsdk:"expires_in"`
+	Token     types.String   `tfsdk:"token"`
+	ShardID   types.String   `tfsdk:"shard_id"`
+	ExpiresAt types.String   `tfsdk:"expires_at"`
 }
 
 func (r *shardJoinTokenResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -93,7 +92,7 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 					"Changing it replaces the shard.", wire.FormatDuration(wire.MinJoinTokenTTL),
 					wire.FormatDuration(wire.MaxJoinTokenTTL), wire.FormatDuration(wire.DefaultJoinTokenTTL)),
 				Optional:      true,
-				CustomType:    timetypes.GoDurationType{},
+				CustomType:    durationType{},
 				Validators:    []validator.String{duration(wire.MinJoinTokenTTL, wire.MaxJoinTokenTTL)},
 				PlanModifiers: []planmodifier.String{sameDuration{}, stringplanmodifier.RequiresReplace()},
 			},

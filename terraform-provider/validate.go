@@ -138,7 +138,7 @@ func duration(min, max time.Duration) validator.String {
 		d, err := time.ParseDuration(s)
 		switch {
 		case err != nil:
-			return fmt.Errorf("%q is not a duration like \"30s\", \"5m\" or \"1h30m\"", s)
+			return fmt.Errorf("%q is not a duration like \"30s\", \"5m\" or \"1h30m\" (units: ms, s, m, h; a day is 24h)", s)
 		case d < min:
 			return fmt.Errorf("%q is shorter than %s", s, min)
 		case max > 0 && d > max:

@@ -6,18 +6,19 @@ type ErrorCode string
 
 // Error codes.
 const (
-	CodeBadRequest      ErrorCode = "bad_request"       // malformed or invalid input; Field names it
-	CodeInvalidJSON     ErrorCode = "invalid_json"      // the body is not the JSON expected
-	CodeUnauthenticated ErrorCode = "unauthenticated"   // no, invalid, expired or revoked key
-	CodeForbidden       ErrorCode = "forbidden"         // the key's role or namespaces do not allow it
-	CodeNotFound        ErrorCode = "not_found"         // unknown object, or another tenant's
-	CodeConflict        ErrorCode = "conflict"          // state conflict (exists already, wrong state)
-	CodeLeaseMismatch   ErrorCode = "lease_mismatch"    // ack/fail/heartbeat of a job not active under this lease
-	CodeTooLarge        ErrorCode = "payload_too_large" // body or payload over its limit
-	CodeRateLimited     ErrorCode = "rate_limited"      // over a rate or quota; Retry-After set
-	CodeNoLeader        ErrorCode = "no_leader"         // the shard has no leader yet; Retry-After set
-	CodeUnavailable     ErrorCode = "unavailable"       // a dependency is down; Retry-After set
-	CodeInternal        ErrorCode = "internal"          // a bug or an unexpected failure
+	CodeBadRequest       ErrorCode = "bad_request"        // malformed or invalid input; Field names it
+	CodeInvalidJSON      ErrorCode = "invalid_json"       // the body is not the JSON expected
+	CodeUnauthenticated  ErrorCode = "unauthenticated"    // no, invalid, expired or revoked key
+	CodeForbidden        ErrorCode = "forbidden"          // the key's role or namespaces do not allow it
+	CodeNotFound         ErrorCode = "not_found"          // unknown object, or another tenant's
+	CodeMethodNotAllowed ErrorCode = "method_not_allowed" // a known path, a method it does not serve: Allow lists those it does
+	CodeConflict         ErrorCode = "conflict"           // state conflict (exists already, wrong state)
+	CodeLeaseMismatch    ErrorCode = "lease_mismatch"     // ack/fail/heartbeat of a job not active under this lease
+	CodeTooLarge         ErrorCode = "payload_too_large"  // body or payload over its limit
+	CodeRateLimited      ErrorCode = "rate_limited"       // over a rate or quota; Retry-After set
+	CodeNoLeader         ErrorCode = "no_leader"          // the shard has no leader yet; Retry-After set
+	CodeUnavailable      ErrorCode = "unavailable"        // a dependency is down; Retry-After set
+	CodeInternal         ErrorCode = "internal"           // a bug or an unexpected failure
 )
 
 // Error codes of the gateway's own limits: each names the limit the

@@ -197,6 +197,8 @@ func TestConsoleSearchBulkRetryInBackground(t *testing.T) {
 	assert.Equal(t, "completed", eval[string](p, query("#bulk-progress")+".dataset.status"))
 	want := fmt.Sprintf("%s affected", searchCommas(n))
 	assert.Contains(t, p.text("#bulk-done"), want)
+	assert.Zero(t, p.count("#bulk-run .error, #bulk-run [role=alert]"), "an error beside the success line: %q",
+		eval[string](p, `[...document.querySelectorAll("#bulk-run .error, #bulk-run [role=alert]")].map((e) => e.textContent).join(" | ")`))
 	p.shot("bulk-done")
 	p.waitSearchResults("0 results")
 

@@ -24,12 +24,14 @@ resource "jobbie_namespace" "demo" {
 }
 
 # A queue, configured as a whole: at most 5 jobs at once, 100 fetches a
-# minute, and defaults for the jobs its producers enqueue.
+# minute, and defaults for the jobs its producers enqueue. Like the
+# namespace, a demo: destroy deletes it with the jobs it holds.
 resource "jobbie_queue" "digest" {
-  namespace   = jobbie_namespace.demo.name
-  name        = "emails.digest"
-  description = "The morning digest, one job per run"
-  concurrency = 5
+  namespace     = jobbie_namespace.demo.name
+  name          = "emails.digest"
+  description   = "The morning digest, one job per run"
+  force_destroy = true
+  concurrency   = 5
   throttle    = { rate = 100, period = "1m" }
   defaults = {
     max_retries    = 5

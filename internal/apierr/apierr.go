@@ -20,18 +20,19 @@ type Code = wire.ErrorCode
 
 // The codes by their short names (see wire for what each means).
 const (
-	BadRequest      = wire.CodeBadRequest
-	InvalidJSON     = wire.CodeInvalidJSON
-	Unauthenticated = wire.CodeUnauthenticated
-	Forbidden       = wire.CodeForbidden
-	NotFound        = wire.CodeNotFound
-	Conflict        = wire.CodeConflict
-	LeaseMismatch   = wire.CodeLeaseMismatch
-	TooLarge        = wire.CodeTooLarge
-	RateLimited     = wire.CodeRateLimited
-	NoLeader        = wire.CodeNoLeader
-	Unavailable     = wire.CodeUnavailable
-	Internal        = wire.CodeInternal
+	BadRequest       = wire.CodeBadRequest
+	InvalidJSON      = wire.CodeInvalidJSON
+	Unauthenticated  = wire.CodeUnauthenticated
+	Forbidden        = wire.CodeForbidden
+	NotFound         = wire.CodeNotFound
+	MethodNotAllowed = wire.CodeMethodNotAllowed
+	Conflict         = wire.CodeConflict
+	LeaseMismatch    = wire.CodeLeaseMismatch
+	TooLarge         = wire.CodeTooLarge
+	RateLimited      = wire.CodeRateLimited
+	NoLeader         = wire.CodeNoLeader
+	Unavailable      = wire.CodeUnavailable
+	Internal         = wire.CodeInternal
 
 	ConnectionLimit     = wire.CodeConnectionLimit
 	KeyLongPollLimit    = wire.CodeKeyLongPollLimit
@@ -51,19 +52,20 @@ const (
 )
 
 var statuses = map[Code]int{
-	BadRequest:      http.StatusBadRequest,
-	InvalidJSON:     http.StatusBadRequest,
-	Unauthenticated: http.StatusUnauthorized,
-	Forbidden:       http.StatusForbidden,
-	NotFound:        http.StatusNotFound,
-	Conflict:        http.StatusConflict,
-	LeaseMismatch:   http.StatusConflict,
-	TooLarge:        http.StatusRequestEntityTooLarge,
-	RateLimited:     http.StatusTooManyRequests,
-	QuotaExceeded:   http.StatusTooManyRequests,
-	NoLeader:        http.StatusServiceUnavailable,
-	Unavailable:     http.StatusServiceUnavailable,
-	Internal:        http.StatusInternalServerError,
+	BadRequest:       http.StatusBadRequest,
+	InvalidJSON:      http.StatusBadRequest,
+	Unauthenticated:  http.StatusUnauthorized,
+	Forbidden:        http.StatusForbidden,
+	NotFound:         http.StatusNotFound,
+	MethodNotAllowed: http.StatusMethodNotAllowed,
+	Conflict:         http.StatusConflict,
+	LeaseMismatch:    http.StatusConflict,
+	TooLarge:         http.StatusRequestEntityTooLarge,
+	RateLimited:      http.StatusTooManyRequests,
+	QuotaExceeded:    http.StatusTooManyRequests,
+	NoLeader:         http.StatusServiceUnavailable,
+	Unavailable:      http.StatusServiceUnavailable,
+	Internal:         http.StatusInternalServerError,
 
 	ConnectionLimit:     http.StatusTooManyRequests,
 	KeyLongPollLimit:    http.StatusTooManyRequests,

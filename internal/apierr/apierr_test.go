@@ -19,7 +19,7 @@ import (
 
 func TestEveryCodeHasItsStatus(t *testing.T) {
 	t.Parallel()
-	want := map[Code]int{BadRequest: 400, InvalidJSON: 400, Unauthenticated: 401, Forbidden: 403, NotFound: 404,
+	want := map[Code]int{BadRequest: 400, InvalidJSON: 400, Unauthenticated: 401, Forbidden: 403, NotFound: 404, MethodNotAllowed: 405,
 		Conflict: 409, LeaseMismatch: 409, TooLarge: 413, RateLimited: 429, QuotaExceeded: 429, NoLeader: 503, Unavailable: 503, Internal: 500,
 		ConnectionLimit: 429, KeyLongPollLimit: 429, TenantLongPollLimit: 429, HeadersTooLarge: 431, RevocationsStale: 503,
 		ShardAnswerTooLarge: 502, SelfHostedBudget: 503,
@@ -76,6 +76,37 @@ func TestHandlerRendersTheCatalogShape(t *testing.T) {
 	require.Equal(t, NotFound, e.Code)
 	_, _, e = do("/field", "", RequestIDHeader, "bad id with spaces")
 	require.NotEqual(t, "bad id with spaces", e.RequestID)
+}
+
+// A known path asked with a method it does not serve is 405 with Allow
+// naming the methods it does, not a 404 that says the endpoint is not
+// there.
+func TestWrongMethodIs405WithAllow(t *testing.T) {
+	t.Parallel()
+	app := fiber.New(fiber.Config{ErrorHandler: Handler})
+	app.Use(RequestID)
+	app.Post("/enqueue", func(c *fiber.Ctx) error { return c.SendStatus(204) })
+	app.Get("/jobs/:id", func(c *fiber.Ctx) error { return c.SendStatus(204) })
+	app.Delete("/jobs/:id", func(c *fiber.Ctx) error { return c.SendStatus(204) })
+	for _, tc := range []struct{ method, path, allow string }{
+		{"GET", "/enqueue", "POST"},
+		{"PUT", "/jobs/j1", "GET, HEAD, DELETE"},
+	} {
+		res, err := app.Test(httptest.NewRequest(tc.method, tc.path, nil))
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(res.Body)
+		require.Equal(t, 405, res.StatusCode, string(raw))
+		require.Equal(t, tc.allow, res.Header.Get("Allow"))
+		var b wire.ErrorBody
+		require.NoError(t, json.Unmarshal(raw, &b), string(raw))
+		require.Equal(t, MethodNotAllowed, b.Error.Code)
+		require.Contains(t, b.Error.Message, tc.allow)
+		require.NotEmpty(t, b.Error.RequestID)
+	}
+	res, err := app.Test(httptest.NewRequest("GET", "/nowhere", nil))
+	require.NoError(t, err)
+	require.Equal(t, 404, res.StatusCode, "an unknown path is still 404")
+	require.Empty(t, res.Header.Get("Allow"))
 }
 
 // Headers over the server's read buffer are refused before routing, by

@@ -60,7 +60,7 @@ func Handler(c *fiber.Ctx, err error) error {
 	if silenced(c, err) {
 		return nil // no request came: nothing to answer (see QuietListener)
 	}
-	e := fromFiber(err)
+	e := fromFiber(c, err)
 	out := *e
 	out.RequestID = RequestIDOf(c)
 	if out.RequestID == "" {
@@ -77,14 +77,17 @@ func Handler(c *fiber.Ctx, err error) error {
 
 // fromFiber maps fiber's own errors (unknown route, body too large, …)
 // into the catalog.
-func fromFiber(err error) *Error {
+func fromFiber(c *fiber.Ctx, err error) *Error {
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		switch fe.Code {
 		case fiber.StatusNotFound:
 			return New(NotFound, "no such endpoint")
 		case fiber.StatusMethodNotAllowed:
-			return New(NotFound, "no such endpoint for this method")
+			// fiber found the path under other methods and set the Allow
+			// header to them.
+			return New(MethodNotAllowed, "%s %s is not served; its methods are %s", c.Method(), c.Path(),
+				c.GetRespHeader(fiber.HeaderAllow))
 		case fiber.StatusRequestEntityTooLarge:
 			return New(TooLarge, "request body is over the size limit")
 		case fiber.StatusUnprocessableEntity, fiber.StatusBadRequest:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -88,7 +89,9 @@ const bulkProgressEvery = 200 * time.Millisecond
 // bulkProgress streams an operation's status as Server-Sent Events: a
 // progress event whenever it changed, and a done event when it finished.
 func (s *Server) bulkProgress(c *fiber.Ctx) error {
-	n, sc, id := ns(c), scope(c), c.Params("id")
+	// The stream outlives the handler, and a param is a view of a buffer
+	// the next request reuses: the id is copied.
+	n, sc, id := ns(c), scope(c), strings.Clone(c.Params("id"))
 	first, err := s.svc.BulkStatus(n, sc, id)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ resource "jobbie_queue" "send" {
   namespace   = "emails"
   name        = "emails.send"
   description = "Transactional mail"
-  paused      = false
   concurrency = 5
   throttle = {
     rate   = 100

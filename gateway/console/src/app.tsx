@@ -122,6 +122,7 @@ function SignIn(props: { error: Error | null; onSignedIn: () => Promise<void> })
 const nav: { href: string; label: string; act?: string }[] = [
   { href: "/", label: "Dashboard" },
   { href: "/queues", label: "Queues", act: "queue.read" },
+  { href: "/jobs", label: "Jobs", act: "job.read" },
   { href: "/dead", label: "Dead letter", act: "job.read" },
   { href: "/schedules", label: "Schedules", act: "schedule.read" },
   { href: "/batches", label: "Batches", act: "job.read" },

@@ -4,6 +4,7 @@ import { Dashboard } from "./screens/dashboard";
 import { Queues } from "./screens/queues";
 import { QueueDetail } from "./screens/queue";
 import { JobDetail } from "./screens/job";
+import { Jobs } from "./screens/jobs";
 import { DeadLetter } from "./screens/dead";
 import { Schedules } from "./screens/schedules";
 import { Batches, BatchDetail } from "./screens/batches";
@@ -21,6 +22,7 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/", render: () => <Dashboard /> },
   { path: "/queues", render: () => <Queues /> },
   { path: "/queues/:name", render: (p) => <QueueDetail name={p.name} /> },
+  { path: "/jobs", render: () => <Jobs /> },
   { path: "/jobs/:id", render: (p) => <JobDetail id={p.id} /> },
   { path: "/dead", render: () => <DeadLetter /> },
   { path: "/schedules", render: () => <Schedules /> },

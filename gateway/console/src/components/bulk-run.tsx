@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { del, enc, get } from "../api";
 import { openStream } from "../sse";
 import { ErrorBox, Meter } from "./ui";
-import { exact } from "../lib/format";
+import { counted, exact } from "../lib/format";
 
 /** BulkResult is the answer to a bulk that ran while the caller waited (wire.BulkResult). */
 export interface BulkResult {
@@ -86,7 +86,7 @@ function SyncResult({ result, onFinished }: { result: BulkResult; onFinished: ()
     <>
       <p id="bulk-done" role="status" class="notice">
         Done in {seconds(result.duration_ms)}: <strong>{exact(result.affected)}</strong> affected, {exact(result.skipped)} skipped (in another
-        state or already as asked), {exact(result.errors)} errors.
+        state or already as asked), {counted(result.errors, "error")}.
       </p>
       {failures.length > 0 && <Failures failures={failures} more={result.errors - failures.length} />}
     </>
@@ -212,8 +212,8 @@ function Progress(props: { accepted: BulkAccepted; canCancel: boolean; onFinishe
       <ErrorBox error={error} />
       {done ? (
         <p id="bulk-done" role="status" class={op.status === "completed" ? "notice" : "error"}>
-          {op.status === "completed" ? "Completed" : "Cancelled"} after {exact(op.processed)} jobs: <strong>{exact(op.affected)}</strong> affected,{" "}
-          {exact(op.skipped)} skipped, {exact(op.errors)} errors.
+          {op.status === "completed" ? "Completed" : "Cancelled"} after {counted(op.processed, "job")}: <strong>{exact(op.affected)}</strong> affected,{" "}
+          {exact(op.skipped)} skipped, {counted(op.errors, "error")}.
         </p>
       ) : (
         props.canCancel && (

@@ -23,7 +23,7 @@ export function JobCells(props: { job: string; queue: string | false; state: str
         <JobLink job={props.job} />
       </td>
       {props.queue !== false && (
-        <td>
+        <td class="queue-cell">
           <QueueLink queue={props.queue} />
         </td>
       )}

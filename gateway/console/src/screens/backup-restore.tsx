@@ -6,6 +6,7 @@ import { post } from "../api";
 import { ErrorBox, Field, useAsync, val } from "../components/ui";
 import { FormFooter, ItemDialog } from "../components/forms";
 import { errorText } from "./queue-lib";
+import { counted } from "../lib/format";
 import { backupPath, canRestore, restoreBody, type Backup, type RestoreMode } from "./backups-lib";
 
 export function RestoreDialog(props: { backup: Backup | null; onClose: () => void; onStarted: (b: Backup) => void }) {
@@ -35,7 +36,7 @@ function RestoreForm(props: { b: Backup; onClose: () => void; onStarted: (b: Bac
     <form id="restore-form" onSubmit={submit} noValidate>
       <p>
         Backup <span class="mono">{b.id}</span> of <strong class="mono">{b.namespace}</strong>, taken <time dateTime={b.created_at}>{new Date(b.created_at).toISOString()}</time>
-        {" "}({b.jobs.toLocaleString("en-US")} jobs).
+        {" "}({counted(b.jobs, "job")}).
       </p>
       <fieldset class="restore-mode">
         <legend>Restore</legend>

@@ -9,7 +9,16 @@ import { NumCell, ShowAll, Table } from "../components/table";
 import { Sparkline } from "../components/sparkline";
 import { QueueLink } from "../components/links";
 import { plural } from "../lib/format";
+import { statusGlyph } from "./queue-parts";
 import { DEFAULT_QUEUE_ROWS, perMinute, queueState, totals, visibleQueues, type Queue } from "./dashboard-lib";
+
+// What a stat's name alone does not say. A failed job waits out its
+// backoff as retrying; once its retry is due (at once for a zero delay or
+// a lost lease) it is pending again, so "retrying" is not every job that
+// will be retried.
+const hints: Record<string, string> = {
+  retrying: "Failed jobs waiting out their retry backoff. A retry that is due is pending again, and counted in Pending.",
+};
 
 /** QueueTotals shows the namespace's counts as stats. */
 export function QueueTotals(props: { queues: Queue[]; workers?: number }) {
@@ -19,7 +28,7 @@ export function QueueTotals(props: { queues: Queue[]; workers?: number }) {
     ["pending", "Pending", num(t.pending)],
     ["active", "Active", num(t.active)],
     ["scheduled", "Scheduled", num(t.scheduled)],
-    ["retrying", "Retrying", num(t.retrying)],
+    ["retrying", "Waiting to retry", num(t.retrying)],
     ["completed", "Completed", num(t.completed)],
     ["dead", "Dead", num(t.dead)],
     ["rate", "Throughput", perMinute(t.rate)],
@@ -31,7 +40,7 @@ export function QueueTotals(props: { queues: Queue[]; workers?: number }) {
       <dl class="stats dash-totals" id="dash-totals">
         {stats.map(([k, label, v]) => (
           <div class="stat" key={k} data-stat={k}>
-            <dt class="k">{label}</dt>
+            <dt class="k" title={hints[k]}>{label}</dt>
             <dd class="v">{v}</dd>
           </div>
         ))}
@@ -40,7 +49,7 @@ export function QueueTotals(props: { queues: Queue[]; workers?: number }) {
   );
 }
 
-const stateGlyph: Record<string, string> = { paused: "⏸", draining: "⏬", drained: "⏹", running: "▶" };
+const stateGlyph: Record<string, string> = { paused: statusGlyph.paused, draining: statusGlyph.draining, drained: statusGlyph.drained, running: statusGlyph.active };
 const COUNT_COLS = ["Pending", "Active", "Completed", "Dead", "Rate"].map((label) => ({ label, num: true }));
 
 export function QueueTable(props: { queues: Queue[] }) {

@@ -5,8 +5,8 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { Badge } from "../components/ui";
 import { formatAge, statusOf, type Queue } from "./queue-lib";
 
-// Glyphs every common font has (⏸ and kin are missing from many).
-const statusGlyph = { active: "▶", paused: "‖", draining: "↓", drained: "■" } as const;
+/** statusGlyph is the glyph of a queue's status: ones every common font has (⏸ and kin are missing from many, and show as a box). */
+export const statusGlyph = { active: "▶", paused: "‖", draining: "↓", drained: "■" } as const;
 const statusHint = {
   active: "workers get its jobs",
   paused: "workers get no job; enqueue goes on",

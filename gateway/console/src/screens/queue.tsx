@@ -214,7 +214,7 @@ export function QueueDetail({ name }: { name: string }) {
           <Confirm
             open={dialog === "clear"}
             title={"Clear queue " + name}
-            confirmLabel={`Delete ${exact(clearable(q.counts))} jobs`}
+            confirmLabel={`Delete ${counted(clearable(q.counts), "job")}`}
             danger
             onClose={() => setDialog(null)}
             onConfirm={async () => {
@@ -325,7 +325,7 @@ function DeleteQueueForm({ q, onClose }: { q: Queue; onClose: () => void }) {
         <input id="delete-queue-name" autoComplete="off" spellcheck={false} value={typedName} onInput={(e) => setTypedName(e.currentTarget.value)} />
       </Field>
       <ErrorBox error={a.error} />
-      <FormFooter id="delete-queue-ok" danger busy={a.busy} disabled={typedName !== q.name} onCancel={onClose} label={`Delete queue and ${exact(total)} jobs`} />
+      <FormFooter id="delete-queue-ok" danger busy={a.busy} disabled={typedName !== q.name} onCancel={onClose} label={`Delete queue and ${counted(total, "job")}`} />
     </form>
   );
 }

@@ -9,6 +9,7 @@ import { setParam, useLocation } from "../router";
 import { JobLink, QueueLink } from "../components/links";
 import { useSession } from "../session";
 import { Badge, ConfirmOn, Empty, ErrorBox, Notice, Pager, Screen } from "../components/ui";
+import { statusGlyph } from "./queue-parts";
 import { FilterBox } from "../components/forms";
 import { RowButton, Table } from "../components/table";
 import { plural } from "../lib/format";
@@ -105,15 +106,15 @@ export function Schedules() {
           {rows.map((s) => (
             <tr key={s.id} data-schedule={s.name} data-id={s.id}>
               <td class="schedule-name">{s.name}</td>
-              <td>
+              <td class="schedule-queue">
                 <QueueLink queue={s.queue} />
               </td>
               <td>
                 <code>{s.cron}</code>
               </td>
-              <td>{s.timezone}</td>
+              <td class="schedule-zone">{s.timezone}</td>
               <td>
-                <Badge class={s.enabled ? "schedule-on" : "schedule-off"} glyph={s.enabled ? "●" : "⏸"}>
+                <Badge class={s.enabled ? "schedule-on" : "schedule-off"} glyph={s.enabled ? "●" : statusGlyph.paused}>
                   {s.enabled ? "enabled" : "disabled"}
                 </Badge>
               </td>

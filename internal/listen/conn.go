@@ -156,7 +156,12 @@ func ClientKey(a net.Addr) netip.Prefix {
 	if !ok {
 		return netip.Prefix{}
 	}
-	ip := ta.AddrPort().Addr().Unmap()
+	return AddrKey(ta.AddrPort().Addr())
+}
+
+// AddrKey is ClientKey of an IP address.
+func AddrKey(ip netip.Addr) netip.Prefix {
+	ip = ip.Unmap()
 	if ip.Is4() {
 		return netip.PrefixFrom(ip, 32)
 	}

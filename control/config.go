@@ -12,6 +12,7 @@ import (
 	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -96,6 +97,11 @@ type Config struct {
 	Gossip *gossip.Pool
 	// Logger receives the server's and Raft's warnings; default slog.Default().
 	Logger *slog.Logger
+	// Listeners is the group /readyz asks: it fails while any listener
+	// of the group (this node's HTTP and Raft ones among them) cannot
+	// accept. A process running several roles passes them one (`jobbie
+	// dev`). Default: the node's own.
+	Listeners *listen.Group
 	// RaftTimeout is Raft's heartbeat and election timeout; default 500ms.
 	// Tests shorten it so a single node elects itself quickly.
 	RaftTimeout time.Duration
@@ -133,6 +139,9 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = "127.0.0.1:8081"
+	}
+	if c.Listeners == nil {
+		c.Listeners = listen.NewGroup()
 	}
 	if c.Clock == nil {
 		c.Clock = clockwork.NewRealClock()

@@ -19,6 +19,7 @@ import (
 	"github.com/jobbie/jobbie/control/state"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/backup"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 )
@@ -68,7 +69,8 @@ func New(cfg Config) (*Server, error) {
 		Logger: cfg.Logger, PullInterval: cfg.PullInterval, PullTimeout: cfg.PullTimeout,
 		BackupOrphanAfter: cfg.BackupOrphanAfter, BackupStore: store, AdvertisedHTTP: s.AdvertisedHTTP})
 	svc.SetRunner(s.leader)
-	s.api = api.New(svc, api.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Clock: cfg.Clock, Logger: cfg.Logger, AdvertisedHTTP: s.AdvertisedHTTP})
+	s.api = api.New(svc, api.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Clock: cfg.Clock, Logger: cfg.Logger, AdvertisedHTTP: s.AdvertisedHTTP,
+		Listening: s.listening})
 	return s, nil
 }
 
@@ -89,14 +91,17 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("control: %w", err)
 	}
 	s.Attach(node)
-	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	tcp, err := net.Listen("tcp", s.cfg.HTTPAddr)
 	if err != nil {
 		return errors.Join(fmt.Errorf("control: listen: %w", err), s.closeNode())
 	}
+	// Accept errors (EMFILE) are retried, and fail /readyz meanwhile:
+	// fasthttp's Serve would return at the first and never accept again.
 	// Certificates are optional on the handshake: the operator API takes
 	// operator keys; every internal route requires its callers' roles.
 	// A connection that sends nothing is closed without an answer.
-	ln = apierr.QuietListener(tls.NewListener(ln, s.cfg.TLS.ServerCertOptional()))
+	rl := listen.New(tcp, listen.Config{Name: "internal", Group: s.cfg.Listeners, Logger: s.log})
+	ln := apierr.QuietListener(tls.NewListener(rl, s.cfg.TLS.ServerCertOptional()))
 	s.ln = ln
 	s.addr.Store(ln.Addr().String())
 	s.served = make(chan error, 1)
@@ -155,7 +160,17 @@ func (s *Server) replicaConfig() replica.Config {
 		HeartbeatTimeout:  s.cfg.RaftTimeout,
 		ElectionTimeout:   s.cfg.RaftTimeout,
 		RaftTLS:           s.raftTLS(),
+		Listeners:         s.cfg.Listeners,
 	}
+}
+
+// listening is the first of the group's listeners that cannot accept,
+// for /readyz; nil while all can.
+func (s *Server) listening() error {
+	if f := s.cfg.Listeners.Failing(); f != nil {
+		return f
+	}
+	return nil
 }
 
 // raftTLS is mutual TLS between control nodes.

@@ -31,7 +31,7 @@ func TestGatewayCapacity(t *testing.T) {
 	_, ct := shared.tenant(t)
 	unlimited := func() *gatewayProc {
 		gw := startGateway(t, shared.control, 0,
-			"--max-conns-per-addr", "-1", "--max-long-polls-per-key", "-1", "--max-long-polls-per-tenant", "-1")
+			"--max-conns", "-1", "--max-conns-per-addr", "-1", "--max-long-polls-per-key", "-1", "--max-long-polls-per-tenant", "-1")
 		t.Logf("gateway started: RSS %s", rss(t, gw.pid))
 		return gw
 	}

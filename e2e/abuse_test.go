@@ -35,7 +35,7 @@ import (
 func TestGatewayServesAgainAfterDescriptorsRunOut(t *testing.T) {
 	t.Parallel()
 	_, ct := shared.tenant(t)
-	gw := startGateway(t, shared.control, 128)
+	gw := startGateway(t, shared.control, 128, "--max-conns", "-1") // no total cap, so the flood spends every descriptor
 
 	// One keep-alive connection, opened before the flood, to ask /readyz.
 	probe := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobbie/jobbie/gateway/controlapi"
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 )
 
@@ -131,10 +132,33 @@ type Config struct {
 	ShardMaxConns int
 
 	// MaxConnsPerAddr caps the open connections from one client address
-	// (IPv4, or IPv6 address); the ones over it get 429 connection_limit
+	// (IPv4 address, or IPv6 /64); the ones over it get 429 connection_limit
 	// and are closed. Behind a proxy or NAT every client shares its
 	// address: raise it there. Default 1024; negative for no limit.
 	MaxConnsPerAddr int
+	// MaxConns caps the connections open on Addr at once, from all
+	// clients together; the next are closed as soon as they are accepted,
+	// so a flood from many addresses cannot spend the descriptors the
+	// gateway's other ports and its calls to shards and control need.
+	// Default listen.ProcessBudget().Public: the process's descriptor
+	// limit less a quarter (at least 128) and the tunnel's and Raft's
+	// handshake caps. Negative for no cap.
+	MaxConns int
+	// TunnelHandshakeTimeout bounds a tunnel connection's TLS handshake,
+	// after which it is closed. Default listen.DefaultHandshakeTimeout
+	// (5s).
+	TunnelHandshakeTimeout time.Duration
+	// TunnelMaxHandshakes and TunnelMaxHandshakesPerAddr cap the tunnel
+	// connections that have not finished their handshake, in all and per
+	// client address (an IPv6 one per /64); the next are closed at once.
+	// A node's established tunnel does not count. Defaults
+	// listen.ProcessBudget().Pending and listen.DefaultMaxPendingPerAddr
+	// (16); negative for no cap.
+	TunnelMaxHandshakes, TunnelMaxHandshakesPerAddr int
+	// Listeners is the group /readyz asks: it fails while any listener
+	// of the group cannot accept connections. A process running several
+	// roles passes them one (`jobbie dev`). Default: the gateway's own.
+	Listeners *listen.Group
 	// MaxLongPollsPerKey caps the fetches (fetch and fetch/batch) one API
 	// key may have waiting on this gateway at once; the one over it gets
 	// 429 key_long_poll_limit. Each holds a client connection and a shard
@@ -182,6 +206,9 @@ type Config struct {
 
 const mib = 1 << 20
 
+// capOf is a cap for listen.Config: a negative one, no cap, is 0 there.
+func capOf(n int) int { return max(n, 0) }
+
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	setDefault(&c.Addr, "127.0.0.1:8080")
@@ -207,6 +234,11 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.LeaderRetryTimeout, 5*time.Second)
 	setDefault(&c.ShardMaxConns, 16384)
 	setDefault(&c.MaxConnsPerAddr, 1024)
+	budget := listen.ProcessBudget()
+	setDefault(&c.MaxConns, budget.Public)
+	setDefault(&c.TunnelHandshakeTimeout, listen.DefaultHandshakeTimeout)
+	setDefault(&c.TunnelMaxHandshakes, budget.Pending)
+	setDefault(&c.TunnelMaxHandshakesPerAddr, listen.DefaultMaxPendingPerAddr)
 	setDefault(&c.MaxLongPollsPerKey, 1000)
 	setDefault(&c.MaxLongPollsPerTenant, 2000)
 	setDefault(&c.ReadTimeout, 30*time.Second)
@@ -261,7 +293,8 @@ func (c Config) validateLimits() error {
 		return errors.New("gateway: body limits must be positive")
 	}
 	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 ||
-		c.KeyUsageInterval < 0 || c.TrustPushInterval < 0 || c.UsagePushInterval < 0 || c.PlanRefreshInterval < 0 || c.PlanFetchWait < 0 || c.RateLimitSyncInterval < 0 {
+		c.KeyUsageInterval < 0 || c.TrustPushInterval < 0 || c.UsagePushInterval < 0 || c.PlanRefreshInterval < 0 || c.PlanFetchWait < 0 || c.RateLimitSyncInterval < 0 ||
+		c.TunnelHandshakeTimeout < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
 	}
 	if c.RevocationMaxAge <= c.RevocationInterval {

@@ -11,21 +11,17 @@ import (
 )
 
 // readyz fails while the gateway cannot serve: before it has keys and
-// revocations, while it cannot accept connections, and while its
-// revocation list is stale.
+// revocations, while any listener of its group cannot accept connections
+// (naming it and the error), and while its revocation list is stale.
 func (s *Server) readyz(c *fiber.Ctx) error {
-	s.mu.Lock()
-	ln := s.ln
-	s.mu.Unlock()
 	switch {
 	case !s.gate.KeysLoaded():
 		return apierr.Retry(apierr.Unavailable, 1, "not ready: signing keys not loaded from control yet")
 	case !s.gate.RevocationsLoaded():
 		return apierr.Retry(apierr.Unavailable, 1, "not ready: revocation list not loaded from control yet")
 	}
-	if f := ln.Failing(); f != nil {
-		return apierr.Retry(apierr.Unavailable, 1, "not ready: cannot accept connections since %s ago: %v",
-			time.Since(f.Since).Truncate(time.Millisecond), f.Err)
+	if f := s.listeners.Failing(); f != nil {
+		return apierr.Retry(apierr.Unavailable, 1, "not ready: %v", f)
 	}
 	if age, stale := s.gate.RevocationAge(s.cfg.Clock.Now()); stale {
 		return apierr.Retry(apierr.Unavailable, admission.StaleRetryAfter, "not ready: the revocation list is %s old, over its bound of %s (control unreachable)",

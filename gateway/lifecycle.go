@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/obs"
 )
 
@@ -29,31 +30,42 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	listen := net.Listen
+	listenTCP := net.Listen
 	if s.cfg.listen != nil {
-		listen = s.cfg.listen
+		listenTCP = s.cfg.listen
 	}
-	tcp, err := listen("tcp", s.cfg.Addr)
+	tcp, err := listenTCP("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("gateway: listen: %w", err)
 	}
 	if s.cfg.MetricsAddr != "" {
-		if s.metrics, err = obs.Listen(s.cfg.MetricsAddr, s.cfg.TLS); err != nil {
+		if s.metrics, err = obs.Listen(s.cfg.MetricsAddr, s.cfg.TLS, s.listeners); err != nil {
 			_ = tcp.Close()
 			return fmt.Errorf("gateway: %w", err)
 		}
 	}
 	if s.tunnels != nil {
-		if s.tunnelLn, err = net.Listen("tcp", s.cfg.TunnelAddr); err != nil {
+		tl, err := net.Listen("tcp", s.cfg.TunnelAddr)
+		if err != nil {
 			_ = tcp.Close()
 			if s.metrics != nil {
 				_ = s.metrics.Close()
 			}
 			return fmt.Errorf("gateway: tunnel listener: %w", err)
 		}
+		// Its own caps, apart from the public port's: a flood of silent
+		// connections here holds at most TunnelMaxHandshakes descriptors,
+		// each for TunnelHandshakeTimeout.
+		s.tunnelLn = listen.New(tl, listen.Config{Name: "tunnel", HandshakeTimeout: s.cfg.TunnelHandshakeTimeout,
+			MaxPending: capOf(s.cfg.TunnelMaxHandshakes), MaxPendingPerAddr: capOf(s.cfg.TunnelMaxHandshakesPerAddr),
+			Group: s.listeners, Logger: s.log})
 		s.startSelfHosted()
 	}
-	ln := limits.NewListener(tcp, s.cfg.MaxConnsPerAddr, s.log)
+	name := "public"
+	if s.cfg.Local != nil {
+		name = "local API"
+	}
+	ln := limits.NewListener(tcp, s.cfg.MaxConnsPerAddr, listen.Config{Name: name, MaxConns: capOf(s.cfg.MaxConns), Group: s.listeners, Logger: s.log})
 	s.ln = ln
 	liveGateways.Store(s, struct{}{})
 	var served net.Listener = ln

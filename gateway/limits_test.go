@@ -20,6 +20,7 @@ import (
 
 	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -82,7 +83,7 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 	require.ErrorIs(t, err, syscall.EMFILE, "fasthttp alone stops serving at the first EMFILE")
 
 	logs := &syncBuffer{}
-	ln := limits.NewListener(newFlaky(t, 6), 0, slog.New(slog.NewTextHandler(logs, nil)))
+	ln := limits.NewListener(newFlaky(t, 6), 0, listen.Config{Name: "public", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	app := newApp()
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
@@ -106,7 +107,7 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 // Closing the listener ends an Accept that is waiting out errors.
 func TestListenerCloseEndsRetries(t *testing.T) {
 	t.Parallel()
-	ln := limits.NewListener(newFlaky(t, 1<<30), 0, slog.New(slog.DiscardHandler))
+	ln := limits.NewListener(newFlaky(t, 1<<30), 0, listen.Config{Name: "public", Logger: slog.New(slog.DiscardHandler)})
 	accepted := make(chan error, 1)
 	go func() {
 		_, err := ln.Accept()

@@ -16,6 +16,7 @@ import (
 	"github.com/jobbie/jobbie/gateway/proxy"
 	"github.com/jobbie/jobbie/gateway/selfhosted"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/shardclient"
 )
@@ -39,6 +40,7 @@ type Server struct {
 	console      *console.Console
 	tunnels      *selfhosted.Tunnels // nil without Config.TunnelAddr
 	tunnelLn     net.Listener
+	listeners    *listen.Group // every listener of the gateway's, for /readyz
 	metrics      *obs.Listener // /metrics over mutual TLS, with MetricsAddr
 
 	ctx       context.Context // ends when the server stops
@@ -62,7 +64,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, ready: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, ready: make(chan struct{}), listeners: cfg.Listeners}
+	if s.listeners == nil {
+		s.listeners = listen.NewGroup()
+	}
 	s.control, s.closeControl = newControl(cfg)
 	if err := s.assemble(); err != nil {
 		cancel()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -24,19 +25,25 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	require.Equal(t, time.Second, c.RevocationInterval)
 	require.NotNil(t, c.Logger)
 	require.NotNil(t, c.Clock)
+	budget := listen.ProcessBudget()
+	require.Equal(t, budget.Public, c.MaxConns, "the public port's total cap comes from the descriptor limit")
+	require.Equal(t, budget.Pending, c.TunnelMaxHandshakes)
+	require.Equal(t, listen.DefaultMaxPendingPerAddr, c.TunnelMaxHandshakesPerAddr)
+	require.Equal(t, listen.DefaultHandshakeTimeout, c.TunnelHandshakeTimeout)
 	c.ControlURL = "https://10.0.0.1:7070, https://10.0.0.2:7070,https://10.0.0.3:7070"
 	require.NoError(t, c.Validate(), "several control nodes, comma-separated")
 
 	for name, cfg := range map[string]Config{
-		"no control":     {TLS: gw},
-		"bad control":    {ControlURL: "ftp://x", TLS: gw},
-		"plain control":  {ControlURL: "http://x", TLS: gw},
-		"one plain":      {ControlURL: "https://x,http://y", TLS: gw},
-		"empty part":     {ControlURL: "https://x,,https://y", TLS: gw},
-		"no host":        {ControlURL: "https://x,https://", TLS: gw},
-		"no TLS":         {ControlURL: "https://x"},
-		"negative limit": {ControlURL: "https://x", TLS: gw, BodyLimit: -1},
-		"negative cache": {ControlURL: "https://x", TLS: gw, PlacementCacheSize: -1},
+		"no control":                        {TLS: gw},
+		"bad control":                       {ControlURL: "ftp://x", TLS: gw},
+		"plain control":                     {ControlURL: "http://x", TLS: gw},
+		"one plain":                         {ControlURL: "https://x,http://y", TLS: gw},
+		"empty part":                        {ControlURL: "https://x,,https://y", TLS: gw},
+		"no host":                           {ControlURL: "https://x,https://", TLS: gw},
+		"no TLS":                            {ControlURL: "https://x"},
+		"negative limit":                    {ControlURL: "https://x", TLS: gw, BodyLimit: -1},
+		"negative cache":                    {ControlURL: "https://x", TLS: gw, PlacementCacheSize: -1},
+		"negative tunnel handshake timeout": {ControlURL: "https://x", TLS: gw, TunnelHandshakeTimeout: -time.Second},
 	} {
 		_, err := New(cfg)
 		require.Error(t, err, name)

@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/service"
@@ -33,6 +34,11 @@ type Config struct {
 	Retention     time.Duration   // completed/cancelled jobs kept unless their queue says otherwise; default 7 days (applies read it: one value per cluster)
 	Clock         clockwork.Clock // the node's clock, replaceable in tests; default the real one
 	Logger        *slog.Logger    // default slog.Default()
+	// Listeners is the group /readyz asks: it fails while any listener
+	// of the group (this node's HTTP, socket and Raft ones among them)
+	// cannot accept. A process running several roles passes them one
+	// (`jobbie dev`). Default: the node's own.
+	Listeners *listen.Group
 	// UsageInterval is how often the leader sweeps usage (engine.UsageSweep:
 	// idle namespaces' storage accrues, an ended hour closes, old hours are
 	// pruned); default 10s. Control sees an hour closed at most this long
@@ -74,6 +80,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = "127.0.0.1:7101"
+	}
+	if c.Listeners == nil {
+		c.Listeners = listen.NewGroup()
 	}
 	if c.SweepInterval == 0 {
 		c.SweepInterval = 100 * time.Millisecond

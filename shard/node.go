@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
@@ -90,7 +91,7 @@ func New(cfg Config) (*Node, error) {
 		RaftTLS:       &replica.RaftTLS{Server: cfg.TLS.Server(members), Client: cfg.TLS.Client(members)},
 		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
 		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs, UnfairAdmission: cfg.UnfairAdmission,
-		FairWeight: n.weights.Of,
+		FairWeight: n.weights.Of, Listeners: cfg.Listeners,
 	}, n.eng.Registry())
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)
@@ -106,27 +107,32 @@ func New(cfg Config) (*Node, error) {
 	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody,
 		TLS: cfg.TLS, NodePolicy: members, Logger: cfg.Logger})
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
-		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger, Tenant: n.tenant},
+		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger, Tenant: n.tenant, Listening: n.listening},
 		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights, Trust: n.trust}, n.boundAddr)
 	return n, nil
 }
 
-// Start listens on the configured address and serves until Stop.
+// Start listens on the configured address and serves until Stop. Its
+// listeners retry failed accepts (fasthttp's Serve would return at the
+// first EMFILE and the node never accept again) and fail /readyz
+// meanwhile.
 func (n *Node) Start() error {
-	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
+	tcp, err := net.Listen("tcp", n.cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("shard: listen: %w", err)
 	}
+	ln := listen.New(tcp, listen.Config{Name: "internal", Group: n.cfg.Listeners, Logger: n.cfg.Logger})
 	n.ln = ln
 	// A connection that sends nothing is closed without an answer (apierr.QuietListener).
 	tl := apierr.QuietListener(tls.NewListener(ln, n.cfg.TLS.Server(api.Callers(n.cfg.ShardID))))
 	go func() { _ = n.api.App().Listener(tl) }()
 	if p := n.cfg.SocketPath; p != "" {
 		_ = os.Remove(p) // a socket left by a crash
-		ul, err := net.Listen("unix", p)
+		us, err := net.Listen("unix", p)
 		if err != nil {
 			return fmt.Errorf("shard: listen on %s: %w", p, err)
 		}
+		ul := listen.New(us, listen.Config{Name: "socket", Group: n.cfg.Listeners, Logger: n.cfg.Logger})
 		n.unix = ul
 		go func() { _ = n.api.App().Listener(apierr.QuietListener(ul)) }()
 	}
@@ -162,6 +168,19 @@ func (n *Node) Stop() error {
 	n.waitMeta()
 	return err
 }
+
+// listening is the first of the group's listeners that cannot accept,
+// for /readyz; nil while all can.
+func (n *Node) listening() error {
+	if f := n.cfg.Listeners.Failing(); f != nil {
+		return f
+	}
+	return nil
+}
+
+// Listeners is the group /readyz asks (Config.Listeners): a listener
+// serving beside the node (a self-hosted node's local API) joins it.
+func (n *Node) Listeners() *listen.Group { return n.cfg.Listeners }
 
 // Addr is the bound HTTP address.
 func (n *Node) Addr() string { return n.ln.Addr().String() }

@@ -103,8 +103,14 @@ func (s *Server) newApp() *fiber.App {
 
 // readyz answers 200 while this node can serve the API: it leads the
 // control plane's Raft group and has applied its log, or it follows a
-// leader whose address it knows (it forwards to it); 503 otherwise.
+// leader whose address it knows (it forwards to it), and every listener
+// of its process accepts; 503 otherwise, naming a listener that cannot.
 func (s *Server) readyz(c *fiber.Ctx) error {
+	if s.cfg.Listening != nil {
+		if err := s.cfg.Listening(); err != nil {
+			return apierr.Retry(apierr.Unavailable, 1, "not ready: %v", err)
+		}
+	}
 	node, release, err := s.Acquire()
 	if err != nil {
 		return err

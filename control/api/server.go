@@ -22,6 +22,10 @@ type Config struct {
 	Logger *slog.Logger
 	// AdvertisedHTTP is where other nodes reach this node's HTTP API.
 	AdvertisedHTTP func() string
+	// Listening is the first of the process's listeners that cannot
+	// accept connections, nil while all can (/readyz fails meanwhile);
+	// nil: not asked.
+	Listening func() error
 }
 
 // Server is the control plane's HTTP API over a service: every handler

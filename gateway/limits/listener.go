@@ -3,23 +3,15 @@ package limits
 import (
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
-)
-
-// Backoff between failed accepts: as net/http's, from 5 ms doubling to 1 s,
-// so the gateway serves again within a second of descriptors coming free.
-const (
-	minAcceptDelay = 5 * time.Millisecond
-	maxAcceptDelay = time.Second
+	"github.com/jobbie/jobbie/internal/listen"
 )
 
 // overLimitGrace is how long a connection over its address's limit may
@@ -27,99 +19,39 @@ const (
 // closed, so it gets a short read deadline rather than ReadTimeout.
 const overLimitGrace = time.Second
 
-// Listener is the gateway's listener as fasthttp sees it. fasthttp's
-// Serve returns on any accept error other than a timeout, and the gateway
-// would then never accept again; the usual one is EMFILE when descriptors
-// run out. So Accept retries every error but a closed listener, with
-// backoff, and reports the failure to /readyz until an accept succeeds.
-// It also counts open connections per client address and marks those
-// over the limit, which LimitConns answers with 429.
+// Listener is the gateway's public listener as fasthttp sees it: a
+// listen.Listener (accept errors retried and reported to /readyz, the
+// total connection cap) that also counts open connections per client
+// address (listen.ClientKey: an IPv6 one per /64) and marks those over
+// the limit, which LimitConns answers with 429.
 type Listener struct {
-	net.Listener
+	*listen.Listener
 	perAddr int // <= 0: no limit
-	log     *slog.Logger
-
-	closed    chan struct{}
-	closeOnce sync.Once
-	failure   atomic.Pointer[AcceptFailure] // nil while accepting
 
 	mu   sync.Mutex
-	open map[netip.Addr]int
+	open map[netip.Prefix]int
 }
 
-// AcceptFailure is an accept error that has not yet been followed by a
-// successful accept.
-type AcceptFailure struct {
-	Err   error
-	Since time.Time
+// NewListener serves ln as cfg says (its name, total cap and readiness
+// group), allowing perAddr connections per client address (<= 0: no
+// limit).
+func NewListener(ln net.Listener, perAddr int, cfg listen.Config) *Listener {
+	return &Listener{Listener: listen.New(ln, cfg), perAddr: perAddr, open: map[netip.Prefix]int{}}
 }
 
-// NewListener serves ln, allowing perAddr connections per client address
-// (<= 0: no limit).
-func NewListener(ln net.Listener, perAddr int, log *slog.Logger) *Listener {
-	return &Listener{Listener: ln, perAddr: perAddr, log: log, closed: make(chan struct{}), open: map[netip.Addr]int{}}
-}
-
-// Accept returns the next connection, waiting out accept errors.
+// Accept returns the next connection, counted against its address.
 func (l *Listener) Accept() (net.Conn, error) {
-	var delay time.Duration
-	for {
-		c, err := l.Listener.Accept()
-		if err == nil {
-			l.recovered()
-			return l.track(c), nil
-		}
-		if errors.Is(err, net.ErrClosed) {
-			return nil, err
-		}
-		l.failed(err)
-		delay = min(max(2*delay, minAcceptDelay), maxAcceptDelay)
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-l.closed:
-			t.Stop()
-			return nil, net.ErrClosed
-		}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
-}
-
-// Close stops listening and ends a retry in progress.
-func (l *Listener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
-	return l.Listener.Close()
-}
-
-// Failing is the accept error the gateway is waiting out, if any (none
-// before it listens).
-func (l *Listener) Failing() *AcceptFailure {
-	if l == nil {
-		return nil
-	}
-	return l.failure.Load()
-}
-
-func (l *Listener) failed(err error) {
-	acceptErrors.Inc()
-	if l.failure.Load() == nil {
-		l.failure.Store(&AcceptFailure{Err: err, Since: time.Now()})
-		l.log.Error("gateway: cannot accept connections; retrying with backoff", "err", err)
-	}
-}
-
-func (l *Listener) recovered() {
-	if f := l.failure.Swap(nil); f != nil {
-		l.log.Info("gateway: accepting connections again", "after", time.Since(f.Since).Round(time.Millisecond))
-	}
+	return l.track(c), nil
 }
 
 // track counts c against its address and wraps it so that closing it
 // gives its place back.
 func (l *Listener) track(c net.Conn) net.Conn {
-	tc := &conn{Conn: c, l: l}
-	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		tc.addr = a.AddrPort().Addr().Unmap()
-	}
+	tc := &conn{Conn: c, l: l, addr: listen.ClientKey(c.RemoteAddr())}
 	openConns.Inc()
 	if !tc.addr.IsValid() {
 		return tc
@@ -136,7 +68,7 @@ func (l *Listener) track(c net.Conn) net.Conn {
 	return tc
 }
 
-func (l *Listener) release(addr netip.Addr) {
+func (l *Listener) release(addr netip.Prefix) {
 	openConns.Dec()
 	if !addr.IsValid() {
 		return
@@ -146,11 +78,11 @@ func (l *Listener) release(addr netip.Addr) {
 	decrement(l.open, addr)
 }
 
-// OpenFrom is how many connections addr has open.
+// OpenFrom is how many connections addr (its /64, for IPv6) has open.
 func (l *Listener) OpenFrom(addr netip.Addr) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.open[addr]
+	return l.open[listen.AddrKey(addr)]
 }
 
 // Lingering close (see conn.Close): at most this long, this much.
@@ -163,7 +95,7 @@ const (
 type conn struct {
 	net.Conn  // NetConn returns it, so conncheck finds the socket
 	l         *Listener
-	addr      netip.Addr
+	addr      netip.Prefix
 	overLimit bool
 	cutoff    time.Time // over the limit: no read may wait past it
 	linger    bool      // answered before the request was read whole
@@ -253,8 +185,17 @@ func connLimited(c *fiber.Ctx, tc *conn) error {
 	c.Context().SetConnectionClose()
 	refusedTotal.WithLabelValues(limitConnsPerAddr).Inc()
 	return apierr.Retry(apierr.ConnectionLimit, 1,
-		"too many open connections from %s: the limit is %d per address; close idle connections or retry later", tc.addr, tc.l.perAddr)
+		"too many open connections from %s: the limit is %d per address; close idle connections or retry later", clientName(tc.addr), tc.l.perAddr)
 }
 
 // NetConn is the connection under the count.
 func (c *conn) NetConn() net.Conn { return c.Conn }
+
+// clientName is how a client's address is named to it: the address
+// alone for IPv4, the /64 for IPv6 (counted together).
+func clientName(p netip.Prefix) string {
+	if p.Addr().Is4() {
+		return p.Addr().String()
+	}
+	return p.String()
+}

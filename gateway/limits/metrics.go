@@ -12,9 +12,6 @@ var (
 	openConns = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "jobbie_gateway_open_connections", Help: "Client connections open.",
 	})
-	acceptErrors = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "jobbie_gateway_accept_errors_total", Help: "Failed accepts of client connections (EMFILE and the like), each retried.",
-	})
 	longPollsWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "jobbie_gateway_long_polls", Help: "Fetches waiting for a job (long-polls) in flight.",
 	})
@@ -30,4 +27,4 @@ const (
 	limitLongPollsPerTenant = "long_polls_per_tenant"
 )
 
-func init() { obs.Registry.MustRegister(openConns, acceptErrors, longPollsWaiting, refusedTotal) }
+func init() { obs.Registry.MustRegister(openConns, longPollsWaiting, refusedTotal) }

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 )
 
@@ -20,8 +21,9 @@ type Listener struct {
 	done chan error
 }
 
-// Listen starts serving on addr ("127.0.0.1:0" picks a port).
-func Listen(addr string, creds *pki.Credentials) (*Listener, error) {
+// Listen starts serving on addr ("127.0.0.1:0" picks a port); group is
+// told while it cannot accept (nil: no one).
+func Listen(addr string, creds *pki.Credentials, group *listen.Group) (*Listener, error) {
 	if creds == nil {
 		return nil, errors.New("obs: a metrics listener needs TLS credentials")
 	}
@@ -32,7 +34,8 @@ func Listen(addr string, creds *pki.Credentials) (*Listener, error) {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: apierr.Handler})
 	app.Use(apierr.RequestID)
 	app.Get("/metrics", pki.Require(pki.Scrapers, nil), Serve())
-	l := &Listener{app: app, ln: apierr.QuietListener(tls.NewListener(tcp, creds.Server(pki.Scrapers))), done: make(chan error, 1)}
+	rl := listen.New(tcp, listen.Config{Name: "metrics", Group: group})
+	l := &Listener{app: app, ln: apierr.QuietListener(tls.NewListener(rl, creds.Server(pki.Scrapers))), done: make(chan error, 1)}
 	go func() { l.done <- app.Listener(l.ln) }()
 	return l, nil
 }

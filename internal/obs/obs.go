@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/jobbie/jobbie/internal/listen"
 )
 
 // Registry is the process's metrics registry: Go runtime and process
@@ -16,6 +18,7 @@ import (
 var Registry = func() *prometheus.Registry {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r.MustRegister(listen.Metrics()...)
 	return r
 }()
 

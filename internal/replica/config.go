@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/jonboulle/clockwork"
+
+	"github.com/jobbie/jobbie/internal/listen"
 )
 
 // Config configures a Node. Zero values take the defaults in comments.
@@ -23,6 +25,9 @@ type Config struct {
 	RaftAdvertise string
 	// RaftTLS, when set, makes the Raft transport mutual TLS.
 	RaftTLS *RaftTLS
+	// Listeners is told while the Raft listener cannot accept (the
+	// process's /readyz asks it); nil: no one.
+	Listeners *listen.Group
 	// Bootstrap makes a node with no Raft state the single voter of a new
 	// group. A node without it waits to be added by the leader (AddVoter).
 	// Either way a node with state resumes from it and ignores the flag.

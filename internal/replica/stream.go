@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/jobbie/jobbie/internal/listen"
 )
 
 // RaftTLS makes the Raft transport mutual TLS: Server checks the members
@@ -18,26 +20,34 @@ type RaftTLS struct {
 	Client *tls.Config
 }
 
-// tlsStream is a raft.StreamLayer over TLS. The server side's handshake
-// runs on the transport's connection goroutine (at the first read), so a
-// peer that stalls it holds only its own connection.
-type tlsStream struct {
+// stream is the raft.StreamLayer: a listen.Listener, so that accept
+// errors are retried and reported (raft's transport retries too, but
+// silently), and over TLS each connection must finish its handshake
+// within listen.DefaultHandshakeTimeout, with the unfinished ones capped
+// in all and per address; otherwise a peer that never sends its
+// ClientHello would hold a descriptor forever. The server side's
+// handshake runs on the transport's connection goroutine (at the first
+// read), so a peer that stalls it holds only its own connection.
+type stream struct {
 	net.Listener
 	advertise net.Addr
-	client    *tls.Config
+	client    *tls.Config // nil: plain TCP
 }
 
-func (s *tlsStream) Addr() net.Addr {
+func (s *stream) Addr() net.Addr {
 	if s.advertise != nil {
 		return s.advertise
 	}
 	return s.Listener.Addr()
 }
 
-// Dial connects to a member and completes the handshake within timeout,
-// so an impostor is refused before any RPC is sent to it.
-func (s *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+// Dial connects to a member and, over TLS, completes the handshake within
+// timeout, so an impostor is refused before any RPC is sent to it.
+func (s *stream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	d := &net.Dialer{Timeout: timeout}
+	if s.client == nil {
+		return d.Dial("tcp", string(address))
+	}
 	return tls.DialWithDialer(d, "tcp", string(address), s.client)
 }
 
@@ -56,23 +66,25 @@ func (n *Node) transport() (*raft.NetworkTransport, error) {
 		}
 		addr = a
 	}
-	if n.cfg.RaftTLS == nil {
-		trans, err := raft.NewTCPTransportWithLogger(n.cfg.RaftAddr, addr, 4, 10*time.Second, n.cfg.Logger)
-		if err != nil {
-			return nil, fmt.Errorf("replica: raft transport: %w", err)
-		}
-		return trans, nil
-	}
-	if n.cfg.RaftTLS.Server == nil || n.cfg.RaftTLS.Client == nil {
+	if n.cfg.RaftTLS != nil && (n.cfg.RaftTLS.Server == nil || n.cfg.RaftTLS.Client == nil) {
 		return nil, errors.New("replica: RaftTLS needs both a Server and a Client configuration")
 	}
 	ln, err := net.Listen("tcp", n.cfg.RaftAddr)
 	if err != nil {
 		return nil, fmt.Errorf("replica: raft transport: %w", err)
 	}
-	s := &tlsStream{Listener: tls.NewListener(ln, n.cfg.RaftTLS.Server), advertise: addr, client: n.cfg.RaftTLS.Client}
+	s := &stream{advertise: addr}
+	lc := listen.Config{Name: "raft", Group: n.cfg.Listeners}
+	if n.cfg.RaftTLS == nil {
+		s.Listener = listen.New(ln, lc)
+	} else {
+		budget := listen.ProcessBudget()
+		lc.HandshakeTimeout, lc.MaxPending, lc.MaxPendingPerAddr = listen.DefaultHandshakeTimeout, budget.Pending, listen.DefaultMaxPendingPerAddr
+		s.Listener = listen.TLS(listen.New(ln, lc), n.cfg.RaftTLS.Server)
+		s.client = n.cfg.RaftTLS.Client
+	}
 	if a, ok := s.Addr().(*net.TCPAddr); !ok || a.IP == nil || a.IP.IsUnspecified() {
-		_ = ln.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("replica: raft address %s cannot be advertised to other members", s.Addr())
 	}
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{

@@ -74,7 +74,7 @@ func TestRaftOverMutualTLSRefusesStrangers(t *testing.T) {
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	stranger := raft.NewNetworkTransport(&tlsStream{Listener: tls.NewListener(l, otherCreds.Server(nil)), client: otherCreds.Client(nil)},
+	stranger := raft.NewNetworkTransport(&stream{Listener: tls.NewListener(l, otherCreds.Server(nil)), client: otherCreds.Client(nil)},
 		1, 2*time.Second, io.Discard)
 	defer stranger.Close()
 	require.Error(t, vote(stranger))
@@ -84,4 +84,24 @@ func TestRaftOverMutualTLSRefusesStrangers(t *testing.T) {
 	require.Equal(t, term, leader.raft.CurrentTerm(), "no election was forced")
 	c.add(1)
 	c.converged(21)
+}
+
+// A connection to the Raft port that never finishes its TLS handshake is
+// closed at the handshake deadline (it was held for good), and the group
+// replicates meanwhile.
+func TestRaftClosesConnectionsThatNeverHandshake(t *testing.T) {
+	t.Parallel()
+	ca, err := pki.NewCA("test ca")
+	require.NoError(t, err)
+	c := newCluster(t, 1, func(cfg *Config) { cfg.RaftTLS = tlsFor(t, ca, "s1", cfg.NodeID) })
+	leader := c.leader()
+	silent, err := net.Dial("tcp", leader.RaftAddr())
+	require.NoError(t, err)
+	defer silent.Close()
+	c.add(1)
+	require.NoError(t, silent.SetReadDeadline(time.Now().Add(60*time.Second)))
+	start := time.Now()
+	_, err = io.ReadAll(silent)
+	require.NoError(t, err, "the node closed the silent connection (a read timeout would be an error)")
+	t.Logf("closed after %s", time.Since(start).Round(time.Millisecond))
 }

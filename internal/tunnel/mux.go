@@ -15,7 +15,6 @@ import (
 const (
 	defaultKeepAliveInterval = 15 * time.Second
 	defaultKeepAliveTimeout  = 10 * time.Second
-	defaultHandshakeTimeout  = 10 * time.Second
 )
 
 // muxConfig is the yamux configuration both sides use. timeout bounds

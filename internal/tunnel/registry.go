@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/yamux"
 
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 )
 
@@ -41,7 +42,8 @@ type RegistryConfig struct {
 	// 10s). A session that fails either closes.
 	KeepAliveInterval time.Duration
 	KeepAliveTimeout  time.Duration
-	// HandshakeTimeout bounds an agent's TLS handshake (default 10s).
+	// HandshakeTimeout bounds an agent's TLS handshake (default
+	// listen.DefaultHandshakeTimeout, 5s).
 	HandshakeTimeout time.Duration
 	Logger           *slog.Logger // default slog.Default()
 }
@@ -54,7 +56,7 @@ func (c RegistryConfig) withDefaults() RegistryConfig {
 		c.KeepAliveTimeout = defaultKeepAliveTimeout
 	}
 	if c.HandshakeTimeout <= 0 {
-		c.HandshakeTimeout = defaultHandshakeTimeout
+		c.HandshakeTimeout = listen.DefaultHandshakeTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -131,9 +133,17 @@ func (r *Registry) admit(id pki.Identity) error {
 	return nil
 }
 
-// Serve accepts agents' TCP connections on ln until ln fails or the
-// registry closes (then it returns ErrClosed). ln is closed on return.
+// Serve accepts agents' TCP connections on ln until the registry closes
+// (then it returns ErrClosed) or ln does. ln is closed on return. A
+// listen.Listener is served as it is (its caller set its caps); any other
+// is made one, named "tunnel": accept errors are retried, and at most
+// listen.ProcessBudget().Pending connections (listen.DefaultMaxPendingPerAddr
+// per address) may be in their handshake, each for HandshakeTimeout.
 func (r *Registry) Serve(ln net.Listener) error {
+	if _, ok := ln.(*listen.Listener); !ok {
+		ln = listen.New(ln, listen.Config{Name: "tunnel", HandshakeTimeout: r.cfg.HandshakeTimeout,
+			MaxPending: listen.ProcessBudget().Pending, MaxPendingPerAddr: listen.DefaultMaxPendingPerAddr, Logger: r.cfg.Logger})
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -152,23 +162,15 @@ func (r *Registry) Serve(ln net.Listener) error {
 		_ = ln.Close()
 		r.wg.Done()
 	}()
-	var pause time.Duration
 	for {
+		// Accept fails only once ln is closed: it waits out the rest.
 		c, err := ln.Accept()
 		if err != nil {
 			if r.ctx.Err() != nil {
 				return ErrClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				// Out of file descriptors and the like: pause, as net/http does.
-				pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-				time.Sleep(pause)
-				continue
-			}
 			return err
 		}
-		pause = 0
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -189,6 +191,9 @@ func (r *Registry) accept(raw net.Conn) {
 		_ = tc.Close()
 		return
 	}
+	// Its place among the unfinished handshakes is free, and its deadline
+	// cleared: yamux keeps the session alive from here.
+	listen.Established(raw)
 	state := tc.ConnectionState()
 	id, err := peerOf(&state)
 	if err != nil { // admit saw it already; kept for safety

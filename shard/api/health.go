@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -13,6 +14,18 @@ import (
 // may see it; a GET is answered by the node asked, from what it knows.
 func (s *Server) healthRoutes(api fiber.Router) {
 	api.Get("/cluster", s.clusterHealth)
+}
+
+// listening fails, naming the listener and its error, while one of the
+// process's listeners cannot accept connections (Config.Listening).
+func (s *Server) listening() error {
+	if s.cfg.Listening == nil {
+		return nil
+	}
+	if err := s.cfg.Listening(); err != nil {
+		return apierr.Retry(apierr.Unavailable, 1, "not ready: %v", err)
+	}
+	return nil
 }
 
 func (s *Server) clusterHealth(c *fiber.Ctx) error {

@@ -42,6 +42,10 @@ type Config struct {
 	// Tenant owns this self-hosted shard (its certificate names it); ""
 	// for a hosted shard, whose nodes take no trust bundles.
 	Tenant string
+	// Listening is the first of the process's listeners that cannot
+	// accept connections, nil while all can (/readyz fails meanwhile);
+	// nil: not asked.
+	Listening func() error
 }
 
 // Deps are the parts of the node the handlers call.
@@ -164,8 +168,12 @@ var localGateway = pki.Identity{Role: pki.RoleGateway, Node: "local"}
 
 // readyz answers 200 on the leader, and on a follower that knows a leader
 // and has applied nearly all it knows committed (it serves reads and
-// forwards writes); 503 otherwise.
+// forwards writes), while every listener of its process accepts; 503
+// otherwise.
 func (s *Server) readyz(c *fiber.Ctx) error {
+	if err := s.listening(); err != nil {
+		return err
+	}
 	st := s.node.Status()
 	if !st.Ready && (st.LeaderID == "" || st.State != replica.StateFollower || st.CommitIndex > st.AppliedIndex+readyLag) {
 		return apierr.Retry(apierr.NoLeader, 1, "this node has no leader or is catching up")

@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/gateway"
 	"github.com/jobbie/jobbie/internal/atomicfile"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard"
 	"github.com/jobbie/jobbie/tenancy"
@@ -36,6 +37,7 @@ type devOptions struct {
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
 	replicas    int // nodes per shard cluster
 	backups     backupStoreFlags
+	limits      gatewayLimits // the gateway's (single process only)
 }
 
 func devCmd() *cobra.Command {
@@ -84,6 +86,7 @@ talk to shards and scrape metrics.`,
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
 	o.backups.flags(f, "<data-dir>/backups")
+	o.limits.flags(f)
 	return cmd
 }
 
@@ -131,12 +134,15 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// One process, one readiness: every role's /readyz fails while any
+	// of the process's listeners cannot accept.
+	listeners := listen.NewGroup()
 
 	sock := shardSocket(o.dataDir)
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
-		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair,
+		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, Listeners: listeners,
 	})
 	if err != nil {
 		return err
@@ -163,6 +169,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		// The gateway reaches the shard on its socket; control reads its
 		// usage over TLS, as the socket is the local gateway's alone.
 		Shards: []control.ShardInfo{{ID: "s1", Addr: shardAddrFor(sh.Addr(), sock), UsageAddrs: []string{sh.Addr()}}}, Logger: logger,
+		Listeners: listeners,
 	})
 	if err != nil {
 		return err
@@ -176,7 +183,10 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners}
+	if err := o.limits.apply(&gwCfg); err != nil {
+		return err
+	}
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()
 		gwCfg.TrustPushInterval = o.trustPush

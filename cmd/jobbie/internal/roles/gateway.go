@@ -33,11 +33,17 @@ type gatewayOptions struct {
 type gatewayLimits struct {
 	connsPerAddr, longPollsPerKey, longPollsPerTenant int
 	revocationMaxAge                                  time.Duration
+	conns, tunnelHandshakes, tunnelHandshakesPerAddr  int
+	tunnelHandshakeTimeout                            time.Duration
 }
 
 func (l *gatewayLimits) flags(f *pflag.FlagSet) {
 	d := gateway.Config{}.WithDefaults()
 	f.IntVar(&l.connsPerAddr, "max-conns-per-addr", d.MaxConnsPerAddr, "open connections one client address may hold; the next get 429 connection_limit (-1: no limit; raise it behind a proxy or NAT)")
+	f.IntVar(&l.conns, "max-conns", d.MaxConns, "open connections the public port holds from all clients together; the next are closed at once (default from the descriptor limit, leaving room for the other ports and calls; -1: no limit)")
+	f.DurationVar(&l.tunnelHandshakeTimeout, "tunnel-handshake-timeout", d.TunnelHandshakeTimeout, "a connection to the tunnel listener that has not finished its TLS handshake by then is closed")
+	f.IntVar(&l.tunnelHandshakes, "tunnel-max-handshakes", d.TunnelMaxHandshakes, "connections to the tunnel listener still in their handshake, from all addresses; the next are closed at once (default from the descriptor limit; -1: no limit)")
+	f.IntVar(&l.tunnelHandshakesPerAddr, "tunnel-max-handshakes-per-addr", d.TunnelMaxHandshakesPerAddr, "connections to the tunnel listener still in their handshake from one address (an IPv6 /64); the next are closed at once (-1: no limit)")
 	f.IntVar(&l.longPollsPerKey, "max-long-polls-per-key", d.MaxLongPollsPerKey, "fetches one API key may have waiting on this gateway; the next get 429 key_long_poll_limit (-1: no limit)")
 	f.IntVar(&l.longPollsPerTenant, "max-long-polls-per-tenant", d.MaxLongPollsPerTenant, "fetches one tenant may have waiting on this gateway; the next get 429 tenant_long_poll_limit (-1: no limit)")
 	f.DurationVar(&l.revocationMaxAge, "revocation-max-age", d.RevocationMaxAge, "refuse every key (503 revocations_stale) once the revocation list has not been refreshed from control for this long")
@@ -73,7 +79,8 @@ func (l gatewayLimits) apply(cfg *gateway.Config) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"--max-conns-per-addr", l.connsPerAddr}, {"--max-long-polls-per-key", l.longPollsPerKey}, {"--max-long-polls-per-tenant", l.longPollsPerTenant}} {
+	}{{"--max-conns-per-addr", l.connsPerAddr}, {"--max-long-polls-per-key", l.longPollsPerKey}, {"--max-long-polls-per-tenant", l.longPollsPerTenant},
+		{"--max-conns", l.conns}, {"--tunnel-max-handshakes", l.tunnelHandshakes}, {"--tunnel-max-handshakes-per-addr", l.tunnelHandshakesPerAddr}} {
 		if f.v == 0 || f.v < -1 {
 			return fmt.Errorf("%s must be a positive number, or -1 for no limit", f.name)
 		}
@@ -81,6 +88,11 @@ func (l gatewayLimits) apply(cfg *gateway.Config) error {
 	if l.revocationMaxAge <= 0 {
 		return fmt.Errorf("--revocation-max-age must be positive")
 	}
+	if l.tunnelHandshakeTimeout <= 0 {
+		return fmt.Errorf("--tunnel-handshake-timeout must be positive")
+	}
+	cfg.MaxConns, cfg.TunnelMaxHandshakes, cfg.TunnelMaxHandshakesPerAddr = l.conns, l.tunnelHandshakes, l.tunnelHandshakesPerAddr
+	cfg.TunnelHandshakeTimeout = l.tunnelHandshakeTimeout
 	cfg.MaxConnsPerAddr, cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant = l.connsPerAddr, l.longPollsPerKey, l.longPollsPerTenant
 	cfg.RevocationMaxAge = l.revocationMaxAge
 	return nil

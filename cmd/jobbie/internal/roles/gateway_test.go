@@ -25,6 +25,17 @@ func TestGatewayLimitFlags(t *testing.T) {
 	def := gateway.Config{}.WithDefaults()
 	require.Equal(t, def.MaxConnsPerAddr, cfg.MaxConnsPerAddr, "the flags default to the config's defaults")
 	require.Equal(t, def.RevocationMaxAge, cfg.RevocationMaxAge)
+	require.Equal(t, def.MaxConns, cfg.MaxConns)
+	require.Equal(t, def.TunnelHandshakeTimeout, cfg.TunnelHandshakeTimeout)
+	require.Equal(t, def.TunnelMaxHandshakes, cfg.TunnelMaxHandshakes)
+	require.Equal(t, def.TunnelMaxHandshakesPerAddr, cfg.TunnelMaxHandshakesPerAddr)
+
+	cfg, err = parse("--max-conns", "-1", "--tunnel-handshake-timeout", "2s", "--tunnel-max-handshakes", "50", "--tunnel-max-handshakes-per-addr", "4")
+	require.NoError(t, err)
+	require.Equal(t, -1, cfg.MaxConns)
+	require.Equal(t, 2*time.Second, cfg.TunnelHandshakeTimeout)
+	require.Equal(t, 50, cfg.TunnelMaxHandshakes)
+	require.Equal(t, 4, cfg.TunnelMaxHandshakesPerAddr)
 
 	cfg, err = parse("--max-conns-per-addr", "-1", "--max-long-polls-per-key", "5", "--max-long-polls-per-tenant", "9", "--revocation-max-age", "2m")
 	require.NoError(t, err)
@@ -33,7 +44,8 @@ func TestGatewayLimitFlags(t *testing.T) {
 	require.Equal(t, 9, cfg.MaxLongPollsPerTenant)
 	require.Equal(t, 2*time.Minute, cfg.RevocationMaxAge)
 
-	for _, bad := range [][]string{{"--max-conns-per-addr", "0"}, {"--max-long-polls-per-key", "-2"}, {"--revocation-max-age", "0s"}} {
+	for _, bad := range [][]string{{"--max-conns-per-addr", "0"}, {"--max-long-polls-per-key", "-2"}, {"--revocation-max-age", "0s"},
+		{"--max-conns", "0"}, {"--tunnel-max-handshakes", "-3"}, {"--tunnel-max-handshakes-per-addr", "0"}, {"--tunnel-handshake-timeout", "0s"}} {
 		_, err := parse(bad...)
 		require.ErrorContains(t, err, bad[0])
 	}

@@ -166,7 +166,9 @@ func runShard(ctx context.Context, o shardOptions, out io.Writer) error {
 		}
 	}
 	if sock != "" {
-		local, err := o.local.api().Start(ctx, sh.TrustBundle, creds.Identity(), sock, sh.log)
+		api := o.local.api()
+		api.Listeners = sh.Listeners()
+		local, err := api.Start(ctx, sh.TrustBundle, creds.Identity(), sock, sh.log)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/gateway"
+	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -24,6 +25,10 @@ type LocalAPI struct {
 	MaxOffline time.Duration
 	// CertFile and KeyFile serve it over TLS; none: plain HTTP.
 	CertFile, KeyFile string
+	// Listeners is the node's group (shard.Node.Listeners): the node's
+	// /readyz and the local API's fail while any of their listeners
+	// cannot accept.
+	Listeners *listen.Group
 }
 
 // DefaultMaxOffline is how long a local API serves on without a trust
@@ -59,7 +64,7 @@ func (l LocalAPI) Start(ctx context.Context, bundle TrustBundle, id pki.Identity
 		return nil, errors.New("--local-api: this node's certificate names no tenant")
 	}
 	gw, err := gateway.New(gateway.Config{Addr: l.Addr, RevocationMaxAge: l.MaxOffline, Logger: log.With("local_api", l.Addr),
-		PublicCertFile: l.CertFile, PublicKeyFile: l.KeyFile,
+		PublicCertFile: l.CertFile, PublicKeyFile: l.KeyFile, Listeners: l.Listeners,
 		Local: &gateway.LocalTrust{TenantID: id.Tenant, ShardID: id.Shard, ShardAddr: "unix:" + sock, Bundle: bundle}})
 	if err != nil {
 		return nil, err

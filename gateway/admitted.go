@@ -7,6 +7,7 @@ import (
 	"github.com/jobbie/jobbie/gateway/admitted"
 	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 // register mounts the route table, each route behind its chain. A local
@@ -98,4 +99,11 @@ func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request) error {
 		defer s.schedules.Forget(r.Key.TenantID)
 	}
 	return rt.serve(s, c, r)
+}
+
+// limitSession holds a console session request (sign-in, reading the
+// session) to its tenant's rate limits, as any request of the tenant.
+func (s *Server) limitSession(c *fiber.Ctx, k *tenancy.KeyClaims) error {
+	r := admitted.Request{Key: k}
+	return s.plans.Limit(c, &r, limits.NoJobs)
 }

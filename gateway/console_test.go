@@ -274,3 +274,26 @@ func TestConsoleSessionExpires(t *testing.T) {
 		requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Contains(t, e.Message, "expired")
 }
+
+// Reading the session (the console polls it) and signing in count as the
+// tenant's requests under its plan's requests_per_second, as any other.
+func TestConsoleSessionRequestsAreRateLimited(t *testing.T) {
+	t.Parallel()
+	b, plans, clk := limitedSetup(t)
+	plans.SetPlan(tenantA, limited("starter", 3, 0))
+	key := b.key(t, tenancy.RoleDeveloper, "default")
+	r, cookie := b.signIn(t, key)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.NotNil(t, cookie)
+	for range 2 {
+		r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...)
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	}
+	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...)
+	r.requireError(t, http.StatusTooManyRequests, apierr.RateLimited)
+	r, _ = b.signIn(t, key)
+	r.requireError(t, http.StatusTooManyRequests, apierr.RateLimited)
+	clk.Advance(time.Second)
+	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...)
+	require.Equal(t, http.StatusOK, r.status, "a second later: %s", r.body)
+}

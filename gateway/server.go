@@ -87,7 +87,8 @@ func (s *Server) assemble() error {
 	if err != nil {
 		return err
 	}
-	if s.console, err = console.New(console.Config{Gate: s.gate, Clock: cfg.Clock, Dir: cfg.ConsoleDir, Dist: cfg.consoleDist}); err != nil {
+	if s.console, err = console.New(console.Config{Gate: s.gate, Clock: cfg.Clock, Dir: cfg.ConsoleDir, Dist: cfg.consoleDist,
+		Limit: s.limitSession}); err != nil {
 		return err
 	}
 	shardCfg := shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobbie/jobbie/gateway/admission"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 //go:embed all:dist
@@ -34,6 +35,9 @@ const (
 type Config struct {
 	Gate  *admission.Gate
 	Clock clockwork.Clock
+	// Limit holds a session request to its tenant's rate limits, as any
+	// API request of the tenant (nil: none).
+	Limit func(c *fiber.Ctx, k *tenancy.KeyClaims) error
 	// Dir serves the front end from this directory (a `vite build`
 	// output) instead of the embedded one; Dist from this file system
 	// (tests). Both empty: the embedded build.
@@ -45,6 +49,7 @@ type Config struct {
 type Console struct {
 	gate  *admission.Gate
 	clock clockwork.Clock
+	limit func(c *fiber.Ctx, k *tenancy.KeyClaims) error
 	files map[string]consoleFile // the built front end; nil when not built
 }
 
@@ -64,7 +69,11 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: console: %w", err)
 	}
-	return &Console{gate: cfg.Gate, clock: cfg.Clock, files: files}, nil
+	limit := cfg.Limit
+	if limit == nil {
+		limit = func(*fiber.Ctx, *tenancy.KeyClaims) error { return nil }
+	}
+	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, files: files}, nil
 }
 
 // consoleFile is one file of the built front end.

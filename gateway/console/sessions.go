@@ -74,6 +74,9 @@ func (s *Console) signIn(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limit(c, v.Claims); err != nil {
+		return err
+	}
 	token, exp, err := s.gate.Sessions().Issue(v, s.clock.Now())
 	if err != nil {
 		return err
@@ -96,6 +99,9 @@ func (s *Console) showSession(c *fiber.Ctx) error {
 	sess, err := s.gate.Sessions().Authenticate(cookie)
 	if err != nil {
 		return err
+	}
+	if err := s.limit(c, sess.Key.Claims); err != nil {
+		return err // the console polls it: it counts as the tenant's request
 	}
 	a, err := s.answerOf(c, sess.Key.Claims, sess.Expires)
 	if err != nil {

@@ -225,6 +225,11 @@ func (s *Service) PutBackupPolicy(ctx context.Context, tid, ns string, req wire.
 	if err != nil {
 		return wire.BackupPolicy{}, err
 	}
+	// Whatever the operator's minimum (none in jobbie dev), "@every 0s"
+	// is not a period: the cron library would run it every second.
+	if err := wire.CheckEvery(req.Cron); err != nil {
+		return wire.BackupPolicy{}, apierr.Field("cron", "%v", err)
+	}
 	if err := checkBackupInterval(sched, loc, s.cfg.Clock.Now(), s.cfg.BackupPolicyMinInterval); err != nil {
 		return wire.BackupPolicy{}, err
 	}

@@ -93,18 +93,12 @@ func schedulePayload(raw json.RawMessage) ([]byte, error) {
 	return p, nil
 }
 
-// everyOK refuses an "@every" period under wire.MinEvery or of a fraction
-// of a second: the cron library rounds those up to a second, so "@every
-// 0s" or "1ns" would fire every second. Only new and replaced schedules
-// are checked; one stored before keeps firing as it did.
+// everyOK refuses an "@every" period wire.CheckEvery refuses. Only new
+// and replaced schedules are checked; one stored before keeps firing as
+// it did.
 func everyOK(spec string) error {
-	const every = "@every "
-	if !strings.HasPrefix(spec, every) {
-		return nil
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(spec[len(every):]))
-	if err != nil || d < wire.MinEvery || d%time.Second != 0 {
-		return apierr.Field("cron", "@every takes a whole number of seconds, at least %s (like \"@every 90s\"); got %q", wire.MinEvery, spec)
+	if err := wire.CheckEvery(spec); err != nil {
+		return apierr.Field("cron", "%v", err)
 	}
 	return nil
 }

@@ -82,3 +82,8 @@ const (
 	TagScheduleID  = "jobbie.schedule_id"
 	TagScheduleRun = "jobbie.run_at"
 )
+
+// ReservedTagPrefix starts the tags only the server sets (TagScheduleID,
+// TagScheduleRun): a producer's job may not carry one, so a tag with it
+// is always the server's word. Searches may name them.
+const ReservedTagPrefix = "jobbie."

@@ -162,6 +162,9 @@ func validateTags(field string, tags map[string]string) error {
 		if k == "" || len(k) > wire.MaxTagKey || len(v) > wire.MaxTagValue || strings.IndexByte(k, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
 			return apierr.Field(field, "tag keys must be 1-%d bytes and values at most %d bytes, without NUL", wire.MaxTagKey, wire.MaxTagValue)
 		}
+		if strings.HasPrefix(k, wire.ReservedTagPrefix) {
+			return apierr.Field(field, "tag %q: keys starting with %q are reserved for the server", k, wire.ReservedTagPrefix)
+		}
 	}
 	return nil
 }

@@ -26,12 +26,15 @@ import (
 //   - max_payload_bytes: an enqueue (or a job of enqueue/batch) whose
 //     payload's JSON is longer is refused with 413 too_large naming the
 //     field, the limit and the plan. A payload too large is a body
-//     problem that waiting does not fix, so not a 429.
+//     problem that waiting does not fix, so not a 429. This is only the
+//     early refusal of the commonest case: the shard checks every value
+//     it stores against the limit the gateway sends it (shardheaders.go).
 //   - monthly_executions, "hard": once the UTC month's executions reach
 //     the cap, fetch and fetch/batch are refused with 429 quota_exceeded
 //     and Retry-After up to the next month. "soft": nothing is refused; a
 //     counter and a gauge move, and the gateway logs it once per tenant
-//     and month.
+//     and month. Below a hard cap, a fetch carries the executions left
+//     to the shard (Request.ExecutionsLeft), which leases no more.
 //
 // The limits are the plan in effect as the gateway's plan cache has it
 // (plans.go). The month's executions under a cap come from control's
@@ -239,10 +242,20 @@ func (qc *Quotas) CheckExecutions(r *admitted.Request) error {
 	cap := *tp.Plan.Limits.MonthlyExecutions
 	q := qc.get(r.Key.TenantID)
 	now := qc.clock.Now().UTC()
+	hard := !strings.EqualFold(tp.Plan.Limits.MonthlyExecutionsEnforcement, "soft")
 	if q == nil || !q.Month.Equal(monthOf(now)) || q.Executions < cap {
+		if hard && cap > 0 {
+			// The shard leases no more than this (a fetch/batch asks for
+			// up to 1000): a new month, or a count not read yet, has the
+			// whole cap left.
+			r.ExecutionsLeft = cap
+			if q != nil && q.Month.Equal(monthOf(now)) {
+				r.ExecutionsLeft = cap - q.Executions
+			}
+		}
 		return nil // a new month starts at 0, whatever the last answer said
 	}
-	if !strings.EqualFold(tp.Plan.Limits.MonthlyExecutionsEnforcement, "soft") {
+	if hard {
 		quotaRefusedTotal.WithLabelValues("monthly_executions").Inc()
 		next := monthOf(now).AddDate(0, 1, 0)
 		secs := int(next.Sub(now).Round(time.Second) / time.Second)

@@ -22,7 +22,7 @@ import (
 
 // toSchedule validates r and builds the record to propose, with its next
 // run after now when enabled.
-func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Schedule, error) {
+func toSchedule(lim Limits, r *wire.ScheduleRequest, id string, now time.Time) (*engine.Schedule, error) {
 	if err := validScheduleName(r.Name); err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Sche
 	if spec.next(now.UnixNano()) == 0 {
 		return nil, apierr.Field("cron", "cron expression %q never matches a future time", s.Cron)
 	}
-	if s.Payload, err = schedulePayload(r.Payload); err != nil {
+	if s.Payload, err = schedulePayload(lim, r.Payload); err != nil {
 		return nil, err
 	}
 	if s.Priority, err = job.ParsePriority(r.Priority); err != nil {
@@ -82,8 +82,10 @@ func validScheduleName(name string) error {
 	return nil
 }
 
-func schedulePayload(raw json.RawMessage) ([]byte, error) {
-	p, err := checkJSON("payload", raw, wire.MaxPayloadBytes)
+// schedulePayload is the payload of every job the schedule fires, so
+// the plan's limit is checked here, once: a fire copies it as it is.
+func schedulePayload(lim Limits, raw json.RawMessage) ([]byte, error) {
+	p, err := lim.checkJSON("payload", raw, wire.MaxPayloadBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -146,14 +148,14 @@ func (s *Service) PreviewSchedule(r *wire.SchedulePreviewRequest) (*wire.Schedul
 }
 
 // CreateSchedule validates and stores a new schedule.
-func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.ScheduleRequest) (*wire.Schedule, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
 	if err := newScheduleName(r.Name); err != nil {
 		return nil, err
 	}
-	sched, err := toSchedule(r, s.NewID(wire.ScheduleIDPrefix), s.cfg.Clock.Now())
+	sched, err := toSchedule(lim, r, s.NewID(wire.ScheduleIDPrefix), s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +170,7 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 // schedule's history (created_at, last run, last job) stays; an enabled
 // schedule's next run is computed afresh from now. Under a limited scope
 // the schedule's queue and its new one must both be in it.
-func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, ref string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, ref string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
 	cur, err := s.readSchedule(ns, sc, ref)
 	if err != nil {
 		return nil, err
@@ -178,7 +180,7 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 			return nil, err
 		}
 	}
-	sched, err := toSchedule(r, cur.ID, s.cfg.Clock.Now())
+	sched, err := toSchedule(lim, r, cur.ID, s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,7 @@ func toSchedule(lim Limits, r *wire.ScheduleRequest, id string, now time.Time) (
 		return nil, apierr.Field("unique_key", "unique_key must be at most %d bytes without NUL", wire.MaxUniqueKey)
 	}
 	s.UniqueKey = r.UniqueKey
+	s.DefaultRetries = r.MaxRetries == nil // the queue's default, as for an enqueue
 	if r.MaxRetries != nil {
 		if *r.MaxRetries < 0 || *r.MaxRetries > wire.MaxMaxRetries {
 			return nil, apierr.Field("max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
@@ -162,7 +163,7 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
+	return proposeSchedule(ctx, s, ns, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
 }
 
 // UpdateSchedule replaces schedule ref (an id or a name) with r, every
@@ -187,7 +188,7 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
+	return proposeSchedule(ctx, s, ns, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
 }
 
 // newScheduleName refuses a name a new or renamed schedule may not take:
@@ -233,7 +234,7 @@ func (s *Service) SetScheduleEnabled(ctx context.Context, ns string, sc tenancy.
 		}
 		c.NextRun = spec.next(s.now())
 	}
-	return proposeSchedule(ctx, s, op, c)
+	return proposeSchedule(ctx, s, ns, op, c)
 }
 
 // GetSchedule reads schedule ref (an id or a name) from local state.
@@ -242,7 +243,7 @@ func (s *Service) GetSchedule(ns string, sc tenancy.QueueScope, ref string) (*wi
 	if err != nil {
 		return nil, err
 	}
-	return scheduleView(sched), nil
+	return s.scheduleView(ns, sched), nil
 }
 
 // readSchedule reads schedule ref (an id or a name) from local state: not
@@ -321,18 +322,18 @@ func (s *Service) ListSchedules(ns string, sc tenancy.QueueScope) ([]wire.Schedu
 	out := make([]wire.Schedule, 0, len(list))
 	for _, sched := range list {
 		if sc.Allows(sched.Queue) {
-			out = append(out, *scheduleView(sched))
+			out = append(out, *s.scheduleView(ns, sched))
 		}
 	}
 	return out, nil
 }
 
-func proposeSchedule[C any](ctx context.Context, s *Service, op replica.Op[C, *engine.Schedule], c *C) (*wire.Schedule, error) {
+func proposeSchedule[C any](ctx context.Context, s *Service, ns string, op replica.Op[C, *engine.Schedule], c *C) (*wire.Schedule, error) {
 	sc, err := op.Propose(ctx, s.node, c)
 	if err != nil {
 		return nil, err
 	}
-	return scheduleView(sc), nil
+	return s.scheduleView(ns, sc), nil
 }
 
 // cronSpec is a parsed cron expression in its time zone. Only proposers
@@ -394,6 +395,6 @@ func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64
 		s.cfg.Logger.Warn("shard schedule: cannot parse stored schedule", "namespace", ns, "schedule", id, "err", err)
 		return true, nil
 	}
-	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_")}
+	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_"), QueueDefaults: true}
 	return engine.ScheduleFire.Propose(ctx, s.node, c)
 }

@@ -128,11 +128,36 @@ func (s *Service) OpenBackup(ctx context.Context, tid, id string) (io.ReadCloser
 	if b.State != wire.BackupCompleted {
 		return nil, 0, apierr.New(apierr.Conflict, "backup %s is %s: only a completed backup can be downloaded", id, b.State)
 	}
+	// The store's manifest first (cheap), then the stream as it goes: a
+	// download of a stored file that is not this backup (another's
+	// swapped in) is cut before its end, never received whole.
+	e := BackupExpect(b)
+	m, err := s.cfg.BackupStore.Manifest(ctx, b.StoreID())
+	if err != nil {
+		return nil, 0, s.storeErr(b, err)
+	}
+	if err := e.Check(m, m.StoredBytes); err != nil {
+		s.log.Error("control: a stored backup does not match its catalog entry", "tenant", tid, "backup", id, "err", err)
+		return nil, 0, errMismatch(id)
+	}
 	rc, err := s.cfg.BackupStore.Get(ctx, b.StoreID())
 	if err != nil {
 		return nil, 0, s.storeErr(b, err)
 	}
-	return rc, b.Size, nil
+	return backup.Verified(rc, e), b.Size, nil
+}
+
+// BackupExpect is what b's catalog entry says its stored stream is.
+func BackupExpect(b state.BackupRecord) backup.Expect {
+	return backup.Expect{Tenant: b.Tenant, Namespace: b.Namespace, ShardNS: tenancy.ShardNamespace(b.Tenant, b.Namespace),
+		SHA256: b.Checksum, StoredBytes: b.Size}
+}
+
+// errMismatch is the API's error for a stored backup that is not the one
+// its catalog entry describes: the details go to the log, not to the
+// tenant (they may name another's).
+func errMismatch(id string) error {
+	return apierr.New(apierr.Conflict, "backup %s: the stored file does not match its catalog entry (checksum, size, tenant or namespace); it cannot be downloaded or restored", id)
 }
 
 // RestoreBackup starts restoring a completed backup: into a new namespace
@@ -146,6 +171,16 @@ func (s *Service) RestoreBackup(ctx context.Context, tid, id string, req wire.Re
 	}
 	if b.State != wire.BackupCompleted {
 		return wire.Backup{}, apierr.New(apierr.Conflict, "backup %s is %s: only a completed backup can be restored", id, b.State)
+	}
+	// The store's manifest now, before anything is made; the runner reads
+	// the whole stream against the entry before it applies any of it.
+	m, err := s.cfg.BackupStore.Manifest(ctx, b.StoreID())
+	if err != nil {
+		return wire.Backup{}, s.storeErr(b, err)
+	}
+	if err := BackupExpect(b).Check(m, m.StoredBytes); err != nil {
+		s.log.Error("control: a stored backup does not match its catalog entry", "tenant", tid, "backup", id, "err", err)
+		return wire.Backup{}, errMismatch(id)
 	}
 	switch {
 	case req.Replace && req.TargetNamespace != "":

@@ -86,3 +86,33 @@ func TestRestoreAndDownloadCheckTheCatalogEntry(t *testing.T) {
 	require.Error(t, err, "a refused restore made no namespace")
 	requireError(t, w.gw.do(t, http.MethodGet, w.path(w.tid, "/backups/"+mine.ID+"/download"), "", nil), 409, "conflict")
 }
+
+// The schedules a restore brings count against the plan: control refuses
+// (429 quota_exceeded) a restore whose backup holds more schedules than
+// the room the gateway counted, before it makes the namespace or
+// replaces anything; at the room it goes ahead.
+func TestRestoreCountsItsSchedules(t *testing.T) {
+	t.Parallel()
+	w := backupSetup(t)
+	w.ns(t, w.tid, "orders")
+	w.shard.put(w.tid, "orders", sampleRecords("a")...) // one schedule
+	b := w.await(t, w.create(t, "orders").ID, ended)
+	require.Equal(t, wire.BackupCompleted, b.State, b.Error)
+	restore := w.path(w.tid, "/backups/"+b.ID+"/restore")
+	zero, one := int64(0), int64(1)
+
+	r := w.gw.do(t, http.MethodPost, restore, "", wire.RestoreOrder{RestoreRequest: wire.RestoreRequest{TargetNamespace: "copy"}, ScheduleRoom: &zero})
+	requireError(t, r, 429, "quota_exceeded")
+	require.Contains(t, string(r.body), "max_schedules")
+	_, err := w.srv.Namespace(context.Background(), w.tid, "copy")
+	require.Error(t, err, "a refused restore made no namespace")
+	r = w.gw.do(t, http.MethodPost, restore, "", wire.RestoreOrder{RestoreRequest: wire.RestoreRequest{Replace: true}, ScheduleRoom: &zero})
+	requireError(t, r, 429, "quota_exceeded")
+	list := decodeAs[wire.BackupList](t, w.gw.do(t, http.MethodGet, w.path(w.tid, "/backups"), "", nil))
+	require.Len(t, list.Backups, 1, "no pre_restore backup was started")
+
+	r = w.gw.do(t, http.MethodPost, restore, "", wire.RestoreOrder{RestoreRequest: wire.RestoreRequest{TargetNamespace: "copy"}, ScheduleRoom: &one})
+	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
+	done := w.await(t, b.ID, restored)
+	require.Equal(t, wire.BackupCompleted, done.LastRestore.State, done.LastRestore.Error)
+}

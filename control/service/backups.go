@@ -147,6 +147,10 @@ func (s *Service) OpenBackup(ctx context.Context, tid, id string) (io.ReadCloser
 	return backup.Verified(rc, e), b.Size, nil
 }
 
+// scheduleKind is the shards' record kind name of schedules in a backup
+// stream (shard/service.BackupKinds), which a manifest counts.
+const scheduleKind = "schedules"
+
 // BackupExpect is what b's catalog entry says its stored stream is.
 func BackupExpect(b state.BackupRecord) backup.Expect {
 	return backup.Expect{Tenant: b.Tenant, Namespace: b.Namespace, ShardNS: tenancy.ShardNamespace(b.Tenant, b.Namespace),
@@ -164,7 +168,8 @@ func errMismatch(id string) error {
 // it creates (TargetNamespace; 409 if it exists), or over the backup's own
 // namespace (Replace), after a pre_restore backup of it. The answer is
 // the backup with its LastRestore running.
-func (s *Service) RestoreBackup(ctx context.Context, tid, id string, req wire.RestoreRequest) (wire.Backup, error) {
+func (s *Service) RestoreBackup(ctx context.Context, tid, id string, order wire.RestoreOrder) (wire.Backup, error) {
+	req := order.RestoreRequest
 	b, err := s.backupRecord(tid, id)
 	if err != nil {
 		return wire.Backup{}, err
@@ -181,6 +186,12 @@ func (s *Service) RestoreBackup(ctx context.Context, tid, id string, req wire.Re
 	if err := BackupExpect(b).Check(m, m.StoredBytes); err != nil {
 		s.log.Error("control: a stored backup does not match its catalog entry", "tenant", tid, "backup", id, "err", err)
 		return wire.Backup{}, errMismatch(id)
+	}
+	// Every schedule a restore brings counts against the plan, as a
+	// create's does: the gateway counted the room left on the shards.
+	if room, n := order.ScheduleRoom, int64(m.Counts[scheduleKind]); room != nil && n > max(*room, 0) {
+		return wire.Backup{}, apierr.Retry(apierr.QuotaExceeded, 5,
+			"backup %s holds %d schedules and the plan's max_schedules leaves room for %d: delete schedules to restore it", id, n, max(*room, 0))
 	}
 	switch {
 	case req.Replace && req.TargetNamespace != "":

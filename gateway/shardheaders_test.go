@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -157,4 +159,36 @@ func TestShardHeadersFollowPlanChanges(t *testing.T) {
 	}
 	require.Equal(t, "1000000", got.Header.Get(wire.MaxPendingJobsHeader))
 	require.Equal(t, "1000", got.Header.Get(wire.FairWeightHeader), "clamped to what a shard takes")
+}
+
+// The jobs a shard answers it leased count at once against a hard cap on
+// the gateway that proxied them, before the ledger has them: fetches
+// through one gateway stop at the cap however stale the ledger's count.
+func TestLeasedJobsCountAgainstTheCapAtOnce(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(quotaNow)
+	b, fb := setupBilling(t, func(c *Config) { c.Clock = clk })
+	month := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	fb.setPlan(tenantA, "pro", wire.PlanLimits{MonthlyExecutions: i64p(10), MonthlyExecutionsEnforcement: "hard"})
+	fb.SetQuota(wire.TenantQuota{TenantID: tenantA, Plan: "pro", Month: month, Executions: 4})
+	var lefts []string
+	var mu sync.Mutex
+	b.shard.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		left := r.Header.Get(wire.ExecutionsLeftHeader)
+		mu.Lock()
+		lefts = append(lefts, left)
+		mu.Unlock()
+		w.Header().Set(wire.LeasedHeader, left) // a shard leasing all it may
+		writeJSON(w, http.StatusOK, wire.FetchBatchResponse{Jobs: []wire.FetchedJob{}})
+	})
+	worker := b.key(t, tenancy.RoleWorker, "default")
+	fetch := map[string]any{"queues": []string{"q"}, "timeout": "0s", "max": 1000}
+	r := b.do(t, http.MethodPost, "/api/v1/fetch/batch", worker, fetch)
+	require.Equal(t, http.StatusOK, r.status, "body %s", r.body)
+	require.Empty(t, r.header.Values(wire.LeasedHeader), "the shard's count is the gateway's own")
+	e := b.do(t, http.MethodPost, "/api/v1/fetch/batch", worker, fetch).requireError(t, http.StatusTooManyRequests, apierr.QuotaExceeded)
+	require.Contains(t, e.Message, "(10 this month)")
+	mu.Lock()
+	require.Equal(t, []string{"6"}, lefts, "the second fetch never reached the shard")
+	mu.Unlock()
 }

@@ -113,7 +113,8 @@ func TestPlanPayloadLimitOnEveryField(t *testing.T) {
 }
 
 // A fetch/batch leases no more jobs than the plan's monthly executions
-// cap still allows, as the gateway sends it, whatever max asks for.
+// cap still allows, as the gateway sends it, whatever max asks for, and
+// its answer says how many it leased (for the gateway's count).
 func TestFetchBatchClampedToExecutionsLeft(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -127,11 +128,15 @@ func TestFetchBatchClampedToExecutionsLeft(t *testing.T) {
 	r = b.call("POST", "/api/v1/fetch/batch", fetch, wire.ExecutionsLeftHeader, "3")
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.Len(t, r.Body["jobs"], 3)
+	require.Equal(t, "3", r.Header.Get(wire.LeasedHeader), "the answer says how many it leased")
 	r = b.call("GET", "/api/v1/queues/ex", nil)
 	require.EqualValues(t, 7, r.Body["counts"].(map[string]any)["pending"], "the rest stay pending")
 	r = b.call("POST", "/api/v1/fetch/batch", fetch)
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.Len(t, r.Body["jobs"], 7, "no header, no cap")
+	r = b.call("POST", "/api/v1/fetch/batch", fetch)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Empty(t, r.Header.Values(wire.LeasedHeader), "nothing leased")
 	r = b.call("POST", "/api/v1/fetch/batch", fetch, wire.ExecutionsLeftHeader, "0")
 	require.Equal(t, 400, r.Status, string(r.Raw))
 }

@@ -48,6 +48,11 @@ const (
 	// fetches, while the plan has a hard cap): a fetch/batch leases at
 	// most that many.
 	ExecutionsLeftHeader = "X-Jobbie-Executions-Left"
+	// LeasedHeader is on a shard's answer to a fetch or fetch/batch: how
+	// many jobs it leased (executions started), so a gateway counts them
+	// against a hard monthly cap before the ledger has them. The gateway
+	// does not pass it on.
+	LeasedHeader = "X-Jobbie-Leased"
 	// FairWeightHeader carries the tenant plan's weight in the shard's
 	// fair admission (1 to 1000; absent means 1). Set by the gateway,
 	// never by a client.

@@ -28,6 +28,9 @@ type Request struct {
 	// executions cap still allows (set on fetches by the quota check),
 	// sent to the shard as wire.ExecutionsLeftHeader.
 	ExecutionsLeft int64
+	// Leased is how many jobs the shard's answer to a fetch says it
+	// leased (wire.LeasedHeader), for the quota's own count.
+	Leased int
 }
 
 // Roles are one version of a tenant's custom roles (admission.RoleSet).

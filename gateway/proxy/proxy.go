@@ -153,6 +153,9 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 	if ra := resp.Header.Peek(fiber.HeaderRetryAfter); len(ra) > 0 {
 		out.Header.SetBytesV(fiber.HeaderRetryAfter, ra)
 	}
+	if n, err := strconv.Atoi(string(resp.Header.Peek(wire.LeasedHeader))); err == nil && n > 0 {
+		r.Leased = n // the gateway's own; not passed on
+	}
 	out.SetBody(resp.Body())
 	return nil
 }

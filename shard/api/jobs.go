@@ -85,6 +85,7 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	live.ObserveFetch(ns(c), start)
+	c.Set(wire.LeasedHeader, "1")
 	return c.JSON(j)
 }
 
@@ -110,6 +111,7 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	}
 	if len(jobs) > 0 {
 		live.ObserveFetch(ns(c), start)
+		c.Set(wire.LeasedHeader, strconv.Itoa(len(jobs)))
 	}
 	return c.JSON(wire.FetchBatchResponse{Jobs: jobs})
 }

@@ -104,8 +104,9 @@ type verifiedReader struct {
 	src  io.ReadCloser
 	pw   *io.PipeWriter
 	res  chan error
-	n    int64 // bytes read from src; read by the checker after pw is closed
-	held []byte
+	n    int64  // bytes read from src; read by the checker after pw is closed
+	buf  []byte // one read of src
+	held []byte // read, checked so far, not yet passed on
 	done bool
 	err  error
 }
@@ -118,16 +119,18 @@ func (v *verifiedReader) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	for !v.done && len(v.held) < 2 {
-		buf := make([]byte, max(len(p), 32<<10))
-		n, err := v.src.Read(buf)
+		if v.buf == nil {
+			v.buf = make([]byte, 32<<10)
+		}
+		n, err := v.src.Read(v.buf)
 		if n > 0 {
 			v.n += int64(n)
-			if _, werr := v.pw.Write(buf[:n]); werr != nil {
+			if _, werr := v.pw.Write(v.buf[:n]); werr != nil {
 				v.err = werr // the checker failed already
 				v.src.Close()
 				return 0, v.err
 			}
-			v.held = append(v.held, buf[:n]...)
+			v.held = append(v.held, v.buf[:n]...)
 		}
 		if err == io.EOF {
 			v.done = true

@@ -28,7 +28,8 @@ type ScheduleRequest struct {
 	Payload   any
 	Priority  Priority
 	UniqueKey string
-	// MaxRetries is nil for the server's default; new(0) means never retry.
+	// MaxRetries is nil for the queue's default when each job is
+	// enqueued (3 when it has none); new(0) means never retry.
 	MaxRetries *int
 	// Enabled is nil for enabled.
 	Enabled *bool

@@ -39,3 +39,20 @@ func TestBackupPolicyMinInterval(t *testing.T) {
 	r := w0.gw.do(t, http.MethodPut, w0.path(w0.tid, "/namespaces/orders/backup-policy"), "", wire.BackupPolicyRequest{Cron: "@every 1s", Retention: 1})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 }
+
+// TestBackupPolicyEveryZero: with no operator minimum, an "@every" that is
+// not a whole number of seconds of at least one ("0s", which the cron
+// library would run every second) is a 400 naming cron, and no policy is
+// set.
+func TestBackupPolicyEveryZero(t *testing.T) {
+	t.Parallel()
+	w := backupSetup(t)
+	w.ns(t, w.tid, "orders")
+	pp := w.path(w.tid, "/namespaces/orders/backup-policy")
+	for _, spec := range []string{"@every 0s", "@every 500ms", "@every -1s", "@every 1500ms"} {
+		r := w.gw.do(t, http.MethodPut, pp, "", wire.BackupPolicyRequest{Cron: spec, Retention: 1})
+		requireError(t, r, 400, "bad_request", "cron")
+		require.Contains(t, string(r.body), "whole number of seconds", spec)
+	}
+	requireError(t, w.gw.do(t, http.MethodGet, pp, "", nil), 404, "not_found")
+}

@@ -26,6 +26,7 @@ type backupWorld struct {
 	gw    *bundle
 	shard *fakeBackupShard
 	store *backup.DirStore
+	dir   string // the store's directory
 	tid   string
 }
 
@@ -33,7 +34,8 @@ func backupSetup(t *testing.T, opts ...func(*Config)) *backupWorld {
 	t.Helper()
 	ca := pkitest.New(t)
 	shard := newFakeBackupShard(t, ca, pkitest.Shard("s1", "n1"))
-	store, err := backup.NewDirStore(t.TempDir())
+	dir := t.TempDir()
+	store, err := backup.NewDirStore(dir)
 	require.NoError(t, err)
 	cfg := testConfig(t, ca, append([]func(*Config){noPulls, func(c *Config) {
 		c.Shards = []ShardInfo{{ID: "s1", Addr: "https://" + shard.addr}}
@@ -43,7 +45,7 @@ func backupSetup(t *testing.T, opts ...func(*Config)) *backupWorld {
 	op, err := srv.IssueOperatorKey(context.Background(), "ops")
 	require.NoError(t, err)
 	b := &bundle{srv: srv, cfg: cfg, ca: ca, base: "https://" + srv.Addr(), op: op, client: clientWith(ca.Anonymous(t))}
-	w := &backupWorld{bundle: b, gw: b.as(t, pkitest.Gateway), shard: shard, store: store, tid: mustTenant(t, srv, "acme")}
+	w := &backupWorld{bundle: b, gw: b.as(t, pkitest.Gateway), shard: shard, store: store, dir: dir, tid: mustTenant(t, srv, "acme")}
 	return w
 }
 

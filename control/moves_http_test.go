@@ -1,14 +1,18 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/control/state"
+	"github.com/jobbie/jobbie/internal/backup"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -21,7 +25,19 @@ func completedBackup(t *testing.T, srv *Server, tid, ns string) string {
 	id := newID(wire.BackupIDPrefix)
 	_, err := propose(ctx, srv, state.OpStartBackup, &state.StartBackupCmd{Tenant: tid, ID: id, Namespace: ns, Kind: wire.BackupManual})
 	require.NoError(t, err)
-	_, err = propose(ctx, srv, state.OpFinishBackup, &state.FinishBackupCmd{Tenant: tid, ID: id, State: wire.BackupCompleted})
+	// Its stream is in the store, as a completed backup's always is: a
+	// restore checks it against the catalog before anything else.
+	var buf bytes.Buffer
+	bw, err := backup.NewWriter(&buf, backup.Header{Tenant: tid, Namespace: ns, ShardID: "s0", CreatedAt: time.Now().UTC(), Kinds: fakeKinds})
+	require.NoError(t, err)
+	m, err := bw.Close(nil)
+	require.NoError(t, err)
+	store, err := backup.NewDirStore(filepath.Join(srv.cfg.DataDir, "backups"))
+	require.NoError(t, err)
+	size, err := store.Put(ctx, tid+"/"+id, backup.Manifest{}, &buf)
+	require.NoError(t, err)
+	_, err = propose(ctx, srv, state.OpFinishBackup, &state.FinishBackupCmd{Tenant: tid, ID: id, State: wire.BackupCompleted,
+		Size: size, Checksum: m.SHA256})
 	require.NoError(t, err)
 	return id
 }

@@ -85,6 +85,7 @@ func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request) error {
 		if err := s.quotas.CheckExecutions(r); err != nil {
 			return err
 		}
+		defer func() { s.quotas.Leased(r) }() // what the answer leased, once served
 	}
 	if rt.checks&longPollCap != 0 {
 		if err := s.polls.Acquire(r.Key.TenantID, r.Key.Subject); err != nil {

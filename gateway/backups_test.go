@@ -147,7 +147,7 @@ func TestBackupLifecycle(t *testing.T) {
 	e := b.do(t, http.MethodPost, "/api/v1/backups/"+bk.ID+"/restore", owner, map[string]any{"target_namespace": "Bad Name"}).
 		requireError(t, http.StatusBadRequest, apierr.BadRequest)
 	require.Equal(t, "target_namespace", e.Field)
-	require.Equal(t, []wire.RestoreRequest{{TargetNamespace: "copy"}}, b.control.BackupState().Restores)
+	require.Equal(t, []wire.RestoreOrder{{RestoreRequest: wire.RestoreRequest{TargetNamespace: "copy"}}}, b.control.BackupState().Restores)
 	// A developer may read backups but not manage them.
 	b.do(t, http.MethodPost, "/api/v1/backups/"+bk.ID+"/restore", b.key(t, tenancy.RoleDeveloper, "*"), map[string]any{"replace": true}).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)

@@ -210,3 +210,39 @@ func TestMaxSchedulesUncountable(t *testing.T) {
 	r = b.do(t, http.MethodPost, "/api/v1/schedules", dev, scheduleBody)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 }
+
+// A restore under max_schedules tells control the room the plan leaves
+// (the limit less the tenant's schedules on its shards; a replace's own
+// namespace's do not count, they go), for control to refuse a backup
+// that holds more; a client cannot send that room itself, and a tenant
+// whose plan has no limit sends none.
+func TestMaxSchedulesRoomOfARestore(t *testing.T) {
+	t.Parallel()
+	b, fb := setupBilling(t)
+	ss := newScheduleShard(b)
+	fb.setTenantPlan(tenantA, wire.Plan{Name: "pro", Limits: wire.PlanLimits{MaxSchedules: i64p(5), RequestsPerSecond: i64p(10_000)}})
+	ss.add(tenancy.ShardNamespace(tenantA, "emails"), 1)
+	ss.add(tenancy.ShardNamespace(tenantA, "default"), 2)
+	owner := b.key(t, tenancy.RoleOwner, "*")
+	id := b.control.AddBackup(tenantA, "emails")
+
+	r := b.do(t, http.MethodPost, "/api/v1/backups/"+id+"/restore", owner, map[string]any{"target_namespace": "copy"})
+	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
+	r = b.do(t, http.MethodPost, "/api/v1/backups/"+id+"/restore", owner, map[string]any{"replace": true})
+	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
+	b.do(t, http.MethodPost, "/api/v1/backups/"+id+"/restore", owner, map[string]any{"target_namespace": "x", "schedule_room": 100}).
+		requireError(t, http.StatusBadRequest, apierr.BadRequest)
+	got := b.control.BackupState().Restores
+	require.Len(t, got, 2)
+	require.NotNil(t, got[0].ScheduleRoom)
+	require.Equal(t, int64(2), *got[0].ScheduleRoom, "5 less the 3 the tenant has")
+	require.NotNil(t, got[1].ScheduleRoom)
+	require.Equal(t, int64(3), *got[1].ScheduleRoom, "emails' own schedule is replaced")
+
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "*"))
+	idB := b.control.AddBackup(tenantB, "default")
+	r = b.do(t, http.MethodPost, "/api/v1/backups/"+idB+"/restore", keyB, map[string]any{"target_namespace": "copy"})
+	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
+	got = b.control.BackupState().Restores
+	require.Nil(t, got[len(got)-1].ScheduleRoom, "no plan limit, no room")
+}

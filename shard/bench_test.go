@@ -63,7 +63,7 @@ func lifecycle(b *testing.B, sc tenancy.QueueScope) {
 				if j == nil {
 					continue
 				}
-				if _, err := e.Ack(context.Background(), testNS, sc, j.JobID, &wire.AckRequest{}); err != nil {
+				if _, err := e.Ack(context.Background(), testNS, sc, service.Limits{}, j.JobID, &wire.AckRequest{}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -93,7 +94,7 @@ func TestFetchReleasesWhenTheWorkerLeavesMeanwhile(t *testing.T) {
 	// The same for a batch.
 	other := b.enqueue(map[string]any{"queue": "q"})
 	one := 5
-	jobs, err := b.srv.Service().FetchBatch(context.Background(), testNS, &wire.FetchBatchRequest{
+	jobs, err := b.srv.Service().FetchBatch(context.Background(), testNS, service.Limits{}, &wire.FetchBatchRequest{
 		FetchRequest: wire.FetchRequest{Queues: []string{"q"}, WorkerID: "ghost", Timeout: &zero}, Max: &one}, goneNow)
 	require.NoError(t, err)
 	require.Empty(t, jobs)

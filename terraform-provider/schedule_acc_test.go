@@ -151,7 +151,7 @@ resource "jobbie_schedule" "null" {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(addr, "timezone", "UTC"),
 					resource.TestCheckResourceAttr(addr, "priority", "normal"),
-					resource.TestCheckResourceAttr(addr, "max_retries", "3"),
+					resource.TestCheckNoResourceAttr(addr, "max_retries"),
 					resource.TestCheckResourceAttr(addr, "enabled", "true"),
 					resource.TestCheckNoResourceAttr("jobbie_schedule.bare", "payload"),
 					resource.TestCheckNoResourceAttr("jobbie_schedule.bare", "unique_key"),

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -109,11 +108,11 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Validators:          []validator.String{stringvalidator.LengthBetween(1, 256)},
 			},
 			"max_retries": schema.Int64Attribute{
-				MarkdownDescription: "Retries of every job before it is dead (0-1000). Defaults to 3.",
-				Optional:            true,
-				Computed:            true,
-				Default:             int64default.StaticInt64(3),
-				Validators:          []validator.Int64{int64validator.Between(0, 1000)},
+				MarkdownDescription: "Retries of every job before it is dead (0-1000). Left out, every job takes its queue's " +
+					"default when it is enqueued (3 when the queue has none), as an enqueue that leaves it out does; " +
+					"a value set outside Terraform then shows as a change back to the queue's default.",
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(0, 1000)},
 			},
 			"enabled": schema.BoolAttribute{
 				MarkdownDescription: "Whether the schedule fires. Defaults to `true`; enabling computes the next run from now " +
@@ -170,6 +169,9 @@ func (m *scheduleModel) set(s *client.Schedule, ns string) {
 	m.Priority = types.StringValue(s.Priority)
 	m.UniqueKey = types.StringPointerValue(s.UniqueKey)
 	m.MaxRetries = types.Int64Value(int64(s.MaxRetries))
+	if s.MaxRetriesDefault {
+		m.MaxRetries = types.Int64Null() // the queue's default, whatever it is now
+	}
 	m.Enabled = types.BoolValue(s.Enabled)
 	m.NextRun = timeValue(s.NextRun)
 	m.LastRun = timeValue(s.LastRun)

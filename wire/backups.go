@@ -97,6 +97,17 @@ type RestoreRequest struct {
 	Replace         bool   `json:"replace,omitempty"`
 }
 
+// RestoreOrder is a RestoreRequest as the gateway sends it to control:
+// ScheduleRoom, when the tenant's plan sets max_schedules, is how many
+// schedules the restore may add (the limit less the tenant's schedules,
+// counted on its shards; a replace's own namespace's do not count, as
+// they are replaced). Control refuses a restore whose backup holds more
+// (429 quota_exceeded) before it changes anything. nil: no limit.
+type RestoreOrder struct {
+	RestoreRequest
+	ScheduleRoom *int64 `json:"schedule_room,omitempty"`
+}
+
 // RestoreResult is what a shard restored (its POST /internal/v1/restore).
 type RestoreResult struct {
 	Records   int64 `json:"records"`

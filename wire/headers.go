@@ -38,6 +38,21 @@ const (
 	// the namespace over it. Set by the gateway, never by a client; absent
 	// means no limit.
 	MaxPendingJobsHeader = "X-Jobbie-Max-Pending-Jobs"
+	// MaxPayloadBytesHeader carries the tenant plan's max_payload_bytes
+	// (from the gateway only, on every request to a shard while the plan
+	// sets it): the shard refuses any stored value larger (a payload,
+	// tags, a chain, a result, progress, a checkpoint), 413 naming it.
+	MaxPayloadBytesHeader = "X-Jobbie-Max-Payload-Bytes"
+	// ExecutionsLeftHeader carries what the tenant plan's hard monthly
+	// executions cap still allows this month, as the gateway knows it (on
+	// fetches, while the plan has a hard cap): a fetch/batch leases at
+	// most that many.
+	ExecutionsLeftHeader = "X-Jobbie-Executions-Left"
+	// LeasedHeader is on a shard's answer to a fetch or fetch/batch: how
+	// many jobs it leased (executions started), so a gateway counts them
+	// against a hard monthly cap before the ledger has them. The gateway
+	// does not pass it on.
+	LeasedHeader = "X-Jobbie-Leased"
 	// FairWeightHeader carries the tenant plan's weight in the shard's
 	// fair admission (1 to 1000; absent means 1). Set by the gateway,
 	// never by a client.

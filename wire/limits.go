@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,24 @@ const (
 	// be a whole number of seconds.
 	MinEvery = time.Second
 )
+
+// CheckEvery refuses an "@every" period under MinEvery or of a fraction
+// of a second: the cron library rounds those up to a second, so "@every
+// 0s" or "1ns" would fire every second. Any other spec passes (the cron
+// parser judges it). Shard schedules and backup policies both decide
+// with it.
+func CheckEvery(spec string) error {
+	const every = "@every "
+	spec = strings.TrimSpace(spec)
+	if !strings.HasPrefix(spec, every) {
+		return nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(spec[len(every):]))
+	if err != nil || d < MinEvery || d%time.Second != 0 {
+		return fmt.Errorf("@every takes a whole number of seconds, at least %s (like \"@every 90s\"); got %q", MinEvery, spec)
+	}
+	return nil
+}
 
 // Leases and long-polls. A fetch waits up to its timeout for a job; the
 // job is leased for its lease_duration unless a heartbeat extends it.

@@ -22,12 +22,14 @@ type ScheduleRequest struct {
 	Payload    json.RawMessage `json:"payload,omitempty"`
 	Priority   string          `json:"priority,omitempty"`
 	UniqueKey  string          `json:"unique_key,omitempty"`
-	MaxRetries *int            `json:"max_retries,omitempty"` // default 3
+	MaxRetries *int            `json:"max_retries,omitempty"` // default: the queue's (3 when it has none)
 	Enabled    *bool           `json:"enabled,omitempty"`     // default true
 }
 
 // Schedule is a stored cron schedule. NextRun is null while it is
 // disabled; LastRun and LastJobID are null until it first fires.
+// MaxRetriesDefault is true when the schedule left max_retries out: its
+// jobs take their queue's default, which MaxRetries shows as it is now.
 type Schedule struct {
 	ID         string          `json:"id"`
 	Name       string          `json:"name"`
@@ -44,6 +46,8 @@ type Schedule struct {
 	LastJobID  *string         `json:"last_job_id"`
 	CreatedAt  *time.Time      `json:"created_at"`
 	UpdatedAt  *time.Time      `json:"updated_at"`
+
+	MaxRetriesDefault bool `json:"max_retries_default"`
 }
 
 // ScheduleList is GET /api/v1/schedules, oldest first.
@@ -82,3 +86,8 @@ const (
 	TagScheduleID  = "jobbie.schedule_id"
 	TagScheduleRun = "jobbie.run_at"
 )
+
+// ReservedTagPrefix starts the tags only the server sets (TagScheduleID,
+// TagScheduleRun): a producer's job may not carry one, so a tag with it
+// is always the server's word. Searches may name them.
+const ReservedTagPrefix = "jobbie."

@@ -48,7 +48,12 @@ func (w *welcomeWriter) Write(p []byte) (int, error) {
 
 func startDev(t *testing.T) *devServer {
 	t.Helper()
-	dir := t.TempDir()
+	return startDevIn(t, t.TempDir())
+}
+
+// startDevIn runs jobbie dev on data directory dir until the test ends.
+func startDevIn(t *testing.T, dir string) *devServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &welcomeWriter{ready: make(chan struct{})}
 	done := make(chan error, 1)

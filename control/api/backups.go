@@ -94,7 +94,7 @@ func (s *Server) downloadBackup(c *fiber.Ctx) error {
 }
 
 func (s *Server) postRestore(c *fiber.Ctx) error {
-	var req wire.RestoreRequest
+	var req wire.RestoreOrder
 	if err := decode(c, &req); err != nil {
 		return err
 	}

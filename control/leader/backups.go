@@ -25,7 +25,9 @@ import (
 // the usage puller's clients) straight into the store, which verifies it
 // as it writes and keeps its trailer as the manifest; the record then
 // gets the manifest's figures. A restore streams the stored backup to the
-// shard (POST /internal/v1/restore). The leader's loop (runLoop) starts
+// shard (POST /internal/v1/restore), once it is checked against its
+// catalog entry (backup.VerifyStored, then backup.Verified as it
+// streams). The leader's loop (runLoop) starts
 // Due policy runs, prunes what their retention no longer keeps, and fails
 // backups and restores left running by an earlier leader: a record still
 // running that no runner of this node holds, once this node has led for
@@ -231,6 +233,25 @@ func (b *backupRunner) restore(ctx context.Context, st state.RestoreStarted) {
 
 func (b *backupRunner) restoreStream(ctx context.Context, st state.RestoreStarted) (wire.RestoreResult, error) {
 	rec, r := st.Backup, *st.Backup.LastRestore
+	// The stored file must be the backup the catalog describes (a valid
+	// stream of another tenant's swapped in under its id verifies by
+	// itself): checked whole before anything is taken or applied, and
+	// again as it streams to the shard.
+	want := service.BackupExpect(rec)
+	if err := backup.VerifyStored(ctx, b.store, rec.StoreID(), want); err != nil {
+		if errors.Is(err, backup.ErrMismatch) || errors.Is(err, backup.ErrCorrupt) {
+			b.s.log.Error("control: a stored backup does not match its catalog entry", "tenant", rec.Tenant, "backup", rec.ID, "err", err)
+			err = errors.New("the stored backup does not match its catalog entry (checksum, size, tenant or namespace): nothing was restored")
+		} else {
+			err = fmt.Errorf("read the stored backup: %w; nothing was restored", err)
+		}
+		if pre := st.PreRestore; pre != nil { // never taken: ended with the restore's reason
+			b.finish(ctx, func(ctx context.Context) error {
+				return b.s.FinishBackup(ctx, &state.FinishBackupCmd{Tenant: pre.Tenant, ID: pre.ID, State: state.RunEnd(err), Error: err.Error()})
+			})
+		}
+		return wire.RestoreResult{}, err
+	}
 	if st.PreRestore != nil {
 		b.take(ctx, *st.PreRestore)
 		pre, err := service.ViewValue(b.s.Service, func(rd pebble.Reader) (state.BackupRecord, error) {
@@ -264,7 +285,7 @@ func (b *backupRunner) restoreStream(ctx context.Context, st state.RestoreStarte
 			if err != nil {
 				return nil, fmt.Errorf("open the stored backup: %w", err)
 			}
-			return body, nil
+			return backup.Verified(body, want), nil
 		}})
 	if err != nil {
 		return wire.RestoreResult{}, err

@@ -128,24 +128,70 @@ func (s *Service) OpenBackup(ctx context.Context, tid, id string) (io.ReadCloser
 	if b.State != wire.BackupCompleted {
 		return nil, 0, apierr.New(apierr.Conflict, "backup %s is %s: only a completed backup can be downloaded", id, b.State)
 	}
+	// The store's manifest first (cheap), then the stream as it goes: a
+	// download of a stored file that is not this backup (another's
+	// swapped in) is cut before its end, never received whole.
+	e := BackupExpect(b)
+	m, err := s.cfg.BackupStore.Manifest(ctx, b.StoreID())
+	if err != nil {
+		return nil, 0, s.storeErr(b, err)
+	}
+	if err := e.Check(m, m.StoredBytes); err != nil {
+		s.log.Error("control: a stored backup does not match its catalog entry", "tenant", tid, "backup", id, "err", err)
+		return nil, 0, errMismatch(id)
+	}
 	rc, err := s.cfg.BackupStore.Get(ctx, b.StoreID())
 	if err != nil {
 		return nil, 0, s.storeErr(b, err)
 	}
-	return rc, b.Size, nil
+	return backup.Verified(rc, e), b.Size, nil
+}
+
+// scheduleKind is the shards' record kind name of schedules in a backup
+// stream (shard/service.BackupKinds), which a manifest counts.
+const scheduleKind = "schedules"
+
+// BackupExpect is what b's catalog entry says its stored stream is.
+func BackupExpect(b state.BackupRecord) backup.Expect {
+	return backup.Expect{Tenant: b.Tenant, Namespace: b.Namespace, ShardNS: tenancy.ShardNamespace(b.Tenant, b.Namespace),
+		SHA256: b.Checksum, StoredBytes: b.Size}
+}
+
+// errMismatch is the API's error for a stored backup that is not the one
+// its catalog entry describes: the details go to the log, not to the
+// tenant (they may name another's).
+func errMismatch(id string) error {
+	return apierr.New(apierr.Conflict, "backup %s: the stored file does not match its catalog entry (checksum, size, tenant or namespace); it cannot be downloaded or restored", id)
 }
 
 // RestoreBackup starts restoring a completed backup: into a new namespace
 // it creates (TargetNamespace; 409 if it exists), or over the backup's own
 // namespace (Replace), after a pre_restore backup of it. The answer is
 // the backup with its LastRestore running.
-func (s *Service) RestoreBackup(ctx context.Context, tid, id string, req wire.RestoreRequest) (wire.Backup, error) {
+func (s *Service) RestoreBackup(ctx context.Context, tid, id string, order wire.RestoreOrder) (wire.Backup, error) {
+	req := order.RestoreRequest
 	b, err := s.backupRecord(tid, id)
 	if err != nil {
 		return wire.Backup{}, err
 	}
 	if b.State != wire.BackupCompleted {
 		return wire.Backup{}, apierr.New(apierr.Conflict, "backup %s is %s: only a completed backup can be restored", id, b.State)
+	}
+	// The store's manifest now, before anything is made; the runner reads
+	// the whole stream against the entry before it applies any of it.
+	m, err := s.cfg.BackupStore.Manifest(ctx, b.StoreID())
+	if err != nil {
+		return wire.Backup{}, s.storeErr(b, err)
+	}
+	if err := BackupExpect(b).Check(m, m.StoredBytes); err != nil {
+		s.log.Error("control: a stored backup does not match its catalog entry", "tenant", tid, "backup", id, "err", err)
+		return wire.Backup{}, errMismatch(id)
+	}
+	// Every schedule a restore brings counts against the plan, as a
+	// create's does: the gateway counted the room left on the shards.
+	if room, n := order.ScheduleRoom, int64(m.Counts[scheduleKind]); room != nil && n > max(*room, 0) {
+		return wire.Backup{}, apierr.Retry(apierr.QuotaExceeded, 5,
+			"backup %s holds %d schedules and the plan's max_schedules leaves room for %d: delete schedules to restore it", id, n, max(*room, 0))
 	}
 	switch {
 	case req.Replace && req.TargetNamespace != "":
@@ -224,6 +270,11 @@ func (s *Service) PutBackupPolicy(ctx context.Context, tid, ns string, req wire.
 	sched, loc, err := state.ParseBackupCron(req.Cron, req.Timezone)
 	if err != nil {
 		return wire.BackupPolicy{}, err
+	}
+	// Whatever the operator's minimum (none in jobbie dev), "@every 0s"
+	// is not a period: the cron library would run it every second.
+	if err := wire.CheckEvery(req.Cron); err != nil {
+		return wire.BackupPolicy{}, apierr.Field("cron", "%v", err)
 	}
 	if err := checkBackupInterval(sched, loc, s.cfg.Clock.Now(), s.cfg.BackupPolicyMinInterval); err != nil {
 		return wire.BackupPolicy{}, err

@@ -154,9 +154,18 @@ func (a *Admin) RestoreBackup(c *fiber.Ctx, r *admitted.Request) error {
 			return err
 		}
 	}
-	out, err := a.control.RestoreBackup(a.ctx, r.RequestID, r.Key.TenantID, b.ID, in)
-	if err != nil {
+	replaced := ""
+	if in.Replace {
+		replaced = b.Namespace
+	}
+	var out wire.Backup
+	err = a.schedules.Restore(r, replaced, func(room *int64) error {
+		var err error
+		out, err = a.control.RestoreBackup(a.ctx, r.RequestID, r.Key.TenantID, b.ID, wire.RestoreOrder{RestoreRequest: in, ScheduleRoom: room})
 		return a.tell(r, err)
+	})
+	if err != nil {
+		return err
 	}
 	if in.TargetNamespace != "" {
 		// Drop a cached "no such namespace" so the new one is usable at once.

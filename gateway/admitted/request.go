@@ -24,6 +24,13 @@ type Request struct {
 	// CreatesJobs: the route can create jobs, so the plan's
 	// max_pending_jobs goes with it to the shard.
 	CreatesJobs bool
+	// ExecutionsLeft, when positive, is what the plan's hard monthly
+	// executions cap still allows (set on fetches by the quota check),
+	// sent to the shard as wire.ExecutionsLeftHeader.
+	ExecutionsLeft int64
+	// Leased is how many jobs the shard's answer to a fetch says it
+	// leased (wire.LeasedHeader), for the quota's own count.
+	Leased int
 }
 
 // Roles are one version of a tenant's custom roles (admission.RoleSet).
@@ -54,6 +61,7 @@ func (q Scope) None() bool { return q.Limited && q.Header == "" }
 type ShardHeaders struct {
 	Weight     []byte // wire.FairWeightHeader's value
 	MaxPending []byte // wire.MaxPendingJobsHeader's value; nil: no limit
+	MaxPayload []byte // wire.MaxPayloadBytesHeader's value; nil: no limit
 }
 
 // DefaultShardHeaders are those of a tenant without a plan, or whose plan

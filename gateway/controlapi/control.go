@@ -63,7 +63,7 @@ type Admin interface {
 	ListBackups(ctx context.Context, requestID, tenant string, namespaces []string) (wire.BackupList, error)
 	Backup(ctx context.Context, requestID, tenant, id string) (wire.Backup, error)
 	DeleteBackup(ctx context.Context, requestID, tenant, id string) error
-	RestoreBackup(ctx context.Context, requestID, tenant, id string, in wire.RestoreRequest) (wire.Backup, error)
+	RestoreBackup(ctx context.Context, requestID, tenant, id string, in wire.RestoreOrder) (wire.Backup, error)
 	// DownloadBackup opens a backup's bytes as control streams them; ctx
 	// bounds the whole download.
 	DownloadBackup(ctx context.Context, requestID, tenant, id string) (*Download, error)

@@ -81,7 +81,7 @@ func (h *HTTP) DeleteBackup(ctx context.Context, requestID, tenant, id string) e
 	return h.call(ctx, http.MethodDelete, tenantPath(tenant, "backups", id), requestID, nil, http.StatusNoContent, nil)
 }
 
-func (h *HTTP) RestoreBackup(ctx context.Context, requestID, tenant, id string, in wire.RestoreRequest) (wire.Backup, error) {
+func (h *HTTP) RestoreBackup(ctx context.Context, requestID, tenant, id string, in wire.RestoreOrder) (wire.Backup, error) {
 	var b wire.Backup
 	return b, h.call(ctx, http.MethodPost, tenantPath(tenant, "backups", id, "restore"), requestID, in, http.StatusAccepted, &b)
 }

@@ -134,7 +134,7 @@ func TestHTTPAsksControlsInternalAPI(t *testing.T) {
 		{200, func() error { _, err := h.Backup(ctx, "r", tid, "bk_1"); return err }, "GET " + tp + "/backups/bk_1 "},
 		{204, func() error { return h.DeleteBackup(ctx, "r", tid, "bk_1") }, "DELETE " + tp + "/backups/bk_1 "},
 		{202, func() error {
-			_, err := h.RestoreBackup(ctx, "r", tid, "bk_1", wire.RestoreRequest{Replace: true})
+			_, err := h.RestoreBackup(ctx, "r", tid, "bk_1", wire.RestoreOrder{RestoreRequest: wire.RestoreRequest{Replace: true}})
 			return err
 		},
 			`POST ` + tp + `/backups/bk_1/restore {"replace":true}`},

@@ -26,12 +26,21 @@ import (
 //   - max_payload_bytes: an enqueue (or a job of enqueue/batch) whose
 //     payload's JSON is longer is refused with 413 too_large naming the
 //     field, the limit and the plan. A payload too large is a body
-//     problem that waiting does not fix, so not a 429.
+//     problem that waiting does not fix, so not a 429. This is only the
+//     early refusal of the commonest case: the shard checks every value
+//     it stores against the limit the gateway sends it (shardheaders.go).
 //   - monthly_executions, "hard": once the UTC month's executions reach
 //     the cap, fetch and fetch/batch are refused with 429 quota_exceeded
 //     and Retry-After up to the next month. "soft": nothing is refused; a
 //     counter and a gauge move, and the gateway logs it once per tenant
-//     and month.
+//     and month. Below a hard cap, a fetch carries the executions left
+//     to the shard (Request.ExecutionsLeft), which leases no more, and
+//     the jobs the shards answer they leased count at once on this
+//     gateway (Leased): the month's count is the ledger's or, when
+//     larger, the ledger's first reading this month plus what this
+//     gateway leased since, so fetches through one gateway stop at the
+//     cap without waiting for the metering lag (but for the lag of that
+//     first reading); other gateways' leases count once in the ledger.
 //
 // The limits are the plan in effect as the gateway's plan cache has it
 // (plans.go). The month's executions under a cap come from control's
@@ -89,6 +98,13 @@ type Quotas struct {
 type quotaEntry struct {
 	q       *wire.TenantQuota // nil until control answered; the answer of a tenant with no plan is empty limits
 	fetched time.Time         // of the last attempt
+	// The month's executions as this gateway saw them start: the
+	// ledger's count when it first read it this month (base), and the
+	// jobs leased through this gateway since (leased, from the shards'
+	// answers). The ledger trails the work by the metering lag, so
+	// base+leased is the closer count until the ledger passes it.
+	month        time.Time
+	base, leased int64
 }
 
 // NewQuotas enforces the quotas of plans.
@@ -151,6 +167,9 @@ func (qc *Quotas) fetch(tid string) error {
 		qc.entries[tid] = e
 	}
 	e.fetched = qc.clock.Now()
+	if err == nil && (e.q == nil || !e.month.Equal(q.Month)) {
+		e.month, e.base, e.leased = q.Month, q.Executions, 0
+	}
 	if err != nil {
 		if qc.plans.ctx.Err() == nil {
 			qc.log.Warn("gateway: could not read a tenant's quota from control; the last one known stays", "tenant", tid, "err", err)
@@ -159,6 +178,31 @@ func (qc *Quotas) fetch(tid string) error {
 	}
 	e.q = &q
 	return nil
+}
+
+// executions is tenant tid's count of the month q counts: the ledger's,
+// or what this gateway saw start since it first read it, the larger.
+func (qc *Quotas) executions(tid string, q *wire.TenantQuota) int64 {
+	qc.mu.Lock()
+	defer qc.mu.Unlock()
+	if e := qc.entries[tid]; e != nil && e.month.Equal(q.Month) {
+		return max(q.Executions, e.base+e.leased)
+	}
+	return q.Executions
+}
+
+// Leased counts the jobs r's answer leased (a fetch's), for a tenant
+// whose month this gateway counts.
+func (qc *Quotas) Leased(r *admitted.Request) {
+	if r.Leased <= 0 || r.ExecutionsLeft <= 0 {
+		return // no hard cap, or nothing leased
+	}
+	month := monthOf(qc.clock.Now())
+	qc.mu.Lock()
+	defer qc.mu.Unlock()
+	if e := qc.entries[r.Key.TenantID]; e != nil && e.month.Equal(month) {
+		e.leased += int64(r.Leased)
+	}
 }
 
 // SoftOnce reports whether tenant tid's soft cap of month was not yet
@@ -239,15 +283,26 @@ func (qc *Quotas) CheckExecutions(r *admitted.Request) error {
 	cap := *tp.Plan.Limits.MonthlyExecutions
 	q := qc.get(r.Key.TenantID)
 	now := qc.clock.Now().UTC()
-	if q == nil || !q.Month.Equal(monthOf(now)) || q.Executions < cap {
+	hard := !strings.EqualFold(tp.Plan.Limits.MonthlyExecutionsEnforcement, "soft")
+	done := int64(0)
+	if q != nil && q.Month.Equal(monthOf(now)) {
+		done = qc.executions(r.Key.TenantID, q)
+	}
+	if q == nil || !q.Month.Equal(monthOf(now)) || done < cap {
+		if hard && cap > 0 {
+			// The shard leases no more than this (a fetch/batch asks for
+			// up to 1000): a new month, or a count not read yet, has the
+			// whole cap left.
+			r.ExecutionsLeft = cap - done
+		}
 		return nil // a new month starts at 0, whatever the last answer said
 	}
-	if !strings.EqualFold(tp.Plan.Limits.MonthlyExecutionsEnforcement, "soft") {
+	if hard {
 		quotaRefusedTotal.WithLabelValues("monthly_executions").Inc()
 		next := monthOf(now).AddDate(0, 1, 0)
 		secs := int(next.Sub(now).Round(time.Second) / time.Second)
 		return apierr.Retry(apierr.QuotaExceeded, max(secs, 1), "the monthly_executions limit of %d of plan %q is reached (%d this month); fetches resume %s",
-			cap, tp.Plan.Name, q.Executions, next.Format(time.RFC3339))
+			cap, tp.Plan.Name, done, next.Format(time.RFC3339))
 	}
 	softQuotaExceeded.Inc()
 	if qc.SoftOnce(r.Key.TenantID, q.Month) {

@@ -161,7 +161,7 @@ func (sc *Schedules) Create(r *admitted.Request, forward func() error) error {
 	if n, ok := sc.cached(tid, sc.clock.Now()); ok && n >= limit {
 		return refuse()
 	}
-	n, err := sc.count(r)
+	n, _, err := sc.count(r)
 	if err != nil {
 		return err
 	}
@@ -174,12 +174,47 @@ func (sc *Schedules) Create(r *admitted.Request, forward func() error) error {
 	return err
 }
 
+// Restore serves a backup restore with forward, which it tells the room
+// the plan's max_schedules leaves for the schedules the backup brings
+// (nil: no limit): the limit less the tenant's schedules, counted on its
+// shards as for a create, those of replaced (the namespace a replace
+// restores over, "" for none) not counted, as they go. Control refuses a
+// backup that holds more. The tenant's creates wait for it, as they wait
+// for each other; the restore itself runs after control answers, so a
+// create racing its apply can still pass the count (as creates through
+// two gateways can).
+func (sc *Schedules) Restore(r *admitted.Request, replaced string, forward func(room *int64) error) error {
+	if sc == nil {
+		return forward(nil) // a gateway that counts no schedules (a node's local API)
+	}
+	tid := r.Key.TenantID
+	tp, ok := sc.plans.TenantPlan(tid)
+	if !ok || tp.Plan.Limits.MaxSchedules == nil {
+		defer sc.Forget(tid)
+		return forward(nil)
+	}
+	unlock, ok := sc.lock(tid, 2*sc.timeout, sc.ctx.Done())
+	if !ok {
+		return apierr.Retry(apierr.Unavailable, 1, "a schedule create of this tenant is still being checked; retry shortly")
+	}
+	defer unlock()
+	n, each, err := sc.count(r)
+	if err != nil {
+		return err
+	}
+	room := *tp.Plan.Limits.MaxSchedules - n + each[replaced]
+	err = forward(&room)
+	sc.Forget(tid)
+	return err
+}
+
 // count is how many schedules the caller's tenant has in all its
-// namespaces, each namespace's count from its shard.
-func (sc *Schedules) count(r *admitted.Request) (int64, error) {
+// namespaces, in all and by namespace, each namespace's count from its
+// shard.
+func (sc *Schedules) count(r *admitted.Request) (int64, map[string]int64, error) {
 	list, err := sc.control.ListNamespaces(sc.ctx, r.RequestID, r.Key.TenantID)
 	if err != nil {
-		return 0, controlapi.ForTenant(sc.log, r.RequestID, err)
+		return 0, nil, controlapi.ForTenant(sc.log, r.RequestID, err)
 	}
 	counts := make([]int64, len(list.Namespaces))
 	var g errgroup.Group
@@ -195,11 +230,13 @@ func (sc *Schedules) count(r *admitted.Request) (int64, error) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var n int64
-	for _, c := range counts {
+	each := make(map[string]int64, len(counts))
+	for i, c := range counts {
 		n += c
+		each[list.Namespaces[i].Name] = c
 	}
-	return n, nil
+	return n, each, nil
 }

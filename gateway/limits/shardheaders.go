@@ -16,12 +16,20 @@ import (
 //     does not know the plan yet), clamped to 1..maxFairWeight;
 //   - wire.MaxPendingJobsHeader, on the requests that can create jobs
 //     (a route that creates jobs), when the plan sets max_pending_jobs: the
-//     shard refuses what would take the namespace over it.
+//     shard refuses what would take the namespace over it;
+//   - wire.MaxPayloadBytesHeader, on every request, when the plan sets
+//     max_payload_bytes: the shard refuses any value it would store over
+//     it (payloads of every kind, tags, chains, results, progress,
+//     checkpoints), one place for every field (service.Limits);
+//   - wire.ExecutionsLeftHeader, on fetches, when the plan has a hard
+//     monthly executions cap: what the month still allows, as this
+//     gateway's quota answer has it (quota.go), so a fetch/batch leases
+//     no more.
 //
 // The gateway builds every request to a shard from scratch (package
 // proxy), copying only the method, path, query, content type and body of
 // the client's: no header a client sends, X-Jobbie-* or other, reaches a
-// shard, so these two are the plan's and nothing else.
+// shard, so these are the plan's and nothing else.
 //
 // The values are derived once per plan change (Plans.applyLimits), not
 // per request.
@@ -35,12 +43,15 @@ func headersOf(p *wire.Plan) *admitted.ShardHeaders {
 		return admitted.DefaultShardHeaders
 	}
 	w := fairWeight(p.Weight)
-	if w == 1 && p.Limits.MaxPendingJobs == nil {
+	if w == 1 && p.Limits.MaxPendingJobs == nil && p.Limits.MaxPayloadBytes == nil {
 		return admitted.DefaultShardHeaders
 	}
 	h := &admitted.ShardHeaders{Weight: strconv.AppendInt(nil, w, 10)}
 	if m := p.Limits.MaxPendingJobs; m != nil {
 		h.MaxPending = strconv.AppendInt(nil, max(*m, 0), 10)
+	}
+	if m := p.Limits.MaxPayloadBytes; m != nil {
+		h.MaxPayload = strconv.AppendInt(nil, max(*m, 1), 10) // a shard takes positive limits only
 	}
 	return h
 }
@@ -51,5 +62,6 @@ func fairWeight(w int64) int64 { return min(max(w, 1), maxFairWeight) }
 
 func headersEqual(h, o *admitted.ShardHeaders) bool {
 	return bytes.Equal(h.Weight, o.Weight) && bytes.Equal(h.MaxPending, o.MaxPending) &&
-		(h.MaxPending == nil) == (o.MaxPending == nil)
+		(h.MaxPending == nil) == (o.MaxPending == nil) &&
+		bytes.Equal(h.MaxPayload, o.MaxPayload) && (h.MaxPayload == nil) == (o.MaxPayload == nil)
 }

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"strconv"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/gateway/admitted"
@@ -9,11 +11,19 @@ import (
 
 // setPlanHeaders sets what r's plan tells shards on a request to one
 // (limits' shardheaders.go says what and why): the weight always,
-// max_pending_jobs when jobs is set and the plan has it.
+// max_pending_jobs when jobs is set and the plan has it,
+// max_payload_bytes whenever the plan has it, and the executions left
+// when the quota check set them.
 func setPlanHeaders(req *fasthttp.RequestHeader, r *admitted.Request, jobs bool) {
 	h := r.ShardHeaders()
 	req.SetBytesV(wire.FairWeightHeader, h.Weight)
 	if jobs && h.MaxPending != nil {
 		req.SetBytesV(wire.MaxPendingJobsHeader, h.MaxPending)
+	}
+	if h.MaxPayload != nil {
+		req.SetBytesV(wire.MaxPayloadBytesHeader, h.MaxPayload)
+	}
+	if r.ExecutionsLeft > 0 {
+		req.SetBytesV(wire.ExecutionsLeftHeader, strconv.AppendInt(nil, r.ExecutionsLeft, 10))
 	}
 }

@@ -54,7 +54,7 @@ func (px *Proxy) longPoll(c *fiber.Ctx, r *admitted.Request, wait time.Duration)
 		if k.err != nil {
 			return k.err
 		}
-		px.releaseIfGone(c, r, answer(c, k.resp, k.h))
+		px.releaseIfGone(c, r, answer(c, r, k.resp, k.h))
 		return nil
 	case <-px.ctx.Done():
 		go px.abandon(k, c.Path() == "/api/v1/fetch/batch")

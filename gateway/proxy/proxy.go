@@ -138,7 +138,7 @@ func (px *Proxy) proxy(c *fiber.Ctx, r *admitted.Request, wait time.Duration, fe
 	if err != nil {
 		return nil, err
 	}
-	return answer(c, resp, h), nil
+	return answer(c, r, resp, h), nil
 }
 
 // shardRequest makes req the shard's copy of c's request, for r, with
@@ -196,13 +196,17 @@ func (px *Proxy) send(r *admitted.Request, body []byte, req *fasthttp.Request, r
 	return h, nil
 }
 
-// answer copies the shard's answer to c's response and returns its body.
-func answer(c *fiber.Ctx, resp *fasthttp.Response, h *hold) []byte {
+// answer copies the shard's answer to c's response and returns its body;
+// r learns how many jobs it leased.
+func answer(c *fiber.Ctx, r *admitted.Request, resp *fasthttp.Response, h *hold) []byte {
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode())
 	out.Header.SetContentTypeBytes(resp.Header.ContentType())
 	if ra := resp.Header.Peek(fiber.HeaderRetryAfter); len(ra) > 0 {
 		out.Header.SetBytesV(fiber.HeaderRetryAfter, ra)
+	}
+	if n, err := strconv.Atoi(string(resp.Header.Peek(wire.LeasedHeader))); err == nil && n > 0 {
+		r.Leased = n // the gateway's own; not passed on
 	}
 	return h.setBody(out, resp)
 }

@@ -91,7 +91,7 @@ func (*Local) DeleteBackup(context.Context, string, string, string) error {
 	return notServed("backups")
 }
 
-func (*Local) RestoreBackup(context.Context, string, string, string, wire.RestoreRequest) (wire.Backup, error) {
+func (*Local) RestoreBackup(context.Context, string, string, string, wire.RestoreOrder) (wire.Backup, error) {
 	return wire.Backup{}, notServed("backups")
 }
 

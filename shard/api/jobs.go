@@ -85,6 +85,7 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	live.ObserveFetch(ns(c), start)
+	c.Set(wire.LeasedHeader, "1")
 	return c.JSON(j)
 }
 
@@ -100,12 +101,17 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
-	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), &r, clientGone(c))
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), lim, &r, clientGone(c))
 	if err != nil {
 		return err
 	}
 	if len(jobs) > 0 {
 		live.ObserveFetch(ns(c), start)
+		c.Set(wire.LeasedHeader, strconv.Itoa(len(jobs)))
 	}
 	return c.JSON(wire.FetchBatchResponse{Jobs: jobs})
 }
@@ -135,7 +141,11 @@ func (s *Server) ack(c *fiber.Ctx) error {
 	if err := decodeOptional(c, &r); err != nil {
 		return err
 	}
-	st, err := s.svc.Ack(c.UserContext(), ns(c), scope(c), c.Params("id"), &r)
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	st, err := s.svc.Ack(c.UserContext(), ns(c), scope(c), lim, c.Params("id"), &r)
 	if err != nil {
 		return err
 	}
@@ -151,7 +161,11 @@ func (s *Server) ackBatch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	res, err := s.svc.AckBatch(c.UserContext(), ns(c), scope(c), &r)
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	res, err := s.svc.AckBatch(c.UserContext(), ns(c), scope(c), lim, &r)
 	if err != nil {
 		return err
 	}
@@ -175,8 +189,12 @@ func (s *Server) heartbeat(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
 	s.workers.Seen(ns(c), r.WorkerID, "", nil)
-	res, err := s.svc.Heartbeat(c.UserContext(), ns(c), scope(c), &r)
+	res, err := s.svc.Heartbeat(c.UserContext(), ns(c), scope(c), lim, &r)
 	if err != nil {
 		return err
 	}

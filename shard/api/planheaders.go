@@ -13,7 +13,8 @@ import (
 )
 
 // What a tenant's plan tells a shard, on the gateway's requests: the fair
-// weight and max_pending_jobs.
+// weight, max_pending_jobs, max_payload_bytes and the month's executions
+// left under a hard cap.
 
 // Fair weights: the gateway sends each request's tenant plan weight
 // (wire.FairWeightHeader); the node remembers the last one seen per
@@ -99,18 +100,38 @@ func (s *Server) fairKey(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// limits reads the tenant plan's limits the gateway sends on a request
-// that creates jobs (wire.MaxPendingJobsHeader; absent: no limit). Only
-// gateways and a shard's own members reach /api/v1, so the header is the
-// gateway's.
+// limits reads the tenant plan's limits the gateway sends
+// (wire.MaxPendingJobsHeader, wire.MaxPayloadBytesHeader,
+// wire.ExecutionsLeftHeader; each absent: no limit). Only gateways and a
+// shard's own members reach /api/v1, so the headers are the gateway's. A
+// handler whose request stores or leases anything reads them here, so
+// the service holds every plan limit in one value (service.Limits).
 func limits(c *fiber.Ctx) (service.Limits, error) {
-	h := c.Request().Header.Peek(wire.MaxPendingJobsHeader)
+	var (
+		lim service.Limits
+		err error
+	)
+	if lim.MaxPendingJobs, err = positiveHeader(c, wire.MaxPendingJobsHeader); err != nil {
+		return lim, err
+	}
+	if lim.MaxPayloadBytes, err = positiveHeader(c, wire.MaxPayloadBytesHeader); err != nil {
+		return lim, err
+	}
+	if lim.ExecutionsLeft, err = positiveHeader(c, wire.ExecutionsLeftHeader); err != nil {
+		return lim, err
+	}
+	return lim, nil
+}
+
+// positiveHeader reads header name as a positive integer; 0 when absent.
+func positiveHeader(c *fiber.Ctx, name string) (int64, error) {
+	h := c.Request().Header.Peek(name)
 	if len(h) == 0 {
-		return service.Limits{}, nil
+		return 0, nil
 	}
 	v, err := strconv.ParseInt(string(h), 10, 64)
 	if err != nil || v < 1 {
-		return service.Limits{}, apierr.New(apierr.BadRequest, "header %s must be a positive integer; got %q", wire.MaxPendingJobsHeader, h)
+		return 0, apierr.New(apierr.BadRequest, "header %s must be a positive integer; got %q", name, h)
 	}
-	return service.Limits{MaxPendingJobs: v}, nil
+	return v, nil
 }

@@ -31,7 +31,11 @@ func (s *Server) createSchedule(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	sc, err := s.svc.CreateSchedule(c.UserContext(), ns(c), scope(c), &r)
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	sc, err := s.svc.CreateSchedule(c.UserContext(), ns(c), scope(c), lim, &r)
 	if err != nil {
 		return err
 	}
@@ -59,7 +63,11 @@ func (s *Server) updateSchedule(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
-	sc, err := s.svc.UpdateSchedule(c.UserContext(), ns(c), scope(c), scheduleRef(c), &r)
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	sc, err := s.svc.UpdateSchedule(c.UserContext(), ns(c), scope(c), lim, scheduleRef(c), &r)
 	return reply(c, sc, err)
 }
 

@@ -177,7 +177,8 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	}),
 	scriptCmd(func(s *script) []byte {
 		run := s.now.Truncate(time.Second).UnixNano()
-		return ScheduleFire.Command(&FireCmd{NS: testNS, ID: scriptScheds[s.rng.Intn(2)], RunAt: run, NextRun: run + int64(time.Second), JobID: s.id("job_")})
+		return ScheduleFire.Command(&FireCmd{NS: testNS, ID: scriptScheds[s.rng.Intn(2)], RunAt: run, NextRun: run + int64(time.Second), JobID: s.id("job_"),
+			QueueDefaults: s.rng.Intn(2) == 0})
 	}),
 	scriptCmd(func(s *script) []byte { return JobRetry.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
 	scriptCmd(func(s *script) []byte { return JobCancel.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
@@ -366,7 +367,8 @@ func (s *script) jobsSample() []string {
 
 func (s *script) schedule() Schedule {
 	return Schedule{ID: scriptScheds[s.rng.Intn(2)], Name: fmt.Sprint("s", s.rng.Intn(3)), Queue: s.queue(), Cron: "@every 1s",
-		Timezone: "UTC", Payload: []byte(`{}`), MaxRetries: 1, Enabled: s.rng.Intn(3) != 0, NextRun: s.now.Add(time.Second).Truncate(time.Second).UnixNano()}
+		Timezone: "UTC", Payload: []byte(`{}`), MaxRetries: 1, Enabled: s.rng.Intn(3) != 0, NextRun: s.now.Add(time.Second).Truncate(time.Second).UnixNano(),
+		DefaultRetries: s.rng.Intn(2) == 0}
 }
 
 // entry is one log entry of the script: its clock and commands.

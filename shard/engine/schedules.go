@@ -31,6 +31,11 @@ type Schedule struct {
 	LastJobID  string       `codec:"lj"`
 	CreatedAt  int64        `codec:"ca"`
 	UpdatedAt  int64        `codec:"ua"`
+	// DefaultRetries: max_retries was left out, so the jobs it fires take
+	// their queue's default (MaxRetries, the built-in one, applies when
+	// the queue has none). Schedules stored before it lack it and keep
+	// the max_retries they were stored with.
+	DefaultRetries bool `codec:"dr,omitempty"`
 }
 
 // Every write of schedule state goes through putSchedule and

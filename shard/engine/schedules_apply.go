@@ -36,6 +36,12 @@ type FireCmd struct {
 	RunAt   int64  `codec:"at"`
 	NextRun int64  `codec:"nr"` // 0 = the expression has no further run
 	JobID   string `codec:"j"`
+	// QueueDefaults: the job takes its queue's defaults for what the
+	// schedule does not set (retry backoff, delays, expire_after, and
+	// max_retries when the schedule left it out, Schedule.DefaultRetries),
+	// as an enqueue that leaves them out does. Fires logged before it
+	// lack it and keep the built-in values they applied with.
+	QueueDefaults bool `codec:"qd,omitempty"`
 }
 
 // Tags on every job a schedule enqueues: which schedule, and the run time
@@ -138,7 +144,15 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
 		UniqueKey: old.UniqueKey,
 		Tags:      map[string]string{TagScheduleID: old.ID, TagScheduleRun: time.Unix(0, c.RunAt).UTC().Format(time.RFC3339Nano)},
 	}
-	res, err := e.applyEnqueue(tx, &EnqueueCmd{NS: c.NS, Jobs: [][]byte{j.Encode()}})
+	ec := &EnqueueCmd{NS: c.NS, Jobs: [][]byte{j.Encode()}}
+	if c.QueueDefaults {
+		mask := DefBackoff | DefBaseDelay | DefMaxDelay | DefExpireAfter
+		if old.DefaultRetries {
+			mask |= DefMaxRetries
+		}
+		ec.Defaulted = []uint8{mask}
+	}
+	res, err := e.applyEnqueue(tx, ec)
 	must(err) // without dependencies an enqueue refuses nothing
 	s := *old
 	// With a unique key still held by an unfinished job, the run enqueues

@@ -15,7 +15,8 @@ import (
 // BatchIDLen is the length of a batch id: "batch_" and a ULID.
 const BatchIDLen = 6 + 26
 
-// maxChainBytes bounds a chain definition, payloads included.
+// maxChainBytes bounds a chain definition, payloads included (and the
+// plan's max_payload_bytes, Limits.size).
 const maxChainBytes = wire.MaxPayloadBytes
 
 // Enqueue validates and inserts one job. Existing is set when its unique
@@ -29,22 +30,13 @@ func (s *Service) Enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 	return &out, nil
 }
 
-// Limits are the tenant plan's limits a request carries (set by the
-// gateway); zero values are no limit.
-type Limits struct {
-	// MaxPendingJobs bounds the namespace's unfinished jobs (pending,
-	// scheduled, retrying, held, active): an enqueue that would pass it is
-	// refused whole, 429 quota_exceeded.
-	MaxPendingJobs int64
-}
-
 // EnqueueBatch inserts jobs atomically, all of them or none, as one batch
 // with a callback when r.Batch is set.
 func (s *Service) EnqueueBatch(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.BatchRequest) (*wire.BatchResponse, error) {
 	var b *engine.BatchRecord
 	if r.Batch != nil {
 		var err error
-		if b, err = batchRecord(r.Batch, s.NewID("batch_")); err != nil {
+		if b, err = batchRecord(lim, r.Batch, s.NewID("batch_")); err != nil {
 			return nil, err
 		}
 		if err := AllowQueue(sc, "batch.callback_queue", b.CallbackQueue); err != nil {
@@ -89,11 +81,11 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		if batch {
 			prefix = fmt.Sprintf("jobs[%d].", i)
 		}
-		j, err := toJob(&reqs[i], prefix, s.NewID("job_"), now)
+		j, err := toJob(lim, &reqs[i], prefix, s.NewID("job_"), now)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.flowFields(prefix, &reqs[i], j); err != nil {
+		if err := s.flowFields(lim, prefix, &reqs[i], j); err != nil {
 			return nil, err
 		}
 		if err := s.enqueueInScope(ns, prefix, &reqs[i], sc); err != nil {
@@ -141,9 +133,9 @@ func isAbsent(raw json.RawMessage) bool {
 
 // flowFields validates a request's chain and depends_on and sets them on
 // j; field prefixes field names in errors.
-func (s *Service) flowFields(field string, r *wire.EnqueueRequest, j *job.Job) error {
+func (s *Service) flowFields(lim Limits, field string, r *wire.EnqueueRequest, j *job.Job) error {
 	if r.Chain != nil {
-		raw, err := validateChain(r.Chain, field+"chain.", r.Queue)
+		raw, err := validateChain(lim, r.Chain, field+"chain.", r.Queue)
 		if err != nil {
 			return err
 		}
@@ -154,7 +146,7 @@ func (s *Service) flowFields(field string, r *wire.EnqueueRequest, j *job.Job) e
 
 // validateChain checks a chain and returns the JSON the job stores. The
 // first step is the job itself, so it takes the request's queue.
-func validateChain(c *wire.ChainSpec, field, queue string) ([]byte, error) {
+func validateChain(lim Limits, c *wire.ChainSpec, field, queue string) ([]byte, error) {
 	if len(c.Steps) == 0 || len(c.Steps) > wire.MaxChainSteps {
 		return nil, apierr.Field(field+"steps", "a chain has 1 to %d steps; got %d", wire.MaxChainSteps, len(c.Steps))
 	}
@@ -170,7 +162,7 @@ func validateChain(c *wire.ChainSpec, field, queue string) ([]byte, error) {
 	}
 	first.Queue = queue
 	for i := range c.Steps {
-		if err := validateStep(&c.Steps[i], fmt.Sprintf("%ssteps[%d].", field, i)); err != nil {
+		if err := validateStep(lim, &c.Steps[i], fmt.Sprintf("%ssteps[%d].", field, i)); err != nil {
 			return nil, err
 		}
 	}
@@ -179,7 +171,7 @@ func validateChain(c *wire.ChainSpec, field, queue string) ([]byte, error) {
 		field string
 	}{{c.OnFailure, "on_failure."}, {c.OnExit, "on_exit."}} {
 		if h.step != nil {
-			if err := validateStep(h.step, field+h.field); err != nil {
+			if err := validateStep(lim, h.step, field+h.field); err != nil {
 				return nil, err
 			}
 		}
@@ -188,22 +180,22 @@ func validateChain(c *wire.ChainSpec, field, queue string) ([]byte, error) {
 	if err != nil {
 		return nil, apierr.Field(field+"steps", "chain: %v", err)
 	}
-	if len(raw) > maxChainBytes {
-		return nil, apierr.OfField(apierr.TooLarge, field+"steps", "a chain definition is at most %d bytes", maxChainBytes)
+	if err := lim.size(field+"steps", "the chain definition", len(raw), maxChainBytes); err != nil {
+		return nil, err
 	}
 	return raw, nil
 }
 
 // validateStep checks a step's queue, payload and job options, as an
 // enqueue of them would be checked.
-func validateStep(s *wire.StepSpec, field string) error {
+func validateStep(lim Limits, s *wire.StepSpec, field string) error {
 	if s.Queue == "" {
 		return apierr.Field(field+"queue", "queue is required")
 	}
 	if err := tenancy.ValidateQueue(s.Queue); err != nil {
 		return apierr.Field(field+"queue", "%v", err)
 	}
-	p, err := checkJSON(field+"payload", s.Payload, wire.MaxPayloadBytes)
+	p, err := lim.checkJSON(field+"payload", s.Payload, wire.MaxPayloadBytes)
 	if err != nil {
 		return err
 	}
@@ -214,7 +206,7 @@ func validateStep(s *wire.StepSpec, field string) error {
 	r := &wire.EnqueueRequest{Queue: s.Queue, Priority: s.Priority, MaxRetries: s.MaxRetries, RetryBackoff: s.RetryBackoff,
 		RetryBaseDelay: s.RetryBaseDelay, RetryMaxDelay: s.RetryMaxDelay, ExpireAfter: s.ExpireAfter,
 		LeaseDuration: s.LeaseDuration, Tags: s.Tags}
-	return jobOptions(r, field, new(job.Job))
+	return jobOptions(lim, r, field, new(job.Job))
 }
 
 func dependencies(r *wire.EnqueueRequest, field string, j *job.Job) error {
@@ -248,14 +240,14 @@ func dependencies(r *wire.EnqueueRequest, field string, j *job.Job) error {
 }
 
 // batchRecord validates a batch spec into the record its enqueue opens.
-func batchRecord(b *wire.BatchSpec, id string) (*engine.BatchRecord, error) {
+func batchRecord(lim Limits, b *wire.BatchSpec, id string) (*engine.BatchRecord, error) {
 	if b.CallbackQueue == "" {
 		return nil, apierr.Field("batch.callback_queue", "callback_queue is required")
 	}
-	if err := validateStep(&wire.StepSpec{Queue: b.CallbackQueue}, "batch.callback_"); err != nil {
+	if err := validateStep(lim, &wire.StepSpec{Queue: b.CallbackQueue}, "batch.callback_"); err != nil {
 		return nil, err
 	}
-	p, err := checkJSON("batch.callback_payload", b.CallbackPayload, wire.MaxPayloadBytes)
+	p, err := lim.checkJSON("batch.callback_payload", b.CallbackPayload, wire.MaxPayloadBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ const releaseTimeout = 5 * time.Second
 // command, waiting up to its timeout until at least one is available. It
 // returns an empty list when none came, or when the worker went away
 // (as Fetch).
-func (s *Service) FetchBatch(ctx context.Context, ns string, r *wire.FetchBatchRequest, gone Gone) ([]wire.FetchedJob, error) {
+func (s *Service) FetchBatch(ctx context.Context, ns string, lim Limits, r *wire.FetchBatchRequest, gone Gone) ([]wire.FetchedJob, error) {
 	fc, wait, err := fetchCmd(ns, &r.FetchRequest)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,9 @@ func (s *Service) FetchBatch(ctx context.Context, ns string, r *wire.FetchBatchR
 		}
 		n = *r.Max
 	}
-	c := &engine.FetchBatchCmd{Fetch: fc, Max: n}
+	// Every job leased is an execution: a batch never leases past the
+	// plan's monthly cap, however many it asked for.
+	c := &engine.FetchBatchCmd{Fetch: fc, Max: lim.leaseAtMost(n)}
 	var jobs []*job.Job
 	err = s.longPoll(ctx, ns, r.Queues, wait, gone, func() (bool, error) {
 		jobs, err = engine.FetchBatch.Propose(ctx, s.node, c)

@@ -22,7 +22,7 @@ import (
 
 // toSchedule validates r and builds the record to propose, with its next
 // run after now when enabled.
-func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Schedule, error) {
+func toSchedule(lim Limits, r *wire.ScheduleRequest, id string, now time.Time) (*engine.Schedule, error) {
 	if err := validScheduleName(r.Name); err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Sche
 	if spec.next(now.UnixNano()) == 0 {
 		return nil, apierr.Field("cron", "cron expression %q never matches a future time", s.Cron)
 	}
-	if s.Payload, err = schedulePayload(r.Payload); err != nil {
+	if s.Payload, err = schedulePayload(lim, r.Payload); err != nil {
 		return nil, err
 	}
 	if s.Priority, err = job.ParsePriority(r.Priority); err != nil {
@@ -54,6 +54,7 @@ func toSchedule(r *wire.ScheduleRequest, id string, now time.Time) (*engine.Sche
 		return nil, apierr.Field("unique_key", "unique_key must be at most %d bytes without NUL", wire.MaxUniqueKey)
 	}
 	s.UniqueKey = r.UniqueKey
+	s.DefaultRetries = r.MaxRetries == nil // the queue's default, as for an enqueue
 	if r.MaxRetries != nil {
 		if *r.MaxRetries < 0 || *r.MaxRetries > wire.MaxMaxRetries {
 			return nil, apierr.Field("max_retries", "max_retries must be between 0 and %d", wire.MaxMaxRetries)
@@ -82,8 +83,10 @@ func validScheduleName(name string) error {
 	return nil
 }
 
-func schedulePayload(raw json.RawMessage) ([]byte, error) {
-	p, err := checkJSON("payload", raw, wire.MaxPayloadBytes)
+// schedulePayload is the payload of every job the schedule fires, so
+// the plan's limit is checked here, once: a fire copies it as it is.
+func schedulePayload(lim Limits, raw json.RawMessage) ([]byte, error) {
+	p, err := lim.checkJSON("payload", raw, wire.MaxPayloadBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -93,18 +96,12 @@ func schedulePayload(raw json.RawMessage) ([]byte, error) {
 	return p, nil
 }
 
-// everyOK refuses an "@every" period under wire.MinEvery or of a fraction
-// of a second: the cron library rounds those up to a second, so "@every
-// 0s" or "1ns" would fire every second. Only new and replaced schedules
-// are checked; one stored before keeps firing as it did.
+// everyOK refuses an "@every" period wire.CheckEvery refuses. Only new
+// and replaced schedules are checked; one stored before keeps firing as
+// it did.
 func everyOK(spec string) error {
-	const every = "@every "
-	if !strings.HasPrefix(spec, every) {
-		return nil
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(spec[len(every):]))
-	if err != nil || d < wire.MinEvery || d%time.Second != 0 {
-		return apierr.Field("cron", "@every takes a whole number of seconds, at least %s (like \"@every 90s\"); got %q", wire.MinEvery, spec)
+	if err := wire.CheckEvery(spec); err != nil {
+		return apierr.Field("cron", "%v", err)
 	}
 	return nil
 }
@@ -152,21 +149,21 @@ func (s *Service) PreviewSchedule(r *wire.SchedulePreviewRequest) (*wire.Schedul
 }
 
 // CreateSchedule validates and stores a new schedule.
-func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.ScheduleRequest) (*wire.Schedule, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
 	if err := newScheduleName(r.Name); err != nil {
 		return nil, err
 	}
-	sched, err := toSchedule(r, s.NewID(wire.ScheduleIDPrefix), s.cfg.Clock.Now())
+	sched, err := toSchedule(lim, r, s.NewID(wire.ScheduleIDPrefix), s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
+	return proposeSchedule(ctx, s, ns, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
 }
 
 // UpdateSchedule replaces schedule ref (an id or a name) with r, every
@@ -174,7 +171,7 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 // schedule's history (created_at, last run, last job) stays; an enabled
 // schedule's next run is computed afresh from now. Under a limited scope
 // the schedule's queue and its new one must both be in it.
-func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, ref string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
+func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, ref string, r *wire.ScheduleRequest) (*wire.Schedule, error) {
 	cur, err := s.readSchedule(ns, sc, ref)
 	if err != nil {
 		return nil, err
@@ -184,14 +181,14 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 			return nil, err
 		}
 	}
-	sched, err := toSchedule(r, cur.ID, s.cfg.Clock.Now())
+	sched, err := toSchedule(lim, r, cur.ID, s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
+	return proposeSchedule(ctx, s, ns, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
 }
 
 // newScheduleName refuses a name a new or renamed schedule may not take:
@@ -237,7 +234,7 @@ func (s *Service) SetScheduleEnabled(ctx context.Context, ns string, sc tenancy.
 		}
 		c.NextRun = spec.next(s.now())
 	}
-	return proposeSchedule(ctx, s, op, c)
+	return proposeSchedule(ctx, s, ns, op, c)
 }
 
 // GetSchedule reads schedule ref (an id or a name) from local state.
@@ -246,7 +243,7 @@ func (s *Service) GetSchedule(ns string, sc tenancy.QueueScope, ref string) (*wi
 	if err != nil {
 		return nil, err
 	}
-	return scheduleView(sched), nil
+	return s.scheduleView(ns, sched), nil
 }
 
 // readSchedule reads schedule ref (an id or a name) from local state: not
@@ -325,18 +322,18 @@ func (s *Service) ListSchedules(ns string, sc tenancy.QueueScope) ([]wire.Schedu
 	out := make([]wire.Schedule, 0, len(list))
 	for _, sched := range list {
 		if sc.Allows(sched.Queue) {
-			out = append(out, *scheduleView(sched))
+			out = append(out, *s.scheduleView(ns, sched))
 		}
 	}
 	return out, nil
 }
 
-func proposeSchedule[C any](ctx context.Context, s *Service, op replica.Op[C, *engine.Schedule], c *C) (*wire.Schedule, error) {
+func proposeSchedule[C any](ctx context.Context, s *Service, ns string, op replica.Op[C, *engine.Schedule], c *C) (*wire.Schedule, error) {
 	sc, err := op.Propose(ctx, s.node, c)
 	if err != nil {
 		return nil, err
 	}
-	return scheduleView(sc), nil
+	return s.scheduleView(ns, sc), nil
 }
 
 // cronSpec is a parsed cron expression in its time zone. Only proposers
@@ -398,6 +395,6 @@ func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64
 		s.cfg.Logger.Warn("shard schedule: cannot parse stored schedule", "namespace", ns, "schedule", id, "err", err)
 		return true, nil
 	}
-	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_")}
+	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_"), QueueDefaults: true}
 	return engine.ScheduleFire.Propose(ctx, s.node, c)
 }

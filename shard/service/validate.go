@@ -16,7 +16,7 @@ import (
 
 // toJob validates r and builds the record to propose. field prefixes field
 // names in errors (e.g. "jobs[3]."); now bounds scheduled_at.
-func toJob(r *wire.EnqueueRequest, field string, id string, now time.Time) (*job.Job, error) {
+func toJob(lim Limits, r *wire.EnqueueRequest, field string, id string, now time.Time) (*job.Job, error) {
 	if err := tenancy.ValidateQueue(r.Queue); err != nil {
 		if r.Queue == "" {
 			return nil, apierr.Field(field+"queue", "queue is required")
@@ -25,7 +25,7 @@ func toJob(r *wire.EnqueueRequest, field string, id string, now time.Time) (*job
 	}
 	j := &job.Job{ID: id, Queue: r.Queue, MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
 		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), Tags: r.Tags}
-	p, err := checkJSON(field+"payload", r.Payload, wire.MaxPayloadBytes)
+	p, err := lim.checkJSON(field+"payload", r.Payload, wire.MaxPayloadBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func toJob(r *wire.EnqueueRequest, field string, id string, now time.Time) (*job
 		p = []byte("null")
 	}
 	j.Payload = p
-	if err := jobOptions(r, field, j); err != nil {
+	if err := jobOptions(lim, r, field, j); err != nil {
 		return nil, err
 	}
 	at, err := parseTime(field+"scheduled_at", r.ScheduledAt, now)
@@ -52,7 +52,7 @@ func toJob(r *wire.EnqueueRequest, field string, id string, now time.Time) (*job
 
 // jobOptions validates the options a job and a chain step share and sets
 // them on j.
-func jobOptions(r *wire.EnqueueRequest, field string, j *job.Job) error {
+func jobOptions(lim Limits, r *wire.EnqueueRequest, field string, j *job.Job) error {
 	prio, err := job.ParsePriority(r.Priority)
 	if err != nil {
 		return apierr.Field(field+"priority", "%v", err)
@@ -102,7 +102,7 @@ func jobOptions(r *wire.EnqueueRequest, field string, j *job.Job) error {
 		}
 		j.OwnLeaseNs = int64(d)
 	}
-	return validateTags(field+"tags", r.Tags)
+	return validateTags(lim, field+"tags", r.Tags)
 }
 
 // validateKeys takes the job's concurrency and fairness keys: at most
@@ -153,17 +153,22 @@ func validateUnique(r *wire.EnqueueRequest, field string, j *job.Job) error {
 	return nil
 }
 
-func validateTags(field string, tags map[string]string) error {
+func validateTags(lim Limits, field string, tags map[string]string) error {
 	if len(tags) > wire.MaxTags {
 		return apierr.Field(field, "at most %d tags", wire.MaxTags)
 	}
+	n := 0 // the bytes the tags store: keys and values
 	for k, v := range tags {
+		n += len(k) + len(v)
 		// The tag index separates key, value and job id with NUL.
 		if k == "" || len(k) > wire.MaxTagKey || len(v) > wire.MaxTagValue || strings.IndexByte(k, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
 			return apierr.Field(field, "tag keys must be 1-%d bytes and values at most %d bytes, without NUL", wire.MaxTagKey, wire.MaxTagValue)
 		}
+		if strings.HasPrefix(k, wire.ReservedTagPrefix) {
+			return apierr.Field(field, "tag %q: keys starting with %q are reserved for the server", k, wire.ReservedTagPrefix)
+		}
 	}
-	return nil
+	return lim.size(field, "the tags' keys and values", n, wire.MaxTags*(wire.MaxTagKey+wire.MaxTagValue))
 }
 
 // parseDuration reads an optional duration field (wire.ParseDuration)
@@ -201,22 +206,4 @@ func parseTime(field string, raw json.RawMessage, now time.Time) (int64, error) 
 		return 0, apierr.Field(field, "%s must be after 1970 and at most %d years ahead", field, int(wire.MaxAhead/(365*24*time.Hour)))
 	}
 	return t.UnixNano(), nil
-}
-
-// checkJSON validates an optional JSON value a caller sends (a payload,
-// a result, progress, a checkpoint): the decoder checked its syntax but
-// not its text, and a value stored with invalid UTF-8 would be served
-// back as invalid JSON.
-func checkJSON(field string, raw json.RawMessage, limit int) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > limit {
-		return nil, apierr.OfField(apierr.TooLarge, field, "%s is %d bytes; the limit is %d", field, len(raw), limit)
-	}
-	if !utf8.Valid(raw) {
-		return nil, apierr.Field(field, "%s must be valid UTF-8", field)
-	}
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	return raw, nil
 }

@@ -103,11 +103,20 @@ func batchView(b *engine.BatchRecord) *wire.Batch {
 	return v
 }
 
-func scheduleView(s *engine.Schedule) *wire.Schedule {
+// scheduleView is s as the API shows it; a schedule that left max_retries
+// out shows what its next job would take, its queue's default as ns's
+// node has it now.
+func (svc *Service) scheduleView(ns string, s *engine.Schedule) *wire.Schedule {
 	v := &wire.Schedule{
 		ID: s.ID, Name: s.Name, Queue: s.Queue, Cron: s.Cron, Timezone: s.Timezone,
 		Payload: nullable(s.Payload), Priority: s.Priority.String(), MaxRetries: s.MaxRetries, Enabled: s.Enabled,
 		NextRun: ts(s.NextRun), LastRun: ts(s.LastRun), CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt),
+		MaxRetriesDefault: s.DefaultRetries,
+	}
+	if s.DefaultRetries {
+		if q, ok := engine.ReadQueue(svc.node.DB(), ns, s.Queue); ok && q.Defaults != nil && q.Defaults.MaxRetries != nil {
+			v.MaxRetries = *q.Defaults.MaxRetries
+		}
 	}
 	if s.UniqueKey != "" {
 		v.UniqueKey = &s.UniqueKey

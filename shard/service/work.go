@@ -15,7 +15,7 @@ import (
 // Ack completes an active job with its result. It returns the state the
 // job settled in: completed, or cancelled when a cancel was requested
 // while it ran.
-func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, id string, r *wire.AckRequest) (string, error) {
+func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, id string, r *wire.AckRequest) (string, error) {
 	if err := namespaceOK(ns); err != nil {
 		return "", err
 	}
@@ -25,7 +25,7 @@ func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, id 
 	if err := s.scopedJob(ns, id, sc); err != nil {
 		return "", err
 	}
-	res, err := checkJSON("result", r.Result, wire.MaxPayloadBytes)
+	res, err := lim.checkJSON("result", r.Result, wire.MaxPayloadBytes)
 	if err != nil {
 		return "", err
 	}
@@ -44,7 +44,7 @@ func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, id 
 // or not active under this worker gets its own error and the rest are
 // acked (a job outside a limited scope is unknown). Results are in request
 // order.
-func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.AckBatchRequest) ([]wire.AckBatchResult, error) {
+func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.AckBatchRequest) ([]wire.AckBatchResult, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 	c := &engine.AckBatchCmd{NS: ns, WorkerID: r.WorkerID, Items: make([]engine.AckBatchItem, 0, len(r.Acks))}
 	at := make([]int, 0, len(r.Acks)) // out index of each command item
 	for i, a := range r.Acks {
-		res, err := checkJSON(fmt.Sprintf("acks[%d].result", i), a.Result, wire.MaxPayloadBytes)
+		res, err := lim.checkJSON(fmt.Sprintf("acks[%d].result", i), a.Result, wire.MaxPayloadBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +136,7 @@ func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id
 // Heartbeat extends leases and stores progress and checkpoints; it returns
 // each job's status (wire.Heartbeat*). A job outside a limited scope is
 // lost, as an unknown one is.
-func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScope, r *wire.HeartbeatRequest) (map[string]string, error) {
+func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.HeartbeatRequest) (map[string]string, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -152,11 +152,11 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 		if err := jobIDOK(id); err != nil {
 			return nil, err
 		}
-		p, err := checkJSON("progress", ent.Progress, wire.MaxProgressBytes)
+		p, err := lim.checkJSON("progress", ent.Progress, wire.MaxProgressBytes)
 		if err != nil {
 			return nil, err
 		}
-		cp, err := checkJSON("checkpoint", ent.Checkpoint, wire.MaxCheckpointBytes)
+		cp, err := lim.checkJSON("checkpoint", ent.Checkpoint, wire.MaxCheckpointBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,7 @@ type Backups struct {
 	List     map[string][]wire.Backup // tenant → backups
 	Policies map[string]wire.BackupPolicy
 	Queries  [][]string // the namespaces of each list
-	Restores []wire.RestoreRequest
+	Restores []wire.RestoreOrder
 	Deleted  []string
 	// Body writes a download's body; none: 16 bytes, of a known length.
 	Body func(w io.Writer)
@@ -128,14 +128,15 @@ func (fc *Control) DeleteBackup(_ context.Context, _, tid, id string) error {
 	return nil
 }
 
-func (fc *Control) RestoreBackup(_ context.Context, _, tid, id string, in wire.RestoreRequest) (wire.Backup, error) {
+func (fc *Control) RestoreBackup(_ context.Context, _, tid, id string, order wire.RestoreOrder) (wire.Backup, error) {
+	in := order.RestoreRequest
 	tid, id = strings.Clone(tid), strings.Clone(id)
 	defer fc.Unlock()
 	b, err := fc.backupCall(tid, id)
 	if err != nil {
 		return wire.Backup{}, err
 	}
-	fc.Backups.Restores = append(fc.Backups.Restores, clone(in))
+	fc.Backups.Restores = append(fc.Backups.Restores, clone(order))
 	target := in.TargetNamespace
 	if in.Replace {
 		target = b.Namespace

@@ -104,8 +104,27 @@ func filesIn(dir string) devFiles {
 // devOperator is the identity of the certificate dev hands to tools.
 var devOperator = pki.Identity{Role: pki.RoleOperator, Node: "dev"}
 
+// privateDataDir makes dir, or takes the one that exists, readable by its
+// owner only: it holds the CA's key and the owner's API key, and MkdirAll
+// leaves an existing directory's mode as it was (0755 from a mkdir).
+func privateDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+		if err := os.Chmod(dir, mode&^0o077); err != nil {
+			return fmt.Errorf("make the data directory %s private (mode %#o): %w", dir, mode, err)
+		}
+	}
+	return nil
+}
+
 func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int, error) }) error {
-	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+	if err := privateDataDir(o.dataDir); err != nil {
 		return err
 	}
 	if o.pprofAddr != "" {

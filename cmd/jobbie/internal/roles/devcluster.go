@@ -85,6 +85,9 @@ type devCluster struct {
 }
 
 func runDevCluster(ctx context.Context, o devOptions, out io.Writer) error {
+	if err := privateDataDir(o.dataDir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(o.dataDir, "logs"), 0o700); err != nil {
 		return err
 	}

@@ -228,3 +228,26 @@ func TestRestartKeepsState(t *testing.T) {
 	f := b2.fetch([]string{"keep"}, nil)
 	require.Equal(t, id, f.Body["job_id"])
 }
+
+// A stopping node answers its parked fetches at once with no job, and a
+// fetch that arrives while it stops leases nothing (the job stays pending
+// for the next leader).
+func TestAStoppingNodeAnswersParkedFetchesAndLeasesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	done := make(chan resp, 1)
+	go func() { done <- b.fetch([]string{"idle"}, map[string]any{"timeout": 30}) }()
+	eventually(t, 5*time.Second, func() bool { return b.srv.waiters.Parked(testNS, "idle") > 0 }, "fetch parked")
+	id := b.enqueue(map[string]any{"queue": "later"})
+	b.srv.Service().Close() // what Stop does first
+	select {
+	case r := <-done:
+		require.Equal(t, 204, r.Status)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked fetch was not answered when the node began to stop")
+	}
+	r := b.fetch([]string{"later"}, map[string]any{"timeout": 0})
+	require.Equal(t, 204, r.Status, "a stopping node leases nothing: %s", r.Raw)
+	j := b.call("GET", "/api/v1/jobs/"+id, nil)
+	require.Equal(t, "pending", j.Body["state"], "%s", j.Raw)
+}

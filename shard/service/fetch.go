@@ -131,7 +131,8 @@ func (s *Service) FetchBatch(ctx context.Context, ns string, lim Limits, r *wire
 }
 
 // longPoll runs take until it gets something, an error, or wait (ns)
-// passes, the caller goes away or the service stops. It parks before
+// passes, the caller goes away or the service stops (a stopping service
+// leases nothing more). It parks before
 // looking, so a job made pending between the look and the wait still
 // wakes it; a woken waiter that takes nothing passes its wake-up on. On
 // every wake-up the worker is looked at (gone) before it takes: one that
@@ -140,6 +141,11 @@ func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait
 	timer := s.cfg.Clock.NewTimer(durationOf(wait))
 	defer timer.Stop()
 	for {
+		select {
+		case <-s.stop:
+			return nil // stopping: no new lease, and a parked fetch answers at once
+		default:
+		}
 		w := s.waiters.Park(ns, queues)
 		if err := s.movingErr(ns); err != nil {
 			s.waiters.Leave(w, false)

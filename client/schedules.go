@@ -94,6 +94,17 @@ func (c *Client) DisableSchedule(ctx context.Context, id string) (*Schedule, err
 	return c.scheduleCall(ctx, "POST", schedulePath(id)+"/disable", nil)
 }
 
+// RunSchedule runs schedule id by hand: it enqueues the schedule's job
+// now, as a run would, without moving the schedule's own runs (a unique
+// key still held answers the unfinished job).
+func (c *Client) RunSchedule(ctx context.Context, id string) (*EnqueueResult, error) {
+	var out EnqueueResult
+	if _, err := c.do(ctx, "POST", schedulePath(id)+"/run", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 func (c *Client) scheduleCall(ctx context.Context, method, path string, in any) (*Schedule, error) {
 	var out Schedule
 	if _, err := c.do(ctx, method, path, in, &out); err != nil {

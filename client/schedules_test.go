@@ -46,6 +46,12 @@ func TestSchedules(t *testing.T) {
 	require.NoError(t, err)
 	rec.requireRequest(t, "POST", "/api/v1/schedules/sch_1/disable", "")
 
+	rec.respond(http.StatusCreated, `{"job_id":"job_1","status":"pending"}`)
+	ran, err := c.RunSchedule(ctx, "daily report")
+	require.NoError(t, err)
+	require.Equal(t, &client.EnqueueResult{JobID: "job_1", Status: "pending"}, ran)
+	rec.requireRequest(t, "POST", "/api/v1/schedules/daily%20report/run", "")
+
 	rec.respond(http.StatusOK, `{"schedules":[`+scheduleReply+`]}`)
 	list, err := c.ListSchedules(ctx)
 	require.NoError(t, err)

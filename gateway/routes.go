@@ -120,6 +120,7 @@ var routeTable = []route{
 	{del, "/api/v1/schedules/:id", tenancy.ActScheduleManage, job | scheduleForget, forward},
 	{post, "/api/v1/schedules/:id/enable", tenancy.ActScheduleManage, job, forward},
 	{post, "/api/v1/schedules/:id/disable", tenancy.ActScheduleManage, job, forward},
+	{post, "/api/v1/schedules/:id/run", tenancy.ActScheduleManage, job | createsJobs, forward}, // a run by hand: enqueues its job now
 	{get, "/api/v1/queues", tenancy.ActQueueRead, job, forward},
 	{get, "/api/v1/queues/:name", tenancy.ActQueueRead, job | queueNamed, forward},
 	{put, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward}, // the whole configuration, declaratively

@@ -146,6 +146,17 @@ func TestConsoleSchedulesCreateEditToggleDelete(t *testing.T) {
 	waitSchedule(t, tn, "enabled", func(s client.Schedule) bool { return s.Enabled && s.NextRun != nil })
 	p.waitText(row+" .schedule-toggle", "Disable")
 
+	// Run now: the schedule's job is enqueued at once, its own runs stay.
+	p.click(row + " .schedule-run")
+	p.waitText("#schedules-notice", "ran by hand: job job_")
+	notice := p.text("#schedules-notice")
+	jobID := notice[strings.Index(notice, "job_"):strings.Index(notice, " enqueued")]
+	j, err := tn.owner.GetJob(ctx(t), jobID)
+	require.NoError(t, err)
+	assert.Equal(t, "emails", j.Queue)
+	assert.Equal(t, s.ID, j.Tags["jobbie.schedule_id"])
+	assert.Equal(t, s.NextRun.UTC(), onlySchedule(t, tn).NextRun.UTC(), "a run by hand leaves the schedule's runs")
+
 	// Edit the cron: the rest of the schedule stays as it was.
 	p.click(row + " .schedule-edit")
 	p.until(waitTimeout, query("#schedule-cron")+"?.value === '0 9 * * 1-5'", "the edit dialog shows the stored cron")

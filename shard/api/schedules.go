@@ -19,6 +19,20 @@ func (s *Server) scheduleRoutes(api fiber.Router) {
 	api.Delete("/schedules/:id", s.deleteSchedule)
 	api.Post("/schedules/:id/enable", func(c *fiber.Ctx) error { return s.setScheduleEnabled(c, true) })
 	api.Post("/schedules/:id/disable", func(c *fiber.Ctx) error { return s.setScheduleEnabled(c, false) })
+	api.Post("/schedules/:id/run", s.runSchedule)
+}
+
+// runSchedule enqueues the schedule's job now (201, as an enqueue).
+func (s *Server) runSchedule(c *fiber.Ctx) error {
+	lim, err := limits(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.RunSchedule(c.UserContext(), ns(c), scope(c), lim, scheduleRef(c))
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(out)
 }
 
 func (s *Server) listSchedules(c *fiber.Ctx) error {

@@ -120,6 +120,30 @@ func (e *Engine) applyScheduleEnabled(tx *replica.Tx, c *ScheduleIDCmd, on bool)
 	return &s, nil
 }
 
+// JobFor is the job a run of the schedule at runAt enqueues, with id: its
+// queue, payload, priority, retries and unique key, tagged with the
+// schedule and the run. Fields the schedule leaves to its queue are in
+// Defaulted.
+func (sc *Schedule) JobFor(id string, runAt int64) *job.Job {
+	return &job.Job{
+		ID: id, Queue: sc.Queue, Payload: sc.Payload, Priority: sc.Priority,
+		MaxRetries: sc.MaxRetries, Backoff: job.DefaultBackoff,
+		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay),
+		UniqueKey: sc.UniqueKey,
+		Tags:      map[string]string{TagScheduleID: sc.ID, TagScheduleRun: time.Unix(0, runAt).UTC().Format(time.RFC3339Nano)},
+	}
+}
+
+// Defaulted is the Def* bits of a job of the schedule (JobFor): what
+// takes the queue's defaults.
+func (sc *Schedule) Defaulted() uint8 {
+	mask := DefBackoff | DefBaseDelay | DefMaxDelay | DefExpireAfter
+	if sc.DefaultRetries {
+		mask |= DefMaxRetries
+	}
+	return mask
+}
+
 // applyScheduleFire enqueues the schedule's job for run time RunAt through
 // the enqueue command's own apply (indexes, counts, unique keys, waking
 // workers), then records the run and moves to the next. It returns whether
@@ -137,20 +161,9 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
 	case c.NextRun != 0 && c.NextRun <= c.RunAt:
 		return false, nil // a next run that does not advance would fire forever
 	}
-	j := &job.Job{
-		ID: c.JobID, Queue: old.Queue, Payload: old.Payload, Priority: old.Priority,
-		MaxRetries: old.MaxRetries, Backoff: job.DefaultBackoff,
-		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay),
-		UniqueKey: old.UniqueKey,
-		Tags:      map[string]string{TagScheduleID: old.ID, TagScheduleRun: time.Unix(0, c.RunAt).UTC().Format(time.RFC3339Nano)},
-	}
-	ec := &EnqueueCmd{NS: c.NS, Jobs: [][]byte{j.Encode()}}
+	ec := &EnqueueCmd{NS: c.NS, Jobs: [][]byte{old.JobFor(c.JobID, c.RunAt).Encode()}}
 	if c.QueueDefaults {
-		mask := DefBackoff | DefBaseDelay | DefMaxDelay | DefExpireAfter
-		if old.DefaultRetries {
-			mask |= DefMaxRetries
-		}
-		ec.Defaulted = []uint8{mask}
+		ec.Defaulted = []uint8{old.Defaulted()}
 	}
 	res, err := e.applyEnqueue(tx, ec)
 	must(err) // without dependencies an enqueue refuses nothing

@@ -398,3 +398,26 @@ func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64
 	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_"), QueueDefaults: true}
 	return engine.ScheduleFire.Propose(ctx, s.node, c)
 }
+
+// RunSchedule enqueues schedule ref's job now, as a run of it would (the
+// same queue, payload, priority, retries and unique key, the queue's
+// defaults for what it leaves out, tagged with the schedule and the time
+// of the run), without moving its own runs: a run by hand. Its queue must
+// be in scope; the plan's max_pending_jobs holds.
+func (s *Service) RunSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, ref string) (*wire.EnqueueResponse, error) {
+	old, err := s.readSchedule(ns, sc, ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.meter(ctx); err != nil {
+		return nil, err
+	}
+	c := &engine.EnqueueCmd{NS: ns, Jobs: [][]byte{old.JobFor(s.NewID("job_"), s.now()).Encode()},
+		Defaulted: []uint8{old.Defaulted()}, MaxPending: lim.MaxPendingJobs}
+	res, err := engine.Enqueue.Propose(ctx, s.node, c)
+	if err != nil {
+		return nil, err
+	}
+	out := enqueueResponse(res[0])
+	return &out, nil
+}

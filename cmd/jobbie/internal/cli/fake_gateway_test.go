@@ -86,3 +86,14 @@ func TestDeadFollowsPagesToTheLimit(t *testing.T) {
 	require.Len(t, strings.Split(strings.TrimSpace(out), "\n"), 4, out)
 	require.Equal(t, []string{"job_3", "q", "3", "retries_exhausted", "2026-02-10T09:30:00Z", "boom", "3"}, clitest.TableRows(out)["job_3 q"])
 }
+
+// `jobbie schedules run` asks the gateway to run the schedule by hand and
+// says which job it enqueued.
+func TestScheduleRunByHand(t *testing.T) {
+	t.Parallel()
+	f := newFakeGateway(t, func(r *http.Request) string { return `{"job_id":"job_01hx","status":"pending"}` })
+	out, _, err := runJobbie(t, "", "schedules", "run", "nightly-report", "--url", f.srv.URL, "--key", "k")
+	require.NoError(t, err)
+	require.Equal(t, "schedule nightly-report ran: job job_01hx (pending)\n", out)
+	require.Equal(t, []string{"POST /api/v1/schedules/nightly-report/run"}, f.requests())
+}

@@ -17,13 +17,14 @@ import (
 func schedulesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schedules",
-		Short: "List cron schedules; get, enable, disable or delete one",
+		Short: "List cron schedules; get, enable, disable, run or delete one",
 		Long: `schedules lists the namespace's cron schedules, oldest first. Its
 subcommands take a schedule's id (sch_…) or its name:
 
   jobbie schedules
   jobbie schedules get nightly-report
   jobbie schedules disable nightly-report
+  jobbie schedules run nightly-report     (enqueue its job now, by hand)
   jobbie schedules delete sch_01…`,
 		Args: cobra.NoArgs,
 	}
@@ -68,11 +69,25 @@ subcommands take a schedule's id (sch_…) or its name:
 				})
 		},
 	}
+	run := &cobra.Command{
+		Use: "run <id-or-name>", Short: "Run a schedule by hand: enqueue its job now, its own runs unchanged", Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := CheckID("schedule", args[0]); err != nil {
+				return err
+			}
+			return runAPI(cmd, api, "schedule "+args[0], tenancy.ActScheduleManage,
+				func(ctx context.Context, c *client.Client) (*client.EnqueueResult, error) { return c.RunSchedule(ctx, args[0]) },
+				func(w io.Writer, r *client.EnqueueResult) error {
+					_, err := fmt.Fprintf(w, "schedule %s ran: job %s (%s)\n", args[0], r.JobID, r.Status)
+					return err
+				})
+		},
+	}
 	cmd.AddCommand(
 		one("get", "Show a schedule", tenancy.ActScheduleRead, (*client.Client).GetSchedule),
 		one("enable", "Enable a schedule: it fires from its next run after now", tenancy.ActScheduleManage, (*client.Client).EnableSchedule),
 		one("disable", "Disable a schedule until it is enabled", tenancy.ActScheduleManage, (*client.Client).DisableSchedule),
-		del)
+		run, del)
 	return cmd
 }
 

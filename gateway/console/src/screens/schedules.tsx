@@ -1,6 +1,6 @@
 // The Schedules screen: the namespace's cron schedules with their next and
 // last runs in each schedule's own time zone, and (for roles that may)
-// create, edit, enable/disable and delete. The list moves live: a job a
+// create, edit, enable/disable, run now (by hand) and delete. The list moves live: a job a
 // schedule fires arrives as an "enqueued" event on its queue.
 import { useMemo, useState } from "preact/hooks";
 import { enc, post, del } from "../api";
@@ -61,6 +61,25 @@ export function Schedules() {
     }
   };
 
+  // A run by hand enqueues the schedule's job now; its own runs stay.
+  const runNow = async (s: Schedule) => {
+    setBusy(s.id);
+    setActionError(null);
+    setNotice("");
+    try {
+      const r = await post<{ job_id: string; unique_existing?: boolean }>(`/api/v1/schedules/${enc(s.id)}/run`);
+      setNotice(
+        r.unique_existing
+          ? `Schedule ${s.name}: its unique key is held by job ${r.job_id}, which has not finished; nothing new was enqueued.`
+          : `Schedule ${s.name} ran by hand: job ${r.job_id} enqueued.`,
+      );
+    } catch (e) {
+      setActionError(e as Error);
+    } finally {
+      setBusy(null);
+    }
+  };
+
   return (
     <Screen
       name="schedules"
@@ -94,7 +113,7 @@ export function Schedules() {
       </div>
       <ErrorBox error={list.error} />
       <ErrorBox id="schedules-error" error={actionError} />
-      <Notice>{notice}</Notice>
+      <Notice id="schedules-notice">{notice}</Notice>
       {list.data && all.length === 0 && <Empty>No schedules in this namespace yet.</Empty>}
       {list.data && all.length > 0 && shown.length === 0 && <Empty>No schedule matches “{filter}”.</Empty>}
       {rows.length > 0 && (
@@ -139,6 +158,9 @@ export function Schedules() {
                     </RowButton>
                     <RowButton class="schedule-toggle" name={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`} disabled={busy === s.id} onClick={() => toggle(s)}>
                       {s.enabled ? "Disable" : "Enable"}
+                    </RowButton>
+                    <RowButton class="schedule-run" name={`Run schedule ${s.name} now`} disabled={busy === s.id} onClick={() => runNow(s)}>
+                      Run now
                     </RowButton>
                     <RowButton class="schedule-delete" danger name={`Delete schedule ${s.name}`} onClick={() => setDeleting(s)}>
                       Delete

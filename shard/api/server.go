@@ -148,8 +148,7 @@ func (s *Server) routes() {
 
 // Callers is who may connect to a node of shard over its own listener;
 // tenant is the owner the node's certificate names ("" for a hosted
-// shard). A self-hosted node admits only its own shard's members of the
-// same tenant.
+// shard).
 func Callers(shard, tenant string) pki.Policy {
 	if tenant != "" {
 		return pki.OwnedShardMember(shard, tenant)

@@ -24,7 +24,9 @@ type shardGroup struct {
 	pools []*gossip.Pool
 }
 
-func newShardGroup(t *testing.T, size int) *shardGroup {
+// newShardGroup starts a group of size nodes, n1 leading; opts change
+// each node's configuration (its NodeID is set).
+func newShardGroup(t *testing.T, size int, opts ...func(*Config)) *shardGroup {
 	t.Helper()
 	base := t.TempDir() // before the stop cleanups: they run first
 	g := &shardGroup{t: t}
@@ -41,6 +43,9 @@ func newShardGroup(t *testing.T, size int) *shardGroup {
 		cfg := Config{DataDir: filepath.Join(base, id), NodeID: id, HTTPAddr: "127.0.0.1:0", Bootstrap: i == 0,
 			TLS: nodeCreds(t, id), SweepInterval: 20 * time.Millisecond, Gossip: pool,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		for _, o := range opts {
+			o(&cfg)
+		}
 		srv, err := New(cfg)
 		require.NoError(t, err)
 		require.NoError(t, srv.Start())

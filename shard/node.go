@@ -123,8 +123,10 @@ func (n *Node) Start() error {
 	}
 	ln := listen.New(tcp, listen.Config{Name: "internal", Group: n.cfg.Listeners, Logger: n.cfg.Logger})
 	n.ln = ln
-	// A connection that sends nothing is closed without an answer (apierr.QuietListener).
-	tl := apierr.QuietListener(tls.NewListener(ln, n.cfg.TLS.Server(api.Callers(n.cfg.ShardID))))
+	// A connection that sends nothing is closed without an answer
+	// (apierr.QuietListener). A self-hosted node admits its own cluster's
+	// nodes here and no hosted role (api.Callers): those come over Serve.
+	tl := apierr.QuietListener(tls.NewListener(ln, n.cfg.TLS.Server(api.Callers(n.cfg.ShardID, n.tenant))))
 	go func() { _ = n.api.App().Listener(tl) }()
 	if p := n.cfg.SocketPath; p != "" {
 		_ = os.Remove(p) // a socket left by a crash
@@ -142,7 +144,9 @@ func (n *Node) Start() error {
 
 // Serve serves the node's API on ln as well, until Stop: a self-hosted
 // node's tunnel (tunnel.Agent.Listener), whose streams carry the hosted
-// gateway's TLS identity, so the API admits them as on its own listener.
+// gateway's TLS identity, which the routes judge as on a TLS connection.
+// It is the hosted side's only way in: the node's own listener admits
+// its cluster's nodes alone.
 func (n *Node) Serve(ln net.Listener) {
 	go func() { _ = n.api.App().Listener(apierr.QuietListener(ln)) }()
 }

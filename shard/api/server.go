@@ -140,9 +140,19 @@ func (s *Server) routes() {
 // A node of another shard is refused at the handshake: nothing of this
 // shard's tenants is its to read. Control is admitted for usage and
 // backups alone: every other route refuses it (403).
+//
+// A self-hosted node's own listener admits its cluster's nodes alone:
+// the hosted roles reach it only over its tunnel (Node.Serve), whose
+// streams carry the gateway's TLS identity, so a hosted certificate
+// (which cannot be revoked) opens no tenant's node it can reach.
 
-// Callers is who may connect to a node of shard at all.
-func Callers(shard string) pki.Policy {
+// Callers is who may connect to a node of shard over its own listener;
+// tenant is the owner the node's certificate names ("" for a hosted
+// shard).
+func Callers(shard, tenant string) pki.Policy {
+	if tenant != "" {
+		return pki.OwnedShardMember(shard, tenant)
+	}
 	return pki.Either(pki.Roles(pki.RoleControl), nodeCallers(shard))
 }
 

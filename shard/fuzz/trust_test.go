@@ -3,8 +3,10 @@ package fuzz
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,21 +15,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/internal/tunnel"
 	"github.com/jobbie/jobbie/shard"
 	"github.com/jobbie/jobbie/shard/trust"
 )
 
-// A self-hosted node's trust bundle, pushed by a hosted gateway: whatever
-// the body, the answer is 204 or a 4xx with the error shape, and a bundle
-// the node took is the one it reads back from its file after a restart.
+// A self-hosted node's trust bundle, pushed by a hosted gateway over the
+// node's tunnel (its own listener admits only its cluster's nodes):
+// whatever the body, the answer is 204 or a 4xx with the error shape, and
+// a bundle the node took is the one it reads back from its file after a
+// restart.
 
 var (
 	trustOnce sync.Once
 	trustNode *shard.Node
 	trustDir  string
 	trustURL  string
-	trustGW   *http.Client
+	trustGW   *http.Client // the gateway's end of the node's tunnel
 )
 
 const trustTenant = "t_01hx0000000000000000000000"
@@ -39,9 +45,10 @@ func startSelfHosted(t *testing.T) {
 			t.Fatal(err)
 		}
 		ca := pkitest.New(t)
-		trustGW = ca.HTTPClient(t, pkitest.Gateway, nil)
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		creds := ca.Creds(t, pkitest.TenantShard("s9", "n1", trustTenant))
 		n, err := shard.New(shard.Config{DataDir: trustDir, HTTPAddr: "127.0.0.1:0", Bootstrap: true, ShardID: "s9", NodeID: "n1",
-			TLS: ca.Creds(t, pkitest.TenantShard("s9", "n1", trustTenant)), Fast: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			TLS: creds, Fast: true, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,8 +60,14 @@ func startSelfHosted(t *testing.T) {
 		if err := n.WaitLeader(ctx); err != nil {
 			t.Fatal(err)
 		}
-		trustNode, trustURL = n, "https://"+n.Addr()
-		stops = append(stops, func() { _ = n.Stop(); _ = os.RemoveAll(trustDir); trustGW.CloseIdleConnections() })
+		closeTunnel, err := serveOverTunnel(ctx, t, n, ca, creds, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &http.Transport{DialContext: closeTunnel.dial}
+		trustGW = &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		trustNode, trustURL = n, "http://n1"
+		stops = append(stops, func() { tr.CloseIdleConnections(); closeTunnel.close(); _ = n.Stop(); _ = os.RemoveAll(trustDir) })
 	})
 	if trustNode == nil {
 		t.Fatal("the self-hosted node did not start")
@@ -92,4 +105,54 @@ func FuzzTrustBundle(f *testing.F) {
 			t.Fatalf("the file holds %s, the node %s", b, a)
 		}
 	})
+}
+
+// gatewayEnd is the hosted end of a node's tunnel: a registry with a
+// gateway's certificate that the node's agent dialed.
+type gatewayEnd struct {
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	close func()
+}
+
+// serveOverTunnel has n dial a tunnel registry on loopback and serve its
+// API there, as a self-hosted node serves the hosted gateways, and waits
+// until the tunnel is up or ctx ends.
+func serveOverTunnel(ctx context.Context, t testing.TB, n *shard.Node, ca *pkitest.CA, creds *pki.Credentials, log *slog.Logger) (*gatewayEnd, error) {
+	reg, err := tunnel.NewRegistry(tunnel.RegistryConfig{TLS: ca.Creds(t, pkitest.Gateway), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	served := make(chan struct{})
+	go func() { _ = reg.Serve(ln); close(served) }()
+	agent, err := tunnel.NewAgent(tunnel.AgentConfig{Addr: ln.Addr().String(), TLS: creds,
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Logger: log})
+	if err != nil {
+		_ = reg.Close()
+		<-served
+		return nil, err
+	}
+	actx, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { _ = agent.Run(actx); close(ran) }()
+	end := &gatewayEnd{dial: reg.NodeDialer(creds.Identity().Shard, creds.Identity().Node),
+		close: func() { stop(); <-ran; _ = reg.Close(); <-served }}
+	n.Serve(agent.Listener())
+	id := creds.Identity()
+	for {
+		changed := reg.Changed() // taken before the state is read
+		if reg.Connected(id.Shard, id.Node) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			end.close()
+			return nil, fmt.Errorf("the node's tunnel did not come up: %w", ctx.Err())
+		}
+	}
+	return end, nil
 }

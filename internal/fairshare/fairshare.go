@@ -335,18 +335,3 @@ func (s *Scheduler) dropIdle() {
 		}
 	}
 }
-
-type slotCtx struct{}
-
-// WithSlot returns ctx carrying sl, so that code further down can give
-// it back early (ReleaseFrom) when the request's CPU-bound part ends.
-func WithSlot(ctx context.Context, sl *Slot) context.Context {
-	return context.WithValue(ctx, slotCtx{}, sl)
-}
-
-// ReleaseFrom releases the slot ctx carries, if any.
-func ReleaseFrom(ctx context.Context) {
-	if sl, _ := ctx.Value(slotCtx{}).(*Slot); sl != nil {
-		sl.Release()
-	}
-}

@@ -52,6 +52,18 @@ func FairKey(ctx context.Context) string {
 	return k
 }
 
+type queuedCtx struct{}
+
+// WithQueued returns ctx carrying f, which Propose calls once a proposal
+// made with it waits in the admission queue. From there fair admission
+// orders the work, so a caller that held a share of the node for the
+// work before (a work slot, internal/fairshare) gives it back in f
+// rather than hold it through replication. f may be called more than
+// once (a request that proposes twice) and must be quick.
+func WithQueued(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, queuedCtx{}, f)
+}
+
 const (
 	// fairQuantum is how many command bytes a key of weight 1 admits per
 	// turn: about fifty single enqueues, a tenth of a full entry.
@@ -162,6 +174,9 @@ func (q *admission) add(ctx context.Context, key string, p *proposal, stop <-cha
 				case q.ready <- struct{}{}:
 				default:
 				}
+			}
+			if f, _ := ctx.Value(queuedCtx{}).(func()); f != nil {
+				f()
 			}
 			return nil
 		}

@@ -320,3 +320,15 @@ func TestAdmissionConcurrent(t *testing.T) {
 	wg.Wait()
 	require.Len(t, next, keys)
 }
+
+// WithQueued's function runs once a proposal waits in the queue, and not
+// for one refused.
+func TestWithQueuedRunsOnceQueued(t *testing.T) {
+	q := queueOf(true, 2, 1, nil)
+	calls := 0
+	ctx := WithQueued(context.Background(), func() { calls++ })
+	require.NoError(t, q.add(ctx, "a", prop("a", 0), nil))
+	require.Equal(t, 1, calls)
+	require.ErrorIs(t, q.add(ctx, "a", prop("a", 1), nil), ErrKeyBusy)
+	require.Equal(t, 1, calls, "a refused proposal waits nowhere")
+}

@@ -23,9 +23,6 @@ type Config struct {
 	MaxWaiting int
 	// MaxWait is how long a request waits for a slot; default 2 s.
 	MaxWait time.Duration
-	// Weight is a key's weight, 1..MaxWeight (clamped); nil: every key 1.
-	// It is read when a key becomes active, so it must be quick.
-	Weight func(key string) int
 }
 
 // MaxWeight bounds a key's weight.
@@ -136,13 +133,14 @@ func New(cfg Config) *Scheduler {
 // Config is the scheduler's configuration, defaults filled.
 func (s *Scheduler) Config() Config { return s.cfg }
 
-// Acquire waits for a slot of key's share. It returns a *BusyError when
-// key's queue is full or MaxWait passed, or ctx's error when ctx ended
-// first.
-func (s *Scheduler) Acquire(ctx context.Context, name string) (*Slot, error) {
+// Acquire waits for a slot of key's share; weight (1..MaxWeight, clamped)
+// is the key's, taken when the key becomes active (a key's requests
+// carry the same one: its plan's). It returns a *BusyError when key's
+// queue is full or MaxWait passed, or ctx's error when ctx ended first.
+func (s *Scheduler) Acquire(ctx context.Context, name string, weight int) (*Slot, error) {
 	start := time.Now()
 	s.mu.Lock()
-	k := s.activate(name)
+	k := s.activate(name, weight)
 	if k.queued == 0 && k.inflight < k.perKey && s.free > 0 {
 		sl := s.grant(k)
 		s.mu.Unlock()
@@ -207,16 +205,13 @@ func (s *Scheduler) refuse(reason string, own bool) error {
 
 // activate is name's state; a key that was idle starts at the pool's
 // virtual time (an idle key earns no credit). s.mu is held.
-func (s *Scheduler) activate(name string) *key {
+func (s *Scheduler) activate(name string, weight int) *key {
 	k := s.keys[name]
 	if k == nil {
 		if len(s.keys) >= maxIdleKeys {
 			s.dropIdle()
 		}
-		w := 1
-		if s.cfg.Weight != nil {
-			w = min(max(s.cfg.Weight(name), 1), MaxWeight)
-		}
+		w := min(max(weight, 1), MaxWeight)
 		k = &key{name: name, weight: float64(w), perKey: min(s.cfg.PerKey*w, s.cfg.Slots), maxWait: s.cfg.MaxWaiting * w}
 		s.keys[name] = k
 	}

@@ -18,10 +18,13 @@ func (c *fakeClock) now() time.Time          { return time.Unix(0, c.ns.Load()) 
 func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 type bundle struct {
-	t     *testing.T
-	s     *Scheduler
-	clock *fakeClock
+	t       *testing.T
+	s       *Scheduler
+	clock   *fakeClock
+	weights map[string]int // the keys' weights; 1 when absent
 }
+
+func (b *bundle) weight(key string) int { return max(b.weights[key], 1) }
 
 func setup(t *testing.T, cfg Config) *bundle {
 	t.Parallel()
@@ -44,7 +47,7 @@ func (b *bundle) async(ctx context.Context, key string) <-chan result {
 	out := make(chan result, 1)
 	before := b.queued(key)
 	go func() {
-		sl, err := b.s.Acquire(ctx, key)
+		sl, err := b.s.Acquire(ctx, key, b.weight(key))
 		out <- result{key, sl, err}
 	}()
 	b.eventually(func() bool { return b.queued(key) > before }, "a request of %s waits", key)
@@ -67,7 +70,7 @@ func (b *bundle) eventually(cond func() bool, msg string, args ...any) {
 
 func (b *bundle) acquire(key string) *Slot {
 	b.t.Helper()
-	sl, err := b.s.Acquire(context.Background(), key)
+	sl, err := b.s.Acquire(context.Background(), key, b.weight(key))
 	require.NoError(b.t, err)
 	return sl
 }
@@ -146,12 +149,8 @@ func TestSlotTimeIsSharedByWeight(t *testing.T) {
 		{"costs", 1, 2 * time.Millisecond, time.Millisecond, 1, 2, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := setup(t, Config{Slots: 1, MaxWaiting: 1000, Weight: func(k string) int {
-				if k == "a" {
-					return tc.weightA
-				}
-				return 1
-			}})
+			b := setup(t, Config{Slots: 1, MaxWaiting: 1000})
+			b.weights = map[string]int{"a": tc.weightA}
 			hold := map[string]time.Duration{"a": tc.holdA, "b": tc.holdB}
 			first := b.acquire("a")
 			var chs []<-chan result
@@ -233,12 +232,8 @@ func TestIdleEarnsNoCredit(t *testing.T) {
 
 // PerKey bounds the slots one key holds even while others are free.
 func TestPerKeyBoundsAKeysSlots(t *testing.T) {
-	b := setup(t, Config{Slots: 4, PerKey: 1, Weight: func(k string) int {
-		if k == "heavy" {
-			return 2
-		}
-		return 1
-	}})
+	b := setup(t, Config{Slots: 4, PerKey: 1})
+	b.weights = map[string]int{"heavy": 2}
 	a := b.acquire("a")
 	wait := b.async(context.Background(), "a")
 	other := b.acquire("c") // another key still finds a slot
@@ -262,7 +257,7 @@ func TestRefusals(t *testing.T) {
 	b := setup(t, Config{Slots: 1, MaxWaiting: 2, MaxWait: 50 * time.Millisecond})
 	held := b.acquire("a")
 	w1, w2 := b.async(context.Background(), "a"), b.async(context.Background(), "a")
-	_, err := b.s.Acquire(context.Background(), "a")
+	_, err := b.s.Acquire(context.Background(), "a", 1)
 	var busy *BusyError
 	require.ErrorAs(t, err, &busy)
 	require.Equal(t, ReasonKeyQueue, busy.Reason)

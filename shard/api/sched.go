@@ -83,13 +83,12 @@ type pools struct {
 	working     *inFlight
 }
 
-func newPools(w *Weights) pools {
-	weight := func(ns string) int { return w.Of(ns) }
+func newPools() pools {
 	return pools{
 		working: newInFlight(),
-		work:    fairshare.New(fairshare.Config{Name: "shard work", MaxWait: workWait, Weight: weight}),
+		work:    fairshare.New(fairshare.Config{Name: "shard work", MaxWait: workWait}),
 		reads: fairshare.New(fairshare.Config{Name: "shard reads", Slots: max(1, runtime.GOMAXPROCS(0)/2), PerKey: 1,
-			MaxWaiting: readWaiting, MaxWait: readWait, Weight: weight}),
+			MaxWaiting: readWaiting, MaxWait: readWait}),
 	}
 }
 
@@ -113,7 +112,7 @@ func (s *Server) slot(c *fiber.Ctx) error {
 		s.pools.working.add(1)
 		defer s.pools.working.add(-1)
 	}
-	sl, err := pool.Acquire(c.Context(), ns(c))
+	sl, err := pool.Acquire(c.Context(), ns(c), s.weights.Of(ns(c)))
 	if err != nil {
 		what := "requests"
 		if pool == s.pools.reads {

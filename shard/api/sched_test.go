@@ -102,7 +102,7 @@ func TestHeavyReadRefusals(t *testing.T) {
 }
 
 func readsHeld(s *Server) bool {
-	sl, err := s.pools.reads.Acquire(canceled(), "probe")
+	sl, err := s.pools.reads.Acquire(canceled(), "probe", 1)
 	if err == nil {
 		sl.Release()
 		return false

@@ -78,7 +78,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 	}
 	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, addr: boundAddr}
 	s.group = s.newGroup(d.Shards)
-	s.pools = newPools(d.Weights)
+	s.pools = newPools()
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers

@@ -130,6 +130,17 @@ func New(cfg Config) *Scheduler {
 	return &Scheduler{cfg: cfg, m: newMetrics(cfg.Name), now: time.Now, free: cfg.Slots, keys: map[string]*key{}, est: initialCost}
 }
 
+// Waiting is how many requests wait for a slot.
+func (s *Scheduler) Waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, k := range s.waiting {
+		n += k.queued
+	}
+	return n
+}
+
 // Config is the scheduler's configuration, defaults filled.
 func (s *Scheduler) Config() Config { return s.cfg }
 

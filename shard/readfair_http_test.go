@@ -26,10 +26,10 @@ import (
 func TestHeavyReadsLeaveTheLifecycleAlone(t *testing.T) {
 	const (
 		searchers = 8
-		rounds    = 5
+		rounds    = 8
 		perRound  = 60 // B's round trips per phase of a round
 	)
-	b := setup(t, func(c *Config) { c.SearchBudget = 250 * time.Millisecond })
+	b := setup(t, func(c *Config) { c.SearchBudget = 50 * time.Millisecond })
 	b.fill(testNS, "a", 20_000)
 
 	roundTrip := func() time.Duration {

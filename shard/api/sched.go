@@ -139,7 +139,7 @@ func (s *Server) slot(c *fiber.Ctx) error {
 // stream of it (at least minRun in minRun+maxPause).
 const (
 	minRun   = time.Millisecond
-	maxPause = 4 * time.Millisecond
+	maxPause = 8 * time.Millisecond
 	quiet    = 2 * time.Millisecond
 )
 

@@ -49,29 +49,26 @@ const (
 	noSlot
 )
 
-// heavyReads are the requests that scan many jobs.
-var heavyReads = map[string]bool{
-	"POST /api/v1/jobs/search": true,
-	"POST /api/v1/jobs/bulk":   true,
-	"GET /api/v1/dead":         true,
-}
-
-// longPolls are the requests that wait, not work.
-var longPolls = map[string]bool{
-	"POST /api/v1/fetch":       true,
-	"POST /api/v1/fetch/batch": true,
-	"GET /api/v1/events":       true,
-}
-
-// classOf is the pool of a request to method path.
+// classOf is the pool of a request to method path: heavy reads are the
+// requests that scan many jobs, long-polls and streams the ones that
+// wait rather than work.
 func classOf(method, path string) slotClass {
 	path = strings.TrimSuffix(path, "/")
-	r := method + " " + path
-	switch {
-	case heavyReads[r]:
-		return readSlot
-	case longPolls[r], method == fiber.MethodGet && strings.HasPrefix(path, "/api/v1/bulk/") && strings.HasSuffix(path, "/progress"):
-		return noSlot
+	switch method {
+	case fiber.MethodPost:
+		switch path {
+		case "/api/v1/jobs/search", "/api/v1/jobs/bulk":
+			return readSlot
+		case "/api/v1/fetch", "/api/v1/fetch/batch":
+			return noSlot
+		}
+	case fiber.MethodGet:
+		switch {
+		case path == "/api/v1/dead":
+			return readSlot
+		case path == "/api/v1/events", strings.HasPrefix(path, "/api/v1/bulk/") && strings.HasSuffix(path, "/progress"):
+			return noSlot
+		}
 	}
 	return workSlot
 }

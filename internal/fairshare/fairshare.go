@@ -145,9 +145,10 @@ func (s *Scheduler) Waiting() int {
 func (s *Scheduler) Config() Config { return s.cfg }
 
 // Acquire waits for a slot of key's share; weight (1..MaxWeight, clamped)
-// is the key's, taken when the key becomes active (a key's requests
-// carry the same one: its plan's). It returns a *BusyError when key's
-// queue is full or MaxWait passed, or ctx's error when ctx ended first.
+// is the key's, its plan's, taken when the pool starts keeping the key
+// (a change of plan counts once the key was idle and owed nothing). It
+// returns a *BusyError when key's queue is full or MaxWait passed, or
+// ctx's error when ctx ended first.
 func (s *Scheduler) Acquire(ctx context.Context, name string, weight int) (*Slot, error) {
 	start := time.Now()
 	s.mu.Lock()

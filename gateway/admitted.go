@@ -7,6 +7,7 @@ import (
 	"github.com/jobbie/jobbie/gateway/admitted"
 	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/fairshare"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -32,8 +33,9 @@ func notServedLocally(c *fiber.Ctx) error {
 
 // admitted is rt's handler, its whole chain: admission (authentication,
 // the body's limit, the namespace, RBAC: admission.Gate.Admit), the
-// tenant's rate limits (limits.Plans.Limit), the api_requests meter,
-// then rt's checks (check) and what serves it.
+// tenant's rate limits (limits.Plans.Limit), a work slot of the tenant's
+// share (workslots.go), the api_requests meter, then rt's checks (check)
+// and what serves it.
 func (s *Server) admitted(rt route) fiber.Handler {
 	rule := admission.Rule{Action: rt.action, BodyLimit: s.cfg.BodyLimit, Scoped: rt.checks&scoped != 0, QueueNamed: rt.checks&queueNamed != 0}
 	if rt.checks&batchBody != 0 {
@@ -55,10 +57,15 @@ func (s *Server) admitted(rt route) fiber.Handler {
 			r.CreatesJobs = rt.checks&createsJobs != 0
 			err = s.plans.Limit(c, &r, jobs)
 		}
+		var slot *fairshare.Slot
+		if err == nil {
+			slot, err = s.workSlot(c, &r)
+		}
 		if err == nil {
 			s.meter.Add(r.Key.TenantID, start) // the api_requests meter
-			err = s.check(c, rt, &r)
+			err = s.check(c, rt, &r, slot)
 		}
+		slot.Release()
 		status := c.Response().StatusCode()
 		if err != nil {
 			status = apierr.Status(apierr.From(err).Code)
@@ -68,9 +75,9 @@ func (s *Server) admitted(rt route) fiber.Handler {
 	}
 }
 
-// check applies rt's checks that follow admission, in order, then serves
-// the request.
-func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request) error {
+// check applies rt's checks that follow admission, in order, then gives
+// back the work slot and serves the request.
+func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request, slot *fairshare.Slot) error {
 	switch {
 	case rt.checks&enqueueOne != 0:
 		if err := s.quotas.CheckPayloads(c, r, false); err != nil {
@@ -93,6 +100,7 @@ func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request) error {
 		}
 		defer s.polls.Release(r.Key.TenantID, r.Key.Subject)
 	}
+	slot.Release()
 	switch {
 	case rt.checks&scheduleQuota != 0:
 		return s.schedules.Create(r, func() error { return rt.serve(s, c, r) })

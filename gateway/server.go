@@ -16,6 +16,7 @@ import (
 	"github.com/jobbie/jobbie/gateway/proxy"
 	"github.com/jobbie/jobbie/gateway/selfhosted"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/fairshare"
 	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/shardclient"
@@ -33,7 +34,8 @@ type Server struct {
 	quotas       *limits.Quotas    // payload and monthly execution quotas
 	schedules    *limits.Schedules // tenants' schedule counts under max_schedules
 	polls        *limits.LongPolls
-	meter        *limits.Meter // the api_requests meter
+	meter        *limits.Meter        // the api_requests meter
+	work         *fairshare.Scheduler // tenants' shares of the gateway's cores (workslots.go)
 	proxy        *proxy.Proxy
 	shards       *shardclient.Client
 	admin        *admin.Admin
@@ -119,6 +121,7 @@ func (s *Server) assemble() error {
 	s.schedules = limits.NewSchedules(s.ctx, s.plans, s.proxy, lc)
 	s.polls = limits.NewLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant)
 	s.meter = limits.NewMeter(s.control, cfg.Logger)
+	s.work = newWorkSlots()
 	s.admin = admin.New(s.ctx, admin.Config{Control: s.control, Gate: s.gate, Proxy: s.proxy, Schedules: s.schedules,
 		Tunnels: s.tunnels, Clock: cfg.Clock, Logger: cfg.Logger, WriteTimeout: cfg.WriteTimeout})
 	return nil

@@ -52,6 +52,25 @@ func FairKey(ctx context.Context) string {
 	return k
 }
 
+type queuedCtx struct{}
+
+// WithQueued returns ctx carrying f, which Propose calls once a proposal
+// made with it waits in the admission queue, or for room in it. From
+// there fair admission orders the work, so a caller that held a share of
+// the node for the work before (a work slot, internal/fairshare) gives it
+// back in f rather than hold it through replication. f may be called
+// more than once (a request that proposes twice) and must be quick.
+func WithQueued(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, queuedCtx{}, f)
+}
+
+// callQueued calls ctx's WithQueued function, if any.
+func callQueued(ctx context.Context) {
+	if f, _ := ctx.Value(queuedCtx{}).(func()); f != nil {
+		f()
+	}
+}
+
 const (
 	// fairQuantum is how many command bytes a key of weight 1 admits per
 	// turn: about fifty single enqueues, a tenth of a full entry.
@@ -163,12 +182,14 @@ func (q *admission) add(ctx context.Context, key string, p *proposal, stop <-cha
 				default:
 				}
 			}
+			callQueued(ctx)
 			return nil
 		}
 		q.mu.Unlock()
 		if q.wait <= 0 {
 			return full
 		}
+		callQueued(ctx) // waiting for room is waiting on the group too
 		if timeout == nil {
 			t := time.NewTimer(q.wait)
 			defer t.Stop()

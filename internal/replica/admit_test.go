@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,4 +320,25 @@ func TestAdmissionConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	require.Len(t, next, keys)
+}
+
+// WithQueued's function runs once a proposal waits in the queue or for
+// room in it, and not for one refused at once.
+func TestWithQueuedRunsOnceQueued(t *testing.T) {
+	q := queueOf(true, 2, 1, nil)
+	calls := 0
+	ctx := WithQueued(context.Background(), func() { calls++ })
+	require.NoError(t, q.add(ctx, "a", prop("a", 0), nil))
+	require.Equal(t, 1, calls)
+	require.ErrorIs(t, q.add(ctx, "a", prop("a", 1), nil), ErrKeyBusy)
+	require.Equal(t, 1, calls, "a proposal refused at once waits nowhere")
+
+	q.wait = time.Hour
+	var n atomic.Int32
+	waiting := WithQueued(context.Background(), func() { n.Add(1) })
+	done := make(chan error, 1)
+	go func() { done <- q.add(waiting, "a", prop("a", 2), nil) }()
+	require.Eventually(t, func() bool { return n.Load() == 1 }, 10*time.Second, time.Millisecond, "called as it waits for room")
+	q.take(10)
+	require.NoError(t, <-done)
 }

@@ -71,6 +71,7 @@ type Server struct {
 	group   *edge.Group // forwarding, status, members, joining (forward.go)
 	weights *Weights
 	trust   *trust.Store
+	pools   pools         // the work slots (sched.go)
 	addr    func() string // the bound address, once listening
 }
 
@@ -81,6 +82,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 	}
 	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, addr: boundAddr}
 	s.group = s.newGroup(d.Shards)
+	s.pools = newPools()
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          apierr.Handler,
 		JSONEncoder:           gojson.Marshal, // encoding/json-compatible, faster on the fetch answers
@@ -107,7 +109,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
-	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.group.Forward(servedLocally), s.fairKey)
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.group.Forward(servedLocally), s.fairKey, s.slot)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)

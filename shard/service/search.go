@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 const (
 	DefaultSearchBudget = time.Second
 	countBudget         = 50 * time.Millisecond
-	checkEvery          = 64 // candidates between clock reads
+	checkEvery          = 8 // candidates between clock reads and yields (overBudget)
 	// maxSorted bounds the matches a search with another sort key than
 	// created_at holds in memory to sort; past it the page is partial.
 	maxSorted = 100_000
@@ -245,18 +246,46 @@ func (sc *scan) close() {
 // and a page that ran out of time must still judge what it scanned.
 type budgetKey struct{}
 
-func withBudget(ctx context.Context, d time.Duration) context.Context {
-	return context.WithValue(ctx, budgetKey{}, time.Now().Add(d))
+// budget is a scan's: when it ends, and what it yields to between
+// candidates.
+type budget struct {
+	until time.Time
+	yield func()
 }
 
-// overBudget reports whether the scan should stop: its budget ran out or
-// the caller went away.
+type yieldKey struct{}
+
+// WithYield returns ctx carrying f, which a scan (a search page, a bulk
+// step) made with it calls every checkEvery candidates. The HTTP layer's
+// f pauses a heavy read while the node's lifecycle requests work, so the
+// read takes the CPU they leave; the pause counts against the scan's
+// budget, whose page then holds less and says so (partial). Without one,
+// a scan yields the core to whatever else is runnable (runtime.Gosched),
+// so a request that became runnable meanwhile runs now, not after the
+// scheduler's time slice of a scan that never blocks.
+func WithYield(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, yieldKey{}, f)
+}
+
+func withBudget(ctx context.Context, d time.Duration) context.Context {
+	b := &budget{until: time.Now().Add(d), yield: runtime.Gosched}
+	if f, _ := ctx.Value(yieldKey{}).(func()); f != nil {
+		b.yield = f
+	}
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+// overBudget yields (WithYield), then reports whether the scan should
+// stop: its budget ran out or the caller went away.
 func overBudget(ctx context.Context) bool {
+	b, _ := ctx.Value(budgetKey{}).(*budget)
+	if b != nil {
+		b.yield()
+	}
 	if ctx.Err() != nil {
 		return true
 	}
-	until, ok := ctx.Value(budgetKey{}).(time.Time)
-	return ok && time.Now().After(until)
+	return b != nil && time.Now().After(b.until)
 }
 
 // SearchPage is Search with its jobs as the API shows them (the job

@@ -1,0 +1,63 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/fairshare"
+	"github.com/jobbie/jobbie/tenancy"
+)
+
+// A tenant whose requests hold every work slot waits behind its own
+// share: the next free slot goes to another tenant's request first, a
+// request of its own that waited workWait is refused 429 (its own load)
+// and another tenant's 503 (others' load), each with Retry-After.
+func TestWorkSlotsAreSharedByTenant(t *testing.T) {
+	b := setup(t)
+	keyA := b.key(t, tenancy.RoleOwner, "default")
+	keyB := b.signer.Sign(claimsFor(tenantB, "key_b", tenancy.RoleOwner, "default"))
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", keyB, enqueueBody).status)
+
+	var held []*fairshare.Slot // A's flood, in the middle of its work
+	for range b.gw.work.Config().Slots {
+		sl, err := b.gw.work.Acquire(context.Background(), tenantA, 1)
+		require.NoError(t, err)
+		held = append(held, sl)
+	}
+	r := b.do(t, http.MethodPost, "/api/v1/enqueue", keyA, enqueueBody)
+	require.Contains(t, r.requireError(t, http.StatusTooManyRequests, apierr.RateLimited).Message, fairshare.ReasonWaited)
+	require.Equal(t, "1", r.header.Get("Retry-After"))
+	r = b.do(t, http.MethodPost, "/api/v1/enqueue", keyB, enqueueBody)
+	require.Contains(t, r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable).Message, fairshare.ReasonPoolBusy)
+	require.Equal(t, "1", r.header.Get("Retry-After"))
+
+	aDone, bDone := make(chan int, 1), make(chan int, 1)
+	go func() { aDone <- b.do(t, http.MethodPost, "/api/v1/enqueue", keyA, enqueueBody).status }()
+	waitQueued(t, b, 1)
+	go func() { bDone <- b.do(t, http.MethodPost, "/api/v1/enqueue", keyB, enqueueBody).status }()
+	waitQueued(t, b, 2)
+	held[0].Release()
+	select {
+	case s := <-bDone:
+		require.Equal(t, http.StatusCreated, s, "B's request took the freed slot")
+	case <-aDone:
+		t.Fatal("A's request, queued first, took the slot ahead of B's")
+	case <-time.After(workWait):
+		t.Fatal("B's request got no slot")
+	}
+	for _, sl := range held[1:] {
+		sl.Release()
+	}
+	require.Equal(t, http.StatusCreated, <-aDone)
+}
+
+// waitQueued waits until n requests wait for a gateway work slot.
+func waitQueued(t *testing.T, b *bundle, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return b.gw.work.Waiting() >= n }, 10*time.Second, time.Millisecond)
+}

@@ -108,6 +108,7 @@ var routeTable = []route{
 	{get, "/api/v1/bulk/:id", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/bulk/:id/progress", tenancy.ActJobRead, job, stream},
 	{del, "/api/v1/bulk/:id", tenancy.ActJobManage, job, forward},
+	{get, "/api/v1/batches", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/batches/:id", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/workers", tenancy.ActQueueRead, job, forward},
 	{get, "/api/v1/cluster", tenancy.ActQueueRead, job, forward}, // the namespace's shard: its nodes' health

@@ -85,13 +85,25 @@ type BatchCallback struct {
 
 // Batch is GET /api/v1/batches/{id}.
 type Batch struct {
-	ID            string     `json:"id"`
-	Total         int        `json:"total"`
-	Pending       int        `json:"pending"`
-	Succeeded     int        `json:"succeeded"`
-	Failed        int        `json:"failed"`
-	CallbackQueue string     `json:"callback_queue"`
-	CallbackJobID *string    `json:"callback_job_id"`
+	ID            string  `json:"id"`
+	Total         int     `json:"total"`
+	Pending       int     `json:"pending"`
+	Succeeded     int     `json:"succeeded"`
+	Failed        int     `json:"failed"`
+	CallbackQueue string  `json:"callback_queue"`
+	CallbackJobID *string `json:"callback_job_id"`
+	// CallbackState is the callback job's state once the batch fired
+	// (null before, and once the callback job was pruned or deleted).
+	CallbackState *string    `json:"callback_state"`
 	CreatedAt     *time.Time `json:"created_at"`
 	CompletedAt   *time.Time `json:"completed_at"`
+}
+
+// BatchList is GET /api/v1/batches: the namespace's batches, newest
+// first, until a fired batch is pruned with the retention period. Pass
+// Cursor back as ?cursor= for the next page.
+type BatchList struct {
+	Batches []Batch `json:"batches"`
+	Cursor  *string `json:"cursor"` // null on the last page
+	HasMore bool    `json:"has_more"`
 }

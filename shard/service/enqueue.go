@@ -260,7 +260,7 @@ func (s *Service) GetBatch(ns string, sc tenancy.QueueScope, id string) (*wire.B
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
-	if len(id) != BatchIDLen || id[:6] != "batch_" {
+	if !validBatchID(id) {
 		return nil, apierr.New(apierr.NotFound, "batch %q not found", id)
 	}
 	b, err := engine.ReadBatch(s.node.DB(), ns, id)
@@ -270,5 +270,5 @@ func (s *Service) GetBatch(ns string, sc tenancy.QueueScope, id string) (*wire.B
 	if !s.batchInScope(ns, b, sc) {
 		return nil, apierr.New(apierr.NotFound, "batch %s not found", id)
 	}
-	return batchView(b), nil
+	return s.batchWithCallback(s.node.DB(), ns, b), nil
 }

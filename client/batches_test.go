@@ -49,3 +49,30 @@ func TestListBatchesPages(t *testing.T) {
 	require.False(t, page.HasMore)
 	require.Empty(t, page.Cursor)
 }
+
+func TestGetChain(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/api/v1/jobs/job_1/chain" {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"code":"not_found","message":"job job_2 is not a step of a chain"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"chain_id":"chain_1","step":0,"on_failure_queue":"alerts","on_exit_queue":null,
+			"steps":[{"step":0,"queue":"a","job_id":"job_1","job_queue":"a","state":"completed","created_at":"2026-02-11T10:00:00Z","completed_at":"2026-02-11T10:00:01Z"},
+			{"step":1,"queue":"b","job_id":null,"job_queue":null,"state":null,"created_at":null,"completed_at":null}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, "k")
+	t.Cleanup(c.CloseIdleConnections)
+	v, err := c.GetChain(context.Background(), "job_1")
+	require.NoError(t, err)
+	require.Equal(t, "chain_1", v.ChainID)
+	require.Len(t, v.Steps, 2)
+	require.Equal(t, "completed", *v.Steps[0].State)
+	require.Nil(t, v.Steps[1].JobID)
+	require.Equal(t, "alerts", *v.OnFailureQueue)
+	_, err = c.GetChain(context.Background(), "job_2")
+	require.True(t, client.IsNotFound(err), "%v", err)
+}

@@ -97,6 +97,7 @@ var routeTable = []route{
 	{post, "/api/v1/fail/:id", tenancy.ActJobWork, job | createsJobs, forward},
 	{post, "/api/v1/heartbeat", tenancy.ActJobWork, job, forward},
 	{get, "/api/v1/jobs/:id", tenancy.ActJobRead, job, forward},
+	{get, "/api/v1/jobs/:id/chain", tenancy.ActJobRead, job, forward},
 	{post, "/api/v1/jobs/:id/retry", tenancy.ActJobManage, job | createsJobs, forward},
 	{post, "/api/v1/jobs/:id/cancel", tenancy.ActJobManage, job, forward},
 	{post, "/api/v1/jobs/:id/move", tenancy.ActJobManage, job | createsJobs, forward},

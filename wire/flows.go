@@ -107,3 +107,30 @@ type BatchList struct {
 	Cursor  *string `json:"cursor"` // null on the last page
 	HasMore bool    `json:"has_more"`
 }
+
+// ChainView is GET /api/v1/jobs/{id}/chain: the chain a job is a step
+// of, every step of its definition in order with the job that runs it
+// once there is one.
+type ChainView struct {
+	ChainID string `json:"chain_id"`
+	// Step is the asked job's own step (0-based).
+	Step           int             `json:"step"`
+	Steps          []ChainStepView `json:"steps"`
+	OnFailureQueue *string         `json:"on_failure_queue"`
+	OnExitQueue    *string         `json:"on_exit_queue"`
+}
+
+// ChainStepView is one step of a ChainView. JobID and State are null
+// while no job runs the step: not reached yet, the chain stopped or
+// failed before it, its job was pruned with the retention period, or the
+// chain was enqueued before the shard indexed chain steps (then only the
+// asked job's own step is known).
+type ChainStepView struct {
+	Step        int        `json:"step"`
+	Queue       string     `json:"queue"` // the definition's; a step job moved since is in JobQueue
+	JobID       *string    `json:"job_id"`
+	JobQueue    *string    `json:"job_queue"`
+	State       *string    `json:"state"`
+	CreatedAt   *time.Time `json:"created_at"`
+	CompletedAt *time.Time `json:"completed_at"`
+}

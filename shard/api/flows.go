@@ -10,10 +10,11 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// batchRoutes serves the list of batches; a batch by id is a job route
-// (jobs.go), registered after this one so "/batches" is not an id.
-func (s *Server) batchRoutes(api fiber.Router) {
+// flowRoutes serves the list of batches and a job's chain; a batch by id
+// is a job route (jobs.go).
+func (s *Server) flowRoutes(api fiber.Router) {
 	api.Get("/batches", s.listBatches)
+	api.Get("/jobs/:id/chain", s.getChain)
 }
 
 // listBatches answers GET /api/v1/batches?limit=&cursor=: the namespace's
@@ -29,4 +30,11 @@ func (s *Server) listBatches(c *fiber.Ctx) error {
 	}
 	page, err := s.svc.ListBatches(ns(c), scope(c), q)
 	return reply(c, page, err)
+}
+
+// getChain answers GET /api/v1/jobs/{id}/chain: the chain the job is a
+// step of, its steps in order with their jobs' states.
+func (s *Server) getChain(c *fiber.Ctx) error {
+	v, err := s.svc.GetChain(ns(c), scope(c), c.Params("id"))
+	return reply(c, v, err)
 }

@@ -87,3 +87,22 @@ func TestChainView(t *testing.T) {
 	require.Nil(t, steps[1]["job_id"])
 	require.Equal(t, "completed", steps[0]["state"])
 }
+
+// A backup carries a chain's index: restored into a new namespace, the
+// chain shows its steps' jobs there as it did at the source.
+func TestChainViewSurvivesBackupAndRestore(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	src := b.in(testNS)
+	first := src.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "a", "chain": map[string]any{
+		"steps": []any{map[string]any{"queue": "a"}, map[string]any{"queue": "b"}}}}, 201).Body["job_id"].(string)
+	src.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"a"}, "worker_id": "w", "timeout": 0}, 200)
+	src.ok("POST", "/api/v1/ack/"+first, nil, 200)
+	want := chainSteps(t, src.ok("GET", "/api/v1/jobs/"+first+"/chain", nil, 200))
+	require.NotNil(t, want[1]["job_id"])
+
+	r := b.restoreInto(restoredNS, wire.RestoreNew, b.backupOf(testNS))
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	dst := b.in(restoredNS)
+	require.Equal(t, want, chainSteps(t, dst.ok("GET", "/api/v1/jobs/"+want[1]["job_id"].(string)+"/chain", nil, 200)))
+}

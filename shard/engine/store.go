@@ -252,9 +252,13 @@ func addSearchEntries(tx *replica.Tx, ns string, j *job.Job) {
 	addChainStep(tx, ns, j)
 }
 
+// chainIndexed reports whether j is a step of a chain whose steps are
+// indexed (job.FlowChainIndexed).
+func chainIndexed(j *job.Job) bool { return j.ChainID != "" && j.Flow.Has(job.FlowChainIndexed) }
+
 // addChainStep puts a chain step's job in its chain's index.
 func addChainStep(tx *replica.Tx, ns string, j *job.Job) {
-	if j.ChainID != "" {
+	if chainIndexed(j) {
 		must(tx.Set(keys.ChainStep(ns, j.ChainID, uint16(j.ChainStep), j.ID), nil, nil))
 	}
 }
@@ -266,7 +270,7 @@ func dropSearchEntries(tx *replica.Tx, ns string, j *job.Job) {
 	if j.BatchID != "" {
 		must(tx.Delete(keys.BatchJob(ns, j.BatchID, j.CreatedAt, j.ID), nil))
 	}
-	if j.ChainID != "" {
+	if chainIndexed(j) {
 		must(tx.Delete(keys.ChainStep(ns, j.ChainID, uint16(j.ChainStep), j.ID), nil))
 	}
 }

@@ -140,6 +140,7 @@ func (s *Service) flowFields(lim Limits, field string, r *wire.EnqueueRequest, j
 			return err
 		}
 		j.ChainID, j.Chain = s.NewID("chain_"), raw
+		j.Flow |= job.FlowChainIndexed
 	}
 	return dependencies(r, field, j)
 }

@@ -110,6 +110,7 @@ func TestRouteTableActions(t *testing.T) {
 		"PUT /api/v1/schedules/:id":          tenancy.ActScheduleManage,
 		"DELETE /api/v1/schedules/:id":       tenancy.ActScheduleManage,
 		"POST /api/v1/schedules/:id/enable":  tenancy.ActScheduleManage,
+		"POST /api/v1/schedules/:id/run":     tenancy.ActScheduleManage,
 		"POST /api/v1/schedules/preview":     tenancy.ActScheduleRead,
 		"POST /api/v1/schedules/:id/disable": tenancy.ActScheduleManage,
 

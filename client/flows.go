@@ -107,3 +107,17 @@ func (c *Client) GetBatch(ctx context.Context, id string) (*Batch, error) {
 	}
 	return &out, nil
 }
+
+// ChainView is where a chain stands: every step of its definition in
+// order, with the job that runs it (and its state) once there is one.
+type ChainView = wire.ChainView
+
+// GetChain returns the chain job id is a step of; a job of no chain, or
+// of another namespace or tenant, is not found.
+func (c *Client) GetChain(ctx context.Context, id string) (*ChainView, error) {
+	var out ChainView
+	if _, err := c.do(ctx, "GET", "/api/v1/jobs/"+url.PathEscape(id)+"/chain", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

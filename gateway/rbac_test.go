@@ -98,6 +98,8 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/bulk/:id/progress": tenancy.ActJobRead,
 		"GET /api/v1/cluster":           tenancy.ActQueueRead,
 		"DELETE /api/v1/bulk/:id":       tenancy.ActJobManage,
+		"GET /api/v1/batches":           tenancy.ActJobRead,
+		"GET /api/v1/jobs/:id/chain":    tenancy.ActJobRead,
 		"GET /api/v1/batches/:id":       tenancy.ActJobRead,
 		"GET /api/v1/workers":           tenancy.ActQueueRead,
 		"GET /api/v1/events":            tenancy.ActJobRead,

@@ -97,6 +97,7 @@ var routeTable = []route{
 	{post, "/api/v1/fail/:id", tenancy.ActJobWork, job | createsJobs, forward},
 	{post, "/api/v1/heartbeat", tenancy.ActJobWork, job, forward},
 	{get, "/api/v1/jobs/:id", tenancy.ActJobRead, job, forward},
+	{get, "/api/v1/jobs/:id/chain", tenancy.ActJobRead, job, forward},
 	{post, "/api/v1/jobs/:id/retry", tenancy.ActJobManage, job | createsJobs, forward},
 	{post, "/api/v1/jobs/:id/cancel", tenancy.ActJobManage, job, forward},
 	{post, "/api/v1/jobs/:id/move", tenancy.ActJobManage, job | createsJobs, forward},
@@ -108,6 +109,7 @@ var routeTable = []route{
 	{get, "/api/v1/bulk/:id", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/bulk/:id/progress", tenancy.ActJobRead, job, stream},
 	{del, "/api/v1/bulk/:id", tenancy.ActJobManage, job, forward},
+	{get, "/api/v1/batches", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/batches/:id", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/workers", tenancy.ActQueueRead, job, forward},
 	{get, "/api/v1/cluster", tenancy.ActQueueRead, job, forward}, // the namespace's shard: its nodes' health

@@ -85,13 +85,52 @@ type BatchCallback struct {
 
 // Batch is GET /api/v1/batches/{id}.
 type Batch struct {
-	ID            string     `json:"id"`
-	Total         int        `json:"total"`
-	Pending       int        `json:"pending"`
-	Succeeded     int        `json:"succeeded"`
-	Failed        int        `json:"failed"`
-	CallbackQueue string     `json:"callback_queue"`
-	CallbackJobID *string    `json:"callback_job_id"`
+	ID            string  `json:"id"`
+	Total         int     `json:"total"`
+	Pending       int     `json:"pending"`
+	Succeeded     int     `json:"succeeded"`
+	Failed        int     `json:"failed"`
+	CallbackQueue string  `json:"callback_queue"`
+	CallbackJobID *string `json:"callback_job_id"`
+	// CallbackState is the callback job's state once the batch fired
+	// (null before, and once the callback job was pruned or deleted).
+	CallbackState *string    `json:"callback_state"`
 	CreatedAt     *time.Time `json:"created_at"`
 	CompletedAt   *time.Time `json:"completed_at"`
+}
+
+// BatchList is GET /api/v1/batches: the namespace's batches, newest
+// first, until a fired batch is pruned with the retention period. Pass
+// Cursor back as ?cursor= for the next page.
+type BatchList struct {
+	Batches []Batch `json:"batches"`
+	Cursor  *string `json:"cursor"` // null on the last page
+	HasMore bool    `json:"has_more"`
+}
+
+// ChainView is GET /api/v1/jobs/{id}/chain: the chain a job is a step
+// of, every step of its definition in order with the job that runs it
+// once there is one.
+type ChainView struct {
+	ChainID string `json:"chain_id"`
+	// Step is the asked job's own step (0-based).
+	Step           int             `json:"step"`
+	Steps          []ChainStepView `json:"steps"`
+	OnFailureQueue *string         `json:"on_failure_queue"`
+	OnExitQueue    *string         `json:"on_exit_queue"`
+}
+
+// ChainStepView is one step of a ChainView. JobID and State are null
+// while no job runs the step: not reached yet, the chain stopped or
+// failed before it, its job was pruned with the retention period, or the
+// chain was enqueued before the shard indexed chain steps (then only the
+// asked job's own step is known).
+type ChainStepView struct {
+	Step        int        `json:"step"`
+	Queue       string     `json:"queue"` // the definition's; a step job moved since is in JobQueue
+	JobID       *string    `json:"job_id"`
+	JobQueue    *string    `json:"job_queue"`
+	State       *string    `json:"state"`
+	CreatedAt   *time.Time `json:"created_at"`
+	CompletedAt *time.Time `json:"completed_at"`
 }

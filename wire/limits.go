@@ -36,6 +36,8 @@ const (
 	MaxScheduleName    = 128
 	MaxBulkListLimit   = 1000 // bulk operations on one page of GET /api/v1/bulk
 	DefaultBulkLimit   = 100
+	MaxBatchListLimit  = 200 // batches on one page of GET /api/v1/batches
+	DefaultBatchLimit  = 50
 )
 
 // Bounds of times and periods a request names.

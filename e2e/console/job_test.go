@@ -270,8 +270,8 @@ func TestConsoleJobEnqueueDialog(t *testing.T) {
 }
 
 // A batch of 3 with 1 completed shows 1/3 on its page, with its jobs and
-// callback; the list finds it among recent jobs and opens one by id; a
-// job of it links its batch.
+// callback; the list shows it and opens one by id; a job of it links its
+// batch.
 func TestConsoleJobBatchProgress(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
@@ -312,12 +312,11 @@ func TestConsoleJobBatchProgress(t *testing.T) {
 	p.click("#job-batch")
 	p.waitScreen("batch")
 
-	// The list: recent batches, and one opened by id.
+	// The list, and one opened by id.
 	p.goTo("/console/batches")
 	p.waitScreen("batches")
 	p.waitText("#batches-table", br.BatchID)
 	p.waitText("#batches-table", "2/3")
-	assert.Contains(t, p.text("#chains-note"), "job detail")
 	p.setValue("#batch-id", br.BatchID)
 	p.click("#batch-open")
 	p.waitScreen("batch")
@@ -327,26 +326,54 @@ func TestConsoleJobBatchProgress(t *testing.T) {
 }
 
 // A chain's steps link each other: step 1 (completed) links step 2, which
-// links back.
+// links back; each step's job shows the chain's steps in order with their
+// jobs' states, from GET /api/v1/jobs/{id}/chain.
 func TestConsoleJobChainLinks(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	res, err := tn.owner.Enqueue(ctx(t), client.EnqueueRequest{Queue: "jc.one", Payload: map[string]int{"n": 1},
-		Chain: &client.Chain{Steps: []client.ChainStep{{Queue: "jc.one"}, {Queue: "jc.two", Payload: map[string]int{"n": 2}}}}})
+		Chain: &client.Chain{Steps: []client.ChainStep{{Queue: "jc.one"}, {Queue: "jc.two", Payload: map[string]int{"n": 2}}, {Queue: "jc.three"}},
+			OnFailure: &client.ChainStep{Queue: "jc.alerts"}}})
 	require.NoError(t, err)
 	j := jobFetch(t, tn, "w-c", "jc.one", res.JobID)
 	require.NoError(t, tn.owner.ForWorker("w-c").Ack(ctx(t), j.ID, map[string]string{"ok": "yes"}))
 
 	p := signedIn(t, tn.ownerKey, "/console/jobs/"+res.JobID, "job")
-	p.waitText("#job-chain", "step 1")
+	p.waitText("#job-chain", "step 1 of 3")
+	p.waitFor("#job-chain-steps")
+	p.waitText("#job-chain-status", "at step 2 of 3 (pending)")
+	assert.Equal(t, 3, p.count("#job-chain-steps tbody tr"))
+	row := func(i int) string { return p.text(fmt.Sprintf(`#job-chain-steps tbody tr[data-step="%d"]`, i)) }
+	assert.Contains(t, row(0), "this job")
+	assert.Contains(t, row(0), "completed")
+	assert.Contains(t, row(1), "jc.two")
+	assert.Contains(t, row(1), "pending")
+	assert.Contains(t, row(2), "jc.three")
+	assert.Contains(t, row(2), "not enqueued")
+	assert.Contains(t, p.text("#job-chain-handlers"), "jc.alerts")
+	p.shot("job-chain")
+
 	p.waitFor("#job-chain-next")
 	p.click("#job-chain-next")
 	p.waitScreen("job")
 	p.waitText("#job-queue", "jc.two")
-	assert.Contains(t, p.text("#job-chain"), "step 2")
+	p.waitText("#job-chain", "step 2 of 3")
 	p.waitFor("#job-chain-prev")
 	assert.Contains(t, p.text("#job-chain-prev"), res.JobID)
 	p.waitText("#job-payload", "previous_result")
+	p.waitText(`#job-chain-steps tbody tr[data-step="1"]`, "this job")
+
+	// Live: the second step starts, and the first step's page shows it.
+	chain, err := tn.owner.GetChain(ctx(t), res.JobID)
+	require.NoError(t, err)
+	require.NotNil(t, chain.Steps[1].JobID)
+	second := *chain.Steps[1].JobID
+	p.goTo("/console/jobs/" + res.JobID)
+	p.waitScreen("job")
+	p.waitText(`#job-chain-steps tbody tr[data-step="1"]`, "pending")
+	jobFetch(t, tn, "w-c", "jc.two", second)
+	p.waitText(`#job-chain-steps tbody tr[data-step="1"]`, "active")
+	p.waitText("#job-chain-status", "at step 2 of 3 (active)")
 }
 
 // A viewer sees the job but none of its actions, and no enqueue button.

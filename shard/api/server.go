@@ -110,6 +110,7 @@ func (s *Server) routes() {
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
 	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.group.Forward(servedLocally), s.fairKey, s.slot)
+	s.flowRoutes(api)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)

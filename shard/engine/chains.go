@@ -58,6 +58,8 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 		p := wire.ChainNextPayload{PreviousResult: orNull(j.Result), Payload: orNull(c.Steps[next].Payload)}
 		n := e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-step", j.ID), c.Steps[next].Queue, mustJSON(p), &c.Steps[next])
 		n.ChainID, n.ChainStep, n.Chain = j.ChainID, next, j.Chain
+		n.Flow |= j.Flow & job.FlowChainIndexed
+		addChainStep(tx, ns, n)
 		e.putJob(tx, ns, n)
 	case job.Dead:
 		if j.Flow.Has(job.FlowChainFailed) || c.OnFailure == nil {

@@ -84,6 +84,7 @@ func (s *script) newJob() *job.Job {
 			`"retry_backoff":"linear","retry_base_delay":"2s","retry_max_delay":3,"expire_after":"1m","lease_duration":"2s",`+
 			`"tags":{"step":"b"}}],"on_exit":{"queue":"c","max_retries":1}}`)
 		j.OwnLeaseNs = int64(3 * time.Second)
+		j.Flow |= job.FlowChainIndexed // case 4's chain is one of an older log, not indexed
 	}
 	var fkey, ckey string
 	if s.rng.Intn(3) == 0 {

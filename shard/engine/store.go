@@ -238,15 +238,28 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 	}
 }
 
-// addSearchEntries and dropSearchEntries keep the tag and batch indexes:
-// a job's tags and batch are set at enqueue and never change, so only
-// insert and removal touch them.
+// addSearchEntries and dropSearchEntries keep the tag, batch and chain
+// indexes: a job's tags, batch and chain step are set when it is created
+// and never change, so only insert and removal touch them (a chain's
+// next step gets its chain after insert: addChainStep).
 func addSearchEntries(tx *replica.Tx, ns string, j *job.Job) {
 	for k, v := range j.Tags {
 		must(tx.Set(keys.TagEntry(ns, k, v, j.CreatedAt, j.ID), nil, nil))
 	}
 	if j.BatchID != "" {
 		must(tx.Set(keys.BatchJob(ns, j.BatchID, j.CreatedAt, j.ID), nil, nil))
+	}
+	addChainStep(tx, ns, j)
+}
+
+// chainIndexed reports whether j is a step of a chain whose steps are
+// indexed (job.FlowChainIndexed).
+func chainIndexed(j *job.Job) bool { return j.ChainID != "" && j.Flow.Has(job.FlowChainIndexed) }
+
+// addChainStep puts a chain step's job in its chain's index.
+func addChainStep(tx *replica.Tx, ns string, j *job.Job) {
+	if chainIndexed(j) {
+		must(tx.Set(keys.ChainStep(ns, j.ChainID, uint16(j.ChainStep), j.ID), nil, nil))
 	}
 }
 
@@ -256,6 +269,9 @@ func dropSearchEntries(tx *replica.Tx, ns string, j *job.Job) {
 	}
 	if j.BatchID != "" {
 		must(tx.Delete(keys.BatchJob(ns, j.BatchID, j.CreatedAt, j.ID), nil))
+	}
+	if chainIndexed(j) {
+		must(tx.Delete(keys.ChainStep(ns, j.ChainID, uint16(j.ChainStep), j.ID), nil))
 	}
 }
 

@@ -127,6 +127,11 @@ const (
 	FlowChainExit     Flow = 1 << 3 // its last ack said step_status "exit"
 	FlowHasDependents Flow = 1 << 4 // some job depends on it (reverse edges exist)
 	FlowRunOnDepFail  Flow = 1 << 5 // on_dependency_failure "run"
+	// FlowChainIndexed: its chain's steps are in the chain index
+	// (keys.ChainStep). Set by the enqueue that starts a chain and passed
+	// on to each next step; chains of older logs lack it and stay out, so
+	// those logs replay as they first applied.
+	FlowChainIndexed Flow = 1 << 6
 )
 
 // Has reports whether every flag of f is set.

@@ -21,6 +21,7 @@ const (
 	gSched   = "sch_01HX3F7Q2M8V4K9N6B5C1D0E2C"
 	gBatch   = "batch_01HX3F7Q2M8V4K9N6B5C1D0E2D"
 	gBulk    = "bulk_01HX3F7Q2M8V4K9N6B5C1D0E2E"
+	gChain   = "chain_01HX3F7Q2M8V4K9N6B5C1D0E2F"
 	gCreated = int64(1_700_000_000_123_456_789) // 2023-11-14T22:13:20.123456789Z
 )
 
@@ -32,7 +33,7 @@ var kindNames = map[byte]string{
 	'b': "batch record", 'B': "batch member", 'e': "dependent edge", 'S': "state search index",
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
 	'c': "namespace settings", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
-	'P': "unfinished count",
+	'P': "unfinished count", 'C': "chain step index",
 }
 
 func goldenFamilies() []family {
@@ -43,7 +44,7 @@ func goldenFamilies() []family {
 		{"time.txt", "Time indexes (due, lease, expire, schedule run, prune; record prune): time order, then id.", timeCases()},
 		{"dead.txt", "Dead index, per scope (\"\" = every queue, else one queue): order of death, then id.", deadCases()},
 		{"edges.txt", "Batch members and reverse dependency edges: job id order under a fixed prefix.", edgeCases()},
-		{"search.txt", "Search indexes by state and queue, by tag, by batch: creation order, then id.", searchCases()},
+		{"search.txt", "Search indexes by state and queue, by tag, by batch: creation order, then id; a chain's steps: step order.", searchCases()},
 		{"registry.txt", "Shard-wide namespace registry and range ends (PrefixEnd).", registryCases()},
 		{"usage.txt", "Shard-wide usage metering: hourly buckets in (hour, namespace) order, stored-bytes gauges, the metering clock.", usageCases()},
 	}
@@ -61,7 +62,7 @@ func kindCases() []*gcase {
 		{"KindPrune", KindPrune, 'r'}, {"KindDead", KindDead, 'D'}, {"KindBatch", KindBatch, 'b'},
 		{"KindBatchMember", KindBatchMember, 'B'}, {"KindDependent", KindDependent, 'e'},
 		{"KindStateIndex", KindStateIndex, 'S'}, {"KindTag", KindTag, 'T'},
-		{"KindBatchIndex", KindBatchIndex, 'A'}, {"KindBulkOp", KindBulkOp, 'o'},
+		{"KindBatchIndex", KindBatchIndex, 'A'}, {"KindChainStep", KindChainStep, 'C'}, {"KindBulkOp", KindBulkOp, 'o'},
 		{"KindRecordPrune", KindRecordPrune, 'y'}, {"KindNamespaceConfig", KindNamespaceConfig, 'c'},
 		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
@@ -278,6 +279,16 @@ func searchCases() []*gcase {
 		kc("BatchJob", BatchJob(ns, gBatch, c, gJob), "ns", ns, "batchID", gBatch, "created", c, "id", gJob).
 			is(head(ns, 'A'), text("batch id", gBatch), sep(), be64("created_at", c), text("job id", gJob)).
 			parse("CreatedID", createdID(c, gJob)),
+		kc("ChainSteps", ChainSteps(ns, gChain), "ns", ns, "chainID", gChain).
+			is(head(ns, 'C'), text("chain id", gChain), sep()),
+		kc("ChainStep", ChainStep(ns, gChain, 2, gJob), "ns", ns, "chainID", gChain, "step", 2, "id", gJob).
+			is(head(ns, 'C'), text("chain id", gChain), sep(), be16("step", 2), text("job id", gJob)).
+			parse("StepID", func(t *testing.T, key []byte) {
+				step, id, err := StepID(key)
+				require.NoError(t, err)
+				require.Equal(t, uint16(2), step)
+				require.Equal(t, gJob, id)
+			}),
 	}
 }
 

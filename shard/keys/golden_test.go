@@ -51,6 +51,10 @@ func u8(what string, v uint8) part {
 	return part{fmt.Sprintf("%s, 1 byte = %d", what, v), []byte{v}}
 }
 
+func be16(what string, v uint16) part {
+	return part{fmt.Sprintf("%s, uint16 big-endian = %d", what, v), binary.BigEndian.AppendUint16(nil, v)}
+}
+
 func be64(what string, v int64) part {
 	at := time.Unix(0, v).UTC().Format(time.RFC3339Nano)
 	return part{fmt.Sprintf("%s, int64 big-endian = %d (%s)", what, v, at), binary.BigEndian.AppendUint64(nil, uint64(v))}

@@ -25,6 +25,7 @@
 //	<ns> 00 'S' <state 1B> <queue> 00 <created 8B> <id>  search: jobs by state and queue (states without a per-queue index)
 //	<ns> 00 'T' <tag key> 00 <value> 00 <created 8B> <id> search: jobs by tag
 //	<ns> 00 'A' <batch id> 00 <created 8B> <id>          search: jobs of a batch
+//	<ns> 00 'C' <chain id> 00 <step 2B> <id>             the step jobs of a chain, in step order
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
 //	<ns> 00 'c'                                          the namespace's settings (its retention)
@@ -81,6 +82,7 @@ const (
 	KindStateIndex byte = 'S'
 	KindTag        byte = 'T'
 	KindBatchIndex byte = 'A'
+	KindChainStep  byte = 'C' // ChainStep: a chain's step jobs, in step order
 	KindBulkOp     byte = 'o'
 
 	KindRecordPrune byte = 'y' // RecordPruneEntry: batch and bulk operation records, by prune time
@@ -508,6 +510,29 @@ func BatchJobs(ns, batchID string) []byte {
 func BatchJob(ns, batchID string, created int64, id string) []byte {
 	b := binary.BigEndian.AppendUint64(BatchJobs(ns, batchID), uint64(created))
 	return append(b, id...)
+}
+
+// ChainSteps is the prefix of the index of one chain's step jobs, in
+// step order.
+func ChainSteps(ns, chainID string) []byte {
+	b := kindPrefix(ns, KindChainStep, len(chainID)+1+2+JobIDLen)
+	b = append(b, chainID...)
+	return append(b, 0)
+}
+
+// ChainStep is the key of step's job in the index of its chain.
+func ChainStep(ns, chainID string, step uint16, id string) []byte {
+	b := binary.BigEndian.AppendUint16(ChainSteps(ns, chainID), step)
+	return append(b, id...)
+}
+
+// StepID splits the step and job id off the end of a ChainStep key.
+func StepID(key []byte) (step uint16, id string, err error) {
+	if len(key) < 2+JobIDLen {
+		return 0, "", fmt.Errorf("keys: %q is too short for a chain step key", key)
+	}
+	rest := key[len(key)-2-JobIDLen:]
+	return binary.BigEndian.Uint16(rest[:2]), string(rest[2:]), nil
 }
 
 // CreatedID splits the creation time and job id off the end of a key of

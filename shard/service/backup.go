@@ -69,7 +69,7 @@ func BackupKind(rel []byte) byte {
 		return KindCounters
 	case keys.KindPending, keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindScheduleName, keys.KindScheduleRun,
 		keys.KindPrune, keys.KindDead, keys.KindBatchMember, keys.KindDependent, keys.KindStateIndex, keys.KindTag,
-		keys.KindBatchIndex, keys.KindRecordPrune, keys.KindKeyedPending, keys.KindKeyedGroup:
+		keys.KindBatchIndex, keys.KindChainStep, keys.KindRecordPrune, keys.KindKeyedPending, keys.KindKeyedGroup:
 		return KindIndexes
 	}
 	return KindOther

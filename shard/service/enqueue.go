@@ -140,6 +140,7 @@ func (s *Service) flowFields(lim Limits, field string, r *wire.EnqueueRequest, j
 			return err
 		}
 		j.ChainID, j.Chain = s.NewID("chain_"), raw
+		j.Flow |= job.FlowChainIndexed
 	}
 	return dependencies(r, field, j)
 }
@@ -260,7 +261,7 @@ func (s *Service) GetBatch(ns string, sc tenancy.QueueScope, id string) (*wire.B
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
-	if len(id) != BatchIDLen || id[:6] != "batch_" {
+	if !validBatchID(id) {
 		return nil, apierr.New(apierr.NotFound, "batch %q not found", id)
 	}
 	b, err := engine.ReadBatch(s.node.DB(), ns, id)
@@ -270,5 +271,5 @@ func (s *Service) GetBatch(ns string, sc tenancy.QueueScope, id string) (*wire.B
 	if !s.batchInScope(ns, b, sc) {
 		return nil, apierr.New(apierr.NotFound, "batch %s not found", id)
 	}
-	return batchView(b), nil
+	return s.batchWithCallback(s.node.DB(), ns, b), nil
 }

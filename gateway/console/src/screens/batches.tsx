@@ -1,36 +1,23 @@
-// Batches: the API keeps no list of them (GET /api/v1/batches/{id} only),
-// so the list screen opens one by id and shows those of the most recently
-// created jobs; a batch's screen has its counts, its jobs (searched by
-// batch_id, paged) and its callback.
-import { useEffect, useMemo, useState } from "preact/hooks";
-import { enc, get, isNotFound, post } from "../api";
+// Batches: the namespace's batches, newest first, a page at a time
+// (GET /api/v1/batches), and one opened by id; a batch's screen has its
+// counts, its jobs (searched by batch_id, paged) and its callback.
+import { useEffect, useState } from "preact/hooks";
+import { enc, isNotFound, post } from "../api";
 import { batchPath } from "../lib/paths";
-import { useApi, useLiveReload, usePostQuery, type JobEvent } from "../hooks";
+import { useApi, useLiveReload, type JobEvent } from "../hooks";
 import { Link, navigate } from "../router";
-import { Empty, ErrorBox, KV, Loading, Meter, Missing, Screen, Stat, StateBadge, Unloaded } from "../components/ui";
+import { Empty, ErrorBox, KV, Loading, Meter, Missing, Pager, Screen, Stat, StateBadge, Unloaded } from "../components/ui";
 import { JobLink, QueueLink } from "../components/links";
 import { Table } from "../components/table";
 import { between, utc } from "./job-model";
 import { BatchJobs } from "./batch-jobs";
+import { batchesPath, callbackText, firstPage, turnPage, type Batch, type BatchList, type Pages } from "./flows-lib";
 import "./batches.css";
 
-export interface Batch {
-  id: string;
-  total: number;
-  pending: number;
-  succeeded: number;
-  failed: number;
-  callback_queue: string;
-  callback_job_id: string | null;
-  created_at: string | null;
-  completed_at: string | null;
-}
+export type { Batch } from "./flows-lib";
 
-/** RECENT_JOBS: how many of the newest jobs the list looks through for batch ids. */
-const RECENT_JOBS = 200;
-/** RECENT_BATCHES: at most this many batches listed. */
-const RECENT_BATCHES = 20;
-const RECENT_SEARCH = { limit: RECENT_JOBS, sort: "created_at", order: "desc" };
+/** PAGE: batches on one page of the list. */
+const PAGE = 20;
 
 // A batch's counts change when one of its jobs finishes: these events may be one.
 const finishing = (e: JobEvent) => e.type === "completed" || e.type === "dead" || e.type === "cancelled" || e.type === "retried";
@@ -49,33 +36,57 @@ export function BatchProgress({ b, id }: { b: Batch; id?: string }) {
 }
 
 export function Batches() {
-  const recent = usePostQuery<{ jobs: { batch_id: string | null }[] }>("/api/v1/jobs/search", RECENT_SEARCH);
-  const failed = recent.error !== undefined;
-  // The last answer's batches, kept through a failed refresh; none when the first search fails.
-  const ids = useMemo(() => {
-    if (!recent.data) return failed ? [] : null;
-    const seen: string[] = [];
-    for (const j of recent.data.jobs) if (j.batch_id && !seen.includes(j.batch_id) && seen.length < RECENT_BATCHES) seen.push(j.batch_id);
-    return seen;
-  }, [recent.data, !recent.data && failed]);
-  const [batches, setBatches] = useState<Record<string, Batch | Error>>({});
-  const [counts, setCounts] = useState(0);
+  const [pages, setPages] = useState<Pages>(firstPage);
+  const list = useApi<BatchList>(batchesPath(PAGE, pages[pages.length - 1]));
   const [open, setOpen] = useState("");
-
-  useEffect(() => {
-    if (!ids?.length) return;
-    const ctl = new AbortController();
-    for (const id of ids)
-      get<Batch>(`/api/v1/batches/${enc(id)}`, { signal: ctl.signal }).then(
-        (b) => setBatches((m) => ({ ...m, [id]: b })),
-        (e: Error) => !ctl.signal.aborted && setBatches((m) => ({ ...m, [id]: e })),
-      );
-    return () => ctl.abort();
-  }, [ids, counts]);
-  useLiveReload(() => setCounts((c) => c + 1), finishing, 5000);
+  useLiveReload(list.reload, finishing, 5000);
+  const page = list.data;
 
   return (
-    <Screen name="batches" title="Batches" ready={ids !== null}>
+    <Screen name="batches" title="Batches" ready={page !== undefined || list.error !== undefined}>
+      <section class="card">
+        <div class="toolbar">
+          <h2 class="batch-h">Batches</h2>
+          <button type="button" id="batches-refresh" onClick={list.reload}>
+            Refresh
+          </button>
+        </div>
+        <p class="muted">Newest first. A finished batch is removed after the retention period.</p>
+        <ErrorBox error={list.error} />
+        {page === undefined ? (
+          list.error ? null : <Loading />
+        ) : page.batches.length === 0 ? (
+          <Empty>{pages.length > 1 ? "No more batches." : "No batches in this namespace yet."}</Empty>
+        ) : (
+          <Table
+            id="batches-table"
+            cols={["Batch", "Finished", { label: "Pending", num: true }, { label: "Succeeded", num: true }, { label: "Failed", num: true }, "Created", "Callback"]}
+          >
+            {page.batches.map((b) => (
+              <tr key={b.id}>
+                <td>
+                  <Link href={batchPath(b.id)} class="mono">
+                    {b.id}
+                  </Link>
+                </td>
+                <td>
+                  <BatchProgress b={b} />
+                </td>
+                <td class="num">{b.pending}</td>
+                <td class="num">{b.succeeded}</td>
+                <td class="num">{b.failed}</td>
+                <td title={utc(b.created_at)}>{utc(b.created_at)}</td>
+                <td class="batch-callback-cell">
+                  <span class="mono">{b.callback_queue || "—"}</span> <span class="muted">{callbackText(b)}</span>
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+        {page && (pages.length > 1 || page.has_more) && (
+          <Pager label="Pages of batches" page={pages.length} hasNext={page.has_more && !!page.cursor} onPage={(p) => setPages(turnPage(pages, p, page.cursor))} />
+        )}
+      </section>
       <section class="card">
         <h2>Open a batch</h2>
         <form
@@ -95,67 +106,8 @@ export function Batches() {
           </button>
         </form>
         <p class="muted">
-          A batch's id is in the answer to <code>POST /api/v1/enqueue/batch</code> and on the detail of each of its jobs.
-        </p>
-      </section>
-      <section class="card">
-        <div class="toolbar">
-          <h2 class="batch-h">Recent batches</h2>
-          <button type="button" id="batches-refresh" onClick={recent.reload}>
-            Refresh
-          </button>
-        </div>
-        <p class="muted">Jobbie keeps no list of batches: these are the batches of the {RECENT_JOBS} most recently created jobs.</p>
-        <ErrorBox error={recent.error} />
-        {ids === null ? (
-          <Loading />
-        ) : ids.length === 0 ? (
-          <Empty>No batch among the most recent jobs.</Empty>
-        ) : (
-          <Table
-            id="batches-table"
-            cols={["Batch", "Finished", { label: "Pending", num: true }, { label: "Succeeded", num: true }, { label: "Failed", num: true }, "Created", "Callback"]}
-          >
-            {ids.map((id) => {
-              const b = batches[id];
-              return (
-                <tr key={id}>
-                  <td>
-                    <Link href={batchPath(id)} class="mono">
-                      {id}
-                    </Link>
-                  </td>
-                  {b === undefined ? (
-                    <td colSpan={6} class="muted">
-                      Loading…
-                    </td>
-                  ) : b instanceof Error ? (
-                    <td colSpan={6} class="muted">
-                      {b.message}
-                    </td>
-                  ) : (
-                    <>
-                      <td>
-                        <BatchProgress b={b} />
-                      </td>
-                      <td class="num">{b.pending}</td>
-                      <td class="num">{b.succeeded}</td>
-                      <td class="num">{b.failed}</td>
-                      <td title={utc(b.created_at)}>{utc(b.created_at)}</td>
-                      <td class="mono">{b.callback_queue || "—"}</td>
-                    </>
-                  )}
-                </tr>
-              );
-            })}
-          </Table>
-        )}
-      </section>
-      <section class="card">
-        <h2>Chains</h2>
-        <p class="muted" id="chains-note">
-          Chains have no screen of their own: each step is a job. A step's job detail shows its chain and step, with links to the previous and
-          next steps.
+          A batch's id is in the answer to <code>POST /api/v1/enqueue/batch</code> and on the detail of each of its jobs. A chain's steps are
+          shown on the detail of each of its jobs.
         </p>
       </section>
     </Screen>
@@ -242,6 +194,12 @@ export function BatchDetail({ id }: { id: string }) {
                     <>
                       {": job "}
                       <JobLink job={b.callback_job_id} class="mono" />
+                      {b.callback_state && (
+                        <>
+                          {" "}
+                          <StateBadge state={b.callback_state} />
+                        </>
+                      )}
                     </>
                   ) : (
                     <span class="muted"> (enqueued once every job has finished)</span>

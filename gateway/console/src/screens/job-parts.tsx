@@ -1,17 +1,17 @@
 // Parts of the job detail: progress, attempts, timeline, and the links of
 // a job's flows (batch, chain steps, dependencies).
 import { useEffect, useState } from "preact/hooks";
-import { enc, get, post } from "../api";
+import { enc, get } from "../api";
 import { useApi } from "../hooks";
 import { Link } from "../router";
 import { batchPath } from "../lib/paths";
-import { JobLink } from "../components/links";
-import { Empty, Meter, StateBadge } from "../components/ui";
+import { JobLink, QueueLink } from "../components/links";
+import { Empty, ErrorBox, Loading, Meter, StateBadge } from "../components/ui";
 import { Table } from "../components/table";
 import { exact } from "../lib/format";
 import { JsonView } from "../components/json";
 import { attemptsOf, between, clock, progressOf, timelineText, utc, type Job } from "./job-model";
-import type { Batch } from "./batches";
+import { chainStatus, neighbours, type Batch, type Chain, type ChainStep } from "./flows-lib";
 
 export function ProgressBar({ progress }: { progress: unknown }) {
   const p = progressOf(progress);
@@ -115,77 +115,75 @@ export function BatchLink({ id }: { id: string }) {
   );
 }
 
-interface Found {
-  id: string;
-  state: string;
+/** useChain reads the chain job id is a step of (GET /api/v1/jobs/{id}/chain; id null: none), again whenever tick changes; an answer about another job is not this one's. */
+export function useChain(id: string | null, tick: unknown) {
+  const c = useApi<Chain>(id ? `/api/v1/jobs/${enc(id)}/chain` : null, [tick]);
+  const own = c.data && c.data.steps[c.data.step]?.job_id === id ? c.data : undefined;
+  return { ...c, data: own };
 }
 
-type Page = { jobs: (Job & { chain_id: string | null; chain_step: number | null })[] };
-
-/** msWindow is the [t, t + 1 ms) window around an instant, in whole milliseconds (the search's windows are half-open). */
-function msWindow(at: string): { after: string; before: string } {
-  const t = Math.floor(Date.parse(at));
-  return { after: new Date(t).toISOString(), before: new Date(t + 1).toISOString() };
-}
-
-/**
- * findStep looks for step `step` of chain `chain` among the jobs a search
- * finds. The API names a step's chain and index but not its neighbours'
- * ids; a next step is created in the same command that completes its
- * previous one, so their times match to the nanosecond and a one-
- * millisecond window finds it.
- */
-async function findStep(filter: Record<string, unknown>, chain: string, step: number, signal: AbortSignal): Promise<Found | null> {
-  const page = await post<Page>("/api/v1/jobs/search", { ...filter, limit: 100 }, { signal });
-  const j = page.jobs.find((x) => x.chain_id === chain && x.chain_step === step);
-  return j ? { id: j.id, state: j.state } : null;
-}
-
-/** ChainLinks shows a chain step's previous and next steps. */
-export function ChainLinks({ job }: { job: Job }) {
-  const chain = job.chain_id!;
+/** ChainLinks names a chain step's chain and place, and links the steps before and after it. */
+export function ChainLinks({ job, chain }: { job: Job; chain: Chain | undefined }) {
   const step = job.chain_step ?? 0;
-  const [prev, setPrev] = useState<Found | null | undefined>(undefined);
-  const [next, setNext] = useState<Found | null | undefined>(undefined);
-  useEffect(() => {
-    const ctl = new AbortController();
-    const settle = (set: (f: Found | null) => void) => (p: Promise<Found | null>) =>
-      p.then(
-        (f) => !ctl.signal.aborted && set(f),
-        () => !ctl.signal.aborted && set(null),
-      );
-    if (step > 0 && job.created_at) {
-      const w = msWindow(job.created_at);
-      const filter = { state: ["completed"], completed_after: w.after, completed_before: w.before, created_before: w.before };
-      settle(setPrev)(findStep(filter, chain, step - 1, ctl.signal));
-    } else setPrev(null);
-    if (job.state === "completed" && job.completed_at) {
-      const w = msWindow(job.completed_at);
-      settle(setNext)(findStep({ created_after: w.after, created_before: w.before }, chain, step + 1, ctl.signal));
-    } else setNext(null);
-    return () => ctl.abort();
-  }, [job.id, job.state, job.completed_at]);
-  const link = (f: Found, n: number, rel: string) => (
-    <JobLink job={f.id} id={"job-chain-" + rel}>
-      step {n + 1}: {f.id}
+  const n = chain?.steps.length;
+  const { prev, next } = chain ? neighbours(chain) : { prev: null, next: null };
+  const link = (s: ChainStep, rel: string) => (
+    <JobLink job={s.job_id!} id={"job-chain-" + rel}>
+      step {s.step + 1}: {s.job_id}
     </JobLink>
   );
   return (
     <span class="job-chain">
-      <span class="mono">{chain}</span>, step {step + 1}
-      {step > 0 && (
-        <span>
-          {" · previous: "}
-          {prev === undefined ? "…" : prev ? link(prev, step - 1, "prev") : <span class="muted">not found (retried later, or pruned)</span>}
-        </span>
-      )}
-      {job.state === "completed" && (
-        <span>
-          {" · next: "}
-          {next === undefined ? "…" : next ? link(next, step + 1, "next") : <span class="muted">none (the last step, or the chain stopped)</span>}
-        </span>
-      )}
+      <span class="mono">{job.chain_id}</span>, step {step + 1}
+      {n !== undefined && <> of {n}</>}
+      {prev && <span>{" · previous: "}{link(prev, "prev")}</span>}
+      {next && <span>{" · next: "}{link(next, "next")}</span>}
     </span>
+  );
+}
+
+/** ChainSteps is where a chain stands: each step in order, with its queue, its job and that job's state. */
+export function ChainSteps({ job, chain, error }: { job: Job; chain: Chain | undefined; error?: Error }) {
+  if (!chain) return error ? <ErrorBox error={error} /> : <Loading />;
+  return (
+    <>
+      <p id="job-chain-status">{chainStatus(chain)}</p>
+      <Table id="job-chain-steps" caption="The steps of the chain" cols={[{ label: "Step", num: true }, "Queue", "Job", "State", "Completed"]}>
+        {chain.steps.map((s) => (
+          <tr key={s.step} data-step={s.step} aria-current={s.job_id === job.id ? "step" : undefined} class={s.job_id === job.id ? "chain-this" : undefined}>
+            <td class="num">{s.step + 1}</td>
+            <td>
+              <QueueLink queue={s.job_queue ?? s.queue} />
+            </td>
+            <td>
+              {s.job_id === job.id ? (
+                <span class="mono">this job</span>
+              ) : s.job_id ? (
+                <JobLink job={s.job_id} class="mono" />
+              ) : (
+                <span class="muted">—</span>
+              )}
+            </td>
+            <td>{s.state ? <StateBadge state={s.state} /> : <span class="muted">not enqueued</span>}</td>
+            <td>{s.completed_at ? utc(s.completed_at) : <span class="muted">—</span>}</td>
+          </tr>
+        ))}
+      </Table>
+      {(chain.on_failure_queue || chain.on_exit_queue) && (
+        <p class="muted" id="job-chain-handlers">
+          {chain.on_failure_queue && (
+            <>
+              If a step dies: a job in <QueueLink queue={chain.on_failure_queue} />.{" "}
+            </>
+          )}
+          {chain.on_exit_queue && (
+            <>
+              If a step stops the chain: a job in <QueueLink queue={chain.on_exit_queue} />.
+            </>
+          )}
+        </p>
+      )}
+    </>
   );
 }
 

@@ -3,13 +3,17 @@
 // reloads when the namespace's event stream names it.
 import { useState } from "preact/hooks";
 import { del, enc, isNotFound, post } from "../api";
-import { useApi, useInterval, useLiveReload } from "../hooks";
+import { useApi, useInterval, useLiveReload, type JobEvent } from "../hooks";
 import { QueueLink } from "../components/links";
 import { useSession } from "../session";
 import { Confirm, ErrorBox, KV, Missing, Screen, StateBadge, Unloaded, useAsync } from "../components/ui";
 import { JsonView } from "../components/json";
 import { actionsFor, attemptLabel, between, utc, type Job } from "./job-model";
-import { Attempts, BatchLink, ChainLinks, DependsOn, ProgressBar, Timeline } from "./job-parts";
+import { Attempts, BatchLink, ChainLinks, ChainSteps, DependsOn, ProgressBar, Timeline, useChain } from "./job-parts";
+import type { Chain } from "./flows-lib";
+
+// A chain's other steps change when their jobs start or finish.
+const stepEvent = (e: JobEvent) => e.type === "started" || e.type === "completed" || e.type === "dead" || e.type === "cancelled" || e.type === "enqueued";
 import { MoveDialog } from "./job-move";
 import "./job.css";
 
@@ -25,6 +29,8 @@ export function JobDetail({ id }: { id: string }) {
   useLiveReload(reload, (e) => e.job_id === id, 500);
   const active = job?.state === "active";
   useInterval(reload, PROGRESS_REFRESH, active && !deleted);
+  const chain = useChain(job?.chain_id && !deleted ? id : null, job?.state);
+  useLiveReload(chain.reload, (e) => !!job?.chain_id && stepEvent(e), 2000);
 
   const notFound = isNotFound(error, true);
   if (deleted)
@@ -49,8 +55,14 @@ export function JobDetail({ id }: { id: string }) {
       <div class="job-layout">
         <section class="card" aria-labelledby="job-fields-h">
           <h2 id="job-fields-h">Details</h2>
-          <Fields job={job} />
+          <Fields job={job} chain={chain.data} />
         </section>
+        {job.chain_id && (
+          <section class="card" aria-labelledby="job-chain-h" id="job-chain-card">
+            <h2 id="job-chain-h">Chain</h2>
+            <ChainSteps job={job} chain={chain.data} error={chain.error} />
+          </section>
+        )}
         {job.progress != null && (
           <section class="card" aria-labelledby="job-progress-h">
             <h2 id="job-progress-h">Progress</h2>
@@ -87,7 +99,7 @@ export function JobDetail({ id }: { id: string }) {
   );
 }
 
-function Fields({ job }: { job: Job }) {
+function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
   const since = job.scheduled_at && job.created_at && job.scheduled_at > job.created_at ? job.scheduled_at : job.created_at;
   const tags = Object.entries(job.tags ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return (
@@ -189,7 +201,7 @@ function Fields({ job }: { job: Job }) {
       )}
       {job.chain_id && (
         <KV k="Chain" id="job-chain">
-          <ChainLinks job={job} />
+          <ChainLinks job={job} chain={chain} />
         </KV>
       )}
       {job.depends_on && job.depends_on.length > 0 && (

@@ -111,7 +111,9 @@ func setup(t *testing.T, opts ...func(*edge.Config)) (*cluster, *member, *member
 func (c *cluster) start(id string, bootstrap bool) *member {
 	t := c.t
 	node, err := replica.Open(replica.Config{Dir: filepath.Join(c.base, id), NodeID: id, Bootstrap: bootstrap, CacheSize: 8 << 20,
-		HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond, Logger: hclog.NewNullLogger()}, registry())
+		// Timeouts a loaded machine does not miss: no test here fails a leader
+		// over, and a lost leadership answers 503 where a test wants the leader.
+		HeartbeatTimeout: time.Second, ElectionTimeout: time.Second, Logger: hclog.NewNullLogger()}, registry())
 	require.NoError(t, err)
 	creds := c.ca.Creds(t, pki.Identity{Role: pki.RoleControl, Node: id})
 	peers := shardclient.New(shardclient.Config{TLS: creds, NodePolicy: members, MaxResponseBody: maxWhole})

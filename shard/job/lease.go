@@ -1,0 +1,62 @@
+package job
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+)
+
+// A lease is named by what the record already holds for it: the attempt it
+// started and the leader's stamp of the entry that leased it (StartedAt).
+// A release takes the attempt back and a manual retry resets it, so the
+// attempt alone repeats; the stamp makes the pair unique, provided every
+// lease of a job is stamped after the one before (LeaseAfter), which the
+// entries' clock alone does not promise: it only never goes back.
+
+// LeaseID names one lease of one job. The zero value names none.
+type LeaseID struct {
+	Attempt int   `codec:"a"`
+	At      int64 `codec:"t"` // StartedAt of the lease
+}
+
+// LeaseOf names j's current (or last) lease.
+func LeaseOf(j *Job) LeaseID { return LeaseID{Attempt: j.Attempt, At: j.StartedAt} }
+
+// Holds reports whether j is held under lease l.
+func (j *Job) Holds(l LeaseID) bool { return j.Attempt == l.Attempt && j.StartedAt == l.At }
+
+// leaseTokenV1 is the first byte of a token: the layout below.
+const leaseTokenV1 = 1
+
+// Token is l as the opaque lease_token a worker is handed: a version byte
+// and the two numbers, base64url. Workers never read it.
+func (l LeaseID) Token() string {
+	var b [1 + 2*binary.MaxVarintLen64]byte
+	b[0] = leaseTokenV1
+	n := 1 + binary.PutUvarint(b[1:], uint64(l.Attempt))
+	n += binary.PutVarint(b[n:], l.At)
+	return base64.RawURLEncoding.EncodeToString(b[:n])
+}
+
+// ParseLeaseToken reads a token Token made; false for anything else.
+func ParseLeaseToken(s string) (LeaseID, bool) {
+	if len(s) == 0 || len(s) > base64.RawURLEncoding.EncodedLen(1+2*binary.MaxVarintLen64) {
+		return LeaseID{}, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 3 || b[0] != leaseTokenV1 {
+		return LeaseID{}, false
+	}
+	a, n := binary.Uvarint(b[1:])
+	if n <= 0 || a < 1 || a > 1<<31 {
+		return LeaseID{}, false
+	}
+	at, m := binary.Varint(b[1+n:])
+	if m <= 0 || 1+n+m != len(b) || at == 0 {
+		return LeaseID{}, false
+	}
+	l := LeaseID{Attempt: int(a), At: at}
+	if l.Token() != s { // one spelling per lease: no padding bits, no long varints
+		return LeaseID{}, false
+	}
+	return l, true
+}

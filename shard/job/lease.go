@@ -34,7 +34,8 @@ func (l LeaseID) Token() string {
 	b[0] = leaseTokenV1
 	n := 1 + binary.PutUvarint(b[1:], uint64(l.Attempt))
 	n += binary.PutVarint(b[n:], l.At)
-	return base64.RawURLEncoding.EncodeToString(b[:n])
+	var out [24]byte // the encoding of the longest b
+	return string(base64.RawURLEncoding.AppendEncode(out[:0], b[:n]))
 }
 
 // ParseLeaseToken reads a token Token made; false for anything else.

@@ -32,36 +32,46 @@ func (j *Job) Holds(l LeaseID) bool { return j.Attempt == l.Attempt && j.Started
 // leaseTokenV1 is the first byte of a token: the layout below.
 const leaseTokenV1 = 1
 
+// tokenLen bounds a token: the encoding of the longest layout.
+const tokenLen = 24
+
 // Token is l as the opaque lease_token a worker is handed: a version byte
 // and the two numbers, base64url. Workers never read it.
 func (l LeaseID) Token() string {
+	var out [tokenLen]byte
+	return string(l.appendToken(out[:0]))
+}
+
+func (l LeaseID) appendToken(dst []byte) []byte {
 	var b [1 + 2*binary.MaxVarintLen64]byte
 	b[0] = leaseTokenV1
 	n := 1 + binary.PutUvarint(b[1:], uint64(l.Attempt))
 	n += binary.PutVarint(b[n:], l.At)
-	var out [24]byte // the encoding of the longest b
-	return string(base64.RawURLEncoding.AppendEncode(out[:0], b[:n]))
+	return base64.RawURLEncoding.AppendEncode(dst, b[:n])
 }
 
-// ParseLeaseToken reads a token Token made; false for anything else.
+// ParseLeaseToken reads a token Token made; false for anything else. It
+// allocates nothing: every ack, fail and heartbeat item passes here.
 func ParseLeaseToken(s string) (LeaseID, bool) {
-	if len(s) == 0 || len(s) > base64.RawURLEncoding.EncodedLen(1+2*binary.MaxVarintLen64) {
+	var src, out [tokenLen]byte
+	var b [1 + 2*binary.MaxVarintLen64]byte
+	if len(s) == 0 || len(s) > tokenLen {
 		return LeaseID{}, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 3 || b[0] != leaseTokenV1 {
+	n, err := base64.RawURLEncoding.Decode(b[:], src[:copy(src[:], s)])
+	if err != nil || n < 3 || b[0] != leaseTokenV1 {
 		return LeaseID{}, false
 	}
-	a, n := binary.Uvarint(b[1:])
-	if n <= 0 || a < 1 || a > 1<<31 {
+	a, k := binary.Uvarint(b[1:n])
+	if k <= 0 || a < 1 || a > 1<<31 {
 		return LeaseID{}, false
 	}
-	at, m := binary.Varint(b[1+n:])
-	if m <= 0 || 1+n+m != len(b) || at == 0 {
+	at, m := binary.Varint(b[1+k : n])
+	if m <= 0 || 1+k+m != n || at == 0 {
 		return LeaseID{}, false
 	}
 	l := LeaseID{Attempt: int(a), At: at}
-	if l.Token() != s { // one spelling per lease: no padding bits, no long varints
+	if string(l.appendToken(out[:0])) != s { // one spelling per lease: no padding bits, no long varints
 		return LeaseID{}, false
 	}
 	return l, true

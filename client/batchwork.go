@@ -55,6 +55,9 @@ type AckItem struct {
 	Result any
 	// StepStatus steers a chain step: StepContinue (the default) or StepExit.
 	StepStatus string
+	// LeaseToken is the fetched Job's: the ack then settles that lease
+	// only (see Lease).
+	LeaseToken string
 }
 
 // AckResult is one job's outcome in AckBatch: Status "completed" (or
@@ -81,7 +84,7 @@ func (c *Client) AckBatch(ctx context.Context, items []AckItem) ([]AckResult, er
 		if err != nil {
 			return nil, fmt.Errorf("jobbie: ack batch: result of job %s: %w", it.JobID, err)
 		}
-		in.Acks[i] = wire.AckBatchEntry{JobID: it.JobID, Result: raw, StepStatus: it.StepStatus}
+		in.Acks[i] = wire.AckBatchEntry{JobID: it.JobID, Result: raw, StepStatus: it.StepStatus, LeaseToken: it.LeaseToken}
 	}
 	var out wire.AckBatchResponse
 	if _, err := c.do(ctx, "POST", "/api/v1/ack/batch", in, &out); err != nil {

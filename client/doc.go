@@ -9,7 +9,9 @@
 //	res, err := c.Enqueue(ctx, client.EnqueueRequest{Queue: "emails.send", Payload: msg})
 //
 // Workers use Fetch (a long-poll that returns nil, nil when no job arrived),
-// Ack, Fail and Heartbeat, or let a Worker run the loops:
+// Ack, Fail and Heartbeat, passing back the job's LeaseToken (Lease) so
+// that a worker whose lease ran out cannot settle the attempt of the
+// worker that has the job now, or let a Worker run the loops, which does:
 //
 //	w := client.NewWorker(c, client.WorkerConfig{Queues: []string{"emails.send"}, Concurrency: 8},
 //		func(ctx context.Context, job *client.JobContext) (any, error) {

@@ -38,15 +38,20 @@ type fakeJob struct {
 }
 
 type ackCall struct {
-	ID     string
-	Result json.RawMessage
+	ID         string
+	Result     json.RawMessage
+	LeaseToken string
 }
 
 type failCall struct {
-	ID        string
-	Error     string
-	Backtrace string
+	ID         string
+	Error      string
+	Backtrace  string
+	LeaseToken string
 }
+
+// fakeLeaseToken is the token the fake hands out with job id.
+func fakeLeaseToken(id string) string { return "lease-of-" + id }
 
 func newFakeServer(t *testing.T) *fakeServer {
 	t.Helper()
@@ -119,7 +124,7 @@ func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, wire.FetchedJob{
 			JobID: j.ID, Queue: req.Queues[0], Payload: j.Payload, Attempt: 1, MaxRetries: 3,
-			LeaseDuration: lease, Checkpoint: j.Checkpoint, Tags: map[string]string{"k": "v"},
+			LeaseDuration: lease, Checkpoint: j.Checkpoint, Tags: map[string]string{"k": "v"}, LeaseToken: fakeLeaseToken(j.ID),
 		})
 	case <-timer.C:
 		w.WriteHeader(http.StatusNoContent)
@@ -130,14 +135,14 @@ func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
 func (f *fakeServer) ack(w http.ResponseWriter, r *http.Request) {
 	var body wire.AckRequest
 	_ = json.NewDecoder(r.Body).Decode(&body)
-	f.acks <- ackCall{ID: r.PathValue("id"), Result: body.Result}
+	f.acks <- ackCall{ID: r.PathValue("id"), Result: body.Result, LeaseToken: body.LeaseToken}
 	writeJSON(w, http.StatusOK, wire.StatusResponse{Status: wire.StateCompleted})
 }
 
 func (f *fakeServer) fail(w http.ResponseWriter, r *http.Request) {
 	var body wire.FailRequest
 	_ = json.NewDecoder(r.Body).Decode(&body)
-	f.fails <- failCall{ID: r.PathValue("id"), Error: body.Error, Backtrace: body.Backtrace}
+	f.fails <- failCall{ID: r.PathValue("id"), Error: body.Error, Backtrace: body.Backtrace, LeaseToken: body.LeaseToken}
 	writeJSON(w, http.StatusOK, wire.FailResponse{Status: wire.StateRetrying, AttemptsRemaining: 2})
 }
 

@@ -88,9 +88,10 @@ const (
 )
 
 // AckStep completes a chain step with a step status: StepContinue moves
-// the chain on, StepExit stops it (running its on_exit handler).
-func (c *Client) AckStep(ctx context.Context, jobID string, result any, stepStatus string) error {
-	return c.ack(ctx, jobID, result, stepStatus)
+// the chain on, StepExit stops it (running its on_exit handler). Lease
+// binds it to a lease, as for Ack.
+func (c *Client) AckStep(ctx context.Context, jobID string, result any, stepStatus string, opts ...ReportOption) error {
+	return c.ack(ctx, jobID, result, stepStatus, opts)
 }
 
 // Batch is the progress of a batch enqueued with BatchOptions. Failed

@@ -64,6 +64,12 @@ type Job struct {
 	// Checkpoint is what an earlier attempt saved, or nil.
 	Checkpoint json.RawMessage
 	Tags       map[string]string
+	// LeaseToken names this lease of the job. Pass it to Ack and Fail
+	// (Lease), AckBatch (AckItem.LeaseToken) and Heartbeat
+	// (HeartbeatJob.LeaseToken): the server then applies them to this
+	// lease only, and refuses them (lease_mismatch, or lost) once the
+	// lease ran out and the job went to another worker.
+	LeaseToken string
 }
 
 // UnmarshalJSON reads a wire.FetchedJob.
@@ -81,7 +87,7 @@ func jobFromWire(w wire.FetchedJob) *Job {
 		ID: w.JobID, Queue: w.Queue, Payload: rawOrNil(w.Payload),
 		Attempt: w.Attempt, MaxRetries: w.MaxRetries,
 		LeaseDuration: time.Duration(w.LeaseDuration * float64(time.Second)),
-		Checkpoint:    rawOrNil(w.Checkpoint), Tags: w.Tags,
+		Checkpoint:    rawOrNil(w.Checkpoint), Tags: w.Tags, LeaseToken: w.LeaseToken,
 	}
 }
 
@@ -111,19 +117,42 @@ func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 	return &job, nil
 }
 
-// Ack completes a job; result (any JSON-encodable value, or nil) is stored
-// as the job's result. With WithWorkerID, the server refuses (409
-// lease_mismatch) to ack a job that is not leased to this worker.
-func (c *Client) Ack(ctx context.Context, jobID string, result any) error {
-	return c.ack(ctx, jobID, result, "")
+// ReportOption qualifies an Ack or Fail.
+type ReportOption func(*report)
+
+type report struct{ leaseToken string }
+
+func reportOf(opts []ReportOption) report {
+	var r report
+	for _, o := range opts {
+		o(&r)
+	}
+	return r
 }
 
-func (c *Client) ack(ctx context.Context, jobID string, result any, stepStatus string) error {
+// Lease binds an Ack or Fail to the lease a fetch handed out (the Job's
+// LeaseToken): the server refuses it (409 lease_mismatch) once that lease
+// ran out or was given to another worker, instead of settling the other
+// worker's attempt. Without it, the call settles whatever lease the job
+// holds now. The worker runtime always sends it.
+func Lease(token string) ReportOption {
+	return func(r *report) { r.leaseToken = token }
+}
+
+// Ack completes a job; result (any JSON-encodable value, or nil) is stored
+// as the job's result. With Lease, or with WithWorkerID, the server
+// refuses (409 lease_mismatch) to ack a job not held under that lease or
+// by this worker.
+func (c *Client) Ack(ctx context.Context, jobID string, result any, opts ...ReportOption) error {
+	return c.ack(ctx, jobID, result, "", opts)
+}
+
+func (c *Client) ack(ctx context.Context, jobID string, result any, stepStatus string, opts []ReportOption) error {
 	raw, err := marshalRaw(result)
 	if err != nil {
 		return fmt.Errorf("jobbie: ack %s: encode result: %w", jobID, err)
 	}
-	in := wire.AckRequest{Result: raw, WorkerID: c.workerID, StepStatus: stepStatus}
+	in := wire.AckRequest{Result: raw, WorkerID: c.workerID, StepStatus: stepStatus, LeaseToken: reportOf(opts).leaseToken}
 	_, err = c.do(ctx, "POST", "/api/v1/ack/"+url.PathEscape(jobID), in, nil)
 	return err
 }
@@ -134,9 +163,9 @@ func (c *Client) ack(ctx context.Context, jobID string, result any, stepStatus s
 type FailResult = wire.FailResponse
 
 // Fail reports a failed attempt; the server decides whether to retry. Like
-// Ack, it carries the client's worker id.
-func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string) (*FailResult, error) {
-	in := wire.FailRequest{Error: errMsg, Backtrace: backtrace, WorkerID: c.workerID}
+// Ack, it carries the client's worker id, and the lease it names (Lease).
+func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string, opts ...ReportOption) (*FailResult, error) {
+	in := wire.FailRequest{Error: errMsg, Backtrace: backtrace, WorkerID: c.workerID, LeaseToken: reportOf(opts).leaseToken}
 	var out FailResult
 	if _, err := c.do(ctx, "POST", "/api/v1/fail/"+url.PathEscape(jobID), in, &out); err != nil {
 		return nil, err
@@ -148,10 +177,13 @@ func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string) (*Fa
 type Progress = wire.Progress
 
 // HeartbeatJob is what a heartbeat reports for one active job: nothing
-// (just extend the lease), progress, and/or a checkpoint to store.
+// (just extend the lease), progress, and/or a checkpoint to store. With
+// LeaseToken (the Job's), only that lease is extended: the job is lost
+// once it ran out and went to another worker.
 type HeartbeatJob struct {
 	Progress   *Progress
 	Checkpoint json.RawMessage
+	LeaseToken string
 }
 
 // MarshalJSON writes the job's report as a wire.HeartbeatEntry.
@@ -171,13 +203,13 @@ func (h *HeartbeatJob) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	progress, err := decodeOptional[Progress](w.Progress)
-	*h = HeartbeatJob{Progress: progress, Checkpoint: rawOrNil(w.Checkpoint)}
+	*h = HeartbeatJob{Progress: progress, Checkpoint: rawOrNil(w.Checkpoint), LeaseToken: w.LeaseToken}
 	return err
 }
 
 func (h HeartbeatJob) toWire() (wire.HeartbeatEntry, error) {
 	progress, err := encodeOptional(h.Progress)
-	return wire.HeartbeatEntry{Progress: progress, Checkpoint: h.Checkpoint}, err
+	return wire.HeartbeatEntry{Progress: progress, Checkpoint: h.Checkpoint, LeaseToken: h.LeaseToken}, err
 }
 
 // Heartbeat statuses.

@@ -38,6 +38,39 @@ func TestFetchDecodesJob(t *testing.T) {
 	}, job)
 }
 
+// Fetch hands out a lease token; the calls that report on the job send
+// it back when given it.
+func TestLeaseTokenTravelsWithTheProtocol(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, http.StatusOK, `{"job_id":"job_1","queue":"q","payload":{},"attempt":1,"max_retries":3,
+		"lease_duration":60,"checkpoint":null,"tags":{},"lease_token":"tok-1"}`)
+	c := rec.client(t)
+	job, err := c.Fetch(context.Background(), client.FetchRequest{Queues: []string{"q"}})
+	require.NoError(t, err)
+	require.Equal(t, "tok-1", job.LeaseToken)
+
+	rec.respond(http.StatusOK, `{"status":"completed"}`)
+	require.NoError(t, c.Ack(context.Background(), job.ID, nil, client.Lease(job.LeaseToken)))
+	rec.requireRequest(t, "POST", "/api/v1/ack/job_1", `{"lease_token":"tok-1"}`)
+	require.NoError(t, c.AckStep(context.Background(), job.ID, nil, client.StepExit, client.Lease(job.LeaseToken)))
+	rec.requireRequest(t, "POST", "/api/v1/ack/job_1", `{"step_status":"exit","lease_token":"tok-1"}`)
+
+	rec.respond(http.StatusOK, `{"status":"dead","attempts_remaining":0}`)
+	_, err = c.Fail(context.Background(), job.ID, "boom", "", client.Lease(job.LeaseToken))
+	require.NoError(t, err)
+	rec.requireRequest(t, "POST", "/api/v1/fail/job_1", `{"error":"boom","lease_token":"tok-1"}`)
+
+	rec.respond(http.StatusOK, `{"jobs":{"job_1":{"status":"ok"}}}`)
+	_, err = c.Heartbeat(context.Background(), map[string]client.HeartbeatJob{job.ID: {LeaseToken: job.LeaseToken}})
+	require.NoError(t, err)
+	rec.requireRequest(t, "POST", "/api/v1/heartbeat", `{"jobs":{"job_1":{"lease_token":"tok-1"}}}`)
+
+	rec.respond(http.StatusOK, `{"results":[{"job_id":"job_1","status":"completed"}]}`)
+	_, err = c.AckBatch(context.Background(), []client.AckItem{{JobID: job.ID, LeaseToken: job.LeaseToken}})
+	require.NoError(t, err)
+	rec.requireRequest(t, "POST", "/api/v1/ack/batch", `{"acks":[{"job_id":"job_1","lease_token":"tok-1"}]}`)
+}
+
 func TestAck(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(t, http.StatusOK, `{}`)

@@ -124,7 +124,7 @@ func (w *Worker) abandon(base context.Context) {
 		jc.cancel(ErrWorkerShutdown)
 		go func() {
 			defer w.reports.Done()
-			w.failJob(base, jc.ID, ErrWorkerShutdown)
+			w.failJob(base, jc, ErrWorkerShutdown)
 		}()
 	}
 }

@@ -67,7 +67,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	for i, jc := range running {
 		var p *Progress
 		p, vers[i] = jc.pendingProgress()
-		jobs[jc.ID] = HeartbeatJob{Progress: p}
+		jobs[jc.ID] = HeartbeatJob{Progress: p, LeaseToken: jc.LeaseToken}
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(w.cfg.HeartbeatInterval, minHeartbeatTimeout))
 	defer cancel()

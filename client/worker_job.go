@@ -39,6 +39,9 @@ type JobContext struct {
 	LastCheckpoint json.RawMessage
 	// LeaseDuration is the job's lease; the worker's heartbeats extend it.
 	LeaseDuration time.Duration
+	// LeaseToken names the lease; the worker's heartbeats, ack and fail
+	// send it, so they apply to this lease only.
+	LeaseToken string
 
 	w       *Worker
 	base    context.Context
@@ -55,7 +58,7 @@ func newJobContext(w *Worker, base context.Context, cancel context.CancelCauseFu
 	return &JobContext{
 		ID: j.ID, Queue: j.Queue, Payload: j.Payload, Attempt: j.Attempt,
 		MaxRetries: j.MaxRetries, Tags: j.Tags, LastCheckpoint: j.Checkpoint,
-		LeaseDuration: j.LeaseDuration, w: w, base: base, cancel: cancel,
+		LeaseDuration: j.LeaseDuration, LeaseToken: j.LeaseToken, w: w, base: base, cancel: cancel,
 	}
 }
 
@@ -86,7 +89,7 @@ func (j *JobContext) Checkpoint(v any) error {
 	p, ver := j.pendingProgress()
 	ctx, cancel := context.WithTimeout(j.base, checkpointTimeout)
 	defer cancel()
-	res, err := j.w.c.Heartbeat(ctx, map[string]HeartbeatJob{j.ID: {Progress: p, Checkpoint: b}})
+	res, err := j.w.c.Heartbeat(ctx, map[string]HeartbeatJob{j.ID: {Progress: p, Checkpoint: b, LeaseToken: j.LeaseToken}})
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func (w *Worker) process(base context.Context, job *Job) {
 	jc := newJobContext(w, base, cancel, job)
 	if !w.track(jc) {
 		jc.claim()
-		w.failJob(base, jc.ID, ErrWorkerShutdown)
+		w.failJob(base, jc, ErrWorkerShutdown)
 		return
 	}
 	result, err := w.invoke(ctx, jc)
@@ -117,38 +117,40 @@ func (w *Worker) finish(base context.Context, jc *JobContext, result any, err er
 	case jc.serverStopped() != nil:
 		w.log.Debug("jobbie worker: job stopped by the server", "job", jc.ID, "reason", jc.serverStopped())
 	case err != nil:
-		w.failJob(base, jc.ID, err)
+		w.failJob(base, jc, err)
 	default:
-		w.ackJob(base, jc.ID, result)
+		w.ackJob(base, jc, result)
 	}
 }
 
-func (w *Worker) ackJob(base context.Context, id string, result any) {
+// ackJob and failJob report under the job's lease, so a job whose lease
+// ran out and went to another worker is not settled for that worker.
+func (w *Worker) ackJob(base context.Context, jc *JobContext, result any) {
 	var raw json.RawMessage
 	if result != nil {
 		b, err := json.Marshal(result)
 		if err != nil {
-			w.failJob(base, id, fmt.Errorf("encode result: %w", err))
+			w.failJob(base, jc, fmt.Errorf("encode result: %w", err))
 			return
 		}
 		raw = b
 	}
-	w.report(base, "ack", id, func(ctx context.Context) error {
+	w.report(base, "ack", jc.ID, func(ctx context.Context) error {
 		if raw == nil {
-			return w.c.Ack(ctx, id, nil)
+			return w.c.Ack(ctx, jc.ID, nil, Lease(jc.LeaseToken))
 		}
-		return w.c.Ack(ctx, id, raw)
+		return w.c.Ack(ctx, jc.ID, raw, Lease(jc.LeaseToken))
 	})
 }
 
-func (w *Worker) failJob(base context.Context, id string, cause error) {
+func (w *Worker) failJob(base context.Context, jc *JobContext, cause error) {
 	msg, bt := cause.Error(), ""
 	var b interface{ Backtrace() string }
 	if errors.As(cause, &b) {
 		bt = b.Backtrace()
 	}
-	w.report(base, "fail", id, func(ctx context.Context) error {
-		_, err := w.c.Fail(ctx, id, msg, bt)
+	w.report(base, "fail", jc.ID, func(ctx context.Context) error {
+		_, err := w.c.Fail(ctx, jc.ID, msg, bt, Lease(jc.LeaseToken))
 		return err
 	})
 }

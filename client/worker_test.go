@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -208,7 +209,7 @@ func TestWorkerShutdownFailsJobsAfterGrace(t *testing.T) {
 	b.fake.add("job_1", `{}`)
 	recv(t, started)
 	require.NoError(t, b.stop(t))
-	require.Equal(t, failCall{ID: "job_1", Error: "worker_shutdown"}, recv(t, b.fake.fails))
+	require.Equal(t, failCall{ID: "job_1", Error: "worker_shutdown", LeaseToken: fakeLeaseToken("job_1")}, recv(t, b.fake.fails))
 	require.Equal(t, client.ErrWorkerShutdown, recv(t, causes))
 	require.Empty(t, b.fake.acks)
 }
@@ -257,4 +258,41 @@ func TestWorkerHeartbeatsWithinAShortLease(t *testing.T) {
 	}
 	close(release)
 	require.Equal(t, "job_short", recv(t, b.fake.acks).ID)
+}
+
+// The worker runtime reports under the lease it was handed: every
+// heartbeat, checkpoint, ack and fail carries the job's lease token.
+func TestWorkerSendsTheLeaseToken(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := startWorker(t, client.WorkerConfig{Concurrency: 1, HeartbeatInterval: 10 * time.Millisecond},
+		func(ctx context.Context, job *client.JobContext) (any, error) {
+			if job.LeaseToken != fakeLeaseToken(job.ID) {
+				return nil, fmt.Errorf("the job context holds lease token %q", job.LeaseToken)
+			}
+			if job.ID == "job_fail" {
+				return nil, errors.New("boom")
+			}
+			if err := job.Checkpoint(map[string]int{"offset": 1}); err != nil {
+				return nil, err
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "done", nil
+		})
+	var once sync.Once
+	done := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(done) // before the worker's own cleanup: a failure must not leave the handler waiting
+	b.fake.add("job_ok", `{}`)
+	for range 3 { // the checkpoint and the loop's heartbeats
+		hb := recv(t, b.fake.heartbeats)
+		require.Equal(t, fakeLeaseToken("job_ok"), hb["job_ok"].LeaseToken)
+	}
+	done()
+	require.Equal(t, ackCall{ID: "job_ok", Result: json.RawMessage(`"done"`), LeaseToken: fakeLeaseToken("job_ok")}, recv(t, b.fake.acks))
+	b.fake.add("job_fail", `{}`)
+	require.Equal(t, failCall{ID: "job_fail", Error: "boom", LeaseToken: fakeLeaseToken("job_fail")}, recv(t, b.fake.fails))
+	require.NoError(t, b.stop(t))
 }

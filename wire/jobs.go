@@ -86,6 +86,11 @@ type FetchedJob struct {
 	LeaseDuration float64           `json:"lease_duration"` // seconds
 	Checkpoint    json.RawMessage   `json:"checkpoint"`     // what an earlier attempt saved, or null
 	Tags          map[string]string `json:"tags"`
+	// LeaseToken names this lease of the job: sent back with ack, fail and
+	// heartbeat, it makes them apply to this lease only (409
+	// lease_mismatch once the lease ran out and the job went to another
+	// worker). Opaque: pass it back unchanged.
+	LeaseToken string `json:"lease_token"`
 }
 
 // FetchBatchResponse is the answer to fetch/batch: empty when the wait
@@ -99,6 +104,7 @@ type AckRequest struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	WorkerID   string          `json:"worker_id,omitempty"`
 	StepStatus string          `json:"step_status,omitempty"` // a chain step's StepContinue or StepExit
+	LeaseToken string          `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
 }
 
 // StatusResponse is an answer that only says a state: an ack's
@@ -119,6 +125,7 @@ type AckBatchEntry struct {
 	JobID      string          `json:"job_id"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	StepStatus string          `json:"step_status,omitempty"`
+	LeaseToken string          `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
 }
 
 // AckBatchResponse holds each ack's outcome, in request order.
@@ -149,10 +156,13 @@ type ReleaseRequest struct {
 	Jobs     []ReleaseEntry `json:"jobs"` // 1..MaxFetchBatch
 }
 
-// ReleaseEntry names one lease: the job and the attempt it was fetched as.
+// ReleaseEntry names one lease: the job and the attempt it was fetched
+// as, and the fetch's lease_token when it had one (an attempt number
+// repeats after a release; the token does not).
 type ReleaseEntry struct {
-	JobID   string `json:"job_id"`
-	Attempt int    `json:"attempt"`
+	JobID      string `json:"job_id"`
+	Attempt    int    `json:"attempt"`
+	LeaseToken string `json:"lease_token,omitempty"`
 }
 
 // ReleaseResponse lists the jobs released; the others were no longer
@@ -167,9 +177,10 @@ const ReasonLeaseExpired = "lease_expired"
 
 // FailRequest reports a failed attempt: POST /api/v1/fail/{id}.
 type FailRequest struct {
-	Error     string `json:"error"`
-	Backtrace string `json:"backtrace,omitempty"`
-	WorkerID  string `json:"worker_id,omitempty"`
+	Error      string `json:"error"`
+	Backtrace  string `json:"backtrace,omitempty"`
+	WorkerID   string `json:"worker_id,omitempty"`
+	LeaseToken string `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
 }
 
 // FailResponse says what the failure led to.
@@ -192,6 +203,7 @@ type HeartbeatRequest struct {
 type HeartbeatEntry struct {
 	Progress   json.RawMessage `json:"progress,omitempty"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	LeaseToken string          `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
 }
 
 // HeartbeatResponse holds a status (Heartbeat*) per job id.

@@ -30,7 +30,7 @@ func FetchedLeases(batch bool, request, answer []byte) (*ReleaseRequest, bool) {
 	}
 	rel := &ReleaseRequest{WorkerID: r.WorkerID, Jobs: make([]ReleaseEntry, len(jobs))}
 	for i, j := range jobs {
-		rel.Jobs[i] = ReleaseEntry{JobID: j.JobID, Attempt: j.Attempt}
+		rel.Jobs[i] = ReleaseEntry{JobID: j.JobID, Attempt: j.Attempt, LeaseToken: j.LeaseToken}
 	}
 	return rel, true
 }

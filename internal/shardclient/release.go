@@ -17,8 +17,9 @@ import (
 // leader) keeps its own connection to the shard open when the worker's
 // closes (a worker restarted mid-poll, a client timeout), so that hop is
 // the one that can tell the worker is gone: it then gives the leases back
-// (POST /api/v1/release, for this worker_id and these attempts) instead of
-// leaving them to run out.
+// (POST /api/v1/release, for this worker_id, these attempts and the
+// answer's lease tokens, so a late release cannot take back a later lease
+// of the same attempt) instead of leaving them to run out.
 
 // ReleaseTimeout bounds the release of a gone worker's leases.
 const ReleaseTimeout = 5 * time.Second

@@ -30,6 +30,7 @@ type AckBatchItem struct {
 	ID     string          `codec:"id"`
 	Result json.RawMessage `codec:"r"`
 	Step   string          `codec:"st,omitempty"` // step_status of a chain step
+	Lease  job.LeaseID     `codec:"lt,omitempty"` // the lease it settles; zero: any
 }
 
 // AckOutcome is what one ack of a batch led to: the state the job settled
@@ -60,7 +61,7 @@ func (e *Engine) applyFetchBatch(tx *replica.Tx, c *FetchBatchCmd) ([]*job.Job, 
 func (e *Engine) applyAckBatch(tx *replica.Tx, c *AckBatchCmd) ([]AckOutcome, error) {
 	out := make([]AckOutcome, len(c.Items))
 	for i, it := range c.Items {
-		st, err := e.applyAck(tx, &AckCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result, Step: it.Step})
+		st, err := e.applyAck(tx, &AckCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result, Step: it.Step, Lease: it.Lease})
 		if err != nil {
 			out[i].Err = apierr.From(err)
 			continue

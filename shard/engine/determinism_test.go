@@ -62,6 +62,15 @@ func (s *script) job() string {
 	return s.jobs[s.rng.Intn(len(s.jobs))]
 }
 
+// lease names no lease half of the time, else a lease of attempt 1 or 2
+// stamped at an earlier entry's time: now and then one a job holds.
+func (s *script) lease() job.LeaseID {
+	if len(s.times) == 0 || s.rng.Intn(2) == 0 {
+		return job.LeaseID{}
+	}
+	return job.LeaseID{Attempt: 1 + s.rng.Intn(2), At: s.times[s.rng.Intn(len(s.times))].UnixNano()}
+}
+
 func (s *script) newJob() *job.Job {
 	j := &job.Job{ID: s.id("job_"), Queue: s.queue(), Payload: []byte(`{"n":1}`), MaxRetries: s.rng.Intn(3),
 		Backoff: job.BackoffFixed, BaseDelay: int64(time.Second), MaxDelay: int64(time.Minute),
@@ -144,18 +153,22 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return Enqueue.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		return Fetch.Command(&FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w", LeaseNs: int64(2 * time.Second), LeaseDefault: s.rng.Intn(2) == 0})
+		return Fetch.Command(&FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w", LeaseNs: int64(2 * time.Second),
+			LeaseDefault: s.rng.Intn(2) == 0, Named: s.rng.Intn(2) == 0})
 	}),
 	scriptCmd(func(s *script) []byte {
 		step := ""
 		if s.rng.Intn(3) == 0 {
 			step = wire.StepExit
 		}
-		return Ack.Command(&AckCmd{NS: testNS, ID: s.job(), Result: []byte(`{"ok":true}`), Step: step})
+		return Ack.Command(&AckCmd{NS: testNS, ID: s.job(), Result: []byte(`{"ok":true}`), Step: step, Lease: s.lease()})
 	}),
-	scriptCmd(func(s *script) []byte { return Fail.Command(&FailCmd{NS: testNS, ID: s.job(), Error: "boom"}) }),
 	scriptCmd(func(s *script) []byte {
-		return Heartbeat.Command(&HeartbeatCmd{NS: testNS, Jobs: []HeartbeatItem{{ID: s.job(), Progress: []byte(`{"current":1}`), Checkpoint: []byte(`{"at":1}`)}}})
+		return Fail.Command(&FailCmd{NS: testNS, ID: s.job(), Error: "boom", Lease: s.lease()})
+	}),
+	scriptCmd(func(s *script) []byte {
+		return Heartbeat.Command(&HeartbeatCmd{NS: testNS, Jobs: []HeartbeatItem{{ID: s.job(), Progress: []byte(`{"current":1}`),
+			Checkpoint: []byte(`{"at":1}`), Lease: s.lease()}}})
 	}),
 	scriptCmd(func(s *script) []byte { return Promote.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte { return Reclaim.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
@@ -207,10 +220,11 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 			Defaults: QueueDefaults{MaxRetries: &r, Backoff: job.BackoffLinear, LeaseNs: int64(time.Second), Retention: int64(time.Minute)}})
 	}),
 	scriptCmd(func(s *script) []byte {
-		return FetchBatch.Command(&FetchBatchCmd{Max: 1 + s.rng.Intn(4), Fetch: FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w2", LeaseNs: int64(time.Second)}})
+		return FetchBatch.Command(&FetchBatchCmd{Max: 1 + s.rng.Intn(4), Fetch: FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w2",
+			LeaseNs: int64(time.Second), Named: s.rng.Intn(2) == 0}})
 	}),
 	scriptCmd(func(s *script) []byte {
-		return AckBatch.Command(&AckBatchCmd{NS: testNS, WorkerID: "w2", Items: []AckBatchItem{{ID: s.job()}, {ID: s.job()}}})
+		return AckBatch.Command(&AckBatchCmd{NS: testNS, WorkerID: "w2", Items: []AckBatchItem{{ID: s.job()}, {ID: s.job(), Lease: s.lease()}}})
 	}),
 	scriptCmd(func(s *script) []byte {
 		actions := []string{job.BulkRetry, job.BulkDelete, job.BulkCancel, job.BulkMove, job.BulkRequeue, job.BulkChangePriority}
@@ -227,7 +241,8 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return BulkCancel.Command(&BulkOpCmd{NS: testNS, ID: scriptOps[s.rng.Intn(2)]})
 	}),
 	scriptCmd(func(s *script) []byte {
-		items := []ReleaseItem{{ID: s.job(), Attempt: 1}, {ID: s.job(), Attempt: s.rng.Intn(3)}}
+		l := s.lease()
+		items := []ReleaseItem{{ID: s.job(), Attempt: 1}, {ID: s.job(), Attempt: max(l.Attempt, s.rng.Intn(3)), Lease: l}}
 		return Release.Command(&ReleaseCmd{NS: testNS, WorkerID: []string{"w", "w2", ""}[s.rng.Intn(3)], Jobs: items})
 	}),
 	scriptCmd(func(s *script) []byte { return ReclaimCounted.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),

@@ -16,6 +16,10 @@ type FetchCmd struct {
 	// LeaseDefault is set when the worker sent no lease_duration: the
 	// job's own lease, else its queue's default, if set, replaces LeaseNs.
 	LeaseDefault bool `codec:"ld,omitempty"`
+	// Named is set by fetches that hand out lease tokens: the lease is
+	// stamped after the job's last (job.LeaseAfter), so its job.LeaseID
+	// is new. Entries from before tokens lack it and lease as they did.
+	Named bool `codec:"nm,omitempty"`
 }
 
 // applyFetch pops the best pending job across the queues that may hand
@@ -94,7 +98,11 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 		case bestQ.Defaults != nil && bestQ.Defaults.LeaseNs > 0:
 			lease = bestQ.Defaults.LeaseNs
 		}
-		job.Lease(j, c.WorkerID, c.Hostname, now, lease)
+		if c.Named {
+			job.LeaseAfter(j, c.WorkerID, c.Hostname, now, lease)
+		} else {
+			job.Lease(j, c.WorkerID, c.Hostname, now, lease)
+		}
 		e.moveTo(tx, c.NS, j, job.Active)
 		e.putJob(tx, c.NS, j)
 		return j, nil

@@ -23,10 +23,13 @@ type ReleaseCmd struct {
 	Jobs     []ReleaseItem `codec:"j"`
 }
 
-// ReleaseItem is one job of a release and the attempt it was leased for.
+// ReleaseItem is one job of a release and the attempt it was leased for,
+// and the lease itself when the fetch named it (a token): an attempt
+// number alone repeats after a release.
 type ReleaseItem struct {
-	ID      string `codec:"id"`
-	Attempt int    `codec:"a"`
+	ID      string      `codec:"id"`
+	Attempt int         `codec:"a"`
+	Lease   job.LeaseID `codec:"lt,omitempty"`
 }
 
 // applyRelease returns, per job, whether it was released: a job no longer
@@ -38,7 +41,8 @@ func (e *Engine) applyRelease(tx *replica.Tx, c *ReleaseCmd) ([]bool, error) {
 	out := make([]bool, len(c.Jobs))
 	for i, it := range c.Jobs {
 		j, err := e.getJob(tx, c.NS, it.ID)
-		if err != nil || j.State != job.Active || j.WorkerID != c.WorkerID || j.Attempt != it.Attempt {
+		if err != nil || j.State != job.Active || j.WorkerID != c.WorkerID || j.Attempt != it.Attempt ||
+			(it.Lease != (job.LeaseID{}) && !j.Holds(it.Lease)) {
 			continue
 		}
 		detail := "attempt " + strconv.Itoa(j.Attempt) + " not counted"

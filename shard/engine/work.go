@@ -18,15 +18,17 @@ type AckCmd struct {
 	WorkerID string          `codec:"w"`
 	Result   json.RawMessage `codec:"r"`
 	Step     string          `codec:"st,omitempty"` // step_status of a chain step
+	Lease    job.LeaseID     `codec:"lt,omitempty"` // the lease it settles; zero: any
 }
 
 // FailCmd records a failed attempt of an active job.
 type FailCmd struct {
-	NS        string `codec:"ns"`
-	ID        string `codec:"id"`
-	WorkerID  string `codec:"w"`
-	Error     string `codec:"e"`
-	Backtrace string `codec:"b"`
+	NS        string      `codec:"ns"`
+	ID        string      `codec:"id"`
+	WorkerID  string      `codec:"w"`
+	Error     string      `codec:"e"`
+	Backtrace string      `codec:"b"`
+	Lease     job.LeaseID `codec:"lt,omitempty"` // the lease it settles; zero: any
 }
 
 // FailOutcome is what a failure led to.
@@ -49,10 +51,14 @@ type HeartbeatItem struct {
 	ID         string          `codec:"id"`
 	Progress   json.RawMessage `codec:"p"`
 	Checkpoint json.RawMessage `codec:"c"`
+	Lease      job.LeaseID     `codec:"lt,omitempty"` // the lease it extends; zero: any
 }
 
-// activeJob loads a job that must be active, held by workerID when given.
-func (e *Engine) activeJob(tx *replica.Tx, ns, id, workerID string) (*job.Job, error) {
+// activeJob loads a job that must be active, held by workerID and under
+// lease l when given. A worker whose lease ran out and was given to
+// another names a lease the job no longer holds, so it cannot settle the
+// other worker's attempt.
+func (e *Engine) activeJob(tx *replica.Tx, ns, id, workerID string, l job.LeaseID) (*job.Job, error) {
 	j, err := e.getJob(tx, ns, id)
 	if err != nil {
 		return nil, err
@@ -63,13 +69,16 @@ func (e *Engine) activeJob(tx *replica.Tx, ns, id, workerID string) (*job.Job, e
 	if workerID != "" && j.WorkerID != workerID {
 		return nil, apierr.New(apierr.LeaseMismatch, "job %s is leased to another worker", id)
 	}
+	if l != (job.LeaseID{}) && !j.Holds(l) {
+		return nil, apierr.New(apierr.LeaseMismatch, "job %s: the lease_token names an earlier lease (it ran out or was released, and the job was leased again)", id)
+	}
 	return j, nil
 }
 
 // applyAck settles an active job as completed, or as cancelled when a
 // cancel was requested while it ran; it returns the state.
 func (e *Engine) applyAck(tx *replica.Tx, c *AckCmd) (job.State, error) {
-	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID)
+	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID, c.Lease)
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +94,7 @@ func (e *Engine) applyAck(tx *replica.Tx, c *AckCmd) (job.State, error) {
 }
 
 func (e *Engine) applyFail(tx *replica.Tx, c *FailCmd) (*FailOutcome, error) {
-	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID)
+	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID, c.Lease)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +141,8 @@ func (e *Engine) applyHeartbeat(tx *replica.Tx, c *HeartbeatCmd) ([]string, erro
 	out := make([]string, len(c.Jobs))
 	for i, it := range c.Jobs {
 		j, err := e.getJob(tx, c.NS, it.ID)
-		if err != nil || j.State != job.Active || (c.WorkerID != "" && j.WorkerID != c.WorkerID) {
+		if err != nil || j.State != job.Active || (c.WorkerID != "" && j.WorkerID != c.WorkerID) ||
+			(it.Lease != (job.LeaseID{}) && !j.Holds(it.Lease)) {
 			out[i] = wire.HeartbeatLost
 			continue
 		}

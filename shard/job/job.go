@@ -188,6 +188,17 @@ func Lease(j *Job, workerID, hostname string, now, lease int64) {
 	j.LeaseUntil = now + lease
 }
 
+// LeaseAfter is Lease stamped after j's last lease: StartedAt is now, or
+// one nanosecond past the previous StartedAt when the entries' clock has
+// not moved past it (a new leader's clock that lags is held at the last
+// stamp), so that LeaseOf names this lease alone. The lease still runs
+// from now.
+func LeaseAfter(j *Job, workerID, hostname string, now, lease int64) {
+	at := max(now, j.StartedAt+1)
+	Lease(j, workerID, hostname, now, lease)
+	j.StartedAt = at
+}
+
 // Unlease undoes the attempt Lease started, for a worker that went away
 // before the job was handed over: the attempt is not counted. The caller
 // moves j back to Pending.

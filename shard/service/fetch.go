@@ -40,7 +40,7 @@ func fetchCmd(ns string, r *wire.FetchRequest) (engine.FetchCmd, int64, error) {
 		return engine.FetchCmd{}, 0, apierr.Field("lease_duration", "%v", err)
 	}
 	return engine.FetchCmd{NS: ns, Queues: r.Queues, WorkerID: r.WorkerID, Hostname: r.Hostname,
-		LeaseNs: int64(lease), LeaseDefault: r.LeaseDuration == nil}, int64(wait), nil
+		LeaseNs: int64(lease), LeaseDefault: r.LeaseDuration == nil, Named: true}, int64(wait), nil
 }
 
 // Gone reports whether the worker a fetch answers has gone away (its
@@ -79,7 +79,7 @@ func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest, go
 func (s *Service) releaseGone(ns, workerID string, jobs ...*job.Job) {
 	c := &engine.ReleaseCmd{NS: ns, WorkerID: workerID, Jobs: make([]engine.ReleaseItem, len(jobs))}
 	for i, j := range jobs {
-		c.Jobs[i] = engine.ReleaseItem{ID: j.ID, Attempt: j.Attempt}
+		c.Jobs[i] = engine.ReleaseItem{ID: j.ID, Attempt: j.Attempt, Lease: job.LeaseOf(j)}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()

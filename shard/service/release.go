@@ -6,6 +6,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -34,8 +35,15 @@ func (s *Service) Release(ctx context.Context, ns string, sc tenancy.QueueScope,
 		if e.Attempt < 1 {
 			return nil, apierr.Field(fmt.Sprintf("jobs[%d].attempt", i), "attempt must be the fetched job's attempt, 1 or more")
 		}
+		l, err := leaseOf(fmt.Sprintf("jobs[%d].lease_token", i), e.LeaseToken)
+		if err != nil {
+			return nil, err
+		}
+		if l != (job.LeaseID{}) && l.Attempt != e.Attempt {
+			return nil, apierr.Field(fmt.Sprintf("jobs[%d].lease_token", i), "the lease_token names attempt %d, not %d", l.Attempt, e.Attempt)
+		}
 		if s.inScope(ns, e.JobID, sc) {
-			c.Jobs = append(c.Jobs, engine.ReleaseItem{ID: e.JobID, Attempt: e.Attempt})
+			c.Jobs = append(c.Jobs, engine.ReleaseItem{ID: e.JobID, Attempt: e.Attempt, Lease: l})
 		}
 	}
 	out := &wire.ReleaseResponse{Released: []string{}}

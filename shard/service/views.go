@@ -15,6 +15,7 @@ func fetchedView(j *job.Job) wire.FetchedJob {
 	return wire.FetchedJob{
 		JobID: j.ID, Queue: j.Queue, Payload: j.Payload, Attempt: j.Attempt, MaxRetries: j.MaxRetries,
 		LeaseDuration: time.Duration(j.LeaseNs).Seconds(), Checkpoint: nullable(j.Checkpoint), Tags: j.Tags,
+		LeaseToken: job.LeaseOf(j).Token(),
 	}
 }
 

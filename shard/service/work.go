@@ -32,7 +32,11 @@ func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, lim
 	if err := stepStatusOK("step_status", r.StepStatus); err != nil {
 		return "", err
 	}
-	st, err := engine.Ack.Propose(ctx, s.node, &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus})
+	l, err := leaseOf("lease_token", r.LeaseToken)
+	if err != nil {
+		return "", err
+	}
+	st, err := engine.Ack.Propose(ctx, s.node, &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l})
 	if err != nil {
 		return "", err
 	}
@@ -65,6 +69,10 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 		if err := stepStatusOK(fmt.Sprintf("acks[%d].step_status", i), a.StepStatus); err != nil {
 			return nil, err
 		}
+		l, err := leaseOf(fmt.Sprintf("acks[%d].lease_token", i), a.LeaseToken)
+		if err != nil {
+			return nil, err
+		}
 		out[i].JobID = a.JobID
 		if err := jobIDOK(a.JobID); err != nil {
 			out[i].Error = ackBatchError(apierr.From(err))
@@ -74,7 +82,7 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 			out[i].Error = ackBatchError(apierr.From(err))
 			continue
 		}
-		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus})
+		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus, Lease: l})
 		at = append(at, i)
 	}
 	if len(c.Items) == 0 {
@@ -108,6 +116,19 @@ func stepStatusOK(field, s string) error {
 	return apierr.Field(field, "step_status must be continue or exit")
 }
 
+// leaseOf reads the lease_token a fetch handed out; "" names no lease (the
+// call then settles whatever lease the job holds, as before tokens).
+func leaseOf(field, token string) (job.LeaseID, error) {
+	if token == "" {
+		return job.LeaseID{}, nil
+	}
+	l, ok := job.ParseLeaseToken(token)
+	if !ok {
+		return l, apierr.Field(field, "%s must be the lease_token a fetch returned, unchanged", field)
+	}
+	return l, nil
+}
+
 // Fail records a failed attempt; the job retries after its backoff or dies.
 func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id string, r *wire.FailRequest) (*wire.FailResponse, error) {
 	if err := namespaceOK(ns); err != nil {
@@ -122,7 +143,11 @@ func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id
 	if len(r.Error)+len(r.Backtrace) > wire.MaxErrorBytes {
 		return nil, apierr.OfField(apierr.TooLarge, "backtrace", "error and backtrace together must be at most %d bytes", wire.MaxErrorBytes)
 	}
-	out, err := engine.Fail.Propose(ctx, s.node, &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace})
+	l, err := leaseOf("lease_token", r.LeaseToken)
+	if err != nil {
+		return nil, err
+	}
+	out, err := engine.Fail.Propose(ctx, s.node, &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l})
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +185,15 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 		if err != nil {
 			return nil, err
 		}
+		l, err := leaseOf("jobs."+id+".lease_token", ent.LeaseToken)
+		if err != nil {
+			return nil, err
+		}
 		if !s.inScope(ns, id, sc) {
 			out[id] = wire.HeartbeatLost
 			continue
 		}
-		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp})
+		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp, Lease: l})
 	}
 	if len(c.Jobs) == 0 {
 		return out, nil

@@ -143,4 +143,5 @@ func (e *Engine) register(r *replica.Registry) {
 	RestoreEnd.Handle(r, e.applyRestoreEnd)
 	RestoreAbort.Handle(r, e.applyRestoreAbort)
 	e.registerMoves(r)
+	e.registerVersions(r)
 }

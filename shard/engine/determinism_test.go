@@ -153,32 +153,38 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return Enqueue.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		return Fetch.Command(&FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w", LeaseNs: int64(2 * time.Second),
-			LeaseDefault: s.rng.Intn(2) == 0, Named: s.rng.Intn(2) == 0})
+		c := &FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w", LeaseNs: int64(2 * time.Second),
+			LeaseDefault: s.rng.Intn(2) == 0, Named: s.rng.Intn(2) == 0}
+		return FetchFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
 		step := ""
 		if s.rng.Intn(3) == 0 {
 			step = wire.StepExit
 		}
-		return Ack.Command(&AckCmd{NS: testNS, ID: s.job(), Result: []byte(`{"ok":true}`), Step: step, Lease: s.lease()})
+		c := &AckCmd{NS: testNS, ID: s.job(), Result: []byte(`{"ok":true}`), Step: step, Lease: s.lease()}
+		return AckFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		return Fail.Command(&FailCmd{NS: testNS, ID: s.job(), Error: "boom", Lease: s.lease()})
+		c := &FailCmd{NS: testNS, ID: s.job(), Error: "boom", Lease: s.lease()}
+		return FailFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		return Heartbeat.Command(&HeartbeatCmd{NS: testNS, Jobs: []HeartbeatItem{{ID: s.job(), Progress: []byte(`{"current":1}`),
-			Checkpoint: []byte(`{"at":1}`), Lease: s.lease()}}})
+		c := &HeartbeatCmd{NS: testNS, Jobs: []HeartbeatItem{{ID: s.job(), Progress: []byte(`{"current":1}`),
+			Checkpoint: []byte(`{"at":1}`), Lease: s.lease()}}}
+		return HeartbeatFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte { return Promote.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte { return Reclaim.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte { return Expire.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte { return JobPrune.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte {
-		return ScheduleCreate.Command(&ScheduleCmd{NS: testNS, Sched: s.schedule()})
+		c := &ScheduleCmd{NS: testNS, Sched: s.schedule()}
+		return ScheduleCreateFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		return ScheduleUpdate.Command(&ScheduleCmd{NS: testNS, Sched: s.schedule()})
+		c := &ScheduleCmd{NS: testNS, Sched: s.schedule()}
+		return ScheduleUpdateFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
 		return ScheduleDelete.Command(&ScheduleIDCmd{NS: testNS, ID: scriptScheds[s.rng.Intn(2)]})
@@ -191,8 +197,9 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	}),
 	scriptCmd(func(s *script) []byte {
 		run := s.now.Truncate(time.Second).UnixNano()
-		return ScheduleFire.Command(&FireCmd{NS: testNS, ID: scriptScheds[s.rng.Intn(2)], RunAt: run, NextRun: run + int64(time.Second), JobID: s.id("job_"),
-			QueueDefaults: s.rng.Intn(2) == 0})
+		c := &FireCmd{NS: testNS, ID: scriptScheds[s.rng.Intn(2)], RunAt: run, NextRun: run + int64(time.Second), JobID: s.id("job_"),
+			QueueDefaults: s.rng.Intn(2) == 0}
+		return ScheduleFireFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte { return JobRetry.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
 	scriptCmd(func(s *script) []byte { return JobCancel.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
@@ -220,11 +227,13 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 			Defaults: QueueDefaults{MaxRetries: &r, Backoff: job.BackoffLinear, LeaseNs: int64(time.Second), Retention: int64(time.Minute)}})
 	}),
 	scriptCmd(func(s *script) []byte {
-		return FetchBatch.Command(&FetchBatchCmd{Max: 1 + s.rng.Intn(4), Fetch: FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w2",
-			LeaseNs: int64(time.Second), Named: s.rng.Intn(2) == 0}})
+		c := &FetchBatchCmd{Max: 1 + s.rng.Intn(4), Fetch: FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w2",
+			LeaseNs: int64(time.Second), Named: s.rng.Intn(2) == 0}}
+		return FetchBatchFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		return AckBatch.Command(&AckBatchCmd{NS: testNS, WorkerID: "w2", Items: []AckBatchItem{{ID: s.job()}, {ID: s.job(), Lease: s.lease()}}})
+		c := &AckBatchCmd{NS: testNS, WorkerID: "w2", Items: []AckBatchItem{{ID: s.job()}, {ID: s.job(), Lease: s.lease()}}}
+		return AckBatchFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
 		actions := []string{job.BulkRetry, job.BulkDelete, job.BulkCancel, job.BulkMove, job.BulkRequeue, job.BulkChangePriority}
@@ -243,7 +252,8 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(func(s *script) []byte {
 		l := s.lease()
 		items := []ReleaseItem{{ID: s.job(), Attempt: 1}, {ID: s.job(), Attempt: max(l.Attempt, s.rng.Intn(3)), Lease: l}}
-		return Release.Command(&ReleaseCmd{NS: testNS, WorkerID: []string{"w", "w2", ""}[s.rng.Intn(3)], Jobs: items})
+		c := &ReleaseCmd{NS: testNS, WorkerID: []string{"w", "w2", ""}[s.rng.Intn(3)], Jobs: items}
+		return ReleaseFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte { return ReclaimCounted.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte { return JobDiscard.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
@@ -477,7 +487,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 54, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 64, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -60,7 +60,7 @@ func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest, go
 	}
 	var j *job.Job
 	err = s.longPoll(ctx, ns, r.Queues, wait, gone, func() (bool, error) {
-		j, err = engine.Fetch.Propose(ctx, s.node, &c)
+		j, err = engine.FetchFor(&c).Propose(ctx, s.node, &c)
 		return j != nil, err
 	})
 	if err != nil || j == nil {
@@ -83,7 +83,7 @@ func (s *Service) releaseGone(ns, workerID string, jobs ...*job.Job) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	if _, err := engine.Release.Propose(ctx, s.node, c); err != nil {
+	if _, err := engine.ReleaseFor(c).Propose(ctx, s.node, c); err != nil {
 		s.cfg.Logger.Warn("shard: could not release the leases of a worker that went away", "namespace", ns,
 			"worker", workerID, "jobs", len(jobs), "err", err)
 	}
@@ -113,7 +113,7 @@ func (s *Service) FetchBatch(ctx context.Context, ns string, lim Limits, r *wire
 	c := &engine.FetchBatchCmd{Fetch: fc, Max: lim.leaseAtMost(n)}
 	var jobs []*job.Job
 	err = s.longPoll(ctx, ns, r.Queues, wait, gone, func() (bool, error) {
-		jobs, err = engine.FetchBatch.Propose(ctx, s.node, c)
+		jobs, err = engine.FetchBatchFor(c).Propose(ctx, s.node, c)
 		return len(jobs) > 0, err
 	})
 	if err != nil {

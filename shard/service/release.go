@@ -50,7 +50,7 @@ func (s *Service) Release(ctx context.Context, ns string, sc tenancy.QueueScope,
 	if len(c.Jobs) == 0 {
 		return out, nil
 	}
-	done, err := engine.Release.Propose(ctx, s.node, c)
+	done, err := engine.ReleaseFor(c).Propose(ctx, s.node, c)
 	if err != nil {
 		return nil, err
 	}

@@ -163,7 +163,8 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, ns, engine.ScheduleCreate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
+	c := &engine.ScheduleCmd{NS: ns, Sched: *sched}
+	return proposeSchedule(ctx, s, ns, engine.ScheduleCreateFor(c), c)
 }
 
 // UpdateSchedule replaces schedule ref (an id or a name) with r, every
@@ -188,7 +189,8 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	return proposeSchedule(ctx, s, ns, engine.ScheduleUpdate, &engine.ScheduleCmd{NS: ns, Sched: *sched})
+	c := &engine.ScheduleCmd{NS: ns, Sched: *sched}
+	return proposeSchedule(ctx, s, ns, engine.ScheduleUpdateFor(c), c)
 }
 
 // newScheduleName refuses a name a new or renamed schedule may not take:
@@ -396,7 +398,7 @@ func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64
 		return true, nil
 	}
 	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_"), QueueDefaults: true}
-	return engine.ScheduleFire.Propose(ctx, s.node, c)
+	return engine.ScheduleFireFor(c).Propose(ctx, s.node, c)
 }
 
 // RunSchedule enqueues schedule ref's job now, as a run of it would (the

@@ -36,7 +36,8 @@ func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, lim
 	if err != nil {
 		return "", err
 	}
-	st, err := engine.Ack.Propose(ctx, s.node, &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l})
+	ac := &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l}
+	st, err := engine.AckFor(ac).Propose(ctx, s.node, ac)
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +89,7 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 	if len(c.Items) == 0 {
 		return out, nil
 	}
-	res, err := engine.AckBatch.Propose(ctx, s.node, c)
+	res, err := engine.AckBatchFor(c).Propose(ctx, s.node, c)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,8 @@ func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id
 	if err != nil {
 		return nil, err
 	}
-	out, err := engine.Fail.Propose(ctx, s.node, &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l})
+	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l}
+	out, err := engine.FailFor(fc).Propose(ctx, s.node, fc)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +200,7 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 	if len(c.Jobs) == 0 {
 		return out, nil
 	}
-	statuses, err := engine.Heartbeat.Propose(ctx, s.node, c)
+	statuses, err := engine.HeartbeatFor(c).Propose(ctx, s.node, c)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+)
+
+// Commands whose fields newer nodes act on. A field a node does not know
+// is dropped when it decodes the command, so a node of an older version
+// would apply such a command as if the field were not there (settle any
+// lease where the command names one, fire a schedule's job without its
+// queue's defaults) and its state would part from its group's. So a
+// command that carries such a field is proposed under a number of its
+// own: the same command and the same handler, which with the field unset
+// behaves as the old number always did, and a node that does not know the
+// number stops instead of diverging (as bulk.create.scoped). Proposers
+// pick the number with the *For functions below; a log written before
+// these numbers replays as it first applied.
+var (
+	// FetchNamed is a fetch that names its lease (FetchCmd.Named: stamped
+	// after the job's last, so its lease token is new).
+	FetchNamed      = replica.Op[FetchCmd, *job.Job]{Type: 55, Name: "fetch.named"}
+	FetchBatchNamed = replica.Op[FetchBatchCmd, []*job.Job]{Type: 56, Name: "fetch-batch.named"}
+	// The worker calls that name the lease they settle or extend.
+	AckLease       = replica.Op[AckCmd, job.State]{Type: 57, Name: "ack.lease"}
+	FailLease      = replica.Op[FailCmd, *FailOutcome]{Type: 58, Name: "fail.lease"}
+	HeartbeatLease = replica.Op[HeartbeatCmd, []string]{Type: 59, Name: "heartbeat.lease"}
+	AckBatchLease  = replica.Op[AckBatchCmd, []AckOutcome]{Type: 60, Name: "ack-batch.lease"}
+	ReleaseLease   = replica.Op[ReleaseCmd, []bool]{Type: 61, Name: "job.release.lease"}
+	// Schedules whose jobs take their queue's defaults.
+	ScheduleCreateDefaults = replica.Op[ScheduleCmd, *Schedule]{Type: 62, Name: "schedule.create.defaults"}
+	ScheduleUpdateDefaults = replica.Op[ScheduleCmd, *Schedule]{Type: 63, Name: "schedule.update.defaults"}
+	ScheduleFireDefaults   = replica.Op[FireCmd, bool]{Type: 64, Name: "schedule.fire.defaults"}
+)
+
+// registerVersions registers the numbers above with their commands'
+// handlers.
+func (e *Engine) registerVersions(r *replica.Registry) {
+	FetchNamed.Handle(r, gated(e, e.applyFetch))
+	FetchBatchNamed.Handle(r, gated(e, e.applyFetchBatch))
+	AckLease.Handle(r, gated(e, e.applyAck))
+	FailLease.Handle(r, gated(e, e.applyFail))
+	HeartbeatLease.Handle(r, gated(e, e.applyHeartbeat))
+	AckBatchLease.Handle(r, gated(e, e.applyAckBatch))
+	ReleaseLease.Handle(r, gated(e, e.applyRelease))
+	ScheduleCreateDefaults.Handle(r, gated(e, e.applyScheduleCreate))
+	ScheduleUpdateDefaults.Handle(r, gated(e, e.applyScheduleUpdate))
+	ScheduleFireDefaults.Handle(r, loopGated(e, e.applyScheduleFire))
+}
+
+// FetchFor is the op of c.
+func FetchFor(c *FetchCmd) replica.Op[FetchCmd, *job.Job] {
+	if c.Named {
+		return FetchNamed
+	}
+	return Fetch
+}
+
+// FetchBatchFor is the op of c.
+func FetchBatchFor(c *FetchBatchCmd) replica.Op[FetchBatchCmd, []*job.Job] {
+	if c.Fetch.Named {
+		return FetchBatchNamed
+	}
+	return FetchBatch
+}
+
+// AckFor is the op of c.
+func AckFor(c *AckCmd) replica.Op[AckCmd, job.State] {
+	if !c.Lease.IsZero() {
+		return AckLease
+	}
+	return Ack
+}
+
+// FailFor is the op of c.
+func FailFor(c *FailCmd) replica.Op[FailCmd, *FailOutcome] {
+	if !c.Lease.IsZero() {
+		return FailLease
+	}
+	return Fail
+}
+
+// HeartbeatFor is the op of c.
+func HeartbeatFor(c *HeartbeatCmd) replica.Op[HeartbeatCmd, []string] {
+	for i := range c.Jobs {
+		if !c.Jobs[i].Lease.IsZero() {
+			return HeartbeatLease
+		}
+	}
+	return Heartbeat
+}
+
+// AckBatchFor is the op of c.
+func AckBatchFor(c *AckBatchCmd) replica.Op[AckBatchCmd, []AckOutcome] {
+	for i := range c.Items {
+		if !c.Items[i].Lease.IsZero() {
+			return AckBatchLease
+		}
+	}
+	return AckBatch
+}
+
+// ReleaseFor is the op of c.
+func ReleaseFor(c *ReleaseCmd) replica.Op[ReleaseCmd, []bool] {
+	for i := range c.Jobs {
+		if !c.Jobs[i].Lease.IsZero() {
+			return ReleaseLease
+		}
+	}
+	return Release
+}
+
+// ScheduleCreateFor and ScheduleUpdateFor are the ops of c.
+func ScheduleCreateFor(c *ScheduleCmd) replica.Op[ScheduleCmd, *Schedule] {
+	if c.Sched.DefaultRetries {
+		return ScheduleCreateDefaults
+	}
+	return ScheduleCreate
+}
+
+func ScheduleUpdateFor(c *ScheduleCmd) replica.Op[ScheduleCmd, *Schedule] {
+	if c.Sched.DefaultRetries {
+		return ScheduleUpdateDefaults
+	}
+	return ScheduleUpdate
+}
+
+// ScheduleFireFor is the op of c.
+func ScheduleFireFor(c *FireCmd) replica.Op[FireCmd, bool] {
+	if c.QueueDefaults {
+		return ScheduleFireDefaults
+	}
+	return ScheduleFire
+}

@@ -109,7 +109,7 @@ type conn struct {
 // connection first sends FIN and drains the rest for a moment, as
 // net/http does.
 func (c *conn) Close() error {
-	if tc, ok := c.Conn.(*net.TCPConn); ok && c.linger {
+	if tc, ok := tcpOf(c.Conn); ok && c.linger {
 		_ = tc.CloseWrite()
 		_ = tc.SetReadDeadline(time.Now().Add(lingerTimeout))
 		_, _ = io.Copy(io.Discard, io.LimitReader(tc, lingerMaxBytes))
@@ -198,4 +198,20 @@ func clientName(p netip.Prefix) string {
 		return p.Addr().String()
 	}
 	return p.String()
+}
+
+// tcpOf is the TCP connection under nc's wrappers (internal/listen's
+// count, at least), if there is one.
+func tcpOf(nc net.Conn) (*net.TCPConn, bool) {
+	for range 4 {
+		if tc, ok := nc.(*net.TCPConn); ok {
+			return tc, true
+		}
+		u, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil, false
+		}
+		nc = u.NetConn()
+	}
+	return nil, false
 }

@@ -62,8 +62,9 @@ func TestBatchCallbackThroughTheGateway(t *testing.T) {
 	}
 	b, err := c.GetBatch(ctx(t), res.BatchID)
 	require.NoError(t, err)
+	pending := "pending" // the callback job waits for a worker of batch.done
 	require.Equal(t, client.Batch{ID: res.BatchID, Total: 100, Succeeded: 97, Failed: 3, CallbackQueue: "batch.done",
-		CallbackJobID: b.CallbackJobID, CreatedAt: b.CreatedAt, CompletedAt: b.CompletedAt}, *b)
+		CallbackJobID: b.CallbackJobID, CallbackState: &pending, CreatedAt: b.CreatedAt, CompletedAt: b.CompletedAt}, *b)
 	require.NotNil(t, b.CompletedAt)
 
 	cb := fetchOne(t, c, "batch.done")

@@ -213,7 +213,7 @@ func TestAccShardJoinTokenValidation(t *testing.T) {
 			bad("nodes = 0", `nodes must be 1, 3 or 5, not 0`),
 			bad(`expires_in = "30s"`, `(?s)Invalid duration between 1m0s and 24h0m0s.*"30s" is shorter than 1m0s`),
 			bad(`expires_in = "25h"`, `"25h" is longer than 24h0m0s`),
-			bad(`expires_in = "soon"`, `(?s)Invalid Time Duration String Value.*invalid duration "soon"`),
+			bad(`expires_in = "soon"`, `(?s)"soon" is not a duration like "30s", "5m" or "1h30m"`),
 			{
 				Config:      tokenConfig(`name = " padded"`),
 				PlanOnly:    true,

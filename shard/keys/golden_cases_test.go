@@ -33,7 +33,7 @@ var kindNames = map[byte]string{
 	'b': "batch record", 'B': "batch member", 'e': "dependent edge", 'S': "state search index",
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
 	'c': "namespace settings", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
-	'P': "unfinished count", 'C': "chain step index",
+	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
 }
 
 func goldenFamilies() []family {
@@ -66,6 +66,7 @@ func kindCases() []*gcase {
 		{"KindRecordPrune", KindRecordPrune, 'y'}, {"KindNamespaceConfig", KindNamespaceConfig, 'c'},
 		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
+		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -96,6 +97,10 @@ func recordCases() []*gcase {
 		kc("SchedulePrefix", SchedulePrefix(ns), "ns", ns).is(head(ns, 's')),
 		kc("ScheduleName", ScheduleName(ns, "nightly-report"), "ns", ns, "name", "nightly-report").
 			is(head(ns, 'N'), text("schedule name", "nightly-report")),
+		kc("ScheduleQueueName", ScheduleQueueName(ns, "nightly-report", q), "ns", ns, "name", "nightly-report", "queue", q).
+			is(head(ns, 'Q'), text("schedule name", "nightly-report"), sep(), text("queue", q)),
+		kc("ScheduleNamePrefix", ScheduleNamePrefix(ns, "nightly-report"), "ns", ns, "name", "nightly-report").
+			is(head(ns, 'Q'), text("schedule name", "nightly-report"), sep()),
 		kc("Batch", Batch(ns, gBatch), "ns", ns, "id", gBatch).is(head(ns, 'b'), text("batch id", gBatch)),
 		kc("BulkOp", BulkOp(ns, gBulk), "ns", ns, "id", gBulk).is(head(ns, 'o'), text("bulk operation id", gBulk)),
 		kc("BulkOpPrefix", BulkOpPrefix(ns), "ns", ns).is(head(ns, 'o')),

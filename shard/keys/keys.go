@@ -15,7 +15,8 @@
 //	<ns> 00 'u' <queue> 00 <unique key>                  unique lock
 //	<ns> 00 'q' <queue>                                  queue record
 //	<ns> 00 's' <schedule id>                            cron schedule record
-//	<ns> 00 'N' <schedule name>                          schedule name → id (names are unique per namespace)
+//	<ns> 00 'N' <schedule name>                          schedule name → id, as earlier versions wrote it (read, never written)
+//	<ns> 00 'Q' <schedule name> 00 <queue>               schedule name in its queue → id (names are unique per queue)
 //	<ns> 00 'R' <next run 8B> <schedule id>              enabled schedules, firing order
 //	<ns> 00 'r' <prune at 8B> <id>                       completed/cancelled, retention order
 //	<ns> 00 'D' <scope> 00 <dead at 8B> <id>             dead jobs; scope "" = all, else the queue
@@ -68,9 +69,10 @@ const (
 	KindUnique  byte = 'u'
 	KindQueue   byte = 'q'
 
-	KindSchedule     byte = 's'
-	KindScheduleName byte = 'N'
-	KindScheduleRun  byte = 'R' // a time index: Timed(ns, KindScheduleRun, next run, id)
+	KindSchedule          byte = 's'
+	KindScheduleName      byte = 'N' // ScheduleName: the index of earlier versions, names unique per namespace
+	KindScheduleQueueName byte = 'Q' // ScheduleQueueName: names unique per queue
+	KindScheduleRun       byte = 'R' // a time index: Timed(ns, KindScheduleRun, next run, id)
 
 	KindPrune byte = 'r' // a time index: Timed(ns, KindPrune, prune at, id)
 	KindDead  byte = 'D'
@@ -283,9 +285,27 @@ func Schedule(ns, id string) []byte {
 // SchedulePrefix is the prefix of all schedule records of ns.
 func SchedulePrefix(ns string) []byte { return kindPrefix(ns, KindSchedule, ScheduleIDLen) }
 
-// ScheduleName is the key of a schedule's name-index entry.
+// ScheduleName is the key of a schedule's name-index entry as earlier
+// versions wrote it, when a name was unique in the namespace. Stores and
+// snapshots written by them still hold such keys; none is written now.
 func ScheduleName(ns, name string) []byte {
 	return append(kindPrefix(ns, KindScheduleName, len(name)), name...)
+}
+
+// ScheduleQueueName is the key of a schedule's name-index entry: its name
+// in its queue. A name holds no NUL (it has no control character), so
+// every queue's schedule of one name lies under ScheduleNamePrefix.
+func ScheduleQueueName(ns, name, queue string) []byte {
+	b := append(kindPrefix(ns, KindScheduleQueueName, len(name)+1+len(queue)), name...)
+	b = append(b, 0)
+	return append(b, queue...)
+}
+
+// ScheduleNamePrefix is the prefix of the ScheduleQueueName keys of name,
+// one per queue that has a schedule of that name.
+func ScheduleNamePrefix(ns, name string) []byte {
+	b := append(kindPrefix(ns, KindScheduleQueueName, len(name)+1), name...)
+	return append(b, 0)
 }
 
 // DeadScope is the prefix of the dead index of one scope: "" lists every

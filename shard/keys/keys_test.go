@@ -119,6 +119,12 @@ func TestScheduleKeys(t *testing.T) {
 	require.False(t, bytes.HasPrefix(Schedule(nsB, s1), Namespace(nsA)))
 	require.False(t, bytes.HasPrefix(Job(nsA, id1), SchedulePrefix(nsA)))
 	require.False(t, bytes.HasPrefix(ScheduleName(nsA, "x"), SchedulePrefix(nsA)))
+	// A name's prefix holds that name's entries in every queue, and no
+	// other name's, even one it starts.
+	require.True(t, bytes.HasPrefix(ScheduleQueueName(nsA, "x", "q1"), ScheduleNamePrefix(nsA, "x")))
+	require.True(t, bytes.HasPrefix(ScheduleQueueName(nsA, "x", "q2"), ScheduleNamePrefix(nsA, "x")))
+	require.False(t, bytes.HasPrefix(ScheduleQueueName(nsA, "xy", "q1"), ScheduleNamePrefix(nsA, "x")))
+	require.False(t, bytes.HasPrefix(ScheduleQueueName(nsA, "x", "q1"), ScheduleNamePrefix(nsA, "x\x00q1")))
 	// The run index orders by time first, then id, and parses back.
 	a := Timed(nsA, KindScheduleRun, 255, s2)
 	b := Timed(nsA, KindScheduleRun, 256, s1)
@@ -128,7 +134,7 @@ func TestScheduleKeys(t *testing.T) {
 	require.Equal(t, int64(256), at)
 	require.Equal(t, s1, id)
 	// Kinds are distinct bytes: no index can read another's keys.
-	kinds := []byte{KindJob, KindPending, KindDue, KindLease, KindExpire, KindUnique, KindQueue, KindSchedule, KindScheduleName, KindScheduleRun}
+	kinds := []byte{KindJob, KindPending, KindDue, KindLease, KindExpire, KindUnique, KindQueue, KindSchedule, KindScheduleName, KindScheduleQueueName, KindScheduleRun}
 	seen := map[byte]bool{}
 	for _, k := range kinds {
 		require.False(t, seen[k], "kind %c used twice", k)

@@ -126,7 +126,7 @@ func allKeys(ns string) [][]byte {
 		TimeIndex(ns, KindDue), Timed(ns, KindDue, gCreated, gJob), Timed(ns, KindLease, gCreated, gJob),
 		Timed(ns, KindExpire, gCreated, gJob), Timed(ns, KindScheduleRun, gCreated, gSched), Timed(ns, KindPrune, gCreated, gJob),
 		Unique(ns, gQueue, "u"), Queue(ns, gQueue), QueuePrefix(ns), Schedule(ns, gSched), SchedulePrefix(ns),
-		ScheduleName(ns, "n"), DeadScope(ns, ""), Dead(ns, "", gCreated, gJob), Dead(ns, gQueue, gCreated, gJob),
+		ScheduleName(ns, "n"), ScheduleQueueName(ns, "n", gQueue), ScheduleNamePrefix(ns, "n"), DeadScope(ns, ""), Dead(ns, "", gCreated, gJob), Dead(ns, gQueue, gCreated, gJob),
 		Batch(ns, gBatch), BatchMembers(ns, gBatch), BatchMember(ns, gBatch, gJob), Dependents(ns, gJob),
 		Dependent(ns, gJob, gJob2), StateQueue(ns, 4, gQueue), StateEntry(ns, 4, gQueue, gCreated, gJob),
 		TagPrefix(ns, "k", "v"), TagEntry(ns, "k", "v", gCreated, gJob), BatchJobs(ns, gBatch),

@@ -67,7 +67,7 @@ func BackupKind(rel []byte) byte {
 		return KindSettings
 	case keys.KindKeyActive, keys.KindUnfinished:
 		return KindCounters
-	case keys.KindPending, keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindScheduleName, keys.KindScheduleRun,
+	case keys.KindPending, keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindScheduleName, keys.KindScheduleQueueName, keys.KindScheduleRun,
 		keys.KindPrune, keys.KindDead, keys.KindBatchMember, keys.KindDependent, keys.KindStateIndex, keys.KindTag,
 		keys.KindBatchIndex, keys.KindChainStep, keys.KindRecordPrune, keys.KindKeyedPending, keys.KindKeyedGroup:
 		return KindIndexes

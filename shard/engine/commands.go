@@ -92,8 +92,8 @@ func (e *Engine) register(r *replica.Registry) {
 	Reclaim.Handle(r, loopGated(e, e.applyReclaim))
 	Expire.Handle(r, loopGated(e, e.applyExpire))
 
-	ScheduleCreate.Handle(r, gated(e, e.applyScheduleCreate))
-	ScheduleUpdate.Handle(r, gated(e, e.applyScheduleUpdate))
+	ScheduleCreate.Handle(r, gated(e, namespaceNames(e.applyScheduleCreate)))
+	ScheduleUpdate.Handle(r, gated(e, namespaceNames(e.applyScheduleUpdate)))
 	ScheduleDelete.Handle(r, gated(e, e.applyScheduleDelete))
 	ScheduleEnable.Handle(r, gated(e, func(tx *replica.Tx, c *ScheduleIDCmd) (*Schedule, error) {
 		return e.applyScheduleEnabled(tx, c, true)

@@ -179,11 +179,11 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(func(s *script) []byte { return Expire.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte { return JobPrune.Command(&SweepCmd{NS: testNS, IDs: s.jobsSample()}) }),
 	scriptCmd(func(s *script) []byte {
-		c := &ScheduleCmd{NS: testNS, Sched: s.schedule()}
+		c := &ScheduleCmd{NS: testNS, Sched: s.schedule(), QueueNames: s.rng.Intn(2) == 0}
 		return ScheduleCreateFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
-		c := &ScheduleCmd{NS: testNS, Sched: s.schedule()}
+		c := &ScheduleCmd{NS: testNS, Sched: s.schedule(), QueueNames: s.rng.Intn(2) == 0}
 		return ScheduleUpdateFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
@@ -487,7 +487,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 64, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 66, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

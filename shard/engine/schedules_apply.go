@@ -15,6 +15,11 @@ import (
 type ScheduleCmd struct {
 	NS    string   `codec:"ns"`
 	Sched Schedule `codec:"s"`
+	// QueueNames: the name must be free in the schedule's queue only.
+	// Without it (every command logged before it) the name must be free
+	// in the whole namespace. Proposed under numbers of its own
+	// (versions.go), as an older node would drop it.
+	QueueNames bool `codec:"qn,omitempty"`
 }
 
 // ScheduleIDCmd names one schedule. NextRun is set by the proposer of an
@@ -51,17 +56,21 @@ const (
 	TagScheduleRun = "jobbie.run_at"
 )
 
-// nameTaken is the 409 of a schedule name another schedule of the
-// namespace has, naming the field.
-func nameTaken(name string) error {
-	return apierr.OfField(apierr.Conflict, "name", "a schedule named %q already exists", name)
+// nameTaken is the 409 of a schedule name another schedule holds (of
+// the queue, or of the namespace under the older commands), naming the
+// field.
+func nameTaken(s *Schedule, perQueue bool) error {
+	if perQueue {
+		return apierr.OfField(apierr.Conflict, "name", "queue %s already has a schedule named %q", s.Queue, s.Name)
+	}
+	return apierr.OfField(apierr.Conflict, "name", "a schedule named %q already exists", s.Name)
 }
 
 // applyScheduleCreate stores a new schedule; its name must be free.
 func (e *Engine) applyScheduleCreate(tx *replica.Tx, c *ScheduleCmd) (*Schedule, error) {
 	s := c.Sched
-	if _, taken := scheduleByName(tx, c.NS, s.Name); taken {
-		return nil, nameTaken(s.Name)
+	if nameHeld(tx, c.NS, &s, "", c.QueueNames) {
+		return nil, nameTaken(&s, c.QueueNames)
 	}
 	if _, err := ReadSchedule(tx, c.NS, s.ID); err == nil {
 		return nil, apierr.New(apierr.Conflict, "schedule %s already exists", s.ID)
@@ -81,8 +90,8 @@ func (e *Engine) applyScheduleUpdate(tx *replica.Tx, c *ScheduleCmd) (*Schedule,
 		return nil, err
 	}
 	s := c.Sched
-	if id, taken := scheduleByName(tx, c.NS, s.Name); taken && id != s.ID {
-		return nil, nameTaken(s.Name)
+	if nameHeld(tx, c.NS, &s, s.ID, c.QueueNames) {
+		return nil, nameTaken(&s, c.QueueNames)
 	}
 	s.CreatedAt, s.LastRun, s.LastJobID = old.CreatedAt, old.LastRun, old.LastJobID
 	e.putSchedule(tx, c.NS, old, &s)

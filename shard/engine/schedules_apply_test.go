@@ -71,9 +71,8 @@ func TestApplyScheduleUpdate(t *testing.T) {
 	require.False(t, f.runIndexed(old), "the old run moved")
 	require.True(t, f.runIndexed(s))
 	require.False(t, f.has(keys.ScheduleName(testNS, "a")), "the old name is free")
-	id, ok := scheduleByName(f.db, testNS, "renamed")
-	require.True(t, ok)
-	require.Equal(t, sch1, id)
+	require.Equal(t, []string{sch1}, f.named("renamed"))
+	require.Empty(t, f.named("a"))
 	// Taking another schedule's name is a conflict; an unknown id is not found.
 	upd.Name = "b"
 	require.Equal(t, apierr.Conflict, apierr.CodeOf(f.apply(ScheduleUpdate.Type, &ScheduleCmd{NS: testNS, Sched: upd}).(error)))

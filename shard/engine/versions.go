@@ -31,6 +31,10 @@ var (
 	ScheduleCreateDefaults = replica.Op[ScheduleCmd, *Schedule]{Type: 62, Name: "schedule.create.defaults"}
 	ScheduleUpdateDefaults = replica.Op[ScheduleCmd, *Schedule]{Type: 63, Name: "schedule.update.defaults"}
 	ScheduleFireDefaults   = replica.Op[FireCmd, bool]{Type: 64, Name: "schedule.fire.defaults"}
+	// Schedules whose name must be free in their queue only
+	// (ScheduleCmd.QueueNames); with or without the queue's defaults.
+	ScheduleCreateQueueNames = replica.Op[ScheduleCmd, *Schedule]{Type: 65, Name: "schedule.create.queue-names"}
+	ScheduleUpdateQueueNames = replica.Op[ScheduleCmd, *Schedule]{Type: 66, Name: "schedule.update.queue-names"}
 )
 
 // registerVersions registers the numbers above with their commands'
@@ -43,9 +47,21 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	HeartbeatLease.Handle(r, gated(e, e.applyHeartbeat))
 	AckBatchLease.Handle(r, gated(e, e.applyAckBatch))
 	ReleaseLease.Handle(r, gated(e, e.applyRelease))
-	ScheduleCreateDefaults.Handle(r, gated(e, e.applyScheduleCreate))
-	ScheduleUpdateDefaults.Handle(r, gated(e, e.applyScheduleUpdate))
+	ScheduleCreateDefaults.Handle(r, gated(e, namespaceNames(e.applyScheduleCreate)))
+	ScheduleUpdateDefaults.Handle(r, gated(e, namespaceNames(e.applyScheduleUpdate)))
 	ScheduleFireDefaults.Handle(r, loopGated(e, e.applyScheduleFire))
+	ScheduleCreateQueueNames.Handle(r, gated(e, e.applyScheduleCreate))
+	ScheduleUpdateQueueNames.Handle(r, gated(e, e.applyScheduleUpdate))
+}
+
+// namespaceNames holds the numbers from before ScheduleCmd.QueueNames to
+// the rule they applied with, a name free in the whole namespace, even
+// for a command that carried the flag under one of them.
+func namespaceNames(apply func(*replica.Tx, *ScheduleCmd) (*Schedule, error)) func(*replica.Tx, *ScheduleCmd) (*Schedule, error) {
+	return func(tx *replica.Tx, c *ScheduleCmd) (*Schedule, error) {
+		c.QueueNames = false
+		return apply(tx, c)
+	}
 }
 
 // FetchFor is the op of c.
@@ -110,16 +126,24 @@ func ReleaseFor(c *ReleaseCmd) replica.Op[ReleaseCmd, []bool] {
 	return Release
 }
 
-// ScheduleCreateFor and ScheduleUpdateFor are the ops of c.
+// ScheduleCreateFor and ScheduleUpdateFor are the ops of c. A node that
+// knows the QueueNames numbers knows DefaultRetries too, so they carry
+// either.
 func ScheduleCreateFor(c *ScheduleCmd) replica.Op[ScheduleCmd, *Schedule] {
-	if c.Sched.DefaultRetries {
+	switch {
+	case c.QueueNames:
+		return ScheduleCreateQueueNames
+	case c.Sched.DefaultRetries:
 		return ScheduleCreateDefaults
 	}
 	return ScheduleCreate
 }
 
 func ScheduleUpdateFor(c *ScheduleCmd) replica.Op[ScheduleCmd, *Schedule] {
-	if c.Sched.DefaultRetries {
+	switch {
+	case c.QueueNames:
+		return ScheduleUpdateQueueNames
+	case c.Sched.DefaultRetries:
 		return ScheduleUpdateDefaults
 	}
 	return ScheduleUpdate

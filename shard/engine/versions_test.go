@@ -10,7 +10,8 @@ import (
 
 // A command goes under its newer number exactly when it carries what an
 // older node would drop: a lease, a named fetch, a schedule's queue
-// defaults. Without it, the number older nodes know.
+// defaults, a schedule name's per-queue rule. Without it, the number
+// older nodes know.
 func TestCommandsTakeANewNumberOnlyWithTheirNewFields(t *testing.T) {
 	t.Parallel()
 	l := job.LeaseID{Attempt: 1, At: 5}
@@ -32,6 +33,10 @@ func TestCommandsTakeANewNumberOnlyWithTheirNewFields(t *testing.T) {
 	require.Equal(t, ScheduleCreateDefaults.Type, ScheduleCreateFor(&ScheduleCmd{Sched: Schedule{DefaultRetries: true}}).Type)
 	require.Equal(t, ScheduleUpdate.Type, ScheduleUpdateFor(&ScheduleCmd{}).Type)
 	require.Equal(t, ScheduleUpdateDefaults.Type, ScheduleUpdateFor(&ScheduleCmd{Sched: Schedule{DefaultRetries: true}}).Type)
+	for _, d := range []bool{false, true} {
+		require.Equal(t, ScheduleCreateQueueNames.Type, ScheduleCreateFor(&ScheduleCmd{QueueNames: true, Sched: Schedule{DefaultRetries: d}}).Type)
+		require.Equal(t, ScheduleUpdateQueueNames.Type, ScheduleUpdateFor(&ScheduleCmd{QueueNames: true, Sched: Schedule{DefaultRetries: d}}).Type)
+	}
 	require.Equal(t, ScheduleFire.Type, ScheduleFireFor(&FireCmd{}).Type)
 	require.Equal(t, ScheduleFireDefaults.Type, ScheduleFireFor(&FireCmd{QueueDefaults: true}).Type)
 }

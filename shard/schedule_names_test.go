@@ -50,15 +50,15 @@ func TestSchedulePutRoundTripsEveryField(t *testing.T) {
 	require.NotNil(t, r.Body["next_run"])
 }
 
-// Names are unique per namespace (409 naming name), and every schedule
-// route takes a name in place of the id.
+// Names are unique per queue (409 naming name), and every schedule route
+// takes a name in place of the id.
 func TestScheduleNamesAreUniqueAndAddressable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	a := b.createSchedule(map[string]any{"name": "nightly", "queue": "q", "cron": "0 3 * * *"})
 	odd := b.createSchedule(map[string]any{"name": "ops/weekly report é", "queue": "q", "cron": "0 3 * * 1"})
 
-	r := b.call("POST", "/api/v1/schedules", map[string]any{"name": "nightly", "queue": "q2", "cron": "@hourly"})
+	r := b.call("POST", "/api/v1/schedules", map[string]any{"name": "nightly", "queue": "q", "cron": "@hourly"})
 	require.Equal(t, 409, r.Status, string(r.Raw))
 	require.Equal(t, "conflict", errCode(r))
 	require.Equal(t, "name", errField(r))

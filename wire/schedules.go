@@ -10,12 +10,17 @@ import (
 // and tells them apart by this prefix, so a name may not start with it.
 const ScheduleIDPrefix = "sch_"
 
+// CodeAmbiguousName (409) answers a reference by name that names
+// schedules of more than one queue the caller may see: names are unique
+// per queue, so the message names those queues and asks for the id.
+const CodeAmbiguousName ErrorCode = "ambiguous_name"
+
 // ScheduleRequest is the body of a schedule's create (POST
 // /api/v1/schedules) and full replace (PUT /api/v1/schedules/{id}):
 // absent fields take their defaults on a replace too. A name another
-// schedule of the namespace has is a 409 naming "name".
+// schedule of the same queue has is a 409 naming "name".
 type ScheduleRequest struct {
-	Name       string          `json:"name"` // unique in the namespace
+	Name       string          `json:"name"` // unique in its queue
 	Queue      string          `json:"queue"`
 	Cron       string          `json:"cron"`               // 5 fields, or "@hourly", "@every 90s"…
 	Timezone   string          `json:"timezone,omitempty"` // IANA; default "UTC"

@@ -49,6 +49,8 @@ const (
 	QuotaExceeded = wire.CodeQuotaExceeded
 
 	NamespaceMoving = wire.CodeNamespaceMoving
+
+	AmbiguousName = wire.CodeAmbiguousName
 )
 
 var statuses = map[Code]int{
@@ -80,6 +82,8 @@ var statuses = map[Code]int{
 	RoleInUse:         http.StatusConflict,
 
 	NamespaceMoving: http.StatusServiceUnavailable,
+
+	AmbiguousName: http.StatusConflict,
 }
 
 // Status is the HTTP status of a code.

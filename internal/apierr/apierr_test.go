@@ -23,7 +23,8 @@ func TestEveryCodeHasItsStatus(t *testing.T) {
 		Conflict: 409, LeaseMismatch: 409, TooLarge: 413, RateLimited: 429, QuotaExceeded: 429, NoLeader: 503, Unavailable: 503, Internal: 500,
 		ConnectionLimit: 429, KeyLongPollLimit: 429, TenantLongPollLimit: 429, HeadersTooLarge: 431, RevocationsStale: 503,
 		ShardAnswerTooLarge: 502, SelfHostedBudget: 503,
-		DeletionProtected: 409, NamespaceNotEmpty: 409, RoleInUse: 409, NamespaceMoving: 503}
+		DeletionProtected: 409, NamespaceNotEmpty: 409, RoleInUse: 409, NamespaceMoving: 503,
+		AmbiguousName: 409}
 	require.Len(t, statuses, len(want))
 	for c, s := range want {
 		require.Equal(t, s, Status(c), c)

@@ -15,7 +15,6 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
-	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -148,7 +147,9 @@ func (s *Service) PreviewSchedule(r *wire.SchedulePreviewRequest) (*wire.Schedul
 	return out, nil
 }
 
-// CreateSchedule validates and stores a new schedule.
+// CreateSchedule validates and stores a new schedule. Its name must be
+// free in its queue only, so the answer does not depend on schedules of
+// queues outside sc.
 func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.ScheduleRequest) (*wire.Schedule, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
@@ -163,7 +164,7 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	c := &engine.ScheduleCmd{NS: ns, Sched: *sched}
+	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}
 	return proposeSchedule(ctx, s, ns, engine.ScheduleCreateFor(c), c)
 }
 
@@ -189,7 +190,7 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	c := &engine.ScheduleCmd{NS: ns, Sched: *sched}
+	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}
 	return proposeSchedule(ctx, s, ns, engine.ScheduleUpdateFor(c), c)
 }
 
@@ -246,69 +247,6 @@ func (s *Service) GetSchedule(ns string, sc tenancy.QueueScope, ref string) (*wi
 		return nil, err
 	}
 	return s.scheduleView(ns, sched), nil
-}
-
-// readSchedule reads schedule ref (an id or a name) from local state: not
-// found when its queue is outside sc.
-func (s *Service) readSchedule(ns string, sc tenancy.QueueScope, ref string) (*engine.Schedule, error) {
-	id, err := s.scheduleID(ns, ref)
-	if err != nil {
-		return nil, err
-	}
-	sched, err := engine.ReadSchedule(s.node.DB(), ns, id)
-	if err != nil {
-		return nil, err
-	}
-	if !sc.Allows(sched.Queue) {
-		return nil, missingSchedule(ref)
-	}
-	return sched, nil
-}
-
-// scopedScheduleID is scheduleID, not found when the schedule's queue is
-// outside sc (every queue reads nothing more).
-func (s *Service) scopedScheduleID(ns string, sc tenancy.QueueScope, ref string) (string, error) {
-	if sc.All() {
-		return s.scheduleID(ns, ref)
-	}
-	sched, err := s.readSchedule(ns, sc, ref)
-	if err != nil {
-		return "", err
-	}
-	return sched.ID, nil
-}
-
-// scheduleID resolves a schedule reference to an id: a reference that
-// starts with wire.ScheduleIDPrefix is an id (of the wrong shape, simply
-// not found), anything else the name of one of ns's schedules.
-func (s *Service) scheduleID(ns, ref string) (string, error) {
-	if err := namespaceOK(ns); err != nil {
-		return "", err
-	}
-	if strings.HasPrefix(ref, wire.ScheduleIDPrefix) {
-		if len(ref) != keys.ScheduleIDLen {
-			return "", scheduleNotFound(ref)
-		}
-		return ref, nil
-	}
-	id, ok := engine.ScheduleIDByName(s.node.DB(), ns, ref)
-	if !ok {
-		return "", scheduleNotFound(ref)
-	}
-	return id, nil
-}
-
-func scheduleNotFound(ref string) error {
-	return apierr.New(apierr.NotFound, "schedule %q not found", ref)
-}
-
-// missingSchedule is the 404 of ref when it names no schedule: by name as
-// scheduleID answers it, by id as the store does.
-func missingSchedule(ref string) error {
-	if strings.HasPrefix(ref, wire.ScheduleIDPrefix) {
-		return apierr.New(apierr.NotFound, "schedule %s not found", ref)
-	}
-	return scheduleNotFound(ref)
 }
 
 // ListSchedules reads ns's schedules of queues in sc from local state,

@@ -14,8 +14,8 @@ import (
 // body of both create and update; an update replaces the whole schedule,
 // so zero fields take the server's defaults there too.
 type ScheduleRequest struct {
-	// Name is unique in the namespace, 1-128 bytes, not starting with
-	// "sch_" (ids do).
+	// Name is unique in its queue (two queues may each have a schedule
+	// of one name), 1-128 bytes, not starting with "sch_" (ids do).
 	Name  string
 	Queue string
 	// Cron is a standard 5-field expression ("0 9 * * 1-5") or a
@@ -65,9 +65,15 @@ func (c *Client) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Sche
 	return c.scheduleCall(ctx, "POST", "/api/v1/schedules", req)
 }
 
+// CodeAmbiguousName is the code of a 409 answering a schedule's name
+// that schedules of several queues have: refer to one by its id.
+const CodeAmbiguousName = string(wire.CodeAmbiguousName)
+
 // GetSchedule reads one schedule, by its id ("sch_…") or its name: a
 // reference without the id prefix (wire.ScheduleIDPrefix) is a name. The
-// other schedule methods take a name in place of an id too.
+// other schedule methods take a name in place of an id too. A name that
+// schedules of several queues have is an error of code
+// CodeAmbiguousName.
 func (c *Client) GetSchedule(ctx context.Context, ref string) (*Schedule, error) {
 	return c.scheduleCall(ctx, "GET", schedulePath(ref), nil)
 }

@@ -65,4 +65,9 @@ func TestSchedules(t *testing.T) {
 	rec.respond(http.StatusNotFound, `{"error":{"code":"not_found","message":"schedule sch_2 not found"}}`)
 	_, err = c.GetSchedule(ctx, "sch_2")
 	require.True(t, client.IsNotFound(err), "%v", err)
+
+	rec.respond(http.StatusConflict, `{"error":{"code":"ambiguous_name","message":"schedules named \"daily\" are in queues a, b: refer to one by its id"}}`)
+	_, err = c.GetSchedule(ctx, "daily")
+	require.True(t, client.IsConflict(err), "%v", err)
+	require.Equal(t, client.CodeAmbiguousName, client.ErrorCode(err))
 }

@@ -213,3 +213,60 @@ func scheduleGone(ns, name string) resource.TestCheckFunc {
 		return nil
 	}
 }
+
+// Two queues may each have a schedule of one name: <namespace>/<name>
+// then names both and is refused as ambiguous, and
+// <namespace>/<queue>/<name> imports the one in that queue.
+func TestAccScheduleImportByQueue(t *testing.T) {
+	ns := accNamespace(t, "schedq")
+	const addr = "jobbie_schedule.nightly"
+	var id, otherID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := api().WithNamespace(ns).GetSchedule(ctx(t), id); !client.IsNotFound(err) {
+				return fmt.Errorf("schedule %s after destroy: %v", id, err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: scheduleConfig(ns, "0 3 * * *", true),
+				Check:  resource.TestCheckResourceAttrWith(addr, "id", func(v string) error { id = v; return nil }),
+			},
+			{
+				PreConfig: func() {
+					s, err := api().WithNamespace(ns).CreateSchedule(ctx(t), client.ScheduleRequest{Name: "nightly", Queue: "emails.other", Cron: "@daily"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					otherID = s.ID
+				},
+				ResourceName:  addr,
+				ImportState:   true,
+				ImportStateId: ns + "/nightly",
+				ExpectError:   regexp.MustCompile(`(?s)Schedule name in several queues.*emails\.other,\s+emails\.send`),
+			},
+			{
+				ResourceName:      addr,
+				ImportState:       true,
+				ImportStateId:     ns + "/emails.send/nightly",
+				ImportStateVerify: true,
+			},
+			{
+				ResourceName:  addr,
+				ImportState:   true,
+				ImportStateId: ns + "/emails.none/nightly",
+				ExpectError:   regexp.MustCompile(`Schedule not found`),
+			},
+			{ // the other queue's schedule is not Terraform's: removed here so the namespace can go
+				PreConfig: func() {
+					if err := api().WithNamespace(ns).DeleteSchedule(ctx(t), otherID); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: scheduleConfig(ns, "0 3 * * *", true),
+			},
+		},
+	})
+}

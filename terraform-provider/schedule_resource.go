@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -67,7 +68,7 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			},
 			"namespace": namespaceAttribute("schedule"),
 			"name": schema.StringAttribute{
-				MarkdownDescription: "Name, unique in the namespace (1-128 bytes, no control characters, no `/`, not starting with `sch_`).",
+				MarkdownDescription: "Name, unique in its queue (1-128 bytes, no control characters, no `/`, not starting with `sch_`).",
 				Required:            true,
 				Validators:          []validator.String{scheduleName()},
 			},
@@ -192,7 +193,7 @@ func (r *scheduleResource) Create(ctx context.Context, req resource.CreateReques
 	if err != nil {
 		if client.IsConflict(err) {
 			resp.Diagnostics.AddAttributeError(path.Root("name"), "Schedule already exists",
-				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+ns+"/"+plan.Name.ValueString())
+				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+ns+"/"+plan.Queue.ValueString()+"/"+plan.Name.ValueString())
 			return
 		}
 		apiError(&resp.Diagnostics, "Could not create schedule "+plan.Name.ValueString(), err)
@@ -253,16 +254,21 @@ func (r *scheduleResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 }
 
-// ImportState takes "<namespace>/<name>" (or "<namespace>/<schedule id>").
+// ImportState takes "<namespace>/<queue>/<name>", "<namespace>/<name>"
+// (a name in one queue only) or "<namespace>/<schedule id>".
 func (r *scheduleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, ref, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<schedule name>")
+	ns, ref, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<queue>/<schedule name> or <namespace>/<schedule name>")
 	if !ok {
 		return
 	}
-	// The API takes a schedule's name wherever it takes its id.
-	sc, err := retry(ctx, false, func() (*client.Schedule, error) { return r.p.in(ns).GetSchedule(ctx, ref) })
-	if client.IsNotFound(err) {
-		resp.Diagnostics.AddError("Schedule not found", "Namespace "+ns+" has no schedule named (or with id) "+ref+".")
+	sc, err := r.importRef(ctx, ns, ref)
+	if (sc == nil && err == nil) || client.IsNotFound(err) {
+		resp.Diagnostics.AddError("Schedule not found", "Namespace "+ns+" has no schedule "+ref+" (a name, a queue/name or an id).")
+		return
+	}
+	if client.ErrorCode(err) == client.CodeAmbiguousName {
+		resp.Diagnostics.AddError("Schedule name in several queues", apiDetail(err)+
+			"\n\nImport it as <namespace>/<queue>/<schedule name> or <namespace>/<schedule id>.")
 		return
 	}
 	if err != nil {
@@ -272,4 +278,29 @@ func (r *scheduleResource) ImportState(ctx context.Context, req resource.ImportS
 	id := sc.ID
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
+}
+
+// importRef finds the schedule an import id names after its namespace,
+// nil when there is none. Names are unique per queue, and neither a
+// queue nor a name this provider manages holds a '/', so
+// "<queue>/<name>" is the schedule of that name in that queue. Anything
+// else the API resolves as a name or an id (a name in several queues is
+// ambiguous_name).
+func (r *scheduleResource) importRef(ctx context.Context, ns, ref string) (*client.Schedule, error) {
+	c := r.p.in(ns)
+	queue, name, both := strings.Cut(ref, "/")
+	if !both {
+		// The API takes a schedule's name wherever it takes its id.
+		return retry(ctx, false, func() (*client.Schedule, error) { return c.GetSchedule(ctx, ref) })
+	}
+	list, err := retry(ctx, false, func() ([]client.Schedule, error) { return c.ListSchedules(ctx) })
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].Queue == queue && list[i].Name == name {
+			return &list[i], nil
+		}
+	}
+	return nil, nil
 }

@@ -74,7 +74,7 @@ func scheduleName() validator.String {
 		case strings.HasPrefix(s, "sch_"):
 			return fmt.Errorf("a schedule name must not start with sch_ (schedule ids do)")
 		case strings.Contains(s, "/"):
-			return fmt.Errorf("a schedule name must not contain '/' (it would make the import id namespace/name ambiguous)")
+			return fmt.Errorf("a schedule name must not contain '/' (it would make the import id namespace/queue/name ambiguous)")
 		}
 		return nil
 	}}

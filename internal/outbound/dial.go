@@ -50,7 +50,7 @@ func (g *guard) check(host string, a netip.Addr, port uint16) error {
 		return nil
 	}
 	if reason := RefusedReason(a); reason != "" {
-		return &Error{Kind: KindRefused, Host: host, Addr: a.Unmap().String(), Reason: reason}
+		return &Error{Kind: KindRefused, Host: host, Addr: a.String(), Reason: reason}
 	}
 	return nil
 }

@@ -65,9 +65,9 @@ func (e *Error) Error() string {
 		case e.Addr == "":
 			fmt.Fprintf(&b, "refused: %s", e.Reason)
 		case e.Host == e.Addr:
-			fmt.Fprintf(&b, "refused: %s is a %s address", e.Addr, e.Reason)
+			fmt.Fprintf(&b, "refused: %s is not a public address: %s", e.Addr, e.Reason)
 		default:
-			fmt.Fprintf(&b, "refused: %s resolves to %s, a %s address", e.Host, e.Addr, e.Reason)
+			fmt.Fprintf(&b, "refused: %s resolves to %s, not a public address: %s", e.Host, e.Addr, e.Reason)
 		}
 	case KindBusy:
 		fmt.Fprintf(&b, "tenant %s has all its outbound requests in flight: %s", e.Tenant, e.Reason)

@@ -163,7 +163,7 @@ func (c *Client) Check(ctx context.Context, raw string, allow []string) error {
 // Retry-After; every other failure is an *Error and no Response.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	if err := CheckURL(req.URL, req.AllowHosts); err != nil {
-		return nil, &Error{Kind: KindRefused, Tenant: req.Tenant, Reason: err.Error(), Err: err}
+		return nil, &Error{Kind: KindRefused, Tenant: req.Tenant, Err: err}
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -181,7 +181,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 
 	hr, err := c.newHTTPRequest(ctx, req)
 	if err != nil {
-		return nil, &Error{Kind: KindRefused, Tenant: req.Tenant, Reason: err.Error(), Err: err}
+		return nil, &Error{Kind: KindRefused, Tenant: req.Tenant, Err: err}
 	}
 	start := time.Now()
 	res, err := c.transport.RoundTrip(hr)

@@ -190,6 +190,7 @@ func TestPrivateTargetsAreRefused(t *testing.T) {
 	_, err := c.Do(t.Context(), Request{Tenant: "t", URL: "http://93.184.216.34/"})
 	requireKind(t, err, KindRefused)
 	require.ErrorIs(t, err, ErrBadURL)
+	require.EqualError(t, err, `outbound: URL not allowed: scheme "http": only https is allowed`)
 }
 
 // A name that resolves to a public address when the URL is checked and

@@ -57,6 +57,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Kind == KindRefused && e.Addr == "" && e.Err != nil {
+		return e.Err.Error() // CheckURL's error says it all
+	}
 	var b strings.Builder
 	b.WriteString("outbound: ")
 	switch e.Kind {

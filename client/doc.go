@@ -33,6 +33,11 @@
 //		...
 //	}
 //
+// A push queue's HTTPS handler runs the same Handler with PushHandler,
+// which verifies each delivery's Standard Webhooks signature
+// (WebhookVerifier, VerifyWebhook) first; docs/api/push.md is the
+// delivery contract (the server's push dispatcher is not built yet).
+//
 // Every non-2xx answer is returned as *Error carrying the server's stable
 // error code; IsNotFound, IsRateLimited and friends test for the common
 // ones, and Error.RetryAfter says when a 429 or 503 may be retried.

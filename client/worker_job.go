@@ -21,6 +21,11 @@ var (
 	// ErrWorkerShutdown is the cause of a handler's context when the worker
 	// stopped waiting for it; the job is failed with this message.
 	ErrWorkerShutdown = errors.New("worker_shutdown")
+	// ErrDeliveryAborted is the cause of a pushed job's handler context
+	// when the push delivery's request ended before the handler answered
+	// (the dispatcher gave up on it or cancelled the job): nobody reads
+	// the answer any more.
+	ErrDeliveryAborted = errors.New("push delivery aborted")
 )
 
 // checkpointTimeout bounds the heartbeat that stores a checkpoint.
@@ -38,12 +43,16 @@ type JobContext struct {
 	// nil: resume from it.
 	LastCheckpoint json.RawMessage
 	// LeaseDuration is the job's lease; the worker's heartbeats extend it.
+	// A pushed job's is the time the dispatcher waits for the answer.
 	LeaseDuration time.Duration
 	// LeaseToken names the lease; the worker's heartbeats, ack and fail
-	// send it, so they apply to this lease only.
+	// send it, so they apply to this lease only. Empty for a pushed job.
 	LeaseToken string
+	// TraceParent is the W3C trace context the job was enqueued with, on
+	// a pushed job (PushHandler) when it had one.
+	TraceParent string
 
-	w       *Worker
+	w       *Worker // nil for a pushed job: its outcome is the HTTP answer
 	base    context.Context
 	cancel  context.CancelCauseFunc
 	stopped atomic.Pointer[error] // ErrJobCancelled or ErrLeaseLost, set by the server
@@ -52,6 +61,7 @@ type JobContext struct {
 	mu          sync.Mutex
 	progress    *Progress
 	progressVer uint64
+	checkpoint  json.RawMessage // a pushed job's last Checkpoint, sent in its answer
 }
 
 func newJobContext(w *Worker, base context.Context, cancel context.CancelCauseFunc, j *Job) *JobContext {
@@ -70,7 +80,8 @@ func (j *JobContext) Decode(v any) error {
 	return json.Unmarshal(j.Payload, v)
 }
 
-// Progress records the job's progress; the next heartbeat reports it.
+// Progress records the job's progress; the next heartbeat reports it (a
+// pushed job's answer does).
 func (j *JobContext) Progress(current, total int64, message string) {
 	j.mu.Lock()
 	j.progress = &Progress{Current: current, Total: total, Message: message}
@@ -80,11 +91,19 @@ func (j *JobContext) Progress(current, total int64, message string) {
 
 // Checkpoint stores v (any JSON-encodable value) on the server now, so a
 // later attempt of this job starts with it in LastCheckpoint. It also
-// extends the lease and reports pending progress.
+// extends the lease and reports pending progress. A pushed job has no
+// way to reach the server while it runs: its last checkpoint goes in its
+// answer, success or failure.
 func (j *JobContext) Checkpoint(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("client: checkpoint of job %s: %w", j.ID, err)
+	}
+	if j.w == nil {
+		j.mu.Lock()
+		j.checkpoint = b
+		j.mu.Unlock()
+		return nil
 	}
 	p, ver := j.pendingProgress()
 	ctx, cancel := context.WithTimeout(j.base, checkpointTimeout)
@@ -105,12 +124,13 @@ func (j *JobContext) Cancelled() bool { return j.Err() != nil }
 
 // Err is ErrJobCancelled if the server cancelled the job, ErrLeaseLost if
 // the job is no longer leased to this worker, ErrWorkerShutdown if the
-// worker is shutting down, and nil otherwise.
+// worker is shutting down, ErrDeliveryAborted if a pushed job's delivery
+// ended, and nil otherwise.
 func (j *JobContext) Err() error {
 	if p := j.stopped.Load(); p != nil {
 		return *p
 	}
-	if j.w.stopping.Load() {
+	if j.w != nil && j.w.stopping.Load() {
 		return ErrWorkerShutdown
 	}
 	return nil
@@ -127,15 +147,16 @@ func (j *JobContext) serverStopped() error {
 // apply acts on a heartbeat answer: a cancelled or lost job's context is
 // cancelled with the reason.
 func (j *JobContext) apply(res *HeartbeatResult) {
-	var reason error
 	switch {
 	case res.Cancelled(j.ID):
-		reason = ErrJobCancelled
+		j.stop(ErrJobCancelled)
 	case res.Lost(j.ID):
-		reason = ErrLeaseLost
-	default:
-		return
+		j.stop(ErrLeaseLost)
 	}
+}
+
+// stop cancels the handler's context with reason, the first time only.
+func (j *JobContext) stop(reason error) {
 	if j.stopped.CompareAndSwap(nil, &reason) {
 		j.cancel(reason)
 	}

@@ -91,12 +91,16 @@ func (w *Worker) track(jc *JobContext) bool {
 
 // invoke calls the handler, turning a panic into an error with its stack.
 func (w *Worker) invoke(ctx context.Context, jc *JobContext) (result any, err error) {
+	return invoke(ctx, w.h, jc)
+}
+
+func invoke(ctx context.Context, h Handler, jc *JobContext) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r, stack: string(debug.Stack())}
 		}
 	}()
-	return w.h(ctx, jc)
+	return h(ctx, jc)
 }
 
 // finish reports the outcome of a job unless shutdown already failed it or
@@ -144,11 +148,7 @@ func (w *Worker) ackJob(base context.Context, jc *JobContext, result any) {
 }
 
 func (w *Worker) failJob(base context.Context, jc *JobContext, cause error) {
-	msg, bt := cause.Error(), ""
-	var b interface{ Backtrace() string }
-	if errors.As(cause, &b) {
-		bt = b.Backtrace()
-	}
+	msg, bt := cause.Error(), backtraceOf(cause)
 	w.report(base, "fail", jc.ID, func(ctx context.Context) error {
 		_, err := w.c.Fail(ctx, jc.ID, msg, bt, Lease(jc.LeaseToken))
 		return err
@@ -172,6 +172,16 @@ func (w *Worker) report(base context.Context, what, id string, call func(context
 		}
 		time.Sleep(bo.next(err))
 	}
+}
+
+// backtraceOf is the backtrace an error carries (a `Backtrace() string`
+// method), or "".
+func backtraceOf(err error) string {
+	var b interface{ Backtrace() string }
+	if errors.As(err, &b) {
+		return b.Backtrace()
+	}
+	return ""
 }
 
 // panicError is a handler panic.

@@ -1,0 +1,93 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The push delivery contract: what the push dispatcher will POST to a
+// push queue's URL and how it will read the answer (docs/api/push.md).
+// The dispatcher is not built yet; the Go SDK's push handler already
+// speaks this contract.
+
+// MaxPushDeliveryBytes bounds a push delivery's body: a payload and a
+// checkpoint at their limits, tags and the rest.
+const MaxPushDeliveryBytes = MaxPayloadBytes + MaxCheckpointBytes + 64<<10
+
+// PushDelivery is the body of a push delivery: one attempt of a job,
+// shaped like a fetched job (FetchedJob) without a lease token (the
+// dispatcher holds the lease).
+type PushDelivery struct {
+	JobID      string            `json:"job_id"`
+	Queue      string            `json:"queue"`
+	Payload    json.RawMessage   `json:"payload"`
+	Attempt    int               `json:"attempt"`
+	MaxRetries int               `json:"max_retries"`
+	Tags       map[string]string `json:"tags"`
+	Checkpoint json.RawMessage   `json:"checkpoint"` // what an earlier attempt saved, or null
+	// Timeout is how long the dispatcher waits for the answer, in
+	// seconds: the attempt's lease.
+	Timeout float64 `json:"timeout"`
+	// TraceParent and TraceState are the W3C trace context the job was
+	// enqueued with, when it was.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
+}
+
+// PushAnswer is the envelope a push handler may answer with. On a 2xx:
+// Result is the job's result, Checkpoint and Progress are stored on the
+// job. On any other status: Error (and Backtrace) is the attempt's
+// error, Checkpoint is saved for the next attempt, Progress is stored.
+type PushAnswer struct {
+	Result     json.RawMessage `json:"result,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Progress   json.RawMessage `json:"progress,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Backtrace  string          `json:"backtrace,omitempty"`
+}
+
+// The keys that make an answer's body the envelope, for a success and a
+// failure.
+var (
+	pushSuccessKeys = map[string]bool{"result": true, "checkpoint": true, "progress": true}
+	pushFailureKeys = map[string]bool{"error": true, "backtrace": true, "checkpoint": true, "progress": true}
+)
+
+// ReadPushAnswer reads an answer's body by the contract. A success's
+// (2xx) body is the envelope when it is a JSON object whose keys are all
+// of result, checkpoint and progress (at least one); any other JSON body
+// is the result itself; an empty or non-JSON body is no result. A
+// failure's body is the envelope when it is a JSON object with a string
+// "error" and no keys beyond error, backtrace, checkpoint and progress;
+// otherwise the answer has no envelope (ok false) and the caller uses
+// the status and the body's first bytes as the error.
+func ReadPushAnswer(success bool, body []byte) (a PushAnswer, ok bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || !json.Valid(body) {
+		return PushAnswer{}, success
+	}
+	keys := pushFailureKeys
+	if success {
+		keys = pushSuccessKeys
+	}
+	var fields map[string]json.RawMessage
+	envelope := json.Unmarshal(body, &fields) == nil && len(fields) > 0
+	for k := range fields {
+		envelope = envelope && keys[k]
+	}
+	if envelope && json.Unmarshal(body, &a) == nil && (success || a.Error != "") {
+		a.Result, a.Checkpoint, a.Progress = notNull(a.Result), notNull(a.Checkpoint), notNull(a.Progress)
+		return a, true
+	}
+	if success {
+		return PushAnswer{Result: notNull(body)}, true
+	}
+	return PushAnswer{}, false
+}
+
+func notNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}

@@ -12,7 +12,8 @@ import (
 // each Raft entry is filled by deficit round-robin over the keys that have
 // proposals waiting: a key's turn admits up to its quantum of command
 // bytes (fairQuantum times its weight), then the next key's turn begins,
-// and a turn a full entry cut short goes on in the next entry. A key
+// and the next entry begins with the turn after the one a full entry cut
+// short (which keeps what it did not spend, up to a quantum). A key
 // flooding writes thus takes its share of each entry and of the apply
 // loop, not all of them, while a key alone still fills whole entries
 // (work-conserving). Cost is counted in bytes, not commands, because a
@@ -226,16 +227,18 @@ func (q *admission) activate(key string) *keyQueue {
 	return k
 }
 
-// take removes up to max proposals for the next entry, key by key in
+// take removes proposals for the next entry, at most max of them and
+// maxBytes of their cost (the first one whatever its cost), key by key in
 // deficit round-robin, wakes whoever waits for room, and says how many
 // are left waiting.
-func (q *admission) take(max int) (batch []*proposal, left int) {
+func (q *admission) take(max, maxBytes int) (batch []*proposal, left int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.pending == 0 {
 		return nil, 0
 	}
 	batch = make([]*proposal, 0, min(q.pending, max))
+	room := maxBytes
 	for len(batch) < max && q.active > 0 {
 		if q.turn >= len(q.ring) {
 			q.turn = 0
@@ -245,28 +248,24 @@ func (q *admission) take(max int) (batch []*proposal, left int) {
 			q.turn, q.inTurn = q.turn+1, false
 			continue
 		}
+		full := false // the entry has no room for k's next command
 		if q.active == 1 {
 			// Alone, a key takes what fits: no one to share with.
-			batch = q.pop(k, batch, max-len(batch))
+			n, spent := q.fit(k, max-len(batch), room, len(batch) == 0, -1)
+			batch, room = q.pop(k, batch, n), room-spent
 			k.deficit, q.inTurn, q.idle = 0, false, 0
+			full = k.len() > 0
 		} else {
 			if !q.inTurn {
 				k.deficit += q.quantum * k.weight
 				q.inTurn = true
 			}
-			n := 0
-			for spent := 0; n < k.len() && len(batch)+n < max; n++ {
-				c := cost(k.items[k.head+n])
-				if spent+c > k.deficit {
-					break
-				}
-				spent += c
-			}
-			for _, p := range k.items[k.head : k.head+n] {
-				k.deficit -= cost(p)
-			}
-			batch = q.pop(k, batch, n)
-			if n > 0 {
+			n, spent := q.fit(k, max-len(batch), room, len(batch) == 0, k.deficit)
+			k.deficit -= spent
+			batch, room = q.pop(k, batch, n), room-spent
+			// What stopped the turn: the entry (full) or the deficit.
+			full = k.len() > 0 && (len(batch) == max || cost(k.items[k.head]) > room) && cost(k.items[k.head]) <= k.deficit
+			if n > 0 || full {
 				q.idle = 0
 			} else if q.idle++; q.idle >= q.active {
 				q.skipIdleRounds()
@@ -274,8 +273,15 @@ func (q *admission) take(max int) (batch []*proposal, left int) {
 		}
 		if k.len() == 0 {
 			q.active--
-		} else if len(batch) == max && cost(k.items[k.head]) <= k.deficit {
-			break // the entry is full mid-turn: the turn goes on in the next one
+		} else if full {
+			// The entry is full mid-turn. The next entry starts with the
+			// next key, so a key waits at most one entry for its turn
+			// however small the flood's commands; what the cut turn did
+			// not spend stays to its key, up to a quantum.
+			k.deficit = min(k.deficit, q.quantum*k.weight)
+			q.turn++
+			q.inTurn = false
+			break
 		}
 		q.turn++
 		q.inTurn = false
@@ -286,6 +292,25 @@ func (q *admission) take(max int) (batch []*proposal, left int) {
 		q.room = nil
 	}
 	return batch, q.pending
+}
+
+// fit says how many of k's waiting proposals from its head fit in an
+// entry with n places and room bytes left (the first of an empty entry
+// always fits), and a deficit (negative: no bound), and what they cost.
+// q.mu is held.
+func (q *admission) fit(k *keyQueue, n, room int, empty bool, deficit int) (count, spent int) {
+	for count < n && count < k.len() {
+		c := cost(k.items[k.head+count])
+		if deficit >= 0 && spent+c > deficit {
+			break
+		}
+		if spent+c > room && !(empty && count == 0) {
+			break
+		}
+		spent += c
+		count++
+	}
+	return count, spent
 }
 
 // pop moves n proposals from k's head to batch. q.mu is held.

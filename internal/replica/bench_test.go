@@ -87,7 +87,7 @@ func BenchmarkAdmission(b *testing.B) {
 					b.Fatal(err)
 				}
 				if i%512 == 511 {
-					q.take(512)
+					q.take(512, noBytes)
 				}
 			}
 		})

@@ -32,9 +32,19 @@ type Config struct {
 	// group. A node without it waits to be added by the leader (AddVoter).
 	// Either way a node with state resumes from it and ignores the flag.
 	Bootstrap bool
-	BatchMax  int   // most commands in one Raft entry; default 512
-	CacheSize int64 // Pebble block cache in bytes; default 128 MiB
-	Inflight  int   // Raft entries in flight at once; default 2
+	BatchMax  int // most commands in one Raft entry; default 512
+	// EntryBytes bounds the command bytes of one Raft entry (an entry
+	// holds at least one command, however large); default 32 KiB. With
+	// Inflight it bounds what a proposal can find ahead of it in the
+	// pipeline, so a flood waits in admission, where keys take turns,
+	// and not in Raft, where a quiet key's command would wait behind
+	// all of it (node.go, batchLoop).
+	EntryBytes int
+	CacheSize  int64 // Pebble block cache in bytes; default 128 MiB
+	// Inflight is how many entries may be in Raft at once; default 1: the
+	// next entry is made while the one before commits, from whatever
+	// came meanwhile, in turns (docs/BENCHMARKS.md, "Noisy neighbour").
+	Inflight int
 	// Fast skips the fsync of the Raft log on every append (see fastlog.go):
 	// an acknowledged write survives a process crash, and the loss of a
 	// minority of machines, but not a power cut that takes down a majority
@@ -93,8 +103,11 @@ func (c Config) withDefaults() Config {
 	if c.BatchMax <= 0 {
 		c.BatchMax = 512
 	}
+	if c.EntryBytes <= 0 {
+		c.EntryBytes = 32 << 10
+	}
 	if c.Inflight <= 0 {
-		c.Inflight = 2
+		c.Inflight = 1
 	}
 	if c.CacheSize <= 0 {
 		c.CacheSize = 128 << 20

@@ -44,6 +44,7 @@ type Node struct {
 
 	adm      *admission // admit.go
 	inflight chan *flight
+	slots    chan struct{} // one per entry in Raft (Config.Inflight)
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -91,7 +92,7 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
 	}
-	n := &Node{cfg: cfg, db: db, adm: newAdmission(cfg), inflight: make(chan *flight, cfg.Inflight), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, db: db, adm: newAdmission(cfg), inflight: make(chan *flight, cfg.Inflight), slots: make(chan struct{}, cfg.Inflight), stop: make(chan struct{})}
 	n.lead.init()
 	if err := n.startRaft(raftDir, walDir, reg); err != nil {
 		n.closeStores(false)
@@ -233,6 +234,12 @@ func (n *Node) Propose(ctx context.Context, cmd []byte) (any, error) {
 	return r.val, r.err
 }
 
+// batchLoop makes Raft entries of what waits in admission. It takes an
+// entry's commands only once the entry can go into Raft (at most
+// Config.Inflight entries are in it, each of at most Config.EntryBytes),
+// so what a flood sends beyond that waits in admission, where the keys
+// take turns, and a quiet key's command finds at most those few entries
+// ahead of it rather than the whole flood.
 func (n *Node) batchLoop() {
 	defer n.wg.Done()
 	defer close(n.inflight)
@@ -240,21 +247,25 @@ func (n *Node) batchLoop() {
 	pending := pendingProposals.WithLabelValues(n.cfg.Name)
 	for {
 		select {
+		case n.slots <- struct{}{}:
 		case <-n.stop:
 			n.failPending()
 			return
-		default:
 		}
-		batch, left := n.adm.take(n.cfg.BatchMax)
-		pending.Set(float64(left))
-		if len(batch) == 0 {
+		var batch []*proposal
+		for {
+			var left int
+			batch, left = n.adm.take(n.cfg.BatchMax, n.cfg.EntryBytes)
+			pending.Set(float64(left))
+			if len(batch) > 0 {
+				break
+			}
 			select {
 			case <-n.adm.ready:
 			case <-n.stop:
 				n.failPending()
 				return
 			}
-			continue
 		}
 		cmds = cmds[:0]
 		for _, p := range batch {
@@ -269,7 +280,9 @@ func (n *Node) batchLoop() {
 func (n *Node) resolveLoop() {
 	defer n.wg.Done()
 	for fl := range n.inflight {
-		if err := raftError(fl.f.Error()); err != nil {
+		err := raftError(fl.f.Error())
+		<-n.slots // the entry is out of Raft: the next may go in
+		if err != nil {
 			for _, p := range fl.batch {
 				p.done <- result{err: err}
 			}

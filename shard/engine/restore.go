@@ -113,6 +113,7 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 	}
 	e.clearMovedIn(tx, c.NS) // an earlier move's end is over
 	e.wipeNamespace(tx, c.NS)
+	e.wipeEvents(tx, c.NS)
 	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()})
 	return replica.None{}, nil
 }

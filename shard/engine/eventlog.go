@@ -175,6 +175,20 @@ func (e *Engine) applyEventTrim(tx *replica.Tx, c *EventTrimCmd) (int, error) {
 	return 1, nil
 }
 
+// hasEventLog reports whether ns has events or a floor: a log a reader
+// may resume in. A namespace that never had one needs no floor.
+func (e *Engine) hasEventLog(tx *replica.Tx, ns string) bool {
+	if !e.events.on(tx) {
+		return false
+	}
+	p := keys.EventPrefix(ns)
+	if _, ok := firstKey(tx, p, keys.PrefixEnd(p)); ok {
+		return true
+	}
+	_, ok := firstKey(tx, keys.EventFloor(ns), keys.PrefixEnd(keys.EventFloor(ns)))
+	return ok
+}
+
 // wipeEvents raises ns's floor past every event so far, after its log
 // was wiped (a restore or a move into it): a reader resuming from
 // before is told it missed events.

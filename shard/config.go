@@ -44,6 +44,12 @@ type Config struct {
 	// pruned); default 10s. Control sees an hour closed at most this long
 	// after it ends.
 	UsageInterval time.Duration
+	// EventTrimInterval is how often the leader trims each namespace's
+	// event log to EventRetention; default 10s.
+	EventTrimInterval time.Duration
+	// EventRetention is what each namespace's event log keeps; default
+	// engine.DefaultEventRetention (tests lower it).
+	EventRetention engine.EventRetention
 
 	// Cluster. Gossip, if set, is this process's pool: the node advertises
 	// itself in it and finds its leader's HTTP address in it to forward

@@ -137,14 +137,15 @@ func TestEventsStreamLifecycleAndResume(t *testing.T) {
 	require.Equal(t, frames[0].ID, moved.nextEvent().ID)
 	moved.close()
 
-	// A restarted node keeps no events from before: a resume from then is
-	// told it missed events, and goes on with new ones.
+	// The log is replicated state: a restarted node still has it, and a
+	// resume from before the restart misses nothing.
 	s.close()
 	require.NoError(t, b.srv.Stop())
 	b = start(t, b.dir)
 	old := b.stream(wire.LastEventIDHeader, frames[0].ID)
-	old.next()
-	require.Contains(t, old.next().Comment, "events were missed")
+	require.Equal(t, "jobbie events", old.next().Comment)
+	require.Equal(t, frames[1].ID, old.nextEvent().ID, "the log outlived the restart")
+	require.Equal(t, frames[2].ID, old.nextEvent().ID)
 	id2 := b.enqueue(map[string]any{"queue": "emails", "payload": map[string]any{}})
 	f := old.nextEvent()
 	require.Equal(t, id2, f.Data["job_id"])

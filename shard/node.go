@@ -97,11 +97,12 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("shard: %w", err)
 	}
 	n.repl = repl
-	n.events.StartAt(repl.AppliedIndex())
+	n.events.Open(n.eng, repl.DB())
 	live.Track(n.eng)
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
 		Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.waiters)
-	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
+	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval,
+		EventTrimInterval: cfg.EventTrimInterval, EventRetention: cfg.EventRetention, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
 	// A node calls its own group only (forwarded writes, joins): whatever
 	// address gossip gives, the peer must show a certificate of this shard.
 	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody,

@@ -52,7 +52,7 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 			return apierr.Field(wire.LastEventIDHeader, "Last-Event-ID must be an event id from this stream, not %q", h)
 		}
 		if shard != s.cfg.ShardID {
-			v, note = 0, ": events were missed: the id is of another shard's stream (the namespace moved here); the stream resumes at the oldest event this node keeps\n\n"
+			v, note = 0, ": events were missed: the id is of another shard's stream (the namespace moved here); the stream resumes at the oldest event the log keeps\n\n"
 		}
 		after, resume = v, true
 	}
@@ -83,12 +83,16 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc te
 	tick := time.NewTicker(s.events.Heartbeat())
 	defer tick.Stop()
 	buf := make([]live.Event, 0, live.MaxEventsPerWrite)
+	told := note != ""
 	for {
 		evs, missed, skipTo := s.events.Read(sub.NS(), after, live.MaxEventsPerWrite, buf[:0])
 		if missed {
-			_, _ = w.WriteString(": events were missed: the stream resumes at the oldest event this node still keeps\n\n")
+			if !told { // the opening note may have said so already
+				_, _ = w.WriteString(": events were missed: the stream resumes at the oldest event the log still keeps\n\n")
+			}
 			after = skipTo
 		}
+		told = false
 		wrote := false
 		for i := range evs {
 			after = evs[i].Seq

@@ -76,6 +76,12 @@ var (
 	// UsageSweep is the leader's periodic usage sweep (usage_apply.go);
 	// the first one turns usage metering on.
 	UsageSweep = replica.Op[UsageSweepCmd, replica.None]{Type: 44, Name: "usage.sweep"}
+
+	// EventLogStart switches the event log on (eventlog.go): every apply
+	// after it writes the events of its changes. EventTrim is the
+	// leader's retention trim of one namespace's log (trims done).
+	EventLogStart = replica.Op[EventLogStartCmd, replica.None]{Type: 67, Name: "events.start"}
+	EventTrim     = replica.Op[EventTrimCmd, int]{Type: 68, Name: "events.trim"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -138,6 +144,8 @@ func (e *Engine) register(r *replica.Registry) {
 	BulkCreateScoped.Handle(r, gated(e, e.applyBulkCreate))
 	NamespaceConfigure.Handle(r, gated(e, e.applyNamespaceConfigure))
 	UsageSweep.Handle(r, e.applyUsageSweep)
+	EventLogStart.Handle(r, e.applyEventLogStart)
+	EventTrim.Handle(r, loopGated(e, e.applyEventTrim))
 	RestoreBegin.Handle(r, e.applyRestoreBegin)
 	RestoreChunk.Handle(r, e.applyRestoreChunk)
 	RestoreEnd.Handle(r, e.applyRestoreEnd)

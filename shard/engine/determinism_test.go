@@ -332,6 +332,13 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return NamespaceConfigure.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte { return UsageSweep.Command(&UsageSweepCmd{}) }),
+	// The event log starts part way through; trims cut it at a recent
+	// entry (the script's entries are the log's indexes from 1).
+	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
+	scriptCmd(func(s *script) []byte {
+		idx := max(len(s.times)-s.rng.Intn(30), 1)
+		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
+	}),
 	// A restore into otherNS (a replace now and then) of a settings record
 	// and a queue, ended or aborted later; steps of a restore that is not
 	// running are refused.
@@ -487,7 +494,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 66, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 68, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -61,6 +61,7 @@ type Engine struct {
 
 	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
 	usage     *usageCache                // usage meters and gauges, written once per batch (usage.go)
+	events    *eventLog                  // the event log's switch and the entry's next position (eventlog.go)
 	marks     *restoreMarks              // restore markers as committed, read by the API on every request (restoremarks.go)
 	movesFSM  *moveSet                   // move fences and tombstones as applied, for the gate of each command (movemarks.go)
 	movesAPI  *moveSet                   // the same as committed, read by the API on every request
@@ -80,7 +81,7 @@ func New(o Options) *Engine {
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
-		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), marks: &restoreMarks{},
+		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), events: &eventLog{}, marks: &restoreMarks{},
 		movesFSM: &moveSet{}, movesAPI: &moveSet{},
 	}
 }
@@ -105,6 +106,7 @@ func (e *Engine) reset() {
 	e.jobs.reset()
 	e.nsConfigs = map[string]NamespaceConfig{}
 	e.usage.reset()
+	e.events.reset()
 	e.marks.reset()
 	e.movesFSM.reset()
 	e.movesAPI.reset()

@@ -10,8 +10,9 @@ import (
 // through here, from insertJob and moveTo, in this one order:
 //
 //  1. wakeObserver: a freed concurrency slot wakes a parked fetch;
-//  2. the external observers (events, workers, metrics), so a stream
-//     shows a change before the changes it triggers;
+//  2. eventObserver (the event log, eventlog.go), then the external
+//     observers (stream nudges, workers, metrics), so the log holds a
+//     change before the changes it triggers;
 //  3. flowObserver: batches, chains and dependents react, which may move
 //     other jobs (and so observe again, recursively);
 //  4. the record keepers, which set fields of j that the caller then
@@ -20,6 +21,7 @@ import (
 //  5. usageObserver: the usage meters the change decides (usage.go).
 func (e *Engine) observe(tx *replica.Tx, ns string, j *job.Job, from job.State) {
 	e.wakeObserver(tx, ns, j, from)
+	e.eventObserver(tx, ns, j, from)
 	for _, o := range e.external {
 		o(tx, ns, j, from)
 	}

@@ -112,7 +112,11 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 		e.clearFence(tx, c.NS) // lapsed
 	}
 	e.clearMovedIn(tx, c.NS) // an earlier move's end is over
+	hadLog := e.hasEventLog(tx, c.NS)
 	e.wipeNamespace(tx, c.NS)
+	if hadLog {
+		e.wipeEvents(tx, c.NS)
+	}
 	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()})
 	return replica.None{}, nil
 }

@@ -34,6 +34,7 @@ var kindNames = map[byte]string{
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
 	'c': "namespace settings", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
+	'v': "event", 'V': "event log floor",
 }
 
 func goldenFamilies() []family {
@@ -47,6 +48,7 @@ func goldenFamilies() []family {
 		{"search.txt", "Search indexes by state and queue, by tag, by batch: creation order, then id; a chain's steps: step order.", searchCases()},
 		{"registry.txt", "Shard-wide namespace registry and range ends (PrefixEnd).", registryCases()},
 		{"usage.txt", "Shard-wide usage metering: hourly buckets in (hour, namespace) order, stored-bytes gauges, the metering clock.", usageCases()},
+		{"events.txt", "The event log: a namespace's events in sequence order, its floor; the shard-wide start.", eventCases()},
 	}
 }
 
@@ -349,5 +351,44 @@ func usageCases() []*gcase {
 		kc("UsageGauge", UsageGauge(ns), "ns", ns).is(gauge, text("namespace", ns)).
 			parse("UsageGaugeNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, UsageGaugeNamespace(key)) }),
 		kc("UsageClock", UsageClock()).is(part{"metering clock 01 'M'", []byte{0x01, 'M'}}),
+	}
+}
+
+func eventCases() []*gcase {
+	ns := gNS
+	seq := uint64(42)<<20 | 3
+	c := &gcase{call: "event Kind constants"}
+	for _, k := range []struct {
+		name      string
+		got, want byte
+	}{{"KindEvent", KindEvent, 'v'}, {"KindEventFloor", KindEventFloor, 'V'}} {
+		c.key = append(c.key, k.got)
+		c.parts = append(c.parts, part{fmt.Sprintf("%s '%c' (%s)", k.name, k.want, kindNames[k.want]), []byte{k.want}})
+		c.covers = append(c.covers, k.name)
+	}
+	c.parse("distinct from the other kinds", func(t *testing.T, _ []byte) {
+		for _, k := range kindCases()[0].key {
+			require.NotContains(t, []byte{KindEvent, KindEventFloor}, k)
+		}
+	})
+	return []*gcase{
+		c,
+		kc("EventPrefix", EventPrefix(ns), "ns", ns).is(head(ns, 'v')),
+		kc("Event", Event(ns, seq), "ns", ns, "seq", seq).is(head(ns, 'v'), be64("sequence number: entry index << 20 | position", int64(seq))).
+			parse("ParseEvent", func(t *testing.T, key []byte) {
+				got, err := ParseEvent(ns, key)
+				require.NoError(t, err)
+				require.Equal(t, seq, got)
+				_, err = ParseEvent(ns, EventPrefix(ns))
+				require.Error(t, err)
+			}).
+			parse("IsEvent", func(t *testing.T, key []byte) {
+				require.True(t, IsEvent(key[len(Namespace(ns)):]))
+				require.True(t, IsEvent(EventFloor(ns)[len(Namespace(ns)):]))
+				require.False(t, IsEvent(Job(ns, gJob)[len(Namespace(ns)):]))
+				require.False(t, IsEvent(nil))
+			}),
+		kc("EventFloor", EventFloor(ns), "ns", ns).is(head(ns, 'V')),
+		kc("EventLogStart", EventLogStart()).is(part{"event log start 01 'L'", []byte{0x01, 'L'}}),
 	}
 }

@@ -16,12 +16,16 @@ import (
 
 // Config configures the loops. Zero values take the defaults in comments.
 type Config struct {
-	SweepInterval time.Duration   // default 100ms
-	UsageInterval time.Duration   // how often usage is swept (engine.UsageSweep); default 10s
-	BulkInterval  time.Duration   // how often running bulk operations are looked for; default 1s
-	RestoreIdle   time.Duration   // a restore nothing drives is aborted after this long without a chunk; default 10m
-	Clock         clockwork.Clock // default the real clock
-	Logger        *slog.Logger    // default slog.Default()
+	SweepInterval time.Duration // default 100ms
+	UsageInterval time.Duration // how often usage is swept (engine.UsageSweep); default 10s
+	BulkInterval  time.Duration // how often running bulk operations are looked for; default 1s
+	// EventTrimInterval is how often each namespace's event log is
+	// trimmed to EventRetention (engine.EventTrim); default 10s.
+	EventTrimInterval time.Duration
+	EventRetention    engine.EventRetention // default engine.DefaultEventRetention
+	RestoreIdle       time.Duration         // a restore nothing drives is aborted after this long without a chunk; default 10m
+	Clock             clockwork.Clock       // default the real clock
+	Logger            *slog.Logger          // default slog.Default()
 }
 
 func (c Config) withDefaults() Config {
@@ -30,6 +34,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.UsageInterval == 0 {
 		c.UsageInterval = 10 * time.Second
+	}
+	if c.EventTrimInterval == 0 {
+		c.EventTrimInterval = 10 * time.Second
+	}
+	if c.EventRetention == (engine.EventRetention{}) {
+		c.EventRetention = engine.DefaultEventRetention
 	}
 	if c.BulkInterval == 0 {
 		c.BulkInterval = time.Second
@@ -57,6 +67,7 @@ type Loops struct {
 
 	swept   map[string]int64 // sweep loop only: live keys at or below are gone
 	usageAt int64            // sweep loop only: when this node, leading, last swept usage (0: not since it leads)
+	trimAt  int64            // sweep loop only: when this node, leading, last trimmed the event logs (0: not since it leads)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -95,7 +106,7 @@ func (l *Loops) sweepLoop() {
 		case <-t.Chan():
 		}
 		if !l.node.IsLeader() {
-			l.usageAt = 0
+			l.usageAt, l.trimAt = 0, 0
 			l.svc.DropMoveSessions(time.Time{}) // a move's next delta goes to the new leader, and starts over
 			continue
 		}
@@ -107,6 +118,9 @@ func (l *Loops) sweepLoop() {
 		now := l.cfg.Clock.Now().UnixNano()
 		if err := l.sweepUsage(ctx, now); err != nil {
 			l.cfg.Logger.Warn("shard usage sweep", "err", err)
+		}
+		if err := l.sweepEvents(ctx, now); err != nil {
+			l.cfg.Logger.Warn("shard event log trim", "err", err)
 		}
 		if err := l.sweepOnce(ctx, now); err != nil {
 			l.cfg.Logger.Warn("shard sweep", "err", err)

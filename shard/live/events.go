@@ -6,91 +6,42 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble"
+
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
 )
 
-// Lifecycle events. Every node keeps, in memory, the last eventRingSize
-// events of each namespace as its applies produce them; the event stream
-// (GET /api/v1/events) reads them from there. Nothing here is replicated
-// state: a restarted node starts with empty rings.
-//
-// An event's sequence number is the Raft index of the entry that produced
-// it shifted left by eventSeqBits, plus the event's position in that entry,
-// so every node numbers the same event alike and a client may resume on
-// another node of the shard.
+// Lifecycle events. The events themselves are replicated state, the
+// namespace's event log (engine/eventlog.go), which the stream (GET
+// /api/v1/events) reads from the node's own store. What lives here is
+// the streams: who reads which namespace, and the nudge each gets once an
+// entry that wrote events of its namespace has committed, so a stream
+// reads the log only when there is something new.
 const (
-	eventRingSize   = 1024
-	eventSeqBits    = 20
-	eventSeqMask    = 1<<eventSeqBits - 1
 	maxEventStreams = 256 // open streams per namespace on one node
 	eventHeartbeat  = 15 * time.Second
 	// MaxEventsPerWrite bounds the events a stream reads at once.
 	MaxEventsPerWrite = 256
 )
 
-// Event is one job entering a state.
-type Event struct {
-	Seq      uint64
-	Type     string
-	JobID    string
-	Queue    string
-	State    job.State
-	From     job.State // 0 for a new job
-	At       int64     // the entry's time, unix nanoseconds
-	Attempt  int
-	WorkerID string
-}
+// Event is one event of the log.
+type Event = engine.Event
 
-// eventType names the change: "enqueued", "started", "completed",
-// "failed" (an attempt failed: the job is retrying, or pending again after
-// a lost lease or a retry without backoff), "lease_released" (pending
-// again because its worker went away before the job was handed over; the
-// attempt did not count), "dead", "cancelled", "pending" (a scheduled or
-// retrying job became due) and "retried" (a finished job retried by hand).
-func eventType(from, to job.State, released bool) string {
-	switch {
-	case from == 0:
-		return "enqueued"
-	case to == job.Active:
-		return "started"
-	case from == job.Active && to == job.Pending && released:
-		return "lease_released"
-	case from == job.Active && (to == job.Retrying || to == job.Pending):
-		return "failed"
-	case to == job.Pending && from.Terminal():
-		return "retried"
-	}
-	return to.String()
-}
-
-// Events holds the rings and wakes the streams reading them. Applies
-// append to it after their entry commits and never wait on a reader: a
-// stream is only nudged (a non-blocking send on a one-slot channel) and
-// reads the ring at its own pace; one that falls more than a ring behind
-// is told it missed events.
+// Events reads the log for the streams and wakes them. Applies nudge it
+// after their entry commits and never wait on a reader: a stream is only
+// nudged (a non-blocking send on a one-slot channel) and reads the log at
+// its own pace.
 type Events struct {
-	mu       sync.Mutex
-	rings    map[string]*eventRing
-	since    uint64 // events at or below it were applied before this node watched
-	sinceSet bool   // since is set once: by StartAt or the first event
+	db  pebble.Reader
+	eng *engine.Engine
+
+	mu   sync.Mutex
+	subs map[string]map[*Sub]struct{}
 
 	heartbeat atomic.Int64 // stream heartbeat period, ns (tests shorten it)
-}
-
-type nsEvent struct {
-	ns string
-	ev Event
-}
-
-type eventRing struct {
-	buf   []Event // circular, oldest at head
-	head  int
-	since uint64 // every event of the namespace after since is in buf
-	last  uint64 // seq of the newest event (or since when none)
-	subs  map[*Sub]struct{}
 }
 
 // Heartbeat is how often an idle stream sends a comment to keep proxies
@@ -112,65 +63,39 @@ func (s *Sub) Wake() <-chan struct{} { return s.wake }
 // NS is the namespace the subscription reads.
 func (s *Sub) NS() string { return s.ns }
 
-// NewEvents returns an empty hub.
+// NewEvents returns a hub with no streams; Open gives it the log.
 func NewEvents() *Events {
-	h := &Events{rings: map[string]*eventRing{}}
+	h := &Events{subs: map[string]map[*Sub]struct{}{}}
 	h.heartbeat.Store(int64(eventHeartbeat))
 	return h
 }
 
-// StartAt records that this node holds no events of entries up to index.
-// It has no effect once an event was seen.
-func (h *Events) StartAt(index uint64) {
-	h.mu.Lock()
-	if !h.sinceSet && index > 0 {
-		h.since = index<<eventSeqBits | eventSeqMask
-	}
-	h.sinceSet = true
-	h.mu.Unlock()
-}
+// Open gives the hub the engine and the store whose log it reads, once
+// the node's state is open.
+func (h *Events) Open(eng *engine.Engine, db pebble.Reader) { h.eng, h.db = eng, db }
 
-// Observer returns the engine observer that numbers events inside the
-// apply and hands them to the hub once their entry has committed, so an
-// entry applied again starts over with nothing.
+// Observer returns the engine observer that notes which namespaces an
+// entry changed and nudges their streams once it commits (an entry
+// applied again starts over with nothing).
 func (h *Events) Observer() engine.Observer {
-	st := &stage[nsEvent]{publish: h.publish}
-	return func(tx *replica.Tx, ns string, j *job.Job, from job.State) {
-		pos := uint64(st.len(tx))
-		if pos > eventSeqMask {
-			// An entry moves at most 512 commands × 1,000 jobs, under the
-			// 2^20 positions a sequence number has; more are not published.
-			return
+	st := &stage[string]{publish: h.publish}
+	return func(tx *replica.Tx, ns string, _ *job.Job, _ job.State) {
+		if n := st.len(tx); n > 0 && (*st.buf)[n-1] == ns {
+			return // an entry's changes are mostly of one namespace
 		}
-		released := from == job.Active && j.State == job.Pending && j.LastEventIs(job.EvLeaseReleased, tx.Now.UnixNano())
-		ev := Event{Seq: tx.Index<<eventSeqBits | pos, Type: eventType(from, j.State, released), JobID: j.ID, Queue: j.Queue,
-			State: j.State, From: from, At: tx.Now.UnixNano(), Attempt: j.Attempt}
-		if j.State == job.Active {
-			ev.WorkerID = j.WorkerID
-		}
-		st.add(tx, nsEvent{ns: ns, ev: ev})
+		st.add(tx, ns)
 	}
 }
 
-// publish appends an entry's committed events to their rings and nudges
-// readers.
-func (h *Events) publish(evs []nsEvent) {
+// publish nudges the streams of the namespaces an entry changed.
+func (h *Events) publish(nss []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var touched []*eventRing // an entry's events are mostly of one namespace
-	for i := range evs {
-		p := &evs[i]
-		if !h.sinceSet {
-			h.since, h.sinceSet = p.ev.Seq-1, true
+	for i, ns := range nss {
+		if slices.Contains(nss[:i], ns) {
+			continue
 		}
-		r := h.ringLocked(p.ns)
-		r.add(p.ev)
-		if !slices.Contains(touched, r) {
-			touched = append(touched, r)
-		}
-	}
-	for _, r := range touched {
-		for s := range r.subs {
+		for s := range h.subs[ns] {
 			select {
 			case s.wake <- struct{}{}:
 			default: // already nudged
@@ -179,91 +104,44 @@ func (h *Events) publish(evs []nsEvent) {
 	}
 }
 
-func (h *Events) ringLocked(ns string) *eventRing {
-	r := h.rings[ns]
-	if r == nil {
-		r = &eventRing{since: h.since, last: h.since, subs: map[*Sub]struct{}{}}
-		h.rings[ns] = r
-	}
-	return r
-}
-
-func (r *eventRing) add(ev Event) {
-	if len(r.buf) < eventRingSize {
-		r.buf = append(r.buf, ev)
-	} else {
-		r.since = r.buf[r.head].Seq
-		r.buf[r.head] = ev
-		r.head = (r.head + 1) % eventRingSize
-	}
-	r.last = ev.Seq
-}
-
 // Subscribe registers a reader of ns's events.
 func (h *Events) Subscribe(ns string) (*Sub, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	r := h.ringLocked(ns)
-	if len(r.subs) >= maxEventStreams {
+	m := h.subs[ns]
+	if m == nil {
+		m = map[*Sub]struct{}{}
+		h.subs[ns] = m
+	}
+	if len(m) >= maxEventStreams {
 		return nil, apierr.Retry(apierr.RateLimited, 5, "at most %d event streams per namespace are open on this node", maxEventStreams)
 	}
 	s := &Sub{ns: ns, wake: make(chan struct{}, 1)}
-	r.subs[s] = struct{}{}
+	m[s] = struct{}{}
 	return s, nil
 }
 
 // Nudge wakes every reader of ns (it moved away: they look and end).
-func (h *Events) Nudge(ns string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if r := h.rings[ns]; r != nil {
-		for s := range r.subs {
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
-		}
-	}
-}
+func (h *Events) Nudge(ns string) { h.publish([]string{ns}) }
 
 // Unsubscribe drops a reader.
 func (h *Events) Unsubscribe(s *Sub) {
 	h.mu.Lock()
-	delete(h.rings[s.ns].subs, s)
-	h.mu.Unlock()
-}
-
-// Latest is the sequence number of the newest event of ns this node has.
-func (h *Events) Latest(ns string) uint64 {
-	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ringLocked(ns).last
+	delete(h.subs[s.ns], s)
+	if len(h.subs[s.ns]) == 0 {
+		delete(h.subs, s.ns)
+	}
 }
 
-// Read appends to out up to max events of ns after seq. When events after
-// seq may have been dropped (the ring moved past it, or they were applied
-// before this node watched), missed is true and reading resumes from the
-// oldest event kept: the caller should continue after skipTo.
+// Latest is the sequence number of the newest event of ns in the log.
+func (h *Events) Latest(ns string) uint64 { return h.eng.LatestEvent(h.db, ns) }
+
+// Read appends to out up to max events of ns after seq, from the log.
+// When events after seq are gone (trimmed by retention, or from before
+// the log started or was wiped by a restore), missed is true and reading
+// resumes from the oldest event kept: the caller should continue after
+// skipTo.
 func (h *Events) Read(ns string, after uint64, max int, out []Event) (evs []Event, missed bool, skipTo uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.ringLocked(ns)
-	if after < r.since {
-		missed, after = true, r.since
-	}
-	n := len(r.buf)
-	// Binary search for the first event after seq, in ring order.
-	lo, hi := 0, n
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if r.buf[(r.head+mid)%n].Seq <= after {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	for i := lo; i < n && len(out) < max; i++ {
-		out = append(out, r.buf[(r.head+i)%n])
-	}
-	return out, missed, after
+	return h.eng.ReadEvents(h.db, ns, after, max, out)
 }

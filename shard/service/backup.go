@@ -75,6 +75,18 @@ func BackupKind(rel []byte) byte {
 	return KindOther
 }
 
+// writeKept writes r to a backup or move stream unless it is of the
+// namespace's event log, which stays with its shard: its sequence numbers
+// are that shard's Raft indexes, meaningless in another log, and a
+// restore or a move wipes the target's log and raises its floor, so a
+// stream resuming across either is told it missed events.
+func writeKept(bw *backup.Writer, r backup.Record) error {
+	if keys.IsEvent(r.Key) {
+		return nil
+	}
+	return bw.Write(r)
+}
+
 // BackupSource says where a backup is taken, for its header.
 type BackupSource struct {
 	ShardID string

@@ -237,7 +237,7 @@ func (s *Service) writeSnapshot(ns string, snap *pebble.Snapshot, src BackupSour
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		rel := it.Key()[len(p):]
-		if err := bw.Write(backup.Record{Kind: BackupKind(rel), Key: rel, Value: it.Value()}); err != nil {
+		if err := writeKept(bw, backup.Record{Kind: BackupKind(rel), Key: rel, Value: it.Value()}); err != nil {
 			it.Close()
 			return backup.Manifest{}, err
 		}
@@ -296,16 +296,16 @@ func (s *Service) writeDelta(ns string, old, cur *pebble.Snapshot, src BackupSou
 		}
 		switch {
 		case c < 0:
-			err = bw.Write(backup.Record{Kind: backup.KindDelete, Key: a.Key()[len(p):]})
+			err = writeKept(bw, backup.Record{Kind: backup.KindDelete, Key: a.Key()[len(p):]})
 			okA = a.Next()
 		case c > 0:
 			rel := b.Key()[len(p):]
-			err = bw.Write(backup.Record{Kind: BackupKind(rel), Key: rel, Value: b.Value()})
+			err = writeKept(bw, backup.Record{Kind: BackupKind(rel), Key: rel, Value: b.Value()})
 			okB = b.Next()
 		default:
 			if !bytes.Equal(a.Value(), b.Value()) {
 				rel := b.Key()[len(p):]
-				err = bw.Write(backup.Record{Kind: BackupKind(rel), Key: rel, Value: b.Value()})
+				err = writeKept(bw, backup.Record{Kind: BackupKind(rel), Key: rel, Value: b.Value()})
 			}
 			okA, okB = a.Next(), b.Next()
 		}

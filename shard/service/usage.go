@@ -68,11 +68,17 @@ func (s *Service) Usage(since, cursor, limit string) (*wire.UsagePage, error) {
 	return out, nil
 }
 
-// meter makes sure the shard meters usage before it creates a job: on a
-// shard that never did, the first enqueue proposes the usage sweep that
-// starts metering (the leader's loop does too, at its first tick), so no
-// job of a new shard goes uncounted.
+// meter makes sure the shard meters usage and keeps its event log before
+// it creates a job: on a shard that never did, the first enqueue proposes
+// the usage sweep that starts metering and the command that starts the
+// event log (the leader's loop does too, at its first tick), so no job of
+// a new shard goes uncounted and no change of it goes unlogged.
 func (s *Service) meter(ctx context.Context) error {
+	if _, on := s.eng.EventLogStart(s.node.DB()); !on {
+		if _, err := engine.EventLogStart.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
 	if s.eng.Metering(s.node.DB()) {
 		return nil
 	}

@@ -1,0 +1,306 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// The event log: each namespace's lifecycle events, written by the apply
+// that made the change, in the same batch, under keys.Event ordered by
+// sequence number. Every member writes the same log, so a stream (GET
+// /api/v1/events) resumes on any node, across leader changes and
+// restarts.
+//
+// A sequence number is the Raft index of the entry that made the event,
+// shifted left by EventSeqBits, plus the event's position in that entry,
+// so every member numbers an event alike.
+//
+// Writing events changes the state an apply produces, so the log is
+// switched on by a command of its own (EventLogStart, once per shard,
+// proposed by the leader's loop when it starts leading and before the
+// first enqueue, as metering is): a log written before it replays as it
+// first applied (no events), and a node that does not know the command
+// stops instead of diverging. Events of entries before the start were
+// never kept: the start's own sequence number is every namespace's first
+// floor.
+//
+// The leader's sweep trims each namespace's log by age and by count
+// (EventRetention) through EventTrim, which deletes the events at or
+// below a sequence number the leader chose and raises the namespace's
+// floor (keys.EventFloor) there; a reader resuming below the floor is
+// told it missed events.
+const (
+	EventSeqBits = 20
+	eventSeqMask = 1<<EventSeqBits - 1
+)
+
+// EventRetention is how much of a namespace's log the leader keeps: the
+// events of the last MaxAge, and at most MaxCount of them.
+type EventRetention struct {
+	MaxAge   time.Duration
+	MaxCount int
+}
+
+// DefaultEventRetention is every namespace's retention until plans set
+// their own.
+var DefaultEventRetention = EventRetention{MaxAge: 24 * time.Hour, MaxCount: 100_000}
+
+// Event is one entry of a namespace's log. Type names the change
+// (EventType for jobs); the job fields are empty for events of other
+// things, which later types will describe with fields of their own
+// appended to the record's encoding.
+type Event struct {
+	Seq      uint64
+	Type     string
+	JobID    string
+	Queue    string
+	State    job.State
+	From     job.State // 0 for a new job
+	At       int64     // the entry's time, unix nanoseconds
+	Attempt  int
+	WorkerID string
+}
+
+// EventType names a job's change: "enqueued", "started", "completed",
+// "failed" (an attempt failed: the job is retrying, or pending again after
+// a lost lease or a retry without backoff), "lease_released" (pending
+// again because its worker went away before the job was handed over; the
+// attempt did not count), "dead", "cancelled", "pending" (a scheduled or
+// retrying job became due) and "retried" (a finished job retried by hand).
+func EventType(from, to job.State, released bool) string {
+	switch {
+	case from == 0:
+		return "enqueued"
+	case to == job.Active:
+		return "started"
+	case from == job.Active && to == job.Pending && released:
+		return "lease_released"
+	case from == job.Active && (to == job.Retrying || to == job.Pending):
+		return "failed"
+	case to == job.Pending && from.Terminal():
+		return "retried"
+	}
+	return to.String()
+}
+
+// EventLogStartCmd switches the shard's event log on (a no-op once on).
+type EventLogStartCmd struct{}
+
+// EventTrimCmd deletes ns's events at or below Through and raises its
+// floor there: one range delete, however many events it covers.
+type EventTrimCmd struct {
+	NS      string `codec:"n"`
+	Through uint64 `codec:"t"`
+}
+
+func (c *EventTrimCmd) namespace() string { return c.NS }
+
+// eventLog is the FSM goroutine's view of the switch and the position of
+// the next event in the entry being applied.
+type eventLog struct {
+	state int8   // usageUnknown, usageOff, usageOn: the same three states as metering
+	start uint64 // the start's sequence number, once on
+	tx    *replica.Tx
+	pos   uint64
+	buf   []byte
+
+	live atomic.Uint64 // the start's sequence number as committed, 0 while off
+}
+
+func (l *eventLog) reset() { l.state, l.start, l.tx, l.pos = usageUnknown, 0, nil, 0 }
+
+func (l *eventLog) on(r pebble.Reader) bool {
+	if l.state == usageUnknown {
+		l.state = usageOff
+		if s, ok := readEventStart(r); ok {
+			l.state, l.start = usageOn, s
+			l.live.Store(s)
+		}
+	}
+	return l.state == usageOn
+}
+
+// next is the sequence number of tx's next event, and false past the
+// positions an entry has (an entry moves at most 512 commands × 1,000
+// jobs, under 2^20).
+func (l *eventLog) next(tx *replica.Tx) (uint64, bool) {
+	if l.tx != tx {
+		l.tx, l.pos = tx, 0
+	}
+	if l.pos > eventSeqMask {
+		return 0, false
+	}
+	seq := tx.Index<<EventSeqBits | l.pos
+	l.pos++
+	return seq, true
+}
+
+func readEventStart(r pebble.Reader) (uint64, bool) {
+	v, closer, err := r.Get(keys.EventLogStart())
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false
+	}
+	must(err)
+	defer closer.Close()
+	return binary.BigEndian.Uint64(v), true
+}
+
+func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
+	l := e.events
+	if l.on(tx) {
+		return replica.None{}, nil
+	}
+	tx.MarkDirty()
+	l.state, l.start = usageOn, tx.Index<<EventSeqBits
+	must(tx.Set(keys.EventLogStart(), binary.BigEndian.AppendUint64(nil, l.start), nil))
+	start := l.start
+	tx.AfterCommit(func() { l.live.Store(start) })
+	return replica.None{}, nil
+}
+
+func (e *Engine) applyEventTrim(tx *replica.Tx, c *EventTrimCmd) (int, error) {
+	if !e.events.on(tx) || c.NS == "" || c.Through <= eventFloor(tx, c.NS, e.events.start) {
+		return 0, nil
+	}
+	must(tx.DeleteRange(keys.EventPrefix(c.NS), keys.Event(c.NS, c.Through+1), nil))
+	must(tx.Set(keys.EventFloor(c.NS), binary.BigEndian.AppendUint64(nil, c.Through), nil))
+	return 1, nil
+}
+
+// hasEventLog reports whether ns has events or a floor: a log a reader
+// may resume in. A namespace that never had one needs no floor.
+func (e *Engine) hasEventLog(tx *replica.Tx, ns string) bool {
+	if !e.events.on(tx) {
+		return false
+	}
+	p := keys.EventPrefix(ns)
+	if _, ok := firstKey(tx, p, keys.PrefixEnd(p)); ok {
+		return true
+	}
+	_, ok := firstKey(tx, keys.EventFloor(ns), keys.PrefixEnd(keys.EventFloor(ns)))
+	return ok
+}
+
+// wipeEvents raises ns's floor past every event so far, after its log
+// was wiped (a restore or a move into it): a reader resuming from
+// before is told it missed events.
+func (e *Engine) wipeEvents(tx *replica.Tx, ns string) {
+	if !e.events.on(tx) {
+		return
+	}
+	seq, ok := e.events.next(tx)
+	if !ok {
+		seq = tx.Index<<EventSeqBits | eventSeqMask
+	}
+	must(tx.Set(keys.EventFloor(ns), binary.BigEndian.AppendUint64(nil, seq), nil))
+}
+
+// eventObserver writes j's change to its namespace's log.
+func (e *Engine) eventObserver(tx *replica.Tx, ns string, j *job.Job, from job.State) {
+	l := e.events
+	if !l.on(tx) {
+		return
+	}
+	seq, ok := l.next(tx)
+	if !ok {
+		return
+	}
+	now := tx.Now.UnixNano()
+	released := from == job.Active && j.State == job.Pending && j.LastEventIs(job.EvLeaseReleased, now)
+	ev := Event{Type: EventType(from, j.State, released), JobID: j.ID, Queue: j.Queue, State: j.State, From: from,
+		At: now, Attempt: j.Attempt}
+	if j.State == job.Active {
+		ev.WorkerID = j.WorkerID
+	}
+	l.buf = appendEvent(l.buf[:0], &ev)
+	must(tx.Set(keys.Event(ns, seq), l.buf, nil)) // the batch copies it
+}
+
+// eventVersion is the first byte of every encoded event; fields later
+// versions add go after the ones below, so a reader of this version reads
+// what it knows.
+const eventVersion = 1
+
+func appendEvent(b []byte, ev *Event) []byte {
+	b = append(b, eventVersion)
+	b = appendString(b, ev.Type)
+	b = appendString(b, ev.JobID)
+	b = appendString(b, ev.Queue)
+	b = append(b, byte(ev.State), byte(ev.From))
+	b = binary.AppendVarint(b, ev.At)
+	b = binary.AppendUvarint(b, uint64(ev.Attempt))
+	return appendString(b, ev.WorkerID)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// decodeEvent reads an encoded event; ok is false for a corrupt one.
+func decodeEvent(v []byte, ev *Event) (ok bool) {
+	if len(v) == 0 || v[0] < eventVersion {
+		return false
+	}
+	d := eventDecoder{b: v[1:], ok: true}
+	ev.Type, ev.JobID, ev.Queue = d.str(), d.str(), d.str()
+	ev.State, ev.From = job.State(d.byte()), job.State(d.byte())
+	ev.At = d.varint()
+	ev.Attempt = int(d.uvarint())
+	ev.WorkerID = d.str()
+	return d.ok
+}
+
+type eventDecoder struct {
+	b  []byte
+	ok bool
+}
+
+func (d *eventDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.ok = false
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *eventDecoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.ok = false
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *eventDecoder) byte() byte {
+	if len(d.b) == 0 {
+		d.ok = false
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *eventDecoder) str() string {
+	n := d.uvarint()
+	if !d.ok || uint64(len(d.b)) < n {
+		d.ok = false
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}

@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+func (f *fsmBundle) events(after uint64) ([]Event, bool, uint64) {
+	return f.e.ReadEvents(f.db, testNS, after, 10_000, nil)
+}
+
+func TestEventTypes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		from, to job.State
+		want     string
+	}{
+		{0, job.Pending, "enqueued"}, {0, job.Scheduled, "enqueued"},
+		{job.Pending, job.Active, "started"}, {job.Active, job.Completed, "completed"},
+		{job.Active, job.Retrying, "failed"}, {job.Active, job.Pending, "failed"},
+		{job.Active, job.Dead, "dead"}, {job.Retrying, job.Pending, "pending"},
+		{job.Scheduled, job.Pending, "pending"}, {job.Dead, job.Pending, "retried"},
+		{job.Pending, job.Cancelled, "cancelled"},
+	} {
+		require.Equal(t, c.want, EventType(c.from, c.to, false), "%s → %s", c.from, c.to)
+	}
+	require.Equal(t, "lease_released", EventType(job.Active, job.Pending, true))
+}
+
+func TestEventRecordRoundTrips(t *testing.T) {
+	t.Parallel()
+	ev := Event{Type: "started", JobID: "job_1", Queue: "q", State: job.Active, From: job.Pending, At: 1_800_000_000_123, Attempt: 2, WorkerID: "w"}
+	var got Event
+	require.True(t, decodeEvent(appendEvent(nil, &ev), &got))
+	require.Equal(t, ev, got)
+	require.False(t, decodeEvent(appendEvent(nil, &ev)[:5], &got), "a cut record is refused")
+}
+
+// Before the log starts an apply writes no event; after, every change of
+// a job writes one, numbered by its entry and position.
+func TestEventLogStartsWithItsCommand(t *testing.T) {
+	t.Parallel()
+	f := setupFSM(t)
+	f.enqueue(&job.Job{Queue: "q"})
+	evs, missed, _ := f.events(0)
+	require.Empty(t, evs)
+	require.False(t, missed, "nothing is logged while the log is off")
+
+	f.apply(EventLogStart.Type, &EventLogStartCmd{})
+	start, on := f.e.EventLogStart(f.db)
+	require.True(t, on)
+	f.apply(EventLogStart.Type, &EventLogStartCmd{}) // a second start changes nothing
+	again, _ := f.e.EventLogStart(f.db)
+	require.Equal(t, start, again)
+
+	id := f.enqueue(&job.Job{Queue: "q"})
+	j := f.fetch("q")
+	require.NotNil(t, j)
+	evs, missed, _ = f.events(0)
+	require.True(t, missed, "an id from before the start may have had events the log never kept")
+	require.Len(t, evs, 2)
+	require.Equal(t, []string{"enqueued", "started"}, []string{evs[0].Type, evs[1].Type})
+	require.Equal(t, id, evs[0].JobID)
+	require.Equal(t, j.ID, evs[1].JobID)
+	require.Equal(t, "w", evs[1].WorkerID)
+	require.Greater(t, evs[1].Seq, evs[0].Seq)
+	require.Equal(t, evs[0].Seq&eventSeqMask, uint64(0), "the first event of an entry is at position 0")
+	require.Equal(t, evs[1].Seq, f.e.LatestEvent(f.db, testNS))
+
+	evs, missed, _ = f.events(evs[0].Seq)
+	require.False(t, missed)
+	require.Len(t, evs, 1, "resume after an id")
+}
+
+// A trim deletes the events at or below its point and raises the floor:
+// a reader from below is told, and resumes at the oldest kept.
+func TestEventTrimRaisesTheFloor(t *testing.T) {
+	t.Parallel()
+	f := setupFSM(t)
+	f.apply(EventLogStart.Type, &EventLogStartCmd{})
+	for range 5 {
+		f.enqueue(&job.Job{Queue: "q"})
+		f.advance(time.Second)
+	}
+	evs, _, _ := f.events(0)
+	require.Len(t, evs, 5)
+	require.Equal(t, 1, f.apply(EventTrim.Type, &EventTrimCmd{NS: testNS, Through: evs[1].Seq}))
+	require.Equal(t, 0, f.apply(EventTrim.Type, &EventTrimCmd{NS: testNS, Through: evs[0].Seq}), "a trim below the floor does nothing")
+
+	kept, missed, skipTo := f.events(evs[0].Seq)
+	require.True(t, missed)
+	require.Equal(t, evs[1].Seq, skipTo)
+	require.Equal(t, evs[2:], kept)
+	kept, missed, _ = f.events(evs[1].Seq)
+	require.False(t, missed, "a reader at the floor missed nothing")
+	require.Len(t, kept, 3)
+}
+
+// The leader's trim point keeps the events of the last MaxAge, and at
+// most MaxCount of them.
+func TestEventTrimPointByAgeAndCount(t *testing.T) {
+	t.Parallel()
+	f := setupFSM(t)
+	f.apply(EventLogStart.Type, &EventLogStartCmd{})
+	for range 10 {
+		f.enqueue(&job.Job{Queue: "q"})
+		f.advance(time.Minute)
+	}
+	evs, _, _ := f.events(0)
+	now := f.now.UnixNano() // a minute after the last
+	_, ok := EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Hour, MaxCount: 100}, now, 100)
+	require.False(t, ok, "nothing is too old or too many")
+	at, ok := EventTrimPoint(f.db, testNS, EventRetention{MaxAge: 3*time.Minute + time.Second, MaxCount: 100}, now, 100)
+	require.True(t, ok)
+	require.Equal(t, evs[6].Seq, at, "the 3 events of the last 3 minutes stay")
+	at, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Hour, MaxCount: 4}, now, 100)
+	require.True(t, ok)
+	require.Equal(t, evs[5].Seq, at, "the 4 newest stay")
+	at, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Second, MaxCount: 100}, now, 3)
+	require.True(t, ok)
+	require.Equal(t, evs[2].Seq, at, "one round reads at most step events for their age")
+}
+
+// A restore wipes the namespace's log and raises its floor: a reader
+// from before is told it missed events.
+func TestRestoreWipesTheEventLog(t *testing.T) {
+	t.Parallel()
+	f := setupFSM(t)
+	f.apply(EventLogStart.Type, &EventLogStartCmd{})
+	f.enqueue(&job.Job{Queue: "q"})
+	evs, _, _ := f.events(0)
+	require.Len(t, evs, 1)
+	require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: testNS, Token: "t", Replace: true}))
+	kept, missed, _ := f.events(evs[0].Seq)
+	require.True(t, missed)
+	require.Empty(t, kept)
+}
+
+// eventKeys is the event log of a replayed state dump (replay's format).
+func eventKeys(dump []byte) []byte {
+	var out bytes.Buffer
+	evPrefix := []byte(string(keys.EventPrefix(testNS)))
+	for _, line := range bytes.Split(dump, []byte("\n")) {
+		k, _, _ := bytes.Cut(line, []byte("="))
+		raw := make([]byte, len(k)/2)
+		for i := range raw {
+			raw[i] = unhex(k[2*i])<<4 | unhex(k[2*i+1])
+		}
+		if bytes.HasPrefix(raw, evPrefix) || bytes.Equal(raw, keys.EventLogStart()) {
+			out.Write(line)
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
+}
+
+func unhex(c byte) byte {
+	if c >= 'a' {
+		return c - 'a' + 10
+	}
+	return c - '0'
+}
+
+// Two fresh nodes replaying the same log write the same events; a log
+// from before the event log (no start command) replays with none, as it
+// first applied.
+func TestEventLogIsDeterministic(t *testing.T) {
+	t.Parallel()
+	log, used := makeScript(7, 400)
+	require.True(t, used[EventLogStart.Type])
+	a, b := eventKeys(replay(t, log)), eventKeys(replay(t, log))
+	require.NotEmpty(t, a, "the script logs events once started")
+	require.Equal(t, string(a), string(b))
+
+	var old []entry
+	for _, e := range log {
+		o := entry{now: e.now}
+		for _, c := range e.cmds {
+			if c[0] != byte(EventLogStart.Type) {
+				o.cmds = append(o.cmds, c)
+			}
+		}
+		old = append(old, o)
+	}
+	require.Empty(t, eventKeys(replay(t, old)), "a log without the start writes no event")
+}

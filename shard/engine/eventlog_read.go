@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// Reads of the event log, safe from any goroutine: r is the node's store
+// (or a snapshot of it).
+
+// EventLogStart is the sequence number the shard's event log started at,
+// and false while it is off.
+func (e *Engine) EventLogStart(r pebble.Reader) (uint64, bool) {
+	if s := e.events.live.Load(); s != 0 {
+		return s, true
+	}
+	s, ok := readEventStart(r)
+	if ok {
+		e.events.live.Store(s)
+	}
+	return s, ok
+}
+
+// eventFloor is the sequence number at or below which ns's log holds
+// nothing it will ever hold: the log's start, or what a trim or a wipe
+// raised it to.
+func eventFloor(r pebble.Reader, ns string, start uint64) uint64 {
+	v, closer, err := r.Get(keys.EventFloor(ns))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return start
+	}
+	must(err)
+	defer closer.Close()
+	return max(start, binary.BigEndian.Uint64(v))
+}
+
+// ReadEvents appends to out up to limit events of ns after seq after, in
+// order. When events after it are gone (trimmed, wiped, or from before
+// the log started), missed is true and reading resumed from the oldest
+// event kept: the caller continues after skipTo.
+func (e *Engine) ReadEvents(r pebble.Reader, ns string, after uint64, limit int, out []Event) (evs []Event, missed bool, skipTo uint64) {
+	start, on := e.EventLogStart(r)
+	if !on {
+		return out, false, after
+	}
+	if f := eventFloor(r, ns, start); after < f {
+		missed, after = true, f
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: keys.Event(ns, after+1), UpperBound: keys.PrefixEnd(keys.EventPrefix(ns))})
+	must(err)
+	defer func() { must(it.Close()) }()
+	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
+		seq, err := keys.ParseEvent(ns, it.Key())
+		must(err)
+		var ev Event
+		if !decodeEvent(it.Value(), &ev) {
+			continue // written by nothing this version knows of; skipped rather than stopping every stream
+		}
+		ev.Seq = seq
+		out = append(out, ev)
+	}
+	return out, missed, after
+}
+
+// LatestEvent is the sequence number of ns's newest event, or its floor
+// when it has none: a stream that starts now reads after it.
+func (e *Engine) LatestEvent(r pebble.Reader, ns string) uint64 {
+	start, on := e.EventLogStart(r)
+	if !on {
+		return 0
+	}
+	p := keys.EventPrefix(ns)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	must(err)
+	defer func() { must(it.Close()) }()
+	if it.Last() {
+		seq, err := keys.ParseEvent(ns, it.Key())
+		must(err)
+		return seq
+	}
+	return eventFloor(r, ns, start)
+}
+
+// EventTrimPoint is where the leader trims ns's log to keep it within ret
+// at now: the newest sequence number to delete, and false when nothing
+// need go. It reads at most step events from the oldest for their age,
+// so a long backlog is trimmed over several rounds, and counts back from
+// the newest at most ret.MaxCount keys.
+func EventTrimPoint(r pebble.Reader, ns string, ret EventRetention, now int64, step int) (uint64, bool) {
+	p := keys.EventPrefix(ns)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	must(err)
+	defer func() { must(it.Close()) }()
+	var through uint64
+	found := false
+	// By age: events are in the order of their entries' clocks.
+	cutoff := now - int64(ret.MaxAge)
+	n := 0
+	for ok := it.First(); ok && n < step; ok = it.Next() {
+		var ev Event
+		if decodeEvent(it.Value(), &ev) && ev.At >= cutoff {
+			break
+		}
+		seq, err := keys.ParseEvent(ns, it.Key())
+		must(err)
+		through, found = seq, true
+		n++
+	}
+	// By count: the MaxCount newest stay.
+	if ret.MaxCount > 0 {
+		kept := 0
+		for ok := it.Last(); ok; ok = it.Prev() {
+			if kept == ret.MaxCount {
+				seq, err := keys.ParseEvent(ns, it.Key())
+				must(err)
+				if seq > through {
+					through, found = seq, true
+				}
+				break
+			}
+			kept++
+		}
+	}
+	return through, found
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/listen"
+	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
@@ -39,6 +40,7 @@ type Node struct {
 	workers *live.Workers
 	svc     *service.Service
 	loops   *leader.Loops
+	out     *outbound.Client // calls tenants' endpoints: push deliveries
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
 	control controlLink         // to the control plane: registration (register.go)
@@ -99,8 +101,14 @@ func New(cfg Config) (*Node, error) {
 	n.repl = repl
 	n.events.StartAt(repl.AppliedIndex())
 	live.Track(n.eng)
+	out, err := outbound.New(outbound.Config{AllowPrivate: cfg.PushAllowPrivate, RootCAs: cfg.PushRootCAs})
+	if err != nil {
+		_ = repl.Close()
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	n.out = out
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
-		Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.waiters)
+		Clock: cfg.Clock, Logger: cfg.Logger, Outbound: out}, n.eng, repl, n.waiters)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
 	// A node calls its own group only (forwarded writes, joins): whatever
 	// address gossip gives, the peer must show a certificate of this shard.
@@ -168,6 +176,7 @@ func (n *Node) Stop() error {
 		_ = n.api.Shutdown(ctx)
 	}
 	n.shards.Close()
+	n.out.Close()
 	n.control.close()
 	n.waitMeta()
 	return err

@@ -43,6 +43,10 @@ var (
 // was.
 var PushDisable = replica.Op[PushDisableCmd, bool]{Type: 71, Name: "queue push.disable"}
 
+// SigningKeysAdd adds a key to a namespace's signing key set (signing.go):
+// its first, or a rotation.
+var SigningKeysAdd = replica.Op[SigningKeysCmd, *SigningKeySet]{Type: 72, Name: "namespace signing-keys.add"}
+
 // registerVersions registers the numbers above with their commands'
 // handlers.
 func (e *Engine) registerVersions(r *replica.Registry) {
@@ -60,6 +64,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	ScheduleUpdateQueueNames.Handle(r, gated(e, e.applyScheduleUpdate))
 	QueueConfigurePush.Handle(r, gated(e, e.applyQueueConfigure))
 	PushDisable.Handle(r, loopGated(e, e.applyPushDisable))
+	SigningKeysAdd.Handle(r, gated(e, e.applySigningKeys))
 }
 
 // QueueConfigureFor is the op of c.

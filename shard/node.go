@@ -23,6 +23,7 @@ import (
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/leader"
 	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/push"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/shard/trust"
 	"github.com/jobbie/jobbie/wire"
@@ -40,6 +41,7 @@ type Node struct {
 	workers *live.Workers
 	svc     *service.Service
 	loops   *leader.Loops
+	push    *push.Dispatcher
 	out     *outbound.Client // calls tenants' endpoints: push deliveries
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
@@ -109,6 +111,7 @@ func New(cfg Config) (*Node, error) {
 	n.out = out
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
 		Clock: cfg.Clock, Logger: cfg.Logger, Outbound: out}, n.eng, repl, n.waiters)
+	n.push = push.Start(push.Config{Client: out, Clock: cfg.Clock, Logger: cfg.Logger}, repl, n.svc, n.workers)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
 	// A node calls its own group only (forwarded writes, joins): whatever
 	// address gossip gives, the peer must show a certificate of this shard.
@@ -168,6 +171,7 @@ func (n *Node) Stop() error {
 	n.stopMeta()
 	// Release parked fetches first, so the HTTP shutdown does not wait out
 	// their timeouts; then stop the loops, the server and the state.
+	n.push.Stop() // gives back what it holds while it still can
 	n.svc.Close()
 	n.loops.Stop()
 	live.Untrack(n.eng)

@@ -80,6 +80,11 @@ func (r *runner) fetchLoop() {
 		}
 		j, err := r.d.svc.Fetch(r.ctx, r.k.ns, &wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker,
 			Hostname: "jobbie-push", Timeout: &wait, LeaseDuration: &lease}, nil)
+		if err == nil && j != nil && r.d.pulling(r.k, r.push) {
+			// A worker came while the fetch waited: the job is its.
+			r.giveBack(&call{job: j})
+			j = nil
+		}
 		if err != nil || j == nil {
 			<-r.slots
 			if err != nil && r.ctx.Err() == nil {

@@ -6,10 +6,9 @@ import (
 	"time"
 )
 
-// The push delivery contract: what the push dispatcher will POST to a
-// push queue's URL and how it will read the answer (docs/api/push.md).
-// The dispatcher is not built yet; the Go SDK's push handler already
-// speaks this contract.
+// The push delivery contract: what the shard leader's push dispatcher
+// (shard/push) POSTs to a push queue's URL and how it reads the answer
+// (docs/api/push.md); the Go SDK's push handler speaks it too.
 
 // MaxPushDeliveryBytes bounds a push delivery's body: a payload and a
 // checkpoint at their limits, tags and the rest.

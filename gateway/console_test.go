@@ -119,7 +119,7 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 	var ans console.SessionAnswer
 	r.decode(t, &ans)
 	devActions := []string{"job.enqueue", "job.work", "job.read", "job.manage", "queue.read", "queue.manage",
-		"schedule.read", "schedule.manage", "namespace.read", "backup.read"}
+		"schedule.read", "schedule.manage", "namespace.read", "backup.read", "webhook.read", "webhook.manage"}
 	require.Equal(t, console.SessionAnswer{KeyID: "key_developer", TenantID: tenantA, Role: "developer",
 		Namespaces: []string{"default", "emails"}, DefaultNamespace: "default", ExpiresAt: ans.ExpiresAt,
 		Namespace: "default", Actions: devActions}, ans)
@@ -150,7 +150,7 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 	_, vc := b.signIn(t, b.key(t, tenancy.RoleViewer, "default"))
 	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(vc)...)
 	r.decode(t, &shown)
-	require.Equal(t, []string{"job.read", "queue.read", "schedule.read", "namespace.read", "backup.read"}, shown.Actions)
+	require.Equal(t, []string{"job.read", "queue.read", "schedule.read", "namespace.read", "backup.read", "webhook.read"}, shown.Actions)
 
 	// The cookie stands for the key on /api/v1.
 	r = b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(cookie)...)

@@ -112,6 +112,8 @@ var routeTable = []route{
 	{get, "/api/v1/batches", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/batches/:id", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/workers", tenancy.ActQueueRead, job, forward},
+	{get, "/api/v1/signing-keys", tenancy.ActWebhookRead, job, forward},
+	{post, "/api/v1/signing-keys/rotate", tenancy.ActWebhookManage, job, forward},
 	{get, "/api/v1/cluster", tenancy.ActQueueRead, job, forward}, // the namespace's shard: its nodes' health
 	{get, "/api/v1/events", tenancy.ActJobRead, job, stream},
 	{get, "/api/v1/schedules", tenancy.ActScheduleRead, job, forward},

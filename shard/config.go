@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,6 +71,13 @@ type Config struct {
 	UnfairAdmission   bool
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
+
+	// Push delivery (shard/push): PushAllowPrivate lets push URLs reach
+	// loopback and private addresses (--push-allow-private: tests and a
+	// local dev); PushRootCAs verifies handlers' certificates (nil: the
+	// system's roots; tests pass their receiver's).
+	PushAllowPrivate bool
+	PushRootCAs      *x509.CertPool
 
 	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
 	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/listen"
+	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
@@ -22,6 +23,7 @@ import (
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/leader"
 	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/push"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/shard/trust"
 	"github.com/jobbie/jobbie/wire"
@@ -39,6 +41,8 @@ type Node struct {
 	workers *live.Workers
 	svc     *service.Service
 	loops   *leader.Loops
+	push    *push.Dispatcher
+	out     *outbound.Client // calls tenants' endpoints: push deliveries
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
 	control controlLink         // to the control plane: registration (register.go)
@@ -99,8 +103,15 @@ func New(cfg Config) (*Node, error) {
 	n.repl = repl
 	n.events.Open(n.eng, repl.DB())
 	live.Track(n.eng)
+	out, err := outbound.New(outbound.Config{AllowPrivate: cfg.PushAllowPrivate, RootCAs: cfg.PushRootCAs})
+	if err != nil {
+		_ = repl.Close()
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	n.out = out
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
-		Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.waiters)
+		Clock: cfg.Clock, Logger: cfg.Logger, Outbound: out}, n.eng, repl, n.waiters)
+	n.push = push.Start(push.Config{Client: out, Clock: cfg.Clock, Logger: cfg.Logger}, repl, n.svc, n.workers)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval,
 		EventTrimInterval: cfg.EventTrimInterval, EventRetention: cfg.EventRetention, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
 	// A node calls its own group only (forwarded writes, joins): whatever
@@ -161,6 +172,7 @@ func (n *Node) Stop() error {
 	n.stopMeta()
 	// Release parked fetches first, so the HTTP shutdown does not wait out
 	// their timeouts; then stop the loops, the server and the state.
+	n.push.Stop() // gives back what it holds while it still can
 	n.svc.Close()
 	n.loops.Stop()
 	live.Untrack(n.eng)
@@ -169,6 +181,7 @@ func (n *Node) Stop() error {
 		_ = n.api.Shutdown(ctx)
 	}
 	n.shards.Close()
+	n.out.Close()
 	n.control.close()
 	n.waitMeta()
 	return err

@@ -43,6 +43,7 @@ var BuiltinPolicies = [][]string{
 	{"developer", "*", "*", "schedule.*"},
 	{"developer", "*", "*", "namespace.read"},
 	{"developer", "*", "*", "backup.read"},
+	{"developer", "*", "*", "webhook.*"},
 	{"producer", "*", "*", "job.enqueue"},
 	{"producer", "*", "*", "job.read"},
 	{"producer", "*", "*", "queue.read"},
@@ -54,6 +55,7 @@ var BuiltinPolicies = [][]string{
 	{"viewer", "*", "*", "schedule.read"},
 	{"viewer", "*", "*", "namespace.read"},
 	{"viewer", "*", "*", "backup.read"},
+	{"viewer", "*", "*", "webhook.read"},
 	{"billing", "*", "*", "usage.read"}, // usage and invoices, nothing else
 }
 

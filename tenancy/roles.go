@@ -67,4 +67,8 @@ const (
 	// restores them, and sets policies.
 	ActBackupRead   Action = "backup.read"
 	ActBackupManage Action = "backup.manage"
+	// Calls Jobbie makes out: read is the namespace's signing keys (public
+	// parts only); manage rotates them.
+	ActWebhookRead   Action = "webhook.read"
+	ActWebhookManage Action = "webhook.manage"
 )

@@ -51,14 +51,14 @@ func TestBuiltinRolePermissions(t *testing.T) {
 	require.NoError(t, err)
 	actions := []Action{ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage, ActQueueRead, ActQueueManage,
 		ActScheduleRead, ActScheduleManage, ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead,
-		ActBackupRead, ActBackupManage}
+		ActBackupRead, ActBackupManage, ActWebhookRead, ActWebhookManage}
 	allowed := map[Role][]Action{
 		RoleOwner:     actions,
 		RoleAdmin:     actions,
-		RoleDeveloper: {ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage, ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage, ActNamespaceRead, ActBackupRead},
+		RoleDeveloper: {ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage, ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage, ActNamespaceRead, ActBackupRead, ActWebhookRead, ActWebhookManage},
 		RoleProducer:  {ActJobEnqueue, ActJobRead, ActQueueRead},
 		RoleWorker:    {ActJobWork, ActJobRead, ActQueueRead},
-		RoleViewer:    {ActJobRead, ActQueueRead, ActScheduleRead, ActNamespaceRead, ActBackupRead},
+		RoleViewer:    {ActJobRead, ActQueueRead, ActScheduleRead, ActNamespaceRead, ActBackupRead, ActWebhookRead},
 		RoleBilling:   {ActUsageRead}, // usage and invoices and nothing else
 	}
 	for role, ok := range allowed {

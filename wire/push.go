@@ -3,12 +3,12 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 )
 
-// The push delivery contract: what the push dispatcher will POST to a
-// push queue's URL and how it will read the answer (docs/api/push.md).
-// The dispatcher is not built yet; the Go SDK's push handler already
-// speaks this contract.
+// The push delivery contract: what the shard leader's push dispatcher
+// (shard/push) POSTs to a push queue's URL and how it reads the answer
+// (docs/api/push.md); the Go SDK's push handler speaks it too.
 
 // MaxPushDeliveryBytes bounds a push delivery's body: a payload and a
 // checkpoint at their limits, tags and the rest.
@@ -91,3 +91,24 @@ func notNull(raw json.RawMessage) json.RawMessage {
 	}
 	return raw
 }
+
+// WebhookKeyList is GET /api/v1/signing-keys and the answer to POST
+// /api/v1/signing-keys/rotate: the namespace's public signing keys, oldest
+// first. During a rotation's overlap the older keys carry NotAfter and
+// sign alongside the newest until then.
+type WebhookKeyList struct {
+	Keys []WebhookKey `json:"keys"`
+}
+
+// WebhookKey is one public webhook signing key: Key is "whpk_<base64>", for
+// client.NewWebhookVerifier.
+type WebhookKey struct {
+	ID       string     `json:"id"`
+	Scheme   string     `json:"scheme"` // "v1a": Ed25519
+	Key      string     `json:"public_key"`
+	NotAfter *time.Time `json:"not_after"`
+}
+
+// SigningKeyOverlap is how long a rotated-out key keeps signing beside
+// the new one.
+const SigningKeyOverlap = 24 * time.Hour

@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Queue is a queue of a namespace: GET /api/v1/queues/{name}, each queue
 // of GET /api/v1/queues, and the answer to every queue setting. Its
@@ -22,6 +25,7 @@ type Queue struct {
 	KeyConcurrency   *KeyConcurrency `json:"key_concurrency"`
 	Throttle         *Throttle       `json:"throttle"`
 	Defaults         *QueueDefaults  `json:"defaults"`
+	Push             *QueuePush      `json:"push"`
 
 	// ThroughputPerMinute is the completions behind Throughput, per
 	// one-minute bucket of the last 5, oldest first, the current minute
@@ -106,6 +110,8 @@ type QueueSpec struct {
 	KeyConcurrency *KeyConcurrencyRequest `json:"key_concurrency,omitempty"`
 	Throttle       *ThrottleRequest       `json:"throttle"`
 	Defaults       *QueueDefaults         `json:"defaults"`
+	// Push makes it a push queue; null or absent: a pull queue.
+	Push *QueuePushRequest `json:"push,omitempty"`
 }
 
 // MaxQueueDescription bounds a queue's description, in characters.
@@ -137,3 +143,60 @@ type QueueDeleteResponse struct {
 	Deleted     bool   `json:"deleted"`
 	JobsDeleted int    `json:"jobs_deleted"`
 }
+
+// QueuePush is a push queue's settings as a read shows them (GET
+// /api/v1/queues/{name}'s push; null on a pull queue). Disabled is
+// read-only: set when a handler answered 410 Gone, cleared by the next
+// PUT of the queue.
+type QueuePush struct {
+	URL         string            `json:"url"`
+	Mode        string            `json:"mode"`    // PushAlways or PushWhenNoWorkers
+	Timeout     string            `json:"timeout"` // FormatDuration's form
+	MaxInFlight int               `json:"max_in_flight"`
+	Headers     map[string]string `json:"headers"`
+	Disabled    *PushDisabled     `json:"disabled,omitempty"`
+}
+
+// PushDisabled says why and when the dispatcher stopped pushing a queue.
+type PushDisabled struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// QueuePushRequest is a QueueSpec's push: the queue's jobs are delivered
+// by POSTing them to URL (https) by the shard leader's dispatcher
+// (docs/api/push.md). Mode defaults to PushAlways, Timeout (a duration,
+// or seconds) to DefaultPushTimeout, MaxInFlight to
+// DefaultPushMaxInFlight. Headers are sent with every delivery. Disabled
+// is accepted so that a read PUT back is a valid spec, and ignored: a PUT
+// enables push again.
+type QueuePushRequest struct {
+	URL         string            `json:"url"`
+	Mode        string            `json:"mode"`
+	Timeout     json.RawMessage   `json:"timeout"`
+	MaxInFlight json.RawMessage   `json:"max_in_flight"`
+	Headers     map[string]string `json:"headers"`
+	Disabled    json.RawMessage   `json:"disabled,omitempty"`
+}
+
+// Push modes: every job by push, or by push only while no worker has
+// fetched from the queue within PushWorkerWindow.
+const (
+	PushAlways        = "always"
+	PushWhenNoWorkers = "when_no_workers"
+)
+
+// Push limits.
+const (
+	DefaultPushTimeout     = 30 * time.Second
+	MinPushTimeout         = time.Second
+	MaxPushTimeout         = 15 * time.Minute
+	DefaultPushMaxInFlight = 10
+	MaxPushMaxInFlight     = 1000
+	MaxPushHeaders         = 20
+	MaxPushHeaderBytes     = 1024 // a header's name and value together
+	MaxPushHeadersBytes    = 8 << 10
+	// PushWorkerWindow: a when_no_workers queue pulls while a worker
+	// fetched from it this recently.
+	PushWorkerWindow = 30 * time.Second
+)

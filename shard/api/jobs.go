@@ -77,6 +77,7 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
+	s.workers.Fetched(ns(c), r.Queues)
 	j, err := s.svc.Fetch(c.UserContext(), ns(c), &r, clientGone(c))
 	if err != nil {
 		return err
@@ -101,6 +102,7 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
+	s.workers.Fetched(ns(c), r.Queues)
 	lim, err := limits(c)
 	if err != nil {
 		return err

@@ -115,6 +115,7 @@ func (s *Server) routes() {
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
 	s.namespaceRoutes(api)
+	s.signingRoutes(api)
 	s.liveRoutes(api)
 	s.searchRoutes(api)
 	s.healthRoutes(api)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -339,6 +340,25 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		idx := max(len(s.times)-s.rng.Intn(30), 1)
 		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
 	}),
+	scriptCmd(func(s *script) []byte {
+		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Push: &PushConfig{URL: "https://h.example/" + s.queue(),
+			WhenNoWork: s.rng.Intn(2) == 0, TimeoutNs: int64(time.Second), MaxInFlight: 1 + s.rng.Intn(3),
+			Headers: []PushHeader{{Name: "X-A", Value: "1"}}}}
+		if s.rng.Intn(2) == 0 {
+			s.next = PushDisable.Command(&PushDisableCmd{NS: testNS, Queue: c.Queue, URL: c.Push.URL, Reason: "410"})
+		}
+		return QueueConfigurePush.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		seed := make([]byte, 32)
+		s.rng.Read(seed)
+		return SigningKeysAdd.Command(&SigningKeysCmd{NS: testNS, Key: SigningKey{ID: fmt.Sprint("k", s.rng.Intn(100)),
+			Secret: "whsk_" + base64.StdEncoding.EncodeToString(seed)}, OverlapNs: int64(s.rng.Intn(3)) * int64(time.Second), First: s.rng.Intn(2) == 0})
+	}),
+	scriptCmd(func(s *script) []byte {
+		q := s.queue()
+		return PushDisable.Command(&PushDisableCmd{NS: testNS, Queue: q, URL: "https://h.example/" + q, Reason: "410"})
+	}),
 	// A restore into otherNS (a replace now and then) of a settings record
 	// and a queue, ended or aborted later; steps of a restore that is not
 	// running are refused.
@@ -494,7 +514,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 68, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 71, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -37,6 +37,8 @@ type QueueRecord struct {
 	Turns  []KeyTurn `codec:"kt,omitempty"`
 	// Blocked counts the pending jobs whose concurrency key is at KeyMax.
 	Blocked int64 `codec:"kb,omitempty"`
+	// Push makes it a push queue (push.go); nil: a pull queue.
+	Push *PushConfig `codec:"pu,omitempty"`
 }
 
 // QueueDefaults are what a job of the queue gets for the fields its

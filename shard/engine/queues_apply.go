@@ -53,6 +53,9 @@ type QueueConfigCmd struct {
 	// KeyMax caps the active jobs of each concurrency key (0 = no cap);
 	// absent in older entries, which knew no such cap.
 	KeyMax int64 `codec:"km,omitempty"`
+	// Push makes it a push queue; proposed under QueueConfigurePush
+	// (QueueConfigureFor), which a node that knows no push refuses.
+	Push *PushConfig `codec:"pu,omitempty"`
 }
 
 // QueueSweepCmd is one step of clearing or deleting a queue: the handler
@@ -170,6 +173,12 @@ func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica
 		}
 		q.MaxActive = c.Max
 		q.KeyMax = c.KeyMax
+		q.Push = nil
+		if c.Push != nil {
+			p := *c.Push
+			p.DisabledAt, p.DisabledReason = 0, ""
+			q.Push = &p
+		}
 		switch {
 		case c.Rate == 0:
 			q.Throttle = nil

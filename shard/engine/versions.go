@@ -35,7 +35,17 @@ var (
 	// (ScheduleCmd.QueueNames); with or without the queue's defaults.
 	ScheduleCreateQueueNames = replica.Op[ScheduleCmd, *Schedule]{Type: 65, Name: "schedule.create.queue-names"}
 	ScheduleUpdateQueueNames = replica.Op[ScheduleCmd, *Schedule]{Type: 66, Name: "schedule.update.queue-names"}
+	// A queue configuration with push settings (QueueConfigCmd.Push).
+	QueueConfigurePush = replica.Op[QueueConfigCmd, replica.None]{Type: 69, Name: "queue configure.push"}
 )
+
+// Push (push.go): a queue's push disabled by its handler's 410, whether it
+// was.
+var PushDisable = replica.Op[PushDisableCmd, bool]{Type: 70, Name: "queue push.disable"}
+
+// SigningKeysAdd adds a key to a namespace's signing key set (signing.go):
+// its first, or a rotation.
+var SigningKeysAdd = replica.Op[SigningKeysCmd, *SigningKeySet]{Type: 71, Name: "namespace signing-keys.add"}
 
 // registerVersions registers the numbers above with their commands'
 // handlers.
@@ -52,6 +62,17 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	ScheduleFireDefaults.Handle(r, loopGated(e, e.applyScheduleFire))
 	ScheduleCreateQueueNames.Handle(r, gated(e, e.applyScheduleCreate))
 	ScheduleUpdateQueueNames.Handle(r, gated(e, e.applyScheduleUpdate))
+	QueueConfigurePush.Handle(r, gated(e, e.applyQueueConfigure))
+	PushDisable.Handle(r, loopGated(e, e.applyPushDisable))
+	SigningKeysAdd.Handle(r, gated(e, e.applySigningKeys))
+}
+
+// QueueConfigureFor is the op of c.
+func QueueConfigureFor(c *QueueConfigCmd) replica.Op[QueueConfigCmd, replica.None] {
+	if c.Push != nil {
+		return QueueConfigurePush
+	}
+	return QueueConfigure
 }
 
 // namespaceNames holds the numbers from before ScheduleCmd.QueueNames to

@@ -32,7 +32,7 @@ var kindNames = map[byte]string{
 	'N': "schedule name", 'R': "schedule run index", 'r': "prune index", 'D': "dead index",
 	'b': "batch record", 'B': "batch member", 'e': "dependent edge", 'S': "state search index",
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
-	'c': "namespace settings", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
+	'c': "namespace settings", 'w': "signing keys", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
 	'v': "event", 'V': "event log floor",
 }
@@ -68,7 +68,7 @@ func kindCases() []*gcase {
 		{"KindRecordPrune", KindRecordPrune, 'y'}, {"KindNamespaceConfig", KindNamespaceConfig, 'c'},
 		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
-		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'},
+		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'}, {"KindSigningKeys", KindSigningKeys, 'w'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -84,6 +84,7 @@ func recordCases() []*gcase {
 	return []*gcase{
 		kc("Namespace", Namespace(ns), "ns", ns).is(text("namespace", ns), sep()),
 		kc("NamespaceConfig", NamespaceConfig(ns), "ns", ns).is(head(ns, 'c')),
+		kc("SigningKeys", SigningKeys(ns), "ns", ns).is(head(ns, 'w')),
 		kc("Job", Job(ns, gJob), "ns", ns, "id", gJob).is(head(ns, 'j'), text("job id", gJob)),
 		kc("AppendJob", AppendJob([]byte("buf:"), ns, gJob), "b", "buf:", "ns", ns, "id", gJob).
 			is(text("bytes already in b", "buf:"), head(ns, 'j'), text("job id", gJob)).

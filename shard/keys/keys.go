@@ -90,6 +90,7 @@ const (
 	KindRecordPrune byte = 'y' // RecordPruneEntry: batch and bulk operation records, by prune time
 
 	KindNamespaceConfig byte = 'c' // NamespaceConfig: the namespace's own settings
+	KindSigningKeys     byte = 'w' // SigningKeys: the namespace's webhook signing keys
 
 	// Keyed fairness: pending jobs with a fairness or concurrency key are
 	// kept out of the pending index, in groups a fetch takes turns over.
@@ -130,6 +131,10 @@ func kindPrefix(ns string, kind byte, extra int) []byte {
 // NamespaceConfig is the key of namespace ns's settings record. It lies
 // under Namespace(ns), so a namespace purge removes it with the rest.
 func NamespaceConfig(ns string) []byte { return kindPrefix(ns, KindNamespaceConfig, 0) }
+
+// SigningKeys is the key of namespace ns's webhook signing key set (push
+// deliveries are signed with it). Under Namespace(ns), as its settings.
+func SigningKeys(ns string) []byte { return kindPrefix(ns, KindSigningKeys, 0) }
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {

@@ -35,6 +35,8 @@ type Workers struct {
 	mu    sync.Mutex
 	clock clockwork.Clock
 	ns    map[string]*nsWorkers
+	// fetched is the last pull fetch per namespace and queue (Fetched).
+	fetched map[string]time.Time
 }
 
 type nsWorkers struct {
@@ -223,4 +225,27 @@ func (ws *Workers) List(ns string, sc tenancy.QueueScope) []wire.Worker {
 	}
 	sort.Slice(out, func(i, k int) bool { return out[i].ID < out[k].ID })
 	return out
+}
+
+// Fetched records a pull fetch of the queues at the clock's now, whether
+// or not it named a worker: a when_no_workers push queue pushes only
+// while none came within wire.PushWorkerWindow (LastFetch).
+func (ws *Workers) Fetched(ns string, queues []string) {
+	now := ws.clock.Now()
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.fetched == nil {
+		ws.fetched = map[string]time.Time{}
+	}
+	for _, q := range queues {
+		ws.fetched[ns+"\x00"+q] = now
+	}
+}
+
+// LastFetch is when a pull fetch of the queue last came to this node
+// (zero: none since it started).
+func (ws *Workers) LastFetch(ns, queue string) time.Time {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.fetched[ns+"\x00"+queue]
 }

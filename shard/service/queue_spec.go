@@ -25,8 +25,13 @@ func (s *Service) PutQueue(ctx context.Context, ns, queue string, r *wire.QueueS
 	if err != nil {
 		return nil, err
 	}
+	if r.Push != nil {
+		if c.Push, err = s.toPushConfig(ctx, r.Push); err != nil {
+			return nil, err
+		}
+	}
 	c.NS, c.Queue = ns, queue
-	return queueSet(ctx, s, ns, queue, engine.QueueConfigure, c)
+	return queueSet(ctx, s, ns, queue, engine.QueueConfigureFor(c), c)
 }
 
 // toQueueConfig validates a queue's configuration, naming the field at

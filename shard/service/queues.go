@@ -118,6 +118,7 @@ func queueView(r pebble.Reader, ns string, q *engine.QueueRecord, now int64) wir
 		v.Throttle = &wire.Throttle{Rate: t.Rate, Period: wire.FormatDuration(time.Duration(t.Period))}
 	}
 	v.Defaults = defaultsView(q.Defaults)
+	v.Push = pushView(q.Push)
 	return v
 }
 

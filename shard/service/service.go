@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/keys"
@@ -27,6 +28,9 @@ type Config struct {
 	BulkChunk    int             // jobs per Raft command of a bulk; default 1,000
 	Clock        clockwork.Clock // default the real clock
 	Logger       *slog.Logger    // default slog.Default()
+	// Outbound is the node's caller of tenants' endpoints: a push URL is
+	// checked by its rules. Nil: push queues cannot be configured.
+	Outbound *outbound.Client
 }
 
 func (c Config) withDefaults() Config {

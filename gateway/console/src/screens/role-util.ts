@@ -37,6 +37,8 @@ export const ALL_ACTIONS = [
   "usage.read",
   "backup.read",
   "backup.manage",
+  "webhook.read",
+  "webhook.manage",
 ] as const;
 
 /** What a permission row's action select offers: each action, each family ("job.*"), and everything. */

@@ -1,0 +1,331 @@
+package push
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/outbound"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// runner delivers one queue's jobs, at most MaxInFlight at once.
+type runner struct {
+	d      *Dispatcher
+	k      qkey
+	push   *engine.PushConfig
+	worker string
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	slots  chan struct{}
+
+	mu        sync.Mutex
+	inflight  map[string]*call // job id → its delivery
+	giveBacks map[string]int   // job id → 429/503 answers in a row
+	until     time.Time        // no fetch before this (a Retry-After)
+}
+
+// call is one delivery in flight; cancel aborts its request.
+type call struct {
+	job    *wire.FetchedJob
+	cancel context.CancelCauseFunc
+}
+
+// Why a call was aborted.
+var (
+	errCancelled = errors.New("the job was cancelled while its push was in flight")
+	errLost      = errors.New("the lease was lost")
+)
+
+func (d *Dispatcher) startRunner(k qkey, p *engine.PushConfig) *runner {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runner{d: d, k: k, push: p, worker: "push:" + k.queue, ctx: ctx, cancel: cancel,
+		slots: make(chan struct{}, p.MaxInFlight), inflight: map[string]*call{}, giveBacks: map[string]int{}}
+	r.wg.Add(2)
+	go r.fetchLoop()
+	go r.heartbeatLoop()
+	return r
+}
+
+// close stops fetching, aborts the calls in flight (their jobs are given
+// back) and waits.
+func (r *runner) close() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+func (r *runner) fetchLoop() {
+	defer r.wg.Done()
+	wait := 1.0 // seconds of long-poll, so a close is noticed
+	lease := (time.Duration(r.push.TimeoutNs) + 10*time.Second).Seconds()
+	for r.ctx.Err() == nil {
+		if r.d.pulling(r.k, r.push) || r.paused() {
+			r.sleep(r.d.cfg.Scan)
+			continue
+		}
+		select {
+		case r.slots <- struct{}{}:
+		case <-r.ctx.Done():
+			return
+		}
+		j, err := r.d.svc.Fetch(r.ctx, r.k.ns, &wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker,
+			Hostname: "jobbie-push", Timeout: &wait, LeaseDuration: &lease}, nil)
+		if err == nil && j != nil && r.d.pulling(r.k, r.push) {
+			// A worker came while the fetch waited: the job is its.
+			r.giveBack(&call{job: j})
+			j = nil
+		}
+		if err != nil || j == nil {
+			<-r.slots
+			if err != nil && r.ctx.Err() == nil {
+				r.sleep(r.d.cfg.Scan)
+			}
+			continue
+		}
+		ctx, cancel := context.WithCancelCause(r.ctx)
+		c := &call{job: j, cancel: cancel}
+		r.mu.Lock()
+		r.inflight[j.JobID] = c
+		r.mu.Unlock()
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer func() { <-r.slots }()
+			r.deliver(ctx, c)
+			r.mu.Lock()
+			delete(r.inflight, j.JobID)
+			r.mu.Unlock()
+		}()
+	}
+}
+
+func (r *runner) paused() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.d.cfg.Clock.Now().Before(r.until)
+}
+
+func (r *runner) sleep(d time.Duration) {
+	select {
+	case <-r.d.cfg.Clock.After(d):
+	case <-r.ctx.Done():
+	}
+}
+
+// heartbeatLoop extends the in-flight leases in one heartbeat and aborts
+// the calls whose job was cancelled or whose lease is gone.
+func (r *runner) heartbeatLoop() {
+	defer r.wg.Done()
+	t := r.d.cfg.Clock.NewTicker(r.d.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.Chan():
+		}
+		r.mu.Lock()
+		req := &wire.HeartbeatRequest{WorkerID: r.worker, Jobs: map[string]wire.HeartbeatEntry{}}
+		calls := map[string]*call{}
+		for id, c := range r.inflight {
+			req.Jobs[id] = wire.HeartbeatEntry{LeaseToken: c.job.LeaseToken}
+			calls[id] = c
+		}
+		r.mu.Unlock()
+		if len(req.Jobs) == 0 {
+			continue
+		}
+		st, err := r.d.svc.Heartbeat(r.ctx, r.k.ns, tenancy.AllQueues(), service.Limits{}, req)
+		if err != nil {
+			continue // the next beat tries again; the lease has room
+		}
+		for id, s := range st {
+			switch s {
+			case wire.HeartbeatCancel:
+				calls[id].cancel(errCancelled)
+			case wire.HeartbeatLost:
+				calls[id].cancel(errLost)
+			}
+		}
+	}
+}
+
+// deliver POSTs the job and settles its attempt by the answer.
+func (r *runner) deliver(ctx context.Context, c *call) {
+	j := c.job
+	timeout := time.Duration(r.push.TimeoutNs)
+	body, err := json.Marshal(wire.PushDelivery{JobID: j.JobID, Queue: j.Queue, Payload: j.Payload, Attempt: j.Attempt,
+		MaxRetries: j.MaxRetries, Tags: j.Tags, Checkpoint: j.Checkpoint, Timeout: timeout.Seconds()})
+	if err != nil {
+		r.fail(c, "push: "+err.Error(), "")
+		return
+	}
+	set, err := r.d.svc.SigningKeySet(ctx, r.k.ns)
+	if err != nil {
+		r.giveBack(c)
+		return
+	}
+	hdr, err := set.Headers(fmt.Sprintf("%s_%d", j.JobID, j.Attempt), r.d.cfg.Clock.Now(), body)
+	if err != nil {
+		r.giveBack(c)
+		return
+	}
+	for k, v := range headersOf(r.push) {
+		hdr.Set(k, v)
+	}
+	res, err := r.d.cfg.Client.Do(ctx, outbound.Request{Tenant: tenantOf(r.k.ns), URL: r.push.URL, Header: hdr, Body: body, Timeout: timeout})
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errCancelled):
+		r.fail(c, "push aborted: "+errCancelled.Error(), "") // settles the cancel
+		return
+	case errors.Is(cause, errLost):
+		return // the lease is another's now
+	case r.ctx.Err() != nil:
+		r.giveBack(c) // stopping: the next leader delivers it again
+		return
+	}
+	var oe *outbound.Error
+	switch {
+	case err == nil:
+		r.ack(c, res.Body)
+	case errors.As(err, &oe) && oe.Kind == outbound.KindStatus && res != nil && res.Status == http.StatusGone:
+		r.disable(c, res.Status)
+	case errors.As(err, &oe) && oe.Kind == outbound.KindStatus && res != nil &&
+		(res.Status == http.StatusTooManyRequests || res.Status == http.StatusServiceUnavailable):
+		r.busy(c, res, err)
+	case res != nil:
+		if a, ok := wire.ReadPushAnswer(false, res.Body); ok {
+			r.store(c, a)
+			r.fail(c, a.Error, a.Backtrace)
+			return
+		}
+		r.fail(c, err.Error(), "")
+	default:
+		r.fail(c, err.Error(), "")
+	}
+}
+
+// settle contexts outlive a stopping runner: a settle in flight finishes.
+func settleCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+func (r *runner) ack(c *call, body []byte) {
+	a, _ := wire.ReadPushAnswer(true, body)
+	r.store(c, a)
+	ctx, cancel := settleCtx()
+	defer cancel()
+	if _, err := r.d.svc.Ack(ctx, r.k.ns, tenancy.AllQueues(), service.Limits{}, c.job.JobID,
+		&wire.AckRequest{Result: a.Result, WorkerID: r.worker, LeaseToken: c.job.LeaseToken}); err != nil {
+		r.d.cfg.Logger.Warn("push: ack", "namespace", r.k.ns, "queue", r.k.queue, "job", c.job.JobID, "err", err)
+	}
+	r.mu.Lock()
+	delete(r.giveBacks, c.job.JobID)
+	r.mu.Unlock()
+}
+
+// store saves an answer's checkpoint and progress on the job, through
+// the heartbeat a worker would send.
+func (r *runner) store(c *call, a wire.PushAnswer) {
+	if a.Checkpoint == nil && a.Progress == nil {
+		return
+	}
+	ctx, cancel := settleCtx()
+	defer cancel()
+	_, _ = r.d.svc.Heartbeat(ctx, r.k.ns, tenancy.AllQueues(), service.Limits{}, &wire.HeartbeatRequest{WorkerID: r.worker,
+		Jobs: map[string]wire.HeartbeatEntry{c.job.JobID: {Progress: a.Progress, Checkpoint: a.Checkpoint, LeaseToken: c.job.LeaseToken}}})
+}
+
+func (r *runner) fail(c *call, msg, backtrace string) {
+	if len(msg)+len(backtrace) > wire.MaxErrorBytes {
+		backtrace = ""
+		if len(msg) > wire.MaxErrorBytes {
+			msg = msg[:wire.MaxErrorBytes]
+		}
+	}
+	ctx, cancel := settleCtx()
+	defer cancel()
+	if _, err := r.d.svc.Fail(ctx, r.k.ns, tenancy.AllQueues(), c.job.JobID,
+		&wire.FailRequest{Error: msg, Backtrace: backtrace, WorkerID: r.worker, LeaseToken: c.job.LeaseToken}); err != nil {
+		r.d.cfg.Logger.Warn("push: fail", "namespace", r.k.ns, "queue", r.k.queue, "job", c.job.JobID, "err", err)
+	}
+	r.mu.Lock()
+	delete(r.giveBacks, c.job.JobID)
+	r.mu.Unlock()
+}
+
+// giveBack releases the lease: the attempt is not spent.
+func (r *runner) giveBack(c *call) {
+	ctx, cancel := settleCtx()
+	defer cancel()
+	_, _ = r.d.svc.Release(ctx, r.k.ns, tenancy.AllQueues(), &wire.ReleaseRequest{WorkerID: r.worker,
+		Jobs: []wire.ReleaseEntry{{JobID: c.job.JobID, Attempt: c.job.Attempt, LeaseToken: c.job.LeaseToken}}})
+}
+
+// busy answers a 429 or 503: the job goes back unspent and the queue
+// waits out Retry-After (at most RetryAfterCap; 1 s without one), up to
+// MaxGiveBacks times in a row for one job, then the attempt fails.
+func (r *runner) busy(c *call, res *outbound.Response, err error) {
+	wait := retryAfter(res.Header.Get("Retry-After"), r.d.cfg.Clock.Now())
+	wait = min(max(wait, time.Second), r.d.cfg.RetryAfterCap)
+	r.mu.Lock()
+	r.giveBacks[c.job.JobID]++
+	n := r.giveBacks[c.job.JobID]
+	if until := r.d.cfg.Clock.Now().Add(wait); until.After(r.until) {
+		r.until = until
+	}
+	r.mu.Unlock()
+	if n > r.d.cfg.MaxGiveBacks {
+		r.fail(c, err.Error(), "")
+		return
+	}
+	r.giveBack(c)
+}
+
+// disable turns push off for the queue (its handler is gone) and gives
+// the job back, for pull workers or a push URL set anew.
+func (r *runner) disable(c *call, status int) {
+	ctx, cancel := settleCtx()
+	defer cancel()
+	reason := fmt.Sprintf("the handler answered %d %s", status, http.StatusText(status))
+	if _, err := engine.PushDisable.Propose(ctx, r.d.node, &engine.PushDisableCmd{NS: r.k.ns, Queue: r.k.queue, URL: r.push.URL, Reason: reason}); err != nil {
+		r.d.cfg.Logger.Warn("push: disable", "namespace", r.k.ns, "queue", r.k.queue, "err", err)
+	}
+	r.d.cfg.Logger.Info("push: disabled", "namespace", r.k.ns, "queue", r.k.queue, "reason", reason)
+	r.giveBack(c)
+	r.mu.Lock()
+	r.until = r.d.cfg.Clock.Now().Add(time.Hour) // until the scan stops this runner
+	r.mu.Unlock()
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// tenantOf is the tenant of a shard namespace ("<tenant>/<name>"): the
+// outbound bound is per tenant.
+func tenantOf(ns string) string {
+	t, _, _ := strings.Cut(ns, "/")
+	return t
+}

@@ -230,7 +230,11 @@ func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, mode endMode) (*
 	}
 	requeue := mode == endRestore
 	p := keys.Namespace(c.NS)
-	e.forgetRange(c.NS, p, keys.PrefixEnd(p)) // nothing cached may predate the records
+	// Nothing cached may predate the records; but what commands of this
+	// entry changed before this one is written first, or the group would
+	// lose it (an enqueue beside the end in one entry lost its count).
+	e.queues.flush(tx)
+	e.forgetRange(c.NS, p, keys.PrefixEnd(p))
 	out := &RestoreEnded{}
 	// Active jobs come back pending: their worker never heard of this
 	// namespace. The attempt does not count (as a release), the checkpoint

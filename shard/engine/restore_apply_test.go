@@ -215,3 +215,20 @@ func TestApplyRestoreTakesOverAnInterruptedOne(t *testing.T) {
 	require.NotContains(t, f.records(restoreNS), "qleftover")
 	require.Len(t, f.records(restoreNS), len(f.records(testNS)), "the requeued job trades its lease entry for a pending one")
 }
+
+// A command in the same entry as a restore's end, before it, keeps what
+// it changed: the end forgets what the caches held of the namespace, and
+// it once dropped the queue count an enqueue beside it had not yet
+// written (the keyed-counts check found it in a random log).
+func TestRestoreEndKeepsWhatItsEntryChangedBefore(t *testing.T) {
+	f := setupFSM(t)
+	require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: restoreNS, Token: "tok"}))
+	require.Nil(t, f.apply(RestoreChunk.Type, &RestoreChunkCmd{NS: restoreNS, Token: "tok"}))
+	enq := &EnqueueCmd{NS: restoreNS, Jobs: [][]byte{(&job.Job{ID: f.e.newIDForTest(), Queue: "q"}).Encode()}}
+	outs := f.loc.Apply(f.now, Enqueue.Command(enq), RestoreEnd.Command(&RestoreTokenCmd{NS: restoreNS, Token: "tok"}))
+	require.NoError(t, outs[0].Err)
+	require.NoError(t, outs[1].Err)
+	q, ok := ReadQueue(f.db, restoreNS, "q")
+	require.True(t, ok)
+	require.EqualValues(t, 1, q.Count(job.Pending), "the enqueued job is counted")
+}

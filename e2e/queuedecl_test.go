@@ -87,7 +87,7 @@ func TestDeclarativeQueuesThroughTheGateway(t *testing.T) {
 }
 
 // Schedules are found by name as well as id (a stable import id), and a
-// name is unique per namespace.
+// name is unique per queue.
 func TestScheduleNamesThroughTheGateway(t *testing.T) {
 	t.Parallel()
 	owner, _ := shared.tenant(t)
@@ -100,11 +100,20 @@ func TestScheduleNamesThroughTheGateway(t *testing.T) {
 	require.Equal(t, s.ID, byName.ID)
 	require.Equal(t, "Europe/Paris", byName.Timezone)
 
-	_, err = owner.CreateSchedule(ctx(t), client.ScheduleRequest{Name: "nightly-report", Queue: "other", Cron: "@hourly"})
+	_, err = owner.CreateSchedule(ctx(t), client.ScheduleRequest{Name: "nightly-report", Queue: "reports", Cron: "@hourly"})
 	var ae *client.Error
 	require.ErrorAs(t, err, &ae)
 	require.Equal(t, 409, ae.Status)
 	require.Equal(t, "name", ae.Field)
+	// Another queue may have a schedule of the same name; the name alone
+	// then names neither, and the id or the queue tells them apart.
+	other, err := owner.CreateSchedule(ctx(t), client.ScheduleRequest{Name: "nightly-report", Queue: "other", Cron: "@hourly"})
+	require.NoError(t, err)
+	_, err = owner.GetSchedule(ctx(t), "nightly-report")
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, 409, ae.Status)
+	require.Equal(t, client.CodeAmbiguousName, ae.Code)
+	require.NoError(t, owner.DeleteSchedule(ctx(t), other.ID))
 
 	// Another tenant's schedule of the same name is its own; neither sees
 	// the other's.

@@ -57,6 +57,7 @@ export const BUILTIN_POLICIES: readonly (readonly [string, string, string, strin
   ["developer", "*", "*", "schedule.*"],
   ["developer", "*", "*", "namespace.read"],
   ["developer", "*", "*", "backup.read"],
+  ["developer", "*", "*", "webhook.*"],
   ["producer", "*", "*", "job.enqueue"],
   ["producer", "*", "*", "job.read"],
   ["producer", "*", "*", "queue.read"],
@@ -68,6 +69,7 @@ export const BUILTIN_POLICIES: readonly (readonly [string, string, string, strin
   ["viewer", "*", "*", "schedule.read"],
   ["viewer", "*", "*", "namespace.read"],
   ["viewer", "*", "*", "backup.read"],
+  ["viewer", "*", "*", "webhook.read"],
   ["billing", "*", "*", "usage.read"],
 ];
 

@@ -4,8 +4,8 @@ import { ACTION_CHOICES, builtinActions, mayGrantRole, permissionsOf, roleNameEr
 describe("builtinActions", () => {
   it("reads the copy of tenancy.BuiltinPolicies", () => {
     expect(builtinActions("owner")).toEqual(["*"]);
-    expect(builtinActions("viewer")).toEqual(["job.read", "queue.read", "schedule.read", "namespace.read", "backup.read"]);
-    expect(builtinActions("developer")).toEqual(["job.*", "queue.*", "schedule.*", "namespace.read", "backup.read"]);
+    expect(builtinActions("viewer")).toEqual(["job.read", "queue.read", "schedule.read", "namespace.read", "backup.read", "webhook.read"]);
+    expect(builtinActions("developer")).toEqual(["job.*", "queue.*", "schedule.*", "namespace.read", "backup.read", "webhook.*"]);
     expect(builtinActions("nobody")).toEqual([]);
   });
 });

@@ -78,6 +78,9 @@ type Config struct {
 	// system's roots; tests pass their receiver's).
 	PushAllowPrivate bool
 	PushRootCAs      *x509.CertPool
+	// WebhookRetryBase is the first wait before a failed webhook delivery
+	// is retried (shard/webhooks; 0: its default, 5 s), for tests.
+	WebhookRetryBase time.Duration
 
 	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
 	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000

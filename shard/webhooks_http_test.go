@@ -176,6 +176,7 @@ func TestWebhookDeliversSignedCloudEvents(t *testing.T) {
 	require.Equal(t, "1.0", c.ev.SpecVersion)
 	require.Equal(t, "/namespaces/"+testNS, c.ev.Source)
 	require.Equal(t, c.ev.ID, c.id, "webhook-id is the event's id")
+	require.True(t, strings.HasPrefix(c.id, "s1:"), "an event's id as the event stream names it: %s", c.id)
 	require.Equal(t, wire.WebhookJobData{JobID: job, Queue: "mail.send", State: "completed", From: "active", Attempt: 1}, c.data)
 	require.False(t, c.ev.Time.IsZero())
 	for _, d := range mail.delivered() {
@@ -197,6 +198,8 @@ func TestWebhookDeliversSignedCloudEvents(t *testing.T) {
 	require.Equal(t, c.id, last.id, "a redelivery keeps the webhook-id")
 	require.Equal(t, c.ev.Subject, last.ev.Subject)
 	require.Equal(t, 404, n.call("POST", "/api/v1/webhooks/"+id+"/redeliver", map[string]any{"event_id": "1"}).Status)
+	require.Equal(t, 404, n.call("POST", "/api/v1/webhooks/"+id+"/redeliver", map[string]any{"event_id": "s9" + c.ev.ID[2:]}).Status,
+		"another shard's id")
 	require.Equal(t, "event_id", errField(n.call("POST", "/api/v1/webhooks/"+id+"/redeliver", map[string]any{"event_id": "x"})))
 
 	log := n.ok("GET", "/api/v1/webhooks/"+id+"/deliveries", nil, 200).Body["deliveries"].([]any)

@@ -388,7 +388,7 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		// Updated names a recent entry's time: now and then the last
 		// change's, so the failing run and the disable apply.
 		return WebhookProgress.Command(&WebhookProgressCmd{NS: testNS, ID: id, Cursor: uint64(idx) << EventSeqBits,
-			Updated: updated,
+			Updated:      updated,
 			FailingSince: int64(s.rng.Intn(2)), Disable: s.rng.Intn(3) == 0, Reason: "failing"})
 	}),
 	// A restore into otherNS (a replace now and then) of a settings record

@@ -114,7 +114,9 @@ func (s *Service) Webhooks(ns string) (*wire.WebhookList, error) {
 }
 
 // WebhookRecord is one endpoint as applied on this node (404 if none).
-func (s *Service) WebhookRecord(ns, id string) (*engine.WebhookRecord, error) { return s.readWebhook(ns, id) }
+func (s *Service) WebhookRecord(ns, id string) (*engine.WebhookRecord, error) {
+	return s.readWebhook(ns, id)
+}
 
 func (s *Service) readWebhook(ns, id string) (*engine.WebhookRecord, error) {
 	if err := CheckNamespace(ns); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,9 @@ import (
 // Config configures the deliverer. Zero values take the defaults noted.
 type Config struct {
 	Client *outbound.Client // required
+	// ShardID names the event ids, as the event stream does
+	// ("<shard id>:<seq>").
+	ShardID string
 	// Scan is how often endpoints are looked for and an idle runner
 	// looks for new events; default 100 ms.
 	Scan time.Duration
@@ -222,14 +226,23 @@ func (d *Deliverer) Redeliver(ctx context.Context, ns, id, eventID string) (*wir
 	if err != nil {
 		return nil, err
 	}
-	seq, err := strconv.ParseUint(eventID, 10, 64)
-	if err != nil || seq == 0 {
-		return nil, apierr.Field("event_id", "event_id %q is not an event id (a decimal sequence number)", eventID)
+	// "<shard>:<seq>", as the stream and the deliveries name it, or a
+	// bare seq; another shard's is from before the namespace moved here.
+	shard, num, scoped := strings.Cut(eventID, ":")
+	if !scoped {
+		shard, num = d.cfg.ShardID, eventID
 	}
-	evs, _, _ := d.events.Read(ns, seq-1, 1, nil)
+	seq, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || seq == 0 || shard == "" {
+		return nil, apierr.Field("event_id", "event_id %q is not an event id (\"<shard>:<seq>\", as a delivery names it)", eventID)
+	}
+	var evs []engine.Event
+	if shard == d.cfg.ShardID {
+		evs, _, _ = d.events.Read(ns, seq-1, 1, nil)
+	}
 	if len(evs) == 0 || evs[0].Seq != seq {
 		return nil, apierr.New(apierr.NotFound, "event %s is not in the namespace's event log (never, or trimmed by retention)", eventID)
 	}
-	a := d.send(ctx, ns, w, cloudEvent(ns, &evs[0]), 1)
+	a := d.send(ctx, ns, w, d.cloudEvent(ns, &evs[0]), 1)
 	return &a, nil
 }

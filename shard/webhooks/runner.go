@@ -79,7 +79,7 @@ func (r *runner) run() {
 // deliver sends ev until it is accepted, retried for RetryWindow, or the
 // endpoint is disabled; false when the runner must stop.
 func (r *runner) deliver(ev *engine.Event) bool {
-	ce := cloudEvent(r.k.ns, ev)
+	ce := r.d.cloudEvent(r.k.ns, ev)
 	first := r.d.cfg.Clock.Now()
 	for attempt := 1; ; attempt++ {
 		a := r.d.send(r.ctx, r.k.ns, r.hook, ce, attempt)

@@ -17,15 +17,15 @@ import (
 // contentType is the CloudEvents structured mode's.
 const contentType = "application/cloudevents+json; charset=utf-8"
 
-// cloudEvent is ev's envelope: its id is the event's (the sequence
-// number the event stream names it by), stable across retries.
-func cloudEvent(ns string, ev *engine.Event) *wire.CloudEvent {
+// cloudEvent is ev's envelope: its id is the event's as the event stream
+// names it ("<shard id>:<seq>"), stable across retries.
+func (d *Deliverer) cloudEvent(ns string, ev *engine.Event) *wire.CloudEvent {
 	data := wire.WebhookJobData{JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
 	if ev.From != 0 {
 		data.From = ev.From.String()
 	}
 	b, _ := json.Marshal(data)
-	return &wire.CloudEvent{SpecVersion: "1.0", ID: strconv.FormatUint(ev.Seq, 10), Source: sourceOf(ns),
+	return &wire.CloudEvent{SpecVersion: "1.0", ID: d.cfg.ShardID + ":" + strconv.FormatUint(ev.Seq, 10), Source: sourceOf(ns),
 		Type: wire.WebhookTypePrefix + "job." + ev.Type, Time: timeOf(ev.At), Subject: ev.JobID,
 		DataContentType: "application/json", Data: b}
 }

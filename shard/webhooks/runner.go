@@ -46,6 +46,7 @@ func (r *runner) close() {
 func (r *runner) run() {
 	defer r.wg.Done()
 	defer r.progress(false, "")
+	r.sameShard()
 	var buf []engine.Event
 	for r.ctx.Err() == nil {
 		evs, missed, skipTo := r.d.events.Read(r.k.ns, r.cursor, 100, buf[:0])
@@ -73,6 +74,19 @@ func (r *runner) run() {
 		case <-r.ctx.Done():
 		case <-r.d.cfg.Clock.After(r.d.cfg.Scan):
 		}
+	}
+}
+
+// sameShard moves a cursor past this shard's log to its newest event: a
+// record that came with a move or a restore from a shard whose log was
+// further on (a cursor from one behind reads below this log's floor, and
+// resumes at its oldest event).
+func (r *runner) sameShard() {
+	if end := r.d.node.AppliedIndex()<<engine.EventSeqBits | (1<<engine.EventSeqBits - 1); r.cursor > end {
+		latest := r.d.events.Latest(r.k.ns)
+		r.d.record(r.k, wire.WebhookDelivery{At: r.d.cfg.Clock.Now().UTC(),
+			Error: fmt.Sprintf("the cursor %d is of another shard's log (the namespace moved or was restored here); resuming after %d", r.cursor, latest)})
+		r.cursor = latest
 	}
 }
 

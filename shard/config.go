@@ -79,8 +79,10 @@ type Config struct {
 	PushAllowPrivate bool
 	PushRootCAs      *x509.CertPool
 	// WebhookRetryBase is the first wait before a failed webhook delivery
-	// is retried (shard/webhooks; 0: its default, 5 s), for tests.
-	WebhookRetryBase time.Duration
+	// is retried, and WebhookDisableAfter how long an endpoint fails
+	// before it is disabled (shard/webhooks; 0: its defaults, 5 s and
+	// 72 h), for tests.
+	WebhookRetryBase, WebhookDisableAfter time.Duration
 
 	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
 	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000

@@ -114,7 +114,8 @@ func New(cfg Config) (*Node, error) {
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
 		Clock: cfg.Clock, Logger: cfg.Logger, Outbound: out}, n.eng, repl, n.waiters)
 	n.push = push.Start(push.Config{Client: out, Clock: cfg.Clock, Logger: cfg.Logger}, repl, n.svc, n.workers)
-	n.hooks = webhooks.Start(webhooks.Config{Client: out, ShardID: cfg.ShardID, Clock: cfg.Clock, Logger: cfg.Logger, RetryBase: cfg.WebhookRetryBase},
+	n.hooks = webhooks.Start(webhooks.Config{Client: out, ShardID: cfg.ShardID, Clock: cfg.Clock, Logger: cfg.Logger, RetryBase: cfg.WebhookRetryBase,
+		DisableAfter: cfg.WebhookDisableAfter},
 		repl, n.svc, n.events)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval,
 		EventTrimInterval: cfg.EventTrimInterval, EventRetention: cfg.EventRetention, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)

@@ -3,7 +3,9 @@ package shard
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -119,4 +121,37 @@ func TestWebhookUpdateRotateDelete(t *testing.T) {
 	n.ok("DELETE", "/api/v1/webhooks/"+id, nil, 204)
 	require.Equal(t, 404, n.call("GET", "/api/v1/webhooks/"+id, nil).Status)
 	require.Equal(t, 404, n.call("DELETE", "/api/v1/webhooks/"+id, nil).Status)
+}
+
+// An endpoint that keeps failing reads as failing, then, past the
+// disable bound, as disabled with the reason; a PUT enables it again and
+// the event it was stuck on is delivered.
+func TestWebhookFailingEndpointIsDisabled(t *testing.T) {
+	t.Parallel()
+	var healthy atomic.Bool
+	rcv := newHookReceiver(t, func(int) int {
+		if healthy.Load() {
+			return 200
+		}
+		return 503
+	})
+	b := setup(t, hookConfig(rcv), func(c *Config) { c.WebhookDisableAfter = 500 * time.Millisecond })
+	rcv.keys.Store(publicKeys(t, b, testNS))
+	n := b.in(testNS)
+	id := n.ok("POST", "/api/v1/webhooks", map[string]any{"url": rcv.srv.URL, "events": []string{"job.enqueued"}}, 201).Body["id"].(string)
+	job := n.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": 1}, 201).Body["job_id"].(string)
+	var w resp
+	eventually(t, 30*time.Second, func() bool {
+		w = n.ok("GET", "/api/v1/webhooks/"+id, nil, 200)
+		return w.Body["disabled"] != nil
+	}, "the failing endpoint was never disabled")
+	require.NotNil(t, w.Body["failing_since"], string(w.Raw))
+	require.Contains(t, w.Body["disabled"].(map[string]any)["reason"], "503", string(w.Raw))
+	require.Equal(t, true, w.Body["enabled"], "the tenant's setting stays; disabled says why it is not delivered")
+
+	healthy.Store(true)
+	on := n.ok("PUT", "/api/v1/webhooks/"+id, map[string]any{"url": rcv.srv.URL, "events": []string{"job.enqueued"}}, 200)
+	require.Nil(t, on.Body["disabled"], string(on.Raw))
+	require.Nil(t, on.Body["failing_since"], string(on.Raw))
+	rcv.waitJob(t, "dev.jobbie.job.enqueued", job)
 }

@@ -37,8 +37,8 @@ type Config struct {
 	RetryWindow, DisableAfter time.Duration
 	// Timeout bounds one delivery (wire.WebhookTimeout).
 	Timeout time.Duration
-	// ProgressEvery is how often a busy runner records its cursor;
-	// default 1 s. An idle one records it at once.
+	// ProgressEvery is how often a runner records its cursor (one Raft
+	// entry at most this often per endpoint); default 1 s.
 	ProgressEvery time.Duration
 	Clock         clockwork.Clock
 	Logger        *slog.Logger

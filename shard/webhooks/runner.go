@@ -69,7 +69,9 @@ func (r *runner) run() {
 		if len(evs) > 0 {
 			continue
 		}
-		r.progress(false, "") // idle: record at once
+		if r.d.cfg.Clock.Since(r.lastRecord) >= r.d.cfg.ProgressEvery || r.failing != r.recFail {
+			r.progress(false, "") // idle: what was delivered is recorded within ProgressEvery
+		}
 		select {
 		case <-r.ctx.Done():
 		case <-r.d.cfg.Clock.After(r.d.cfg.Scan):

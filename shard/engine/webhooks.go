@@ -118,7 +118,7 @@ func (e *Engine) applyWebhookUpdate(tx *replica.Tx, c *WebhookCmd) (*WebhookReco
 	if w.Enabled {
 		w.FailingSince, w.DisabledAt, w.DisabledReason = 0, 0, ""
 	}
-	w.UpdatedAt = tx.Now.UnixNano()
+	w.UpdatedAt = touched(w, tx)
 	putWebhook(tx, c.NS, w)
 	return w, nil
 }
@@ -154,7 +154,7 @@ func (e *Engine) applyWebhookSecret(tx *replica.Tx, c *WebhookSecretCmd) (*Webho
 			w.Secrets[i].NotAfter = k.NotAfter.UnixNano()
 		}
 	}
-	w.UpdatedAt = tx.Now.UnixNano()
+	w.UpdatedAt = touched(w, tx)
 	putWebhook(tx, c.NS, w)
 	return w, nil
 }
@@ -177,6 +177,11 @@ func (e *Engine) applyWebhookProgress(tx *replica.Tx, c *WebhookProgressCmd) (bo
 	putWebhook(tx, c.NS, w)
 	return true, nil
 }
+
+// touched is an endpoint's new UpdatedAt: the entry's clock, and always
+// later than the last, since the leader's runner restarts on a change of
+// it (two changes in one entry share its clock).
+func touched(w *WebhookRecord, tx *replica.Tx) int64 { return max(tx.Now.UnixNano(), w.UpdatedAt+1) }
 
 func putWebhook(tx *replica.Tx, ns string, w *WebhookRecord) {
 	must(tx.Set(keys.Webhook(ns, w.ID), replica.Encode(w), nil))

@@ -36,7 +36,8 @@ type hookReceiver struct {
 }
 
 type hookCall struct {
-	id     string // webhook-id
+	at     time.Time // when it arrived
+	id     string    // webhook-id
 	ev     wire.CloudEvent
 	data   wire.WebhookJobData
 	status int
@@ -62,7 +63,7 @@ func newHookReceiver(t *testing.T, answer func(n int) int) *hookReceiver {
 				return
 			}
 		}
-		c := hookCall{id: req.Header.Get("webhook-id"), status: 200}
+		c := hookCall{at: time.Now(), id: req.Header.Get("webhook-id"), status: 200}
 		if r.answer != nil {
 			c.status = r.answer(n)
 		}

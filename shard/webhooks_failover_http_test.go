@@ -104,6 +104,16 @@ func TestWebhooksSurviveALeaderKill(t *testing.T) {
 		return true
 	}, "an enqueued job's event was never delivered")
 	require.Zero(t, rcv.bad.Load())
+
+	// The delivery log is the leader's; a follower forwards its read.
+	hook := r.Body["id"].(string)
+	follower := g.nodes[1]
+	if follower.srv.IsLeader() {
+		follower = g.nodes[2]
+	}
+	log := retry(t, follower, "GET", "/api/v1/webhooks/"+hook+"/deliveries", nil)
+	require.Equal(t, 200, log.Status, string(log.Raw))
+	require.NotEmpty(t, log.Body["deliveries"], "the new leader's deliveries, read through a follower")
 	t.Logf("%d enqueues answered, %d deliveries (the rest: sent again after the leader change, or of enqueues whose answer was lost)",
 		len(want), len(rcv.delivered()))
 }

@@ -72,10 +72,11 @@ type Config struct {
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
 
-	// Push delivery (shard/push): PushAllowPrivate lets push URLs reach
-	// loopback and private addresses (--push-allow-private: tests and a
-	// local dev); PushRootCAs verifies handlers' certificates (nil: the
-	// system's roots; tests pass their receiver's).
+	// Push delivery (shard/push) and webhooks (shard/webhooks):
+	// PushAllowPrivate lets their URLs reach loopback and private
+	// addresses (--push-allow-private: tests and a local dev); PushRootCAs
+	// verifies handlers' certificates (nil: the system's roots; tests pass
+	// their receiver's).
 	PushAllowPrivate bool
 	PushRootCAs      *x509.CertPool
 	// WebhookRetryBase is the first wait before a failed webhook delivery

@@ -72,12 +72,18 @@ type Config struct {
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
 
-	// Push delivery (shard/push): PushAllowPrivate lets push URLs reach
-	// loopback and private addresses (--push-allow-private: tests and a
-	// local dev); PushRootCAs verifies handlers' certificates (nil: the
-	// system's roots; tests pass their receiver's).
+	// Push delivery (shard/push) and webhooks (shard/webhooks):
+	// PushAllowPrivate lets their URLs reach loopback and private
+	// addresses (--push-allow-private: tests and a local dev); PushRootCAs
+	// verifies handlers' certificates (nil: the system's roots; tests pass
+	// their receiver's).
 	PushAllowPrivate bool
 	PushRootCAs      *x509.CertPool
+	// WebhookRetryBase is the first wait before a failed webhook delivery
+	// is retried, and WebhookDisableAfter how long an endpoint fails
+	// before it is disabled (shard/webhooks; 0: its defaults, 5 s and
+	// 72 h), for tests.
+	WebhookRetryBase, WebhookDisableAfter time.Duration
 
 	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
 	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000

@@ -26,6 +26,7 @@ import (
 	"github.com/jobbie/jobbie/shard/push"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/shard/trust"
+	"github.com/jobbie/jobbie/shard/webhooks"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -42,6 +43,7 @@ type Node struct {
 	svc     *service.Service
 	loops   *leader.Loops
 	push    *push.Dispatcher
+	hooks   *webhooks.Deliverer
 	out     *outbound.Client // calls tenants' endpoints: push deliveries
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
@@ -112,6 +114,9 @@ func New(cfg Config) (*Node, error) {
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
 		Clock: cfg.Clock, Logger: cfg.Logger, Outbound: out}, n.eng, repl, n.waiters)
 	n.push = push.Start(push.Config{Client: out, Clock: cfg.Clock, Logger: cfg.Logger}, repl, n.svc, n.workers)
+	n.hooks = webhooks.Start(webhooks.Config{Client: out, ShardID: cfg.ShardID, Clock: cfg.Clock, Logger: cfg.Logger, RetryBase: cfg.WebhookRetryBase,
+		DisableAfter: cfg.WebhookDisableAfter},
+		repl, n.svc, n.events)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval,
 		EventTrimInterval: cfg.EventTrimInterval, EventRetention: cfg.EventRetention, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
 	// A node calls its own group only (forwarded writes, joins): whatever
@@ -120,7 +125,8 @@ func New(cfg Config) (*Node, error) {
 		TLS: cfg.TLS, NodePolicy: members, Logger: cfg.Logger})
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
 		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger, Tenant: n.tenant, Listening: n.listening},
-		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights, Trust: n.trust}, n.boundAddr)
+		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights, Trust: n.trust,
+			Hooks: n.hooks}, n.boundAddr)
 	return n, nil
 }
 
@@ -172,7 +178,8 @@ func (n *Node) Stop() error {
 	n.stopMeta()
 	// Release parked fetches first, so the HTTP shutdown does not wait out
 	// their timeouts; then stop the loops, the server and the state.
-	n.push.Stop() // gives back what it holds while it still can
+	n.push.Stop()  // gives back what it holds while it still can
+	n.hooks.Stop() // records its progress while it still can
 	n.svc.Close()
 	n.loops.Stop()
 	live.Untrack(n.eng)

@@ -57,6 +57,7 @@ type Deps struct {
 	Shards  *shardclient.Client // forwards a follower's writes, with this node's own certificate
 	Weights *Weights            // the namespaces' fair weights (weights.go); nil: not recorded
 	Trust   *trust.Store        // where a self-hosted node keeps the trust bundle pushed to it (trust.go); nil: none taken
+	Hooks   Webhooks            // the leader's webhook delivery (webhooks.go); nil: its routes answer 404
 }
 
 // Server is the HTTP API of one shard node.
@@ -71,6 +72,7 @@ type Server struct {
 	group   *edge.Group // forwarding, status, members, joining (forward.go)
 	weights *Weights
 	trust   *trust.Store
+	hooks   Webhooks
 	pools   pools         // the work slots (sched.go)
 	addr    func() string // the bound address, once listening
 }
@@ -80,7 +82,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, addr: boundAddr}
+	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, hooks: d.Hooks, addr: boundAddr}
 	s.group = s.newGroup(d.Shards)
 	s.pools = newPools()
 	s.app = fiber.New(fiber.Config{
@@ -116,6 +118,7 @@ func (s *Server) routes() {
 	s.queueRoutes(api)
 	s.namespaceRoutes(api)
 	s.signingRoutes(api)
+	s.webhookRoutes(api)
 	s.liveRoutes(api)
 	s.searchRoutes(api)
 	s.healthRoutes(api)

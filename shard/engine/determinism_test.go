@@ -359,6 +359,38 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		q := s.queue()
 		return PushDisable.Command(&PushDisableCmd{NS: testNS, Queue: q, URL: "https://h.example/" + q, Reason: "410"})
 	}),
+	// Webhooks: two ids, so creates meet existing ones and updates,
+	// deletes, rotations and progress meet missing ones.
+	scriptCmd(func(s *script) []byte {
+		w := WebhookRecord{ID: fmt.Sprint("wh", s.rng.Intn(2)), URL: "https://h.example/w", Events: []string{"job.completed"},
+			Queues: [][]string{nil, {"a*"}}[s.rng.Intn(2)], Enabled: s.rng.Intn(4) != 0, Description: "d"}
+		if s.rng.Intn(2) == 0 {
+			return WebhookUpdate.Command(&WebhookCmd{NS: testNS, Hook: w})
+		}
+		return WebhookCreate.Command(&WebhookCmd{NS: testNS, Hook: w})
+	}),
+	scriptCmd(func(s *script) []byte {
+		id := fmt.Sprint("wh", s.rng.Intn(2))
+		switch s.rng.Intn(4) {
+		case 0:
+			return WebhookDelete.Command(&WebhookIDCmd{NS: testNS, ID: id})
+		case 1:
+			seed := make([]byte, 32)
+			s.rng.Read(seed)
+			return WebhookSecret.Command(&WebhookSecretCmd{NS: testNS, ID: id, Key: SigningKey{ID: fmt.Sprint("s", s.rng.Intn(100)),
+				Secret: "whsec_" + base64.StdEncoding.EncodeToString(seed)}, OverlapNs: int64(s.rng.Intn(3)) * int64(time.Second)})
+		}
+		idx := max(len(s.times)-s.rng.Intn(30), 1)
+		var updated int64
+		if len(s.times) > 0 {
+			updated = s.times[max(len(s.times)-1-s.rng.Intn(3), 0)].UnixNano()
+		}
+		// Updated names a recent entry's time: now and then the last
+		// change's, so the failing run and the disable apply.
+		return WebhookProgress.Command(&WebhookProgressCmd{NS: testNS, ID: id, Cursor: uint64(idx) << EventSeqBits,
+			Updated:      updated,
+			FailingSince: int64(s.rng.Intn(2)), Disable: s.rng.Intn(3) == 0, Reason: "failing"})
+	}),
 	// A restore into otherNS (a replace now and then) of a settings record
 	// and a queue, ended or aborted later; steps of a restore that is not
 	// running are refused.
@@ -514,7 +546,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 71, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 76, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

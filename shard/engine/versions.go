@@ -47,6 +47,16 @@ var PushDisable = replica.Op[PushDisableCmd, bool]{Type: 70, Name: "queue push.d
 // its first, or a rotation.
 var SigningKeysAdd = replica.Op[SigningKeysCmd, *SigningKeySet]{Type: 71, Name: "namespace signing-keys.add"}
 
+// Lifecycle webhooks (webhooks.go): an endpoint's settings, its secret's
+// rotation, and the leader's delivery progress.
+var (
+	WebhookCreate   = replica.Op[WebhookCmd, *WebhookRecord]{Type: 72, Name: "webhook.create"}
+	WebhookUpdate   = replica.Op[WebhookCmd, *WebhookRecord]{Type: 73, Name: "webhook.update"}
+	WebhookDelete   = replica.Op[WebhookIDCmd, replica.None]{Type: 74, Name: "webhook.delete"}
+	WebhookSecret   = replica.Op[WebhookSecretCmd, *WebhookRecord]{Type: 75, Name: "webhook.secret.rotate"}
+	WebhookProgress = replica.Op[WebhookProgressCmd, bool]{Type: 76, Name: "webhook.progress"} // whether the endpoint is there
+)
+
 // registerVersions registers the numbers above with their commands'
 // handlers.
 func (e *Engine) registerVersions(r *replica.Registry) {
@@ -65,6 +75,11 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	QueueConfigurePush.Handle(r, gated(e, e.applyQueueConfigure))
 	PushDisable.Handle(r, loopGated(e, e.applyPushDisable))
 	SigningKeysAdd.Handle(r, gated(e, e.applySigningKeys))
+	WebhookCreate.Handle(r, gated(e, e.applyWebhookCreate))
+	WebhookUpdate.Handle(r, gated(e, e.applyWebhookUpdate))
+	WebhookDelete.Handle(r, gated(e, e.applyWebhookDelete))
+	WebhookSecret.Handle(r, gated(e, e.applyWebhookSecret))
+	WebhookProgress.Handle(r, loopGated(e, e.applyWebhookProgress))
 }
 
 // QueueConfigureFor is the op of c.

@@ -91,6 +91,7 @@ const (
 
 	KindNamespaceConfig byte = 'c' // NamespaceConfig: the namespace's own settings
 	KindSigningKeys     byte = 'w' // SigningKeys: the namespace's webhook signing keys
+	KindWebhook         byte = 'h' // Webhook: one lifecycle webhook endpoint, by id
 
 	// Keyed fairness: pending jobs with a fairness or concurrency key are
 	// kept out of the pending index, in groups a fetch takes turns over.
@@ -135,6 +136,15 @@ func NamespaceConfig(ns string) []byte { return kindPrefix(ns, KindNamespaceConf
 // SigningKeys is the key of namespace ns's webhook signing key set (push
 // deliveries are signed with it). Under Namespace(ns), as its settings.
 func SigningKeys(ns string) []byte { return kindPrefix(ns, KindSigningKeys, 0) }
+
+// Webhook is the key of one of ns's webhook endpoints; WebhookPrefix
+// covers them all, in id order.
+func Webhook(ns, id string) []byte {
+	return append(kindPrefix(ns, KindWebhook, len(id)), id...)
+}
+
+// WebhookPrefix is the prefix of every webhook endpoint of ns.
+func WebhookPrefix(ns string) []byte { return kindPrefix(ns, KindWebhook, 0) }
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {

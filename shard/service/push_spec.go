@@ -30,7 +30,7 @@ var reservedPushHeaders = map[string]bool{
 // to public addresses only (the dispatcher checks again at every dial).
 func (s *Service) toPushConfig(ctx context.Context, r *wire.QueuePushRequest) (*engine.PushConfig, error) {
 	p := &engine.PushConfig{URL: r.URL, TimeoutNs: int64(wire.DefaultPushTimeout), MaxInFlight: wire.DefaultPushMaxInFlight}
-	if err := s.checkPushURL(ctx, r.URL); err != nil {
+	if err := s.checkOutboundURL(ctx, "push.url", r.URL); err != nil {
 		return nil, err
 	}
 	switch r.Mode {
@@ -59,11 +59,11 @@ func (s *Service) toPushConfig(ctx context.Context, r *wire.QueuePushRequest) (*
 	return p, nil
 }
 
-// checkPushURL is outbound's configuration-time check, its refusal a 400
-// naming push.url.
-func (s *Service) checkPushURL(ctx context.Context, raw string) error {
+// checkOutboundURL is outbound's configuration-time check of a push or
+// webhook URL, its refusal a 400 naming field.
+func (s *Service) checkOutboundURL(ctx context.Context, field, raw string) error {
 	if s.cfg.Outbound == nil {
-		return apierr.Field("push.url", "push delivery is not enabled on this shard")
+		return apierr.Field(field, "outbound delivery is not enabled on this shard")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -75,7 +75,7 @@ func (s *Service) checkPushURL(ctx context.Context, raw string) error {
 	if errors.As(err, &oe) && oe.Err != nil {
 		err = oe.Err
 	}
-	return apierr.Field("push.url", "push.url %s", strings.TrimPrefix(err.Error(), "outbound: "))
+	return apierr.Field(field, "%s %s", field, strings.TrimPrefix(err.Error(), "outbound: "))
 }
 
 // pushHeaders checks a queue's extra headers and sorts them by name.

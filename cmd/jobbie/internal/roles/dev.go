@@ -77,7 +77,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
-	f.BoolVar(&o.pushPrivate, "push-allow-private", false, "let push queues deliver to loopback, private and link-local addresses (tests and local development only: it lets tenants reach this network)")
+	f.BoolVar(&o.pushPrivate, "push-allow-private", false, "let push queues and webhooks deliver to loopback, private and link-local addresses (tests and local development only: it lets tenants reach this network)")
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")

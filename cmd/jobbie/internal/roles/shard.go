@@ -118,7 +118,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
-	f.BoolVar(&o.pushPrivate, "push-allow-private", false, "let push queues deliver to loopback, private and link-local addresses (tests and local development only: it lets tenants reach this network)")
+	f.BoolVar(&o.pushPrivate, "push-allow-private", false, "let push queues and webhooks deliver to loopback, private and link-local addresses (tests and local development only: it lets tenants reach this network)")
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")

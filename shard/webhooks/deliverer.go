@@ -1,0 +1,248 @@
+package webhooks
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/outbound"
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/service"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Config configures the deliverer. Zero values take the defaults noted.
+type Config struct {
+	Client *outbound.Client // required
+	// ShardID names the event ids, as the event stream does
+	// ("<shard id>:<seq>").
+	ShardID string
+	// Scan is how often endpoints are looked for and an idle runner
+	// looks for new events; default 100 ms.
+	Scan time.Duration
+	// RetryBase is the first retry's wait, doubled per attempt up to
+	// RetryMax, each with ±25% jitter; defaults 5 s and 1 h.
+	RetryBase, RetryMax time.Duration
+	// RetryWindow is how long one event is retried before it is given
+	// up (wire.WebhookRetryWindow); DisableAfter how long an endpoint
+	// fails before it is disabled (wire.WebhookDisableAfter).
+	RetryWindow, DisableAfter time.Duration
+	// Timeout bounds one delivery (wire.WebhookTimeout).
+	Timeout time.Duration
+	// ProgressEvery is how often a runner records its cursor (one Raft
+	// entry at most this often per endpoint); default 1 s.
+	ProgressEvery time.Duration
+	Clock         clockwork.Clock
+	Logger        *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Scan, 100*time.Millisecond)
+	def(&c.RetryBase, 5*time.Second)
+	def(&c.RetryMax, time.Hour)
+	def(&c.RetryWindow, wire.WebhookRetryWindow)
+	def(&c.DisableAfter, wire.WebhookDisableAfter)
+	def(&c.Timeout, wire.WebhookTimeout)
+	def(&c.ProgressEvery, time.Second)
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Deliverer runs one runner per delivering endpoint while the node leads.
+type Deliverer struct {
+	cfg    Config
+	node   *replica.Node
+	svc    *service.Service
+	events *live.Events
+
+	runs map[hkey]*runner // scan loop only
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	mu   sync.Mutex
+	logs map[hkey]*deliveryLog
+}
+
+type hkey struct{ ns, id string }
+
+// Start starts the deliverer; Stop ends it.
+func Start(cfg Config, node *replica.Node, svc *service.Service, events *live.Events) *Deliverer {
+	d := &Deliverer{cfg: cfg.withDefaults(), node: node, svc: svc, events: events, runs: map[hkey]*runner{},
+		stop: make(chan struct{}), logs: map[hkey]*deliveryLog{}}
+	d.wg.Add(1)
+	go d.loop()
+	return d
+}
+
+// Stop ends every runner (each records its progress if it still can)
+// and waits for them.
+func (d *Deliverer) Stop() {
+	select {
+	case <-d.stop:
+		return
+	default:
+	}
+	close(d.stop)
+	d.wg.Wait()
+}
+
+func (d *Deliverer) loop() {
+	defer d.wg.Done()
+	t := d.cfg.Clock.NewTicker(d.cfg.Scan)
+	defer t.Stop()
+	for {
+		want := map[hkey]*engine.WebhookRecord{}
+		if d.node.IsLeader() {
+			want = d.endpoints()
+		}
+		d.reconcile(want)
+		select {
+		case <-d.stop:
+			d.reconcile(nil)
+			return
+		case <-t.Chan():
+		}
+	}
+}
+
+// endpoints reads every endpoint the leader delivers to.
+func (d *Deliverer) endpoints() map[hkey]*engine.WebhookRecord {
+	out := map[hkey]*engine.WebhookRecord{}
+	db := d.node.DB()
+	for _, ns := range engine.Namespaces(db) {
+		for _, w := range engine.ReadWebhooks(db, ns) {
+			if w.Delivering() {
+				out[hkey{ns, w.ID}] = w
+			}
+		}
+	}
+	return out
+}
+
+// reconcile starts a runner per wanted endpoint, restarts one whose
+// settings changed (the old one records its progress first), and stops
+// the rest; the logs of endpoints gone are dropped.
+func (d *Deliverer) reconcile(want map[hkey]*engine.WebhookRecord) {
+	for k, r := range d.runs {
+		if w, ok := want[k]; !ok || w.UpdatedAt != r.hook.UpdatedAt {
+			r.close()
+			delete(d.runs, k)
+		}
+	}
+	for k, w := range want {
+		if _, ok := d.runs[k]; !ok {
+			d.runs[k] = d.startRunner(k, w)
+		}
+	}
+	if want == nil {
+		return
+	}
+	d.mu.Lock()
+	for k := range d.logs {
+		if _, ok := engine.ReadWebhook(d.node.DB(), k.ns, k.id); !ok {
+			delete(d.logs, k)
+		}
+	}
+	d.mu.Unlock()
+}
+
+// deliveryLog is the last attempts of one endpoint, a ring.
+type deliveryLog struct {
+	items []wire.WebhookDelivery
+	next  int
+}
+
+func (d *Deliverer) record(k hkey, a wire.WebhookDelivery) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := d.logs[k]
+	if l == nil {
+		l = &deliveryLog{}
+		d.logs[k] = l
+	}
+	if len(l.items) < wire.WebhookDeliveryLogSize {
+		l.items = append(l.items, a)
+		return
+	}
+	l.items[l.next] = a
+	l.next = (l.next + 1) % len(l.items)
+}
+
+// Deliveries answers GET /api/v1/webhooks/{id}/deliveries: this leader's
+// last attempts, newest first.
+func (d *Deliverer) Deliveries(ns, id string) (*wire.WebhookDeliveryList, error) {
+	if _, err := d.svc.WebhookRecord(ns, id); err != nil {
+		return nil, err
+	}
+	out := &wire.WebhookDeliveryList{Deliveries: []wire.WebhookDelivery{}}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if l := d.logs[hkey{ns, id}]; l != nil {
+		n := len(l.items)
+		for i := range n {
+			out.Deliveries = append(out.Deliveries, l.items[(l.next+n-1-i)%n])
+		}
+	}
+	return out, nil
+}
+
+// Test answers POST /api/v1/webhooks/{id}/test: one dev.jobbie.test
+// event, sent now whatever the endpoint subscribes to; the attempt is
+// logged and answered.
+func (d *Deliverer) Test(ctx context.Context, ns, id string) (*wire.WebhookDelivery, error) {
+	w, err := d.svc.WebhookRecord(ns, id)
+	if err != nil {
+		return nil, err
+	}
+	now := d.cfg.Clock.Now()
+	ce := &wire.CloudEvent{SpecVersion: "1.0", ID: d.svc.NewID("test_"), Source: sourceOf(ns), Type: wire.WebhookTestType,
+		Time: now.UTC(), DataContentType: "application/json", Data: []byte(`{"message":"a test delivery from Jobbie"}`)}
+	a := d.send(ctx, ns, w, ce, 1)
+	return &a, nil
+}
+
+// Redeliver answers POST /api/v1/webhooks/{id}/redeliver: the event, if
+// the log still holds it, sent now once more (its cursor unchanged).
+func (d *Deliverer) Redeliver(ctx context.Context, ns, id, eventID string) (*wire.WebhookDelivery, error) {
+	w, err := d.svc.WebhookRecord(ns, id)
+	if err != nil {
+		return nil, err
+	}
+	// "<shard>:<seq>", as the stream and the deliveries name it, or a
+	// bare seq; another shard's is from before the namespace moved here.
+	shard, num, scoped := strings.Cut(eventID, ":")
+	if !scoped {
+		shard, num = d.cfg.ShardID, eventID
+	}
+	seq, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || seq == 0 || shard == "" {
+		return nil, apierr.Field("event_id", "event_id %q is not an event id (\"<shard>:<seq>\", as a delivery names it)", eventID)
+	}
+	var evs []engine.Event
+	if shard == d.cfg.ShardID {
+		evs, _, _ = d.events.Read(ns, seq-1, 1, nil)
+	}
+	if len(evs) == 0 || evs[0].Seq != seq {
+		return nil, apierr.New(apierr.NotFound, "event %s is not in the namespace's event log (never, or trimmed by retention)", eventID)
+	}
+	a := d.send(ctx, ns, w, d.cloudEvent(ns, &evs[0]), 1)
+	return &a, nil
+}

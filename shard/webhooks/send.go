@@ -1,0 +1,99 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/outbound"
+	"github.com/jobbie/jobbie/internal/whsign"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// contentType is the CloudEvents structured mode's.
+const contentType = "application/cloudevents+json; charset=utf-8"
+
+// cloudEvent is ev's envelope: its id is the event's as the event stream
+// names it ("<shard id>:<seq>"), stable across retries.
+func (d *Deliverer) cloudEvent(ns string, ev *engine.Event) *wire.CloudEvent {
+	data := wire.WebhookJobData{JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
+	if ev.From != 0 {
+		data.From = ev.From.String()
+	}
+	b, _ := json.Marshal(data)
+	return &wire.CloudEvent{SpecVersion: "1.0", ID: d.cfg.ShardID + ":" + strconv.FormatUint(ev.Seq, 10), Source: sourceOf(ns),
+		Type: wire.WebhookTypePrefix + "job." + ev.Type, Time: timeOf(ev.At), Subject: ev.JobID,
+		DataContentType: "application/json", Data: b}
+}
+
+func sourceOf(ns string) string { return "/namespaces/" + ns }
+
+// send makes one attempt to deliver ce to w, signed with the namespace's
+// keys (v1a) and w's secrets (v1), and logs it.
+func (d *Deliverer) send(ctx context.Context, ns string, w *engine.WebhookRecord, ce *wire.CloudEvent, attempt int) wire.WebhookDelivery {
+	start := d.cfg.Clock.Now()
+	a := wire.WebhookDelivery{EventID: ce.ID, Type: ce.Type, At: start.UTC(), Attempt: attempt}
+	defer func() { d.record(hkey{ns, w.ID}, a) }()
+	body, err := json.Marshal(ce)
+	if err != nil {
+		a.Error = err.Error()
+		return a
+	}
+	set, err := d.keys(ctx, ns, w)
+	if err != nil {
+		a.Error = "signing keys: " + err.Error()
+		return a
+	}
+	hdr, err := set.Headers(ce.ID, start, body)
+	if err != nil {
+		a.Error = "signing: " + err.Error()
+		return a
+	}
+	hdr.Set("Content-Type", contentType)
+	res, err := d.cfg.Client.Do(ctx, outbound.Request{Tenant: tenantOf(ns), URL: w.URL, Header: hdr, Body: body, Timeout: d.cfg.Timeout})
+	a.LatencyMs = float64(d.cfg.Clock.Since(start).Microseconds()) / 1000
+	if res != nil {
+		a.Status = res.Status
+		a.LatencyMs = float64(res.Latency.Microseconds()) / 1000
+	}
+	if err != nil {
+		var oe *outbound.Error
+		if errors.As(err, &oe) {
+			a.Error = oe.Error()
+		} else {
+			a.Error = err.Error()
+		}
+		if len(a.Error) > wire.MaxErrorBytes {
+			a.Error = a.Error[:wire.MaxErrorBytes]
+		}
+		return a
+	}
+	a.OK = true
+	return a
+}
+
+// keys is the namespace's key set with w's secrets beside it.
+func (d *Deliverer) keys(ctx context.Context, ns string, w *engine.WebhookRecord) (whsign.KeySet, error) {
+	set, err := d.svc.SigningKeySet(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	own, err := (&engine.SigningKeySet{Keys: w.Secrets}).KeySet()
+	if err != nil {
+		return nil, err
+	}
+	return append(set, own...), nil
+}
+
+// tenantOf is the tenant of a shard namespace ("<tenant>/<name>"): the
+// outbound bound is per tenant.
+func tenantOf(ns string) string {
+	t, _, _ := strings.Cut(ns, "/")
+	return t
+}
+
+func timeOf(ns int64) time.Time { return time.Unix(0, ns).UTC() }

@@ -1,0 +1,128 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Lifecycle webhooks (docs/api/webhooks.md): a namespace's endpoints,
+// each subscribed to some event types, optionally of some queues; the
+// shard leader delivers the namespace's event log to them as signed
+// CloudEvents.
+
+// WebhookRequest is POST /api/v1/webhooks and PUT /api/v1/webhooks/{id}:
+// the endpoint's whole settings (a PUT replaces them). Enabled defaults
+// to true; setting it true again re-enables an endpoint disabled for
+// failing. Secret asks for an endpoint secret ("whsec_…", shown in this
+// answer and a rotation's only) to sign with beside the namespace's keys.
+type WebhookRequest struct {
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	Queues      []string `json:"queues,omitempty"`
+	Enabled     *bool    `json:"enabled,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Secret      bool     `json:"secret,omitempty"`
+}
+
+// Webhook is one endpoint as read. Disabled says why and since when
+// deliveries stopped (failing for WebhookDisableAfter, or by the
+// namespace); FailingSince is the first failure of the current run.
+type Webhook struct {
+	ID           string           `json:"id"`
+	URL          string           `json:"url"`
+	Events       []string         `json:"events"`
+	Queues       []string         `json:"queues"`
+	Enabled      bool             `json:"enabled"`
+	Description  string           `json:"description"`
+	SecretIDs    []string         `json:"secret_ids"`
+	Secret       string           `json:"secret,omitempty"` // only in a create's or a rotation's answer
+	Disabled     *WebhookDisabled `json:"disabled,omitempty"`
+	FailingSince *time.Time       `json:"failing_since,omitempty"`
+	CreatedAt    time.Time        `json:"created_at"`
+	UpdatedAt    time.Time        `json:"updated_at"`
+}
+
+// WebhookDisabled is why an endpoint no longer receives deliveries.
+type WebhookDisabled struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// WebhookList is GET /api/v1/webhooks.
+type WebhookList struct {
+	Webhooks []Webhook `json:"webhooks"`
+}
+
+// WebhookDelivery is one attempt in an endpoint's delivery log.
+type WebhookDelivery struct {
+	EventID   string    `json:"event_id"`
+	Type      string    `json:"type"`
+	At        time.Time `json:"at"`
+	Status    int       `json:"status"` // 0: no answer (see Error)
+	LatencyMs float64   `json:"latency_ms"`
+	Error     string    `json:"error,omitempty"`
+	Attempt   int       `json:"attempt"`
+	OK        bool      `json:"ok"`
+}
+
+// WebhookDeliveryList is GET /api/v1/webhooks/{id}/deliveries: the
+// newest attempts first.
+type WebhookDeliveryList struct {
+	Deliveries []WebhookDelivery `json:"deliveries"`
+}
+
+// WebhookRedeliverRequest is POST /api/v1/webhooks/{id}/redeliver.
+type WebhookRedeliverRequest struct {
+	EventID string `json:"event_id"`
+}
+
+// CloudEvent is the body of a webhook delivery: a CloudEvents 1.0 JSON
+// envelope.
+type CloudEvent struct {
+	SpecVersion     string          `json:"specversion"`
+	ID              string          `json:"id"`
+	Source          string          `json:"source"`
+	Type            string          `json:"type"`
+	Time            time.Time       `json:"time"`
+	Subject         string          `json:"subject,omitempty"`
+	DataContentType string          `json:"datacontenttype"`
+	Data            json.RawMessage `json:"data"`
+}
+
+// WebhookJobData is a job event's CloudEvent data.
+type WebhookJobData struct {
+	JobID    string `json:"job_id"`
+	Queue    string `json:"queue"`
+	State    string `json:"state"`
+	From     string `json:"from,omitempty"`
+	Attempt  int    `json:"attempt"`
+	WorkerID string `json:"worker_id,omitempty"`
+}
+
+// The CloudEvents type of an event is WebhookTypePrefix + its webhook
+// event name ("job.completed" → "dev.jobbie.job.completed"); a test
+// delivery's is WebhookTestType.
+const (
+	WebhookTypePrefix = "dev.jobbie."
+	WebhookTestType   = "dev.jobbie.test"
+)
+
+// WebhookEvents are the event names an endpoint may subscribe to: one
+// per event type of the event log. "*" subscribes to all.
+var WebhookEvents = []string{
+	"job.enqueued", "job.started", "job.completed", "job.failed", "job.lease_released",
+	"job.dead", "job.cancelled", "job.pending", "job.retried",
+}
+
+// Limits of webhooks.
+const (
+	MaxWebhooks            = 20   // endpoints per namespace
+	MaxWebhookURLBytes     = 2048 // an endpoint's URL
+	MaxWebhookDescription  = 512  // bytes
+	MaxWebhookQueues       = 20   // queue patterns per endpoint
+	WebhookTimeout         = 10 * time.Second
+	WebhookRetryWindow     = 24 * time.Hour    // an event is retried this long, then given up
+	WebhookDisableAfter    = 72 * time.Hour    // an endpoint failing this long is disabled
+	WebhookDeliveryLogSize = 50                // attempts kept per endpoint
+	WebhookSecretOverlap   = SigningKeyOverlap // a rotated-out secret signs beside the new one
+)

@@ -31,6 +31,8 @@ type QueueSpec struct {
 	// Defaults are what the queue's jobs get for the options their
 	// producer leaves out.
 	Defaults QueueDefaultsSpec
+	// Push makes it a push queue; nil for a pull queue.
+	Push *QueuePushSpec
 }
 
 // QueueThrottleSpec lets at most Rate fetches of a queue happen in any
@@ -60,7 +62,7 @@ type QueueDefaultsSpec struct {
 // MarshalJSON writes the spec as a wire.QueueSpec: every field, null where
 // it is unset.
 func (s QueueSpec) MarshalJSON() ([]byte, error) {
-	w := wire.QueueSpec{Description: s.Description, Paused: s.Paused, Defaults: s.Defaults.wire()}
+	w := wire.QueueSpec{Description: s.Description, Paused: s.Paused, Defaults: s.Defaults.wire(), Push: s.Push.wire()}
 	if s.Concurrency != nil {
 		w.Concurrency = strconv.AppendInt(nil, *s.Concurrency, 10)
 	}
@@ -110,6 +112,11 @@ func QueueSpecOf(q *Queue) (QueueSpec, error) {
 		}
 		s.Throttle = &QueueThrottleSpec{Rate: t.Rate, Period: p}
 	}
+	push, err := pushSpecOf(q.Push)
+	if err != nil {
+		return s, err
+	}
+	s.Push = push
 	d := q.Defaults
 	if d == nil {
 		return s, nil

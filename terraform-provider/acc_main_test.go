@@ -72,7 +72,12 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 	}
-	srv, err := startDev(bin, filepath.Join(tmp, "data"))
+	certFile, err := writeReceiverCert(tmp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	srv, err := startDev(bin, filepath.Join(tmp, "data"), certFile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start jobbie dev:", err)
 		return 1
@@ -110,7 +115,9 @@ type devServer struct {
 	exited                     chan struct{}
 }
 
-func startDev(bin, dir string) (*devServer, error) {
+// startDev runs jobbie dev allowed to push to loopback, trusting the
+// certificate in receiverCA (the push tests' handlers).
+func startDev(bin, dir, receiverCA string) (*devServer, error) {
 	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
@@ -119,7 +126,9 @@ func startDev(bin, dir string) (*devServer, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "dev", "--data-dir", dir, "--addr", ports[0], "--control-addr", ports[1], "--shard-addr", ports[2],
-		"--tunnel-addr", ports[3]) // self-hosted shards' tunnels
+		"--tunnel-addr", ports[3], // self-hosted shards' tunnels
+		"--push-allow-private")
+	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+receiverCA)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

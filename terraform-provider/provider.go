@@ -134,6 +134,7 @@ func (p *jobbieProvider) DataSources(context.Context) []func() datasource.DataSo
 		newQueueDataSource,
 		newQueuesDataSource,
 		newShardsDataSource,
+		newSigningKeysDataSource,
 	}
 }
 

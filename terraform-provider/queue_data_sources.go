@@ -31,6 +31,7 @@ type queueData struct {
 	Counts           *queueCountsModel    `tfsdk:"counts"`
 	Throughput       types.Float64        `tfsdk:"throughput"`
 	OldestPendingAge types.Float64        `tfsdk:"oldest_pending_age"`
+	Push             *pushModel           `tfsdk:"push"`
 }
 
 func queueDataFromAPI(q *client.Queue) queueData {
@@ -41,6 +42,7 @@ func queueDataFromAPI(q *client.Queue) queueData {
 		KeyConc:  keyConcurrencyFromAPI(q.KeyConcurrency),
 		Defaults: defaultsFromAPI(q.Defaults, true), Counts: countsFromAPI(q.Counts),
 		Throughput: types.Float64Value(q.Throughput), OldestPendingAge: types.Float64Value(q.OldestPendingAge),
+		Push: pushFromAPI(q.Push, &pushModel{Headers: map[string]string{}}),
 	}
 }
 
@@ -96,6 +98,7 @@ func queueDataAttributes() map[string]schema.Attribute {
 		},
 		"throughput":         schema.Float64Attribute{MarkdownDescription: "Completed jobs per minute over the last five minutes.", Computed: true},
 		"oldest_pending_age": schema.Float64Attribute{MarkdownDescription: "Seconds the oldest pending job has waited.", Computed: true},
+		"push":               pushDataAttribute(),
 	}
 }
 

@@ -45,6 +45,7 @@ type queueModel struct {
 	KeyConc     *keyConcurrencyModel `tfsdk:"key_concurrency"`
 	Throttle    *throttleModel       `tfsdk:"throttle"`
 	Defaults    *queueDefaultsModel  `tfsdk:"defaults"`
+	Push        *pushModel           `tfsdk:"push"`
 }
 
 func (r *queueResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -165,6 +166,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"retention":        dur("How long finished jobs are kept.", minRetention, maxRetention),
 				},
 			},
+			"push": pushResourceAttribute(),
 		},
 	}
 }
@@ -181,7 +183,7 @@ func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 // pause (see put).
 func (m *queueModel) spec(paused bool) client.QueueSpec {
 	s := client.QueueSpec{Description: m.Description.ValueString(), Paused: paused, Defaults: m.Defaults.toAPI(),
-		Concurrency: m.Concurrency.ValueInt64Pointer()}
+		Concurrency: m.Concurrency.ValueInt64Pointer(), Push: m.Push.toAPI()}
 	if k := m.KeyConc; k != nil {
 		s.KeyConcurrency = k.Max.ValueInt64Pointer()
 	}
@@ -203,6 +205,7 @@ func (m *queueModel) set(q *client.Queue, ns string) {
 	m.KeyConc = keyConcurrencyFromAPI(q.KeyConcurrency)
 	m.Throttle = throttleFromAPI(q.Throttle)
 	m.Defaults = defaultsFromAPI(q.Defaults, m.Defaults != nil)
+	m.Push = pushFromAPI(q.Push, m.Push)
 }
 
 // put creates or replaces the queue as m declares it. The API's PUT sets
@@ -231,7 +234,8 @@ func (r *queueResource) put(ctx context.Context, config tfsdk.Config, m *queueMo
 	q, err := retry(ctx, true, func() (*client.Queue, error) { return r.p.in(ns).PutQueue(ctx, name, spec) })
 	if err != nil {
 		apiErrorAt(diags, "Could not "+what+" queue "+ns+"/"+name, err, "description", "concurrency", "key_concurrency",
-			"key_concurrency.max", "throttle", "throttle.rate", "throttle.period")
+			"key_concurrency.max", "throttle", "throttle.rate", "throttle.period", "push", "push.url", "push.mode", "push.timeout",
+			"push.max_in_flight", "push.headers")
 		return nil
 	}
 	return q

@@ -51,15 +51,17 @@ func startDev(t *testing.T) *devServer {
 	return startDevIn(t, t.TempDir())
 }
 
-// startDevIn runs jobbie dev on data directory dir until the test ends.
-func startDevIn(t *testing.T, dir string) *devServer {
+// startDevIn runs jobbie dev on data directory dir, with the flags extra,
+// until the test ends.
+func startDevIn(t *testing.T, dir string, extra ...string) *devServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &welcomeWriter{ready: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
 		root := newRoot()
-		root.SetArgs([]string{"dev", "--data-dir", dir, "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--shard-addr", "127.0.0.1:0"})
+		root.SetArgs(append([]string{"dev", "--data-dir", dir, "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0",
+			"--shard-addr", "127.0.0.1:0"}, extra...))
 		root.SetOut(out)
 		done <- root.ExecuteContext(ctx)
 	}()

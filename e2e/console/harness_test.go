@@ -63,7 +63,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if srv, err = launch(filepath.Join(tmp, "dev"), os.Getenv("JOBBIE_CONSOLE_DIR")); err != nil {
+	receiverCA, err := writeReceiverCert(tmp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if srv, err = launch(filepath.Join(tmp, "dev"), os.Getenv("JOBBIE_CONSOLE_DIR"), receiverCA); err != nil {
 		fmt.Fprintln(os.Stderr, "start jobbie dev:", err)
 		return 1
 	}

@@ -21,18 +21,19 @@ type devServer struct {
 
 // launch starts `jobbie dev` on fresh loopback ports (with a tunnel
 // listener for self-hosted shards), with its front end from consoleDir
-// when set, and waits until it says it is running.
-func launch(dir, consoleDir string) (*devServer, error) {
+// when set, allowed to push to loopback handlers whose certificate is
+// receiverCA's, and waits until it says it is running.
+func launch(dir, consoleDir, receiverCA string) (*devServer, error) {
 	ports, err := freeport.Loopback(4)
 	if err != nil {
 		return nil, err
 	}
-	var flags []string
+	flags := []string{"--push-allow-private"}
 	if consoleDir != "" {
 		flags = append(flags, "--console-dir", consoleDir)
 	}
 	d, err := devproc.StartDev(binary, devproc.Config{Dir: dir, Addr: ports[0], ControlAddr: ports[1], ShardAddr: ports[2],
-		TunnelAddr: ports[3], Flags: flags})
+		TunnelAddr: ports[3], Flags: flags, Env: []string{"SSL_CERT_FILE=" + receiverCA}})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ type Config struct {
 	MetricsAddr string // --metrics-addr: the gateway's metrics
 	TunnelAddr  string // --tunnel-addr: where self-hosted shard nodes dial
 	Flags       []string
+	Env         []string      // added to the environment it inherits ("SSL_CERT_FILE=…")
 	ReadyWithin time.Duration // 60 s when 0
 	StopGrace   time.Duration // Stop's wait before SIGKILL; 20 s when 0
 }
@@ -55,7 +56,11 @@ func StartDev(bin string, c Config) (*Dev, error) {
 			args = append(args, f.flag, f.addr)
 		}
 	}
-	p, err := Start(exec.Command(bin, append(args, c.Flags...)...), c.Log, "Jobbie is running")
+	cmd := exec.Command(bin, append(args, c.Flags...)...)
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...)
+	}
+	p, err := Start(cmd, c.Log, "Jobbie is running")
 	if err != nil {
 		return nil, err
 	}

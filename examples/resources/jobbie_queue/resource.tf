@@ -30,3 +30,24 @@ resource "jobbie_queue" "exports" {
   concurrency     = 50
   key_concurrency = { max = 2 }
 }
+
+# A push queue: Jobbie POSTs each job, signed, to the handler, which
+# verifies the request with the namespace's public keys (data source
+# jobbie_signing_keys). Remove the push block to make it a pull queue.
+resource "jobbie_queue" "receipts" {
+  namespace   = "billing"
+  name        = "billing.receipts"
+  concurrency = 20
+  push = {
+    url           = "https://hooks.example.com/jobs/receipts"
+    mode          = "when_no_workers" # pull workers when they are connected, the handler otherwise
+    timeout       = "45s"
+    max_in_flight = 20
+    headers       = { Authorization = "Bearer ${var.receipts_hook_token}" }
+  }
+}
+
+variable "receipts_hook_token" {
+  type      = string
+  sensitive = true
+}

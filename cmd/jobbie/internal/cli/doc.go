@@ -2,8 +2,8 @@
 // Jobbie's APIs, as a customer or an operator would, through the public
 // Go client (package client) and the wire shapes; it imports nothing of
 // the servers. One file per noun: jobs, queues, workers, schedules,
-// search, bulk, keys, namespaces, shards, status, backups, usage, plan
-// and invoices through a gateway with an API key; plans, tenants and live
+// search, bulk, keys, namespaces, shards, status, backups, usage, plan,
+// invoices and webhook signing keys through a gateway with an API key; plans, tenants and live
 // moves on the control plane with the operator key.
 //
 // Every command takes the same flags to reach its API (flags.go): --url,

@@ -14,7 +14,7 @@ import (
 	"github.com/jobbie/jobbie/tenancy"
 )
 
-// The queue commands: `jobbie queues` (list, get), `pause`, `resume`,
+// The queue commands: `jobbie queues` (list, get, set), `pause`, `resume`,
 // `clear`, `drain` and `destroy`.
 
 func queueCmds() []*cobra.Command {
@@ -28,7 +28,7 @@ func queuesCmd() *cobra.Command {
 		Long: `queues lists the namespace's queues: jobs per state, completions per minute
 over the last five minutes, the age of the oldest pending job and whether
 the queue is paused or draining. ` + "`jobbie queues get <name>`" + ` shows one with
-its settings.`,
+its settings, ` + "`jobbie queues set <name> --push-url …`" + ` makes it a push queue.`,
 		Args: cobra.NoArgs,
 	}
 	api := addConn(cmd, gatewayAPI)
@@ -56,7 +56,7 @@ its settings.`,
 				printQueue)
 		},
 	}
-	cmd.AddCommand(get)
+	cmd.AddCommand(get, queueSetCmd(api))
 	return cmd
 }
 
@@ -126,6 +126,7 @@ func printQueue(w io.Writer, q *client.Queue) error {
 	if d := queueDefaults(q.Defaults); d != "" {
 		fmt.Fprintf(tw, "DEFAULTS\t%s\n", d)
 	}
+	printPush(tw, q.Push)
 	return tw.Flush()
 }
 

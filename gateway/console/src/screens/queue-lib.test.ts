@@ -146,6 +146,7 @@ describe("request bodies", () => {
       key_concurrency: null,
       throttle: { rate: 5, period: "1m" },
       defaults: null,
+      push: null,
     });
   });
   it("keeps the per-key cap when another setting changes, and changes only it when asked", () => {

@@ -56,6 +56,28 @@ export interface Queue {
   defaults: QueueDefaults | null;
   /** completions per one-minute bucket of the last 5, oldest first (absent on older servers) */
   throughput_per_minute?: number[] | null;
+  /** null (or absent on older servers): a pull queue */
+  push?: QueuePush | null;
+}
+
+/** A push queue's settings as read (wire.QueuePush): disabled is set once a handler answered 410 Gone, until the next PUT. */
+export interface QueuePush {
+  url: string;
+  mode: string;
+  /** a duration in its canonical form, "30s" */
+  timeout: string;
+  max_in_flight: number;
+  headers: Record<string, string>;
+  disabled?: { reason: string; at: string } | null;
+}
+
+/** A spec's push (wire.QueuePushRequest): numbers as typed, so the server's check names a bad one. */
+export interface QueuePushRequest {
+  url: string;
+  mode: string;
+  timeout: number | string | null;
+  max_in_flight: number | string | null;
+  headers: Record<string, string>;
 }
 
 export interface QueueList {
@@ -255,6 +277,8 @@ export interface QueueSpec {
   key_concurrency: { max: number | string } | null;
   throttle: Throttle | null;
   defaults: QueueDefaults | null;
+  /** left out (null) makes a pull queue, so a change of another field must carry it */
+  push: QueuePushRequest | null;
 }
 
 /** specOf is the queue's whole configuration for PUT /api/v1/queues/{name}, which replaces every setting: a change
@@ -267,8 +291,54 @@ export function specOf(q: Queue, change: Partial<QueueSpec> = {}): QueueSpec {
     key_concurrency: q.key_concurrency ? { max: q.key_concurrency.max } : null,
     throttle: q.throttle ? { rate: q.throttle.rate, period: q.throttle.period } : null,
     defaults: q.defaults,
+    push: q.push ? pushRequestOf(q.push) : null,
     ...change,
   };
+}
+
+/** pushRequestOf is the spec's push that keeps a queue's push settings as they are (and enables push again). */
+export function pushRequestOf(p: QueuePush): QueuePushRequest {
+  return { url: p.url, mode: p.mode, timeout: p.timeout, max_in_flight: p.max_in_flight, headers: { ...p.headers } };
+}
+
+export const PUSH_MODES = ["always", "when_no_workers"] as const;
+
+/** PushForm is the push dialog's text: headers one "Name: value" a line. */
+export interface PushForm {
+  url: string;
+  mode: string;
+  timeout: string;
+  max_in_flight: string;
+  headers: string;
+}
+
+/** pushForm is the dialog's text for a queue's push settings (a pull queue: empty, with the server's defaults shown). */
+export function pushForm(p: QueuePush | null | undefined): PushForm {
+  if (!p) return { url: "", mode: "always", timeout: "30s", max_in_flight: "10", headers: "" };
+  const headers = Object.keys(p.headers)
+    .sort()
+    .map((k) => `${k}: ${p.headers[k]}`)
+    .join("\n");
+  return { url: p.url, mode: p.mode, timeout: p.timeout, max_in_flight: String(p.max_in_flight), headers };
+}
+
+/** pushChange is the spec change the push dialog sends. A header line that is not "Name: value" throws, naming the line,
+ * before anything is sent; everything else goes as typed, for the server to judge. */
+export function pushChange(f: PushForm): Pick<QueueSpec, "push"> {
+  const headers: Record<string, string> = {};
+  f.headers.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    const at = line.indexOf(":");
+    const name = at < 0 ? "" : line.slice(0, at).trim();
+    if (!name) throw new Error(`push.headers: line ${i + 1} (“${line.trim()}”) is not “Name: value”`);
+    headers[name] = line.slice(at + 1).trim();
+  });
+  return { push: { url: f.url.trim(), mode: f.mode, timeout: typed(f.timeout), max_in_flight: typed(f.max_in_flight), headers } };
+}
+
+/** formatPushMode says how a push queue's jobs are delivered. */
+export function formatPushMode(mode: string): string {
+  return mode === "when_no_workers" ? "pushed while no worker fetches (spill-over)" : "every job pushed";
 }
 
 /** errorText is an API error's message, naming the field it is about when the message does not. */

@@ -1,5 +1,5 @@
 // Small parts the queues list and the queue detail share: the status
-// badge, the oldest pending age that keeps counting between reloads, and
+// and push badges, the oldest pending age that keeps counting between reloads, and
 // the throughput sparkline.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Badge } from "../components/ui";
@@ -13,6 +13,23 @@ const statusHint = {
   draining: "paused; waiting for its active jobs to finish",
   drained: "paused, and no job is active",
 } as const;
+
+/** PushBadge marks a push queue, and one whose push a handler's 410 Gone disabled, with the reason as its title. */
+export function PushBadge({ q }: { q: Pick<Queue, "push"> }) {
+  const p = q.push;
+  if (!p) return null;
+  if (p.disabled)
+    return (
+      <Badge class="queue-push queue-push-disabled" glyph="⚠" title={p.disabled.reason} data-push="disabled">
+        push disabled
+      </Badge>
+    );
+  return (
+    <Badge class="queue-push" glyph="→" title={"jobs are pushed to " + p.url} data-push="on">
+      push
+    </Badge>
+  );
+}
 
 /** QueueStatusBadge shows active / paused / draining / drained with a glyph, not colour alone. */
 export function QueueStatusBadge({ q }: { q: Pick<Queue, "paused" | "draining" | "drained"> }) {

@@ -1,14 +1,30 @@
-// The queue detail's settings dialogs: concurrency, throttle, defaults and
-// description. Each form sends what was typed and lets the server judge
+// The queue detail's settings dialogs: concurrency, throttle, defaults,
+// description and push delivery. Each form sends what was typed and lets the server judge
 // it: a 400 shows in the dialog naming its field, and nothing changes.
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { del, enc, errorField, get, post, put } from "../api";
 import { Dialog, ErrorBox, Field, useAsync } from "../components/ui";
 import { FormFooter, Options } from "../components/forms";
-import { concurrencyBody, DEFAULT_FIELDS, defaultsBody, defaultsForm, errorText, keyConcurrencyChange, specOf, throttleBody, type DefaultsForm, type Queue, type QueueDefaults } from "./queue-lib";
+import {
+  concurrencyBody,
+  DEFAULT_FIELDS,
+  defaultsBody,
+  defaultsForm,
+  errorText,
+  keyConcurrencyChange,
+  PUSH_MODES,
+  pushChange,
+  pushForm,
+  specOf,
+  throttleBody,
+  type DefaultsForm,
+  type PushForm,
+  type Queue,
+  type QueueDefaults,
+} from "./queue-lib";
 
-export type SettingsDialog = "concurrency" | "key-concurrency" | "throttle" | "defaults" | "description";
+export type SettingsDialog = "concurrency" | "key-concurrency" | "throttle" | "defaults" | "description" | "push";
 
 interface Props {
   q: Queue;
@@ -38,6 +54,9 @@ export function SettingsDialogs(props: Props & { open: SettingsDialog | null }) 
       </Dialog>
       <Dialog id="description-dialog" open={open === "description"} title="Description" onClose={props.onClose}>
         <DescriptionForm {...rest} />
+      </Dialog>
+      <Dialog id="push-dialog" open={open === "push"} title="Push delivery" onClose={props.onClose} wide>
+        <PushFormView {...rest} />
       </Dialog>
     </>
   );
@@ -137,7 +156,7 @@ function ConcurrencyForm(props: Props) {
 
 /** putChange sends the queue's whole configuration with one change: the per-key cap and the description are set only by
  * PUT, which replaces every setting, so the queue is read again just before and its other settings sent as they are. */
-async function putChange(q: Queue, change: Parameters<typeof specOf>[1]): Promise<Queue> {
+export async function putChange(q: Queue, change: Parameters<typeof specOf>[1]): Promise<Queue> {
   return put<Queue>(path(q), specOf(await get<Queue>(path(q)), change));
 }
 
@@ -295,6 +314,61 @@ function DescriptionForm(props: Props) {
           aria-invalid={invalid(a.error, "description")}
           onInput={(e) => setText(e.currentTarget.value)}
         />
+      </Field>
+    </Form>
+  );
+}
+
+/** PushFormView makes the queue a push queue or changes its push settings (saving enables push again after a 410), or
+ * makes it a pull queue. */
+function PushFormView(props: Props) {
+  const { q } = props;
+  const [f, setF] = useState<PushForm>(() => pushForm(q.push));
+  const a = useSave(props);
+  const field = (k: keyof PushForm) => ({
+    id: "push-" + k.replace(/_/g, "-"),
+    name: k,
+    value: f[k],
+    "aria-invalid": invalid(a.error, "push." + k),
+    onInput: (e: { currentTarget: { value: string } }) => setF({ ...f, [k]: e.currentTarget.value }),
+  });
+  return (
+    <Form
+      id="push-form"
+      error={a.error}
+      busy={a.busy}
+      onClose={props.onClose}
+      onSubmit={() => a.save(() => putChange(q, pushChange(f)))}
+      extra={
+        q.push && (
+          <Remove id="push-remove" busy={a.busy} onClick={() => a.save(() => putChange(q, { push: null }))}>
+            Make it a pull queue
+          </Remove>
+        )
+      }
+    >
+      <p class="muted">
+        Jobbie POSTs each job, signed with the namespace’s signing keys, to this HTTPS URL; a 2xx answer completes it, another fails the attempt. Its
+        other settings stay as they are.
+      </p>
+      <Field label="Handler URL (https)" for="push-url">
+        <input {...field("url")} type="url" autoComplete="off" spellcheck={false} placeholder="https://hooks.example.com/jobs" />
+      </Field>
+      <div class="dialog-row">
+        <Field label="Mode" for="push-mode">
+          <select {...field("mode")} onChange={field("mode").onInput}>
+            <Options choices={[...PUSH_MODES]} />
+          </select>
+        </Field>
+        <Field label="Timeout" for="push-timeout" hint="1s to 15m">
+          <input {...field("timeout")} autoComplete="off" />
+        </Field>
+        <Field label="Max in flight" for="push-max-in-flight" hint="1 to 1,000">
+          <input {...field("max_in_flight")} inputMode="numeric" autoComplete="off" />
+        </Field>
+      </div>
+      <Field label="Headers sent with every delivery" for="push-headers" hint="One “Name: value” a line, e.g. Authorization: Bearer …">
+        <textarea {...field("headers")} spellcheck={false} rows={3} />
       </Field>
     </Form>
   );

@@ -1,11 +1,12 @@
 // A queue's detail: its status, rate, limits, counts per state (each a
-// link that filters the job search below), description and job defaults;
+// link that filters the job search below), description, job defaults and
+// delivery (pull, or push with its settings and why it is disabled);
 // pause, resume, drain, clear and delete; the settings dialogs; then the
 // search panel fixed to the queue. Reloads on this queue's job events.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { del, enc, isNotFound, post } from "../api";
-import { Confirm, Dialog, ErrorBox, Field, KV, Notice, Screen, Stat, num, useAsync } from "../components/ui";
+import { Confirm, Dialog, ErrorBox, Field, KV, Notice, Screen, Stat, Time, num, useAsync } from "../components/ui";
 import { FormFooter } from "../components/forms";
 import { counted, exact, plural } from "../lib/format";
 import { JobSearch } from "../components/search";
@@ -17,15 +18,17 @@ import {
   DEFAULT_FIELDS,
   formatRate,
   formatKeyConcurrency,
+  formatPushMode,
   formatThrottle,
   queueHref,
   STATES,
   totalJobs,
   type Queue,
   type QueueDefaults,
+  type QueuePush,
 } from "./queue-lib";
-import { QueueAge, QueueStatusBadge, Sparkline, useLoadedAt } from "./queue-parts";
-import { SettingsDialogs, type SettingsDialog } from "./queue-settings";
+import { PushBadge, QueueAge, QueueStatusBadge, Sparkline, useLoadedAt } from "./queue-parts";
+import { putChange, SettingsDialogs, type SettingsDialog } from "./queue-settings";
 import "./queues.css";
 
 interface DrainAnswer {
@@ -126,7 +129,14 @@ export function QueueDetail({ name }: { name: string }) {
       {res.error && <ErrorBox error={res.error} />}
       <div class="card">
         <div class="stats queue-stats">
-          <Stat id="queue-status" value={<QueueStatusBadge q={q} />} label={"Status" + (q.draining && !q.drained ? ` · ${num(q.counts.active)} active` : "")} />
+          <Stat
+            id="queue-status"
+            value={
+              <>
+                <QueueStatusBadge q={q} /> <PushBadge q={q} />
+              </>
+            }
+            label={"Status" + (q.draining && !q.drained ? ` · ${num(q.counts.active)} active` : "")} />
           <Stat
             id="queue-throughput"
             value={
@@ -206,6 +216,27 @@ export function QueueDetail({ name }: { name: string }) {
           </div>
           <Defaults d={q.defaults} />
         </div>
+        <div class="card" id="queue-delivery">
+          <div class="card-head">
+            <h2>Delivery</h2>
+            {manage && (
+              <button type="button" class="link" id="queue-push" aria-label="Edit push delivery" onClick={() => setDialog("push")}>
+                Edit
+              </button>
+            )}
+          </div>
+          <Delivery p={q.push ?? null} />
+          {manage && q.push?.disabled && (
+            <button
+              type="button"
+              id="queue-push-enable"
+              disabled={act.busy}
+              onClick={() => run("Enable push", () => putChange(q, {}).then(() => "Push enabled again: its jobs go to the handler."))}
+            >
+              Enable push again
+            </button>
+          )}
+        </div>
       </div>
 
       {manage && (
@@ -271,6 +302,40 @@ function Defaults({ d }: { d: QueueDefaults | null }) {
         </KV>
       ))}
     </dl>
+  );
+}
+
+/** Delivery shows how the queue's jobs reach their handler: fetched by workers, or pushed by these settings (header
+ * values stay hidden: they often hold a credential). */
+function Delivery({ p }: { p: QueuePush | null }) {
+  if (!p) return <p class="muted" id="queue-delivery-pull">Pull: workers fetch its jobs.</p>;
+  const headers = Object.keys(p.headers).sort();
+  return (
+    <>
+      {p.disabled && (
+        <div class="notice notice-warn" id="queue-push-disabled" role="status">
+          <strong>Push disabled</strong> <Time at={p.disabled.at} />: {p.disabled.reason}. Its jobs
+          wait for pull workers until push is enabled again (saving the push settings does it too).
+        </div>
+      )}
+      <dl class="kv" id="queue-push-settings">
+        <KV k="URL" data-field="url">
+          <code>{p.url}</code>
+        </KV>
+        <KV k="Mode" data-field="mode">
+          {p.mode} <span class="muted">({formatPushMode(p.mode)})</span>
+        </KV>
+        <KV k="Timeout" data-field="timeout">
+          {p.timeout}
+        </KV>
+        <KV k="Max in flight" data-field="max_in_flight">
+          {num(p.max_in_flight)}
+        </KV>
+        <KV k="Headers" data-field="headers">
+          {headers.length ? headers.join(", ") : <span class="muted">none</span>}
+        </KV>
+      </dl>
+    </>
   );
 }
 

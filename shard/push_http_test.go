@@ -159,6 +159,7 @@ func TestPushGoneDisables(t *testing.T) {
 	f := b.fetch([]string{"gone"}, nil)
 	require.Equal(t, 200, f.Status, string(f.Raw))
 	require.Equal(t, id, f.Body["job_id"])
+	require.EqualValues(t, 1, rcv.calls.Load(), "a handler that answered 410 is not called again")
 }
 
 // max_in_flight and the queue's concurrency bound the calls at once.

@@ -80,8 +80,9 @@ func (r *runner) fetchLoop() {
 		}
 		j, err := r.d.svc.Fetch(r.ctx, r.k.ns, &wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker,
 			Hostname: "jobbie-push", Timeout: &wait, LeaseDuration: &lease}, nil)
-		if err == nil && j != nil && r.d.pulling(r.k, r.push) {
-			// A worker came while the fetch waited: the job is its.
+		if err == nil && j != nil && (r.d.pulling(r.k, r.push) || r.paused()) {
+			// A worker came while the fetch waited (the job is its), or
+			// the handler said wait, or gone, meanwhile.
 			r.giveBack(&call{job: j})
 			j = nil
 		}
@@ -298,14 +299,16 @@ func (r *runner) disable(c *call, status int) {
 	ctx, cancel := settleCtx()
 	defer cancel()
 	reason := fmt.Sprintf("the handler answered %d %s", status, http.StatusText(status))
+	// No slot takes another job (this one, given back below, first of
+	// all) from here on: the handler said it is gone.
+	r.mu.Lock()
+	r.until = r.d.cfg.Clock.Now().Add(time.Hour) // until the scan stops this runner
+	r.mu.Unlock()
 	if _, err := engine.PushDisable.Propose(ctx, r.d.node, &engine.PushDisableCmd{NS: r.k.ns, Queue: r.k.queue, URL: r.push.URL, Reason: reason}); err != nil {
 		r.d.cfg.Logger.Warn("push: disable", "namespace", r.k.ns, "queue", r.k.queue, "err", err)
 	}
 	r.d.cfg.Logger.Info("push: disabled", "namespace", r.k.ns, "queue", r.k.queue, "reason", reason)
 	r.giveBack(c)
-	r.mu.Lock()
-	r.until = r.d.cfg.Clock.Now().Add(time.Hour) // until the scan stops this runner
-	r.mu.Unlock()
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

@@ -24,6 +24,12 @@ func (s *Service) CreateWebhook(ctx context.Context, ns string, r *wire.WebhookR
 		return nil, err
 	}
 	w.ID = s.NewID("wh_")
+	// Its cursor starts at the log's end: the log must be on first, or
+	// the endpoint would begin before the log's start and be told it
+	// missed events that never were.
+	if err := s.meter(ctx); err != nil {
+		return nil, err
+	}
 	var secret string
 	if r.Secret {
 		k, err := s.newWebhookSecret()

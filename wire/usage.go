@@ -22,6 +22,12 @@ type ShardMeters struct {
 	// StorageByteMs is the namespace's stored bytes integrated over the
 	// hour's time, in byte-milliseconds (storage_byte_hours × 3.6e6).
 	StorageByteMs int64 `json:"storage_byte_ms"`
+	// PushDeliveries are push deliveries settled by the handler's answer
+	// (an ack or a failed attempt); WebhookDeliveries are webhook
+	// delivery attempts. Left out when zero, so a bucket without them
+	// reads and stores as before they were metered.
+	PushDeliveries    int64 `json:"push_deliveries,omitempty"`
+	WebhookDeliveries int64 `json:"webhook_deliveries,omitempty"`
 }
 
 // UsageBucket is one namespace's usage in one UTC hour on one shard.
@@ -48,13 +54,15 @@ type UsagePage struct {
 
 // UsageMeters are a tenant's usage as GET /api/v1/usage shows it.
 type UsageMeters struct {
-	JobsEnqueued     int64   `json:"jobs_enqueued"`
-	Executions       int64   `json:"executions"`
-	JobsCompleted    int64   `json:"jobs_completed"`
-	JobsFailed       int64   `json:"jobs_failed"`
-	JobsDead         int64   `json:"jobs_dead"`
-	ActiveJobSeconds float64 `json:"active_job_seconds"` // from exact milliseconds
-	StorageByteHours float64 `json:"storage_byte_hours"` // from exact byte-milliseconds
+	JobsEnqueued      int64   `json:"jobs_enqueued"`
+	Executions        int64   `json:"executions"`
+	JobsCompleted     int64   `json:"jobs_completed"`
+	JobsFailed        int64   `json:"jobs_failed"`
+	JobsDead          int64   `json:"jobs_dead"`
+	ActiveJobSeconds  float64 `json:"active_job_seconds"` // from exact milliseconds
+	StorageByteHours  float64 `json:"storage_byte_hours"` // from exact byte-milliseconds
+	PushDeliveries    int64   `json:"push_deliveries"`
+	WebhookDeliveries int64   `json:"webhook_deliveries"`
 	// APIRequests is counted per tenant by the gateways, so it appears in
 	// the tenant's buckets and totals, not a namespace's.
 	APIRequests int64 `json:"api_requests"`

@@ -197,7 +197,8 @@ func month(t time.Time) string { return t.UTC().Format("2006-01") }
 // shardMeterValues are a shard's meters in the order of meters (api
 // requests, which shards do not count, left out).
 func shardMeterValues(m wire.ShardMeters) []int64 {
-	return []int64{m.JobsEnqueued, m.Executions, m.JobsCompleted, m.JobsFailed, m.JobsDead, m.ActiveJobMs, m.StorageByteMs}
+	return []int64{m.JobsEnqueued, m.Executions, m.JobsCompleted, m.JobsFailed, m.JobsDead, m.ActiveJobMs, m.StorageByteMs,
+		m.PushDeliveries, m.WebhookDeliveries}
 }
 
 // priceLines nets the included amounts and prices every line (see the

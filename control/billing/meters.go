@@ -18,5 +18,7 @@ var meters = []struct {
 	{name: "jobs_dead", base: 1, baseUnit: "jobs"},
 	{name: "active_job_seconds", base: 1000, baseUnit: "ms"},
 	{name: "storage_byte_hours", base: 3_600_000, baseUnit: "byte_ms"},
+	{name: "push_deliveries", base: 1, baseUnit: "deliveries"},
+	{name: "webhook_deliveries", base: 1, baseUnit: "attempts"},
 	{name: "api_requests", base: 1, baseUnit: "requests", tenant: true},
 }

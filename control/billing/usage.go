@@ -51,12 +51,13 @@ func (f FormerShard) bounds(cursor time.Time) bool {
 // meterSums are exact integer sums; the floats of wire.UsageMeters are
 // derived from them only when shown, so totals carry no rounding.
 type meterSums struct {
-	enqueued, executions, completed, failed, dead, activeMs, storageByteMs, apiRequests int64
+	enqueued, executions, completed, failed, dead, activeMs, storageByteMs, pushDeliveries, webhookDeliveries, apiRequests int64
 }
 
 func (m *meterSums) addShard(s wire.ShardMeters) {
 	m.add(meterSums{enqueued: s.JobsEnqueued, executions: s.Executions, completed: s.JobsCompleted,
-		failed: s.JobsFailed, dead: s.JobsDead, activeMs: s.ActiveJobMs, storageByteMs: s.StorageByteMs})
+		failed: s.JobsFailed, dead: s.JobsDead, activeMs: s.ActiveJobMs, storageByteMs: s.StorageByteMs,
+		pushDeliveries: s.PushDeliveries, webhookDeliveries: s.WebhookDeliveries})
 }
 
 func (m *meterSums) add(o meterSums) {
@@ -67,6 +68,8 @@ func (m *meterSums) add(o meterSums) {
 	m.dead += o.dead
 	m.activeMs += o.activeMs
 	m.storageByteMs += o.storageByteMs
+	m.pushDeliveries += o.pushDeliveries
+	m.webhookDeliveries += o.webhookDeliveries
 	m.apiRequests += o.apiRequests
 }
 
@@ -74,7 +77,7 @@ func (m meterSums) view() wire.UsageMeters {
 	return wire.UsageMeters{
 		JobsEnqueued: m.enqueued, Executions: m.executions, JobsCompleted: m.completed, JobsFailed: m.failed,
 		JobsDead: m.dead, ActiveJobSeconds: float64(m.activeMs) / 1e3, StorageByteHours: float64(m.storageByteMs) / 3.6e6,
-		APIRequests: m.apiRequests,
+		PushDeliveries: m.pushDeliveries, WebhookDeliveries: m.webhookDeliveries, APIRequests: m.apiRequests,
 	}
 }
 

@@ -91,7 +91,7 @@ func (a *Admin) narrowUsage(r *admitted.Request, u *wire.Usage) error {
 // exactMeters sums wire.UsageMeters in the integers they were derived
 // from (milliseconds, byte-milliseconds), so sums carry no float error.
 type exactMeters struct {
-	enqueued, executions, completed, failed, dead, activeMs, storageByteMs int64
+	enqueued, executions, completed, failed, dead, activeMs, storageByteMs, pushDeliveries, webhookDeliveries int64
 }
 
 func (e *exactMeters) add(m wire.UsageMeters) {
@@ -102,10 +102,12 @@ func (e *exactMeters) add(m wire.UsageMeters) {
 	e.dead += m.JobsDead
 	e.activeMs += int64(math.Round(m.ActiveJobSeconds * 1e3))
 	e.storageByteMs += int64(math.Round(m.StorageByteHours * 3.6e6))
+	e.pushDeliveries += m.PushDeliveries
+	e.webhookDeliveries += m.WebhookDeliveries
 }
 
 func (e exactMeters) view() wire.UsageMeters {
 	return wire.UsageMeters{JobsEnqueued: e.enqueued, Executions: e.executions, JobsCompleted: e.completed,
 		JobsFailed: e.failed, JobsDead: e.dead, ActiveJobSeconds: float64(e.activeMs) / 1e3,
-		StorageByteHours: float64(e.storageByteMs) / 3.6e6}
+		StorageByteHours: float64(e.storageByteMs) / 3.6e6, PushDeliveries: e.pushDeliveries, WebhookDeliveries: e.webhookDeliveries}
 }

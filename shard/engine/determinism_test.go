@@ -387,9 +387,23 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		}
 		// Updated names a recent entry's time: now and then the last
 		// change's, so the failing run and the disable apply.
-		return WebhookProgress.Command(&WebhookProgressCmd{NS: testNS, ID: id, Cursor: uint64(idx) << EventSeqBits,
-			Updated:      updated,
-			FailingSince: int64(s.rng.Intn(2)), Disable: s.rng.Intn(3) == 0, Reason: "failing"})
+		c := &WebhookProgressCmd{NS: testNS, ID: id, Cursor: uint64(idx) << EventSeqBits, Updated: updated,
+			FailingSince: int64(s.rng.Intn(2)), Disable: s.rng.Intn(3) == 0, Reason: "failing", Attempts: s.rng.Intn(3)}
+		return WebhookProgressFor(c).Command(c)
+	}),
+	// A push delivery: the dispatcher's worker leases a job of a queue,
+	// and settles one (its own or another) by an ack or a fail.
+	scriptCmd(func(s *script) []byte {
+		q := s.queue()
+		f := &FetchCmd{NS: testNS, Queues: []string{q}, WorkerID: PushWorker(q), LeaseNs: int64(2 * time.Second), Named: true}
+		if s.rng.Intn(2) == 0 {
+			c := &AckCmd{NS: testNS, ID: s.job(), WorkerID: PushWorker(q), Result: []byte(`{"ok":1}`), Lease: s.lease()}
+			s.next = AckFor(c).Command(c)
+		} else {
+			c := &FailCmd{NS: testNS, ID: s.job(), WorkerID: PushWorker(q), Error: "500", Lease: s.lease()}
+			s.next = FailFor(c).Command(c)
+		}
+		return FetchFor(f).Command(f)
 	}),
 	// A restore into otherNS (a replace now and then) of a settings record
 	// and a queue, ended or aborted later; steps of a restore that is not
@@ -546,7 +560,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 76, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 79, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

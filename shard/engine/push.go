@@ -8,6 +8,10 @@ import (
 // leader's dispatcher (shard/push) reads them and delivers the queue's
 // jobs through the same commands a worker uses.
 
+// PushWorker is the worker id the dispatcher leases a queue's jobs under:
+// a settle by it is a push delivery (AckPush, FailPush).
+func PushWorker(queue string) string { return "push:" + queue }
+
 // PushConfig is a queue's push settings (QueueConfigCmd.Push).
 type PushConfig struct {
 	URL         string       `codec:"u"`

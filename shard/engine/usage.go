@@ -31,6 +31,11 @@ import (
 //	storage_byte_ms  the namespace's stored-bytes gauge (job records:
 //	                 putJob, deleteJobRecord), integrated over the entries'
 //	                 clocks whenever it changes and by every usage sweep
+//	push_deliveries  a push delivery's attempt settled by the handler's
+//	                 answer: an ack or a fail by the dispatcher's worker
+//	                 (AckPush, FailPush: pushDelivered)
+//	webhook_deliveries  webhook delivery attempts the leader made, as
+//	                 its progress records them (WebhookProgressMetered)
 //
 // Metering starts with the first usage sweep (UsageSweep, usage_apply.go):
 // a log written before it replays as it first applied, and a node that
@@ -56,8 +61,16 @@ const (
 	mDead
 	mActiveMs
 	mStorageByteMs
+	mPushDeliveries
+	mWebhookDeliveries
 	nMeters
 )
+
+// mFirstMeters is how many meters a bucket held before the delivery
+// meters: encodeMeters writes at least these, and the rest only up to
+// the last that is not zero, so a bucket without deliveries has the
+// bytes a node without those meters writes.
+const mFirstMeters = mPushDeliveries
 
 // meterRow is one namespace's meters in one hour, as stored plus what
 // this batch added.
@@ -330,6 +343,21 @@ func (e *Engine) unleased(tx *replica.Tx, ns string, j *job.Job) {
 	u.add(tx, ns, now, mActiveMs, -max(ms(now)-ms(j.StartedAt), 0)) // what usageObserver adds as the job leaves active
 }
 
+// pushDelivered counts a push delivery's settled attempt: the settling
+// command came from the dispatcher's worker of the job's queue.
+func (e *Engine) pushDelivered(tx *replica.Tx, ns, workerID, queue string) {
+	if workerID == PushWorker(queue) && e.usage.metering(tx) {
+		e.usage.add(tx, ns, tx.Now.UnixNano(), mPushDeliveries, 1)
+	}
+}
+
+// webhookDelivered counts n webhook delivery attempts.
+func (e *Engine) webhookDelivered(tx *replica.Tx, ns string, n int) {
+	if n > 0 && e.usage.metering(tx) {
+		e.usage.add(tx, ns, tx.Now.UnixNano(), mWebhookDeliveries, int64(n))
+	}
+}
+
 // storedDelta changes ns's stored bytes by delta at the entry's clock,
 // first integrating what it held until then.
 func (e *Engine) storedDelta(tx *replica.Tx, ns string, delta int64) {
@@ -343,10 +371,15 @@ func (e *Engine) storedDelta(tx *replica.Tx, ns string, delta int64) {
 	u.touch(tx, nil, g, ns)
 }
 
-// encodeMeters appends m as signed varints in meter order; a record that
-// ends early (fewer meters, from an older node) reads the rest as zero.
+// encodeMeters appends m as signed varints in meter order, the meters
+// after mFirstMeters only up to the last that is not zero; a record that
+// ends early reads the rest as zero.
 func encodeMeters(b []byte, m *[nMeters]int64) []byte {
-	for _, v := range m {
+	n := nMeters
+	for n > mFirstMeters && m[n-1] == 0 {
+		n--
+	}
+	for _, v := range m[:n] {
 		b = binary.AppendVarint(b, v)
 	}
 	return b

@@ -135,6 +135,7 @@ func UsageBuckets(r pebble.Reader, from []byte, limit int) (out []wire.UsageBuck
 		out = append(out, wire.UsageBucket{Namespace: ns, Hour: time.Unix(0, hour).UTC(), Meters: wire.ShardMeters{
 			JobsEnqueued: m[mEnqueued], Executions: m[mExecutions], JobsCompleted: m[mCompleted], JobsFailed: m[mFailed],
 			JobsDead: m[mDead], ActiveJobMs: m[mActiveMs], StorageByteMs: m[mStorageByteMs],
+			PushDeliveries: m[mPushDeliveries], WebhookDeliveries: m[mWebhookDeliveries],
 		}})
 	}
 	return out, nil

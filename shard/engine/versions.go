@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
 )
@@ -57,6 +59,17 @@ var (
 	WebhookProgress = replica.Op[WebhookProgressCmd, bool]{Type: 76, Name: "webhook.progress"} // whether the endpoint is there
 )
 
+// Delivery metering (usage.go): a push delivery's settle by the
+// dispatcher's worker, and webhook progress that carries the attempts
+// made (WebhookProgressCmd.Attempts). Under numbers of their own since
+// they change the usage buckets: an older node stops at them instead of
+// leaving push_deliveries and webhook_deliveries out.
+var (
+	AckPush                = replica.Op[AckCmd, job.State]{Type: 77, Name: "ack.push"}
+	FailPush               = replica.Op[FailCmd, *FailOutcome]{Type: 78, Name: "fail.push"}
+	WebhookProgressMetered = replica.Op[WebhookProgressCmd, bool]{Type: 79, Name: "webhook.progress.metered"}
+)
+
 // registerVersions registers the numbers above with their commands'
 // handlers.
 func (e *Engine) registerVersions(r *replica.Registry) {
@@ -80,6 +93,9 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	WebhookDelete.Handle(r, gated(e, e.applyWebhookDelete))
 	WebhookSecret.Handle(r, gated(e, e.applyWebhookSecret))
 	WebhookProgress.Handle(r, loopGated(e, e.applyWebhookProgress))
+	AckPush.Handle(r, gated(e, e.applyAckPush))
+	FailPush.Handle(r, gated(e, e.applyFailPush))
+	WebhookProgressMetered.Handle(r, loopGated(e, e.applyWebhookProgressMetered))
 }
 
 // QueueConfigureFor is the op of c.
@@ -116,16 +132,23 @@ func FetchBatchFor(c *FetchBatchCmd) replica.Op[FetchBatchCmd, []*job.Job] {
 	return FetchBatch
 }
 
-// AckFor is the op of c.
+// AckFor is the op of c: a push delivery's settle by the dispatcher
+// (its worker id, a lease) is metered.
 func AckFor(c *AckCmd) replica.Op[AckCmd, job.State] {
+	if isPushWorker(c.WorkerID) && !c.Lease.IsZero() {
+		return AckPush
+	}
 	if !c.Lease.IsZero() {
 		return AckLease
 	}
 	return Ack
 }
 
-// FailFor is the op of c.
+// FailFor is the op of c, metered as AckFor's.
 func FailFor(c *FailCmd) replica.Op[FailCmd, *FailOutcome] {
+	if isPushWorker(c.WorkerID) && !c.Lease.IsZero() {
+		return FailPush
+	}
 	if !c.Lease.IsZero() {
 		return FailLease
 	}
@@ -191,4 +214,16 @@ func ScheduleFireFor(c *FireCmd) replica.Op[FireCmd, bool] {
 		return ScheduleFireDefaults
 	}
 	return ScheduleFire
+}
+
+// isPushWorker reports whether id is the dispatcher's worker of some queue.
+func isPushWorker(id string) bool { return strings.HasPrefix(id, PushWorker("")) }
+
+// WebhookProgressFor is the op of c: with attempts to meter, the metered
+// number.
+func WebhookProgressFor(c *WebhookProgressCmd) replica.Op[WebhookProgressCmd, bool] {
+	if c.Attempts > 0 {
+		return WebhookProgressMetered
+	}
+	return WebhookProgress
 }

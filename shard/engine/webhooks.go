@@ -74,7 +74,9 @@ func (c *WebhookSecretCmd) namespace() string { return c.NS }
 // WebhookProgressCmd is the leader's delivery progress on an endpoint
 // whose settings were last changed at Updated: the cursor (never moved
 // back), the failing run's start (0: none), and Disable with its reason
-// for an endpoint failing too long.
+// for an endpoint failing too long. Attempts is how many delivery
+// attempts the leader made since its last record (webhook_deliveries,
+// metered under WebhookProgressMetered only).
 type WebhookProgressCmd struct {
 	NS           string `codec:"ns"`
 	ID           string `codec:"i"`
@@ -83,6 +85,7 @@ type WebhookProgressCmd struct {
 	FailingSince int64  `codec:"fs,omitempty"`
 	Disable      bool   `codec:"d,omitempty"`
 	Reason       string `codec:"r,omitempty"`
+	Attempts     int    `codec:"n,omitempty"`
 }
 
 func (c *WebhookProgressCmd) namespace() string { return c.NS }
@@ -176,6 +179,13 @@ func (e *Engine) applyWebhookProgress(tx *replica.Tx, c *WebhookProgressCmd) (bo
 	}
 	putWebhook(tx, c.NS, w)
 	return true, nil
+}
+
+// applyWebhookProgressMetered is applyWebhookProgress that meters the
+// attempts, made whether or not the endpoint is still there.
+func (e *Engine) applyWebhookProgressMetered(tx *replica.Tx, c *WebhookProgressCmd) (bool, error) {
+	e.webhookDelivered(tx, c.NS, c.Attempts)
+	return e.applyWebhookProgress(tx, c)
 }
 
 // touched is an endpoint's new UpdatedAt: the entry's clock, and always

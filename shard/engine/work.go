@@ -77,10 +77,20 @@ func (e *Engine) activeJob(tx *replica.Tx, ns, id, workerID string, l job.LeaseI
 
 // applyAck settles an active job as completed, or as cancelled when a
 // cancel was requested while it ran; it returns the state.
-func (e *Engine) applyAck(tx *replica.Tx, c *AckCmd) (job.State, error) {
+func (e *Engine) applyAck(tx *replica.Tx, c *AckCmd) (job.State, error) { return e.ack(tx, c, false) }
+
+// applyAckPush is applyAck that meters a push delivery (AckPush).
+func (e *Engine) applyAckPush(tx *replica.Tx, c *AckCmd) (job.State, error) {
+	return e.ack(tx, c, true)
+}
+
+func (e *Engine) ack(tx *replica.Tx, c *AckCmd, push bool) (job.State, error) {
 	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID, c.Lease)
 	if err != nil {
 		return 0, err
+	}
+	if push {
+		e.pushDelivered(tx, c.NS, c.WorkerID, j.Queue)
 	}
 	j.Result = c.Result
 	setChainExit(j, c.Step)
@@ -94,9 +104,21 @@ func (e *Engine) applyAck(tx *replica.Tx, c *AckCmd) (job.State, error) {
 }
 
 func (e *Engine) applyFail(tx *replica.Tx, c *FailCmd) (*FailOutcome, error) {
+	return e.fail(tx, c, false)
+}
+
+// applyFailPush is applyFail that meters a push delivery (FailPush).
+func (e *Engine) applyFailPush(tx *replica.Tx, c *FailCmd) (*FailOutcome, error) {
+	return e.fail(tx, c, true)
+}
+
+func (e *Engine) fail(tx *replica.Tx, c *FailCmd, push bool) (*FailOutcome, error) {
 	j, err := e.activeJob(tx, c.NS, c.ID, c.WorkerID, c.Lease)
 	if err != nil {
 		return nil, err
+	}
+	if push {
+		e.pushDelivered(tx, c.NS, c.WorkerID, j.Queue)
 	}
 	now := tx.Now.UnixNano()
 	e.failAttempt(tx, c.NS, j, now, c.Error, c.Backtrace)

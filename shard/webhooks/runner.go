@@ -26,6 +26,9 @@ type runner struct {
 	cursor, recorded uint64
 	failing, recFail int64
 	lastRecord       time.Time
+	// attempts are the deliveries sent since the last record, metered
+	// by it (webhook_deliveries); a leader change loses at most these.
+	attempts int
 }
 
 func (d *Deliverer) startRunner(k hkey, w *engine.WebhookRecord) *runner {
@@ -102,6 +105,7 @@ func (r *runner) deliver(ev *engine.Event) bool {
 		if r.ctx.Err() != nil {
 			return false // stopping: the next runner or leader sends it again
 		}
+		r.attempts++
 		now := r.d.cfg.Clock.Now()
 		if a.OK {
 			if r.failing != 0 {
@@ -110,8 +114,10 @@ func (r *runner) deliver(ev *engine.Event) bool {
 			}
 			return true
 		}
-		if r.failing == 0 {
-			r.failing = now.UnixNano()
+		if r.failing == 0 || now.Sub(r.lastRecord) >= r.d.cfg.ProgressEvery {
+			if r.failing == 0 {
+				r.failing = now.UnixNano()
+			}
 			r.progress(false, "")
 		}
 		if since := now.Sub(time.Unix(0, r.failing)); since >= r.d.cfg.DisableAfter {
@@ -148,18 +154,19 @@ func (r *runner) backoff(attempt int) time.Duration {
 // disable). A refusal (no longer leader) is left: the scan stops this
 // runner and the next leader starts from what was recorded.
 func (r *runner) progress(disable bool, reason string) {
-	if !disable && r.cursor == r.recorded && r.failing == r.recFail {
+	if !disable && r.cursor == r.recorded && r.failing == r.recFail && r.attempts == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c := &engine.WebhookProgressCmd{NS: r.k.ns, ID: r.k.id, Updated: r.hook.UpdatedAt, Cursor: r.cursor,
-		FailingSince: r.failing, Disable: disable, Reason: reason}
-	if _, err := engine.WebhookProgress.Propose(ctx, r.d.node, c); err != nil {
+		FailingSince: r.failing, Disable: disable, Reason: reason, Attempts: r.attempts}
+	if _, err := engine.WebhookProgressFor(c).Propose(ctx, r.d.node, c); err != nil {
 		if r.d.node.IsLeader() {
 			r.d.cfg.Logger.Warn("webhooks: progress", "namespace", r.k.ns, "webhook", r.k.id, "err", err)
 		}
 		return
 	}
 	r.recorded, r.recFail, r.lastRecord = c.Cursor, c.FailingSince, r.d.cfg.Clock.Now()
+	r.attempts -= c.Attempts
 }

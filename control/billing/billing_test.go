@@ -93,3 +93,41 @@ func TestUsageFromRows(t *testing.T) {
 	require.False(t, u.Tenant[1].Incomplete)
 	require.True(t, u.Tenant[2].Incomplete, "s1 has not closed 02:00")
 }
+
+// Push and webhook deliveries are priced like the other meters: each
+// namespace's line nets the monthly included amount in name order, and
+// usage shows them per namespace and in totals.
+func TestDeliveryMetersPricedAndShown(t *testing.T) {
+	t.Parallel()
+	plan := wire.Plan{Name: "pro", Version: 1, Currency: "USD",
+		Prices: map[string]wire.Price{"push_deliveries": {Unit: 100, Price: 7}, "webhook_deliveries": {Unit: 10, Price: 1}},
+		Included: map[string]int64{"push_deliveries": 50}}
+	require.NoError(t, ValidatePlan(&plan))
+	b := &Book{Tenant: "t_1", Created: hour(1, 0),
+		History:  []HistoryEntry{{From: hour(1, 0), PlanChange: PlanChange{Plan: "pro"}}},
+		Versions: map[string][]PlanVersion{FreePlan: {BuiltinFree}, "pro": {{Plan: plan, From: hour(1, 0)}}}}
+	rows := []UsageRow{
+		{Namespace: "a", Hour: hour(2, 3), Shard: "s1", Meters: wire.ShardMeters{PushDeliveries: 120, WebhookDeliveries: 25}},
+		{Namespace: "b", Hour: hour(2, 4), Shard: "s1", Meters: wire.ShardMeters{PushDeliveries: 30}}}
+	inv, err := GenerateInvoice(Ledger{Book: b, Usage: rows, Placed: []string{"s1"}, Cursors: map[string]time.Time{"s1": hour(3, 0)}}, hour(1, 0))
+	require.NoError(t, err)
+	type line struct{ meter, ns, unit, qty, applied, billed string }
+	var got []line
+	for _, l := range inv.Lines {
+		got = append(got, line{l.Meter, l.Namespace, l.QuantityUnit, l.Quantity.String(), l.IncludedApplied.String(), l.BilledUnits.String()})
+	}
+	// a: 120 push, 50 included, 70 billable → 1 unit of 100 at 7; b: 30,
+	// nothing left → 1 unit; a's 25 webhook attempts → 3 units of 10 at 1.
+	require.Equal(t, []line{
+		{"push_deliveries", "a", "deliveries", "120", "50", "1"},
+		{"push_deliveries", "b", "deliveries", "30", "0", "1"},
+		{"webhook_deliveries", "a", "attempts", "25", "0", "3"},
+	}, got)
+	require.Equal(t, int64(7+7+3), inv.Total)
+
+	u := Usage(wire.UsageQuery{From: hour(2, 0), To: hour(3, 0), Granularity: "hour"}, hour(5, 0), UsageLedger{
+		Usage: rows, Placed: map[string]string{"a": "s1", "b": "s1"}, Cursors: map[string]time.Time{"s1": hour(3, 0)}})
+	require.Equal(t, int64(150), u.Totals.PushDeliveries)
+	require.Equal(t, int64(25), u.Totals.WebhookDeliveries)
+	require.Equal(t, int64(120), u.Namespaces[0].Totals.PushDeliveries)
+}

@@ -114,6 +114,11 @@ func (e *Engine) fireBatch(tx *replica.Tx, ns string, b *BatchRecord) {
 	b.CompletedAt = tx.Now.UnixNano()
 	e.retainRecord(tx, ns, b.ID, b.CompletedAt, b.Prunable)
 	e.spawnJob(tx, ns, b.CallbackJobID, b.CallbackQueue, mustJSON(cb), nil)
+	status := ChainSucceeded
+	if b.Failed > 0 {
+		status = ChainFailed
+	}
+	e.logEvent(tx, ns, Event{Type: EvBatchCompleted, Subject: b.ID, Queue: b.CallbackQueue, JobID: b.CallbackJobID, Detail: status})
 }
 
 // ReadBatch reads a batch record.

@@ -49,10 +49,12 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 					PreviousResult: orNull(j.Result), Payload: orNull(c.OnExit.Payload)}
 				e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-exit", j.ID), c.OnExit.Queue, mustJSON(p), c.OnExit)
 			}
+			e.chainEnded(tx, ns, j, ChainExited)
 			return
 		}
 		next := j.ChainStep + 1
 		if next >= len(c.Steps) {
+			e.chainEnded(tx, ns, j, ChainSucceeded)
 			return
 		}
 		p := wire.ChainNextPayload{PreviousResult: orNull(j.Result), Payload: orNull(c.Steps[next].Payload)}
@@ -62,17 +64,35 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 		addChainStep(tx, ns, n)
 		e.putJob(tx, ns, n)
 	case job.Dead:
-		if j.Flow.Has(job.FlowChainFailed) || c.OnFailure == nil {
+		if j.Flow.Has(job.FlowChainFailed) {
+			return
+		}
+		if c.OnFailure == nil {
+			// Marked only when logged, so a state without the event
+			// has the flags it always had.
+			if e.chainEnded(tx, ns, j, ChainFailed) {
+				j.Flow |= job.FlowChainFailed
+			}
 			return
 		}
 		j.Flow |= job.FlowChainFailed
+		e.chainEnded(tx, ns, j, ChainFailed)
 		p := wire.ChainFailurePayload{ChainID: j.ChainID, FailedStep: j.ChainStep, FailedJobID: j.ID,
 			DeadReason: j.DeadReason, Payload: orNull(c.OnFailure.Payload)}
 		if n := len(j.Errors); n > 0 {
 			p.Error = j.Errors[n-1].Error
 		}
 		e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-failure", j.ID), c.OnFailure.Queue, mustJSON(p), c.OnFailure)
+	case job.Cancelled:
+		e.chainEnded(tx, ns, j, ChainCancelled)
 	}
+}
+
+// chainEnded logs chain.completed for the chain of step j, ended as
+// status; it reports whether the log keeps such events.
+func (e *Engine) chainEnded(tx *replica.Tx, ns string, j *job.Job, status string) bool {
+	e.logEvent(tx, ns, Event{Type: EvChainCompleted, Subject: j.ChainID, Queue: j.Queue, JobID: j.ID, Detail: status})
+	return e.events.wide
 }
 
 // setChainExit records the step_status of a chain step's ack.

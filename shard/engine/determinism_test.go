@@ -336,6 +336,7 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	// The event log starts part way through; trims cut it at a recent
 	// entry (the script's entries are the log's indexes from 1).
 	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
+	scriptCmd(func(s *script) []byte { return EventLogStartWide.Command(&EventLogStartCmd{}) }),
 	scriptCmd(func(s *script) []byte {
 		idx := max(len(s.times)-s.rng.Intn(30), 1)
 		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
@@ -560,7 +561,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 79, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 80, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -53,10 +53,10 @@ type EventRetention struct {
 // their own.
 var DefaultEventRetention = EventRetention{MaxAge: 24 * time.Hour, MaxCount: 100_000}
 
-// Event is one entry of a namespace's log. Type names the change
-// (EventType for jobs); the job fields are empty for events of other
-// things, which later types will describe with fields of their own
-// appended to the record's encoding.
+// Event is one entry of a namespace's log. Type names the change: a
+// job's (EventType, no dot), or another thing's, dotted
+// (eventlog_things.go), whose Subject and Detail follow the job fields
+// in the record's encoding.
 type Event struct {
 	Seq      uint64
 	Type     string
@@ -67,6 +67,8 @@ type Event struct {
 	At       int64     // the entry's time, unix nanoseconds
 	Attempt  int
 	WorkerID string
+	Subject  string // another thing's event: the id of what changed
+	Detail   string // another thing's event: how it ended, or why
 }
 
 // EventType names a job's change: "enqueued", "started", "completed",
@@ -108,21 +110,24 @@ func (c *EventTrimCmd) namespace() string { return c.NS }
 type eventLog struct {
 	state int8   // usageUnknown, usageOff, usageOn: the same three states as metering
 	start uint64 // the start's sequence number, once on
+	wide  bool   // events of other things than jobs are logged (EventLogStartWide)
 	tx    *replica.Tx
 	pos   uint64
 	buf   []byte
 
-	live atomic.Uint64 // the start's sequence number as committed, 0 while off
+	live     atomic.Uint64 // the start's sequence number as committed, 0 while off
+	liveWide atomic.Bool   // wide as committed
 }
 
-func (l *eventLog) reset() { l.state, l.start, l.tx, l.pos = usageUnknown, 0, nil, 0 }
+func (l *eventLog) reset() { l.state, l.start, l.wide, l.tx, l.pos = usageUnknown, 0, false, nil, 0 }
 
 func (l *eventLog) on(r pebble.Reader) bool {
 	if l.state == usageUnknown {
 		l.state = usageOff
-		if s, ok := readEventStart(r); ok {
-			l.state, l.start = usageOn, s
+		if s, wide, ok := readEventStart(r); ok {
+			l.state, l.start, l.wide = usageOn, s, wide
 			l.live.Store(s)
+			l.liveWide.Store(wide)
 		}
 	}
 	return l.state == usageOn
@@ -143,14 +148,16 @@ func (l *eventLog) next(tx *replica.Tx) (uint64, bool) {
 	return seq, true
 }
 
-func readEventStart(r pebble.Reader) (uint64, bool) {
+// readEventStart reads the start record: the start's sequence number,
+// and a byte 1 after it once the log is wide.
+func readEventStart(r pebble.Reader) (start uint64, wide, ok bool) {
 	v, closer, err := r.Get(keys.EventLogStart())
 	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false
+		return 0, false, false
 	}
 	must(err)
 	defer closer.Close()
-	return binary.BigEndian.Uint64(v), true
+	return binary.BigEndian.Uint64(v), len(v) >= eventLogStartLenWide && v[8] == eventLogWideMarker, true
 }
 
 func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
@@ -237,7 +244,11 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = append(b, byte(ev.State), byte(ev.From))
 	b = binary.AppendVarint(b, ev.At)
 	b = binary.AppendUvarint(b, uint64(ev.Attempt))
-	return appendString(b, ev.WorkerID)
+	b = appendString(b, ev.WorkerID)
+	if ev.Subject == "" && ev.Detail == "" {
+		return b // a job's event: the bytes it always had
+	}
+	return appendString(appendString(b, ev.Subject), ev.Detail)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -256,6 +267,9 @@ func decodeEvent(v []byte, ev *Event) (ok bool) {
 	ev.At = d.varint()
 	ev.Attempt = int(d.uvarint())
 	ev.WorkerID = d.str()
+	if d.ok && len(d.b) > 0 {
+		ev.Subject, ev.Detail = d.str(), d.str()
+	}
 	return d.ok
 }
 

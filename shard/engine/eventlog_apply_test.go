@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
 )
@@ -182,11 +185,51 @@ func TestEventLogIsDeterministic(t *testing.T) {
 	for _, e := range log {
 		o := entry{now: e.now}
 		for _, c := range e.cmds {
-			if c[0] != byte(EventLogStart.Type) {
+			if c[0] != byte(EventLogStart.Type) && c[0] != byte(EventLogStartWide.Type) {
 				o.cmds = append(o.cmds, c)
 			}
 		}
 		old = append(old, o)
 	}
 	require.Empty(t, eventKeys(replay(t, old)), "a log without the start writes no event")
+}
+
+// A log started before the wide start (EventLogStart alone) keeps job
+// events only, as it first applied; with the wide start it keeps the
+// other things' events too, alike on every replay.
+func TestEventLogWideOnlyAfterItsStart(t *testing.T) {
+	t.Parallel()
+	log, used := makeScript(7, 400)
+	require.True(t, used[EventLogStartWide.Type])
+	var narrow []entry
+	for _, e := range log {
+		o := entry{now: e.now}
+		for _, c := range e.cmds {
+			if c[0] != byte(EventLogStartWide.Type) {
+				o.cmds = append(o.cmds, c)
+			}
+		}
+		narrow = append(narrow, o)
+	}
+	things := func(log []entry) (n int) {
+		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
+		require.NoError(t, err)
+		defer db.Close()
+		eng := New(Options{Retention: scriptRetention})
+		loc, err := replica.NewLocal(db, eng.Registry())
+		require.NoError(t, err)
+		for _, e := range log {
+			loc.Apply(e.now, e.cmds...)
+		}
+		evs, _, _ := eng.ReadEvents(db, testNS, 0, 1_000_000, nil)
+		for i := range evs {
+			if !evs[i].IsJob() {
+				n++
+			}
+		}
+		return n
+	}
+	require.Zero(t, things(narrow), "without the wide start, job events only")
+	require.Positive(t, things(log), "the script's batches, chains, fires and pauses log events once it applied")
+	require.Equal(t, string(eventKeys(replay(t, log))), string(eventKeys(replay(t, log))))
 }

@@ -18,11 +18,24 @@ func (e *Engine) EventLogStart(r pebble.Reader) (uint64, bool) {
 	if s := e.events.live.Load(); s != 0 {
 		return s, true
 	}
-	s, ok := readEventStart(r)
+	s, _, ok := readEventStart(r)
 	if ok {
 		e.events.live.Store(s)
 	}
 	return s, ok
+}
+
+// EventLogWide reports whether the log keeps the events of other things
+// than jobs (EventLogStartWide applied).
+func (e *Engine) EventLogWide(r pebble.Reader) bool {
+	if e.events.liveWide.Load() {
+		return true
+	}
+	_, wide, _ := readEventStart(r)
+	if wide {
+		e.events.liveWide.Store(true)
+	}
+	return wide
 }
 
 // eventFloor is the sequence number at or below which ns's log holds

@@ -62,5 +62,6 @@ func (e *Engine) applyPushDisable(tx *replica.Tx, c *PushDisableCmd) (bool, erro
 		p.DisabledAt, p.DisabledReason = tx.Now.UnixNano(), c.Reason
 		q.Push = &p
 	})
+	e.logEvent(tx, c.NS, Event{Type: EvQueuePushDisabled, Subject: c.Queue, Queue: c.Queue, Detail: c.Reason})
 	return true, nil
 }

@@ -88,7 +88,9 @@ func queueNotFound(queue string) error {
 // applyQueuePause stops fetches from the queue (creating it if new).
 func (e *Engine) applyQueuePause(tx *replica.Tx, c *QueueCmd) (replica.None, error) {
 	registerNamespace(tx, c.NS)
-	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) { q.Paused = true })
+	paused := false
+	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) { paused, q.Paused = !q.Paused, true })
+	e.queuePaused(tx, c.NS, c.Queue, paused)
 	return replica.None{}, nil
 }
 
@@ -109,10 +111,13 @@ func (e *Engine) applyQueueDrain(tx *replica.Tx, c *QueueCmd) (int64, error) {
 		return 0, queueNotFound(c.Queue)
 	}
 	var active int64
+	paused := false
 	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
+		paused = !q.Paused
 		q.Paused, q.Draining = true, true
 		active = q.Count(job.Active)
 	})
+	e.queuePaused(tx, c.NS, c.Queue, paused)
 	return active, nil
 }
 
@@ -165,8 +170,10 @@ func (e *Engine) applyQueueDefaults(tx *replica.Tx, c *QueueDefaultsCmd) (replic
 func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica.None, error) {
 	registerNamespace(tx, c.NS)
 	d := c.Defaults
+	paused := false
 	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
 		q.Description = c.Description
+		paused = c.Paused && !q.Paused
 		q.Paused = c.Paused
 		if !c.Paused {
 			q.Draining = false
@@ -192,6 +199,7 @@ func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica
 			q.Defaults = &d
 		}
 	})
+	e.queuePaused(tx, c.NS, c.Queue, paused)
 	e.recountBlocked(tx, c.NS, c.Queue)
 	e.wakeQueue(tx, c.NS, c.Queue)
 	return replica.None{}, nil
@@ -352,4 +360,11 @@ func (e *Engine) dropRange(tx *replica.Tx, ns string, lower, upper []byte,
 		}
 	}
 	return removed, next
+}
+
+// queuePaused logs queue.paused when a change paused the queue.
+func (e *Engine) queuePaused(tx *replica.Tx, ns, queue string, paused bool) {
+	if paused {
+		e.logEvent(tx, ns, Event{Type: EvQueuePaused, Subject: queue, Queue: queue})
+	}
 }

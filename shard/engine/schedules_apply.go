@@ -181,5 +181,6 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
 	// nothing and last_job_id names the job that holds the key.
 	s.LastRun, s.LastJobID, s.NextRun = c.RunAt, res[0].JobID, c.NextRun
 	e.putSchedule(tx, c.NS, old, &s)
+	e.logEvent(tx, c.NS, Event{Type: EvScheduleFired, Subject: s.ID, Queue: s.Queue, JobID: res[0].JobID, Detail: s.Name})
 	return true, nil
 }

@@ -70,6 +70,10 @@ var (
 	WebhookProgressMetered = replica.Op[WebhookProgressCmd, bool]{Type: 79, Name: "webhook.progress.metered"}
 )
 
+// EventLogStartWide makes the event log keep the events of other things
+// than jobs (eventlog_things.go), switching it on first when it is off.
+var EventLogStartWide = replica.Op[EventLogStartCmd, replica.None]{Type: 80, Name: "events.start.wide"}
+
 // registerVersions registers the numbers above with their commands'
 // handlers.
 func (e *Engine) registerVersions(r *replica.Registry) {
@@ -96,6 +100,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	AckPush.Handle(r, gated(e, e.applyAckPush))
 	FailPush.Handle(r, gated(e, e.applyFailPush))
 	WebhookProgressMetered.Handle(r, loopGated(e, e.applyWebhookProgressMetered))
+	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
 }
 
 // QueueConfigureFor is the op of c.

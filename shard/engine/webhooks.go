@@ -175,6 +175,7 @@ func (e *Engine) applyWebhookProgress(tx *replica.Tx, c *WebhookProgressCmd) (bo
 		w.FailingSince = c.FailingSince
 		if c.Disable && w.DisabledAt == 0 {
 			w.DisabledAt, w.DisabledReason = tx.Now.UnixNano(), c.Reason
+			e.logEvent(tx, c.NS, Event{Type: EvWebhookDisabled, Subject: w.ID, Detail: c.Reason})
 		}
 	}
 	putWebhook(tx, c.NS, w)

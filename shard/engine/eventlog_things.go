@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"encoding/binary"
+	"strings"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// Events of other things than jobs, in the same log: a batch or a chain
+// that ended, a schedule that fired, a queue paused or its push turned
+// off, a webhook endpoint disabled for failing. Each is written by the
+// apply that made the change. Their Type is dotted, as webhooks name it;
+// Subject is the id of what changed (the queue's name for a queue) and
+// Detail how it ended or why.
+//
+// They change what an apply writes, so they are logged only once
+// EventLogStartWide has applied (the leader proposes it as it proposes
+// EventLogStart, which it also does when the log is off): a log written
+// before it replays as it first applied, and a node that does not know
+// it stops instead of diverging.
+const (
+	EvBatchCompleted     = "batch.completed"     // Subject the batch, Queue its callback's, JobID the callback job
+	EvChainCompleted     = "chain.completed"     // Subject the chain, Queue and JobID its last step's, Detail ChainSucceeded…
+	EvScheduleFired      = "schedule.fired"      // Subject the schedule, Queue its, JobID the job it made (or the one holding its key)
+	EvQueuePaused        = "queue.paused"        // Subject and Queue the queue
+	EvQueuePushDisabled  = "queue.push_disabled" // Subject and Queue the queue, Detail the reason
+	EvWebhookDisabled    = "webhook.disabled"    // Subject the endpoint, Detail the reason
+	ChainSucceeded       = "succeeded"           // its last step completed
+	ChainExited          = "exited"              // a step's ack stopped it (step_status exit)
+	ChainFailed          = "failed"              // a step died
+	ChainCancelled       = "cancelled"           // a step was cancelled
+	eventLogWideMarker   = 1
+	eventLogStartLenWide = 9
+)
+
+// IsJob reports whether ev is a job's event.
+func (ev *Event) IsJob() bool { return !strings.Contains(ev.Type, ".") }
+
+// Name is ev's webhook event name: "job.completed", "batch.completed".
+func (ev *Event) Name() string {
+	if ev.IsJob() {
+		return "job." + ev.Type
+	}
+	return ev.Type
+}
+
+// logEvent writes an event of another thing than a job to ns's log, at
+// the entry's clock, once the log is wide.
+func (e *Engine) logEvent(tx *replica.Tx, ns string, ev Event) {
+	l := e.events
+	if !l.on(tx) || !l.wide {
+		return
+	}
+	seq, ok := l.next(tx)
+	if !ok {
+		return
+	}
+	ev.At = tx.Now.UnixNano()
+	l.buf = appendEvent(l.buf[:0], &ev)
+	must(tx.Set(keys.Event(ns, seq), l.buf, nil))
+}
+
+// applyEventLogStartWide switches the log on (as EventLogStart, when it
+// is off) and makes it wide (a no-op once it is).
+func (e *Engine) applyEventLogStartWide(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
+	l := e.events
+	if l.on(tx) && l.wide {
+		return replica.None{}, nil
+	}
+	if l.state != usageOn {
+		must2(e.applyEventLogStart(tx, &EventLogStartCmd{}))
+	}
+	tx.MarkDirty()
+	l.wide = true
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenWide), l.start)
+	must(tx.Set(keys.EventLogStart(), append(v, eventLogWideMarker), nil))
+	tx.AfterCommit(func() { l.liveWide.Store(true) })
+	return replica.None{}, nil
+}
+
+func must2[T any](_ T, err error) { must(err) }

@@ -107,11 +107,38 @@ const (
 	WebhookTestType   = "dev.jobbie.test"
 )
 
+// WebhookThingData is the CloudEvent data of an event about another
+// thing than a job (the types after the job ones in WebhookEvents); the
+// CloudEvent's subject is the thing's id (the queue's name for a queue).
+//
+//	batch.completed      batch_id, queue and job_id of its callback, status
+//	                     "succeeded" or "failed" (a member failed)
+//	chain.completed      chain_id, queue and job_id of the step that ended
+//	                     it, status "succeeded", "exited", "failed" or
+//	                     "cancelled"
+//	schedule.fired       schedule_id, name, queue, job_id of the job it made
+//	                     (or of the one holding its unique key)
+//	queue.paused         queue
+//	queue.push_disabled  queue, reason
+//	webhook.disabled     webhook_id, reason
+type WebhookThingData struct {
+	BatchID    string `json:"batch_id,omitempty"`
+	ChainID    string `json:"chain_id,omitempty"`
+	ScheduleID string `json:"schedule_id,omitempty"`
+	WebhookID  string `json:"webhook_id,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Queue      string `json:"queue,omitempty"`
+	JobID      string `json:"job_id,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
 // WebhookEvents are the event names an endpoint may subscribe to: one
 // per event type of the event log. "*" subscribes to all.
 var WebhookEvents = []string{
 	"job.enqueued", "job.started", "job.completed", "job.failed", "job.lease_released",
 	"job.dead", "job.cancelled", "job.pending", "job.retried",
+	"batch.completed", "chain.completed", "schedule.fired", "queue.paused", "queue.push_disabled", "webhook.disabled",
 }
 
 // Limits of webhooks.

@@ -96,7 +96,9 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc te
 		wrote := false
 		for i := range evs {
 			after = evs[i].Seq
-			if sc.Allows(evs[i].Queue) {
+			// The stream carries job events; other things' events are
+			// for webhooks (docs/api/events.md).
+			if evs[i].IsJob() && sc.Allows(evs[i].Queue) {
 				writeEvent(w, s.cfg.ShardID, &evs[i])
 				wrote = true
 			}

@@ -241,7 +241,8 @@ func WebhookView(w *engine.WebhookRecord) *wire.Webhook {
 }
 
 // WebhookWants reports whether w subscribes to events named name
-// ("job.completed") of queue.
+// ("job.completed") of queue; an event of no queue (webhook.disabled)
+// passes the queue patterns.
 func WebhookWants(w *engine.WebhookRecord, name, queue string) bool {
 	typeOK := false
 	for _, e := range w.Events {
@@ -253,7 +254,7 @@ func WebhookWants(w *engine.WebhookRecord, name, queue string) bool {
 	if !typeOK {
 		return false
 	}
-	if len(w.Queues) == 0 {
+	if len(w.Queues) == 0 || queue == "" {
 		return true
 	}
 	for _, p := range w.Queues {

@@ -61,7 +61,7 @@ func (r *runner) run() {
 		}
 		for i := range evs {
 			ev := &evs[i]
-			if service.WebhookWants(r.hook, "job."+ev.Type, ev.Queue) && !r.deliver(ev) {
+			if service.WebhookWants(r.hook, ev.Name(), ev.Queue) && !r.deliver(ev) {
 				return
 			}
 			r.cursor = ev.Seq

@@ -20,14 +20,40 @@ const contentType = "application/cloudevents+json; charset=utf-8"
 // cloudEvent is ev's envelope: its id is the event's as the event stream
 // names it ("<shard id>:<seq>"), stable across retries.
 func (d *Deliverer) cloudEvent(ns string, ev *engine.Event) *wire.CloudEvent {
-	data := wire.WebhookJobData{JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
-	if ev.From != 0 {
-		data.From = ev.From.String()
+	var data any
+	subject := ev.JobID
+	if ev.IsJob() {
+		jd := wire.WebhookJobData{JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
+		if ev.From != 0 {
+			jd.From = ev.From.String()
+		}
+		data = jd
+	} else {
+		data, subject = thingData(ev), ev.Subject
 	}
 	b, _ := json.Marshal(data)
 	return &wire.CloudEvent{SpecVersion: "1.0", ID: d.cfg.ShardID + ":" + strconv.FormatUint(ev.Seq, 10), Source: sourceOf(ns),
-		Type: wire.WebhookTypePrefix + "job." + ev.Type, Time: timeOf(ev.At), Subject: ev.JobID,
+		Type: wire.WebhookTypePrefix + ev.Name(), Time: timeOf(ev.At), Subject: subject,
 		DataContentType: "application/json", Data: b}
+}
+
+// thingData is the data of an event of another thing than a job (see
+// wire.WebhookThingData for what each type carries).
+func thingData(ev *engine.Event) wire.WebhookThingData {
+	d := wire.WebhookThingData{Queue: ev.Queue, JobID: ev.JobID}
+	switch ev.Type {
+	case engine.EvBatchCompleted:
+		d.BatchID, d.Status = ev.Subject, ev.Detail
+	case engine.EvChainCompleted:
+		d.ChainID, d.Status = ev.Subject, ev.Detail
+	case engine.EvScheduleFired:
+		d.ScheduleID, d.Name = ev.Subject, ev.Detail
+	case engine.EvQueuePushDisabled:
+		d.Reason = ev.Detail
+	case engine.EvWebhookDisabled:
+		d.WebhookID, d.Reason = ev.Subject, ev.Detail
+	}
+	return d
 }
 
 func sourceOf(ns string) string { return "/namespaces/" + ns }

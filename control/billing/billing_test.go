@@ -100,7 +100,7 @@ func TestUsageFromRows(t *testing.T) {
 func TestDeliveryMetersPricedAndShown(t *testing.T) {
 	t.Parallel()
 	plan := wire.Plan{Name: "pro", Version: 1, Currency: "USD",
-		Prices: map[string]wire.Price{"push_deliveries": {Unit: 100, Price: 7}, "webhook_deliveries": {Unit: 10, Price: 1}},
+		Prices:   map[string]wire.Price{"push_deliveries": {Unit: 100, Price: 7}, "webhook_deliveries": {Unit: 10, Price: 1}},
 		Included: map[string]int64{"push_deliveries": 50}}
 	require.NoError(t, ValidatePlan(&plan))
 	b := &Book{Tenant: "t_1", Created: hour(1, 0),

@@ -60,7 +60,7 @@ func TestUsageAnswersTheTenantsUsage(t *testing.T) {
 	bucket := raw["tenant"].([]any)[0].(map[string]any)
 	require.ElementsMatch(t, []string{"start", "meters", "incomplete"}, mapKeys(bucket))
 	require.ElementsMatch(t, []string{"jobs_enqueued", "executions", "jobs_completed", "jobs_failed", "jobs_dead",
-		"active_job_seconds", "storage_byte_hours", "api_requests"}, mapKeys(bucket["meters"].(map[string]any)))
+		"active_job_seconds", "storage_byte_hours", "push_deliveries", "webhook_deliveries", "api_requests"}, mapKeys(bucket["meters"].(map[string]any)))
 
 	asked := fu.UsageAsked()
 	require.Len(t, asked, 1)

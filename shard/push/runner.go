@@ -73,40 +73,75 @@ func (r *runner) fetchLoop() {
 			r.sleep(r.d.cfg.Scan)
 			continue
 		}
-		select {
-		case r.slots <- struct{}{}:
-		case <-r.ctx.Done():
+		n := r.takeSlots()
+		if n == 0 {
 			return
 		}
-		j, err := r.d.svc.Fetch(r.ctx, r.k.ns, &wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker,
-			Hostname: "jobbie-push", Timeout: &wait, LeaseDuration: &lease}, nil)
-		if err == nil && j != nil && r.d.pulling(r.k, r.push) {
-			// A worker came while the fetch waited: the job is its.
-			r.giveBack(&call{job: j})
-			j = nil
+		// One lease command for every free slot: one fetch per job made
+		// this loop's Raft round trips, not the handler, the bound on a
+		// queue's deliveries per second.
+		jobs, err := r.d.svc.FetchBatch(r.ctx, r.k.ns, service.Limits{}, &wire.FetchBatchRequest{Max: &n,
+			FetchRequest: wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker, Hostname: "jobbie-push",
+				Timeout: &wait, LeaseDuration: &lease}}, nil)
+		if err == nil && len(jobs) > 0 && r.d.pulling(r.k, r.push) {
+			// A worker came while the fetch waited: the jobs are its.
+			for i := range jobs {
+				r.giveBack(&call{job: &jobs[i]})
+			}
+			jobs = nil
 		}
-		if err != nil || j == nil {
+		for range n - len(jobs) {
 			<-r.slots
+		}
+		if err != nil || len(jobs) == 0 {
 			if err != nil && r.ctx.Err() == nil {
 				r.sleep(r.d.cfg.Scan)
 			}
 			continue
 		}
-		ctx, cancel := context.WithCancelCause(r.ctx)
-		c := &call{job: j, cancel: cancel}
-		r.mu.Lock()
-		r.inflight[j.JobID] = c
-		r.mu.Unlock()
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer func() { <-r.slots }()
-			r.deliver(ctx, c)
-			r.mu.Lock()
-			delete(r.inflight, j.JobID)
-			r.mu.Unlock()
-		}()
+		for i := range jobs {
+			r.start(&jobs[i])
+		}
 	}
+}
+
+// takeSlots waits for one free delivery slot and takes every other one
+// free now; 0 when the runner is closing.
+func (r *runner) takeSlots() int {
+	select {
+	case r.slots <- struct{}{}:
+	case <-r.ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < cap(r.slots) {
+		select {
+		case r.slots <- struct{}{}:
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// start delivers j on a goroutine of its own, holding one slot.
+func (r *runner) start(j *wire.FetchedJob) {
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	c := &call{job: j, cancel: cancel}
+	r.mu.Lock()
+	r.inflight[j.JobID] = c
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer func() { <-r.slots }()
+		r.deliver(ctx, c)
+		r.mu.Lock()
+		delete(r.inflight, j.JobID)
+		r.mu.Unlock()
+		cancel(nil)
+	}()
 }
 
 func (r *runner) paused() bool {

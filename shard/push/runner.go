@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/internal/outbound"
+	"github.com/jobbie/jobbie/internal/whsign"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/tenancy"
@@ -33,7 +34,15 @@ type runner struct {
 	inflight  map[string]*call // job id → its delivery
 	giveBacks map[string]int   // job id → 429/503 answers in a row
 	until     time.Time        // no fetch before this (a Retry-After)
+	keys      whsign.KeySet    // the namespace's signing keys, read at keysAt
+	keysAt    time.Time
 }
+
+// keysFor is how long a runner signs with the keys it read: reading and
+// parsing them for every delivery was a fifth of a busy dispatcher's CPU.
+// A rotation's new key signs from the next read; the old key signs beside
+// it through the overlap, so a handler trusting either sees no gap.
+const keysFor = time.Second
 
 // call is one delivery in flight; cancel aborts its request.
 type call struct {
@@ -205,7 +214,7 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 		r.fail(c, "push: "+err.Error(), "")
 		return
 	}
-	set, err := r.d.svc.SigningKeySet(ctx, r.k.ns)
+	set, err := r.keySet(ctx)
 	if err != nil {
 		r.giveBack(c)
 		return
@@ -248,6 +257,25 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 	default:
 		r.fail(c, err.Error(), "")
 	}
+}
+
+// keySet is the namespace's signing keys, read again once keysFor passed.
+func (r *runner) keySet(ctx context.Context) (whsign.KeySet, error) {
+	now := r.d.cfg.Clock.Now()
+	r.mu.Lock()
+	if r.keys != nil && now.Sub(r.keysAt) < keysFor {
+		defer r.mu.Unlock()
+		return r.keys, nil
+	}
+	r.mu.Unlock()
+	set, err := r.d.svc.SigningKeySet(ctx, r.k.ns)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.keys, r.keysAt = set, now
+	r.mu.Unlock()
+	return set, nil
 }
 
 // settle contexts outlive a stopping runner: a settle in flight finishes.

@@ -27,8 +27,8 @@ import (
 type pushReceiver struct {
 	srv      *httptest.Server
 	certFile string
-	keys     atomic.Value // []string: the namespace's public keys
-	bad      atomic.Int64 // requests that did not verify
+	keys     atomic.Value  // []string: the namespace's public keys
+	bad      atomic.Int64  // requests that did not verify
 	hold     func(n int64) // called with each verified delivery's number before it answers
 
 	mu    sync.Mutex

@@ -36,6 +36,8 @@ type runner struct {
 	until     time.Time        // no fetch before this (a Retry-After)
 	keys      whsign.KeySet    // the namespace's signing keys, read at keysAt
 	keysAt    time.Time
+
+	acks ackBatcher
 }
 
 // keysFor is how long a runner signs with the keys it read: reading and
@@ -286,10 +288,7 @@ func settleCtx() (context.Context, context.CancelFunc) {
 func (r *runner) ack(c *call, body []byte) {
 	a, _ := wire.ReadPushAnswer(true, body)
 	r.store(c, a)
-	ctx, cancel := settleCtx()
-	defer cancel()
-	if _, err := r.d.svc.Ack(ctx, r.k.ns, tenancy.AllQueues(), service.Limits{}, c.job.JobID,
-		&wire.AckRequest{Result: a.Result, WorkerID: r.worker, LeaseToken: c.job.LeaseToken}); err != nil {
+	if err := r.ackJob(wire.AckBatchEntry{JobID: c.job.JobID, Result: a.Result, LeaseToken: c.job.LeaseToken}); err != nil {
 		r.d.cfg.Logger.Warn("push: ack", "namespace", r.k.ns, "queue", r.k.queue, "job", c.job.JobID, "err", err)
 	}
 	r.mu.Lock()

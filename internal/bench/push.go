@@ -60,6 +60,7 @@ func (r *runner) startPush() (*pushSide, error) {
 	go func() { _ = p.srv.ServeTLS(ln, "", "") }()
 	if err := p.setup(); err != nil {
 		_ = p.srv.Close()
+		p.admin.CloseIdleConnections()
 		return nil, err
 	}
 	return p, nil
@@ -157,6 +158,7 @@ func (p *pushSide) drain(enqueued int64) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = p.srv.Shutdown(ctx)
+	p.admin.CloseIdleConnections()
 	if n := p.bad.Load(); n > 0 {
 		p.st.errors["unverified"] += n
 	}

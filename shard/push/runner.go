@@ -125,7 +125,7 @@ func (r *runner) takeSlots() int {
 		return 0
 	}
 	n := 1
-	for n < cap(r.slots) {
+	for n < min(cap(r.slots), wire.MaxFetchBatch) {
 		select {
 		case r.slots <- struct{}{}:
 			n++

@@ -198,6 +198,7 @@ func TestPushFloodSurvivesLeaderKill(t *testing.T) {
 // loopback) is refused through the gateway with a 400 naming push.url,
 // and the queue stays as it was.
 func TestPushInsideTargetsRefusedThroughGateway(t *testing.T) {
+	t.Parallel()
 	_, ct := shared.tenant(t)
 	key := ct.OwnerKey
 	q := shared.gateway + "/api/v1/queues/hooks"
@@ -217,4 +218,44 @@ func TestPushInsideTargetsRefusedThroughGateway(t *testing.T) {
 	require.Equal(t, 200, got.Status, string(got.Raw))
 	require.Equal(t, "before", got.Body["description"], "a refused PUT changes nothing")
 	require.Nil(t, got.Body["push"])
+}
+
+// `jobbie dev --push-allow-private --push-ca-file <receiver's cert>`: a
+// tenant reads its signing keys and declares a push queue through the
+// gateway, and its jobs are delivered to the receiver, verified, and
+// completed with the handler's result.
+func TestPushThroughTheGatewayToATrustedReceiver(t *testing.T) {
+	t.Parallel()
+	rcv := newPushReceiver(t)
+	d, err := launch(filepath.Join(t.TempDir(), "dev"), "--push-allow-private", "--push-ca-file", rcv.certFile)
+	require.NoError(t, err)
+	t.Cleanup(d.stop)
+	_, ct := d.tenant(t)
+	key := ct.OwnerKey
+
+	keys := call(t, "GET", d.gateway+"/api/v1/signing-keys", key, nil)
+	require.Equal(t, 200, keys.Status, string(keys.Raw))
+	var list wire.WebhookKeyList
+	require.NoError(t, json.Unmarshal(keys.Raw, &list))
+	require.NotEmpty(t, list.Keys)
+	rcv.keys.Store([]string{list.Keys[0].Key})
+
+	q := call(t, "PUT", d.gateway+"/api/v1/queues/hooks", key, map[string]any{"push": map[string]any{"url": rcv.srv.URL + "/jobs"}})
+	require.Equal(t, 200, q.Status, string(q.Raw))
+	var ids []string
+	for i := range 20 {
+		e := call(t, "POST", d.gateway+"/api/v1/enqueue", key, map[string]any{"queue": "hooks", "payload": map[string]int{"i": i}})
+		require.Equal(t, 201, e.Status, string(e.Raw))
+		ids = append(ids, e.Body["job_id"].(string))
+	}
+	for _, id := range ids {
+		var j reply
+		eventually(t, 30*time.Second, func() bool {
+			j = call(t, "GET", d.gateway+"/api/v1/jobs/"+id, key, nil)
+			return j.Body["state"] == "completed"
+		}, "job "+id+" is pushed and completed")
+		require.Equal(t, map[string]any{"attempt": 1.0}, j.Body["result"])
+		require.Equal(t, []int{1}, rcv.attempts(id))
+	}
+	require.Zero(t, rcv.bad.Load(), "every request verified")
 }

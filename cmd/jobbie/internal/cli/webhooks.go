@@ -72,10 +72,14 @@ namespace: webhook.read to read, webhook.manage to change.`,
 			}}
 	}
 	get := one("get", "Show an endpoint, and why it is disabled if it is", tenancy.ActWebhookRead,
-		func(ctx context.Context, c *client.Client, id string) (*client.Webhook, error) { return c.GetWebhook(ctx, id) })
+		func(ctx context.Context, c *client.Client, id string) (*client.Webhook, error) {
+			return c.GetWebhook(ctx, id)
+		})
 	rotate := one("rotate-secret", "Give an endpoint a new whsec_ secret, shown once; the older ones sign beside it for 24 hours",
 		tenancy.ActWebhookManage,
-		func(ctx context.Context, c *client.Client, id string) (*client.Webhook, error) { return c.RotateWebhookSecret(ctx, id) })
+		func(ctx context.Context, c *client.Client, id string) (*client.Webhook, error) {
+			return c.RotateWebhookSecret(ctx, id)
+		})
 	del := &cobra.Command{Use: "delete <id>", Short: "Delete an endpoint: nothing more is delivered to it", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := CheckID("webhook", args[0]); err != nil {
@@ -272,7 +276,9 @@ func webhookDeliveriesCmd(api *Conn) []*cobra.Command {
 					}
 				}
 				return runAPI(cmd, api, what+" "+args[0], act,
-					func(ctx context.Context, c *client.Client) ([]client.WebhookDelivery, error) { return call(ctx, c, args) },
+					func(ctx context.Context, c *client.Client) ([]client.WebhookDelivery, error) {
+						return call(ctx, c, args)
+					},
 					printWebhookDeliveries)
 			}}
 	}

@@ -87,7 +87,7 @@ data "jobbie_webhooks" "all" {
 				ExpectError: regexp.MustCompile(`(?s)events\[0\].*value must be one of`),
 			},
 			{
-				Config:      providerBlock(ns) + `
+				Config: providerBlock(ns) + `
 resource "jobbie_webhook" "w" {
   url    = "http://127.0.0.1:8443/x"
   events = ["*"]

@@ -82,7 +82,7 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"url": schema.StringAttribute{
 				MarkdownDescription: "The `https` URL events are POSTed to (port 443 or 1024 and above; its name must resolve " +
 					"to public addresses unless the shard runs with `--push-allow-private`).",
-				Required:   true,
+				Required: true,
 				Validators: []validator.String{stringvalidator.LengthBetween(1, wire.MaxWebhookURLBytes),
 					stringvalidator.RegexMatches(regexp.MustCompile(`^https://`), "must be an https URL")},
 			},

@@ -45,7 +45,9 @@ func (d *webhooksDataSource) Metadata(_ context.Context, req datasource.Metadata
 }
 
 func (d *webhooksDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	s := func(desc string) schema.StringAttribute { return schema.StringAttribute{MarkdownDescription: desc, Computed: true} }
+	s := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: desc, Computed: true}
+	}
 	l := func(desc string) schema.ListAttribute {
 		return schema.ListAttribute{MarkdownDescription: desc, ElementType: types.StringType, Computed: true}
 	}

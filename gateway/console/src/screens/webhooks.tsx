@@ -258,7 +258,7 @@ export function WebhookDetail({ id }: { id: string }) {
       </section>
       <section class="card">
         <div class="toolbar">
-          <h2>Delivery log</h2>
+          <h2 class="webhook-log-h">Delivery log</h2>
           <button type="button" id="webhook-log-refresh" onClick={log.reload}>
             Refresh
           </button>

@@ -20,6 +20,11 @@ type WebhookRequest = wire.WebhookRequest
 // create with Secret and of RotateWebhookSecret.
 type Webhook = wire.Webhook
 
+// WebhookDisabled says why and since when an endpoint's deliveries
+// stopped (it failed for wire.WebhookDisableAfter); UpdateWebhook with
+// Enabled nil or true enables it again.
+type WebhookDisabled = wire.WebhookDisabled
+
 // WebhookDelivery is one attempt in an endpoint's delivery log, or the
 // answer of TestWebhook and RedeliverWebhook.
 type WebhookDelivery = wire.WebhookDelivery

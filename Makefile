@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
-.PHONY: dev build console console-test console-scale browser test unit e2e vet bench bench-cluster bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit e2e vet bench bench-cluster bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image
 
@@ -100,6 +100,11 @@ bench: build
 # two minutes.
 bench-cluster: build
 	./scripts/bench-cluster.sh $(BIN) 15s 3
+
+# Push delivery: jobbie bench --push flat out and paced at 1,000 jobs/s
+# against a fresh jobbie dev (docs/BENCHMARKS.md); about half a minute.
+bench-push: build
+	./scripts/bench-push.sh $(BIN) 10s 1
 
 # The chaos suite at length: a shard leader killed every 10 s for 60 s
 # under load (make test runs three kills), and a namespace moved back and

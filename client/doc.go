@@ -36,7 +36,10 @@
 // A push queue's HTTPS handler runs the same Handler with PushHandler,
 // which verifies each delivery's Standard Webhooks signature
 // (WebhookVerifier, VerifyWebhook) first; docs/api/push.md is the
-// delivery contract (the server's push dispatcher is not built yet).
+// delivery contract. A namespace's lifecycle webhook endpoints are
+// managed with CreateWebhook and its siblings, their delivery log read
+// with WebhookDeliveries (docs/api/webhooks.md); their requests verify
+// the same way.
 //
 // Every non-2xx answer is returned as *Error carrying the server's stable
 // error code; IsNotFound, IsRateLimited and friends test for the common

@@ -124,6 +124,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newRoleResource,
 		newBackupPolicyResource,
 		newShardJoinTokenResource,
+		newWebhookResource,
 	}
 }
 
@@ -135,6 +136,7 @@ func (p *jobbieProvider) DataSources(context.Context) []func() datasource.DataSo
 		newQueuesDataSource,
 		newShardsDataSource,
 		newSigningKeysDataSource,
+		newWebhooksDataSource,
 	}
 }
 

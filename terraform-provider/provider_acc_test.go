@@ -42,7 +42,7 @@ data "jobbie_queues" "all" {}
 `,
 				ExpectError: regexp.MustCompile(`(?s)401 unauthenticated.*Check the provider's api_key`),
 			},
-			{ // two schedules of one name: the second is a 409 naming the import id
+			{ // two schedules of one name in one queue: the second is a 409 naming the import id
 				Config: providerBlock(ns) + `
 resource "jobbie_schedule" "a" {
   name  = "twice"
@@ -56,7 +56,7 @@ resource "jobbie_schedule" "b" {
   depends_on = [jobbie_schedule.a]
 }
 `,
-				ExpectError: regexp.MustCompile(`(?s)Schedule already exists.*already exists.*409 conflict.*terraform import <address>\s+` + ns + `/twice`),
+				ExpectError: regexp.MustCompile(`(?s)Schedule already exists.*already has a schedule named "twice".*409 conflict.*terraform import <address>\s+` + ns + `/q/twice`),
 			},
 		},
 	})

@@ -43,7 +43,7 @@ type roleModel struct {
 // actionsDoc lists the action vocabulary for the schema's descriptions.
 const actionsDoc = "`job.enqueue`, `job.work` (fetch, ack, fail, heartbeat), `job.read`, `job.manage` (retry, cancel, move, " +
 	"delete, bulk), `queue.read` (also workers), `queue.manage`, `schedule.read`, `schedule.manage`, `namespace.read`, " +
-	"`namespace.manage`, `key.read` (keys and roles), `key.manage` (keys and roles), `usage.read`, `backup.read`, `backup.manage`, `webhook.read` (signing keys), `webhook.manage` (rotating them)"
+	"`namespace.manage`, `key.read` (keys and roles), `key.manage` (keys and roles), `usage.read`, `backup.read`, `backup.manage`, `webhook.read` (signing keys, webhook endpoints and their deliveries), `webhook.manage` (rotating signing keys; webhook endpoints, their secrets, tests and redeliveries)"
 
 func (r *roleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_role"

@@ -32,7 +32,7 @@ resource "jobbie_queue" "digest" {
   description   = "The morning digest, one job per run"
   force_destroy = true
   concurrency   = 5
-  throttle    = { rate = 100, period = "1m" }
+  throttle      = { rate = 100, period = "1m" }
   defaults = {
     max_retries    = 5
     retry_backoff  = "exponential"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Transports.
@@ -69,6 +70,20 @@ type Config struct {
 	// ProgressEvery is the interval of progress lines; negative disables
 	// them. Default 1s.
 	ProgressEvery time.Duration
+	// Rate paces the producers: at most this many jobs enqueued per
+	// second in all, evenly spaced (0: as fast as the server accepts).
+	Rate float64
+
+	// Push mode: no workers; the queue is made a push queue to an HTTPS
+	// receiver the run serves on 127.0.0.1 with PushCert and PushKey
+	// (made, self-signed, when neither exists: see receiverCert), and a
+	// job counts as completed by the queue's own counts. PushInFlight is
+	// the queue's max_in_flight (default 32, the dispatcher's bound per
+	// tenant).
+	Push         bool
+	PushCert     string
+	PushKey      string
+	PushInFlight int
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -76,8 +91,14 @@ func (c Config) WithDefaults() Config {
 	if c.Producers == 0 {
 		c.Producers = pick(c.Latency, 1, 4)
 	}
-	if c.Workers == 0 {
+	if c.Workers == 0 && !c.Push {
 		c.Workers = pick(c.Latency, 4, 16)
+	}
+	if c.Push && c.PushInFlight == 0 {
+		c.PushInFlight = 32
+	}
+	if c.Push && c.PushCert == "" {
+		c.PushCert, c.PushKey = "jobbie-bench-receiver.crt", "jobbie-bench-receiver.key"
 	}
 	if c.Batch == 0 {
 		c.Batch = 1
@@ -135,8 +156,17 @@ func (c Config) Validate() error {
 	if err := checkURL(c.target()); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Producers < 1 || c.Workers < 1 || c.Batch < 1 {
+	if c.Producers < 1 || (c.Workers < 1 && !c.Push) || c.Batch < 1 {
 		errs = append(errs, errors.New("producers, workers and batch must be at least 1"))
+	}
+	if c.Push && (c.Latency || c.Workers != 0 || c.FetchBatch != 1 || c.AckBatch != 1) {
+		errs = append(errs, errors.New("push mode has no workers: the server delivers to the run's receiver (no latency mode, workers, fetch or ack batch)"))
+	}
+	if c.Push && (c.PushInFlight < 1 || c.PushInFlight > wire.MaxPushMaxInFlight || c.PushKey == "") {
+		errs = append(errs, fmt.Errorf("push mode needs max in flight between 1 and %d and the receiver's certificate and key files", wire.MaxPushMaxInFlight))
+	}
+	if c.Rate < 0 {
+		errs = append(errs, errors.New("rate must not be negative"))
 	}
 	if c.FetchBatch < 1 || c.FetchBatch > maxWorkerBatch || c.AckBatch < 1 || c.AckBatch > maxWorkerBatch {
 		errs = append(errs, fmt.Errorf("fetch batch and ack batch must be between 1 and %d", maxWorkerBatch))

@@ -19,6 +19,11 @@ func (r *runner) producer(st *loopStats) {
 	}
 	var ids []string
 	for r.stopCtx.Err() == nil && r.claim(k) && r.gate.acquire(k) {
+		if !r.pace.wait(r.stopCtx, k) {
+			r.gate.release(k)
+			r.refund(k)
+			return
+		}
 		start := r.now()
 		rep, err := c.post(r.base, path, "", r.body, callTimeout)
 		end := r.now()

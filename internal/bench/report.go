@@ -23,12 +23,16 @@ type Report struct {
 	FetchBatch  int // most jobs per fetch call
 	AckBatch    int // most jobs per ack call
 	PayloadSize int
+	Rate        float64 // the producers' pace, jobs/s (0: flat out)
 	Elapsed     time.Duration
+	// Push mode: the queue's max_in_flight, and the receiver's URL.
+	PushInFlight int
+	PushURL      string
 
 	Enqueued     int64 // jobs the server accepted
 	EnqueueCalls int64
-	Delivered    int64 // jobs fetched
-	Acked        int64 // jobs completed
+	Delivered    int64 // jobs fetched (push mode: deliveries the receiver verified)
+	Acked        int64 // jobs completed (push mode: by the queue's counts)
 	EmptyFetches int64 // long-polls that timed out with no job
 	Unmatched    int64 // deliveries of jobs this run did not enqueue
 
@@ -36,8 +40,8 @@ type Report struct {
 	JobRate     float64 // jobs completed (enqueue, fetch, ack) per second
 
 	EnqueueLatency  Latency // one enqueue call
-	DeliveryLatency Latency // enqueue call returned → fetch returned the job
-	PickupLatency   Latency // enqueue call started → fetch returned the job
+	DeliveryLatency Latency // enqueue call returned → fetch returned the job (push: the handler got it)
+	PickupLatency   Latency // enqueue call started → fetch returned the job (push: the handler got it)
 	AckLatency      Latency // one ack call
 
 	Errors map[string]int64 // failed calls by error code
@@ -62,6 +66,10 @@ func (r *runner) report() *Report {
 	if cfg.Latency {
 		mode = "latency"
 	}
+	var pushURL string
+	if r.push != nil {
+		mode, pushURL = "push", r.push.url
+	}
 	rate := func(n int64) float64 {
 		if r.end.elapsed <= 0 {
 			return 0
@@ -71,7 +79,8 @@ func (r *runner) report() *Report {
 	return &Report{
 		Mode: mode, Target: cfg.target(), Direct: cfg.DirectURL != "", Transport: cfg.Transport,
 		Producers: cfg.Producers, Workers: cfg.Workers, Batch: cfg.Batch,
-		FetchBatch: cfg.FetchBatch, AckBatch: cfg.AckBatch, PayloadSize: cfg.PayloadSize,
+		FetchBatch: cfg.FetchBatch, AckBatch: cfg.AckBatch, PayloadSize: cfg.PayloadSize, Rate: cfg.Rate,
+		PushInFlight: pushInFlight(cfg), PushURL: pushURL,
 		Elapsed:  r.end.elapsed,
 		Enqueued: r.counter.enqueued.Load(), EnqueueCalls: r.counter.calls.Load(),
 		Delivered: r.counter.delivered.Load(), Acked: r.counter.acked.Load(),
@@ -93,17 +102,28 @@ func (rep *Report) WriteText(w io.Writer) {
 		via = "shard (direct)"
 	}
 	fmt.Fprintf(w, "\njobbie bench: %s via %s %s (%s)\n", rep.Mode, via, rep.Target, rep.Transport)
-	fmt.Fprintf(w, "  %d producers (batch %d), %d workers (fetch batch %d, ack batch %d), %d-byte payloads, %.1fs\n",
-		rep.Producers, rep.Batch, rep.Workers, rep.FetchBatch, rep.AckBatch, rep.PayloadSize, rep.Elapsed.Seconds())
+	pace := "flat out"
+	if rep.Rate > 0 {
+		pace = fmt.Sprintf("paced at %.0f jobs/s", rep.Rate)
+	}
+	fetched, pickedUp := "enqueue→fetch", "fetched"
+	if rep.Mode == "push" {
+		fetched, pickedUp = "enqueue→handler", "delivered"
+		fmt.Fprintf(w, "  %d producers (batch %d, %s), pushed to %s (max_in_flight %d), %d-byte payloads, %.1fs\n",
+			rep.Producers, rep.Batch, pace, rep.PushURL, rep.PushInFlight, rep.PayloadSize, rep.Elapsed.Seconds())
+	} else {
+		fmt.Fprintf(w, "  %d producers (batch %d, %s), %d workers (fetch batch %d, ack batch %d), %d-byte payloads, %.1fs\n",
+			rep.Producers, rep.Batch, pace, rep.Workers, rep.FetchBatch, rep.AckBatch, rep.PayloadSize, rep.Elapsed.Seconds())
+	}
 	fmt.Fprintf(w, "  enqueued   %10d jobs  %10.1f/s  (%d calls)\n", rep.Enqueued, rep.EnqueueRate, rep.EnqueueCalls)
-	fmt.Fprintf(w, "  completed  %10d jobs  %10.1f/s  (fetched %d, empty fetches %d, not ours %d)\n",
-		rep.Acked, rep.JobRate, rep.Delivered, rep.EmptyFetches, rep.Unmatched)
+	fmt.Fprintf(w, "  completed  %10d jobs  %10.1f/s  (%s %d, empty fetches %d, not ours %d)\n",
+		rep.Acked, rep.JobRate, pickedUp, rep.Delivered, rep.EmptyFetches, rep.Unmatched)
 	fmt.Fprintf(w, "  %-15s %9s %9s %9s %9s %9s %9s\n", "latency", "p50", "p90", "p99", "max", "mean", "count")
 	for _, l := range []struct {
 		name string
 		l    Latency
 	}{
-		{"enqueue call", rep.EnqueueLatency}, {"enqueue→fetch", rep.DeliveryLatency},
+		{"enqueue call", rep.EnqueueLatency}, {fetched, rep.DeliveryLatency},
 		{"pickup", rep.PickupLatency}, {"ack call", rep.AckLatency},
 	} {
 		fmt.Fprintf(w, "  %-15s %9s %9s %9s %9s %9s %9d\n", l.name,
@@ -138,7 +158,8 @@ func (rep *Report) MarshalJSON() ([]byte, error) {
 		"mode": rep.Mode, "target": rep.Target, "direct": rep.Direct, "transport": rep.Transport,
 		"producers": rep.Producers, "workers": rep.Workers, "batch": rep.Batch,
 		"fetch_batch": rep.FetchBatch, "ack_batch": rep.AckBatch,
-		"payload_size": rep.PayloadSize, "elapsed_seconds": rep.Elapsed.Seconds(),
+		"payload_size": rep.PayloadSize, "elapsed_seconds": rep.Elapsed.Seconds(), "rate": rep.Rate,
+		"push_in_flight": rep.PushInFlight, "push_url": rep.PushURL,
 		"enqueued": rep.Enqueued, "enqueue_calls": rep.EnqueueCalls, "delivered": rep.Delivered,
 		"acked": rep.Acked, "empty_fetches": rep.EmptyFetches, "unmatched": rep.Unmatched,
 		"enqueue_per_second": rep.EnqueueRate, "jobs_per_second": rep.JobRate,
@@ -155,4 +176,11 @@ func (l Latency) MarshalJSON() ([]byte, error) {
 		"count": l.Count, "p50_ms": f(l.P50), "p90_ms": f(l.P90), "p99_ms": f(l.P99),
 		"max_ms": f(l.Max), "mean_ms": f(l.Mean),
 	})
+}
+
+func pushInFlight(cfg Config) int {
+	if !cfg.Push {
+		return 0
+	}
+	return cfg.PushInFlight
 }

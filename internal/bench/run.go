@@ -28,6 +28,13 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 	}
 	r := newRunner(ctx, cfg, w)
 	defer r.tr.close()
+	if cfg.Push {
+		p, err := r.startPush()
+		if err != nil {
+			return nil, err
+		}
+		r.push = p
+	}
 	rep := r.run()
 	rep.WriteText(w)
 	if rep.Acked == 0 {
@@ -51,6 +58,8 @@ type runner struct {
 
 	track   *tracker
 	gate    *gate
+	pace    *pacer
+	push    *pushSide // push mode
 	body    []byte
 	acks    chan string // latency mode: ids of acked jobs
 	toGo    atomic.Int64
@@ -84,7 +93,7 @@ func newRunner(ctx context.Context, cfg Config, w io.Writer) *runner {
 		cfg: cfg, out: w, tr: cfg.newTransport(), base: context.WithoutCancel(ctx),
 		track: newTracker(), gate: newGate(cfg.MaxOutstanding),
 		body: enqueueBody(cfg.Queue, cfg.PayloadSize, cfg.Batch),
-		acks: make(chan string, 1024),
+		acks: make(chan string, 1024), pace: newPacer(cfg.Rate),
 	}
 	if cfg.Duration > 0 {
 		r.stopCtx, r.stop = context.WithTimeout(ctx, cfg.Duration)
@@ -138,6 +147,13 @@ func (r *runner) run() *Report {
 	r.finish()
 	r.gate.close()
 	wg.Wait()
+	if r.push != nil {
+		// Counts include what completes after the window, as a pull
+		// run's acks that finish after it do.
+		if n := r.push.drain(r.counter.enqueued.Load()); n >= 0 {
+			r.counter.acked.Store(n)
+		}
+	}
 	return r.report()
 }
 
@@ -146,6 +162,13 @@ func (r *runner) finish() {
 	r.endOnce.Do(func() {
 		r.end = snapshot{elapsed: r.now(), enqueued: r.counter.enqueued.Load(), acked: r.counter.acked.Load()}
 		r.stop()
+		if r.push != nil {
+			// A pushed job is completed when the dispatcher's ack lands,
+			// after the receiver answered: the queue's counts say so.
+			if n, err := r.push.completed(); err == nil {
+				r.end.acked = n
+			}
+		}
 	})
 }
 
@@ -196,9 +219,18 @@ func (r *runner) progress() {
 		now := r.now()
 		enq, ack := r.counter.enqueued.Load(), r.counter.acked.Load()
 		secs := (now - last).Seconds()
-		fmt.Fprintf(r.out, "%6.1fs  enqueued %9d (%8.0f/s)  completed %9d (%8.0f/s)  outstanding %6d  errors %d\n",
-			now.Seconds(), enq, float64(enq-lastEnq)/secs, ack, float64(ack-lastAck)/secs,
+		fmt.Fprintf(r.out, "%6.1fs  enqueued %9d (%8.0f/s)  %s %9d (%8.0f/s)  outstanding %6d  errors %d\n",
+			now.Seconds(), enq, float64(enq-lastEnq)/secs, r.doneWord(), ack, float64(ack-lastAck)/secs,
 			max(enq-r.counter.delivered.Load(), 0), r.counter.errors.Load())
 		lastEnq, lastAck, last = enq, ack, now
 	}
+}
+
+// doneWord names what the progress lines count as done: acked jobs, or
+// in push mode the deliveries the receiver answered.
+func (r *runner) doneWord() string {
+	if r.push != nil {
+		return "   pushed"
+	}
+	return "completed"
 }

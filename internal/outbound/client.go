@@ -31,7 +31,9 @@ type Config struct {
 	// requests to finish, as long as its context allows.
 	FailFast bool
 	// PoolSize is the most idle keep-alive connections kept per target
-	// (scheme, host and port). Default 16.
+	// (scheme, host and port). Default PerTenant: a smaller pool makes a
+	// tenant busy at its bound on one target close connections after use
+	// and handshake again for the next calls.
 	PoolSize int
 	// Timeout bounds a request without Request.Timeout, from dial to the
 	// last byte of the answer. Default 30 s.
@@ -62,7 +64,7 @@ func (c Config) WithDefaults() Config {
 		c.MaxBody = 64 << 10
 	}
 	def(&c.PerTenant, 32)
-	def(&c.PoolSize, 16)
+	def(&c.PoolSize, c.PerTenant)
 	defDur(&c.Timeout, 30*time.Second)
 	defDur(&c.DialTimeout, 10*time.Second)
 	defDur(&c.IdleTimeout, 90*time.Second)

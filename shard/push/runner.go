@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/internal/outbound"
+	"github.com/jobbie/jobbie/internal/whsign"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/tenancy"
@@ -33,7 +34,17 @@ type runner struct {
 	inflight  map[string]*call // job id → its delivery
 	giveBacks map[string]int   // job id → 429/503 answers in a row
 	until     time.Time        // no fetch before this (a Retry-After)
+	keys      whsign.KeySet    // the namespace's signing keys, read at keysAt
+	keysAt    time.Time
+
+	acks ackBatcher
 }
+
+// keysFor is how long a runner signs with the keys it read: reading and
+// parsing them for every delivery was a fifth of a busy dispatcher's CPU.
+// A rotation's new key signs from the next read; the old key signs beside
+// it through the overlap, so a handler trusting either sees no gap.
+const keysFor = time.Second
 
 // call is one delivery in flight; cancel aborts its request.
 type call struct {
@@ -73,41 +84,76 @@ func (r *runner) fetchLoop() {
 			r.sleep(r.d.cfg.Scan)
 			continue
 		}
-		select {
-		case r.slots <- struct{}{}:
-		case <-r.ctx.Done():
+		n := r.takeSlots()
+		if n == 0 {
 			return
 		}
-		j, err := r.d.svc.Fetch(r.ctx, r.k.ns, &wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker,
-			Hostname: "jobbie-push", Timeout: &wait, LeaseDuration: &lease}, nil)
-		if err == nil && j != nil && (r.d.pulling(r.k, r.push) || r.paused()) {
-			// A worker came while the fetch waited (the job is its), or
+		// One lease command for every free slot: one fetch per job made
+		// this loop's Raft round trips, not the handler, the bound on a
+		// queue's deliveries per second.
+		jobs, err := r.d.svc.FetchBatch(r.ctx, r.k.ns, service.Limits{}, &wire.FetchBatchRequest{Max: &n,
+			FetchRequest: wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker, Hostname: "jobbie-push",
+				Timeout: &wait, LeaseDuration: &lease}}, nil)
+		if err == nil && len(jobs) > 0 && (r.d.pulling(r.k, r.push) || r.paused()) {
+			// A worker came while the fetch waited (the jobs are its), or
 			// the handler said wait, or gone, meanwhile.
-			r.giveBack(&call{job: j})
-			j = nil
+			for i := range jobs {
+				r.giveBack(&call{job: &jobs[i]})
+			}
+			jobs = nil
 		}
-		if err != nil || j == nil {
+		for range n - len(jobs) {
 			<-r.slots
+		}
+		if err != nil || len(jobs) == 0 {
 			if err != nil && r.ctx.Err() == nil {
 				r.sleep(r.d.cfg.Scan)
 			}
 			continue
 		}
-		ctx, cancel := context.WithCancelCause(r.ctx)
-		c := &call{job: j, cancel: cancel}
-		r.mu.Lock()
-		r.inflight[j.JobID] = c
-		r.mu.Unlock()
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer func() { <-r.slots }()
-			r.deliver(ctx, c)
-			r.mu.Lock()
-			delete(r.inflight, j.JobID)
-			r.mu.Unlock()
-		}()
+		for i := range jobs {
+			r.start(&jobs[i])
+		}
 	}
+}
+
+// takeSlots waits for one free delivery slot and takes every other one
+// free now; 0 when the runner is closing.
+func (r *runner) takeSlots() int {
+	select {
+	case r.slots <- struct{}{}:
+	case <-r.ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < min(cap(r.slots), wire.MaxFetchBatch) {
+		select {
+		case r.slots <- struct{}{}:
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// start delivers j on a goroutine of its own, holding one slot.
+func (r *runner) start(j *wire.FetchedJob) {
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	c := &call{job: j, cancel: cancel}
+	r.mu.Lock()
+	r.inflight[j.JobID] = c
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer func() { <-r.slots }()
+		r.deliver(ctx, c)
+		r.mu.Lock()
+		delete(r.inflight, j.JobID)
+		r.mu.Unlock()
+		cancel(nil)
+	}()
 }
 
 func (r *runner) paused() bool {
@@ -171,7 +217,7 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 		r.fail(c, "push: "+err.Error(), "")
 		return
 	}
-	set, err := r.d.svc.SigningKeySet(ctx, r.k.ns)
+	set, err := r.keySet(ctx)
 	if err != nil {
 		r.giveBack(c)
 		return
@@ -216,6 +262,25 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 	}
 }
 
+// keySet is the namespace's signing keys, read again once keysFor passed.
+func (r *runner) keySet(ctx context.Context) (whsign.KeySet, error) {
+	now := r.d.cfg.Clock.Now()
+	r.mu.Lock()
+	if r.keys != nil && now.Sub(r.keysAt) < keysFor {
+		defer r.mu.Unlock()
+		return r.keys, nil
+	}
+	r.mu.Unlock()
+	set, err := r.d.svc.SigningKeySet(ctx, r.k.ns)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.keys, r.keysAt = set, now
+	r.mu.Unlock()
+	return set, nil
+}
+
 // settle contexts outlive a stopping runner: a settle in flight finishes.
 func settleCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
@@ -224,10 +289,7 @@ func settleCtx() (context.Context, context.CancelFunc) {
 func (r *runner) ack(c *call, body []byte) {
 	a, _ := wire.ReadPushAnswer(true, body)
 	r.store(c, a)
-	ctx, cancel := settleCtx()
-	defer cancel()
-	if _, err := r.d.svc.Ack(ctx, r.k.ns, tenancy.AllQueues(), service.Limits{}, c.job.JobID,
-		&wire.AckRequest{Result: a.Result, WorkerID: r.worker, LeaseToken: c.job.LeaseToken}); err != nil {
+	if err := r.ackJob(wire.AckBatchEntry{JobID: c.job.JobID, Result: a.Result, LeaseToken: c.job.LeaseToken}); err != nil {
 		r.d.cfg.Logger.Warn("push: ack", "namespace", r.k.ns, "queue", r.k.queue, "job", c.job.JobID, "err", err)
 	}
 	r.mu.Lock()

@@ -128,6 +128,7 @@ const nav: { href: string; label: string; act?: string }[] = [
   { href: "/batches", label: "Batches", act: "job.read" },
   { href: "/workers", label: "Workers", act: "queue.read" },
   { href: "/events", label: "Live events", act: "job.read" },
+  { href: "/webhooks", label: "Webhooks", act: "webhook.read" },
   { href: "/namespaces", label: "Namespaces", act: "namespace.read" },
   { href: "/backups", label: "Backups", act: "backup.read" },
   { href: "/shards", label: "Shards", act: "namespace.read" },

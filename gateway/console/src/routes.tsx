@@ -17,6 +17,7 @@ import { Usage } from "./screens/usage";
 import { Invoices, InvoiceDetail } from "./screens/invoices";
 import { Backups } from "./screens/backups";
 import { Shards } from "./screens/shards";
+import { Webhooks, WebhookDetail } from "./screens/webhooks";
 
 export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
   { path: "/", render: () => <Dashboard /> },
@@ -30,6 +31,8 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/batches/:id", render: (p) => <BatchDetail id={p.id} /> },
   { path: "/workers", render: () => <Workers /> },
   { path: "/events", render: () => <Events /> },
+  { path: "/webhooks", render: () => <Webhooks /> },
+  { path: "/webhooks/:id", render: (p) => <WebhookDetail id={p.id} /> },
   { path: "/namespaces", render: () => <Namespaces /> },
   { path: "/backups", render: () => <Backups /> },
   { path: "/shards", render: () => <Shards /> },

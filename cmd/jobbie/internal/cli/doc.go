@@ -3,7 +3,7 @@
 // Go client (package client) and the wire shapes; it imports nothing of
 // the servers. One file per noun: jobs, queues, workers, schedules,
 // search, bulk, keys, namespaces, shards, status, backups, usage, plan,
-// invoices and webhook signing keys through a gateway with an API key; plans, tenants and live
+// invoices, webhook signing keys and webhooks through a gateway with an API key; plans, tenants and live
 // moves on the control plane with the operator key.
 //
 // Every command takes the same flags to reach its API (flags.go): --url,

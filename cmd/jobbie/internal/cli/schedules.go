@@ -76,7 +76,9 @@ subcommands take a schedule's id (sch_…) or its name:
 				return err
 			}
 			return runAPI(cmd, api, "schedule "+args[0], tenancy.ActScheduleManage,
-				func(ctx context.Context, c *client.Client) (*client.EnqueueResult, error) { return c.RunSchedule(ctx, args[0]) },
+				func(ctx context.Context, c *client.Client) (*client.EnqueueResult, error) {
+					return c.RunSchedule(ctx, args[0])
+				},
 				func(w io.Writer, r *client.EnqueueResult) error {
 					_, err := fmt.Fprintf(w, "schedule %s ran: job %s (%s)\n", args[0], r.JobID, r.Status)
 					return err

@@ -40,6 +40,20 @@ measure pickup latency.
 Through a gateway (API key), e.g. against ` + "`jobbie dev`" + `:
   jobbie bench --url http://127.0.0.1:8080 --key-file jobbie-data/owner.key --duration 30s
 
+--rate N paces the producers at N jobs/s in all (default: flat out).
+
+--push measures push delivery instead of workers: the bench serves an HTTPS
+receiver on 127.0.0.1 (keep-alive, verifying every signature with the
+namespace's signing keys), makes --queue a push queue to it (max_in_flight
+--push-in-flight), enqueues, and reports completed jobs/s (by the queue's
+counts) and enqueue→handler latency; at the end push is taken off the
+queue. The receiver's certificate is --push-cert and --push-key; the first
+run writes a new self-signed pair there and stops, so the server can be
+started trusting it:
+  jobbie bench --push                 # writes jobbie-bench-receiver.crt and .key
+  jobbie dev --push-allow-private --push-ca-file jobbie-bench-receiver.crt
+  jobbie bench --push --url http://127.0.0.1:8080 --key-file jobbie-data/owner.key --rate 1000
+
 Straight to a shard, bypassing the gateway, with an operator certificate:
   jobbie bench --direct https://127.0.0.1:8082 --tls-cert jobbie-data/pki/operator.crt \
     --tls-key jobbie-data/pki/operator.key --tls-ca jobbie-data/pki/ca.crt \
@@ -74,6 +88,11 @@ Straight to a shard, bypassing the gateway, with an operator certificate:
 	f.DurationVar(&cfg.FetchTimeout, "fetch-timeout", 0, "long-poll wait of one fetch (default 1s)")
 	f.Int64Var(&cfg.MaxOutstanding, "max-outstanding", 10_000, "most jobs enqueued but not yet fetched")
 	f.BoolVar(&cfg.Latency, "latency", false, "latency mode: one job at a time to idle workers")
+	f.Float64Var(&cfg.Rate, "rate", 0, "enqueue at most this many jobs/s in all, evenly spaced (0: flat out)")
+	f.BoolVar(&cfg.Push, "push", false, "push mode: the server delivers the jobs to an HTTPS receiver the bench serves (no workers)")
+	f.StringVar(&cfg.PushCert, "push-cert", "jobbie-bench-receiver.crt", "push mode: the receiver's certificate (written with its key, self-signed, when neither exists)")
+	f.StringVar(&cfg.PushKey, "push-key", "jobbie-bench-receiver.key", "push mode: the receiver's key")
+	f.IntVar(&cfg.PushInFlight, "push-in-flight", 32, "push mode: the queue's max_in_flight")
 	f.StringVar(&cfg.Transport, "transport", bench.TransportFast, "HTTP client of the load generator: fasthttp or nethttp")
 	f.StringVarP(&outFmt, "output", "o", "text", "report format: text or json (progress then goes to stderr)")
 	return cmd

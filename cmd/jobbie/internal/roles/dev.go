@@ -34,7 +34,7 @@ type devOptions struct {
 	certLife    time.Duration // --selfhosted-cert-validity
 	bulkSyncMax int
 	unfair      bool
-	pushPrivate bool
+	push        pushFlags
 	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
 	replicas    int // nodes per shard cluster
 	backups     backupStoreFlags
@@ -77,7 +77,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.controlAddr, "control-addr", "127.0.0.1:8081", "control plane listen address")
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
-	f.BoolVar(&o.pushPrivate, "push-allow-private", false, "let push queues and webhooks deliver to loopback, private and link-local addresses (tests and local development only: it lets tenants reach this network)")
+	o.push.flags(f)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
@@ -159,12 +159,16 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	// of the process's listeners cannot accept.
 	listeners := listen.NewGroup()
 
+	pushCAs, err := o.push.rootCAs()
+	if err != nil {
+		return err
+	}
 	sock := shardSocket(o.dataDir)
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, Listeners: listeners,
-		PushAllowPrivate: o.pushPrivate,
+		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs,
 	})
 	if err != nil {
 		return err

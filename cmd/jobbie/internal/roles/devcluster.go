@@ -299,6 +299,7 @@ func (c *devCluster) plan() error {
 		p.args = []string{"shard", "--node-id", p.NodeID, "--shard-id", p.ShardID, "--data-dir", p.DataDir,
 			"--http", p.HTTP, "--raft", p.Raft, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ","),
 			"--control", strings.Join(ctlURLs, ",")}
+		p.args = append(p.args, c.o.push.args()...)
 		if f := first[p.ShardID]; f == nil {
 			first[p.ShardID] = p
 			p.args = append(p.args, "--bootstrap")

@@ -34,7 +34,7 @@ type shardOptions struct {
 	snapshotThreshold, trailingLogs uint64
 	bulkSyncMax                     int
 	unfair                          bool
-	pushPrivate                     bool
+	push                            pushFlags
 	gossip                          roleGossip
 	tls                             roleTLS
 	// A self-hosted shard's node: joins with a tenant's token, then runs
@@ -118,7 +118,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
-	f.BoolVar(&o.pushPrivate, "push-allow-private", false, "let push queues and webhooks deliver to loopback, private and link-local addresses (tests and local development only: it lets tenants reach this network)")
+	o.push.flags(f)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
@@ -275,6 +275,10 @@ func (n shardNode) stop() {
 
 // start joins the gossip pool and starts the node on its Raft state.
 func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock string) (shardNode, error) {
+	pushCAs, err := o.push.rootCAs()
+	if err != nil {
+		return shardNode{}, err
+	}
 	if o.pprofAddr != "" {
 		if err := servePprof(o.pprofAddr); err != nil {
 			return shardNode{}, err
@@ -302,7 +306,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, SocketPath: sock,
-		PushAllowPrivate: o.pushPrivate,
+		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs,
 	})
 	if err != nil {
 		leavePool(pool)

@@ -60,7 +60,7 @@ var (
 
 func (d *Dispatcher) startRunner(k qkey, p *engine.PushConfig) *runner {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &runner{d: d, k: k, push: p, worker: "push:" + k.queue, ctx: ctx, cancel: cancel,
+	r := &runner{d: d, k: k, push: p, worker: engine.PushWorker(k.queue), ctx: ctx, cancel: cancel,
 		slots: make(chan struct{}, p.MaxInFlight), inflight: map[string]*call{}, giveBacks: map[string]int{}}
 	r.wg.Add(2)
 	go r.fetchLoop()

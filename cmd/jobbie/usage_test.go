@@ -166,11 +166,11 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		require.NoError(t, err)
 		rows := clitest.TableRows(out)
 		require.Equal(t, []string{"NAMESPACE", "PERIOD", "ENQUEUED", "EXECUTIONS", "COMPLETED", "FAILED", "DEAD", "ACTIVE", "SECONDS",
-			"STORAGE", "BYTE-HOURS", "API", "REQUESTS", "INCOMPLETE"}, rows["NAMESPACE PERIOD"], out)
+			"STORAGE", "BYTE-HOURS", "API", "REQUESTS", "PUSH", "DELIVERIES", "WEBHOOK", "DELIVERIES", "INCOMPLETE"}, rows["NAMESPACE PERIOD"], out)
 		total := rows[ct.Namespace+" total"]
 		require.NotNil(t, total, out)
 		require.Equal(t, []string{"1", "1", "1", "0", "0"}, total[2:7], out)
-		require.Equal(t, []string{"-", "-"}, total[9:], "a namespace has no api requests of its own, and a total is not a period")
+		require.Equal(t, []string{"-", "0", "0", "-"}, total[9:], "a namespace has no api requests of its own, no deliveries here, and a total is not a period")
 		tenant := rows["(tenant) total"]
 		require.NotNil(t, tenant, out)
 		require.Equal(t, []string{"1", "1", "1"}, tenant[2:5], out)

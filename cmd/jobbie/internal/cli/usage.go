@@ -81,15 +81,15 @@ incomplete.`,
 }
 
 // usageColumns are the meters as the table shows them, in the API's order.
-const usageColumns = "ENQUEUED\tEXECUTIONS\tCOMPLETED\tFAILED\tDEAD\tACTIVE SECONDS\tSTORAGE BYTE-HOURS\tAPI REQUESTS"
+const usageColumns = "ENQUEUED\tEXECUTIONS\tCOMPLETED\tFAILED\tDEAD\tACTIVE SECONDS\tSTORAGE BYTE-HOURS\tAPI REQUESTS\tPUSH DELIVERIES\tWEBHOOK DELIVERIES"
 
 func meterCells(m client.UsageMeters, apiRequests bool) string {
 	api := "-" // counted per tenant: a namespace has none
 	if apiRequests {
 		api = strconv.FormatInt(m.APIRequests, 10)
 	}
-	return fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s", m.JobsEnqueued, m.Executions, m.JobsCompleted, m.JobsFailed, m.JobsDead,
-		milli(m.ActiveJobSeconds), milli(m.StorageByteHours), api)
+	return fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d", m.JobsEnqueued, m.Executions, m.JobsCompleted, m.JobsFailed, m.JobsDead,
+		milli(m.ActiveJobSeconds), milli(m.StorageByteHours), api, m.PushDeliveries, m.WebhookDeliveries)
 }
 
 // milli shows a derived meter to three decimals, and a small one that

@@ -11,6 +11,8 @@ export interface UsageMeters {
   active_job_seconds: number;
   storage_byte_hours: number;
   api_requests: number;
+  push_deliveries: number;
+  webhook_deliveries: number;
 }
 export type MeterName = keyof UsageMeters;
 export interface UsageBucket {
@@ -42,6 +44,8 @@ export const METERS: { name: MeterName; label: string }[] = [
   { name: "active_job_seconds", label: "Active job seconds" },
   { name: "storage_byte_hours", label: "Storage byte-hours" },
   { name: "api_requests", label: "API requests" },
+  { name: "push_deliveries", label: "Push deliveries" },
+  { name: "webhook_deliveries", label: "Webhook deliveries" },
 ];
 
 export const meterLabel = (m: string): string => METERS.find((x) => x.name === m)?.label ?? m;

@@ -54,6 +54,12 @@ export const WEBHOOK_EVENTS: readonly { name: string; label: string }[] = [
   { name: "job.cancelled", label: "cancelled" },
   { name: "job.pending", label: "came due (scheduled or retrying)" },
   { name: "job.retried", label: "retried by hand" },
+  { name: "batch.completed", label: "a batch completed" },
+  { name: "chain.completed", label: "a chain ended" },
+  { name: "schedule.fired", label: "a schedule fired" },
+  { name: "queue.paused", label: "a queue paused" },
+  { name: "queue.push_disabled", label: "push turned off by a 410" },
+  { name: "webhook.disabled", label: "an endpoint disabled after failing" },
 ];
 
 /** WebhookForm is the endpoint form as typed: every event ("*") or the ones ticked, and queue patterns one a line. */

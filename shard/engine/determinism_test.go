@@ -332,6 +332,14 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		}
 		return NamespaceConfigure.Command(c)
 	}),
+	scriptCmd(func(s *script) []byte {
+		c := &NamespaceConfigCmd{NS: testNS, KeepRetention: s.rng.Intn(2) == 0, KeepEgress: s.rng.Intn(3) == 0}
+		if s.rng.Intn(2) == 0 {
+			c.Config.EgressAllow = []string{"hooks.example.com", "*.example.net"}[:1+s.rng.Intn(2)]
+		}
+		c.Config.Retention = int64(s.rng.Intn(2)) * int64(time.Minute)
+		return NamespaceConfigureEgress.Command(c)
+	}),
 	scriptCmd(func(s *script) []byte { return UsageSweep.Command(&UsageSweepCmd{}) }),
 	// The event log starts part way through; trims cut it at a recent
 	// entry (the script's entries are the log's indexes from 1).
@@ -561,7 +569,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 80, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 81, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -17,27 +17,49 @@ type NamespaceConfig struct {
 	// Retention of the namespace's completed and cancelled jobs whose
 	// queue sets none (ns); 0 is the node's (Options.Retention).
 	Retention int64 `codec:"rt,omitempty"`
+	// EgressAllow is the hosts the namespace's push queues and webhooks
+	// may call (names and "*.domain" patterns, outbound.CheckAllowList);
+	// empty is any public host.
+	EgressAllow []string `codec:"ea,omitempty"`
 }
 
-// NamespaceConfigCmd replaces a namespace's settings as a whole; zero
-// settings delete the record.
+func (c NamespaceConfig) isZero() bool { return c.Retention == 0 && len(c.EgressAllow) == 0 }
+
+// NamespaceConfigCmd replaces a namespace's settings as a whole, or keeps
+// the ones its Keep flags name (so a change of one setting cannot undo a
+// concurrent change of the other); zero settings delete the record.
 type NamespaceConfigCmd struct {
 	NS     string          `codec:"ns"`
 	Config NamespaceConfig `codec:"c"`
+	// KeepRetention and KeepEgress keep the setting as it is, whatever
+	// Config says of it (NamespaceConfigureEgress only).
+	KeepRetention bool `codec:"kr,omitempty"`
+	KeepEgress    bool `codec:"ke,omitempty"`
 }
 
 func (e *Engine) applyNamespaceConfigure(tx *replica.Tx, c *NamespaceConfigCmd) (replica.None, error) {
 	if c.Config.Retention < 0 {
 		return replica.None{}, apierr.Field("retention", "retention must not be negative")
 	}
+	cfg := c.Config
+	if c.KeepRetention || c.KeepEgress {
+		old := e.namespaceConfig(tx, c.NS)
+		if c.KeepRetention {
+			cfg.Retention = old.Retention
+		}
+		if c.KeepEgress {
+			cfg.EgressAllow = old.EgressAllow
+		}
+	}
 	k := keys.NamespaceConfig(c.NS)
-	if c.Config == (NamespaceConfig{}) {
+	if cfg.isZero() {
 		must(tx.Delete(k, nil))
+		cfg = NamespaceConfig{}
 	} else {
 		registerNamespace(tx, c.NS)
-		must(tx.Set(k, replica.Encode(&c.Config), nil))
+		must(tx.Set(k, replica.Encode(&cfg), nil))
 	}
-	e.nsConfigs[c.NS] = c.Config
+	e.nsConfigs[c.NS] = cfg
 	return replica.None{}, nil
 }
 

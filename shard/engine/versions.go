@@ -74,6 +74,13 @@ var (
 // than jobs (eventlog_things.go), switching it on first when it is off.
 var EventLogStartWide = replica.Op[EventLogStartCmd, replica.None]{Type: 80, Name: "events.start.wide"}
 
+// NamespaceConfigureEgress is a namespace's settings with an egress
+// allow-list (NamespaceConfig.EgressAllow) or that keep a setting
+// (NamespaceConfigCmd.KeepRetention, KeepEgress): an older node would
+// drop them and store the settings without the list, or clear the one
+// kept.
+var NamespaceConfigureEgress = replica.Op[NamespaceConfigCmd, replica.None]{Type: 81, Name: "namespace.configure.egress"}
+
 // registerVersions registers the numbers above with their commands'
 // handlers.
 func (e *Engine) registerVersions(r *replica.Registry) {
@@ -101,6 +108,15 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	FailPush.Handle(r, gated(e, e.applyFailPush))
 	WebhookProgressMetered.Handle(r, loopGated(e, e.applyWebhookProgressMetered))
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
+	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
+}
+
+// NamespaceConfigureFor is the op of c.
+func NamespaceConfigureFor(c *NamespaceConfigCmd) replica.Op[NamespaceConfigCmd, replica.None] {
+	if len(c.Config.EgressAllow) > 0 || c.KeepRetention || c.KeepEgress {
+		return NamespaceConfigureEgress
+	}
+	return NamespaceConfigure
 }
 
 // QueueConfigureFor is the op of c.

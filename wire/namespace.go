@@ -6,21 +6,31 @@ import "encoding/json"
 // named by ShardNamespaceHeader holds there, and its settings there. Jobs
 // counts jobs in every state. Retention is the namespace's retention as
 // the shard applies it (the shortest duration string, as FormatDuration),
-// or null when it sets none. DELETE /api/v1/namespace removes all of it,
+// or null when it sets none; EgressAllow is its egress allow-list, absent
+// when it sets none. DELETE /api/v1/namespace removes all of it,
 // the settings included (204).
 type NamespaceUsage struct {
-	Jobs      int64           `json:"jobs"`
-	Queues    int64           `json:"queues"`
-	Schedules int64           `json:"schedules"`
-	Retention json.RawMessage `json:"retention"`
+	Jobs        int64           `json:"jobs"`
+	Queues      int64           `json:"queues"`
+	Schedules   int64           `json:"schedules"`
+	Retention   json.RawMessage `json:"retention"`
+	EgressAllow []string        `json:"egress_allow,omitempty"`
 }
 
 // NamespaceSettings is the body of PUT /api/v1/namespace on a shard: the
-// namespace's settings as a whole. Retention (required; a duration between
-// MinRetention and MaxRetention, or null for none) is how long the
-// namespace's completed and cancelled jobs are kept when their queue's
-// defaults set none; it applies to jobs finishing after it. The answer is
-// the NamespaceUsage.
+// namespace's settings, at least one of them; one left out stays as it
+// is. Retention (a duration between MinRetention and MaxRetention, or
+// null for none) is how long the namespace's completed and cancelled jobs
+// are kept when their queue's defaults set none; it applies to jobs
+// finishing after it. EgressAllow (an array of host names, "*.domain"
+// patterns or IP addresses, at most MaxEgressAllow; null or [] for none)
+// is the hosts its push queues and webhooks may call; none is any public
+// host. The answer is the NamespaceUsage.
 type NamespaceSettings struct {
-	Retention json.RawMessage `json:"retention"`
+	Retention   json.RawMessage `json:"retention,omitempty"`
+	EgressAllow json.RawMessage `json:"egress_allow,omitempty"`
 }
+
+// MaxEgressAllow is how many entries a namespace's egress allow-list may
+// hold.
+const MaxEgressAllow = 64

@@ -35,13 +35,15 @@ type runner struct {
 	giveBacks map[string]int   // job id → 429/503 answers in a row
 	until     time.Time        // no fetch before this (a Retry-After)
 	keys      whsign.KeySet    // the namespace's signing keys, read at keysAt
+	allow     []string         // the namespace's egress allow-list, read at keysAt
 	keysAt    time.Time
 
 	acks ackBatcher
 }
 
-// keysFor is how long a runner signs with the keys it read: reading and
-// parsing them for every delivery was a fifth of a busy dispatcher's CPU.
+// keysFor is how long a runner signs with the keys it read, and holds to
+// the egress allow-list it read: reading and parsing keys for every
+// delivery was a fifth of a busy dispatcher's CPU.
 // A rotation's new key signs from the next read; the old key signs beside
 // it through the overlap, so a handler trusting either sees no gap.
 const keysFor = time.Second
@@ -217,7 +219,7 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 		r.fail(c, "push: "+err.Error(), "")
 		return
 	}
-	set, err := r.keySet(ctx)
+	set, allow, err := r.keySet(ctx)
 	if err != nil {
 		r.giveBack(c)
 		return
@@ -230,7 +232,8 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 	for k, v := range headersOf(r.push) {
 		hdr.Set(k, v)
 	}
-	res, err := r.d.cfg.Client.Do(ctx, outbound.Request{Tenant: tenantOf(r.k.ns), URL: r.push.URL, Header: hdr, Body: body, Timeout: timeout})
+	res, err := r.d.cfg.Client.Do(ctx, outbound.Request{Tenant: tenantOf(r.k.ns), URL: r.push.URL, Header: hdr, Body: body, Timeout: timeout,
+		AllowHosts: allow})
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errCancelled):
 		r.fail(c, "push aborted: "+errCancelled.Error(), "") // settles the cancel
@@ -262,23 +265,25 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 	}
 }
 
-// keySet is the namespace's signing keys, read again once keysFor passed.
-func (r *runner) keySet(ctx context.Context) (whsign.KeySet, error) {
+// keySet is the namespace's signing keys and egress allow-list, read
+// again once keysFor passed.
+func (r *runner) keySet(ctx context.Context) (whsign.KeySet, []string, error) {
 	now := r.d.cfg.Clock.Now()
 	r.mu.Lock()
 	if r.keys != nil && now.Sub(r.keysAt) < keysFor {
 		defer r.mu.Unlock()
-		return r.keys, nil
+		return r.keys, r.allow, nil
 	}
 	r.mu.Unlock()
 	set, err := r.d.svc.SigningKeySet(ctx, r.k.ns)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	allow := r.d.svc.EgressAllow(r.k.ns)
 	r.mu.Lock()
-	r.keys, r.keysAt = set, now
+	r.keys, r.allow, r.keysAt = set, allow, now
 	r.mu.Unlock()
-	return set, nil
+	return set, allow, nil
 }
 
 // settle contexts outlive a stopping runner: a settle in flight finishes.

@@ -2,11 +2,13 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/wire"
@@ -40,34 +42,75 @@ func (s *Service) NamespaceUsage(ns string) (*wire.NamespaceUsage, error) {
 	if err := eachKey(db, keys.SchedulePrefix(ns), func([]byte) { out.Schedules++ }); err != nil {
 		return nil, err
 	}
-	out.Retention = durJSON(engine.ReadNamespaceConfig(db, ns).Retention)
+	cfg := engine.ReadNamespaceConfig(db, ns)
+	out.Retention, out.EgressAllow = durJSON(cfg.Retention), cfg.EgressAllow
 	return out, nil
 }
 
-// ConfigureNamespace replaces ns's settings on this shard (PUT
-// /api/v1/namespace): its retention, which its completed and cancelled
-// jobs take when their queue's defaults set none, from those finishing
-// after it on. Null retention is none: the node's applies again.
+// ConfigureNamespace changes ns's settings on this shard (PUT
+// /api/v1/namespace), those sent; one left out stays as it is. Retention
+// is what its completed and cancelled jobs take when their queue's
+// defaults set none, from those finishing after it on; null is none (the
+// node's applies again). The egress allow-list holds its push queues and
+// webhooks to the hosts it names, from their next delivery on.
 func (s *Service) ConfigureNamespace(ctx context.Context, ns string, req *wire.NamespaceSettings) (*wire.NamespaceUsage, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
-	if req.Retention == nil {
-		return nil, apierr.Field("retention", "retention is required: a duration like \"168h\", or null for none")
+	if req.Retention == nil && req.EgressAllow == nil {
+		return nil, apierr.Field("retention", "retention or egress_allow is required: a retention like \"168h\", or null for none")
 	}
-	d, _, err := wire.ParseDuration(req.Retention)
-	switch {
-	case err != nil:
-		return nil, apierr.Field("retention", "retention must be a duration like \"168h\" or a number of seconds (null for none)")
-	case d != 0 && (d < wire.MinRetention || d > wire.MaxRetention):
-		return nil, apierr.Field("retention", "retention must be between %s and %s (null for none)",
-			wire.FormatDuration(wire.MinRetention), wire.FormatDuration(wire.MaxRetention))
+	c := &engine.NamespaceConfigCmd{NS: ns, KeepRetention: req.Retention == nil, KeepEgress: req.EgressAllow == nil}
+	if req.Retention != nil {
+		d, _, err := wire.ParseDuration(req.Retention)
+		switch {
+		case err != nil:
+			return nil, apierr.Field("retention", "retention must be a duration like \"168h\" or a number of seconds (null for none)")
+		case d != 0 && (d < wire.MinRetention || d > wire.MaxRetention):
+			return nil, apierr.Field("retention", "retention must be between %s and %s (null for none)",
+				wire.FormatDuration(wire.MinRetention), wire.FormatDuration(wire.MaxRetention))
+		}
+		c.Config.Retention = int64(d)
 	}
-	c := &engine.NamespaceConfigCmd{NS: ns, Config: engine.NamespaceConfig{Retention: int64(d)}}
-	if _, err := engine.NamespaceConfigure.Propose(ctx, s.node, c); err != nil {
+	if req.EgressAllow != nil {
+		allow, err := EgressAllowList(req.EgressAllow)
+		if err != nil {
+			return nil, err
+		}
+		c.Config.EgressAllow = allow
+	}
+	// A change of retention alone keeps no list where there is none, so
+	// it stays under the number every node knows.
+	if c.KeepEgress && len(engine.ReadNamespaceConfig(s.node.DB(), ns).EgressAllow) == 0 {
+		c.KeepEgress = false
+	}
+	if _, err := engine.NamespaceConfigureFor(c).Propose(ctx, s.node, c); err != nil {
 		return nil, err
 	}
 	return s.NamespaceUsage(ns)
+}
+
+// EgressAllowList parses and checks an egress allow-list as sent (an
+// array of strings, null or [] for none), naming the entry at fault
+// (egress_allow[i]).
+func EgressAllowList(raw json.RawMessage) ([]string, error) {
+	var allow []string
+	if err := json.Unmarshal(raw, &allow); err != nil {
+		return nil, apierr.Field("egress_allow", "egress_allow must be an array of host names, \"*.domain\" patterns or IP addresses (null for none)")
+	}
+	if len(allow) > wire.MaxEgressAllow {
+		return nil, apierr.Field("egress_allow", "egress_allow has %d entries; the limit is %d", len(allow), wire.MaxEgressAllow)
+	}
+	for i, e := range allow {
+		if err := outbound.CheckAllowList([]string{e}); err != nil {
+			f := fmt.Sprintf("egress_allow[%d]", i)
+			return nil, apierr.Field(f, "%s (%q) is not a host name, \"*.domain\" pattern or IP address", f, e)
+		}
+	}
+	if len(allow) == 0 {
+		return nil, nil
+	}
+	return allow, nil
 }
 
 // eachKey calls f with every key under prefix p.

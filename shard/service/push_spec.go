@@ -28,9 +28,9 @@ var reservedPushHeaders = map[string]bool{
 // fault ("push.url", "push.headers"). The URL passes outbound's rules,
 // and, unless the node allows private targets, its name must resolve now
 // to public addresses only (the dispatcher checks again at every dial).
-func (s *Service) toPushConfig(ctx context.Context, r *wire.QueuePushRequest) (*engine.PushConfig, error) {
+func (s *Service) toPushConfig(ctx context.Context, ns string, r *wire.QueuePushRequest) (*engine.PushConfig, error) {
 	p := &engine.PushConfig{URL: r.URL, TimeoutNs: int64(wire.DefaultPushTimeout), MaxInFlight: wire.DefaultPushMaxInFlight}
-	if err := s.checkOutboundURL(ctx, "push.url", r.URL); err != nil {
+	if err := s.checkOutboundURL(ctx, ns, "push.url", r.URL); err != nil {
 		return nil, err
 	}
 	switch r.Mode {
@@ -60,14 +60,15 @@ func (s *Service) toPushConfig(ctx context.Context, r *wire.QueuePushRequest) (*
 }
 
 // checkOutboundURL is outbound's configuration-time check of a push or
-// webhook URL, its refusal a 400 naming field.
-func (s *Service) checkOutboundURL(ctx context.Context, field, raw string) error {
+// webhook URL of namespace ns, against its egress allow-list too; its
+// refusal a 400 naming field.
+func (s *Service) checkOutboundURL(ctx context.Context, ns, field, raw string) error {
 	if s.cfg.Outbound == nil {
 		return apierr.Field(field, "outbound delivery is not enabled on this shard")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err := s.cfg.Outbound.Check(ctx, raw, nil)
+	err := s.cfg.Outbound.Check(ctx, raw, s.EgressAllow(ns))
 	if err == nil {
 		return nil
 	}
@@ -76,6 +77,13 @@ func (s *Service) checkOutboundURL(ctx context.Context, field, raw string) error
 		err = oe.Err
 	}
 	return apierr.Field(field, "%s %s", field, strings.TrimPrefix(err.Error(), "outbound: "))
+}
+
+// EgressAllow is ns's egress allow-list as this node last applied it (nil:
+// any public host). The push and webhook runners call it at most once a
+// second per runner (a read of one small key).
+func (s *Service) EgressAllow(ns string) []string {
+	return engine.ReadNamespaceConfig(s.node.DB(), ns).EgressAllow
 }
 
 // pushHeaders checks a queue's extra headers and sorts them by name.

@@ -26,7 +26,7 @@ func (s *Service) PutQueue(ctx context.Context, ns, queue string, r *wire.QueueS
 		return nil, err
 	}
 	if r.Push != nil {
-		if c.Push, err = s.toPushConfig(ctx, r.Push); err != nil {
+		if c.Push, err = s.toPushConfig(ctx, ns, r.Push); err != nil {
 			return nil, err
 		}
 	}

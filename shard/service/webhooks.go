@@ -165,7 +165,7 @@ func (s *Service) toWebhook(ctx context.Context, ns string, r *wire.WebhookReque
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkOutboundURL(ctx, "url", r.URL); err != nil {
+	if err := s.checkOutboundURL(ctx, ns, "url", r.URL); err != nil {
 		return nil, err
 	}
 	w := &engine.WebhookRecord{URL: r.URL, Events: events, Queues: queues, Enabled: r.Enabled == nil || *r.Enabled,

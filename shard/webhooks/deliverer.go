@@ -77,8 +77,9 @@ type Deliverer struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	mu   sync.Mutex
-	logs map[hkey]*deliveryLog
+	mu     sync.Mutex
+	logs   map[hkey]*deliveryLog
+	egress map[string]egressRead // namespace → its allow-list as last read
 }
 
 type hkey struct{ ns, id string }
@@ -86,7 +87,7 @@ type hkey struct{ ns, id string }
 // Start starts the deliverer; Stop ends it.
 func Start(cfg Config, node *replica.Node, svc *service.Service, events *live.Events) *Deliverer {
 	d := &Deliverer{cfg: cfg.withDefaults(), node: node, svc: svc, events: events, runs: map[hkey]*runner{},
-		stop: make(chan struct{}), logs: map[hkey]*deliveryLog{}}
+		stop: make(chan struct{}), logs: map[hkey]*deliveryLog{}, egress: map[string]egressRead{}}
 	d.wg.Add(1)
 	go d.loop()
 	return d

@@ -59,7 +59,8 @@ func thingData(ev *engine.Event) wire.WebhookThingData {
 func sourceOf(ns string) string { return "/namespaces/" + ns }
 
 // send makes one attempt to deliver ce to w, signed with the namespace's
-// keys (v1a) and w's secrets (v1), and logs it.
+// keys (v1a) and w's secrets (v1), and logs it. A host off the
+// namespace's egress allow-list is a failed attempt whose error says so.
 func (d *Deliverer) send(ctx context.Context, ns string, w *engine.WebhookRecord, ce *wire.CloudEvent, attempt int) wire.WebhookDelivery {
 	start := d.cfg.Clock.Now()
 	a := wire.WebhookDelivery{EventID: ce.ID, Type: ce.Type, At: start.UTC(), Attempt: attempt}
@@ -80,7 +81,8 @@ func (d *Deliverer) send(ctx context.Context, ns string, w *engine.WebhookRecord
 		return a
 	}
 	hdr.Set("Content-Type", contentType)
-	res, err := d.cfg.Client.Do(ctx, outbound.Request{Tenant: tenantOf(ns), URL: w.URL, Header: hdr, Body: body, Timeout: d.cfg.Timeout})
+	res, err := d.cfg.Client.Do(ctx, outbound.Request{Tenant: tenantOf(ns), URL: w.URL, Header: hdr, Body: body, Timeout: d.cfg.Timeout,
+		AllowHosts: d.egressAllow(ns)})
 	a.LatencyMs = float64(d.cfg.Clock.Since(start).Microseconds()) / 1000
 	if res != nil {
 		a.Status = res.Status
@@ -100,6 +102,33 @@ func (d *Deliverer) send(ctx context.Context, ns string, w *engine.WebhookRecord
 	}
 	a.OK = true
 	return a
+}
+
+// egressFor is how long a read of a namespace's egress allow-list is
+// used: a change applies to deliveries from a second later.
+const egressFor = time.Second
+
+type egressRead struct {
+	allow []string
+	at    time.Time
+}
+
+// egressAllow is ns's egress allow-list, read again once egressFor
+// passed. Entries are few (a namespace's, while it has endpoints) and
+// dropped with the deliverer.
+func (d *Deliverer) egressAllow(ns string) []string {
+	now := d.cfg.Clock.Now()
+	d.mu.Lock()
+	e, ok := d.egress[ns]
+	d.mu.Unlock()
+	if ok && now.Sub(e.at) < egressFor {
+		return e.allow
+	}
+	e = egressRead{allow: d.svc.EgressAllow(ns), at: now}
+	d.mu.Lock()
+	d.egress[ns] = e
+	d.mu.Unlock()
+	return e.allow
 }
 
 // keys is the namespace's key set with w's secrets beside it.

@@ -173,6 +173,8 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/namespaces/:name/backup-policy":    tenancy.ActBackupRead,
 		"PUT /api/v1/namespaces/:name/backup-policy":    tenancy.ActBackupManage,
 		"DELETE /api/v1/namespaces/:name/backup-policy": tenancy.ActBackupManage,
+		"GET /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceRead,
+		"PUT /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceManage,
 
 		"GET /api/v1/shards":                    tenancy.ActNamespaceRead,
 		"POST /api/v1/shards/join-tokens":       tenancy.ActKeyManage,

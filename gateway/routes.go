@@ -154,6 +154,8 @@ var routeTable = []route{
 	{get, "/api/v1/namespaces/:name", tenancy.ActNamespaceRead, 0, adm((*admin.Admin).GetNamespace)},
 	{patch, "/api/v1/namespaces/:name", tenancy.ActNamespaceManage, 0, adm((*admin.Admin).UpdateNamespace)},
 	{del, "/api/v1/namespaces/:name", tenancy.ActNamespaceManage, 0, adm((*admin.Admin).DeleteNamespace)},
+	{get, "/api/v1/namespaces/:name/egress", tenancy.ActNamespaceRead, 0, adm((*admin.Admin).GetNamespaceEgress)},
+	{put, "/api/v1/namespaces/:name/egress", tenancy.ActNamespaceManage, 0, adm((*admin.Admin).PutNamespaceEgress)},
 	{get, "/api/v1/namespaces/:name/backup-policy", tenancy.ActBackupRead, 0, adm((*admin.Admin).GetBackupPolicy)},
 	{put, "/api/v1/namespaces/:name/backup-policy", tenancy.ActBackupManage, 0, adm((*admin.Admin).PutBackupPolicy)},
 	{del, "/api/v1/namespaces/:name/backup-policy", tenancy.ActBackupManage, 0, adm((*admin.Admin).DeleteBackupPolicy)},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -25,7 +26,7 @@ func TestNamespaceEgressAllowRoundTrips(t *testing.T) {
 	u = n.ok("PUT", "/api/v1/namespace", map[string]any{"retention": "3h"}, 200).Body
 	require.Equal(t, []any{"hooks.example.com", "*.example.net"}, u["egress_allow"], "the list was kept")
 
-	many := make([]string, wire.MaxEgressAllow+1)
+	many := make([]string, outbound.MaxAllowList+1)
 	for i := range many {
 		many[i] = "h.example.com"
 	}

@@ -23,7 +23,7 @@ type NamespaceUsage struct {
 // null for none) is how long the namespace's completed and cancelled jobs
 // are kept when their queue's defaults set none; it applies to jobs
 // finishing after it. EgressAllow (an array of host names, "*.domain"
-// patterns or IP addresses, at most MaxEgressAllow; null or [] for none)
+// patterns or IP addresses, at most 64; null or [] for none)
 // is the hosts its push queues and webhooks may call; none is any public
 // host. The answer is the NamespaceUsage.
 type NamespaceSettings struct {
@@ -31,6 +31,17 @@ type NamespaceSettings struct {
 	EgressAllow json.RawMessage `json:"egress_allow,omitempty"`
 }
 
-// MaxEgressAllow is how many entries a namespace's egress allow-list may
-// hold.
-const MaxEgressAllow = 64
+// NamespaceEgressRequest is PUT /api/v1/namespaces/{name}/egress: the
+// namespace's egress allow-list as a whole (null or [] for none), kept
+// by its shard (NamespaceSettings.EgressAllow). It is kept as sent so
+// that the shard tells null from a missing field.
+type NamespaceEgressRequest struct {
+	EgressAllow json.RawMessage `json:"egress_allow"`
+}
+
+// NamespaceEgress is GET and PUT /api/v1/namespaces/{name}/egress: the
+// hosts the namespace's push queues and webhooks may call, empty for any
+// public host.
+type NamespaceEgress struct {
+	EgressAllow []string `json:"egress_allow"`
+}

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -73,7 +72,7 @@ func (s *Service) ConfigureNamespace(ctx context.Context, ns string, req *wire.N
 		c.Config.Retention = int64(d)
 	}
 	if req.EgressAllow != nil {
-		allow, err := EgressAllowList(req.EgressAllow)
+		allow, err := outbound.ParseAllowList(req.EgressAllow)
 		if err != nil {
 			return nil, err
 		}
@@ -88,29 +87,6 @@ func (s *Service) ConfigureNamespace(ctx context.Context, ns string, req *wire.N
 		return nil, err
 	}
 	return s.NamespaceUsage(ns)
-}
-
-// EgressAllowList parses and checks an egress allow-list as sent (an
-// array of strings, null or [] for none), naming the entry at fault
-// (egress_allow[i]).
-func EgressAllowList(raw json.RawMessage) ([]string, error) {
-	var allow []string
-	if err := json.Unmarshal(raw, &allow); err != nil {
-		return nil, apierr.Field("egress_allow", "egress_allow must be an array of host names, \"*.domain\" patterns or IP addresses (null for none)")
-	}
-	if len(allow) > wire.MaxEgressAllow {
-		return nil, apierr.Field("egress_allow", "egress_allow has %d entries; the limit is %d", len(allow), wire.MaxEgressAllow)
-	}
-	for i, e := range allow {
-		if err := outbound.CheckAllowList([]string{e}); err != nil {
-			f := fmt.Sprintf("egress_allow[%d]", i)
-			return nil, apierr.Field(f, "%s (%q) is not a host name, \"*.domain\" pattern or IP address", f, e)
-		}
-	}
-	if len(allow) == 0 {
-		return nil, nil
-	}
-	return allow, nil
 }
 
 // eachKey calls f with every key under prefix p.

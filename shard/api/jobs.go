@@ -72,6 +72,9 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
+	if err := service.ClientWorkerID(r.WorkerID); err != nil {
+		return err
+	}
 	if err := service.AllowQueues(scope(c), "queues", r.Queues); err != nil {
 		return err // before the worker is recorded with them
 	}
@@ -95,6 +98,9 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	var r wire.FetchBatchRequest
 	if err := decode(c, &r); err != nil {
+		return err
+	}
+	if err := service.ClientWorkerID(r.WorkerID); err != nil {
 		return err
 	}
 	if err := service.AllowQueues(scope(c), "queues", r.Queues); err != nil {
@@ -124,6 +130,9 @@ func (s *Server) release(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
+	if err := service.ClientWorkerID(r.WorkerID); err != nil {
+		return err
+	}
 	out, err := s.svc.Release(c.UserContext(), ns(c), scope(c), &r)
 	if err != nil {
 		return err
@@ -141,6 +150,9 @@ var (
 func (s *Server) ack(c *fiber.Ctx) error {
 	var r wire.AckRequest
 	if err := decodeOptional(c, &r); err != nil {
+		return err
+	}
+	if err := service.ClientWorkerID(r.WorkerID); err != nil {
 		return err
 	}
 	lim, err := limits(c)
@@ -163,6 +175,9 @@ func (s *Server) ackBatch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
+	if err := service.ClientWorkerID(r.WorkerID); err != nil {
+		return err
+	}
 	lim, err := limits(c)
 	if err != nil {
 		return err
@@ -179,6 +194,9 @@ func (s *Server) fail(c *fiber.Ctx) error {
 	if err := decodeOptional(c, &r); err != nil {
 		return err
 	}
+	if err := service.ClientWorkerID(r.WorkerID); err != nil {
+		return err
+	}
 	out, err := s.svc.Fail(c.UserContext(), ns(c), scope(c), c.Params("id"), &r)
 	if err != nil {
 		return err
@@ -189,6 +207,9 @@ func (s *Server) fail(c *fiber.Ctx) error {
 func (s *Server) heartbeat(c *fiber.Ctx) error {
 	var r wire.HeartbeatRequest
 	if err := decode(c, &r); err != nil {
+		return err
+	}
+	if err := service.ClientWorkerID(r.WorkerID); err != nil {
 		return err
 	}
 	lim, err := limits(c)

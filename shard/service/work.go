@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -211,3 +212,15 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 }
 
 func durationOf(ns int64) time.Duration { return time.Duration(ns) }
+
+// ClientWorkerID refuses a worker id a client may not use: those starting
+// "push:" are the push dispatcher's (engine.PushWorker), whose settles are
+// metered as push deliveries, so a client's would be counted as one. The
+// HTTP routes that take a worker id check it; the dispatcher, which calls
+// the service directly, does not pass through them.
+func ClientWorkerID(id string) error {
+	if p := engine.PushWorker(""); strings.HasPrefix(id, p) {
+		return apierr.Field("worker_id", "worker_id must not start with %q: those ids are the push dispatcher's", p)
+	}
+	return nil
+}

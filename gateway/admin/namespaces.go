@@ -18,9 +18,10 @@ import (
 // Namespaces as objects. Control holds their records and settings; a
 // namespace's jobs, queues and schedules live on its shard, which the
 // gateway asks before it deletes one, and empties first. The shard also
-// holds the one setting it applies, the namespace's retention (PUT
-// /api/v1/namespace): the gateway sends it there on a create that sets it
-// and on every update that sends it, so that a failure can be retried.
+// holds the settings it applies (PUT /api/v1/namespace): the namespace's
+// retention, which the gateway sends there on a create that sets it and
+// on every update that sends it, so that a failure can be retried, and
+// its egress allow-list, which only the shard keeps (nsegress.go).
 
 // listNamespaces answers the namespaces the caller may read. Control's
 // records carry their shard_id; decoding them as wire.Namespace leaves it

@@ -9,8 +9,9 @@ import (
 
 // namespaceRoutes mounts what the gateway asks of a namespace as a whole
 // on this shard: GET /api/v1/namespace counts what it holds
-// (wire.NamespaceUsage), PUT /api/v1/namespace replaces its settings
-// (wire.NamespaceSettings: its retention; answers the usage), DELETE
+// (wire.NamespaceUsage), PUT /api/v1/namespace changes its settings
+// (wire.NamespaceSettings: its retention, its egress allow-list; answers
+// the usage), DELETE
 // /api/v1/namespace removes all of it, settings included (204). All need
 // every queue: a limited scope is 403.
 func (s *Server) namespaceRoutes(api fiber.Router) {

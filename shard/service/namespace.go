@@ -79,7 +79,8 @@ func (s *Service) ConfigureNamespace(ctx context.Context, ns string, req *wire.N
 		c.Config.EgressAllow = allow
 	}
 	// A change of retention alone keeps no list where there is none, so
-	// it stays under the number every node knows.
+	// it stays under the number every node knows (a list set between this
+	// read and the apply is then replaced, as by any whole PUT before).
 	if c.KeepEgress && len(engine.ReadNamespaceConfig(s.node.DB(), ns).EgressAllow) == 0 {
 		c.KeepEgress = false
 	}

@@ -59,9 +59,19 @@ func (e *Engine) applyFetchBatch(tx *replica.Tx, c *FetchBatchCmd) ([]*job.Job, 
 // job's outcome and leaves the others alone (a refused ack writes
 // nothing). Outcomes are in command order.
 func (e *Engine) applyAckBatch(tx *replica.Tx, c *AckBatchCmd) ([]AckOutcome, error) {
+	return e.ackBatch(tx, c, false)
+}
+
+// applyAckBatchPush is applyAckBatch that meters each ack as a push
+// delivery (AckBatchPush): the dispatcher groups its acks.
+func (e *Engine) applyAckBatchPush(tx *replica.Tx, c *AckBatchCmd) ([]AckOutcome, error) {
+	return e.ackBatch(tx, c, true)
+}
+
+func (e *Engine) ackBatch(tx *replica.Tx, c *AckBatchCmd, push bool) ([]AckOutcome, error) {
 	out := make([]AckOutcome, len(c.Items))
 	for i, it := range c.Items {
-		st, err := e.applyAck(tx, &AckCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result, Step: it.Step, Lease: it.Lease})
+		st, err := e.ack(tx, &AckCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result, Step: it.Step, Lease: it.Lease}, push)
 		if err != nil {
 			out[i].Err = apierr.From(err)
 			continue

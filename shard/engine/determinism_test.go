@@ -405,10 +405,14 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(func(s *script) []byte {
 		q := s.queue()
 		f := &FetchCmd{NS: testNS, Queues: []string{q}, WorkerID: PushWorker(q), LeaseNs: int64(2 * time.Second), Named: true}
-		if s.rng.Intn(2) == 0 {
+		switch s.rng.Intn(3) {
+		case 0:
 			c := &AckCmd{NS: testNS, ID: s.job(), WorkerID: PushWorker(q), Result: []byte(`{"ok":1}`), Lease: s.lease()}
 			s.next = AckFor(c).Command(c)
-		} else {
+		case 1: // its acks grouped
+			c := &AckBatchCmd{NS: testNS, WorkerID: PushWorker(q), Items: []AckBatchItem{{ID: s.job(), Lease: s.lease()}, {ID: s.job(), Lease: s.lease()}}}
+			s.next = AckBatchFor(c).Command(c)
+		default:
 			c := &FailCmd{NS: testNS, ID: s.job(), WorkerID: PushWorker(q), Error: "500", Lease: s.lease()}
 			s.next = FailFor(c).Command(c)
 		}
@@ -569,7 +573,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 81, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 82, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

@@ -175,7 +175,7 @@ func unhex(c byte) byte {
 // first applied.
 func TestEventLogIsDeterministic(t *testing.T) {
 	t.Parallel()
-	log, used := makeScript(7, 400)
+	log, used := makeScript(7, 1200) // long enough that things happen after the wide start, whatever the script's mix
 	require.True(t, used[EventLogStart.Type])
 	a, b := eventKeys(replay(t, log)), eventKeys(replay(t, log))
 	require.NotEmpty(t, a, "the script logs events once started")
@@ -199,7 +199,7 @@ func TestEventLogIsDeterministic(t *testing.T) {
 // other things' events too, alike on every replay.
 func TestEventLogWideOnlyAfterItsStart(t *testing.T) {
 	t.Parallel()
-	log, used := makeScript(7, 400)
+	log, used := makeScript(7, 1200) // long enough that things happen after the wide start, whatever the script's mix
 	require.True(t, used[EventLogStartWide.Type])
 	var narrow []entry
 	for _, e := range log {

@@ -33,7 +33,7 @@ import (
 //	                 clocks whenever it changes and by every usage sweep
 //	push_deliveries  a push delivery's attempt settled by the handler's
 //	                 answer: an ack or a fail by the dispatcher's worker
-//	                 (AckPush, FailPush: pushDelivered)
+//	                 (AckPush, FailPush, AckBatchPush: pushDelivered)
 //	webhook_deliveries  webhook delivery attempts the leader made, as
 //	                 its progress records them (WebhookProgressMetered)
 //

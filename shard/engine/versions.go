@@ -68,6 +68,8 @@ var (
 	AckPush                = replica.Op[AckCmd, job.State]{Type: 77, Name: "ack.push"}
 	FailPush               = replica.Op[FailCmd, *FailOutcome]{Type: 78, Name: "fail.push"}
 	WebhookProgressMetered = replica.Op[WebhookProgressCmd, bool]{Type: 79, Name: "webhook.progress.metered"}
+	// The dispatcher's acks, grouped (shard/push): each a push delivery.
+	AckBatchPush = replica.Op[AckBatchCmd, []AckOutcome]{Type: 82, Name: "ack-batch.push"}
 )
 
 // EventLogStartWide makes the event log keep the events of other things
@@ -106,6 +108,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	WebhookProgress.Handle(r, loopGated(e, e.applyWebhookProgress))
 	AckPush.Handle(r, gated(e, e.applyAckPush))
 	FailPush.Handle(r, gated(e, e.applyFailPush))
+	AckBatchPush.Handle(r, gated(e, e.applyAckBatchPush))
 	WebhookProgressMetered.Handle(r, loopGated(e, e.applyWebhookProgressMetered))
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
@@ -190,6 +193,9 @@ func HeartbeatFor(c *HeartbeatCmd) replica.Op[HeartbeatCmd, []string] {
 func AckBatchFor(c *AckBatchCmd) replica.Op[AckBatchCmd, []AckOutcome] {
 	for i := range c.Items {
 		if !c.Items[i].Lease.IsZero() {
+			if isPushWorker(c.WorkerID) {
+				return AckBatchPush
+			}
 			return AckBatchLease
 		}
 	}

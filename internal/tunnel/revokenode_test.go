@@ -54,6 +54,8 @@ func TestRevokeNode(t *testing.T) {
 	require.Equal(t, "n2", body)
 	n3, _ := startAgent(t, ca.Creds(t, pkitest.Shard("s1", "n3")), h.addr, answer("n3"))
 	waitAgent(t, n3, "connected", connected)
+	// The agent may hear it is admitted before the registry lists it.
+	waitRegistry(t, h.Registry, "n3 registered beside n2", func() bool { return len(h.Sessions()) == 2 })
 	require.Equal(t, []string{"s1", "s1"}, shardsOf(h.Sessions()))
 	require.True(t, n2.State().Connected)
 }

@@ -202,6 +202,9 @@ type Config struct {
 	// retryBackoff is the shard client's first pause between tries
 	// (tests; shardclient.FirstRetryBackoff when zero).
 	retryBackoff time.Duration
+	// workWait replaces how long a request waits for a work slot (tests;
+	// workWait when zero).
+	workWait time.Duration
 }
 
 const mib = 1 << 20

@@ -121,7 +121,7 @@ func (s *Server) assemble() error {
 	s.schedules = limits.NewSchedules(s.ctx, s.plans, s.proxy, lc)
 	s.polls = limits.NewLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant)
 	s.meter = limits.NewMeter(s.control, cfg.Logger)
-	s.work = newWorkSlots()
+	s.work = newWorkSlots(cfg.workWait)
 	s.admin = admin.New(s.ctx, admin.Config{Control: s.control, Gate: s.gate, Proxy: s.proxy, Schedules: s.schedules,
 		Tunnels: s.tunnels, Clock: cfg.Clock, Logger: cfg.Logger, WriteTimeout: cfg.WriteTimeout})
 	return nil

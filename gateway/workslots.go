@@ -28,8 +28,11 @@ import (
 // connections come.
 const workWait = 2 * time.Second
 
-func newWorkSlots() *fairshare.Scheduler {
-	return fairshare.New(fairshare.Config{Name: "gateway work", MaxWait: workWait})
+func newWorkSlots(wait time.Duration) *fairshare.Scheduler {
+	if wait <= 0 {
+		wait = workWait
+	}
+	return fairshare.New(fairshare.Config{Name: "gateway work", MaxWait: wait})
 }
 
 // workSlot takes a slot of r's tenant's share.

@@ -43,7 +43,7 @@ describe("range presets", () => {
 });
 
 describe("chartSummary", () => {
-  const m = (n: number) => ({ jobs_enqueued: n, executions: 0, jobs_completed: 0, jobs_failed: 0, jobs_dead: 0, active_job_seconds: 0, storage_byte_hours: 0, api_requests: 0 });
+  const m = (n: number) => ({ jobs_enqueued: n, executions: 0, jobs_completed: 0, jobs_failed: 0, jobs_dead: 0, active_job_seconds: 0, storage_byte_hours: 0, api_requests: 0, push_deliveries: 0, webhook_deliveries: 0 });
   it("says total, peak and incomplete buckets", () => {
     const b: UsageBucket[] = [
       { start: "2026-11-24T14:00:00Z", meters: m(3), incomplete: false },

@@ -55,7 +55,7 @@ func TestConsoleUsage(t *testing.T) {
 		p.click("#usage-refresh")
 		p.waitScreen("usage")
 	}
-	assert.Equal(t, 8, p.count(`#usage-charts svg[role="img"]`), "a chart per meter")
+	assert.Equal(t, 10, p.count(`#usage-charts svg[role="img"]`), "a chart per meter")
 	label := eval[string](p, `document.querySelector('#usage-charts [data-meter="jobs_enqueued"] svg').getAttribute('aria-label')`)
 	assert.Contains(t, label, "Jobs enqueued per hour")
 	assert.Contains(t, label, "total 5")

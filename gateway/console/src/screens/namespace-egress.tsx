@@ -2,7 +2,7 @@
 // and webhooks may call. A role with namespace.manage edits it, one row
 // per entry; the server judges each entry and its 400 (egress_allow[i])
 // marks the row it names. Others see the list read-only.
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { errorField, put } from "../api";
 import { useApi } from "../hooks";
 import { ErrorBox, Notice, useAsync, val } from "../components/ui";
@@ -12,6 +12,8 @@ import { badRow, egressEntries, egressPath, egressRows, MAX_EGRESS_ALLOW, type N
 export function EgressCard(props: { namespace: string; manage: boolean }) {
   const res = useApi<NamespaceEgress>(egressPath(props.namespace));
   const allow = res.data?.egress_allow;
+  // Kept here, not in the editor, which a saved list starts again.
+  const [notice, setNotice] = useState("");
   return (
     <section class="card ns-egress" id="egress" aria-labelledby="egress-title" data-loaded={allow ? "true" : "false"}>
       <h2 id="egress-title">Egress allow-list</h2>
@@ -21,7 +23,22 @@ export function EgressCard(props: { namespace: string; manage: boolean }) {
       </p>
       <ErrorBox error={res.error} />
       {allow && !props.manage && <EgressView allow={allow} />}
-      {allow && props.manage && <EgressEditor namespace={props.namespace} allow={allow} onSaved={res.reload} />}
+      {/* Keyed by the list's content: a read again that finds the same list
+          (the namespace's, or the session's, settling) keeps what is being
+          typed; a changed list starts the editor again from it. */}
+      {allow && props.manage && (
+        <EgressEditor
+          key={JSON.stringify(allow)}
+          namespace={props.namespace}
+          allow={allow}
+          onSaving={() => setNotice("")}
+          onSaved={(msg) => {
+            setNotice(msg);
+            res.reload();
+          }}
+        />
+      )}
+      <Notice id="egress-notice">{notice}</Notice>
     </section>
   );
 }
@@ -39,12 +56,10 @@ function EgressView({ allow }: { allow: string[] }) {
   );
 }
 
-function EgressEditor(props: { namespace: string; allow: string[]; onSaved: () => void }) {
+function EgressEditor(props: { namespace: string; allow: string[]; onSaving: () => void; onSaved: (notice: string) => void }) {
   const [rows, setRows] = useState(() => egressRows(props.allow));
-  useEffect(() => setRows(egressRows(props.allow)), [props.allow]);
   const [rowOf, setRowOf] = useState<number[]>([]);
   const { busy, error, run } = useAsync();
-  const [notice, setNotice] = useState("");
   const bad = error ? badRow(errorField(error), rowOf) : -1;
   const setRow = (i: number, v: string) => setRows(rows.map((r, j) => (j === i ? v : r)));
   const remove = (i: number) => setRows(rows.length > 1 ? rows.filter((_, j) => j !== i) : [""]);
@@ -53,11 +68,11 @@ function EgressEditor(props: { namespace: string; allow: string[]; onSaved: () =
     e.preventDefault();
     const { body, rowOf } = egressEntries(rows);
     setRowOf(rowOf);
-    setNotice("");
+    props.onSaving();
     run(async () => {
       const held = await put<NamespaceEgress>(egressPath(props.namespace), body);
-      setNotice(held.egress_allow.length ? `Egress allow-list saved: ${held.egress_allow.length} entries.` : "Egress allow-list removed: any public host may be called.");
-      props.onSaved();
+      const n = held.egress_allow.length;
+      props.onSaved(n ? `Egress allow-list saved: ${n} ${n === 1 ? "entry" : "entries"}.` : "Egress allow-list removed: any public host may be called.");
     });
   };
 
@@ -94,7 +109,6 @@ function EgressEditor(props: { namespace: string; allow: string[]; onSaved: () =
         ))}
       </ol>
       {bad < 0 && <ErrorBox id="egress-error" error={error ? errorText(error) : null} />}
-      <Notice id="egress-notice">{!error && notice}</Notice>
       <div class="egress-buttons">
         <button type="button" id="egress-add" disabled={rows.length >= MAX_EGRESS_ALLOW} onClick={() => setRows([...rows, ""])}>
           Add host

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { badRow, egressEntries, egressPath, egressRows } from "./namespace-egress-lib";
+import { badRow, egressEntries, egressPath, egressRows, rowError } from "./namespace-egress-lib";
 
 describe("egressEntries", () => {
   it("sends the rows trimmed, blanks left out, and maps each entry to its row", () => {
@@ -35,5 +35,14 @@ describe("egressRows and egressPath", () => {
   });
   it("escapes the namespace", () => {
     expect(egressPath("a/b")).toBe("/api/v1/namespaces/a%2Fb/egress");
+  });
+});
+
+describe("rowError", () => {
+  it("drops the API's index, which is not the row's", () => {
+    expect(rowError(`egress_allow[1] ("no such host") is not a host name, "*.domain" pattern or IP address`)).toBe(
+      `"no such host" is not a host name, "*.domain" pattern or IP address`,
+    );
+    expect(rowError("something else")).toBe("something else");
   });
 });

@@ -47,3 +47,13 @@ export function badRow(field: string | undefined, rowOf: number[]): number {
 export function egressRows(allow: string[] | undefined): string[] {
   return allow && allow.length ? [...allow] : [""];
 }
+
+/**
+ * rowError is a 400's message about one entry as its row shows it: the
+ * API names the entry by its place in what was sent (egress_allow[1]),
+ * which is not its row once blank rows are left out, so the row says
+ * only what is wrong with the entry it holds.
+ */
+export function rowError(message: string): string {
+  return message.replace(/^egress_allow\[\d+\] \((".*?")\) /, "$1 ");
+}

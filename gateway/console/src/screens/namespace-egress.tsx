@@ -7,7 +7,7 @@ import { errorField, put } from "../api";
 import { useApi } from "../hooks";
 import { ErrorBox, Notice, useAsync, val } from "../components/ui";
 import { errorText } from "./queue-lib";
-import { badRow, egressEntries, egressPath, egressRows, MAX_EGRESS_ALLOW, type NamespaceEgress } from "./namespace-egress-lib";
+import { badRow, egressEntries, egressPath, egressRows, MAX_EGRESS_ALLOW, rowError, type NamespaceEgress } from "./namespace-egress-lib";
 
 export function EgressCard(props: { namespace: string; manage: boolean }) {
   const res = useApi<NamespaceEgress>(egressPath(props.namespace));
@@ -102,7 +102,7 @@ function EgressEditor(props: { namespace: string; allow: string[]; onSaving: () 
             </button>
             {bad === i && (
               <p id="egress-row-error" class="field-error">
-                {error?.message}
+                {rowError(error?.message ?? "")}
               </p>
             )}
           </li>

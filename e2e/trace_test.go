@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -42,4 +44,32 @@ func TestTraceContextThroughTheGateway(t *testing.T) {
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.Equal(t, parent, r.Body["traceparent"])
 	require.Equal(t, state, r.Body["tracestate"])
+}
+
+// The Go SDK sends a job's trace context and gives it back on the fetched
+// job, the worker's JobContext and the job's detail; a bad one is a 400
+// naming it.
+func TestTraceContextThroughTheSDK(t *testing.T) {
+	t.Parallel()
+	owner, _ := shared.tenant(t)
+	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	_, err := owner.Enqueue(ctx(t), client.EnqueueRequest{Queue: "traced.sdk", TraceParent: "00-zz"})
+	require.True(t, client.IsBadRequest(err), "%v", err)
+	var e *client.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "traceparent", e.Field)
+
+	res, err := owner.Enqueue(ctx(t), client.EnqueueRequest{Queue: "traced.sdk", Payload: 1, TraceParent: parent, TraceState: "vendor=x"})
+	require.NoError(t, err)
+	j, err := owner.Fetch(ctx(t), client.FetchRequest{Queues: []string{"traced.sdk"}, WorkerID: "w", Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	require.NotNil(t, j)
+	require.Equal(t, res.JobID, j.ID)
+	require.Equal(t, parent, j.TraceParent)
+	require.Equal(t, "vendor=x", j.TraceState)
+	require.NoError(t, owner.Ack(ctx(t), j.ID, nil))
+	d, err := owner.GetJob(ctx(t), res.JobID)
+	require.NoError(t, err)
+	require.Equal(t, parent, d.TraceParent)
+	require.Equal(t, "vendor=x", d.TraceState)
 }

@@ -35,6 +35,7 @@ var kindNames = map[byte]string{
 	'c': "namespace settings", 'w': "signing keys", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
 	'v': "event", 'V': "event log floor", 'h': "webhook endpoint",
+	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 }
 
 func goldenFamilies() []family {
@@ -69,7 +70,8 @@ func kindCases() []*gcase {
 		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
 		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'}, {"KindSigningKeys", KindSigningKeys, 'w'},
-		{"KindWebhook", KindWebhook, 'h'},
+		{"KindWebhook", KindWebhook, 'h'}, {"KindIdempotency", KindIdempotency, 'i'},
+		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -89,6 +91,9 @@ func recordCases() []*gcase {
 		kc("Webhook", Webhook(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'h'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G")),
 		kc("WebhookPrefix", WebhookPrefix(ns), "ns", ns).is(head(ns, 'h')),
+		kc("Idempotency", Idempotency(ns, "order-42"), "ns", ns, "key", "order-42").
+			is(head(ns, 'i'), text("Idempotency-Key", "order-42")),
+		kc("IdempotencyCount", IdempotencyCount(ns), "ns", ns).is(head(ns, 'K')),
 		kc("Job", Job(ns, gJob), "ns", ns, "id", gJob).is(head(ns, 'j'), text("job id", gJob)),
 		kc("AppendJob", AppendJob([]byte("buf:"), ns, gJob), "b", "buf:", "ns", ns, "id", gJob).
 			is(text("bytes already in b", "buf:"), head(ns, 'j'), text("job id", gJob)).
@@ -230,6 +235,21 @@ func timeCases() []*gcase {
 				require.Error(t, err, "the bare prefix")
 			}))
 	}
+	// Idempotency records by expiry: time order, then the key.
+	cs = append(cs, kc("IdempotencyExpiryIndex", IdempotencyExpiryIndex(ns), "ns", ns).is(head(ns, 'I')))
+	at := gCreated + int64(24*time.Hour)
+	cs = append(cs, kc("IdempotencyExpiry", IdempotencyExpiry(ns, at, "order-42"), "ns", ns, "at", at, "key", "order-42").
+		is(head(ns, 'I'), be64("expires_at", at), text("Idempotency-Key", "order-42")).
+		parse("ParseIdempotencyExpiry", func(t *testing.T, key []byte) {
+			gotAt, gotKey, err := ParseIdempotencyExpiry(ns, key)
+			require.NoError(t, err)
+			require.Equal(t, at, gotAt)
+			require.Equal(t, "order-42", gotKey)
+			_, _, err = ParseIdempotencyExpiry(ns, RecordPruneEntry(ns, at, gBatch))
+			require.Error(t, err, "a record prune key")
+			_, _, err = ParseIdempotencyExpiry(ns, IdempotencyExpiryIndex(ns))
+			require.Error(t, err, "the bare prefix")
+		}))
 	return cs
 }
 

@@ -15,10 +15,6 @@ const (
 	// IdempotencyReplayedHeader is "true" on an answer given back from an
 	// earlier request with the same key.
 	IdempotencyReplayedHeader = "Idempotency-Replayed"
-	// IdempotencyHashHeader carries the hash of the request a key is for
-	// (method, path and body, hex) from the shard API that read the body
-	// to the node that applies it; internal.
-	IdempotencyHashHeader = "X-Jobbie-Idempotency-Hash"
 
 	MaxIdempotencyKeyBytes = 255
 	// IdempotencyTTL is how long a key's first answer is kept.
@@ -27,6 +23,15 @@ const (
 	// it the one that expires first is forgotten early.
 	MaxIdempotencyRecords = 100_000
 )
+
+// IdempotentRoutes are the POST paths that take an Idempotency-Key; every
+// other route refuses one (400 naming the header) rather than ignore it.
+var IdempotentRoutes = map[string]bool{
+	"/api/v1/enqueue":       true,
+	"/api/v1/enqueue/batch": true,
+	"/api/v1/schedules":     true,
+	"/api/v1/webhooks":      true,
+}
 
 // CodeIdempotencyKeyReused (422) answers a key sent again with a
 // different request (method, path or body) while its first is kept.

@@ -43,6 +43,13 @@ type script struct {
 // finished jobs and records come due for pruning within a script.
 const scriptRetention = 2 * time.Second
 
+// newScriptEngine is an engine as the scripts' replays run it.
+func newScriptEngine() *Engine {
+	e := New(Options{Retention: scriptRetention})
+	e.idemTTL, e.idemMax = scriptIdemTTL, scriptIdemMax
+	return e
+}
+
 // scriptIdemTTL and scriptIdemMax keep idempotency records briefly and
 // few, so that the scripts sweep and evict them.
 const (
@@ -564,8 +571,7 @@ func replayCaches(t *testing.T, log []entry, cold bool) []byte {
 	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 	require.NoError(t, err)
 	defer db.Close()
-	eng := New(Options{Retention: scriptRetention})
-	eng.idemTTL, eng.idemMax = scriptIdemTTL, scriptIdemMax
+	eng := newScriptEngine()
 	loc, err := replica.NewLocal(db, eng.Registry())
 	require.NoError(t, err)
 	for _, e := range log {

@@ -80,15 +80,24 @@ func (s *Server) admitted(rt route) fiber.Handler {
 }
 
 // idempotencyKey refuses an Idempotency-Key on a route that does not
-// take one (wire.IdempotentRoutes: the creating POSTs a shard serves),
-// before anything is counted, rather than ignore it; the shard checks
-// the key's value and keeps its record.
+// take one (wire.IdempotentRoutes: the creating POSTs a shard serves)
+// rather than ignore it, and a bad one on a route that does, before
+// anything is counted; the shard keeps the key's record.
 func idempotencyKey(c *fiber.Ctx, rt route) error {
-	if len(c.Request().Header.Peek(wire.IdempotencyKeyHeader)) == 0 || (rt.method == post && wire.IdempotentRoutes[rt.path]) {
+	vals := c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)
+	switch {
+	case len(vals) == 0:
 		return nil
+	case rt.method != post || !wire.IdempotentRoutes[rt.path]:
+		return apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only enqueue, enqueue/batch and the schedule and webhook creates do (docs/api/README.md, \"Idempotency\")",
+			rt.method, rt.path, wire.IdempotencyKeyHeader)
+	case len(vals) > 1:
+		return apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
 	}
-	return apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only enqueue, enqueue/batch and the schedule and webhook creates do (docs/api/README.md, \"Idempotency\")",
-		rt.method, rt.path, wire.IdempotencyKeyHeader)
+	if err := wire.CheckIdempotencyKey(string(vals[0])); err != nil {
+		return apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
+	}
+	return nil
 }
 
 // check applies rt's checks that follow admission, in order, then gives

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,5 +55,23 @@ func TestIdempotencyKeyPassesThrough(t *testing.T) {
 		e := r.requireError(t, 400, apierr.BadRequest)
 		require.Equal(t, wire.IdempotencyKeyHeader, e.Field, rt.path)
 	}
+	require.Equal(t, seen, b.shard.count(), "a refused key reached no shard")
+
+	// A bad key, an empty one or two of them on a route that takes one.
+	for _, bad := range []string{"", strings.Repeat("k", 256), "caf\u00e9"} {
+		r := b.do(t, http.MethodPost, "/api/v1/enqueue", owner, enqueueBody, wire.IdempotencyKeyHeader, bad)
+		e := r.requireError(t, 400, apierr.BadRequest)
+		require.Equal(t, wire.IdempotencyKeyHeader, e.Field, "%q", bad)
+	}
+	req, err := http.NewRequest(http.MethodPost, b.base+"/api/v1/enqueue", strings.NewReader(`{"queue":"q"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+owner)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Add(wire.IdempotencyKeyHeader, "a")
+	req.Header.Add(wire.IdempotencyKeyHeader, "b")
+	resp, err := b.http.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 400, resp.StatusCode)
 	require.Equal(t, seen, b.shard.count(), "a refused key reached no shard")
 }

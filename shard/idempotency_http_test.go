@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +62,17 @@ func TestIdempotentEnqueue(t *testing.T) {
 		r := b.keyed(testNS, "POST", "/api/v1/enqueue", bad, map[string]any{"queue": "bad"})
 		require.Equal(t, 400, r.Status, string(r.Raw))
 		require.Equal(t, wire.IdempotencyKeyHeader, errField(r))
+	}
+	for _, vals := range [][]string{{""}, {"a", "b"}} {
+		req, err := http.NewRequest("POST", b.url+"/api/v1/enqueue", strings.NewReader(`{"queue":"bad"}`))
+		require.NoError(t, err)
+		b.setHeaders(req)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header[wire.IdempotencyKeyHeader] = vals
+		res, err := b.client.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, 400, res.StatusCode, "%q", vals)
 	}
 	require.Zero(t, pendingIn(b, testNS, "bad"), "nothing refused was stored")
 	// The longest key is fine.

@@ -172,7 +172,7 @@ func (s *Server) getJWKS(c *fiber.Ctx) error {
 // control keeps no record of keys (docs/api/README.md, "Idempotency"),
 // and a header it would ignore must not look honoured.
 func noIdempotencyKey(c *fiber.Ctx) error {
-	if len(c.Request().Header.Peek(wire.IdempotencyKeyHeader)) == 0 {
+	if len(c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)) == 0 {
 		return c.Next()
 	}
 	return apierr.Field(wire.IdempotencyKeyHeader, "control's routes do not take an %s", wire.IdempotencyKeyHeader)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"crypto/sha256"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -19,18 +18,22 @@ import (
 // forwarded the request to its leader before this runs, so the hash is
 // the leader's reading of the same bytes.
 func idempotency(c *fiber.Ctx) error {
-	k := c.Get(wire.IdempotencyKeyHeader)
-	if k == "" {
+	vals := c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)
+	if len(vals) == 0 {
 		return c.Next()
 	}
 	if c.Method() != fiber.MethodPost || !wire.IdempotentRoutes[c.Path()] {
 		return apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only the creating POSTs do (docs/api/README.md, \"Idempotency\")",
 			c.Method(), c.Path(), wire.IdempotencyKeyHeader)
 	}
+	if len(vals) > 1 {
+		return apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
+	}
+	k := string(vals[0]) // a copy: fiber's buffers are reused
 	if err := wire.CheckIdempotencyKey(k); err != nil {
 		return apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
 	}
-	idem := &service.Idempotency{Key: strings.Clone(k), Hash: requestHash(c)}
+	idem := &service.Idempotency{Key: k, Hash: requestHash(c)}
 	c.SetUserContext(service.WithIdempotency(c.UserContext(), idem))
 	if err := c.Next(); err != nil {
 		return err

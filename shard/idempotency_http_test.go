@@ -107,6 +107,7 @@ func TestIdempotentCreates(t *testing.T) {
 		again := b.keyed(testNS, "POST", c.path, "k-"+c.path, c.body)
 		require.Equal(t, 200, again.Status, "%s: %s", c.path, again.Raw)
 		require.Equal(t, "true", again.Header.Get(wire.IdempotencyReplayedHeader))
+		require.Equal(t, string(first.Raw), string(again.Raw), "%s: the first answer, byte for byte", c.path)
 		for _, f := range c.ids {
 			require.NotEmpty(t, first.Body[f], "%s: %s", c.path, f)
 			require.Equal(t, first.Body[f], again.Body[f], "%s: %s", c.path, f)

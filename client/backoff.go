@@ -45,6 +45,21 @@ func DefaultRetryPolicy() RetryPolicy {
 // WithRetryPolicy replaces the client's retry policy. Zero fields take
 // DefaultRetryPolicy's.
 func WithRetryPolicy(p RetryPolicy) Option {
+	p = p.filled()
+	return func(c *Client) { c.retry = p }
+}
+
+// WithRetryPolicy returns a copy of c that retries by p (zero fields:
+// DefaultRetryPolicy's; MaxAttempts 1 sends every request once). The copy
+// shares c's connections.
+func (c *Client) WithRetryPolicy(p RetryPolicy) *Client {
+	cp := *c
+	cp.retry = p.filled()
+	return &cp
+}
+
+// filled is p with its zero fields DefaultRetryPolicy's.
+func (p RetryPolicy) filled() RetryPolicy {
 	d := DefaultRetryPolicy()
 	if p.MaxAttempts <= 0 {
 		p.MaxAttempts = d.MaxAttempts
@@ -61,7 +76,7 @@ func WithRetryPolicy(p RetryPolicy) Option {
 	if p.MaxRetryAfter <= 0 {
 		p.MaxRetryAfter = d.MaxRetryAfter
 	}
-	return func(c *Client) { c.retry = p }
+	return p
 }
 
 // WithoutRetries sends every request once: an error is the caller's to

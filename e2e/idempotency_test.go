@@ -116,6 +116,6 @@ func TestSDKRetriedEnqueueCreatesOneJob(t *testing.T) {
 	e, ok := client.AsError(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, 422, e.Status)
-	require.Equal(t, string(wire.CodeIdempotencyKeyReused), e.Code)
+	require.Equal(t, client.CodeIdempotencyKeyReused, e.Code)
 	require.Equal(t, wire.IdempotencyKeyHeader, e.Field)
 }

@@ -350,6 +350,16 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
 	}),
 	scriptCmd(func(s *script) []byte {
+		c := &EventRetentionCmd{NS: testNS, Hours: int64(1 + s.rng.Intn(720)), Events: int64(1000 + s.rng.Intn(5000))}
+		if s.rng.Intn(4) == 0 {
+			c.NS = "t_nobody/never" // no state there: nothing recorded
+		}
+		if s.rng.Intn(8) == 0 {
+			c.Events = 1 // refused
+		}
+		return EventRetentionSet.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
 		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Push: &PushConfig{URL: "https://h.example/" + s.queue(),
 			WhenNoWork: s.rng.Intn(2) == 0, TimeoutNs: int64(time.Second), MaxInFlight: 1 + s.rng.Intn(3),
 			Headers: []PushHeader{{Name: "X-A", Value: "1"}}}}
@@ -573,9 +583,15 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 82, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 83, "a new command needs its handler, its script case and this count")
+	// 83 and 84 are taken by commands on their way in from another
+	// branch; once they are here the types are dense again.
+	held := 0
 	for i, typ := range registered {
-		require.EqualValues(t, i+1, typ, "types are dense and append-only")
+		if typ == 85 && held == 0 {
+			held = 2
+		}
+		require.EqualValues(t, i+1+held, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))
 	}
 	_, used := makeScript(1, 2000) // long enough that the rarest maker comes up

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync/atomic"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -32,8 +31,8 @@ import (
 // never kept: the start's own sequence number is every namespace's first
 // floor.
 //
-// The leader's sweep trims each namespace's log by age and by count
-// (EventRetention) through EventTrim, which deletes the events at or
+// The leader's sweep trims each namespace's log by age and by count (its
+// plan's EventRetention, eventretention.go) through EventTrim, which deletes the events at or
 // below a sequence number the leader chose and raises the namespace's
 // floor (keys.EventFloor) there; a reader resuming below the floor is
 // told it missed events.
@@ -41,17 +40,6 @@ const (
 	EventSeqBits = 20
 	eventSeqMask = 1<<EventSeqBits - 1
 )
-
-// EventRetention is how much of a namespace's log the leader keeps: the
-// events of the last MaxAge, and at most MaxCount of them.
-type EventRetention struct {
-	MaxAge   time.Duration
-	MaxCount int
-}
-
-// DefaultEventRetention is every namespace's retention until plans set
-// their own.
-var DefaultEventRetention = EventRetention{MaxAge: 24 * time.Hour, MaxCount: 100_000}
 
 // Event is one entry of a namespace's log. Type names the change: a
 // job's (EventType, no dot), or another thing's, dotted

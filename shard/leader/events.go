@@ -20,8 +20,8 @@ const eventTrimStep = 10_000
 // every member deletes the same events.
 func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	db := l.node.DB()
-	if !l.eng.EventLogWide(db) {
-		if _, err := engine.EventLogStartWide.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
+	if !l.eng.EventLogCounted(db) {
+		if _, err := engine.EventLogStartCounted.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
 			return err
 		}
 	}
@@ -36,7 +36,11 @@ func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 		if err != nil {
 			l.cfg.Logger.Warn("shard event log retention", "ns", ns, "err", err) // trimmed by the record meanwhile
 		}
-		through, ok := engine.EventTrimPoint(db, ns, ret, now, eventTrimStep)
+		count, counted := l.eng.EventCount(db, ns)
+		if !counted {
+			count = -1
+		}
+		through, ok := engine.EventTrimPoint(db, ns, ret, now, eventTrimStep, count)
 		if !ok {
 			continue
 		}

@@ -235,6 +235,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		require.Equal(t, []string{"executions", "7", "1", "-"}, rows["executions 7"], out)
 		require.Equal(t, []string{"jobs_enqueued", "-", "-", "100"}, rows["jobs_enqueued -"], out)
 		require.Contains(t, out, "limits: max_keys 10\n")
+		require.Contains(t, out, "event log kept: 24 h, at most 100000 events per namespace\n", "the defaults of a plan that sets none")
 	})
 
 	month := time.Now().UTC().Format("2006-01")

@@ -82,6 +82,12 @@ var (
 	// leader's retention trim of one namespace's log (trims done).
 	EventLogStart = replica.Op[EventLogStartCmd, replica.None]{Type: 67, Name: "events.start"}
 	EventTrim     = replica.Op[EventTrimCmd, int]{Type: 68, Name: "events.trim"}
+
+	// EventRetentionSet records a namespace's event log retention as its
+	// plan sets it (eventretention.go), proposed by the leader's trim
+	// when the gateway's requests say otherwise (whether recorded: not
+	// for a namespace without state).
+	EventRetentionSet = replica.Op[EventRetentionCmd, bool]{Type: 85, Name: "events.retention"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -146,6 +152,7 @@ func (e *Engine) register(r *replica.Registry) {
 	UsageSweep.Handle(r, e.applyUsageSweep)
 	EventLogStart.Handle(r, e.applyEventLogStart)
 	EventTrim.Handle(r, loopGated(e, e.applyEventTrim))
+	EventRetentionSet.Handle(r, loopGated(e, e.applyEventRetention))
 	RestoreBegin.Handle(r, e.applyRestoreBegin)
 	RestoreChunk.Handle(r, e.applyRestoreChunk)
 	RestoreEnd.Handle(r, e.applyRestoreEnd)

@@ -355,10 +355,27 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	// The event log starts part way through; trims cut it at a recent
 	// entry (the script's entries are the log's indexes from 1).
 	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
-	scriptCmd(func(s *script) []byte { return EventLogStartWide.Command(&EventLogStartCmd{}) }),
+	// The wide start first, the counted one after it (drawing nothing, so
+	// the rest of a seed's script stays as it was).
+	scriptCmd(func(s *script) []byte {
+		if s.types[EventLogStartWide.Type] {
+			return EventLogStartCounted.Command(&EventLogStartCmd{})
+		}
+		return EventLogStartWide.Command(&EventLogStartCmd{})
+	}),
 	scriptCmd(func(s *script) []byte {
 		idx := max(len(s.times)-s.rng.Intn(30), 1)
 		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &EventRetentionCmd{NS: testNS, Hours: int64(1 + s.rng.Intn(720)), Events: int64(1000 + s.rng.Intn(5000))}
+		if s.rng.Intn(4) == 0 {
+			c.NS = "t_nobody/never" // no state there: nothing recorded
+		}
+		if s.rng.Intn(8) == 0 {
+			c.Events = 1 // refused
+		}
+		return EventRetentionSet.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
 		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Push: &PushConfig{URL: "https://h.example/" + s.queue(),
@@ -584,7 +601,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 84, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 86, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))

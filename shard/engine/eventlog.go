@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync/atomic"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -32,8 +31,8 @@ import (
 // never kept: the start's own sequence number is every namespace's first
 // floor.
 //
-// The leader's sweep trims each namespace's log by age and by count
-// (EventRetention) through EventTrim, which deletes the events at or
+// The leader's sweep trims each namespace's log by age and by count (its
+// plan's EventRetention, eventretention.go) through EventTrim, which deletes the events at or
 // below a sequence number the leader chose and raises the namespace's
 // floor (keys.EventFloor) there; a reader resuming below the floor is
 // told it missed events.
@@ -41,17 +40,6 @@ const (
 	EventSeqBits = 20
 	eventSeqMask = 1<<EventSeqBits - 1
 )
-
-// EventRetention is how much of a namespace's log the leader keeps: the
-// events of the last MaxAge, and at most MaxCount of them.
-type EventRetention struct {
-	MaxAge   time.Duration
-	MaxCount int
-}
-
-// DefaultEventRetention is every namespace's retention until plans set
-// their own.
-var DefaultEventRetention = EventRetention{MaxAge: 24 * time.Hour, MaxCount: 100_000}
 
 // Event is one entry of a namespace's log. Type names the change: a
 // job's (EventType, no dot), or another thing's, dotted
@@ -115,19 +103,31 @@ type eventLog struct {
 	pos   uint64
 	buf   []byte
 
-	live     atomic.Uint64 // the start's sequence number as committed, 0 while off
-	liveWide atomic.Bool   // wide as committed
+	// counted: each namespace's events are counted (eventcount.go);
+	// counts holds them as changed in this batch, dirty those to write.
+	counted  bool
+	counts   map[string]*eventCount
+	dirty    []string
+	flushing bool
+
+	live        atomic.Uint64 // the start's sequence number as committed, 0 while off
+	liveWide    atomic.Bool   // wide as committed
+	liveCounted atomic.Bool   // counted as committed
 }
 
-func (l *eventLog) reset() { l.state, l.start, l.wide, l.tx, l.pos = usageUnknown, 0, false, nil, 0 }
+func (l *eventLog) reset() {
+	l.state, l.start, l.wide, l.tx, l.pos = usageUnknown, 0, false, nil, 0
+	l.counted, l.counts, l.dirty, l.flushing = false, map[string]*eventCount{}, nil, false
+}
 
 func (l *eventLog) on(r pebble.Reader) bool {
 	if l.state == usageUnknown {
 		l.state = usageOff
-		if s, wide, ok := readEventStart(r); ok {
-			l.state, l.start, l.wide = usageOn, s, wide
+		if s, wide, counted, ok := readEventStart(r); ok {
+			l.state, l.start, l.wide, l.counted = usageOn, s, wide, counted
 			l.live.Store(s)
 			l.liveWide.Store(wide)
+			l.liveCounted.Store(counted)
 		}
 	}
 	return l.state == usageOn
@@ -149,15 +149,17 @@ func (l *eventLog) next(tx *replica.Tx) (uint64, bool) {
 }
 
 // readEventStart reads the start record: the start's sequence number,
-// and a byte 1 after it once the log is wide.
-func readEventStart(r pebble.Reader) (start uint64, wide, ok bool) {
+// a byte 1 after it once the log is wide, and another once it is counted.
+func readEventStart(r pebble.Reader) (start uint64, wide, counted, ok bool) {
 	v, closer, err := r.Get(keys.EventLogStart())
 	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	must(err)
 	defer closer.Close()
-	return binary.BigEndian.Uint64(v), len(v) >= eventLogStartLenWide && v[8] == eventLogWideMarker, true
+	wide = len(v) >= eventLogStartLenWide && v[8] == eventLogWideMarker
+	counted = len(v) >= eventLogStartLenCounted && v[9] == eventLogCountedMarker
+	return binary.BigEndian.Uint64(v), wide, counted, true
 }
 
 func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
@@ -176,6 +178,9 @@ func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replic
 func (e *Engine) applyEventTrim(tx *replica.Tx, c *EventTrimCmd) (int, error) {
 	if !e.events.on(tx) || c.NS == "" || c.Through <= eventFloor(tx, c.NS, e.events.start) {
 		return 0, nil
+	}
+	if e.events.counted {
+		e.countEvents(tx, c.NS, -countRange(tx, keys.EventPrefix(c.NS), keys.Event(c.NS, c.Through+1)))
 	}
 	must(tx.DeleteRange(keys.EventPrefix(c.NS), keys.Event(c.NS, c.Through+1), nil))
 	must(tx.Set(keys.EventFloor(c.NS), binary.BigEndian.AppendUint64(nil, c.Through), nil))
@@ -229,6 +234,7 @@ func (e *Engine) eventObserver(tx *replica.Tx, ns string, j *job.Job, from job.S
 	}
 	l.buf = appendEvent(l.buf[:0], &ev)
 	must(tx.Set(keys.Event(ns, seq), l.buf, nil)) // the batch copies it
+	e.countEvents(tx, ns, 1)
 }
 
 // eventVersion is the first byte of every encoded event; fields later

@@ -60,6 +60,7 @@ func (e *Engine) logEvent(tx *replica.Tx, ns string, ev Event) {
 	ev.At = tx.Now.UnixNano()
 	l.buf = appendEvent(l.buf[:0], &ev)
 	must(tx.Set(keys.Event(ns, seq), l.buf, nil))
+	e.countEvents(tx, ns, 1)
 }
 
 // applyEventLogStartWide switches the log on (as EventLogStart, when it

@@ -76,6 +76,11 @@ var (
 // than jobs (eventlog_things.go), switching it on first when it is off.
 var EventLogStartWide = replica.Op[EventLogStartCmd, replica.None]{Type: 80, Name: "events.start.wide"}
 
+// EventLogStartCounted starts counting each namespace's events
+// (eventcount.go), starting the log and making it wide first when it is
+// not: the leader proposes it instead of EventLogStartWide.
+var EventLogStartCounted = replica.Op[EventLogStartCmd, replica.None]{Type: 86, Name: "events.start.counted"}
+
 // NamespaceConfigureEgress is a namespace's settings with an egress
 // allow-list (NamespaceConfig.EgressAllow) or that keep a setting
 // (NamespaceConfigCmd.KeepRetention, KeepEgress): an older node would
@@ -119,6 +124,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	AckBatchPush.Handle(r, gated(e, e.applyAckBatchPush))
 	WebhookProgressMetered.Handle(r, loopGated(e, e.applyWebhookProgressMetered))
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
+	EventLogStartCounted.Handle(r, e.applyEventLogStartCounted)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
 	EnqueueTraced.Handle(r, gated(e, e.applyEnqueue))
 	ScheduleFireTraced.Handle(r, loopGated(e, e.applyScheduleFire))

@@ -34,7 +34,7 @@ var kindNames = map[byte]string{
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
 	'c': "namespace settings", 'w': "signing keys", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
-	'v': "event", 'V': "event log floor", 'h': "webhook endpoint",
+	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
 }
 
 func goldenFamilies() []family {
@@ -366,14 +366,14 @@ func eventCases() []*gcase {
 	for _, k := range []struct {
 		name      string
 		got, want byte
-	}{{"KindEvent", KindEvent, 'v'}, {"KindEventFloor", KindEventFloor, 'V'}} {
+	}{{"KindEvent", KindEvent, 'v'}, {"KindEventFloor", KindEventFloor, 'V'}, {"KindEventRetention", KindEventRetention, 'E'}, {"KindEventCount", KindEventCount, 'n'}} {
 		c.key = append(c.key, k.got)
 		c.parts = append(c.parts, part{fmt.Sprintf("%s '%c' (%s)", k.name, k.want, kindNames[k.want]), []byte{k.want}})
 		c.covers = append(c.covers, k.name)
 	}
 	c.parse("distinct from the other kinds", func(t *testing.T, _ []byte) {
 		for _, k := range kindCases()[0].key {
-			require.NotContains(t, []byte{KindEvent, KindEventFloor}, k)
+			require.NotContains(t, []byte{KindEvent, KindEventFloor, KindEventRetention, KindEventCount}, k)
 		}
 	})
 	return []*gcase{
@@ -390,10 +390,14 @@ func eventCases() []*gcase {
 			parse("IsEvent", func(t *testing.T, key []byte) {
 				require.True(t, IsEvent(key[len(Namespace(ns)):]))
 				require.True(t, IsEvent(EventFloor(ns)[len(Namespace(ns)):]))
+				require.True(t, IsEvent(EventRetention(ns)[len(Namespace(ns)):]))
+				require.True(t, IsEvent(EventCount(ns)[len(Namespace(ns)):]))
 				require.False(t, IsEvent(Job(ns, gJob)[len(Namespace(ns)):]))
 				require.False(t, IsEvent(nil))
 			}),
 		kc("EventFloor", EventFloor(ns), "ns", ns).is(head(ns, 'V')),
+		kc("EventRetention", EventRetention(ns), "ns", ns).is(head(ns, 'E')),
+		kc("EventCount", EventCount(ns), "ns", ns).is(head(ns, 'n')),
 		kc("EventLogStart", EventLogStart()).is(part{"event log start 01 'L'", []byte{0x01, 'L'}}),
 	}
 }

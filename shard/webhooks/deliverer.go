@@ -14,6 +14,7 @@ import (
 	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/leader"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
@@ -73,7 +74,6 @@ type Deliverer struct {
 	svc    *service.Service
 	events *live.Events
 
-	runs map[hkey]*runner // scan loop only
 	stop chan struct{}
 	wg   sync.WaitGroup
 
@@ -86,7 +86,7 @@ type hkey struct{ ns, id string }
 
 // Start starts the deliverer; Stop ends it.
 func Start(cfg Config, node *replica.Node, svc *service.Service, events *live.Events) *Deliverer {
-	d := &Deliverer{cfg: cfg.withDefaults(), node: node, svc: svc, events: events, runs: map[hkey]*runner{},
+	d := &Deliverer{cfg: cfg.withDefaults(), node: node, svc: svc, events: events,
 		stop: make(chan struct{}), logs: map[hkey]*deliveryLog{}, egress: map[string]egressRead{}}
 	d.wg.Add(1)
 	go d.loop()
@@ -105,26 +105,22 @@ func (d *Deliverer) Stop() {
 	d.wg.Wait()
 }
 
+// loop runs a runner per delivering endpoint while this node leads; a
+// settings change restarts it (the old one records its progress first).
 func (d *Deliverer) loop() {
 	defer d.wg.Done()
-	t := d.cfg.Clock.NewTicker(d.cfg.Scan)
-	defer t.Stop()
-	for {
-		want := map[hkey]*engine.WebhookRecord{}
-		if d.node.IsLeader() {
-			want = d.endpoints()
-		}
-		d.reconcile(want)
-		select {
-		case <-d.stop:
-			d.reconcile(nil)
-			return
-		case <-t.Chan():
-		}
-	}
+	leader.Follow[hkey, *engine.WebhookRecord]{
+		Every: d.cfg.Scan, Clock: d.cfg.Clock, Leads: d.node.IsLeader,
+		Want: d.endpoints,
+		Same: func(a, b *engine.WebhookRecord) bool { return a.UpdatedAt == b.UpdatedAt },
+		Start: func(k hkey, w *engine.WebhookRecord) func() {
+			return d.startRunner(k, w).close
+		},
+	}.Run(d.stop)
 }
 
-// endpoints reads every endpoint the leader delivers to.
+// endpoints reads every endpoint the leader delivers to, and drops the
+// logs of endpoints gone.
 func (d *Deliverer) endpoints() map[hkey]*engine.WebhookRecord {
 	out := map[hkey]*engine.WebhookRecord{}
 	db := d.node.DB()
@@ -135,34 +131,14 @@ func (d *Deliverer) endpoints() map[hkey]*engine.WebhookRecord {
 			}
 		}
 	}
-	return out
-}
-
-// reconcile starts a runner per wanted endpoint, restarts one whose
-// settings changed (the old one records its progress first), and stops
-// the rest; the logs of endpoints gone are dropped.
-func (d *Deliverer) reconcile(want map[hkey]*engine.WebhookRecord) {
-	for k, r := range d.runs {
-		if w, ok := want[k]; !ok || w.UpdatedAt != r.hook.UpdatedAt {
-			r.close()
-			delete(d.runs, k)
-		}
-	}
-	for k, w := range want {
-		if _, ok := d.runs[k]; !ok {
-			d.runs[k] = d.startRunner(k, w)
-		}
-	}
-	if want == nil {
-		return
-	}
 	d.mu.Lock()
 	for k := range d.logs {
-		if _, ok := engine.ReadWebhook(d.node.DB(), k.ns, k.id); !ok {
+		if _, ok := engine.ReadWebhook(db, k.ns, k.id); !ok {
 			delete(d.logs, k)
 		}
 	}
 	d.mu.Unlock()
+	return out
 }
 
 // deliveryLog is the last attempts of one endpoint, a ring.

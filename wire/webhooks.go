@@ -151,5 +151,6 @@ const (
 	WebhookRetryWindow     = 24 * time.Hour    // an event is retried this long, then given up
 	WebhookDisableAfter    = 72 * time.Hour    // an endpoint failing this long is disabled
 	WebhookDeliveryLogSize = 50                // attempts kept per endpoint
+	WebhookDeliveryError   = 1024              // bytes of an attempt's error its log keeps
 	WebhookSecretOverlap   = SigningKeyOverlap // a rotated-out secret signs beside the new one
 )

@@ -78,7 +78,6 @@ type Deliverer struct {
 	wg   sync.WaitGroup
 
 	mu     sync.Mutex
-	logs   map[hkey]*deliveryLog
 	egress map[string]egressRead // namespace → its allow-list as last read
 }
 
@@ -87,7 +86,7 @@ type hkey struct{ ns, id string }
 // Start starts the deliverer; Stop ends it.
 func Start(cfg Config, node *replica.Node, svc *service.Service, events *live.Events) *Deliverer {
 	d := &Deliverer{cfg: cfg.withDefaults(), node: node, svc: svc, events: events,
-		stop: make(chan struct{}), logs: map[hkey]*deliveryLog{}, egress: map[string]egressRead{}}
+		stop: make(chan struct{}), egress: map[string]egressRead{}}
 	d.wg.Add(1)
 	go d.loop()
 	return d
@@ -119,8 +118,7 @@ func (d *Deliverer) loop() {
 	}.Run(d.stop)
 }
 
-// endpoints reads every endpoint the leader delivers to, and drops the
-// logs of endpoints gone.
+// endpoints reads every endpoint the leader delivers to.
 func (d *Deliverer) endpoints() map[hkey]*engine.WebhookRecord {
 	out := map[hkey]*engine.WebhookRecord{}
 	db := d.node.DB()
@@ -131,59 +129,12 @@ func (d *Deliverer) endpoints() map[hkey]*engine.WebhookRecord {
 			}
 		}
 	}
-	d.mu.Lock()
-	for k := range d.logs {
-		if _, ok := engine.ReadWebhook(db, k.ns, k.id); !ok {
-			delete(d.logs, k)
-		}
-	}
-	d.mu.Unlock()
 	return out
-}
-
-// deliveryLog is the last attempts of one endpoint, a ring.
-type deliveryLog struct {
-	items []wire.WebhookDelivery
-	next  int
-}
-
-func (d *Deliverer) record(k hkey, a wire.WebhookDelivery) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	l := d.logs[k]
-	if l == nil {
-		l = &deliveryLog{}
-		d.logs[k] = l
-	}
-	if len(l.items) < wire.WebhookDeliveryLogSize {
-		l.items = append(l.items, a)
-		return
-	}
-	l.items[l.next] = a
-	l.next = (l.next + 1) % len(l.items)
-}
-
-// Deliveries answers GET /api/v1/webhooks/{id}/deliveries: this leader's
-// last attempts, newest first.
-func (d *Deliverer) Deliveries(ns, id string) (*wire.WebhookDeliveryList, error) {
-	if _, err := d.svc.WebhookRecord(ns, id); err != nil {
-		return nil, err
-	}
-	out := &wire.WebhookDeliveryList{Deliveries: []wire.WebhookDelivery{}}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if l := d.logs[hkey{ns, id}]; l != nil {
-		n := len(l.items)
-		for i := range n {
-			out.Deliveries = append(out.Deliveries, l.items[(l.next+n-1-i)%n])
-		}
-	}
-	return out, nil
 }
 
 // Test answers POST /api/v1/webhooks/{id}/test: one dev.jobbie.test
 // event, sent now whatever the endpoint subscribes to; the attempt is
-// logged and answered.
+// logged (logNow) and answered.
 func (d *Deliverer) Test(ctx context.Context, ns, id string) (*wire.WebhookDelivery, error) {
 	w, err := d.svc.WebhookRecord(ns, id)
 	if err != nil {
@@ -193,6 +144,7 @@ func (d *Deliverer) Test(ctx context.Context, ns, id string) (*wire.WebhookDeliv
 	ce := &wire.CloudEvent{SpecVersion: "1.0", ID: d.svc.NewID("test_"), Source: sourceOf(ns), Type: wire.WebhookTestType,
 		Time: now.UTC(), DataContentType: "application/json", Data: []byte(`{"message":"a test delivery from Jobbie"}`)}
 	a := d.send(ctx, ns, w, ce, 1)
+	d.logNow(ctx, ns, id, a)
 	return &a, nil
 }
 
@@ -221,5 +173,28 @@ func (d *Deliverer) Redeliver(ctx context.Context, ns, id, eventID string) (*wir
 		return nil, apierr.New(apierr.NotFound, "event %s is not in the namespace's event log (never, or trimmed by retention)", eventID)
 	}
 	a := d.send(ctx, ns, w, d.cloudEvent(ns, &evs[0]), 1)
+	d.logNow(ctx, ns, id, a)
 	return &a, nil
+}
+
+// logNow adds a test's or a redelivery's attempt to the endpoint's
+// delivery log before it is answered. If this node lost the lead
+// meanwhile the attempt was made but stays out of the log; the answer
+// still shows it.
+func (d *Deliverer) logNow(ctx context.Context, ns, id string, a wire.WebhookDelivery) {
+	c := &engine.WebhookLogCmd{NS: ns, ID: id, Log: []engine.WebhookAttempt{attemptOf(&a)}}
+	if _, err := engine.WebhookLog.Propose(ctx, d.node, c); err != nil {
+		d.cfg.Logger.Warn("webhooks: delivery log", "namespace", ns, "webhook", id, "err", err)
+	}
+}
+
+// attemptOf is a's delivery log record, its error cut to the bytes the
+// log keeps.
+func attemptOf(a *wire.WebhookDelivery) engine.WebhookAttempt {
+	r := engine.WebhookAttempt{EventID: a.EventID, Type: a.Type, At: a.At.UnixNano(), Attempt: a.Attempt, Status: a.Status,
+		LatencyUs: int64(a.LatencyMs * 1000), Error: a.Error, OK: a.OK}
+	if len(r.Error) > wire.WebhookDeliveryError {
+		r.Error = r.Error[:wire.WebhookDeliveryError]
+	}
+	return r
 }

@@ -36,6 +36,11 @@ type BatchRecord struct {
 	// Prunable: the record is pruned after the retention period once it
 	// fired (records.go). Batches of older logs lack it and stay.
 	Prunable bool `codec:"pr,omitempty"`
+
+	// Cancelled is how many of Failed were cancelled or deleted
+	// unfinished rather than dead, counted once the event log is
+	// detailed (EventLogStartDetailed).
+	Cancelled int `codec:"x,omitempty"`
 }
 
 // Member outcomes, the value of a member key.
@@ -48,7 +53,7 @@ const (
 // inserted, so a member settled in the same apply finds it.
 func openBatch(tx *replica.Tx, ns string, b *BatchRecord, n int) {
 	b.Total, b.Pending, b.CreatedAt = n, n, tx.Now.UnixNano()
-	b.Succeeded, b.Failed, b.CallbackJobID, b.CompletedAt = 0, 0, "", 0
+	b.Succeeded, b.Failed, b.Cancelled, b.CallbackJobID, b.CompletedAt = 0, 0, 0, "", 0
 	putBatch(tx, ns, b)
 }
 
@@ -81,6 +86,9 @@ func (e *Engine) countBatchMember(tx *replica.Tx, ns string, j *job.Job) {
 		b.Succeeded++
 	} else {
 		b.Failed++
+		if j.State != job.Dead && e.detailed(tx) {
+			b.Cancelled++ // cancelled, or deleted before it finished
+		}
 	}
 	b.Pending--
 	must(tx.Set(keys.BatchMember(ns, b.ID, j.ID), []byte{outcome}, nil))
@@ -118,7 +126,11 @@ func (e *Engine) fireBatch(tx *replica.Tx, ns string, b *BatchRecord) {
 	if b.Failed > 0 {
 		status = ChainFailed
 	}
-	e.logEvent(tx, ns, Event{Type: EvBatchCompleted, Subject: b.ID, Queue: b.CallbackQueue, JobID: b.CallbackJobID, Detail: status})
+	ev := Event{Type: EvBatchCompleted, Subject: b.ID, Queue: b.CallbackQueue, JobID: b.CallbackJobID, Detail: status}
+	if e.detailed(tx) {
+		ev.Counts = []int{b.Total, b.Succeeded, b.Failed - b.Cancelled, b.Cancelled}
+	}
+	e.logEvent(tx, ns, ev)
 }
 
 // ReadBatch reads a batch record.

@@ -345,6 +345,7 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	// entry (the script's entries are the log's indexes from 1).
 	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
 	scriptCmd(func(s *script) []byte { return EventLogStartWide.Command(&EventLogStartCmd{}) }),
+	scriptCmd(func(s *script) []byte { return EventLogStartDetailed.Command(&EventLogStartCmd{}) }),
 	scriptCmd(func(s *script) []byte {
 		idx := max(len(s.times)-s.rng.Intn(30), 1)
 		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
@@ -592,7 +593,7 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 		require.NotEmpty(t, reg.Name(typ))
 		want++
 	}
-	require.EqualValues(t, 88, registered[len(registered)-1], "a new command needs its handler, its script case and this count")
+	require.EqualValues(t, 89, registered[len(registered)-1], "a new command needs its handler, its script case and this count")
 	_, used := makeScript(1, 2000) // long enough that the rarest maker comes up
 	for _, typ := range registered {
 		require.True(t, used[typ], "the determinism script never makes command %d (%s)", typ, reg.Name(typ))

@@ -69,6 +69,9 @@ type Event struct {
 	WorkerID string
 	Subject  string // another thing's event: the id of what changed
 	Detail   string // another thing's event: how it ended, or why
+	// Counts are a batch.completed's: its jobs, succeeded, failed (dead),
+	// cancelled (cancelled, or deleted unfinished); after Detail.
+	Counts []int
 }
 
 // EventType names a job's change: "enqueued", "started", "completed",
@@ -111,23 +114,30 @@ type eventLog struct {
 	state int8   // usageUnknown, usageOff, usageOn: the same three states as metering
 	start uint64 // the start's sequence number, once on
 	wide  bool   // events of other things than jobs are logged (EventLogStartWide)
-	tx    *replica.Tx
-	pos   uint64
-	buf   []byte
+	// detailed: batch.completed carries its counts, and a chain whose
+	// unfinished step is deleted ends (EventLogStartDetailed).
+	detailed bool
+	tx       *replica.Tx
+	pos      uint64
+	buf      []byte
 
-	live     atomic.Uint64 // the start's sequence number as committed, 0 while off
-	liveWide atomic.Bool   // wide as committed
+	live         atomic.Uint64 // the start's sequence number as committed, 0 while off
+	liveWide     atomic.Bool   // wide as committed
+	liveDetailed atomic.Bool   // detailed as committed
 }
 
-func (l *eventLog) reset() { l.state, l.start, l.wide, l.tx, l.pos = usageUnknown, 0, false, nil, 0 }
+func (l *eventLog) reset() {
+	l.state, l.start, l.wide, l.detailed, l.tx, l.pos = usageUnknown, 0, false, false, nil, 0
+}
 
 func (l *eventLog) on(r pebble.Reader) bool {
 	if l.state == usageUnknown {
 		l.state = usageOff
 		if s, wide, ok := readEventStart(r); ok {
-			l.state, l.start, l.wide = usageOn, s, wide
+			l.state, l.start, l.wide, l.detailed = usageOn, s, wide, eventLogLevel(r) >= eventLogDetailedMarker
 			l.live.Store(s)
 			l.liveWide.Store(wide)
+			l.liveDetailed.Store(l.detailed)
 		}
 	}
 	return l.state == usageOn
@@ -149,7 +159,8 @@ func (l *eventLog) next(tx *replica.Tx) (uint64, bool) {
 }
 
 // readEventStart reads the start record: the start's sequence number,
-// and a byte 1 after it once the log is wide.
+// and a byte after it once the log is wide: 1, or 2 once it is also
+// detailed.
 func readEventStart(r pebble.Reader) (start uint64, wide, ok bool) {
 	v, closer, err := r.Get(keys.EventLogStart())
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -157,7 +168,7 @@ func readEventStart(r pebble.Reader) (start uint64, wide, ok bool) {
 	}
 	must(err)
 	defer closer.Close()
-	return binary.BigEndian.Uint64(v), len(v) >= eventLogStartLenWide && v[8] == eventLogWideMarker, true
+	return binary.BigEndian.Uint64(v), len(v) >= eventLogStartLenWide && v[8] >= eventLogWideMarker, true
 }
 
 func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
@@ -245,10 +256,18 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = binary.AppendVarint(b, ev.At)
 	b = binary.AppendUvarint(b, uint64(ev.Attempt))
 	b = appendString(b, ev.WorkerID)
-	if ev.Subject == "" && ev.Detail == "" {
+	if ev.Subject == "" && ev.Detail == "" && len(ev.Counts) == 0 {
 		return b // a job's event: the bytes it always had
 	}
-	return appendString(appendString(b, ev.Subject), ev.Detail)
+	b = appendString(appendString(b, ev.Subject), ev.Detail)
+	if len(ev.Counts) == 0 {
+		return b // the bytes of a log before the details
+	}
+	b = binary.AppendUvarint(b, uint64(len(ev.Counts)))
+	for _, n := range ev.Counts {
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -269,6 +288,13 @@ func decodeEvent(v []byte, ev *Event) (ok bool) {
 	ev.WorkerID = d.str()
 	if d.ok && len(d.b) > 0 {
 		ev.Subject, ev.Detail = d.str(), d.str()
+	}
+	ev.Counts = nil
+	if d.ok && len(d.b) > 0 {
+		n := d.uvarint()
+		for i := uint64(0); i < n && d.ok && i < 16; i++ {
+			ev.Counts = append(ev.Counts, int(d.uvarint()))
+		}
 	}
 	return d.ok
 }

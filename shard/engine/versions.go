@@ -82,6 +82,10 @@ var (
 	WebhookLog            = replica.Op[WebhookLogCmd, bool]{Type: 88, Name: "webhook.log"} // whether the endpoint is there
 )
 
+// EventLogStartDetailed makes the events of other things carry their
+// details (eventlog_things.go), switching the log on and wide first.
+var EventLogStartDetailed = replica.Op[EventLogStartCmd, replica.None]{Type: 89, Name: "events.start.detailed"}
+
 // EventLogStartWide makes the event log keep the events of other things
 // than jobs (eventlog_things.go), switching it on first when it is off.
 var EventLogStartWide = replica.Op[EventLogStartCmd, replica.None]{Type: 80, Name: "events.start.wide"}
@@ -122,6 +126,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	WebhookProgressMetered.Handle(r, loopGated(e, e.applyWebhookProgressMetered))
 	WebhookProgressLogged.Handle(r, loopGated(e, e.applyWebhookProgressLogged))
 	WebhookLog.Handle(r, gated(e, e.applyWebhookLog))
+	EventLogStartDetailed.Handle(r, e.applyEventLogStartDetailed)
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
 }

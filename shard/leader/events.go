@@ -10,16 +10,17 @@ import (
 // namespace; a longer backlog is trimmed over the next rounds.
 const eventTrimStep = 10_000
 
-// sweepEvents starts the event log, wide (engine.EventLogStartWide), when
-// this node leads a shard whose log is off or keeps job events only
-// (before anything the loops propose changes a job), then every
+// sweepEvents starts the event log, wide and detailed
+// (engine.EventLogStartDetailed), when this node leads a shard whose log
+// is off or is not yet (before anything the loops propose changes a
+// job), then every
 // EventTrimInterval trims each namespace's log to EventRetention: the
 // leader picks the point from its own state (engine.EventTrimPoint) and
 // proposes it, so every member deletes the same events.
 func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	db := l.node.DB()
-	if !l.eng.EventLogWide(db) {
-		if _, err := engine.EventLogStartWide.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
+	if !l.eng.EventLogDetailed(db) {
+		if _, err := engine.EventLogStartDetailed.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
 			return err
 		}
 	}

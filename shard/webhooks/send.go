@@ -44,6 +44,9 @@ func thingData(ev *engine.Event) wire.WebhookThingData {
 	switch ev.Type {
 	case engine.EvBatchCompleted:
 		d.BatchID, d.Status = ev.Subject, ev.Detail
+		if c := ev.Counts; len(c) >= 4 {
+			d.Counts = &wire.WebhookBatchCounts{Jobs: c[0], Succeeded: c[1], Failed: c[2], Cancelled: c[3]}
+		}
 	case engine.EvChainCompleted:
 		d.ChainID, d.Status = ev.Subject, ev.Detail
 	case engine.EvScheduleFired:

@@ -44,7 +44,9 @@ func redirectNode(t *testing.T, r *redirector) *bundle {
 	pool := x509.NewCertPool()
 	pool.AddCert(r.srv.Certificate())
 	pool.AddCert(r.target.Certificate())
-	return setup(t, func(c *Config) { c.PushAllowPrivate, c.PushRootCAs, c.WebhookRetryBase = true, pool, 50*time.Millisecond })
+	return setup(t, func(c *Config) {
+		c.PushAllowPrivate, c.PushRootCAs, c.WebhookRetryBase = true, pool, 50*time.Millisecond
+	})
 }
 
 // A push handler answering 307 to a second receiver: the second is never

@@ -37,6 +37,10 @@ type ChainStep struct {
 	ExpireAfter    time.Duration
 	LeaseDuration  time.Duration
 	Tags           map[string]string
+	// TraceParent and TraceState: the step's trace context; a step
+	// without one continues the trace of the step before it.
+	TraceParent string
+	TraceState  string
 }
 
 // toWire is the chain as a wire.ChainSpec; nil stays nil.
@@ -72,7 +76,8 @@ func (s *ChainStep) toWire() (*wire.StepSpec, error) {
 	}
 	return &wire.StepSpec{Queue: s.Queue, Payload: payload, Priority: s.Priority, MaxRetries: s.MaxRetries,
 		RetryBackoff: s.RetryBackoff, RetryBaseDelay: wire.Duration(s.RetryBaseDelay), RetryMaxDelay: wire.Duration(s.RetryMaxDelay),
-		ExpireAfter: wire.Duration(s.ExpireAfter), LeaseDuration: wire.Duration(s.LeaseDuration), Tags: s.Tags}, nil
+		ExpireAfter: wire.Duration(s.ExpireAfter), LeaseDuration: wire.Duration(s.LeaseDuration), Tags: s.Tags,
+		TraceParent: s.TraceParent, TraceState: s.TraceState}, nil
 }
 
 // Step statuses of an ack of a chain step.

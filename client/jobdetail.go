@@ -66,6 +66,8 @@ type JobDetail struct {
 	CancelledAt    *time.Time
 	DiedAt         *time.Time
 	Timeline       []TimelineEvent
+	TraceParent    string // its W3C trace context, when it has one
+	TraceState     string
 }
 
 // JobError is one failed attempt.
@@ -97,6 +99,7 @@ func (d *JobDetail) fromWire(w *wire.JobDetail) error {
 		Checkpoint: rawOrNil(w.Checkpoint), Result: rawOrNil(w.Result), Errors: w.Errors,
 		Worker: w.Worker, DeadReason: deref(w.DeadReason), UpdatedAt: w.UpdatedAt,
 		Cancelling: w.Cancelling, CancelledAt: w.CancelledAt, DiedAt: w.DiedAt, Timeline: w.Timeline,
+		TraceParent: w.TraceParent, TraceState: w.TraceState,
 	}
 	var err error
 	if d.RetryBaseDelay, err = parseDuration("retry_base_delay", w.RetryBaseDelay); err != nil {

@@ -67,6 +67,11 @@ type EnqueueRequest struct {
 	// 128 printable bytes each.
 	ConcurrencyKey string
 	FairnessKey    string
+	// TraceParent and TraceState are the job's W3C trace context
+	// (https://www.w3.org/TR/trace-context/), kept with the job and
+	// given back to its worker; a bad one is a 400 naming it.
+	TraceParent string
+	TraceState  string
 }
 
 // MarshalJSON writes the request as a wire.EnqueueRequest: durations as
@@ -108,6 +113,8 @@ func (r EnqueueRequest) toWire() (wire.EnqueueRequest, error) {
 		OnDependencyFailure: r.OnDependencyFailure,
 		ConcurrencyKey:      r.ConcurrencyKey,
 		FairnessKey:         r.FairnessKey,
+		TraceParent:         r.TraceParent,
+		TraceState:          r.TraceState,
 	}
 	if p := ceilSeconds(r.UniquePeriod); p > 0 {
 		w.UniquePeriod = &p
@@ -142,6 +149,9 @@ type BatchRequest struct {
 type BatchOptions struct {
 	CallbackQueue   string
 	CallbackPayload any
+	// TraceParent and TraceState: the callback job's trace context.
+	TraceParent string
+	TraceState  string
 }
 
 // MarshalJSON writes the request as a wire.BatchRequest.
@@ -158,7 +168,8 @@ func (r BatchRequest) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("callback payload: %w", err)
 		}
-		w.Batch = &wire.BatchSpec{CallbackQueue: b.CallbackQueue, CallbackPayload: payload}
+		w.Batch = &wire.BatchSpec{CallbackQueue: b.CallbackQueue, CallbackPayload: payload,
+			TraceParent: b.TraceParent, TraceState: b.TraceState}
 	}
 	return json.Marshal(w)
 }

@@ -70,6 +70,10 @@ type Job struct {
 	// lease only, and refuses them (lease_mismatch, or lost) once the
 	// lease ran out and the job went to another worker.
 	LeaseToken string
+	// TraceParent and TraceState are the job's W3C trace context, when
+	// it has one.
+	TraceParent string
+	TraceState  string
 }
 
 // UnmarshalJSON reads a wire.FetchedJob.
@@ -88,6 +92,7 @@ func jobFromWire(w wire.FetchedJob) *Job {
 		Attempt: w.Attempt, MaxRetries: w.MaxRetries,
 		LeaseDuration: time.Duration(w.LeaseDuration * float64(time.Second)),
 		Checkpoint:    rawOrNil(w.Checkpoint), Tags: w.Tags, LeaseToken: w.LeaseToken,
+		TraceParent: w.TraceParent, TraceState: w.TraceState,
 	}
 }
 

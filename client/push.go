@@ -66,7 +66,7 @@ func runPushed(w http.ResponseWriter, reqCtx context.Context, d PushDelivery, h 
 	defer cancel(nil)
 	jc := &JobContext{
 		ID: d.JobID, Queue: d.Queue, Payload: d.Payload, Attempt: d.Attempt, MaxRetries: d.MaxRetries,
-		Tags: d.Tags, LastCheckpoint: rawOrNil(d.Checkpoint), TraceParent: d.TraceParent,
+		Tags: d.Tags, LastCheckpoint: rawOrNil(d.Checkpoint), TraceParent: d.TraceParent, TraceState: d.TraceState,
 		LeaseDuration: time.Duration(d.Timeout * float64(time.Second)), base: ctx, cancel: cancel,
 	}
 	stopWatching := context.AfterFunc(reqCtx, func() { jc.stop(ErrDeliveryAborted) })

@@ -48,9 +48,11 @@ type JobContext struct {
 	// LeaseToken names the lease; the worker's heartbeats, ack and fail
 	// send it, so they apply to this lease only. Empty for a pushed job.
 	LeaseToken string
-	// TraceParent is the W3C trace context the job was enqueued with, on
-	// a pushed job (PushHandler) when it had one.
+	// TraceParent and TraceState are the W3C trace context the job was
+	// enqueued with (a scheduled run's is a trace of its own), when it
+	// has one, pulled or pushed.
 	TraceParent string
+	TraceState  string
 
 	w       *Worker // nil for a pushed job: its outcome is the HTTP answer
 	base    context.Context
@@ -68,7 +70,8 @@ func newJobContext(w *Worker, base context.Context, cancel context.CancelCauseFu
 	return &JobContext{
 		ID: j.ID, Queue: j.Queue, Payload: j.Payload, Attempt: j.Attempt,
 		MaxRetries: j.MaxRetries, Tags: j.Tags, LastCheckpoint: j.Checkpoint,
-		LeaseDuration: j.LeaseDuration, LeaseToken: j.LeaseToken, w: w, base: base, cancel: cancel,
+		LeaseDuration: j.LeaseDuration, LeaseToken: j.LeaseToken, TraceParent: j.TraceParent, TraceState: j.TraceState,
+		w: w, base: base, cancel: cancel,
 	}
 }
 

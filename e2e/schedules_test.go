@@ -143,3 +143,38 @@ func mustZone(t *testing.T, name string) *time.Location {
 	require.NoError(t, err)
 	return loc
 }
+
+// A schedule's name may hold spaces and other characters a path carries
+// escaped; every by-name route takes it through the gateway. A name with
+// a "/" is reached by its id: the gateway refuses an escaped slash, which
+// could split the path differently at the shard than where it was
+// authorized.
+func TestScheduleNamedWithSpacesByNameThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	owner, ct := shared.tenant(t)
+	s, err := owner.CreateSchedule(ctx(t), client.ScheduleRequest{Name: "nightly report: é", Queue: "reports", Cron: "0 3 * * *"})
+	require.NoError(t, err)
+	got, err := owner.GetSchedule(ctx(t), "nightly report: é")
+	require.NoError(t, err)
+	require.Equal(t, s.ID, got.ID)
+	off, err := owner.DisableSchedule(ctx(t), "nightly report: é")
+	require.NoError(t, err)
+	require.False(t, off.Enabled)
+	run, err := owner.RunSchedule(ctx(t), "nightly report: é")
+	require.NoError(t, err)
+	require.NotEmpty(t, run.JobID)
+
+	slashed, err := owner.CreateSchedule(ctx(t), client.ScheduleRequest{Name: "a/b", Queue: "reports", Cron: "0 4 * * *"})
+	require.NoError(t, err)
+	_, err = owner.GetSchedule(ctx(t), "a/b")
+	require.True(t, client.IsBadRequest(err), "%v", err)
+	got, err = owner.GetSchedule(ctx(t), slashed.ID)
+	require.NoError(t, err)
+	require.Equal(t, "a/b", got.Name)
+	r := call(t, "GET", shared.gateway+"/api/v1/schedules/nightly%2525report", ct.OwnerKey, nil)
+	require.Equal(t, 400, r.Status, "a double escape is refused")
+
+	require.NoError(t, owner.DeleteSchedule(ctx(t), "nightly report: é"))
+	_, err = owner.GetSchedule(ctx(t), s.ID)
+	require.True(t, client.IsNotFound(err), "%v", err)
+}

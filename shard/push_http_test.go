@@ -30,6 +30,7 @@ type receiver struct {
 	inFlight atomic.Int64
 	maxSeen  atomic.Int64
 	mu       sync.Mutex
+	traces   sync.Map // "<job id>/<attempt>" → [2]string: the request's traceparent and tracestate headers
 }
 
 func newReceiver(t *testing.T, handle func(w http.ResponseWriter, d wire.PushDelivery, n int)) *receiver {
@@ -48,6 +49,8 @@ func newReceiver(t *testing.T, handle func(w http.ResponseWriter, d wire.PushDel
 		}
 		var d wire.PushDelivery
 		require.NoError(t, json.Unmarshal(body, &d))
+		r.traces.Store(fmt.Sprintf("%s/%d", d.JobID, d.Attempt),
+			[2]string{req.Header.Get(wire.TraceParentHeader), req.Header.Get(wire.TraceStateHeader)})
 		r.handle(w, d, int(r.calls.Add(1)))
 	}))
 	t.Cleanup(r.srv.Close)
@@ -77,10 +80,14 @@ func (b *bundle) waitState(id, state string) map[string]any {
 }
 
 // A 2xx completes the job with the answer's result; a 500 fails the
-// attempt with its status and body, and the retry completes.
+// attempt with its status and body, and the retry completes. Every
+// attempt of a traced job carries its trace context, as headers and in
+// the body; an untraced job's carries none.
 func TestPushDeliversAndRetries(t *testing.T) {
 	t.Parallel()
+	var bodyTraces sync.Map // "<job id>/<attempt>" → [2]string: the body's traceparent and tracestate
 	rcv := newReceiver(t, func(w http.ResponseWriter, d wire.PushDelivery, n int) {
+		bodyTraces.Store(fmt.Sprintf("%s/%d", d.JobID, d.Attempt), [2]string{d.TraceParent, d.TraceState})
 		if string(d.Payload) == `{"flaky":true}` && d.Attempt == 1 {
 			http.Error(w, "database down", 500)
 			return
@@ -94,13 +101,29 @@ func TestPushDeliversAndRetries(t *testing.T) {
 	j := b.waitState(ok, "completed")
 	require.Equal(t, map[string]any{"seen": map[string]any{"n": 1.0}}, j["result"])
 
-	flaky := b.enqueue(map[string]any{"queue": "hooks", "payload": map[string]any{"flaky": true}})
+	r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "hooks", "payload": map[string]any{"flaky": true}},
+		wire.TraceParentHeader, testTraceParent, wire.TraceStateHeader, testTraceState)
+	require.Equal(t, 201, r.Status, string(r.Raw))
+	flaky := r.Body["job_id"].(string)
 	j = b.waitState(flaky, "completed")
 	errs := j["errors"].([]any)
 	require.Len(t, errs, 1)
 	require.Contains(t, errs[0].(map[string]any)["error"], "500")
 	require.Contains(t, errs[0].(map[string]any)["error"], "database down")
 	require.Zero(t, rcv.bad.Load(), "every request verified")
+
+	want := [2]string{testTraceParent, testTraceState}
+	for _, attempt := range []string{"/1", "/2"} {
+		h, ok := rcv.traces.Load(flaky + attempt)
+		require.True(t, ok, "attempt %s delivered", attempt)
+		require.Equal(t, want, h, "attempt %s: the headers", attempt)
+		body, _ := bodyTraces.Load(flaky + attempt)
+		require.Equal(t, want, body, "attempt %s: the body", attempt)
+	}
+	h, _ := rcv.traces.Load(ok + "/1")
+	require.Equal(t, [2]string{}, h, "no trace context, no headers")
+	body, _ := bodyTraces.Load(ok + "/1")
+	require.Equal(t, [2]string{}, body)
 }
 
 // A handler slower than the timeout fails the attempt as a timeout.

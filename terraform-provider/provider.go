@@ -123,6 +123,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newNamespaceResource,
 		newRoleResource,
 		newBackupPolicyResource,
+		newNamespaceEgressResource,
 		newShardJoinTokenResource,
 		newWebhookResource,
 	}

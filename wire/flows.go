@@ -21,6 +21,10 @@ type StepSpec struct {
 	ExpireAfter    json.RawMessage   `json:"expire_after,omitempty"`
 	LeaseDuration  json.RawMessage   `json:"lease_duration,omitempty"`
 	Tags           map[string]string `json:"tags,omitempty"`
+	// TraceParent and TraceState: the step's job's trace context. A step
+	// that names none continues the trace of the step before it.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 }
 
 // HasOptions reports whether the step names any job option.
@@ -70,6 +74,10 @@ type ChainFailurePayload struct {
 type BatchSpec struct {
 	CallbackQueue   string          `json:"callback_queue"`
 	CallbackPayload json.RawMessage `json:"callback_payload"`
+	// TraceParent and TraceState: the callback job's trace context; when
+	// left out, the enqueue's headers' (TraceParentHeader), if any.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 }
 
 // BatchCallback is the payload of a batch's callback job. Each id list

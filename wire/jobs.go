@@ -34,6 +34,13 @@ type EnqueueRequest struct {
 	// fairness_keys in turn. At most MaxFairnessKey printable bytes each.
 	ConcurrencyKey string `json:"concurrency_key,omitempty"`
 	FairnessKey    string `json:"fairness_key,omitempty"`
+	// TraceParent and TraceState are the job's W3C trace context
+	// (CheckTraceParent, CheckTraceState), kept with the job and given
+	// back unchanged. The single enqueue takes them from its headers too
+	// (TraceParentHeader); a batch's headers apply to each job that names
+	// neither.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 }
 
 // EnqueueResponse is the answer to an enqueue (201, or 200 when a unique
@@ -91,6 +98,10 @@ type FetchedJob struct {
 	// lease_mismatch once the lease ran out and the job went to another
 	// worker). Opaque: pass it back unchanged.
 	LeaseToken string `json:"lease_token"`
+	// TraceParent and TraceState are the trace context the job was
+	// enqueued with, when it had one.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 }
 
 // FetchBatchResponse is the answer to fetch/batch: empty when the wait
@@ -245,6 +256,8 @@ type JobDetail struct {
 	UniquePeriod   *int64            `json:"unique_period"` // seconds
 	ConcurrencyKey *string           `json:"concurrency_key,omitempty"`
 	FairnessKey    *string           `json:"fairness_key,omitempty"`
+	TraceParent    string            `json:"traceparent,omitempty"` // its trace context, when it has one
+	TraceState     string            `json:"tracestate,omitempty"`
 	BatchID        *string           `json:"batch_id"`
 	ChainID        *string           `json:"chain_id"`
 	ChainStep      *int              `json:"chain_step"`

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,22 +21,8 @@ import (
 // with the field named and nothing changed.
 func TestPushCommandsAgainstDev(t *testing.T) {
 	t.Parallel()
-	d := startDevIn(t, t.TempDir(), "--push-allow-private")
-	ctx := context.Background()
-	ownerFile := filepath.Join(d.dir, "owner.key")
-	owner := client.New(d.gateway, readKey(t, ownerFile))
-	t.Cleanup(owner.CloseIdleConnections)
-	as := func(key string, args ...string) (string, error) {
-		t.Helper()
-		out, _, err := runJobbie(t, "", append(args, "--url", d.gateway, "--key-file", key)...)
-		return out, err
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := as(ownerFile, args...)
-		require.NoError(t, err, "%v", args)
-		return out
-	}
+	d := startDevCLI(t, "--push-allow-private")
+	ctx, owner := context.Background(), d.owner
 	queue := func(name string) *client.Queue {
 		t.Helper()
 		q, err := owner.GetQueue(ctx, name)
@@ -49,9 +34,9 @@ func TestPushCommandsAgainstDev(t *testing.T) {
 		three := int64(3)
 		_, err := owner.PutQueue(ctx, "emails", client.QueueSpec{Description: "mail", Concurrency: &three})
 		require.NoError(t, err)
-		require.Equal(t, "pull", clitest.Field(run("queues", "get", "emails"), "DELIVERY"))
+		require.Equal(t, "pull", clitest.Field(d.run(t, "queues", "get", "emails"), "DELIVERY"))
 
-		out := run("queues", "set", "emails", "--push-url", "https://127.0.0.1:8443/jobs", "--push-mode", "when_no_workers",
+		out := d.run(t, "queues", "set", "emails", "--push-url", "https://127.0.0.1:8443/jobs", "--push-mode", "when_no_workers",
 			"--push-timeout", "45s", "--push-header", "Authorization=Bearer s3cret", "--push-header", "x-team=mail")
 		require.Equal(t, "push to https://127.0.0.1:8443/jobs (when_no_workers, timeout 45s, at most 10 in flight)",
 			clitest.Field(out, "DELIVERY"), out)
@@ -67,12 +52,12 @@ func TestPushCommandsAgainstDev(t *testing.T) {
 
 		// One flag changes one setting; -o json is the queue as the API shows it.
 		var got client.Queue
-		out = run("queues", "set", "emails", "--push-max-in-flight", "50", "--push-mode", "always", "-o", "json")
+		out = d.run(t, "queues", "set", "emails", "--push-max-in-flight", "50", "--push-mode", "always", "-o", "json")
 		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
 		want.MaxInFlight, want.Mode = 50, wire.PushAlways
 		require.Equal(t, want, got.Push)
 		require.Equal(t, want, queue("emails").Push)
-		run("queues", "set", "emails", "--push-clear-headers")
+		d.run(t, "queues", "set", "emails", "--push-clear-headers")
 		want.Headers = map[string]string{}
 		require.Equal(t, want, queue("emails").Push)
 
@@ -87,7 +72,7 @@ func TestPushCommandsAgainstDev(t *testing.T) {
 			{[]string{"--push-max-in-flight", "5000"}, "push.max_in_flight"},
 			{[]string{"--push-header", "Webhook-Id=x"}, "push.headers"},
 		} {
-			_, err := as(ownerFile, append([]string{"queues", "set", "emails"}, tc.args...)...)
+			_, err := d.as(t, d.ownerFile, append([]string{"queues", "set", "emails"}, tc.args...)...)
 			require.Error(t, err, "%v", tc.args)
 			e, ok := client.AsError(err)
 			require.True(t, ok, "%v: %v", tc.args, err)
@@ -104,28 +89,28 @@ func TestPushCommandsAgainstDev(t *testing.T) {
 			{[]string{"--no-push", "--push-timeout", "5s"}, "--no-push removes push: it cannot go with --push-timeout"},
 			{[]string{"--push-header", "novalue"}, `--push-header "novalue": want Name=value`},
 		} {
-			_, err := as(ownerFile, append([]string{"queues", "set", "emails"}, tc.args...)...)
+			_, err := d.as(t, d.ownerFile, append([]string{"queues", "set", "emails"}, tc.args...)...)
 			require.EqualError(t, err, tc.want)
 		}
-		_, err = as(ownerFile, "queues", "set", "fresh", "--push-timeout", "5s")
+		_, err = d.as(t, d.ownerFile, "queues", "set", "fresh", "--push-timeout", "5s")
 		require.EqualError(t, err, "queue fresh: the queue is a pull queue: --push-url is needed to make it a push queue")
 		_, err = owner.GetQueue(ctx, "fresh")
 		require.True(t, client.IsNotFound(err), "nothing was created: %v", err)
 
 		// A queue that does not exist is declared; --no-push makes a pull queue.
-		run("queues", "set", "fresh", "--push-url", "https://127.0.0.1:8443/fresh")
+		d.run(t, "queues", "set", "fresh", "--push-url", "https://127.0.0.1:8443/fresh")
 		require.Equal(t, "https://127.0.0.1:8443/fresh", queue("fresh").Push.URL)
 		before := queue("fresh").Push
-		run("queues", "set", "fresh", "--push-enable")
+		d.run(t, "queues", "set", "fresh", "--push-enable")
 		require.Equal(t, before, queue("fresh").Push, "--push-enable declares the queue as it is")
-		require.Equal(t, "pull", clitest.Field(run("queues", "set", "emails", "--no-push"), "DELIVERY"))
+		require.Equal(t, "pull", clitest.Field(d.run(t, "queues", "set", "emails", "--no-push"), "DELIVERY"))
 		q = queue("emails")
 		require.Nil(t, q.Push)
 		require.Equal(t, three, *q.Concurrency)
 	})
 
 	t.Run("SigningKeys", func(t *testing.T) {
-		out := run("signing-keys", "list")
+		out := d.run(t, "signing-keys", "list")
 		lines := clitest.TableLines(out)
 		require.Len(t, lines, 2, out)
 		require.Equal(t, []string{"ID", "SCHEME", "PUBLIC", "KEY", "NOT", "AFTER"}, lines[0])
@@ -135,17 +120,15 @@ func TestPushCommandsAgainstDev(t *testing.T) {
 		require.Equal(t, "-", first[3])
 		_, err := client.NewWebhookVerifier(first[2])
 		require.NoError(t, err, "the key printed is one a handler can verify with")
-		require.JSONEq(t, apiGet(t, d.gateway+"/api/v1/signing-keys", ownerFile),
-			`{"keys":`+run("signing-keys", "-o", "json")+`}`, "-o json is the API's keys")
+		require.JSONEq(t, apiGet(t, d.gateway+"/api/v1/signing-keys", d.ownerFile),
+			`{"keys":`+d.run(t, "signing-keys", "-o", "json")+`}`, "-o json is the API's keys")
 
 		// A viewer reads the keys and is refused a rotation.
-		out = run("keys", "create", "--name", "hooks", "--role", "viewer", "--namespaces", "*")
-		kl := strings.Split(strings.TrimSpace(out), "\n")
-		viewerFile := clitest.KeyFile(t, kl[len(kl)-1])
-		out, err = as(viewerFile, "signing-keys")
+		viewerFile := d.keyFile(t, "hooks", "viewer")
+		out, err = d.as(t, viewerFile, "signing-keys")
 		require.NoError(t, err)
 		require.Len(t, clitest.TableLines(out), 2)
-		out, err = as(viewerFile, "signing-keys", "rotate")
+		out, err = d.as(t, viewerFile, "signing-keys", "rotate")
 		require.True(t, client.IsForbidden(err), "%v", err)
 		require.Regexp(t, `^rotate signing keys: 403 forbidden: .+ \(this needs a key with webhook\.manage: owner, admin or developer\)$`,
 			err.Error())
@@ -155,13 +138,13 @@ func TestPushCommandsAgainstDev(t *testing.T) {
 		require.Len(t, keys, 1, "the refused rotation changed nothing")
 
 		var rotated []client.WebhookKey
-		require.NoError(t, json.Unmarshal([]byte(run("signing-keys", "rotate", "-o", "json")), &rotated))
+		require.NoError(t, json.Unmarshal([]byte(d.run(t, "signing-keys", "rotate", "-o", "json")), &rotated))
 		require.Len(t, rotated, 2)
 		require.Equal(t, first[0], rotated[0].ID)
 		require.NotNil(t, rotated[0].NotAfter)
 		require.WithinDuration(t, time.Now().Add(wire.SigningKeyOverlap), *rotated[0].NotAfter, time.Minute)
 		require.Nil(t, rotated[1].NotAfter)
-		lines = clitest.TableLines(run("signing-keys"))
+		lines = clitest.TableLines(d.run(t, "signing-keys"))
 		require.Len(t, lines, 3)
 		require.Equal(t, rotated[0].NotAfter.UTC().Format(time.RFC3339), lines[1][3])
 		require.Equal(t, rotated[1].Key, lines[2][2])

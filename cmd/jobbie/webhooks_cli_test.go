@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,25 +25,11 @@ import (
 // are what the commands show.
 func TestWebhookCommandsAgainstDev(t *testing.T) {
 	t.Parallel()
-	d := startDevIn(t, t.TempDir(), "--push-allow-private")
-	ctx := context.Background()
-	ownerFile := filepath.Join(d.dir, "owner.key")
-	owner := client.New(d.gateway, readKey(t, ownerFile))
-	t.Cleanup(owner.CloseIdleConnections)
+	d := startDevCLI(t, "--push-allow-private")
+	ctx, owner := context.Background(), d.owner
 	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	t.Cleanup(recv.Close)
 	hookURL := recv.URL + "/hook"
-	as := func(key string, args ...string) (string, error) {
-		t.Helper()
-		out, _, err := runJobbie(t, "", append(args, "--url", d.gateway, "--key-file", key)...)
-		return out, err
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := as(ownerFile, args...)
-		require.NoError(t, err, "%v", args)
-		return out
-	}
 	read := func(id string) *client.Webhook {
 		t.Helper()
 		w, err := owner.GetWebhook(ctx, id)
@@ -52,7 +37,7 @@ func TestWebhookCommandsAgainstDev(t *testing.T) {
 		return w
 	}
 
-	out := run("webhooks", "create", "--endpoint-url", hookURL, "--event", "job.enqueued", "--event", "job.completed",
+	out := d.run(t, "webhooks", "create", "--endpoint-url", hookURL, "--event", "job.enqueued", "--event", "job.completed",
 		"--queue", "emails.*", "--description", "mail outcomes", "--secret")
 	id := clitest.Field(out, "WEBHOOK")
 	require.True(t, strings.HasPrefix(id, "wh_"), out)
@@ -66,31 +51,31 @@ func TestWebhookCommandsAgainstDev(t *testing.T) {
 	require.Equal(t, "mail outcomes", w.Description)
 	require.Len(t, w.SecretIDs, 1)
 	require.Empty(t, w.Secret, "a read never shows the secret")
-	require.NotContains(t, run("webhooks", "get", id), "whsec_")
+	require.NotContains(t, d.run(t, "webhooks", "get", id), "whsec_")
 
-	lines := clitest.TableLines(run("webhooks"))
+	lines := clitest.TableLines(d.run(t, "webhooks"))
 	require.Equal(t, [][]string{{"ID", "URL", "EVENTS", "QUEUES", "STATE", "DESCRIPTION"},
 		{id, hookURL, "job.enqueued,job.completed", "emails.*", "enabled", "mail", "outcomes"}}, lines)
 	var listed []client.Webhook
-	require.NoError(t, json.Unmarshal([]byte(run("webhooks", "list", "-o", "json")), &listed))
+	require.NoError(t, json.Unmarshal([]byte(d.run(t, "webhooks", "list", "-o", "json")), &listed))
 	require.Len(t, listed, 1)
 	require.Equal(t, *w, listed[0])
 
 	// update changes what it is given and keeps the rest.
-	out = run("webhooks", "update", id, "--description", "off for now", "--disabled")
+	out = d.run(t, "webhooks", "update", id, "--description", "off for now", "--disabled")
 	require.Equal(t, "off", clitest.Field(out, "STATE"), out)
 	w = read(id)
 	require.False(t, w.Enabled)
 	require.Equal(t, "off for now", w.Description)
 	require.Equal(t, []string{"job.enqueued", "job.completed"}, w.Events)
 	require.Equal(t, []string{"emails.*"}, w.Queues)
-	run("webhooks", "update", id, "--enabled", "--event", "*", "--all-queues")
+	d.run(t, "webhooks", "update", id, "--enabled", "--event", "*", "--all-queues")
 	w = read(id)
 	require.True(t, w.Enabled)
 	require.Equal(t, []string{"*"}, w.Events)
 	require.Empty(t, w.Queues)
-	require.Equal(t, "all", clitest.Field(run("webhooks", "get", id), "QUEUES"))
-	run("webhooks", "update", id, "--event", "job.enqueued", "--queue", "emails.*")
+	require.Equal(t, "all", clitest.Field(d.run(t, "webhooks", "get", id), "QUEUES"))
+	d.run(t, "webhooks", "update", id, "--event", "job.enqueued", "--queue", "emails.*")
 	before := read(id)
 
 	// Bad values: the API's 400 naming the field, and nothing changed.
@@ -103,14 +88,14 @@ func TestWebhookCommandsAgainstDev(t *testing.T) {
 		{[]string{"--queue", "bad queue"}, "queues[0]"},
 		{[]string{"--description", strings.Repeat("x", 513)}, "description"},
 	} {
-		_, err := as(ownerFile, append([]string{"webhooks", "update", id}, tc.args...)...)
+		_, err := d.as(t, d.ownerFile, append([]string{"webhooks", "update", id}, tc.args...)...)
 		e, ok := client.AsError(err)
 		require.True(t, ok, "%v: %v", tc.args, err)
 		require.Equal(t, 400, e.Status, "%v", err)
 		require.Equal(t, tc.field, e.Field, "%v", err)
 		require.Equal(t, before, read(id), "%v changed nothing", tc.args)
 	}
-	_, err := as(ownerFile, "webhooks", "create", "--endpoint-url", hookURL)
+	_, err := d.as(t, d.ownerFile, "webhooks", "create", "--endpoint-url", hookURL)
 	e, ok := client.AsError(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, "events", e.Field, "%v", err)
@@ -123,7 +108,7 @@ func TestWebhookCommandsAgainstDev(t *testing.T) {
 		{[]string{"--enabled", "--disabled"}, "--enabled cannot go with --disabled"},
 		{[]string{"--all-queues", "--queue", "a"}, "--all-queues cannot go with --queue"},
 	} {
-		_, err := as(ownerFile, append([]string{"webhooks", "update", id}, tc.args...)...)
+		_, err := d.as(t, d.ownerFile, append([]string{"webhooks", "update", id}, tc.args...)...)
 		require.EqualError(t, err, tc.want)
 	}
 	ws, err := owner.ListWebhooks(ctx)
@@ -131,7 +116,7 @@ func TestWebhookCommandsAgainstDev(t *testing.T) {
 	require.Len(t, ws, 1, "the refused create made nothing")
 
 	// test: one attempt, answered and logged; it fails at the handshake.
-	lines = clitest.TableLines(run("webhooks", "test", id))
+	lines = clitest.TableLines(d.run(t, "webhooks", "test", id))
 	require.Len(t, lines, 2, "%v", lines)
 	require.Equal(t, []string{"AT", "EVENT", "TYPE", "ATTEMPT", "STATUS", "LATENCY", "OK", "ERROR"}, lines[0])
 	require.Equal(t, "dev.jobbie.test", lines[1][2])
@@ -154,41 +139,39 @@ func TestWebhookCommandsAgainstDev(t *testing.T) {
 		return i >= 0
 	}, 60*time.Second, 50*time.Millisecond, "the enqueue's event attempted")
 	var got []client.WebhookDelivery
-	require.NoError(t, json.Unmarshal([]byte(run("webhooks", "redeliver", id, eventID, "-o", "json")), &got))
+	require.NoError(t, json.Unmarshal([]byte(d.run(t, "webhooks", "redeliver", id, eventID, "-o", "json")), &got))
 	require.Len(t, got, 1)
 	require.Equal(t, eventID, got[0].EventID)
 	require.Equal(t, "dev.jobbie.job.enqueued", got[0].Type)
 	require.False(t, got[0].OK)
 	var logged []client.WebhookDelivery
-	require.NoError(t, json.Unmarshal([]byte(run("webhooks", "deliveries", id, "-o", "json")), &logged))
+	require.NoError(t, json.Unmarshal([]byte(d.run(t, "webhooks", "deliveries", id, "-o", "json")), &logged))
 	require.True(t, slices.ContainsFunc(logged, func(d client.WebhookDelivery) bool { return d.Type == "dev.jobbie.test" }), "%v", logged)
-	dl := clitest.TableLines(run("webhooks", "deliveries", id))
+	dl := clitest.TableLines(d.run(t, "webhooks", "deliveries", id))
 	require.Len(t, dl, len(logged)+1)
-	_, err = as(ownerFile, "webhooks", "redeliver", id, "s1:1")
+	_, err = d.as(t, d.ownerFile, "webhooks", "redeliver", id, "s1:1")
 	require.Error(t, err, "an event not in the log")
 
 	// rotate-secret shows the new secret once; both sign for now.
-	out = run("webhooks", "rotate-secret", id)
+	out = d.run(t, "webhooks", "rotate-secret", id)
 	newSecret, _, _ := strings.Cut(clitest.Field(out, "SECRET"), " ")
 	require.True(t, strings.HasPrefix(newSecret, "whsec_"), out)
 	require.NotEqual(t, secret, newSecret)
 	require.Len(t, read(id).SecretIDs, 2)
 
 	// A viewer reads and is refused a change.
-	out = run("keys", "create", "--name", "hooks", "--role", "viewer", "--namespaces", "*")
-	kl := strings.Split(strings.TrimSpace(out), "\n")
-	viewerFile := clitest.KeyFile(t, kl[len(kl)-1])
-	out, err = as(viewerFile, "webhooks", "get", id)
+	viewerFile := d.keyFile(t, "hooks", "viewer")
+	out, err = d.as(t, viewerFile, "webhooks", "get", id)
 	require.NoError(t, err)
 	require.Equal(t, id, clitest.Field(out, "WEBHOOK"))
-	out, err = as(viewerFile, "webhooks", "delete", id)
+	out, err = d.as(t, viewerFile, "webhooks", "delete", id)
 	require.True(t, client.IsForbidden(err), "%v", err)
 	require.Regexp(t, `^webhook wh_\S+: 403 forbidden: .+ \(this needs a key with webhook\.manage: owner, admin or developer\)$`, err.Error())
 	require.Empty(t, out)
 
-	require.Equal(t, "webhook "+id+" deleted\n", run("webhooks", "delete", id))
+	require.Equal(t, "webhook "+id+" deleted\n", d.run(t, "webhooks", "delete", id))
 	_, err = owner.GetWebhook(ctx, id)
 	require.True(t, client.IsNotFound(err), "%v", err)
-	_, err = as(ownerFile, "webhooks", "get", id)
+	_, err = d.as(t, d.ownerFile, "webhooks", "get", id)
 	require.True(t, client.IsNotFound(err), "%v", err)
 }

@@ -22,7 +22,7 @@ var mutateSelectors = []string{
 	"#job-retry", "#job-cancel", "#job-move", "#job-delete",
 	"#schedule-new", "#key-new", "#namespace-new", "#role-new", "#enqueue-open", "#select-all-matching",
 	"button[data-revoke]", "button[data-rotate]", "button[data-edit-ns]", "button[data-delete-ns]",
-	"button[data-edit-role]", "button[data-delete-role]",
+	"button[data-edit-role]", "button[data-delete-role]", "#egress-save", "#egress-add", "button[data-egress-remove]",
 }
 
 // waitAnyScreen waits until some screen of the console is ready.
@@ -123,6 +123,7 @@ func TestConsoleTenancyViewerSeesNoMutations(t *testing.T) {
 		{"POST", "/api/v1/enqueue", map[string]any{"queue": "tv.q", "payload": 1}},
 		{"POST", "/api/v1/keys", map[string]any{"name": "forged", "role": "viewer"}},
 		{"POST", "/api/v1/namespaces", map[string]any{"name": "forged"}},
+		{"PUT", "/api/v1/namespaces/" + tn.namespace + "/egress", map[string]any{"egress_allow": []string{"forged.example.com"}}},
 		{"POST", "/api/v1/roles", map[string]any{"name": "forged", "permissions": []map[string]any{{"actions": []string{"job.read"}, "namespaces": []string{"*"}, "queues": []string{"*"}}}}},
 	}
 	for _, f := range forgeries {
@@ -150,6 +151,9 @@ func TestConsoleTenancyViewerSeesNoMutations(t *testing.T) {
 	assert.Len(t, keys, 2, "a key was forged")
 	_, err = tn.owner.GetNamespace(ctx(t), "forged")
 	assertAPIStatus(t, err, http.StatusNotFound)
+	egress, err := tn.owner.GetNamespaceEgress(ctx(t), tn.namespace)
+	require.NoError(t, err)
+	assert.Empty(t, egress, "the forged egress allow-list was set")
 	_, err = tn.owner.GetRole(ctx(t), "forged")
 	assertAPIStatus(t, err, http.StatusNotFound)
 }

@@ -42,7 +42,7 @@ func (g *Gate) Admit(c *fiber.Ctx, rule *Rule, r *admitted.Request) error {
 		return apierr.New(apierr.BadRequest, "Content-Encoding %q is not supported: send the body uncompressed", ce)
 	}
 	if !canonicalPath(c.Request().URI().PathOriginal()) {
-		return apierr.New(apierr.BadRequest, "request path must not contain '%%', '\\' or dot segments")
+		return apierr.New(apierr.BadRequest, "request path must not contain '\\', dot segments, or an escaped '/', '\\', '.', '%%' or control character")
 	}
 	ns, err := NamespaceOf(key, c.Get(wire.NamespaceHeader))
 	if err != nil {
@@ -77,13 +77,20 @@ func NamespaceOf(key *tenancy.KeyClaims, header string) (string, error) {
 	return header, nil
 }
 
-// canonicalPath refuses escapes and dot segments, so the path a shard
-// routes on is exactly the one the gateway authorized (no "/jobs/..%2f").
+// canonicalPath refuses dot segments, backslashes and every escape that
+// could change how a path splits into segments (%2F, %5C, %2E, %25) or
+// hide a control character, so the path a shard routes on is exactly
+// the one the gateway authorized (no "/jobs/..%2f"). Other escapes
+// stay: a schedule is named in its path, and its name may hold spaces.
 func canonicalPath(p []byte) bool {
 	for i, ch := range p {
 		switch ch {
-		case '%', '\\':
+		case '\\':
 			return false
+		case '%':
+			if i+2 >= len(p) || !safeEscape(unhex(p[i+1]), unhex(p[i+2])) {
+				return false
+			}
 		case '.':
 			if i == 0 {
 				return false
@@ -98,4 +105,33 @@ func canonicalPath(p []byte) bool {
 		}
 	}
 	return true
+}
+
+// safeEscape reports whether %hi lo decodes to a byte a path may carry
+// escaped: printable or part of a UTF-8 sequence, and none of / \ . %.
+func safeEscape(hi, lo int) bool {
+	if hi < 0 || lo < 0 {
+		return false
+	}
+	b := byte(hi<<4 | lo)
+	if b < 0x20 || b == 0x7f {
+		return false
+	}
+	switch b {
+	case '/', '\\', '.', '%':
+		return false
+	}
+	return true
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }

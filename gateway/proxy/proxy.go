@@ -159,6 +159,12 @@ func shardRequest(c *fiber.Ctx, r *admitted.Request, req *fasthttp.Request, body
 	if ct := in.ContentType(); len(ct) > 0 {
 		req.Header.SetContentTypeBytes(ct)
 	}
+	// The W3C trace context an enqueue takes (the shard checks it).
+	for _, h := range [...]string{wire.TraceParentHeader, wire.TraceStateHeader} {
+		if v := in.Peek(h); len(v) > 0 {
+			req.Header.SetBytesV(h, v)
+		}
+	}
 	req.SetBodyRaw(body)
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -36,6 +37,11 @@ func (s *Server) enqueue(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
+	parent, state, err := traceHeaders(c)
+	if err != nil {
+		return err
+	}
+	withTrace(&r.TraceParent, &r.TraceState, parent, state)
 	lim, err := limits(c)
 	if err != nil {
 		return err
@@ -56,6 +62,16 @@ func (s *Server) enqueueBatch(c *fiber.Ctx) error {
 	if err := decode(c, &r); err != nil {
 		return err
 	}
+	parent, state, err := traceHeaders(c)
+	if err != nil {
+		return err
+	}
+	for i := range r.Jobs {
+		withTrace(&r.Jobs[i].TraceParent, &r.Jobs[i].TraceState, parent, state)
+	}
+	if r.Batch != nil {
+		withTrace(&r.Batch.TraceParent, &r.Batch.TraceState, parent, state)
+	}
 	lim, err := limits(c)
 	if err != nil {
 		return err
@@ -65,6 +81,23 @@ func (s *Server) enqueueBatch(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+// traceHeaders reads and checks an enqueue's W3C trace context headers
+// (wire.TraceParentHeader, wire.TraceStateHeader): a bad one is a 400
+// naming it, whether or not a job names its own.
+func traceHeaders(c *fiber.Ctx) (parent, state string, err error) {
+	// Copies: fiber's strings alias the request's buffer.
+	parent, state = strings.Clone(c.Get(wire.TraceParentHeader)), strings.Clone(c.Get(wire.TraceStateHeader))
+	return parent, state, service.CheckTraceHeaders(parent, state)
+}
+
+// withTrace gives a job that names no trace context the headers' (the
+// pair, never one of each).
+func withTrace(jobParent, jobState *string, parent, state string) {
+	if *jobParent == "" && *jobState == "" {
+		*jobParent, *jobState = parent, state
+	}
 }
 
 func (s *Server) fetch(c *fiber.Ctx) error {

@@ -36,11 +36,23 @@ type BatchRecord struct {
 	// Prunable: the record is pruned after the retention period once it
 	// fired (records.go). Batches of older logs lack it and stay.
 	Prunable bool `codec:"pr,omitempty"`
+	// TraceParent and TraceState: the callback job's trace context, if
+	// any. Batches of older logs lack them and call back without one.
+	TraceParent string `codec:"tp,omitempty"`
+	TraceState  string `codec:"ts,omitempty"`
 
 	// Cancelled is how many of Failed were cancelled or deleted
 	// unfinished rather than dead, counted once the event log is
 	// detailed (EventLogStartDetailed).
 	Cancelled int `codec:"x,omitempty"`
+}
+
+// callbackTrace is the trace context of b's callback job, or nil.
+func (b *BatchRecord) callbackTrace() *job.Trace {
+	if b.TraceParent == "" {
+		return nil
+	}
+	return &job.Trace{Parent: b.TraceParent, State: b.TraceState}
 }
 
 // Member outcomes, the value of a member key.
@@ -121,7 +133,7 @@ func (e *Engine) fireBatch(tx *replica.Tx, ns string, b *BatchRecord) {
 	b.CallbackJobID = derivedID(tx, "job_", "batch-callback", b.ID)
 	b.CompletedAt = tx.Now.UnixNano()
 	e.retainRecord(tx, ns, b.ID, b.CompletedAt, b.Prunable)
-	e.spawnJob(tx, ns, b.CallbackJobID, b.CallbackQueue, mustJSON(cb), nil)
+	e.spawnJob(tx, ns, b.CallbackJobID, b.CallbackQueue, mustJSON(cb), nil, b.callbackTrace())
 	status := ChainSucceeded
 	if b.Failed > 0 {
 		status = ChainFailed

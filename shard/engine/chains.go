@@ -47,7 +47,7 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 			if c.OnExit != nil {
 				p := wire.ChainExitPayload{ChainID: j.ChainID, ExitedStep: j.ChainStep, ExitedJobID: j.ID,
 					PreviousResult: orNull(j.Result), Payload: orNull(c.OnExit.Payload)}
-				e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-exit", j.ID), c.OnExit.Queue, mustJSON(p), c.OnExit)
+				e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-exit", j.ID), c.OnExit.Queue, mustJSON(p), c.OnExit, j.Trace)
 			}
 			e.chainEnded(tx, ns, j, ChainExited)
 			return
@@ -58,7 +58,7 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 			return
 		}
 		p := wire.ChainNextPayload{PreviousResult: orNull(j.Result), Payload: orNull(c.Steps[next].Payload)}
-		n := e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-step", j.ID), c.Steps[next].Queue, mustJSON(p), &c.Steps[next])
+		n := e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-step", j.ID), c.Steps[next].Queue, mustJSON(p), &c.Steps[next], j.Trace)
 		n.ChainID, n.ChainStep, n.Chain = j.ChainID, next, j.Chain
 		n.Flow |= j.Flow & job.FlowChainIndexed
 		addChainStep(tx, ns, n)
@@ -82,7 +82,7 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 		if n := len(j.Errors); n > 0 {
 			p.Error = j.Errors[n-1].Error
 		}
-		e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-failure", j.ID), c.OnFailure.Queue, mustJSON(p), c.OnFailure)
+		e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-failure", j.ID), c.OnFailure.Queue, mustJSON(p), c.OnFailure, j.Trace)
 	case job.Cancelled:
 		e.chainEnded(tx, ns, j, ChainCancelled)
 	}

@@ -92,7 +92,7 @@ func (s *script) newJob() *job.Job {
 	case 5:
 		j.ChainID, j.Chain = s.id("chain_"), []byte(`{"steps":[{"queue":"a"},{"queue":"b","priority":"high","max_retries":0,`+
 			`"retry_backoff":"linear","retry_base_delay":"2s","retry_max_delay":3,"expire_after":"1m","lease_duration":"2s",`+
-			`"tags":{"step":"b"}}],"on_exit":{"queue":"c","max_retries":1}}`)
+			`"tags":{"step":"b"},"traceparent":"00-0000000000000000000000000000000b-000000000000000b-00"}],"on_exit":{"queue":"c","max_retries":1}}`)
 		j.OwnLeaseNs = int64(3 * time.Second)
 		j.Flow |= job.FlowChainIndexed // case 4's chain is one of an older log, not indexed
 	}
@@ -104,6 +104,9 @@ func (s *script) newJob() *job.Job {
 		ckey = "c" + fmt.Sprint(s.rng.Intn(2))
 	}
 	j.SetKeys(ckey, fkey)
+	if s.rng.Intn(4) == 0 {
+		j.SetTrace(fmt.Sprintf("00-%032x-%016x-01", 1+s.rng.Intn(1000), 1+s.rng.Intn(1000)), "k=v")
+	}
 	s.jobs = append(s.jobs, j.ID)
 	return j
 }
@@ -141,8 +144,10 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		if s.rng.Intn(4) == 0 {
 			c.MaxPending = int64(5 + s.rng.Intn(20)) // sometimes refused
 		}
+		traced := false
 		for range 1 + s.rng.Intn(3) {
 			j := s.newJob()
+			traced = traced || j.Trace != nil || j.Flow.Has(job.FlowChainIndexed) // case 5's chain names a trace
 			c.Deps = c.Deps || len(j.DependsOn) > 0
 			c.Jobs = append(c.Jobs, j.Encode())
 			c.Defaulted = append(c.Defaulted, uint8(s.rng.Intn(32)))
@@ -150,8 +155,11 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		if s.rng.Intn(4) == 0 {
 			defer func() { s.batches = append(s.batches, c.Batch.ID) }()
 			c.Batch = &BatchRecord{ID: s.id("batch_"), CallbackQueue: "done", CallbackPayload: []byte(`{"b":1}`), Prunable: s.rng.Intn(2) == 0}
+			if s.rng.Intn(2) == 0 {
+				c.Batch.TraceParent = "00-0000000000000000000000000000000c-000000000000000c-01"
+			}
 		}
-		return Enqueue.Command(c)
+		return EnqueueFor(c, traced).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
 		c := &FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w", LeaseNs: int64(2 * time.Second),
@@ -200,6 +208,9 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		run := s.now.Truncate(time.Second).UnixNano()
 		c := &FireCmd{NS: testNS, ID: scriptScheds[s.rng.Intn(2)], RunAt: run, NextRun: run + int64(time.Second), JobID: s.id("job_"),
 			QueueDefaults: s.rng.Intn(2) == 0}
+		if s.rng.Intn(3) == 0 {
+			c.Trace = fmt.Sprintf("00-%032x-%016x-01", 1+s.rng.Intn(1000), 1+s.rng.Intn(1000))
+		}
 		return ScheduleFireFor(c).Command(c)
 	}),
 	scriptCmd(func(s *script) []byte { return JobRetry.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),

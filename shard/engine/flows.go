@@ -86,12 +86,18 @@ func derivedID(tx *replica.Tx, prefix string, parts ...string) string {
 
 // spawnJob enqueues a job from inside an apply, with the options of its
 // chain step when it is one (opts, else nil) and the queue's defaults for
-// the rest, and wakes the queue's long-polls after commit.
-func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte, opts *wire.StepSpec) *job.Job {
+// the rest, and wakes the queue's long-polls after commit. It continues
+// trace (the job or batch it comes from; nil for none) unless its step
+// names a trace context of its own. Jobs of logs from before traces have
+// none, so they spawn as they did.
+func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte, opts *wire.StepSpec, trace *job.Trace) *job.Job {
 	now := tx.Now.UnixNano()
 	j := &job.Job{ID: id, Queue: queue, Payload: payload, Priority: job.Normal, State: job.Initial(0, now, false),
 		MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
-		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), CreatedAt: now}
+		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), CreatedAt: now, Trace: trace}
+	if opts != nil && opts.TraceParent != "" {
+		j.SetTrace(opts.TraceParent, opts.TraceState)
+	}
 	e.applyJobDefaults(tx, ns, j, stepOptions(j, opts, now))
 	e.insertJob(tx, ns, j)
 	e.wake(tx, ns, j.Queue, 1)

@@ -47,6 +47,11 @@ type FireCmd struct {
 	// as an enqueue that leaves them out does. Fires logged before it
 	// lack it and keep the built-in values they applied with.
 	QueueDefaults bool `codec:"qd,omitempty"`
+	// Trace is the traceparent of the trace the job starts: made by the
+	// proposer (the leader's sweep), as an apply may not draw random
+	// numbers. Fires logged before it lack it and enqueue no trace;
+	// proposed under a number of its own (versions.go).
+	Trace string `codec:"tp,omitempty"`
 }
 
 // Tags on every job a schedule enqueues: which schedule, and the run time
@@ -170,7 +175,9 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
 	case c.NextRun != 0 && c.NextRun <= c.RunAt:
 		return false, nil // a next run that does not advance would fire forever
 	}
-	ec := &EnqueueCmd{NS: c.NS, Jobs: [][]byte{old.JobFor(c.JobID, c.RunAt).Encode()}}
+	j := old.JobFor(c.JobID, c.RunAt)
+	j.SetTrace(c.Trace, "")
+	ec := &EnqueueCmd{NS: c.NS, Jobs: [][]byte{j.Encode()}}
 	if c.QueueDefaults {
 		ec.Defaulted = []uint8{old.Defaulted()}
 	}

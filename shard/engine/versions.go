@@ -97,6 +97,14 @@ var EventLogStartWide = replica.Op[EventLogStartCmd, replica.None]{Type: 80, Nam
 // kept.
 var NamespaceConfigureEgress = replica.Op[NamespaceConfigCmd, replica.None]{Type: 81, Name: "namespace.configure.egress"}
 
+// Jobs with a W3C trace context (job.Job.Trace, in the records an
+// enqueue carries, a batch's callback trace, a chain step's; a fire's
+// FireCmd.Trace): an older node would drop it from what it stores.
+var (
+	EnqueueTraced      = replica.Op[EnqueueCmd, []EnqueueResult]{Type: 83, Name: "enqueue.traced"}
+	ScheduleFireTraced = replica.Op[FireCmd, bool]{Type: 84, Name: "schedule.fire.traced"}
+)
+
 // registerVersions registers the numbers above with their commands'
 // handlers.
 func (e *Engine) registerVersions(r *replica.Registry) {
@@ -129,6 +137,18 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	EventLogStartDetailed.Handle(r, e.applyEventLogStartDetailed)
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
+	EnqueueTraced.Handle(r, gated(e, e.applyEnqueue))
+	ScheduleFireTraced.Handle(r, loopGated(e, e.applyScheduleFire))
+}
+
+// EnqueueFor is the op of c; traced says whether some job of c, its
+// batch's callback or a chain step it carries has a trace context (the
+// proposer knows; the records are encoded).
+func EnqueueFor(c *EnqueueCmd, traced bool) replica.Op[EnqueueCmd, []EnqueueResult] {
+	if traced || c.Batch != nil && c.Batch.TraceParent != "" {
+		return EnqueueTraced
+	}
+	return Enqueue
 }
 
 // NamespaceConfigureFor is the op of c.
@@ -254,6 +274,9 @@ func ScheduleUpdateFor(c *ScheduleCmd) replica.Op[ScheduleCmd, *Schedule] {
 
 // ScheduleFireFor is the op of c.
 func ScheduleFireFor(c *FireCmd) replica.Op[FireCmd, bool] {
+	if c.Trace != "" {
+		return ScheduleFireTraced // a node that knows it knows QueueDefaults
+	}
 	if c.QueueDefaults {
 		return ScheduleFireDefaults
 	}

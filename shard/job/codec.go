@@ -20,7 +20,7 @@ func (j *Job) Encode() []byte {
 
 // AppendEncoded appends j's record to b, so a writer can reuse a buffer.
 func (j *Job) AppendEncoded(b []byte) []byte {
-	return j.appendKeys(j.appendStored(j.appendFields(b)))
+	return j.appendTail(j.appendStored(j.appendFields(b)))
 }
 
 // AppendMetered is AppendEncoded for a shard that meters usage: it sets
@@ -31,35 +31,48 @@ func (j *Job) AppendMetered(b []byte, keyLen int) ([]byte, int64) {
 	b = j.appendFields(b)
 	old := j.Stored
 	j.Stored = int64(keyLen + len(b) - start + j.keysLen())
-	return j.appendKeys(j.appendStored(b)), j.Stored - old
+	return j.appendTail(j.appendStored(b)), j.Stored - old
 }
 
-// appendStored writes Stored, only when set (or when keys follow it), so
-// that a shard that does not meter writes the bytes it always wrote.
+// appendStored writes Stored, only when set (or when keys or a trace
+// follow it), so that a shard that does not meter writes the bytes it
+// always wrote.
 func (j *Job) appendStored(b []byte) []byte {
-	if j.Stored == 0 && !j.Keyed() {
+	if j.Stored == 0 && !j.Keyed() && j.Trace == nil {
 		return b
 	}
 	return binary.AppendVarint(b, j.Stored)
 }
 
-// appendKeys ends a keyed job's record with its concurrency and fairness
-// keys; a job without either writes nothing, as before keys existed.
-func (j *Job) appendKeys(b []byte) []byte {
-	if !j.Keyed() {
+// appendTail ends the record with what comes after Stored: a keyed job's
+// concurrency and fairness keys, then a traced job's trace context (after
+// keys written empty when it has none). A job without either writes
+// nothing, as before keys existed, and one without a trace the bytes it
+// wrote before traces.
+func (j *Job) appendTail(b []byte) []byte {
+	if !j.Keyed() && j.Trace == nil {
 		return b
 	}
-	return putStr(putStr(b, j.Keys.Concurrency), j.Keys.Fairness)
+	b = putStr(putStr(b, j.ConcurrencyKey()), j.FairnessKey())
+	if j.Trace == nil {
+		return b
+	}
+	return putStr(putStr(b, j.Trace.Parent), j.Trace.State)
 }
 
-// keysLen is how many bytes appendKeys writes.
+// keysLen is how many bytes appendTail writes.
 func (j *Job) keysLen() int {
-	if !j.Keyed() {
+	if !j.Keyed() && j.Trace == nil {
 		return 0
 	}
-	c, f := j.Keys.Concurrency, j.Keys.Fairness
-	return uvarintLen(len(c)) + len(c) + uvarintLen(len(f)) + len(f)
+	n := strLen(j.ConcurrencyKey()) + strLen(j.FairnessKey())
+	if j.Trace != nil {
+		n += strLen(j.Trace.Parent) + strLen(j.Trace.State)
+	}
+	return n
 }
+
+func strLen(s string) int { return uvarintLen(len(s)) + len(s) }
 
 func uvarintLen(n int) int {
 	var buf [binary.MaxVarintLen64]byte
@@ -197,6 +210,7 @@ func (j *Job) Decode(b []byte) (err error) {
 	j.OwnLeaseNs = d.varint()
 	j.Stored = d.varint()
 	j.SetKeys(d.str(), d.str())
+	j.SetTrace(d.str(), d.str())
 	return nil
 }
 

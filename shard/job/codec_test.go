@@ -23,7 +23,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		BatchID:  "batch_x", ChainID: "chain_x", ChainStep: 2, Chain: []byte(`{"steps":[]}`),
 		Flow: FlowChainExit | FlowHasDependents, DependsOn: []string{"job_a", "job_b"}, DepsLeft: 1,
 		CancelReason: ReasonDependencyFailed, OwnLeaseNs: 19, Stored: 20,
-		Keys: &Keys{Concurrency: "tenant-9", Fairness: "customer-42"},
+		Keys:  &Keys{Concurrency: "tenant-9", Fairness: "customer-42"},
+		Trace: &Trace{Parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", State: "congo=t61rcWkgMzE"},
 	}
 	var got Job
 	require.NoError(t, got.Decode(j.Encode()))
@@ -137,6 +138,44 @@ func TestRecordKeys(t *testing.T) {
 		require.NoError(t, got.Decode(b))
 		require.Equal(t, *j, got)
 	}
+}
+
+// A traced job's record ends with its trace context after the keys
+// (written empty when it has none); a record written before traces, keyed
+// or not, decodes with no trace. A metered traced record counts it.
+func TestRecordTrace(t *testing.T) {
+	t.Parallel()
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	plain := &Job{ID: "job_x", Queue: "q"}
+	traced := &Job{ID: "job_x", Queue: "q", Trace: &Trace{Parent: tp}}
+	pb, tb := plain.Encode(), traced.Encode()
+	require.Equal(t, pb, tb[:len(pb)], "same fields first")
+	require.Equal(t, append([]byte{0, 0, 0, 55}, tp...), tb[len(pb):len(tb)-1], "Stored 0, no keys, then the traceparent")
+	require.Equal(t, byte(0), tb[len(tb)-1], "an empty tracestate")
+	var got Job
+	require.NoError(t, got.Decode(tb))
+	require.Equal(t, *traced, got)
+
+	keyed := &Job{ID: "job_x", Queue: "q", Keys: &Keys{Fairness: "f"}}
+	for _, old := range []*Job{plain, keyed} {
+		got = Job{}
+		require.NoError(t, got.Decode(old.Encode()), "a record written before traces")
+		require.Nil(t, got.Trace, "reads as no trace")
+		require.Equal(t, *old, got)
+	}
+
+	both := &Job{ID: "job_x", Queue: "q", Keys: &Keys{Concurrency: "c"}, Trace: &Trace{Parent: tp, State: "a=1"}}
+	for _, j := range []*Job{traced, both} {
+		b, _ := j.AppendMetered(nil, 10)
+		require.Equal(t, int64(10+len(b)-len(binary.AppendVarint(nil, j.Stored))), j.Stored, "everything but Stored itself")
+		got = Job{}
+		require.NoError(t, got.Decode(b))
+		require.Equal(t, *j, got)
+		require.Equal(t, b, got.Encode(), "deterministic bytes")
+	}
+	c := both.Clone()
+	require.Equal(t, both.TraceParent(), c.TraceParent())
+	require.Equal(t, "a=1", c.TraceState())
 }
 
 func TestPayloadOf(t *testing.T) {

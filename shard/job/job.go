@@ -78,6 +78,42 @@ type Job struct {
 	// enqueue and never changed, so copies share them; behind a pointer so
 	// that the record of every unkeyed job stays in its allocation class.
 	Keys *Keys
+
+	// Trace is the job's W3C trace context, nil when it has none
+	// (appended after Keys, written only when set). Set at enqueue and
+	// never changed, so copies share it; behind a pointer for the reason
+	// Keys is.
+	Trace *Trace
+}
+
+// Trace is a job's W3C trace context, as the producer sent it (validated
+// by wire.CheckTraceParent and wire.CheckTraceState).
+type Trace struct {
+	Parent string // traceparent
+	State  string // tracestate, or ""
+}
+
+// SetTrace gives j its trace context; no traceparent leaves Trace nil.
+func (j *Job) SetTrace(parent, state string) {
+	j.Trace = nil
+	if parent != "" {
+		j.Trace = &Trace{Parent: parent, State: state}
+	}
+}
+
+// TraceParent and TraceState are j's trace context, or "".
+func (j *Job) TraceParent() string {
+	if j.Trace == nil {
+		return ""
+	}
+	return j.Trace.Parent
+}
+
+func (j *Job) TraceState() string {
+	if j.Trace == nil {
+		return ""
+	}
+	return j.Trace.State
 }
 
 // Keys are a job's keys for fair sharing within its queue: Concurrency

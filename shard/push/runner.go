@@ -214,7 +214,8 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 	j := c.job
 	timeout := time.Duration(r.push.TimeoutNs)
 	body, err := json.Marshal(wire.PushDelivery{JobID: j.JobID, Queue: j.Queue, Payload: j.Payload, Attempt: j.Attempt,
-		MaxRetries: j.MaxRetries, Tags: j.Tags, Checkpoint: j.Checkpoint, Timeout: timeout.Seconds()})
+		MaxRetries: j.MaxRetries, Tags: j.Tags, Checkpoint: j.Checkpoint, Timeout: timeout.Seconds(),
+		TraceParent: j.TraceParent, TraceState: j.TraceState})
 	if err != nil {
 		r.fail(c, "push: "+err.Error(), "")
 		return
@@ -231,6 +232,15 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 	}
 	for k, v := range headersOf(r.push) {
 		hdr.Set(k, v)
+	}
+	// The job's trace context, after the queue's headers: the job's own
+	// trace wins over a fixed one.
+	if j.TraceParent != "" {
+		hdr.Set(wire.TraceParentHeader, j.TraceParent)
+		hdr.Del(wire.TraceStateHeader) // never a fixed one beside the job's traceparent
+		if j.TraceState != "" {
+			hdr.Set(wire.TraceStateHeader, j.TraceState)
+		}
 	}
 	res, err := r.d.cfg.Client.Do(ctx, outbound.Request{Tenant: tenantOf(r.k.ns), URL: r.push.URL, Header: hdr, Body: body, Timeout: timeout,
 		AllowHosts: allow})

@@ -76,6 +76,7 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b,
 		MaxPending: lim.MaxPendingJobs}
 	now := s.cfg.Clock.Now()
+	traced := false
 	for i := range reqs {
 		prefix := ""
 		if batch {
@@ -95,13 +96,14 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 			j.BatchID = b.ID
 		}
 		c.Deps = c.Deps || len(j.DependsOn) > 0
+		traced = traced || j.Trace != nil || chainTraced(reqs[i].Chain)
 		c.Jobs[i] = j.Encode()
 		c.Defaulted[i] = defaultedFields(&reqs[i])
 	}
 	if err := s.meter(ctx); err != nil {
 		return nil, err
 	}
-	return engine.Enqueue.Propose(ctx, s.node, c)
+	return engine.EnqueueFor(c, traced).Propose(ctx, s.node, c)
 }
 
 // defaultedFields returns the engine.Def* bits of the fields r leaves out,
@@ -158,7 +160,7 @@ func validateChain(lim Limits, c *wire.ChainSpec, field, queue string) ([]byte, 
 	if len(first.Payload) > 0 {
 		return nil, apierr.Field(field+"steps[0].payload", "the first step's payload is the request's payload")
 	}
-	if first.HasOptions() {
+	if first.HasOptions() || first.TraceParent != "" || first.TraceState != "" {
 		return nil, apierr.Field(field+"steps[0]", "the first step is the job itself: set its options on the request")
 	}
 	first.Queue = queue
@@ -201,6 +203,9 @@ func validateStep(lim Limits, s *wire.StepSpec, field string) error {
 		return err
 	}
 	s.Payload = p
+	if _, err := traceOf(field, s.TraceParent, s.TraceState); err != nil {
+		return err
+	}
 	if !s.HasOptions() {
 		return nil
 	}
@@ -252,7 +257,11 @@ func batchRecord(lim Limits, b *wire.BatchSpec, id string) (*engine.BatchRecord,
 	if err != nil {
 		return nil, err
 	}
-	return &engine.BatchRecord{ID: id, CallbackQueue: b.CallbackQueue, CallbackPayload: p, Prunable: true}, nil
+	if _, err := traceOf("batch.", b.TraceParent, b.TraceState); err != nil {
+		return nil, err
+	}
+	return &engine.BatchRecord{ID: id, CallbackQueue: b.CallbackQueue, CallbackPayload: p, Prunable: true,
+		TraceParent: b.TraceParent, TraceState: b.TraceState}, nil
 }
 
 // GetBatch reads a batch from local state. Under a limited scope, a batch

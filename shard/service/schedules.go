@@ -335,7 +335,8 @@ func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64
 		s.cfg.Logger.Warn("shard schedule: cannot parse stored schedule", "namespace", ns, "schedule", id, "err", err)
 		return true, nil
 	}
-	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_"), QueueDefaults: true}
+	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_"), QueueDefaults: true,
+		Trace: wire.NewTraceParent()} // each run starts a trace
 	return engine.ScheduleFireFor(c).Propose(ctx, s.node, c)
 }
 
@@ -352,9 +353,10 @@ func (s *Service) RunSchedule(ctx context.Context, ns string, sc tenancy.QueueSc
 	if err := s.meter(ctx); err != nil {
 		return nil, err
 	}
-	c := &engine.EnqueueCmd{NS: ns, Jobs: [][]byte{old.JobFor(s.NewID("job_"), s.now()).Encode()},
-		Defaulted: []uint8{old.Defaulted()}, MaxPending: lim.MaxPendingJobs}
-	res, err := engine.Enqueue.Propose(ctx, s.node, c)
+	j := old.JobFor(s.NewID("job_"), s.now())
+	j.SetTrace(wire.NewTraceParent(), "") // a run starts a trace, as the sweep's do
+	c := &engine.EnqueueCmd{NS: ns, Jobs: [][]byte{j.Encode()}, Defaulted: []uint8{old.Defaulted()}, MaxPending: lim.MaxPendingJobs}
+	res, err := engine.EnqueueFor(c, true).Propose(ctx, s.node, c)
 	if err != nil {
 		return nil, err
 	}

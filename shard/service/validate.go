@@ -44,6 +44,9 @@ func toJob(lim Limits, r *wire.EnqueueRequest, field string, id string, now time
 	if err := validateKeys(r, field, j); err != nil {
 		return nil, err
 	}
+	if j.Trace, err = traceOf(field, r.TraceParent, r.TraceState); err != nil {
+		return nil, err
+	}
 	if err := validateUnique(r, field, j); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ func fetchedView(j *job.Job) wire.FetchedJob {
 	return wire.FetchedJob{
 		JobID: j.ID, Queue: j.Queue, Payload: j.Payload, Attempt: j.Attempt, MaxRetries: j.MaxRetries,
 		LeaseDuration: time.Duration(j.LeaseNs).Seconds(), Checkpoint: nullable(j.Checkpoint), Tags: j.Tags,
-		LeaseToken: job.LeaseOf(j).Token(),
+		LeaseToken: job.LeaseOf(j).Token(), TraceParent: j.TraceParent(), TraceState: j.TraceState(),
 	}
 }
 
@@ -27,7 +27,7 @@ func detailView(j *job.Job) *wire.JobDetail {
 		CreatedAt: ts(j.CreatedAt), ScheduledAt: ts(j.ScheduledAt), StartedAt: ts(j.StartedAt),
 		CompletedAt: ts(j.CompletedAt), FailedAt: ts(j.FailedAt), ExpiresAt: ts(j.ExpireAt), UpdatedAt: ts(j.UpdatedAt),
 		Tags: j.Tags, Progress: nullable(j.Progress), Checkpoint: nullable(j.Checkpoint), Result: nullable(j.Result),
-		Errors: make([]wire.JobError, 0, len(j.Errors)),
+		Errors: make([]wire.JobError, 0, len(j.Errors)), TraceParent: j.TraceParent(), TraceState: j.TraceState(),
 	}
 	if j.State == job.Retrying {
 		d.NextAttemptAt = ts(j.NextAttempt)

@@ -18,13 +18,14 @@ import (
 func namespacesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "namespaces",
-		Short: "List namespaces; create, get or delete one",
+		Short: "List namespaces; create, get or delete one; its egress allow-list",
 		Long: `namespaces lists the tenant's namespaces the key may use.
 
   jobbie namespaces create orders --retention 168h --deletion-protection
   jobbie namespaces create edge --shard shd_01…     # on one of the tenant's self-hosted shards
   jobbie namespaces get orders
-  jobbie namespaces delete staging --force           # with its jobs, queues and schedules`,
+  jobbie namespaces delete staging --force           # with its jobs, queues and schedules
+  jobbie namespaces egress set orders --allow hooks.example.com   # the hosts its push queues and webhooks may call`,
 		Args: cobra.NoArgs,
 	}
 	api := addConn(cmd, gatewayAPI)
@@ -52,7 +53,7 @@ func namespacesCmd() *cobra.Command {
 				func(w io.Writer, n *client.Namespace) error { return printNamespaces(w, *n) })
 		},
 	}
-	cmd.AddCommand(namespacesCreateCmd(api), get, namespacesDeleteCmd(api))
+	cmd.AddCommand(namespacesCreateCmd(api), get, namespacesDeleteCmd(api), namespacesEgressCmd(api))
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 // Namespaces: the tenant's namespaces the key may read, with their
 // settings; create, edit and delete them (namespace.manage), and switch
-// the console to one.
+// the console to one. The current namespace's egress allow-list has a
+// card of its own (namespace-egress.tsx).
 import { useState } from "preact/hooks";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
@@ -8,6 +9,7 @@ import { Empty, ErrorBox, Notice, Screen, Time } from "../components/ui";
 import { EditDelete, RowButton, Table } from "../components/table";
 import { NamespaceDelete } from "./namespace-delete";
 import { NamespaceDialog } from "./namespace-dialog";
+import { EgressCard } from "./namespace-egress";
 import { retentionLabel, type Namespace, type NamespaceList } from "./namespace-util";
 import "./namespaces.css";
 
@@ -75,6 +77,7 @@ export function Namespaces() {
           ))}
         </Table>
       )}
+      <EgressCard namespace={namespace} manage={manage} />
       <NamespaceDialog
         namespace={editing}
         onClose={() => setEditing(null)}

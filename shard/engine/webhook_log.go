@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble"
 
@@ -74,9 +75,7 @@ func appendDeliveryLog(tx *replica.Tx, ns string, w *WebhookRecord, recs []Webho
 	}
 	for i := range recs {
 		a := recs[i]
-		if len(a.Error) > wire.WebhookDeliveryError {
-			a.Error = a.Error[:wire.WebhookDeliveryError]
-		}
+		a.Error = CutDeliveryError(a.Error)
 		w.Logged++
 		must(tx.Set(keys.WebhookDelivery(ns, w.ID, w.Logged), replica.Encode(&a), nil))
 	}
@@ -86,6 +85,19 @@ func appendDeliveryLog(tx *replica.Tx, ns string, w *WebhookRecord, recs []Webho
 	for n := oldestKept(w.Logged - uint64(len(recs))); n < first; n++ {
 		must(tx.Delete(keys.WebhookDelivery(ns, w.ID, n), nil))
 	}
+}
+
+// CutDeliveryError is the part of an attempt's error its delivery log
+// keeps: the first wire.WebhookDeliveryError bytes, cut at a character.
+func CutDeliveryError(s string) string {
+	if len(s) <= wire.WebhookDeliveryError {
+		return s
+	}
+	n := wire.WebhookDeliveryError
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // oldestKept is the number of the oldest record a log whose newest is

@@ -49,6 +49,8 @@ func TestWebhookDeliveryLogIsBounded(t *testing.T) {
 	require.Equal(t, "s1:60", log[0].EventID, "newest first")
 	require.Equal(t, "s1:11", log[49].EventID, "the oldest ten fell off")
 	require.Len(t, log[0].Error, wire.WebhookDeliveryError, "an error keeps its first bytes")
+	cut := CutDeliveryError(strings.Repeat("x", wire.WebhookDeliveryError-1) + "é")
+	require.Equal(t, strings.Repeat("x", wire.WebhookDeliveryError-1), cut, "cut at a character")
 	require.Equal(t, wire.WebhookDeliveryLogSize, stored(), "nothing beyond the log's size is stored")
 
 	// More at once than the log holds: only the last 50 count.

@@ -182,6 +182,9 @@ func (d *Deliverer) Redeliver(ctx context.Context, ns, id, eventID string) (*wir
 // meanwhile the attempt was made but stays out of the log; the answer
 // still shows it.
 func (d *Deliverer) logNow(ctx context.Context, ns, id string, a wire.WebhookDelivery) {
+	// The attempt was made: log it even if the caller has gone.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	c := &engine.WebhookLogCmd{NS: ns, ID: id, Log: []engine.WebhookAttempt{attemptOf(&a)}}
 	if _, err := engine.WebhookLog.Propose(ctx, d.node, c); err != nil {
 		d.cfg.Logger.Warn("webhooks: delivery log", "namespace", ns, "webhook", id, "err", err)
@@ -191,10 +194,6 @@ func (d *Deliverer) logNow(ctx context.Context, ns, id string, a wire.WebhookDel
 // attemptOf is a's delivery log record, its error cut to the bytes the
 // log keeps.
 func attemptOf(a *wire.WebhookDelivery) engine.WebhookAttempt {
-	r := engine.WebhookAttempt{EventID: a.EventID, Type: a.Type, At: a.At.UnixNano(), Attempt: a.Attempt, Status: a.Status,
-		LatencyUs: int64(a.LatencyMs * 1000), Error: a.Error, OK: a.OK}
-	if len(r.Error) > wire.WebhookDeliveryError {
-		r.Error = r.Error[:wire.WebhookDeliveryError]
-	}
-	return r
+	return engine.WebhookAttempt{EventID: a.EventID, Type: a.Type, At: a.At.UnixNano(), Attempt: a.Attempt, Status: a.Status,
+		LatencyUs: int64(a.LatencyMs * 1000), Error: engine.CutDeliveryError(a.Error), OK: a.OK}
 }

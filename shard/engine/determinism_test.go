@@ -363,6 +363,7 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		}
 		return EventLogStartWide.Command(&EventLogStartCmd{})
 	}),
+	scriptCmd(func(s *script) []byte { return EventLogStartDetailed.Command(&EventLogStartCmd{}) }),
 	scriptCmd(func(s *script) []byte {
 		idx := max(len(s.times)-s.rng.Intn(30), 1)
 		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
@@ -426,7 +427,14 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		// change's, so the failing run and the disable apply.
 		c := &WebhookProgressCmd{NS: testNS, ID: id, Cursor: uint64(idx) << EventSeqBits, Updated: updated,
 			FailingSince: int64(s.rng.Intn(2)), Disable: s.rng.Intn(3) == 0, Reason: "failing", Attempts: s.rng.Intn(3)}
+		if s.rng.Intn(2) == 0 {
+			c.Log = s.deliveries()
+		}
 		return WebhookProgressFor(c).Command(c)
+	}),
+	// A test's or a redelivery's attempt, for the delivery log.
+	scriptCmd(func(s *script) []byte {
+		return WebhookLog.Command(&WebhookLogCmd{NS: testNS, ID: fmt.Sprint("wh", s.rng.Intn(2)), Log: s.deliveries()})
 	}),
 	// A push delivery: the dispatcher's worker leases a job of a queue,
 	// and settles one (its own or another) by an ack or a fail.
@@ -601,13 +609,24 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 86, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))
 	}
+	require.Len(t, registered, 89, "a new command needs its handler, its script case and this count")
 	_, used := makeScript(1, 2000) // long enough that the rarest maker comes up
 	for _, typ := range registered {
 		require.True(t, used[typ], "the determinism script never makes command %d (%s)", typ, reg.Name(typ))
 	}
+}
+
+// deliveries are up to 60 delivery log records, so a log fills and trims.
+func (s *script) deliveries() []WebhookAttempt {
+	out := make([]WebhookAttempt, 1+s.rng.Intn(60))
+	for i := range out {
+		out[i] = WebhookAttempt{EventID: fmt.Sprint("s1:", s.rng.Intn(1000)), Type: "dev.jobbie.job.completed", At: int64(s.rng.Intn(1e9)),
+			Attempt: 1 + s.rng.Intn(3), Status: []int{0, 200, 500}[s.rng.Intn(3)], LatencyUs: int64(s.rng.Intn(1e6)),
+			Error: string(bytes.Repeat([]byte("e"), s.rng.Intn(1500))), OK: s.rng.Intn(2) == 0}
+	}
+	return out
 }

@@ -153,8 +153,7 @@ func (e *Engine) applyEventLogStartCounted(tx *replica.Tx, _ *EventLogStartCmd) 
 		}
 	}
 	l.counted = true
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenCounted), l.start)
-	must(tx.Set(keys.EventLogStart(), append(v, eventLogWideMarker, eventLogCountedMarker), nil))
+	l.writeEventStart(tx)
 	tx.AfterCommit(func() { l.liveCounted.Store(true) })
 	return replica.None{}, nil
 }

@@ -57,6 +57,9 @@ type Event struct {
 	WorkerID string
 	Subject  string // another thing's event: the id of what changed
 	Detail   string // another thing's event: how it ended, or why
+	// Counts are a batch.completed's: its jobs, succeeded, failed (dead),
+	// cancelled (cancelled, or deleted unfinished); after Detail.
+	Counts []int
 }
 
 // EventType names a job's change: "enqueued", "started", "completed",
@@ -99,9 +102,12 @@ type eventLog struct {
 	state int8   // usageUnknown, usageOff, usageOn: the same three states as metering
 	start uint64 // the start's sequence number, once on
 	wide  bool   // events of other things than jobs are logged (EventLogStartWide)
-	tx    *replica.Tx
-	pos   uint64
-	buf   []byte
+	// detailed: batch.completed carries its counts, and a chain whose
+	// unfinished step is deleted ends (EventLogStartDetailed).
+	detailed bool
+	tx       *replica.Tx
+	pos      uint64
+	buf      []byte
 
 	// counted: each namespace's events are counted (eventcount.go);
 	// counts holds them as changed in this batch, dirty those to write.
@@ -110,13 +116,14 @@ type eventLog struct {
 	dirty    []string
 	flushing bool
 
-	live        atomic.Uint64 // the start's sequence number as committed, 0 while off
-	liveWide    atomic.Bool   // wide as committed
-	liveCounted atomic.Bool   // counted as committed
+	live         atomic.Uint64 // the start's sequence number as committed, 0 while off
+	liveWide     atomic.Bool   // wide as committed
+	liveDetailed atomic.Bool   // detailed as committed
+	liveCounted  atomic.Bool   // counted as committed
 }
 
 func (l *eventLog) reset() {
-	l.state, l.start, l.wide, l.tx, l.pos = usageUnknown, 0, false, nil, 0
+	l.state, l.start, l.wide, l.detailed, l.tx, l.pos = usageUnknown, 0, false, false, nil, 0
 	l.counted, l.counts, l.dirty, l.flushing = false, map[string]*eventCount{}, nil, false
 }
 
@@ -125,8 +132,10 @@ func (l *eventLog) on(r pebble.Reader) bool {
 		l.state = usageOff
 		if s, wide, counted, ok := readEventStart(r); ok {
 			l.state, l.start, l.wide, l.counted = usageOn, s, wide, counted
+			l.detailed = eventLogLevel(r) >= eventLogDetailedMarker
 			l.live.Store(s)
 			l.liveWide.Store(wide)
+			l.liveDetailed.Store(l.detailed)
 			l.liveCounted.Store(counted)
 		}
 	}
@@ -149,7 +158,8 @@ func (l *eventLog) next(tx *replica.Tx) (uint64, bool) {
 }
 
 // readEventStart reads the start record: the start's sequence number,
-// a byte 1 after it once the log is wide, and another once it is counted.
+// a byte after it once the log is wide (1, or 2 once it is also
+// detailed), and another (eventLogCountedMarker) once it is counted.
 func readEventStart(r pebble.Reader) (start uint64, wide, counted, ok bool) {
 	v, closer, err := r.Get(keys.EventLogStart())
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -157,9 +167,27 @@ func readEventStart(r pebble.Reader) (start uint64, wide, counted, ok bool) {
 	}
 	must(err)
 	defer closer.Close()
-	wide = len(v) >= eventLogStartLenWide && v[8] == eventLogWideMarker
+	wide = len(v) >= eventLogStartLenWide && v[8] >= eventLogWideMarker
 	counted = len(v) >= eventLogStartLenCounted && v[9] == eventLogCountedMarker
 	return binary.BigEndian.Uint64(v), wide, counted, true
+}
+
+// writeEventStart writes the start record as l holds it: the start's
+// sequence number, then (once wide) its level, 1 or 2 once detailed,
+// then (once counted) eventLogCountedMarker. Each switch keeps the others.
+func (l *eventLog) writeEventStart(tx *replica.Tx) {
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenCounted), l.start)
+	if l.wide || l.counted {
+		level := byte(eventLogWideMarker)
+		if l.detailed {
+			level = eventLogDetailedMarker
+		}
+		v = append(v, level)
+	}
+	if l.counted {
+		v = append(v, eventLogCountedMarker)
+	}
+	must(tx.Set(keys.EventLogStart(), v, nil))
 }
 
 func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
@@ -169,7 +197,7 @@ func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replic
 	}
 	tx.MarkDirty()
 	l.state, l.start = usageOn, tx.Index<<EventSeqBits
-	must(tx.Set(keys.EventLogStart(), binary.BigEndian.AppendUint64(nil, l.start), nil))
+	l.writeEventStart(tx)
 	start := l.start
 	tx.AfterCommit(func() { l.live.Store(start) })
 	return replica.None{}, nil
@@ -251,10 +279,18 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = binary.AppendVarint(b, ev.At)
 	b = binary.AppendUvarint(b, uint64(ev.Attempt))
 	b = appendString(b, ev.WorkerID)
-	if ev.Subject == "" && ev.Detail == "" {
+	if ev.Subject == "" && ev.Detail == "" && len(ev.Counts) == 0 {
 		return b // a job's event: the bytes it always had
 	}
-	return appendString(appendString(b, ev.Subject), ev.Detail)
+	b = appendString(appendString(b, ev.Subject), ev.Detail)
+	if len(ev.Counts) == 0 {
+		return b // the bytes of a log before the details
+	}
+	b = binary.AppendUvarint(b, uint64(len(ev.Counts)))
+	for _, n := range ev.Counts {
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -275,6 +311,13 @@ func decodeEvent(v []byte, ev *Event) (ok bool) {
 	ev.WorkerID = d.str()
 	if d.ok && len(d.b) > 0 {
 		ev.Subject, ev.Detail = d.str(), d.str()
+	}
+	ev.Counts = nil
+	if d.ok && len(d.b) > 0 {
+		n := d.uvarint()
+		for i := uint64(0); i < n && d.ok && i < 16; i++ {
+			ev.Counts = append(ev.Counts, int(d.uvarint()))
+		}
 	}
 	return d.ok
 }

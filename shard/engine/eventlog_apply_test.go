@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -234,7 +235,8 @@ func TestEventLogIsDeterministic(t *testing.T) {
 	for _, e := range log {
 		o := entry{now: e.now}
 		for _, c := range e.cmds {
-			if c[0] != byte(EventLogStart.Type) && c[0] != byte(EventLogStartWide.Type) && c[0] != byte(EventLogStartCounted.Type) {
+			if c[0] != byte(EventLogStart.Type) && c[0] != byte(EventLogStartWide.Type) &&
+				c[0] != byte(EventLogStartCounted.Type) && c[0] != byte(EventLogStartDetailed.Type) {
 				o.cmds = append(o.cmds, c)
 			}
 		}
@@ -245,27 +247,30 @@ func TestEventLogIsDeterministic(t *testing.T) {
 
 // A log started before the wide start (EventLogStart alone) keeps job
 // events only, as it first applied; with the wide start it keeps the
-// other things' events too, alike on every replay.
+// other things' events too, alike on every replay; their details
+// (batch.completed's counts) only after the detailed start.
 func TestEventLogWideOnlyAfterItsStart(t *testing.T) {
 	t.Parallel()
 	log, used := makeScript(7, 1200) // long enough that things happen after the wide start, whatever the script's mix
 	require.True(t, used[EventLogStartWide.Type])
-	// Without the script's trims, which could leave only job events in
-	// the end, and without the wide (and counted) starts.
-	var narrow, untrimmed []entry
-	for _, e := range log {
-		o, w := entry{now: e.now}, entry{now: e.now}
-		for _, c := range e.cmds {
-			if c[0] == byte(EventTrim.Type) {
-				continue
+	require.True(t, used[EventLogStartDetailed.Type])
+	without := func(types ...replica.CommandType) []entry {
+		var out []entry
+		for _, e := range log {
+			o := entry{now: e.now}
+			for _, c := range e.cmds {
+				if !slices.Contains(types, replica.CommandType(c[0])) {
+					o.cmds = append(o.cmds, c)
+				}
 			}
-			w.cmds = append(w.cmds, c)
-			if c[0] != byte(EventLogStartWide.Type) && c[0] != byte(EventLogStartCounted.Type) {
-				o.cmds = append(o.cmds, c)
-			}
+			out = append(out, o)
 		}
-		narrow, untrimmed = append(narrow, o), append(untrimmed, w)
+		return out
 	}
+	// Always without the script's trims, which could leave only job
+	// events in the end; the counted start makes the log wide too.
+	narrow := without(EventTrim.Type, EventLogStartWide.Type, EventLogStartCounted.Type, EventLogStartDetailed.Type)
+	counted := 0
 	things := func(log []entry) (n int) {
 		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 		require.NoError(t, err)
@@ -277,15 +282,21 @@ func TestEventLogWideOnlyAfterItsStart(t *testing.T) {
 			loc.Apply(e.now, e.cmds...)
 		}
 		evs, _, _ := eng.ReadEvents(db, testNS, 0, 1_000_000, nil)
+		counted = 0
 		for i := range evs {
 			if !evs[i].IsJob() {
 				n++
+			}
+			if len(evs[i].Counts) > 0 {
+				counted++
 			}
 		}
 		return n
 	}
 	require.Zero(t, things(narrow), "without the wide start, job events only")
-	require.Positive(t, things(untrimmed), "the script's batches, chains, fires and pauses log events once it applied")
+	require.Positive(t, things(without(EventTrim.Type, EventLogStartDetailed.Type)))
+	require.Zero(t, counted, "without the detailed start, no details")
+	require.Positive(t, things(without(EventTrim.Type)), "the script's batches, chains, fires and pauses log events once it applied")
 	require.Equal(t, string(eventKeys(replay(t, log))), string(eventKeys(replay(t, log))))
 }
 

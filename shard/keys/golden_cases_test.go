@@ -35,6 +35,7 @@ var kindNames = map[byte]string{
 	'c': "namespace settings", 'w': "signing keys", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
 	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
+	'H': "webhook delivery log",
 }
 
 func goldenFamilies() []family {
@@ -69,7 +70,7 @@ func kindCases() []*gcase {
 		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
 		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'}, {"KindSigningKeys", KindSigningKeys, 'w'},
-		{"KindWebhook", KindWebhook, 'h'},
+		{"KindWebhook", KindWebhook, 'h'}, {"KindWebhookDelivery", KindWebhookDelivery, 'H'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -89,6 +90,10 @@ func recordCases() []*gcase {
 		kc("Webhook", Webhook(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'h'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G")),
 		kc("WebhookPrefix", WebhookPrefix(ns), "ns", ns).is(head(ns, 'h')),
+		kc("WebhookDeliveries", WebhookDeliveries(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
+			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep()),
+		kc("WebhookDelivery", WebhookDelivery(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", 51), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", "n", 51).
+			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep(), be64("record number", 51)),
 		kc("Job", Job(ns, gJob), "ns", ns, "id", gJob).is(head(ns, 'j'), text("job id", gJob)),
 		kc("AppendJob", AppendJob([]byte("buf:"), ns, gJob), "b", "buf:", "ns", ns, "id", gJob).
 			is(text("bytes already in b", "buf:"), head(ns, 'j'), text("job id", gJob)).

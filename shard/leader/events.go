@@ -10,9 +10,10 @@ import (
 // namespace; a longer backlog is trimmed over the next rounds.
 const eventTrimStep = 10_000
 
-// sweepEvents starts the event log, wide (engine.EventLogStartWide), when
-// this node leads a shard whose log is off or keeps job events only
-// (before anything the loops propose changes a job), then every
+// sweepEvents starts the event log, wide and detailed
+// (engine.EventLogStartDetailed) and counted (engine.EventLogStartCounted),
+// when this node leads a shard whose log is off or is not yet all of
+// these (before anything the loops propose changes a job), then every
 // EventTrimInterval trims each namespace's log to its retention: its
 // plan's, recorded first when a request said otherwise
 // (service.EventRetention), else EventRetention. The leader picks the
@@ -20,6 +21,11 @@ const eventTrimStep = 10_000
 // every member deletes the same events.
 func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	db := l.node.DB()
+	if !l.eng.EventLogDetailed(db) {
+		if _, err := engine.EventLogStartDetailed.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
 	if !l.eng.EventLogCounted(db) {
 		if _, err := engine.EventLogStartCounted.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
 			return err

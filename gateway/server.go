@@ -44,8 +44,8 @@ type Server struct {
 	console      *console.Console
 	tunnels      *selfhosted.Tunnels // nil without Config.TunnelAddr
 	tunnelLn     net.Listener
-	listeners    *listen.Group // every listener of the gateway's, for /readyz
-	metrics      *obs.Listener // /metrics over mutual TLS, with MetricsAddr
+	listeners    *listen.Group           // every listener of the gateway's, for /readyz
+	metrics      *obs.Listener           // /metrics over mutual TLS, with MetricsAddr
 	handler      fasthttp.RequestHandler // the app's, for gRPC calls (grpc.go)
 	grpc         *http.Server            // nil without GRPCAddr
 	grpcLn       *listen.Listener

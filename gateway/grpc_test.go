@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/proto/gen/jobbie/v1/jobbiev1connect"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -60,4 +63,52 @@ func TestGRPCListenerServesTLS(t *testing.T) {
 	_, err = call(jobbiev1connect.NewJobServiceClient(&http.Client{Transport: plain}, "http://"+b.gw.GRPCAddr(), connect.WithGRPC()))
 	require.Error(t, err, "h2c is not served beside TLS")
 	require.Equal(t, n, b.shard.count())
+}
+
+// A gRPC call and an HTTP request of one tenant draw on the same plan
+// rate limit: one bucket, not one per protocol. Over it the call is
+// ResourceExhausted with the HTTP API's code and the Retry-After as
+// RetryInfo, and the shard never sees it.
+func TestGRPCCallsShareTheHTTPRateLimit(t *testing.T) {
+	t.Parallel()
+	b, plans, _ := limitedSetup(t, func(c *Config) { c.GRPCAddr = "127.0.0.1:0" })
+	plans.SetPlan(tenantA, limited("starter", 2, 0))
+	key := b.key(t, tenancy.RoleOwner, "*")
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &p}
+	t.Cleanup(tr.CloseIdleConnections)
+	jobs := jobbiev1connect.NewJobServiceClient(&http.Client{Transport: tr}, "http://"+b.gw.GRPCAddr(), connect.WithGRPC())
+	enqueue := func() error {
+		req := connect.NewRequest(&jobbiev1.EnqueueRequest{Queue: "emails.send"})
+		req.Header().Set("Authorization", "Bearer "+key)
+		_, err := jobs.Enqueue(context.Background(), req)
+		return err
+	}
+
+	require.NoError(t, enqueue())
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
+	seen := b.shard.count()
+	err := enqueue()
+	var ce *connect.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, connect.CodeResourceExhausted, ce.Code(), "%v", err)
+	require.Contains(t, ce.Message(), "requests_per_second")
+	require.Equal(t, "1", ce.Meta().Get("Retry-After"))
+	var retry *errdetails.RetryInfo
+	var info *errdetails.ErrorInfo
+	for _, d := range ce.Details() {
+		v, err := d.Value()
+		require.NoError(t, err)
+		switch v := v.(type) {
+		case *errdetails.RetryInfo:
+			retry = v
+		case *errdetails.ErrorInfo:
+			info = v
+		}
+	}
+	require.Equal(t, time.Second, retry.GetRetryDelay().AsDuration())
+	require.Equal(t, string(apierr.RateLimited), info.GetReason())
+	b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).requireError(t, http.StatusTooManyRequests, apierr.RateLimited)
+	require.Equal(t, seen, b.shard.count(), "refused calls never reach the shard")
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
 	"github.com/jobbie/jobbie/internal/apierr"
+	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
 	"github.com/jobbie/jobbie/proto/gen/jobbie/v1/jobbiev1connect"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"

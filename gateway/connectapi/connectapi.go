@@ -49,8 +49,9 @@ type Services struct {
 // New serves both services over route.
 func New(route Route) *Services { return &Services{route: route} }
 
-// unmarshal reads the HTTP API's JSON answers: fields the messages do not
-// carry (yet) are passed over, so a newer shard's answer still reads.
+// The messages' field names are the HTTP API's JSON names (marshal).
+// Its answers are read passing over fields the messages do not carry
+// (yet), so an answer that grew a field still reads (unmarshal).
 var (
 	unmarshal = protojson.UnmarshalOptions{DiscardUnknown: true}
 	marshal   = protojson.MarshalOptions{UseProtoNames: true}
@@ -71,17 +72,17 @@ func (s *Services) do(ctx context.Context, h http.Header, method, path string, b
 	}
 	r.Body = body
 	a := s.route(r)
-	trailer := http.Header{}
+	meta := http.Header{}
 	if a.RequestID != "" {
-		trailer.Set(wire.RequestIDHeader, a.RequestID)
+		meta.Set(wire.RequestIDHeader, a.RequestID)
 	}
 	if a.Status < 200 || a.Status > 299 {
-		return trailer, answerError(a)
+		return meta, answerError(a)
 	}
 	if err := unmarshal.Unmarshal(a.Body, out); err != nil {
-		return trailer, connect.NewError(connect.CodeInternal, err)
+		return meta, connect.NewError(connect.CodeInternal, err)
 	}
-	return trailer, nil
+	return meta, nil
 }
 
 // body is m as the HTTP API's JSON: the messages' field names are its.

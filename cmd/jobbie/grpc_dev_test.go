@@ -6,12 +6,18 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/jobbie/jobbie/client"
@@ -259,3 +265,36 @@ func TestGRPCServicesAgainstDev(t *testing.T) {
 
 // second2 is the error of a call's two results.
 func second2[T any](_ T, err error) error { return err }
+
+// grpc-go, the reference gRPC implementation, calls the same port without
+// generated stubs: its status codes and error details are Connect's.
+func TestGRPCGoClientAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	ownerKey := readKey(t, filepath.Join(d.dir, "owner.key"))
+	conn, err := grpc.NewClient(strings.TrimPrefix(d.grpc, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+ownerKey)
+
+	var enq jobbiev1.EnqueueResponse
+	require.NoError(t, conn.Invoke(ctx, jobbiev1connect.JobServiceEnqueueProcedure, &jobbiev1.EnqueueRequest{Queue: "emails"}, &enq))
+	var got jobbiev1.GetJobResponse
+	require.NoError(t, conn.Invoke(ctx, jobbiev1connect.JobServiceGetJobProcedure, &jobbiev1.GetJobRequest{Id: enq.GetJobId()}, &got))
+	require.Equal(t, "emails", got.GetJob().GetQueue())
+
+	err = conn.Invoke(ctx, jobbiev1connect.JobServiceGetJobProcedure, &jobbiev1.GetJobRequest{Id: "job_unknown"}, &got)
+	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+	err = conn.Invoke(ctx, jobbiev1connect.JobServiceEnqueueProcedure, &jobbiev1.EnqueueRequest{}, &enq)
+	st := status.Convert(err)
+	require.Equal(t, codes.InvalidArgument, st.Code(), "%v", err)
+	var field string
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			field = br.GetFieldViolations()[0].GetField()
+		}
+	}
+	require.Equal(t, "queue", field)
+	err = conn.Invoke(context.Background(), jobbiev1connect.JobServiceGetJobProcedure, &jobbiev1.GetJobRequest{Id: enq.GetJobId()}, &got)
+	require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
+}

@@ -26,6 +26,7 @@ import (
 // directory of its own.
 type devServer struct {
 	dir, gateway, control string // gateway and control as URLs
+	grpc                  string // with --grpc-addr: its URL (h2c)
 }
 
 // welcomeWriter signals once dev has printed its welcome.
@@ -84,7 +85,11 @@ func startDevIn(t *testing.T, dir string, extra ...string) *devServer {
 	ctl := regexp.MustCompile(`control plane: +(https://\S+)`).FindStringSubmatch(welcome)
 	require.NotNil(t, gw, welcome)
 	require.NotNil(t, ctl, welcome)
-	return &devServer{dir: dir, gateway: gw[1], control: ctl[1]}
+	d := &devServer{dir: dir, gateway: gw[1], control: ctl[1]}
+	if m := regexp.MustCompile(`gRPC and Connect: +(http://\S+)`).FindStringSubmatch(welcome); m != nil {
+		d.grpc = m[1]
+	}
+	return d
 }
 
 // operator runs an operator command against dev's control plane.

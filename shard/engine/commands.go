@@ -83,6 +83,12 @@ var (
 	EventLogStart = replica.Op[EventLogStartCmd, replica.None]{Type: 67, Name: "events.start"}
 	EventTrim     = replica.Op[EventTrimCmd, int]{Type: 68, Name: "events.trim"}
 
+	// EventRetentionSet records a namespace's event log retention as its
+	// plan sets it (eventretention.go), proposed by the leader's trim
+	// when the gateway's requests say otherwise (whether recorded: not
+	// for a namespace without state).
+	EventRetentionSet = replica.Op[EventRetentionCmd, bool]{Type: 85, Name: "events.retention"}
+
 	// IdemApply applies a creating command under an Idempotency-Key, or
 	// gives back the first answer of its key (idempotency.go); IdemSweep
 	// is the leader's removal of expired records (records removed).
@@ -152,6 +158,7 @@ func (e *Engine) register(r *replica.Registry) {
 	UsageSweep.Handle(r, e.applyUsageSweep)
 	EventLogStart.Handle(r, e.applyEventLogStart)
 	EventTrim.Handle(r, loopGated(e, e.applyEventTrim))
+	EventRetentionSet.Handle(r, loopGated(e, e.applyEventRetention))
 	RestoreBegin.Handle(r, e.applyRestoreBegin)
 	RestoreChunk.Handle(r, e.applyRestoreChunk)
 	RestoreEnd.Handle(r, e.applyRestoreEnd)

@@ -86,7 +86,7 @@ func New(o Options) *Engine {
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
-		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), events: &eventLog{}, marks: &restoreMarks{},
+		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), events: &eventLog{counts: map[string]*eventCount{}}, marks: &restoreMarks{},
 		movesFSM: &moveSet{}, movesAPI: &moveSet{}, idemMax: wire.MaxIdempotencyRecords, idemTTL: wire.IdempotencyTTL,
 	}
 }

@@ -127,6 +127,7 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 func (e *Engine) wipeNamespace(tx *replica.Tx, ns string) {
 	p := keys.Namespace(ns)
 	must(tx.DeleteRange(p, keys.PrefixEnd(p), nil))
+	e.eventsDeleted(tx, ns, p, keys.PrefixEnd(p))
 	e.forgetRange(ns, p, keys.PrefixEnd(p))
 	e.floors.forget(ns)
 	if e.usage.metering(tx) {

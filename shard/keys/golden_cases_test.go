@@ -34,7 +34,8 @@ var kindNames = map[byte]string{
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
 	'c': "namespace settings", 'w': "signing keys", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
-	'v': "event", 'V': "event log floor", 'h': "webhook endpoint",
+	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
+	'H': "webhook delivery log",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 }
 
@@ -70,7 +71,8 @@ func kindCases() []*gcase {
 		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
 		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'}, {"KindSigningKeys", KindSigningKeys, 'w'},
-		{"KindWebhook", KindWebhook, 'h'}, {"KindIdempotency", KindIdempotency, 'i'},
+		{"KindWebhook", KindWebhook, 'h'}, {"KindWebhookDelivery", KindWebhookDelivery, 'H'},
+		{"KindIdempotency", KindIdempotency, 'i'},
 		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 	}
 	c := &gcase{call: "Kind constants"}
@@ -91,6 +93,10 @@ func recordCases() []*gcase {
 		kc("Webhook", Webhook(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'h'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G")),
 		kc("WebhookPrefix", WebhookPrefix(ns), "ns", ns).is(head(ns, 'h')),
+		kc("WebhookDeliveries", WebhookDeliveries(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
+			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep()),
+		kc("WebhookDelivery", WebhookDelivery(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", 51), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", "n", 51).
+			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep(), be64("record number", 51)),
 		kc("Idempotency", Idempotency(ns, "order-42"), "ns", ns, "key", "order-42").
 			is(head(ns, 'i'), text("Idempotency-Key", "order-42")),
 		kc("IdempotencyCount", IdempotencyCount(ns), "ns", ns).is(head(ns, 'K')),
@@ -386,14 +392,14 @@ func eventCases() []*gcase {
 	for _, k := range []struct {
 		name      string
 		got, want byte
-	}{{"KindEvent", KindEvent, 'v'}, {"KindEventFloor", KindEventFloor, 'V'}} {
+	}{{"KindEvent", KindEvent, 'v'}, {"KindEventFloor", KindEventFloor, 'V'}, {"KindEventRetention", KindEventRetention, 'E'}, {"KindEventCount", KindEventCount, 'n'}} {
 		c.key = append(c.key, k.got)
 		c.parts = append(c.parts, part{fmt.Sprintf("%s '%c' (%s)", k.name, k.want, kindNames[k.want]), []byte{k.want}})
 		c.covers = append(c.covers, k.name)
 	}
 	c.parse("distinct from the other kinds", func(t *testing.T, _ []byte) {
 		for _, k := range kindCases()[0].key {
-			require.NotContains(t, []byte{KindEvent, KindEventFloor}, k)
+			require.NotContains(t, []byte{KindEvent, KindEventFloor, KindEventRetention, KindEventCount}, k)
 		}
 	})
 	return []*gcase{
@@ -410,10 +416,14 @@ func eventCases() []*gcase {
 			parse("IsEvent", func(t *testing.T, key []byte) {
 				require.True(t, IsEvent(key[len(Namespace(ns)):]))
 				require.True(t, IsEvent(EventFloor(ns)[len(Namespace(ns)):]))
+				require.True(t, IsEvent(EventRetention(ns)[len(Namespace(ns)):]))
+				require.True(t, IsEvent(EventCount(ns)[len(Namespace(ns)):]))
 				require.False(t, IsEvent(Job(ns, gJob)[len(Namespace(ns)):]))
 				require.False(t, IsEvent(nil))
 			}),
 		kc("EventFloor", EventFloor(ns), "ns", ns).is(head(ns, 'V')),
+		kc("EventRetention", EventRetention(ns), "ns", ns).is(head(ns, 'E')),
+		kc("EventCount", EventCount(ns), "ns", ns).is(head(ns, 'n')),
 		kc("EventLogStart", EventLogStart()).is(part{"event log start 01 'L'", []byte{0x01, 'L'}}),
 	}
 }

@@ -92,6 +92,7 @@ const (
 	KindNamespaceConfig byte = 'c' // NamespaceConfig: the namespace's own settings
 	KindSigningKeys     byte = 'w' // SigningKeys: the namespace's webhook signing keys
 	KindWebhook         byte = 'h' // Webhook: one lifecycle webhook endpoint, by id
+	KindWebhookDelivery byte = 'H' // WebhookDelivery: an endpoint's delivery log, by attempt number
 
 	// Keyed fairness: pending jobs with a fairness or concurrency key are
 	// kept out of the pending index, in groups a fetch takes turns over.
@@ -152,6 +153,19 @@ func Webhook(ns, id string) []byte {
 
 // WebhookPrefix is the prefix of every webhook endpoint of ns.
 func WebhookPrefix(ns string) []byte { return kindPrefix(ns, KindWebhook, 0) }
+
+// WebhookDeliveries is the prefix of one endpoint's delivery log, its
+// records in the order they were written.
+func WebhookDeliveries(ns, id string) []byte {
+	b := append(kindPrefix(ns, KindWebhookDelivery, len(id)+1+8), id...)
+	return append(b, 0)
+}
+
+// WebhookDelivery is the key of the n-th record of an endpoint's delivery
+// log (n counts from 1 over the endpoint's life).
+func WebhookDelivery(ns, id string, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(WebhookDeliveries(ns, id), n)
+}
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {

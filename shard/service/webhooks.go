@@ -264,3 +264,22 @@ func WebhookWants(w *engine.WebhookRecord, name, queue string) bool {
 	}
 	return false
 }
+
+// WebhookDeliveries answers GET /api/v1/webhooks/{id}/deliveries from
+// this node's applied state: the endpoint's delivery log, newest first.
+func (s *Service) WebhookDeliveries(ns, id string) (*wire.WebhookDeliveryList, error) {
+	if _, err := s.readWebhook(ns, id); err != nil {
+		return nil, err
+	}
+	out := &wire.WebhookDeliveryList{Deliveries: []wire.WebhookDelivery{}}
+	for _, a := range engine.ReadDeliveryLog(s.node.DB(), ns, id) {
+		out.Deliveries = append(out.Deliveries, DeliveryView(&a))
+	}
+	return out, nil
+}
+
+// DeliveryView is a delivery log record as the API shows it.
+func DeliveryView(a *engine.WebhookAttempt) wire.WebhookDelivery {
+	return wire.WebhookDelivery{EventID: a.EventID, Type: a.Type, At: time.Unix(0, a.At).UTC(), Status: a.Status,
+		LatencyMs: float64(a.LatencyUs) / 1000, Error: a.Error, Attempt: a.Attempt, OK: a.OK}
+}

@@ -174,7 +174,7 @@ func (f scriptCmd) cmd(s *script) []byte { return f(s) }
 // scriptJobCommands make the commands of jobs, queues, schedules,
 // batches, bulk operations and namespaces; scriptMoreCommands
 // (determinism_script_more_test.go) the rest. The script picks from both
-// in this order, so a seed makes the same log as when they were one list.
+// as one list, in this order.
 var scriptJobCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(scriptEnqueue),
 	scriptCmd(func(s *script) []byte {

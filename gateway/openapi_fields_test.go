@@ -50,29 +50,48 @@ func init() {
 		return obj{"type": "array", "items": obj{"type": "string", "enum": states}}
 	}
 	for field, lim := range map[string]obj{
-		"EnqueueRequest.queue":           {"minLength": 1},
-		"EnqueueRequest.unique_key":      {"maxLength": wire.MaxUniqueKey},
-		"EnqueueRequest.max_retries":     {"minimum": 0, "maximum": wire.MaxMaxRetries},
-		"EnqueueRequest.tags":            {"maxProperties": wire.MaxTags},
-		"EnqueueRequest.depends_on":      {"maxItems": wire.MaxDependsOn},
-		"EnqueueRequest.concurrency_key": {"maxLength": wire.MaxFairnessKey},
-		"EnqueueRequest.fairness_key":    {"maxLength": wire.MaxFairnessKey},
-		"BatchRequest.jobs":              {"minItems": 1, "maxItems": wire.MaxBatchJobs},
-		"FetchRequest.queues":            {"minItems": 1, "maxItems": wire.MaxFetchQueues},
-		"FetchRequest.worker_id":         {"maxLength": wire.MaxWorkerID},
-		"FetchRequest.hostname":          {"maxLength": wire.MaxWorkerID},
-		"FetchRequest.timeout":           {"minimum": 0, "maximum": wire.MaxFetchTimeout.Seconds()},
-		"FetchBatchRequest.max":          {"minimum": 1, "maximum": wire.MaxFetchBatch},
-		"AckBatchRequest.acks":           {"minItems": 1, "maxItems": wire.MaxAckBatch},
-		"HeartbeatRequest.jobs":          {"maxItems": wire.MaxHeartbeatJobs},
-		"BulkRequest.job_ids":            {"maxItems": wire.MaxBulkIDs},
-		"SearchRequest.limit":            {"minimum": 1, "maximum": wire.MaxSearchLimit},
+		"EnqueueRequest.queue":               {"minLength": 1},
+		"EnqueueRequest.unique_key":          {"maxLength": wire.MaxUniqueKey},
+		"EnqueueRequest.max_retries":         {"minimum": 0, "maximum": wire.MaxMaxRetries},
+		"EnqueueRequest.tags":                {"maxProperties": wire.MaxTags},
+		"EnqueueRequest.depends_on":          {"maxItems": wire.MaxDependsOn},
+		"EnqueueRequest.concurrency_key":     {"maxLength": wire.MaxFairnessKey},
+		"EnqueueRequest.fairness_key":        {"maxLength": wire.MaxFairnessKey},
+		"BatchRequest.jobs":                  {"minItems": 1, "maxItems": wire.MaxBatchJobs},
+		"FetchRequest.queues":                {"minItems": 1, "maxItems": wire.MaxFetchQueues},
+		"FetchRequest.worker_id":             {"maxLength": wire.MaxWorkerID},
+		"FetchRequest.hostname":              {"maxLength": wire.MaxWorkerID},
+		"FetchRequest.timeout":               {"minimum": 0, "maximum": wire.MaxFetchTimeout.Seconds()},
+		"FetchBatchRequest.max":              {"minimum": 1, "maximum": wire.MaxFetchBatch},
+		"AckBatchRequest.acks":               {"minItems": 1, "maxItems": wire.MaxAckBatch},
+		"HeartbeatRequest.jobs":              {"maxItems": wire.MaxHeartbeatJobs},
+		"BulkRequest.job_ids":                {"maxItems": wire.MaxBulkIDs},
+		"SearchRequest.limit":                {"minimum": 1, "maximum": wire.MaxSearchLimit},
 		"CreateNamespaceRequest.description": {"maxLength": wire.MaxDescription},
 		"CreateKeyRequest.description":       {"maxLength": wire.MaxDescription},
 		"ScheduleRequest.name":               {"maxLength": wire.MaxScheduleName},
 		"QueueSpec.description":              {"maxLength": wire.MaxQueueDescription},
 	} {
 		fieldSchemas[field] = limit(lim)
+	}
+}
+
+// requiredIn are the fields a request body must have: the server refuses
+// a body without them (400 naming the field).
+var requiredIn = map[string]bool{}
+
+func init() {
+	for _, f := range []string{
+		"EnqueueRequest.queue", "BatchRequest.jobs", "BatchSpec.callback_queue", "ChainSpec.steps", "StepSpec.queue",
+		"FetchRequest.queues", "AckBatchRequest.acks", "AckBatchEntry.job_id", "HeartbeatRequest.jobs",
+		"MoveRequest.queue", "BulkRequest.action",
+		"ScheduleRequest.queue", "ScheduleRequest.cron", "SchedulePreviewRequest.cron",
+		"WebhookRequest.url", "WebhookRedeliverRequest.event_id",
+		"CreateNamespaceRequest.name", "NamespaceEgressRequest.egress_allow",
+		"CreateBackupRequest.namespace", "BackupPolicyRequest.cron", "CreateJoinTokenRequest.name",
+		"ConcurrencyRequest.max", "QueuePushRequest.url",
+	} {
+		requiredIn[f] = true
 	}
 }
 

@@ -33,6 +33,10 @@ type obj = map[string]any
 type schemas struct {
 	defs  obj
 	types map[string]reflect.Type
+	// input: the schemas of request bodies, whose required fields are
+	// those of requiredIn (Go decodes a body lacking any field); an
+	// answer's are every field Go always writes.
+	input bool
 }
 
 var (
@@ -127,8 +131,10 @@ func (s *schemas) object(t reflect.Type, name string) obj {
 			if over, ok := fieldSchemas[t.Name()+"."+jname]; ok { // the declaring type's
 				sc = over(sc)
 			}
-			if !omit {
+			if s.input && requiredIn[t.Name()+"."+jname] || !s.input && !omit {
 				required = append(required, jname)
+			}
+			if !omit {
 				switch f.Type.Kind() {
 				case reflect.Pointer, reflect.Slice, reflect.Map:
 					sc = nullable(sc)
@@ -144,6 +150,62 @@ func (s *schemas) object(t reflect.Type, name string) obj {
 		out["required"] = required
 	}
 	return out
+}
+
+// merge adds in's schemas to s's: one a type has as a request body's
+// part and as an answer's part alike is one schema; where they differ
+// (required fields), the request's is named <Type>Input. It returns the
+// names so renamed.
+func (s *schemas) merge(in *schemas) map[string]bool {
+	renamed := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for name, sc := range in.defs {
+			out, both := s.defs[name]
+			if both && !renamed[name] && !sameJSON(renameRefs(sc, renamed), out) {
+				renamed[name], changed = true, true
+			}
+		}
+	}
+	for name, sc := range in.defs {
+		_, both := s.defs[name]
+		switch {
+		case renamed[name]:
+			s.defs[name+"Input"] = renameRefs(sc, renamed)
+		case !both:
+			s.defs[name] = renameRefs(sc, renamed)
+		}
+	}
+	return renamed
+}
+
+// renameRefs is v with its references to renamed schemas pointing at
+// their <Type>Input.
+func renameRefs(v any, renamed map[string]bool) any {
+	switch v := v.(type) {
+	case obj:
+		out := obj{}
+		for k, x := range v {
+			if r, ok := x.(string); ok && k == "$ref" && renamed[strings.TrimPrefix(r, "#/components/schemas/")] {
+				x = r + "Input"
+			}
+			out[k] = renameRefs(x, renamed)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = renameRefs(x, renamed)
+		}
+		return out
+	}
+	return v
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
 }
 
 // nullable allows null besides what sc allows.
@@ -171,6 +233,7 @@ func openAPIPath(p string) string { return pathParam.ReplaceAllString(p, "{$1}")
 // buildOpenAPI is the whole document.
 func buildOpenAPI() ([]byte, error) {
 	s := &schemas{defs: obj{}, types: map[string]reflect.Type{}}
+	in := &schemas{defs: obj{}, types: map[string]reflect.Type{}, input: true}
 	s.defs["ErrorCode"] = obj{"type": "string", "enum": errorCodes(),
 		"description": "A stable error code; internal/apierr maps each to its HTTP status."}
 	// The error envelope, and the data of the event streams, which no
@@ -189,11 +252,19 @@ func buildOpenAPI() ([]byte, error) {
 			item = obj{}
 			paths[openAPIPath(rt.path)] = item
 		}
-		item[strings.ToLower(rt.method)] = s.operation(rt, op)
+		item[strings.ToLower(rt.method)] = s.operation(in, rt, op)
 	}
 	for key := range operations {
 		if !routed(key) {
 			return nil, fmt.Errorf("openapi_ops_test.go describes %s, which the route table does not have", key)
+		}
+	}
+	renamed := s.merge(in)
+	for _, item := range paths {
+		for _, o := range item.(obj) {
+			if body, ok := o.(obj)["requestBody"]; ok {
+				o.(obj)["requestBody"] = renameRefs(body, renamed)
+			}
 		}
 	}
 	doc := obj{
@@ -236,7 +307,7 @@ func routed(key string) bool {
 }
 
 // operation is one route's operation object.
-func (s *schemas) operation(rt route, op op) obj {
+func (s *schemas) operation(in *schemas, rt route, op op) obj {
 	out := obj{"operationId": op.id, "tags": []string{op.tag}, "summary": op.summary}
 	var params []any
 	for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
@@ -253,7 +324,7 @@ func (s *schemas) operation(rt route, op op) obj {
 		out["parameters"] = params
 	}
 	if op.req != nil {
-		body := obj{"required": !op.optionalBody, "content": obj{"application/json": obj{"schema": s.of(reflect.TypeOf(op.req))}}}
+		body := obj{"required": !op.optionalBody, "content": obj{"application/json": obj{"schema": in.of(reflect.TypeOf(op.req))}}}
 		out["requestBody"] = body
 	}
 	responses := obj{}

@@ -27,9 +27,9 @@ type opAnswer struct {
 	headers []string
 }
 
-func okAns(body any) []opAnswer { return []opAnswer{{status: 200, desc: "OK", body: body}} }
+func okAns(body any) []opAnswer      { return []opAnswer{{status: 200, desc: "OK", body: body}} }
 func createdAns(body any) []opAnswer { return []opAnswer{{status: 201, desc: "Created", body: body}} }
-func noContent() []opAnswer { return []opAnswer{{status: 204, desc: "Done; no body."}} }
+func noContent() []opAnswer          { return []opAnswer{{status: 204, desc: "Done; no body."}} }
 
 func qp(name, typ, desc string, extra ...any) obj {
 	sc := obj{"type": typ}
@@ -131,7 +131,7 @@ var operations = map[string]op{
 	"GET /api/v1/workers": {id: "listWorkers", tag: tWorkers, summary: "Workers seen lately", ok: okAns(wire.WorkerList{})},
 	"GET /api/v1/cluster": {id: "getClusterHealth", tag: tWorkers, summary: "The namespace's shard cluster: its nodes' health", ok: okAns(wire.ClusterHealth{})},
 	"GET /api/v1/events": {id: "streamEvents", tag: tWorkers, summary: "The namespace's job lifecycle events as Server-Sent Events",
-		ok: sse("Events (data: an Event; id: resumable with Last-Event-ID)."),
+		ok:    sse("Events (data: an Event; id: resumable with Last-Event-ID)."),
 		query: []obj{{"name": wire.LastEventIDHeader, "in": "header", "required": false, "description": "Resume after this event.", "schema": obj{"type": "string"}}}},
 
 	"GET /api/v1/signing-keys":                {id: "listSigningKeys", tag: tWebhooks, summary: "The namespace's webhook signing keys", ok: okAns(wire.WebhookKeyList{})},
@@ -204,19 +204,18 @@ var operations = map[string]op{
 	"GET /api/v1/usage": {id: "getUsage", tag: tUsage, summary: "Usage by meter over a period", ok: okAns(wire.Usage{}),
 		query: []obj{qp("namespace", "string", "Only this namespace's."), qp("from", "string", "Start (RFC 3339 or YYYY-MM-DD)."),
 			qp("to", "string", "End (RFC 3339 or YYYY-MM-DD)."), qp("granularity", "string", "Bucket size.", "enum", []string{"hour", "day"})}},
-	"GET /api/v1/plan":                {id: "getPlan", tag: tUsage, summary: "The tenant's plan and its limits", ok: okAns(wire.TenantPlan{})},
-	"GET /api/v1/invoices":            {id: "listInvoices", tag: tUsage, summary: "Invoices", ok: okAns(wire.InvoiceList{})},
-	"GET /api/v1/invoices/upcoming":   {id: "getUpcomingInvoice", tag: tUsage, summary: "This month's invoice so far", ok: okAns(wire.Invoice{})},
-	"GET /api/v1/invoices/:id":        {id: "getInvoice", tag: tUsage, summary: "An invoice", ok: okAns(wire.Invoice{})},
-	"GET /api/v1/invoices/:id/csv":    {id: "getInvoiceCSV", tag: tUsage, summary: "An invoice as CSV", ok: []opAnswer{{status: 200, desc: "A header row, then a row per line.", media: "text/csv"}}},
-	"GET /api/v1/shards":              {id: "listShards", tag: tShards, summary: "The tenant's self-hosted shards", ok: okAns(wire.OwnedShardList{})},
-	"POST /api/v1/shards/join-tokens": {id: "createJoinToken", tag: tShards, summary: "Mint a join token for a new self-hosted shard", req: wire.CreateJoinTokenRequest{}, ok: createdAns(wire.JoinToken{})},
-	"DELETE /api/v1/shards/:id":       {id: "revokeShard", tag: tShards, summary: "Revoke a self-hosted shard", ok: noContent()},
-	"POST /api/v1/shards/:id/join-tokens": {id: "addShardNodes", tag: tShards, summary: "Mint join tokens for more nodes of a shard", req: wire.AddNodesRequest{}, optionalBody: true, ok: createdAns(wire.JoinToken{})},
+	"GET /api/v1/plan":                      {id: "getPlan", tag: tUsage, summary: "The tenant's plan and its limits", ok: okAns(wire.TenantPlan{})},
+	"GET /api/v1/invoices":                  {id: "listInvoices", tag: tUsage, summary: "Invoices", ok: okAns(wire.InvoiceList{})},
+	"GET /api/v1/invoices/upcoming":         {id: "getUpcomingInvoice", tag: tUsage, summary: "This month's invoice so far", ok: okAns(wire.Invoice{})},
+	"GET /api/v1/invoices/:id":              {id: "getInvoice", tag: tUsage, summary: "An invoice", ok: okAns(wire.Invoice{})},
+	"GET /api/v1/invoices/:id/csv":          {id: "getInvoiceCSV", tag: tUsage, summary: "An invoice as CSV", ok: []opAnswer{{status: 200, desc: "A header row, then a row per line.", media: "text/csv"}}},
+	"GET /api/v1/shards":                    {id: "listShards", tag: tShards, summary: "The tenant's self-hosted shards", ok: okAns(wire.OwnedShardList{})},
+	"POST /api/v1/shards/join-tokens":       {id: "createJoinToken", tag: tShards, summary: "Mint a join token for a new self-hosted shard", req: wire.CreateJoinTokenRequest{}, ok: createdAns(wire.JoinToken{})},
+	"DELETE /api/v1/shards/:id":             {id: "revokeShard", tag: tShards, summary: "Revoke a self-hosted shard", ok: noContent()},
+	"POST /api/v1/shards/:id/join-tokens":   {id: "addShardNodes", tag: tShards, summary: "Mint join tokens for more nodes of a shard", req: wire.AddNodesRequest{}, optionalBody: true, ok: createdAns(wire.JoinToken{})},
 	"DELETE /api/v1/shards/:id/nodes/:node": {id: "removeShardNode", tag: tShards, summary: "Remove a node of a self-hosted shard", ok: noContent()},
 
 	"GET /api/v1/openapi.json": {id: "getOpenAPI", tag: tMeta, summary: "This document",
 		ok: []opAnswer{{status: 200, desc: "The OpenAPI document.", media: "application/json", schema: obj{"type": "object"}, headers: []string{"ETag"}},
 			{status: 304, desc: "Not modified (If-None-Match)."}}},
 }
-

@@ -219,4 +219,3 @@ func TestOpenAPIDescribesQuota429(t *testing.T) {
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 	require.NotEmpty(t, r.Header.Get(wire.RateLimitHeader))
 }
-

@@ -219,3 +219,98 @@ func TestOpenAPIDescribesQuota429(t *testing.T) {
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 	require.NotEmpty(t, r.Header.Get(wire.RateLimitHeader))
 }
+
+// The rest of the families, as a user manages them: a job's retry,
+// move, cancel and delete; a chain and a batch; a background bulk and its
+// progress stream; a queue declared, throttled, drained, cleared and
+// deleted; a schedule's life; keys, roles and namespaces changed;
+// backups; plan and invoices. Every answer as the document says.
+func TestOpenAPIDescribesManagement(t *testing.T) {
+	t.Parallel()
+	c := newConformance(t, shared.gateway)
+	_, ct := shared.tenant(t)
+	key := ct.OwnerKey
+	id := func(r reply, field string) string { return r.Body[field].(string) }
+
+	// Jobs, a chain and a batch.
+	a := c.do(201, "POST", "/api/v1/enqueue", key, map[string]any{"queue": "om", "scheduled_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	c.do(200, "POST", "/api/v1/jobs/"+id(a, "job_id")+"/move", key, map[string]any{"queue": "om-2"})
+	c.do(200, "POST", "/api/v1/jobs/"+id(a, "job_id")+"/cancel", key, nil)
+	c.do(200, "POST", "/api/v1/jobs/"+id(a, "job_id")+"/retry", key, nil)
+	c.do(204, "DELETE", "/api/v1/jobs/"+id(a, "job_id"), key, nil)
+	chain := c.do(201, "POST", "/api/v1/enqueue", key, map[string]any{"queue": "om-c",
+		"chain": map[string]any{"steps": []any{map[string]any{"queue": "om-c"}, map[string]any{"queue": "om-c2"}}}})
+	c.do(200, "GET", "/api/v1/jobs/"+id(chain, "job_id")+"/chain", key, nil)
+	batch := c.do(201, "POST", "/api/v1/enqueue/batch", key, map[string]any{"jobs": []any{map[string]any{"queue": "om-b"}},
+		"batch": map[string]any{"callback_queue": "om-cb"}})
+	c.do(200, "GET", "/api/v1/batches/"+id(batch, "batch_id"), key, nil)
+	w := c.do(200, "POST", "/api/v1/fetch", key, map[string]any{"queues": []string{"om-b"}, "worker_id": "w2", "timeout": 0})
+	c.do(200, "POST", "/api/v1/ack/batch", key, map[string]any{"worker_id": "w2",
+		"acks": []any{map[string]any{"job_id": w.Body["job_id"], "lease_token": w.Body["lease_token"]}, map[string]any{"job_id": "job_none"}}})
+
+	// A background bulk: a filter that matches more than a request does
+	// at once is not needed for its routes; a done one is listed.
+	c.do(200, "POST", "/api/v1/jobs/bulk", key, map[string]any{"filter": map[string]any{"queue": "om-none"}, "action": "delete"})
+	c.do(404, "GET", "/api/v1/bulk/bulk_none", key, nil)
+
+	// A queue's settings.
+	c.do(200, "PUT", "/api/v1/queues/om-q", key, map[string]any{"description": "d", "paused": false, "concurrency": 4,
+		"throttle": map[string]any{"rate": 10, "period": "1s"}, "defaults": map[string]any{"max_retries": 5, "retry_backoff": "linear"}})
+	c.do(200, "GET", "/api/v1/queues/om-q", key, nil)
+	c.do(200, "POST", "/api/v1/queues/om-q/throttle", key, map[string]any{"rate": 5, "period": "1m"})
+	c.do(200, "DELETE", "/api/v1/queues/om-q/throttle", key, nil)
+	c.do(200, "DELETE", "/api/v1/queues/om-q/concurrency", key, nil)
+	c.do(200, "POST", "/api/v1/queues/om-q/defaults", key, map[string]any{"max_retries": 2})
+	c.do(200, "POST", "/api/v1/queues/om-q/resume", key, nil)
+	c.do(200, "POST", "/api/v1/queues/om-q/drain", key, nil)
+	c.do(200, "POST", "/api/v1/queues/om-q/clear", key, nil)
+	c.do(400, "DELETE", "/api/v1/queues/om-q", key, nil)
+	c.do(200, "DELETE", "/api/v1/queues/om-q?confirm=true", key, nil)
+
+	// A schedule's life.
+	s := c.do(201, "POST", "/api/v1/schedules", key, map[string]any{"name": "om-s", "queue": "om", "cron": "*/5 * * * *", "timezone": "Europe/Paris"})
+	c.do(200, "PUT", "/api/v1/schedules/"+id(s, "id"), key, map[string]any{"name": "om-s", "queue": "om", "cron": "0 * * * *"})
+	c.do(200, "POST", "/api/v1/schedules/"+id(s, "id")+"/disable", key, nil)
+	c.do(200, "POST", "/api/v1/schedules/"+id(s, "id")+"/enable", key, nil)
+	c.do(201, "POST", "/api/v1/schedules/"+id(s, "id")+"/run", key, nil)
+	c.do(204, "DELETE", "/api/v1/schedules/"+id(s, "id"), key, nil)
+
+	// Keys, roles, namespaces.
+	k := c.do(201, "POST", "/api/v1/keys", key, map[string]any{"name": "om-k", "role": "developer", "namespaces": []string{"*"}, "description": "d"})
+	c.do(200, "GET", "/api/v1/keys/"+id(k, "id"), key, nil)
+	c.do(200, "POST", "/api/v1/keys/"+id(k, "id")+"/rotate", key, nil)
+	c.do(204, "DELETE", "/api/v1/keys/"+id(k, "id"), key, nil)
+	perm := []any{map[string]any{"actions": []string{"job.read"}, "namespaces": []string{"*"}, "queues": []string{"om*"}}}
+	c.do(201, "POST", "/api/v1/roles", key, map[string]any{"name": "om-reader", "description": "reads", "permissions": perm})
+	c.do(200, "GET", "/api/v1/roles/om-reader", key, nil)
+	c.do(200, "GET", "/api/v1/roles/owner", key, nil)
+	c.do(200, "PUT", "/api/v1/roles/om-reader", key, map[string]any{"description": "reads more", "permissions": perm})
+	c.do(204, "DELETE", "/api/v1/roles/om-reader", key, nil)
+	c.do(201, "POST", "/api/v1/namespaces", key, map[string]any{"name": "om-ns", "description": "d", "retention": "24h", "deletion_protection": true})
+	c.do(200, "PATCH", "/api/v1/namespaces/om-ns", key, map[string]any{"description": "e"})
+	c.do(200, "GET", "/api/v1/namespaces/om-ns/egress", key, nil)
+	c.do(200, "PUT", "/api/v1/namespaces/om-ns/egress", key, map[string]any{"egress_allow": []string{"*.example.com"}})
+	r := c.do(409, "DELETE", "/api/v1/namespaces/om-ns", key, nil)
+	require.Equal(t, "deletion_protected", r.code())
+	c.do(200, "PATCH", "/api/v1/namespaces/om-ns", key, map[string]any{"deletion_protection": false})
+	c.do(204, "DELETE", "/api/v1/namespaces/om-ns", key, nil)
+
+	// Backups and their policy.
+	b := c.do(202, "POST", "/api/v1/backups", key, map[string]any{"namespace": "default"})
+	c.do(200, "GET", "/api/v1/backups", key, nil)
+	eventually(t, 30*time.Second, func() bool {
+		return call(t, "GET", shared.gateway+"/api/v1/backups/"+id(b, "id"), key, nil).Body["state"] != "running"
+	}, "the backup finishes")
+	c.do(200, "GET", "/api/v1/backups/"+id(b, "id"), key, nil)
+	c.do(200, "PUT", "/api/v1/namespaces/default/backup-policy", key, map[string]any{"cron": "0 2 * * *", "retention": 3})
+	c.do(200, "GET", "/api/v1/namespaces/default/backup-policy", key, nil)
+	c.do(204, "DELETE", "/api/v1/namespaces/default/backup-policy", key, nil)
+	c.do(204, "DELETE", "/api/v1/backups/"+id(b, "id"), key, nil)
+
+	// Plan, invoices, shards.
+	c.do(200, "GET", "/api/v1/plan", key, nil)
+	c.do(200, "GET", "/api/v1/invoices", key, nil)
+	c.do(200, "GET", "/api/v1/invoices/upcoming", key, nil)
+	c.do(200, "GET", "/api/v1/shards", key, nil)
+	c.do(400, "GET", "/api/v1/invoices/nope", key, nil)
+}

@@ -40,8 +40,9 @@ type schemas struct {
 }
 
 var (
-	timeType = reflect.TypeFor[time.Time]()
-	rawType  = reflect.TypeFor[json.RawMessage]()
+	timeType   = reflect.TypeFor[time.Time]()
+	rawType    = reflect.TypeFor[json.RawMessage]()
+	numberType = reflect.TypeFor[json.Number]()
 )
 
 func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
@@ -53,6 +54,8 @@ func (s *schemas) of(t reflect.Type) obj {
 		return obj{"type": "string", "format": "date-time"}
 	case t == rawType:
 		return obj{} // any JSON value; fields narrow it in fieldSchemas
+	case t == numberType:
+		return obj{"type": "number"} // a string in Go, a number in JSON
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -134,10 +134,11 @@ func (s *schemas) object(t reflect.Type, name string) obj {
 			if over, ok := fieldSchemas[t.Name()+"."+jname]; ok { // the declaring type's
 				sc = over(sc)
 			}
-			if s.input && requiredIn[t.Name()+"."+jname] || !s.input && !omit {
+			must := requiredIn[t.Name()+"."+jname]
+			if s.input && must || !s.input && !omit {
 				required = append(required, jname)
 			}
-			if !omit {
+			if !omit && !(s.input && must) { // a null where one is required is refused
 				switch f.Type.Kind() {
 				case reflect.Pointer, reflect.Slice, reflect.Map:
 					sc = nullable(sc)

@@ -31,6 +31,7 @@ type obj = map[string]any
 // schemas builds components/schemas from Go types: a named struct is a
 // schema of its own, referenced by name.
 type schemas struct {
+	docs  wireDocs
 	defs  obj
 	types map[string]reflect.Type
 	// input: the schemas of request bodies, whose required fields are
@@ -144,11 +145,17 @@ func (s *schemas) object(t reflect.Type, name string) obj {
 					sc = nullable(sc)
 				}
 			}
+			if d := s.docs[t.Name()+"."+f.Name]; d != "" {
+				sc = withDoc(sc, d)
+			}
 			props[jname] = sc
 		}
 	}
 	walk(t)
 	out := obj{"type": "object", "properties": props, "additionalProperties": false}
+	if d := s.docs[t.Name()]; d != "" && name != "" {
+		out["description"] = d
+	}
 	if len(required) > 0 {
 		sort.Strings(required)
 		out["required"] = required
@@ -236,8 +243,12 @@ func openAPIPath(p string) string { return pathParam.ReplaceAllString(p, "{$1}")
 
 // buildOpenAPI is the whole document.
 func buildOpenAPI() ([]byte, error) {
-	s := &schemas{defs: obj{}, types: map[string]reflect.Type{}}
-	in := &schemas{defs: obj{}, types: map[string]reflect.Type{}, input: true}
+	docs, err := readWireDocs()
+	if err != nil {
+		return nil, err
+	}
+	s := &schemas{docs: docs, defs: obj{}, types: map[string]reflect.Type{}}
+	in := &schemas{docs: docs, defs: obj{}, types: map[string]reflect.Type{}, input: true}
 	s.defs["ErrorCode"] = obj{"type": "string", "enum": errorCodes(),
 		"description": "A stable error code; internal/apierr maps each to its HTTP status."}
 	// The error envelope, and the data of the event streams, which no

@@ -95,6 +95,14 @@ func init() {
 	}
 }
 
+// durationFields are the duration fields of wire, which it holds as raw
+// JSON (wire.ParseDuration reads them): by their JSON names.
+var durationFields = map[string]bool{
+	"retry_base_delay": true, "retry_max_delay": true, "expire_after": true, "lease_duration": true,
+	"retention": true, "period": true, "timeout": true, "grace_period": true, "expires_in": true,
+	"retire_after": true,
+}
+
 // enum narrows a string (or a list of strings, or a nullable one) to
 // values.
 func enum(values ...string) func(obj) obj {

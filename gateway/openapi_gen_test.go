@@ -132,6 +132,10 @@ func (s *schemas) object(t reflect.Type, name string) obj {
 			}
 			omit := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
 			sc := s.of(f.Type)
+			if f.Type == rawType && durationFields[jname] {
+				sc = obj{"type": []string{"string", "number", "null"},
+					"description": `A duration: "5s"-style, or a number of seconds; null for none (or the default).`}
+			}
 			if over, ok := fieldSchemas[t.Name()+"."+jname]; ok { // the declaring type's
 				sc = over(sc)
 			}
@@ -232,7 +236,14 @@ func nullable(sc obj) obj {
 		out["type"] = []string{t, "null"}
 		return out
 	}
-	return obj{"oneOf": []any{sc, obj{"type": "null"}}}
+	if ts, ok := sc["type"].([]string); ok {
+		for _, t := range ts {
+			if t == "null" {
+				return sc
+			}
+		}
+	}
+	return obj{"anyOf": []any{sc, obj{"type": "null"}}}
 }
 
 // pathParam matches a fiber path parameter.

@@ -359,6 +359,8 @@ func (s *schemas) operation(in *schemas, rt route, op op) obj {
 	}
 	if public {
 		out["security"] = []any{}
+		// Only the gateway's own limits apply: connections per address.
+		responses["429"] = ref2("responses", responseName(429))
 	} else {
 		for _, code := range errorStatuses(rt, op) {
 			responses[strconv.Itoa(code)] = ref2("responses", responseName(code))

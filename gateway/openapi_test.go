@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -72,7 +73,9 @@ func TestOpenAPIIsValid(t *testing.T) {
 	}
 	require.True(t, ok)
 	ids := map[string]bool{}
+	camel := regexp.MustCompile(`^[a-z]+([A-Z][a-z0-9]*)*$`)
 	for _, o := range operations {
+		require.Regexp(t, camel, o.id, "operationIds are camelCase")
 		require.False(t, ids[o.id], "operationId %s is used twice", o.id)
 		ids[o.id] = true
 	}

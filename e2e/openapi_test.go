@@ -181,6 +181,16 @@ func TestOpenAPIDescribesRealAnswers(t *testing.T) {
 	c.do(200, "GET", "/api/v1/roles", key, nil)
 	c.do(200, "GET", "/api/v1/usage", key, nil)
 
+	// A repeated Idempotency-Key: the first answer again (200, replayed),
+	// another request under it 422; a trace context as headers.
+	first := c.do(201, "POST", "/api/v1/enqueue", key, map[string]any{"queue": "oa-idem"}, "Idempotency-Key", "oa-1",
+		"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate", "v=1")
+	again := c.do(200, "POST", "/api/v1/enqueue", key, map[string]any{"queue": "oa-idem"}, "Idempotency-Key", "oa-1",
+		"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate", "v=1")
+	require.Equal(t, first.Body["job_id"], again.Body["job_id"])
+	require.Equal(t, "true", again.Header.Get("Idempotency-Replayed"))
+	c.do(422, "POST", "/api/v1/enqueue", key, map[string]any{"queue": "oa-other"}, "Idempotency-Key", "oa-1")
+
 	// The errors a client meets, each in the error envelope.
 	c.do(400, "POST", "/api/v1/enqueue", key, map[string]any{"queue": "oa", "priority": "urgent"})
 	c.do(400, "POST", "/api/v1/enqueue", key, `{"queue":`)

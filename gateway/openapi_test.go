@@ -2,10 +2,15 @@ package gateway
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,4 +102,43 @@ func TestOpenAPIServed(t *testing.T) {
 	require.Equal(t, http.StatusNotModified, again.status)
 	require.Empty(t, again.body)
 	b.do(t, http.MethodPost, "/api/v1/openapi.json", "", nil).requireError(t, http.StatusMethodNotAllowed, "method_not_allowed")
+}
+
+// The document's ErrorCode enum holds every ErrorCode constant wire
+// declares, so a new code cannot answer outside the document.
+func TestOpenAPIListsEveryErrorCode(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("../wire/*.go")
+	require.NoError(t, err)
+	var declared []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "ErrorCode" {
+					continue
+				}
+				for _, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					require.True(t, ok, "an ErrorCode constant is a string literal")
+					s, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					declared = append(declared, s)
+				}
+			}
+		}
+	}
+	sort.Strings(declared)
+	require.NotEmpty(t, declared)
+	require.Equal(t, declared, errorCodes())
 }

@@ -1,0 +1,42 @@
+"""The base every resource family's methods build on: one call returning
+the answer's decoded JSON, paths with escaped segments and query strings."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+from urllib.parse import quote, urlencode
+
+from ._transport import SyncTransport
+
+JSON = dict[str, Any]
+
+
+def seg(s: str) -> str:
+    """One path segment, escaped."""
+    if not s:
+        raise ValueError("jobbie: an empty id or name in a path")
+    return quote(s, safe="")
+
+
+def query(path: str, params: Mapping[str, Any]) -> str:
+    q = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
+    return f"{path}?{urlencode(q)}" if q else path
+
+
+def drop_none(d: Mapping[str, Any]) -> JSON:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def seconds(v: float | str | None) -> float | str | None:
+    """A duration as the API takes it: seconds, or Go's form ("90s", "1h")."""
+    return v
+
+
+class Base:
+    _t: SyncTransport
+
+    def _call(
+        self, method: str, path: str, body: Any = None, *, create: bool = False,
+        headers: Mapping[str, str] | None = None, timeout: float | None = None,
+    ) -> Any:
+        return self._t.call(method, path, body, idempotent_create=create, headers=headers, timeout=timeout).body

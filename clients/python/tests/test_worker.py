@@ -5,10 +5,11 @@ progress and checkpoints, backoff on 429 and 503, refusals."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import pytest
 
@@ -40,37 +41,44 @@ async def until_state(c: jobbie.Client, jid: str, *states: str) -> dict[str, Any
         await asyncio.sleep(0.05)
 
 
-def run_worker(w: jobbie.Worker) -> "asyncio.Task[None]":
-    return asyncio.create_task(w.run(handle_signals=False))
+@contextlib.asynccontextmanager
+async def running(*workers: jobbie.Worker) -> AsyncIterator[None]:
+    """Workers running for the block, then stopped and awaited (within a
+    bound, so that a failing test cannot hang on a worker)."""
+    tasks = [asyncio.create_task(w.run(handle_signals=False)) for w in workers]
+    try:
+        yield
+    finally:
+        for w in workers:
+            w.stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), 60)
 
 
 def test_concurrency_and_results(client: jobbie.Client, queue: str) -> None:
     async def main() -> None:
-        running, peak, gate = 0, 0, asyncio.Event()
+        busy, peak, gate = 0, 0, asyncio.Event()
 
         async def handler(job: jobbie.Job) -> Any:
-            nonlocal running, peak
-            running += 1
-            peak = max(peak, running)
+            nonlocal busy, peak
+            busy += 1
+            peak = max(peak, busy)
             await gate.wait()
-            running -= 1
+            busy -= 1
             return {"double": job.payload * 2}
 
         ids = (await asyncio.to_thread(client.enqueue_batch, [jobbie.job_spec(queue, i) for i in range(7)]))["job_ids"]
         w = jobbie.Worker(client, [queue], handler, concurrency=3, fetch_timeout=2)
-        task = run_worker(w)
-        await until(lambda: running == 3, "three jobs running")
-        await asyncio.sleep(0.3)  # room for a fourth to start if the limit did not hold
-        assert running == 3 and len(w.active) == 3
-        gate.set()
-        for i, jid in enumerate(ids):
-            j = await until_state(client, jid, "completed")
-            assert j["result"] == {"double": i * 2} and j["attempt"] == 1
-        assert peak == 3
-        workers = await asyncio.to_thread(client.list_workers)
-        assert any(x["id"] == w.worker_id and x["queues"] == [queue] for x in workers)
-        w.stop()
-        await task
+        async with running(w):
+            await until(lambda: busy == 3, "three jobs running")
+            await asyncio.sleep(0.3)  # room for a fourth to start if the limit did not hold
+            assert busy == 3 and len(w.active) == 3
+            gate.set()
+            for i, jid in enumerate(ids):
+                j = await until_state(client, jid, "completed")
+                assert j["result"] == {"double": i * 2} and j["attempt"] == 1
+            assert peak == 3
+            workers = await asyncio.to_thread(client.list_workers)
+            assert any(x["id"] == w.worker_id and x["queues"] == [queue] for x in workers)
 
     asyncio.run(main())
 
@@ -89,14 +97,12 @@ def test_failures_carry_backtraces_and_non_retryable_ends_the_job(client: jobbie
         flaky = (await asyncio.to_thread(client.enqueue, queue, "flaky", max_retries=1, retry_backoff="none"))["job_id"]
         perm = (await asyncio.to_thread(client.enqueue, queue, "permanent", max_retries=5))["job_id"]
         w = jobbie.Worker(client, [queue], handler, concurrency=2, fetch_timeout=2)
-        task = run_worker(w)
-        dead = await until_state(client, flaky, "dead")
-        assert [e["error"] for e in dead["errors"]] == ["ValueError: bad input 1", "ValueError: bad input 2"]
-        assert "in explode" in dead["errors"][0]["backtrace"] and "Traceback" in dead["errors"][0]["backtrace"]
-        ended = await until_state(client, perm, "cancelled")
-        assert ended["attempt"] == 1 and ended["errors"][0]["error"] == "NonRetryableError: card declined"
-        w.stop()
-        await task
+        async with running(w):
+            dead = await until_state(client, flaky, "dead")
+            assert [e["error"] for e in dead["errors"]] == ["ValueError: bad input 1", "ValueError: bad input 2"]
+            assert "in explode" in dead["errors"][0]["backtrace"] and "Traceback" in dead["errors"][0]["backtrace"]
+            ended = await until_state(client, perm, "cancelled")
+            assert ended["attempt"] == 1 and ended["errors"][0]["error"] == "NonRetryableError: card declined"
 
     asyncio.run(main())
 
@@ -113,7 +119,8 @@ def test_cancel_reaches_coroutine_and_thread_handlers(client: jobbie.Client, que
                 raise
 
         def sync_handler(job: jobbie.Job) -> Any:
-            while not job.cancelled:
+            deadline = time.monotonic() + 60  # a bound, so that a failing test cannot hang on the thread
+            while not job.cancelled and time.monotonic() < deadline:
                 time.sleep(0.02)
             seen[job.id] = f"flag:{job.stop_reason}"
             return "ignored: the server cancelled it"
@@ -122,18 +129,15 @@ def test_cancel_reaches_coroutine_and_thread_handlers(client: jobbie.Client, que
         s = (await asyncio.to_thread(client.enqueue, queue + ".sync", 2, lease_duration=3))["job_id"]
         wa = jobbie.Worker(client, [queue], async_handler, fetch_timeout=2)
         ws = jobbie.Worker(client, [queue + ".sync"], sync_handler, fetch_timeout=2)
-        tasks = [run_worker(wa), run_worker(ws)]
-        await until(lambda: a in wa.active and s in ws.active, "both jobs running")
-        for jid in (a, s):
-            assert (await asyncio.to_thread(client.cancel_job, jid))["status"] == "cancelling"
-        await until(lambda: len(seen) == 2, "both handlers told")  # a heartbeat a second (lease 3 s)
-        assert seen == {a: "cancelled:cancelled", s: "flag:cancelled"}
-        for jid in (a, s):
-            j = await until_state(client, jid, "cancelled")
-            assert j["result"] is None
-        wa.stop()
-        ws.stop()
-        await asyncio.gather(*tasks)
+        async with running(wa, ws):
+            await until(lambda: a in wa.active and s in ws.active, "both jobs running")
+            for jid in (a, s):
+                assert (await asyncio.to_thread(client.cancel_job, jid))["status"] == "cancelling"
+            await until(lambda: len(seen) == 2, "both handlers told")  # a heartbeat a second (lease 3 s)
+            assert seen == {a: "cancelled:cancelled", s: "flag:cancelled"}
+            for jid in (a, s):
+                j = await until_state(client, jid, "cancelled")
+                assert j["result"] is None
 
     asyncio.run(main())
 
@@ -153,12 +157,10 @@ def test_progress_and_checkpoints(client: jobbie.Client, queue: str) -> None:
 
         jid = (await asyncio.to_thread(client.enqueue, queue, None, retry_backoff="none"))["job_id"]
         w = jobbie.Worker(client, [queue], handler, fetch_timeout=2)
-        task = run_worker(w)
-        j = await until_state(client, jid, "completed")
-        assert seen == [None, {"current": 1, "total": 2, "message": "half"}, {"offset": 1}]
-        assert j["result"] == {"resumed_from": 1} and j["attempt"] == 2
-        w.stop()
-        await task
+        async with running(w):
+            j = await until_state(client, jid, "completed")
+            assert seen == [None, {"current": 1, "total": 2, "message": "half"}, {"offset": 1}]
+            assert j["result"] == {"resumed_from": 1} and j["attempt"] == 2
 
     asyncio.run(main())
 
@@ -183,13 +185,11 @@ def test_503_on_fetch_and_ack_is_retried_without_a_duplicate(server: Server, pro
         proxy.faults[f"POST /api/v1/ack/{jid}"] = ["503", "drop"]
         c = jobbie.Client(proxy.url, server.key)
         w = jobbie.Worker(c, [queue], handler, fetch_timeout=2)
-        task = run_worker(w)
-        j = await until_state(c, jid, "completed")
-        assert (j["attempt"], j["result"], calls) == (1, "ok", 1)
-        assert [s.answered for s in proxy.calls("POST", f"/api/v1/ack/{jid}")] == ["503", "drop", "proxied"]
-        assert proxy.calls("POST", "/api/v1/fetch/batch")[0].answered == "503"
-        w.stop()
-        await task
+        async with running(w):
+            j = await until_state(c, jid, "completed")
+            assert (j["attempt"], j["result"], calls) == (1, "ok", 1)
+            assert [s.answered for s in proxy.calls("POST", f"/api/v1/ack/{jid}")] == ["503", "drop", "proxied"]
+            assert proxy.calls("POST", "/api/v1/fetch/batch")[0].answered == "503"
 
     asyncio.run(main())
 
@@ -207,11 +207,9 @@ def test_429_from_the_long_poll_limit_is_waited_out(server: Server, new_client: 
     async def main() -> None:
         jid = (await asyncio.to_thread(c.enqueue, queue, 1))["job_id"]
         w = jobbie.Worker(c, [queue], lambda job: "ok", fetch_timeout=2)
-        task = run_worker(w)
-        j = await until_state(c, jid, "completed")
-        assert j["attempt"] == 1
-        w.stop()
-        await task
+        async with running(w):
+            j = await until_state(c, jid, "completed")
+            assert j["attempt"] == 1
 
     with caplog.at_level(logging.WARNING, logger="jobbie.worker"):
         asyncio.run(main())

@@ -27,11 +27,6 @@ def drop_none(d: Mapping[str, Any]) -> JSON:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def seconds(v: float | str | None) -> float | str | None:
-    """A duration as the API takes it: seconds, or Go's form ("90s", "1h")."""
-    return v
-
-
 class Base:
     _t: SyncTransport
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Generator, Iterator, Mapping, Sequence
 
 from . import sse
 from ._base import JSON, Base, drop_none, query, seg
@@ -82,9 +82,9 @@ class SearchMixin(Base):
             try:
                 for m in sse.parse(self._t.stream(path, {}, 60.0)):
                     if m.event == "progress":
-                        op = json.loads(m.data)
+                        update: JSON = json.loads(m.data)
                         if on_progress is not None:
-                            on_progress(op)
+                            on_progress(update)
                     elif m.event == "done":
                         done = True
                         if m.data:
@@ -104,12 +104,12 @@ class SearchMixin(Base):
             time.sleep(0.5)
 
     def events(self, last_event_id: str | None = None, *, reconnect: bool = True,
-               read_timeout: float = 60.0) -> Iterator[Event]:
+               read_timeout: float = 60.0) -> Generator[Event, None, None]:
         """The namespace's job lifecycle events. With ``last_event_id`` it
         resumes after that event; without, it starts with the next one. A
         broken stream is opened again from the last event received when
         ``reconnect`` (the default), so none is missed or seen twice; stop
-        by leaving the loop."""
+        by leaving the loop, or with close()."""
         last = last_event_id
         while True:
             headers = {"Last-Event-ID": last} if last else {}

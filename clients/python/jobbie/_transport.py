@@ -40,6 +40,12 @@ class Config:
     retries: int = 4
     ca_file: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # Derived from url.
+    scheme: str = field(init=False, default="")
+    host: str = field(init=False, default="")
+    port: int = field(init=False, default=0)
+    prefix: str = field(init=False, default="")
+    ssl_context: ssl.SSLContext | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         u = urlsplit(self.url)
@@ -49,7 +55,6 @@ class Config:
         self.host = u.hostname
         self.port = u.port or (443 if u.scheme == "https" else 80)
         self.prefix = u.path.rstrip("/")
-        self.ssl_context: ssl.SSLContext | None = None
         if self.scheme == "https":
             self.ssl_context = ssl.create_default_context(cafile=self.ca_file)
 
@@ -83,8 +88,8 @@ class Backoff:
         self.n += 1
         if isinstance(err, JobbieError) and err.retry_after > 0:
             return min(err.retry_after, MAX_RETRY_AFTER)
-        d = min(MIN_BACKOFF * (2 ** min(self.n - 1, 16)), MAX_BACKOFF)
-        return d / 2 + random.uniform(0, d / 2)
+        d: float = min(MIN_BACKOFF * float(2 ** min(self.n - 1, 16)), MAX_BACKOFF)
+        return d / 2 + float(random.uniform(0, d / 2))
 
     def reset(self) -> None:
         self.n = 0

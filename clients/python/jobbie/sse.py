@@ -24,7 +24,8 @@ def parse(lines: Iterable[bytes]) -> Iterator[Message]:
     """Messages of a stream's lines. Comments are skipped (the one saying
     events were missed marks the next message); a named event without data
     is delivered, as a bare ``event: done`` means something."""
-    mid, event, data, missed = "", "", [], False
+    mid, event, missed = "", "", False
+    data: list[str] = []
     for raw in lines:
         line = raw.decode("utf-8", "replace")
         if line == "":

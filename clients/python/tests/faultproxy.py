@@ -69,7 +69,7 @@ def serve(target: str) -> Iterator[FaultProxy]:
                 self.end_headers()
                 self.wfile.write(msg)
                 return
-            conn = http.client.HTTPConnection(u.hostname, u.port, timeout=90)
+            conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=90)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
             conn.request(self.command, self.path, body=body if body else None, headers=headers)
             resp = conn.getresponse()

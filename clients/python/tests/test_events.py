@@ -22,7 +22,7 @@ def test_events_resume_after_the_last_id(server: Server, queue: str) -> None:
     reader.start()
     # The stream starts with the next event: enqueue until the reader has two
     # (the first enqueue may come before the stream is open).
-    ids = []
+    ids: list[str] = []
     while reader.is_alive() and len(ids) < 50:
         ids.append(c.enqueue(queue, len(ids))["job_id"])
         reader.join(0.2)

@@ -130,9 +130,9 @@ def test_keys_and_roles(server: Server, client: jobbie.Client) -> None:
     assert rotated["key"] != k["key"]
     client.revoke_key(k["id"])
     client.delete_role(role)
-    with pytest.raises(jobbie.BadRequestError) as e:
+    with pytest.raises(jobbie.BadRequestError) as bad:
         client.create_role("Bad Name", [{"actions": ["job.read"], "namespaces": ["*"], "queues": ["*"]}])
-    assert e.value.field == "name"
+    assert bad.value.field == "name"
 
 
 def test_usage_plan_invoices(client: jobbie.Client) -> None:

@@ -9,6 +9,7 @@ import http.client
 import http.server
 import threading
 from dataclasses import dataclass, field
+import socket
 from typing import Iterator
 from urllib.parse import urlsplit
 
@@ -95,3 +96,58 @@ def serve(target: str) -> Iterator[FaultProxy]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+class Relay:
+    """A TCP relay to the server whose open connections can be cut at
+    once, as a network failure mid-stream would."""
+
+    def __init__(self, target: str) -> None:
+        u = urlsplit(target)
+        self.upstream = (u.hostname or "127.0.0.1", u.port or 80)
+        self.lsock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.lsock.getsockname()[1]}"
+        self.conns: list[socket.socket] = []
+        self.accepted = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                c, _ = self.lsock.accept()
+            except OSError:
+                return
+            up = socket.create_connection(self.upstream)
+            with self.lock:
+                self.conns += [c, up]
+                self.accepted += 1
+            for a, b in ((c, up), (up, c)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(2)
+            except OSError:
+                pass
+
+    def cut(self) -> None:
+        with self.lock:
+            conns, self.conns = self.conns, []
+        for s in conns:
+            try:
+                s.shutdown(2)
+            except OSError:
+                pass
+            s.close()
+
+    def close(self) -> None:
+        self.lsock.close()
+        self.cut()

@@ -7,7 +7,7 @@ RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/..
 
 .PHONY: dev build console console-test console-scale browser test unit e2e python-test vet bench bench-cluster bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
-.PHONY: deploy-test image
+.PHONY: deploy-test image proto proto-check proto-baseline
 
 dev: build
 	$(BIN) dev --data-dir $(DATA_DIR)
@@ -36,7 +36,7 @@ vet:
 # Unit and in-process integration tests under -race, the console's unit
 # tests, then the end-to-end suites against the real binary: e2e/console
 # drives the console in a real Chromium.
-test: vet unit console-test e2e python-test test-terraform docs-terraform-check deploy-test
+test: vet proto-check unit console-test e2e python-test test-terraform docs-terraform-check deploy-test
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
@@ -55,6 +55,20 @@ python-test:
 	PYTHON=$(PYTHON) ./scripts/install-pytest.sh
 	$(GO) build -o $(BIN) ./cmd/jobbie
 	cd clients/python && JOBBIE_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q tests
+
+# The protocol (proto/, docs/api/grpc.md). `make proto` regenerates
+# proto/gen after a change to proto/jobbie/v1; `make proto-check` (run by
+# `make test`) lints it, checks it against proto/baseline.binpb for
+# breaking changes, and checks proto/gen is current; `make
+# proto-baseline` moves the baseline to the protocol as it is now, on
+# purpose, once a release has shipped it. buf and the plugins are Go
+# tools pinned in go.mod.
+proto:
+	cd proto && $(GO) tool buf generate
+proto-check:
+	GO=$(GO) ./scripts/proto-check.sh
+proto-baseline:
+	cd proto && $(GO) tool buf build -o baseline.binpb
 
 # The Terraform provider, and a CLI configuration whose dev_overrides make
 # terraform use it offline (docs/terraform.md).

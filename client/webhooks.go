@@ -94,8 +94,8 @@ func (c *Client) RedeliverWebhook(ctx context.Context, id, eventID string) (*Web
 }
 
 // WebhookDeliveries is endpoint id's delivery log: its last
-// wire.WebhookDeliveryLogSize attempts, newest first, kept by the shard
-// leader (it starts empty after a leader change).
+// wire.WebhookDeliveryLogSize attempts, newest first, replicated on the
+// shard (kept across leader changes).
 func (c *Client) WebhookDeliveries(ctx context.Context, id string) ([]WebhookDelivery, error) {
 	var out wire.WebhookDeliveryList
 	if _, err := c.do(ctx, "GET", webhookPath(id)+"/deliveries", nil, &out); err != nil {

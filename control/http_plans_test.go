@@ -114,6 +114,12 @@ func TestHTTPPlanValidationNamesTheField(t *testing.T) {
 		{"limits.monthly_executions_enforcement", func(p map[string]any) {
 			p["limits"] = map[string]any{"monthly_executions_enforcement": "soft"}
 		}},
+		{"limits.event_retention_hours", func(p map[string]any) { p["limits"] = map[string]any{"event_retention_hours": 0} }},
+		{"limits.event_retention_hours", func(p map[string]any) { p["limits"] = map[string]any{"event_retention_hours": 721} }},
+		{"limits.event_retention_events", func(p map[string]any) { p["limits"] = map[string]any{"event_retention_events": 999} }},
+		{"limits.event_retention_events", func(p map[string]any) {
+			p["limits"] = map[string]any{"event_retention_events": 10_000_001}
+		}},
 		{"weight", func(p map[string]any) { p["weight"] = -1 }},
 		{"weight", func(p map[string]any) { p["weight"] = 1001 }},
 		{"weight", func(p map[string]any) { p["weight"] = 1 << 40 }},
@@ -131,6 +137,31 @@ func TestHTTPPlanValidationNamesTheField(t *testing.T) {
 	}
 	r := b.do(t, http.MethodGet, "/control/v1/plans", b.op, nil)
 	require.Len(t, decodeAs[struct{ Plans []wire.PlanView }](t, r).Plans, 1, "no bad plan was stored")
+}
+
+// A plan's event log retention is kept as given within its bounds, and
+// absent reads as absent (the shard's defaults, 24 h and 100,000 events).
+func TestHTTPPlanEventRetention(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := proPlan()
+	p["limits"] = map[string]any{"event_retention_hours": 1, "event_retention_events": 1000}
+	r := b.do(t, http.MethodPost, "/control/v1/plans", b.op, p)
+	require.Equal(t, 201, r.status, "body: %s", r.body)
+	h, n := decodeAs[wire.PlanView](t, r).Limits.EventRetention()
+	require.Equal(t, [2]int64{1, 1000}, [2]int64{h, n})
+	p = proPlan()
+	p["name"], p["limits"] = "top", map[string]any{"event_retention_hours": 720, "event_retention_events": 10_000_000}
+	r = b.do(t, http.MethodPost, "/control/v1/plans", b.op, p)
+	require.Equal(t, 201, r.status, "body: %s", r.body)
+	h, n = decodeAs[wire.PlanView](t, r).Limits.EventRetention()
+	require.Equal(t, [2]int64{720, 10_000_000}, [2]int64{h, n})
+	r = b.do(t, http.MethodGet, "/control/v1/plans/free", b.op, nil)
+	require.Equal(t, 200, r.status)
+	free := decodeAs[wire.PlanView](t, r).Limits
+	require.Nil(t, free.EventRetentionHours)
+	h, n = free.EventRetention()
+	require.Equal(t, [2]int64{24, 100_000}, [2]int64{h, n})
 }
 
 // A plan's weight is 1 when absent or 0, and any of 1..1000 is kept as

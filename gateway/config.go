@@ -28,6 +28,16 @@ type Config struct {
 	// Addr speak TLS with this server certificate (publictls.go), reloaded
 	// when the files change; else it speaks plain HTTP.
 	PublicCertFile, PublicKeyFile string
+	// GRPCAddr, when set, is where JobService and AdminService are served
+	// over Connect: gRPC, gRPC-Web and the Connect protocol, on HTTP/2
+	// (over TLS with PublicCertFile's certificate when set, else h2c) and
+	// HTTP/1.1 (grpc.go). A port of 0 picks a free one (Server.GRPCAddr).
+	// "" serves none.
+	GRPCAddr string
+	// GRPCMaxConns caps the connections open on GRPCAddr at once, apart
+	// from MaxConns; each carries many calls. Default 1024; negative for
+	// no cap.
+	GRPCMaxConns int
 	// ControlURL is the base URL of a control node, e.g.
 	// "https://10.0.0.5:7070", or of several, comma-separated; the gateway
 	// fails over between them (internal/controlclient).
@@ -237,6 +247,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.LeaderRetryTimeout, 5*time.Second)
 	setDefault(&c.ShardMaxConns, 16384)
 	setDefault(&c.MaxConnsPerAddr, 1024)
+	setDefault(&c.GRPCMaxConns, 1024)
 	budget := listen.ProcessBudget()
 	setDefault(&c.MaxConns, budget.Public)
 	setDefault(&c.TunnelHandshakeTimeout, listen.DefaultHandshakeTimeout)

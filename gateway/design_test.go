@@ -22,9 +22,10 @@ func designRules(t *testing.T) (table map[string][]string, every, tests, rootTes
 	require.NoError(t, err)
 	defer f.Close()
 	names := regexp.MustCompile("`([^`]+)`")
-	// A table name is relative to gateway/ unless it is one of internal/.
+	// A table name is relative to gateway/ unless it is one of internal/
+	// or proto/.
 	full := func(name string) string {
-		if name == "gateway" || strings.HasPrefix(name, "gateway/") || strings.HasPrefix(name, "internal/") {
+		if name == "gateway" || strings.HasPrefix(name, "gateway/") || strings.HasPrefix(name, "internal/") || strings.HasPrefix(name, "proto/") {
 			return name
 		}
 		return "gateway/" + name

@@ -44,12 +44,24 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("gateway: %w", err)
 		}
 	}
+	if s.cfg.GRPCAddr != "" {
+		if err := s.startGRPC(public); err != nil {
+			_ = tcp.Close()
+			if s.metrics != nil {
+				_ = s.metrics.Close()
+			}
+			return err
+		}
+	}
 	if s.tunnels != nil {
 		tl, err := net.Listen("tcp", s.cfg.TunnelAddr)
 		if err != nil {
 			_ = tcp.Close()
 			if s.metrics != nil {
 				_ = s.metrics.Close()
+			}
+			if s.grpc != nil {
+				_ = s.grpc.Close()
 			}
 			return fmt.Errorf("gateway: tunnel listener: %w", err)
 		}
@@ -161,6 +173,10 @@ func (s *Server) Stop() error {
 			_ = s.tunnels.Close() // ends its Serve and every session
 		}
 		if ln != nil {
+			// gRPC calls are served by the app in process: they end first.
+			grpcCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+			s.stopGRPC(grpcCtx)
+			cancel()
 			s.stopErr = s.app.ShutdownWithTimeout(s.cfg.ShutdownTimeout)
 			// Closing the listener ourselves also ends a Serve that had not
 			// yet registered it when Shutdown ran.

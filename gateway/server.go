@@ -4,9 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/gateway/admin"
 	"github.com/jobbie/jobbie/gateway/admission"
@@ -42,8 +44,11 @@ type Server struct {
 	console      *console.Console
 	tunnels      *selfhosted.Tunnels // nil without Config.TunnelAddr
 	tunnelLn     net.Listener
-	listeners    *listen.Group // every listener of the gateway's, for /readyz
-	metrics      *obs.Listener // /metrics over mutual TLS, with MetricsAddr
+	listeners    *listen.Group           // every listener of the gateway's, for /readyz
+	metrics      *obs.Listener           // /metrics over mutual TLS, with MetricsAddr
+	handler      fasthttp.RequestHandler // the app's, for gRPC calls (grpc.go)
+	grpc         *http.Server            // nil without GRPCAddr
+	grpcLn       *listen.Listener
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc
@@ -77,6 +82,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.app = s.newApp()
+	s.handler = s.app.Handler()
 	return s, nil
 }
 

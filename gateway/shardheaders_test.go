@@ -21,6 +21,7 @@ var forgedHeaders = []string{
 	wire.MaxPayloadBytesHeader, "999999999",
 	wire.ExecutionsLeftHeader, "999999999",
 	wire.FairWeightHeader, "1000",
+	wire.EventRetentionHeader, "720,10000000",
 	wire.ShardNamespaceHeader, tenancy.ShardNamespace(tenantB, "default"),
 	wire.QueueScopeHeader, "*",
 	wire.ForwardedHeader, "n9",
@@ -35,7 +36,8 @@ var forgedHeaders = []string{
 func TestShardHeadersCarryThePlan(t *testing.T) {
 	t.Parallel()
 	b, fb := setupBilling(t)
-	fb.setTenantPlan(tenantA, wire.Plan{Name: "pro", Weight: 7, Limits: wire.PlanLimits{MaxPendingJobs: i64p(50), MaxPayloadBytes: i64p(4096)}})
+	fb.setTenantPlan(tenantA, wire.Plan{Name: "pro", Weight: 7, Limits: wire.PlanLimits{MaxPendingJobs: i64p(50), MaxPayloadBytes: i64p(4096),
+		EventRetentionEvents: i64p(2000)}})
 	owner := b.key(t, tenancy.RoleOwner, "*")
 
 	creates := []struct{ method, path string }{
@@ -67,6 +69,7 @@ func TestShardHeadersCarryThePlan(t *testing.T) {
 			require.Equal(t, "7", got.Header.Get(wire.FairWeightHeader), "%s %s", method, path)
 			require.Equal(t, pending, got.Header.Get(wire.MaxPendingJobsHeader), "%s %s", method, path)
 			require.Equal(t, "4096", got.Header.Get(wire.MaxPayloadBytesHeader), "%s %s", method, path)
+			require.Equal(t, []string{"24,2000"}, got.Header.Values(wire.EventRetentionHeader), "%s %s", method, path)
 			require.Empty(t, got.Header.Values(wire.ExecutionsLeftHeader), "no executions cap: %s %s", method, path)
 			require.Equal(t, tenancy.ShardNamespace(tenantA, "default"), got.Header.Get(wire.ShardNamespaceHeader))
 			for _, h := range []string{wire.QueueScopeHeader, wire.ForwardedHeader, wire.AppliedHeader, wire.LeaderHeader} {
@@ -87,6 +90,7 @@ func TestShardHeadersCarryThePlan(t *testing.T) {
 	got := b.shard.last(t)
 	require.Equal(t, "/api/v1/events", got.URI)
 	require.Equal(t, "7", got.Header.Get(wire.FairWeightHeader))
+	require.Equal(t, []string{"24,2000"}, got.Header.Values(wire.EventRetentionHeader))
 	require.Empty(t, got.Header.Get(wire.MaxPendingJobsHeader))
 	require.Empty(t, got.Header.Get(wire.QueueScopeHeader))
 	require.Equal(t, tenancy.ShardNamespace(tenantA, "default"), got.Header.Get(wire.ShardNamespaceHeader))
@@ -101,6 +105,7 @@ func TestShardHeadersCarryThePlan(t *testing.T) {
 	require.Empty(t, got.Header.Values(wire.MaxPendingJobsHeader))
 	require.Empty(t, got.Header.Values(wire.MaxPayloadBytesHeader))
 	require.Empty(t, got.Header.Values(wire.ExecutionsLeftHeader))
+	require.Empty(t, got.Header.Values(wire.EventRetentionHeader), "a plan not known says nothing of retention")
 }
 
 // Under a hard monthly executions cap, a fetch carries what the month
@@ -145,8 +150,10 @@ func TestShardHeadersFollowPlanChanges(t *testing.T) {
 	got := b.shard.last(t)
 	require.Equal(t, "1", got.Header.Get(wire.FairWeightHeader), "no weight is 1")
 	require.Empty(t, got.Header.Values(wire.MaxPendingJobsHeader))
+	require.Equal(t, "24,100000", got.Header.Get(wire.EventRetentionHeader), "the default retention of a known plan")
 
-	fb.setTenantPlan(tenantA, wire.Plan{Name: "big", Weight: 5000, Limits: wire.PlanLimits{MaxPendingJobs: i64p(1_000_000)}})
+	fb.setTenantPlan(tenantA, wire.Plan{Name: "big", Weight: 5000, Limits: wire.PlanLimits{MaxPendingJobs: i64p(1_000_000),
+		EventRetentionHours: i64p(72), EventRetentionEvents: i64p(1000)}})
 	deadline := time.Now().Add(10 * time.Second) // the sweep runs every second
 	for {
 		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).status)
@@ -159,6 +166,7 @@ func TestShardHeadersFollowPlanChanges(t *testing.T) {
 	}
 	require.Equal(t, "1000000", got.Header.Get(wire.MaxPendingJobsHeader))
 	require.Equal(t, "1000", got.Header.Get(wire.FairWeightHeader), "clamped to what a shard takes")
+	require.Equal(t, "72,1000", got.Header.Get(wire.EventRetentionHeader))
 }
 
 // The jobs a shard answers it leased count at once against a hard cap on

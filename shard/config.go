@@ -46,10 +46,11 @@ type Config struct {
 	// after it ends.
 	UsageInterval time.Duration
 	// EventTrimInterval is how often the leader trims each namespace's
-	// event log to EventRetention; default 10s.
+	// event log to its plan's retention; default 10s.
 	EventTrimInterval time.Duration
-	// EventRetention is what each namespace's event log keeps; default
-	// engine.DefaultEventRetention (tests lower it).
+	// EventRetention is what the event log of a namespace whose plan
+	// never said (wire.EventRetentionHeader) keeps; default
+	// engine.DefaultEventRetention, the plans' default (tests lower it).
 	EventRetention engine.EventRetention
 
 	// Cluster. Gossip, if set, is this process's pool: the node advertises

@@ -203,8 +203,11 @@ func TestWebhookDeliversSignedCloudEvents(t *testing.T) {
 		"another shard's id")
 	require.Equal(t, "event_id", errField(n.call("POST", "/api/v1/webhooks/"+id+"/redeliver", map[string]any{"event_id": "x"})))
 
-	log := n.ok("GET", "/api/v1/webhooks/"+id+"/deliveries", nil, 200).Body["deliveries"].([]any)
-	require.GreaterOrEqual(t, len(log), 3)
+	var log []any
+	eventually(t, 10*time.Second, func() bool {
+		log = n.ok("GET", "/api/v1/webhooks/"+id+"/deliveries", nil, 200).Body["deliveries"].([]any)
+		return len(log) >= 3
+	}, "the delivery log holds the runner's attempts (recorded with its progress), the test and the redelivery")
 	require.Equal(t, c.ev.ID, log[0].(map[string]any)["event_id"], "newest first: the redelivery")
 	require.Equal(t, wire.WebhookTestType, log[1].(map[string]any)["type"])
 	require.Zero(t, mail.bad.Load()+dead.bad.Load(), "every request verified")
@@ -238,8 +241,11 @@ func TestWebhookRetriesUntilTheReceiverRecovers(t *testing.T) {
 	for _, a := range all {
 		require.Equal(t, c.id, a.id, "the same webhook-id on every attempt")
 	}
-	log := n.ok("GET", "/api/v1/webhooks/"+id+"/deliveries", nil, 200).Body["deliveries"].([]any)
-	require.Len(t, log, 4)
+	var log []any
+	eventually(t, 10*time.Second, func() bool {
+		log = n.ok("GET", "/api/v1/webhooks/"+id+"/deliveries", nil, 200).Body["deliveries"].([]any)
+		return len(log) == 4
+	}, "the four attempts are in the delivery log")
 	require.Equal(t, true, log[0].(map[string]any)["ok"])
 	require.EqualValues(t, 500, log[3].(map[string]any)["status"])
 	require.EqualValues(t, 1, log[3].(map[string]any)["attempt"])

@@ -37,16 +37,21 @@ func TestWebhookDeliversEventsOfOtherThings(t *testing.T) {
 	require.Equal(t, wire.WebhookThingData{Queue: "mail.send"}, rcv.waitThing(t, "dev.jobbie.queue.paused", "mail.send"))
 	n.ok("POST", "/api/v1/queues/mail.send/resume", nil, 200)
 
-	r := n.ok("POST", "/api/v1/enqueue/batch", map[string]any{"jobs": []map[string]any{{"queue": "mail.send"}},
+	r := n.ok("POST", "/api/v1/enqueue/batch", map[string]any{"jobs": []map[string]any{{"queue": "mail.send"}, {"queue": "mail.later"}, {"queue": "mail.later"}},
 		"batch": map[string]any{"callback_queue": "mail.done"}}, 201)
-	batch, job := r.Body["batch_id"].(string), r.Body["job_ids"].([]any)[0].(string)
+	batch, ids := r.Body["batch_id"].(string), r.Body["job_ids"].([]any)
+	job := ids[0].(string)
 	f := n.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"mail.send"}, "worker_id": "w", "timeout": 0}, 200)
 	require.Equal(t, job, f.Body["job_id"])
 	n.ok("POST", "/api/v1/ack/"+job, map[string]any{}, 200)
+	n.ok("POST", "/api/v1/jobs/"+ids[1].(string)+"/cancel", nil, 200)
+	require.Equal(t, 204, n.call("DELETE", "/api/v1/jobs/"+ids[2].(string), nil).Status)
 	d := rcv.waitThing(t, "dev.jobbie.batch.completed", batch)
 	require.Equal(t, batch, d.BatchID)
 	require.Equal(t, "mail.done", d.Queue)
-	require.Equal(t, "succeeded", d.Status)
+	require.Equal(t, "failed", d.Status, "a member did not complete")
+	require.Equal(t, &wire.WebhookBatchCounts{Jobs: 3, Succeeded: 1, Failed: 0, Cancelled: 2}, d.Counts,
+		"one cancelled, one deleted before it ran")
 	require.NotEmpty(t, d.JobID, "the callback job")
 
 	for _, c := range rcv.delivered() {
@@ -54,13 +59,14 @@ func TestWebhookDeliversEventsOfOtherThings(t *testing.T) {
 	}
 	require.Zero(t, rcv.bad.Load(), "every request verified")
 
-	// The stream: the batch's job events in order, then the callback's
-	// enqueue; no queue or batch event among them.
+	// The stream: the batch's job events in order (a job deleted has
+	// none), then the callback's enqueue; no queue or batch event among
+	// them.
 	var types []string
-	for len(types) < 4 {
+	for len(types) < 7 {
 		ev := s.nextEvent()
 		types = append(types, ev.Event)
 		require.NotEmpty(t, ev.Data["job_id"], "a job's event: %v", ev)
 	}
-	require.Equal(t, []string{"enqueued", "started", "completed", "enqueued"}, types)
+	require.Equal(t, []string{"enqueued", "enqueued", "enqueued", "started", "completed", "cancelled", "enqueued"}, types)
 }

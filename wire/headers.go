@@ -57,6 +57,13 @@ const (
 	// fair admission (1 to 1000; absent means 1). Set by the gateway,
 	// never by a client.
 	FairWeightHeader = "X-Jobbie-Fair-Weight"
+	// EventRetentionHeader carries the tenant plan's event log retention,
+	// "<hours>,<events>" (event_retention_hours and
+	// event_retention_events, defaults filled in), on every request to a
+	// shard once the gateway knows the plan: the shard's leader keeps the
+	// namespace's log to it. Set by the gateway, never by a client; absent
+	// means the shard keeps what it was last told.
+	EventRetentionHeader = "X-Jobbie-Event-Retention"
 )
 
 // MaxQueueScopeHeader bounds a QueueScopeHeader value: a shard reads

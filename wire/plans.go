@@ -26,6 +26,36 @@ type PlanLimits struct {
 	// MonthlyExecutionsEnforcement is "hard" (refuse fetches over the
 	// cap) or "soft" (an event and a metric, nothing refused).
 	MonthlyExecutionsEnforcement string `json:"monthly_executions_enforcement,omitempty"`
+	// EventRetentionHours and EventRetentionEvents are how much of each
+	// namespace's event log (GET /api/v1/events, webhooks) its shard
+	// keeps: the events of the last so many hours, and at most so many of
+	// them. Unlike the limits above, absent is not unlimited but the
+	// default (DefaultEventRetentionHours, DefaultEventRetentionEvents).
+	EventRetentionHours  *int64 `json:"event_retention_hours,omitempty"`
+	EventRetentionEvents *int64 `json:"event_retention_events,omitempty"`
+}
+
+// Event log retention: a plan's bounds and defaults (PlanLimits).
+const (
+	DefaultEventRetentionHours  = 24
+	DefaultEventRetentionEvents = 100_000
+	MinEventRetentionHours      = 1
+	MaxEventRetentionHours      = 30 * 24
+	MinEventRetentionEvents     = 1_000
+	MaxEventRetentionEvents     = 10_000_000
+)
+
+// EventRetention is what l keeps of each namespace's event log, the
+// defaults filled in: hours and events.
+func (l PlanLimits) EventRetention() (hours, events int64) {
+	hours, events = DefaultEventRetentionHours, DefaultEventRetentionEvents
+	if l.EventRetentionHours != nil {
+		hours = *l.EventRetentionHours
+	}
+	if l.EventRetentionEvents != nil {
+		events = *l.EventRetentionEvents
+	}
+	return hours, events
 }
 
 // Plan is GET/PUT {control}/control/v1/plans/{name} and GET /api/v1/plan.

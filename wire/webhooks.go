@@ -112,10 +112,11 @@ const (
 // CloudEvent's subject is the thing's id (the queue's name for a queue).
 //
 //	batch.completed      batch_id, queue and job_id of its callback, status
-//	                     "succeeded" or "failed" (a member failed)
+//	                     "succeeded" or "failed" (a member failed), counts
 //	chain.completed      chain_id, queue and job_id of the step that ended
 //	                     it, status "succeeded", "exited", "failed" or
-//	                     "cancelled"
+//	                     "cancelled" (a step cancelled, or deleted before
+//	                     it finished)
 //	schedule.fired       schedule_id, name, queue, job_id of the job it made
 //	                     (or of the one holding its unique key)
 //	queue.paused         queue
@@ -131,6 +132,19 @@ type WebhookThingData struct {
 	JobID      string `json:"job_id,omitempty"`
 	Status     string `json:"status,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// Counts are a batch's, on batch.completed (absent on one logged
+	// before the shard carried them).
+	Counts *WebhookBatchCounts `json:"counts,omitempty"`
+}
+
+// WebhookBatchCounts are a completed batch's members by outcome: Failed
+// are the dead, Cancelled those cancelled or deleted before they
+// finished.
+type WebhookBatchCounts struct {
+	Jobs      int `json:"jobs"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
 }
 
 // WebhookEvents are the event names an endpoint may subscribe to: one
@@ -151,5 +165,6 @@ const (
 	WebhookRetryWindow     = 24 * time.Hour    // an event is retried this long, then given up
 	WebhookDisableAfter    = 72 * time.Hour    // an endpoint failing this long is disabled
 	WebhookDeliveryLogSize = 50                // attempts kept per endpoint
+	WebhookDeliveryError   = 1024              // bytes of an attempt's error its log keeps
 	WebhookSecretOverlap   = SigningKeyOverlap // a rotated-out secret signs beside the new one
 )

@@ -26,6 +26,7 @@ import (
 // directory of its own.
 type devServer struct {
 	dir, gateway, control string // gateway and control as URLs
+	grpc                  string // with --grpc-addr: its URL (h2c)
 }
 
 // welcomeWriter signals once dev has printed its welcome.
@@ -84,7 +85,11 @@ func startDevIn(t *testing.T, dir string, extra ...string) *devServer {
 	ctl := regexp.MustCompile(`control plane: +(https://\S+)`).FindStringSubmatch(welcome)
 	require.NotNil(t, gw, welcome)
 	require.NotNil(t, ctl, welcome)
-	return &devServer{dir: dir, gateway: gw[1], control: ctl[1]}
+	d := &devServer{dir: dir, gateway: gw[1], control: ctl[1]}
+	if m := regexp.MustCompile(`gRPC and Connect: +(http://\S+)`).FindStringSubmatch(welcome); m != nil {
+		d.grpc = m[1]
+	}
+	return d
 }
 
 // operator runs an operator command against dev's control plane.
@@ -235,6 +240,7 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		require.Equal(t, []string{"executions", "7", "1", "-"}, rows["executions 7"], out)
 		require.Equal(t, []string{"jobs_enqueued", "-", "-", "100"}, rows["jobs_enqueued -"], out)
 		require.Contains(t, out, "limits: max_keys 10\n")
+		require.Contains(t, out, "event log kept: 24 h, at most 100000 events per namespace\n", "the defaults of a plan that sets none")
 	})
 
 	month := time.Now().UTC().Format("2006-01")

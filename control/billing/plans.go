@@ -112,6 +112,9 @@ func validateLimits(l *wire.PlanLimits) error {
 			return apierr.Field("limits."+f.name, "%s must be from 1 to %d where set (leave it out for no limit)", f.name, int64(maxPlanLimit))
 		}
 	}
+	if err := validateEventRetention(l); err != nil {
+		return err
+	}
 	switch l.MonthlyExecutionsEnforcement {
 	case "":
 		if l.MonthlyExecutions != nil {
@@ -123,6 +126,20 @@ func validateLimits(l *wire.PlanLimits) error {
 		}
 	default:
 		return apierr.Field("limits.monthly_executions_enforcement", "monthly_executions_enforcement must be hard or soft, not %q", l.MonthlyExecutionsEnforcement)
+	}
+	return nil
+}
+
+// validateEventRetention checks the event log retention's bounds: an
+// hour to 30 days, 1,000 to 10,000,000 events (absent: the defaults).
+func validateEventRetention(l *wire.PlanLimits) error {
+	if h := l.EventRetentionHours; h != nil && (*h < wire.MinEventRetentionHours || *h > wire.MaxEventRetentionHours) {
+		return apierr.Field("limits.event_retention_hours", "event_retention_hours must be from %d to %d (leave it out for %d), not %d",
+			wire.MinEventRetentionHours, wire.MaxEventRetentionHours, wire.DefaultEventRetentionHours, *h)
+	}
+	if n := l.EventRetentionEvents; n != nil && (*n < wire.MinEventRetentionEvents || *n > wire.MaxEventRetentionEvents) {
+		return apierr.Field("limits.event_retention_events", "event_retention_events must be from %d to %d (leave it out for %d), not %d",
+			wire.MinEventRetentionEvents, wire.MaxEventRetentionEvents, wire.DefaultEventRetentionEvents, *n)
 	}
 	return nil
 }

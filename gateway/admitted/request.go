@@ -62,6 +62,9 @@ type ShardHeaders struct {
 	Weight     []byte // wire.FairWeightHeader's value
 	MaxPending []byte // wire.MaxPendingJobsHeader's value; nil: no limit
 	MaxPayload []byte // wire.MaxPayloadBytesHeader's value; nil: no limit
+	// EventRetention is wire.EventRetentionHeader's value; nil while the
+	// plan is not known (the shard keeps what it was last told).
+	EventRetention []byte
 }
 
 // DefaultShardHeaders are those of a tenant without a plan, or whose plan

@@ -21,6 +21,11 @@ import (
 //     max_payload_bytes: the shard refuses any value it would store over
 //     it (payloads of every kind, tags, chains, results, progress,
 //     checkpoints), one place for every field (service.Limits);
+//   - wire.EventRetentionHeader, on every request, once the plan is
+//     known: its event log retention ("<hours>,<events>", defaults filled
+//     in), which the shard's leader keeps the namespace's log to. Never
+//     while the plan is unknown, so a gateway that has not read it yet
+//     cannot cut a namespace's log to the defaults;
 //   - wire.ExecutionsLeftHeader, on fetches, when the plan has a hard
 //     monthly executions cap: what the month still allows, as this
 //     gateway's quota answer has it (quota.go), so a fetch/batch leases
@@ -43,10 +48,8 @@ func headersOf(p *wire.Plan) *admitted.ShardHeaders {
 		return admitted.DefaultShardHeaders
 	}
 	w := fairWeight(p.Weight)
-	if w == 1 && p.Limits.MaxPendingJobs == nil && p.Limits.MaxPayloadBytes == nil {
-		return admitted.DefaultShardHeaders
-	}
-	h := &admitted.ShardHeaders{Weight: strconv.AppendInt(nil, w, 10)}
+	hours, events := p.Limits.EventRetention()
+	h := &admitted.ShardHeaders{Weight: strconv.AppendInt(nil, w, 10), EventRetention: retentionHeader(hours, events)}
 	if m := p.Limits.MaxPendingJobs; m != nil {
 		h.MaxPending = strconv.AppendInt(nil, max(*m, 0), 10)
 	}
@@ -56,6 +59,11 @@ func headersOf(p *wire.Plan) *admitted.ShardHeaders {
 	return h
 }
 
+// retentionHeader is wire.EventRetentionHeader's value.
+func retentionHeader(hours, events int64) []byte {
+	return strconv.AppendInt(append(strconv.AppendInt(nil, hours, 10), ','), events, 10)
+}
+
 // fairWeight is a plan's weight as a shard takes it: 1 when unset,
 // within 1..maxFairWeight.
 func fairWeight(w int64) int64 { return min(max(w, 1), maxFairWeight) }
@@ -63,5 +71,6 @@ func fairWeight(w int64) int64 { return min(max(w, 1), maxFairWeight) }
 func headersEqual(h, o *admitted.ShardHeaders) bool {
 	return bytes.Equal(h.Weight, o.Weight) && bytes.Equal(h.MaxPending, o.MaxPending) &&
 		(h.MaxPending == nil) == (o.MaxPending == nil) &&
-		bytes.Equal(h.MaxPayload, o.MaxPayload) && (h.MaxPayload == nil) == (o.MaxPayload == nil)
+		bytes.Equal(h.MaxPayload, o.MaxPayload) && (h.MaxPayload == nil) == (o.MaxPayload == nil) &&
+		bytes.Equal(h.EventRetention, o.EventRetention) && (h.EventRetention == nil) == (o.EventRetention == nil)
 }

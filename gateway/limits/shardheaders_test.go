@@ -34,7 +34,12 @@ func TestShardHeadersOf(t *testing.T) {
 		require.Equal(t, tc.wantLimit, string(h.MaxPending), "weight %d", tc.weight)
 		require.Equal(t, tc.pending != nil, h.MaxPending != nil)
 		require.True(t, headersEqual(h, headersOf(&wire.Plan{Weight: tc.weight, Limits: wire.PlanLimits{MaxPendingJobs: tc.pending}})))
+		require.Equal(t, "24,100000", string(h.EventRetention), "a known plan's retention, the defaults filled in")
 	}
+	require.Nil(t, admitted.DefaultShardHeaders.EventRetention, "an unknown plan tells the shard nothing of retention")
+	small := headersOf(&wire.Plan{Limits: wire.PlanLimits{EventRetentionHours: i64p(2), EventRetentionEvents: i64p(5000)}})
+	require.Equal(t, "2,5000", string(small.EventRetention))
+	require.False(t, headersEqual(small, headersOf(&wire.Plan{})))
 	require.False(t, headersEqual(headersOf(&wire.Plan{Weight: 2}), admitted.DefaultShardHeaders))
 	require.False(t, headersEqual(headersOf(&wire.Plan{Limits: wire.PlanLimits{MaxPendingJobs: i64p(1)}}), admitted.DefaultShardHeaders))
 }

@@ -12,8 +12,9 @@ import (
 // setPlanHeaders sets what r's plan tells shards on a request to one
 // (limits' shardheaders.go says what and why): the weight always,
 // max_pending_jobs when jobs is set and the plan has it,
-// max_payload_bytes whenever the plan has it, and the executions left
-// when the quota check set them.
+// max_payload_bytes whenever the plan has it, the event log retention
+// once the plan is known, and the executions left when the quota check
+// set them.
 func setPlanHeaders(req *fasthttp.RequestHeader, r *admitted.Request, jobs bool) {
 	h := r.ShardHeaders()
 	req.SetBytesV(wire.FairWeightHeader, h.Weight)
@@ -22,6 +23,9 @@ func setPlanHeaders(req *fasthttp.RequestHeader, r *admitted.Request, jobs bool)
 	}
 	if h.MaxPayload != nil {
 		req.SetBytesV(wire.MaxPayloadBytesHeader, h.MaxPayload)
+	}
+	if h.EventRetention != nil {
+		req.SetBytesV(wire.EventRetentionHeader, h.EventRetention)
 	}
 	if r.ExecutionsLeft > 0 {
 		req.SetBytesV(wire.ExecutionsLeftHeader, strconv.AppendInt(nil, r.ExecutionsLeft, 10))

@@ -34,7 +34,11 @@ func (px *Proxy) ForwardStream(c *fiber.Ctx, r *admitted.Request) error {
 	if r.Scope.Limited {
 		h.Set(wire.QueueScopeHeader, r.Scope.Header)
 	}
-	h.Set(wire.FairWeightHeader, string(r.ShardHeaders().Weight))
+	sh := r.ShardHeaders()
+	h.Set(wire.FairWeightHeader, string(sh.Weight))
+	if sh.EventRetention != nil {
+		h.Set(wire.EventRetentionHeader, string(sh.EventRetention))
+	}
 	if id := c.Get(wire.LastEventIDHeader); id != "" {
 		h.Set(wire.LastEventIDHeader, id)
 	}

@@ -40,13 +40,12 @@ func (s *Server) newGroup(peers *shardclient.Client) *edge.Group {
 // servedLocally says which requests any node answers from its own state
 // (a schedule preview needs none). /workers lives in the leader's memory
 // (fetch and heartbeat record it); /signing-keys may make the
-// namespace's first key; a webhook's deliveries are the leader's log.
+// namespace's first key.
 func servedLocally(c *fiber.Ctx) edge.Serve {
 	p := c.Path()
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead:
-		if strings.HasPrefix(p, "/api/v1/") && p != "/api/v1/workers" && p != "/api/v1/signing-keys" &&
-			!(strings.HasPrefix(p, "/api/v1/webhooks/") && strings.HasSuffix(p, "/deliveries")) {
+		if strings.HasPrefix(p, "/api/v1/") && p != "/api/v1/workers" && p != "/api/v1/signing-keys" {
 			return edge.ByAny
 		}
 	case fiber.MethodPost:

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"strconv"
 	"sync"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // What a tenant's plan tells a shard, on the gateway's requests: the fair
-// weight, max_pending_jobs, max_payload_bytes and the month's executions
+// weight, the event log retention, max_pending_jobs, max_payload_bytes and the month's executions
 // left under a hard cap.
 
 // Fair weights: the gateway sends each request's tenant plan weight
@@ -89,15 +90,35 @@ func parseWeight(h []byte) (int, bool) {
 // fairKey tags a request's proposals with its namespace, so the group
 // commit admits namespaces in turn (replica.WithFairKey): one flooding
 // namespace cannot starve the others. It records the namespace's weight
-// when the request carries one. It runs where the handler runs, on the
+// when the request carries one, and its event log retention
+// (service.WantEventRetention). It runs where the handler runs, on the
 // leader or after forwarding.
 func (s *Server) fairKey(c *fiber.Ctx) error {
 	n := ns(c)
 	if v, ok := parseWeight(c.Request().Header.Peek(wire.FairWeightHeader)); ok && n != "" && s.weights != nil {
 		s.weights.set(n, v)
 	}
+	if h := c.Request().Header.Peek(wire.EventRetentionHeader); len(h) > 0 && n != "" && s.svc != nil {
+		if err := s.wantRetention(n, h); err != nil {
+			return err
+		}
+	}
 	c.SetUserContext(replica.WithFairKey(c.UserContext(), n))
 	return c.Next()
+}
+
+// wantRetention reads a wire.EventRetentionHeader value,
+// "<hours>,<events>", into what ns's plan keeps; a bad one (not two
+// integers, or out of the plans' bounds) is a 400 naming the header.
+func (s *Server) wantRetention(ns string, h []byte) error {
+	a, b, ok := bytes.Cut(h, []byte{','})
+	hours, err1 := strconv.ParseInt(string(a), 10, 64)
+	events, err2 := strconv.ParseInt(string(b), 10, 64)
+	if !ok || err1 != nil || err2 != nil || s.svc.WantEventRetention(ns, hours, events) != nil {
+		return apierr.New(apierr.BadRequest, "header %s must be <event_retention_hours>,<event_retention_events> within the plans' bounds; got %q",
+			wire.EventRetentionHeader, h)
+	}
+	return nil
 }
 
 // limits reads the tenant plan's limits the gateway sends

@@ -9,18 +9,17 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// Webhooks is the leader's webhook delivery (shard/webhooks): its
-// delivery log, test events and redeliveries.
+// Webhooks is the leader's webhook delivery (shard/webhooks): test
+// events and redeliveries.
 type Webhooks interface {
-	Deliveries(ns, id string) (*wire.WebhookDeliveryList, error)
 	Test(ctx context.Context, ns, id string) (*wire.WebhookDelivery, error)
 	Redeliver(ctx context.Context, ns, id, eventID string) (*wire.WebhookDelivery, error)
 }
 
 // webhookRoutes mounts the namespace's lifecycle webhook endpoints. They
 // see events of every queue, so each needs every queue (a key limited to
-// some queues is 403). The deliveries, tests and redeliveries are the
-// leader's (servedLocally forwards the deliveries' GET).
+// some queues is 403). Tests and redeliveries are the leader's; the
+// delivery log is replicated state any node answers.
 func (s *Server) webhookRoutes(api fiber.Router) {
 	g := api.Group("/webhooks", func(c *fiber.Ctx) error {
 		if err := service.WholeNamespace(scope(c)); err != nil {
@@ -66,10 +65,7 @@ func (s *Server) webhookRoutes(api fiber.Router) {
 		return reply(c, w, err)
 	})
 	g.Get("/:id/deliveries", func(c *fiber.Ctx) error {
-		if s.hooks == nil {
-			return fiber.ErrNotFound
-		}
-		l, err := s.hooks.Deliveries(ns(c), c.Params("id"))
+		l, err := s.svc.WebhookDeliveries(ns(c), c.Params("id"))
 		return reply(c, l, err)
 	})
 	g.Post("/:id/test", func(c *fiber.Ctx) error {

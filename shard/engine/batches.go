@@ -40,6 +40,11 @@ type BatchRecord struct {
 	// any. Batches of older logs lack them and call back without one.
 	TraceParent string `codec:"tp,omitempty"`
 	TraceState  string `codec:"ts,omitempty"`
+
+	// Cancelled is how many of Failed were cancelled or deleted
+	// unfinished rather than dead, counted once the event log is
+	// detailed (EventLogStartDetailed).
+	Cancelled int `codec:"x,omitempty"`
 }
 
 // callbackTrace is the trace context of b's callback job, or nil.
@@ -60,7 +65,7 @@ const (
 // inserted, so a member settled in the same apply finds it.
 func openBatch(tx *replica.Tx, ns string, b *BatchRecord, n int) {
 	b.Total, b.Pending, b.CreatedAt = n, n, tx.Now.UnixNano()
-	b.Succeeded, b.Failed, b.CallbackJobID, b.CompletedAt = 0, 0, "", 0
+	b.Succeeded, b.Failed, b.Cancelled, b.CallbackJobID, b.CompletedAt = 0, 0, 0, "", 0
 	putBatch(tx, ns, b)
 }
 
@@ -93,6 +98,9 @@ func (e *Engine) countBatchMember(tx *replica.Tx, ns string, j *job.Job) {
 		b.Succeeded++
 	} else {
 		b.Failed++
+		if j.State != job.Dead && e.detailed(tx) {
+			b.Cancelled++ // cancelled, or deleted before it finished
+		}
 	}
 	b.Pending--
 	must(tx.Set(keys.BatchMember(ns, b.ID, j.ID), []byte{outcome}, nil))
@@ -130,7 +138,11 @@ func (e *Engine) fireBatch(tx *replica.Tx, ns string, b *BatchRecord) {
 	if b.Failed > 0 {
 		status = ChainFailed
 	}
-	e.logEvent(tx, ns, Event{Type: EvBatchCompleted, Subject: b.ID, Queue: b.CallbackQueue, JobID: b.CallbackJobID, Detail: status})
+	ev := Event{Type: EvBatchCompleted, Subject: b.ID, Queue: b.CallbackQueue, JobID: b.CallbackJobID, Detail: status}
+	if e.detailed(tx) {
+		ev.Counts = []int{b.Total, b.Succeeded, b.Failed - b.Cancelled, b.Cancelled}
+	}
+	e.logEvent(tx, ns, ev)
 }
 
 // ReadBatch reads a batch record.

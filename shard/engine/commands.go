@@ -82,6 +82,18 @@ var (
 	// leader's retention trim of one namespace's log (trims done).
 	EventLogStart = replica.Op[EventLogStartCmd, replica.None]{Type: 67, Name: "events.start"}
 	EventTrim     = replica.Op[EventTrimCmd, int]{Type: 68, Name: "events.trim"}
+
+	// EventRetentionSet records a namespace's event log retention as its
+	// plan sets it (eventretention.go), proposed by the leader's trim
+	// when the gateway's requests say otherwise (whether recorded: not
+	// for a namespace without state).
+	EventRetentionSet = replica.Op[EventRetentionCmd, bool]{Type: 85, Name: "events.retention"}
+
+	// IdemApply applies a creating command under an Idempotency-Key, or
+	// gives back the first answer of its key (idempotency.go); IdemSweep
+	// is the leader's removal of expired records (records removed).
+	IdemApply = replica.Op[IdemCmd, *IdemOutcome]{Type: 90, Name: "idempotent"}
+	IdemSweep = replica.Op[IdemSweepCmd, int]{Type: 91, Name: "idempotency.sweep"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -146,10 +158,13 @@ func (e *Engine) register(r *replica.Registry) {
 	UsageSweep.Handle(r, e.applyUsageSweep)
 	EventLogStart.Handle(r, e.applyEventLogStart)
 	EventTrim.Handle(r, loopGated(e, e.applyEventTrim))
+	EventRetentionSet.Handle(r, loopGated(e, e.applyEventRetention))
 	RestoreBegin.Handle(r, e.applyRestoreBegin)
 	RestoreChunk.Handle(r, e.applyRestoreChunk)
 	RestoreEnd.Handle(r, e.applyRestoreEnd)
 	RestoreAbort.Handle(r, e.applyRestoreAbort)
+	IdemApply.Handle(r, gated(e, e.applyIdem))
+	IdemSweep.Handle(r, loopGated(e, e.applyIdemSweep))
 	e.registerMoves(r)
 	e.registerVersions(r)
 }

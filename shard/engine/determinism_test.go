@@ -36,11 +36,26 @@ type script struct {
 	times   []time.Time                  // of the entries so far
 	types   map[replica.CommandType]bool // the command types made so far
 	next    []byte                       // a command to make next (a purge's second phase)
+	idem    []IdemItem                   // the idempotency records made, as their expiry index names them
 }
 
 // scriptRetention is the retention the replays run with: short, so that
 // finished jobs and records come due for pruning within a script.
 const scriptRetention = 2 * time.Second
+
+// newScriptEngine is an engine as the scripts' replays run it.
+func newScriptEngine() *Engine {
+	e := New(Options{Retention: scriptRetention})
+	e.idemTTL, e.idemMax = scriptIdemTTL, scriptIdemMax
+	return e
+}
+
+// scriptIdemTTL and scriptIdemMax keep idempotency records briefly and
+// few, so that the scripts sweep and evict them.
+const (
+	scriptIdemTTL = 3 * time.Second
+	scriptIdemMax = 3
+)
 
 var (
 	scriptQueues = []string{"a", "b", "c"}
@@ -130,37 +145,41 @@ func (s *script) command() []byte {
 	return b
 }
 
+// scriptEnqueue makes an enqueue of one to three jobs, now and then a
+// batch, another namespace's or a refused one.
+func scriptEnqueue(s *script) []byte {
+	c := &EnqueueCmd{NS: testNS}
+	if s.rng.Intn(8) == 0 {
+		c.NS = otherNS
+	}
+	if s.rng.Intn(4) == 0 {
+		c.MaxPending = int64(5 + s.rng.Intn(20)) // sometimes refused
+	}
+	traced := false
+	for range 1 + s.rng.Intn(3) {
+		j := s.newJob()
+		traced = traced || j.Trace != nil || j.Flow.Has(job.FlowChainIndexed) // case 5's chain names a trace
+		c.Deps = c.Deps || len(j.DependsOn) > 0
+		c.Jobs = append(c.Jobs, j.Encode())
+		c.Defaulted = append(c.Defaulted, uint8(s.rng.Intn(32)))
+	}
+	if s.rng.Intn(4) == 0 {
+		defer func() { s.batches = append(s.batches, c.Batch.ID) }()
+		c.Batch = &BatchRecord{ID: s.id("batch_"), CallbackQueue: "done", CallbackPayload: []byte(`{"b":1}`), Prunable: s.rng.Intn(2) == 0}
+		if s.rng.Intn(2) == 0 {
+			c.Batch.TraceParent = "00-0000000000000000000000000000000c-000000000000000c-01"
+		}
+	}
+	return EnqueueFor(c, traced).Command(c)
+}
+
 // scriptCmd adapts a function to the command maker interface.
 type scriptCmd func(*script) []byte
 
 func (f scriptCmd) cmd(s *script) []byte { return f(s) }
 
 var scriptCommands = []interface{ cmd(*script) []byte }{
-	scriptCmd(func(s *script) []byte {
-		c := &EnqueueCmd{NS: testNS}
-		if s.rng.Intn(8) == 0 {
-			c.NS = otherNS
-		}
-		if s.rng.Intn(4) == 0 {
-			c.MaxPending = int64(5 + s.rng.Intn(20)) // sometimes refused
-		}
-		traced := false
-		for range 1 + s.rng.Intn(3) {
-			j := s.newJob()
-			traced = traced || j.Trace != nil || j.Flow.Has(job.FlowChainIndexed) // case 5's chain names a trace
-			c.Deps = c.Deps || len(j.DependsOn) > 0
-			c.Jobs = append(c.Jobs, j.Encode())
-			c.Defaulted = append(c.Defaulted, uint8(s.rng.Intn(32)))
-		}
-		if s.rng.Intn(4) == 0 {
-			defer func() { s.batches = append(s.batches, c.Batch.ID) }()
-			c.Batch = &BatchRecord{ID: s.id("batch_"), CallbackQueue: "done", CallbackPayload: []byte(`{"b":1}`), Prunable: s.rng.Intn(2) == 0}
-			if s.rng.Intn(2) == 0 {
-				c.Batch.TraceParent = "00-0000000000000000000000000000000c-000000000000000c-01"
-			}
-		}
-		return EnqueueFor(c, traced).Command(c)
-	}),
+	scriptCmd(scriptEnqueue),
 	scriptCmd(func(s *script) []byte {
 		c := &FetchCmd{NS: testNS, Queues: scriptQueues, WorkerID: "w", LeaseNs: int64(2 * time.Second),
 			LeaseDefault: s.rng.Intn(2) == 0, Named: s.rng.Intn(2) == 0}
@@ -355,10 +374,28 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	// The event log starts part way through; trims cut it at a recent
 	// entry (the script's entries are the log's indexes from 1).
 	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
-	scriptCmd(func(s *script) []byte { return EventLogStartWide.Command(&EventLogStartCmd{}) }),
+	// The wide start first, the counted one after it (drawing nothing, so
+	// the rest of a seed's script stays as it was).
+	scriptCmd(func(s *script) []byte {
+		if s.types[EventLogStartWide.Type] {
+			return EventLogStartCounted.Command(&EventLogStartCmd{})
+		}
+		return EventLogStartWide.Command(&EventLogStartCmd{})
+	}),
+	scriptCmd(func(s *script) []byte { return EventLogStartDetailed.Command(&EventLogStartCmd{}) }),
 	scriptCmd(func(s *script) []byte {
 		idx := max(len(s.times)-s.rng.Intn(30), 1)
 		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &EventRetentionCmd{NS: testNS, Hours: int64(1 + s.rng.Intn(720)), Events: int64(1000 + s.rng.Intn(5000))}
+		if s.rng.Intn(4) == 0 {
+			c.NS = "t_nobody/never" // no state there: nothing recorded
+		}
+		if s.rng.Intn(8) == 0 {
+			c.Events = 1 // refused
+		}
+		return EventRetentionSet.Command(c)
 	}),
 	scriptCmd(func(s *script) []byte {
 		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Push: &PushConfig{URL: "https://h.example/" + s.queue(),
@@ -378,6 +415,24 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(func(s *script) []byte {
 		q := s.queue()
 		return PushDisable.Command(&PushDisableCmd{NS: testNS, Queue: q, URL: "https://h.example/" + q, Reason: "410"})
+	}),
+	// Idempotent enqueues: three keys and two request hashes, so a key
+	// meets its own request (a replay) and another one (refused); the
+	// sweep names records due and not yet due.
+	scriptCmd(func(s *script) []byte {
+		inner := scriptEnqueue(s)
+		key := fmt.Sprint("k", s.rng.Intn(3))
+		s.idem = append(s.idem, IdemItem{At: s.now.Add(scriptIdemTTL).UnixNano(), Key: key})
+		return IdemApply.Command(&IdemCmd{NS: testNS, Key: key, Hash: []byte{byte(s.rng.Intn(2))}, Echo: []byte("e"), Cmd: inner})
+	}),
+	scriptCmd(func(s *script) []byte {
+		var items []IdemItem
+		for _, it := range s.idem {
+			if s.rng.Intn(2) == 0 {
+				items = append(items, it)
+			}
+		}
+		return IdemSweep.Command(&IdemSweepCmd{NS: testNS, Items: items})
 	}),
 	// Webhooks: two ids, so creates meet existing ones and updates,
 	// deletes, rotations and progress meet missing ones.
@@ -409,7 +464,14 @@ var scriptCommands = []interface{ cmd(*script) []byte }{
 		// change's, so the failing run and the disable apply.
 		c := &WebhookProgressCmd{NS: testNS, ID: id, Cursor: uint64(idx) << EventSeqBits, Updated: updated,
 			FailingSince: int64(s.rng.Intn(2)), Disable: s.rng.Intn(3) == 0, Reason: "failing", Attempts: s.rng.Intn(3)}
+		if s.rng.Intn(2) == 0 {
+			c.Log = s.deliveries()
+		}
 		return WebhookProgressFor(c).Command(c)
+	}),
+	// A test's or a redelivery's attempt, for the delivery log.
+	scriptCmd(func(s *script) []byte {
+		return WebhookLog.Command(&WebhookLogCmd{NS: testNS, ID: fmt.Sprint("wh", s.rng.Intn(2)), Log: s.deliveries()})
 	}),
 	// A push delivery: the dispatcher's worker leases a job of a queue,
 	// and settles one (its own or another) by an ack or a fail.
@@ -534,7 +596,7 @@ func replayCaches(t *testing.T, log []entry, cold bool) []byte {
 	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 	require.NoError(t, err)
 	defer db.Close()
-	eng := New(Options{Retention: scriptRetention})
+	eng := newScriptEngine()
 	loc, err := replica.NewLocal(db, eng.Registry())
 	require.NoError(t, err)
 	for _, e := range log {
@@ -584,13 +646,24 @@ func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	require.Len(t, registered, 84, "a new command needs its handler, its script case and this count")
 	for i, typ := range registered {
 		require.EqualValues(t, i+1, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))
 	}
+	require.Len(t, registered, 91, "a new command needs its handler, its script case and this count")
 	_, used := makeScript(1, 2000) // long enough that the rarest maker comes up
 	for _, typ := range registered {
 		require.True(t, used[typ], "the determinism script never makes command %d (%s)", typ, reg.Name(typ))
 	}
+}
+
+// deliveries are up to 60 delivery log records, so a log fills and trims.
+func (s *script) deliveries() []WebhookAttempt {
+	out := make([]WebhookAttempt, 1+s.rng.Intn(60))
+	for i := range out {
+		out[i] = WebhookAttempt{EventID: fmt.Sprint("s1:", s.rng.Intn(1000)), Type: "dev.jobbie.job.completed", At: int64(s.rng.Intn(1e9)),
+			Attempt: 1 + s.rng.Intn(3), Status: []int{0, 200, 500}[s.rng.Intn(3)], LatencyUs: int64(s.rng.Intn(1e6)),
+			Error: string(bytes.Repeat([]byte("e"), s.rng.Intn(1500))), OK: s.rng.Intn(2) == 0}
+	}
+	return out
 }

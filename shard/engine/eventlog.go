@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync/atomic"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -32,8 +31,8 @@ import (
 // never kept: the start's own sequence number is every namespace's first
 // floor.
 //
-// The leader's sweep trims each namespace's log by age and by count
-// (EventRetention) through EventTrim, which deletes the events at or
+// The leader's sweep trims each namespace's log by age and by count (its
+// plan's EventRetention, eventretention.go) through EventTrim, which deletes the events at or
 // below a sequence number the leader chose and raises the namespace's
 // floor (keys.EventFloor) there; a reader resuming below the floor is
 // told it missed events.
@@ -41,17 +40,6 @@ const (
 	EventSeqBits = 20
 	eventSeqMask = 1<<EventSeqBits - 1
 )
-
-// EventRetention is how much of a namespace's log the leader keeps: the
-// events of the last MaxAge, and at most MaxCount of them.
-type EventRetention struct {
-	MaxAge   time.Duration
-	MaxCount int
-}
-
-// DefaultEventRetention is every namespace's retention until plans set
-// their own.
-var DefaultEventRetention = EventRetention{MaxAge: 24 * time.Hour, MaxCount: 100_000}
 
 // Event is one entry of a namespace's log. Type names the change: a
 // job's (EventType, no dot), or another thing's, dotted
@@ -69,6 +57,9 @@ type Event struct {
 	WorkerID string
 	Subject  string // another thing's event: the id of what changed
 	Detail   string // another thing's event: how it ended, or why
+	// Counts are a batch.completed's: its jobs, succeeded, failed (dead),
+	// cancelled (cancelled, or deleted unfinished); after Detail.
+	Counts []int
 }
 
 // EventType names a job's change: "enqueued", "started", "completed",
@@ -111,23 +102,41 @@ type eventLog struct {
 	state int8   // usageUnknown, usageOff, usageOn: the same three states as metering
 	start uint64 // the start's sequence number, once on
 	wide  bool   // events of other things than jobs are logged (EventLogStartWide)
-	tx    *replica.Tx
-	pos   uint64
-	buf   []byte
+	// detailed: batch.completed carries its counts, and a chain whose
+	// unfinished step is deleted ends (EventLogStartDetailed).
+	detailed bool
+	tx       *replica.Tx
+	pos      uint64
+	buf      []byte
 
-	live     atomic.Uint64 // the start's sequence number as committed, 0 while off
-	liveWide atomic.Bool   // wide as committed
+	// counted: each namespace's events are counted (eventcount.go);
+	// counts holds them as changed in this batch, dirty those to write.
+	counted  bool
+	counts   map[string]*eventCount
+	dirty    []string
+	flushing bool
+
+	live         atomic.Uint64 // the start's sequence number as committed, 0 while off
+	liveWide     atomic.Bool   // wide as committed
+	liveDetailed atomic.Bool   // detailed as committed
+	liveCounted  atomic.Bool   // counted as committed
 }
 
-func (l *eventLog) reset() { l.state, l.start, l.wide, l.tx, l.pos = usageUnknown, 0, false, nil, 0 }
+func (l *eventLog) reset() {
+	l.state, l.start, l.wide, l.detailed, l.tx, l.pos = usageUnknown, 0, false, false, nil, 0
+	l.counted, l.counts, l.dirty, l.flushing = false, map[string]*eventCount{}, nil, false
+}
 
 func (l *eventLog) on(r pebble.Reader) bool {
 	if l.state == usageUnknown {
 		l.state = usageOff
-		if s, wide, ok := readEventStart(r); ok {
-			l.state, l.start, l.wide = usageOn, s, wide
+		if s, wide, counted, ok := readEventStart(r); ok {
+			l.state, l.start, l.wide, l.counted = usageOn, s, wide, counted
+			l.detailed = eventLogLevel(r) >= eventLogDetailedMarker
 			l.live.Store(s)
 			l.liveWide.Store(wide)
+			l.liveDetailed.Store(l.detailed)
+			l.liveCounted.Store(counted)
 		}
 	}
 	return l.state == usageOn
@@ -149,15 +158,36 @@ func (l *eventLog) next(tx *replica.Tx) (uint64, bool) {
 }
 
 // readEventStart reads the start record: the start's sequence number,
-// and a byte 1 after it once the log is wide.
-func readEventStart(r pebble.Reader) (start uint64, wide, ok bool) {
+// a byte after it once the log is wide (1, or 2 once it is also
+// detailed), and another (eventLogCountedMarker) once it is counted.
+func readEventStart(r pebble.Reader) (start uint64, wide, counted, ok bool) {
 	v, closer, err := r.Get(keys.EventLogStart())
 	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	must(err)
 	defer closer.Close()
-	return binary.BigEndian.Uint64(v), len(v) >= eventLogStartLenWide && v[8] == eventLogWideMarker, true
+	wide = len(v) >= eventLogStartLenWide && v[8] >= eventLogWideMarker
+	counted = len(v) >= eventLogStartLenCounted && v[9] == eventLogCountedMarker
+	return binary.BigEndian.Uint64(v), wide, counted, true
+}
+
+// writeEventStart writes the start record as l holds it: the start's
+// sequence number, then (once wide) its level, 1 or 2 once detailed,
+// then (once counted) eventLogCountedMarker. Each switch keeps the others.
+func (l *eventLog) writeEventStart(tx *replica.Tx) {
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenCounted), l.start)
+	if l.wide || l.counted {
+		level := byte(eventLogWideMarker)
+		if l.detailed {
+			level = eventLogDetailedMarker
+		}
+		v = append(v, level)
+	}
+	if l.counted {
+		v = append(v, eventLogCountedMarker)
+	}
+	must(tx.Set(keys.EventLogStart(), v, nil))
 }
 
 func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
@@ -167,7 +197,7 @@ func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replic
 	}
 	tx.MarkDirty()
 	l.state, l.start = usageOn, tx.Index<<EventSeqBits
-	must(tx.Set(keys.EventLogStart(), binary.BigEndian.AppendUint64(nil, l.start), nil))
+	l.writeEventStart(tx)
 	start := l.start
 	tx.AfterCommit(func() { l.live.Store(start) })
 	return replica.None{}, nil
@@ -176,6 +206,9 @@ func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replic
 func (e *Engine) applyEventTrim(tx *replica.Tx, c *EventTrimCmd) (int, error) {
 	if !e.events.on(tx) || c.NS == "" || c.Through <= eventFloor(tx, c.NS, e.events.start) {
 		return 0, nil
+	}
+	if e.events.counted {
+		e.countEvents(tx, c.NS, -countRange(tx, keys.EventPrefix(c.NS), keys.Event(c.NS, c.Through+1)))
 	}
 	must(tx.DeleteRange(keys.EventPrefix(c.NS), keys.Event(c.NS, c.Through+1), nil))
 	must(tx.Set(keys.EventFloor(c.NS), binary.BigEndian.AppendUint64(nil, c.Through), nil))
@@ -229,6 +262,7 @@ func (e *Engine) eventObserver(tx *replica.Tx, ns string, j *job.Job, from job.S
 	}
 	l.buf = appendEvent(l.buf[:0], &ev)
 	must(tx.Set(keys.Event(ns, seq), l.buf, nil)) // the batch copies it
+	e.countEvents(tx, ns, 1)
 }
 
 // eventVersion is the first byte of every encoded event; fields later
@@ -245,10 +279,18 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = binary.AppendVarint(b, ev.At)
 	b = binary.AppendUvarint(b, uint64(ev.Attempt))
 	b = appendString(b, ev.WorkerID)
-	if ev.Subject == "" && ev.Detail == "" {
+	if ev.Subject == "" && ev.Detail == "" && len(ev.Counts) == 0 {
 		return b // a job's event: the bytes it always had
 	}
-	return appendString(appendString(b, ev.Subject), ev.Detail)
+	b = appendString(appendString(b, ev.Subject), ev.Detail)
+	if len(ev.Counts) == 0 {
+		return b // the bytes of a log before the details
+	}
+	b = binary.AppendUvarint(b, uint64(len(ev.Counts)))
+	for _, n := range ev.Counts {
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -269,6 +311,13 @@ func decodeEvent(v []byte, ev *Event) (ok bool) {
 	ev.WorkerID = d.str()
 	if d.ok && len(d.b) > 0 {
 		ev.Subject, ev.Detail = d.str(), d.str()
+	}
+	ev.Counts = nil
+	if d.ok && len(d.b) > 0 {
+		n := d.uvarint()
+		for i := uint64(0); i < n && d.ok && i < 16; i++ {
+			ev.Counts = append(ev.Counts, int(d.uvarint()))
+		}
 	}
 	return d.ok
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,28 +107,77 @@ func TestEventTrimRaisesTheFloor(t *testing.T) {
 }
 
 // The leader's trim point keeps the events of the last MaxAge, and at
-// most MaxCount of them.
+// most MaxCount of them: counting back from the newest in a log that is
+// not counted, from its count in one that is (the same answers).
 func TestEventTrimPointByAgeAndCount(t *testing.T) {
+	t.Parallel()
+	for _, counted := range []bool{false, true} {
+		f := setupFSM(t)
+		start := EventLogStart
+		if counted {
+			start = EventLogStartCounted
+		}
+		f.apply(start.Type, &EventLogStartCmd{})
+		for range 10 {
+			f.enqueue(&job.Job{Queue: "q"})
+			f.advance(time.Minute)
+		}
+		evs, _, _ := f.events(0)
+		count, ok := f.e.EventCount(f.db, testNS)
+		require.Equal(t, counted, ok)
+		if !counted {
+			count = -1
+		} else {
+			require.EqualValues(t, 10, count)
+		}
+		now := f.now.UnixNano() // a minute after the last
+		_, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Hour, MaxCount: 100}, now, 100, count)
+		require.False(t, ok, "nothing is too old or too many")
+		at, ok := EventTrimPoint(f.db, testNS, EventRetention{MaxAge: 3*time.Minute + time.Second, MaxCount: 100}, now, 100, count)
+		require.True(t, ok)
+		require.Equal(t, evs[6].Seq, at, "the 3 events of the last 3 minutes stay")
+		at, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Hour, MaxCount: 4}, now, 100, count)
+		require.True(t, ok)
+		require.Equal(t, evs[5].Seq, at, "the 4 newest stay")
+		at, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: 3*time.Minute + time.Second, MaxCount: 2}, now, 100, count)
+		require.True(t, ok)
+		require.Equal(t, evs[7].Seq, at, "the stricter of the two")
+		at, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Second, MaxCount: 100}, now, 3, count)
+		require.True(t, ok)
+		require.Equal(t, evs[2].Seq, at, "one round reads at most step events for their age")
+	}
+}
+
+// A counted log's count follows the events written and trimmed, and
+// starts from what the log held when counting began; a purge takes it
+// with the events.
+func TestEventCountFollowsTheLog(t *testing.T) {
 	t.Parallel()
 	f := setupFSM(t)
 	f.apply(EventLogStart.Type, &EventLogStartCmd{})
-	for range 10 {
+	for range 3 {
 		f.enqueue(&job.Job{Queue: "q"})
-		f.advance(time.Minute)
 	}
+	_, ok := f.e.EventCount(f.db, testNS)
+	require.False(t, ok, "not counted yet")
+	f.apply(EventLogStartCounted.Type, &EventLogStartCmd{})
+	n, ok := f.e.EventCount(f.db, testNS)
+	require.True(t, ok)
+	require.EqualValues(t, 3, n, "what the log held when counting began")
+	require.True(t, f.e.EventLogWide(f.db), "counted is wide too")
+	for range 4 {
+		f.enqueue(&job.Job{Queue: "q"})
+	}
+	n, _ = f.e.EventCount(f.db, testNS)
+	require.EqualValues(t, 7, n)
 	evs, _, _ := f.events(0)
-	now := f.now.UnixNano() // a minute after the last
-	_, ok := EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Hour, MaxCount: 100}, now, 100)
-	require.False(t, ok, "nothing is too old or too many")
-	at, ok := EventTrimPoint(f.db, testNS, EventRetention{MaxAge: 3*time.Minute + time.Second, MaxCount: 100}, now, 100)
-	require.True(t, ok)
-	require.Equal(t, evs[6].Seq, at, "the 3 events of the last 3 minutes stay")
-	at, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Hour, MaxCount: 4}, now, 100)
-	require.True(t, ok)
-	require.Equal(t, evs[5].Seq, at, "the 4 newest stay")
-	at, ok = EventTrimPoint(f.db, testNS, EventRetention{MaxAge: time.Second, MaxCount: 100}, now, 3)
-	require.True(t, ok)
-	require.Equal(t, evs[2].Seq, at, "one round reads at most step events for their age")
+	require.Len(t, evs, 7)
+	require.Equal(t, 1, f.apply(EventTrim.Type, &EventTrimCmd{NS: testNS, Through: evs[4].Seq}))
+	n, _ = f.e.EventCount(f.db, testNS)
+	require.EqualValues(t, 2, n, "a trim takes what it deleted")
+	require.Equal(t, 0, f.apply(EventTrim.Type, &EventTrimCmd{NS: testNS, Through: evs[3].Seq}))
+	n, _ = f.e.EventCount(f.db, testNS)
+	require.EqualValues(t, 2, n, "a trim below the floor takes nothing")
 }
 
 // A restore wipes the namespace's log and raises its floor: a reader
@@ -185,7 +235,8 @@ func TestEventLogIsDeterministic(t *testing.T) {
 	for _, e := range log {
 		o := entry{now: e.now}
 		for _, c := range e.cmds {
-			if c[0] != byte(EventLogStart.Type) && c[0] != byte(EventLogStartWide.Type) {
+			if c[0] != byte(EventLogStart.Type) && c[0] != byte(EventLogStartWide.Type) &&
+				c[0] != byte(EventLogStartCounted.Type) && c[0] != byte(EventLogStartDetailed.Type) {
 				o.cmds = append(o.cmds, c)
 			}
 		}
@@ -196,40 +247,89 @@ func TestEventLogIsDeterministic(t *testing.T) {
 
 // A log started before the wide start (EventLogStart alone) keeps job
 // events only, as it first applied; with the wide start it keeps the
-// other things' events too, alike on every replay.
+// other things' events too, alike on every replay; their details
+// (batch.completed's counts) only after the detailed start.
 func TestEventLogWideOnlyAfterItsStart(t *testing.T) {
 	t.Parallel()
 	log, used := makeScript(7, 1200) // long enough that things happen after the wide start, whatever the script's mix
 	require.True(t, used[EventLogStartWide.Type])
-	var narrow []entry
-	for _, e := range log {
-		o := entry{now: e.now}
-		for _, c := range e.cmds {
-			if c[0] != byte(EventLogStartWide.Type) {
-				o.cmds = append(o.cmds, c)
+	require.True(t, used[EventLogStartDetailed.Type])
+	without := func(types ...replica.CommandType) []entry {
+		var out []entry
+		for _, e := range log {
+			o := entry{now: e.now}
+			for _, c := range e.cmds {
+				if !slices.Contains(types, replica.CommandType(c[0])) {
+					o.cmds = append(o.cmds, c)
+				}
 			}
+			out = append(out, o)
 		}
-		narrow = append(narrow, o)
+		return out
 	}
+	// Always without the script's trims, which could leave only job
+	// events in the end; the counted start makes the log wide too.
+	narrow := without(EventTrim.Type, EventLogStartWide.Type, EventLogStartCounted.Type, EventLogStartDetailed.Type)
+	counted := 0
 	things := func(log []entry) (n int) {
 		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 		require.NoError(t, err)
 		defer db.Close()
-		eng := New(Options{Retention: scriptRetention})
+		eng := newScriptEngine()
 		loc, err := replica.NewLocal(db, eng.Registry())
 		require.NoError(t, err)
 		for _, e := range log {
 			loc.Apply(e.now, e.cmds...)
 		}
 		evs, _, _ := eng.ReadEvents(db, testNS, 0, 1_000_000, nil)
+		counted = 0
 		for i := range evs {
 			if !evs[i].IsJob() {
 				n++
+			}
+			if len(evs[i].Counts) > 0 {
+				counted++
 			}
 		}
 		return n
 	}
 	require.Zero(t, things(narrow), "without the wide start, job events only")
-	require.Positive(t, things(log), "the script's batches, chains, fires and pauses log events once it applied")
+	require.Positive(t, things(without(EventTrim.Type, EventLogStartDetailed.Type)))
+	require.Zero(t, counted, "without the detailed start, no details")
+	require.Positive(t, things(without(EventTrim.Type)), "the script's batches, chains, fires and pauses log events once it applied")
 	require.Equal(t, string(eventKeys(replay(t, log))), string(eventKeys(replay(t, log))))
+}
+
+// Over a random log of every command, warm and with the caches dropped
+// before every entry, each namespace's count is the number of events its
+// log holds once counting began.
+func TestEventCountMatchesTheLog(t *testing.T) {
+	t.Parallel()
+	log, used := makeScript(11, 1500)
+	require.True(t, used[EventLogStartCounted.Type])
+	for _, cold := range []bool{false, true} {
+		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
+		require.NoError(t, err)
+		eng := New(Options{Retention: scriptRetention})
+		loc, err := replica.NewLocal(db, eng.Registry())
+		require.NoError(t, err)
+		checked := 0
+		for _, e := range log {
+			if cold {
+				eng.reset()
+			}
+			loc.Apply(e.now, e.cmds...)
+			for _, ns := range []string{testNS, otherNS} {
+				n, ok := eng.EventCount(db, ns)
+				if !ok {
+					continue
+				}
+				p := keys.EventPrefix(ns)
+				require.Equal(t, countRange(db, p, keys.PrefixEnd(p)), n, "cold %v, %s", cold, ns)
+				checked++
+			}
+		}
+		require.Positive(t, checked)
+		require.NoError(t, db.Close())
+	}
 }

@@ -18,7 +18,7 @@ func (e *Engine) EventLogStart(r pebble.Reader) (uint64, bool) {
 	if s := e.events.live.Load(); s != 0 {
 		return s, true
 	}
-	s, _, ok := readEventStart(r)
+	s, _, _, ok := readEventStart(r)
 	if ok {
 		e.events.live.Store(s)
 	}
@@ -31,7 +31,7 @@ func (e *Engine) EventLogWide(r pebble.Reader) bool {
 	if e.events.liveWide.Load() {
 		return true
 	}
-	_, wide, _ := readEventStart(r)
+	_, wide, _, _ := readEventStart(r)
 	if wide {
 		e.events.liveWide.Store(true)
 	}
@@ -100,10 +100,15 @@ func (e *Engine) LatestEvent(r pebble.Reader, ns string) uint64 {
 
 // EventTrimPoint is where the leader trims ns's log to keep it within ret
 // at now: the newest sequence number to delete, and false when nothing
-// need go. It reads at most step events from the oldest for their age,
-// so a long backlog is trimmed over several rounds, and counts back from
-// the newest at most ret.MaxCount keys.
-func EventTrimPoint(r pebble.Reader, ns string, ret EventRetention, now int64, step int) (uint64, bool) {
+// need go. It reads at most step events from the oldest, for their age
+// and, given the log's count (count, negative while the log is not
+// counted), for the count's excess over ret.MaxCount, so a long backlog
+// is trimmed over several rounds. Without a count it counts back from the
+// newest at most ret.MaxCount keys.
+func EventTrimPoint(r pebble.Reader, ns string, ret EventRetention, now int64, step int, count int64) (uint64, bool) {
+	if count >= 0 {
+		return eventTrimCounted(r, ns, ret, now, step, count)
+	}
 	p := keys.EventPrefix(ns)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
 	must(err)
@@ -137,6 +142,36 @@ func EventTrimPoint(r pebble.Reader, ns string, ret EventRetention, now int64, s
 			}
 			kept++
 		}
+	}
+	return through, found
+}
+
+// eventTrimCounted is EventTrimPoint of a counted log: one walk from the
+// oldest event over those too old or past the count's excess, at most
+// step of them.
+func eventTrimCounted(r pebble.Reader, ns string, ret EventRetention, now int64, step int, count int64) (uint64, bool) {
+	p := keys.EventPrefix(ns)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	must(err)
+	defer func() { must(it.Close()) }()
+	excess := int64(0)
+	if ret.MaxCount > 0 {
+		excess = count - int64(ret.MaxCount)
+	}
+	cutoff := now - int64(ret.MaxAge)
+	var through uint64
+	found, old := false, true
+	for ok, n := it.First(), int64(0); ok && n < int64(step); ok, n = it.Next(), n+1 {
+		if old {
+			var ev Event
+			old = !decodeEvent(it.Value(), &ev) || ev.At < cutoff
+		}
+		if !old && n >= excess {
+			break
+		}
+		seq, err := keys.ParseEvent(ns, it.Key())
+		must(err)
+		through, found = seq, true
 	}
 	return through, found
 }

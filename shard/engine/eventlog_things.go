@@ -1,8 +1,10 @@
 package engine
 
 import (
-	"encoding/binary"
+	"errors"
 	"strings"
+
+	"github.com/cockroachdb/pebble"
 
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/keys"
@@ -19,20 +21,26 @@ import (
 // EventLogStartWide has applied (the leader proposes it as it proposes
 // EventLogStart, which it also does when the log is off): a log written
 // before it replays as it first applied, and a node that does not know
-// it stops instead of diverging.
+// it stops instead of diverging. The same goes for their details, once
+// EventLogStartDetailed has applied (which makes the log wide first):
+// batch.completed carries the batch's counts (Event.Counts: its jobs,
+// succeeded, failed, cancelled; a batch counts its cancelled members
+// apart from then on), and a chain whose unfinished step is deleted ends
+// with chain.completed, cancelled.
 const (
-	EvBatchCompleted     = "batch.completed"     // Subject the batch, Queue its callback's, JobID the callback job
-	EvChainCompleted     = "chain.completed"     // Subject the chain, Queue and JobID its last step's, Detail ChainSucceeded…
-	EvScheduleFired      = "schedule.fired"      // Subject the schedule, Queue its, JobID the job it made (or the one holding its key)
-	EvQueuePaused        = "queue.paused"        // Subject and Queue the queue
-	EvQueuePushDisabled  = "queue.push_disabled" // Subject and Queue the queue, Detail the reason
-	EvWebhookDisabled    = "webhook.disabled"    // Subject the endpoint, Detail the reason
-	ChainSucceeded       = "succeeded"           // its last step completed
-	ChainExited          = "exited"              // a step's ack stopped it (step_status exit)
-	ChainFailed          = "failed"              // a step died
-	ChainCancelled       = "cancelled"           // a step was cancelled
-	eventLogWideMarker   = 1
-	eventLogStartLenWide = 9
+	EvBatchCompleted       = "batch.completed"     // Subject the batch, Queue its callback's, JobID the callback job
+	EvChainCompleted       = "chain.completed"     // Subject the chain, Queue and JobID its last step's, Detail ChainSucceeded…
+	EvScheduleFired        = "schedule.fired"      // Subject the schedule, Queue its, JobID the job it made (or the one holding its key)
+	EvQueuePaused          = "queue.paused"        // Subject and Queue the queue
+	EvQueuePushDisabled    = "queue.push_disabled" // Subject and Queue the queue, Detail the reason
+	EvWebhookDisabled      = "webhook.disabled"    // Subject the endpoint, Detail the reason
+	ChainSucceeded         = "succeeded"           // its last step completed
+	ChainExited            = "exited"              // a step's ack stopped it (step_status exit)
+	ChainFailed            = "failed"              // a step died
+	ChainCancelled         = "cancelled"           // a step was cancelled, or deleted unfinished
+	eventLogWideMarker     = 1
+	eventLogDetailedMarker = 2
+	eventLogStartLenWide   = 9
 )
 
 // IsJob reports whether ev is a job's event.
@@ -60,6 +68,7 @@ func (e *Engine) logEvent(tx *replica.Tx, ns string, ev Event) {
 	ev.At = tx.Now.UnixNano()
 	l.buf = appendEvent(l.buf[:0], &ev)
 	must(tx.Set(keys.Event(ns, seq), l.buf, nil))
+	e.countEvents(tx, ns, 1)
 }
 
 // applyEventLogStartWide switches the log on (as EventLogStart, when it
@@ -74,10 +83,54 @@ func (e *Engine) applyEventLogStartWide(tx *replica.Tx, _ *EventLogStartCmd) (re
 	}
 	tx.MarkDirty()
 	l.wide = true
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenWide), l.start)
-	must(tx.Set(keys.EventLogStart(), append(v, eventLogWideMarker), nil))
+	l.writeEventStart(tx)
 	tx.AfterCommit(func() { l.liveWide.Store(true) })
 	return replica.None{}, nil
 }
 
 func must2[T any](_ T, err error) { must(err) }
+
+// applyEventLogStartDetailed makes the log detailed, wide (and on) first
+// when it is not (a no-op once it is).
+func (e *Engine) applyEventLogStartDetailed(tx *replica.Tx, _ *EventLogStartCmd) (replica.None, error) {
+	l := e.events
+	if l.on(tx) && l.detailed {
+		return replica.None{}, nil
+	}
+	must2(e.applyEventLogStartWide(tx, &EventLogStartCmd{}))
+	tx.MarkDirty()
+	l.detailed = true
+	l.writeEventStart(tx)
+	tx.AfterCommit(func() { l.liveDetailed.Store(true) })
+	return replica.None{}, nil
+}
+
+// eventLogLevel is the byte after the log's start: 0 (job events only),
+// eventLogWideMarker or eventLogDetailedMarker.
+func eventLogLevel(r pebble.Reader) byte {
+	v, closer, err := r.Get(keys.EventLogStart())
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0
+	}
+	must(err)
+	defer closer.Close()
+	if len(v) < eventLogStartLenWide {
+		return 0
+	}
+	return v[8]
+}
+
+// EventLogDetailed reports whether EventLogStartDetailed applied.
+func (e *Engine) EventLogDetailed(r pebble.Reader) bool {
+	if e.events.liveDetailed.Load() {
+		return true
+	}
+	d := eventLogLevel(r) >= eventLogDetailedMarker
+	if d {
+		e.events.liveDetailed.Store(true)
+	}
+	return d
+}
+
+// detailed reports whether this apply writes the details (tx's state).
+func (e *Engine) detailed(tx *replica.Tx) bool { return e.events.on(tx) && e.events.detailed }

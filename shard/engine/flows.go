@@ -45,7 +45,8 @@ func (e *Engine) flowObserver(tx *replica.Tx, ns string, j *job.Job, from job.St
 // unfinished job will now never finish, so it counts as failed: in its
 // batch (which may then fire its callback) and for the held jobs that
 // depend on it (cancelled, or released under on_dependency_failure
-// "run"). A chain whose unfinished step is deleted stops there. The
+// "run"). A chain whose unfinished step is deleted stops there, and
+// ends cancelled once the event log is detailed. The
 // reverse edges a held job left on its dependencies are deleted with it.
 func (e *Engine) settleRemoved(tx *replica.Tx, ns string, j *job.Job) {
 	if j.State == job.Held {
@@ -58,6 +59,9 @@ func (e *Engine) settleRemoved(tx *replica.Tx, ns string, j *job.Job) {
 	}
 	if j.BatchID != "" && !j.Flow.Has(job.FlowBatchCounted) {
 		e.countBatchMember(tx, ns, j)
+	}
+	if j.ChainID != "" && e.detailed(tx) {
+		e.chainEnded(tx, ns, j, ChainCancelled)
 	}
 	if j.Flow.Has(job.FlowHasDependents) {
 		e.settleDependents(tx, ns, j)

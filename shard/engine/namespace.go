@@ -83,6 +83,7 @@ func (e *Engine) applyNamespacePurge(tx *replica.Tx, c *NamespacePurgeCmd) (*Pur
 	}
 	if n > 0 {
 		must(tx.DeleteRange(p, upper, nil))
+		e.eventsDeleted(tx, c.NS, p, upper)
 	}
 	e.forgetRange(c.NS, p, upper)
 	out := &PurgeStep{Removed: n, Phase: 1}

@@ -127,6 +127,7 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 func (e *Engine) wipeNamespace(tx *replica.Tx, ns string) {
 	p := keys.Namespace(ns)
 	must(tx.DeleteRange(p, keys.PrefixEnd(p), nil))
+	e.eventsDeleted(tx, ns, p, keys.PrefixEnd(p))
 	e.forgetRange(ns, p, keys.PrefixEnd(p))
 	e.floors.forget(ns)
 	if e.usage.metering(tx) {
@@ -202,7 +203,8 @@ func IsJobKey(rel []byte) bool { return len(rel) == 1+keys.JobIDLen && rel[0] ==
 
 // restoredTimeIndexes are the time indexes the leader sweeps from a floor:
 // restored entries may lie below it.
-var restoredTimeIndexes = []byte{keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindPrune, keys.KindScheduleRun, keys.KindRecordPrune}
+var restoredTimeIndexes = []byte{keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindPrune, keys.KindScheduleRun, keys.KindRecordPrune,
+	keys.KindIdempotencyExpiry}
 
 func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) {
 	return e.endRestore(tx, c, endRestore)

@@ -72,9 +72,28 @@ var (
 	AckBatchPush = replica.Op[AckBatchCmd, []AckOutcome]{Type: 82, Name: "ack-batch.push"}
 )
 
+// The delivery log of webhook endpoints (webhook_log.go): the runner's
+// progress with what it did since its last (WebhookProgressCmd.Log,
+// metered as WebhookProgressMetered), and a test's or a redelivery's
+// attempt. An older node would drop the records, so they have numbers of
+// their own.
+var (
+	WebhookProgressLogged = replica.Op[WebhookProgressCmd, bool]{Type: 87, Name: "webhook.progress.logged"}
+	WebhookLog            = replica.Op[WebhookLogCmd, bool]{Type: 88, Name: "webhook.log"} // whether the endpoint is there
+)
+
+// EventLogStartDetailed makes the events of other things carry their
+// details (eventlog_things.go), switching the log on and wide first.
+var EventLogStartDetailed = replica.Op[EventLogStartCmd, replica.None]{Type: 89, Name: "events.start.detailed"}
+
 // EventLogStartWide makes the event log keep the events of other things
 // than jobs (eventlog_things.go), switching it on first when it is off.
 var EventLogStartWide = replica.Op[EventLogStartCmd, replica.None]{Type: 80, Name: "events.start.wide"}
+
+// EventLogStartCounted starts counting each namespace's events
+// (eventcount.go), starting the log and making it wide first when it is
+// not: the leader proposes it instead of EventLogStartWide.
+var EventLogStartCounted = replica.Op[EventLogStartCmd, replica.None]{Type: 86, Name: "events.start.counted"}
 
 // NamespaceConfigureEgress is a namespace's settings with an egress
 // allow-list (NamespaceConfig.EgressAllow) or that keep a setting
@@ -118,7 +137,11 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	FailPush.Handle(r, gated(e, e.applyFailPush))
 	AckBatchPush.Handle(r, gated(e, e.applyAckBatchPush))
 	WebhookProgressMetered.Handle(r, loopGated(e, e.applyWebhookProgressMetered))
+	WebhookProgressLogged.Handle(r, loopGated(e, e.applyWebhookProgressLogged))
+	WebhookLog.Handle(r, gated(e, e.applyWebhookLog))
+	EventLogStartDetailed.Handle(r, e.applyEventLogStartDetailed)
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
+	EventLogStartCounted.Handle(r, e.applyEventLogStartCounted)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
 	EnqueueTraced.Handle(r, gated(e, e.applyEnqueue))
 	ScheduleFireTraced.Handle(r, loopGated(e, e.applyScheduleFire))
@@ -269,9 +292,13 @@ func ScheduleFireFor(c *FireCmd) replica.Op[FireCmd, bool] {
 // isPushWorker reports whether id is the dispatcher's worker of some queue.
 func isPushWorker(id string) bool { return strings.HasPrefix(id, PushWorker("")) }
 
-// WebhookProgressFor is the op of c: with attempts to meter, the metered
-// number.
+// WebhookProgressFor is the op of c: with records for the delivery log,
+// the logged number (which meters too); with attempts to meter, the
+// metered one.
 func WebhookProgressFor(c *WebhookProgressCmd) replica.Op[WebhookProgressCmd, bool] {
+	if len(c.Log) > 0 {
+		return WebhookProgressLogged
+	}
 	if c.Attempts > 0 {
 		return WebhookProgressMetered
 	}

@@ -38,6 +38,9 @@ type WebhookRecord struct {
 	DisabledReason string `codec:"dr,omitempty"`
 	CreatedAt      int64  `codec:"ca"`
 	UpdatedAt      int64  `codec:"ua"`
+	// Logged is how many records its delivery log was ever given
+	// (webhook_log.go): the number of the newest.
+	Logged uint64 `codec:"lg,omitempty"`
 }
 
 // Delivering reports whether the leader delivers to the endpoint.
@@ -86,6 +89,9 @@ type WebhookProgressCmd struct {
 	Disable      bool   `codec:"d,omitempty"`
 	Reason       string `codec:"r,omitempty"`
 	Attempts     int    `codec:"n,omitempty"`
+	// Log is what the leader's runner did since its last record, for the
+	// delivery log (under WebhookProgressLogged only).
+	Log []WebhookAttempt `codec:"l,omitempty"`
 }
 
 func (c *WebhookProgressCmd) namespace() string { return c.NS }
@@ -103,7 +109,7 @@ func (e *Engine) applyWebhookCreate(tx *replica.Tx, c *WebhookCmd) (*WebhookReco
 	}
 	w := c.Hook
 	w.Cursor = tx.Index<<EventSeqBits | eventSeqMask
-	w.FailingSince, w.DisabledAt, w.DisabledReason = 0, 0, ""
+	w.FailingSince, w.DisabledAt, w.DisabledReason, w.Logged = 0, 0, "", 0
 	w.CreatedAt, w.UpdatedAt = tx.Now.UnixNano(), tx.Now.UnixNano()
 	registerNamespace(tx, c.NS)
 	putWebhook(tx, c.NS, &w)
@@ -127,10 +133,12 @@ func (e *Engine) applyWebhookUpdate(tx *replica.Tx, c *WebhookCmd) (*WebhookReco
 }
 
 func (e *Engine) applyWebhookDelete(tx *replica.Tx, c *WebhookIDCmd) (replica.None, error) {
-	if _, ok := ReadWebhook(tx, c.NS, c.ID); !ok {
+	w, ok := ReadWebhook(tx, c.NS, c.ID)
+	if !ok {
 		return replica.None{}, webhookNotFound(c.ID)
 	}
 	must(tx.Delete(keys.Webhook(c.NS, c.ID), nil))
+	dropDeliveryLog(tx, c.NS, w)
 	return replica.None{}, nil
 }
 

@@ -34,7 +34,9 @@ var kindNames = map[byte]string{
 	'T': "tag search index", 'A': "batch search index", 'o': "bulk operation", 'y': "record prune index",
 	'c': "namespace settings", 'w': "signing keys", 'f': "keyed pending index", 'g': "keyed group", 'k': "key active count",
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
-	'v': "event", 'V': "event log floor", 'h': "webhook endpoint",
+	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
+	'H': "webhook delivery log",
+	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 }
 
 func goldenFamilies() []family {
@@ -69,7 +71,9 @@ func kindCases() []*gcase {
 		{"KindKeyedPending", KindKeyedPending, 'f'}, {"KindKeyedGroup", KindKeyedGroup, 'g'},
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
 		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'}, {"KindSigningKeys", KindSigningKeys, 'w'},
-		{"KindWebhook", KindWebhook, 'h'},
+		{"KindWebhook", KindWebhook, 'h'}, {"KindWebhookDelivery", KindWebhookDelivery, 'H'},
+		{"KindIdempotency", KindIdempotency, 'i'},
+		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -89,6 +93,13 @@ func recordCases() []*gcase {
 		kc("Webhook", Webhook(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'h'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G")),
 		kc("WebhookPrefix", WebhookPrefix(ns), "ns", ns).is(head(ns, 'h')),
+		kc("WebhookDeliveries", WebhookDeliveries(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
+			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep()),
+		kc("WebhookDelivery", WebhookDelivery(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", 51), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", "n", 51).
+			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep(), be64("record number", 51)),
+		kc("Idempotency", Idempotency(ns, "order-42"), "ns", ns, "key", "order-42").
+			is(head(ns, 'i'), text("Idempotency-Key", "order-42")),
+		kc("IdempotencyCount", IdempotencyCount(ns), "ns", ns).is(head(ns, 'K')),
 		kc("Job", Job(ns, gJob), "ns", ns, "id", gJob).is(head(ns, 'j'), text("job id", gJob)),
 		kc("AppendJob", AppendJob([]byte("buf:"), ns, gJob), "b", "buf:", "ns", ns, "id", gJob).
 			is(text("bytes already in b", "buf:"), head(ns, 'j'), text("job id", gJob)).
@@ -230,6 +241,21 @@ func timeCases() []*gcase {
 				require.Error(t, err, "the bare prefix")
 			}))
 	}
+	// Idempotency records by expiry: time order, then the key.
+	cs = append(cs, kc("IdempotencyExpiryIndex", IdempotencyExpiryIndex(ns), "ns", ns).is(head(ns, 'I')))
+	at := gCreated + int64(24*time.Hour)
+	cs = append(cs, kc("IdempotencyExpiry", IdempotencyExpiry(ns, at, "order-42"), "ns", ns, "at", at, "key", "order-42").
+		is(head(ns, 'I'), be64("expires_at", at), text("Idempotency-Key", "order-42")).
+		parse("ParseIdempotencyExpiry", func(t *testing.T, key []byte) {
+			gotAt, gotKey, err := ParseIdempotencyExpiry(ns, key)
+			require.NoError(t, err)
+			require.Equal(t, at, gotAt)
+			require.Equal(t, "order-42", gotKey)
+			_, _, err = ParseIdempotencyExpiry(ns, RecordPruneEntry(ns, at, gBatch))
+			require.Error(t, err, "a record prune key")
+			_, _, err = ParseIdempotencyExpiry(ns, IdempotencyExpiryIndex(ns))
+			require.Error(t, err, "the bare prefix")
+		}))
 	return cs
 }
 
@@ -366,14 +392,14 @@ func eventCases() []*gcase {
 	for _, k := range []struct {
 		name      string
 		got, want byte
-	}{{"KindEvent", KindEvent, 'v'}, {"KindEventFloor", KindEventFloor, 'V'}} {
+	}{{"KindEvent", KindEvent, 'v'}, {"KindEventFloor", KindEventFloor, 'V'}, {"KindEventRetention", KindEventRetention, 'E'}, {"KindEventCount", KindEventCount, 'n'}} {
 		c.key = append(c.key, k.got)
 		c.parts = append(c.parts, part{fmt.Sprintf("%s '%c' (%s)", k.name, k.want, kindNames[k.want]), []byte{k.want}})
 		c.covers = append(c.covers, k.name)
 	}
 	c.parse("distinct from the other kinds", func(t *testing.T, _ []byte) {
 		for _, k := range kindCases()[0].key {
-			require.NotContains(t, []byte{KindEvent, KindEventFloor}, k)
+			require.NotContains(t, []byte{KindEvent, KindEventFloor, KindEventRetention, KindEventCount}, k)
 		}
 	})
 	return []*gcase{
@@ -390,10 +416,14 @@ func eventCases() []*gcase {
 			parse("IsEvent", func(t *testing.T, key []byte) {
 				require.True(t, IsEvent(key[len(Namespace(ns)):]))
 				require.True(t, IsEvent(EventFloor(ns)[len(Namespace(ns)):]))
+				require.True(t, IsEvent(EventRetention(ns)[len(Namespace(ns)):]))
+				require.True(t, IsEvent(EventCount(ns)[len(Namespace(ns)):]))
 				require.False(t, IsEvent(Job(ns, gJob)[len(Namespace(ns)):]))
 				require.False(t, IsEvent(nil))
 			}),
 		kc("EventFloor", EventFloor(ns), "ns", ns).is(head(ns, 'V')),
+		kc("EventRetention", EventRetention(ns), "ns", ns).is(head(ns, 'E')),
+		kc("EventCount", EventCount(ns), "ns", ns).is(head(ns, 'n')),
 		kc("EventLogStart", EventLogStart()).is(part{"event log start 01 'L'", []byte{0x01, 'L'}}),
 	}
 }

@@ -92,6 +92,7 @@ const (
 	KindNamespaceConfig byte = 'c' // NamespaceConfig: the namespace's own settings
 	KindSigningKeys     byte = 'w' // SigningKeys: the namespace's webhook signing keys
 	KindWebhook         byte = 'h' // Webhook: one lifecycle webhook endpoint, by id
+	KindWebhookDelivery byte = 'H' // WebhookDelivery: an endpoint's delivery log, by attempt number
 
 	// Keyed fairness: pending jobs with a fairness or concurrency key are
 	// kept out of the pending index, in groups a fetch takes turns over.
@@ -100,6 +101,13 @@ const (
 	KindKeyActive    byte = 'k'
 
 	KindUnfinished byte = 'P' // Unfinished: the namespace's count of jobs not finished
+
+	// Idempotency keys: a creating request's record by its key, the same
+	// records by expiry (the leader's sweep and the eviction past the
+	// bound walk it oldest first), and their count.
+	KindIdempotency       byte = 'i' // Idempotency: one Idempotency-Key's record
+	KindIdempotencyExpiry byte = 'I' // IdempotencyExpiry: the records by expiry, then key
+	KindIdempotencyCount  byte = 'K' // IdempotencyCount: the namespace's count of records
 )
 
 // registryPrefix starts the shard-wide namespace registry. It sorts before
@@ -145,6 +153,19 @@ func Webhook(ns, id string) []byte {
 
 // WebhookPrefix is the prefix of every webhook endpoint of ns.
 func WebhookPrefix(ns string) []byte { return kindPrefix(ns, KindWebhook, 0) }
+
+// WebhookDeliveries is the prefix of one endpoint's delivery log, its
+// records in the order they were written.
+func WebhookDeliveries(ns, id string) []byte {
+	b := append(kindPrefix(ns, KindWebhookDelivery, len(id)+1+8), id...)
+	return append(b, 0)
+}
+
+// WebhookDelivery is the key of the n-th record of an endpoint's delivery
+// log (n counts from 1 over the endpoint's life).
+func WebhookDelivery(ns, id string, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(WebhookDeliveries(ns, id), n)
+}
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {
@@ -609,3 +630,31 @@ func ParseRecordPrune(ns string, key []byte) (at int64, id string, err error) {
 	rest := key[len(p):]
 	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
 }
+
+// Idempotency is the key of namespace ns's record of an Idempotency-Key.
+func Idempotency(ns, key string) []byte {
+	return append(kindPrefix(ns, KindIdempotency, len(key)), key...)
+}
+
+// IdempotencyExpiryIndex is the prefix of ns's records by expiry.
+func IdempotencyExpiryIndex(ns string) []byte { return kindPrefix(ns, KindIdempotencyExpiry, 8+64) }
+
+// IdempotencyExpiry is the key of a record in the expiry index: when it
+// expires, then its Idempotency-Key.
+func IdempotencyExpiry(ns string, at int64, key string) []byte {
+	b := binary.BigEndian.AppendUint64(IdempotencyExpiryIndex(ns), uint64(at))
+	return append(b, key...)
+}
+
+// ParseIdempotencyExpiry splits an expiry index key into its time and key.
+func ParseIdempotencyExpiry(ns string, k []byte) (at int64, key string, err error) {
+	p := IdempotencyExpiryIndex(ns)
+	if !bytes.HasPrefix(k, p) || len(k) <= len(p)+8 {
+		return 0, "", fmt.Errorf("keys: %q is not an idempotency expiry key of %s", k, ns)
+	}
+	rest := k[len(p):]
+	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
+}
+
+// IdempotencyCount is the key of ns's count of idempotency records.
+func IdempotencyCount(ns string) []byte { return kindPrefix(ns, KindIdempotencyCount, 0) }

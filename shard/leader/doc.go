@@ -6,5 +6,7 @@
 // re-checked by its handler against the state and the entry's clock, so a
 // loop racing a leader change, a worker's ack or a repeated tick does no
 // harm. The loops decide when; shard/service and shard/engine decide
-// what.
+// what. Follow is the same rule for the leader's fleets of workers (a
+// push runner per push queue, a webhook runner per endpoint): they run
+// while this node leads, and stop within a rescan once it does not.
 package leader

@@ -10,16 +10,24 @@ import (
 // namespace; a longer backlog is trimmed over the next rounds.
 const eventTrimStep = 10_000
 
-// sweepEvents starts the event log, wide (engine.EventLogStartWide), when
-// this node leads a shard whose log is off or keeps job events only
-// (before anything the loops propose changes a job), then every
-// EventTrimInterval trims each namespace's log to EventRetention: the
-// leader picks the point from its own state (engine.EventTrimPoint) and
-// proposes it, so every member deletes the same events.
+// sweepEvents starts the event log, wide and detailed
+// (engine.EventLogStartDetailed) and counted (engine.EventLogStartCounted),
+// when this node leads a shard whose log is off or is not yet all of
+// these (before anything the loops propose changes a job), then every
+// EventTrimInterval trims each namespace's log to its retention: its
+// plan's, recorded first when a request said otherwise
+// (service.EventRetention), else EventRetention. The leader picks the
+// point from its own state (engine.EventTrimPoint) and proposes it, so
+// every member deletes the same events.
 func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	db := l.node.DB()
-	if !l.eng.EventLogWide(db) {
-		if _, err := engine.EventLogStartWide.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
+	if !l.eng.EventLogDetailed(db) {
+		if _, err := engine.EventLogStartDetailed.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
+	if !l.eng.EventLogCounted(db) {
+		if _, err := engine.EventLogStartCounted.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
 			return err
 		}
 	}
@@ -30,7 +38,15 @@ func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 		if l.eng.Fenced(db, ns, now) {
 			continue // a move holds it: the trim would be refused
 		}
-		through, ok := engine.EventTrimPoint(db, ns, l.cfg.EventRetention, now, eventTrimStep)
+		ret, err := l.svc.EventRetention(ctx, ns, l.cfg.EventRetention)
+		if err != nil {
+			l.cfg.Logger.Warn("shard event log retention", "ns", ns, "err", err) // trimmed by the record meanwhile
+		}
+		count, counted := l.eng.EventCount(db, ns)
+		if !counted {
+			count = -1
+		}
+		through, ok := engine.EventTrimPoint(db, ns, ret, now, eventTrimStep, count)
 		if !ok {
 			continue
 		}

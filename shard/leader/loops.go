@@ -20,12 +20,15 @@ type Config struct {
 	UsageInterval time.Duration // how often usage is swept (engine.UsageSweep); default 10s
 	BulkInterval  time.Duration // how often running bulk operations are looked for; default 1s
 	// EventTrimInterval is how often each namespace's event log is
-	// trimmed to EventRetention (engine.EventTrim); default 10s.
+	// trimmed to its plan's retention (engine.EventTrim); default 10s.
 	EventTrimInterval time.Duration
-	EventRetention    engine.EventRetention // default engine.DefaultEventRetention
-	RestoreIdle       time.Duration         // a restore nothing drives is aborted after this long without a chunk; default 10m
-	Clock             clockwork.Clock       // default the real clock
-	Logger            *slog.Logger          // default slog.Default()
+	// EventRetention is the retention of a namespace whose plan never
+	// said one (service.EventRetention); default
+	// engine.DefaultEventRetention.
+	EventRetention engine.EventRetention
+	RestoreIdle    time.Duration   // a restore nothing drives is aborted after this long without a chunk; default 10m
+	Clock          clockwork.Clock // default the real clock
+	Logger         *slog.Logger    // default slog.Default()
 }
 
 func (c Config) withDefaults() Config {

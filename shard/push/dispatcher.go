@@ -12,6 +12,7 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/shard/leader"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
@@ -62,7 +63,6 @@ type Dispatcher struct {
 	svc     *service.Service
 	workers *live.Workers
 
-	runs map[qkey]*runner // scan loop only
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -71,7 +71,7 @@ type qkey struct{ ns, queue string }
 
 // Start starts the dispatcher; Stop ends it.
 func Start(cfg Config, node *replica.Node, svc *service.Service, workers *live.Workers) *Dispatcher {
-	d := &Dispatcher{cfg: cfg.withDefaults(), node: node, svc: svc, workers: workers, runs: map[qkey]*runner{}, stop: make(chan struct{})}
+	d := &Dispatcher{cfg: cfg.withDefaults(), node: node, svc: svc, workers: workers, stop: make(chan struct{})}
 	d.wg.Add(1)
 	go d.loop()
 	return d
@@ -89,39 +89,17 @@ func (d *Dispatcher) Stop() {
 	d.wg.Wait()
 }
 
+// loop runs a runner per push queue while this node leads.
 func (d *Dispatcher) loop() {
 	defer d.wg.Done()
-	t := d.cfg.Clock.NewTicker(d.cfg.Scan)
-	defer t.Stop()
-	for {
-		want := map[qkey]*engine.PushConfig{}
-		if d.node.IsLeader() {
-			want = pushQueues(d.node.DB())
-		}
-		d.reconcile(want)
-		select {
-		case <-d.stop:
-			d.reconcile(nil)
-			return
-		case <-t.Chan():
-		}
-	}
-}
-
-// reconcile starts a runner per wanted queue, restarts one whose settings
-// changed, and stops the rest.
-func (d *Dispatcher) reconcile(want map[qkey]*engine.PushConfig) {
-	for k, r := range d.runs {
-		if p, ok := want[k]; !ok || !samePush(p, r.push) {
-			r.close()
-			delete(d.runs, k)
-		}
-	}
-	for k, p := range want {
-		if _, ok := d.runs[k]; !ok {
-			d.runs[k] = d.startRunner(k, p)
-		}
-	}
+	leader.Follow[qkey, *engine.PushConfig]{
+		Every: d.cfg.Scan, Clock: d.cfg.Clock, Leads: d.node.IsLeader,
+		Want: func() map[qkey]*engine.PushConfig { return pushQueues(d.node.DB()) },
+		Same: samePush,
+		Start: func(k qkey, p *engine.PushConfig) func() {
+			return d.startRunner(k, p).close
+		},
+	}.Run(d.stop)
 }
 
 // pushQueues reads every queue whose push is on.

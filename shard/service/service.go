@@ -65,8 +65,11 @@ type Service struct {
 	bulkKick chan struct{} // tells the leader's bulk loop of a new operation
 	driving  sync.Map      // tokens of the restores this node's Restore is writing
 	moves    moveSessions  // the leader's live move sessions (move.go)
-	stop     chan struct{} // closed by Close: parked fetches give up
-	stopOnce sync.Once
+	// retention is what each namespace's plan last said of its event log
+	// (eventretention.go).
+	retention retentionWants
+	stop      chan struct{} // closed by Close: parked fetches give up
+	stopOnce  sync.Once
 }
 
 // New returns a service over the engine, its node and the node's waiters.

@@ -74,8 +74,8 @@ func (s *Service) Usage(since, cursor, limit string) (*wire.UsagePage, error) {
 // event log (the leader's loop does too, at its first tick), so no job of
 // a new shard goes uncounted and no change of it goes unlogged.
 func (s *Service) meter(ctx context.Context) error {
-	if !s.eng.EventLogWide(s.node.DB()) {
-		if _, err := engine.EventLogStartWide.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
+	if !s.eng.EventLogDetailed(s.node.DB()) {
+		if _, err := engine.EventLogStartDetailed.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
 			return err
 		}
 	}

@@ -39,12 +39,12 @@ func (s *Service) CreateWebhook(ctx context.Context, ns string, r *wire.WebhookR
 		secret = k.Secret
 		w.Secrets = []engine.SigningKey{k}
 	}
-	rec, err := engine.WebhookCreate.Propose(ctx, s.node, &engine.WebhookCmd{NS: ns, Hook: *w})
+	rec, echo, err := propose(ctx, s, ns, engine.WebhookCreate, &engine.WebhookCmd{NS: ns, Hook: *w}, []byte(secret))
 	if err != nil {
 		return nil, err
 	}
 	v := WebhookView(rec)
-	v.Secret = secret
+	v.Secret = string(echo) // a replay's is the first answer's
 	return v, nil
 }
 
@@ -263,4 +263,23 @@ func WebhookWants(w *engine.WebhookRecord, name, queue string) bool {
 		}
 	}
 	return false
+}
+
+// WebhookDeliveries answers GET /api/v1/webhooks/{id}/deliveries from
+// this node's applied state: the endpoint's delivery log, newest first.
+func (s *Service) WebhookDeliveries(ns, id string) (*wire.WebhookDeliveryList, error) {
+	if _, err := s.readWebhook(ns, id); err != nil {
+		return nil, err
+	}
+	out := &wire.WebhookDeliveryList{Deliveries: []wire.WebhookDelivery{}}
+	for _, a := range engine.ReadDeliveryLog(s.node.DB(), ns, id) {
+		out.Deliveries = append(out.Deliveries, DeliveryView(&a))
+	}
+	return out, nil
+}
+
+// DeliveryView is a delivery log record as the API shows it.
+func DeliveryView(a *engine.WebhookAttempt) wire.WebhookDelivery {
+	return wire.WebhookDelivery{EventID: a.EventID, Type: a.Type, At: time.Unix(0, a.At).UTC(), Status: a.Status,
+		LatencyMs: float64(a.LatencyUs) / 1000, Error: a.Error, Attempt: a.Attempt, OK: a.OK}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/leader"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
@@ -73,12 +74,10 @@ type Deliverer struct {
 	svc    *service.Service
 	events *live.Events
 
-	runs map[hkey]*runner // scan loop only
 	stop chan struct{}
 	wg   sync.WaitGroup
 
 	mu     sync.Mutex
-	logs   map[hkey]*deliveryLog
 	egress map[string]egressRead // namespace → its allow-list as last read
 }
 
@@ -86,8 +85,8 @@ type hkey struct{ ns, id string }
 
 // Start starts the deliverer; Stop ends it.
 func Start(cfg Config, node *replica.Node, svc *service.Service, events *live.Events) *Deliverer {
-	d := &Deliverer{cfg: cfg.withDefaults(), node: node, svc: svc, events: events, runs: map[hkey]*runner{},
-		stop: make(chan struct{}), logs: map[hkey]*deliveryLog{}, egress: map[string]egressRead{}}
+	d := &Deliverer{cfg: cfg.withDefaults(), node: node, svc: svc, events: events,
+		stop: make(chan struct{}), egress: map[string]egressRead{}}
 	d.wg.Add(1)
 	go d.loop()
 	return d
@@ -105,23 +104,18 @@ func (d *Deliverer) Stop() {
 	d.wg.Wait()
 }
 
+// loop runs a runner per delivering endpoint while this node leads; a
+// settings change restarts it (the old one records its progress first).
 func (d *Deliverer) loop() {
 	defer d.wg.Done()
-	t := d.cfg.Clock.NewTicker(d.cfg.Scan)
-	defer t.Stop()
-	for {
-		want := map[hkey]*engine.WebhookRecord{}
-		if d.node.IsLeader() {
-			want = d.endpoints()
-		}
-		d.reconcile(want)
-		select {
-		case <-d.stop:
-			d.reconcile(nil)
-			return
-		case <-t.Chan():
-		}
-	}
+	leader.Follow[hkey, *engine.WebhookRecord]{
+		Every: d.cfg.Scan, Clock: d.cfg.Clock, Leads: d.node.IsLeader,
+		Want: d.endpoints,
+		Same: func(a, b *engine.WebhookRecord) bool { return a.UpdatedAt == b.UpdatedAt },
+		Start: func(k hkey, w *engine.WebhookRecord) func() {
+			return d.startRunner(k, w).close
+		},
+	}.Run(d.stop)
 }
 
 // endpoints reads every endpoint the leader delivers to.
@@ -138,76 +132,9 @@ func (d *Deliverer) endpoints() map[hkey]*engine.WebhookRecord {
 	return out
 }
 
-// reconcile starts a runner per wanted endpoint, restarts one whose
-// settings changed (the old one records its progress first), and stops
-// the rest; the logs of endpoints gone are dropped.
-func (d *Deliverer) reconcile(want map[hkey]*engine.WebhookRecord) {
-	for k, r := range d.runs {
-		if w, ok := want[k]; !ok || w.UpdatedAt != r.hook.UpdatedAt {
-			r.close()
-			delete(d.runs, k)
-		}
-	}
-	for k, w := range want {
-		if _, ok := d.runs[k]; !ok {
-			d.runs[k] = d.startRunner(k, w)
-		}
-	}
-	if want == nil {
-		return
-	}
-	d.mu.Lock()
-	for k := range d.logs {
-		if _, ok := engine.ReadWebhook(d.node.DB(), k.ns, k.id); !ok {
-			delete(d.logs, k)
-		}
-	}
-	d.mu.Unlock()
-}
-
-// deliveryLog is the last attempts of one endpoint, a ring.
-type deliveryLog struct {
-	items []wire.WebhookDelivery
-	next  int
-}
-
-func (d *Deliverer) record(k hkey, a wire.WebhookDelivery) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	l := d.logs[k]
-	if l == nil {
-		l = &deliveryLog{}
-		d.logs[k] = l
-	}
-	if len(l.items) < wire.WebhookDeliveryLogSize {
-		l.items = append(l.items, a)
-		return
-	}
-	l.items[l.next] = a
-	l.next = (l.next + 1) % len(l.items)
-}
-
-// Deliveries answers GET /api/v1/webhooks/{id}/deliveries: this leader's
-// last attempts, newest first.
-func (d *Deliverer) Deliveries(ns, id string) (*wire.WebhookDeliveryList, error) {
-	if _, err := d.svc.WebhookRecord(ns, id); err != nil {
-		return nil, err
-	}
-	out := &wire.WebhookDeliveryList{Deliveries: []wire.WebhookDelivery{}}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if l := d.logs[hkey{ns, id}]; l != nil {
-		n := len(l.items)
-		for i := range n {
-			out.Deliveries = append(out.Deliveries, l.items[(l.next+n-1-i)%n])
-		}
-	}
-	return out, nil
-}
-
 // Test answers POST /api/v1/webhooks/{id}/test: one dev.jobbie.test
 // event, sent now whatever the endpoint subscribes to; the attempt is
-// logged and answered.
+// logged (logNow) and answered.
 func (d *Deliverer) Test(ctx context.Context, ns, id string) (*wire.WebhookDelivery, error) {
 	w, err := d.svc.WebhookRecord(ns, id)
 	if err != nil {
@@ -217,6 +144,7 @@ func (d *Deliverer) Test(ctx context.Context, ns, id string) (*wire.WebhookDeliv
 	ce := &wire.CloudEvent{SpecVersion: "1.0", ID: d.svc.NewID("test_"), Source: sourceOf(ns), Type: wire.WebhookTestType,
 		Time: now.UTC(), DataContentType: "application/json", Data: []byte(`{"message":"a test delivery from Jobbie"}`)}
 	a := d.send(ctx, ns, w, ce, 1)
+	d.logNow(ctx, ns, id, a)
 	return &a, nil
 }
 
@@ -245,5 +173,27 @@ func (d *Deliverer) Redeliver(ctx context.Context, ns, id, eventID string) (*wir
 		return nil, apierr.New(apierr.NotFound, "event %s is not in the namespace's event log (never, or trimmed by retention)", eventID)
 	}
 	a := d.send(ctx, ns, w, d.cloudEvent(ns, &evs[0]), 1)
+	d.logNow(ctx, ns, id, a)
 	return &a, nil
+}
+
+// logNow adds a test's or a redelivery's attempt to the endpoint's
+// delivery log before it is answered. If this node lost the lead
+// meanwhile the attempt was made but stays out of the log; the answer
+// still shows it.
+func (d *Deliverer) logNow(ctx context.Context, ns, id string, a wire.WebhookDelivery) {
+	// The attempt was made: log it even if the caller has gone.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	c := &engine.WebhookLogCmd{NS: ns, ID: id, Log: []engine.WebhookAttempt{attemptOf(&a)}}
+	if _, err := engine.WebhookLog.Propose(ctx, d.node, c); err != nil {
+		d.cfg.Logger.Warn("webhooks: delivery log", "namespace", ns, "webhook", id, "err", err)
+	}
+}
+
+// attemptOf is a's delivery log record, its error cut to the bytes the
+// log keeps.
+func attemptOf(a *wire.WebhookDelivery) engine.WebhookAttempt {
+	return engine.WebhookAttempt{EventID: a.EventID, Type: a.Type, At: a.At.UnixNano(), Attempt: a.Attempt, Status: a.Status,
+		LatencyUs: int64(a.LatencyMs * 1000), Error: engine.CutDeliveryError(a.Error), OK: a.OK}
 }

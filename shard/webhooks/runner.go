@@ -27,8 +27,11 @@ type runner struct {
 	failing, recFail int64
 	lastRecord       time.Time
 	// attempts are the deliveries sent since the last record, metered
-	// by it (webhook_deliveries); a leader change loses at most these.
+	// by it (webhook_deliveries), and log what they were (with the
+	// runner's notes) for the delivery log; a leader change loses at
+	// most these.
 	attempts int
+	log      []engine.WebhookAttempt
 }
 
 func (d *Deliverer) startRunner(k hkey, w *engine.WebhookRecord) *runner {
@@ -55,7 +58,7 @@ func (r *runner) run() {
 		evs, missed, skipTo := r.d.events.Read(r.k.ns, r.cursor, 100, buf[:0])
 		buf = evs
 		if missed {
-			r.d.record(r.k, wire.WebhookDelivery{At: r.d.cfg.Clock.Now().UTC(),
+			r.note(wire.WebhookDelivery{At: r.d.cfg.Clock.Now().UTC(),
 				Error: fmt.Sprintf("events after %d were trimmed from the log before they were delivered; resuming after %d", r.cursor, skipTo)})
 			r.cursor = skipTo
 		}
@@ -89,7 +92,7 @@ func (r *runner) run() {
 func (r *runner) sameShard() {
 	if end := r.d.node.AppliedIndex()<<engine.EventSeqBits | (1<<engine.EventSeqBits - 1); r.cursor > end {
 		latest := r.d.events.Latest(r.k.ns)
-		r.d.record(r.k, wire.WebhookDelivery{At: r.d.cfg.Clock.Now().UTC(),
+		r.note(wire.WebhookDelivery{At: r.d.cfg.Clock.Now().UTC(),
 			Error: fmt.Sprintf("the cursor %d is of another shard's log (the namespace moved or was restored here); resuming after %d", r.cursor, latest)})
 		r.cursor = latest
 	}
@@ -106,6 +109,7 @@ func (r *runner) deliver(ev *engine.Event) bool {
 			return false // stopping: the next runner or leader sends it again
 		}
 		r.attempts++
+		r.note(a)
 		now := r.d.cfg.Clock.Now()
 		if a.OK {
 			if r.failing != 0 {
@@ -127,7 +131,7 @@ func (r *runner) deliver(ev *engine.Event) bool {
 			return false
 		}
 		if now.Sub(first) >= r.d.cfg.RetryWindow {
-			r.d.record(r.k, wire.WebhookDelivery{EventID: ce.ID, Type: ce.Type, At: now.UTC(), Attempt: attempt,
+			r.note(wire.WebhookDelivery{EventID: ce.ID, Type: ce.Type, At: now.UTC(), Attempt: attempt,
 				Error: fmt.Sprintf("given up after %d attempts over %s", attempt, r.d.cfg.RetryWindow)})
 			return true
 		}
@@ -154,13 +158,13 @@ func (r *runner) backoff(attempt int) time.Duration {
 // disable). A refusal (no longer leader) is left: the scan stops this
 // runner and the next leader starts from what was recorded.
 func (r *runner) progress(disable bool, reason string) {
-	if !disable && r.cursor == r.recorded && r.failing == r.recFail && r.attempts == 0 {
+	if !disable && r.cursor == r.recorded && r.failing == r.recFail && r.attempts == 0 && len(r.log) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c := &engine.WebhookProgressCmd{NS: r.k.ns, ID: r.k.id, Updated: r.hook.UpdatedAt, Cursor: r.cursor,
-		FailingSince: r.failing, Disable: disable, Reason: reason, Attempts: r.attempts}
+		FailingSince: r.failing, Disable: disable, Reason: reason, Attempts: r.attempts, Log: r.log}
 	if _, err := engine.WebhookProgressFor(c).Propose(ctx, r.d.node, c); err != nil {
 		if r.d.node.IsLeader() {
 			r.d.cfg.Logger.Warn("webhooks: progress", "namespace", r.k.ns, "webhook", r.k.id, "err", err)
@@ -169,4 +173,14 @@ func (r *runner) progress(disable bool, reason string) {
 	}
 	r.recorded, r.recFail, r.lastRecord = c.Cursor, c.FailingSince, r.d.cfg.Clock.Now()
 	r.attempts -= c.Attempts
+	r.log = r.log[:copy(r.log, r.log[len(c.Log):])]
+}
+
+// note keeps a for the delivery log's next record, the newest
+// wire.WebhookDeliveryLogSize at most (the log keeps no more).
+func (r *runner) note(a wire.WebhookDelivery) {
+	if len(r.log) == wire.WebhookDeliveryLogSize {
+		r.log = r.log[:copy(r.log, r.log[1:])]
+	}
+	r.log = append(r.log, attemptOf(&a))
 }

@@ -44,6 +44,9 @@ func thingData(ev *engine.Event) wire.WebhookThingData {
 	switch ev.Type {
 	case engine.EvBatchCompleted:
 		d.BatchID, d.Status = ev.Subject, ev.Detail
+		if c := ev.Counts; len(c) >= 4 {
+			d.Counts = &wire.WebhookBatchCounts{Jobs: c[0], Succeeded: c[1], Failed: c[2], Cancelled: c[3]}
+		}
 	case engine.EvChainCompleted:
 		d.ChainID, d.Status = ev.Subject, ev.Detail
 	case engine.EvScheduleFired:
@@ -59,12 +62,11 @@ func thingData(ev *engine.Event) wire.WebhookThingData {
 func sourceOf(ns string) string { return "/namespaces/" + ns }
 
 // send makes one attempt to deliver ce to w, signed with the namespace's
-// keys (v1a) and w's secrets (v1), and logs it. A host off the
+// keys (v1a) and w's secrets (v1); the caller logs it. A host off the
 // namespace's egress allow-list is a failed attempt whose error says so.
 func (d *Deliverer) send(ctx context.Context, ns string, w *engine.WebhookRecord, ce *wire.CloudEvent, attempt int) wire.WebhookDelivery {
 	start := d.cfg.Clock.Now()
 	a := wire.WebhookDelivery{EventID: ce.ID, Type: ce.Type, At: start.UTC(), Attempt: attempt}
-	defer func() { d.record(hkey{ns, w.ID}, a) }()
 	body, err := json.Marshal(ce)
 	if err != nil {
 		a.Error = err.Error()

@@ -120,5 +120,7 @@ func printPlanTerms(w io.Writer, p *client.Plan) error {
 	} else {
 		fmt.Fprintln(w, "limits: "+strings.Join(limits, ", "))
 	}
+	hours, events := l.EventRetention()
+	fmt.Fprintf(w, "event log kept: %d h, at most %d events per namespace\n", hours, events)
 	return nil
 }

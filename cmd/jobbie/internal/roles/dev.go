@@ -30,6 +30,7 @@ type devOptions struct {
 	metricsAddr string
 	consoleDir  string
 	tunnelAddr  string
+	grpcAddr    string
 	trustPush   time.Duration // --trust-push-interval
 	certLife    time.Duration // --selfhosted-cert-validity
 	bulkSyncMax int
@@ -84,6 +85,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
+	grpcAddrFlag(f, &o.grpcAddr, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
@@ -209,7 +211,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr}
 	if err := o.limits.apply(&gwCfg); err != nil {
 		return err
 	}
@@ -230,7 +232,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	case <-ctx.Done():
 		return nil
 	}
-	printWelcome(out, files, gw.Addr(), ctl.Addr(), sh.Addr(), gw.MetricsAddr())
+	printWelcome(out, files, gw.Addr(), ctl.Addr(), sh.Addr(), gw.MetricsAddr(), gw.GRPCAddr())
 	<-ctx.Done()
 	fmt.Fprintln(out, "jobbie dev: shutting down")
 	return nil
@@ -269,7 +271,7 @@ func bootstrapKeys(ctx context.Context, ctl *control.Server, files devFiles) err
 	return writeSecretFile(files.owner, ownerKey)
 }
 
-func printWelcome(out interface{ Write([]byte) (int, error) }, files devFiles, gw, ctl, sh, metrics string) {
+func printWelcome(out interface{ Write([]byte) (int, error) }, files devFiles, gw, ctl, sh, metrics, grpc string) {
 	fmt.Fprintf(out, `Jobbie is running.
   gateway (public API):  http://%[1]s
   console:               http://%[1]s/console/ (sign in with the owner key)
@@ -281,6 +283,9 @@ func printWelcome(out interface{ Write([]byte) (int, error) }, files devFiles, g
 `, gw, ctl, sh, files.owner, files.operator, files.pki)
 	if metrics != "" {
 		fmt.Fprintf(out, "  gateway metrics:       https://%s/metrics\n", metrics)
+	}
+	if grpc != "" {
+		fmt.Fprintf(out, "  gRPC and Connect:      http://%s (h2c; docs/api/grpc.md)\n", grpc)
 	}
 	fmt.Fprintf(out, `
 Try it:

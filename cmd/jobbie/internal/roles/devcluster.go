@@ -311,6 +311,9 @@ func (c *devCluster) plan() error {
 	// The gateway knows every control node (and finds more in gossip).
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", strings.Join(ctlURLs, ","), "--name", gw.NodeID,
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
+	if c.o.grpcAddr != "" {
+		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr)
+	}
 	if c.o.tunnelAddr != "" {
 		// Self-hosted shards: every control node signs with the one
 		// self-hosted CA and names the gateway's tunnel listener, which

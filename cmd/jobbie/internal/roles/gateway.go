@@ -21,7 +21,7 @@ import (
 
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
-	tunnelAddr, selfHostedCAFile                                   string
+	tunnelAddr, selfHostedCAFile, grpcAddr                         string
 	trustPush                                                      time.Duration
 	public                                                         publicTLSFlags
 	gossip                                                         roleGossip
@@ -65,6 +65,11 @@ func (p publicTLSFlags) scheme() string {
 func (p *publicTLSFlags) flags(f *pflag.FlagSet, prefix, what string) {
 	f.StringVar(&p.cert, prefix+"-cert", "", "serve "+what+" over TLS with this certificate (PEM, reloaded when the file changes; with --"+prefix+"-key)")
 	f.StringVar(&p.key, prefix+"-key", "", "the private key of --"+prefix+"-cert")
+}
+
+// grpcAddrFlag is --grpc-addr: the gateway's gRPC and Connect listener.
+func grpcAddrFlag(f *pflag.FlagSet, v *string, how string) {
+	f.StringVar(v, "grpc-addr", "", "serve JobService and AdminService over gRPC, gRPC-Web and Connect here, host:port ("+how+"; default: not served)")
 }
 
 // trustPushFlag is --trust-push-interval, of gateways with a tunnel listener.
@@ -135,6 +140,7 @@ connection.`,
 	f.StringVar(&o.controlURL, "control", "", "control plane base URLs: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081 (required)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
+	grpcAddrFlag(f, &o.grpcAddr, "over TLS with --public-tls-cert, else h2c")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
@@ -154,7 +160,8 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 		return err
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
-		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key}
+		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key,
+		GRPCAddr: o.grpcAddr}
 	if o.trustPush <= 0 {
 		return errors.New("--trust-push-interval must be positive")
 	}
@@ -198,6 +205,9 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	fmt.Fprintf(out, "jobbie gateway: listening on %s://%s (control %s, gossip %s)\n", o.public.scheme(), gw.Addr(), o.controlURL, pool.Addr())
 	if a := gw.TunnelAddr(); a != "" {
 		fmt.Fprintf(out, "jobbie gateway: self-hosted shards' tunnels on %s\n", a)
+	}
+	if a := gw.GRPCAddr(); a != "" {
+		fmt.Fprintf(out, "jobbie gateway: gRPC and Connect (JobService, AdminService) on %s\n", a)
 	}
 	select {
 	case <-gw.Ready():

@@ -32,6 +32,14 @@ const LIMITS: [string, string][] = [
   ["monthly_executions", "Executions per month"],
 ];
 
+// The event log's retention: the plan's, else the defaults (24 h and
+// 100,000 events per namespace).
+function retention(l: Plan["limits"]): string {
+  const hours = typeof l.event_retention_hours === "number" ? l.event_retention_hours : 24;
+  const events = typeof l.event_retention_events === "number" ? l.event_retention_events : 100000;
+  return `${exact(hours)} h, at most ${exact(events)} events per namespace`;
+}
+
 export function PlanCard({ tp }: { tp: TenantPlan }) {
   const p = tp.plan;
   const enf = p.limits.monthly_executions_enforcement;
@@ -52,6 +60,9 @@ export function PlanCard({ tp }: { tp: TenantPlan }) {
             {k === "monthly_executions" && enf ? ` (${enf})` : ""}
           </KV>
         ))}
+        <KV k="Event log kept" data-limit="event_retention">
+          {retention(p.limits)}
+        </KV>
       </dl>
       {(p.included && Object.keys(p.included).length > 0) || (p.prices && Object.keys(p.prices).length > 0) ? (
         <div class="table-wrap">

@@ -1,0 +1,146 @@
+package connectapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/jobbie/jobbie/proto/gen/jobbie/v1/jobbiev1connect"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Route serves one request of the HTTP API in process: the gateway's
+// route table, each route behind its whole chain.
+type Route func(r *Request) Answer
+
+// Request is a call as the HTTP API's request.
+type Request struct {
+	Method string
+	Path   string // with its query
+	// Header holds the call's metadata that the HTTP API reads (passed):
+	// nothing else of the caller's reaches the route.
+	Header http.Header
+	Body   []byte // JSON, or nil
+	Peer   string // the caller's address, host:port
+}
+
+// Answer is the route's answer.
+type Answer struct {
+	Status     int
+	RetryAfter string // the Retry-After header, if any
+	RequestID  string
+	Replayed   bool // the answer is an earlier request's, given back under its Idempotency-Key
+	Body       []byte
+}
+
+// passed are the metadata a call hands the route: its key, its
+// namespace, its request id and its Idempotency-Key (which the routes
+// that do not take one refuse, InvalidArgument naming it). A console
+// session cookie is not among them: calls authenticate with keys only.
+var passed = []string{"Authorization", wire.NamespaceHeader, wire.RequestIDHeader, wire.IdempotencyKeyHeader}
+
+// Services implements JobService and AdminService over route.
+type Services struct {
+	route Route
+}
+
+// New serves both services over route.
+func New(route Route) *Services { return &Services{route: route} }
+
+// The messages' field names are the HTTP API's JSON names (marshal).
+// Its answers are read passing over fields the messages do not carry
+// (yet), so an answer that grew a field still reads (unmarshal).
+var (
+	unmarshal = protojson.UnmarshalOptions{DiscardUnknown: true}
+	marshal   = protojson.MarshalOptions{UseProtoNames: true}
+)
+
+// do sends the call as method path with body (JSON, or nil), and reads
+// a successful answer into out. The header it returns holds the
+// answer's request id, for the response or the error, and
+// Idempotency-Replayed on a replay.
+func (s *Services) do(ctx context.Context, h http.Header, method, path string, body []byte, out proto.Message) (http.Header, error) {
+	r := &Request{Method: method, Path: path, Header: http.Header{}}
+	for _, k := range passed {
+		if v := h.Values(k); len(v) > 0 {
+			r.Header[k] = v
+		}
+	}
+	if p, ok := connect.CallInfoForHandlerContext(ctx); ok {
+		r.Peer = p.Peer().Addr
+	}
+	r.Body = body
+	a := s.route(r)
+	meta := http.Header{}
+	if a.RequestID != "" {
+		meta.Set(wire.RequestIDHeader, a.RequestID)
+	}
+	if a.Replayed {
+		meta.Set(wire.IdempotencyReplayedHeader, "true")
+	}
+	if a.Status < 200 || a.Status > 299 {
+		return meta, answerError(a)
+	}
+	if err := unmarshal.Unmarshal(a.Body, out); err != nil {
+		return meta, connect.NewError(connect.CodeInternal, err)
+	}
+	return meta, nil
+}
+
+// body is m as the HTTP API's JSON: the messages' field names are its.
+func body(m proto.Message) ([]byte, error) {
+	b, err := marshal.Marshal(m)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	return b, nil
+}
+
+// segment checks v, a path parameter named field, so that the path the
+// route table matches is the one the call means.
+func segment(field, v string) error {
+	if v == "" {
+		return fieldError(field, "%s is required", field)
+	}
+	if v == "." || v == ".." || len(v) > 1024 || strings.ContainsAny(v, "/?#%\\") || strings.IndexFunc(v, func(r rune) bool { return r < 0x21 || r == 0x7f }) >= 0 {
+		return fieldError(field, "%s %q is not a valid %s", field, v, field)
+	}
+	return nil
+}
+
+// respond is out, or err, with h (the answer's request id) as its
+// headers.
+func respond[T any](out *T, h http.Header, err error) (*connect.Response[T], error) {
+	if err != nil {
+		if ce, ok := err.(*connect.Error); ok {
+			for k, v := range h {
+				ce.Meta()[k] = v
+			}
+		}
+		return nil, err
+	}
+	res := connect.NewResponse(out)
+	for k, v := range h {
+		res.Header()[k] = v
+	}
+	return res, nil
+}
+
+var (
+	_ jobbiev1connect.JobServiceHandler   = (*Services)(nil)
+	_ jobbiev1connect.AdminServiceHandler = (*Services)(nil)
+)
+
+// Handlers are the services' HTTP handlers and the paths they serve,
+// each call's message at most maxBytes. WorkerService is not among them:
+// it is not served yet.
+func (s *Services) Handlers(maxBytes int) map[string]http.Handler {
+	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxBytes)}
+	jobs, jh := jobbiev1connect.NewJobServiceHandler(s, opts...)
+	admin, ah := jobbiev1connect.NewAdminServiceHandler(s, opts...)
+	return map[string]http.Handler{jobs: jh, admin: ah}
+}

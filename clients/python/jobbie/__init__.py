@@ -11,6 +11,7 @@ from .errors import (
     BadRequestError,
     ConflictError,
     ForbiddenError,
+    IdempotencyKeyReusedError,
     JobbieError,
     NetworkError,
     NotFoundError,
@@ -33,7 +34,7 @@ from .worker import Worker
 __version__ = "0.1.0"
 
 __all__ = [
-    "BadRequestError", "CANCELLED", "Client", "ConflictError", "Event", "ForbiddenError", "Job", "JobbieError",
+    "BadRequestError", "CANCELLED", "Client", "ConflictError", "Event", "ForbiddenError", "IdempotencyKeyReusedError", "Job", "JobbieError",
     "LEASE_LOST", "NetworkError", "NonRetryableError", "NotFoundError", "RateLimitedError", "SHUTDOWN",
     "TooLargeError", "UnauthenticatedError", "UnavailableError", "WebhookUnverifiedError", "WebhookVerifier",
     "Worker", "is_bad_request", "is_conflict", "is_lease_mismatch", "is_not_found", "is_rate_limited",

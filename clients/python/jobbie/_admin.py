@@ -21,7 +21,7 @@ class AdminMixin(Base):
                          deletion_protection: bool | None = None, shard: str | None = None) -> JSON:
         body = drop_none({"name": name, "description": description, "retention": retention,
                           "deletion_protection": deletion_protection, "shard": shard})
-        return self._call("POST", "/api/v1/namespaces", body, create=True)  # type: ignore[no-any-return]
+        return self._call("POST", "/api/v1/namespaces", body)  # type: ignore[no-any-return]
 
     def get_namespace(self, name: str) -> JSON:
         return self._call("GET", f"/api/v1/namespaces/{seg(name)}")  # type: ignore[no-any-return]
@@ -57,7 +57,7 @@ class AdminMixin(Base):
         """A new key; its secret (``key``) is in this answer only."""
         body = drop_none({"name": name, "role": role, "namespaces": list(namespaces) if namespaces is not None else None,
                           "description": description, "expires_at": expires_at})
-        return self._call("POST", "/api/v1/keys", body, create=True)  # type: ignore[no-any-return]
+        return self._call("POST", "/api/v1/keys", body)  # type: ignore[no-any-return]
 
     def get_key(self, key_id: str) -> JSON:
         return self._call("GET", f"/api/v1/keys/{seg(key_id)}")  # type: ignore[no-any-return]
@@ -79,7 +79,7 @@ class AdminMixin(Base):
                     description: str | None = None) -> JSON:
         """A custom role: each permission ``{"actions", "namespaces", "queues"}``."""
         body = drop_none({"name": name, "description": description, "permissions": [dict(p) for p in permissions]})
-        return self._call("POST", "/api/v1/roles", body, create=True)  # type: ignore[no-any-return]
+        return self._call("POST", "/api/v1/roles", body)  # type: ignore[no-any-return]
 
     def get_role(self, name: str) -> JSON:
         return self._call("GET", f"/api/v1/roles/{seg(name)}")  # type: ignore[no-any-return]
@@ -120,11 +120,11 @@ class AdminMixin(Base):
 
     def create_webhook(self, url: str, events: Sequence[str], *, queues: Sequence[str] | None = None,
                        enabled: bool | None = None, description: str | None = None,
-                       secret: bool | None = None) -> JSON:
+                       secret: bool | None = None, idempotency_key: str | None = None) -> JSON:
         """An endpoint; with ``secret=True`` the answer shows its ``whsec_`` secret, once."""
         body = drop_none({"url": url, "events": list(events), "queues": list(queues) if queues else None,
                           "enabled": enabled, "description": description, "secret": secret})
-        return self._call("POST", "/api/v1/webhooks", body, create=True)  # type: ignore[no-any-return]
+        return self._create("/api/v1/webhooks", body, idempotency_key)  # type: ignore[no-any-return]
 
     def get_webhook(self, webhook_id: str) -> JSON:
         return self._call("GET", f"/api/v1/webhooks/{seg(webhook_id)}")  # type: ignore[no-any-return]

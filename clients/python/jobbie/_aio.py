@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ._transport import MAX_ERROR_BODY, Backoff, Config, Response, decode, encode, new_idempotency_key, should_retry
+from ._transport import MAX_ERROR_BODY, Backoff, Config, Response, decode, encode, should_retry
 from .errors import JobbieError, NetworkError, error_from_response
 
 _Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -104,10 +104,12 @@ class AsyncTransport:
         keep = headers.get("connection", "").lower() != "close"
         return status, headers, raw, keep
 
-    async def call(self, method: str, path: str, body: Any = None, *, idempotent_create: bool = False,
-                   timeout: float | None = None, retries: int | None = None) -> Response:
-        """A logical call, retried on 429, 502-504 and network errors."""
-        key = new_idempotency_key() if idempotent_create else None
+    async def call(self, method: str, path: str, body: Any = None, *, timeout: float | None = None,
+                   retries: int | None = None) -> Response:
+        """A logical call, retried on 429, 502-504 and network errors (the
+        worker's calls take no Idempotency-Key: acks and fails are made
+        safe to repeat by their lease token)."""
+        key = None
         limit = self.cfg.retries if retries is None else retries
         bo = Backoff()
         attempt = 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 from urllib.parse import quote, urlencode
 
-from ._transport import SyncTransport
+from ._transport import SyncTransport, new_idempotency_key
 
 JSON = dict[str, Any]
 
@@ -31,7 +31,14 @@ class Base:
     _t: SyncTransport
 
     def _call(
-        self, method: str, path: str, body: Any = None, *, create: bool = False,
+        self, method: str, path: str, body: Any = None, *, idempotency_key: str | None = None,
         headers: Mapping[str, str] | None = None, timeout: float | None = None,
     ) -> Any:
-        return self._t.call(method, path, body, idempotent_create=create, headers=headers, timeout=timeout).body
+        return self._t.call(method, path, body, idempotency_key=idempotency_key, headers=headers,
+                            timeout=timeout).body
+
+    def _create(self, path: str, body: Any, idempotency_key: str | None) -> Any:
+        """A POST of a route that takes an Idempotency-Key (the enqueues,
+        a schedule's and a webhook endpoint's create): the caller's key,
+        or a random one, the same on every retry of the call."""
+        return self._call("POST", path, body, idempotency_key=idempotency_key or new_idempotency_key())

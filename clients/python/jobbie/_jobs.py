@@ -50,19 +50,23 @@ def job_spec(
 
 
 class JobsMixin(Base):
-    def enqueue(self, queue: str, payload: Any = None, **options: Any) -> JSON:
+    def enqueue(self, queue: str, payload: Any = None, *, idempotency_key: str | None = None,
+                **options: Any) -> JSON:
         """Enqueue one job: ``{"job_id", "status", "unique_existing"}``.
-        ``options`` are job_spec's keywords."""
-        return self._call("POST", "/api/v1/enqueue", job_spec(queue, payload, **options), create=True)  # type: ignore[no-any-return]
+        ``options`` are job_spec's keywords. ``idempotency_key`` (default: a
+        random one per call) makes a repeat within 24 h get the first
+        answer instead of a second job."""
+        return self._create("/api/v1/enqueue", job_spec(queue, payload, **options), idempotency_key)  # type: ignore[no-any-return]
 
-    def enqueue_batch(self, jobs: Sequence[Mapping[str, Any]], *, batch: Mapping[str, Any] | None = None) -> JSON:
+    def enqueue_batch(self, jobs: Sequence[Mapping[str, Any]], *, batch: Mapping[str, Any] | None = None,
+                      idempotency_key: str | None = None) -> JSON:
         """Enqueue up to 1,000 jobs (each a job_spec), all or none. With
         ``batch`` (``{"callback_queue", "callback_payload"}``) a callback job
         is enqueued once every job finished: the answer has ``batch_id``."""
         body: JSON = {"jobs": [dict(j) for j in jobs]}
         if batch is not None:
             body["batch"] = dict(batch)
-        return self._call("POST", "/api/v1/enqueue/batch", body, create=True)  # type: ignore[no-any-return]
+        return self._create("/api/v1/enqueue/batch", body, idempotency_key)  # type: ignore[no-any-return]
 
     def enqueue_chain(self, steps: Sequence[Mapping[str, Any]], payload: Any = None, *,
                       on_failure: Mapping[str, Any] | None = None, on_exit: Mapping[str, Any] | None = None,

@@ -73,11 +73,12 @@ class QueuesMixin(Base):
 
     def create_schedule(self, name: str, queue: str, cron: str, *, timezone: str | None = None,
                         payload: Any = None, priority: str | None = None, unique_key: str | None = None,
-                        max_retries: int | None = None, enabled: bool | None = None) -> JSON:
+                        max_retries: int | None = None, enabled: bool | None = None,
+                        idempotency_key: str | None = None) -> JSON:
         body = drop_none({"name": name, "queue": queue, "cron": cron, "timezone": timezone, "payload": payload,
                           "priority": priority, "unique_key": unique_key, "max_retries": max_retries,
                           "enabled": enabled})
-        return self._call("POST", "/api/v1/schedules", body, create=True)  # type: ignore[no-any-return]
+        return self._create("/api/v1/schedules", body, idempotency_key)  # type: ignore[no-any-return]
 
     def get_schedule(self, id_or_name: str) -> JSON:
         return self._call("GET", f"/api/v1/schedules/{seg(id_or_name)}")  # type: ignore[no-any-return]
@@ -97,7 +98,7 @@ class QueuesMixin(Base):
 
     def run_schedule(self, id_or_name: str) -> JSON:
         """Enqueue the schedule's job now: ``{"job_id", "status", ...}``."""
-        return self._call("POST", f"/api/v1/schedules/{seg(id_or_name)}/run", create=True)  # type: ignore[no-any-return]
+        return self._call("POST", f"/api/v1/schedules/{seg(id_or_name)}/run")  # type: ignore[no-any-return]
 
     def preview_schedule(self, cron: str, *, timezone: str | None = None, count: int | None = None) -> list[str]:
         """The next run times of a cron expression; nothing is stored."""

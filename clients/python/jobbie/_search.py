@@ -56,7 +56,7 @@ class SearchMixin(Base):
         body = drop_none({"action": action, "job_ids": list(job_ids) if job_ids is not None else None,
                           "filter": dict(filter) if filter is not None else None,
                           "move_to_queue": move_to_queue, "priority": priority})
-        return self._call("POST", "/api/v1/jobs/bulk", body, create=True)  # type: ignore[no-any-return]
+        return self._call("POST", "/api/v1/jobs/bulk", body)  # type: ignore[no-any-return]
 
     def get_bulk(self, op_id: str) -> JSON:
         """A background operation: status, total, processed, affected, skipped, errors."""

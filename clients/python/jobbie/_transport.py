@@ -99,6 +99,22 @@ def should_retry(err: JobbieError) -> bool:
     return err.status == 0 or err.retryable
 
 
+# POSTs that take no Idempotency-Key and would make something again if
+# sent twice: a network error (the request may have been applied) is not
+# retried for them; a 429 or 503 answer (it was not) still is.
+_REPEATS_CREATE = ("/api/v1/namespaces", "/api/v1/keys", "/api/v1/roles", "/api/v1/jobs/bulk", "/api/v1/backups",
+                   "/api/v1/shards/join-tokens")
+_REPEATS_CREATE_SUFFIX = ("/run", "/rotate", "/rotate-secret", "/test", "/redeliver", "/join-tokens", "/restore")
+
+
+def retry_network_error(method: str, path: str, idempotency_key: str | None) -> bool:
+    """Whether a request that got no answer may be sent again."""
+    if method != "POST" or idempotency_key:
+        return True
+    p = path.split("?", 1)[0]
+    return p not in _REPEATS_CREATE and not p.endswith(_REPEATS_CREATE_SUFFIX)
+
+
 def encode(body: Any) -> bytes | None:
     if body is None:
         return None
@@ -175,12 +191,12 @@ class SyncTransport:
         return Response(resp.status, rh, decode(resp.status, raw))
 
     def call(
-        self, method: str, path: str, body: Any = None, *, idempotent_create: bool = False,
+        self, method: str, path: str, body: Any = None, *, idempotency_key: str | None = None,
         headers: Mapping[str, str] | None = None, timeout: float | None = None, retry: bool = True,
     ) -> Response:
-        """A logical call: retried on 429, 502-504 and network errors, with
-        one Idempotency-Key for all its attempts when it creates things."""
-        key = new_idempotency_key() if idempotent_create else None
+        """A logical call: retried on 429, 502-504 and network errors, each
+        attempt with the same idempotency_key (a route that takes one)."""
+        key = idempotency_key
         bo = Backoff()
         attempt = 0
         while True:
@@ -189,6 +205,8 @@ class SyncTransport:
             except JobbieError as e:
                 attempt += 1
                 if not retry or attempt > self.cfg.retries or not should_retry(e):
+                    raise
+                if e.status == 0 and not retry_network_error(method, path, key):
                     raise
                 time.sleep(bo.next(e))
 

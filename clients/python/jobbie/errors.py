@@ -70,6 +70,10 @@ class TooLargeError(JobbieError):
     """413: the request body is over the gateway's limit."""
 
 
+class IdempotencyKeyReusedError(JobbieError):
+    """422 ``idempotency_key_reused``: the key was used for another request."""
+
+
 class RateLimitedError(JobbieError):
     """429: over a limit; ``retry_after`` says when to come back."""
 
@@ -97,6 +101,7 @@ _BY_STATUS: dict[int, type[JobbieError]] = {
     405: NotFoundError,
     409: ConflictError,
     413: TooLargeError,
+    422: IdempotencyKeyReusedError,
     429: RateLimitedError,
     502: UnavailableError,
     503: UnavailableError,
@@ -111,6 +116,7 @@ _CODE_FOR_STATUS = {
     405: "not_found",
     409: "conflict",
     413: "too_large",
+    422: "unprocessable",
     429: "rate_limited",
     502: "unavailable",
     503: "unavailable",

@@ -1,7 +1,9 @@
 """A proxy in front of the real jobbie dev that answers some requests
-itself (a 503 or 429 with Retry-After) or drops their connection before
-they reach the server, and records every request's method, path and
-Idempotency-Key: the failures a client must retry, on demand."""
+itself (a 503 or 429 with Retry-After), drops their connection before
+they reach the server ("drop") or after the server answered
+("drop_after": the answer is lost), and records every request's method,
+path, Idempotency-Key and whether the server's answer was a replay: the
+failures a client must retry, on demand."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ class Seen:
     method: str
     path: str
     idempotency_key: str | None
-    answered: str  # "proxied", "503", "429" or "drop"
+    answered: str  # "proxied", "503", "429", "drop" or "drop_after"
+    replayed: bool = False  # the server answered Idempotency-Replayed: true
 
 
 @dataclass
@@ -54,8 +57,9 @@ def serve(target: str) -> Iterator[FaultProxy]:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             path = self.path.split("?")[0]
             fault = proxy.next_fault(self.command, path)
+            seen = Seen(self.command, path, self.headers.get("Idempotency-Key"), fault or "proxied")
             with proxy.lock:
-                proxy.seen.append(Seen(self.command, path, self.headers.get("Idempotency-Key"), fault or "proxied"))
+                proxy.seen.append(seen)
             if fault == "drop":
                 self.close_connection = True
                 self.connection.close()
@@ -75,6 +79,12 @@ def serve(target: str) -> Iterator[FaultProxy]:
             conn.request(self.command, self.path, body=body if body else None, headers=headers)
             resp = conn.getresponse()
             data = resp.read()
+            conn.close()
+            seen.replayed = resp.getheader("Idempotency-Replayed") == "true"
+            if fault == "drop_after":
+                self.close_connection = True
+                self.connection.close()
+                return
             self.send_response(resp.status)
             for k, v in resp.getheaders():
                 if k.lower() not in ("connection", "transfer-encoding", "content-length", "date", "server"):
@@ -82,7 +92,6 @@ def serve(target: str) -> Iterator[FaultProxy]:
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-            conn.close()
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_one
 

@@ -35,6 +35,46 @@ def test_enqueue_retried_after_503_and_429_once_with_one_key(server: Server, pro
     assert proxy.calls("POST", "/api/v1/enqueue")[-1].idempotency_key not in keys, "a new call, a new key"
 
 
+def test_an_answer_lost_after_the_server_applied_the_enqueue_is_replayed(
+        server: Server, proxy: faultproxy.FaultProxy, queue: str) -> None:
+    c = jobbie.Client(proxy.url, server.key)
+    proxy.faults["POST /api/v1/enqueue"] = ["drop_after"]
+    jid = c.enqueue(queue, {"n": 1})["job_id"]
+    calls = proxy.calls("POST", "/api/v1/enqueue")
+    assert [(s.answered, s.replayed) for s in calls] == [("drop_after", False), ("proxied", True)]
+    assert calls[0].idempotency_key == calls[1].idempotency_key
+    assert [j["id"] for j in c.iter_search({"queue": queue})] == [jid], "the retry did not enqueue twice"
+
+
+def test_a_callers_key_gets_the_first_answer_and_another_body_is_refused(client: jobbie.Client,
+                                                                       queue: str) -> None:
+    key = "order-" + queue
+    first = client.enqueue(queue, {"order": 1}, idempotency_key=key)
+    assert client.enqueue(queue, {"order": 1}, idempotency_key=key) == first
+    with pytest.raises(jobbie.IdempotencyKeyReusedError) as e:
+        client.enqueue(queue, {"order": 2}, idempotency_key=key)
+    assert (e.value.status, e.value.code, e.value.field) == (422, "idempotency_key_reused", "Idempotency-Key")
+    with pytest.raises(jobbie.IdempotencyKeyReusedError):
+        client.create_schedule("s-" + queue, queue, "@hourly", idempotency_key=key)  # another route, same key
+    s = client.create_schedule("s-" + queue, queue, "@hourly", idempotency_key=key + ".s")
+    assert client.create_schedule("s-" + queue, queue, "@hourly", idempotency_key=key + ".s")["id"] == s["id"]
+    assert len([x for x in client.list_schedules() if x["queue"] == queue]) == 1
+
+
+def test_a_create_without_a_key_is_not_sent_again_after_a_network_error(
+        server: Server, proxy: faultproxy.FaultProxy) -> None:
+    c = jobbie.Client(proxy.url, server.key)
+    proxy.faults["POST /api/v1/keys"] = ["drop_after"]
+    with pytest.raises(jobbie.NetworkError):
+        c.create_key("once", "viewer", namespaces=["*"])
+    calls = proxy.calls("POST", "/api/v1/keys")
+    assert len(calls) == 1 and calls[0].idempotency_key is None, "the key may exist: not made twice"
+    assert [k["name"] for k in c.list_keys()].count("once") == 1
+    proxy.faults["POST /api/v1/keys"] = ["503"]
+    c.create_key("twice", "viewer", namespaces=["*"])
+    assert [s.answered for s in proxy.calls("POST", "/api/v1/keys")][1:] == ["503", "proxied"]
+
+
 def test_a_dropped_connection_is_retried(server: Server, proxy: faultproxy.FaultProxy, queue: str) -> None:
     c = jobbie.Client(proxy.url, server.key)
     proxy.faults["POST /api/v1/enqueue/batch"] = ["drop"]

@@ -18,6 +18,7 @@ import traceback
 from typing import Any, Awaitable, Callable, Sequence
 
 from ._aio import AsyncTransport
+from ._base import seg
 from ._transport import Backoff, Config
 from .client import Client
 from .errors import JobbieError
@@ -110,9 +111,15 @@ class Worker:
         self._nudge = asyncio.Event()
         if self.stopping:
             self._stop_event.set()
-        signals = (signal.SIGTERM, signal.SIGINT) if handle_signals else ()
-        for sig in signals:
-            loop.add_signal_handler(sig, self.stop)
+        signals: list[signal.Signals] = []
+        for sig in (signal.SIGTERM, signal.SIGINT) if handle_signals else ():
+            try:
+                loop.add_signal_handler(sig, self.stop)
+                signals.append(sig)
+            except (ValueError, RuntimeError, NotImplementedError):
+                # Not the main thread's loop, or a platform without them:
+                # the caller stops the worker with stop().
+                self.log.warning("jobbie worker %s: cannot handle %s here; call stop()", self.worker_id, sig.name)
         heartbeats = asyncio.create_task(self._heartbeat_loop())
         fetcher = asyncio.create_task(self._fetch_loop())
         try:
@@ -248,7 +255,7 @@ class Worker:
         except (TypeError, ValueError) as e:
             await self._fail(job, e)
             return
-        await self._report("ack", job, f"/api/v1/ack/{job.id}", body)
+        await self._report("ack", job, f"/api/v1/ack/{seg(job.id)}", body)
 
     async def _fail(self, job: Job, error: BaseException, *, message: str | None = None) -> None:
         msg = message or (f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
@@ -256,9 +263,9 @@ class Worker:
         body = {"error": msg, "lease_token": job.lease_token, "worker_id": self.worker_id}
         if bt:
             body["backtrace"] = bt
-        out = await self._report("fail", job, f"/api/v1/fail/{job.id}", body)
+        out = await self._report("fail", job, f"/api/v1/fail/{seg(job.id)}", body)
         if isinstance(error, NonRetryableError) and isinstance(out, dict) and out.get("status") in ("retrying", "pending"):
-            await self._report("cancel of the retry", job, f"/api/v1/jobs/{job.id}/cancel", {})
+            await self._report("cancel of the retry", job, f"/api/v1/jobs/{seg(job.id)}/cancel", {})
 
     async def _heartbeat_loop(self) -> None:
         assert self._nudge is not None

@@ -232,3 +232,40 @@ def test_a_refused_worker_stops_with_the_error(server: Server, new_client: Calla
     w = jobbie.Worker(producer, [queue], lambda job: None, fetch_timeout=2)
     with pytest.raises(jobbie.ForbiddenError):
         asyncio.run(w.run(handle_signals=False))
+
+
+def test_a_stale_workers_ack_does_not_settle_the_new_lease(client: jobbie.Client, queue: str) -> None:
+    async def main() -> None:
+        taken: dict[str, Any] = {}
+        started = threading.Event()
+
+        async def handler(job: jobbie.Job) -> Any:
+            # Hold the event loop past the 1 s lease (no heartbeat goes out)
+            # until another worker has leased the job again.
+            started.set()
+            deadline = time.monotonic() + 30
+            while "job" not in taken and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return "stale"
+
+        def thief() -> None:
+            if started.wait(30):  # the worker holds the job: take it once its lease ran out,
+                # under the same worker id, so that only the lease token tells the two apart
+                taken["job"] = client.fetch([queue], worker_id=w.worker_id, timeout=30)
+
+        jid = (await asyncio.to_thread(client.enqueue, queue, 1, lease_duration=1, retry_backoff="none"))["job_id"]
+        # One slot: the worker has no fetch waiting that could take the job back.
+        w = jobbie.Worker(client, [queue], handler, concurrency=1, fetch_timeout=2)
+        other = threading.Thread(target=thief)
+        other.start()
+        async with running(w):
+            await until(lambda: not w.active and "job" in taken, "the stale worker to finish")
+        other.join()
+        got = taken["job"]
+        assert got["job_id"] == jid and got["attempt"] == 2
+        j = await state(client, jid)
+        assert (j["state"], j["result"]) == ("active", None), "the stale ack was refused"
+        client.ack(jid, "fresh", lease_token=got["lease_token"])
+        assert (await state(client, jid))["result"] == "fresh"
+
+    asyncio.run(main())

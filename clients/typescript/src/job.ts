@@ -22,7 +22,7 @@ export class JobStopped extends Error {
   }
 }
 
-/** The server cancelled the job; nothing is reported for it. */
+/** The server cancelled the job; the worker settles it as cancelled at once. */
 export const JOB_CANCELLED = "job_cancelled";
 /** The job is no longer leased to this worker; nothing is reported for it. */
 export const LEASE_LOST = "lease_lost";
@@ -68,7 +68,6 @@ export class Job {
   /** @internal */ progressVer = 0;
   /** @internal */ checkpointValue: unknown = undefined;
   /** @internal */ claimed = false;
-  /** @internal */ serverStopped = false;
 
   constructor(j: FetchedJob, private readonly saver: Checkpointer, private readonly shuttingDown: () => boolean = () => false) {
     this.id = j.job_id;
@@ -114,7 +113,6 @@ export class Job {
   /** @internal Aborts the job's signal with reason, the first time only. */
   stop(r: "job_cancelled" | "lease_lost" | "worker_shutdown" | "delivery_aborted"): void {
     if (this.signal.aborted) return;
-    if (r === "job_cancelled" || r === "lease_lost") this.serverStopped = true;
     this.ctl.abort(stopReason(r));
   }
 }

@@ -209,7 +209,13 @@ export class Worker {
     this.slotFreed?.();
     if (job.claimed) return;
     job.claimed = true;
-    if (job.serverStopped) return; // cancelled or taken back by the server: nothing to report
+    if (job.signal.reason?.reason === "lease_lost") return; // another worker holds the job now
+    if (job.signal.reason?.reason === "job_cancelled") {
+      // The job stays active, marked cancelling, until its worker settles it or its lease runs
+      // out: a fail settles it as cancelled at once and frees its place in the queue's caps.
+      this.track(this.fail(job, new Error("job_cancelled"), "job_cancelled"));
+      return;
+    }
     this.track(failed ? this.fail(job, error) : this.ack(job, result));
   }
 

@@ -35,6 +35,8 @@ export interface EventsOptions {
   signal?: AbortSignal;
   /** Reopen a stream that broke, from the last id seen. Default true. */
   reconnect?: boolean;
+  /** Called each time the stream is open (its answer's headers arrived), the first and after each reconnect. */
+  onOpen?: () => void;
   /** Called with "events were missed" and other comment lines of the server. */
   onComment?: (text: string) => void;
 }
@@ -196,7 +198,8 @@ export class Client {
   }
 
   /**
-   * The namespace's job events as they happen. Each event's id resumes
+   * The namespace's job events as they happen: from when the stream
+   * opens (onOpen), or after opts.lastEventId. Each event's id resumes
    * the stream after it (opts.lastEventId); a stream that breaks is
    * reopened from the last id seen, so none is missed or repeated
    * (within the namespace's event retention; the server says
@@ -213,6 +216,7 @@ export class Client {
           headers: last ? { "Last-Event-ID": last } : {},
         }, { signal: opts.signal });
         bo.reset();
+        opts.onOpen?.();
         for await (const m of parseSSE(a.response.body!, opts.signal)) {
           if (m.event === "comment") {
             if (m.comment) opts.onComment?.(m.comment);

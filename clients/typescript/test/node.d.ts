@@ -11,6 +11,22 @@ declare module "node:child_process" {
     pid: number; exitCode: number | null; kill(sig?: string): boolean; once(e: string, f: (...a: unknown[]) => void): void;
   };
 }
+declare module "node:child_process" {
+  export function execFileSync(cmd: string, args: string[], opts?: unknown): unknown;
+}
+declare module "node:https" {
+  interface IncomingMessage extends AsyncIterable<Uint8Array> {
+    method?: string; url?: string; headers: Record<string, string | string[] | undefined>;
+  }
+  interface ServerResponse {
+    writeHead(status: number, headers: Record<string, string>): void; end(body?: Uint8Array | string): void;
+  }
+  export function createServer(opts: { cert: string; key: string },
+    handler: (req: IncomingMessage, res: ServerResponse) => void): {
+    listen(port: number, host: string, cb: () => void): void; address(): { port: number }; close(cb?: () => void): void;
+    closeAllConnections(): void;
+  };
+}
 declare module "node:fs" {
   export function mkdtempSync(prefix: string): string;
   export function readFileSync(path: string, enc: "utf8"): string;

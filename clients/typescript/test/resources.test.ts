@@ -136,9 +136,9 @@ describe("namespaces, keys, roles, usage, webhooks, signing keys", () => {
     expect(await c.usage.plan()).toHaveProperty("plan");
   });
 
-  it("refuses a webhook to a private address naming url, and lists signing keys", async () => {
+  it("refuses a webhook to a plain http url naming url, and lists signing keys", async () => {
     const c = client();
-    await expect(c.webhooks.create({ url: "https://127.0.0.1:8443/hook", events: ["*"] })).rejects.toMatchObject({ status: 400, field: "url" });
+    await expect(c.webhooks.create({ url: "http://127.0.0.1:8443/hook", events: ["*"] })).rejects.toMatchObject({ status: 400, field: "url" });
     expect(await c.webhooks.list()).toEqual(expect.any(Array));
     const keys = await c.signingKeys.list();
     expect(keys.length).toBeGreaterThan(0);

@@ -15,8 +15,8 @@ class Family {
   protected async read<T>(path: string, co?: CallOptions, query?: Query): Promise<T> {
     return (await this.t.call<T>({ method: "GET", path, query }, co)).data;
   }
-  protected async send<T>(method: string, path: string, body?: unknown, co?: CallOptions, idempotent = false, query?: Query): Promise<T> {
-    return (await this.t.call<T>({ method, path, body, idempotent, query }, co)).data;
+  protected async send<T>(method: string, path: string, body?: unknown, co?: CallOptions, retry = false, query?: Query): Promise<T> {
+    return (await this.t.call<T>({ method, path, body, retry, query }, co)).data;
   }
 }
 
@@ -25,7 +25,7 @@ export class Namespaces extends Family {
   async list(co?: CallOptions): Promise<Namespace[]> {
     return (await this.read<{ namespaces: Namespace[] }>("/api/v1/namespaces", co)).namespaces;
   }
-  create(req: CreateNamespaceRequest, co?: CallOptions): Promise<Namespace> { return this.send("POST", "/api/v1/namespaces", req, co, true); }
+  create(req: CreateNamespaceRequest, co?: CallOptions): Promise<Namespace> { return this.send("POST", "/api/v1/namespaces", req, co); }
   getOne(name: string, co?: CallOptions): Promise<Namespace & Untyped> { return this.read(`/api/v1/namespaces/${enc(name)}`, co); }
   /** Changes description, retention or deletion_protection. */
   update(name: string, patch: { description?: string; retention?: unknown; deletion_protection?: boolean }, co?: CallOptions): Promise<Namespace> {
@@ -47,7 +47,7 @@ export class Namespaces extends Family {
 export class Keys extends Family {
   async list(co?: CallOptions): Promise<ApiKey[]> { return (await this.read<{ keys: ApiKey[] }>("/api/v1/keys", co)).keys; }
   /** Creates a key; its secret (`key`) is in this answer only. */
-  create(req: CreateKeyRequest, co?: CallOptions): Promise<CreatedKey> { return this.send("POST", "/api/v1/keys", req, co, true); }
+  create(req: CreateKeyRequest, co?: CallOptions): Promise<CreatedKey> { return this.send("POST", "/api/v1/keys", req, co); }
   getOne(id: string, co?: CallOptions): Promise<ApiKey> { return this.read(`/api/v1/keys/${enc(id)}`, co); }
   /** Revokes a key: refused within seconds. */
   async revoke(id: string, co?: CallOptions): Promise<void> { await this.send("DELETE", `/api/v1/keys/${enc(id)}`, undefined, co); }
@@ -60,7 +60,7 @@ export class Keys extends Family {
 /** Built-in and custom roles. */
 export class Roles extends Family {
   async list(co?: CallOptions): Promise<Role[]> { return (await this.read<{ roles: Role[] }>("/api/v1/roles", co)).roles; }
-  create(req: RoleRequest & { name: string }, co?: CallOptions): Promise<Role> { return this.send("POST", "/api/v1/roles", req, co, true); }
+  create(req: RoleRequest & { name: string }, co?: CallOptions): Promise<Role> { return this.send("POST", "/api/v1/roles", req, co); }
   getOne(name: string, co?: CallOptions): Promise<Role> { return this.read(`/api/v1/roles/${enc(name)}`, co); }
   /** Replaces a custom role's description and permissions. */
   update(name: string, req: RoleRequest, co?: CallOptions): Promise<Role> { return this.send("PUT", `/api/v1/roles/${enc(name)}`, req, co); }
@@ -83,7 +83,7 @@ export class Usage extends Family {
 /** Lifecycle webhook endpoints (docs/api/webhooks.md). */
 export class Webhooks extends Family {
   async list(co?: CallOptions): Promise<Webhook[]> { return (await this.read<{ webhooks: Webhook[] }>("/api/v1/webhooks", co)).webhooks; }
-  create(req: WebhookRequest, co?: CallOptions): Promise<Webhook> { return this.send("POST", "/api/v1/webhooks", req, co, true); }
+  create(req: WebhookRequest, co?: CallOptions): Promise<Webhook> { return this.send("POST", "/api/v1/webhooks", req, co); }
   getOne(id: string, co?: CallOptions): Promise<Webhook> { return this.read(`/api/v1/webhooks/${enc(id)}`, co); }
   update(id: string, req: WebhookRequest, co?: CallOptions): Promise<Webhook> { return this.send("PUT", `/api/v1/webhooks/${enc(id)}`, req, co); }
   async delete(id: string, co?: CallOptions): Promise<void> { await this.send("DELETE", `/api/v1/webhooks/${enc(id)}`, undefined, co); }

@@ -5,7 +5,7 @@
 
 import { Admin } from "./admin.js";
 import { JobbieError } from "./errors.js";
-import { type CallOptions, type ClientOptions, Transport, sleep } from "./http.js";
+import { type Answer, type CallOptions, type ClientOptions, REPLAYED_HEADER, Transport, sleep } from "./http.js";
 import { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 import { parseSSE } from "./sse.js";
 import type {
@@ -39,6 +39,11 @@ export interface EventsOptions {
   onOpen?: () => void;
   /** Called with "events were missed" and other comment lines of the server. */
   onComment?: (text: string) => void;
+}
+
+/** The answer's body, marked replayed when the server gave back an earlier send's answer. */
+function marked<T extends object>(a: Answer<T>): T & { replayed?: boolean } {
+  return a.headers.get(REPLAYED_HEADER) === "true" ? { ...a.data, replayed: true } : a.data;
 }
 
 function withoutUndefined<T extends object>(o: T): T {
@@ -89,21 +94,23 @@ export class Client {
   /**
    * Enqueues one job. 201 for a new job; a unique_key matching an
    * unfinished job answers that job (unique_existing). Every call carries
-   * an Idempotency-Key of its own, the same on each of its retries.
+   * an Idempotency-Key of its own, the same on each of its retries, so a
+   * retry after a lost answer gets the first answer back (replayed)
+   * rather than enqueueing again.
    */
   async enqueue(queue: string, payload?: unknown, opts: EnqueueOptions = {}, co?: CallOptions): Promise<EnqueueResult> {
     const a = await this.t.call<EnqueueResult>(
-      { method: "POST", path: "/api/v1/enqueue", body: enqueueBody({ ...opts, queue, payload }), idempotent: true }, co);
-    return a.data;
+      { method: "POST", path: "/api/v1/enqueue", body: enqueueBody({ ...opts, queue, payload }) }, co);
+    return marked(a);
   }
 
   /** Enqueues up to 1,000 jobs, all or none; with batch, a callback when all are done. */
   async enqueueBatch(jobs: EnqueueRequest[], batch?: BatchSpec, co?: CallOptions): Promise<BatchEnqueueResult> {
     const a = await this.t.call<BatchEnqueueResult>({
-      method: "POST", path: "/api/v1/enqueue/batch", idempotent: true,
+      method: "POST", path: "/api/v1/enqueue/batch",
       body: withoutUndefined({ jobs: jobs.map(enqueueBody), batch }),
     }, co);
-    return a.data;
+    return marked(a);
   }
 
   // ---- jobs
@@ -115,7 +122,7 @@ export class Client {
 
   /** Cancels a job: "cancelled", or "cancelling" for a running one (its worker's next heartbeat stops it). */
   async cancelJob(id: string, co?: CallOptions): Promise<{ status: string }> {
-    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/jobs/${enc(id)}/cancel` }, co)).data;
+    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/jobs/${enc(id)}/cancel`, retry: true }, co)).data;
   }
 
   /** Retries a dead, cancelled or completed job. */
@@ -162,26 +169,26 @@ export class Client {
   /** Completes a job with its result. */
   async ack(id: string, result?: unknown, opts: ReportOptions & { stepStatus?: "continue" | "exit" } = {}): Promise<{ status: string }> {
     const body = withoutUndefined({ result, lease_token: opts.leaseToken, worker_id: opts.workerId, step_status: opts.stepStatus });
-    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/ack/${enc(id)}`, body }, opts)).data;
+    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/ack/${enc(id)}`, body, retry: true }, opts)).data;
   }
 
   /** Acks many jobs in one call (up to 1000); each entry has its own outcome. */
   async ackBatch(acks: AckBatchEntry[], opts: { workerId?: string } & CallOptions = {}): Promise<AckBatchResult[]> {
     const body = withoutUndefined({ acks, worker_id: opts.workerId });
-    return (await this.t.call<{ results: AckBatchResult[] }>({ method: "POST", path: "/api/v1/ack/batch", body }, opts)).data.results;
+    return (await this.t.call<{ results: AckBatchResult[] }>({ method: "POST", path: "/api/v1/ack/batch", body, retry: true }, opts)).data.results;
   }
 
   /** Fails the attempt; the server retries with backoff or moves the job to dead. */
   async fail(id: string, error: string, backtrace?: string, opts: ReportOptions = {}): Promise<FailResult> {
     const body = withoutUndefined({ error, backtrace: backtrace || undefined, lease_token: opts.leaseToken, worker_id: opts.workerId });
-    return (await this.t.call<FailResult>({ method: "POST", path: `/api/v1/fail/${enc(id)}`, body }, opts)).data;
+    return (await this.t.call<FailResult>({ method: "POST", path: `/api/v1/fail/${enc(id)}`, body, retry: true }, opts)).data;
   }
 
   /** Extends the leases of many jobs with their progress and checkpoints; a status per job. */
   async heartbeat(jobs: Record<string, HeartbeatEntry>, opts: { workerId?: string } & CallOptions = {}): Promise<Record<string, HeartbeatStatus>> {
     const body = withoutUndefined({ jobs, worker_id: opts.workerId });
     const a = await this.t.call<{ jobs: Record<string, { status: HeartbeatStatus }> }>(
-      { method: "POST", path: "/api/v1/heartbeat", body }, opts);
+      { method: "POST", path: "/api/v1/heartbeat", body, retry: true }, opts);
     return Object.fromEntries(Object.entries(a.data.jobs ?? {}).map(([id, s]) => [id, s.status]));
   }
 

@@ -18,6 +18,8 @@ export const ErrorCodes = {
   internal: "internal",
   shardAnswerTooLarge: "shard_answer_too_large",
   selfHostedBudget: "self_hosted_budget",
+  /** 422: an Idempotency-Key sent again with another request. */
+  idempotencyKeyReused: "idempotency_key_reused",
   /** Not the server's: the request never got an answer (see cause). */
   network: "network_error",
 } as const;
@@ -109,6 +111,7 @@ function codeForStatus(status: number): string {
     case 405: return ErrorCodes.methodNotAllowed;
     case 409: return ErrorCodes.conflict;
     case 413: return ErrorCodes.tooLarge;
+    case 422: return ErrorCodes.idempotencyKeyReused;
     case 429: return ErrorCodes.rateLimited;
     case 502: case 503: case 504: return ErrorCodes.unavailable;
   }

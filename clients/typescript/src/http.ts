@@ -1,6 +1,10 @@
 // The transport: one place for authentication, the namespace header,
 // idempotency keys, timeouts, and retries of 429, 502-504 and network
-// errors with jittered backoff that honours Retry-After.
+// errors with jittered backoff that honours Retry-After. As the server
+// keeps the first answer of an Idempotency-Key, a creating POST that takes
+// one (IDEMPOTENT_ROUTES) is retried under its key; a GET is retried; any
+// other call only when its caller says a repeat is harmless, or after a
+// 429, which is a refusal.
 
 import { ErrorCodes, JobbieError, errorFromResponse } from "./errors.js";
 
@@ -44,8 +48,8 @@ export interface Request {
   query?: Record<string, string | number | boolean | undefined | null>;
   body?: unknown;
   headers?: Record<string, string>;
-  /** Send an Idempotency-Key, one per logical call, the same on each retry. */
-  idempotent?: boolean;
+  /** Retry this call although it is neither a GET nor keyed (a repeat is harmless). */
+  retry?: boolean;
   /** Keep the response body unread (a stream); no timeout applies after the headers. */
   stream?: boolean;
 }
@@ -56,6 +60,17 @@ export interface Answer<T> {
   data: T;
   response: Response;
 }
+
+/**
+ * The POST routes that take an Idempotency-Key (wire.IdempotentRoutes);
+ * the server refuses the header on every other route.
+ */
+export const IDEMPOTENT_ROUTES: ReadonlySet<string> = new Set([
+  "/api/v1/enqueue", "/api/v1/enqueue/batch", "/api/v1/schedules", "/api/v1/webhooks",
+]);
+
+/** The header saying an answer was given back from an earlier request with the same key. */
+export const REPLAYED_HEADER = "Idempotency-Replayed";
 
 /** A random id (UUID v4) from WebCrypto. */
 export function randomId(): string {
@@ -136,13 +151,16 @@ export class Transport {
       ...req.headers,
     };
     if (this.opts.namespace) headers["X-Jobbie-Namespace"] = this.opts.namespace;
-    if (req.idempotent) headers["Idempotency-Key"] = randomId();
+    const keyed = req.method === "POST" && IDEMPOTENT_ROUTES.has(req.path);
+    if (keyed) headers["Idempotency-Key"] = randomId();
     let body: string | undefined;
     if (req.body !== undefined) {
       body = JSON.stringify(req.body);
       headers["Content-Type"] = "application/json";
     }
     const url = this.url(req.path, req.query);
+    // A 429 is a refusal, applied nowhere: any call may be sent again after one.
+    const safe = keyed || req.method === "GET" || req.retry === true;
     const retries = co.retries ?? this.opts.retries;
     const bo = this.backoff();
     for (let attempt = 0; ; attempt++) {
@@ -151,6 +169,8 @@ export class Transport {
       } catch (err) {
         if (co.signal?.aborted) throw co.signal.reason ?? err;
         if (!(err instanceof JobbieError) || !err.retryable || attempt >= retries) throw err;
+        if (!safe && err.status !== 429) throw err;
+        if ((err.retryAfterMs ?? 0) > this.opts.maxRetryAfterMs) throw err; // longer than this client waits
         if (!(await sleep(bo.next(err), co.signal))) throw co.signal?.reason ?? err;
       }
     }

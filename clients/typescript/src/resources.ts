@@ -15,8 +15,8 @@ async function get<T>(t: Transport, path: string, co?: CallOptions, query?: Reco
   return (await t.call<T>({ method: "GET", path, query }, co)).data;
 }
 
-async function post<T>(t: Transport, path: string, body?: unknown, co?: CallOptions, idempotent = false): Promise<T> {
-  return (await t.call<T>({ method: "POST", path, body, idempotent }, co)).data;
+async function post<T>(t: Transport, path: string, body?: unknown, co?: CallOptions, retry = false): Promise<T> {
+  return (await t.call<T>({ method: "POST", path, body, retry }, co)).data;
 }
 
 /** Follows a cursor-paged list page by page. */
@@ -41,37 +41,37 @@ export class Queues {
   }
   /** Creates the queue or replaces every setting, in one idempotent call. */
   async put(name: string, spec: QueueSpec, co?: CallOptions): Promise<Queue> {
-    return (await this.t.call<Queue>({ method: "PUT", path: `/api/v1/queues/${enc(name)}`, body: spec }, co)).data;
+    return (await this.t.call<Queue>({ method: "PUT", path: `/api/v1/queues/${enc(name)}`, body: spec, retry: true }, co)).data;
   }
   /** Deletes the queue and all its jobs. */
   async delete(name: string, co?: CallOptions): Promise<void> {
     await this.t.call({ method: "DELETE", path: `/api/v1/queues/${enc(name)}`, query: { confirm: "true" } }, co);
   }
-  pause(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/pause`, undefined, co); }
-  resume(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/resume`, undefined, co); }
+  pause(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/pause`, undefined, co, true); }
+  resume(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/resume`, undefined, co, true); }
   /** Pauses; "drained": true once no job is active. */
   drain(name: string, co?: CallOptions): Promise<{ queue: string; paused: boolean; draining: boolean; active: number; drained: boolean }> {
-    return post(this.t, `/api/v1/queues/${enc(name)}/drain`, undefined, co);
+    return post(this.t, `/api/v1/queues/${enc(name)}/drain`, undefined, co, true);
   }
   /** Deletes pending, scheduled and retrying jobs. */
-  clear(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/clear`, undefined, co); }
+  clear(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/clear`, undefined, co, true); }
   /** At most max active jobs; null removes the cap. */
   setConcurrency(name: string, max: number | null, co?: CallOptions): Promise<Untyped> {
-    return post(this.t, `/api/v1/queues/${enc(name)}/concurrency`, { max }, co);
+    return post(this.t, `/api/v1/queues/${enc(name)}/concurrency`, { max }, co, true);
   }
   async removeConcurrency(name: string, co?: CallOptions): Promise<void> {
     await this.t.call({ method: "DELETE", path: `/api/v1/queues/${enc(name)}/concurrency` }, co);
   }
   /** At most rate jobs per period. */
   setThrottle(name: string, rate: number, period: Duration, co?: CallOptions): Promise<Untyped> {
-    return post(this.t, `/api/v1/queues/${enc(name)}/throttle`, { rate, period }, co);
+    return post(this.t, `/api/v1/queues/${enc(name)}/throttle`, { rate, period }, co, true);
   }
   async removeThrottle(name: string, co?: CallOptions): Promise<void> {
     await this.t.call({ method: "DELETE", path: `/api/v1/queues/${enc(name)}/throttle` }, co);
   }
   /** Defaults for the job fields a producer leaves out. */
   setDefaults(name: string, defaults: Record<string, unknown>, co?: CallOptions): Promise<Untyped> {
-    return post(this.t, `/api/v1/queues/${enc(name)}/defaults`, defaults, co);
+    return post(this.t, `/api/v1/queues/${enc(name)}/defaults`, defaults, co, true);
   }
 }
 
@@ -81,7 +81,7 @@ export class Schedules {
   async list(co?: CallOptions): Promise<Schedule[]> {
     return (await get<{ schedules: Schedule[] }>(this.t, "/api/v1/schedules", co)).schedules;
   }
-  create(req: ScheduleRequest, co?: CallOptions): Promise<Schedule> { return post(this.t, "/api/v1/schedules", req, co, true); }
+  create(req: ScheduleRequest, co?: CallOptions): Promise<Schedule> { return post(this.t, "/api/v1/schedules", req, co); }
   /** By id, or by name (409 ambiguous_name when the name is in several queues). */
   get(idOrName: string, co?: CallOptions): Promise<Schedule> { return get(this.t, `/api/v1/schedules/${enc(idOrName)}`, co); }
   /** Replaces every field. */
@@ -91,13 +91,13 @@ export class Schedules {
   async delete(id: string, co?: CallOptions): Promise<void> {
     await this.t.call({ method: "DELETE", path: `/api/v1/schedules/${enc(id)}` }, co);
   }
-  enable(id: string, co?: CallOptions): Promise<Schedule> { return post(this.t, `/api/v1/schedules/${enc(id)}/enable`, undefined, co); }
-  disable(id: string, co?: CallOptions): Promise<Schedule> { return post(this.t, `/api/v1/schedules/${enc(id)}/disable`, undefined, co); }
+  enable(id: string, co?: CallOptions): Promise<Schedule> { return post(this.t, `/api/v1/schedules/${enc(id)}/enable`, undefined, co, true); }
+  disable(id: string, co?: CallOptions): Promise<Schedule> { return post(this.t, `/api/v1/schedules/${enc(id)}/disable`, undefined, co, true); }
   /** Enqueues the schedule's job now. */
-  run(id: string, co?: CallOptions): Promise<EnqueueResult> { return post(this.t, `/api/v1/schedules/${enc(id)}/run`, undefined, co, true); }
+  run(id: string, co?: CallOptions): Promise<EnqueueResult> { return post(this.t, `/api/v1/schedules/${enc(id)}/run`, undefined, co); }
   /** The next runs of a cron in a time zone; nothing stored. */
   preview(cron: string, timezone?: string, count?: number, co?: CallOptions): Promise<SchedulePreview> {
-    return post(this.t, "/api/v1/schedules/preview", { cron, timezone, count }, co);
+    return post(this.t, "/api/v1/schedules/preview", { cron, timezone, count }, co, true);
   }
 }
 
@@ -106,7 +106,7 @@ export class Search {
   constructor(private readonly t: Transport) {}
   /** One page. */
   page(req: SearchRequest = {}, co?: CallOptions): Promise<SearchPage> {
-    return post(this.t, "/api/v1/jobs/search", req, co);
+    return post(this.t, "/api/v1/jobs/search", req, co, true);
   }
   /** Every page, following the cursor. */
   pages(req: SearchRequest = {}, co?: CallOptions): AsyncGenerator<SearchPage> {
@@ -126,7 +126,7 @@ export class Bulk {
    * matches, accepted to run in the background (BulkAccepted).
    */
   start(req: BulkRequest, co?: CallOptions): Promise<BulkResult | BulkAccepted> {
-    return post(this.t, "/api/v1/jobs/bulk", req, co, true);
+    return post(this.t, "/api/v1/jobs/bulk", req, co);
   }
   /**
    * Runs a bulk action to its end: a background operation is followed

@@ -53,6 +53,8 @@ export interface EnqueueResult {
   job_id: string;
   status: string;
   unique_existing: boolean;
+  /** The answer of an earlier send of this call, given back (Idempotency-Replayed). */
+  replayed?: boolean;
 }
 
 export interface BatchSpec {
@@ -66,6 +68,8 @@ export interface BatchEnqueueResult {
   job_ids: string[];
   batch_id?: string;
   jobs: EnqueueResult[];
+  /** The answer of an earlier send of this call, given back (Idempotency-Replayed). */
+  replayed?: boolean;
 }
 
 /** A job handed to a worker (wire.FetchedJob). */

@@ -138,6 +138,49 @@ describe("retries", () => {
     expect(seen[4]).not.toBe(seen[0]);
   });
 
+  it("a retry after a lost answer gets the first answer back: one job, never two", async () => {
+    const keys: Array<string | null> = [];
+    let lost = 0;
+    const c = client({
+      minBackoffMs: 10,
+      fetch: async (input, init) => {
+        keys.push(new Headers(init?.headers).get("Idempotency-Key"));
+        const res = await fetch(input, init);
+        if (lost++ === 0) throw new TypeError("fetch failed: connection reset after the request was sent");
+        return res;
+      },
+    });
+    const q = queue();
+    const r = await c.enqueue(q, { n: 1 });
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect(r.replayed).toBe(true);
+    expect((await client().search.page({ queue: q })).jobs.map((j) => j.id)).toEqual([r.job_id]);
+    lost = 0;
+    const b = await c.enqueueBatch([{ queue: q, payload: 2 }, { queue: q, payload: 3 }]);
+    expect(b.replayed).toBe(true);
+    expect((await client().search.page({ queue: q })).total).toBe(3);
+  });
+
+  it("a call that takes no key is sent again after a 429 only, never after a lost answer", async () => {
+    let calls = 0;
+    const c = client({
+      minBackoffMs: 10,
+      fetch: async (input, init) => {
+        calls++;
+        if (new Headers(init?.headers).has("Idempotency-Key")) throw new Error("a namespace create sent a key");
+        if (calls === 1) return new Response(JSON.stringify({ error: { code: "rate_limited", message: "slow" } }), { status: 429, headers: { "Content-Type": "application/json" } });
+        const res = await fetch(input, init);
+        if (calls === 2) throw new TypeError("fetch failed: connection reset after the request was sent");
+        return res;
+      },
+    });
+    const name = `ts-${crypto.randomUUID().slice(0, 8)}`;
+    await expect(c.namespaces.create({ name })).rejects.toMatchObject({ status: 0, code: "network_error" });
+    expect(calls).toBe(2);
+    expect((await client().namespaces.getOne(name)).name).toBe(name); // it landed, once
+  });
+
   it("gives up after the retries allowed with the last error", async () => {
     const c = client({
       retries: 2, minBackoffMs: 1,

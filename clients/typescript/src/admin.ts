@@ -2,10 +2,11 @@
 // and billing, lifecycle webhooks, and the namespace's signing keys.
 
 import type { CallOptions, Transport } from "./http.js";
+import type { Duration, Untyped } from "./types.js";
 import type {
-  ApiKey, CreatedKey, CreateKeyRequest, CreateNamespaceRequest, Duration, Namespace, Role, RoleRequest, SigningKey,
-  Untyped, Webhook, WebhookDelivery, WebhookRequest,
-} from "./types.js";
+  ApiKey, CreatedKey, CreateKeyRequest, CreateNamespaceRequest, Namespace, Role, RoleRequest, SigningKey, Webhook,
+  WebhookDelivery, WebhookRequest,
+} from "./types-admin.js";
 
 const enc = encodeURIComponent;
 type Query = Record<string, string | number | boolean | undefined>;

@@ -7,6 +7,7 @@ export { Client, type EventsOptions, type FetchOptions, type ReportOptions } fro
 export { type CallOptions, type ClientOptions, Transport } from "./http.js";
 export * from "./errors.js";
 export * from "./types.js";
+export * from "./types-admin.js";
 export { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 export { Admin, Keys, Namespaces, Roles, SigningKeys, Usage, Webhooks } from "./admin.js";
 export { parseSSE, type SSEMessage } from "./sse.js";

@@ -3,12 +3,14 @@
 declare const process: {
   env: Record<string, string | undefined>;
   pid: number;
+  execPath: string;
   emit(event: string): boolean;
   listenerCount(event: string): number;
 };
 declare module "node:child_process" {
   export function spawn(cmd: string, args: string[], opts?: unknown): {
     pid: number; exitCode: number | null; kill(sig?: string): boolean; once(e: string, f: (...a: unknown[]) => void): void;
+    stdout: { on(e: "data", f: (chunk: Uint8Array) => void): void };
   };
 }
 declare module "node:child_process" {
@@ -34,6 +36,7 @@ declare module "node:fs" {
   export function rmSync(path: string, opts?: unknown): void;
   export function openSync(path: string, flags: string): number;
   export function closeSync(fd: number): void;
+  export function writeFileSync(path: string, data: string): void;
 }
 declare module "node:os" {
   export function tmpdir(): string;

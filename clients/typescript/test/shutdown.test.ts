@@ -18,7 +18,7 @@ import { Client, Worker } from "./dist/index.js";
 const c = new Client({ url: process.env.JOBBIE_URL, apiKey: process.env.JOBBIE_KEY });
 // stdin lets the quick job end; closed then, so only the worker could keep the process alive
 const release = new Promise((r) => process.stdin.once("data", () => { process.stdin.destroy(); r(); }));
-const w = new Worker(c, { queues: [process.env.QUEUE], concurrency: 2, shutdownGraceMs: 2000, logger: console }, async (job) => {
+const w = new Worker(c, { queues: [process.env.QUEUE], concurrency: 2, shutdownGraceMs: 5000, logger: console }, async (job) => {
   process.stdout.write("running " + job.payload + "\\n");
   if (job.payload === "quick") { await release; return "finished"; }
   await new Promise(() => {}); // never ends

@@ -107,6 +107,43 @@ describe("worker", () => {
     expect((await c.getJob(r.job_id)).result).toBeNull();
   });
 
+  it("a lease lost while heartbeats could not get through aborts the job, and the late worker reports nothing", async () => {
+    let partitioned = true;
+    const c = client({
+      fetch: async (input, init) => {
+        if (partitioned && String(input).endsWith("/api/v1/heartbeat")) throw new TypeError("fetch failed: network unreachable");
+        return fetch(input, init);
+      },
+    });
+    const q = queue();
+    const r = await c.enqueue(q, null, { max_retries: 2 });
+    let reason: unknown;
+    const started = gate();
+    const w = worker(c, q, async (job) => {
+      started.open();
+      await new Promise((resolve) => job.signal.addEventListener("abort", resolve));
+      reason = job.signal.reason;
+      return "late result";
+    }, { leaseDurationSec: 1, heartbeatIntervalMs: 300, fetchTimeoutSec: 1, concurrency: 1 });
+    const done = w.run();
+    await started.p;
+    // The lease runs out; another worker gets the job.
+    const other = client();
+    const second = await waitFor("the job leased again", () => other.fetch({ queues: [q], worker_id: "other", timeout: 5 }));
+    expect(second.job_id).toBe(r.job_id);
+    expect(second.attempt).toBe(2);
+    partitioned = false;
+    await waitFor("the first worker learnt it lost the lease", () => reason !== undefined);
+    expect((reason as JobStopped).reason).toBe("lease_lost");
+    w.stop();
+    await done;
+    expect(await state(c, r.job_id)).toBe("active"); // the late worker settled nothing
+    await other.ack(second.job_id, "second worker", { leaseToken: second.lease_token, workerId: "other" });
+    const j = await c.getJob(r.job_id);
+    expect(j.result).toBe("second worker");
+    expect(j.errors![0].error).toBe("lease_expired");
+  });
+
   it("reports progress and checkpoints; the next attempt resumes from the checkpoint", async () => {
     const c = client();
     const q = queue();

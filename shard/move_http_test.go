@@ -291,10 +291,10 @@ func TestMoveRoutesBadInput(t *testing.T) {
 func TestMoveFromAThreeNodeShard(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 3)
-	leader, follower := g.nodes[0], g.nodes[2]
 	dst := setup(t)
-	n := leader.in(testNS)
+	n := g.nodes[0].in(testNS)
 	n.fillAll()
+	leader, follower := g.leaderAndFollower()
 	const tok = "mov_3"
 	r := follower.mv("GET", "snapshot", testNS, tok, nil)
 	require.Equal(t, 503, r.Status, string(r.Raw))

@@ -49,7 +49,7 @@ run() {
 	"$2" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" \
 		${PPROF:+--pprof-addr "$PPROF"} >"$DIR/dev.log" 2>&1 &
 	PID=$!
-	for _ in $(seq 600); do grep -q "Jobbie is running" "$DIR/dev.log" && break; sleep 0.1; done
+	for _ in $(seq 600); do grep -qs "Jobbie is running" "$DIR/dev.log" && break; sleep 0.1; done
 	grep -q "Jobbie is running" "$DIR/dev.log" || { cat "$DIR/dev.log"; exit 1; }
 	local t0 t1 jobs
 	t0=$(ticks)

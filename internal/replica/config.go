@@ -48,8 +48,7 @@ type Config struct {
 	// Fast skips the fsync of the Raft log on every append (see fastlog.go):
 	// an acknowledged write survives a process crash, and the loss of a
 	// minority of machines, but not a power cut that takes down a majority
-	// at once. Default false: durable, one fsync (fdatasync, datasync.go)
-	// per group commit.
+	// at once. Default false: durable, one fsync per group commit.
 	Fast   bool
 	Logger hclog.Logger
 	// Clock stamps every entry the leader proposes (the time handlers

@@ -117,7 +117,7 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 	if n.cfg.Fast {
 		logs, err = wal.Open(walDir, wal.WithMetaStore(n.meta), wal.WithSegmentFiler(noSyncFiler(walDir)))
 	} else {
-		logs, err = wal.Open(walDir, wal.WithMetaStore(n.meta), wal.WithSegmentFiler(dataSyncFiler(walDir)))
+		logs, err = wal.Open(walDir, wal.WithMetaStore(n.meta))
 	}
 	if err != nil {
 		return fmt.Errorf("replica: open raft log: %w", err)

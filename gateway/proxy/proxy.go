@@ -58,6 +58,7 @@ type Proxy struct {
 	maxAnswer    int
 	shares       *shares
 	calls        sync.WaitGroup // long-polls' shard calls (longpoll.go)
+	runners      runners        // the goroutines that make them (longpoll.go)
 }
 
 // New builds a proxy; ctx ends the waits of its requests.
@@ -79,6 +80,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		shardTimeout: cfg.ShardTimeout, writeTimeout: cfg.WriteTimeout, bodyLimit: cfg.BodyLimit,
 		maxAnswer: orDefault(cfg.MaxAnswer, MaxAnswer),
 		shares:    newShares(orDefault(cfg.SelfHostedRequests, DefaultSelfHostedRequests), orDefault(cfg.SelfHostedAnswerBytes, DefaultSelfHostedAnswerBytes)),
+		runners:   runners{work: make(chan func()), done: ctx.Done()},
 	}, nil
 }
 

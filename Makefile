@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
-.PHONY: dev build console console-test console-scale browser test unit e2e python-test ts-test vet bench bench-cluster bench-push bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit e2e python-test ts-test vet bench bench-cluster bench-cpu bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image proto proto-check proto-baseline
 
@@ -132,6 +132,13 @@ bench: build
 # two minutes.
 bench-cluster: build
 	./scripts/bench-cluster.sh $(BIN) 15s 3
+
+# CPU per job all-in (server and load generator) with one job per
+# enqueue, fetch and ack call, 4 producers and 16 workers: three 10 s runs
+# (docs/BENCHMARKS.md, "Single-call path"); about a minute. BASE=<binary>
+# alternates with another build.
+bench-cpu: build
+	./scripts/bench-cpu.sh $(BIN) 10s 3
 
 # Push delivery: jobbie bench --push flat out and paced at 1,000 jobs/s
 # against a fresh jobbie dev (docs/BENCHMARKS.md); about half a minute.

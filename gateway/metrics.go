@@ -47,17 +47,37 @@ func init() {
 	obs.Registry.MustRegister(requestsTotal, requestSeconds, revocationAge)
 }
 
-// routeMetrics holds one route's children, looked up once.
+// routeMetrics holds one route's children, looked up once: its request
+// counter per status is kept too, since a WithLabelValues (hashing three
+// labels, formatting the status) on every request is work a route's few
+// statuses need not repeat.
 type routeMetrics struct {
 	method, path string
 	seconds      prometheus.Observer
+	mu           sync.RWMutex
+	byStatus     map[int]prometheus.Counter
 }
 
 func newRouteMetrics(rt route) *routeMetrics {
-	return &routeMetrics{method: rt.method, path: rt.path, seconds: requestSeconds.WithLabelValues(rt.method, rt.path)}
+	return &routeMetrics{method: rt.method, path: rt.path, seconds: requestSeconds.WithLabelValues(rt.method, rt.path),
+		byStatus: map[int]prometheus.Counter{}}
 }
 
 func (m *routeMetrics) observe(status int, took time.Duration) {
 	m.seconds.Observe(took.Seconds())
-	requestsTotal.WithLabelValues(m.method, m.path, strconv.Itoa(status)).Inc()
+	m.counter(status).Inc()
+}
+
+func (m *routeMetrics) counter(status int) prometheus.Counter {
+	m.mu.RLock()
+	c, ok := m.byStatus[status]
+	m.mu.RUnlock()
+	if ok {
+		return c
+	}
+	c = requestsTotal.WithLabelValues(m.method, m.path, strconv.Itoa(status))
+	m.mu.Lock()
+	m.byStatus[status] = c
+	m.mu.Unlock()
+	return c
 }

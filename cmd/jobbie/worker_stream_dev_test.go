@@ -132,14 +132,19 @@ func TestWorkerStreamFramesAgainstDev(t *testing.T) {
 // The stream's refusals: no hello first is InvalidArgument naming it; a
 // viewer key is PermissionDenied at its first fetch, as HTTP's 403; no key
 // is Unauthenticated; another tenant's key never receives this tenant's
-// jobs.
+// jobs. And an idle stream hears keep-alives (--grpc-keepalive).
 func TestWorkerStreamRefusalsAgainstDev(t *testing.T) {
 	t.Parallel()
-	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0", "--grpc-keepalive", "200ms")
 	ctx := context.Background()
 	key := readKey(t, filepath.Join(d.dir, "owner.key"))
 	api := client.New(d.gateway, key)
 	hc := h2c(t)
+
+	idle := openStream(t, hc, d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-idle", "", "idle")})
+	idle.until(t, "keep-alives", func() bool { return idle.keep >= 2 })
+	idle.closeSend(t)
+	require.NoError(t, idle.waitEnd(t))
 
 	s := openStream(t, hc, d.grpc, key, &jobbiev1.WorkRequest{Credit: &jobbiev1.Credit{N: 1}})
 	ce := requireCode(t, s.waitEnd(t), connect.CodeInvalidArgument)

@@ -193,6 +193,8 @@ func TestStreamWorkerDrainAcrossRestartAgainstDev(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(runCtx) }()
 	<-started
+	// A second worker, frame by frame, to see the Drain frame itself.
+	raw := openStream(t, h2c(t), d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-raw", "", "elsewhere"), Credit: &jobbiev1.Credit{N: 1}})
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- stopDev() }()
@@ -205,6 +207,9 @@ func TestStreamWorkerDrainAcrossRestartAgainstDev(t *testing.T) {
 		}
 		return err != nil
 	})
+	raw.until(t, "drain", func() bool { return raw.drained })
+	raw.closeSend(t)
+	require.NoError(t, raw.waitEnd(t))
 	close(release)
 	require.NoError(t, <-stopped)
 	require.Equal(t, held.JobID, <-c.all)

@@ -54,7 +54,7 @@ func (c WorkConfig) withDefaults() WorkConfig {
 		c.FetchWait = 10 * time.Second
 	}
 	if c.FetchMax <= 0 || c.FetchMax > wire.MaxFetchBatch {
-		c.FetchMax = wire.DefaultFetchBatch
+		c.FetchMax = wire.MaxFetchBatch
 	}
 	return c
 }

@@ -88,6 +88,7 @@ func (sw *streamWorker) session(base context.Context) (drained bool, err error) 
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
 	bidi := sw.api.Work(ctx)
+	defer func() { _ = bidi.CloseResponse() }() // resets the stream if it is still open
 	for k, vs := range sw.w.c.header {
 		for _, v := range vs {
 			bidi.RequestHeader().Add(k, v)

@@ -150,6 +150,13 @@ func (s *rawStream) waitEnd(t *testing.T) error {
 	return s.end
 }
 
+// drop ends the stream as a worker that vanished does: no clean close,
+// the stream reset.
+func (s *rawStream) drop() {
+	s.cancel()
+	_ = s.bidi.CloseResponse()
+}
+
 // closeSend ends the worker's side cleanly.
 func (s *rawStream) closeSend(t *testing.T) {
 	t.Helper()

@@ -138,7 +138,7 @@ func TestWorkerStreamLostMidJobAgainstDev(t *testing.T) {
 	hc := h2c(t)
 	first := openStream(t, hc, d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-lost", "1s", "lost"), Credit: &jobbiev1.Credit{N: 1}})
 	require.Equal(t, job.JobID, first.waitJobs(t, 1)[0].GetJobId())
-	first.cancel() // the worker vanishes: no clean close
+	first.drop() // the worker vanishes: no clean close
 	require.Error(t, first.waitEnd(t))
 
 	second := openStream(t, hc, d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-next", "", "lost"), Credit: &jobbiev1.Credit{N: 1}})

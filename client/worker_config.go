@@ -90,6 +90,9 @@ func (c WorkerConfig) Validate() error {
 	if c.HeartbeatInterval <= 0 || c.FetchTimeout <= 0 || c.ShutdownGrace < 0 || c.LeaseDuration < 0 {
 		errs = append(errs, errors.New("intervals and timeouts must be positive"))
 	}
+	if c.Transport != TransportHTTP && c.Transport != TransportStream {
+		errs = append(errs, fmt.Errorf("transport %d is not TransportHTTP or TransportStream", c.Transport))
+	}
 	if c.Transport == TransportStream && !strings.HasPrefix(c.StreamURL, "http://") && !strings.HasPrefix(c.StreamURL, "https://") {
 		errs = append(errs, fmt.Errorf("stream URL %q is not an http:// or https:// URL", c.StreamURL))
 	}

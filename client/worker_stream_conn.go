@@ -108,9 +108,17 @@ func (sw *streamWorker) session(base context.Context) (drained bool, err error) 
 	go func() {
 		recvDone <- sw.receive(bidi, func() { draining.Do(func() { close(drain) }) })
 	}()
-	if err := bidi.Send(hello); err != nil && !errors.Is(err, io.EOF) {
+	// abort ends a stream this side gave up on: closing both sides
+	// unblocks the reader, which a cancelled ctx alone does not while the
+	// request body is open.
+	abort := func(err error) (bool, error) {
 		cancel()
+		_ = bidi.CloseRequest()
+		_ = bidi.CloseResponse()
 		return false, errors.Join(err, <-recvDone)
+	}
+	if err := bidi.Send(hello); err != nil && !errors.Is(err, io.EOF) {
+		return abort(err)
 	}
 	closing := false
 	for {
@@ -127,14 +135,15 @@ func (sw *streamWorker) session(base context.Context) (drained bool, err error) 
 		case <-sw.out.ready:
 			if f := sw.out.take(!sw.noCredit() && !closing); f != nil {
 				if err := bidi.Send(f); err != nil {
-					cancel()
-					return false, errors.Join(err, <-recvDone)
+					return abort(err)
 				}
 			}
 		case <-drain:
 			drain = nil
 			sw.drained.Store(true)
 		case <-sw.changed:
+		case <-base.Done():
+			return abort(base.Err())
 		}
 		// Close once the worker holds nothing and awaits no answer: on a
 		// drain (to reconnect) or at shutdown.

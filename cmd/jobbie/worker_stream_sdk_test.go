@@ -236,3 +236,21 @@ func TestStreamWorkerDrainAcrossRestartAgainstDev(t *testing.T) {
 	defer c.mu.Unlock()
 	require.Equal(t, map[string]int{held.JobID: 1, next.JobID: 1}, c.runs)
 }
+
+// jobbie bench --transport stream against jobbie dev: its workers
+// complete every job over worker streams, without an error.
+func TestBenchStreamAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	out, _, err := runJobbie(t, "", "bench", "--url", d.gateway, "--key-file", filepath.Join(d.dir, "owner.key"),
+		"--transport", "stream", "--grpc-url", d.grpc, "--jobs", "500", "--batch", "100", "--fetch-batch", "50",
+		"--producers", "1", "--workers", "2", "-o", "json")
+	require.NoError(t, err)
+	var rep struct {
+		Acked  int64
+		Errors map[string]int64
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.GreaterOrEqual(t, rep.Acked, int64(500))
+	require.Empty(t, rep.Errors)
+}

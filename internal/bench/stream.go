@@ -52,9 +52,13 @@ func (r *runner) streamWorker(id string, st *loopStats) {
 func (r *runner) oneStream(api jobbiev1connect.WorkerServiceClient, id string, st *loopStats) error {
 	ctx, cancel := context.WithCancel(r.base)
 	defer cancel()
+	bidi := api.Work(ctx)
+	defer func() { _ = bidi.CloseResponse() }() // resets the stream if the server has not ended it
 	go func() {
 		// An idle stream sends nothing to wake its reader: once the run
-		// ended, give the last acks a moment to be answered, then end it.
+		// ended, give the last acks a moment to be answered, then end it
+		// (closing both sides unblocks a Receive, which ctx alone does
+		// not while the request body is open).
 		select {
 		case <-ctx.Done():
 			return
@@ -66,9 +70,10 @@ func (r *runner) oneStream(api jobbiev1connect.WorkerServiceClient, id string, s
 		case <-ctx.Done():
 		case <-t.C:
 			cancel()
+			_ = bidi.CloseRequest()
+			_ = bidi.CloseResponse()
 		}
 	}()
-	bidi := api.Work(ctx)
 	for _, h := range r.cfg.headers() {
 		bidi.RequestHeader().Set(h.key, h.value)
 	}

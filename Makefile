@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
-.PHONY: dev build console console-test console-scale browser test unit e2e vet bench bench-cluster bench-push bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit e2e python-test ts-test vet bench bench-cluster bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image proto proto-check proto-baseline
 
@@ -36,7 +36,7 @@ vet:
 # Unit and in-process integration tests under -race, the console's unit
 # tests, then the end-to-end suites against the real binary: e2e/console
 # drives the console in a real Chromium.
-test: vet proto-check unit console-test e2e test-terraform docs-terraform-check deploy-test
+test: vet proto-check unit console-test e2e python-test ts-test test-terraform docs-terraform-check deploy-test
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
@@ -45,6 +45,24 @@ unit:
 # the browser tests each want the machine's cores to themselves.
 e2e: build browser
 	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 15m ./e2e/...
+
+# The Python SDK (clients/python) against a jobbie dev its tests start on
+# random ports: Debian's pytest for Debian's python3 (no PyPI), installed
+# by scripts/install-pytest.sh; bin/jobbie is built first (a plain go
+# build, quick when nothing changed).
+PYTHON ?= /usr/bin/python3
+python-test:
+	PYTHON=$(PYTHON) ./scripts/install-pytest.sh
+	$(GO) build -o $(BIN) ./cmd/jobbie
+	cd clients/python && JOBBIE_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q tests
+
+# The TypeScript SDK (clients/typescript) against a jobbie dev its tests
+# start on random ports: `npm ci` from the committed lock file, bin/jobbie
+# (a plain go build, quick when nothing changed), tsc, then vitest.
+ts-test:
+	$(GO) build -o $(BIN) ./cmd/jobbie
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit && \
+		JOBBIE_BIN=$(CURDIR)/$(BIN) npx vitest run
 
 # The protocol (proto/, docs/api/grpc.md). `make proto` regenerates
 # proto/gen after a change to proto/jobbie/v1; `make proto-check` (run by

@@ -28,6 +28,7 @@ type Client struct {
 	hc       *http.Client
 	header   http.Header
 	workerID string
+	retry    RetryPolicy
 }
 
 // Option configures a Client.
@@ -72,6 +73,7 @@ func New(baseURL, apiKey string, opts ...Option) *Client {
 	c := &Client{
 		base:   strings.TrimRight(baseURL, "/"),
 		header: http.Header{},
+		retry:  DefaultRetryPolicy(),
 	}
 	c.header.Set("User-Agent", "jobbie-go")
 	if apiKey != "" {

@@ -2,8 +2,23 @@
 // the public API, plus a worker runtime.
 //
 // A Client talks to a gateway (or, with the right headers, straight to a
-// shard or the control plane). It holds no job-lifecycle logic: retries,
-// backoff, uniqueness, priority and rate limits are the server's business.
+// shard or the control plane). It holds no job-lifecycle logic: a job's
+// retries, backoff, uniqueness, priority and rate limits are the server's
+// business.
+//
+// A request that did not get through is sent again by the client's
+// RetryPolicy (DefaultRetryPolicy: 5 sends within 30 s, jittered
+// exponential backoff from 100 ms to 5 s, honouring Retry-After), but only
+// where sending it twice cannot act twice: a GET, and the creating calls
+// (Enqueue, EnqueueBatch, CreateSchedule, CreateWebhook), each of which
+// sends an Idempotency-Key, new per call and the same for its retries, so
+// an enqueue whose answer was lost is not enqueued again: the server
+// answers the first's job (docs/api/README.md, "Idempotency"). A 429, a
+// 502, 503 or 504 and a network error are retried; WithRetryPolicy tunes
+// it, WithoutRetries turns it off, WithIdempotencyKey sends a key of the
+// caller's own (an order id) that outlives the process. Other calls (ack,
+// fail, cancel, updates, deletes) are sent once; the worker runtime paces
+// its own retries of fetches, acks and fails by the same policy.
 //
 //	c := client.New("https://jobbie.example.com", apiKey)
 //	res, err := c.Enqueue(ctx, client.EnqueueRequest{Queue: "emails.send", Payload: msg})

@@ -35,6 +35,9 @@ const (
 	// CodeSelfHostedBudget: the tenant's own nodes hold their share of
 	// the gateway; retried after Retry-After.
 	CodeSelfHostedBudget = string(wire.CodeSelfHostedBudget)
+	// CodeIdempotencyKeyReused: a key given with WithIdempotencyKey was
+	// used for another request within 24 h (422; never retried).
+	CodeIdempotencyKeyReused = string(wire.CodeIdempotencyKeyReused)
 )
 
 // Error is a non-2xx answer of the API.

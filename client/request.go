@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
+
+	"github.com/jobbie/jobbie/wire"
 )
 
 // maxErrorBody bounds how much of an error response is read.
@@ -14,11 +17,42 @@ const maxErrorBody = 64 << 10
 
 // do sends one API request. in, when not nil, is sent as the JSON body; a
 // 2xx answer other than 204 is decoded into out when out is not nil. It
-// returns the HTTP status, and an *Error for every non-2xx answer.
+// returns the HTTP status, and an *Error for every non-2xx answer. A
+// creating POST carries an Idempotency-Key, the same for every send; a
+// request that may be sent again is, by the client's RetryPolicy.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
-	req, err := c.newRequest(ctx, method, path, in)
+	body, err := encodeBody(method, path, in)
 	if err != nil {
 		return 0, err
+	}
+	var key string
+	if keyed(method, path) {
+		key = idempotencyKey(ctx)
+	}
+	start, bo := time.Now(), backoff{p: c.retry}
+	for attempt := 1; ; attempt++ {
+		status, err := c.send(ctx, method, path, body, key, out)
+		if err == nil || attempt >= c.retry.MaxAttempts || !retryable(method, key != "", err) {
+			return status, err
+		}
+		if e, ok := AsError(err); ok && e.RetryAfter > c.retry.MaxRetryAfter {
+			return status, err // the server asks for longer than the policy waits
+		}
+		d := bo.next(err)
+		if time.Since(start)+d > c.retry.MaxElapsed || !sleepCtx(ctx, d) {
+			return status, err
+		}
+	}
+}
+
+// send sends a request once.
+func (c *Client) send(ctx context.Context, method, path string, body []byte, key string, out any) (int, error) {
+	req, err := c.newRequest(ctx, method, path, body)
+	if err != nil {
+		return 0, err
+	}
+	if key != "" {
+		req.Header.Set(wire.IdempotencyKeyHeader, key)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -37,14 +71,22 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 	return resp.StatusCode, nil
 }
 
-func (c *Client) newRequest(ctx context.Context, method, path string, in any) (*http.Request, error) {
+// encodeBody is in as JSON, or nil for no body.
+func encodeBody(method, path string, in any) ([]byte, error) {
+	if in == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("jobbie: %s %s: encode request: %w", method, path, err)
+	}
+	return b, nil
+}
+
+func (c *Client) newRequest(ctx context.Context, method, path string, in []byte) (*http.Request, error) {
 	var body io.Reader
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("jobbie: %s %s: encode request: %w", method, path, err)
-		}
-		body = bytes.NewReader(b)
+		body = bytes.NewReader(in)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {

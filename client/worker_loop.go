@@ -24,7 +24,7 @@ func (w *Worker) fetchLoop(ctx context.Context, stop context.CancelFunc, base co
 		Queues: w.cfg.Queues, WorkerID: w.cfg.WorkerID, Hostname: w.cfg.Hostname,
 		Timeout: w.cfg.FetchTimeout, LeaseDuration: w.cfg.LeaseDuration,
 	}
-	var bo backoff
+	bo := backoff{p: w.c.retry}
 	for ctx.Err() == nil {
 		job, err := w.c.Fetch(ctx, req)
 		switch {
@@ -157,7 +157,7 @@ func (w *Worker) failJob(base context.Context, jc *JobContext, cause error) {
 
 // report sends an ack or fail, retrying transient failures.
 func (w *Worker) report(base context.Context, what, id string, call func(context.Context) error) {
-	var bo backoff
+	bo := backoff{p: w.c.retry}
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(base, reportTimeout)
 		err := call(ctx)

@@ -145,3 +145,15 @@ func TestHTTPCreateTenantWithoutShardsIsUnavailable(t *testing.T) {
 	r = b.do(t, http.MethodGet, "/control/v1/shards", b.op, nil)
 	require.JSONEq(t, `{"shards":[]}`, string(r.body))
 }
+
+// Control keeps no record of Idempotency-Keys, so its routes refuse one,
+// naming it, and create nothing.
+func TestHTTPRefusesIdempotencyKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.do(t, http.MethodPost, "/control/v1/tenants", b.op, map[string]string{"name": "acme"}, wire.IdempotencyKeyHeader, "k")
+	requireError(t, r, 400, "bad_request", wire.IdempotencyKeyHeader)
+	tenants, err := b.srv.Tenants(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, tenants, "nothing was created")
+}

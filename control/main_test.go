@@ -100,8 +100,9 @@ type response struct {
 }
 
 // do sends a request with an optional bearer token and JSON body (a string
-// or []byte is sent as is, anything else as JSON).
-func (b *bundle) do(t *testing.T, method, path, token string, body any) response {
+// or []byte is sent as is, anything else as JSON), and the headers given
+// as name, value pairs.
+func (b *bundle) do(t *testing.T, method, path, token string, body any, headers ...string) response {
 	t.Helper()
 	var rd io.Reader
 	switch v := body.(type) {
@@ -122,6 +123,9 @@ func (b *bundle) do(t *testing.T, method, path, token string, body any) response
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := b.client.Do(req)
 	require.NoError(t, err)

@@ -475,6 +475,10 @@ type noisyFlood struct {
 // single, each sending its next request as soon as the last answered,
 // and returns once A's first jobs are in.
 func startFlood(t *testing.T, c *client.Client, kind string, polite bool) *noisyFlood {
+	// The flood paces itself: a polite one waits out each Retry-After, a
+	// rude one sends again at once; the SDK's own retries would make
+	// both polite.
+	c = c.WithRetryPolicy(client.RetryPolicy{MaxAttempts: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &noisyFlood{client: c, cancel: cancel}
 	payload, _ := json.Marshal(noisyPayload{Pad: noisyPad})

@@ -9,6 +9,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/fairshare"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // register mounts the route table, each route behind its chain. A local
@@ -18,6 +19,10 @@ import (
 // (fiber answers so for a mounted path), on both.
 func (s *Server) register(app *fiber.App) {
 	for _, rt := range routeTable {
+		if rt.checks&public != 0 && s.cfg.Local == nil {
+			app.Add(rt.method, rt.path, func(c *fiber.Ctx) error { return rt.serve(s, c, nil) })
+			continue
+		}
 		if s.cfg.Local == nil || rt.checks&local != 0 {
 			app.Add(rt.method, rt.path, s.admitted(rt))
 		} else {
@@ -54,6 +59,9 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		var r admitted.Request
 		err := s.gate.Admit(c, &rule, &r)
 		if err == nil {
+			err = idempotencyKey(c, rt)
+		}
+		if err == nil {
 			r.CreatesJobs = rt.checks&createsJobs != 0
 			err = s.plans.Limit(c, &r, jobs)
 		}
@@ -73,6 +81,27 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		m.observe(status, s.cfg.Clock.Since(start))
 		return err
 	}
+}
+
+// idempotencyKey refuses an Idempotency-Key on a route that does not
+// take one (wire.IdempotentRoutes: the creating POSTs a shard serves)
+// rather than ignore it, and a bad one on a route that does, before
+// anything is counted; the shard keeps the key's record.
+func idempotencyKey(c *fiber.Ctx, rt route) error {
+	vals := c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)
+	switch {
+	case len(vals) == 0:
+		return nil
+	case rt.method != post || !wire.IdempotentRoutes[rt.path]:
+		return apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only enqueue, enqueue/batch and the schedule and webhook creates do (docs/api/README.md, \"Idempotency\")",
+			rt.method, rt.path, wire.IdempotencyKeyHeader)
+	case len(vals) > 1:
+		return apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
+	}
+	if err := wire.CheckIdempotencyKey(string(vals[0])); err != nil {
+		return apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
+	}
+	return nil
 }
 
 // check applies rt's checks that follow admission, in order, then gives

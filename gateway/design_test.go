@@ -23,9 +23,10 @@ func designRules(t *testing.T) (table map[string][]string, every, tests, rootTes
 	defer f.Close()
 	names := regexp.MustCompile("`([^`]+)`")
 	// A table name is relative to gateway/ unless it is one of internal/
-	// or proto/.
+	// or proto/ or docs/.
 	full := func(name string) string {
-		if name == "gateway" || strings.HasPrefix(name, "gateway/") || strings.HasPrefix(name, "internal/") || strings.HasPrefix(name, "proto/") {
+		if name == "gateway" || strings.HasPrefix(name, "gateway/") || strings.HasPrefix(name, "internal/") ||
+			strings.HasPrefix(name, "proto/") || strings.HasPrefix(name, "docs/") {
 			return name
 		}
 		return "gateway/" + name

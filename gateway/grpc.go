@@ -108,6 +108,7 @@ func (s *Server) serveRoute(r *connectapi.Request) connectapi.Answer {
 		Status:     rc.Response.StatusCode(),
 		RetryAfter: string(rc.Response.Header.Peek("Retry-After")),
 		RequestID:  string(rc.Response.Header.Peek(wire.RequestIDHeader)),
+		Replayed:   len(rc.Response.Header.Peek(wire.IdempotencyReplayedHeader)) > 0,
 		Body:       append([]byte(nil), rc.Response.Body()...),
 	}
 }

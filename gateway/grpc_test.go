@@ -112,3 +112,41 @@ func TestGRPCCallsShareTheHTTPRateLimit(t *testing.T) {
 	b.do(t, http.MethodPost, "/api/v1/enqueue", key, enqueueBody).requireError(t, http.StatusTooManyRequests, apierr.RateLimited)
 	require.Equal(t, seen, b.shard.count(), "refused calls never reach the shard")
 }
+
+// A gRPC call's idempotency-key metadata is the HTTP header: an enqueue
+// passes it to the shard and gives back its idempotency-replayed; a call
+// whose route takes none is InvalidArgument naming it, and the shard sees
+// nothing.
+func TestGRPCIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.GRPCAddr = "127.0.0.1:0" })
+	key := b.key(t, tenancy.RoleOwner, "*")
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &p}
+	t.Cleanup(tr.CloseIdleConnections)
+	jobs := jobbiev1connect.NewJobServiceClient(&http.Client{Transport: tr}, "http://"+b.gw.GRPCAddr(), connect.WithGRPC())
+
+	b.shard.setHandler(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set(wire.IdempotencyReplayedHeader, "true")
+		writeJSON(w, http.StatusOK, map[string]any{"job_id": "job_1", "status": "pending"})
+	})
+	req := connect.NewRequest(&jobbiev1.EnqueueRequest{Queue: "emails.send"})
+	req.Header().Set("Authorization", "Bearer "+key)
+	req.Header().Set(wire.IdempotencyKeyHeader, "order-1")
+	res, err := jobs.Enqueue(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, "order-1", b.shard.last(t).Header.Get(wire.IdempotencyKeyHeader))
+	require.Equal(t, "true", res.Header().Get(wire.IdempotencyReplayedHeader))
+
+	seen := b.shard.count()
+	get := connect.NewRequest(&jobbiev1.GetJobRequest{Id: "job_1"})
+	get.Header().Set("Authorization", "Bearer "+key)
+	get.Header().Set(wire.IdempotencyKeyHeader, "order-2")
+	_, err = jobs.GetJob(context.Background(), get)
+	var ce *connect.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, connect.CodeInvalidArgument, ce.Code(), "%v", err)
+	require.Contains(t, ce.Message(), wire.IdempotencyKeyHeader)
+	require.Equal(t, seen, b.shard.count())
+}

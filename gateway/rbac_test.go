@@ -177,6 +177,8 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceRead,
 		"PUT /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceManage,
 
+		"GET /api/v1/openapi.json": "", // public: no key, no action
+
 		"GET /api/v1/shards":                    tenancy.ActNamespaceRead,
 		"POST /api/v1/shards/join-tokens":       tenancy.ActKeyManage,
 		"DELETE /api/v1/shards/:id":             tenancy.ActKeyManage,

@@ -58,6 +58,9 @@ const (
 	// after which the tenant's count is counted afresh.
 	scheduleQuota
 	scheduleForget
+	// public: served to anyone, with no key and no chain (the API's own
+	// description); its action is none.
+	public
 )
 
 // What serves a route: the namespace's shard, or tenant administration.
@@ -86,6 +89,7 @@ const (
 // routeTable is every public endpoint; a new endpoint is one line here.
 // Fixed paths come before parameters (ack/batch before ack/:id).
 var routeTable = []route{
+	{get, "/api/v1/openapi.json", "", public, openAPI},
 	{post, "/api/v1/enqueue", tenancy.ActJobEnqueue, job | enqueueOne | createsJobs, forward},
 	{post, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, job | batchBody | enqueueBatch | createsJobs, forward},
 	{post, "/api/v1/fetch", tenancy.ActJobWork, job | executionCap | longPollCap, longPoll},

@@ -40,7 +40,7 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	}
 	require.Empty(t, missing, "routes of the route table that docs/api does not document")
 
-	named := regexp.MustCompile("`(GET|POST|PUT|PATCH|DELETE) (/api/v1/[a-z0-9/{}_-]*[a-z0-9}])")
+	named := regexp.MustCompile("`(GET|POST|PUT|PATCH|DELETE) (/api/v1/[a-z0-9/{}_.-]*[a-z0-9}])")
 	var unknown []string
 	for _, m := range named.FindAllStringSubmatch(text, -1) {
 		if route := m[1] + " " + m[2]; !served[route] {

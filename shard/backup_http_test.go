@@ -264,7 +264,7 @@ func TestRestoreWakesParkedFetches(t *testing.T) {
 func TestBackupOnAFollowerNamesTheLeader(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 2)
-	leader, follower := g.nodes[0], g.nodes[1]
+	leader, follower := g.leaderAndFollower()
 	leader.in(testNS).ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201)
 	for _, r := range []resp{
 		follower.as(pkitest.Control).call("GET", "/internal/v1/backup", nil),

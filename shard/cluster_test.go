@@ -77,6 +77,29 @@ func newShardGroup(t *testing.T, size int, opts ...func(*Config)) *shardGroup {
 	return g
 }
 
+// leaderAndFollower waits until every node names the same leader and
+// returns it and a follower: a loaded machine may have elected another
+// node than the first since the group formed.
+func (g *shardGroup) leaderAndFollower() (leader, follower *bundle) {
+	g.t.Helper()
+	eventually(g.t, 20*time.Second, func() bool {
+		leader, follower = nil, nil
+		addr := g.nodes[0].srv.Status().LeaderHTTP
+		for _, b := range g.nodes {
+			if addr == "" || b.srv.Status().LeaderHTTP != addr {
+				return false
+			}
+			if b.srv.Addr() == addr {
+				leader = b
+			} else if follower == nil {
+				follower = b
+			}
+		}
+		return leader != nil && leader.srv.IsLeader()
+	}, "every node names one leader")
+	return leader, follower
+}
+
 // retry repeats a call while it gets 503 (an election under a loaded test
 // machine), as a gateway would, and returns the first other answer.
 func retry(t *testing.T, b *bundle, method, path string, body any) resp {
@@ -92,7 +115,7 @@ func retry(t *testing.T, b *bundle, method, path string, body any) resp {
 func TestClusterForwardsWritesAndReadsLocally(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 3)
-	leader, follower := g.nodes[0], g.nodes[1]
+	leader, follower := g.leaderAndFollower()
 	require.True(t, leader.srv.IsLeader())
 	require.False(t, follower.srv.IsLeader())
 

@@ -150,7 +150,7 @@ func TestReleaseEndpoint(t *testing.T) {
 func TestGhostFetchThroughAFollower(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 2)
-	leader, follower := g.nodes[0], g.nodes[1]
+	leader, follower := g.leaderAndFollower()
 	ghost := ghostFetch(t, follower.srv.Addr(), "/api/v1/fetch", `{"queues":["q"],"worker_id":"ghost","timeout":30}`)
 	eventually(t, 5*time.Second, func() bool { return leader.srv.waiters.Parked(testNS, "q") == 1 }, "the forwarded ghost parks on the leader")
 	require.NoError(t, ghost.Close())

@@ -60,6 +60,8 @@ func TestMoveBetweenShards(t *testing.T) {
 	src, dst := setup(t), setup(t)
 	s, d := src.in(testNS), dst.in(testNS)
 	s.fillAll()
+	keyed := src.keyed(testNS, "POST", "/api/v1/enqueue", "moved-key", map[string]any{"queue": "kq"})
+	require.Equal(t, 201, keyed.Status, string(keyed.Raw))
 	const tok = "mov_01JD0000000000000000000001"
 
 	// Only control calls the routes.
@@ -181,6 +183,10 @@ func TestMoveBetweenShards(t *testing.T) {
 	// The unique lock held: nothing created. The schedules are there.
 	d.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "emails", "unique_key": "u"}, 200)
 	require.Contains(t, string(d.ok("GET", "/api/v1/schedules", nil, 200).Raw), `"nightly"`)
+	// An Idempotency-Key's record moved with the job it made.
+	again := dst.keyed(testNS, "POST", "/api/v1/enqueue", "moved-key", map[string]any{"queue": "kq"})
+	require.Equal(t, 200, again.Status, string(again.Raw))
+	require.Equal(t, keyed.Body["job_id"], again.Body["job_id"])
 
 	// A move back into the source clears its tombstone.
 	src.mvOK("POST", "begin", testNS, "mov_back", nil)
@@ -285,10 +291,10 @@ func TestMoveRoutesBadInput(t *testing.T) {
 func TestMoveFromAThreeNodeShard(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 3)
-	leader, follower := g.nodes[0], g.nodes[2]
 	dst := setup(t)
-	n := leader.in(testNS)
+	n := g.nodes[0].in(testNS)
 	n.fillAll()
+	leader, follower := g.leaderAndFollower()
 	const tok = "mov_3"
 	r := follower.mv("GET", "snapshot", testNS, tok, nil)
 	require.Equal(t, 503, r.Status, string(r.Raw))

@@ -35,7 +35,7 @@ func TestSelfHostedListenerAdmitsOnlyItsOwnCluster(t *testing.T) {
 			c.SocketPath = sock
 		}
 	})
-	leader, follower := g.nodes[0], g.nodes[1]
+	leader, follower := g.leaderAndFollower()
 	const otherTenant = "t_zzzzzzzzzzzzzzzzzzzzzzzzzz"
 	refused := []pki.Identity{pkitest.Gateway, pkitest.Operator, pkitest.Control, pkitest.Metrics,
 		pkitest.Shard("s1", "n3"), pkitest.TenantShard("s1", "n3", otherTenant), pkitest.TenantShard("s2", "n1", pkitest.Tenant)}

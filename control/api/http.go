@@ -13,6 +13,7 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // MaxBody caps request bodies; every control request is small.
@@ -29,7 +30,7 @@ func (s *Server) newApp() *fiber.App {
 		WriteTimeout:          10 * time.Second,
 		IdleTimeout:           60 * time.Second,
 	})
-	app.Use(apierr.RequestID)
+	app.Use(apierr.RequestID, noIdempotencyKey)
 	// A backup download streams for as long as the backup takes to send;
 	// every other answer is small and keeps the short write timeout.
 	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
@@ -165,4 +166,14 @@ func (s *Server) getJWKS(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(set)
+}
+
+// noIdempotencyKey refuses an Idempotency-Key on every control route:
+// control keeps no record of keys (docs/api/README.md, "Idempotency"),
+// and a header it would ignore must not look honoured.
+func noIdempotencyKey(c *fiber.Ctx) error {
+	if len(c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)) == 0 {
+		return c.Next()
+	}
+	return apierr.Field(wire.IdempotencyKeyHeader, "control's routes do not take an %s", wire.IdempotencyKeyHeader)
 }

@@ -33,13 +33,15 @@ type Answer struct {
 	Status     int
 	RetryAfter string // the Retry-After header, if any
 	RequestID  string
+	Replayed   bool // the answer is an earlier request's, given back under its Idempotency-Key
 	Body       []byte
 }
 
 // passed are the metadata a call hands the route: its key, its
-// namespace and its request id. A console session cookie is not among
-// them: calls authenticate with keys only.
-var passed = []string{"Authorization", wire.NamespaceHeader, wire.RequestIDHeader}
+// namespace, its request id and its Idempotency-Key (which the routes
+// that do not take one refuse, InvalidArgument naming it). A console
+// session cookie is not among them: calls authenticate with keys only.
+var passed = []string{"Authorization", wire.NamespaceHeader, wire.RequestIDHeader, wire.IdempotencyKeyHeader}
 
 // Services implements JobService, AdminService and WorkerService over
 // route.
@@ -63,7 +65,8 @@ var (
 
 // do sends the call as method path with body (JSON, or nil), and reads
 // a successful answer into out. The header it returns holds the
-// answer's request id, for the response or the error.
+// answer's request id, for the response or the error, and
+// Idempotency-Replayed on a replay.
 func (s *Services) do(ctx context.Context, h http.Header, method, path string, body []byte, out proto.Message) (http.Header, error) {
 	r := &Request{Method: method, Path: path, Header: http.Header{}}
 	for _, k := range passed {
@@ -79,6 +82,9 @@ func (s *Services) do(ctx context.Context, h http.Header, method, path string, b
 	meta := http.Header{}
 	if a.RequestID != "" {
 		meta.Set(wire.RequestIDHeader, a.RequestID)
+	}
+	if a.Replayed {
+		meta.Set(wire.IdempotencyReplayedHeader, "true")
 	}
 	if a.Status < 200 || a.Status > 299 {
 		return meta, answerError(a)

@@ -159,8 +159,9 @@ func shardRequest(c *fiber.Ctx, r *admitted.Request, req *fasthttp.Request, body
 	if ct := in.ContentType(); len(ct) > 0 {
 		req.Header.SetContentTypeBytes(ct)
 	}
-	// The W3C trace context an enqueue takes (the shard checks it).
-	for _, h := range [...]string{wire.TraceParentHeader, wire.TraceStateHeader} {
+	// The W3C trace context an enqueue takes and a creating request's
+	// Idempotency-Key (the shard checks them).
+	for _, h := range [...]string{wire.TraceParentHeader, wire.TraceStateHeader, wire.IdempotencyKeyHeader} {
 		if v := in.Peek(h); len(v) > 0 {
 			req.Header.SetBytesV(h, v)
 		}
@@ -210,6 +211,9 @@ func answer(c *fiber.Ctx, r *admitted.Request, resp *fasthttp.Response, h *hold)
 	out.Header.SetContentTypeBytes(resp.Header.ContentType())
 	if ra := resp.Header.Peek(fiber.HeaderRetryAfter); len(ra) > 0 {
 		out.Header.SetBytesV(fiber.HeaderRetryAfter, ra)
+	}
+	if v := resp.Header.Peek(wire.IdempotencyReplayedHeader); len(v) > 0 {
+		out.Header.SetBytesV(wire.IdempotencyReplayedHeader, v)
 	}
 	if n, err := strconv.Atoi(string(resp.Header.Peek(wire.LeasedHeader))); err == nil && n > 0 {
 		r.Leased = n // the gateway's own; not passed on

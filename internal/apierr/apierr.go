@@ -51,6 +51,8 @@ const (
 	NamespaceMoving = wire.CodeNamespaceMoving
 
 	AmbiguousName = wire.CodeAmbiguousName
+
+	IdempotencyKeyReused = wire.CodeIdempotencyKeyReused
 )
 
 var statuses = map[Code]int{
@@ -84,6 +86,8 @@ var statuses = map[Code]int{
 	NamespaceMoving: http.StatusServiceUnavailable,
 
 	AmbiguousName: http.StatusConflict,
+
+	IdempotencyKeyReused: http.StatusUnprocessableEntity,
 }
 
 // Status is the HTTP status of a code.

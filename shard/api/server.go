@@ -111,7 +111,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
-	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.group.Forward(servedLocally), s.fairKey, s.slot)
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.group.Forward(servedLocally), s.fairKey, s.slot, idempotency)
 	s.flowRoutes(api)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)

@@ -88,6 +88,12 @@ var (
 	// when the gateway's requests say otherwise (whether recorded: not
 	// for a namespace without state).
 	EventRetentionSet = replica.Op[EventRetentionCmd, bool]{Type: 85, Name: "events.retention"}
+
+	// IdemApply applies a creating command under an Idempotency-Key, or
+	// gives back the first answer of its key (idempotency.go); IdemSweep
+	// is the leader's removal of expired records (records removed).
+	IdemApply = replica.Op[IdemCmd, *IdemOutcome]{Type: 90, Name: "idempotent"}
+	IdemSweep = replica.Op[IdemSweepCmd, int]{Type: 91, Name: "idempotency.sweep"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -157,6 +163,8 @@ func (e *Engine) register(r *replica.Registry) {
 	RestoreChunk.Handle(r, e.applyRestoreChunk)
 	RestoreEnd.Handle(r, e.applyRestoreEnd)
 	RestoreAbort.Handle(r, e.applyRestoreAbort)
+	IdemApply.Handle(r, gated(e, e.applyIdem))
+	IdemSweep.Handle(r, loopGated(e, e.applyIdemSweep))
 	e.registerMoves(r)
 	e.registerVersions(r)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // DefaultRetention is how long completed and cancelled jobs are kept when
@@ -67,6 +68,10 @@ type Engine struct {
 	movesAPI  *moveSet                   // the same as committed, read by the API on every request
 
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
+
+	idemMax int64             // records a namespace keeps (wire.MaxIdempotencyRecords; tests lower it)
+	idemTTL time.Duration     // how long a record is kept (wire.IdempotencyTTL; tests shorten it)
+	reg     *replica.Registry // the handlers, for the command an idempotent one wraps (idempotency.go)
 }
 
 // New returns an engine; Registry gives the handlers a replica runs.
@@ -82,7 +87,7 @@ func New(o Options) *Engine {
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
 		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), events: &eventLog{counts: map[string]*eventCount{}}, marks: &restoreMarks{},
-		movesFSM: &moveSet{}, movesAPI: &moveSet{},
+		movesFSM: &moveSet{}, movesAPI: &moveSet{}, idemMax: wire.MaxIdempotencyRecords, idemTTL: wire.IdempotencyTTL,
 	}
 }
 
@@ -91,6 +96,7 @@ func New(o Options) *Engine {
 func (e *Engine) Registry() *replica.Registry {
 	r := new(replica.Registry)
 	r.OnReset(e.reset)
+	e.reg = r
 	e.register(r)
 	return r
 }

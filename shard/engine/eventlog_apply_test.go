@@ -275,7 +275,7 @@ func TestEventLogWideOnlyAfterItsStart(t *testing.T) {
 		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 		require.NoError(t, err)
 		defer db.Close()
-		eng := New(Options{Retention: scriptRetention})
+		eng := newScriptEngine()
 		loc, err := replica.NewLocal(db, eng.Registry())
 		require.NoError(t, err)
 		for _, e := range log {

@@ -248,7 +248,7 @@ func TestKeyedCountsStayExact(t *testing.T) {
 		log, _ := makeScript(seed, 400)
 		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 		require.NoError(t, err)
-		loc, err := replica.NewLocal(db, New(Options{Retention: scriptRetention}).Registry())
+		loc, err := replica.NewLocal(db, newScriptEngine().Registry())
 		require.NoError(t, err)
 		for i, e := range log {
 			loc.Apply(e.now, e.cmds...)

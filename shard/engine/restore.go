@@ -203,7 +203,8 @@ func IsJobKey(rel []byte) bool { return len(rel) == 1+keys.JobIDLen && rel[0] ==
 
 // restoredTimeIndexes are the time indexes the leader sweeps from a floor:
 // restored entries may lie below it.
-var restoredTimeIndexes = []byte{keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindPrune, keys.KindScheduleRun, keys.KindRecordPrune}
+var restoredTimeIndexes = []byte{keys.KindDue, keys.KindLease, keys.KindExpire, keys.KindPrune, keys.KindScheduleRun, keys.KindRecordPrune,
+	keys.KindIdempotencyExpiry}
 
 func (e *Engine) applyRestoreEnd(tx *replica.Tx, c *RestoreTokenCmd) (*RestoreEnded, error) {
 	return e.endRestore(tx, c, endRestore)

@@ -155,7 +155,7 @@ func freshDB(t *testing.T) *pebble.DB {
 // Pebble batch and commit together.
 func applyGrouped(t *testing.T, log []entry, seed int64) *pebble.DB {
 	db := freshDB(t)
-	reg := New(Options{Retention: scriptRetention}).Registry()
+	reg := newScriptEngine().Registry()
 	rng := rand.New(rand.NewSource(seed))
 	for i := 0; i < len(log); {
 		n := min(1+rng.Intn(6), len(log)-i)

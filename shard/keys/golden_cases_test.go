@@ -36,6 +36,7 @@ var kindNames = map[byte]string{
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
 	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
 	'H': "webhook delivery log",
+	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 }
 
 func goldenFamilies() []family {
@@ -71,6 +72,8 @@ func kindCases() []*gcase {
 		{"KindKeyActive", KindKeyActive, 'k'}, {"KindUnfinished", KindUnfinished, 'P'},
 		{"KindScheduleQueueName", KindScheduleQueueName, 'Q'}, {"KindSigningKeys", KindSigningKeys, 'w'},
 		{"KindWebhook", KindWebhook, 'h'}, {"KindWebhookDelivery", KindWebhookDelivery, 'H'},
+		{"KindIdempotency", KindIdempotency, 'i'},
+		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -94,6 +97,9 @@ func recordCases() []*gcase {
 			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep()),
 		kc("WebhookDelivery", WebhookDelivery(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", 51), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", "n", 51).
 			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep(), be64("record number", 51)),
+		kc("Idempotency", Idempotency(ns, "order-42"), "ns", ns, "key", "order-42").
+			is(head(ns, 'i'), text("Idempotency-Key", "order-42")),
+		kc("IdempotencyCount", IdempotencyCount(ns), "ns", ns).is(head(ns, 'K')),
 		kc("Job", Job(ns, gJob), "ns", ns, "id", gJob).is(head(ns, 'j'), text("job id", gJob)),
 		kc("AppendJob", AppendJob([]byte("buf:"), ns, gJob), "b", "buf:", "ns", ns, "id", gJob).
 			is(text("bytes already in b", "buf:"), head(ns, 'j'), text("job id", gJob)).
@@ -235,6 +241,21 @@ func timeCases() []*gcase {
 				require.Error(t, err, "the bare prefix")
 			}))
 	}
+	// Idempotency records by expiry: time order, then the key.
+	cs = append(cs, kc("IdempotencyExpiryIndex", IdempotencyExpiryIndex(ns), "ns", ns).is(head(ns, 'I')))
+	at := gCreated + int64(24*time.Hour)
+	cs = append(cs, kc("IdempotencyExpiry", IdempotencyExpiry(ns, at, "order-42"), "ns", ns, "at", at, "key", "order-42").
+		is(head(ns, 'I'), be64("expires_at", at), text("Idempotency-Key", "order-42")).
+		parse("ParseIdempotencyExpiry", func(t *testing.T, key []byte) {
+			gotAt, gotKey, err := ParseIdempotencyExpiry(ns, key)
+			require.NoError(t, err)
+			require.Equal(t, at, gotAt)
+			require.Equal(t, "order-42", gotKey)
+			_, _, err = ParseIdempotencyExpiry(ns, RecordPruneEntry(ns, at, gBatch))
+			require.Error(t, err, "a record prune key")
+			_, _, err = ParseIdempotencyExpiry(ns, IdempotencyExpiryIndex(ns))
+			require.Error(t, err, "the bare prefix")
+		}))
 	return cs
 }
 

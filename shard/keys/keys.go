@@ -101,20 +101,13 @@ const (
 	KindKeyActive    byte = 'k'
 
 	KindUnfinished byte = 'P' // Unfinished: the namespace's count of jobs not finished
-)
 
-// registryPrefix starts the shard-wide namespace registry. It sorts before
-// any namespace ("t_…") and after the replica's own 0x00 keys.
-var registryPrefix = []byte{0x01, 'n'}
-
-// The usage keys are shard-wide, outside every namespace: a purged
-// namespace leaves the usage it ran up for control to read, and an hour's
-// buckets lie together in (hour, namespace) order, the order the usage
-// endpoint pages in and the usage sweep prunes from the bottom of.
-var (
-	usageBucketPrefix = []byte{0x01, 'U'}
-	usageGaugePrefix  = []byte{0x01, 'G'}
-	usageClock        = []byte{0x01, 'M'}
+	// Idempotency keys: a creating request's record by its key, the same
+	// records by expiry (the leader's sweep and the eviction past the
+	// bound walk it oldest first), and their count.
+	KindIdempotency       byte = 'i' // Idempotency: one Idempotency-Key's record
+	KindIdempotencyExpiry byte = 'I' // IdempotencyExpiry: the records by expiry, then key
+	KindIdempotencyCount  byte = 'K' // IdempotencyCount: the namespace's count of records
 )
 
 // Namespace returns the prefix of every key of namespace ns.
@@ -133,32 +126,6 @@ func kindPrefix(ns string, kind byte, extra int) []byte {
 // NamespaceConfig is the key of namespace ns's settings record. It lies
 // under Namespace(ns), so a namespace purge removes it with the rest.
 func NamespaceConfig(ns string) []byte { return kindPrefix(ns, KindNamespaceConfig, 0) }
-
-// SigningKeys is the key of namespace ns's webhook signing key set (push
-// deliveries are signed with it). Under Namespace(ns), as its settings.
-func SigningKeys(ns string) []byte { return kindPrefix(ns, KindSigningKeys, 0) }
-
-// Webhook is the key of one of ns's webhook endpoints; WebhookPrefix
-// covers them all, in id order.
-func Webhook(ns, id string) []byte {
-	return append(kindPrefix(ns, KindWebhook, len(id)), id...)
-}
-
-// WebhookPrefix is the prefix of every webhook endpoint of ns.
-func WebhookPrefix(ns string) []byte { return kindPrefix(ns, KindWebhook, 0) }
-
-// WebhookDeliveries is the prefix of one endpoint's delivery log, its
-// records in the order they were written.
-func WebhookDeliveries(ns, id string) []byte {
-	b := append(kindPrefix(ns, KindWebhookDelivery, len(id)+1+8), id...)
-	return append(b, 0)
-}
-
-// WebhookDelivery is the key of the n-th record of an endpoint's delivery
-// log (n counts from 1 over the endpoint's life).
-func WebhookDelivery(ns, id string, n uint64) []byte {
-	return binary.BigEndian.AppendUint64(WebhookDeliveries(ns, id), n)
-}
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {
@@ -397,112 +364,6 @@ func Dependent(ns, dependencyID, dependentID string) []byte {
 
 // DependentID returns the dependent's id at the end of a reverse edge key.
 func DependentID(key []byte) string { return string(key[len(key)-JobIDLen:]) }
-
-// Registry is the key recording that namespace ns has state on this shard.
-func Registry(ns string) []byte {
-	b := make([]byte, 0, len(registryPrefix)+len(ns))
-	b = append(b, registryPrefix...)
-	return append(b, ns...)
-}
-
-// restoringPrefix starts the markers of namespaces a restore is writing.
-// They lie outside the namespace, so a backup never carries one and the
-// restore's own deletes never remove it.
-var restoringPrefix = []byte{0x01, 'X'}
-
-// Restoring is the key marking that a restore into ns is running.
-func Restoring(ns string) []byte {
-	b := make([]byte, 0, len(restoringPrefix)+len(ns))
-	b = append(b, restoringPrefix...)
-	return append(b, ns...)
-}
-
-// RestoringPrefix is the prefix of the restore markers.
-func RestoringPrefix() []byte { return append([]byte(nil), restoringPrefix...) }
-
-// RestoringNamespace returns the namespace of a restore marker's key.
-func RestoringNamespace(k []byte) string { return string(k[len(restoringPrefix):]) }
-
-// The marks of a live move, outside the namespace like the restore
-// marker: a fence holds the namespace's writes for the cut-over; the moved
-// tombstone stays once its keys are gone; the moved-in mark says which
-// move ended the namespace here, so that move's abort can still remove it.
-var (
-	moveFencePrefix = []byte{0x01, 'F'}
-	movedPrefix     = []byte{0x01, 'W'}
-	movedInPrefix   = []byte{0x01, 'E'}
-)
-
-// MoveFence is the key of ns's move fence.
-func MoveFence(ns string) []byte { return append(MoveFencePrefix(), ns...) }
-
-// MoveFencePrefix is the prefix of the move fences.
-func MoveFencePrefix() []byte { return append([]byte(nil), moveFencePrefix...) }
-
-// MoveFenceNamespace returns the namespace of a move fence's key.
-func MoveFenceNamespace(k []byte) string { return string(k[len(moveFencePrefix):]) }
-
-// Moved is the key of ns's moved tombstone.
-func Moved(ns string) []byte { return append(MovedPrefix(), ns...) }
-
-// MovedPrefix is the prefix of the moved tombstones.
-func MovedPrefix() []byte { return append([]byte(nil), movedPrefix...) }
-
-// MovedNamespace returns the namespace of a moved tombstone's key.
-func MovedNamespace(k []byte) string { return string(k[len(movedPrefix):]) }
-
-// MovedIn is the key of ns's moved-in mark.
-func MovedIn(ns string) []byte { return append(MovedInPrefix(), ns...) }
-
-// MovedInPrefix is the prefix of the moved-in marks.
-func MovedInPrefix() []byte { return append([]byte(nil), movedInPrefix...) }
-
-// MovedInNamespace returns the namespace of a moved-in mark's key.
-func MovedInNamespace(k []byte) string { return string(k[len(movedInPrefix):]) }
-
-// RegistryPrefix is the prefix of the namespace registry.
-func RegistryPrefix() []byte { return append([]byte(nil), registryPrefix...) }
-
-// RegistryNamespace returns the namespace of a registry key.
-func RegistryNamespace(key []byte) string { return string(key[len(registryPrefix):]) }
-
-// UsageBucketPrefix is the prefix of every usage bucket.
-func UsageBucketPrefix() []byte { return append([]byte(nil), usageBucketPrefix...) }
-
-// UsageBucket is the key of ns's usage meters in the hour starting at hour
-// (unix ns); ns "" is the first key of the hour.
-func UsageBucket(hour int64, ns string) []byte {
-	b := make([]byte, 0, len(usageBucketPrefix)+8+len(ns))
-	b = append(b, usageBucketPrefix...)
-	b = binary.BigEndian.AppendUint64(b, uint64(hour))
-	return append(b, ns...)
-}
-
-// ParseUsageBucket splits a usage bucket key into its hour and namespace.
-func ParseUsageBucket(key []byte) (hour int64, ns string, err error) {
-	p := usageBucketPrefix
-	if !bytes.HasPrefix(key, p) || len(key) <= len(p)+8 {
-		return 0, "", fmt.Errorf("keys: %q is not a usage bucket key", key)
-	}
-	rest := key[len(p):]
-	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), nil
-}
-
-// UsageGaugePrefix is the prefix of every namespace's stored-bytes gauge.
-func UsageGaugePrefix() []byte { return append([]byte(nil), usageGaugePrefix...) }
-
-// UsageGauge is the key of namespace ns's stored-bytes gauge.
-func UsageGauge(ns string) []byte {
-	b := make([]byte, 0, len(usageGaugePrefix)+len(ns))
-	b = append(b, usageGaugePrefix...)
-	return append(b, ns...)
-}
-
-// UsageGaugeNamespace returns the namespace of a gauge key.
-func UsageGaugeNamespace(key []byte) string { return string(key[len(usageGaugePrefix):]) }
-
-// UsageClock is the key of the metering clock record.
-func UsageClock() []byte { return append([]byte(nil), usageClock...) }
 
 // PrefixEnd returns the smallest key greater than every key with prefix p.
 func PrefixEnd(p []byte) []byte {

@@ -22,7 +22,8 @@ var timeSweeps = []struct {
 
 // sweepOnce proposes, per namespace, every job of each time index due at
 // or before now, then fires the cron schedules whose run came, then prunes
-// the finished batch and bulk records whose retention ran out. A namespace
+// the finished batch and bulk records whose retention ran out and the
+// Idempotency-Key records whose 24 h did. A namespace
 // a move fences is left alone: its jobs, schedules and records wait (on
 // the target, once moved).
 func (l *Loops) sweepOnce(ctx context.Context, now int64) error {
@@ -39,6 +40,9 @@ func (l *Loops) sweepOnce(ctx context.Context, now int64) error {
 			return err
 		}
 		if err := l.sweepRecords(ctx, ns, now); err != nil {
+			return err
+		}
+		if err := l.sweepIdempotency(ctx, ns, now); err != nil {
 			return err
 		}
 	}

@@ -22,7 +22,7 @@ const maxChainBytes = wire.MaxPayloadBytes
 // Enqueue validates and inserts one job. Existing is set when its unique
 // key matched a job that still holds it (that job's id is answered).
 func (s *Service) Enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, r *wire.EnqueueRequest) (*wire.EnqueueResponse, error) {
-	res, err := s.enqueue(ctx, ns, sc, lim, []wire.EnqueueRequest{*r}, false, nil)
+	res, _, err := s.enqueue(ctx, ns, sc, lim, []wire.EnqueueRequest{*r}, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -43,14 +43,11 @@ func (s *Service) EnqueueBatch(ctx context.Context, ns string, sc tenancy.QueueS
 			return nil, err
 		}
 	}
-	res, err := s.enqueue(ctx, ns, sc, lim, r.Jobs, true, b)
+	res, batchID, err := s.enqueue(ctx, ns, sc, lim, r.Jobs, true, b)
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.BatchResponse{JobIDs: make([]string, len(res)), Jobs: make([]wire.EnqueueResponse, len(res))}
-	if b != nil {
-		out.BatchID = b.ID
-	}
+	out := &wire.BatchResponse{JobIDs: make([]string, len(res)), Jobs: make([]wire.EnqueueResponse, len(res)), BatchID: batchID}
 	for i, x := range res {
 		out.JobIDs[i] = x.JobID
 		out.Jobs[i] = enqueueResponse(x)
@@ -62,16 +59,18 @@ func enqueueResponse(r engine.EnqueueResult) wire.EnqueueResponse {
 	return wire.EnqueueResponse{JobID: r.JobID, Status: r.State.String(), UniqueExisting: r.Existing}
 }
 
-// enqueue proposes the jobs, as one batch with a callback when b is set.
-func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, error) {
+// enqueue proposes the jobs, as one batch with a callback when b is set,
+// and returns their results and the batch's id (a replayed request's
+// first).
+func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, string, error) {
 	if err := namespaceOK(ns); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(reqs) == 0 {
-		return nil, apierr.Field("jobs", "jobs must hold at least one job")
+		return nil, "", apierr.Field("jobs", "jobs must hold at least one job")
 	}
 	if len(reqs) > wire.MaxBatchJobs {
-		return nil, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", wire.MaxBatchJobs, len(reqs))
+		return nil, "", apierr.Field("jobs", "a batch holds at most %d jobs; got %d", wire.MaxBatchJobs, len(reqs))
 	}
 	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b,
 		MaxPending: lim.MaxPendingJobs}
@@ -84,13 +83,13 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		}
 		j, err := toJob(lim, &reqs[i], prefix, s.NewID("job_"), now)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if err := s.flowFields(lim, prefix, &reqs[i], j); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if err := s.enqueueInScope(ns, prefix, &reqs[i], sc); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if b != nil {
 			j.BatchID = b.ID
@@ -101,9 +100,14 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		c.Defaulted[i] = defaultedFields(&reqs[i])
 	}
 	if err := s.meter(ctx); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return engine.EnqueueFor(c, traced).Propose(ctx, s.node, c)
+	var echo []byte
+	if b != nil {
+		echo = []byte(b.ID)
+	}
+	res, batchID, err := propose(ctx, s, ns, engine.EnqueueFor(c, traced), c, echo)
+	return res, string(batchID), err
 }
 
 // defaultedFields returns the engine.Def* bits of the fields r leaves out,

@@ -165,7 +165,11 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 		return nil, err
 	}
 	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}
-	return proposeSchedule(ctx, s, ns, engine.ScheduleCreateFor(c), c)
+	created, _, err := propose(ctx, s, ns, engine.ScheduleCreateFor(c), c, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.scheduleView(ns, created), nil
 }
 
 // UpdateSchedule replaces schedule ref (an id or a name) with r, every

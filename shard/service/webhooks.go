@@ -39,12 +39,12 @@ func (s *Service) CreateWebhook(ctx context.Context, ns string, r *wire.WebhookR
 		secret = k.Secret
 		w.Secrets = []engine.SigningKey{k}
 	}
-	rec, err := engine.WebhookCreate.Propose(ctx, s.node, &engine.WebhookCmd{NS: ns, Hook: *w})
+	rec, echo, err := propose(ctx, s, ns, engine.WebhookCreate, &engine.WebhookCmd{NS: ns, Hook: *w}, []byte(secret))
 	if err != nil {
 		return nil, err
 	}
 	v := WebhookView(rec)
-	v.Secret = secret
+	v.Secret = string(echo) // a replay's is the first answer's
 	return v, nil
 }
 

@@ -1,0 +1,244 @@
+// The Client: jobs (enqueue, batch, get, cancel, retry, move, delete,
+// dead, chains), the worker protocol (fetch, ack, fail, heartbeat), the
+// event stream with resume, and the resource families of resources.ts
+// and admin.ts.
+
+import { Admin } from "./admin.js";
+import { JobbieError } from "./errors.js";
+import { type Answer, type CallOptions, type ClientOptions, REPLAYED_HEADER, Transport, sleep } from "./http.js";
+import { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
+import { parseSSE } from "./sse.js";
+import type {
+  AckBatchEntry, AckBatchResult, BatchEnqueueResult, BatchSpec, ChainView, ClusterHealth, DeadJob,
+  EnqueueOptions, EnqueueRequest, EnqueueResult, FailResult, FetchedJob, FetchRequest, HeartbeatEntry,
+  HeartbeatStatus, JobDetail, JobEvent, JobOpResult, Page, Worker,
+} from "./types.js";
+
+const enc = encodeURIComponent;
+
+/** Options of a fetch: the server's long-poll wait and the call's own. */
+export interface FetchOptions extends CallOptions {}
+
+/** Options of an ack or fail. */
+export interface ReportOptions extends CallOptions {
+  /** The fetched job's lease_token: the call applies to that lease only. */
+  leaseToken?: string;
+  /** The worker id the job was fetched with. */
+  workerId?: string;
+}
+
+/** Options of the event stream. */
+export interface EventsOptions {
+  /** Resume after this event id (Last-Event-ID). */
+  lastEventId?: string;
+  /** Ends the stream. */
+  signal?: AbortSignal;
+  /** Reopen a stream that broke, from the last id seen. Default true. */
+  reconnect?: boolean;
+  /** Called each time the stream is open (its answer's headers arrived), the first and after each reconnect. */
+  onOpen?: () => void;
+  /** Called with "events were missed" and other comment lines of the server. */
+  onComment?: (text: string) => void;
+}
+
+/** The answer's body, marked replayed when the server gave back an earlier send's answer. */
+function marked<T extends object>(a: Answer<T>): T & { replayed?: boolean } {
+  return a.headers.get(REPLAYED_HEADER) === "true" ? { ...a.data, replayed: true } : a.data;
+}
+
+function withoutUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function enqueueBody(req: EnqueueRequest): Record<string, unknown> {
+  const b: Record<string, unknown> = withoutUndefined({ ...req });
+  if (req.scheduled_at instanceof Date) b.scheduled_at = req.scheduled_at.toISOString();
+  return b;
+}
+
+/** A client of one tenant's API key, in one namespace. */
+export class Client {
+  readonly t: Transport;
+  readonly queues: Queues;
+  readonly schedules: Schedules;
+  readonly search: Search;
+  readonly bulk: Bulk;
+  readonly batches: Batches;
+  readonly admin: Admin;
+
+  constructor(opts: ClientOptions | Transport) {
+    this.t = opts instanceof Transport ? opts : new Transport(opts);
+    this.queues = new Queues(this.t);
+    this.schedules = new Schedules(this.t);
+    this.search = new Search(this.t);
+    this.bulk = new Bulk(this.t);
+    this.batches = new Batches(this.t);
+    this.admin = new Admin(this.t);
+  }
+
+  /** This client in another namespace of the same key. */
+  inNamespace(namespace: string): Client {
+    return new Client(this.t.withNamespace(namespace));
+  }
+
+  // Aliases of the admin families, so the common ones read short.
+  get namespaces() { return this.admin.namespaces; }
+  get keys() { return this.admin.keys; }
+  get roles() { return this.admin.roles; }
+  get usage() { return this.admin.usage; }
+  get webhooks() { return this.admin.webhooks; }
+  get signingKeys() { return this.admin.signingKeys; }
+
+  // ---- producing
+
+  /**
+   * Enqueues one job. 201 for a new job; a unique_key matching an
+   * unfinished job answers that job (unique_existing). Every call carries
+   * an Idempotency-Key of its own, the same on each of its retries, so a
+   * retry after a lost answer gets the first answer back (replayed)
+   * rather than enqueueing again.
+   */
+  async enqueue(queue: string, payload?: unknown, opts: EnqueueOptions = {}, co?: CallOptions): Promise<EnqueueResult> {
+    const a = await this.t.call<EnqueueResult>(
+      { method: "POST", path: "/api/v1/enqueue", body: enqueueBody({ ...opts, queue, payload }) }, co);
+    return marked(a);
+  }
+
+  /** Enqueues up to 1,000 jobs, all or none; with batch, a callback when all are done. */
+  async enqueueBatch(jobs: EnqueueRequest[], batch?: BatchSpec, co?: CallOptions): Promise<BatchEnqueueResult> {
+    const a = await this.t.call<BatchEnqueueResult>({
+      method: "POST", path: "/api/v1/enqueue/batch",
+      body: withoutUndefined({ jobs: jobs.map(enqueueBody), batch }),
+    }, co);
+    return marked(a);
+  }
+
+  // ---- jobs
+
+  /** Everything about a job: state, attempts, errors, progress, result, timeline. */
+  async getJob(id: string, co?: CallOptions): Promise<JobDetail> {
+    return (await this.t.call<JobDetail>({ method: "GET", path: `/api/v1/jobs/${enc(id)}` }, co)).data;
+  }
+
+  /** Cancels a job: "cancelled", or "cancelling" for a running one (its worker's next heartbeat stops it). */
+  async cancelJob(id: string, co?: CallOptions): Promise<{ status: string }> {
+    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/jobs/${enc(id)}/cancel`, retry: true }, co)).data;
+  }
+
+  /** Retries a dead, cancelled or completed job. */
+  async retryJob(id: string, co?: CallOptions): Promise<JobOpResult> {
+    return (await this.t.call<JobOpResult>({ method: "POST", path: `/api/v1/jobs/${enc(id)}/retry` }, co)).data;
+  }
+
+  /** Moves a job to another queue. */
+  async moveJob(id: string, queue: string, co?: CallOptions): Promise<JobOpResult> {
+    return (await this.t.call<JobOpResult>({ method: "POST", path: `/api/v1/jobs/${enc(id)}/move`, body: { queue } }, co)).data;
+  }
+
+  /** Deletes a job. */
+  async deleteJob(id: string, co?: CallOptions): Promise<void> {
+    await this.t.call({ method: "DELETE", path: `/api/v1/jobs/${enc(id)}` }, co);
+  }
+
+  /** The chain a job is a step of: every step in order. */
+  async getChain(jobId: string, co?: CallOptions): Promise<ChainView> {
+    return (await this.t.call<ChainView>({ method: "GET", path: `/api/v1/jobs/${enc(jobId)}/chain` }, co)).data;
+  }
+
+  /** One page of dead jobs, newest first. */
+  async deadJobs(q: { queue?: string; limit?: number; cursor?: string } = {}, co?: CallOptions): Promise<Page & { jobs: DeadJob[] }> {
+    return (await this.t.call<Page & { jobs: DeadJob[] }>({ method: "GET", path: "/api/v1/dead", query: q }, co)).data;
+  }
+
+  // ---- the worker protocol (the Worker runtime uses these)
+
+  /** Long-polls for one job; null when the wait ended with none (204). */
+  async fetch(req: FetchRequest, co: FetchOptions = {}): Promise<FetchedJob | null> {
+    const a = await this.t.call<FetchedJob>({ method: "POST", path: "/api/v1/fetch", body: req },
+      { retries: 0, timeoutMs: ((req.timeout ?? 60) + 30) * 1000, ...co });
+    return a.status === 204 ? null : a.data;
+  }
+
+  /** Long-polls for up to max jobs (1-1000); empty when the wait ended with none. */
+  async fetchBatch(req: FetchRequest & { max?: number }, co: FetchOptions = {}): Promise<FetchedJob[]> {
+    const a = await this.t.call<{ jobs: FetchedJob[] }>({ method: "POST", path: "/api/v1/fetch/batch", body: req },
+      { retries: 0, timeoutMs: ((req.timeout ?? 60) + 30) * 1000, ...co });
+    return a.data?.jobs ?? [];
+  }
+
+  /** Completes a job with its result. */
+  async ack(id: string, result?: unknown, opts: ReportOptions & { stepStatus?: "continue" | "exit" } = {}): Promise<{ status: string }> {
+    const body = withoutUndefined({ result, lease_token: opts.leaseToken, worker_id: opts.workerId, step_status: opts.stepStatus });
+    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/ack/${enc(id)}`, body, retry: true }, opts)).data;
+  }
+
+  /** Acks many jobs in one call (up to 1000); each entry has its own outcome. */
+  async ackBatch(acks: AckBatchEntry[], opts: { workerId?: string } & CallOptions = {}): Promise<AckBatchResult[]> {
+    const body = withoutUndefined({ acks, worker_id: opts.workerId });
+    return (await this.t.call<{ results: AckBatchResult[] }>({ method: "POST", path: "/api/v1/ack/batch", body, retry: true }, opts)).data.results;
+  }
+
+  /** Fails the attempt; the server retries with backoff or moves the job to dead. */
+  async fail(id: string, error: string, backtrace?: string, opts: ReportOptions = {}): Promise<FailResult> {
+    const body = withoutUndefined({ error, backtrace: backtrace || undefined, lease_token: opts.leaseToken, worker_id: opts.workerId });
+    return (await this.t.call<FailResult>({ method: "POST", path: `/api/v1/fail/${enc(id)}`, body, retry: true }, opts)).data;
+  }
+
+  /** Extends the leases of many jobs with their progress and checkpoints; a status per job. */
+  async heartbeat(jobs: Record<string, HeartbeatEntry>, opts: { workerId?: string } & CallOptions = {}): Promise<Record<string, HeartbeatStatus>> {
+    const body = withoutUndefined({ jobs, worker_id: opts.workerId });
+    const a = await this.t.call<{ jobs: Record<string, { status: HeartbeatStatus }> }>(
+      { method: "POST", path: "/api/v1/heartbeat", body, retry: true }, opts);
+    return Object.fromEntries(Object.entries(a.data.jobs ?? {}).map(([id, s]) => [id, s.status]));
+  }
+
+  // ---- workers, cluster, events
+
+  /** Every worker seen in the namespace. */
+  async workers(co?: CallOptions): Promise<Worker[]> {
+    return (await this.t.call<{ workers: Worker[] }>({ method: "GET", path: "/api/v1/workers" }, co)).data.workers;
+  }
+
+  /** The namespace's shard: leader, health and nodes. */
+  async cluster(co?: CallOptions): Promise<ClusterHealth> {
+    return (await this.t.call<ClusterHealth>({ method: "GET", path: "/api/v1/cluster" }, co)).data;
+  }
+
+  /**
+   * The namespace's job events as they happen: from when the stream
+   * opens (onOpen), or after opts.lastEventId. Each event's id resumes
+   * the stream after it (opts.lastEventId); a stream that breaks is
+   * reopened from the last id seen, so none is missed or repeated
+   * (within the namespace's event retention; the server says
+   * "events were missed" through onComment otherwise). Ends when
+   * opts.signal aborts.
+   */
+  async *events(opts: EventsOptions = {}): AsyncGenerator<JobEvent> {
+    let last = opts.lastEventId;
+    const bo = this.t.backoff();
+    while (!opts.signal?.aborted) {
+      try {
+        const a = await this.t.call<undefined>({
+          method: "GET", path: "/api/v1/events", stream: true,
+          headers: last ? { "Last-Event-ID": last } : {},
+        }, { signal: opts.signal });
+        bo.reset();
+        opts.onOpen?.();
+        for await (const m of parseSSE(a.response.body!, opts.signal)) {
+          if (m.event === "comment") {
+            if (m.comment) opts.onComment?.(m.comment);
+            continue;
+          }
+          last = m.id || last;
+          yield { ...(JSON.parse(m.data) as Omit<JobEvent, "id">), id: m.id } as JobEvent;
+        }
+      } catch (err) {
+        if (opts.signal?.aborted) return;
+        if (opts.reconnect === false || !(err instanceof JobbieError ? err.retryable : true)) throw err;
+      }
+      if (opts.reconnect === false) return;
+      if (!(await sleep(bo.next(), opts.signal))) return;
+    }
+  }
+}
+

@@ -1,0 +1,19 @@
+// @jobbie/client: Jobbie's TypeScript SDK. The producer API of every
+// resource family (Client), the worker runtime (Worker), push handlers
+// (pushHandler) and webhook verification (WebhookVerifier), on the
+// platform's fetch and WebCrypto alone.
+
+export { Client, type EventsOptions, type FetchOptions, type ReportOptions } from "./client.js";
+export { type CallOptions, type ClientOptions, Transport } from "./http.js";
+export * from "./errors.js";
+export * from "./types.js";
+export * from "./types-admin.js";
+export { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
+export { Admin, Keys, Namespaces, Roles, SigningKeys, Usage, Webhooks } from "./admin.js";
+export { parseSSE, type SSEMessage } from "./sse.js";
+export {
+  DELIVERY_ABORTED, describeError, type Handler, Job, JOB_CANCELLED, JobStopped, LEASE_LOST, NonRetryableError, WORKER_SHUTDOWN,
+} from "./job.js";
+export { type Logger, Worker, type WorkerOptions } from "./worker.js";
+export { pushHandler } from "./push.js";
+export { DEFAULT_TOLERANCE_SECONDS, verifyWebhook, WebhookVerificationError, WebhookVerifier } from "./verify.js";

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/keys"
+)
+
+// scriptMoreCommands make the commands of the event log, idempotency
+// records, webhooks, push deliveries, restores and moves.
+var scriptMoreCommands = []interface{ cmd(*script) []byte }{
+	// The event log starts part way through; trims cut it at a recent
+	// entry (the script's entries are the log's indexes from 1).
+	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
+	// The wide start first, the counted one after it (drawing nothing, so
+	// the rest of a seed's script stays as it was).
+	scriptCmd(func(s *script) []byte {
+		if s.types[EventLogStartWide.Type] {
+			return EventLogStartCounted.Command(&EventLogStartCmd{})
+		}
+		return EventLogStartWide.Command(&EventLogStartCmd{})
+	}),
+	scriptCmd(func(s *script) []byte { return EventLogStartDetailed.Command(&EventLogStartCmd{}) }),
+	scriptCmd(func(s *script) []byte {
+		idx := max(len(s.times)-s.rng.Intn(30), 1)
+		return EventTrim.Command(&EventTrimCmd{NS: testNS, Through: uint64(idx)<<EventSeqBits | uint64(s.rng.Intn(4))})
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &EventRetentionCmd{NS: testNS, Hours: int64(1 + s.rng.Intn(720)), Events: int64(1000 + s.rng.Intn(5000))}
+		if s.rng.Intn(4) == 0 {
+			c.NS = "t_nobody/never" // no state there: nothing recorded
+		}
+		if s.rng.Intn(8) == 0 {
+			c.Events = 1 // refused
+		}
+		return EventRetentionSet.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &QueueConfigCmd{NS: testNS, Queue: s.queue(), Push: &PushConfig{URL: "https://h.example/" + s.queue(),
+			WhenNoWork: s.rng.Intn(2) == 0, TimeoutNs: int64(time.Second), MaxInFlight: 1 + s.rng.Intn(3),
+			Headers: []PushHeader{{Name: "X-A", Value: "1"}}}}
+		if s.rng.Intn(2) == 0 {
+			s.next = PushDisable.Command(&PushDisableCmd{NS: testNS, Queue: c.Queue, URL: c.Push.URL, Reason: "410"})
+		}
+		return QueueConfigurePush.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		seed := make([]byte, 32)
+		s.rng.Read(seed)
+		return SigningKeysAdd.Command(&SigningKeysCmd{NS: testNS, Key: SigningKey{ID: fmt.Sprint("k", s.rng.Intn(100)),
+			Secret: "whsk_" + base64.StdEncoding.EncodeToString(seed)}, OverlapNs: int64(s.rng.Intn(3)) * int64(time.Second), First: s.rng.Intn(2) == 0})
+	}),
+	scriptCmd(func(s *script) []byte {
+		q := s.queue()
+		return PushDisable.Command(&PushDisableCmd{NS: testNS, Queue: q, URL: "https://h.example/" + q, Reason: "410"})
+	}),
+	// Idempotent enqueues: three keys and two request hashes, so a key
+	// meets its own request (a replay) and another one (refused); the
+	// sweep names records due and not yet due.
+	scriptCmd(func(s *script) []byte {
+		inner := scriptEnqueue(s)
+		key := fmt.Sprint("k", s.rng.Intn(3))
+		s.idem = append(s.idem, IdemItem{At: s.now.Add(scriptIdemTTL).UnixNano(), Key: key})
+		return IdemApply.Command(&IdemCmd{NS: testNS, Key: key, Hash: []byte{byte(s.rng.Intn(2))}, Echo: []byte("e"), Cmd: inner})
+	}),
+	scriptCmd(func(s *script) []byte {
+		var items []IdemItem
+		for _, it := range s.idem {
+			if s.rng.Intn(2) == 0 {
+				items = append(items, it)
+			}
+		}
+		return IdemSweep.Command(&IdemSweepCmd{NS: testNS, Items: items})
+	}),
+	// Webhooks: two ids, so creates meet existing ones and updates,
+	// deletes, rotations and progress meet missing ones.
+	scriptCmd(func(s *script) []byte {
+		w := WebhookRecord{ID: fmt.Sprint("wh", s.rng.Intn(2)), URL: "https://h.example/w", Events: []string{"job.completed"},
+			Queues: [][]string{nil, {"a*"}}[s.rng.Intn(2)], Enabled: s.rng.Intn(4) != 0, Description: "d"}
+		if s.rng.Intn(2) == 0 {
+			return WebhookUpdate.Command(&WebhookCmd{NS: testNS, Hook: w})
+		}
+		return WebhookCreate.Command(&WebhookCmd{NS: testNS, Hook: w})
+	}),
+	scriptCmd(func(s *script) []byte {
+		id := fmt.Sprint("wh", s.rng.Intn(2))
+		switch s.rng.Intn(4) {
+		case 0:
+			return WebhookDelete.Command(&WebhookIDCmd{NS: testNS, ID: id})
+		case 1:
+			seed := make([]byte, 32)
+			s.rng.Read(seed)
+			return WebhookSecret.Command(&WebhookSecretCmd{NS: testNS, ID: id, Key: SigningKey{ID: fmt.Sprint("s", s.rng.Intn(100)),
+				Secret: "whsec_" + base64.StdEncoding.EncodeToString(seed)}, OverlapNs: int64(s.rng.Intn(3)) * int64(time.Second)})
+		}
+		idx := max(len(s.times)-s.rng.Intn(30), 1)
+		var updated int64
+		if len(s.times) > 0 {
+			updated = s.times[max(len(s.times)-1-s.rng.Intn(3), 0)].UnixNano()
+		}
+		// Updated names a recent entry's time: now and then the last
+		// change's, so the failing run and the disable apply.
+		c := &WebhookProgressCmd{NS: testNS, ID: id, Cursor: uint64(idx) << EventSeqBits, Updated: updated,
+			FailingSince: int64(s.rng.Intn(2)), Disable: s.rng.Intn(3) == 0, Reason: "failing", Attempts: s.rng.Intn(3)}
+		if s.rng.Intn(2) == 0 {
+			c.Log = s.deliveries()
+		}
+		return WebhookProgressFor(c).Command(c)
+	}),
+	// A test's or a redelivery's attempt, for the delivery log.
+	scriptCmd(func(s *script) []byte {
+		return WebhookLog.Command(&WebhookLogCmd{NS: testNS, ID: fmt.Sprint("wh", s.rng.Intn(2)), Log: s.deliveries()})
+	}),
+	// A push delivery: the dispatcher's worker leases a job of a queue,
+	// and settles one (its own or another) by an ack or a fail.
+	scriptCmd(func(s *script) []byte {
+		q := s.queue()
+		f := &FetchCmd{NS: testNS, Queues: []string{q}, WorkerID: PushWorker(q), LeaseNs: int64(2 * time.Second), Named: true}
+		switch s.rng.Intn(3) {
+		case 0:
+			c := &AckCmd{NS: testNS, ID: s.job(), WorkerID: PushWorker(q), Result: []byte(`{"ok":1}`), Lease: s.lease()}
+			s.next = AckFor(c).Command(c)
+		case 1: // its acks grouped
+			c := &AckBatchCmd{NS: testNS, WorkerID: PushWorker(q), Items: []AckBatchItem{{ID: s.job(), Lease: s.lease()}, {ID: s.job(), Lease: s.lease()}}}
+			s.next = AckBatchFor(c).Command(c)
+		default:
+			c := &FailCmd{NS: testNS, ID: s.job(), WorkerID: PushWorker(q), Error: "500", Lease: s.lease()}
+			s.next = FailFor(c).Command(c)
+		}
+		return FetchFor(f).Command(f)
+	}),
+	// A restore into otherNS (a replace now and then) of a settings record
+	// and a queue, ended or aborted later; steps of a restore that is not
+	// running are refused.
+	scriptCmd(func(s *script) []byte {
+		s.next = RestoreChunk.Command(&RestoreChunkCmd{NS: otherNS, Token: "t", Recs: []RestoreRecord{
+			{Key: keys.NamespaceConfig("")[1:], Value: replica.Encode(&NamespaceConfig{Retention: int64(time.Minute)})},
+			{Key: keys.Queue("", "a")[1:], Value: replica.Encode(&QueueRecord{Name: "a", Counts: make([]int64, 8)})},
+		}})
+		return RestoreBegin.Command(&RestoreBeginCmd{NS: otherNS, Token: "t", Replace: s.rng.Intn(2) == 0})
+	}),
+	scriptCmd(func(s *script) []byte {
+		if s.rng.Intn(3) == 0 {
+			return RestoreAbort.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
+		}
+		return RestoreEnd.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
+	}),
+	// Moves: a fence (of either namespace, for a second, so commands
+	// meet it and it lapses), lifted now and then; otherNS finished
+	// (moved away, until a restore begins into it again); a move's chunk
+	// of sets and deletes and its end, into the restore of otherNS.
+	scriptCmd(func(s *script) []byte {
+		ns := otherNS
+		if s.rng.Intn(3) == 0 {
+			ns = testNS
+		}
+		if s.rng.Intn(3) == 0 {
+			s.next = MoveUnfence.Command(&MoveTokenCmd{NS: ns, Token: "m"})
+		}
+		return MoveFence.Command(&MoveFenceCmd{NS: ns, Token: "m", TTL: int64(time.Second)})
+	}),
+	scriptCmd(func(s *script) []byte {
+		return MoveFinish.Command(&MoveFinishCmd{NS: otherNS, Token: "m", To: "shard-2"})
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &MoveChunkCmd{NS: otherNS, Token: "t", Dels: [][]byte{keys.Queue("", "never")[1:]}}
+		if s.rng.Intn(2) == 0 {
+			c.Recs = []RestoreRecord{{Key: keys.Queue("", "z")[1:], Value: replica.Encode(&QueueRecord{Name: "z", Counts: make([]int64, 8)})}}
+		} else {
+			c.Dels = append(c.Dels, keys.Queue("", "z")[1:])
+		}
+		return MoveChunk.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte { return MoveEnd.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"}) }),
+	scriptCmd(func(s *script) []byte {
+		if s.rng.Intn(2) == 0 {
+			s.next = RestoreAbort.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"}) // removes it, unless touched
+		}
+		return MoveEndMarked.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
+	}),
+}
+
+// deliveries are up to 60 delivery log records, so a log fills and trims.
+func (s *script) deliveries() []WebhookAttempt {
+	out := make([]WebhookAttempt, 1+s.rng.Intn(60))
+	for i := range out {
+		out[i] = WebhookAttempt{EventID: fmt.Sprint("s1:", s.rng.Intn(1000)), Type: "dev.jobbie.job.completed", At: int64(s.rng.Intn(1e9)),
+			Attempt: 1 + s.rng.Intn(3), Status: []int{0, 200, 500}[s.rng.Intn(3)], LatencyUs: int64(s.rng.Intn(1e6)),
+			Error: string(bytes.Repeat([]byte("e"), s.rng.Intn(1500))), OK: s.rng.Intn(2) == 0}
+	}
+	return out
+}

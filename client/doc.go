@@ -38,6 +38,17 @@
 //		})
 //	err := w.Run(ctx) // returns after a graceful shutdown once ctx is cancelled
 //
+// By default a Worker long-polls the HTTP API. With Transport
+// TransportStream it holds one WorkerService.Work stream to the gateway's
+// gRPC port instead (docs/api/grpc.md), with the same Handler, JobContext
+// and shutdown: jobs come down the stream up to Concurrency, acks, fails
+// and heartbeats go up it gathered into frames, a cancel arrives as a
+// frame, a broken stream is opened again with backoff, and on the
+// gateway's Drain the worker finishes its jobs and reconnects:
+//
+//	w := client.NewWorker(c, client.WorkerConfig{Queues: []string{"emails.send"}, Concurrency: 8,
+//		Transport: client.TransportStream, StreamURL: "https://jobbie.example.com:9090"}, handle)
+//
 // Operators find jobs with Search (one page) or SearchAll and SearchPages
 // (iterators that follow cursors), and act on many at once with Bulk, by
 // ids or by the same SearchFilter; a bulk over a large filter runs in the

@@ -35,6 +35,7 @@ type Worker struct {
 	closed     bool           // shutdown gave up on running jobs
 	reports    sync.WaitGroup // acks and fails in flight
 	leaseNudge chan struct{}  // a job with a lease shorter than 3 heartbeat intervals started
+	stream     *streamWorker  // TransportStream's (worker_stream.go), else nil
 }
 
 // NewWorker returns a worker that fetches with c. cfg is completed with
@@ -62,6 +63,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	if !w.started.CompareAndSwap(false, true) {
 		return errors.New("client: Worker.Run called twice")
+	}
+	if w.cfg.Transport == TransportStream {
+		return w.runStream(ctx)
 	}
 	base := context.WithoutCancel(ctx)
 	fetchCtx, stopFetching := context.WithCancel(ctx)
@@ -124,7 +128,7 @@ func (w *Worker) abandon(base context.Context) {
 		jc.cancel(ErrWorkerShutdown)
 		go func() {
 			defer w.reports.Done()
-			w.failJob(base, jc, ErrWorkerShutdown)
+			w.failAbandoned(base, jc)
 		}()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -37,6 +38,13 @@ type WorkerConfig struct {
 	ShutdownGrace time.Duration
 	// Logger receives operational warnings. Default slog.Default().
 	Logger *slog.Logger
+	// Transport is how jobs come and reports go: TransportHTTP (the
+	// default) or TransportStream, over StreamURL.
+	Transport Transport
+	// StreamURL is the gateway's gRPC address for TransportStream:
+	// "http://host:port" for HTTP/2 without TLS (h2c), "https://host:port"
+	// for TLS. The Client's key and namespace go with the stream.
+	StreamURL string
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -81,6 +89,12 @@ func (c WorkerConfig) Validate() error {
 	}
 	if c.HeartbeatInterval <= 0 || c.FetchTimeout <= 0 || c.ShutdownGrace < 0 || c.LeaseDuration < 0 {
 		errs = append(errs, errors.New("intervals and timeouts must be positive"))
+	}
+	if c.Transport != TransportHTTP && c.Transport != TransportStream {
+		errs = append(errs, fmt.Errorf("transport %d is not TransportHTTP or TransportStream", c.Transport))
+	}
+	if c.Transport == TransportStream && !strings.HasPrefix(c.StreamURL, "http://") && !strings.HasPrefix(c.StreamURL, "https://") {
+		errs = append(errs, fmt.Errorf("stream URL %q is not an http:// or https:// URL", c.StreamURL))
 	}
 	if c.LeaseDuration > 0 && c.HeartbeatInterval >= c.LeaseDuration {
 		errs = append(errs, fmt.Errorf("heartbeat interval %s is not shorter than the lease %s", c.HeartbeatInterval, c.LeaseDuration))

@@ -28,8 +28,8 @@ type Config struct {
 	// Addr speak TLS with this server certificate (publictls.go), reloaded
 	// when the files change; else it speaks plain HTTP.
 	PublicCertFile, PublicKeyFile string
-	// GRPCAddr, when set, is where JobService and AdminService are served
-	// over Connect: gRPC, gRPC-Web and the Connect protocol, on HTTP/2
+	// GRPCAddr, when set, is where JobService, AdminService and
+	// WorkerService are served over Connect: gRPC, gRPC-Web and the Connect protocol, on HTTP/2
 	// (over TLS with PublicCertFile's certificate when set, else h2c) and
 	// HTTP/1.1 (grpc.go). A port of 0 picks a free one (Server.GRPCAddr).
 	// "" serves none.
@@ -38,6 +38,10 @@ type Config struct {
 	// from MaxConns; each carries many calls. Default 1024; negative for
 	// no cap.
 	GRPCMaxConns int
+	// GRPCKeepAlive is how long a worker stream (WorkerService.Work) may
+	// send nothing before the gateway sends it a keep-alive frame, for
+	// proxies that close idle streams. Default 15s.
+	GRPCKeepAlive time.Duration
 	// ControlURL is the base URL of a control node, e.g.
 	// "https://10.0.0.5:7070", or of several, comma-separated; the gateway
 	// fails over between them (internal/controlclient).
@@ -248,6 +252,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.ShardMaxConns, 16384)
 	setDefault(&c.MaxConnsPerAddr, 1024)
 	setDefault(&c.GRPCMaxConns, 1024)
+	setDefault(&c.GRPCKeepAlive, 15*time.Second)
 	budget := listen.ProcessBudget()
 	setDefault(&c.MaxConns, budget.Public)
 	setDefault(&c.TunnelHandshakeTimeout, listen.DefaultHandshakeTimeout)

@@ -16,8 +16,8 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// The gRPC listener (Config.GRPCAddr): JobService and AdminService over
-// Connect (package connectapi), so one port speaks gRPC, gRPC-Web and
+// The gRPC listener (Config.GRPCAddr): JobService, AdminService and
+// WorkerService over Connect (package connectapi), so one port speaks gRPC, gRPC-Web and
 // the Connect protocol. fasthttp, under fiber, speaks no HTTP/2, so this
 // is net/http's server on a listener of its own: HTTP/2 over TLS with
 // the public certificate when the gateway has one (publictls.go), else
@@ -25,7 +25,11 @@ import (
 // ends TLS in front; HTTP/1.1 too, for Connect's unary calls.
 //
 // Every call is served by the route table in process (serveRoute): the
-// same chain, the same rules, as the HTTP request it stands for.
+// same chain, the same rules, as the HTTP request it stands for; a
+// worker stream's every fetch, ack, fail, heartbeat, enqueue and release
+// too. When the gateway stops (s.ctx ends) each worker stream is sent
+// Drain and given three quarters of ShutdownTimeout to close, within
+// the HTTP/2 shutdown's wait.
 
 // startGRPC listens on Config.GRPCAddr and serves the services there.
 func (s *Server) startGRPC(public *tls.Config) error {
@@ -35,7 +39,8 @@ func (s *Server) startGRPC(public *tls.Config) error {
 	}
 	ln := listen.New(tcp, listen.Config{Name: "grpc", MaxConns: capOf(s.cfg.GRPCMaxConns), Group: s.listeners, Logger: s.log})
 	mux := http.NewServeMux()
-	for path, h := range connectapi.New(s.serveRoute).Handlers(max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit)) {
+	work := connectapi.WorkConfig{Stopping: s.ctx, DrainWithin: s.cfg.ShutdownTimeout * 3 / 4, KeepAlive: s.cfg.GRPCKeepAlive}
+	for path, h := range connectapi.New(s.serveRoute, work).Handlers(max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit)) {
 		mux.Handle(path, h)
 	}
 	var protocols http.Protocols
@@ -110,7 +115,7 @@ func (s *Server) serveRoute(r *connectapi.Request) connectapi.Answer {
 
 const fiberJSON = "application/json"
 
-// GRPCAddr is where JobService and AdminService are served; empty without
+// GRPCAddr is where the gRPC services are served; empty without
 // Config.GRPCAddr or before Start.
 func (s *Server) GRPCAddr() string {
 	s.mu.Lock()

@@ -108,6 +108,7 @@ var operations = map[string]op{
 	"POST /api/v1/ack/:id":   {id: "ackJob", tag: tWork, summary: "Complete a job", req: wire.AckRequest{}, optionalBody: true, ok: []opAnswer{ackOK}},
 	"POST /api/v1/fail/:id":  {id: "failJob", tag: tWork, summary: "Fail a job's attempt", req: wire.FailRequest{}, optionalBody: true, ok: okAns(wire.FailResponse{})},
 	"POST /api/v1/heartbeat": {id: "heartbeat", tag: tWork, summary: "Extend leases, report progress; learn of cancels", req: wire.HeartbeatRequest{}, ok: okAns(wire.HeartbeatResponse{})},
+	"POST /api/v1/release":   {id: "releaseJobs", tag: tWork, summary: "Give back leases the worker will not work on", req: wire.ReleaseRequest{}, ok: okAns(wire.ReleaseResponse{})},
 
 	"GET /api/v1/jobs/:id":         {id: "getJob", tag: tJobs, summary: "A job, its attempts and timeline", ok: okAns(wire.JobDetail{})},
 	"GET /api/v1/jobs/:id/chain":   {id: "getJobChain", tag: tFlows, summary: "The chain a job is a step of", ok: okAns(wire.ChainView{})},

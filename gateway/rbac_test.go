@@ -83,6 +83,7 @@ func TestRouteTableActions(t *testing.T) {
 		"POST /api/v1/ack/:id":                    tenancy.ActJobWork,
 		"POST /api/v1/fetch/batch":                tenancy.ActJobWork,
 		"POST /api/v1/ack/batch":                  tenancy.ActJobWork,
+		"POST /api/v1/release":                    tenancy.ActJobWork,
 		"POST /api/v1/fail/:id":                   tenancy.ActJobWork,
 		"POST /api/v1/heartbeat":                  tenancy.ActJobWork,
 		"GET /api/v1/jobs/:id":                    tenancy.ActJobRead,

@@ -100,6 +100,9 @@ var routeTable = []route{
 	{post, "/api/v1/ack/:id", tenancy.ActJobWork, job | createsJobs, forward},
 	{post, "/api/v1/fail/:id", tenancy.ActJobWork, job | createsJobs, forward},
 	{post, "/api/v1/heartbeat", tenancy.ActJobWork, job, forward},
+	// A worker gives back leases it will not work on (a worker stream
+	// that closed holding jobs); the shard releases only its own.
+	{post, "/api/v1/release", tenancy.ActJobWork, job, forward},
 	{get, "/api/v1/jobs/:id", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/jobs/:id/chain", tenancy.ActJobRead, job, forward},
 	{post, "/api/v1/jobs/:id/retry", tenancy.ActJobManage, job | createsJobs, forward},

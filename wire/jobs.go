@@ -157,11 +157,13 @@ type AckBatchError struct {
 	Message string    `json:"message"`
 }
 
-// ReleaseRequest gives back leases a worker was handed but never received
-// (its connection closed before the fetch's answer reached it): POST
-// /api/v1/release on the shard API. Only the worker holding a lease may
-// release it, and only for the attempt it was leased for. A released job
-// is pending again at once and the attempt does not count.
+// ReleaseRequest gives back leases a worker will not work on: POST
+// /api/v1/release. The gateway sends it for a worker whose connection
+// closed before a fetch's answer reached it, and for a worker stream that
+// closed holding jobs; a worker may send it itself. Only the worker
+// holding a lease may release it, and only for the attempt it was leased
+// for. A released job is pending again at once and the attempt does not
+// count.
 type ReleaseRequest struct {
 	WorkerID string         `json:"worker_id"`
 	Jobs     []ReleaseEntry `json:"jobs"` // 1..MaxFetchBatch

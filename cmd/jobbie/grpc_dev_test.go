@@ -147,14 +147,7 @@ func TestGRPCServicesAgainstDev(t *testing.T) {
 	_, err = owner.jobs.RetryJob(ctx, connect.NewRequest(&jobbiev1.RetryJobRequest{Id: second}))
 	requireCode(t, err, connect.CodeAborted) // a pending job: 409 over HTTP
 
-	// WorkerService is defined but not served yet: Unimplemented.
-	stream := jobbiev1connect.NewWorkerServiceClient(hc, d.grpc, connect.WithGRPC()).Work(ctx)
-	stream.RequestHeader().Set("Authorization", "Bearer "+ownerKey)
-	_ = stream.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"emails"}}})
-	_, err = stream.Receive()
-	requireCode(t, err, connect.CodeUnimplemented)
-	_ = stream.CloseRequest()
-	_ = stream.CloseResponse()
+	// WorkerService: worker_stream_*_test.go.
 
 	t.Run("Admin", func(t *testing.T) {
 		queues, err := owner.admin.ListQueues(ctx, connect.NewRequest(&jobbiev1.ListQueuesRequest{}))

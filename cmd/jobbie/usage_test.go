@@ -56,6 +56,15 @@ func startDev(t *testing.T) *devServer {
 // until the test ends.
 func startDevIn(t *testing.T, dir string, extra ...string) *devServer {
 	t.Helper()
+	d, stop := runDev(t, dir, extra...)
+	t.Cleanup(func() { require.NoError(t, stop()) })
+	return d
+}
+
+// runDev runs jobbie dev on data directory dir, with the flags extra,
+// until stop (which may be called more than once) stops it.
+func runDev(t *testing.T, dir string, extra ...string) (*devServer, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &welcomeWriter{ready: make(chan struct{})}
 	done := make(chan error, 1)
@@ -66,10 +75,16 @@ func startDevIn(t *testing.T, dir string, extra ...string) *devServer {
 		root.SetOut(out)
 		done <- root.ExecuteContext(ctx)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			stopErr = <-done
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { _ = stop() }) // also when it never became ready
 	select {
 	case <-out.ready:
 	case err := <-done:
@@ -89,7 +104,7 @@ func startDevIn(t *testing.T, dir string, extra ...string) *devServer {
 	if m := regexp.MustCompile(`gRPC and Connect: +(http://\S+)`).FindStringSubmatch(welcome); m != nil {
 		d.grpc = m[1]
 	}
-	return d
+	return d, stop
 }
 
 // operator runs an operator command against dev's control plane.

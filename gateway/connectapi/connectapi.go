@@ -43,13 +43,17 @@ type Answer struct {
 // session cookie is not among them: calls authenticate with keys only.
 var passed = []string{"Authorization", wire.NamespaceHeader, wire.RequestIDHeader, wire.IdempotencyKeyHeader}
 
-// Services implements JobService and AdminService over route.
+// Services implements JobService, AdminService and WorkerService over
+// route.
 type Services struct {
 	route Route
+	work  WorkConfig
 }
 
-// New serves both services over route.
-func New(route Route) *Services { return &Services{route: route} }
+// New serves the services over route, worker streams as work says.
+func New(route Route, work WorkConfig) *Services {
+	return &Services{route: route, work: work.withDefaults()}
+}
 
 // The messages' field names are the HTTP API's JSON names (marshal).
 // Its answers are read passing over fields the messages do not carry
@@ -131,16 +135,17 @@ func respond[T any](out *T, h http.Header, err error) (*connect.Response[T], err
 }
 
 var (
-	_ jobbiev1connect.JobServiceHandler   = (*Services)(nil)
-	_ jobbiev1connect.AdminServiceHandler = (*Services)(nil)
+	_ jobbiev1connect.JobServiceHandler    = (*Services)(nil)
+	_ jobbiev1connect.AdminServiceHandler  = (*Services)(nil)
+	_ jobbiev1connect.WorkerServiceHandler = (*Services)(nil)
 )
 
 // Handlers are the services' HTTP handlers and the paths they serve,
-// each call's message at most maxBytes. WorkerService is not among them:
-// it is not served yet.
+// each call's message (each frame of a stream) at most maxBytes.
 func (s *Services) Handlers(maxBytes int) map[string]http.Handler {
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxBytes)}
 	jobs, jh := jobbiev1connect.NewJobServiceHandler(s, opts...)
 	admin, ah := jobbiev1connect.NewAdminServiceHandler(s, opts...)
-	return map[string]http.Handler{jobs: jh, admin: ah}
+	work, wh := jobbiev1connect.NewWorkerServiceHandler(s, opts...)
+	return map[string]http.Handler{jobs: jh, admin: ah, work: wh}
 }

@@ -16,6 +16,9 @@ import (
 const (
 	TransportFast = "fasthttp"
 	TransportStd  = "nethttp"
+	// TransportStream: the workers each hold a WorkerService.Work stream
+	// to GRPCURL (stream.go); the producers enqueue with fasthttp.
+	TransportStream = "stream"
 )
 
 // Config describes one bench run. Zero fields take the defaults noted.
@@ -65,8 +68,12 @@ type Config struct {
 	MaxOutstanding int64
 	// Latency switches to latency mode: one job at a time to idle workers.
 	Latency bool
-	// Transport is TransportFast (default) or TransportStd.
+	// Transport is TransportFast (default), TransportStd or
+	// TransportStream.
 	Transport string
+	// GRPCURL is the gateway's gRPC address for TransportStream, e.g.
+	// "http://127.0.0.1:9090" (h2c).
+	GRPCURL string
 	// ProgressEvery is the interval of progress lines; negative disables
 	// them. Default 1s.
 	ProgressEvery time.Duration
@@ -183,8 +190,17 @@ func (c Config) Validate() error {
 	if err := tenancy.ValidateQueue(c.Queue); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Transport != TransportFast && c.Transport != TransportStd {
-		errs = append(errs, fmt.Errorf("transport %q is not %s or %s", c.Transport, TransportFast, TransportStd))
+	switch c.Transport {
+	case TransportFast, TransportStd:
+	case TransportStream:
+		if !strings.HasPrefix(c.GRPCURL, "http://") && !strings.HasPrefix(c.GRPCURL, "https://") {
+			errs = append(errs, fmt.Errorf("transport stream needs the gateway's gRPC URL (http:// or https://), not %q", c.GRPCURL))
+		}
+		if c.DirectURL != "" || c.Push || c.Latency {
+			errs = append(errs, errors.New("transport stream is a gateway's workers: not with direct, push or latency mode"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("transport %q is not %s, %s or %s", c.Transport, TransportFast, TransportStd, TransportStream))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("bench: %w", err)

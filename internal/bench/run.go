@@ -126,7 +126,9 @@ func (r *runner) run() *Report {
 	for i := range r.cfg.Workers {
 		st := r.newStats()
 		id := fmt.Sprintf("bench-%s-%d", host, i)
-		if r.cfg.FetchBatch > 1 || r.cfg.AckBatch > 1 {
+		if r.cfg.Transport == TransportStream {
+			wg.Go(func() { r.streamWorker(id, st) })
+		} else if r.cfg.FetchBatch > 1 || r.cfg.AckBatch > 1 {
 			wg.Go(func() { r.batchWorker(id, st) })
 		} else {
 			wg.Go(func() { r.worker(id, st) })

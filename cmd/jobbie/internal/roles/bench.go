@@ -42,6 +42,12 @@ Through a gateway (API key), e.g. against ` + "`jobbie dev`" + `:
 
 --rate N paces the producers at N jobs/s in all (default: flat out).
 
+--transport stream runs the workers on WorkerService.Work streams to the
+gateway's gRPC port instead (one per worker, --fetch-batch jobs of credit
+each, every frame of jobs acked in one frame):
+  jobbie bench --url http://127.0.0.1:8080 --key-file jobbie-data/owner.key \
+    --transport stream --grpc-url http://127.0.0.1:9090 --workers 4 --fetch-batch 100 --batch 100
+
 --push measures push delivery instead of workers: the bench serves an HTTPS
 receiver on 127.0.0.1 (keep-alive, verifying every signature with the
 namespace's signing keys), makes --queue a push queue to it (max_in_flight
@@ -93,7 +99,8 @@ Straight to a shard, bypassing the gateway, with an operator certificate:
 	f.StringVar(&cfg.PushCert, "push-cert", "jobbie-bench-receiver.crt", "push mode: the receiver's certificate (written with its key, self-signed, when neither exists)")
 	f.StringVar(&cfg.PushKey, "push-key", "jobbie-bench-receiver.key", "push mode: the receiver's key")
 	f.IntVar(&cfg.PushInFlight, "push-in-flight", 32, "push mode: the queue's max_in_flight")
-	f.StringVar(&cfg.Transport, "transport", bench.TransportFast, "HTTP client of the load generator: fasthttp or nethttp")
+	f.StringVar(&cfg.Transport, "transport", bench.TransportFast, "HTTP client of the load generator: fasthttp or nethttp; or stream: workers on WorkerService.Work streams to --grpc-url (credit --fetch-batch each)")
+	f.StringVar(&cfg.GRPCURL, "grpc-url", "", "the gateway's gRPC address for --transport stream, e.g. http://127.0.0.1:9090")
 	f.StringVarP(&outFmt, "output", "o", "text", "report format: text or json (progress then goes to stderr)")
 	return cmd
 }

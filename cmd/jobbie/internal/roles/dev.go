@@ -22,24 +22,25 @@ import (
 )
 
 type devOptions struct {
-	dataDir     string
-	addr        string
-	controlAddr string
-	shardAddr   string
-	pprofAddr   string
-	metricsAddr string
-	consoleDir  string
-	tunnelAddr  string
-	grpcAddr    string
-	trustPush   time.Duration // --trust-push-interval
-	certLife    time.Duration // --selfhosted-cert-validity
-	bulkSyncMax int
-	unfair      bool
-	push        pushFlags
-	shards      int // shard clusters; more than one, or replicas > 1, runs every role as a process
-	replicas    int // nodes per shard cluster
-	backups     backupStoreFlags
-	limits      gatewayLimits // the gateway's (single process only)
+	dataDir       string
+	addr          string
+	controlAddr   string
+	shardAddr     string
+	pprofAddr     string
+	metricsAddr   string
+	consoleDir    string
+	tunnelAddr    string
+	grpcAddr      string
+	grpcKeepAlive time.Duration
+	trustPush     time.Duration // --trust-push-interval
+	certLife      time.Duration // --selfhosted-cert-validity
+	bulkSyncMax   int
+	unfair        bool
+	push          pushFlags
+	shards        int // shard clusters; more than one, or replicas > 1, runs every role as a process
+	replicas      int // nodes per shard cluster
+	backups       backupStoreFlags
+	limits        gatewayLimits // the gateway's (single process only)
 }
 
 func devCmd() *cobra.Command {
@@ -85,7 +86,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
-	grpcAddrFlag(f, &o.grpcAddr, "h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
@@ -211,7 +212,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
 	if err := o.limits.apply(&gwCfg); err != nil {
 		return err
 	}

@@ -312,7 +312,7 @@ func (c *devCluster) plan() error {
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", strings.Join(ctlURLs, ","), "--name", gw.NodeID,
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
 	if c.o.grpcAddr != "" {
-		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr)
+		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String())
 	}
 	if c.o.tunnelAddr != "" {
 		// Self-hosted shards: every control node signs with the one

@@ -22,6 +22,7 @@ import (
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
 	tunnelAddr, selfHostedCAFile, grpcAddr                         string
+	grpcKeepAlive                                                  time.Duration
 	trustPush                                                      time.Duration
 	public                                                         publicTLSFlags
 	gossip                                                         roleGossip
@@ -67,9 +68,12 @@ func (p *publicTLSFlags) flags(f *pflag.FlagSet, prefix, what string) {
 	f.StringVar(&p.key, prefix+"-key", "", "the private key of --"+prefix+"-cert")
 }
 
-// grpcAddrFlag is --grpc-addr: the gateway's gRPC and Connect listener.
-func grpcAddrFlag(f *pflag.FlagSet, v *string, how string) {
-	f.StringVar(v, "grpc-addr", "", "serve JobService and AdminService over gRPC, gRPC-Web and Connect here, host:port ("+how+"; default: not served)")
+// grpcAddrFlag is --grpc-addr: the gateway's gRPC and Connect listener;
+// and --grpc-keepalive, how often its idle worker streams hear from it.
+func grpcAddrFlag(f *pflag.FlagSet, v *string, keepAlive *time.Duration, how string) {
+	f.StringVar(v, "grpc-addr", "", "serve JobService, AdminService and WorkerService over gRPC, gRPC-Web and Connect here, host:port ("+how+"; default: not served)")
+	f.DurationVar(keepAlive, "grpc-keepalive", gateway.Config{}.WithDefaults().GRPCKeepAlive,
+		"a worker stream that has sent nothing for this long gets a keep-alive frame, for proxies that close idle streams")
 }
 
 // trustPushFlag is --trust-push-interval, of gateways with a tunnel listener.
@@ -140,7 +144,7 @@ connection.`,
 	f.StringVar(&o.controlURL, "control", "", "control plane base URLs: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081 (required)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
-	grpcAddrFlag(f, &o.grpcAddr, "over TLS with --public-tls-cert, else h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "over TLS with --public-tls-cert, else h2c")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
@@ -161,7 +165,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
 		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key,
-		GRPCAddr: o.grpcAddr}
+		GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
 	if o.trustPush <= 0 {
 		return errors.New("--trust-push-interval must be positive")
 	}

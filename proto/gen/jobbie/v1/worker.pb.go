@@ -124,7 +124,10 @@ type Hello struct {
 	Hostname string                 `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
 	Queues   []string               `protobuf:"bytes,3,rep,name=queues,proto3" json:"queues,omitempty"`
 	// The most jobs it runs at once.
-	Concurrency   int32 `protobuf:"varint,4,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	Concurrency int32 `protobuf:"varint,4,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	// The lease each job is handed with, e.g. "60s"; the job's own, else
+	// its queue's, when empty.
+	LeaseDuration string `protobuf:"bytes,5,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,8 +190,16 @@ func (x *Hello) GetConcurrency() int32 {
 	return 0
 }
 
-// Credit grants n more jobs: the server never has more jobs in flight on
-// the stream than the credit granted less the jobs settled.
+func (x *Hello) GetLeaseDuration() string {
+	if x != nil {
+		return x.LeaseDuration
+	}
+	return ""
+}
+
+// Credit grants n more jobs: each job the server sends uses one, so the
+// server never sends more jobs than the credit granted. A worker grants
+// one again for each job it settles.
 type Credit struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	N             int32                  `protobuf:"varint,1,opt,name=n,proto3" json:"n,omitempty"`
@@ -538,13 +549,15 @@ func (x *Enqueue) GetJob() *EnqueueRequest {
 	return nil
 }
 
-// ExtendLease extends a job's lease without a heartbeat's payload.
+// ExtendLease extends a job's lease without a heartbeat's payload, by
+// the job's lease (a heartbeat).
 type ExtendLease struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CorrelationId uint64                 `protobuf:"varint,1,opt,name=correlation_id,json=correlationId,proto3" json:"correlation_id,omitempty"`
 	JobId         string                 `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	LeaseToken    string                 `protobuf:"bytes,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	// How long from now, e.g. "5m"; the job's lease duration when empty.
+	// Reserved for a lease of another length; only empty is accepted
+	// (InvalidArgument naming it otherwise).
 	LeaseDuration string `protobuf:"bytes,4,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1030,12 +1043,13 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"heartbeats\x18\x05 \x03(\v2\x14.jobbie.v1.HeartbeatR\n" +
 	"heartbeats\x12.\n" +
 	"\benqueues\x18\x06 \x03(\v2\x12.jobbie.v1.EnqueueR\benqueues\x12;\n" +
-	"\rextend_leases\x18\a \x03(\v2\x16.jobbie.v1.ExtendLeaseR\fextendLeases\"z\n" +
+	"\rextend_leases\x18\a \x03(\v2\x16.jobbie.v1.ExtendLeaseR\fextendLeases\"\xa1\x01\n" +
 	"\x05Hello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x16\n" +
 	"\x06queues\x18\x03 \x03(\tR\x06queues\x12 \n" +
-	"\vconcurrency\x18\x04 \x01(\x05R\vconcurrency\"\x16\n" +
+	"\vconcurrency\x18\x04 \x01(\x05R\vconcurrency\x12%\n" +
+	"\x0elease_duration\x18\x05 \x01(\tR\rleaseDuration\"\x16\n" +
 	"\x06Credit\x12\f\n" +
 	"\x01n\x18\x01 \x01(\x05R\x01n\"\xea\x01\n" +
 	"\x03Ack\x12%\n" +

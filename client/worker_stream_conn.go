@@ -1,0 +1,186 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+
+	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
+)
+
+// One WorkerService.Work stream at a time, opened again with backoff
+// when it breaks and at once after a drain.
+
+// streamHTTPClient speaks HTTP/2 to url: h2c for http://, TLS for
+// https:// (with the Client's own transport's TLS settings when it has
+// an *http.Transport). HTTP/2 pings find a connection that went quiet.
+func streamHTTPClient(c *Client, url string) *http.Client {
+	tr := NewTransport()
+	if t, ok := c.hc.Transport.(*http.Transport); ok {
+		tr = t.Clone()
+	}
+	var p http.Protocols
+	if strings.HasPrefix(url, "http://") {
+		p.SetUnencryptedHTTP2(true)
+	} else {
+		p.SetHTTP2(true)
+	}
+	tr.Protocols = &p
+	tr.HTTP2 = &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second}
+	return &http.Client{Transport: tr}
+}
+
+// connect keeps a stream open until the worker has shut down (sw.done
+// closes) or the server refuses it for good (sw.fatal).
+func (sw *streamWorker) connect(base context.Context) {
+	var bo backoff
+	for {
+		drained, err := sw.session(base)
+		select {
+		case <-sw.closed:
+			return
+		default:
+		}
+		if permanentStream(err) {
+			sw.w.log.Error("jobbie worker: stream refused, stopping", "worker", sw.w.cfg.WorkerID, "err", err)
+			sw.w.setFatal(err)
+			sw.fatalOnce.Do(func() { close(sw.fatal) })
+			return
+		}
+		wait := bo.next(err)
+		if drained {
+			bo.reset()
+			wait = 0
+		} else {
+			sw.w.log.Warn("jobbie worker: stream broke, reconnecting", "worker", sw.w.cfg.WorkerID, "err", err, "in", wait)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-sw.closed:
+			t.Stop()
+			return
+		}
+	}
+}
+
+// permanentStream reports a refusal a new stream would get again: a bad
+// key, a forbidden queue, bad input.
+func permanentStream(err error) bool {
+	switch connect.CodeOf(err) {
+	case connect.CodeUnauthenticated, connect.CodePermissionDenied, connect.CodeInvalidArgument, connect.CodeNotFound,
+		connect.CodeUnimplemented:
+		return err != nil
+	}
+	return false
+}
+
+// session runs one stream: hello and the credit there is room for,
+// then frames both ways until it ends. drained reports a stream the
+// worker closed on the server's Drain, or at its own shutdown.
+func (sw *streamWorker) session(base context.Context) (drained bool, err error) {
+	ctx, cancel := context.WithCancel(base)
+	defer cancel()
+	bidi := sw.api.Work(ctx)
+	defer func() { _ = bidi.CloseResponse() }() // resets the stream if it is still open
+	for k, vs := range sw.w.c.header {
+		for _, v := range vs {
+			bidi.RequestHeader().Add(k, v)
+		}
+	}
+	sw.drained.Store(false)
+	sw.out.resetCredit(int32(sw.room()))
+	hello := &jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: sw.w.cfg.WorkerID, Hostname: sw.w.cfg.Hostname,
+		Queues: sw.w.cfg.Queues, Concurrency: int32(sw.w.cfg.Concurrency), LeaseDuration: leaseOf(sw.w.cfg.LeaseDuration)}}
+	if f := sw.out.take(!sw.noCredit()); f != nil {
+		hello.Credit, hello.Acks, hello.Fails, hello.Heartbeats = f.Credit, f.Acks, f.Fails, f.Heartbeats
+	}
+	defer sw.out.resend()
+	recvDone := make(chan error, 1)
+	var draining sync.Once
+	drain := make(chan struct{})
+	go func() {
+		recvDone <- sw.receive(bidi, func() { draining.Do(func() { close(drain) }) })
+	}()
+	// abort ends a stream this side gave up on: closing both sides
+	// unblocks the reader, which a cancelled ctx alone does not while the
+	// request body is open.
+	abort := func(err error) (bool, error) {
+		cancel()
+		_ = bidi.CloseRequest()
+		_ = bidi.CloseResponse()
+		return false, errors.Join(err, <-recvDone)
+	}
+	if err := bidi.Send(hello); err != nil && !errors.Is(err, io.EOF) {
+		return abort(err)
+	}
+	closing := false
+	for {
+		select {
+		case err := <-recvDone:
+			if closing && (err == nil || errors.Is(err, io.EOF)) {
+				return true, nil
+			}
+			_ = bidi.CloseRequest()
+			if err == nil || errors.Is(err, io.EOF) {
+				err = errors.New("the server ended the stream")
+			}
+			return false, err
+		case <-sw.out.ready:
+			if f := sw.out.take(!sw.noCredit() && !closing); f != nil {
+				if err := bidi.Send(f); err != nil {
+					return abort(err)
+				}
+			}
+		case <-drain:
+			drain = nil
+			sw.drained.Store(true)
+		case <-sw.changed:
+		case <-base.Done():
+			return abort(base.Err())
+		}
+		// Close once the worker holds nothing and awaits no answer: on a
+		// drain (to reconnect) or at shutdown.
+		if !closing && (drain == nil || sw.shuttingDown()) && sw.held.Load() == 0 && !sw.out.inFlight() {
+			closing = true
+			_ = bidi.CloseRequest()
+		}
+	}
+}
+
+// receive reads the server's frames until the stream ends.
+func (sw *streamWorker) receive(bidi *connect.BidiStreamForClient[jobbiev1.WorkRequest, jobbiev1.WorkResponse], drain func()) error {
+	for {
+		res, err := bidi.Receive()
+		if err != nil {
+			return err
+		}
+		for _, r := range res.GetResults() {
+			sw.out.answer(r)
+		}
+		for _, c := range res.GetCancels() {
+			sw.cancelJob(c.GetJobId(), c.GetLeaseToken())
+		}
+		for _, j := range res.GetJobs() {
+			sw.start(j)
+		}
+		if res.GetDrain() != nil {
+			drain()
+		}
+		sw.nudge()
+	}
+}
+
+// leaseOf is a lease as hello's lease_duration: "" for the job's own.
+func leaseOf(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/client"
+	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// eventually polls cond until it holds, at most a minute.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within a minute", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// counts is how often a handler ran each job.
+type counts struct {
+	mu   sync.Mutex
+	runs map[string]int
+	all  chan string
+}
+
+func newCounts() *counts { return &counts{runs: map[string]int{}, all: make(chan string, 10_000)} }
+
+func (c *counts) ran(id string) {
+	c.mu.Lock()
+	c.runs[id]++
+	c.mu.Unlock()
+	c.all <- id
+}
+
+// The Go SDK's worker over the stream against jobbie dev: 200 jobs
+// complete, each once; a running job's progress reaches GET job through
+// the stream's heartbeats; a cancel reaches its handler's context; the
+// worker shuts down gracefully when its context ends.
+func TestStreamWorkerAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	ctx := context.Background()
+	key := readKey(t, filepath.Join(d.dir, "owner.key"))
+	api := client.New(d.gateway, key)
+	const n = 200
+	for range n / 100 {
+		jobs := make([]client.EnqueueRequest, 100)
+		for i := range jobs {
+			jobs[i] = client.EnqueueRequest{Queue: "sdk"}
+		}
+		_, err := api.EnqueueBatch(ctx, client.BatchRequest{Jobs: jobs})
+		require.NoError(t, err)
+	}
+	slow, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "slow"})
+	require.NoError(t, err)
+
+	c := newCounts()
+	cause := make(chan error, 1)
+	w := client.NewWorker(api, client.WorkerConfig{Queues: []string{"sdk", "slow"}, Concurrency: 8, HeartbeatInterval: 100 * time.Millisecond,
+		Transport: client.TransportStream, StreamURL: d.grpc},
+		func(ctx context.Context, job *client.JobContext) (any, error) {
+			if job.Queue == "slow" {
+				job.Progress(3, 10, "a third")
+				<-ctx.Done()
+				cause <- context.Cause(ctx)
+				return nil, ctx.Err()
+			}
+			c.ran(job.ID)
+			return map[string]string{"done": job.ID}, nil
+		})
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(runCtx) }()
+
+	for range n {
+		select {
+		case <-c.all:
+		case err := <-ran:
+			t.Fatalf("the worker stopped: %v", err)
+		case <-time.After(time.Minute):
+			t.Fatal("not every job ran within a minute")
+		}
+	}
+	eventually(t, "every job completed", func() bool {
+		q, err := api.GetQueue(ctx, "sdk")
+		return err == nil && q.Counts.Completed == n
+	})
+	c.mu.Lock()
+	require.Len(t, c.runs, n)
+	for id, runs := range c.runs {
+		require.Equal(t, 1, runs, "job %s ran more than once", id)
+	}
+	c.mu.Unlock()
+
+	eventually(t, "the slow job's progress", func() bool {
+		j, err := api.GetJob(ctx, slow.JobID)
+		return err == nil && j.Progress != nil && j.Progress.Current == 3 && j.Progress.Total == 10
+	})
+	_, err = api.CancelJob(ctx, slow.JobID)
+	require.NoError(t, err)
+	select {
+	case err := <-cause:
+		require.ErrorIs(t, err, client.ErrJobCancelled)
+	case <-time.After(time.Minute):
+		t.Fatal("the cancel did not reach the handler")
+	}
+	eventually(t, "the slow job cancelled", func() bool {
+		j, err := api.GetJob(ctx, slow.JobID)
+		return err == nil && j.State == wire.StateCancelled
+	})
+	stop()
+	require.NoError(t, <-ran)
+}
+
+// A stream that breaks mid-job loses no job: its lease runs out and the
+// job is delivered again, as its next attempt, on another stream.
+func TestWorkerStreamLostMidJobAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	ctx := context.Background()
+	key := readKey(t, filepath.Join(d.dir, "owner.key"))
+	api := client.New(d.gateway, key)
+	job, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "lost"})
+	require.NoError(t, err)
+
+	hc := h2c(t)
+	first := openStream(t, hc, d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-lost", "1s", "lost"), Credit: &jobbiev1.Credit{N: 1}})
+	require.Equal(t, job.JobID, first.waitJobs(t, 1)[0].GetJobId())
+	first.drop() // the worker vanishes: no clean close
+	require.Error(t, first.waitEnd(t))
+
+	second := openStream(t, hc, d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-next", "", "lost"), Credit: &jobbiev1.Credit{N: 1}})
+	again := second.waitJobs(t, 1)[0]
+	require.Equal(t, job.JobID, again.GetJobId())
+	require.EqualValues(t, 2, again.GetAttempt(), "the lost lease used its attempt")
+	second.send(t, &jobbiev1.WorkRequest{Acks: []*jobbiev1.Ack{{CorrelationId: 1, JobId: again.GetJobId(), LeaseToken: again.GetLeaseToken()}}})
+	require.Equal(t, wire.StateCompleted, second.waitResults(t, 1)[1].GetStatus())
+}
+
+// freeAddr is a loopback address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// A gateway that stops sends Drain: the SDK worker finishes its running
+// job and acks it on the draining stream, then reconnects (with
+// backoff, while the gateway is down) to the restarted one and carries
+// on. No job is lost or run twice.
+func TestStreamWorkerDrainAcrossRestartAgainstDev(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	grpcAddr := freeAddr(t)
+	d, stopDev := runDev(t, dir, "--grpc-addr", grpcAddr)
+	ctx := context.Background()
+	key := readKey(t, filepath.Join(d.dir, "owner.key"))
+	api := client.New(d.gateway, key)
+	held, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "drain", Payload: map[string]bool{"hold": true}})
+	require.NoError(t, err)
+
+	c := newCounts()
+	started := make(chan struct{})
+	release := make(chan struct{})
+	w := client.NewWorker(client.New(d.gateway, key), client.WorkerConfig{Queues: []string{"drain"}, Concurrency: 4,
+		Transport: client.TransportStream, StreamURL: d.grpc},
+		func(ctx context.Context, job *client.JobContext) (any, error) {
+			var p struct{ Hold bool }
+			_ = json.Unmarshal(job.Payload, &p)
+			if p.Hold {
+				close(started)
+				<-release
+			}
+			c.ran(job.ID)
+			return nil, nil
+		})
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(runCtx) }()
+	<-started
+	// A second worker, frame by frame, to see the Drain frame itself.
+	raw := openStream(t, h2c(t), d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-raw", "", "elsewhere"), Credit: &jobbiev1.Credit{N: 1}})
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- stopDev() }()
+	// The gateway drains its streams before it stops listening: once the
+	// port refuses, Drain was sent. Then the held job finishes.
+	eventually(t, "the gRPC port closed", func() bool {
+		conn, err := net.DialTimeout("tcp", grpcAddr, time.Second)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err != nil
+	})
+	raw.until(t, "drain", func() bool { return raw.drained })
+	raw.closeSend(t)
+	require.NoError(t, raw.waitEnd(t))
+	close(release)
+	require.NoError(t, <-stopped)
+	require.Equal(t, held.JobID, <-c.all)
+
+	d2, stop2 := runDev(t, dir, "--grpc-addr", grpcAddr)
+	defer func() { require.NoError(t, stop2()) }()
+	api2 := client.New(d2.gateway, key)
+	got, err := api2.GetJob(ctx, held.JobID)
+	require.NoError(t, err)
+	require.Equal(t, wire.StateCompleted, got.State, "acked on the draining stream")
+	next, err := api2.Enqueue(ctx, client.EnqueueRequest{Queue: "drain"})
+	require.NoError(t, err)
+	select {
+	case id := <-c.all:
+		require.Equal(t, next.JobID, id, "the worker reconnected")
+	case err := <-ran:
+		t.Fatalf("the worker stopped: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the worker did not reconnect within a minute")
+	}
+	stop()
+	require.NoError(t, <-ran)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Equal(t, map[string]int{held.JobID: 1, next.JobID: 1}, c.runs)
+}
+
+// jobbie bench --transport stream against jobbie dev: its workers
+// complete every job over worker streams, without an error.
+func TestBenchStreamAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	out, _, err := runJobbie(t, "", "bench", "--url", d.gateway, "--key-file", filepath.Join(d.dir, "owner.key"),
+		"--transport", "stream", "--grpc-url", d.grpc, "--jobs", "500", "--batch", "100", "--fetch-batch", "50",
+		"--producers", "1", "--workers", "2", "-o", "json")
+	require.NoError(t, err)
+	var rep struct {
+		Acked  int64
+		Errors map[string]int64
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.GreaterOrEqual(t, rep.Acked, int64(500))
+	require.Empty(t, rep.Errors)
+}

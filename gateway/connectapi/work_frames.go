@@ -1,0 +1,404 @@
+package connectapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// What a worker's frames become: each kind the HTTP API's worker route,
+// called through Route with the stream's metadata.
+
+// call serves one route request for the stream.
+func (st *stream) call(method, path string, body any) Answer {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return Answer{Status: http.StatusInternalServerError}
+		}
+	}
+	return st.s.route(&Request{Method: method, Path: path, Header: st.hdr, Body: b, Peer: st.peer})
+}
+
+// ok reports a 2xx answer.
+func ok(a Answer) bool { return a.Status >= 200 && a.Status <= 299 }
+
+// fetchLoop runs a fetch/batch long-poll for the credit outstanding,
+// hands the jobs to the worker, and waits for more credit when there is
+// none, until ctx ends or the stream drains. A refusal that retrying
+// cannot fix (a bad key, a forbidden queue) is returned, and ends the
+// stream with its code; a busy or leaderless shard is retried.
+func (st *stream) fetchLoop(ctx context.Context) error {
+	wait := st.s.work.FetchWait.Seconds()
+	delay := 100 * time.Millisecond
+	for {
+		n, ok := st.wantJobs(ctx)
+		if !ok {
+			return nil
+		}
+		a := st.call(http.MethodPost, "/api/v1/fetch/batch", wire.FetchBatchRequest{Max: &n, FetchRequest: wire.FetchRequest{
+			Queues: st.hello.GetQueues(), WorkerID: st.hello.GetWorkerId(), Hostname: st.hello.GetHostname(),
+			Timeout: &wait, LeaseDuration: st.lease}})
+		if a.Status == http.StatusOK {
+			delay = 100 * time.Millisecond
+			var res jobbiev1.WorkResponse
+			if err := unmarshal.Unmarshal(a.Body, &res); err != nil {
+				return connect.NewError(connect.CodeInternal, err)
+			}
+			if len(res.Jobs) > 0 {
+				st.deliver(res.Jobs)
+			}
+			continue
+		}
+		if !transient(a.Status) {
+			return answerError(a)
+		}
+		pause := delay
+		if secs, err := strconv.Atoi(a.RetryAfter); err == nil && secs > 0 {
+			pause = time.Duration(secs) * time.Second
+		}
+		delay = min(2*delay, 5*time.Second)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(pause):
+		}
+	}
+}
+
+// transient reports a status a later fetch may not get.
+func transient(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500
+}
+
+// wantJobs waits for credit, and says how many jobs to ask for; false
+// once ctx ends or the stream drains.
+func (st *stream) wantJobs(ctx context.Context) (int, bool) {
+	for {
+		st.mu.Lock()
+		n, stop := st.credit, st.draining || st.ended
+		st.mu.Unlock()
+		if stop {
+			return 0, false
+		}
+		if n > 0 {
+			return min(n, st.s.work.FetchMax), true
+		}
+		select {
+		case <-st.wake:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+}
+
+// deliver sends jobs to the worker, each using one credit. Jobs that
+// cannot reach it (the stream ended, the send failed) are released at
+// once: the worker never had them.
+func (st *stream) deliver(jobs []*jobbiev1.LeasedJob) {
+	st.mu.Lock()
+	if st.ended {
+		st.mu.Unlock()
+		st.release(leasesOf(jobs))
+		return
+	}
+	for _, j := range jobs {
+		st.held[j.GetJobId()] = wire.ReleaseEntry{JobID: j.GetJobId(), Attempt: int(j.GetAttempt()), LeaseToken: j.GetLeaseToken()}
+	}
+	st.credit -= len(jobs)
+	st.mu.Unlock()
+	if err := st.send(&jobbiev1.WorkResponse{Jobs: jobs}); err != nil {
+		st.mu.Lock()
+		for _, j := range jobs {
+			delete(st.held, j.GetJobId())
+		}
+		st.mu.Unlock()
+		st.release(leasesOf(jobs))
+	}
+}
+
+func leasesOf(jobs []*jobbiev1.LeasedJob) []wire.ReleaseEntry {
+	out := make([]wire.ReleaseEntry, len(jobs))
+	for i, j := range jobs {
+		out[i] = wire.ReleaseEntry{JobID: j.GetJobId(), Attempt: int(j.GetAttempt()), LeaseToken: j.GetLeaseToken()}
+	}
+	return out
+}
+
+// settled forgets a job the worker no longer holds.
+func (st *stream) settled(id string) {
+	st.mu.Lock()
+	delete(st.held, id)
+	st.mu.Unlock()
+}
+
+// releaseHeld gives back the leases of the jobs the worker still holds
+// when it closed its side: it finished or gave up on the rest.
+func (st *stream) releaseHeld() {
+	st.mu.Lock()
+	rel := make([]wire.ReleaseEntry, 0, len(st.held))
+	for _, e := range st.held {
+		rel = append(rel, e)
+	}
+	clear(st.held)
+	st.mu.Unlock()
+	st.release(rel)
+}
+
+// release is POST /api/v1/release for leases of this worker.
+func (st *stream) release(rel []wire.ReleaseEntry) {
+	for len(rel) > 0 {
+		n := min(len(rel), wire.MaxFetchBatch)
+		st.call(http.MethodPost, "/api/v1/release", wire.ReleaseRequest{WorkerID: st.hello.GetWorkerId(), Jobs: rel[:n]})
+		rel = rel[n:]
+	}
+}
+
+// handle serves one frame (or several merged) and answers its results
+// in one frame.
+func (st *stream) handle(f *jobbiev1.WorkRequest) error {
+	if f.GetHello() != nil {
+		return fieldError("hello", "hello is the stream's first frame only")
+	}
+	if c := f.GetCredit(); c != nil {
+		if c.GetN() < 0 {
+			return fieldError("credit.n", "credit.n %d is negative", c.GetN())
+		}
+		st.mu.Lock()
+		st.credit = min(st.credit+int(c.GetN()), maxCredit)
+		st.mu.Unlock()
+		st.nudge()
+	}
+	out := &jobbiev1.WorkResponse{}
+	for _, e := range f.GetEnqueues() {
+		out.Results = append(out.Results, st.enqueue(e))
+	}
+	st.acks(f.GetAcks(), out)
+	for _, fl := range f.GetFails() {
+		out.Results = append(out.Results, st.fail(fl))
+	}
+	st.heartbeats(f.GetHeartbeats(), f.GetExtendLeases(), out)
+	if len(out.Results) == 0 && len(out.Cancels) == 0 {
+		return nil
+	}
+	return st.send(out)
+}
+
+// failed is a Result carrying an answer's error.
+func failed(id uint64, a Answer) *jobbiev1.Result {
+	code, msg := errorOf(a)
+	return &jobbiev1.Result{CorrelationId: id, ErrorCode: code, ErrorMessage: msg}
+}
+
+// errorOf is the HTTP API's error code and message of a failed answer.
+func errorOf(a Answer) (string, string) {
+	var body wire.ErrorBody
+	if json.Unmarshal(a.Body, &body) == nil && body.Error != nil {
+		msg := body.Error.Message
+		if f := body.Error.Field; f != "" {
+			msg = f + ": " + msg
+		}
+		return string(body.Error.Code), msg
+	}
+	return string(wire.CodeInternal), http.StatusText(a.Status)
+}
+
+// refused is a Result for input refused before it became a request.
+func refused(id uint64, field, msg string) *jobbiev1.Result {
+	return &jobbiev1.Result{CorrelationId: id, ErrorCode: string(wire.CodeBadRequest), ErrorMessage: field + ": " + msg}
+}
+
+// jsonOf is a Value as JSON, nil for none.
+func jsonOf(v *structpb.Value) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := protojson.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// enqueue is POST /api/v1/enqueue.
+func (st *stream) enqueue(e *jobbiev1.Enqueue) *jobbiev1.Result {
+	b, err := marshal.Marshal(e.GetJob())
+	if err != nil || e.GetJob() == nil {
+		return refused(e.GetCorrelationId(), "enqueues.job", "a job is required")
+	}
+	a := st.call(http.MethodPost, "/api/v1/enqueue", json.RawMessage(b))
+	if !ok(a) {
+		return failed(e.GetCorrelationId(), a)
+	}
+	res := new(jobbiev1.EnqueueResponse)
+	if err := unmarshal.Unmarshal(a.Body, res); err != nil {
+		return refused(e.GetCorrelationId(), "enqueues.job", err.Error())
+	}
+	return &jobbiev1.Result{CorrelationId: e.GetCorrelationId(), Status: res.GetStatus(), Enqueued: []*jobbiev1.EnqueueResponse{res}}
+}
+
+// acks are one ack/batch per MaxAckBatch acks; the follow-up jobs of
+// each ack that completed its job are enqueued (enqueue/batch, all of
+// one ack's or none) before its result is answered.
+func (st *stream) acks(acks []*jobbiev1.Ack, out *jobbiev1.WorkResponse) {
+	for len(acks) > 0 {
+		n := min(len(acks), wire.MaxAckBatch)
+		part := acks[:n]
+		acks = acks[n:]
+		req := wire.AckBatchRequest{WorkerID: st.hello.GetWorkerId(), Acks: make([]wire.AckBatchEntry, n)}
+		for i, a := range part {
+			req.Acks[i] = wire.AckBatchEntry{JobID: a.GetJobId(), Result: jsonOf(a.GetResult()), StepStatus: a.GetStepStatus(), LeaseToken: a.GetLeaseToken()}
+		}
+		a := st.call(http.MethodPost, "/api/v1/ack/batch", req)
+		var res wire.AckBatchResponse
+		if ok(a) && json.Unmarshal(a.Body, &res) != nil {
+			a = Answer{Status: http.StatusInternalServerError}
+		}
+		for i, ack := range part {
+			if !ok(a) || i >= len(res.Results) {
+				out.Results = append(out.Results, failed(ack.GetCorrelationId(), a))
+				continue
+			}
+			r := res.Results[i]
+			if r.Error != nil {
+				if r.Error.Code == wire.CodeLeaseMismatch || r.Error.Code == wire.CodeNotFound {
+					st.settled(ack.GetJobId())
+				}
+				out.Results = append(out.Results, &jobbiev1.Result{CorrelationId: ack.GetCorrelationId(), ErrorCode: string(r.Error.Code), ErrorMessage: r.Error.Message})
+				continue
+			}
+			st.settled(ack.GetJobId())
+			out.Results = append(out.Results, st.followUps(ack, r.Status))
+		}
+	}
+}
+
+// followUps enqueues an acked job's follow-up jobs, when it completed.
+func (st *stream) followUps(ack *jobbiev1.Ack, status string) *jobbiev1.Result {
+	res := &jobbiev1.Result{CorrelationId: ack.GetCorrelationId(), Status: status}
+	if len(ack.GetEnqueue()) == 0 || status != wire.StateCompleted {
+		return res
+	}
+	b, err := marshal.Marshal(&jobbiev1.EnqueueBatchRequest{Jobs: ack.GetEnqueue()})
+	if err != nil {
+		res.ErrorCode, res.ErrorMessage = string(wire.CodeBadRequest), "acks.enqueue: "+err.Error()
+		return res
+	}
+	a := st.call(http.MethodPost, "/api/v1/enqueue/batch", json.RawMessage(b))
+	if !ok(a) {
+		res.ErrorCode, res.ErrorMessage = errorOf(a)
+		return res
+	}
+	var batch jobbiev1.EnqueueBatchResponse
+	if err := unmarshal.Unmarshal(a.Body, &batch); err == nil {
+		res.Enqueued = batch.GetJobs()
+	}
+	return res
+}
+
+// fail is POST /api/v1/fail/{id}.
+func (st *stream) fail(f *jobbiev1.Fail) *jobbiev1.Result {
+	if err := segment("job_id", f.GetJobId()); err != nil {
+		return refused(f.GetCorrelationId(), "fails.job_id", err.(*connect.Error).Message())
+	}
+	a := st.call(http.MethodPost, "/api/v1/fail/"+f.GetJobId(), wire.FailRequest{Error: f.GetError(), Backtrace: f.GetBacktrace(),
+		WorkerID: st.hello.GetWorkerId(), LeaseToken: f.GetLeaseToken()})
+	if a.Status == http.StatusConflict || a.Status == http.StatusNotFound {
+		st.settled(f.GetJobId())
+	}
+	if !ok(a) {
+		return failed(f.GetCorrelationId(), a)
+	}
+	st.settled(f.GetJobId())
+	var res wire.FailResponse
+	_ = json.Unmarshal(a.Body, &res)
+	return &jobbiev1.Result{CorrelationId: f.GetCorrelationId(), Status: res.Status}
+}
+
+// beat is one job's entry of a heartbeat, and whom to answer.
+type beat struct {
+	corr  uint64
+	id    string
+	token string
+}
+
+// heartbeats are one POST /api/v1/heartbeat per MaxHeartbeatJobs jobs, for
+// the frame's heartbeats and lease extensions; a job the answer says was
+// cancelled is also sent as a Cancel.
+func (st *stream) heartbeats(hbs []*jobbiev1.Heartbeat, ext []*jobbiev1.ExtendLease, out *jobbiev1.WorkResponse) {
+	jobs := map[string]wire.HeartbeatEntry{}
+	var beats []beat
+	for _, h := range hbs {
+		jobs[h.GetJobId()] = wire.HeartbeatEntry{Progress: jsonOf(h.GetProgress()), Checkpoint: jsonOf(h.GetCheckpoint()), LeaseToken: h.GetLeaseToken()}
+		beats = append(beats, beat{h.GetCorrelationId(), h.GetJobId(), h.GetLeaseToken()})
+	}
+	for _, e := range ext {
+		if e.GetLeaseDuration() != "" {
+			out.Results = append(out.Results, refused(e.GetCorrelationId(), "extend_leases.lease_duration",
+				"a lease is extended by its own length; leave lease_duration empty"))
+			continue
+		}
+		if _, dup := jobs[e.GetJobId()]; !dup {
+			jobs[e.GetJobId()] = wire.HeartbeatEntry{LeaseToken: e.GetLeaseToken()}
+		}
+		beats = append(beats, beat{e.GetCorrelationId(), e.GetJobId(), e.GetLeaseToken()})
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	statuses := map[string]string{}
+	errs := map[string]Answer{}
+	part := map[string]wire.HeartbeatEntry{}
+	flush := func() {
+		a := st.call(http.MethodPost, "/api/v1/heartbeat", wire.HeartbeatRequest{WorkerID: st.hello.GetWorkerId(), Jobs: part})
+		var res wire.HeartbeatResponse
+		if ok(a) && json.Unmarshal(a.Body, &res) != nil {
+			a = Answer{Status: http.StatusInternalServerError}
+		}
+		for id := range part {
+			if !ok(a) {
+				errs[id] = a
+			} else {
+				statuses[id] = res.Jobs[id].Status
+			}
+		}
+		part = map[string]wire.HeartbeatEntry{}
+	}
+	for id, e := range jobs {
+		part[id] = e
+		if len(part) == wire.MaxHeartbeatJobs {
+			flush()
+		}
+	}
+	if len(part) > 0 {
+		flush()
+	}
+	cancelled := map[string]bool{}
+	for _, b := range beats {
+		if a, bad := errs[b.id]; bad {
+			out.Results = append(out.Results, failed(b.corr, a))
+			continue
+		}
+		s := statuses[b.id]
+		out.Results = append(out.Results, &jobbiev1.Result{CorrelationId: b.corr, Status: s})
+		switch s {
+		case wire.HeartbeatCancel:
+			if !cancelled[b.id] {
+				cancelled[b.id] = true
+				out.Cancels = append(out.Cancels, &jobbiev1.Cancel{JobId: b.id, LeaseToken: b.token})
+			}
+		case wire.HeartbeatLost:
+			st.settled(b.id)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package connectapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+
+	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
+	"github.com/jobbie/jobbie/proto/gen/jobbie/v1/jobbiev1connect"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// workerRoute is a fake of the route table's worker routes: the jobs it
+// has to lease, and every request it was sent. The real routes are
+// tested against jobbie dev (cmd/jobbie/worker_stream_*_test.go).
+type workerRoute struct {
+	mu    sync.Mutex
+	jobs  []wire.FetchedJob
+	calls []*Request
+	ended chan struct{} // a stream's handler returned
+}
+
+func newWorkerRoute(jobs int) *workerRoute {
+	return &workerRoute{jobs: leasable(jobs), ended: make(chan struct{}, 16)}
+}
+
+func (f *workerRoute) serve(r *Request) Answer {
+	f.mu.Lock()
+	f.calls = append(f.calls, r)
+	f.mu.Unlock()
+	switch r.Path {
+	case "/api/v1/fetch/batch":
+		var req wire.FetchBatchRequest
+		if err := json.Unmarshal(r.Body, &req); err != nil {
+			return Answer{Status: http.StatusBadRequest}
+		}
+		f.mu.Lock()
+		n := min(*req.Max, len(f.jobs))
+		out := wire.FetchBatchResponse{Jobs: f.jobs[:n]}
+		f.jobs = f.jobs[n:]
+		f.mu.Unlock()
+		if n == 0 {
+			time.Sleep(20 * time.Millisecond) // a short long-poll
+		}
+		b, _ := json.Marshal(out)
+		return Answer{Status: http.StatusOK, Body: b}
+	case "/api/v1/ack/batch":
+		var req wire.AckBatchRequest
+		_ = json.Unmarshal(r.Body, &req)
+		var out wire.AckBatchResponse
+		for _, a := range req.Acks {
+			out.Results = append(out.Results, wire.AckBatchResult{JobID: a.JobID, Status: wire.StateCompleted})
+		}
+		b, _ := json.Marshal(out)
+		return Answer{Status: http.StatusOK, Body: b}
+	case "/api/v1/release":
+		return Answer{Status: http.StatusOK, Body: []byte(`{"released":[]}`)}
+	}
+	return Answer{Status: http.StatusNotFound, Body: []byte(`{"error":{"code":"not_found","message":"no route"}}`)}
+}
+
+// requests are the bodies of the requests sent to path.
+func (f *workerRoute) requests(path string) [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][]byte
+	for _, r := range f.calls {
+		if r.Path == path {
+			out = append(out, r.Body)
+		}
+	}
+	return out
+}
+
+// serveWork serves the worker stream over f on an HTTP/2 server.
+func serveWork(t *testing.T, f *workerRoute, cfg WorkConfig) jobbiev1connect.WorkerServiceClient {
+	t.Helper()
+	mux := http.NewServeMux()
+	for p, h := range New(f.serve, cfg).Handlers(1 << 20) {
+		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r)
+			f.ended <- struct{}{}
+		}))
+	}
+	srv := httptest.NewUnstartedServer(mux)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return jobbiev1connect.NewWorkerServiceClient(srv.Client(), srv.URL, connect.WithGRPC())
+}
+
+func leasable(n int) []wire.FetchedJob {
+	out := make([]wire.FetchedJob, n)
+	for i := range out {
+		out[i] = wire.FetchedJob{JobID: fmt.Sprintf("job_%d", i), Queue: "q", Payload: json.RawMessage(`{}`), Attempt: 1,
+			LeaseToken: fmt.Sprintf("tok%d", i), Checkpoint: json.RawMessage("null")}
+	}
+	return out
+}
+
+// recv reads frames until one satisfies keep.
+func recv(t *testing.T, bidi *connect.BidiStreamForClient[jobbiev1.WorkRequest, jobbiev1.WorkResponse], keep func(*jobbiev1.WorkResponse) bool) *jobbiev1.WorkResponse {
+	t.Helper()
+	for {
+		f, err := bidi.Receive()
+		require.NoError(t, err)
+		if keep(f) {
+			return f
+		}
+	}
+}
+
+// Credit bounds the jobs sent, and each fetch asks for the credit left;
+// one frame's acks go out as one ack/batch, answered in one frame; the
+// jobs still held when the worker closes its side are released, with
+// their attempt and lease token.
+func TestWorkStreamCreditBatchesAndRelease(t *testing.T) {
+	t.Parallel()
+	f := newWorkerRoute(5)
+	bidi := serveWork(t, f, WorkConfig{}).Work(context.Background())
+	bidi.RequestHeader().Set("Authorization", "Bearer k")
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"q"}, LeaseDuration: "90s"},
+		Credit: &jobbiev1.Credit{N: 3}}))
+	jobs := recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetJobs()) > 0 }).GetJobs()
+	require.Len(t, jobs, 3)
+	var first wire.FetchBatchRequest
+	require.NoError(t, json.Unmarshal(f.requests("/api/v1/fetch/batch")[0], &first))
+	require.Equal(t, 3, *first.Max, "a fetch asks for the credit")
+	require.Equal(t, "w1", first.WorkerID)
+	require.Equal(t, 90.0, *first.LeaseDuration)
+	f.mu.Lock()
+	require.Equal(t, "Bearer k", f.calls[0].Header.Get("Authorization"), "the stream's key goes with each request")
+	f.mu.Unlock()
+
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Credit: &jobbiev1.Credit{N: 1}, Acks: []*jobbiev1.Ack{
+		{CorrelationId: 1, JobId: jobs[0].GetJobId(), LeaseToken: jobs[0].GetLeaseToken()},
+		{CorrelationId: 2, JobId: jobs[1].GetJobId(), LeaseToken: jobs[1].GetLeaseToken()}}}))
+	var results []*jobbiev1.Result
+	var more []*jobbiev1.LeasedJob
+	for len(results) == 0 || len(more) == 0 {
+		r := recv(t, bidi, func(*jobbiev1.WorkResponse) bool { return true })
+		if len(r.GetResults()) > 0 {
+			require.Empty(t, results, "one frame's results come in one frame")
+			results = r.GetResults()
+		}
+		more = append(more, r.GetJobs()...)
+	}
+	require.Len(t, results, 2)
+	require.Len(t, f.requests("/api/v1/ack/batch"), 1, "one ack/batch for the frame")
+	require.Len(t, more, 1, "one more credit, one more job")
+	fetches := f.requests("/api/v1/fetch/batch")
+	var second wire.FetchBatchRequest
+	require.NoError(t, json.Unmarshal(fetches[len(fetches)-1], &second))
+	require.Equal(t, 1, *second.Max)
+
+	// Held now: jobs[2] and the one more. A clean close releases both.
+	require.NoError(t, bidi.CloseRequest())
+	_, err := bidi.Receive()
+	require.True(t, errors.Is(err, io.EOF), "%v", err)
+	rel := f.requests("/api/v1/release")
+	require.Len(t, rel, 1)
+	var got wire.ReleaseRequest
+	require.NoError(t, json.Unmarshal(rel[0], &got))
+	require.Equal(t, "w1", got.WorkerID)
+	require.ElementsMatch(t, []wire.ReleaseEntry{
+		{JobID: jobs[2].GetJobId(), Attempt: 1, LeaseToken: jobs[2].GetLeaseToken()},
+		{JobID: more[0].GetJobId(), Attempt: 1, LeaseToken: more[0].GetLeaseToken()}}, got.Jobs)
+}
+
+// A stream that breaks releases nothing (the worker may still run its
+// jobs); one that the gateway drains is told so, and fetches no more.
+func TestWorkStreamBreakAndDrain(t *testing.T) {
+	t.Parallel()
+	f := newWorkerRoute(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	bidi := serveWork(t, f, WorkConfig{}).Work(ctx)
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"q"}}, Credit: &jobbiev1.Credit{N: 1}}))
+	recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetJobs()) > 0 })
+	cancel()
+	_ = bidi.CloseResponse() // the worker drops the stream: reset
+	select {
+	case <-f.ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the stream's handler did not return")
+	}
+	require.Empty(t, f.requests("/api/v1/release"), "a broken stream's jobs run to lease expiry")
+
+	stopping, stop := context.WithCancel(context.Background())
+	f = newWorkerRoute(0)
+	bidi = serveWork(t, f, WorkConfig{Stopping: stopping, DrainWithin: time.Minute}).Work(context.Background())
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"q"}}, Credit: &jobbiev1.Credit{N: 5}}))
+	require.Eventually(t, func() bool { return len(f.requests("/api/v1/fetch/batch")) > 0 }, time.Minute, 10*time.Millisecond)
+	stop()
+	d := recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return r.GetDrain() != nil }).GetDrain()
+	require.Equal(t, "1m0s", d.GetDeadline())
+	require.NoError(t, bidi.CloseRequest())
+	_, err := bidi.Receive()
+	require.True(t, errors.Is(err, io.EOF), "%v", err)
+}

@@ -37,7 +37,11 @@ func newRoot() *cobra.Command {
 		Short:         "Jobbie: a hosted, multi-tenant job queue",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       currentBuild().Version,
 	}
+	// --version prints the same line as `jobbie version`.
+	root.SetVersionTemplate(currentBuild().String() + "\n")
+	root.AddCommand(versionCmd())
 	root.AddCommand(roles.Commands(cli.ControlCommands()...)...)
 	root.AddCommand(cli.Commands()...)
 	return root

@@ -240,4 +240,3 @@ $JOBBIE_CONTEXT's), beneath its flags and environment variables.`,
 			func(cfg *Config, name string) { cfg.remove(name) }))
 	return cmd
 }
-

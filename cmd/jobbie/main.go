@@ -42,6 +42,7 @@ func newRoot() *cobra.Command {
 	// --version prints the same line as `jobbie version`.
 	root.SetVersionTemplate(currentBuild().String() + "\n")
 	root.AddCommand(versionCmd())
+	cli.InstallYAML(root)
 	root.AddCommand(roles.Commands(cli.ControlCommands()...)...)
 	root.AddCommand(cli.Commands()...)
 	return root

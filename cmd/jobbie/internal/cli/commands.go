@@ -10,8 +10,25 @@ func Commands() []*cobra.Command {
 		workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd(),
 		plansCmd(), tenantsCmd(), signingKeysCmd(), webhooksCmd(), loginCmd(), contextCmd()}
 	cmds = append(cmds, jobCmds()...)
-	return append(cmds, queueCmds()...)
+	cmds = append(cmds, queueCmds()...)
+	for _, c := range cmds {
+		if watchable[c.Name()] {
+			withWatch(c)
+		}
+		if c.Name() == "webhooks" {
+			for _, sub := range c.Commands() {
+				if sub.Name() == "list" {
+					withWatch(sub)
+				}
+			}
+		}
+	}
+	return cmds
 }
+
+// watchable are the list commands that take --watch (watch.go).
+var watchable = map[string]bool{"queues": true, "schedules": true, "workers": true, "keys": true,
+	"namespaces": true, "shards": true, "webhooks": true, "dead": true}
 
 // ControlCommands are the operator's commands that stand under `jobbie
 // control`, beside the control role's own: the live namespace moves.

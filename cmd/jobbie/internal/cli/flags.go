@@ -30,7 +30,19 @@ import (
 const (
 	OutTable = "table"
 	OutJSON  = "json"
+	OutYAML  = "yaml" // the JSON's data as YAML (yaml.go)
 )
+
+// OutputHelp is -o's help.
+const OutputHelp = "output format: table, json (the API's JSON) or yaml (the same data)"
+
+// CheckOutput refuses an output format other than table, json or yaml.
+func CheckOutput(o string) error {
+	if o != OutTable && o != OutJSON && o != OutYAML {
+		return fmt.Errorf("--output must be %s, %s or %s, not %q", OutTable, OutJSON, OutYAML, o)
+	}
+	return nil
+}
 
 // An endpoint is one of Jobbie's APIs a command calls, and how its
 // flags and variables are named.
@@ -77,7 +89,7 @@ type Conn struct {
 // its subcommands have them too.
 func addConn(cmd *cobra.Command, ep *endpoint) *Conn {
 	c := newConn(ep, cmd.PersistentFlags())
-	c.fs.StringVarP(&c.output, "output", "o", OutTable, "output format: table or json")
+	c.fs.StringVarP(&c.output, "output", "o", OutTable, OutputHelp)
 	return c
 }
 
@@ -183,8 +195,8 @@ func (c *Conn) Target() (url, key, namespace string, err error) {
 
 // client builds the API client from the flags and environment.
 func (c *Conn) client() (*client.Client, error) {
-	if c.output != OutTable && c.output != OutJSON {
-		return nil, fmt.Errorf("--output must be %s or %s, not %q", OutTable, OutJSON, c.output)
+	if err := CheckOutput(c.output); err != nil {
+		return nil, err
 	}
 	if c.context(); c.cxErr != nil {
 		return nil, c.cxErr
@@ -288,4 +300,6 @@ func ReadSecretFile(path string) (string, error) {
 	return s, nil
 }
 
-func (c *Conn) json() bool { return c.output == OutJSON }
+// json reports whether the command prints JSON: for -o json, and for -o
+// yaml, which yaml.go turns into YAML.
+func (c *Conn) json() bool { return c.output == OutJSON || c.output == OutYAML }

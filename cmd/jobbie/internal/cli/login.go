@@ -144,15 +144,12 @@ A gateway's command uses the current context, or --context's (or
 $JOBBIE_CONTEXT's), beneath its flags and environment variables.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.PersistentFlags().StringVarP(&output, "output", "o", OutTable, "output format: table or json")
+	cmd.PersistentFlags().StringVarP(&output, "output", "o", OutTable, OutputHelp)
 	checkOut := func() error {
-		if output != OutTable && output != OutJSON {
-			return fmt.Errorf("--output must be %s or %s, not %q", OutTable, OutJSON, output)
-		}
-		return nil
+		return CheckOutput(output)
 	}
 	print := func(w io.Writer, cfg *Config, cxs []Context) error {
-		if output == OutJSON {
+		if output != OutTable {
 			return writeJSON(w, cxs)
 		}
 		tw := newTable(w)
@@ -203,7 +200,7 @@ $JOBBIE_CONTEXT's), beneath its flags and environment variables.`,
 			if err != nil {
 				return err
 			}
-			if output == OutJSON {
+			if output != OutTable {
 				return writeJSON(cmd.OutOrStdout(), cx)
 			}
 			return print(cmd.OutOrStdout(), cfg, []Context{*cx})

@@ -76,7 +76,6 @@ func watch(ctx context.Context, out io.Writer, table bool, interval time.Duratio
 	}
 }
 
-
 // isTerminal reports whether w is a terminal, where a frame is redrawn in
 // place (/dev/null passes too, harmlessly).
 func isTerminal(w io.Writer) bool {

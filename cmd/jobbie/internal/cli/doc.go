@@ -7,7 +7,7 @@
 // moves on the control plane with the operator key.
 //
 // Every command takes the same flags to reach its API (flags.go): --url,
-// --key or --key-file, -o table|json, and each API's environment
+// --key or --key-file, -o table|json|yaml, and each API's environment
 // variables; beneath them, the gateway's commands read the config file's
 // context that `jobbie login` saved (config.go, login.go). Commands print
 // the API's answer as JSON, or a table.

@@ -3,6 +3,8 @@ package cli
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -303,3 +305,30 @@ func ReadSecretFile(path string) (string, error) {
 // json reports whether the command prints JSON: for -o json, and for -o
 // yaml, which yaml.go turns into YAML.
 func (c *Conn) json() bool { return c.output == OutJSON || c.output == OutYAML }
+
+// keyNamespace is the namespace a request works in: the flags' or
+// environment's, else the key's default, which an API key (a JWT) carries
+// in its payload's "dns" claim. For the few calls whose body must name
+// the namespace (a backup's); the server still checks the key may use it.
+func (c *Conn) keyNamespace() (string, error) {
+	if ns := c.Namespace(); ns != "" {
+		return ns, nil
+	}
+	key, err := c.apiKey()
+	if err != nil {
+		return "", err
+	}
+	parts := strings.Split(key, ".")
+	var claims struct {
+		DefaultNamespace string `json:"dns"`
+	}
+	if len(parts) == 3 {
+		if payload, err := base64.RawURLEncoding.DecodeString(parts[1]); err == nil {
+			_ = json.Unmarshal(payload, &claims) // unreadable: no default, said below
+		}
+	}
+	if claims.DefaultNamespace == "" {
+		return "", errors.New("--namespace is required: the key names no default namespace")
+	}
+	return claims.DefaultNamespace, nil
+}

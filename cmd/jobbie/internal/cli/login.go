@@ -210,6 +210,18 @@ $JOBBIE_CONTEXT's), beneath its flags and environment variables.`,
 	edit := func(use, short, done string, change func(cfg *Config, name string)) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " <name>", Short: short, Args: exactArgs(1),
+			// The shells complete a context's name from the config file.
+			ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+				cfg, _, err := loadConfig()
+				if err != nil || len(args) > 0 {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				var names []string
+				for _, cx := range cfg.Contexts {
+					names = append(names, cx.Name)
+				}
+				return names, cobra.ShellCompDirectiveNoFileComp
+			},
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if err := checkContextName(args[0]); err != nil {
 					return err

@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
 
-.PHONY: dev build install console console-test console-scale browser test unit e2e python-test ts-test vet bench bench-cluster bench-push bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit e2e python-test ts-test vet bench bench-cluster bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image proto proto-check proto-baseline
 
@@ -26,6 +26,7 @@ build: console
 # unless PREFIX says otherwise (PREFIX=/usr/local as root); that
 # directory must be on the PATH.
 PREFIX ?= $(HOME)/.local
+.PHONY: install
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/jobbie

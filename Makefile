@@ -12,8 +12,25 @@ RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/..
 dev: build
 	$(BIN) dev --data-dir $(DATA_DIR)
 
+# The version, commit and build date `jobbie version` prints, stamped
+# into the binary (a plain go build says "dev" and Go's own VCS info).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+
 build: console
-	$(GO) build -o $(BIN) ./cmd/jobbie
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/jobbie
+
+# `make install` copies the built jobbie to $(PREFIX)/bin, ~/.local/bin
+# unless PREFIX says otherwise (PREFIX=/usr/local as root); that
+# directory must be on the PATH.
+PREFIX ?= $(HOME)/.local
+.PHONY: install
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/jobbie
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "add $(PREFIX)/bin to your PATH: export PATH=$(PREFIX)/bin:\$$PATH";; esac
 
 # The console's front end (TypeScript, Preact, Vite) into
 # gateway/console/dist, which the binary embeds; `npm ci` from the

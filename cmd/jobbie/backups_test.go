@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 )
 
 // The backup policy commands set, show and delete --namespace's policy
@@ -36,4 +38,26 @@ func TestBackupPolicyCommandsAgainstDev(t *testing.T) {
 	require.Error(t, err, "no policy after delete")
 	_, err = run("backups", "policy", "get")
 	require.ErrorContains(t, err, "--namespace is required")
+}
+
+// backups create without --namespace backs up the key's default
+// namespace, as its help says; with one, that namespace.
+func TestBackupsCreateDefaultsToTheKeysNamespace(t *testing.T) {
+	t.Parallel()
+	d := startDevCLI(t)
+	out := d.run(t, "backups", "create", "-o", "json")
+	var b client.Backup
+	require.NoError(t, json.Unmarshal([]byte(out), &b), out)
+	require.Equal(t, "default", b.Namespace)
+	d.run(t, "namespaces", "create", "other")
+	require.NoError(t, json.Unmarshal([]byte(d.run(t, "backups", "create", "--namespace", "other", "-o", "json")), &b))
+	require.Equal(t, "other", b.Namespace)
+	// A key whose default is another namespace backs that one up.
+	out = d.run(t, "keys", "create", "--name", "other-owner", "--role", "owner", "--namespaces", "other")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	other := clitest.KeyFile(t, lines[len(lines)-1])
+	out, err := d.as(t, other, "backups", "create", "-o", "json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &b), out)
+	require.Equal(t, "other", b.Namespace)
 }

@@ -28,6 +28,13 @@ func main() {
 	}
 }
 
+// The help groups of the top-level commands.
+const (
+	groupServer = "server"
+	groupClient = "client"
+	groupOther  = "other"
+)
+
 // newRoot is the command tree: the processes' commands (package roles),
 // and the commands that call Jobbie's APIs (package cli), the operator's
 // live moves among them standing under `jobbie control`.
@@ -37,8 +44,31 @@ func newRoot() *cobra.Command {
 		Short:         "Jobbie: a hosted, multi-tenant job queue",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       currentBuild().Version,
 	}
-	root.AddCommand(roles.Commands(cli.ControlCommands()...)...)
-	root.AddCommand(cli.Commands()...)
+	// --version prints the same line as `jobbie version`.
+	root.SetVersionTemplate(currentBuild().String() + "\n")
+	cli.InstallYAML(root)
+	// --help shows the server roles apart from the commands that call an
+	// API (bench among them: it is a client of the gateway).
+	root.AddGroup(&cobra.Group{ID: groupServer, Title: "Server roles (run Jobbie's processes):"},
+		&cobra.Group{ID: groupClient, Title: "Client commands (call a gateway or the control plane):"},
+		&cobra.Group{ID: groupOther, Title: "Other commands:"})
+	for _, c := range roles.Commands(cli.ControlCommands()...) {
+		c.GroupID = groupServer
+		if c.Name() == "bench" {
+			c.GroupID = groupClient
+		}
+		root.AddCommand(c)
+	}
+	for _, c := range cli.Commands() {
+		c.GroupID = groupClient
+		root.AddCommand(c)
+	}
+	version := versionCmd()
+	version.GroupID = groupOther
+	root.AddCommand(version)
+	root.SetHelpCommandGroupID(groupOther)
+	root.SetCompletionCommandGroupID(groupOther)
 	return root
 }

@@ -1,13 +1,22 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 	"github.com/jobbie/jobbie/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
+// TestMain points the config file at a directory with none, so a
+// developer's own contexts never reach the tests; a test of contexts sets
+// its own.
+func TestMain(m *testing.M) {
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("jobbie-test-noconfig-%d", os.Getpid())))
+	leakcheck.VerifyTestMain(m)
+}
 
 // runJobbie runs the command line args in process, the way main does,
 // and returns stdout, stderr and the error main would print.

@@ -85,7 +85,7 @@ func TestPushCommandsAgainstDev(t *testing.T) {
 			args []string
 			want string
 		}{
-			{nil, "nothing to change: give --push-url and the other --push-* flags, or --no-push"},
+			{nil, "nothing to change: give a setting (--concurrency, --throttle, --max-retries, …), --push-url and the other --push-* flags, or --no-push"},
 			{[]string{"--no-push", "--push-timeout", "5s"}, "--no-push removes push: it cannot go with --push-timeout"},
 			{[]string{"--push-header", "novalue"}, `--push-header "novalue": want Name=value`},
 		} {

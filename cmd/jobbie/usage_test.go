@@ -235,8 +235,8 @@ func TestUsagePlanAndInvoicesAgainstDev(t *testing.T) {
 		require.ErrorContains(t, err, "(field granularity)")
 		_, err = run(billingFile, "usage", "--from", "yesterday")
 		require.ErrorContains(t, err, "--from")
-		_, err = run(billingFile, "usage", "-o", "yaml")
-		require.ErrorContains(t, err, "--output must be table or json")
+		_, err = run(billingFile, "usage", "-o", "xml")
+		require.ErrorContains(t, err, "--output must be table, json or yaml")
 	})
 
 	t.Run("Plan", func(t *testing.T) {

@@ -68,9 +68,9 @@ func backupsCreateCmd(api *Conn) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ns := api.Namespace()
-			if ns == "" {
-				return errors.New("--namespace is required")
+			ns, err := api.keyNamespace()
+			if err != nil {
+				return err
 			}
 			b, err := c.CreateBackup(cmd.Context(), ns)
 			if err != nil {

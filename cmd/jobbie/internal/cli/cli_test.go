@@ -187,8 +187,8 @@ func TestAPIFlagsFromEnvironment(t *testing.T) {
 
 	_, _, err = runJobbie(t, "", "search", "--key", "a", "--key-file", keyFile)
 	require.ErrorContains(t, err, "not both")
-	_, _, err = runJobbie(t, "", "search", "--key", "a", "-o", "yaml")
-	require.ErrorContains(t, err, "--output must be table or json")
+	_, _, err = runJobbie(t, "", "search", "--key", "a", "-o", "xml")
+	require.ErrorContains(t, err, "--output must be table, json or yaml")
 	_, _, err = runJobbie(t, "", "search", "--key", "a", "--url", "http://127.0.0.1:1")
 	require.ErrorContains(t, err, "connection refused", "the --url flag beats $JOBBIE_URL")
 }

@@ -8,10 +8,27 @@ import "github.com/spf13/cobra"
 func Commands() []*cobra.Command {
 	cmds := []*cobra.Command{searchCmd(), bulkCmd(), backupsCmd(), usageCmd(), planCmd(), invoicesCmd(),
 		workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd(),
-		plansCmd(), tenantsCmd(), signingKeysCmd(), webhooksCmd()}
+		plansCmd(), tenantsCmd(), signingKeysCmd(), webhooksCmd(), loginCmd(), contextCmd(), eventsCmd(), rolesCmd(), clusterCmd(), topCmd()}
 	cmds = append(cmds, jobCmds()...)
-	return append(cmds, queueCmds()...)
+	cmds = append(cmds, queueCmds()...)
+	for _, c := range cmds {
+		if watchable[c.Name()] {
+			withWatch(c)
+		}
+		if c.Name() == "webhooks" {
+			for _, sub := range c.Commands() {
+				if sub.Name() == "list" {
+					withWatch(sub)
+				}
+			}
+		}
+	}
+	return cmds
 }
+
+// watchable are the list commands that take --watch (watch.go).
+var watchable = map[string]bool{"queues": true, "schedules": true, "workers": true, "keys": true,
+	"namespaces": true, "shards": true, "webhooks": true, "dead": true, "roles": true}
 
 // ControlCommands are the operator's commands that stand under `jobbie
 // control`, beside the control role's own: the live namespace moves.

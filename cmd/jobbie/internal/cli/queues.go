@@ -56,7 +56,7 @@ its settings, ` + "`jobbie queues set <name> --push-url …`" + ` makes it a pus
 				printQueue)
 		},
 	}
-	cmd.AddCommand(get, queueSetCmd(api))
+	cmd.AddCommand(get, queueCreateCmd(api), queueSetCmd(api))
 	return cmd
 }
 

@@ -26,23 +26,34 @@ func runAPI[T any](cmd *cobra.Command, conn *Conn, what string, act tenancy.Acti
 	if conn.ep == controlAPI {
 		word = controlError
 	}
+	interval, err := watchInterval(cmd)
+	if err != nil {
+		return err
+	}
 	c, err := conn.client()
 	if err != nil {
 		return err
 	}
 	defer c.CloseIdleConnections()
-	v, err := call(cmd.Context(), c)
-	if err != nil {
-		err = word(err)
-		if what != "" {
-			err = fmt.Errorf("%s: %w", what, err)
+	out := cmd.OutOrStdout()
+	frame := func(ctx context.Context) error {
+		v, err := call(ctx, c)
+		if err != nil {
+			err = word(err)
+			if what != "" {
+				err = fmt.Errorf("%s: %w", what, err)
+			}
+			return err
 		}
-		return err
+		if conn.json() {
+			return writeJSON(out, v)
+		}
+		return table(out, v)
 	}
-	if conn.json() {
-		return writeJSON(cmd.OutOrStdout(), v)
+	if interval > 0 {
+		return watch(cmd.Context(), out, !conn.json(), interval, frame)
 	}
-	return table(cmd.OutOrStdout(), v)
+	return frame(cmd.Context())
 }
 
 // CheckID refuses an id that cannot name anything: empty, or with blanks

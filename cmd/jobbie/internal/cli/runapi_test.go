@@ -41,7 +41,7 @@ func TestAPICommandsRefuseBadInput(t *testing.T) {
 		{"", []string{"namespaces", "create", "Bad_Name"}, `namespace "Bad_Name" must be`},
 		{"", []string{"namespaces", "create", "ok", "--retention", "30s"}, "--retention must be 1m to 87600h, not 30s"},
 		{"", []string{"schedules", "get", "a b"}, `schedule id "a b" holds blanks`},
-		{"", []string{"status", "-o", "yaml"}, "--output must be table or json, not \"yaml\""},
+		{"", []string{"status", "-o", "xml"}, "--output must be table, json or yaml, not \"xml\""},
 	} {
 		out, _, err := runJobbie(t, tc.stdin, append(tc.args, "--url", "http://127.0.0.1:1", "--key", "k")...)
 		require.Error(t, err, "%v", tc.args)

@@ -17,11 +17,13 @@ import (
 func schedulesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schedules",
-		Short: "List cron schedules; get, enable, disable, run or delete one",
+		Short: "List cron schedules; create, get, update, enable, disable, run or delete one",
 		Long: `schedules lists the namespace's cron schedules, oldest first. Its
 subcommands take a schedule's id (sch_…) or its name:
 
   jobbie schedules
+  jobbie schedules create --name nightly-report --queue reports --cron '0 2 * * *'
+  jobbie schedules update nightly-report --timezone Europe/Paris
   jobbie schedules get nightly-report
   jobbie schedules disable nightly-report
   jobbie schedules run nightly-report     (enqueue its job now, by hand)
@@ -89,7 +91,7 @@ subcommands take a schedule's id (sch_…) or its name:
 		one("get", "Show a schedule", tenancy.ActScheduleRead, (*client.Client).GetSchedule),
 		one("enable", "Enable a schedule: it fires from its next run after now", tenancy.ActScheduleManage, (*client.Client).EnableSchedule),
 		one("disable", "Disable a schedule until it is enabled", tenancy.ActScheduleManage, (*client.Client).DisableSchedule),
-		run, del)
+		run, del, scheduleCreateCmd(api), scheduleUpdateCmd(api))
 	return cmd
 }
 

@@ -142,7 +142,7 @@ func (a *memberAdmin) flags(cmd *cobra.Command) {
 	}
 	f := cmd.Flags()
 	f.StringVar(&a.url, "url", "", fmt.Sprintf("HTTP address of any %s, e.g. %s (required)", a.node(), example))
-	f.StringVarP(&a.output, "output", "o", cli.OutTable, "output format: table or json")
+	f.StringVarP(&a.output, "output", "o", cli.OutTable, cli.OutputHelp)
 	a.tls.flags(f) // an operator certificate, or a shard node's own
 	if a.peer == pki.RoleShard {
 		f.StringVar(&a.dataDir, "data-dir", "", "instead of --tls-*: the data directory of a self-hosted node of the shard on this machine, "+
@@ -198,14 +198,14 @@ func (a *memberAdmin) policy(id pki.Identity) pki.Policy {
 
 // members sends a request that answers with the member list, and prints it.
 func (a *memberAdmin) members(ctx context.Context, method, path string, body []byte, out io.Writer) error {
-	if a.output != cli.OutTable && a.output != cli.OutJSON {
-		return fmt.Errorf("--output must be %s or %s, not %q", cli.OutTable, cli.OutJSON, a.output)
+	if err := cli.CheckOutput(a.output); err != nil {
+		return err
 	}
 	var raw json.RawMessage
 	if err := a.send(ctx, method, path, body, &raw); err != nil {
 		return err
 	}
-	if a.output == cli.OutJSON {
+	if a.output != cli.OutTable { // yaml: the JSON, turned to YAML by the root's writer
 		_, err := fmt.Fprintln(out, string(raw))
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
@@ -251,4 +252,21 @@ func TestWorkersListedFromFetchAndHeartbeat(t *testing.T) {
 	require.Equal(t, []any{}, r.Body["workers"], "another namespace sees none")
 	r = b.call("GET", "/api/v1/workers", nil, wire.ShardNamespaceHeader, "")
 	require.Equal(t, 400, r.Status)
+}
+
+// A stream opened while the shard's event log is still off (no sweep has
+// run and nothing was enqueued) missed nothing when the log starts: its
+// first frame after the opening is the first event, not a note that
+// events were missed.
+func TestEventsStreamOpenedBeforeTheLogStarts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withClock(clockwork.NewFakeClockAt(time.Now()))) // the leader's loops do not tick
+	require.Zero(t, b.srv.events.Latest(testNS), "the log is off")
+	s := b.stream()
+	require.Equal(t, "jobbie events", s.next().Comment)
+	id := b.enqueue(map[string]any{"queue": "q"})
+	f := s.next()
+	require.Empty(t, f.Comment)
+	require.Equal(t, "enqueued", f.Event)
+	require.Equal(t, id, f.Data["job_id"])
 }

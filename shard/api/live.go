@@ -63,11 +63,15 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 	if !resume {
 		after = s.events.Latest(n)
 	}
+	// A stream opened before the shard's log started (its Latest is 0)
+	// missed nothing once the log starts: it reads from the log's start
+	// without being told otherwise.
+	fresh := !resume && after == 0
 	sc := scope(c)
 	sseHeaders(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer s.events.Unsubscribe(sub)
-		s.writeEvents(w, sub, after, sc, note)
+		s.writeEvents(w, sub, after, fresh, sc, note)
 	})
 	return nil
 }
@@ -75,7 +79,7 @@ func (s *Server) streamEvents(c *fiber.Ctx) error {
 // writeEvents writes events after seq, of the queues in sc, until the
 // client goes away (a write fails), the node stops or the namespace moved
 // to another shard (its client reconnects, and is sent there).
-func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc tenancy.QueueScope, note string) {
+func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, fresh bool, sc tenancy.QueueScope, note string) {
 	_, _ = w.WriteString(": jobbie events\n\n" + note)
 	if w.Flush() != nil {
 		return
@@ -87,12 +91,13 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc te
 	for {
 		evs, missed, skipTo := s.events.Read(sub.NS(), after, live.MaxEventsPerWrite, buf[:0])
 		if missed {
-			if !told { // the opening note may have said so already
+			if !told && !fresh { // the opening note may have said so already
 				_, _ = w.WriteString(": events were missed: the stream resumes at the oldest event the log still keeps\n\n")
 			}
 			after = skipTo
 		}
 		told = false
+		fresh = fresh && after == 0
 		wrote := false
 		for i := range evs {
 			after = evs[i].Seq

@@ -248,15 +248,23 @@ func TestPushHandlerAbortedDelivery(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		res, err := b.srv.Client().Do(req)
-		if err == nil {
-			res.Body.Close()
+		if err != nil {
+			done <- nil // the cancel ended the call
+			return
 		}
-		done <- err
+		// The answer can race the cancel on a loaded machine: then it is
+		// the aborted handler's failure, never an ack.
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK {
+			done <- errors.New("the aborted delivery was answered 200")
+			return
+		}
+		done <- nil
 	}()
 	<-started
 	cancel()
 	require.ErrorIs(t, <-stopped, client.ErrDeliveryAborted)
-	require.Error(t, <-done)
+	require.NoError(t, <-done)
 }
 
 // The verifier against the vectors published with the Standard Webhooks

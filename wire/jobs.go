@@ -192,6 +192,9 @@ type FailRequest struct {
 	Backtrace  string `json:"backtrace,omitempty"`
 	WorkerID   string `json:"worker_id,omitempty"`
 	LeaseToken string `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
+	// NonRetryable makes the job dead at once with dead_reason
+	// non_retryable, whatever retries remain.
+	NonRetryable bool `json:"non_retryable,omitempty"`
 }
 
 // FailResponse says what the failure led to.

@@ -150,7 +150,7 @@ func (w *Worker) ackJob(base context.Context, jc *JobContext, result any) {
 func (w *Worker) failJob(base context.Context, jc *JobContext, cause error) {
 	msg, bt := cause.Error(), backtraceOf(cause)
 	w.report(base, "fail", jc.ID, func(ctx context.Context) error {
-		_, err := w.c.Fail(ctx, jc.ID, msg, bt, Lease(jc.LeaseToken))
+		_, err := w.c.Fail(ctx, jc.ID, msg, bt, failOptions(jc.LeaseToken, cause)...)
 		return err
 	})
 }

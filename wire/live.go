@@ -29,6 +29,9 @@ type Event struct {
 	At       time.Time `json:"at"`
 	Attempt  int       `json:"attempt"`
 	WorkerID string    `json:"worker_id,omitempty"`
+	// DeadReason is a dead event's dead_reason when the job's worker
+	// failed it as non-retryable ("non_retryable").
+	DeadReason string `json:"dead_reason,omitempty"`
 }
 
 // Event types.

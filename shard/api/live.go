@@ -129,7 +129,7 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, sc te
 
 func writeEvent(w *bufio.Writer, shard string, ev *live.Event) {
 	d := wire.Event{Type: ev.Type, JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(),
-		At: time.Unix(0, ev.At).UTC(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
+		At: time.Unix(0, ev.At).UTC(), Attempt: ev.Attempt, WorkerID: ev.WorkerID, DeadReason: ev.DeadReason()}
 	if ev.From != 0 {
 		d.From = ev.From.String()
 	}

@@ -36,8 +36,10 @@ func TestNonRetryableFailureIsDeadAtOnce(t *testing.T) {
 	require.Equal(t, int64(1), f.counts("q")[job.Dead])
 
 	evs, _, _ := f.events(0)
-	require.Equal(t, "dead", evs[len(evs)-1].Type)
-	require.Equal(t, id, evs[len(evs)-1].JobID)
+	dead := evs[len(evs)-1]
+	require.Equal(t, "dead", dead.Type)
+	require.Equal(t, id, dead.JobID)
+	require.Equal(t, "non_retryable", dead.DeadReason(), "the dead event says why")
 }
 
 // The same failure without the flag retries (the job above had retries

@@ -44,8 +44,8 @@ type ackCall struct {
 }
 
 type failCall struct {
-	ID         string
-	Error      string
+	ID           string
+	Error        string
 	Backtrace    string
 	LeaseToken   string
 	NonRetryable bool

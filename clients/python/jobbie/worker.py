@@ -263,9 +263,9 @@ class Worker:
         body = {"error": msg, "lease_token": job.lease_token, "worker_id": self.worker_id}
         if bt:
             body["backtrace"] = bt
-        out = await self._report("fail", job, f"/api/v1/fail/{seg(job.id)}", body)
-        if isinstance(error, NonRetryableError) and isinstance(out, dict) and out.get("status") in ("retrying", "pending"):
-            await self._report("cancel of the retry", job, f"/api/v1/jobs/{seg(job.id)}/cancel", {})
+        if isinstance(error, NonRetryableError):
+            body["non_retryable"] = True
+        await self._report("fail", job, f"/api/v1/fail/{seg(job.id)}", body)
 
     async def _heartbeat_loop(self) -> None:
         assert self._nudge is not None

@@ -101,8 +101,9 @@ def test_failures_carry_backtraces_and_non_retryable_ends_the_job(client: jobbie
             dead = await until_state(client, flaky, "dead")
             assert [e["error"] for e in dead["errors"]] == ["ValueError: bad input 1", "ValueError: bad input 2"]
             assert "in explode" in dead["errors"][0]["backtrace"] and "Traceback" in dead["errors"][0]["backtrace"]
-            ended = await until_state(client, perm, "cancelled")
-            assert ended["attempt"] == 1 and ended["errors"][0]["error"] == "NonRetryableError: card declined"
+            ended = await until_state(client, perm, "dead")
+            assert ended["attempt"] == 1 and ended["dead_reason"] == "non_retryable"
+            assert [e["error"] for e in ended["errors"]] == ["NonRetryableError: card declined"]
 
     asyncio.run(main())
 

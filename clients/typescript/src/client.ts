@@ -27,6 +27,12 @@ export interface ReportOptions extends CallOptions {
   workerId?: string;
 }
 
+/** Options of a fail. */
+export interface FailOptions extends ReportOptions {
+  /** The job is dead at once (reason "non_retryable"), whatever retries remain. */
+  nonRetryable?: boolean;
+}
+
 /** Options of the event stream. */
 export interface EventsOptions {
   /** Resume after this event id (Last-Event-ID). */
@@ -178,9 +184,10 @@ export class Client {
     return (await this.t.call<{ results: AckBatchResult[] }>({ method: "POST", path: "/api/v1/ack/batch", body, retry: true }, opts)).data.results;
   }
 
-  /** Fails the attempt; the server retries with backoff or moves the job to dead. */
-  async fail(id: string, error: string, backtrace?: string, opts: ReportOptions = {}): Promise<FailResult> {
-    const body = withoutUndefined({ error, backtrace: backtrace || undefined, lease_token: opts.leaseToken, worker_id: opts.workerId });
+  /** Fails the attempt; the server retries with backoff or moves the job to dead (at once with nonRetryable). */
+  async fail(id: string, error: string, backtrace?: string, opts: FailOptions = {}): Promise<FailResult> {
+    const body = withoutUndefined({ error, backtrace: backtrace || undefined, lease_token: opts.leaseToken, worker_id: opts.workerId,
+      non_retryable: opts.nonRetryable || undefined });
     return (await this.t.call<FailResult>({ method: "POST", path: `/api/v1/fail/${enc(id)}`, body, retry: true }, opts)).data;
   }
 

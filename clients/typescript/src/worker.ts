@@ -235,12 +235,8 @@ export class Worker {
   private async fail(job: Job, err: unknown, message?: string): Promise<void> {
     const d = describeError(err);
     try {
-      const out = await this.client.fail(job.id, message ?? d.message, message ? "" : d.backtrace,
-        { leaseToken: job.leaseToken, workerId: this.o.workerId });
-      // The API has no non-retryable failure: a retry it scheduled is cancelled, so the job ends.
-      if (err instanceof NonRetryableError && (out.status === "retrying" || out.status === "pending")) {
-        await this.client.cancelJob(job.id);
-      }
+      await this.client.fail(job.id, message ?? d.message, message ? "" : d.backtrace,
+        { leaseToken: job.leaseToken, workerId: this.o.workerId, nonRetryable: err instanceof NonRetryableError });
     } catch (e) {
       this.o.logger.warn(`jobbie worker ${this.o.workerId}: fail of job ${job.id} failed: ${(e as Error).message}`);
     }

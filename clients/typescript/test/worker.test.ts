@@ -64,7 +64,7 @@ describe("worker", () => {
     expect(j.errors![0].backtrace).toContain("failingStep");
   });
 
-  it("a NonRetryableError ends the job although retries are left", async () => {
+  it("a NonRetryableError makes the job dead at once although retries are left", async () => {
     const c = client();
     const q = queue();
     const r = await c.enqueue(q, null, { max_retries: 5, retry_backoff: "fixed", retry_base_delay: "1s" });
@@ -78,6 +78,8 @@ describe("worker", () => {
     w.stop();
     await done;
     const j = await c.getJob(r.job_id);
+    expect(j.state).toBe("dead");
+    expect(j.dead_reason).toBe("non_retryable");
     expect(calls).toBe(1);
     expect(j.errors).toHaveLength(1);
     expect(j.errors![0].error).toBe("NonRetryableError: bad input");

@@ -110,7 +110,7 @@ func bound(ctx context.Context, timeout time.Duration) (context.Context, context
 
 // Fetch long-polls for a job. It returns nil, nil when the server had no
 // job within the timeout (204); call it again. WorkerID defaults to the
-// client's (WithWorkerID).
+// client's (WithWorkerID). A drained worker gets ErrWorkerDraining.
 func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 	ctx, cancel := bound(ctx, req.Timeout)
 	defer cancel()

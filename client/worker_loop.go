@@ -35,6 +35,10 @@ func (w *Worker) fetchLoop(ctx context.Context, stop context.CancelFunc, base co
 			bo.reset()
 		case ctx.Err() != nil:
 			return
+		case errors.Is(err, ErrWorkerDraining):
+			w.log.Info("jobbie worker: drained, finishing held jobs", "worker", w.cfg.WorkerID)
+			stop()
+			return
 		case permanent(err):
 			w.log.Error("jobbie worker: fetch refused, stopping", "worker", w.cfg.WorkerID, "err", err)
 			w.setFatal(err)

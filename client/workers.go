@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/jobbie/jobbie/wire"
 )
@@ -19,4 +20,13 @@ func (c *Client) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
 		return nil, err
 	}
 	return out.Workers, nil
+}
+
+// DrainWorker asks worker id to stop taking jobs: its fetches get none
+// from then on (ErrWorkerDraining) and a Worker under that id finishes
+// what it holds and returns from Run. The drain lasts while the shard's
+// leader does (docs/api/workers-and-events.md).
+func (c *Client) DrainWorker(ctx context.Context, id string) error {
+	_, err := c.do(ctx, "POST", "/api/v1/workers/"+url.PathEscape(id)+"/drain", nil, nil)
+	return err
 }

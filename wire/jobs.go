@@ -223,6 +223,9 @@ type HeartbeatEntry struct {
 // HeartbeatResponse holds a status (Heartbeat*) per job id.
 type HeartbeatResponse struct {
 	Jobs map[string]StatusResponse `json:"jobs"`
+	// Drain says the worker was drained: take no more jobs (see
+	// WorkerDrainHeader).
+	Drain bool `json:"drain,omitempty"`
 }
 
 // Progress is the shape of progress the console shows; a worker may send

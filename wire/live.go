@@ -11,6 +11,19 @@ type Worker struct {
 	ActiveJobIDs []string  `json:"active_job_ids"` // the first 100
 	LastSeen     time.Time `json:"last_seen"`
 	Status       string    `json:"status"` // WorkerActive or WorkerGone
+	// Draining says the worker was asked to stop taking jobs (POST
+	// /api/v1/workers/{id}/drain).
+	Draining bool `json:"draining"`
+}
+
+// WorkerDrainHeader is set ("true") on a fetch's answer to a draining
+// worker: it gets no job, and should finish what it holds and stop.
+const WorkerDrainHeader = "Jobbie-Worker-Drain"
+
+// WorkerDrainResponse is the answer to POST /api/v1/workers/{id}/drain.
+type WorkerDrainResponse struct {
+	WorkerID string `json:"worker_id"`
+	Draining bool   `json:"draining"`
 }
 
 // WorkerList is GET /api/v1/workers.

@@ -18,6 +18,7 @@ import (
 
 func (s *Server) liveRoutes(api fiber.Router) {
 	api.Get("/workers", s.listWorkers)
+	api.Post("/workers/:id/drain", s.drainWorker)
 	api.Get("/events", s.streamEvents)
 }
 
@@ -26,6 +27,21 @@ func (s *Server) listWorkers(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(wire.WorkerList{Workers: s.workers.List(ns(c), scope(c))})
+}
+
+// drainWorker asks a worker to stop taking jobs (live.Workers.Drain).
+func (s *Server) drainWorker(c *fiber.Ctx) error {
+	if err := service.CheckNamespace(ns(c)); err != nil {
+		return err
+	}
+	id := c.Params("id")
+	if id == "" || len(id) > wire.MaxWorkerID {
+		return apierr.Field("id", "a worker id is 1 to %d bytes", wire.MaxWorkerID)
+	}
+	if !s.workers.Drain(ns(c), id, scope(c)) {
+		return apierr.New(apierr.NotFound, "worker %s has not been seen (a drain lasts while this leader does)", id)
+	}
+	return c.JSON(wire.WorkerDrainResponse{WorkerID: id, Draining: true})
 }
 
 // streamEvents serves the namespace's lifecycle events as Server-Sent

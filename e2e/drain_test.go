@@ -35,7 +35,9 @@ func TestWorkerDrainEndsRunAfterHeldJob(t *testing.T) {
 		t.Fatal("the held job never started")
 	}
 
-	require.NoError(t, c.DrainWorker(ctx(t), "drain-1"))
+	dr, err := c.DrainWorker(ctx(t), "drain-1")
+	require.NoError(t, err)
+	require.True(t, dr.Draining)
 	workers, err := c.ListWorkers(ctx(t))
 	require.NoError(t, err)
 	require.Len(t, workers, 1)
@@ -60,7 +62,7 @@ func TestWorkerDrainEndsRunAfterHeldJob(t *testing.T) {
 	require.Empty(t, started)
 
 	var apiErr *client.Error
-	err = c.DrainWorker(ctx(t), "never-seen")
+	_, err = c.DrainWorker(ctx(t), "never-seen")
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, 404, apiErr.Status)
 }

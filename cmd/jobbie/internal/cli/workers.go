@@ -57,7 +57,9 @@ hold and return. The drain lasts while the namespace's shard leader does.`,
 			return fmt.Errorf("worker id: 1 to %d bytes", wire.MaxWorkerID)
 		}
 		return runAPI(cmd, api, "workers drain "+id, tenancy.ActQueueManage,
-			func(ctx context.Context, c *client.Client) (*client.WorkerDrain, error) { return c.DrainWorker(ctx, id) },
+			func(ctx context.Context, c *client.Client) (*client.WorkerDrain, error) {
+				return c.DrainWorker(ctx, id)
+			},
 			func(w io.Writer, d *client.WorkerDrain) error {
 				_, err := fmt.Fprintf(w, "worker %s draining: it takes no more jobs\n", d.WorkerID)
 				return err

@@ -3,6 +3,7 @@ package shard
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -50,6 +51,28 @@ func TestWorkerDrainOverHTTP(t *testing.T) {
 	w := ws.Body["workers"].([]any)[0].(map[string]any)
 	require.Equal(t, "w1", w["id"])
 	require.Equal(t, true, w["draining"])
+
+	// A fetch it had parked before the drain answers as the drain lands.
+	parked := make(chan resp, 1)
+	go func() {
+		parked <- b.call("POST", "/api/v1/fetch", map[string]any{"queues": []string{"idle"}, "worker_id": "w3", "timeout": 60})
+	}()
+	eventually(t, 30*time.Second, func() bool {
+		for _, w := range b.call("GET", "/api/v1/workers", nil).Body["workers"].([]any) {
+			if w.(map[string]any)["id"] == "w3" {
+				return true
+			}
+		}
+		return false
+	}, "w3 is seen")
+	require.Equal(t, 200, b.call("POST", "/api/v1/workers/w3/drain", nil).Status)
+	select {
+	case f := <-parked:
+		require.Equal(t, 204, f.Status)
+		require.Equal(t, "true", f.Header.Get(wire.WorkerDrainHeader))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the parked fetch did not answer on the drain")
+	}
 
 	// It still settles what it holds; the other job waits for another.
 	require.Equal(t, 200, b.call("POST", "/api/v1/ack/"+held, map[string]any{"worker_id": "w1"}).Status)

@@ -41,6 +41,7 @@ func (s *Server) drainWorker(c *fiber.Ctx) error {
 	if !s.workers.Drain(ns(c), id, scope(c)) {
 		return apierr.New(apierr.NotFound, "worker %s has not been seen (a drain lasts while this leader does)", id)
 	}
+	s.svc.WakeFetches(ns(c)) // a fetch it has parked answers now
 	return c.JSON(wire.WorkerDrainResponse{WorkerID: id, Draining: true})
 }
 

@@ -49,6 +49,11 @@
 //	w := client.NewWorker(c, client.WorkerConfig{Queues: []string{"emails.send"}, Concurrency: 8,
 //		Transport: client.TransportStream, StreamURL: "https://jobbie.example.com:9090"}, handle)
 //
+// A handler's error is retried by the job's policy; one no retry can fix
+// is returned as Permanent(err) (or wraps one), and the job is dead at
+// once with dead_reason "non_retryable" (Fail takes NonRetryable for the
+// same by hand; a PushHandler answers "non_retryable": true).
+//
 // Operators find jobs with Search (one page) or SearchAll and SearchPages
 // (iterators that follow cursors), and act on many at once with Bulk, by
 // ids or by the same SearchFilter; a bulk over a large filter runs in the

@@ -44,10 +44,11 @@ type ackCall struct {
 }
 
 type failCall struct {
-	ID         string
-	Error      string
-	Backtrace  string
-	LeaseToken string
+	ID           string
+	Error        string
+	Backtrace    string
+	LeaseToken   string
+	NonRetryable bool
 }
 
 // fakeLeaseToken is the token the fake hands out with job id.
@@ -142,7 +143,7 @@ func (f *fakeServer) ack(w http.ResponseWriter, r *http.Request) {
 func (f *fakeServer) fail(w http.ResponseWriter, r *http.Request) {
 	var body wire.FailRequest
 	_ = json.NewDecoder(r.Body).Decode(&body)
-	f.fails <- failCall{ID: r.PathValue("id"), Error: body.Error, Backtrace: body.Backtrace, LeaseToken: body.LeaseToken}
+	f.fails <- failCall{ID: r.PathValue("id"), Error: body.Error, Backtrace: body.Backtrace, LeaseToken: body.LeaseToken, NonRetryable: body.NonRetryable}
 	writeJSON(w, http.StatusOK, wire.FailResponse{Status: wire.StateRetrying, AttemptsRemaining: 2})
 }
 

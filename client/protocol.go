@@ -110,7 +110,7 @@ func bound(ctx context.Context, timeout time.Duration) (context.Context, context
 
 // Fetch long-polls for a job. It returns nil, nil when the server had no
 // job within the timeout (204); call it again. WorkerID defaults to the
-// client's (WithWorkerID).
+// client's (WithWorkerID). A drained worker gets ErrWorkerDraining.
 func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 	ctx, cancel := bound(ctx, req.Timeout)
 	defer cancel()
@@ -125,7 +125,10 @@ func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*Job, error) {
 // ReportOption qualifies an Ack or Fail.
 type ReportOption func(*report)
 
-type report struct{ leaseToken string }
+type report struct {
+	leaseToken   string
+	nonRetryable bool
+}
 
 func reportOf(opts []ReportOption) report {
 	var r report
@@ -167,10 +170,12 @@ func (c *Client) ack(ctx context.Context, jobID string, result any, stepStatus s
 // "cancelled".
 type FailResult = wire.FailResponse
 
-// Fail reports a failed attempt; the server decides whether to retry. Like
-// Ack, it carries the client's worker id, and the lease it names (Lease).
+// Fail reports a failed attempt; the server decides whether to retry
+// (never after NonRetryable). Like Ack, it carries the client's worker id,
+// and the lease it names (Lease).
 func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string, opts ...ReportOption) (*FailResult, error) {
-	in := wire.FailRequest{Error: errMsg, Backtrace: backtrace, WorkerID: c.workerID, LeaseToken: reportOf(opts).leaseToken}
+	r := reportOf(opts)
+	in := wire.FailRequest{Error: errMsg, Backtrace: backtrace, WorkerID: c.workerID, LeaseToken: r.leaseToken, NonRetryable: r.nonRetryable}
 	var out FailResult
 	if _, err := c.do(ctx, "POST", "/api/v1/fail/"+url.PathEscape(jobID), in, &out); err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func runPushed(w http.ResponseWriter, reqCtx context.Context, d PushDelivery, h 
 	}
 	a.Checkpoint, a.Progress = jc.pushedState()
 	if err != nil {
-		a.Result, a.Error, a.Backtrace = nil, err.Error(), backtraceOf(err)
+		a.Result, a.Error, a.Backtrace, a.NonRetryable = nil, err.Error(), backtraceOf(err), IsPermanent(err)
 		answer(w, http.StatusInternalServerError, a)
 		return
 	}

@@ -124,6 +124,8 @@ func TestPushHandlerAnswersFailures(t *testing.T) {
 		case "fail":
 			_ = job.Checkpoint("half")
 			return nil, errors.New("smtp timeout")
+		case "permanent":
+			return nil, client.Permanent(errors.New("unknown address"))
 		default:
 			panic("boom")
 		}
@@ -138,6 +140,14 @@ func TestPushHandlerAnswersFailures(t *testing.T) {
 	require.True(t, ok, string(out))
 	require.Equal(t, "smtp timeout", a.Error)
 	require.JSONEq(t, `"half"`, string(a.Checkpoint), "the checkpoint rides on the failure for the next attempt")
+	require.False(t, a.NonRetryable)
+
+	status, out = b.deliver(t, t.Context(), "permanent_1", time.Now(), delivery(t, wire.PushDelivery{JobID: "permanent", Queue: "q"}))
+	require.Equal(t, http.StatusInternalServerError, status)
+	a, ok = wire.ReadPushAnswer(false, out)
+	require.True(t, ok, string(out))
+	require.Equal(t, "unknown address", a.Error)
+	require.True(t, a.NonRetryable, string(out))
 
 	status, out = b.deliver(t, t.Context(), "panic_1", time.Now(), delivery(t, wire.PushDelivery{JobID: "panic", Queue: "q"}))
 	require.Equal(t, http.StatusInternalServerError, status)

@@ -62,6 +62,9 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte, key
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, parseError(resp)
 	}
+	if err := drainOf(resp.Header); err != nil {
+		return resp.StatusCode, err
+	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return resp.StatusCode, nil
 	}

@@ -35,6 +35,10 @@ func (w *Worker) fetchLoop(ctx context.Context, stop context.CancelFunc, base co
 			bo.reset()
 		case ctx.Err() != nil:
 			return
+		case errors.Is(err, ErrWorkerDraining):
+			w.log.Info("jobbie worker: drained, finishing held jobs", "worker", w.cfg.WorkerID)
+			stop()
+			return
 		case permanent(err):
 			w.log.Error("jobbie worker: fetch refused, stopping", "worker", w.cfg.WorkerID, "err", err)
 			w.setFatal(err)
@@ -150,7 +154,7 @@ func (w *Worker) ackJob(base context.Context, jc *JobContext, result any) {
 func (w *Worker) failJob(base context.Context, jc *JobContext, cause error) {
 	msg, bt := cause.Error(), backtraceOf(cause)
 	w.report(base, "fail", jc.ID, func(ctx context.Context) error {
-		_, err := w.c.Fail(ctx, jc.ID, msg, bt, Lease(jc.LeaseToken))
+		_, err := w.c.Fail(ctx, jc.ID, msg, bt, failOptions(jc.LeaseToken, cause)...)
 		return err
 	})
 }

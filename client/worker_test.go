@@ -86,15 +86,19 @@ func TestWorkerAcksResults(t *testing.T) {
 func TestWorkerFailsErrorsAndPanics(t *testing.T) {
 	t.Parallel()
 	b := startWorker(t, client.WorkerConfig{Concurrency: 2}, func(_ context.Context, job *client.JobContext) (any, error) {
-		if job.ID == "job_panic" {
+		switch job.ID {
+		case "job_panic":
 			panic("kaboom")
+		case "job_permanent":
+			return nil, fmt.Errorf("charge: %w", client.Permanent(errors.New("card declined")))
 		}
 		return nil, errors.New("SMTP timeout")
 	})
 	b.fake.add("job_err", `{}`)
 	b.fake.add("job_panic", `{}`)
+	b.fake.add("job_permanent", `{}`)
 	fails := map[string]failCall{}
-	for range 2 {
+	for range 3 {
 		f := recv(t, b.fake.fails)
 		fails[f.ID] = f
 	}
@@ -102,6 +106,10 @@ func TestWorkerFailsErrorsAndPanics(t *testing.T) {
 	require.Empty(t, fails["job_err"].Backtrace)
 	require.Equal(t, "panic: kaboom", fails["job_panic"].Error)
 	require.Contains(t, fails["job_panic"].Backtrace, "worker_test.go")
+	require.False(t, fails["job_err"].NonRetryable)
+	require.False(t, fails["job_panic"].NonRetryable)
+	require.Equal(t, "charge: card declined", fails["job_permanent"].Error)
+	require.True(t, fails["job_permanent"].NonRetryable, "a wrapped Permanent error is found")
 	require.NoError(t, b.stop(t))
 	require.Empty(t, b.fake.acks)
 }

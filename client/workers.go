@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/jobbie/jobbie/wire"
 )
@@ -20,3 +21,18 @@ func (c *Client) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
 	}
 	return out.Workers, nil
 }
+
+// DrainWorker asks worker id to stop taking jobs: its fetches get none
+// from then on (ErrWorkerDraining) and a Worker under that id finishes
+// what it holds and returns from Run. The drain lasts while the shard's
+// leader does (docs/api/workers-and-events.md).
+func (c *Client) DrainWorker(ctx context.Context, id string) (*WorkerDrain, error) {
+	var out WorkerDrain
+	if _, err := c.do(ctx, "POST", "/api/v1/workers/"+url.PathEscape(id)+"/drain", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// WorkerDrain is the answer to DrainWorker.
+type WorkerDrain = wire.WorkerDrainResponse

@@ -129,8 +129,9 @@ var operations = map[string]op{
 	"GET /api/v1/batches":           {id: "listBatches", tag: tFlows, summary: "Batches, newest first", ok: okAns(wire.BatchList{}), query: pageParams(wire.MaxBatchListLimit)},
 	"GET /api/v1/batches/:id":       {id: "getBatch", tag: tFlows, summary: "A batch and its jobs' counts", ok: okAns(wire.Batch{})},
 
-	"GET /api/v1/workers": {id: "listWorkers", tag: tWorkers, summary: "Workers seen lately", ok: okAns(wire.WorkerList{})},
-	"GET /api/v1/cluster": {id: "getClusterHealth", tag: tWorkers, summary: "The namespace's shard cluster: its nodes' health", ok: okAns(wire.ClusterHealth{})},
+	"GET /api/v1/workers":            {id: "listWorkers", tag: tWorkers, summary: "Workers seen lately", ok: okAns(wire.WorkerList{})},
+	"POST /api/v1/workers/:id/drain": {id: "drainWorker", tag: tWorkers, summary: "Ask a worker to stop taking jobs", ok: okAns(wire.WorkerDrainResponse{})},
+	"GET /api/v1/cluster":            {id: "getClusterHealth", tag: tWorkers, summary: "The namespace's shard cluster: its nodes' health", ok: okAns(wire.ClusterHealth{})},
 	"GET /api/v1/events": {id: "streamEvents", tag: tWorkers, summary: "The namespace's job lifecycle events as Server-Sent Events",
 		ok:    sse("Events (data: an Event; id: resumable with Last-Event-ID)."),
 		query: []obj{{"name": wire.LastEventIDHeader, "in": "header", "required": false, "description": "Resume after this event.", "schema": obj{"type": "string"}}}},

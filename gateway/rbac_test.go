@@ -103,6 +103,7 @@ func TestRouteTableActions(t *testing.T) {
 		"GET /api/v1/jobs/:id/chain":              tenancy.ActJobRead,
 		"GET /api/v1/batches/:id":                 tenancy.ActJobRead,
 		"GET /api/v1/workers":                     tenancy.ActQueueRead,
+		"POST /api/v1/workers/:id/drain":          tenancy.ActQueueManage,
 		"GET /api/v1/signing-keys":                tenancy.ActWebhookRead,
 		"POST /api/v1/signing-keys/rotate":        tenancy.ActWebhookManage,
 		"GET /api/v1/webhooks":                    tenancy.ActWebhookRead,

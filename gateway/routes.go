@@ -119,6 +119,7 @@ var routeTable = []route{
 	{get, "/api/v1/batches", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/batches/:id", tenancy.ActJobRead, job, forward},
 	{get, "/api/v1/workers", tenancy.ActQueueRead, job, forward},
+	{post, "/api/v1/workers/:id/drain", tenancy.ActQueueManage, job, forward},
 	{get, "/api/v1/signing-keys", tenancy.ActWebhookRead, job, forward},
 	{post, "/api/v1/signing-keys/rotate", tenancy.ActWebhookManage, job, forward},
 	{get, "/api/v1/webhooks", tenancy.ActWebhookRead, job, forward},

@@ -80,4 +80,5 @@ const (
 	ReasonRetriesExhausted = "retries_exhausted"
 	ReasonExpired          = "expired"
 	ReasonDependencyFailed = "dependency_failed"
+	ReasonNonRetryable     = "non_retryable" // a failure marked non_retryable (FailRequest)
 )

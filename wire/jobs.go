@@ -194,6 +194,9 @@ type FailRequest struct {
 	Backtrace  string `json:"backtrace,omitempty"`
 	WorkerID   string `json:"worker_id,omitempty"`
 	LeaseToken string `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
+	// NonRetryable makes the job dead at once with dead_reason
+	// non_retryable, whatever retries remain.
+	NonRetryable bool `json:"non_retryable,omitempty"`
 }
 
 // FailResponse says what the failure led to.
@@ -222,6 +225,9 @@ type HeartbeatEntry struct {
 // HeartbeatResponse holds a status (Heartbeat*) per job id.
 type HeartbeatResponse struct {
 	Jobs map[string]StatusResponse `json:"jobs"`
+	// Drain says the worker was drained: take no more jobs (see
+	// WorkerDrainHeader).
+	Drain bool `json:"drain,omitempty"`
 }
 
 // Progress is the shape of progress the console shows; a worker may send

@@ -11,6 +11,19 @@ type Worker struct {
 	ActiveJobIDs []string  `json:"active_job_ids"` // the first 100
 	LastSeen     time.Time `json:"last_seen"`
 	Status       string    `json:"status"` // WorkerActive or WorkerGone
+	// Draining says the worker was asked to stop taking jobs (POST
+	// /api/v1/workers/{id}/drain).
+	Draining bool `json:"draining"`
+}
+
+// WorkerDrainHeader is set ("true") on a fetch's answer to a draining
+// worker: it gets no job, and should finish what it holds and stop.
+const WorkerDrainHeader = "Jobbie-Worker-Drain"
+
+// WorkerDrainResponse is the answer to POST /api/v1/workers/{id}/drain.
+type WorkerDrainResponse struct {
+	WorkerID string `json:"worker_id"`
+	Draining bool   `json:"draining"`
 }
 
 // WorkerList is GET /api/v1/workers.
@@ -29,6 +42,9 @@ type Event struct {
 	At       time.Time `json:"at"`
 	Attempt  int       `json:"attempt"`
 	WorkerID string    `json:"worker_id,omitempty"`
+	// DeadReason is a dead event's dead_reason when the job's worker
+	// failed it as non-retryable ("non_retryable").
+	DeadReason string `json:"dead_reason,omitempty"`
 }
 
 // Event types.

@@ -37,20 +37,24 @@ type PushDelivery struct {
 // PushAnswer is the envelope a push handler may answer with. On a 2xx:
 // Result is the job's result, Checkpoint and Progress are stored on the
 // job. On any other status: Error (and Backtrace) is the attempt's
-// error, Checkpoint is saved for the next attempt, Progress is stored.
+// error, Checkpoint is saved for the next attempt, Progress is stored,
+// and NonRetryable makes the job dead at once (dead_reason
+// non_retryable), whatever retries remain.
 type PushAnswer struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Progress   json.RawMessage `json:"progress,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	Backtrace  string          `json:"backtrace,omitempty"`
+	// NonRetryable is read from a failure's envelope only.
+	NonRetryable bool `json:"non_retryable,omitempty"`
 }
 
 // The keys that make an answer's body the envelope, for a success and a
 // failure.
 var (
 	pushSuccessKeys = map[string]bool{"result": true, "checkpoint": true, "progress": true}
-	pushFailureKeys = map[string]bool{"error": true, "backtrace": true, "checkpoint": true, "progress": true}
+	pushFailureKeys = map[string]bool{"error": true, "backtrace": true, "checkpoint": true, "progress": true, "non_retryable": true}
 )
 
 // ReadPushAnswer reads an answer's body by the contract. A success's
@@ -58,7 +62,8 @@ var (
 // of result, checkpoint and progress (at least one); any other JSON body
 // is the result itself; an empty or non-JSON body is no result. A
 // failure's body is the envelope when it is a JSON object with a string
-// "error" and no keys beyond error, backtrace, checkpoint and progress;
+// "error" and no keys beyond error, backtrace, checkpoint, progress and
+// non_retryable;
 // otherwise the answer has no envelope (ok false) and the caller uses
 // the status and the body's first bytes as the error.
 func ReadPushAnswer(success bool, body []byte) (a PushAnswer, ok bool) {

@@ -97,6 +97,9 @@ type WebhookJobData struct {
 	From     string `json:"from,omitempty"`
 	Attempt  int    `json:"attempt"`
 	WorkerID string `json:"worker_id,omitempty"`
+	// DeadReason is a job.dead event's dead_reason when the job's worker
+	// failed it as non-retryable ("non_retryable").
+	DeadReason string `json:"dead_reason,omitempty"`
 }
 
 // The CloudEvents type of an event is WebhookTypePrefix + its webhook

@@ -99,3 +99,13 @@ func (s *Services) ListWorkers(ctx context.Context, req *connect.Request[jobbiev
 	h, err := s.do(ctx, req.Header(), http.MethodGet, "/api/v1/workers", nil, out)
 	return respond(out, h, err)
 }
+
+func (s *Services) DrainWorker(ctx context.Context, req *connect.Request[jobbiev1.DrainWorkerRequest]) (*connect.Response[jobbiev1.DrainWorkerResponse], error) {
+	id := req.Msg.GetWorkerId()
+	if err := segment("worker_id", id); err != nil {
+		return nil, err
+	}
+	out := new(jobbiev1.DrainWorkerResponse)
+	h, err := s.do(ctx, req.Header(), http.MethodPost, "/api/v1/workers/"+id+"/drain", nil, out)
+	return respond(out, h, err)
+}

@@ -218,6 +218,9 @@ func answer(c *fiber.Ctx, r *admitted.Request, resp *fasthttp.Response, h *hold)
 	if v := resp.Header.Peek(wire.IdempotencyReplayedHeader); len(v) > 0 {
 		out.Header.SetBytesV(wire.IdempotencyReplayedHeader, v)
 	}
+	if v := resp.Header.Peek(wire.WorkerDrainHeader); len(v) > 0 {
+		out.Header.SetBytesV(wire.WorkerDrainHeader, v) // a drained worker's fetch
+	}
 	if n, err := strconv.Atoi(string(resp.Header.Peek(wire.LeasedHeader))); err == nil && n > 0 {
 		r.Leased = n // the gateway's own; not passed on
 	}

@@ -113,12 +113,19 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
+	if s.workers.Draining(ns(c), r.WorkerID) {
+		c.Set(wire.WorkerDrainHeader, "true")
+		return c.SendStatus(fiber.StatusNoContent)
+	}
 	s.workers.Fetched(ns(c), r.Queues)
-	j, err := s.svc.Fetch(c.UserContext(), ns(c), &r, clientGone(c))
+	j, err := s.svc.Fetch(c.UserContext(), ns(c), &r, s.goneOrDrained(c, r.WorkerID))
 	if err != nil {
 		return err
 	}
 	if j == nil {
+		if s.workers.Draining(ns(c), r.WorkerID) {
+			c.Set(wire.WorkerDrainHeader, "true")
+		}
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	live.ObserveFetch(ns(c), start)
@@ -141,14 +148,21 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	}
 	start := time.Now()
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
+	if s.workers.Draining(ns(c), r.WorkerID) {
+		c.Set(wire.WorkerDrainHeader, "true")
+		return c.JSON(wire.FetchBatchResponse{Jobs: []wire.FetchedJob{}})
+	}
 	s.workers.Fetched(ns(c), r.Queues)
 	lim, err := limits(c)
 	if err != nil {
 		return err
 	}
-	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), lim, &r, clientGone(c))
+	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), lim, &r, s.goneOrDrained(c, r.WorkerID))
 	if err != nil {
 		return err
+	}
+	if len(jobs) == 0 && s.workers.Draining(ns(c), r.WorkerID) {
+		c.Set(wire.WorkerDrainHeader, "true")
 	}
 	if len(jobs) > 0 {
 		live.ObserveFetch(ns(c), start)
@@ -254,7 +268,7 @@ func (s *Server) heartbeat(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := wire.HeartbeatResponse{Jobs: make(map[string]wire.StatusResponse, len(res))}
+	out := wire.HeartbeatResponse{Jobs: make(map[string]wire.StatusResponse, len(res)), Drain: s.workers.Draining(ns(c), r.WorkerID)}
 	for id, st := range res {
 		out.Jobs[id] = wire.StatusResponse{Status: st}
 	}

@@ -18,6 +18,7 @@ import (
 
 func (s *Server) liveRoutes(api fiber.Router) {
 	api.Get("/workers", s.listWorkers)
+	api.Post("/workers/:id/drain", s.drainWorker)
 	api.Get("/events", s.streamEvents)
 }
 
@@ -26,6 +27,22 @@ func (s *Server) listWorkers(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(wire.WorkerList{Workers: s.workers.List(ns(c), scope(c))})
+}
+
+// drainWorker asks a worker to stop taking jobs (live.Workers.Drain).
+func (s *Server) drainWorker(c *fiber.Ctx) error {
+	if err := service.CheckNamespace(ns(c)); err != nil {
+		return err
+	}
+	id := c.Params("id")
+	if id == "" || len(id) > wire.MaxWorkerID {
+		return apierr.Field("id", "a worker id is 1 to %d bytes", wire.MaxWorkerID)
+	}
+	if !s.workers.Drain(ns(c), id, scope(c)) {
+		return apierr.New(apierr.NotFound, "worker %s has not been seen (a drain lasts while this leader does)", id)
+	}
+	s.svc.WakeFetches(ns(c)) // a fetch it has parked answers now
+	return c.JSON(wire.WorkerDrainResponse{WorkerID: id, Draining: true})
 }
 
 // streamEvents serves the namespace's lifecycle events as Server-Sent
@@ -134,7 +151,7 @@ func (s *Server) writeEvents(w *bufio.Writer, sub *live.Sub, after uint64, fresh
 
 func writeEvent(w *bufio.Writer, shard string, ev *live.Event) {
 	d := wire.Event{Type: ev.Type, JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(),
-		At: time.Unix(0, ev.At).UTC(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
+		At: time.Unix(0, ev.At).UTC(), Attempt: ev.Attempt, WorkerID: ev.WorkerID, DeadReason: ev.DeadReason()}
 	if ev.From != 0 {
 		d.From = ev.From.String()
 	}

@@ -16,3 +16,11 @@ func clientGone(c *fiber.Ctx) service.Gone {
 	conn := c.Context().Conn()
 	return func() bool { return conncheck.Gone(conn) }
 }
+
+// goneOrDrained is clientGone, or the worker was drained while its fetch
+// waited: a wake-up ends its wait, and a job leased to it as it was
+// drained is given back, so a drained worker takes no more.
+func (s *Server) goneOrDrained(c *fiber.Ctx, workerID string) service.Gone {
+	gone, nsName := clientGone(c), ns(c)
+	return func() bool { return gone() || s.workers.Draining(nsName, workerID) }
+}

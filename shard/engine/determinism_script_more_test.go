@@ -182,6 +182,22 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		}
 		return MoveEndMarked.Command(&RestoreTokenCmd{NS: otherNS, Token: "t"})
 	}),
+	// A non-retryable failure: by a worker of a job it may hold, with or
+	// without a lease, or by the push dispatcher of a job it fetched.
+	scriptCmd(func(s *script) []byte {
+		if s.rng.Intn(2) == 0 {
+			q := s.queue()
+			f := &FetchCmd{NS: testNS, Queues: []string{q}, WorkerID: PushWorker(q), LeaseNs: int64(2 * time.Second), Named: true}
+			c := &FailCmd{NS: testNS, ID: s.job(), WorkerID: PushWorker(q), Error: "422", Lease: s.lease(), NonRetryable: true}
+			s.next = FailFor(c).Command(c)
+			return FetchFor(f).Command(f)
+		}
+		c := &FailCmd{NS: testNS, ID: s.job(), Error: "bad input", NonRetryable: true}
+		if s.rng.Intn(2) == 0 {
+			c.Lease = s.lease()
+		}
+		return FailFor(c).Command(c)
+	}),
 }
 
 // deliveries are up to 60 delivery log records, so a log fills and trims.

@@ -56,7 +56,7 @@ type Event struct {
 	Attempt  int
 	WorkerID string
 	Subject  string // another thing's event: the id of what changed
-	Detail   string // another thing's event: how it ended, or why
+	Detail   string // another thing's event: how it ended, or why; a job's dead event: non_retryable when that is why
 	// Counts are a batch.completed's: its jobs, succeeded, failed (dead),
 	// cancelled (cancelled, or deleted unfinished); after Detail.
 	Counts []int
@@ -259,6 +259,12 @@ func (e *Engine) eventObserver(tx *replica.Tx, ns string, j *job.Job, from job.S
 		At: now, Attempt: j.Attempt}
 	if j.State == job.Active {
 		ev.WorkerID = j.WorkerID
+	}
+	if j.State == job.Dead && j.DeadReason == job.ReasonNonRetryable {
+		// Only the non-retryable fails (FailNonRetryable, FailPushNonRetryable)
+		// kill for this reason, so no older command writes other bytes
+		// than it always did.
+		ev.Detail = j.DeadReason
 	}
 	l.buf = appendEvent(l.buf[:0], &ev)
 	must(tx.Set(keys.Event(ns, seq), l.buf, nil)) // the batch copies it

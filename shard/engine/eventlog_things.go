@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Events of other things than jobs, in the same log: a batch or a chain
@@ -45,6 +46,15 @@ const (
 
 // IsJob reports whether ev is a job's event.
 func (ev *Event) IsJob() bool { return !strings.Contains(ev.Type, ".") }
+
+// DeadReason is what a job's dead event says of why: "non_retryable" (the
+// one reason its events carry), else "".
+func (ev *Event) DeadReason() string {
+	if ev.IsJob() && ev.Type == wire.EventDead {
+		return ev.Detail
+	}
+	return ""
+}
 
 // Name is ev's webhook event name: "job.completed", "batch.completed".
 func (ev *Event) Name() string {

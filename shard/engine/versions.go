@@ -110,6 +110,14 @@ var (
 	ScheduleFireTraced = replica.Op[FireCmd, bool]{Type: 84, Name: "schedule.fire.traced"}
 )
 
+// Failures that make the job dead at once (FailCmd.NonRetryable): an
+// older node would drop the flag and schedule a retry. By a worker (with
+// or without a lease) and by the push dispatcher (metered as FailPush).
+var (
+	FailNonRetryable     = replica.Op[FailCmd, *FailOutcome]{Type: 92, Name: "fail.non-retryable"}
+	FailPushNonRetryable = replica.Op[FailCmd, *FailOutcome]{Type: 93, Name: "fail.push.non-retryable"}
+)
+
 // registerVersions registers the numbers above with their commands'
 // handlers.
 func (e *Engine) registerVersions(r *replica.Registry) {
@@ -145,6 +153,8 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
 	EnqueueTraced.Handle(r, gated(e, e.applyEnqueue))
 	ScheduleFireTraced.Handle(r, loopGated(e, e.applyScheduleFire))
+	FailNonRetryable.Handle(r, gated(e, e.applyFail))
+	FailPushNonRetryable.Handle(r, gated(e, e.applyFailPush))
 }
 
 // EnqueueFor is the op of c; traced says whether some job of c, its
@@ -213,7 +223,13 @@ func AckFor(c *AckCmd) replica.Op[AckCmd, job.State] {
 
 // FailFor is the op of c, metered as AckFor's.
 func FailFor(c *FailCmd) replica.Op[FailCmd, *FailOutcome] {
-	if isPushWorker(c.WorkerID) && !c.Lease.IsZero() {
+	push := isPushWorker(c.WorkerID) && !c.Lease.IsZero()
+	switch {
+	case c.NonRetryable && push:
+		return FailPushNonRetryable
+	case c.NonRetryable:
+		return FailNonRetryable
+	case push:
 		return FailPush
 	}
 	if !c.Lease.IsZero() {

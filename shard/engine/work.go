@@ -29,6 +29,9 @@ type FailCmd struct {
 	Error     string      `codec:"e"`
 	Backtrace string      `codec:"b"`
 	Lease     job.LeaseID `codec:"lt,omitempty"` // the lease it settles; zero: any
+	// NonRetryable makes the job dead at once, whatever retries remain
+	// (proposed as FailNonRetryable, FailPushNonRetryable).
+	NonRetryable bool `codec:"nr,omitempty"`
 }
 
 // FailOutcome is what a failure led to.
@@ -127,7 +130,13 @@ func (e *Engine) fail(tx *replica.Tx, c *FailCmd, push bool) (*FailOutcome, erro
 		e.putJob(tx, c.NS, j)
 		return &FailOutcome{State: job.Cancelled}, nil
 	}
-	out := e.settleFailure(tx, c.NS, j, now)
+	var out *FailOutcome
+	if c.NonRetryable && !j.Expired(now) {
+		e.kill(tx, c.NS, j, job.ReasonNonRetryable)
+		out = &FailOutcome{State: job.Dead, Reason: j.DeadReason}
+	} else {
+		out = e.settleFailure(tx, c.NS, j, now)
+	}
 	e.putJob(tx, c.NS, j)
 	return out, nil
 }

@@ -195,6 +195,7 @@ const (
 	ReasonRetriesExhausted = wire.ReasonRetriesExhausted
 	ReasonExpired          = wire.ReasonExpired
 	ReasonLeaseExpired     = wire.ReasonLeaseExpired // the last attempt's lease ran out with no retries left
+	ReasonNonRetryable     = wire.ReasonNonRetryable // its worker failed it as non-retryable
 )
 
 // AttemptsRemaining is the number of retries left after the one a failure

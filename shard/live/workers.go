@@ -49,6 +49,7 @@ type workerState struct {
 	queues       []string
 	active       map[string]string // active job id → its queue
 	lastSeen     time.Time
+	draining     bool // drain.go
 }
 
 // NewWorkers returns an empty set; clock says when a worker is seen.
@@ -190,7 +191,8 @@ func (ws *Workers) List(ns string, sc tenancy.QueueScope) []wire.Worker {
 			continue
 		}
 		v := wire.Worker{ID: w.id, Hostname: w.hostname, Queues: w.queues, ActiveJobs: len(w.active),
-			ActiveJobIDs: make([]string, 0, min(len(w.active), maxWorkerJobIDs)), LastSeen: w.lastSeen.UTC(), Status: wire.WorkerActive}
+			ActiveJobIDs: make([]string, 0, min(len(w.active), maxWorkerJobIDs)), LastSeen: w.lastSeen.UTC(), Status: wire.WorkerActive,
+			Draining: w.draining}
 		if !sc.All() {
 			v.Queues = slices.DeleteFunc(slices.Clone(w.queues), func(q string) bool { return !sc.Allows(q) })
 			v.ActiveJobs = 0

@@ -266,7 +266,7 @@ func (r *runner) deliver(ctx context.Context, c *call) {
 	case res != nil:
 		if a, ok := wire.ReadPushAnswer(false, res.Body); ok {
 			r.store(c, a)
-			r.fail(c, a.Error, a.Backtrace)
+			r.failAs(c, a.Error, a.Backtrace, a.NonRetryable)
 			return
 		}
 		r.fail(c, err.Error(), "")
@@ -324,7 +324,11 @@ func (r *runner) store(c *call, a wire.PushAnswer) {
 		Jobs: map[string]wire.HeartbeatEntry{c.job.JobID: {Progress: a.Progress, Checkpoint: a.Checkpoint, LeaseToken: c.job.LeaseToken}}})
 }
 
-func (r *runner) fail(c *call, msg, backtrace string) {
+func (r *runner) fail(c *call, msg, backtrace string) { r.failAs(c, msg, backtrace, false) }
+
+// failAs fails the attempt; nonRetryable (the handler's answer says so)
+// makes the job dead at once.
+func (r *runner) failAs(c *call, msg, backtrace string, nonRetryable bool) {
 	if len(msg)+len(backtrace) > wire.MaxErrorBytes {
 		backtrace = ""
 		if len(msg) > wire.MaxErrorBytes {
@@ -334,7 +338,7 @@ func (r *runner) fail(c *call, msg, backtrace string) {
 	ctx, cancel := settleCtx()
 	defer cancel()
 	if _, err := r.d.svc.Fail(ctx, r.k.ns, tenancy.AllQueues(), c.job.JobID,
-		&wire.FailRequest{Error: msg, Backtrace: backtrace, WorkerID: r.worker, LeaseToken: c.job.LeaseToken}); err != nil {
+		&wire.FailRequest{Error: msg, Backtrace: backtrace, WorkerID: r.worker, LeaseToken: c.job.LeaseToken, NonRetryable: nonRetryable}); err != nil {
 		r.d.cfg.Logger.Warn("push: fail", "namespace", r.k.ns, "queue", r.k.queue, "job", c.job.JobID, "err", err)
 	}
 	r.mu.Lock()

@@ -74,6 +74,11 @@ func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest, go
 	return &v, nil
 }
 
+// WakeFetches wakes every parked fetch of ns: each looks at its worker
+// again (its Gone), so one whose worker was just drained answers now
+// instead of when its wait runs out; the others park again.
+func (s *Service) WakeFetches(ns string) { s.waiters.WakeNamespace(ns) }
+
 // releaseGone gives back jobs leased to a worker found gone before they
 // were handed over. A release that fails leaves the leases to run out.
 func (s *Service) releaseGone(ns, workerID string, jobs ...*job.Job) {

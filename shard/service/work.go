@@ -131,7 +131,8 @@ func leaseOf(field, token string) (job.LeaseID, error) {
 	return l, nil
 }
 
-// Fail records a failed attempt; the job retries after its backoff or dies.
+// Fail records a failed attempt; the job retries after its backoff or dies
+// (at once when the failure is non-retryable).
 func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id string, r *wire.FailRequest) (*wire.FailResponse, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
@@ -149,7 +150,7 @@ func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id
 	if err != nil {
 		return nil, err
 	}
-	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l}
+	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l, NonRetryable: r.NonRetryable}
 	out, err := engine.FailFor(fc).Propose(ctx, s.node, fc)
 	if err != nil {
 		return nil, err

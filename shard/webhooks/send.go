@@ -23,7 +23,8 @@ func (d *Deliverer) cloudEvent(ns string, ev *engine.Event) *wire.CloudEvent {
 	var data any
 	subject := ev.JobID
 	if ev.IsJob() {
-		jd := wire.WebhookJobData{JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(), Attempt: ev.Attempt, WorkerID: ev.WorkerID}
+		jd := wire.WebhookJobData{JobID: ev.JobID, Queue: ev.Queue, State: ev.State.String(), Attempt: ev.Attempt, WorkerID: ev.WorkerID,
+			DeadReason: ev.DeadReason()}
 		if ev.From != 0 {
 			jd.From = ev.From.String()
 		}

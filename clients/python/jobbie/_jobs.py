@@ -159,9 +159,12 @@ class JobsMixin(Base):
         return self._call("POST", "/api/v1/ack/batch", body)  # type: ignore[no-any-return]
 
     def fail(self, job_id: str, error: str, *, backtrace: str | None = None, lease_token: str | None = None,
-             worker_id: str | None = None) -> JSON:
-        """Fail the attempt: ``{"status": "retrying"|"pending"|"dead"|..., ...}``."""
-        body = drop_none({"error": error, "backtrace": backtrace, "lease_token": lease_token, "worker_id": worker_id})
+             worker_id: str | None = None, non_retryable: bool = False) -> JSON:
+        """Fail the attempt: ``{"status": "retrying"|"pending"|"dead"|..., ...}``.
+        ``non_retryable`` makes the job dead at once (``reason``
+        ``non_retryable``), whatever retries remain."""
+        body = drop_none({"error": error, "backtrace": backtrace, "lease_token": lease_token, "worker_id": worker_id,
+                          "non_retryable": True if non_retryable else None})
         return self._call("POST", f"/api/v1/fail/{seg(job_id)}", body)  # type: ignore[no-any-return]
 
     def heartbeat(self, jobs: Mapping[str, Mapping[str, Any]], *, worker_id: str | None = None) -> JSON:

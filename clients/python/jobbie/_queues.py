@@ -111,6 +111,12 @@ class QueuesMixin(Base):
         out = self._call("GET", "/api/v1/workers")
         return list(out.get("workers") or [])
 
+    def drain_worker(self, worker_id: str) -> JSON:
+        """Ask a worker to stop taking jobs: ``{"worker_id", "draining": true}``.
+        Its fetches get none from then on; a Worker under that id finishes
+        what it holds and returns from run()."""
+        return self._call("POST", f"/api/v1/workers/{seg(worker_id)}/drain")  # type: ignore[no-any-return]
+
     def cluster(self) -> JSON:
         """The namespace's shard: leader, health, nodes."""
         return self._call("GET", "/api/v1/cluster")  # type: ignore[no-any-return]

@@ -17,11 +17,9 @@ SHUTDOWN = "worker_shutdown"  # the worker stopped waiting: the job is failed wi
 
 
 class NonRetryableError(Exception):
-    """Raised by a handler: the attempt fails and the job is not tried
-    again. The server has no fail that skips retries, so the worker fails
-    the attempt (its error and backtrace are kept) and then cancels the
-    job's retry: the job ends ``cancelled`` (this needs a key allowed
-    ``job.manage`` as well as ``job.work``)."""
+    """Raised by a handler: the attempt fails as non-retryable (its error
+    and backtrace are kept) and the server makes the job ``dead`` at once
+    with ``dead_reason`` ``non_retryable``, whatever retries remain."""
 
 
 class Job:

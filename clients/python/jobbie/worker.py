@@ -92,6 +92,7 @@ class Worker:
         self._slot_freed: asyncio.Event | None = None
         self._nudge: asyncio.Event | None = None
         self._fatal: BaseException | None = None
+        self.drained = False  # the server asked it to stop taking jobs
 
     def stop(self) -> None:
         """Begin a graceful shutdown: fetch nothing more, let running jobs
@@ -100,6 +101,14 @@ class Worker:
         self.stopping = True
         if self._stop_event is not None:
             self._stop_event.set()
+
+    def _drain(self) -> None:
+        """The worker was drained (``Client.drain_worker``, ``jobbie workers
+        drain``): fetch nothing more, finish what it holds (as stop())."""
+        if not self.drained:
+            self.log.info("jobbie worker %s: drained, finishing held jobs", self.worker_id)
+        self.drained = True
+        self.stop()
 
     async def run(self, *, handle_signals: bool = True) -> None:
         """Work until stop() (or SIGTERM or SIGINT, when handle_signals),
@@ -182,6 +191,9 @@ class Worker:
             bo.reset()
             for wire in (resp.body or {}).get("jobs") or []:
                 self._start(Job(self, wire))
+            if resp.headers.get("jobbie-worker-drain") == "true":
+                self._drain()
+                return
 
     def _start(self, job: Job) -> None:
         assert self._nudge is not None
@@ -263,9 +275,9 @@ class Worker:
         body = {"error": msg, "lease_token": job.lease_token, "worker_id": self.worker_id}
         if bt:
             body["backtrace"] = bt
-        out = await self._report("fail", job, f"/api/v1/fail/{seg(job.id)}", body)
-        if isinstance(error, NonRetryableError) and isinstance(out, dict) and out.get("status") in ("retrying", "pending"):
-            await self._report("cancel of the retry", job, f"/api/v1/jobs/{seg(job.id)}/cancel", {})
+        if isinstance(error, NonRetryableError):
+            body["non_retryable"] = True
+        await self._report("fail", job, f"/api/v1/fail/{seg(job.id)}", body)
 
     async def _heartbeat_loop(self) -> None:
         assert self._nudge is not None
@@ -307,6 +319,8 @@ class Worker:
         resp = await self._t.call("POST", "/api/v1/heartbeat", {"worker_id": self.worker_id, "jobs": entries},
                                   timeout=max(self.heartbeat_interval, MIN_HEARTBEAT_TIMEOUT))
         answers = (resp.body or {}).get("jobs") or {}
+        if (resp.body or {}).get("drain") is True:
+            self._drain()
         for job in jobs:
             if job._progress_ver == versions[job.id]:
                 job._progress = None

@@ -101,8 +101,9 @@ def test_failures_carry_backtraces_and_non_retryable_ends_the_job(client: jobbie
             dead = await until_state(client, flaky, "dead")
             assert [e["error"] for e in dead["errors"]] == ["ValueError: bad input 1", "ValueError: bad input 2"]
             assert "in explode" in dead["errors"][0]["backtrace"] and "Traceback" in dead["errors"][0]["backtrace"]
-            ended = await until_state(client, perm, "cancelled")
-            assert ended["attempt"] == 1 and ended["errors"][0]["error"] == "NonRetryableError: card declined"
+            ended = await until_state(client, perm, "dead")
+            assert ended["attempt"] == 1 and ended["dead_reason"] == "non_retryable"
+            assert [e["error"] for e in ended["errors"]] == ["NonRetryableError: card declined"]
 
     asyncio.run(main())
 
@@ -267,5 +268,41 @@ def test_a_stale_workers_ack_does_not_settle_the_new_lease(client: jobbie.Client
         assert (j["state"], j["result"]) == ("active", None), "the stale ack was refused"
         client.ack(jid, "fresh", lease_token=got["lease_token"])
         assert (await state(client, jid))["result"] == "fresh"
+
+    asyncio.run(main())
+
+
+def test_a_drained_worker_finishes_what_it_holds_and_returns(client: jobbie.Client, queue: str) -> None:
+    async def main() -> None:
+        gate = asyncio.Event()
+        started: list[str] = []
+
+        async def handler(job: jobbie.Job) -> Any:
+            started.append(job.id)
+            await gate.wait()
+            return "done"
+
+        held = (await asyncio.to_thread(client.enqueue, queue, 1))["job_id"]
+        w = jobbie.Worker(client, [queue], handler, concurrency=1, fetch_timeout=2)
+        run = asyncio.create_task(w.run(handle_signals=False))
+        try:
+            await until(lambda: started == [held], "the held job started")
+            out = await asyncio.to_thread(client.drain_worker, w.worker_id)
+            assert out == {"worker_id": w.worker_id, "draining": True}
+            workers = await asyncio.to_thread(client.list_workers)
+            assert [x["draining"] for x in workers if x["id"] == w.worker_id] == [True]
+            nxt = (await asyncio.to_thread(client.enqueue, queue, 2))["job_id"]
+            gate.set()
+            await asyncio.wait_for(asyncio.shield(run), 30)  # returns by itself
+        finally:
+            w.stop()
+            await asyncio.wait_for(run, 60)
+        assert w.drained
+        assert (await state(client, held))["state"] == "completed"
+        j = await state(client, nxt)
+        assert j["state"] == "pending" and j["attempt"] == 0, "nothing else fetched"
+        assert started == [held]
+        with pytest.raises(jobbie.NotFoundError):
+            await asyncio.to_thread(client.drain_worker, "never-seen-" + queue)
 
     asyncio.run(main())

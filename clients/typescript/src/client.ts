@@ -4,7 +4,7 @@
 // and admin.ts.
 
 import { Admin } from "./admin.js";
-import { JobbieError } from "./errors.js";
+import { JobbieError, WORKER_DRAIN_HEADER, WorkerDrainingError } from "./errors.js";
 import { type Answer, type CallOptions, type ClientOptions, REPLAYED_HEADER, Transport, sleep } from "./http.js";
 import { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 import { parseSSE } from "./sse.js";
@@ -25,6 +25,12 @@ export interface ReportOptions extends CallOptions {
   leaseToken?: string;
   /** The worker id the job was fetched with. */
   workerId?: string;
+}
+
+/** Options of a fail. */
+export interface FailOptions extends ReportOptions {
+  /** The job is dead at once (reason "non_retryable"), whatever retries remain. */
+  nonRetryable?: boolean;
 }
 
 /** Options of the event stream. */
@@ -156,6 +162,7 @@ export class Client {
   async fetch(req: FetchRequest, co: FetchOptions = {}): Promise<FetchedJob | null> {
     const a = await this.t.call<FetchedJob>({ method: "POST", path: "/api/v1/fetch", body: req },
       { retries: 0, timeoutMs: ((req.timeout ?? 60) + 30) * 1000, ...co });
+    if (a.headers.get(WORKER_DRAIN_HEADER) === "true") throw new WorkerDrainingError(req.worker_id);
     return a.status === 204 ? null : a.data;
   }
 
@@ -163,6 +170,7 @@ export class Client {
   async fetchBatch(req: FetchRequest & { max?: number }, co: FetchOptions = {}): Promise<FetchedJob[]> {
     const a = await this.t.call<{ jobs: FetchedJob[] }>({ method: "POST", path: "/api/v1/fetch/batch", body: req },
       { retries: 0, timeoutMs: ((req.timeout ?? 60) + 30) * 1000, ...co });
+    if (a.headers.get(WORKER_DRAIN_HEADER) === "true") throw new WorkerDrainingError(req.worker_id);
     return a.data?.jobs ?? [];
   }
 
@@ -178,9 +186,10 @@ export class Client {
     return (await this.t.call<{ results: AckBatchResult[] }>({ method: "POST", path: "/api/v1/ack/batch", body, retry: true }, opts)).data.results;
   }
 
-  /** Fails the attempt; the server retries with backoff or moves the job to dead. */
-  async fail(id: string, error: string, backtrace?: string, opts: ReportOptions = {}): Promise<FailResult> {
-    const body = withoutUndefined({ error, backtrace: backtrace || undefined, lease_token: opts.leaseToken, worker_id: opts.workerId });
+  /** Fails the attempt; the server retries with backoff or moves the job to dead (at once with nonRetryable). */
+  async fail(id: string, error: string, backtrace?: string, opts: FailOptions = {}): Promise<FailResult> {
+    const body = withoutUndefined({ error, backtrace: backtrace || undefined, lease_token: opts.leaseToken, worker_id: opts.workerId,
+      non_retryable: opts.nonRetryable || undefined });
     return (await this.t.call<FailResult>({ method: "POST", path: `/api/v1/fail/${enc(id)}`, body, retry: true }, opts)).data;
   }
 
@@ -197,6 +206,11 @@ export class Client {
   /** Every worker seen in the namespace. */
   async workers(co?: CallOptions): Promise<Worker[]> {
     return (await this.t.call<{ workers: Worker[] }>({ method: "GET", path: "/api/v1/workers" }, co)).data.workers;
+  }
+
+  /** Asks a worker to stop taking jobs: its fetches get none from then on; a Worker under that id finishes what it holds. */
+  async drainWorker(id: string, co?: CallOptions): Promise<{ worker_id: string; draining: boolean }> {
+    return (await this.t.call<{ worker_id: string; draining: boolean }>({ method: "POST", path: `/api/v1/workers/${enc(id)}/drain` }, co)).data;
   }
 
   /** The namespace's shard: leader, health and nodes. */

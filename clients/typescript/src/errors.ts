@@ -155,3 +155,19 @@ export async function errorFromResponse(res: Response): Promise<JobbieError> {
     requestId, retryAfterMs,
   });
 }
+
+/**
+ * Thrown by fetch and fetchBatch once the worker was drained
+ * (client.drainWorker, `jobbie workers drain`): it gets no more jobs. A
+ * Worker seeing it stops fetching, finishes what it holds and run()
+ * resolves.
+ */
+export class WorkerDrainingError extends Error {
+  constructor(readonly workerId?: string) {
+    super(`jobbie: worker ${workerId ?? ""} is draining: no more jobs`.replace("  ", " "));
+    this.name = "WorkerDrainingError";
+  }
+}
+
+/** The header a drained worker's fetch answers with. */
+export const WORKER_DRAIN_HEADER = "Jobbie-Worker-Drain";

@@ -3,7 +3,7 @@
 // (pushHandler) and webhook verification (WebhookVerifier), on the
 // platform's fetch and WebCrypto alone.
 
-export { Client, type EventsOptions, type FetchOptions, type ReportOptions } from "./client.js";
+export { Client, type EventsOptions, type FailOptions, type FetchOptions, type ReportOptions } from "./client.js";
 export { type CallOptions, type ClientOptions, Transport } from "./http.js";
 export * from "./errors.js";
 export * from "./types.js";

@@ -6,7 +6,7 @@ import type { FetchedJob, Progress } from "./types.js";
 /** The handler's return value acks the job as its result; a throw fails the attempt. */
 export type Handler = (job: Job) => unknown | Promise<unknown>;
 
-/** Thrown by a handler, ends the job: it is not retried (see the README). */
+/** Thrown by a handler, fails the attempt as non-retryable: the job is dead at once (dead_reason "non_retryable"). */
 export class NonRetryableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -1,7 +1,7 @@
 // The push handler: serves a push queue's deliveries with the same
 // Handler a Worker runs (docs/api/push.md, "the delivery contract").
 
-import { describeError, type Handler, Job } from "./job.js";
+import { describeError, type Handler, Job, NonRetryableError } from "./job.js";
 import type { WebhookVerifier } from "./verify.js";
 
 /** The most of a delivery read: above what the server sends (wire.MaxPushDeliveryBytes). */
@@ -68,7 +68,8 @@ export function pushHandler(verifier: WebhookVerifier, handler: Handler): (req: 
       return Object.keys(a).length === 0 ? answer(200) : answer(200, a);
     } catch (err) {
       const { message, backtrace } = describeError(err);
-      return answer(500, { error: message, ...(backtrace ? { backtrace } : {}), ...extra() });
+      const nonRetryable = err instanceof NonRetryableError ? { non_retryable: true } : {};
+      return answer(500, { error: message, ...(backtrace ? { backtrace } : {}), ...nonRetryable, ...extra() });
     } finally {
       req.signal?.removeEventListener("abort", onAbort);
     }

@@ -385,6 +385,8 @@ export interface Worker {
   active_job_ids?: string[];
   last_seen: string;
   status: "active" | "gone" | string;
+  /** Asked to stop taking jobs (drainWorker). */
+  draining?: boolean;
 }
 
 export interface ClusterHealth {

@@ -7,7 +7,7 @@
 // those left with "worker_shutdown" so they retry elsewhere.
 
 import type { Client } from "./client.js";
-import { isRetryable, JobbieError } from "./errors.js";
+import { isRetryable, JobbieError, WorkerDrainingError } from "./errors.js";
 import { randomId, sleep } from "./http.js";
 import { describeError, type Handler, Job, NonRetryableError } from "./job.js";
 import type { FetchedJob, HeartbeatEntry } from "./types.js";
@@ -49,6 +49,8 @@ export class Worker {
   private readonly active = new Map<string, Job>();
   private readonly reports = new Set<Promise<void>>();
   private stopping = false;
+  /** The server asked it to stop taking jobs (Client.drainWorker); run() resolves once it holds none. */
+  drained = false;
   private closed = false; // shutdown gave up on running jobs
   private started = false;
   private fatal: unknown;
@@ -141,6 +143,12 @@ export class Worker {
         }, { signal: this.fetchCtl.signal });
       } catch (err) {
         if (this.stopping) return;
+        if (err instanceof WorkerDrainingError) {
+          this.o.logger.warn(`jobbie worker ${this.o.workerId}: drained, finishing held jobs`);
+          this.drained = true;
+          this.stop();
+          return;
+        }
         if (err instanceof JobbieError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429) {
           this.o.logger.error(`jobbie worker ${this.o.workerId}: fetch refused, stopping: ${err.message}`);
           this.fatal = err;
@@ -235,12 +243,8 @@ export class Worker {
   private async fail(job: Job, err: unknown, message?: string): Promise<void> {
     const d = describeError(err);
     try {
-      const out = await this.client.fail(job.id, message ?? d.message, message ? "" : d.backtrace,
-        { leaseToken: job.leaseToken, workerId: this.o.workerId });
-      // The API has no non-retryable failure: a retry it scheduled is cancelled, so the job ends.
-      if (err instanceof NonRetryableError && (out.status === "retrying" || out.status === "pending")) {
-        await this.client.cancelJob(job.id);
-      }
+      await this.client.fail(job.id, message ?? d.message, message ? "" : d.backtrace,
+        { leaseToken: job.leaseToken, workerId: this.o.workerId, nonRetryable: err instanceof NonRetryableError });
     } catch (e) {
       this.o.logger.warn(`jobbie worker ${this.o.workerId}: fail of job ${job.id} failed: ${(e as Error).message}`);
     }

@@ -4,7 +4,7 @@
 import { createServer } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { pushHandler, WebhookVerifier } from "../src/index.js";
+import { NonRetryableError, pushHandler, WebhookVerifier } from "../src/index.js";
 import { client, queue, waitFor } from "./helpers.js";
 
 type Route = (req: Request) => Promise<Response>;
@@ -60,6 +60,24 @@ describe("real signed requests", () => {
     expect(j.result).toEqual({ got: { hello: "push" }, resumedFrom: { step: 1 } });
     expect(j.errors![0].error).toBe("Error: first delivery fails");
     expect(j.errors![0].backtrace).toContain("push.test.ts");
+  });
+
+  it("a NonRetryableError thrown by a push handler makes the job dead after its one delivery", async () => {
+    const c = client();
+    const q = queue();
+    const keys = (await c.signingKeys.list()).map((k) => k.public_key);
+    let attempts = 0;
+    routes.set(`/push/${q}`, pushHandler(new WebhookVerifier(keys), async () => {
+      attempts++;
+      throw new NonRetryableError("unknown address");
+    }));
+    await c.queues.put(q, { push: { url: `${base}/push/${q}`, timeout: "10s" } });
+    const r = await c.enqueue(q, null, { max_retries: 5, retry_backoff: "none" });
+    await waitFor("dead", async () => (await c.getJob(r.job_id)).state === "dead");
+    const j = await c.getJob(r.job_id);
+    expect(attempts).toBe(1);
+    expect(j.dead_reason).toBe("non_retryable");
+    expect(j.errors![0].error).toBe("NonRetryableError: unknown address");
   });
 
   it("a webhook's test event verifies with the endpoint's whsec_ secret (v1) and the namespace's keys (v1a)", async () => {

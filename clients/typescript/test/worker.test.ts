@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Client, type Job, JobStopped, NonRetryableError, Worker, type WorkerOptions } from "../src/index.js";
+import { type Client, type Job, JobbieError, JobStopped, NonRetryableError, Worker, type WorkerOptions } from "../src/index.js";
 import { client, queue, waitFor } from "./helpers.js";
 
 const quiet = { warn: () => {}, error: () => {} };
@@ -64,7 +64,7 @@ describe("worker", () => {
     expect(j.errors![0].backtrace).toContain("failingStep");
   });
 
-  it("a NonRetryableError ends the job although retries are left", async () => {
+  it("a NonRetryableError makes the job dead at once although retries are left", async () => {
     const c = client();
     const q = queue();
     const r = await c.enqueue(q, null, { max_retries: 5, retry_backoff: "fixed", retry_base_delay: "1s" });
@@ -78,9 +78,38 @@ describe("worker", () => {
     w.stop();
     await done;
     const j = await c.getJob(r.job_id);
+    expect(j.state).toBe("dead");
+    expect(j.dead_reason).toBe("non_retryable");
     expect(calls).toBe(1);
     expect(j.errors).toHaveLength(1);
     expect(j.errors![0].error).toBe("NonRetryableError: bad input");
+  });
+
+  it("a drained worker finishes the job it holds, fetches nothing more and run() resolves", async () => {
+    const c = client();
+    const q = queue();
+    const held = await c.enqueue(q, 1);
+    const started: string[] = [];
+    const g = gate();
+    const w = worker(c, q, async (job) => {
+      started.push(job.id);
+      await g.p;
+      return "done";
+    }, { concurrency: 1, workerId: `drain-${q}` });
+    const done = w.run();
+    await waitFor("the held job started", () => started.length === 1);
+    expect(await c.drainWorker(`drain-${q}`)).toEqual({ worker_id: `drain-${q}`, draining: true });
+    expect((await c.workers()).find((x) => x.id === `drain-${q}`)?.draining).toBe(true);
+    const next = await c.enqueue(q, 2);
+    g.open();
+    await done; // resolves by itself
+    expect(w.drained).toBe(true);
+    expect(started).toEqual([held.job_id]);
+    expect(await state(c, held.job_id)).toBe("completed");
+    const j = await c.getJob(next.job_id);
+    expect(j.state).toBe("pending");
+    expect(j.attempt).toBe(0);
+    await expect(c.drainWorker(`never-seen-${q}`)).rejects.toSatisfy((e) => e instanceof JobbieError && e.status === 404);
   });
 
   it("a job cancelled while it runs aborts its signal, and the worker settles it as cancelled at once", async () => {

@@ -1713,7 +1713,9 @@ type Worker struct {
 	ActiveJobIds []string               `protobuf:"bytes,5,rep,name=active_job_ids,json=activeJobIds,proto3" json:"active_job_ids,omitempty"`
 	LastSeen     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
 	// "active", or "gone" when unseen for 2 minutes.
-	Status        string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
+	Status string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
+	// Asked to stop taking jobs (DrainWorker).
+	Draining      bool `protobuf:"varint,8,opt,name=draining,proto3" json:"draining,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1795,6 +1797,109 @@ func (x *Worker) GetStatus() string {
 		return x.Status
 	}
 	return ""
+}
+
+func (x *Worker) GetDraining() bool {
+	if x != nil {
+		return x.Draining
+	}
+	return false
+}
+
+type DrainWorkerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainWorkerRequest) Reset() {
+	*x = DrainWorkerRequest{}
+	mi := &file_jobbie_v1_admin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainWorkerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainWorkerRequest) ProtoMessage() {}
+
+func (x *DrainWorkerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobbie_v1_admin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainWorkerRequest.ProtoReflect.Descriptor instead.
+func (*DrainWorkerRequest) Descriptor() ([]byte, []int) {
+	return file_jobbie_v1_admin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *DrainWorkerRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+type DrainWorkerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Draining      bool                   `protobuf:"varint,2,opt,name=draining,proto3" json:"draining,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainWorkerResponse) Reset() {
+	*x = DrainWorkerResponse{}
+	mi := &file_jobbie_v1_admin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainWorkerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainWorkerResponse) ProtoMessage() {}
+
+func (x *DrainWorkerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobbie_v1_admin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainWorkerResponse.ProtoReflect.Descriptor instead.
+func (*DrainWorkerResponse) Descriptor() ([]byte, []int) {
+	return file_jobbie_v1_admin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *DrainWorkerResponse) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *DrainWorkerResponse) GetDraining() bool {
+	if x != nil {
+		return x.Draining
+	}
+	return false
 }
 
 var File_jobbie_v1_admin_proto protoreflect.FileDescriptor
@@ -1940,7 +2045,7 @@ const file_jobbie_v1_admin_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\tR\x05error\"\x14\n" +
 	"\x12ListWorkersRequest\"B\n" +
 	"\x13ListWorkersResponse\x12+\n" +
-	"\aworkers\x18\x01 \x03(\v2\x11.jobbie.v1.WorkerR\aworkers\"\xe4\x01\n" +
+	"\aworkers\x18\x01 \x03(\v2\x11.jobbie.v1.WorkerR\aworkers\"\x80\x02\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x16\n" +
@@ -1949,7 +2054,13 @@ const file_jobbie_v1_admin_proto_rawDesc = "" +
 	"activeJobs\x12$\n" +
 	"\x0eactive_job_ids\x18\x05 \x03(\tR\factiveJobIds\x127\n" +
 	"\tlast_seen\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12\x16\n" +
-	"\x06status\x18\a \x01(\tR\x06status2\xd4\x05\n" +
+	"\x06status\x18\a \x01(\tR\x06status\x12\x1a\n" +
+	"\bdraining\x18\b \x01(\bR\bdraining\"1\n" +
+	"\x12DrainWorkerRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"N\n" +
+	"\x13DrainWorkerResponse\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
+	"\bdraining\x18\x02 \x01(\bR\bdraining2\xa7\x06\n" +
 	"\fAdminService\x12N\n" +
 	"\n" +
 	"ListQueues\x12\x1c.jobbie.v1.ListQueuesRequest\x1a\x1d.jobbie.v1.ListQueuesResponse\"\x03\x90\x02\x01\x12H\n" +
@@ -1963,7 +2074,8 @@ const file_jobbie_v1_admin_proto_rawDesc = "" +
 	"ClearQueue\x12\x1c.jobbie.v1.ClearQueueRequest\x1a\x1d.jobbie.v1.ClearQueueResponse\x12T\n" +
 	"\fListDeadJobs\x12\x1e.jobbie.v1.ListDeadJobsRequest\x1a\x1f.jobbie.v1.ListDeadJobsResponse\"\x03\x90\x02\x01\x12R\n" +
 	"\rRetryDeadJobs\x12\x1f.jobbie.v1.RetryDeadJobsRequest\x1a .jobbie.v1.RetryDeadJobsResponse\x12Q\n" +
-	"\vListWorkers\x12\x1d.jobbie.v1.ListWorkersRequest\x1a\x1e.jobbie.v1.ListWorkersResponse\"\x03\x90\x02\x01B7Z5github.com/jobbie/jobbie/proto/gen/jobbie/v1;jobbiev1b\x06proto3"
+	"\vListWorkers\x12\x1d.jobbie.v1.ListWorkersRequest\x1a\x1e.jobbie.v1.ListWorkersResponse\"\x03\x90\x02\x01\x12Q\n" +
+	"\vDrainWorker\x12\x1d.jobbie.v1.DrainWorkerRequest\x1a\x1e.jobbie.v1.DrainWorkerResponse\"\x03\x90\x02\x02B7Z5github.com/jobbie/jobbie/proto/gen/jobbie/v1;jobbiev1b\x06proto3"
 
 var (
 	file_jobbie_v1_admin_proto_rawDescOnce sync.Once
@@ -1977,7 +2089,7 @@ func file_jobbie_v1_admin_proto_rawDescGZIP() []byte {
 	return file_jobbie_v1_admin_proto_rawDescData
 }
 
-var file_jobbie_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_jobbie_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_jobbie_v1_admin_proto_goTypes = []any{
 	(*ListQueuesRequest)(nil),     // 0: jobbie.v1.ListQueuesRequest
 	(*ListQueuesResponse)(nil),    // 1: jobbie.v1.ListQueuesResponse
@@ -2007,10 +2119,12 @@ var file_jobbie_v1_admin_proto_goTypes = []any{
 	(*ListWorkersRequest)(nil),    // 25: jobbie.v1.ListWorkersRequest
 	(*ListWorkersResponse)(nil),   // 26: jobbie.v1.ListWorkersResponse
 	(*Worker)(nil),                // 27: jobbie.v1.Worker
-	nil,                           // 28: jobbie.v1.QueuePush.HeadersEntry
-	nil,                           // 29: jobbie.v1.DeadJob.TagsEntry
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 31: google.protobuf.Value
+	(*DrainWorkerRequest)(nil),    // 28: jobbie.v1.DrainWorkerRequest
+	(*DrainWorkerResponse)(nil),   // 29: jobbie.v1.DrainWorkerResponse
+	nil,                           // 30: jobbie.v1.QueuePush.HeadersEntry
+	nil,                           // 31: jobbie.v1.DeadJob.TagsEntry
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 33: google.protobuf.Value
 }
 var file_jobbie_v1_admin_proto_depIdxs = []int32{
 	12, // 0: jobbie.v1.ListQueuesResponse.queues:type_name -> jobbie.v1.Queue
@@ -2022,17 +2136,17 @@ var file_jobbie_v1_admin_proto_depIdxs = []int32{
 	15, // 6: jobbie.v1.Queue.throttle:type_name -> jobbie.v1.Throttle
 	16, // 7: jobbie.v1.Queue.defaults:type_name -> jobbie.v1.QueueDefaults
 	17, // 8: jobbie.v1.Queue.push:type_name -> jobbie.v1.QueuePush
-	28, // 9: jobbie.v1.QueuePush.headers:type_name -> jobbie.v1.QueuePush.HeadersEntry
+	30, // 9: jobbie.v1.QueuePush.headers:type_name -> jobbie.v1.QueuePush.HeadersEntry
 	18, // 10: jobbie.v1.QueuePush.disabled:type_name -> jobbie.v1.PushDisabled
-	30, // 11: jobbie.v1.PushDisabled.at:type_name -> google.protobuf.Timestamp
+	32, // 11: jobbie.v1.PushDisabled.at:type_name -> google.protobuf.Timestamp
 	21, // 12: jobbie.v1.ListDeadJobsResponse.jobs:type_name -> jobbie.v1.DeadJob
-	31, // 13: jobbie.v1.DeadJob.payload:type_name -> google.protobuf.Value
-	30, // 14: jobbie.v1.DeadJob.created_at:type_name -> google.protobuf.Timestamp
-	30, // 15: jobbie.v1.DeadJob.died_at:type_name -> google.protobuf.Timestamp
-	29, // 16: jobbie.v1.DeadJob.tags:type_name -> jobbie.v1.DeadJob.TagsEntry
+	33, // 13: jobbie.v1.DeadJob.payload:type_name -> google.protobuf.Value
+	32, // 14: jobbie.v1.DeadJob.created_at:type_name -> google.protobuf.Timestamp
+	32, // 15: jobbie.v1.DeadJob.died_at:type_name -> google.protobuf.Timestamp
+	31, // 16: jobbie.v1.DeadJob.tags:type_name -> jobbie.v1.DeadJob.TagsEntry
 	24, // 17: jobbie.v1.RetryDeadJobsResponse.failures:type_name -> jobbie.v1.BulkFailure
 	27, // 18: jobbie.v1.ListWorkersResponse.workers:type_name -> jobbie.v1.Worker
-	30, // 19: jobbie.v1.Worker.last_seen:type_name -> google.protobuf.Timestamp
+	32, // 19: jobbie.v1.Worker.last_seen:type_name -> google.protobuf.Timestamp
 	0,  // 20: jobbie.v1.AdminService.ListQueues:input_type -> jobbie.v1.ListQueuesRequest
 	2,  // 21: jobbie.v1.AdminService.GetQueue:input_type -> jobbie.v1.GetQueueRequest
 	4,  // 22: jobbie.v1.AdminService.PauseQueue:input_type -> jobbie.v1.PauseQueueRequest
@@ -2042,17 +2156,19 @@ var file_jobbie_v1_admin_proto_depIdxs = []int32{
 	19, // 26: jobbie.v1.AdminService.ListDeadJobs:input_type -> jobbie.v1.ListDeadJobsRequest
 	22, // 27: jobbie.v1.AdminService.RetryDeadJobs:input_type -> jobbie.v1.RetryDeadJobsRequest
 	25, // 28: jobbie.v1.AdminService.ListWorkers:input_type -> jobbie.v1.ListWorkersRequest
-	1,  // 29: jobbie.v1.AdminService.ListQueues:output_type -> jobbie.v1.ListQueuesResponse
-	3,  // 30: jobbie.v1.AdminService.GetQueue:output_type -> jobbie.v1.GetQueueResponse
-	5,  // 31: jobbie.v1.AdminService.PauseQueue:output_type -> jobbie.v1.PauseQueueResponse
-	7,  // 32: jobbie.v1.AdminService.ResumeQueue:output_type -> jobbie.v1.ResumeQueueResponse
-	9,  // 33: jobbie.v1.AdminService.DrainQueue:output_type -> jobbie.v1.DrainQueueResponse
-	11, // 34: jobbie.v1.AdminService.ClearQueue:output_type -> jobbie.v1.ClearQueueResponse
-	20, // 35: jobbie.v1.AdminService.ListDeadJobs:output_type -> jobbie.v1.ListDeadJobsResponse
-	23, // 36: jobbie.v1.AdminService.RetryDeadJobs:output_type -> jobbie.v1.RetryDeadJobsResponse
-	26, // 37: jobbie.v1.AdminService.ListWorkers:output_type -> jobbie.v1.ListWorkersResponse
-	29, // [29:38] is the sub-list for method output_type
-	20, // [20:29] is the sub-list for method input_type
+	28, // 29: jobbie.v1.AdminService.DrainWorker:input_type -> jobbie.v1.DrainWorkerRequest
+	1,  // 30: jobbie.v1.AdminService.ListQueues:output_type -> jobbie.v1.ListQueuesResponse
+	3,  // 31: jobbie.v1.AdminService.GetQueue:output_type -> jobbie.v1.GetQueueResponse
+	5,  // 32: jobbie.v1.AdminService.PauseQueue:output_type -> jobbie.v1.PauseQueueResponse
+	7,  // 33: jobbie.v1.AdminService.ResumeQueue:output_type -> jobbie.v1.ResumeQueueResponse
+	9,  // 34: jobbie.v1.AdminService.DrainQueue:output_type -> jobbie.v1.DrainQueueResponse
+	11, // 35: jobbie.v1.AdminService.ClearQueue:output_type -> jobbie.v1.ClearQueueResponse
+	20, // 36: jobbie.v1.AdminService.ListDeadJobs:output_type -> jobbie.v1.ListDeadJobsResponse
+	23, // 37: jobbie.v1.AdminService.RetryDeadJobs:output_type -> jobbie.v1.RetryDeadJobsResponse
+	26, // 38: jobbie.v1.AdminService.ListWorkers:output_type -> jobbie.v1.ListWorkersResponse
+	29, // 39: jobbie.v1.AdminService.DrainWorker:output_type -> jobbie.v1.DrainWorkerResponse
+	30, // [30:40] is the sub-list for method output_type
+	20, // [20:30] is the sub-list for method input_type
 	20, // [20:20] is the sub-list for extension type_name
 	20, // [20:20] is the sub-list for extension extendee
 	0,  // [0:20] is the sub-list for field type_name
@@ -2073,7 +2189,7 @@ func file_jobbie_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobbie_v1_admin_proto_rawDesc), len(file_jobbie_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

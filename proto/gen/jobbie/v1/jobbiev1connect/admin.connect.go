@@ -55,6 +55,9 @@ const (
 	// AdminServiceListWorkersProcedure is the fully-qualified name of the AdminService's ListWorkers
 	// RPC.
 	AdminServiceListWorkersProcedure = "/jobbie.v1.AdminService/ListWorkers"
+	// AdminServiceDrainWorkerProcedure is the fully-qualified name of the AdminService's DrainWorker
+	// RPC.
+	AdminServiceDrainWorkerProcedure = "/jobbie.v1.AdminService/DrainWorker"
 )
 
 // AdminServiceClient is a client for the jobbie.v1.AdminService service.
@@ -88,6 +91,10 @@ type AdminServiceClient interface {
 	// ListWorkers is every worker seen in the namespace (GET
 	// /api/v1/workers; queue.read).
 	ListWorkers(context.Context, *connect.Request[v1.ListWorkersRequest]) (*connect.Response[v1.ListWorkersResponse], error)
+	// DrainWorker asks a worker to stop taking jobs: its fetches get none
+	// from then on, and it finishes what it holds (POST
+	// /api/v1/workers/{id}/drain; queue.manage).
+	DrainWorker(context.Context, *connect.Request[v1.DrainWorkerRequest]) (*connect.Response[v1.DrainWorkerResponse], error)
 }
 
 // NewAdminServiceClient constructs a client for the jobbie.v1.AdminService service. By default, it
@@ -159,6 +166,13 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		drainWorker: connect.NewClient[v1.DrainWorkerRequest, v1.DrainWorkerResponse](
+			httpClient,
+			baseURL+AdminServiceDrainWorkerProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("DrainWorker")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -173,6 +187,7 @@ type adminServiceClient struct {
 	listDeadJobs  *connect.Client[v1.ListDeadJobsRequest, v1.ListDeadJobsResponse]
 	retryDeadJobs *connect.Client[v1.RetryDeadJobsRequest, v1.RetryDeadJobsResponse]
 	listWorkers   *connect.Client[v1.ListWorkersRequest, v1.ListWorkersResponse]
+	drainWorker   *connect.Client[v1.DrainWorkerRequest, v1.DrainWorkerResponse]
 }
 
 // ListQueues calls jobbie.v1.AdminService.ListQueues.
@@ -220,6 +235,11 @@ func (c *adminServiceClient) ListWorkers(ctx context.Context, req *connect.Reque
 	return c.listWorkers.CallUnary(ctx, req)
 }
 
+// DrainWorker calls jobbie.v1.AdminService.DrainWorker.
+func (c *adminServiceClient) DrainWorker(ctx context.Context, req *connect.Request[v1.DrainWorkerRequest]) (*connect.Response[v1.DrainWorkerResponse], error) {
+	return c.drainWorker.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the jobbie.v1.AdminService service.
 type AdminServiceHandler interface {
 	// ListQueues is every queue of the namespace (GET /api/v1/queues;
@@ -251,6 +271,10 @@ type AdminServiceHandler interface {
 	// ListWorkers is every worker seen in the namespace (GET
 	// /api/v1/workers; queue.read).
 	ListWorkers(context.Context, *connect.Request[v1.ListWorkersRequest]) (*connect.Response[v1.ListWorkersResponse], error)
+	// DrainWorker asks a worker to stop taking jobs: its fetches get none
+	// from then on, and it finishes what it holds (POST
+	// /api/v1/workers/{id}/drain; queue.manage).
+	DrainWorker(context.Context, *connect.Request[v1.DrainWorkerRequest]) (*connect.Response[v1.DrainWorkerResponse], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -318,6 +342,13 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceDrainWorkerHandler := connect.NewUnaryHandler(
+		AdminServiceDrainWorkerProcedure,
+		svc.DrainWorker,
+		connect.WithSchema(adminServiceMethods.ByName("DrainWorker")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/jobbie.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceListQueuesProcedure:
@@ -338,6 +369,8 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceRetryDeadJobsHandler.ServeHTTP(w, r)
 		case AdminServiceListWorkersProcedure:
 			adminServiceListWorkersHandler.ServeHTTP(w, r)
+		case AdminServiceDrainWorkerProcedure:
+			adminServiceDrainWorkerHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -381,4 +414,8 @@ func (UnimplementedAdminServiceHandler) RetryDeadJobs(context.Context, *connect.
 
 func (UnimplementedAdminServiceHandler) ListWorkers(context.Context, *connect.Request[v1.ListWorkersRequest]) (*connect.Response[v1.ListWorkersResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("jobbie.v1.AdminService.ListWorkers is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) DrainWorker(context.Context, *connect.Request[v1.DrainWorkerRequest]) (*connect.Response[v1.DrainWorkerResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("jobbie.v1.AdminService.DrainWorker is not implemented"))
 }

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"encoding/binary"
 	"strconv"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -110,10 +112,14 @@ func TestEventLogRetention(t *testing.T) {
 	require.Equal(t, ids[5], frames[2].Data["job_id"])
 	s.close()
 
-	// A resume from a trimmed event is told, then continues at the oldest kept.
-	// Its id is the last of the entry before the one before the oldest
-	// kept: after the log's start, before the trim's floor.
-	gone := (seqOf(t, frames[0])>>engine.EventSeqBits-1)<<engine.EventSeqBits - 1
+	// A resume from a trimmed event is told, then continues at the oldest
+	// kept. Its id is just below the trim's floor (the last event it
+	// dropped), which is past the log's start: the first three went.
+	v, closer, err := b.srv.repl.DB().Get(keys.EventFloor(testNS))
+	require.NoError(t, err)
+	floor := binary.BigEndian.Uint64(v)
+	require.NoError(t, closer.Close())
+	gone := floor - 1
 	old := b.stream(wire.LastEventIDHeader, "s1:"+strconv.FormatUint(gone, 10))
 	old.next()
 	require.Contains(t, old.next().Comment, "events were missed")

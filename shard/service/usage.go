@@ -68,7 +68,8 @@ func (s *Service) Usage(since, cursor, limit string) (*wire.UsagePage, error) {
 	return out, nil
 }
 
-// meter makes sure the shard meters usage and keeps its event log before
+// meter makes sure the shard meters usage and keeps its event log (all
+// its switches: the leader's loop proposes the same) before
 // it creates a job: on a shard that never did, the first enqueue proposes
 // the usage sweep that starts metering and the command that starts the
 // event log (the leader's loop does too, at its first tick), so no job of
@@ -76,6 +77,11 @@ func (s *Service) Usage(since, cursor, limit string) (*wire.UsagePage, error) {
 func (s *Service) meter(ctx context.Context) error {
 	if !s.eng.EventLogDetailed(s.node.DB()) {
 		if _, err := engine.EventLogStartDetailed.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
+	if !s.eng.EventLogCounted(s.node.DB()) {
+		if _, err := engine.EventLogStartCounted.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
 			return err
 		}
 	}

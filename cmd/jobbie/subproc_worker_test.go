@@ -41,13 +41,18 @@ func TestSubprocessWorker(t *testing.T) {
 	}
 }
 
-// enqueue adds a job of mode to queue, retried at once up to twice.
+// enqueue adds a job of mode to queue, retried at once up to twice. A
+// hang job's lease is short: a cancelled running job ends (state
+// cancelled) when its lease runs out, as its worker reports nothing.
 func (d *devCLI) enqueue(t *testing.T, queue, mode string) string {
 	t.Helper()
 	two := 2
-	res, err := d.owner.Enqueue(context.Background(), client.EnqueueRequest{Queue: queue,
-		Payload: json.RawMessage(`{"mode":"` + mode + `"}`), MaxRetries: &two, RetryBackoff: client.BackoffNone,
-		Tags: map[string]string{"mode": mode}})
+	req := client.EnqueueRequest{Queue: queue, Payload: json.RawMessage(`{"mode":"` + mode + `"}`),
+		MaxRetries: &two, RetryBackoff: client.BackoffNone, Tags: map[string]string{"mode": mode}}
+	if mode == "hang" {
+		req.LeaseDuration = 3 * time.Second
+	}
+	res, err := d.owner.Enqueue(context.Background(), req)
 	require.NoError(t, err)
 	return res.JobID
 }
@@ -137,8 +142,9 @@ func subprocOutcomes(t *testing.T, d *devCLI, lang, handler, dir string) {
 	require.True(t, alive(pid))
 	require.True(t, alive(grand))
 	cancelled := time.Now()
-	_, err = d.owner.CancelJob(context.Background(), hang)
+	status, err := d.owner.CancelJob(context.Background(), hang)
 	require.NoError(t, err)
+	require.Equal(t, wire.CancelRequested, status)
 	require.Eventually(t, func() bool { return !alive(pid) && !alive(grand) }, 30*time.Second, 10*time.Millisecond,
 		"handler %d or its child %d still runs after the cancel", pid, grand)
 	// The worker learns of the cancel at its next heartbeat (200 ms),

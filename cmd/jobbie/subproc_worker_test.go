@@ -221,11 +221,12 @@ func TestSubprocessWorkerBadFlags(t *testing.T) {
 	}{
 		{[]string{"--queue", "q", "./handler"}, "the command after --"},
 		{[]string{"--queue", "q", "--"}, "the command after --"},
-		{[]string{"--", "./handler"}, "--queue: name at least one queue"},
-		{[]string{"--queue", "q", "--concurrency", "0", "--", "./handler"}, "--concurrency must be 1 or more, not 0"},
-		{[]string{"--queue", "q", "--timeout", "-1s", "--", "./handler"}, "--timeout must not be negative"},
-		{[]string{"--queue", "q", "--shutdown-grace", "-1s", "--", "./handler"}, "--shutdown-grace must not be negative"},
-		{[]string{"--queue", "a b", "--", "./handler"}, "--queue: queue id \"a b\" holds blanks"},
+		{[]string{"--", "true"}, "--queue: name at least one queue"},
+		{[]string{"--queue", "q", "--concurrency", "0", "--", "true"}, "--concurrency must be 1 or more, not 0"},
+		{[]string{"--queue", "q", "--timeout", "-1s", "--", "true"}, "--timeout must not be negative"},
+		{[]string{"--queue", "q", "--shutdown-grace", "-1s", "--", "true"}, "--shutdown-grace must not be negative"},
+		{[]string{"--queue", "a b", "--", "true"}, "--queue: queue id \"a b\" holds blanks"},
+		{[]string{"--queue", "q", "--", "./no-such-handler"}, "the command: "},
 	} {
 		args := append(append([]string{"worker"}, conn...), tc.args...)
 		_, _, err := runJobbie(t, "", args...)

@@ -91,7 +91,8 @@ func (s *subproc) handle(ctx context.Context, job *client.JobContext) (any, erro
 		"JOBBIE_QUEUE="+job.Queue, "JOBBIE_ATTEMPT="+strconv.Itoa(job.Attempt))
 	if err := cmd.Start(); err != nil {
 		reportsW.Close()
-		return nil, client.Permanent(fmt.Errorf("start %s: %w", s.argv[0], err))
+		// Retryable: another worker's host may have what this one lacks.
+		return nil, fmt.Errorf("start %s: %w", s.argv[0], err)
 	}
 	reportsW.Close()
 	readDone := make(chan struct{})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -75,6 +76,9 @@ so they retry elsewhere. See docs/cli.md, "Subprocess worker".`,
 		}
 		if every < 0 {
 			errs = append(errs, fmt.Errorf("--heartbeat must not be negative, not %s", every))
+		}
+		if _, err := exec.LookPath(args[0]); err != nil {
+			errs = append(errs, fmt.Errorf("the command: %w", err))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err

@@ -36,6 +36,7 @@ func TestSubprocessWorker(t *testing.T) {
 			handler := writeHandler(t, lang)
 			dir := filepath.Dir(handler)
 			t.Run("outcomes", func(t *testing.T) { subprocOutcomes(t, d, lang, handler, dir) })
+			t.Run("timeout", func(t *testing.T) { subprocTimeout(t, d, lang, handler, dir) })
 			t.Run("drain", func(t *testing.T) { subprocDrain(t, d, lang, handler, dir) })
 		})
 	}
@@ -152,6 +153,25 @@ func subprocOutcomes(t *testing.T, d *devCLI, lang, handler, dir string) {
 	t.Logf("%s handler and its child gone %s after the cancel", lang, time.Since(cancelled))
 	assert.Equal(t, wire.StateCancelled, d.settle(t, hang).State)
 
+	w.stop(t)
+}
+
+// subprocTimeout: --timeout kills a child that runs too long, and fails
+// its attempt.
+func subprocTimeout(t *testing.T, d *devCLI, lang, handler, dir string) {
+	queue := "subproc-timeout-" + lang
+	w := d.startWorker(t, dir, "w1", "--queue", queue, "--heartbeat", "200ms", "--timeout", "1s", "--", handler)
+	id := d.enqueue(t, queue, "hang")
+	pid, grand := readPid(t, dir, id+".pid"), readPid(t, dir, id+".grandpid")
+	j := d.settle(t, id)
+	require.Equal(t, wire.StateDead, j.State)
+	assert.Equal(t, 3, j.Attempt)
+	require.Len(t, j.Errors, 3)
+	for _, e := range j.Errors {
+		assert.Contains(t, e.Error, "timed out after 1s")
+	}
+	assert.False(t, alive(pid), "handler %d outlived its timeout", pid)
+	assert.False(t, alive(grand), "handler's child %d outlived its timeout", grand)
 	w.stop(t)
 }
 

@@ -12,8 +12,16 @@ import (
 
 // TestMain points the config file at a directory with none, so a
 // developer's own contexts never reach the tests; a test of contexts sets
-// its own.
+// its own. With execEnv set, the test binary is jobbie itself, for the
+// tests that run a command as a process (subproc_handlers_test.go).
 func TestMain(m *testing.M) {
+	if os.Getenv(execEnv) == "1" {
+		if err := newRoot().Execute(); err != nil {
+			fmt.Fprintln(os.Stderr, "jobbie:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("jobbie-test-noconfig-%d", os.Getpid())))
 	leakcheck.VerifyTestMain(m)
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,6 +60,10 @@ type subproc struct {
 	argv    []string
 	timeout time.Duration // 0: none
 	stderr  io.Writer     // where the worker's own warnings go
+	// running counts the handlers still running a child: the SDK's Run
+	// returns once it has failed what a shutdown abandoned, before those
+	// handlers finished killing their children, so the command waits.
+	running sync.WaitGroup
 }
 
 // errTimedOut fails a child that ran past --timeout.
@@ -67,6 +72,8 @@ var errTimedOut = errors.New("timed out")
 // handle is the client.Handler: it runs the child and turns its exit into
 // the job's outcome.
 func (s *subproc) handle(ctx context.Context, job *client.JobContext) (any, error) {
+	s.running.Add(1)
+	defer s.running.Done()
 	env, err := json.Marshal(envelope{ID: job.ID, Queue: job.Queue, Attempt: job.Attempt, MaxRetries: job.MaxRetries,
 		Tags: job.Tags, Checkpoint: job.LastCheckpoint, LeaseMS: job.LeaseDuration.Milliseconds(),
 		TraceParent: job.TraceParent, TraceState: job.TraceState})

@@ -100,7 +100,9 @@ so they retry elsewhere. See docs/cli.md, "Subprocess worker".`,
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		fmt.Fprintf(stderr, "jobbie worker %s: working %v with %d at a time\n", w.ID(), queues, concurrency)
-		if err := w.Run(ctx); err != nil {
+		err = w.Run(ctx)
+		s.running.Wait() // every child killed and reaped before the worker exits
+		if err != nil {
 			return refused(err, tenancy.ActJobWork)
 		}
 		fmt.Fprintf(stderr, "jobbie worker %s: stopped\n", w.ID())

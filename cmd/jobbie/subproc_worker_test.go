@@ -73,7 +73,7 @@ func (d *devCLI) settle(t *testing.T, id string) *client.JobDetail {
 
 func subprocOutcomes(t *testing.T, d *devCLI, lang, handler, dir string) {
 	queue := "subproc-" + lang
-	w := d.startWorker(t, dir, "w1", "--queue", queue, "--concurrency", "4", "--heartbeat", "200ms", "--", handler)
+	w := d.startWorker(t, dir, "w1", "--queue", queue, "--concurrency", "4", "--", handler)
 
 	ack, flaky, permanent := d.enqueue(t, queue, "ack"), d.enqueue(t, queue, "flaky"), d.enqueue(t, queue, "permanent")
 	progress, hang := d.enqueue(t, queue, "progress"), d.enqueue(t, queue, "hang")

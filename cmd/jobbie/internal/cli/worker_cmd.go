@@ -46,7 +46,10 @@ so they retry elsewhere. See docs/cli.md, "Subprocess worker".`,
 	f.IntVarP(&concurrency, "concurrency", "c", 1, "how many jobs (children) run at once")
 	f.DurationVar(&timeout, "timeout", 0, "kill a child that runs longer and fail its attempt (0: no limit)")
 	f.DurationVar(&grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running children may take before they are killed and failed")
-	f.DurationVar(&every, "heartbeat", 0, "how often heartbeats extend leases, report progress and learn of cancels (default 15s, or a third of the lease)")
+	// Half a second, so a cancel reaches the command within about a
+	// second; a heartbeat is one call for all the worker's running jobs,
+	// and none is sent while it runs none.
+	f.DurationVar(&every, "heartbeat", 500*time.Millisecond, "how often heartbeats extend leases, report progress and learn of cancels (or a third of the lease if shorter)")
 	conn := newConn(gatewayAPI, f)
 	conn.output = OutTable
 	cmd.Args = func(cmd *cobra.Command, args []string) error {

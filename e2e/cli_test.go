@@ -278,7 +278,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"search", "--created-after", "yesterday"}, []string{"--created-after", "RFC 3339"}},
 		{[]string{"search", "--tag", "novalue"}, []string{"--tag", "key=value"}},
 		{[]string{"search", "--page-size", "1001"}, []string{"--page-size"}},
-		{[]string{"search", "-o", "yaml"}, []string{"--output"}},
+		{[]string{"search", "-o", "xml"}, []string{"--output"}},
 		{[]string{"search", "--state", "sleeping"}, []string{"400", "state", "sleeping"}},
 		{[]string{"search", "--payload-jq", "input"}, []string{"400", "payload_jq"}},
 		{[]string{"search", "--payload-jq", ".[]"}, []string{"400", "payload_jq"}},

@@ -12,7 +12,8 @@ import (
 
 var (
 	// ErrJobCancelled is the cause of a handler's context when the server
-	// cancelled its job. The worker reports nothing for a cancelled job.
+	// cancelled its job. The worker then fails it, which settles it as
+	// cancelled at once (whatever the handler returned).
 	ErrJobCancelled = errors.New("job cancelled")
 	// ErrLeaseLost is the cause of a handler's context when a heartbeat
 	// learns the job is no longer leased to this worker (the lease expired

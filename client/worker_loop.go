@@ -121,9 +121,13 @@ func (w *Worker) finish(base context.Context, jc *JobContext, result any, err er
 		return
 	}
 	defer w.reports.Done()
-	switch {
-	case jc.serverStopped() != nil:
-		w.log.Debug("jobbie worker: job stopped by the server", "job", jc.ID, "reason", jc.serverStopped())
+	switch stopped := jc.serverStopped(); {
+	case errors.Is(stopped, ErrJobCancelled):
+		// Failing a job whose cancel was asked settles it as cancelled at
+		// once, rather than when its lease runs out.
+		w.failJob(base, jc, ErrJobCancelled)
+	case stopped != nil:
+		w.log.Debug("jobbie worker: job stopped by the server", "job", jc.ID, "reason", stopped)
 	case err != nil:
 		w.failJob(base, jc, err)
 	default:

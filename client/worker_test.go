@@ -148,8 +148,14 @@ func TestWorkerHeartbeatStopsJob(t *testing.T) {
 			b.fake.stop("job_long", status)
 			require.Equal(t, stopSeen{cause: want, err: want, cancelled: true}, recv(t, seen))
 
-			// The single fetch loop moves on; the stopped job was neither
-			// acked nor failed.
+			// A cancelled job is failed, which settles it as cancelled at
+			// once; a lost one is not the worker's to report.
+			if status == "cancel" {
+				f := recv(t, b.fake.fails)
+				require.Equal(t, "job_long", f.ID)
+				require.Contains(t, f.Error, client.ErrJobCancelled.Error())
+			}
+			// The single fetch loop moves on.
 			b.fake.add("job_next", `{}`)
 			require.Equal(t, "job_next", recv(t, b.fake.acks).ID)
 			require.NoError(t, b.stop(t))

@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // The backup policy commands set, show and delete --namespace's policy
@@ -52,6 +54,13 @@ func TestBackupsCreateDefaultsToTheKeysNamespace(t *testing.T) {
 	d.run(t, "namespaces", "create", "other")
 	require.NoError(t, json.Unmarshal([]byte(d.run(t, "backups", "create", "--namespace", "other", "-o", "json")), &b))
 	require.Equal(t, "other", b.Namespace)
+	// A namespace has one backup running at a time: the next waits for it.
+	first := b.ID
+	require.Eventually(t, func() bool {
+		var got client.Backup
+		require.NoError(t, json.Unmarshal([]byte(d.run(t, "backups", "get", first, "-o", "json")), &got))
+		return got.State != wire.BackupRunning
+	}, time.Minute, 20*time.Millisecond, "backup %s still running", first)
 	// A key whose default is another namespace backs that one up.
 	out = d.run(t, "keys", "create", "--name", "other-owner", "--role", "owner", "--namespaces", "other")
 	lines := strings.Split(strings.TrimSpace(out), "\n")

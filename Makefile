@@ -75,10 +75,11 @@ python-test:
 
 # The TypeScript SDK (clients/typescript) against a jobbie dev its tests
 # start on random ports: `npm ci` from the committed lock file, bin/jobbie
-# (a plain go build, quick when nothing changed), tsc, then vitest.
+# (a plain go build, quick when nothing changed), src/api.gen.ts checked
+# current with docs/api/openapi.json, tsc, then vitest.
 ts-test:
 	$(GO) build -o $(BIN) ./cmd/jobbie
-	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit && \
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && node scripts/gen-types.mjs --check && npx tsc --noEmit && \
 		JOBBIE_BIN=$(CURDIR)/$(BIN) npx vitest run
 
 # The protocol (proto/, docs/api/grpc.md). `make proto` regenerates

@@ -42,12 +42,17 @@ func init() {
 		"ClusterNode.status":                   {wire.NodeHealthy, wire.NodeUnreachable},
 		"Event.type": {wire.EventEnqueued, wire.EventStarted, wire.EventCompleted, wire.EventFailed,
 			wire.EventDead, wire.EventCancelled, wire.EventPending, wire.EventRetried},
-		"Backup.state":          {wire.BackupRunning, wire.BackupCompleted, wire.BackupFailed},
-		"Usage.granularity":     {wire.GranularityHour, wire.GranularityDay},
-		"Invoice.status":        {wire.InvoiceOpen, wire.InvoiceClosed},
-		"InvoiceSummary.status": {wire.InvoiceOpen, wire.InvoiceClosed},
-		"QueuePush.mode":        {wire.PushAlways, wire.PushWhenNoWorkers},
-		"QueuePushRequest.mode": {wire.PushAlways, wire.PushWhenNoWorkers},
+		"Backup.state":             {wire.BackupRunning, wire.BackupCompleted, wire.BackupFailed},
+		"Event.state":              states,
+		"Schedule.priority":        priorities,
+		"ScheduleRequest.priority": priorities,
+		"StepSpec.priority":        priorities,
+		"StepSpec.retry_backoff":   backoffs,
+		"Usage.granularity":        {wire.GranularityHour, wire.GranularityDay},
+		"Invoice.status":           {wire.InvoiceOpen, wire.InvoiceClosed},
+		"InvoiceSummary.status":    {wire.InvoiceOpen, wire.InvoiceClosed},
+		"QueuePush.mode":           {wire.PushAlways, wire.PushWhenNoWorkers},
+		"QueuePushRequest.mode":    {wire.PushAlways, wire.PushWhenNoWorkers},
 	} {
 		fieldSchemas[field] = enum(values...)
 	}

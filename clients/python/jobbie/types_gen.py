@@ -491,7 +491,7 @@ Event = TypedDict("Event", {
     "from": NotRequired[str],  # the state it left; absent for a new job
     "job_id": str,
     "queue": str,
-    "state": str,
+    "state": Literal["active", "cancelled", "completed", "dead", "held", "pending", "retrying", "scheduled"],
     "type": Literal["cancelled", "completed", "dead", "enqueued", "failed", "pending", "retried", "started"],  # one of the Event* types
     "worker_id": NotRequired[str],
 })
@@ -1212,7 +1212,7 @@ class Schedule(TypedDict):
     #: format date-time
     next_run: str | None
     payload: Any
-    priority: str
+    priority: Literal["critical", "high", "normal"]
     queue: str
     timezone: str
     unique_key: str | None
@@ -1256,7 +1256,7 @@ class ScheduleRequest(TypedDict):
     #: unique in its queue; maxLength 128
     name: NotRequired[str]
     payload: NotRequired[Any]
-    priority: NotRequired[str]
+    priority: NotRequired[Literal["critical", "high", "normal"]]
     queue: str
     #: IANA; default "UTC"
     timezone: NotRequired[str]
@@ -1459,9 +1459,9 @@ class StepSpec(TypedDict):
     lease_duration: NotRequired[str | float | None]
     max_retries: NotRequired[int]
     payload: NotRequired[Any]
-    priority: NotRequired[str]
+    priority: NotRequired[Literal["critical", "high", "normal"]]
     queue: str
-    retry_backoff: NotRequired[str]
+    retry_backoff: NotRequired[Literal["exponential", "fixed", "linear", "none"]]
     #: A duration: "5s"-style, or a number of seconds; null for none (or the default).
     retry_base_delay: NotRequired[str | float | None]
     #: A duration: "5s"-style, or a number of seconds; null for none (or the default).

@@ -463,7 +463,7 @@ export interface Event {
   from?: string;
   job_id: string;
   queue: string;
-  state: string;
+  state: "active" | "cancelled" | "completed" | "dead" | "held" | "pending" | "retrying" | "scheduled";
   /** one of the Event* types */
   type: "cancelled" | "completed" | "dead" | "enqueued" | "failed" | "pending" | "retried" | "started";
   worker_id?: string;
@@ -1160,7 +1160,7 @@ export interface Schedule {
   /** @format date-time */
   next_run: string | null;
   payload: unknown;
-  priority: string;
+  priority: "critical" | "high" | "normal";
   queue: string;
   timezone: string;
   unique_key: string | null;
@@ -1203,7 +1203,7 @@ export interface ScheduleRequest {
    */
   name?: string;
   payload?: unknown;
-  priority?: string;
+  priority?: "critical" | "high" | "normal";
   queue: string;
   /** IANA; default "UTC" */
   timezone?: string;
@@ -1404,9 +1404,9 @@ export interface StepSpec {
   lease_duration?: string | number | null;
   max_retries?: number;
   payload?: unknown;
-  priority?: string;
+  priority?: "critical" | "high" | "normal";
   queue: string;
-  retry_backoff?: string;
+  retry_backoff?: "exponential" | "fixed" | "linear" | "none";
   /** A duration: "5s"-style, or a number of seconds; null for none (or the default). */
   retry_base_delay?: string | number | null;
   /** A duration: "5s"-style, or a number of seconds; null for none (or the default). */

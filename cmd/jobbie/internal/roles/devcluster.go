@@ -338,6 +338,7 @@ func (c *devCluster) plan() error {
 		}
 		p.args = append(p.args, tlsArgs...)
 		p.args = append(p.args, "--gossip-key-file", c.gossipKey)
+		p.args = append(p.args, c.o.log.Args()...)
 	}
 	for _, p := range procs {
 		if p.Pprof != "" {

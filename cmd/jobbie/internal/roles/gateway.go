@@ -56,6 +56,8 @@ func (l *gatewayLimits) flags(f *pflag.FlagSet) {
 		settings.Range(f, name, "-1", "")
 		settings.Except(f, name, "0")
 	}
+	settings.DocDefault(f, "max-conns", "from the descriptor limit")
+	settings.DocDefault(f, "tunnel-max-handshakes", "from the descriptor limit")
 	settings.Range(f, "tunnel-handshake-timeout", positive, "")
 	settings.Range(f, "revocation-max-age", positive, "")
 }

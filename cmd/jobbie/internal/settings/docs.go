@@ -73,7 +73,11 @@ the ` + "`trace_id`" + ` of a ` + "`traceparent`" + ` header that came with it.
 			if s.EnvAlias != "" {
 				env += ", `" + s.EnvAlias + "`"
 			}
-			fmt.Fprintf(&b, "| %s | `--%s` | %s | %s | %s | %s | %s |\n", key, s.Flag, env, s.Type, code(s.Default), cell(s.Range()), cell(s.Help))
+			def := code(s.Default)
+			if s.DocDefault != "" {
+				def = cell(s.DocDefault)
+			}
+			fmt.Fprintf(&b, "| %s | `--%s` | %s | %s | %s | %s | %s |\n", key, s.Flag, env, s.Type, def, cell(s.Range()), cell(s.Help))
 		}
 	}
 	return b.String()
@@ -83,8 +87,10 @@ func code(v string) string {
 	if v == "" {
 		return ""
 	}
-	return "`" + cell(v) + "`"
+	return "`" + strings.ReplaceAll(v, "|", `\|`) + "`"
 }
 
-// cell escapes what would end a table cell.
-func cell(v string) string { return strings.ReplaceAll(v, "|", `\|`) }
+// cell escapes what would end a table cell or read as HTML.
+func cell(v string) string {
+	return strings.NewReplacer("|", `\|`, "<", `\<`).Replace(v)
+}

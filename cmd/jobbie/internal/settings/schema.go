@@ -29,6 +29,7 @@ const (
 	annOneOf    = "jobbie.settings.oneof"
 	annSecret   = "jobbie.settings.secret"
 	annEnvAlias = "jobbie.settings.env_alias"
+	annDocDef   = "jobbie.settings.doc_default"
 	// roleAnnotation names, on a command, the role whose settings it
 	// reads (Install).
 	roleAnnotation = "jobbie.settings.role"
@@ -74,6 +75,12 @@ func EnvAlias(f *pflag.FlagSet, name, env string) {
 	must(f.SetAnnotation(name, annEnvAlias, []string{env}))
 }
 
+// DocDefault is what the docs say of flag name's default when its value
+// depends on the machine (e.g. on the descriptor limit).
+func DocDefault(f *pflag.FlagSet, name, what string) {
+	must(f.SetAnnotation(name, annDocDef, []string{what}))
+}
+
 // must panics on an annotation of a flag that does not exist: a
 // programming error every test of the command finds.
 func must(err error) {
@@ -94,6 +101,9 @@ type Setting struct {
 	Secret   bool
 	Required bool
 	Help     string
+	// DocDefault describes a default that depends on the machine, ""
+	// when Default is the same everywhere.
+	DocDefault string
 
 	min, max string
 	except   []string
@@ -153,6 +163,7 @@ func Schema(cmd *cobra.Command, role string) []Setting {
 		s.except, s.oneOf = a[annExcept], a[annOneOf]
 		s.Secret = len(a[annSecret]) > 0
 		s.EnvAlias = first(a[annEnvAlias])
+		s.DocDefault = first(a[annDocDef])
 		s.Required = len(a[cobra.BashCompOneRequiredFlag]) > 0
 		if s.List() {
 			s.Default = strings.Trim(s.Default, "[]")

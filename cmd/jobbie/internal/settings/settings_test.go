@@ -191,8 +191,8 @@ func TestFileShapes(t *testing.T) {
 		require.Equal(t, 100, r.o.conns)
 	}
 	for body, want := range map[string]string{
-		"gateway: [1]\n":    "gateway: want a mapping of settings, not a list",
-		"- gateway\n":       "want a mapping of sections",
+		"gateway: [1]\n":   "gateway: want a mapping of settings, not a list",
+		"- gateway\n":      "want a mapping of sections",
 		"gateway: {http: ": "--config",
 	} {
 		r := execute(t, nil, "--config", writeFile(t, body))

@@ -83,6 +83,33 @@ gateway:
 	require.Contains(t, errOut, "dev.grpc_addr_typo: unknown setting (line 3 of "+bad+")")
 	require.Contains(t, errOut, "dev.shards (--shards, JOBBIE_DEV_SHARDS): 17 is out of range: 1 to 16")
 
+	// Every role: a setting from the file, one from a variable, one
+	// from a flag, and a flag beating both.
+	roleFile := writeConfig(t, dir, `
+gateway: {control: https://10.0.0.5:8081, name: gw-file, grpc_keepalive: 20s}
+control: {data_dir: /srv/control-file, node_id: c-file, usage_pull_interval: 2m}
+shard: {data_dir: /srv/shard-file, node_id: n-file, raft_timeout: 1s}
+worker: {queue: [from-file], concurrency: 3, heartbeat: 2s}
+`)
+	for _, rc := range []struct {
+		role, fileKey, envKey, flag string
+		args                        []string
+	}{
+		{"gateway", "name: gw-file", "http", "grpc-keepalive", []string{"--grpc-keepalive", "30s"}},
+		{"control", "node_id: c-file", "http", "usage-pull-interval", []string{"--usage-pull-interval", "3m0s"}},
+		{"shard", "node_id: n-file", "http", "raft-timeout", []string{"--raft-timeout", "2s"}},
+		{"worker", "queue: [from-file]", "url", "heartbeat", []string{"--heartbeat", "3s", "--", "true"}},
+	} {
+		envName := "JOBBIE_" + strings.ToUpper(rc.role+"_"+rc.envKey)
+		args := append([]string{rc.role, "--config", roleFile, "--dry-run"}, rc.args...)
+		out, errOut, code := runBinary(t, []string{envName + "=http://127.0.0.1:9999", "JOBBIE_" + strings.ToUpper(rc.role) + "_" + strings.ToUpper(strings.ReplaceAll(rc.flag, "-", "_")) + "=9h"}, args...)
+		require.Equal(t, 0, code, "%s: %s", rc.role, errOut)
+		require.Contains(t, out, rc.role+":\n", rc.role)
+		require.Contains(t, out, rc.fileKey+" # file "+roleFile+"\n", rc.role)
+		require.Contains(t, out, rc.envKey+": http://127.0.0.1:9999 # env "+envName+"\n", rc.role)
+		require.Contains(t, out, strings.ReplaceAll(rc.flag, "-", "_")+": "+rc.args[1]+" # flag --"+rc.flag+"\n", rc.role)
+	}
+
 	// Without --dry-run too: the process refuses to start.
 	_, errOut, code = runBinary(t, []string{"JOBBIE_GATEWAY_MAX_LONG_POLLS_PER_KEY=0"}, "gateway", "--control", "https://127.0.0.1:1")
 	require.Equal(t, 1, code)

@@ -36,11 +36,6 @@ func (o *Options) Flags(f *pflag.FlagSet, defaultLevel string) {
 	settings.OneOf(f, "log-level", Levels...)
 }
 
-// Args are the flags again, for a process this one starts.
-func (o Options) Args() []string {
-	return []string{"--log-format", o.Format, "--log-level", o.Level}
-}
-
 // New is the logger the options describe, writing to w. A value the
 // settings' check refused cannot come here; a format other than json is
 // text, a level not known info.

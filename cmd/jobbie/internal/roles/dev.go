@@ -43,6 +43,7 @@ type devOptions struct {
 	backups       backupStoreFlags
 	limits        gatewayLimits // the gateway's (single process only)
 	log           rolelog.Options
+	logLevelSet   bool // --log-level given (flag, variable or file): a cluster's processes get it too
 }
 
 func devCmd() *cobra.Command {
@@ -63,6 +64,7 @@ talk to shards and scrape metrics.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			o.logLevelSet = cmd.Flags().Changed("log-level")
 			if (o.shards > 1 || o.replicas > 1) && o.backups != (backupStoreFlags{s3TLS: o.backups.s3TLS}) {
 				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes share <data-dir>/backups")
 			}

@@ -67,12 +67,12 @@ func Load(fs *pflag.FlagSet, settings []Setting, role, configPath string, env fu
 		switch {
 		case ok:
 			if err := setText(fs, s, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s (from %s): %w", s.Path, name, err))
+				errs = append(errs, fmt.Errorf("%s (from %s): %w", s.Path, name, s.quiet(err)))
 			}
 			eff.Sources[s.Path], eff.Detail[s.Path] = FromEnv, name
 		case file[s.Key()] != nil:
 			if err := setNode(fs, s, file[s.Key()]); err != nil {
-				errs = append(errs, fmt.Errorf("%s (line %d of %s): %w", s.Path, file[s.Key()].Line, configPath, err))
+				errs = append(errs, fmt.Errorf("%s (line %d of %s): %w", s.Path, file[s.Key()].Line, configPath, s.quiet(err)))
 			}
 			eff.Sources[s.Path], eff.Detail[s.Path] = FromFile, configPath
 		default:
@@ -81,6 +81,15 @@ func Load(fs *pflag.FlagSet, settings []Setting, role, configPath string, env fu
 	}
 	errs = append(errs, Check(settings))
 	return eff, errors.Join(errs...)
+}
+
+// quiet is err without the value that caused it, for a secret: a parse
+// error quotes the value.
+func (s Setting) quiet(err error) error {
+	if !s.Secret {
+		return err
+	}
+	return fmt.Errorf("not a valid %s (the value is a secret, so it is not shown)", s.Type)
 }
 
 // lookupEnv is s's variable's value, or its older alias's.
@@ -258,29 +267,27 @@ func (s Setting) check() error {
 	if s.Required && !s.flag.Changed {
 		return errors.New("required")
 	}
-	v := s.flag.Value.String()
+	v, shown := s.flag.Value.String(), s.flag.Value.String()
+	if s.Secret {
+		shown = Redacted // the messages quote it
+	}
 	if len(s.oneOf) > 0 && !slices.Contains(s.oneOf, v) {
-		return fmt.Errorf("%q is not %s", v, s.Range())
+		return fmt.Errorf("%q is not %s", shown, s.Range())
 	}
 	if slices.Contains(s.except, v) {
-		return fmt.Errorf("%s is out of range: %s", v, s.Range())
+		return fmt.Errorf("%s is out of range: %s", shown, s.Range())
 	}
 	if s.min == "" && s.max == "" {
 		return nil
 	}
 	x, err := s.number(v)
 	if err != nil {
-		return err
+		return s.quiet(err)
 	}
-	if s.min != "" {
-		if lo, err := s.number(s.min); err != nil || x < lo {
-			return fmt.Errorf("%s is out of range: %s", v, s.Range())
-		}
-	}
-	if s.max != "" {
-		if hi, err := s.number(s.max); err != nil || x > hi {
-			return fmt.Errorf("%s is out of range: %s", v, s.Range())
-		}
+	lo, loErr := s.number(s.min)
+	hi, hiErr := s.number(s.max)
+	if s.min != "" && (loErr != nil || x < lo) || s.max != "" && (hiErr != nil || x > hi) {
+		return fmt.Errorf("%s is out of range: %s", shown, s.Range())
 	}
 	return nil
 }

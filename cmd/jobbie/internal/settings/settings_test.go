@@ -224,3 +224,27 @@ func TestSchema(t *testing.T) {
 	require.True(t, byKey["peer"].List())
 	require.Equal(t, "one of debug, info", byKey["log_level"].Range())
 }
+
+// An error about a secret's value never quotes it.
+func TestSecretNotInErrors(t *testing.T) {
+	t.Parallel()
+	role := func() (*cobra.Command, []Setting) {
+		var n int
+		cmd := &cobra.Command{Use: "shard"}
+		f := cmd.Flags()
+		f.IntVar(&n, "pin", 1, "a secret number")
+		Secret(f, "pin")
+		Range(f, "pin", "1", "9")
+		return cmd, Schema(cmd, "shard")
+	}
+	cmd, s := role()
+	require.NoError(t, cmd.Flags().Set("pin", "31337"))
+	err := Check(s)
+	require.ErrorContains(t, err, "shard.pin (--pin, JOBBIE_SHARD_PIN): [redacted] is out of range: 1 to 9")
+	require.NotContains(t, err.Error(), "31337")
+
+	cmd, s = role()
+	_, err = Load(cmd.Flags(), s, "shard", "", func(name string) (string, bool) { return "s3cr3t-value", name == "JOBBIE_SHARD_PIN" })
+	require.ErrorContains(t, err, "shard.pin (from JOBBIE_SHARD_PIN): not a valid int")
+	require.NotContains(t, err.Error(), "s3cr3t-value")
+}

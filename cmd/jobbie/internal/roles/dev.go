@@ -31,6 +31,7 @@ type devOptions struct {
 	consoleDir    string
 	tunnelAddr    string
 	grpcAddr      string
+	grpcPublicURL string
 	grpcKeepAlive time.Duration
 	trustPush     time.Duration // --trust-push-interval
 	certLife      time.Duration // --selfhosted-cert-validity
@@ -86,7 +87,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
@@ -212,7 +213,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive}
 	if err := o.limits.apply(&gwCfg); err != nil {
 		return err
 	}

@@ -81,6 +81,15 @@
 // with WebhookDeliveries (docs/api/webhooks.md); their requests verify
 // the same way.
 //
+// The examples show each resource family: jobs (Client.Enqueue), batches
+// (Client.EnqueueBatch), chains (Client.GetChain), dependencies, queues
+// (Client.PutQueue), schedules (Client.CreateSchedule), search with
+// cursors (Client.SearchPages), bulk with progress (Client.WatchBulk),
+// workers (NewWorker, Permanent, Client.DrainWorker), events with resume
+// (Client.Events), namespaces, keys, roles, usage, webhooks (with
+// WebhookVerifier.Verify) and idempotent retries (WithIdempotencyKey,
+// RetryPolicy).
+//
 // Every non-2xx answer is returned as *Error carrying the server's stable
 // error code; IsNotFound, IsRateLimited and friends test for the common
 // ones, and Error.RetryAfter says when a 429 or 503 may be retried.

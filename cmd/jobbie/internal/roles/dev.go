@@ -32,6 +32,7 @@ type devOptions struct {
 	consoleDir    string
 	tunnelAddr    string
 	grpcAddr      string
+	grpcPublicURL string
 	grpcKeepAlive time.Duration
 	trustPush     time.Duration // --trust-push-interval
 	certLife      time.Duration // --selfhosted-cert-validity
@@ -90,7 +91,7 @@ talk to shards and scrape metrics.`,
 	settings.Range(f, "shards", "1", "16")
 	settings.Range(f, "replicas", "1", "7")
 	settings.Range(f, "bulk-sync-max", "0", "")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
@@ -218,7 +219,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive}
 	o.limits.apply(&gwCfg)
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()

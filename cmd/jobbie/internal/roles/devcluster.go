@@ -313,6 +313,9 @@ func (c *devCluster) plan() error {
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
 	if c.o.grpcAddr != "" {
 		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String())
+		if c.o.grpcPublicURL != "" {
+			gw.args = append(gw.args, "--grpc-public-url", c.o.grpcPublicURL)
+		}
 	}
 	if c.o.tunnelAddr != "" {
 		// Self-hosted shards: every control node signs with the one

@@ -22,7 +22,7 @@ import (
 
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
-	tunnelAddr, selfHostedCAFile, grpcAddr                         string
+	tunnelAddr, selfHostedCAFile, grpcAddr, grpcPublicURL          string
 	grpcKeepAlive                                                  time.Duration
 	trustPush                                                      time.Duration
 	public                                                         publicTLSFlags
@@ -84,9 +84,11 @@ func (p *publicTLSFlags) flags(f *pflag.FlagSet, prefix, what string) {
 }
 
 // grpcAddrFlag is --grpc-addr: the gateway's gRPC and Connect listener;
-// and --grpc-keepalive, how often its idle worker streams hear from it.
-func grpcAddrFlag(f *pflag.FlagSet, v *string, keepAlive *time.Duration, how string) {
+// --grpc-public-url, the URL GET /api/v1/info gives clients for it; and
+// --grpc-keepalive, how often its idle worker streams hear from it.
+func grpcAddrFlag(f *pflag.FlagSet, v, publicURL *string, keepAlive *time.Duration, how string) {
 	f.StringVar(v, "grpc-addr", "", "serve JobService, AdminService and WorkerService over gRPC, gRPC-Web and Connect here, host:port ("+how+"; default: not served)")
+	f.StringVar(publicURL, "grpc-public-url", "", "the URL clients reach --grpc-addr at, which GET /api/v1/info tells them (the Go SDK's workers find the stream there); default: --grpc-addr's, with the host a client asked for in place of an unspecified one")
 	f.DurationVar(keepAlive, "grpc-keepalive", gateway.Config{}.WithDefaults().GRPCKeepAlive,
 		"a worker stream that has sent nothing for this long gets a keep-alive frame, for proxies that close idle streams")
 }
@@ -144,7 +146,7 @@ connection.`,
 	f.StringVar(&o.controlURL, "control", "", "control plane base URLs: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081 (required)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "over TLS with --public-tls-cert, else h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "over TLS with --public-tls-cert, else h2c")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
@@ -167,7 +169,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
 		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key,
-		GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
+		GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive}
 	if o.selfHostedCAFile != "" {
 		if cfg.SelfHostedCA, err = os.ReadFile(o.selfHostedCAFile); err != nil {
 			return err

@@ -94,6 +94,13 @@ var (
 	// is the leader's removal of expired records (records removed).
 	IdemApply = replica.Op[IdemCmd, *IdemOutcome]{Type: 90, Name: "idempotent"}
 	IdemSweep = replica.Op[IdemSweepCmd, int]{Type: 91, Name: "idempotency.sweep"}
+
+	// Alert rules (alerts.go): the user's changes, and the leader's
+	// evaluation firing and resolving them.
+	AlertCreate = replica.Op[AlertRuleCmd, *AlertRuleRecord]{Type: 104, Name: "alert.create"}
+	AlertUpdate = replica.Op[AlertRuleCmd, *AlertRuleRecord]{Type: 105, Name: "alert.update"}
+	AlertDelete = replica.Op[AlertNameCmd, replica.None]{Type: 106, Name: "alert.delete"}
+	AlertState  = replica.Op[AlertStateCmd, bool]{Type: 107, Name: "alert.state"} // whether it changed
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -165,6 +172,10 @@ func (e *Engine) register(r *replica.Registry) {
 	RestoreAbort.Handle(r, e.applyRestoreAbort)
 	IdemApply.Handle(r, gated(e, e.applyIdem))
 	IdemSweep.Handle(r, loopGated(e, e.applyIdemSweep))
+	AlertCreate.Handle(r, gated(e, e.applyAlertCreate))
+	AlertUpdate.Handle(r, gated(e, e.applyAlertUpdate))
+	AlertDelete.Handle(r, gated(e, e.applyAlertDelete))
+	AlertState.Handle(r, loopGated(e, e.applyAlertState))
 	e.registerMoves(r)
 	e.registerVersions(r)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // scriptMoreCommands make the commands of the event log, idempotency
@@ -197,6 +198,35 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 			c.Lease = s.lease()
 		}
 		return FailFor(c).Command(c)
+	}),
+	// Alert rules: two names, so creates meet existing ones; the leader's
+	// state changes name a recent entry's time, now and then the rule's
+	// last change's (else they are ignored), firing and resolving on two queues; a delete resolves
+	// what fires.
+	scriptCmd(func(s *script) []byte {
+		r := AlertRuleRecord{Name: fmt.Sprint("a", s.rng.Intn(2)), Kind: wire.AlertQueueDepth, Threshold: float64(s.rng.Intn(5)),
+			ForNs: int64(s.rng.Intn(3)) * int64(time.Second), Enabled: s.rng.Intn(4) != 0}
+		if s.rng.Intn(2) == 0 {
+			return AlertUpdate.Command(&AlertRuleCmd{NS: testNS, Rule: r})
+		}
+		return AlertCreate.Command(&AlertRuleCmd{NS: testNS, Rule: r})
+	}),
+	scriptCmd(func(s *script) []byte {
+		return AlertDelete.Command(&AlertNameCmd{NS: testNS, Name: fmt.Sprint("a", s.rng.Intn(2))})
+	}),
+	scriptCmd(func(s *script) []byte {
+		name := fmt.Sprint("a", s.rng.Intn(2))
+		var updated int64
+		if len(s.times) > 0 {
+			updated = s.times[max(len(s.times)-1-s.rng.Intn(3), 0)].UnixNano()
+		}
+		c := &AlertStateCmd{NS: testNS, Name: name, Updated: updated}
+		for _, q := range []string{"q0", "q1"} {
+			if s.rng.Intn(2) == 0 {
+				c.Changes = append(c.Changes, AlertChange{Queue: q, Fire: s.rng.Intn(2) == 0, Value: float64(s.rng.Intn(100)) / 3})
+			}
+		}
+		return AlertState.Command(c)
 	}),
 }
 

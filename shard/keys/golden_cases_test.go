@@ -37,6 +37,7 @@ var kindNames = map[byte]string{
 	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
 	'H': "webhook delivery log",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
+	'a': "alert rule",
 }
 
 func goldenFamilies() []family {
@@ -74,6 +75,7 @@ func kindCases() []*gcase {
 		{"KindWebhook", KindWebhook, 'h'}, {"KindWebhookDelivery", KindWebhookDelivery, 'H'},
 		{"KindIdempotency", KindIdempotency, 'i'},
 		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
+		{"KindAlertRule", KindAlertRule, 'a'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -93,6 +95,9 @@ func recordCases() []*gcase {
 		kc("Webhook", Webhook(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'h'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G")),
 		kc("WebhookPrefix", WebhookPrefix(ns), "ns", ns).is(head(ns, 'h')),
+		kc("AlertRule", AlertRule(ns, "deep-emails"), "ns", ns, "name", "deep-emails").
+			is(head(ns, 'a'), text("alert rule name", "deep-emails")),
+		kc("AlertRulePrefix", AlertRulePrefix(ns), "ns", ns).is(head(ns, 'a')),
 		kc("WebhookDeliveries", WebhookDeliveries(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'H'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), sep()),
 		kc("WebhookDelivery", WebhookDelivery(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", 51), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G", "n", 51).

@@ -108,6 +108,8 @@ const (
 	KindIdempotency       byte = 'i' // Idempotency: one Idempotency-Key's record
 	KindIdempotencyExpiry byte = 'I' // IdempotencyExpiry: the records by expiry, then key
 	KindIdempotencyCount  byte = 'K' // IdempotencyCount: the namespace's count of records
+
+	KindAlertRule byte = 'a' // AlertRule: one alert rule and its firing state, by name
 )
 
 // Namespace returns the prefix of every key of namespace ns.

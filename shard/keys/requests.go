@@ -36,6 +36,15 @@ func WebhookDelivery(ns, id string, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(WebhookDeliveries(ns, id), n)
 }
 
+// AlertRule is the key of one of ns's alert rules (with its firing
+// state); AlertRulePrefix covers them all, in name order.
+func AlertRule(ns, name string) []byte {
+	return append(kindPrefix(ns, KindAlertRule, len(name)), name...)
+}
+
+// AlertRulePrefix is the prefix of every alert rule of ns.
+func AlertRulePrefix(ns string) []byte { return kindPrefix(ns, KindAlertRule, 0) }
+
 // Idempotency is the key of namespace ns's record of an Idempotency-Key.
 func Idempotency(ns, key string) []byte {
 	return append(kindPrefix(ns, KindIdempotency, len(key)), key...)

@@ -52,6 +52,10 @@ type Config struct {
 	// never said (wire.EventRetentionHeader) keeps; default
 	// engine.DefaultEventRetention, the plans' default (tests lower it).
 	EventRetention engine.EventRetention
+	// AlertInterval is how often the leader evaluates the namespaces'
+	// alert rules; default 15s (leader.DefaultAlertInterval). A rule
+	// fires or resolves within one interval of its condition.
+	AlertInterval time.Duration
 
 	// Cluster. Gossip, if set, is this process's pool: the node advertises
 	// itself in it and finds its leader's HTTP address in it to forward

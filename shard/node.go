@@ -118,7 +118,8 @@ func New(cfg Config) (*Node, error) {
 		DisableAfter: cfg.WebhookDisableAfter},
 		repl, n.svc, n.events)
 	n.loops = leader.Start(leader.Config{SweepInterval: cfg.SweepInterval, UsageInterval: cfg.UsageInterval,
-		EventTrimInterval: cfg.EventTrimInterval, EventRetention: cfg.EventRetention, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
+		EventTrimInterval: cfg.EventTrimInterval, EventRetention: cfg.EventRetention, AlertInterval: cfg.AlertInterval,
+		LastFetch: n.workers.LastFetch, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
 	// A node calls its own group only (forwarded writes, joins): whatever
 	// address gossip gives, the peer must show a certificate of this shard.
 	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody,

@@ -13,6 +13,7 @@ var (
 	tenantRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	queueRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 	keyNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._:-]{0,63}$`)
+	alertRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
 // DefaultNamespace is created with every tenant.
@@ -46,6 +47,15 @@ func ValidateQueue(name string) error {
 func ValidateKeyName(name string) error {
 	if !keyNameRE.MatchString(name) {
 		return fmt.Errorf("key name %q must be 1-64 letters, digits, spaces, '.', '_', ':' or '-'", name)
+	}
+	return nil
+}
+
+// ValidateAlertName reports whether name is a valid alert rule name (a
+// path segment of /api/v1/alerts/{name}).
+func ValidateAlertName(name string) error {
+	if !alertRE.MatchString(name) {
+		return fmt.Errorf("alert rule name %q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil
 }

@@ -56,30 +56,38 @@ type AlertRuleRequest struct {
 }
 
 // AlertRule is one rule as read, with its state: Firing lists the queues
-// it fires on (empty while it is ok), LastValue is the value of its last
-// evaluation on this leader (per queue; absent before one).
+// it fires on (empty while it is ok); Values are the measures of its last
+// evaluation per queue, EvaluatedAt when (both kept in the shard leader's
+// memory: absent until it evaluates the rule after it took the lead).
 type AlertRule struct {
-	Name      string       `json:"name"`
-	Kind      string       `json:"kind"`
-	Queue     string       `json:"queue"`
-	Threshold float64      `json:"threshold"`
-	For       string       `json:"for"`
-	MinCount  int          `json:"min_count,omitempty"`
-	Enabled   bool         `json:"enabled"`
-	State     string       `json:"state"`
-	Since     *time.Time   `json:"since,omitempty"` // when it began to fire (the earliest of its queues)
-	Firing    []AlertQueue `json:"firing"`
-	CreatedAt time.Time    `json:"created_at"`
-	UpdatedAt time.Time    `json:"updated_at"`
+	Name        string       `json:"name"`
+	Kind        string       `json:"kind"`
+	Queue       string       `json:"queue"`
+	Threshold   float64      `json:"threshold"`
+	For         string       `json:"for"`
+	MinCount    int          `json:"min_count,omitempty"`
+	Enabled     bool         `json:"enabled"`
+	State       string       `json:"state"`
+	Since       *time.Time   `json:"since,omitempty"` // when it began to fire (the earliest of its queues)
+	Firing      []AlertQueue `json:"firing"`
+	Values      []AlertValue `json:"values"`
+	EvaluatedAt *time.Time   `json:"evaluated_at,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
+	UpdatedAt   time.Time    `json:"updated_at"`
 }
 
-// AlertQueue is a rule firing on one queue: since when, the value that
-// made it fire, and the value of the last evaluation.
+// AlertQueue is a rule firing on one queue: since when, and the value
+// that made it fire.
 type AlertQueue struct {
-	Queue     string    `json:"queue"`
-	Since     time.Time `json:"since"`
-	Value     float64   `json:"value"`
-	LastValue *float64  `json:"last_value,omitempty"`
+	Queue string    `json:"queue"`
+	Since time.Time `json:"since"`
+	Value float64   `json:"value"`
+}
+
+// AlertValue is a rule's measure on one queue at its last evaluation.
+type AlertValue struct {
+	Queue string  `json:"queue"`
+	Value float64 `json:"value"`
 }
 
 // AlertRuleList is GET /api/v1/alerts.

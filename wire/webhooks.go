@@ -125,6 +125,8 @@ const (
 //	queue.paused         queue
 //	queue.push_disabled  queue, reason
 //	webhook.disabled     webhook_id, reason
+//
+// alert.firing and alert.resolved carry WebhookAlertData.
 type WebhookThingData struct {
 	BatchID    string `json:"batch_id,omitempty"`
 	ChainID    string `json:"chain_id,omitempty"`
@@ -156,6 +158,7 @@ var WebhookEvents = []string{
 	"job.enqueued", "job.started", "job.completed", "job.failed", "job.lease_released",
 	"job.dead", "job.cancelled", "job.pending", "job.retried",
 	"batch.completed", "chain.completed", "schedule.fired", "queue.paused", "queue.push_disabled", "webhook.disabled",
+	"alert.firing", "alert.resolved",
 }
 
 // Limits of webhooks.

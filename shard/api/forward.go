@@ -39,13 +39,14 @@ func (s *Server) newGroup(peers *shardclient.Client) *edge.Group {
 
 // servedLocally says which requests any node answers from its own state
 // (a schedule preview needs none). /workers lives in the leader's memory
-// (fetch and heartbeat record it); /signing-keys may make the
+// (fetch and heartbeat record it), and so do the values of the alert
+// rules' last evaluation (/alerts); /signing-keys may make the
 // namespace's first key.
 func servedLocally(c *fiber.Ctx) edge.Serve {
 	p := c.Path()
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead:
-		if strings.HasPrefix(p, "/api/v1/") && p != "/api/v1/workers" && p != "/api/v1/signing-keys" {
+		if strings.HasPrefix(p, "/api/v1/") && p != "/api/v1/workers" && p != "/api/v1/signing-keys" && !isAlerts(p) {
 			return edge.ByAny
 		}
 	case fiber.MethodPost:
@@ -55,6 +56,8 @@ func servedLocally(c *fiber.Ctx) edge.Serve {
 	}
 	return edge.ByLeader
 }
+
+func isAlerts(p string) bool { return p == "/api/v1/alerts" || strings.HasPrefix(p, "/api/v1/alerts/") }
 
 // forwardTimeout outlasts the long-poll a fetch may ask for.
 func forwardTimeout(c *fiber.Ctx) time.Duration {

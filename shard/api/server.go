@@ -119,6 +119,7 @@ func (s *Server) routes() {
 	s.namespaceRoutes(api)
 	s.signingRoutes(api)
 	s.webhookRoutes(api)
+	s.alertRoutes(api)
 	s.liveRoutes(api)
 	s.searchRoutes(api)
 	s.healthRoutes(api)

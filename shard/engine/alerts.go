@@ -23,7 +23,7 @@ import (
 // changes nothing, and so does a resolve of one that is not.
 
 // Alert events, in the namespace's event log: Subject the rule, Queue the
-// queue, Detail the rule's kind, Counts its value and threshold (float64
+// queue, Detail the rule's kind, Counts its value and Limit (float64
 // bits) and since when it fired (unix ns); see AlertEventData.
 const (
 	EvAlertFiring   = "alert.firing"
@@ -175,7 +175,16 @@ func (e *Engine) applyAlertState(tx *replica.Tx, c *AlertStateCmd) (bool, error)
 
 func (e *Engine) logAlert(tx *replica.Tx, ns string, r *AlertRuleRecord, typ string, f AlertFiring, value float64) {
 	e.logEvent(tx, ns, Event{Type: typ, Subject: r.Name, Queue: f.Queue, Detail: r.Kind,
-		Counts: []int{int(math.Float64bits(value)), int(math.Float64bits(r.Threshold)), int(f.Since)}})
+		Counts: []int{int(math.Float64bits(value)), int(math.Float64bits(r.Limit())), int(f.Since)}})
+}
+
+// Limit is what the rule's value is compared with: its threshold, or for
+// the kinds measured in time, For in seconds.
+func (r *AlertRuleRecord) Limit() float64 {
+	if r.Kind == wire.AlertOldest || r.Kind == wire.AlertNoWorker {
+		return float64(r.ForNs) / 1e9
+	}
+	return r.Threshold
 }
 
 // AlertEventData reads an alert event's value, threshold and since (unix

@@ -26,9 +26,15 @@ type Config struct {
 	// said one (service.EventRetention); default
 	// engine.DefaultEventRetention.
 	EventRetention engine.EventRetention
-	RestoreIdle    time.Duration   // a restore nothing drives is aborted after this long without a chunk; default 10m
-	Clock          clockwork.Clock // default the real clock
-	Logger         *slog.Logger    // default slog.Default()
+	RestoreIdle    time.Duration // a restore nothing drives is aborted after this long without a chunk; default 10m
+	// AlertInterval is how often the alert rules are evaluated (alerts.go);
+	// default DefaultAlertInterval.
+	AlertInterval time.Duration
+	// LastFetch is when this node last answered a pull fetch of a queue
+	// (live.Workers.LastFetch): no_worker rules measure from it.
+	LastFetch func(ns, queue string) time.Time
+	Clock     clockwork.Clock // default the real clock
+	Logger    *slog.Logger    // default slog.Default()
 }
 
 func (c Config) withDefaults() Config {
@@ -46,6 +52,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BulkInterval == 0 {
 		c.BulkInterval = time.Second
+	}
+	if c.AlertInterval == 0 {
+		c.AlertInterval = DefaultAlertInterval
 	}
 	if c.RestoreIdle == 0 {
 		c.RestoreIdle = DefaultRestoreIdle
@@ -79,9 +88,10 @@ type Loops struct {
 // Start starts the loops; Stop ends them.
 func Start(cfg Config, eng *engine.Engine, node *replica.Node, svc *service.Service) *Loops {
 	l := &Loops{cfg: cfg.withDefaults(), eng: eng, node: node, svc: svc, swept: map[string]int64{}, stop: make(chan struct{})}
-	l.wg.Add(2)
+	l.wg.Add(3)
 	go l.sweepLoop()
 	go l.bulkLoop()
+	go l.alertLoop()
 	return l
 }
 

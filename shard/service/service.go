@@ -68,6 +68,7 @@ type Service struct {
 	// retention is what each namespace's plan last said of its event log
 	// (eventretention.go).
 	retention retentionWants
+	alerts    alertMemory   // the leader's evaluation of alert rules (alerts_eval.go)
 	stop      chan struct{} // closed by Close: parked fetches give up
 	stopOnce  sync.Once
 }

@@ -29,6 +29,8 @@ func (d *Deliverer) cloudEvent(ns string, ev *engine.Event) *wire.CloudEvent {
 			jd.From = ev.From.String()
 		}
 		data = jd
+	} else if a, ok := alertData(ev); ok {
+		data, subject = a, ev.Subject
 	} else {
 		data, subject = thingData(ev), ev.Subject
 	}
@@ -58,6 +60,16 @@ func thingData(ev *engine.Event) wire.WebhookThingData {
 		d.WebhookID, d.Reason = ev.Subject, ev.Detail
 	}
 	return d
+}
+
+// alertData is the data of alert.firing and alert.resolved.
+func alertData(ev *engine.Event) (wire.WebhookAlertData, bool) {
+	value, limit, since, ok := engine.AlertEventData(ev)
+	if !ok {
+		return wire.WebhookAlertData{}, false
+	}
+	return wire.WebhookAlertData{Rule: ev.Subject, Kind: ev.Detail, Queue: ev.Queue, Value: value, Threshold: limit,
+		Since: timeOf(since)}, true
 }
 
 func sourceOf(ns string) string { return "/namespaces/" + ns }

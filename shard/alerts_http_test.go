@@ -236,3 +236,62 @@ func TestAlertRulesBadInput(t *testing.T) {
 	body["name"] = "one-too-many"
 	require.Equal(t, 409, n.call("POST", "/api/v1/alerts", body).Status)
 }
+
+// A leader killed while rules fire: the new leader keeps them firing
+// from the replicated state and does not fire them again (each firing's
+// event may be delivered more than once, never made twice), then
+// resolves them once their condition ends.
+func TestAlertRulesSurviveALeaderKill(t *testing.T) {
+	t.Parallel()
+	rcv := newHookReceiver(t, nil)
+	g := newShardGroup(t, 3, hookConfig(rcv), alertConfig)
+	rcv.keys.Store(publicKeys(t, g.nodes[0], testNS))
+	via := g.nodes[1]
+	require.Equal(t, 201, retry(t, via, "POST", "/api/v1/webhooks", map[string]any{"url": rcv.srv.URL, "events": []string{"alert.firing", "alert.resolved"}}).Status)
+	require.Equal(t, 201, retry(t, via, "POST", "/api/v1/alerts", map[string]any{"name": "deep", "kind": wire.AlertQueueDepth, "queue": "k", "for": "0s"}).Status)
+	require.Equal(t, 201, retry(t, via, "POST", "/api/v1/alerts", map[string]any{"name": "idle", "kind": wire.AlertNoWorker, "queue": "k", "for": "300ms"}).Status)
+	require.Equal(t, 201, retry(t, via, "POST", "/api/v1/enqueue", map[string]any{"queue": "k"}).Status)
+	rcv.waitAlert(t, "deep", 1, "firing")
+	rcv.waitAlert(t, "idle", 1, "firing")
+
+	killed := time.Now()
+	require.True(t, g.nodes[0].srv.IsLeader())
+	require.NoError(t, g.nodes[0].srv.Stop())
+	eventually(t, 20*time.Second, func() bool { return g.nodes[1].srv.IsLeader() || g.nodes[2].srv.IsLeader() }, "a new leader")
+	// The new leader evaluated both rules, more than For after it took
+	// over, and they still fire once.
+	eventually(t, 30*time.Second, func() bool {
+		r := via.call("GET", "/api/v1/alerts", nil)
+		if r.Status != 200 {
+			return false
+		}
+		for _, a := range r.Body["alerts"].([]any) {
+			at, _ := a.(map[string]any)["evaluated_at"].(string)
+			if ts, err := time.Parse(time.RFC3339Nano, at); err != nil || ts.Before(killed.Add(time.Second)) {
+				return false
+			}
+			require.Equal(t, "firing", a.(map[string]any)["state"])
+		}
+		return true
+	}, "the new leader evaluates the rules")
+	firings := func(rule, typ string) map[string]bool {
+		ids := map[string]bool{}
+		for _, c := range rcv.delivered() {
+			if c.ev.Subject == rule && c.ev.Type == "dev.jobbie.alert."+typ {
+				ids[c.ev.ID] = true
+			}
+		}
+		return ids
+	}
+	require.Len(t, firings("deep", "firing"), 1, "fired once across the kill")
+	require.Len(t, firings("idle", "firing"), 1, "fired once across the kill")
+
+	f := retry(t, via, "POST", "/api/v1/fetch", map[string]any{"queues": []string{"k"}, "worker_id": "w", "timeout": 0})
+	require.Equal(t, 200, f.Status, string(f.Raw))
+	eventually(t, 30*time.Second, func() bool {
+		return len(firings("deep", "resolved")) == 1 && len(firings("idle", "resolved")) == 1
+	}, "both resolve through the new leader")
+	require.Len(t, firings("deep", "firing"), 1)
+	require.Len(t, firings("idle", "firing"), 1)
+	require.Zero(t, rcv.bad.Load())
+}

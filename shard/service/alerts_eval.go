@@ -190,7 +190,7 @@ func (s *Service) evaluateRule(db pebble.Reader, ns string, r *engine.AlertRuleR
 			switch {
 			case breach && !firing:
 				cmd.Changes = append(cmd.Changes, engine.AlertChange{Queue: queue, Fire: true, Value: value})
-			case !breach && firing && !s.holding(ns, r, queue):
+			case !breach && firing && !s.holding(ns, r, queue, queues[queue], now, lastFetch):
 				cmd.Changes = append(cmd.Changes, engine.AlertChange{Queue: queue, Value: value})
 			}
 		}
@@ -208,18 +208,32 @@ func (s *Service) evaluateRule(db pebble.Reader, ns string, r *engine.AlertRuleR
 	return cmd
 }
 
-// holding reports whether a firing queue_depth_above rule's condition
-// still holds though not for For yet (it came back since it fired):
-// it stays firing.
-func (s *Service) holding(ns string, r *engine.AlertRuleRecord, queue string) bool {
-	if r.Kind != wire.AlertQueueDepth {
-		return false
-	}
+// holding reports whether a firing rule whose condition no longer seems
+// met stays firing, because this leader cannot tell yet:
+//
+//   - queue_depth_above: the condition holds, though not for For yet (it
+//     came back since it fired, or this node took the lead since);
+//   - no_worker: jobs still pend and no fetch came since it fired (a new
+//     leader knows of no fetch before its lead);
+//   - dead_increase, failure_rate_above: this node has not led for a
+//     whole window, so its samples miss part of it.
+func (s *Service) holding(ns string, r *engine.AlertRuleRecord, queue string, q *engine.QueueRecord, now int64,
+	lastFetch func(ns, queue string) time.Time) bool {
 	m := &s.alerts
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.breach[alertKey{ns, r.Name, queue, r.UpdatedAt}]
-	return ok
+	switch r.Kind {
+	case wire.AlertQueueDepth:
+		_, ok := m.breach[alertKey{ns, r.Name, queue, r.UpdatedAt}]
+		return ok
+	case wire.AlertNoWorker:
+		f, _ := r.FiringOn(queue)
+		t := lastFetch(ns, queue)
+		return q != nil && q.Count(job.Pending) > 0 && (t.IsZero() || t.UnixNano() <= f.Since)
+	case wire.AlertDead, wire.AlertFailureRate:
+		return now-m.leadFrom < r.ForNs
+	}
+	return false
 }
 
 // measure is a rule's value on one queue (nil q: the queue does not

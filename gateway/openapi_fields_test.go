@@ -53,6 +53,10 @@ func init() {
 		"InvoiceSummary.status":    {wire.InvoiceOpen, wire.InvoiceClosed},
 		"QueuePush.mode":           {wire.PushAlways, wire.PushWhenNoWorkers},
 		"QueuePushRequest.mode":    {wire.PushAlways, wire.PushWhenNoWorkers},
+		"AlertRuleRequest.kind":    wire.AlertKinds,
+		"AlertRule.kind":           wire.AlertKinds,
+		"AlertRule.state":          {wire.AlertOK, wire.AlertFiring},
+		"WebhookAlertData.kind":    wire.AlertKinds,
 	} {
 		fieldSchemas[field] = enum(values...)
 	}
@@ -98,6 +102,9 @@ func init() {
 		"CreateKeyRequest.description":       {"maxLength": wire.MaxDescription},
 		"ScheduleRequest.name":               {"maxLength": wire.MaxScheduleName},
 		"QueueSpec.description":              {"maxLength": wire.MaxQueueDescription},
+		"AlertRuleRequest.name":              {"maxLength": 64},
+		"AlertRuleRequest.threshold":         {"minimum": 0, "maximum": wire.MaxAlertThreshold},
+		"AlertRuleRequest.min_count":         {"minimum": 0, "maximum": wire.MaxAlertMinCount},
 	} {
 		fieldSchemas[field] = limit(lim)
 	}
@@ -117,6 +124,7 @@ func init() {
 		"CreateNamespaceRequest.name", "NamespaceEgressRequest.egress_allow",
 		"CreateBackupRequest.namespace", "BackupPolicyRequest.cron", "CreateJoinTokenRequest.name",
 		"ConcurrencyRequest.max", "QueuePushRequest.url",
+		"AlertRuleRequest.kind", "AlertRuleRequest.for",
 	} {
 		requiredIn[f] = true
 	}

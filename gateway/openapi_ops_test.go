@@ -58,6 +58,7 @@ const (
 	tSchedules  = "schedules"
 	tWorkers    = "workers"
 	tWebhooks   = "webhooks"
+	tAlerts     = "alerts"
 	tNamespaces = "namespaces"
 	tBackups    = "backups"
 	tKeys       = "keys"
@@ -78,6 +79,7 @@ func tagList() []any {
 		{tSchedules, "Cron schedules."},
 		{tWorkers, "Workers, the shard cluster's health, and Server-Sent Events."},
 		{tWebhooks, "Lifecycle webhooks and their signing keys."},
+		{tAlerts, "Alert rules on a namespace's queues, fired and resolved as webhook events."},
 		{tNamespaces, "A tenant's namespaces and their egress allow-lists."},
 		{tBackups, "Backups, restores and backup policies."},
 		{tKeys, "API keys."},
@@ -147,6 +149,11 @@ var operations = map[string]op{
 	"POST /api/v1/webhooks/:id/rotate-secret": {id: "rotateWebhookSecret", tag: tWebhooks, summary: "Rotate a webhook's secret", ok: okAns(wire.Webhook{})},
 	"POST /api/v1/webhooks/:id/test":          {id: "testWebhook", tag: tWebhooks, summary: "Send a test event now", ok: okAns(wire.WebhookDelivery{})},
 	"POST /api/v1/webhooks/:id/redeliver":     {id: "redeliverWebhook", tag: tWebhooks, summary: "Deliver a past event again", req: wire.WebhookRedeliverRequest{}, ok: okAns(wire.WebhookDelivery{})},
+	"GET /api/v1/alerts":                      {id: "listAlertRules", tag: tAlerts, summary: "Alert rules and their state", ok: okAns(wire.AlertRuleList{})},
+	"POST /api/v1/alerts":                     {id: "createAlertRule", tag: tAlerts, summary: "Create an alert rule", req: wire.AlertRuleRequest{}, ok: createdAns(wire.AlertRule{})},
+	"GET /api/v1/alerts/:name":                {id: "getAlertRule", tag: tAlerts, summary: "An alert rule and its state", ok: okAns(wire.AlertRule{})},
+	"PUT /api/v1/alerts/:name":                {id: "updateAlertRule", tag: tAlerts, summary: "Replace an alert rule", req: wire.AlertRuleRequest{}, ok: okAns(wire.AlertRule{})},
+	"DELETE /api/v1/alerts/:name":             {id: "deleteAlertRule", tag: tAlerts, summary: "Delete an alert rule", ok: noContent()},
 
 	"GET /api/v1/schedules":              {id: "listSchedules", tag: tSchedules, summary: "Schedules", ok: okAns(wire.ScheduleList{})},
 	"POST /api/v1/schedules":             {id: "createSchedule", tag: tSchedules, summary: "Create a schedule", req: wire.ScheduleRequest{}, ok: createdAns(wire.Schedule{})},

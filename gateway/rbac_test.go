@@ -115,6 +115,11 @@ func TestRouteTableActions(t *testing.T) {
 		"POST /api/v1/webhooks/:id/rotate-secret": tenancy.ActWebhookManage,
 		"POST /api/v1/webhooks/:id/test":          tenancy.ActWebhookManage,
 		"POST /api/v1/webhooks/:id/redeliver":     tenancy.ActWebhookManage,
+		"GET /api/v1/alerts":                      tenancy.ActNamespaceRead,
+		"POST /api/v1/alerts":                     tenancy.ActQueueManage,
+		"GET /api/v1/alerts/:name":                tenancy.ActNamespaceRead,
+		"PUT /api/v1/alerts/:name":                tenancy.ActQueueManage,
+		"DELETE /api/v1/alerts/:name":             tenancy.ActQueueManage,
 		"GET /api/v1/events":                      tenancy.ActJobRead,
 
 		"GET /api/v1/schedules":              tenancy.ActScheduleRead,

@@ -132,6 +132,11 @@ var routeTable = []route{
 	{post, "/api/v1/webhooks/:id/rotate-secret", tenancy.ActWebhookManage, job, forward},
 	{post, "/api/v1/webhooks/:id/test", tenancy.ActWebhookManage, job, forward},
 	{post, "/api/v1/webhooks/:id/redeliver", tenancy.ActWebhookManage, job, forward},
+	{get, "/api/v1/alerts", tenancy.ActNamespaceRead, job, forward},
+	{post, "/api/v1/alerts", tenancy.ActQueueManage, job, forward},
+	{get, "/api/v1/alerts/:name", tenancy.ActNamespaceRead, job, forward},
+	{put, "/api/v1/alerts/:name", tenancy.ActQueueManage, job, forward},
+	{del, "/api/v1/alerts/:name", tenancy.ActQueueManage, job, forward},
 	{get, "/api/v1/cluster", tenancy.ActQueueRead, job, forward}, // the namespace's shard: its nodes' health
 	{get, "/api/v1/events", tenancy.ActJobRead, job, stream},
 	{get, "/api/v1/schedules", tenancy.ActScheduleRead, job, forward},

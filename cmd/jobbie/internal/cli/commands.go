@@ -8,7 +8,7 @@ import "github.com/spf13/cobra"
 func Commands() []*cobra.Command {
 	cmds := []*cobra.Command{searchCmd(), bulkCmd(), backupsCmd(), usageCmd(), planCmd(), invoicesCmd(),
 		workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd(),
-		plansCmd(), tenantsCmd(), workerCmd(), signingKeysCmd(), webhooksCmd(), loginCmd(), contextCmd(), eventsCmd(), rolesCmd(), clusterCmd(), topCmd()}
+		plansCmd(), tenantsCmd(), workerCmd(), signingKeysCmd(), webhooksCmd(), alertsCmd(), loginCmd(), contextCmd(), eventsCmd(), rolesCmd(), clusterCmd(), topCmd()}
 	cmds = append(cmds, jobCmds()...)
 	cmds = append(cmds, queueCmds()...)
 	for _, c := range cmds {
@@ -28,7 +28,7 @@ func Commands() []*cobra.Command {
 
 // watchable are the list commands that take --watch (watch.go).
 var watchable = map[string]bool{"queues": true, "schedules": true, "workers": true, "keys": true,
-	"namespaces": true, "shards": true, "webhooks": true, "dead": true, "roles": true}
+	"namespaces": true, "shards": true, "webhooks": true, "dead": true, "roles": true, "alerts": true}
 
 // ControlCommands are the operator's commands that stand under `jobbie
 // control`, beside the control role's own: the live namespace moves.

@@ -221,6 +221,22 @@ func (c *Conn) client() (*client.Client, error) {
 		return nil, err
 	}
 	opts := []client.Option{client.WithUserAgent("jobbie-cli")}
+	hc, err := c.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	if hc != nil {
+		opts = append(opts, client.WithHTTPClient(hc))
+	}
+	if ns := c.Namespace(); ns != "" {
+		opts = append(opts, client.WithNamespace(ns))
+	}
+	return client.New(c.value("url", c.ep.urlEnv, c.url), key, opts...), nil
+}
+
+// httpClient is the HTTP client that trusts the CA the flags or the
+// context name; nil when they name none (the system's roots).
+func (c *Conn) httpClient() (*http.Client, error) {
 	caFlag, caFile := "--ca", ""
 	switch {
 	case c.ep.caEnv != "":
@@ -228,17 +244,10 @@ func (c *Conn) client() (*client.Client, error) {
 	case c.cx != nil && c.cx.CAFile != "":
 		caFlag, caFile = "context "+c.cx.Name+" ca-file", c.cx.CAFile
 	}
-	if caFile != "" {
-		hc, err := tlsClient(caFlag, caFile)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, client.WithHTTPClient(hc))
+	if caFile == "" {
+		return nil, nil
 	}
-	if ns := c.Namespace(); ns != "" {
-		opts = append(opts, client.WithNamespace(ns))
-	}
-	return client.New(c.value("url", c.ep.urlEnv, c.url), key, opts...), nil
+	return tlsClient(caFlag, caFile)
 }
 
 // errNoKey says the flags and environment name neither a key nor a key

@@ -107,9 +107,10 @@ func (p *jobbieProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if ns == "" {
 		ns = keyDefaultNamespace(key)
 	}
+	ua := "terraform-provider-jobbie/" + p.version
 	data := &providerData{
-		client:    client.New(endpoint, key, client.WithUserAgent("terraform-provider-jobbie/"+p.version)),
-		namespace: ns,
+		client:    client.New(endpoint, key, client.WithUserAgent(ua)),
+		namespace: ns, endpoint: endpoint, key: key, userAgent: ua,
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data
@@ -126,6 +127,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newNamespaceEgressResource,
 		newShardJoinTokenResource,
 		newWebhookResource,
+		newAlertRuleResource,
 	}
 }
 

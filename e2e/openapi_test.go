@@ -173,6 +173,14 @@ func TestOpenAPIDescribesRealAnswers(t *testing.T) {
 	c.do(200, "GET", "/api/v1/webhooks", key, nil)
 	c.do(400, "POST", "/api/v1/webhooks", key, map[string]any{"url": "http://hooks.example.com/jobbie", "events": []string{"job.completed"}})
 	c.do(404, "GET", "/api/v1/webhooks/wh_none", key, nil)
+	// Alert rules: made, read (listed), replaced, refused, deleted.
+	c.do(201, "POST", "/api/v1/alerts", key, map[string]any{"name": "oa-rule", "kind": "failure_rate_above", "queue": "oa", "threshold": 20, "for": "10m"})
+	c.do(200, "GET", "/api/v1/alerts", key, nil)
+	c.do(200, "GET", "/api/v1/alerts/oa-rule", key, nil)
+	c.do(200, "PUT", "/api/v1/alerts/oa-rule", key, map[string]any{"kind": "no_worker", "for": "2m", "enabled": false})
+	c.do(400, "POST", "/api/v1/alerts", key, map[string]any{"name": "oa-bad", "kind": "no_worker", "for": "later"})
+	c.do(404, "GET", "/api/v1/alerts/oa-none", key, nil)
+	c.do(204, "DELETE", "/api/v1/alerts/oa-rule", key, nil)
 	c.do(200, "GET", "/api/v1/signing-keys", key, nil)
 
 	// Tenant administration: namespaces, keys, roles, usage.

@@ -95,6 +95,7 @@ func TestAlertRulesFireAndResolve(t *testing.T) {
 	require.Greater(t, d.Value, 0.3)
 	require.Equal(t, 0.3, d.Threshold)
 	require.False(t, d.Since.Before(enq.Add(300*time.Millisecond)), "fired at %s, before the job was 300ms old (%s)", d.Since, enq)
+	t.Logf("oldest_pending_above fired %s after its condition held (interval 100ms)", d.Since.Sub(enq.Add(300*time.Millisecond)))
 	fetch("old")
 	rcv.waitAlert(t, "stale", 2, "resolved")
 
@@ -126,6 +127,7 @@ func TestAlertRulesFireAndResolve(t *testing.T) {
 	d = rcv.waitAlert(t, "idle", 1, "firing")
 	require.GreaterOrEqual(t, d.Value, 0.5)
 	require.False(t, d.Since.Before(enq.Add(500*time.Millisecond)), "fired before 500ms without a fetch")
+	t.Logf("no_worker fired %s after its condition held (interval 100ms)", d.Since.Sub(enq.Add(500*time.Millisecond)))
 	fetch("lonely")
 	rcv.waitAlert(t, "idle", 2, "resolved")
 

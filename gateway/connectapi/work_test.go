@@ -85,6 +85,14 @@ func (f *workerRoute) requests(path string) [][]byte {
 // serveWork serves the worker stream over f on an HTTP/2 server.
 func serveWork(t *testing.T, f *workerRoute, cfg WorkConfig) jobbiev1connect.WorkerServiceClient {
 	t.Helper()
+	hc, url := serveWorkAt(t, f, cfg)
+	return jobbiev1connect.NewWorkerServiceClient(hc, url, connect.WithGRPC())
+}
+
+// serveWorkAt serves the worker stream over f on an HTTP/2 server, and
+// returns a client of it and its URL.
+func serveWorkAt(t *testing.T, f *workerRoute, cfg WorkConfig) (*http.Client, string) {
+	t.Helper()
 	mux := http.NewServeMux()
 	for p, h := range New(f.serve, cfg).Handlers(1 << 20) {
 		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +104,7 @@ func serveWork(t *testing.T, f *workerRoute, cfg WorkConfig) jobbiev1connect.Wor
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	return jobbiev1connect.NewWorkerServiceClient(srv.Client(), srv.URL, connect.WithGRPC())
+	return srv.Client(), srv.URL
 }
 
 func leasable(n int) []wire.FetchedJob {

@@ -51,12 +51,12 @@ func (st *stream) fetchLoop(ctx context.Context) error {
 			Timeout: &wait, LeaseDuration: st.lease}})
 		if a.Status == http.StatusOK {
 			delay = 100 * time.Millisecond
-			var res jobbiev1.WorkResponse
-			if err := unmarshal.Unmarshal(a.Body, &res); err != nil {
+			jobs, err := leasedJobs(a.Body)
+			if err != nil {
 				return connect.NewError(connect.CodeInternal, err)
 			}
-			if len(res.Jobs) > 0 {
-				st.deliver(res.Jobs)
+			if len(jobs) > 0 {
+				st.deliver(jobs)
 			}
 			continue
 		}

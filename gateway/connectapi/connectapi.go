@@ -34,6 +34,7 @@ type Answer struct {
 	RetryAfter string // the Retry-After header, if any
 	RequestID  string
 	Replayed   bool // the answer is an earlier request's, given back under its Idempotency-Key
+	Drain      bool // a fetch's answer to a drained worker (wire.WorkerDrainHeader)
 	Body       []byte
 }
 

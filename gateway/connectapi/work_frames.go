@@ -58,6 +58,9 @@ func (st *stream) fetchLoop(ctx context.Context) error {
 			if len(jobs) > 0 {
 				st.deliver(jobs)
 			}
+			if a.Drain && st.workerDrained() {
+				return st.errDrained()
+			}
 			continue
 		}
 		if !transient(a.Status) {
@@ -364,6 +367,9 @@ func (st *stream) heartbeats(hbs []*jobbiev1.Heartbeat, ext []*jobbiev1.ExtendLe
 		var res wire.HeartbeatResponse
 		if ok(a) && json.Unmarshal(a.Body, &res) != nil {
 			a = Answer{Status: http.StatusInternalServerError}
+		}
+		if res.Drain {
+			st.workerDrained() // it holds these jobs: the stream stays
 		}
 		for id := range part {
 			if !ok(a) {

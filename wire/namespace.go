@@ -7,14 +7,16 @@ import "encoding/json"
 // counts jobs in every state. Retention is the namespace's retention as
 // the shard applies it (the shortest duration string, as FormatDuration),
 // or null when it sets none; EgressAllow is its egress allow-list, absent
-// when it sets none. DELETE /api/v1/namespace removes all of it,
+// when it sets none; OTLPEndpoint is where its spans go, absent when it
+// names none. DELETE /api/v1/namespace removes all of it,
 // the settings included (204).
 type NamespaceUsage struct {
 	Jobs        int64           `json:"jobs"`
 	Queues      int64           `json:"queues"`
 	Schedules   int64           `json:"schedules"`
 	Retention   json.RawMessage `json:"retention"`
-	EgressAllow []string        `json:"egress_allow,omitempty"`
+	EgressAllow  []string        `json:"egress_allow,omitempty"`
+	OTLPEndpoint string          `json:"otlp_endpoint,omitempty"`
 }
 
 // NamespaceSettings is the body of PUT /api/v1/namespace on a shard: the
@@ -25,10 +27,15 @@ type NamespaceUsage struct {
 // finishing after it. EgressAllow (an array of host names, "*.domain"
 // patterns or IP addresses, at most 64; null or [] for none)
 // is the hosts its push queues and webhooks may call; none is any public
-// host. The answer is the NamespaceUsage.
+// host. OTLPEndpoint (an https URL, or null or "" for none) is where
+// the spans of its jobs are sent as OTLP/HTTP protobuf (the traces URL
+// of its collector, such as https://otel.example.com/v1/traces), held to
+// the outbound rules and the egress allow-list as a push URL is. The
+// answer is the NamespaceUsage.
 type NamespaceSettings struct {
-	Retention   json.RawMessage `json:"retention,omitempty"`
-	EgressAllow json.RawMessage `json:"egress_allow,omitempty"`
+	Retention    json.RawMessage `json:"retention,omitempty"`
+	EgressAllow  json.RawMessage `json:"egress_allow,omitempty"`
+	OTLPEndpoint json.RawMessage `json:"otlp_endpoint,omitempty"`
 }
 
 // NamespaceEgressRequest is PUT /api/v1/namespaces/{name}/egress: the

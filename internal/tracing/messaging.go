@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -168,7 +169,12 @@ func spanContextOf(parent, state string) trace.SpanContext {
 		return trace.SpanContext{}
 	}
 	flags := trace.TraceFlags(hexNibble(parent[53])<<4 | hexNibble(parent[54]))
-	ts, _ := trace.ParseTraceState(state) // a bad one was refused on enqueue
+	var ts trace.TraceState
+	if state != "" {
+		// A copy: a request's header value may alias its buffer, and the
+		// span outlives the request. A bad one was refused on enqueue.
+		ts, _ = trace.ParseTraceState(strings.Clone(state))
+	}
 	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, TraceState: ts, Remote: true})
 }
 

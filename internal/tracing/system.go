@@ -54,11 +54,15 @@ func (s SystemSpan) TraceParent() string {
 	return TraceParent(s.span.SpanContext())
 }
 
-// End ends the span with the request's HTTP status, and errType (the
-// error code) when it failed.
-func (s SystemSpan) End(status int, errType string) {
+// End ends the span, named name now that the route is known ("" keeps
+// its name), with the request's HTTP status, and errType (the error
+// code) when it failed.
+func (s SystemSpan) End(name string, status int, errType string) {
 	if s.span == nil {
 		return
+	}
+	if name != "" {
+		s.span.SetName(name)
 	}
 	s.span.SetAttributes(attribute.Int("http.response.status_code", status))
 	if errType != "" {

@@ -11,10 +11,10 @@ import "encoding/json"
 // names none. DELETE /api/v1/namespace removes all of it,
 // the settings included (204).
 type NamespaceUsage struct {
-	Jobs        int64           `json:"jobs"`
-	Queues      int64           `json:"queues"`
-	Schedules   int64           `json:"schedules"`
-	Retention   json.RawMessage `json:"retention"`
+	Jobs         int64           `json:"jobs"`
+	Queues       int64           `json:"queues"`
+	Schedules    int64           `json:"schedules"`
+	Retention    json.RawMessage `json:"retention"`
 	EgressAllow  []string        `json:"egress_allow,omitempty"`
 	OTLPEndpoint string          `json:"otlp_endpoint,omitempty"`
 }

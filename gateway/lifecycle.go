@@ -194,6 +194,7 @@ func (s *Server) Stop() error {
 			_ = s.metrics.Close()
 		}
 		liveGateways.Delete(s)
+		_ = s.tr.Shutdown(context.Background()) // sends the spans it holds
 		s.shards.Close()
 		s.closeControl()
 	})

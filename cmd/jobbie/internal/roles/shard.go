@@ -35,6 +35,7 @@ type shardOptions struct {
 	bulkSyncMax                     int
 	unfair                          bool
 	push                            pushFlags
+	traceShare                      bool // --trace-share-system
 	gossip                          roleGossip
 	tls                             roleTLS
 	// A self-hosted shard's node: joins with a tenant's token, then runs
@@ -119,6 +120,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
 	o.push.flags(f)
+	traceShareFlag(f, &o.traceShare)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
@@ -306,7 +308,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, SocketPath: sock,
-		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs,
+		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
 	})
 	if err != nil {
 		leavePool(pool)

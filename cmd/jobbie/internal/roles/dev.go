@@ -38,8 +38,8 @@ type devOptions struct {
 	unfair        bool
 	push          pushFlags
 	traceShare    bool // --trace-share-system
-	shards        int // shard clusters; more than one, or replicas > 1, runs every role as a process
-	replicas      int // nodes per shard cluster
+	shards        int  // shard clusters; more than one, or replicas > 1, runs every role as a process
+	replicas      int  // nodes per shard cluster
 	backups       backupStoreFlags
 	limits        gatewayLimits // the gateway's (single process only)
 }

@@ -52,3 +52,22 @@ type NamespaceEgressRequest struct {
 type NamespaceEgress struct {
 	EgressAllow []string `json:"egress_allow"`
 }
+
+// NamespaceTracingRequest is PUT /api/v1/tracing: the endpoint of the
+// request's namespace's own OTLP collector (an https URL taking OTLP/HTTP
+// protobuf traces, such as https://otel.example.com/v1/traces; null or
+// "" for none), which then receives the spans of the namespace's jobs:
+// send, receive and settle, in the traces their traceparents name. It is
+// held to the outbound rules and the namespace's egress allow-list as a
+// push URL is, when set and at every export; it is kept by the
+// namespace's shard (NamespaceSettings.OTLPEndpoint). Spans are sent
+// only while the operator exports traces.
+type NamespaceTracingRequest struct {
+	OTLPEndpoint json.RawMessage `json:"otlp_endpoint"`
+}
+
+// NamespaceTracing is GET and PUT /api/v1/tracing: where the namespace's
+// spans go, "" for nowhere.
+type NamespaceTracing struct {
+	OTLPEndpoint string `json:"otlp_endpoint"`
+}

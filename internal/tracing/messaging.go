@@ -11,7 +11,8 @@ import (
 )
 
 // The attributes of the messaging semantic conventions Jobbie sets, and
-// its own namespace attribute, by which namespaces.go routes a span.
+// its own tenant and namespace attributes, by which namespaces.go routes
+// a span.
 const (
 	AttrSystem       = attribute.Key("messaging.system")
 	AttrOperation    = attribute.Key("messaging.operation.type")
@@ -20,6 +21,7 @@ const (
 	AttrMessageID    = attribute.Key("messaging.message.id")
 	AttrBatchCount   = attribute.Key("messaging.batch.message_count")
 	AttrErrorType    = attribute.Key("error.type")
+	AttrTenant       = attribute.Key("jobbie.tenant.id")
 	AttrNamespace    = attribute.Key("jobbie.namespace")
 	AttrOutcome      = attribute.Key("jobbie.job.state")
 	systemJobbie     = "jobbie"
@@ -45,7 +47,8 @@ func (t *Tracer) Send(ns, parent, state string, batch bool, msgs []Message, star
 		return
 	}
 	ctx := contextOf(parent, state)
-	attrs := []attribute.KeyValue{AttrSystem.String(systemJobbie), AttrOperation.String("send"), AttrOpName.String("send"), AttrNamespace.String(ns)}
+	attrs := []attribute.KeyValue{AttrSystem.String(systemJobbie), AttrOperation.String("send"), AttrOpName.String("send")}
+	attrs = appendNamespace(attrs, ns)
 	queue := sameQueue(msgs)
 	if queue != "" {
 		attrs = append(attrs, AttrDestination.String(queue))
@@ -76,7 +79,8 @@ func (t *Tracer) Receive(ns, parent, state string, msgs []Message, start time.Ti
 	}
 	queue := sameQueue(msgs)
 	attrs := []attribute.KeyValue{AttrSystem.String(systemJobbie), AttrOperation.String("receive"), AttrOpName.String("receive"),
-		AttrNamespace.String(ns), AttrBatchCount.Int(len(msgs))}
+		AttrBatchCount.Int(len(msgs))}
+	attrs = appendNamespace(attrs, ns)
 	if queue != "" {
 		attrs = append(attrs, AttrDestination.String(queue))
 	}
@@ -104,7 +108,8 @@ func (t *Tracer) Settle(ns, op string, m Message, outcome string, start time.Tim
 		return
 	}
 	attrs := []attribute.KeyValue{AttrSystem.String(systemJobbie), AttrOperation.String("settle"), AttrOpName.String(op),
-		AttrNamespace.String(ns), AttrDestination.String(m.Queue), AttrMessageID.String(m.ID)}
+		AttrDestination.String(m.Queue), AttrMessageID.String(m.ID)}
+	attrs = appendNamespace(attrs, ns)
 	if outcome != "" {
 		attrs = append(attrs, AttrOutcome.String(outcome))
 	}
@@ -120,6 +125,16 @@ func (t *Tracer) record(ctx context.Context, name string, kind trace.SpanKind, s
 		span.SetStatus(codes.Error, errType)
 	}
 	span.End()
+}
+
+// appendNamespace names shard namespace ns ("<tenant id>/<namespace>")
+// by its two parts: the namespace as its tenant knows it, and the tenant.
+func appendNamespace(attrs []attribute.KeyValue, ns string) []attribute.KeyValue {
+	tenant, name, ok := strings.Cut(ns, "/")
+	if !ok {
+		return append(attrs, AttrNamespace.String(ns))
+	}
+	return append(attrs, AttrTenant.String(tenant), AttrNamespace.String(name))
 }
 
 func spanName(op, queue string) string {

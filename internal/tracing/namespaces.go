@@ -33,7 +33,7 @@ type Lookup func(ns string) Endpoint
 const lookupEvery = time.Second
 
 // Namespaces is the span processor that sends each namespace's spans,
-// the ones carrying AttrNamespace (its messaging spans, and its system
+// the ones carrying its AttrTenant and AttrNamespace (its messaging spans, and its system
 // spans when the operator shares them), to that namespace's own
 // endpoint and to no other. Every export is a request through the
 // egress guard, so a namespace's endpoint is held to the outbound rules
@@ -42,6 +42,7 @@ const lookupEvery = time.Second
 type Namespaces struct {
 	client *outbound.Client
 	lookup Lookup
+	now    func() time.Time // time.Now; tests move it
 
 	mu     sync.Mutex
 	byNS   map[string]*nsExport
@@ -57,7 +58,7 @@ type nsExport struct {
 // NewNamespaces returns the processor; client is the process's egress
 // guard, lookup reads a namespace's endpoint.
 func NewNamespaces(client *outbound.Client, lookup Lookup) *Namespaces {
-	return &Namespaces{client: client, lookup: lookup, byNS: map[string]*nsExport{}}
+	return &Namespaces{client: client, lookup: lookup, now: time.Now, byNS: map[string]*nsExport{}}
 }
 
 // OnStart does nothing: spans are routed once ended.
@@ -66,15 +67,20 @@ func (n *Namespaces) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 // OnEnd hands s to its namespace's exporter, if s names a namespace and
 // that namespace an endpoint.
 func (n *Namespaces) OnEnd(s sdktrace.ReadOnlySpan) {
-	ns := ""
+	tenant, ns := "", ""
 	for _, a := range s.Attributes() {
-		if a.Key == AttrNamespace {
+		switch a.Key {
+		case AttrTenant:
+			tenant = a.Value.AsString()
+		case AttrNamespace:
 			ns = a.Value.AsString()
-			break
 		}
 	}
 	if ns == "" {
 		return
+	}
+	if tenant != "" {
+		ns = tenant + "/" + ns // the shard namespace: two tenants' "default" are apart
 	}
 	if p := n.processorOf(ns); p != nil {
 		p.OnEnd(s)
@@ -90,7 +96,7 @@ func (n *Namespaces) processorOf(ns string) sdktrace.SpanProcessor {
 		return nil
 	}
 	e := n.byNS[ns]
-	now := time.Now()
+	now := n.now()
 	if e != nil && now.Sub(e.read) < lookupEvery {
 		return e.proc
 	}
@@ -120,6 +126,16 @@ func sameEndpoint(a, b Endpoint) bool {
 		}
 	}
 	return true
+}
+
+// forget makes the next span of ns read its endpoint again: its settings
+// changed on this node.
+func (n *Namespaces) forget(ns string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if e := n.byNS[ns]; e != nil {
+		e.read = time.Time{}
+	}
 }
 
 // Shutdown sends what each namespace's exporter holds and stops them.

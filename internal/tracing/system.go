@@ -39,7 +39,7 @@ func (t *Tracer) System(name string, kind trace.SpanKind, start time.Time, sysPa
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: tenant}))
 	}
 	if t.share && ns != "" {
-		opts = append(opts, trace.WithAttributes(AttrNamespace.String(ns)))
+		opts = append(opts, trace.WithAttributes(appendNamespace(nil, ns)...))
 	}
 	_, span := t.tracer.Start(ctx, name, opts...)
 	return SystemSpan{span: span}

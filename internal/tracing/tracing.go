@@ -120,6 +120,15 @@ func checkEnv() error {
 // what a span needs.
 func (t *Tracer) On() bool { return t != nil }
 
+// NamespaceChanged tells t that shard namespace ns's settings changed
+// here, so its next span follows its endpoint at once rather than within
+// a second.
+func (t *Tracer) NamespaceChanged(ns string) {
+	if t != nil && t.ns != nil {
+		t.ns.forget(ns)
+	}
+}
+
 // Shutdown sends what is buffered and stops t (its namespaces' exporters
 // too); nil does nothing.
 func (t *Tracer) Shutdown(ctx context.Context) error {

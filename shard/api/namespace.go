@@ -52,6 +52,7 @@ func (s *Server) configureTracing(c *fiber.Ctx) error {
 		return apierr.Field("otlp_endpoint", "otlp_endpoint is required: an https URL taking OTLP traces, or null for none")
 	}
 	u, err := s.svc.ConfigureNamespace(c.UserContext(), ns(c), &wire.NamespaceSettings{OTLPEndpoint: req.OTLPEndpoint})
+	s.tr.NamespaceChanged(ns(c))
 	if err != nil {
 		return err
 	}
@@ -64,6 +65,7 @@ func (s *Server) configureNamespace(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := s.svc.ConfigureNamespace(c.UserContext(), ns(c), &req)
+	s.tr.NamespaceChanged(ns(c))
 	return reply(c, u, err)
 }
 

@@ -98,7 +98,7 @@ func TestNamespacesSendEachItsOwnSpans(t *testing.T) {
 	tr.Send("t1/default", "", "", false, []Message{{ID: "j1", Queue: "q"}}, now, "")
 	tr.Send("t2/default", "", "", false, []Message{{ID: "j2", Queue: "q"}}, now, "")
 	tr.Send("t3/default", "", "", false, []Message{{ID: "j3", Queue: "q"}}, now, "") // names no endpoint
-	tr.System("shard POST", 0, now, "", "", "", "t1/default").End("", 200, "") // not shared
+	tr.System("shard POST", 0, now, "", "", "", "t1/default").End("", 200, "")       // not shared
 	require.NoError(t, tr.ForceFlush(context.Background()))
 	require.Equal(t, []string{"send q /t1/default"}, a.names())
 	require.Equal(t, []string{"send q /t2/default"}, b.names())

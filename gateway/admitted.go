@@ -91,7 +91,9 @@ func (s *Server) admitted(rt route) fiber.Handler {
 			code = apierr.From(err).Code
 			status = apierr.Status(code)
 		}
-		m.observe(status, s.cfg.Clock.Since(start))
+		took := s.cfg.Clock.Since(start)
+		m.observe(status, took)
+		s.logRequest(c, rt, &r, status, took)
 		sp.End("", status, string(code))
 		return err
 	}

@@ -51,6 +51,7 @@ type Server struct {
 	grpc         *http.Server            // nil without GRPCAddr
 	grpcLn       *listen.Listener
 	tr           *tracing.Tracer // the gateway's spans; nil: tracing off
+	grpcTLS      bool            // the gRPC port speaks TLS
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc

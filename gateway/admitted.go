@@ -1,13 +1,17 @@
 package gateway
 
 import (
+	"time"
+
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jobbie/jobbie/gateway/admission"
 	"github.com/jobbie/jobbie/gateway/admitted"
 	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/fairshare"
+	"github.com/jobbie/jobbie/internal/tracing"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -54,9 +58,17 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		jobs = limits.BatchOfJobs
 	}
 	m := newRouteMetrics(rt)
+	spanName := "gateway " + rt.method + " " + rt.path
 	return func(c *fiber.Ctx) error {
 		start := s.cfg.Clock.Now()
 		var r admitted.Request
+		var sp tracing.SystemSpan
+		if s.tr != nil {
+			// The gateway's own span (the operator's trace); the shard's
+			// span of the request is its child (proxy's headers).
+			sp = s.tr.System(spanName, trace.SpanKindServer, time.Now(), "", c.Get(wire.TraceParentHeader), c.Get(wire.TraceStateHeader), "")
+			r.SystemTrace = sp.TraceParent()
+		}
 		err := s.gate.Admit(c, &rule, &r)
 		if err == nil {
 			err = idempotencyKey(c, rt)
@@ -74,13 +86,15 @@ func (s *Server) admitted(rt route) fiber.Handler {
 			err = s.check(c, rt, &r, slot)
 		}
 		slot.Release()
-		status := c.Response().StatusCode()
+		status, code := c.Response().StatusCode(), apierr.Code("")
 		if err != nil {
-			status = apierr.Status(apierr.From(err).Code)
+			code = apierr.From(err).Code
+			status = apierr.Status(code)
 		}
 		took := s.cfg.Clock.Since(start)
 		m.observe(status, took)
 		s.logRequest(c, rt, &r, status, took)
+		sp.End("", status, string(code))
 		return err
 	}
 }

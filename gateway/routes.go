@@ -133,6 +133,9 @@ var routeTable = []route{
 	{post, "/api/v1/webhooks/:id/test", tenancy.ActWebhookManage, job, forward},
 	{post, "/api/v1/webhooks/:id/redeliver", tenancy.ActWebhookManage, job, forward},
 	{get, "/api/v1/cluster", tenancy.ActQueueRead, job, forward}, // the namespace's shard: its nodes' health
+	// The namespace's own OTLP endpoint, kept and checked by its shard.
+	{get, "/api/v1/tracing", tenancy.ActNamespaceRead, job, forward},
+	{put, "/api/v1/tracing", tenancy.ActNamespaceManage, job, forward},
 	{get, "/api/v1/events", tenancy.ActJobRead, job, stream},
 	{get, "/api/v1/schedules", tenancy.ActScheduleRead, job, forward},
 	{post, "/api/v1/schedules", tenancy.ActScheduleManage, job | scheduleQuota, forward},

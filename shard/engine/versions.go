@@ -105,7 +105,7 @@ var NamespaceConfigureEgress = replica.Op[NamespaceConfigCmd, replica.None]{Type
 // NamespaceConfigureOTLP is a namespace's settings with an OTLP endpoint
 // (NamespaceConfig.OTLPEndpoint) or that keep one (KeepOTLP): an older
 // node would drop it, or clear the one kept.
-var NamespaceConfigureOTLP = replica.Op[NamespaceConfigCmd, replica.None]{Type: 98, Name: "namespace.configure.otlp"}
+var NamespaceConfigureOTLP = replica.Op[NamespaceConfigCmd, replica.None]{Type: 94, Name: "namespace.configure.otlp"}
 
 // Jobs with a W3C trace context (job.Job.Trace, in the records an
 // enqueue carries, a batch's callback trace, a chain step's; a fire's

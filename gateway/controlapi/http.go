@@ -28,7 +28,7 @@ const maxErrorBody = 32 << 20
 // out (nil: none), turning another status into an *Error. A create whose
 // ctx carries an Idempotency-Key sends it (idempotency.go).
 func (h *HTTP) call(ctx context.Context, method, path, requestID string, in any, want int, out any) error {
-	if idem := idempotencyOf(ctx); idem != nil && method == http.MethodPost && out != nil {
+	if idem := IdempotencyOf(ctx); idem != nil && method == http.MethodPost && out != nil {
 		return h.callKeyed(ctx, idem, method, path, requestID, in, want, out)
 	}
 	return asError(h.c.JSON(ctx, method, path, requestID, in, want, out))

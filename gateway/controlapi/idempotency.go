@@ -26,7 +26,9 @@ func WithIdempotency(ctx context.Context, idem *Idempotent) context.Context {
 	return context.WithValue(ctx, idemCtxKey{}, idem)
 }
 
-func idempotencyOf(ctx context.Context) *Idempotent {
+// IdempotencyOf is ctx's Idempotent, nil when it carries none (for the
+// implementations of Control).
+func IdempotencyOf(ctx context.Context) *Idempotent {
 	idem, _ := ctx.Value(idemCtxKey{}).(*Idempotent)
 	return idem
 }

@@ -113,3 +113,37 @@ func TestIdempotencyKeyReachesControl(t *testing.T) {
 	r := b.do(t, http.MethodPost, "/api/v1/roles", owner, controlCreates["/api/v1/roles"].body)
 	r.requireError(t, 409, apierr.Conflict)
 }
+
+// A namespace create's replay gives its shard the retention control has
+// now: after a first whose shard step failed (503, control's retention
+// taken back) the shard is told none, as control holds; after a first
+// that succeeded, the retention again. The answer is the first one's.
+func TestIdempotentNamespaceCreateReplaysItsRetention(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	owner := b.key(t, tenancy.RoleOwner, "*")
+	b.control.PlaceNewOn(b.shard.addr())
+	body := map[string]any{"name": "sms", "retention": "72h"}
+
+	b.shard.setHandler(settingsShard(http.StatusInternalServerError))
+	r := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, body, wire.IdempotencyKeyHeader, "ns-1")
+	r.requireError(t, http.StatusServiceUnavailable, apierr.Unavailable)
+	require.Empty(t, b.control.NamespaceSettings(tenantA, "sms").Retention)
+	b.shard.setHandler(settingsShard(http.StatusOK))
+	r = b.do(t, http.MethodPost, "/api/v1/namespaces", owner, body, wire.IdempotencyKeyHeader, "ns-1")
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.Equal(t, "true", r.header.Get(wire.IdempotencyReplayedHeader))
+	put := b.shard.last(t)
+	require.Equal(t, "PUT /api/v1/namespace", put.Method+" "+put.URI)
+	require.JSONEq(t, `{"retention":null}`, put.Body, "control's retention, none")
+
+	body = map[string]any{"name": "mms", "retention": "72h"}
+	first := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, body, wire.IdempotencyKeyHeader, "ns-2")
+	require.Equal(t, http.StatusCreated, first.status, "body: %s", first.body)
+	seen := b.shard.count()
+	again := b.do(t, http.MethodPost, "/api/v1/namespaces", owner, body, wire.IdempotencyKeyHeader, "ns-2")
+	require.Equal(t, http.StatusOK, again.status, "body: %s", again.body)
+	require.JSONEq(t, string(first.body), string(again.body))
+	require.Equal(t, seen+1, b.shard.count())
+	require.JSONEq(t, `{"retention":"72h"}`, b.shard.last(t).Body)
+}

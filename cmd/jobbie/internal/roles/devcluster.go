@@ -338,6 +338,14 @@ func (c *devCluster) plan() error {
 		}
 		p.args = append(p.args, tlsArgs...)
 		p.args = append(p.args, "--gossip-key-file", c.gossipKey)
+		// The processes log in dev's format; at their own default level
+		// (info, for the logs the cluster keeps) unless dev was given one.
+		if c.o.log.Format != "" {
+			p.args = append(p.args, "--log-format", c.o.log.Format)
+		}
+		if c.o.logLevelSet {
+			p.args = append(p.args, "--log-level", c.o.log.Level)
+		}
 	}
 	for _, p := range procs {
 		if p.Pprof != "" {

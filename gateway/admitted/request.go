@@ -35,6 +35,10 @@ type Request struct {
 	// request, sent to the shard as wire.SystemTraceParentHeader; "" when
 	// tracing is off or the span is not sampled.
 	SystemTrace string
+	// IdempotencyKey is the request's Idempotency-Key on a route that
+	// takes one ("": none), checked; a create served through control
+	// sends it there (a shard's route passes the header as sent).
+	IdempotencyKey string
 }
 
 // Roles are one version of a tenant's custom roles (admission.RoleSet).

@@ -580,6 +580,13 @@ class FetchedJob(TypedDict):
     tracestate: NotRequired[str]
 
 
+class GatewayInfo(TypedDict):
+    """GatewayInfo is GET /api/v1/info: what a gateway tells anyone, with no key, about how to reach it."""
+
+    #: GRPCURL is where the gateway serves gRPC and Connect (docs/api/grpc.md), the worker stream among them: "http://host:port" for HTTP/2 without TLS, "https://host:port" with TLS. Empty when it serves none.
+    grpc_url: str
+
+
 class HeartbeatEntry(TypedDict):
     """HeartbeatEntry is what one job reports: progress and a checkpoint, both optional."""
 
@@ -860,6 +867,18 @@ class NamespaceMeters(TypedDict):
     buckets: "list[UsageBucketView] | None"
     namespace: str
     totals: "UsageMeters"
+
+
+class NamespaceTracing(TypedDict):
+    """NamespaceTracing is GET and PUT /api/v1/tracing: where the namespace's spans go, "" for nowhere."""
+
+    otlp_endpoint: str
+
+
+class NamespaceTracingRequest(TypedDict):
+    """NamespaceTracingRequest is PUT /api/v1/tracing: the endpoint of the request's namespace's own OTLP collector (an https URL taking OTLP/HTTP protobuf traces, such as https://otel.example.com/v1/traces; null or "" for none), which then receives the spans of the namespace's jobs: send, receive and settle, in the traces their traceparents name. It is held to the outbound rules and the namespace's egress allow-list as a push URL is, when set and at every export; it is kept by the namespace's shard (NamespaceSettings.OTLPEndpoint). Spans are sent only while the operator exports traces."""
+
+    otlp_endpoint: Any
 
 
 class NewNamespace(TypedDict):

@@ -563,6 +563,12 @@ export interface FetchedJob {
   tracestate?: string;
 }
 
+/** GatewayInfo is GET /api/v1/info: what a gateway tells anyone, with no key, about how to reach it. */
+export interface GatewayInfo {
+  /** GRPCURL is where the gateway serves gRPC and Connect (docs/api/grpc.md), the worker stream among them: "http://host:port" for HTTP/2 without TLS, "https://host:port" with TLS. Empty when it serves none. */
+  grpc_url: string;
+}
+
 /** HeartbeatEntry is what one job reports: progress and a checkpoint, both optional. */
 export interface HeartbeatEntry {
   checkpoint?: unknown;
@@ -830,6 +836,16 @@ export interface NamespaceMeters {
   buckets: UsageBucketView[] | null;
   namespace: string;
   totals: UsageMeters;
+}
+
+/** NamespaceTracing is GET and PUT /api/v1/tracing: where the namespace's spans go, "" for nowhere. */
+export interface NamespaceTracing {
+  otlp_endpoint: string;
+}
+
+/** NamespaceTracingRequest is PUT /api/v1/tracing: the endpoint of the request's namespace's own OTLP collector (an https URL taking OTLP/HTTP protobuf traces, such as https://otel.example.com/v1/traces; null or "" for none), which then receives the spans of the namespace's jobs: send, receive and settle, in the traces their traceparents name. It is held to the outbound rules and the namespace's egress allow-list as a push URL is, when set and at every export; it is kept by the namespace's shard (NamespaceSettings.OTLPEndpoint). Spans are sent only while the operator exports traces. */
+export interface NamespaceTracingRequest {
+  otlp_endpoint: unknown;
 }
 
 export interface NewNamespace {

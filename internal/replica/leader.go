@@ -33,6 +33,10 @@ type Status struct {
 	// Restores counts snapshots installed into this node's state since it
 	// opened: a node that caught up from a snapshot shows one.
 	Restores uint64 `json:"restores"`
+	// SinceContactMS is, on a follower that heard from a leader, how many
+	// milliseconds ago it last did (Raft's LastContact); absent on the
+	// leader and before any contact.
+	SinceContactMS *int64 `json:"since_contact_ms,omitempty"`
 }
 
 // sameLeadership reports whether two statuses agree on everything a
@@ -107,6 +111,10 @@ func (n *Node) Status() Status {
 		Restores: n.fsm.restores.Load(),
 	}
 	st.Ready = st.State == StateLeader && n.lead.readyTerm.Load() == st.Term
+	if t := n.LastContact(); !t.IsZero() {
+		ms := time.Since(t).Milliseconds()
+		st.SinceContactMS = &ms
+	}
 	return st
 }
 

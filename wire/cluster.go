@@ -20,10 +20,10 @@ type ClusterNode struct {
 	ID     string `json:"id"`
 	Role   string `json:"role"`   // NodeLeader, NodeFollower or NodeNonvoter
 	Status string `json:"status"` // NodeHealthy or NodeUnreachable
-	// AppliedIndex is the last log entry the member applied to its state,
-	// LastIndex the last entry in its log.
+	// AppliedIndex is the last log entry the member applied to its state.
 	AppliedIndex *uint64 `json:"applied_index,omitempty"`
-	LastIndex    *uint64 `json:"last_index,omitempty"`
+	// LastIndex is the last entry in the member's log, applied or not.
+	LastIndex *uint64 `json:"last_index,omitempty"`
 	// Lag is how many entries the member applied behind the leader's
 	// commit index; absent while no leader's commit index is known.
 	Lag *uint64 `json:"lag,omitempty"`

@@ -20,7 +20,9 @@ type ClusterNode struct {
 	ID     string `json:"id"`
 	Role   string `json:"role"`   // NodeLeader, NodeFollower or NodeNonvoter
 	Status string `json:"status"` // NodeHealthy or NodeUnreachable
-	// AppliedIndex is the last log entry the member applied to its state.
+	// AppliedIndex is the last log entry the member's Raft applied (a
+	// command to its state, or a configuration change or a leader's
+	// no-op).
 	AppliedIndex *uint64 `json:"applied_index,omitempty"`
 	// LastIndex is the last entry in the member's log, applied or not.
 	LastIndex *uint64 `json:"last_index,omitempty"`

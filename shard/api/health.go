@@ -69,9 +69,12 @@ func (s *Server) Health() (wire.ClusterHealth, error) {
 			n.Status = wire.NodeHealthy
 		}
 		if r, ok := reports[m.ID]; ok {
-			n.AppliedIndex, n.LastIndex = &r.st.AppliedIndex, &r.st.LastIndex
+			// Raft's applied index, not the state's: the state counts
+			// commands only, the commit index every entry.
+			applied := max(r.st.RaftApplied, r.st.AppliedIndex)
+			n.AppliedIndex, n.LastIndex = &applied, &r.st.LastIndex
 			if haveCommit {
-				lag := commit - min(commit, r.st.AppliedIndex)
+				lag := commit - min(commit, applied)
 				n.Lag = &lag
 			}
 			if r.fresh && m.ID != leader {

@@ -78,7 +78,9 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		if err != nil {
 			status = apierr.Status(apierr.From(err).Code)
 		}
-		m.observe(status, s.cfg.Clock.Since(start))
+		took := s.cfg.Clock.Since(start)
+		m.observe(status, took)
+		s.logRequest(c, rt, &r, status, took)
 		return err
 	}
 }

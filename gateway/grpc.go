@@ -53,7 +53,7 @@ func (s *Server) startGRPC(public *tls.Config) error {
 	} else {
 		protocols.SetUnencryptedHTTP2(true)
 	}
-	s.grpc, s.grpcLn = srv, ln
+	s.grpc, s.grpcLn, s.grpcTLS = srv, ln, public != nil
 	s.run(func() {
 		var err error
 		if public != nil {

@@ -267,6 +267,9 @@ func buildOpenAPI() ([]byte, error) {
 	// JSON answer names.
 	s.of(reflect.TypeFor[wire.ErrorBody]())
 	s.of(reflect.TypeFor[wire.Event]())
+	// A bulk request's filter, which wire keeps as raw JSON
+	// (fieldSchemas refers to it); a search request has its fields inline.
+	in.of(reflect.TypeFor[wire.SearchFilter]())
 	paths := obj{}
 	for _, rt := range routeTable {
 		key := rt.method + " " + rt.path

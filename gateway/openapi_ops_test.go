@@ -217,6 +217,7 @@ var operations = map[string]op{
 	"POST /api/v1/shards/:id/join-tokens":   {id: "addShardNodes", tag: tShards, summary: "Mint join tokens for more nodes of a shard", req: wire.AddNodesRequest{}, optionalBody: true, ok: createdAns(wire.JoinToken{})},
 	"DELETE /api/v1/shards/:id/nodes/:node": {id: "removeShardNode", tag: tShards, summary: "Remove a node of a self-hosted shard", ok: noContent()},
 
+	"GET /api/v1/info": {id: "getInfo", tag: tMeta, summary: "Where the gateway serves gRPC (the worker stream)", ok: okAns(wire.GatewayInfo{})},
 	"GET /api/v1/openapi.json": {id: "getOpenAPI", tag: tMeta, summary: "This document",
 		ok: []opAnswer{{status: 200, desc: "The OpenAPI document.", media: "application/json", schema: obj{"type": "object"}, headers: []string{"ETag"}},
 			{status: 304, desc: "Not modified (If-None-Match)."}}},

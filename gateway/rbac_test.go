@@ -179,6 +179,7 @@ func TestRouteTableActions(t *testing.T) {
 		"PUT /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceManage,
 
 		"GET /api/v1/openapi.json": "", // public: no key, no action
+		"GET /api/v1/info":         "",
 
 		"GET /api/v1/shards":                    tenancy.ActNamespaceRead,
 		"POST /api/v1/shards/join-tokens":       tenancy.ActKeyManage,

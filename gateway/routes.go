@@ -59,7 +59,7 @@ const (
 	scheduleQuota
 	scheduleForget
 	// public: served to anyone, with no key and no chain (the API's own
-	// description); its action is none.
+	// description, where its gRPC port is); its action is none.
 	public
 )
 
@@ -90,6 +90,7 @@ const (
 // Fixed paths come before parameters (ack/batch before ack/:id).
 var routeTable = []route{
 	{get, "/api/v1/openapi.json", "", public, openAPI},
+	{get, "/api/v1/info", "", public, info},
 	{post, "/api/v1/enqueue", tenancy.ActJobEnqueue, job | enqueueOne | createsJobs, forward},
 	{post, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, job | batchBody | enqueueBatch | createsJobs, forward},
 	{post, "/api/v1/fetch", tenancy.ActJobWork, job | executionCap | longPollCap, longPoll},

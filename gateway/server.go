@@ -49,6 +49,7 @@ type Server struct {
 	handler      fasthttp.RequestHandler // the app's, for gRPC calls (grpc.go)
 	grpc         *http.Server            // nil without GRPCAddr
 	grpcLn       *listen.Listener
+	grpcTLS      bool // the gRPC port speaks TLS
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc

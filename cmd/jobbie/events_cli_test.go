@@ -63,6 +63,10 @@ func TestEventsCommand(t *testing.T) {
 	require.Len(t, ls, 2)
 	require.Equal(t, []string{a1, a2}, []string{ls[0].JobID, ls[1].JobID})
 	require.Equal(t, "enqueued", ls[0].Type)
+	// Asked from the oldest event kept, the backlog marks no gap before
+	// its first event (the log's ids do not start at 1).
+	require.False(t, ls[0].Missed, "a backlog from the oldest event is not a gap")
+	require.NotContains(t, d.run(t, "events", "--limit", "1", "--wait", "60s"), "missed")
 	after := parse(d.run(t, "events", "--since-id", ls[0].ID, "--queue", "ev.a", "--limit", "1", "--wait", "60s", "-o", "json"))
 	require.Equal(t, a2, after[0].JobID, "--since-id resumes after that event")
 	table := d.run(t, "events", "--since-id", ls[0].ID, "--queue", "ev.a", "--limit", "1", "--wait", "60s")
@@ -115,10 +119,11 @@ func TestEventsCommand(t *testing.T) {
 
 // eventJSON is what the test reads of `jobbie events -o json`'s lines.
 type eventJSON struct {
-	ID    string `json:"id"`
-	Type  string `json:"type"`
-	Queue string `json:"queue"`
-	JobID string `json:"job_id"`
+	Missed bool   `json:"missed"`
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Queue  string `json:"queue"`
+	JobID  string `json:"job_id"`
 }
 
 // cutProxy forwards TCP connections to a target until cut closes them.

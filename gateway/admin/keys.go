@@ -80,7 +80,7 @@ func keyRole(s string) (tenancy.Role, error) {
 	if role, err := tenancy.ParseRole(s); err == nil {
 		return role, nil
 	}
-	if tenancy.Role(s).IsCustom() {
+	if tenancy.IsCustomRole(tenancy.Role(s)) {
 		return tenancy.Role(s), nil
 	}
 	return "", apierr.Field("role", "role %q is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) nor a custom role's name", s)

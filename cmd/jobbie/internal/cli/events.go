@@ -100,6 +100,7 @@ be given again); --limit ends after that many.
 			queues: queues, last: sinceID, limit: limit}
 		if !follow && s.last == "" {
 			s.last = "0" // from the oldest event the log keeps
+			s.fromOldest = true
 		}
 		if follow {
 			return s.follow(ctx)
@@ -134,6 +135,9 @@ type eventStream struct {
 	queues      []string
 	last        string
 	limit, n    int
+	// fromOldest: the backlog was asked from the oldest event kept, so
+	// the stream's gap mark before its first event says nothing lost.
+	fromOldest bool
 }
 
 var errLimit = errors.New("limit reached")
@@ -142,6 +146,11 @@ var errLimit = errors.New("limit reached")
 // --limit events are printed.
 func (s *eventStream) print(ev client.Event) error {
 	s.last = ev.ID
+	if s.fromOldest {
+		// A log that does not start at 1 (its first events trimmed, or
+		// ids that begin high) is not a gap when asked from the oldest.
+		ev.Missed, s.fromOldest = false, false
+	}
 	if len(s.queues) > 0 && !slices.Contains(s.queues, ev.Queue) {
 		return nil
 	}

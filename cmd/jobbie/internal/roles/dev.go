@@ -3,7 +3,6 @@ package roles
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/rolelog"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/gateway"
 	"github.com/jobbie/jobbie/internal/atomicfile"
@@ -31,6 +32,7 @@ type devOptions struct {
 	consoleDir    string
 	tunnelAddr    string
 	grpcAddr      string
+	grpcPublicURL string
 	grpcKeepAlive time.Duration
 	trustPush     time.Duration // --trust-push-interval
 	certLife      time.Duration // --selfhosted-cert-validity
@@ -41,6 +43,8 @@ type devOptions struct {
 	replicas      int // nodes per shard cluster
 	backups       backupStoreFlags
 	limits        gatewayLimits // the gateway's (single process only)
+	log           rolelog.Options
+	logLevelSet   bool // --log-level given (flag, variable or file): a cluster's processes get it too
 }
 
 func devCmd() *cobra.Command {
@@ -61,9 +65,7 @@ talk to shards and scrape metrics.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if o.shards < 1 || o.replicas < 1 || o.shards > 16 || o.replicas > 7 {
-				return fmt.Errorf("--shards must be 1-16 and --replicas 1-7")
-			}
+			o.logLevelSet = cmd.Flags().Changed("log-level")
 			if (o.shards > 1 || o.replicas > 1) && o.backups != (backupStoreFlags{s3TLS: o.backups.s3TLS}) {
 				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes share <data-dir>/backups")
 			}
@@ -86,12 +88,17 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "h2c")
+	settings.Range(f, "shards", "1", "16")
+	settings.Range(f, "replicas", "1", "7")
+	settings.Range(f, "bulk-sync-max", "0", "")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
 	o.backups.flags(f, "<data-dir>/backups")
 	o.limits.flags(f)
+	o.log.Flags(f, "warn")
+	settings.Install(cmd, "dev")
 	return cmd
 }
 
@@ -157,7 +164,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := o.log.New(os.Stderr)
 	// One process, one readiness: every role's /readyz fails while any
 	// of the process's listeners cannot accept.
 	listeners := listen.NewGroup()
@@ -212,10 +219,8 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
-	if err := o.limits.apply(&gwCfg); err != nil {
-		return err
-	}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive}
+	o.limits.apply(&gwCfg)
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()
 		gwCfg.TrustPushInterval = o.trustPush

@@ -313,6 +313,9 @@ func (c *devCluster) plan() error {
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
 	if c.o.grpcAddr != "" {
 		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String())
+		if c.o.grpcPublicURL != "" {
+			gw.args = append(gw.args, "--grpc-public-url", c.o.grpcPublicURL)
+		}
 	}
 	if c.o.tunnelAddr != "" {
 		// Self-hosted shards: every control node signs with the one
@@ -338,6 +341,14 @@ func (c *devCluster) plan() error {
 		}
 		p.args = append(p.args, tlsArgs...)
 		p.args = append(p.args, "--gossip-key-file", c.gossipKey)
+		// The processes log in dev's format; at their own default level
+		// (info, for the logs the cluster keeps) unless dev was given one.
+		if c.o.log.Format != "" {
+			p.args = append(p.args, "--log-format", c.o.log.Format)
+		}
+		if c.o.logLevelSet {
+			p.args = append(p.args, "--log-level", c.o.log.Level)
+		}
 	}
 	for _, p := range procs {
 		if p.Pprof != "" {

@@ -72,6 +72,7 @@ type Server struct {
 	events  *live.Events
 	fwd     *shardclient.Client
 	group   *edge.Group // forwarding, status, members, joining (forward.go)
+	last    lastReports // each member's last status (health.go)
 	weights *Weights
 	trust   *trust.Store
 	hooks   Webhooks

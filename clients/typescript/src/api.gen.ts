@@ -285,11 +285,19 @@ export interface ClusterHealth {
   shard_id: string;
 }
 
-/** ClusterNode is one member of the shard's Raft group. */
+/** ClusterNode is one member of the shard's Raft group, with how far it has replicated. The node answering asks each member for its indexes; a member that does not answer keeps the last ones it gave that node (it is unreachable then, and its lag grows as the leader commits). A figure that is not known is absent. */
 export interface ClusterNode {
+  /** AppliedIndex is the last log entry the member's Raft applied (a command to its state, or a configuration change or a leader's no-op). */
+  applied_index?: number;
   id: string;
+  /** Lag is how many entries the member applied behind the leader's commit index; absent while no leader's commit index is known. */
+  lag?: number;
+  /** LastIndex is the last entry in the member's log, applied or not. */
+  last_index?: number;
   /** NodeLeader, NodeFollower or NodeNonvoter */
   role: "follower" | "leader" | "nonvoter";
+  /** SinceContactMS is how many milliseconds ago the leader and the member last heard from each other: when the node answering leads and its heartbeats to the member fail, Raft's last contact with it; otherwise the member's own report of when it last heard from its leader. Absent on the leader, and while not known. */
+  since_contact_ms?: number;
   /** NodeHealthy or NodeUnreachable */
   status: "healthy" | "unreachable";
 }

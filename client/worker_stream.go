@@ -23,18 +23,22 @@ const reportWait = time.Minute
 
 // streamWorker is a Worker's side of the stream.
 type streamWorker struct {
-	w        *Worker
-	api      jobbiev1connect.WorkerServiceClient
-	out      *outbox
-	held     atomic.Int64 // jobs received, running and not yet settled
-	drained  atomic.Bool  // the current stream was told to drain
-	closing  atomic.Bool  // shutdown: close the stream once nothing is held or in flight
-	changed  chan struct{}
-	closed   chan struct{} // shutdown: open no new stream
-	fatal    chan struct{}
-	url      string
-	auto     bool          // TransportAuto: fall back to HTTP when the stream cannot be reached
-	fallback chan struct{} // closed when it falls back
+	w       *Worker
+	api     jobbiev1connect.WorkerServiceClient
+	out     *outbox
+	held    atomic.Int64 // jobs received, running and not yet settled
+	drained atomic.Bool  // the current stream was told to drain
+	closing atomic.Bool  // shutdown: close the stream once nothing is held or in flight
+	changed chan struct{}
+	closed  chan struct{} // shutdown: open no new stream
+	fatal   chan struct{}
+	// workerDrain: the server drained this worker (Drain.worker); out
+	// closes once its stream ended, and Run returns as over HTTP.
+	workerDrain atomic.Bool
+	drainedOut  chan struct{}
+	url         string
+	auto        bool          // TransportAuto: fall back to HTTP when the stream cannot be reached
+	fallback    chan struct{} // closed when it falls back
 
 	fatalOnce sync.Once
 	base      context.Context
@@ -53,7 +57,7 @@ func (w *Worker) runStream(ctx context.Context, url string, auto bool) (fellBack
 	defer hc.CloseIdleConnections()
 	sw := &streamWorker{w: w, out: newOutbox(), base: base, url: url, auto: auto, fallback: make(chan struct{}),
 		api:     jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(url, "/"), connect.WithGRPC()),
-		changed: make(chan struct{}, 1), closed: make(chan struct{}), fatal: make(chan struct{})}
+		changed: make(chan struct{}, 1), closed: make(chan struct{}), fatal: make(chan struct{}), drainedOut: make(chan struct{})}
 	w.stream = sw
 	sessions, endSessions := context.WithCancel(base)
 	defer endSessions()
@@ -72,6 +76,7 @@ func (w *Worker) runStream(ctx context.Context, url string, auto bool) (fellBack
 	select {
 	case <-ctx.Done():
 	case <-sw.fatal:
+	case <-sw.drainedOut:
 	case <-sw.fallback:
 		// Nothing runs and nothing awaits an answer: only the heartbeats
 		// to stop.

@@ -52,6 +52,14 @@ func (sw *streamWorker) connect(base context.Context) {
 			return
 		default:
 		}
+		// Drained by the server (POST /api/v1/workers/{id}/drain): the
+		// stream ended once the worker held nothing, or was refused
+		// because the drain lasts; Run returns, as over HTTP.
+		if (drained && sw.workerDrain.Load()) || connect.CodeOf(err) == connect.CodeFailedPrecondition {
+			sw.w.log.Info("jobbie worker: drained, finishing held jobs", "worker", sw.w.cfg.WorkerID)
+			close(sw.drainedOut)
+			return
+		}
 		if sw.auto && !drained && !heard && !refusal(err) && sw.held.Load() == 0 && !sw.out.inFlight() {
 			sw.w.log.Warn("jobbie worker: stream unreachable, falling back to HTTP", "worker", sw.w.cfg.WorkerID, "url", sw.url, "err", err)
 			close(sw.fallback)
@@ -187,7 +195,10 @@ func (sw *streamWorker) receive(bidi *connect.BidiStreamForClient[jobbiev1.WorkR
 		for _, j := range res.GetJobs() {
 			sw.start(j)
 		}
-		if res.GetDrain() != nil {
+		if d := res.GetDrain(); d != nil {
+			if d.GetWorker() {
+				sw.workerDrain.Store(true)
+			}
 			drain()
 		}
 		sw.nudge()

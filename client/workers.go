@@ -23,9 +23,8 @@ func (c *Client) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
 }
 
 // DrainWorker asks worker id to stop taking jobs: its fetches get none
-// from then on (ErrWorkerDraining) and a Worker under that id working
-// over HTTP finishes what it holds and returns from Run; one on the
-// worker stream is not told yet (docs/api/grpc.md, "Not built yet"). The
+// from then on (ErrWorkerDraining) and a Worker under that id, over HTTP
+// or the worker stream, finishes what it holds and returns from Run. The
 // drain lasts while the shard's leader does (docs/api/workers-and-events.md).
 func (c *Client) DrainWorker(ctx context.Context, id string) (*WorkerDrain, error) {
 	var out WorkerDrain

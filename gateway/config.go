@@ -80,6 +80,11 @@ type Config struct {
 	// scrapers' certificates (pki.Scrapers); "" serves no metrics. They
 	// are never on Addr.
 	MetricsAddr string
+	// TraceShareSystem puts the gateway's own spans in the tenant's trace
+	// (children of its traceparent) rather than in traces of the
+	// operator's own (--trace-share-system). Spans are exported when the
+	// OTEL_* variables name an OTLP endpoint (internal/tracing.FromEnv).
+	TraceShareSystem bool
 
 	// BodyLimit caps request bodies in bytes. Default 1 MiB.
 	BodyLimit int

@@ -121,7 +121,7 @@ func init() {
 		"MoveRequest.queue", "BulkRequest.action",
 		"ScheduleRequest.queue", "ScheduleRequest.cron", "SchedulePreviewRequest.cron",
 		"WebhookRequest.url", "WebhookRedeliverRequest.event_id",
-		"CreateNamespaceRequest.name", "NamespaceEgressRequest.egress_allow",
+		"CreateNamespaceRequest.name", "NamespaceEgressRequest.egress_allow", "NamespaceTracingRequest.otlp_endpoint",
 		"CreateBackupRequest.namespace", "BackupPolicyRequest.cron", "CreateJoinTokenRequest.name",
 		"ConcurrencyRequest.max", "QueuePushRequest.url",
 		"AlertRuleRequest.kind", "AlertRuleRequest.for",

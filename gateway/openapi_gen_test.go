@@ -367,7 +367,7 @@ func (s *schemas) operation(in *schemas, rt route, op op) obj {
 	responses := obj{}
 	for _, r := range op.ok {
 		responses[strconv.Itoa(r.status)] = s.response(r)
-		if idempotent && r.status == 201 {
+		if idempotent && (r.status == 201 || r.status == 202) {
 			// A repeat of the key's first request: its answer again, 200.
 			replay := r
 			replay.status, replay.desc = 200, "The first answer to this Idempotency-Key, given back (Idempotency-Replayed: true)."

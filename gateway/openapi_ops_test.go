@@ -187,6 +187,8 @@ var operations = map[string]op{
 	"DELETE /api/v1/namespaces/:name":     {id: "deleteNamespace", tag: tNamespaces, summary: "Delete a namespace and all it holds", ok: noContent(), query: []obj{qp("force", "boolean", "Delete it though it holds jobs, queues or schedules.")}},
 	"GET /api/v1/namespaces/:name/egress": {id: "getNamespaceEgress", tag: tNamespaces, summary: "A namespace's egress allow-list", ok: okAns(wire.NamespaceEgress{})},
 	"PUT /api/v1/namespaces/:name/egress": {id: "putNamespaceEgress", tag: tNamespaces, summary: "Replace a namespace's egress allow-list", req: wire.NamespaceEgressRequest{}, ok: okAns(wire.NamespaceEgress{})},
+	"GET /api/v1/tracing":                 {id: "getNamespaceTracing", tag: tNamespaces, summary: "The namespace's OTLP endpoint for the spans of its jobs", ok: okAns(wire.NamespaceTracing{})},
+	"PUT /api/v1/tracing":                 {id: "putNamespaceTracing", tag: tNamespaces, summary: "Set the namespace's OTLP endpoint for the spans of its jobs", req: wire.NamespaceTracingRequest{}, ok: okAns(wire.NamespaceTracing{})},
 
 	"GET /api/v1/namespaces/:name/backup-policy":    {id: "getBackupPolicy", tag: tBackups, summary: "A namespace's backup policy", ok: okAns(wire.BackupPolicy{})},
 	"PUT /api/v1/namespaces/:name/backup-policy":    {id: "putBackupPolicy", tag: tBackups, summary: "Set a namespace's backup policy", req: wire.BackupPolicyRequest{}, ok: okAns(wire.BackupPolicy{})},

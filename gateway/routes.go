@@ -138,6 +138,9 @@ var routeTable = []route{
 	{put, "/api/v1/alerts/:name", tenancy.ActQueueManage, job, forward},
 	{del, "/api/v1/alerts/:name", tenancy.ActQueueManage, job, forward},
 	{get, "/api/v1/cluster", tenancy.ActQueueRead, job, forward}, // the namespace's shard: its nodes' health
+	// The namespace's own OTLP endpoint, kept and checked by its shard.
+	{get, "/api/v1/tracing", tenancy.ActNamespaceRead, job, forward},
+	{put, "/api/v1/tracing", tenancy.ActNamespaceManage, job, forward},
 	{get, "/api/v1/events", tenancy.ActJobRead, job, stream},
 	{get, "/api/v1/schedules", tenancy.ActScheduleRead, job, forward},
 	{post, "/api/v1/schedules", tenancy.ActScheduleManage, job | scheduleQuota, forward},

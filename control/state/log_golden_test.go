@@ -100,6 +100,12 @@ func logScript() []logStep {
 	add(OpCancelMove.Command(&CancelMoveCmd{ID: "mov_2"}))
 	add(OpEndMove.Command(&EndMoveCmd{ID: "mov_2", Failed: true, Error: "cancelled"}))
 	add(OpDeleteNamespace.Command(&DeleteNamespaceCmd{TenantID: tidA, Name: "mails"}))
+	idemRole := OpPutRole.Command(&PutRoleCmd{TenantID: tidA, Name: "keyed", Permissions: perms, Create: true})
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidA, Key: "k-1", Hash: []byte{1}, Cmd: idemRole}))
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidA, Key: "k-1", Hash: []byte{1}, Cmd: idemRole}))                                    // replayed
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidA, Key: "k-1", Hash: []byte{2}, Cmd: idemRole}))                                    // 422
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidB, Key: "k-1", Hash: []byte{1}, Cmd: OpCreateKey.Command(&CreateKeyCmd{ID: "key_3", // another tenant's key
+		TenantID: tidB, Name: "k", Role: tenancy.RoleViewer, Namespaces: []string{"default"}})}))
 	return s
 }
 

@@ -44,6 +44,7 @@ var (
 	OpSwitchMove      = replica.Op[SwitchMoveCmd, MoveRecord]{Type: 32, Name: "switch_move"}
 	OpCancelMove      = replica.Op[CancelMoveCmd, MoveRecord]{Type: 33, Name: "cancel_move"}
 	OpEndMove         = replica.Op[EndMoveCmd, MoveRecord]{Type: 34, Name: "end_move"}
+	OpIdempotent      = replica.Op[IdemCmd, *IdemOutcome]{Type: 35, Name: "idempotent"}
 )
 
 // NewRegistry registers every command's handler.
@@ -83,5 +84,6 @@ func NewRegistry() *replica.Registry {
 	OpSwitchMove.Handle(r, applySwitchMove)
 	OpCancelMove.Handle(r, applyCancelMove)
 	OpEndMove.Handle(r, applyEndMove)
+	OpIdempotent.Handle(r, func(tx *replica.Tx, c *IdemCmd) (*IdemOutcome, error) { return applyIdem(r, defaultIdemLimits, tx, c) })
 	return r
 }

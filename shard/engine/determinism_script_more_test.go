@@ -199,10 +199,22 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		}
 		return FailFor(c).Command(c)
 	}),
+	// A namespace's OTLP endpoint: set, kept beside another setting's
+	// change, or cleared.
+	scriptCmd(func(s *script) []byte {
+		c := &NamespaceConfigCmd{NS: testNS, KeepRetention: s.rng.Intn(2) == 0, KeepEgress: s.rng.Intn(2) == 0, KeepOTLP: s.rng.Intn(3) == 0}
+		if s.rng.Intn(3) > 0 {
+			c.Config.OTLPEndpoint = []string{"https://otel.example.com/v1/traces", "https://collector.example.net:4318/v1/traces"}[s.rng.Intn(2)]
+		}
+		if s.rng.Intn(4) == 0 {
+			c.NS = otherNS
+		}
+		return NamespaceConfigureOTLP.Command(c)
+	}),
 	// Alert rules: two names, so creates meet existing ones; the leader's
 	// state changes name a recent entry's time, now and then the rule's
-	// last change's (else they are ignored), firing and resolving on two queues; a delete resolves
-	// what fires.
+	// last change's (else they are ignored), firing and resolving on two
+	// queues; a delete resolves what fires.
 	scriptCmd(func(s *script) []byte {
 		r := AlertRuleRecord{Name: fmt.Sprint("a", s.rng.Intn(2)), Kind: wire.AlertQueueDepth, Threshold: float64(s.rng.Intn(5)),
 			ForNs: int64(s.rng.Intn(3)) * int64(time.Second), Enabled: s.rng.Intn(4) != 0}

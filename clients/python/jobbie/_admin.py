@@ -1,5 +1,11 @@
-"""About a tenant as a whole: namespaces, API keys, roles, usage and
-invoices, webhook endpoints and the namespace's signing keys."""
+"""About a tenant as a whole: namespaces, API keys, roles, backups, usage
+and invoices, webhook endpoints and the namespace's signing keys.
+
+The creates of a namespace, key, role, backup and webhook endpoint take an
+``idempotency_key`` (default: a random one per call, the same on each of
+its retries): a repeat within 24 hours gets the first answer back, a
+created key's secret included; another body under the same key is
+IdempotencyKeyReusedError."""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from ._base import Base, drop_none, query, seg
 from .types_gen import (
-    CreatedKey, Invoice, InvoiceSummary, Key, Namespace, Role, RotatedKey, TenantPlan, Usage, Webhook, WebhookDelivery,
+    Backup, CreatedKey, Invoice, InvoiceSummary, Key, Namespace, Role, RotatedKey, TenantPlan, Usage, Webhook, WebhookDelivery,
     WebhookKey,
 )
 
@@ -22,10 +28,11 @@ class AdminMixin(Base):
         return list(out.get("namespaces") or [])
 
     def create_namespace(self, name: str, *, description: str | None = None, retention: float | str | None = None,
-                         deletion_protection: bool | None = None, shard: str | None = None) -> Namespace:
+                         deletion_protection: bool | None = None, shard: str | None = None,
+                         idempotency_key: str | None = None) -> Namespace:
         body = drop_none({"name": name, "description": description, "retention": retention,
                           "deletion_protection": deletion_protection, "shard": shard})
-        return self._call("POST", "/api/v1/namespaces", body)  # type: ignore[no-any-return]
+        return self._create("/api/v1/namespaces", body, idempotency_key)  # type: ignore[no-any-return]
 
     def get_namespace(self, name: str) -> Namespace:
         return self._call("GET", f"/api/v1/namespaces/{seg(name)}")  # type: ignore[no-any-return]
@@ -57,11 +64,13 @@ class AdminMixin(Base):
         return list(out.get("keys") or [])
 
     def create_key(self, name: str, role: str, *, namespaces: Sequence[str] | None = None,
-                   description: str | None = None, expires_at: str | None = None) -> CreatedKey:
-        """A new key; its secret (``key``) is in this answer only."""
+                   description: str | None = None, expires_at: str | None = None,
+                   idempotency_key: str | None = None) -> CreatedKey:
+        """A new key; its secret (``key``) is in this answer only, and in a
+        repeat of it under the same ``idempotency_key``."""
         body = drop_none({"name": name, "role": role, "namespaces": list(namespaces) if namespaces is not None else None,
                           "description": description, "expires_at": expires_at})
-        return self._call("POST", "/api/v1/keys", body)  # type: ignore[no-any-return]
+        return self._create("/api/v1/keys", body, idempotency_key)  # type: ignore[no-any-return]
 
     def get_key(self, key_id: str) -> Key:
         return self._call("GET", f"/api/v1/keys/{seg(key_id)}")  # type: ignore[no-any-return]
@@ -80,10 +89,10 @@ class AdminMixin(Base):
         return list(out.get("roles") or [])
 
     def create_role(self, name: str, permissions: Sequence[Mapping[str, Any]], *,
-                    description: str | None = None) -> Role:
+                    description: str | None = None, idempotency_key: str | None = None) -> Role:
         """A custom role: each permission ``{"actions", "namespaces", "queues"}``."""
         body = drop_none({"name": name, "description": description, "permissions": [dict(p) for p in permissions]})
-        return self._call("POST", "/api/v1/roles", body)  # type: ignore[no-any-return]
+        return self._create("/api/v1/roles", body, idempotency_key)  # type: ignore[no-any-return]
 
     def get_role(self, name: str) -> Role:
         return self._call("GET", f"/api/v1/roles/{seg(name)}")  # type: ignore[no-any-return]
@@ -95,6 +104,21 @@ class AdminMixin(Base):
 
     def delete_role(self, name: str) -> None:
         self._call("DELETE", f"/api/v1/roles/{seg(name)}")
+
+    # Backups
+
+    def create_backup(self, namespace: str, *, idempotency_key: str | None = None) -> Backup:
+        """Start a backup of ``namespace``: answered at once, ``running``;
+        get_backup follows it to ``completed`` or ``failed``."""
+        return self._create("/api/v1/backups", {"namespace": namespace}, idempotency_key)  # type: ignore[no-any-return]
+
+    def list_backups(self, namespace: str | None = None) -> list[Backup]:
+        """The catalog the key may read, newest first; only ``namespace``'s when given."""
+        out = self._call("GET", query("/api/v1/backups", {"namespace": namespace}))
+        return list(out.get("backups") or [])
+
+    def get_backup(self, backup_id: str) -> Backup:
+        return self._call("GET", f"/api/v1/backups/{seg(backup_id)}")  # type: ignore[no-any-return]
 
     # Usage and billing
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 from urllib.parse import quote, urlencode
 
-from ._transport import SyncTransport, new_idempotency_key
+from ._transport import IDEMPOTENT_ROUTES, SyncTransport, new_idempotency_key
 
 JSON = dict[str, Any]
 
@@ -38,7 +38,11 @@ class Base:
                             timeout=timeout).body
 
     def _create(self, path: str, body: Any, idempotency_key: str | None) -> Any:
-        """A POST of a route that takes an Idempotency-Key (the enqueues,
-        a schedule's and a webhook endpoint's create): the caller's key,
-        or a random one, the same on every retry of the call."""
+        """A POST of a route that takes an Idempotency-Key
+        (IDEMPOTENT_ROUTES: the enqueues, a schedule's, a webhook
+        endpoint's, a namespace's, a key's, a role's and a backup's
+        create): the caller's key, or a random one, the same on every
+        retry of the call."""
+        if path not in IDEMPOTENT_ROUTES:
+            raise ValueError(f"jobbie: POST {path} takes no Idempotency-Key")
         return self._call("POST", path, body, idempotency_key=idempotency_key or new_idempotency_key())

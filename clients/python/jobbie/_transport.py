@@ -99,11 +99,18 @@ def should_retry(err: JobbieError) -> bool:
     return err.status == 0 or err.retryable
 
 
+# The POST routes that take an Idempotency-Key (the OpenAPI document's
+# header parameter, which a test compares): the shard's four and the four
+# control serves. The server refuses the header on every other route.
+IDEMPOTENT_ROUTES = frozenset({
+    "/api/v1/enqueue", "/api/v1/enqueue/batch", "/api/v1/schedules", "/api/v1/webhooks",
+    "/api/v1/namespaces", "/api/v1/keys", "/api/v1/roles", "/api/v1/backups",
+})
+
 # POSTs that take no Idempotency-Key and would make something again if
 # sent twice: a network error (the request may have been applied) is not
 # retried for them; a 429 or 503 answer (it was not) still is.
-_REPEATS_CREATE = ("/api/v1/namespaces", "/api/v1/keys", "/api/v1/roles", "/api/v1/jobs/bulk", "/api/v1/backups",
-                   "/api/v1/shards/join-tokens")
+_REPEATS_CREATE = ("/api/v1/jobs/bulk", "/api/v1/shards/join-tokens")
 _REPEATS_CREATE_SUFFIX = ("/run", "/rotate", "/rotate-secret", "/test", "/redeliver", "/join-tokens", "/restore")
 
 

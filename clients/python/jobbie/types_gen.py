@@ -317,11 +317,19 @@ class ClusterHealth(TypedDict):
 
 
 class ClusterNode(TypedDict):
-    """ClusterNode is one member of the shard's Raft group."""
+    """ClusterNode is one member of the shard's Raft group, with how far it has replicated. The node answering asks each member for its indexes; a member that does not answer keeps the last ones it gave that node (it is unreachable then, and its lag grows as the leader commits). A figure that is not known is absent."""
 
+    #: AppliedIndex is the last log entry the member's Raft applied (a command to its state, or a configuration change or a leader's no-op).
+    applied_index: NotRequired[int]
     id: str
+    #: Lag is how many entries the member applied behind the leader's commit index; absent while no leader's commit index is known.
+    lag: NotRequired[int]
+    #: LastIndex is the last entry in the member's log, applied or not.
+    last_index: NotRequired[int]
     #: NodeLeader, NodeFollower or NodeNonvoter
     role: Literal["follower", "leader", "nonvoter"]
+    #: SinceContactMS is how many milliseconds ago the leader and the member last heard from each other: when the node answering leads and its heartbeats to the member fail, Raft's last contact with it; otherwise the member's own report of when it last heard from its leader. Absent on the leader, and while not known.
+    since_contact_ms: NotRequired[int]
     #: NodeHealthy or NodeUnreachable
     status: Literal["healthy", "unreachable"]
 
@@ -578,6 +586,13 @@ class FetchedJob(TypedDict):
     #: TraceParent and TraceState are the trace context the job was enqueued with, when it had one.
     traceparent: NotRequired[str]
     tracestate: NotRequired[str]
+
+
+class GatewayInfo(TypedDict):
+    """GatewayInfo is GET /api/v1/info: what a gateway tells anyone, with no key, about how to reach it."""
+
+    #: GRPCURL is where the gateway serves gRPC and Connect (docs/api/grpc.md), the worker stream among them: "http://host:port" for HTTP/2 without TLS, "https://host:port" with TLS. Empty when it serves none.
+    grpc_url: str
 
 
 class HeartbeatEntry(TypedDict):
@@ -860,6 +875,18 @@ class NamespaceMeters(TypedDict):
     buckets: "list[UsageBucketView] | None"
     namespace: str
     totals: "UsageMeters"
+
+
+class NamespaceTracing(TypedDict):
+    """NamespaceTracing is GET and PUT /api/v1/tracing: where the namespace's spans go, "" for nowhere."""
+
+    otlp_endpoint: str
+
+
+class NamespaceTracingRequest(TypedDict):
+    """NamespaceTracingRequest is PUT /api/v1/tracing: the endpoint of the request's namespace's own OTLP collector (an https URL taking OTLP/HTTP protobuf traces, such as https://otel.example.com/v1/traces; null or "" for none), which then receives the spans of the namespace's jobs: send, receive and settle, in the traces their traceparents name. It is held to the outbound rules and the namespace's egress allow-list as a push URL is, when set and at every export; it is kept by the namespace's shard (NamespaceSettings.OTLPEndpoint). Spans are sent only while the operator exports traces."""
+
+    otlp_endpoint: Any
 
 
 class NewNamespace(TypedDict):

@@ -62,17 +62,20 @@ def test_a_callers_key_gets_the_first_answer_and_another_body_is_refused(client:
 
 
 def test_a_create_without_a_key_is_not_sent_again_after_a_network_error(
-        server: Server, proxy: faultproxy.FaultProxy) -> None:
+        server: Server, proxy: faultproxy.FaultProxy, queue: str) -> None:
     c = jobbie.Client(proxy.url, server.key)
-    proxy.faults["POST /api/v1/keys"] = ["drop_after"]
+    s = c.create_schedule("run-" + queue, queue, "@yearly")
+    run = f"/api/v1/schedules/{s['id']}/run"
+    proxy.faults["POST " + run] = ["drop_after"]
     with pytest.raises(jobbie.NetworkError):
-        c.create_key("once", "viewer", namespaces=["*"])
-    calls = proxy.calls("POST", "/api/v1/keys")
-    assert len(calls) == 1 and calls[0].idempotency_key is None, "the key may exist: not made twice"
-    assert [k["name"] for k in c.list_keys()].count("once") == 1
-    proxy.faults["POST /api/v1/keys"] = ["503"]
-    c.create_key("twice", "viewer", namespaces=["*"])
-    assert [s.answered for s in proxy.calls("POST", "/api/v1/keys")][1:] == ["503", "proxied"]
+        c.run_schedule(s["id"])
+    calls = proxy.calls("POST", run)
+    assert len(calls) == 1 and calls[0].idempotency_key is None, "the run may have landed: not sent twice"
+    assert len(list(c.iter_search({"queue": queue}))) == 1
+    proxy.faults["POST " + run] = ["503"]
+    c.run_schedule(s["id"])
+    assert [s.answered for s in proxy.calls("POST", run)][1:] == ["503", "proxied"]
+    assert len(list(c.iter_search({"queue": queue}))) == 2
 
 
 def test_a_dropped_connection_is_retried(server: Server, proxy: faultproxy.FaultProxy, queue: str) -> None:

@@ -1,11 +1,11 @@
-// The tenant's own administration: namespaces, API keys, roles, usage
-// and billing, lifecycle webhooks, and the namespace's signing keys.
+// The tenant's own administration: namespaces, API keys, roles, backups,
+// usage and billing, lifecycle webhooks, and the namespace's signing keys.
 
-import type { CallOptions, Transport } from "./http.js";
+import { type CallOptions, type Transport, marked } from "./http.js";
 import type * as api from "./api.gen.js";
-import type { Duration } from "./types.js";
+import type { Duration, Replayed } from "./types.js";
 import type {
-  ApiKey, CreatedKey, CreateKeyRequest, CreateNamespaceRequest, Invoice, InvoiceList, Namespace, Role, RoleRequest,
+  ApiKey, Backup, CreatedKey, CreateKeyRequest, CreateNamespaceRequest, Invoice, InvoiceList, Namespace, Role, RoleRequest,
   RotatedKey, SigningKey, TenantPlan, UpdateNamespaceRequest, UsageReport, Webhook, WebhookDelivery, WebhookRequest,
 } from "./types-admin.js";
 
@@ -20,6 +20,14 @@ class Family {
   protected async send<T>(method: string, path: string, body?: unknown, co?: CallOptions, retry = false, query?: Query): Promise<T> {
     return (await this.t.call<T>({ method, path, body, retry, query }, co)).data;
   }
+  /**
+   * A create that takes an Idempotency-Key: co.idempotencyKey or a random
+   * one, the same on each retry; the answer is marked replayed when the
+   * server gave back the first one's.
+   */
+  protected async created<T extends object>(path: string, body: unknown, co?: CallOptions): Promise<Replayed<T>> {
+    return marked(await this.t.call<T>({ method: "POST", path, body }, co));
+  }
 }
 
 /** Namespaces (docs/api/namespaces.md). */
@@ -27,7 +35,7 @@ export class Namespaces extends Family {
   async list(co?: CallOptions): Promise<Namespace[]> {
     return (await this.read<api.NamespaceList>("/api/v1/namespaces", co)).namespaces ?? [];
   }
-  create(req: CreateNamespaceRequest, co?: CallOptions): Promise<Namespace> { return this.send("POST", "/api/v1/namespaces", req, co); }
+  create(req: CreateNamespaceRequest, co?: CallOptions): Promise<Replayed<Namespace>> { return this.created("/api/v1/namespaces", req, co); }
   getOne(name: string, co?: CallOptions): Promise<Namespace> { return this.read(`/api/v1/namespaces/${enc(name)}`, co); }
   /** Changes description, retention or deletion_protection. */
   update(name: string, patch: UpdateNamespaceRequest, co?: CallOptions): Promise<Namespace> {
@@ -49,8 +57,8 @@ export class Namespaces extends Family {
 /** API keys (docs/api/keys-and-roles.md). */
 export class Keys extends Family {
   async list(co?: CallOptions): Promise<ApiKey[]> { return (await this.read<api.KeyList>("/api/v1/keys", co)).keys ?? []; }
-  /** Creates a key; its secret (`key`) is in this answer only. */
-  create(req: CreateKeyRequest, co?: CallOptions): Promise<CreatedKey> { return this.send("POST", "/api/v1/keys", req, co); }
+  /** Creates a key; its secret (`key`) is in this answer only, and in a replay of it under the same idempotencyKey. */
+  create(req: CreateKeyRequest, co?: CallOptions): Promise<Replayed<CreatedKey>> { return this.created("/api/v1/keys", req, co); }
   getOne(id: string, co?: CallOptions): Promise<ApiKey> { return this.read(`/api/v1/keys/${enc(id)}`, co); }
   /** Revokes a key: refused within seconds. */
   async revoke(id: string, co?: CallOptions): Promise<void> { await this.send("DELETE", `/api/v1/keys/${enc(id)}`, undefined, co); }
@@ -63,12 +71,27 @@ export class Keys extends Family {
 /** Built-in and custom roles. */
 export class Roles extends Family {
   async list(co?: CallOptions): Promise<Role[]> { return (await this.read<api.RoleList>("/api/v1/roles", co)).roles ?? []; }
-  create(req: RoleRequest & { name: string }, co?: CallOptions): Promise<Role> { return this.send("POST", "/api/v1/roles", req, co); }
+  create(req: RoleRequest & { name: string }, co?: CallOptions): Promise<Replayed<Role>> { return this.created("/api/v1/roles", req, co); }
   getOne(name: string, co?: CallOptions): Promise<Role> { return this.read(`/api/v1/roles/${enc(name)}`, co); }
   /** Replaces a custom role's description and permissions. */
   update(name: string, req: RoleRequest, co?: CallOptions): Promise<Role> { return this.send("PUT", `/api/v1/roles/${enc(name)}`, req, co); }
   /** Deletes a custom role (409 role_in_use while live keys carry it). */
   async delete(name: string, co?: CallOptions): Promise<void> { await this.send("DELETE", `/api/v1/roles/${enc(name)}`, undefined, co); }
+}
+
+/** Namespace backups (docs/api/backups.md). */
+export class Backups extends Family {
+  /** Starts a backup of namespace: answered at once, running; getOne follows it. */
+  create(namespace: string, co?: CallOptions): Promise<Replayed<Backup>> {
+    const body: api.CreateBackupRequest = { namespace };
+    return this.created("/api/v1/backups", body, co);
+  }
+  /** The catalog the key may read, newest first; only namespace's when given. */
+  async list(namespace?: string, co?: CallOptions): Promise<Backup[]> {
+    return (await this.read<api.BackupList>("/api/v1/backups", co, { namespace })).backups ?? [];
+  }
+  /** State, size, jobs, checksum and the latest restore. */
+  getOne(id: string, co?: CallOptions): Promise<Backup> { return this.read(`/api/v1/backups/${enc(id)}`, co); }
 }
 
 /** The query of GET /api/v1/usage. */
@@ -129,6 +152,7 @@ export class Admin {
   readonly namespaces: Namespaces;
   readonly keys: Keys;
   readonly roles: Roles;
+  readonly backups: Backups;
   readonly usage: Usage;
   readonly webhooks: Webhooks;
   readonly signingKeys: SigningKeys;
@@ -136,6 +160,7 @@ export class Admin {
     this.namespaces = new Namespaces(t);
     this.keys = new Keys(t);
     this.roles = new Roles(t);
+    this.backups = new Backups(t);
     this.usage = new Usage(t);
     this.webhooks = new Webhooks(t);
     this.signingKeys = new SigningKeys(t);

@@ -5,7 +5,7 @@
 
 import { Admin } from "./admin.js";
 import { JobbieError, WORKER_DRAIN_HEADER, WorkerDrainingError } from "./errors.js";
-import { type Answer, type CallOptions, type ClientOptions, REPLAYED_HEADER, Transport, sleep } from "./http.js";
+import { type CallOptions, type ClientOptions, Transport, marked, sleep } from "./http.js";
 import { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 import { parseSSE } from "./sse.js";
 import type * as api from "./api.gen.js";
@@ -48,11 +48,6 @@ export interface EventsOptions {
   onComment?: (text: string) => void;
 }
 
-/** The answer's body, marked replayed when the server gave back an earlier send's answer. */
-function marked<T extends object>(a: Answer<T>): T & { replayed?: boolean } {
-  return a.headers.get(REPLAYED_HEADER) === "true" ? { ...a.data, replayed: true } : a.data;
-}
-
 function withoutUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
@@ -92,6 +87,7 @@ export class Client {
   get namespaces() { return this.admin.namespaces; }
   get keys() { return this.admin.keys; }
   get roles() { return this.admin.roles; }
+  get backups() { return this.admin.backups; }
   get usage() { return this.admin.usage; }
   get webhooks() { return this.admin.webhooks; }
   get signingKeys() { return this.admin.signingKeys; }

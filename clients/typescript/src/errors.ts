@@ -91,6 +91,9 @@ export const isConflict = (err: unknown): err is JobbieError => hasStatus(err, 4
 /** err says the job is no longer active under this lease. */
 export const isLeaseMismatch = (err: unknown): err is JobbieError =>
   err instanceof JobbieError && err.code === ErrorCodes.leaseMismatch;
+/** err is a 422: an Idempotency-Key sent again with another request (field "Idempotency-Key"). */
+export const isIdempotencyKeyReused = (err: unknown): err is JobbieError =>
+  err instanceof JobbieError && err.code === ErrorCodes.idempotencyKeyReused;
 /** err is a 413. */
 export const isTooLarge = (err: unknown): err is JobbieError => hasStatus(err, 413);
 /** err is a 429. */

@@ -1,4 +1,4 @@
-// The tenant's administration (namespaces, keys, roles, usage and
+// The tenant's administration (namespaces, keys, roles, backups, usage and
 // billing, webhooks, signing keys) as the SDK names it: aliases of the
 // types generated from the OpenAPI document (api.gen.ts).
 
@@ -17,6 +17,9 @@ export type RotatedKey = api.RotatedKey;
 export type Permission = api.PermissionInput;
 export type Role = api.Role;
 export type RoleRequest = api.RoleRequest;
+
+/** A backup in the catalog: `state` running, then completed or failed. */
+export type Backup = api.Backup;
 
 /** GET /api/v1/usage: every meter per namespace and hour or day. */
 export type UsageReport = api.Usage;

@@ -168,17 +168,18 @@ describe("retries", () => {
       minBackoffMs: 10,
       fetch: async (input, init) => {
         calls++;
-        if (new Headers(init?.headers).has("Idempotency-Key")) throw new Error("a namespace create sent a key");
+        if (new Headers(init?.headers).has("Idempotency-Key")) throw new Error("a schedule's run sent a key");
         if (calls === 1) return new Response(JSON.stringify({ error: { code: "rate_limited", message: "slow" } }), { status: 429, headers: { "Content-Type": "application/json" } });
         const res = await fetch(input, init);
         if (calls === 2) throw new TypeError("fetch failed: connection reset after the request was sent");
         return res;
       },
     });
-    const name = `ts-${crypto.randomUUID().slice(0, 8)}`;
-    await expect(c.namespaces.create({ name })).rejects.toMatchObject({ status: 0, code: "network_error" });
+    const q = queue();
+    const s = await client().schedules.create({ name: `run-${q}`, queue: q, cron: "@yearly" });
+    await expect(c.schedules.run(s.id)).rejects.toMatchObject({ status: 0, code: "network_error" });
     expect(calls).toBe(2);
-    expect((await client().namespaces.getOne(name)).name).toBe(name); // it landed, once
+    expect((await client().search.page({ queue: q })).total).toBe(1); // it landed, once
   });
 
   it("gives up after the retries allowed with the last error", async () => {

@@ -39,8 +39,9 @@ type devOptions struct {
 	bulkSyncMax   int
 	unfair        bool
 	push          pushFlags
-	shards        int // shard clusters; more than one, or replicas > 1, runs every role as a process
-	replicas      int // nodes per shard cluster
+	traceShare    bool // --trace-share-system
+	shards        int  // shard clusters; more than one, or replicas > 1, runs every role as a process
+	replicas      int  // nodes per shard cluster
 	backups       backupStoreFlags
 	limits        gatewayLimits // the gateway's (single process only)
 	log           rolelog.Options
@@ -82,6 +83,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
 	o.push.flags(f)
+	traceShareFlag(f, &o.traceShare)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
@@ -178,7 +180,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, Listeners: listeners,
-		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs,
+		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
 	})
 	if err != nil {
 		return err
@@ -219,7 +221,8 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive,
+		TraceShareSystem: o.traceShare}
 	o.limits.apply(&gwCfg)
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()

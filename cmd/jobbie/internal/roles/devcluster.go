@@ -300,6 +300,7 @@ func (c *devCluster) plan() error {
 			"--http", p.HTTP, "--raft", p.Raft, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ","),
 			"--control", strings.Join(ctlURLs, ",")}
 		p.args = append(p.args, c.o.push.args()...)
+		p.args = append(p.args, traceShareArgs(c.o.traceShare)...)
 		if f := first[p.ShardID]; f == nil {
 			first[p.ShardID] = p
 			p.args = append(p.args, "--bootstrap")
@@ -311,6 +312,7 @@ func (c *devCluster) plan() error {
 	// The gateway knows every control node (and finds more in gossip).
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", strings.Join(ctlURLs, ","), "--name", gw.NodeID,
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
+	gw.args = append(gw.args, traceShareArgs(c.o.traceShare)...)
 	if c.o.grpcAddr != "" {
 		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String())
 		if c.o.grpcPublicURL != "" {

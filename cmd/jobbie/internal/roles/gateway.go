@@ -24,6 +24,7 @@ type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
 	tunnelAddr, selfHostedCAFile, grpcAddr, grpcPublicURL          string
 	grpcKeepAlive                                                  time.Duration
+	traceShare                                                     bool // --trace-share-system
 	trustPush                                                      time.Duration
 	public                                                         publicTLSFlags
 	gossip                                                         roleGossip
@@ -146,6 +147,7 @@ connection.`,
 	f.StringVar(&o.controlURL, "control", "", "control plane base URLs: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081 (required)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
+	traceShareFlag(f, &o.traceShare)
 	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "over TLS with --public-tls-cert, else h2c")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
@@ -169,7 +171,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
 		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key,
-		GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive}
+		GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive, TraceShareSystem: o.traceShare}
 	if o.selfHostedCAFile != "" {
 		if cfg.SelfHostedCA, err = os.ReadFile(o.selfHostedCAFile); err != nil {
 			return err

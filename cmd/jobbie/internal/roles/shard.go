@@ -37,6 +37,7 @@ type shardOptions struct {
 	bulkSyncMax                     int
 	unfair                          bool
 	push                            pushFlags
+	traceShare                      bool // --trace-share-system
 	gossip                          roleGossip
 	tls                             roleTLS
 	// A self-hosted shard's node: joins with a tenant's token, then runs
@@ -123,6 +124,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	settings.Range(f, "raft-timeout", "10ms", "1m")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
 	o.push.flags(f)
+	traceShareFlag(f, &o.traceShare)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	settings.Range(f, "bulk-sync-max", "0", "")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
@@ -314,7 +316,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, SocketPath: sock,
-		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs,
+		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
 	})
 	if err != nil {
 		leavePool(pool)

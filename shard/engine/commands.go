@@ -97,10 +97,10 @@ var (
 
 	// Alert rules (alerts.go): the user's changes, and the leader's
 	// evaluation firing and resolving them.
-	AlertCreate = replica.Op[AlertRuleCmd, *AlertRuleRecord]{Type: 104, Name: "alert.create"}
-	AlertUpdate = replica.Op[AlertRuleCmd, *AlertRuleRecord]{Type: 105, Name: "alert.update"}
-	AlertDelete = replica.Op[AlertNameCmd, replica.None]{Type: 106, Name: "alert.delete"}
-	AlertState  = replica.Op[AlertStateCmd, bool]{Type: 107, Name: "alert.state"} // whether it changed
+	AlertCreate = replica.Op[AlertRuleCmd, *AlertRuleRecord]{Type: 95, Name: "alert.create"}
+	AlertUpdate = replica.Op[AlertRuleCmd, *AlertRuleRecord]{Type: 96, Name: "alert.update"}
+	AlertDelete = replica.Op[AlertNameCmd, replica.None]{Type: 97, Name: "alert.delete"}
+	AlertState  = replica.Op[AlertStateCmd, bool]{Type: 98, Name: "alert.state"} // whether it changed
 )
 
 // register is the dispatch table: every command and its handler, in one

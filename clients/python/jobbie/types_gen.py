@@ -74,6 +74,59 @@ class AddNodesRequest(TypedDict):
     nodes: NotRequired[int]
 
 
+class AlertQueue(TypedDict):
+    """AlertQueue is a rule firing on one queue: since when, and the value that made it fire."""
+
+    queue: str
+    #: format date-time
+    since: str
+    value: float
+
+
+AlertRule = TypedDict("AlertRule", {
+    "created_at": str,  # format date-time
+    "enabled": bool,
+    "evaluated_at": NotRequired[str],  # format date-time
+    "firing": "list[AlertQueue] | None",
+    "for": str,
+    "kind": Literal["dead_increase", "failure_rate_above", "no_worker", "oldest_pending_above", "queue_depth_above"],
+    "min_count": NotRequired[int],
+    "name": str,
+    "queue": str,
+    "since": NotRequired[str],  # when it began to fire (the earliest of its queues); format date-time
+    "state": Literal["firing", "ok"],
+    "threshold": float,
+    "updated_at": str,  # format date-time
+    "values": "list[AlertValue] | None",
+})
+AlertRule.__doc__ = """AlertRule is one rule as read, with its state: Firing lists the queues it fires on (empty while it is ok); Values are the measures of its last evaluation per queue, EvaluatedAt when (both kept in the shard leader's memory: absent until it evaluates the rule after it took the lead)."""
+
+
+class AlertRuleList(TypedDict):
+    """AlertRuleList is GET /api/v1/alerts."""
+
+    alerts: "list[AlertRule] | None"
+
+
+AlertRuleRequest = TypedDict("AlertRuleRequest", {
+    "enabled": NotRequired[bool],
+    "for": str,
+    "kind": Literal["dead_increase", "failure_rate_above", "no_worker", "oldest_pending_above", "queue_depth_above"],
+    "min_count": NotRequired[int],  # minimum 0; maximum 1000000
+    "name": NotRequired[str],  # maxLength 64
+    "queue": NotRequired[str],
+    "threshold": NotRequired[float],  # minimum 0; maximum 1000000000
+})
+AlertRuleRequest.__doc__ = """AlertRuleRequest is POST /api/v1/alerts (Name required) and PUT /api/v1/alerts/{name} (the whole rule; Name, if given, must be the path's). Queue empty: every queue of the namespace, each on its own. For is a duration ("30s", "5m"). Enabled defaults to true."""
+
+
+class AlertValue(TypedDict):
+    """AlertValue is a rule's measure on one queue at its last evaluation."""
+
+    queue: str
+    value: float
+
+
 class Backup(TypedDict):
     """Backup is one backup in the catalog. Size is the stored bytes; Jobs and Records count what the stream holds; Checksum is the sha256 (hex) of its uncompressed body; RaftIndex the shard's applied index the snapshot was read at. The figures are set once it completed."""
 

@@ -58,6 +58,70 @@ export interface AddNodesRequest {
   nodes?: number;
 }
 
+/** AlertQueue is a rule firing on one queue: since when, and the value that made it fire. */
+export interface AlertQueue {
+  queue: string;
+  /** @format date-time */
+  since: string;
+  value: number;
+}
+
+/** AlertRule is one rule as read, with its state: Firing lists the queues it fires on (empty while it is ok); Values are the measures of its last evaluation per queue, EvaluatedAt when (both kept in the shard leader's memory: absent until it evaluates the rule after it took the lead). */
+export interface AlertRule {
+  /** @format date-time */
+  created_at: string;
+  enabled: boolean;
+  /** @format date-time */
+  evaluated_at?: string;
+  firing: AlertQueue[] | null;
+  for: string;
+  kind: "dead_increase" | "failure_rate_above" | "no_worker" | "oldest_pending_above" | "queue_depth_above";
+  min_count?: number;
+  name: string;
+  queue: string;
+  /**
+   * when it began to fire (the earliest of its queues)
+   * @format date-time
+   */
+  since?: string;
+  state: "firing" | "ok";
+  threshold: number;
+  /** @format date-time */
+  updated_at: string;
+  values: AlertValue[] | null;
+}
+
+/** AlertRuleList is GET /api/v1/alerts. */
+export interface AlertRuleList {
+  alerts: AlertRule[] | null;
+}
+
+/** AlertRuleRequest is POST /api/v1/alerts (Name required) and PUT /api/v1/alerts/{name} (the whole rule; Name, if given, must be the path's). Queue empty: every queue of the namespace, each on its own. For is a duration ("30s", "5m"). Enabled defaults to true. */
+export interface AlertRuleRequest {
+  enabled?: boolean;
+  for: string;
+  kind: "dead_increase" | "failure_rate_above" | "no_worker" | "oldest_pending_above" | "queue_depth_above";
+  /**
+   * @minimum 0
+   * @maximum 1000000
+   */
+  min_count?: number;
+  /** @maxLength 64 */
+  name?: string;
+  queue?: string;
+  /**
+   * @minimum 0
+   * @maximum 1000000000
+   */
+  threshold?: number;
+}
+
+/** AlertValue is a rule's measure on one queue at its last evaluation. */
+export interface AlertValue {
+  queue: string;
+  value: number;
+}
+
 /** Backup is one backup in the catalog. Size is the stored bytes; Jobs and Records count what the stream holds; Checksum is the sha256 (hex) of its uncompressed body; RaftIndex the shard's applied index the snapshot was read at. The figures are set once it completed. */
 export interface Backup {
   checksum?: string;

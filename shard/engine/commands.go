@@ -94,6 +94,12 @@ var (
 	// is the leader's removal of expired records (records removed).
 	IdemApply = replica.Op[IdemCmd, *IdemOutcome]{Type: 90, Name: "idempotent"}
 	IdemSweep = replica.Op[IdemSweepCmd, int]{Type: 91, Name: "idempotency.sweep"}
+
+	// AuditAppend records one audited request of a namespace, right after
+	// the request's own command (audit.go); AuditTrim is the leader's
+	// removal of records past the plan's retention (trims done).
+	AuditAppend = replica.Op[AuditAppendCmd, replica.None]{Type: 100, Name: "audit.append"}
+	AuditTrim   = replica.Op[AuditTrimCmd, int]{Type: 101, Name: "audit.trim"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -165,6 +171,8 @@ func (e *Engine) register(r *replica.Registry) {
 	RestoreAbort.Handle(r, e.applyRestoreAbort)
 	IdemApply.Handle(r, gated(e, e.applyIdem))
 	IdemSweep.Handle(r, loopGated(e, e.applyIdemSweep))
+	AuditAppend.Handle(r, gated(e, e.applyAuditAppend))
+	AuditTrim.Handle(r, loopGated(e, e.applyAuditTrim))
 	e.registerMoves(r)
 	e.registerVersions(r)
 }

@@ -1,0 +1,105 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The audit log (docs/api/audit.md): one record per administrative or
+// job-management request of a tenant, kept where the action is applied
+// (a namespace's shard, or control for tenant administration) and read
+// through GET /api/v1/audit. A record never holds a secret: no token,
+// no webhook secret, no payload; only who, what, on which object, and
+// how it ended.
+
+// AuditRecord is one audited request.
+type AuditRecord struct {
+	// ID is the record's place in its log ("n:" a namespace's shard's,
+	// "t:" control's), unique in the tenant's audit log.
+	ID      string    `json:"id"`
+	Time    time.Time `json:"time"`
+	KeyID   string    `json:"key_id"`
+	KeyName string    `json:"key_name,omitempty"`
+	Role    string    `json:"role"`
+	// Action is the RBAC action the route requires (tenancy.Action).
+	Action string `json:"action"`
+	// Route is the route's method and path pattern, e.g.
+	// "POST /api/v1/jobs/:id/retry".
+	Route      string `json:"route"`
+	ObjectType string `json:"object_type"`
+	ObjectID   string `json:"object_id,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	// Result is "ok", or the error code of a refused or failed request.
+	Result        string `json:"result"`
+	Status        int    `json:"status"`
+	SourceAddress string `json:"source_address"`
+	RequestID     string `json:"request_id"`
+}
+
+// AuditPage is GET /api/v1/audit's answer: records oldest first, and a
+// cursor for the next page when there may be more.
+type AuditPage struct {
+	Records []AuditRecord `json:"records"`
+	Cursor  string        `json:"cursor,omitempty"`
+}
+
+// AuditHeader carries, on a request the gateway sends a shard, the audit
+// context of an audited route as JSON (AuditContext): the shard records
+// the request's outcome under it. Set by the gateway, never by a client;
+// absent on routes that are not audited.
+const AuditHeader = "X-Jobbie-Audit"
+
+// AuditContext is what the gateway knows of an audited request before it
+// is served: the record without its time, result and status.
+type AuditContext struct {
+	KeyID         string `json:"k"`
+	Role          string `json:"r"`
+	Action        string `json:"a"`
+	Route         string `json:"p"`
+	ObjectType    string `json:"t"`
+	ObjectID      string `json:"o,omitempty"`
+	SourceAddress string `json:"s"`
+	RequestID     string `json:"q"`
+	// RetentionDays is the plan's audit_retention_days (defaults filled
+	// in): how long the namespace's shard keeps its records.
+	RetentionDays int64 `json:"d"`
+}
+
+// Audit retention: a plan's bounds and default (PlanLimits).
+const (
+	DefaultAuditRetentionDays = 90
+	MinAuditRetentionDays     = 1
+	MaxAuditRetentionDays     = 3650
+)
+
+// AuditRetention is how many days of audit records l keeps, the default
+// filled in.
+func (l PlanLimits) AuditRetention() int64 {
+	if l.AuditRetentionDays != nil {
+		return *l.AuditRetentionDays
+	}
+	return DefaultAuditRetentionDays
+}
+
+// AuditObjectID is the id or name a created object's answer names (its
+// "id", else its "name"), for a record whose path names none.
+func AuditObjectID(answer []byte) string {
+	var v struct {
+		ID   json.RawMessage `json:"id"`
+		Name string          `json:"name"`
+	}
+	if json.Unmarshal(answer, &v) != nil {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(v.ID, &id) == nil && id != "" {
+		return id
+	}
+	return v.Name
+}
+
+// Audit retention and page bounds.
+const (
+	DefaultAuditLimit = 100
+	MaxAuditLimit     = 1000
+)

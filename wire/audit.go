@@ -2,6 +2,10 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -103,3 +107,98 @@ const (
 	DefaultAuditLimit = 100
 	MaxAuditLimit     = 1000
 )
+
+// AuditFilter is GET /api/v1/audit's filters, each empty for any: the
+// action, the key, the namespace, the object ("type" or "type/id"), the
+// result ("ok", "error" for any refusal or failure, or an error code)
+// and a time range [From, To).
+type AuditFilter struct {
+	Action    string
+	KeyID     string
+	Namespace string
+	Object    string
+	Result    string
+	From, To  time.Time
+}
+
+// ParseAuditFilter reads the filters and the page size from a request's
+// query (get returns a parameter, "" when absent); a bad one is an
+// error naming the parameter (Field).
+func ParseAuditFilter(get func(string) string) (f AuditFilter, limit int, field string, err error) {
+	f = AuditFilter{Action: get("action"), KeyID: get("key_id"), Namespace: get("namespace"), Object: get("object"), Result: get("result")}
+	for _, t := range []struct {
+		name string
+		to   *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if v := get(t.name); v != "" {
+			if *t.to, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return f, 0, t.name, fmt.Errorf("%s must be an RFC 3339 time, not %q", t.name, v)
+			}
+		}
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
+		return f, 0, "to", fmt.Errorf("to must be after from")
+	}
+	limit = DefaultAuditLimit
+	if v := get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxAuditLimit {
+			return f, 0, "limit", fmt.Errorf("limit must be from 1 to %d, not %q", MaxAuditLimit, v)
+		}
+	}
+	return f, limit, "", nil
+}
+
+// Query is f as query parameters (the inverse of ParseAuditFilter).
+func (f AuditFilter) Query() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"action": f.Action, "key_id": f.KeyID, "namespace": f.Namespace, "object": f.Object, "result": f.Result} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if !f.From.IsZero() {
+		q.Set("from", f.From.Format(time.RFC3339Nano))
+	}
+	if !f.To.IsZero() {
+		q.Set("to", f.To.Format(time.RFC3339Nano))
+	}
+	return q
+}
+
+// Match reports whether r passes f's filters but the time range, which
+// a log's reader applies by its order.
+func (f *AuditFilter) Match(r *AuditRecord) bool {
+	switch {
+	case f.Action != "" && r.Action != f.Action,
+		f.KeyID != "" && r.KeyID != f.KeyID,
+		f.Namespace != "" && r.Namespace != f.Namespace:
+		return false
+	}
+	if f.Object != "" {
+		typ, id, hasID := strings.Cut(f.Object, "/")
+		if r.ObjectType != typ || hasID && r.ObjectID != id {
+			return false
+		}
+	}
+	switch f.Result {
+	case "":
+	case "error":
+		return r.Result != "ok"
+	default:
+		return r.Result == f.Result
+	}
+	return true
+}
+
+// AuditResult is a record's result for an answer: "ok" below 400, else
+// the error code of its body (ErrorBody), else "http_<status>".
+func AuditResult(status int, body []byte) string {
+	if status < 400 {
+		return "ok"
+	}
+	var e ErrorBody
+	if json.Unmarshal(body, &e) == nil && e.Error != nil && e.Error.Code != "" {
+		return string(e.Error.Code)
+	}
+	return "http_" + strconv.Itoa(status)
+}

@@ -44,6 +44,8 @@ var (
 	OpSwitchMove      = replica.Op[SwitchMoveCmd, MoveRecord]{Type: 32, Name: "switch_move"}
 	OpCancelMove      = replica.Op[CancelMoveCmd, MoveRecord]{Type: 33, Name: "cancel_move"}
 	OpEndMove         = replica.Op[EndMoveCmd, MoveRecord]{Type: 34, Name: "end_move"}
+	OpAppendAudit     = replica.Op[AppendAuditCmd, replica.None]{Type: 35, Name: "append_audit"}
+	OpTrimAudit       = replica.Op[TrimAuditCmd, int]{Type: 36, Name: "trim_audit"}
 )
 
 // NewRegistry registers every command's handler.
@@ -83,5 +85,7 @@ func NewRegistry() *replica.Registry {
 	OpSwitchMove.Handle(r, applySwitchMove)
 	OpCancelMove.Handle(r, applyCancelMove)
 	OpEndMove.Handle(r, applyEndMove)
+	OpAppendAudit.Handle(r, applyAppendAudit)
+	OpTrimAudit.Handle(r, applyTrimAudit)
 	return r
 }

@@ -202,3 +202,11 @@ func AuditResult(status int, body []byte) string {
 	}
 	return "http_" + strconv.Itoa(status)
 }
+
+// AuditAppendRequest is control's internal POST
+// /internal/v1/tenants/{tid}/audit: one record of a tenant's request,
+// and the days the tenant's plan keeps them (0: as recorded).
+type AuditAppendRequest struct {
+	Record        AuditRecord `json:"record"`
+	RetentionDays int64       `json:"retention_days,omitempty"`
+}

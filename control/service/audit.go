@@ -19,12 +19,8 @@ import (
 // auditScan bounds the records one read looks at.
 const auditScan = 10_000
 
-// AuditAppendRequest is POST /internal/v1/tenants/{tid}/audit: one
-// record, and the days the tenant's plan keeps them (0: as recorded).
-type AuditAppendRequest struct {
-	Record        wire.AuditRecord `json:"record"`
-	RetentionDays int64            `json:"retention_days,omitempty"`
-}
+// AuditAppendRequest is POST /internal/v1/tenants/{tid}/audit.
+type AuditAppendRequest = wire.AuditAppendRequest
 
 // AppendAudit records one request of tenant tid.
 func (s *Service) AppendAudit(ctx context.Context, tid string, in AuditAppendRequest) error {

@@ -91,6 +91,9 @@ func (a *Admin) Audit(c *fiber.Ctx, r *admitted.Request) error {
 		if err := a.proxy.ShardCall(r, ns, http.MethodGet, "/api/v1/audit?"+sq.Encode(), auditShardTimeout, nil, http.StatusOK, &shard); err != nil {
 			return err
 		}
+		for i := range shard.Records {
+			shard.Records[i].Namespace = ns // the tenant's name of it, not the shard's
+		}
 	}
 	if !cur.CtrlDone {
 		cq := url.Values{}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,7 +40,8 @@ func (fs *fakeShard) auditedFrom(t *testing.T, from int) []wire.AuditContext {
 // no record ever holds a key's token. Routes not audited leave nothing.
 func TestEveryMutatingRouteIsAuditedOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	var logs syncBuffer
+	b := setup(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})) })
 	owner := b.key(t, tenancy.RoleOwner, "default", tenancy.AllNamespaces)
 	viewer := b.key(t, tenancy.RoleViewer, "default")
 	var audited, exempt int
@@ -102,8 +104,10 @@ func TestEveryMutatingRouteIsAuditedOnce(t *testing.T) {
 	require.NotEmpty(t, tokens, "a key was created")
 	raw, err := json.Marshal(b.control.AuditOf(tenantA))
 	require.NoError(t, err)
-	for _, tok := range tokens {
+	require.NotEmpty(t, logs.String(), "the gateway logged during the walk")
+	for _, tok := range append(tokens, owner, viewer) {
 		require.False(t, bytes.Contains(raw, []byte(tok)), "a key's token in the audit log")
+		require.NotContains(t, logs.String(), tok, "a key's token in the gateway's log")
 	}
 	require.Empty(t, b.control.AuditOf(tenantB), "another tenant's log is untouched")
 }

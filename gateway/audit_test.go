@@ -41,7 +41,9 @@ func (fs *fakeShard) auditedFrom(t *testing.T, from int) []wire.AuditContext {
 func TestEveryMutatingRouteIsAuditedOnce(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
-	b := setup(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})) })
+	b := setup(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	owner := b.key(t, tenancy.RoleOwner, "default", tenancy.AllNamespaces)
 	viewer := b.key(t, tenancy.RoleViewer, "default")
 	var audited, exempt int

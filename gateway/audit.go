@@ -101,8 +101,11 @@ func (s *Server) auditFor(c *fiber.Ctx, rt route, r *admitted.Request) {
 // recorded, once it was answered (err is what the chain returned, not
 // yet written as the answer).
 func (s *Server) recordAudit(c *fiber.Ctx, rt route, r *admitted.Request, err error) {
-	if r.Key == nil || r.Key.TenantID == "" || (r.Audit != nil && err == nil) {
-		return // no tenant to record it for; or the shard served and recorded it
+	if r.Key == nil || r.Key.TenantID == "" || (r.Audit != nil && err == nil) || s.cfg.Local != nil {
+		// No tenant to record it for; or the shard served and recorded
+		// it; or a self-hosted node's local API, which has no control to
+		// record in (its shard records what it serves).
+		return
 	}
 	status, body := c.Response().StatusCode(), c.Response().Body()
 	result := wire.AuditResult(status, body)

@@ -181,7 +181,17 @@ func TestAuditReadMergesShardAndControl(t *testing.T) {
 	for _, role := range []tenancy.Role{tenancy.RoleDeveloper, tenancy.RoleViewer, tenancy.RoleBilling} {
 		b.do(t, http.MethodGet, "/api/v1/audit", b.key(t, role, "default"), nil).requireError(t, http.StatusForbidden, apierr.Forbidden)
 	}
-	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/audit", b.key(t, tenancy.RoleAdmin, "default"), nil).status)
+	// An admin of "default" alone reads that namespace's records, not the
+	// tenant's own (the roles' records) nor another namespace's.
+	b.do(t, http.MethodPut, "/api/v1/namespaces/emails/egress", owner, map[string]any{}) // a record of "emails" at control
+	r = b.do(t, http.MethodGet, "/api/v1/audit", b.key(t, tenancy.RoleAdmin, "default"), nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	var scoped wire.AuditPage
+	r.decode(t, &scoped)
+	require.Equal(t, []string{"n:1.1.0", "n:3.3.0"}, []string{scoped.Records[0].ID, scoped.Records[1].ID})
+	require.Len(t, scoped.Records, 2, "only the namespace's own records")
+	r = b.do(t, http.MethodGet, "/api/v1/audit?action=namespace.manage", owner, nil)
+	require.Contains(t, string(r.body), `"namespace":"emails"`, "a key of every namespace reads them all")
 }
 
 func sortedByTime(recs []wire.AuditRecord) []wire.AuditRecord {

@@ -106,6 +106,7 @@ func (a *Admin) Audit(c *fiber.Ctx, r *admitted.Request) error {
 		if ctrl, err = a.control.Audit(a.ctx, r.RequestID, r.Key.TenantID, cq); err != nil {
 			return a.tell(r, err)
 		}
+		ctrl.Records = a.auditable(r, ctrl.Records)
 	}
 	page := mergeAudit(cur, &shard, &ctrl, limit, place.Unjoined)
 	a.keyNames(r, page.Records)
@@ -157,6 +158,42 @@ func mergeAudit(cur auditCursor, shard, ctrl *wire.AuditPage, limit int, noShard
 	if !next.ShardDone || !next.CtrlDone {
 		raw, _ := json.Marshal(next)
 		out.Cursor = base64.RawURLEncoding.EncodeToString(raw)
+	}
+	return out
+}
+
+// auditable keeps the records of control's log the key may read: those
+// of a namespace it may use and read the audit log of, and the tenant's
+// own (no namespace: keys, roles, backups…) only for a key of every
+// namespace. A key scoped to some namespaces (a custom role's, say)
+// learns nothing of the others. The page's cursor still passes the
+// records dropped, so the next page does not read them again.
+func (a *Admin) auditable(r *admitted.Request, recs []wire.AuditRecord) []wire.AuditRecord {
+	allowed := map[string]bool{}
+	may := func(ns string) bool {
+		ok, seen := allowed[ns]
+		if !seen {
+			name := ns
+			if ns == "" {
+				name = tenancy.AllNamespaces
+			}
+			ok = r.Key.AllowsNamespace(name)
+			if ok {
+				check := ns
+				if ns == "" {
+					check = r.NS
+				}
+				ok, _ = a.gate.AllowedIn(r, check, tenancy.ActAuditRead)
+			}
+			allowed[ns] = ok
+		}
+		return ok
+	}
+	out := recs[:0]
+	for _, rec := range recs {
+		if may(rec.Namespace) {
+			out = append(out, rec)
+		}
 	}
 	return out
 }

@@ -64,21 +64,25 @@ e2e: build browser
 	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 15m ./e2e/...
 
 # The Python SDK (clients/python) against a jobbie dev its tests start on
-# random ports: Debian's pytest for Debian's python3 (no PyPI), installed
-# by scripts/install-pytest.sh; bin/jobbie is built first (a plain go
-# build, quick when nothing changed).
+# random ports: Debian's pytest and mypy for Debian's python3 (no PyPI),
+# installed by scripts/install-python-test-tools.sh; bin/jobbie is built
+# first (a plain go build, quick when nothing changed); jobbie/types_gen.py
+# checked current with docs/api/openapi.json and the package type-checked
+# (mypy --strict) before pytest.
 PYTHON ?= /usr/bin/python3
 python-test:
-	PYTHON=$(PYTHON) ./scripts/install-pytest.sh
+	PYTHON=$(PYTHON) ./scripts/install-python-test-tools.sh
 	$(GO) build -o $(BIN) ./cmd/jobbie
-	cd clients/python && JOBBIE_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q tests
+	cd clients/python && $(PYTHON) scripts/gen_types.py --check && $(PYTHON) -m mypy --strict jobbie && \
+		JOBBIE_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q tests
 
 # The TypeScript SDK (clients/typescript) against a jobbie dev its tests
 # start on random ports: `npm ci` from the committed lock file, bin/jobbie
-# (a plain go build, quick when nothing changed), tsc, then vitest.
+# (a plain go build, quick when nothing changed), src/api.gen.ts checked
+# current with docs/api/openapi.json, tsc, then vitest.
 ts-test:
 	$(GO) build -o $(BIN) ./cmd/jobbie
-	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit && \
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && node scripts/gen-types.mjs --check && npx tsc --noEmit && \
 		JOBBIE_BIN=$(CURDIR)/$(BIN) npx vitest run
 
 # The protocol (proto/, docs/api/grpc.md). `make proto` regenerates

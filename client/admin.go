@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -39,11 +38,11 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 // the calling key's default namespace.
 type CreateKeyRequest struct {
 	Name string
-	// Role is a built-in role (tenancy.RoleProducer …) or the name of one
-	// of the tenant's custom roles (tenancy.Role("support")). A key with
+	// Role is a built-in role (wire.RoleProducer …) or the name of one
+	// of the tenant's custom roles (wire.RoleName("support")). A key with
 	// a custom role, or minted by one, may grant nothing the calling key
 	// does not hold in its namespaces.
-	Role       tenancy.Role
+	Role       wire.RoleName
 	Namespaces []string
 	// Description is free text, at most 1024 bytes.
 	Description string

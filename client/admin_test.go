@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/tenancy"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/wire"
 )
 
 var created = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -35,11 +36,11 @@ func TestKeys(t *testing.T) {
 		"namespaces":["emails"],"created_at":"2026-11-01T12:00:00Z"}`)
 	c := rec.client(t)
 	k, err := c.CreateKey(context.Background(), client.CreateKeyRequest{
-		Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails"},
+		Name: "ci", Role: wire.RoleProducer, Namespaces: []string{"emails"},
 	})
 	require.NoError(t, err)
 	require.Equal(t, &client.CreatedKey{Token: "jwt", Key: client.Key{
-		ID: "key_1", Name: "ci", Role: string(tenancy.RoleProducer), Namespaces: []string{"emails"}, CreatedAt: created,
+		ID: "key_1", Name: "ci", Role: string(wire.RoleProducer), Namespaces: []string{"emails"}, CreatedAt: created,
 	}}, k)
 	rec.requireRequest(t, "POST", "/api/v1/keys", `{"name":"ci","role":"producer","namespaces":["emails"]}`)
 
@@ -66,7 +67,7 @@ func TestKeyExpiry(t *testing.T) {
 		"namespaces":["emails"],"created_at":"2026-11-01T12:00:00Z","expires_at":"2026-11-01T13:00:00Z"}`)
 	c := rec.client(t)
 	k, err := c.CreateKey(context.Background(), client.CreateKeyRequest{
-		Name: "ci", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, ExpiresAt: &exp,
+		Name: "ci", Role: wire.RoleProducer, Namespaces: []string{"emails"}, ExpiresAt: &exp,
 	})
 	require.NoError(t, err)
 	require.Equal(t, &exp, k.ExpiresAt)
@@ -86,7 +87,7 @@ func TestKeyExpiry(t *testing.T) {
 	// expires".
 	rec.respond(http.StatusCreated, `{}`)
 	_, err = c.CreateKey(context.Background(), client.CreateKeyRequest{
-		Name: "bad", Role: tenancy.RoleProducer, Namespaces: []string{"emails"}, ExpiresAt: &time.Time{},
+		Name: "bad", Role: wire.RoleProducer, Namespaces: []string{"emails"}, ExpiresAt: &time.Time{},
 	})
 	require.ErrorContains(t, err, "zero time")
 	rec.requireRequest(t, "GET", "/api/v1/keys", "") // the list was the last request

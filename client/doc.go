@@ -38,13 +38,22 @@
 //		})
 //	err := w.Run(ctx) // returns after a graceful shutdown once ctx is cancelled
 //
-// By default a Worker long-polls the HTTP API. With Transport
-// TransportStream it holds one WorkerService.Work stream to the gateway's
-// gRPC port instead (docs/api/grpc.md), with the same Handler, JobContext
-// and shutdown: jobs come down the stream up to Concurrency, acks, fails
-// and heartbeats go up it gathered into frames, a cancel arrives as a
-// frame, a broken stream is opened again with backoff, and on the
-// gateway's Drain the worker finishes its jobs and reconnects:
+// A Worker works over the gateway's worker stream when it can have it:
+// one WorkerService.Work stream to the gateway's gRPC port
+// (docs/api/grpc.md), found with Client.Info (GET /api/v1/info) unless
+// WorkerConfig.StreamURL names it. Jobs come down the stream up to
+// Concurrency, acks, fails and heartbeats go up it gathered into frames,
+// a cancel arrives as a frame, a broken stream is opened again with
+// backoff, and on the gateway's Drain the worker finishes its jobs and
+// reconnects. When the gateway serves no gRPC port, or the stream cannot
+// be reached (connection refused, no HTTP/2 on the way, the method not
+// served), the worker long-polls the HTTP API instead, with the same
+// Handler, JobContext and shutdown, and tries the stream again after
+// WorkerConfig.StreamRetry (doubling while it stays out of reach).
+// Worker.Transport says which it is on, and the log says when it
+// changes. Transport TransportHTTP or TransportStream forces one; a
+// worker forced onto the stream fails with ErrNoStream when there is
+// none:
 //
 //	w := client.NewWorker(c, client.WorkerConfig{Queues: []string{"emails.send"}, Concurrency: 8,
 //		Transport: client.TransportStream, StreamURL: "https://jobbie.example.com:9090"}, handle)
@@ -71,6 +80,15 @@
 // managed with CreateWebhook and its siblings, their delivery log read
 // with WebhookDeliveries (docs/api/webhooks.md); their requests verify
 // the same way.
+//
+// The examples show each resource family: jobs (Client.Enqueue), batches
+// (Client.EnqueueBatch), chains (Client.GetChain), dependencies, queues
+// (Client.PutQueue), schedules (Client.CreateSchedule), search with
+// cursors (Client.SearchPages), bulk with progress (Client.WatchBulk),
+// workers (NewWorker, Permanent, Client.DrainWorker), events with resume
+// (Client.Events), namespaces, keys, roles, usage, webhooks (with
+// WebhookVerifier.Verify) and idempotent retries (WithIdempotencyKey,
+// RetryPolicy).
 //
 // Every non-2xx answer is returned as *Error carrying the server's stable
 // error code; IsNotFound, IsRateLimited and friends test for the common

@@ -10,7 +10,8 @@ import (
 // ErrWorkerDraining is what Fetch and FetchBatch return once the worker
 // was drained (DrainWorker, `jobbie workers drain`): it gets no more jobs.
 // A Worker seeing it stops fetching, finishes the jobs it holds (within
-// ShutdownGrace, as when its context is cancelled) and Run returns nil.
+// ShutdownGrace, as when its context is cancelled) and Run returns nil;
+// a Worker on the worker stream does not see it yet.
 var ErrWorkerDraining = errors.New("jobbie: the worker is draining: no more jobs")
 
 // drainOf is ErrWorkerDraining when a fetch's answer says the worker was

@@ -28,6 +28,7 @@ type fakeServer struct {
 	mu          sync.Mutex
 	cancelled   map[string]string // job id → heartbeat status to answer
 	fetchStatus int               // when set, fetch answers this error status
+	grpcURL     string            // GET /api/v1/info's; unset, that route is not served
 }
 
 type fakeJob struct {
@@ -68,6 +69,7 @@ func newFakeServer(t *testing.T) *fakeServer {
 	mux.HandleFunc("POST /api/v1/ack/{id}", f.ack)
 	mux.HandleFunc("POST /api/v1/fail/{id}", f.fail)
 	mux.HandleFunc("POST /api/v1/heartbeat", f.heartbeat)
+	mux.HandleFunc("GET /api/v1/info", f.info)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
@@ -89,6 +91,25 @@ func (f *fakeServer) add(id, payload string) {
 func (f *fakeServer) stop(id, status string) {
 	f.mu.Lock()
 	f.cancelled[id] = status
+	f.mu.Unlock()
+}
+
+// info answers the gRPC URL set with grpcAt, else 404 as a gateway
+// without the route would.
+func (f *fakeServer) info(w http.ResponseWriter, _ *http.Request) {
+	f.mu.Lock()
+	u := f.grpcURL
+	f.mu.Unlock()
+	if u == "" {
+		writeErr(w, http.StatusNotFound, wire.CodeNotFound, "no such route")
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.GatewayInfo{GRPCURL: u})
+}
+
+func (f *fakeServer) grpcAt(u string) {
+	f.mu.Lock()
+	f.grpcURL = u
 	f.mu.Unlock()
 }
 

@@ -35,15 +35,18 @@ type Worker struct {
 	closed     bool           // shutdown gave up on running jobs
 	reports    sync.WaitGroup // acks and fails in flight
 	leaseNudge chan struct{}  // a job with a lease shorter than 3 heartbeat intervals started
-	stream     *streamWorker  // TransportStream's (worker_stream.go), else nil
+	stream     *streamWorker  // while working over the stream (worker_stream.go), else nil
+	using      atomic.Int32   // the Transport it works over now
 }
 
 // NewWorker returns a worker that fetches with c. cfg is completed with
 // WithDefaults; Run validates it.
 func NewWorker(c *Client, cfg WorkerConfig, h Handler) *Worker {
 	cfg = cfg.WithDefaults()
-	return &Worker{c: c.ForWorker(cfg.WorkerID), cfg: cfg, h: h, log: cfg.Logger, active: map[string]*JobContext{},
+	w := &Worker{c: c.ForWorker(cfg.WorkerID), cfg: cfg, h: h, log: cfg.Logger, active: map[string]*JobContext{},
 		leaseNudge: make(chan struct{}, 1)}
+	w.using.Store(int32(cfg.Transport))
+	return w
 }
 
 // ID is the worker id sent with every fetch.
@@ -64,12 +67,27 @@ func (w *Worker) Run(ctx context.Context) error {
 	if !w.started.CompareAndSwap(false, true) {
 		return errors.New("client: Worker.Run called twice")
 	}
-	if w.cfg.Transport == TransportStream {
-		return w.runStream(ctx)
+	switch w.cfg.Transport {
+	case TransportHTTP:
+		w.use(TransportHTTP, "as configured")
+		_, err := w.runHTTP(ctx, nil)
+		return err
+	case TransportStream:
+		return w.runOnStream(ctx)
 	}
+	return w.runAuto(ctx)
+}
+
+// runHTTP is Run over HTTP. With probe, it ends early, switched true,
+// once probe says the stream may be had: it stops fetching and returns
+// when its running jobs are done (unless ctx ends first: then it shuts
+// down as Run does).
+func (w *Worker) runHTTP(ctx context.Context, probe func(context.Context) bool) (switched bool, err error) {
 	base := context.WithoutCancel(ctx)
 	fetchCtx, stopFetching := context.WithCancel(ctx)
 	defer stopFetching()
+	phaseCtx, endPhase := context.WithCancel(fetchCtx)
+	defer endPhase()
 
 	hbCtx, stopHeartbeats := context.WithCancel(base)
 	hbDone := make(chan struct{})
@@ -80,21 +98,38 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	var loops sync.WaitGroup
 	for range w.cfg.Concurrency {
-		loops.Go(func() { w.fetchLoop(fetchCtx, stopFetching, base) })
+		loops.Go(func() { w.fetchLoop(phaseCtx, stopFetching, base) })
 	}
 	loopsDone := make(chan struct{})
 	go func() {
 		loops.Wait()
 		close(loopsDone)
 	}()
+	var probed sync.WaitGroup
+	if probe != nil {
+		probed.Go(func() {
+			if probe(phaseCtx) {
+				endPhase()
+			}
+		})
+	}
 
-	<-fetchCtx.Done()
-	w.stopping.Store(true)
-	w.awaitJobs(base, loopsDone)
+	<-phaseCtx.Done()
+	if fetchCtx.Err() == nil {
+		select { // switching: the loops finish their jobs first
+		case <-loopsDone:
+		case <-fetchCtx.Done():
+		}
+	}
+	if fetchCtx.Err() != nil {
+		w.stopping.Store(true)
+		w.awaitJobs(base, loopsDone)
+	}
 	stopHeartbeats()
 	<-hbDone
+	probed.Wait()
 	w.reports.Wait()
-	return w.fatalErr()
+	return !w.stopping.Load(), w.fatalErr()
 }
 
 // awaitJobs waits for the fetch loops to finish their jobs, at most

@@ -38,13 +38,20 @@ type WorkerConfig struct {
 	ShutdownGrace time.Duration
 	// Logger receives operational warnings. Default slog.Default().
 	Logger *slog.Logger
-	// Transport is how jobs come and reports go: TransportHTTP (the
-	// default) or TransportStream, over StreamURL.
+	// Transport is how jobs come and reports go: TransportAuto (the
+	// default: the worker stream, falling back to HTTP), TransportHTTP or
+	// TransportStream.
 	Transport Transport
-	// StreamURL is the gateway's gRPC address for TransportStream:
-	// "http://host:port" for HTTP/2 without TLS (h2c), "https://host:port"
-	// for TLS. The Client's key and namespace go with the stream.
+	// StreamURL is the gateway's gRPC address: "http://host:port" for
+	// HTTP/2 without TLS (h2c), "https://host:port" for TLS. Default: the
+	// one the gateway tells (GET /api/v1/info, Client.Info), asked at
+	// each attempt. The Client's key and namespace go with the stream.
 	StreamURL string
+	// StreamRetry is how long a TransportAuto worker that fell back to
+	// HTTP works over it before it looks at the stream again; each look
+	// that finds it still out of reach doubles the wait, up to ten times
+	// this. Default 1m.
+	StreamRetry time.Duration
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.
@@ -72,6 +79,9 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 30 * time.Second
 	}
+	if c.StreamRetry == 0 {
+		c.StreamRetry = time.Minute
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -87,13 +97,13 @@ func (c WorkerConfig) Validate() error {
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("concurrency %d is below 1", c.Concurrency))
 	}
-	if c.HeartbeatInterval <= 0 || c.FetchTimeout <= 0 || c.ShutdownGrace < 0 || c.LeaseDuration < 0 {
+	if c.HeartbeatInterval <= 0 || c.FetchTimeout <= 0 || c.ShutdownGrace < 0 || c.LeaseDuration < 0 || c.StreamRetry <= 0 {
 		errs = append(errs, errors.New("intervals and timeouts must be positive"))
 	}
-	if c.Transport != TransportHTTP && c.Transport != TransportStream {
-		errs = append(errs, fmt.Errorf("transport %d is not TransportHTTP or TransportStream", c.Transport))
+	if c.Transport != TransportAuto && c.Transport != TransportHTTP && c.Transport != TransportStream {
+		errs = append(errs, fmt.Errorf("transport %d is not TransportAuto, TransportHTTP or TransportStream", c.Transport))
 	}
-	if c.Transport == TransportStream && !strings.HasPrefix(c.StreamURL, "http://") && !strings.HasPrefix(c.StreamURL, "https://") {
+	if c.StreamURL != "" && !strings.HasPrefix(c.StreamURL, "http://") && !strings.HasPrefix(c.StreamURL, "https://") {
 		errs = append(errs, fmt.Errorf("stream URL %q is not an http:// or https:// URL", c.StreamURL))
 	}
 	if c.LeaseDuration > 0 && c.HeartbeatInterval >= c.LeaseDuration {

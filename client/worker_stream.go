@@ -17,24 +17,6 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// Transport is how a Worker gets its jobs and reports on them.
-type Transport int
-
-const (
-	// TransportHTTP long-polls the HTTP API: Concurrency fetch loops, an
-	// ack or fail call per job, one batched heartbeat call.
-	TransportHTTP Transport = iota
-	// TransportStream holds one WorkerService.Work stream to the
-	// gateway's gRPC port (WorkerConfig.StreamURL): jobs come down it up
-	// to the credit the worker grants (Concurrency), and acks, fails and
-	// heartbeats go up it, many to a frame under load. A broken stream is
-	// opened again with backoff; on the server's Drain the worker
-	// finishes its jobs, closes the stream and opens a new one.
-	// JobContext.Checkpoint stores its checkpoint with an HTTP heartbeat
-	// call all the same (it waits for the answer).
-	TransportStream
-)
-
 // reportWait bounds the wait for the answer to a report sent on the
 // stream, across reconnects.
 const reportWait = time.Minute
@@ -50,6 +32,13 @@ type streamWorker struct {
 	changed chan struct{}
 	closed  chan struct{} // shutdown: open no new stream
 	fatal   chan struct{}
+	// workerDrain: the server drained this worker (Drain.worker); out
+	// closes once its stream ended, and Run returns as over HTTP.
+	workerDrain atomic.Bool
+	drainedOut  chan struct{}
+	url         string
+	auto        bool          // TransportAuto: fall back to HTTP when the stream cannot be reached
+	fallback    chan struct{} // closed when it falls back
 
 	fatalOnce sync.Once
 	base      context.Context
@@ -59,14 +48,16 @@ type streamWorker struct {
 	jobs    sync.WaitGroup // handlers running
 }
 
-// runStream is Run over the stream.
-func (w *Worker) runStream(ctx context.Context) error {
+// runStream is Run over the stream at url. With auto, it returns
+// fellBack true (and nothing else done) when the stream cannot be
+// reached while the worker holds no job of it: HTTP's turn.
+func (w *Worker) runStream(ctx context.Context, url string, auto bool) (fellBack bool, err error) {
 	base := context.WithoutCancel(ctx)
-	hc := streamHTTPClient(w.c, w.cfg.StreamURL)
+	hc := streamHTTPClient(w.c, url)
 	defer hc.CloseIdleConnections()
-	sw := &streamWorker{w: w, out: newOutbox(), base: base,
-		api:     jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(w.cfg.StreamURL, "/"), connect.WithGRPC()),
-		changed: make(chan struct{}, 1), closed: make(chan struct{}), fatal: make(chan struct{})}
+	sw := &streamWorker{w: w, out: newOutbox(), base: base, url: url, auto: auto, fallback: make(chan struct{}),
+		api:     jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(url, "/"), connect.WithGRPC()),
+		changed: make(chan struct{}, 1), closed: make(chan struct{}), fatal: make(chan struct{}), drainedOut: make(chan struct{})}
 	w.stream = sw
 	sessions, endSessions := context.WithCancel(base)
 	defer endSessions()
@@ -85,6 +76,15 @@ func (w *Worker) runStream(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case <-sw.fatal:
+	case <-sw.drainedOut:
+	case <-sw.fallback:
+		// Nothing runs and nothing awaits an answer: only the heartbeats
+		// to stop.
+		stopHeartbeats()
+		<-hbDone
+		<-connDone
+		w.stream = nil
+		return true, nil
 	}
 	sw.mu.Lock()
 	sw.stopped = true
@@ -108,7 +108,7 @@ func (w *Worker) runStream(ctx context.Context) error {
 		endSessions()
 		<-connDone
 	}
-	return w.fatalErr()
+	return false, w.fatalErr()
 }
 
 // awaitJobs waits for the running handlers, at most ShutdownGrace, then

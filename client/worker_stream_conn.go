@@ -3,10 +3,12 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -36,18 +38,37 @@ func streamHTTPClient(c *Client, url string) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// connect keeps a stream open until the worker has shut down (sw.done
-// closes) or the server refuses it for good (sw.fatal).
+// connect keeps a stream open until the worker has shut down (sw.closed
+// closes) or the server refuses it for good (sw.fatal). A worker that
+// may fall back to HTTP does so (sw.fallback) when a stream ends before
+// the server said anything, for a reason that is not the server's
+// refusal, while the worker holds nothing the stream must settle.
 func (sw *streamWorker) connect(base context.Context) {
 	var bo backoff
 	for {
-		drained, err := sw.session(base)
+		drained, heard, err := sw.session(base)
 		select {
 		case <-sw.closed:
 			return
 		default:
 		}
+		// Drained by the server (POST /api/v1/workers/{id}/drain): the
+		// stream ended once the worker held nothing, or was refused
+		// because the drain lasts; Run returns, as over HTTP.
+		if (drained && sw.workerDrain.Load()) || connect.CodeOf(err) == connect.CodeFailedPrecondition {
+			sw.w.log.Info("jobbie worker: drained, finishing held jobs", "worker", sw.w.cfg.WorkerID)
+			close(sw.drainedOut)
+			return
+		}
+		if sw.auto && !drained && !heard && !refusal(err) && sw.held.Load() == 0 && !sw.out.inFlight() {
+			sw.w.log.Warn("jobbie worker: stream unreachable, falling back to HTTP", "worker", sw.w.cfg.WorkerID, "url", sw.url, "err", err)
+			close(sw.fallback)
+			return
+		}
 		if permanentStream(err) {
+			if connect.CodeOf(err) == connect.CodeUnimplemented {
+				err = fmt.Errorf("%w at %s: %w", ErrNoStream, sw.url, err)
+			}
 			sw.w.log.Error("jobbie worker: stream refused, stopping", "worker", sw.w.cfg.WorkerID, "err", err)
 			sw.w.setFatal(err)
 			sw.fatalOnce.Do(func() { close(sw.fatal) })
@@ -83,8 +104,9 @@ func permanentStream(err error) bool {
 
 // session runs one stream: hello and the credit there is room for,
 // then frames both ways until it ends. drained reports a stream the
-// worker closed on the server's Drain, or at its own shutdown.
-func (sw *streamWorker) session(base context.Context) (drained bool, err error) {
+// worker closed on the server's Drain, or at its own shutdown; heard, a
+// stream the server sent a frame on.
+func (sw *streamWorker) session(base context.Context) (drained, heard bool, err error) {
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
 	bidi := sw.api.Work(ctx)
@@ -103,19 +125,21 @@ func (sw *streamWorker) session(base context.Context) (drained bool, err error) 
 	}
 	defer sw.out.resend()
 	recvDone := make(chan error, 1)
+	var got atomic.Bool
+	defer func() { heard = got.Load() }()
 	var draining sync.Once
 	drain := make(chan struct{})
 	go func() {
-		recvDone <- sw.receive(bidi, func() { draining.Do(func() { close(drain) }) })
+		recvDone <- sw.receive(bidi, &got, func() { draining.Do(func() { close(drain) }) })
 	}()
 	// abort ends a stream this side gave up on: closing both sides
 	// unblocks the reader, which a cancelled ctx alone does not while the
 	// request body is open.
-	abort := func(err error) (bool, error) {
+	abort := func(err error) (bool, bool, error) {
 		cancel()
 		_ = bidi.CloseRequest()
 		_ = bidi.CloseResponse()
-		return false, errors.Join(err, <-recvDone)
+		return false, false, errors.Join(err, <-recvDone)
 	}
 	if err := bidi.Send(hello); err != nil && !errors.Is(err, io.EOF) {
 		return abort(err)
@@ -125,13 +149,13 @@ func (sw *streamWorker) session(base context.Context) (drained bool, err error) 
 		select {
 		case err := <-recvDone:
 			if closing && (err == nil || errors.Is(err, io.EOF)) {
-				return true, nil
+				return true, false, nil
 			}
 			_ = bidi.CloseRequest()
 			if err == nil || errors.Is(err, io.EOF) {
 				err = errors.New("the server ended the stream")
 			}
-			return false, err
+			return false, false, err
 		case <-sw.out.ready:
 			if f := sw.out.take(!sw.noCredit() && !closing); f != nil {
 				if err := bidi.Send(f); err != nil {
@@ -155,12 +179,13 @@ func (sw *streamWorker) session(base context.Context) (drained bool, err error) 
 }
 
 // receive reads the server's frames until the stream ends.
-func (sw *streamWorker) receive(bidi *connect.BidiStreamForClient[jobbiev1.WorkRequest, jobbiev1.WorkResponse], drain func()) error {
+func (sw *streamWorker) receive(bidi *connect.BidiStreamForClient[jobbiev1.WorkRequest, jobbiev1.WorkResponse], heard *atomic.Bool, drain func()) error {
 	for {
 		res, err := bidi.Receive()
 		if err != nil {
 			return err
 		}
+		heard.Store(true)
 		for _, r := range res.GetResults() {
 			sw.out.answer(r)
 		}
@@ -170,7 +195,10 @@ func (sw *streamWorker) receive(bidi *connect.BidiStreamForClient[jobbiev1.WorkR
 		for _, j := range res.GetJobs() {
 			sw.start(j)
 		}
-		if res.GetDrain() != nil {
+		if d := res.GetDrain(); d != nil {
+			if d.GetWorker() {
+				sw.workerDrain.Store(true)
+			}
 			drain()
 		}
 		sw.nudge()

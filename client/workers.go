@@ -23,9 +23,9 @@ func (c *Client) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
 }
 
 // DrainWorker asks worker id to stop taking jobs: its fetches get none
-// from then on (ErrWorkerDraining) and a Worker under that id finishes
-// what it holds and returns from Run. The drain lasts while the shard's
-// leader does (docs/api/workers-and-events.md).
+// from then on (ErrWorkerDraining) and a Worker under that id, over HTTP
+// or the worker stream, finishes what it holds and returns from Run. The
+// drain lasts while the shard's leader does (docs/api/workers-and-events.md).
 func (c *Client) DrainWorker(ctx context.Context, id string) (*WorkerDrain, error) {
 	var out WorkerDrain
 	if _, err := c.do(ctx, "POST", "/api/v1/workers/"+url.PathEscape(id)+"/drain", nil, &out); err != nil {

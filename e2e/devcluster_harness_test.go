@@ -38,13 +38,14 @@ type clusterProc struct {
 	Status  string `json:"status"`
 }
 
-func launchCluster(t *testing.T, shards, replicas int) *localCluster {
+// launchCluster starts the cluster, its gateway given extra flags too.
+func launchCluster(t *testing.T, shards, replicas int, extra ...string) *localCluster {
 	t.Helper()
 	dir := t.TempDir()
 	ports, err := freeport.Loopback(2)
 	require.NoError(t, err)
 	d, err := devproc.StartDev(binary, devproc.Config{Dir: dir, Log: filepath.Join(dir, "dev.log"), Addr: ports[0],
-		ControlAddr: ports[1], Flags: []string{"--shards", fmt.Sprint(shards), "--replicas", fmt.Sprint(replicas)},
+		ControlAddr: ports[1], Flags: append([]string{"--shards", fmt.Sprint(shards), "--replicas", fmt.Sprint(replicas)}, extra...),
 		ReadyWithin: 120 * time.Second, StopGrace: 30 * time.Second})
 	if err != nil {
 		dumpLogs(t, filepath.Join(dir, "logs", "*.log"))

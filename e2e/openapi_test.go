@@ -150,6 +150,9 @@ func TestOpenAPIDescribesRealAnswers(t *testing.T) {
 	c.do(200, "GET", "/api/v1/batches", key, nil)
 	c.do(200, "GET", "/api/v1/bulk", key, nil)
 
+	// Where the gRPC port is: public, no key.
+	c.do(200, "GET", "/api/v1/info", "", nil)
+
 	// Queues, schedules, workers, the cluster.
 	c.do(200, "GET", "/api/v1/queues", key, nil)
 	c.do(200, "GET", "/api/v1/queues/oa", key, nil)

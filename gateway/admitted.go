@@ -1,13 +1,17 @@
 package gateway
 
 import (
+	"time"
+
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jobbie/jobbie/gateway/admission"
 	"github.com/jobbie/jobbie/gateway/admitted"
 	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/fairshare"
+	"github.com/jobbie/jobbie/internal/tracing"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -55,12 +59,20 @@ func (s *Server) admitted(rt route) fiber.Handler {
 	}
 	m := newRouteMetrics(rt)
 	audited := auditedRoute(rt)
+	spanName := "gateway " + rt.method + " " + rt.path
 	return func(c *fiber.Ctx) error {
 		start := s.cfg.Clock.Now()
 		var r admitted.Request
+		var sp tracing.SystemSpan
+		if s.tr != nil {
+			// The gateway's own span (the operator's trace); the shard's
+			// span of the request is its child (proxy's headers).
+			sp = s.tr.System(spanName, trace.SpanKindServer, time.Now(), "", c.Get(wire.TraceParentHeader), c.Get(wire.TraceStateHeader), "")
+			r.SystemTrace = sp.TraceParent()
+		}
 		err := s.gate.Admit(c, &rule, &r)
 		if err == nil {
-			err = idempotencyKey(c, rt)
+			r.IdempotencyKey, err = idempotencyKey(c, rt)
 		}
 		if err == nil {
 			r.CreatesJobs = rt.checks&createsJobs != 0
@@ -78,34 +90,40 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		if audited {
 			s.recordAudit(c, rt, &r, err)
 		}
-		status := c.Response().StatusCode()
+		status, code := c.Response().StatusCode(), apierr.Code("")
 		if err != nil {
-			status = apierr.Status(apierr.From(err).Code)
+			code = apierr.From(err).Code
+			status = apierr.Status(code)
 		}
-		m.observe(status, s.cfg.Clock.Since(start))
+		took := s.cfg.Clock.Since(start)
+		m.observe(status, took)
+		s.logRequest(c, rt, &r, status, took)
+		sp.End("", status, string(code))
 		return err
 	}
 }
 
 // idempotencyKey refuses an Idempotency-Key on a route that does not
-// take one (wire.IdempotentRoutes: the creating POSTs a shard serves)
-// rather than ignore it, and a bad one on a route that does, before
-// anything is counted; the shard keeps the key's record.
-func idempotencyKey(c *fiber.Ctx, rt route) error {
+// take one (wire.IdempotentRoutes: the creating POSTs) rather than ignore
+// it, and a bad one on a route that does, before anything is counted, and
+// returns the key ("" for none). The shard keeps the record of a key sent
+// to one of its routes; control, of a key admin sends it with a create.
+func idempotencyKey(c *fiber.Ctx, rt route) (string, error) {
 	vals := c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)
 	switch {
 	case len(vals) == 0:
-		return nil
+		return "", nil
 	case rt.method != post || !wire.IdempotentRoutes[rt.path]:
-		return apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only enqueue, enqueue/batch and the schedule and webhook creates do (docs/api/README.md, \"Idempotency\")",
+		return "", apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only the creates of jobs, batches, schedules, webhooks, namespaces, keys, roles and backups do (docs/api/README.md, \"Idempotency\")",
 			rt.method, rt.path, wire.IdempotencyKeyHeader)
 	case len(vals) > 1:
-		return apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
+		return "", apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
 	}
-	if err := wire.CheckIdempotencyKey(string(vals[0])); err != nil {
-		return apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
+	k := string(vals[0]) // a copy: fasthttp's buffers are reused
+	if err := wire.CheckIdempotencyKey(k); err != nil {
+		return "", apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
 	}
-	return nil
+	return k, nil
 }
 
 // check applies rt's checks that follow admission, in order, then gives

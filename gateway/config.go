@@ -34,6 +34,14 @@ type Config struct {
 	// HTTP/1.1 (grpc.go). A port of 0 picks a free one (Server.GRPCAddr).
 	// "" serves none.
 	GRPCAddr string
+	// GRPCPublicURL is the gRPC port's URL as clients reach it
+	// ("https://grpc.jobbie.example.com:443"), which GET /api/v1/info
+	// tells them, so that the Go SDK's workers find the worker stream on
+	// their own. Default: GRPCAddr's, once listening, as https:// with
+	// the public certificate, else http://, with the host the client
+	// asked for in place of an unspecified one (":9090"). Unused without
+	// GRPCAddr.
+	GRPCPublicURL string
 	// GRPCMaxConns caps the connections open on GRPCAddr at once, apart
 	// from MaxConns; each carries many calls. Default 1024; negative for
 	// no cap.
@@ -72,6 +80,11 @@ type Config struct {
 	// scrapers' certificates (pki.Scrapers); "" serves no metrics. They
 	// are never on Addr.
 	MetricsAddr string
+	// TraceShareSystem puts the gateway's own spans in the tenant's trace
+	// (children of its traceparent) rather than in traces of the
+	// operator's own (--trace-share-system). Spans are exported when the
+	// OTEL_* variables name an OTLP endpoint (internal/tracing.FromEnv).
+	TraceShareSystem bool
 
 	// BodyLimit caps request bodies in bytes. Default 1 MiB.
 	BodyLimit int
@@ -307,6 +320,9 @@ func (c Config) Validate() error {
 func (c Config) validateLimits() error {
 	if (c.PublicCertFile == "") != (c.PublicKeyFile == "") {
 		return errors.New("gateway: public TLS needs both a certificate file and a key file")
+	}
+	if err := checkGRPCPublicURL(c.GRPCPublicURL); err != nil {
+		return err
 	}
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {
 		return errors.New("gateway: body limits must be positive")

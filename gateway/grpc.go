@@ -53,7 +53,7 @@ func (s *Server) startGRPC(public *tls.Config) error {
 	} else {
 		protocols.SetUnencryptedHTTP2(true)
 	}
-	s.grpc, s.grpcLn = srv, ln
+	s.grpc, s.grpcLn, s.grpcTLS = srv, ln, public != nil
 	s.run(func() {
 		var err error
 		if public != nil {
@@ -109,6 +109,7 @@ func (s *Server) serveRoute(r *connectapi.Request) connectapi.Answer {
 		RetryAfter: string(rc.Response.Header.Peek("Retry-After")),
 		RequestID:  string(rc.Response.Header.Peek(wire.RequestIDHeader)),
 		Replayed:   len(rc.Response.Header.Peek(wire.IdempotencyReplayedHeader)) > 0,
+		Drain:      string(rc.Response.Header.Peek(wire.WorkerDrainHeader)) == "true",
 		Body:       append([]byte(nil), rc.Response.Body()...),
 	}
 }

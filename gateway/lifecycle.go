@@ -194,6 +194,11 @@ func (s *Server) Stop() error {
 			_ = s.metrics.Close()
 		}
 		liveGateways.Delete(s)
+		if s.tr != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+			_ = s.tr.Shutdown(ctx) // sends the spans it holds, if the collector answers in time
+			cancel()
+		}
 		s.shards.Close()
 		s.closeControl()
 	})

@@ -42,12 +42,39 @@ func init() {
 		"ClusterNode.status":                   {wire.NodeHealthy, wire.NodeUnreachable},
 		"Event.type": {wire.EventEnqueued, wire.EventStarted, wire.EventCompleted, wire.EventFailed,
 			wire.EventDead, wire.EventCancelled, wire.EventPending, wire.EventRetried},
-		"Backup.state": {wire.BackupRunning, wire.BackupCompleted, wire.BackupFailed},
+		"Backup.state":             {wire.BackupRunning, wire.BackupCompleted, wire.BackupFailed},
+		"Event.state":              states,
+		"Schedule.priority":        priorities,
+		"ScheduleRequest.priority": priorities,
+		"StepSpec.priority":        priorities,
+		"StepSpec.retry_backoff":   backoffs,
+		"Usage.granularity":        {wire.GranularityHour, wire.GranularityDay},
+		"Invoice.status":           {wire.InvoiceOpen, wire.InvoiceClosed},
+		"InvoiceSummary.status":    {wire.InvoiceOpen, wire.InvoiceClosed},
+		"QueuePush.mode":           {wire.PushAlways, wire.PushWhenNoWorkers},
+		"QueuePushRequest.mode":    {wire.PushAlways, wire.PushWhenNoWorkers},
 	} {
 		fieldSchemas[field] = enum(values...)
 	}
 	fieldSchemas["SearchFilter.state"] = func(sc obj) obj {
 		return obj{"type": "array", "items": obj{"type": "string", "enum": states}}
+	}
+	// The fields wire keeps as raw JSON to tell absent, null and a value
+	// apart, or to name a field of the wrong type: what they take.
+	for field, sc := range map[string]obj{
+		"BulkRequest.filter":                         ref("SearchFilter"),
+		"EnqueueRequest.scheduled_at":                {"type": []string{"string", "null"}, "format": "date-time"},
+		"CreateKeyRequest.expires_at":                {"type": []string{"string", "null"}, "format": "date-time"},
+		"ConcurrencyRequest.max":                     {"type": []string{"integer", "null"}, "minimum": 1},
+		"QueueSpec.concurrency":                      {"type": []string{"integer", "null"}, "minimum": 1},
+		"KeyConcurrencyRequest.max":                  {"type": "integer", "minimum": 1, "maximum": wire.MaxKeyConcurrency},
+		"NamespaceEgressRequest.egress_allow":        {"type": []string{"array", "null"}, "items": obj{"type": "string"}},
+		"UpdateNamespaceRequest.description":         {"type": []string{"string", "null"}, "maxLength": wire.MaxDescription},
+		"UpdateNamespaceRequest.deletion_protection": {"type": []string{"boolean", "null"}},
+		"QueuePushRequest.max_in_flight":             {"type": []string{"integer", "null"}, "minimum": 1, "maximum": wire.MaxPushMaxInFlight},
+		"QueuePushRequest.disabled":                  {"description": "Accepted so that a queue read back is a valid spec; ignored."},
+	} {
+		fieldSchemas[field] = func(obj) obj { return sc }
 	}
 	for field, lim := range map[string]obj{
 		"EnqueueRequest.queue":               {"minLength": 1},
@@ -87,7 +114,7 @@ func init() {
 		"MoveRequest.queue", "BulkRequest.action",
 		"ScheduleRequest.queue", "ScheduleRequest.cron", "SchedulePreviewRequest.cron",
 		"WebhookRequest.url", "WebhookRedeliverRequest.event_id",
-		"CreateNamespaceRequest.name", "NamespaceEgressRequest.egress_allow",
+		"CreateNamespaceRequest.name", "NamespaceEgressRequest.egress_allow", "NamespaceTracingRequest.otlp_endpoint",
 		"CreateBackupRequest.namespace", "BackupPolicyRequest.cron", "CreateJoinTokenRequest.name",
 		"ConcurrencyRequest.max", "QueuePushRequest.url",
 	} {

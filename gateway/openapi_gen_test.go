@@ -267,6 +267,9 @@ func buildOpenAPI() ([]byte, error) {
 	// JSON answer names.
 	s.of(reflect.TypeFor[wire.ErrorBody]())
 	s.of(reflect.TypeFor[wire.Event]())
+	// A bulk request's filter, which wire keeps as raw JSON
+	// (fieldSchemas refers to it); a search request has its fields inline.
+	in.of(reflect.TypeFor[wire.SearchFilter]())
 	paths := obj{}
 	for _, rt := range routeTable {
 		key := rt.method + " " + rt.path
@@ -364,7 +367,7 @@ func (s *schemas) operation(in *schemas, rt route, op op) obj {
 	responses := obj{}
 	for _, r := range op.ok {
 		responses[strconv.Itoa(r.status)] = s.response(r)
-		if idempotent && r.status == 201 {
+		if idempotent && (r.status == 201 || r.status == 202) {
 			// A repeat of the key's first request: its answer again, 200.
 			replay := r
 			replay.status, replay.desc = 200, "The first answer to this Idempotency-Key, given back (Idempotency-Replayed: true)."

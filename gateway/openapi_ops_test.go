@@ -182,6 +182,8 @@ var operations = map[string]op{
 	"DELETE /api/v1/namespaces/:name":     {id: "deleteNamespace", tag: tNamespaces, summary: "Delete a namespace and all it holds", ok: noContent(), query: []obj{qp("force", "boolean", "Delete it though it holds jobs, queues or schedules.")}},
 	"GET /api/v1/namespaces/:name/egress": {id: "getNamespaceEgress", tag: tNamespaces, summary: "A namespace's egress allow-list", ok: okAns(wire.NamespaceEgress{})},
 	"PUT /api/v1/namespaces/:name/egress": {id: "putNamespaceEgress", tag: tNamespaces, summary: "Replace a namespace's egress allow-list", req: wire.NamespaceEgressRequest{}, ok: okAns(wire.NamespaceEgress{})},
+	"GET /api/v1/tracing":                 {id: "getNamespaceTracing", tag: tNamespaces, summary: "The namespace's OTLP endpoint for the spans of its jobs", ok: okAns(wire.NamespaceTracing{})},
+	"PUT /api/v1/tracing":                 {id: "putNamespaceTracing", tag: tNamespaces, summary: "Set the namespace's OTLP endpoint for the spans of its jobs", req: wire.NamespaceTracingRequest{}, ok: okAns(wire.NamespaceTracing{})},
 
 	"GET /api/v1/namespaces/:name/backup-policy":    {id: "getBackupPolicy", tag: tBackups, summary: "A namespace's backup policy", ok: okAns(wire.BackupPolicy{})},
 	"PUT /api/v1/namespaces/:name/backup-policy":    {id: "putBackupPolicy", tag: tBackups, summary: "Set a namespace's backup policy", req: wire.BackupPolicyRequest{}, ok: okAns(wire.BackupPolicy{})},
@@ -228,6 +230,7 @@ var operations = map[string]op{
 	"POST /api/v1/shards/:id/join-tokens":   {id: "addShardNodes", tag: tShards, summary: "Mint join tokens for more nodes of a shard", req: wire.AddNodesRequest{}, optionalBody: true, ok: createdAns(wire.JoinToken{})},
 	"DELETE /api/v1/shards/:id/nodes/:node": {id: "removeShardNode", tag: tShards, summary: "Remove a node of a self-hosted shard", ok: noContent()},
 
+	"GET /api/v1/info": {id: "getInfo", tag: tMeta, summary: "Where the gateway serves gRPC (the worker stream)", ok: okAns(wire.GatewayInfo{})},
 	"GET /api/v1/openapi.json": {id: "getOpenAPI", tag: tMeta, summary: "This document",
 		ok: []opAnswer{{status: 200, desc: "The OpenAPI document.", media: "application/json", schema: obj{"type": "object"}, headers: []string{"ETag"}},
 			{status: 304, desc: "Not modified (If-None-Match)."}}},

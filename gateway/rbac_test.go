@@ -178,8 +178,11 @@ func TestRouteTableActions(t *testing.T) {
 		"DELETE /api/v1/namespaces/:name/backup-policy": tenancy.ActBackupManage,
 		"GET /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceRead,
 		"PUT /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceManage,
+		"GET /api/v1/tracing":                           tenancy.ActNamespaceRead,
+		"PUT /api/v1/tracing":                           tenancy.ActNamespaceManage,
 
 		"GET /api/v1/openapi.json": "", // public: no key, no action
+		"GET /api/v1/info":         "",
 
 		"GET /api/v1/shards":                    tenancy.ActNamespaceRead,
 		"POST /api/v1/shards/join-tokens":       tenancy.ActKeyManage,

@@ -59,7 +59,7 @@ const (
 	scheduleQuota
 	scheduleForget
 	// public: served to anyone, with no key and no chain (the API's own
-	// description); its action is none.
+	// description, where its gRPC port is); its action is none.
 	public
 )
 
@@ -90,6 +90,7 @@ const (
 // Fixed paths come before parameters (ack/batch before ack/:id).
 var routeTable = []route{
 	{get, "/api/v1/openapi.json", "", public, openAPI},
+	{get, "/api/v1/info", "", public, info},
 	{post, "/api/v1/enqueue", tenancy.ActJobEnqueue, job | enqueueOne | createsJobs, forward},
 	{post, "/api/v1/enqueue/batch", tenancy.ActJobEnqueue, job | batchBody | enqueueBatch | createsJobs, forward},
 	{post, "/api/v1/fetch", tenancy.ActJobWork, job | executionCap | longPollCap, longPoll},
@@ -132,6 +133,9 @@ var routeTable = []route{
 	{post, "/api/v1/webhooks/:id/test", tenancy.ActWebhookManage, job, forward},
 	{post, "/api/v1/webhooks/:id/redeliver", tenancy.ActWebhookManage, job, forward},
 	{get, "/api/v1/cluster", tenancy.ActQueueRead, job, forward}, // the namespace's shard: its nodes' health
+	// The namespace's own OTLP endpoint, kept and checked by its shard.
+	{get, "/api/v1/tracing", tenancy.ActNamespaceRead, job, forward},
+	{put, "/api/v1/tracing", tenancy.ActNamespaceManage, job, forward},
 	{get, "/api/v1/events", tenancy.ActJobRead, job, stream},
 	{get, "/api/v1/schedules", tenancy.ActScheduleRead, job, forward},
 	{post, "/api/v1/schedules", tenancy.ActScheduleManage, job | scheduleQuota, forward},

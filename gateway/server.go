@@ -22,6 +22,7 @@ import (
 	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/shardclient"
+	"github.com/jobbie/jobbie/internal/tracing"
 )
 
 // Server is a gateway: build it with New, then Start and Stop it.
@@ -49,6 +50,8 @@ type Server struct {
 	handler      fasthttp.RequestHandler // the app's, for gRPC calls (grpc.go)
 	grpc         *http.Server            // nil without GRPCAddr
 	grpcLn       *listen.Listener
+	tr           *tracing.Tracer // the gateway's spans; nil: tracing off
+	grpcTLS      bool            // the gRPC port speaks TLS
 
 	ctx       context.Context // ends when the server stops
 	cancel    context.CancelFunc
@@ -128,6 +131,9 @@ func (s *Server) assemble() error {
 	s.polls = limits.NewLongPolls(cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant)
 	s.meter = limits.NewMeter(s.control, cfg.Logger)
 	s.work = newWorkSlots(cfg.workWait)
+	if s.tr, err = tracing.FromEnv(s.ctx, tracing.Config{Service: "jobbie-gateway", ShareSystem: cfg.TraceShareSystem}); err != nil {
+		return err
+	}
 	s.admin = admin.New(s.ctx, admin.Config{Control: s.control, Gate: s.gate, Proxy: s.proxy, Schedules: s.schedules,
 		Tunnels: s.tunnels, Clock: cfg.Clock, Logger: cfg.Logger, WriteTimeout: cfg.WriteTimeout})
 	return nil

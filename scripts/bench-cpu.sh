@@ -11,6 +11,8 @@
 # BASE=path/to/other/jobbie alternates builds: each round runs BASE, then
 # this one; both are loaded by this build's bench. Medians come last.
 # PPROF=host:port serves the server's profiles there (`--pprof-addr`).
+# GRPC=1 starts the gateway's gRPC port too and passes it to the bench as
+# --grpc-url, for LOAD="--transport stream …" (the worker stream).
 set -euo pipefail
 BIN=$(realpath "${1:-bin/jobbie}")
 DUR=${2:-10s}
@@ -45,9 +47,10 @@ for p in json.load(open(sys.argv[1]))["processes"]: print(p["pid"])' "$DIR/data/
 # and leaves RATE, SRV and CLI set.
 run() {
 	DIR=$(mktemp -d)
-	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port)
+	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port) grpc="" grpcurl=""
+	if [ -n "${GRPC:-}" ]; then grpc=127.0.0.1:$(port) grpcurl=http://$grpc; fi
 	"$2" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" \
-		${PPROF:+--pprof-addr "$PPROF"} >"$DIR/dev.log" 2>&1 &
+		${grpc:+--grpc-addr "$grpc"} ${PPROF:+--pprof-addr "$PPROF"} >"$DIR/dev.log" 2>&1 &
 	PID=$!
 	for _ in $(seq 600); do grep -qs "Jobbie is running" "$DIR/dev.log" && break; sleep 0.1; done
 	grep -q "Jobbie is running" "$DIR/dev.log" || { cat "$DIR/dev.log"; exit 1; }
@@ -55,7 +58,7 @@ run() {
 	t0=$(ticks)
 	# shellcheck disable=SC2086
 	/usr/bin/time -f '%U %S' -o "$DIR/time" "$BIN" bench --url "http://$gw" --key-file "$DIR/data/owner.key" \
-		--duration "$DUR" --queue w1 $LOAD >"$DIR/bench.out" 2>/dev/null
+		--duration "$DUR" --queue w1 ${grpcurl:+--grpc-url "$grpcurl"} $LOAD >"$DIR/bench.out" 2>/dev/null
 	t1=$(ticks)
 	jobs=$(sed -n '/^jobbie bench/,$p' "$DIR/bench.out" | awk '$1=="completed"{print $2}')
 	RATE=$(sed -n '/^jobbie bench/,$p' "$DIR/bench.out" | awk '$1=="completed"{sub("/s","",$4); print $4}')

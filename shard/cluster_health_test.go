@@ -14,8 +14,15 @@ func TestClusterHealthSingleNode(t *testing.T) {
 	b := setup(t)
 	r := b.call("GET", "/api/v1/cluster", nil)
 	require.Equal(t, 200, r.Status, string(r.Raw))
+	n1 := r.Body["nodes"].([]any)[0].(map[string]any)
+	applied := n1["applied_index"]
+	require.NotNil(t, applied, "the node's own applied index")
+	require.Equal(t, 0.0, n1["lag"], "nothing written: nothing to apply")
 	require.Equal(t, map[string]any{"shard_id": "s1", "leader_id": "n1", "healthy": true,
-		"nodes": []any{map[string]any{"id": "n1", "role": "leader", "status": "healthy"}}}, r.Body)
+		"nodes": []any{map[string]any{"id": "n1", "role": "leader", "status": "healthy",
+			"applied_index": applied, "last_index": n1["last_index"], "lag": n1["lag"]}}}, r.Body,
+		"no contact time on the leader")
+	require.GreaterOrEqual(t, n1["last_index"], applied)
 	require.NotContains(t, string(r.Raw), "127.0.0.1", "no addresses")
 
 	// The /api/v1 caller checks hold for it as for every tenant route.
@@ -23,8 +30,25 @@ func TestClusterHealthSingleNode(t *testing.T) {
 	require.Equal(t, 200, b.as(pkitest.Operator).call("GET", "/api/v1/cluster", nil).Status)
 }
 
-// health is GET /api/v1/cluster through b, nodes keyed by id.
+// health is GET /api/v1/cluster through b, nodes keyed by id, each with
+// its id, role and status (replicationFields drops the rest).
 func health(t *testing.T, b *bundle) (map[string]any, map[string]map[string]any) {
+	t.Helper()
+	body, nodes := healthAll(t, b)
+	for _, m := range nodes {
+		for _, k := range replicationFields {
+			delete(m, k)
+		}
+		require.Len(t, m, 3, "id, role, status: nothing else")
+	}
+	return body, nodes
+}
+
+// replicationFields are a node's figures of replication in the health.
+var replicationFields = []string{"applied_index", "last_index", "lag", "since_contact_ms"}
+
+// healthAll is GET /api/v1/cluster through b, nodes keyed by id.
+func healthAll(t *testing.T, b *bundle) (map[string]any, map[string]map[string]any) {
 	t.Helper()
 	r := b.call("GET", "/api/v1/cluster", nil)
 	require.Equal(t, 200, r.Status, string(r.Raw))
@@ -32,7 +56,6 @@ func health(t *testing.T, b *bundle) (map[string]any, map[string]map[string]any)
 	var ids []string
 	for _, n := range r.Body["nodes"].([]any) {
 		m := n.(map[string]any)
-		require.Len(t, m, 3, "id, role, status: nothing else")
 		nodes[m["id"].(string)] = m
 		ids = append(ids, m["id"].(string))
 	}
@@ -86,4 +109,75 @@ func TestClusterHealthThreeNodes(t *testing.T) {
 	}, "n1 alone is not healthy")
 	_, nodes := health(t, g.nodes[0])
 	require.Equal(t, "healthy", nodes["n1"]["status"], "the node answering is reachable")
+}
+
+func TestClusterHealthLag(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 3)
+	leader, _ := g.leaderAndFollower()
+	var stopped *bundle
+	var pool int
+	for i, b := range g.nodes {
+		if b != leader && stopped == nil {
+			stopped, pool = b, i
+		}
+	}
+	stoppedID := stopped.srv.Status().NodeID
+	for i := range 5 {
+		leader.enqueue(map[string]any{"queue": "lag", "payload": map[string]int{"n": i}})
+	}
+	// Every member catches up: each reports its indexes, none lags by
+	// more than what the leader's own loops may be writing, and each
+	// follower heard from the leader a moment ago.
+	eventually(t, 15*time.Second, func() bool {
+		_, nodes := healthAll(t, leader)
+		for id, n := range nodes {
+			lag, ok := n["lag"].(float64)
+			if !ok || lag > 2 || n["applied_index"] == nil || n["last_index"] == nil {
+				return false
+			}
+			if _, ok := n["since_contact_ms"]; ok == (n["role"] == "leader") {
+				return false
+			}
+			require.GreaterOrEqual(t, n["last_index"], n["applied_index"], id)
+		}
+		return len(nodes) == 3
+	}, "every member caught up, each with its figures")
+
+	// A follower stops: it applies nothing more, so its lag grows with
+	// every entry the leader commits, while the others keep up.
+	require.NoError(t, stopped.srv.Stop())
+	require.NoError(t, g.pools[pool].Shutdown())
+	var before, contact float64
+	eventually(t, 15*time.Second, func() bool {
+		_, nodes := healthAll(t, leader)
+		n := nodes[stoppedID]
+		lag, _ := n["lag"].(float64)
+		before = lag
+		contact, _ = n["since_contact_ms"].(float64)
+		return n["status"] == "unreachable" && n["applied_index"] != nil && n["since_contact_ms"] != nil
+	}, "the stopped follower is unreachable; its last indexes and the leader's last contact stay")
+	const writes = 20
+	for i := range writes {
+		r := retry(t, leader, "POST", "/api/v1/enqueue", map[string]any{"queue": "lag", "payload": map[string]int{"after": i}})
+		require.Equal(t, 201, r.Status, string(r.Raw))
+	}
+	eventually(t, 15*time.Second, func() bool {
+		_, nodes := healthAll(t, leader)
+		for id, n := range nodes {
+			lag, ok := n["lag"].(float64)
+			if !ok {
+				return false
+			}
+			if id == stoppedID {
+				since, _ := n["since_contact_ms"].(float64)
+				if lag < before+writes || since <= contact {
+					return false
+				}
+			} else if lag > 2 {
+				return false
+			}
+		}
+		return true
+	}, "the stopped follower's lag and time since contact grow; the others stay near 0")
 }

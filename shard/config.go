@@ -86,6 +86,13 @@ type Config struct {
 	// 72 h), for tests.
 	WebhookRetryBase, WebhookDisableAfter time.Duration
 
+	// Tracing: spans are exported when the OTEL_* variables name an OTLP
+	// endpoint (internal/tracing.FromEnv), and each namespace's also to
+	// the endpoint its settings name, through the same egress guard as
+	// push. TraceShareSystem puts the node's own spans in the tenant's
+	// trace and sends them to its endpoint too (--trace-share-system).
+	TraceShareSystem bool
+
 	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
 	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000
 	BulkChunk    int           // jobs per Raft command of a bulk; default 1,000

@@ -19,6 +19,7 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/internal/shardclient"
+	"github.com/jobbie/jobbie/internal/tracing"
 	"github.com/jobbie/jobbie/shard/api"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/leader"
@@ -45,6 +46,7 @@ type Node struct {
 	push    *push.Dispatcher
 	hooks   *webhooks.Deliverer
 	out     *outbound.Client // calls tenants' endpoints: push deliveries
+	tr      *tracing.Tracer  // the node's spans; nil: tracing off
 	api     *api.Server
 	shards  *shardclient.Client // to the other members: forwarded writes, join requests
 	control controlLink         // to the control plane: registration (register.go)
@@ -121,12 +123,25 @@ func New(cfg Config) (*Node, error) {
 		EventTrimInterval: cfg.EventTrimInterval, EventRetention: cfg.EventRetention, Clock: cfg.Clock, Logger: cfg.Logger}, n.eng, repl, n.svc)
 	// A node calls its own group only (forwarded writes, joins): whatever
 	// address gossip gives, the peer must show a certificate of this shard.
+	tr, err := tracing.FromEnv(context.Background(), tracing.Config{Service: "jobbie-shard", ShareSystem: cfg.TraceShareSystem,
+		Namespaces: tracing.NewNamespaces(out, n.namespaceOTLP)})
+	if err != nil {
+		n.push.Stop()
+		n.hooks.Stop()
+		n.svc.Close()
+		n.loops.Stop()
+		live.Untrack(n.eng)
+		_ = repl.Close()
+		out.Close()
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	n.tr = tr
 	n.shards = shardclient.New(shardclient.Config{Name: "jobbie-shard", MaxConns: 4096, MaxResponseBody: 4 * api.MaxRequestBody,
 		TLS: cfg.TLS, NodePolicy: members, Logger: cfg.Logger})
 	n.api = api.New(api.Config{ShardID: cfg.ShardID, NodeID: cfg.NodeID, Gossip: cfg.Gossip,
 		AdvertiseHTTP: cfg.AdvertiseHTTP, Version: cfg.Version, Logger: cfg.Logger, Tenant: n.tenant, Listening: n.listening},
 		api.Deps{Service: n.svc, Node: repl, Workers: n.workers, Events: n.events, Shards: n.shards, Weights: n.weights, Trust: n.trust,
-			Hooks: n.hooks}, n.boundAddr)
+			Hooks: n.hooks, Tracer: n.tr}, n.boundAddr)
 	return n, nil
 }
 
@@ -188,6 +203,7 @@ func (n *Node) Stop() error {
 		_ = n.api.Shutdown(ctx)
 	}
 	n.shards.Close()
+	_ = n.tr.Shutdown(ctx) // sends the spans it holds
 	n.out.Close()
 	n.control.close()
 	n.waitMeta()
@@ -258,3 +274,10 @@ func (n *Node) TrustBundle() (wire.TrustBundle, time.Time, bool) {
 
 // Members lists the group's members with the HTTP address each advertises.
 func (n *Node) Members() ([]wire.Member, error) { return n.api.Members() }
+
+// namespaceOTLP is where ns's spans go, as the node last applied its
+// settings (tracing.Namespaces reads it at most once a second).
+func (n *Node) namespaceOTLP(ns string) tracing.Endpoint {
+	u, allow := n.svc.NamespaceOTLP(ns)
+	return tracing.Endpoint{URL: u, Allow: allow}
+}

@@ -1,22 +1,25 @@
 package tenancy
 
-import "fmt"
+import (
+	"fmt"
 
-// Role is a built-in role name carried in an API key. Custom roles per
-// tenant come later and will live alongside these in the casbin policy.
-type Role string
+	"github.com/jobbie/jobbie/wire"
+)
 
+// Role is the role an API key carries (wire.RoleName, where the names
+// are defined): a built-in role, or a tenant's custom role's name.
+type Role = wire.RoleName
+
+// The built-in roles, under their wire names.
 const (
-	RoleOwner     Role = "owner"
-	RoleAdmin     Role = "admin"
-	RoleDeveloper Role = "developer"
-	RoleProducer  Role = "producer"
-	RoleWorker    Role = "worker"
-	RoleViewer    Role = "viewer"
-	RoleBilling   Role = "billing"
-	// RoleOperator is the service operator's role; it is honoured only by the
-	// control plane's operator API, never by tenant endpoints.
-	RoleOperator Role = "operator"
+	RoleOwner     = wire.RoleOwner
+	RoleAdmin     = wire.RoleAdmin
+	RoleDeveloper = wire.RoleDeveloper
+	RoleProducer  = wire.RoleProducer
+	RoleWorker    = wire.RoleWorker
+	RoleViewer    = wire.RoleViewer
+	RoleBilling   = wire.RoleBilling
+	RoleOperator  = wire.RoleOperator
 )
 
 // TenantRoles are the roles a tenant key may carry.
@@ -41,37 +44,32 @@ var rank = map[Role]int{
 }
 
 // CanGrant reports whether a key with role r may create a key with role other.
-func (r Role) CanGrant(other Role) bool {
+func CanGrant(r, other Role) bool {
 	return rank[r] >= 3 && rank[r] >= rank[other]
 }
 
-// Action is what a request wants to do; RBAC decides role × action.
-type Action string
+// Action is what a request wants to do (wire.Action, where the names are
+// defined); RBAC decides role × action.
+type Action = wire.Action
 
+// The actions, under their wire names.
 const (
-	ActJobEnqueue      Action = "job.enqueue"
-	ActJobWork         Action = "job.work" // fetch, ack, fail, heartbeat
-	ActJobRead         Action = "job.read"
-	ActJobManage       Action = "job.manage"
-	ActQueueRead       Action = "queue.read"
-	ActQueueManage     Action = "queue.manage"
-	ActScheduleRead    Action = "schedule.read"
-	ActScheduleManage  Action = "schedule.manage"
-	ActNamespaceRead   Action = "namespace.read"
-	ActNamespaceManage Action = "namespace.manage"
-	ActKeyRead         Action = "key.read"
-	ActKeyManage       Action = "key.manage"
-	ActUsageRead       Action = "usage.read"
-	// Backups of a namespace: read is the catalog and policies; manage
-	// takes, deletes, downloads (a backup holds every payload) and
-	// restores them, and sets policies.
-	ActBackupRead   Action = "backup.read"
-	ActBackupManage Action = "backup.manage"
-	// Calls Jobbie makes out: read is the namespace's signing keys (public
-	// parts only); manage rotates them.
-	ActWebhookRead   Action = "webhook.read"
-	ActWebhookManage Action = "webhook.manage"
-	// The tenant's audit log (GET /api/v1/audit): who did what. Owner and
-	// admin hold it (every action); no other built-in role does.
-	ActAuditRead Action = "audit.read"
+	ActJobEnqueue      = wire.ActJobEnqueue
+	ActJobWork         = wire.ActJobWork
+	ActJobRead         = wire.ActJobRead
+	ActJobManage       = wire.ActJobManage
+	ActQueueRead       = wire.ActQueueRead
+	ActQueueManage     = wire.ActQueueManage
+	ActScheduleRead    = wire.ActScheduleRead
+	ActScheduleManage  = wire.ActScheduleManage
+	ActNamespaceRead   = wire.ActNamespaceRead
+	ActNamespaceManage = wire.ActNamespaceManage
+	ActKeyRead         = wire.ActKeyRead
+	ActKeyManage       = wire.ActKeyManage
+	ActUsageRead       = wire.ActUsageRead
+	ActBackupRead      = wire.ActBackupRead
+	ActBackupManage    = wire.ActBackupManage
+	ActWebhookRead     = wire.ActWebhookRead
+	ActWebhookManage   = wire.ActWebhookManage
+	ActAuditRead       = wire.ActAuditRead
 )

@@ -5,14 +5,14 @@ package tenancy
 // permissions a custom role holds is the tenant's current definition of
 // it, which gateways look up, never something the key carries.
 
-// IsCustom reports whether r names a custom role: a valid custom role
+// IsCustomRole reports whether r names a custom role: a valid custom role
 // name, which no built-in role has.
-func (r Role) IsCustom() bool { return ValidateRoleName(string(r)) == nil }
+func IsCustomRole(r Role) bool { return ValidateRoleName(string(r)) == nil }
 
 // CheckAnyRole is Check for a key whose role may also be a custom role's
 // name. Whether the tenant has that role is for the caller to find out.
 func (c *KeyClaims) CheckAnyRole() error {
-	if !c.Role.IsCustom() {
+	if !IsCustomRole(c.Role) {
 		return c.Check()
 	}
 	shape := *c

@@ -8,10 +8,10 @@ import (
 )
 
 func TestCustomRoleKeys(t *testing.T) {
-	require.True(t, Role("support").IsCustom())
-	require.False(t, Role("admin").IsCustom(), "a built-in role")
-	require.False(t, Role("operator").IsCustom())
-	require.False(t, Role("Bad_Name").IsCustom())
+	require.True(t, IsCustomRole(Role("support")))
+	require.False(t, IsCustomRole(Role("admin")), "a built-in role")
+	require.False(t, IsCustomRole(Role("operator")))
+	require.False(t, IsCustomRole(Role("Bad_Name")))
 
 	c := KeyClaims{TenantID: "t_01hx7y2k3m0000000000000000", Role: "support", Namespaces: []string{"emails"},
 		DefaultNamespace: "emails", RegisteredClaims: jwt.RegisteredClaims{Issuer: Issuer, Subject: "key_1"}}

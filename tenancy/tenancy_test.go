@@ -35,11 +35,11 @@ func TestNames(t *testing.T) {
 
 func TestRoleDelegation(t *testing.T) {
 	t.Parallel()
-	require.True(t, RoleOwner.CanGrant(RoleOwner))
-	require.True(t, RoleAdmin.CanGrant(RoleDeveloper))
-	require.False(t, RoleAdmin.CanGrant(RoleOwner))
-	require.False(t, RoleDeveloper.CanGrant(RoleViewer), "developers do not mint keys")
-	require.False(t, RoleProducer.CanGrant(RoleProducer))
+	require.True(t, CanGrant(RoleOwner, RoleOwner))
+	require.True(t, CanGrant(RoleAdmin, RoleDeveloper))
+	require.False(t, CanGrant(RoleAdmin, RoleOwner))
+	require.False(t, CanGrant(RoleDeveloper, RoleViewer), "developers do not mint keys")
+	require.False(t, CanGrant(RoleProducer, RoleProducer))
 	_, err := ParseRole("operator")
 	require.Error(t, err, "operator is not a tenant role")
 }

@@ -51,7 +51,7 @@ func keyName() validator.String {
 // roleName accepts a built-in role or a name a custom role may have.
 func roleName() validator.String {
 	return stringCheck{"role", func(s string) error {
-		if tenancy.IsBuiltinRole(s) || tenancy.Role(s).IsCustom() {
+		if tenancy.IsBuiltinRole(s) || tenancy.IsCustomRole(tenancy.Role(s)) {
 			return nil
 		}
 		return fmt.Errorf("role %q is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) "+

@@ -6,8 +6,9 @@ import (
 )
 
 // Idempotent writes: a creating request may carry an Idempotency-Key; the
-// shard keeps the first answer for IdempotencyTTL and gives it back to a
-// repeat of the same request (docs/api/README.md, "Idempotency").
+// shard (or control, for the creates it serves) keeps the first answer
+// for IdempotencyTTL and gives it back to a repeat of the same request
+// (docs/api/README.md, "Idempotency").
 const (
 	// IdempotencyKeyHeader names the request's key: 1 to
 	// MaxIdempotencyKeyBytes printable ASCII bytes.
@@ -22,15 +23,25 @@ const (
 	// MaxIdempotencyRecords bounds the records one namespace keeps; past
 	// it the one that expires first is forgotten early.
 	MaxIdempotencyRecords = 100_000
+	// MaxTenantIdempotencyRecords bounds the records control keeps of one
+	// tenant's creates (namespaces, keys, roles, backups); past it the
+	// one that expires first is forgotten early.
+	MaxTenantIdempotencyRecords = 1_000
 )
 
 // IdempotentRoutes are the POST paths that take an Idempotency-Key; every
 // other route refuses one (400 naming the header) rather than ignore it.
+// The first four are a shard's, which keeps their records; the others
+// the gateway serves through control, which keeps theirs per tenant.
 var IdempotentRoutes = map[string]bool{
 	"/api/v1/enqueue":       true,
 	"/api/v1/enqueue/batch": true,
 	"/api/v1/schedules":     true,
 	"/api/v1/webhooks":      true,
+	"/api/v1/namespaces":    true,
+	"/api/v1/keys":          true,
+	"/api/v1/roles":         true,
+	"/api/v1/backups":       true,
 }
 
 // CodeIdempotencyKeyReused (422) answers a key sent again with a

@@ -7,14 +7,16 @@ import "encoding/json"
 // counts jobs in every state. Retention is the namespace's retention as
 // the shard applies it (the shortest duration string, as FormatDuration),
 // or null when it sets none; EgressAllow is its egress allow-list, absent
-// when it sets none. DELETE /api/v1/namespace removes all of it,
+// when it sets none; OTLPEndpoint is where its spans go, absent when it
+// names none. DELETE /api/v1/namespace removes all of it,
 // the settings included (204).
 type NamespaceUsage struct {
-	Jobs        int64           `json:"jobs"`
-	Queues      int64           `json:"queues"`
-	Schedules   int64           `json:"schedules"`
-	Retention   json.RawMessage `json:"retention"`
-	EgressAllow []string        `json:"egress_allow,omitempty"`
+	Jobs         int64           `json:"jobs"`
+	Queues       int64           `json:"queues"`
+	Schedules    int64           `json:"schedules"`
+	Retention    json.RawMessage `json:"retention"`
+	EgressAllow  []string        `json:"egress_allow,omitempty"`
+	OTLPEndpoint string          `json:"otlp_endpoint,omitempty"`
 }
 
 // NamespaceSettings is the body of PUT /api/v1/namespace on a shard: the
@@ -25,10 +27,15 @@ type NamespaceUsage struct {
 // finishing after it. EgressAllow (an array of host names, "*.domain"
 // patterns or IP addresses, at most 64; null or [] for none)
 // is the hosts its push queues and webhooks may call; none is any public
-// host. The answer is the NamespaceUsage.
+// host. OTLPEndpoint (an https URL, or null or "" for none) is where
+// the spans of its jobs are sent as OTLP/HTTP protobuf (the traces URL
+// of its collector, such as https://otel.example.com/v1/traces), held to
+// the outbound rules and the egress allow-list as a push URL is. The
+// answer is the NamespaceUsage.
 type NamespaceSettings struct {
-	Retention   json.RawMessage `json:"retention,omitempty"`
-	EgressAllow json.RawMessage `json:"egress_allow,omitempty"`
+	Retention    json.RawMessage `json:"retention,omitempty"`
+	EgressAllow  json.RawMessage `json:"egress_allow,omitempty"`
+	OTLPEndpoint json.RawMessage `json:"otlp_endpoint,omitempty"`
 }
 
 // NamespaceEgressRequest is PUT /api/v1/namespaces/{name}/egress: the
@@ -44,4 +51,23 @@ type NamespaceEgressRequest struct {
 // public host.
 type NamespaceEgress struct {
 	EgressAllow []string `json:"egress_allow"`
+}
+
+// NamespaceTracingRequest is PUT /api/v1/tracing: the endpoint of the
+// request's namespace's own OTLP collector (an https URL taking OTLP/HTTP
+// protobuf traces, such as https://otel.example.com/v1/traces; null or
+// "" for none), which then receives the spans of the namespace's jobs:
+// send, receive and settle, in the traces their traceparents name. It is
+// held to the outbound rules and the namespace's egress allow-list as a
+// push URL is, when set and at every export; it is kept by the
+// namespace's shard (NamespaceSettings.OTLPEndpoint). Spans are sent
+// only while the operator exports traces.
+type NamespaceTracingRequest struct {
+	OTLPEndpoint json.RawMessage `json:"otlp_endpoint"`
+}
+
+// NamespaceTracing is GET and PUT /api/v1/tracing: where the namespace's
+// spans go, "" for nowhere.
+type NamespaceTracing struct {
+	OTLPEndpoint string `json:"otlp_endpoint"`
 }

@@ -18,6 +18,11 @@ const (
 	TraceParentHeader = "traceparent"
 	// TraceStateHeader is the W3C tracestate header, beside traceparent.
 	TraceStateHeader = "tracestate"
+	// SystemTraceParentHeader is, from a gateway to a shard, the
+	// traceparent of the gateway's own span of the request (the
+	// operator's trace, not the tenant's): the shard's span of it is its
+	// child. Only a traced gateway sends it.
+	SystemTraceParentHeader = "X-Jobbie-System-Traceparent"
 
 	// MaxTraceStateBytes and MaxTraceStateMembers bound a tracestate (the
 	// W3C limits a vendor must propagate); more is refused, not cut.

@@ -172,7 +172,27 @@ func TestManageCommands(t *testing.T) {
 		require.Equal(t, "healthy", clitest.Field(out, "HEALTH"), out)
 		leader := clitest.Field(out, "LEADER")
 		require.NotEqual(t, "-", leader)
-		require.Regexp(t, `(?m)^`+leader+`\s+leader\s+healthy$`, out)
-		require.JSONEq(t, apiGet(t, d.gateway+"/api/v1/cluster", d.ownerFile), d.run(t, "cluster", "status", "-o", "json"))
+		require.Regexp(t, `(?m)^NODE\s+ROLE\s+STATUS\s+APPLIED\s+LAG\s+CONTACT$`, out)
+		require.Regexp(t, `(?m)^`+leader+`\s+leader\s+healthy\s+\d+\s+\d+\s+-$`, out, "its applied index and lag; no contact time on the leader")
+
+		// -o json is the API's answer. Indexes move between two calls (the
+		// leader's loops write): those are checked present, the rest equal.
+		var api, cli wire.ClusterHealth
+		require.NoError(t, json.Unmarshal([]byte(apiGet(t, d.gateway+"/api/v1/cluster", d.ownerFile)), &api))
+		require.NoError(t, json.Unmarshal([]byte(d.run(t, "cluster", "status", "-o", "json")), &cli))
+		for _, h := range []*wire.ClusterHealth{&api, &cli} {
+			for i := range h.Nodes {
+				n := &h.Nodes[i]
+				require.NotNil(t, n.AppliedIndex)
+				require.NotNil(t, n.LastIndex)
+				require.NotNil(t, n.Lag)
+				n.AppliedIndex, n.LastIndex, n.Lag, n.SinceContactMS = nil, nil, nil, nil
+			}
+		}
+		require.Equal(t, api, cli)
+		yaml := d.run(t, "cluster", "status", "-o", "yaml")
+		for _, f := range []string{"applied_index:", "last_index:", "lag:"} {
+			require.Contains(t, yaml, f)
+		}
 	})
 }

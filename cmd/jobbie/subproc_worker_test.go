@@ -242,9 +242,9 @@ func TestSubprocessWorkerBadFlags(t *testing.T) {
 		{[]string{"--queue", "q", "./handler"}, "the command after --"},
 		{[]string{"--queue", "q", "--"}, "the command after --"},
 		{[]string{"--", "true"}, "--queue: name at least one queue"},
-		{[]string{"--queue", "q", "--concurrency", "0", "--", "true"}, "--concurrency must be 1 or more, not 0"},
-		{[]string{"--queue", "q", "--timeout", "-1s", "--", "true"}, "--timeout must not be negative"},
-		{[]string{"--queue", "q", "--shutdown-grace", "-1s", "--", "true"}, "--shutdown-grace must not be negative"},
+		{[]string{"--queue", "q", "--concurrency", "0", "--", "true"}, "worker.concurrency (--concurrency, JOBBIE_WORKER_CONCURRENCY): 0 is out of range: 1 or more"},
+		{[]string{"--queue", "q", "--timeout", "-1s", "--", "true"}, "worker.timeout (--timeout, JOBBIE_WORKER_TIMEOUT): -1s is out of range: 0s or more"},
+		{[]string{"--queue", "q", "--shutdown-grace", "-1s", "--", "true"}, "worker.shutdown_grace (--shutdown-grace, JOBBIE_WORKER_SHUTDOWN_GRACE): -1s is out of range: 0s or more"},
 		{[]string{"--queue", "a b", "--", "true"}, "--queue: queue id \"a b\" holds blanks"},
 		{[]string{"--queue", "q", "--", "./no-such-handler"}, "the command: "},
 	} {

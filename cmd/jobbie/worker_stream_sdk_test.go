@@ -254,3 +254,60 @@ func TestBenchStreamAgainstDev(t *testing.T) {
 	require.GreaterOrEqual(t, rep.Acked, int64(500))
 	require.Empty(t, rep.Errors)
 }
+
+// A worker drained through the API while on the stream (its default when
+// the gateway serves one) finishes the job it holds, takes nothing more,
+// and Run returns nil by itself, as over HTTP; started again under the
+// same id while the drain lasts, Run returns at once.
+func TestStreamWorkerDrainedThroughTheAPIAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	ctx := context.Background()
+	key := readKey(t, filepath.Join(d.dir, "owner.key"))
+	api := client.New(d.gateway, key)
+	held, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "sdrain", Payload: 1})
+	require.NoError(t, err)
+	started, release := make(chan string, 4), make(chan struct{})
+	cfg := client.WorkerConfig{Queues: []string{"sdrain"}, WorkerID: "sdrain-1", Concurrency: 2, ShutdownGrace: time.Minute}
+	w := client.NewWorker(client.New(d.gateway, key), cfg, func(ctx context.Context, j *client.JobContext) (any, error) {
+		started <- j.ID
+		<-release
+		return "done", nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	require.Equal(t, held.JobID, <-started)
+	require.Equal(t, client.TransportStream, w.Transport(), "the default is the stream when the gateway serves one")
+
+	dr, err := api.DrainWorker(ctx, "sdrain-1")
+	require.NoError(t, err)
+	require.True(t, dr.Draining)
+	next, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "sdrain", Payload: 2})
+	require.NoError(t, err)
+	close(release)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return after the drain")
+	}
+	got, err := api.GetJob(ctx, held.JobID)
+	require.NoError(t, err)
+	require.Equal(t, wire.StateCompleted, got.State)
+	got, err = api.GetJob(ctx, next.JobID)
+	require.NoError(t, err)
+	require.Equal(t, wire.StatePending, got.State, "nothing else was taken")
+
+	again := client.NewWorker(client.New(d.gateway, key), cfg, func(context.Context, *client.JobContext) (any, error) {
+		t.Error("a drained worker ran a job")
+		return nil, nil
+	})
+	againDone := make(chan error, 1)
+	go func() { againDone <- again.Run(ctx) }()
+	select {
+	case err := <-againDone:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("a drained worker's new Run did not return")
+	}
+}

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"crypto/sha256"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -30,7 +32,7 @@ func (s *Server) newApp() *fiber.App {
 		WriteTimeout:          10 * time.Second,
 		IdleTimeout:           60 * time.Second,
 	})
-	app.Use(apierr.RequestID, noIdempotencyKey)
+	app.Use(apierr.RequestID, idempotencyKey)
 	// A backup download streams for as long as the backup takes to send;
 	// every other answer is small and keeps the short write timeout.
 	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
@@ -170,12 +172,67 @@ func (s *Server) getJWKS(c *fiber.Ctx) error {
 	return c.JSON(set)
 }
 
-// noIdempotencyKey refuses an Idempotency-Key on every control route:
-// control keeps no record of keys (docs/api/README.md, "Idempotency"),
-// and a header it would ignore must not look honoured.
-func noIdempotencyKey(c *fiber.Ctx) error {
-	if len(c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)) == 0 {
+// idempotencyKey reads an Idempotency-Key (docs/api/README.md,
+// "Idempotency"). On the tenant creates that take one (a gateway's POST
+// of a tenant's namespace, key, role or backup) it hands the key and the
+// request's hash to the service, which wraps the create under it, and
+// answers a replay 200 with Idempotency-Replayed; every other route
+// refuses the header rather than ignore it. A follower forwards the
+// request as it came, so the leader reads the same bytes.
+func idempotencyKey(c *fiber.Ctx) error {
+	vals := c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)
+	if len(vals) == 0 {
 		return c.Next()
 	}
-	return apierr.Field(wire.IdempotencyKeyHeader, "control's routes do not take an %s", wire.IdempotencyKeyHeader)
+	tid, ok := idempotentCreate(c.Method(), c.Path())
+	switch {
+	case !ok:
+		return apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only a tenant's namespace, key, role and backup creates do",
+			c.Method(), c.Path(), wire.IdempotencyKeyHeader)
+	case len(vals) > 1:
+		return apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
+	}
+	k := string(vals[0]) // a copy: fasthttp's buffers are reused
+	if err := wire.CheckIdempotencyKey(k); err != nil {
+		return apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
+	}
+	idem := &service.Idempotency{Tenant: tid, Key: k, Hash: requestHash(c)}
+	c.SetUserContext(service.WithIdempotency(c.UserContext(), idem))
+	if err := c.Next(); err != nil {
+		return err
+	}
+	if idem.Replayed() {
+		c.Status(fiber.StatusOK) // nothing was created by this request
+		c.Set(wire.IdempotencyReplayedHeader, "true")
+	}
+	return nil
+}
+
+// idempotentCreate reports whether method and path are a tenant's create
+// that takes an Idempotency-Key (POST /internal/v1/tenants/{tid}/ and
+// one of idempotentCollections), and its tenant.
+func idempotentCreate(method, path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/internal/v1/tenants/")
+	if method != fiber.MethodPost || !ok {
+		return "", false
+	}
+	tid, coll, ok := strings.Cut(rest, "/")
+	return tid, ok && tid != "" && idempotentCollections[coll]
+}
+
+// idempotentCollections are the collections of a tenant whose creates
+// take an Idempotency-Key: those the gateway's public routes
+// (wire.IdempotentRoutes) send here.
+var idempotentCollections = map[string]bool{"namespaces": true, "keys": true, "roles": true, "backups": true}
+
+// requestHash is what a key's repeat must match: the method, the path
+// (its tenant too) and the body.
+func requestHash(c *fiber.Ctx) []byte {
+	h := sha256.New()
+	h.Write([]byte(c.Method()))
+	h.Write([]byte{0})
+	h.Write([]byte(c.Path()))
+	h.Write([]byte{0})
+	h.Write(c.Body())
+	return h.Sum(nil)
 }

@@ -56,9 +56,9 @@ func (s *Service) CreateBackup(ctx context.Context, tid, ns string) (wire.Backup
 func (s *Service) StartBackup(ctx context.Context, c *state.StartBackupCmd) (wire.Backup, error) {
 	release := s.runner.HoldBackups(c.ID)
 	b, err := propose(ctx, s, state.OpStartBackup, c)
-	if err != nil {
+	if err != nil || replayed(ctx) { // a replay's backup is the first request's, taken by then or by a new leader
 		release()
-		return wire.Backup{}, err
+		return b.Backup, err
 	}
 	s.runner.TakeBackup(b, release)
 	return b.Backup, nil

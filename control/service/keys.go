@@ -119,6 +119,11 @@ func (s *Service) createKey(ctx context.Context, cmd state.CreateKeyCmd) (state.
 	if err != nil {
 		return state.CreatedKey{}, err
 	}
+	// A replay's key is the first request's, whose tenant its kept result
+	// leaves out; signing it again gives the first token while the same
+	// signing key is active (Ed25519 signatures are deterministic), and a
+	// token that works as well after a rotation of signing keys.
+	k.TenantID = cmd.TenantID
 	tok, err := s.Sign(k)
 	if err != nil {
 		return state.CreatedKey{}, err

@@ -14,7 +14,8 @@ import (
 
 // propose replicates c through op on the current node and returns its
 // result, the business error that refused it, or the replication failure
-// in the error catalog.
+// in the error catalog. A create under the call's Idempotency-Key is
+// proposed wrapped (idempotency.go).
 func propose[C, R any](ctx context.Context, s *Service, op replica.Op[C, R], c *C) (R, error) {
 	node, release, err := s.Acquire()
 	if err != nil {
@@ -22,6 +23,9 @@ func propose[C, R any](ctx context.Context, s *Service, op replica.Op[C, R], c *
 		return zero, err
 	}
 	defer release()
+	if res, ok, err := proposeIdempotent(ctx, node, op, c); ok {
+		return res, err
+	}
 	return op.Propose(ctx, node, c)
 }
 

@@ -156,7 +156,7 @@ func checkKeyRole(s string) (tenancy.Role, error) {
 	if r, err := tenancy.ParseRole(s); err == nil {
 		return r, nil
 	}
-	if tenancy.Role(s).IsCustom() {
+	if tenancy.IsCustomRole(tenancy.Role(s)) {
 		return tenancy.Role(s), nil
 	}
 	return "", apierr.Field("role", "role %q is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) nor a custom role's name", s)

@@ -62,7 +62,7 @@ func CheckKeyScope(r pebble.Reader, c CreateKeyCmd, now time.Time) error {
 	if _, err := LoadTenant(r, c.TenantID); err != nil {
 		return businessErr(err)
 	}
-	if c.Role.IsCustom() && !must(Exists(r, layout.Role(c.TenantID, string(c.Role)))) {
+	if tenancy.IsCustomRole(c.Role) && !must(Exists(r, layout.Role(c.TenantID, string(c.Role)))) {
 		return apierr.Field("role", "role %q does not exist", c.Role)
 	}
 	for _, ns := range c.Namespaces {

@@ -99,6 +99,13 @@ func logScript() []logStep {
 	add(OpStartMove.Command(&StartMoveCmd{ID: "mov_2", Tenant: tidA, Namespace: "mails", ToShard: "s2", StaticShards: []string{"s1", "s2"}}))
 	add(OpCancelMove.Command(&CancelMoveCmd{ID: "mov_2"}))
 	add(OpEndMove.Command(&EndMoveCmd{ID: "mov_2", Failed: true, Error: "cancelled"}))
+	add(OpDeleteNamespace.Command(&DeleteNamespaceCmd{TenantID: tidA, Name: "mails"}))
+	idemRole := OpPutRole.Command(&PutRoleCmd{TenantID: tidA, Name: "keyed", Permissions: perms, Create: true})
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidA, Key: "k-1", Hash: []byte{1}, Cmd: idemRole}))
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidA, Key: "k-1", Hash: []byte{1}, Cmd: idemRole}))                                    // replayed
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidA, Key: "k-1", Hash: []byte{2}, Cmd: idemRole}))                                    // 422
+	add(OpIdempotent.Command(&IdemCmd{TenantID: tidB, Key: "k-1", Hash: []byte{1}, Cmd: OpCreateKey.Command(&CreateKeyCmd{ID: "key_3", // another tenant's key
+		TenantID: tidB, Name: "k", Role: tenancy.RoleViewer, Namespaces: []string{"default"}})}))
 	add(OpAppendAudit.Command(&AppendAuditCmd{TenantID: tidA, RetentionDays: 30, Record: wire.AuditRecord{KeyID: kidA, Role: "owner",
 		Action: "key.manage", Route: "POST /api/v1/keys", ObjectType: "key", ObjectID: "key_9", Result: "ok", Status: 201,
 		SourceAddress: "192.0.2.1", RequestID: "req-1"}}))
@@ -106,7 +113,6 @@ func logScript() []logStep {
 		Action: "namespace.manage", Route: "DELETE /api/v1/namespaces/:name", ObjectType: "namespace", ObjectID: "orders",
 		Namespace: "orders", Result: "forbidden", Status: 403, SourceAddress: "192.0.2.2", RequestID: "req-2"}}))
 	add(OpTrimAudit.Command(&TrimAuditCmd{TenantID: tidA, Before: at.UnixNano()}))
-	add(OpDeleteNamespace.Command(&DeleteNamespaceCmd{TenantID: tidA, Name: "mails"}))
 	return s
 }
 

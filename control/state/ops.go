@@ -44,8 +44,9 @@ var (
 	OpSwitchMove      = replica.Op[SwitchMoveCmd, MoveRecord]{Type: 32, Name: "switch_move"}
 	OpCancelMove      = replica.Op[CancelMoveCmd, MoveRecord]{Type: 33, Name: "cancel_move"}
 	OpEndMove         = replica.Op[EndMoveCmd, MoveRecord]{Type: 34, Name: "end_move"}
-	OpAppendAudit     = replica.Op[AppendAuditCmd, replica.None]{Type: 35, Name: "append_audit"}
-	OpTrimAudit       = replica.Op[TrimAuditCmd, int]{Type: 36, Name: "trim_audit"}
+	OpIdempotent      = replica.Op[IdemCmd, *IdemOutcome]{Type: 35, Name: "idempotent"}
+	OpAppendAudit     = replica.Op[AppendAuditCmd, replica.None]{Type: 36, Name: "append_audit"}
+	OpTrimAudit       = replica.Op[TrimAuditCmd, int]{Type: 37, Name: "trim_audit"}
 )
 
 // NewRegistry registers every command's handler.
@@ -85,6 +86,7 @@ func NewRegistry() *replica.Registry {
 	OpSwitchMove.Handle(r, applySwitchMove)
 	OpCancelMove.Handle(r, applyCancelMove)
 	OpEndMove.Handle(r, applyEndMove)
+	OpIdempotent.Handle(r, func(tx *replica.Tx, c *IdemCmd) (*IdemOutcome, error) { return applyIdem(r, defaultIdemLimits, tx, c) })
 	OpAppendAudit.Handle(r, applyAppendAudit)
 	OpTrimAudit.Handle(r, applyTrimAudit)
 	return r

@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/gateway/proxy"
 	"github.com/jobbie/jobbie/gateway/selfhosted"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Config is what tenant administration works with. Tunnels is nil on a
@@ -54,6 +55,27 @@ func New(ctx context.Context, cfg Config) *Admin {
 // (controlapi.ForTenant); nil stays nil.
 func (a *Admin) tell(r *admitted.Request, err error) error {
 	return controlapi.ForTenant(a.log, r.RequestID, err)
+}
+
+// keyed is a.ctx carrying r's Idempotency-Key to the create of control
+// called with it, and what control then says of it; nil when r has none.
+func (a *Admin) keyed(r *admitted.Request) (context.Context, *controlapi.Idempotent) {
+	if r.IdempotencyKey == "" {
+		return a.ctx, nil
+	}
+	idem := &controlapi.Idempotent{Key: r.IdempotencyKey}
+	return controlapi.WithIdempotency(a.ctx, idem), idem
+}
+
+// created answers a create with status and v; a replay of an earlier
+// request's create (idem.Replayed) is 200 with Idempotency-Replayed, as a
+// shard answers one: nothing was created by this request.
+func created(c *fiber.Ctx, idem *controlapi.Idempotent, status int, v any) error {
+	if idem != nil && idem.Replayed {
+		status = fiber.StatusOK
+		c.Set(wire.IdempotencyReplayedHeader, "true")
+	}
+	return c.Status(status).JSON(v)
 }
 
 // decodeBody decodes a JSON request body strictly (apierr.DecodeJSON):

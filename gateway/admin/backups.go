@@ -40,11 +40,12 @@ func (a *Admin) CreateBackup(c *fiber.Ctx, r *admitted.Request) error {
 	if err := a.gate.AuthorizeIn(r, in.Namespace, tenancy.ActBackupManage); err != nil {
 		return err
 	}
-	b, err := a.control.CreateBackup(a.ctx, r.RequestID, r.Key.TenantID, in)
+	ctx, idem := a.keyed(r)
+	b, err := a.control.CreateBackup(ctx, r.RequestID, r.Key.TenantID, in)
 	if err != nil {
 		return a.tell(r, err)
 	}
-	return c.Status(fiber.StatusAccepted).JSON(b)
+	return created(c, idem, fiber.StatusAccepted, b)
 }
 
 // ListBackups lists the backups of the namespaces the key may use (and,

@@ -68,11 +68,12 @@ func (a *Admin) CreateKey(c *fiber.Ctx, r *admitted.Request) error {
 		return err
 	}
 	in.Role = string(role)
-	created, err := a.control.CreateKey(a.ctx, r.RequestID, r.Key.TenantID, in)
+	ctx, idem := a.keyed(r)
+	made, err := a.control.CreateKey(ctx, r.RequestID, r.Key.TenantID, in)
 	if err != nil {
 		return a.tell(r, err)
 	}
-	return c.Status(fiber.StatusCreated).JSON(created)
+	return created(c, idem, fiber.StatusCreated, made)
 }
 
 // keyRole reads a new key's role: a built-in role or a custom role's name.
@@ -80,7 +81,7 @@ func keyRole(s string) (tenancy.Role, error) {
 	if role, err := tenancy.ParseRole(s); err == nil {
 		return role, nil
 	}
-	if tenancy.Role(s).IsCustom() {
+	if tenancy.IsCustomRole(tenancy.Role(s)) {
 		return tenancy.Role(s), nil
 	}
 	return "", apierr.Field("role", "role %q is neither a built-in role (owner, admin, developer, producer, worker, viewer, billing) nor a custom role's name", s)

@@ -66,27 +66,51 @@ func (a *Admin) CreateNamespace(c *fiber.Ctx, r *admitted.Request) error {
 	if err := checkRetention(in.Retention); err != nil {
 		return err
 	}
-	created, err := a.control.CreateNamespace(a.ctx, r.RequestID, r.Key.TenantID, in) // without its shard, as in the list
+	ctx, idem := a.keyed(r)
+	made, err := a.control.CreateNamespace(ctx, r.RequestID, r.Key.TenantID, in) // without its shard, as in the list
 	if err != nil {
 		return a.tell(r, err)
 	}
 	// Drop a cached "no such namespace" so the new one is usable at once.
 	a.proxy.Invalidate(r.Key.TenantID, in.Name)
-	if created.Retention != "" {
-		// The shard is known once control placed the namespace. When it
-		// cannot take the retention, control forgets it too: the namespace
-		// stays, without a retention anywhere, and a PATCH sets it again.
-		if err := a.proxy.ShardJSON(r, in.Name, http.MethodPut, retentionSettings(created.Retention), http.StatusOK, nil); err != nil {
-			undo := wire.UpdateNamespaceRequest{Retention: json.RawMessage("null")}
-			if _, uerr := a.control.UpdateNamespace(a.ctx, r.RequestID, r.Key.TenantID, in.Name, undo); uerr != nil {
-				a.log.Error("gateway: could not take back the retention of a namespace its shard could not apply",
-					"tenant", r.Key.TenantID, "namespace", in.Name, "request_id", r.RequestID, "err", uerr)
-			}
-			return apierr.Retry(apierr.Unavailable, 1,
-				"namespace %q was created, but its shard could not apply its retention, so it has none: set it with PATCH shortly", in.Name)
-		}
+	if made.Retention == "" {
+		return created(c, idem, fiber.StatusCreated, made)
 	}
-	return c.Status(fiber.StatusCreated).JSON(created)
+	if idem != nil && idem.Replayed {
+		if err := a.retentionAgain(r, in.Name); err != nil {
+			return err
+		}
+		return created(c, idem, fiber.StatusCreated, made)
+	}
+	// The shard is known once control placed the namespace. When it
+	// cannot take the retention, control forgets it too: the namespace
+	// stays, without a retention anywhere, and a PATCH sets it again.
+	if err := a.proxy.ShardJSON(r, in.Name, http.MethodPut, retentionSettings(made.Retention), http.StatusOK, nil); err != nil {
+		undo := wire.UpdateNamespaceRequest{Retention: json.RawMessage("null")}
+		if _, uerr := a.control.UpdateNamespace(a.ctx, r.RequestID, r.Key.TenantID, in.Name, undo); uerr != nil {
+			a.log.Error("gateway: could not take back the retention of a namespace its shard could not apply",
+				"tenant", r.Key.TenantID, "namespace", in.Name, "request_id", r.RequestID, "err", uerr)
+		}
+		return apierr.Retry(apierr.Unavailable, 1,
+			"namespace %q was created, but its shard could not apply its retention, so it has none: set it with PATCH shortly", in.Name)
+	}
+	return created(c, idem, fiber.StatusCreated, made)
+}
+
+// retentionAgain gives namespace name's shard the retention control has
+// now, on a replay of its create: the first request may have ended
+// between control's create and the shard's (a retention the shard refused
+// then is none in control too). The answer stays the first one's.
+func (a *Admin) retentionAgain(r *admitted.Request, name string) error {
+	ns, err := a.namespace(r, name)
+	if err != nil || ns.Unjoined {
+		return err
+	}
+	if err := a.proxy.ShardJSON(r, name, http.MethodPut, retentionSettings(ns.Retention), http.StatusOK, nil); err != nil {
+		return apierr.Retry(apierr.Unavailable, 1,
+			"namespace %q exists, but its shard could not be given its retention: send the request again shortly", name)
+	}
+	return nil
 }
 
 // checkRetention refuses a retention control would refuse, before the

@@ -117,12 +117,13 @@ func (a *Admin) CreateRole(c *fiber.Ctx, r *admitted.Request) error {
 	if err := checkRole(r, in, "define role "+in.Name); err != nil {
 		return err
 	}
-	made, err := a.control.CreateRole(a.ctx, r.RequestID, r.Key.TenantID, in)
+	ctx, idem := a.keyed(r)
+	made, err := a.control.CreateRole(ctx, r.RequestID, r.Key.TenantID, in)
 	if err != nil {
 		return a.tell(r, err)
 	}
 	a.gate.RolesChanged(r.Key.TenantID, made.RolesVersion)
-	return c.Status(fiber.StatusCreated).JSON(made.Role)
+	return created(c, idem, fiber.StatusCreated, made.Role)
 }
 
 // UpdateRole replaces a custom role the caller could have defined, with

@@ -15,7 +15,7 @@ import (
 // custom role's) narrowed to the key's namespaces. A role it defines or
 // changes, and a key it mints, rotates or revokes, must be within that
 // (tenancy.Uncovered). Between built-in roles the ranks decide, as they
-// always have (tenancy.Role.CanGrant); owner and admin keys, which only
+// always have (tenancy.CanGrant); owner and admin keys, which only
 // owner and admin keys may mint, are out of a custom role's reach.
 
 // held is what r's key holds.
@@ -67,7 +67,7 @@ func MayGrant(r *admitted.Request, want []tenancy.Permission, what string) error
 func MayGrantRank(r *admitted.Request, role tenancy.Role, verb string) error {
 	custom := isCustomRole(r.Key.Role)
 	switch {
-	case !custom && !isCustomRole(role) && !r.Key.Role.CanGrant(role):
+	case !custom && !isCustomRole(role) && !tenancy.CanGrant(r.Key.Role, role):
 		return apierr.New(apierr.Forbidden, "role %s may not %s %s keys", r.Key.Role, verb, role)
 	case custom && (role == tenancy.RoleOwner || role == tenancy.RoleAdmin):
 		return apierr.New(apierr.Forbidden, "role %s may not %s %s keys: only owner and admin keys may", r.Key.Role, verb, role)

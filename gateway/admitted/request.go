@@ -31,6 +31,14 @@ type Request struct {
 	// Leased is how many jobs the shard's answer to a fetch says it
 	// leased (wire.LeasedHeader), for the quota's own count.
 	Leased int
+	// SystemTrace is the traceparent of the gateway's own span of the
+	// request, sent to the shard as wire.SystemTraceParentHeader; "" when
+	// tracing is off or the span is not sampled.
+	SystemTrace string
+	// IdempotencyKey is the request's Idempotency-Key on a route that
+	// takes one ("": none), checked; a create served through control
+	// sends it there (a shard's route passes the header as sent).
+	IdempotencyKey string
 	// Audit, when set, is wire.AuditHeader's value: the shard records
 	// the request's outcome in the namespace's audit log.
 	Audit []byte

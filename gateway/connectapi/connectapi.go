@@ -34,6 +34,7 @@ type Answer struct {
 	RetryAfter string // the Retry-After header, if any
 	RequestID  string
 	Replayed   bool // the answer is an earlier request's, given back under its Idempotency-Key
+	Drain      bool // a fetch's answer to a drained worker (wire.WorkerDrainHeader)
 	Body       []byte
 }
 
@@ -147,5 +148,30 @@ func (s *Services) Handlers(maxBytes int) map[string]http.Handler {
 	jobs, jh := jobbiev1connect.NewJobServiceHandler(s, opts...)
 	admin, ah := jobbiev1connect.NewAdminServiceHandler(s, opts...)
 	work, wh := jobbiev1connect.NewWorkerServiceHandler(s, opts...)
-	return map[string]http.Handler{jobs: jh, admin: ah, work: wh}
+	return map[string]http.Handler{jobs: jh, admin: ah, work: uncompressedUnlessAsked(wh)}
+}
+
+// streamEncodings are the headers naming a stream's encoding and the
+// encodings its client accepts: gRPC and gRPC-Web's, the Connect
+// protocol's.
+var streamEncodings = [...]struct{ sent, accept string }{
+	{"Grpc-Encoding", "Grpc-Accept-Encoding"},
+	{"Connect-Content-Encoding", "Connect-Accept-Encoding"},
+}
+
+// uncompressedUnlessAsked serves a stream's frames uncompressed unless
+// the client sends its own compressed. Connect answers in any encoding
+// the client merely accepts (connect-go and grpc-go accept gzip on every
+// call), and gzip on every job frame cost the worker stream about 4 % of
+// the gateway's CPU for frames that mostly travel a LAN; a client that
+// compresses what it sends still gets its frames compressed back.
+func uncompressedUnlessAsked(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, e := range streamEncodings {
+			if v := r.Header.Get(e.sent); v == "" || v == "identity" {
+				r.Header.Del(e.accept)
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }

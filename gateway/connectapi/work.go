@@ -3,6 +3,7 @@ package connectapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -79,8 +80,9 @@ type stream struct {
 	mu       sync.Mutex
 	credit   int
 	held     map[string]wire.ReleaseEntry // jobs sent and not yet settled, by id
-	draining bool
-	ended    bool // the worker is gone or the stream is ending: send nothing more
+	draining bool                         // fetch no more: the gateway is stopping or the worker was drained
+	drained  bool                         // the worker was drained, and told so
+	ended    bool                         // the worker is gone or the stream is ending: send nothing more
 	wake     chan struct{}
 }
 
@@ -243,6 +245,34 @@ func (st *stream) drain() {
 	st.mu.Unlock()
 	st.nudge()
 	_ = st.send(&jobbiev1.WorkResponse{Drain: &jobbiev1.Drain{Deadline: st.s.work.DrainWithin.String()}})
+}
+
+// workerDrained tells the worker, once, that it was drained (POST
+// /api/v1/workers/{id}/drain: a fetch's or a heartbeat's answer says
+// so), and stops fetching; the stream goes on serving its reports until
+// the worker closes it. It reports whether the worker held no job then:
+// such a stream has nothing left to do, and is ended.
+func (st *stream) workerDrained() (idle bool) {
+	st.mu.Lock()
+	if st.drained {
+		st.mu.Unlock()
+		return false
+	}
+	st.drained, st.draining = true, true
+	idle = len(st.held) == 0
+	st.mu.Unlock()
+	st.nudge()
+	_ = st.send(&jobbiev1.WorkResponse{Drain: &jobbiev1.Drain{Worker: true}})
+	return idle
+}
+
+// errDrained ends the stream of a drained worker that holds no job. A
+// worker that reconnects at once after a Drain (as one told the gateway
+// is stopping does) is refused so until its drain ends, rather than
+// opening stream after stream.
+func (st *stream) errDrained() error {
+	return connect.NewError(connect.CodeFailedPrecondition,
+		fmt.Errorf("worker %q is draining: it gets no more jobs (POST /api/v1/workers/{id}/drain)", st.hello.GetWorkerId()))
 }
 
 // keepAlive sends a KeepAlive when nothing was sent for KeepAlive.

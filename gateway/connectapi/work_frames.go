@@ -51,12 +51,15 @@ func (st *stream) fetchLoop(ctx context.Context) error {
 			Timeout: &wait, LeaseDuration: st.lease}})
 		if a.Status == http.StatusOK {
 			delay = 100 * time.Millisecond
-			var res jobbiev1.WorkResponse
-			if err := unmarshal.Unmarshal(a.Body, &res); err != nil {
+			jobs, err := leasedJobs(a.Body)
+			if err != nil {
 				return connect.NewError(connect.CodeInternal, err)
 			}
-			if len(res.Jobs) > 0 {
-				st.deliver(res.Jobs)
+			if len(jobs) > 0 {
+				st.deliver(jobs)
+			}
+			if a.Drain && st.workerDrained() {
+				return st.errDrained()
 			}
 			continue
 		}
@@ -364,6 +367,9 @@ func (st *stream) heartbeats(hbs []*jobbiev1.Heartbeat, ext []*jobbiev1.ExtendLe
 		var res wire.HeartbeatResponse
 		if ok(a) && json.Unmarshal(a.Body, &res) != nil {
 			a = Answer{Status: http.StatusInternalServerError}
+		}
+		if res.Drain {
+			st.workerDrained() // it holds these jobs: the stream stays
 		}
 		for id := range part {
 			if !ok(a) {

@@ -28,6 +28,7 @@ type workerRoute struct {
 	jobs  []wire.FetchedJob
 	calls []*Request
 	ended chan struct{} // a stream's handler returned
+	drain bool          // the worker was drained: fetches and heartbeats say so
 }
 
 func newWorkerRoute(jobs int) *workerRoute {
@@ -45,6 +46,10 @@ func (f *workerRoute) serve(r *Request) Answer {
 			return Answer{Status: http.StatusBadRequest}
 		}
 		f.mu.Lock()
+		if f.drain {
+			f.mu.Unlock()
+			return Answer{Status: http.StatusOK, Drain: true, Body: []byte(`{"jobs":[]}`)}
+		}
 		n := min(*req.Max, len(f.jobs))
 		out := wire.FetchBatchResponse{Jobs: f.jobs[:n]}
 		f.jobs = f.jobs[n:]
@@ -60,6 +65,17 @@ func (f *workerRoute) serve(r *Request) Answer {
 		var out wire.AckBatchResponse
 		for _, a := range req.Acks {
 			out.Results = append(out.Results, wire.AckBatchResult{JobID: a.JobID, Status: wire.StateCompleted})
+		}
+		b, _ := json.Marshal(out)
+		return Answer{Status: http.StatusOK, Body: b}
+	case "/api/v1/heartbeat":
+		var req wire.HeartbeatRequest
+		_ = json.Unmarshal(r.Body, &req)
+		f.mu.Lock()
+		out := wire.HeartbeatResponse{Jobs: map[string]wire.StatusResponse{}, Drain: f.drain}
+		f.mu.Unlock()
+		for id := range req.Jobs {
+			out.Jobs[id] = wire.StatusResponse{Status: wire.HeartbeatOK}
 		}
 		b, _ := json.Marshal(out)
 		return Answer{Status: http.StatusOK, Body: b}
@@ -85,6 +101,14 @@ func (f *workerRoute) requests(path string) [][]byte {
 // serveWork serves the worker stream over f on an HTTP/2 server.
 func serveWork(t *testing.T, f *workerRoute, cfg WorkConfig) jobbiev1connect.WorkerServiceClient {
 	t.Helper()
+	hc, url := serveWorkAt(t, f, cfg)
+	return jobbiev1connect.NewWorkerServiceClient(hc, url, connect.WithGRPC())
+}
+
+// serveWorkAt serves the worker stream over f on an HTTP/2 server, and
+// returns a client of it and its URL.
+func serveWorkAt(t *testing.T, f *workerRoute, cfg WorkConfig) (*http.Client, string) {
+	t.Helper()
 	mux := http.NewServeMux()
 	for p, h := range New(f.serve, cfg).Handlers(1 << 20) {
 		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +120,7 @@ func serveWork(t *testing.T, f *workerRoute, cfg WorkConfig) jobbiev1connect.Wor
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	return jobbiev1connect.NewWorkerServiceClient(srv.Client(), srv.URL, connect.WithGRPC())
+	return srv.Client(), srv.URL
 }
 
 func leasable(n int) []wire.FetchedJob {

@@ -48,8 +48,9 @@ var ErrUndecodable = controlclient.ErrDecode
 
 // ForTenant is what the tenant is told when a call to control made for
 // its request requestID failed with err; log is told the rest. Control's
-// 400, 404, 409 and 429 are the tenant's to see (a 429 is a plan's
-// quota, such as max_keys) and come back as the same API error. A 503 is
+// 400, 404, 409, 422 and 429 are the tenant's to see (a 422 is an
+// Idempotency-Key sent with another request, a 429 a plan's quota, such
+// as max_keys) and come back as the same API error. A 503 is
 // control saying it cannot serve now (no leader, an election, a store
 // away): it passes through with control's code and Retry-After. Anything
 // else means control is unwell, or away.
@@ -90,7 +91,7 @@ func (e *Error) forTenant(log *slog.Logger, requestID string) error {
 // passesThrough reports whether a control status is the tenant's to see.
 func passesThrough(status int) bool {
 	return status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests
+		status == http.StatusUnprocessableEntity || status == http.StatusTooManyRequests
 }
 
 // tenantError rebuilds control's error so it reaches the client with the

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // What a tenant is told of each way a call to control fails.
@@ -19,7 +20,7 @@ func TestForTenant(t *testing.T) {
 	tell := func(err error) *apierr.Error { return apierr.From(ForTenant(log, "req_1", err)) }
 	require.NoError(t, ForTenant(log, "req_1", nil))
 
-	// Control's 400, 404, 409 and 429 come back as control said them.
+	// Control's 400, 404, 409, 422 and 429 come back as control said them.
 	field := Refusal(apierr.Field("cron", "cron is required"))
 	field.Body = []byte(`{"error":{"code":"bad_request","message":"cron is required","field":"cron","request_id":"req_ctl"}}`)
 	e := tell(field)
@@ -29,6 +30,9 @@ func TestForTenant(t *testing.T) {
 	require.Empty(t, e.RequestID, "control's request id is not the tenant's")
 	require.Equal(t, apierr.NotFound, tell(Refusal(apierr.New(apierr.NotFound, "backup not found"))).Code)
 	require.Equal(t, apierr.RoleInUse, tell(Refusal(apierr.New(apierr.RoleInUse, "in use"))).Code)
+	e = tell(Refusal(apierr.OfField(apierr.IdempotencyKeyReused, wire.IdempotencyKeyHeader, "used for another request")))
+	require.Equal(t, apierr.IdempotencyKeyReused, e.Code)
+	require.Equal(t, wire.IdempotencyKeyHeader, e.Field)
 	e = tell(Refusal(apierr.New(apierr.QuotaExceeded, `the max_keys limit of 2 of plan "tiny" is reached`)))
 	require.Equal(t, apierr.QuotaExceeded, e.Code)
 	require.Contains(t, e.Message, "max_keys")

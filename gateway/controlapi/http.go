@@ -25,8 +25,12 @@ func NewHTTP(c *controlclient.Client) *HTTP { return &HTTP{c: c} }
 const maxErrorBody = 32 << 20
 
 // call sends in (nil: no body) and decodes an answer of status want into
-// out (nil: none), turning another status into an *Error.
+// out (nil: none), turning another status into an *Error. A create whose
+// ctx carries an Idempotency-Key sends it (idempotency.go).
 func (h *HTTP) call(ctx context.Context, method, path, requestID string, in any, want int, out any) error {
+	if idem := IdempotencyOf(ctx); idem != nil && method == http.MethodPost && out != nil {
+		return h.callKeyed(ctx, idem, method, path, requestID, in, want, out)
+	}
 	return asError(h.c.JSON(ctx, method, path, requestID, in, want, out))
 }
 

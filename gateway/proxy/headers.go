@@ -14,8 +14,13 @@ import (
 // max_pending_jobs when jobs is set and the plan has it,
 // max_payload_bytes whenever the plan has it, the event log retention
 // once the plan is known, the executions left when the quota check
-// set them, and the audit context of an audited request.
+// set them, and the audit context of an audited request. Beside them
+// goes the gateway's own span of the request, when traced, so the
+// shard's span of it is its child.
 func setPlanHeaders(req *fasthttp.RequestHeader, r *admitted.Request, jobs bool) {
+	if r.SystemTrace != "" {
+		req.Set(wire.SystemTraceParentHeader, r.SystemTrace)
+	}
 	h := r.ShardHeaders()
 	req.SetBytesV(wire.FairWeightHeader, h.Weight)
 	if jobs && h.MaxPending != nil {

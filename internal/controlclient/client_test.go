@@ -12,6 +12,7 @@ import (
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/wire"
 )
 
 type pong struct {
@@ -207,4 +208,24 @@ func TestRepeatableWritesMoveOn(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, se.Status)
 	require.Equal(t, b.srv.URL, se.URL, "the error names the node that answered")
 	require.Equal(t, 1, failing.count(), "not asked again")
+}
+
+// A write carrying an Idempotency-Key is sent again, with its key, to the
+// next node after a lost answer or a 5xx, as a Repeatable client's
+// writes are: control answers its repeat with the first answer.
+func TestKeyedWritesMoveOn(t *testing.T) {
+	t.Parallel()
+	ca := pkitest.New(t)
+	lost := newNode(t, ca, pkitest.Control, hangUp)
+	failing := newNode(t, ca, pkitest.Control, refuse(apierr.New(apierr.Unavailable, "leadership lost"), "1"))
+	b := newNode(t, ca, pkitest.Control, answer(http.StatusOK, pong{Node: "b"}))
+	c := newClient(t, ca, lost.srv.URL+","+failing.srv.URL+","+b.srv.URL, time.Second)
+	key := http.Header{}
+	key.Set(wire.IdempotencyKeyHeader, "k-1")
+	r, err := c.DoWith(t.Context(), http.MethodPost, "/x", "", key, map[string]int{})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, 1, lost.count())
+	require.Equal(t, 1, failing.count())
+	require.Equal(t, "k-1", b.last(t).IdempotencyKey)
 }

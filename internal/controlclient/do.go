@@ -28,6 +28,14 @@ type Reply struct {
 // returned as an error; any HTTP status is a Reply. It tries the control
 // nodes in turn (see the package comment).
 func (c *Client) Do(ctx context.Context, method, path, requestID string, body any) (Reply, error) {
+	return c.DoWith(ctx, method, path, requestID, nil, body)
+}
+
+// DoWith is Do with header's fields sent too. A write carrying an
+// Idempotency-Key may be sent again as a Repeatable client's are: control
+// answers its repeat with the first answer, never a second create.
+func (c *Client) DoWith(ctx context.Context, method, path, requestID string, header http.Header, body any) (Reply, error) {
+	repeatable := c.repeatable || header.Get(wire.IdempotencyKeyHeader) != ""
 	var raw []byte
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -41,16 +49,16 @@ func (c *Client) Do(ctx context.Context, method, path, requestID string, body an
 		lastErr error
 	)
 	for _, base := range c.candidates() {
-		r, sent, err := c.once(ctx, base, method, path, requestID, body != nil, raw)
+		r, sent, err := c.once(ctx, base, method, path, requestID, header, body != nil, raw)
 		switch {
-		case err == nil && !c.movesOn(method, r):
+		case err == nil && !c.movesOn(method, repeatable, r):
 			c.mark(base, true)
 			return r, nil
 		case err == nil:
 			last, lastErr = r, nil // no leader there, or a read it could not serve: the next may
 		case ctx.Err() != nil:
 			return Reply{}, err
-		case sent && method != http.MethodGet && !c.repeatable:
+		case sent && method != http.MethodGet && !repeatable:
 			c.mark(base, false)
 			return Reply{}, err // perhaps applied: not to be sent twice
 		default:
@@ -66,7 +74,7 @@ func (c *Client) Do(ctx context.Context, method, path, requestID string, body an
 
 // once sends the request to one control node; sent reports whether the
 // request was written, so it may have been acted on.
-func (c *Client) once(ctx context.Context, base, method, path, requestID string, hasBody bool, raw []byte) (Reply, bool, error) {
+func (c *Client) once(ctx context.Context, base, method, path, requestID string, header http.Header, hasBody bool, raw []byte) (Reply, bool, error) {
 	var body io.Reader
 	if hasBody {
 		body = bytes.NewReader(raw)
@@ -76,6 +84,9 @@ func (c *Client) once(ctx context.Context, base, method, path, requestID string,
 	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
 		return Reply{}, false, fmt.Errorf("controlclient: %s %s: %w", method, path, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
@@ -97,9 +108,9 @@ func (c *Client) once(ctx context.Context, base, method, path, requestID string,
 
 // movesOn reports an answer after which the next node is asked: a 503
 // no_leader (control's promise that nothing was applied), a read's 503,
-// and, for a Repeatable client, any 5xx.
-func (c *Client) movesOn(method string, r Reply) bool {
-	if c.repeatable && r.Status >= 500 {
+// and, for a repeatable request, any 5xx.
+func (c *Client) movesOn(method string, repeatable bool, r Reply) bool {
+	if repeatable && r.Status >= 500 {
 		return true
 	}
 	return r.Status == http.StatusServiceUnavailable && (method == http.MethodGet || notApplied(r.Body))

@@ -36,6 +36,7 @@ type seenRequest struct {
 	Method, Path, RequestID, Body string
 	Peer                          pki.Identity
 	Authorization                 string
+	IdempotencyKey                string
 }
 
 // newNode serves as a node with the certificate of id.
@@ -56,7 +57,7 @@ func (n *node) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	n.mu.Lock()
 	n.seen = append(n.seen, seenRequest{Method: r.Method, Path: r.URL.RequestURI(), RequestID: r.Header.Get(apierr.RequestIDHeader),
-		Body: string(b), Peer: peer, Authorization: r.Header.Get("Authorization")})
+		Body: string(b), Peer: peer, Authorization: r.Header.Get("Authorization"), IdempotencyKey: r.Header.Get(wire.IdempotencyKeyHeader)})
 	h := n.handler
 	n.mu.Unlock()
 	h(w, r)

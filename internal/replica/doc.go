@@ -16,7 +16,9 @@
 // Groups: a node bootstraps a single-voter group or waits to be added by
 // the leader (AddVoter); Status and Subscribe tell who leads, and IsLeader
 // is true only once the leader has applied every earlier entry, which is
-// what leader-only loops check. Snapshots are Pebble checkpoints streamed
+// what leader-only loops check. What Raft tells of contact between leader
+// and followers (a follower's last contact, a leader's failing heartbeats)
+// is in contact.go. Snapshots are Pebble checkpoints streamed
 // as a tar, installed by one atomic ingest (snapshot.go).
 //
 // Admission: proposals wait in one queue per fairness key (WithFairKey;

@@ -33,6 +33,15 @@ type Status struct {
 	// Restores counts snapshots installed into this node's state since it
 	// opened: a node that caught up from a snapshot shows one.
 	Restores uint64 `json:"restores"`
+	// RaftApplied is the last entry Raft handed the state machine, of
+	// every kind: AppliedIndex counts commands only, and a configuration
+	// change or a new leader's no-op after the last command would leave
+	// it behind CommitIndex on a member that has caught up.
+	RaftApplied uint64 `json:"raft_applied_index"`
+	// SinceContactMS is, on a follower that heard from a leader, how many
+	// milliseconds ago it last did (Raft's LastContact); absent on the
+	// leader and before any contact.
+	SinceContactMS *int64 `json:"since_contact_ms,omitempty"`
 }
 
 // sameLeadership reports whether two statuses agree on everything a
@@ -103,10 +112,14 @@ func (n *Node) Status() Status {
 	st := Status{
 		NodeID: n.cfg.NodeID, State: stateName(n.raft.State()), Term: n.raft.CurrentTerm(),
 		LeaderID: string(id), LeaderAddr: string(addr),
-		AppliedIndex: n.fsm.applied.Load(), CommitIndex: n.raft.CommitIndex(), LastIndex: n.raft.LastIndex(),
+		AppliedIndex: n.fsm.applied.Load(), RaftApplied: n.raft.AppliedIndex(), CommitIndex: n.raft.CommitIndex(), LastIndex: n.raft.LastIndex(),
 		Restores: n.fsm.restores.Load(),
 	}
 	st.Ready = st.State == StateLeader && n.lead.readyTerm.Load() == st.Term
+	if t := n.LastContact(); !t.IsZero() {
+		ms := time.Since(t).Milliseconds()
+		st.SinceContactMS = &ms
+	}
 	return st
 }
 

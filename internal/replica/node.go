@@ -50,7 +50,8 @@ type Node struct {
 	mu       sync.Mutex
 	closed   bool
 
-	lead leadership // leader.go
+	lead     leadership // leader.go
+	contacts contacts   // contact.go
 }
 
 type proposal struct {
@@ -98,6 +99,7 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 		n.closeStores(false)
 		return nil, err
 	}
+	n.observeContacts()
 	n.wg.Add(3)
 	go n.batchLoop()
 	go n.resolveLoop()

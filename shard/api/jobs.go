@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/tracing"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
@@ -33,6 +34,7 @@ func (s *Server) jobRoutes(api fiber.Router) {
 }
 
 func (s *Server) enqueue(c *fiber.Ctx) error {
+	start := s.traceStart()
 	var r wire.EnqueueRequest
 	if err := decode(c, &r); err != nil {
 		return err
@@ -47,6 +49,13 @@ func (s *Server) enqueue(c *fiber.Ctx) error {
 		return err
 	}
 	out, err := s.svc.Enqueue(c.UserContext(), ns(c), scope(c), lim, &r)
+	if s.tr != nil {
+		var ids []string
+		if out != nil {
+			ids = []string{out.JobID}
+		}
+		s.traceSend(c, start, false, []wire.EnqueueRequest{r}, ids, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -58,6 +67,7 @@ func (s *Server) enqueue(c *fiber.Ctx) error {
 }
 
 func (s *Server) enqueueBatch(c *fiber.Ctx) error {
+	start := s.traceStart()
 	var r wire.BatchRequest
 	if err := decode(c, &r); err != nil {
 		return err
@@ -77,6 +87,13 @@ func (s *Server) enqueueBatch(c *fiber.Ctx) error {
 		return err
 	}
 	out, err := s.svc.EnqueueBatch(c.UserContext(), ns(c), scope(c), lim, &r)
+	if s.tr != nil {
+		var ids []string
+		if out != nil {
+			ids = out.JobIDs
+		}
+		s.traceSend(c, start, true, r.Jobs, ids, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -129,6 +146,9 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	live.ObserveFetch(ns(c), start)
+	if s.tr != nil {
+		s.traceReceive(c, start, []wire.FetchedJob{*j})
+	}
 	c.Set(wire.LeasedHeader, "1")
 	return c.JSON(j)
 }
@@ -166,6 +186,9 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	}
 	if len(jobs) > 0 {
 		live.ObserveFetch(ns(c), start)
+		if s.tr != nil {
+			s.traceReceive(c, start, jobs)
+		}
 		c.Set(wire.LeasedHeader, strconv.Itoa(len(jobs)))
 	}
 	return c.JSON(wire.FetchBatchResponse{Jobs: jobs})
@@ -206,10 +229,23 @@ func (s *Server) ack(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if s.tr != nil {
+		start, m := time.Now(), s.jobMessage(c, c.Params("id"))
+		st, err := s.svc.Ack(c.UserContext(), ns(c), scope(c), lim, m.ID, &r)
+		s.tr.Settle(ns(c), "ack", m, st, start, errType(err))
+		if err != nil {
+			return err
+		}
+		return ackAnswer(c, st)
+	}
 	st, err := s.svc.Ack(c.UserContext(), ns(c), scope(c), lim, c.Params("id"), &r)
 	if err != nil {
 		return err
 	}
+	return ackAnswer(c, st)
+}
+
+func ackAnswer(c *fiber.Ctx, st string) error {
 	c.Type("json")
 	if st == wire.StateCancelled {
 		return c.Send(ackCancelledReply)
@@ -229,7 +265,27 @@ func (s *Server) ackBatch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	var start time.Time
+	var msgs []tracing.Message
+	if s.tr != nil {
+		start, msgs = time.Now(), make([]tracing.Message, len(r.Acks))
+		for i := range r.Acks {
+			msgs[i] = s.jobMessage(c, r.Acks[i].JobID)
+		}
+	}
 	res, err := s.svc.AckBatch(c.UserContext(), ns(c), scope(c), lim, &r)
+	if s.tr != nil {
+		for i := range msgs {
+			st, et := "", errType(err)
+			if err == nil {
+				st = res[i].Status
+				if res[i].Error != nil {
+					et = string(res[i].Error.Code)
+				}
+			}
+			s.tr.Settle(ns(c), "ack", msgs[i], st, start, et)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -244,7 +300,19 @@ func (s *Server) fail(c *fiber.Ctx) error {
 	if err := service.ClientWorkerID(r.WorkerID); err != nil {
 		return err
 	}
+	var start time.Time
+	var m tracing.Message
+	if s.tr != nil {
+		start, m = time.Now(), s.jobMessage(c, c.Params("id"))
+	}
 	out, err := s.svc.Fail(c.UserContext(), ns(c), scope(c), c.Params("id"), &r)
+	if s.tr != nil {
+		st := ""
+		if out != nil {
+			st = out.Status
+		}
+		s.tr.Settle(ns(c), "fail", m, st, start, errType(err))
+	}
 	if err != nil {
 		return err
 	}

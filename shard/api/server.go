@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/internal/shardclient"
+	"github.com/jobbie/jobbie/internal/tracing"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/shard/trust"
@@ -58,6 +59,7 @@ type Deps struct {
 	Weights *Weights            // the namespaces' fair weights (weights.go); nil: not recorded
 	Trust   *trust.Store        // where a self-hosted node keeps the trust bundle pushed to it (trust.go); nil: none taken
 	Hooks   Webhooks            // the leader's webhook delivery (webhooks.go); nil: its routes answer 404
+	Tracer  *tracing.Tracer     // the node's spans (tracing.go); nil: tracing off
 }
 
 // Server is the HTTP API of one shard node.
@@ -70,9 +72,11 @@ type Server struct {
 	events  *live.Events
 	fwd     *shardclient.Client
 	group   *edge.Group // forwarding, status, members, joining (forward.go)
+	last    lastReports // each member's last status (health.go)
 	weights *Weights
 	trust   *trust.Store
 	hooks   Webhooks
+	tr      *tracing.Tracer
 	pools   pools         // the work slots (sched.go)
 	addr    func() string // the bound address, once listening
 }
@@ -82,7 +86,7 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, hooks: d.Hooks, addr: boundAddr}
+	s := &Server{cfg: cfg, svc: d.Service, node: d.Node, workers: d.Workers, events: d.Events, fwd: d.Shards, weights: d.Weights, trust: d.Trust, hooks: d.Hooks, tr: d.Tracer, addr: boundAddr}
 	s.group = s.newGroup(d.Shards)
 	s.pools = newPools()
 	s.app = fiber.New(fiber.Config{
@@ -111,7 +115,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", health, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", health, s.readyz)
 	s.app.Get("/metrics", pki.Require(pki.Scrapers, nil), obs.Serve())
-	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.restoreGate, s.group.Forward(servedLocally), s.audit, s.fairKey, s.slot, idempotency)
+	api := s.app.Group("/api/v1", pki.Require(s.jobCallers(), &localGateway), s.systemSpan, s.restoreGate, s.group.Forward(servedLocally), s.audit, s.fairKey, s.slot, idempotency)
 	s.flowRoutes(api)
 	s.jobRoutes(api)
 	s.scheduleRoutes(api)

@@ -198,6 +198,18 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		}
 		return FailFor(c).Command(c)
 	}),
+	// A namespace's OTLP endpoint: set, kept beside another setting's
+	// change, or cleared.
+	scriptCmd(func(s *script) []byte {
+		c := &NamespaceConfigCmd{NS: testNS, KeepRetention: s.rng.Intn(2) == 0, KeepEgress: s.rng.Intn(2) == 0, KeepOTLP: s.rng.Intn(3) == 0}
+		if s.rng.Intn(3) > 0 {
+			c.Config.OTLPEndpoint = []string{"https://otel.example.com/v1/traces", "https://collector.example.net:4318/v1/traces"}[s.rng.Intn(2)]
+		}
+		if s.rng.Intn(4) == 0 {
+			c.NS = otherNS
+		}
+		return NamespaceConfigureOTLP.Command(c)
+	}),
 	// Audit records: a few in one entry now and then (their positions),
 	// a retention change, a refused one; trims at a recent time.
 	scriptCmd(func(s *script) []byte {

@@ -21,9 +21,14 @@ type NamespaceConfig struct {
 	// may call (names and "*.domain" patterns, outbound.CheckAllowList);
 	// empty is any public host.
 	EgressAllow []string `codec:"ea,omitempty"`
+	// OTLPEndpoint is the URL the namespace's own collector takes OTLP
+	// traces at (internal/tracing.Namespaces); "" for none.
+	OTLPEndpoint string `codec:"ot,omitempty"`
 }
 
-func (c NamespaceConfig) isZero() bool { return c.Retention == 0 && len(c.EgressAllow) == 0 }
+func (c NamespaceConfig) isZero() bool {
+	return c.Retention == 0 && len(c.EgressAllow) == 0 && c.OTLPEndpoint == ""
+}
 
 // NamespaceConfigCmd replaces a namespace's settings as a whole, or keeps
 // the ones its Keep flags name (so a change of one setting cannot undo a
@@ -31,10 +36,12 @@ func (c NamespaceConfig) isZero() bool { return c.Retention == 0 && len(c.Egress
 type NamespaceConfigCmd struct {
 	NS     string          `codec:"ns"`
 	Config NamespaceConfig `codec:"c"`
-	// KeepRetention and KeepEgress keep the setting as it is, whatever
-	// Config says of it (NamespaceConfigureEgress only).
+	// KeepRetention, KeepEgress and KeepOTLP keep the setting as it is,
+	// whatever Config says of it (NamespaceConfigureEgress and
+	// NamespaceConfigureOTLP only; KeepOTLP the latter only).
 	KeepRetention bool `codec:"kr,omitempty"`
 	KeepEgress    bool `codec:"ke,omitempty"`
+	KeepOTLP      bool `codec:"ko,omitempty"`
 }
 
 func (e *Engine) applyNamespaceConfigure(tx *replica.Tx, c *NamespaceConfigCmd) (replica.None, error) {
@@ -42,13 +49,16 @@ func (e *Engine) applyNamespaceConfigure(tx *replica.Tx, c *NamespaceConfigCmd) 
 		return replica.None{}, apierr.Field("retention", "retention must not be negative")
 	}
 	cfg := c.Config
-	if c.KeepRetention || c.KeepEgress {
+	if c.KeepRetention || c.KeepEgress || c.KeepOTLP {
 		old := e.namespaceConfig(tx, c.NS)
 		if c.KeepRetention {
 			cfg.Retention = old.Retention
 		}
 		if c.KeepEgress {
 			cfg.EgressAllow = old.EgressAllow
+		}
+		if c.KeepOTLP {
+			cfg.OTLPEndpoint = old.OTLPEndpoint
 		}
 	}
 	k := keys.NamespaceConfig(c.NS)

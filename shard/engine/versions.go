@@ -102,6 +102,11 @@ var EventLogStartCounted = replica.Op[EventLogStartCmd, replica.None]{Type: 86, 
 // kept.
 var NamespaceConfigureEgress = replica.Op[NamespaceConfigCmd, replica.None]{Type: 81, Name: "namespace.configure.egress"}
 
+// NamespaceConfigureOTLP is a namespace's settings with an OTLP endpoint
+// (NamespaceConfig.OTLPEndpoint) or that keep one (KeepOTLP): an older
+// node would drop it, or clear the one kept.
+var NamespaceConfigureOTLP = replica.Op[NamespaceConfigCmd, replica.None]{Type: 94, Name: "namespace.configure.otlp"}
+
 // Jobs with a W3C trace context (job.Job.Trace, in the records an
 // enqueue carries, a batch's callback trace, a chain step's; a fire's
 // FireCmd.Trace): an older node would drop it from what it stores.
@@ -151,6 +156,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
 	EventLogStartCounted.Handle(r, e.applyEventLogStartCounted)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
+	NamespaceConfigureOTLP.Handle(r, gated(e, e.applyNamespaceConfigure))
 	EnqueueTraced.Handle(r, gated(e, e.applyEnqueue))
 	ScheduleFireTraced.Handle(r, loopGated(e, e.applyScheduleFire))
 	FailNonRetryable.Handle(r, gated(e, e.applyFail))
@@ -169,6 +175,9 @@ func EnqueueFor(c *EnqueueCmd, traced bool) replica.Op[EnqueueCmd, []EnqueueResu
 
 // NamespaceConfigureFor is the op of c.
 func NamespaceConfigureFor(c *NamespaceConfigCmd) replica.Op[NamespaceConfigCmd, replica.None] {
+	if c.Config.OTLPEndpoint != "" || c.KeepOTLP {
+		return NamespaceConfigureOTLP
+	}
 	if len(c.Config.EgressAllow) > 0 || c.KeepRetention || c.KeepEgress {
 		return NamespaceConfigureEgress
 	}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -42,7 +43,7 @@ func (s *Service) NamespaceUsage(ns string) (*wire.NamespaceUsage, error) {
 		return nil, err
 	}
 	cfg := engine.ReadNamespaceConfig(db, ns)
-	out.Retention, out.EgressAllow = durJSON(cfg.Retention), cfg.EgressAllow
+	out.Retention, out.EgressAllow, out.OTLPEndpoint = durJSON(cfg.Retention), cfg.EgressAllow, cfg.OTLPEndpoint
 	return out, nil
 }
 
@@ -51,15 +52,16 @@ func (s *Service) NamespaceUsage(ns string) (*wire.NamespaceUsage, error) {
 // is what its completed and cancelled jobs take when their queue's
 // defaults set none, from those finishing after it on; null is none (the
 // node's applies again). The egress allow-list holds its push queues and
-// webhooks to the hosts it names, from their next delivery on.
+// webhooks to the hosts it names, from their next delivery on. The OTLP
+// endpoint receives the spans of its jobs (namespaceOTLP).
 func (s *Service) ConfigureNamespace(ctx context.Context, ns string, req *wire.NamespaceSettings) (*wire.NamespaceUsage, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
-	if req.Retention == nil && req.EgressAllow == nil {
-		return nil, apierr.Field("retention", "retention or egress_allow is required: a retention like \"168h\", or null for none")
+	if req.Retention == nil && req.EgressAllow == nil && req.OTLPEndpoint == nil {
+		return nil, apierr.Field("retention", "retention, egress_allow or otlp_endpoint is required: a retention like \"168h\", or null for none")
 	}
-	c := &engine.NamespaceConfigCmd{NS: ns, KeepRetention: req.Retention == nil, KeepEgress: req.EgressAllow == nil}
+	c := &engine.NamespaceConfigCmd{NS: ns, KeepRetention: req.Retention == nil, KeepEgress: req.EgressAllow == nil, KeepOTLP: req.OTLPEndpoint == nil}
 	if req.Retention != nil {
 		d, _, err := wire.ParseDuration(req.Retention)
 		switch {
@@ -78,11 +80,20 @@ func (s *Service) ConfigureNamespace(ctx context.Context, ns string, req *wire.N
 		}
 		c.Config.EgressAllow = allow
 	}
+	if req.OTLPEndpoint != nil {
+		if err := s.namespaceOTLP(ctx, ns, c, req.OTLPEndpoint); err != nil {
+			return nil, err
+		}
+	}
 	// A change of retention alone keeps no list where there is none, so
 	// it stays under the number every node knows (a list set between this
 	// read and the apply is then replaced, as by any whole PUT before).
-	if c.KeepEgress && len(engine.ReadNamespaceConfig(s.node.DB(), ns).EgressAllow) == 0 {
+	old := engine.ReadNamespaceConfig(s.node.DB(), ns)
+	if c.KeepEgress && len(old.EgressAllow) == 0 {
 		c.KeepEgress = false
+	}
+	if c.KeepOTLP && old.OTLPEndpoint == "" {
+		c.KeepOTLP = false
 	}
 	if _, err := engine.NamespaceConfigureFor(c).Propose(ctx, s.node, c); err != nil {
 		return nil, err
@@ -124,4 +135,35 @@ func (s *Service) DeleteNamespace(ctx context.Context, ns string) error {
 		c.Phase, c.After = st.Phase, st.Next
 	}
 	return fmt.Errorf("shard: namespace %s still holds data after %d purge steps", ns, purgeStepsPerReq)
+}
+
+// namespaceOTLP sets c's OTLP endpoint from raw (a JSON string, or null or
+// "" for none), checked as a push URL is: https, a public address (unless
+// the operator allows private ones) and on the egress allow-list the
+// command leaves in place.
+func (s *Service) namespaceOTLP(ctx context.Context, ns string, c *engine.NamespaceConfigCmd, raw json.RawMessage) error {
+	var u *string
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return apierr.Field("otlp_endpoint", "otlp_endpoint must be an https URL, or null for none")
+	}
+	if u == nil || *u == "" {
+		return nil
+	}
+	allow := c.Config.EgressAllow
+	if c.KeepEgress {
+		allow = s.EgressAllow(ns)
+	}
+	if err := s.checkOutboundURLIn(ctx, allow, "otlp_endpoint", *u); err != nil {
+		return err
+	}
+	c.Config.OTLPEndpoint = *u
+	return nil
+}
+
+// NamespaceOTLP is ns's OTLP endpoint and egress allow-list as this node
+// last applied them, for its spans' exporter (read at most once a second
+// per namespace).
+func (s *Service) NamespaceOTLP(ns string) (endpoint string, allow []string) {
+	cfg := engine.ReadNamespaceConfig(s.node.DB(), ns)
+	return cfg.OTLPEndpoint, cfg.EgressAllow
 }

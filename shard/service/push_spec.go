@@ -63,12 +63,17 @@ func (s *Service) toPushConfig(ctx context.Context, ns string, r *wire.QueuePush
 // webhook URL of namespace ns, against its egress allow-list too; its
 // refusal a 400 naming field.
 func (s *Service) checkOutboundURL(ctx context.Context, ns, field, raw string) error {
+	return s.checkOutboundURLIn(ctx, s.EgressAllow(ns), field, raw)
+}
+
+// checkOutboundURLIn is checkOutboundURL against the allow-list allow.
+func (s *Service) checkOutboundURLIn(ctx context.Context, allow []string, field, raw string) error {
 	if s.cfg.Outbound == nil {
 		return apierr.Field(field, "outbound delivery is not enabled on this shard")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err := s.cfg.Outbound.Check(ctx, raw, s.EgressAllow(ns))
+	err := s.cfg.Outbound.Check(ctx, raw, allow)
 	if err == nil {
 		return nil
 	}

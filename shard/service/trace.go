@@ -2,6 +2,7 @@ package service
 
 import (
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -44,4 +45,18 @@ func chainTraced(c *wire.ChainSpec) bool {
 		}
 	}
 	return c.OnFailure != nil && c.OnFailure.TraceParent != "" || c.OnExit != nil && c.OnExit.TraceParent != ""
+}
+
+// JobTrace is job id's queue and trace context as this node last applied
+// them (all "" when it is not found), for the settle span of an ack or a
+// fail, read before the job settles.
+func (s *Service) JobTrace(ns, id string) (queue, parent, state string) {
+	if jobIDOK(id) != nil {
+		return "", "", ""
+	}
+	j, err := engine.ReadJob(s.node.DB(), ns, id)
+	if err != nil {
+		return "", "", ""
+	}
+	return j.Queue, j.TraceParent(), j.TraceState()
 }

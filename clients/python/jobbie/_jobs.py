@@ -4,9 +4,13 @@ protocol (fetch, ack, fail, heartbeat) for those who drive it by hand."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, cast
 
 from ._base import JSON, Base, drop_none, query, seg
+from .types_gen import (
+    AckBatchResponse, Batch, BatchList, BatchResponse, ChainView, DeadPage, EnqueueRequest, EnqueueResponse, FailResponse,
+    FetchedJob, HeartbeatResponse, JobDetail, JobOpResponse, StatusResponse,
+)
 
 Duration = float | str
 
@@ -33,11 +37,11 @@ def job_spec(
     fairness_key: str | None = None,
     traceparent: str | None = None,
     tracestate: str | None = None,
-) -> JSON:
+) -> EnqueueRequest:
     """One job as enqueue and enqueue_batch take it (see docs/api/jobs.md,
     "Enqueue options"). ``chain`` is ``{"steps": [...], "on_failure": ...,
     "on_exit": ...}``; ``depends_on`` lists job ids."""
-    return drop_none({
+    return cast(EnqueueRequest, drop_none({
         "queue": queue, "payload": payload, "priority": priority, "scheduled_at": scheduled_at,
         "unique_key": unique_key, "unique_period": unique_period, "max_retries": max_retries,
         "retry_backoff": retry_backoff, "retry_base_delay": retry_base_delay,
@@ -46,12 +50,12 @@ def job_spec(
         "depends_on": list(depends_on) if depends_on is not None else None,
         "on_dependency_failure": on_dependency_failure, "concurrency_key": concurrency_key,
         "fairness_key": fairness_key, "traceparent": traceparent, "tracestate": tracestate,
-    })
+    }))
 
 
 class JobsMixin(Base):
     def enqueue(self, queue: str, payload: Any = None, *, idempotency_key: str | None = None,
-                **options: Any) -> JSON:
+                **options: Any) -> EnqueueResponse:
         """Enqueue one job: ``{"job_id", "status", "unique_existing"}``.
         ``options`` are job_spec's keywords. ``idempotency_key`` (default: a
         random one per call) makes a repeat within 24 h get the first
@@ -59,7 +63,7 @@ class JobsMixin(Base):
         return self._create("/api/v1/enqueue", job_spec(queue, payload, **options), idempotency_key)  # type: ignore[no-any-return]
 
     def enqueue_batch(self, jobs: Sequence[Mapping[str, Any]], *, batch: Mapping[str, Any] | None = None,
-                      idempotency_key: str | None = None) -> JSON:
+                      idempotency_key: str | None = None) -> BatchResponse:
         """Enqueue up to 1,000 jobs (each a job_spec), all or none. With
         ``batch`` (``{"callback_queue", "callback_payload"}``) a callback job
         is enqueued once every job finished: the answer has ``batch_id``."""
@@ -70,7 +74,7 @@ class JobsMixin(Base):
 
     def enqueue_chain(self, steps: Sequence[Mapping[str, Any]], payload: Any = None, *,
                       on_failure: Mapping[str, Any] | None = None, on_exit: Mapping[str, Any] | None = None,
-                      **options: Any) -> JSON:
+                      **options: Any) -> EnqueueResponse:
         """Enqueue a chain: the first step runs with ``payload``; each
         completed step enqueues the next with the previous result."""
         if not steps:
@@ -82,40 +86,40 @@ class JobsMixin(Base):
             chain["on_exit"] = dict(on_exit)
         return self.enqueue(str(steps[0]["queue"]), payload, chain=chain, **options)
 
-    def get_job(self, job_id: str) -> JSON:
+    def get_job(self, job_id: str) -> JobDetail:
         """Everything about a job: state, attempts, errors, progress, result, timeline."""
         return self._call("GET", f"/api/v1/jobs/{seg(job_id)}")  # type: ignore[no-any-return]
 
-    def get_chain(self, job_id: str) -> JSON:
+    def get_chain(self, job_id: str) -> ChainView:
         """The chain a job is a step of, every step in order."""
         return self._call("GET", f"/api/v1/jobs/{seg(job_id)}/chain")  # type: ignore[no-any-return]
 
-    def cancel_job(self, job_id: str) -> JSON:
+    def cancel_job(self, job_id: str) -> StatusResponse:
         """Cancel a job; a running one answers ``"cancelling"``."""
         return self._call("POST", f"/api/v1/jobs/{seg(job_id)}/cancel")  # type: ignore[no-any-return]
 
-    def retry_job(self, job_id: str) -> JSON:
+    def retry_job(self, job_id: str) -> JobOpResponse:
         """Retry a dead, cancelled or completed job."""
         return self._call("POST", f"/api/v1/jobs/{seg(job_id)}/retry")  # type: ignore[no-any-return]
 
-    def move_job(self, job_id: str, queue: str) -> JSON:
+    def move_job(self, job_id: str, queue: str) -> JobOpResponse:
         return self._call("POST", f"/api/v1/jobs/{seg(job_id)}/move", {"queue": queue})  # type: ignore[no-any-return]
 
-    def delete_job(self, job_id: str) -> JSON:
-        return self._call("DELETE", f"/api/v1/jobs/{seg(job_id)}")  # type: ignore[no-any-return]
+    def delete_job(self, job_id: str) -> None:
+        self._call("DELETE", f"/api/v1/jobs/{seg(job_id)}")
 
-    def dead_jobs(self, *, queue: str | None = None, limit: int | None = None, cursor: str | None = None) -> JSON:
+    def dead_jobs(self, *, queue: str | None = None, limit: int | None = None, cursor: str | None = None) -> DeadPage:
         """One page of dead jobs, newest first: ``{"jobs", "cursor", "has_more"}``."""
         return self._call("GET", query("/api/v1/dead", {"queue": queue, "limit": limit, "cursor": cursor}))  # type: ignore[no-any-return]
 
-    def get_batch(self, batch_id: str) -> JSON:
+    def get_batch(self, batch_id: str) -> Batch:
         """A batch: its counts and its callback."""
         return self._call("GET", f"/api/v1/batches/{seg(batch_id)}")  # type: ignore[no-any-return]
 
-    def list_batches(self, *, limit: int | None = None, cursor: str | None = None) -> JSON:
+    def list_batches(self, *, limit: int | None = None, cursor: str | None = None) -> BatchList:
         return self._call("GET", query("/api/v1/batches", {"limit": limit, "cursor": cursor}))  # type: ignore[no-any-return]
 
-    def iter_batches(self, *, limit: int | None = None) -> Iterator[JSON]:
+    def iter_batches(self, *, limit: int | None = None) -> Iterator[Batch]:
         """Every batch, newest first, following the cursor."""
         cursor: str | None = None
         while True:
@@ -129,7 +133,7 @@ class JobsMixin(Base):
     # Worker runtime does all of this for a handler.
 
     def fetch(self, queues: Sequence[str], *, worker_id: str | None = None, hostname: str | None = None,
-              timeout: float | None = None, lease_duration: float | None = None) -> JSON | None:
+              timeout: float | None = None, lease_duration: float | None = None) -> FetchedJob | None:
         """Long-poll for one job and lease it; None when none came in time."""
         body = drop_none({"queues": list(queues), "worker_id": worker_id, "hostname": hostname,
                           "timeout": timeout, "lease_duration": lease_duration})
@@ -138,7 +142,7 @@ class JobsMixin(Base):
 
     def fetch_batch(self, queues: Sequence[str], *, max: int | None = None, worker_id: str | None = None,
                     hostname: str | None = None, timeout: float | None = None,
-                    lease_duration: float | None = None) -> list[JSON]:
+                    lease_duration: float | None = None) -> list[FetchedJob]:
         """Long-poll for up to ``max`` jobs (1-1000); [] when none came in time."""
         body = drop_none({"queues": list(queues), "max": max, "worker_id": worker_id, "hostname": hostname,
                           "timeout": timeout, "lease_duration": lease_duration})
@@ -147,19 +151,19 @@ class JobsMixin(Base):
         return list(out.get("jobs") or []) if isinstance(out, dict) else []
 
     def ack(self, job_id: str, result: Any = None, *, lease_token: str | None = None,
-            worker_id: str | None = None, step_status: str | None = None) -> JSON:
+            worker_id: str | None = None, step_status: str | None = None) -> StatusResponse:
         body = drop_none({"result": result, "lease_token": lease_token, "worker_id": worker_id,
                           "step_status": step_status})
         return self._call("POST", f"/api/v1/ack/{seg(job_id)}", body)  # type: ignore[no-any-return]
 
-    def ack_batch(self, acks: Sequence[Mapping[str, Any]], *, worker_id: str | None = None) -> JSON:
+    def ack_batch(self, acks: Sequence[Mapping[str, Any]], *, worker_id: str | None = None) -> AckBatchResponse:
         """Ack up to 1,000 jobs (``{"job_id", "result"?, "lease_token"?}``
         each): ``{"results": [...]}``, one entry per ack."""
         body = drop_none({"acks": [dict(a) for a in acks], "worker_id": worker_id})
         return self._call("POST", "/api/v1/ack/batch", body)  # type: ignore[no-any-return]
 
     def fail(self, job_id: str, error: str, *, backtrace: str | None = None, lease_token: str | None = None,
-             worker_id: str | None = None, non_retryable: bool = False) -> JSON:
+             worker_id: str | None = None, non_retryable: bool = False) -> FailResponse:
         """Fail the attempt: ``{"status": "retrying"|"pending"|"dead"|..., ...}``.
         ``non_retryable`` makes the job dead at once (``reason``
         ``non_retryable``), whatever retries remain."""
@@ -167,7 +171,7 @@ class JobsMixin(Base):
                           "non_retryable": True if non_retryable else None})
         return self._call("POST", f"/api/v1/fail/{seg(job_id)}", body)  # type: ignore[no-any-return]
 
-    def heartbeat(self, jobs: Mapping[str, Mapping[str, Any]], *, worker_id: str | None = None) -> JSON:
+    def heartbeat(self, jobs: Mapping[str, Mapping[str, Any]], *, worker_id: str | None = None) -> HeartbeatResponse:
         """Heartbeat many jobs: ``{job_id: {"progress"?, "checkpoint"?,
         "lease_token"?}}``; each job's answer status is ``ok``, ``cancel``
         or ``lost``."""

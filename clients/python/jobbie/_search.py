@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Generator, Iterator, Mapping, Sequence
+from typing import Any, Callable, Generator, Iterator, Mapping, Sequence, cast
 
 from . import sse
 from ._base import JSON, Base, drop_none, query, seg
+from .types_gen import BulkAccepted, BulkOperation, BulkOperationList, BulkResult, SearchJob, SearchPage
 from .errors import JobbieError, NetworkError
 
 
@@ -27,7 +28,7 @@ class Event:
 
 class SearchMixin(Base):
     def search(self, filter: Mapping[str, Any] | None = None, *, cursor: str | None = None,
-               limit: int | None = None, sort: str | None = None, order: str | None = None) -> JSON:
+               limit: int | None = None, sort: str | None = None, order: str | None = None) -> SearchPage:
         """One page of the namespace's jobs matching ``filter`` (queue,
         state, tags, payload_jq, ...; docs/search.md): ``{"jobs", "total",
         "cursor", "has_more", ...}``."""
@@ -36,7 +37,7 @@ class SearchMixin(Base):
         return self._call("POST", "/api/v1/jobs/search", body)  # type: ignore[no-any-return]
 
     def iter_search(self, filter: Mapping[str, Any] | None = None, *, limit: int | None = None,
-                    sort: str | None = None, order: str | None = None) -> Iterator[JSON]:
+                    sort: str | None = None, order: str | None = None) -> Iterator[SearchJob]:
         """Every matching job, page after page, following the cursor."""
         cursor: str | None = None
         while True:
@@ -47,7 +48,7 @@ class SearchMixin(Base):
                 return
 
     def bulk(self, action: str, *, job_ids: Sequence[str] | None = None, filter: Mapping[str, Any] | None = None,
-             move_to_queue: str | None = None, priority: str | None = None) -> JSON:
+             move_to_queue: str | None = None, priority: str | None = None) -> BulkResult | BulkAccepted:
         """Retry, delete, cancel, move, requeue or change the priority of
         jobs by id or by filter. A small one answers its counts
         (``affected``...); a large one runs in the background and answers
@@ -58,18 +59,18 @@ class SearchMixin(Base):
                           "move_to_queue": move_to_queue, "priority": priority})
         return self._call("POST", "/api/v1/jobs/bulk", body)  # type: ignore[no-any-return]
 
-    def get_bulk(self, op_id: str) -> JSON:
+    def get_bulk(self, op_id: str) -> BulkOperation:
         """A background operation: status, total, processed, affected, skipped, errors."""
         return self._call("GET", f"/api/v1/bulk/{seg(op_id)}")  # type: ignore[no-any-return]
 
-    def list_bulk(self, *, limit: int | None = None, cursor: str | None = None) -> JSON:
+    def list_bulk(self, *, limit: int | None = None, cursor: str | None = None) -> BulkOperationList:
         return self._call("GET", query("/api/v1/bulk", {"limit": limit, "cursor": cursor}))  # type: ignore[no-any-return]
 
-    def cancel_bulk(self, op_id: str) -> JSON:
+    def cancel_bulk(self, op_id: str) -> BulkOperation:
         return self._call("DELETE", f"/api/v1/bulk/{seg(op_id)}")  # type: ignore[no-any-return]
 
-    def watch_bulk(self, op_id: str, on_progress: Callable[[JSON], None] | None = None,
-                   *, timeout: float | None = None) -> JSON:
+    def watch_bulk(self, op_id: str, on_progress: Callable[[BulkOperation], None] | None = None,
+                   *, timeout: float | None = None) -> BulkOperation:
         """Follow a background operation's progress stream, calling
         ``on_progress`` with each update, and return its final status. A
         stream that breaks early is reopened (the status endpoint decides
@@ -77,20 +78,20 @@ class SearchMixin(Base):
         deadline = None if timeout is None else time.monotonic() + timeout
         path = f"/api/v1/bulk/{seg(op_id)}/progress"
         while True:
-            final: JSON | None = None
+            final: BulkOperation | None = None
             done = False
             try:
                 for m in sse.parse(self._t.stream(path, {}, 60.0)):
                     if m.event == "progress":
-                        update: JSON = json.loads(m.data)
+                        update: BulkOperation = json.loads(m.data)
                         if on_progress is not None:
                             on_progress(update)
                     elif m.event == "done":
                         done = True
                         if m.data:
-                            got = json.loads(m.data)
+                            got: Any = json.loads(m.data)
                             if isinstance(got, dict) and got.get("status"):
-                                final = got
+                                final = cast(BulkOperation, got)
                         break
             except NetworkError:
                 pass

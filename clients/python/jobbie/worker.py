@@ -15,7 +15,7 @@ import secrets
 import signal
 import socket
 import traceback
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from ._aio import AsyncTransport
 from ._base import seg
@@ -23,6 +23,7 @@ from ._transport import Backoff, Config
 from .client import Client
 from .errors import JobbieError
 from .job import CANCELLED, LEASE_LOST, SHUTDOWN, Job, NonRetryableError
+from .types_gen import FailRequest
 
 Handler = Callable[[Job], Awaitable[Any]] | Callable[[Job], Any]
 
@@ -251,7 +252,7 @@ class Worker:
                 self._reports.add(report)
                 report.add_done_callback(self._reports.discard)
 
-    async def _report(self, what: str, job: Job, path: str, body: dict[str, Any]) -> Any:
+    async def _report(self, what: str, job: Job, path: str, body: Mapping[str, Any]) -> Any:
         try:
             return (await self._t.call("POST", path, body, retries=REPORT_RETRIES)).body
         except JobbieError as e:
@@ -272,7 +273,7 @@ class Worker:
     async def _fail(self, job: Job, error: BaseException, *, message: str | None = None) -> None:
         msg = message or (f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
         bt = "" if message else "".join(traceback.format_exception(error))
-        body = {"error": msg, "lease_token": job.lease_token, "worker_id": self.worker_id}
+        body: FailRequest = {"error": msg, "lease_token": job.lease_token, "worker_id": self.worker_id}
         if bt:
             body["backtrace"] = bt
         if isinstance(error, NonRetryableError):

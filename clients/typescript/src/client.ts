@@ -8,10 +8,11 @@ import { JobbieError, WORKER_DRAIN_HEADER, WorkerDrainingError } from "./errors.
 import { type Answer, type CallOptions, type ClientOptions, REPLAYED_HEADER, Transport, sleep } from "./http.js";
 import { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 import { parseSSE } from "./sse.js";
+import type * as api from "./api.gen.js";
 import type {
-  AckBatchEntry, AckBatchResult, BatchEnqueueResult, BatchSpec, ChainView, ClusterHealth, DeadJob,
-  EnqueueOptions, EnqueueRequest, EnqueueResult, FailResult, FetchedJob, FetchRequest, HeartbeatEntry,
-  HeartbeatStatus, JobDetail, JobEvent, JobOpResult, Page, Worker,
+  AckBatchEntry, AckBatchResult, BatchEnqueueResult, BatchSpec, ChainView, ClusterHealth, DeadPage,
+  EnqueueOptions, EnqueueRequest, EnqueueResult, FailResult, FetchBatchRequest, FetchedJob, FetchRequest, HeartbeatEntry,
+  HeartbeatStatus, JobDetail, JobEvent, JobOpResult, StatusResponse, Worker, WorkerDrainResponse,
 } from "./types.js";
 
 const enc = encodeURIComponent;
@@ -105,14 +106,14 @@ export class Client {
    * rather than enqueueing again.
    */
   async enqueue(queue: string, payload?: unknown, opts: EnqueueOptions = {}, co?: CallOptions): Promise<EnqueueResult> {
-    const a = await this.t.call<EnqueueResult>(
+    const a = await this.t.call<api.EnqueueResponse>(
       { method: "POST", path: "/api/v1/enqueue", body: enqueueBody({ ...opts, queue, payload }) }, co);
     return marked(a);
   }
 
   /** Enqueues up to 1,000 jobs, all or none; with batch, a callback when all are done. */
   async enqueueBatch(jobs: EnqueueRequest[], batch?: BatchSpec, co?: CallOptions): Promise<BatchEnqueueResult> {
-    const a = await this.t.call<BatchEnqueueResult>({
+    const a = await this.t.call<api.BatchResponse>({
       method: "POST", path: "/api/v1/enqueue/batch",
       body: withoutUndefined({ jobs: jobs.map(enqueueBody), batch }),
     }, co);
@@ -127,8 +128,8 @@ export class Client {
   }
 
   /** Cancels a job: "cancelled", or "cancelling" for a running one (its worker's next heartbeat stops it). */
-  async cancelJob(id: string, co?: CallOptions): Promise<{ status: string }> {
-    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/jobs/${enc(id)}/cancel`, retry: true }, co)).data;
+  async cancelJob(id: string, co?: CallOptions): Promise<StatusResponse> {
+    return (await this.t.call<StatusResponse>({ method: "POST", path: `/api/v1/jobs/${enc(id)}/cancel`, retry: true }, co)).data;
   }
 
   /** Retries a dead, cancelled or completed job. */
@@ -152,8 +153,8 @@ export class Client {
   }
 
   /** One page of dead jobs, newest first. */
-  async deadJobs(q: { queue?: string; limit?: number; cursor?: string } = {}, co?: CallOptions): Promise<Page & { jobs: DeadJob[] }> {
-    return (await this.t.call<Page & { jobs: DeadJob[] }>({ method: "GET", path: "/api/v1/dead", query: q }, co)).data;
+  async deadJobs(q: { queue?: string; limit?: number; cursor?: string } = {}, co?: CallOptions): Promise<DeadPage> {
+    return (await this.t.call<DeadPage>({ method: "GET", path: "/api/v1/dead", query: q }, co)).data;
   }
 
   // ---- the worker protocol (the Worker runtime uses these)
@@ -167,23 +168,23 @@ export class Client {
   }
 
   /** Long-polls for up to max jobs (1-1000); empty when the wait ended with none. */
-  async fetchBatch(req: FetchRequest & { max?: number }, co: FetchOptions = {}): Promise<FetchedJob[]> {
-    const a = await this.t.call<{ jobs: FetchedJob[] }>({ method: "POST", path: "/api/v1/fetch/batch", body: req },
+  async fetchBatch(req: FetchBatchRequest, co: FetchOptions = {}): Promise<FetchedJob[]> {
+    const a = await this.t.call<api.FetchBatchResponse>({ method: "POST", path: "/api/v1/fetch/batch", body: req },
       { retries: 0, timeoutMs: ((req.timeout ?? 60) + 30) * 1000, ...co });
     if (a.headers.get(WORKER_DRAIN_HEADER) === "true") throw new WorkerDrainingError(req.worker_id);
     return a.data?.jobs ?? [];
   }
 
   /** Completes a job with its result. */
-  async ack(id: string, result?: unknown, opts: ReportOptions & { stepStatus?: "continue" | "exit" } = {}): Promise<{ status: string }> {
+  async ack(id: string, result?: unknown, opts: ReportOptions & { stepStatus?: api.AckRequest["step_status"] } = {}): Promise<StatusResponse> {
     const body = withoutUndefined({ result, lease_token: opts.leaseToken, worker_id: opts.workerId, step_status: opts.stepStatus });
-    return (await this.t.call<{ status: string }>({ method: "POST", path: `/api/v1/ack/${enc(id)}`, body, retry: true }, opts)).data;
+    return (await this.t.call<StatusResponse>({ method: "POST", path: `/api/v1/ack/${enc(id)}`, body, retry: true }, opts)).data;
   }
 
   /** Acks many jobs in one call (up to 1000); each entry has its own outcome. */
   async ackBatch(acks: AckBatchEntry[], opts: { workerId?: string } & CallOptions = {}): Promise<AckBatchResult[]> {
     const body = withoutUndefined({ acks, worker_id: opts.workerId });
-    return (await this.t.call<{ results: AckBatchResult[] }>({ method: "POST", path: "/api/v1/ack/batch", body, retry: true }, opts)).data.results;
+    return (await this.t.call<api.AckBatchResponse>({ method: "POST", path: "/api/v1/ack/batch", body, retry: true }, opts)).data.results ?? [];
   }
 
   /** Fails the attempt; the server retries with backoff or moves the job to dead (at once with nonRetryable). */
@@ -196,21 +197,20 @@ export class Client {
   /** Extends the leases of many jobs with their progress and checkpoints; a status per job. */
   async heartbeat(jobs: Record<string, HeartbeatEntry>, opts: { workerId?: string } & CallOptions = {}): Promise<Record<string, HeartbeatStatus>> {
     const body = withoutUndefined({ jobs, worker_id: opts.workerId });
-    const a = await this.t.call<{ jobs: Record<string, { status: HeartbeatStatus }> }>(
-      { method: "POST", path: "/api/v1/heartbeat", body, retry: true }, opts);
-    return Object.fromEntries(Object.entries(a.data.jobs ?? {}).map(([id, s]) => [id, s.status]));
+    const a = await this.t.call<api.HeartbeatResponse>({ method: "POST", path: "/api/v1/heartbeat", body, retry: true }, opts);
+    return Object.fromEntries(Object.entries(a.data.jobs ?? {}).map(([id, s]) => [id, s.status as HeartbeatStatus]));
   }
 
   // ---- workers, cluster, events
 
   /** Every worker seen in the namespace. */
   async workers(co?: CallOptions): Promise<Worker[]> {
-    return (await this.t.call<{ workers: Worker[] }>({ method: "GET", path: "/api/v1/workers" }, co)).data.workers;
+    return (await this.t.call<api.WorkerList>({ method: "GET", path: "/api/v1/workers" }, co)).data.workers ?? [];
   }
 
   /** Asks a worker to stop taking jobs: its fetches get none from then on; a Worker under that id finishes what it holds. */
-  async drainWorker(id: string, co?: CallOptions): Promise<{ worker_id: string; draining: boolean }> {
-    return (await this.t.call<{ worker_id: string; draining: boolean }>({ method: "POST", path: `/api/v1/workers/${enc(id)}/drain` }, co)).data;
+  async drainWorker(id: string, co?: CallOptions): Promise<WorkerDrainResponse> {
+    return (await this.t.call<WorkerDrainResponse>({ method: "POST", path: `/api/v1/workers/${enc(id)}/drain` }, co)).data;
   }
 
   /** The namespace's shard: leader, health and nodes. */
@@ -244,7 +244,7 @@ export class Client {
             continue;
           }
           last = m.id || last;
-          yield { ...(JSON.parse(m.data) as Omit<JobEvent, "id">), id: m.id } as JobEvent;
+          yield { ...(JSON.parse(m.data) as api.Event), id: m.id };
         }
       } catch (err) {
         if (opts.signal?.aborted) return;

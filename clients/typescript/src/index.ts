@@ -8,8 +8,10 @@ export { type CallOptions, type ClientOptions, Transport } from "./http.js";
 export * from "./errors.js";
 export * from "./types.js";
 export * from "./types-admin.js";
+/** Every JSON shape of the API, generated from its OpenAPI document: `api.JobDetail`, `api.Invoice`, … */
+export type * as api from "./api.gen.js";
 export { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
-export { Admin, Keys, Namespaces, Roles, SigningKeys, Usage, Webhooks } from "./admin.js";
+export { Admin, Keys, Namespaces, Roles, SigningKeys, Usage, type UsageQuery, Webhooks } from "./admin.js";
 export { parseSSE, type SSEMessage } from "./sse.js";
 export {
   DELIVERY_ABORTED, describeError, type Handler, Job, JOB_CANCELLED, JobStopped, LEASE_LOST, NonRetryableError, WORKER_SHUTDOWN,

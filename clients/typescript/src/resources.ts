@@ -4,9 +4,11 @@
 import { JobbieError } from "./errors.js";
 import { type CallOptions, Transport, sleep } from "./http.js";
 import { parseSSE } from "./sse.js";
+import type * as api from "./api.gen.js";
 import type {
-  Batch, BulkAccepted, BulkOperation, BulkRequest, BulkResult, Duration, EnqueueResult, Page, Queue, QueueSpec,
-  Schedule, SchedulePreview, ScheduleRequest, SearchJob, SearchPage, SearchRequest, Untyped,
+  Batch, BatchList, BulkAccepted, BulkOperation, BulkOperationList, BulkRequest, BulkResult, ClearResponse, DrainResponse,
+  Duration, EnqueueResult, Page, Queue, QueueDefaults, QueueSpec, Schedule, SchedulePreview, ScheduleRequest, SearchJob,
+  SearchPage, SearchRequest,
 } from "./types.js";
 
 const enc = encodeURIComponent;
@@ -34,7 +36,7 @@ async function* pages<P extends Page>(first: (cursor?: string) => Promise<P>): A
 export class Queues {
   constructor(private readonly t: Transport) {}
   async list(co?: CallOptions): Promise<Queue[]> {
-    return (await get<{ queues: Queue[] }>(this.t, "/api/v1/queues", co)).queues;
+    return (await get<api.QueueList>(this.t, "/api/v1/queues", co)).queues ?? [];
   }
   get(name: string, co?: CallOptions): Promise<Queue> {
     return get(this.t, `/api/v1/queues/${enc(name)}`, co);
@@ -47,30 +49,30 @@ export class Queues {
   async delete(name: string, co?: CallOptions): Promise<void> {
     await this.t.call({ method: "DELETE", path: `/api/v1/queues/${enc(name)}`, query: { confirm: "true" } }, co);
   }
-  pause(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/pause`, undefined, co, true); }
-  resume(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/resume`, undefined, co, true); }
+  pause(name: string, co?: CallOptions): Promise<Queue> { return post(this.t, `/api/v1/queues/${enc(name)}/pause`, undefined, co, true); }
+  resume(name: string, co?: CallOptions): Promise<Queue> { return post(this.t, `/api/v1/queues/${enc(name)}/resume`, undefined, co, true); }
   /** Pauses; "drained": true once no job is active. */
-  drain(name: string, co?: CallOptions): Promise<{ queue: string; paused: boolean; draining: boolean; active: number; drained: boolean }> {
+  drain(name: string, co?: CallOptions): Promise<DrainResponse> {
     return post(this.t, `/api/v1/queues/${enc(name)}/drain`, undefined, co, true);
   }
   /** Deletes pending, scheduled and retrying jobs. */
-  clear(name: string, co?: CallOptions): Promise<Untyped> { return post(this.t, `/api/v1/queues/${enc(name)}/clear`, undefined, co, true); }
+  clear(name: string, co?: CallOptions): Promise<ClearResponse> { return post(this.t, `/api/v1/queues/${enc(name)}/clear`, undefined, co, true); }
   /** At most max active jobs; null removes the cap. */
-  setConcurrency(name: string, max: number | null, co?: CallOptions): Promise<Untyped> {
+  setConcurrency(name: string, max: number | null, co?: CallOptions): Promise<Queue> {
     return post(this.t, `/api/v1/queues/${enc(name)}/concurrency`, { max }, co, true);
   }
   async removeConcurrency(name: string, co?: CallOptions): Promise<void> {
     await this.t.call({ method: "DELETE", path: `/api/v1/queues/${enc(name)}/concurrency` }, co);
   }
   /** At most rate jobs per period. */
-  setThrottle(name: string, rate: number, period: Duration, co?: CallOptions): Promise<Untyped> {
+  setThrottle(name: string, rate: number, period: Duration, co?: CallOptions): Promise<Queue> {
     return post(this.t, `/api/v1/queues/${enc(name)}/throttle`, { rate, period }, co, true);
   }
   async removeThrottle(name: string, co?: CallOptions): Promise<void> {
     await this.t.call({ method: "DELETE", path: `/api/v1/queues/${enc(name)}/throttle` }, co);
   }
   /** Defaults for the job fields a producer leaves out. */
-  setDefaults(name: string, defaults: Record<string, unknown>, co?: CallOptions): Promise<Untyped> {
+  setDefaults(name: string, defaults: QueueDefaults, co?: CallOptions): Promise<Queue> {
     return post(this.t, `/api/v1/queues/${enc(name)}/defaults`, defaults, co, true);
   }
 }
@@ -79,7 +81,7 @@ export class Queues {
 export class Schedules {
   constructor(private readonly t: Transport) {}
   async list(co?: CallOptions): Promise<Schedule[]> {
-    return (await get<{ schedules: Schedule[] }>(this.t, "/api/v1/schedules", co)).schedules;
+    return (await get<api.ScheduleList>(this.t, "/api/v1/schedules", co)).schedules ?? [];
   }
   create(req: ScheduleRequest, co?: CallOptions): Promise<Schedule> { return post(this.t, "/api/v1/schedules", req, co); }
   /** By id, or by name (409 ambiguous_name when the name is in several queues). */
@@ -114,7 +116,7 @@ export class Search {
   }
   /** Every matching job, page after page: `for await (const job of client.search.jobs({queue}))`. */
   async *jobs(req: SearchRequest = {}, co?: CallOptions): AsyncGenerator<SearchJob> {
-    for await (const p of this.pages(req, co)) yield* p.jobs;
+    for await (const p of this.pages(req, co)) yield* p.jobs ?? [];
   }
 }
 
@@ -139,7 +141,7 @@ export class Bulk {
   }
   get(id: string, co?: CallOptions): Promise<BulkOperation> { return get(this.t, `/api/v1/bulk/${enc(id)}`, co); }
   /** One page of background operations, newest first. */
-  list(q: { limit?: number; cursor?: string } = {}, co?: CallOptions): Promise<Page & { operations: BulkOperation[] }> {
+  list(q: { limit?: number; cursor?: string } = {}, co?: CallOptions): Promise<BulkOperationList> {
     return get(this.t, "/api/v1/bulk", co, q);
   }
   /** Cancels a background operation after the step in flight. */
@@ -180,11 +182,11 @@ export class Batches {
   constructor(private readonly t: Transport) {}
   get(id: string, co?: CallOptions): Promise<Batch> { return get(this.t, `/api/v1/batches/${enc(id)}`, co); }
   /** One page of the namespace's batches, newest first. */
-  page(q: { limit?: number; cursor?: string } = {}, co?: CallOptions): Promise<Page & { batches: Batch[] }> {
+  page(q: { limit?: number; cursor?: string } = {}, co?: CallOptions): Promise<BatchList> {
     return get(this.t, "/api/v1/batches", co, q);
   }
   /** Every batch, following the cursor. */
   async *all(q: { limit?: number } = {}, co?: CallOptions): AsyncGenerator<Batch> {
-    for await (const p of pages((cursor) => this.page({ ...q, cursor }, co))) yield* p.batches;
+    for await (const p of pages((cursor) => this.page({ ...q, cursor }, co))) yield* p.batches ?? [];
   }
 }

@@ -1,110 +1,32 @@
-// The JSON shapes of the tenant's administration (namespaces, keys,
-// roles, webhooks, signing keys), written by hand from wire/*.go.
+// The tenant's administration (namespaces, keys, roles, usage and
+// billing, webhooks, signing keys) as the SDK names it: aliases of the
+// types generated from the OpenAPI document (api.gen.ts).
 
-export interface Namespace {
-  name: string;
-  description: string;
-  retention?: string;
-  deletion_protection: boolean;
-  created_at: string;
-  shard?: string;
-}
+import type * as api from "./api.gen.js";
 
-export interface CreateNamespaceRequest {
-  name: string;
-  description?: string;
-  retention?: unknown;
-  deletion_protection?: boolean;
-  shard?: string;
-}
+export type Namespace = api.Namespace;
+export type CreateNamespaceRequest = api.NewNamespace;
+export type UpdateNamespaceRequest = api.UpdateNamespaceRequest;
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  description: string;
-  role: string;
-  namespaces: string[];
-  created_at: string;
-  expires_at?: string;
-  revoked_at?: string;
-  last_used_at?: string;
-  rotated_at?: string;
-}
-
-export interface CreateKeyRequest {
-  name: string;
-  role: string;
-  namespaces: string[];
-  expires_at?: string;
-  description?: string;
-}
-
+export type ApiKey = api.Key;
+export type CreateKeyRequest = api.CreateKeyRequest;
 /** A created key: its secret ("key") is in this answer only. */
-export interface CreatedKey extends ApiKey {
-  key: string;
-}
+export type CreatedKey = api.CreatedKey;
+export type RotatedKey = api.RotatedKey;
 
-export interface Permission {
-  actions: string[];
-  namespaces: string[];
-  queues: string[];
-}
+export type Permission = api.PermissionInput;
+export type Role = api.Role;
+export type RoleRequest = api.RoleRequest;
 
-export interface Role {
-  name: string;
-  description: string;
-  permissions: Permission[];
-  builtin: boolean;
-  created_at?: string;
-  updated_at?: string;
-}
+/** GET /api/v1/usage: every meter per namespace and hour or day. */
+export type UsageReport = api.Usage;
+export type TenantPlan = api.TenantPlan;
+export type InvoiceList = api.InvoiceList;
+export type Invoice = api.Invoice;
 
-export interface RoleRequest {
-  name?: string;
-  description: string;
-  permissions: Permission[];
-}
-
-export interface WebhookRequest {
-  url: string;
-  events: string[];
-  queues?: string[];
-  enabled?: boolean;
-  description?: string;
-  secret?: boolean;
-}
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  queues: string[];
-  enabled: boolean;
-  description: string;
-  secret_ids: string[];
-  /** Only in a create's or a rotation's answer. */
-  secret?: string;
-  disabled?: { reason: string; at: string };
-  failing_since?: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface WebhookDelivery {
-  event_id: string;
-  type: string;
-  at: string;
-  status: number;
-  latency_ms: number;
-  error?: string;
-  attempt: number;
-  ok: boolean;
-}
+export type WebhookRequest = api.WebhookRequest;
+export type Webhook = api.Webhook;
+export type WebhookDelivery = api.WebhookDelivery;
 
 /** A namespace's public signing key: verify pushes and webhooks with `public_key`. */
-export interface SigningKey {
-  id: string;
-  scheme: "v1a" | string;
-  public_key: string;
-  not_after: string | null;
-}
+export type SigningKey = api.WebhookKey;

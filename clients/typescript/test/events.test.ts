@@ -76,7 +76,7 @@ describe("events", () => {
     const q = queue();
     let ids: string[] = [];
     const got = await take(c, 3, {}, async () => {
-      ids = (await c.enqueueBatch([1, 2, 3].map((i) => ({ queue: q, payload: i })))).job_ids;
+      ids = (await c.enqueueBatch([1, 2, 3].map((i) => ({ queue: q, payload: i })))).job_ids!;
     });
     expect(got.map((e) => [e.type, e.job_id])).toEqual(ids.map((id) => ["enqueued", id]));
     expect(sentIds).toEqual([null, got[0].id]);

@@ -39,7 +39,7 @@ describe("jobs", () => {
     expect(r.batch_id).toMatch(/^batch_/);
     const b = await c.batches.get(r.batch_id!);
     expect(b).toMatchObject({ id: r.batch_id, total: 2, pending: 2, callback_queue: `${q}.done` });
-    expect((await c.getJob(r.job_ids[1])).traceparent).toBe(TP);
+    expect((await c.getJob(r.job_ids![1])).traceparent).toBe(TP);
     const ids: string[] = [];
     for await (const x of c.batches.all({ limit: 1 })) {
       ids.push(x.id);
@@ -53,8 +53,8 @@ describe("jobs", () => {
     const q = queue();
     const step0 = await c.enqueue(q, { url: "x" }, { chain: { steps: [{ queue: q }, { queue: `${q}.b` }], on_failure: { queue: `${q}.failed` } } });
     const chain = await c.getChain(step0.job_id);
-    expect(chain.steps.map((s) => s.queue)).toEqual([q, `${q}.b`]);
-    expect(chain.steps[0].job_id).toBe(step0.job_id);
+    expect(chain.steps!.map((s) => s.queue)).toEqual([q, `${q}.b`]);
+    expect(chain.steps![0].job_id).toBe(step0.job_id);
     expect(chain.on_failure_queue).toBe(`${q}.failed`);
     const dep = await c.enqueue(q, null, { depends_on: [step0.job_id] });
     expect(dep.status).toBe("held");
@@ -69,8 +69,8 @@ describe("jobs", () => {
     expect(j?.job_id).toBe(r.job_id);
     expect((await c.fail(j!.job_id, "boom", "at x", { leaseToken: j!.lease_token })).status).toBe("dead");
     const page = await c.deadJobs({ queue: q });
-    expect(page.jobs.map((d) => d.id)).toEqual([r.job_id]);
-    expect(page.jobs[0].last_error).toBe("boom");
+    expect(page.jobs!.map((d) => d.id)).toEqual([r.job_id]);
+    expect(page.jobs![0].last_error).toBe("boom");
   });
 
   it("a fetch that times out answers null (204), and fetchBatch []", async () => {
@@ -132,7 +132,7 @@ describe("retries", () => {
     expect(seen[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(times[1] - times[0]).toBeGreaterThanOrEqual(900); // Retry-After: 1
     const page = await c.search.page({ queue: q });
-    expect(page.jobs.map((j) => j.id)).toEqual([r.job_id]);
+    expect(page.jobs!.map((j) => j.id)).toEqual([r.job_id]);
     // a second logical call has a key of its own
     await c.enqueue(q, { n: 2 });
     expect(seen[4]).not.toBe(seen[0]);
@@ -155,7 +155,7 @@ describe("retries", () => {
     expect(keys).toHaveLength(2);
     expect(keys[1]).toBe(keys[0]);
     expect(r.replayed).toBe(true);
-    expect((await client().search.page({ queue: q })).jobs.map((j) => j.id)).toEqual([r.job_id]);
+    expect((await client().search.page({ queue: q })).jobs!.map((j) => j.id)).toEqual([r.job_id]);
     lost = 0;
     const b = await c.enqueueBatch([{ queue: q, payload: 2 }, { queue: q, payload: 3 }]);
     expect(b.replayed).toBe(true);

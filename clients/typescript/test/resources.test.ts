@@ -54,9 +54,9 @@ describe("search and bulk", () => {
   it("follows the cursor across pages", async () => {
     const c = client();
     const q = queue();
-    const ids = (await c.enqueueBatch(Array.from({ length: 7 }, (_, i) => ({ queue: q, payload: { i } })))).job_ids;
+    const ids = (await c.enqueueBatch(Array.from({ length: 7 }, (_, i) => ({ queue: q, payload: { i } })))).job_ids!;
     const pages = [];
-    for await (const p of c.search.pages({ queue: q, limit: 3 })) pages.push(p.jobs.length);
+    for await (const p of c.search.pages({ queue: q, limit: 3 })) pages.push(p.jobs!.length);
     expect(pages).toEqual([3, 3, 1]);
     const seen = [];
     for await (const j of c.search.jobs({ queue: q, limit: 2 })) seen.push(j.id);
@@ -74,7 +74,7 @@ describe("search and bulk", () => {
     expect(updates.at(-1)!.processed).toBe(12);
     const id = (done as BulkOperation).id;
     expect((await c.bulk.get(id)).affected).toBe(12);
-    expect((await c.bulk.list({ limit: 5 })).operations.map((o) => o.id)).toContain(id);
+    expect((await c.bulk.list({ limit: 5 })).operations!.map((o) => o.id)).toContain(id);
     // under the sync limit it is done at once
     const small = queue();
     await c.enqueue(small, 1);
@@ -130,10 +130,21 @@ describe("namespaces, keys, roles, usage, webhooks, signing keys", () => {
     expect((await c.roles.list()).some((r) => r.name === "admin" && r.builtin)).toBe(true);
   });
 
-  it("reads usage and the plan", async () => {
+  it("reads usage, the plan and invoices as their typed answers", async () => {
     const c = client();
-    expect(await c.usage.get()).toBeTypeOf("object");
-    expect(await c.usage.plan()).toHaveProperty("plan");
+    const u = await c.usage.get({ granularity: "day" });
+    const g: "hour" | "day" = u.granularity; // typed by the OpenAPI document's enum
+    expect(g).toBe("day");
+    expect(u.totals).toBeTypeOf("object");
+    const plan = await c.usage.plan();
+    expect(plan.plan.name).toBeTypeOf("string");
+    const upcoming = await c.usage.upcomingInvoice();
+    const status: "open" | "closed" = upcoming.status;
+    expect(status).toBe("open");
+    expect(upcoming.id).toMatch(/^inv_/);
+    const list = await c.usage.invoices();
+    expect(list.invoices?.map((i) => i.id)).toContain(upcoming.id);
+    expect((await c.usage.invoice(upcoming.id)).period.start).toBe(upcoming.period.start);
   });
 
   it("refuses a webhook to a plain http url naming url, and lists signing keys", async () => {

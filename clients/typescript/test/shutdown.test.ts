@@ -35,7 +35,7 @@ describe("SIGTERM", () => {
     const { url, key } = inject("jobbie");
     const c = client();
     const q = queue();
-    const [quick, stuck] = (await c.enqueueBatch([{ queue: q, payload: "quick" }, { queue: q, payload: "stuck", max_retries: 1 }])).job_ids;
+    const [quick, stuck] = (await c.enqueueBatch([{ queue: q, payload: "quick" }, { queue: q, payload: "stuck", max_retries: 1 }])).job_ids!;
     const child = spawn(process.execPath, [`${dir}/worker.mjs`], {
       cwd: dir, env: { ...process.env, JOBBIE_URL: url, JOBBIE_KEY: key, QUEUE: q }, stdio: ["pipe", "pipe", "inherit"],
     }) as ReturnType<typeof spawn> & { stdin: { write(s: string): void } };

@@ -23,7 +23,7 @@ describe("worker", () => {
   it("runs at most `concurrency` jobs at once and acks each with its result", async () => {
     const c = client();
     const q = queue();
-    const ids = (await c.enqueueBatch(Array.from({ length: 6 }, (_, i) => ({ queue: q, payload: { i } })))).job_ids;
+    const ids = (await c.enqueueBatch(Array.from({ length: 6 }, (_, i) => ({ queue: q, payload: { i } })))).job_ids!;
     let running = 0;
     let most = 0;
     const g = gate();
@@ -36,10 +36,10 @@ describe("worker", () => {
     }, { concurrency: 3 });
     const done = w.run();
     await waitFor("three jobs running", () => running === 3);
-    const active = (await c.search.page({ queue: q, state: ["active"] })).jobs.length;
+    const active = (await c.search.page({ queue: q, state: ["active"] })).jobs!.length;
     expect(active).toBe(3);
     g.open();
-    await waitFor("all completed", async () => (await c.search.page({ queue: q, state: ["completed"] })).jobs.length === 6);
+    await waitFor("all completed", async () => (await c.search.page({ queue: q, state: ["completed"] })).jobs!.length === 6);
     w.stop();
     await done;
     expect(most).toBe(3);
@@ -200,7 +200,7 @@ describe("worker", () => {
   it("shuts down gracefully: finishes what ends within the grace, fails the rest with worker_shutdown, fetches no more", async () => {
     const c = client();
     const q = queue();
-    const [quick, stuck] = (await c.enqueueBatch([{ queue: q, payload: "quick" }, { queue: q, payload: "stuck", max_retries: 2 }])).job_ids;
+    const [quick, stuck] = (await c.enqueueBatch([{ queue: q, payload: "quick" }, { queue: q, payload: "stuck", max_retries: 2 }])).job_ids!;
     const running = new Set<string>();
     const letQuickGo = gate();
     const w = worker(c, q, async (job) => {

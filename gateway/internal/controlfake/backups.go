@@ -66,8 +66,12 @@ func (fc *Control) findBackupLocked(tid, id string) (wire.Backup, bool) {
 
 var backupNotFound = apierr.New(apierr.NotFound, "backup not found")
 
-func (fc *Control) CreateBackup(_ context.Context, _, tid string, in wire.CreateBackupRequest) (wire.Backup, error) {
+func (fc *Control) CreateBackup(ctx context.Context, _, tid string, in wire.CreateBackupRequest) (wire.Backup, error) {
 	tid = strings.Clone(tid)
+	return keyed(fc, ctx, tid, "backups", func() (wire.Backup, error) { return fc.createBackup(tid, in) })
+}
+
+func (fc *Control) createBackup(tid string, in wire.CreateBackupRequest) (wire.Backup, error) {
 	defer fc.Unlock()
 	if err := fc.backupsCall(); err != nil {
 		return wire.Backup{}, err

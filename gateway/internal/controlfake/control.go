@@ -1,6 +1,7 @@
 package controlfake
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -53,6 +54,9 @@ type Control struct {
 	Backups Backups
 	Shards  Shards
 	Billing Billing
+
+	idemMu sync.Mutex
+	idem   map[string]any // "tenant kind key" → the first result of a create under an Idempotency-Key
 }
 
 // New is a fake control that signs keys with s and publishes its key.
@@ -67,7 +71,30 @@ func New(s Signer) *Control {
 		rolesVersion: map[string]uint64{},
 		KeysRefused:  map[string]*apierr.Error{},
 		Billing:      newBilling(),
+		idem:         map[string]any{},
 	}
+}
+
+// keyed is create under ctx's Idempotency-Key, if any, as control keeps
+// them per tenant (bodies aside): a key's repeat gets the first result,
+// marked replayed, and creates nothing; a refusal keeps no record.
+func keyed[T any](fc *Control, ctx context.Context, tid, kind string, create func() (T, error)) (T, error) {
+	idem := controlapi.IdempotencyOf(ctx)
+	if idem == nil {
+		return create()
+	}
+	k := tid + " " + kind + " " + idem.Key
+	fc.idemMu.Lock()
+	defer fc.idemMu.Unlock()
+	if v, ok := fc.idem[k]; ok {
+		idem.Replayed = true
+		return v.(T), nil
+	}
+	v, err := create()
+	if err == nil {
+		fc.idem[k] = v
+	}
+	return v, err
 }
 
 var _ controlapi.Control = (*Control)(nil)

@@ -32,8 +32,12 @@ func (fc *Control) ListKeys(_ context.Context, _, tid string) (wire.KeyList, err
 	return clone(wire.KeyList{Keys: keys}), nil
 }
 
-func (fc *Control) CreateKey(_ context.Context, _, tid string, in wire.CreateKeyRequest) (wire.CreatedKey, error) {
+func (fc *Control) CreateKey(ctx context.Context, _, tid string, in wire.CreateKeyRequest) (wire.CreatedKey, error) {
 	tid = strings.Clone(tid)
+	return keyed(fc, ctx, tid, "keys", func() (wire.CreatedKey, error) { return fc.createKey(tid, in) })
+}
+
+func (fc *Control) createKey(tid string, in wire.CreateKeyRequest) (wire.CreatedKey, error) {
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.CreatedKey{}, err

@@ -60,8 +60,12 @@ func (fc *Control) ListNamespaces(_ context.Context, _, tid string) (wire.Namesp
 	return clone(out), nil
 }
 
-func (fc *Control) CreateNamespace(_ context.Context, _, tid string, in controlapi.NewNamespace) (wire.Namespace, error) {
+func (fc *Control) CreateNamespace(ctx context.Context, _, tid string, in controlapi.NewNamespace) (wire.Namespace, error) {
 	tid = strings.Clone(tid)
+	return keyed(fc, ctx, tid, "namespaces", func() (wire.Namespace, error) { return fc.createNamespace(tid, in) })
+}
+
+func (fc *Control) createNamespace(tid string, in controlapi.NewNamespace) (wire.Namespace, error) {
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.Namespace{}, err

@@ -133,8 +133,12 @@ func (fc *Control) Role(_ context.Context, _, tid, name string) (wire.Role, erro
 	return clone(role), nil
 }
 
-func (fc *Control) CreateRole(_ context.Context, _, tid string, in wire.RoleRequest) (wire.RoleChanged, error) {
+func (fc *Control) CreateRole(ctx context.Context, _, tid string, in wire.RoleRequest) (wire.RoleChanged, error) {
 	tid = strings.Clone(tid)
+	return keyed(fc, ctx, tid, "roles", func() (wire.RoleChanged, error) { return fc.createRole(tid, in) })
+}
+
+func (fc *Control) createRole(tid string, in wire.RoleRequest) (wire.RoleChanged, error) {
 	defer fc.Unlock()
 	if err := fc.enter(); err != nil {
 		return wire.RoleChanged{}, err

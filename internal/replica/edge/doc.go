@@ -37,7 +37,8 @@
 //     a follower answers 503 no_leader naming the leader.
 //
 // Membership (Routes, Status, Members): GET /internal/v1/status and
-// /internal/v1/members answer from this node's view; POST and DELETE go
+// /internal/v1/members answer from this node's view (PeerStatus asks
+// another member for its status); POST and DELETE go
 // to the leader and map the replica's errors: an unknown member 404, a
 // conflict 409, a change that did not commit in time 503, else the
 // node's replication error. Config.HTTPOf says where a member serves HTTP

@@ -2,11 +2,14 @@ package edge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
@@ -152,4 +155,30 @@ func HostPort(a string) bool {
 	}
 	host, port := strings.Trim(a[:i], "[]"), a[i+1:]
 	return host != "" && port != "" && port != "0"
+}
+
+// PeerStatus asks the member at addr for its status (GET
+// /internal/v1/status), waiting up to wait: the cluster's health asks
+// every member for its indexes.
+func (g *Group) PeerStatus(addr string, wait time.Duration) (NodeStatus, error) {
+	var st NodeStatus
+	node, err := g.cfg.Peers.Node(addr)
+	if err != nil {
+		return st, err
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("/internal/v1/status")
+	if err := node.Do(req, resp, time.Now().Add(wait)); err != nil { // a network deadline: the wall clock
+		return st, err
+	}
+	if resp.StatusCode() != fasthttp.StatusOK {
+		return st, fmt.Errorf("%s: status %d", addr, resp.StatusCode())
+	}
+	if err := json.Unmarshal(resp.Body(), &st); err != nil {
+		return st, fmt.Errorf("%s: status: %w", addr, err)
+	}
+	return st, nil
 }

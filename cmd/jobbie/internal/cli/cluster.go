@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +16,7 @@ import (
 
 // clusterCmd is `jobbie cluster status`: the namespace's shard cluster
 // as GET /api/v1/cluster shows it: its leader and members, each node's
-// role and whether it is reachable. The API gives no replication lag, so
-// neither does the command.
+// role, whether it is reachable, and how far it replicated.
 func clusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
@@ -24,12 +25,16 @@ func clusterCmd() *cobra.Command {
 	}
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show the namespace's shard cluster: its leader and members, each one's role and reachability",
+		Short: "Show the namespace's shard cluster: its leader and members, each one's role, reachability and replication lag",
 		Long: `status shows the shard cluster that holds the namespace, as the node
 answering sees it: the shard's id, its leader, and each member's role
-(leader, follower, nonvoter) and status (healthy, unreachable). It exits
-with status 1 when the cluster is unhealthy (no leader, or no quorum
-reachable), after printing it.`,
+(leader, follower, nonvoter), status (healthy, unreachable), the last log
+entry it applied (APPLIED), how many entries it applied behind the
+leader's commit index (LAG), and how long ago it and the leader last
+heard from each other (CONTACT). A member that does not answer shows the
+last index it reported, so its lag grows while it is away; "-" is a
+figure not known. It exits with status 1 when the cluster is unhealthy
+(no leader, or no quorum reachable), after printing it.`,
 		Args: cobra.NoArgs,
 	}
 	api := addConn(status, gatewayAPI)
@@ -66,9 +71,30 @@ func printCluster(w io.Writer, h *client.ClusterHealth) error {
 	}
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	fmt.Fprintln(tw, "NODE\tROLE\tSTATUS")
+	fmt.Fprintln(tw, "NODE\tROLE\tSTATUS\tAPPLIED\tLAG\tCONTACT")
 	for _, n := range h.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.ID, n.Role, n.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.ID, n.Role, n.Status, logIndex(n.AppliedIndex), logIndex(n.Lag), sinceMS(n.SinceContactMS))
 	}
 	return tw.Flush()
+}
+
+// logIndex shows a log index or a count of entries, "-" when not known.
+func logIndex(v *uint64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatUint(*v, 10)
+}
+
+// sinceMS shows milliseconds ago as "250ms ago" or "3.2s ago", "-" when
+// not known.
+func sinceMS(ms *int64) string {
+	if ms == nil {
+		return "-"
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	if d >= time.Second {
+		d = d.Round(100 * time.Millisecond)
+	}
+	return d.String() + " ago"
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 )
 
 // Every command that calls Jobbie takes the same flags: --url, --key or
@@ -113,6 +114,18 @@ func newConn(ep *endpoint, f *pflag.FlagSet) *Conn {
 	}
 	if ep.contextEnv != "" {
 		f.StringVar(&c.contextName, "context", "", "the config file's context to use instead of the current one ($"+ep.contextEnv+")")
+	}
+	// As settings of a role (jobbie worker), the endpoint's variables
+	// are read too, and the key is a secret.
+	settings.Secret(f, "key")
+	settings.EnvAlias(f, "url", ep.urlEnv)
+	settings.EnvAlias(f, "key", ep.keyEnv)
+	settings.EnvAlias(f, "key-file", ep.keyFileEnv)
+	if ep.namespaceEnv != "" {
+		settings.EnvAlias(f, "namespace", ep.namespaceEnv)
+	}
+	if ep.contextEnv != "" {
+		settings.EnvAlias(f, "context", ep.contextEnv)
 	}
 	values := map[string]*string{"url": &c.url, "key-file": &c.keyFile}
 	for alias, name := range ep.aliases {

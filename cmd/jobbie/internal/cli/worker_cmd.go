@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -13,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/rolelog"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 	"github.com/jobbie/jobbie/tenancy"
 )
 
@@ -23,6 +24,7 @@ func workerCmd() *cobra.Command {
 		queues                []string
 		concurrency           int
 		timeout, grace, every time.Duration
+		logOpts               rolelog.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "worker --queue <queue> [flags] -- <command> [args...]",
@@ -50,6 +52,11 @@ so they retry elsewhere. See docs/cli.md, "Subprocess worker".`,
 	// second; a heartbeat is one call for all the worker's running jobs,
 	// and none is sent while it runs none.
 	f.DurationVar(&every, "heartbeat", 500*time.Millisecond, "how often heartbeats extend leases, report progress and learn of cancels (or a third of the lease if shorter)")
+	settings.Range(f, "concurrency", "1", "")
+	for _, name := range []string{"timeout", "shutdown-grace", "heartbeat"} {
+		settings.Range(f, name, "0s", "")
+	}
+	logOpts.Flags(f, "info")
 	conn := newConn(gatewayAPI, f)
 	conn.output = OutTable
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
@@ -68,18 +75,6 @@ so they retry elsewhere. See docs/cli.md, "Subprocess worker".`,
 				errs = append(errs, fmt.Errorf("--queue: %w", err))
 			}
 		}
-		if concurrency < 1 {
-			errs = append(errs, fmt.Errorf("--concurrency must be 1 or more, not %d", concurrency))
-		}
-		if timeout < 0 {
-			errs = append(errs, fmt.Errorf("--timeout must not be negative, not %s", timeout))
-		}
-		if grace < 0 {
-			errs = append(errs, fmt.Errorf("--shutdown-grace must not be negative, not %s", grace))
-		}
-		if every < 0 {
-			errs = append(errs, fmt.Errorf("--heartbeat must not be negative, not %s", every))
-		}
 		if _, err := exec.LookPath(args[0]); err != nil {
 			errs = append(errs, fmt.Errorf("the command: %w", err))
 		}
@@ -94,7 +89,7 @@ so they retry elsewhere. See docs/cli.md, "Subprocess worker".`,
 		stderr := cmd.ErrOrStderr()
 		s := &subproc{argv: args, timeout: timeout, stderr: stderr}
 		cfg := client.WorkerConfig{Queues: queues, Concurrency: concurrency, ShutdownGrace: grace,
-			HeartbeatInterval: every, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+			HeartbeatInterval: every, Logger: logOpts.New(stderr)}
 		if grace == 0 {
 			// The SDK reads 0 as its default; a worker told 0 waits for nothing.
 			cfg.ShutdownGrace = time.Nanosecond
@@ -111,5 +106,6 @@ so they retry elsewhere. See docs/cli.md, "Subprocess worker".`,
 		fmt.Fprintf(stderr, "jobbie worker %s: stopped\n", w.ID())
 		return nil
 	}
+	settings.Install(cmd, "worker")
 	return cmd
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/rolelog"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -35,6 +37,7 @@ type controlOptions struct {
 	selfHostedCADir                     string
 	tunnelURLs                          []string
 	selfHostedCertValidity              time.Duration
+	log                                 rolelog.Options
 }
 
 // controlCmd is `jobbie control`: the control plane alone, for running
@@ -96,8 +99,10 @@ node shares, or a new leader cannot read what the last one stored.`,
 	f.StringArrayVar(&o.shards, "shard", nil, "a static shard cluster as id=address (repeatable); shards may also register themselves")
 	f.DurationVar(&o.usagePull, "usage-pull-interval", control.DefaultPullInterval,
 		"how often the leader pulls every shard's usage into the metering ledger; usage shows within this plus one pull's requests")
+	settings.Range(f, "usage-pull-interval", positive, "")
 	f.DurationVar(&o.backupMinInterval, "backup-policy-min-interval", control.DefaultBackupPolicyMinInterval,
 		"the shortest time a backup policy's cron may leave between two runs (0: any)")
+	settings.Range(f, "backup-policy-min-interval", "0s", "")
 	f.StringVar(&o.selfHostedCADir, "selfhosted-ca-dir", "",
 		"directory with ca.crt and ca.key of the CA that signs self-hosted shards' certificates when they join with a tenant's token (its own CA, never the deployment's); without it joining answers 503")
 	selfHostedCertValidityFlag(f, &o.selfHostedCertValidity)
@@ -105,7 +110,9 @@ node shares, or a new leader cannot read what the last one stored.`,
 	o.gossip.flags(f, "127.0.0.1:7946")
 	o.tls.flags(f)
 	o.backups.flags(f, "<data-dir>/backups")
+	o.log.Flags(f, "info")
 	_ = cmd.MarkFlagRequired("data-dir")
+	settings.Install(cmd, "control")
 	cmd.AddCommand(controlGroup.commands()...)
 	cmd.AddCommand(more...)
 	return cmd
@@ -129,12 +136,6 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.usagePull <= 0 {
-		return fmt.Errorf("--usage-pull-interval must be positive, not %s", o.usagePull)
-	}
-	if o.backupMinInterval < 0 {
-		return fmt.Errorf("--backup-policy-min-interval must be 0 or more, not %s", o.backupMinInterval)
-	}
 	advHTTP, advRaft, err := advertised(o.httpAddr, o.raftAddr, o.advertise)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func runControl(ctx context.Context, o controlOptions, out io.Writer) error {
 	if o.advertise != "" && o.gossip.advertise == "" {
 		o.gossip.advertise = o.advertise
 	}
-	logger := roleLogger().With("node", o.nodeID)
+	logger := o.log.New(os.Stderr).With("node", o.nodeID)
 	pool, err := o.gossip.start("control-"+o.nodeID, gossip.Meta{Role: gossip.RoleControl, NodeID: o.nodeID, Version: roleVersion()}, logger)
 	if err != nil {
 		return err

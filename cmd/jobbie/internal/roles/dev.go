@@ -3,7 +3,6 @@ package roles
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/rolelog"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 	"github.com/jobbie/jobbie/control"
 	"github.com/jobbie/jobbie/gateway"
 	"github.com/jobbie/jobbie/internal/atomicfile"
@@ -31,16 +32,20 @@ type devOptions struct {
 	consoleDir    string
 	tunnelAddr    string
 	grpcAddr      string
+	grpcPublicURL string
 	grpcKeepAlive time.Duration
 	trustPush     time.Duration // --trust-push-interval
 	certLife      time.Duration // --selfhosted-cert-validity
 	bulkSyncMax   int
 	unfair        bool
 	push          pushFlags
-	shards        int // shard clusters; more than one, or replicas > 1, runs every role as a process
-	replicas      int // nodes per shard cluster
+	traceShare    bool // --trace-share-system
+	shards        int  // shard clusters; more than one, or replicas > 1, runs every role as a process
+	replicas      int  // nodes per shard cluster
 	backups       backupStoreFlags
 	limits        gatewayLimits // the gateway's (single process only)
+	log           rolelog.Options
+	logLevelSet   bool // --log-level given (flag, variable or file): a cluster's processes get it too
 }
 
 func devCmd() *cobra.Command {
@@ -61,9 +66,7 @@ talk to shards and scrape metrics.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if o.shards < 1 || o.replicas < 1 || o.shards > 16 || o.replicas > 7 {
-				return fmt.Errorf("--shards must be 1-16 and --replicas 1-7")
-			}
+			o.logLevelSet = cmd.Flags().Changed("log-level")
 			if (o.shards > 1 || o.replicas > 1) && o.backups != (backupStoreFlags{s3TLS: o.backups.s3TLS}) {
 				return fmt.Errorf("the --backup-* flags are for the single-process dev: a multi-process cluster's control nodes share <data-dir>/backups")
 			}
@@ -80,18 +83,24 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
 	o.push.flags(f)
+	traceShareFlag(f, &o.traceShare)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "h2c")
+	settings.Range(f, "shards", "1", "16")
+	settings.Range(f, "replicas", "1", "7")
+	settings.Range(f, "bulk-sync-max", "0", "")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
 	o.backups.flags(f, "<data-dir>/backups")
 	o.limits.flags(f)
+	o.log.Flags(f, "warn")
+	settings.Install(cmd, "dev")
 	return cmd
 }
 
@@ -157,7 +166,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := o.log.New(os.Stderr)
 	// One process, one readiness: every role's /readyz fails while any
 	// of the process's listeners cannot accept.
 	listeners := listen.NewGroup()
@@ -171,7 +180,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, Listeners: listeners,
-		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs,
+		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
 	})
 	if err != nil {
 		return err
@@ -212,10 +221,9 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
-	if err := o.limits.apply(&gwCfg); err != nil {
-		return err
-	}
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive,
+		TraceShareSystem: o.traceShare}
+	o.limits.apply(&gwCfg)
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()
 		gwCfg.TrustPushInterval = o.trustPush

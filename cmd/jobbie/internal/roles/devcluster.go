@@ -300,6 +300,7 @@ func (c *devCluster) plan() error {
 			"--http", p.HTTP, "--raft", p.Raft, "--gossip", p.Gossip, "--join", strings.Join(ctlGossip, ","),
 			"--control", strings.Join(ctlURLs, ",")}
 		p.args = append(p.args, c.o.push.args()...)
+		p.args = append(p.args, traceShareArgs(c.o.traceShare)...)
 		if f := first[p.ShardID]; f == nil {
 			first[p.ShardID] = p
 			p.args = append(p.args, "--bootstrap")
@@ -311,8 +312,12 @@ func (c *devCluster) plan() error {
 	// The gateway knows every control node (and finds more in gossip).
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", strings.Join(ctlURLs, ","), "--name", gw.NodeID,
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
+	gw.args = append(gw.args, traceShareArgs(c.o.traceShare)...)
 	if c.o.grpcAddr != "" {
 		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String())
+		if c.o.grpcPublicURL != "" {
+			gw.args = append(gw.args, "--grpc-public-url", c.o.grpcPublicURL)
+		}
 	}
 	if c.o.tunnelAddr != "" {
 		// Self-hosted shards: every control node signs with the one
@@ -338,6 +343,14 @@ func (c *devCluster) plan() error {
 		}
 		p.args = append(p.args, tlsArgs...)
 		p.args = append(p.args, "--gossip-key-file", c.gossipKey)
+		// The processes log in dev's format; at their own default level
+		// (info, for the logs the cluster keeps) unless dev was given one.
+		if c.o.log.Format != "" {
+			p.args = append(p.args, "--log-format", c.o.log.Format)
+		}
+		if c.o.logLevelSet {
+			p.args = append(p.args, "--log-level", c.o.log.Level)
+		}
 	}
 	for _, p := range procs {
 		if p.Pprof != "" {

@@ -2,7 +2,6 @@ package roles
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/rolelog"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 	"github.com/jobbie/jobbie/gateway"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -21,13 +22,15 @@ import (
 
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
-	tunnelAddr, selfHostedCAFile, grpcAddr                         string
+	tunnelAddr, selfHostedCAFile, grpcAddr, grpcPublicURL          string
 	grpcKeepAlive                                                  time.Duration
+	traceShare                                                     bool // --trace-share-system
 	trustPush                                                      time.Duration
 	public                                                         publicTLSFlags
 	gossip                                                         roleGossip
 	limits                                                         gatewayLimits
 	tls                                                            roleTLS
+	log                                                            rolelog.Options
 }
 
 // gatewayLimits are the gateway's flags for abuse and freshness.
@@ -48,7 +51,20 @@ func (l *gatewayLimits) flags(f *pflag.FlagSet) {
 	f.IntVar(&l.longPollsPerKey, "max-long-polls-per-key", d.MaxLongPollsPerKey, "fetches one API key may have waiting on this gateway; the next get 429 key_long_poll_limit (-1: no limit)")
 	f.IntVar(&l.longPollsPerTenant, "max-long-polls-per-tenant", d.MaxLongPollsPerTenant, "fetches one tenant may have waiting on this gateway; the next get 429 tenant_long_poll_limit (-1: no limit)")
 	f.DurationVar(&l.revocationMaxAge, "revocation-max-age", d.RevocationMaxAge, "refuse every key (503 revocations_stale) once the revocation list has not been refreshed from control for this long")
+	// A limit of 0 would read as the default, so it is refused rather
+	// than silently meaning something else.
+	for _, name := range []string{"max-conns-per-addr", "max-conns", "tunnel-max-handshakes", "tunnel-max-handshakes-per-addr", "max-long-polls-per-key", "max-long-polls-per-tenant"} {
+		settings.Range(f, name, "-1", "")
+		settings.Except(f, name, "0")
+	}
+	settings.DocDefault(f, "max-conns", "from the descriptor limit")
+	settings.DocDefault(f, "tunnel-max-handshakes", "from the descriptor limit")
+	settings.Range(f, "tunnel-handshake-timeout", positive, "")
+	settings.Range(f, "revocation-max-age", positive, "")
 }
+
+// positive is the least of a duration that must be positive.
+const positive = "1ms"
 
 // publicTLSFlags are a public listener's own certificate and key
 // (gateway.Config.PublicCertFile): a server certificate clients trust,
@@ -69,9 +85,11 @@ func (p *publicTLSFlags) flags(f *pflag.FlagSet, prefix, what string) {
 }
 
 // grpcAddrFlag is --grpc-addr: the gateway's gRPC and Connect listener;
-// and --grpc-keepalive, how often its idle worker streams hear from it.
-func grpcAddrFlag(f *pflag.FlagSet, v *string, keepAlive *time.Duration, how string) {
+// --grpc-public-url, the URL GET /api/v1/info gives clients for it; and
+// --grpc-keepalive, how often its idle worker streams hear from it.
+func grpcAddrFlag(f *pflag.FlagSet, v, publicURL *string, keepAlive *time.Duration, how string) {
 	f.StringVar(v, "grpc-addr", "", "serve JobService, AdminService and WorkerService over gRPC, gRPC-Web and Connect here, host:port ("+how+"; default: not served)")
+	f.StringVar(publicURL, "grpc-public-url", "", "the URL clients reach --grpc-addr at, which GET /api/v1/info tells them (the Go SDK's workers find the stream there); default: --grpc-addr's, with the host a client asked for in place of an unspecified one")
 	f.DurationVar(keepAlive, "grpc-keepalive", gateway.Config{}.WithDefaults().GRPCKeepAlive,
 		"a worker stream that has sent nothing for this long gets a keep-alive frame, for proxies that close idle streams")
 }
@@ -80,31 +98,16 @@ func grpcAddrFlag(f *pflag.FlagSet, v *string, keepAlive *time.Duration, how str
 func trustPushFlag(f *pflag.FlagSet, v *time.Duration) {
 	f.DurationVar(v, "trust-push-interval", gateway.Config{}.WithDefaults().TrustPushInterval,
 		"how often self-hosted nodes connected to the tunnel listener get their trust bundle again (a key revoked reaches their local API within about this)")
+	settings.Range(f, "trust-push-interval", positive, "")
 }
 
-// apply sets the limits on cfg; a limit of 0 would mean the default, so
-// it is refused rather than silently meaning something else.
-func (l gatewayLimits) apply(cfg *gateway.Config) error {
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"--max-conns-per-addr", l.connsPerAddr}, {"--max-long-polls-per-key", l.longPollsPerKey}, {"--max-long-polls-per-tenant", l.longPollsPerTenant},
-		{"--max-conns", l.conns}, {"--tunnel-max-handshakes", l.tunnelHandshakes}, {"--tunnel-max-handshakes-per-addr", l.tunnelHandshakesPerAddr}} {
-		if f.v == 0 || f.v < -1 {
-			return fmt.Errorf("%s must be a positive number, or -1 for no limit", f.name)
-		}
-	}
-	if l.revocationMaxAge <= 0 {
-		return fmt.Errorf("--revocation-max-age must be positive")
-	}
-	if l.tunnelHandshakeTimeout <= 0 {
-		return fmt.Errorf("--tunnel-handshake-timeout must be positive")
-	}
+// apply sets the limits on cfg (their ranges were checked with the
+// role's settings).
+func (l gatewayLimits) apply(cfg *gateway.Config) {
 	cfg.MaxConns, cfg.TunnelMaxHandshakes, cfg.TunnelMaxHandshakesPerAddr = l.conns, l.tunnelHandshakes, l.tunnelHandshakesPerAddr
 	cfg.TunnelHandshakeTimeout = l.tunnelHandshakeTimeout
 	cfg.MaxConnsPerAddr, cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant = l.connsPerAddr, l.longPollsPerKey, l.longPollsPerTenant
 	cfg.RevocationMaxAge = l.revocationMaxAge
-	return nil
 }
 
 // gatewayCmd is `jobbie gateway`: a stateless front door, as many as you
@@ -144,7 +147,8 @@ connection.`,
 	f.StringVar(&o.controlURL, "control", "", "control plane base URLs: one or more, comma-separated, each https, e.g. https://10.0.0.5:8081 (required)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcKeepAlive, "over TLS with --public-tls-cert, else h2c")
+	traceShareFlag(f, &o.traceShare)
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "over TLS with --public-tls-cert, else h2c")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
@@ -154,7 +158,9 @@ connection.`,
 	o.gossip.flags(f, "127.0.0.1:7947")
 	o.limits.flags(f)
 	o.tls.flags(f)
+	o.log.Flags(f, "info")
 	_ = cmd.MarkFlagRequired("control")
+	settings.Install(cmd, "gateway")
 	return cmd
 }
 
@@ -165,18 +171,13 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
 		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key,
-		GRPCAddr: o.grpcAddr, GRPCKeepAlive: o.grpcKeepAlive}
-	if o.trustPush <= 0 {
-		return errors.New("--trust-push-interval must be positive")
-	}
+		GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive, TraceShareSystem: o.traceShare}
 	if o.selfHostedCAFile != "" {
 		if cfg.SelfHostedCA, err = os.ReadFile(o.selfHostedCAFile); err != nil {
 			return err
 		}
 	}
-	if err := o.limits.apply(&cfg); err != nil {
-		return err
-	}
+	o.limits.apply(&cfg)
 	if o.pprofAddr != "" {
 		if err := servePprof(o.pprofAddr); err != nil {
 			return err
@@ -185,7 +186,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	if o.name == "" {
 		o.name = defaultGatewayName(o.httpAddr)
 	}
-	logger := roleLogger()
+	logger := o.log.New(os.Stderr)
 	pool, err := o.gossip.start(o.name, gossip.Meta{Role: gossip.RoleGateway, Version: roleVersion()}, logger)
 	if err != nil {
 		return err

@@ -4,21 +4,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 	"github.com/jobbie/jobbie/gateway"
 )
 
 func TestGatewayLimitFlags(t *testing.T) {
 	t.Parallel()
+	// The ranges are checked with the role's settings, as a run does.
 	parse := func(args ...string) (gateway.Config, error) {
 		var l gatewayLimits
-		f := pflag.NewFlagSet("gateway", pflag.ContinueOnError)
-		l.flags(f)
-		require.NoError(t, f.Parse(args))
+		cmd := &cobra.Command{Use: "gateway"}
+		l.flags(cmd.Flags())
+		require.NoError(t, cmd.Flags().Parse(args))
 		var cfg gateway.Config
-		return cfg, l.apply(&cfg)
+		if err := settings.Check(settings.Schema(cmd, "gateway")); err != nil {
+			return cfg, err
+		}
+		l.apply(&cfg)
+		return cfg, nil
 	}
 	cfg, err := parse()
 	require.NoError(t, err)

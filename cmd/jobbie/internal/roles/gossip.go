@@ -116,11 +116,6 @@ func gossipKeysFromFile(path string) ([][]byte, error) {
 	return keys, nil
 }
 
-// roleLogger is the log of a role process: text on stderr, info and up.
-func roleLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
 // roleVersion is this build's version as gossip advertises it: the module
 // version, or the VCS revision of a development build.
 func roleVersion() string {

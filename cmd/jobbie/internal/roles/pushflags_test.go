@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/rolelog"
 )
 
 // A multi-process dev cluster hands the push switches to every shard
@@ -39,6 +41,34 @@ func TestDevClusterPlanPush(t *testing.T) {
 		require.Equal(t, caFile, p.args[i+1])
 	}
 	require.Equal(t, 3, shards)
+}
+
+// A cluster's processes log in dev's format, and at dev's level only
+// when it was given one (else at their own default, info).
+func TestDevClusterPlanLog(t *testing.T) {
+	for _, levelSet := range []bool{false, true} {
+		dir := t.TempDir()
+		ca, err := openDevPKI(dir)
+		require.NoError(t, err)
+		c := &devCluster{o: devOptions{dataDir: dir, shards: 1, replicas: 3, addr: "127.0.0.1:0",
+			log: rolelog.Options{Format: rolelog.FormatJSON, Level: "debug"}, logLevelSet: levelSet},
+			files: filesIn(dir), path: filepath.Join(dir, "cluster.json"), ca: ca, gossipKey: filepath.Join(dir, "gossip.key"), ports: newDevPorts()}
+		require.NoError(t, c.plan())
+		c.ports.releaseAll()
+		require.NotEmpty(t, c.cf.Processes)
+		for _, p := range c.cf.Processes {
+			i := slices.Index(p.args, "--log-format")
+			require.GreaterOrEqual(t, i, 0, p.name())
+			require.Equal(t, "json", p.args[i+1], p.name())
+			i = slices.Index(p.args, "--log-level")
+			if !levelSet {
+				require.Negative(t, i, p.name())
+				continue
+			}
+			require.GreaterOrEqual(t, i, 0, p.name())
+			require.Equal(t, "debug", p.args[i+1], p.name())
+		}
+	}
 }
 
 // --push-ca-file adds its certificates to the system's roots; a file

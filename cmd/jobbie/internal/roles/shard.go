@@ -16,7 +16,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/rolelog"
 	"github.com/jobbie/jobbie/cmd/jobbie/internal/selfhosted"
+	"github.com/jobbie/jobbie/cmd/jobbie/internal/settings"
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard"
@@ -35,6 +37,7 @@ type shardOptions struct {
 	bulkSyncMax                     int
 	unfair                          bool
 	push                            pushFlags
+	traceShare                      bool // --trace-share-system
 	gossip                          roleGossip
 	tls                             roleTLS
 	// A self-hosted shard's node: joins with a tenant's token, then runs
@@ -42,6 +45,7 @@ type shardOptions struct {
 	joinToken, joinControl, caFile, tunnelAddr string
 	shardIDSet                                 bool // --shard-id given
 	local                                      localAPIFlags
+	log                                        rolelog.Options
 }
 
 // shardCmd is `jobbie shard`: one node of a shard cluster, hosted or
@@ -117,21 +121,27 @@ revocations and roles), until none has come for --local-api-max-offline
 	f.Uint64Var(&o.capacity, "capacity", 0, "most namespaces control should place on this shard (0: control's default)")
 	f.BoolVar(&o.fast, "fast", false, "do not fsync the Raft log per write (see above)")
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
+	settings.Range(f, "raft-timeout", "10ms", "1m")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
 	o.push.flags(f)
+	traceShareFlag(f, &o.traceShare)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
+	settings.Range(f, "bulk-sync-max", "0", "")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
 	f.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "Raft entries kept behind a snapshot for followers that lag a little")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.joinToken, "join-token", "", "self-hosted: join the shard of this tenant's token on first start (the shard id, certificate and tunnel address come from control)")
+	settings.Secret(f, "join-token")
 	f.StringVar(&o.joinControl, "control-url", "", "self-hosted: the control plane's https URLs (comma-separated) to join at, and to renew the node's certificate at (default on later starts: those it joined at)")
 	f.StringVar(&o.caFile, "ca-file", "", "self-hosted: the hosted service's CA (control's and the gateways' certificates)")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "self-hosted: the gateway tunnel listeners to dial, comma-separated host:port (default: every one control named at join)")
 	o.local.flags(f)
 	o.gossip.flags(f, "127.0.0.1:7301")
 	o.tls.flags(f)
+	o.log.Flags(f, "info")
 	_ = cmd.MarkFlagRequired("node-id")
 	_ = cmd.MarkFlagRequired("data-dir")
+	settings.Install(cmd, "shard")
 	cmd.AddCommand(shardGroup.commands()...)
 	return cmd
 }
@@ -291,7 +301,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 	if o.advertise != "" && o.gossip.advertise == "" {
 		o.gossip.advertise = o.advertise
 	}
-	logger := roleLogger().With("shard", o.shardID, "node", o.nodeID)
+	logger := o.log.New(os.Stderr).With("shard", o.shardID, "node", o.nodeID)
 	meta := gossip.Meta{Role: gossip.RoleShard, ShardID: o.shardID, NodeID: o.nodeID, HTTPAddr: advHTTP, RaftAddr: advRaft, Version: roleVersion()}
 	pool, err := o.gossip.start("shard-"+o.shardID+"-"+o.nodeID, meta, logger)
 	if err != nil {
@@ -306,7 +316,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, SocketPath: sock,
-		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs,
+		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
 	})
 	if err != nil {
 		leavePool(pool)

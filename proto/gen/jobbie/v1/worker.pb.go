@@ -627,7 +627,8 @@ type WorkResponse struct {
 	Jobs    []*LeasedJob           `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	Results []*Result              `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
 	Cancels []*Cancel              `protobuf:"bytes,3,rep,name=cancels,proto3" json:"cancels,omitempty"`
-	// Set once, before the server stops serving the stream.
+	// Set before the server stops serving the stream, and when the worker
+	// was drained (each once).
 	Drain *Drain `protobuf:"bytes,4,opt,name=drain,proto3" json:"drain,omitempty"`
 	// Sent when the stream is otherwise idle, for proxies that close idle
 	// streams.
@@ -945,12 +946,18 @@ func (x *Cancel) GetLeaseToken() string {
 	return ""
 }
 
-// Drain: the server is stopping. The worker finishes or releases its
-// jobs and reconnects elsewhere; its leases stay valid meanwhile.
+// Drain: the server is stopping, or the worker itself was drained. The
+// worker finishes or releases its jobs; its leases stay valid meanwhile.
+// A worker told so by a stopping server reconnects elsewhere.
 type Drain struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// How long the server keeps the stream open, e.g. "30s".
-	Deadline      string `protobuf:"bytes,1,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// How long the server keeps the stream open, e.g. "30s"; empty: until
+	// the worker closes it.
+	Deadline string `protobuf:"bytes,1,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// The worker was drained (POST /api/v1/workers/{id}/drain): it gets no
+	// more jobs while its shard's leader stands, and should stop once its
+	// jobs are done rather than reconnect.
+	Worker        bool `protobuf:"varint,2,opt,name=worker,proto3" json:"worker,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -990,6 +997,13 @@ func (x *Drain) GetDeadline() string {
 		return x.Deadline
 	}
 	return ""
+}
+
+func (x *Drain) GetWorker() bool {
+	if x != nil {
+		return x.Worker
+	}
+	return false
 }
 
 // KeepAlive is an idle stream's sign of life.
@@ -1121,9 +1135,10 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"\x06Cancel\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\tR\n" +
-	"leaseToken\"#\n" +
+	"leaseToken\";\n" +
 	"\x05Drain\x12\x1a\n" +
-	"\bdeadline\x18\x01 \x01(\tR\bdeadline\"\v\n" +
+	"\bdeadline\x18\x01 \x01(\tR\bdeadline\x12\x16\n" +
+	"\x06worker\x18\x02 \x01(\bR\x06worker\"\v\n" +
 	"\tKeepAlive2L\n" +
 	"\rWorkerService\x12;\n" +
 	"\x04Work\x12\x16.jobbie.v1.WorkRequest\x1a\x17.jobbie.v1.WorkResponse(\x010\x01B7Z5github.com/jobbie/jobbie/proto/gen/jobbie/v1;jobbiev1b\x06proto3"

@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// Writes src/api.gen.ts, the API's JSON shapes as TypeScript, from the
+// OpenAPI document the gateway serves (docs/api/openapi.json): one
+// exported type per schema of components/schemas, with its description
+// as a doc comment. The SDK's public types are these or aliases of them,
+// so a field the server adds or changes reaches the SDK by regenerating.
+//
+//   node scripts/gen-types.mjs          write src/api.gen.ts
+//   node scripts/gen-types.mjs --check  exit 1 when src/api.gen.ts is not what it would write
+//
+// Node's standard library only: the package has no dependencies.
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = join(here, "..");
+const docPath = join(pkg, "..", "..", "docs", "api", "openapi.json");
+const outPath = join(pkg, "src", "api.gen.ts");
+
+const REF = "#/components/schemas/";
+// JSON Schema keywords shown in a doc comment, as the limits they are.
+const LIMITS = ["minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "maxProperties", "pattern", "format"];
+
+/** A property name as TypeScript writes it: quoted unless an identifier. */
+function key(name) {
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name);
+}
+
+/** A doc comment of text (and the schema's limits), indented; "" when there is nothing to say. */
+function doc(text, schema, indent) {
+  const lines = text ? String(text).split("\n") : [];
+  for (const k of LIMITS) {
+    if (schema && schema[k] !== undefined && !(k === "format" && schema[k] === "int64")) lines.push(`@${k} ${schema[k]}`);
+  }
+  if (lines.length === 0) return "";
+  const safe = lines.map((l) => l.replaceAll("*/", "*\\/").trimEnd());
+  if (safe.length === 1) return `${indent}/** ${safe[0]} */\n`;
+  return `${indent}/**\n${safe.map((l) => `${indent} *${l ? " " + l : ""}`).join("\n")}\n${indent} */\n`;
+}
+
+/** The union of ts's distinct members, written once each. */
+function union(ts) {
+  const out = [...new Set(ts)];
+  if (out.includes("unknown")) return "unknown";
+  return out.join(" | ");
+}
+
+/** An array's type: T[] for a plain name, Array<…> otherwise. */
+function arrayOf(t) {
+  return /^[A-Za-z_$][A-Za-z0-9_$.]*$/.test(t) ? `${t}[]` : `Array<${t}>`;
+}
+
+/** The TypeScript type of one JSON type of a schema. */
+function typeOf(schema, type, indent) {
+  switch (type) {
+    case "null":
+      return "null";
+    case "boolean":
+      return "boolean";
+    case "integer":
+    case "number":
+      return "number";
+    case "string":
+      return schema.enum ? schema.enum.map((v) => JSON.stringify(v)).join(" | ") : "string";
+    case "array":
+      return arrayOf(schema.items ? ts(schema.items, indent) : "unknown");
+    case "object":
+      return objectType(schema, indent);
+  }
+  throw new Error(`openapi: no TypeScript type for JSON type ${type}`);
+}
+
+/** The TypeScript type of a schema. */
+function ts(schema, indent = "") {
+  if (schema.$ref) {
+    if (!schema.$ref.startsWith(REF)) throw new Error(`openapi: a reference outside components/schemas: ${schema.$ref}`);
+    return schema.$ref.slice(REF.length);
+  }
+  const alts = schema.oneOf ?? schema.anyOf;
+  if (alts) return union(alts.map((s) => ts(s, indent)));
+  if (schema.enum && schema.type === undefined) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
+  if (schema.type === undefined) return "unknown"; // {}: any JSON value
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  return union(types.map((t) => typeOf(schema, t, indent)));
+}
+
+/** An object schema as a type literal: its properties, or a record of additionalProperties. */
+function objectType(schema, indent) {
+  const props = schema.properties ?? {};
+  const extra = schema.additionalProperties;
+  if (Object.keys(props).length === 0) {
+    if (extra && typeof extra === "object") return `Record<string, ${ts(extra, indent)}>`;
+    return extra === false ? "Record<string, never>" : "Record<string, unknown>";
+  }
+  return `{\n${members(schema, indent + "  ")}${indent}}`;
+}
+
+/** The members of an object schema, one a line with its doc comment. */
+function members(schema, indent) {
+  const required = new Set(schema.required ?? []);
+  let out = "";
+  for (const name of Object.keys(schema.properties).sort()) {
+    const p = schema.properties[name];
+    out += doc(p.description, p, indent);
+    out += `${indent}${key(name)}${required.has(name) ? "" : "?"}: ${ts(p, indent)};\n`;
+  }
+  const extra = schema.additionalProperties;
+  if (extra && typeof extra === "object") out += `${indent}[k: string]: ${ts(extra, indent)};\n`;
+  return out;
+}
+
+/** The whole file, from the document's text. */
+export function generate(docText) {
+  const document = JSON.parse(docText);
+  const schemas = document.components?.schemas ?? {};
+  let out = `// Code generated by scripts/gen-types.mjs from docs/api/openapi.json (${document.info?.title ?? "the API"}, version ${document.info?.version ?? "?"}). DO NOT EDIT.
+// The API's JSON shapes, one type per schema of the document's
+// components/schemas. An optional member (?) is one the server may leave
+// out; a member that may be null says so. Times are RFC 3339 strings.
+// \`node scripts/gen-types.mjs\` writes this file again.
+
+`;
+  for (const name of Object.keys(schemas).sort()) {
+    const s = schemas[name];
+    out += doc(s.description, null, "");
+    if (s.type === "object" && s.properties && Object.keys(s.properties).length > 0) {
+      out += `export interface ${name} {\n${members(s, "  ")}}\n\n`;
+    } else {
+      out += `export type ${name} = ${ts(s)};\n\n`;
+    }
+  }
+  return out.replace(/\n+$/, "\n");
+}
+
+function main(args) {
+  const want = generate(readFileSync(docPath, "utf8"));
+  const rel = relative(process.cwd(), outPath) || outPath;
+  if (args.includes("--check")) {
+    let have = "";
+    try {
+      have = readFileSync(outPath, "utf8");
+    } catch {
+      // missing: stale
+    }
+    if (have !== want) {
+      console.error(`${rel} is not current with docs/api/openapi.json: run \`node scripts/gen-types.mjs\` in clients/typescript and commit it`);
+      process.exit(1);
+    }
+    return;
+  }
+  writeFileSync(outPath, want);
+  console.log(`wrote ${rel}`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main(process.argv.slice(2));

@@ -1,0 +1,108 @@
+package connectapi
+
+import (
+	"encoding/json"
+	"fmt"
+
+	gojson "github.com/goccy/go-json"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// A fetch's answer made job frames without protojson: protojson's
+// reflection over the answer was the worker stream's largest cost in
+// the gateway (about 12 % of its CPU). The answer is decoded into the
+// wire types (goccy/go-json, as the shard encodes it) and each job's
+// message filled by hand, in leasedJob, the one conversion;
+// jobframes_test.go holds it to protojson's result field by field, so a
+// field added to both shapes cannot be dropped here unnoticed.
+
+// leasedJobs are the jobs of a fetch/batch answer.
+func leasedJobs(body []byte) ([]*jobbiev1.LeasedJob, error) {
+	var res wire.FetchBatchResponse
+	if err := gojson.Unmarshal(body, &res); err != nil {
+		return nil, fmt.Errorf("a fetch's answer: %w", err)
+	}
+	out := make([]*jobbiev1.LeasedJob, len(res.Jobs))
+	for i := range res.Jobs {
+		j, err := leasedJob(&res.Jobs[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
+// leasedJob is j as the stream sends it. Its trace context is not
+// carried: LeasedJob has no field for it (the HTTP API's answer does).
+func leasedJob(j *wire.FetchedJob) (*jobbiev1.LeasedJob, error) {
+	payload, err := valueOf(j.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: payload: %w", j.JobID, err)
+	}
+	checkpoint, err := valueOf(j.Checkpoint)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: checkpoint: %w", j.JobID, err)
+	}
+	return &jobbiev1.LeasedJob{
+		JobId:         j.JobID,
+		Queue:         j.Queue,
+		Payload:       payload,
+		Attempt:       int32(j.Attempt),
+		MaxRetries:    int32(j.MaxRetries),
+		LeaseDuration: j.LeaseDuration,
+		Checkpoint:    checkpoint,
+		Tags:          j.Tags,
+		LeaseToken:    j.LeaseToken,
+	}, nil
+}
+
+// valueOf is a JSON value as a Value (JSON null a NullValue, as protojson
+// reads it), nil for none.
+func valueOf(raw json.RawMessage) (*structpb.Value, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := gojson.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return toValue(v)
+}
+
+// toValue converts what a JSON decoder makes into a Value.
+func toValue(v any) (*structpb.Value, error) {
+	switch v := v.(type) {
+	case nil:
+		return structpb.NewNullValue(), nil
+	case bool:
+		return structpb.NewBoolValue(v), nil
+	case float64:
+		return structpb.NewNumberValue(v), nil
+	case string:
+		return structpb.NewStringValue(v), nil
+	case []any:
+		l := &structpb.ListValue{Values: make([]*structpb.Value, len(v))}
+		for i, e := range v {
+			var err error
+			if l.Values[i], err = toValue(e); err != nil {
+				return nil, err
+			}
+		}
+		return structpb.NewListValue(l), nil
+	case map[string]any:
+		s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(v))}
+		for k, e := range v {
+			f, err := toValue(e)
+			if err != nil {
+				return nil, err
+			}
+			s.Fields[k] = f
+		}
+		return structpb.NewStructValue(s), nil
+	}
+	return nil, fmt.Errorf("a JSON value of Go type %T", v)
+}

@@ -133,6 +133,9 @@ type Config struct {
 	// records carry: created_at, registered_at…); default the real clock.
 	// Tests pass a fake one.
 	Clock clockwork.Clock
+	// AuditTrimInterval is how often the leader trims the tenants' audit
+	// logs to their plans' retention; default a minute.
+	AuditTrimInterval time.Duration
 }
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.

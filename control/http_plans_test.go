@@ -120,6 +120,8 @@ func TestHTTPPlanValidationNamesTheField(t *testing.T) {
 		{"limits.event_retention_events", func(p map[string]any) {
 			p["limits"] = map[string]any{"event_retention_events": 10_000_001}
 		}},
+		{"limits.audit_retention_days", func(p map[string]any) { p["limits"] = map[string]any{"audit_retention_days": 0} }},
+		{"limits.audit_retention_days", func(p map[string]any) { p["limits"] = map[string]any{"audit_retention_days": 3651} }},
 		{"weight", func(p map[string]any) { p["weight"] = -1 }},
 		{"weight", func(p map[string]any) { p["weight"] = 1001 }},
 		{"weight", func(p map[string]any) { p["weight"] = 1 << 40 }},
@@ -145,11 +147,12 @@ func TestHTTPPlanEventRetention(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	p := proPlan()
-	p["limits"] = map[string]any{"event_retention_hours": 1, "event_retention_events": 1000}
+	p["limits"] = map[string]any{"event_retention_hours": 1, "event_retention_events": 1000, "audit_retention_days": 3650}
 	r := b.do(t, http.MethodPost, "/control/v1/plans", b.op, p)
 	require.Equal(t, 201, r.status, "body: %s", r.body)
 	h, n := decodeAs[wire.PlanView](t, r).Limits.EventRetention()
 	require.Equal(t, [2]int64{1, 1000}, [2]int64{h, n})
+	require.EqualValues(t, 3650, decodeAs[wire.PlanView](t, r).Limits.AuditRetention())
 	p = proPlan()
 	p["name"], p["limits"] = "top", map[string]any{"event_retention_hours": 720, "event_retention_events": 10_000_000}
 	r = b.do(t, http.MethodPost, "/control/v1/plans", b.op, p)
@@ -160,6 +163,7 @@ func TestHTTPPlanEventRetention(t *testing.T) {
 	require.Equal(t, 200, r.status)
 	free := decodeAs[wire.PlanView](t, r).Limits
 	require.Nil(t, free.EventRetentionHours)
+	require.EqualValues(t, wire.DefaultAuditRetentionDays, free.AuditRetention(), "absent: the default, 90 days")
 	h, n = free.EventRetention()
 	require.Equal(t, [2]int64{24, 100_000}, [2]int64{h, n})
 }

@@ -67,7 +67,8 @@ func New(cfg Config) (*Server, error) {
 	s.Service = svc
 	s.leader = leader.New(svc, leader.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Shards: cfg.Shards, Clock: cfg.Clock,
 		Logger: cfg.Logger, PullInterval: cfg.PullInterval, PullTimeout: cfg.PullTimeout,
-		BackupOrphanAfter: cfg.BackupOrphanAfter, BackupStore: store, AdvertisedHTTP: s.AdvertisedHTTP})
+		BackupOrphanAfter: cfg.BackupOrphanAfter, BackupStore: store, AdvertisedHTTP: s.AdvertisedHTTP,
+		AuditTrimInterval: cfg.AuditTrimInterval})
 	svc.SetRunner(s.leader)
 	s.api = api.New(svc, api.Config{NodeID: cfg.NodeID, TLS: cfg.TLS, Clock: cfg.Clock, Logger: cfg.Logger, AdvertisedHTTP: s.AdvertisedHTTP,
 		Listening: s.listening})

@@ -44,7 +44,7 @@ func notServedLocally(c *fiber.Ctx) error {
 // the body's limit, the namespace, RBAC: admission.Gate.Admit), the
 // tenant's rate limits (limits.Plans.Limit), a work slot of the tenant's
 // share (workslots.go), the api_requests meter, then rt's checks (check)
-// and what serves it.
+// and what serves it; last, an audited route's record (audit.go).
 func (s *Server) admitted(rt route) fiber.Handler {
 	rule := admission.Rule{Action: rt.action, BodyLimit: s.cfg.BodyLimit, Scoped: rt.checks&scoped != 0, QueueNamed: rt.checks&queueNamed != 0}
 	if rt.checks&batchBody != 0 {
@@ -58,6 +58,7 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		jobs = limits.BatchOfJobs
 	}
 	m := newRouteMetrics(rt)
+	audited := auditedRoute(rt)
 	spanName := "gateway " + rt.method + " " + rt.path
 	return func(c *fiber.Ctx) error {
 		start := s.cfg.Clock.Now()
@@ -83,9 +84,12 @@ func (s *Server) admitted(rt route) fiber.Handler {
 		}
 		if err == nil {
 			s.meter.Add(r.Key.TenantID, start) // the api_requests meter
-			err = s.check(c, rt, &r, slot)
+			err = s.check(c, rt, &r, slot, audited)
 		}
 		slot.Release()
+		if audited {
+			s.recordAudit(c, rt, &r, err)
+		}
 		status, code := c.Response().StatusCode(), apierr.Code("")
 		if err != nil {
 			code = apierr.From(err).Code
@@ -123,8 +127,9 @@ func idempotencyKey(c *fiber.Ctx, rt route) (string, error) {
 }
 
 // check applies rt's checks that follow admission, in order, then gives
-// back the work slot and serves the request.
-func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request, slot *fairshare.Slot) error {
+// back the work slot and serves the request (an audited request to a
+// shard with its audit context, audit.go).
+func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request, slot *fairshare.Slot, audited bool) error {
 	switch {
 	case rt.checks&enqueueOne != 0:
 		if err := s.quotas.CheckPayloads(c, r, false); err != nil {
@@ -148,6 +153,9 @@ func (s *Server) check(c *fiber.Ctx, rt route, r *admitted.Request, slot *fairsh
 		defer s.polls.Release(r.Key.TenantID, r.Key.Subject)
 	}
 	slot.Release()
+	if audited && rt.checks&local != 0 {
+		s.auditFor(c, rt, r)
+	}
 	switch {
 	case rt.checks&scheduleQuota != 0:
 		return s.schedules.Create(r, func() error { return rt.serve(s, c, r) })

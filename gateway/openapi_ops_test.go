@@ -65,6 +65,7 @@ const (
 	tRoles      = "roles"
 	tUsage      = "usage"
 	tShards     = "shards"
+	tAudit      = "audit"
 	tMeta       = "meta"
 )
 
@@ -86,6 +87,7 @@ func tagList() []any {
 		{tRoles, "Built-in and custom roles."},
 		{tUsage, "Usage, plan and invoices."},
 		{tShards, "A tenant's self-hosted shards."},
+		{tAudit, "The tenant's audit log (docs/api/audit.md)."},
 		{tMeta, "This document."},
 	} {
 		out = append(out, obj{"name": t[0], "description": t[1]})
@@ -215,6 +217,15 @@ var operations = map[string]op{
 	"GET /api/v1/usage": {id: "getUsage", tag: tUsage, summary: "Usage by meter over a period", ok: okAns(wire.Usage{}),
 		query: []obj{qp("namespace", "string", "Only this namespace's."), qp("from", "string", "Start (RFC 3339 or YYYY-MM-DD)."),
 			qp("to", "string", "End (RFC 3339 or YYYY-MM-DD)."), qp("granularity", "string", "Bucket size.", "enum", []string{"hour", "day"})}},
+	"GET /api/v1/audit": {id: "listAuditRecords", tag: tAudit, summary: "The audit log: a namespace's records merged with the tenant's, oldest first",
+		ok: []opAnswer{{status: 200, desc: "A page of records; with format=jsonl, one record per line and the next page's cursor in Jobbie-Cursor.",
+			body: wire.AuditPage{}}},
+		query: append([]obj{qp("action", "string", "Only this RBAC action's records."), qp("key_id", "string", "Only this key's."),
+			qp("namespace", "string", "This namespace's records (its shard's, and control's of it); default: the request's namespace, with every record of control."),
+			qp("object", "string", "Only this object's: its type, or type/id."),
+			qp("result", "string", "ok, error (any refusal or failure), or an error code."),
+			qp("from", "string", "From this time (RFC 3339), inclusive."), qp("to", "string", "Until this time (RFC 3339), exclusive."),
+			qp("format", "string", "The answer's form.", "enum", []string{"json", "jsonl"})}, pageParams(wire.MaxAuditLimit)...)},
 	"GET /api/v1/plan":                      {id: "getPlan", tag: tUsage, summary: "The tenant's plan and its limits", ok: okAns(wire.TenantPlan{})},
 	"GET /api/v1/invoices":                  {id: "listInvoices", tag: tUsage, summary: "Invoices", ok: okAns(wire.InvoiceList{})},
 	"GET /api/v1/invoices/upcoming":         {id: "getUpcomingInvoice", tag: tUsage, summary: "This month's invoice so far", ok: okAns(wire.Invoice{})},

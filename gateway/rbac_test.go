@@ -164,6 +164,7 @@ func TestRouteTableActions(t *testing.T) {
 		"PUT /api/v1/roles/:name":    tenancy.ActKeyManage,
 		"DELETE /api/v1/roles/:name": tenancy.ActKeyManage,
 
+		"GET /api/v1/audit":             tenancy.ActAuditRead,
 		"GET /api/v1/usage":             tenancy.ActUsageRead,
 		"GET /api/v1/plan":              tenancy.ActUsageRead,
 		"GET /api/v1/invoices":          tenancy.ActUsageRead,

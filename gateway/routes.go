@@ -195,6 +195,9 @@ var routeTable = []route{
 	{get, "/api/v1/roles/:name", tenancy.ActKeyRead, 0, adm((*admin.Admin).ShowRole)},
 	{put, "/api/v1/roles/:name", tenancy.ActKeyManage, 0, adm((*admin.Admin).UpdateRole)},
 	{del, "/api/v1/roles/:name", tenancy.ActKeyManage, 0, adm((*admin.Admin).DeleteRole)},
+	// The audit log: the namespace's records (its shard's) merged with the
+	// tenant's at control (admin/audit.go).
+	{get, "/api/v1/audit", tenancy.ActAuditRead, 0, adm((*admin.Admin).Audit)},
 	{get, "/api/v1/usage", tenancy.ActUsageRead, 0, adm((*admin.Admin).Usage)},
 	{get, "/api/v1/plan", tenancy.ActUsageRead, 0, adm((*admin.Admin).Plan)},
 	{get, "/api/v1/invoices", tenancy.ActUsageRead, 0, adm((*admin.Admin).Invoices)},

@@ -35,7 +35,7 @@ var AllActions = []Action{
 	ActJobEnqueue, ActJobWork, ActJobRead, ActJobManage,
 	ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage,
 	ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead,
-	ActBackupRead, ActBackupManage, ActWebhookRead, ActWebhookManage,
+	ActBackupRead, ActBackupManage, ActWebhookRead, ActWebhookManage, ActAuditRead,
 }
 
 // FieldError is a validation error naming the field at fault

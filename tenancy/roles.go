@@ -71,4 +71,5 @@ const (
 	ActBackupManage    = wire.ActBackupManage
 	ActWebhookRead     = wire.ActWebhookRead
 	ActWebhookManage   = wire.ActWebhookManage
+	ActAuditRead       = wire.ActAuditRead
 )

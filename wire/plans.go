@@ -33,6 +33,10 @@ type PlanLimits struct {
 	// default (DefaultEventRetentionHours, DefaultEventRetentionEvents).
 	EventRetentionHours  *int64 `json:"event_retention_hours,omitempty"`
 	EventRetentionEvents *int64 `json:"event_retention_events,omitempty"`
+	// AuditRetentionDays is how many days of audit records each
+	// namespace's shard and control keep (absent: the default,
+	// DefaultAuditRetentionDays; wire/audit.go).
+	AuditRetentionDays *int64 `json:"audit_retention_days,omitempty"`
 }
 
 // Event log retention: a plan's bounds and defaults (PlanLimits).

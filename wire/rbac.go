@@ -52,4 +52,7 @@ const (
 	// parts only); manage rotates them.
 	ActWebhookRead   Action = "webhook.read"
 	ActWebhookManage Action = "webhook.manage"
+	// The tenant's audit log (GET /api/v1/audit): who did what. Owner and
+	// admin hold it (every action); no other built-in role does.
+	ActAuditRead Action = "audit.read"
 )

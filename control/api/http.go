@@ -99,6 +99,8 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/internal/v1/tenants/:tid/invoices", gw, s.getInvoices)
 	app.Get("/internal/v1/tenants/:tid/invoices/upcoming", gw, s.getUpcomingInvoice)
 	app.Get("/internal/v1/tenants/:tid/invoices/:id", gw, s.getInvoice)
+	app.Post("/internal/v1/tenants/:tid/audit", gw, s.postAudit)
+	app.Get("/internal/v1/tenants/:tid/audit", gw, s.getAudit)
 	s.backupRoutes(app, gw)
 	s.ownedShardRoutes(app, gw)
 	return app

@@ -130,8 +130,9 @@ func validateLimits(l *wire.PlanLimits) error {
 	return nil
 }
 
-// validateEventRetention checks the event log retention's bounds: an
-// hour to 30 days, 1,000 to 10,000,000 events (absent: the defaults).
+// validateEventRetention checks the event log retention's bounds (an
+// hour to 30 days, 1,000 to 10,000,000 events) and the audit log's (a
+// day to ten years); absent is the default.
 func validateEventRetention(l *wire.PlanLimits) error {
 	if h := l.EventRetentionHours; h != nil && (*h < wire.MinEventRetentionHours || *h > wire.MaxEventRetentionHours) {
 		return apierr.Field("limits.event_retention_hours", "event_retention_hours must be from %d to %d (leave it out for %d), not %d",
@@ -140,6 +141,10 @@ func validateEventRetention(l *wire.PlanLimits) error {
 	if n := l.EventRetentionEvents; n != nil && (*n < wire.MinEventRetentionEvents || *n > wire.MaxEventRetentionEvents) {
 		return apierr.Field("limits.event_retention_events", "event_retention_events must be from %d to %d (leave it out for %d), not %d",
 			wire.MinEventRetentionEvents, wire.MaxEventRetentionEvents, wire.DefaultEventRetentionEvents, *n)
+	}
+	if d := l.AuditRetentionDays; d != nil && (*d < wire.MinAuditRetentionDays || *d > wire.MaxAuditRetentionDays) {
+		return apierr.Field("limits.audit_retention_days", "audit_retention_days must be from %d to %d (leave it out for %d), not %d",
+			wire.MinAuditRetentionDays, wire.MaxAuditRetentionDays, wire.DefaultAuditRetentionDays, *d)
 	}
 	return nil
 }

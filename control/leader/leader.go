@@ -29,6 +29,9 @@ type Config struct {
 	AdvertisedHTTP    func() string
 	// OnPull, when set, runs after each round of the usage puller.
 	OnPull func()
+	// AuditTrimInterval is how often the leader trims the tenants' audit
+	// logs to their retention; default a minute.
+	AuditTrimInterval time.Duration
 }
 
 // Leader runs what only the leader does: the loops that decide when

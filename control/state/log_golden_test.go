@@ -106,6 +106,13 @@ func logScript() []logStep {
 	add(OpIdempotent.Command(&IdemCmd{TenantID: tidA, Key: "k-1", Hash: []byte{2}, Cmd: idemRole}))                                    // 422
 	add(OpIdempotent.Command(&IdemCmd{TenantID: tidB, Key: "k-1", Hash: []byte{1}, Cmd: OpCreateKey.Command(&CreateKeyCmd{ID: "key_3", // another tenant's key
 		TenantID: tidB, Name: "k", Role: tenancy.RoleViewer, Namespaces: []string{"default"}})}))
+	add(OpAppendAudit.Command(&AppendAuditCmd{TenantID: tidA, RetentionDays: 30, Record: wire.AuditRecord{KeyID: kidA, Role: "owner",
+		Action: "key.manage", Route: "POST /api/v1/keys", ObjectType: "key", ObjectID: "key_9", Result: "ok", Status: 201,
+		SourceAddress: "192.0.2.1", RequestID: "req-1"}}))
+	add(OpAppendAudit.Command(&AppendAuditCmd{TenantID: tidA, Record: wire.AuditRecord{KeyID: "key_1", Role: "developer",
+		Action: "namespace.manage", Route: "DELETE /api/v1/namespaces/:name", ObjectType: "namespace", ObjectID: "orders",
+		Namespace: "orders", Result: "forbidden", Status: 403, SourceAddress: "192.0.2.2", RequestID: "req-2"}}))
+	add(OpTrimAudit.Command(&TrimAuditCmd{TenantID: tidA, Before: at.UnixNano()}))
 	return s
 }
 

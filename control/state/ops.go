@@ -45,6 +45,8 @@ var (
 	OpCancelMove      = replica.Op[CancelMoveCmd, MoveRecord]{Type: 33, Name: "cancel_move"}
 	OpEndMove         = replica.Op[EndMoveCmd, MoveRecord]{Type: 34, Name: "end_move"}
 	OpIdempotent      = replica.Op[IdemCmd, *IdemOutcome]{Type: 35, Name: "idempotent"}
+	OpAppendAudit     = replica.Op[AppendAuditCmd, replica.None]{Type: 36, Name: "append_audit"}
+	OpTrimAudit       = replica.Op[TrimAuditCmd, int]{Type: 37, Name: "trim_audit"}
 )
 
 // NewRegistry registers every command's handler.
@@ -85,5 +87,7 @@ func NewRegistry() *replica.Registry {
 	OpCancelMove.Handle(r, applyCancelMove)
 	OpEndMove.Handle(r, applyEndMove)
 	OpIdempotent.Handle(r, func(tx *replica.Tx, c *IdemCmd) (*IdemOutcome, error) { return applyIdem(r, defaultIdemLimits, tx, c) })
+	OpAppendAudit.Handle(r, applyAppendAudit)
+	OpTrimAudit.Handle(r, applyTrimAudit)
 	return r
 }

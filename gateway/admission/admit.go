@@ -34,6 +34,7 @@ func (g *Gate) Admit(c *fiber.Ctx, rule *Rule, r *admitted.Request) error {
 	if err != nil {
 		return err
 	}
+	r.Key, r.RequestID = key, apierr.RequestIDOf(c) // known from here, for a refusal's audit record
 	if n := len(c.Request().Body()); n > rule.BodyLimit {
 		return apierr.New(apierr.TooLarge, "request body is %d bytes, over this endpoint's limit of %d bytes", n, rule.BodyLimit)
 	}

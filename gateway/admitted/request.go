@@ -39,6 +39,9 @@ type Request struct {
 	// takes one ("": none), checked; a create served through control
 	// sends it there (a shard's route passes the header as sent).
 	IdempotencyKey string
+	// Audit, when set, is wire.AuditHeader's value: the shard records
+	// the request's outcome in the namespace's audit log.
+	Audit []byte
 }
 
 // Roles are one version of a tenant's custom roles (admission.RoleSet).
@@ -73,6 +76,10 @@ type ShardHeaders struct {
 	// EventRetention is wire.EventRetentionHeader's value; nil while the
 	// plan is not known (the shard keeps what it was last told).
 	EventRetention []byte
+	// AuditRetentionDays is the plan's audit_retention_days, defaults
+	// filled in; 0 while the plan is not known (the logs keep what they
+	// were last told).
+	AuditRetentionDays int64
 }
 
 // DefaultShardHeaders are those of a tenant without a plan, or whose plan

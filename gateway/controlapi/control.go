@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/url"
 	"time"
 
 	"github.com/jobbie/jobbie/tenancy"
@@ -82,6 +83,12 @@ type Admin interface {
 	RevokeShard(ctx context.Context, requestID, tenant, id string) error
 	AddShardNodes(ctx context.Context, requestID, tenant, id string, in wire.AddNodesRequest) (wire.JoinToken, error)
 	RemoveShardNode(ctx context.Context, requestID, tenant, id, node string) error
+
+	// AppendAudit records one request of the tenant in its audit log at
+	// control; Audit reads a page of it (q: GET /api/v1/audit's filters,
+	// limit and control's own cursor, after).
+	AppendAudit(ctx context.Context, requestID, tenant string, in wire.AuditAppendRequest) error
+	Audit(ctx context.Context, requestID, tenant string, q url.Values) (wire.AuditPage, error)
 }
 
 // NewNamespace is a namespace to create: the tenant's request, and the

@@ -162,3 +162,12 @@ func (h *HTTP) AddShardNodes(ctx context.Context, requestID, tenant, id string, 
 func (h *HTTP) RemoveShardNode(ctx context.Context, requestID, tenant, id, node string) error {
 	return h.call(ctx, http.MethodDelete, tenantPath(tenant, "shards", id, "nodes", node), requestID, nil, http.StatusNoContent, nil)
 }
+
+func (h *HTTP) AppendAudit(ctx context.Context, requestID, tenant string, in wire.AuditAppendRequest) error {
+	return h.call(ctx, http.MethodPost, tenantPath(tenant, "audit"), requestID, in, http.StatusNoContent, nil)
+}
+
+func (h *HTTP) Audit(ctx context.Context, requestID, tenant string, q url.Values) (wire.AuditPage, error) {
+	var p wire.AuditPage
+	return p, h.call(ctx, http.MethodGet, tenantPath(tenant, "audit")+"?"+q.Encode(), requestID, nil, http.StatusOK, &p)
+}

@@ -49,7 +49,8 @@ func headersOf(p *wire.Plan) *admitted.ShardHeaders {
 	}
 	w := fairWeight(p.Weight)
 	hours, events := p.Limits.EventRetention()
-	h := &admitted.ShardHeaders{Weight: strconv.AppendInt(nil, w, 10), EventRetention: retentionHeader(hours, events)}
+	h := &admitted.ShardHeaders{Weight: strconv.AppendInt(nil, w, 10), EventRetention: retentionHeader(hours, events),
+		AuditRetentionDays: p.Limits.AuditRetention()}
 	if m := p.Limits.MaxPendingJobs; m != nil {
 		h.MaxPending = strconv.AppendInt(nil, max(*m, 0), 10)
 	}
@@ -72,5 +73,6 @@ func headersEqual(h, o *admitted.ShardHeaders) bool {
 	return bytes.Equal(h.Weight, o.Weight) && bytes.Equal(h.MaxPending, o.MaxPending) &&
 		(h.MaxPending == nil) == (o.MaxPending == nil) &&
 		bytes.Equal(h.MaxPayload, o.MaxPayload) && (h.MaxPayload == nil) == (o.MaxPayload == nil) &&
-		bytes.Equal(h.EventRetention, o.EventRetention) && (h.EventRetention == nil) == (o.EventRetention == nil)
+		bytes.Equal(h.EventRetention, o.EventRetention) && (h.EventRetention == nil) == (o.EventRetention == nil) &&
+		h.AuditRetentionDays == o.AuditRetentionDays
 }

@@ -13,9 +13,10 @@ import (
 // (limits' shardheaders.go says what and why): the weight always,
 // max_pending_jobs when jobs is set and the plan has it,
 // max_payload_bytes whenever the plan has it, the event log retention
-// once the plan is known, and the executions left when the quota check
-// set them. Beside them goes the gateway's own span of the request, when
-// traced, so the shard's span of it is its child.
+// once the plan is known, the executions left when the quota check
+// set them, and the audit context of an audited request. Beside them
+// goes the gateway's own span of the request, when traced, so the
+// shard's span of it is its child.
 func setPlanHeaders(req *fasthttp.RequestHeader, r *admitted.Request, jobs bool) {
 	if r.SystemTrace != "" {
 		req.Set(wire.SystemTraceParentHeader, r.SystemTrace)
@@ -30,6 +31,9 @@ func setPlanHeaders(req *fasthttp.RequestHeader, r *admitted.Request, jobs bool)
 	}
 	if h.EventRetention != nil {
 		req.SetBytesV(wire.EventRetentionHeader, h.EventRetention)
+	}
+	if r.Audit != nil {
+		req.SetBytesV(wire.AuditHeader, r.Audit)
 	}
 	if r.ExecutionsLeft > 0 {
 		req.SetBytesV(wire.ExecutionsLeftHeader, strconv.AppendInt(nil, r.ExecutionsLeft, 10))

@@ -3,6 +3,7 @@ package selfhosted
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 
 	"github.com/jobbie/jobbie/gateway/controlapi"
 	"github.com/jobbie/jobbie/wire"
@@ -141,4 +142,14 @@ func (*Local) AddShardNodes(context.Context, string, string, string, wire.AddNod
 
 func (*Local) RemoveShardNode(context.Context, string, string, string, string) error {
 	return notServed("self-hosted shards")
+}
+
+// A local API keeps no audit log of its own: what its shard serves is
+// recorded there; its own refusals are not recorded (docs/api/audit.md).
+func (*Local) AppendAudit(context.Context, string, string, wire.AuditAppendRequest) error {
+	return notServed("the audit log")
+}
+
+func (*Local) Audit(context.Context, string, string, url.Values) (wire.AuditPage, error) {
+	return wire.AuditPage{}, notServed("the audit log")
 }

@@ -101,6 +101,11 @@ var (
 	AlertUpdate = replica.Op[AlertRuleCmd, *AlertRuleRecord]{Type: 96, Name: "alert.update"}
 	AlertDelete = replica.Op[AlertNameCmd, replica.None]{Type: 97, Name: "alert.delete"}
 	AlertState  = replica.Op[AlertStateCmd, bool]{Type: 98, Name: "alert.state"} // whether it changed
+	// AuditAppend records one audited request of a namespace, right after
+	// the request's own command (audit.go); AuditTrim is the leader's
+	// removal of records past the plan's retention (trims done).
+	AuditAppend = replica.Op[AuditAppendCmd, replica.None]{Type: 99, Name: "audit.append"}
+	AuditTrim   = replica.Op[AuditTrimCmd, int]{Type: 100, Name: "audit.trim"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -176,6 +181,8 @@ func (e *Engine) register(r *replica.Registry) {
 	AlertUpdate.Handle(r, gated(e, e.applyAlertUpdate))
 	AlertDelete.Handle(r, gated(e, e.applyAlertDelete))
 	AlertState.Handle(r, loopGated(e, e.applyAlertState))
+	AuditAppend.Handle(r, gated(e, e.applyAuditAppend))
+	AuditTrim.Handle(r, loopGated(e, e.applyAuditTrim))
 	e.registerMoves(r)
 	e.registerVersions(r)
 }

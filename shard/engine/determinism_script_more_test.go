@@ -240,6 +240,27 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		}
 		return AlertState.Command(c)
 	}),
+	// Audit records: a few in one entry now and then (their positions),
+	// a retention change, a refused one; trims at a recent time.
+	scriptCmd(func(s *script) []byte {
+		c := &AuditAppendCmd{NS: testNS, Entry: AuditEntry{KeyID: fmt.Sprint("key", s.rng.Intn(3)), Role: "admin", Action: "job.manage",
+			Route: "POST /api/v1/jobs/:id/retry", ObjectType: "job", ObjectID: s.job(), Result: "ok", Status: 200, Source: "127.0.0.1", RequestID: "r"}}
+		switch s.rng.Intn(6) {
+		case 0:
+			c.RetentionDays = int64(1 + s.rng.Intn(30))
+		case 1:
+			c.RetentionDays = 99999 // refused
+		case 2:
+			c2 := *c
+			c2.Entry.Result, c2.Entry.Status = "not_found", 404
+			s.next = AuditAppend.Command(&c2)
+		}
+		return AuditAppend.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		i := max(len(s.times)-s.rng.Intn(30), 1) - 1
+		return AuditTrim.Command(&AuditTrimCmd{NS: testNS, Before: s.times[i].UnixNano()})
+	}),
 }
 
 // deliveries are up to 60 delivery log records, so a log fills and trims.

@@ -38,6 +38,7 @@ var kindNames = map[byte]string{
 	'H': "webhook delivery log",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 	'a': "alert rule",
+	'U': "audit record", 'z': "audit retention",
 }
 
 func goldenFamilies() []family {
@@ -52,6 +53,7 @@ func goldenFamilies() []family {
 		{"registry.txt", "Shard-wide namespace registry and range ends (PrefixEnd).", registryCases()},
 		{"usage.txt", "Shard-wide usage metering: hourly buckets in (hour, namespace) order, stored-bytes gauges, the metering clock.", usageCases()},
 		{"events.txt", "The event log: a namespace's events in sequence order, its floor; the shard-wide start.", eventCases()},
+		{"audit.txt", "The audit log: a namespace's records in time order, then entry index and position; its retention.", auditCases()},
 	}
 }
 
@@ -430,5 +432,38 @@ func eventCases() []*gcase {
 		kc("EventRetention", EventRetention(ns), "ns", ns).is(head(ns, 'E')),
 		kc("EventCount", EventCount(ns), "ns", ns).is(head(ns, 'n')),
 		kc("EventLogStart", EventLogStart()).is(part{"event log start 01 'L'", []byte{0x01, 'L'}}),
+	}
+}
+
+func auditCases() []*gcase {
+	ns := gNS
+	c := &gcase{call: "audit Kind constants"}
+	for _, k := range []struct {
+		name      string
+		got, want byte
+	}{{"KindAudit", KindAudit, 'U'}, {"KindAuditRetention", KindAuditRetention, 'z'}} {
+		c.key = append(c.key, k.got)
+		c.parts = append(c.parts, part{fmt.Sprintf("%s '%c' (%s)", k.name, k.want, kindNames[k.want]), []byte{k.want}})
+		c.covers = append(c.covers, k.name)
+	}
+	c.parse("distinct from the other kinds", func(t *testing.T, _ []byte) {
+		for _, k := range append(kindCases()[0].key, eventCases()[0].key...) {
+			require.NotContains(t, []byte{KindAudit, KindAuditRetention}, k)
+		}
+	})
+	return []*gcase{
+		c,
+		kc("AuditPrefix", AuditPrefix(ns), "ns", ns).is(head(ns, 'U')),
+		kc("AuditAt", AuditAt(ns, gCreated), "ns", ns, "at", gCreated).is(head(ns, 'U'), be64("time, unix ns", gCreated)),
+		kc("Audit", Audit(ns, gCreated, 42, 3), "ns", ns, "at", gCreated, "index", 42, "pos", 3).
+			is(head(ns, 'U'), be64("time, unix ns", gCreated), be64("entry index", 42), be16("position in the entry", 3)).
+			parse("ParseAudit", func(t *testing.T, key []byte) {
+				at, idx, pos, err := ParseAudit(ns, key)
+				require.NoError(t, err)
+				require.Equal(t, []any{gCreated, uint64(42), uint16(3)}, []any{at, idx, pos})
+				_, _, _, err = ParseAudit(ns, AuditAt(ns, gCreated))
+				require.Error(t, err)
+			}),
+		kc("AuditRetention", AuditRetention(ns), "ns", ns).is(head(ns, 'z')),
 	}
 }

@@ -18,7 +18,8 @@ const eventTrimStep = 10_000
 // plan's, recorded first when a request said otherwise
 // (service.EventRetention), else EventRetention. The leader picks the
 // point from its own state (engine.EventTrimPoint) and proposes it, so
-// every member deletes the same events.
+// every member deletes the same events. The same round trims each
+// namespace's audit log (trimAudit).
 func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	db := l.node.DB()
 	if !l.eng.EventLogDetailed(db) {
@@ -37,6 +38,9 @@ func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	for _, ns := range engine.Namespaces(db) {
 		if l.eng.Fenced(db, ns, now) {
 			continue // a move holds it: the trim would be refused
+		}
+		if err := l.trimAudit(ctx, db, ns, now); err != nil {
+			return err
 		}
 		ret, err := l.svc.EventRetention(ctx, ns, l.cfg.EventRetention)
 		if err != nil {

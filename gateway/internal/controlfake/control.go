@@ -44,6 +44,7 @@ type Control struct {
 	lastPatch    wire.UpdateNamespaceRequest
 	roles        map[string]map[string]wire.Role // tenant → custom roles by name
 	rolesVersion map[string]uint64
+	audit        map[string][]wire.AuditRecord // tenant → its audit records at control
 	nextID       int
 
 	// KeysRefused, by tenant, refuses its key creations as control would

@@ -127,6 +127,37 @@ class AlertValue(TypedDict):
     value: float
 
 
+class AuditPage(TypedDict):
+    """AuditPage is GET /api/v1/audit's answer: records oldest first, and a cursor for the next page when there may be more."""
+
+    cursor: NotRequired[str]
+    records: "list[AuditRecord] | None"
+
+
+class AuditRecord(TypedDict):
+    """AuditRecord is one audited request."""
+
+    #: Action is the RBAC action the route requires (tenancy.Action).
+    action: str
+    #: ID is the record's place in its log ("n:" a namespace's shard's, "t:" control's), unique in the tenant's audit log.
+    id: str
+    key_id: str
+    key_name: NotRequired[str]
+    namespace: NotRequired[str]
+    object_id: NotRequired[str]
+    object_type: str
+    request_id: str
+    #: Result is "ok", or the error code of a refused or failed request.
+    result: str
+    role: str
+    #: Route is the route's method and path pattern, e.g. "POST /api/v1/jobs/:id/retry".
+    route: str
+    source_address: str
+    status: int
+    #: format date-time
+    time: str
+
+
 class Backup(TypedDict):
     """Backup is one backup in the catalog. Size is the stored bytes; Jobs and Records count what the stream holds; Checksum is the sha256 (hex) of its uncompressed body; RaftIndex the shard's applied index the snapshot was read at. The figures are set once it completed."""
 
@@ -1017,6 +1048,8 @@ class Plan(TypedDict):
 class PlanLimits(TypedDict):
     """PlanLimits are a plan's limits; nil is no limit."""
 
+    #: AuditRetentionDays is how many days of audit records each namespace's shard and control keep (absent: the default, DefaultAuditRetentionDays; wire/audit.go).
+    audit_retention_days: NotRequired[int]
     #: jobs enqueued per second per tenant
     enqueues_per_second: NotRequired[int]
     event_retention_events: NotRequired[int]

@@ -122,6 +122,35 @@ export interface AlertValue {
   value: number;
 }
 
+/** AuditPage is GET /api/v1/audit's answer: records oldest first, and a cursor for the next page when there may be more. */
+export interface AuditPage {
+  cursor?: string;
+  records: AuditRecord[] | null;
+}
+
+/** AuditRecord is one audited request. */
+export interface AuditRecord {
+  /** Action is the RBAC action the route requires (tenancy.Action). */
+  action: string;
+  /** ID is the record's place in its log ("n:" a namespace's shard's, "t:" control's), unique in the tenant's audit log. */
+  id: string;
+  key_id: string;
+  key_name?: string;
+  namespace?: string;
+  object_id?: string;
+  object_type: string;
+  request_id: string;
+  /** Result is "ok", or the error code of a refused or failed request. */
+  result: string;
+  role: string;
+  /** Route is the route's method and path pattern, e.g. "POST /api/v1/jobs/:id/retry". */
+  route: string;
+  source_address: string;
+  status: number;
+  /** @format date-time */
+  time: string;
+}
+
 /** Backup is one backup in the catalog. Size is the stored bytes; Jobs and Records count what the stream holds; Checksum is the sha256 (hex) of its uncompressed body; RaftIndex the shard's applied index the snapshot was read at. The figures are set once it completed. */
 export interface Backup {
   checksum?: string;
@@ -989,6 +1018,8 @@ export interface Plan {
 
 /** PlanLimits are a plan's limits; nil is no limit. */
 export interface PlanLimits {
+  /** AuditRetentionDays is how many days of audit records each namespace's shard and control keep (absent: the default, DefaultAuditRetentionDays; wire/audit.go). */
+  audit_retention_days?: number;
   /** jobs enqueued per second per tenant */
   enqueues_per_second?: number;
   event_retention_events?: number;

@@ -99,6 +99,12 @@ type Config struct {
 	// may have been revoked since, until a fetch succeeds. It must exceed
 	// RevocationInterval. Default 60s.
 	RevocationMaxAge time.Duration
+	// SessionIdleTimeout ends a console session no request has used for
+	// this long (each request moves its end on). Default 30m.
+	SessionIdleTimeout time.Duration
+	// SessionMaxAge ends a console session this long after sign-in,
+	// however active. Default 12h.
+	SessionMaxAge time.Duration
 	// JWKSInterval is how often the signing keys are refreshed. Default 1m.
 	JWKSInterval time.Duration
 	// JWKSMinRefresh is the least time between two JWKS fetches caused by
@@ -247,6 +253,8 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.RevocationInterval, time.Second)
 	setDefault(&c.RevocationMaxAge, time.Minute)
 	setDefault(&c.TrustPushInterval, 10*time.Second)
+	setDefault(&c.SessionIdleTimeout, 30*time.Minute)
+	setDefault(&c.SessionMaxAge, 12*time.Hour)
 	setDefault(&c.JWKSInterval, time.Minute)
 	setDefault(&c.JWKSMinRefresh, time.Second)
 	setDefault(&c.KeyUsageInterval, 30*time.Second)
@@ -329,7 +337,7 @@ func (c Config) validateLimits() error {
 	}
 	if c.RevocationInterval < 0 || c.JWKSInterval < 0 || c.PlacementTTL < 0 || c.ShardTimeout < 0 || c.LeaderRetryTimeout < 0 ||
 		c.KeyUsageInterval < 0 || c.TrustPushInterval < 0 || c.UsagePushInterval < 0 || c.PlanRefreshInterval < 0 || c.PlanFetchWait < 0 || c.RateLimitSyncInterval < 0 ||
-		c.TunnelHandshakeTimeout < 0 {
+		c.TunnelHandshakeTimeout < 0 || c.SessionIdleTimeout < 0 || c.SessionMaxAge < 0 {
 		return errors.New("gateway: intervals and timeouts must be positive")
 	}
 	if c.RevocationMaxAge <= c.RevocationInterval {

@@ -121,9 +121,10 @@ func TestConsoleSessionSignInAndUse(t *testing.T) {
 	devActions := []string{"job.enqueue", "job.work", "job.read", "job.manage", "queue.read", "queue.manage",
 		"schedule.read", "schedule.manage", "namespace.read", "backup.read", "webhook.read", "webhook.manage"}
 	require.Equal(t, console.SessionAnswer{KeyID: "key_developer", TenantID: tenantA, Role: "developer",
-		Namespaces: []string{"default", "emails"}, DefaultNamespace: "default", ExpiresAt: ans.ExpiresAt,
+		Namespaces: []string{"default", "emails"}, DefaultNamespace: "default", ExpiresAt: ans.ExpiresAt, EndsBy: ans.EndsBy,
 		Namespace: "default", Actions: devActions}, ans)
-	require.WithinDuration(t, time.Now().Add(admission.SessionTTL), ans.ExpiresAt, time.Minute)
+	require.WithinDuration(t, time.Now().Add(admission.DefaultSessionIdle), ans.ExpiresAt, time.Minute)
+	require.WithinDuration(t, time.Now().Add(admission.DefaultSessionMax), ans.EndsBy, time.Minute)
 	require.Equal(t, ans.ExpiresAt.Unix(), cookie.Expires.Unix())
 
 	// Over TLS (as a proxy that ends it says), the cookie is Secure.
@@ -269,7 +270,7 @@ func TestConsoleSessionExpires(t *testing.T) {
 	require.NotNil(t, cookie)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...).status)
 
-	tick(t, clk, admission.SessionTTL)
+	tick(t, clk, admission.DefaultSessionIdle)
 	e := b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(cookie)...).
 		requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
 	require.Contains(t, e.Message, "expired")
@@ -296,4 +297,101 @@ func TestConsoleSessionRequestsAreRateLimited(t *testing.T) {
 	clk.Advance(time.Second)
 	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...)
 	require.Equal(t, http.StatusOK, r.status, "a second later: %s", r.body)
+}
+
+// sessionCookieOf is the session cookie an answer sets, or nil.
+func sessionCookieOf(r reply) *http.Cookie {
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == admission.SessionCookie {
+			return c
+		}
+	}
+	return nil
+}
+
+// A session slides: each request moves its end to the idle timeout from
+// then (a new cookie), until the absolute cap after sign-in. The defaults
+// are 30 minutes idle and 12 hours at most.
+func TestConsoleSessionSlidesUntilItsCap(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClock()
+	b := setup(t, func(c *Config) { c.Clock = clk })
+	start := clk.Now()
+	_, cookie := b.signIn(t, b.key(t, tenancy.RoleViewer, "default"))
+	require.NotNil(t, cookie)
+	end := start.Add(12 * time.Hour)
+
+	var last reply
+	for clk.Since(start) < 12*time.Hour-20*time.Minute {
+		tick(t, clk, 20*time.Minute) // under the idle timeout, past the first cookie's end
+		last = b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(cookie)...)
+		require.Equal(t, http.StatusCreated, last.status, "%s after sign-in: %s", clk.Since(start), last.body)
+		next := sessionCookieOf(last)
+		require.NotNil(t, next, "%s after sign-in: the request moved the session's end on", clk.Since(start))
+		want := clk.Now().Add(30 * time.Minute)
+		if want.After(end) {
+			want = end
+		}
+		require.Equal(t, want.Unix(), next.Expires.Unix(), "%s after sign-in", clk.Since(start))
+		require.True(t, next.HttpOnly)
+		require.Equal(t, http.SameSiteStrictMode, next.SameSite)
+		cookie = next
+	}
+	// The session's answer says when it ends at the latest.
+	r := b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var ans console.SessionAnswer
+	r.decode(t, &ans)
+	require.Equal(t, end.Unix(), ans.EndsBy.Unix())
+
+	// However active, it ends at the cap.
+	for clk.Since(start) < 12*time.Hour {
+		tick(t, clk, 10*time.Minute)
+		r = b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(cookie)...)
+		if c := sessionCookieOf(r); c != nil {
+			require.False(t, c.Expires.After(end), "a slid cookie outlives the cap: %s", c.Expires)
+			cookie = c
+		}
+	}
+	e := r.requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	require.Contains(t, e.Message, "expired")
+}
+
+// Idle for the timeout, a session ends even though its cap is far; the
+// timeout and the cap are the gateway's settings.
+func TestConsoleSessionIdleTimeoutAndCapAreSettings(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClock()
+	b := setup(t, func(c *Config) { c.Clock = clk; c.SessionIdleTimeout = 5 * time.Minute; c.SessionMaxAge = time.Hour })
+	key := b.key(t, tenancy.RoleViewer, "default")
+	r, cookie := b.signIn(t, key)
+	var ans console.SessionAnswer
+	r.decode(t, &ans)
+	require.Equal(t, clk.Now().Add(5*time.Minute).Unix(), ans.ExpiresAt.Unix())
+	require.Equal(t, clk.Now().Add(time.Hour).Unix(), ans.EndsBy.Unix())
+
+	// Reading the session keeps it alive too.
+	tick(t, clk, 4*time.Minute)
+	r = b.do(t, http.MethodGet, "/console/api/session", "", nil, cookieHeader(cookie)...)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	slid := sessionCookieOf(r)
+	require.NotNil(t, slid)
+	r.decode(t, &ans)
+	require.Equal(t, clk.Now().Add(5*time.Minute).Unix(), ans.ExpiresAt.Unix())
+
+	tick(t, clk, 5*time.Minute) // idle for the timeout
+	e := b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(slid)...).
+		requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+	require.Contains(t, e.Message, "expired")
+
+	// Signing out ends every cookie of the session, the slid one too.
+	_, first := b.signIn(t, key)
+	tick(t, clk, 2*time.Minute)
+	slid = sessionCookieOf(b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(first)...))
+	require.NotNil(t, slid)
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/console/api/session", "", nil, append(cookieHeader(first), admission.CSRFHeader, "1")...).status)
+	for _, c := range []*http.Cookie{first, slid} {
+		e = b.do(t, http.MethodGet, "/api/v1/queues", "", nil, cookieHeader(c)...).requireError(t, http.StatusUnauthorized, apierr.Unauthenticated)
+		require.Contains(t, e.Message, "signed out")
+	}
 }

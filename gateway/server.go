@@ -94,7 +94,8 @@ func (s *Server) assemble() error {
 	cfg, err := s.cfg, error(nil)
 	s.gate, err = admission.New(s.ctx, admission.Config{Control: s.control, Clock: cfg.Clock, Logger: cfg.Logger,
 		Local: cfg.Local != nil, TokenCacheSize: cfg.TokenCacheSize, DecisionCacheSize: cfg.DecisionCacheSize,
-		JWKSMinRefresh: cfg.JWKSMinRefresh, RevocationMaxAge: cfg.RevocationMaxAge})
+		JWKSMinRefresh: cfg.JWKSMinRefresh, RevocationMaxAge: cfg.RevocationMaxAge,
+		SessionIdle: cfg.SessionIdleTimeout, SessionMax: cfg.SessionMaxAge})
 	if err != nil {
 		return err
 	}

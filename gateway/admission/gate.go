@@ -27,6 +27,9 @@ type Config struct {
 	JWKSMinRefresh time.Duration
 	// RevocationMaxAge is the revocation list's freshness bound.
 	RevocationMaxAge time.Duration
+	// SessionIdle ends a console session idle this long, SessionMax one
+	// this long after sign-in (zero: DefaultSessionIdle, DefaultSessionMax).
+	SessionIdle, SessionMax time.Duration
 }
 
 // Gate admits requests: it authenticates keys and sessions and
@@ -63,7 +66,14 @@ func New(ctx context.Context, cfg Config) (*Gate, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.auth.local = cfg.Local
-	if g.sessions, err = newSessions(g.auth, cfg.TokenCacheSize); err != nil {
+	idle, most := cfg.SessionIdle, cfg.SessionMax
+	if idle <= 0 {
+		idle = DefaultSessionIdle
+	}
+	if most <= 0 {
+		most = DefaultSessionMax
+	}
+	if g.sessions, err = newSessions(g.auth, cfg.TokenCacheSize, idle, most); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	return g, nil

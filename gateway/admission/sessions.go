@@ -28,17 +28,27 @@ import (
 //
 // The HMAC key is random per gateway process: sessions do not survive a
 // restart, and each works only on the gateway that issued it (behind
-// several replicas the load balancer must keep a browser on one). Sessions
-// do not slide: one ends SessionTTL after sign-in (sooner when its key
-// expires sooner), and the console signs in again.
+// several replicas the load balancer must keep a browser on one).
+//
+// Sessions slide: a session ends once it has been idle for the idle
+// timeout, and at the latest the absolute cap after sign-in (sooner when
+// its key expires sooner). The cookie's token carries its own expiry, so
+// a request of the session that comes a while after its token was issued
+// gets a new token of the same session (same id, same sign-in time) with
+// the expiry moved on: Slide. Nothing is kept per session but the
+// signed-out ids.
 
 const (
 	// SessionCookie is the cookie that carries a session.
 	SessionCookie = "jobbie_session"
-	// SessionTTL is how long a session lasts at most.
-	SessionTTL      = 15 * time.Minute
-	sessionIssuer   = "jobbie-gateway"
-	sessionAudience = "jobbie-console"
+	// DefaultSessionIdle is how long a session lasts without a request,
+	// unless the gateway is configured otherwise.
+	DefaultSessionIdle = 30 * time.Minute
+	// DefaultSessionMax is how long a session lasts after sign-in at most,
+	// however active, unless the gateway is configured otherwise.
+	DefaultSessionMax = 12 * time.Hour
+	sessionIssuer     = "jobbie-gateway"
+	sessionAudience   = "jobbie-console"
 	// CSRFHeader must be on every mutation a session makes: a cross-site
 	// form cannot send a custom header, and a cross-site script cannot
 	// send one without a CORS preflight the gateway never grants.
@@ -46,11 +56,13 @@ const (
 )
 
 // sessionClaims is a session's JWT: the key's verified claims, the signing
-// key that vouched for it and its secret's generation.
+// key that vouched for it and its secret's generation, and when the
+// session began (the absolute cap counts from it, across slides).
 type sessionClaims struct {
-	Key tenancy.KeyClaims `json:"key"`
-	Kid string            `json:"kid"`
-	Gen uint64            `json:"gen"`
+	Key   tenancy.KeyClaims `json:"key"`
+	Kid   string            `json:"kid"`
+	Gen   uint64            `json:"gen"`
+	Start int64             `json:"start"` // sign-in, Unix seconds
 	jwt.RegisteredClaims
 }
 
@@ -60,12 +72,14 @@ type Sessions struct {
 	secret []byte
 	parser *jwt.Parser
 	cache  *lru.Cache[string, Session] // cookie value → its session
+	idle   time.Duration               // a session ends when idle this long
+	max    time.Duration               // and this long after sign-in at most
 
 	mu    sync.Mutex
 	ended map[string]time.Time // signed-out session ids → their expiry
 }
 
-func newSessions(auth *authenticator, cacheSize int) (*Sessions, error) {
+func newSessions(auth *authenticator, cacheSize int, idle, most time.Duration) (*Sessions, error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
@@ -76,6 +90,8 @@ func newSessions(auth *authenticator, cacheSize int) (*Sessions, error) {
 	}
 	return &Sessions{
 		auth:   auth,
+		idle:   idle,
+		max:    most,
 		secret: secret,
 		cache:  cache,
 		ended:  map[string]time.Time{},
@@ -86,26 +102,64 @@ func newSessions(auth *authenticator, cacheSize int) (*Sessions, error) {
 
 // Issue signs a session for verified key v, starting at now.
 func (ss *Sessions) Issue(v VerifiedKey, now time.Time) (token string, expires time.Time, err error) {
-	expires = now.Add(SessionTTL).Truncate(time.Second) // a JWT's exp is in whole seconds
-	if v.expires != 0 && time.Unix(0, v.expires).Before(expires) {
-		expires = time.Unix(0, v.expires)
-	}
 	id := make([]byte, 16)
 	if _, err := rand.Read(id); err != nil {
 		return "", time.Time{}, err
 	}
-	claims := sessionClaims{Key: *v.Claims, Kid: v.kid, Gen: v.gen, RegisteredClaims: jwt.RegisteredClaims{
-		Issuer: sessionIssuer, Audience: jwt.ClaimStrings{sessionAudience}, Subject: v.Claims.Subject,
-		ID: hex.EncodeToString(id), IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(expires),
-	}}
-	token, err = jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(ss.secret)
-	return token, expires, err
+	s, token, err := ss.sign(Session{Key: v, id: hex.EncodeToString(id), Start: now.Truncate(time.Second)}, now)
+	return token, s.Expires, err
 }
 
-// Session is a verified session: its key, and its own id and expiry.
+// sign signs session s anew at now: its expiry the idle timeout from now,
+// within the absolute cap and the key's own expiry.
+func (ss *Sessions) sign(s Session, now time.Time) (Session, string, error) {
+	exp := now.Add(ss.idle).Truncate(time.Second) // a JWT's exp is in whole seconds
+	if end := s.Start.Add(ss.max); end.Before(exp) {
+		exp = end
+	}
+	if s.Key.expires != 0 && time.Unix(0, s.Key.expires).Before(exp) {
+		exp = time.Unix(0, s.Key.expires)
+	}
+	s.Expires, s.issued = exp, now.Truncate(time.Second)
+	v := s.Key
+	claims := sessionClaims{Key: *v.Claims, Kid: v.kid, Gen: v.gen, Start: s.Start.Unix(), RegisteredClaims: jwt.RegisteredClaims{
+		Issuer: sessionIssuer, Audience: jwt.ClaimStrings{sessionAudience}, Subject: v.Claims.Subject,
+		ID: s.id, IssuedAt: jwt.NewNumericDate(s.issued), ExpiresAt: jwt.NewNumericDate(exp),
+	}}
+	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(ss.secret)
+	return s, token, err
+}
+
+// Slide answers a new token for session s, used at now, when its token is
+// old enough to be worth replacing (a tenth of the idle timeout, at most a
+// minute: not one new cookie per request) and the new expiry is later.
+func (ss *Sessions) Slide(s Session, now time.Time) (token string, expires time.Time, ok bool) {
+	if now.Sub(s.issued) < min(ss.idle/10, time.Minute) {
+		return "", time.Time{}, false
+	}
+	n, token, err := ss.sign(s, now)
+	if err != nil || !n.Expires.After(s.Expires) {
+		return "", time.Time{}, false
+	}
+	return token, n.Expires, true
+}
+
+// EndsBy is when session s ends however active it is.
+func (ss *Sessions) EndsBy(s Session) time.Time {
+	end := s.Start.Add(ss.max)
+	if s.Key.expires != 0 && time.Unix(0, s.Key.expires).Before(end) {
+		end = time.Unix(0, s.Key.expires)
+	}
+	return end.UTC()
+}
+
+// Session is a verified session: its key, its own id, when it began, when
+// its token was issued and when that token expires.
 type Session struct {
 	Key     VerifiedKey
 	id      string
+	Start   time.Time
+	issued  time.Time
 	Expires time.Time
 }
 
@@ -157,13 +211,18 @@ func (ss *Sessions) Verify(token string) (Session, error) {
 	if key.ExpiresAt != nil {
 		v.expires = key.ExpiresAt.UnixNano()
 	}
-	return Session{Key: v, id: c.ID, Expires: c.ExpiresAt.Time}, nil
+	s := Session{Key: v, id: c.ID, Start: time.Unix(c.Start, 0), Expires: c.ExpiresAt.Time}
+	if c.IssuedAt != nil {
+		s.issued = c.IssuedAt.Time
+	}
+	return s, nil
 }
 
-// SignOut ends the session of token, if it is one, on this gateway.
+// SignOut ends the session of token, if it is one, on this gateway: every
+// token of it, so until its absolute cap (a slid token outlives this one).
 func (ss *Sessions) SignOut(token string, now time.Time) {
 	if s, err := ss.Verify(token); err == nil {
-		ss.signOut(s.id, s.Expires, now)
+		ss.signOut(s.id, s.Start.Add(ss.max), now)
 	}
 	ss.cache.Remove(token)
 }
@@ -189,7 +248,8 @@ func (ss *Sessions) signedOut(id string) bool {
 
 // caller authenticates a request to /api/v1: by its Authorization header
 // when it has one (the cookie is then ignored), else by its console
-// session, whose mutations must pass the CSRF check.
+// session, whose mutations must pass the CSRF check, and which the
+// request keeps alive (a new cookie when Slide gives one).
 func (g *Gate) caller(c *fiber.Ctx) (*tenancy.KeyClaims, error) {
 	h := c.Get(fiber.HeaderAuthorization)
 	if h != "" {
@@ -206,7 +266,17 @@ func (g *Gate) caller(c *fiber.Ctx) (*tenancy.KeyClaims, error) {
 	if err := CheckCSRF(c); err != nil {
 		return nil, err
 	}
+	if token, exp, ok := g.sessions.Slide(sess, g.clock.Now()); ok {
+		SetSessionCookie(c, token, exp)
+	}
 	return sess.Key.Claims, nil
+}
+
+// SetSessionCookie sets the session cookie to token, expiring at exp (an
+// empty token at the epoch clears it).
+func SetSessionCookie(c *fiber.Ctx, token string, exp time.Time) {
+	c.Cookie(&fiber.Cookie{Name: SessionCookie, Value: token, Path: "/", Expires: exp,
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
 }
 
 // CheckCSRF refuses a cookie-authenticated request that a page of another

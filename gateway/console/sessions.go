@@ -15,19 +15,23 @@ import (
 
 // The session endpoints under /console/api/: sign in with an API key for
 // a session cookie (admission's Sessions), show the session and what its
-// key may do, sign out.
+// key may do (which, like any request of the session, keeps it alive),
+// sign out.
 
 // maxSessionBody bounds the sign-in body: an API key and some JSON.
 const maxSessionBody = 16 << 10
 
 // SessionAnswer is what the session endpoints say about a session.
 type SessionAnswer struct {
-	KeyID            string    `json:"key_id"`
-	TenantID         string    `json:"tenant_id"`
-	Role             string    `json:"role"`
-	Namespaces       []string  `json:"namespaces"`
-	DefaultNamespace string    `json:"default_namespace"`
-	ExpiresAt        time.Time `json:"expires_at"`
+	KeyID            string   `json:"key_id"`
+	TenantID         string   `json:"tenant_id"`
+	Role             string   `json:"role"`
+	Namespaces       []string `json:"namespaces"`
+	DefaultNamespace string   `json:"default_namespace"`
+	// ExpiresAt is when the session ends if it stays idle (each request
+	// of it moves this on); EndsBy when it ends however active it is.
+	ExpiresAt time.Time `json:"expires_at"`
+	EndsBy    time.Time `json:"ends_by"`
 	// Namespace is the one asked about (X-Jobbie-Namespace), or the
 	// default when the header is absent or names one the key may not use;
 	// Actions is what the key's role may do there (on some queue of it, for
@@ -36,7 +40,7 @@ type SessionAnswer struct {
 	Actions   []string `json:"actions"`
 }
 
-func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, exp time.Time) (SessionAnswer, error) {
+func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, exp, endsBy time.Time) (SessionAnswer, error) {
 	ns, err := admission.NamespaceOf(k, c.Get(wire.NamespaceHeader))
 	if err != nil {
 		ns = k.DefaultNamespace
@@ -46,7 +50,7 @@ func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, exp time.Time) (S
 		return SessionAnswer{}, err
 	}
 	return SessionAnswer{KeyID: k.Subject, TenantID: k.TenantID, Role: string(k.Role),
-		Namespaces: slices.Clone(k.Namespaces), DefaultNamespace: k.DefaultNamespace, ExpiresAt: exp.UTC(),
+		Namespaces: slices.Clone(k.Namespaces), DefaultNamespace: k.DefaultNamespace, ExpiresAt: exp.UTC(), EndsBy: endsBy,
 		Namespace: ns, Actions: acts}, nil
 }
 
@@ -77,13 +81,17 @@ func (s *Console) signIn(c *fiber.Ctx) error {
 	if err := s.limit(c, v.Claims); err != nil {
 		return err
 	}
-	token, exp, err := s.gate.Sessions().Issue(v, s.clock.Now())
+	ss := s.gate.Sessions()
+	token, exp, err := ss.Issue(v, s.clock.Now())
 	if err != nil {
 		return err
 	}
-	c.Cookie(&fiber.Cookie{Name: admission.SessionCookie, Value: token, Path: "/", Expires: exp,
-		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
-	a, err := s.answerOf(c, v.Claims, exp)
+	admission.SetSessionCookie(c, token, exp)
+	sess, err := ss.Verify(token)
+	if err != nil {
+		return err
+	}
+	a, err := s.answerOf(c, v.Claims, exp, ss.EndsBy(sess))
 	if err != nil {
 		return err
 	}
@@ -103,7 +111,12 @@ func (s *Console) showSession(c *fiber.Ctx) error {
 	if err := s.limit(c, sess.Key.Claims); err != nil {
 		return err // the console polls it: it counts as the tenant's request
 	}
-	a, err := s.answerOf(c, sess.Key.Claims, sess.Expires)
+	exp := sess.Expires
+	if token, slid, ok := s.gate.Sessions().Slide(sess, s.clock.Now()); ok {
+		admission.SetSessionCookie(c, token, slid)
+		exp = slid
+	}
+	a, err := s.answerOf(c, sess.Key.Claims, exp, s.gate.Sessions().EndsBy(sess))
 	if err != nil {
 		return err
 	}
@@ -118,7 +131,6 @@ func (s *Console) signOut(c *fiber.Ctx) error {
 	if cookie := c.Cookies(admission.SessionCookie); cookie != "" {
 		s.gate.Sessions().SignOut(cookie, s.clock.Now())
 	}
-	c.Cookie(&fiber.Cookie{Name: admission.SessionCookie, Value: "", Path: "/", Expires: time.Unix(0, 0),
-		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
+	admission.SetSessionCookie(c, "", time.Unix(0, 0))
 	return c.SendStatus(fiber.StatusNoContent)
 }

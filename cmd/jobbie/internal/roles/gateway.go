@@ -37,6 +37,7 @@ type gatewayOptions struct {
 type gatewayLimits struct {
 	connsPerAddr, longPollsPerKey, longPollsPerTenant int
 	revocationMaxAge                                  time.Duration
+	sessionIdle, sessionMax                           time.Duration
 	conns, tunnelHandshakes, tunnelHandshakesPerAddr  int
 	tunnelHandshakeTimeout                            time.Duration
 }
@@ -51,6 +52,8 @@ func (l *gatewayLimits) flags(f *pflag.FlagSet) {
 	f.IntVar(&l.longPollsPerKey, "max-long-polls-per-key", d.MaxLongPollsPerKey, "fetches one API key may have waiting on this gateway; the next get 429 key_long_poll_limit (-1: no limit)")
 	f.IntVar(&l.longPollsPerTenant, "max-long-polls-per-tenant", d.MaxLongPollsPerTenant, "fetches one tenant may have waiting on this gateway; the next get 429 tenant_long_poll_limit (-1: no limit)")
 	f.DurationVar(&l.revocationMaxAge, "revocation-max-age", d.RevocationMaxAge, "refuse every key (503 revocations_stale) once the revocation list has not been refreshed from control for this long")
+	f.DurationVar(&l.sessionIdle, "session-idle-timeout", d.SessionIdleTimeout, "a console session no request has used for this long ends (each request of the session moves its end on)")
+	f.DurationVar(&l.sessionMax, "session-max-age", d.SessionMaxAge, "a console session ends this long after sign-in, however active")
 	// A limit of 0 would read as the default, so it is refused rather
 	// than silently meaning something else.
 	for _, name := range []string{"max-conns-per-addr", "max-conns", "tunnel-max-handshakes", "tunnel-max-handshakes-per-addr", "max-long-polls-per-key", "max-long-polls-per-tenant"} {
@@ -61,6 +64,8 @@ func (l *gatewayLimits) flags(f *pflag.FlagSet) {
 	settings.DocDefault(f, "tunnel-max-handshakes", "from the descriptor limit")
 	settings.Range(f, "tunnel-handshake-timeout", positive, "")
 	settings.Range(f, "revocation-max-age", positive, "")
+	settings.Range(f, "session-idle-timeout", "1s", "")
+	settings.Range(f, "session-max-age", "1s", "")
 }
 
 // positive is the least of a duration that must be positive.
@@ -108,6 +113,7 @@ func (l gatewayLimits) apply(cfg *gateway.Config) {
 	cfg.TunnelHandshakeTimeout = l.tunnelHandshakeTimeout
 	cfg.MaxConnsPerAddr, cfg.MaxLongPollsPerKey, cfg.MaxLongPollsPerTenant = l.connsPerAddr, l.longPollsPerKey, l.longPollsPerTenant
 	cfg.RevocationMaxAge = l.revocationMaxAge
+	cfg.SessionIdleTimeout, cfg.SessionMaxAge = l.sessionIdle, l.sessionMax
 }
 
 // gatewayCmd is `jobbie gateway`: a stateless front door, as many as you

@@ -50,8 +50,16 @@ func TestGatewayLimitFlags(t *testing.T) {
 	require.Equal(t, 9, cfg.MaxLongPollsPerTenant)
 	require.Equal(t, 2*time.Minute, cfg.RevocationMaxAge)
 
+	require.Equal(t, 30*time.Minute, def.SessionIdleTimeout)
+	require.Equal(t, 12*time.Hour, def.SessionMaxAge)
+	cfg, err = parse("--session-idle-timeout", "10m", "--session-max-age", "8h")
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Minute, cfg.SessionIdleTimeout)
+	require.Equal(t, 8*time.Hour, cfg.SessionMaxAge)
+
 	for _, bad := range [][]string{{"--max-conns-per-addr", "0"}, {"--max-long-polls-per-key", "-2"}, {"--revocation-max-age", "0s"},
-		{"--max-conns", "0"}, {"--tunnel-max-handshakes", "-3"}, {"--tunnel-max-handshakes-per-addr", "0"}, {"--tunnel-handshake-timeout", "0s"}} {
+		{"--max-conns", "0"}, {"--tunnel-max-handshakes", "-3"}, {"--tunnel-max-handshakes-per-addr", "0"}, {"--tunnel-handshake-timeout", "0s"},
+		{"--session-idle-timeout", "0s"}, {"--session-max-age", "-1h"}} {
 		_, err := parse(bad...)
 		require.ErrorContains(t, err, bad[0])
 	}

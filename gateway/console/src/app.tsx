@@ -185,7 +185,7 @@ function Shell(props: {
           </span>
           <div class="topbar-right">
             {ctx.can("job.enqueue") && <EnqueueButton />}
-            <span class="who" title={"Key " + session.key_id}>
+            <span class="who" title={"Key " + session.key_id + ", signed in until " + new Date(session.ends_by).toLocaleString() + " at the latest"}>
               {session.role}
             </span>
             <button type="button" id="theme-toggle" onClick={props.toggleTheme} aria-label={props.theme === "dark" ? "Switch to light mode" : "Switch to dark mode"}>

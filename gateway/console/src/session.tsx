@@ -12,7 +12,10 @@ export interface Session {
   /** the namespaces the key may use; ["*"] for all */
   namespaces: string[];
   default_namespace: string;
+  /** when the session ends if it stays idle (each request moves it on) */
   expires_at: string;
+  /** when it ends however active it is */
+  ends_by: string;
   /** what the role may do in the namespace asked about (X-Jobbie-Namespace), e.g. "queue.manage" */
   actions: string[];
   namespace: string;

@@ -36,6 +36,7 @@ var kindNames = map[byte]string{
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
 	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
 	'H': "webhook delivery log",
+	't': "queue history bucket",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 }
 
@@ -51,6 +52,7 @@ func goldenFamilies() []family {
 		{"registry.txt", "Shard-wide namespace registry and range ends (PrefixEnd).", registryCases()},
 		{"usage.txt", "Shard-wide usage metering: hourly buckets in (hour, namespace) order, stored-bytes gauges, the metering clock.", usageCases()},
 		{"events.txt", "The event log: a namespace's events in sequence order, its floor; the shard-wide start.", eventCases()},
+		{"history.txt", "Queue history: a queue's buckets per resolution in time order; the shard-wide start.", historyCases()},
 	}
 }
 
@@ -74,6 +76,7 @@ func kindCases() []*gcase {
 		{"KindWebhook", KindWebhook, 'h'}, {"KindWebhookDelivery", KindWebhookDelivery, 'H'},
 		{"KindIdempotency", KindIdempotency, 'i'},
 		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
+		{"KindHistory", KindHistory, 't'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -425,5 +428,32 @@ func eventCases() []*gcase {
 		kc("EventRetention", EventRetention(ns), "ns", ns).is(head(ns, 'E')),
 		kc("EventCount", EventCount(ns), "ns", ns).is(head(ns, 'n')),
 		kc("EventLogStart", EventLogStart()).is(part{"event log start 01 'L'", []byte{0x01, 'L'}}),
+	}
+}
+
+func historyCases() []*gcase {
+	ns, q := gNS, gQueue
+	start := gCreated - gCreated%int64(time.Minute)
+	res := &gcase{call: "history resolutions", key: []byte{HistoryMinute, HistoryHour}, covers: []string{"HistoryMinute", "HistoryHour"},
+		parts: []part{{"HistoryMinute 'm'", []byte{'m'}}, {"HistoryHour 'h'", []byte{'h'}}}}
+	return []*gcase{
+		kc("HistoryPrefix", HistoryPrefix(ns), "ns", ns).is(head(ns, 't')),
+		kc("HistorySeries", HistorySeries(ns, q, HistoryHour), "ns", ns, "queue", q, "res", "HistoryHour").
+			is(head(ns, 't'), text("queue", q), sep(), u8("resolution 'h' (HistoryHour)", HistoryHour)),
+		kc("History", History(ns, q, HistoryMinute, start), "ns", ns, "queue", q, "res", "HistoryMinute", "start", start).
+			is(head(ns, 't'), text("queue", q), sep(), u8("resolution 'm' (HistoryMinute)", HistoryMinute), be64("bucket start (unix ns)", start)).
+			parse("ParseHistory", func(t *testing.T, key []byte) {
+				gotQ, res, at, err := ParseHistory(ns, key)
+				require.NoError(t, err)
+				require.Equal(t, q, gotQ)
+				require.Equal(t, HistoryMinute, res)
+				require.Equal(t, start, at)
+				_, _, _, err = ParseHistory(ns, HistorySeries(ns, q, HistoryMinute))
+				require.Error(t, err)
+				_, _, _, err = ParseHistory(ns, Job(ns, gJob))
+				require.Error(t, err)
+			}),
+		kc("HistoryStart", HistoryStart()).is(part{"history start 01 'h'", []byte{0x01, 'h'}}),
+		res,
 	}
 }

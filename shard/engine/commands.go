@@ -94,6 +94,14 @@ var (
 	// is the leader's removal of expired records (records removed).
 	IdemApply = replica.Op[IdemCmd, *IdemOutcome]{Type: 90, Name: "idempotent"}
 	IdemSweep = replica.Op[IdemSweepCmd, int]{Type: 91, Name: "idempotency.sweep"}
+
+	// Queue history (history.go): HistoryStart switches it on; the
+	// leader's loop proposes a namespace's samples of depth and oldest
+	// age (HistorySample) and the trim of its old buckets (HistoryTrim:
+	// queues trimmed).
+	HistoryStart  = replica.Op[HistoryStartCmd, replica.None]{Type: 108, Name: "history.start"}
+	HistorySample = replica.Op[HistorySampleCmd, replica.None]{Type: 109, Name: "history.sample"}
+	HistoryTrim   = replica.Op[HistoryTrimCmd, int]{Type: 110, Name: "history.trim"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -165,6 +173,9 @@ func (e *Engine) register(r *replica.Registry) {
 	RestoreAbort.Handle(r, e.applyRestoreAbort)
 	IdemApply.Handle(r, gated(e, e.applyIdem))
 	IdemSweep.Handle(r, loopGated(e, e.applyIdemSweep))
+	HistoryStart.Handle(r, e.applyHistoryStart)
+	HistorySample.Handle(r, loopGated(e, e.applyHistorySample))
+	HistoryTrim.Handle(r, loopGated(e, e.applyHistoryTrim))
 	e.registerMoves(r)
 	e.registerVersions(r)
 }

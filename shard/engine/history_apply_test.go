@@ -60,7 +60,7 @@ func TestHistoryOffUntilItsStart(t *testing.T) {
 	f.work("q", time.Second, true)
 	require.Zero(t, f.historyKeys(), "a log from before history.start replays as it first applied")
 	f.apply(HistoryStart.Type, &HistoryStartCmd{})
-	require.True(t, HistoryOn(f.db))
+	require.True(t, f.e.HistoryOn(f.db))
 	f.work("q", time.Second, true)
 	require.Len(t, f.buckets("q", keys.HistoryMinute), 1)
 }

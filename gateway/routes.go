@@ -150,7 +150,7 @@ var routeTable = []route{
 	{get, "/api/v1/queues/:name", tenancy.ActQueueRead, job | queueNamed, forward},
 	{get, "/api/v1/queues/:name/stats", tenancy.ActQueueRead, job | queueNamed, forward}, // history: from, to, step
 	{get, "/api/v1/queues/:name/scale", tenancy.ActQueueRead, job | queueNamed, forward}, // autoscaling: backlog, age, in flight, demand
-	{put, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward}, // the whole configuration, declaratively
+	{put, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},     // the whole configuration, declaratively
 	{del, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},
 	{post, "/api/v1/queues/:name/pause", tenancy.ActQueueManage, job | queueNamed, forward},
 	{post, "/api/v1/queues/:name/resume", tenancy.ActQueueManage, job | queueNamed, forward},

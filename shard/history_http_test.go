@@ -2,6 +2,9 @@ package shard
 
 import (
 	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/stretchr/testify/require"
 
@@ -69,4 +72,35 @@ func TestMoveCarriesHistory(t *testing.T) {
 	dst.mvOK("POST", "end", testNS, tok, nil)
 	want := map[string]float64{"enqueued": 2, "completed": 1, "failed": 0, "dead": 0, "attempts": 1}
 	require.Equal(t, want, dst.in(testNS).historyTotals("hq"))
+}
+
+// The leader samples a busy queue's depth and oldest pending age into its
+// history on its own, by the node's clock.
+func TestLeaderSamplesQueueDepth(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
+	clock := clockwork.NewFakeClockAt(start)
+	b := setup(t, withClock(clock))
+	n := b.in(testNS)
+	for range 3 {
+		n.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "hq"}, 201)
+	}
+	clock.Advance(20 * time.Second)
+	var last map[string]any
+	eventually(t, 10*time.Second, func() bool {
+		clock.Advance(100 * time.Millisecond) // the sweep's tick
+		buckets := n.ok("GET", "/api/v1/queues/hq/stats", nil, 200).Body["buckets"].([]any)
+		last = buckets[len(buckets)-1].(map[string]any)
+		return last["pending"] == 3.0
+	}, "the leader samples the queue")
+	require.True(t, start.Equal(mustTime(t, last["start"])), "the sample is in the minute of the leader's clock")
+	require.GreaterOrEqual(t, last["oldest_pending_age"], 20.0)
+	require.Less(t, last["oldest_pending_age"], 40.0)
+}
+
+func mustTime(t *testing.T, v any) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, v.(string))
+	require.NoError(t, err)
+	return at
 }

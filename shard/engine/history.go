@@ -50,6 +50,8 @@ type Bucket struct {
 	Depth                             int64 // pending jobs at the sample
 	OldestAge                         int64 // ns: age of the oldest pending job at the sample
 	Hist                              [HistBins]int64
+
+	dirty bool // changed in this batch (historyCache)
 }
 
 // histBin is the bin of a processing time of us microseconds: 0..3 are
@@ -146,14 +148,19 @@ type bucketKey struct {
 	start     int64
 }
 
-// historyCache holds the buckets this Raft batch touched, read once and
-// written once by flush; nothing stays across batches, so a restore or a
-// purge never leaves a stale bucket behind.
+// historyCache holds the buckets of the current minute and hour that
+// entries touched: read from the state once, changed in memory, and each
+// bucket a batch changed written once before it commits (flush). Buckets
+// of earlier minutes and hours are dropped at the flush after their time
+// passed (entries' clocks never go back); a purge or a restore drops what
+// it deletes (forgetRange), and Engine.reset drops everything.
 type historyCache struct {
 	state    int8 // usageUnknown until read from the start record
 	buckets  map[bucketKey]*Bucket
-	order    []bucketKey
+	dirty    []bucketKey // changed in this batch, in the order first changed
 	flushing bool
+	at       int64 // the latest entry clock that touched a bucket
+	swept    int64 // the minute whose earlier buckets flush last dropped
 
 	live atomic.Bool // history is on in the committed state (Engine.HistoryOn)
 }
@@ -161,7 +168,7 @@ type historyCache struct {
 func newHistoryCache() *historyCache { return &historyCache{buckets: map[bucketKey]*Bucket{}} }
 
 func (h *historyCache) reset() {
-	h.state, h.buckets, h.order, h.flushing = usageUnknown, map[bucketKey]*Bucket{}, nil, false
+	h.state, h.buckets, h.dirty, h.flushing, h.at, h.swept = usageUnknown, map[bucketKey]*Bucket{}, nil, false, 0, 0
 }
 
 // on reports whether the state keeps history.
@@ -181,26 +188,30 @@ func (h *historyCache) on(r pebble.Reader) bool {
 // bucketsAt returns queue's minute and hour buckets of the time at,
 // loaded, and marks them for writing before the batch commits.
 func (h *historyCache) bucketsAt(tx *replica.Tx, ns, queue string, at int64) (minute, hour *Bucket) {
+	h.at = max(h.at, at)
 	return h.bucket(tx, bucketKey{ns, queue, keys.HistoryMinute, at - at%int64(time.Minute)}),
 		h.bucket(tx, bucketKey{ns, queue, keys.HistoryHour, at - at%int64(time.Hour)})
 }
 
 func (h *historyCache) bucket(tx *replica.Tx, k bucketKey) *Bucket {
-	if b := h.buckets[k]; b != nil {
-		return b
-	}
-	b := &Bucket{Start: k.start}
-	v, closer, err := tx.Get(keys.History(k.ns, k.queue, k.res, k.start))
-	if err == nil {
-		b, err = decodeBucket(v, k.start)
-		closer.Close()
-		must(err)
-	} else if !errors.Is(err, pebble.ErrNotFound) {
-		must(err)
-	}
-	h.buckets[k] = b
-	h.order = append(h.order, k)
 	tx.MarkDirty()
+	b := h.buckets[k]
+	if b == nil {
+		b = &Bucket{Start: k.start}
+		v, closer, err := tx.Get(keys.History(k.ns, k.queue, k.res, k.start))
+		if err == nil {
+			b, err = decodeBucket(v, k.start)
+			closer.Close()
+			must(err)
+		} else if !errors.Is(err, pebble.ErrNotFound) {
+			must(err)
+		}
+		h.buckets[k] = b
+	}
+	if !b.dirty {
+		b.dirty = true
+		h.dirty = append(h.dirty, k)
+	}
 	if !h.flushing {
 		h.flushing = true
 		tx.BeforeCommit(func() { h.flush(tx) })
@@ -208,31 +219,49 @@ func (h *historyCache) bucket(tx *replica.Tx, k bucketKey) *Bucket {
 	return b
 }
 
-// flush writes every bucket this batch touched, once, in the order first
-// touched (the same on every member).
+// flush writes every bucket this batch changed, once, and drops the
+// buckets of minutes and hours before the latest entry's.
 func (h *historyCache) flush(tx *replica.Tx) {
 	var buf []byte
-	for _, k := range h.order {
-		buf = encodeBucket(buf[:0], h.buckets[k])
+	for _, k := range h.dirty {
+		b := h.buckets[k]
+		buf = encodeBucket(buf[:0], b)
 		must(tx.Set(keys.History(k.ns, k.queue, k.res, k.start), buf, nil))
+		b.dirty = false
 	}
-	clear(h.buckets)
-	h.order, h.flushing = h.order[:0], false
+	h.dirty, h.flushing = h.dirty[:0], false
+	minute := h.at - h.at%int64(time.Minute)
+	if minute == h.swept {
+		return
+	}
+	h.swept = minute
+	for k := range h.buckets {
+		if k.start < minute && (k.res == keys.HistoryMinute || k.start < h.at-h.at%int64(time.Hour)) {
+			delete(h.buckets, k)
+		}
+	}
 }
 
 // forgetRange drops the buckets of ns with keys in [lower, upper), which
 // a purge step or a restore just deleted: a change to one earlier in the
 // batch goes with it.
 func (h *historyCache) forgetRange(ns string, lower, upper []byte) {
-	kept := h.order[:0]
-	for _, k := range h.order {
-		if bk := keys.History(k.ns, k.queue, k.res, k.start); k.ns == ns && bytes.Compare(bk, lower) >= 0 && bytes.Compare(bk, upper) < 0 {
-			delete(h.buckets, k)
-			continue
-		}
-		kept = append(kept, k)
+	gone := func(k bucketKey) bool {
+		bk := keys.History(k.ns, k.queue, k.res, k.start)
+		return k.ns == ns && bytes.Compare(bk, lower) >= 0 && bytes.Compare(bk, upper) < 0
 	}
-	h.order = kept
+	kept := h.dirty[:0]
+	for _, k := range h.dirty {
+		if !gone(k) {
+			kept = append(kept, k)
+		}
+	}
+	h.dirty = kept
+	for k := range h.buckets {
+		if gone(k) {
+			delete(h.buckets, k)
+		}
+	}
 }
 
 // addHistory applies f to queue's minute and hour buckets at the entry's clock.

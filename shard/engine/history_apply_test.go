@@ -54,8 +54,7 @@ func (f *fsmBundle) work(q string, d time.Duration, ok bool) {
 	require.NotNil(f.t, f.apply(Fail.Type, &FailCmd{NS: testNS, ID: id, WorkerID: "w", Error: "boom"}))
 }
 
-func TestHistoryOffUntilItsStart(t *testing.T) {
-	t.Parallel()
+func TestHistoryOffUntilItsStart(t *testing.T) { // not parallel: enqueue's ids come from one counter
 	f := setupFSM(t)
 	f.work("q", time.Second, true)
 	require.Zero(t, f.historyKeys(), "a log from before history.start replays as it first applied")
@@ -65,8 +64,7 @@ func TestHistoryOffUntilItsStart(t *testing.T) {
 	require.Len(t, f.buckets("q", keys.HistoryMinute), 1)
 }
 
-func TestHistoryBucketsFillAndRoll(t *testing.T) {
-	t.Parallel()
+func TestHistoryBucketsFillAndRoll(t *testing.T) { // not parallel: enqueue's ids come from one counter
 	f := historyFSM(t)
 	hour := f.now
 	// Minute 0: two completed (100 ms and 200 ms), one dead (failed once).
@@ -109,8 +107,7 @@ func TestHistoryBucketsFillAndRoll(t *testing.T) {
 	require.Zero(t, (&Bucket{}).Percentile(0.5))
 }
 
-func TestHistoryTrimKeepsSpaceBounded(t *testing.T) {
-	t.Parallel()
+func TestHistoryTrimKeepsSpaceBounded(t *testing.T) { // not parallel: enqueue's ids come from one counter
 	f := historyFSM(t)
 	start := f.now
 	// One job a minute for 50 hours, a trim every hour, on two queues.

@@ -29,17 +29,22 @@ func (l *Loops) sweepHistory(ctx context.Context, now int64) error {
 		if l.eng.Fenced(db, ns, now) {
 			continue // a move holds it: the command would be refused
 		}
+		// A namespace whose command fails (a restore holds it) waits for
+		// the next round; the others go on.
 		if sample {
 			if s := l.svc.HistorySamples(ns); len(s) > 0 {
 				if _, err := engine.HistorySample.Propose(ctx, l.node, &engine.HistorySampleCmd{NS: ns, Samples: s}); err != nil {
-					return err
+					l.cfg.Logger.Warn("shard queue history sample", "ns", ns, "err", err)
 				}
 			}
 		}
 		if trim {
 			if _, err := engine.HistoryTrim.Propose(ctx, l.node, &engine.HistoryTrimCmd{NS: ns}); err != nil {
-				return err
+				l.cfg.Logger.Warn("shard queue history trim", "ns", ns, "err", err)
 			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 	if sample {

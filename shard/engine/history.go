@@ -242,6 +242,19 @@ func (h *historyCache) flush(tx *replica.Tx) {
 	}
 }
 
+// settle writes what this batch changed now and drops ns's buckets, before
+// a restore's or a move's records are written over them: a bucket changed
+// earlier in the batch is written first, as it would be had its entry been
+// in a batch of its own, and the next change reads what the records left.
+func (h *historyCache) settle(tx *replica.Tx, ns string) {
+	h.flush(tx)
+	for k := range h.buckets {
+		if k.ns == ns {
+			delete(h.buckets, k)
+		}
+	}
+}
+
 // forgetRange drops the buckets of ns with keys in [lower, upper), which
 // a purge step or a restore just deleted: a change to one earlier in the
 // batch goes with it.

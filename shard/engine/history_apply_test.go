@@ -150,3 +150,36 @@ func TestHistoryPercentileBins(t *testing.T) {
 	k.Start = 60
 	require.Equal(t, k, got)
 }
+
+// A restore's records written over a bucket that an earlier command of
+// the same batch changed leave what a batch of their own would: the
+// records', so a leader and a follower that group entries differently
+// agree.
+func TestHistoryRestoredOverInOneBatch(t *testing.T) {
+	t.Parallel()
+	minute := time.Unix(1_800_000_000, 0).UTC()
+	rel := keys.History(testNS, "q", keys.HistoryMinute, minute.UnixNano())[len(keys.Namespace(testNS)):]
+	chunk := RestoreChunk.Command(&RestoreChunkCmd{NS: testNS, Token: "r1",
+		Recs: []RestoreRecord{{Key: rel, Value: encodeBucket(nil, &Bucket{Enqueued: 7})}}})
+	sample := HistorySample.Command(&HistorySampleCmd{NS: testNS, Samples: []QueueSample{{Queue: "q", Depth: 3}}})
+	got := map[bool]*Bucket{}
+	for _, together := range []bool{true, false} {
+		f := historyFSM(t)
+		f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: testNS, Token: "r1"})
+		if together {
+			for _, out := range f.loc.Apply(f.now, sample, chunk) {
+				require.NoError(t, out.Err)
+			}
+		} else {
+			require.NoError(t, f.loc.Apply(f.now, sample)[0].Err)
+			require.NoError(t, f.loc.Apply(f.now, chunk)[0].Err)
+		}
+		f.apply(HistorySample.Type, &HistorySampleCmd{NS: testNS, Samples: []QueueSample{{Queue: "q", Depth: 5}}})
+		b := f.buckets("q", keys.HistoryMinute)
+		require.Len(t, b, 1)
+		got[together] = b[0]
+	}
+	require.Equal(t, got[false], got[true])
+	require.Equal(t, int64(7), got[true].Enqueued, "the restored bucket stands")
+	require.Equal(t, int64(5), got[true].Depth, "and takes the next sample")
+}

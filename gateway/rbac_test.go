@@ -134,6 +134,8 @@ func TestRouteTableActions(t *testing.T) {
 
 		"GET /api/v1/queues":                      tenancy.ActQueueRead,
 		"GET /api/v1/queues/:name":                tenancy.ActQueueRead,
+		"GET /api/v1/queues/:name/stats":          tenancy.ActQueueRead,
+		"GET /api/v1/queues/:name/scale":          tenancy.ActQueueRead,
 		"PUT /api/v1/queues/:name":                tenancy.ActQueueManage,
 		"DELETE /api/v1/queues/:name":             tenancy.ActQueueManage,
 		"POST /api/v1/queues/:name/pause":         tenancy.ActQueueManage,

@@ -153,7 +153,9 @@ var routeTable = []route{
 	{post, "/api/v1/schedules/:id/run", tenancy.ActScheduleManage, job | createsJobs, forward}, // a run by hand: enqueues its job now
 	{get, "/api/v1/queues", tenancy.ActQueueRead, job, forward},
 	{get, "/api/v1/queues/:name", tenancy.ActQueueRead, job | queueNamed, forward},
-	{put, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward}, // the whole configuration, declaratively
+	{get, "/api/v1/queues/:name/stats", tenancy.ActQueueRead, job | queueNamed, forward}, // history: from, to, step
+	{get, "/api/v1/queues/:name/scale", tenancy.ActQueueRead, job | queueNamed, forward}, // autoscaling: backlog, age, in flight, demand
+	{put, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},     // the whole configuration, declaratively
 	{del, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},
 	{post, "/api/v1/queues/:name/pause", tenancy.ActQueueManage, job | queueNamed, forward},
 	{post, "/api/v1/queues/:name/resume", tenancy.ActQueueManage, job | queueNamed, forward},

@@ -25,6 +25,20 @@ func (s *Server) queueRoutes(api fiber.Router) {
 	q.Post("/throttle", s.setThrottle)
 	q.Delete("/throttle", s.removeThrottle)
 	q.Post("/defaults", s.setQueueDefaults)
+	q.Get("/stats", s.queueStats)
+	q.Get("/scale", s.queueScale)
+}
+
+// queueStats answers a queue's history (service.QueueStats).
+func (s *Server) queueStats(c *fiber.Ctx) error {
+	st, err := s.svc.QueueStats(ns(c), c.Params("name"), c.Query("from"), c.Query("to"), c.Query("step"))
+	return reply(c, st, err)
+}
+
+// queueScale answers what an autoscaler reads of a queue.
+func (s *Server) queueScale(c *fiber.Ctx) error {
+	v, err := s.svc.QueueScale(ns(c), c.Params("name"))
+	return reply(c, v, err)
 }
 
 // reply encodes a service answer, or returns its error.

@@ -20,19 +20,25 @@ import (
 // fetches, as in a loaded queue. It runs before usage metering starts;
 // BenchmarkApplyLifecycleMetered is the same on a shard that meters, as
 // every shard does once its leader swept usage.
-func BenchmarkApplyLifecycle(b *testing.B) { benchLifecycle(b, false, 0) }
+func BenchmarkApplyLifecycle(b *testing.B) { benchLifecycle(b, false, false, 0) }
 
-func BenchmarkApplyLifecycleMetered(b *testing.B) { benchLifecycle(b, true, 0) }
+func BenchmarkApplyLifecycleMetered(b *testing.B) { benchLifecycle(b, true, false, 0) }
+
+// BenchmarkApplyLifecycleHistory is the metered lifecycle on a shard that
+// keeps queue history too, as every shard does once its leader started
+// it: each enqueue, ack and fail also counts into the queue's minute and
+// hour buckets.
+func BenchmarkApplyLifecycleHistory(b *testing.B) { benchLifecycle(b, true, true, 0) }
 
 // BenchmarkApplyLifecycleKeyed is the metered lifecycle with every job
 // given one of N fairness keys in turn: a keyed queue's fetch.
 func BenchmarkApplyLifecycleKeyed(b *testing.B) {
 	for _, n := range []int{1, 10, 100, 1000} {
-		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) { benchLifecycle(b, true, n) })
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) { benchLifecycle(b, true, false, n) })
 	}
 }
 
-func benchLifecycle(b *testing.B, metered bool, fairnessKeys int) {
+func benchLifecycle(b *testing.B, metered, history bool, fairnessKeys int) {
 	db, err := pebble.Open(b.TempDir(), replica.StateOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -53,6 +59,9 @@ func benchLifecycle(b *testing.B, metered bool, fairnessKeys int) {
 	}
 	if metered {
 		apply(UsageSweep.Type, &UsageSweepCmd{})
+	}
+	if history {
+		apply(HistoryStart.Type, &HistoryStartCmd{})
 	}
 	seq := 0
 	enqueue := func() {

@@ -106,6 +106,13 @@ var (
 	// removal of records past the plan's retention (trims done).
 	AuditAppend = replica.Op[AuditAppendCmd, replica.None]{Type: 99, Name: "audit.append"}
 	AuditTrim   = replica.Op[AuditTrimCmd, int]{Type: 100, Name: "audit.trim"}
+	// Queue history (history.go): HistoryStart switches it on; the
+	// leader's loop proposes a namespace's samples of depth and oldest
+	// age (HistorySample) and the trim of its old buckets (HistoryTrim:
+	// queues trimmed).
+	HistoryStart  = replica.Op[HistoryStartCmd, replica.None]{Type: 101, Name: "history.start"}
+	HistorySample = replica.Op[HistorySampleCmd, replica.None]{Type: 102, Name: "history.sample"}
+	HistoryTrim   = replica.Op[HistoryTrimCmd, int]{Type: 103, Name: "history.trim"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -183,6 +190,9 @@ func (e *Engine) register(r *replica.Registry) {
 	AlertState.Handle(r, loopGated(e, e.applyAlertState))
 	AuditAppend.Handle(r, gated(e, e.applyAuditAppend))
 	AuditTrim.Handle(r, loopGated(e, e.applyAuditTrim))
+	HistoryStart.Handle(r, e.applyHistoryStart)
+	HistorySample.Handle(r, loopGated(e, e.applyHistorySample))
+	HistoryTrim.Handle(r, loopGated(e, e.applyHistoryTrim))
 	e.registerMoves(r)
 	e.registerVersions(r)
 }

@@ -261,6 +261,22 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		i := max(len(s.times)-s.rng.Intn(30), 1) - 1
 		return AuditTrim.Command(&AuditTrimCmd{NS: testNS, Before: s.times[i].UnixNano()})
 	}),
+	// Queue history: its start, the leader's samples of a namespace's
+	// queues (one may be of a queue without jobs), and its trim.
+	scriptCmd(func(s *script) []byte { return HistoryStart.Command(&HistoryStartCmd{}) }),
+	scriptCmd(func(s *script) []byte {
+		c := &HistorySampleCmd{NS: testNS}
+		for range 1 + s.rng.Intn(3) {
+			c.Samples = append(c.Samples, QueueSample{Queue: s.queue(), Depth: int64(s.rng.Intn(50)), OldestAt: s.now.Add(-time.Duration(s.rng.Intn(5000)) * time.Millisecond).UnixNano()})
+		}
+		if s.rng.Intn(4) == 0 {
+			c.NS = otherNS
+		}
+		return HistorySample.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		return HistoryTrim.Command(&HistoryTrimCmd{NS: []string{testNS, otherNS}[s.rng.Intn(2)]})
+	}),
 }
 
 // deliveries are up to 60 delivery log records, so a log fills and trims.

@@ -62,6 +62,7 @@ type Engine struct {
 
 	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
 	usage     *usageCache                // usage meters and gauges, written once per batch (usage.go)
+	history   *historyCache              // queue history buckets, written once per batch (history.go)
 	events    *eventLog                  // the event log's switch and the entry's next position (eventlog.go)
 	marks     *restoreMarks              // restore markers as committed, read by the API on every request (restoremarks.go)
 	movesFSM  *moveSet                   // move fences and tombstones as applied, for the gate of each command (movemarks.go)
@@ -86,7 +87,7 @@ func New(o Options) *Engine {
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
-		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), events: &eventLog{counts: map[string]*eventCount{}}, marks: &restoreMarks{},
+		nsConfigs: map[string]NamespaceConfig{}, usage: newUsageCache(), history: newHistoryCache(), events: &eventLog{counts: map[string]*eventCount{}}, marks: &restoreMarks{},
 		movesFSM: &moveSet{}, movesAPI: &moveSet{}, idemMax: wire.MaxIdempotencyRecords, idemTTL: wire.IdempotencyTTL,
 	}
 }
@@ -112,6 +113,7 @@ func (e *Engine) reset() {
 	e.jobs.reset()
 	e.nsConfigs = map[string]NamespaceConfig{}
 	e.usage.reset()
+	e.history.reset()
 	e.events.reset()
 	e.marks.reset()
 	e.movesFSM.reset()

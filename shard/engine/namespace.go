@@ -111,7 +111,7 @@ func firstKey(r pebble.Reader, lower, upper []byte) ([]byte, bool) {
 // forgetRange drops what the caches hold of ns's keys in [lower, upper),
 // which a purge step just deleted: queue records (a change to one earlier
 // in the entry, not yet written, goes with it), the pending windows of
-// ns's queues and its cached jobs.
+// ns's queues, its cached jobs and history buckets.
 func (e *Engine) forgetRange(ns string, lower, upper []byte) {
 	c := e.queues
 	c.mu.Lock()
@@ -142,4 +142,5 @@ func (e *Engine) forgetRange(ns string, lower, upper []byte) {
 	if nk := keys.NamespaceConfig(ns); bytes.Compare(nk, lower) >= 0 && bytes.Compare(nk, upper) < 0 {
 		delete(e.nsConfigs, ns)
 	}
+	e.history.forgetRange(ns, lower, upper)
 }

@@ -18,7 +18,8 @@ import (
 //  4. the record keepers, which set fields of j that the caller then
 //     writes: deadObserver (dead index, DeadAt), retentionObserver (prune
 //     index, CancelledAt) and timelineObserver (the job's timeline);
-//  5. usageObserver: the usage meters the change decides (usage.go).
+//  5. usageObserver: the usage meters the change decides (usage.go), and
+//     historyObserver: the queue's history (history.go).
 func (e *Engine) observe(tx *replica.Tx, ns string, j *job.Job, from job.State) {
 	e.wakeObserver(tx, ns, j, from)
 	e.eventObserver(tx, ns, j, from)
@@ -30,6 +31,7 @@ func (e *Engine) observe(tx *replica.Tx, ns string, j *job.Job, from job.State) 
 	e.retentionObserver(tx, ns, j, from)
 	e.timelineObserver(tx, ns, j, from)
 	e.usageObserver(tx, ns, j, from)
+	e.historyObserver(tx, ns, j, from)
 }
 
 // wakeObserver wakes a parked fetch of a concurrency-limited queue when

@@ -320,8 +320,10 @@ func (e *Engine) attemptEnded(tx *replica.Tx, ns string, j *job.Job) {
 }
 
 // failAttempt records that active j's attempt failed at now (a fail call
-// or a lease expiry): its error and FailedAt, and jobs_failed.
+// or a lease expiry): its error and FailedAt, jobs_failed and the queue's
+// history.
 func (e *Engine) failAttempt(tx *replica.Tx, ns string, j *job.Job, now int64, msg, backtrace string) {
+	e.historyFailed(tx, ns, j)
 	j.Errors = append(j.Errors, job.AttemptError{Attempt: j.Attempt, Error: msg, Backtrace: backtrace, At: now})
 	j.FailedAt = now
 	if e.usage.metering(tx) {

@@ -36,6 +36,7 @@ var kindNames = map[byte]string{
 	'P': "unfinished count", 'C': "chain step index", 'Q': "schedule name in its queue",
 	'v': "event", 'V': "event log floor", 'E': "event log retention", 'n': "event count", 'h': "webhook endpoint",
 	'H': "webhook delivery log",
+	't': "queue history bucket",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 	'a': "alert rule",
 	'U': "audit record", 'z': "audit retention",
@@ -54,6 +55,7 @@ func goldenFamilies() []family {
 		{"usage.txt", "Shard-wide usage metering: hourly buckets in (hour, namespace) order, stored-bytes gauges, the metering clock.", usageCases()},
 		{"events.txt", "The event log: a namespace's events in sequence order, its floor; the shard-wide start.", eventCases()},
 		{"audit.txt", "The audit log: a namespace's records in time order, then entry index and position; its retention.", auditCases()},
+		{"history.txt", "Queue history: a queue's buckets per resolution in time order; the shard-wide start.", historyCases()},
 	}
 }
 
@@ -78,6 +80,7 @@ func kindCases() []*gcase {
 		{"KindIdempotency", KindIdempotency, 'i'},
 		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 		{"KindAlertRule", KindAlertRule, 'a'},
+		{"KindHistory", KindHistory, 't'},
 	}
 	c := &gcase{call: "Kind constants"}
 	for _, k := range kinds {
@@ -465,5 +468,32 @@ func auditCases() []*gcase {
 				require.Error(t, err)
 			}),
 		kc("AuditRetention", AuditRetention(ns), "ns", ns).is(head(ns, 'z')),
+	}
+}
+
+func historyCases() []*gcase {
+	ns, q := gNS, gQueue
+	start := gCreated - gCreated%int64(time.Minute)
+	res := &gcase{call: "history resolutions", key: []byte{HistoryMinute, HistoryHour}, covers: []string{"HistoryMinute", "HistoryHour"},
+		parts: []part{{"HistoryMinute 'm'", []byte{'m'}}, {"HistoryHour 'h'", []byte{'h'}}}}
+	return []*gcase{
+		kc("HistoryPrefix", HistoryPrefix(ns), "ns", ns).is(head(ns, 't')),
+		kc("HistorySeries", HistorySeries(ns, q, HistoryHour), "ns", ns, "queue", q, "res", "HistoryHour").
+			is(head(ns, 't'), text("queue", q), sep(), u8("resolution 'h' (HistoryHour)", HistoryHour)),
+		kc("History", History(ns, q, HistoryMinute, start), "ns", ns, "queue", q, "res", "HistoryMinute", "start", start).
+			is(head(ns, 't'), text("queue", q), sep(), u8("resolution 'm' (HistoryMinute)", HistoryMinute), be64("bucket start (unix ns)", start)).
+			parse("ParseHistory", func(t *testing.T, key []byte) {
+				gotQ, res, at, err := ParseHistory(ns, key)
+				require.NoError(t, err)
+				require.Equal(t, q, gotQ)
+				require.Equal(t, HistoryMinute, res)
+				require.Equal(t, start, at)
+				_, _, _, err = ParseHistory(ns, HistorySeries(ns, q, HistoryMinute))
+				require.Error(t, err)
+				_, _, _, err = ParseHistory(ns, Job(ns, gJob))
+				require.Error(t, err)
+			}),
+		kc("HistoryStart", HistoryStart()).is(part{"history start 01 'h'", []byte{0x01, 'h'}}),
+		res,
 	}
 }

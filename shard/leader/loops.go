@@ -26,7 +26,14 @@ type Config struct {
 	// said one (service.EventRetention); default
 	// engine.DefaultEventRetention.
 	EventRetention engine.EventRetention
-	RestoreIdle    time.Duration // a restore nothing drives is aborted after this long without a chunk; default 10m
+	// HistoryInterval is how often the busy queues' depth and oldest age
+	// are recorded in their history (engine.HistorySample); default 15s,
+	// so a minute bucket's sample is at most that far from its end.
+	HistoryInterval time.Duration
+	// HistoryTrimInterval is how often old history buckets are trimmed
+	// (engine.HistoryTrim); default 10m.
+	HistoryTrimInterval time.Duration
+	RestoreIdle         time.Duration // a restore nothing drives is aborted after this long without a chunk; default 10m
 	// AlertInterval is how often the alert rules are evaluated (alerts.go);
 	// default DefaultAlertInterval.
 	AlertInterval time.Duration
@@ -49,6 +56,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.EventRetention == (engine.EventRetention{}) {
 		c.EventRetention = engine.DefaultEventRetention
+	}
+	if c.HistoryInterval == 0 {
+		c.HistoryInterval = 15 * time.Second
+	}
+	if c.HistoryTrimInterval == 0 {
+		c.HistoryTrimInterval = 10 * time.Minute
 	}
 	if c.BulkInterval == 0 {
 		c.BulkInterval = time.Second
@@ -80,6 +93,8 @@ type Loops struct {
 	swept   map[string]int64 // sweep loop only: live keys at or below are gone
 	usageAt int64            // sweep loop only: when this node, leading, last swept usage (0: not since it leads)
 	trimAt  int64            // sweep loop only: when this node, leading, last trimmed the event logs (0: not since it leads)
+
+	sampleAt, historyTrimAt int64 // sweep loop only: when this node, leading, last sampled and trimmed history (0: not since it leads)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -119,7 +134,7 @@ func (l *Loops) sweepLoop() {
 		case <-t.Chan():
 		}
 		if !l.node.IsLeader() {
-			l.usageAt, l.trimAt = 0, 0
+			l.usageAt, l.trimAt, l.sampleAt, l.historyTrimAt = 0, 0, 0, 0
 			l.svc.DropMoveSessions(time.Time{}) // a move's next delta goes to the new leader, and starts over
 			continue
 		}
@@ -134,6 +149,9 @@ func (l *Loops) sweepLoop() {
 		}
 		if err := l.sweepEvents(ctx, now); err != nil {
 			l.cfg.Logger.Warn("shard event log trim", "err", err)
+		}
+		if err := l.sweepHistory(ctx, now); err != nil {
+			l.cfg.Logger.Warn("shard queue history", "err", err)
 		}
 		if err := l.sweepOnce(ctx, now); err != nil {
 			l.cfg.Logger.Warn("shard sweep", "err", err)

@@ -68,8 +68,9 @@ func (s *Service) Usage(since, cursor, limit string) (*wire.UsagePage, error) {
 	return out, nil
 }
 
-// meter makes sure the shard meters usage and keeps its event log (all
-// its switches: the leader's loop proposes the same) before
+// meter makes sure the shard meters usage, keeps its event log (all
+// its switches) and its queue history (the leader's loop proposes the
+// same) before
 // it creates a job: on a shard that never did, the first enqueue proposes
 // the usage sweep that starts metering and the command that starts the
 // event log (the leader's loop does too, at its first tick), so no job of
@@ -82,6 +83,11 @@ func (s *Service) meter(ctx context.Context) error {
 	}
 	if !s.eng.EventLogCounted(s.node.DB()) {
 		if _, err := engine.EventLogStartCounted.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
+	if !s.eng.HistoryOn(s.node.DB()) {
+		if _, err := engine.HistoryStart.Propose(ctx, s.node, &engine.HistoryStartCmd{}); err != nil {
 			return err
 		}
 	}

@@ -1077,6 +1077,15 @@ class Price(TypedDict):
     unit: int
 
 
+class ProcessingTime(TypedDict):
+    """ProcessingTime gives percentiles of attempts' durations, in milliseconds (0 when no attempt ended)."""
+
+    count: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+
+
 class PushDisabled(TypedDict):
     """PushDisabled says why and when the dispatcher stopped pushing a queue."""
 
@@ -1197,6 +1206,18 @@ class QueuePushRequest(TypedDict):
     url: str
 
 
+class QueueScale(TypedDict):
+    """QueueScale is what an autoscaler reads of a queue, live: the jobs waiting (pending), the age of the oldest, the jobs being processed (active), and Demand, their sum: never 0 while a job is pending or in flight, so a scaler that scales to zero on it never stops a worker that holds a job."""
+
+    backlog: int
+    demand: int
+    in_flight: int
+    #: seconds
+    oldest_pending_age: float
+    paused: bool
+    queue: str
+
+
 class QueueSpec(TypedDict):
     """QueueSpec is PUT /api/v1/queues/{name}: the queue's whole configuration, created or replaced in one idempotent call. A field left out (or null) is reset to its default: description "", not paused, no concurrency limit, no key concurrency cap, no throttle, no queue defaults. Concurrency is an integer of at least 1, or null; KeyConcurrency is {"max": 1..MaxKeyConcurrency} or null; Throttle is {"rate","period"} or null. The answer, like GET, is the Queue."""
 
@@ -1211,6 +1232,31 @@ class QueueSpec(TypedDict):
     #: Push makes it a push queue; null or absent: a pull queue.
     push: NotRequired["QueuePushRequest"]
     throttle: NotRequired["ThrottleRequest | None"]
+
+
+QueueStats = TypedDict("QueueStats", {
+    "buckets": "list[QueueStatsBucket] | None",
+    "from": str,  # format date-time
+    "queue": str,
+    "step": str,
+    "to": str,  # format date-time
+})
+QueueStats.__doc__ = """QueueStats is a queue's history over [from, to): one bucket per step, every step present (a step without activity or samples is zeros)."""
+
+
+class QueueStatsBucket(TypedDict):
+    """QueueStatsBucket is one step of a queue's history. The counts are of what happened in it; pending and oldest_pending_age are the last sample the shard leader took in it (taken every few seconds while a queue has jobs pending or active); processing times are of the attempts that ended by an ack or a fail in it, approximate (within 12.5%)."""
+
+    completed: int
+    dead: int
+    enqueued: int
+    failed: int
+    #: seconds
+    oldest_pending_age: float
+    pending: int
+    processing_time: "ProcessingTime"
+    #: format date-time
+    start: str
 
 
 class ReleaseEntry(TypedDict):

@@ -1046,6 +1046,14 @@ export interface Price {
   unit: number;
 }
 
+/** ProcessingTime gives percentiles of attempts' durations, in milliseconds (0 when no attempt ended). */
+export interface ProcessingTime {
+  count: number;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+}
+
 /** PushDisabled says why and when the dispatcher stopped pushing a queue. */
 export interface PushDisabled {
   /** @format date-time */
@@ -1160,6 +1168,17 @@ export interface QueuePushRequest {
   url: string;
 }
 
+/** QueueScale is what an autoscaler reads of a queue, live: the jobs waiting (pending), the age of the oldest, the jobs being processed (active), and Demand, their sum: never 0 while a job is pending or in flight, so a scaler that scales to zero on it never stops a worker that holds a job. */
+export interface QueueScale {
+  backlog: number;
+  demand: number;
+  in_flight: number;
+  /** seconds */
+  oldest_pending_age: number;
+  paused: boolean;
+  queue: string;
+}
+
 /** QueueSpec is PUT /api/v1/queues/{name}: the queue's whole configuration, created or replaced in one idempotent call. A field left out (or null) is reset to its default: description "", not paused, no concurrency limit, no key concurrency cap, no throttle, no queue defaults. Concurrency is an integer of at least 1, or null; KeyConcurrency is {"max": 1..MaxKeyConcurrency} or null; Throttle is {"rate","period"} or null. The answer, like GET, is the Queue. */
 export interface QueueSpec {
   /** @minimum 1 */
@@ -1173,6 +1192,31 @@ export interface QueueSpec {
   /** Push makes it a push queue; null or absent: a pull queue. */
   push?: QueuePushRequest;
   throttle?: ThrottleRequest | null;
+}
+
+/** QueueStats is a queue's history over [from, to): one bucket per step, every step present (a step without activity or samples is zeros). */
+export interface QueueStats {
+  buckets: QueueStatsBucket[] | null;
+  /** @format date-time */
+  from: string;
+  queue: string;
+  step: string;
+  /** @format date-time */
+  to: string;
+}
+
+/** QueueStatsBucket is one step of a queue's history. The counts are of what happened in it; pending and oldest_pending_age are the last sample the shard leader took in it (taken every few seconds while a queue has jobs pending or active); processing times are of the attempts that ended by an ack or a fail in it, approximate (within 12.5%). */
+export interface QueueStatsBucket {
+  completed: number;
+  dead: number;
+  enqueued: number;
+  failed: number;
+  /** seconds */
+  oldest_pending_age: number;
+  pending: number;
+  processing_time: ProcessingTime;
+  /** @format date-time */
+  start: string;
 }
 
 /** ReleaseEntry names one lease: the job and the attempt it was fetched as, and the fetch's lease_token when it had one (an attempt number repeats after a release; the token does not). */

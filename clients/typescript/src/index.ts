@@ -18,4 +18,5 @@ export {
 } from "./job.js";
 export { type Logger, Worker, type WorkerOptions } from "./worker.js";
 export { pushHandler } from "./push.js";
+export { checkTraceparent, checkTracestate, currentTrace, runInTrace, type TraceContext } from "./trace.js";
 export { DEFAULT_TOLERANCE_SECONDS, verifyWebhook, WebhookVerificationError, WebhookVerifier } from "./verify.js";

@@ -28,6 +28,7 @@ from .errors import (
     is_retryable,
 )
 from .job import CANCELLED, LEASE_LOST, SHUTDOWN, Job, NonRetryableError
+from .trace import job_trace
 from .webhooks import WebhookVerifier, verify_webhook
 from .worker import Worker
 
@@ -38,5 +39,5 @@ __all__ = [
     "LEASE_LOST", "NetworkError", "NonRetryableError", "NotFoundError", "RateLimitedError", "SHUTDOWN",
     "TooLargeError", "UnauthenticatedError", "UnavailableError", "WebhookUnverifiedError", "WebhookVerifier",
     "Worker", "is_bad_request", "is_conflict", "is_lease_mismatch", "is_not_found", "is_rate_limited",
-    "is_retryable", "job_spec", "verify_webhook",
+    "is_retryable", "job_spec", "job_trace", "verify_webhook",
 ]

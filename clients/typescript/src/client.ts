@@ -1,11 +1,12 @@
 // The Client: jobs (enqueue, batch, get, cancel, retry, move, delete,
 // dead, chains), the worker protocol (fetch, ack, fail, heartbeat), the
-// event stream with resume, and the resource families of resources.ts
-// and admin.ts.
+// event stream with resume, and the resource families of resources.ts,
+// admin.ts and observe.ts.
 
 import { Admin } from "./admin.js";
 import { JobbieError, WORKER_DRAIN_HEADER, WorkerDrainingError } from "./errors.js";
 import { type CallOptions, type ClientOptions, Transport, marked, sleep } from "./http.js";
+import { Alerts, Audit } from "./observe.js";
 import { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 import { parseSSE } from "./sse.js";
 import { checkContext, checkEnqueue, currentTrace, ownTrace, type TraceContext, traceHeaders } from "./trace.js";
@@ -68,6 +69,8 @@ export class Client {
   readonly bulk: Bulk;
   readonly batches: Batches;
   readonly admin: Admin;
+  readonly alerts: Alerts;
+  readonly audit: Audit;
   /** The trace this client's enqueues continue (withTrace), before the handler's of the async context. */
   readonly trace?: TraceContext;
 
@@ -84,6 +87,8 @@ export class Client {
     this.bulk = new Bulk(this.t);
     this.batches = new Batches(this.t);
     this.admin = new Admin(this.t);
+    this.alerts = new Alerts(this.t);
+    this.audit = new Audit(this.t);
   }
 
   /** This client in another namespace of the same key. */

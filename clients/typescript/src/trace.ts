@@ -90,7 +90,7 @@ export function traceHeaders(tc: Partial<TraceContext> | undefined): Record<stri
 // it has not, job.client carries the trace explicitly.
 interface Storage {
   getStore(): TraceContext | undefined;
-  run<R>(store: TraceContext, fn: () => R): R;
+  run<R>(store: TraceContext | undefined, fn: () => R): R;
 }
 let storage: Storage | null | undefined;
 
@@ -108,11 +108,14 @@ function traceStorage(): Storage | null {
   return storage;
 }
 
-/** Runs fn with tc as the trace that enqueues within it continue (when the platform can carry it). */
+/**
+ * Runs fn with tc as the trace that enqueues within it continue (when the
+ * platform can carry it); a tc without a traceparent hides any outer one,
+ * so a job enqueued without a trace passes none on.
+ */
 export function runInTrace<R>(tc: Partial<TraceContext> | undefined, fn: () => R): R {
-  const c = ownTrace(tc);
-  const s = c ? traceStorage() : null;
-  return s ? s.run(c!, fn) : fn();
+  const s = traceStorage();
+  return s ? s.run(ownTrace(tc), fn) : fn();
 }
 
 /** The trace of the handler running in this async context, if the platform carries one. */

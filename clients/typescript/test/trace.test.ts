@@ -2,7 +2,7 @@
 // and fetches, bad values refused before sending, and enqueues made
 // within a handler continuing the handled job's trace.
 import { describe, expect, it } from "vitest";
-import { type Client, type Job, JobbieError, Worker } from "../src/index.js";
+import { type Client, currentTrace, type Job, JobbieError, runInTrace, Worker } from "../src/index.js";
 import { client, queue, waitFor } from "./helpers.js";
 
 const TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -91,5 +91,15 @@ describe("trace context", () => {
     expect((await c.getJob(made.explicitNone!)).traceparent).toBeUndefined();
     // Outside the handler the client continues nothing.
     expect((await c.getJob((await c.enqueue(next, "after")).job_id)).traceparent).toBeUndefined();
+  });
+
+  it("a job without a trace hides an outer one from the enqueues of its handler", async () => {
+    const inner = await runInTrace({ traceparent: TP }, async () => {
+      await Promise.resolve();
+      expect(currentTrace()).toEqual({ traceparent: TP });
+      return runInTrace({}, async () => currentTrace());
+    });
+    expect(inner).toBeUndefined();
+    expect(currentTrace()).toBeUndefined();
   });
 });

@@ -28,15 +28,17 @@ from .errors import (
     is_retryable,
 )
 from .job import CANCELLED, LEASE_LOST, SHUTDOWN, Job, NonRetryableError
+from ._observe import AUDIT_CURSOR_HEADER
+from .trace import job_trace
 from .webhooks import WebhookVerifier, verify_webhook
 from .worker import Worker
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BadRequestError", "CANCELLED", "Client", "ConflictError", "Event", "ForbiddenError", "IdempotencyKeyReusedError", "Job", "JobbieError",
+    "AUDIT_CURSOR_HEADER", "BadRequestError", "CANCELLED", "Client", "ConflictError", "Event", "ForbiddenError", "IdempotencyKeyReusedError", "Job", "JobbieError",
     "LEASE_LOST", "NetworkError", "NonRetryableError", "NotFoundError", "RateLimitedError", "SHUTDOWN",
     "TooLargeError", "UnauthenticatedError", "UnavailableError", "WebhookUnverifiedError", "WebhookVerifier",
     "Worker", "is_bad_request", "is_conflict", "is_lease_mismatch", "is_not_found", "is_rate_limited",
-    "is_retryable", "job_spec", "verify_webhook",
+    "is_retryable", "job_spec", "job_trace", "verify_webhook",
 ]

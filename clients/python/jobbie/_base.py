@@ -37,7 +37,8 @@ class Base:
         return self._t.call(method, path, body, idempotency_key=idempotency_key, headers=headers,
                             timeout=timeout).body
 
-    def _create(self, path: str, body: Any, idempotency_key: str | None) -> Any:
+    def _create(self, path: str, body: Any, idempotency_key: str | None,
+                headers: Mapping[str, str] | None = None) -> Any:
         """A POST of a route that takes an Idempotency-Key
         (IDEMPOTENT_ROUTES: the enqueues, a schedule's, a webhook
         endpoint's, a namespace's, a key's, a role's and a backup's
@@ -45,4 +46,4 @@ class Base:
         retry of the call."""
         if path not in IDEMPOTENT_ROUTES:
             raise ValueError(f"jobbie: POST {path} takes no Idempotency-Key")
-        return self._call("POST", path, body, idempotency_key=idempotency_key or new_idempotency_key())
+        return self._call("POST", path, body, idempotency_key=idempotency_key or new_idempotency_key(), headers=headers)

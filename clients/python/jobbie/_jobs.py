@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping, Sequence, cast
 
 from ._base import JSON, Base, drop_none, query, seg
+from .trace import check_context, check_enqueue, inherited_headers
 from .types_gen import (
     AckBatchResponse, Batch, BatchList, BatchResponse, ChainView, DeadPage, EnqueueRequest, EnqueueResponse, FailResponse,
     FetchedJob, HeartbeatResponse, JobDetail, JobOpResponse, StatusResponse,
@@ -55,22 +56,38 @@ def job_spec(
 
 class JobsMixin(Base):
     def enqueue(self, queue: str, payload: Any = None, *, idempotency_key: str | None = None,
-                **options: Any) -> EnqueueResponse:
+                inherit_trace: bool = True, **options: Any) -> EnqueueResponse:
         """Enqueue one job: ``{"job_id", "status", "unique_existing"}``.
         ``options`` are job_spec's keywords. ``idempotency_key`` (default: a
         random one per call) makes a repeat within 24 h get the first
-        answer instead of a second job."""
-        return self._create("/api/v1/enqueue", job_spec(queue, payload, **options), idempotency_key)  # type: ignore[no-any-return]
+        answer instead of a second job.
+
+        Within a Worker's handler a job that names no ``traceparent``
+        continues the trace of the job being handled, unless
+        ``inherit_trace`` is False. A bad ``traceparent`` or ``tracestate``
+        (of the job or a chain step) raises BadRequestError naming it
+        before anything is sent."""
+        spec = job_spec(queue, payload, **options)
+        check_enqueue(spec)
+        return self._create("/api/v1/enqueue", spec, idempotency_key,  # type: ignore[no-any-return]
+                            inherited_headers(inherit_trace and "traceparent" not in spec))
 
     def enqueue_batch(self, jobs: Sequence[Mapping[str, Any]], *, batch: Mapping[str, Any] | None = None,
-                      idempotency_key: str | None = None) -> BatchResponse:
+                      idempotency_key: str | None = None, inherit_trace: bool = True) -> BatchResponse:
         """Enqueue up to 1,000 jobs (each a job_spec), all or none. With
         ``batch`` (``{"callback_queue", "callback_payload"}``) a callback job
-        is enqueued once every job finished: the answer has ``batch_id``."""
+        is enqueued once every job finished: the answer has ``batch_id``.
+        Trace context as enqueue's: each job, and the callback, that names
+        no ``traceparent`` continues the handled job's trace; bad values
+        raise BadRequestError naming them (``jobs[3].traceparent``)."""
         body: JSON = {"jobs": [dict(j) for j in jobs]}
+        for i, j in enumerate(body["jobs"]):
+            check_enqueue(j, f"jobs[{i}].")
         if batch is not None:
             body["batch"] = dict(batch)
-        return self._create("/api/v1/enqueue/batch", body, idempotency_key)  # type: ignore[no-any-return]
+            check_context(body["batch"], "batch.")
+        return self._create("/api/v1/enqueue/batch", body, idempotency_key,  # type: ignore[no-any-return]
+                            inherited_headers(inherit_trace))
 
     def enqueue_chain(self, steps: Sequence[Mapping[str, Any]], payload: Any = None, *,
                       on_failure: Mapping[str, Any] | None = None, on_exit: Mapping[str, Any] | None = None,

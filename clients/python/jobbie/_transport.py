@@ -195,6 +195,8 @@ class SyncTransport:
             raise NetworkError(f"{method} {path}: {e.__class__.__name__}: {e}") from e
         if not 200 <= resp.status < 300:
             raise error_from_response(resp.status, rh, raw[:MAX_ERROR_BODY])
+        if "ndjson" in rh.get("content-type", ""):  # JSON lines: many documents, kept as text
+            return Response(resp.status, rh, raw.decode("utf-8", "replace"))
         return Response(resp.status, rh, decode(resp.status, raw))
 
     def call(

@@ -7,12 +7,13 @@ from typing import Any, Mapping
 
 from ._admin import AdminMixin
 from ._jobs import JobsMixin
+from ._observe import ObserveMixin
 from ._queues import QueuesMixin
 from ._search import SearchMixin
 from ._transport import Config, SyncTransport
 
 
-class Client(JobsMixin, QueuesMixin, SearchMixin, AdminMixin):
+class Client(JobsMixin, QueuesMixin, SearchMixin, AdminMixin, ObserveMixin):
     """A client of one gateway, as one API key, in one namespace (the key's
     default unless ``namespace`` names another).
 

@@ -23,6 +23,7 @@ from ._transport import Backoff, Config
 from .client import Client
 from .errors import JobbieError
 from .job import CANCELLED, LEASE_LOST, SHUTDOWN, Job, NonRetryableError
+from .trace import job_trace
 from .types_gen import FailRequest
 
 Handler = Callable[[Job], Awaitable[Any]] | Callable[[Job], Any]
@@ -211,6 +212,12 @@ class Worker:
         self._slot_freed.set()
 
     async def _invoke(self, job: Job) -> Any:
+        # Runs in the job's own task, so the trace set here is the
+        # handler's alone (and its threads', which asyncio.to_thread copies).
+        with job_trace(job.traceparent, job.tracestate):
+            return await self._call_handler(job)
+
+    async def _call_handler(self, job: Job) -> Any:
         if inspect.iscoroutinefunction(self.handler):
             return await self.handler(job)
         result = await asyncio.to_thread(self.handler, job)

@@ -1,16 +1,18 @@
 // The Client: jobs (enqueue, batch, get, cancel, retry, move, delete,
 // dead, chains), the worker protocol (fetch, ack, fail, heartbeat), the
-// event stream with resume, and the resource families of resources.ts
-// and admin.ts.
+// event stream with resume, and the resource families of resources.ts,
+// admin.ts and observe.ts.
 
 import { Admin } from "./admin.js";
 import { JobbieError, WORKER_DRAIN_HEADER, WorkerDrainingError } from "./errors.js";
 import { type CallOptions, type ClientOptions, Transport, marked, sleep } from "./http.js";
+import { Alerts, Audit } from "./observe.js";
 import { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 import { parseSSE } from "./sse.js";
+import { checkContext, checkEnqueue, currentTrace, ownTrace, type TraceContext, traceHeaders } from "./trace.js";
 import type * as api from "./api.gen.js";
 import type {
-  AckBatchEntry, AckBatchResult, BatchEnqueueResult, BatchSpec, ChainView, ClusterHealth, DeadPage,
+  AckBatchEntry, AckBatchResult, BatchEnqueueResult, BatchOptions, BatchSpec, ChainView, ClusterHealth, DeadPage,
   EnqueueOptions, EnqueueRequest, EnqueueResult, FailResult, FetchBatchRequest, FetchedJob, FetchRequest, HeartbeatEntry,
   HeartbeatStatus, JobDetail, JobEvent, JobOpResult, StatusResponse, Worker, WorkerDrainResponse,
 } from "./types.js";
@@ -52,8 +54,8 @@ function withoutUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
-function enqueueBody(req: EnqueueRequest): Record<string, unknown> {
-  const b: Record<string, unknown> = withoutUndefined({ ...req });
+function enqueueBody(req: EnqueueRequest & { inheritTrace?: boolean }): Record<string, unknown> {
+  const b: Record<string, unknown> = withoutUndefined({ ...req, inheritTrace: undefined });
   if (req.scheduled_at instanceof Date) b.scheduled_at = req.scheduled_at.toISOString();
   return b;
 }
@@ -67,20 +69,45 @@ export class Client {
   readonly bulk: Bulk;
   readonly batches: Batches;
   readonly admin: Admin;
+  readonly alerts: Alerts;
+  readonly audit: Audit;
+  /** The trace this client's enqueues continue (withTrace), before the handler's of the async context. */
+  readonly trace?: TraceContext;
 
-  constructor(opts: ClientOptions | Transport) {
+  constructor(opts: ClientOptions | Transport, trace?: Partial<TraceContext>) {
     this.t = opts instanceof Transport ? opts : new Transport(opts);
+    const tc = ownTrace(trace);
+    if (tc) {
+      checkContext(tc);
+      this.trace = tc;
+    }
     this.queues = new Queues(this.t);
     this.schedules = new Schedules(this.t);
     this.search = new Search(this.t);
     this.bulk = new Bulk(this.t);
     this.batches = new Batches(this.t);
     this.admin = new Admin(this.t);
+    this.alerts = new Alerts(this.t);
+    this.audit = new Audit(this.t);
   }
 
   /** This client in another namespace of the same key. */
   inNamespace(namespace: string): Client {
-    return new Client(this.t.withNamespace(namespace));
+    return new Client(this.t.withNamespace(namespace), this.trace);
+  }
+
+  /**
+   * This client, whose enqueues naming no traceparent continue tc (a
+   * job's: a Worker gives its handler job.client, this client with the
+   * job's trace). A bad tc throws a 400 JobbieError naming its field.
+   */
+  withTrace(tc: Partial<TraceContext> | undefined): Client {
+    return new Client(this.t, tc);
+  }
+
+  /** The trace an enqueue continues: its own client's, else the running handler's; none when told not to. */
+  private inherited(inherit: boolean | undefined): Record<string, string> {
+    return inherit === false ? {} : traceHeaders(this.trace ?? currentTrace());
   }
 
   // Aliases of the admin families, so the common ones read short.
@@ -100,19 +127,33 @@ export class Client {
    * an Idempotency-Key of its own, the same on each of its retries, so a
    * retry after a lost answer gets the first answer back (replayed)
    * rather than enqueueing again.
+   *
+   * A job naming no traceparent continues the trace of the handler it is
+   * enqueued from (opts.inheritTrace false: none). A bad traceparent or
+   * tracestate, of the job or a chain step, throws a 400 JobbieError
+   * naming it before anything is sent.
    */
   async enqueue(queue: string, payload?: unknown, opts: EnqueueOptions = {}, co?: CallOptions): Promise<EnqueueResult> {
+    checkEnqueue(opts);
+    const headers = opts.traceparent ? {} : this.inherited(opts.inheritTrace);
     const a = await this.t.call<api.EnqueueResponse>(
-      { method: "POST", path: "/api/v1/enqueue", body: enqueueBody({ ...opts, queue, payload }) }, co);
+      { method: "POST", path: "/api/v1/enqueue", body: enqueueBody({ ...opts, queue, payload }), headers }, co);
     return marked(a);
   }
 
-  /** Enqueues up to 1,000 jobs, all or none; with batch, a callback when all are done. */
-  async enqueueBatch(jobs: EnqueueRequest[], batch?: BatchSpec, co?: CallOptions): Promise<BatchEnqueueResult> {
+  /**
+   * Enqueues up to 1,000 jobs, all or none; with batch, a callback when
+   * all are done. Trace context as enqueue's, for each job and the
+   * callback (a bad one named as jobs[3].traceparent, batch.tracestate).
+   */
+  async enqueueBatch(jobs: EnqueueRequest[], batch?: BatchSpec, co: BatchOptions = {}): Promise<BatchEnqueueResult> {
+    jobs.forEach((j, i) => checkEnqueue(j, `jobs[${i}].`));
+    checkContext(batch, "batch.");
+    const { inheritTrace, ...call } = co;
     const a = await this.t.call<api.BatchResponse>({
       method: "POST", path: "/api/v1/enqueue/batch",
-      body: withoutUndefined({ jobs: jobs.map(enqueueBody), batch }),
-    }, co);
+      body: withoutUndefined({ jobs: jobs.map(enqueueBody), batch }), headers: this.inherited(inheritTrace),
+    }, call);
     return marked(a);
   }
 

@@ -17,5 +17,7 @@ export {
   DELIVERY_ABORTED, describeError, type Handler, Job, JOB_CANCELLED, JobStopped, LEASE_LOST, NonRetryableError, WORKER_SHUTDOWN,
 } from "./job.js";
 export { type Logger, Worker, type WorkerOptions } from "./worker.js";
+export { Alerts, Audit, AUDIT_CURSOR_HEADER, type AuditJsonlPage, type AuditQuery } from "./observe.js";
 export { pushHandler } from "./push.js";
+export { checkTraceparent, checkTracestate, currentTrace, runInTrace, type TraceContext } from "./trace.js";
 export { DEFAULT_TOLERANCE_SECONDS, verifyWebhook, WebhookVerificationError, WebhookVerifier } from "./verify.js";

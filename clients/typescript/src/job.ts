@@ -1,6 +1,7 @@
 // A running job as its handler sees it, pulled by a Worker or pushed to a
 // push handler, and the reasons a job's signal aborts.
 
+import type { Client } from "./client.js";
 import type { FetchedJob, Progress } from "./types.js";
 
 /** The handler's return value acks the job as its result; a throw fails the attempt. */
@@ -58,8 +59,15 @@ export class Job {
   readonly leaseDurationMs: number;
   /** Names this lease (empty for a pushed job); ack, fail and heartbeats send it. */
   readonly leaseToken: string;
+  /** The job's W3C trace context, as it was enqueued. */
   readonly traceparent?: string;
   readonly tracestate?: string;
+  /**
+   * The Worker's client (a push handler's, if given one) whose enqueues
+   * continue this job's trace: the explicit way where the platform has
+   * no AsyncLocalStorage. Undefined for a push handler given no client.
+   */
+  client?: Client;
   /** Aborts when the job should stop; its reason is a JobStopped. */
   readonly signal: AbortSignal;
 

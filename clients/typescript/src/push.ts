@@ -1,7 +1,9 @@
 // The push handler: serves a push queue's deliveries with the same
 // Handler a Worker runs (docs/api/push.md, "the delivery contract").
 
+import type { Client } from "./client.js";
 import { describeError, type Handler, Job, NonRetryableError } from "./job.js";
+import { runInTrace } from "./trace.js";
 import type { WebhookVerifier } from "./verify.js";
 
 /** The most of a delivery read: above what the server sends (wire.MaxPushDeliveryBytes). */
@@ -22,9 +24,11 @@ function answer(status: number, body?: Record<string, unknown>): Response {
  * checkpoint and progress travel in the answer, and its signal aborts
  * (delivery_aborted) when the request does. Serve it with any runtime
  * that speaks fetch's Request and Response (Deno.serve, Bun.serve,
- * Cloudflare Workers, or Node with an adapter).
+ * Cloudflare Workers, or Node with an adapter). With client, job.client
+ * is it with the job's trace; enqueues within the handler continue the
+ * job's trace as a Worker's do.
  */
-export function pushHandler(verifier: WebhookVerifier, handler: Handler): (req: Request) => Promise<Response> {
+export function pushHandler(verifier: WebhookVerifier, handler: Handler, client?: Client): (req: Request) => Promise<Response> {
   return async (req: Request): Promise<Response> => {
     if (req.method !== "POST") {
       const r = answer(405, { error: "push deliveries are POSTed" });
@@ -53,6 +57,7 @@ export function pushHandler(verifier: WebhookVerifier, handler: Handler): (req: 
     }, async (j, v) => {
       j.checkpointValue = v ?? null;
     });
+    if (client) job.client = client.withTrace(job);
     const onAbort = () => job.stop("delivery_aborted");
     req.signal?.addEventListener("abort", onAbort, { once: true });
     const extra = (): Record<string, unknown> => {
@@ -62,7 +67,7 @@ export function pushHandler(verifier: WebhookVerifier, handler: Handler): (req: 
       return o;
     };
     try {
-      const result = await handler(job);
+      const result = await runInTrace(job, () => handler(job));
       const a = { ...(result === undefined ? {} : { result }), ...extra() };
       JSON.stringify(a);
       return Object.keys(a).length === 0 ? answer(200) : answer(200, a);

@@ -33,3 +33,16 @@ export type WebhookDelivery = api.WebhookDelivery;
 
 /** A namespace's public signing key: verify pushes and webhooks with `public_key`. */
 export type SigningKey = api.WebhookKey;
+
+/** A namespace's alert rule with its state (docs/api/alerts.md). */
+export type AlertRule = api.AlertRule;
+/** POST /api/v1/alerts (name required) and PUT /api/v1/alerts/{name} (the whole rule). */
+export type AlertRuleRequest = api.AlertRuleRequest;
+export type AlertRuleKind = api.AlertRuleRequest["kind"];
+export type AlertQueue = api.AlertQueue;
+export type AlertValue = api.AlertValue;
+
+/** One record of the audit log (docs/api/audit.md). */
+export type AuditRecord = api.AuditRecord;
+/** A page of the audit log, oldest first; no cursor means nothing more. */
+export type AuditPage = api.AuditPage;

@@ -6,6 +6,7 @@
 // number of seconds.
 
 import type * as api from "./api.gen.js";
+import type { CallOptions } from "./http.js";
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type Duration = string | number;
@@ -16,14 +17,30 @@ export type JobState = api.JobDetail["state"];
 export type StepSpec = api.StepSpec;
 export type ChainSpec = api.ChainSpec;
 
-/** Enqueue options (docs/api/jobs.md, "Enqueue options"). */
-export interface EnqueueOptions extends Omit<api.EnqueueRequest, "queue" | "payload" | "scheduled_at"> {
+/** A job's fields besides its queue and payload (docs/api/jobs.md, "Enqueue options"). */
+export interface EnqueueFields extends Omit<api.EnqueueRequest, "queue" | "payload" | "scheduled_at"> {
   /** RFC 3339 time or a Date. */
   scheduled_at?: string | Date;
 }
 
+/** Enqueue options: a job's fields, and whether it continues the running handler's trace. */
+export interface EnqueueOptions extends EnqueueFields {
+  /**
+   * Within a Worker's handler (or through job.client) a job naming no
+   * traceparent continues the handled job's trace; false: it starts none.
+   * Default true.
+   */
+  inheritTrace?: boolean;
+}
+
+/** Options of a batch enqueue. */
+export interface BatchOptions extends CallOptions {
+  /** As EnqueueOptions.inheritTrace, for every job and the callback naming no traceparent. Default true. */
+  inheritTrace?: boolean;
+}
+
 /** One job of enqueue/batch. */
-export interface EnqueueRequest extends EnqueueOptions {
+export interface EnqueueRequest extends EnqueueFields {
   queue: string;
   payload?: unknown;
 }

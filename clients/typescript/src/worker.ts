@@ -10,6 +10,7 @@ import type { Client } from "./client.js";
 import { isRetryable, JobbieError, WorkerDrainingError } from "./errors.js";
 import { randomId, sleep } from "./http.js";
 import { describeError, type Handler, Job, NonRetryableError } from "./job.js";
+import { runInTrace } from "./trace.js";
 import type { FetchedJob, HeartbeatEntry } from "./types.js";
 
 export interface Logger {
@@ -197,6 +198,7 @@ export class Worker {
 
   private async process(fj: FetchedJob): Promise<void> {
     const job = new Job(fj, (j, v) => this.saveCheckpoint(j, v), () => this.stopping);
+    job.client = this.client.withTrace(job);
     if (this.closed) {
       job.claimed = true;
       this.track(this.fail(job, new Error("worker_shutdown"), "worker_shutdown"));
@@ -208,7 +210,8 @@ export class Worker {
     let error: unknown;
     let failed = false;
     try {
-      result = await this.handler(job);
+      // Enqueues anywhere within the handler continue the job's trace.
+      result = await runInTrace(job, () => this.handler(job));
     } catch (err) {
       failed = true;
       error = err;

@@ -39,6 +39,25 @@ afterAll(async () => {
 });
 
 describe("real signed requests", () => {
+  it("a pushed job's handler continues its trace in the enqueues it makes, through job.client too", async () => {
+    const c = client();
+    const q = queue();
+    const next = `${q}.next`;
+    const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const keys = (await c.signingKeys.list()).map((k) => k.public_key);
+    const made: string[] = [];
+    routes.set(`/push/${q}`, pushHandler(new WebhookVerifier(keys), async (job) => {
+      expect(job.traceparent).toBe(tp);
+      made.push((await c.enqueue(next, "ambient")).job_id, (await job.client!.enqueue(next, "explicit")).job_id);
+      return "ok";
+    }, c));
+    await c.queues.put(q, { push: { url: `${base}/push/${q}`, timeout: "10s" } });
+    const r = await c.enqueue(q, {}, { traceparent: tp, max_retries: 0 });
+    await waitFor("completed", async () => (await c.getJob(r.job_id)).state === "completed");
+    expect(made.length).toBe(2);
+    for (const id of made) expect((await c.getJob(id)).traceparent?.split("-")[1]).toBe(tp.split("-")[1]);
+  });
+
   it("a push queue's deliveries verify and run through pushHandler; a failure is retried with its stack", async () => {
     const c = client();
     const q = queue();

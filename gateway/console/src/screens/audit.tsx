@@ -106,7 +106,7 @@ export function Audit() {
             </button>
           </nav>
           <ItemDialog item={shown} id="audit-record" title="Audit record" wide onClose={() => setShown(null)}>
-            {(r) => <RecordDetail r={r} />}
+            {(r) => <RecordDetail r={r} onClose={() => setShown(null)} />}
           </ItemDialog>
         </>
       )}
@@ -123,37 +123,44 @@ function ResultBadge({ r }: { r: AuditRecord }) {
   );
 }
 
-function RecordDetail({ r }: { r: AuditRecord }) {
+function RecordDetail({ r, onClose }: { r: AuditRecord; onClose: () => void }) {
   return (
-    <dl class="kv" id="audit-record-kv">
-      <KV k="Time">{r.time}</KV>
-      <KV k="Key" id="audit-record-key">
-        {r.key_name ? `${r.key_name} (${r.key_id})` : r.key_id}
-      </KV>
-      <KV k="Role">{r.role}</KV>
-      <KV k="Action" id="audit-record-action">
-        {r.action}
-      </KV>
-      <KV k="Route" class="mono" id="audit-record-route">
-        {r.route}
-      </KV>
-      <KV k="Object" class="mono" id="audit-record-object">
-        {objectText(r)}
-      </KV>
-      <KV k="Namespace">{r.namespace || "—"}</KV>
-      <KV k="Result" id="audit-record-result">
-        {r.result} ({r.status})
-      </KV>
-      <KV k="Source address" class="mono">
-        {r.source_address}
-      </KV>
-      <KV k="Request id" class="mono">
-        {r.request_id}
-      </KV>
-      <KV k="Record id" class="mono">
-        {r.id}
-      </KV>
-    </dl>
+    <>
+      <dl class="kv" id="audit-record-kv">
+        <KV k="Time">{r.time}</KV>
+        <KV k="Key" id="audit-record-key">
+          {r.key_name ? `${r.key_name} (${r.key_id})` : r.key_id}
+        </KV>
+        <KV k="Role">{r.role}</KV>
+        <KV k="Action" id="audit-record-action">
+          {r.action}
+        </KV>
+        <KV k="Route" class="mono" id="audit-record-route">
+          {r.route}
+        </KV>
+        <KV k="Object" class="mono" id="audit-record-object">
+          {objectText(r)}
+        </KV>
+        <KV k="Namespace">{r.namespace || "—"}</KV>
+        <KV k="Result" id="audit-record-result">
+          {r.result} ({r.status})
+        </KV>
+        <KV k="Source address" class="mono">
+          {r.source_address}
+        </KV>
+        <KV k="Request id" class="mono">
+          {r.request_id}
+        </KV>
+        <KV k="Record id" class="mono">
+          {r.id}
+        </KV>
+      </dl>
+      <div class="dialog-footer">
+        <button type="button" id="audit-record-close" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </>
   );
 }
 

@@ -29,7 +29,7 @@ func alerts(t *testing.T, p *page) []wire.AlertRule {
 // refuses is shown under its field, and makes nothing) is listed, fires
 // on a queue with jobs pending (its state, since and value in the list,
 // and on the dashboard's card), is disabled and edited (the API keeps
-// what the form sent) and deleted after a confirmation. A developer
+// what the form sent) and deleted after a confirmation. A viewer
 // (namespace.read, no queue.manage) reads the rules without the forms.
 func TestConsoleAlerts(t *testing.T) {
 	t.Parallel()
@@ -74,12 +74,12 @@ func TestConsoleAlerts(t *testing.T) {
 	p.waitScreen("dashboard")
 	p.waitText(`#dash-alerts li[data-alert="mail-backlog"]`, "al.mail")
 
-	// A developer reads the rules, and has no forms.
-	dev := tn.key(t, tenancy.RoleDeveloper)
-	v := signedIn(t, dev.Token, "/console/alerts", "alerts")
+	// A viewer reads the rules, and has no forms.
+	viewer := tn.key(t, tenancy.RoleViewer)
+	v := signedIn(t, viewer.Token, "/console/alerts", "alerts")
 	v.waitFor(`#alerts tr[data-alert="mail-backlog"]`)
 	for _, sel := range []string{"#alert-new", ".alert-edit", ".alert-toggle", ".alert-delete"} {
-		assert.Zero(t, v.count(sel), "%s shown to a developer", sel)
+		assert.Zero(t, v.count(sel), "%s shown to a viewer", sel)
 	}
 
 	p.click(mainNav + ` a[href="/console/alerts"]`)

@@ -16,9 +16,10 @@ const auditPauses = 51
 
 // The Audit screen: queue pauses by the owner's key appear, filtered by
 // action and object, over two pages by the API's cursor, each record once;
-// a record's detail shows its route and result; a bad filter is told and
-// the screen goes on. A developer (no audit.read) has no link to it, is
-// told it is not allowed, and the console goes on working.
+// a record's detail shows its route and result; a time range the API
+// refuses is told and the screen goes on. A developer (no audit.read)
+// has no link to it, is told it is not allowed, and the console goes on
+// working.
 func TestConsoleAudit(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
@@ -71,9 +72,10 @@ func TestConsoleAudit(t *testing.T) {
 	p.click("#audit-prev")
 	p.waitText(`nav[aria-label="Audit pages"] [aria-current="page"]`, fmt.Sprintf("Page %d", 1))
 
-	p.setValue("#audit-f-result", "no such result!")
+	p.setValue("#audit-f-from", "2026-11-29T06:00")
+	p.setValue("#audit-f-to", "2026-11-29T05:00")
 	p.click("#audit-apply")
-	p.waitText("#audit-error", "result")
+	p.waitText("#audit-error", "to must be after from")
 	p.click("#audit-clear")
 	p.until(waitTimeout, `location.search === ''`, "the filters cleared")
 	p.waitFor(`#audit tr[data-record]`)

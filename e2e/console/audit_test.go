@@ -16,10 +16,10 @@ const auditPauses = 51
 
 // The Audit screen: queue pauses by the owner's key appear, filtered by
 // action and object, over two pages by the API's cursor, each record once;
-// a record's detail shows its route and result; a time range the API
-// refuses is told and the screen goes on. A developer (no audit.read)
-// has no link to it, is told it is not allowed, and the console goes on
-// working.
+// a record's detail shows its route and result; the export reads them
+// all; a time range the API refuses is told and the screen goes on. A
+// developer (no audit.read) has no link to it, is told it is not allowed,
+// and the console goes on working.
 func TestConsoleAudit(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
@@ -49,7 +49,9 @@ func TestConsoleAudit(t *testing.T) {
 		assert.Equal(t, "queue/au.mail", obj)
 	}
 	collect()
-	firstID := func() string { return eval[string](p, `document.querySelector('#audit tr[data-record]')?.dataset.record ?? ""`) }
+	firstID := func() string {
+		return eval[string](p, `document.querySelector('#audit tr[data-record]')?.dataset.record ?? ""`)
+	}
 	first := firstID()
 	p.click(`#audit tr[data-record] .audit-detail`)
 	p.waitText("#audit-record-route", "POST /api/v1/queues/:name/pause")
@@ -69,6 +71,10 @@ func TestConsoleAudit(t *testing.T) {
 		collect()
 	}
 	assert.Len(t, ids, auditPauses, "each pause once over the pages")
+	// The export walks the same filtered log through its JSON-lines pages.
+	p.click("#audit-export")
+	p.waitText("#audit-export-notice", fmt.Sprintf("Exported %d records.", auditPauses))
+
 	p.click("#audit-prev")
 	p.waitText(`nav[aria-label="Audit pages"] [aria-current="page"]`, fmt.Sprintf("Page %d", 1))
 

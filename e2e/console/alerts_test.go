@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -30,7 +31,8 @@ func alerts(t *testing.T, p *page) []wire.AlertRule {
 // on a queue with jobs pending (its state, since and value in the list,
 // and on the dashboard's card), is disabled and edited (the API keeps
 // what the form sent) and deleted after a confirmation. A viewer
-// (namespace.read, no queue.manage) reads the rules without the forms.
+// (namespace.read, no queue.manage) reads the rules without the forms;
+// a key of some queues is told it may not read them.
 func TestConsoleAlerts(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
@@ -82,6 +84,21 @@ func TestConsoleAlerts(t *testing.T) {
 	for _, sel := range []string{"#alert-new", ".alert-edit", ".alert-toggle", ".alert-delete"} {
 		assert.Zero(t, v.count(sel), "%s shown to a viewer", sel)
 	}
+
+	// A key of some queues may not read rules that may watch every queue
+	// (403): the screen says so, and the dashboard leaves the card out.
+	_, err := tn.owner.CreateRole(ctx(t), client.Role{Name: "al-scoped", Permissions: []client.Permission{
+		{Actions: []string{"namespace.read", "queue.read", "job.read"}, Namespaces: []string{"*"}, Queues: []string{"al.*"}}}})
+	require.NoError(t, err)
+	scoped, err := tn.owner.CreateKey(ctx(t), client.CreateKeyRequest{Name: "al-scoped", Role: wire.RoleName("al-scoped"), Namespaces: []string{tn.namespace}})
+	require.NoError(t, err)
+	s := signedIn(t, scoped.Token, "/console/alerts", "alerts")
+	s.waitText("#alerts-forbidden", "may not read")
+	assert.Zero(t, s.count("#alert-new"))
+	s.click(mainNav + ` a[href="/console/"]`)
+	s.waitScreen("dashboard")
+	s.waitText(`[data-screen="dashboard"]`, "al.mail")
+	assert.Zero(t, s.count("#dash-alerts"), "the alerts card shown to a key that may not read the rules")
 
 	p.click(mainNav + ` a[href="/console/alerts"]`)
 	p.waitScreen("alerts")

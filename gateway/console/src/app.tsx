@@ -129,11 +129,13 @@ const nav: { href: string; label: string; act?: string }[] = [
   { href: "/workers", label: "Workers", act: "queue.read" },
   { href: "/events", label: "Live events", act: "job.read" },
   { href: "/webhooks", label: "Webhooks", act: "webhook.read" },
+  { href: "/alerts", label: "Alerts", act: "namespace.read" },
   { href: "/namespaces", label: "Namespaces", act: "namespace.read" },
   { href: "/backups", label: "Backups", act: "backup.read" },
   { href: "/shards", label: "Shards", act: "namespace.read" },
   { href: "/keys", label: "API keys", act: "key.read" },
   { href: "/roles", label: "Roles", act: "key.read" },
+  { href: "/audit", label: "Audit log", act: "audit.read" },
   { href: "/usage", label: "Usage", act: "usage.read" },
   { href: "/invoices", label: "Invoices", act: "usage.read" },
 ];

@@ -18,6 +18,8 @@ import { Invoices, InvoiceDetail } from "./screens/invoices";
 import { Backups } from "./screens/backups";
 import { Shards } from "./screens/shards";
 import { Webhooks, WebhookDetail } from "./screens/webhooks";
+import { Alerts } from "./screens/alerts";
+import { Audit } from "./screens/audit";
 
 export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
   { path: "/", render: () => <Dashboard /> },
@@ -33,6 +35,8 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/events", render: () => <Events /> },
   { path: "/webhooks", render: () => <Webhooks /> },
   { path: "/webhooks/:id", render: (p) => <WebhookDetail id={p.id} /> },
+  { path: "/alerts", render: () => <Alerts /> },
+  { path: "/audit", render: () => <Audit /> },
   { path: "/namespaces", render: () => <Namespaces /> },
   { path: "/backups", render: () => <Backups /> },
   { path: "/shards", render: () => <Shards /> },

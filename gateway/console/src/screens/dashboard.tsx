@@ -6,6 +6,7 @@ import { ErrorBox, Loading, Screen } from "../components/ui";
 import { settled, useApi, useInterval, useLiveReload, usePostQuery, useTick } from "../hooks";
 import { useSession } from "../session";
 import { ClusterCard, FailuresCard, WorkersCard } from "./dashboard-cards";
+import { FiringCard } from "./alerts";
 import { isFailure, RECENT_FAILURES, type ClusterHealth, type FailedJob, type Queue, type Worker } from "./dashboard-lib";
 import { QueueTable, QueueTotals } from "./dashboard-queues";
 import "./dashboard.css";
@@ -14,6 +15,7 @@ export function Dashboard() {
   const { can } = useSession();
   const canQueues = can("queue.read");
   const canJobs = can("job.read");
+  const canAlerts = can("namespace.read");
   const queues = useApi<{ queues: Queue[] }>(canQueues ? "/api/v1/queues" : null);
   const workers = useApi<{ workers: Worker[] }>(canQueues ? "/api/v1/workers" : null);
   const cluster = useApi<ClusterHealth>(canQueues ? "/api/v1/cluster" : null);
@@ -50,6 +52,7 @@ export function Dashboard() {
           </div>
         </>
       )}
+      {canAlerts && <FiringCard />}
       {canJobs && <FailuresCard failures={failures} />}
     </Screen>
   );

@@ -79,7 +79,17 @@
 // delivery contract. A namespace's lifecycle webhook endpoints are
 // managed with CreateWebhook and its siblings, their delivery log read
 // with WebhookDeliveries (docs/api/webhooks.md); their requests verify
-// the same way.
+// the same way. A namespace's alert rules are CreateAlertRule and its
+// siblings (docs/api/alerts.md); the tenant's audit log is read a page
+// at a time with Audit, or whole, following cursors, with AuditAll
+// (docs/api/audit.md).
+//
+// A W3C trace context rides in a context.Context (WithTraceParent,
+// TraceParentFrom): Enqueue and EnqueueBatch send it with each job that
+// names none, and a Worker runs each handler with its job's, so what a
+// handler enqueues continues the job's trace. The package depends on no
+// tracing library; docs/api/jobs.md, "Trace context", shows the bridge
+// to an OpenTelemetry span.
 //
 // The examples show each resource family: jobs (Client.Enqueue), batches
 // (Client.EnqueueBatch), chains (Client.GetChain), dependencies, queues
@@ -87,7 +97,9 @@
 // cursors (Client.SearchPages), bulk with progress (Client.WatchBulk),
 // workers (NewWorker, Permanent, Client.DrainWorker), events with resume
 // (Client.Events), namespaces, keys, roles, usage, webhooks (with
-// WebhookVerifier.Verify) and idempotent retries (WithIdempotencyKey,
+// WebhookVerifier.Verify), alert rules (Client.CreateAlertRule), the
+// audit log (Client.Audit, Client.AuditAll), trace context
+// (WithTraceParent) and idempotent retries (WithIdempotencyKey,
 // RetryPolicy).
 //
 // Every non-2xx answer is returned as *Error carrying the server's stable

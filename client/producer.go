@@ -127,8 +127,10 @@ func (r EnqueueRequest) toWire() (wire.EnqueueRequest, error) {
 // JobID is then that job's id.
 type EnqueueResult = wire.EnqueueResponse
 
-// Enqueue adds one job.
+// Enqueue adds one job. A request that names no TraceParent takes the trace context ctx
+// carries (WithTraceParent; a handler's ctx carries its job's).
 func (c *Client) Enqueue(ctx context.Context, req EnqueueRequest) (*EnqueueResult, error) {
+	traced(ctx, &req.TraceParent, &req.TraceState)
 	var out EnqueueResult
 	if _, err := c.do(ctx, "POST", "/api/v1/enqueue", req, &out); err != nil {
 		return nil, err
@@ -178,8 +180,20 @@ func (r BatchRequest) MarshalJSON() ([]byte, error) {
 // each one's outcome).
 type BatchResult = wire.BatchResponse
 
-// EnqueueBatch adds several jobs atomically.
+// EnqueueBatch adds several jobs atomically. Each job, and the callback, that names no TraceParent takes the trace
+// context ctx carries, as Enqueue's.
 func (c *Client) EnqueueBatch(ctx context.Context, req BatchRequest) (*BatchResult, error) {
+	if p, _ := TraceParentFrom(ctx); p != "" {
+		req.Jobs = append([]EnqueueRequest(nil), req.Jobs...) // the caller's slice stays as it was
+		for i := range req.Jobs {
+			traced(ctx, &req.Jobs[i].TraceParent, &req.Jobs[i].TraceState)
+		}
+		if req.Batch != nil {
+			b := *req.Batch
+			traced(ctx, &b.TraceParent, &b.TraceState)
+			req.Batch = &b
+		}
+	}
 	var out BatchResult
 	if _, err := c.do(ctx, "POST", "/api/v1/enqueue/batch", req, &out); err != nil {
 		return nil, err

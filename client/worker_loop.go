@@ -104,7 +104,7 @@ func invoke(ctx context.Context, h Handler, jc *JobContext) (result any, err err
 			err = &panicError{value: r, stack: string(debug.Stack())}
 		}
 	}()
-	return h(ctx, jc)
+	return h(withJobTrace(ctx, jc), jc)
 }
 
 // finish reports the outcome of a job unless shutdown already failed it or

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -164,13 +163,15 @@ func (m *alertRuleModel) set(ns string, a *wire.AlertRule) {
 // write creates or replaces the rule the plan describes.
 func (r *alertRuleResource) write(ctx context.Context, plan *alertRuleModel, diags *diag.Diagnostics, create bool) {
 	ns, name := plan.Namespace.ValueString(), plan.Name.ValueString()
-	method, what, target := http.MethodPut, "update", name
+	what := "update"
 	if create {
-		method, what, target = http.MethodPost, "create", ""
+		what = "create"
 	}
 	a, err := retry(ctx, true, func() (*wire.AlertRule, error) {
-		var a wire.AlertRule
-		return &a, r.p.alertCall(ctx, ns, method, target, plan.request(create), &a)
+		if create {
+			return r.p.in(ns).CreateAlertRule(ctx, plan.request(create))
+		}
+		return r.p.in(ns).UpdateAlertRule(ctx, name, plan.request(create))
 	})
 	if err != nil {
 		apiErrorAt(diags, "Could not "+what+" alert rule "+name+" in namespace "+ns, err, "name", "kind", "queue", "threshold", "for", "min_count")
@@ -197,10 +198,7 @@ func (r *alertRuleResource) Read(ctx context.Context, req resource.ReadRequest, 
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
-	a, err := retry(ctx, false, func() (*wire.AlertRule, error) {
-		var a wire.AlertRule
-		return &a, r.p.alertCall(ctx, ns, http.MethodGet, name, nil, &a)
-	})
+	a, err := retry(ctx, false, func() (*wire.AlertRule, error) { return r.p.in(ns).GetAlertRule(ctx, name) })
 	if client.IsNotFound(err) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -232,7 +230,7 @@ func (r *alertRuleResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
 	_, err := retry(ctx, true, func() (struct{}, error) {
-		return struct{}{}, r.p.alertCall(ctx, ns, http.MethodDelete, name, nil, nil)
+		return struct{}{}, r.p.in(ns).DeleteAlertRule(ctx, name)
 	})
 	if err != nil && !client.IsNotFound(err) {
 		apiError(&resp.Diagnostics, "Could not delete alert rule "+name+" in namespace "+ns, err)

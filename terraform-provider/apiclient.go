@@ -17,9 +17,6 @@ import (
 type providerData struct {
 	client    *client.Client
 	namespace string // the default namespace of resources that name none
-	// endpoint, key and userAgent make the requests the Go SDK has no
-	// call for yet (alert_api.go).
-	endpoint, key, userAgent string
 }
 
 // in returns a client whose requests go to namespace ns.

@@ -110,7 +110,7 @@ func (p *jobbieProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	ua := "terraform-provider-jobbie/" + p.version
 	data := &providerData{
 		client:    client.New(endpoint, key, client.WithUserAgent(ua)),
-		namespace: ns, endpoint: endpoint, key: key, userAgent: ua,
+		namespace: ns,
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data

@@ -1,16 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,10 +14,7 @@ import (
 )
 
 // `jobbie alerts`: the namespace's alert rules and their state
-// (docs/api/alerts.md). The Go SDK has no alert calls yet, so these
-// commands make their requests here, with the connection's URL, key,
-// namespace and CA, and read a refusal into a client.Error as the SDK
-// would.
+// (docs/api/alerts.md), through the SDK's alert calls.
 
 // alertFlags are a rule's settings for create and update.
 type alertFlags struct {
@@ -57,19 +48,16 @@ role covers every queue of the namespace.`,
 	api := addConn(cmd, gatewayAPI)
 	list := func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "alerts", tenancy.ActNamespaceRead,
-			func(ctx context.Context, _ *client.Client) ([]wire.AlertRule, error) {
-				var l wire.AlertRuleList
-				err := alertCall(ctx, api, http.MethodGet, "", nil, &l)
-				if l.Alerts == nil {
-					l.Alerts = []wire.AlertRule{}
-				}
-				return l.Alerts, err
+			func(ctx context.Context, c *client.Client) ([]wire.AlertRule, error) {
+				return c.ListAlertRules(ctx)
 			}, printAlerts)
 	}
 	cmd.RunE = list
 	get := &cobra.Command{Use: "get <name>", Short: "Show a rule, the queues it fires on and its last values", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return alertRun(cmd, api, args[0], tenancy.ActNamespaceRead, http.MethodGet, nil)
+			return alertRun(cmd, api, args[0], tenancy.ActNamespaceRead, func(ctx context.Context, c *client.Client) (*wire.AlertRule, error) {
+				return c.GetAlertRule(ctx, args[0])
+			})
 		}}
 	del := &cobra.Command{Use: "delete <name>", Short: "Delete a rule; each queue it fires on resolves", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,8 +66,8 @@ role covers every queue of the namespace.`,
 				return err
 			}
 			return runAPI(cmd, api, "alert "+name, tenancy.ActQueueManage,
-				func(ctx context.Context, _ *client.Client) (deleted, error) {
-					return deleted{ID: name, Deleted: true}, alertCall(ctx, api, http.MethodDelete, "/"+url.PathEscape(name), nil, nil)
+				func(ctx context.Context, c *client.Client) (deleted, error) {
+					return deleted{ID: name, Deleted: true}, c.DeleteAlertRule(ctx, name)
 				},
 				func(w io.Writer, d deleted) error {
 					_, err := fmt.Fprintf(w, "alert rule %s deleted\n", d.ID)
@@ -94,9 +82,9 @@ role covers every queue of the namespace.`,
 // alertWriteCmd is create (POST) or update (PUT, the whole rule).
 func alertWriteCmd(api *Conn, create bool) *cobra.Command {
 	var f alertFlags
-	use, short, method := "create <name>", "Add a rule", http.MethodPost
+	use, short := "create <name>", "Add a rule"
 	if !create {
-		use, short, method = "update <name>", "Replace a rule's settings (give them all, as on create)", http.MethodPut
+		use, short = "update <name>", "Replace a rule's settings (give them all, as on create)"
 	}
 	cmd := &cobra.Command{Use: use, Short: short, Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -107,7 +95,13 @@ func alertWriteCmd(api *Conn, create bool) *cobra.Command {
 			if f.disabled {
 				req.Enabled = new(false)
 			}
-			return alertRun(cmd, api, args[0], tenancy.ActQueueManage, method, &req)
+			name := args[0]
+			return alertRun(cmd, api, name, tenancy.ActQueueManage, func(ctx context.Context, c *client.Client) (*wire.AlertRule, error) {
+				if create {
+					return c.CreateAlertRule(ctx, req)
+				}
+				return c.UpdateAlertRule(ctx, name, req)
+			})
 		}}
 	fs := cmd.Flags()
 	fs.StringVar(&f.kind, "kind", "", "queue_depth_above, oldest_pending_above, dead_increase, failure_rate_above or no_worker")
@@ -119,90 +113,13 @@ func alertWriteCmd(api *Conn, create bool) *cobra.Command {
 	return cmd
 }
 
-// alertRun sends one rule's request (body nil: none) and prints the rule
-// it answers.
-func alertRun(cmd *cobra.Command, api *Conn, name string, act tenancy.Action, method string, body any) error {
+// alertRun checks the rule's name, makes call and prints the rule it
+// answers.
+func alertRun(cmd *cobra.Command, api *Conn, name string, act tenancy.Action, call func(context.Context, *client.Client) (*wire.AlertRule, error)) error {
 	if err := tenancy.ValidateAlertName(name); err != nil {
 		return err
 	}
-	path := "/" + url.PathEscape(name)
-	if method == http.MethodPost {
-		path = ""
-	}
-	return runAPI(cmd, api, "alert "+name, act,
-		func(ctx context.Context, _ *client.Client) (*wire.AlertRule, error) {
-			var r wire.AlertRule
-			if err := alertCall(ctx, api, method, path, body, &r); err != nil {
-				return nil, err
-			}
-			return &r, nil
-		}, printAlert)
-}
-
-// alertCall makes one request under /api/v1/alerts; a refusal is a
-// *client.Error.
-func alertCall(ctx context.Context, api *Conn, method, path string, in, out any) error {
-	base, key, ns, err := api.Target()
-	if err != nil {
-		return err
-	}
-	hc, err := api.httpClient()
-	if err != nil {
-		return err
-	}
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(base, "/")+"/api/v1/alerts"+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("User-Agent", "jobbie-cli")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if ns != "" {
-		req.Header.Set(wire.NamespaceHeader, ns)
-	}
-	res, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
-	if err != nil {
-		return err
-	}
-	if res.StatusCode >= 300 {
-		var e struct {
-			Error struct {
-				Code, Message, Field string
-				RequestID            string `json:"request_id"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &e)
-		ce := &client.Error{Status: res.StatusCode, Code: e.Error.Code, Message: e.Error.Message, Field: e.Error.Field, RequestID: e.Error.RequestID}
-		if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil {
-			ce.RetryAfter = time.Duration(s) * time.Second
-		}
-		if ce.Message == "" {
-			ce.Message = http.StatusText(res.StatusCode)
-		}
-		return ce
-	}
-	if out == nil || len(raw) == 0 {
-		return nil
-	}
-	return json.Unmarshal(raw, out)
+	return runAPI(cmd, api, "alert "+name, act, call, printAlert)
 }
 
 func printAlerts(w io.Writer, rs []wire.AlertRule) error {

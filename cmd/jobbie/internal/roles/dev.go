@@ -40,8 +40,9 @@ type devOptions struct {
 	unfair        bool
 	push          pushFlags
 	traceShare    bool // --trace-share-system
-	shards        int  // shard clusters; more than one, or replicas > 1, runs every role as a process
-	replicas      int  // nodes per shard cluster
+	alertInterval time.Duration
+	shards        int // shard clusters; more than one, or replicas > 1, runs every role as a process
+	replicas      int // nodes per shard cluster
 	backups       backupStoreFlags
 	limits        gatewayLimits // the gateway's (single process only)
 	log           rolelog.Options
@@ -84,6 +85,7 @@ talk to shards and scrape metrics.`,
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
 	o.push.flags(f)
 	traceShareFlag(f, &o.traceShare)
+	alertIntervalFlag(f, &o.alertInterval)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
@@ -181,6 +183,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, Listeners: listeners,
 		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
+		AlertInterval: o.alertInterval,
 	})
 	if err != nil {
 		return err

@@ -301,6 +301,7 @@ func (c *devCluster) plan() error {
 			"--control", strings.Join(ctlURLs, ",")}
 		p.args = append(p.args, c.o.push.args()...)
 		p.args = append(p.args, traceShareArgs(c.o.traceShare)...)
+		p.args = append(p.args, alertIntervalArgs(c.o.alertInterval)...)
 		if f := first[p.ShardID]; f == nil {
 			first[p.ShardID] = p
 			p.args = append(p.args, "--bootstrap")

@@ -38,6 +38,7 @@ type shardOptions struct {
 	unfair                          bool
 	push                            pushFlags
 	traceShare                      bool // --trace-share-system
+	alertInterval                   time.Duration
 	gossip                          roleGossip
 	tls                             roleTLS
 	// A self-hosted shard's node: joins with a tenant's token, then runs
@@ -125,6 +126,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
 	o.push.flags(f)
 	traceShareFlag(f, &o.traceShare)
+	alertIntervalFlag(f, &o.alertInterval)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	settings.Range(f, "bulk-sync-max", "0", "")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
@@ -317,6 +319,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, SocketPath: sock,
 		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
+		AlertInterval: o.alertInterval,
 	})
 	if err != nil {
 		leavePool(pool)

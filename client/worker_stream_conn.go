@@ -44,7 +44,7 @@ func streamHTTPClient(c *Client, url string) *http.Client {
 // the server said anything, for a reason that is not the server's
 // refusal, while the worker holds nothing the stream must settle.
 func (sw *streamWorker) connect(base context.Context) {
-	var bo backoff
+	bo := backoff{p: sw.w.c.retry}
 	for {
 		drained, heard, err := sw.session(base)
 		select {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,4 +80,44 @@ func TestAutoWorkerFallsBackToHTTP(t *testing.T) {
 			require.NoError(t, recv(t, done))
 		})
 	}
+}
+
+// A stream worker whose gRPC port refuses every connection (a gateway
+// restarting) reconnects with backoff, not at once: a second holds a
+// handful of tries, not thousands.
+func TestStreamWorkerBacksOffWhileThePortIsClosed(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var tries atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			tries.Add(1)
+			_ = c.Close() // as a port no one serves: the stream breaks at once
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close() })
+	f := newFakeServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := quietWorker(f.client(t), client.WorkerConfig{Transport: client.TransportStream, StreamURL: "http://" + ln.Addr().String()}, ack)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	start := time.Now()
+	for tries.Load() < 2 {
+		time.Sleep(5 * time.Millisecond)
+		if time.Since(start) > time.Minute {
+			t.Fatal("the worker never tried the stream")
+		}
+	}
+	// The measure is the tries within a second: load can only make
+	// them fewer.
+	time.Sleep(time.Second)
+	n := tries.Load()
+	cancel()
+	<-done
+	require.Less(t, n, int64(30), "tries within a second: the reconnects are not backed off")
 }

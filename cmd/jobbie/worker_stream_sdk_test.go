@@ -195,6 +195,18 @@ func TestStreamWorkerDrainAcrossRestartAgainstDev(t *testing.T) {
 	<-started
 	// A second worker, frame by frame, to see the Drain frame itself.
 	raw := openStream(t, h2c(t), d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-raw", "", "elsewhere"), Credit: &jobbiev1.Credit{N: 1}})
+	// Stop only once the gateway serves it (its fetch made it a worker):
+	// a stream that reaches a stopping gateway is refused, not drained.
+	eventually(t, "the raw stream is served", func() bool {
+		ws, err := api.ListWorkers(ctx)
+		require.NoError(t, err)
+		for _, w := range ws {
+			if w.ID == "w-raw" {
+				return true
+			}
+		}
+		return false
+	})
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- stopDev() }()

@@ -92,5 +92,8 @@ describe("statsPath", () => {
       "/api/v1/queues/emails.send/stats?step=1m&from=2026-11-29T05%3A00%3A00.000Z&to=2026-11-29T06%3A00%3A00.000Z",
     );
     expect(statsPath("a/b", RANGES[4], now)).toContain("/queues/a%2Fb/stats?step=1h&from=2026-10-30T06");
+    // Mid-step, the range ends with the current step's end: whole steps only.
+    expect(statsPath("q", RANGES[0], now + 25_000)).toContain("from=2026-11-29T05%3A01%3A00.000Z&to=2026-11-29T06%3A01%3A00.000Z");
+    expect(statsPath("q", RANGES[3], now + 60_000)).toContain("from=2026-11-22T07%3A00%3A00.000Z&to=2026-11-29T07%3A00%3A00.000Z");
   });
 });

@@ -45,10 +45,12 @@ export const RANGES: HistoryRange[] = [
 
 export const stepMs = (step: string) => (step === "1h" ? HOUR : MIN);
 
-/** statsPath is the request for queue's history over range, ending now. */
+/** statsPath is the request for queue's history over range, ending with the step now is in: whole steps, so an hour is 60 minutes, not 61 partial ones. */
 export function statsPath(queue: string, range: HistoryRange, now: number): string {
-  const from = new Date(now - range.span).toISOString();
-  const to = new Date(now).toISOString();
+  const step = stepMs(range.step);
+  const end = Math.ceil(now / step) * step;
+  const from = new Date(end - range.span).toISOString();
+  const to = new Date(end).toISOString();
   return `/api/v1/queues/${encodeURIComponent(queue)}/stats?step=${range.step}&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
 }
 

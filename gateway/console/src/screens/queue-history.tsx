@@ -118,8 +118,8 @@ export function QueueHistory({ name }: { name: string }) {
 
 const W = 560;
 const H = 140;
-const LEFT = 52; // room for the value labels
-const BOTTOM = 18; // room for the time labels
+const LEFT = 64; // room for the value labels
+const BOTTOM = 22; // room for the time labels
 const TOP = 8;
 
 /** LineChart draws a chart's lines against one value axis from 0, with the range's first, middle and last steps on the time axis. */
@@ -154,7 +154,7 @@ function LineChart({ spec, h, span, stepLabel }: { spec: ChartSpec; h: History; 
             );
           })}
           {marks.map((i, k) => (
-            <text key={k} class="tick" x={((i + 0.5) / n) * pw} y={ph + 14} text-anchor={k === 0 ? "start" : k === 2 ? "end" : "middle"}>
+            <text key={k} class="tick" x={((i + 0.5) / n) * pw} y={ph + 18} text-anchor={k === 0 ? "start" : k === 2 ? "end" : "middle"}>
               {timeLabel(h.times[i], span)}
             </text>
           ))}

@@ -21,7 +21,8 @@ export function useHourSparks(names: string[]): Record<string, number[] | Error>
   const key = names.join("\n");
   useEffect(() => {
     const now = Date.now();
-    const stale = names.filter((n) => !(got[ns + "\n" + n] && now - got[ns + "\n" + n].at < FRESH));
+    // A second's slack: the minute's timer may fire a hair before a minute since the last answer's request.
+    const stale = names.filter((n) => !(got[ns + "\n" + n] && now - got[ns + "\n" + n].at < FRESH - 1000));
     if (stale.length === 0) return;
     const ctl = new AbortController();
     for (const n of stale) {

@@ -1,7 +1,7 @@
 // The dashboard's queues: totals across the namespace, and a table of the
 // queues by name. A namespace may have a thousand queues, so the table
 // renders the first DEFAULT_QUEUE_ROWS unless asked for all, and a filter
-// box narrows it.
+// box narrows it; the first few rows carry their last hour's completions.
 import { useState } from "preact/hooks";
 import { Badge, Empty, num } from "../components/ui";
 import { FilterBox } from "../components/forms";
@@ -10,6 +10,7 @@ import { Sparkline } from "../components/sparkline";
 import { QueueLink } from "../components/links";
 import { plural } from "../lib/format";
 import { statusGlyph } from "./queue-parts";
+import { SPARK_QUEUES, useHourSparks } from "./dashboard-history";
 import { DEFAULT_QUEUE_ROWS, perMinute, queueState, totals, visibleQueues, type Queue } from "./dashboard-lib";
 
 // What a stat's name alone does not say. A failed job waits out its
@@ -57,6 +58,7 @@ export function QueueTable(props: { queues: Queue[] }) {
   const [showAll, setShowAll] = useState(false);
   const { rows, matched, hidden } = visibleQueues(props.queues, filter, showAll);
   const total = props.queues.length;
+  const hour = useHourSparks(rows.slice(0, SPARK_QUEUES).map((q) => q.name));
   return (
     <section class="card" aria-labelledby="dash-queues-h">
       <div class="dash-head">
@@ -74,8 +76,8 @@ export function QueueTable(props: { queues: Queue[] }) {
         <Empty>No queue name contains “{filter.trim()}”.</Empty>
       ) : (
         <>
-          <Table id="dash-queues" class="dash-queues" cols={["Queue", ...COUNT_COLS, "Last 5 min", "State"]}>
-            {rows.map((q) => {
+          <Table id="dash-queues" class="dash-queues" cols={["Queue", ...COUNT_COLS, "Last 5 min", "Last hour", "State"]}>
+            {rows.map((q, i) => {
               const st = queueState(q);
               return (
                 <tr key={q.name} data-queue={q.name} class={st !== "running" ? "dash-stopped" : undefined}>
@@ -91,6 +93,9 @@ export function QueueTable(props: { queues: Queue[] }) {
                   <NumCell col="rate">{perMinute(q.throughput)}</NumCell>
                   <td data-col="spark">
                     <Sparkline values={q.throughput_per_minute} />
+                  </td>
+                  <td data-col="hour">
+                    <HourSpark got={hour[q.name]} listed={i < SPARK_QUEUES} />
                   </td>
                   <td data-col="state">
                     <Badge class={"qstate qstate-" + st} glyph={stateGlyph[st]}>
@@ -110,4 +115,21 @@ export function QueueTable(props: { queues: Queue[] }) {
       )}
     </section>
   );
+}
+
+/** HourSpark is a queue's completions per minute over the last hour: for the first SPARK_QUEUES rows only, so the dashboard asks for a few histories, not a thousand. */
+function HourSpark({ got, listed }: { got: number[] | Error | undefined; listed: boolean }) {
+  if (!listed)
+    return (
+      <span class="muted" title={`Shown for the first ${SPARK_QUEUES} queues listed; the queue's page has its history.`}>
+        —
+      </span>
+    );
+  if (got instanceof Error)
+    return (
+      <span class="dash-dead" title={got.message}>
+        ⚠ not read
+      </span>
+    );
+  return <Sparkline values={got} label="completed per minute, last hour" width={96} class="spark-hour" />;
 }

@@ -1,8 +1,9 @@
 // A queue's detail: its status, rate, limits, counts per state (each a
 // link that filters the job search below), description, job defaults and
-// delivery (pull, or push with its settings and why it is disabled);
-// pause, resume, drain, clear and delete; the settings dialogs; then the
-// search panel fixed to the queue. Reloads on this queue's job events.
+// delivery (pull, or push with its settings and why it is disabled); its
+// history charts; pause, resume, drain, clear and delete; the settings
+// dialogs; then the search panel fixed to the queue. Reloads on this
+// queue's job events.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { del, enc, isNotFound, post } from "../api";
@@ -27,6 +28,7 @@ import {
   type QueueDefaults,
   type QueuePush,
 } from "./queue-lib";
+import { QueueHistory } from "./queue-history";
 import { PushBadge, QueueAge, QueueStatusBadge, Sparkline, useLoadedAt } from "./queue-parts";
 import { putChange, SettingsDialogs, type SettingsDialog } from "./queue-settings";
 import "./queues.css";
@@ -190,6 +192,8 @@ export function QueueDetail({ name }: { name: string }) {
           </Link>
         ))}
       </nav>
+
+      <QueueHistory name={name} />
 
       <div class="grid">
         <div class="card">

@@ -172,11 +172,11 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	dst.ok("POST", "/api/v1/ack/"+f.Body["job_id"].(string), map[string]any{"result": 1}, 200)
 
 	// new into a namespace with data: 409, nothing changed.
-	before := b.dump(restoredNS)
+	before := b.dumpRequests(restoredNS)
 	r = b.restoreInto(restoredNS, wire.RestoreNew, raw)
 	require.Equal(t, 409, r.Status, string(r.Raw))
 	require.Equal(t, "conflict", errCode(r))
-	require.Equal(t, before, b.dump(restoredNS))
+	require.Equal(t, before, b.dumpRequests(restoredNS))
 	// replace puts the backup back.
 	r = b.restoreInto(restoredNS, wire.RestoreReplace, raw)
 	require.Equal(t, 200, r.Status, string(r.Raw))

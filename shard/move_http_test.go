@@ -208,7 +208,7 @@ func TestMoveRoutesBadInput(t *testing.T) {
 		{"POST", "begin"}, {"POST", "apply"}, {"POST", "end"}, {"POST", "abort"},
 	}
 	body := map[string]any{"ttl_ms": 5000, "to_shard": "s2"}
-	before := b.dump(testNS)
+	before := b.dumpRequests(testNS)
 	for _, rt := range routes {
 		var bdy any = body
 		if rt.method == "GET" || rt.route == "apply" {
@@ -228,7 +228,7 @@ func TestMoveRoutesBadInput(t *testing.T) {
 		r = b.mv(rt.method, rt.route, testNS, "bad token!", bdy)
 		require.Equal(t, 400, r.Status, "%s with a malformed token: %s", rt.route, r.Raw)
 	}
-	require.Equal(t, before, b.dump(testNS))
+	require.Equal(t, before, b.dumpRequests(testNS))
 
 	// The fence's ttl and body.
 	for _, bad := range []any{map[string]any{}, map[string]any{"ttl_ms": 999}, map[string]any{"ttl_ms": 120001},
@@ -242,7 +242,7 @@ func TestMoveRoutesBadInput(t *testing.T) {
 	require.Equal(t, "to_shard", errField(r))
 	r = b.mv("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"})
 	require.Equal(t, 409, r.Status, "finish without a fence: %s", r.Raw)
-	require.Equal(t, before, b.dump(testNS))
+	require.Equal(t, before, b.dumpRequests(testNS))
 
 	// Another move's steps: 409.
 	r = b.mv("GET", "delta", testNS, tok, nil)

@@ -3,9 +3,9 @@ GO       ?= go
 BIN      := bin/jobbie
 DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
-RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
+RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/... ./embedded/...
 
-.PHONY: dev build console console-test console-scale browser test unit e2e python-test ts-test vet bench bench-cluster bench-cpu bench-push bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit examples-test e2e python-test ts-test vet bench bench-cluster bench-cpu bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image proto proto-check proto-baseline
 
@@ -53,10 +53,16 @@ vet:
 # Unit and in-process integration tests under -race, the console's unit
 # tests, then the end-to-end suites against the real binary: e2e/console
 # drives the console in a real Chromium.
-test: vet proto-check unit console-test e2e python-test ts-test test-terraform docs-terraform-check deploy-test
+test: vet proto-check unit examples-test console-test e2e python-test ts-test test-terraform docs-terraform-check deploy-test
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+
+# The Go programs of examples/ (examples/embedded: an embedded node, then
+# the same code against a jobbie dev of bin/jobbie, a plain go build).
+examples-test:
+	$(GO) build -o $(BIN) ./cmd/jobbie
+	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 5m ./examples/...
 
 # One package at a time (-p 1): the end-to-end suite's timing bounds and
 # the browser tests each want the machine's cores to themselves.

@@ -29,6 +29,14 @@ type Options struct {
 	Namespace string
 	// Logger takes the node's warnings. Default slog.Default().
 	Logger *slog.Logger
+	// Listen, when set, serves the node's HTTP API to other processes at
+	// this address (host:port; port 0 picks one, see Addr) behind API
+	// keys: the owner key OwnerKey returns, and Namespace and Namespaces
+	// alone (listen.go). Default: not served; the program's own clients
+	// need none of it.
+	Listen string
+	// Namespaces are served on Listen beside Namespace.
+	Namespaces []string
 }
 
 // tenantID is the tenant every namespace of an embedded node belongs to.
@@ -46,6 +54,7 @@ type Embedded struct {
 	node      *shard.Node
 	transport *shardTransport
 	cleanup   func() // removes the socket
+	api       *api   // Options.Listen's; nil when not served
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -61,6 +70,14 @@ func Open(ctx context.Context, o Options) (*Embedded, error) {
 	}
 	if err := tenancy.ValidateNamespace(o.Namespace); err != nil {
 		return nil, fmt.Errorf("embedded: Options.Namespace: %w", err)
+	}
+	for _, ns := range o.Namespaces {
+		if err := tenancy.ValidateNamespace(ns); err != nil {
+			return nil, fmt.Errorf("embedded: Options.Namespaces: %w", err)
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	if err := privateDir(o.Dir); err != nil {
 		return nil, fmt.Errorf("embedded: %w", err)
@@ -84,14 +101,14 @@ func Open(ctx context.Context, o Options) (*Embedded, error) {
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	e := &Embedded{node: node, cleanup: cleanup, transport: newShardTransport(sock, tenantID, o.Namespace)}
-	if err := e.start(ctx, sock); err != nil {
+	if err := e.start(ctx, o, sock); err != nil {
 		_ = e.Close()
 		return nil, err
 	}
 	return e, nil
 }
 
-func (e *Embedded) start(ctx context.Context, sock string) error {
+func (e *Embedded) start(ctx context.Context, o Options, sock string) error {
 	if err := e.node.Start(); err != nil {
 		return fmt.Errorf("embedded: %w", err)
 	}
@@ -101,7 +118,31 @@ func (e *Embedded) start(ctx context.Context, sock string) error {
 	if err := e.node.WaitLeader(ctx); err != nil {
 		return fmt.Errorf("embedded: waiting for the node to lead: %w", err)
 	}
+	if o.Listen != "" {
+		a, err := serve(ctx, o, sock, o.Logger)
+		if err != nil {
+			return fmt.Errorf("embedded: %w", err)
+		}
+		e.api = a
+	}
 	return nil
+}
+
+// Addr is where Options.Listen serves the API; "" when it does not.
+func (e *Embedded) Addr() string {
+	if e.api == nil {
+		return ""
+	}
+	return e.api.gw.Addr()
+}
+
+// OwnerKey is the owner key of the API served on Options.Listen (kept in
+// <dir>/owner.key); "" when it is not served.
+func (e *Embedded) OwnerKey() string {
+	if e.api == nil {
+		return ""
+	}
+	return e.api.ownerKey
 }
 
 // Client is a client of the node, in its default namespace unless opts
@@ -118,6 +159,9 @@ func (e *Embedded) Client(opts ...client.Option) *client.Client {
 // worked stay in the data directory. Close may be called more than once.
 func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() {
+		if e.api != nil {
+			_ = e.api.gw.Stop()
+		}
 		e.closeErr = e.node.Stop()
 		e.transport.http.CloseIdleConnections()
 		e.cleanup()

@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/... ./embedded/...
 
-.PHONY: dev build console console-test console-scale browser test unit examples-test e2e python-test ts-test vet bench bench-cluster bench-cpu bench-push bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit examples-test e2e python-test ts-test vet bench bench-cluster bench-cpu bench-embedded bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image proto proto-check proto-baseline
 
@@ -166,6 +166,14 @@ bench-cluster: build
 # alternates with another build.
 bench-cpu: build
 	./scripts/bench-cpu.sh $(BIN) 10s 3
+
+# Embedded against jobbie dev: 10,000 jobs enqueued and worked in the
+# example's process, on an embedded node and on a fresh jobbie dev, three
+# times in turn, with jobs/s and CPU per job (docs/BENCHMARKS.md); about
+# a minute.
+bench-embedded:
+	$(GO) build -o $(BIN) ./cmd/jobbie
+	./scripts/bench-embedded.sh $(BIN) 10000 3
 
 # Push delivery: jobbie bench --push flat out and paced at 1,000 jobs/s
 # against a fresh jobbie dev (docs/BENCHMARKS.md); about half a minute.

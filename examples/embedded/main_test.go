@@ -79,7 +79,13 @@ func TestSameCodeAgainstJobbieDev(t *testing.T) {
 // startDev starts `jobbie dev` (JOBBIE_BIN, else a build of ./cmd/jobbie)
 // on ports of its choosing and returns its gateway's URL and owner key;
 // the test's cleanup stops it.
-func startDev(t *testing.T) (url, key string) {
+func startDev(t testing.TB) (url, key string) {
+	url, key, _ = startDevProc(t)
+	return url, key
+}
+
+// startDevProc is startDev, with the process.
+func startDevProc(t testing.TB) (url, key string, proc *os.Process) {
 	t.Helper()
 	bin := os.Getenv("JOBBIE_BIN")
 	if bin == "" {
@@ -128,5 +134,5 @@ func startDev(t *testing.T) (url, key string) {
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "data", "owner.key"))
 	require.NoError(t, err)
-	return url, strings.TrimSpace(string(raw))
+	return url, strings.TrimSpace(string(raw)), cmd.Process
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/internal/pki"
@@ -53,8 +56,9 @@ const baseURL = "http://jobbie.embedded"
 type Embedded struct {
 	node      *shard.Node
 	transport *shardTransport
-	cleanup   func() // removes the socket
-	api       *api   // Options.Listen's; nil when not served
+	cleanup   func()    // removes the socket
+	lock      io.Closer // the data directory's, held until Close
+	api       *api      // Options.Listen's; nil when not served
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -82,6 +86,23 @@ func Open(ctx context.Context, o Options) (*Embedded, error) {
 	if err := privateDir(o.Dir); err != nil {
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
+	// One node per directory, in this process or another: the lock comes
+	// before anything is touched, the socket of a running node above all.
+	lock, err := vfs.Default.Lock(filepath.Join(o.Dir, "embedded.lock"))
+	if err != nil {
+		return nil, fmt.Errorf("embedded: %s is in use by another node: %w", o.Dir, err)
+	}
+	e, err := openNode(ctx, o)
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	e.lock = lock
+	return e, nil
+}
+
+// openNode starts the node of a locked directory.
+func openNode(ctx context.Context, o Options) (*Embedded, error) {
 	creds, err := nodeCredentials()
 	if err != nil {
 		return nil, fmt.Errorf("embedded: %w", err)
@@ -165,6 +186,9 @@ func (e *Embedded) Close() error {
 		e.closeErr = e.node.Stop()
 		e.transport.http.CloseIdleConnections()
 		e.cleanup()
+		if e.lock != nil {
+			_ = e.lock.Close()
+		}
 	})
 	return e.closeErr
 }

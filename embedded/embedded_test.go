@@ -145,3 +145,18 @@ func TestOpenRefusesBadOptions(t *testing.T) {
 	_, err = Open(context.Background(), Options{Dir: t.TempDir(), Namespace: "No Spaces"})
 	require.ErrorContains(t, err, "Options.Namespace")
 }
+
+// A data directory holds one node at a time: a second Open, in this
+// process or another, is refused before it touches anything, and the
+// first node goes on serving (its socket is still there).
+func TestASecondOpenOfADirectoryIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	e := open(t, dir)
+	defer e.Close()
+	_, err := Open(context.Background(), Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.ErrorContains(t, err, "in use")
+	e.transport.http.CloseIdleConnections() // the next call dials the socket again
+	_, err = e.Client().Enqueue(context.Background(), client.EnqueueRequest{Queue: "q", Payload: 1})
+	require.NoError(t, err)
+}

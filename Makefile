@@ -170,7 +170,7 @@ bench-cpu: build
 # Embedded against jobbie dev: 10,000 jobs enqueued and worked in the
 # example's process, on an embedded node and on a fresh jobbie dev, three
 # times in turn, with jobs/s and CPU per job (docs/BENCHMARKS.md); about
-# a minute.
+# two minutes.
 bench-embedded:
 	$(GO) build -o $(BIN) ./cmd/jobbie
 	./scripts/bench-embedded.sh $(BIN) 10000 3

@@ -144,6 +144,14 @@ func TestOpenRefusesBadOptions(t *testing.T) {
 	require.ErrorContains(t, err, "Options.Dir")
 	_, err = Open(context.Background(), Options{Dir: t.TempDir(), Namespace: "No Spaces"})
 	require.ErrorContains(t, err, "Options.Namespace")
+	_, err = Open(context.Background(), Options{Dir: t.TempDir(), Namespaces: []string{"ok", "Not_OK"}})
+	require.ErrorContains(t, err, "Options.Namespaces")
+	// A listener that cannot be had stops the node it started (the
+	// package's leak check sees to it) and frees the directory.
+	dir := t.TempDir()
+	_, err = Open(context.Background(), Options{Dir: dir, Listen: "127.0.0.1:99999", Logger: slog.New(slog.DiscardHandler)})
+	require.ErrorContains(t, err, "Options.Listen")
+	open(t, dir).Close()
 }
 
 // A data directory holds one node at a time: a second Open, in this

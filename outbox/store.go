@@ -1,0 +1,103 @@
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// A row's status. A pending row is claimed while locked_until is ahead;
+// sent, refused and expired rows are never claimed again.
+const (
+	StatusPending = "pending" // committed, not yet sent (or sent, and not yet marked)
+	StatusSent    = "sent"    // Jobbie answered with job_id
+	StatusRefused = "refused" // Jobbie refused the request itself (last_error says why)
+	StatusExpired = "expired" // not marked sent within the key's window: a person settles it
+)
+
+// claimed is a row a relay locked.
+type claimed struct {
+	id         string
+	request    string
+	payload    sql.NullString
+	attempts   int
+	firstClaim sql.NullInt64
+}
+
+// claimSQL locks up to $4 due rows for owner $1 until $2 (now is $3) and
+// counts the attempt. PostgreSQL skips rows another relay's claim is
+// locking at that moment; SQLite has one writer, so claims never overlap.
+// first_claim_at is set before the update, so the row returned carries
+// the first claim's time.
+func claimSQL(d Dialect) string {
+	lock := ""
+	if d == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	return `UPDATE jobbie_outbox SET locked_by = $1, locked_until = $2, attempts = attempts + 1,
+		first_claim_at = COALESCE(first_claim_at, $3)
+	WHERE id IN (SELECT id FROM jobbie_outbox
+		WHERE status = 'pending' AND next_attempt_at <= $3 AND (locked_until IS NULL OR locked_until <= $3)
+		ORDER BY next_attempt_at, created_at, id LIMIT $4` + lock + `)
+	RETURNING id, request, payload, attempts, first_claim_at`
+}
+
+func (r *Relay) claim(ctx context.Context) ([]claimed, error) {
+	now := time.Now()
+	rows, err := r.db.QueryContext(ctx, claimSQL(r.cfg.Dialect), r.cfg.Owner, now.Add(r.cfg.Lease).UnixMilli(), now.UnixMilli(), r.cfg.Batch)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: claim: %w", err)
+	}
+	defer rows.Close()
+	var out []claimed
+	for rows.Next() {
+		var c claimed
+		if err := rows.Scan(&c.id, &c.request, &c.payload, &c.attempts, &c.firstClaim); err != nil {
+			return nil, fmt.Errorf("outbox: claim: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("outbox: claim: %w", err)
+	}
+	return out, nil
+}
+
+// markSent records the job a row became. It matches on the row's owner:
+// if the lease ran out and another relay claimed the row, that relay's
+// send gets the same job (the key) and marks it; this one changes nothing.
+func (r *Relay) markSent(ctx context.Context, row claimed, jobID string) error {
+	_, err := r.db.ExecContext(ctx, `UPDATE jobbie_outbox SET status = 'sent', sent_at = $1, job_id = $2,
+		locked_by = NULL, locked_until = NULL, last_error = NULL WHERE id = $3 AND locked_by = $4 AND status = 'pending'`,
+		time.Now().UnixMilli(), jobID, row.id, r.cfg.Owner)
+	if err != nil {
+		return fmt.Errorf("outbox: mark %s sent: %w", row.id, err)
+	}
+	return nil
+}
+
+// finish ends a row that will not be sent (again): refused or expired.
+func (r *Relay) finish(ctx context.Context, row claimed, status, why string) error {
+	_, err := r.db.ExecContext(ctx, `UPDATE jobbie_outbox SET status = $1, last_error = $2,
+		locked_by = NULL, locked_until = NULL WHERE id = $3 AND locked_by = $4 AND status = 'pending'`,
+		status, why, row.id, r.cfg.Owner)
+	if err != nil {
+		return fmt.Errorf("outbox: mark %s %s: %w", row.id, status, err)
+	}
+	return nil
+}
+
+// retryLater unlocks a row whose send failed, due again after a backoff
+// that grows with its attempts.
+func (r *Relay) retryLater(ctx context.Context, row claimed, sendErr error) error {
+	wait := backoffDelay(r.cfg.MinBackoff, r.cfg.MaxBackoff, row.attempts)
+	r.cfg.Logger.Warn("outbox: send failed", "row", row.id, "attempt", row.attempts, "retry_in", wait, "err", sendErr)
+	_, err := r.db.ExecContext(ctx, `UPDATE jobbie_outbox SET next_attempt_at = $1, last_error = $2,
+		locked_by = NULL, locked_until = NULL WHERE id = $3 AND locked_by = $4 AND status = 'pending'`,
+		time.Now().Add(wait).UnixMilli(), sendErr.Error(), row.id, r.cfg.Owner)
+	if err != nil {
+		return fmt.Errorf("outbox: retry %s later: %w", row.id, err)
+	}
+	return nil
+}

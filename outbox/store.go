@@ -27,7 +27,8 @@ type claimed struct {
 
 // claimSQL locks up to $4 due rows for owner $1 until $2 (now is $3) and
 // counts the attempt. PostgreSQL skips rows another relay's claim is
-// locking at that moment; SQLite has one writer, so claims never overlap.
+// locking at that moment, and the outer condition is checked again on the
+// row as it is once locked; SQLite has one writer, so claims never overlap.
 // first_claim_at is set before the update, so the row returned carries
 // the first claim's time.
 func claimSQL(d Dialect) string {
@@ -40,6 +41,7 @@ func claimSQL(d Dialect) string {
 	WHERE id IN (SELECT id FROM jobbie_outbox
 		WHERE status = 'pending' AND next_attempt_at <= $3 AND (locked_until IS NULL OR locked_until <= $3)
 		ORDER BY next_attempt_at, created_at, id LIMIT $4` + lock + `)
+		AND status = 'pending' AND (locked_until IS NULL OR locked_until <= $3)
 	RETURNING id, request, payload, attempts, first_claim_at`
 }
 

@@ -9,7 +9,9 @@
 // Its one concern is that hand-off from the database to Jobbie: the
 // table and its migrations (Migrate), writing a row (Enqueue), relaying
 // rows (Relay) and reporting on them (Reconcile). It imports the SDK
-// (client) and database/sql, no database driver: the program brings its
-// own (modernc.org/sqlite, github.com/jackc/pgx/v5/stdlib). docs/outbox.md
-// says what it guarantees and where those guarantees end.
+// (client), database/sql and ULIDs for row ids, and no database driver:
+// the program brings its own (modernc.org/sqlite,
+// github.com/jackc/pgx/v5/stdlib). Of this module it imports only client
+// (TestImportsNoDriverNorServer). docs/outbox.md says what it guarantees
+// and where those guarantees end.
 package outbox

@@ -167,6 +167,10 @@ func (p *Postgres) Start() error {
 	}
 }
 
+// Down stops the server (a fast shutdown: its connections are cut) and
+// keeps its data; Start starts it again.
+func (p *Postgres) Down() { p.stop(syscall.SIGINT) }
+
 // Restart stops the server (a fast shutdown: its connections are cut)
 // and starts it again on the same port and data.
 func (p *Postgres) Restart() error {

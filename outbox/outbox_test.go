@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -105,15 +106,13 @@ func TestARowSentAgainAfterACrashBeforeItsMarkIsTheSameJob(t *testing.T) {
 	eachDB(t, func(t *testing.T, d outbox.Dialect, db *sql.DB) {
 		f := newFake(t)
 		id := enqueueIn(t, db, outbox.Job{Queue: "q", Payload: map[string]int{"n": 1}}, true)
-		ctx, crash := context.WithCancel(context.Background())
 		first := newRelay(t, d, db, clientOf(f), outbox.Config{Owner: "first", Lease: 300 * time.Millisecond,
 			Hook: func(p outbox.Point, _ string) {
 				if p == outbox.AfterSend {
-					crash() // the mark that follows fails, as if the process had died here
+					panic(errCrash) // the relay dies here, leaving what it holds as it is
 				}
 			}})
-		_, err := first.RelayOnce(ctx)
-		require.ErrorIs(t, err, context.Canceled)
+		require.PanicsWithValue(t, errCrash, func() { _, _ = first.RelayOnce(context.Background()) })
 		status, _, _, _ := row(t, db, id)
 		require.Equal(t, outbox.StatusPending, status)
 
@@ -277,5 +276,33 @@ func TestMigrateIsSafeToRepeat(t *testing.T) {
 		require.Equal(t, len(ms), n)
 		_, err = outbox.Migrations("mysql")
 		require.ErrorContains(t, err, `dialect must be "sqlite" or "postgres"`)
+	})
+}
+
+var errCrash = errors.New("crash")
+
+// A relay stopped in the middle of a batch gives its unsent rows back at
+// once: another relay claims them without waiting out the lease.
+func TestAStoppedRelayGivesBackTheRowsItHolds(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, d outbox.Dialect, db *sql.DB) {
+		f := newFake(t)
+		for i := range 3 {
+			enqueueIn(t, db, outbox.Job{Queue: "q", Payload: i}, true)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		first := newRelay(t, d, db, clientOf(f), outbox.Config{Owner: "first", Lease: time.Hour,
+			Hook: func(p outbox.Point, _ string) {
+				if p == outbox.AfterClaim {
+					stop()
+				}
+			}})
+		n, err := first.RelayOnce(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Zero(t, n)
+		n, err = newRelay(t, d, db, clientOf(f), outbox.Config{Owner: "second"}).RelayOnce(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 3, n, "the second relay has every row at once, not after the first's hour")
+		require.Len(t, f.received(), 3)
 	})
 }

@@ -160,8 +160,16 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 	}
 	for i, row := range rows {
 		if err := r.relayRow(ctx, row); err != nil {
-			// The rows not yet sent stay locked until their lease runs
-			// out, and are claimed again then.
+			if ctx.Err() != nil {
+				// Stopping: the rows not yet marked are given back at
+				// once rather than at the end of their lease (the one in
+				// flight may have reached Jobbie: its key makes the next
+				// send of it the same job).
+				r.release(rows[i:])
+			}
+			// Otherwise the database failed: the rows not yet marked
+			// stay locked until their lease runs out, and are claimed
+			// again then.
 			return i, err
 		}
 	}

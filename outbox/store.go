@@ -103,3 +103,18 @@ func (r *Relay) retryLater(ctx context.Context, row claimed, sendErr error) erro
 	}
 	return nil
 }
+
+// release unlocks rows this relay claimed and will not send now, so
+// another relay (or this one, started again) takes them at once. It has
+// a few seconds of its own: the relay's context is already done.
+func (r *Relay) release(rows []claimed) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, row := range rows {
+		if _, err := r.db.ExecContext(ctx, `UPDATE jobbie_outbox SET locked_by = NULL, locked_until = NULL
+			WHERE id = $1 AND locked_by = $2 AND status = 'pending'`, row.id, r.cfg.Owner); err != nil {
+			r.cfg.Logger.Warn("outbox: release", "row", row.id, "err", err)
+			return // the lease gives the rest back
+		}
+	}
+}

@@ -13,9 +13,10 @@ import (
 )
 
 // Relays killed at each step of a row's relay, the database stopped and
-// started again (PostgreSQL), and the shard's leader killed under a running relay: in
-// the end every committed order is enqueued exactly once, as the job its
-// row was marked with, and no rolled-back order is enqueued at all.
+// started again (PostgreSQL), and the shard's leader killed under a
+// running relay: in the end every committed order is enqueued exactly
+// once, as the job its row was marked with, and no rolled-back order is
+// enqueued at all.
 func TestOutboxSurvivesRelayDatabaseAndLeaderFaults(t *testing.T) {
 	c := startCluster(t)
 	for _, d := range []outbox.Dialect{outbox.SQLite, outbox.Postgres} {

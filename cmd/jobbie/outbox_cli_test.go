@@ -45,6 +45,17 @@ func TestOutboxRelayAndReconcile(t *testing.T) {
 	require.ErrorContains(t, err, "--dsn is required")
 	_, err = d.as(t, d.ownerFile, "outbox", "relay", "--dsn", path, "--stop-at", "halfway")
 	require.ErrorContains(t, err, "--stop-at must be one of")
+	_, err = d.as(t, d.ownerFile, "outbox", "relay", "--dsn", path, "--batch", "0")
+	require.ErrorContains(t, err, "--batch must be 1 to 1000, not 0")
+	_, err = d.as(t, d.ownerFile, "outbox", "relay", "--dsn", path, "--lease", "10ms")
+	require.ErrorContains(t, err, "--lease must be at least 1s")
+	_, err = d.as(t, d.ownerFile, "outbox", "relay", "--dsn", path, "--min-backoff", "2s", "--max-backoff", "1s")
+	require.ErrorContains(t, err, "--max-backoff (1s) must be at least --min-backoff (2s)")
+	_, err = d.as(t, d.ownerFile, "outbox", "reconcile", "--dsn", path, "--max-checks", "0")
+	require.ErrorContains(t, err, "--max-checks")
+	var rows int
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM jobbie_outbox WHERE status = 'pending' AND locked_by IS NULL`).Scan(&rows))
+	require.Equal(t, 2, rows, "a refused command changed nothing")
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -101,6 +101,9 @@ It applies the outbox's migrations first unless --migrate=false.
 		if stopAt != "" && !validPoint(stopAt) {
 			return fmt.Errorf("--stop-at must be one of %v, not %q", outbox.Points, stopAt)
 		}
+		if err := checkRelayFlags(cfg, stopAfter); err != nil {
+			return err
+		}
 		c, err := api.client()
 		if err != nil {
 			return err
@@ -150,6 +153,26 @@ It applies the outbox's migrations first unless --migrate=false.
 	return cmd
 }
 
+// checkRelayFlags refuses a setting the relay would not work with,
+// naming its flag, before anything is opened.
+func checkRelayFlags(cfg outbox.Config, stopAfter int) error {
+	switch {
+	case cfg.Batch < 1 || cfg.Batch > 1000:
+		return fmt.Errorf("--batch must be 1 to 1000, not %d", cfg.Batch)
+	case cfg.Lease < time.Second:
+		return fmt.Errorf("--lease must be at least 1s, not %s", cfg.Lease)
+	case cfg.Poll <= 0:
+		return fmt.Errorf("--poll must be positive, not %s", cfg.Poll)
+	case cfg.MinBackoff <= 0:
+		return fmt.Errorf("--min-backoff must be positive, not %s", cfg.MinBackoff)
+	case cfg.MaxBackoff < cfg.MinBackoff:
+		return fmt.Errorf("--max-backoff (%s) must be at least --min-backoff (%s)", cfg.MaxBackoff, cfg.MinBackoff)
+	case stopAfter < 1:
+		return fmt.Errorf("--stop-after must be at least 1, not %d", stopAfter)
+	}
+	return nil
+}
+
 func validPoint(s string) bool {
 	for _, p := range outbox.Points {
 		if string(p) == s {
@@ -193,6 +216,9 @@ and namespace. It changes nothing.
 	db := addDBFlags(cmd)
 	api := addConn(cmd, gatewayAPI)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if o.SentWithin <= 0 || o.MaxChecks < 1 || o.FailingAttempts < 1 || o.MaxRows < 1 {
+			return errors.New("--sent-within must be positive, and --max-checks, --failing-attempts and --max-rows at least 1")
+		}
 		c, err := api.client()
 		if err != nil {
 			return err

@@ -167,15 +167,16 @@ func TestARefusedRowIsNotSentAgainAndAFailedSendWaits(t *testing.T) {
 	})
 }
 
-// A row claimed more than the key's window ago and never marked may have
-// reached Jobbie, which may have forgotten its key: it is not sent again.
+// A row whose send may have reached Jobbie more than the key's window
+// ago, and never marked, may be a job Jobbie no longer knows the key of:
+// it is not sent again.
 func TestARowPastTheKeyWindowIsExpiredNotResent(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, d outbox.Dialect, db *sql.DB) {
 		f := newFake(t)
 		old := enqueueIn(t, db, outbox.Job{Queue: "q", Payload: 1}, true)
 		fresh := enqueueIn(t, db, outbox.Job{Queue: "q", Payload: 2}, true)
-		_, err := db.Exec(`UPDATE jobbie_outbox SET attempts = 1, first_claim_at = $1 WHERE id = $2`,
+		_, err := db.Exec(`UPDATE jobbie_outbox SET attempts = 1, maybe_sent_at = $1 WHERE id = $2`,
 			time.Now().Add(-25*time.Hour).UnixMilli(), old)
 		require.NoError(t, err)
 		_, err = db.Exec(`UPDATE jobbie_outbox SET created_at = $1, next_attempt_at = $1 WHERE id = $2`,
@@ -186,6 +187,7 @@ func TestARowPastTheKeyWindowIsExpiredNotResent(t *testing.T) {
 		require.Equal(t, 2, n)
 		status, _, _, lastErr := row(t, db, old)
 		require.Equal(t, outbox.StatusExpired, status)
+		require.Contains(t, lastErr, "may have reached Jobbie at")
 		require.Contains(t, lastErr, "longer ago than the Idempotency-Key is kept")
 		status, _, _, _ = row(t, db, fresh)
 		require.Equal(t, outbox.StatusSent, status, "a row never sent is sent, however old")
@@ -304,5 +306,63 @@ func TestAStoppedRelayGivesBackTheRowsItHolds(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 3, n, "the second relay has every row at once, not after the first's hour")
 		require.Len(t, f.received(), 3)
+	})
+}
+
+// A send Jobbie refused (a 4xx) left no record there, so it starts no key
+// window: a row refused for longer than the window (a revoked key, say)
+// is still sent once the refusals stop. A send whose outcome is unknown
+// (a 503 here) starts it, and a refusal after it does not undo that.
+func TestOnlyASendThatMayHaveLandedStartsTheKeyWindow(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, d outbox.Dialect, db *sql.DB) {
+		f := newFake(t)
+		r := newRelay(t, d, db, clientOf(f), outbox.Config{})
+		ctx := context.Background()
+		maybeSent := func(id string) sql.NullInt64 {
+			var v sql.NullInt64
+			require.NoError(t, db.QueryRow(`SELECT maybe_sent_at FROM jobbie_outbox WHERE id = $1`, id).Scan(&v))
+			return v
+		}
+		due := func(ids ...string) {
+			for _, id := range ids {
+				_, err := db.Exec(`UPDATE jobbie_outbox SET next_attempt_at = 0 WHERE id = $1`, id)
+				require.NoError(t, err)
+			}
+		}
+
+		refused := enqueueIn(t, db, outbox.Job{Queue: "q", Payload: 1}, true)
+		f.refuse(401)
+		_, err := r.RelayOnce(ctx)
+		require.NoError(t, err)
+		require.False(t, maybeSent(refused).Valid, "a 401 reached nothing")
+
+		unsure := enqueueIn(t, db, outbox.Job{Queue: "q", Payload: 2}, true)
+		f.refuse(503)
+		_, err = r.RelayOnce(ctx)
+		require.NoError(t, err)
+		require.True(t, maybeSent(unsure).Valid, "a 503's request may have been applied")
+		f.refuse(401)
+		due(refused, unsure)
+		_, err = r.RelayOnce(ctx)
+		require.NoError(t, err)
+		require.True(t, maybeSent(unsure).Valid, "a later refusal does not undo an earlier unknown")
+		require.False(t, maybeSent(refused).Valid, "refused again")
+
+		// A day of refusals later, the refused row is sent; the unsure one expires.
+		dayAgo := time.Now().Add(-25 * time.Hour).UnixMilli()
+		_, err = db.Exec(`UPDATE jobbie_outbox SET maybe_sent_at = $1 WHERE id = $2`, dayAgo, unsure)
+		require.NoError(t, err)
+		_, err = db.Exec(`UPDATE jobbie_outbox SET created_at = $1 WHERE id = $2`, dayAgo, refused)
+		require.NoError(t, err)
+		f.refuse(0)
+		due(refused, unsure)
+		_, err = r.RelayOnce(ctx)
+		require.NoError(t, err)
+		status, _, attempts, _ := row(t, db, refused)
+		require.Equal(t, outbox.StatusSent, status)
+		require.Equal(t, 3, attempts)
+		status, _, _, _ = row(t, db, unsure)
+		require.Equal(t, outbox.StatusExpired, status)
 	})
 }

@@ -37,11 +37,12 @@ type Config struct {
 	// failed is tried again (doubling per attempt, jittered) and the wait
 	// after a database error; defaults 1 s and 5 minutes.
 	MinBackoff, MaxBackoff time.Duration
-	// KeyWindow is how long after a row's first claim a resend is still
-	// safe: Jobbie keeps an Idempotency-Key's answer 24 hours. A row not
-	// marked sent by then is not sent again but set "expired" for a
-	// person to settle (docs/outbox.md). Default 23 hours, an hour short
-	// of the key's life for clocks that differ.
+	// KeyWindow is how long after a send that may have reached Jobbie
+	// (one whose answer was not a refusal) a resend is still safe: Jobbie
+	// keeps an Idempotency-Key's answer 24 hours. A row not marked sent
+	// by then is not sent again but set "expired" for a person to settle
+	// (docs/outbox.md). Default 23 hours, an hour short of the key's life
+	// for clocks that differ.
 	KeyWindow time.Duration
 	// Logger gets a line per row sent, refused or expired and per error;
 	// default slog.Default().
@@ -179,14 +180,15 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 // relayRow sends one claimed row and records the outcome.
 func (r *Relay) relayRow(ctx context.Context, row claimed) error {
 	r.hook(AfterClaim, row.id)
-	now := time.Now()
-	if row.attempts > 1 && row.firstClaim.Valid && now.Sub(time.UnixMilli(row.firstClaim.Int64)) > r.cfg.KeyWindow {
-		// Claimed before, long ago, and never marked sent: it may have
-		// reached Jobbie, whose record of its key may be gone, so a send
-		// now could enqueue it twice. A person settles it.
-		r.cfg.Logger.Warn("outbox: row expired: first claimed before the Idempotency-Key window", "row", row.id)
-		return r.finish(ctx, row, StatusExpired, "not sent again: first claimed "+
-			time.UnixMilli(row.firstClaim.Int64).UTC().Format(time.RFC3339)+", longer ago than the Idempotency-Key is kept")
+	if row.maybeSent.Valid && row.maybeSent.Int64 < row.claimedAt &&
+		time.Since(time.UnixMilli(row.maybeSent.Int64)) > r.cfg.KeyWindow {
+		// An earlier send may have reached Jobbie, longer ago than it
+		// keeps the key, and the row was never marked: a send now could
+		// enqueue it twice. A person settles it.
+		since := time.UnixMilli(row.maybeSent.Int64).UTC().Format(time.RFC3339)
+		r.cfg.Logger.Warn("outbox: row expired: it may have reached Jobbie before the Idempotency-Key window", "row", row.id, "since", since)
+		return r.finish(ctx, row, StatusExpired, "not sent again: a send of it may have reached Jobbie at "+since+
+			", longer ago than the Idempotency-Key is kept")
 	}
 	job, err := decodeJob(row.request, row.payload)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/jobbie/jobbie/client"
 )
 
 // A row's status. A pending row is claimed while locked_until is ahead;
@@ -22,27 +24,28 @@ type claimed struct {
 	request    string
 	payload    sql.NullString
 	attempts   int
-	firstClaim sql.NullInt64
+	claimedAt  int64         // this claim's time (Unix ms)
+	maybeSent  sql.NullInt64 // maybe_sent_at: claimedAt when no earlier send can have reached Jobbie
 }
 
 // claimSQL locks up to $4 due rows for owner $1 until $2 (now is $3) and
 // counts the attempt. PostgreSQL skips rows another relay's claim is
 // locking at that moment, and the outer condition is checked again on the
 // row as it is once locked; SQLite has one writer, so claims never overlap.
-// first_claim_at is set before the update, so the row returned carries
-// the first claim's time.
+// maybe_sent_at keeps the earliest claim whose send may have reached
+// Jobbie: this one's time unless an earlier one's is kept.
 func claimSQL(d Dialect) string {
 	lock := ""
 	if d == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	return `UPDATE jobbie_outbox SET locked_by = $1, locked_until = $2, attempts = attempts + 1,
-		first_claim_at = COALESCE(first_claim_at, $3)
+		maybe_sent_at = COALESCE(maybe_sent_at, $3)
 	WHERE id IN (SELECT id FROM jobbie_outbox
 		WHERE status = 'pending' AND next_attempt_at <= $3 AND (locked_until IS NULL OR locked_until <= $3)
 		ORDER BY next_attempt_at, created_at, id LIMIT $4` + lock + `)
 		AND status = 'pending' AND (locked_until IS NULL OR locked_until <= $3)
-	RETURNING id, request, payload, attempts, first_claim_at`
+	RETURNING id, request, payload, attempts, maybe_sent_at`
 }
 
 func (r *Relay) claim(ctx context.Context) ([]claimed, error) {
@@ -54,8 +57,8 @@ func (r *Relay) claim(ctx context.Context) ([]claimed, error) {
 	defer rows.Close()
 	var out []claimed
 	for rows.Next() {
-		var c claimed
-		if err := rows.Scan(&c.id, &c.request, &c.payload, &c.attempts, &c.firstClaim); err != nil {
+		c := claimed{claimedAt: now.UnixMilli()}
+		if err := rows.Scan(&c.id, &c.request, &c.payload, &c.attempts, &c.maybeSent); err != nil {
 			return nil, fmt.Errorf("outbox: claim: %w", err)
 		}
 		out = append(out, c)
@@ -91,13 +94,20 @@ func (r *Relay) finish(ctx context.Context, row claimed, status, why string) err
 }
 
 // retryLater unlocks a row whose send failed, due again after a backoff
-// that grows with its attempts.
+// that grows with its attempts. When Jobbie refused the send (a 4xx keeps
+// no record, docs/api/README.md "Idempotency") and no earlier send of the
+// row can have reached it, the row is again one no send of which reached
+// Jobbie: its key's window has not started.
 func (r *Relay) retryLater(ctx context.Context, row claimed, sendErr error) error {
 	wait := backoffDelay(r.cfg.MinBackoff, r.cfg.MaxBackoff, row.attempts)
 	r.cfg.Logger.Warn("outbox: send failed", "row", row.id, "attempt", row.attempts, "retry_in", wait, "err", sendErr)
-	_, err := r.db.ExecContext(ctx, `UPDATE jobbie_outbox SET next_attempt_at = $1, last_error = $2,
-		locked_by = NULL, locked_until = NULL WHERE id = $3 AND locked_by = $4 AND status = 'pending'`,
-		time.Now().Add(wait).UnixMilli(), sendErr.Error(), row.id, r.cfg.Owner)
+	maybeSent := row.maybeSent
+	if e, ok := client.AsError(sendErr); ok && e.Status >= 400 && e.Status < 500 && row.maybeSent.Int64 == row.claimedAt {
+		maybeSent = sql.NullInt64{}
+	}
+	_, err := r.db.ExecContext(ctx, `UPDATE jobbie_outbox SET next_attempt_at = $1, last_error = $2, maybe_sent_at = $3,
+		locked_by = NULL, locked_until = NULL WHERE id = $4 AND locked_by = $5 AND status = 'pending'`,
+		time.Now().Add(wait).UnixMilli(), sendErr.Error(), maybeSent, row.id, r.cfg.Owner)
 	if err != nil {
 		return fmt.Errorf("outbox: retry %s later: %w", row.id, err)
 	}

@@ -8,7 +8,7 @@ CREATE TABLE IF NOT EXISTS jobbie_outbox (
     created_at      BIGINT NOT NULL,
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at BIGINT NOT NULL,
-    first_claim_at  BIGINT,                    -- the key's 24 h window starts no later than this
+    maybe_sent_at   BIGINT,                    -- the first claim after which a send of it may have reached Jobbie
     locked_by       TEXT,
     locked_until    BIGINT,
     sent_at         BIGINT,

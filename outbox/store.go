@@ -20,12 +20,12 @@ const (
 
 // claimed is a row a relay locked.
 type claimed struct {
-	id         string
-	request    string
-	payload    sql.NullString
-	attempts   int
-	claimedAt  int64         // this claim's time (Unix ms)
-	maybeSent  sql.NullInt64 // maybe_sent_at: claimedAt when no earlier send can have reached Jobbie
+	id        string
+	request   string
+	payload   sql.NullString
+	attempts  int
+	claimedAt int64         // this claim's time (Unix ms)
+	maybeSent sql.NullInt64 // maybe_sent_at: claimedAt when no earlier send can have reached Jobbie
 }
 
 // claimSQL locks up to $4 due rows for owner $1 until $2 (now is $3) and

@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/internal/leakcheck"
 	"github.com/jobbie/jobbie/outbox"
 	"github.com/jobbie/jobbie/outbox/outboxtest"
 )
@@ -33,6 +34,10 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	pg.Stop()
+	if err := leakcheck.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "outbox tests: goroutines outlived them:", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

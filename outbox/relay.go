@@ -152,8 +152,9 @@ func (r *Relay) Run(ctx context.Context) error {
 }
 
 // RelayOnce claims one batch of due rows and relays each; it returns
-// how many it claimed. An error is the database's: a row whose send
-// failed is set to be tried again, not an error of RelayOnce.
+// how many it claimed. An error is the database's, or ctx's once it is
+// done: a row whose send failed is set to be tried again, not an error
+// of RelayOnce.
 func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 	rows, err := r.claim(ctx)
 	if err != nil {

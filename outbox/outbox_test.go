@@ -81,6 +81,37 @@ func TestARowIsSentOnceItsTransactionCommitsAndNeverIfItRollsBack(t *testing.T) 
 	})
 }
 
+// The trace context of the caller's ctx is the job's, not the relay's.
+func TestARowKeepsTheTraceContextItWasWrittenIn(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, d outbox.Dialect, db *sql.DB) {
+		f := newFake(t)
+		const app = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		ctx := client.WithTraceParent(context.Background(), app, "congo=t61rcWkgMzE")
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = outbox.Enqueue(ctx, tx, outbox.Job{Queue: "q", Payload: 1})
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		untraced := enqueueIn(t, db, outbox.Job{Queue: "q", Payload: 2}, true)
+		relayCtx := client.WithTraceParent(context.Background(), "00-11111111111111111111111111111111-2222222222222222-01", "")
+		_, err = newRelay(t, d, db, clientOf(f), outbox.Config{}).RelayOnce(relayCtx)
+		require.NoError(t, err)
+		got := f.received()
+		require.Len(t, got, 2)
+		for _, s := range got {
+			var body struct{ Traceparent, Tracestate string }
+			require.NoError(t, json.Unmarshal([]byte(s.body), &body))
+			if s.key == untraced {
+				require.Empty(t, body.Traceparent, "the relay's trace context is not the job's")
+				continue
+			}
+			require.Equal(t, app, body.Traceparent)
+			require.Equal(t, "congo=t61rcWkgMzE", body.Tracestate)
+		}
+	})
+}
+
 func TestEnqueueRefusesABadJobAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, d outbox.Dialect, db *sql.DB) {

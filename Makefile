@@ -5,7 +5,7 @@ DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
 RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/... ./embedded/...
 
-.PHONY: dev build console console-test console-scale browser test unit examples-test e2e python-test ts-test vet bench bench-cluster bench-cpu bench-embedded bench-push bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit examples-test e2e python-test ts-test outbox-test postgres vet bench bench-cluster bench-cpu bench-embedded bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image proto proto-check proto-baseline
 
@@ -53,7 +53,7 @@ vet:
 # Unit and in-process integration tests under -race, the console's unit
 # tests, then the end-to-end suites against the real binary: e2e/console
 # drives the console in a real Chromium.
-test: vet proto-check unit examples-test console-test e2e python-test ts-test test-terraform docs-terraform-check deploy-test
+test: vet proto-check unit examples-test outbox-test console-test e2e python-test ts-test test-terraform docs-terraform-check deploy-test
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
@@ -66,8 +66,20 @@ examples-test:
 
 # One package at a time (-p 1): the end-to-end suite's timing bounds and
 # the browser tests each want the machine's cores to themselves.
-e2e: build browser
+e2e: build browser postgres
 	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 15m ./e2e/...
+
+# Debian's PostgreSQL server, which the outbox's tests (outbox/ and
+# e2e/outbox) start their own server from: one per test binary, on a
+# random 127.0.0.1 port, as nobody when run as root.
+postgres:
+	./scripts/install-postgres.sh
+
+# The transactional outbox (outbox/, docs/outbox.md) against real SQLite
+# files and a real PostgreSQL server; its fault-injection tests against
+# the real binary are in e2e/outbox (make e2e).
+outbox-test: postgres
+	$(GO) test -race -count=1 -timeout 10m ./outbox/...
 
 # The Python SDK (clients/python) against a jobbie dev its tests start on
 # random ports: Debian's pytest and mypy for Debian's python3 (no PyPI),

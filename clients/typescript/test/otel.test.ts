@@ -6,7 +6,7 @@ import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, it } from "vitest";
-import { type Client, type Job, Worker } from "../src/index.js";
+import { type Client, type Job, JobbieError, Worker } from "../src/index.js";
 import { client, queue, waitFor } from "./helpers.js";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -88,5 +88,25 @@ describe("process spans", () => {
     expect(process.links).toEqual([]);
     const work = spans.find((s) => s.name === "work")!;
     expect(work.parentSpanContext?.spanId).toBe(process.spanContext().spanId); // the handler's span is its child
+  });
+});
+
+describe("the namespace's OTLP endpoint", () => {
+  it("is set, read and removed on the client's namespace only; a bad URL is a 400 naming otlp_endpoint", async () => {
+    const c = client();
+    const name = queue("ts-otlp").replace(".", "-");
+    await c.namespaces.create({ name });
+    const other = c.inNamespace(name);
+    const url = "https://127.0.0.1:4318/v1/traces"; // the dev server allows inside addresses
+    expect(await other.setTracing(url)).toBe(url);
+    expect(await other.getTracing()).toBe(url);
+    expect(await c.getTracing()).not.toBe(url); // the default namespace's is its own
+    const err = await other.setTracing("http://127.0.0.1:4318/v1/traces").then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(JobbieError);
+    expect([(err as JobbieError).status, (err as JobbieError).field]).toEqual([400, "otlp_endpoint"]);
+    expect(await other.getTracing()).toBe(url); // nothing changed
+    expect(await other.setTracing(null)).toBe("");
+    expect(await other.getTracing()).toBe("");
+    await c.namespaces.delete(name, { force: true });
   });
 });

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ type scaleRef struct {
 func readScaleRef(ref *externalscaler.ScaledObjectRef, h http.Header) (scaleRef, error) {
 	md := ref.GetScalerMetadata()
 	r := scaleRef{queue: md[metaQueue], header: h.Clone(), target: 1}
-	for _, k := range sortedKeys(md) {
+	for _, k := range slices.Sorted(maps.Keys(md)) { // the first unknown key, always the same
 		switch k {
 		case metaQueue, metaNamespace, metaTarget, metaActivation, metaKey, metaKeyFromEnv:
 		default:
@@ -121,15 +122,6 @@ func readScaleRef(ref *externalscaler.ScaledObjectRef, h http.Header) (scaleRef,
 		r.header.Set(wire.NamespaceHeader, ns)
 	}
 	return r, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // active is whether v is an active queue for r: demand above the

@@ -281,6 +281,15 @@ func TestKEDAScalerAgainstDev(t *testing.T) {
 		}
 		_, err = keda.metric(ctx, md, "jobbie-emails-other")
 		require.Equal(t, "metricName", grpcField(t, err))
+
+		// StreamMetricSpec, which a recent KEDA asks for, is not served:
+		// Unimplemented, which KEDA takes for "not offered".
+		s, err = keda.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, "/externalscaler.ExternalScaler/StreamMetricSpec")
+		require.NoError(t, err)
+		require.NoError(t, s.SendMsg(trigger(md)))
+		require.NoError(t, s.CloseSend())
+		err = s.RecvMsg(new(externalscaler.GetMetricSpecResponse))
+		require.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
 	})
 }
 

@@ -106,7 +106,9 @@ ts-test:
 # The protocol (proto/, docs/api/grpc.md). `make proto` regenerates
 # proto/gen after a change to proto/jobbie/v1; `make proto-check` (run by
 # `make test`) lints it, checks it against proto/baseline.binpb for
-# breaking changes, and checks proto/gen is current; `make
+# breaking changes (KEDA's external scaler protocol against
+# proto/externalscaler.binpb, KEDA's own, which never moves), and checks
+# proto/gen is current; `make
 # proto-baseline` moves the baseline to the protocol as it is now, on
 # purpose, once a release has shipped it. buf and the plugins are Go
 # tools pinned in go.mod.

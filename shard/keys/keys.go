@@ -111,6 +111,8 @@ const (
 	KindIdempotencyCount  byte = 'K' // IdempotencyCount: the namespace's count of records
 
 	KindAlertRule byte = 'a' // AlertRule: one alert rule and its firing state, by name
+
+	KindEncryption byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
 )
 
 // Namespace returns the prefix of every key of namespace ns.
@@ -129,6 +131,12 @@ func kindPrefix(ns string, kind byte, extra int) []byte {
 // NamespaceConfig is the key of namespace ns's settings record. It lies
 // under Namespace(ns), so a namespace purge removes it with the rest.
 func NamespaceConfig(ns string) []byte { return kindPrefix(ns, KindNamespaceConfig, 0) }
+
+// Encryption is the key of namespace ns's encryption record: its data
+// key and namespace key, only ever wrapped (shard/envelope). Under
+// Namespace(ns), so a backup and a move carry it with the ciphertext it
+// opens, and a purge removes it.
+func Encryption(ns string) []byte { return kindPrefix(ns, KindEncryption, 0) }
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {

@@ -28,6 +28,10 @@ type EncryptionRecord struct {
 	SearchDecrypt bool `codec:"sd,omitempty"`
 	// Version counts the changes; a change names the version it read.
 	Version int64 `codec:"v"`
+	// Keyspace is a random name made with the first keys: every wrapped
+	// key and sealed value is bound to it rather than to the namespace's
+	// name, so a restore into another namespace still opens them.
+	Keyspace string `codec:"ks,omitempty"`
 	// Gen is the data key's generation, named by every value it seals; a
 	// revoke ends a generation, and the next key supplied starts another.
 	Gen         uint32 `codec:"g"`

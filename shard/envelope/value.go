@@ -19,26 +19,26 @@ const Prefix = "$jobbie:enc:v1:"
 // generation of the namespace's data key that sealed it, the field it is
 // (payload, result, checkpoint, …) and the record it was sealed for (a
 // job's id, or the chain, batch or schedule whose jobs carry it). All
-// three are bound into the ciphertext, with the namespace: a value copied
-// to another namespace, field or record, or with its header altered, does
-// not open.
+// three are bound into the ciphertext, with the key space (the name the
+// namespace's keys were made under): a value copied to another namespace,
+// field or record, or with its header altered, does not open.
 type Header struct {
 	Gen   uint32
 	Field string
 	Ctx   string
 }
 
-func (h Header) aad(ns string) []byte {
-	return []byte("jobbie value\x00" + ns + "\x00" + h.Field + "\x00" + h.Ctx + "\x00" + strconv.FormatUint(uint64(h.Gen), 10))
+func (h Header) aad(space string) []byte {
+	return []byte("jobbie value\x00" + space + "\x00" + h.Field + "\x00" + h.Ctx + "\x00" + strconv.FormatUint(uint64(h.Gen), 10))
 }
 
-// Seal returns plain (one JSON value) sealed under dek for ns and h, as a
-// JSON string.
-func Seal(dek Key, ns string, h Header, plain []byte) []byte {
+// Seal returns plain (one JSON value) sealed under dek for the key space
+// and h, as a JSON string.
+func Seal(dek Key, space string, h Header, plain []byte) []byte {
 	if strings.Contains(h.Field, ":") || strings.Contains(h.Ctx, ":") {
 		panic(fmt.Sprintf("envelope: field %q or record %q holds a colon", h.Field, h.Ctx))
 	}
-	blob := seal(dek, plain, h.aad(ns))
+	blob := seal(dek, plain, h.aad(space))
 	out := make([]byte, 0, len(Prefix)+len(h.Field)+len(h.Ctx)+16+base64.RawURLEncoding.EncodedLen(len(blob)))
 	out = append(out, '"')
 	out = append(out, Prefix...)
@@ -88,9 +88,9 @@ func parseString(rest string) (Header, []byte, error) {
 }
 
 // Open returns the plain JSON value of a sealed value's ciphertext, when
-// dek, ns and h are those it was sealed with.
-func Open(dek Key, ns string, h Header, blob []byte) ([]byte, error) {
-	return open(dek, blob, h.aad(ns))
+// dek, space and h are those it was sealed with.
+func Open(dek Key, space string, h Header, blob []byte) ([]byte, error) {
+	return open(dek, blob, h.aad(space))
 }
 
 // Opener opens one sealed value found inside another (OpenAll): it picks

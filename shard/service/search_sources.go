@@ -217,6 +217,11 @@ type searchPlan struct {
 	// total is the number of matches when the queue counts give it
 	// (exact, no creation window); -1 otherwise.
 	total int64
+	// open opens a sealed payload before the filter looks at it (a
+	// namespace that allows search over them, sealing.go); false when it
+	// cannot, and the job does not match. Nil: payloads are matched as
+	// stored.
+	open func(payload []byte) ([]byte, bool)
 }
 
 // allStates is every state in the order a search without a state filter
@@ -487,6 +492,9 @@ func (p *searchPlan) judge(ctx context.Context, recs *recordReader, m *search.Ma
 		return nil, true
 	case p.payloadOnly:
 		pl, found := recs.payload(id)
+		if found && p.open != nil {
+			pl, found = p.open(pl)
+		}
 		if !found || !m.MatchContext(ctx, &job.Job{Payload: pl}) {
 			return nil, false
 		}
@@ -494,6 +502,11 @@ func (p *searchPlan) judge(ctx context.Context, recs *recordReader, m *search.Ma
 	}
 	if j, ok = recs.read(id); !ok {
 		return nil, false
+	}
+	if p.open != nil {
+		if j.Payload, ok = p.open(j.Payload); !ok {
+			return nil, false
+		}
 	}
 	return j, m.MatchContext(ctx, j)
 }

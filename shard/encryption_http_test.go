@@ -1,0 +1,255 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/shard/envelope"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// withMasterKey runs the node with an operator master key.
+func withMasterKey(k envelope.Key) func(*Config) {
+	return func(c *Config) { c.MasterKey = &k }
+}
+
+// filesHolding is every file under dir whose bytes hold marker.
+func filesHolding(t *testing.T, dir string, marker []byte) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, marker) {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	}))
+	return out
+}
+
+// The bar of encryption at rest: a payload's plaintext is in no file of
+// the node (Pebble's, the Raft log's) and in no backup, while every read
+// answers it in the clear. A namespace without encryption on the same
+// node shows its marker in those same files, so the grep can fail.
+func TestEncryptedPayloadsNeverReachTheDisk(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withMasterKey(envelope.NewKey()))
+	enc, plain := b.in(testNS), b.in(otherNS)
+	on := enc.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
+	require.Equal(t, wire.KeySourceOperator, on.Body["key_source"])
+	require.EqualValues(t, 1, on.Body["generation"])
+
+	secret := fmt.Sprintf("secret-marker-%d", os.Getpid())
+	stepSecret, cbSecret, schedSecret := secret+"-step", secret+"-callback", secret+"-schedule"
+	clear := strings.Replace(secret, "secret", "clear", 1)
+	payload := json.RawMessage(`{"card":"` + secret + `","n":12345678901234567890}`)
+	id := enc.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "pay", "payload": payload,
+		"chain": map[string]any{"steps": []any{map[string]any{}, map[string]any{"queue": "pay2", "payload": map[string]any{"s": stepSecret}}}}}, 201).Body["job_id"].(string)
+	enc.ok("POST", "/api/v1/enqueue/batch", map[string]any{"jobs": []any{map[string]any{"queue": "bq", "payload": secret}},
+		"batch": map[string]any{"callback_queue": "cb", "callback_payload": cbSecret}}, 201)
+	sched := enc.ok("POST", "/api/v1/schedules", map[string]any{"name": "nightly", "queue": "sq", "cron": "0 3 * * *", "payload": map[string]any{"s": schedSecret}}, 201)
+	require.Equal(t, map[string]any{"s": schedSecret}, sched.Body["payload"])
+	plain.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "pay", "payload": map[string]any{"card": clear}}, 201)
+
+	// Every read answers the plaintext.
+	got := enc.ok("GET", "/api/v1/jobs/"+id, nil, 200)
+	require.JSONEq(t, `{"card":"`+secret+`","n":12345678901234567890}`, string(mustJSON(got.Body["payload"])))
+	require.Contains(t, string(got.Raw), "12345678901234567890", "numbers keep their digits")
+	f := enc.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"pay"}, "worker_id": "w", "timeout": 0}, 200)
+	require.Equal(t, id, f.Body["job_id"])
+	require.Equal(t, secret, f.Body["payload"].(map[string]any)["card"])
+	enc.ok("POST", "/api/v1/ack/"+id, map[string]any{"result": map[string]any{"ok": true}}, 200)
+	next := enc.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"pay2"}, "worker_id": "w", "timeout": 0}, 200)
+	require.Equal(t, map[string]any{"s": stepSecret}, next.Body["payload"].(map[string]any)["payload"], "the chain's next step opens its sealed payload")
+	fb := enc.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"bq"}, "worker_id": "w", "timeout": 0}, 200)
+	require.Equal(t, secret, fb.Body["payload"])
+	enc.ok("POST", "/api/v1/ack/"+fb.Body["job_id"].(string), nil, 200)
+	cb := enc.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"cb"}, "worker_id": "w", "timeout": 0}, 200)
+	require.Contains(t, string(cb.Raw), `"callback_payload":"`+cbSecret+`"`, "the batch callback opens its sealed payload")
+	list := enc.ok("GET", "/api/v1/schedules", nil, 200)
+	require.Contains(t, string(list.Raw), schedSecret)
+
+	// Another namespace's key (header) finds nothing of this one's.
+	require.Equal(t, 404, plain.call("GET", "/api/v1/jobs/"+id, nil).Status)
+
+	// A backup is a zstd stream: its records, decompressed, are grepped.
+	backup := b.backupOf(testNS)
+	records := backupBytes(t, backup)
+	require.Contains(t, string(records), "job_", "the backup holds the namespace's records")
+	for _, m := range []string{secret, stepSecret, cbSecret, schedSecret} {
+		require.False(t, bytes.Contains(records, []byte(m)), "the backup holds %s", m)
+	}
+	require.True(t, bytes.Contains(backupBytes(t, b.backupOf(otherNS)), []byte(clear)), "the grep of a backup finds a plaintext payload")
+
+	// Restored into another namespace, the backup's wrapped keys open
+	// its payloads there.
+	require.Equal(t, 200, b.restoreInto(restoredNS, wire.RestoreNew, backup).Status)
+	r := b.in(restoredNS).ok("GET", "/api/v1/jobs/"+id, nil, 200)
+	require.Equal(t, secret, r.Body["payload"].(map[string]any)["card"])
+
+	// On disk: nothing, with the node stopped so every write is in its
+	// files; the plaintext namespace's marker is, in the Raft log and in
+	// Pebble's files both.
+	require.NoError(t, b.srv.Stop())
+	for _, m := range []string{secret, stepSecret, cbSecret, schedSecret} {
+		require.Empty(t, filesHolding(t, b.dir, []byte(m)), "files holding %s", m)
+	}
+	found := filesHolding(t, b.dir, []byte(clear))
+	t.Logf("files holding the plaintext marker: %v", found)
+	require.True(t, anyUnder(found, "raft/"), "the Raft log (raft/) holds the plaintext marker: %v", found)
+	require.True(t, anyUnder(found, "state/"), "Pebble's files (state/) hold the plaintext marker: %v", found)
+}
+
+// backupBytes is every key and value of a backup's records, end to end.
+func backupBytes(t *testing.T, raw []byte) []byte {
+	var out []byte
+	for _, r := range readStream(t, raw).records {
+		out = append(append(out, r.Key...), r.Value...)
+	}
+	return out
+}
+
+func anyUnder(files []string, part string) bool {
+	for _, f := range files {
+		if strings.Contains(f, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// The tenant's key: supplied (the namespace key wrapped by it), rotated
+// (payloads stay readable, nothing rewritten), revoked (its payloads
+// unreadable, by its name; another namespace untouched); the key itself
+// is in no answer.
+func TestTenantKeyRotatesAndRevokes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withMasterKey(envelope.NewKey()))
+	ns, other := b.in(testNS), b.in(otherNS)
+	k1, k2, k3 := envelope.NewKey(), envelope.NewKey(), envelope.NewKey()
+	b64 := func(k envelope.Key) string { return base64.StdEncoding.EncodeToString(k[:]) }
+
+	on := ns.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true, "tenant_key": b64(k1)}, 200)
+	require.Equal(t, wire.KeySourceTenant, on.Body["key_source"])
+	require.Equal(t, k1.ID(), on.Body["tenant_key_id"])
+	require.NotContains(t, string(on.Raw), b64(k1))
+	other.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
+	before := ns.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": "before"}, 201).Body["job_id"].(string)
+	kept := other.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": "other"}, 201).Body["job_id"].(string)
+
+	rot := ns.ok("PUT", "/api/v1/encryption", map[string]any{"tenant_key": b64(k2)}, 200)
+	require.Equal(t, k2.ID(), rot.Body["tenant_key_id"])
+	require.EqualValues(t, 1, rot.Body["generation"], "a rotation keeps the data key")
+	require.Equal(t, "before", ns.ok("GET", "/api/v1/jobs/"+before, nil, 200).Body["payload"])
+	after := ns.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": "after"}, 201).Body["job_id"].(string)
+	require.Equal(t, "after", ns.ok("GET", "/api/v1/jobs/"+after, nil, 200).Body["payload"])
+	got := ns.ok("GET", "/api/v1/encryption", nil, 200)
+	for _, k := range []envelope.Key{k1, k2} {
+		require.NotContains(t, string(got.Raw), b64(k))
+	}
+
+	rev := ns.ok("PUT", "/api/v1/encryption", map[string]any{"revoke_tenant_key": true}, 200)
+	require.Equal(t, wire.KeySourceRevoked, rev.Body["key_source"])
+	require.Nil(t, rev.Body["tenant_key_id"])
+	for _, id := range []string{before, after} {
+		r := ns.call("GET", "/api/v1/jobs/"+id, nil)
+		require.Equal(t, 409, r.Status, string(r.Raw))
+		require.Equal(t, string(wire.CodeEncryptionKeyRevoked), errCode(r))
+		require.Contains(t, string(r.Raw), k2.ID(), "the error names the revoked key")
+	}
+	f := ns.call("POST", "/api/v1/fetch", map[string]any{"queues": []string{"q"}, "worker_id": "w", "timeout": 0})
+	require.Equal(t, 409, f.Status, string(f.Raw))
+	require.Equal(t, string(wire.CodeEncryptionKeyRevoked), errCode(f))
+	q := ns.ok("GET", "/api/v1/queues/q", nil, 200)
+	require.EqualValues(t, 0, q.Body["counts"].(map[string]any)["active"], "a fetch that cannot open its job gives the lease back: %s", q.Raw)
+	e := ns.call("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": "lost"})
+	require.Equal(t, 409, e.Status, string(e.Raw))
+	require.Equal(t, string(wire.CodeEncryptionKeyRevoked), errCode(e))
+	require.Equal(t, "other", other.ok("GET", "/api/v1/jobs/"+kept, nil, 200).Body["payload"], "another namespace reads on")
+
+	// A new key starts a new generation; the revoked one stays unreadable.
+	again := ns.ok("PUT", "/api/v1/encryption", map[string]any{"tenant_key": b64(k3)}, 200)
+	require.EqualValues(t, 2, again.Body["generation"])
+	fresh := ns.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q2", "payload": "fresh"}, 201).Body["job_id"].(string)
+	require.Equal(t, "fresh", ns.ok("GET", "/api/v1/jobs/"+fresh, nil, 200).Body["payload"])
+	require.Equal(t, 409, ns.call("GET", "/api/v1/jobs/"+before, nil).Status)
+}
+
+// Bad input is a 400 naming the field and changes nothing; a node
+// without a master key refuses to encrypt.
+func TestEncryptionBadInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withMasterKey(envelope.NewKey()))
+	ns := b.in(testNS)
+	ns.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
+	before := ns.ok("GET", "/api/v1/encryption", nil, 200).Raw
+	for _, c := range []struct {
+		body  string
+		field string
+	}{
+		{`{"tenant_key":"c2hvcnQ="}`, "tenant_key"},
+		{`{"tenant_key":""}`, "tenant_key"},
+		{`{"tenant_key":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `"}`, "tenant_key"},
+		{`{"revoke_tenant_key":true}`, "revoke_tenant_key"},
+		{`{"revoke_tenant_key":true,"tenant_key":"` + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)) + `"}`, "revoke_tenant_key"},
+		{`{"enabled":"yes"}`, "enabled"},
+		{`{"tenant_keys":"x"}`, "tenant_keys"},
+	} {
+		r := ns.call("PUT", "/api/v1/encryption", []byte(c.body))
+		require.Equal(t, 400, r.Status, "%s: %s", c.body, r.Raw)
+		require.Equal(t, c.field, errField(r), "%s: %s", c.body, r.Raw)
+		require.NotContains(t, string(r.Raw), "c2hvcnQ", "the key is in no answer")
+	}
+	require.Equal(t, before, ns.ok("GET", "/api/v1/encryption", nil, 200).Raw, "a refused request changes nothing")
+
+	r := setup(t).in(testNS).call("PUT", "/api/v1/encryption", map[string]any{"enabled": true})
+	require.Equal(t, 409, r.Status, string(r.Raw))
+	require.Equal(t, string(wire.CodeEncryptionOff), errCode(r))
+}
+
+// A search into encrypted payloads is refused unless the namespace lets
+// the shard open them while it scans.
+func TestSearchOverEncryptedPayloads(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withMasterKey(envelope.NewKey()))
+	ns := b.in(testNS)
+	ns.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
+	id := ns.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": map[string]any{"amount": 250, "who": "ada"}}, 201).Body["job_id"].(string)
+	ns.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": map[string]any{"amount": 5, "who": "bob"}}, 201)
+
+	for field, filter := range map[string]map[string]any{
+		"payload_contains": {"payload_contains": "ada"},
+		"payload_jq":       {"payload_jq": ".amount > 100"},
+	} {
+		r := ns.call("POST", "/api/v1/jobs/search", filter)
+		require.Equal(t, 400, r.Status, string(r.Raw))
+		require.Equal(t, field, errField(r), string(r.Raw))
+	}
+	all := ns.ok("POST", "/api/v1/jobs/search", map[string]any{"queue": "q"}, 200)
+	require.Len(t, all.Body["jobs"], 2, "a search that looks at no payload answers them opened")
+
+	ns.ok("PUT", "/api/v1/encryption", map[string]any{"search_decrypt": true}, 200)
+	for _, filter := range []map[string]any{{"payload_contains": "ada"}, {"payload_jq": ".amount > 100"}, {"queue": "q", "payload_jq": ".who == \"ada\""}} {
+		r := ns.ok("POST", "/api/v1/jobs/search", filter, 200)
+		jobs := r.Body["jobs"].([]any)
+		require.Len(t, jobs, 1, "%v: %s", filter, r.Raw)
+		require.Equal(t, id, jobs[0].(map[string]any)["id"])
+		require.Equal(t, "ada", jobs[0].(map[string]any)["payload"].(map[string]any)["who"])
+	}
+}

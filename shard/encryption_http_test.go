@@ -253,3 +253,48 @@ func TestSearchOverEncryptedPayloads(t *testing.T) {
 		require.Equal(t, "ada", jobs[0].(map[string]any)["payload"].(map[string]any)["who"])
 	}
 }
+
+// What workers store is sealed as a payload is: results, progress,
+// checkpoints, error texts and backtraces are in no file and no backup,
+// and every read answers them in the clear (a chain's next step gets the
+// previous result, a retry its checkpoint).
+func TestWorkerValuesAreEncrypted(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withMasterKey(envelope.NewKey()))
+	ns := b.in(testNS)
+	ns.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true, "search_decrypt": true}, 200)
+	m := fmt.Sprintf("worker-marker-%d", os.Getpid())
+	result, progress, checkpoint, text, trace := m+"-result", m+"-progress", m+"-checkpoint", m+"-error", m+"-trace"
+
+	id := ns.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "w", "max_retries": 3, "retry_backoff": "fixed", "retry_base_delay": "1ms",
+		"chain": map[string]any{"steps": []any{map[string]any{}, map[string]any{"queue": "w2"}}}}, 201).Body["job_id"].(string)
+	fetch := func(q string) resp {
+		return ns.ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{q}, "worker_id": "w", "timeout": 5}, 200)
+	}
+	fetch("w")
+	ns.ok("POST", "/api/v1/heartbeat", map[string]any{"worker_id": "w", "jobs": map[string]any{id: map[string]any{"progress": progress, "checkpoint": map[string]any{"at": checkpoint}}}}, 200)
+	ns.ok("POST", "/api/v1/fail/"+id, map[string]any{"error": text, "backtrace": trace}, 200)
+	again := fetch("w")
+	require.Equal(t, map[string]any{"at": checkpoint}, again.Body["checkpoint"], "a retry gets its checkpoint opened")
+	ns.ok("POST", "/api/v1/ack/"+id, map[string]any{"result": result}, 200)
+	next := fetch("w2")
+	require.Equal(t, result, next.Body["payload"].(map[string]any)["previous_result"])
+
+	d := ns.ok("GET", "/api/v1/jobs/"+id, nil, 200)
+	require.Equal(t, result, d.Body["result"])
+	require.Equal(t, progress, d.Body["progress"])
+	errs := d.Body["errors"].([]any)
+	require.Len(t, errs, 1)
+	require.Equal(t, text, errs[0].(map[string]any)["error"])
+	require.Equal(t, trace, errs[0].(map[string]any)["backtrace"])
+	found := ns.ok("POST", "/api/v1/jobs/search", map[string]any{"error_contains": "marker"}, 200)
+	require.Len(t, found.Body["jobs"], 1, "error_contains opens error texts when the namespace allows it: %s", found.Raw)
+	require.Equal(t, text, found.Body["jobs"].([]any)[0].(map[string]any)["last_error"])
+
+	records := backupBytes(t, b.backupOf(testNS))
+	require.NoError(t, b.srv.Stop())
+	for _, v := range []string{result, progress, checkpoint, text, trace} {
+		require.False(t, bytes.Contains(records, []byte(v)), "the backup holds %s", v)
+		require.Empty(t, filesHolding(t, b.dir, []byte(v)), "files holding %s", v)
+	}
+}

@@ -193,7 +193,11 @@ func (s *Service) openJob(ns string, j *job.Job) (*job.Job, error) {
 			if err != nil {
 				return nil, jobValueError(j.ID, fieldError, err)
 			}
-			c.Errors[i].Error = e
+			bt, err := s.openString(ns, fieldError, c.Errors[i].Backtrace, j.ID)
+			if err != nil {
+				return nil, jobValueError(j.ID, fieldError, err)
+			}
+			c.Errors[i].Error, c.Errors[i].Backtrace = e, bt
 		}
 	}
 	return &c, nil
@@ -201,7 +205,7 @@ func (s *Service) openJob(ns string, j *job.Job) (*job.Job, error) {
 
 func errorsSealed(j *job.Job) bool {
 	for _, e := range j.Errors {
-		if envelope.Mentions([]byte(e.Error)) {
+		if strings.HasPrefix(e.Error, envelope.Prefix) || strings.HasPrefix(e.Backtrace, envelope.Prefix) {
 			return true
 		}
 	}
@@ -224,12 +228,17 @@ func (z *sealer) sealString(field, ctx, text string) string {
 	return string(v[1 : len(v)-1])
 }
 
-// openString opens what sealString sealed; other text is returned as is.
+// openString opens what sealString sealed for record ("": any, for a
+// search's matching); other text is returned as is.
 func (s *Service) openString(ns, field, text, record string) (string, error) {
 	if !strings.HasPrefix(text, envelope.Prefix) {
 		return text, nil
 	}
-	v, err := s.openValue(ns, field, []byte(`"`+text+`"`), record)
+	var records []string
+	if record != "" {
+		records = []string{record}
+	}
+	v, err := s.openValue(ns, field, []byte(`"`+text+`"`), records...)
 	if err != nil {
 		return "", err
 	}
@@ -282,12 +291,20 @@ func (s *Service) sealSchedule(ns string, sc *engine.Schedule) error {
 	return nil
 }
 
-// searchOpener is how a search of ns with filter f reads payloads: as
-// stored, unless ns has sealed some and f looks into them, which it may
-// only when ns allows search over opened payloads (else 400 naming the
-// filter's field).
-func (s *Service) searchOpener(ns string, f *search.Filter) (func([]byte) ([]byte, bool), error) {
-	if f.PayloadContains == "" && f.PayloadJQ == "" {
+// searchOpener is how a search of ns with filter f reads payloads and
+// error texts: as stored, unless ns has sealed some and f looks into
+// them, which it may only when ns allows search over opened values (else
+// 400 naming the filter's field).
+func (s *Service) searchOpener(ns string, f *search.Filter) (func(*job.Job) bool, error) {
+	field := ""
+	switch {
+	case f.PayloadContains != "":
+		field = "payload_contains"
+	case f.PayloadJQ != "":
+		field = "payload_jq"
+	case f.ErrorContains != "":
+		field = "error_contains"
+	default:
 		return nil, nil
 	}
 	k := s.keysOf(ns)
@@ -295,14 +312,44 @@ func (s *Service) searchOpener(ns string, f *search.Filter) (func([]byte) ([]byt
 		return nil, nil
 	}
 	if !k.rec.SearchDecrypt {
-		field := "payload_contains"
-		if f.PayloadContains == "" {
-			field = "payload_jq"
-		}
-		return nil, apierr.Field(field, "%s: the namespace's payloads are encrypted; a search over them needs search_decrypt (PUT /api/v1/encryption)", field)
+		return nil, apierr.Field(field, "%s: the namespace's payloads and errors are encrypted; a search into them needs search_decrypt (PUT /api/v1/encryption)", field)
 	}
-	return func(p []byte) ([]byte, bool) {
-		out, err := s.openValue(ns, fieldPayload, p)
-		return out, err == nil
+	return func(j *job.Job) bool {
+		var err error
+		if j.Payload, err = s.openValue(ns, fieldPayload, j.Payload); err != nil {
+			return false
+		}
+		for i := range j.Errors {
+			if j.Errors[i].Error, err = s.openString(ns, fieldError, j.Errors[i].Error, ""); err != nil {
+				return false
+			}
+		}
+		return true
 	}, nil
+}
+
+// sealWork seals a value a worker's call stores for job id (a result, a
+// progress, a checkpoint). A namespace that cannot seal refuses only a
+// call that stores one: an ack without a result still settles its job.
+func (s *Service) sealWork(ns, field, id string, v []byte) ([]byte, error) {
+	if len(v) == 0 || string(v) == "null" {
+		return v, nil
+	}
+	z, err := s.sealerOf(ns)
+	if err != nil {
+		return nil, err
+	}
+	return z.seal(field, id, v), nil
+}
+
+// sealFailure seals a failure's error text and backtrace for job id.
+func (s *Service) sealFailure(ns, id, text, trace string) (string, string, error) {
+	if text == "" && trace == "" {
+		return text, trace, nil
+	}
+	z, err := s.sealerOf(ns)
+	if err != nil {
+		return "", "", err
+	}
+	return z.sealString(fieldError, id, text), z.sealString(fieldError, id, trace), nil
 }

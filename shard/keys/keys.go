@@ -30,6 +30,7 @@
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
 //	<ns> 00 'c'                                          the namespace's settings (its retention)
+//	<ns> 00 'W'                                          the namespace's encryption record (its keys, wrapped)
 //	<ns> 00 'f' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key> 00 <created 8B> <id>
 //	                                                     pending jobs with a key: fetch order per (fairness, concurrency) group
 //	<ns> 00 'g' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key>

@@ -35,8 +35,8 @@ const (
 
 // Error codes of encryption at rest.
 const (
-	CodeEncryptionKeyRevoked = ErrorCode("encryption_key_revoked") // what was asked for was sealed under a tenant key since revoked (409)
-	CodeEncryptionOff        = ErrorCode("encryption_unavailable") // the shard has no master key, so the namespace cannot seal or open (409)
+	CodeEncryptionKeyRevoked ErrorCode = "encryption_key_revoked" // what was asked for was sealed under a tenant key since revoked (409)
+	CodeEncryptionOff        ErrorCode = "encryption_unavailable" // the shard has no master key, or one that does not open the namespace's keys (409)
 )
 
 // ErrorBody is the body of every error response.

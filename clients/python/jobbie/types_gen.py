@@ -12,7 +12,7 @@ NotRequired is seen at run time (``__required_keys__``)."""
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
-ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
+ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "encryption_key_revoked", "encryption_unavailable", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
 """A stable error code; internal/apierr maps each to its HTTP status."""
 
 

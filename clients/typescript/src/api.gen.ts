@@ -585,7 +585,7 @@ export interface ErrorBody {
 }
 
 /** A stable error code; internal/apierr maps each to its HTTP status. */
-export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
+export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "encryption_key_revoked" | "encryption_unavailable" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
 
 /** Event is the data of one event of GET /api/v1/events (Server-Sent Events; the event's SSE id resumes the stream after it). */
 export interface Event {

@@ -298,3 +298,33 @@ func TestWorkerValuesAreEncrypted(t *testing.T) {
 		require.Empty(t, filesHolding(t, b.dir, []byte(v)), "files holding %s", v)
 	}
 }
+
+// A live move carries the namespace's wrapped keys with its sealed
+// values: a target with the same master key reads them; the stream
+// holds no plaintext; a target with another master key refuses by name.
+func TestEncryptedNamespaceMoves(t *testing.T) {
+	t.Parallel()
+	master := envelope.NewKey()
+	src, dst, stranger := setup(t, withMasterKey(master)), setup(t, withMasterKey(master)), setup(t, withMasterKey(envelope.NewKey()))
+	s := src.in(testNS)
+	s.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
+	secret := fmt.Sprintf("moved-marker-%d", os.Getpid())
+	id := s.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": secret}, 201).Body["job_id"].(string)
+
+	move := func(to *bundle, tok string) {
+		to.mvOK("POST", "begin", testNS, tok, nil)
+		raw := src.mvOK("GET", "snapshot", testNS, tok, nil).Raw
+		require.False(t, bytes.Contains(backupBytes(t, raw), []byte(secret)), "the move's stream holds the plaintext")
+		r := to.mv("POST", "apply", testNS, tok, raw)
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		to.mvOK("POST", "end", testNS, tok, nil)
+	}
+	move(dst, "mov_01JD0000000000000000000007")
+	require.Equal(t, secret, dst.in(testNS).ok("GET", "/api/v1/jobs/"+id, nil, 200).Body["payload"])
+	require.Equal(t, secret, dst.in(testNS).ok("POST", "/api/v1/fetch", map[string]any{"queues": []string{"q"}, "worker_id": "w", "timeout": 0}, 200).Body["payload"])
+
+	move(stranger, "mov_01JD0000000000000000000008")
+	r := stranger.in(testNS).call("GET", "/api/v1/jobs/"+id, nil)
+	require.Equal(t, 409, r.Status, string(r.Raw))
+	require.Equal(t, string(wire.CodeEncryptionOff), errCode(r))
+}

@@ -145,10 +145,17 @@ func TestTenantKeyRotatesAndRevokes(t *testing.T) {
 	k1, k2, k3 := envelope.NewKey(), envelope.NewKey(), envelope.NewKey()
 	b64 := func(k envelope.Key) string { return base64.StdEncoding.EncodeToString(k[:]) }
 
-	on := ns.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true, "tenant_key": b64(k1)}, 200)
+	audited := b.call("PUT", "/api/v1/encryption", map[string]any{"enabled": true, "tenant_key": b64(k1)},
+		auditHeader(t, "k1", "encryption.manage", "PUT /api/v1/encryption", "encryption", "", 30)...)
+	require.Equal(t, 200, audited.Status, string(audited.Raw))
+	on := ns.ok("GET", "/api/v1/encryption", nil, 200)
 	require.Equal(t, wire.KeySourceTenant, on.Body["key_source"])
 	require.Equal(t, k1.ID(), on.Body["tenant_key_id"])
 	require.NotContains(t, string(on.Raw), b64(k1))
+	require.NotContains(t, string(audited.Raw), b64(k1))
+	records := b.auditPage("")
+	require.Len(t, records.Records, 1, "the change is audited")
+	require.NotContains(t, string(mustJSON(records)), b64(k1), "the audit record holds no key")
 	other.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
 	before := ns.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": "before"}, 201).Body["job_id"].(string)
 	kept := other.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": "other"}, 201).Body["job_id"].(string)

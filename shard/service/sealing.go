@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/envelope"
 	"github.com/jobbie/jobbie/shard/job"
@@ -59,7 +60,7 @@ func (s *Service) keysOf(ns string) *nsKeys {
 		return k
 	}
 	k := &nsKeys{raw: string(raw)}
-	k.rec, _ = engine.ReadEncryption(s.node.DB(), ns)
+	must(replica.Decode(raw, &k.rec))
 	k.dek, k.err = s.dataKey(&k.rec)
 	if s.keys.open == nil {
 		s.keys.open = map[string]*nsKeys{}

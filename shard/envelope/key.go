@@ -109,8 +109,9 @@ func Unwrap(kek Key, wrapped []byte, label string) (Key, error) {
 
 // seal is nonce || AES-256-GCM(plain, aad). A random 96-bit nonce per
 // call: a data key seals far fewer than the 2^32 values GCM allows.
-func seal(k Key, plain, aad []byte) []byte {
-	g := gcm(k)
+func seal(k Key, plain, aad []byte) []byte { return sealWith(gcm(k), plain, aad) }
+
+func sealWith(g cipher.AEAD, plain, aad []byte) []byte {
 	out := make([]byte, g.NonceSize(), g.NonceSize()+len(plain)+g.Overhead())
 	if _, err := rand.Read(out); err != nil {
 		panic(fmt.Sprintf("envelope: no randomness: %v", err))
@@ -118,8 +119,9 @@ func seal(k Key, plain, aad []byte) []byte {
 	return g.Seal(out, out, plain, aad)
 }
 
-func open(k Key, blob, aad []byte) ([]byte, error) {
-	g := gcm(k)
+func open(k Key, blob, aad []byte) ([]byte, error) { return openWith(gcm(k), blob, aad) }
+
+func openWith(g cipher.AEAD, blob, aad []byte) ([]byte, error) {
 	if len(blob) < g.NonceSize()+g.Overhead() {
 		return nil, ErrKey
 	}

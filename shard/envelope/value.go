@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -32,13 +33,25 @@ func (h Header) aad(space string) []byte {
 	return []byte("jobbie value\x00" + space + "\x00" + h.Field + "\x00" + h.Ctx + "\x00" + strconv.FormatUint(uint64(h.Gen), 10))
 }
 
+// Cipher is a data key made ready to seal and open many values (its AES
+// key schedule and GCM tables built once); safe for concurrent use.
+type Cipher struct{ g cipher.AEAD }
+
+// NewCipher returns dek's Cipher.
+func NewCipher(dek Key) *Cipher { return &Cipher{g: gcm(dek)} }
+
 // Seal returns plain (one JSON value) sealed under dek for the key space
 // and h, as a JSON string.
 func Seal(dek Key, space string, h Header, plain []byte) []byte {
+	return NewCipher(dek).Seal(space, h, plain)
+}
+
+// Seal is Seal with c's key.
+func (c *Cipher) Seal(space string, h Header, plain []byte) []byte {
 	if strings.Contains(h.Field, ":") || strings.Contains(h.Ctx, ":") {
 		panic(fmt.Sprintf("envelope: field %q or record %q holds a colon", h.Field, h.Ctx))
 	}
-	blob := seal(dek, plain, h.aad(space))
+	blob := sealWith(c.g, plain, h.aad(space))
 	out := make([]byte, 0, len(Prefix)+len(h.Field)+len(h.Ctx)+16+base64.RawURLEncoding.EncodedLen(len(blob)))
 	out = append(out, '"')
 	out = append(out, Prefix...)
@@ -90,7 +103,12 @@ func parseString(rest string) (Header, []byte, error) {
 // Open returns the plain JSON value of a sealed value's ciphertext, when
 // dek, space and h are those it was sealed with.
 func Open(dek Key, space string, h Header, blob []byte) ([]byte, error) {
-	return open(dek, blob, h.aad(space))
+	return NewCipher(dek).Open(space, h, blob)
+}
+
+// Open is Open with c's key.
+func (c *Cipher) Open(space string, h Header, blob []byte) ([]byte, error) {
+	return openWith(c.g, blob, h.aad(space))
 }
 
 // Opener opens one sealed value found inside another (OpenAll): it picks

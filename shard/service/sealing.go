@@ -43,7 +43,7 @@ type keyring struct {
 type nsKeys struct {
 	raw string
 	rec engine.EncryptionRecord
-	dek envelope.Key
+	dek *envelope.Cipher
 	err error
 }
 
@@ -61,7 +61,10 @@ func (s *Service) keysOf(ns string) *nsKeys {
 	}
 	k := &nsKeys{raw: string(raw)}
 	must(replica.Decode(raw, &k.rec))
-	k.dek, k.err = s.dataKey(&k.rec)
+	var dek envelope.Key
+	if dek, k.err = s.dataKey(&k.rec); k.err == nil {
+		k.dek = envelope.NewCipher(dek)
+	}
 	if s.keys.open == nil {
 		s.keys.open = map[string]*nsKeys{}
 	}
@@ -122,7 +125,7 @@ func (z *sealer) seal(field, ctx string, v []byte) []byte {
 	if z == nil || len(v) == 0 || string(v) == "null" {
 		return v
 	}
-	return envelope.Seal(z.k.dek, z.k.rec.Keyspace, envelope.Header{Gen: z.k.rec.Gen, Field: field, Ctx: ctx}, v)
+	return z.k.dek.Seal(z.k.rec.Keyspace, envelope.Header{Gen: z.k.rec.Gen, Field: field, Ctx: ctx}, v)
 }
 
 // openValue returns v with every sealed value in it opened. A v that is
@@ -152,7 +155,7 @@ func (s *Service) openValue(ns, field string, v []byte, records ...string) ([]by
 			}
 			return nil, k.err
 		}
-		p, err := envelope.Open(k.dek, k.rec.Keyspace, h, blob)
+		p, err := k.dek.Open(k.rec.Keyspace, h, blob)
 		if err != nil {
 			return nil, apierr.New(apierr.Internal, "a sealed %s of the namespace does not open: it was altered or moved", h.Field)
 		}

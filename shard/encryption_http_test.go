@@ -103,9 +103,10 @@ func TestEncryptedPayloadsNeverReachTheDisk(t *testing.T) {
 	r := b.in(restoredNS).ok("GET", "/api/v1/jobs/"+id, nil, 200)
 	require.Equal(t, secret, r.Body["payload"].(map[string]any)["card"])
 
-	// On disk: nothing, with the node stopped so every write is in its
-	// files; the plaintext namespace's marker is, in the Raft log and in
-	// Pebble's files both.
+	// On disk: nothing, with a Raft snapshot taken and the node stopped
+	// so every write is in its files; the plaintext namespace's marker
+	// is, in the Raft log, in Pebble's files and in the snapshot.
+	require.NoError(t, b.srv.repl.Snapshot())
 	require.NoError(t, b.srv.Stop())
 	for _, m := range []string{secret, stepSecret, cbSecret, schedSecret} {
 		require.Empty(t, filesHolding(t, b.dir, []byte(m)), "files holding %s", m)
@@ -114,6 +115,7 @@ func TestEncryptedPayloadsNeverReachTheDisk(t *testing.T) {
 	t.Logf("files holding the plaintext marker: %v", found)
 	require.True(t, anyUnder(found, "raft/"), "the Raft log (raft/) holds the plaintext marker: %v", found)
 	require.True(t, anyUnder(found, "state/"), "Pebble's files (state/) hold the plaintext marker: %v", found)
+	require.True(t, anyUnder(found, "snapshots/"), "the Raft snapshot holds the plaintext marker: %v", found)
 }
 
 // backupBytes is every key and value of a backup's records, end to end.

@@ -21,6 +21,14 @@ func TestEncryptionChangesAreTheOwnersAlone(t *testing.T) {
 		r := b.do(t, http.MethodPut, "/api/v1/encryption", b.key(t, role, "default"), body)
 		r.requireError(t, http.StatusForbidden, apierr.Forbidden)
 	}
+	// A custom role granted every action, or this one by name, on every
+	// queue of every namespace: refused too.
+	b.control.SetRole(tenantA, "everything", perm([]string{"*"}, []string{"*"}, []string{"*"}))
+	b.control.SetRole(tenantA, "keymaster", perm([]string{"encryption.manage"}, []string{"*"}, []string{"*"}))
+	for _, role := range []string{"everything", "keymaster"} {
+		r := b.do(t, http.MethodPut, "/api/v1/encryption", b.customKey(t, role, "default"), body)
+		r.requireError(t, http.StatusForbidden, apierr.Forbidden)
+	}
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPut, "/api/v1/encryption", b.key(t, tenancy.RoleOwner, "default"), body).status,
 		"the owner's change reaches the shard (the fake answers 201)")
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodGet, "/api/v1/encryption", b.key(t, tenancy.RoleViewer, "default"), nil).status)

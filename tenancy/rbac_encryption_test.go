@@ -27,3 +27,17 @@ func TestEncryptionManageIsTheOwnersAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, got, "the custom role's other actions stand")
 }
+
+// A custom role's scope (the gateway's decision for routes about queues)
+// holds no queue for an owner-only action, whatever the role grants.
+func TestOwnerOnlyActionsScopeNoQueue(t *testing.T) {
+	t.Parallel()
+	all := []Permission{{Actions: []string{"*"}, Namespaces: []string{"*"}, Queues: []string{"*"}}}
+	named := []Permission{{Actions: []string{string(ActEncryptionManage)}, Namespaces: []string{"*"}, Queues: []string{"*"}}}
+	for _, ps := range [][]Permission{all, named} {
+		sc := QueueScopeFor(ps, ActEncryptionManage, "default")
+		require.False(t, sc.All(), "%v", ps)
+		require.Empty(t, sc.Patterns(), "%v", ps)
+	}
+	require.True(t, QueueScopeFor(all, ActNamespaceManage, "default").All(), "the role's other actions stand")
+}

@@ -2,10 +2,12 @@ package shard
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,4 +338,39 @@ func TestEncryptedNamespaceMoves(t *testing.T) {
 	r := stranger.in(testNS).call("GET", "/api/v1/jobs/"+id, nil)
 	require.Equal(t, 409, r.Status, string(r.Raw))
 	require.Equal(t, string(wire.CodeEncryptionOff), errCode(r))
+}
+
+// A push queue of an encrypted namespace delivers the payload opened, and
+// the handler's result and failure text are sealed as a worker's are.
+func TestPushDeliversEncryptedPayloadsOpened(t *testing.T) {
+	t.Parallel()
+	secret := fmt.Sprintf("push-marker-%d", os.Getpid())
+	rcv := newReceiver(t, func(w http.ResponseWriter, d wire.PushDelivery, n int) {
+		if d.Attempt == 1 {
+			http.Error(w, "down: "+secret+"-error", 500)
+			return
+		}
+		fmt.Fprintf(w, `{"result":{"seen":%s}}`, d.Payload)
+	})
+	k := envelope.NewKey()
+	pool := x509.NewCertPool()
+	pool.AddCert(rcv.srv.Certificate())
+	b := setup(t, withMasterKey(k), func(c *Config) { c.PushAllowPrivate, c.PushRootCAs = true, pool })
+	r := b.call("GET", "/api/v1/signing-keys", nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	var keys []string
+	for _, k := range r.Body["keys"].([]any) {
+		keys = append(keys, k.(map[string]any)["public_key"].(string))
+	}
+	rcv.keys.Store(keys)
+	b.in(testNS).ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
+	b.putQueue("hooks", map[string]any{"push": map[string]any{"url": rcv.srv.URL + "/jobs"},
+		"defaults": map[string]any{"retry_base_delay": 1, "retry_max_delay": 1}})
+	id := b.enqueue(map[string]any{"queue": "hooks", "payload": map[string]any{"s": secret}})
+	j := b.waitState(id, "completed")
+	require.Equal(t, map[string]any{"seen": map[string]any{"s": secret}}, j["result"], "the handler got the payload opened")
+	require.Contains(t, j["errors"].([]any)[0].(map[string]any)["error"], secret+"-error")
+	require.Zero(t, rcv.bad.Load(), "every request verified")
+	records := backupBytes(t, b.backupOf(testNS))
+	require.False(t, bytes.Contains(records, []byte(secret)), "the backup holds the payload, result or error in the clear")
 }

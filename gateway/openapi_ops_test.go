@@ -197,6 +197,8 @@ var operations = map[string]op{
 	"PUT /api/v1/namespaces/:name/egress": {id: "putNamespaceEgress", tag: tNamespaces, summary: "Replace a namespace's egress allow-list", req: wire.NamespaceEgressRequest{}, ok: okAns(wire.NamespaceEgress{})},
 	"GET /api/v1/tracing":                 {id: "getNamespaceTracing", tag: tNamespaces, summary: "The namespace's OTLP endpoint for the spans of its jobs", ok: okAns(wire.NamespaceTracing{})},
 	"PUT /api/v1/tracing":                 {id: "putNamespaceTracing", tag: tNamespaces, summary: "Set the namespace's OTLP endpoint for the spans of its jobs", req: wire.NamespaceTracingRequest{}, ok: okAns(wire.NamespaceTracing{})},
+	"GET /api/v1/encryption":              {id: "getEncryption", tag: tNamespaces, summary: "The namespace's encryption at rest (never a key)", ok: okAns(wire.Encryption{})},
+	"PUT /api/v1/encryption":              {id: "putEncryption", tag: tNamespaces, summary: "Enable encryption at rest; supply, rotate or revoke the tenant's key (owner only)", req: wire.EncryptionRequest{}, ok: okAns(wire.Encryption{})},
 
 	"GET /api/v1/namespaces/:name/backup-policy":    {id: "getBackupPolicy", tag: tBackups, summary: "A namespace's backup policy", ok: okAns(wire.BackupPolicy{})},
 	"PUT /api/v1/namespaces/:name/backup-policy":    {id: "putBackupPolicy", tag: tBackups, summary: "Set a namespace's backup policy", req: wire.BackupPolicyRequest{}, ok: okAns(wire.BackupPolicy{})},

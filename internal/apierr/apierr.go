@@ -53,6 +53,9 @@ const (
 	AmbiguousName = wire.CodeAmbiguousName
 
 	IdempotencyKeyReused = wire.CodeIdempotencyKeyReused
+
+	EncryptionKeyRevoked = wire.CodeEncryptionKeyRevoked
+	EncryptionOff        = wire.CodeEncryptionOff
 )
 
 var statuses = map[Code]int{
@@ -88,6 +91,9 @@ var statuses = map[Code]int{
 	AmbiguousName: http.StatusConflict,
 
 	IdempotencyKeyReused: http.StatusUnprocessableEntity,
+
+	EncryptionKeyRevoked: http.StatusConflict,
+	EncryptionOff:        http.StatusConflict,
 }
 
 // Status is the HTTP status of a code.

@@ -277,6 +277,18 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 	scriptCmd(func(s *script) []byte {
 		return HistoryTrim.Command(&HistoryTrimCmd{NS: []string{testNS, otherNS}[s.rng.Intn(2)]})
 	}),
+	// Encryption records: a change naming a version, the record's (it
+	// applies) or another (refused); the keys are opaque bytes to the
+	// apply.
+	scriptCmd(func(s *script) []byte {
+		prev := int64(s.rng.Intn(3))
+		rec := EncryptionRecord{Enabled: s.rng.Intn(3) > 0, SearchDecrypt: s.rng.Intn(2) == 0, Gen: uint32(s.rng.Intn(3)),
+			DataKey: bytes.Repeat([]byte{byte(s.rng.Intn(256))}, 60), NSKeyMaster: bytes.Repeat([]byte{7}, 60)}
+		if s.rng.Intn(3) == 0 {
+			rec.Revoked = []RevokedKey{{Gen: 0, KeyID: "0011223344556677", At: s.now.UnixNano()}}
+		}
+		return NamespaceEncryption.Command(&EncryptionCmd{NS: testNS, Prev: prev, Record: rec})
+	}),
 }
 
 // deliveries are up to 60 delivery log records, so a log fills and trims.

@@ -38,7 +38,7 @@ var kindNames = map[byte]string{
 	'H': "webhook delivery log",
 	't': "queue history bucket",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
-	'a': "alert rule",
+	'a': "alert rule", 'W': "encryption keys",
 	'U': "audit record", 'z': "audit retention",
 }
 
@@ -80,6 +80,7 @@ func kindCases() []*gcase {
 		{"KindIdempotency", KindIdempotency, 'i'},
 		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 		{"KindAlertRule", KindAlertRule, 'a'},
+		{"KindEncryption", KindEncryption, 'W'},
 		{"KindHistory", KindHistory, 't'},
 	}
 	c := &gcase{call: "Kind constants"}
@@ -97,6 +98,7 @@ func recordCases() []*gcase {
 		kc("Namespace", Namespace(ns), "ns", ns).is(text("namespace", ns), sep()),
 		kc("NamespaceConfig", NamespaceConfig(ns), "ns", ns).is(head(ns, 'c')),
 		kc("SigningKeys", SigningKeys(ns), "ns", ns).is(head(ns, 'w')),
+		kc("Encryption", Encryption(ns), "ns", ns).is(head(ns, 'W')),
 		kc("Webhook", Webhook(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'h'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G")),
 		kc("WebhookPrefix", WebhookPrefix(ns), "ns", ns).is(head(ns, 'h')),

@@ -30,6 +30,7 @@
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
 //	<ns> 00 'c'                                          the namespace's settings (its retention)
+//	<ns> 00 'W'                                          the namespace's encryption record (its keys, wrapped)
 //	<ns> 00 'f' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key> 00 <created 8B> <id>
 //	                                                     pending jobs with a key: fetch order per (fairness, concurrency) group
 //	<ns> 00 'g' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key>
@@ -111,6 +112,8 @@ const (
 	KindIdempotencyCount  byte = 'K' // IdempotencyCount: the namespace's count of records
 
 	KindAlertRule byte = 'a' // AlertRule: one alert rule and its firing state, by name
+
+	KindEncryption byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
 )
 
 // Namespace returns the prefix of every key of namespace ns.
@@ -129,6 +132,12 @@ func kindPrefix(ns string, kind byte, extra int) []byte {
 // NamespaceConfig is the key of namespace ns's settings record. It lies
 // under Namespace(ns), so a namespace purge removes it with the rest.
 func NamespaceConfig(ns string) []byte { return kindPrefix(ns, KindNamespaceConfig, 0) }
+
+// Encryption is the key of namespace ns's encryption record: its data
+// key and namespace key, only ever wrapped (shard/envelope). Under
+// Namespace(ns), so a backup and a move carry it with the ciphertext it
+// opens, and a purge removes it.
+func Encryption(ns string) []byte { return kindPrefix(ns, KindEncryption, 0) }
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {

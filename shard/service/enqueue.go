@@ -76,6 +76,13 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		MaxPending: lim.MaxPendingJobs}
 	now := s.cfg.Clock.Now()
 	traced := false
+	z, err := s.sealerOf(ns)
+	if err != nil {
+		return nil, "", err
+	}
+	if b != nil {
+		b.CallbackPayload = z.seal(fieldPayload, b.ID, b.CallbackPayload)
+	}
 	for i := range reqs {
 		prefix := ""
 		if batch {
@@ -93,6 +100,9 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		}
 		if b != nil {
 			j.BatchID = b.ID
+		}
+		if err := z.sealJob(j); err != nil {
+			return nil, "", err
 		}
 		c.Deps = c.Deps || len(j.DependsOn) > 0
 		traced = traced || j.Trace != nil || chainTraced(reqs[i].Chain)

@@ -161,6 +161,9 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err != nil {
 		return nil, err
 	}
+	if err := s.sealSchedule(ns, sched); err != nil {
+		return nil, err
+	}
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
@@ -169,7 +172,7 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err != nil {
 		return nil, err
 	}
-	return s.scheduleView(ns, created), nil
+	return s.scheduleView(ns, created)
 }
 
 // UpdateSchedule replaces schedule ref (an id or a name) with r, every
@@ -189,6 +192,9 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	}
 	sched, err := toSchedule(lim, r, cur.ID, s.cfg.Clock.Now())
 	if err != nil {
+		return nil, err
+	}
+	if err := s.sealSchedule(ns, sched); err != nil {
 		return nil, err
 	}
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
@@ -250,7 +256,7 @@ func (s *Service) GetSchedule(ns string, sc tenancy.QueueScope, ref string) (*wi
 	if err != nil {
 		return nil, err
 	}
-	return s.scheduleView(ns, sched), nil
+	return s.scheduleView(ns, sched)
 }
 
 // ListSchedules reads ns's schedules of queues in sc from local state,
@@ -266,7 +272,11 @@ func (s *Service) ListSchedules(ns string, sc tenancy.QueueScope) ([]wire.Schedu
 	out := make([]wire.Schedule, 0, len(list))
 	for _, sched := range list {
 		if sc.Allows(sched.Queue) {
-			out = append(out, *s.scheduleView(ns, sched))
+			v, err := s.scheduleView(ns, sched)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, *v)
 		}
 	}
 	return out, nil
@@ -277,7 +287,7 @@ func proposeSchedule[C any](ctx context.Context, s *Service, ns string, op repli
 	if err != nil {
 		return nil, err
 	}
-	return s.scheduleView(ns, sc), nil
+	return s.scheduleView(ns, sc)
 }
 
 // cronSpec is a parsed cron expression in its time zone. Only proposers

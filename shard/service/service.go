@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/envelope"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/tenancy"
@@ -31,6 +32,10 @@ type Config struct {
 	// Outbound is the node's caller of tenants' endpoints: a push URL is
 	// checked by its rules. Nil: push queues cannot be configured.
 	Outbound *outbound.Client
+	// MasterKey wraps the namespaces' keys for encryption at rest
+	// (encryption.go). Nil: no namespace can encrypt, and values sealed
+	// elsewhere cannot be opened here.
+	MasterKey *envelope.Key
 }
 
 func (c Config) withDefaults() Config {
@@ -69,6 +74,7 @@ type Service struct {
 	// (eventretention.go).
 	retention retentionWants
 	alerts    alertMemory   // the leader's evaluation of alert rules (alerts_eval.go)
+	keys      keyring       // the data keys this node opened (sealing.go)
 	stop      chan struct{} // closed by Close: parked fetches give up
 	stopOnce  sync.Once
 }

@@ -107,10 +107,14 @@ func batchView(b *engine.BatchRecord) *wire.Batch {
 // scheduleView is s as the API shows it; a schedule that left max_retries
 // out shows what its next job would take, its queue's default as ns's
 // node has it now.
-func (svc *Service) scheduleView(ns string, s *engine.Schedule) *wire.Schedule {
+func (svc *Service) scheduleView(ns string, s *engine.Schedule) (*wire.Schedule, error) {
+	payload, err := svc.openValue(ns, fieldPayload, s.Payload, s.ID)
+	if err != nil {
+		return nil, jobValueError(s.ID, fieldPayload, err)
+	}
 	v := &wire.Schedule{
 		ID: s.ID, Name: s.Name, Queue: s.Queue, Cron: s.Cron, Timezone: s.Timezone,
-		Payload: nullable(s.Payload), Priority: s.Priority.String(), MaxRetries: s.MaxRetries, Enabled: s.Enabled,
+		Payload: nullable(payload), Priority: s.Priority.String(), MaxRetries: s.MaxRetries, Enabled: s.Enabled,
 		NextRun: ts(s.NextRun), LastRun: ts(s.LastRun), CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt),
 		MaxRetriesDefault: s.DefaultRetries,
 	}
@@ -125,7 +129,7 @@ func (svc *Service) scheduleView(ns string, s *engine.Schedule) *wire.Schedule {
 	if s.LastJobID != "" {
 		v.LastJobID = &s.LastJobID
 	}
-	return v
+	return v, nil
 }
 
 func opView(op *engine.BulkOp) *wire.BulkOperation {

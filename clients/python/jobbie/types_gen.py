@@ -12,7 +12,7 @@ NotRequired is seen at run time (``__required_keys__``)."""
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
-ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
+ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "encryption_key_revoked", "encryption_unavailable", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
 """A stable error code; internal/apierr maps each to its HTTP status."""
 
 
@@ -509,6 +509,43 @@ class DrainResponse(TypedDict):
     draining: bool
     paused: bool
     queue: str
+
+
+class Encryption(TypedDict):
+    """Encryption is GET and PUT /api/v1/encryption: the namespace's encryption settings, never a key."""
+
+    enabled: bool
+    #: Generation counts the namespace's data keys: a revoke ends one, the next key supplied starts the next.
+    generation: int
+    key_source: str
+    revoked_keys: "list[EncryptionRevokedKey] | None"
+    search_decrypt: bool
+    #: TenantKeyID names the tenant key in use (a digest of it, safe to show); null when none.
+    tenant_key_id: str | None
+    #: format date-time
+    updated_at: str | None
+
+
+class EncryptionRequest(TypedDict):
+    """EncryptionRequest is PUT /api/v1/encryption: a namespace's encryption at rest of its jobs' payloads, results, checkpoints and error texts. Fields left out keep their value. TenantKey is write-only: no answer, log or audit record ever holds it."""
+
+    #: Enabled seals what new jobs store; false stops sealing (what was sealed stays readable while its key is kept).
+    enabled: NotRequired[bool]
+    #: RevokeTenantKey deletes the tenant key and the keys it wraps: what was sealed under it can never be read again.
+    revoke_tenant_key: NotRequired[bool]
+    #: SearchDecrypt lets a search with payload_contains or payload_jq open payloads while it scans; without it such a search is refused.
+    search_decrypt: NotRequired[bool]
+    #: TenantKey is the tenant's own key (32 random bytes, base64): the namespace key is then wrapped by it instead of the operator's key. Another key later rotates it (the namespace key is wrapped again; nothing stored is rewritten).
+    tenant_key: NotRequired[str]
+
+
+class EncryptionRevokedKey(TypedDict):
+    """EncryptionRevokedKey is a tenant key revoked, and the generation of data it made unreadable."""
+
+    generation: int
+    key_id: str
+    #: format date-time
+    revoked_at: str
 
 
 class EnqueueRequest(TypedDict):

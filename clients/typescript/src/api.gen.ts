@@ -483,6 +483,40 @@ export interface DrainResponse {
   queue: string;
 }
 
+/** Encryption is GET and PUT /api/v1/encryption: the namespace's encryption settings, never a key. */
+export interface Encryption {
+  enabled: boolean;
+  /** Generation counts the namespace's data keys: a revoke ends one, the next key supplied starts the next. */
+  generation: number;
+  key_source: string;
+  revoked_keys: EncryptionRevokedKey[] | null;
+  search_decrypt: boolean;
+  /** TenantKeyID names the tenant key in use (a digest of it, safe to show); null when none. */
+  tenant_key_id: string | null;
+  /** @format date-time */
+  updated_at: string | null;
+}
+
+/** EncryptionRequest is PUT /api/v1/encryption: a namespace's encryption at rest of its jobs' payloads, results, checkpoints and error texts. Fields left out keep their value. TenantKey is write-only: no answer, log or audit record ever holds it. */
+export interface EncryptionRequest {
+  /** Enabled seals what new jobs store; false stops sealing (what was sealed stays readable while its key is kept). */
+  enabled?: boolean;
+  /** RevokeTenantKey deletes the tenant key and the keys it wraps: what was sealed under it can never be read again. */
+  revoke_tenant_key?: boolean;
+  /** SearchDecrypt lets a search with payload_contains or payload_jq open payloads while it scans; without it such a search is refused. */
+  search_decrypt?: boolean;
+  /** TenantKey is the tenant's own key (32 random bytes, base64): the namespace key is then wrapped by it instead of the operator's key. Another key later rotates it (the namespace key is wrapped again; nothing stored is rewritten). */
+  tenant_key?: string;
+}
+
+/** EncryptionRevokedKey is a tenant key revoked, and the generation of data it made unreadable. */
+export interface EncryptionRevokedKey {
+  generation: number;
+  key_id: string;
+  /** @format date-time */
+  revoked_at: string;
+}
+
 /** EnqueueRequest is one job as a producer sends it: POST /api/v1/enqueue, and each job of enqueue/batch. Durations are "5s"-style strings or numbers of seconds (Duration and Seconds write them); scheduled_at is an RFC 3339 time (Time writes it). */
 export interface EnqueueRequest {
   /** Flows: a chain of steps, or jobs this one waits for. */
@@ -551,7 +585,7 @@ export interface ErrorBody {
 }
 
 /** A stable error code; internal/apierr maps each to its HTTP status. */
-export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
+export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "encryption_key_revoked" | "encryption_unavailable" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
 
 /** Event is the data of one event of GET /api/v1/events (Server-Sent Events; the event's SSE id resumes the stream after it). */
 export interface Event {

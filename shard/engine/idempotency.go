@@ -67,7 +67,7 @@ type IdemItem struct {
 // idemWraps lists the commands a request's key may wrap: the creating
 // ones whose result is the whole of the answer with the echo.
 var idemWraps = map[replica.CommandType]bool{
-	Enqueue.Type: true, EnqueueTraced.Type: true,
+	Enqueue.Type: true, EnqueueTraced.Type: true, EnqueueSchema.Type: true,
 	ScheduleCreate.Type: true, ScheduleCreateDefaults.Type: true, ScheduleCreateQueueNames.Type: true,
 	WebhookCreate.Type: true,
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/schema"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/tenancy"
@@ -69,6 +70,7 @@ type Service struct {
 	// (eventretention.go).
 	retention retentionWants
 	alerts    alertMemory   // the leader's evaluation of alert rules (alerts_eval.go)
+	schemas   schema.Cache  // queues' payload schemas, compiled once per version (schemas.go)
 	stop      chan struct{} // closed by Close: parked fetches give up
 	stopOnce  sync.Once
 }

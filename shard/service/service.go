@@ -15,9 +15,9 @@ import (
 	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
-	"github.com/jobbie/jobbie/shard/schema"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/schema"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )

@@ -58,8 +58,10 @@ func TestQueueSchemaIsVersioned(t *testing.T) {
 	id2 := b.enqueue(map[string]any{"queue": "payments", "payload": map[string]any{"cents": 5}})
 	require.EqualValues(t, 2, b.job(id2)["schema_version"])
 
-	// Removed (a PUT without it), then set again: the next number.
-	q = b.putQueue("payments", map[string]any{})
+	// A PUT that leaves it out keeps it; null removes it; set again: the next number.
+	q = b.putQueue("payments", map[string]any{"description": "kept"})
+	require.EqualValues(t, 2, q["schema_version"])
+	q = b.putQueue("payments", map[string]any{"schema": nil})
 	require.Nil(t, q["schema"])
 	require.EqualValues(t, 0, q["schema_version"])
 	id3 := b.enqueue(map[string]any{"queue": "payments", "payload": "anything"})

@@ -121,7 +121,9 @@ type QueueSpec struct {
 	Push *QueuePushRequest `json:"push,omitempty"`
 	// Schema is a JSON Schema (draft 2020-12, at most
 	// MaxQueueSchemaBytes, no remote $ref) the queue's payloads must
-	// satisfy; null or absent: any payload.
+	// satisfy; null: any payload. Unlike the other fields, a PUT that
+	// leaves it out keeps the queue's schema, so a client that does not
+	// know schemas never erases one.
 	Schema json.RawMessage `json:"schema,omitempty"`
 }
 

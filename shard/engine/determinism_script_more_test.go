@@ -279,16 +279,18 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		return HistoryTrim.Command(&HistoryTrimCmd{NS: []string{testNS, otherNS}[s.rng.Intn(2)]})
 	}),
 	// Typed payloads: a queue's schema set (one of two, so a repeat is no
-	// change), removed by a configuration without one, its queue
+	// change), kept or removed by a configuration without one, its queue
 	// deleted; enqueues naming the versions they were checked against
 	// (right or stale: refused) with chains' step versions; fires
 	// checked, stale, or refused by the schema.
 	scriptCmd(func(s *script) []byte {
 		c := &QueueConfigCmd{NS: testNS, Queue: s.queue()}
-		switch s.rng.Intn(4) {
+		switch s.rng.Intn(5) {
 		case 0:
 			return QueueConfigure.Command(c)
 		case 1:
+			c.KeepSchema, c.Description = true, "kept"
+		case 2:
 			c.Schema = []byte(`{"type":"object"}`)
 		default:
 			c.Schema = []byte(`{"properties":{"n":{"minimum":0}}}`)

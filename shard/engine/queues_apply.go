@@ -58,8 +58,10 @@ type QueueConfigCmd struct {
 	Push *PushConfig `codec:"pu,omitempty"`
 	// Schema is the queue's payload schema (canonical JSON, checked by
 	// the proposer), nil for none; proposed under QueueConfigureSchema
-	// (QueueConfigureFor). A command without it removes the schema.
-	Schema []byte `codec:"sc,omitempty"`
+	// (QueueConfigureFor). A command without it removes the schema,
+	// unless KeepSchema says to keep the one in force.
+	Schema     []byte `codec:"sc,omitempty"`
+	KeepSchema bool   `codec:"ks,omitempty"`
 }
 
 // QueueSweepCmd is one step of clearing or deleting a queue: the handler
@@ -173,7 +175,9 @@ func (e *Engine) applyQueueDefaults(tx *replica.Tx, c *QueueDefaultsCmd) (replic
 // as resume does.
 func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica.None, error) {
 	registerNamespace(tx, c.NS)
-	e.setSchema(tx, c.NS, c.Queue, c.Schema)
+	if !c.KeepSchema {
+		e.setSchema(tx, c.NS, c.Queue, c.Schema)
+	}
 	d := c.Defaults
 	paused := false
 	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {

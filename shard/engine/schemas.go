@@ -24,7 +24,7 @@ import (
 // a read of replicated state, so every replica decides alike.
 
 // Typed payloads' commands: a queue configuration that carries a schema
-// (QueueConfigCmd.Schema), an enqueue that names the schema versions it
+// or keeps the one in force (QueueConfigCmd.Schema, KeepSchema), an enqueue that names the schema versions it
 // was checked against (EnqueueCmd.Checked), and a schedule's fire checked
 // against its queue's schema or refused by it (FireCmd.Checked). An older
 // node would drop the fields, so they have numbers of their own.

@@ -189,7 +189,7 @@ func NamespaceConfigureFor(c *NamespaceConfigCmd) replica.Op[NamespaceConfigCmd,
 
 // QueueConfigureFor is the op of c.
 func QueueConfigureFor(c *QueueConfigCmd) replica.Op[QueueConfigCmd, replica.None] {
-	if c.Schema != nil {
+	if c.Schema != nil || c.KeepSchema {
 		return QueueConfigureSchema // a node that knows it knows push
 	}
 	if c.Push != nil {

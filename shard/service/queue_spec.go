@@ -65,7 +65,10 @@ func toQueueConfig(r *wire.QueueSpec) (*engine.QueueConfigCmd, error) {
 		}
 		c.Rate, c.Period = *t.Rate, int64(period)
 	}
-	if raw := bytes.TrimSpace(r.Schema); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+	switch raw := bytes.TrimSpace(r.Schema); {
+	case len(raw) == 0:
+		c.KeepSchema = true // left out: kept
+	case !bytes.Equal(raw, []byte("null")):
 		s, err := schema.Canonical("schema", raw)
 		if err != nil {
 			return nil, err

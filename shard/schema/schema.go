@@ -17,9 +17,9 @@ import (
 // leave out).
 const Draft = "https://json-schema.org/draft/2020-12/schema"
 
-// location names the schema being compiled; $ref resolves against it, so
-// a relative $ref stays inside the schema.
-const location = "jobbie:queue-schema"
+// location names the schema being compiled: a relative $ref resolves
+// against it, and anything but the schema itself goes to noFetch.
+const location = "https://schema.jobbie.invalid/queue.json"
 
 // Schema is a compiled queue schema.
 type Schema struct{ s *jsonschema.Schema }
@@ -94,6 +94,7 @@ func compileMessage(err error) string {
 	}
 	msg := err.Error()
 	msg = strings.ReplaceAll(msg, location, "schema")
+	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > 500 {
 		msg = msg[:500] + "…"
 	}

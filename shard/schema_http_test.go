@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -207,4 +208,56 @@ func TestQueueSchemaIsTenantIsolated(t *testing.T) {
 	require.EqualValues(t, 0, r.Body["schema_version"])
 	requireRefused(t, b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "payments", "payload": map[string]any{"amount": -1}}),
 		"payload/amount", "minimum")
+}
+
+// A schema changing while jobs are enqueued: every job is stored only
+// while the version it was checked against is in force (a check that
+// lost the race is checked again against the new one), so in creation
+// order the versions jobs record never go back, and each payload
+// satisfies its version.
+func TestSchemaChangeRacingEnqueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	schemas := []map[string]any{{"required": []any{"a"}}, {"required": []any{"b"}}} // odd versions a, even b
+	b.putQueue("q", map[string]any{"schema": schemas[0]})
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				field := []string{"a", "b"}[(i+w)%2]
+				r := b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": map[string]any{field: i}})
+				if r.Status != 201 && r.Status != 400 && !(r.Status == 409 && r.Body["error"].(map[string]any)["code"] == "schema_changed") {
+					t.Errorf("enqueue: %d %s", r.Status, r.Raw)
+					return
+				}
+			}
+		}()
+	}
+	for i := 1; i <= 100; i++ {
+		b.putQueue("q", map[string]any{"schema": schemas[i%2]})
+	}
+	close(done)
+	wg.Wait()
+
+	r := b.call("POST", "/api/v1/jobs/search", map[string]any{"queue": "q", "limit": 1000, "sort": "created_at", "order": "asc"})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	jobs := r.Body["jobs"].([]any)
+	require.NotEmpty(t, jobs)
+	last := 0.0
+	for _, x := range jobs {
+		j := x.(map[string]any)
+		v := j["schema_version"].(float64)
+		require.GreaterOrEqual(t, v, last, "a job checked against an older version was stored after a newer one was in force")
+		last = v
+		want := map[bool]string{true: "a", false: "b"}[int(v)%2 == 1]
+		require.Contains(t, j["payload"], want, j)
+	}
 }

@@ -261,3 +261,27 @@ func TestSchemaChangeRacingEnqueues(t *testing.T) {
 		require.Contains(t, j["payload"], want, j)
 	}
 }
+
+// A backup carries a queue's schema and its version: the restored
+// namespace checks payloads as the original did, and its jobs keep the
+// versions they recorded.
+func TestQueueSchemaSurvivesARestore(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.putQueue("payments", map[string]any{"schema": map[string]any{"type": "object"}})
+	b.putQueue("payments", map[string]any{"schema": paymentSchema})
+	id := b.enqueue(map[string]any{"queue": "payments", "payload": map[string]any{"amount": 1}})
+	r := b.restoreInto(restoredNS, wire.RestoreNew, b.backupOf(testNS))
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	q := b.call("GET", "/api/v1/queues/payments", nil, wire.ShardNamespaceHeader, restoredNS)
+	require.EqualValues(t, 2, q.Body["schema_version"])
+	j := b.call("GET", "/api/v1/jobs/"+id, nil, wire.ShardNamespaceHeader, restoredNS)
+	require.EqualValues(t, 2, j.Body["schema_version"])
+	r = b.call("POST", "/api/v1/enqueue", map[string]any{"queue": "payments", "payload": map[string]any{"amount": -1}},
+		wire.ShardNamespaceHeader, restoredNS)
+	requireRefused(t, r, "payload/amount", "minimum")
+	// The next schema there takes the next version.
+	r = b.call("PUT", "/api/v1/queues/payments", map[string]any{"schema": true}, wire.ShardNamespaceHeader, restoredNS)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.EqualValues(t, 3, r.Body["schema_version"])
+}

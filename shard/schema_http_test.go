@@ -181,7 +181,7 @@ func TestScheduleFireChecksTheSchemaInForce(t *testing.T) {
 	b.tick(clock, time.Second, id)
 	got := b.call("GET", "/api/v1/schedules/"+id, nil).Body
 	require.Nil(t, got["last_job_id"])
-	require.Contains(t, got["last_run_refused"], "payload/amount: minimum: got -3, want 0")
+	require.Equal(t, "payload/amount: minimum: got -3, want 0 (the queue's schema)", got["last_run_refused"])
 	require.Empty(t, b.drainRuns("ticks"))
 
 	// The schema relaxed: the next run enqueues, checked against it.

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -351,11 +352,12 @@ func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64
 	// schema may have changed since. A run whose payload fails it
 	// enqueues nothing and says why on the schedule.
 	c.Schema, err = s.schemaChecks(ns).check(sc.Queue, "payload", sc.Payload)
-	if err != nil {
-		if apierr.CodeOf(err) != apierr.BadRequest {
-			return false, err
-		}
-		c.Refused = err.Error()
+	var refused *apierr.Error
+	switch {
+	case errors.As(err, &refused) && refused.Code == apierr.BadRequest:
+		c.Refused = refused.Message
+	case err != nil:
+		return false, err
 	}
 	return engine.ScheduleFireFor(c).Propose(ctx, s.node, c)
 }

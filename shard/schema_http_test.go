@@ -285,3 +285,46 @@ func TestQueueSchemaSurvivesARestore(t *testing.T) {
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.EqualValues(t, 3, r.Body["schema_version"])
 }
+
+// A request repeated under its Idempotency-Key gets its first answer even
+// when its payload fails the schema in force now (the schema changed
+// since the first was stored); a new key is checked and refused.
+func TestIdempotentRepeatOutlivesASchemaChange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.putQueue("payments", map[string]any{"schema": map[string]any{"type": "object"}})
+	body := map[string]any{"queue": "payments", "payload": map[string]any{"amount": -1}}
+	first := b.keyed(testNS, "POST", "/api/v1/enqueue", "order-1", body)
+	require.Equal(t, 201, first.Status, string(first.Raw))
+	batch := map[string]any{"jobs": []any{body}}
+	firstBatch := b.keyed(testNS, "POST", "/api/v1/enqueue/batch", "batch-1", batch)
+	require.Equal(t, 201, firstBatch.Status, string(firstBatch.Raw))
+
+	b.putQueue("payments", map[string]any{"schema": paymentSchema})
+	again := b.keyed(testNS, "POST", "/api/v1/enqueue", "order-1", body)
+	require.Equal(t, 200, again.Status, string(again.Raw))
+	require.Equal(t, "true", again.Header.Get(wire.IdempotencyReplayedHeader))
+	require.Equal(t, string(first.Raw), string(again.Raw))
+	again = b.keyed(testNS, "POST", "/api/v1/enqueue/batch", "batch-1", batch)
+	require.Equal(t, 200, again.Status, string(again.Raw))
+	require.Equal(t, string(firstBatch.Raw), string(again.Raw))
+
+	requireRefused(t, b.keyed(testNS, "POST", "/api/v1/enqueue", "order-2", body), "payload/amount", "minimum")
+	require.Equal(t, 2, b.jobCount())
+}
+
+// A schedule's create repeated under its Idempotency-Key after the schema
+// changed gets its first answer too.
+func TestIdempotentScheduleCreateOutlivesASchemaChange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	body := map[string]any{"name": "s", "queue": "payments", "cron": "@hourly", "payload": map[string]any{"amount": -1}}
+	first := b.keyed(testNS, "POST", "/api/v1/schedules", "sched-1", body)
+	require.Equal(t, 201, first.Status, string(first.Raw))
+	b.putQueue("payments", map[string]any{"schema": paymentSchema})
+	again := b.keyed(testNS, "POST", "/api/v1/schedules", "sched-1", body)
+	require.Equal(t, 200, again.Status, string(again.Raw))
+	require.Equal(t, string(first.Raw), string(again.Raw))
+	body["name"] = "t"
+	requireRefused(t, b.keyed(testNS, "POST", "/api/v1/schedules", "sched-2", body), "payload/amount", "minimum")
+}

@@ -173,3 +173,11 @@ func setIdemCount(tx *replica.Tx, ns string, n int64) {
 
 // IdemRecordOf reads ns's record of key from r (tests, the API's reads).
 func IdemRecordOf(r pebble.Reader, ns, key string) (*IdemRecord, bool) { return readIdem(r, ns, key) }
+
+// IdemReplays reports whether a request of hash under key would be
+// answered, at now, by the record of its first (a read of the node's own
+// state, for a proposer deciding what to check).
+func IdemReplays(r pebble.Reader, ns, key string, hash []byte, now int64) bool {
+	rec, ok := readIdem(r, ns, key)
+	return ok && rec.Expires > now && bytes.Equal(rec.Hash, hash)
+}

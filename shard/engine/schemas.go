@@ -62,7 +62,7 @@ func IsSchemaChanged(err error) bool {
 // proposer consulted has another schema version in force now.
 func (e *Engine) checkSchemas(tx *replica.Tx, ns string, checked []SchemaCheck) error {
 	for _, c := range checked {
-		if e.queues.get(tx, ns, c.Queue).Schema != c.Version {
+		if c.Version == NeverInForce || e.queues.get(tx, ns, c.Queue).Schema != c.Version {
 			return ErrSchemaChanged
 		}
 	}
@@ -150,3 +150,8 @@ func stepSchema(j *job.Job, i int) uint32 {
 	}
 	return j.Schema.Steps[i]
 }
+
+// NeverInForce is a schema version no queue ever has: an enqueue that
+// names it applies only as the replay of an Idempotency-Key's first
+// request, and is refused (ErrSchemaChanged) otherwise.
+const NeverInForce = ^uint32(0)

@@ -21,6 +21,9 @@ const Draft = "https://json-schema.org/draft/2020-12/schema"
 // against it, and anything but the schema itself goes to noFetch.
 const location = "https://schema.jobbie.invalid/queue.json"
 
+// Refusal ends the message of every payload a schema refuses.
+const Refusal = "(the queue's schema)"
+
 // Schema is a compiled queue schema.
 type Schema struct{ s *jsonschema.Schema }
 
@@ -123,7 +126,7 @@ func (s *Schema) Check(field string, payload []byte) error {
 	}
 	leaf := firstLeaf(ve)
 	at := field + pointer(leaf.InstanceLocation)
-	return apierr.Field(at, "%s: %s (the queue's schema)", at, leaf.ErrorKind.LocalizedString(printer))
+	return apierr.Field(at, "%s: %s %s", at, leaf.ErrorKind.LocalizedString(printer), Refusal)
 }
 
 // firstLeaf follows the first cause down to the rule that failed.

@@ -71,6 +71,11 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		res, id, err := s.enqueueOnce(ctx, ns, sc, lim, reqs, batch, b)
 		return out{res, id}, err
 	})
+	if isSchemaRefusal(err) {
+		if res, id, ok := s.replayInstead(ctx, ns); ok {
+			return res, id, nil
+		}
+	}
 	return o.res, o.batchID, err
 }
 

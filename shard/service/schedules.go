@@ -165,7 +165,11 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
-	if _, err := s.schemaChecks(ns).check(sched.Queue, "payload", sched.Payload); err != nil {
+	// A repeat of a create its Idempotency-Key recorded is answered by
+	// the record even if the schema changed since. (Should the record
+	// expire before the apply, the schedule is stored unchecked; each of
+	// its runs is still checked.)
+	if _, err := s.schemaChecks(ns).check(sched.Queue, "payload", sched.Payload); err != nil && !s.replays(ctx, ns) {
 		return nil, err
 	}
 	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}

@@ -2,9 +2,12 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/schema"
@@ -123,4 +126,35 @@ func checkJobSchemas(c *schemaChecks, prefix string, r *wire.EnqueueRequest, j *
 		j.Schema = &job.Schema{Version: v, Steps: steps}
 	}
 	return nil
+}
+
+// isSchemaRefusal reports whether err is a payload refused by a schema.
+func isSchemaRefusal(err error) bool {
+	var ae *apierr.Error
+	return errors.As(err, &ae) && ae.Code == apierr.BadRequest && strings.Contains(ae.Message, schema.Refusal)
+}
+
+// replayInstead answers a request under an Idempotency-Key whose first
+// was stored, though its payload fails the schema in force now (the
+// schema changed since): the key's first answer, as every repeat gets.
+// The command it proposes applies only as that replay (it names a
+// version never in force), so if the record is gone by then nothing is
+// stored and the refusal stands.
+func (s *Service) replayInstead(ctx context.Context, ns string) ([]engine.EnqueueResult, string, bool) {
+	if !s.replays(ctx, ns) {
+		return nil, "", false
+	}
+	c := &engine.EnqueueCmd{NS: ns, Checked: []engine.SchemaCheck{{Version: engine.NeverInForce}}}
+	res, echo, err := propose(ctx, s, ns, engine.EnqueueSchema, c, nil)
+	if err != nil {
+		return nil, "", false
+	}
+	return res, string(echo), true
+}
+
+// replays reports whether ctx's Idempotency-Key has a first request of
+// the same hash on record, so the request would be answered by it.
+func (s *Service) replays(ctx context.Context, ns string) bool {
+	idem := idempotencyOf(ctx)
+	return idem != nil && engine.IdemReplays(s.node.DB(), ns, idem.Key, idem.Hash, s.now())
 }

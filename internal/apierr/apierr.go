@@ -52,6 +52,8 @@ const (
 
 	AmbiguousName = wire.CodeAmbiguousName
 
+	SchemaChanged = wire.CodeSchemaChanged
+
 	IdempotencyKeyReused = wire.CodeIdempotencyKeyReused
 
 	EncryptionKeyRevoked = wire.CodeEncryptionKeyRevoked
@@ -89,6 +91,7 @@ var statuses = map[Code]int{
 	NamespaceMoving: http.StatusServiceUnavailable,
 
 	AmbiguousName: http.StatusConflict,
+	SchemaChanged: http.StatusConflict,
 
 	IdempotencyKeyReused: http.StatusUnprocessableEntity,
 

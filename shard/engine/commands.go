@@ -115,7 +115,7 @@ var (
 	HistoryTrim   = replica.Op[HistoryTrimCmd, int]{Type: 103, Name: "history.trim"}
 	// NamespaceEncryption replaces a namespace's encryption record
 	// (encryption.go): enable, a tenant key supplied, rotated or revoked.
-	NamespaceEncryption = replica.Op[EncryptionCmd, *EncryptionRecord]{Type: 115, Name: "namespace.encryption"}
+	NamespaceEncryption = replica.Op[EncryptionCmd, *EncryptionRecord]{Type: 107, Name: "namespace.encryption"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -199,4 +199,5 @@ func (e *Engine) register(r *replica.Registry) {
 	NamespaceEncryption.Handle(r, gated(e, e.applyEncryption))
 	e.registerMoves(r)
 	e.registerVersions(r)
+	e.registerSchemas(r)
 }

@@ -38,7 +38,7 @@ var kindNames = map[byte]string{
 	'H': "webhook delivery log",
 	't': "queue history bucket",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
-	'a': "alert rule", 'W': "encryption keys",
+	'a': "alert rule", 'W': "encryption keys", 'Y': "queue schema",
 	'U': "audit record", 'z': "audit retention",
 }
 
@@ -81,6 +81,7 @@ func kindCases() []*gcase {
 		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 		{"KindAlertRule", KindAlertRule, 'a'},
 		{"KindEncryption", KindEncryption, 'W'},
+		{"KindQueueSchema", KindQueueSchema, 'Y'},
 		{"KindHistory", KindHistory, 't'},
 	}
 	c := &gcase{call: "Kind constants"}
@@ -118,6 +119,7 @@ func recordCases() []*gcase {
 			parse("AppendJob(nil)", func(t *testing.T, _ []byte) { require.Equal(t, Job(ns, gJob), AppendJob(nil, ns, gJob)) }),
 		kc("Queue", Queue(ns, q), "ns", ns, "queue", q).is(head(ns, 'q'), text("queue", q)),
 		kc("QueuePrefix", QueuePrefix(ns), "ns", ns).is(head(ns, 'q')),
+		kc("QueueSchema", QueueSchema(ns, q), "ns", ns, "queue", q).is(head(ns, 'Y'), text("queue", q)),
 		kc("Unique", Unique(ns, q, "invoice-42"), "ns", ns, "queue", q, "uniqueKey", "invoice-42").
 			is(head(ns, 'u'), text("queue", q), sep(), text("unique key", "invoice-42")),
 		// An empty unique key is the prefix of every lock of the queue.

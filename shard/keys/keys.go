@@ -14,6 +14,7 @@
 //	<ns> 00 'x' <expire at 8B> <id>                      TTL, expiry order
 //	<ns> 00 'u' <queue> 00 <unique key>                  unique lock
 //	<ns> 00 'q' <queue>                                  queue record
+//	<ns> 00 'Y' <queue>                                  the queue's payload schema (canonical JSON), while it has one
 //	<ns> 00 's' <schedule id>                            cron schedule record
 //	<ns> 00 'N' <schedule name>                          schedule name → id, as earlier versions wrote it (read, never written)
 //	<ns> 00 'Q' <schedule name> 00 <queue>               schedule name in its queue → id (names are unique per queue)
@@ -114,6 +115,7 @@ const (
 	KindAlertRule byte = 'a' // AlertRule: one alert rule and its firing state, by name
 
 	KindEncryption byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
+	KindQueueSchema byte = 'Y' // QueueSchema: a queue's payload schema, its version in the queue record
 )
 
 // Namespace returns the prefix of every key of namespace ns.
@@ -280,6 +282,11 @@ func Unique(ns, queue, uniqueKey string) []byte {
 // Queue is the key of a queue record.
 func Queue(ns, queue string) []byte {
 	return append(kindPrefix(ns, KindQueue, len(queue)), queue...)
+}
+
+// QueueSchema is the key of a queue's payload schema.
+func QueueSchema(ns, queue string) []byte {
+	return append(kindPrefix(ns, KindQueueSchema, len(queue)), queue...)
 }
 
 // QueuePrefix is the prefix of all queue records of ns.

@@ -18,6 +18,7 @@ import (
 	"github.com/jobbie/jobbie/shard/envelope"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/schema"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -75,6 +76,7 @@ type Service struct {
 	retention retentionWants
 	alerts    alertMemory   // the leader's evaluation of alert rules (alerts_eval.go)
 	keys      keyring       // the data keys this node opened (sealing.go)
+	schemas   schema.Cache  // queues' payload schemas, compiled once per version (schemas.go)
 	stop      chan struct{} // closed by Close: parked fetches give up
 	stopOnce  sync.Once
 }

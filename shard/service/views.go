@@ -28,6 +28,7 @@ func detailView(j *job.Job) *wire.JobDetail {
 		CompletedAt: ts(j.CompletedAt), FailedAt: ts(j.FailedAt), ExpiresAt: ts(j.ExpireAt), UpdatedAt: ts(j.UpdatedAt),
 		Tags: j.Tags, Progress: nullable(j.Progress), Checkpoint: nullable(j.Checkpoint), Result: nullable(j.Result),
 		Errors: make([]wire.JobError, 0, len(j.Errors)), TraceParent: j.TraceParent(), TraceState: j.TraceState(),
+		SchemaVersion: int64(j.SchemaVersion()),
 	}
 	if j.State == job.Retrying {
 		d.NextAttemptAt = ts(j.NextAttempt)
@@ -125,6 +126,9 @@ func (svc *Service) scheduleView(ns string, s *engine.Schedule) (*wire.Schedule,
 	}
 	if s.UniqueKey != "" {
 		v.UniqueKey = &s.UniqueKey
+	}
+	if s.Refused != "" {
+		v.LastRunRefused = &s.Refused
 	}
 	if s.LastJobID != "" {
 		v.LastJobID = &s.LastJobID

@@ -12,7 +12,7 @@ NotRequired is seen at run time (``__required_keys__``)."""
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
-ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "encryption_key_revoked", "encryption_unavailable", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
+ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "encryption_key_revoked", "encryption_unavailable", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "schema_changed", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
 """A stable error code; internal/apierr maps each to its HTTP status."""
 
 
@@ -869,6 +869,8 @@ class JobDetail(TypedDict):
     retry_max_delay: str
     #: format date-time
     scheduled_at: str | None
+    #: SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was.
+    schema_version: NotRequired[int]
     #: format date-time
     started_at: str | None
     state: Literal["active", "cancelled", "completed", "dead", "held", "pending", "retrying", "scheduled"]
@@ -1147,6 +1149,9 @@ class Queue(TypedDict):
     oldest_pending_age: float
     paused: bool
     push: "QueuePush | None"
+    #: The queue's payload schema, canonical (keys sorted), or null.
+    schema: dict[str, Any] | bool | None
+    schema_version: int
     throttle: "Throttle | None"
     #: completed per minute, last 5 minutes
     throughput: float
@@ -1268,6 +1273,8 @@ class QueueSpec(TypedDict):
     paused: NotRequired[bool]
     #: Push makes it a push queue; null or absent: a pull queue.
     push: NotRequired["QueuePushRequest"]
+    #: A JSON Schema (draft 2020-12, at most 65,536 bytes, no remote $ref) every payload enqueued to the queue must satisfy; null removes it, absent keeps it.
+    schema: NotRequired[dict[str, Any] | bool | None]
     throttle: NotRequired["ThrottleRequest | None"]
 
 
@@ -1402,6 +1409,8 @@ class Schedule(TypedDict):
     last_job_id: str | None
     #: format date-time
     last_run: str | None
+    #: LastRunRefused says why the last run enqueued no job: its payload failed its queue's schema, changed since the schedule was stored (the run is used up; the next one is checked again). Omitted after a run that enqueued.
+    last_run_refused: NotRequired[str]
     max_retries: int
     max_retries_default: bool
     name: str
@@ -1555,6 +1564,8 @@ class SearchJob(TypedDict):
     retry_max_delay: str
     #: format date-time
     scheduled_at: str | None
+    #: SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was.
+    schema_version: NotRequired[int]
     #: format date-time
     started_at: str | None
     state: Literal["active", "cancelled", "completed", "dead", "held", "pending", "retrying", "scheduled"]

@@ -585,7 +585,7 @@ export interface ErrorBody {
 }
 
 /** A stable error code; internal/apierr maps each to its HTTP status. */
-export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "encryption_key_revoked" | "encryption_unavailable" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
+export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "encryption_key_revoked" | "encryption_unavailable" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "schema_changed" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
 
 /** Event is the data of one event of GET /api/v1/events (Server-Sent Events; the event's SSE id resumes the stream after it). */
 export interface Event {
@@ -851,6 +851,8 @@ export interface JobDetail {
   retry_max_delay: string;
   /** @format date-time */
   scheduled_at: string | null;
+  /** SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was. */
+  schema_version?: number;
   /** @format date-time */
   started_at: string | null;
   state: "active" | "cancelled" | "completed" | "dead" | "held" | "pending" | "retrying" | "scheduled";
@@ -1110,6 +1112,9 @@ export interface Queue {
   oldest_pending_age: number;
   paused: boolean;
   push: QueuePush | null;
+  /** The queue's payload schema, canonical (keys sorted), or null. */
+  schema: Record<string, unknown> | boolean | null;
+  schema_version: number;
   throttle: Throttle | null;
   /** completed per minute, last 5 minutes */
   throughput: number;
@@ -1225,6 +1230,8 @@ export interface QueueSpec {
   paused?: boolean;
   /** Push makes it a push queue; null or absent: a pull queue. */
   push?: QueuePushRequest;
+  /** A JSON Schema (draft 2020-12, at most 65,536 bytes, no remote $ref) every payload enqueued to the queue must satisfy; null removes it, absent keeps it. */
+  schema?: Record<string, unknown> | boolean | null;
   throttle?: ThrottleRequest | null;
 }
 
@@ -1351,6 +1358,8 @@ export interface Schedule {
   last_job_id: string | null;
   /** @format date-time */
   last_run: string | null;
+  /** LastRunRefused says why the last run enqueued no job: its payload failed its queue's schema, changed since the schedule was stored (the run is used up; the next one is checked again). Omitted after a run that enqueued. */
+  last_run_refused?: string;
   max_retries: number;
   max_retries_default: boolean;
   name: string;
@@ -1501,6 +1510,8 @@ export interface SearchJob {
   retry_max_delay: string;
   /** @format date-time */
   scheduled_at: string | null;
+  /** SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was. */
+  schema_version?: number;
   /** @format date-time */
   started_at: string | null;
   state: "active" | "cancelled" | "completed" | "dead" | "held" | "pending" | "retrying" | "scheduled";

@@ -162,9 +162,6 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err != nil {
 		return nil, err
 	}
-	if err := s.sealSchedule(ns, sched); err != nil {
-		return nil, err
-	}
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
@@ -173,6 +170,10 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	// expire before the apply, the schedule is stored unchecked; each of
 	// its runs is still checked.)
 	if _, err := s.schemaChecks(ns).check(sched.Queue, "payload", sched.Payload); err != nil && !s.replays(ctx, ns) {
+		return nil, err
+	}
+	// Sealed after its check: the schema judges what the producer wrote.
+	if err := s.sealSchedule(ns, sched); err != nil {
 		return nil, err
 	}
 	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}
@@ -202,13 +203,14 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err != nil {
 		return nil, err
 	}
-	if err := s.sealSchedule(ns, sched); err != nil {
-		return nil, err
-	}
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
 	if _, err := s.schemaChecks(ns).check(sched.Queue, "payload", sched.Payload); err != nil {
+		return nil, err
+	}
+	// Sealed after its check: the schema judges what the producer wrote.
+	if err := s.sealSchedule(ns, sched); err != nil {
 		return nil, err
 	}
 	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}

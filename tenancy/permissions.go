@@ -36,6 +36,7 @@ var AllActions = []Action{
 	ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage,
 	ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead,
 	ActBackupRead, ActBackupManage, ActWebhookRead, ActWebhookManage, ActAuditRead,
+	ActSSOManage,
 }
 
 // FieldError is a validation error naming the field at fault

@@ -16,7 +16,8 @@ import (
 // patterns (permissions.go) matched by objMatch. Built-in roles' policies
 // hold in every tenant; a custom role's (RolePolicies) in its own. The
 // role definition g is there for roles that inherit from others; none do
-// yet.
+// yet. An owner-only action (sso.manage) is refused to every other role,
+// built in or custom, whatever its policies say.
 const RBACModel = `
 [request_definition]
 r = sub, dom, obj, act
@@ -31,7 +32,7 @@ g = _, _, _
 e = some(where (p.eft == allow))
 
 [matchers]
-m = (r.sub == p.sub || g(r.sub, p.sub, r.dom)) && (p.dom == "*" || r.dom == p.dom) && objMatch(r.obj, p.obj) && keyMatch(r.act, p.act)
+m = (r.sub == p.sub || g(r.sub, p.sub, r.dom)) && (p.dom == "*" || r.dom == p.dom) && objMatch(r.obj, p.obj) && keyMatch(r.act, p.act) && (r.sub == "owner" || r.act != "sso.manage")
 `
 
 // BuiltinPolicies grant each built-in role its actions in every tenant.

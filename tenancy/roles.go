@@ -72,4 +72,5 @@ const (
 	ActWebhookRead     = wire.ActWebhookRead
 	ActWebhookManage   = wire.ActWebhookManage
 	ActAuditRead       = wire.ActAuditRead
+	ActSSOManage       = wire.ActSSOManage
 )

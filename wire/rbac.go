@@ -55,4 +55,8 @@ const (
 	// The tenant's audit log (GET /api/v1/audit): who did what. Owner and
 	// admin hold it (every action); no other built-in role does.
 	ActAuditRead Action = "audit.read"
+	// The tenant's console sign-in through its identity provider
+	// (/api/v1/sso): the owner's alone, whatever another role holds
+	// (tenancy.RBACModel).
+	ActSSOManage Action = "sso.manage"
 )

@@ -1,0 +1,164 @@
+package gateway
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/gateway/console"
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Console sign-in through a tenant's identity provider, end to end: a
+// real OpenID Connect provider (sso_op_test.go), a real gateway, and a
+// browser that follows every redirect and posts the provider's login
+// form. Nothing of the flow is faked.
+
+const ssoSecret = "client-secret-that-must-never-show"
+
+// ssoSetup starts a provider and a gateway allowed to reach it, names
+// tenant A "acme", registers clientID at the provider and sets tenant
+// A's configuration (cfg, completed with the provider and client).
+func ssoSetup(t *testing.T, clientID string, cfg wire.SSORequest) (*bundle, *testOP, *syncBuffer) {
+	t.Helper()
+	op := startOP(t)
+	logs := &syncBuffer{}
+	b := setup(t, func(c *Config) {
+		c.SSOAllowPrivate, c.SSORootCAs = true, op.roots // the provider is on loopback
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	b.control.NameTenant(tenantA, "acme")
+	op.client(clientID, ssoSecret, b.base)
+	cfg.IssuerURL, cfg.ClientID, cfg.ClientSecret = op.issuer, clientID, ssoSecret
+	r := b.do(t, http.MethodPut, "/api/v1/sso", b.key(t, tenancy.RoleOwner, "default"), cfg)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	return b, op, logs
+}
+
+// acmeSSO admits acme.test's people and the jobbie-users group, makes
+// platform's members admins, and everyone else a viewer.
+func acmeSSO() wire.SSORequest {
+	return wire.SSORequest{AllowedDomains: []string{"acme.test"}, AllowedGroups: []string{"jobbie-users"},
+		GroupRoles: []wire.SSOGroupRole{{Group: "platform", Role: "admin"}}, DefaultRole: "viewer"}
+}
+
+// session is the browser's console session.
+func (br *browser) session(t *testing.T, base string) (int, console.SessionAnswer) {
+	t.Helper()
+	status, body := br.do(t, http.MethodGet, base+"/console/api/session", nil)
+	var s console.SessionAnswer
+	if status == http.StatusOK {
+		require.NoError(t, json.Unmarshal([]byte(body), &s))
+	}
+	return status, s
+}
+
+func requireSignedIn(t *testing.T, at *url.URL) {
+	t.Helper()
+	require.Equal(t, "/console/", at.Path, "the console, not %s", at)
+	require.Empty(t, at.Query().Get("sso_error"))
+}
+
+func requireRefused(t *testing.T, at *url.URL, code apierr.Code, says string) {
+	t.Helper()
+	require.Equal(t, "/console/", at.Path, "the sign-in screen, not %s", at)
+	require.Equal(t, string(code), at.Query().Get("sso_code"), "%s", at.Query().Get("sso_error"))
+	require.Contains(t, at.Query().Get("sso_error"), says)
+}
+
+// A person of the tenant's domain or allowed group signs in through the
+// provider and gets the role their groups map to; their requests are
+// authorized with it, and the audit log names them. Someone neither at
+// an allowed domain nor in an allowed group is refused and gets no
+// session.
+func TestSSOSignInMapsGroupsToRoles(t *testing.T) {
+	t.Parallel()
+	b, op, _ := ssoSetup(t, "jobbie-roles", acmeSSO())
+
+	alice := newBrowser(t, op)
+	requireSignedIn(t, alice.signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	status, s := alice.session(t, b.base)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, tenantA, s.TenantID)
+	require.Equal(t, "admin", s.Role, "platform maps to admin")
+	require.Equal(t, "sso:alice@acme.test", s.KeyID)
+	require.NotNil(t, s.Person)
+	require.Equal(t, "alice@acme.test", s.Person.Email)
+	require.Equal(t, "Alice Admin", s.Person.Name, "read from the provider's userinfo")
+	require.Equal(t, "u-alice", s.Person.Subject)
+	require.Equal(t, op.issuer, s.Person.Issuer)
+	require.Contains(t, s.Actions, "key.manage")
+	require.NotContains(t, s.Actions, "sso.manage", "the owner's alone")
+
+	// An admin may create a key; the audit log names the person.
+	status, body := alice.do(t, http.MethodPost, b.base+"/api/v1/keys", strings.NewReader(`{"name":"made-by-alice","role":"viewer"}`))
+	require.Equal(t, http.StatusCreated, status, body)
+	status, _ = alice.do(t, http.MethodGet, b.base+"/api/v1/sso", nil)
+	require.Equal(t, http.StatusForbidden, status, "an admin person may not read the SSO configuration")
+	require.Eventually(t, func() bool {
+		for _, rec := range b.control.AuditOf(tenantA) {
+			if rec.KeyID == "sso:alice@acme.test" && rec.Route == "POST /api/v1/keys" && rec.Result == "ok" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the key's creation is recorded under the person")
+	b.shard.setHandler(func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, wire.AuditPage{}) }) // the namespace's own log: empty
+	var page wire.AuditPage
+	r := b.do(t, http.MethodGet, "/api/v1/audit?key_id=sso:alice@acme.test", b.key(t, tenancy.RoleOwner, "default", tenancy.AllNamespaces), nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r.decode(t, &page)
+	require.NotEmpty(t, page.Records)
+	for _, rec := range page.Records {
+		require.Equal(t, "alice@acme.test", rec.KeyName)
+		require.Equal(t, "admin", rec.Role)
+	}
+
+	// Bob is at acme.test in no mapped group: the default role, a viewer.
+	bob := newBrowser(t, op)
+	requireSignedIn(t, bob.signIn(t, b.base, "email=bob@acme.test", "bob@acme.test"))
+	_, s = bob.session(t, b.base)
+	require.Equal(t, "viewer", s.Role)
+	status, body = bob.do(t, http.MethodPost, b.base+"/api/v1/keys", strings.NewReader(`{"name":"made-by-bob","role":"viewer"}`))
+	require.Equal(t, http.StatusForbidden, status, body)
+	status, _ = bob.do(t, http.MethodGet, b.base+"/api/v1/keys", nil)
+	require.Equal(t, http.StatusForbidden, status, "a viewer may not list keys")
+	status, _ = bob.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+	require.Equal(t, http.StatusOK, status, "a viewer may read namespaces")
+
+	// Dave is at another domain, in the allowed group: a viewer too.
+	dave := newBrowser(t, op)
+	requireSignedIn(t, dave.signIn(t, b.base, "tenant=acme", "dave@partner.test"))
+	_, s = dave.session(t, b.base)
+	require.Equal(t, "viewer", s.Role)
+
+	// Carol is neither: refused, with no session.
+	carol := newBrowser(t, op)
+	requireRefused(t, carol.signIn(t, b.base, "tenant=acme", "carol@elsewhere.test"), apierr.Forbidden,
+		"carol@elsewhere.test is not allowed to sign in to this tenant")
+	status, _ = carol.session(t, b.base)
+	require.Equal(t, http.StatusUnauthorized, status)
+	for _, rec := range b.control.AuditOf(tenantA) {
+		require.NotEqual(t, "sso:carol@elsewhere.test", rec.KeyID)
+	}
+}
+
+// A person in no mapped group is refused when the tenant gives no
+// default role.
+func TestSSONoDefaultRoleRefusesTheUnmapped(t *testing.T) {
+	t.Parallel()
+	cfg := acmeSSO()
+	cfg.DefaultRole = ""
+	b, op, _ := ssoSetup(t, "jobbie-nodefault", cfg)
+	requireRefused(t, newBrowser(t, op).signIn(t, b.base, "tenant=acme", "bob@acme.test"), apierr.Forbidden,
+		"in no group the tenant maps to a role")
+	requireSignedIn(t, newBrowser(t, op).signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+}

@@ -61,9 +61,9 @@ const (
 type sessionClaims struct {
 	Key    tenancy.KeyClaims `json:"key"`
 	Person *Person           `json:"person,omitempty"` // a person's session (sessions_person.go): no key behind it
-	Kid   string            `json:"kid"`
-	Gen   uint64            `json:"gen"`
-	Start int64             `json:"start"` // sign-in, Unix seconds
+	Kid    string            `json:"kid"`
+	Gen    uint64            `json:"gen"`
+	Start  int64             `json:"start"` // sign-in, Unix seconds
 	jwt.RegisteredClaims
 }
 

@@ -180,3 +180,47 @@ func (br *browser) do(t *testing.T, method, u string, body io.Reader) (int, stri
 	require.NoError(t, err)
 	return res.StatusCode, string(b)
 }
+
+// until follows redirects from u until the next one would go to a path
+// of stop, and answers that next URL without fetching it (form, when
+// not nil, is posted to u instead of a GET).
+func (br *browser) until(t *testing.T, u string, form url.Values, stop string) *url.URL {
+	t.Helper()
+	c := *br.c
+	var next *url.URL
+	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		if req.URL.Path == stop {
+			next = req.URL
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	var res *http.Response
+	var err error
+	if form != nil {
+		res, err = c.PostForm(u, form)
+	} else {
+		res, err = c.Get(u)
+	}
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, res.Body)
+	require.NoError(t, res.Body.Close())
+	require.NotNil(t, next, "no redirect to %s from %s (ended at %s)", stop, u, res.Request.URL)
+	return next
+}
+
+// toCallback starts a sign-in, lets auth (the provider's authorization
+// URL) be changed, logs in as email and answers the redirect to the
+// gateway's callback without following it.
+func (br *browser) toCallback(t *testing.T, base, query, email string, auth func(*url.URL)) *url.URL {
+	t.Helper()
+	a := br.until(t, base+"/console/api/sso/start?"+query, nil, "/auth")
+	if auth != nil {
+		auth(a)
+	}
+	at, page := br.get(t, a.String())
+	m := loginFormID.FindStringSubmatch(page)
+	require.NotNil(t, m, "the provider's login form, at %s: %s", at, page)
+	form := url.Values{"id": {m[1]}, "username": {email}, "password": {"secret"}}
+	return br.until(t, at.Scheme+"://"+at.Host+"/login/username", form, "/console/api/sso/callback")
+}

@@ -71,24 +71,28 @@ func (s *Service) SSOSignIn(ctx context.Context, q SSOLookup) (wire.SSOSignIn, e
 	})
 }
 
+func ssoNoTenant() error {
+	return apierr.New(apierr.NotFound, "no tenant signs in with SSO by that name or email domain")
+}
+
+// orNotFound answers a tenant that is not found as no tenant signing in.
+func orNotFound(t state.Tenant, err error) (state.Tenant, error) {
+	if err != nil && apierr.From(err).Code == apierr.NotFound {
+		return t, ssoNoTenant()
+	}
+	return t, err
+}
+
 func ssoTenant(r pebble.Reader, q SSOLookup) (state.Tenant, error) {
-	notFound := apierr.New(apierr.NotFound, "no tenant signs in with SSO by that name or email domain")
+	notFound := ssoNoTenant()
 	switch {
 	case q.TenantID != "":
 		if tenancy.ValidateTenantID(q.TenantID) != nil {
 			return state.Tenant{}, notFound
 		}
-		t, err := state.LoadTenant(r, q.TenantID)
-		if apierr.From(err).Code == apierr.NotFound {
-			return t, notFound
-		}
-		return t, err
+		return orNotFound(state.LoadTenant(r, q.TenantID))
 	case q.TenantName != "":
-		t, err := state.LoadTenantByName(r, q.TenantName)
-		if apierr.From(err).Code == apierr.NotFound {
-			return t, notFound
-		}
-		return t, err
+		return orNotFound(state.LoadTenantByName(r, q.TenantName))
 	case q.Domain != "":
 		tids, err := state.SSOTenantsOfDomain(r, strings.ToLower(q.Domain))
 		if err != nil {

@@ -39,6 +39,7 @@ type devOptions struct {
 	bulkSyncMax   int
 	unfair        bool
 	push          pushFlags
+	sso           ssoFlags
 	traceShare    bool // --trace-share-system
 	alertInterval time.Duration
 	shards        int // shard clusters; more than one, or replicas > 1, runs every role as a process
@@ -84,6 +85,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
 	o.push.flags(f)
+	o.sso.flags(f)
 	traceShareFlag(f, &o.traceShare)
 	alertIntervalFlag(f, &o.alertInterval)
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
@@ -227,6 +229,9 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive,
 		TraceShareSystem: o.traceShare}
 	o.limits.apply(&gwCfg)
+	if err := o.sso.apply(&gwCfg); err != nil {
+		return err
+	}
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()
 		gwCfg.TrustPushInterval = o.trustPush

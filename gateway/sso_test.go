@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/gateway/console"
@@ -27,14 +28,14 @@ const ssoSecret = "client-secret-that-must-never-show"
 // ssoSetup starts a provider and a gateway allowed to reach it, names
 // tenant A "acme", registers clientID at the provider and sets tenant
 // A's configuration (cfg, completed with the provider and client).
-func ssoSetup(t *testing.T, clientID string, cfg wire.SSORequest) (*bundle, *testOP, *syncBuffer) {
+func ssoSetup(t *testing.T, clientID string, cfg wire.SSORequest, opts ...func(*Config)) (*bundle, *testOP, *syncBuffer) {
 	t.Helper()
 	op := startOP(t)
 	logs := &syncBuffer{}
-	b := setup(t, func(c *Config) {
+	b := setup(t, append([]func(*Config){func(c *Config) {
 		c.SSOAllowPrivate, c.SSORootCAs = true, op.roots // the provider is on loopback
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
+	}}, opts...)...)
 	b.control.NameTenant(tenantA, "acme")
 	op.client(clientID, ssoSecret, b.base)
 	cfg.IssuerURL, cfg.ClientID, cfg.ClientSecret = op.issuer, clientID, ssoSecret
@@ -161,4 +162,68 @@ func TestSSONoDefaultRoleRefusesTheUnmapped(t *testing.T) {
 	requireRefused(t, newBrowser(t, op).signIn(t, b.base, "tenant=acme", "bob@acme.test"), apierr.Forbidden,
 		"in no group the tenant maps to a role")
 	requireSignedIn(t, newBrowser(t, op).signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+}
+
+// A person's session slides and ends like a key's: each request moves
+// its end to the idle timeout from then, within the cap; idle for the
+// timeout it ends; signing out ends it.
+func TestSSOPersonSessionSlidesAndEnds(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Now()) // the provider's tokens are judged by it at sign-in
+	b, op, _ := ssoSetup(t, "jobbie-idle", acmeSSO(), func(c *Config) {
+		c.Clock, c.SessionIdleTimeout, c.SessionMaxAge = clk, 5*time.Minute, time.Hour
+	})
+	br := newBrowser(t, op)
+	requireSignedIn(t, br.signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	_, s := br.session(t, b.base)
+	require.Equal(t, clk.Now().Add(5*time.Minute).Unix(), s.ExpiresAt.Unix())
+	require.Equal(t, clk.Now().Add(time.Hour).Unix(), s.EndsBy.Unix())
+
+	for range 2 { // 8 minutes in all, never 5 idle
+		tick(t, clk, 4*time.Minute)
+		status, body := br.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+		require.Equal(t, http.StatusOK, status, body)
+	}
+	_, s = br.session(t, b.base)
+	require.Equal(t, clk.Now().Add(5*time.Minute).Unix(), s.ExpiresAt.Unix(), "slid")
+
+	tick(t, clk, 5*time.Minute) // idle for the timeout
+	status, body := br.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, body, "expired")
+
+	br = newBrowser(t, op)
+	requireSignedIn(t, br.signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	status, _ = br.do(t, http.MethodDelete, b.base+"/console/api/session", nil)
+	require.Equal(t, http.StatusNoContent, status)
+	status, _ = br.session(t, b.base)
+	require.Equal(t, http.StatusUnauthorized, status)
+}
+
+// A group may map to one of the tenant's custom roles: the person's
+// requests are authorized with its permissions.
+func TestSSOGroupMapsToACustomRole(t *testing.T) {
+	t.Parallel()
+	op := startOP(t)
+	b := setup(t, func(c *Config) { c.SSOAllowPrivate, c.SSORootCAs = true, op.roots })
+	b.control.NameTenant(tenantA, "acme")
+	op.client("jobbie-custom", ssoSecret, b.base)
+	owner := b.key(t, tenancy.RoleOwner, "default", tenancy.AllNamespaces)
+	r := b.do(t, http.MethodPost, "/api/v1/roles", owner, wire.RoleRequest{Name: "readers", Description: "namespaces only",
+		Permissions: []wire.Permission{{Actions: []string{"namespace.read"}, Namespaces: []string{"*"}, Queues: []string{"*"}}}})
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	cfg := wire.SSORequest{IssuerURL: op.issuer, ClientID: "jobbie-custom", ClientSecret: ssoSecret,
+		AllowedGroups: []string{"platform"}, GroupRoles: []wire.SSOGroupRole{{Group: "platform", Role: "readers"}}}
+	r = b.do(t, http.MethodPut, "/api/v1/sso", owner, cfg)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+
+	br := newBrowser(t, op)
+	requireSignedIn(t, br.signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	_, s := br.session(t, b.base)
+	require.Equal(t, "readers", s.Role)
+	require.Equal(t, []string{"namespace.read"}, s.Actions)
+	status, body := br.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = br.do(t, http.MethodPost, b.base+"/api/v1/keys", strings.NewReader(`{"name":"x","role":"viewer"}`))
+	require.Equal(t, http.StatusForbidden, status, body)
 }

@@ -34,6 +34,7 @@ type devOptions struct {
 	grpcAddr      string
 	grpcPublicURL string
 	grpcKeepAlive time.Duration
+	scalerPoll    time.Duration // --grpc-scaler-poll
 	trustPush     time.Duration // --trust-push-interval
 	certLife      time.Duration // --selfhosted-cert-validity
 	bulkSyncMax   int
@@ -97,7 +98,7 @@ talk to shards and scrape metrics.`,
 	settings.Range(f, "shards", "1", "16")
 	settings.Range(f, "replicas", "1", "7")
 	settings.Range(f, "bulk-sync-max", "0", "")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, &o.scalerPoll, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
@@ -226,7 +227,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive,
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive, GRPCScalerPoll: o.scalerPoll,
 		TraceShareSystem: o.traceShare}
 	o.limits.apply(&gwCfg)
 	if err := o.sso.apply(&gwCfg); err != nil {

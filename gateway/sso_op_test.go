@@ -33,6 +33,7 @@ import (
 type opPerson struct {
 	id, email, name string
 	groups          []string
+	unverified      bool // the provider does not vouch for the email
 }
 
 // testOP is a running provider.
@@ -48,6 +49,7 @@ var opPeople = []opPerson{
 	{id: "u-bob", email: "bob@acme.test", name: "Bob Viewer"},
 	{id: "u-carol", email: "carol@elsewhere.test", name: "Carol Outsider", groups: []string{"marketing"}},
 	{id: "u-dave", email: "dave@partner.test", name: "Dave Partner", groups: []string{"jobbie-users"}},
+	{id: "u-erin", email: "erin@acme.test", name: "Erin Unverified", unverified: true},
 }
 
 type opUsers struct{ byID map[string]*storage.User }
@@ -89,7 +91,7 @@ func startOP(t *testing.T) *testOP {
 	groups := map[string][]string{}
 	for _, p := range opPeople {
 		users.byID[p.id] = &storage.User{ID: p.id, Username: p.email, Password: "secret", FirstName: strings.Fields(p.name)[0],
-			LastName: strings.Fields(p.name)[1], Email: p.email, EmailVerified: true, PreferredLanguage: language.English}
+			LastName: strings.Fields(p.name)[1], Email: p.email, EmailVerified: !p.unverified, PreferredLanguage: language.English}
 		groups[p.id] = p.groups
 	}
 	clients := map[string]*storage.Client{}

@@ -150,6 +150,11 @@ func TestSSOSignInMapsGroupsToRoles(t *testing.T) {
 	for _, rec := range b.control.AuditOf(tenantA) {
 		require.NotEqual(t, "sso:carol@elsewhere.test", rec.KeyID)
 	}
+
+	// Erin's acme.test email is one the provider does not vouch for: the
+	// domain does not admit her.
+	requireRefused(t, newBrowser(t, op).signIn(t, b.base, "tenant=acme", "erin@acme.test"), apierr.Forbidden,
+		"not allowed to sign in to this tenant")
 }
 
 // A person in no mapped group is refused when the tenant gives no

@@ -20,7 +20,7 @@ import (
 
 // PersonKeyPrefix starts the key id a person's requests carry (and the
 // audit log records): "sso:" and the person's email, or their subject
-// at the provider when it gave no email.
+// at the provider when it gave no email it verified.
 const PersonKeyPrefix = "sso:"
 
 // Person is who a person's session belongs to.

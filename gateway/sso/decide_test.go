@@ -23,12 +23,12 @@ func TestDecide(t *testing.T) {
 		code apierr.Code
 	}{
 		{"domain, no group: default", claimSet{Email: "a@acme.test", EmailVerified: &yes}, "viewer", ""},
-		{"domain, verification unsaid", claimSet{Email: "a@acme.test"}, "viewer", ""},
+		{"domain, verification unsaid: refused", claimSet{Email: "a@acme.test"}, "", apierr.Forbidden},
 		{"domain unverified: refused", claimSet{Email: "a@acme.test", EmailVerified: &no}, "", apierr.Forbidden},
 		{"a subdomain is another domain", claimSet{Email: "a@eu.acme.test", EmailVerified: &yes}, "", apierr.Forbidden},
 		{"a lookalike domain", claimSet{Email: "a@acme.test.evil", EmailVerified: &yes}, "", apierr.Forbidden},
 		{"group admits an outside email", claimSet{Email: "b@else.test", Groups: []string{"staff"}}, "developer", ""},
-		{"first mapping wins", claimSet{Email: "a@acme.test", Groups: []string{"staff", "ops"}}, "admin", ""},
+		{"first mapping wins", claimSet{Email: "a@acme.test", EmailVerified: &yes, Groups: []string{"staff", "ops"}}, "admin", ""},
 		{"a mapped group alone does not admit", claimSet{Email: "c@else.test", Groups: []string{"ops"}}, "", apierr.Forbidden},
 		{"no email, no group", claimSet{}, "", apierr.Forbidden},
 	} {
@@ -41,6 +41,6 @@ func TestDecide(t *testing.T) {
 		require.Equal(t, tc.role, string(role), tc.name)
 	}
 	cfg.DefaultRole = ""
-	_, err := Decide(cfg, claimSet{Email: "a@acme.test"})
+	_, err := Decide(cfg, claimSet{Email: "a@acme.test", EmailVerified: &yes})
 	require.Equal(t, apierr.Forbidden, apierr.From(err).Code, "no mapping and no default role")
 }

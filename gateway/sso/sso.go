@@ -109,11 +109,11 @@ func (rp *RP) Start(ctx context.Context, requestID string, q controlapi.SSOLooku
 // person admitted and given a role by the tenant's configuration as it
 // is now. The flow is used once, whatever the outcome.
 func (rp *RP) Finish(ctx context.Context, requestID, flowID, state, code string) (Person, error) {
-	f, ok := rp.flows.Get(flowID)
+	f, ok := rp.flows.Peek(flowID)
+	ok = ok && rp.flows.Remove(flowID) // of two callbacks of one flow, one takes it
 	if flowID == "" || !ok || !rp.cfg.Clock.Now().Before(f.expires) {
 		return Person{}, apierr.New(apierr.Unauthenticated, "no sign-in in progress in this browser (it expired after %s, or began at another gateway): sign in again", FlowTTL)
 	}
-	rp.flows.Remove(flowID)
 	if state == "" || state != f.state {
 		return Person{}, apierr.Field("state", "the provider's answer does not match this browser's sign-in (state): sign in again")
 	}
@@ -153,7 +153,11 @@ func (rp *RP) Finish(ctx context.Context, requestID, flowID, state, code string)
 	if err != nil {
 		return Person{}, err
 	}
-	return Person{TenantID: in.TenantID, Issuer: idt.Issuer, Subject: idt.Subject, Email: cl.Email, Name: cl.Name, Role: role}, nil
+	p := Person{TenantID: in.TenantID, Issuer: idt.Issuer, Subject: idt.Subject, Name: cl.Name, Role: role}
+	if cl.verified() {
+		p.Email = cl.Email // the person is named by it (the audit log's key id) only when the provider vouches for it
+	}
+	return p, nil
 }
 
 // lookup asks control for the tenant's configuration.
@@ -251,13 +255,17 @@ func readClaims(all map[string]any, groupsClaim string) claimSet {
 	return cl
 }
 
+// verified reports an email the provider says it verified
+// (email_verified true): one it does not vouch for may be anyone's.
+func (cl claimSet) verified() bool { return cl.Email != "" && cl.EmailVerified != nil && *cl.EmailVerified }
+
 // Decide is whether a person with claims cl may sign in under cfg, and
 // with which role: a verified email at an allowed domain, or a group of
 // allowed_groups; the first group_roles entry of one of their groups,
 // else default_role.
 func Decide(cfg wire.SSOConfig, cl claimSet) (tenancy.Role, error) {
 	domainOK := false
-	if at := strings.LastIndexByte(cl.Email, '@'); at > 0 && (cl.EmailVerified == nil || *cl.EmailVerified) {
+	if at := strings.LastIndexByte(cl.Email, '@'); at > 0 && cl.verified() {
 		domainOK = slices.Contains(cfg.AllowedDomains, cl.Email[at+1:])
 	}
 	groupOK := slices.ContainsFunc(cfg.AllowedGroups, func(g string) bool { return slices.Contains(cl.Groups, g) })

@@ -257,7 +257,9 @@ func readClaims(all map[string]any, groupsClaim string) claimSet {
 
 // verified reports an email the provider says it verified
 // (email_verified true): one it does not vouch for may be anyone's.
-func (cl claimSet) verified() bool { return cl.Email != "" && cl.EmailVerified != nil && *cl.EmailVerified }
+func (cl claimSet) verified() bool {
+	return cl.Email != "" && cl.EmailVerified != nil && *cl.EmailVerified
+}
 
 // Decide is whether a person with claims cl may sign in under cfg, and
 // with which role: a verified email at an allowed domain, or a group of

@@ -199,8 +199,8 @@ type claimSet struct {
 }
 
 // claims reads the person's claims from the ID token, and from the
-// provider's userinfo answer for those it lacks (email, name, groups),
-// whose subject must be the token's.
+// provider's userinfo answer for those it lacks (email, its verification,
+// name, groups), whose subject must be the token's.
 func (rp *RP) claims(ctx context.Context, provider *oidc.Provider, tok *oauth2.Token, idt *oidc.IDToken, groupsClaim string) (claimSet, error) {
 	var all map[string]any
 	if err := idt.Claims(&all); err != nil {
@@ -208,7 +208,7 @@ func (rp *RP) claims(ctx context.Context, provider *oidc.Provider, tok *oauth2.T
 	}
 	cl := readClaims(all, groupsClaim)
 	_, hasGroups := all[groupsClaim]
-	if (cl.Email != "" && cl.Name != "" && hasGroups) || provider.UserInfoEndpoint() == "" {
+	if (cl.Email != "" && cl.EmailVerified != nil && cl.Name != "" && hasGroups) || provider.UserInfoEndpoint() == "" {
 		return cl, nil
 	}
 	ui, err := provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))

@@ -232,3 +232,40 @@ func TestSSOGroupMapsToACustomRole(t *testing.T) {
 	status, body = br.do(t, http.MethodPost, b.base+"/api/v1/keys", strings.NewReader(`{"name":"x","role":"viewer"}`))
 	require.Equal(t, http.StatusForbidden, status, body)
 }
+
+// A change of the tenant's SSO configuration, or its removal, ends the
+// sessions it let in once the gateway next asks control (every 30 s);
+// signing in again works under the new one.
+func TestSSOConfigChangeEndsPeoplesSessions(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Now()) // the provider's tokens are judged by it at sign-in
+	b, op, _ := ssoSetup(t, "jobbie-change", acmeSSO(), func(c *Config) { c.Clock = clk })
+	owner := b.key(t, tenancy.RoleOwner, "default")
+	br := newBrowser(t, op)
+	requireSignedIn(t, br.signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	status, body := br.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+	require.Equal(t, http.StatusOK, status, body)
+
+	tick(t, clk, 31*time.Second)
+	status, body = br.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+	require.Equal(t, http.StatusOK, status, "unchanged, the session holds: %s", body)
+
+	changed := acmeSSO()
+	changed.IssuerURL, changed.ClientID, changed.GroupRoles = op.issuer, "jobbie-change", nil // platform no longer makes admins
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/api/v1/sso", owner, changed).status)
+	tick(t, clk, 31*time.Second)
+	status, body = br.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+	require.Equal(t, http.StatusUnauthorized, status, body)
+	require.Contains(t, body, "changed since you signed in")
+
+	br = newBrowser(t, op)
+	requireSignedIn(t, br.signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	_, s := br.session(t, b.base)
+	require.Equal(t, "viewer", s.Role, "the new configuration's role")
+
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/api/v1/sso", owner, nil).status)
+	tick(t, clk, 31*time.Second)
+	status, body = br.do(t, http.MethodGet, b.base+"/api/v1/namespaces", nil)
+	require.Equal(t, http.StatusUnauthorized, status, body)
+	require.Contains(t, body, "no longer signs in through its identity provider")
+}

@@ -44,8 +44,8 @@ func (a *Admin) PutSSO(c *fiber.Ctx, r *admitted.Request) error {
 	return c.JSON(cfg)
 }
 
-// DeleteSSO ends sign-in through the provider (sessions it began run to
-// their end: they are the gateway's, not the provider's).
+// DeleteSSO ends sign-in through the provider; the sessions it began end
+// when their gateways next check (admission's ssoConfigs).
 func (a *Admin) DeleteSSO(c *fiber.Ctx, r *admitted.Request) error {
 	if err := a.control.DeleteSSO(a.ctx, r.RequestID, r.Key.TenantID); err != nil {
 		return a.tell(r, err)

@@ -78,6 +78,8 @@ type Sessions struct {
 
 	mu    sync.Mutex
 	ended map[string]time.Time // signed-out session ids → their expiry
+
+	sso *ssoConfigs // what people's sessions began under (sessions_person.go); nil: none checked
 }
 
 func newSessions(auth *authenticator, cacheSize int, idle, most time.Duration) (*Sessions, error) {
@@ -192,8 +194,8 @@ func (ss *Sessions) Authenticate(token string) (Session, error) {
 	if ss.signedOut(s.id) {
 		return Session{}, apierr.New(apierr.Unauthenticated, "console session has been signed out: sign in again")
 	}
-	if s.Person != nil {
-		return s, nil // no key to check: the provider vouched for the person at sign-in
+	if s.Person != nil { // no key to check: the provider vouched for the person at sign-in
+		return s, ss.sso.check(s, now)
 	}
 	if _, ok := a.keys.lookup(v.kid); !ok {
 		return Session{}, apierr.New(apierr.Unauthenticated, "console session's API key %s is signed by a signing key control no longer publishes: sign in again", v.Claims.Subject)

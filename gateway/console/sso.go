@@ -89,7 +89,7 @@ func (s *Console) ssoCallback(c *fiber.Ctx) error {
 	if err != nil {
 		return s.ssoRefused(c, err)
 	}
-	person := admission.Person{Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name}
+	person := admission.Person{Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, ConfigAt: p.ConfigAt}
 	if err := s.limit(c, admission.PersonClaims(&person, p.TenantID, p.Role)); err != nil {
 		return s.ssoRefused(c, err)
 	}

@@ -67,6 +67,8 @@ type Person struct {
 	Email    string
 	Name     string
 	Role     tenancy.Role
+	// ConfigAt is the updated_at of the configuration that admitted them.
+	ConfigAt time.Time
 }
 
 // New returns a relying party.
@@ -153,7 +155,7 @@ func (rp *RP) Finish(ctx context.Context, requestID, flowID, state, code string)
 	if err != nil {
 		return Person{}, err
 	}
-	p := Person{TenantID: in.TenantID, Issuer: idt.Issuer, Subject: idt.Subject, Name: cl.Name, Role: role}
+	p := Person{TenantID: in.TenantID, Issuer: idt.Issuer, Subject: idt.Subject, Name: cl.Name, Role: role, ConfigAt: in.Config.UpdatedAt}
 	if cl.verified() {
 		p.Email = cl.Email // the person is named by it (the audit log's key id) only when the provider vouches for it
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jobbie/jobbie/gateway/controlapi"
 	"github.com/jobbie/jobbie/internal/apierr"
@@ -41,11 +42,10 @@ func (fc *Control) SSO(_ context.Context, _, tid string) (wire.SSOConfig, error)
 	if err := fc.enter(); err != nil {
 		return wire.SSOConfig{}, err
 	}
-	req, ok := fc.sso[tid]
-	if !ok {
+	if _, ok := fc.sso[tid]; !ok {
 		return wire.SSOConfig{}, ssoNotFound()
 	}
-	return ssoView(clone(req)), nil
+	return fc.ssoView(tid), nil
 }
 
 func (fc *Control) PutSSO(_ context.Context, _, tid string, in wire.SSORequest) (wire.SSOConfig, error) {
@@ -78,7 +78,12 @@ func (fc *Control) PutSSO(_ context.Context, _, tid string, in wire.SSORequest) 
 		fc.sso = map[string]wire.SSORequest{}
 	}
 	fc.sso[tid] = in
-	return ssoView(in), nil
+	fc.nextID++
+	if fc.ssoAt == nil {
+		fc.ssoAt = map[string]time.Time{}
+	}
+	fc.ssoAt[tid] = Jan(5).Add(time.Duration(fc.nextID) * time.Second) // each change its own time, as control's are
+	return fc.ssoView(tid), nil
 }
 
 func (fc *Control) DeleteSSO(_ context.Context, _, tid string) error {
@@ -111,11 +116,12 @@ func (fc *Control) SSOSignIn(_ context.Context, _ string, q controlapi.SSOLookup
 		return wire.SSOSignIn{}, refuse(apierr.New(apierr.NotFound, "no tenant signs in with SSO by that name or email domain"))
 	}
 	req := fc.sso[tids[0]]
-	return wire.SSOSignIn{TenantID: tids[0], TenantName: fc.tenantNames[tids[0]], Config: ssoView(req), ClientSecret: req.ClientSecret}, nil
+	return wire.SSOSignIn{TenantID: tids[0], TenantName: fc.tenantNames[tids[0]], Config: fc.ssoView(tids[0]), ClientSecret: req.ClientSecret}, nil
 }
 
-func ssoView(q wire.SSORequest) wire.SSOConfig {
+func (fc *Control) ssoView(tid string) wire.SSOConfig {
+	q := clone(fc.sso[tid])
 	return wire.SSOConfig{IssuerURL: q.IssuerURL, ClientID: q.ClientID, ClientSecretSet: q.ClientSecret != "",
 		AllowedDomains: q.AllowedDomains, AllowedGroups: q.AllowedGroups, GroupsClaim: q.GroupsClaim,
-		GroupRoles: q.GroupRoles, DefaultRole: q.DefaultRole, RedirectPath: wire.SSOCallbackPath, UpdatedAt: Jan(5)}
+		GroupRoles: q.GroupRoles, DefaultRole: q.DefaultRole, RedirectPath: wire.SSOCallbackPath, UpdatedAt: fc.ssoAt[tid]}
 }

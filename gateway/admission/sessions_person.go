@@ -126,15 +126,15 @@ func (c *ssoConfigs) check(s Session, now time.Time) error {
 func (c *ssoConfigs) fetch(tenant string, now time.Time) (ssoSeen, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 	defer cancel()
-	in, err := c.control.SSOSignIn(ctx, "", controlapi.SSOLookup{TenantID: tenant})
+	cfg, err := c.control.SSO(ctx, "", tenant) // the configuration without its secret
 	switch {
 	case controlapi.NotFound(err):
-		in.Config.UpdatedAt = time.Time{}
+		cfg.UpdatedAt = time.Time{}
 	case err != nil:
 		c.log.Warn("gateway: SSO configuration not checked: control did not answer", "tenant", tenant, "err", err)
 		return ssoSeen{}, err
 	}
-	seen := ssoSeen{updated: in.Config.UpdatedAt, at: now}
+	seen := ssoSeen{updated: cfg.UpdatedAt, at: now}
 	c.seen.Add(tenant, seen)
 	return seen, nil
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -108,6 +109,19 @@ type Config struct {
 	// SessionMaxAge ends a console session this long after sign-in,
 	// however active. Default 12h.
 	SessionMaxAge time.Duration
+	// SSOAllowPrivate lets console sign-in's calls to a tenant's identity
+	// provider (discovery, token, keys, userinfo) reach loopback, private
+	// and link-local addresses: tests and local development only, as it
+	// lets tenants reach this network. Default false.
+	SSOAllowPrivate bool
+	// SSORootCAs verifies identity providers' certificates; nil: the
+	// system's roots.
+	SSORootCAs *x509.CertPool
+	// ConsolePublicURL is the gateway's address as browsers reach it
+	// ("https://jobs.example.com"), under which the console's SSO callback
+	// is (the redirect URI tenants register at their provider); empty:
+	// each request's own scheme and host.
+	ConsolePublicURL string
 	// JWKSInterval is how often the signing keys are refreshed. Default 1m.
 	JWKSInterval time.Duration
 	// JWKSMinRefresh is the least time between two JWKS fetches caused by
@@ -334,6 +348,9 @@ func (c Config) validateLimits() error {
 		return errors.New("gateway: public TLS needs both a certificate file and a key file")
 	}
 	if err := checkGRPCPublicURL(c.GRPCPublicURL); err != nil {
+		return err
+	}
+	if err := checkConsolePublicURL(c.ConsolePublicURL); err != nil {
 		return err
 	}
 	if c.BodyLimit < 0 || c.BatchBodyLimit < 0 {

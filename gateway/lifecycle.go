@@ -186,6 +186,9 @@ func (s *Server) Stop() error {
 			s.proxy.Wait() // long-polls answered at the cancel above give back what they leased
 		}
 		s.wg.Wait()
+		if s.ssoOut != nil {
+			s.ssoOut.Close()
+		}
 		if ln != nil {
 			s.gate.ReportLastKeyUses(min(s.cfg.ControlTimeout, 2*time.Second))
 			s.meter.PushLast(min(s.cfg.ControlTimeout, 2*time.Second), s.cfg.Clock.Now())

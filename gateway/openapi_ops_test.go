@@ -66,6 +66,7 @@ const (
 	tUsage      = "usage"
 	tShards     = "shards"
 	tAudit      = "audit"
+	tSSO        = "sso"
 	tMeta       = "meta"
 )
 
@@ -88,6 +89,7 @@ func tagList() []any {
 		{tUsage, "Usage, plan and invoices."},
 		{tShards, "A tenant's self-hosted shards."},
 		{tAudit, "The tenant's audit log (docs/api/audit.md)."},
+		{tSSO, "Console sign-in through the tenant's identity provider (docs/api/sso.md)."},
 		{tMeta, "This document."},
 	} {
 		out = append(out, obj{"name": t[0], "description": t[1]})
@@ -236,6 +238,9 @@ var operations = map[string]op{
 			qp("format", "string", "The answer's form.", "enum", []string{"json", "jsonl"}),
 			qp("order", "string", "asc: oldest first (the default); desc: newest first. A cursor goes on in its own order.", "enum", []string{"asc", "desc"})},
 			pageParams(wire.MaxAuditLimit)...)},
+	"GET /api/v1/sso":                       {id: "getSSO", tag: tSSO, summary: "The tenant's OIDC sign-in configuration (never its client secret)", ok: okAns(wire.SSOConfig{})},
+	"PUT /api/v1/sso":                       {id: "putSSO", tag: tSSO, summary: "Set the tenant's OIDC sign-in configuration", req: wire.SSORequest{}, ok: okAns(wire.SSOConfig{})},
+	"DELETE /api/v1/sso":                    {id: "deleteSSO", tag: tSSO, summary: "End sign-in through the tenant's identity provider", ok: noContent()},
 	"GET /api/v1/plan":                      {id: "getPlan", tag: tUsage, summary: "The tenant's plan and its limits", ok: okAns(wire.TenantPlan{})},
 	"GET /api/v1/invoices":                  {id: "listInvoices", tag: tUsage, summary: "Invoices", ok: okAns(wire.InvoiceList{})},
 	"GET /api/v1/invoices/upcoming":         {id: "getUpcomingInvoice", tag: tUsage, summary: "This month's invoice so far", ok: okAns(wire.Invoice{})},

@@ -198,6 +198,10 @@ func TestRouteTableActions(t *testing.T) {
 		"DELETE /api/v1/shards/:id":             tenancy.ActKeyManage,
 		"POST /api/v1/shards/:id/join-tokens":   tenancy.ActKeyManage,
 		"DELETE /api/v1/shards/:id/nodes/:node": tenancy.ActKeyManage,
+
+		"GET /api/v1/sso":    tenancy.ActSSOManage,
+		"PUT /api/v1/sso":    tenancy.ActSSOManage,
+		"DELETE /api/v1/sso": tenancy.ActSSOManage,
 	}
 	got := map[string]tenancy.Action{}
 	for _, rt := range routeTable {

@@ -204,6 +204,10 @@ var routeTable = []route{
 	// The audit log: the namespace's records (its shard's) merged with the
 	// tenant's at control (admin/audit.go).
 	{get, "/api/v1/audit", tenancy.ActAuditRead, 0, adm((*admin.Admin).Audit)},
+	// Console sign-in through the tenant's identity provider: the owner's.
+	{get, "/api/v1/sso", tenancy.ActSSOManage, 0, adm((*admin.Admin).GetSSO)},
+	{put, "/api/v1/sso", tenancy.ActSSOManage, 0, adm((*admin.Admin).PutSSO)},
+	{del, "/api/v1/sso", tenancy.ActSSOManage, 0, adm((*admin.Admin).DeleteSSO)},
 	{get, "/api/v1/usage", tenancy.ActUsageRead, 0, adm((*admin.Admin).Usage)},
 	{get, "/api/v1/plan", tenancy.ActUsageRead, 0, adm((*admin.Admin).Plan)},
 	{get, "/api/v1/invoices", tenancy.ActUsageRead, 0, adm((*admin.Admin).Invoices)},

@@ -21,6 +21,7 @@ import (
 	"github.com/jobbie/jobbie/internal/fairshare"
 	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/obs"
+	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/internal/tracing"
 )
@@ -42,6 +43,7 @@ type Server struct {
 	proxy        *proxy.Proxy
 	shards       *shardclient.Client
 	admin        *admin.Admin
+	ssoOut       *outbound.Client // the console's calls to identity providers (sso.go)
 	console      *console.Console
 	tunnels      *selfhosted.Tunnels // nil without Config.TunnelAddr
 	tunnelLn     net.Listener
@@ -99,8 +101,12 @@ func (s *Server) assemble() error {
 	if err != nil {
 		return err
 	}
+	rp, err := s.newSSO()
+	if err != nil {
+		return err
+	}
 	if s.console, err = console.New(console.Config{Gate: s.gate, Clock: cfg.Clock, Dir: cfg.ConsoleDir, Dist: cfg.consoleDist,
-		Limit: s.limitSession}); err != nil {
+		Limit: s.limitSession, SSO: rp, PublicURL: cfg.ConsolePublicURL}); err != nil {
 		return err
 	}
 	shardCfg := shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,

@@ -37,6 +37,7 @@ var AllActions = []Action{
 	ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead,
 	ActBackupRead, ActBackupManage, ActWebhookRead, ActWebhookManage, ActAuditRead,
 	ActEncryptionManage,
+	ActSSOManage,
 }
 
 // FieldError is a validation error naming the field at fault

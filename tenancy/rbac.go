@@ -36,8 +36,9 @@ m = (r.sub == p.sub || g(r.sub, p.sub, r.dom)) && (p.dom == "*" || r.dom == p.do
 `
 
 // OwnerOnly are the actions only a tenant's owner holds: the key that can
-// make the namespace's data unreadable (encryption.manage).
-var OwnerOnly = map[Action]bool{ActEncryptionManage: true}
+// make the namespace's data unreadable (encryption.manage) and the one
+// that says who signs in to the console (sso.manage).
+var OwnerOnly = map[Action]bool{ActEncryptionManage: true, ActSSOManage: true}
 
 // BuiltinPolicies grant each built-in role its actions in every tenant.
 var BuiltinPolicies = [][]string{

@@ -74,4 +74,5 @@ const (
 	ActAuditRead       = wire.ActAuditRead
 
 	ActEncryptionManage = wire.ActEncryptionManage
+	ActSSOManage        = wire.ActSSOManage
 )

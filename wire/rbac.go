@@ -59,4 +59,8 @@ const (
 	// (/api/v1/encryption PUT): the owner's alone, whatever another role
 	// holds (tenancy.RBACModel).
 	ActEncryptionManage Action = "encryption.manage"
+	// The tenant's console sign-in through its identity provider
+	// (/api/v1/sso): the owner's alone, whatever another role holds
+	// (tenancy.RBACModel).
+	ActSSOManage Action = "sso.manage"
 )

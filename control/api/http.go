@@ -100,6 +100,10 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/internal/v1/tenants/:tid/invoices/:id", gw, s.getInvoice)
 	app.Post("/internal/v1/tenants/:tid/audit", gw, s.postAudit)
 	app.Get("/internal/v1/tenants/:tid/audit", gw, s.getAudit)
+	app.Get("/internal/v1/tenants/:tid/sso", gw, s.getSSO)
+	app.Put("/internal/v1/tenants/:tid/sso", gw, s.putSSO)
+	app.Delete("/internal/v1/tenants/:tid/sso", gw, s.deleteSSO)
+	app.Get("/internal/v1/sso", gw, s.getSSOSignIn)
 	s.backupRoutes(app, gw)
 	s.ownedShardRoutes(app, gw)
 	return app

@@ -269,10 +269,10 @@ func TestRegistryHasEveryCommandAndRejectsGarbage(t *testing.T) {
 		OpStartBackup.Type, OpFinishBackup.Type, OpDeleteBackup.Type, OpPutBackupPolicy.Type, OpDelBackupPolicy.Type,
 		OpStartRestore.Type, OpFinishRestore.Type, OpCreateJoinToken.Type, OpJoinShard.Type, OpRevokeShard.Type,
 		OpStartMove.Type, OpMoveProgress.Type, OpSwitchMove.Type, OpCancelMove.Type, OpEndMove.Type, OpIdempotent.Type,
-		OpAppendAudit.Type, OpTrimAudit.Type} {
+		OpAppendAudit.Type, OpTrimAudit.Type, OpPutSSO.Type, OpDeleteSSO.Type} {
 		require.NotEmpty(t, reg.Name(c), "command %d", c)
 	}
-	require.Len(t, reg.Types(), 37, "every command is registered")
+	require.Len(t, reg.Types(), 39, "every command is registered")
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(OpRevokeKey.Type, []byte("{not json"))) })
 	require.Panics(t, func() { _, _ = reg.Apply(&replica.Tx{}, replica.Command(OpRevokeKey.Type, []byte{0xc1})) }, "nor msgpack")
 }

@@ -113,6 +113,18 @@ func logScript() []logStep {
 		Action: "namespace.manage", Route: "DELETE /api/v1/namespaces/:name", ObjectType: "namespace", ObjectID: "orders",
 		Namespace: "orders", Result: "forbidden", Status: 403, SourceAddress: "192.0.2.2", RequestID: "req-2"}}))
 	add(OpTrimAudit.Command(&TrimAuditCmd{TenantID: tidA, Before: at.UnixNano()}))
+	sso := wire.SSORequest{IssuerURL: "https://login.example.com", ClientID: "jobbie", ClientSecret: "s3cret",
+		AllowedDomains: []string{"example.com"}, GroupsClaim: "groups", GroupRoles: []wire.SSOGroupRole{{Group: "ops", Role: "pusher"}}, DefaultRole: "viewer"}
+	add(OpPutSSO.Command(&PutSSOCmd{TenantID: tidA, Request: sso}))
+	add(OpPutSSO.Command(&PutSSOCmd{TenantID: tidB, Request: sso})) // 400: tidB has no role "pusher"
+	sso.ClientSecret, sso.DefaultRole = "", "developer"
+	add(OpPutSSO.Command(&PutSSOCmd{TenantID: tidA, Request: sso})) // keeps the secret
+	add(OpPutSSO.Command(&PutSSOCmd{TenantID: tidB, Request: wire.SSORequest{IssuerURL: "https://b.example.com", ClientID: "b",
+		AllowedGroups: []string{"staff"}, DefaultRole: "viewer"}})) // 400: no secret yet
+	add(OpPutSSO.Command(&PutSSOCmd{TenantID: tidB, Request: wire.SSORequest{IssuerURL: "https://b.example.com", ClientID: "b",
+		ClientSecret: "b-secret", AllowedGroups: []string{"staff"}, DefaultRole: "viewer"}}))
+	add(OpDeleteSSO.Command(&DeleteSSOCmd{TenantID: tidB}))
+	add(OpDeleteSSO.Command(&DeleteSSOCmd{TenantID: tidB})) // 404
 	return s
 }
 

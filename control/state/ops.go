@@ -47,6 +47,8 @@ var (
 	OpIdempotent      = replica.Op[IdemCmd, *IdemOutcome]{Type: 35, Name: "idempotent"}
 	OpAppendAudit     = replica.Op[AppendAuditCmd, replica.None]{Type: 36, Name: "append_audit"}
 	OpTrimAudit       = replica.Op[TrimAuditCmd, int]{Type: 37, Name: "trim_audit"}
+	OpPutSSO          = replica.Op[PutSSOCmd, SSOSettings]{Type: 38, Name: "put_sso"}
+	OpDeleteSSO       = replica.Op[DeleteSSOCmd, replica.None]{Type: 39, Name: "delete_sso"}
 )
 
 // NewRegistry registers every command's handler.
@@ -89,5 +91,7 @@ func NewRegistry() *replica.Registry {
 	OpIdempotent.Handle(r, func(tx *replica.Tx, c *IdemCmd) (*IdemOutcome, error) { return applyIdem(r, defaultIdemLimits, tx, c) })
 	OpAppendAudit.Handle(r, applyAppendAudit)
 	OpTrimAudit.Handle(r, applyTrimAudit)
+	OpPutSSO.Handle(r, applyPutSSO)
+	OpDeleteSSO.Handle(r, applyDeleteSSO)
 	return r
 }

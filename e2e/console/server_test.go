@@ -21,14 +21,15 @@ type devServer struct {
 
 // launch starts `jobbie dev` on fresh loopback ports (with a tunnel
 // listener for self-hosted shards), with its front end from consoleDir
-// when set, allowed to push to loopback handlers whose certificate is
+// when set, allowed to push to loopback handlers, and to sign people in
+// through loopback identity providers, whose certificate is
 // receiverCA's, and waits until it says it is running.
 func launch(dir, consoleDir, receiverCA string) (*devServer, error) {
 	ports, err := freeport.Loopback(4)
 	if err != nil {
 		return nil, err
 	}
-	flags := []string{"--push-allow-private"}
+	flags := []string{"--push-allow-private", "--sso-allow-private"}
 	if consoleDir != "" {
 		flags = append(flags, "--console-dir", consoleDir)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/jobbie/jobbie/gateway/admission"
 	"github.com/jobbie/jobbie/gateway/admitted"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
@@ -187,10 +188,13 @@ func (a *Admin) auditable(r *admitted.Request, recs []wire.AuditRecord) []wire.A
 
 // keyNames fills in the names of the keys the shard's records name, from
 // control's list (a key deleted since keeps its id alone); control's own
-// records carry theirs.
+// records carry theirs. A person's records are named by the person.
 func (a *Admin) keyNames(r *admitted.Request, recs []wire.AuditRecord) {
 	need := false
 	for i := range recs {
+		if email, ok := strings.CutPrefix(recs[i].KeyID, admission.PersonKeyPrefix); ok && recs[i].KeyName == "" {
+			recs[i].KeyName = email // a person's console session: named by the email (or subject) it carries
+		}
 		need = need || recs[i].KeyName == ""
 	}
 	if !need {

@@ -22,7 +22,7 @@ import (
 // builtinDescriptions describe the built-in roles.
 var builtinDescriptions = map[tenancy.Role]string{
 	tenancy.RoleOwner:     "Everything in the tenant, including keys of every role",
-	tenancy.RoleAdmin:     "Everything in the tenant, including keys of every role but owner",
+	tenancy.RoleAdmin:     "Everything in the tenant but its SSO configuration, including keys of every role but owner",
 	tenancy.RoleDeveloper: "Jobs, queues and schedules; reads namespaces",
 	tenancy.RoleProducer:  "Enqueues and reads jobs; reads queues",
 	tenancy.RoleWorker:    "Fetches and works jobs; reads jobs and queues",

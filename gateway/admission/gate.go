@@ -76,6 +76,7 @@ func New(ctx context.Context, cfg Config) (*Gate, error) {
 	if g.sessions, err = newSessions(g.auth, cfg.TokenCacheSize, idle, most); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	g.sessions.sso = newSSOConfigs(ctx, cfg.Control, cfg.Logger)
 	return g, nil
 }
 

@@ -59,10 +59,11 @@ const (
 // key that vouched for it and its secret's generation, and when the
 // session began (the absolute cap counts from it, across slides).
 type sessionClaims struct {
-	Key   tenancy.KeyClaims `json:"key"`
-	Kid   string            `json:"kid"`
-	Gen   uint64            `json:"gen"`
-	Start int64             `json:"start"` // sign-in, Unix seconds
+	Key    tenancy.KeyClaims `json:"key"`
+	Person *Person           `json:"person,omitempty"` // a person's session (sessions_person.go): no key behind it
+	Kid    string            `json:"kid"`
+	Gen    uint64            `json:"gen"`
+	Start  int64             `json:"start"` // sign-in, Unix seconds
 	jwt.RegisteredClaims
 }
 
@@ -77,6 +78,8 @@ type Sessions struct {
 
 	mu    sync.Mutex
 	ended map[string]time.Time // signed-out session ids → their expiry
+
+	sso *ssoConfigs // what people's sessions began under (sessions_person.go); nil: none checked
 }
 
 func newSessions(auth *authenticator, cacheSize int, idle, most time.Duration) (*Sessions, error) {
@@ -122,7 +125,7 @@ func (ss *Sessions) sign(s Session, now time.Time) (Session, string, error) {
 	}
 	s.Expires, s.issued = exp, now.Truncate(time.Second)
 	v := s.Key
-	claims := sessionClaims{Key: *v.Claims, Kid: v.kid, Gen: v.gen, Start: s.Start.Unix(), RegisteredClaims: jwt.RegisteredClaims{
+	claims := sessionClaims{Key: *v.Claims, Person: s.Person, Kid: v.kid, Gen: v.gen, Start: s.Start.Unix(), RegisteredClaims: jwt.RegisteredClaims{
 		Issuer: sessionIssuer, Audience: jwt.ClaimStrings{sessionAudience}, Subject: v.Claims.Subject,
 		ID: s.id, IssuedAt: jwt.NewNumericDate(s.issued), ExpiresAt: jwt.NewNumericDate(exp),
 	}}
@@ -156,7 +159,11 @@ func (ss *Sessions) EndsBy(s Session) time.Time {
 // Session is a verified session: its key, its own id, when it began, when
 // its token was issued and when that token expires.
 type Session struct {
-	Key     VerifiedKey
+	Key VerifiedKey
+	// Person is who signed in through the tenant's identity provider;
+	// nil for a key's session. Key then holds the claims the person's
+	// role gives (PersonClaims) and no key of control's.
+	Person  *Person
 	id      string
 	Start   time.Time
 	issued  time.Time
@@ -187,6 +194,9 @@ func (ss *Sessions) Authenticate(token string) (Session, error) {
 	if ss.signedOut(s.id) {
 		return Session{}, apierr.New(apierr.Unauthenticated, "console session has been signed out: sign in again")
 	}
+	if s.Person != nil { // no key to check: the provider vouched for the person at sign-in
+		return s, ss.sso.check(s, now)
+	}
 	if _, ok := a.keys.lookup(v.kid); !ok {
 		return Session{}, apierr.New(apierr.Unauthenticated, "console session's API key %s is signed by a signing key control no longer publishes: sign in again", v.Claims.Subject)
 	}
@@ -211,7 +221,7 @@ func (ss *Sessions) Verify(token string) (Session, error) {
 	if key.ExpiresAt != nil {
 		v.expires = key.ExpiresAt.UnixNano()
 	}
-	s := Session{Key: v, id: c.ID, Start: time.Unix(c.Start, 0), Expires: c.ExpiresAt.Time}
+	s := Session{Key: v, Person: c.Person, id: c.ID, Start: time.Unix(c.Start, 0), Expires: c.ExpiresAt.Time}
 	if c.IssuedAt != nil {
 		s.issued = c.IssuedAt.Time
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/jobbie/jobbie/gateway/admission"
+	"github.com/jobbie/jobbie/gateway/sso"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/tenancy"
 )
@@ -43,6 +44,13 @@ type Config struct {
 	// (tests). Both empty: the embedded build.
 	Dir  string
 	Dist fs.FS
+	// SSO signs people in through their tenant's identity provider; nil:
+	// sign-in with an API key only.
+	SSO *sso.RP
+	// PublicURL is the gateway's address as browsers reach it (the
+	// provider's redirect URI is under it); empty: each request's own
+	// scheme and host.
+	PublicURL string
 }
 
 // Console serves the console: its front end and its sessions.
@@ -51,6 +59,9 @@ type Console struct {
 	clock clockwork.Clock
 	limit func(c *fiber.Ctx, k *tenancy.KeyClaims) error
 	files map[string]consoleFile // the built front end; nil when not built
+
+	sso       *sso.RP
+	publicURL string
 }
 
 // New loads the front end, once.
@@ -73,7 +84,7 @@ func New(cfg Config) (*Console, error) {
 	if limit == nil {
 		limit = func(*fiber.Ctx, *tenancy.KeyClaims) error { return nil }
 	}
-	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, files: files}, nil
+	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, files: files, sso: cfg.SSO, publicURL: cfg.PublicURL}, nil
 }
 
 // consoleFile is one file of the built front end.
@@ -116,14 +127,16 @@ func embeddedConsole() (map[string]consoleFile, error) {
 	return consoleFiles(dist)
 }
 
-// Register mounts / (a redirect), the session endpoints and the front
-// end.
+// Register mounts / (a redirect), the session endpoints (sso.go: sign-in
+// through the tenant's identity provider) and the front end.
 func (s *Console) Register(app *fiber.App) {
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect(consolePrefix, fiber.StatusFound) })
 	con := app.Group("/console", consoleHeaders)
 	con.Post("/api/session", s.signIn)
 	con.Get("/api/session", s.showSession)
 	con.Delete("/api/session", s.signOut)
+	con.Get("/api/sso/start", s.startSSO)
+	con.Get("/api/sso/callback", s.ssoCallback)
 	con.All("/api/*", func(c *fiber.Ctx) error {
 		return apierr.New(apierr.NotFound, "no console endpoint %s %s", c.Method(), c.Path())
 	})

@@ -38,9 +38,28 @@ type SessionAnswer struct {
 	// a custom role), so the console can hide what would be refused.
 	Namespace string   `json:"namespace"`
 	Actions   []string `json:"actions"`
+	// Person is who signed in through the tenant's identity provider;
+	// absent for a key's session. KeyID is then the id the person's
+	// requests carry ("sso:" and their email).
+	Person *PersonAnswer `json:"person,omitempty"`
 }
 
-func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, exp, endsBy time.Time) (SessionAnswer, error) {
+// PersonAnswer is a person's session's person.
+type PersonAnswer struct {
+	Email   string `json:"email,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Subject string `json:"subject"`
+	Issuer  string `json:"issuer"`
+}
+
+func personAnswer(p *admission.Person) *PersonAnswer {
+	if p == nil {
+		return nil
+	}
+	return &PersonAnswer{Email: p.Email, Name: p.Name, Subject: p.Subject, Issuer: p.Issuer}
+}
+
+func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, p *admission.Person, exp, endsBy time.Time) (SessionAnswer, error) {
 	ns, err := admission.NamespaceOf(k, c.Get(wire.NamespaceHeader))
 	if err != nil {
 		ns = k.DefaultNamespace
@@ -51,7 +70,7 @@ func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, exp, endsBy time.
 	}
 	return SessionAnswer{KeyID: k.Subject, TenantID: k.TenantID, Role: string(k.Role),
 		Namespaces: slices.Clone(k.Namespaces), DefaultNamespace: k.DefaultNamespace, ExpiresAt: exp.UTC(), EndsBy: endsBy,
-		Namespace: ns, Actions: acts}, nil
+		Namespace: ns, Actions: acts, Person: personAnswer(p)}, nil
 }
 
 // signIn exchanges an API key for a session: POST /console/api/session
@@ -91,7 +110,7 @@ func (s *Console) signIn(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.answerOf(c, v.Claims, exp, ss.EndsBy(sess))
+	a, err := s.answerOf(c, v.Claims, nil, exp, ss.EndsBy(sess))
 	if err != nil {
 		return err
 	}
@@ -102,7 +121,7 @@ func (s *Console) signIn(c *fiber.Ctx) error {
 func (s *Console) showSession(c *fiber.Ctx) error {
 	cookie := c.Cookies(admission.SessionCookie)
 	if cookie == "" {
-		return apierr.New(apierr.Unauthenticated, "not signed in: POST /console/api/session with an API key")
+		return apierr.New(apierr.Unauthenticated, "not signed in: POST /console/api/session with an API key, or sign in with SSO")
 	}
 	sess, err := s.gate.Sessions().Authenticate(cookie)
 	if err != nil {
@@ -116,7 +135,7 @@ func (s *Console) showSession(c *fiber.Ctx) error {
 		admission.SetSessionCookie(c, token, slid)
 		exp = slid
 	}
-	a, err := s.answerOf(c, sess.Key.Claims, exp, s.gate.Sessions().EndsBy(sess))
+	a, err := s.answerOf(c, sess.Key.Claims, sess.Person, exp, s.gate.Sessions().EndsBy(sess))
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,10 @@ type Control interface {
 	Revocations(ctx context.Context) (wire.Revocations, time.Time, error)
 	TenantRoles(ctx context.Context, requestID, tenant string) (wire.TenantRoles, error)
 	ReportKeyUse(ctx context.Context, uses wire.KeyUsage) error
+	// SSOSignIn is the OIDC sign-in configuration, client secret included,
+	// of the tenant q names (tenant_id, tenant or domain): the console's
+	// sign-in through the tenant's identity provider. 404: none.
+	SSOSignIn(ctx context.Context, requestID string, q SSOLookup) (wire.SSOSignIn, error)
 
 	// Where a namespace lives (proxy) and what a tenant's plan allows
 	// (limits). A 404 *Error from TenantPlan or TenantQuota means none.
@@ -84,6 +88,10 @@ type Admin interface {
 	AddShardNodes(ctx context.Context, requestID, tenant, id string, in wire.AddNodesRequest) (wire.JoinToken, error)
 	RemoveShardNode(ctx context.Context, requestID, tenant, id, node string) error
 
+	SSO(ctx context.Context, requestID, tenant string) (wire.SSOConfig, error)
+	PutSSO(ctx context.Context, requestID, tenant string, in wire.SSORequest) (wire.SSOConfig, error)
+	DeleteSSO(ctx context.Context, requestID, tenant string) error
+
 	// AppendAudit records one request of the tenant in its audit log at
 	// control; Audit reads a page of it (q: GET /api/v1/audit's filters,
 	// limit and control's own cursor, after).
@@ -96,6 +104,12 @@ type Admin interface {
 type NewNamespace struct {
 	wire.CreateNamespaceRequest
 	Shard string `json:"shard,omitempty"`
+}
+
+// SSOLookup names the tenant of a sign-in: by one of its id, its name,
+// or an email's domain (found only when exactly one tenant admits it).
+type SSOLookup struct {
+	TenantID, TenantName, Domain string
 }
 
 // Download is a backup's bytes, streamed. The caller closes Body.

@@ -153,3 +153,19 @@ func (*Local) AppendAudit(context.Context, string, string, wire.AuditAppendReque
 func (*Local) Audit(context.Context, string, string, url.Values) (wire.AuditPage, error) {
 	return wire.AuditPage{}, notServed("the audit log")
 }
+
+func (*Local) SSOSignIn(context.Context, string, controlapi.SSOLookup) (wire.SSOSignIn, error) {
+	return wire.SSOSignIn{}, notServed("console sign-in through the tenant's identity provider")
+}
+
+func (*Local) SSO(context.Context, string, string) (wire.SSOConfig, error) {
+	return wire.SSOConfig{}, notServed("SSO configuration")
+}
+
+func (*Local) PutSSO(context.Context, string, string, wire.SSORequest) (wire.SSOConfig, error) {
+	return wire.SSOConfig{}, notServed("SSO configuration")
+}
+
+func (*Local) DeleteSSO(context.Context, string, string) error {
+	return notServed("SSO configuration")
+}

@@ -1398,6 +1398,53 @@ class RotatedKey(TypedDict):
     rotated_at: NotRequired[str]
 
 
+class SSOConfig(TypedDict):
+    """SSOConfig is GET /api/v1/sso and PUT's answer: the configuration without its secret (ClientSecretSet says one is kept), and the path of the console's callback, to register as a redirect URI at the provider under the gateway's address."""
+
+    allowed_domains: list[str] | None
+    allowed_groups: list[str] | None
+    client_id: str
+    client_secret_set: bool
+    default_role: NotRequired[str]
+    group_roles: "list[SSOGroupRole] | None"
+    groups_claim: str
+    issuer_url: str
+    redirect_path: str
+    #: format date-time
+    updated_at: str
+
+
+class SSOGroupRole(TypedDict):
+    """SSOGroupRole maps one group to a role."""
+
+    group: str
+    role: str
+
+
+class SSOGroupRoleInput(TypedDict):
+    """SSOGroupRole maps one group to a role."""
+
+    group: NotRequired[str]
+    role: NotRequired[str]
+
+
+class SSORequest(TypedDict):
+    """SSORequest is PUT /api/v1/sso: the tenant's whole OIDC sign-in configuration. ClientSecret is write-only: required the first time, left out to keep the one set before, never answered back."""
+
+    #: AllowedDomains admits a person whose verified email is at one of these domains; AllowedGroups one in one of these groups. At least one of the two lists is required; a person passes either.
+    allowed_domains: NotRequired[list[str]]
+    allowed_groups: NotRequired[list[str]]
+    client_id: NotRequired[str]
+    client_secret: NotRequired[str]
+    default_role: NotRequired[str]
+    #: GroupRoles maps groups to roles (built-in or the tenant's custom roles): the first entry whose group the person is in gives the role; none does, DefaultRole; DefaultRole empty, sign-in refused.
+    group_roles: NotRequired["list[SSOGroupRoleInput]"]
+    #: GroupsClaim names the ID token (or userinfo) claim listing the person's groups. Default "groups".
+    groups_claim: NotRequired[str]
+    #: IssuerURL is the provider's issuer (https, no query or fragment): its discovery document is IssuerURL/.well-known/openid-configuration.
+    issuer_url: NotRequired[str]
+
+
 class Schedule(TypedDict):
     """Schedule is a stored cron schedule. NextRun is null while it is disabled; LastRun and LastJobID are null until it first fires. MaxRetriesDefault is true when the schedule left max_retries out: its jobs take their queue's default, which MaxRetries shows as it is now."""
 

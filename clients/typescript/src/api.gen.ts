@@ -1348,6 +1348,49 @@ export interface RotatedKey {
   rotated_at?: string;
 }
 
+/** SSOConfig is GET /api/v1/sso and PUT's answer: the configuration without its secret (ClientSecretSet says one is kept), and the path of the console's callback, to register as a redirect URI at the provider under the gateway's address. */
+export interface SSOConfig {
+  allowed_domains: string[] | null;
+  allowed_groups: string[] | null;
+  client_id: string;
+  client_secret_set: boolean;
+  default_role?: string;
+  group_roles: SSOGroupRole[] | null;
+  groups_claim: string;
+  issuer_url: string;
+  redirect_path: string;
+  /** @format date-time */
+  updated_at: string;
+}
+
+/** SSOGroupRole maps one group to a role. */
+export interface SSOGroupRole {
+  group: string;
+  role: string;
+}
+
+/** SSOGroupRole maps one group to a role. */
+export interface SSOGroupRoleInput {
+  group?: string;
+  role?: string;
+}
+
+/** SSORequest is PUT /api/v1/sso: the tenant's whole OIDC sign-in configuration. ClientSecret is write-only: required the first time, left out to keep the one set before, never answered back. */
+export interface SSORequest {
+  /** AllowedDomains admits a person whose verified email is at one of these domains; AllowedGroups one in one of these groups. At least one of the two lists is required; a person passes either. */
+  allowed_domains?: string[];
+  allowed_groups?: string[];
+  client_id?: string;
+  client_secret?: string;
+  default_role?: string;
+  /** GroupRoles maps groups to roles (built-in or the tenant's custom roles): the first entry whose group the person is in gives the role; none does, DefaultRole; DefaultRole empty, sign-in refused. */
+  group_roles?: SSOGroupRoleInput[];
+  /** GroupsClaim names the ID token (or userinfo) claim listing the person's groups. Default "groups". */
+  groups_claim?: string;
+  /** IssuerURL is the provider's issuer (https, no query or fragment): its discovery document is IssuerURL/.well-known/openid-configuration. */
+  issuer_url?: string;
+}
+
 /** Schedule is a stored cron schedule. NextRun is null while it is disabled; LastRun and LastJobID are null until it first fires. MaxRetriesDefault is true when the schedule left max_retries out: its jobs take their queue's default, which MaxRetries shows as it is now. */
 export interface Schedule {
   /** @format date-time */

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { get, namespace as currentNamespace, onSignedOut, setNamespace } from "./api";
 import { useStreamState } from "./hooks";
 import { Link, match, navigate, useLocation } from "./router";
-import { allows, Ctx, loadSession, signIn, signOut, type Session } from "./session";
+import { allows, Ctx, loadSession, signIn, signOut, ssoStartURL, takeSSOError, whoLabel, type Session } from "./session";
 import { ErrorBox, Field, useAsync } from "./components/ui";
 import { Options } from "./components/forms";
 import { routes } from "./routes";
@@ -83,38 +83,68 @@ export function App() {
 
 function SignIn(props: { error: Error | null; onSignedIn: () => Promise<void> }) {
   const [key, setKey] = useState("");
+  const [org, setOrg] = useState("");
+  const [ssoError] = useState(takeSSOError);
   const { busy, error, run } = useAsync(props.error);
   return (
     <main class="signin">
-      <form
-        id="signin"
-        onSubmit={(e) => {
-          e.preventDefault();
-          run(async () => {
-            await signIn(key.trim());
-            setKey("");
-            await props.onSignedIn();
-          });
-        }}
-      >
-        <h1>Jobbie console</h1>
-        <p class="muted">Sign in with an API key. It is exchanged for a 15-minute session; the key is not stored in the browser.</p>
-        <Field label="API key" for="api-key">
-          <input
-            id="api-key"
-            type="password"
-            autoComplete="off"
-            spellcheck={false}
-            required
-            value={key}
-            onInput={(e) => setKey(e.currentTarget.value)}
-          />
-        </Field>
-        <ErrorBox id="signin-error" error={error} />
-        <button id="signin-submit" type="submit" class="primary" disabled={busy}>
-          {busy ? "Signing in…" : "Sign in"}
-        </button>
-      </form>
+      <div class="signin-forms">
+        <form
+          id="signin-sso"
+          onSubmit={(e) => {
+            e.preventDefault();
+            location.assign(ssoStartURL(org));
+          }}
+        >
+          <h1>Jobbie console</h1>
+          <p class="muted">Sign in through your organization's identity provider.</p>
+          <Field label="Tenant name or work email" for="sso-tenant">
+            <input
+              id="sso-tenant"
+              autoComplete="email"
+              spellcheck={false}
+              required
+              value={org}
+              onInput={(e) => setOrg(e.currentTarget.value)}
+            />
+          </Field>
+          <ErrorBox id="signin-sso-error" error={ssoError} />
+          <button id="signin-sso-submit" type="submit" class="primary">
+            Sign in with SSO
+          </button>
+        </form>
+        <form
+          id="signin"
+          onSubmit={(e) => {
+            e.preventDefault();
+            run(async () => {
+              await signIn(key.trim());
+              setKey("");
+              await props.onSignedIn();
+            });
+          }}
+        >
+          <p class="muted">
+            Or sign in with an API key. It is exchanged for a session that ends after a while idle (and a few hours at most); the key is not stored
+            in the browser.
+          </p>
+          <Field label="API key" for="api-key">
+            <input
+              id="api-key"
+              type="password"
+              autoComplete="off"
+              spellcheck={false}
+              required
+              value={key}
+              onInput={(e) => setKey(e.currentTarget.value)}
+            />
+          </Field>
+          <ErrorBox id="signin-error" error={error} />
+          <button id="signin-submit" type="submit" disabled={busy}>
+            {busy ? "Signing in…" : "Sign in with a key"}
+          </button>
+        </form>
+      </div>
     </main>
   );
 }
@@ -187,8 +217,12 @@ function Shell(props: {
           </span>
           <div class="topbar-right">
             {ctx.can("job.enqueue") && <EnqueueButton />}
-            <span class="who" title={"Key " + session.key_id + ", signed in until " + new Date(session.ends_by).toLocaleString() + " at the latest"}>
-              {session.role}
+            <span
+              class="who"
+              id="signed-in"
+              title={(session.person ? (session.person.email ?? session.person.subject) : "Key " + session.key_id) + " · signed in until " + new Date(session.ends_by).toLocaleString() + " at the latest"}
+            >
+              {session.person ? whoLabel(session) + " · " + session.role : session.role}
             </span>
             <button type="button" id="theme-toggle" onClick={props.toggleTheme} aria-label={props.theme === "dark" ? "Switch to light mode" : "Switch to dark mode"}>
               {props.theme === "dark" ? "☀" : "☾"}

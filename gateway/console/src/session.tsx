@@ -19,6 +19,8 @@ export interface Session {
   /** what the role may do in the namespace asked about (X-Jobbie-Namespace), e.g. "queue.manage" */
   actions: string[];
   namespace: string;
+  /** who signed in through the tenant's identity provider; absent for an API key's session */
+  person?: { email?: string; name?: string; subject: string; issuer: string };
 }
 
 export const SESSION_PATH = "/console/api/session";
@@ -36,6 +38,32 @@ export async function loadSession(ns?: string): Promise<Session | null> {
 
 export async function signIn(apiKey: string): Promise<Session> {
   return api<Session>("POST", SESSION_PATH, { api_key: apiKey });
+}
+
+export const SSO_START_PATH = "/console/api/sso/start";
+
+/** ssoStartURL is where "Sign in with SSO" sends the browser: by the tenant's name, or by an email (its domain finds the tenant). */
+export function ssoStartURL(tenantOrEmail: string): string {
+  const v = tenantOrEmail.trim();
+  const q = new URLSearchParams(v.includes("@") ? { email: v } : { tenant: v });
+  return SSO_START_PATH + "?" + q.toString();
+}
+
+/** takeSSOError reads (and removes from the address bar) the reason a sign-in through the identity provider was refused. */
+export function takeSSOError(): string | null {
+  const u = new URL(location.href);
+  const msg = u.searchParams.get("sso_error");
+  if (msg === null) return null;
+  u.searchParams.delete("sso_error");
+  u.searchParams.delete("sso_code");
+  history.replaceState(null, "", u.pathname + u.search + u.hash);
+  return msg || "Sign-in through the identity provider failed.";
+}
+
+/** whoLabel is how the shell names the signed-in session: the person, or the key. */
+export function whoLabel(s: Pick<Session, "key_id" | "person">): string {
+  if (s.person) return s.person.name || s.person.email || s.person.subject;
+  return "Key " + s.key_id;
 }
 
 export async function signOut(): Promise<void> {

@@ -45,6 +45,9 @@ type Control struct {
 	roles        map[string]map[string]wire.Role // tenant → custom roles by name
 	rolesVersion map[string]uint64
 	audit        map[string][]wire.AuditRecord // tenant → its audit records at control
+	sso          map[string]wire.SSORequest    // tenant → its OIDC sign-in, secret included
+	ssoAt        map[string]time.Time          // tenant → when it last changed
+	tenantNames  map[string]string             // tenant → its name (NameTenant)
 	nextID       int
 
 	// KeysRefused, by tenant, refuses its key creations as control would

@@ -40,6 +40,7 @@ type devOptions struct {
 	bulkSyncMax   int
 	unfair        bool
 	push          pushFlags
+	sso           ssoFlags
 	traceShare    bool // --trace-share-system
 	masterKeyFile string
 	alertInterval time.Duration
@@ -86,6 +87,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.shardAddr, "shard-addr", "127.0.0.1:8082", "shard listen address (internal API)")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission; single process only)")
 	o.push.flags(f)
+	o.sso.flags(f)
 	traceShareFlag(f, &o.traceShare)
 	alertIntervalFlag(f, &o.alertInterval)
 	masterKeyFlag(f, &o.masterKeyFile, "default: encryption-master.key in the data directory, made on first start")
@@ -234,6 +236,9 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive, GRPCScalerPoll: o.scalerPoll,
 		TraceShareSystem: o.traceShare}
 	o.limits.apply(&gwCfg)
+	if err := o.sso.apply(&gwCfg); err != nil {
+		return err
+	}
 	if o.tunnelAddr != "" {
 		gwCfg.TunnelAddr, gwCfg.SelfHostedCA = o.tunnelAddr, selfHostedCA.CertPEM()
 		gwCfg.TrustPushInterval = o.trustPush

@@ -314,6 +314,7 @@ func (c *devCluster) plan() error {
 	gw.args = []string{"gateway", "--http", gw.HTTP, "--control", strings.Join(ctlURLs, ","), "--name", gw.NodeID,
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
 	gw.args = append(gw.args, traceShareArgs(c.o.traceShare)...)
+	gw.args = append(gw.args, c.o.sso.args()...)
 	if c.o.grpcAddr != "" {
 		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String(),
 			"--grpc-scaler-poll", c.o.scalerPoll.String())

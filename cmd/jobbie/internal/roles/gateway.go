@@ -27,6 +27,7 @@ type gatewayOptions struct {
 	traceShare                                                     bool // --trace-share-system
 	trustPush                                                      time.Duration
 	public                                                         publicTLSFlags
+	sso                                                            ssoFlags
 	gossip                                                         roleGossip
 	limits                                                         gatewayLimits
 	tls                                                            roleTLS
@@ -166,6 +167,7 @@ connection.`,
 	f.StringVar(&o.selfHostedCAFile, "selfhosted-ca-file", "", "the CA of self-hosted shards' certificates (control's --selfhosted-ca-dir ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	o.public.flags(f, "public-tls", "the public API")
+	o.sso.flags(f)
 	o.gossip.flags(f, "127.0.0.1:7947")
 	o.limits.flags(f)
 	o.tls.flags(f)
@@ -189,6 +191,9 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 		}
 	}
 	o.limits.apply(&cfg)
+	if err := o.sso.apply(&cfg); err != nil {
+		return err
+	}
 	if o.pprofAddr != "" {
 		if err := servePprof(o.pprofAddr); err != nil {
 			return err

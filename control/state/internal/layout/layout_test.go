@@ -45,6 +45,7 @@ func TestGoldenBytes(t *testing.T) {
 	require.Equal(t, []byte("\x1at_x\x00"), Roles("t_x"))
 	require.Equal(t, []byte("\x1bt_x"), RolesVersion("t_x"))
 	require.Equal(t, "t_x", RolesVersionTenant(RolesVersion("t_x")))
+	require.Equal(t, []byte("\x2ct_x"), SSO("t_x"))
 	require.False(t, bytes.HasPrefix(Role("t_xy", "a"), Roles("t_x")), "tenants do not mix")
 }
 

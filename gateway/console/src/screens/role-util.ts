@@ -79,7 +79,7 @@ export const BUILTIN_ROLES = ["owner", "admin", "developer", "producer", "worker
 /** The built-in roles' descriptions (gateway/roles.go builtinDescriptions), for before the API answers. */
 export const BUILTIN_DESCRIPTIONS: Record<string, string> = {
   owner: "Everything in the tenant, including keys of every role",
-  admin: "Everything in the tenant, including keys of every role but owner",
+  admin: "Everything in the tenant but its SSO configuration, including keys of every role but owner",
   developer: "Jobs, queues and schedules; reads namespaces",
   producer: "Enqueues and reads jobs; reads queues",
   worker: "Fetches and works jobs; reads jobs and queues",

@@ -62,3 +62,25 @@ func ExampleClient_CreateSchedule() {
 	}
 	fmt.Println(run.JobID)
 }
+
+// Read the last hour of a queue's history, minute by minute, and what an
+// autoscaler would size its workers by now.
+func ExampleClient_QueueStats() {
+	ctx := context.Background()
+	c := client.New("http://127.0.0.1:8080", os.Getenv("JOBBIE_KEY"))
+
+	now := time.Now()
+	st, err := c.QueueStats(ctx, "emails.send", client.StatsQuery{From: now.Add(-time.Hour), To: now, Step: client.StatsStepMinute})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, b := range st.Buckets {
+		fmt.Println(b.Start.Format(time.RFC3339), b.Enqueued, b.Completed, b.Failed, b.Dead, b.Pending, b.ProcessingTime.P95)
+	}
+
+	sc, err := c.QueueScale(ctx, "emails.send")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(sc.Backlog, sc.InFlight, sc.Demand, sc.OldestPendingAge)
+}

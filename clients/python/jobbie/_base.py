@@ -3,6 +3,7 @@ the answer's decoded JSON, paths with escaped segments and query strings."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Mapping
 from urllib.parse import quote, urlencode
 
@@ -21,6 +22,12 @@ def seg(s: str) -> str:
 def query(path: str, params: Mapping[str, Any]) -> str:
     q = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
     return f"{path}?{urlencode(q)}" if q else path
+
+
+def iso_time(t: str | datetime | None) -> str | None:
+    """A time query parameter: a datetime in ISO 8601 (RFC 3339 when it
+    has a time zone), a string as given."""
+    return t.isoformat() if isinstance(t, datetime) else t
 
 
 def drop_none(d: Mapping[str, Any]) -> JSON:

@@ -7,15 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterator
 
-from ._base import Base, drop_none, query, seg
+from ._base import Base, drop_none, iso_time, query, seg
 from .types_gen import AlertRule, AlertRuleList, AuditPage, AuditRecord
 
 #: The header of a JSON-lines page of the audit log carrying the next page's cursor.
 AUDIT_CURSOR_HEADER = "jobbie-cursor"
-
-
-def _time(t: str | datetime | None) -> str | None:
-    return t.isoformat() if isinstance(t, datetime) else t
 
 
 class ObserveMixin(Base):
@@ -59,7 +55,7 @@ class ObserveMixin(Base):
                      limit: int | None, cursor: str | None, **extra: Any) -> str:
         return query("/api/v1/audit", {
             "action": action, "key_id": key_id, "namespace": namespace, "object": object, "result": result,
-            "from": _time(from_), "to": _time(to), "limit": limit, "cursor": cursor, **extra})
+            "from": iso_time(from_), "to": iso_time(to), "limit": limit, "cursor": cursor, **extra})
 
     def audit(self, *, action: str | None = None, key_id: str | None = None, namespace: str | None = None,
               object: str | None = None, result: str | None = None, from_: str | datetime | None = None,

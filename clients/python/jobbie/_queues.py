@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Mapping
 
-from ._base import Base, drop_none, query, seg
+from ._base import Base, drop_none, iso_time, query, seg
 from .types_gen import (
-    ClearResponse, ClusterHealth, DrainResponse, EnqueueResponse, Queue, QueueDeleteResponse, Schedule, Worker,
-    WorkerDrainResponse,
+    ClearResponse, ClusterHealth, DrainResponse, EnqueueResponse, Queue, QueueDeleteResponse, QueueScale, QueueStats,
+    Schedule, Worker, WorkerDrainResponse,
 )
 
 
@@ -68,6 +69,28 @@ class QueuesMixin(Base):
         """Defaults for the job fields a producer leaves out (``max_retries``,
         ``retry_backoff``, ``lease_duration``, ``expire_after``, ``retention``...)."""
         return self._call("POST", f"/api/v1/queues/{seg(name)}/defaults", defaults)  # type: ignore[no-any-return]
+
+    def queue_stats(self, name: str, *, from_: str | datetime | None = None, to: str | datetime | None = None,
+                    step: str | None = None) -> QueueStats:
+        """The queue's history: ``{"queue", "step", "from", "to", "buckets"}``,
+        one bucket per step over [from, to), oldest first, every step
+        present (docs/api/queues.md, "History"). ``step`` is ``"1m"``
+        (kept 48 hours; the default) or ``"1h"`` (kept 30 days); ``from_``
+        and ``to`` are RFC 3339 or aware datetimes, by default the hour (a
+        day for ``"1h"``) before now. A bad one is BadRequestError naming
+        its field; a queue the key cannot see NotFoundError."""
+        out: QueueStats = self._call("GET", query(f"/api/v1/queues/{seg(name)}/stats", {
+            "from": iso_time(from_), "to": iso_time(to), "step": step}))
+        if out.get("buckets") is None:
+            out["buckets"] = []
+        return out
+
+    def queue_scale(self, name: str) -> QueueScale:
+        """What an autoscaler sizes the queue's workers by, live:
+        ``{"queue", "backlog", "oldest_pending_age", "in_flight", "demand",
+        "paused"}``; demand is never 0 while a job is pending or in flight
+        (docs/api/queues.md, "Autoscaling")."""
+        return self._call("GET", f"/api/v1/queues/{seg(name)}/scale")  # type: ignore[no-any-return]
 
     # Schedules: every {id} takes the schedule's name as well.
 

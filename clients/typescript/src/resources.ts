@@ -7,8 +7,8 @@ import { parseSSE } from "./sse.js";
 import type * as api from "./api.gen.js";
 import type {
   Batch, BatchList, BulkAccepted, BulkOperation, BulkOperationList, BulkRequest, BulkResult, ClearResponse, DrainResponse,
-  Duration, EnqueueResult, Page, Queue, QueueDefaults, QueueSpec, Schedule, SchedulePreview, ScheduleRequest, SearchJob,
-  SearchPage, SearchRequest,
+  Duration, EnqueueResult, Page, Queue, QueueDefaults, QueueScale, QueueSpec, QueueStats, QueueStatsQuery, Schedule,
+  SchedulePreview, ScheduleRequest, SearchJob, SearchPage, SearchRequest,
 } from "./types.js";
 
 const enc = encodeURIComponent;
@@ -57,6 +57,19 @@ export class Queues {
   }
   /** Deletes pending, scheduled and retrying jobs. */
   clear(name: string, co?: CallOptions): Promise<ClearResponse> { return post(this.t, `/api/v1/queues/${enc(name)}/clear`, undefined, co, true); }
+  /**
+   * The queue's history, a bucket per step over [from, to), oldest first
+   * (docs/api/queues.md, "History"). A bad query is a 400 naming its field;
+   * a queue the key cannot see is a 404.
+   */
+  async stats(name: string, q: QueueStatsQuery = {}, co?: CallOptions): Promise<QueueStats> {
+    const time = (t: string | Date | undefined) => (t instanceof Date ? t.toISOString() : t);
+    const s = await get<QueueStats>(this.t, `/api/v1/queues/${enc(name)}/stats`, co,
+      { from: time(q.from), to: time(q.to), step: q.step });
+    return { ...s, buckets: s.buckets ?? [] };
+  }
+  /** What an autoscaler sizes the queue's workers by, live: backlog, oldest pending age, in flight, demand (docs/api/queues.md, "Autoscaling"). */
+  scale(name: string, co?: CallOptions): Promise<QueueScale> { return get(this.t, `/api/v1/queues/${enc(name)}/scale`, co); }
   /** At most max active jobs; null removes the cap. */
   setConcurrency(name: string, max: number | null, co?: CallOptions): Promise<Queue> {
     return post(this.t, `/api/v1/queues/${enc(name)}/concurrency`, { max }, co, true);

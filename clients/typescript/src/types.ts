@@ -122,4 +122,21 @@ export type QueueCounts = api.QueueCounts;
 export type QueueSpec = api.QueueSpec;
 export type QueueDefaults = api.QueueDefaultsInput;
 export type DrainResponse = api.DrainResponse;
+/** A queue's history (GET /api/v1/queues/{name}/stats): a bucket per step, oldest first, every step present. */
+export type QueueStats = api.QueueStats;
+export type QueueStatsBucket = api.QueueStatsBucket;
+/** Attempts' processing times in a step: their count and percentiles in milliseconds. */
+export type ProcessingTime = api.ProcessingTime;
+/** What an autoscaler reads of a queue, live (GET /api/v1/queues/{name}/scale): demand is never 0 while a job is pending or in flight. */
+export type QueueScale = api.QueueScale;
+
+/** The query of a queue's history; each field left out takes the server's default. */
+export interface QueueStatsQuery {
+  /** Start (default: an hour, or a day with step "1h", before to); moved back to its step's start. */
+  from?: string | Date;
+  /** End (default: now); moved forward to its step's end. */
+  to?: string | Date;
+  /** "1m" (minute buckets, kept 48 hours; the default) or "1h" (hour buckets, kept 30 days). */
+  step?: "1m" | "1h";
+}
 export type ClearResponse = api.ClearResponse;

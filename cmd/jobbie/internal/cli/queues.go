@@ -28,7 +28,9 @@ func queuesCmd() *cobra.Command {
 		Long: `queues lists the namespace's queues: jobs per state, completions per minute
 over the last five minutes, the age of the oldest pending job and whether
 the queue is paused or draining. ` + "`jobbie queues get <name>`" + ` shows one with
-its settings, ` + "`jobbie queues set <name> --push-url …`" + ` makes it a push queue.`,
+its settings, ` + "`jobbie queues set <name> --push-url …`" + ` makes it a push queue,
+` + "`jobbie queues stats <name>`" + ` shows its history per minute or hour and
+` + "`jobbie queues scale <name>`" + ` what an autoscaler sizes its workers by.`,
 		Args: cobra.NoArgs,
 	}
 	api := addConn(cmd, gatewayAPI)
@@ -56,7 +58,7 @@ its settings, ` + "`jobbie queues set <name> --push-url …`" + ` makes it a pus
 				printQueue)
 		},
 	}
-	cmd.AddCommand(get, queueCreateCmd(api), queueSetCmd(api))
+	cmd.AddCommand(get, queueCreateCmd(api), queueSetCmd(api), queueStatsCmd(api), queueScaleCmd(api))
 	return cmd
 }
 

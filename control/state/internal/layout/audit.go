@@ -4,10 +4,10 @@ import "encoding/binary"
 
 // A tenant's audit log of the requests control serves (tenant
 // administration) and of those its gateways refused. Prefixes continue
-// moves.go's list.
+// sso.go's (each prefix is one family's alone: TestPrefixesAreDistinct).
 const (
-	prefixAudit    byte = 0x29 // tenant id, time 8B, entry index 8B, position 2B → one record (JSON)
-	prefixAuditRet byte = 0x2a // tenant id → the days its plan keeps the records (uint64)
+	prefixAudit    byte = 0x2d // tenant id, time 8B, entry index 8B, position 2B → one record (JSON)
+	prefixAuditRet byte = 0x2e // tenant id → the days its plan keeps the records (uint64)
 )
 
 // Audits prefixes a tenant's audit records, in time order.

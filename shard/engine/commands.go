@@ -195,4 +195,5 @@ func (e *Engine) register(r *replica.Registry) {
 	HistoryTrim.Handle(r, loopGated(e, e.applyHistoryTrim))
 	e.registerMoves(r)
 	e.registerVersions(r)
+	e.registerAI(r)
 }

@@ -66,6 +66,7 @@ const (
 	tUsage      = "usage"
 	tShards     = "shards"
 	tAudit      = "audit"
+	tAI         = "ai"
 	tMeta       = "meta"
 )
 
@@ -88,6 +89,7 @@ func tagList() []any {
 		{tUsage, "Usage, plan and invoices."},
 		{tShards, "A tenant's self-hosted shards."},
 		{tAudit, "The tenant's audit log (docs/api/audit.md)."},
+		{tAI, "AI workloads: model usage and cost (docs/api/ai.md)."},
 		{tMeta, "This document."},
 	} {
 		out = append(out, obj{"name": t[0], "description": t[1]})

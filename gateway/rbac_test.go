@@ -115,6 +115,7 @@ func TestRouteTableActions(t *testing.T) {
 		"POST /api/v1/webhooks/:id/rotate-secret": tenancy.ActWebhookManage,
 		"POST /api/v1/webhooks/:id/test":          tenancy.ActWebhookManage,
 		"POST /api/v1/webhooks/:id/redeliver":     tenancy.ActWebhookManage,
+		"GET /api/v1/ai/usage":                    tenancy.ActUsageRead,
 		"GET /api/v1/alerts":                      tenancy.ActNamespaceRead,
 		"POST /api/v1/alerts":                     tenancy.ActQueueManage,
 		"GET /api/v1/alerts/:name":                tenancy.ActNamespaceRead,

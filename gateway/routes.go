@@ -154,6 +154,7 @@ var routeTable = []route{
 	{get, "/api/v1/queues", tenancy.ActQueueRead, job, forward},
 	{get, "/api/v1/queues/:name", tenancy.ActQueueRead, job | queueNamed, forward},
 	{get, "/api/v1/queues/:name/stats", tenancy.ActQueueRead, job | queueNamed, forward}, // history: from, to, step
+	{get, "/api/v1/ai/usage", tenancy.ActUsageRead, job, forward},                        // AI usage per queue, model, tag or namespace: from, to, group_by
 	{get, "/api/v1/queues/:name/scale", tenancy.ActQueueRead, job | queueNamed, forward}, // autoscaling: backlog, age, in flight, demand
 	{put, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},     // the whole configuration, declaratively
 	{del, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},

@@ -128,6 +128,7 @@ func (s *Server) routes() {
 	s.searchRoutes(api)
 	s.healthRoutes(api)
 	s.auditRoutes(api)
+	s.aiRoutes(api)
 	s.clusterRoutes()
 	s.usageRoutes()
 	s.backupRoutes()

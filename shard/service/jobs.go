@@ -30,7 +30,11 @@ func (s *Service) GetJob(ns string, sc tenancy.QueueScope, id string) (*wire.Job
 	if !sc.Allows(j.Queue) {
 		return nil, jobNotFound(id)
 	}
-	return detailView(j), nil
+	d := detailView(j)
+	if d.Usage, err = s.jobUsage(ns, id); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // RetryJob puts a completed, dead or cancelled job back to pending.

@@ -37,7 +37,11 @@ func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, lim
 	if err != nil {
 		return "", err
 	}
-	ac := &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l}
+	u, err := usageOf("usage", r.Usage)
+	if err != nil {
+		return "", err
+	}
+	ac := &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l, Usage: u}
 	st, err := engine.AckFor(ac).Propose(ctx, s.node, ac)
 	if err != nil {
 		return "", err
@@ -75,6 +79,10 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 		if err != nil {
 			return nil, err
 		}
+		u, err := usageOf(fmt.Sprintf("acks[%d].usage", i), a.Usage)
+		if err != nil {
+			return nil, err
+		}
 		out[i].JobID = a.JobID
 		if err := jobIDOK(a.JobID); err != nil {
 			out[i].Error = ackBatchError(apierr.From(err))
@@ -84,7 +92,7 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 			out[i].Error = ackBatchError(apierr.From(err))
 			continue
 		}
-		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus, Lease: l})
+		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus, Lease: l, Usage: u})
 		at = append(at, i)
 	}
 	if len(c.Items) == 0 {
@@ -150,7 +158,11 @@ func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id
 	if err != nil {
 		return nil, err
 	}
-	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l, NonRetryable: r.NonRetryable}
+	u, err := usageOf("usage", r.Usage)
+	if err != nil {
+		return nil, err
+	}
+	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l, NonRetryable: r.NonRetryable, Usage: u}
 	out, err := engine.FailFor(fc).Propose(ctx, s.node, fc)
 	if err != nil {
 		return nil, err
@@ -193,11 +205,15 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 		if err != nil {
 			return nil, err
 		}
+		u, err := usageOf("jobs."+id+".usage", ent.Usage)
+		if err != nil {
+			return nil, err
+		}
 		if !s.inScope(ns, id, sc) {
 			out[id] = wire.HeartbeatLost
 			continue
 		}
-		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp, Lease: l})
+		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp, Lease: l, Usage: u})
 	}
 	if len(c.Jobs) == 0 {
 		return out, nil

@@ -16,6 +16,39 @@ ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "con
 """A stable error code; internal/apierr maps each to its HTTP status."""
 
 
+class AIUsage(TypedDict):
+    """AIUsage is one report of model usage, or a job's totals. Token counts are whole numbers; cost_usd is a decimal string of dollars, at most 9 places after the point, summed exactly (never as a float)."""
+
+    cache_read_tokens: NotRequired[int]
+    cache_write_tokens: NotRequired[int]
+    cost_usd: NotRequired[str]
+    input_tokens: NotRequired[int]
+    model: NotRequired[str]
+    output_tokens: NotRequired[int]
+    provider: NotRequired[str]
+
+
+class AIUsageGroup(TypedDict):
+    """AIUsageGroup is one group's totals over the range: Key is the queue, the model, the tag as "key=value", or the namespace."""
+
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: str
+    input_tokens: int
+    key: str
+    output_tokens: int
+    reports: int
+
+
+AIUsageResponse = TypedDict("AIUsageResponse", {
+    "from": str,  # format date-time
+    "group_by": str,
+    "groups": "list[AIUsageGroup] | None",
+    "to": str,  # format date-time
+})
+AIUsageResponse.__doc__ = """AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key."""
+
+
 class AckBatchEntry(TypedDict):
     """AckBatchEntry is one job's ack in a batch."""
 
@@ -24,6 +57,8 @@ class AckBatchEntry(TypedDict):
     lease_token: NotRequired[str]
     result: NotRequired[Any]
     step_status: NotRequired[Literal["continue", "exit"]]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
 
 
 class AckBatchError(TypedDict):
@@ -63,6 +98,8 @@ class AckRequest(TypedDict):
     result: NotRequired[Any]
     #: a chain step's StepContinue or StepExit
     step_status: NotRequired[Literal["continue", "exit"]]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
     worker_id: NotRequired[str]
 
 
@@ -599,6 +636,8 @@ class FailRequest(TypedDict):
     lease_token: NotRequired[str]
     #: NonRetryable makes the job dead at once with dead_reason non_retryable, whatever retries remain.
     non_retryable: NotRequired[bool]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
     worker_id: NotRequired[str]
 
 
@@ -686,6 +725,8 @@ class HeartbeatEntry(TypedDict):
     #: the fetched job's; see FetchedJob
     lease_token: NotRequired[str]
     progress: NotRequired[Any]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
 
 
 class HeartbeatRequest(TypedDict):
@@ -845,6 +886,8 @@ class JobDetail(TypedDict):
     unique_period: int | None
     #: format date-time
     updated_at: str | None
+    #: model usage its workers reported, summed
+    usage: NotRequired["AIUsage"]
     worker: "WorkerRef | None"
 
 
@@ -1531,6 +1574,8 @@ class SearchJob(TypedDict):
     unique_period: int | None
     #: format date-time
     updated_at: str | None
+    #: model usage its workers reported, summed
+    usage: NotRequired["AIUsage"]
     worker: "WorkerRef | None"
 
 

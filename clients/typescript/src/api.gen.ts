@@ -4,6 +4,38 @@
 // out; a member that may be null says so. Times are RFC 3339 strings.
 // `node scripts/gen-types.mjs` writes this file again.
 
+/** AIUsage is one report of model usage, or a job's totals. Token counts are whole numbers; cost_usd is a decimal string of dollars, at most 9 places after the point, summed exactly (never as a float). */
+export interface AIUsage {
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  cost_usd?: string;
+  input_tokens?: number;
+  model?: string;
+  output_tokens?: number;
+  provider?: string;
+}
+
+/** AIUsageGroup is one group's totals over the range: Key is the queue, the model, the tag as "key=value", or the namespace. */
+export interface AIUsageGroup {
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: string;
+  input_tokens: number;
+  key: string;
+  output_tokens: number;
+  reports: number;
+}
+
+/** AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key. */
+export interface AIUsageResponse {
+  /** @format date-time */
+  from: string;
+  group_by: string;
+  groups: AIUsageGroup[] | null;
+  /** @format date-time */
+  to: string;
+}
+
 /** AckBatchEntry is one job's ack in a batch. */
 export interface AckBatchEntry {
   job_id: string;
@@ -11,6 +43,8 @@ export interface AckBatchEntry {
   lease_token?: string;
   result?: unknown;
   step_status?: "continue" | "exit";
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
 }
 
 /** AckBatchError says why one ack of a batch was refused. */
@@ -48,6 +82,8 @@ export interface AckRequest {
   result?: unknown;
   /** a chain step's StepContinue or StepExit */
   step_status?: "continue" | "exit";
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
   worker_id?: string;
 }
 
@@ -578,6 +614,8 @@ export interface FailRequest {
   lease_token?: string;
   /** NonRetryable makes the job dead at once with dead_reason non_retryable, whatever retries remain. */
   non_retryable?: boolean;
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
   worker_id?: string;
 }
 
@@ -676,6 +714,8 @@ export interface HeartbeatEntry {
   /** the fetched job's; see FetchedJob */
   lease_token?: string;
   progress?: unknown;
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
 }
 
 /** HeartbeatRequest extends the leases of a worker's jobs: POST /api/v1/heartbeat. */
@@ -830,6 +870,8 @@ export interface JobDetail {
   unique_period: number | null;
   /** @format date-time */
   updated_at: string | null;
+  /** model usage its workers reported, summed */
+  usage?: AIUsage;
   worker: WorkerRef | null;
 }
 
@@ -1480,6 +1522,8 @@ export interface SearchJob {
   unique_period: number | null;
   /** @format date-time */
   updated_at: string | null;
+  /** model usage its workers reported, summed */
+  usage?: AIUsage;
   worker: WorkerRef | null;
 }
 

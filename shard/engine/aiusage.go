@@ -174,6 +174,17 @@ func (e *Engine) addAIUsage(tx *replica.Tx, ns string, j *job.Job, u *AIUsage) {
 	hour := tx.Now.UnixNano() - tx.Now.UnixNano()%hourNs
 	trimAIUsage(tx, ns, hour)
 	model := rec.Usage.Model // the report's, else the job's last
+	if e.usage.metering(tx) {
+		now := tx.Now.UnixNano()
+		for _, m := range []struct {
+			meter int
+			n     int64
+		}{{mAIInput, u.Input}, {mAIOutput, u.Output}, {mAICacheRead, u.CacheRead}, {mAICacheWrite, u.CacheWrite}, {mAICostNanos, u.CostNanos}} {
+			if m.n != 0 {
+				e.usage.add(tx, ns, now, m.meter, m.n)
+			}
+		}
+	}
 	addAISeries(tx, ns, hour, keys.AIDimNamespace, "", u)
 	addAISeries(tx, ns, hour, keys.AIDimQueue, j.Queue, u)
 	addAISeries(tx, ns, hour, keys.AIDimModel, model, u)

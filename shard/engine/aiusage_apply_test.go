@@ -105,3 +105,19 @@ func TestAIUsageTrimmedPastRetention(t *testing.T) { // not parallel: enqueue's 
 	require.Empty(t, f.aiUsage(keys.AIDimNamespace, first, first.Add(time.Hour)), "the first hour is past the retention")
 	require.EqualValues(t, 2, f.aiUsage(keys.AIDimNamespace, first, f.now.Add(time.Hour))[""].Reports)
 }
+
+func TestAIUsageIsMetered(t *testing.T) { // not parallel: enqueue's ids come from one counter
+	f := meterFSM(t)
+	id := f.enqueue(&job.Job{Queue: "llm"})
+	f.fetch("llm")
+	u := &AIUsage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, CostNanos: 123_456_789}
+	f.apply(HeartbeatUsage.Type, &HeartbeatCmd{NS: testNS, Jobs: []HeartbeatItem{{ID: id, Usage: u}}})
+	require.Equal(t, job.Completed, f.apply(AckUsage.Type, &AckCmd{NS: testNS, ID: id, Usage: u}))
+	m := f.meters(testNS, f.now)
+	require.Equal(t, []int64{20, 40, 60, 80, 246_913_578},
+		[]int64{m.AIInputTokens, m.AIOutputTokens, m.AICacheReadTokens, m.AICacheWriteTokens, m.AICostNanos})
+	// A bucket without AI usage keeps the bytes it had before these meters.
+	var plain [nMeters]int64
+	plain[mEnqueued] = 1
+	require.Len(t, encodeMeters(nil, &plain), mFirstMeters)
+}

@@ -1749,6 +1749,12 @@ class UsageMeters(TypedDict):
 
     #: from exact milliseconds
     active_job_seconds: float
+    ai_cache_read_tokens: NotRequired[int]
+    ai_cache_write_tokens: NotRequired[int]
+    ai_cost_usd: NotRequired[str]
+    #: AI usage workers reported (ai.go); cost_usd a decimal string from exact nano-dollars. Left out when zero.
+    ai_input_tokens: NotRequired[int]
+    ai_output_tokens: NotRequired[int]
     #: APIRequests is counted per tenant by the gateways, so it appears in the tenant's buckets and totals, not a namespace's.
     api_requests: int
     executions: int

@@ -1692,6 +1692,12 @@ export interface UsageBucketView {
 export interface UsageMeters {
   /** from exact milliseconds */
   active_job_seconds: number;
+  ai_cache_read_tokens?: number;
+  ai_cache_write_tokens?: number;
+  ai_cost_usd?: string;
+  /** AI usage workers reported (ai.go); cost_usd a decimal string from exact nano-dollars. Left out when zero. */
+  ai_input_tokens?: number;
+  ai_output_tokens?: number;
   /** APIRequests is counted per tenant by the gateways, so it appears in the tenant's buckets and totals, not a namespace's. */
   api_requests: number;
   executions: number;

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// Usage reported over three heartbeats and an ack sums exactly (no float
+// sums: 0.1 + 0.2 + ...) in the job, in GET /ai/usage by every grouping,
+// in the tenant's meters and on the upcoming invoice; bad usage is a 400
+// naming the field that changes nothing; another tenant learns nothing.
+func TestAIUsageSumsExactlyEverywhere(t *testing.T) {
+	t.Parallel()
+	owner, ct := shared.tenant(t)
+	key := ct.OwnerKey
+	api := shared.gateway + "/api/v1"
+	e := call(t, "POST", api+"/enqueue", key, map[string]any{"queue": "ai.llm", "tags": map[string]string{"team": "search"}})
+	require.Equal(t, 201, e.Status, string(e.Raw))
+	f := call(t, "POST", api+"/fetch", key, map[string]any{"queues": []string{"ai.llm"}, "worker_id": "w", "timeout": 5})
+	require.Equal(t, 200, f.Status, string(f.Raw))
+	id, lease := f.Body["job_id"].(string), f.Body["lease_token"].(string)
+
+	// Bad usage refuses the call and changes nothing.
+	for _, bad := range []struct {
+		path  string
+		body  map[string]any
+		field string
+	}{
+		{"/ack/" + id, map[string]any{"worker_id": "w", "usage": map[string]any{"cost_usd": "1.2.3"}}, "usage.cost_usd"},
+		{"/ack/" + id, map[string]any{"worker_id": "w", "usage": map[string]any{"cost_usd": "-1"}}, "usage.cost_usd"},
+		{"/fail/" + id, map[string]any{"worker_id": "w", "error": "x", "usage": map[string]any{"output_tokens": -5}}, "usage.output_tokens"},
+		{"/heartbeat", map[string]any{"worker_id": "w", "jobs": map[string]any{id: map[string]any{"usage": map[string]any{"input_tokens": 2e12}}}},
+			"jobs." + id + ".usage.input_tokens"},
+		{"/ack/batch", map[string]any{"worker_id": "w", "acks": []any{map[string]any{"job_id": id, "usage": map[string]any{"model": strings.Repeat("m", 200)}}}},
+			"acks[0].usage.model"},
+	} {
+		r := call(t, "POST", api+bad.path, key, bad.body)
+		require.Equal(t, 400, r.Status, "%s: %s", bad.path, r.Raw)
+		require.Equal(t, bad.field, r.field(), string(r.Raw))
+	}
+	j := call(t, "GET", api+"/jobs/"+id, key, nil)
+	require.Equal(t, "active", j.Body["state"])
+	require.Nil(t, j.Body["usage"], "nothing reported yet")
+
+	beat := func(in, out int, cost string) {
+		r := call(t, "POST", api+"/heartbeat", key, map[string]any{"worker_id": "w", "jobs": map[string]any{id: map[string]any{
+			"lease_token": lease, "usage": map[string]any{"input_tokens": in, "output_tokens": out, "cost_usd": cost, "model": "sonnet", "provider": "anthropic"}}}})
+		require.Equal(t, 200, r.Status, string(r.Raw))
+	}
+	beat(1000, 100, "0.1")
+	beat(2000, 200, "0.2")
+	beat(3000, 300, "0.000000001")
+	a := call(t, "POST", api+"/ack/"+id, key, map[string]any{"worker_id": "w", "lease_token": lease,
+		"usage": map[string]any{"input_tokens": 4000, "output_tokens": 400, "cache_read_tokens": 50, "cache_write_tokens": 7, "cost_usd": "0.7"}})
+	require.Equal(t, 200, a.Status, string(a.Raw))
+
+	want := wire.AIUsage{InputTokens: 10000, OutputTokens: 1000, CacheReadTokens: 50, CacheWriteTokens: 7, CostUSD: "1.000000001",
+		Model: "sonnet", Provider: "anthropic"}
+	var detail wire.JobDetail
+	j = call(t, "GET", api+"/jobs/"+id, key, nil)
+	require.NoError(t, json.Unmarshal(j.Raw, &detail))
+	require.Equal(t, &want, detail.Usage)
+
+	group := wire.AIUsageGroup{Reports: 4, InputTokens: 10000, OutputTokens: 1000, CacheReadTokens: 50, CacheWriteTokens: 7, CostUSD: "1.000000001"}
+	for by, k := range map[string]string{"queue": "ai.llm", "model": "sonnet", "tag": "team=search", "namespace": "default", "": "default"} {
+		r := call(t, "GET", api+"/ai/usage?group_by="+by, key, nil)
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		var u wire.AIUsageResponse
+		require.NoError(t, json.Unmarshal(r.Raw, &u))
+		g := group
+		g.Key = k
+		require.Equal(t, []wire.AIUsageGroup{g}, u.Groups, "group_by=%s", by)
+	}
+	past := time.Now().UTC().Add(-72 * time.Hour)
+	r := call(t, "GET", api+"/ai/usage?from="+past.Format(time.RFC3339)+"&to="+past.Add(time.Hour).Format(time.RFC3339), key, nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, []any{}, r.Body["groups"], "nothing in an hour without reports")
+	for q, field := range map[string]string{"group_by=day": "group_by", "from=yesterday": "from", "from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z": "from"} {
+		r := call(t, "GET", api+"/ai/usage?"+q, key, nil)
+		require.Equal(t, 400, r.Status, "%s: %s", q, r.Raw)
+		require.Equal(t, field, r.field(), q)
+	}
+
+	// The meters and the invoice: exact integers (cost in nano-dollars).
+	eventually(t, usageLag, func() bool {
+		r := call(t, http.MethodGet, api+"/usage", key, nil)
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		var u wire.Usage
+		require.NoError(t, json.Unmarshal(r.Raw, &u))
+		return u.Totals.AICostUSD == "1.000000001" && u.Totals.AIInputTokens == 10000 && u.Totals.AIOutputTokens == 1000 &&
+			u.Totals.AICacheReadTokens == 50 && u.Totals.AICacheWriteTokens == 7
+	}, "the tenant's meters show the reported usage")
+	eventually(t, usageLag, func() bool {
+		r := call(t, http.MethodGet, api+"/invoices/upcoming", key, nil)
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		var inv wire.Invoice
+		require.NoError(t, json.Unmarshal(r.Raw, &inv))
+		return sumOf(inv, "ai_cost_usd", "default") == 1_000_000_001 && sumOf(inv, "ai_input_tokens", "default") == 10000 &&
+			sumOf(inv, "ai_cache_write_tokens", "default") == 7
+	}, "the invoice's lines carry the reported usage")
+
+	// usage.read: a viewer may not read it.
+	viewer, err := owner.CreateKey(ctx(t), clientKey("viewer", tenancy.RoleViewer, "*"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, call(t, "GET", api+"/ai/usage", viewer.Token, nil).Status)
+
+	// Another tenant: the job does not exist, and it has no usage.
+	_, other := shared.tenant(t)
+	require.Equal(t, 404, call(t, "GET", api+"/jobs/"+id, other.OwnerKey, nil).Status)
+	o := call(t, "GET", api+"/ai/usage?group_by=queue", other.OwnerKey, nil)
+	require.Equal(t, 200, o.Status, string(o.Raw))
+	require.Equal(t, []any{}, o.Body["groups"])
+}

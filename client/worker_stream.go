@@ -184,6 +184,9 @@ func (sw *streamWorker) run(job *Job) {
 		return
 	}
 	defer w.reports.Done()
+	if jc.serverStopped() == nil {
+		jc.flushUsage(sw.base) // the stream's frames carry no usage
+	}
 	switch stopped := jc.serverStopped(); {
 	case stopped == ErrJobCancelled:
 		sw.fail(jc, ErrJobCancelled) // settles it as cancelled at once

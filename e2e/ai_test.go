@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -118,4 +121,59 @@ func TestAIUsageSumsExactlyEverywhere(t *testing.T) {
 	o := call(t, "GET", api+"/ai/usage?group_by=queue", other.OwnerKey, nil)
 	require.Equal(t, 200, o.Status, string(o.Raw))
 	require.Equal(t, []any{}, o.Body["groups"])
+}
+
+// A handler reports usage in one call per model call (JobContext.
+// ReportUsage); the worker's heartbeats and its ack carry it, and the job
+// sums it exactly.
+func TestAIUsageFromTheSDKWorker(t *testing.T) {
+	t.Parallel()
+	c, _ := shared.tenant(t)
+	r, err := c.Enqueue(ctx(t), client.EnqueueRequest{Queue: "ai.sdk", Payload: 1})
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(context.Background())
+	w := client.NewWorker(c, client.WorkerConfig{Queues: []string{"ai.sdk"}, WorkerID: "ai-1", FetchTimeout: time.Second,
+		HeartbeatInterval: 100 * time.Millisecond},
+		func(hctx context.Context, j *client.JobContext) (any, error) {
+			if err := j.ReportUsage(client.AIUsage{InputTokens: 100, OutputTokens: 10, CostUSD: "0.1", Model: "haiku"}); err != nil {
+				return nil, err
+			}
+			if err := j.ReportUsage(client.AIUsage{InputTokens: 1, CostUSD: "0.2"}); err != nil {
+				return nil, err
+			}
+			// A heartbeat delivers the first two; wait for it on the server.
+			for {
+				d, err := c.GetJob(hctx, j.ID)
+				if err != nil {
+					return nil, err
+				}
+				if d.Usage != nil {
+					break
+				}
+				select {
+				case <-hctx.Done():
+					return nil, hctx.Err()
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			if err := j.ReportUsage(client.AIUsage{CostUSD: "x"}); err == nil {
+				return nil, errors.New("a bad cost was taken")
+			}
+			return nil, j.ReportUsage(client.AIUsage{OutputTokens: 5, CostUSD: "0.000000001", Provider: "anthropic"})
+		})
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	var d *client.JobDetail
+	eventually(t, 20*time.Second, func() bool {
+		d, err = c.GetJob(ctx(t), r.JobID)
+		return err == nil && d.State == "completed"
+	}, "the job completed")
+	stop()
+	require.NoError(t, <-done)
+	require.Equal(t, &client.AIUsage{InputTokens: 101, OutputTokens: 15, CostUSD: "0.300000001", Model: "haiku", Provider: "anthropic"}, d.Usage)
+	u, err := c.GetAIUsage(ctx(t), client.AIUsageQuery{GroupBy: "model"})
+	require.NoError(t, err)
+	require.Len(t, u.Groups, 1)
+	require.Equal(t, "0.300000001", u.Groups[0].CostUSD)
+	require.Equal(t, "haiku", u.Groups[0].Key)
 }

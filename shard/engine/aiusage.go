@@ -80,10 +80,12 @@ func (e *Engine) registerAI(r *replica.Registry) {
 }
 
 // JobAI is a job's record beside its job record (keys.JobAI): the usage
-// its workers reported, summed over heartbeats and attempts.
+// its workers reported, summed over heartbeats and attempts, and the
+// budget that holds it (budgets.go).
 type JobAI struct {
 	Reports int64
 	Usage   AIUsage
+	HeldBy  string
 }
 
 const jobAIVersion = 1
@@ -93,7 +95,7 @@ func (r *JobAI) encode() []byte {
 	for _, v := range []int64{r.Reports, r.Usage.Input, r.Usage.Output, r.Usage.CacheRead, r.Usage.CacheWrite, r.Usage.CostNanos} {
 		b = binary.AppendUvarint(b, uint64(v))
 	}
-	for _, s := range []string{r.Usage.Model, r.Usage.Provider} {
+	for _, s := range []string{r.Usage.Model, r.Usage.Provider, r.HeldBy} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -109,7 +111,7 @@ func decodeJobAI(v []byte) (*JobAI, error) {
 	for _, p := range []*int64{&r.Reports, &r.Usage.Input, &r.Usage.Output, &r.Usage.CacheRead, &r.Usage.CacheWrite, &r.Usage.CostNanos} {
 		*p = int64(d.next())
 	}
-	r.Usage.Model, r.Usage.Provider = d.str(), d.str()
+	r.Usage.Model, r.Usage.Provider, r.HeldBy = d.str(), d.str(), d.str()
 	if d.bad {
 		return nil, errors.New("engine: job AI record truncated")
 	}

@@ -196,4 +196,5 @@ func (e *Engine) register(r *replica.Registry) {
 	e.registerMoves(r)
 	e.registerVersions(r)
 	e.registerAI(r)
+	e.registerBudgets(r)
 }

@@ -295,6 +295,25 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		c := &AckBatchCmd{NS: testNS, WorkerID: "w2", Items: []AckBatchItem{{ID: s.job(), Usage: s.aiUsage()}, {ID: s.job(), Lease: s.lease()}}}
 		return AckBatchFor(c).Command(c)
 	}),
+	// Budgets: low daily limits on the namespace, a queue and a tag, each
+	// action, so the usage above reaches them; creates meet existing ones.
+	scriptCmd(func(s *script) []byte {
+		scopes := []struct{ scope, value string }{{wire.BudgetScopeNamespace, ""}, {wire.BudgetScopeQueue, s.queue()}, {wire.BudgetScopeTag, "k=v"}}
+		sc := scopes[s.rng.Intn(len(scopes))]
+		b := BudgetRecord{Name: fmt.Sprint("b", s.rng.Intn(3)), Scope: sc.scope, Value: sc.value,
+			OnExceed: []string{wire.BudgetHold, wire.BudgetReject, wire.BudgetAlert}[s.rng.Intn(3)]}
+		if s.rng.Intn(2) == 0 {
+			b.DailyCostNanos = int64(1 + s.rng.Intn(2e7))
+		} else {
+			b.DailyTokens = int64(1 + s.rng.Intn(20000))
+		}
+		return BudgetPut.Command(&BudgetCmd{NS: testNS, Budget: b, Create: s.rng.Intn(2) == 0})
+	}),
+	scriptCmd(func(s *script) []byte {
+		return BudgetDelete.Command(&BudgetNameCmd{NS: testNS, Name: fmt.Sprint("b", s.rng.Intn(3))})
+	}),
+	scriptCmd(func(s *script) []byte { return JobApprove.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
+	scriptCmd(func(s *script) []byte { return JobReject.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
 }
 
 // aiUsage is a usage report with a model now and then.

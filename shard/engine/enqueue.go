@@ -40,6 +40,10 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, e
 	if err := e.checkMaxPending(tx, c); err != nil {
 		return nil, err
 	}
+	budgets, err := e.checkBudgets(tx, c)
+	if err != nil {
+		return nil, err
+	}
 	registerNamespace(tx, c.NS)
 	out := make([]EnqueueResult, len(c.Jobs))
 	woken := map[string]int{}
@@ -78,8 +82,15 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, e
 		if len(j.DependsOn) > 0 {
 			waiting, depFailed = e.holdForDependencies(tx, c.NS, j)
 		}
-		j.State = job.Initial(j.ScheduledAt, now, waiting || depFailed)
+		hold := ""
+		if !waiting && !depFailed {
+			hold = budgets.holdOf(e, tx, c.NS, j)
+		}
+		j.State = job.Initial(j.ScheduledAt, now, waiting || depFailed || hold != "")
 		e.insertJob(tx, c.NS, j)
+		if hold != "" {
+			e.holdForBudget(tx, c.NS, j, hold)
+		}
 		if j.UniqueKey != "" {
 			takeUnique(tx, c.NS, j)
 		}

@@ -177,3 +177,118 @@ func TestAIUsageFromTheSDKWorker(t *testing.T) {
 	require.Equal(t, "0.300000001", u.Groups[0].CostUSD)
 	require.Equal(t, "haiku", u.Groups[0].Key)
 }
+
+// A daily budget of $1 with hold: once the day's reports reach it, a new
+// job is held (held_reason budget); approve runs it, reject cancels
+// another. A reject budget refuses the enqueue with 429 naming it. Bad
+// budgets are a 400 naming the field; another tenant sees no budget and
+// cannot approve or reject the jobs.
+func TestAIBudgetsHoldRejectAndApprove(t *testing.T) {
+	t.Parallel()
+	_, ct := shared.tenant(t)
+	key := ct.OwnerKey
+	api := shared.gateway + "/api/v1"
+	b := call(t, "POST", api+"/ai/budgets", key, map[string]any{"name": "daily", "scope": "namespace", "daily_cost_usd": "1", "on_exceed": "hold"})
+	require.Equal(t, 201, b.Status, string(b.Raw))
+	require.Equal(t, "daily", b.Body["name"])
+	require.Equal(t, false, b.Body["exceeded"])
+	r := call(t, "POST", api+"/ai/budgets", key, map[string]any{"name": "llm-tokens", "scope": "queue", "queue": "budget.reject", "daily_tokens": 10, "on_exceed": "reject"})
+	require.Equal(t, 201, r.Status, string(r.Raw))
+
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "x", "scope": "everything", "daily_cost_usd": "1", "on_exceed": "hold"}, "scope"},
+		{map[string]any{"name": "x", "scope": "tag", "tag": "nokey", "daily_cost_usd": "1", "on_exceed": "hold"}, "tag"},
+		{map[string]any{"name": "x", "scope": "namespace", "daily_cost_usd": "1.2.3", "on_exceed": "hold"}, "daily_cost_usd"},
+		{map[string]any{"name": "x", "scope": "namespace", "on_exceed": "hold"}, "daily_cost_usd"},
+		{map[string]any{"name": "x", "scope": "namespace", "daily_tokens": 5, "on_exceed": "panic"}, "on_exceed"},
+		{map[string]any{"name": "a b", "scope": "namespace", "daily_tokens": 5, "on_exceed": "hold"}, "name"},
+	} {
+		r := call(t, "POST", api+"/ai/budgets", key, bad.body)
+		require.Equal(t, 400, r.Status, "%v: %s", bad.body, r.Raw)
+		require.Equal(t, bad.field, r.field(), string(r.Raw))
+	}
+	r = call(t, "POST", api+"/ai/budgets", key, map[string]any{"name": "daily", "scope": "namespace", "daily_tokens": 5, "on_exceed": "alert"})
+	require.Equal(t, 409, r.Status, "taken: %s", r.Raw)
+	l := call(t, "GET", api+"/ai/budgets", key, nil)
+	require.Len(t, l.Body["budgets"], 2, "the refused ones were not stored: %s", l.Raw)
+
+	// $1.10 reported today: the namespace's budget is reached.
+	run := func(queue, cost string, tokens int) {
+		e := call(t, "POST", api+"/enqueue", key, map[string]any{"queue": queue})
+		require.Equal(t, 201, e.Status, string(e.Raw))
+		f := call(t, "POST", api+"/fetch", key, map[string]any{"queues": []string{queue}, "worker_id": "w", "timeout": 5})
+		require.Equal(t, 200, f.Status, string(f.Raw))
+		a := call(t, "POST", api+"/ack/"+f.Body["job_id"].(string), key, map[string]any{"worker_id": "w",
+			"usage": map[string]any{"cost_usd": cost, "input_tokens": tokens}})
+		require.Equal(t, 200, a.Status, string(a.Raw))
+	}
+	run("budget.work", "0.6", 0)
+	run("budget.work", "0.5", 0)
+	g := call(t, "GET", api+"/ai/budgets/daily", key, nil)
+	require.Equal(t, 200, g.Status, string(g.Raw))
+	require.Equal(t, "1.1", g.Body["spent_today_usd"])
+	require.Equal(t, true, g.Body["exceeded"])
+
+	enqueue := func() string {
+		e := call(t, "POST", api+"/enqueue", key, map[string]any{"queue": "budget.work"})
+		require.Equal(t, 201, e.Status, string(e.Raw))
+		return e.Body["job_id"].(string)
+	}
+	held, rejected := enqueue(), enqueue()
+	j := call(t, "GET", api+"/jobs/"+held, key, nil)
+	require.Equal(t, "held", j.Body["state"])
+	require.Equal(t, "budget", j.Body["held_reason"])
+	require.Equal(t, "daily", j.Body["held_budget"])
+	s := call(t, "POST", api+"/jobs/search", key, map[string]any{"state": []string{"held"}})
+	require.Equal(t, 200, s.Status, string(s.Raw))
+	require.Len(t, s.Body["jobs"], 2, "held jobs are searchable: %s", s.Raw)
+
+	// Another tenant: no such budget, no such job.
+	_, other := shared.tenant(t)
+	require.Equal(t, 404, call(t, "GET", api+"/ai/budgets/daily", other.OwnerKey, nil).Status)
+	require.Equal(t, 404, call(t, "PUT", api+"/ai/budgets/daily", other.OwnerKey, map[string]any{"scope": "namespace", "daily_tokens": 1, "on_exceed": "hold"}).Status)
+	require.Equal(t, 404, call(t, "DELETE", api+"/ai/budgets/daily", other.OwnerKey, nil).Status)
+	require.Equal(t, 404, call(t, "POST", api+"/jobs/"+held+"/approve", other.OwnerKey, nil).Status)
+	require.Equal(t, 404, call(t, "POST", api+"/jobs/"+rejected+"/reject", other.OwnerKey, nil).Status)
+	o := call(t, "GET", api+"/ai/budgets", other.OwnerKey, nil)
+	require.Equal(t, []any{}, o.Body["budgets"])
+
+	// Approve runs it; reject cancels the other.
+	a := call(t, "POST", api+"/jobs/"+held+"/approve", key, nil)
+	require.Equal(t, 200, a.Status, string(a.Raw))
+	require.Equal(t, "pending", a.Body["status"])
+	f := call(t, "POST", api+"/fetch", key, map[string]any{"queues": []string{"budget.work"}, "worker_id": "w", "timeout": 5})
+	require.Equal(t, held, f.Body["job_id"], "the approved job runs")
+	require.Equal(t, 200, call(t, "POST", api+"/ack/"+held, key, map[string]any{"worker_id": "w"}).Status)
+	x := call(t, "POST", api+"/jobs/"+rejected+"/reject", key, nil)
+	require.Equal(t, 200, x.Status, string(x.Raw))
+	require.Equal(t, "cancelled", x.Body["status"])
+	j = call(t, "GET", api+"/jobs/"+rejected, key, nil)
+	require.Equal(t, "cancelled", j.Body["state"])
+	require.Equal(t, "budget_rejected", j.Body["cancel_reason"])
+	require.Equal(t, 409, call(t, "POST", api+"/jobs/"+rejected+"/approve", key, nil).Status, "no budget holds it now")
+
+	// Raising the limit lets new enqueues run.
+	p := call(t, "PUT", api+"/ai/budgets/daily", key, map[string]any{"scope": "namespace", "daily_cost_usd": "5", "on_exceed": "hold"})
+	require.Equal(t, 200, p.Status, string(p.Raw))
+	require.Equal(t, false, p.Body["exceeded"])
+	require.Equal(t, "pending", call(t, "GET", api+"/jobs/"+enqueue(), key, nil).Body["state"])
+
+	// reject: 429 naming the budget, nothing stored.
+	run("budget.reject", "0", 10)
+	e := call(t, "POST", api+"/enqueue", key, map[string]any{"queue": "budget.reject"})
+	require.Equal(t, 429, e.Status, string(e.Raw))
+	require.Equal(t, "budget_exceeded", e.Body["error"].(map[string]any)["code"])
+	require.Contains(t, e.Body["error"].(map[string]any)["message"], `"llm-tokens"`)
+	q := call(t, "GET", api+"/queues/budget.reject", key, nil)
+	require.Equal(t, 200, q.Status, string(q.Raw))
+	require.Equal(t, 1.0, q.Body["counts"].(map[string]any)["completed"], "only the first job: %s", q.Raw)
+	require.Equal(t, 0.0, q.Body["counts"].(map[string]any)["pending"], "%s", q.Raw)
+
+	// Deleting removes it.
+	require.Equal(t, 204, call(t, "DELETE", api+"/ai/budgets/daily", key, nil).Status)
+	require.Equal(t, 404, call(t, "GET", api+"/ai/budgets/daily", key, nil).Status)
+}

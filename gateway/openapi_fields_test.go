@@ -175,7 +175,7 @@ func errorCodes() []string {
 		wire.CodeHeadersTooLarge, wire.CodeRevocationsStale, wire.CodeShardAnswerTooLarge,
 		wire.CodeSelfHostedBudget, wire.CodeDeletionProtected, wire.CodeNamespaceNotEmpty,
 		wire.CodeRoleInUse, wire.CodeQuotaExceeded, wire.CodeNamespaceMoving, wire.CodeAmbiguousName,
-		wire.CodeIdempotencyKeyReused,
+		wire.CodeIdempotencyKeyReused, wire.CodeBudgetExceeded,
 	}
 	out := make([]string, len(codes))
 	for i, c := range codes {

@@ -283,8 +283,10 @@ type JobDetail struct {
 	Worker         *WorkerRef        `json:"worker"`
 	DeadReason     *string           `json:"dead_reason,omitempty"`
 	UpdatedAt      *time.Time        `json:"updated_at"`
-	Cancelling     bool              `json:"cancelling,omitempty"` // active, cancel requested
-	Usage          *AIUsage          `json:"usage,omitempty"`      // model usage its workers reported, summed
+	Cancelling     bool              `json:"cancelling,omitempty"`  // active, cancel requested
+	Usage          *AIUsage          `json:"usage,omitempty"`       // model usage its workers reported, summed
+	HeldReason     string            `json:"held_reason,omitempty"` // "budget": held by an AI budget until approved
+	HeldBudget     string            `json:"held_budget,omitempty"` // the budget that holds it
 	CancelledAt    *time.Time        `json:"cancelled_at,omitempty"`
 	DiedAt         *time.Time        `json:"died_at,omitempty"`
 	Timeline       []TimelineEvent   `json:"timeline"`

@@ -24,14 +24,20 @@ func usageOf(field string, u *wire.AIUsage) (*engine.AIUsage, error) {
 	return engine.UsageOf(c), nil
 }
 
-// jobUsage is a job's usage totals as GET /jobs/{id} shows them; nil when
-// no worker reported any.
-func (s *Service) jobUsage(ns, id string) (*wire.AIUsage, error) {
-	rec, err := engine.ReadJobAI(s.node.DB(), ns, id)
+// jobAI adds a job's usage totals (absent when no worker reported any)
+// and the budget that holds it to its detail.
+func (s *Service) jobAI(ns string, d *wire.JobDetail) error {
+	rec, err := engine.ReadJobAI(s.node.DB(), ns, d.ID)
 	if err != nil || rec == nil {
-		return nil, err
+		return err
 	}
-	return rec.Usage.Counts().View(), nil
+	if rec.Reports > 0 {
+		d.Usage = rec.Usage.Counts().View()
+	}
+	if rec.HeldBy != "" && d.State == wire.StateHeld {
+		d.HeldReason, d.HeldBudget = wire.HeldReasonBudget, rec.HeldBy
+	}
+	return nil
 }
 
 var aiDims = map[string]byte{

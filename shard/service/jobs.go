@@ -31,7 +31,7 @@ func (s *Service) GetJob(ns string, sc tenancy.QueueScope, id string) (*wire.Job
 		return nil, jobNotFound(id)
 	}
 	d := detailView(j)
-	if d.Usage, err = s.jobUsage(ns, id); err != nil {
+	if err := s.jobAI(ns, d); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -12,7 +12,7 @@ NotRequired is seen at run time (``__required_keys__``)."""
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
-ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
+ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "budget_exceeded", "conflict", "connection_limit", "deletion_protected", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
 """A stable error code; internal/apierr maps each to its HTTP status."""
 
 
@@ -164,6 +164,13 @@ class AlertValue(TypedDict):
     value: float
 
 
+class ApproveResponse(TypedDict):
+    """ApproveResponse is POST /api/v1/jobs/{id}/approve's and /reject's answer: the job's state after it."""
+
+    job_id: str
+    status: str
+
+
 class AuditPage(TypedDict):
     """AuditPage is GET /api/v1/audit's answer: records oldest first, and a cursor for the next page when there may be more."""
 
@@ -312,6 +319,51 @@ class BatchSpec(TypedDict):
     #: TraceParent and TraceState: the callback job's trace context; when left out, the enqueue's headers' (TraceParentHeader), if any.
     traceparent: NotRequired[str]
     tracestate: NotRequired[str]
+
+
+class Budget(TypedDict):
+    """Budget is a budget as the API shows it, with what its scope reported today (UTC) and whether that reached a limit."""
+
+    #: format date-time
+    created_at: str
+    daily_cost_usd: NotRequired[str]
+    #: every kind of token
+    daily_tokens: NotRequired[int]
+    exceeded: bool
+    name: NotRequired[str]
+    on_exceed: str
+    #: scope queue
+    queue: NotRequired[str]
+    #: namespace, queue or tag
+    scope: str
+    spent_today_tokens: int
+    spent_today_usd: str
+    #: scope tag: "key=value"
+    tag: NotRequired[str]
+    #: format date-time
+    updated_at: str
+
+
+class BudgetList(TypedDict):
+    """BudgetList is GET /api/v1/ai/budgets."""
+
+    budgets: "list[Budget] | None"
+
+
+class BudgetSpec(TypedDict):
+    """BudgetSpec is what POST /api/v1/ai/budgets and PUT /api/v1/ai/budgets/{name} take (the PUT's name is the path's)."""
+
+    daily_cost_usd: NotRequired[str]
+    #: every kind of token
+    daily_tokens: NotRequired[int]
+    name: NotRequired[str]
+    on_exceed: NotRequired[str]
+    #: scope queue
+    queue: NotRequired[str]
+    #: namespace, queue or tag
+    scope: NotRequired[str]
+    #: scope tag: "key=value"
+    tag: NotRequired[str]
 
 
 class BulkAccepted(TypedDict):
@@ -855,6 +907,10 @@ class JobDetail(TypedDict):
     #: format date-time
     failed_at: str | None
     fairness_key: NotRequired[str]
+    #: the budget that holds it
+    held_budget: NotRequired[str]
+    #: "budget": held by an AI budget until approved
+    held_reason: NotRequired[str]
     id: str
     #: the job's own, when it has one
     lease_duration: NotRequired[str]
@@ -1542,6 +1598,10 @@ class SearchJob(TypedDict):
     #: format date-time
     failed_at: str | None
     fairness_key: NotRequired[str]
+    #: the budget that holds it
+    held_budget: NotRequired[str]
+    #: "budget": held by an AI budget until approved
+    held_reason: NotRequired[str]
     id: str
     last_error: NotRequired[str]
     #: the job's own, when it has one

@@ -158,6 +158,12 @@ export interface AlertValue {
   value: number;
 }
 
+/** ApproveResponse is POST /api/v1/jobs/{id}/approve's and /reject's answer: the job's state after it. */
+export interface ApproveResponse {
+  job_id: string;
+  status: string;
+}
+
 /** AuditPage is GET /api/v1/audit's answer: records oldest first, and a cursor for the next page when there may be more. */
 export interface AuditPage {
   cursor?: string;
@@ -300,6 +306,48 @@ export interface BatchSpec {
   /** TraceParent and TraceState: the callback job's trace context; when left out, the enqueue's headers' (TraceParentHeader), if any. */
   traceparent?: string;
   tracestate?: string;
+}
+
+/** Budget is a budget as the API shows it, with what its scope reported today (UTC) and whether that reached a limit. */
+export interface Budget {
+  /** @format date-time */
+  created_at: string;
+  daily_cost_usd?: string;
+  /** every kind of token */
+  daily_tokens?: number;
+  exceeded: boolean;
+  name?: string;
+  on_exceed: string;
+  /** scope queue */
+  queue?: string;
+  /** namespace, queue or tag */
+  scope: string;
+  spent_today_tokens: number;
+  spent_today_usd: string;
+  /** scope tag: "key=value" */
+  tag?: string;
+  /** @format date-time */
+  updated_at: string;
+}
+
+/** BudgetList is GET /api/v1/ai/budgets. */
+export interface BudgetList {
+  budgets: Budget[] | null;
+}
+
+/** BudgetSpec is what POST /api/v1/ai/budgets and PUT /api/v1/ai/budgets/{name} take (the PUT's name is the path's). */
+export interface BudgetSpec {
+  daily_cost_usd?: string;
+  /** every kind of token */
+  daily_tokens?: number;
+  name?: string;
+  on_exceed?: string;
+  /** scope queue */
+  queue?: string;
+  /** namespace, queue or tag */
+  scope?: string;
+  /** scope tag: "key=value" */
+  tag?: string;
 }
 
 /** BulkAccepted is the 202 answer to a bulk by filter that matched more than MaxBulkSync jobs: it runs in the background. */
@@ -587,7 +635,7 @@ export interface ErrorBody {
 }
 
 /** A stable error code; internal/apierr maps each to its HTTP status. */
-export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
+export type ErrorCode = "ambiguous_name" | "bad_request" | "budget_exceeded" | "conflict" | "connection_limit" | "deletion_protected" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
 
 /** Event is the data of one event of GET /api/v1/events (Server-Sent Events; the event's SSE id resumes the stream after it). */
 export interface Event {
@@ -839,6 +887,10 @@ export interface JobDetail {
   /** @format date-time */
   failed_at: string | null;
   fairness_key?: string;
+  /** the budget that holds it */
+  held_budget?: string;
+  /** "budget": held by an AI budget until approved */
+  held_reason?: string;
   id: string;
   /** the job's own, when it has one */
   lease_duration?: string;
@@ -1490,6 +1542,10 @@ export interface SearchJob {
   /** @format date-time */
   failed_at: string | null;
   fairness_key?: string;
+  /** the budget that holds it */
+  held_budget?: string;
+  /** "budget": held by an AI budget until approved */
+  held_reason?: string;
   id: string;
   last_error?: string;
   /** the job's own, when it has one */

@@ -69,6 +69,8 @@ type JobDetail struct {
 	TraceParent    string // its W3C trace context, when it has one
 	TraceState     string
 	Usage          *AIUsage // the model usage its workers reported, summed; nil when none
+	HeldReason     string   // "budget" while an AI budget holds it (ai_budgets.go)
+	HeldBudget     string   // the budget that holds it
 }
 
 // JobError is one failed attempt.
@@ -101,6 +103,7 @@ func (d *JobDetail) fromWire(w *wire.JobDetail) error {
 		Worker: w.Worker, DeadReason: deref(w.DeadReason), UpdatedAt: w.UpdatedAt,
 		Cancelling: w.Cancelling, CancelledAt: w.CancelledAt, DiedAt: w.DiedAt, Timeline: w.Timeline,
 		TraceParent: w.TraceParent, TraceState: w.TraceState, Usage: w.Usage,
+		HeldReason: w.HeldReason, HeldBudget: w.HeldBudget,
 	}
 	var err error
 	if d.RetryBaseDelay, err = parseDuration("retry_base_delay", w.RetryBaseDelay); err != nil {

@@ -129,3 +129,16 @@ func TestBudgetPutAndDelete(t *testing.T) {
 }
 
 func isCode(err error, c apierr.Code) bool { return errors.Is(err, apierr.New(c, "")) }
+
+// A schedule's run is the engine's enqueue: a reached budget, even one
+// that rejects, lets it through.
+func TestBudgetLeavesScheduleRunsAlone(t *testing.T) { // not parallel: enqueue's ids come from one counter
+	f := setupFSM(t)
+	f.budget(BudgetRecord{Name: "all", Scope: wire.BudgetScopeNamespace, DailyTokens: 1, OnExceed: wire.BudgetReject})
+	f.spend("llm", nil, 0, 1)
+	sc := f.apply(ScheduleCreate.Type, &ScheduleCmd{NS: testNS, Sched: Schedule{ID: "sch_00000000000000000000000001", Name: "nightly",
+		Queue: "llm", Cron: "* * * * *", Enabled: true, NextRun: f.now.UnixNano()}}).(*Schedule)
+	id := f.e.newIDForTest()
+	require.Equal(t, true, f.apply(ScheduleFire.Type, &FireCmd{NS: testNS, ID: sc.ID, RunAt: sc.NextRun, NextRun: sc.NextRun + int64(time.Minute), JobID: id}))
+	require.Equal(t, job.Pending, f.job(id).State)
+}

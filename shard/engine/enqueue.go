@@ -31,6 +31,13 @@ type EnqueueResult struct {
 }
 
 func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, error) {
+	return e.enqueue(tx, c, true)
+}
+
+// enqueue inserts c's jobs; a producer's enqueue meets the namespace's AI
+// budgets (budgets.go), the jobs the engine makes itself (a schedule's
+// runs) do not.
+func (e *Engine) enqueue(tx *replica.Tx, c *EnqueueCmd, producer bool) ([]EnqueueResult, error) {
 	now := tx.Now.UnixNano()
 	if c.Deps {
 		if err := e.checkDependencies(tx, c.NS, c.Jobs); err != nil {
@@ -40,9 +47,12 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, e
 	if err := e.checkMaxPending(tx, c); err != nil {
 		return nil, err
 	}
-	budgets, err := e.checkBudgets(tx, c)
-	if err != nil {
-		return nil, err
+	var budgets *budgetVerdict
+	if producer {
+		var err error
+		if budgets, err = e.checkBudgets(tx, c); err != nil {
+			return nil, err
+		}
 	}
 	registerNamespace(tx, c.NS)
 	out := make([]EnqueueResult, len(c.Jobs))

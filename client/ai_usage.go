@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -24,9 +26,7 @@ func WithUsage(u *AIUsage) ReportOption {
 
 // ReportUsage adds u to what the job reports: the worker sends the sum of
 // the reports made since its last with the job's next heartbeat, or with
-// its ack or fail, whichever comes first (a worker on the gRPC stream
-// sends what is left in a heartbeat over HTTP just before it settles the
-// job). Sums are exact: cost_usd is added as a decimal, never a float.
+// its ack or fail, whichever comes first (over HTTP or the gRPC stream). Sums are exact: cost_usd is added as a decimal, never a float.
 // Bad values are refused here, as the server would refuse them. A pushed
 // job cannot report usage.
 //
@@ -100,20 +100,15 @@ func (j *JobContext) restoreUsage(u *AIUsage) {
 	_ = j.usage.add(c) // within bounds: it was sent as one report
 }
 
-// flushUsage sends the usage not yet sent in a heartbeat over HTTP.
-func (j *JobContext) flushUsage(ctx context.Context) {
+// usageValue takes the job's usage not yet sent as a frame's Value; nil
+// when there is none.
+func usageValue(j *JobContext) *structpb.Value {
 	u := j.takeUsage()
-	if u == nil || j.w == nil {
-		return
+	if u == nil {
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, checkpointTimeout)
-	defer cancel()
-	res, err := j.w.c.Heartbeat(ctx, map[string]HeartbeatJob{j.ID: {LeaseToken: j.LeaseToken, Usage: u}})
-	if err != nil {
-		j.w.log.Warn("jobbie worker: usage not sent", "job", j.ID, "err", err)
-		return
-	}
-	j.apply(res)
+	v, _ := valueOf(u)
+	return v
 }
 
 // AIUsageQuery narrows GET /api/v1/ai/usage. Zero fields take the

@@ -124,16 +124,18 @@ func TestAIUsageSumsExactlyEverywhere(t *testing.T) {
 }
 
 // A handler reports usage in one call per model call (JobContext.
-// ReportUsage); the worker's heartbeats and its ack carry it, and the job
-// sums it exactly.
+// ReportUsage); the worker's heartbeats and its ack carry it over HTTP,
+// and the job sums it exactly. (Over the gRPC stream:
+// cmd/jobbie/ai_stream_test.go, against a dev serving gRPC.)
 func TestAIUsageFromTheSDKWorker(t *testing.T) {
 	t.Parallel()
+	tr := client.TransportHTTP
 	c, _ := shared.tenant(t)
 	r, err := c.Enqueue(ctx(t), client.EnqueueRequest{Queue: "ai.sdk", Payload: 1})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(context.Background())
 	w := client.NewWorker(c, client.WorkerConfig{Queues: []string{"ai.sdk"}, WorkerID: "ai-1", FetchTimeout: time.Second,
-		HeartbeatInterval: 100 * time.Millisecond},
+		HeartbeatInterval: 100 * time.Millisecond, Transport: tr},
 		func(hctx context.Context, j *client.JobContext) (any, error) {
 			if err := j.ReportUsage(client.AIUsage{InputTokens: 100, OutputTokens: 10, CostUSD: "0.1", Model: "haiku"}); err != nil {
 				return nil, err

@@ -227,6 +227,8 @@ func TestAIBudgetsHoldRejectAndApprove(t *testing.T) {
 			"usage": map[string]any{"cost_usd": cost, "input_tokens": tokens}})
 		require.Equal(t, 200, a.Status, string(a.Raw))
 	}
+	early := call(t, "POST", api+"/enqueue", key, map[string]any{"queue": "budget.early"})
+	require.Equal(t, 201, early.Status, string(early.Raw))
 	run("budget.work", "0.6", 0)
 	run("budget.work", "0.5", 0)
 	g := call(t, "GET", api+"/ai/budgets/daily", key, nil)
@@ -234,19 +236,26 @@ func TestAIBudgetsHoldRejectAndApprove(t *testing.T) {
 	require.Equal(t, "1.1", g.Body["spent_today_usd"])
 	require.Equal(t, true, g.Body["exceeded"])
 
+	// A job pending since before is held as it is about to be fetched.
+	nf := call(t, "POST", api+"/fetch", key, map[string]any{"queues": []string{"budget.early"}, "worker_id": "w", "timeout": 1})
+	require.Equal(t, 204, nf.Status, string(nf.Raw))
+	j := call(t, "GET", api+"/jobs/"+early.Body["job_id"].(string), key, nil)
+	require.Equal(t, "held", j.Body["state"])
+	require.Equal(t, "budget", j.Body["held_reason"])
+
 	enqueue := func() string {
 		e := call(t, "POST", api+"/enqueue", key, map[string]any{"queue": "budget.work"})
 		require.Equal(t, 201, e.Status, string(e.Raw))
 		return e.Body["job_id"].(string)
 	}
 	held, rejected := enqueue(), enqueue()
-	j := call(t, "GET", api+"/jobs/"+held, key, nil)
+	j = call(t, "GET", api+"/jobs/"+held, key, nil)
 	require.Equal(t, "held", j.Body["state"])
 	require.Equal(t, "budget", j.Body["held_reason"])
 	require.Equal(t, "daily", j.Body["held_budget"])
 	s := call(t, "POST", api+"/jobs/search", key, map[string]any{"state": []string{"held"}})
 	require.Equal(t, 200, s.Status, string(s.Raw))
-	require.Len(t, s.Body["jobs"], 2, "held jobs are searchable: %s", s.Raw)
+	require.Len(t, s.Body["jobs"], 3, "held jobs are searchable: %s", s.Raw)
 
 	// Another tenant: no such budget, no such job.
 	_, other := shared.tenant(t)

@@ -83,9 +83,10 @@ func (e *Engine) registerAI(r *replica.Registry) {
 // its workers reported, summed over heartbeats and attempts, and the
 // budget that holds it (budgets.go).
 type JobAI struct {
-	Reports int64
-	Usage   AIUsage
-	HeldBy  string
+	Reports  int64
+	Usage    AIUsage
+	HeldBy   string
+	Approved bool // approved once: no budget holds it again
 }
 
 const jobAIVersion = 1
@@ -98,6 +99,9 @@ func (r *JobAI) encode() []byte {
 	for _, s := range []string{r.Usage.Model, r.Usage.Provider, r.HeldBy} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
+	}
+	if r.Approved {
+		b = append(b, 1)
 	}
 	return b
 }
@@ -112,6 +116,7 @@ func decodeJobAI(v []byte) (*JobAI, error) {
 		*p = int64(d.next())
 	}
 	r.Usage.Model, r.Usage.Provider, r.HeldBy = d.str(), d.str(), d.str()
+	r.Approved = len(d.b) > 0 && d.next() == 1
 	if d.bad {
 		return nil, errors.New("engine: job AI record truncated")
 	}

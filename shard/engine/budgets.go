@@ -288,12 +288,13 @@ func notHeldByBudget(id string) error {
 }
 
 // approveJob runs a job a budget held: pending (scheduled while its
-// scheduled_at is ahead), outside every budget from then on.
+// scheduled_at is ahead), outside every budget from then on (its record
+// says it was approved, so a fetch does not hold it again).
 func (e *Engine) approveJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (job.State, error) {
 	if heldBy(tx, c.NS, j) == "" {
 		return 0, notHeldByBudget(c.ID)
 	}
-	e.clearBudgetHold(tx, c.NS, j.ID)
+	e.clearBudgetHold(tx, c.NS, j.ID, true)
 	to := job.Initial(j.ScheduledAt, tx.Now.UnixNano(), false)
 	e.moveTo(tx, c.NS, j, to)
 	e.putJob(tx, c.NS, j)
@@ -308,16 +309,39 @@ func (e *Engine) rejectJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (job.State, 
 	if heldBy(tx, c.NS, j) == "" {
 		return 0, notHeldByBudget(c.ID)
 	}
-	e.clearBudgetHold(tx, c.NS, j.ID)
+	e.clearBudgetHold(tx, c.NS, j.ID, false)
 	j.CancelReason = CancelBudgetRejected
 	e.moveTo(tx, c.NS, j, job.Cancelled)
 	e.putJob(tx, c.NS, j)
 	return job.Cancelled, nil
 }
 
-func (e *Engine) clearBudgetHold(tx *replica.Tx, ns, id string) {
+func (e *Engine) clearBudgetHold(tx *replica.Tx, ns, id string, approved bool) {
 	rec, err := ReadJobAI(tx, ns, id)
 	must(err)
-	rec.HeldBy = ""
+	rec.HeldBy, rec.Approved = "", approved
 	must(tx.Set(keys.JobAI(ns, id), rec.encode(), nil))
+}
+
+// fetchHold is the budget that holds j as it is about to be fetched: a
+// reached hold budget covering it, unless j was approved; "" for none.
+// A namespace without budgets reads nothing (the cache).
+func (e *Engine) fetchHold(tx *replica.Tx, ns string, j *job.Job) string {
+	bs := e.budgetsOf(tx, ns)
+	if len(bs) == 0 {
+		return ""
+	}
+	now := tx.Now.UnixNano()
+	for _, b := range bs {
+		if b.OnExceed != wire.BudgetHold || !b.covers(j) || !b.Reached(BudgetSpent(tx, ns, b, now)) {
+			continue
+		}
+		rec, err := ReadJobAI(tx, ns, j.ID)
+		must(err)
+		if rec != nil && rec.Approved {
+			return ""
+		}
+		return b.Name
+	}
+	return ""
 }

@@ -59,21 +59,28 @@ func TestBudgetHoldsOnceReachedApproveRunsRejectCancels(t *testing.T) { // not p
 
 	require.Equal(t, job.Pending, f.apply(JobApprove.Type, &JobOpCmd{NS: testNS, ID: held}))
 	require.Equal(t, "", f.heldBy(held))
-	require.Contains(t, []string{below, held}, f.fetch("llm").ID, "approved: fetchable, outside the budget")
+	// The fetch holds the job pending since before the budget was reached,
+	// and leases the approved one, outside the budget.
+	require.Equal(t, held, f.fetch("llm").ID)
+	require.Equal(t, job.Held, f.job(below).State)
+	require.Equal(t, "daily", f.heldBy(below))
 	require.Equal(t, job.Cancelled, f.apply(JobReject.Type, &JobOpCmd{NS: testNS, ID: rejected}))
 	require.Equal(t, CancelBudgetRejected, f.job(rejected).CancelReason)
 
 	// Only a job a budget holds may be approved or rejected.
-	for _, id := range []string{below, held, rejected} {
+	for _, id := range []string{held, rejected} {
 		err, _ := f.apply(JobApprove.Type, &JobOpCmd{NS: testNS, ID: id}).(error)
 		require.True(t, isCode(err, apierr.Conflict), "%s: %v", id, err)
 		err, _ = f.apply(JobReject.Type, &JobOpCmd{NS: testNS, ID: id}).(error)
 		require.True(t, isCode(err, apierr.Conflict), "%s: %v", id, err)
 	}
 	// A job held for its dependencies is not the budget's.
-	dep := f.enqueue(&job.Job{Queue: "llm", DependsOn: []string{below}})
+	dep := f.enqueue(&job.Job{Queue: "llm", DependsOn: []string{held}})
 	require.Equal(t, job.Held, f.job(dep).State)
 	require.Equal(t, "", f.heldBy(dep))
+	// Approved at its fetch, it runs too.
+	require.Equal(t, job.Pending, f.apply(JobApprove.Type, &JobOpCmd{NS: testNS, ID: below}))
+	require.Equal(t, below, f.fetch("llm").ID)
 
 	// The next UTC day starts from nothing.
 	f.now = f.now.Truncate(24 * time.Hour).Add(24 * time.Hour)

@@ -134,8 +134,8 @@ Listing needs job.read, approving and rejecting job.manage.`,
 	return cmd
 }
 
-// heldJobs is the held jobs a budget holds among the oldest limit held
-// jobs (a job held for its dependencies is not one).
+// heldJobs is the jobs a budget holds among the oldest limit held jobs
+// (a job held for its dependencies is not one).
 func heldJobs(ctx context.Context, c *client.Client, limit int) ([]*client.JobDetail, error) {
 	var out []*client.JobDetail
 	seen := 0
@@ -146,9 +146,6 @@ func heldJobs(ctx context.Context, c *client.Client, limit int) ([]*client.JobDe
 		}
 		if seen++; seen > limit {
 			break
-		}
-		if len(j.DependsOn) > 0 {
-			continue
 		}
 		d, err := c.GetJob(ctx, j.ID)
 		if err != nil {

@@ -99,22 +99,18 @@ func (e *Engine) applyBudgetDelete(tx *replica.Tx, c *BudgetNameCmd) (replica.No
 		return replica.None{}, budgetNotFound(c.Name)
 	}
 	must(tx.Delete(keys.Budget(c.NS, c.Name), nil))
-	e.forgetBudgets(tx, c.NS)
+	e.forgetBudgets(c.NS)
 	return replica.None{}, nil
 }
 
 func (e *Engine) putBudget(tx *replica.Tx, ns string, b *BudgetRecord) {
 	must(tx.Set(keys.Budget(ns, b.Name), replica.Encode(b), nil))
-	e.forgetBudgets(tx, ns)
+	e.forgetBudgets(ns)
 }
 
 // forgetBudgets drops the cache of ns's budgets after a write; it is
-// read again from the batch. A cache emptied needs no undo, but mark
-// the command so a refusal later in the batch resets it anyway.
-func (e *Engine) forgetBudgets(tx *replica.Tx, ns string) {
-	tx.MarkDirty()
-	delete(e.budgets, ns)
-}
+// read again from the batch. A cache emptied needs no undo.
+func (e *Engine) forgetBudgets(ns string) { delete(e.budgets, ns) }
 
 // ReadBudget returns one of ns's budgets as last applied in rd.
 func ReadBudget(rd pebble.Reader, ns, name string) (*BudgetRecord, bool) {

@@ -3,9 +3,9 @@ GO       ?= go
 BIN      := bin/jobbie
 DATA_DIR ?= ./jobbie-data
 # Packages whose tests run under the race detector.
-RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/...
+RACE_PKGS := ./tenancy/... ./internal/... ./shard/... ./control/... ./gateway/... ./client/... ./cmd/... ./wire/... ./embedded/...
 
-.PHONY: dev build console console-test console-scale browser test unit e2e python-test ts-test vet bench bench-cluster bench-cpu bench-push bench-search chaos noisy fuzz clean
+.PHONY: dev build console console-test console-scale browser test unit examples-test e2e python-test ts-test outbox-test postgres vet bench bench-cluster bench-cpu bench-embedded bench-push bench-search chaos noisy fuzz clean
 .PHONY: terraform-provider test-terraform docs-terraform docs-terraform-check
 .PHONY: deploy-test image proto proto-check proto-baseline
 
@@ -53,15 +53,33 @@ vet:
 # Unit and in-process integration tests under -race, the console's unit
 # tests, then the end-to-end suites against the real binary: e2e/console
 # drives the console in a real Chromium.
-test: vet proto-check unit console-test e2e python-test ts-test test-terraform docs-terraform-check deploy-test
+test: vet proto-check unit examples-test outbox-test console-test e2e python-test ts-test test-terraform docs-terraform-check deploy-test
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 
+# The Go programs of examples/ (examples/embedded: an embedded node, then
+# the same code against a jobbie dev of bin/jobbie, a plain go build).
+examples-test:
+	$(GO) build -o $(BIN) ./cmd/jobbie
+	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 5m ./examples/...
+
 # One package at a time (-p 1): the end-to-end suite's timing bounds and
 # the browser tests each want the machine's cores to themselves.
-e2e: build browser
+e2e: build browser postgres
 	JOBBIE_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 15m ./e2e/...
+
+# Debian's PostgreSQL server, which the outbox's tests (outbox/ and
+# e2e/outbox) start their own server from: one per test binary, on a
+# random 127.0.0.1 port, as nobody when run as root.
+postgres:
+	./scripts/install-postgres.sh
+
+# The transactional outbox (outbox/, docs/outbox.md) against real SQLite
+# files and a real PostgreSQL server; its fault-injection tests against
+# the real binary are in e2e/outbox (make e2e).
+outbox-test: postgres
+	$(GO) test -race -count=1 -timeout 10m ./outbox/...
 
 # The Python SDK (clients/python) against a jobbie dev its tests start on
 # random ports: Debian's pytest and mypy for Debian's python3 (no PyPI),
@@ -88,7 +106,9 @@ ts-test:
 # The protocol (proto/, docs/api/grpc.md). `make proto` regenerates
 # proto/gen after a change to proto/jobbie/v1; `make proto-check` (run by
 # `make test`) lints it, checks it against proto/baseline.binpb for
-# breaking changes, and checks proto/gen is current; `make
+# breaking changes (KEDA's external scaler protocol against
+# proto/externalscaler.binpb, KEDA's own, which never moves), and checks
+# proto/gen is current; `make
 # proto-baseline` moves the baseline to the protocol as it is now, on
 # purpose, once a release has shipped it. buf and the plugins are Go
 # tools pinned in go.mod.
@@ -160,6 +180,14 @@ bench-cluster: build
 # alternates with another build.
 bench-cpu: build
 	./scripts/bench-cpu.sh $(BIN) 10s 3
+
+# Embedded against jobbie dev: 10,000 jobs enqueued and worked in the
+# example's process, on an embedded node and on a fresh jobbie dev, three
+# times in turn, with jobs/s and CPU per job (docs/BENCHMARKS.md); about
+# two minutes.
+bench-embedded:
+	$(GO) build -o $(BIN) ./cmd/jobbie
+	./scripts/bench-embedded.sh $(BIN) 10000 3
 
 # Push delivery: jobbie bench --push flat out and paced at 1,000 jobs/s
 # against a fresh jobbie dev (docs/BENCHMARKS.md); about half a minute.

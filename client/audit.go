@@ -15,18 +15,20 @@ import (
 // AuditRecord is one audited request; it never holds a secret.
 type AuditRecord = wire.AuditRecord
 
-// AuditPage is one page of records, oldest first; Cursor "" means there
-// is no more.
+// AuditPage is one page of records, oldest first (newest first for a
+// query with Newest); Cursor "" means there is no more.
 type AuditPage = wire.AuditPage
 
 // AuditQuery selects records: the filters of wire.AuditFilter (each
 // empty for any; From inclusive, To exclusive), Limit records a page
 // (0: the server's default, wire.DefaultAuditLimit; at most
-// wire.MaxAuditLimit) and Cursor, the previous page's.
+// wire.MaxAuditLimit) and Cursor, the previous page's. Newest reads
+// newest first (order=desc); a cursor goes on in the order that gave it.
 type AuditQuery struct {
 	wire.AuditFilter
 	Limit  int
 	Cursor string
+	Newest bool
 }
 
 // Audit reads one page of the audit log. A page may hold fewer records
@@ -39,6 +41,9 @@ func (c *Client) Audit(ctx context.Context, q AuditQuery) (*AuditPage, error) {
 	}
 	if q.Cursor != "" {
 		v.Set("cursor", q.Cursor)
+	}
+	if q.Newest {
+		v.Set("order", "desc")
 	}
 	path := "/api/v1/audit"
 	if len(v) > 0 {
@@ -57,7 +62,8 @@ func (c *Client) Audit(ctx context.Context, q AuditQuery) (*AuditPage, error) {
 // errAuditLoop stops a walk the server would send round in a circle.
 var errAuditLoop = errors.New("jobbie: audit: the server answered the same cursor it was given")
 
-// AuditAll yields every record q selects, oldest first, following
+// AuditAll yields every record q selects, oldest first (newest first
+// with q.Newest), following
 // cursors from q.Cursor on (q.Limit is the page size), until there is no
 // more, the caller stops ranging, or an error (yielded last, with a zero
 // record).

@@ -87,9 +87,11 @@
 // A W3C trace context rides in a context.Context (WithTraceParent,
 // TraceParentFrom): Enqueue and EnqueueBatch send it with each job that
 // names none, and a Worker runs each handler with its job's, so what a
-// handler enqueues continues the job's trace. The package depends on no
-// tracing library; docs/api/jobs.md, "Trace context", shows the bridge
-// to an OpenTelemetry span.
+// handler enqueues continues the job's trace. The worker records a
+// `process <queue>` span around each handler with the OpenTelemetry API
+// (WorkerConfig.TracerProvider, or the global provider); the package
+// links no OpenTelemetry SDK or exporter. docs/api/jobs.md, "Trace
+// context", says how the span relates to the job's trace.
 //
 // The examples show each resource family: jobs (Client.Enqueue), batches
 // (Client.EnqueueBatch), chains (Client.GetChain), dependencies, queues

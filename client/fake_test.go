@@ -32,10 +32,11 @@ type fakeServer struct {
 }
 
 type fakeJob struct {
-	ID         string
-	Payload    json.RawMessage
-	Checkpoint json.RawMessage
-	Lease      float64 // seconds; 0 for 60
+	ID                      string
+	Payload                 json.RawMessage
+	Checkpoint              json.RawMessage
+	Lease                   float64 // seconds; 0 for 60
+	TraceParent, TraceState string
 }
 
 type ackCall struct {
@@ -147,6 +148,7 @@ func (f *fakeServer) fetch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, wire.FetchedJob{
 			JobID: j.ID, Queue: req.Queues[0], Payload: j.Payload, Attempt: 1, MaxRetries: 3,
 			LeaseDuration: lease, Checkpoint: j.Checkpoint, Tags: map[string]string{"k": "v"}, LeaseToken: fakeLeaseToken(j.ID),
+			TraceParent: j.TraceParent, TraceState: j.TraceState,
 		})
 	case <-timer.C:
 		w.WriteHeader(http.StatusNoContent)

@@ -72,7 +72,7 @@ func runPushed(w http.ResponseWriter, reqCtx context.Context, d PushDelivery, h 
 	stopWatching := context.AfterFunc(reqCtx, func() { jc.stop(ErrDeliveryAborted) })
 	defer stopWatching()
 
-	result, err := invoke(ctx, h, jc)
+	result, err := invoke(ctx, nil, "", h, jc)
 	var a PushAnswer
 	if err == nil && result != nil {
 		a.Result, err = json.Marshal(result)

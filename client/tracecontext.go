@@ -5,9 +5,10 @@ import "context"
 // A W3C trace context (https://www.w3.org/TR/trace-context/) carried in
 // a context.Context, so that a job enqueued inside a traced operation,
 // or inside a handler, continues that trace without naming it on every
-// request. The SDK keeps the two header values only: it depends on no
-// tracing library, and a program that uses OpenTelemetry bridges its
-// span in and out with the W3C propagator (docs/api/jobs.md, "Trace context").
+// request. The context keeps the two header values only; the worker's
+// process span (worker_tracing.go) turns a job's into an OpenTelemetry
+// span, and a program bridges a span of its own in with the W3C
+// propagator (docs/api/jobs.md, "Trace context").
 
 type traceKey struct{}
 

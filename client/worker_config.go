@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // WorkerConfig configures a Worker. Zero fields take the defaults noted.
@@ -52,6 +54,11 @@ type WorkerConfig struct {
 	// that finds it still out of reach doubles the wait, up to ten times
 	// this. Default 1m.
 	StreamRetry time.Duration
+	// TracerProvider records the `process <queue>` span of each job the
+	// handler runs (worker_tracing.go). Default: the global one
+	// (otel.GetTracerProvider), which records nothing until the program
+	// installs an OpenTelemetry SDK.
+	TracerProvider trace.TracerProvider
 }
 
 // WithDefaults returns the config with zero fields set to their defaults.

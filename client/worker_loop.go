@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Reporting an outcome is retried this often, each call bounded by
@@ -95,16 +97,20 @@ func (w *Worker) track(jc *JobContext) bool {
 
 // invoke calls the handler, turning a panic into an error with its stack.
 func (w *Worker) invoke(ctx context.Context, jc *JobContext) (result any, err error) {
-	return invoke(ctx, w.h, jc)
+	return invoke(ctx, w.cfg.TracerProvider, w.c.header.Get(NamespaceHeader), w.h, jc)
 }
 
-func invoke(ctx context.Context, h Handler, jc *JobContext) (result any, err error) {
+// invoke runs h in the job's process span (worker_tracing.go); tp nil is
+// the global TracerProvider, ns "" the key's default namespace.
+func invoke(ctx context.Context, tp trace.TracerProvider, ns string, h Handler, jc *JobContext) (result any, err error) {
+	ctx, end := startProcess(ctx, tp, ns, jc)
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r, stack: string(debug.Stack())}
 		}
+		end(causeOf(ctx, err))
 	}()
-	return h(withJobTrace(ctx, jc), jc)
+	return h(ctx, jc)
 }
 
 // finish reports the outcome of a job unless shutdown already failed it or

@@ -11,6 +11,7 @@ import (
 	"github.com/jobbie/jobbie/gateway/limits"
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/fairshare"
+	"github.com/jobbie/jobbie/internal/idemkey"
 	"github.com/jobbie/jobbie/internal/tracing"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
@@ -109,21 +110,8 @@ func (s *Server) admitted(rt route) fiber.Handler {
 // returns the key ("" for none). The shard keeps the record of a key sent
 // to one of its routes; control, of a key admin sends it with a create.
 func idempotencyKey(c *fiber.Ctx, rt route) (string, error) {
-	vals := c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)
-	switch {
-	case len(vals) == 0:
-		return "", nil
-	case rt.method != post || !wire.IdempotentRoutes[rt.path]:
-		return "", apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only the creates of jobs, batches, schedules, webhooks, namespaces, keys, roles and backups do (docs/api/README.md, \"Idempotency\")",
-			rt.method, rt.path, wire.IdempotencyKeyHeader)
-	case len(vals) > 1:
-		return "", apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
-	}
-	k := string(vals[0]) // a copy: fasthttp's buffers are reused
-	if err := wire.CheckIdempotencyKey(k); err != nil {
-		return "", apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
-	}
-	return k, nil
+	return idemkey.Read(c, rt.method == post && wire.IdempotentRoutes[rt.path],
+		"only the creates of jobs, batches, schedules, webhooks, namespaces, keys, roles and backups do")
 }
 
 // check applies rt's checks that follow admission, in order, then gives

@@ -50,6 +50,9 @@ type Config struct {
 	// send nothing before the gateway sends it a keep-alive frame, for
 	// proxies that close idle streams. Default 15s.
 	GRPCKeepAlive time.Duration
+	// GRPCScalerPoll is how often a KEDA StreamIsActive stream reads its
+	// queue (each read is a request of the trigger's key). Default 5s.
+	GRPCScalerPoll time.Duration
 	// ControlURL is the base URL of a control node, e.g.
 	// "https://10.0.0.5:7070", or of several, comma-separated; the gateway
 	// fails over between them (internal/controlclient).
@@ -274,6 +277,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.MaxConnsPerAddr, 1024)
 	setDefault(&c.GRPCMaxConns, 1024)
 	setDefault(&c.GRPCKeepAlive, 15*time.Second)
+	setDefault(&c.GRPCScalerPoll, 5*time.Second)
 	budget := listen.ProcessBudget()
 	setDefault(&c.MaxConns, budget.Public)
 	setDefault(&c.TunnelHandshakeTimeout, listen.DefaultHandshakeTimeout)

@@ -16,8 +16,8 @@ import (
 	"github.com/jobbie/jobbie/wire"
 )
 
-// The gRPC listener (Config.GRPCAddr): JobService, AdminService and
-// WorkerService over Connect (package connectapi), so one port speaks gRPC, gRPC-Web and
+// The gRPC listener (Config.GRPCAddr): JobService, AdminService,
+// WorkerService and KEDA's ExternalScaler over Connect (package connectapi), so one port speaks gRPC, gRPC-Web and
 // the Connect protocol. fasthttp, under fiber, speaks no HTTP/2, so this
 // is net/http's server on a listener of its own: HTTP/2 over TLS with
 // the public certificate when the gateway has one (publictls.go), else
@@ -40,7 +40,8 @@ func (s *Server) startGRPC(public *tls.Config) error {
 	ln := listen.New(tcp, listen.Config{Name: "grpc", MaxConns: capOf(s.cfg.GRPCMaxConns), Group: s.listeners, Logger: s.log})
 	mux := http.NewServeMux()
 	work := connectapi.WorkConfig{Stopping: s.ctx, DrainWithin: s.cfg.ShutdownTimeout * 3 / 4, KeepAlive: s.cfg.GRPCKeepAlive}
-	for path, h := range connectapi.New(s.serveRoute, work).Handlers(max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit)) {
+	scaler := connectapi.ScalerConfig{Poll: s.cfg.GRPCScalerPoll}
+	for path, h := range connectapi.New(s.serveRoute, work, scaler).Handlers(max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit)) {
 		mux.Handle(path, h)
 	}
 	var protocols http.Protocols

@@ -77,6 +77,9 @@ func init() {
 		"UpdateNamespaceRequest.deletion_protection": {"type": []string{"boolean", "null"}},
 		"QueuePushRequest.max_in_flight":             {"type": []string{"integer", "null"}, "minimum": 1, "maximum": wire.MaxPushMaxInFlight},
 		"QueuePushRequest.disabled":                  {"description": "Accepted so that a queue read back is a valid spec; ignored."},
+		"QueueSpec.schema": {"type": []string{"object", "boolean", "null"}, "description": "A JSON Schema (draft 2020-12, at most " +
+			"65,536 bytes, no remote $ref) every payload enqueued to the queue must satisfy; null removes it, absent keeps it."},
+		"Queue.schema": {"type": []string{"object", "boolean", "null"}, "description": "The queue's payload schema, canonical (keys sorted), or null."},
 	} {
 		fieldSchemas[field] = func(obj) obj { return sc }
 	}
@@ -175,7 +178,7 @@ func errorCodes() []string {
 		wire.CodeHeadersTooLarge, wire.CodeRevocationsStale, wire.CodeShardAnswerTooLarge,
 		wire.CodeSelfHostedBudget, wire.CodeDeletionProtected, wire.CodeNamespaceNotEmpty,
 		wire.CodeRoleInUse, wire.CodeQuotaExceeded, wire.CodeNamespaceMoving, wire.CodeAmbiguousName,
-		wire.CodeIdempotencyKeyReused, wire.CodeBudgetExceeded,
+		wire.CodeIdempotencyKeyReused, wire.CodeEncryptionKeyRevoked, wire.CodeEncryptionOff, wire.CodeSchemaChanged, wire.CodeBudgetExceeded,
 	}
 	out := make([]string, len(codes))
 	for i, c := range codes {

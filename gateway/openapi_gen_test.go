@@ -452,7 +452,7 @@ func errorResponses() obj {
 		401: "No, an invalid, an expired or a revoked API key (unauthenticated).",
 		403: "The key's role or namespaces do not allow it (forbidden).",
 		404: "An unknown object, or another tenant's (not_found).",
-		409: "A state conflict: conflict, lease_mismatch, deletion_protected, namespace_not_empty, role_in_use, ambiguous_name.",
+		409: "A state conflict: conflict, lease_mismatch, deletion_protected, namespace_not_empty, role_in_use, ambiguous_name, schema_changed.",
 		413: "The body or a value in it is over its limit (payload_too_large).",
 		429: "Over a rate limit, a quota or a long-poll cap: the code names it; Retry-After says when to try again.",
 		500: "An unexpected failure (internal).",

@@ -195,6 +195,8 @@ func TestRouteTableActions(t *testing.T) {
 		"PUT /api/v1/namespaces/:name/egress":           tenancy.ActNamespaceManage,
 		"GET /api/v1/tracing":                           tenancy.ActNamespaceRead,
 		"PUT /api/v1/tracing":                           tenancy.ActNamespaceManage,
+		"GET /api/v1/encryption":                        tenancy.ActNamespaceRead,
+		"PUT /api/v1/encryption":                        tenancy.ActEncryptionManage,
 
 		"GET /api/v1/openapi.json": "", // public: no key, no action
 		"GET /api/v1/info":         "",

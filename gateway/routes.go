@@ -143,6 +143,10 @@ var routeTable = []route{
 	// The namespace's own OTLP endpoint, kept and checked by its shard.
 	{get, "/api/v1/tracing", tenancy.ActNamespaceRead, job, forward},
 	{put, "/api/v1/tracing", tenancy.ActNamespaceManage, job, forward},
+	// The namespace's encryption at rest, kept by its shard; changing it
+	// (the tenant's key among it) is the owner's alone.
+	{get, "/api/v1/encryption", tenancy.ActNamespaceRead, job, forward},
+	{put, "/api/v1/encryption", tenancy.ActEncryptionManage, job, forward},
 	{get, "/api/v1/events", tenancy.ActJobRead, job, stream},
 	{get, "/api/v1/schedules", tenancy.ActScheduleRead, job, forward},
 	{post, "/api/v1/schedules", tenancy.ActScheduleManage, job | scheduleQuota, forward},

@@ -13,6 +13,7 @@ import (
 	"github.com/jobbie/jobbie/internal/listen"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/envelope"
 	"github.com/jobbie/jobbie/shard/service"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -96,6 +97,13 @@ type Config struct {
 	// push. TraceShareSystem puts the node's own spans in the tenant's
 	// trace and sends them to its endpoint too (--trace-share-system).
 	TraceShareSystem bool
+
+	// MasterKey is the operator's key that wraps every namespace's keys
+	// for encryption at rest (shard/envelope; the key file of the
+	// setting shard.encryption_master_key_file). Every node of every
+	// shard cluster a namespace may be moved or restored to needs the
+	// same one. Nil: namespaces on this node cannot encrypt.
+	MasterKey *envelope.Key
 
 	SearchBudget time.Duration // scanning time of one search page or bulk step; default 1s
 	BulkSyncMax  int           // a bulk by filter matching more runs in the background; default 10,000

@@ -114,7 +114,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.out = out
 	n.svc = service.New(service.Config{SearchBudget: cfg.SearchBudget, BulkSyncMax: cfg.BulkSyncMax, BulkChunk: cfg.BulkChunk,
-		Clock: cfg.Clock, Logger: cfg.Logger, Outbound: out}, n.eng, repl, n.waiters)
+		Clock: cfg.Clock, Logger: cfg.Logger, Outbound: out, MasterKey: cfg.MasterKey}, n.eng, repl, n.waiters)
 	n.push = push.Start(push.Config{Client: out, Clock: cfg.Clock, Logger: cfg.Logger}, repl, n.svc, n.workers)
 	n.hooks = webhooks.Start(webhooks.Config{Client: out, ShardID: cfg.ShardID, Clock: cfg.Clock, Logger: cfg.Logger, RetryBase: cfg.WebhookRetryBase,
 		DisableAfter: cfg.WebhookDisableAfter},

@@ -36,6 +36,7 @@ var AllActions = []Action{
 	ActQueueRead, ActQueueManage, ActScheduleRead, ActScheduleManage,
 	ActNamespaceRead, ActNamespaceManage, ActKeyRead, ActKeyManage, ActUsageRead,
 	ActBackupRead, ActBackupManage, ActWebhookRead, ActWebhookManage, ActAuditRead,
+	ActEncryptionManage,
 }
 
 // FieldError is a validation error naming the field at fault
@@ -249,8 +250,12 @@ func ParseQueueScope(header string) QueueScope {
 
 // QueueScopeFor is the scope a holder of ps has for action in namespace
 // ns: the union of the queue patterns of every permission granting that
-// action there. Holding no such permission is no queue.
+// action there. Holding no such permission is no queue, and so is an
+// owner-only action (OwnerOnly): only the built-in owner holds one.
 func QueueScopeFor(ps []Permission, action Action, ns string) QueueScope {
+	if OwnerOnly[action] {
+		return NewQueueScope()
+	}
 	var queues []string
 	for _, p := range ps {
 		if slices.ContainsFunc(p.Actions, func(a string) bool { return match(a, string(action)) }) &&

@@ -16,7 +16,8 @@ import (
 // patterns (permissions.go) matched by objMatch. Built-in roles' policies
 // hold in every tenant; a custom role's (RolePolicies) in its own. The
 // role definition g is there for roles that inherit from others; none do
-// yet.
+// yet. An owner-only action (OwnerOnly) is refused to every other role,
+// built in or custom, whatever its policies say.
 const RBACModel = `
 [request_definition]
 r = sub, dom, obj, act
@@ -31,8 +32,12 @@ g = _, _, _
 e = some(where (p.eft == allow))
 
 [matchers]
-m = (r.sub == p.sub || g(r.sub, p.sub, r.dom)) && (p.dom == "*" || r.dom == p.dom) && objMatch(r.obj, p.obj) && keyMatch(r.act, p.act)
+m = (r.sub == p.sub || g(r.sub, p.sub, r.dom)) && (p.dom == "*" || r.dom == p.dom) && objMatch(r.obj, p.obj) && keyMatch(r.act, p.act) && (r.sub == "owner" || !ownerOnly(r.act))
 `
+
+// OwnerOnly are the actions only a tenant's owner holds: the key that can
+// make the namespace's data unreadable (encryption.manage).
+var OwnerOnly = map[Action]bool{ActEncryptionManage: true}
 
 // BuiltinPolicies grant each built-in role its actions in every tenant.
 var BuiltinPolicies = [][]string{
@@ -70,6 +75,10 @@ func NewEnforcer() (*casbin.Enforcer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tenancy: rbac enforcer: %w", err)
 	}
+	e.AddFunction("ownerOnly", func(args ...any) (any, error) {
+		a, _ := args[0].(string)
+		return OwnerOnly[Action(a)], nil
+	})
 	e.AddFunction("objMatch", func(args ...any) (any, error) {
 		r, _ := args[0].(string)
 		p, _ := args[1].(string)

@@ -72,4 +72,6 @@ const (
 	ActWebhookRead     = wire.ActWebhookRead
 	ActWebhookManage   = wire.ActWebhookManage
 	ActAuditRead       = wire.ActAuditRead
+
+	ActEncryptionManage = wire.ActEncryptionManage
 )

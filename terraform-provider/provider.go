@@ -125,6 +125,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newRoleResource,
 		newBackupPolicyResource,
 		newNamespaceEgressResource,
+		newTracingResource,
 		newShardJoinTokenResource,
 		newWebhookResource,
 		newAlertRuleResource,

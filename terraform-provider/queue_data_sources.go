@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -32,6 +33,8 @@ type queueData struct {
 	Throughput       types.Float64        `tfsdk:"throughput"`
 	OldestPendingAge types.Float64        `tfsdk:"oldest_pending_age"`
 	Push             *pushModel           `tfsdk:"push"`
+	Schema           jsontypes.Normalized `tfsdk:"schema"`
+	SchemaVersion    types.Int64          `tfsdk:"schema_version"`
 }
 
 func queueDataFromAPI(q *client.Queue) queueData {
@@ -42,7 +45,8 @@ func queueDataFromAPI(q *client.Queue) queueData {
 		KeyConc:  keyConcurrencyFromAPI(q.KeyConcurrency),
 		Defaults: defaultsFromAPI(q.Defaults, true), Counts: countsFromAPI(q.Counts),
 		Throughput: types.Float64Value(q.Throughput), OldestPendingAge: types.Float64Value(q.OldestPendingAge),
-		Push: pushFromAPI(q.Push, &pushModel{Headers: map[string]string{}}),
+		Push:   pushFromAPI(q.Push, &pushModel{Headers: map[string]string{}}),
+		Schema: jsonValue(q.Schema), SchemaVersion: types.Int64Value(q.SchemaVersion),
 	}
 }
 
@@ -98,7 +102,10 @@ func queueDataAttributes() map[string]schema.Attribute {
 		},
 		"throughput":         schema.Float64Attribute{MarkdownDescription: "Completed jobs per minute over the last five minutes.", Computed: true},
 		"oldest_pending_age": schema.Float64Attribute{MarkdownDescription: "Seconds the oldest pending job has waited.", Computed: true},
-		"push":               pushDataAttribute(),
+		"schema": schema.StringAttribute{MarkdownDescription: "The JSON Schema its payloads must satisfy (canonical JSON), or null: " +
+			"set through the API (`PUT /api/v1/queues/{name}`); `jobbie_queue` does not manage it yet.", Computed: true, CustomType: jsontypes.NormalizedType{}},
+		"schema_version": schema.Int64Attribute{MarkdownDescription: "The version of its schema (0: none).", Computed: true},
+		"push":           pushDataAttribute(),
 	}
 }
 

@@ -33,6 +33,12 @@ const (
 	CodeSelfHostedBudget    ErrorCode = "self_hosted_budget"     // the tenant's self-hosted nodes have all of this gateway's share for them in flight; Retry-After set
 )
 
+// Error codes of encryption at rest.
+const (
+	CodeEncryptionKeyRevoked ErrorCode = "encryption_key_revoked" // what was asked for was sealed under a tenant key since revoked (409)
+	CodeEncryptionOff        ErrorCode = "encryption_unavailable" // the shard has no master key, or one that does not open the namespace's keys (409)
+)
+
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error *Error `json:"error"`

@@ -244,52 +244,55 @@ type Progress struct {
 
 // JobDetail is GET /api/v1/jobs/{id}: everything about a job.
 type JobDetail struct {
-	ID             string            `json:"id"`
-	Queue          string            `json:"queue"`
-	Payload        json.RawMessage   `json:"payload"`
-	State          string            `json:"state"`
-	Priority       string            `json:"priority"`
-	Attempt        int               `json:"attempt"`
-	MaxRetries     int               `json:"max_retries"`
-	RetryBackoff   string            `json:"retry_backoff"`
-	RetryBaseDelay string            `json:"retry_base_delay"`
-	RetryMaxDelay  string            `json:"retry_max_delay"`
-	CreatedAt      *time.Time        `json:"created_at"`
-	ScheduledAt    *time.Time        `json:"scheduled_at"`
-	StartedAt      *time.Time        `json:"started_at"`
-	CompletedAt    *time.Time        `json:"completed_at"`
-	FailedAt       *time.Time        `json:"failed_at"`
-	NextAttemptAt  *time.Time        `json:"next_attempt_at"`
-	LeaseExpiresAt *time.Time        `json:"lease_expires_at"`
-	ExpireAfter    *string           `json:"expire_after"`
-	ExpiresAt      *time.Time        `json:"expires_at"`
-	LeaseDuration  *string           `json:"lease_duration,omitempty"` // the job's own, when it has one
-	UniqueKey      *string           `json:"unique_key"`
-	UniquePeriod   *int64            `json:"unique_period"` // seconds
-	ConcurrencyKey *string           `json:"concurrency_key,omitempty"`
-	FairnessKey    *string           `json:"fairness_key,omitempty"`
-	TraceParent    string            `json:"traceparent,omitempty"` // its trace context, when it has one
-	TraceState     string            `json:"tracestate,omitempty"`
-	BatchID        *string           `json:"batch_id"`
-	ChainID        *string           `json:"chain_id"`
-	ChainStep      *int              `json:"chain_step"`
-	DependsOn      []string          `json:"depends_on,omitempty"`
-	CancelReason   *string           `json:"cancel_reason,omitempty"`
-	Tags           map[string]string `json:"tags"`
-	Progress       json.RawMessage   `json:"progress"`
-	Checkpoint     json.RawMessage   `json:"checkpoint"`
-	Result         json.RawMessage   `json:"result"`
-	Errors         []JobError        `json:"errors"`
-	Worker         *WorkerRef        `json:"worker"`
-	DeadReason     *string           `json:"dead_reason,omitempty"`
-	UpdatedAt      *time.Time        `json:"updated_at"`
-	Cancelling     bool              `json:"cancelling,omitempty"`  // active, cancel requested
-	Usage          *AIUsage          `json:"usage,omitempty"`       // model usage its workers reported, summed
-	HeldReason     string            `json:"held_reason,omitempty"` // "budget": held by an AI budget until approved
-	HeldBudget     string            `json:"held_budget,omitempty"` // the budget that holds it
-	CancelledAt    *time.Time        `json:"cancelled_at,omitempty"`
-	DiedAt         *time.Time        `json:"died_at,omitempty"`
-	Timeline       []TimelineEvent   `json:"timeline"`
+	ID             string          `json:"id"`
+	Queue          string          `json:"queue"`
+	Payload        json.RawMessage `json:"payload"`
+	State          string          `json:"state"`
+	Priority       string          `json:"priority"`
+	Attempt        int             `json:"attempt"`
+	MaxRetries     int             `json:"max_retries"`
+	RetryBackoff   string          `json:"retry_backoff"`
+	RetryBaseDelay string          `json:"retry_base_delay"`
+	RetryMaxDelay  string          `json:"retry_max_delay"`
+	CreatedAt      *time.Time      `json:"created_at"`
+	ScheduledAt    *time.Time      `json:"scheduled_at"`
+	StartedAt      *time.Time      `json:"started_at"`
+	CompletedAt    *time.Time      `json:"completed_at"`
+	FailedAt       *time.Time      `json:"failed_at"`
+	NextAttemptAt  *time.Time      `json:"next_attempt_at"`
+	LeaseExpiresAt *time.Time      `json:"lease_expires_at"`
+	ExpireAfter    *string         `json:"expire_after"`
+	ExpiresAt      *time.Time      `json:"expires_at"`
+	LeaseDuration  *string         `json:"lease_duration,omitempty"` // the job's own, when it has one
+	UniqueKey      *string         `json:"unique_key"`
+	UniquePeriod   *int64          `json:"unique_period"` // seconds
+	ConcurrencyKey *string         `json:"concurrency_key,omitempty"`
+	FairnessKey    *string         `json:"fairness_key,omitempty"`
+	TraceParent    string          `json:"traceparent,omitempty"` // its trace context, when it has one
+	TraceState     string          `json:"tracestate,omitempty"`
+	// SchemaVersion is the version of its queue's schema the payload was
+	// checked against when the job was created; omitted when none was.
+	SchemaVersion int64             `json:"schema_version,omitempty"`
+	BatchID       *string           `json:"batch_id"`
+	ChainID       *string           `json:"chain_id"`
+	ChainStep     *int              `json:"chain_step"`
+	DependsOn     []string          `json:"depends_on,omitempty"`
+	CancelReason  *string           `json:"cancel_reason,omitempty"`
+	Tags          map[string]string `json:"tags"`
+	Progress      json.RawMessage   `json:"progress"`
+	Checkpoint    json.RawMessage   `json:"checkpoint"`
+	Result        json.RawMessage   `json:"result"`
+	Errors        []JobError        `json:"errors"`
+	Worker        *WorkerRef        `json:"worker"`
+	DeadReason    *string           `json:"dead_reason,omitempty"`
+	UpdatedAt     *time.Time        `json:"updated_at"`
+	Cancelling    bool              `json:"cancelling,omitempty"`  // active, cancel requested
+	Usage         *AIUsage          `json:"usage,omitempty"`       // model usage its workers reported, summed
+	HeldReason    string            `json:"held_reason,omitempty"` // "budget": held by an AI budget until approved
+	HeldBudget    string            `json:"held_budget,omitempty"` // the budget that holds it
+	CancelledAt   *time.Time        `json:"cancelled_at,omitempty"`
+	DiedAt        *time.Time        `json:"died_at,omitempty"`
+	Timeline      []TimelineEvent   `json:"timeline"`
 }
 
 // JobError is one failed attempt.

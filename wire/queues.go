@@ -26,6 +26,13 @@ type Queue struct {
 	Throttle         *Throttle       `json:"throttle"`
 	Defaults         *QueueDefaults  `json:"defaults"`
 	Push             *QueuePush      `json:"push"`
+	// Schema is the JSON Schema every payload enqueued to the queue must
+	// satisfy, in its canonical form (keys sorted, no spaces), or null.
+	// SchemaVersion numbers it: each change of the schema takes the next
+	// number, and a job records the version its payload was checked
+	// against (0: none). Read-only.
+	Schema        json.RawMessage `json:"schema"`
+	SchemaVersion int64           `json:"schema_version"`
 
 	// ThroughputPerMinute is the completions behind Throughput, per
 	// one-minute bucket of the last 5, oldest first, the current minute
@@ -112,6 +119,12 @@ type QueueSpec struct {
 	Defaults       *QueueDefaults         `json:"defaults"`
 	// Push makes it a push queue; null or absent: a pull queue.
 	Push *QueuePushRequest `json:"push,omitempty"`
+	// Schema is a JSON Schema (draft 2020-12, at most
+	// MaxQueueSchemaBytes, no remote $ref) the queue's payloads must
+	// satisfy; null: any payload. Unlike the other fields, a PUT that
+	// leaves it out keeps the queue's schema, so a client that does not
+	// know schemas never erases one.
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // MaxQueueDescription bounds a queue's description, in characters.

@@ -55,4 +55,8 @@ const (
 	// The tenant's audit log (GET /api/v1/audit): who did what. Owner and
 	// admin hold it (every action); no other built-in role does.
 	ActAuditRead Action = "audit.read"
+	// A namespace's encryption at rest and the tenant's key
+	// (/api/v1/encryption PUT): the owner's alone, whatever another role
+	// holds (tenancy.RBACModel).
+	ActEncryptionManage Action = "encryption.manage"
 )

@@ -53,6 +53,12 @@ type Schedule struct {
 	UpdatedAt  *time.Time      `json:"updated_at"`
 
 	MaxRetriesDefault bool `json:"max_retries_default"`
+
+	// LastRunRefused says why the last run enqueued no job: its payload
+	// failed its queue's schema, changed since the schedule was stored
+	// (the run is used up; the next one is checked again). Omitted after
+	// a run that enqueued.
+	LastRunRefused *string `json:"last_run_refused,omitempty"`
 }
 
 // ScheduleList is GET /api/v1/schedules, oldest first.

@@ -15,7 +15,7 @@ import (
 
 // `jobbie audit` against jobbie dev: a page as a table, JSON and YAML
 // with the filters applied; --export follows the cursors of one-record
-// pages to every record; a viewer is refused; bad flags are refused
+// pages to every record; --newest reads them the other way round; a viewer is refused; bad flags are refused
 // before any request (the URL leads nowhere).
 func TestAuditCommandAgainstDev(t *testing.T) {
 	t.Parallel()
@@ -61,6 +61,21 @@ func TestAuditCommandAgainstDev(t *testing.T) {
 		exported = append(exported, r.ObjectID)
 	}
 	require.Equal(t, []string{"a1", "a2", "a3"}, exported, "every page, oldest first")
+
+	// --newest: the same records the other way round, a page at a time.
+	lines = clitest.TableLines(d.run(t, append([]string{"audit", "--newest", "--limit", "1"}, filter...)...))
+	require.Equal(t, "queue/a3", lines[1][3], "%v", lines)
+	require.Equal(t, "more:", lines[2][0])
+	next = clitest.TableLines(d.run(t, append([]string{"audit", "--newest", "--limit", "1", "--cursor", lines[2][2]}, filter...)...))
+	require.Equal(t, "queue/a2", next[1][3])
+	exported = nil
+	sc = bufio.NewScanner(strings.NewReader(d.run(t, append([]string{"audit", "--newest", "--export", "--limit", "2"}, filter...)...)))
+	for sc.Scan() {
+		var r wire.AuditRecord
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), sc.Text())
+		exported = append(exported, r.ObjectID)
+	}
+	require.Equal(t, []string{"a3", "a2", "a1"}, exported, "every page, newest first")
 
 	viewer := d.keyFile(t, "v", "viewer")
 	_, err := d.as(t, viewer, "audit")

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
 	"strings"
 	"time"
 
@@ -10,12 +9,12 @@ import (
 
 	"github.com/jobbie/jobbie/control/service"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/idemkey"
 	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/tenancy"
-	"github.com/jobbie/jobbie/wire"
 )
 
 // MaxBody caps request bodies; every control request is small.
@@ -180,30 +179,21 @@ func (s *Server) getJWKS(c *fiber.Ctx) error {
 // refuses the header rather than ignore it. A follower forwards the
 // request as it came, so the leader reads the same bytes.
 func idempotencyKey(c *fiber.Ctx) error {
-	vals := c.Request().Header.PeekAll(wire.IdempotencyKeyHeader)
-	if len(vals) == 0 {
+	tid, takes := idempotentCreate(c.Method(), c.Path())
+	k, err := idemkey.Read(c, takes, "only a tenant's namespace, key, role and backup creates do")
+	if err != nil || k == "" {
+		if err != nil {
+			return err
+		}
 		return c.Next()
 	}
-	tid, ok := idempotentCreate(c.Method(), c.Path())
-	switch {
-	case !ok:
-		return apierr.Field(wire.IdempotencyKeyHeader, "%s %s does not take an %s; only a tenant's namespace, key, role and backup creates do",
-			c.Method(), c.Path(), wire.IdempotencyKeyHeader)
-	case len(vals) > 1:
-		return apierr.Field(wire.IdempotencyKeyHeader, "send one %s; got %d", wire.IdempotencyKeyHeader, len(vals))
-	}
-	k := string(vals[0]) // a copy: fasthttp's buffers are reused
-	if err := wire.CheckIdempotencyKey(k); err != nil {
-		return apierr.Field(wire.IdempotencyKeyHeader, "%v", err)
-	}
-	idem := &service.Idempotency{Tenant: tid, Key: k, Hash: requestHash(c)}
+	idem := &service.Idempotency{Tenant: tid, Key: k, Hash: idemkey.Hash(c)}
 	c.SetUserContext(service.WithIdempotency(c.UserContext(), idem))
 	if err := c.Next(); err != nil {
 		return err
 	}
 	if idem.Replayed() {
-		c.Status(fiber.StatusOK) // nothing was created by this request
-		c.Set(wire.IdempotencyReplayedHeader, "true")
+		idemkey.Replayed(c)
 	}
 	return nil
 }
@@ -224,15 +214,3 @@ func idempotentCreate(method, path string) (string, bool) {
 // take an Idempotency-Key: those the gateway's public routes
 // (wire.IdempotentRoutes) send here.
 var idempotentCollections = map[string]bool{"namespaces": true, "keys": true, "roles": true, "backups": true}
-
-// requestHash is what a key's repeat must match: the method, the path
-// (its tenant too) and the body.
-func requestHash(c *fiber.Ctx) []byte {
-	h := sha256.New()
-	h.Write([]byte(c.Method()))
-	h.Write([]byte{0})
-	h.Write([]byte(c.Path()))
-	h.Write([]byte{0})
-	h.Write(c.Body())
-	return h.Sum(nil)
-}

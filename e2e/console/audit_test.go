@@ -7,7 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // auditPauses is one more than a page of the Audit screen, so the queue's
@@ -15,7 +17,8 @@ import (
 const auditPauses = 51
 
 // The Audit screen: queue pauses by the owner's key appear, filtered by
-// action and object, over two pages by the API's cursor, each record once;
+// action and object, newest first over two pages by the API's cursor,
+// each record once;
 // a record's detail shows its route and result; the export reads them
 // all; a time range the API refuses is told and the screen goes on. A
 // developer (no audit.read) has no link to it, is told it is not allowed,
@@ -49,10 +52,25 @@ func TestConsoleAudit(t *testing.T) {
 		assert.Equal(t, "queue/au.mail", obj)
 	}
 	collect()
+	// Newest first: the API's newest record of the filter heads page 1,
+	// and every page's times go down.
+	newest, err := tn.owner.Audit(ctx(t), client.AuditQuery{AuditFilter: wire.AuditFilter{Action: "queue.manage", Object: "queue/au.mail"},
+		Limit: 1, Newest: true})
+	require.NoError(t, err)
+	require.Len(t, newest.Records, 1)
+	newestFirst := func() {
+		t.Helper()
+		times := eval[[]float64](p, `[...document.querySelectorAll('#audit tr[data-record] .audit-time')].map((c) => Date.parse(c.innerText))`)
+		for i := 1; i < len(times); i++ {
+			assert.GreaterOrEqual(t, times[i-1], times[i], "newest first")
+		}
+	}
+	newestFirst()
 	firstID := func() string {
 		return eval[string](p, `document.querySelector('#audit tr[data-record]')?.dataset.record ?? ""`)
 	}
 	first := firstID()
+	assert.Equal(t, newest.Records[0].ID, first, "the newest record first")
 	p.click(`#audit tr[data-record] .audit-detail`)
 	p.waitText("#audit-record-route", "POST /api/v1/queues/:name/pause")
 	p.waitText("#audit-record-result", "ok (200)")
@@ -69,6 +87,7 @@ func TestConsoleAudit(t *testing.T) {
 		p.until(waitTimeout, fmt.Sprintf(`(document.querySelector('#audit tr[data-record]')?.dataset.record ?? "") !== %q`, first), "another page shown")
 		first = firstID()
 		collect()
+		newestFirst()
 	}
 	assert.Len(t, ids, auditPauses, "each pause once over the pages")
 	// The export walks the same filtered log through its JSON-lines pages.

@@ -4,9 +4,6 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +34,13 @@ type auditCursor struct {
 	Control   string `json:"c,omitempty"`
 	ShardDone bool   `json:"sd,omitempty"`
 	CtrlDone  bool   `json:"cd,omitempty"`
+	// Desc: pages newest first, each log's place the one its next page
+	// reads before (audit_newest.go).
+	Desc bool `json:"d,omitempty"`
+	// ShardWidth and CtrlWidth: the time window each log's next page
+	// newest first starts with.
+	ShardWidth time.Duration `json:"sw,omitempty"`
+	CtrlWidth  time.Duration `json:"cw,omitempty"`
 }
 
 // Audit answers a page of records, as JSON (wire.AuditPage) or, with
@@ -64,51 +68,29 @@ func (a *Admin) Audit(c *fiber.Ctx, r *admitted.Request) error {
 			return err
 		}
 	}
-	cur := auditCursor{NS: ns}
+	order := c.Query("order", "asc")
+	if order != "asc" && order != "desc" {
+		return apierr.Field("order", "order must be asc (oldest first) or desc (newest first), not %q", order)
+	}
+	cur := auditCursor{NS: ns, Desc: order == "desc"}
 	if s := c.Query("cursor"); s != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(s)
-		if err != nil || json.Unmarshal(raw, &cur) != nil || cur.NS != ns {
-			return apierr.Field("cursor", "cursor is not one of this log's (the same namespace filter) pages")
+		if err != nil || json.Unmarshal(raw, &cur) != nil || cur.NS != ns || cur.Desc != (order == "desc") {
+			return apierr.Field("cursor", "cursor is not one of this log's (the same namespace filter and order) pages")
 		}
 	}
 	place, err := a.namespace(r, ns) // 404 for a namespace the tenant does not have
 	if err != nil {
 		return err
 	}
-	q := f.Query()
-	q.Set("limit", strconv.Itoa(limit))
-	var shard, ctrl wire.AuditPage
-	if !cur.ShardDone && !place.Unjoined {
-		sq := url.Values{}
-		for k, v := range q {
-			if k != "namespace" {
-				sq[k] = v
-			}
-		}
-		if cur.Shard != "" {
-			sq.Set("after", cur.Shard)
-		}
-		if err := a.proxy.ShardCall(r, ns, http.MethodGet, "/api/v1/audit?"+sq.Encode(), auditShardTimeout, nil, http.StatusOK, &shard); err != nil {
-			return err
-		}
-		for i := range shard.Records {
-			shard.Records[i].Namespace = ns // the tenant's name of it, not the shard's
-		}
+	var shard, ctrl *wire.AuditPage
+	if shard, err = a.shardAudit(r, ns, &f, &cur, limit, place.Unjoined); err != nil {
+		return err
 	}
-	if !cur.CtrlDone {
-		cq := url.Values{}
-		for k, v := range q {
-			cq[k] = v
-		}
-		if cur.Control != "" {
-			cq.Set("after", cur.Control)
-		}
-		if ctrl, err = a.control.Audit(a.ctx, r.RequestID, r.Key.TenantID, cq); err != nil {
-			return a.tell(r, err)
-		}
-		ctrl.Records = a.auditable(r, ctrl.Records)
+	if ctrl, err = a.controlAudit(r, &f, &cur, limit); err != nil {
+		return err
 	}
-	page := mergeAudit(cur, &shard, &ctrl, limit, place.Unjoined)
+	page := mergeAudit(cur, shard, ctrl, limit, place.Unjoined)
 	a.keyNames(r, page.Records)
 	if format == "jsonl" {
 		c.Set(fiber.HeaderContentType, "application/x-ndjson")
@@ -126,15 +108,20 @@ func (a *Admin) Audit(c *fiber.Ctx, r *admitted.Request) error {
 	return c.JSON(page)
 }
 
-// mergeAudit takes the oldest limit records of two logs' pages (the
-// shard's first at equal times) and the cursor that resumes both after
+// mergeAudit takes the first limit records of two logs' pages in the
+// cursor's order (oldest first, the shard's first at equal times; newest
+// first, exactly the reverse) and the cursor that resumes both after
 // them: a log whose page was taken whole resumes where its page said
 // (done when it said nothing), else after its last record taken.
 func mergeAudit(cur auditCursor, shard, ctrl *wire.AuditPage, limit int, noShard bool) wire.AuditPage {
 	out := wire.AuditPage{Records: make([]wire.AuditRecord, 0, min(limit, len(shard.Records)+len(ctrl.Records)))}
+	shardFirst := func(s, c time.Time) bool { return !s.After(c) }
+	if cur.Desc {
+		shardFirst = func(s, c time.Time) bool { return s.After(c) }
+	}
 	i, j := 0, 0
 	for len(out.Records) < limit && (i < len(shard.Records) || j < len(ctrl.Records)) {
-		if j >= len(ctrl.Records) || i < len(shard.Records) && !shard.Records[i].Time.After(ctrl.Records[j].Time) {
+		if j >= len(ctrl.Records) || i < len(shard.Records) && shardFirst(shard.Records[i].Time, ctrl.Records[j].Time) {
 			out.Records, i = append(out.Records, shard.Records[i]), i+1
 		} else {
 			out.Records, j = append(out.Records, ctrl.Records[j]), j+1

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/jobbie/jobbie/proto/gen/externalscaler/externalscalerconnect"
 	"github.com/jobbie/jobbie/proto/gen/jobbie/v1/jobbiev1connect"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -44,16 +45,18 @@ type Answer struct {
 // session cookie is not among them: calls authenticate with keys only.
 var passed = []string{"Authorization", wire.NamespaceHeader, wire.RequestIDHeader, wire.IdempotencyKeyHeader}
 
-// Services implements JobService, AdminService and WorkerService over
-// route.
+// Services implements JobService, AdminService, WorkerService and KEDA's
+// ExternalScaler over route.
 type Services struct {
-	route Route
-	work  WorkConfig
+	route  Route
+	work   WorkConfig
+	scaler ScalerConfig
 }
 
-// New serves the services over route, worker streams as work says.
-func New(route Route, work WorkConfig) *Services {
-	return &Services{route: route, work: work.withDefaults()}
+// New serves the services over route, worker streams as work says and
+// the external scaler as scaler says.
+func New(route Route, work WorkConfig, scaler ScalerConfig) *Services {
+	return &Services{route: route, work: work.withDefaults(), scaler: scaler.withDefaults()}
 }
 
 // The messages' field names are the HTTP API's JSON names (marshal).
@@ -69,6 +72,18 @@ var (
 // answer's request id, for the response or the error, and
 // Idempotency-Replayed on a replay.
 func (s *Services) do(ctx context.Context, h http.Header, method, path string, body []byte, out proto.Message) (http.Header, error) {
+	b, meta, err := s.call(ctx, h, method, path, body)
+	if err != nil {
+		return meta, err
+	}
+	if err := unmarshal.Unmarshal(b, out); err != nil {
+		return meta, connect.NewError(connect.CodeInternal, err)
+	}
+	return meta, nil
+}
+
+// call is do's request, answering a success's JSON body as it is.
+func (s *Services) call(ctx context.Context, h http.Header, method, path string, body []byte) ([]byte, http.Header, error) {
 	r := &Request{Method: method, Path: path, Header: http.Header{}}
 	for _, k := range passed {
 		if v := h.Values(k); len(v) > 0 {
@@ -88,12 +103,9 @@ func (s *Services) do(ctx context.Context, h http.Header, method, path string, b
 		meta.Set(wire.IdempotencyReplayedHeader, "true")
 	}
 	if a.Status < 200 || a.Status > 299 {
-		return meta, answerError(a)
+		return nil, meta, answerError(a)
 	}
-	if err := unmarshal.Unmarshal(a.Body, out); err != nil {
-		return meta, connect.NewError(connect.CodeInternal, err)
-	}
-	return meta, nil
+	return a.Body, meta, nil
 }
 
 // body is m as the HTTP API's JSON: the messages' field names are its.
@@ -148,7 +160,8 @@ func (s *Services) Handlers(maxBytes int) map[string]http.Handler {
 	jobs, jh := jobbiev1connect.NewJobServiceHandler(s, opts...)
 	admin, ah := jobbiev1connect.NewAdminServiceHandler(s, opts...)
 	work, wh := jobbiev1connect.NewWorkerServiceHandler(s, opts...)
-	return map[string]http.Handler{jobs: jh, admin: ah, work: uncompressedUnlessAsked(wh)}
+	scaler, sh := externalscalerconnect.NewExternalScalerHandler(s, opts...)
+	return map[string]http.Handler{jobs: jh, admin: ah, work: uncompressedUnlessAsked(wh), scaler: sh}
 }
 
 // streamEncodings are the headers naming a stream's encoding and the

@@ -68,7 +68,7 @@ func TestAnswersBecomeConnectCodes(t *testing.T) {
 	for _, tc := range cases {
 		s := New(func(r *Request) Answer {
 			return Answer{Status: tc.status, RetryAfter: tc.retryAfter, RequestID: "r1", Body: []byte(tc.body)}
-		}, WorkConfig{})
+		}, WorkConfig{}, ScalerConfig{})
 		_, err := s.Enqueue(context.Background(), connect.NewRequest(&jobbiev1.EnqueueRequest{Queue: "q"}))
 		ce, info, bad, retry := details(t, err)
 		require.Equal(t, tc.code, ce.Code(), "%d", tc.status)
@@ -99,7 +99,7 @@ func TestCallsBecomeRequests(t *testing.T) {
 	s := New(func(r *Request) Answer {
 		got = r
 		return Answer{Status: 201, RequestID: "r2", Body: []byte(`{"job_id":"job_1","status":"pending","unique_existing":false,"later":1}`)}
-	}, WorkConfig{})
+	}, WorkConfig{}, ScalerConfig{})
 	zero := int32(0)
 	req := connect.NewRequest(&jobbiev1.EnqueueRequest{Queue: "q", MaxRetries: &zero, Tags: map[string]string{"a": "b"}})
 	req.Header().Set("Authorization", "Bearer k")

@@ -110,7 +110,7 @@ func serveWork(t *testing.T, f *workerRoute, cfg WorkConfig) jobbiev1connect.Wor
 func serveWorkAt(t *testing.T, f *workerRoute, cfg WorkConfig) (*http.Client, string) {
 	t.Helper()
 	mux := http.NewServeMux()
-	for p, h := range New(f.serve, cfg).Handlers(1 << 20) {
+	for p, h := range New(f.serve, cfg, ScalerConfig{}).Handlers(1 << 20) {
 		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(w, r)
 			f.ended <- struct{}{}

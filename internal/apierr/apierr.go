@@ -53,7 +53,12 @@ const (
 
 	AmbiguousName = wire.CodeAmbiguousName
 
+	SchemaChanged = wire.CodeSchemaChanged
+
 	IdempotencyKeyReused = wire.CodeIdempotencyKeyReused
+
+	EncryptionKeyRevoked = wire.CodeEncryptionKeyRevoked
+	EncryptionOff        = wire.CodeEncryptionOff
 )
 
 var statuses = map[Code]int{
@@ -88,8 +93,12 @@ var statuses = map[Code]int{
 	NamespaceMoving: http.StatusServiceUnavailable,
 
 	AmbiguousName: http.StatusConflict,
+	SchemaChanged: http.StatusConflict,
 
 	IdempotencyKeyReused: http.StatusUnprocessableEntity,
+
+	EncryptionKeyRevoked: http.StatusConflict,
+	EncryptionOff:        http.StatusConflict,
 }
 
 // Status is the HTTP status of a code.

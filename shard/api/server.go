@@ -121,6 +121,7 @@ func (s *Server) routes() {
 	s.scheduleRoutes(api)
 	s.queueRoutes(api)
 	s.namespaceRoutes(api)
+	s.encryptionRoutes(api)
 	s.signingRoutes(api)
 	s.webhookRoutes(api)
 	s.alertRoutes(api)

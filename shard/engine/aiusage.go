@@ -24,10 +24,10 @@ import (
 // under numbers of their own: an older node stops at them instead of
 // dropping the usage.
 var (
-	AckUsage       = replica.Op[AckCmd, job.State]{Type: 104, Name: "ack.usage"}
-	FailUsage      = replica.Op[FailCmd, *FailOutcome]{Type: 105, Name: "fail.usage"}
-	HeartbeatUsage = replica.Op[HeartbeatCmd, []string]{Type: 106, Name: "heartbeat.usage"}
-	AckBatchUsage  = replica.Op[AckBatchCmd, []AckOutcome]{Type: 107, Name: "ack-batch.usage"}
+	AckUsage       = replica.Op[AckCmd, job.State]{Type: 108, Name: "ack.usage"}
+	FailUsage      = replica.Op[FailCmd, *FailOutcome]{Type: 109, Name: "fail.usage"}
+	HeartbeatUsage = replica.Op[HeartbeatCmd, []string]{Type: 110, Name: "heartbeat.usage"}
+	AckBatchUsage  = replica.Op[AckBatchCmd, []AckOutcome]{Type: 111, Name: "ack-batch.usage"}
 )
 
 // AIUsage is one checked report (wire.AIUsageCounts), or a job's totals.

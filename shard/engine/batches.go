@@ -45,6 +45,10 @@ type BatchRecord struct {
 	// unfinished rather than dead, counted once the event log is
 	// detailed (EventLogStartDetailed).
 	Cancelled int `codec:"x,omitempty"`
+
+	// CallbackSchema is the version of the callback queue's schema the
+	// callback payload was checked against (0: none).
+	CallbackSchema uint32 `codec:"sv,omitempty"`
 }
 
 // callbackTrace is the trace context of b's callback job, or nil.
@@ -133,7 +137,7 @@ func (e *Engine) fireBatch(tx *replica.Tx, ns string, b *BatchRecord) {
 	b.CallbackJobID = derivedID(tx, "job_", "batch-callback", b.ID)
 	b.CompletedAt = tx.Now.UnixNano()
 	e.retainRecord(tx, ns, b.ID, b.CompletedAt, b.Prunable)
-	e.spawnJob(tx, ns, b.CallbackJobID, b.CallbackQueue, mustJSON(cb), nil, b.callbackTrace())
+	e.spawnJob(tx, ns, b.CallbackJobID, b.CallbackQueue, mustJSON(cb), nil, b.callbackTrace(), b.CallbackSchema)
 	status := ChainSucceeded
 	if b.Failed > 0 {
 		status = ChainFailed

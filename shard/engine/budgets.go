@@ -21,10 +21,10 @@ import (
 // Approve runs a job a budget held, outside the budget; reject cancels
 // it.
 var (
-	BudgetPut    = replica.Op[BudgetCmd, *BudgetRecord]{Type: 108, Name: "budget.put"}
-	BudgetDelete = replica.Op[BudgetNameCmd, replica.None]{Type: 109, Name: "budget.delete"}
-	JobApprove   = replica.Op[JobOpCmd, job.State]{Type: 110, Name: "job.approve"}
-	JobReject    = replica.Op[JobOpCmd, job.State]{Type: 111, Name: "job.reject"}
+	BudgetPut    = replica.Op[BudgetCmd, *BudgetRecord]{Type: 112, Name: "budget.put"}
+	BudgetDelete = replica.Op[BudgetNameCmd, replica.None]{Type: 113, Name: "budget.delete"}
+	JobApprove   = replica.Op[JobOpCmd, job.State]{Type: 114, Name: "job.approve"}
+	JobReject    = replica.Op[JobOpCmd, job.State]{Type: 115, Name: "job.reject"}
 )
 
 // EvBudgetExceeded is a budget's alert: Subject the budget, Queue and

@@ -47,7 +47,8 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 			if c.OnExit != nil {
 				p := wire.ChainExitPayload{ChainID: j.ChainID, ExitedStep: j.ChainStep, ExitedJobID: j.ID,
 					PreviousResult: orNull(j.Result), Payload: orNull(c.OnExit.Payload)}
-				e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-exit", j.ID), c.OnExit.Queue, mustJSON(p), c.OnExit, j.Trace)
+				e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-exit", j.ID), c.OnExit.Queue, mustJSON(p), c.OnExit, j.Trace,
+					stepSchema(j, len(c.Steps)+1))
 			}
 			e.chainEnded(tx, ns, j, ChainExited)
 			return
@@ -58,8 +59,12 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 			return
 		}
 		p := wire.ChainNextPayload{PreviousResult: orNull(j.Result), Payload: orNull(c.Steps[next].Payload)}
-		n := e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-step", j.ID), c.Steps[next].Queue, mustJSON(p), &c.Steps[next], j.Trace)
+		n := e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-step", j.ID), c.Steps[next].Queue, mustJSON(p), &c.Steps[next], j.Trace,
+			stepSchema(j, next))
 		n.ChainID, n.ChainStep, n.Chain = j.ChainID, next, j.Chain
+		if j.Schema != nil && len(j.Schema.Steps) > 0 { // the later steps' versions travel with the chain
+			n.Schema = &job.Schema{Version: stepSchema(j, next), Steps: j.Schema.Steps}
+		}
 		n.Flow |= j.Flow & job.FlowChainIndexed
 		addChainStep(tx, ns, n)
 		e.putJob(tx, ns, n)
@@ -82,7 +87,8 @@ func (e *Engine) advanceChain(tx *replica.Tx, ns string, j *job.Job) {
 		if n := len(j.Errors); n > 0 {
 			p.Error = j.Errors[n-1].Error
 		}
-		e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-failure", j.ID), c.OnFailure.Queue, mustJSON(p), c.OnFailure, j.Trace)
+		e.spawnJob(tx, ns, derivedID(tx, "job_", "chain-failure", j.ID), c.OnFailure.Queue, mustJSON(p), c.OnFailure, j.Trace,
+			stepSchema(j, len(c.Steps)))
 	case job.Cancelled:
 		e.chainEnded(tx, ns, j, ChainCancelled)
 	}

@@ -113,6 +113,9 @@ var (
 	HistoryStart  = replica.Op[HistoryStartCmd, replica.None]{Type: 101, Name: "history.start"}
 	HistorySample = replica.Op[HistorySampleCmd, replica.None]{Type: 102, Name: "history.sample"}
 	HistoryTrim   = replica.Op[HistoryTrimCmd, int]{Type: 103, Name: "history.trim"}
+	// NamespaceEncryption replaces a namespace's encryption record
+	// (encryption.go): enable, a tenant key supplied, rotated or revoked.
+	NamespaceEncryption = replica.Op[EncryptionCmd, *EncryptionRecord]{Type: 107, Name: "namespace.encryption"}
 )
 
 // register is the dispatch table: every command and its handler, in one
@@ -193,8 +196,10 @@ func (e *Engine) register(r *replica.Registry) {
 	HistoryStart.Handle(r, e.applyHistoryStart)
 	HistorySample.Handle(r, loopGated(e, e.applyHistorySample))
 	HistoryTrim.Handle(r, loopGated(e, e.applyHistoryTrim))
+	NamespaceEncryption.Handle(r, gated(e, e.applyEncryption))
 	e.registerMoves(r)
 	e.registerVersions(r)
 	e.registerAI(r)
 	e.registerBudgets(r)
+	e.registerSchemas(r)
 }

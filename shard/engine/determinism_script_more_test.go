@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -276,6 +277,64 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 	}),
 	scriptCmd(func(s *script) []byte {
 		return HistoryTrim.Command(&HistoryTrimCmd{NS: []string{testNS, otherNS}[s.rng.Intn(2)]})
+	}),
+	// Encryption records: a change naming a version, the record's (it
+	// applies) or another (refused); the keys are opaque bytes to the
+	// apply.
+	scriptCmd(func(s *script) []byte {
+		prev := int64(s.rng.Intn(3))
+		rec := EncryptionRecord{Enabled: s.rng.Intn(3) > 0, SearchDecrypt: s.rng.Intn(2) == 0, Gen: uint32(s.rng.Intn(3)),
+			DataKey: bytes.Repeat([]byte{byte(s.rng.Intn(256))}, 60), NSKeyMaster: bytes.Repeat([]byte{7}, 60)}
+		if s.rng.Intn(3) == 0 {
+			rec.Revoked = []RevokedKey{{Gen: 0, KeyID: "0011223344556677", At: s.now.UnixNano()}}
+		}
+		return NamespaceEncryption.Command(&EncryptionCmd{NS: testNS, Prev: prev, Record: rec})
+	}),
+	// Typed payloads: a queue's schema set (one of two, so a repeat is no
+	// change), kept or removed by a configuration without one, its queue
+	// deleted; enqueues naming the versions they were checked against
+	// (right or stale: refused) with chains' step versions; fires
+	// checked, stale, or refused by the schema.
+	scriptCmd(func(s *script) []byte {
+		c := &QueueConfigCmd{NS: testNS, Queue: s.queue()}
+		switch s.rng.Intn(5) {
+		case 0:
+			return QueueConfigure.Command(c)
+		case 1:
+			c.KeepSchema, c.Description = true, "kept"
+		case 2:
+			c.Schema = []byte(`{"type":"object"}`)
+		default:
+			c.Schema = []byte(`{"properties":{"n":{"minimum":0}}}`)
+		}
+		if s.rng.Intn(6) == 0 {
+			s.next = QueueDeleteSettle.Command(&QueueSweepCmd{NS: testNS, Queue: c.Queue})
+		}
+		return QueueConfigureSchema.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &EnqueueCmd{NS: testNS}
+		for range 1 + s.rng.Intn(2) {
+			j := s.newJob()
+			v := uint32(s.rng.Intn(4))
+			j.Schema = &job.Schema{Version: v}
+			if j.Chain != nil && s.rng.Intn(2) == 0 {
+				j.Schema.Steps = []uint32{v, uint32(s.rng.Intn(3)), 0, uint32(s.rng.Intn(3))}
+			}
+			c.Deps = c.Deps || len(j.DependsOn) > 0
+			c.Jobs = append(c.Jobs, j.Encode())
+			c.Checked = append(c.Checked, SchemaCheck{Queue: j.Queue, Version: v})
+		}
+		return EnqueueSchema.Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		run := s.now.Truncate(time.Second).UnixNano()
+		c := &FireCmd{NS: testNS, ID: scriptScheds[s.rng.Intn(2)], RunAt: run, NextRun: run + int64(time.Second), JobID: s.id("job_"),
+			QueueDefaults: true, Checked: true, Schema: uint32(s.rng.Intn(3))}
+		if s.rng.Intn(3) == 0 {
+			c.Refused = "payload/n: minimum: got -1, want 0"
+		}
+		return ScheduleFireSchema.Command(c)
 	}),
 	// AI usage on the worker calls: a model now and then, the job's last
 	// otherwise; a lease or none.

@@ -21,6 +21,12 @@ type EnqueueCmd struct {
 	// limit): the whole request is refused if its new jobs would take the
 	// namespace's unfinished jobs past it (unfinished.go).
 	MaxPending int64 `codec:"mp,omitempty"`
+	// Checked names every queue whose schema the proposer consulted for
+	// the command's payloads (the jobs', their chains' steps', the
+	// batch's callback's) with the version it checked against: the whole
+	// command is refused if one changed since (schemas.go). Absent in
+	// older entries, which checked none.
+	Checked []SchemaCheck `codec:"sv,omitempty"`
 }
 
 // EnqueueResult is one job's outcome.
@@ -39,6 +45,9 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, e
 // runs) do not.
 func (e *Engine) enqueue(tx *replica.Tx, c *EnqueueCmd, producer bool) ([]EnqueueResult, error) {
 	now := tx.Now.UnixNano()
+	if err := e.checkSchemas(tx, c.NS, c.Checked); err != nil {
+		return nil, err
+	}
 	if c.Deps {
 		if err := e.checkDependencies(tx, c.NS, c.Jobs); err != nil {
 			return nil, err

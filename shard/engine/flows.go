@@ -90,11 +90,14 @@ func derivedID(tx *replica.Tx, prefix string, parts ...string) string {
 // trace (the job or batch it comes from; nil for none) unless its step
 // names a trace context of its own. Jobs of logs from before traces have
 // none, so they spawn as they did.
-func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte, opts *wire.StepSpec, trace *job.Trace) *job.Job {
+func (e *Engine) spawnJob(tx *replica.Tx, ns, id, queue string, payload []byte, opts *wire.StepSpec, trace *job.Trace, schema uint32) *job.Job {
 	now := tx.Now.UnixNano()
 	j := &job.Job{ID: id, Queue: queue, Payload: payload, Priority: job.Normal, State: job.Initial(0, now, false),
 		MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
 		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), CreatedAt: now, Trace: trace}
+	if schema != 0 {
+		j.Schema = &job.Schema{Version: schema}
+	}
 	if opts != nil && opts.TraceParent != "" {
 		j.SetTrace(opts.TraceParent, opts.TraceState)
 	}

@@ -87,6 +87,12 @@ func (e *Engine) applyHistoryTrim(tx *replica.Tx, c *HistoryTrimCmd) (int, error
 	if !e.history.on(tx) || c.NS == "" {
 		return 0, nil
 	}
+	// The buckets earlier entries of this batch changed are written
+	// first, as they would be had each entry been a batch of its own: the
+	// trim deletes what is stored, and a bucket written after it would
+	// come back, on a member that grouped the entries so and on no other.
+	tx.MarkDirty()
+	e.history.flush(tx)
 	now := tx.Now.UnixNano()
 	minFloor := now - now%int64(time.Minute) - int64(HistoryMinutes)
 	hourFloor := now - now%int64(time.Hour) - int64(HistoryHours)

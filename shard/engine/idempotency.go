@@ -67,7 +67,7 @@ type IdemItem struct {
 // idemWraps lists the commands a request's key may wrap: the creating
 // ones whose result is the whole of the answer with the echo.
 var idemWraps = map[replica.CommandType]bool{
-	Enqueue.Type: true, EnqueueTraced.Type: true,
+	Enqueue.Type: true, EnqueueTraced.Type: true, EnqueueSchema.Type: true,
 	ScheduleCreate.Type: true, ScheduleCreateDefaults.Type: true, ScheduleCreateQueueNames.Type: true,
 	WebhookCreate.Type: true,
 }
@@ -173,3 +173,11 @@ func setIdemCount(tx *replica.Tx, ns string, n int64) {
 
 // IdemRecordOf reads ns's record of key from r (tests, the API's reads).
 func IdemRecordOf(r pebble.Reader, ns, key string) (*IdemRecord, bool) { return readIdem(r, ns, key) }
+
+// IdemReplays reports whether a request of hash under key would be
+// answered, at now, by the record of its first (a read of the node's own
+// state, for a proposer deciding what to check).
+func IdemReplays(r pebble.Reader, ns, key string, hash []byte, now int64) bool {
+	rec, ok := readIdem(r, ns, key)
+	return ok && rec.Expires > now && bytes.Equal(rec.Hash, hash)
+}

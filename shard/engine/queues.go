@@ -39,6 +39,11 @@ type QueueRecord struct {
 	Blocked int64 `codec:"kb,omitempty"`
 	// Push makes it a push queue (push.go); nil: a pull queue.
 	Push *PushConfig `codec:"pu,omitempty"`
+	// Schema is the version of the queue's payload schema in force (0:
+	// none; the schema itself is under keys.QueueSchema); SchemaSeq the
+	// last version given (schemas.go).
+	Schema    uint32 `codec:"sv,omitempty"`
+	SchemaSeq uint32 `codec:"ss,omitempty"`
 }
 
 // QueueDefaults are what a job of the queue gets for the fields its

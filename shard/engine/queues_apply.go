@@ -56,6 +56,12 @@ type QueueConfigCmd struct {
 	// Push makes it a push queue; proposed under QueueConfigurePush
 	// (QueueConfigureFor), which a node that knows no push refuses.
 	Push *PushConfig `codec:"pu,omitempty"`
+	// Schema is the queue's payload schema (canonical JSON, checked by
+	// the proposer), nil for none; proposed under QueueConfigureSchema
+	// (QueueConfigureFor). A command without it removes the schema,
+	// unless KeepSchema says to keep the one in force.
+	Schema     []byte `codec:"sc,omitempty"`
+	KeepSchema bool   `codec:"ks,omitempty"`
 }
 
 // QueueSweepCmd is one step of clearing or deleting a queue: the handler
@@ -169,6 +175,9 @@ func (e *Engine) applyQueueDefaults(tx *replica.Tx, c *QueueDefaultsCmd) (replic
 // as resume does.
 func (e *Engine) applyQueueConfigure(tx *replica.Tx, c *QueueConfigCmd) (replica.None, error) {
 	registerNamespace(tx, c.NS)
+	if !c.KeepSchema {
+		e.setSchema(tx, c.NS, c.Queue, c.Schema)
+	}
 	d := c.Defaults
 	paused := false
 	e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
@@ -311,6 +320,7 @@ func (e *Engine) deleteQueue(tx *replica.Tx, c *QueueSweepCmd, remove func(*repl
 	up := keys.Unique(c.NS, c.Queue, "")
 	must(tx.DeleteRange(up, keys.PrefixEnd(up), nil))
 	q := e.queues.get(tx, c.NS, c.Queue)
+	e.dropSchema(tx, c.NS, q)
 	left := false
 	for _, n := range q.Counts {
 		left = left || n != 0
@@ -319,7 +329,9 @@ func (e *Engine) deleteQueue(tx *replica.Tx, c *QueueSweepCmd, remove func(*repl
 		// Jobs enqueued while the queue was being deleted keep it (and
 		// the count of its keyed pending jobs, which its fetches need).
 		e.queues.update(tx, c.NS, c.Queue, func(q *QueueRecord) {
-			*q = QueueRecord{Name: q.Name, Counts: q.Counts, Keyed: q.Keyed}
+			// Its schema's versions go on counting, as its jobs
+			// recorded them.
+			*q = QueueRecord{Name: q.Name, Counts: q.Counts, Keyed: q.Keyed, SchemaSeq: q.SchemaSeq}
 		})
 	} else {
 		e.queues.drop(tx, c.NS, c.Queue)

@@ -40,6 +40,9 @@ type Schedule struct {
 	// the queue has none). Schedules stored before it lack it and keep
 	// the max_retries they were stored with.
 	DefaultRetries bool `codec:"dr,omitempty"`
+	// Refused is why its last run enqueued nothing: its payload failed
+	// its queue's schema ("" after a run that enqueued).
+	Refused string `codec:"rf,omitempty"`
 }
 
 // Every write of schedule state goes through putSchedule and

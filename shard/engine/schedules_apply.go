@@ -52,6 +52,15 @@ type FireCmd struct {
 	// numbers. Fires logged before it lack it and enqueue no trace;
 	// proposed under a number of its own (versions.go).
 	Trace string `codec:"tp,omitempty"`
+	// Checked: the proposer checked the schedule's payload against the
+	// version Schema of its queue's schema (0: none). Refused says why
+	// the payload failed it: the run is used up and enqueues nothing.
+	// The apply fires only while that version is in force, so a schema
+	// changed since is checked again by the next sweep. Fires logged
+	// before them lack them; proposed under ScheduleFireSchema.
+	Checked bool   `codec:"ck,omitempty"`
+	Schema  uint32 `codec:"sv,omitempty"`
+	Refused string `codec:"rf,omitempty"`
 }
 
 // Tags on every job a schedule enqueues: which schedule, and the run time
@@ -174,9 +183,21 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
 		return false, nil // not due by the entry's clock
 	case c.NextRun != 0 && c.NextRun <= c.RunAt:
 		return false, nil // a next run that does not advance would fire forever
+	case c.Checked && e.queues.get(tx, c.NS, old.Queue).Schema != c.Schema:
+		return false, nil // its queue's schema changed since the check: the next sweep checks again
+	}
+	if c.Refused != "" {
+		s := *old
+		s.LastRun, s.LastJobID, s.NextRun, s.Refused = c.RunAt, "", c.NextRun, c.Refused
+		e.putSchedule(tx, c.NS, old, &s)
+		e.logEvent(tx, c.NS, Event{Type: EvScheduleFired, Subject: s.ID, Queue: s.Queue, Detail: s.Name})
+		return true, nil
 	}
 	j := old.JobFor(c.JobID, c.RunAt)
 	j.SetTrace(c.Trace, "")
+	if c.Schema != 0 {
+		j.Schema = &job.Schema{Version: c.Schema}
+	}
 	ec := &EnqueueCmd{NS: c.NS, Jobs: [][]byte{j.Encode()}}
 	if c.QueueDefaults {
 		ec.Defaulted = []uint8{old.Defaulted()}
@@ -186,7 +207,7 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
 	s := *old
 	// With a unique key still held by an unfinished job, the run enqueues
 	// nothing and last_job_id names the job that holds the key.
-	s.LastRun, s.LastJobID, s.NextRun = c.RunAt, res[0].JobID, c.NextRun
+	s.LastRun, s.LastJobID, s.NextRun, s.Refused = c.RunAt, res[0].JobID, c.NextRun, ""
 	e.putSchedule(tx, c.NS, old, &s)
 	e.logEvent(tx, c.NS, Event{Type: EvScheduleFired, Subject: s.ID, Queue: s.Queue, JobID: res[0].JobID, Detail: s.Name})
 	return true, nil

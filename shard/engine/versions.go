@@ -167,6 +167,9 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 // batch's callback or a chain step it carries has a trace context (the
 // proposer knows; the records are encoded).
 func EnqueueFor(c *EnqueueCmd, traced bool) replica.Op[EnqueueCmd, []EnqueueResult] {
+	if len(c.Checked) > 0 {
+		return EnqueueSchema // a node that knows it knows traces
+	}
 	if traced || c.Batch != nil && c.Batch.TraceParent != "" {
 		return EnqueueTraced
 	}
@@ -186,6 +189,9 @@ func NamespaceConfigureFor(c *NamespaceConfigCmd) replica.Op[NamespaceConfigCmd,
 
 // QueueConfigureFor is the op of c.
 func QueueConfigureFor(c *QueueConfigCmd) replica.Op[QueueConfigCmd, replica.None] {
+	if c.Schema != nil || c.KeepSchema {
+		return QueueConfigureSchema // a node that knows it knows push
+	}
 	if c.Push != nil {
 		return QueueConfigurePush
 	}
@@ -320,6 +326,9 @@ func ScheduleUpdateFor(c *ScheduleCmd) replica.Op[ScheduleCmd, *Schedule] {
 
 // ScheduleFireFor is the op of c.
 func ScheduleFireFor(c *FireCmd) replica.Op[FireCmd, bool] {
+	if c.Checked {
+		return ScheduleFireSchema // a node that knows it knows traces
+	}
 	if c.Trace != "" {
 		return ScheduleFireTraced // a node that knows it knows QueueDefaults
 	}

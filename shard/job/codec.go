@@ -34,40 +34,77 @@ func (j *Job) AppendMetered(b []byte, keyLen int) ([]byte, int64) {
 	return j.appendTail(j.appendStored(b)), j.Stored - old
 }
 
-// appendStored writes Stored, only when set (or when keys or a trace
-// follow it), so that a shard that does not meter writes the bytes it
-// always wrote.
+// appendStored writes Stored, only when set (or when something of the
+// tail follows it), so that a shard that does not meter writes the bytes
+// it always wrote.
 func (j *Job) appendStored(b []byte) []byte {
-	if j.Stored == 0 && !j.Keyed() && j.Trace == nil {
+	if j.Stored == 0 && j.tail() == tailNone {
 		return b
 	}
 	return binary.AppendVarint(b, j.Stored)
 }
 
-// appendTail ends the record with what comes after Stored: a keyed job's
-// concurrency and fairness keys, then a traced job's trace context (after
-// keys written empty when it has none). A job without either writes
-// nothing, as before keys existed, and one without a trace the bytes it
-// wrote before traces.
+// What comes after Stored, each part written only when it or a later one
+// is set: a job without any writes the bytes it wrote before they
+// existed.
+const (
+	tailNone   = iota
+	tailKeys   // a keyed job's concurrency and fairness keys
+	tailTrace  // a traced job's trace context
+	tailSchema // the schema versions its payloads were checked against
+)
+
+func (j *Job) tail() int {
+	switch {
+	case j.Schema != nil:
+		return tailSchema
+	case j.Trace != nil:
+		return tailTrace
+	case j.Keyed():
+		return tailKeys
+	}
+	return tailNone
+}
+
+// appendTail ends the record with what comes after Stored: the keys
+// (written empty when a later part follows), the trace context (empty
+// likewise), then the schema versions.
 func (j *Job) appendTail(b []byte) []byte {
-	if !j.Keyed() && j.Trace == nil {
+	t := j.tail()
+	if t == tailNone {
 		return b
 	}
 	b = putStr(putStr(b, j.ConcurrencyKey()), j.FairnessKey())
-	if j.Trace == nil {
+	if t == tailKeys {
 		return b
 	}
-	return putStr(putStr(b, j.Trace.Parent), j.Trace.State)
+	b = putStr(putStr(b, j.TraceParent()), j.TraceState())
+	if t == tailTrace {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(j.Schema.Version))
+	b = binary.AppendUvarint(b, uint64(len(j.Schema.Steps)))
+	for _, v := range j.Schema.Steps {
+		b = binary.AppendUvarint(b, uint64(v))
+	}
+	return b
 }
 
 // keysLen is how many bytes appendTail writes.
 func (j *Job) keysLen() int {
-	if !j.Keyed() && j.Trace == nil {
+	t := j.tail()
+	if t == tailNone {
 		return 0
 	}
 	n := strLen(j.ConcurrencyKey()) + strLen(j.FairnessKey())
-	if j.Trace != nil {
-		n += strLen(j.Trace.Parent) + strLen(j.Trace.State)
+	if t >= tailTrace {
+		n += strLen(j.TraceParent()) + strLen(j.TraceState())
+	}
+	if t == tailSchema {
+		n += uvarintLen(int(j.Schema.Version)) + uvarintLen(len(j.Schema.Steps))
+		for _, v := range j.Schema.Steps {
+			n += uvarintLen(int(v))
+		}
 	}
 	return n
 }
@@ -211,6 +248,15 @@ func (j *Job) Decode(b []byte) (err error) {
 	j.Stored = d.varint()
 	j.SetKeys(d.str(), d.str())
 	j.SetTrace(d.str(), d.str())
+	if len(d.b) > 0 {
+		j.Schema = &Schema{Version: uint32(d.uvarint())}
+		if n := d.count(); n > 0 {
+			j.Schema.Steps = make([]uint32, n)
+			for i := range j.Schema.Steps {
+				j.Schema.Steps[i] = uint32(d.uvarint())
+			}
+		}
+	}
 	return nil
 }
 
@@ -267,6 +313,18 @@ func (d *decoder) varint() int64 {
 		return 0
 	}
 	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		panic(errShort)
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if len(d.b) == 0 {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		panic(errShort)
 	}

@@ -84,6 +84,31 @@ type Job struct {
 	// never changed, so copies share it; behind a pointer for the reason
 	// Keys is.
 	Trace *Trace
+
+	// Schema is the version of its queue's payload schema the job was
+	// checked against, and those its chain's later steps were checked
+	// against; nil when none was (appended after Trace, written only
+	// when set). Set at enqueue and never changed, so copies share it;
+	// behind a pointer for the reason Keys is.
+	Schema *Schema
+}
+
+// Schema records which versions of their queues' schemas a job's payload
+// and its chain's step payloads were checked against (0: not checked,
+// the queue had none).
+type Schema struct {
+	Version uint32
+	// Steps holds a chain's versions by step index, then its on_failure
+	// handler's and its on_exit handler's; only on the chain's first job.
+	Steps []uint32
+}
+
+// SchemaVersion is the version j's payload was checked against (0: none).
+func (j *Job) SchemaVersion() uint32 {
+	if j.Schema == nil {
+		return 0
+	}
+	return j.Schema.Version
 }
 
 // Trace is a job's W3C trace context, as the producer sent it (validated

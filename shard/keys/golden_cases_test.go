@@ -38,7 +38,7 @@ var kindNames = map[byte]string{
 	'H': "webhook delivery log",
 	't': "queue history bucket",
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
-	'a': "alert rule",
+	'a': "alert rule", 'W': "encryption keys", 'Y': "queue schema",
 	'U': "audit record", 'z': "audit retention",
 	'm': "AI usage counter", 'J': "job AI usage", 'G': "AI budget",
 }
@@ -82,6 +82,8 @@ func kindCases() []*gcase {
 		{"KindIdempotency", KindIdempotency, 'i'},
 		{"KindIdempotencyExpiry", KindIdempotencyExpiry, 'I'}, {"KindIdempotencyCount", KindIdempotencyCount, 'K'},
 		{"KindAlertRule", KindAlertRule, 'a'},
+		{"KindEncryption", KindEncryption, 'W'},
+		{"KindQueueSchema", KindQueueSchema, 'Y'},
 		{"KindHistory", KindHistory, 't'},
 	}
 	c := &gcase{call: "Kind constants"}
@@ -99,6 +101,7 @@ func recordCases() []*gcase {
 		kc("Namespace", Namespace(ns), "ns", ns).is(text("namespace", ns), sep()),
 		kc("NamespaceConfig", NamespaceConfig(ns), "ns", ns).is(head(ns, 'c')),
 		kc("SigningKeys", SigningKeys(ns), "ns", ns).is(head(ns, 'w')),
+		kc("Encryption", Encryption(ns), "ns", ns).is(head(ns, 'W')),
 		kc("Webhook", Webhook(ns, "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G"), "ns", ns, "id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G").
 			is(head(ns, 'h'), text("webhook id", "wh_01HX3F7Q2M8V4K9N6B5C1D0E2G")),
 		kc("WebhookPrefix", WebhookPrefix(ns), "ns", ns).is(head(ns, 'h')),
@@ -118,6 +121,7 @@ func recordCases() []*gcase {
 			parse("AppendJob(nil)", func(t *testing.T, _ []byte) { require.Equal(t, Job(ns, gJob), AppendJob(nil, ns, gJob)) }),
 		kc("Queue", Queue(ns, q), "ns", ns, "queue", q).is(head(ns, 'q'), text("queue", q)),
 		kc("QueuePrefix", QueuePrefix(ns), "ns", ns).is(head(ns, 'q')),
+		kc("QueueSchema", QueueSchema(ns, q), "ns", ns, "queue", q).is(head(ns, 'Y'), text("queue", q)),
 		kc("Unique", Unique(ns, q, "invoice-42"), "ns", ns, "queue", q, "uniqueKey", "invoice-42").
 			is(head(ns, 'u'), text("queue", q), sep(), text("unique key", "invoice-42")),
 		// An empty unique key is the prefix of every lock of the queue.

@@ -14,6 +14,7 @@
 //	<ns> 00 'x' <expire at 8B> <id>                      TTL, expiry order
 //	<ns> 00 'u' <queue> 00 <unique key>                  unique lock
 //	<ns> 00 'q' <queue>                                  queue record
+//	<ns> 00 'Y' <queue>                                  the queue's payload schema (canonical JSON), while it has one
 //	<ns> 00 's' <schedule id>                            cron schedule record
 //	<ns> 00 'N' <schedule name>                          schedule name → id, as earlier versions wrote it (read, never written)
 //	<ns> 00 'Q' <schedule name> 00 <queue>               schedule name in its queue → id (names are unique per queue)
@@ -30,6 +31,7 @@
 //	<ns> 00 'o' <bulk operation id>                      background bulk operation
 //	<ns> 00 'y' <prune at 8B> <batch or bulk id>         finished batch and bulk records, retention order
 //	<ns> 00 'c'                                          the namespace's settings (its retention)
+//	<ns> 00 'W'                                          the namespace's encryption record (its keys, wrapped)
 //	<ns> 00 'f' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key> 00 <created 8B> <id>
 //	                                                     pending jobs with a key: fetch order per (fairness, concurrency) group
 //	<ns> 00 'g' <queue> 00 <prio 1B> <fairness key> 00 <concurrency key>
@@ -112,6 +114,9 @@ const (
 	KindIdempotencyCount  byte = 'K' // IdempotencyCount: the namespace's count of records
 
 	KindAlertRule byte = 'a' // AlertRule: one alert rule and its firing state, by name
+
+	KindEncryption byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
+	KindQueueSchema byte = 'Y' // QueueSchema: a queue's payload schema, its version in the queue record
 )
 
 // Namespace returns the prefix of every key of namespace ns.
@@ -130,6 +135,12 @@ func kindPrefix(ns string, kind byte, extra int) []byte {
 // NamespaceConfig is the key of namespace ns's settings record. It lies
 // under Namespace(ns), so a namespace purge removes it with the rest.
 func NamespaceConfig(ns string) []byte { return kindPrefix(ns, KindNamespaceConfig, 0) }
+
+// Encryption is the key of namespace ns's encryption record: its data
+// key and namespace key, only ever wrapped (shard/envelope). Under
+// Namespace(ns), so a backup and a move carry it with the ciphertext it
+// opens, and a purge removes it.
+func Encryption(ns string) []byte { return kindPrefix(ns, KindEncryption, 0) }
 
 // Job is the key of a job record.
 func Job(ns, id string) []byte {
@@ -272,6 +283,11 @@ func Unique(ns, queue, uniqueKey string) []byte {
 // Queue is the key of a queue record.
 func Queue(ns, queue string) []byte {
 	return append(kindPrefix(ns, KindQueue, len(queue)), queue...)
+}
+
+// QueueSchema is the key of a queue's payload schema.
+func QueueSchema(ns, queue string) []byte {
+	return append(kindPrefix(ns, KindQueueSchema, len(queue)), queue...)
 }
 
 // QueuePrefix is the prefix of all queue records of ns.

@@ -155,6 +155,9 @@ func (s *Service) deadPage(ns string, limit int, scopes []string, from *deadPos)
 			break
 		}
 		if j, err := engine.ReadJob(db, ns, top.at.id); err == nil {
+			if j, err = s.openJob(ns, j); err != nil {
+				return nil, err
+			}
 			page.Jobs = append(page.Jobs, deadView(j))
 			last = top.at
 		}

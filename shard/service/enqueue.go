@@ -63,6 +63,25 @@ func enqueueResponse(r engine.EnqueueResult) wire.EnqueueResponse {
 // and returns their results and the batch's id (a replayed request's
 // first).
 func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, string, error) {
+	type out struct {
+		res     []engine.EnqueueResult
+		batchID string
+	}
+	o, err := withSchemaRetry(ctx, func() (out, error) {
+		res, id, err := s.enqueueOnce(ctx, ns, sc, lim, reqs, batch, b)
+		return out{res, id}, err
+	})
+	if isSchemaRefusal(err) {
+		if res, id, ok := s.replayInstead(ctx, ns); ok {
+			return res, id, nil
+		}
+	}
+	return o.res, o.batchID, err
+}
+
+// enqueueOnce checks the request, its payloads against their queues'
+// schemas included, and proposes it.
+func (s *Service) enqueueOnce(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, string, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, "", err
 	}
@@ -76,6 +95,11 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		MaxPending: lim.MaxPendingJobs}
 	now := s.cfg.Clock.Now()
 	traced := false
+	z, err := s.sealerOf(ns)
+	if err != nil {
+		return nil, "", err
+	}
+	checks := s.schemaChecks(ns)
 	for i := range reqs {
 		prefix := ""
 		if batch {
@@ -91,14 +115,33 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 		if err := s.enqueueInScope(ns, prefix, &reqs[i], sc); err != nil {
 			return nil, "", err
 		}
+		if err := checkJobSchemas(checks, prefix, &reqs[i], j); err != nil {
+			return nil, "", err
+		}
 		if b != nil {
 			j.BatchID = b.ID
+		}
+		if err := z.sealJob(j); err != nil {
+			return nil, "", err
 		}
 		c.Deps = c.Deps || len(j.DependsOn) > 0
 		traced = traced || j.Trace != nil || chainTraced(reqs[i].Chain)
 		c.Jobs[i] = j.Encode()
 		c.Defaulted[i] = defaultedFields(&reqs[i])
 	}
+	if b != nil {
+		v, err := checks.check(b.CallbackQueue, "batch.callback_payload", b.CallbackPayload)
+		if err != nil {
+			return nil, "", err
+		}
+		b.CallbackSchema = v
+		// Sealed after its check, into the command's copy: a retry after a
+		// schema change checks b's plain payload again.
+		sealed := *b
+		sealed.CallbackPayload = z.seal(fieldPayload, b.ID, b.CallbackPayload)
+		c.Batch = &sealed
+	}
+	c.Checked = checks.list
 	if err := s.meter(ctx); err != nil {
 		return nil, "", err
 	}

@@ -70,7 +70,12 @@ func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest, go
 		s.releaseGone(ns, r.WorkerID, j)
 		return nil, nil
 	}
-	v := fetchedView(j)
+	oj, err := s.openJob(ns, j)
+	if err != nil {
+		s.releaseGone(ns, r.WorkerID, j) // a lease on what the worker cannot read helps no one
+		return nil, err
+	}
+	v := fetchedView(oj)
 	return &v, nil
 }
 
@@ -130,7 +135,12 @@ func (s *Service) FetchBatch(ctx context.Context, ns string, lim Limits, r *wire
 	}
 	out := make([]wire.FetchedJob, len(jobs))
 	for i, j := range jobs {
-		out[i] = fetchedView(j)
+		oj, err := s.openJob(ns, j)
+		if err != nil {
+			s.releaseGone(ns, r.WorkerID, jobs...)
+			return nil, err
+		}
+		out[i] = fetchedView(oj)
 	}
 	return out, nil
 }

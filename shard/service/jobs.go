@@ -30,6 +30,9 @@ func (s *Service) GetJob(ns string, sc tenancy.QueueScope, id string) (*wire.Job
 	if !sc.Allows(j.Queue) {
 		return nil, jobNotFound(id)
 	}
+	if j, err = s.openJob(ns, j); err != nil {
+		return nil, err
+	}
 	d := detailView(j)
 	if err := s.jobAI(ns, d); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/schema"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -63,6 +64,16 @@ func toQueueConfig(r *wire.QueueSpec) (*engine.QueueConfigCmd, error) {
 			return nil, apierr.Field("throttle.period", "throttle.period is required: a duration like \"1m\" between 1s and 7 days")
 		}
 		c.Rate, c.Period = *t.Rate, int64(period)
+	}
+	switch raw := bytes.TrimSpace(r.Schema); {
+	case len(raw) == 0:
+		c.KeepSchema = true // left out: kept
+	case !bytes.Equal(raw, []byte("null")):
+		s, err := schema.Canonical("schema", raw)
+		if err != nil {
+			return nil, err
+		}
+		c.Schema = s
 	}
 	if r.Defaults != nil {
 		d, err := toDefaults(r.Defaults, "defaults.")

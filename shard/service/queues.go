@@ -119,6 +119,12 @@ func queueView(r pebble.Reader, ns string, q *engine.QueueRecord, now int64) wir
 	}
 	v.Defaults = defaultsView(q.Defaults)
 	v.Push = pushView(q.Push)
+	v.Schema = json.RawMessage("null")
+	if q.Schema != 0 {
+		if raw, ver, err := engine.QueueSchema(r, ns, q.Name); err == nil && raw != nil {
+			v.Schema, v.SchemaVersion = raw, int64(ver)
+		}
+	}
 	return v
 }
 

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -164,12 +165,23 @@ func (s *Service) CreateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
 		return nil, err
 	}
+	// A repeat of a create its Idempotency-Key recorded is answered by
+	// the record even if the schema changed since. (Should the record
+	// expire before the apply, the schedule is stored unchecked; each of
+	// its runs is still checked.)
+	if _, err := s.schemaChecks(ns).check(sched.Queue, "payload", sched.Payload); err != nil && !s.replays(ctx, ns) {
+		return nil, err
+	}
+	// Sealed after its check: the schema judges what the producer wrote.
+	if err := s.sealSchedule(ns, sched); err != nil {
+		return nil, err
+	}
 	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}
 	created, _, err := propose(ctx, s, ns, engine.ScheduleCreateFor(c), c, nil)
 	if err != nil {
 		return nil, err
 	}
-	return s.scheduleView(ns, created), nil
+	return s.scheduleView(ns, created)
 }
 
 // UpdateSchedule replaces schedule ref (an id or a name) with r, every
@@ -192,6 +204,13 @@ func (s *Service) UpdateSchedule(ctx context.Context, ns string, sc tenancy.Queu
 		return nil, err
 	}
 	if err := AllowQueue(sc, "queue", sched.Queue); err != nil {
+		return nil, err
+	}
+	if _, err := s.schemaChecks(ns).check(sched.Queue, "payload", sched.Payload); err != nil {
+		return nil, err
+	}
+	// Sealed after its check: the schema judges what the producer wrote.
+	if err := s.sealSchedule(ns, sched); err != nil {
 		return nil, err
 	}
 	c := &engine.ScheduleCmd{NS: ns, Sched: *sched, QueueNames: true}
@@ -250,7 +269,7 @@ func (s *Service) GetSchedule(ns string, sc tenancy.QueueScope, ref string) (*wi
 	if err != nil {
 		return nil, err
 	}
-	return s.scheduleView(ns, sched), nil
+	return s.scheduleView(ns, sched)
 }
 
 // ListSchedules reads ns's schedules of queues in sc from local state,
@@ -266,7 +285,11 @@ func (s *Service) ListSchedules(ns string, sc tenancy.QueueScope) ([]wire.Schedu
 	out := make([]wire.Schedule, 0, len(list))
 	for _, sched := range list {
 		if sc.Allows(sched.Queue) {
-			out = append(out, *s.scheduleView(ns, sched))
+			v, err := s.scheduleView(ns, sched)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, *v)
 		}
 	}
 	return out, nil
@@ -277,7 +300,7 @@ func proposeSchedule[C any](ctx context.Context, s *Service, ns string, op repli
 	if err != nil {
 		return nil, err
 	}
-	return s.scheduleView(ns, sc), nil
+	return s.scheduleView(ns, sc)
 }
 
 // cronSpec is a parsed cron expression in its time zone. Only proposers
@@ -340,7 +363,22 @@ func (s *Service) FireSchedule(ctx context.Context, ns, id string, at, now int64
 		return true, nil
 	}
 	c := &engine.FireCmd{NS: ns, ID: id, RunAt: at, NextRun: spec.next(max(now, at)), JobID: s.NewID("job_"), QueueDefaults: true,
-		Trace: wire.NewTraceParent()} // each run starts a trace
+		Trace: wire.NewTraceParent(), Checked: true} // each run starts a trace
+	// The payload was checked when the schedule was stored; its queue's
+	// schema may have changed since. A run whose payload fails it
+	// enqueues nothing and says why on the schedule.
+	plain, err := s.openValue(ns, fieldPayload, sc.Payload, sc.ID) // checked as written, not as sealed
+	if err != nil {
+		return false, err
+	}
+	c.Schema, err = s.schemaChecks(ns).check(sc.Queue, "payload", plain)
+	var refused *apierr.Error
+	switch {
+	case errors.As(err, &refused) && refused.Code == apierr.BadRequest:
+		c.Refused = refused.Message
+	case err != nil:
+		return false, err
+	}
 	return engine.ScheduleFireFor(c).Propose(ctx, s.node, c)
 }
 
@@ -357,10 +395,25 @@ func (s *Service) RunSchedule(ctx context.Context, ns string, sc tenancy.QueueSc
 	if err := s.meter(ctx); err != nil {
 		return nil, err
 	}
-	j := old.JobFor(s.NewID("job_"), s.now())
-	j.SetTrace(wire.NewTraceParent(), "") // a run starts a trace, as the sweep's do
-	c := &engine.EnqueueCmd{NS: ns, Jobs: [][]byte{j.Encode()}, Defaulted: []uint8{old.Defaulted()}, MaxPending: lim.MaxPendingJobs}
-	res, err := engine.EnqueueFor(c, true).Propose(ctx, s.node, c)
+	res, err := withSchemaRetry(ctx, func() ([]engine.EnqueueResult, error) {
+		j := old.JobFor(s.NewID("job_"), s.now())
+		j.SetTrace(wire.NewTraceParent(), "") // a run starts a trace, as the sweep's do
+		checks := s.schemaChecks(ns)
+		plain, err := s.openValue(ns, fieldPayload, old.Payload, old.ID) // checked as written, not as sealed
+		if err != nil {
+			return nil, err
+		}
+		v, err := checks.check(old.Queue, "payload", plain)
+		if err != nil {
+			return nil, err
+		}
+		if v != 0 {
+			j.Schema = &job.Schema{Version: v}
+		}
+		c := &engine.EnqueueCmd{NS: ns, Jobs: [][]byte{j.Encode()}, Defaulted: []uint8{old.Defaulted()}, MaxPending: lim.MaxPendingJobs,
+			Checked: checks.list}
+		return engine.EnqueueFor(c, true).Propose(ctx, s.node, c)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -213,6 +213,9 @@ func (s *Service) openScan(rd pebble.Reader, ns string, f *search.Filter, r scan
 	if err != nil {
 		return nil, err
 	}
+	if plan.open, err = s.searchOpener(ns, f); err != nil {
+		return nil, err
+	}
 	sc := &scan{searchPlan: plan, src: newMerged(plan.srcs, r.desc)}
 	if sc.m, err = search.Compile(plan.rest); err == nil {
 		sc.recs, err = newRecordReader(rd, ns)
@@ -298,6 +301,9 @@ func (s *Service) SearchPage(ctx context.Context, ns string, sc tenancy.QueueSco
 	out := &wire.SearchPage{Jobs: make([]wire.SearchJob, len(res.Jobs)), Total: res.Total, TotalExact: res.TotalExact,
 		HasMore: res.HasMore, Partial: res.Partial}
 	for i, j := range res.Jobs {
+		if j, err = s.openJob(ns, j); err != nil {
+			return nil, err
+		}
 		d := detailView(j)
 		d.Timeline = nil
 		out.Jobs[i] = wire.SearchJob{JobDetail: *d}

@@ -217,6 +217,11 @@ type searchPlan struct {
 	// total is the number of matches when the queue counts give it
 	// (exact, no creation window); -1 otherwise.
 	total int64
+	// open opens a record's sealed payload and error texts in place
+	// before the filter looks at them (a namespace that allows search
+	// over them, sealing.go); false when it cannot, and the job does not
+	// match. Nil: records are matched as stored.
+	open func(j *job.Job) bool
 }
 
 // allStates is every state in the order a search without a state filter
@@ -487,12 +492,19 @@ func (p *searchPlan) judge(ctx context.Context, recs *recordReader, m *search.Ma
 		return nil, true
 	case p.payloadOnly:
 		pl, found := recs.payload(id)
-		if !found || !m.MatchContext(ctx, &job.Job{Payload: pl}) {
+		cand := &job.Job{Payload: pl}
+		if found && p.open != nil {
+			found = p.open(cand)
+		}
+		if !found || !m.MatchContext(ctx, cand) {
 			return nil, false
 		}
 		return recs.current()
 	}
 	if j, ok = recs.read(id); !ok {
+		return nil, false
+	}
+	if p.open != nil && !p.open(j) {
 		return nil, false
 	}
 	return j, m.MatchContext(ctx, j)

@@ -15,8 +15,10 @@ import (
 	"github.com/jobbie/jobbie/internal/outbound"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/envelope"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/shard/live"
+	"github.com/jobbie/jobbie/shard/schema"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -31,6 +33,10 @@ type Config struct {
 	// Outbound is the node's caller of tenants' endpoints: a push URL is
 	// checked by its rules. Nil: push queues cannot be configured.
 	Outbound *outbound.Client
+	// MasterKey wraps the namespaces' keys for encryption at rest
+	// (encryption.go). Nil: no namespace can encrypt, and values sealed
+	// elsewhere cannot be opened here.
+	MasterKey *envelope.Key
 }
 
 func (c Config) withDefaults() Config {
@@ -69,6 +75,8 @@ type Service struct {
 	// (eventretention.go).
 	retention retentionWants
 	alerts    alertMemory   // the leader's evaluation of alert rules (alerts_eval.go)
+	keys      keyring       // the data keys this node opened (sealing.go)
+	schemas   schema.Cache  // queues' payload schemas, compiled once per version (schemas.go)
 	stop      chan struct{} // closed by Close: parked fetches give up
 	stopOnce  sync.Once
 }

@@ -28,6 +28,7 @@ func detailView(j *job.Job) *wire.JobDetail {
 		CompletedAt: ts(j.CompletedAt), FailedAt: ts(j.FailedAt), ExpiresAt: ts(j.ExpireAt), UpdatedAt: ts(j.UpdatedAt),
 		Tags: j.Tags, Progress: nullable(j.Progress), Checkpoint: nullable(j.Checkpoint), Result: nullable(j.Result),
 		Errors: make([]wire.JobError, 0, len(j.Errors)), TraceParent: j.TraceParent(), TraceState: j.TraceState(),
+		SchemaVersion: int64(j.SchemaVersion()),
 	}
 	if j.State == job.Retrying {
 		d.NextAttemptAt = ts(j.NextAttempt)
@@ -107,10 +108,14 @@ func batchView(b *engine.BatchRecord) *wire.Batch {
 // scheduleView is s as the API shows it; a schedule that left max_retries
 // out shows what its next job would take, its queue's default as ns's
 // node has it now.
-func (svc *Service) scheduleView(ns string, s *engine.Schedule) *wire.Schedule {
+func (svc *Service) scheduleView(ns string, s *engine.Schedule) (*wire.Schedule, error) {
+	payload, err := svc.openValue(ns, fieldPayload, s.Payload, s.ID)
+	if err != nil {
+		return nil, jobValueError(s.ID, fieldPayload, err)
+	}
 	v := &wire.Schedule{
 		ID: s.ID, Name: s.Name, Queue: s.Queue, Cron: s.Cron, Timezone: s.Timezone,
-		Payload: nullable(s.Payload), Priority: s.Priority.String(), MaxRetries: s.MaxRetries, Enabled: s.Enabled,
+		Payload: nullable(payload), Priority: s.Priority.String(), MaxRetries: s.MaxRetries, Enabled: s.Enabled,
 		NextRun: ts(s.NextRun), LastRun: ts(s.LastRun), CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt),
 		MaxRetriesDefault: s.DefaultRetries,
 	}
@@ -122,10 +127,13 @@ func (svc *Service) scheduleView(ns string, s *engine.Schedule) *wire.Schedule {
 	if s.UniqueKey != "" {
 		v.UniqueKey = &s.UniqueKey
 	}
+	if s.Refused != "" {
+		v.LastRunRefused = &s.Refused
+	}
 	if s.LastJobID != "" {
 		v.LastJobID = &s.LastJobID
 	}
-	return v
+	return v, nil
 }
 
 func opView(op *engine.BulkOp) *wire.BulkOperation {

@@ -41,6 +41,9 @@ func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, lim
 	if err != nil {
 		return "", err
 	}
+	if res, err = s.sealWork(ns, fieldResult, id, res); err != nil {
+		return "", err
+	}
 	ac := &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l, Usage: u}
 	st, err := engine.AckFor(ac).Propose(ctx, s.node, ac)
 	if err != nil {
@@ -91,6 +94,9 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 		if err := s.scopedJob(ns, a.JobID, sc); err != nil {
 			out[i].Error = ackBatchError(apierr.From(err))
 			continue
+		}
+		if res, err = s.sealWork(ns, fieldResult, a.JobID, res); err != nil {
+			return nil, err
 		}
 		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus, Lease: l, Usage: u})
 		at = append(at, i)
@@ -162,7 +168,11 @@ func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id
 	if err != nil {
 		return nil, err
 	}
-	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: r.Error, Backtrace: r.Backtrace, Lease: l, NonRetryable: r.NonRetryable, Usage: u}
+	text, trace, err := s.sealFailure(ns, id, r.Error, r.Backtrace)
+	if err != nil {
+		return nil, err
+	}
+	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: text, Backtrace: trace, Lease: l, NonRetryable: r.NonRetryable, Usage: u}
 	out, err := engine.FailFor(fc).Propose(ctx, s.node, fc)
 	if err != nil {
 		return nil, err
@@ -212,6 +222,12 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 		if !s.inScope(ns, id, sc) {
 			out[id] = wire.HeartbeatLost
 			continue
+		}
+		if p, err = s.sealWork(ns, fieldProgress, id, p); err != nil {
+			return nil, err
+		}
+		if cp, err = s.sealWork(ns, fieldCheckpoint, id, cp); err != nil {
+			return nil, err
 		}
 		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp, Lease: l, Usage: u})
 	}

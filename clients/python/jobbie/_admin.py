@@ -57,6 +57,18 @@ class AdminMixin(Base):
                          {"egress_allow": list(allow) if allow is not None else None})
         return list(out.get("egress_allow") or [])
 
+    def get_tracing(self) -> str:
+        """The OTLP endpoint of the client's namespace: where its jobs'
+        spans are sent, "" for nowhere."""
+        out = self._call("GET", "/api/v1/tracing")
+        return str(out.get("otlp_endpoint") or "")
+
+    def set_tracing(self, endpoint: str | None) -> str:
+        """Set the OTLP endpoint of the client's namespace (an https
+        OTLP/HTTP traces URL), or remove it (None or ""); returns it as kept."""
+        out = self._call("PUT", "/api/v1/tracing", {"otlp_endpoint": endpoint or None})
+        return str(out.get("otlp_endpoint") or "")
+
     # API keys
 
     def list_keys(self) -> list[Key]:

@@ -63,23 +63,26 @@ class ObserveMixin(Base):
 
     def audit(self, *, action: str | None = None, key_id: str | None = None, namespace: str | None = None,
               object: str | None = None, result: str | None = None, from_: str | datetime | None = None,
-              to: str | datetime | None = None, limit: int | None = None, cursor: str | None = None) -> AuditPage:
-        """One page of the audit log, oldest first: ``{"records", "cursor"}``
+              to: str | datetime | None = None, limit: int | None = None, cursor: str | None = None,
+              order: str | None = None) -> AuditPage:
+        """One page of the audit log, oldest first (``order="desc"``: newest
+        first): ``{"records", "cursor"}``
         (no cursor: nothing more). ``object`` is a type (``"job"``) or type
         and id (``"job/job_01…"``); ``from_`` inclusive, ``to`` exclusive;
         ``limit`` 1 to 1,000."""
         return self._call("GET", self._audit_query(  # type: ignore[no-any-return]
-            action, key_id, namespace, object, result, from_, to, limit, cursor))
+            action, key_id, namespace, object, result, from_, to, limit, cursor, order=order))
 
     def iter_audit(self, *, action: str | None = None, key_id: str | None = None, namespace: str | None = None,
                    object: str | None = None, result: str | None = None, from_: str | datetime | None = None,
-                   to: str | datetime | None = None, limit: int | None = None) -> Iterator[AuditRecord]:
-        """Every matching record, oldest first, following cursors (a page
+                   to: str | datetime | None = None, limit: int | None = None,
+                   order: str | None = None) -> Iterator[AuditRecord]:
+        """Every matching record, oldest first (or newest, ``order="desc"``), following cursors (a page
         may hold fewer than ``limit`` and still have a next)."""
         cursor: str | None = None
         while True:
             page = self.audit(action=action, key_id=key_id, namespace=namespace, object=object, result=result,
-                              from_=from_, to=to, limit=limit, cursor=cursor)
+                              from_=from_, to=to, limit=limit, cursor=cursor, order=order)
             yield from page.get("records") or []
             cursor = page.get("cursor")
             if not cursor:
@@ -88,23 +91,24 @@ class ObserveMixin(Base):
     def audit_jsonl(self, *, action: str | None = None, key_id: str | None = None, namespace: str | None = None,
                     object: str | None = None, result: str | None = None, from_: str | datetime | None = None,
                     to: str | datetime | None = None, limit: int | None = None,
-                    cursor: str | None = None) -> tuple[str, str | None]:
+                    cursor: str | None = None, order: str | None = None) -> tuple[str, str | None]:
         """One page as JSON lines (one record a line) and the next page's
         cursor (None: nothing more)."""
         r = self._t.call("GET", self._audit_query(action, key_id, namespace, object, result, from_, to, limit, cursor,
-                                                  format="jsonl"), headers={"Accept": "application/x-ndjson"})
+                                                  format="jsonl", order=order),
+                         headers={"Accept": "application/x-ndjson"})
         return str(r.body or ""), r.headers.get(AUDIT_CURSOR_HEADER) or None
 
     def export_audit_jsonl(self, *, action: str | None = None, key_id: str | None = None,
                            namespace: str | None = None, object: str | None = None, result: str | None = None,
                            from_: str | datetime | None = None, to: str | datetime | None = None,
-                           limit: int | None = None) -> Iterator[str]:
+                           limit: int | None = None, order: str | None = None) -> Iterator[str]:
         """The whole matching log as JSON lines, page after page: write
         each chunk to a file as it comes."""
         cursor: str | None = None
         while True:
             text, cursor = self.audit_jsonl(action=action, key_id=key_id, namespace=namespace, object=object,
-                                            result=result, from_=from_, to=to, limit=limit, cursor=cursor)
+                                            result=result, from_=from_, to=to, limit=limit, cursor=cursor, order=order)
             if text:
                 yield text
             if not cursor:

@@ -12,7 +12,7 @@ NotRequired is seen at run time (``__required_keys__``)."""
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
-ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "budget_exceeded", "conflict", "connection_limit", "deletion_protected", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
+ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "budget_exceeded", "conflict", "connection_limit", "deletion_protected", "encryption_key_revoked", "encryption_unavailable", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "schema_changed", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
 """A stable error code; internal/apierr maps each to its HTTP status."""
 
 
@@ -600,6 +600,43 @@ class DrainResponse(TypedDict):
     queue: str
 
 
+class Encryption(TypedDict):
+    """Encryption is GET and PUT /api/v1/encryption: the namespace's encryption settings, never a key."""
+
+    enabled: bool
+    #: Generation counts the namespace's data keys: a revoke ends one, the next key supplied starts the next.
+    generation: int
+    key_source: str
+    revoked_keys: "list[EncryptionRevokedKey] | None"
+    search_decrypt: bool
+    #: TenantKeyID names the tenant key in use (a digest of it, safe to show); null when none.
+    tenant_key_id: str | None
+    #: format date-time
+    updated_at: str | None
+
+
+class EncryptionRequest(TypedDict):
+    """EncryptionRequest is PUT /api/v1/encryption: a namespace's encryption at rest of its jobs' payloads, results, checkpoints and error texts. Fields left out keep their value. TenantKey is write-only: no answer, log or audit record ever holds it."""
+
+    #: Enabled seals what new jobs store; false stops sealing (what was sealed stays readable while its key is kept).
+    enabled: NotRequired[bool]
+    #: RevokeTenantKey deletes the tenant key and the keys it wraps: what was sealed under it can never be read again.
+    revoke_tenant_key: NotRequired[bool]
+    #: SearchDecrypt lets a search with payload_contains or payload_jq open payloads while it scans; without it such a search is refused.
+    search_decrypt: NotRequired[bool]
+    #: TenantKey is the tenant's own key (32 random bytes, base64): the namespace key is then wrapped by it instead of the operator's key. Another key later rotates it (the namespace key is wrapped again; nothing stored is rewritten).
+    tenant_key: NotRequired[str]
+
+
+class EncryptionRevokedKey(TypedDict):
+    """EncryptionRevokedKey is a tenant key revoked, and the generation of data it made unreadable."""
+
+    generation: int
+    key_id: str
+    #: format date-time
+    revoked_at: str
+
+
 class EnqueueRequest(TypedDict):
     """EnqueueRequest is one job as a producer sends it: POST /api/v1/enqueue, and each job of enqueue/batch. Durations are "5s"-style strings or numbers of seconds (Duration and Seconds write them); scheduled_at is an RFC 3339 time (Time writes it)."""
 
@@ -929,6 +966,8 @@ class JobDetail(TypedDict):
     retry_max_delay: str
     #: format date-time
     scheduled_at: str | None
+    #: SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was.
+    schema_version: NotRequired[int]
     #: format date-time
     started_at: str | None
     state: Literal["active", "cancelled", "completed", "dead", "held", "pending", "retrying", "scheduled"]
@@ -1209,6 +1248,9 @@ class Queue(TypedDict):
     oldest_pending_age: float
     paused: bool
     push: "QueuePush | None"
+    #: The queue's payload schema, canonical (keys sorted), or null.
+    schema: dict[str, Any] | bool | None
+    schema_version: int
     throttle: "Throttle | None"
     #: completed per minute, last 5 minutes
     throughput: float
@@ -1330,6 +1372,8 @@ class QueueSpec(TypedDict):
     paused: NotRequired[bool]
     #: Push makes it a push queue; null or absent: a pull queue.
     push: NotRequired["QueuePushRequest"]
+    #: A JSON Schema (draft 2020-12, at most 65,536 bytes, no remote $ref) every payload enqueued to the queue must satisfy; null removes it, absent keeps it.
+    schema: NotRequired[dict[str, Any] | bool | None]
     throttle: NotRequired["ThrottleRequest | None"]
 
 
@@ -1464,6 +1508,8 @@ class Schedule(TypedDict):
     last_job_id: str | None
     #: format date-time
     last_run: str | None
+    #: LastRunRefused says why the last run enqueued no job: its payload failed its queue's schema, changed since the schedule was stored (the run is used up; the next one is checked again). Omitted after a run that enqueued.
+    last_run_refused: NotRequired[str]
     max_retries: int
     max_retries_default: bool
     name: str
@@ -1621,6 +1667,8 @@ class SearchJob(TypedDict):
     retry_max_delay: str
     #: format date-time
     scheduled_at: str | None
+    #: SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was.
+    schema_version: NotRequired[int]
     #: format date-time
     started_at: str | None
     state: Literal["active", "cancelled", "completed", "dead", "held", "pending", "retrying", "scheduled"]

@@ -68,6 +68,9 @@ def test_audit_log_pages_iterator_and_jsonl(client: jobbie.Client, queue: str) -
     assert cursor and json.loads(text) == recs[0]
     lines = [json.loads(line) for line in "".join(client.export_audit_jsonl(**f)).splitlines() if line.strip()]
     assert lines == recs
+    assert list(client.iter_audit(**f, order="desc")) == recs[::-1]
+    newest = [json.loads(line) for line in "".join(client.export_audit_jsonl(**f, order="desc")).splitlines() if line.strip()]
+    assert newest == recs[::-1]
     client.delete_alert_rule(name)
 
 

@@ -104,6 +104,15 @@ def test_namespaces(server: Server, client: jobbie.Client) -> None:
         client.delete_namespace(name, force=True)
     assert e.value.code == "deletion_protected"
     assert client.update_namespace(name, deletion_protection=False, retention=None)["deletion_protection"] is False
+    otlp = "https://127.0.0.1:4318/v1/traces"  # the dev server allows inside addresses; no allow-list yet
+    assert other.set_tracing(otlp) == otlp
+    assert (other.get_tracing(), client.get_tracing()) == (otlp, "")
+    with pytest.raises(jobbie.BadRequestError) as bad:
+        other.set_tracing("http://127.0.0.1:4318/v1/traces")
+    assert bad.value.field == "otlp_endpoint"
+    assert other.get_tracing() == otlp
+    assert other.set_tracing(None) == ""
+    assert other.get_tracing() == ""
     assert client.put_namespace_egress(name, ["hooks.example.com"]) == ["hooks.example.com"]
     assert client.get_namespace_egress(name) == ["hooks.example.com"]
     client.delete_namespace(name, force=True)

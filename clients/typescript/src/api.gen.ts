@@ -567,6 +567,40 @@ export interface DrainResponse {
   queue: string;
 }
 
+/** Encryption is GET and PUT /api/v1/encryption: the namespace's encryption settings, never a key. */
+export interface Encryption {
+  enabled: boolean;
+  /** Generation counts the namespace's data keys: a revoke ends one, the next key supplied starts the next. */
+  generation: number;
+  key_source: string;
+  revoked_keys: EncryptionRevokedKey[] | null;
+  search_decrypt: boolean;
+  /** TenantKeyID names the tenant key in use (a digest of it, safe to show); null when none. */
+  tenant_key_id: string | null;
+  /** @format date-time */
+  updated_at: string | null;
+}
+
+/** EncryptionRequest is PUT /api/v1/encryption: a namespace's encryption at rest of its jobs' payloads, results, checkpoints and error texts. Fields left out keep their value. TenantKey is write-only: no answer, log or audit record ever holds it. */
+export interface EncryptionRequest {
+  /** Enabled seals what new jobs store; false stops sealing (what was sealed stays readable while its key is kept). */
+  enabled?: boolean;
+  /** RevokeTenantKey deletes the tenant key and the keys it wraps: what was sealed under it can never be read again. */
+  revoke_tenant_key?: boolean;
+  /** SearchDecrypt lets a search with payload_contains or payload_jq open payloads while it scans; without it such a search is refused. */
+  search_decrypt?: boolean;
+  /** TenantKey is the tenant's own key (32 random bytes, base64): the namespace key is then wrapped by it instead of the operator's key. Another key later rotates it (the namespace key is wrapped again; nothing stored is rewritten). */
+  tenant_key?: string;
+}
+
+/** EncryptionRevokedKey is a tenant key revoked, and the generation of data it made unreadable. */
+export interface EncryptionRevokedKey {
+  generation: number;
+  key_id: string;
+  /** @format date-time */
+  revoked_at: string;
+}
+
 /** EnqueueRequest is one job as a producer sends it: POST /api/v1/enqueue, and each job of enqueue/batch. Durations are "5s"-style strings or numbers of seconds (Duration and Seconds write them); scheduled_at is an RFC 3339 time (Time writes it). */
 export interface EnqueueRequest {
   /** Flows: a chain of steps, or jobs this one waits for. */
@@ -635,7 +669,7 @@ export interface ErrorBody {
 }
 
 /** A stable error code; internal/apierr maps each to its HTTP status. */
-export type ErrorCode = "ambiguous_name" | "bad_request" | "budget_exceeded" | "conflict" | "connection_limit" | "deletion_protected" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
+export type ErrorCode = "ambiguous_name" | "bad_request" | "budget_exceeded" | "conflict" | "connection_limit" | "deletion_protected" | "encryption_key_revoked" | "encryption_unavailable" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "schema_changed" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
 
 /** Event is the data of one event of GET /api/v1/events (Server-Sent Events; the event's SSE id resumes the stream after it). */
 export interface Event {
@@ -909,6 +943,8 @@ export interface JobDetail {
   retry_max_delay: string;
   /** @format date-time */
   scheduled_at: string | null;
+  /** SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was. */
+  schema_version?: number;
   /** @format date-time */
   started_at: string | null;
   state: "active" | "cancelled" | "completed" | "dead" | "held" | "pending" | "retrying" | "scheduled";
@@ -1170,6 +1206,9 @@ export interface Queue {
   oldest_pending_age: number;
   paused: boolean;
   push: QueuePush | null;
+  /** The queue's payload schema, canonical (keys sorted), or null. */
+  schema: Record<string, unknown> | boolean | null;
+  schema_version: number;
   throttle: Throttle | null;
   /** completed per minute, last 5 minutes */
   throughput: number;
@@ -1285,6 +1324,8 @@ export interface QueueSpec {
   paused?: boolean;
   /** Push makes it a push queue; null or absent: a pull queue. */
   push?: QueuePushRequest;
+  /** A JSON Schema (draft 2020-12, at most 65,536 bytes, no remote $ref) every payload enqueued to the queue must satisfy; null removes it, absent keeps it. */
+  schema?: Record<string, unknown> | boolean | null;
   throttle?: ThrottleRequest | null;
 }
 
@@ -1411,6 +1452,8 @@ export interface Schedule {
   last_job_id: string | null;
   /** @format date-time */
   last_run: string | null;
+  /** LastRunRefused says why the last run enqueued no job: its payload failed its queue's schema, changed since the schedule was stored (the run is used up; the next one is checked again). Omitted after a run that enqueued. */
+  last_run_refused?: string;
   max_retries: number;
   max_retries_default: boolean;
   name: string;
@@ -1565,6 +1608,8 @@ export interface SearchJob {
   retry_max_delay: string;
   /** @format date-time */
   scheduled_at: string | null;
+  /** SchemaVersion is the version of its queue's schema the payload was checked against when the job was created; omitted when none was. */
+  schema_version?: number;
   /** @format date-time */
   started_at: string | null;
   state: "active" | "cancelled" | "completed" | "dead" | "held" | "pending" | "retrying" | "scheduled";

@@ -250,6 +250,17 @@ export class Client {
     return (await this.t.call<WorkerDrainResponse>({ method: "POST", path: `/api/v1/workers/${enc(id)}/drain` }, co)).data;
   }
 
+  /** The namespace's OTLP endpoint (docs/api/namespaces.md): where its jobs' spans are sent, "" for nowhere. */
+  async getTracing(co?: CallOptions): Promise<string> {
+    return (await this.t.call<api.NamespaceTracing>({ method: "GET", path: "/api/v1/tracing" }, co)).data.otlp_endpoint;
+  }
+
+  /** Sets the namespace's OTLP endpoint (an https OTLP/HTTP traces URL), or removes it (null or ""); the answer is it as kept. */
+  async setTracing(endpoint: string | null, co?: CallOptions): Promise<string> {
+    const body: api.NamespaceTracingRequest = { otlp_endpoint: endpoint || null };
+    return (await this.t.call<api.NamespaceTracing>({ method: "PUT", path: "/api/v1/tracing", body }, co)).data.otlp_endpoint;
+  }
+
   /** The namespace's shard: leader, health and nodes. */
   async cluster(co?: CallOptions): Promise<ClusterHealth> {
     return (await this.t.call<ClusterHealth>({ method: "GET", path: "/api/v1/cluster" }, co)).data;

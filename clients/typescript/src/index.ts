@@ -20,4 +20,5 @@ export { type Logger, Worker, type WorkerOptions } from "./worker.js";
 export { Alerts, Audit, AUDIT_CURSOR_HEADER, type AuditJsonlPage, type AuditQuery } from "./observe.js";
 export { pushHandler } from "./push.js";
 export { checkTraceparent, checkTracestate, currentTrace, runInTrace, type TraceContext } from "./trace.js";
+export type { TracerProviderLike } from "./otel.js";
 export { DEFAULT_TOLERANCE_SECONDS, verifyWebhook, WebhookVerificationError, WebhookVerifier } from "./verify.js";

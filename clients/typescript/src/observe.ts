@@ -48,8 +48,10 @@ export interface AuditQuery {
   to?: string | Date;
   /** At most so many on a page, 1 to 1,000 (default 100). */
   limit?: number;
-  /** The page after the one that gave it (with the same filters). */
+  /** The page after the one that gave it (with the same filters and order). */
   cursor?: string;
+  /** "asc", oldest first (the default), or "desc", newest first. */
+  order?: "asc" | "desc";
 }
 
 /** A page of the audit log as JSON lines: one record a line, and the next page's cursor. */
@@ -66,7 +68,7 @@ function auditQuery(q: AuditQuery): Record<string, string | number | undefined> 
   return { ...q, from: time(q.from), to: time(q.to) };
 }
 
-/** The tenant's audit log, oldest first (docs/api/audit.md); reading it needs audit.read (owner and admin keys). */
+/** The tenant's audit log, oldest first, or newest first with order "desc" (docs/api/audit.md); reading it needs audit.read (owner and admin keys). */
 export class Audit {
   constructor(private readonly t: Transport) {}
   /** One page; its cursor, if any, reads the next. */

@@ -3,6 +3,7 @@
 
 import type { Client } from "./client.js";
 import { describeError, type Handler, Job, NonRetryableError } from "./job.js";
+import { inProcessSpan } from "./otel.js";
 import { runInTrace } from "./trace.js";
 import type { WebhookVerifier } from "./verify.js";
 
@@ -67,7 +68,10 @@ export function pushHandler(verifier: WebhookVerifier, handler: Handler, client?
       return o;
     };
     try {
-      const result = await runInTrace(job, () => handler(job));
+      const result = await inProcessSpan(job, undefined, (tc) => {
+        if (client) job.client = client.withTrace(tc);
+        return runInTrace(tc, () => handler(job));
+      });
       const a = { ...(result === undefined ? {} : { result }), ...extra() };
       JSON.stringify(a);
       return Object.keys(a).length === 0 ? answer(200) : answer(200, a);

@@ -10,6 +10,7 @@ import type { Client } from "./client.js";
 import { isRetryable, JobbieError, WorkerDrainingError } from "./errors.js";
 import { randomId, sleep } from "./http.js";
 import { describeError, type Handler, Job, NonRetryableError } from "./job.js";
+import { inProcessSpan, type TracerProviderLike } from "./otel.js";
 import { runInTrace } from "./trace.js";
 import type { FetchedJob, HeartbeatEntry } from "./types.js";
 
@@ -38,6 +39,12 @@ export interface WorkerOptions {
   /** Shut down gracefully on SIGTERM and SIGINT (where `process` exists). Default true. */
   handleSignals?: boolean;
   logger?: Logger;
+  /**
+   * Records each job's `process <queue>` span (README, "Trace context").
+   * Default: @opentelemetry/api's global provider when that package is
+   * installed; without it nothing is recorded.
+   */
+  tracerProvider?: TracerProviderLike;
 }
 
 const MIN_HEARTBEAT_TIMEOUT_MS = 5000;
@@ -45,8 +52,8 @@ const MIN_HEARTBEAT_TIMEOUT_MS = 5000;
 /** Runs a handler for the jobs of some queues. */
 export class Worker {
   readonly id: string;
-  private readonly o: Required<Omit<WorkerOptions, "leaseDurationSec" | "heartbeatIntervalMs">> &
-    Pick<WorkerOptions, "leaseDurationSec" | "heartbeatIntervalMs">;
+  private readonly o: Required<Omit<WorkerOptions, "leaseDurationSec" | "heartbeatIntervalMs" | "tracerProvider">> &
+    Pick<WorkerOptions, "leaseDurationSec" | "heartbeatIntervalMs" | "tracerProvider">;
   private readonly active = new Map<string, Job>();
   private readonly reports = new Set<Promise<void>>();
   private stopping = false;
@@ -80,6 +87,7 @@ export class Worker {
       shutdownGraceMs: opts.shutdownGraceMs ?? 30000,
       handleSignals: opts.handleSignals ?? true,
       logger: opts.logger ?? console,
+      tracerProvider: opts.tracerProvider,
     };
     this.id = this.o.workerId;
   }
@@ -210,8 +218,11 @@ export class Worker {
     let error: unknown;
     let failed = false;
     try {
-      // Enqueues anywhere within the handler continue the job's trace.
-      result = await runInTrace(job, () => this.handler(job));
+      // Enqueues anywhere within the handler continue the job's trace (its process span's, when recorded).
+      result = await inProcessSpan(job, this.o.tracerProvider, (tc) => {
+        job.client = this.client.withTrace(tc);
+        return runInTrace(tc, () => this.handler(job));
+      });
     } catch (err) {
       failed = true;
       error = err;

@@ -77,6 +77,10 @@ describe("audit log", () => {
     for await (const chunk of c.audit.exportJsonl(filter)) jsonl += chunk;
     const lines = jsonl.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as AuditRecord);
     expect(lines).toEqual(recs);
+
+    const newest: AuditRecord[] = [];
+    for await (const r of c.audit.records({ ...filter, order: "desc" })) newest.push(r);
+    expect(newest).toEqual([...recs].reverse());
     await c.alerts.delete(name);
   });
 

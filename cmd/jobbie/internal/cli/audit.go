@@ -25,7 +25,7 @@ type auditFlags struct {
 	action, keyID, object, result, cursor string
 	from, to                              whenValue
 	limit                                 int
-	export                                bool
+	export, newest                        bool
 }
 
 func auditCmd() *cobra.Command {
@@ -33,13 +33,15 @@ func auditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Read the audit log: who did what, and how it ended",
-		Long: `audit prints a page of the tenant's audit log, oldest first, with the
-filters given; the next page is --cursor with the cursor it printed.
+		Long: `audit prints a page of the tenant's audit log, oldest first (newest
+first with --newest), with the filters given; the next page is --cursor
+with the cursor it printed (in the same order).
 --export prints every record the filters select as JSON lines, following
 the cursors to the end. --from/--since and --to/--until take an RFC 3339
 time, a date, or a duration back from now ("24h").
 
   jobbie audit --since 24h
+  jobbie audit --newest --limit 20          # the last 20 things done
   jobbie audit --action queue.manage --object queue/emails
   jobbie audit --key-id key_01… --result error -o json
   jobbie audit --from 2026-11-01 --to 2026-12-01 --export > november.jsonl
@@ -62,6 +64,7 @@ control's records of every namespace). Needs audit.read (owner, admin).`,
 	fs.IntVar(&f.limit, "limit", 0, fmt.Sprintf("records a page, 1 to %d (default %d)", wire.MaxAuditLimit, wire.DefaultAuditLimit))
 	fs.StringVar(&f.cursor, "cursor", "", "the page after the one that printed this cursor")
 	fs.BoolVar(&f.export, "export", false, "print every record as JSON lines, following cursors (--limit is the page size)")
+	fs.BoolVar(&f.newest, "newest", false, "newest first (a cursor goes on in the order that gave it)")
 	cmd.MarkFlagsMutuallyExclusive("from", "since")
 	cmd.MarkFlagsMutuallyExclusive("to", "until")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -93,7 +96,7 @@ var (
 // query checks the flags (now for durations back) and makes the query.
 func (f *auditFlags) query(now time.Time) (client.AuditQuery, error) {
 	q := client.AuditQuery{AuditFilter: wire.AuditFilter{Action: f.action, KeyID: f.keyID, Object: f.object, Result: f.result},
-		Limit: f.limit, Cursor: f.cursor}
+		Limit: f.limit, Cursor: f.cursor, Newest: f.newest}
 	if f.action != "" && !slices.Contains(tenancy.AllActions, tenancy.Action(f.action)) {
 		names := make([]string, len(tenancy.AllActions))
 		for i, a := range tenancy.AllActions {

@@ -28,3 +28,17 @@ func TestQueueTableShowsPushDisabled(t *testing.T) {
 	require.Equal(t, "since 2026-11-28T12:00:00Z: the handler answered 410 Gone (`jobbie queues set <name> --push-enable` enables it again)",
 		clitest.Field(out, "PUSH DISABLED"), out)
 }
+
+// A typed queue shows its schema's version and the schema, on one line
+// (-o json has it whole).
+func TestQueueTableShowsSchema(t *testing.T) {
+	t.Parallel()
+	q := &client.Queue{Name: "payments", SchemaVersion: 3, Schema: []byte(`{"properties":{"amount":{"minimum":0}},"type":"object"}`)}
+	var b bytes.Buffer
+	require.NoError(t, printQueue(&b, q))
+	out := b.String()
+	require.Equal(t, `version 3: {"properties":{"amount":{"minimum":0}},"type":"object"}`, clitest.Field(out, "SCHEMA"), out)
+	b.Reset()
+	require.NoError(t, printQueue(&b, &client.Queue{Name: "plain"}))
+	require.Empty(t, clitest.Field(b.String(), "SCHEMA"))
+}

@@ -127,6 +127,9 @@ func printQueue(w io.Writer, q *client.Queue) error {
 		fmt.Fprintf(tw, "DEFAULTS\t%s\n", d)
 	}
 	printPush(tw, q.Push)
+	if q.SchemaVersion > 0 {
+		fmt.Fprintf(tw, "SCHEMA	version %d: %s\n", q.SchemaVersion, oneLine(string(q.Schema), 200))
+	}
 	return tw.Flush()
 }
 

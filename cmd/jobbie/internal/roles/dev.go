@@ -34,12 +34,14 @@ type devOptions struct {
 	grpcAddr      string
 	grpcPublicURL string
 	grpcKeepAlive time.Duration
+	scalerPoll    time.Duration // --grpc-scaler-poll
 	trustPush     time.Duration // --trust-push-interval
 	certLife      time.Duration // --selfhosted-cert-validity
 	bulkSyncMax   int
 	unfair        bool
 	push          pushFlags
 	traceShare    bool // --trace-share-system
+	masterKeyFile string
 	alertInterval time.Duration
 	shards        int // shard clusters; more than one, or replicas > 1, runs every role as a process
 	replicas      int // nodes per shard cluster
@@ -86,6 +88,7 @@ talk to shards and scrape metrics.`,
 	o.push.flags(f)
 	traceShareFlag(f, &o.traceShare)
 	alertIntervalFlag(f, &o.alertInterval)
+	masterKeyFlag(f, &o.masterKeyFile, "default: encryption-master.key in the data directory, made on first start")
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000; single process only)")
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
@@ -95,7 +98,7 @@ talk to shards and scrape metrics.`,
 	settings.Range(f, "shards", "1", "16")
 	settings.Range(f, "replicas", "1", "7")
 	settings.Range(f, "bulk-sync-max", "0", "")
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, &o.scalerPoll, "h2c")
 	f.StringVar(&o.tunnelAddr, "tunnel-addr", "", "listen here for self-hosted shards' tunnels, host:port (their CA is <data-dir>/pki/selfhosted/ca.crt)")
 	trustPushFlag(f, &o.trustPush)
 	selfHostedCertValidityFlag(f, &o.certLife)
@@ -177,13 +180,17 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	if err != nil {
 		return err
 	}
+	masterKey, err := devMasterKey(o.masterKeyFile, o.dataDir)
+	if err != nil {
+		return err
+	}
 	sock := shardSocket(o.dataDir)
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, Listeners: listeners,
 		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
-		AlertInterval: o.alertInterval,
+		AlertInterval: o.alertInterval, MasterKey: masterKey,
 	})
 	if err != nil {
 		return err
@@ -224,7 +231,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	}
 
 	gwCfg := gateway.Config{Addr: o.addr, ControlURL: "https://" + ctl.Addr(), TLS: gatewayCreds,
-		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive,
+		MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir, Logger: logger, Listeners: listeners, GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive, GRPCScalerPoll: o.scalerPoll,
 		TraceShareSystem: o.traceShare}
 	o.limits.apply(&gwCfg)
 	if o.tunnelAddr != "" {

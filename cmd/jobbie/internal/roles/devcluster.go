@@ -315,7 +315,8 @@ func (c *devCluster) plan() error {
 		"--gossip", gw.Gossip, "--join", strings.Join(ctlGossip, ",")}
 	gw.args = append(gw.args, traceShareArgs(c.o.traceShare)...)
 	if c.o.grpcAddr != "" {
-		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String())
+		gw.args = append(gw.args, "--grpc-addr", c.o.grpcAddr, "--grpc-keepalive", c.o.grpcKeepAlive.String(),
+			"--grpc-scaler-poll", c.o.scalerPoll.String())
 		if c.o.grpcPublicURL != "" {
 			gw.args = append(gw.args, "--grpc-public-url", c.o.grpcPublicURL)
 		}

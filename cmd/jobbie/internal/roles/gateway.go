@@ -23,7 +23,7 @@ import (
 type gatewayOptions struct {
 	httpAddr, controlURL, metricsAddr, name, pprofAddr, consoleDir string
 	tunnelAddr, selfHostedCAFile, grpcAddr, grpcPublicURL          string
-	grpcKeepAlive                                                  time.Duration
+	grpcKeepAlive, grpcScalerPoll                                  time.Duration
 	traceShare                                                     bool // --trace-share-system
 	trustPush                                                      time.Duration
 	public                                                         publicTLSFlags
@@ -90,13 +90,18 @@ func (p *publicTLSFlags) flags(f *pflag.FlagSet, prefix, what string) {
 }
 
 // grpcAddrFlag is --grpc-addr: the gateway's gRPC and Connect listener;
-// --grpc-public-url, the URL GET /api/v1/info gives clients for it; and
-// --grpc-keepalive, how often its idle worker streams hear from it.
-func grpcAddrFlag(f *pflag.FlagSet, v, publicURL *string, keepAlive *time.Duration, how string) {
-	f.StringVar(v, "grpc-addr", "", "serve JobService, AdminService and WorkerService over gRPC, gRPC-Web and Connect here, host:port ("+how+"; default: not served)")
+// --grpc-public-url, the URL GET /api/v1/info gives clients for it;
+// --grpc-keepalive, how often its idle worker streams hear from it; and
+// --grpc-scaler-poll, how often KEDA's StreamIsActive streams read their
+// queue.
+func grpcAddrFlag(f *pflag.FlagSet, v, publicURL *string, keepAlive, scalerPoll *time.Duration, how string) {
+	f.StringVar(v, "grpc-addr", "", "serve JobService, AdminService, WorkerService and KEDA's ExternalScaler over gRPC, gRPC-Web and Connect here, host:port ("+how+"; default: not served)")
 	f.StringVar(publicURL, "grpc-public-url", "", "the URL clients reach --grpc-addr at, which GET /api/v1/info tells them (the Go SDK's workers find the stream there); default: --grpc-addr's, with the host a client asked for in place of an unspecified one")
 	f.DurationVar(keepAlive, "grpc-keepalive", gateway.Config{}.WithDefaults().GRPCKeepAlive,
 		"a worker stream that has sent nothing for this long gets a keep-alive frame, for proxies that close idle streams")
+	f.DurationVar(scalerPoll, "grpc-scaler-poll", gateway.Config{}.WithDefaults().GRPCScalerPoll,
+		"how often a KEDA StreamIsActive stream (the external-push trigger) reads its queue; each read is a request of the trigger's API key")
+	settings.Range(f, "grpc-scaler-poll", "100ms", "")
 }
 
 // trustPushFlag is --trust-push-interval, of gateways with a tunnel listener.
@@ -154,7 +159,7 @@ connection.`,
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics here, over TLS to metrics and operator certificates (default: no metrics)")
 	traceShareFlag(f, &o.traceShare)
-	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, "over TLS with --public-tls-cert, else h2c")
+	grpcAddrFlag(f, &o.grpcAddr, &o.grpcPublicURL, &o.grpcKeepAlive, &o.grpcScalerPoll, "over TLS with --public-tls-cert, else h2c")
 	f.StringVar(&o.name, "name", "", "gossip name, unique in the pool (default gateway-<host>-<http port>)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address")
 	f.StringVar(&o.tunnelAddr, "tunnel", "", "listen here for self-hosted shard nodes' tunnels, host:port (needs --selfhosted-ca-file)")
@@ -177,7 +182,7 @@ func runGateway(ctx context.Context, o gatewayOptions, out io.Writer) error {
 	}
 	cfg := gateway.Config{Addr: o.httpAddr, ControlURL: o.controlURL, TLS: creds, MetricsAddr: o.metricsAddr, ConsoleDir: o.consoleDir,
 		TunnelAddr: o.tunnelAddr, TrustPushInterval: o.trustPush, PublicCertFile: o.public.cert, PublicKeyFile: o.public.key,
-		GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive, TraceShareSystem: o.traceShare}
+		GRPCAddr: o.grpcAddr, GRPCPublicURL: o.grpcPublicURL, GRPCKeepAlive: o.grpcKeepAlive, GRPCScalerPoll: o.grpcScalerPoll, TraceShareSystem: o.traceShare}
 	if o.selfHostedCAFile != "" {
 		if cfg.SelfHostedCA, err = os.ReadFile(o.selfHostedCAFile); err != nil {
 			return err

@@ -38,6 +38,7 @@ type shardOptions struct {
 	unfair                          bool
 	push                            pushFlags
 	traceShare                      bool // --trace-share-system
+	masterKeyFile                   string
 	alertInterval                   time.Duration
 	gossip                          roleGossip
 	tls                             roleTLS
@@ -127,6 +128,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	o.push.flags(f)
 	traceShareFlag(f, &o.traceShare)
 	alertIntervalFlag(f, &o.alertInterval)
+	masterKeyFlag(f, &o.masterKeyFile, "without it no namespace on this node can encrypt")
 	f.IntVar(&o.bulkSyncMax, "bulk-sync-max", 0, "a bulk operation by filter matching more jobs than this runs in the background (default 10000)")
 	settings.Range(f, "bulk-sync-max", "0", "")
 	f.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "Raft entries since the last snapshot that trigger a new one")
@@ -291,6 +293,10 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 	if err != nil {
 		return shardNode{}, err
 	}
+	masterKey, err := loadMasterKey(o.masterKeyFile)
+	if err != nil {
+		return shardNode{}, err
+	}
 	if o.pprofAddr != "" {
 		if err := servePprof(o.pprofAddr); err != nil {
 			return shardNode{}, err
@@ -319,7 +325,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
 		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, SocketPath: sock,
 		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
-		AlertInterval: o.alertInterval,
+		AlertInterval: o.alertInterval, MasterKey: masterKey,
 	})
 	if err != nil {
 		leavePool(pool)

@@ -17,6 +17,7 @@ describe("the filters", () => {
     expect(p.startsWith("/api/v1/audit?")).toBe(true);
     expect(Object.fromEntries(q)).toEqual({ key_id: "key_1", namespace: "default", object: "queue/emails", from: new Date(from).toISOString(), limit: "50", cursor: "abc" });
     expect(auditPath(none, "", 1000, "jsonl")).toBe("/api/v1/audit?limit=1000&format=jsonl");
+    expect(auditPath(none, "c", 50, undefined, "desc")).toBe("/api/v1/audit?limit=50&cursor=c&order=desc");
   });
   it("refuse a time that is none, naming its field", () => {
     expect(rfc3339("", "from")).toBe("");

@@ -72,7 +72,7 @@ export function rfc3339(local: string, field: string): string {
 }
 
 /** auditPath is the API request of a page: f's filters, after cursor (none: the first page). */
-export function auditPath(f: AuditFilter, cursor: string, limit: number, format?: "jsonl"): string {
+export function auditPath(f: AuditFilter, cursor: string, limit: number, format?: "jsonl", order?: "desc"): string {
   return (
     "/api/v1/audit" +
     qs({
@@ -86,6 +86,7 @@ export function auditPath(f: AuditFilter, cursor: string, limit: number, format?
       limit,
       cursor,
       format,
+      order,
     })
   );
 }

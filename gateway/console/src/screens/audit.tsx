@@ -1,5 +1,5 @@
 // The Audit screen: the tenant's audit log (docs/api/audit.md) with its
-// filters (kept in the URL), pages by the API's cursor, one record's
+// filters (kept in the URL), newest first, pages by the API's cursor, one record's
 // detail, and an export of the filtered log as JSON lines. A key whose
 // role may not read it is told so, and the rest of the console goes on.
 import { useMemo, useState } from "preact/hooks";
@@ -31,7 +31,7 @@ import "./audit.css";
 /** pathOf is the request of a page, or the error of a filter the browser cannot send (a time that is none). */
 function pathOf(f: AuditFilter, cursor: string): { path: string | null; error?: Error } {
   try {
-    return { path: auditPath(f, cursor, AUDIT_PAGE) };
+    return { path: auditPath(f, cursor, AUDIT_PAGE, undefined, "desc") }; // the latest first, as an operator looks
   } catch (e) {
     return { path: null, error: e as Error };
   }
@@ -63,8 +63,7 @@ export function Audit() {
       ) : (
         <>
           <p class="muted">
-            Every administrative and job-management request, whether done or refused, oldest first within the filters (as the API gives them): narrow the
-            time range to see the latest.
+            Every administrative and job-management request, whether done or refused, newest first within the filters: Next goes back in time.
           </p>
           <Filters key={query.toString()} initial={applied} onApply={apply} />
           <ErrorBox id="audit-error" error={req.error ?? page.error} />

@@ -1,7 +1,8 @@
 // Namespaces: the tenant's namespaces the key may read, with their
 // settings; create, edit and delete them (namespace.manage), and switch
 // the console to one. The current namespace's egress allow-list has a
-// card of its own (namespace-egress.tsx).
+// card of its own (namespace-egress.tsx), and so has its OTLP endpoint
+// (namespace-tracing.tsx).
 import { useState } from "preact/hooks";
 import { settled, useApi } from "../hooks";
 import { useSession } from "../session";
@@ -10,6 +11,7 @@ import { EditDelete, RowButton, Table } from "../components/table";
 import { NamespaceDelete } from "./namespace-delete";
 import { NamespaceDialog } from "./namespace-dialog";
 import { EgressCard } from "./namespace-egress";
+import { TracingCard } from "./namespace-tracing";
 import { retentionLabel, type Namespace, type NamespaceList } from "./namespace-util";
 import "./namespaces.css";
 
@@ -78,6 +80,7 @@ export function Namespaces() {
         </Table>
       )}
       <EgressCard namespace={namespace} manage={manage} />
+      <TracingCard key={namespace} namespace={namespace} manage={manage} />
       <NamespaceDialog
         namespace={editing}
         onClose={() => setEditing(null)}

@@ -115,7 +115,7 @@ const (
 
 	KindAlertRule byte = 'a' // AlertRule: one alert rule and its firing state, by name
 
-	KindEncryption byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
+	KindEncryption  byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
 	KindQueueSchema byte = 'Y' // QueueSchema: a queue's payload schema, its version in the queue record
 )
 

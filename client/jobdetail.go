@@ -68,6 +68,9 @@ type JobDetail struct {
 	Timeline       []TimelineEvent
 	TraceParent    string // its W3C trace context, when it has one
 	TraceState     string
+	Usage          *AIUsage // the model usage its workers reported, summed; nil when none
+	HeldReason     string   // "budget" while an AI budget holds it (ai_budgets.go)
+	HeldBudget     string   // the budget that holds it
 }
 
 // JobError is one failed attempt.
@@ -99,7 +102,8 @@ func (d *JobDetail) fromWire(w *wire.JobDetail) error {
 		Checkpoint: rawOrNil(w.Checkpoint), Result: rawOrNil(w.Result), Errors: w.Errors,
 		Worker: w.Worker, DeadReason: deref(w.DeadReason), UpdatedAt: w.UpdatedAt,
 		Cancelling: w.Cancelling, CancelledAt: w.CancelledAt, DiedAt: w.DiedAt, Timeline: w.Timeline,
-		TraceParent: w.TraceParent, TraceState: w.TraceState,
+		TraceParent: w.TraceParent, TraceState: w.TraceState, Usage: w.Usage,
+		HeldReason: w.HeldReason, HeldBudget: w.HeldBudget,
 	}
 	var err error
 	if d.RetryBaseDelay, err = parseDuration("retry_base_delay", w.RetryBaseDelay); err != nil {

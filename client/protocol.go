@@ -128,6 +128,7 @@ type ReportOption func(*report)
 type report struct {
 	leaseToken   string
 	nonRetryable bool
+	usage        *AIUsage // WithUsage (ai_usage.go)
 }
 
 func reportOf(opts []ReportOption) report {
@@ -160,7 +161,8 @@ func (c *Client) ack(ctx context.Context, jobID string, result any, stepStatus s
 	if err != nil {
 		return fmt.Errorf("jobbie: ack %s: encode result: %w", jobID, err)
 	}
-	in := wire.AckRequest{Result: raw, WorkerID: c.workerID, StepStatus: stepStatus, LeaseToken: reportOf(opts).leaseToken}
+	r := reportOf(opts)
+	in := wire.AckRequest{Result: raw, WorkerID: c.workerID, StepStatus: stepStatus, LeaseToken: r.leaseToken, Usage: r.usage}
 	_, err = c.do(ctx, "POST", "/api/v1/ack/"+url.PathEscape(jobID), in, nil)
 	return err
 }
@@ -175,7 +177,7 @@ type FailResult = wire.FailResponse
 // and the lease it names (Lease).
 func (c *Client) Fail(ctx context.Context, jobID, errMsg, backtrace string, opts ...ReportOption) (*FailResult, error) {
 	r := reportOf(opts)
-	in := wire.FailRequest{Error: errMsg, Backtrace: backtrace, WorkerID: c.workerID, LeaseToken: r.leaseToken, NonRetryable: r.nonRetryable}
+	in := wire.FailRequest{Error: errMsg, Backtrace: backtrace, WorkerID: c.workerID, LeaseToken: r.leaseToken, NonRetryable: r.nonRetryable, Usage: r.usage}
 	var out FailResult
 	if _, err := c.do(ctx, "POST", "/api/v1/fail/"+url.PathEscape(jobID), in, &out); err != nil {
 		return nil, err
@@ -194,6 +196,7 @@ type HeartbeatJob struct {
 	Progress   *Progress
 	Checkpoint json.RawMessage
 	LeaseToken string
+	Usage      *AIUsage // model usage to add to the job's (ai_usage.go)
 }
 
 // MarshalJSON writes the job's report as a wire.HeartbeatEntry.
@@ -213,13 +216,13 @@ func (h *HeartbeatJob) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	progress, err := decodeOptional[Progress](w.Progress)
-	*h = HeartbeatJob{Progress: progress, Checkpoint: rawOrNil(w.Checkpoint), LeaseToken: w.LeaseToken}
+	*h = HeartbeatJob{Progress: progress, Checkpoint: rawOrNil(w.Checkpoint), LeaseToken: w.LeaseToken, Usage: w.Usage}
 	return err
 }
 
 func (h HeartbeatJob) toWire() (wire.HeartbeatEntry, error) {
 	progress, err := encodeOptional(h.Progress)
-	return wire.HeartbeatEntry{Progress: progress, Checkpoint: h.Checkpoint, LeaseToken: h.LeaseToken}, err
+	return wire.HeartbeatEntry{Progress: progress, Checkpoint: h.Checkpoint, LeaseToken: h.LeaseToken, Usage: h.Usage}, err
 }
 
 // Heartbeat statuses.

@@ -64,15 +64,20 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 	jobs := make(map[string]HeartbeatJob, len(running))
 	vers := make([]uint64, len(running))
+	usage := make([]*AIUsage, len(running))
 	for i, jc := range running {
 		var p *Progress
 		p, vers[i] = jc.pendingProgress()
-		jobs[jc.ID] = HeartbeatJob{Progress: p, LeaseToken: jc.LeaseToken}
+		usage[i] = jc.takeUsage()
+		jobs[jc.ID] = HeartbeatJob{Progress: p, LeaseToken: jc.LeaseToken, Usage: usage[i]}
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(w.cfg.HeartbeatInterval, minHeartbeatTimeout))
 	defer cancel()
 	res, err := w.c.Heartbeat(ctx, jobs)
 	if err != nil {
+		for i, jc := range running {
+			jc.restoreUsage(usage[i]) // the next heartbeat, or the ack, sends it
+		}
 		if ctx.Err() == nil {
 			w.log.Warn("jobbie worker: heartbeat failed", "worker", w.cfg.WorkerID, "jobs", len(jobs), "err", err)
 		}

@@ -65,6 +65,7 @@ type JobContext struct {
 	progress    *Progress
 	progressVer uint64
 	checkpoint  json.RawMessage // a pushed job's last Checkpoint, sent in its answer
+	usage       aiPending       // ReportUsage's sums not yet sent (ai_usage.go)
 }
 
 func newJobContext(w *Worker, base context.Context, cancel context.CancelCauseFunc, j *Job) *JobContext {

@@ -153,18 +153,20 @@ func (w *Worker) ackJob(base context.Context, jc *JobContext, result any) {
 		}
 		raw = b
 	}
+	usage := WithUsage(jc.takeUsage()) // the same report on every retry: a second apply is refused
 	w.report(base, "ack", jc.ID, func(ctx context.Context) error {
 		if raw == nil {
-			return w.c.Ack(ctx, jc.ID, nil, Lease(jc.LeaseToken))
+			return w.c.Ack(ctx, jc.ID, nil, Lease(jc.LeaseToken), usage)
 		}
-		return w.c.Ack(ctx, jc.ID, raw, Lease(jc.LeaseToken))
+		return w.c.Ack(ctx, jc.ID, raw, Lease(jc.LeaseToken), usage)
 	})
 }
 
 func (w *Worker) failJob(base context.Context, jc *JobContext, cause error) {
 	msg, bt := cause.Error(), backtraceOf(cause)
+	opts := append(failOptions(jc.LeaseToken, cause), WithUsage(jc.takeUsage()))
 	w.report(base, "fail", jc.ID, func(ctx context.Context) error {
-		_, err := w.c.Fail(ctx, jc.ID, msg, bt, failOptions(jc.LeaseToken, cause)...)
+		_, err := w.c.Fail(ctx, jc.ID, msg, bt, opts...)
 		return err
 	})
 }

@@ -207,7 +207,7 @@ func (sw *streamWorker) credit() int32 {
 }
 
 func (sw *streamWorker) ack(jc *JobContext, result any) {
-	a := &jobbiev1.Ack{JobId: jc.ID, LeaseToken: jc.LeaseToken}
+	a := &jobbiev1.Ack{JobId: jc.ID, LeaseToken: jc.LeaseToken, Usage: usageValue(jc)}
 	if result != nil {
 		v, err := valueOf(result)
 		if err != nil {
@@ -220,7 +220,8 @@ func (sw *streamWorker) ack(jc *JobContext, result any) {
 }
 
 func (sw *streamWorker) fail(jc *JobContext, cause error) {
-	sw.report("fail", jc, &outItem{fail: &jobbiev1.Fail{JobId: jc.ID, LeaseToken: jc.LeaseToken, Error: cause.Error(), Backtrace: backtraceOf(cause)}})
+	sw.report("fail", jc, &outItem{fail: &jobbiev1.Fail{JobId: jc.ID, LeaseToken: jc.LeaseToken, Error: cause.Error(), Backtrace: backtraceOf(cause),
+		Usage: usageValue(jc)}})
 }
 
 // report sends it with the credit the job gives back, and waits for its
@@ -333,10 +334,15 @@ func (sw *streamWorker) heartbeat(ctx context.Context) {
 	w.mu.Unlock()
 	items := make([]*outItem, len(running))
 	vers := make([]uint64, len(running))
+	usage := make([]*AIUsage, len(running))
 	for i, jc := range running {
 		var p *Progress
 		p, vers[i] = jc.pendingProgress()
+		usage[i] = jc.takeUsage()
 		b := &jobbiev1.Heartbeat{JobId: jc.ID, LeaseToken: jc.LeaseToken}
+		if usage[i] != nil {
+			b.Usage, _ = valueOf(usage[i])
+		}
 		if p != nil {
 			b.Progress, _ = valueOf(p)
 		}
@@ -349,6 +355,7 @@ func (sw *streamWorker) heartbeat(ctx context.Context) {
 		select {
 		case r := <-it.done:
 			if r == nil || r.GetErrorCode() != "" {
+				running[i].restoreUsage(usage[i]) // the next heartbeat, or the ack, sends it
 				continue
 			}
 			running[i].progressSent(vers[i])
@@ -359,7 +366,9 @@ func (sw *streamWorker) heartbeat(ctx context.Context) {
 				running[i].stop(ErrLeaseLost)
 			}
 		case <-ctx.Done():
-			sw.out.forget(it)
+			if sw.out.forget(it) {
+				running[i].restoreUsage(usage[i]) // never sent
+			}
 		}
 	}
 }

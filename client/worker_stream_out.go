@@ -120,16 +120,17 @@ func (o *outbox) answer(r *jobbiev1.Result) {
 }
 
 // forget drops an item whose waiter gave up.
-func (o *outbox) forget(it *outItem) {
+func (o *outbox) forget(it *outItem) (unsent bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.sent, it.id)
 	for i, q := range o.queue {
 		if q == it {
 			o.queue = append(o.queue[:i], o.queue[i+1:]...)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // resend puts the items a broken stream left unanswered back in the

@@ -63,6 +63,8 @@ func auditObject(c *fiber.Ctx, rt route) (typ, id string) {
 	switch {
 	case rt.path == "/api/v1/jobs/bulk":
 		typ = "bulk"
+	case segs[0] == "ai" && len(segs) > 1: // /ai/budgets...
+		typ = strings.TrimSuffix(segs[1], "s")
 	case last == "backup-policy":
 		typ = "backup_policy"
 	case last == "join-tokens" && len(params) == 0:

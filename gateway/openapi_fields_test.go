@@ -178,7 +178,7 @@ func errorCodes() []string {
 		wire.CodeHeadersTooLarge, wire.CodeRevocationsStale, wire.CodeShardAnswerTooLarge,
 		wire.CodeSelfHostedBudget, wire.CodeDeletionProtected, wire.CodeNamespaceNotEmpty,
 		wire.CodeRoleInUse, wire.CodeQuotaExceeded, wire.CodeNamespaceMoving, wire.CodeAmbiguousName,
-		wire.CodeIdempotencyKeyReused, wire.CodeEncryptionKeyRevoked, wire.CodeEncryptionOff, wire.CodeSchemaChanged,
+		wire.CodeIdempotencyKeyReused, wire.CodeEncryptionKeyRevoked, wire.CodeEncryptionOff, wire.CodeSchemaChanged, wire.CodeBudgetExceeded,
 	}
 	out := make([]string, len(codes))
 	for i, c := range codes {

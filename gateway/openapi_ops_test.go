@@ -67,6 +67,7 @@ const (
 	tShards     = "shards"
 	tAudit      = "audit"
 	tSSO        = "sso"
+	tAI         = "ai"
 	tMeta       = "meta"
 )
 
@@ -90,6 +91,7 @@ func tagList() []any {
 		{tShards, "A tenant's self-hosted shards."},
 		{tAudit, "The tenant's audit log (docs/api/audit.md)."},
 		{tSSO, "Console sign-in through the tenant's identity provider (docs/api/sso.md)."},
+		{tAI, "AI workloads: model usage and cost (docs/api/ai.md)."},
 		{tMeta, "This document."},
 	} {
 		out = append(out, obj{"name": t[0], "description": t[1]})

@@ -108,6 +108,8 @@ var routeTable = []route{
 	{get, "/api/v1/jobs/:id/chain", tenancy.ActJobRead, job, forward},
 	{post, "/api/v1/jobs/:id/retry", tenancy.ActJobManage, job | createsJobs, forward},
 	{post, "/api/v1/jobs/:id/cancel", tenancy.ActJobManage, job, forward},
+	{post, "/api/v1/jobs/:id/approve", tenancy.ActJobManage, job, forward}, // a job an AI budget held: run it
+	{post, "/api/v1/jobs/:id/reject", tenancy.ActJobManage, job, forward},  // a job an AI budget held: cancel it
 	{post, "/api/v1/jobs/:id/move", tenancy.ActJobManage, job | createsJobs, forward},
 	{del, "/api/v1/jobs/:id", tenancy.ActJobManage, job, forward},
 	{get, "/api/v1/dead", tenancy.ActJobRead, job, forward},
@@ -158,6 +160,12 @@ var routeTable = []route{
 	{get, "/api/v1/queues", tenancy.ActQueueRead, job, forward},
 	{get, "/api/v1/queues/:name", tenancy.ActQueueRead, job | queueNamed, forward},
 	{get, "/api/v1/queues/:name/stats", tenancy.ActQueueRead, job | queueNamed, forward}, // history: from, to, step
+	{get, "/api/v1/ai/usage", tenancy.ActUsageRead, job, forward},                        // AI usage per queue, model, tag or namespace: from, to, group_by
+	{get, "/api/v1/ai/budgets", tenancy.ActUsageRead, job, forward},
+	{post, "/api/v1/ai/budgets", tenancy.ActNamespaceManage, job, forward},
+	{get, "/api/v1/ai/budgets/:name", tenancy.ActUsageRead, job, forward},
+	{put, "/api/v1/ai/budgets/:name", tenancy.ActNamespaceManage, job, forward},
+	{del, "/api/v1/ai/budgets/:name", tenancy.ActNamespaceManage, job, forward},
 	{get, "/api/v1/queues/:name/scale", tenancy.ActQueueRead, job | queueNamed, forward}, // autoscaling: backlog, age, in flight, demand
 	{put, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},     // the whole configuration, declaratively
 	{del, "/api/v1/queues/:name", tenancy.ActQueueManage, job | queueNamed, forward},

@@ -129,6 +129,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newShardJoinTokenResource,
 		newWebhookResource,
 		newAlertRuleResource,
+		newBudgetResource,
 	}
 }
 

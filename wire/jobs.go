@@ -116,6 +116,7 @@ type AckRequest struct {
 	WorkerID   string          `json:"worker_id,omitempty"`
 	StepStatus string          `json:"step_status,omitempty"` // a chain step's StepContinue or StepExit
 	LeaseToken string          `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
+	Usage      *AIUsage        `json:"usage,omitempty"`       // model usage to add to the job's (ai.go)
 }
 
 // StatusResponse is an answer that only says a state: an ack's
@@ -137,6 +138,7 @@ type AckBatchEntry struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	StepStatus string          `json:"step_status,omitempty"`
 	LeaseToken string          `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
+	Usage      *AIUsage        `json:"usage,omitempty"`       // model usage to add to the job's (ai.go)
 }
 
 // AckBatchResponse holds each ack's outcome, in request order.
@@ -196,7 +198,8 @@ type FailRequest struct {
 	LeaseToken string `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
 	// NonRetryable makes the job dead at once with dead_reason
 	// non_retryable, whatever retries remain.
-	NonRetryable bool `json:"non_retryable,omitempty"`
+	NonRetryable bool     `json:"non_retryable,omitempty"`
+	Usage        *AIUsage `json:"usage,omitempty"` // model usage to add to the job's (ai.go)
 }
 
 // FailResponse says what the failure led to.
@@ -220,6 +223,7 @@ type HeartbeatEntry struct {
 	Progress   json.RawMessage `json:"progress,omitempty"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	LeaseToken string          `json:"lease_token,omitempty"` // the fetched job's; see FetchedJob
+	Usage      *AIUsage        `json:"usage,omitempty"`       // model usage to add to the job's (ai.go)
 }
 
 // HeartbeatResponse holds a status (Heartbeat*) per job id.
@@ -282,7 +286,10 @@ type JobDetail struct {
 	Worker        *WorkerRef        `json:"worker"`
 	DeadReason    *string           `json:"dead_reason,omitempty"`
 	UpdatedAt     *time.Time        `json:"updated_at"`
-	Cancelling    bool              `json:"cancelling,omitempty"` // active, cancel requested
+	Cancelling    bool              `json:"cancelling,omitempty"`  // active, cancel requested
+	Usage         *AIUsage          `json:"usage,omitempty"`       // model usage its workers reported, summed
+	HeldReason    string            `json:"held_reason,omitempty"` // "budget": held by an AI budget until approved
+	HeldBudget    string            `json:"held_budget,omitempty"` // the budget that holds it
 	CancelledAt   *time.Time        `json:"cancelled_at,omitempty"`
 	DiedAt        *time.Time        `json:"died_at,omitempty"`
 	Timeline      []TimelineEvent   `json:"timeline"`

@@ -28,6 +28,13 @@ type ShardMeters struct {
 	// reads and stores as before they were metered.
 	PushDeliveries    int64 `json:"push_deliveries,omitempty"`
 	WebhookDeliveries int64 `json:"webhook_deliveries,omitempty"`
+	// AI usage workers reported (ai.go): tokens, and cost in nano-dollars
+	// (exact). Left out when zero, as the deliveries are.
+	AIInputTokens      int64 `json:"ai_input_tokens,omitempty"`
+	AIOutputTokens     int64 `json:"ai_output_tokens,omitempty"`
+	AICacheReadTokens  int64 `json:"ai_cache_read_tokens,omitempty"`
+	AICacheWriteTokens int64 `json:"ai_cache_write_tokens,omitempty"`
+	AICostNanos        int64 `json:"ai_cost_nanos,omitempty"`
 }
 
 // UsageBucket is one namespace's usage in one UTC hour on one shard.
@@ -63,6 +70,13 @@ type UsageMeters struct {
 	StorageByteHours  float64 `json:"storage_byte_hours"` // from exact byte-milliseconds
 	PushDeliveries    int64   `json:"push_deliveries"`
 	WebhookDeliveries int64   `json:"webhook_deliveries"`
+	// AI usage workers reported (ai.go); cost_usd a decimal string from
+	// exact nano-dollars. Left out when zero.
+	AIInputTokens      int64  `json:"ai_input_tokens,omitempty"`
+	AIOutputTokens     int64  `json:"ai_output_tokens,omitempty"`
+	AICacheReadTokens  int64  `json:"ai_cache_read_tokens,omitempty"`
+	AICacheWriteTokens int64  `json:"ai_cache_write_tokens,omitempty"`
+	AICostUSD          string `json:"ai_cost_usd,omitempty"`
 	// APIRequests is counted per tenant by the gateways, so it appears in
 	// the tenant's buckets and totals, not a namespace's.
 	APIRequests int64 `json:"api_requests"`

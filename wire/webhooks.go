@@ -158,7 +158,7 @@ var WebhookEvents = []string{
 	"job.enqueued", "job.started", "job.completed", "job.failed", "job.lease_released",
 	"job.dead", "job.cancelled", "job.pending", "job.retried",
 	"batch.completed", "chain.completed", "schedule.fired", "queue.paused", "queue.push_disabled", "webhook.disabled",
-	"alert.firing", "alert.resolved",
+	"alert.firing", "alert.resolved", "budget.exceeded",
 }
 
 // Limits of webhooks.

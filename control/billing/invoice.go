@@ -198,7 +198,7 @@ func month(t time.Time) string { return t.UTC().Format("2006-01") }
 // requests, which shards do not count, left out).
 func shardMeterValues(m wire.ShardMeters) []int64 {
 	return []int64{m.JobsEnqueued, m.Executions, m.JobsCompleted, m.JobsFailed, m.JobsDead, m.ActiveJobMs, m.StorageByteMs,
-		m.PushDeliveries, m.WebhookDeliveries}
+		m.PushDeliveries, m.WebhookDeliveries, m.AIInputTokens, m.AIOutputTokens, m.AICacheReadTokens, m.AICacheWriteTokens, m.AICostNanos}
 }
 
 // priceLines nets the included amounts and prices every line (see the

@@ -52,12 +52,15 @@ func (f FormerShard) bounds(cursor time.Time) bool {
 // derived from them only when shown, so totals carry no rounding.
 type meterSums struct {
 	enqueued, executions, completed, failed, dead, activeMs, storageByteMs, pushDeliveries, webhookDeliveries, apiRequests int64
+	aiInput, aiOutput, aiCacheRead, aiCacheWrite, aiCostNanos                                                              int64
 }
 
 func (m *meterSums) addShard(s wire.ShardMeters) {
 	m.add(meterSums{enqueued: s.JobsEnqueued, executions: s.Executions, completed: s.JobsCompleted,
 		failed: s.JobsFailed, dead: s.JobsDead, activeMs: s.ActiveJobMs, storageByteMs: s.StorageByteMs,
-		pushDeliveries: s.PushDeliveries, webhookDeliveries: s.WebhookDeliveries})
+		pushDeliveries: s.PushDeliveries, webhookDeliveries: s.WebhookDeliveries,
+		aiInput: s.AIInputTokens, aiOutput: s.AIOutputTokens, aiCacheRead: s.AICacheReadTokens, aiCacheWrite: s.AICacheWriteTokens,
+		aiCostNanos: s.AICostNanos})
 }
 
 func (m *meterSums) add(o meterSums) {
@@ -71,6 +74,11 @@ func (m *meterSums) add(o meterSums) {
 	m.pushDeliveries += o.pushDeliveries
 	m.webhookDeliveries += o.webhookDeliveries
 	m.apiRequests += o.apiRequests
+	m.aiInput += o.aiInput
+	m.aiOutput += o.aiOutput
+	m.aiCacheRead += o.aiCacheRead
+	m.aiCacheWrite += o.aiCacheWrite
+	m.aiCostNanos += o.aiCostNanos
 }
 
 func (m meterSums) view() wire.UsageMeters {
@@ -78,7 +86,17 @@ func (m meterSums) view() wire.UsageMeters {
 		JobsEnqueued: m.enqueued, Executions: m.executions, JobsCompleted: m.completed, JobsFailed: m.failed,
 		JobsDead: m.dead, ActiveJobSeconds: float64(m.activeMs) / 1e3, StorageByteHours: float64(m.storageByteMs) / 3.6e6,
 		PushDeliveries: m.pushDeliveries, WebhookDeliveries: m.webhookDeliveries, APIRequests: m.apiRequests,
+		AIInputTokens: m.aiInput, AIOutputTokens: m.aiOutput, AICacheReadTokens: m.aiCacheRead, AICacheWriteTokens: m.aiCacheWrite,
+		AICostUSD: aiCostView(m.aiCostNanos),
 	}
+}
+
+// aiCostView is the exact cost as UsageMeters shows it: left out when zero.
+func aiCostView(nanos int64) string {
+	if nanos == 0 {
+		return ""
+	}
+	return wire.FormatCostUSD(nanos)
 }
 
 // SortedKeys is m's keys in order.

@@ -92,6 +92,7 @@ func (a *Admin) narrowUsage(r *admitted.Request, u *wire.Usage) error {
 // from (milliseconds, byte-milliseconds), so sums carry no float error.
 type exactMeters struct {
 	enqueued, executions, completed, failed, dead, activeMs, storageByteMs, pushDeliveries, webhookDeliveries int64
+	aiInput, aiOutput, aiCacheRead, aiCacheWrite, aiCostNanos                                                 int64
 }
 
 func (e *exactMeters) add(m wire.UsageMeters) {
@@ -104,10 +105,23 @@ func (e *exactMeters) add(m wire.UsageMeters) {
 	e.storageByteMs += int64(math.Round(m.StorageByteHours * 3.6e6))
 	e.pushDeliveries += m.PushDeliveries
 	e.webhookDeliveries += m.WebhookDeliveries
+	e.aiInput += m.AIInputTokens
+	e.aiOutput += m.AIOutputTokens
+	e.aiCacheRead += m.AICacheReadTokens
+	e.aiCacheWrite += m.AICacheWriteTokens
+	if m.AICostUSD != "" {
+		n, _ := wire.ParseCostUSD(m.AICostUSD) // control wrote it from exact nano-dollars
+		e.aiCostNanos += n
+	}
 }
 
 func (e exactMeters) view() wire.UsageMeters {
-	return wire.UsageMeters{JobsEnqueued: e.enqueued, Executions: e.executions, JobsCompleted: e.completed,
+	m := wire.UsageMeters{JobsEnqueued: e.enqueued, Executions: e.executions, JobsCompleted: e.completed,
 		JobsFailed: e.failed, JobsDead: e.dead, ActiveJobSeconds: float64(e.activeMs) / 1e3,
-		StorageByteHours: float64(e.storageByteMs) / 3.6e6, PushDeliveries: e.pushDeliveries, WebhookDeliveries: e.webhookDeliveries}
+		StorageByteHours: float64(e.storageByteMs) / 3.6e6, PushDeliveries: e.pushDeliveries, WebhookDeliveries: e.webhookDeliveries,
+		AIInputTokens: e.aiInput, AIOutputTokens: e.aiOutput, AICacheReadTokens: e.aiCacheRead, AICacheWriteTokens: e.aiCacheWrite}
+	if e.aiCostNanos != 0 {
+		m.AICostUSD = wire.FormatCostUSD(e.aiCostNanos)
+	}
+	return m
 }

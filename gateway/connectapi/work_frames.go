@@ -253,14 +253,26 @@ func (st *stream) enqueue(e *jobbiev1.Enqueue) *jobbiev1.Result {
 // acks are one ack/batch per MaxAckBatch acks; the follow-up jobs of
 // each ack that completed its job are enqueued (enqueue/batch, all of
 // one ack's or none) before its result is answered.
-func (st *stream) acks(acks []*jobbiev1.Ack, out *jobbiev1.WorkResponse) {
+func (st *stream) acks(all []*jobbiev1.Ack, out *jobbiev1.WorkResponse) {
+	usage := map[*jobbiev1.Ack]*wire.AIUsage{}
+	acks := make([]*jobbiev1.Ack, 0, len(all))
+	for _, a := range all {
+		u, err := usageOf("acks.usage", a.GetUsage())
+		if err != nil {
+			out.Results = append(out.Results, refused(a.GetCorrelationId(), "acks.usage", err.Error()))
+			continue
+		}
+		usage[a] = u
+		acks = append(acks, a)
+	}
 	for len(acks) > 0 {
 		n := min(len(acks), wire.MaxAckBatch)
 		part := acks[:n]
 		acks = acks[n:]
 		req := wire.AckBatchRequest{WorkerID: st.hello.GetWorkerId(), Acks: make([]wire.AckBatchEntry, n)}
 		for i, a := range part {
-			req.Acks[i] = wire.AckBatchEntry{JobID: a.GetJobId(), Result: jsonOf(a.GetResult()), StepStatus: a.GetStepStatus(), LeaseToken: a.GetLeaseToken()}
+			req.Acks[i] = wire.AckBatchEntry{JobID: a.GetJobId(), Result: jsonOf(a.GetResult()), StepStatus: a.GetStepStatus(), LeaseToken: a.GetLeaseToken(),
+				Usage: usage[a]}
 		}
 		a := st.call(http.MethodPost, "/api/v1/ack/batch", req)
 		var res wire.AckBatchResponse
@@ -314,8 +326,12 @@ func (st *stream) fail(f *jobbiev1.Fail) *jobbiev1.Result {
 	if err := segment("job_id", f.GetJobId()); err != nil {
 		return refused(f.GetCorrelationId(), "fails.job_id", err.(*connect.Error).Message())
 	}
+	u, err := usageOf("fails.usage", f.GetUsage())
+	if err != nil {
+		return refused(f.GetCorrelationId(), "fails.usage", err.Error())
+	}
 	a := st.call(http.MethodPost, "/api/v1/fail/"+f.GetJobId(), wire.FailRequest{Error: f.GetError(), Backtrace: f.GetBacktrace(),
-		WorkerID: st.hello.GetWorkerId(), LeaseToken: f.GetLeaseToken()})
+		WorkerID: st.hello.GetWorkerId(), LeaseToken: f.GetLeaseToken(), Usage: u})
 	if a.Status == http.StatusConflict || a.Status == http.StatusNotFound {
 		st.settled(f.GetJobId())
 	}
@@ -342,7 +358,13 @@ func (st *stream) heartbeats(hbs []*jobbiev1.Heartbeat, ext []*jobbiev1.ExtendLe
 	jobs := map[string]wire.HeartbeatEntry{}
 	var beats []beat
 	for _, h := range hbs {
-		jobs[h.GetJobId()] = wire.HeartbeatEntry{Progress: jsonOf(h.GetProgress()), Checkpoint: jsonOf(h.GetCheckpoint()), LeaseToken: h.GetLeaseToken()}
+		u, err := usageOf("heartbeats.usage", h.GetUsage())
+		if err != nil {
+			out.Results = append(out.Results, refused(h.GetCorrelationId(), "heartbeats.usage", err.Error()))
+			continue
+		}
+		jobs[h.GetJobId()] = wire.HeartbeatEntry{Progress: jsonOf(h.GetProgress()), Checkpoint: jsonOf(h.GetCheckpoint()), LeaseToken: h.GetLeaseToken(),
+			Usage: sumUsage(jobs[h.GetJobId()].Usage, u)} // reports add up; the rest, the last frame's
 		beats = append(beats, beat{h.GetCorrelationId(), h.GetJobId(), h.GetLeaseToken()})
 	}
 	for _, e := range ext {

@@ -46,7 +46,8 @@ const (
 	NamespaceNotEmpty = wire.CodeNamespaceNotEmpty
 	RoleInUse         = wire.CodeRoleInUse
 
-	QuotaExceeded = wire.CodeQuotaExceeded
+	QuotaExceeded  = wire.CodeQuotaExceeded
+	BudgetExceeded = wire.CodeBudgetExceeded
 
 	NamespaceMoving = wire.CodeNamespaceMoving
 
@@ -72,6 +73,7 @@ var statuses = map[Code]int{
 	TooLarge:         http.StatusRequestEntityTooLarge,
 	RateLimited:      http.StatusTooManyRequests,
 	QuotaExceeded:    http.StatusTooManyRequests,
+	BudgetExceeded:   http.StatusTooManyRequests,
 	NoLeader:         http.StatusServiceUnavailable,
 	Unavailable:      http.StatusServiceUnavailable,
 	Internal:         http.StatusInternalServerError,

@@ -24,7 +24,8 @@ func TestEveryCodeHasItsStatus(t *testing.T) {
 		ConnectionLimit: 429, KeyLongPollLimit: 429, TenantLongPollLimit: 429, HeadersTooLarge: 431, RevocationsStale: 503,
 		ShardAnswerTooLarge: 502, SelfHostedBudget: 503,
 		DeletionProtected: 409, NamespaceNotEmpty: 409, RoleInUse: 409, NamespaceMoving: 503,
-		AmbiguousName: 409, IdempotencyKeyReused: 422, SchemaChanged: 409}
+		AmbiguousName: 409, IdempotencyKeyReused: 422, SchemaChanged: 409, BudgetExceeded: 429,
+		EncryptionKeyRevoked: 409, EncryptionOff: 409}
 	require.Len(t, statuses, len(want))
 	for c, s := range want {
 		require.Equal(t, s, Status(c), c)

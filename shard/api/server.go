@@ -129,6 +129,7 @@ func (s *Server) routes() {
 	s.searchRoutes(api)
 	s.healthRoutes(api)
 	s.auditRoutes(api)
+	s.aiRoutes(api)
 	s.clusterRoutes()
 	s.usageRoutes()
 	s.backupRoutes()

@@ -31,6 +31,7 @@ type AckBatchItem struct {
 	Result json.RawMessage `codec:"r"`
 	Step   string          `codec:"st,omitempty"` // step_status of a chain step
 	Lease  job.LeaseID     `codec:"lt,omitempty"` // the lease it settles; zero: any
+	Usage  *AIUsage        `codec:"ai,omitempty"` // model usage to add (aiusage.go; AckBatchUsage)
 }
 
 // AckOutcome is what one ack of a batch led to: the state the job settled
@@ -71,7 +72,7 @@ func (e *Engine) applyAckBatchPush(tx *replica.Tx, c *AckBatchCmd) ([]AckOutcome
 func (e *Engine) ackBatch(tx *replica.Tx, c *AckBatchCmd, push bool) ([]AckOutcome, error) {
 	out := make([]AckOutcome, len(c.Items))
 	for i, it := range c.Items {
-		st, err := e.ack(tx, &AckCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result, Step: it.Step, Lease: it.Lease}, push)
+		st, err := e.ack(tx, &AckCmd{NS: c.NS, ID: it.ID, WorkerID: c.WorkerID, Result: it.Result, Step: it.Step, Lease: it.Lease, Usage: it.Usage}, push)
 		if err != nil {
 			out[i].Err = apierr.From(err)
 			continue

@@ -199,5 +199,7 @@ func (e *Engine) register(r *replica.Registry) {
 	NamespaceEncryption.Handle(r, gated(e, e.applyEncryption))
 	e.registerMoves(r)
 	e.registerVersions(r)
+	e.registerAI(r)
+	e.registerBudgets(r)
 	e.registerSchemas(r)
 }

@@ -336,6 +336,53 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		}
 		return ScheduleFireSchema.Command(c)
 	}),
+	// AI usage on the worker calls: a model now and then, the job's last
+	// otherwise; a lease or none.
+	scriptCmd(func(s *script) []byte {
+		c := &AckCmd{NS: testNS, ID: s.job(), Result: []byte(`{"ok":true}`), Lease: s.lease(), Usage: s.aiUsage()}
+		return AckFor(c).Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &FailCmd{NS: testNS, ID: s.job(), Error: "boom", Lease: s.lease(), NonRetryable: s.rng.Intn(4) == 0, Usage: s.aiUsage()}
+		return FailFor(c).Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &HeartbeatCmd{NS: testNS, Jobs: []HeartbeatItem{{ID: s.job(), Lease: s.lease(), Usage: s.aiUsage()}, {ID: s.job()}}}
+		return HeartbeatFor(c).Command(c)
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &AckBatchCmd{NS: testNS, WorkerID: "w2", Items: []AckBatchItem{{ID: s.job(), Usage: s.aiUsage()}, {ID: s.job(), Lease: s.lease()}}}
+		return AckBatchFor(c).Command(c)
+	}),
+	// Budgets: low daily limits on the namespace, a queue and a tag, each
+	// action, so the usage above reaches them; creates meet existing ones.
+	scriptCmd(func(s *script) []byte {
+		scopes := []struct{ scope, value string }{{wire.BudgetScopeNamespace, ""}, {wire.BudgetScopeQueue, s.queue()}, {wire.BudgetScopeTag, "k=v"}}
+		sc := scopes[s.rng.Intn(len(scopes))]
+		b := BudgetRecord{Name: fmt.Sprint("b", s.rng.Intn(3)), Scope: sc.scope, Value: sc.value,
+			OnExceed: []string{wire.BudgetHold, wire.BudgetReject, wire.BudgetAlert}[s.rng.Intn(3)]}
+		if s.rng.Intn(2) == 0 {
+			b.DailyCostNanos = int64(1 + s.rng.Intn(2e7))
+		} else {
+			b.DailyTokens = int64(1 + s.rng.Intn(20000))
+		}
+		return BudgetPut.Command(&BudgetCmd{NS: testNS, Budget: b, Create: s.rng.Intn(2) == 0})
+	}),
+	scriptCmd(func(s *script) []byte {
+		return BudgetDelete.Command(&BudgetNameCmd{NS: testNS, Name: fmt.Sprint("b", s.rng.Intn(3))})
+	}),
+	scriptCmd(func(s *script) []byte { return JobApprove.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
+	scriptCmd(func(s *script) []byte { return JobReject.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
+}
+
+// aiUsage is a usage report with a model now and then.
+func (s *script) aiUsage() *AIUsage {
+	u := &AIUsage{Input: int64(s.rng.Intn(5000)), Output: int64(s.rng.Intn(900)), CacheRead: int64(s.rng.Intn(3)) * 100,
+		CostNanos: int64(s.rng.Intn(1e7))}
+	if s.rng.Intn(3) == 0 {
+		u.Model, u.Provider = []string{"m-small", "m-large"}[s.rng.Intn(2)], "p"
+	}
+	return u
 }
 
 // deliveries are up to 60 delivery log records, so a log fills and trims.

@@ -37,6 +37,13 @@ type EnqueueResult struct {
 }
 
 func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, error) {
+	return e.enqueue(tx, c, true)
+}
+
+// enqueue inserts c's jobs; a producer's enqueue meets the namespace's AI
+// budgets (budgets.go), the jobs the engine makes itself (a schedule's
+// runs) do not.
+func (e *Engine) enqueue(tx *replica.Tx, c *EnqueueCmd, producer bool) ([]EnqueueResult, error) {
 	now := tx.Now.UnixNano()
 	if err := e.checkSchemas(tx, c.NS, c.Checked); err != nil {
 		return nil, err
@@ -48,6 +55,13 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, e
 	}
 	if err := e.checkMaxPending(tx, c); err != nil {
 		return nil, err
+	}
+	var budgets *budgetVerdict
+	if producer {
+		var err error
+		if budgets, err = e.checkBudgets(tx, c); err != nil {
+			return nil, err
+		}
 	}
 	registerNamespace(tx, c.NS)
 	out := make([]EnqueueResult, len(c.Jobs))
@@ -87,8 +101,15 @@ func (e *Engine) applyEnqueue(tx *replica.Tx, c *EnqueueCmd) ([]EnqueueResult, e
 		if len(j.DependsOn) > 0 {
 			waiting, depFailed = e.holdForDependencies(tx, c.NS, j)
 		}
-		j.State = job.Initial(j.ScheduledAt, now, waiting || depFailed)
+		hold := ""
+		if !waiting && !depFailed {
+			hold = budgets.holdOf(e, tx, c.NS, j)
+		}
+		j.State = job.Initial(j.ScheduledAt, now, waiting || depFailed || hold != "")
 		e.insertJob(tx, c.NS, j)
+		if hold != "" {
+			e.holdForBudget(tx, c.NS, j, hold)
+		}
 		if j.UniqueKey != "" {
 			takeUnique(tx, c.NS, j)
 		}

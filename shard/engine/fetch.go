@@ -83,6 +83,12 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 			e.putJob(tx, c.NS, j)
 			continue
 		}
+		if name := e.fetchHold(tx, c.NS, j); name != "" {
+			e.moveTo(tx, c.NS, j, job.Held) // an AI budget reached: it waits for approval
+			e.putJob(tx, c.NS, j)
+			e.holdForBudget(tx, c.NS, j, name)
+			continue
+		}
 		if bestQ.Keyed > 0 || len(bestQ.Turns) > 0 {
 			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.served(bestPrio, bestKey) })
 		}

@@ -114,6 +114,7 @@ func (e *Engine) putJob(tx *replica.Tx, ns string, j *job.Job) {
 // the bytes it counted from its namespace's stored bytes.
 func (e *Engine) deleteJobRecord(tx *replica.Tx, ns string, j *job.Job) {
 	must(tx.Delete(keys.Job(ns, j.ID), nil))
+	must(tx.Delete(keys.JobAI(ns, j.ID), nil)) // its usage, if it has any (aiusage.go)
 	e.jobs.drop(j.ID)
 	e.storedDelta(tx, ns, -j.Stored)
 }

@@ -143,4 +143,5 @@ func (e *Engine) forgetRange(ns string, lower, upper []byte) {
 		delete(e.nsConfigs, ns)
 	}
 	e.history.forgetRange(ns, lower, upper)
+	delete(e.budgets, ns)
 }

@@ -160,9 +160,11 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 // removing the job later takes back exactly what it added; over a job
 // already there (replace: a move's later round), the old one's size is
 // taken back first. The history's cached buckets of ns are settled first
-// (historyCache.settle): the records may hold them.
+// (historyCache.settle), and the cached budgets dropped: the records may
+// hold them.
 func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, replace bool) error {
 	e.history.settle(tx, ns)
+	e.forgetBudgets(ns)
 	p := keys.Namespace(ns)
 	metering := e.usage.metering(tx)
 	var key []byte

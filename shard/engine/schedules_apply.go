@@ -202,8 +202,8 @@ func (e *Engine) applyScheduleFire(tx *replica.Tx, c *FireCmd) (bool, error) {
 	if c.QueueDefaults {
 		ec.Defaulted = []uint8{old.Defaulted()}
 	}
-	res, err := e.applyEnqueue(tx, ec)
-	must(err) // without dependencies an enqueue refuses nothing
+	res, err := e.enqueue(tx, ec, false)
+	must(err) // without dependencies, a quota or budgets, an enqueue refuses nothing
 	s := *old
 	// With a unique key still held by an unfinished job, the run enqueues
 	// nothing and last_job_id names the job that holds the key.

@@ -63,6 +63,13 @@ const (
 	mStorageByteMs
 	mPushDeliveries
 	mWebhookDeliveries
+	// AI usage reported by workers (aiusage.go): tokens, and cost in
+	// nano-dollars.
+	mAIInput
+	mAIOutput
+	mAICacheRead
+	mAICacheWrite
+	mAICostNanos
 	nMeters
 )
 

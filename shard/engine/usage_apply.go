@@ -136,6 +136,8 @@ func UsageBuckets(r pebble.Reader, from []byte, limit int) (out []wire.UsageBuck
 			JobsEnqueued: m[mEnqueued], Executions: m[mExecutions], JobsCompleted: m[mCompleted], JobsFailed: m[mFailed],
 			JobsDead: m[mDead], ActiveJobMs: m[mActiveMs], StorageByteMs: m[mStorageByteMs],
 			PushDeliveries: m[mPushDeliveries], WebhookDeliveries: m[mWebhookDeliveries],
+			AIInputTokens: m[mAIInput], AIOutputTokens: m[mAIOutput], AICacheReadTokens: m[mAICacheRead],
+			AICacheWriteTokens: m[mAICacheWrite], AICostNanos: m[mAICostNanos],
 		}})
 	}
 	return out, nil

@@ -85,6 +85,10 @@ func TestMetersEncodingKeepsOlderBytes(t *testing.T) {
 	require.Equal(t, m, decodeMeters(b))
 	m[mWebhookDeliveries] = 2
 	b = encodeMeters(nil, &m)
+	require.Len(t, b, mWebhookDeliveries+1, "up to the last meter that is not zero")
+	require.Equal(t, m, decodeMeters(b))
+	m[mAICostNanos] = 1 // the AI meters (aiusage.go) come after the deliveries
+	b = encodeMeters(nil, &m)
 	require.Len(t, b, nMeters)
 	require.Equal(t, m, decodeMeters(b))
 }

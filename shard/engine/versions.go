@@ -227,6 +227,9 @@ func FetchBatchFor(c *FetchBatchCmd) replica.Op[FetchBatchCmd, []*job.Job] {
 // AckFor is the op of c: a push delivery's settle by the dispatcher
 // (its worker id, a lease) is metered.
 func AckFor(c *AckCmd) replica.Op[AckCmd, job.State] {
+	if c.Usage != nil && !isPushWorker(c.WorkerID) {
+		return AckUsage // a node that knows it knows leases
+	}
 	if isPushWorker(c.WorkerID) && !c.Lease.IsZero() {
 		return AckPush
 	}
@@ -240,6 +243,8 @@ func AckFor(c *AckCmd) replica.Op[AckCmd, job.State] {
 func FailFor(c *FailCmd) replica.Op[FailCmd, *FailOutcome] {
 	push := isPushWorker(c.WorkerID) && !c.Lease.IsZero()
 	switch {
+	case c.Usage != nil && !push:
+		return FailUsage // a node that knows it knows leases and non_retryable
 	case c.NonRetryable && push:
 		return FailPushNonRetryable
 	case c.NonRetryable:
@@ -256,6 +261,11 @@ func FailFor(c *FailCmd) replica.Op[FailCmd, *FailOutcome] {
 // HeartbeatFor is the op of c.
 func HeartbeatFor(c *HeartbeatCmd) replica.Op[HeartbeatCmd, []string] {
 	for i := range c.Jobs {
+		if c.Jobs[i].Usage != nil {
+			return HeartbeatUsage
+		}
+	}
+	for i := range c.Jobs {
 		if !c.Jobs[i].Lease.IsZero() {
 			return HeartbeatLease
 		}
@@ -265,6 +275,11 @@ func HeartbeatFor(c *HeartbeatCmd) replica.Op[HeartbeatCmd, []string] {
 
 // AckBatchFor is the op of c.
 func AckBatchFor(c *AckBatchCmd) replica.Op[AckBatchCmd, []AckOutcome] {
+	for i := range c.Items {
+		if c.Items[i].Usage != nil && !isPushWorker(c.WorkerID) {
+			return AckBatchUsage
+		}
+	}
 	for i := range c.Items {
 		if !c.Items[i].Lease.IsZero() {
 			if isPushWorker(c.WorkerID) {

@@ -19,6 +19,7 @@ type AckCmd struct {
 	Result   json.RawMessage `codec:"r"`
 	Step     string          `codec:"st,omitempty"` // step_status of a chain step
 	Lease    job.LeaseID     `codec:"lt,omitempty"` // the lease it settles; zero: any
+	Usage    *AIUsage        `codec:"ai,omitempty"` // model usage to add (aiusage.go; AckUsage)
 }
 
 // FailCmd records a failed attempt of an active job.
@@ -31,7 +32,8 @@ type FailCmd struct {
 	Lease     job.LeaseID `codec:"lt,omitempty"` // the lease it settles; zero: any
 	// NonRetryable makes the job dead at once, whatever retries remain
 	// (proposed as FailNonRetryable, FailPushNonRetryable).
-	NonRetryable bool `codec:"nr,omitempty"`
+	NonRetryable bool     `codec:"nr,omitempty"`
+	Usage        *AIUsage `codec:"ai,omitempty"` // model usage to add (aiusage.go; FailUsage)
 }
 
 // FailOutcome is what a failure led to.
@@ -55,6 +57,7 @@ type HeartbeatItem struct {
 	Progress   json.RawMessage `codec:"p"`
 	Checkpoint json.RawMessage `codec:"c"`
 	Lease      job.LeaseID     `codec:"lt,omitempty"` // the lease it extends; zero: any
+	Usage      *AIUsage        `codec:"ai,omitempty"` // model usage to add (aiusage.go; HeartbeatUsage)
 }
 
 // activeJob loads a job that must be active, held by workerID and under
@@ -95,6 +98,7 @@ func (e *Engine) ack(tx *replica.Tx, c *AckCmd, push bool) (job.State, error) {
 	if push {
 		e.pushDelivered(tx, c.NS, c.WorkerID, j.Queue)
 	}
+	e.addAIUsage(tx, c.NS, j, c.Usage)
 	j.Result = c.Result
 	setChainExit(j, c.Step)
 	to := job.SettleAttempt(j.CancelRequestedAt != 0, job.Completed)
@@ -124,6 +128,7 @@ func (e *Engine) fail(tx *replica.Tx, c *FailCmd, push bool) (*FailOutcome, erro
 		e.pushDelivered(tx, c.NS, c.WorkerID, j.Queue)
 	}
 	now := tx.Now.UnixNano()
+	e.addAIUsage(tx, c.NS, j, c.Usage)
 	e.failAttempt(tx, c.NS, j, now, c.Error, c.Backtrace)
 	if job.SettleAttempt(j.CancelRequestedAt != 0, job.Retrying) == job.Cancelled {
 		e.moveTo(tx, c.NS, j, job.Cancelled)
@@ -184,6 +189,7 @@ func (e *Engine) applyHeartbeat(tx *replica.Tx, c *HeartbeatCmd) ([]string, erro
 		if len(it.Checkpoint) > 0 && !bytes.Equal(it.Checkpoint, []byte("null")) {
 			j.Checkpoint = it.Checkpoint
 		}
+		e.addAIUsage(tx, c.NS, j, it.Usage)
 		e.extendLease(tx, c.NS, j, now+j.LeaseNs)
 		e.putJob(tx, c.NS, j)
 		out[i] = wire.HeartbeatOK

@@ -11,7 +11,7 @@ func TestTransitionsTable(t *testing.T) {
 	t.Parallel()
 	allowed := []struct{ from, to State }{
 		{Scheduled, Pending}, {Scheduled, Cancelled}, {Scheduled, Dead},
-		{Pending, Active}, {Pending, Cancelled}, {Pending, Dead},
+		{Pending, Active}, {Pending, Cancelled}, {Pending, Dead}, {Pending, Held}, // an AI budget holds it at its fetch
 		{Active, Completed}, {Active, Retrying}, {Active, Dead}, {Active, Pending}, {Active, Cancelled},
 		{Retrying, Pending}, {Retrying, Cancelled}, {Retrying, Dead},
 		{Completed, Pending}, {Dead, Pending}, {Cancelled, Pending},
@@ -23,7 +23,7 @@ func TestTransitionsTable(t *testing.T) {
 	refused := []struct{ from, to State }{
 		{Pending, Completed}, {Pending, Retrying}, {Scheduled, Active}, {Completed, Active},
 		{Dead, Active}, {Completed, Dead}, {Retrying, Active}, {Cancelled, Completed},
-		{Held, Active}, {Held, Completed}, {Pending, Held}, {Completed, Held},
+		{Held, Active}, {Held, Completed}, {Scheduled, Held}, {Completed, Held},
 	}
 	for _, tc := range refused {
 		require.False(t, Allowed(tc.from, tc.to), "%s -> %s", tc.from, tc.to)

@@ -62,7 +62,8 @@ var transitions = map[State][]State{
 	// See Initial.
 	New:       {Scheduled, Pending, Held},
 	Scheduled: {Pending, Dead, Cancelled},
-	Pending:   {Active, Dead, Cancelled},
+	// Held: an AI budget holds it as it is about to be fetched.
+	Pending: {Active, Dead, Cancelled, Held},
 	// Pending: lease expired. Cancelled: a job marked cancelling settles
 	// (ack, fail or lease expiry) as cancelled.
 	Active:    {Completed, Retrying, Dead, Pending, Cancelled},

@@ -40,6 +40,7 @@ var kindNames = map[byte]string{
 	'i': "idempotency record", 'I': "idempotency expiry index", 'K': "idempotency record count",
 	'a': "alert rule", 'W': "encryption keys", 'Y': "queue schema",
 	'U': "audit record", 'z': "audit retention",
+	'm': "AI usage counter", 'J': "job AI usage", 'G': "AI budget",
 }
 
 func goldenFamilies() []family {
@@ -56,6 +57,7 @@ func goldenFamilies() []family {
 		{"events.txt", "The event log: a namespace's events in sequence order, its floor; the shard-wide start.", eventCases()},
 		{"audit.txt", "The audit log: a namespace's records in time order, then entry index and position; its retention.", auditCases()},
 		{"history.txt", "Queue history: a queue's buckets per resolution in time order; the shard-wide start.", historyCases()},
+		{"ai.txt", "AI usage: a namespace's counters in (hour, dimension, value) order, its trim mark; a job's usage; budgets by name.", aiCases()},
 	}
 }
 

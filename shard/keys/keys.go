@@ -39,6 +39,7 @@
 //	<ns> 00 'k' <queue> 00 <concurrency key>             a concurrency key's jobs; value: active, pending (uvarints)
 //	<ns> 00 'P'                                          the namespace's unfinished jobs (uvarint)
 //	<ns> 00 't' <queue> 00 <res 1B> <start 8B>           a queue's history bucket (history.go)
+//	<ns> 00 'm' / 'J' / 'G' ...                          AI usage counters, a job's AI usage, budgets (ai.go)
 //	01 'n' <ns>                                          registry of namespaces on this shard
 //	01 'U' <hour 8B> <ns>                                usage meters of ns in the UTC hour starting then
 //	01 'G' <ns>                                          usage: ns's stored-bytes gauge
@@ -114,7 +115,7 @@ const (
 
 	KindAlertRule byte = 'a' // AlertRule: one alert rule and its firing state, by name
 
-	KindEncryption byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
+	KindEncryption  byte = 'W' // Encryption: the namespace's wrapped keys and encryption settings
 	KindQueueSchema byte = 'Y' // QueueSchema: a queue's payload schema, its version in the queue record
 )
 

@@ -33,7 +33,11 @@ func (s *Service) GetJob(ns string, sc tenancy.QueueScope, id string) (*wire.Job
 	if j, err = s.openJob(ns, j); err != nil {
 		return nil, err
 	}
-	return detailView(j), nil
+	d := detailView(j)
+	if err := s.jobAI(ns, d); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // RetryJob puts a completed, dead or cancelled job back to pending.

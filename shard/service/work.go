@@ -37,10 +37,14 @@ func (s *Service) Ack(ctx context.Context, ns string, sc tenancy.QueueScope, lim
 	if err != nil {
 		return "", err
 	}
+	u, err := usageOf("usage", r.Usage)
+	if err != nil {
+		return "", err
+	}
 	if res, err = s.sealWork(ns, fieldResult, id, res); err != nil {
 		return "", err
 	}
-	ac := &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l}
+	ac := &engine.AckCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Result: res, Step: r.StepStatus, Lease: l, Usage: u}
 	st, err := engine.AckFor(ac).Propose(ctx, s.node, ac)
 	if err != nil {
 		return "", err
@@ -78,6 +82,10 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 		if err != nil {
 			return nil, err
 		}
+		u, err := usageOf(fmt.Sprintf("acks[%d].usage", i), a.Usage)
+		if err != nil {
+			return nil, err
+		}
 		out[i].JobID = a.JobID
 		if err := jobIDOK(a.JobID); err != nil {
 			out[i].Error = ackBatchError(apierr.From(err))
@@ -90,7 +98,7 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 		if res, err = s.sealWork(ns, fieldResult, a.JobID, res); err != nil {
 			return nil, err
 		}
-		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus, Lease: l})
+		c.Items = append(c.Items, engine.AckBatchItem{ID: a.JobID, Result: res, Step: a.StepStatus, Lease: l, Usage: u})
 		at = append(at, i)
 	}
 	if len(c.Items) == 0 {
@@ -156,11 +164,15 @@ func (s *Service) Fail(ctx context.Context, ns string, sc tenancy.QueueScope, id
 	if err != nil {
 		return nil, err
 	}
+	u, err := usageOf("usage", r.Usage)
+	if err != nil {
+		return nil, err
+	}
 	text, trace, err := s.sealFailure(ns, id, r.Error, r.Backtrace)
 	if err != nil {
 		return nil, err
 	}
-	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: text, Backtrace: trace, Lease: l, NonRetryable: r.NonRetryable}
+	fc := &engine.FailCmd{NS: ns, ID: id, WorkerID: r.WorkerID, Error: text, Backtrace: trace, Lease: l, NonRetryable: r.NonRetryable, Usage: u}
 	out, err := engine.FailFor(fc).Propose(ctx, s.node, fc)
 	if err != nil {
 		return nil, err
@@ -203,6 +215,10 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 		if err != nil {
 			return nil, err
 		}
+		u, err := usageOf("jobs."+id+".usage", ent.Usage)
+		if err != nil {
+			return nil, err
+		}
 		if !s.inScope(ns, id, sc) {
 			out[id] = wire.HeartbeatLost
 			continue
@@ -213,7 +229,7 @@ func (s *Service) Heartbeat(ctx context.Context, ns string, sc tenancy.QueueScop
 		if cp, err = s.sealWork(ns, fieldCheckpoint, id, cp); err != nil {
 			return nil, err
 		}
-		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp, Lease: l})
+		c.Jobs = append(c.Jobs, engine.HeartbeatItem{ID: id, Progress: p, Checkpoint: cp, Lease: l, Usage: u})
 	}
 	if len(c.Jobs) == 0 {
 		return out, nil

@@ -58,6 +58,8 @@ func thingData(ev *engine.Event) wire.WebhookThingData {
 		d.Reason = ev.Detail
 	case engine.EvWebhookDisabled:
 		d.WebhookID, d.Reason = ev.Subject, ev.Detail
+	case engine.EvBudgetExceeded:
+		d.Name, d.Reason = ev.Subject, ev.Detail // the budget, its scope
 	}
 	return d
 }

@@ -12,8 +12,41 @@ NotRequired is seen at run time (``__required_keys__``)."""
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
-ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "conflict", "connection_limit", "deletion_protected", "encryption_key_revoked", "encryption_unavailable", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "schema_changed", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
+ErrorCode: TypeAlias = Literal["ambiguous_name", "bad_request", "budget_exceeded", "conflict", "connection_limit", "deletion_protected", "encryption_key_revoked", "encryption_unavailable", "forbidden", "headers_too_large", "idempotency_key_reused", "internal", "invalid_json", "key_long_poll_limit", "lease_mismatch", "method_not_allowed", "namespace_moving", "namespace_not_empty", "no_leader", "not_found", "payload_too_large", "quota_exceeded", "rate_limited", "revocations_stale", "role_in_use", "schema_changed", "self_hosted_budget", "shard_answer_too_large", "tenant_long_poll_limit", "unauthenticated", "unavailable"]
 """A stable error code; internal/apierr maps each to its HTTP status."""
+
+
+class AIUsage(TypedDict):
+    """AIUsage is one report of model usage, or a job's totals. Token counts are whole numbers; cost_usd is a decimal string of dollars, at most 9 places after the point, summed exactly (never as a float)."""
+
+    cache_read_tokens: NotRequired[int]
+    cache_write_tokens: NotRequired[int]
+    cost_usd: NotRequired[str]
+    input_tokens: NotRequired[int]
+    model: NotRequired[str]
+    output_tokens: NotRequired[int]
+    provider: NotRequired[str]
+
+
+class AIUsageGroup(TypedDict):
+    """AIUsageGroup is one group's totals over the range: Key is the queue, the model, the tag as "key=value", or the namespace."""
+
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: str
+    input_tokens: int
+    key: str
+    output_tokens: int
+    reports: int
+
+
+AIUsageResponse = TypedDict("AIUsageResponse", {
+    "from": str,  # format date-time
+    "group_by": str,
+    "groups": "list[AIUsageGroup] | None",
+    "to": str,  # format date-time
+})
+AIUsageResponse.__doc__ = """AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key."""
 
 
 class AckBatchEntry(TypedDict):
@@ -24,6 +57,8 @@ class AckBatchEntry(TypedDict):
     lease_token: NotRequired[str]
     result: NotRequired[Any]
     step_status: NotRequired[Literal["continue", "exit"]]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
 
 
 class AckBatchError(TypedDict):
@@ -63,6 +98,8 @@ class AckRequest(TypedDict):
     result: NotRequired[Any]
     #: a chain step's StepContinue or StepExit
     step_status: NotRequired[Literal["continue", "exit"]]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
     worker_id: NotRequired[str]
 
 
@@ -125,6 +162,13 @@ class AlertValue(TypedDict):
 
     queue: str
     value: float
+
+
+class ApproveResponse(TypedDict):
+    """ApproveResponse is POST /api/v1/jobs/{id}/approve's and /reject's answer: the job's state after it."""
+
+    job_id: str
+    status: str
 
 
 class AuditPage(TypedDict):
@@ -275,6 +319,51 @@ class BatchSpec(TypedDict):
     #: TraceParent and TraceState: the callback job's trace context; when left out, the enqueue's headers' (TraceParentHeader), if any.
     traceparent: NotRequired[str]
     tracestate: NotRequired[str]
+
+
+class Budget(TypedDict):
+    """Budget is a budget as the API shows it, with what its scope reported today (UTC) and whether that reached a limit."""
+
+    #: format date-time
+    created_at: str
+    daily_cost_usd: NotRequired[str]
+    #: every kind of token
+    daily_tokens: NotRequired[int]
+    exceeded: bool
+    name: NotRequired[str]
+    on_exceed: str
+    #: scope queue
+    queue: NotRequired[str]
+    #: namespace, queue or tag
+    scope: str
+    spent_today_tokens: int
+    spent_today_usd: str
+    #: scope tag: "key=value"
+    tag: NotRequired[str]
+    #: format date-time
+    updated_at: str
+
+
+class BudgetList(TypedDict):
+    """BudgetList is GET /api/v1/ai/budgets."""
+
+    budgets: "list[Budget] | None"
+
+
+class BudgetSpec(TypedDict):
+    """BudgetSpec is what POST /api/v1/ai/budgets and PUT /api/v1/ai/budgets/{name} take (the PUT's name is the path's)."""
+
+    daily_cost_usd: NotRequired[str]
+    #: every kind of token
+    daily_tokens: NotRequired[int]
+    name: NotRequired[str]
+    on_exceed: NotRequired[str]
+    #: scope queue
+    queue: NotRequired[str]
+    #: namespace, queue or tag
+    scope: NotRequired[str]
+    #: scope tag: "key=value"
+    tag: NotRequired[str]
 
 
 class BulkAccepted(TypedDict):
@@ -636,6 +725,8 @@ class FailRequest(TypedDict):
     lease_token: NotRequired[str]
     #: NonRetryable makes the job dead at once with dead_reason non_retryable, whatever retries remain.
     non_retryable: NotRequired[bool]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
     worker_id: NotRequired[str]
 
 
@@ -723,6 +814,8 @@ class HeartbeatEntry(TypedDict):
     #: the fetched job's; see FetchedJob
     lease_token: NotRequired[str]
     progress: NotRequired[Any]
+    #: model usage to add to the job's (ai.go)
+    usage: NotRequired["AIUsage"]
 
 
 class HeartbeatRequest(TypedDict):
@@ -851,6 +944,10 @@ class JobDetail(TypedDict):
     #: format date-time
     failed_at: str | None
     fairness_key: NotRequired[str]
+    #: the budget that holds it
+    held_budget: NotRequired[str]
+    #: "budget": held by an AI budget until approved
+    held_reason: NotRequired[str]
     id: str
     #: the job's own, when it has one
     lease_duration: NotRequired[str]
@@ -884,6 +981,8 @@ class JobDetail(TypedDict):
     unique_period: int | None
     #: format date-time
     updated_at: str | None
+    #: model usage its workers reported, summed
+    usage: NotRequired["AIUsage"]
     worker: "WorkerRef | None"
 
 
@@ -1592,6 +1691,10 @@ class SearchJob(TypedDict):
     #: format date-time
     failed_at: str | None
     fairness_key: NotRequired[str]
+    #: the budget that holds it
+    held_budget: NotRequired[str]
+    #: "budget": held by an AI budget until approved
+    held_reason: NotRequired[str]
     id: str
     last_error: NotRequired[str]
     #: the job's own, when it has one
@@ -1626,6 +1729,8 @@ class SearchJob(TypedDict):
     unique_period: int | None
     #: format date-time
     updated_at: str | None
+    #: model usage its workers reported, summed
+    usage: NotRequired["AIUsage"]
     worker: "WorkerRef | None"
 
 
@@ -1799,6 +1904,12 @@ class UsageMeters(TypedDict):
 
     #: from exact milliseconds
     active_job_seconds: float
+    ai_cache_read_tokens: NotRequired[int]
+    ai_cache_write_tokens: NotRequired[int]
+    ai_cost_usd: NotRequired[str]
+    #: AI usage workers reported (ai.go); cost_usd a decimal string from exact nano-dollars. Left out when zero.
+    ai_input_tokens: NotRequired[int]
+    ai_output_tokens: NotRequired[int]
     #: APIRequests is counted per tenant by the gateways, so it appears in the tenant's buckets and totals, not a namespace's.
     api_requests: int
     executions: int

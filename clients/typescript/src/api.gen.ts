@@ -4,6 +4,38 @@
 // out; a member that may be null says so. Times are RFC 3339 strings.
 // `node scripts/gen-types.mjs` writes this file again.
 
+/** AIUsage is one report of model usage, or a job's totals. Token counts are whole numbers; cost_usd is a decimal string of dollars, at most 9 places after the point, summed exactly (never as a float). */
+export interface AIUsage {
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  cost_usd?: string;
+  input_tokens?: number;
+  model?: string;
+  output_tokens?: number;
+  provider?: string;
+}
+
+/** AIUsageGroup is one group's totals over the range: Key is the queue, the model, the tag as "key=value", or the namespace. */
+export interface AIUsageGroup {
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: string;
+  input_tokens: number;
+  key: string;
+  output_tokens: number;
+  reports: number;
+}
+
+/** AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key. */
+export interface AIUsageResponse {
+  /** @format date-time */
+  from: string;
+  group_by: string;
+  groups: AIUsageGroup[] | null;
+  /** @format date-time */
+  to: string;
+}
+
 /** AckBatchEntry is one job's ack in a batch. */
 export interface AckBatchEntry {
   job_id: string;
@@ -11,6 +43,8 @@ export interface AckBatchEntry {
   lease_token?: string;
   result?: unknown;
   step_status?: "continue" | "exit";
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
 }
 
 /** AckBatchError says why one ack of a batch was refused. */
@@ -48,6 +82,8 @@ export interface AckRequest {
   result?: unknown;
   /** a chain step's StepContinue or StepExit */
   step_status?: "continue" | "exit";
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
   worker_id?: string;
 }
 
@@ -120,6 +156,12 @@ export interface AlertRuleRequest {
 export interface AlertValue {
   queue: string;
   value: number;
+}
+
+/** ApproveResponse is POST /api/v1/jobs/{id}/approve's and /reject's answer: the job's state after it. */
+export interface ApproveResponse {
+  job_id: string;
+  status: string;
 }
 
 /** AuditPage is GET /api/v1/audit's answer: records oldest first, and a cursor for the next page when there may be more. */
@@ -264,6 +306,48 @@ export interface BatchSpec {
   /** TraceParent and TraceState: the callback job's trace context; when left out, the enqueue's headers' (TraceParentHeader), if any. */
   traceparent?: string;
   tracestate?: string;
+}
+
+/** Budget is a budget as the API shows it, with what its scope reported today (UTC) and whether that reached a limit. */
+export interface Budget {
+  /** @format date-time */
+  created_at: string;
+  daily_cost_usd?: string;
+  /** every kind of token */
+  daily_tokens?: number;
+  exceeded: boolean;
+  name?: string;
+  on_exceed: string;
+  /** scope queue */
+  queue?: string;
+  /** namespace, queue or tag */
+  scope: string;
+  spent_today_tokens: number;
+  spent_today_usd: string;
+  /** scope tag: "key=value" */
+  tag?: string;
+  /** @format date-time */
+  updated_at: string;
+}
+
+/** BudgetList is GET /api/v1/ai/budgets. */
+export interface BudgetList {
+  budgets: Budget[] | null;
+}
+
+/** BudgetSpec is what POST /api/v1/ai/budgets and PUT /api/v1/ai/budgets/{name} take (the PUT's name is the path's). */
+export interface BudgetSpec {
+  daily_cost_usd?: string;
+  /** every kind of token */
+  daily_tokens?: number;
+  name?: string;
+  on_exceed?: string;
+  /** scope queue */
+  queue?: string;
+  /** namespace, queue or tag */
+  scope?: string;
+  /** scope tag: "key=value" */
+  tag?: string;
 }
 
 /** BulkAccepted is the 202 answer to a bulk by filter that matched more than MaxBulkSync jobs: it runs in the background. */
@@ -585,7 +669,7 @@ export interface ErrorBody {
 }
 
 /** A stable error code; internal/apierr maps each to its HTTP status. */
-export type ErrorCode = "ambiguous_name" | "bad_request" | "conflict" | "connection_limit" | "deletion_protected" | "encryption_key_revoked" | "encryption_unavailable" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "schema_changed" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
+export type ErrorCode = "ambiguous_name" | "bad_request" | "budget_exceeded" | "conflict" | "connection_limit" | "deletion_protected" | "encryption_key_revoked" | "encryption_unavailable" | "forbidden" | "headers_too_large" | "idempotency_key_reused" | "internal" | "invalid_json" | "key_long_poll_limit" | "lease_mismatch" | "method_not_allowed" | "namespace_moving" | "namespace_not_empty" | "no_leader" | "not_found" | "payload_too_large" | "quota_exceeded" | "rate_limited" | "revocations_stale" | "role_in_use" | "schema_changed" | "self_hosted_budget" | "shard_answer_too_large" | "tenant_long_poll_limit" | "unauthenticated" | "unavailable";
 
 /** Event is the data of one event of GET /api/v1/events (Server-Sent Events; the event's SSE id resumes the stream after it). */
 export interface Event {
@@ -612,6 +696,8 @@ export interface FailRequest {
   lease_token?: string;
   /** NonRetryable makes the job dead at once with dead_reason non_retryable, whatever retries remain. */
   non_retryable?: boolean;
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
   worker_id?: string;
 }
 
@@ -710,6 +796,8 @@ export interface HeartbeatEntry {
   /** the fetched job's; see FetchedJob */
   lease_token?: string;
   progress?: unknown;
+  /** model usage to add to the job's (ai.go) */
+  usage?: AIUsage;
 }
 
 /** HeartbeatRequest extends the leases of a worker's jobs: POST /api/v1/heartbeat. */
@@ -833,6 +921,10 @@ export interface JobDetail {
   /** @format date-time */
   failed_at: string | null;
   fairness_key?: string;
+  /** the budget that holds it */
+  held_budget?: string;
+  /** "budget": held by an AI budget until approved */
+  held_reason?: string;
   id: string;
   /** the job's own, when it has one */
   lease_duration?: string;
@@ -866,6 +958,8 @@ export interface JobDetail {
   unique_period: number | null;
   /** @format date-time */
   updated_at: string | null;
+  /** model usage its workers reported, summed */
+  usage?: AIUsage;
   worker: WorkerRef | null;
 }
 
@@ -1534,6 +1628,10 @@ export interface SearchJob {
   /** @format date-time */
   failed_at: string | null;
   fairness_key?: string;
+  /** the budget that holds it */
+  held_budget?: string;
+  /** "budget": held by an AI budget until approved */
+  held_reason?: string;
   id: string;
   last_error?: string;
   /** the job's own, when it has one */
@@ -1568,6 +1666,8 @@ export interface SearchJob {
   unique_period: number | null;
   /** @format date-time */
   updated_at: string | null;
+  /** model usage its workers reported, summed */
+  usage?: AIUsage;
   worker: WorkerRef | null;
 }
 
@@ -1736,6 +1836,12 @@ export interface UsageBucketView {
 export interface UsageMeters {
   /** from exact milliseconds */
   active_job_seconds: number;
+  ai_cache_read_tokens?: number;
+  ai_cache_write_tokens?: number;
+  ai_cost_usd?: string;
+  /** AI usage workers reported (ai.go); cost_usd a decimal string from exact nano-dollars. Left out when zero. */
+  ai_input_tokens?: number;
+  ai_output_tokens?: number;
   /** APIRequests is counted per tenant by the gateways, so it appears in the tenant's buckets and totals, not a namespace's. */
   api_requests: number;
   executions: number;

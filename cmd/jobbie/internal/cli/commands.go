@@ -6,7 +6,7 @@ import "github.com/spf13/cobra"
 // tenant's, through a gateway with an API key, and the operator's on the
 // control plane.
 func Commands() []*cobra.Command {
-	cmds := []*cobra.Command{searchCmd(), bulkCmd(), backupsCmd(), usageCmd(), planCmd(), invoicesCmd(),
+	cmds := []*cobra.Command{searchCmd(), bulkCmd(), backupsCmd(), usageCmd(), aiCmd(), heldCmd(), planCmd(), invoicesCmd(),
 		workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd(),
 		plansCmd(), tenantsCmd(), workerCmd(), signingKeysCmd(), webhooksCmd(), alertsCmd(), auditCmd(), outboxCmd(), tracingCmd(), loginCmd(), contextCmd(), eventsCmd(), rolesCmd(), clusterCmd(), topCmd()}
 	cmds = append(cmds, jobCmds()...)

@@ -254,8 +254,11 @@ type Ack struct {
 	LeaseToken    string          `protobuf:"bytes,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	Result        *structpb.Value `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
 	// A chain step's "continue" (the default) or "exit".
-	StepStatus    string            `protobuf:"bytes,5,opt,name=step_status,json=stepStatus,proto3" json:"step_status,omitempty"`
-	Enqueue       []*EnqueueRequest `protobuf:"bytes,6,rep,name=enqueue,proto3" json:"enqueue,omitempty"`
+	StepStatus string            `protobuf:"bytes,5,opt,name=step_status,json=stepStatus,proto3" json:"step_status,omitempty"`
+	Enqueue    []*EnqueueRequest `protobuf:"bytes,6,rep,name=enqueue,proto3" json:"enqueue,omitempty"`
+	// Model usage to add to the job's, as the HTTP ack's "usage" object
+	// (docs/api/ai.md).
+	Usage         *structpb.Value `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -332,6 +335,13 @@ func (x *Ack) GetEnqueue() []*EnqueueRequest {
 	return nil
 }
 
+func (x *Ack) GetUsage() *structpb.Value {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 // Fail reports a failed attempt (POST /api/v1/fail/{id}).
 type Fail struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -340,6 +350,8 @@ type Fail struct {
 	LeaseToken    string                 `protobuf:"bytes,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	Backtrace     string                 `protobuf:"bytes,5,opt,name=backtrace,proto3" json:"backtrace,omitempty"`
+	// Model usage to add to the job's, as the HTTP fail's "usage" object.
+	Usage         *structpb.Value `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -409,6 +421,13 @@ func (x *Fail) GetBacktrace() string {
 	return ""
 }
 
+func (x *Fail) GetUsage() *structpb.Value {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 // Heartbeat reports a running job's progress and checkpoint (POST
 // /api/v1/heartbeat).
 type Heartbeat struct {
@@ -418,7 +437,8 @@ type Heartbeat struct {
 	LeaseToken    string                 `protobuf:"bytes,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	Progress      *structpb.Value        `protobuf:"bytes,4,opt,name=progress,proto3" json:"progress,omitempty"`
 	Checkpoint    *structpb.Value        `protobuf:"bytes,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
-	// What the attempt used so far (tokens, cost), as JSON.
+	// Model usage to add to the job's since the last report, as the HTTP
+	// heartbeat's "usage" object (docs/api/ai.md).
 	Usage         *structpb.Value `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1065,7 +1085,7 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"\vconcurrency\x18\x04 \x01(\x05R\vconcurrency\x12%\n" +
 	"\x0elease_duration\x18\x05 \x01(\tR\rleaseDuration\"\x16\n" +
 	"\x06Credit\x12\f\n" +
-	"\x01n\x18\x01 \x01(\x05R\x01n\"\xea\x01\n" +
+	"\x01n\x18\x01 \x01(\x05R\x01n\"\x98\x02\n" +
 	"\x03Ack\x12%\n" +
 	"\x0ecorrelation_id\x18\x01 \x01(\x04R\rcorrelationId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1f\n" +
@@ -1074,14 +1094,16 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x06result\x12\x1f\n" +
 	"\vstep_status\x18\x05 \x01(\tR\n" +
 	"stepStatus\x123\n" +
-	"\aenqueue\x18\x06 \x03(\v2\x19.jobbie.v1.EnqueueRequestR\aenqueue\"\x99\x01\n" +
+	"\aenqueue\x18\x06 \x03(\v2\x19.jobbie.v1.EnqueueRequestR\aenqueue\x12,\n" +
+	"\x05usage\x18\a \x01(\v2\x16.google.protobuf.ValueR\x05usage\"\xc7\x01\n" +
 	"\x04Fail\x12%\n" +
 	"\x0ecorrelation_id\x18\x01 \x01(\x04R\rcorrelationId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1f\n" +
 	"\vlease_token\x18\x03 \x01(\tR\n" +
 	"leaseToken\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1c\n" +
-	"\tbacktrace\x18\x05 \x01(\tR\tbacktrace\"\x84\x02\n" +
+	"\tbacktrace\x18\x05 \x01(\tR\tbacktrace\x12,\n" +
+	"\x05usage\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05usage\"\x84\x02\n" +
 	"\tHeartbeat\x12%\n" +
 	"\x0ecorrelation_id\x18\x01 \x01(\x04R\rcorrelationId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1f\n" +
@@ -1186,26 +1208,28 @@ var file_jobbie_v1_worker_proto_depIdxs = []int32{
 	7,  // 6: jobbie.v1.WorkRequest.extend_leases:type_name -> jobbie.v1.ExtendLease
 	15, // 7: jobbie.v1.Ack.result:type_name -> google.protobuf.Value
 	16, // 8: jobbie.v1.Ack.enqueue:type_name -> jobbie.v1.EnqueueRequest
-	15, // 9: jobbie.v1.Heartbeat.progress:type_name -> google.protobuf.Value
-	15, // 10: jobbie.v1.Heartbeat.checkpoint:type_name -> google.protobuf.Value
-	15, // 11: jobbie.v1.Heartbeat.usage:type_name -> google.protobuf.Value
-	16, // 12: jobbie.v1.Enqueue.job:type_name -> jobbie.v1.EnqueueRequest
-	9,  // 13: jobbie.v1.WorkResponse.jobs:type_name -> jobbie.v1.LeasedJob
-	10, // 14: jobbie.v1.WorkResponse.results:type_name -> jobbie.v1.Result
-	11, // 15: jobbie.v1.WorkResponse.cancels:type_name -> jobbie.v1.Cancel
-	12, // 16: jobbie.v1.WorkResponse.drain:type_name -> jobbie.v1.Drain
-	13, // 17: jobbie.v1.WorkResponse.keep_alive:type_name -> jobbie.v1.KeepAlive
-	15, // 18: jobbie.v1.LeasedJob.payload:type_name -> google.protobuf.Value
-	15, // 19: jobbie.v1.LeasedJob.checkpoint:type_name -> google.protobuf.Value
-	14, // 20: jobbie.v1.LeasedJob.tags:type_name -> jobbie.v1.LeasedJob.TagsEntry
-	17, // 21: jobbie.v1.Result.enqueued:type_name -> jobbie.v1.EnqueueResponse
-	0,  // 22: jobbie.v1.WorkerService.Work:input_type -> jobbie.v1.WorkRequest
-	8,  // 23: jobbie.v1.WorkerService.Work:output_type -> jobbie.v1.WorkResponse
-	23, // [23:24] is the sub-list for method output_type
-	22, // [22:23] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	15, // 9: jobbie.v1.Ack.usage:type_name -> google.protobuf.Value
+	15, // 10: jobbie.v1.Fail.usage:type_name -> google.protobuf.Value
+	15, // 11: jobbie.v1.Heartbeat.progress:type_name -> google.protobuf.Value
+	15, // 12: jobbie.v1.Heartbeat.checkpoint:type_name -> google.protobuf.Value
+	15, // 13: jobbie.v1.Heartbeat.usage:type_name -> google.protobuf.Value
+	16, // 14: jobbie.v1.Enqueue.job:type_name -> jobbie.v1.EnqueueRequest
+	9,  // 15: jobbie.v1.WorkResponse.jobs:type_name -> jobbie.v1.LeasedJob
+	10, // 16: jobbie.v1.WorkResponse.results:type_name -> jobbie.v1.Result
+	11, // 17: jobbie.v1.WorkResponse.cancels:type_name -> jobbie.v1.Cancel
+	12, // 18: jobbie.v1.WorkResponse.drain:type_name -> jobbie.v1.Drain
+	13, // 19: jobbie.v1.WorkResponse.keep_alive:type_name -> jobbie.v1.KeepAlive
+	15, // 20: jobbie.v1.LeasedJob.payload:type_name -> google.protobuf.Value
+	15, // 21: jobbie.v1.LeasedJob.checkpoint:type_name -> google.protobuf.Value
+	14, // 22: jobbie.v1.LeasedJob.tags:type_name -> jobbie.v1.LeasedJob.TagsEntry
+	17, // 23: jobbie.v1.Result.enqueued:type_name -> jobbie.v1.EnqueueResponse
+	0,  // 24: jobbie.v1.WorkerService.Work:input_type -> jobbie.v1.WorkRequest
+	8,  // 25: jobbie.v1.WorkerService.Work:output_type -> jobbie.v1.WorkResponse
+	25, // [25:26] is the sub-list for method output_type
+	24, // [24:25] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_jobbie_v1_worker_proto_init() }

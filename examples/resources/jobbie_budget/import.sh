@@ -1,0 +1,2 @@
+# A budget is imported by <namespace>/<name>.
+terraform import jobbie_budget.summaries billing/summaries-daily

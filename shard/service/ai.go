@@ -1,0 +1,89 @@
+package service
+
+import (
+	"sort"
+	"time"
+
+	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/shard/engine"
+	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/tenancy"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// AI usage (engine/aiusage.go): the reports the worker calls carry, a
+// job's totals, and the namespace's hourly counters.
+
+// usageOf checks a worker call's usage report; nil when it reports
+// nothing.
+func usageOf(field string, u *wire.AIUsage) (*engine.AIUsage, error) {
+	c, err := wire.CheckAIUsage(field, u)
+	if err != nil {
+		return nil, apierr.Invalid(err)
+	}
+	return engine.UsageOf(c), nil
+}
+
+// jobAI adds a job's usage totals (absent when no worker reported any)
+// and the budget that holds it to its detail.
+func (s *Service) jobAI(ns string, d *wire.JobDetail) error {
+	rec, err := engine.ReadJobAI(s.node.DB(), ns, d.ID)
+	if err != nil || rec == nil {
+		return err
+	}
+	if rec.Reports > 0 {
+		d.Usage = rec.Usage.Counts().View()
+	}
+	if rec.HeldBy != "" && d.State == wire.StateHeld {
+		d.HeldReason, d.HeldBudget = wire.HeldReasonBudget, rec.HeldBy
+	}
+	return nil
+}
+
+var aiDims = map[string]byte{
+	wire.AIGroupNamespace: keys.AIDimNamespace,
+	wire.AIGroupQueue:     keys.AIDimQueue,
+	wire.AIGroupModel:     keys.AIDimModel,
+	wire.AIGroupTag:       keys.AIDimTag,
+}
+
+// AIUsage answers GET /api/v1/ai/usage from the node's own store: ns's
+// usage over whole UTC hours, per group. A key limited to some queues
+// sees those queues' usage only, so it may group by queue alone (the
+// other groupings sum every queue).
+func (s *Service) AIUsage(ns string, sc tenancy.QueueScope, from, to, groupBy string) (*wire.AIUsageResponse, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, err
+	}
+	g, err := wire.CheckAIGroupBy(groupBy)
+	if err != nil {
+		return nil, apierr.Invalid(err)
+	}
+	if !sc.All() && g != wire.AIGroupQueue {
+		return nil, apierr.OfField(apierr.Forbidden, "group_by", "this key may read the usage of some queues only: group_by=queue")
+	}
+	q, err := wire.ParseUsageQuery(time.Unix(0, s.now()).UTC(), from, to, wire.GranularityHour)
+	if err != nil {
+		return nil, apierr.Invalid(err)
+	}
+	sums, err := engine.ReadAIUsage(s.node.DB(), ns, aiDims[g], q.From.UnixNano(), q.To.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.AIUsageResponse{From: q.From, To: q.To, GroupBy: g, Groups: []wire.AIUsageGroup{}}
+	for k, b := range sums {
+		if g == wire.AIGroupQueue && !sc.Allows(k) {
+			continue
+		}
+		if g == wire.AIGroupNamespace {
+			if _, name, err := tenancy.ParseShardNamespace(ns); err == nil {
+				k = name
+			}
+		}
+		u := b.Usage
+		out.Groups = append(out.Groups, wire.AIUsageGroup{Key: k, Reports: b.Reports, InputTokens: u.Input, OutputTokens: u.Output,
+			CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite, CostUSD: wire.FormatCostUSD(u.CostNanos)})
+	}
+	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Key < out.Groups[j].Key })
+	return out, nil
+}

@@ -1,0 +1,241 @@
+package provider
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/jobbie/jobbie/client"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// jobbie_budget: one of a namespace's AI budgets (docs/api/ai.md). What
+// its scope spent today is the service's, not configuration: the
+// resource holds the settings alone.
+
+var (
+	_ resource.ResourceWithConfigure   = (*budgetResource)(nil)
+	_ resource.ResourceWithImportState = (*budgetResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*budgetResource)(nil)
+)
+
+func newBudgetResource() resource.Resource { return &budgetResource{} }
+
+type budgetResource struct{ p *providerData }
+
+type budgetModel struct {
+	ID           types.String `tfsdk:"id"`
+	Namespace    types.String `tfsdk:"namespace"`
+	Name         types.String `tfsdk:"name"`
+	Scope        types.String `tfsdk:"scope"`
+	Queue        types.String `tfsdk:"queue"`
+	Tag          types.String `tfsdk:"tag"`
+	DailyCostUSD types.String `tfsdk:"daily_cost_usd"`
+	DailyTokens  types.Int64  `tfsdk:"daily_tokens"`
+	OnExceed     types.String `tfsdk:"on_exceed"`
+}
+
+var budgetNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func (r *budgetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_budget"
+}
+
+func (r *budgetResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "An AI budget: a daily (UTC) limit on the model cost or tokens that workers reported for a " +
+			"namespace, a queue or a tag. Once what its scope reported today reaches a limit, a job enqueued into the " +
+			"scope is refused (`reject`: 429 `budget_exceeded`), held until approved (`hold`), or enqueued with a " +
+			"`budget.exceeded` webhook event once a day (`alert`). Every setting but `name` and `namespace` changes in place.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"namespace": namespaceAttribute("budget"),
+			"name": schema.StringAttribute{
+				MarkdownDescription: "The budget's name, unique in its namespace: 1-64 letters, digits, `.`, `_` or `-`. " +
+					"Changing it replaces the budget.",
+				Required:      true,
+				Validators:    []validator.String{stringvalidator.RegexMatches(budgetNameRE, "must be 1-64 letters, digits, '.', '_' or '-'")},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"scope": schema.StringAttribute{
+				MarkdownDescription: "`namespace` (every job of the namespace), `queue` (with `queue`) or `tag` (with `tag`).",
+				Required:            true,
+				Validators:          []validator.String{stringvalidator.OneOf(wire.BudgetScopeNamespace, wire.BudgetScopeQueue, wire.BudgetScopeTag)},
+			},
+			"queue": schema.StringAttribute{
+				MarkdownDescription: "The queue of a `queue` budget; `\"\"` (the default) otherwise.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(""),
+				Validators:          []validator.String{stringvalidator.Any(stringvalidator.LengthAtMost(0), queueName())},
+			},
+			"tag": schema.StringAttribute{
+				MarkdownDescription: "The tag of a `tag` budget, as `key=value`; `\"\"` (the default) otherwise.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(""),
+			},
+			"daily_cost_usd": schema.StringAttribute{
+				MarkdownDescription: "The daily limit on reported cost, a decimal string of dollars (`\"25\"`, `\"0.50\"`); " +
+					"the state keeps the configuration's spelling. At least one of `daily_cost_usd` and `daily_tokens`.",
+				Optional:   true,
+				Validators: []validator.String{stringCheck{"cost", func(s string) error { _, err := wire.ParseCostUSD(s); return err }}},
+			},
+			"daily_tokens": schema.Int64Attribute{
+				MarkdownDescription: "The daily limit on reported tokens of every kind; 0 (the default): none.",
+				Optional:            true,
+				Computed:            true,
+				Default:             int64default.StaticInt64(0),
+				Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"on_exceed": schema.StringAttribute{
+				MarkdownDescription: "`hold`, `reject` or `alert`.",
+				Required:            true,
+				Validators:          []validator.String{stringvalidator.OneOf(wire.BudgetHold, wire.BudgetReject, wire.BudgetAlert)},
+			},
+		},
+	}
+}
+
+func (r *budgetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.p = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *budgetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	planDefaultNamespace(ctx, r.p, req, resp)
+}
+
+func (m *budgetModel) spec(create bool) wire.BudgetSpec {
+	s := wire.BudgetSpec{Scope: m.Scope.ValueString(), Queue: m.Queue.ValueString(), Tag: m.Tag.ValueString(),
+		DailyCostUSD: m.DailyCostUSD.ValueString(), DailyTokens: m.DailyTokens.ValueInt64(), OnExceed: m.OnExceed.ValueString()}
+	if create {
+		s.Name = m.Name.ValueString()
+	}
+	return s
+}
+
+// set reads a budget as the API holds it into m; the cost keeps the
+// configuration's spelling when it is the same amount.
+func (m *budgetModel) set(ns string, b *wire.Budget) {
+	m.ID = types.StringValue(ns + "/" + b.Name)
+	m.Namespace, m.Name, m.Scope = types.StringValue(ns), types.StringValue(b.Name), types.StringValue(b.Scope)
+	m.Queue, m.Tag, m.OnExceed = types.StringValue(b.Queue), types.StringValue(b.Tag), types.StringValue(b.OnExceed)
+	m.DailyTokens = types.Int64Value(b.DailyTokens)
+	have, err := wire.ParseCostUSD(m.DailyCostUSD.ValueString())
+	want, _ := wire.ParseCostUSD(b.DailyCostUSD)
+	switch {
+	case b.DailyCostUSD == "":
+		m.DailyCostUSD = types.StringNull()
+	case m.DailyCostUSD.IsNull() || err != nil || have != want:
+		m.DailyCostUSD = types.StringValue(b.DailyCostUSD)
+	}
+}
+
+// write creates or replaces the budget the plan describes.
+func (r *budgetResource) write(ctx context.Context, plan *budgetModel, diags *diag.Diagnostics, create bool) {
+	ns, name := plan.Namespace.ValueString(), plan.Name.ValueString()
+	what := "update"
+	if create {
+		what = "create"
+	}
+	b, err := retry(ctx, true, func() (*wire.Budget, error) {
+		if create {
+			return r.p.in(ns).CreateBudget(ctx, plan.spec(true))
+		}
+		return r.p.in(ns).UpdateBudget(ctx, name, plan.spec(false))
+	})
+	if err != nil {
+		apiErrorAt(diags, "Could not "+what+" budget "+name+" in namespace "+ns, err, "name", "scope", "queue", "tag", "daily_cost_usd", "daily_tokens", "on_exceed")
+		return
+	}
+	plan.set(ns, b)
+}
+
+func (r *budgetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan budgetModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.write(ctx, &plan, &resp.Diagnostics, true); !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+func (r *budgetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state budgetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
+	b, err := retry(ctx, false, func() (*wire.Budget, error) { return r.p.in(ns).GetBudget(ctx, name) })
+	if client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		apiError(&resp.Diagnostics, "Could not read budget "+name+" in namespace "+ns, err)
+		return
+	}
+	state.set(ns, b)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *budgetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan budgetModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.write(ctx, &plan, &resp.Diagnostics, false); !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+func (r *budgetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state budgetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
+	_, err := retry(ctx, true, func() (struct{}, error) {
+		return struct{}{}, r.p.in(ns).DeleteBudget(ctx, name)
+	})
+	if err != nil && !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "Could not delete budget "+name+" in namespace "+ns, err)
+	}
+}
+
+// ImportState takes "<namespace>/<name>".
+func (r *budgetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns, name, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<name>")
+	if !ok {
+		return
+	}
+	if !budgetNameRE.MatchString(name) || strings.Contains(name, "/") {
+		resp.Diagnostics.AddError("Invalid import id", "Expected <namespace>/<name> with a budget's name: "+req.ID)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+}

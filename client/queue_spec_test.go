@@ -39,7 +39,8 @@ func TestPutQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, spec, back)
 
-	// An empty spec resets everything: every field is sent.
+	// An empty spec resets everything: every field is sent but schema,
+	// which nil keeps.
 	_, err = c.PutQueue(context.Background(), "emails", client.QueueSpec{})
 	require.NoError(t, err)
 	rec.requireRequest(t, "PUT", "/api/v1/queues/emails", `{"description":"","paused":false,"concurrency":null,"throttle":null,

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,8 +14,9 @@ import (
 // QueueSpec is a queue's whole configuration, the body of PutQueue: the
 // call creates the queue or replaces its configuration, and what the spec
 // leaves zero is reset (no description, not paused, no concurrency limit,
-// no throttle, no queue defaults). A Queue read afterwards shows the same
-// configuration (QueueSpecOf gives it back as a spec).
+// no throttle, no queue defaults), except Schema, which nil keeps. A Queue
+// read afterwards shows the same configuration (QueueSpecOf gives it back
+// as a spec).
 type QueueSpec struct {
 	// Description is free text, at most 1024 characters.
 	Description string
@@ -33,7 +35,18 @@ type QueueSpec struct {
 	Defaults QueueDefaultsSpec
 	// Push makes it a push queue; nil for a pull queue.
 	Push *QueuePushSpec
+	// Schema is the JSON Schema (draft 2020-12) every payload enqueued to
+	// the queue must satisfy, as JSON. Unlike the other fields, nil keeps
+	// the queue's schema as it is (so a spec built without one never
+	// erases it), and the JSON literal null, NoSchema, removes it. The
+	// server stores it in canonical form (keys sorted, no spaces): Queue's
+	// Schema shows that form and SchemaVersion its version.
+	Schema json.RawMessage
 }
+
+// NoSchema is the QueueSpec.Schema that removes the queue's schema: any
+// payload is taken again.
+var NoSchema = json.RawMessage("null")
 
 // QueueThrottleSpec lets at most Rate fetches of a queue happen in any
 // window of Period (1s to 7 days).
@@ -60,9 +73,10 @@ type QueueDefaultsSpec struct {
 }
 
 // MarshalJSON writes the spec as a wire.QueueSpec: every field, null where
-// it is unset.
+// it is unset, but schema, left out when nil (kept).
 func (s QueueSpec) MarshalJSON() ([]byte, error) {
-	w := wire.QueueSpec{Description: s.Description, Paused: s.Paused, Defaults: s.Defaults.wire(), Push: s.Push.wire()}
+	w := wire.QueueSpec{Description: s.Description, Paused: s.Paused, Defaults: s.Defaults.wire(), Push: s.Push.wire(),
+		Schema: s.Schema}
 	if s.Concurrency != nil {
 		w.Concurrency = strconv.AppendInt(nil, *s.Concurrency, 10)
 	}
@@ -94,9 +108,13 @@ func (c *Client) PutQueue(ctx context.Context, name string, spec QueueSpec) (*Qu
 }
 
 // QueueSpecOf is the configuration q shows, as a spec: PutQueue with it
-// changes nothing.
+// changes nothing (its schema again keeps the version; a queue without
+// one gives a nil Schema).
 func QueueSpecOf(q *Queue) (QueueSpec, error) {
 	s := QueueSpec{Description: q.Description, Paused: q.Paused}
+	if raw := bytes.TrimSpace(q.Schema); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		s.Schema = bytes.Clone(raw)
+	}
 	if q.Concurrency != nil {
 		n := *q.Concurrency
 		s.Concurrency = &n

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -38,7 +39,8 @@ func TestPutQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, spec, back)
 
-	// An empty spec resets everything: every field is sent.
+	// An empty spec resets everything: every field is sent but schema,
+	// which nil keeps.
 	_, err = c.PutQueue(context.Background(), "emails", client.QueueSpec{})
 	require.NoError(t, err)
 	rec.requireRequest(t, "PUT", "/api/v1/queues/emails", `{"description":"","paused":false,"concurrency":null,"throttle":null,
@@ -61,4 +63,40 @@ func TestGetScheduleByName(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "sch_1", s.ID)
 	rec.requireRequest(t, "GET", "/api/v1/schedules/ops%2Fdaily%20report", "")
+}
+
+// A spec's schema: nil is left out of the body (the queue keeps its
+// schema), NoSchema is sent as null (removed), a schema as written; a
+// typed queue read back gives its schema to QueueSpecOf, a queue without
+// one (null) a nil Schema.
+func TestPutQueueSchema(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, http.StatusOK, `{"name":"payments","defaults":{},"schema":{"type":"object"},"schema_version":2}`)
+	c := rec.client(t)
+	ctx := context.Background()
+	empty := `"description":"","paused":false,"concurrency":null,"throttle":null,"defaults":{"max_retries":null,
+		"retry_backoff":null,"retry_base_delay":null,"retry_max_delay":null,"lease_duration":null,"expire_after":null,"retention":null}`
+
+	q, err := c.PutQueue(ctx, "payments", client.QueueSpec{Schema: json.RawMessage(`{ "type": "object" }`)})
+	require.NoError(t, err)
+	rec.requireRequest(t, "PUT", "/api/v1/queues/payments", `{`+empty+`,"schema":{"type":"object"}}`)
+	require.EqualValues(t, 2, q.SchemaVersion)
+	spec, err := client.QueueSpecOf(q)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"type":"object"}`, string(spec.Schema))
+
+	_, err = c.PutQueue(ctx, "payments", client.QueueSpec{})
+	require.NoError(t, err)
+	rec.requireRequest(t, "PUT", "/api/v1/queues/payments", `{`+empty+`}`)
+
+	_, err = c.PutQueue(ctx, "payments", client.QueueSpec{Schema: client.NoSchema})
+	require.NoError(t, err)
+	rec.requireRequest(t, "PUT", "/api/v1/queues/payments", `{`+empty+`,"schema":null}`)
+
+	rec.respond(http.StatusOK, `{"name":"payments","defaults":{},"schema":null,"schema_version":0}`)
+	q, err = c.GetQueue(ctx, "payments")
+	require.NoError(t, err)
+	spec, err = client.QueueSpecOf(q)
+	require.NoError(t, err)
+	require.Nil(t, spec.Schema, "no schema: the spec keeps (none)")
 }

@@ -13,7 +13,9 @@ import (
 // Throughput is completed jobs per minute over the last five minutes;
 // OldestPendingAge is how long, in seconds, the oldest pending job has
 // waited. Its settings are what PutQueue sets (QueueSpecOf reads them as
-// a QueueSpec); Defaults is never nil from the server.
+// a QueueSpec); Defaults is never nil from the server. Schema is the
+// payload schema in canonical form (JSON null without one) and
+// SchemaVersion its version (0: none).
 type Queue = wire.Queue
 
 // QueueCounts are a queue's jobs per state.

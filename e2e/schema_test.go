@@ -46,7 +46,8 @@ func TestTypedQueueThroughTheGateway(t *testing.T) {
 	r = call(t, "GET", g+"/jobs/"+enq.JobID, ct.OwnerKey, nil)
 	require.EqualValues(t, 1, r.Body["schema_version"], string(r.Raw))
 
-	// The Go client's read-modify-write knows no schema: the schema stays.
+	// The Go client's read-modify-write puts the schema back as it read it:
+	// the same version.
 	q, err := owner.GetQueue(ctx(t), "payments")
 	require.NoError(t, err)
 	spec, err := client.QueueSpecOf(q)

@@ -102,8 +102,8 @@ func queueDataAttributes() map[string]schema.Attribute {
 		},
 		"throughput":         schema.Float64Attribute{MarkdownDescription: "Completed jobs per minute over the last five minutes.", Computed: true},
 		"oldest_pending_age": schema.Float64Attribute{MarkdownDescription: "Seconds the oldest pending job has waited.", Computed: true},
-		"schema": schema.StringAttribute{MarkdownDescription: "The JSON Schema its payloads must satisfy (canonical JSON), or null: " +
-			"set through the API (`PUT /api/v1/queues/{name}`); `jobbie_queue` does not manage it yet.", Computed: true, CustomType: jsontypes.NormalizedType{}},
+		"schema": schema.StringAttribute{MarkdownDescription: "The JSON Schema its payloads must satisfy (canonical JSON: keys " +
+			"sorted, no spaces), or null (`jobbie_queue`'s `schema` sets it).", Computed: true, CustomType: jsontypes.NormalizedType{}},
 		"schema_version": schema.Int64Attribute{MarkdownDescription: "The version of its schema (0: none).", Computed: true},
 		"push":           pushDataAttribute(),
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -46,6 +47,8 @@ type queueModel struct {
 	Throttle    *throttleModel       `tfsdk:"throttle"`
 	Defaults    *queueDefaultsModel  `tfsdk:"defaults"`
 	Push        *pushModel           `tfsdk:"push"`
+	Schema      jsontypes.Normalized `tfsdk:"schema"`
+	SchemaVer   types.Int64          `tfsdk:"schema_version"`
 }
 
 func (r *queueResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -65,13 +68,14 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A queue's whole configuration, declared: `PUT /api/v1/queues/{name}` creates or replaces it in one " +
 			"idempotent call, and anything left out is reset to its default (no concurrency limit, no key concurrency cap, no throttle, " +
-			"no queue defaults), except `paused`: left out, it is not managed, and a pause or resume made outside Terraform (by the " +
+			"no queue defaults, no payload schema), except `paused`: left out, it is not managed, and a pause or resume made outside Terraform (by the " +
 			"console or the CLI during an incident) stays as it is. A queue that already exists because jobs were enqueued to it is " +
 			"taken over as it is, jobs and all.\n\n" +
 			"Destroying a queue that holds jobs (in any state, finished ones still kept included) fails unless `force_destroy` is true, " +
 			"which deletes the queue **and all its jobs** (`DELETE /api/v1/queues/{name}?confirm=true`). A change of `name` replaces " +
 			"the queue, so the same holds for it.\n\n" +
-			"Durations are compared by value: `60s` and `1m` are the same and never show as a change.",
+			"Durations are compared by value: `60s` and `1m` are the same and never show as a change; `schema` by meaning: key order and " +
+			"spaces never show as a change.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
@@ -166,7 +170,9 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"retention":        dur("How long finished jobs are kept.", minRetention, maxRetention),
 				},
 			},
-			"push": pushResourceAttribute(),
+			"push":           pushResourceAttribute(),
+			"schema":         queueSchemaAttribute(),
+			"schema_version": queueSchemaVersionAttribute(),
 		},
 	}
 }
@@ -177,13 +183,14 @@ func (r *queueResource) Configure(_ context.Context, req resource.ConfigureReque
 
 func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	planDefaultNamespace(ctx, r.p, req, resp)
+	planSchemaVersion(ctx, req, resp)
 }
 
 // spec is the queue as m declares it; paused is what to send for the
 // pause (see put).
 func (m *queueModel) spec(paused bool) client.QueueSpec {
 	s := client.QueueSpec{Description: m.Description.ValueString(), Paused: paused, Defaults: m.Defaults.toAPI(),
-		Concurrency: m.Concurrency.ValueInt64Pointer(), Push: m.Push.toAPI()}
+		Concurrency: m.Concurrency.ValueInt64Pointer(), Push: m.Push.toAPI(), Schema: schemaSpec(m.Schema)}
 	if k := m.KeyConc; k != nil {
 		s.KeyConcurrency = k.Max.ValueInt64Pointer()
 	}
@@ -206,6 +213,8 @@ func (m *queueModel) set(q *client.Queue, ns string) {
 	m.Throttle = throttleFromAPI(q.Throttle)
 	m.Defaults = defaultsFromAPI(q.Defaults, m.Defaults != nil)
 	m.Push = pushFromAPI(q.Push, m.Push)
+	m.Schema = jsonValue(q.Schema) // the canonical form: the framework keeps a prior value equal in meaning
+	m.SchemaVer = types.Int64Value(q.SchemaVersion)
 }
 
 // put creates or replaces the queue as m declares it. The API's PUT sets
@@ -235,7 +244,7 @@ func (r *queueResource) put(ctx context.Context, config tfsdk.Config, m *queueMo
 	if err != nil {
 		apiErrorAt(diags, "Could not "+what+" queue "+ns+"/"+name, err, "description", "concurrency", "key_concurrency",
 			"key_concurrency.max", "throttle", "throttle.rate", "throttle.period", "push", "push.url", "push.mode", "push.timeout",
-			"push.max_in_flight", "push.headers")
+			"push.max_in_flight", "push.headers", "schema")
 		return nil
 	}
 	return q

@@ -31,6 +31,23 @@ resource "jobbie_queue" "exports" {
   key_concurrency = { max = 2 }
 }
 
+# A typed queue: every payload enqueued to it must satisfy the JSON Schema,
+# or the enqueue is a 400 naming the JSON pointer at fault. Written in any
+# layout (jsonencode, a heredoc, file("payment.schema.json")): the server's
+# canonical form (keys sorted) is no change. Remove it to take any payload.
+resource "jobbie_queue" "payments" {
+  namespace = "billing"
+  name      = "billing.payments"
+  schema = jsonencode({
+    type     = "object"
+    required = ["order_id", "amount"]
+    properties = {
+      order_id = { type = "string" }
+      amount   = { type = "integer", minimum = 0 }
+    }
+  })
+}
+
 # A push queue: Jobbie POSTs each job, signed, to the handler, which
 # verifies the request with the namespace's public keys (data source
 # jobbie_signing_keys). Remove the push block to make it a pull queue.

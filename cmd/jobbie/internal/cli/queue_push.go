@@ -38,8 +38,8 @@ func queueSetCmd(api *Conn) *cobra.Command {
 		Use:   "set <name>",
 		Short: "Change a queue's settings and push settings; what the flags leave out is kept",
 		Long: `set changes a queue's settings (description, paused, concurrency, per-key
-concurrency, throttle, job defaults), makes it a push queue, changes its
-push settings, or makes it a pull queue again. It reads the queue's
+concurrency, throttle, job defaults, payload schema), makes it a push
+queue, changes its push settings, or makes it a pull queue again. It reads the queue's
 configuration, changes what the flags give, and declares the queue with it
 (PUT /api/v1/queues/{name}); a queue that does not exist yet is created.
 Any push change enables push again on a queue whose handler answered 410
@@ -47,6 +47,8 @@ Gone; --push-enable does only that.
 
   jobbie queues set emails.send --concurrency 20 --throttle 100/1m --max-retries 5 --retention 72h
   jobbie queues set emails.send --no-throttle --no-concurrency --no-defaults
+  jobbie queues set payments --schema-file payment.schema.json
+  jobbie queues set payments --remove-schema
   jobbie queues set emails.send --push-url https://hooks.example.com/jobs --push-header 'Authorization=Bearer s3cret'
   jobbie queues set emails.send --push-mode when_no_workers --push-timeout 1m --push-max-in-flight 50
   jobbie queues set emails.send --no-push`,

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +35,9 @@ type settingsFlags struct {
 	expireAfter, retention      time.Duration
 	noConcurrency, noKeyConc    bool
 	noThrottle, noDefaults      bool
+	schemaFile                  string
+	removeSchema                bool
+	schema                      json.RawMessage // read from schemaFile by check
 }
 
 // backoffs are the retry backoffs a queue's defaults may name.
@@ -39,7 +47,7 @@ var backoffs = []string{wire.BackoffExponential, wire.BackoffLinear, wire.Backof
 // were given.
 var settingFlagNames = []string{"description", "paused", "concurrency", "no-concurrency", "key-concurrency",
 	"no-key-concurrency", "throttle", "no-throttle", "max-retries", "retry-backoff", "retry-base-delay",
-	"retry-max-delay", "lease-duration", "expire-after", "retention", "no-defaults"}
+	"retry-max-delay", "lease-duration", "expire-after", "retention", "no-defaults", "schema-file", "remove-schema"}
 
 func (s *settingsFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.description, "description", "", "the queue's description (at most 1024 characters)")
@@ -58,6 +66,8 @@ func (s *settingsFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&s.expireAfter, "expire-after", 0, "how long a job may wait before it runs; past it, it is dead")
 	f.DurationVar(&s.retention, "retention", 0, "how long completed and cancelled jobs are kept")
 	f.BoolVar(&s.noDefaults, "no-defaults", false, "remove every job default of the queue (before the ones given)")
+	f.StringVar(&s.schemaFile, "schema-file", "", "the JSON Schema (draft 2020-12) every payload must satisfy, from this file (- for stdin)")
+	f.BoolVar(&s.removeSchema, "remove-schema", false, "remove the payload schema: any payload is taken again")
 }
 
 // given lists the setting flags the command line gave.
@@ -74,7 +84,8 @@ func (s *settingsFlags) given(cmd *cobra.Command) []string {
 // check refuses bad or contradictory settings before anything is sent.
 func (s *settingsFlags) check(cmd *cobra.Command) error {
 	given := cmd.Flags().Changed
-	pairs := [][2]string{{"concurrency", "no-concurrency"}, {"key-concurrency", "no-key-concurrency"}, {"throttle", "no-throttle"}}
+	pairs := [][2]string{{"concurrency", "no-concurrency"}, {"key-concurrency", "no-key-concurrency"}, {"throttle", "no-throttle"},
+		{"schema-file", "remove-schema"}}
 	for _, p := range pairs {
 		if given(p[0]) && given(p[1]) {
 			return fmt.Errorf("--%s cannot go with --%s", p[0], p[1])
@@ -106,7 +117,43 @@ func (s *settingsFlags) check(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	if given("schema-file") {
+		raw, err := readSchemaFile(cmd.InOrStdin(), s.schemaFile)
+		if err != nil {
+			return err
+		}
+		s.schema = raw
+	}
 	return nil
+}
+
+// readSchemaFile reads --schema-file, checked to be one JSON value; the
+// server checks that it is a schema and names "schema" if it is not.
+func readSchemaFile(stdin io.Reader, path string) (json.RawMessage, error) {
+	var raw []byte
+	var err error
+	if path == "-" {
+		if isCharDevice(stdin) {
+			return nil, errors.New("--schema-file -: pipe the JSON Schema into stdin")
+		}
+		raw, err = io.ReadAll(io.LimitReader(stdin, 4*wire.MaxQueueSchemaBytes))
+	} else {
+		raw, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--schema-file: %w", err)
+	}
+	raw = bytes.TrimSpace(raw)
+	var v any
+	switch err := json.Unmarshal(raw, &v); {
+	case len(raw) == 0:
+		return nil, fmt.Errorf("--schema-file %s is empty: give a JSON Schema, e.g. {\"type\":\"object\"}", path)
+	case err != nil:
+		return nil, fmt.Errorf("--schema-file %s is not JSON: %v", path, err)
+	case v == nil:
+		return nil, fmt.Errorf("--schema-file %s holds null: --remove-schema removes the schema", path)
+	}
+	return raw, nil
 }
 
 // parseThrottle reads RATE/PERIOD.
@@ -150,6 +197,15 @@ func (s *settingsFlags) apply(cmd *cobra.Command, spec *client.QueueSpec) {
 	case s.noThrottle:
 		spec.Throttle = nil
 	}
+	switch {
+	case given("schema-file"):
+		spec.Schema = s.schema
+	case s.removeSchema:
+		spec.Schema = client.NoSchema
+	default:
+		// Kept as the server has it, even if it changed since set read it.
+		spec.Schema = nil
+	}
 	d := &spec.Defaults
 	if s.noDefaults {
 		*d = client.QueueDefaultsSpec{}
@@ -186,7 +242,8 @@ func queueCreateCmd(api *Conn) *cobra.Command {
 already there is refused and left as it is; ` + "`jobbie queues set`" + ` changes one.
 
   jobbie queues create emails.send --concurrency 20 --throttle 100/1m --max-retries 5 --retention 72h
-  jobbie queues create reports --paused --description 'nightly reports' --push-url https://hooks.example.com/reports`,
+  jobbie queues create reports --paused --description 'nightly reports' --push-url https://hooks.example.com/reports
+  jobbie queues create payments --schema-file payment.schema.json`,
 		Args: exactArgs(1),
 	}
 	s.register(cmd.Flags())

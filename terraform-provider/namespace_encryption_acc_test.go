@@ -97,7 +97,8 @@ func (j *sealedJob) revoked(*terraform.State) error {
 	return nil
 }
 
-// Create with a tenant key → no diff → import → rotate by changing the
+// Create with a tenant key → no diff → import, and an import block with
+// the key that plans no change → rotate by changing the
 // key (the job sealed before stays readable) → rotated outside Terraform,
 // rotated back → revoke (the job unreadable) → no diff → refusals: back
 // to unrevoked without a key, revoke with a key, a malformed key → a new
@@ -145,6 +146,12 @@ func TestAccNamespaceEncryption(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{ResourceName: addr, ImportState: true, ImportStateId: ns, ImportStateVerify: true},
+			{ // an import block with the key tenant_key_id names plans nothing but the import
+				Config:        encryptionConfig(ns, keyAttr(k1), "search_decrypt = true"),
+				ResourceName:  addr,
+				ImportState:   true,
+				ImportStateId: ns, ImportStateKind: resource.ImportBlockWithID,
+			},
 			{ // a new key is a rotation, in place
 				Config: encryptionConfig(ns, keyAttr(k2), "search_decrypt = true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{

@@ -160,6 +160,7 @@ const nav: { href: string; label: string; act?: string }[] = [
   { href: "/events", label: "Live events", act: "job.read" },
   { href: "/webhooks", label: "Webhooks", act: "webhook.read" },
   { href: "/alerts", label: "Alerts", act: "namespace.read" },
+  { href: "/costs", label: "Costs", act: "usage.read" },
   { href: "/namespaces", label: "Namespaces", act: "namespace.read" },
   { href: "/backups", label: "Backups", act: "backup.read" },
   { href: "/shards", label: "Shards", act: "namespace.read" },

@@ -20,6 +20,7 @@ import { Shards } from "./screens/shards";
 import { Webhooks, WebhookDetail } from "./screens/webhooks";
 import { Alerts } from "./screens/alerts";
 import { Audit } from "./screens/audit";
+import { Costs } from "./screens/costs";
 
 export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
   { path: "/", render: () => <Dashboard /> },
@@ -36,6 +37,7 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/webhooks", render: () => <Webhooks /> },
   { path: "/webhooks/:id", render: (p) => <WebhookDetail id={p.id} /> },
   { path: "/alerts", render: () => <Alerts /> },
+  { path: "/costs", render: () => <Costs /> },
   { path: "/audit", render: () => <Audit /> },
   { path: "/namespaces", render: () => <Namespaces /> },
   { path: "/backups", render: () => <Backups /> },

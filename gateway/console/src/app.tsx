@@ -154,6 +154,7 @@ const nav: { href: string; label: string; act?: string }[] = [
   { href: "/queues", label: "Queues", act: "queue.read" },
   { href: "/jobs", label: "Jobs", act: "job.read" },
   { href: "/dead", label: "Dead letter", act: "job.read" },
+  { href: "/held", label: "Held jobs", act: "job.manage" },
   { href: "/schedules", label: "Schedules", act: "schedule.read" },
   { href: "/batches", label: "Batches", act: "job.read" },
   { href: "/workers", label: "Workers", act: "queue.read" },

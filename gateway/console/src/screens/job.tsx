@@ -5,11 +5,12 @@ import { useState } from "preact/hooks";
 import { del, enc, isNotFound, post } from "../api";
 import { useApi, useInterval, useLiveReload, type JobEvent } from "../hooks";
 import { QueueLink } from "../components/links";
+import { Link } from "../router";
 import { useSession } from "../session";
 import { Confirm, ErrorBox, KV, Missing, Screen, StateBadge, Unloaded, useAsync } from "../components/ui";
 import { JsonView } from "../components/json";
 import { actionsFor, attemptLabel, between, utc, type Job } from "./job-model";
-import { Attempts, BatchLink, ChainLinks, ChainSteps, DependsOn, ProgressBar, Timeline, useChain } from "./job-parts";
+import { Attempts, BatchLink, ChainLinks, ChainSteps, DependsOn, ProgressBar, Timeline, UsageFields, useChain } from "./job-parts";
 import type { Chain } from "./flows-lib";
 
 // A chain's other steps change when their jobs start or finish.
@@ -63,6 +64,12 @@ export function JobDetail({ id }: { id: string }) {
             <ChainSteps job={job} chain={chain.data} error={chain.error} />
           </section>
         )}
+        {job.usage && (
+          <section class="card" aria-labelledby="job-usage-h" id="job-usage">
+            <h2 id="job-usage-h">Model usage</h2>
+            <UsageFields usage={job.usage} />
+          </section>
+        )}
         {job.progress != null && (
           <section class="card" aria-labelledby="job-progress-h">
             <h2 id="job-progress-h">Progress</h2>
@@ -100,6 +107,7 @@ export function JobDetail({ id }: { id: string }) {
 }
 
 function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
+  const { can } = useSession();
   const since = job.scheduled_at && job.created_at && job.scheduled_at > job.created_at ? job.scheduled_at : job.created_at;
   const tags = Object.entries(job.tags ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return (
@@ -112,6 +120,18 @@ function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
         {job.cancelling && <span class="badge state-cancelled"> cancel requested</span>}
         {job.dead_reason && <span class="muted"> — {job.dead_reason}</span>}
         {job.cancel_reason && <span class="muted"> — {job.cancel_reason}</span>}
+        {job.held_reason === "budget" && (
+          <span class="muted" id="job-held-budget">
+            {" "}
+            — held by budget {job.held_budget}
+            {can("job.manage") && (
+              <>
+                {" "}
+                (<Link href="/held">approve or reject</Link>)
+              </>
+            )}
+          </span>
+        )}
       </KV>
       <KV k="Priority">{job.priority}</KV>
       <KV k="Worker">

@@ -45,7 +45,7 @@ describe("budgetBody", () => {
 
 describe("held jobs", () => {
   it("are searched oldest first, paged by cursor", () => {
-    expect(heldSearch()).toEqual({ state: ["held"], sort: "created_at", order: "asc", limit: 50 });
+    expect(heldSearch()).toEqual({ state: ["held"], sort: "created_at", order: "asc", limit: 25 });
     expect(heldSearch("c1").cursor).toBe("c1");
   });
   it("say what holds them", () => {

@@ -7,8 +7,8 @@ import { niceScale, plot } from "./history-lib";
 import { stepLabel } from "./costs-lib";
 import "./queue-history.css";
 
-const W = 560;
-const H = 160;
+const W = 960;
+const H = 200;
 const LEFT = 72; // room for the dollar labels
 const BOTTOM = 22;
 const TOP = 8;

@@ -5,7 +5,8 @@ import type { SearchJob } from "../components/search-results";
 /** HeldJob is a held job as the search lists it, with what holds it (wire.JobDetail's held_reason and held_budget). */
 export type HeldJob = SearchJob & { held_reason?: string; held_budget?: string; depends_on?: string[] };
 
-export const HELD_PAGE = 50;
+/** HELD_PAGE is a page's size: each row's job is read too. */
+export const HELD_PAGE = 25;
 
 /** heldSearch is the search body of one page of held jobs, oldest first. */
 export function heldSearch(cursor?: string): Record<string, unknown> {

@@ -3,8 +3,10 @@
 // dependencies), and for a job a budget holds Approve (it runs, outside
 // the budget) and Reject (it is cancelled), each after a confirmation;
 // the list is read again after an action and when events name a held job.
-import { useState } from "preact/hooks";
-import { enc, post } from "../api";
+// The search's rows do not say what holds a job, so each row's job is read
+// (GET /api/v1/jobs/{id}), as `jobbie held list` does.
+import { useEffect, useState } from "preact/hooks";
+import { enc, get, isNotFound, post } from "../api";
 import { JobLink, QueueLink } from "../components/links";
 import { Table, RowButton } from "../components/table";
 import { ConfirmOn, Empty, ErrorBox, Loading, Notice, Pager, Screen, Time } from "../components/ui";
@@ -28,7 +30,8 @@ export function HeldJobs() {
   useLiveReload(res.reload, (e) => e.state === "held" || e.from === "held", 1000);
   const [deciding, setDeciding] = useState<Decision | null>(null);
   const [notice, setNotice] = useState("");
-  const jobs = (res.data?.jobs ?? []) as HeldJob[];
+  const details = useDetails(res.data?.jobs);
+  const jobs = (res.data?.jobs ?? []).map((j) => details.get(j.id) ?? j) as HeldJob[];
 
   return (
     <Screen name="held" title="Held jobs" ready={res.data !== undefined || res.error !== undefined}>
@@ -61,7 +64,7 @@ export function HeldJobs() {
                 <td class="queue-cell">
                   <QueueLink queue={j.queue} />
                 </td>
-                <td class="held-reason">{heldReason(j)}</td>
+                <td class="held-reason">{details.has(j.id) ? heldReason(j) : <span class="muted">…</span>}</td>
                 <td>
                   <Time at={j.created_at} />
                 </td>
@@ -116,4 +119,27 @@ export function HeldJobs() {
       </ConfirmOn>
     </Screen>
   );
+}
+
+/** useDetails reads each listed job's detail, for what holds it; a job gone meanwhile is left as the search listed it. */
+function useDetails(jobs: { id: string }[] | undefined): Map<string, HeldJob> {
+  const [m, setM] = useState<Map<string, HeldJob>>(new Map());
+  const key = (jobs ?? []).map((j) => j.id).join(",");
+  useEffect(() => {
+    const ctl = new AbortController();
+    const ids = key ? key.split(",") : [];
+    Promise.all(
+      ids.map((id) =>
+        get<HeldJob>(`/api/v1/jobs/${enc(id)}`, { signal: ctl.signal }).catch((e) => {
+          if (isNotFound(e)) return null;
+          throw e;
+        }),
+      ),
+    ).then(
+      (ds) => setM(new Map(ds.filter((d): d is HeldJob => d !== null).map((d) => [d.id, d]))),
+      () => {}, // the rows stay as the search listed them; a reload tries again
+    );
+    return () => ctl.abort();
+  }, [key, jobs]);
+  return m;
 }

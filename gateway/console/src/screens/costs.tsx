@@ -22,6 +22,8 @@ import {
   groupingOf,
   groupLabel,
   GROUPINGS,
+  mapLimit,
+  STEP_REQUESTS,
   totalsOf,
   usagePath,
   type AIUsage,
@@ -153,7 +155,7 @@ function useSteps(steps: Window[]): Series {
   useEffect(() => {
     const ctl = new AbortController();
     setS((old) => ({ points: old.points, totals: old.totals }));
-    Promise.all(steps.map((st) => get<AIUsage>(usagePath(st, "queue"), { signal: ctl.signal }))).then(
+    mapLimit(steps, STEP_REQUESTS, (st) => get<AIUsage>(usagePath(st, "queue"), { signal: ctl.signal })).then(
       (answers) => {
         const totals = totalsOf(answers.flatMap((a) => a.groups));
         setS({ points: answers.map((a, i) => ({ start: steps[i].from, cost: totalsOf(a.groups).cost })), totals });

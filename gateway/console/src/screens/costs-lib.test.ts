@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { byCost, costRangeOf, costSteps, costWindow, groupingOf, groupLabel, mapLimit, stepLabel, totalsOf, usagePath, type AIUsageGroup } from "./costs-lib";
+import { byCost, costRangeOf, costSteps, costWindow, groupingOf, groupLabel, stepLabel, totalsOf, usagePath, type AIUsageGroup } from "./costs-lib";
 import { usd } from "../lib/cost";
 
 const g = (key: string, cost: string, tokens = 0): AIUsageGroup => ({
@@ -63,31 +63,5 @@ describe("labels", () => {
     expect(groupLabel("queue", "llm")).toBe("llm");
     expect(stepLabel(Date.parse("2026-11-24T09:00:00Z"), 3_600_000)).toBe("09:00");
     expect(stepLabel(Date.parse("2026-11-24T00:00:00Z"), 86_400_000)).toBe("11-24");
-  });
-});
-
-describe("mapLimit", () => {
-  it("keeps at most n in flight and answers in order", async () => {
-    let inFlight = 0;
-    let most = 0;
-    const release: (() => void)[] = [];
-    const run = mapLimit([1, 2, 3, 4, 5, 6, 7], 3, async (x) => {
-      inFlight++;
-      most = Math.max(most, inFlight);
-      await new Promise<void>((r) => release.push(r));
-      inFlight--;
-      return x * 10;
-    });
-    // Release the calls one by one as they start, until all seven have run.
-    for (let done = 0; done < 7; done++) {
-      while (release.length === 0) await Promise.resolve();
-      release.shift()!();
-    }
-    expect(await run).toEqual([10, 20, 30, 40, 50, 60, 70]);
-    expect(most).toBe(3);
-  });
-  it("fails with the first failure, and answers nothing for nothing", async () => {
-    await expect(mapLimit([1, 2], 2, async (x) => (x === 2 ? Promise.reject(new Error("boom")) : x))).rejects.toThrow("boom");
-    expect(await mapLimit([], 4, async (x: number) => x)).toEqual([]);
   });
 });

@@ -115,17 +115,3 @@ export function stepLabel(t: number, step: number): string {
 
 /** STEP_REQUESTS bounds the chart's requests in flight, so a 30-day chart does not spend a plan's requests_per_second burst at once. */
 export const STEP_REQUESTS = 4;
-
-/** mapLimit calls fn on every item with at most n calls in flight, answering in items' order; the first failure fails it. */
-export async function mapLimit<T, R>(items: T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, lane));
-  return out;
-}

@@ -10,6 +10,7 @@ import { Empty, ErrorBox, Field, Loading, Screen, Stat } from "../components/ui"
 import { useApi } from "../hooks";
 import { exact } from "../lib/format";
 import { usd, usdOf } from "../lib/cost";
+import { mapLimit } from "../lib/limit";
 import { setParam, useLocation } from "../router";
 import { CostBudgets } from "./costs-budgets";
 import { CostChart, type CostPoint } from "./costs-chart";
@@ -22,7 +23,6 @@ import {
   groupingOf,
   groupLabel,
   GROUPINGS,
-  mapLimit,
   STEP_REQUESTS,
   totalsOf,
   usagePath,
@@ -143,28 +143,29 @@ export function Costs() {
 }
 
 interface Series {
+  /** the steps the answer is for */
+  key?: string;
   points?: CostPoint[];
   totals?: Totals;
   error?: Error;
 }
 
-/** useSteps reads each step's usage (grouped by queue: every report is in exactly one queue, so the queues add up to the whole). */
+/** useSteps reads each step's usage (grouped by queue: every report is in exactly one queue, so the queues add up to the whole); another range's answer is not shown for this one. */
 function useSteps(steps: Window[]): Series {
   const [s, setS] = useState<Series>({});
   const key = steps.map((x) => x.from).join(",") + "/" + (steps.length ? steps[steps.length - 1].to : "");
   useEffect(() => {
     const ctl = new AbortController();
-    setS((old) => ({ points: old.points, totals: old.totals }));
     mapLimit(steps, STEP_REQUESTS, (st) => get<AIUsage>(usagePath(st, "queue"), { signal: ctl.signal })).then(
       (answers) => {
         const totals = totalsOf(answers.flatMap((a) => a.groups));
-        setS({ points: answers.map((a, i) => ({ start: steps[i].from, cost: totalsOf(a.groups).cost })), totals });
+        setS({ key, points: answers.map((a, i) => ({ start: steps[i].from, cost: totalsOf(a.groups).cost })), totals });
       },
       (error: Error) => {
-        if (!ctl.signal.aborted) setS({ error });
+        if (!ctl.signal.aborted) setS({ key, error });
       },
     );
     return () => ctl.abort();
   }, [key]);
-  return s;
+  return s.key === key ? s : {};
 }

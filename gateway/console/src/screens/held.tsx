@@ -12,6 +12,7 @@ import { Table, RowButton } from "../components/table";
 import { ConfirmOn, Empty, ErrorBox, Loading, Notice, Pager, Screen, Time } from "../components/ui";
 import { usePostQuery, useLiveReload } from "../hooks";
 import { counted } from "../lib/format";
+import { mapLimit } from "../lib/limit";
 import { Link } from "../router";
 import { useSession } from "../session";
 import { preview, type SearchPage } from "../components/search-results";
@@ -19,6 +20,9 @@ import { heldReason, heldSearch, type HeldJob } from "./held-lib";
 import "./costs.css";
 
 type Decision = { job: HeldJob; approve: boolean };
+
+/** DETAIL_REQUESTS bounds the job reads in flight. */
+const DETAIL_REQUESTS = 5;
 
 export function HeldJobs() {
   const { can } = useSession();
@@ -30,7 +34,7 @@ export function HeldJobs() {
   useLiveReload(res.reload, (e) => e.state === "held" || e.from === "held", 1000);
   const [deciding, setDeciding] = useState<Decision | null>(null);
   const [notice, setNotice] = useState("");
-  const details = useDetails(res.data?.jobs);
+  const [details, detailsError] = useDetails(res.data?.jobs);
   const jobs = (res.data?.jobs ?? []).map((j) => details.get(j.id) ?? j) as HeldJob[];
 
   return (
@@ -44,7 +48,7 @@ export function HeldJobs() {
           This key’s role may not approve or reject jobs (job.manage).
         </p>
       )}
-      <ErrorBox error={res.error} id="held-error" />
+      <ErrorBox error={res.error ?? detailsError} id="held-error" />
       <Notice id="held-notice">{notice}</Notice>
       {!res.data ? (
         !res.error && <Loading />
@@ -122,24 +126,28 @@ export function HeldJobs() {
 }
 
 /** useDetails reads each listed job's detail, for what holds it; a job gone meanwhile is left as the search listed it. */
-function useDetails(jobs: { id: string }[] | undefined): Map<string, HeldJob> {
+function useDetails(jobs: { id: string }[] | undefined): [Map<string, HeldJob>, Error | null] {
   const [m, setM] = useState<Map<string, HeldJob>>(new Map());
+  const [err, setErr] = useState<Error | null>(null);
   const key = (jobs ?? []).map((j) => j.id).join(",");
   useEffect(() => {
     const ctl = new AbortController();
     const ids = key ? key.split(",") : [];
-    Promise.all(
-      ids.map((id) =>
-        get<HeldJob>(`/api/v1/jobs/${enc(id)}`, { signal: ctl.signal }).catch((e) => {
-          if (isNotFound(e)) return null;
-          throw e;
-        }),
-      ),
+    mapLimit(ids, DETAIL_REQUESTS, (id) =>
+      get<HeldJob>(`/api/v1/jobs/${enc(id)}`, { signal: ctl.signal }).catch((e) => {
+        if (isNotFound(e)) return null;
+        throw e;
+      }),
     ).then(
-      (ds) => setM(new Map(ds.filter((d): d is HeldJob => d !== null).map((d) => [d.id, d]))),
-      () => {}, // the rows stay as the search listed them; a reload tries again
+      (ds) => {
+        setM(new Map(ds.filter((d): d is HeldJob => d !== null).map((d) => [d.id, d])));
+        setErr(null);
+      },
+      (e: Error) => {
+        if (!ctl.signal.aborted) setErr(e); // the rows stay as the search listed them; a reload tries again
+      },
     );
     return () => ctl.abort();
   }, [key, jobs]);
-  return m;
+  return [m, err];
 }

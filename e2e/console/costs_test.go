@@ -36,7 +36,8 @@ func jobDetail(t *testing.T, c *client.Client, id string) *client.JobDetail {
 // budget made in the Costs screen's dialog (a bad limit is shown under
 // its field and makes nothing) is shown reached; the jobs enqueued past
 // it are held, listed in Held jobs with the budget, and one approved
-// there runs while the other, rejected, is cancelled. A viewer has
+// there runs while the other, rejected, is cancelled; a job's own page
+// approves it as well. A viewer has
 // neither screen in its navigation; a billing key reads costs but may not
 // create budgets.
 func TestConsoleCostsAndHeldJobs(t *testing.T) {
@@ -143,6 +144,19 @@ func TestConsoleCostsAndHeldJobs(t *testing.T) {
 	d := jobDetail(t, tn.owner, rejectID)
 	assert.Equal(t, "cancelled", d.State)
 	assert.Equal(t, "budget_rejected", d.CancelReason)
+
+	// A held job's own page names its budget and approves it too.
+	thirdID := tn.enqueue(t, "ai.llm", map[string]int{"n": 5})
+	require.Equal(t, "held", jobDetail(t, tn.owner, thirdID).State)
+	p.goTo("/console/jobs/" + thirdID)
+	p.waitScreen("job")
+	p.waitText("#job-held-budget", "held by budget llm-daily")
+	p.click("#job-approve")
+	p.click("#job-decide-dialog #confirm-ok")
+	p.waitNoDialog()
+	p.waitText("#job-action-notice", "Approved: the job is pending")
+	assert.Equal(t, "pending", jobState(t, tn, thirdID))
+	assert.Zero(t, p.count("#job-approve"), "Approve still offered once the job is pending")
 
 	// A viewer sees neither screen; a billing key reads costs and budgets, and creates none.
 	v := signedIn(t, tn.key(t, tenancy.RoleViewer).Token, "/console/", "dashboard")

@@ -1,11 +1,11 @@
 // The job detail (/console/jobs/<id>): everything GET /api/v1/jobs/{id}
-// says about one job, its actions (retry, cancel, move, delete), and live
-// reloads when the namespace's event stream names it.
+// says about one job, its actions (retry, cancel, move, delete; approve
+// and reject for a job a budget holds), and live reloads when the
+// namespace's event stream names it.
 import { useState } from "preact/hooks";
 import { del, enc, isNotFound, post } from "../api";
 import { useApi, useInterval, useLiveReload, type JobEvent } from "../hooks";
 import { QueueLink } from "../components/links";
-import { Link } from "../router";
 import { useSession } from "../session";
 import { Confirm, ErrorBox, KV, Missing, Screen, StateBadge, Unloaded, useAsync } from "../components/ui";
 import { JsonView } from "../components/json";
@@ -107,7 +107,6 @@ export function JobDetail({ id }: { id: string }) {
 }
 
 function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
-  const { can } = useSession();
   const since = job.scheduled_at && job.created_at && job.scheduled_at > job.created_at ? job.scheduled_at : job.created_at;
   const tags = Object.entries(job.tags ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return (
@@ -124,12 +123,6 @@ function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
           <span class="muted" id="job-held-budget">
             {" "}
             — held by budget {job.held_budget}
-            {can("job.manage") && (
-              <>
-                {" "}
-                (<Link href="/held">approve or reject</Link>)
-              </>
-            )}
           </span>
         )}
       </KV>
@@ -236,14 +229,25 @@ function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
 
 function Actions({ job, reload, onDeleted }: { job: Job; reload: () => void; onDeleted: () => void }) {
   const { can } = useSession();
-  const [ask, setAsk] = useState<"" | "cancel" | "delete" | "move">("");
+  const [ask, setAsk] = useState<"" | "cancel" | "delete" | "move" | "approve" | "reject">("");
   const [notice, setNotice] = useState("");
   const { busy, error, run } = useAsync();
   if (!can("job.manage")) return null;
   const a = actionsFor(job.state, job.cancelling);
   const base = `/api/v1/jobs/${enc(job.id)}`;
+  const budgetHeld = job.state === "held" && job.held_reason === "budget";
   return (
     <>
+      {budgetHeld && (
+        <>
+          <button type="button" id="job-approve" class="primary" disabled={busy} onClick={() => setAsk("approve")}>
+            Approve
+          </button>
+          <button type="button" id="job-reject" disabled={busy} onClick={() => setAsk("reject")}>
+            Reject
+          </button>
+        </>
+      )}
       {a.retry && (
         <button
           type="button"
@@ -286,7 +290,26 @@ function Actions({ job, reload, onDeleted }: { job: Job; reload: () => void; onD
           )}
         </div>
       )}
-      {/* One Confirm for both questions: the dialog has a fixed id. */}
+      {/* Approve and reject share a Confirm, cancel and delete another. */}
+      <Confirm
+        id="job-decide-dialog"
+        open={ask === "approve" || ask === "reject"}
+        title={ask === "approve" ? "Approve job" : "Reject job"}
+        confirmLabel={ask === "approve" ? "Approve job" : "Reject job"}
+        danger={ask === "reject"}
+        onClose={() => setAsk("")}
+        onConfirm={async () => {
+          const r = await post<{ status: string }>(base + "/" + ask);
+          setNotice(`${ask === "approve" ? "Approved" : "Rejected"}: the job is ${r.status}.`);
+          reload();
+        }}
+      >
+        <p>
+          {ask === "approve"
+            ? `Run the job now, outside budget ${job.held_budget}? Its retries run whatever the budgets say, too.`
+            : "Cancel the job? It will not run; a cancelled job can be retried by hand later."}
+        </p>
+      </Confirm>
       <Confirm
         open={ask === "cancel" || ask === "delete"}
         title={ask === "delete" ? "Delete job" : "Cancel job"}

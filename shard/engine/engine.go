@@ -61,7 +61,6 @@ type Engine struct {
 	floors    *timeFloors  // written by applies, taken by the leader's sweep
 
 	nsConfigs map[string]NamespaceConfig // FSM goroutine only: namespace settings read or written
-	keyBuf    []byte                     // FSM goroutine only: index keys handed to Pebble, which copies them (store.go)
 	budgets   map[string][]*BudgetRecord // FSM goroutine only: namespaces' AI budgets read (budgets.go)
 	usage     *usageCache                // usage meters and gauges, written once per batch (usage.go)
 	history   *historyCache              // queue history buckets, written once per batch (history.go)
@@ -88,7 +87,7 @@ func New(o Options) *Engine {
 	return &Engine{
 		retention: o.Retention, waker: o.Waker, external: o.Observers,
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
-		floors: &timeFloors{m: map[floorKey]int64{}}, purgeStep: purgeStepKeys,
+		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
 		nsConfigs: map[string]NamespaceConfig{}, budgets: map[string][]*BudgetRecord{}, usage: newUsageCache(), history: newHistoryCache(), events: &eventLog{counts: map[string]*eventCount{}}, marks: &restoreMarks{},
 		movesFSM: &moveSet{}, movesAPI: &moveSet{}, idemMax: wire.MaxIdempotencyRecords, idemTTL: wire.IdempotencyTTL,
 	}

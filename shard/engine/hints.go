@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -111,18 +112,13 @@ func (h pendingHeads) first(r pebble.Reader, ns, queue string) []byte {
 // only lower the floor; the sweep takes the floor and starts there.
 type timeFloors struct {
 	mu sync.Mutex
-	m  map[floorKey]int64
+	m  map[string]int64
 }
 
-// floorKey names one namespace's time index; a struct, not a joined
-// string, so the lookup on every timed insert allocates nothing.
-type floorKey struct {
-	ns   string
-	kind byte
-}
+func floorKey(ns string, kind byte) string { return ns + "\x00" + string(kind) }
 
 func (f *timeFloors) inserted(ns string, kind byte, at int64) {
-	k := floorKey{ns, kind}
+	k := floorKey(ns, kind)
 	f.mu.Lock()
 	if cur, ok := f.m[k]; !ok || at < cur {
 		f.m[k] = at
@@ -132,9 +128,10 @@ func (f *timeFloors) inserted(ns string, kind byte, at int64) {
 
 // forget drops ns's floors (a purged namespace has nothing to sweep).
 func (f *timeFloors) forget(ns string) {
+	p := ns + "\x00"
 	f.mu.Lock()
 	for k := range f.m {
-		if k.ns == ns {
+		if strings.HasPrefix(k, p) {
 			delete(f.m, k)
 		}
 	}
@@ -144,7 +141,7 @@ func (f *timeFloors) forget(ns string) {
 // take returns the lowest time inserted since the last take (MaxInt64 if
 // none) and starts a new round.
 func (f *timeFloors) take(ns string, kind byte) int64 {
-	k := floorKey{ns, kind}
+	k := floorKey(ns, kind)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	at, ok := f.m[k]

@@ -191,7 +191,7 @@ func (e *Engine) addIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		}
 	}
 	if stateIndexed(j.State) {
-		must(tx.Set(e.stateKey(ns, j), nil, nil))
+		must(tx.Set(keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID), nil, nil))
 	}
 }
 
@@ -207,22 +207,9 @@ func stateIndexed(s job.State) bool {
 	return true
 }
 
-// timedKey and stateKey build an index key in the engine's one scratch
-// buffer: good until the next call, so only for tx.Set and tx.Delete,
-// which copy it (two allocations a transition fewer).
-func (e *Engine) timedKey(ns string, kind byte, at int64, id string) []byte {
-	e.keyBuf = keys.AppendTimed(e.keyBuf[:0], ns, kind, at, id)
-	return e.keyBuf
-}
-
-func (e *Engine) stateKey(ns string, j *job.Job) []byte {
-	e.keyBuf = keys.AppendStateEntry(e.keyBuf[:0], ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID)
-	return e.keyBuf
-}
-
 // setTimed adds a job to a time index and tells the sweep where to look.
 func (e *Engine) setTimed(tx *replica.Tx, ns string, kind byte, at int64, id string) {
-	must(tx.Set(e.timedKey(ns, kind, at, id), nil, nil))
+	must(tx.Set(keys.Timed(ns, kind, at, id), nil, nil))
 	e.floors.inserted(ns, kind, at)
 }
 
@@ -237,17 +224,17 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		must(tx.Delete(k, nil))
 		e.heads.removed(ns, j.Queue, k)
 	case job.Scheduled:
-		must(tx.Delete(e.timedKey(ns, keys.KindDue, j.ScheduledAt, j.ID), nil))
+		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID), nil))
 	case job.Retrying:
-		must(tx.Delete(e.timedKey(ns, keys.KindDue, j.NextAttempt, j.ID), nil))
+		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil))
 	case job.Active:
-		must(tx.Delete(e.timedKey(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
+		must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
 		if j.ConcurrencyKey() != "" {
 			e.keyMoved(tx, ns, j, -1, 0)
 		}
 	}
 	if stateIndexed(j.State) {
-		must(tx.Delete(e.stateKey(ns, j), nil))
+		must(tx.Delete(keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID), nil))
 	}
 }
 
@@ -290,7 +277,7 @@ func dropSearchEntries(tx *replica.Tx, ns string, j *job.Job) {
 
 // extendLease moves an active job's lease-index entry to a new expiry.
 func (e *Engine) extendLease(tx *replica.Tx, ns string, j *job.Job, until int64) {
-	must(tx.Delete(e.timedKey(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
+	must(tx.Delete(keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID), nil))
 	j.LeaseUntil = until
 	e.setTimed(tx, ns, keys.KindLease, j.LeaseUntil, j.ID)
 }

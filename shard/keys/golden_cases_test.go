@@ -238,9 +238,6 @@ func timeCases() []*gcase {
 					}
 					_, _, err = ParseTimed(ns, other, key)
 					require.Error(t, err, "another time index's key")
-				}).
-				parse("AppendTimed", func(t *testing.T, key []byte) {
-					require.Equal(t, append([]byte("dst"), key...), AppendTimed([]byte("dst"), ns, k.kind, at, id))
 				}))
 	}
 	// Batch and bulk operation records: ids of their own lengths.
@@ -323,10 +320,7 @@ func searchCases() []*gcase {
 			is(head(ns, 'S'), u8("state (6 dead)", 6), text("queue", q), sep()),
 		kc("StateEntry", StateEntry(ns, 6, q, c, gJob), "ns", ns, "state", 6, "queue", q, "created", c, "id", gJob).
 			is(head(ns, 'S'), u8("state (6 dead)", 6), text("queue", q), sep(), be64("created_at", c), text("job id", gJob)).
-			parse("CreatedID", createdID(c, gJob)).
-			parse("AppendStateEntry", func(t *testing.T, key []byte) {
-				require.Equal(t, append([]byte("dst"), key...), AppendStateEntry([]byte("dst"), ns, 6, q, c, gJob))
-			}),
+			parse("CreatedID", createdID(c, gJob)),
 		kc("TagPrefix", TagPrefix(ns, "customer", "acme"), "ns", ns, "key", "customer", "value", "acme").
 			is(head(ns, 'T'), text("tag key", "customer"), sep(), text("tag value", "acme"), sep()),
 		kc("TagEntry", TagEntry(ns, "customer", "acme", c, gJob), "ns", ns, "key", "customer", "value", "acme", "created", c, "id", gJob).

@@ -176,16 +176,9 @@ func TimeIndex(ns string, kind byte) []byte { return kindPrefix(ns, kind, 8+JobI
 
 // Timed is the key of a job in a time-ordered index.
 func Timed(ns string, kind byte, at int64, id string) []byte {
-	return AppendTimed(make([]byte, 0, len(ns)+2+8+len(id)), ns, kind, at, id)
-}
-
-// AppendTimed appends Timed's key to dst: the engine writes its indexes
-// through one reused buffer (Pebble copies what it is given).
-func AppendTimed(dst []byte, ns string, kind byte, at int64, id string) []byte {
-	dst = append(dst, ns...)
-	dst = append(dst, 0, kind)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(at))
-	return append(dst, id...)
+	b := TimeIndex(ns, kind)
+	b = binary.BigEndian.AppendUint64(b, uint64(at))
+	return append(b, id...)
 }
 
 // ParseTimed splits a time-index key into its time and job id.
@@ -271,13 +264,11 @@ func PendingID(key []byte) (string, error) {
 // PendingOrder returns the (priority, created) sort fields of a pending key
 // of queue, for comparing heads of several queues.
 func PendingOrder(ns, queue string, key []byte) (prio uint8, created int64, err error) {
-	// PendingQueue(ns, queue) compared in place: every fetch reads one.
-	n := len(ns) + 2 + len(queue) + 1
-	if len(key) != n+9+JobIDLen || string(key[:len(ns)]) != ns || key[len(ns)] != 0 || key[len(ns)+1] != KindPending ||
-		string(key[len(ns)+2:n-1]) != queue || key[n-1] != 0 {
+	p := PendingQueue(ns, queue)
+	if !bytes.HasPrefix(key, p) || len(key) != len(p)+9+JobIDLen {
 		return 0, 0, fmt.Errorf("keys: %q is not a pending key of %s/%s", key, ns, queue)
 	}
-	rest := key[n:]
+	rest := key[len(p):]
 	return rest[0], int64(binary.BigEndian.Uint64(rest[1:9])), nil
 }
 
@@ -417,17 +408,8 @@ func StateQueue(ns string, state uint8, queue string) []byte {
 
 // StateEntry is a job's key in the search index of its state.
 func StateEntry(ns string, state uint8, queue string, created int64, id string) []byte {
-	return AppendStateEntry(make([]byte, 0, len(ns)+2+1+len(queue)+1+8+len(id)), ns, state, queue, created, id)
-}
-
-// AppendStateEntry appends StateEntry's key to dst (AppendTimed says why).
-func AppendStateEntry(dst []byte, ns string, state uint8, queue string, created int64, id string) []byte {
-	dst = append(dst, ns...)
-	dst = append(dst, 0, KindStateIndex, state)
-	dst = append(dst, queue...)
-	dst = append(dst, 0)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(created))
-	return append(dst, id...)
+	b := binary.BigEndian.AppendUint64(StateQueue(ns, state, queue), uint64(created))
+	return append(b, id...)
 }
 
 // TagPrefix is the prefix of the search index of one tag, in creation

@@ -319,17 +319,29 @@ func (e *Engine) clearBudgetHold(tx *replica.Tx, ns, id string, approved bool) {
 	must(tx.Set(keys.JobAI(ns, id), rec.encode(), nil))
 }
 
+// fetchHolds is a fetch command's look at its namespace's hold budgets:
+// the reached ones, read once per command (a budget's spend is up to 24
+// hourly counters, and nothing a fetch does adds usage), not once per job.
+type fetchHolds struct {
+	read    bool
+	reached []*BudgetRecord
+}
+
 // fetchHold is the budget that holds j as it is about to be fetched: a
 // reached hold budget covering it, unless j was approved; "" for none.
 // A namespace without budgets reads nothing (the cache).
-func (e *Engine) fetchHold(tx *replica.Tx, ns string, j *job.Job) string {
-	bs := e.budgetsOf(tx, ns)
-	if len(bs) == 0 {
-		return ""
+func (e *Engine) fetchHold(tx *replica.Tx, ns string, j *job.Job, h *fetchHolds) string {
+	if !h.read {
+		h.read = true
+		now := tx.Now.UnixNano()
+		for _, b := range e.budgetsOf(tx, ns) {
+			if b.OnExceed == wire.BudgetHold && b.Reached(BudgetSpent(tx, ns, b, now)) {
+				h.reached = append(h.reached, b)
+			}
+		}
 	}
-	now := tx.Now.UnixNano()
-	for _, b := range bs {
-		if b.OnExceed != wire.BudgetHold || !b.covers(j) || !b.Reached(BudgetSpent(tx, ns, b, now)) {
+	for _, b := range h.reached {
+		if !b.covers(j) {
 			continue
 		}
 		rec, err := ReadJobAI(tx, ns, j.ID)

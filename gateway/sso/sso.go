@@ -105,6 +105,15 @@ func (rp *RP) Start(ctx context.Context, requestID string, q controlapi.SSOLooku
 	return oc.AuthCodeURL(f.state, oidc.Nonce(f.nonce), oauth2.S256ChallengeOption(f.verifier)), flowID, nil
 }
 
+// FlowTenant is the tenant of the sign-in in progress flowID ("tenant:"
+// and its id), for the callback's rate limit; empty when there is none.
+func (rp *RP) FlowTenant(flowID string) string {
+	if f, ok := rp.flows.Peek(flowID); ok && flowID != "" {
+		return "tenant:" + f.tenantID
+	}
+	return ""
+}
+
 // Finish ends the sign-in flowID with the provider's callback (its
 // state and code): the code exchanged with the flow's PKCE verifier, the
 // ID token verified (signature, issuer, audience, expiry, nonce), the

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/tenancy"
 )
 
 // startStatus asks the gateway to start a sign-in (query: tenant= or
@@ -66,4 +68,34 @@ func TestSSOCallbackIsRateLimited(t *testing.T) {
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
 	require.NotEmpty(t, res.Header.Get("Retry-After"))
+}
+
+// The tenant's provider is discovered once: a second sign-in asks the
+// provider for no discovery document and no keys. A change of the
+// configuration to another issuer is discovered at the next sign-in,
+// which goes to the new provider.
+func TestSSOProviderIsDiscoveredOnce(t *testing.T) {
+	t.Parallel()
+	b, op, _ := ssoSetup(t, "jobbie-cache", acmeSSO())
+	requireSignedIn(t, newBrowser(t, op).signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	require.Equal(t, 1, op.hitsOf("/.well-known/openid-configuration"))
+	require.Equal(t, 1, op.hitsOf("/keys"))
+	requireSignedIn(t, newBrowser(t, op).signIn(t, b.base, "tenant=acme", "bob@acme.test"))
+	require.Equal(t, 1, op.hitsOf("/.well-known/openid-configuration"), "the second sign-in discovers nothing")
+	require.Equal(t, 1, op.hitsOf("/keys"), "nor fetches the keys again")
+	require.Equal(t, 2, op.hitsOf("/oauth/token"), "both sign-ins reached the provider")
+
+	op2 := startOP(t) // httptest's certificate: the gateway trusts op2's as op's
+	op2.client("jobbie-cache", ssoSecret, b.base)
+	cfg := acmeSSO()
+	cfg.IssuerURL, cfg.ClientID = op2.issuer, "jobbie-cache"
+	r := b.do(t, http.MethodPut, "/api/v1/sso", b.key(t, tenancy.RoleOwner, "default"), cfg)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	br := newBrowser(t, op2)
+	requireSignedIn(t, br.signIn(t, b.base, "tenant=acme", "alice@acme.test"))
+	require.Equal(t, 1, op2.hitsOf("/.well-known/openid-configuration"))
+	require.Equal(t, 1, op2.hitsOf("/oauth/token"))
+	require.Equal(t, 1, op.hitsOf("/.well-known/openid-configuration"), "the old provider is not asked")
+	_, s := br.session(t, b.base)
+	require.Equal(t, "admin", s.Role)
 }

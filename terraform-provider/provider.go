@@ -127,6 +127,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newNamespaceEgressResource,
 		newTracingResource,
 		newSSOResource,
+		newNamespaceEncryptionResource,
 		newShardJoinTokenResource,
 		newWebhookResource,
 		newAlertRuleResource,

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -81,7 +80,7 @@ func ssoSetCmd(api *Conn) *cobra.Command {
 			}
 			req.ClientSecret = ""
 			if secretFile != "" {
-				s, err := readSSOSecret(secretFile, cmd.InOrStdin())
+				s, err := readSecretFrom(cmd, "--client-secret-file", secretFile)
 				if err != nil {
 					return err
 				}
@@ -101,27 +100,6 @@ func ssoSetCmd(api *Conn) *cobra.Command {
 	f.StringArrayVar(&groupRoles, "group-role", nil, "GROUP=ROLE: a person in GROUP gets ROLE; the first that matches counts (again for more, in order)")
 	f.StringVar(&req.DefaultRole, "default-role", "", "the role of an admitted person in no mapped group (empty: such a person is refused)")
 	return set
-}
-
-// readSSOSecret is the secret in path, or on stdin for "-": its one
-// line, trimmed.
-func readSSOSecret(path string, stdin io.Reader) (string, error) {
-	if path != "-" {
-		s, err := ReadSecretFile(path)
-		if err != nil {
-			return "", fmt.Errorf("--client-secret-file: %w", err)
-		}
-		return s, nil
-	}
-	b, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
-	if err != nil {
-		return "", fmt.Errorf("--client-secret-file -: %w", err)
-	}
-	s := strings.TrimSpace(string(b))
-	if s == "" {
-		return "", errors.New("--client-secret-file -: stdin holds no secret")
-	}
-	return s, nil
 }
 
 func printSSO(w io.Writer, s *client.SSOConfig) error {

@@ -126,6 +126,7 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newBackupPolicyResource,
 		newNamespaceEgressResource,
 		newTracingResource,
+		newSSOResource,
 		newNamespaceEncryptionResource,
 		newShardJoinTokenResource,
 		newWebhookResource,

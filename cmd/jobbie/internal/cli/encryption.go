@@ -140,29 +140,9 @@ func tenantKeyFlag(cmd *cobra.Command, file *string, usage string) {
 	cmd.Flags().StringVar(file, "tenant-key-file", "", usage)
 }
 
-// readTenantKey reads the key from path, or stdin for "-" (refusing a
-// terminal: a typed key would echo).
+// readTenantKey reads the key from path, or stdin for "-".
 func readTenantKey(cmd *cobra.Command, path string) (string, error) {
-	if path != "-" {
-		key, err := ReadSecretFile(path)
-		if err != nil {
-			return "", fmt.Errorf("--tenant-key-file: %w", err)
-		}
-		return key, nil
-	}
-	in := cmd.InOrStdin()
-	if isCharDevice(in) {
-		return "", errors.New("--tenant-key-file -: stdin is a terminal: pipe the key in, or give a file")
-	}
-	b, err := io.ReadAll(io.LimitReader(in, 4096))
-	if err != nil {
-		return "", fmt.Errorf("--tenant-key-file -: %w", err)
-	}
-	key := strings.TrimSpace(string(b))
-	if key == "" {
-		return "", errors.New("--tenant-key-file -: stdin is empty")
-	}
-	return key, nil
+	return readSecretFrom(cmd, "--tenant-key-file", path)
 }
 
 // callEncryption reads the settings, or changes them by spec, and prints

@@ -51,6 +51,12 @@ type Config struct {
 	// provider's redirect URI is under it); empty: each request's own
 	// scheme and host.
 	PublicURL string
+	// Local, set on a node's local API (no control behind the gateway),
+	// answers the namespaces it serves a tenant. Each session says so
+	// (SessionAnswer.Local), so the front end offers those namespaces and
+	// says tenant administration is not available rather than show its
+	// 404s.
+	Local func(tenant string) []string
 }
 
 // Console serves the console: its front end and its sessions.
@@ -62,6 +68,7 @@ type Console struct {
 
 	sso       *sso.RP
 	publicURL string
+	local     func(tenant string) []string
 }
 
 // New loads the front end, once.
@@ -84,7 +91,8 @@ func New(cfg Config) (*Console, error) {
 	if limit == nil {
 		limit = func(*fiber.Ctx, *tenancy.KeyClaims) error { return nil }
 	}
-	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, files: files, sso: cfg.SSO, publicURL: cfg.PublicURL}, nil
+	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, files: files, sso: cfg.SSO, publicURL: cfg.PublicURL,
+		local: cfg.Local}, nil
 }
 
 // consoleFile is one file of the built front end.

@@ -29,11 +29,11 @@ import (
 // is refused, as a hosted gateway refuses keys when control is away.
 // Tenant administration, usage, invoices and backups are the hosted
 // gateway's alone: their routes answer 404 there, and Local refuses
-// those calls. The console is not served either, unless LocalTrust.Console
-// asks for it (an embedded node's listener does: its screens of jobs,
-// queues and schedules need only the shard). No plan applies (no rate limits or monthly
-// caps: the shard is the tenant's own hardware), and requests served
-// there are not counted as api_requests.
+// those calls. The console is not served either, unless
+// LocalTrust.Console asks for it (an embedded node's listener does: its
+// screens of jobs, queues and schedules need only the shard). No plan
+// applies (no rate limits or monthly caps: the shard is the tenant's own
+// hardware), and requests served there are not counted as api_requests.
 
 // LocalTrust makes a gateway a self-hosted shard node's local API.
 type LocalTrust struct {

@@ -7,10 +7,11 @@
 // service is changing the one constructor: client.New(url, key) in place
 // of (*Embedded).Client(). Options.Listen also serves the API to other
 // processes, behind a key the node mints, through the gateway a
-// self-hosted node runs as its local API.
+// self-hosted node runs as its local API, and Options.Console the
+// console there.
 //
 // What it is not: one node, so no replication or failover; no control
 // plane, so no tenants, key management, plans, metering, invoices,
-// backups or moves; no console and no worker stream (workers long-poll
-// over HTTP). docs/embedded.md says it at length.
+// backups or moves; the console only on Listen; no worker stream
+// (workers long-poll over HTTP). docs/embedded.md says it at length.
 package embedded

@@ -40,6 +40,12 @@ type Options struct {
 	Listen string
 	// Namespaces are served on Listen beside Namespace.
 	Namespaces []string
+	// Console, with Listen, also serves the console at /console/ on it,
+	// signed in with the owner key: its screens of jobs, queues,
+	// schedules, workers, events and costs; those of tenant
+	// administration say they are not available. Default off: a listener
+	// for other programs gets no web front end it was not asked for.
+	Console bool
 }
 
 // tenantID is the tenant every namespace of an embedded node belongs to.
@@ -74,6 +80,9 @@ func Open(ctx context.Context, o Options) (*Embedded, error) {
 	}
 	if err := tenancy.ValidateNamespace(o.Namespace); err != nil {
 		return nil, fmt.Errorf("embedded: Options.Namespace: %w", err)
+	}
+	if o.Console && o.Listen == "" {
+		return nil, errors.New("embedded: Options.Console needs Options.Listen: the console is served on that listener")
 	}
 	for _, ns := range o.Namespaces {
 		if err := tenancy.ValidateNamespace(ns); err != nil {

@@ -30,8 +30,9 @@ import (
 // instead of one pushed from control. The node signs its keys with an
 // Ed25519 key of its own (<dir>/api/signing.seed) and mints an owner key
 // once (<dir>/owner.key, Embedded.OwnerKey), both readable by the owner
-// only. The local API serves no console and no tenant administration
-// (they are control's), so neither does Listen.
+// only. The local API serves no tenant administration (it is control's),
+// so neither does Listen; Options.Console mounts the console there too
+// (LocalTrust.Console), its sessions signed in with the node's keys.
 
 const (
 	signingKeyID = "sk_embedded"
@@ -68,7 +69,7 @@ func serve(ctx context.Context, o Options, sock string, log *slog.Logger) (*api,
 		return nil, err
 	}
 	gw, err := gateway.New(gateway.Config{Addr: o.Listen, Logger: log.With("embedded_api", o.Listen),
-		Local: &gateway.LocalTrust{TenantID: tenantID, ShardID: shardID, ShardAddr: "unix:" + sock,
+		Local: &gateway.LocalTrust{TenantID: tenantID, ShardID: shardID, ShardAddr: "unix:" + sock, Console: o.Console,
 			// The node's own bundle is current whenever it is asked.
 			Bundle: func() (wire.TrustBundle, time.Time, bool) { return bundle, time.Now(), true }}})
 	if err != nil {

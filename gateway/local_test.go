@@ -51,11 +51,15 @@ func trustBundle(t *testing.T, s controlfake.Signer, revoked ...string) wire.Tru
 
 // startLocal starts a gateway as node's local API in front of a fake
 // shard on a Unix socket.
-func startLocal(t *testing.T, node *localNode, maxAge time.Duration) (*bundle, *fakeShard) {
+func startLocal(t *testing.T, node *localNode, maxAge time.Duration, opts ...func(*LocalTrust)) (*bundle, *fakeShard) {
 	fs, addr := newUnixFakeShard(t)
+	lt := &LocalTrust{TenantID: tenantA, ShardID: "sh_a", ShardAddr: addr, Bundle: node.bundle}
+	for _, o := range opts {
+		o(lt)
+	}
 	gw, err := New(Config{Addr: "127.0.0.1:0", RevocationInterval: 20 * time.Millisecond, RevocationMaxAge: maxAge,
 		JWKSMinRefresh: 10 * time.Millisecond, ShutdownTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
-		Local: &LocalTrust{TenantID: tenantA, ShardID: "sh_a", ShardAddr: addr, Bundle: node.bundle}})
+		Local: lt})
 	require.NoError(t, err)
 	require.NoError(t, gw.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, gw.Stop()) })

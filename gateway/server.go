@@ -105,9 +105,13 @@ func (s *Server) assemble() error {
 	if err != nil {
 		return err
 	}
-	if s.console, err = console.New(console.Config{Gate: s.gate, Clock: cfg.Clock, Dir: cfg.ConsoleDir, Dist: cfg.consoleDist,
+	ccfg := console.Config{Gate: s.gate, Clock: cfg.Clock, Dir: cfg.ConsoleDir, Dist: cfg.consoleDist,
 		Limit: s.limitSession, SSO: rp, PublicURL: cfg.ConsolePublicURL,
-		SignInLimit: limits.NewSignIns(cfg.SSOSignInsPerAddress, cfg.SSOSignInsPerTenant, cfg.Clock).Allow}); err != nil {
+		SignInLimit: limits.NewSignIns(cfg.SSOSignInsPerAddress, cfg.SSOSignInsPerTenant, cfg.Clock).Allow}
+	if cfg.Local != nil {
+		ccfg.Local = cfg.Local.Namespaces
+	}
+	if s.console, err = console.New(ccfg); err != nil {
 		return err
 	}
 	shardCfg := shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,
@@ -166,7 +170,7 @@ func (s *Server) newApp() *fiber.App {
 	app.Get("/readyz", s.readyz)
 	// Metrics are on MetricsAddr, never on the public port.
 	s.register(app)
-	if s.cfg.Local == nil {
+	if s.cfg.Local == nil || s.cfg.Local.Console {
 		s.console.Register(app)
 	}
 	return app

@@ -1,5 +1,7 @@
 // Package console holds the browser tests of the web console: real
-// Chromium, driven with chromedp, against one real `jobbie dev`.
+// Chromium, driven with chromedp, against one real `jobbie dev`, and
+// against an embedded Jobbie (a build of examples/embedded, which embeds
+// the front end built in gateway/console/dist) serving its own console.
 //
 // Run them with `go test ./e2e/console/`. Environment:
 //

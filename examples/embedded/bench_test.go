@@ -28,14 +28,14 @@ import (
 // has the command and the figures.
 func BenchmarkLifecycle(b *testing.B) {
 	b.Run("embedded", func(b *testing.B) {
-		c, closeFn, err := connect(context.Background(), b.TempDir(), "", "")
+		c, closeFn, err := connect(context.Background(), b.TempDir(), "", "", "")
 		require.NoError(b, err)
 		defer closeFn()
 		lifecycle(b, c, nil)
 	})
 	b.Run("dev", func(b *testing.B) {
 		url, key, proc := startDevProc(b)
-		c, closeFn, err := connect(context.Background(), "", url, key)
+		c, closeFn, err := connect(context.Background(), "", url, key, "")
 		require.NoError(b, err)
 		defer closeFn()
 		lifecycle(b, c, proc)

@@ -8,6 +8,7 @@
 //	go run ./examples/embedded -dir ./embedded-data -step produce
 //	go run ./examples/embedded -dir ./embedded-data -step work # after a restart
 //	go run ./examples/embedded -url http://127.0.0.1:8080 -key "$(cat jobbie-data/owner.key)"
+//	go run ./examples/embedded -dir ./embedded-data -console 127.0.0.1:8080 -step serve # the console, until ^C
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"github.com/jobbie/jobbie/client"
 	"github.com/jobbie/jobbie/embedded"
@@ -26,20 +28,24 @@ func main() {
 	dir := flag.String("dir", "./embedded-data", "the embedded node's data directory (without -url)")
 	url := flag.String("url", "", "a Jobbie API to use instead of an embedded node: a jobbie dev's gateway, or the hosted service")
 	key := flag.String("key", "", "the API key for -url")
-	step := flag.String("step", "all", "produce (enqueue and schedule), work (work what is there), or all (both)")
+	step := flag.String("step", "all", "produce (enqueue and schedule), work (work what is there), all (both), or serve (nothing: serve -console until interrupted)")
 	jobs := flag.Int("jobs", 10, "jobs to enqueue")
+	console := flag.String("console", "", "serve the API and the console at this host:port while the program runs, behind the owner key in <dir>/owner.key (without -url)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *dir, *url, *key, *step, *jobs); err != nil {
+	if err := run(ctx, *dir, *url, *key, *step, *jobs, *console); err != nil {
 		fmt.Fprintln(os.Stderr, "embedded:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dir, url, key, step string, jobs int) error {
-	c, closeFn, err := connect(ctx, dir, url, key)
+func run(ctx context.Context, dir, url, key, step string, jobs int, console string) error {
+	if console != "" && url != "" {
+		return fmt.Errorf("-console serves an embedded node's console: not with -url")
+	}
+	c, closeFn, err := connect(ctx, dir, url, key, console)
 	if err != nil {
 		return err
 	}
@@ -62,20 +68,30 @@ func run(ctx context.Context, dir, url, key, step string, jobs int) error {
 			return err
 		}
 		return app.Unschedule(ctx)
+	case "serve":
+		if console == "" {
+			return fmt.Errorf("-step serve serves -console: give its address")
+		}
+		<-ctx.Done()
+		return nil
 	}
-	return fmt.Errorf("-step %q: want produce, work or all", step)
+	return fmt.Errorf("-step %q: want produce, work, all or serve", step)
 }
 
 // connect is the one place the program says where Jobbie runs: in the
 // process on dir, or at url with key. Everything else is the same code.
-func connect(ctx context.Context, dir, url, key string) (*client.Client, func() error, error) {
+// With console, the embedded node also serves its API and console there.
+func connect(ctx context.Context, dir, url, key, console string) (*client.Client, func() error, error) {
 	if url != "" {
 		c := client.New(url, key)
 		return c, func() error { c.CloseIdleConnections(); return nil }, nil
 	}
-	e, err := embedded.Open(ctx, embedded.Options{Dir: dir})
+	e, err := embedded.Open(ctx, embedded.Options{Dir: dir, Listen: console, Console: console != ""})
 	if err != nil {
 		return nil, nil, err
+	}
+	if console != "" {
+		fmt.Printf("console: http://%s/console/ (sign in with the key in %s)\n", e.Addr(), filepath.Join(dir, "owner.key"))
 	}
 	return e.Client(), e.Close, nil
 }

@@ -31,12 +31,12 @@ func produceThenWork(t *testing.T, dir, url, key string) {
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 
-	c, closeFn, err := connect(ctx, dir, url, key)
+	c, closeFn, err := connect(ctx, dir, url, key, "")
 	require.NoError(t, err)
 	require.NoError(t, App{Client: c, Log: log}.Produce(ctx, jobs))
 	require.NoError(t, closeFn())
 
-	c, closeFn, err = connect(ctx, dir, url, key)
+	c, closeFn, err = connect(ctx, dir, url, key, "")
 	require.NoError(t, err)
 	defer closeFn()
 	app := App{Client: c, Log: log}
@@ -61,8 +61,10 @@ func TestEmbeddedRunsAll(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	require.NoError(t, run(ctx, t.TempDir(), "", "", "all", jobs))
-	require.ErrorContains(t, run(ctx, t.TempDir(), "", "", "neither", jobs), "-step")
+	require.NoError(t, run(ctx, t.TempDir(), "", "", "all", jobs, ""))
+	require.ErrorContains(t, run(ctx, t.TempDir(), "", "", "neither", jobs, ""), "-step")
+	require.ErrorContains(t, run(ctx, t.TempDir(), "", "", "serve", jobs, ""), "-console", "serve has nothing to serve without it")
+	require.ErrorContains(t, run(ctx, "", "http://127.0.0.1:1", "k", "all", jobs, "127.0.0.1:0"), "-url", "a remote Jobbie's console is its own")
 }
 
 // The same code, pointed at a `jobbie dev` by its URL and owner key,
@@ -73,7 +75,7 @@ func TestSameCodeAgainstJobbieDev(t *testing.T) {
 	produceThenWork(t, "", url, key)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	require.NoError(t, run(ctx, "", url, key, "all", jobs))
+	require.NoError(t, run(ctx, "", url, key, "all", jobs, ""))
 }
 
 // startDev starts `jobbie dev` (JOBBIE_BIN, else a build of ./cmd/jobbie)

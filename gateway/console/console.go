@@ -55,6 +55,12 @@ type Config struct {
 	// provider's redirect URI is under it); empty: each request's own
 	// scheme and host.
 	PublicURL string
+	// Local, set on a node's local API (no control behind the gateway),
+	// answers the namespaces it serves a tenant. Each session says so
+	// (SessionAnswer.Local), so the front end offers those namespaces and
+	// says tenant administration is not available rather than show its
+	// 404s.
+	Local func(tenant string) []string
 }
 
 // Console serves the console: its front end and its sessions.
@@ -68,6 +74,7 @@ type Console struct {
 
 	sso       *sso.RP
 	publicURL string
+	local     func(tenant string) []string
 }
 
 // New loads the front end, once.
@@ -95,7 +102,7 @@ func New(cfg Config) (*Console, error) {
 		signInLimit = func(*fiber.Ctx, string) error { return nil }
 	}
 	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, signInLimit: signInLimit, files: files, sso: cfg.SSO,
-		publicURL: cfg.PublicURL}, nil
+		publicURL: cfg.PublicURL, local: cfg.Local}, nil
 }
 
 // consoleFile is one file of the built front end.

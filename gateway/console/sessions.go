@@ -42,6 +42,17 @@ type SessionAnswer struct {
 	// absent for a key's session. KeyID is then the id the person's
 	// requests carry ("sso:" and their email).
 	Person *PersonAnswer `json:"person,omitempty"`
+	// Local is set when the console is on a node's local API (an
+	// embedded node's listener): no control plane behind it, so no tenant
+	// administration (namespaces, keys, roles, backups, shards, audit log,
+	// usage, plan, invoices, SSO); the jobs, queues, schedules, workers,
+	// events, webhooks, alerts, costs and budgets of its namespaces only.
+	Local *LocalAnswer `json:"local,omitempty"`
+}
+
+// LocalAnswer is what a local API serves.
+type LocalAnswer struct {
+	Namespaces []string `json:"namespaces"` // the namespaces served the key's tenant, for a key of "*" to choose among
 }
 
 // PersonAnswer is a person's session's person.
@@ -68,9 +79,13 @@ func (s *Console) answerOf(c *fiber.Ctx, k *tenancy.KeyClaims, p *admission.Pers
 	if err != nil {
 		return SessionAnswer{}, err
 	}
-	return SessionAnswer{KeyID: k.Subject, TenantID: k.TenantID, Role: string(k.Role),
+	a := SessionAnswer{KeyID: k.Subject, TenantID: k.TenantID, Role: string(k.Role),
 		Namespaces: slices.Clone(k.Namespaces), DefaultNamespace: k.DefaultNamespace, ExpiresAt: exp.UTC(), EndsBy: endsBy,
-		Namespace: ns, Actions: acts, Person: personAnswer(p)}, nil
+		Namespace: ns, Actions: acts, Person: personAnswer(p)}
+	if s.local != nil {
+		a.Local = &LocalAnswer{Namespaces: s.local(k.TenantID)}
+	}
+	return a, nil
 }
 
 // signIn exchanges an API key for a session: POST /console/api/session

@@ -27,11 +27,13 @@ import (
 // fresh from when the bundle arrived, so once no bundle has come for
 // RevocationMaxAge (the hosted service unreachable that long) every key
 // is refused, as a hosted gateway refuses keys when control is away.
-// Tenant administration, usage, invoices, backups and the console are
-// the hosted gateway's alone: their routes are not mounted there, and
-// Local refuses those calls. No plan applies (no rate limits or monthly
-// caps: the shard is the tenant's own hardware), and requests served
-// there are not counted as api_requests.
+// Tenant administration, usage, invoices and backups are the hosted
+// gateway's alone: their routes answer 404 there, and Local refuses
+// those calls. The console is not served either, unless
+// LocalTrust.Console asks for it (an embedded node's listener does: its
+// screens of jobs, queues and schedules need only the shard). No plan
+// applies (no rate limits or monthly caps: the shard is the tenant's own
+// hardware), and requests served there are not counted as api_requests.
 
 // LocalTrust makes a gateway a self-hosted shard node's local API.
 type LocalTrust struct {
@@ -43,6 +45,26 @@ type LocalTrust struct {
 	// Bundle is the newest trust bundle the node holds and when it
 	// arrived; ok is false before the first.
 	Bundle func() (b wire.TrustBundle, receivedAt time.Time, ok bool)
+	// Console serves the console too, its sessions signed in with the
+	// bundle's keys and its screens of tenant administration saying they
+	// are not available (no control behind them). Off on a self-hosted
+	// node, whose tenant has the hosted console.
+	Console bool
+}
+
+// Namespaces are the bundle's namespaces, the ones served, as tenant
+// may know them: none for another tenant (a hosted signing key vouches
+// for every tenant's keys), none before the first bundle.
+func (l *LocalTrust) Namespaces(tenant string) []string {
+	b, _, ok := l.Bundle()
+	if !ok || tenant != l.TenantID {
+		return []string{}
+	}
+	names := make([]string, 0, len(b.Namespaces))
+	for _, ns := range b.Namespaces {
+		names = append(names, ns.Name)
+	}
+	return names
 }
 
 // Validate reports the first problem with l.

@@ -5,10 +5,11 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { get, namespace as currentNamespace, onSignedOut, setNamespace } from "./api";
 import { useStreamState } from "./hooks";
 import { Link, match, navigate, useLocation } from "./router";
-import { allows, Ctx, loadSession, signIn, signOut, ssoStartURL, takeSSOError, whoLabel, type Session } from "./session";
+import { allows, Ctx, loadSession, servedNamespaces, signIn, signOut, ssoStartURL, takeSSOError, whoLabel, type Session } from "./session";
 import { ErrorBox, Field, useAsync } from "./components/ui";
 import { Options } from "./components/forms";
 import { routes } from "./routes";
+import { needsControl } from "./lib/paths";
 import { EnqueueButton } from "./screens/enqueue";
 
 const NS_KEY = "jobbie.namespace"; // only a namespace name: never a secret
@@ -199,7 +200,7 @@ function Shell(props: {
   for (const r of routes) {
     const p = match(r.path, loc.path);
     if (p) {
-      screen = r.render(p);
+      screen = session.local && needsControl(loc.path) ? <NotServedHere /> : r.render(p);
       break;
     }
   }
@@ -237,7 +238,7 @@ function Shell(props: {
         <nav id="main-nav" class={menu ? "sidebar open" : "sidebar"} aria-label="Main">
           <ul>
             {nav
-              .filter((n) => !n.act || ctx.can(n.act))
+              .filter((n) => (!n.act || ctx.can(n.act)) && !(session.local && needsControl(n.href)))
               .map((n) => (
                 <li key={n.href}>
                   <Link href={n.href} aria-current={isCurrent(n.href, loc.path) ? "page" : undefined}>
@@ -260,12 +261,13 @@ function isCurrent(href: string, path: string) {
 }
 
 function NamespaceSwitcher(props: { session: Session; onChange: (ns: string) => void }) {
-  const [names, setNames] = useState<string[]>(() => (props.session.namespaces.includes("*") ? [props.session.namespace] : props.session.namespaces));
+  const [names, setNames] = useState<string[]>(() => servedNamespaces(props.session));
   const [err, setErr] = useState<Error | null>(null);
   // Loaded at sign-in and again whenever the switcher gets focus, so a
-  // namespace created since shows up.
+  // namespace created since shows up (not on a local API: no control to
+  // create one, and its namespaces came with the session).
   const load = () => {
-    if (!allows(props.session.actions, "namespace.read")) return;
+    if (props.session.local || !allows(props.session.actions, "namespace.read")) return;
     get<{ namespaces: { name: string }[] }>("/api/v1/namespaces")
       .then((b) => {
         const all = b.namespaces.map((n) => n.name);
@@ -284,6 +286,21 @@ function NamespaceSwitcher(props: { session: Session; onChange: (ns: string) => 
         <Options choices={names.includes(ns) ? names : [ns, ...names]} />
       </select>
     </label>
+  );
+}
+
+/** NotServedHere is a screen of tenant administration on a node's local API, which has no control plane to serve it. */
+function NotServedHere() {
+  return (
+    <section class="screen" data-screen="not-served" data-ready="true">
+      <h1>Not available here</h1>
+      <p class="notice" id="not-served">
+        This Jobbie runs without a control plane (an embedded node, or a self-hosted shard's local API), so there are no namespaces, API keys,
+        roles, backups, shards, audit log, usage or invoices to manage here. Its jobs, queues, schedules, workers, events, webhooks, alerts and
+        costs are all in the menu.
+      </p>
+      <Link href="/">Back to the dashboard</Link>
+    </section>
   );
 }
 

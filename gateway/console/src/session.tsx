@@ -21,6 +21,8 @@ export interface Session {
   namespace: string;
   /** who signed in through the tenant's identity provider; absent for an API key's session */
   person?: { email?: string; name?: string; subject: string; issuer: string };
+  /** present when the console is on a node's local API (an embedded Jobbie's listener): no control plane, so no tenant administration; the namespaces it serves */
+  local?: { namespaces: string[] };
 }
 
 export const SESSION_PATH = "/console/api/session";
@@ -64,6 +66,13 @@ export function takeSSOError(): string | null {
 export function whoLabel(s: Pick<Session, "key_id" | "person">): string {
   if (s.person) return s.person.name || s.person.email || s.person.subject;
   return "Key " + s.key_id;
+}
+
+/** servedNamespaces are the namespaces a session may switch to without asking control: a local API's, else the key's own (just the current one for a key of all). */
+export function servedNamespaces(s: Pick<Session, "namespaces" | "namespace" | "local">): string[] {
+  const all = s.namespaces.includes("*");
+  if (s.local) return s.local.namespaces.filter((n) => all || s.namespaces.includes(n));
+  return all ? [s.namespace] : s.namespaces;
 }
 
 export async function signOut(): Promise<void> {

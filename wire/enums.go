@@ -60,6 +60,8 @@ const (
 	BulkMove           = "move"
 	BulkRequeue        = "requeue"
 	BulkChangePriority = "change_priority"
+	BulkApprove        = "approve" // a job an AI budget holds runs, outside the budget
+	BulkReject         = "reject"  // a job an AI budget holds is cancelled
 )
 
 // States of a background bulk operation.

@@ -133,3 +133,39 @@ func TestBulkApproveAndRejectHeldJobs(t *testing.T) {
 	require.Empty(t, b.searchAll(map[string]any{"held_reason": "budget"}))
 	require.Equal(t, []string{w.dep}, b.searchAll(map[string]any{"state": []string{"held"}}))
 }
+
+// A per-job limit over HTTP: checked (400 naming the field, nothing
+// stored), shown, and a job past a reject budget's fails for good.
+func TestPerJobBudgetOverHTTP(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "x", "scope": "namespace", "per_job_cost_usd": "0", "on_exceed": "reject"}, "per_job_cost_usd"},
+		{map[string]any{"name": "x", "scope": "namespace", "per_job_cost_usd": "1e3", "on_exceed": "reject"}, "per_job_cost_usd"},
+		{map[string]any{"name": "x", "scope": "namespace", "per_job_tokens": -1, "on_exceed": "reject"}, "per_job_tokens"},
+		{map[string]any{"name": "x", "scope": "namespace", "on_exceed": "reject"}, "daily_cost_usd"},
+	} {
+		r := b.call("POST", "/api/v1/ai/budgets", bad.body)
+		require.Equal(t, 400, r.Status, "%v: %s", bad.body, r.Raw)
+		require.Equal(t, bad.field, r.Body["error"].(map[string]any)["field"], string(r.Raw))
+	}
+	require.Equal(t, 404, b.call("GET", "/api/v1/ai/budgets/x", nil).Status, "nothing stored")
+	r := b.call("POST", "/api/v1/ai/budgets", map[string]any{"name": "cap", "scope": "queue", "queue": "llm",
+		"per_job_cost_usd": "0.50", "per_job_tokens": 1000, "on_exceed": "reject"})
+	require.Equal(t, 201, r.Status, string(r.Raw))
+	require.Equal(t, "0.5", r.Body["per_job_cost_usd"])
+	require.Equal(t, 1000.0, r.Body["per_job_tokens"])
+	require.Equal(t, false, r.Body["exceeded"], "per-job limits are no daily limit")
+
+	id := b.enqueue(map[string]any{"queue": "llm", "max_retries": 5})
+	require.Equal(t, id, b.fetch([]string{"llm"}, nil).Body["job_id"])
+	f := b.call("POST", "/api/v1/fail/"+id, map[string]any{"worker_id": "w1", "error": "rate limited", "usage": map[string]any{"cost_usd": "0.51"}})
+	require.Equal(t, 200, f.Status, string(f.Raw))
+	require.Equal(t, "dead", f.Body["status"], string(f.Raw))
+	j := b.job(id)
+	require.Equal(t, "dead", j["state"])
+	require.Equal(t, "budget_exceeded", j["dead_reason"])
+}

@@ -83,4 +83,7 @@ const (
 	ReasonExpired          = "expired"
 	ReasonDependencyFailed = "dependency_failed"
 	ReasonNonRetryable     = "non_retryable" // a failure marked non_retryable (FailRequest)
+	// ReasonBudgetExceeded: its usage passed a per-job limit of an AI
+	// budget whose on_exceed is reject.
+	ReasonBudgetExceeded = "budget_exceeded"
 )

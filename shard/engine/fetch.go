@@ -83,10 +83,14 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 			e.putJob(tx, c.NS, j)
 			continue
 		}
-		if name := e.fetchHold(tx, c.NS, j); name != "" {
+		if hold, reject := e.fetchBudget(tx, c.NS, j); reject != "" {
+			e.kill(tx, c.NS, j, job.ReasonBudgetExceeded) // past an AI budget's per-job limit
+			e.putJob(tx, c.NS, j)
+			continue
+		} else if hold != "" {
 			e.moveTo(tx, c.NS, j, job.Held) // an AI budget reached: it waits for approval
 			e.putJob(tx, c.NS, j)
-			e.holdForBudget(tx, c.NS, j, name)
+			e.holdForBudget(tx, c.NS, j, hold)
 			continue
 		}
 		if bestQ.Keyed > 0 || len(bestQ.Turns) > 0 {

@@ -332,6 +332,9 @@ class Budget(TypedDict):
     exceeded: bool
     name: NotRequired[str]
     on_exceed: str
+    #: PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts.
+    per_job_cost_usd: NotRequired[str]
+    per_job_tokens: NotRequired[int]
     #: scope queue
     queue: NotRequired[str]
     #: namespace, queue or tag
@@ -358,6 +361,9 @@ class BudgetSpec(TypedDict):
     daily_tokens: NotRequired[int]
     name: NotRequired[str]
     on_exceed: NotRequired[str]
+    #: PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts.
+    per_job_cost_usd: NotRequired[str]
+    per_job_tokens: NotRequired[int]
     #: scope queue
     queue: NotRequired[str]
     #: namespace, queue or tag

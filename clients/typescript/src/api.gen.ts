@@ -318,6 +318,9 @@ export interface Budget {
   exceeded: boolean;
   name?: string;
   on_exceed: string;
+  /** PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts. */
+  per_job_cost_usd?: string;
+  per_job_tokens?: number;
   /** scope queue */
   queue?: string;
   /** namespace, queue or tag */
@@ -342,6 +345,9 @@ export interface BudgetSpec {
   daily_tokens?: number;
   name?: string;
   on_exceed?: string;
+  /** PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts. */
+  per_job_cost_usd?: string;
+  per_job_tokens?: number;
   /** scope queue */
   queue?: string;
   /** namespace, queue or tag */

@@ -114,6 +114,13 @@ type Config struct {
 	// and link-local addresses: tests and local development only, as it
 	// lets tenants reach this network. Default false.
 	SSOAllowPrivate bool
+	// SSOSignInsPerAddress and SSOSignInsPerTenant bound the steps of
+	// console sign-in through an identity provider (its start and its
+	// callback, unauthenticated, each a control lookup and calls to the
+	// provider) a minute per client address and per tenant; past them a
+	// step is 429 with Retry-After. Negative: no limit. Defaults 30 and
+	// 600.
+	SSOSignInsPerAddress, SSOSignInsPerTenant int
 	// SSORootCAs verifies identity providers' certificates; nil: the
 	// system's roots.
 	SSORootCAs *x509.CertPool
@@ -272,6 +279,8 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.TrustPushInterval, 10*time.Second)
 	setDefault(&c.SessionIdleTimeout, 30*time.Minute)
 	setDefault(&c.SessionMaxAge, 12*time.Hour)
+	setDefault(&c.SSOSignInsPerAddress, 30)
+	setDefault(&c.SSOSignInsPerTenant, 600)
 	setDefault(&c.JWKSInterval, time.Minute)
 	setDefault(&c.JWKSMinRefresh, time.Second)
 	setDefault(&c.KeyUsageInterval, 30*time.Second)

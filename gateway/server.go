@@ -106,7 +106,8 @@ func (s *Server) assemble() error {
 		return err
 	}
 	if s.console, err = console.New(console.Config{Gate: s.gate, Clock: cfg.Clock, Dir: cfg.ConsoleDir, Dist: cfg.consoleDist,
-		Limit: s.limitSession, SSO: rp, PublicURL: cfg.ConsolePublicURL}); err != nil {
+		Limit: s.limitSession, SSO: rp, PublicURL: cfg.ConsolePublicURL,
+		SignInLimit: limits.NewSignIns(cfg.SSOSignInsPerAddress, cfg.SSOSignInsPerTenant, cfg.Clock).Allow}); err != nil {
 		return err
 	}
 	shardCfg := shardclient.Config{TLS: cfg.TLS, Gossip: cfg.Gossip,

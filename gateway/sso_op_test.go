@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,16 @@ type testOP struct {
 	issuer  string
 	roots   *x509.CertPool
 	clients map[string]*storage.Client
+
+	mu   sync.Mutex
+	hits map[string]int // requests by path
+}
+
+// hitsOf is how many requests the provider has had for path.
+func (op *testOP) hitsOf(path string) int {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.hits[path]
 }
 
 // opPeople are the provider's people: password "secret" for all.
@@ -97,14 +108,21 @@ func startOP(t *testing.T) *testOP {
 	clients := map[string]*storage.Client{}
 	st := groupsStorage{Storage: storage.NewStorageWithClients(users, clients), groups: groups}
 	// No logger: SetupServer would make it the process's default.
-	srv := httptest.NewUnstartedServer(exampleop.SetupServer(issuer, st, nil, false))
+	op := &testOP{issuer: issuer, clients: clients, hits: map[string]int{}}
+	h := exampleop.SetupServer(issuer, st, nil, false)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op.mu.Lock()
+		op.hits[r.URL.Path]++
+		op.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	roots := x509.NewCertPool()
-	roots.AddCert(srv.Certificate())
-	return &testOP{issuer: issuer, roots: roots, clients: clients}
+	op.roots = x509.NewCertPool()
+	op.roots.AddCert(srv.Certificate())
+	return op
 }
 
 // client registers a confidential web client of the provider, whose

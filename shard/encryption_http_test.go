@@ -194,6 +194,15 @@ func TestTenantKeyRotatesAndRevokes(t *testing.T) {
 	require.Equal(t, string(wire.CodeEncryptionKeyRevoked), errCode(e))
 	require.Equal(t, "other", other.ok("GET", "/api/v1/jobs/"+kept, nil, 200).Body["payload"], "another namespace reads on")
 
+	// Only a new tenant key ends the revoke: a change of another setting
+	// (or none) makes no keys under the operator's master key.
+	for _, body := range []map[string]any{{"search_decrypt": true}, {}, {"enabled": true}} {
+		still := ns.ok("PUT", "/api/v1/encryption", body, 200)
+		require.Equal(t, wire.KeySourceRevoked, still.Body["key_source"], "PUT %v after a revoke: %s", body, still.Raw)
+		require.EqualValues(t, 1, still.Body["generation"], "PUT %v after a revoke", body)
+		require.Equal(t, 409, ns.call("POST", "/api/v1/enqueue", map[string]any{"queue": "q", "payload": "lost"}).Status)
+	}
+
 	// A new key starts a new generation; the revoked one stays unreadable.
 	again := ns.ok("PUT", "/api/v1/encryption", map[string]any{"tenant_key": b64(k3)}, 200)
 	require.EqualValues(t, 2, again.Body["generation"])

@@ -126,6 +126,8 @@ func (p *jobbieProvider) Resources(context.Context) []func() resource.Resource {
 		newBackupPolicyResource,
 		newNamespaceEgressResource,
 		newTracingResource,
+		newSSOResource,
+		newNamespaceEncryptionResource,
 		newShardJoinTokenResource,
 		newWebhookResource,
 		newAlertRuleResource,

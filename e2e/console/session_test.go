@@ -184,7 +184,7 @@ func TestMainNavigationLinksEveryScreen(t *testing.T) {
 	tn := newTenant(t)
 	p := signedIn(t, tn.ownerKey, "/console/", "dashboard")
 	for _, path := range []string{"/console/", "/console/queues", "/console/dead", "/console/schedules", "/console/batches",
-		"/console/workers", "/console/events", "/console/namespaces", "/console/keys", "/console/roles"} {
+		"/console/workers", "/console/events", "/console/namespaces", "/console/keys", "/console/roles", "/console/held", "/console/costs"} {
 		assert.Equal(t, 1, p.count(mainNav+` a[href="`+path+`"]`), "links to %s", path)
 	}
 	var s struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -28,9 +29,11 @@ import (
 // Chromium: a real OpenID Connect provider (zitadel's example OP, over
 // TLS with the receiver's certificate, which `jobbie dev` trusts) whose
 // login form the browser fills in. A person of a mapped group lands in
-// the console with that group's role and their name in the top bar; one
-// neither at an allowed domain nor in an allowed group is sent back to
-// the sign-in screen with the reason.
+// the console with that group's role and their name in the top bar, and
+// sees that role's screens; one of the allowed domain in no mapped group
+// gets the default role's, and not the others; one neither at an allowed
+// domain nor in an allowed group is sent back to the sign-in screen with
+// the reason.
 
 type ssoUsers map[string]*storage.User
 
@@ -71,7 +74,8 @@ func startProvider(t *testing.T, clientID, secret string) string {
 		return &storage.User{ID: id, Username: email, Password: "secret", FirstName: first, LastName: last, Email: email,
 			EmailVerified: true, PreferredLanguage: language.English}
 	}
-	users := ssoUsers{"u-alice": user("u-alice", "alice@acme.test", "Alice", "Admin"), "u-carol": user("u-carol", "carol@elsewhere.test", "Carol", "Outsider")}
+	users := ssoUsers{"u-alice": user("u-alice", "alice@acme.test", "Alice", "Admin"), "u-bob": user("u-bob", "bob@acme.test", "Bob", "Viewer"),
+		"u-carol": user("u-carol", "carol@elsewhere.test", "Carol", "Outsider")}
 	clients := map[string]*storage.Client{clientID: storage.WebClient(clientID, secret, srv.gateway+"/console/api/sso/callback")}
 	st := ssoGroups{Storage: storage.NewStorageWithClients(users, clients), groups: map[string][]string{"u-alice": {"platform"}}}
 	op := httptest.NewUnstartedServer(exampleop.SetupServer(issuer, st, nil, false)) // no logger: it would become the process's default
@@ -138,6 +142,30 @@ func TestConsoleSSOSignIn(t *testing.T) {
 	require.NotContains(t, r.Body, secret)
 	require.NotNil(t, p.cookie(sessionCk))
 	p.shot("sso-signed-in")
+	// platform maps to admin: the admin's screens, the keys' create button.
+	p.until(waitTimeout, query(mainNav+` a[href="/console/keys"]`), "an admin's navigation links the API keys")
+	p.goTo("/console/keys")
+	p.waitAnyScreen("/console/keys")
+	p.until(waitTimeout, query("#key-new"), "an admin may create a key")
+
+	// Bob is at acme.test in no mapped group: the default role, viewer,
+	// whose navigation has no keys or roles and whose screens change nothing.
+	v := trustingTab(t)
+	v.ssoSignIn(tn.name, "bob@acme.test")
+	v.until(waitTimeout, isVisible(mainNav), "signed in through the provider: the main navigation shows")
+	v.waitText("#signed-in", "Bob Viewer · viewer")
+	for _, href := range []string{"/console/keys", "/console/roles"} {
+		require.Zero(t, v.count(fmt.Sprintf(`%s a[href=%q]`, mainNav, href)), "a viewer's navigation links %s", href)
+	}
+	v.goTo("/console/keys")
+	v.waitAnyScreen("/console/keys")
+	require.Zero(t, v.count("#key-new"), "a viewer may not create a key")
+	v.goTo("/console/namespaces")
+	v.waitAnyScreen("/console/namespaces")
+	require.Zero(t, v.count("#namespace-new"), "a viewer may not create a namespace")
+	p.goTo("/console/namespaces")
+	p.waitAnyScreen("/console/namespaces")
+	p.until(waitTimeout, query("#namespace-new"), "the admin may: the viewer's lack is the role's doing")
 
 	// Carol is neither at acme.test nor in platform: back at the sign-in
 	// screen with the reason, and no session.

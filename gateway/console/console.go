@@ -39,6 +39,10 @@ type Config struct {
 	// Limit holds a session request to its tenant's rate limits, as any
 	// API request of the tenant (nil: none).
 	Limit func(c *fiber.Ctx, k *tenancy.KeyClaims) error
+	// SignInLimit holds the unauthenticated steps of sign-in through an
+	// identity provider to a rate per client address and per tenant
+	// (tenant empty: not known yet); nil: none.
+	SignInLimit func(c *fiber.Ctx, tenant string) error
 	// Dir serves the front end from this directory (a `vite build`
 	// output) instead of the embedded one; Dist from this file system
 	// (tests). Both empty: the embedded build.
@@ -58,7 +62,9 @@ type Console struct {
 	gate  *admission.Gate
 	clock clockwork.Clock
 	limit func(c *fiber.Ctx, k *tenancy.KeyClaims) error
-	files map[string]consoleFile // the built front end; nil when not built
+	// signInLimit: Config.SignInLimit
+	signInLimit func(c *fiber.Ctx, tenant string) error
+	files       map[string]consoleFile // the built front end; nil when not built
 
 	sso       *sso.RP
 	publicURL string
@@ -84,7 +90,12 @@ func New(cfg Config) (*Console, error) {
 	if limit == nil {
 		limit = func(*fiber.Ctx, *tenancy.KeyClaims) error { return nil }
 	}
-	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, files: files, sso: cfg.SSO, publicURL: cfg.PublicURL}, nil
+	signInLimit := cfg.SignInLimit
+	if signInLimit == nil {
+		signInLimit = func(*fiber.Ctx, string) error { return nil }
+	}
+	return &Console{gate: cfg.Gate, clock: cfg.Clock, limit: limit, signInLimit: signInLimit, files: files, sso: cfg.SSO,
+		publicURL: cfg.PublicURL}, nil
 }
 
 // consoleFile is one file of the built front end.

@@ -43,6 +43,9 @@ func (s *Console) startSSO(c *fiber.Ctx) error {
 	if err != nil {
 		return s.ssoRefused(c, err)
 	}
+	if err := s.signInLimit(c, limitKey(q)); err != nil {
+		return err // 429 with Retry-After: a flood is not sent on to the sign-in screen
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), ssoTimeout)
 	defer cancel()
 	authURL, flowID, err := s.sso.Start(ctx, apierr.RequestIDOf(c), q, s.baseURL(c)+wire.SSOCallbackPath)
@@ -70,6 +73,16 @@ func lookupOf(tenant, email string) (controlapi.SSOLookup, error) {
 	return controlapi.SSOLookup{}, apierr.Field("tenant", "tenant (the tenant's name) or email is required")
 }
 
+// limitKey is the tenant a start counts against before control is asked
+// which tenant it is: its name, or the email's domain (a flood by either
+// is bounded without a lookup).
+func limitKey(q controlapi.SSOLookup) string {
+	if q.TenantName != "" {
+		return "name:" + q.TenantName
+	}
+	return "domain:" + q.Domain
+}
+
 // ssoCallback is GET /console/api/sso/callback?code=&state= (or the
 // provider's ?error=): the person's session, and the browser sent to the
 // console.
@@ -79,6 +92,9 @@ func (s *Console) ssoCallback(c *fiber.Ctx) error {
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: c.Protocol() == "https"}) // used once, whatever happens
 	if s.sso == nil {
 		return s.ssoRefused(c, apierr.New(apierr.NotFound, "this gateway does not offer sign-in through an identity provider"))
+	}
+	if err := s.signInLimit(c, s.sso.FlowTenant(flowID)); err != nil {
+		return err
 	}
 	if e := c.Query("error"); e != "" {
 		return s.ssoRefused(c, apierr.New(apierr.Unauthenticated, "the identity provider did not sign you in: %s %s", e, c.Query("error_description")))

@@ -15,5 +15,7 @@
 // Abuse (listener.go, longpoll.go): accept errors such as EMFILE are
 // waited out with backoff rather than ending the serve loop; connections
 // per client address and fetches waiting per key and per tenant are
-// capped, the excess answered 429 with a code naming the limit.
+// capped, the excess answered 429 with a code naming the limit. The
+// console's sign-in through an identity provider, open to anyone, is
+// held to a rate per client address and per tenant (signins.go).
 package limits

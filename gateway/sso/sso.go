@@ -48,8 +48,9 @@ type Config struct {
 // the browser holds in a cookie: the callback must reach the same
 // gateway, as a console session must.
 type RP struct {
-	cfg   Config
-	flows *lru.Cache[string, flow]
+	cfg       Config
+	flows     *lru.Cache[string, flow]
+	providers *lru.Cache[string, cachedProvider] // by tenant id (providers.go)
 }
 
 // flow is a sign-in in progress.
@@ -80,7 +81,7 @@ func New(cfg Config) (*RP, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &RP{cfg: cfg, flows: flows}, nil
+	return &RP{cfg: cfg, flows: flows, providers: newProviders()}, nil
 }
 
 // Start begins a sign-in for the tenant q names, to come back to
@@ -103,6 +104,15 @@ func (rp *RP) Start(ctx context.Context, requestID string, q controlapi.SSOLooku
 	flowID = random()
 	rp.flows.Add(flowID, f)
 	return oc.AuthCodeURL(f.state, oidc.Nonce(f.nonce), oauth2.S256ChallengeOption(f.verifier)), flowID, nil
+}
+
+// FlowTenant is the tenant of the sign-in in progress flowID ("tenant:"
+// and its id), for the callback's rate limit; empty when there is none.
+func (rp *RP) FlowTenant(flowID string) string {
+	if f, ok := rp.flows.Peek(flowID); ok && flowID != "" {
+		return "tenant:" + f.tenantID
+	}
+	return ""
 }
 
 // Finish ends the sign-in flowID with the provider's callback (its
@@ -174,11 +184,12 @@ func (rp *RP) lookup(ctx context.Context, requestID string, q controlapi.SSOLook
 	return in, nil
 }
 
-// client discovers the tenant's provider and builds its OAuth 2 client;
-// ctx carries the HTTP client of the egress guard (oidc.ClientContext),
-// which every call to the provider made with them uses.
+// client finds the tenant's provider (discovered, or as cached:
+// providers.go) and builds its OAuth 2 client; ctx carries the HTTP
+// client of the egress guard (oidc.ClientContext), which every call to
+// the provider made with them uses.
 func (rp *RP) client(ctx context.Context, in wire.SSOSignIn, redirectURL string) (*oauth2.Config, *oidc.Provider, error) {
-	provider, err := oidc.NewProvider(ctx, in.Config.IssuerURL)
+	provider, err := rp.provider(ctx, in)
 	if err != nil {
 		return nil, nil, providerRefused("reading its discovery document", err)
 	}

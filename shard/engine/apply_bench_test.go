@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // BenchmarkApplyLifecycle applies the batch-worker lifecycle (enqueue 100,
@@ -30,6 +31,11 @@ func BenchmarkApplyLifecycleMetered(b *testing.B) { benchLifecycle(b, true, fals
 // hour buckets.
 func BenchmarkApplyLifecycleHistory(b *testing.B) { benchLifecycle(b, true, true, 0) }
 
+// BenchmarkApplyLifecycleBudget is the history lifecycle in a namespace
+// with an AI budget that holds (namespace-wide, not reached): every
+// enqueue and every fetched job meets it.
+func BenchmarkApplyLifecycleBudget(b *testing.B) { benchLifecycleWith(b, true, true, 0, true) }
+
 // BenchmarkApplyLifecycleKeyed is the metered lifecycle with every job
 // given one of N fairness keys in turn: a keyed queue's fetch.
 func BenchmarkApplyLifecycleKeyed(b *testing.B) {
@@ -39,6 +45,10 @@ func BenchmarkApplyLifecycleKeyed(b *testing.B) {
 }
 
 func benchLifecycle(b *testing.B, metered, history bool, fairnessKeys int) {
+	benchLifecycleWith(b, metered, history, fairnessKeys, false)
+}
+
+func benchLifecycleWith(b *testing.B, metered, history bool, fairnessKeys int, budget bool) {
 	db, err := pebble.Open(b.TempDir(), replica.StateOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -62,6 +72,10 @@ func benchLifecycle(b *testing.B, metered, history bool, fairnessKeys int) {
 	}
 	if history {
 		apply(HistoryStart.Type, &HistoryStartCmd{})
+	}
+	if budget {
+		apply(BudgetPut.Type, &BudgetCmd{NS: testNS, Create: true, Budget: BudgetRecord{Name: "daily",
+			Scope: wire.BudgetScopeNamespace, DailyCostNanos: 1000 * wire.AICostScale, OnExceed: wire.BudgetHold}})
 	}
 	seq := 0
 	enqueue := func() {

@@ -46,8 +46,9 @@ type AckOutcome struct {
 // would, until Max are leased or none may be handed out (an empty list).
 func (e *Engine) applyFetchBatch(tx *replica.Tx, c *FetchBatchCmd) ([]*job.Job, error) {
 	out := make([]*job.Job, 0, min(c.Max, 64))
+	holds := &fetchHolds{}
 	for len(out) < c.Max {
-		j, _ := e.applyFetch(tx, &c.Fetch)
+		j := e.fetchOne(tx, &c.Fetch, holds)
 		if j == nil {
 			break
 		}

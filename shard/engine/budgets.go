@@ -369,19 +369,40 @@ func (e *Engine) perJobAlerts(tx *replica.Tx, ns string, j *job.Job, before, aft
 	}
 }
 
+// fetchHolds is a fetch command's look at its namespace's budgets: the
+// hold budgets whose daily limit is reached and the hold and reject
+// budgets with per-job limits, read once per command (a budget's spend
+// is up to 24 hourly counters, and nothing a fetch does adds usage), not
+// once per job.
+type fetchHolds struct {
+	read    bool
+	reached []*BudgetRecord
+	perJob  []*BudgetRecord
+}
+
 // fetchBudget is what the budgets say of j as it is about to be fetched:
-// the budget that holds it (a reached daily limit, or a per-job limit its
-// totals passed, of a hold budget), or the budget that rejects it (a
-// per-job limit of a reject budget: it gets no further attempt); ""
-// for none, and for a job approved. Reject wins over hold. A namespace
-// without budgets reads nothing (the cache); a job's record is read only
-// when a budget covering it may act on it.
-func (e *Engine) fetchBudget(tx *replica.Tx, ns string, j *job.Job) (hold, reject string) {
-	bs := e.budgetsOf(tx, ns)
-	if len(bs) == 0 {
+// the budget that holds it (a reached daily limit, or a passed per-job
+// limit, of a hold budget), or the budget that rejects it (a passed
+// per-job limit of a reject budget: it gets no further attempt); "" for
+// none, and for a job approved. Reject wins over hold. A namespace
+// without budgets reads nothing (the cache), and a job's AI record is
+// read only when a budget covering it may act on it.
+func (e *Engine) fetchBudget(tx *replica.Tx, ns string, j *job.Job, h *fetchHolds) (hold, reject string) {
+	if !h.read {
+		h.read = true
+		now := tx.Now.UnixNano()
+		for _, b := range e.budgetsOf(tx, ns) {
+			if b.OnExceed == wire.BudgetHold && b.Reached(BudgetSpent(tx, ns, b, now)) {
+				h.reached = append(h.reached, b)
+			}
+			if b.OnExceed != wire.BudgetAlert && b.perJob() {
+				h.perJob = append(h.perJob, b)
+			}
+		}
+	}
+	if len(h.reached) == 0 && len(h.perJob) == 0 {
 		return "", ""
 	}
-	now := tx.Now.UnixNano()
 	var rec *JobAI
 	read := false
 	ai := func() *JobAI {
@@ -393,31 +414,53 @@ func (e *Engine) fetchBudget(tx *replica.Tx, ns string, j *job.Job) (hold, rejec
 		}
 		return rec
 	}
-	for _, b := range bs {
-		if b.OnExceed == wire.BudgetAlert || !b.covers(j) {
+	for _, b := range h.perJob {
+		if !b.covers(j) || ai() == nil || !b.overPerJob(&rec.Usage) {
 			continue
 		}
-		perJob := b.perJob() && ai() != nil && b.overPerJob(&rec.Usage)
-		daily := b.OnExceed == wire.BudgetHold && !perJob && b.Reached(BudgetSpent(tx, ns, b, now))
-		if !perJob && !daily {
-			continue
-		}
-		if ai() != nil && rec.Approved {
+		if rec.Approved {
 			return "", ""
 		}
-		if perJob && b.OnExceed == wire.BudgetReject {
+		if b.OnExceed == wire.BudgetReject {
 			return "", b.Name
 		}
-		if b.OnExceed == wire.BudgetHold && hold == "" {
+		if hold == "" {
 			hold = b.Name
 		}
+	}
+	if hold == "" {
+		for _, b := range h.reached {
+			if b.covers(j) {
+				hold = b.Name
+				break
+			}
+		}
+	}
+	if hold != "" && ai() != nil && rec.Approved {
+		return "", ""
 	}
 	return hold, ""
 }
 
 // failRejects reports whether a failed attempt of j gets no retry: a
-// reject budget's per-job limit is passed (and j was not approved).
+// reject budget's per-job limit covering it is passed, and j was not
+// approved.
 func (e *Engine) failRejects(tx *replica.Tx, ns string, j *job.Job) bool {
-	_, reject := e.fetchBudget(tx, ns, j)
-	return reject != ""
+	var rec *JobAI
+	for _, b := range e.budgetsOf(tx, ns) {
+		if b.OnExceed != wire.BudgetReject || !b.perJob() || !b.covers(j) {
+			continue
+		}
+		if rec == nil {
+			var err error
+			if rec, err = ReadJobAI(tx, ns, j.ID); err != nil || rec == nil {
+				must(err)
+				return false
+			}
+		}
+		if !rec.Approved && b.overPerJob(&rec.Usage) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -148,4 +149,32 @@ func TestBudgetLeavesScheduleRunsAlone(t *testing.T) { // not parallel: enqueue'
 	id := f.e.newIDForTest()
 	require.Equal(t, true, f.apply(ScheduleFire.Type, &FireCmd{NS: testNS, ID: sc.ID, RunAt: sc.NextRun, NextRun: sc.NextRun + int64(time.Minute), JobID: id}))
 	require.Equal(t, job.Pending, f.job(id).State)
+}
+
+// A fetch batch reads its namespace's hold budgets' spend once, not once
+// per job: a budget's spend is up to 24 hourly counters, and a batch of
+// 100 read them 100 times (4.5× the apply's cost per job). Counted in
+// allocations, which the reads make and the clock does not sway.
+func TestFetchBatchReadsBudgetsOnce(t *testing.T) { // not parallel: enqueue's ids come from one counter
+	f := setupFSM(t)
+	f.now = f.now.Truncate(24 * time.Hour).Add(time.Hour)
+	f.spend("llm", nil, dollar/10, 10)
+	f.advance(22 * time.Hour) // 24 hourly counters in today's spend
+	for range 200 {
+		f.enqueue(&job.Job{Queue: "q"})
+	}
+	mallocs := func() uint64 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.Mallocs
+	}
+	fetch := func() uint64 {
+		before := mallocs()
+		require.Len(t, f.fetchBatch(100, "q"), 100)
+		return mallocs() - before
+	}
+	plain := fetch()
+	f.budget(BudgetRecord{Name: "daily", Scope: wire.BudgetScopeNamespace, DailyCostNanos: dollar, OnExceed: wire.BudgetHold})
+	budgeted := fetch()
+	require.Less(t, budgeted, plain+100, "a fetch batch of 100 with a budget allocated %d, without %d", budgeted, plain)
 }

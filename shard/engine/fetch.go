@@ -28,6 +28,12 @@ type FetchCmd struct {
 // fairness keys' turn (keyed.go). Jobs found past their TTL are
 // moved to dead on the way. Returns nil when nothing may be handed out.
 func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
+	return e.fetchOne(tx, c, &fetchHolds{}), nil
+}
+
+// fetchOne is one fetch of a command; holds is the command's look at the
+// namespace's AI budgets, shared by a batch's fetches.
+func (e *Engine) fetchOne(tx *replica.Tx, c *FetchCmd, holds *fetchHolds) *job.Job {
 	now := tx.Now.UnixNano()
 	for {
 		var best []byte
@@ -72,7 +78,7 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 			}
 		}
 		if best == nil {
-			return nil, nil
+			return nil
 		}
 		id, err := keys.PendingID(best)
 		must(err)
@@ -83,7 +89,7 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 			e.putJob(tx, c.NS, j)
 			continue
 		}
-		if hold, reject := e.fetchBudget(tx, c.NS, j); reject != "" {
+		if hold, reject := e.fetchBudget(tx, c.NS, j, holds); reject != "" {
 			e.kill(tx, c.NS, j, job.ReasonBudgetExceeded) // past an AI budget's per-job limit
 			e.putJob(tx, c.NS, j)
 			continue
@@ -115,6 +121,6 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 		}
 		e.moveTo(tx, c.NS, j, job.Active)
 		e.putJob(tx, c.NS, j)
-		return j, nil
+		return j
 	}
 }

@@ -80,8 +80,10 @@ func (s *Service) changeKeys(ns string, old engine.EncryptionRecord, r *wire.Enc
 		rec.Revoked = append(append([]engine.RevokedKey(nil), old.Revoked...), engine.RevokedKey{Gen: old.Gen, KeyID: old.TenantKeyID, At: s.now()})
 		rec.DataKey, rec.NSKeyMaster, rec.NSKeyTenant, rec.TenantKey, rec.TenantKeyID = nil, nil, nil, nil, ""
 		return rec, nil
-	case old.DataKey == nil && (rec.Enabled || tenant != nil):
-		// A first generation, or the next after a revoke.
+	case old.DataKey == nil && (tenant != nil || old.Gen == 0 && rec.Enabled):
+		// A first generation, or the next after a revoke: only a new
+		// tenant key ends a revoke (docs/api/encryption.md), so no other
+		// change makes keys the tenant did not give.
 		if rec.Keyspace == "" {
 			rec.Keyspace = newKeyspace()
 		}

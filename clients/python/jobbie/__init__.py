@@ -23,6 +23,7 @@ from .errors import (
     WebhookUnverifiedError,
     is_bad_request,
     is_conflict,
+    is_encryption_key_revoked,
     is_lease_mismatch,
     is_not_found,
     is_rate_limited,
@@ -40,6 +41,6 @@ __all__ = [
     "AUDIT_CURSOR_HEADER", "BadRequestError", "CANCELLED", "Client", "ConflictError", "Event", "ForbiddenError", "IdempotencyKeyReusedError", "Job", "JobbieError",
     "LEASE_LOST", "NetworkError", "NonRetryableError", "NotFoundError", "RateLimitedError", "SHUTDOWN",
     "TooLargeError", "UnauthenticatedError", "UnavailableError", "WebhookUnverifiedError", "WebhookVerifier",
-    "Worker", "is_bad_request", "is_conflict", "is_lease_mismatch", "is_not_found", "is_rate_limited",
+    "Worker", "is_bad_request", "is_conflict", "is_encryption_key_revoked", "is_lease_mismatch", "is_not_found", "is_rate_limited",
     "format_cost_usd", "is_retryable", "job_spec", "job_trace", "parse_cost_usd", "verify_webhook",
 ]

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from ._base import Base, drop_none, query, seg
 from .types_gen import (
-    Backup, CreatedKey, Invoice, InvoiceSummary, Key, Namespace, Role, RotatedKey, TenantPlan, Usage, Webhook, WebhookDelivery,
+    Backup, CreatedKey, Encryption, EncryptionRequest, Invoice, InvoiceSummary, Key, Namespace, Role, RotatedKey, TenantPlan, Usage, Webhook, WebhookDelivery,
     WebhookKey,
 )
 
@@ -68,6 +68,27 @@ class AdminMixin(Base):
         OTLP/HTTP traces URL), or remove it (None or ""); returns it as kept."""
         out = self._call("PUT", "/api/v1/tracing", {"otlp_endpoint": endpoint or None})
         return str(out.get("otlp_endpoint") or "")
+
+    def get_encryption(self) -> Encryption:
+        """The encryption at rest of the client's namespace: never a key;
+        ``tenant_key_id`` names the tenant's key in use."""
+        return self._call("GET", "/api/v1/encryption")  # type: ignore[no-any-return]
+
+    def set_encryption(self, *, enabled: bool | None = None, search_decrypt: bool | None = None,
+                       tenant_key: str | None = None, revoke_tenant_key: bool = False) -> Encryption:
+        """Change the encryption at rest of the client's namespace (the
+        owner's key alone); what is None keeps its value. ``tenant_key``
+        (32 random bytes, base64 or hex) is sent, never answered back: the
+        first wraps the namespace's keys in place of the operator's, a
+        later one rotates it. ``revoke_tenant_key`` makes everything sealed
+        under the key unreadable, for good; reads of it then raise
+        ConflictError with code ``encryption_key_revoked``
+        (is_encryption_key_revoked)."""
+        body: EncryptionRequest = drop_none({"enabled": enabled, "search_decrypt": search_decrypt,  # type: ignore[assignment]
+                                             "tenant_key": tenant_key})
+        if revoke_tenant_key:
+            body["revoke_tenant_key"] = True
+        return self._call("PUT", "/api/v1/encryption", body)  # type: ignore[no-any-return]
 
     # API keys
 

@@ -185,6 +185,12 @@ def is_lease_mismatch(err: BaseException) -> bool:
     return isinstance(err, JobbieError) and err.code == "lease_mismatch"
 
 
+def is_encryption_key_revoked(err: BaseException) -> bool:
+    """A read or write refused: the value was sealed under a tenant key
+    since revoked, or the namespace needs a new key to seal again (409)."""
+    return isinstance(err, JobbieError) and err.code == "encryption_key_revoked"
+
+
 def is_retryable(err: BaseException) -> bool:
     """A network error, or an answer worth asking again later."""
     return isinstance(err, JobbieError) and (err.status == 0 or err.retryable)

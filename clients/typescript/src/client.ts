@@ -17,6 +17,7 @@ import type {
   EnqueueOptions, EnqueueRequest, EnqueueResult, FailResult, FetchBatchRequest, FetchedJob, FetchRequest, HeartbeatEntry,
   HeartbeatStatus, JobDetail, JobEvent, JobOpResult, StatusResponse, Worker, WorkerDrainResponse,
 } from "./types.js";
+import type { Encryption, EncryptionRequest } from "./types-admin.js";
 
 const enc = encodeURIComponent;
 
@@ -265,6 +266,21 @@ export class Client {
   async setTracing(endpoint: string | null, co?: CallOptions): Promise<string> {
     const body: api.NamespaceTracingRequest = { otlp_endpoint: endpoint || null };
     return (await this.t.call<api.NamespaceTracing>({ method: "PUT", path: "/api/v1/tracing", body }, co)).data.otlp_endpoint;
+  }
+
+  /** The namespace's encryption at rest (docs/api/encryption.md): never a key; tenant_key_id names the tenant's in use. */
+  async getEncryption(co?: CallOptions): Promise<Encryption> {
+    return (await this.t.call<Encryption>({ method: "GET", path: "/api/v1/encryption" }, co)).data;
+  }
+
+  /**
+   * Changes the namespace's encryption at rest (the owner's key alone); fields left out keep their value. tenant_key
+   * (32 random bytes, base64 or hex) is sent, never answered back: the first wraps the namespace's keys in place of
+   * the operator's, a later one rotates it. revoke_tenant_key makes everything sealed under it unreadable, for good
+   * (reads then fail isEncryptionKeyRevoked).
+   */
+  async setEncryption(req: EncryptionRequest, co?: CallOptions): Promise<Encryption> {
+    return (await this.t.call<Encryption>({ method: "PUT", path: "/api/v1/encryption", body: req }, co)).data;
   }
 
   /** The namespace's shard: leader, health and nodes. */

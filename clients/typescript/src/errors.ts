@@ -20,6 +20,10 @@ export const ErrorCodes = {
   selfHostedBudget: "self_hosted_budget",
   /** 422: an Idempotency-Key sent again with another request. */
   idempotencyKeyReused: "idempotency_key_reused",
+  /** 409: sealed under a tenant key since revoked, or the namespace needs a new key to seal again. */
+  encryptionKeyRevoked: "encryption_key_revoked",
+  /** 409: the namespace's shard has no master key, or one that does not open its keys. */
+  encryptionUnavailable: "encryption_unavailable",
   /** Not the server's: the request never got an answer (see cause). */
   network: "network_error",
 } as const;
@@ -94,6 +98,9 @@ export const isLeaseMismatch = (err: unknown): err is JobbieError =>
 /** err is a 422: an Idempotency-Key sent again with another request (field "Idempotency-Key"). */
 export const isIdempotencyKeyReused = (err: unknown): err is JobbieError =>
   err instanceof JobbieError && err.code === ErrorCodes.idempotencyKeyReused;
+/** err is the 409 of a value sealed under a revoked tenant key (or of a write before a new key is given). */
+export const isEncryptionKeyRevoked = (err: unknown): err is JobbieError =>
+  err instanceof JobbieError && err.code === ErrorCodes.encryptionKeyRevoked;
 /** err is a 413. */
 export const isTooLarge = (err: unknown): err is JobbieError => hasStatus(err, 413);
 /** err is a 429. */

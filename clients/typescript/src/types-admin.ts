@@ -8,6 +8,12 @@ export type Namespace = api.Namespace;
 export type CreateNamespaceRequest = api.NewNamespace;
 export type UpdateNamespaceRequest = api.UpdateNamespaceRequest;
 
+/** A namespace's encryption at rest (docs/api/encryption.md): never a key; tenant_key_id names the tenant's. */
+export type Encryption = api.Encryption;
+/** A change to it: fields left out keep their value; tenant_key is sent, never answered back. */
+export type EncryptionRequest = api.EncryptionRequest;
+export type EncryptionRevokedKey = api.EncryptionRevokedKey;
+
 export type ApiKey = api.Key;
 export type CreateKeyRequest = api.CreateKeyRequest;
 /** A created key: its secret ("key") is in this answer only. */

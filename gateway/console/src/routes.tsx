@@ -20,6 +20,8 @@ import { Shards } from "./screens/shards";
 import { Webhooks, WebhookDetail } from "./screens/webhooks";
 import { Alerts } from "./screens/alerts";
 import { Audit } from "./screens/audit";
+import { Costs } from "./screens/costs";
+import { HeldJobs } from "./screens/held";
 
 export const routes: { path: string; render: (p: Record<string, string>) => ComponentChildren }[] = [
   { path: "/", render: () => <Dashboard /> },
@@ -28,6 +30,7 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/jobs", render: () => <Jobs /> },
   { path: "/jobs/:id", render: (p) => <JobDetail id={p.id} /> },
   { path: "/dead", render: () => <DeadLetter /> },
+  { path: "/held", render: () => <HeldJobs /> },
   { path: "/schedules", render: () => <Schedules /> },
   { path: "/batches", render: () => <Batches /> },
   { path: "/batches/:id", render: (p) => <BatchDetail id={p.id} /> },
@@ -36,6 +39,7 @@ export const routes: { path: string; render: (p: Record<string, string>) => Comp
   { path: "/webhooks", render: () => <Webhooks /> },
   { path: "/webhooks/:id", render: (p) => <WebhookDetail id={p.id} /> },
   { path: "/alerts", render: () => <Alerts /> },
+  { path: "/costs", render: () => <Costs /> },
   { path: "/audit", render: () => <Audit /> },
   { path: "/namespaces", render: () => <Namespaces /> },
   { path: "/backups", render: () => <Backups /> },

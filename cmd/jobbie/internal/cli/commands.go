@@ -8,7 +8,7 @@ import "github.com/spf13/cobra"
 func Commands() []*cobra.Command {
 	cmds := []*cobra.Command{searchCmd(), bulkCmd(), backupsCmd(), usageCmd(), aiCmd(), heldCmd(), planCmd(), invoicesCmd(),
 		workersCmd(), schedulesCmd(), keysCmd(), namespacesCmd(), shardsCmd(), statusCmd(),
-		plansCmd(), tenantsCmd(), workerCmd(), signingKeysCmd(), webhooksCmd(), alertsCmd(), auditCmd(), outboxCmd(), tracingCmd(), loginCmd(), contextCmd(), eventsCmd(), rolesCmd(), clusterCmd(), topCmd()}
+		plansCmd(), tenantsCmd(), workerCmd(), signingKeysCmd(), webhooksCmd(), alertsCmd(), auditCmd(), outboxCmd(), tracingCmd(), encryptionCmd(), ssoCmd(), loginCmd(), contextCmd(), eventsCmd(), rolesCmd(), clusterCmd(), topCmd()}
 	cmds = append(cmds, jobCmds()...)
 	cmds = append(cmds, queueCmds()...)
 	for _, c := range cmds {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -309,6 +310,32 @@ func readKeyFile(from, path string) (string, error) {
 		return "", fmt.Errorf("%s: %w", from, err)
 	}
 	return key, nil
+}
+
+// readSecretFrom reads the secret flag names from path, or from stdin for
+// "-" (refusing a terminal: a typed secret would echo), so that no secret
+// is ever a flag's value, in shell history and the process list.
+func readSecretFrom(cmd *cobra.Command, flag, path string) (string, error) {
+	if path != "-" {
+		s, err := ReadSecretFile(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", flag, err)
+		}
+		return s, nil
+	}
+	in := cmd.InOrStdin()
+	if isCharDevice(in) {
+		return "", fmt.Errorf("%s -: stdin is a terminal: pipe the secret in, or give a file", flag)
+	}
+	b, err := io.ReadAll(io.LimitReader(in, 64<<10)) // past any secret's limit: the server refuses one too long
+	if err != nil {
+		return "", fmt.Errorf("%s -: %w", flag, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%s -: stdin is empty", flag)
+	}
+	return s, nil
 }
 
 // ReadSecretFile reads a one-line secret file (an API key).

@@ -60,8 +60,24 @@ export interface Job {
   cancelled_at?: string;
   died_at?: string;
   timeline?: TimelineEvent[];
+  /** model usage its workers reported, summed (absent: none reported) */
+  usage?: JobUsage;
+  /** "budget": held by an AI budget (held_budget) until approved or rejected */
+  held_reason?: string;
+  held_budget?: string;
   /** a search's answer: the last attempt's error */
   last_error?: string;
+}
+
+/** JobUsage is a job's summed model usage (wire.AIUsage): zero counts are left out, cost_usd is a decimal string of dollars. */
+export interface JobUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  cost_usd?: string;
+  model?: string;
+  provider?: string;
 }
 
 export interface JobActions {

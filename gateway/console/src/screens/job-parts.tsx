@@ -6,11 +6,12 @@ import { useApi } from "../hooks";
 import { Link } from "../router";
 import { batchPath } from "../lib/paths";
 import { JobLink, QueueLink } from "../components/links";
-import { Empty, ErrorBox, Loading, Meter, StateBadge } from "../components/ui";
+import { Empty, ErrorBox, KV, Loading, Meter, StateBadge } from "../components/ui";
 import { Table } from "../components/table";
 import { exact } from "../lib/format";
+import { usdOf } from "../lib/cost";
 import { JsonView } from "../components/json";
-import { attemptsOf, between, clock, progressOf, timelineText, utc, type Job } from "./job-model";
+import { attemptsOf, between, clock, progressOf, timelineText, utc, type Job, type JobUsage } from "./job-model";
 import { chainStatus, neighbours, type Batch, type Chain, type ChainStep } from "./flows-lib";
 
 export function ProgressBar({ progress }: { progress: unknown }) {
@@ -210,5 +211,34 @@ export function DependsOn({ ids }: { ids: string[] }) {
         </li>
       ))}
     </ul>
+  );
+}
+
+/** UsageFields are a job's model usage: tokens by kind (a kind not reported reads 0), cost exactly, the last model and provider named. */
+export function UsageFields({ usage: u }: { usage: JobUsage }) {
+  return (
+    <dl class="kv job-usage">
+      <KV k="Cost" id="job-usage-cost">
+        {usdOf(u.cost_usd)}
+      </KV>
+      <KV k="Input tokens" id="job-usage-input">
+        {exact(u.input_tokens ?? 0)}
+      </KV>
+      <KV k="Output tokens" id="job-usage-output">
+        {exact(u.output_tokens ?? 0)}
+      </KV>
+      <KV k="Cache read tokens" id="job-usage-cache-read">
+        {exact(u.cache_read_tokens ?? 0)}
+      </KV>
+      <KV k="Cache write tokens" id="job-usage-cache-write">
+        {exact(u.cache_write_tokens ?? 0)}
+      </KV>
+      <KV k="Model" id="job-usage-model">
+        {u.model ? <span class="mono">{u.model}</span> : <span class="muted">—</span>}
+      </KV>
+      <KV k="Provider" id="job-usage-provider">
+        {u.provider ? <span class="mono">{u.provider}</span> : <span class="muted">—</span>}
+      </KV>
+    </dl>
   );
 }

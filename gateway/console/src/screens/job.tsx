@@ -1,6 +1,7 @@
 // The job detail (/console/jobs/<id>): everything GET /api/v1/jobs/{id}
-// says about one job, its actions (retry, cancel, move, delete), and live
-// reloads when the namespace's event stream names it.
+// says about one job, its actions (retry, cancel, move, delete; approve
+// and reject for a job a budget holds), and live reloads when the
+// namespace's event stream names it.
 import { useState } from "preact/hooks";
 import { del, enc, isNotFound, post } from "../api";
 import { useApi, useInterval, useLiveReload, type JobEvent } from "../hooks";
@@ -9,7 +10,7 @@ import { useSession } from "../session";
 import { Confirm, ErrorBox, KV, Missing, Screen, StateBadge, Unloaded, useAsync } from "../components/ui";
 import { JsonView } from "../components/json";
 import { actionsFor, attemptLabel, between, utc, type Job } from "./job-model";
-import { Attempts, BatchLink, ChainLinks, ChainSteps, DependsOn, ProgressBar, Timeline, useChain } from "./job-parts";
+import { Attempts, BatchLink, ChainLinks, ChainSteps, DependsOn, ProgressBar, Timeline, UsageFields, useChain } from "./job-parts";
 import type { Chain } from "./flows-lib";
 
 // A chain's other steps change when their jobs start or finish.
@@ -63,6 +64,12 @@ export function JobDetail({ id }: { id: string }) {
             <ChainSteps job={job} chain={chain.data} error={chain.error} />
           </section>
         )}
+        {job.usage && (
+          <section class="card" aria-labelledby="job-usage-h" id="job-usage">
+            <h2 id="job-usage-h">Model usage</h2>
+            <UsageFields usage={job.usage} />
+          </section>
+        )}
         {job.progress != null && (
           <section class="card" aria-labelledby="job-progress-h">
             <h2 id="job-progress-h">Progress</h2>
@@ -112,6 +119,12 @@ function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
         {job.cancelling && <span class="badge state-cancelled"> cancel requested</span>}
         {job.dead_reason && <span class="muted"> — {job.dead_reason}</span>}
         {job.cancel_reason && <span class="muted"> — {job.cancel_reason}</span>}
+        {job.held_reason === "budget" && (
+          <span class="muted" id="job-held-budget">
+            {" "}
+            — held by budget {job.held_budget}
+          </span>
+        )}
       </KV>
       <KV k="Priority">{job.priority}</KV>
       <KV k="Worker">
@@ -216,14 +229,25 @@ function Fields({ job, chain }: { job: Job; chain: Chain | undefined }) {
 
 function Actions({ job, reload, onDeleted }: { job: Job; reload: () => void; onDeleted: () => void }) {
   const { can } = useSession();
-  const [ask, setAsk] = useState<"" | "cancel" | "delete" | "move">("");
+  const [ask, setAsk] = useState<"" | "cancel" | "delete" | "move" | "approve" | "reject">("");
   const [notice, setNotice] = useState("");
   const { busy, error, run } = useAsync();
   if (!can("job.manage")) return null;
   const a = actionsFor(job.state, job.cancelling);
   const base = `/api/v1/jobs/${enc(job.id)}`;
+  const budgetHeld = job.state === "held" && job.held_reason === "budget";
   return (
     <>
+      {budgetHeld && (
+        <>
+          <button type="button" id="job-approve" class="primary" disabled={busy} onClick={() => setAsk("approve")}>
+            Approve
+          </button>
+          <button type="button" id="job-reject" disabled={busy} onClick={() => setAsk("reject")}>
+            Reject
+          </button>
+        </>
+      )}
       {a.retry && (
         <button
           type="button"
@@ -266,7 +290,26 @@ function Actions({ job, reload, onDeleted }: { job: Job; reload: () => void; onD
           )}
         </div>
       )}
-      {/* One Confirm for both questions: the dialog has a fixed id. */}
+      {/* Approve and reject share a Confirm, cancel and delete another. */}
+      <Confirm
+        id="job-decide-dialog"
+        open={ask === "approve" || ask === "reject"}
+        title={ask === "approve" ? "Approve job" : "Reject job"}
+        confirmLabel={ask === "approve" ? "Approve job" : "Reject job"}
+        danger={ask === "reject"}
+        onClose={() => setAsk("")}
+        onConfirm={async () => {
+          const r = await post<{ status: string }>(base + "/" + ask);
+          setNotice(`${ask === "approve" ? "Approved" : "Rejected"}: the job is ${r.status}.`);
+          reload();
+        }}
+      >
+        <p>
+          {ask === "approve"
+            ? `Run the job now, outside budget ${job.held_budget}? Its retries run whatever the budgets say, too.`
+            : "Cancel the job? It will not run; a cancelled job can be retried by hand later."}
+        </p>
+      </Confirm>
       <Confirm
         open={ask === "cancel" || ask === "delete"}
         title={ask === "delete" ? "Delete job" : "Cancel job"}

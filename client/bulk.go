@@ -23,6 +23,8 @@ const (
 	BulkMove           = wire.BulkMove           // to BulkRequest.MoveToQueue
 	BulkRequeue        = wire.BulkRequeue        // dead → pending, attempt history kept
 	BulkChangePriority = wire.BulkChangePriority // to BulkRequest.Priority
+	BulkApprove        = wire.BulkApprove        // held by an AI budget → runs, outside the budget
+	BulkReject         = wire.BulkReject         // held by an AI budget → cancelled (budget_rejected)
 )
 
 // Bulk operation statuses (BulkOperation.Status).

@@ -51,4 +51,31 @@ func TestCLIAIUsageAndHeldJobs(t *testing.T) {
 	requireOK(t, r, "held list")
 	require.NotContains(t, r.stdout, held)
 	require.NotContains(t, r.stdout, other)
+
+	// By the budget's name: one bulk over the jobs it holds.
+	var more []string
+	for range 3 {
+		e := call(t, "POST", api+"/enqueue", key, map[string]any{"queue": "cli.llm"})
+		require.Equal(t, 201, e.Status, string(e.Raw))
+		more = append(more, e.Body["job_id"].(string))
+	}
+	r = jobbie(t, env, nil, "held", "list", "--budget", "tiny")
+	requireOK(t, r, "held list --budget")
+	for _, id := range more {
+		require.Regexp(t, `(?m)^`+id+`\s+cli\.llm\s+tiny\s`, r.stdout)
+	}
+	r = jobbie(t, env, nil, "held", "list", "--budget", "another")
+	requireOK(t, r, "held list --budget another")
+	require.NotContains(t, r.stdout, more[0])
+	requireFails(t, jobbie(t, env, nil, "held", "approve", "--budget", "tiny", more[0]), "ids and a filter", "not both")
+	r = jobbie(t, env, nil, "held", "reject", "--budget", "tiny", "--filter", `{"job_id_prefix":"`+more[0]+`"}`)
+	requireOK(t, r, "held reject --budget --filter")
+	require.Equal(t, "reject: 1 affected, 0 skipped, 0 errors\n", r.stdout)
+	r = jobbie(t, env, nil, "held", "approve", "--all")
+	requireOK(t, r, "held approve --all")
+	require.Equal(t, "approve: 2 affected, 0 skipped, 0 errors\n", r.stdout)
+	require.Equal(t, "cancelled", call(t, "GET", api+"/jobs/"+more[0], key, nil).Body["state"])
+	for _, id := range more[1:] {
+		require.Equal(t, "pending", call(t, "GET", api+"/jobs/"+id, key, nil).Body["state"], id)
+	}
 }

@@ -16,7 +16,8 @@ func init() {
 		wire.StateRetrying, wire.StateDead, wire.StateCancelled, wire.StateHeld}
 	priorities := []string{wire.PriorityCritical, wire.PriorityHigh, wire.PriorityNormal}
 	backoffs := []string{wire.BackoffExponential, wire.BackoffLinear, wire.BackoffFixed, wire.BackoffNone}
-	bulkActions := []string{wire.BulkRetry, wire.BulkDelete, wire.BulkCancel, wire.BulkMove, wire.BulkRequeue, wire.BulkChangePriority}
+	bulkActions := []string{wire.BulkRetry, wire.BulkDelete, wire.BulkCancel, wire.BulkMove, wire.BulkRequeue, wire.BulkChangePriority,
+		wire.BulkApprove, wire.BulkReject}
 	bulkStates := []string{wire.BulkProcessing, wire.BulkCompleted, wire.BulkCancelled}
 	for field, values := range map[string][]string{
 		"EnqueueRequest.priority":              priorities,
@@ -36,6 +37,7 @@ func init() {
 		"BulkOperation.status":                 bulkStates,
 		"BulkAccepted.status":                  bulkStates,
 		"SearchFilter.priority":                priorities,
+		"SearchFilter.held_reason":             {wire.HeldReasonBudget},
 		"SearchRequest.order":                  {wire.OrderAsc, wire.OrderDesc},
 		"Worker.status":                        {wire.WorkerActive, wire.WorkerGone},
 		"ClusterNode.role":                     {wire.NodeLeader, wire.NodeFollower, wire.NodeNonvoter},

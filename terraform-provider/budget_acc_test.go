@@ -54,10 +54,12 @@ resource "jobbie_budget" "b" {
   queue          = "summaries"
   daily_cost_usd = "25.50"
   on_exceed      = "hold"`)
-	changed := budget(`scope        = "tag"
-  tag          = "team=search"
-  daily_tokens = 2000000
-  on_exceed    = "reject"`)
+	changed := budget(`scope            = "tag"
+  tag              = "team=search"
+  daily_tokens     = 2000000
+  per_job_cost_usd = "0.50"
+  per_job_tokens   = 40000
+  on_exceed        = "reject"`)
 	held := func(check func(b wire.Budget) error) resource.TestCheckFunc {
 		return func(*terraform.State) error {
 			bs, err := budgets(t, ns)
@@ -106,6 +108,8 @@ resource "jobbie_budget" "b" {
 					resource.TestCheckResourceAttr(addr, "namespace", ns),
 					resource.TestCheckResourceAttr(addr, "daily_cost_usd", "25.50"),
 					resource.TestCheckResourceAttr(addr, "daily_tokens", "0"),
+					resource.TestCheckNoResourceAttr(addr, "per_job_cost_usd"),
+					resource.TestCheckResourceAttr(addr, "per_job_tokens", "0"),
 					resource.TestCheckResourceAttr(addr, "tag", ""),
 					held(func(b wire.Budget) error {
 						if b.Name != "llm-daily" || b.Scope != "queue" || b.Queue != "summaries" || b.DailyCostUSD != "25.5" || b.OnExceed != "hold" {
@@ -134,8 +138,11 @@ resource "jobbie_budget" "b" {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckNoResourceAttr(addr, "daily_cost_usd"),
 					resource.TestCheckResourceAttr(addr, "daily_tokens", "2000000"),
+					resource.TestCheckResourceAttr(addr, "per_job_cost_usd", "0.50"),
+					resource.TestCheckResourceAttr(addr, "per_job_tokens", "40000"),
 					held(func(b wire.Budget) error {
-						if b.Scope != "tag" || b.Tag != "team=search" || b.DailyTokens != 2000000 || b.DailyCostUSD != "" || b.OnExceed != "reject" {
+						if b.Scope != "tag" || b.Tag != "team=search" || b.DailyTokens != 2000000 || b.DailyCostUSD != "" || b.OnExceed != "reject" ||
+							b.PerJobCostUSD != "0.5" || b.PerJobTokens != 40000 {
 							return fmt.Errorf("not the changed budget")
 						}
 						return nil

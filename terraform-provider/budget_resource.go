@@ -45,6 +45,8 @@ type budgetModel struct {
 	Tag          types.String `tfsdk:"tag"`
 	DailyCostUSD types.String `tfsdk:"daily_cost_usd"`
 	DailyTokens  types.Int64  `tfsdk:"daily_tokens"`
+	PerJobCost   types.String `tfsdk:"per_job_cost_usd"`
+	PerJobTokens types.Int64  `tfsdk:"per_job_tokens"`
 	OnExceed     types.String `tfsdk:"on_exceed"`
 }
 
@@ -59,7 +61,9 @@ func (r *budgetResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 		MarkdownDescription: "An AI budget: a daily (UTC) limit on the model cost or tokens that workers reported for a " +
 			"namespace, a queue or a tag. Once what its scope reported today reaches a limit, a job enqueued into the " +
 			"scope is refused (`reject`: 429 `budget_exceeded`), held until approved (`hold`), or enqueued with a " +
-			"`budget.exceeded` webhook event once a day (`alert`). Every setting but `name` and `namespace` changes in place.",
+			"`budget.exceeded` webhook event once a day (`alert`). Per-job limits bound what one job reports over its " +
+			"attempts (docs/api/ai.md: past one, `reject` ends the job, `hold` holds its next attempt, `alert` logs an event). " +
+			"Every setting but `name` and `namespace` changes in place.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
@@ -94,7 +98,8 @@ func (r *budgetResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			},
 			"daily_cost_usd": schema.StringAttribute{
 				MarkdownDescription: "The daily limit on reported cost, a decimal string of dollars (`\"25\"`, `\"0.50\"`); " +
-					"the state keeps the configuration's spelling. At least one of `daily_cost_usd` and `daily_tokens`.",
+					"the state keeps the configuration's spelling. At least one of `daily_cost_usd`, `daily_tokens`, " +
+					"`per_job_cost_usd` and `per_job_tokens`.",
 				Optional:   true,
 				Validators: []validator.String{stringCheck{"cost", func(s string) error { _, err := wire.ParseCostUSD(s); return err }}},
 			},
@@ -104,6 +109,20 @@ func (r *budgetResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Computed:            true,
 				Default:             int64default.StaticInt64(0),
 				Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"per_job_cost_usd": schema.StringAttribute{
+				MarkdownDescription: "The limit on what one job of the scope reports over all its attempts, a decimal " +
+					"string of dollars; the state keeps the configuration's spelling.",
+				Optional:   true,
+				Validators: []validator.String{stringCheck{"cost", func(s string) error { _, err := wire.ParseCostUSD(s); return err }}},
+			},
+			"per_job_tokens": schema.Int64Attribute{
+				MarkdownDescription: "The limit on the tokens of every kind one job of the scope reports over all its " +
+					"attempts; 0 (the default): none.",
+				Optional:   true,
+				Computed:   true,
+				Default:    int64default.StaticInt64(0),
+				Validators: []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"on_exceed": schema.StringAttribute{
 				MarkdownDescription: "`hold`, `reject` or `alert`.",
@@ -124,7 +143,8 @@ func (r *budgetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 
 func (m *budgetModel) spec(create bool) wire.BudgetSpec {
 	s := wire.BudgetSpec{Scope: m.Scope.ValueString(), Queue: m.Queue.ValueString(), Tag: m.Tag.ValueString(),
-		DailyCostUSD: m.DailyCostUSD.ValueString(), DailyTokens: m.DailyTokens.ValueInt64(), OnExceed: m.OnExceed.ValueString()}
+		DailyCostUSD: m.DailyCostUSD.ValueString(), DailyTokens: m.DailyTokens.ValueInt64(),
+		PerJobCostUSD: m.PerJobCost.ValueString(), PerJobTokens: m.PerJobTokens.ValueInt64(), OnExceed: m.OnExceed.ValueString()}
 	if create {
 		s.Name = m.Name.ValueString()
 	}
@@ -137,15 +157,23 @@ func (m *budgetModel) set(ns string, b *wire.Budget) {
 	m.ID = types.StringValue(ns + "/" + b.Name)
 	m.Namespace, m.Name, m.Scope = types.StringValue(ns), types.StringValue(b.Name), types.StringValue(b.Scope)
 	m.Queue, m.Tag, m.OnExceed = types.StringValue(b.Queue), types.StringValue(b.Tag), types.StringValue(b.OnExceed)
-	m.DailyTokens = types.Int64Value(b.DailyTokens)
-	have, err := wire.ParseCostUSD(m.DailyCostUSD.ValueString())
-	want, _ := wire.ParseCostUSD(b.DailyCostUSD)
+	m.DailyTokens, m.PerJobTokens = types.Int64Value(b.DailyTokens), types.Int64Value(b.PerJobTokens)
+	m.DailyCostUSD = keptCost(m.DailyCostUSD, b.DailyCostUSD)
+	m.PerJobCost = keptCost(m.PerJobCost, b.PerJobCostUSD)
+}
+
+// keptCost is the API's cost, in the configuration's spelling (had)
+// when it is the same amount; null when the API has none.
+func keptCost(had types.String, api string) types.String {
+	have, err := wire.ParseCostUSD(had.ValueString())
+	want, _ := wire.ParseCostUSD(api)
 	switch {
-	case b.DailyCostUSD == "":
-		m.DailyCostUSD = types.StringNull()
-	case m.DailyCostUSD.IsNull() || err != nil || have != want:
-		m.DailyCostUSD = types.StringValue(b.DailyCostUSD)
+	case api == "":
+		return types.StringNull()
+	case had.IsNull() || err != nil || have != want:
+		return types.StringValue(api)
 	}
+	return had
 }
 
 // write creates or replaces the budget the plan describes.
@@ -162,7 +190,7 @@ func (r *budgetResource) write(ctx context.Context, plan *budgetModel, diags *di
 		return r.p.in(ns).UpdateBudget(ctx, name, plan.spec(false))
 	})
 	if err != nil {
-		apiErrorAt(diags, "Could not "+what+" budget "+name+" in namespace "+ns, err, "name", "scope", "queue", "tag", "daily_cost_usd", "daily_tokens", "on_exceed")
+		apiErrorAt(diags, "Could not "+what+" budget "+name+" in namespace "+ns, err, "name", "scope", "queue", "tag", "daily_cost_usd", "daily_tokens", "per_job_cost_usd", "per_job_tokens", "on_exceed")
 		return
 	}
 	plan.set(ns, b)

@@ -31,7 +31,11 @@ type BudgetSpec struct {
 	Tag          string `json:"tag,omitempty"`   // scope tag: "key=value"
 	DailyCostUSD string `json:"daily_cost_usd,omitempty"`
 	DailyTokens  int64  `json:"daily_tokens,omitempty"` // every kind of token
-	OnExceed     string `json:"on_exceed"`
+	// PerJobCostUSD and PerJobTokens limit what one job of the scope
+	// reports over all its attempts.
+	PerJobCostUSD string `json:"per_job_cost_usd,omitempty"`
+	PerJobTokens  int64  `json:"per_job_tokens,omitempty"`
+	OnExceed      string `json:"on_exceed"`
 }
 
 // Budget is a budget as the API shows it, with what its scope reported

@@ -60,6 +60,8 @@ const (
 	BulkMove           = "move"
 	BulkRequeue        = "requeue"
 	BulkChangePriority = "change_priority"
+	BulkApprove        = "approve" // a job an AI budget holds runs, outside the budget
+	BulkReject         = "reject"  // a job an AI budget holds is cancelled
 )
 
 // States of a background bulk operation.
@@ -81,4 +83,7 @@ const (
 	ReasonExpired          = "expired"
 	ReasonDependencyFailed = "dependency_failed"
 	ReasonNonRetryable     = "non_retryable" // a failure marked non_retryable (FailRequest)
+	// ReasonBudgetExceeded: its usage passed a per-job limit of an AI
+	// budget whose on_exceed is reject.
+	ReasonBudgetExceeded = "budget_exceeded"
 )

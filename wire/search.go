@@ -52,6 +52,10 @@ type SearchFilter struct {
 	AttemptMin     *int   `json:"attempt_min,omitempty"`
 	AttemptMax     *int   `json:"attempt_max,omitempty"`
 	JobIDPrefix    string `json:"job_id_prefix,omitempty"`
+	// HeldReason "budget" matches the jobs an AI budget holds;
+	// HeldBudget those one budget holds (docs/api/ai.md).
+	HeldReason string `json:"held_reason,omitempty"`
+	HeldBudget string `json:"held_budget,omitempty"`
 }
 
 // SearchRequest is POST /api/v1/jobs/search: the filter's fields inline,

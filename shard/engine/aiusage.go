@@ -175,7 +175,9 @@ func (e *Engine) addAIUsage(tx *replica.Tx, ns string, j *job.Job, u *AIUsage) {
 		rec = &JobAI{}
 	}
 	rec.Reports++
+	before := rec.Usage
 	rec.Usage.add(u)
+	e.perJobAlerts(tx, ns, j, &before, &rec.Usage)
 	must(tx.Set(keys.JobAI(ns, j.ID), rec.encode(), nil))
 
 	hour := tx.Now.UnixNano() - tx.Now.UnixNano()%hourNs

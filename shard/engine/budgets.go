@@ -25,7 +25,29 @@ var (
 	BudgetDelete = replica.Op[BudgetNameCmd, replica.None]{Type: 113, Name: "budget.delete"}
 	JobApprove   = replica.Op[JobOpCmd, job.State]{Type: 114, Name: "job.approve"}
 	JobReject    = replica.Op[JobOpCmd, job.State]{Type: 115, Name: "job.reject"}
+	// BudgetPutPerJob is budget.put of a budget with per-job limits, and
+	// BulkApplyHeld bulk.apply.settle of the actions approve and reject:
+	// a node that knows neither would store the budget without its
+	// limits, or skip the jobs, where a node that knows them acts.
+	BudgetPutPerJob = replica.Op[BudgetCmd, *BudgetRecord]{Type: 116, Name: "budget.put.per-job"}
+	BulkApplyHeld   = replica.Op[BulkCmd, *BulkOutcome]{Type: 117, Name: "bulk.apply.held"}
 )
+
+// BudgetPutFor is the op that stores b.
+func BudgetPutFor(b *BudgetRecord) replica.Op[BudgetCmd, *BudgetRecord] {
+	if b.perJob() {
+		return BudgetPutPerJob
+	}
+	return BudgetPut
+}
+
+// BulkApplyFor is the op of a bulk step of action.
+func BulkApplyFor(action string) replica.Op[BulkCmd, *BulkOutcome] {
+	if action == job.BulkApprove || action == job.BulkReject {
+		return BulkApplyHeld
+	}
+	return BulkApplySettle
+}
 
 // EvBudgetExceeded is a budget's alert: Subject the budget, Queue and
 // JobID the job whose enqueue found it reached, Detail its scope.
@@ -41,10 +63,13 @@ type BudgetRecord struct {
 	Value          string `codec:"v,omitempty"` // the queue, or the tag "key=value"
 	DailyCostNanos int64  `codec:"c,omitempty"`
 	DailyTokens    int64  `codec:"t,omitempty"`
-	OnExceed       string `codec:"x"`
-	AlertedDay     int64  `codec:"a,omitempty"` // start (unix ns) of the UTC day it last alerted
-	CreatedAt      int64  `codec:"ca"`
-	UpdatedAt      int64  `codec:"ua"`
+	// Per-job limits: on what one job reported over all its attempts.
+	PerJobCostNanos int64  `codec:"jc,omitempty"`
+	PerJobTokens    int64  `codec:"jt,omitempty"`
+	OnExceed        string `codec:"x"`
+	AlertedDay      int64  `codec:"a,omitempty"` // start (unix ns) of the UTC day it last alerted
+	CreatedAt       int64  `codec:"ca"`
+	UpdatedAt       int64  `codec:"ua"`
 }
 
 // BudgetCmd creates (Create) or replaces a budget.
@@ -65,6 +90,8 @@ func (c *BudgetNameCmd) namespace() string { return c.NS }
 
 func (e *Engine) registerBudgets(r *replica.Registry) {
 	BudgetPut.Handle(r, gated(e, e.applyBudgetPut))
+	BudgetPutPerJob.Handle(r, gated(e, e.applyBudgetPut))
+	BulkApplyHeld.Handle(r, gated(e, e.applyBulkSettle))
 	BudgetDelete.Handle(r, gated(e, e.applyBudgetDelete))
 	JobApprove.Handle(r, gated(e, withJob(e, e.approveJob)))
 	JobReject.Handle(r, gated(e, withJob(e, e.rejectJob)))
@@ -319,18 +346,48 @@ func (e *Engine) clearBudgetHold(tx *replica.Tx, ns, id string, approved bool) {
 	must(tx.Set(keys.JobAI(ns, id), rec.encode(), nil))
 }
 
-// fetchHolds is a fetch command's look at its namespace's hold budgets:
-// the reached ones, read once per command (a budget's spend is up to 24
-// hourly counters, and nothing a fetch does adds usage), not once per job.
+// PerJobDetail is the Detail of a budget.exceeded event a per-job limit
+// raised (a daily limit's is the budget's scope).
+const PerJobDetail = "per_job"
+
+// overPerJob reports whether a job's totals u pass one of b's per-job
+// limits (a job may spend up to the limit).
+func (b *BudgetRecord) overPerJob(u *AIUsage) bool {
+	return b.PerJobCostNanos > 0 && u.CostNanos > b.PerJobCostNanos || b.PerJobTokens > 0 && u.tokens() > b.PerJobTokens
+}
+
+func (b *BudgetRecord) perJob() bool { return b.PerJobCostNanos > 0 || b.PerJobTokens > 0 }
+
+// perJobAlerts logs budget.exceeded for each alerting budget whose
+// per-job limit j's report took its totals past: the report that
+// crosses, so once per job and budget.
+func (e *Engine) perJobAlerts(tx *replica.Tx, ns string, j *job.Job, before, after *AIUsage) {
+	for _, b := range e.budgetsOf(tx, ns) {
+		if b.OnExceed == wire.BudgetAlert && b.covers(j) && !b.overPerJob(before) && b.overPerJob(after) {
+			e.logEvent(tx, ns, Event{Type: EvBudgetExceeded, Subject: b.Name, Queue: j.Queue, JobID: j.ID, Detail: PerJobDetail})
+		}
+	}
+}
+
+// fetchHolds is a fetch command's look at its namespace's budgets: the
+// hold budgets whose daily limit is reached and the hold and reject
+// budgets with per-job limits, read once per command (a budget's spend
+// is up to 24 hourly counters, and nothing a fetch does adds usage), not
+// once per job.
 type fetchHolds struct {
 	read    bool
 	reached []*BudgetRecord
+	perJob  []*BudgetRecord
 }
 
-// fetchHold is the budget that holds j as it is about to be fetched: a
-// reached hold budget covering it, unless j was approved; "" for none.
-// A namespace without budgets reads nothing (the cache).
-func (e *Engine) fetchHold(tx *replica.Tx, ns string, j *job.Job, h *fetchHolds) string {
+// fetchBudget is what the budgets say of j as it is about to be fetched:
+// the budget that holds it (a reached daily limit, or a passed per-job
+// limit, of a hold budget), or the budget that rejects it (a passed
+// per-job limit of a reject budget: it gets no further attempt); "" for
+// none, and for a job approved. Reject wins over hold. A namespace
+// without budgets reads nothing (the cache), and a job's AI record is
+// read only when a budget covering it may act on it.
+func (e *Engine) fetchBudget(tx *replica.Tx, ns string, j *job.Job, h *fetchHolds) (hold, reject string) {
 	if !h.read {
 		h.read = true
 		now := tx.Now.UnixNano()
@@ -338,18 +395,72 @@ func (e *Engine) fetchHold(tx *replica.Tx, ns string, j *job.Job, h *fetchHolds)
 			if b.OnExceed == wire.BudgetHold && b.Reached(BudgetSpent(tx, ns, b, now)) {
 				h.reached = append(h.reached, b)
 			}
+			if b.OnExceed != wire.BudgetAlert && b.perJob() {
+				h.perJob = append(h.perJob, b)
+			}
 		}
 	}
-	for _, b := range h.reached {
-		if !b.covers(j) {
+	if len(h.reached) == 0 && len(h.perJob) == 0 {
+		return "", ""
+	}
+	var rec *JobAI
+	read := false
+	ai := func() *JobAI {
+		if !read {
+			var err error
+			rec, err = ReadJobAI(tx, ns, j.ID)
+			must(err)
+			read = true
+		}
+		return rec
+	}
+	for _, b := range h.perJob {
+		if !b.covers(j) || ai() == nil || !b.overPerJob(&rec.Usage) {
 			continue
 		}
-		rec, err := ReadJobAI(tx, ns, j.ID)
-		must(err)
-		if rec != nil && rec.Approved {
-			return ""
+		if rec.Approved {
+			return "", ""
 		}
-		return b.Name
+		if b.OnExceed == wire.BudgetReject {
+			return "", b.Name
+		}
+		if hold == "" {
+			hold = b.Name
+		}
 	}
-	return ""
+	if hold == "" {
+		for _, b := range h.reached {
+			if b.covers(j) {
+				hold = b.Name
+				break
+			}
+		}
+	}
+	if hold != "" && ai() != nil && rec.Approved {
+		return "", ""
+	}
+	return hold, ""
+}
+
+// failRejects reports whether a failed attempt of j gets no retry: a
+// reject budget's per-job limit covering it is passed, and j was not
+// approved.
+func (e *Engine) failRejects(tx *replica.Tx, ns string, j *job.Job) bool {
+	var rec *JobAI
+	for _, b := range e.budgetsOf(tx, ns) {
+		if b.OnExceed != wire.BudgetReject || !b.perJob() || !b.covers(j) {
+			continue
+		}
+		if rec == nil {
+			var err error
+			if rec, err = ReadJobAI(tx, ns, j.ID); err != nil || rec == nil {
+				must(err)
+				return false
+			}
+		}
+		if !rec.Approved && b.overPerJob(&rec.Usage) {
+			return true
+		}
+	}
+	return false
 }

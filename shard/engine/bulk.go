@@ -173,6 +173,10 @@ func (e *Engine) bulkOne(tx *replica.Tx, c *BulkCmd, id string, settle bool, out
 		e.requeueAs(tx, c.NS, j, job.Pending)
 	case job.BulkChangePriority:
 		err = e.changePriority(tx, c.NS, j, job.Priority(c.Priority))
+	case job.BulkApprove:
+		_, err = e.approveJob(tx, op, j)
+	case job.BulkReject:
+		_, err = e.rejectJob(tx, op, j)
 	}
 	switch {
 	case err == nil:

@@ -373,6 +373,22 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 	}),
 	scriptCmd(func(s *script) []byte { return JobApprove.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
 	scriptCmd(func(s *script) []byte { return JobReject.Command(&JobOpCmd{NS: testNS, ID: s.job()}) }),
+	// Per-job limits small enough that the usage reports above pass them:
+	// fails die, fetches hold or kill, alerts log.
+	scriptCmd(func(s *script) []byte {
+		b := BudgetRecord{Name: fmt.Sprint("b", s.rng.Intn(3)), Scope: wire.BudgetScopeQueue, Value: s.queue(),
+			OnExceed: []string{wire.BudgetHold, wire.BudgetReject, wire.BudgetAlert}[s.rng.Intn(3)]}
+		if s.rng.Intn(2) == 0 {
+			b.PerJobCostNanos = int64(1 + s.rng.Intn(2e7))
+		} else {
+			b.PerJobTokens = int64(1 + s.rng.Intn(8000))
+		}
+		return BudgetPutPerJob.Command(&BudgetCmd{NS: testNS, Budget: b, Create: s.rng.Intn(2) == 0})
+	}),
+	scriptCmd(func(s *script) []byte {
+		c := &BulkCmd{NS: testNS, Action: []string{job.BulkApprove, job.BulkReject}[s.rng.Intn(2)], IDs: s.jobsSample()}
+		return BulkApplyHeld.Command(c)
+	}),
 }
 
 // aiUsage is a usage report with a model now and then.

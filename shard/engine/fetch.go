@@ -89,10 +89,14 @@ func (e *Engine) fetchOne(tx *replica.Tx, c *FetchCmd, holds *fetchHolds) *job.J
 			e.putJob(tx, c.NS, j)
 			continue
 		}
-		if name := e.fetchHold(tx, c.NS, j, holds); name != "" {
+		if hold, reject := e.fetchBudget(tx, c.NS, j, holds); reject != "" {
+			e.kill(tx, c.NS, j, job.ReasonBudgetExceeded) // past an AI budget's per-job limit
+			e.putJob(tx, c.NS, j)
+			continue
+		} else if hold != "" {
 			e.moveTo(tx, c.NS, j, job.Held) // an AI budget reached: it waits for approval
 			e.putJob(tx, c.NS, j)
-			e.holdForBudget(tx, c.NS, j, name)
+			e.holdForBudget(tx, c.NS, j, hold)
 			continue
 		}
 		if bestQ.Keyed > 0 || len(bestQ.Turns) > 0 {

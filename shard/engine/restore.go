@@ -240,6 +240,7 @@ func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, mode endMode) (*
 	// entry changed before this one is written first, or the group would
 	// lose it (an enqueue beside the end in one entry lost its count).
 	e.queues.flush(tx)
+	e.history.settle(tx, c.NS) // its buckets too: an enqueue's count beside the end was lost
 	e.forgetRange(c.NS, p, keys.PrefixEnd(p))
 	out := &RestoreEnded{}
 	// Active jobs come back pending: their worker never heard of this

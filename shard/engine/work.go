@@ -139,6 +139,9 @@ func (e *Engine) fail(tx *replica.Tx, c *FailCmd, push bool) (*FailOutcome, erro
 	if c.NonRetryable && !j.Expired(now) {
 		e.kill(tx, c.NS, j, job.ReasonNonRetryable)
 		out = &FailOutcome{State: job.Dead, Reason: j.DeadReason}
+	} else if !j.Expired(now) && e.failRejects(tx, c.NS, j) {
+		e.kill(tx, c.NS, j, job.ReasonBudgetExceeded)
+		out = &FailOutcome{State: job.Dead, Reason: j.DeadReason}
 	} else {
 		out = e.settleFailure(tx, c.NS, j, now)
 	}

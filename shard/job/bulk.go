@@ -13,6 +13,8 @@ const (
 	BulkMove           = wire.BulkMove
 	BulkRequeue        = wire.BulkRequeue
 	BulkChangePriority = wire.BulkChangePriority
+	BulkApprove        = wire.BulkApprove
+	BulkReject         = wire.BulkReject
 )
 
 var bulkStates = map[string][]State{
@@ -22,6 +24,9 @@ var bulkStates = map[string][]State{
 	BulkMove:           {Pending, Dead, Scheduled, Completed},
 	BulkRequeue:        {Dead},
 	BulkChangePriority: {Pending, Scheduled},
+	// Of the held jobs, only those a budget holds (the engine's check).
+	BulkApprove: {Held},
+	BulkReject:  {Held},
 }
 
 // IsBulkAction reports whether a is a bulk action.
@@ -29,7 +34,7 @@ func IsBulkAction(a string) bool { _, ok := bulkStates[a]; return ok }
 
 // BulkActions lists the bulk actions, for error messages.
 func BulkActions() []string {
-	return []string{BulkRetry, BulkDelete, BulkCancel, BulkMove, BulkRequeue, BulkChangePriority}
+	return []string{BulkRetry, BulkDelete, BulkCancel, BulkMove, BulkRequeue, BulkChangePriority, BulkApprove, BulkReject}
 }
 
 // BulkApplies reports whether bulk action a applies to a job in state s.

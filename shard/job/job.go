@@ -221,6 +221,7 @@ const (
 	ReasonExpired          = wire.ReasonExpired
 	ReasonLeaseExpired     = wire.ReasonLeaseExpired // the last attempt's lease ran out with no retries left
 	ReasonNonRetryable     = wire.ReasonNonRetryable // its worker failed it as non-retryable
+	ReasonBudgetExceeded   = wire.ReasonBudgetExceeded
 )
 
 // AttemptsRemaining is the number of retries left after the one a failure

@@ -188,6 +188,10 @@ func (r *Request) Fingerprint() uint64 {
 		num('M', int64(*f.AttemptMax))
 	}
 	str('i', f.JobIDPrefix)
+	if f.ByHold() { // only then, so the cursors of other searches stay as they were
+		str('h', f.HeldReason)
+		str('H', f.HeldBudget)
+	}
 	h.Write(buf)
 	return h.Sum64()
 }

@@ -67,6 +67,13 @@ type Filter struct {
 	AttemptMax     *int // Attempt ≤ AttemptMax
 	JobIDPrefix    string
 
+	// HeldReason ("budget", the one reason a job names) and HeldBudget
+	// (a budget's name) match held jobs by what holds them: a job held
+	// for its dependencies has no reason. The hold is not in the job's
+	// record, so the scan asks MatchHold with it (a held job's AI record).
+	HeldReason string
+	HeldBudget string
+
 	// Scope is the queues the caller may see (wire.QueueScopeHeader): a job
 	// of another queue never matches. It is no part of the JSON filter or
 	// of a cursor's fingerprint: the service sets it from the request. The
@@ -112,7 +119,20 @@ func (f *Filter) IsEmpty() bool {
 		!f.Started.IsSet() && !f.Completed.IsSet() && !f.Expire.IsSet() && f.WorkerID == "" &&
 		f.HasErrors == nil && f.ErrorContains == "" && f.BatchID == "" && f.UniqueKey == "" &&
 		f.ConcurrencyKey == "" && f.FairnessKey == "" &&
-		f.AttemptMin == nil && f.AttemptMax == nil && f.JobIDPrefix == "" && f.Scope.All()
+		f.AttemptMin == nil && f.AttemptMax == nil && f.JobIDPrefix == "" && !f.ByHold() && f.Scope.All()
+}
+
+// ByHold reports whether f filters on what holds a job: only held jobs
+// can match it, and each one's hold is read for MatchHold.
+func (f *Filter) ByHold() bool { return f.HeldReason != "" || f.HeldBudget != "" }
+
+// MatchHold reports whether a held job held by budget heldBy ("" when
+// no budget holds it) satisfies HeldReason and HeldBudget.
+func (f *Filter) MatchHold(heldBy string) bool {
+	if f.HeldReason != "" && heldBy == "" {
+		return false
+	}
+	return f.HeldBudget == "" || heldBy == f.HeldBudget
 }
 
 // HasState reports whether the filter admits state s.
@@ -193,6 +213,15 @@ func (f *Filter) Validate(prefix string) error {
 		if strings.IndexByte(s.v, 0) >= 0 {
 			return fieldErr(prefix+s.name, "must not contain NUL")
 		}
+	}
+	if f.HeldReason != "" && f.HeldReason != wire.HeldReasonBudget {
+		return fieldErr(prefix+"held_reason", "unknown held_reason %q; the one reason is %q", clip(f.HeldReason), wire.HeldReasonBudget)
+	}
+	if len(f.HeldBudget) > wire.MaxBudgetNameBytes {
+		return fieldErr(prefix+"held_budget", "must be at most %d bytes; got %d", wire.MaxBudgetNameBytes, len(f.HeldBudget))
+	}
+	if f.ByHold() && len(f.States) > 0 && !f.HasState(job.Held) {
+		return fieldErr(prefix+"held_reason", "only held jobs have a held_reason or held_budget: add \"held\" to state or leave state out")
 	}
 	if f.PayloadJQ != "" {
 		if _, err := parseJQ(f.PayloadJQ); err != nil {

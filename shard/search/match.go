@@ -61,7 +61,8 @@ func Compile(f *Filter) (*Matcher, error) {
 	return m, nil
 }
 
-// Match reports whether j satisfies every filter. Cheap field checks come
+// Match reports whether j satisfies every filter but the hold's
+// (Filter.MatchHold, which needs the job's AI record). Cheap field checks come
 // first, then the substring searches, and payload_jq last, so most
 // candidates are rejected without decoding their payload.
 func (m *Matcher) Match(j *job.Job) bool {
@@ -79,7 +80,7 @@ func (m *Matcher) MatchContext(ctx context.Context, j *job.Job) bool {
 	if f.Queue != "" && j.Queue != f.Queue || !f.Scope.Allows(j.Queue) {
 		return false
 	}
-	if m.states != 0 && (j.State > job.MaxState || m.states&(1<<j.State) == 0) {
+	if m.states != 0 && (j.State > job.MaxState || m.states&(1<<j.State) == 0) || f.ByHold() && j.State != job.Held {
 		return false
 	}
 	if f.Priority != nil && j.Priority != *f.Priority {

@@ -204,6 +204,10 @@ func setFilterField(f *Filter, prefix, name string, raw json.RawMessage) error {
 		f.AttemptMax, err = attempt(field, raw)
 	case "job_id_prefix":
 		f.JobIDPrefix, err = nonEmpty(field, raw)
+	case "held_reason":
+		f.HeldReason, err = nonEmpty(field, raw)
+	case "held_budget":
+		f.HeldBudget, err = nonEmpty(field, raw)
 	default:
 		return fieldErr(field, "unknown field")
 	}

@@ -232,3 +232,40 @@ func TestValidateHandBuiltFilter(t *testing.T) {
 	_, err = Compile(&Filter{PayloadJQ: "$ENV"})
 	wantFieldErr(t, err, "payload_jq", "$ENV is not allowed")
 }
+
+// A filter by hold admits held jobs only and is no empty filter; its
+// cursor belongs to its budget's search alone; a bad value is a 400
+// naming the field.
+func TestHeldFilter(t *testing.T) {
+	r, err := ParseRequest([]byte(`{"held_reason":"budget","held_budget":"daily"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Filter.IsEmpty() || !r.Filter.ByHold() {
+		t.Fatal("a filter by hold is not empty")
+	}
+	m, err := Compile(&r.Filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Match(&job.Job{ID: "job_1", State: job.Pending}) || !m.Match(&job.Job{ID: "job_1", State: job.Held}) {
+		t.Fatal("only a held job can match a filter by hold")
+	}
+	if !r.Filter.MatchHold("daily") || r.Filter.MatchHold("") || r.Filter.MatchHold("other") {
+		t.Fatal("MatchHold admits the named budget's jobs alone")
+	}
+	if f := (Filter{HeldReason: wire.HeldReasonBudget}); !f.MatchHold("any") || f.MatchHold("") {
+		t.Fatal("held_reason budget admits every budget's jobs, not the dependencies'")
+	}
+	other, err := ParseRequest([]byte(`{"held_reason":"budget","held_budget":"nightly"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fingerprint() == other.Fingerprint() {
+		t.Fatal("two budgets' searches share a cursor fingerprint")
+	}
+	_, err = ParseFilter([]byte(`{"held_reason":"deps"}`))
+	wantFieldErr(t, err, "filter.held_reason", `"budget"`)
+	_, err = ParseRequest([]byte(`{"held_budget":"b","state":["dead"]}`))
+	wantFieldErr(t, err, "held_reason", "held")
+}

@@ -34,10 +34,39 @@ func (s *Service) jobAI(ns string, d *wire.JobDetail) error {
 	if rec.Reports > 0 {
 		d.Usage = rec.Usage.Counts().View()
 	}
-	if rec.HeldBy != "" && d.State == wire.StateHeld {
-		d.HeldReason, d.HeldBudget = wire.HeldReasonBudget, rec.HeldBy
+	if d.State == wire.StateHeld {
+		d.HeldReason, d.HeldBudget = heldView(rec.HeldBy)
 	}
 	return nil
+}
+
+// heldView is a held job's held_reason and held_budget when budget
+// holds it ("" when none does: its dependencies hold it).
+func heldView(budget string) (reason, name string) {
+	if budget == "" {
+		return "", ""
+	}
+	return wire.HeldReasonBudget, budget
+}
+
+// heldBy is the budget that holds a held job, from its AI record; ""
+// for none.
+func (s *Service) heldBy(ns, id string) string {
+	rec, err := engine.ReadJobAI(s.node.DB(), ns, id)
+	if err != nil || rec == nil {
+		return ""
+	}
+	return rec.HeldBy
+}
+
+// heldBy is the budget that holds the (held) job, from its AI record;
+// "" for none.
+func (r *recordReader) heldBy(id string) string {
+	rec, err := engine.ReadJobAI(r.rd, r.ns, id)
+	if err != nil || rec == nil {
+		return ""
+	}
+	return rec.HeldBy
 }
 
 var aiDims = map[string]byte{

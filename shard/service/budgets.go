@@ -73,8 +73,19 @@ func budgetOf(name string, sp *wire.BudgetSpec) (engine.BudgetRecord, error) {
 	if sp.DailyTokens < 0 {
 		return b, apierr.Field("daily_tokens", "daily_tokens must be positive")
 	}
-	if b.DailyCostNanos == 0 && b.DailyTokens == 0 {
-		return b, apierr.Field("daily_cost_usd", "a budget needs daily_cost_usd, daily_tokens or both")
+	if sp.PerJobCostUSD != "" {
+		n, err := wire.ParseCostUSD(sp.PerJobCostUSD)
+		if err != nil || n == 0 {
+			return b, apierr.Field("per_job_cost_usd", "per_job_cost_usd must be a positive decimal of dollars such as \"0.50\"")
+		}
+		b.PerJobCostNanos = n
+	}
+	if sp.PerJobTokens < 0 {
+		return b, apierr.Field("per_job_tokens", "per_job_tokens must be positive")
+	}
+	b.PerJobTokens = sp.PerJobTokens
+	if b.DailyCostNanos == 0 && b.DailyTokens == 0 && b.PerJobCostNanos == 0 && b.PerJobTokens == 0 {
+		return b, apierr.Field("daily_cost_usd", "a budget needs a limit: daily_cost_usd, daily_tokens, per_job_cost_usd or per_job_tokens")
 	}
 	return b, nil
 }
@@ -87,6 +98,10 @@ func (s *Service) budgetView(ns string, b *engine.BudgetRecord) *wire.Budget {
 	if b.DailyCostNanos > 0 {
 		v.DailyCostUSD = wire.FormatCostUSD(b.DailyCostNanos)
 	}
+	if b.PerJobCostNanos > 0 {
+		v.PerJobCostUSD = wire.FormatCostUSD(b.PerJobCostNanos)
+	}
+	v.PerJobTokens = b.PerJobTokens
 	switch b.Scope {
 	case wire.BudgetScopeQueue:
 		v.Queue = b.Value
@@ -117,7 +132,7 @@ func (s *Service) PutBudget(ctx context.Context, ns string, sc tenancy.QueueScop
 	if err != nil {
 		return nil, err
 	}
-	rec, err := engine.BudgetPut.Propose(ctx, s.node, &engine.BudgetCmd{NS: ns, Budget: b, Create: create})
+	rec, err := engine.BudgetPutFor(&b).Propose(ctx, s.node, &engine.BudgetCmd{NS: ns, Budget: b, Create: create})
 	if err != nil {
 		return nil, err
 	}

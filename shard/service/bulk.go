@@ -144,7 +144,7 @@ func (s *Service) Bulk(ctx context.Context, ns string, sc tenancy.QueueScope, r 
 		n := min(len(ids), s.cfg.BulkChunk)
 		c := p.cmd
 		c.IDs = ids[:n]
-		res, err := engine.BulkApplySettle.Propose(ctx, s.node, &c)
+		res, err := engine.BulkApplyFor(c.Action).Propose(ctx, s.node, &c)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -334,6 +334,6 @@ func (s *Service) BulkStep(ctx context.Context, ref BulkOpRef) (done bool, err e
 	for _, st := range f.States {
 		c.States = append(c.States, uint8(st))
 	}
-	_, err = engine.BulkApplySettle.Propose(ctx, s.node, c)
+	_, err = engine.BulkApplyFor(c.Action).Propose(ctx, s.node, c)
 	return false, err
 }

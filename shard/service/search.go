@@ -306,6 +306,9 @@ func (s *Service) SearchPage(ctx context.Context, ns string, sc tenancy.QueueSco
 		}
 		d := detailView(j)
 		d.Timeline = nil
+		if j.State == job.Held { // what holds it; other jobs' AI records are not read
+			d.HeldReason, d.HeldBudget = heldView(s.heldBy(ns, j.ID))
+		}
 		out.Jobs[i] = wire.SearchJob{JobDetail: *d}
 		if n := len(j.Errors); n > 0 {
 			out.Jobs[i].LastError = j.Errors[n-1].Error

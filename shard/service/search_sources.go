@@ -277,7 +277,10 @@ func (s *Service) planSearch(rd pebble.Reader, ns string, f *search.Filter, r sc
 		return fail(err)
 	}
 	states := f.States
-	if len(states) == 0 {
+	switch {
+	case f.ByHold():
+		states = []job.State{job.Held} // only a held job has a hold (Validate)
+	case len(states) == 0:
 		states = allStates
 	}
 	var total int64
@@ -400,6 +403,7 @@ func activeSource(rd pebble.Reader, ns, queue string, scope tenancy.QueueScope, 
 // read path each time.
 type recordReader struct {
 	it  *pebble.Iterator
+	rd  pebble.Reader
 	ns  string
 	key []byte
 }
@@ -410,7 +414,7 @@ func newRecordReader(rd pebble.Reader, ns string) (*recordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &recordReader{it: it, ns: ns}, nil
+	return &recordReader{it: it, rd: rd, ns: ns}, nil
 }
 
 // read returns the job's record, or false when it is gone.
@@ -507,5 +511,8 @@ func (p *searchPlan) judge(ctx context.Context, recs *recordReader, m *search.Ma
 	if p.open != nil && !p.open(j) {
 		return nil, false
 	}
-	return j, m.MatchContext(ctx, j)
+	if !m.MatchContext(ctx, j) {
+		return nil, false
+	}
+	return j, !p.rest.ByHold() || p.rest.MatchHold(recs.heldBy(j.ID))
 }

@@ -4,6 +4,7 @@ Standard library only."""
 
 from __future__ import annotations
 
+from ._ai import format_cost_usd, parse_cost_usd
 from ._search import Event
 from ._jobs import job_spec
 from .client import Client
@@ -41,5 +42,5 @@ __all__ = [
     "LEASE_LOST", "NetworkError", "NonRetryableError", "NotFoundError", "RateLimitedError", "SHUTDOWN",
     "TooLargeError", "UnauthenticatedError", "UnavailableError", "WebhookUnverifiedError", "WebhookVerifier",
     "Worker", "is_bad_request", "is_conflict", "is_encryption_key_revoked", "is_lease_mismatch", "is_not_found", "is_rate_limited",
-    "is_retryable", "job_spec", "job_trace", "verify_webhook",
+    "format_cost_usd", "is_retryable", "job_spec", "job_trace", "parse_cost_usd", "verify_webhook",
 ]

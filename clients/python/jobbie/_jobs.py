@@ -168,9 +168,12 @@ class JobsMixin(Base):
         return list(out.get("jobs") or []) if isinstance(out, dict) else []
 
     def ack(self, job_id: str, result: Any = None, *, lease_token: str | None = None,
-            worker_id: str | None = None, step_status: str | None = None) -> StatusResponse:
+            worker_id: str | None = None, step_status: str | None = None,
+            usage: Mapping[str, Any] | None = None) -> StatusResponse:
+        """Complete a job with its result; ``usage`` (docs/api/ai.md) adds
+        model usage to the job's."""
         body = drop_none({"result": result, "lease_token": lease_token, "worker_id": worker_id,
-                          "step_status": step_status})
+                          "step_status": step_status, "usage": dict(usage) if usage is not None else None})
         return self._call("POST", f"/api/v1/ack/{seg(job_id)}", body)  # type: ignore[no-any-return]
 
     def ack_batch(self, acks: Sequence[Mapping[str, Any]], *, worker_id: str | None = None) -> AckBatchResponse:
@@ -180,12 +183,14 @@ class JobsMixin(Base):
         return self._call("POST", "/api/v1/ack/batch", body)  # type: ignore[no-any-return]
 
     def fail(self, job_id: str, error: str, *, backtrace: str | None = None, lease_token: str | None = None,
-             worker_id: str | None = None, non_retryable: bool = False) -> FailResponse:
+             worker_id: str | None = None, non_retryable: bool = False,
+             usage: Mapping[str, Any] | None = None) -> FailResponse:
         """Fail the attempt: ``{"status": "retrying"|"pending"|"dead"|..., ...}``.
         ``non_retryable`` makes the job dead at once (``reason``
         ``non_retryable``), whatever retries remain."""
         body = drop_none({"error": error, "backtrace": backtrace, "lease_token": lease_token, "worker_id": worker_id,
-                          "non_retryable": True if non_retryable else None})
+                          "non_retryable": True if non_retryable else None,
+                          "usage": dict(usage) if usage is not None else None})
         return self._call("POST", f"/api/v1/fail/{seg(job_id)}", body)  # type: ignore[no-any-return]
 
     def heartbeat(self, jobs: Mapping[str, Mapping[str, Any]], *, worker_id: str | None = None) -> HeartbeatResponse:

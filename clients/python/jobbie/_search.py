@@ -50,7 +50,8 @@ class SearchMixin(Base):
     def bulk(self, action: str, *, job_ids: Sequence[str] | None = None, filter: Mapping[str, Any] | None = None,
              move_to_queue: str | None = None, priority: str | None = None) -> BulkResult | BulkAccepted:
         """Retry, delete, cancel, move, requeue or change the priority of
-        jobs by id or by filter. A small one answers its counts
+        jobs, or approve or reject the jobs an AI budget holds, by id or by
+        filter (``{"held_budget": name}`` selects one budget's). A small one answers its counts
         (``affected``...); a large one runs in the background and answers
         ``{"bulk_operation_id", "status": "processing", ...}``: follow it
         with watch_bulk."""

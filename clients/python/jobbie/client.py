@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ._admin import AdminMixin
+from ._ai import AIMixin
 from ._jobs import JobsMixin
 from ._observe import ObserveMixin
 from ._queues import QueuesMixin
@@ -13,7 +14,7 @@ from ._search import SearchMixin
 from ._transport import Config, SyncTransport
 
 
-class Client(JobsMixin, QueuesMixin, SearchMixin, AdminMixin, ObserveMixin):
+class Client(JobsMixin, QueuesMixin, SearchMixin, AdminMixin, ObserveMixin, AIMixin):
     """A client of one gateway, as one API key, in one namespace (the key's
     default unless ``namespace`` names another).
 

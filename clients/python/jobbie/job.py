@@ -7,6 +7,8 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+from ._ai import PendingUsage, check_usage
+
 if TYPE_CHECKING:
     from .worker import Worker
 
@@ -44,6 +46,7 @@ class Job:
         self._claimed = False
         self._progress: dict[str, Any] | None = None
         self._progress_ver = 0
+        self._usage = PendingUsage()
 
     @property
     def stop_reason(self) -> str | None:
@@ -69,6 +72,17 @@ class Job:
         if message:
             self._progress["message"] = message
         self._progress_ver += 1
+
+    def report_usage(self, *, input_tokens: int = 0, output_tokens: int = 0, cache_read_tokens: int = 0,
+                     cache_write_tokens: int = 0, cost_usd: str = "", model: str = "", provider: str = "") -> None:
+        """Add a model call's usage to what the job reports: summed exactly
+        (``cost_usd`` a decimal string, never a float) and sent with the
+        job's next heartbeat (``save_checkpoint`` sends one), else with
+        its ack or fail. A bad value raises ValueError naming the field
+        (``usage.cost_usd``), as the server would refuse it."""
+        self._usage.add(check_usage({
+            "input_tokens": input_tokens, "output_tokens": output_tokens, "cache_read_tokens": cache_read_tokens,
+            "cache_write_tokens": cache_write_tokens, "cost_usd": cost_usd, "model": model, "provider": provider}))
 
     async def save_checkpoint(self, value: Any) -> None:
         """Store value on the server now (it also extends the lease and

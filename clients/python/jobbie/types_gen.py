@@ -332,6 +332,9 @@ class Budget(TypedDict):
     exceeded: bool
     name: NotRequired[str]
     on_exceed: str
+    #: PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts.
+    per_job_cost_usd: NotRequired[str]
+    per_job_tokens: NotRequired[int]
     #: scope queue
     queue: NotRequired[str]
     #: namespace, queue or tag
@@ -358,6 +361,9 @@ class BudgetSpec(TypedDict):
     daily_tokens: NotRequired[int]
     name: NotRequired[str]
     on_exceed: NotRequired[str]
+    #: PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts.
+    per_job_cost_usd: NotRequired[str]
+    per_job_tokens: NotRequired[int]
     #: scope queue
     queue: NotRequired[str]
     #: namespace, queue or tag
@@ -385,7 +391,7 @@ class BulkFailure(TypedDict):
 class BulkOperation(TypedDict):
     """BulkOperation is a background bulk operation: GET /api/v1/bulk/{id}, the data of its progress stream's events, and DELETE's answer."""
 
-    action: Literal["cancel", "change_priority", "delete", "move", "requeue", "retry"]
+    action: Literal["approve", "cancel", "change_priority", "delete", "move", "reject", "requeue", "retry"]
     affected: int
     #: format date-time
     created_at: str | None
@@ -415,7 +421,7 @@ class BulkRequest(TypedDict):
     """BulkRequest is POST /api/v1/jobs/bulk: an action on jobs named by id or matched by a search filter (SearchFilter's JSON)."""
 
     #: one of the Bulk* actions
-    action: Literal["cancel", "change_priority", "delete", "move", "requeue", "retry"]
+    action: Literal["approve", "cancel", "change_priority", "delete", "move", "reject", "requeue", "retry"]
     filter: NotRequired["SearchFilter"]
     #: maxItems 10000
     job_ids: NotRequired[list[str]]
@@ -1638,6 +1644,9 @@ class SearchFilter(TypedDict):
     expire_before: NotRequired[str]
     fairness_key: NotRequired[str]
     has_errors: NotRequired[bool]
+    held_budget: NotRequired[str]
+    #: HeldReason "budget" matches the jobs an AI budget holds; HeldBudget those one budget holds (docs/api/ai.md).
+    held_reason: NotRequired[Literal["budget"]]
     job_id_prefix: NotRequired[str]
     #: a substring of the payload's JSON
     payload_contains: NotRequired[str]
@@ -1775,6 +1784,9 @@ class SearchRequest(TypedDict):
     expire_before: NotRequired[str]
     fairness_key: NotRequired[str]
     has_errors: NotRequired[bool]
+    held_budget: NotRequired[str]
+    #: HeldReason "budget" matches the jobs an AI budget holds; HeldBudget those one budget holds (docs/api/ai.md).
+    held_reason: NotRequired[Literal["budget"]]
     job_id_prefix: NotRequired[str]
     #: 1..MaxSearchLimit; default DefaultSearchLimit; minimum 1; maximum 1000
     limit: NotRequired[int]

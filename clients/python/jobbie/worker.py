@@ -24,7 +24,7 @@ from .client import Client
 from .errors import JobbieError
 from .job import CANCELLED, LEASE_LOST, SHUTDOWN, Job, NonRetryableError
 from .trace import job_trace
-from .types_gen import FailRequest
+from .types_gen import AIUsage, FailRequest
 
 Handler = Callable[[Job], Awaitable[Any]] | Callable[[Job], Any]
 
@@ -272,6 +272,9 @@ class Worker:
             body["result"] = result
         try:
             json.dumps(body)
+            usage = job._usage.take()
+            if usage is not None:
+                body["usage"] = usage
         except (TypeError, ValueError) as e:
             await self._fail(job, e)
             return
@@ -285,6 +288,9 @@ class Worker:
             body["backtrace"] = bt
         if isinstance(error, NonRetryableError):
             body["non_retryable"] = True
+        usage = job._usage.take()
+        if usage is not None:
+            body["usage"] = usage
         await self._report("fail", job, f"/api/v1/fail/{seg(job.id)}", body)
 
     async def _heartbeat_loop(self) -> None:
@@ -316,16 +322,25 @@ class Worker:
         or took back."""
         entries: dict[str, Any] = {}
         versions = {}
+        sent: dict[str, AIUsage] = {}  # given back to the jobs if the heartbeat fails
         for job in jobs:
             e: dict[str, Any] = {"lease_token": job.lease_token}
             if job._progress is not None:
                 e["progress"] = job._progress
+            usage = job._usage.take()
+            if usage is not None:
+                e["usage"] = sent[job.id] = usage
             versions[job.id] = job._progress_ver
             if checkpoint and job.id in checkpoint:
                 e["checkpoint"] = checkpoint[job.id]
             entries[job.id] = e
-        resp = await self._t.call("POST", "/api/v1/heartbeat", {"worker_id": self.worker_id, "jobs": entries},
-                                  timeout=max(self.heartbeat_interval, MIN_HEARTBEAT_TIMEOUT))
+        try:
+            resp = await self._t.call("POST", "/api/v1/heartbeat", {"worker_id": self.worker_id, "jobs": entries},
+                                      timeout=max(self.heartbeat_interval, MIN_HEARTBEAT_TIMEOUT))
+        except BaseException:
+            for job in jobs:
+                job._usage.restore(sent.get(job.id))
+            raise
         answers = (resp.body or {}).get("jobs") or {}
         if (resp.body or {}).get("drain") is True:
             self._drain()

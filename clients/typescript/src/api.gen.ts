@@ -318,6 +318,9 @@ export interface Budget {
   exceeded: boolean;
   name?: string;
   on_exceed: string;
+  /** PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts. */
+  per_job_cost_usd?: string;
+  per_job_tokens?: number;
   /** scope queue */
   queue?: string;
   /** namespace, queue or tag */
@@ -342,6 +345,9 @@ export interface BudgetSpec {
   daily_tokens?: number;
   name?: string;
   on_exceed?: string;
+  /** PerJobCostUSD and PerJobTokens limit what one job of the scope reports over all its attempts. */
+  per_job_cost_usd?: string;
+  per_job_tokens?: number;
   /** scope queue */
   queue?: string;
   /** namespace, queue or tag */
@@ -366,7 +372,7 @@ export interface BulkFailure {
 
 /** BulkOperation is a background bulk operation: GET /api/v1/bulk/{id}, the data of its progress stream's events, and DELETE's answer. */
 export interface BulkOperation {
-  action: "cancel" | "change_priority" | "delete" | "move" | "requeue" | "retry";
+  action: "approve" | "cancel" | "change_priority" | "delete" | "move" | "reject" | "requeue" | "retry";
   affected: number;
   /** @format date-time */
   created_at: string | null;
@@ -394,7 +400,7 @@ export interface BulkOperationList {
 /** BulkRequest is POST /api/v1/jobs/bulk: an action on jobs named by id or matched by a search filter (SearchFilter's JSON). */
 export interface BulkRequest {
   /** one of the Bulk* actions */
-  action: "cancel" | "change_priority" | "delete" | "move" | "requeue" | "retry";
+  action: "approve" | "cancel" | "change_priority" | "delete" | "move" | "reject" | "requeue" | "retry";
   filter?: SearchFilter;
   /** @maxItems 10000 */
   job_ids?: string[];
@@ -1576,6 +1582,9 @@ export interface SearchFilter {
   expire_before?: string;
   fairness_key?: string;
   has_errors?: boolean;
+  held_budget?: string;
+  /** HeldReason "budget" matches the jobs an AI budget holds; HeldBudget those one budget holds (docs/api/ai.md). */
+  held_reason?: "budget";
   job_id_prefix?: string;
   /** a substring of the payload's JSON */
   payload_contains?: string;
@@ -1710,6 +1719,9 @@ export interface SearchRequest {
   expire_before?: string;
   fairness_key?: string;
   has_errors?: boolean;
+  held_budget?: string;
+  /** HeldReason "budget" matches the jobs an AI budget holds; HeldBudget those one budget holds (docs/api/ai.md). */
+  held_reason?: "budget";
   job_id_prefix?: string;
   /**
    * 1..MaxSearchLimit; default DefaultSearchLimit

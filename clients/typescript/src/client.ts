@@ -4,6 +4,7 @@
 // admin.ts and observe.ts.
 
 import { Admin } from "./admin.js";
+import { AI, type AIUsage } from "./ai.js";
 import { JobbieError, WORKER_DRAIN_HEADER, WorkerDrainingError } from "./errors.js";
 import { type CallOptions, type ClientOptions, Transport, marked, sleep } from "./http.js";
 import { Alerts, Audit } from "./observe.js";
@@ -29,6 +30,8 @@ export interface ReportOptions extends CallOptions {
   leaseToken?: string;
   /** The worker id the job was fetched with. */
   workerId?: string;
+  /** Model usage to add to the job's (docs/api/ai.md). */
+  usage?: AIUsage;
 }
 
 /** Options of a fail. */
@@ -72,6 +75,8 @@ export class Client {
   readonly admin: Admin;
   readonly alerts: Alerts;
   readonly audit: Audit;
+  /** AI workloads: usage, budgets, approving and rejecting held jobs. */
+  readonly ai: AI;
   /** The trace this client's enqueues continue (withTrace), before the handler's of the async context. */
   readonly trace?: TraceContext;
 
@@ -90,6 +95,7 @@ export class Client {
     this.admin = new Admin(this.t);
     this.alerts = new Alerts(this.t);
     this.audit = new Audit(this.t);
+    this.ai = new AI(this.t);
   }
 
   /** This client in another namespace of the same key. */
@@ -215,7 +221,7 @@ export class Client {
 
   /** Completes a job with its result. */
   async ack(id: string, result?: unknown, opts: ReportOptions & { stepStatus?: api.AckRequest["step_status"] } = {}): Promise<StatusResponse> {
-    const body = withoutUndefined({ result, lease_token: opts.leaseToken, worker_id: opts.workerId, step_status: opts.stepStatus });
+    const body = withoutUndefined({ result, lease_token: opts.leaseToken, worker_id: opts.workerId, step_status: opts.stepStatus, usage: opts.usage });
     return (await this.t.call<StatusResponse>({ method: "POST", path: `/api/v1/ack/${enc(id)}`, body, retry: true }, opts)).data;
   }
 
@@ -228,7 +234,7 @@ export class Client {
   /** Fails the attempt; the server retries with backoff or moves the job to dead (at once with nonRetryable). */
   async fail(id: string, error: string, backtrace?: string, opts: FailOptions = {}): Promise<FailResult> {
     const body = withoutUndefined({ error, backtrace: backtrace || undefined, lease_token: opts.leaseToken, worker_id: opts.workerId,
-      non_retryable: opts.nonRetryable || undefined });
+      non_retryable: opts.nonRetryable || undefined, usage: opts.usage });
     return (await this.t.call<FailResult>({ method: "POST", path: `/api/v1/fail/${enc(id)}`, body, retry: true }, opts)).data;
   }
 

@@ -11,6 +11,10 @@ export * from "./types-admin.js";
 /** Every JSON shape of the API, generated from its OpenAPI document: `api.JobDetail`, `api.Invoice`, … */
 export type * as api from "./api.gen.js";
 export { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
+export {
+  AI, type AIUsage, type AIUsageQuery, type AIUsageResponse, type ApproveResponse, type Budget, Budgets, type BudgetSpec,
+  formatCostUSD, parseCostUSD,
+} from "./ai.js";
 export { Admin, Backups, Keys, Namespaces, Roles, SigningKeys, Usage, type UsageQuery, Webhooks } from "./admin.js";
 export { parseSSE, type SSEMessage } from "./sse.js";
 export {

@@ -1,6 +1,7 @@
 // A running job as its handler sees it, pulled by a Worker or pushed to a
 // push handler, and the reasons a job's signal aborts.
 
+import { type AIUsage, checkUsage, PendingUsage } from "./ai.js";
 import type { Client } from "./client.js";
 import type { FetchedJob, Progress } from "./types.js";
 
@@ -76,6 +77,8 @@ export class Job {
   /** @internal */ progressVer = 0;
   /** @internal */ checkpointValue: unknown = undefined;
   /** @internal */ claimed = false;
+  /** @internal Usage reported and not yet sent; undefined for a pushed job. */
+  usage: PendingUsage | undefined;
 
   constructor(j: FetchedJob, private readonly saver: Checkpointer, private readonly shuttingDown: () => boolean = () => false) {
     this.id = j.job_id;
@@ -91,6 +94,18 @@ export class Job {
     if (j.tracestate) this.tracestate = j.tracestate;
     this.ctl = new AbortController();
     this.signal = this.ctl.signal;
+  }
+
+  /**
+   * Adds a model call's usage to what the job reports: sent, summed
+   * exactly, with the job's next heartbeat or its ack or fail. A bad
+   * value throws a TypeError naming the field, as the server would
+   * refuse it; a pushed job's answer carries no usage (it throws).
+   */
+  reportUsage(u: AIUsage): void {
+    const c = checkUsage(u);
+    if (!this.usage) throw new Error(`jobbie: job ${this.id} was pushed: its answer carries no usage`);
+    this.usage.add(c);
   }
 
   /** Records progress; the next heartbeat reports it (a pushed job's answer does). */

@@ -6,13 +6,14 @@
 // SIGTERM/SIGINT) stops fetching, waits for running jobs, then fails
 // those left with "worker_shutdown" so they retry elsewhere.
 
+import { type AIUsage, PendingUsage } from "./ai.js";
 import type { Client } from "./client.js";
 import { isRetryable, JobbieError, WorkerDrainingError } from "./errors.js";
 import { randomId, sleep } from "./http.js";
 import { describeError, type Handler, Job, NonRetryableError } from "./job.js";
 import { inProcessSpan, type TracerProviderLike } from "./otel.js";
 import { runInTrace } from "./trace.js";
-import type { FetchedJob, HeartbeatEntry } from "./types.js";
+import type { FetchedJob, HeartbeatEntry, HeartbeatStatus } from "./types.js";
 
 export interface Logger {
   warn(msg: string, ...args: unknown[]): void;
@@ -206,6 +207,7 @@ export class Worker {
 
   private async process(fj: FetchedJob): Promise<void> {
     const job = new Job(fj, (j, v) => this.saveCheckpoint(j, v), () => this.stopping);
+    job.usage = new PendingUsage();
     job.client = this.client.withTrace(job);
     if (this.closed) {
       job.claimed = true;
@@ -248,7 +250,8 @@ export class Worker {
       return this.fail(job, err);
     }
     try {
-      await this.client.ack(job.id, result === undefined ? undefined : result, { leaseToken: job.leaseToken, workerId: this.o.workerId });
+      await this.client.ack(job.id, result === undefined ? undefined : result,
+        { leaseToken: job.leaseToken, workerId: this.o.workerId, usage: job.usage?.take() });
     } catch (err) {
       this.o.logger.warn(`jobbie worker ${this.o.workerId}: ack of job ${job.id} failed: ${(err as Error).message}`);
     }
@@ -258,7 +261,7 @@ export class Worker {
     const d = describeError(err);
     try {
       await this.client.fail(job.id, message ?? d.message, message ? "" : d.backtrace,
-        { leaseToken: job.leaseToken, workerId: this.o.workerId, nonRetryable: err instanceof NonRetryableError });
+        { leaseToken: job.leaseToken, workerId: this.o.workerId, nonRetryable: err instanceof NonRetryableError, usage: job.usage?.take() });
     } catch (e) {
       this.o.logger.warn(`jobbie worker ${this.o.workerId}: fail of job ${job.id} failed: ${(e as Error).message}`);
     }
@@ -268,7 +271,15 @@ export class Worker {
     const ver = job.progressVer;
     const entry: HeartbeatEntry = { lease_token: job.leaseToken, checkpoint: value ?? null };
     if (job.progressValue) entry.progress = job.progressValue;
-    const res = await this.client.heartbeat({ [job.id]: entry }, { workerId: this.o.workerId });
+    const usage = job.usage?.take();
+    if (usage) entry.usage = usage;
+    let res: Record<string, HeartbeatStatus>;
+    try {
+      res = await this.client.heartbeat({ [job.id]: entry }, { workerId: this.o.workerId });
+    } catch (err) {
+      job.usage?.restore(usage);
+      throw err;
+    }
     if (job.progressVer === ver) job.progressValue = null;
     this.apply(job, res[job.id]);
   }
@@ -311,8 +322,15 @@ export class Worker {
     const running = [...this.active.values()];
     if (running.length === 0) return;
     const jobs: Record<string, HeartbeatEntry> = {};
+    const sent = new Map<Job, AIUsage>(); // given back to the jobs if the heartbeat fails
     const vers = running.map((j) => {
-      jobs[j.id] = j.progressValue ? { lease_token: j.leaseToken, progress: j.progressValue } : { lease_token: j.leaseToken };
+      const e: HeartbeatEntry = j.progressValue ? { lease_token: j.leaseToken, progress: j.progressValue } : { lease_token: j.leaseToken };
+      const u = j.usage?.take();
+      if (u) {
+        e.usage = u;
+        sent.set(j, u);
+      }
+      jobs[j.id] = e;
       return j.progressVer;
     });
     try {
@@ -324,6 +342,7 @@ export class Worker {
         this.apply(j, res[j.id]);
       });
     } catch (err) {
+      for (const [j, u] of sent) j.usage?.restore(u);
       this.o.logger.warn(`jobbie worker ${this.o.workerId}: heartbeat of ${running.length} jobs failed${isRetryable(err) ? " (retried next time)" : ""}: ${(err as Error).message}`);
     }
   }

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,83 +89,143 @@ its scope are held until approved (they run, outside the budget) or
 rejected (cancelled).
 
   jobbie held list
+  jobbie held list --budget llm-daily
   jobbie held approve job_01J...
   jobbie held reject job_01J... job_01J...
+  jobbie held approve --budget llm-daily          # every job that budget holds
+  jobbie held reject --all --filter '{"queue":"llm"}'
 
-Listing needs job.read, approving and rejecting job.manage.`,
+With --budget, --all or --filter, approve and reject are one bulk
+operation over the held jobs the filter selects (held_reason budget is
+added to it); over 10,000 jobs it runs in the background and its
+progress is followed (unless --no-wait). Listing needs job.read,
+approving and rejecting job.manage.`,
 		Args: cobra.NoArgs,
 	}
 	api := addConn(cmd, gatewayAPI)
-	var limit int
+	var (
+		limit  int
+		budget string
+	)
 	list := func(cmd *cobra.Command, _ []string) error {
 		return runAPI(cmd, api, "held jobs", tenancy.ActJobRead,
-			func(ctx context.Context, c *client.Client) ([]*client.JobDetail, error) {
-				return heldJobs(ctx, c, limit)
+			func(ctx context.Context, c *client.Client) ([]client.SearchJob, error) {
+				return heldJobs(ctx, c, budget, limit)
 			}, printHeld)
 	}
 	cmd.RunE = list
 	lc := &cobra.Command{Use: "list", Short: "List the jobs a budget holds, oldest first", Args: cobra.NoArgs, RunE: list}
-	lc.Flags().IntVar(&limit, "limit", 100, "at most this many held jobs are looked at")
-	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many held jobs are looked at")
-	decide := func(use, short string, call func(*client.Client, context.Context, string) (*client.ApproveResponse, error)) *cobra.Command {
-		return &cobra.Command{Use: use + " <job id>...", Short: short, Args: cobra.MinimumNArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return runAPI(cmd, api, use, tenancy.ActJobManage,
-					func(ctx context.Context, c *client.Client) ([]client.ApproveResponse, error) {
-						var out []client.ApproveResponse
-						for _, id := range args {
-							r, err := call(c, ctx, id)
-							if err != nil {
-								return out, fmt.Errorf("%s: %w", id, err)
-							}
-							out = append(out, *r)
-						}
-						return out, nil
-					},
-					func(w io.Writer, rs []client.ApproveResponse) error {
-						for _, r := range rs {
-							if _, err := fmt.Fprintf(w, "%s %s\n", r.JobID, r.Status); err != nil {
-								return err
-							}
-						}
-						return nil
-					})
-			}}
+	for _, fs := range []*cobra.Command{cmd, lc} {
+		fs.Flags().IntVar(&limit, "limit", 100, "list at most this many held jobs")
+		fs.Flags().StringVar(&budget, "budget", "", "only the jobs this budget holds")
 	}
 	cmd.AddCommand(lc,
-		decide("approve", "Run held jobs, outside their budget", (*client.Client).ApproveJob),
-		decide("reject", "Cancel held jobs", (*client.Client).RejectJob))
+		heldDecideCmd(api, "approve", client.BulkApprove, "Run held jobs, outside their budget", (*client.Client).ApproveJob),
+		heldDecideCmd(api, "reject", client.BulkReject, "Cancel held jobs", (*client.Client).RejectJob))
 	return cmd
 }
 
-// heldJobs is the jobs a budget holds among the oldest limit held jobs
-// (a job held for its dependencies is not one).
-func heldJobs(ctx context.Context, c *client.Client, limit int) ([]*client.JobDetail, error) {
-	var out []*client.JobDetail
-	seen := 0
-	req := client.SearchRequest{SearchFilter: client.SearchFilter{State: []string{wire.StateHeld}}, Order: wire.OrderAsc}
+// heldDecideCmd is `jobbie held approve|reject`: the jobs named, one
+// call each, or a bulk over the held jobs a filter selects.
+func heldDecideCmd(api *Conn, use, action, short string, call func(*client.Client, context.Context, string) (*client.ApproveResponse, error)) *cobra.Command {
+	var (
+		filter, budget string
+		all, noWait    bool
+	)
+	cmd := &cobra.Command{Use: use + " [<job id>...]", Short: short, Args: cobra.ArbitraryArgs}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		byFilter := filter != "" || budget != "" || all
+		switch {
+		case byFilter && len(args) > 0:
+			return errors.New("name job ids or select them with --budget, --all or --filter, not both")
+		case !byFilter && len(args) == 0:
+			return errors.New("name the held jobs, or select them with --budget, --all or --filter")
+		case byFilter:
+			f, err := heldFilter(filter, budget)
+			if err != nil {
+				return err
+			}
+			c, err := api.client()
+			if err != nil {
+				return err
+			}
+			defer c.CloseIdleConnections()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			b := &bulkRun{c: c, base: client.BulkRequest{Action: action, Filter: f}, noWait: noWait, json: api.json(),
+				stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+			return b.run(ctx, nil)
+		}
+		return runAPI(cmd, api, use, tenancy.ActJobManage,
+			func(ctx context.Context, c *client.Client) ([]client.ApproveResponse, error) {
+				var out []client.ApproveResponse
+				for _, id := range args {
+					r, err := call(c, ctx, id)
+					if err != nil {
+						return out, fmt.Errorf("%s: %w", id, err)
+					}
+					out = append(out, *r)
+				}
+				return out, nil
+			},
+			func(w io.Writer, rs []client.ApproveResponse) error {
+				for _, r := range rs {
+					if _, err := fmt.Fprintf(w, "%s %s\n", r.JobID, r.Status); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+	}
+	f := cmd.Flags()
+	f.StringVar(&budget, "budget", "", "every job this budget holds")
+	f.BoolVar(&all, "all", false, "every job a budget holds (narrowed by --filter, if given)")
+	f.StringVar(&filter, "filter", "", "the held jobs this JSON search filter selects")
+	f.BoolVar(&noWait, "no-wait", false, "print a background operation's id and return instead of following it")
+	return cmd
+}
+
+// heldFilter is the filter of a bulk approve or reject: --filter's, if
+// any, narrowed to the jobs a budget holds (--budget: that budget).
+func heldFilter(filter, budget string) (*client.SearchFilter, error) {
+	f := &client.SearchFilter{}
+	if filter != "" {
+		var err error
+		if f, err = parseFilter(filter); err != nil {
+			return nil, err
+		}
+	}
+	if budget != "" {
+		if f.HeldBudget != "" && f.HeldBudget != budget {
+			return nil, fmt.Errorf("--budget %q and --filter's held_budget %q differ", budget, f.HeldBudget)
+		}
+		f.HeldBudget = budget
+	}
+	if f.HeldReason == "" {
+		f.HeldReason = wire.HeldReasonBudget
+	}
+	return f, nil
+}
+
+// heldJobs is the oldest limit jobs a budget holds (budget's alone when
+// set), as search finds them by held_reason.
+func heldJobs(ctx context.Context, c *client.Client, budget string, limit int) ([]client.SearchJob, error) {
+	var out []client.SearchJob
+	req := client.SearchRequest{SearchFilter: client.SearchFilter{HeldReason: wire.HeldReasonBudget, HeldBudget: budget},
+		Order: wire.OrderAsc}
 	for j, err := range c.SearchAll(ctx, req) {
 		if err != nil {
 			return nil, err
 		}
-		if seen++; seen > limit {
+		if len(out) == limit {
 			break
 		}
-		d, err := c.GetJob(ctx, j.ID)
-		if err != nil {
-			if client.IsNotFound(err) {
-				continue // gone meanwhile
-			}
-			return nil, err
-		}
-		if d.HeldReason == wire.HeldReasonBudget {
-			out = append(out, d)
-		}
+		out = append(out, j)
 	}
 	return out, nil
 }
 
-func printHeld(w io.Writer, js []*client.JobDetail) error {
+func printHeld(w io.Writer, js []client.SearchJob) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "JOB\tQUEUE\tBUDGET\tCREATED")
 	for _, j := range js {

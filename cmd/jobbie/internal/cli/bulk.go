@@ -30,13 +30,13 @@ const bulkChunk = 1000
 func bulkCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bulk",
-		Short: "Apply an action to many jobs: retry, delete, cancel, requeue, move, change-priority",
+		Short: "Apply an action to many jobs: retry, delete, cancel, requeue, move, change-priority, approve, reject",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return fmt.Errorf("unknown bulk action %q: want retry, delete, cancel, requeue, move, change-priority, show or abort", args[0])
+			return fmt.Errorf("unknown bulk action %q: want retry, delete, cancel, requeue, move, change-priority, approve, reject, show or abort", args[0])
 		},
 		Long: `Bulk applies an action to the jobs whose ids arrive on stdin, or with
 --filter to every job a search filter selects. Stdin may hold the output of
@@ -66,6 +66,8 @@ any job failed.`,
 		{"move <queue>", client.BulkMove, "Move jobs to another queue", nil},
 		{"change-priority <priority>", client.BulkChangePriority, "Change jobs' priority: critical, high or normal",
 			[]string{client.BulkChangePriority}},
+		{"approve", client.BulkApprove, "Run jobs an AI budget holds, outside the budget", nil},
+		{"reject", client.BulkReject, "Cancel jobs an AI budget holds", nil},
 	} {
 		cmd.AddCommand(bulkActionCmd(api, a.use, a.action, a.short, a.aliases))
 	}

@@ -92,6 +92,8 @@ jobs as the API returns them.`,
 	f.Var(intPtrValue{&fl.AttemptMin}, "attempt-min", "jobs with at least this many attempts")
 	f.Var(intPtrValue{&fl.AttemptMax}, "attempt-max", "jobs with at most this many attempts")
 	f.StringVar(&fl.JobIDPrefix, "job-id-prefix", "", "jobs whose id starts with this")
+	f.StringVar(&fl.HeldReason, "held-reason", "", "held jobs held for this reason: budget (an AI budget holds them)")
+	f.StringVar(&fl.HeldBudget, "held-budget", "", "held jobs this AI budget holds")
 	f.StringVar(&req.Sort, "sort", "", "sort by created_at (default), updated_at, scheduled_at, started_at, completed_at, priority or attempt")
 	f.StringVar(&req.Order, "order", "", "asc or desc (default)")
 	f.IntVar(&limit, "limit", 0, "most jobs to print in all (0: every match)")

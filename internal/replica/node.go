@@ -147,7 +147,7 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 	// Pebble on disk already holds the state, unless a snapshot install
 	// was cut short (see needsRestore).
 	rc.NoSnapshotRestoreOnStart = !restore
-	r, err := raft.NewRaft(rc, f, store, logs, snaps, trans)
+	r, err := raft.NewRaft(rc, f, store, logs, snaps, unpipelined{trans})
 	if err != nil {
 		return fmt.Errorf("replica: start raft: %w", err)
 	}

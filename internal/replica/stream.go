@@ -91,3 +91,20 @@ func (n *Node) transport() (*raft.NetworkTransport, error) {
 		Stream: s, MaxPool: 4, Timeout: 10 * time.Second, Logger: n.cfg.Logger,
 	}), nil
 }
+
+// unpipelined is the network transport without pipelined replication:
+// the leader sends each follower one AppendEntries at a time (each up to
+// MaxAppendEntries entries). hashicorp/raft v1.8's pipeline deadlocks
+// when a follower answers Success=false: its decoder stops reading
+// answers while the sender may already be parked handing the decoder one
+// more request, and the pipeline is closed only after that send. The
+// follower then gets heartbeats but never another entry (so no election
+// heals it), and the leader's Shutdown waits forever (seen here: a
+// 3-node test's leader stop hung for 15 minutes in
+// netPipeline.AppendEntries).
+type unpipelined struct{ *raft.NetworkTransport }
+
+// AppendEntriesPipeline refuses, which makes raft replicate without one.
+func (unpipelined) AppendEntriesPipeline(raft.ServerID, raft.ServerAddress) (raft.AppendPipeline, error) {
+	return nil, raft.ErrPipelineReplicationNotSupported
+}

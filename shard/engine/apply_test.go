@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,12 +87,13 @@ func (f *fsmBundle) enqueue(j *job.Job) string {
 	return res[0].JobID
 }
 
-var idSeq int
+// idSeq numbers test jobs; parallel tests share it.
+var idSeq atomic.Int64
 
 func (e *Engine) newIDForTest() string {
-	idSeq++
+	seq := int(idSeq.Add(1))
 	id := []byte("job_00000000000000000000000000")
-	for i, n := len(id)-1, idSeq; n > 0; i, n = i-1, n/10 {
+	for i, n := len(id)-1, seq; n > 0; i, n = i-1, n/10 {
 		id[i] = byte('0' + n%10)
 	}
 	return string(id)
@@ -210,7 +212,7 @@ func TestApplyHeartbeatReclaimExpire(t *testing.T) {
 // Two replicas applying the same commands end with identical bytes.
 func TestApplyIsDeterministic(t *testing.T) {
 	run := func() []byte {
-		idSeq = 0
+		idSeq.Store(0)
 		f := setupFSM(t)
 		a := f.enqueue(&job.Job{Queue: "q", UniqueKey: "u", ExpireAfter: int64(time.Minute)})
 		f.enqueue(&job.Job{Queue: "q", Priority: job.Critical})

@@ -176,5 +176,8 @@ func TestFetchBatchReadsBudgetsOnce(t *testing.T) { // not parallel: enqueue's i
 	plain := fetch()
 	f.budget(BudgetRecord{Name: "daily", Scope: wire.BudgetScopeNamespace, DailyCostNanos: dollar, OnExceed: wire.BudgetHold})
 	budgeted := fetch()
-	require.Less(t, budgeted, plain+100, "a fetch batch of 100 with a budget allocated %d, without %d", budgeted, plain)
+	// The process's allocation count includes other goroutines', so the
+	// bound is loose: a read of the spend per job was about 11 times as
+	// many as without a budget.
+	require.Less(t, budgeted, 2*plain, "a fetch batch of 100 with a budget allocated %d, without %d", budgeted, plain)
 }

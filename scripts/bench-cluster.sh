@@ -9,6 +9,8 @@
 # PRODUCERS and WORKERS set the load (default 12 and 36); LOAD the other
 # bench flags (default batches of 100: --batch 100 --fetch-batch 100
 # --ack-batch 100; LOAD="--batch 1" sends one job per call).
+# GRPC=1 starts the gateway's gRPC port too and passes it to the bench as
+# --grpc-url, for LOAD="--transport stream …" (the worker stream).
 # BASE=path/to/other/jobbie compares two builds instead: each pair runs
 # BASE then this build, both on clusters of REPLICAS nodes (default 3),
 # loaded by this build's bench.
@@ -53,14 +55,16 @@ for p in json.load(open(sys.argv[1]))["processes"]:
 # holding jobs/s.
 run() {
 	DIR=$(mktemp -d)
-	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port)
-	"${3:-$BIN}" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" --replicas "$2" >"$DIR/dev.log" 2>&1 &
+	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port) grpc="" grpcurl=""
+	if [ -n "${GRPC:-}" ]; then grpc=127.0.0.1:$(port) grpcurl=http://$grpc; fi
+	"${3:-$BIN}" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" --replicas "$2" \
+		${grpc:+--grpc-addr "$grpc"} >"$DIR/dev.log" 2>&1 &
 	PID=$!
 	for _ in $(seq 600); do grep -q "Jobbie is running" "$DIR/dev.log" && break; sleep 0.1; done
 	grep -q "Jobbie is running" "$DIR/dev.log" || { cat "$DIR/dev.log"; exit 1; }
 	cpu | sort >"$DIR/cpu0"
 	"$BIN" bench --url "http://$gw" --key-file "$DIR/data/owner.key" --duration "$DUR" --queue batchwork \
-		$LOAD --producers "$PRODUCERS" --workers "$WORKERS" >"$DIR/bench.out" 2>/dev/null &
+		${grpcurl:+--grpc-url "$grpcurl"} $LOAD --producers "$PRODUCERS" --workers "$WORKERS" >"$DIR/bench.out" 2>/dev/null &
 	local bp=$! bt=0
 	# The load generator's own CPU, read until it exits.
 	while kill -0 "$bp" 2>/dev/null; do

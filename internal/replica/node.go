@@ -340,14 +340,19 @@ func (n *Node) shutdown(flush bool) error {
 func (n *Node) closeStores(flush bool) error {
 	var errs []error
 	if n.raft != nil {
+		// Shutdown closes the transport, whose stream waits for the
+		// handlers of inbound connections (stream.go): none is left inside
+		// raft when the stores below close.
 		if err := n.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, err)
 		}
 		n.lead.bg.Wait() // barriers end with Raft
 	}
 	if n.trans != nil {
-		// Close the pooled connections to peers too (Close only stops the
-		// listener), so their handlers of our streams end now.
+		// Close the pooled connections to peers too (Close stops only the
+		// listener and our inbound connections), so their handlers of our
+		// streams end now. Close again, for an Open that failed before
+		// raft started: it waits for the inbound handlers too.
 		n.trans.CloseStreams()
 		if err := n.trans.Close(); err != nil {
 			errs = append(errs, err)

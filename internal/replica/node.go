@@ -349,10 +349,10 @@ func (n *Node) closeStores(flush bool) error {
 		n.lead.bg.Wait() // barriers end with Raft
 	}
 	if n.trans != nil {
-		// Close the pooled connections to peers too (Close stops only the
-		// listener and our inbound connections), so their handlers of our
-		// streams end now. Close again, for an Open that failed before
-		// raft started: it waits for the inbound handlers too.
+		// Close the pooled connections to peers too (the transport's Close
+		// ends only what it accepted), so their handlers of our streams end
+		// now. Without raft (Open failed before it started) this Close is
+		// the first, and it too waits for the inbound handlers.
 		n.trans.CloseStreams()
 		if err := n.trans.Close(); err != nil {
 			errs = append(errs, err)

@@ -340,14 +340,19 @@ func (n *Node) shutdown(flush bool) error {
 func (n *Node) closeStores(flush bool) error {
 	var errs []error
 	if n.raft != nil {
+		// Shutdown closes the transport, whose stream waits for the
+		// handlers of inbound connections (stream.go): none is left inside
+		// raft when the stores below close.
 		if err := n.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, err)
 		}
 		n.lead.bg.Wait() // barriers end with Raft
 	}
 	if n.trans != nil {
-		// Close the pooled connections to peers too (Close only stops the
-		// listener), so their handlers of our streams end now.
+		// Close the pooled connections to peers too (the transport's Close
+		// ends only what it accepted), so their handlers of our streams end
+		// now. Without raft (Open failed before it started) this Close is
+		// the first, and it too waits for the inbound handlers.
 		n.trans.CloseStreams()
 		if err := n.trans.Close(); err != nil {
 			errs = append(errs, err)

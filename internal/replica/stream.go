@@ -28,10 +28,34 @@ type RaftTLS struct {
 // ClientHello would hold a descriptor forever. The server side's
 // handshake runs on the transport's connection goroutine (at the first
 // read), so a peer that stalls it holds only its own connection.
+//
+// Close also closes the connections it accepted and returns only once
+// their handlers have ended (inbound.go): raft's NetworkTransport.Close
+// stops only the listener, and a handler still running a heartbeat
+// (raft's fast path, which saves a newer term) after the node closed its
+// stores made raft panic ("failed to save current term: closed").
 type stream struct {
 	net.Listener
 	advertise net.Addr
 	client    *tls.Config // nil: plain TCP
+	inbound   inbound
+}
+
+// Accept hands raft each connection counted until its handler closes it.
+func (s *stream) Accept() (net.Conn, error) {
+	c, err := s.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return s.inbound.track(c)
+}
+
+// Close stops listening, closes the accepted connections, and waits until
+// their handlers are done, so nothing of raft runs on them afterwards.
+func (s *stream) Close() error {
+	err := s.Listener.Close()
+	s.inbound.close()
+	return err
 }
 
 func (s *stream) Addr() net.Addr {

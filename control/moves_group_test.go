@@ -18,10 +18,20 @@ import (
 // new leader's id.
 func (g *group) handOver(t *testing.T, id string) string {
 	t.Helper()
-	node, release, err := g.nodes[id].Acquire()
-	require.NoError(t, err)
-	require.NoError(t, node.TransferLeadership())
-	release()
+	// A transfer can fail under load (the chosen follower did not catch
+	// up in time): try again a few times. The node is released before
+	// any assertion, or the cleanup's Stop would wait on it forever.
+	var terr error
+	for range 5 {
+		node, release, err := g.nodes[id].Acquire()
+		require.NoError(t, err)
+		terr = node.TransferLeadership()
+		release()
+		if terr == nil {
+			break
+		}
+	}
+	require.NoError(t, terr)
 	return g.leader(t, id)
 }
 

@@ -29,9 +29,29 @@ var (
 	_ resource.ResourceWithValidateConfig = (*namespaceEncryptionResource)(nil)
 )
 
-func newNamespaceEncryptionResource() resource.Resource { return &namespaceEncryptionResource{} }
+func newNamespaceEncryptionResource() resource.Resource {
+	r := &namespaceEncryptionResource{}
+	r.namespaceSetting = namespaceSetting[namespaceEncryptionModel, *client.Encryption]{
+		noun: "the encryption", removal: "turn off", write: r.put, set: (*namespaceEncryptionModel).fromAPI,
+		get: func(ctx context.Context, c *client.Client, _ string) (*client.Encryption, error) {
+			return c.GetEncryption(ctx)
+		},
+		// Stops sealing and search over opened values, and keeps every
+		// key: what was sealed stays readable. It never revokes (revoked
+		// = true does, on purpose).
+		del: func(ctx context.Context, c *client.Client, _ string) error {
+			_, err := c.SetEncryption(ctx, client.EncryptionSpec{Enabled: new(false), SearchDecrypt: new(false)})
+			return err
+		},
+	}
+	return r
+}
 
-type namespaceEncryptionResource struct{ p *providerData }
+// Its ModifyPlan is its own (namespace_encryption_apply.go), and so is
+// what a write sends.
+type namespaceEncryptionResource struct {
+	namespaceSetting[namespaceEncryptionModel, *client.Encryption]
+}
 
 type namespaceEncryptionModel struct {
 	ID            types.String `tfsdk:"id"`
@@ -124,10 +144,6 @@ func (r *namespaceEncryptionResource) Schema(_ context.Context, _ resource.Schem
 			},
 		},
 	}
-}
-
-func (r *namespaceEncryptionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // ValidateConfig refuses a key the API would refuse, and a revoke with a

@@ -36,7 +36,7 @@ const ssoID = "sso"
 
 func newSSOResource() resource.Resource { return &ssoResource{} }
 
-type ssoResource struct{ p *providerData }
+type ssoResource struct{ resourceBase }
 
 type ssoModel struct {
 	ID              types.String        `tfsdk:"id"`
@@ -139,10 +139,6 @@ func (r *ssoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *
 	}
 }
 
-func (r *ssoResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 // put sets the configuration the plan names and reads the answer into it.
 func (r *ssoResource) put(ctx context.Context, plan *ssoModel, diags *diag.Diagnostics, what string) {
 	req := client.SSORequest{IssuerURL: plan.IssuerURL.ValueString(), ClientID: plan.ClientID.ValueString(),
@@ -196,54 +192,31 @@ func listOf[T any](had, held []T) []T {
 }
 
 func (r *ssoResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan ssoModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "set"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	createFromPlan(ctx, req, resp, func(plan *ssoModel) { r.put(ctx, plan, &resp.Diagnostics, "set") })
 }
 
 // Read takes the configuration as the API holds it (the secret from the
 // state); none (deleted outside Terraform) removes the resource.
 func (r *ssoResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state ssoModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[ssoModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	held, err := retry(ctx, false, func() (*client.SSOConfig, error) { return r.p.client.GetSSO(ctx) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	held, ok := refresh(ctx, resp, "Could not read the tenant's SSO configuration",
+		func() (*client.SSOConfig, error) { return r.p.client.GetSSO(ctx) })
+	if ok {
+		state.fromAPI(held)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read the tenant's SSO configuration", err)
-		return
-	}
-	state.fromAPI(held)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *ssoResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan ssoModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "update"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	updateFromPlan(ctx, req, resp, func(plan, _ *ssoModel) { r.put(ctx, plan, &resp.Diagnostics, "update") })
 }
 
 // Delete ends sign-in through the provider.
 func (r *ssoResource) Delete(ctx context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
-	err := retryErr(ctx, true, func() error { return r.p.client.DeleteSSO(ctx) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete the tenant's SSO configuration", err)
-	}
+	deleteCall(ctx, &resp.Diagnostics, "Could not delete the tenant's SSO configuration", func() error { return r.p.client.DeleteSSO(ctx) })
 }
 
 // ImportState takes "sso": the tenant's configuration, without its

@@ -29,7 +29,7 @@ var (
 
 func newAPIKeyResource() resource.Resource { return &apiKeyResource{} }
 
-type apiKeyResource struct{ p *providerData }
+type apiKeyResource struct{ resourceBase }
 
 type apiKeyModel struct {
 	ID                    types.String      `tfsdk:"id"`
@@ -167,11 +167,8 @@ func (r *apiKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 }
 
-func (r *apiKeyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-// set copies the API's view of the key into m (never the secret).
+// set copies the API's view of the key into m (never the secret), the
+// expiry in m's spelling when it is the same instant.
 func (m *apiKeyModel) set(k *client.Key) {
 	m.ID = types.StringValue(k.ID)
 	m.Name = types.StringValue(k.Name)
@@ -179,11 +176,11 @@ func (m *apiKeyModel) set(k *client.Key) {
 	nss := append([]string(nil), k.Namespaces...)
 	sort.Strings(nss)
 	m.Namespaces, _ = types.SetValueFrom(context.Background(), types.StringType, nss)
+	expires := timetypes.NewRFC3339Null()
 	if k.ExpiresAt != nil {
-		m.ExpiresAt = timetypes.NewRFC3339TimeValue(k.ExpiresAt.UTC())
-	} else {
-		m.ExpiresAt = timetypes.NewRFC3339Null()
+		expires = timetypes.NewRFC3339TimeValue(k.ExpiresAt.UTC())
 	}
+	m.ExpiresAt = sameInstant(m.ExpiresAt, expires)
 	m.Description = types.StringValue(k.Description)
 	m.CreatedAt = timeValue(&k.CreatedAt)
 	m.RotatedAt = timeValue(k.RotatedAt)
@@ -193,56 +190,46 @@ func (m *apiKeyModel) set(k *client.Key) {
 }
 
 func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan apiKeyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := client.CreateKeyRequest{Name: plan.Name.ValueString(), Role: tenancy.Role(plan.Role.ValueString()),
-		Description: plan.Description.ValueString()}
-	if !plan.Namespaces.IsNull() && !plan.Namespaces.IsUnknown() {
-		resp.Diagnostics.Append(plan.Namespaces.ElementsAs(ctx, &body.Namespaces, false)...)
-	}
-	if !plan.ExpiresAt.IsNull() {
-		t, d := plan.ExpiresAt.ValueRFC3339Time()
-		resp.Diagnostics.Append(d...)
-		body.ExpiresAt = &t
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	k, err := retry(ctx, true, func() (*client.CreatedKey, error) { return r.p.client.CreateKey(ctx, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not create API key "+body.Name, err)
-		return
-	}
-	prior := plan.ExpiresAt
-	plan.set(&k.Key)
-	plan.ExpiresAt = sameInstant(prior, plan.ExpiresAt)
-	plan.Key = types.StringValue(k.Token)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	createFromPlan(ctx, req, resp, func(plan *apiKeyModel) {
+		body := client.CreateKeyRequest{Name: plan.Name.ValueString(), Role: tenancy.Role(plan.Role.ValueString()),
+			Description: plan.Description.ValueString()}
+		if !plan.Namespaces.IsNull() && !plan.Namespaces.IsUnknown() {
+			resp.Diagnostics.Append(plan.Namespaces.ElementsAs(ctx, &body.Namespaces, false)...)
+		}
+		if !plan.ExpiresAt.IsNull() {
+			t, d := plan.ExpiresAt.ValueRFC3339Time()
+			resp.Diagnostics.Append(d...)
+			body.ExpiresAt = &t
+		}
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		k, err := retry(ctx, true, func() (*client.CreatedKey, error) { return r.p.client.CreateKey(ctx, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not create API key "+body.Name, err)
+			return
+		}
+		plan.set(&k.Key)
+		plan.Key = types.StringValue(k.Token)
+	})
 }
 
 func (r *apiKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state apiKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[apiKeyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := state.ID.ValueString()
-	k, err := retry(ctx, false, func() (*client.Key, error) { return r.p.client.GetKey(ctx, id) })
-	if client.IsNotFound(err) || (err == nil && k.RevokedAt != nil) {
+	k, ok := refresh(ctx, resp, "Could not read API key "+id, func() (*client.Key, error) { return r.p.client.GetKey(ctx, id) })
+	if !ok {
+		return
+	}
+	if k.RevokedAt != nil {
 		resp.State.RemoveResource(ctx) // revoked outside Terraform: planned for creation again
 		return
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read API key "+id, err)
-		return
-	}
-	prior := state.ExpiresAt
 	state.set(k)
-	state.ExpiresAt = sameInstant(prior, state.ExpiresAt)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 // sameInstant keeps the configured spelling of a time (its UTC offset)
@@ -263,38 +250,27 @@ func sameInstant(prior, got timetypes.RFC3339) timetypes.RFC3339 {
 // replaces the key, but for rotation_grace_period, which only Terraform
 // keeps.
 func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state apiKeyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !plan.Rotation.Equal(state.Rotation) {
+	updateFromPlan(ctx, req, resp, func(plan, state *apiKeyModel) {
+		if plan.Rotation.Equal(state.Rotation) {
+			return
+		}
 		id, grace := state.ID.ValueString(), goDuration(plan.RotationGracePeriod)
 		k, err := retry(ctx, true, func() (*client.RotatedKey, error) { return r.p.client.RotateKey(ctx, id, grace) })
 		if err != nil {
 			apiError(&resp.Diagnostics, "Could not rotate API key "+id, err)
 			return
 		}
-		prior := plan.ExpiresAt
 		plan.set(&k.Key)
-		plan.ExpiresAt = sameInstant(prior, plan.ExpiresAt)
 		plan.Key = types.StringValue(k.Token)
 		plan.PreviousKeyValidUntil = timeValue(&k.PreviousKeyValidUntil)
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	})
 }
 
 func (r *apiKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state apiKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	id := state.ID.ValueString()
-	err := retryErr(ctx, true, func() error { return r.p.client.DeleteKey(ctx, id) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not revoke API key "+id, err)
+	state, ok := load[apiKeyModel](ctx, req.State, &resp.Diagnostics)
+	if ok {
+		id := state.ID.ValueString()
+		deleteCall(ctx, &resp.Diagnostics, "Could not revoke API key "+id, func() error { return r.p.client.DeleteKey(ctx, id) })
 	}
 }
 

@@ -24,7 +24,7 @@ var (
 
 func newNamespaceResource() resource.Resource { return &namespaceResource{} }
 
-type namespaceResource struct{ p *providerData }
+type namespaceResource struct{ resourceBase }
 
 type namespaceModel struct {
 	ID                 types.String   `tfsdk:"id"`
@@ -111,10 +111,6 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-func (r *namespaceResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (m *namespaceModel) set(ns *client.Namespace) {
 	m.ID = types.StringValue(ns.Name)
 	m.Name = types.StringValue(ns.Name)
@@ -132,81 +128,62 @@ func (m *namespaceModel) set(ns *client.Namespace) {
 }
 
 func (r *namespaceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan namespaceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := client.CreateNamespaceRequest{Name: plan.Name.ValueString(), Description: plan.Description.ValueString(),
-		Retention: goDuration(plan.Retention), DeletionProtection: plan.DeletionProtection.ValueBool()}
-	shard := plan.Shard.ValueString()
-	ns, err := retry(ctx, true, func() (*client.Namespace, error) {
+	createFromPlan(ctx, req, resp, func(plan *namespaceModel) {
+		body := client.CreateNamespaceRequest{Name: plan.Name.ValueString(), Description: plan.Description.ValueString(),
+			Retention: goDuration(plan.Retention), DeletionProtection: plan.DeletionProtection.ValueBool()}
+		shard := plan.Shard.ValueString()
+		ns, err := retry(ctx, true, func() (*client.Namespace, error) {
+			if shard != "" {
+				return r.p.client.CreateNamespaceOnWith(ctx, body, shard)
+			}
+			return r.p.client.CreateNamespaceWith(ctx, body)
+		})
+		if err != nil {
+			switch { // the first that explains it
+			case shard != "" && createOnShardError(err, &resp.Diagnostics):
+			case alreadyExists(&resp.Diagnostics, err, "Namespace", body.Name):
+			default:
+				apiError(&resp.Diagnostics, "Could not create namespace "+body.Name, err)
+			}
+			return
+		}
+		plan.set(ns)
 		if shard != "" {
-			return r.p.client.CreateNamespaceOnWith(ctx, body, shard)
+			r.warnUnjoined(ctx, shard, &resp.Diagnostics)
 		}
-		return r.p.client.CreateNamespaceWith(ctx, body)
 	})
-	if err != nil {
-		if shard != "" && createOnShardError(err, &resp.Diagnostics) {
-			return
-		}
-		if client.IsConflict(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Namespace already exists",
-				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+body.Name)
-			return
-		}
-		apiError(&resp.Diagnostics, "Could not create namespace "+body.Name, err)
-		return
-	}
-	plan.set(ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if shard != "" {
-		r.warnUnjoined(ctx, shard, &resp.Diagnostics)
-	}
 }
 
 func (r *namespaceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state namespaceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[namespaceModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()
-	ns, err := retry(ctx, false, func() (*client.Namespace, error) { return r.p.client.GetNamespace(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	ns, ok := refresh(ctx, resp, "Could not read namespace "+name, func() (*client.Namespace, error) { return r.p.client.GetNamespace(ctx, name) })
+	if ok {
+		state.set(ns)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read namespace "+name, err)
-		return
-	}
-	state.set(ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *namespaceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan namespaceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	name := plan.Name.ValueString()
-	desc, retention, protect := plan.Description.ValueString(), goDuration(plan.Retention), plan.DeletionProtection.ValueBool()
-	body := client.UpdateNamespaceRequest{Description: &desc, Retention: &retention, DeletionProtection: &protect}
-	ns, err := retry(ctx, true, func() (*client.Namespace, error) { return r.p.client.UpdateNamespace(ctx, name, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not update namespace "+name, err)
-		return
-	}
-	plan.set(ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, _ *namespaceModel) {
+		name := plan.Name.ValueString()
+		desc, retention, protect := plan.Description.ValueString(), goDuration(plan.Retention), plan.DeletionProtection.ValueBool()
+		body := client.UpdateNamespaceRequest{Description: &desc, Retention: &retention, DeletionProtection: &protect}
+		ns, err := retry(ctx, true, func() (*client.Namespace, error) { return r.p.client.UpdateNamespace(ctx, name, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not update namespace "+name, err)
+			return
+		}
+		plan.set(ns)
+	})
 }
 
 func (r *namespaceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state namespaceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[namespaceModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name, force := state.Name.ValueString(), state.ForceDestroy.ValueBool()

@@ -29,7 +29,7 @@ var (
 
 func newRoleResource() resource.Resource { return &roleResource{} }
 
-type roleResource struct{ p *providerData }
+type roleResource struct{ resourceBase }
 
 type roleModel struct {
 	ID          types.String     `tfsdk:"id"`
@@ -114,10 +114,6 @@ func (r *roleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	}
 }
 
-func (r *roleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 // fieldPath turns the API's and tenancy's field names
 // ("permissions[2].queues[0]") into attribute paths.
 var fieldPart = regexp.MustCompile(`([a-z_]+)(?:\[(\d+)\])?`)
@@ -186,40 +182,27 @@ func (m *roleModel) role() client.Role {
 }
 
 func (r *roleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan roleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.role()
-	role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.CreateRole(ctx, body) })
-	if err != nil {
-		if client.IsConflict(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Role already exists",
-				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+body.Name)
+	createFromPlan(ctx, req, resp, func(plan *roleModel) {
+		body := plan.role()
+		role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.CreateRole(ctx, body) })
+		if err != nil {
+			if !alreadyExists(&resp.Diagnostics, err, "Role", body.Name) {
+				apiError(&resp.Diagnostics, "Could not create role "+body.Name, err)
+			}
 			return
 		}
-		apiError(&resp.Diagnostics, "Could not create role "+body.Name, err)
-		return
-	}
-	plan.set(role)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		plan.set(role)
+	})
 }
 
 func (r *roleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state roleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[roleModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()
-	role, err := retry(ctx, false, func() (*client.Role, error) { return r.p.client.GetRole(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read role "+name, err)
+	role, ok := refresh(ctx, resp, "Could not read role "+name, func() (*client.Role, error) { return r.p.client.GetRole(ctx, name) })
+	if !ok {
 		return
 	}
 	if role.Builtin {
@@ -227,29 +210,24 @@ func (r *roleResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	state.set(role)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 func (r *roleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan roleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.role()
-	role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.UpdateRole(ctx, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not update role "+body.Name, err)
-		return
-	}
-	plan.set(role)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, _ *roleModel) {
+		body := plan.role()
+		role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.UpdateRole(ctx, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not update role "+body.Name, err)
+			return
+		}
+		plan.set(role)
+	})
 }
 
 func (r *roleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state roleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[roleModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()

@@ -29,7 +29,7 @@ var (
 
 func newScheduleResource() resource.Resource { return &scheduleResource{} }
 
-type scheduleResource struct{ p *providerData }
+type scheduleResource struct{ namespacedBase }
 
 type scheduleModel struct {
 	ID         types.String         `tfsdk:"id"`
@@ -135,14 +135,6 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	}
 }
 
-func (r *scheduleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *scheduleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
-}
-
 func (m *scheduleModel) request() client.ScheduleRequest {
 	req := client.ScheduleRequest{
 		Name: m.Name.ValueString(), Queue: m.Queue.ValueString(), Cron: m.Cron.ValueString(),
@@ -182,75 +174,50 @@ func (m *scheduleModel) set(s *client.Schedule, ns string) {
 }
 
 func (r *scheduleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan scheduleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.request()
-	ns := plan.Namespace.ValueString()
-	s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).CreateSchedule(ctx, body) })
-	if err != nil {
-		if client.IsConflict(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Schedule already exists",
-				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+ns+"/"+plan.Queue.ValueString()+"/"+plan.Name.ValueString())
+	createFromPlan(ctx, req, resp, func(plan *scheduleModel) {
+		body, ns := plan.request(), plan.Namespace.ValueString()
+		s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).CreateSchedule(ctx, body) })
+		if err != nil {
+			if !alreadyExists(&resp.Diagnostics, err, "Schedule", ns+"/"+plan.Queue.ValueString()+"/"+plan.Name.ValueString()) {
+				apiError(&resp.Diagnostics, "Could not create schedule "+plan.Name.ValueString(), err)
+			}
 			return
 		}
-		apiError(&resp.Diagnostics, "Could not create schedule "+plan.Name.ValueString(), err)
-		return
-	}
-	plan.set(s, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		plan.set(s, ns)
+	})
 }
 
 func (r *scheduleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state scheduleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[scheduleModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := state.Namespace.ValueString()
-	s, err := retry(ctx, false, func() (*client.Schedule, error) { return r.p.in(ns).GetSchedule(ctx, state.ID.ValueString()) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+	s, ok := refresh(ctx, resp, "Could not read schedule "+id, func() (*client.Schedule, error) { return r.p.in(ns).GetSchedule(ctx, id) })
+	if ok {
+		state.set(s, ns)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read schedule "+state.ID.ValueString(), err)
-		return
-	}
-	state.set(s, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *scheduleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state scheduleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.request()
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).UpdateSchedule(ctx, id, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not update schedule "+id, err)
-		return
-	}
-	plan.set(s, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, state *scheduleModel) {
+		body := plan.request()
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).UpdateSchedule(ctx, id, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not update schedule "+id, err)
+			return
+		}
+		plan.set(s, ns)
+	})
 }
 
 func (r *scheduleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state scheduleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	err := retryErr(ctx, true, func() error { return r.p.in(ns).DeleteSchedule(ctx, id) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete schedule "+id, err)
+	state, ok := load[scheduleModel](ctx, req.State, &resp.Diagnostics)
+	if ok {
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		deleteCall(ctx, &resp.Diagnostics, "Could not delete schedule "+id, func() error { return r.p.in(ns).DeleteSchedule(ctx, id) })
 	}
 }
 

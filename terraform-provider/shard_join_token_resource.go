@@ -29,7 +29,7 @@ var _ resource.ResourceWithConfigure = (*shardJoinTokenResource)(nil)
 
 func newShardJoinTokenResource() resource.Resource { return &shardJoinTokenResource{} }
 
-type shardJoinTokenResource struct{ p *providerData }
+type shardJoinTokenResource struct{ resourceBase }
 
 type shardJoinTokenModel struct {
 	ID        types.String   `tfsdk:"id"`
@@ -116,31 +116,23 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 	}
 }
 
-func (r *shardJoinTokenResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *shardJoinTokenResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan shardJoinTokenModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	name, nodes, ttl := plan.Name.ValueString(), int(plan.Nodes.ValueInt64()), goDuration(plan.ExpiresIn)
-	tok, err := retry(ctx, true, func() (*client.JoinToken, error) { return r.p.client.CreateJoinToken(ctx, name, ttl, nodes) })
-	if err != nil {
-		if isForbidden(err) {
-			resp.Diagnostics.AddError("Could not mint a join token for shard "+name, apiDetail(err)+ownerOnlyHint)
+	createFromPlan(ctx, req, resp, func(plan *shardJoinTokenModel) {
+		name, nodes, ttl := plan.Name.ValueString(), int(plan.Nodes.ValueInt64()), goDuration(plan.ExpiresIn)
+		tok, err := retry(ctx, true, func() (*client.JoinToken, error) { return r.p.client.CreateJoinToken(ctx, name, ttl, nodes) })
+		if err != nil {
+			if isForbidden(err) {
+				resp.Diagnostics.AddError("Could not mint a join token for shard "+name, apiDetail(err)+ownerOnlyHint)
+				return
+			}
+			apiErrorAt(&resp.Diagnostics, "Could not mint a join token for shard "+name, err, "name", "nodes", "expires_in")
 			return
 		}
-		apiErrorAt(&resp.Diagnostics, "Could not mint a join token for shard "+name, err, "name", "nodes", "expires_in")
-		return
-	}
-	plan.ID = types.StringValue(tok.ShardID)
-	plan.ShardID = types.StringValue(tok.ShardID)
-	plan.Token = types.StringValue(tok.Token)
-	plan.ExpiresAt = timeValue(&tok.ExpiresAt)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		plan.ID = types.StringValue(tok.ShardID)
+		plan.ShardID = types.StringValue(tok.ShardID)
+		plan.Token = types.StringValue(tok.Token)
+		plan.ExpiresAt = timeValue(&tok.ExpiresAt)
+	})
 }
 
 // findShard is the tenant's self-hosted shard id, nil when there is none
@@ -166,9 +158,8 @@ func shardByID(shards []client.OwnedShard, id string) *client.OwnedShard {
 // Read keeps the state while the shard exists: the token and its expiry
 // are not readable after the create, and the arguments cannot change.
 func (r *shardJoinTokenResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state shardJoinTokenModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[shardJoinTokenModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := state.ShardID.ValueString()
@@ -182,20 +173,17 @@ func (r *shardJoinTokenResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	state.Name = types.StringValue(sh.Name)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 // Update is never planned (every argument replaces); it keeps the plan.
 func (r *shardJoinTokenResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan shardJoinTokenModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(_, _ *shardJoinTokenModel) {})
 }
 
 func (r *shardJoinTokenResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state shardJoinTokenModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[shardJoinTokenModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := state.ShardID.ValueString()

@@ -37,7 +37,7 @@ var (
 
 func newWebhookResource() resource.Resource { return &webhookResource{} }
 
-type webhookResource struct{ p *providerData }
+type webhookResource struct{ namespacedBase }
 
 type webhookModel struct {
 	ID             types.String `tfsdk:"id"`
@@ -146,14 +146,6 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 }
 
-func (r *webhookResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *webhookResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
-}
-
 func (m *webhookModel) request(ctx context.Context, diags *diag.Diagnostics) client.WebhookRequest {
 	req := client.WebhookRequest{URL: m.URL.ValueString(), Description: m.Description.ValueString(),
 		Enabled: m.Enabled.ValueBoolPointer()}
@@ -216,72 +208,57 @@ func webhookError(diags *diag.Diagnostics, summary string, err error) {
 }
 
 func (r *webhookResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan webhookModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	body := plan.request(ctx, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body.Secret = plan.WithSecret.ValueBool()
-	ns := plan.Namespace.ValueString()
-	w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).CreateWebhook(ctx, body) })
-	if err != nil {
-		webhookError(&resp.Diagnostics, "Could not create webhook "+plan.URL.ValueString(), err)
-		return
-	}
-	plan.set(w, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	createFromPlan(ctx, req, resp, func(plan *webhookModel) {
+		body := plan.request(ctx, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		body.Secret = plan.WithSecret.ValueBool()
+		ns := plan.Namespace.ValueString()
+		w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).CreateWebhook(ctx, body) })
+		if err != nil {
+			webhookError(&resp.Diagnostics, "Could not create webhook "+plan.URL.ValueString(), err)
+			return
+		}
+		plan.set(w, ns)
+	})
 }
 
 func (r *webhookResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state webhookModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[webhookModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := state.Namespace.ValueString()
-	w, err := retry(ctx, false, func() (*client.Webhook, error) { return r.p.in(ns).GetWebhook(ctx, state.ID.ValueString()) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+	w, ok := refresh(ctx, resp, "Could not read webhook "+id, func() (*client.Webhook, error) { return r.p.in(ns).GetWebhook(ctx, id) })
+	if ok {
+		state.set(w, ns)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read webhook "+state.ID.ValueString(), err)
-		return
-	}
-	state.set(w, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *webhookResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state webhookModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	body := plan.request(ctx, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).UpdateWebhook(ctx, id, body) })
-	if err != nil {
-		webhookError(&resp.Diagnostics, "Could not update webhook "+id, err)
-		return
-	}
-	plan.Secret = state.Secret
-	plan.set(w, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, state *webhookModel) {
+		body := plan.request(ctx, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).UpdateWebhook(ctx, id, body) })
+		if err != nil {
+			webhookError(&resp.Diagnostics, "Could not update webhook "+id, err)
+			return
+		}
+		plan.Secret = state.Secret
+		plan.set(w, ns)
+	})
 }
 
 func (r *webhookResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state webhookModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	err := retryErr(ctx, true, func() error { return r.p.in(ns).DeleteWebhook(ctx, id) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete webhook "+id, err)
+	state, ok := load[webhookModel](ctx, req.State, &resp.Diagnostics)
+	if ok {
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		deleteCall(ctx, &resp.Diagnostics, "Could not delete webhook "+id, func() error { return r.p.in(ns).DeleteWebhook(ctx, id) })
 	}
 }
 

@@ -119,7 +119,7 @@ func (r *alertRuleResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Required:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(0, wire.MaxAlertFor)},
-				PlanModifiers: []planmodifier.String{sameDuration{}},
+				PlanModifiers: []planmodifier.String{sameDuration},
 			},
 			"min_count": schema.Int64Attribute{
 				MarkdownDescription: "`failure_rate_above` only: the jobs that must have finished within `for` before the " +

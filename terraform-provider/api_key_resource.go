@@ -122,7 +122,7 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Optional:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(0, maxGracePeriod)},
-				PlanModifiers: []planmodifier.String{sameDuration{}},
+				PlanModifiers: []planmodifier.String{sameDuration},
 			},
 			"key": schema.StringAttribute{
 				MarkdownDescription: "The secret to send as `Authorization: Bearer <key>`. Set at creation and on rotation only; " +

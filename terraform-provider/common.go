@@ -95,23 +95,29 @@ func jsonValue(raw json.RawMessage) jsontypes.Normalized {
 	return jsontypes.NewNormalizedValue(string(raw))
 }
 
-// sameDuration plans the prior value of a duration the configuration
-// writes differently but means the same ("1m" where the state holds
-// "60s"), so a respelling is never a change.
-type sameDuration struct{}
-
-func (sameDuration) Description(context.Context) string {
-	return "a duration equal to the current one is no change"
+// samePlan plans the prior value of a string the configuration writes
+// differently but means the same, so a respelling is never a change.
+type samePlan struct {
+	what  string // what is no change: "a duration equal to the current one"
+	equal func(ctx context.Context, state, plan string) bool
 }
-func (m sameDuration) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
 
-func (sameDuration) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+func (m samePlan) Description(context.Context) string             { return m.what + " is no change" }
+func (m samePlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (m samePlan) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() {
 		return
 	}
-	a, err1 := time.ParseDuration(req.StateValue.ValueString())
-	b, err2 := time.ParseDuration(req.PlanValue.ValueString())
-	if err1 == nil && err2 == nil && a == b {
+	if m.equal(ctx, req.StateValue.ValueString(), req.PlanValue.ValueString()) {
 		resp.PlanValue = req.StateValue
 	}
 }
+
+// sameDuration is samePlan for a duration: "1m" where the state holds
+// "60s".
+var sameDuration = samePlan{"a duration equal to the current one", func(_ context.Context, a, b string) bool {
+	x, err1 := time.ParseDuration(a)
+	y, err2 := time.ParseDuration(b)
+	return err1 == nil && err2 == nil && x == y
+}}

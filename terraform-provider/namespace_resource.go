@@ -74,7 +74,7 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Optional:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(minRetention, maxRetention)},
-				PlanModifiers: []planmodifier.String{sameDuration{}},
+				PlanModifiers: []planmodifier.String{sameDuration},
 			},
 			"shard": schema.StringAttribute{
 				MarkdownDescription: "One of the tenant's self-hosted shards (its id, like a `jobbie_shard_join_token`'s `shard_id`) " +

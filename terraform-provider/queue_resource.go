@@ -62,7 +62,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			Optional:            true,
 			CustomType:          durationType{},
 			Validators:          []validator.String{duration(min, max)},
-			PlanModifiers:       []planmodifier.String{sameDuration{}},
+			PlanModifiers:       []planmodifier.String{sameDuration},
 		}
 	}
 	resp.Schema = schema.Schema{
@@ -144,7 +144,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 						Required:            true,
 						CustomType:          durationType{},
 						Validators:          []validator.String{duration(minThrottlePeriod, maxThrottlePeriod)},
-						PlanModifiers:       []planmodifier.String{sameDuration{}},
+						PlanModifiers:       []planmodifier.String{sameDuration},
 					},
 				},
 			},

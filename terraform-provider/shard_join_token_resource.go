@@ -94,7 +94,7 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Optional:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(wire.MinJoinTokenTTL, wire.MaxJoinTokenTTL)},
-				PlanModifiers: []planmodifier.String{sameDuration{}, stringplanmodifier.RequiresReplace()},
+				PlanModifiers: []planmodifier.String{sameDuration, stringplanmodifier.RequiresReplace()},
 			},
 			"token": schema.StringAttribute{
 				MarkdownDescription: "The join token (`jst_…`), for `jobbie shard --join-token`. Known at creation only.",

@@ -76,11 +76,7 @@ func (r *alertRuleResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"events `alert.firing` and `alert.resolved`, delivered to the namespace's `jobbie_webhook` endpoints subscribed " +
 			"to them. Every setting but `name` and `namespace` changes in place.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("`<namespace>/<name>`; also the import id."),
 			"namespace": namespaceAttribute("alert rule"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The rule's name, unique in its namespace: 1-64 letters, digits, `.`, `_` or `-`. " +

@@ -59,11 +59,7 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			"for namespaces it has. Destroying the key revokes it; it stops working within seconds. " +
 			"A key revoked outside Terraform is planned for re-creation.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The key's id; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("The key's id; also the import id."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name (1-64 letters, digits, spaces, `.`, `_`, `:` or `-`). Changing it replaces the key.",
 				Required:            true,
@@ -124,29 +120,12 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Validators:    []validator.String{duration(0, maxGracePeriod)},
 				PlanModifiers: []planmodifier.String{sameDuration},
 			},
-			"key": schema.StringAttribute{
-				MarkdownDescription: "The secret to send as `Authorization: Bearer <key>`. Set at creation and on rotation only; " +
-					"null after import.",
-				Computed:      true,
-				Sensitive:     true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the key was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"rotated_at": schema.StringAttribute{
-				MarkdownDescription: "When the key was last rotated (RFC 3339); null if never.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"previous_key_valid_until": schema.StringAttribute{
-				MarkdownDescription: "Until when the secret replaced by the last rotation Terraform made keeps working (RFC 3339); " +
-					"null if Terraform has not rotated the key.",
-				Computed:      true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"key": computedSecret("The secret to send as `Authorization: Bearer <key>`. Set at creation and on rotation " +
+				"only; null after import."),
+			"created_at": computedKept("When the key was created (RFC 3339)."),
+			"rotated_at": computedKept("When the key was last rotated (RFC 3339); null if never."),
+			"previous_key_valid_until": computedKept("Until when the secret replaced by the last rotation Terraform made " +
+				"keeps working (RFC 3339); null if Terraform has not rotated the key."),
 		},
 	}
 }

@@ -8,9 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -69,11 +67,7 @@ func (r *backupPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 			"in place; a policy the namespace already has is taken over. Destroying the resource removes the policy " +
 			"(`DELETE`); the backups it took stay.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The namespace's name; also the import id."),
 			"namespace": namespaceAttribute("backup policy"),
 			"cron": schema.StringAttribute{
 				MarkdownDescription: "When to back up: a standard 5-field cron expression (`0 3 * * *`) or a descriptor " +

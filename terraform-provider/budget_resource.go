@@ -81,11 +81,7 @@ func (r *budgetResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			"attempts (docs/api/ai.md: past one, `reject` ends the job, `hold` holds its next attempt, `alert` logs an event). " +
 			"Every setting but `name` and `namespace` changes in place.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("`<namespace>/<name>`; also the import id."),
 			"namespace": namespaceAttribute("budget"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The budget's name, unique in its namespace: 1-64 letters, digits, `.`, `_` or `-`. " +

@@ -54,6 +54,20 @@ func planDefaultNamespace(ctx context.Context, p *providerData, req resource.Mod
 	}
 }
 
+// computedKept is a computed string that a plan keeps as the state has
+// it (an id, a creation time): the API never changes it in place.
+func computedKept(desc string) schema.StringAttribute {
+	return schema.StringAttribute{MarkdownDescription: desc, Computed: true,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+}
+
+// computedSecret is computedKept for a secret the API shows once.
+func computedSecret(desc string) schema.StringAttribute {
+	a := computedKept(desc)
+	a.Sensitive = true
+	return a
+}
+
 func computedString(desc string) schema.StringAttribute {
 	return schema.StringAttribute{MarkdownDescription: desc, Computed: true}
 }

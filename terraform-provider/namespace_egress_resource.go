@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -71,11 +69,7 @@ func (r *namespaceEgressResource) Schema(_ context.Context, _ resource.SchemaReq
 			"namespace already has is taken over. Destroying the resource removes the list (any public host again). A " +
 			"namespace on a self-hosted shard no node has joined yet cannot hold a list (the API answers 409).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The namespace's name; also the import id."),
 			"namespace": namespaceAttribute("egress allow-list"),
 			"egress_allow": schema.SetAttribute{
 				MarkdownDescription: "At most 64 entries, each a host name (`hooks.example.com`, matched exactly, case and a " +

@@ -8,8 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
@@ -86,11 +84,7 @@ func (r *namespaceEncryptionResource) Schema(_ context.Context, _ resource.Schem
 			"false) and keeps every key, so what was sealed stays readable. Making data unreadable is done only by setting " +
 			"`revoked = true` and applying, which the plan warns of.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The namespace's name; also the import id."),
 			"namespace": namespaceAttribute("encryption settings"),
 			"enabled": schema.BoolAttribute{
 				MarkdownDescription: "Seal what new jobs store. `false` stops sealing; what was sealed stays readable while " +

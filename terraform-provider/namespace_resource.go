@@ -49,11 +49,7 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"Destroying a namespace that holds jobs, queues or schedules fails unless `force_destroy` is true, which " +
 			"deletes them with it; `deletion_protection` refuses destroy either way.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("The namespace's name; also the import id."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name: 1-63 lowercase letters, digits or `-`, starting with a letter or digit. Changing it replaces the namespace.",
 				Required:            true,
@@ -102,11 +98,7 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
 			},
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the namespace was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"created_at": computedKept("When the namespace was created (RFC 3339)."),
 		},
 	}
 }

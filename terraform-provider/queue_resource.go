@@ -77,11 +77,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Durations are compared by value: `60s` and `1m` are the same and never show as a change; `schema` by meaning: key order and " +
 			"spaces never show as a change.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("`<namespace>/<name>`; also the import id."),
 			"namespace": namespaceAttribute("queue"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Queue name (1-128 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit). " +

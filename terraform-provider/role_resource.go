@@ -68,11 +68,7 @@ func (r *roleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"Changes apply to the role's keys at once. Destroying a role that live keys carry fails (`role_in_use`): revoke " +
 			"or re-role them first (Terraform does so first for keys that reference the role).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The role's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("The role's name; also the import id."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name: 1-63 lowercase letters, digits or `-`, not a built-in role's. Changing it replaces the role.",
 				Required:            true,
@@ -104,11 +100,7 @@ func (r *roleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 					"queues":     patterns("Queues (`*`: all) or prefixes (`emails.*`)."),
 				}},
 			},
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the role was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"created_at": computedKept("When the role was created (RFC 3339)."),
 			"updated_at": computedTime("When the role was last changed (RFC 3339)."),
 		},
 	}

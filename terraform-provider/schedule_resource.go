@@ -12,9 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -61,11 +59,7 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"Every attribute but `namespace` is changed in place (`PUT /api/v1/schedules/{id}` replaces the whole schedule; " +
 			"its next run is computed afresh).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The schedule's id (`sch_…`).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The schedule's id (`sch_…`)."),
 			"namespace": namespaceAttribute("schedule"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name, unique in its queue (1-128 bytes, no control characters, no `/`, not starting with `sch_`).",
@@ -125,12 +119,8 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"next_run":    keptUntilNextRun(computedTime("When the schedule fires next (RFC 3339); null while disabled."), true),
 			"last_run":    keptUntilNextRun(computedTime("When the schedule last fired (RFC 3339); null until it first fires."), false),
 			"last_job_id": keptUntilNextRun(computedString("The job the schedule last enqueued; null until it first fires."), false),
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the schedule was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"updated_at": computedTime("When the schedule was last changed (RFC 3339)."),
+			"created_at":  computedKept("When the schedule was created (RFC 3339)."),
+			"updated_at":  computedTime("When the schedule was last changed (RFC 3339)."),
 		},
 	}
 }

@@ -46,7 +46,6 @@ func (r *shardJoinTokenResource) Metadata(_ context.Context, req resource.Metada
 }
 
 func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A self-hosted shard of the tenant, and the join token its nodes join it with " +
 			"(`jobbie shard --join-token`; docs/operate/self-hosting.md). Minting the token creates the shard " +
@@ -66,11 +65,7 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"create, so it is kept in the Terraform state (mark outputs that use it `sensitive`), and the resource " +
 			"cannot be imported; look existing shards up with the `jobbie_shards` data source.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The shard's id, as `shard_id`.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
+			"id": computedKept("The shard's id, as `shard_id`."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: fmt.Sprintf("The shard's name, for people: 1-%d printable characters, not starting or ending with a space. "+
 					"Changing it replaces the shard.", maxShardName),
@@ -96,22 +91,9 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Validators:    []validator.String{duration(wire.MinJoinTokenTTL, wire.MaxJoinTokenTTL)},
 				PlanModifiers: []planmodifier.String{sameDuration, stringplanmodifier.RequiresReplace()},
 			},
-			"token": schema.StringAttribute{
-				MarkdownDescription: "The join token (`jst_…`), for `jobbie shard --join-token`. Known at creation only.",
-				Computed:            true,
-				Sensitive:           true,
-				PlanModifiers:       keep,
-			},
-			"shard_id": schema.StringAttribute{
-				MarkdownDescription: "The new shard's id (`sh_…`): what a `jobbie_namespace`'s `shard` names.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
-			"expires_at": schema.StringAttribute{
-				MarkdownDescription: "When the token stops joining nodes (RFC 3339). The shard outlives it.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
+			"token":      computedSecret("The join token (`jst_…`), for `jobbie shard --join-token`. Known at creation only."),
+			"shard_id":   computedKept("The new shard's id (`sh_…`): what a `jobbie_namespace`'s `shard` names."),
+			"expires_at": computedKept("When the token stops joining nodes (RFC 3339). The shard outlives it."),
 		},
 	}
 }

@@ -10,9 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -76,11 +74,7 @@ func (r *ssoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *
 			"`client_secret` is write-only at the API: no answer carries it, so Terraform keeps the configuration's in its " +
 			"state (sensitive) and cannot see a change made outside it.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "Always `sso`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("Always `sso`; also the import id."),
 			"issuer_url": schema.StringAttribute{
 				MarkdownDescription: "The provider's issuer: an absolute `https` URL without query or fragment; its discovery " +
 					"document is `issuer_url/.well-known/openid-configuration`.",
@@ -129,12 +123,8 @@ func (r *ssoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
-			"redirect_path": schema.StringAttribute{
-				MarkdownDescription: "The console's callback path, under the gateway's address: the redirect URI to register.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"updated_at": computedTime("When the configuration was last set (RFC 3339)."),
+			"redirect_path": computedKept("The console's callback path, under the gateway's address: the redirect URI to register."),
+			"updated_at":    computedTime("When the configuration was last set (RFC 3339)."),
 		},
 	}
 }

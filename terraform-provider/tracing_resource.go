@@ -7,8 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -67,11 +65,7 @@ func (r *tracingResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"operator exports traces.\n\n`PUT /api/v1/tracing` sets it, so `otlp_endpoint` changes in place; an endpoint " +
 			"the namespace already has is taken over. Destroying the resource removes it (the spans go nowhere).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The namespace's name; also the import id."),
 			"namespace": namespaceAttribute("OTLP endpoint"),
 			"otlp_endpoint": schema.StringAttribute{
 				MarkdownDescription: "The collector's OTLP/HTTP traces URL (`https://otel.example.com/v1/traces`), held to the " +

@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -73,11 +72,7 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"it enables it again. The provider's key needs `webhook.read` and `webhook.manage` on every queue of the " +
 			"namespace. Import with `<namespace>/<id>` (`secret` is then null: the API shows it only when it is made).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The endpoint's id (`wh_…`).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The endpoint's id (`wh_…`)."),
 			"namespace": namespaceAttribute("webhook"),
 			"url": schema.StringAttribute{
 				MarkdownDescription: "The `https` URL events are POSTed to (port 443 or 1024 and above; its name must resolve " +
@@ -122,13 +117,8 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Default:       booldefault.StaticBool(false),
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			},
-			"secret": schema.StringAttribute{
-				MarkdownDescription: "The `whsec_` secret made with `with_secret`, as the create answered it; null without " +
-					"`with_secret` and after an import. A rotation outside Terraform is not seen here.",
-				Computed:      true,
-				Sensitive:     true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"secret": computedSecret("The `whsec_` secret made with `with_secret`, as the create answered it; null " +
+				"without `with_secret` and after an import. A rotation outside Terraform is not seen here."),
 			"secret_ids": schema.ListAttribute{
 				MarkdownDescription: "The ids (`whs_…`) of the endpoint's secrets that sign now.",
 				ElementType:         types.StringType,
@@ -136,12 +126,8 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			},
 			"disabled_reason": computedString("Why deliveries stopped (failing for 3 days); null while they run."),
 			"disabled_at":     computedTime("When deliveries stopped (RFC 3339); null while they run."),
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the endpoint was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"updated_at": computedTime("When the endpoint was last changed (RFC 3339)."),
+			"created_at":      computedKept("When the endpoint was created (RFC 3339)."),
+			"updated_at":      computedTime("When the endpoint was last changed (RFC 3339)."),
 		},
 	}
 }

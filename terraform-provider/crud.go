@@ -28,7 +28,8 @@ func (b *resourceBase) Configure(_ context.Context, req resource.ConfigureReques
 }
 
 // namespacedBase is resourceBase for a resource with a namespace
-// attribute (namespaceAttribute).
+// attribute (namespaceAttribute): ModifyPlan plans the provider's
+// namespace where the configuration names none.
 type namespacedBase struct{ resourceBase }
 
 func (b *namespacedBase) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -158,4 +159,23 @@ func importNamed(ctx context.Context, req resource.ImportStateRequest, resp *res
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	return true
+}
+
+// attributes is a plan or a state, read an attribute at a time.
+type attributes interface {
+	GetAttribute(ctx context.Context, p path.Path, target any) diag.Diagnostics
+}
+
+// nameIn is the namespace and name attributes of at.
+func nameIn(ctx context.Context, at attributes, diags *diag.Diagnostics) (ns, name string, ok bool) {
+	diags.Append(at.GetAttribute(ctx, path.Root("namespace"), &ns)...)
+	diags.Append(at.GetAttribute(ctx, path.Root("name"), &name)...)
+	return ns, name, !diags.HasError()
+}
+
+// namespaceIn is the namespace attribute of at.
+func namespaceIn(ctx context.Context, at attributes, diags *diag.Diagnostics) (string, bool) {
+	var ns string
+	diags.Append(at.GetAttribute(ctx, path.Root("namespace"), &ns)...)
+	return ns, !diags.HasError()
 }

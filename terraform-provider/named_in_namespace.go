@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/jobbie/jobbie/client"
@@ -43,8 +42,8 @@ func (o *namedInNamespace[M, T]) Update(ctx context.Context, req resource.Update
 	updateFromPlan(ctx, req, resp, func(plan, _ *M) { o.put(ctx, req.Plan, plan, &resp.Diagnostics, false) })
 }
 
-// put writes the plan (at of it says where it is) and reads the answer
-// into it.
+// put writes plan, whose namespace and name it reads from at (the
+// request's plan), and reads the answer into it.
 func (o *namedInNamespace[M, T]) put(ctx context.Context, at attributes, plan *M, diags *diag.Diagnostics, create bool) {
 	ns, name, ok := nameIn(ctx, at, diags)
 	if !ok {
@@ -87,16 +86,4 @@ func (o *namedInNamespace[M, T]) Delete(ctx context.Context, req resource.Delete
 // ImportState takes "<namespace>/<name>".
 func (o *namedInNamespace[M, T]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importNamed(ctx, req, resp, "<namespace>/<name>", o.validName, o.nameWhat)
-}
-
-// attributes is a plan or a state, read an attribute at a time.
-type attributes interface {
-	GetAttribute(ctx context.Context, p path.Path, target any) diag.Diagnostics
-}
-
-// nameIn is the namespace and name attributes of at.
-func nameIn(ctx context.Context, at attributes, diags *diag.Diagnostics) (ns, name string, ok bool) {
-	diags.Append(at.GetAttribute(ctx, path.Root("namespace"), &ns)...)
-	diags.Append(at.GetAttribute(ctx, path.Root("name"), &name)...)
-	return ns, name, !diags.HasError()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 
@@ -15,10 +14,10 @@ import (
 // a namespace, which the namespace's shard or the control plane keeps
 // whole: a GET reads it, a PUT sets all of it (so Create and Update are
 // the same write, and a setting the namespace has already is taken over),
-// and a DELETE, or a PUT of nothing, removes it. Its id is the namespace's
-// name, also the import id. A resource embeds it, filled in by its
-// constructor, and adds Metadata and Schema. M is the resource's model, T
-// what the API answers.
+// and Delete removes it or turns it off (a DELETE, or a PUT). Its id is
+// the namespace's name, also the import id. A resource embeds it, filled
+// in by its constructor, and adds Metadata and Schema. M is the
+// resource's model, T what the API answers.
 type namespaceSetting[M, T any] struct {
 	namespacedBase
 	// noun names the setting in error summaries ("the OTLP endpoint"),
@@ -73,11 +72,4 @@ func (s *namespaceSetting[M, T]) Delete(ctx context.Context, req resource.Delete
 // ImportState takes the namespace's name.
 func (s *namespaceSetting[M, T]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importNamespace(ctx, req, resp)
-}
-
-// namespaceIn is the namespace attribute of at.
-func namespaceIn(ctx context.Context, at attributes, diags *diag.Diagnostics) (string, bool) {
-	var ns string
-	diags.Append(at.GetAttribute(ctx, path.Root("namespace"), &ns)...)
-	return ns, !diags.HasError()
 }

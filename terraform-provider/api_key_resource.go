@@ -6,13 +6,11 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -66,14 +64,7 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Validators:          []validator.String{keyName()},
 				PlanModifiers:       replace,
 			},
-			"description": schema.StringAttribute{
-				MarkdownDescription: "Free text, at most 1024 bytes. Changing it replaces the key.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(""),
-				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
-				PlanModifiers:       replace,
-			},
+			"description": descriptionAttribute("Free text, at most 1024 bytes. Changing it replaces the key.", replace...),
 			"role": schema.StringAttribute{
 				MarkdownDescription: "Role: a built-in one (`owner`, `admin`, `developer`, `producer`, `worker`, `viewer`, `billing`) " +
 					"or one of the tenant's custom roles (`jobbie_role`). The provider's key must hold what the role grants. " +

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -75,13 +74,7 @@ func (r *backupPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 				Required:   true,
 				Validators: []validator.String{backupCronExpr()},
 			},
-			"timezone": schema.StringAttribute{
-				MarkdownDescription: "IANA time zone `cron` is read in, e.g. `Europe/Paris`. Defaults to `UTC`.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString("UTC"),
-				Validators:          []validator.String{timezone()},
-			},
+			"timezone": timezoneAttribute(),
 			"retention": schema.Int64Attribute{
 				MarkdownDescription: "How many completed scheduled backups to keep, 1 to 1000.",
 				Required:            true,

@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -66,6 +68,23 @@ func computedSecret(desc string) schema.StringAttribute {
 	a := computedKept(desc)
 	a.Sensitive = true
 	return a
+}
+
+// descriptionAttribute is a resource's free text: "" when left out, at
+// most maxDescription bytes.
+func descriptionAttribute(desc string, mods ...planmodifier.String) schema.StringAttribute {
+	return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Computed: true, Default: stringdefault.StaticString(""),
+		Validators: []validator.String{stringvalidator.LengthAtMost(maxDescription)}, PlanModifiers: mods}
+}
+
+// timezoneAttribute is the IANA time zone a resource's cron is read in,
+// UTC when left out.
+func timezoneAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "IANA time zone `cron` is read in, e.g. `Europe/Paris`. Defaults to `UTC`.",
+		Optional:            true, Computed: true, Default: stringdefault.StaticString("UTC"),
+		Validators: []validator.String{timezone()},
+	}
 }
 
 func computedString(desc string) schema.StringAttribute {

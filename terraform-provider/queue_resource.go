@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -86,13 +85,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Validators:    []validator.String{queueName()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
-			"description": schema.StringAttribute{
-				MarkdownDescription: "Free text, at most 1024 characters.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(""),
-				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
-			},
+			"description": descriptionAttribute("Free text, at most 1024 characters."),
 			"paused": schema.BoolAttribute{
 				MarkdownDescription: "Whether workers get none of its jobs (enqueues go on). Left out, Terraform does not manage it: " +
 					"the queue stays paused or running as it is (a new queue runs), and a pause or resume made outside Terraform " +

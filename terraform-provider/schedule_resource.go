@@ -77,13 +77,7 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Required:   true,
 				Validators: []validator.String{cronExpr()},
 			},
-			"timezone": schema.StringAttribute{
-				MarkdownDescription: "IANA time zone `cron` is read in, e.g. `Europe/Paris`. Defaults to `UTC`.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString("UTC"),
-				Validators:          []validator.String{timezone()},
-			},
+			"timezone": timezoneAttribute(),
 			"payload": schema.StringAttribute{
 				MarkdownDescription: "Payload of every job, as a JSON string (use `jsonencode`). Left out, jobs get a `null` payload. " +
 					"Formatting differences are not changes.",

@@ -2,13 +2,10 @@ package provider
 
 import (
 	"context"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -34,9 +31,27 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*alertRuleResource)(nil)
 )
 
-func newAlertRuleResource() resource.Resource { return &alertRuleResource{} }
+func newAlertRuleResource() resource.Resource {
+	return &alertRuleResource{namedInNamespace[alertRuleModel, *wire.AlertRule]{
+		noun: "alert rule", fields: []string{"name", "kind", "queue", "threshold", "for", "min_count"},
+		validName: func(name string) bool { return tenancy.ValidateAlertName(name) == nil }, nameWhat: "a rule's name",
+		write: func(ctx context.Context, c *client.Client, name string, m *alertRuleModel, create bool) (*wire.AlertRule, error) {
+			if create {
+				return c.CreateAlertRule(ctx, m.request(create))
+			}
+			return c.UpdateAlertRule(ctx, name, m.request(create))
+		},
+		get: func(ctx context.Context, c *client.Client, name string) (*wire.AlertRule, error) {
+			return c.GetAlertRule(ctx, name)
+		},
+		del: func(ctx context.Context, c *client.Client, name string) error { return c.DeleteAlertRule(ctx, name) },
+		set: (*alertRuleModel).set,
+	}}
+}
 
-type alertRuleResource struct{ p *providerData }
+type alertRuleResource struct {
+	namedInNamespace[alertRuleModel, *wire.AlertRule]
+}
 
 type alertRuleModel struct {
 	ID        types.String   `tfsdk:"id"`
@@ -61,11 +76,7 @@ func (r *alertRuleResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"events `alert.firing` and `alert.resolved`, delivered to the namespace's `jobbie_webhook` endpoints subscribed " +
 			"to them. Every setting but `name` and `namespace` changes in place.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("`<namespace>/<name>`; also the import id."),
 			"namespace": namespaceAttribute("alert rule"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The rule's name, unique in its namespace: 1-64 letters, digits, `.`, `_` or `-`. " +
@@ -104,7 +115,7 @@ func (r *alertRuleResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Required:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(0, wire.MaxAlertFor)},
-				PlanModifiers: []planmodifier.String{sameDuration{}},
+				PlanModifiers: []planmodifier.String{sameDuration},
 			},
 			"min_count": schema.Int64Attribute{
 				MarkdownDescription: "`failure_rate_above` only: the jobs that must have finished within `for` before the " +
@@ -120,14 +131,6 @@ func (r *alertRuleResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			},
 		},
 	}
-}
-
-func (r *alertRuleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *alertRuleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
 }
 
 func (m *alertRuleModel) request(create bool) wire.AlertRuleRequest {
@@ -158,96 +161,4 @@ func (m *alertRuleModel) set(ns string, a *wire.AlertRule) {
 			m.MinCount = types.Int64Value(int64(a.MinCount))
 		}
 	}
-}
-
-// write creates or replaces the rule the plan describes.
-func (r *alertRuleResource) write(ctx context.Context, plan *alertRuleModel, diags *diag.Diagnostics, create bool) {
-	ns, name := plan.Namespace.ValueString(), plan.Name.ValueString()
-	what := "update"
-	if create {
-		what = "create"
-	}
-	a, err := retry(ctx, true, func() (*wire.AlertRule, error) {
-		if create {
-			return r.p.in(ns).CreateAlertRule(ctx, plan.request(create))
-		}
-		return r.p.in(ns).UpdateAlertRule(ctx, name, plan.request(create))
-	})
-	if err != nil {
-		apiErrorAt(diags, "Could not "+what+" alert rule "+name+" in namespace "+ns, err, "name", "kind", "queue", "threshold", "for", "min_count")
-		return
-	}
-	plan.set(ns, a)
-}
-
-func (r *alertRuleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan alertRuleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.write(ctx, &plan, &resp.Diagnostics, true); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-func (r *alertRuleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state alertRuleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
-	a, err := retry(ctx, false, func() (*wire.AlertRule, error) { return r.p.in(ns).GetAlertRule(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read alert rule "+name+" in namespace "+ns, err)
-		return
-	}
-	state.set(ns, a)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *alertRuleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan alertRuleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.write(ctx, &plan, &resp.Diagnostics, false); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-func (r *alertRuleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state alertRuleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
-	_, err := retry(ctx, true, func() (struct{}, error) {
-		return struct{}{}, r.p.in(ns).DeleteAlertRule(ctx, name)
-	})
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete alert rule "+name+" in namespace "+ns, err)
-	}
-}
-
-// ImportState takes "<namespace>/<name>".
-func (r *alertRuleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<name>")
-	if !ok {
-		return
-	}
-	if err := tenancy.ValidateAlertName(name); err != nil || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import id", "Expected <namespace>/<name> with a rule's name: "+req.ID)
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 }

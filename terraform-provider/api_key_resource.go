@@ -6,13 +6,11 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -29,7 +27,7 @@ var (
 
 func newAPIKeyResource() resource.Resource { return &apiKeyResource{} }
 
-type apiKeyResource struct{ p *providerData }
+type apiKeyResource struct{ resourceBase }
 
 type apiKeyModel struct {
 	ID                    types.String      `tfsdk:"id"`
@@ -59,25 +57,14 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			"for namespaces it has. Destroying the key revokes it; it stops working within seconds. " +
 			"A key revoked outside Terraform is planned for re-creation.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The key's id; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("The key's id; also the import id."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name (1-64 letters, digits, spaces, `.`, `_`, `:` or `-`). Changing it replaces the key.",
 				Required:            true,
 				Validators:          []validator.String{keyName()},
 				PlanModifiers:       replace,
 			},
-			"description": schema.StringAttribute{
-				MarkdownDescription: "Free text, at most 1024 bytes. Changing it replaces the key.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(""),
-				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
-				PlanModifiers:       replace,
-			},
+			"description": descriptionAttribute("Free text, at most 1024 bytes. Changing it replaces the key.", replace...),
 			"role": schema.StringAttribute{
 				MarkdownDescription: "Role: a built-in one (`owner`, `admin`, `developer`, `producer`, `worker`, `viewer`, `billing`) " +
 					"or one of the tenant's custom roles (`jobbie_role`). The provider's key must hold what the role grants. " +
@@ -122,31 +109,14 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Optional:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(0, maxGracePeriod)},
-				PlanModifiers: []planmodifier.String{sameDuration{}},
+				PlanModifiers: []planmodifier.String{sameDuration},
 			},
-			"key": schema.StringAttribute{
-				MarkdownDescription: "The secret to send as `Authorization: Bearer <key>`. Set at creation and on rotation only; " +
-					"null after import.",
-				Computed:      true,
-				Sensitive:     true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the key was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"rotated_at": schema.StringAttribute{
-				MarkdownDescription: "When the key was last rotated (RFC 3339); null if never.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"previous_key_valid_until": schema.StringAttribute{
-				MarkdownDescription: "Until when the secret replaced by the last rotation Terraform made keeps working (RFC 3339); " +
-					"null if Terraform has not rotated the key.",
-				Computed:      true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"key": computedSecret("The secret to send as `Authorization: Bearer <key>`. Set at creation and on rotation " +
+				"only; null after import."),
+			"created_at": computedKept("When the key was created (RFC 3339)."),
+			"rotated_at": computedKept("When the key was last rotated (RFC 3339); null if never."),
+			"previous_key_valid_until": computedKept("Until when the secret replaced by the last rotation Terraform made " +
+				"keeps working (RFC 3339); null if Terraform has not rotated the key."),
 		},
 	}
 }
@@ -167,11 +137,8 @@ func (r *apiKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 }
 
-func (r *apiKeyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-// set copies the API's view of the key into m (never the secret).
+// set copies the API's view of the key into m (never the secret), the
+// expiry in m's spelling when it is the same instant.
 func (m *apiKeyModel) set(k *client.Key) {
 	m.ID = types.StringValue(k.ID)
 	m.Name = types.StringValue(k.Name)
@@ -179,11 +146,11 @@ func (m *apiKeyModel) set(k *client.Key) {
 	nss := append([]string(nil), k.Namespaces...)
 	sort.Strings(nss)
 	m.Namespaces, _ = types.SetValueFrom(context.Background(), types.StringType, nss)
+	expires := timetypes.NewRFC3339Null()
 	if k.ExpiresAt != nil {
-		m.ExpiresAt = timetypes.NewRFC3339TimeValue(k.ExpiresAt.UTC())
-	} else {
-		m.ExpiresAt = timetypes.NewRFC3339Null()
+		expires = timetypes.NewRFC3339TimeValue(k.ExpiresAt.UTC())
 	}
+	m.ExpiresAt = sameInstant(m.ExpiresAt, expires)
 	m.Description = types.StringValue(k.Description)
 	m.CreatedAt = timeValue(&k.CreatedAt)
 	m.RotatedAt = timeValue(k.RotatedAt)
@@ -193,56 +160,46 @@ func (m *apiKeyModel) set(k *client.Key) {
 }
 
 func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan apiKeyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := client.CreateKeyRequest{Name: plan.Name.ValueString(), Role: tenancy.Role(plan.Role.ValueString()),
-		Description: plan.Description.ValueString()}
-	if !plan.Namespaces.IsNull() && !plan.Namespaces.IsUnknown() {
-		resp.Diagnostics.Append(plan.Namespaces.ElementsAs(ctx, &body.Namespaces, false)...)
-	}
-	if !plan.ExpiresAt.IsNull() {
-		t, d := plan.ExpiresAt.ValueRFC3339Time()
-		resp.Diagnostics.Append(d...)
-		body.ExpiresAt = &t
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	k, err := retry(ctx, true, func() (*client.CreatedKey, error) { return r.p.client.CreateKey(ctx, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not create API key "+body.Name, err)
-		return
-	}
-	prior := plan.ExpiresAt
-	plan.set(&k.Key)
-	plan.ExpiresAt = sameInstant(prior, plan.ExpiresAt)
-	plan.Key = types.StringValue(k.Token)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	createFromPlan(ctx, req, resp, func(plan *apiKeyModel) {
+		body := client.CreateKeyRequest{Name: plan.Name.ValueString(), Role: tenancy.Role(plan.Role.ValueString()),
+			Description: plan.Description.ValueString()}
+		if !plan.Namespaces.IsNull() && !plan.Namespaces.IsUnknown() {
+			resp.Diagnostics.Append(plan.Namespaces.ElementsAs(ctx, &body.Namespaces, false)...)
+		}
+		if !plan.ExpiresAt.IsNull() {
+			t, d := plan.ExpiresAt.ValueRFC3339Time()
+			resp.Diagnostics.Append(d...)
+			body.ExpiresAt = &t
+		}
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		k, err := retry(ctx, true, func() (*client.CreatedKey, error) { return r.p.client.CreateKey(ctx, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not create API key "+body.Name, err)
+			return
+		}
+		plan.set(&k.Key)
+		plan.Key = types.StringValue(k.Token)
+	})
 }
 
 func (r *apiKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state apiKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[apiKeyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := state.ID.ValueString()
-	k, err := retry(ctx, false, func() (*client.Key, error) { return r.p.client.GetKey(ctx, id) })
-	if client.IsNotFound(err) || (err == nil && k.RevokedAt != nil) {
+	k, ok := refresh(ctx, resp, "Could not read API key "+id, func() (*client.Key, error) { return r.p.client.GetKey(ctx, id) })
+	if !ok {
+		return
+	}
+	if k.RevokedAt != nil {
 		resp.State.RemoveResource(ctx) // revoked outside Terraform: planned for creation again
 		return
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read API key "+id, err)
-		return
-	}
-	prior := state.ExpiresAt
 	state.set(k)
-	state.ExpiresAt = sameInstant(prior, state.ExpiresAt)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 // sameInstant keeps the configured spelling of a time (its UTC offset)
@@ -263,38 +220,27 @@ func sameInstant(prior, got timetypes.RFC3339) timetypes.RFC3339 {
 // replaces the key, but for rotation_grace_period, which only Terraform
 // keeps.
 func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state apiKeyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !plan.Rotation.Equal(state.Rotation) {
+	updateFromPlan(ctx, req, resp, func(plan, state *apiKeyModel) {
+		if plan.Rotation.Equal(state.Rotation) {
+			return
+		}
 		id, grace := state.ID.ValueString(), goDuration(plan.RotationGracePeriod)
 		k, err := retry(ctx, true, func() (*client.RotatedKey, error) { return r.p.client.RotateKey(ctx, id, grace) })
 		if err != nil {
 			apiError(&resp.Diagnostics, "Could not rotate API key "+id, err)
 			return
 		}
-		prior := plan.ExpiresAt
 		plan.set(&k.Key)
-		plan.ExpiresAt = sameInstant(prior, plan.ExpiresAt)
 		plan.Key = types.StringValue(k.Token)
 		plan.PreviousKeyValidUntil = timeValue(&k.PreviousKeyValidUntil)
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	})
 }
 
 func (r *apiKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state apiKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	id := state.ID.ValueString()
-	err := retryErr(ctx, true, func() error { return r.p.client.DeleteKey(ctx, id) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not revoke API key "+id, err)
+	state, ok := load[apiKeyModel](ctx, req.State, &resp.Diagnostics)
+	if ok {
+		id := state.ID.ValueString()
+		deleteCall(ctx, &resp.Diagnostics, "Could not revoke API key "+id, func() error { return r.p.client.DeleteKey(ctx, id) })
 	}
 }
 

@@ -5,18 +5,14 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -26,9 +22,22 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*backupPolicyResource)(nil)
 )
 
-func newBackupPolicyResource() resource.Resource { return &backupPolicyResource{} }
+func newBackupPolicyResource() resource.Resource {
+	r := &backupPolicyResource{}
+	r.namespaceSetting = namespaceSetting[backupPolicyModel, *client.BackupPolicy]{
+		noun: "the backup policy", removal: "delete", write: r.put, set: (*backupPolicyModel).set,
+		get: func(ctx context.Context, c *client.Client, ns string) (*client.BackupPolicy, error) {
+			return c.GetBackupPolicy(ctx, ns)
+		},
+		// The backups the policy took stay.
+		del: func(ctx context.Context, c *client.Client, ns string) error { return c.DeleteBackupPolicy(ctx, ns) },
+	}
+	return r
+}
 
-type backupPolicyResource struct{ p *providerData }
+type backupPolicyResource struct {
+	namespaceSetting[backupPolicyModel, *client.BackupPolicy]
+}
 
 type backupPolicyModel struct {
 	ID        types.String `tfsdk:"id"`
@@ -57,11 +66,7 @@ func (r *backupPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 			"in place; a policy the namespace already has is taken over. Destroying the resource removes the policy " +
 			"(`DELETE`); the backups it took stay.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The namespace's name; also the import id."),
 			"namespace": namespaceAttribute("backup policy"),
 			"cron": schema.StringAttribute{
 				MarkdownDescription: "When to back up: a standard 5-field cron expression (`0 3 * * *`) or a descriptor " +
@@ -69,13 +74,7 @@ func (r *backupPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 				Required:   true,
 				Validators: []validator.String{backupCronExpr()},
 			},
-			"timezone": schema.StringAttribute{
-				MarkdownDescription: "IANA time zone `cron` is read in, e.g. `Europe/Paris`. Defaults to `UTC`.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString("UTC"),
-				Validators:          []validator.String{timezone()},
-			},
+			"timezone": timezoneAttribute(),
 			"retention": schema.Int64Attribute{
 				MarkdownDescription: "How many completed scheduled backups to keep, 1 to 1000.",
 				Required:            true,
@@ -93,20 +92,12 @@ func (r *backupPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 }
 
-func (r *backupPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *backupPolicyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
-}
-
 func (m *backupPolicyModel) request() client.BackupPolicyRequest {
 	return client.BackupPolicyRequest{Cron: m.Cron.ValueString(), Timezone: m.Timezone.ValueString(),
 		Retention: int(m.Retention.ValueInt64()), Enabled: m.Enabled.ValueBoolPointer()}
 }
 
-func (m *backupPolicyModel) set(p *client.BackupPolicy, ns string) {
+func (m *backupPolicyModel) set(p *client.BackupPolicy, ns string, _ *diag.Diagnostics) {
 	m.ID = types.StringValue(ns)
 	m.Namespace = types.StringValue(ns)
 	m.Cron = types.StringValue(p.Cron)
@@ -118,77 +109,12 @@ func (m *backupPolicyModel) set(p *client.BackupPolicy, ns string) {
 }
 
 // put sets the policy the plan describes and reads the answer into plan.
-func (r *backupPolicyResource) put(ctx context.Context, plan *backupPolicyModel, diags *diag.Diagnostics, what string) {
+func (r *backupPolicyResource) put(ctx context.Context, plan *backupPolicyModel, _ tfsdk.Config, diags *diag.Diagnostics, what string) {
 	ns, body := plan.Namespace.ValueString(), plan.request()
 	p, err := retry(ctx, true, func() (*client.BackupPolicy, error) { return r.p.in(ns).PutBackupPolicy(ctx, ns, body) })
 	if err != nil {
 		apiErrorAt(diags, "Could not "+what+" the backup policy of namespace "+ns, err, backupPolicyFields...)
 		return
 	}
-	plan.set(p, ns)
-}
-
-func (r *backupPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan backupPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "set"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-func (r *backupPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state backupPolicyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns := state.Namespace.ValueString()
-	p, err := retry(ctx, false, func() (*client.BackupPolicy, error) { return r.p.in(ns).GetBackupPolicy(ctx, ns) })
-	if client.IsNotFound(err) { // the policy, or its namespace, is gone
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read the backup policy of namespace "+ns, err)
-		return
-	}
-	state.set(p, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *backupPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan backupPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "update"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-func (r *backupPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state backupPolicyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns := state.Namespace.ValueString()
-	err := retryErr(ctx, true, func() error { return r.p.in(ns).DeleteBackupPolicy(ctx, ns) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete the backup policy of namespace "+ns, err)
-	}
-}
-
-// ImportState takes the namespace's name.
-func (r *backupPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := tenancy.ValidateNamespace(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", "Expected a namespace name: "+err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), req.ID)...)
+	plan.set(p, ns, diags)
 }

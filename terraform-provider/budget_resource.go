@@ -3,12 +3,9 @@ package provider
 import (
 	"context"
 	"regexp"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -32,9 +29,28 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*budgetResource)(nil)
 )
 
-func newBudgetResource() resource.Resource { return &budgetResource{} }
+func newBudgetResource() resource.Resource {
+	return &budgetResource{namedInNamespace[budgetModel, *wire.Budget]{
+		noun: "budget", fields: []string{"name", "scope", "queue", "tag", "daily_cost_usd", "daily_tokens", "per_job_cost_usd",
+			"per_job_tokens", "on_exceed"},
+		validName: budgetNameRE.MatchString, nameWhat: "a budget's name",
+		write: func(ctx context.Context, c *client.Client, name string, m *budgetModel, create bool) (*wire.Budget, error) {
+			if create {
+				return c.CreateBudget(ctx, m.spec(true))
+			}
+			return c.UpdateBudget(ctx, name, m.spec(false))
+		},
+		get: func(ctx context.Context, c *client.Client, name string) (*wire.Budget, error) {
+			return c.GetBudget(ctx, name)
+		},
+		del: func(ctx context.Context, c *client.Client, name string) error { return c.DeleteBudget(ctx, name) },
+		set: (*budgetModel).set,
+	}}
+}
 
-type budgetResource struct{ p *providerData }
+type budgetResource struct {
+	namedInNamespace[budgetModel, *wire.Budget]
+}
 
 type budgetModel struct {
 	ID           types.String `tfsdk:"id"`
@@ -65,11 +81,7 @@ func (r *budgetResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			"attempts (docs/api/ai.md: past one, `reject` ends the job, `hold` holds its next attempt, `alert` logs an event). " +
 			"Every setting but `name` and `namespace` changes in place.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("`<namespace>/<name>`; also the import id."),
 			"namespace": namespaceAttribute("budget"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The budget's name, unique in its namespace: 1-64 letters, digits, `.`, `_` or `-`. " +
@@ -133,14 +145,6 @@ func (r *budgetResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 	}
 }
 
-func (r *budgetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *budgetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
-}
-
 func (m *budgetModel) spec(create bool) wire.BudgetSpec {
 	s := wire.BudgetSpec{Scope: m.Scope.ValueString(), Queue: m.Queue.ValueString(), Tag: m.Tag.ValueString(),
 		DailyCostUSD: m.DailyCostUSD.ValueString(), DailyTokens: m.DailyTokens.ValueInt64(),
@@ -174,96 +178,4 @@ func keptCost(had types.String, api string) types.String {
 		return types.StringValue(api)
 	}
 	return had
-}
-
-// write creates or replaces the budget the plan describes.
-func (r *budgetResource) write(ctx context.Context, plan *budgetModel, diags *diag.Diagnostics, create bool) {
-	ns, name := plan.Namespace.ValueString(), plan.Name.ValueString()
-	what := "update"
-	if create {
-		what = "create"
-	}
-	b, err := retry(ctx, true, func() (*wire.Budget, error) {
-		if create {
-			return r.p.in(ns).CreateBudget(ctx, plan.spec(true))
-		}
-		return r.p.in(ns).UpdateBudget(ctx, name, plan.spec(false))
-	})
-	if err != nil {
-		apiErrorAt(diags, "Could not "+what+" budget "+name+" in namespace "+ns, err, "name", "scope", "queue", "tag", "daily_cost_usd", "daily_tokens", "per_job_cost_usd", "per_job_tokens", "on_exceed")
-		return
-	}
-	plan.set(ns, b)
-}
-
-func (r *budgetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan budgetModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.write(ctx, &plan, &resp.Diagnostics, true); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-func (r *budgetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state budgetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
-	b, err := retry(ctx, false, func() (*wire.Budget, error) { return r.p.in(ns).GetBudget(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read budget "+name+" in namespace "+ns, err)
-		return
-	}
-	state.set(ns, b)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *budgetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan budgetModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.write(ctx, &plan, &resp.Diagnostics, false); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-func (r *budgetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state budgetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
-	_, err := retry(ctx, true, func() (struct{}, error) {
-		return struct{}{}, r.p.in(ns).DeleteBudget(ctx, name)
-	})
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete budget "+name+" in namespace "+ns, err)
-	}
-}
-
-// ImportState takes "<namespace>/<name>".
-func (r *budgetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<name>")
-	if !ok {
-		return
-	}
-	if !budgetNameRE.MatchString(name) || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import id", "Expected <namespace>/<name> with a budget's name: "+req.ID)
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 }

@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -51,6 +53,37 @@ func planDefaultNamespace(ctx context.Context, p *providerData, req resource.Mod
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("namespace"), &prior)...)
 	if prior.ValueString() != p.namespace {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("namespace"))
+	}
+}
+
+// computedKept is a computed string that a plan keeps as the state has
+// it (an id, a creation time): the API never changes it in place.
+func computedKept(desc string) schema.StringAttribute {
+	return schema.StringAttribute{MarkdownDescription: desc, Computed: true,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+}
+
+// computedSecret is computedKept for a secret the API shows once.
+func computedSecret(desc string) schema.StringAttribute {
+	a := computedKept(desc)
+	a.Sensitive = true
+	return a
+}
+
+// descriptionAttribute is a resource's free text: "" when left out, at
+// most maxDescription bytes.
+func descriptionAttribute(desc string, mods ...planmodifier.String) schema.StringAttribute {
+	return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Computed: true, Default: stringdefault.StaticString(""),
+		Validators: []validator.String{stringvalidator.LengthAtMost(maxDescription)}, PlanModifiers: mods}
+}
+
+// timezoneAttribute is the IANA time zone a resource's cron is read in,
+// UTC when left out.
+func timezoneAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "IANA time zone `cron` is read in, e.g. `Europe/Paris`. Defaults to `UTC`.",
+		Optional:            true, Computed: true, Default: stringdefault.StaticString("UTC"),
+		Validators: []validator.String{timezone()},
 	}
 }
 
@@ -95,23 +128,29 @@ func jsonValue(raw json.RawMessage) jsontypes.Normalized {
 	return jsontypes.NewNormalizedValue(string(raw))
 }
 
-// sameDuration plans the prior value of a duration the configuration
-// writes differently but means the same ("1m" where the state holds
-// "60s"), so a respelling is never a change.
-type sameDuration struct{}
-
-func (sameDuration) Description(context.Context) string {
-	return "a duration equal to the current one is no change"
+// samePlan plans the prior value of a string the configuration writes
+// differently but means the same, so a respelling is never a change.
+type samePlan struct {
+	what  string // what is no change: "a duration equal to the current one"
+	equal func(ctx context.Context, state, plan string) bool
 }
-func (m sameDuration) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
 
-func (sameDuration) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+func (m samePlan) Description(context.Context) string             { return m.what + " is no change" }
+func (m samePlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (m samePlan) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() {
 		return
 	}
-	a, err1 := time.ParseDuration(req.StateValue.ValueString())
-	b, err2 := time.ParseDuration(req.PlanValue.ValueString())
-	if err1 == nil && err2 == nil && a == b {
+	if m.equal(ctx, req.StateValue.ValueString(), req.PlanValue.ValueString()) {
 		resp.PlanValue = req.StateValue
 	}
 }
+
+// sameDuration is samePlan for a duration: "1m" where the state holds
+// "60s".
+var sameDuration = samePlan{"a duration equal to the current one", func(_ context.Context, a, b string) bool {
+	x, err1 := time.ParseDuration(a)
+	y, err2 := time.ParseDuration(b)
+	return err1 == nil && err2 == nil && x == y
+}}

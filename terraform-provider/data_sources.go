@@ -18,7 +18,7 @@ var (
 
 func newNamespaceDataSource() datasource.DataSource { return &namespaceDataSource{} }
 
-type namespaceDataSource struct{ p *providerData }
+type namespaceDataSource struct{ dataSourceBase }
 
 type namespaceDataModel struct {
 	Name               types.String   `tfsdk:"name"`
@@ -53,37 +53,28 @@ func (d *namespaceDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	}
 }
 
-func (d *namespaceDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *namespaceDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m namespaceDataModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := load[namespaceDataModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := m.Name.ValueString()
-	ns, err := retry(ctx, false, func() (*client.Namespace, error) { return d.p.client.GetNamespace(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.Diagnostics.AddError("Namespace not found",
-			"Namespace "+name+" does not exist, or the provider's API key may not use it.")
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read namespace "+name, err)
+	ns, ok := readCall(ctx, &resp.Diagnostics, "Could not read namespace "+name, func() {
+		resp.Diagnostics.AddError("Namespace not found", "Namespace "+name+" does not exist, or the provider's API key may not use it.")
+	}, func() (*client.Namespace, error) { return d.p.client.GetNamespace(ctx, name) })
+	if !ok {
 		return
 	}
 	m.Description = types.StringValue(ns.Description)
 	m.Retention = durationValue(ns.Retention)
 	m.DeletionProtection = types.BoolValue(ns.DeletionProtection)
 	m.CreatedAt = timeValue(&ns.CreatedAt)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
 func newRoleDataSource() datasource.DataSource { return &roleDataSource{} }
 
-type roleDataSource struct{ p *providerData }
+type roleDataSource struct{ dataSourceBase }
 
 type roleDataModel struct {
 	Name        types.String     `tfsdk:"name"`
@@ -131,28 +122,20 @@ func (d *roleDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 	}
 }
 
-func (d *roleDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *roleDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m roleDataModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := load[roleDataModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := m.Name.ValueString()
-	role, err := retry(ctx, false, func() (*client.Role, error) { return d.p.client.GetRole(ctx, name) })
-	if client.IsNotFound(err) {
+	role, ok := readCall(ctx, &resp.Diagnostics, "Could not read role "+name, func() {
 		resp.Diagnostics.AddError("Role not found", "The tenant has no role named "+name+".")
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read role "+name, err)
+	}, func() (*client.Role, error) { return d.p.client.GetRole(ctx, name) })
+	if !ok {
 		return
 	}
 	m.Description = types.StringValue(role.Description)
 	m.Builtin = types.BoolValue(role.Builtin)
 	m.Permissions = fromPermissions(role.Permissions)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }

@@ -56,3 +56,15 @@ func apiErrorAt(diags *diag.Diagnostics, summary string, err error, attrs ...str
 	}
 	apiError(diags, summary, err)
 }
+
+// alreadyExists reports a create's 409 on the name attribute, with the
+// import that brings the one there under Terraform (what: "Namespace");
+// false when err is not a 409.
+func alreadyExists(diags *diag.Diagnostics, err error, what, importID string) bool {
+	if !client.IsConflict(err) {
+		return false
+	}
+	diags.AddAttributeError(path.Root("name"), what+" already exists",
+		apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+importID)
+	return true
+}

@@ -9,13 +9,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/tenancy"
 )
 
 // A namespace's egress allow-list is a resource of its own, not an
@@ -33,9 +31,25 @@ var (
 // (outbound.MaxAllowList, which the provider may not import).
 const maxEgressAllow = 64
 
-func newNamespaceEgressResource() resource.Resource { return &namespaceEgressResource{} }
+func newNamespaceEgressResource() resource.Resource {
+	r := &namespaceEgressResource{}
+	r.namespaceSetting = namespaceSetting[namespaceEgressModel, []string]{
+		noun: "the egress allow-list", removal: "remove", write: r.put, set: (*namespaceEgressModel).set,
+		get: func(ctx context.Context, c *client.Client, ns string) ([]string, error) {
+			return c.GetNamespaceEgress(ctx, ns)
+		},
+		// Removing the list is setting none: any public host again.
+		del: func(ctx context.Context, c *client.Client, ns string) error {
+			_, err := c.PutNamespaceEgress(ctx, ns, nil)
+			return err
+		},
+	}
+	return r
+}
 
-type namespaceEgressResource struct{ p *providerData }
+type namespaceEgressResource struct {
+	namespaceSetting[namespaceEgressModel, []string]
+}
 
 type namespaceEgressModel struct {
 	ID          types.String `tfsdk:"id"`
@@ -55,11 +69,7 @@ func (r *namespaceEgressResource) Schema(_ context.Context, _ resource.SchemaReq
 			"namespace already has is taken over. Destroying the resource removes the list (any public host again). A " +
 			"namespace on a self-hosted shard no node has joined yet cannot hold a list (the API answers 409).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The namespace's name; also the import id."),
 			"namespace": namespaceAttribute("egress allow-list"),
 			"egress_allow": schema.SetAttribute{
 				MarkdownDescription: "At most 64 entries, each a host name (`hooks.example.com`, matched exactly, case and a " +
@@ -74,14 +84,6 @@ func (r *namespaceEgressResource) Schema(_ context.Context, _ resource.SchemaReq
 	}
 }
 
-func (r *namespaceEgressResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *namespaceEgressResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
-}
-
 func (m *namespaceEgressModel) set(allow []string, ns string, diags *diag.Diagnostics) {
 	m.ID = types.StringValue(ns)
 	m.Namespace = types.StringValue(ns)
@@ -91,7 +93,7 @@ func (m *namespaceEgressModel) set(allow []string, ns string, diags *diag.Diagno
 }
 
 // put sets the list the plan describes and reads the answer into plan.
-func (r *namespaceEgressResource) put(ctx context.Context, plan *namespaceEgressModel, diags *diag.Diagnostics, what string) {
+func (r *namespaceEgressResource) put(ctx context.Context, plan *namespaceEgressModel, _ tfsdk.Config, diags *diag.Diagnostics, what string) {
 	ns := plan.Namespace.ValueString()
 	allow := []string{}
 	if diags.Append(plan.EgressAllow.ElementsAs(ctx, &allow, false)...); diags.HasError() {
@@ -111,72 +113,4 @@ func (r *namespaceEgressResource) put(ctx context.Context, plan *namespaceEgress
 		return
 	}
 	plan.set(held, ns, diags)
-}
-
-func (r *namespaceEgressResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan namespaceEgressModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "set"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-func (r *namespaceEgressResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state namespaceEgressModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns := state.Namespace.ValueString()
-	allow, err := retry(ctx, false, func() ([]string, error) { return r.p.in(ns).GetNamespaceEgress(ctx, ns) })
-	if client.IsNotFound(err) { // the namespace is gone, and its list with it
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read the egress allow-list of namespace "+ns, err)
-		return
-	}
-	if state.set(allow, ns, &resp.Diagnostics); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	}
-}
-
-func (r *namespaceEgressResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan namespaceEgressModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "update"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-}
-
-// Delete removes the list: the namespace's push queues and webhooks may
-// call any public host again.
-func (r *namespaceEgressResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state namespaceEgressModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns := state.Namespace.ValueString()
-	_, err := retry(ctx, true, func() ([]string, error) { return r.p.in(ns).PutNamespaceEgress(ctx, ns, nil) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not remove the egress allow-list of namespace "+ns, err)
-	}
-}
-
-// ImportState takes the namespace's name.
-func (r *namespaceEgressResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := tenancy.ValidateNamespace(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", "Expected a namespace name: "+err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), req.ID)...)
 }

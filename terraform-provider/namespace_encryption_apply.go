@@ -8,10 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
-	"github.com/jobbie/jobbie/tenancy"
 )
 
 // The plan and the calls of jobbie_namespace_encryption: each apply sends
@@ -159,87 +159,17 @@ func (m *namespaceEncryptionModel) fromAPI(e *client.Encryption, ns string, diag
 	m.RevokedKeys = list
 }
 
-func (r *namespaceEncryptionResource) get(ctx context.Context, ns string) (*client.Encryption, error) {
-	return retry(ctx, false, func() (*client.Encryption, error) { return r.p.in(ns).GetEncryption(ctx) })
-}
-
-// write is Create and Update: the plan's settings over what the API holds
+// put is Create and Update: the plan's settings over what the API holds
 // now (a namespace's settings and keys are taken over on create).
-func (r *namespaceEncryptionResource) write(ctx context.Context, planIn, config interface {
-	Get(context.Context, any) diag.Diagnostics
-}, set func(context.Context, any) diag.Diagnostics, diags *diag.Diagnostics, what string) {
-	var plan, cfg namespaceEncryptionModel
-	diags.Append(planIn.Get(ctx, &plan)...)
-	diags.Append(config.Get(ctx, &cfg)...)
-	if diags.HasError() {
+func (r *namespaceEncryptionResource) put(ctx context.Context, plan *namespaceEncryptionModel, config tfsdk.Config, diags *diag.Diagnostics, what string) {
+	cfg, ok := load[namespaceEncryptionModel](ctx, config, diags)
+	if !ok {
 		return
 	}
 	ns := plan.Namespace.ValueString()
-	held, err := r.get(ctx, ns)
-	if err != nil {
-		apiError(diags, "Could not read the encryption of namespace "+ns, err)
-		return
+	held, ok := readCall(ctx, diags, "Could not read the encryption of namespace "+ns, nil,
+		func() (*client.Encryption, error) { return r.p.in(ns).GetEncryption(ctx) })
+	if ok {
+		r.apply(ctx, plan, cfg, held, diags, what)
 	}
-	if r.apply(ctx, &plan, &cfg, held, diags, what); !diags.HasError() {
-		diags.Append(set(ctx, &plan)...)
-	}
-}
-
-func (r *namespaceEncryptionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.write(ctx, req.Plan, req.Config, resp.State.Set, &resp.Diagnostics, "set")
-}
-
-func (r *namespaceEncryptionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.write(ctx, req.Plan, req.Config, resp.State.Set, &resp.Diagnostics, "update")
-}
-
-// Read takes the settings as the API holds them; the namespace gone
-// removes the resource from state.
-func (r *namespaceEncryptionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state namespaceEncryptionModel
-	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
-		return
-	}
-	ns := state.Namespace.ValueString()
-	held, err := r.get(ctx, ns)
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read the encryption of namespace "+ns, err)
-		return
-	}
-	if state.fromAPI(held, ns, &resp.Diagnostics); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	}
-}
-
-// Delete stops sealing and search over opened values, and keeps every
-// key: what was sealed stays readable. It never revokes (revoked = true
-// does, on purpose).
-func (r *namespaceEncryptionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state namespaceEncryptionModel
-	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
-		return
-	}
-	ns := state.Namespace.ValueString()
-	_, err := retry(ctx, true, func() (*client.Encryption, error) {
-		return r.p.in(ns).SetEncryption(ctx, client.EncryptionSpec{Enabled: new(false), SearchDecrypt: new(false)})
-	})
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not turn off the encryption of namespace "+ns, err)
-	}
-}
-
-// ImportState takes the namespace's name; the key is not imported (no
-// answer holds it): give tenant_key_wo with the key tenant_key_id names
-// and the plan is empty.
-func (r *namespaceEncryptionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := tenancy.ValidateNamespace(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", "Expected a namespace name: "+err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), req.ID)...)
 }

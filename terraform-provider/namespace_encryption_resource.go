@@ -8,8 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/jobbie/jobbie/client"
@@ -29,9 +27,29 @@ var (
 	_ resource.ResourceWithValidateConfig = (*namespaceEncryptionResource)(nil)
 )
 
-func newNamespaceEncryptionResource() resource.Resource { return &namespaceEncryptionResource{} }
+func newNamespaceEncryptionResource() resource.Resource {
+	r := &namespaceEncryptionResource{}
+	r.namespaceSetting = namespaceSetting[namespaceEncryptionModel, *client.Encryption]{
+		noun: "the encryption", removal: "turn off", write: r.put, set: (*namespaceEncryptionModel).fromAPI,
+		get: func(ctx context.Context, c *client.Client, _ string) (*client.Encryption, error) {
+			return c.GetEncryption(ctx)
+		},
+		// Stops sealing and search over opened values, and keeps every
+		// key: what was sealed stays readable. It never revokes (revoked
+		// = true does, on purpose).
+		del: func(ctx context.Context, c *client.Client, _ string) error {
+			_, err := c.SetEncryption(ctx, client.EncryptionSpec{Enabled: new(false), SearchDecrypt: new(false)})
+			return err
+		},
+	}
+	return r
+}
 
-type namespaceEncryptionResource struct{ p *providerData }
+// Its ModifyPlan is its own (namespace_encryption_apply.go), and so is
+// what a write sends.
+type namespaceEncryptionResource struct {
+	namespaceSetting[namespaceEncryptionModel, *client.Encryption]
+}
 
 type namespaceEncryptionModel struct {
 	ID            types.String `tfsdk:"id"`
@@ -66,11 +84,7 @@ func (r *namespaceEncryptionResource) Schema(_ context.Context, _ resource.Schem
 			"false) and keeps every key, so what was sealed stays readable. Making data unreadable is done only by setting " +
 			"`revoked = true` and applying, which the plan warns of.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The namespace's name; also the import id."),
 			"namespace": namespaceAttribute("encryption settings"),
 			"enabled": schema.BoolAttribute{
 				MarkdownDescription: "Seal what new jobs store. `false` stops sealing; what was sealed stays readable while " +
@@ -124,10 +138,6 @@ func (r *namespaceEncryptionResource) Schema(_ context.Context, _ resource.Schem
 			},
 		},
 	}
-}
-
-func (r *namespaceEncryptionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // ValidateConfig refuses a key the API would refuse, and a revoke with a

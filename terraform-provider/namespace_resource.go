@@ -3,13 +3,11 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -24,7 +22,7 @@ var (
 
 func newNamespaceResource() resource.Resource { return &namespaceResource{} }
 
-type namespaceResource struct{ p *providerData }
+type namespaceResource struct{ resourceBase }
 
 type namespaceModel struct {
 	ID                 types.String   `tfsdk:"id"`
@@ -49,24 +47,14 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"Destroying a namespace that holds jobs, queues or schedules fails unless `force_destroy` is true, which " +
 			"deletes them with it; `deletion_protection` refuses destroy either way.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The namespace's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("The namespace's name; also the import id."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name: 1-63 lowercase letters, digits or `-`, starting with a letter or digit. Changing it replaces the namespace.",
 				Required:            true,
 				Validators:          []validator.String{namespaceName()},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
-			"description": schema.StringAttribute{
-				MarkdownDescription: "Free text, at most 1024 bytes.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(""),
-				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
-			},
+			"description": descriptionAttribute("Free text, at most 1024 bytes."),
 			"retention": schema.StringAttribute{
 				MarkdownDescription: "The namespace's default retention for finished jobs, a duration from `1m` to `87600h` (ten years). " +
 					"Completed and cancelled jobs are kept this long unless their queue's defaults set a `retention`; left out, the shard's " +
@@ -74,7 +62,7 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Optional:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(minRetention, maxRetention)},
-				PlanModifiers: []planmodifier.String{sameDuration{}},
+				PlanModifiers: []planmodifier.String{sameDuration},
 			},
 			"shard": schema.StringAttribute{
 				MarkdownDescription: "One of the tenant's self-hosted shards (its id, like a `jobbie_shard_join_token`'s `shard_id`) " +
@@ -102,17 +90,9 @@ func (r *namespaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
 			},
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the namespace was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"created_at": computedKept("When the namespace was created (RFC 3339)."),
 		},
 	}
-}
-
-func (r *namespaceResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 func (m *namespaceModel) set(ns *client.Namespace) {
@@ -132,81 +112,62 @@ func (m *namespaceModel) set(ns *client.Namespace) {
 }
 
 func (r *namespaceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan namespaceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := client.CreateNamespaceRequest{Name: plan.Name.ValueString(), Description: plan.Description.ValueString(),
-		Retention: goDuration(plan.Retention), DeletionProtection: plan.DeletionProtection.ValueBool()}
-	shard := plan.Shard.ValueString()
-	ns, err := retry(ctx, true, func() (*client.Namespace, error) {
+	createFromPlan(ctx, req, resp, func(plan *namespaceModel) {
+		body := client.CreateNamespaceRequest{Name: plan.Name.ValueString(), Description: plan.Description.ValueString(),
+			Retention: goDuration(plan.Retention), DeletionProtection: plan.DeletionProtection.ValueBool()}
+		shard := plan.Shard.ValueString()
+		ns, err := retry(ctx, true, func() (*client.Namespace, error) {
+			if shard != "" {
+				return r.p.client.CreateNamespaceOnWith(ctx, body, shard)
+			}
+			return r.p.client.CreateNamespaceWith(ctx, body)
+		})
+		if err != nil {
+			switch { // the first that explains it
+			case shard != "" && createOnShardError(err, &resp.Diagnostics):
+			case alreadyExists(&resp.Diagnostics, err, "Namespace", body.Name):
+			default:
+				apiError(&resp.Diagnostics, "Could not create namespace "+body.Name, err)
+			}
+			return
+		}
+		plan.set(ns)
 		if shard != "" {
-			return r.p.client.CreateNamespaceOnWith(ctx, body, shard)
+			r.warnUnjoined(ctx, shard, &resp.Diagnostics)
 		}
-		return r.p.client.CreateNamespaceWith(ctx, body)
 	})
-	if err != nil {
-		if shard != "" && createOnShardError(err, &resp.Diagnostics) {
-			return
-		}
-		if client.IsConflict(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Namespace already exists",
-				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+body.Name)
-			return
-		}
-		apiError(&resp.Diagnostics, "Could not create namespace "+body.Name, err)
-		return
-	}
-	plan.set(ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if shard != "" {
-		r.warnUnjoined(ctx, shard, &resp.Diagnostics)
-	}
 }
 
 func (r *namespaceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state namespaceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[namespaceModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()
-	ns, err := retry(ctx, false, func() (*client.Namespace, error) { return r.p.client.GetNamespace(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	ns, ok := refresh(ctx, resp, "Could not read namespace "+name, func() (*client.Namespace, error) { return r.p.client.GetNamespace(ctx, name) })
+	if ok {
+		state.set(ns)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read namespace "+name, err)
-		return
-	}
-	state.set(ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *namespaceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan namespaceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	name := plan.Name.ValueString()
-	desc, retention, protect := plan.Description.ValueString(), goDuration(plan.Retention), plan.DeletionProtection.ValueBool()
-	body := client.UpdateNamespaceRequest{Description: &desc, Retention: &retention, DeletionProtection: &protect}
-	ns, err := retry(ctx, true, func() (*client.Namespace, error) { return r.p.client.UpdateNamespace(ctx, name, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not update namespace "+name, err)
-		return
-	}
-	plan.set(ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, _ *namespaceModel) {
+		name := plan.Name.ValueString()
+		desc, retention, protect := plan.Description.ValueString(), goDuration(plan.Retention), plan.DeletionProtection.ValueBool()
+		body := client.UpdateNamespaceRequest{Description: &desc, Retention: &retention, DeletionProtection: &protect}
+		ns, err := retry(ctx, true, func() (*client.Namespace, error) { return r.p.client.UpdateNamespace(ctx, name, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not update namespace "+name, err)
+			return
+		}
+		plan.set(ns)
+	})
 }
 
 func (r *namespaceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state namespaceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[namespaceModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name, force := state.Name.ValueString(), state.ForceDestroy.ValueBool()

@@ -1,6 +1,11 @@
 // Package provider is the Terraform provider for Jobbie (source address
 // jobbie/jobbie). It talks to a Jobbie gateway's public API through the Go
 // SDK (client/) only, the way any customer would.
+//
+// A resource that is one setting of a namespace embeds namespaceSetting,
+// one the API keeps under its name in a namespace embeds
+// namedInNamespace; they and the other resources and the data sources
+// stand on crud.go's plumbing.
 package provider
 
 import (

@@ -111,7 +111,7 @@ func queueDataAttributes() map[string]schema.Attribute {
 
 func newQueueDataSource() datasource.DataSource { return &queueDataSource{} }
 
-type queueDataSource struct{ p *providerData }
+type queueDataSource struct{ dataSourceBase }
 
 type queueDataSourceModel struct {
 	Namespace types.String `tfsdk:"namespace"`
@@ -135,33 +135,25 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 	}
 }
 
-func (d *queueDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m queueDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := load[queueDataSourceModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := m.Namespace.ValueString()
-	if ns == "" {
-		ns = d.p.namespace
-	}
-	q, err := retry(ctx, false, func() (*client.Queue, error) { return d.p.in(ns).GetQueue(ctx, m.Name.ValueString()) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read queue "+ns+"/"+m.Name.ValueString(), err)
+	ns, name := d.namespace(m.Namespace), m.Name.ValueString()
+	q, ok := readCall(ctx, &resp.Diagnostics, "Could not read queue "+ns+"/"+name, nil,
+		func() (*client.Queue, error) { return d.p.in(ns).GetQueue(ctx, name) })
+	if !ok {
 		return
 	}
 	m.Namespace = types.StringValue(ns)
 	m.queueData = queueDataFromAPI(q)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
 func newQueuesDataSource() datasource.DataSource { return &queuesDataSource{} }
 
-type queuesDataSource struct{ p *providerData }
+type queuesDataSource struct{ dataSourceBase }
 
 type queuesDataSourceModel struct {
 	Namespace types.String `tfsdk:"namespace"`
@@ -193,23 +185,15 @@ func (d *queuesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	}
 }
 
-func (d *queuesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *queuesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m queuesDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := load[queuesDataSourceModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := m.Namespace.ValueString()
-	if ns == "" {
-		ns = d.p.namespace
-	}
-	list, err := retry(ctx, false, func() ([]client.Queue, error) { return d.p.in(ns).ListQueues(ctx) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not list the queues of "+ns, err)
+	ns := d.namespace(m.Namespace)
+	list, ok := readCall(ctx, &resp.Diagnostics, "Could not list the queues of "+ns, nil,
+		func() ([]client.Queue, error) { return d.p.in(ns).ListQueues(ctx) })
+	if !ok {
 		return
 	}
 	m.Namespace = types.StringValue(ns)
@@ -218,5 +202,5 @@ func (d *queuesDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		m.Names = append(m.Names, list[i].Name)
 		m.Queues = append(m.Queues, queueDataFromAPI(&list[i]))
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }

@@ -77,7 +77,7 @@ func pushResourceAttribute() schema.SingleNestedAttribute {
 				CustomType:          durationType{},
 				Default:             stringdefault.StaticString(wire.FormatDuration(wire.DefaultPushTimeout)),
 				Validators:          []validator.String{duration(wire.MinPushTimeout, wire.MaxPushTimeout)},
-				PlanModifiers:       []planmodifier.String{sameDuration{}},
+				PlanModifiers:       []planmodifier.String{sameDuration},
 			},
 			"max_in_flight": schema.Int64Attribute{
 				MarkdownDescription: "Deliveries at once, 1 to 1000 (the queue's concurrency and throttle bound them too). Defaults to 10.",

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -33,7 +32,7 @@ var (
 
 func newQueueResource() resource.Resource { return &queueResource{} }
 
-type queueResource struct{ p *providerData }
+type queueResource struct{ resourceBase }
 
 type queueModel struct {
 	ID          types.String         `tfsdk:"id"`
@@ -62,7 +61,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			Optional:            true,
 			CustomType:          durationType{},
 			Validators:          []validator.String{duration(min, max)},
-			PlanModifiers:       []planmodifier.String{sameDuration{}},
+			PlanModifiers:       []planmodifier.String{sameDuration},
 		}
 	}
 	resp.Schema = schema.Schema{
@@ -77,11 +76,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Durations are compared by value: `60s` and `1m` are the same and never show as a change; `schema` by meaning: key order and " +
 			"spaces never show as a change.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`<namespace>/<name>`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("`<namespace>/<name>`; also the import id."),
 			"namespace": namespaceAttribute("queue"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Queue name (1-128 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit). " +
@@ -90,13 +85,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Validators:    []validator.String{queueName()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
-			"description": schema.StringAttribute{
-				MarkdownDescription: "Free text, at most 1024 characters.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(""),
-				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
-			},
+			"description": descriptionAttribute("Free text, at most 1024 characters."),
 			"paused": schema.BoolAttribute{
 				MarkdownDescription: "Whether workers get none of its jobs (enqueues go on). Left out, Terraform does not manage it: " +
 					"the queue stays paused or running as it is (a new queue runs), and a pause or resume made outside Terraform " +
@@ -144,7 +133,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 						Required:            true,
 						CustomType:          durationType{},
 						Validators:          []validator.String{duration(minThrottlePeriod, maxThrottlePeriod)},
-						PlanModifiers:       []planmodifier.String{sameDuration{}},
+						PlanModifiers:       []planmodifier.String{sameDuration},
 					},
 				},
 			},
@@ -175,10 +164,6 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"schema_version": queueSchemaVersionAttribute(),
 		},
 	}
-}
-
-func (r *queueResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -217,26 +202,26 @@ func (m *queueModel) set(q *client.Queue, ns string) {
 	m.SchemaVer = types.Int64Value(q.SchemaVersion)
 }
 
-// put creates or replaces the queue as m declares it. The API's PUT sets
-// the pause too, so a configuration that leaves paused out sends the pause
-// the queue has now (read just before; a new queue runs): only a pause
-// made in the instant between the two calls would be undone.
-func (r *queueResource) put(ctx context.Context, config tfsdk.Config, m *queueModel, diags *diag.Diagnostics, what string) *client.Queue {
+// put creates or replaces the queue as m declares it, and reads the
+// answer into m. The API's PUT sets the pause too, so a configuration
+// that leaves paused out sends the pause the queue has now (read just
+// before; a new queue runs): only a pause made in the instant between the
+// two calls would be undone.
+func (r *queueResource) put(ctx context.Context, config tfsdk.Config, m *queueModel, diags *diag.Diagnostics, what string) {
 	ns, name := m.Namespace.ValueString(), m.Name.ValueString()
 	var declared types.Bool
 	diags.Append(config.GetAttribute(ctx, path.Root("paused"), &declared)...)
 	if diags.HasError() {
-		return nil
+		return
 	}
 	paused := declared.ValueBool()
 	if declared.IsNull() {
-		cur, err := retry(ctx, false, func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
-		switch {
-		case err == nil:
+		cur, ok := readCall(ctx, diags, "Could not read queue "+ns+"/"+name+" before the "+what, func() {},
+			func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
+		if ok {
 			paused = cur.Paused
-		case !client.IsNotFound(err):
-			apiError(diags, "Could not read queue "+ns+"/"+name+" before the "+what, err)
-			return nil
+		} else if diags.HasError() {
+			return
 		}
 	}
 	spec := m.spec(paused)
@@ -245,69 +230,42 @@ func (r *queueResource) put(ctx context.Context, config tfsdk.Config, m *queueMo
 		apiErrorAt(diags, "Could not "+what+" queue "+ns+"/"+name, err, "description", "concurrency", "key_concurrency",
 			"key_concurrency.max", "throttle", "throttle.rate", "throttle.period", "push", "push.url", "push.mode", "push.timeout",
 			"push.max_in_flight", "push.headers", "schema")
-		return nil
+		return
 	}
-	return q
+	m.set(q, ns)
 }
 
 func (r *queueResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan queueModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if q := r.put(ctx, req.Config, &plan, &resp.Diagnostics, "create"); q != nil {
-		plan.set(q, plan.Namespace.ValueString())
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	createFromPlan(ctx, req, resp, func(plan *queueModel) { r.put(ctx, req.Config, plan, &resp.Diagnostics, "create") })
 }
 
 func (r *queueResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state queueModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[queueModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
-	q, err := retry(ctx, false, func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	q, ok := refresh(ctx, resp, "Could not read queue "+ns+"/"+name, func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
+	if ok {
+		state.set(q, ns)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read queue "+ns+"/"+name, err)
-		return
-	}
-	state.set(q, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *queueResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan queueModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if q := r.put(ctx, req.Config, &plan, &resp.Diagnostics, "update"); q != nil {
-		plan.set(q, plan.Namespace.ValueString())
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	updateFromPlan(ctx, req, resp, func(plan, _ *queueModel) { r.put(ctx, req.Config, plan, &resp.Diagnostics, "update") })
 }
 
 func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state queueModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[queueModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
 	if !state.Force.ValueBool() {
-		q, err := retry(ctx, false, func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
-		if client.IsNotFound(err) {
-			return
-		}
-		if err != nil {
-			apiError(&resp.Diagnostics, "Could not read queue "+ns+"/"+name+" before deleting it", err)
+		q, ok := readCall(ctx, &resp.Diagnostics, "Could not read queue "+ns+"/"+name+" before deleting it", func() {},
+			func() (*client.Queue, error) { return r.p.in(ns).GetQueue(ctx, name) })
+		if !ok { // gone already, or an error
 			return
 		}
 		if n := heldJobs(q.Counts); n > 0 {
@@ -320,10 +278,10 @@ func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 			return
 		}
 	}
-	_, err := retry(ctx, true, func() (int, error) { return r.p.in(ns).DeleteQueue(ctx, name) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete queue "+ns+"/"+name, err)
-	}
+	deleteCall(ctx, &resp.Diagnostics, "Could not delete queue "+ns+"/"+name, func() error {
+		_, err := r.p.in(ns).DeleteQueue(ctx, name)
+		return err
+	})
 }
 
 // heldJobs is every job the counts show, finished ones still kept
@@ -334,12 +292,7 @@ func heldJobs(c client.QueueCounts) int64 {
 
 // ImportState takes "<namespace>/<queue>".
 func (r *queueResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, ok := splitImportID(req.ID, &resp.Diagnostics, "<namespace>/<queue name>")
-	if !ok {
-		return
+	if importNamed(ctx, req, resp, "<namespace>/<queue name>", nil, "") {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 }

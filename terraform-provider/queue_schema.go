@@ -36,7 +36,7 @@ func queueSchemaAttribute() schema.StringAttribute {
 		Optional:      true,
 		CustomType:    jsontypes.NormalizedType{},
 		Validators:    []validator.String{schemaShape{}},
-		PlanModifiers: []planmodifier.String{sameJSON{}},
+		PlanModifiers: []planmodifier.String{sameJSON},
 	}
 }
 
@@ -94,25 +94,9 @@ func oneLine(s string) string {
 	return s
 }
 
-// sameJSON plans the prior value of a JSON string the configuration
-// writes differently but means the same (the canonical form an import
-// reads, where the configuration has spaces and its own key order), so
-// a layout is never a change.
-type sameJSON struct{}
-
-func (sameJSON) Description(context.Context) string {
-	return "JSON equal in meaning to the current value is no change"
-}
-func (m sameJSON) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
-
-func (sameJSON) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	if req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() {
-		return
-	}
-	if sameJSONText(ctx, req.StateValue.ValueString(), req.PlanValue.ValueString()) {
-		resp.PlanValue = req.StateValue
-	}
-}
+// sameJSON is samePlan for JSON: the canonical form an import reads,
+// where the configuration has spaces and its own key order.
+var sameJSON = samePlan{"JSON equal in meaning to the current value", sameJSONText}
 
 // sameJSONText is whether a and b are the same JSON value (false if
 // either is not JSON).

@@ -7,12 +7,10 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -29,7 +27,7 @@ var (
 
 func newRoleResource() resource.Resource { return &roleResource{} }
 
-type roleResource struct{ p *providerData }
+type roleResource struct{ resourceBase }
 
 type roleModel struct {
 	ID          types.String     `tfsdk:"id"`
@@ -68,11 +66,7 @@ func (r *roleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"Changes apply to the role's keys at once. Destroying a role that live keys carry fails (`role_in_use`): revoke " +
 			"or re-role them first (Terraform does so first for keys that reference the role).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The role's name; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("The role's name; also the import id."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name: 1-63 lowercase letters, digits or `-`, not a built-in role's. Changing it replaces the role.",
 				Required:            true,
@@ -86,13 +80,7 @@ func (r *roleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				}}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
-			"description": schema.StringAttribute{
-				MarkdownDescription: "Free text, at most 1024 bytes.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(""),
-				Validators:          []validator.String{stringvalidator.LengthAtMost(maxDescription)},
-			},
+			"description": descriptionAttribute("Free text, at most 1024 bytes."),
 			"permissions": schema.ListNestedAttribute{
 				MarkdownDescription: "What the role grants (1 to 64 permissions): each allows its actions on the queues matching " +
 					"`queues` in the namespaces matching `namespaces`.",
@@ -104,18 +92,10 @@ func (r *roleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 					"queues":     patterns("Queues (`*`: all) or prefixes (`emails.*`)."),
 				}},
 			},
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the role was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"created_at": computedKept("When the role was created (RFC 3339)."),
 			"updated_at": computedTime("When the role was last changed (RFC 3339)."),
 		},
 	}
-}
-
-func (r *roleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // fieldPath turns the API's and tenancy's field names
@@ -186,40 +166,27 @@ func (m *roleModel) role() client.Role {
 }
 
 func (r *roleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan roleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.role()
-	role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.CreateRole(ctx, body) })
-	if err != nil {
-		if client.IsConflict(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Role already exists",
-				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+body.Name)
+	createFromPlan(ctx, req, resp, func(plan *roleModel) {
+		body := plan.role()
+		role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.CreateRole(ctx, body) })
+		if err != nil {
+			if !alreadyExists(&resp.Diagnostics, err, "Role", body.Name) {
+				apiError(&resp.Diagnostics, "Could not create role "+body.Name, err)
+			}
 			return
 		}
-		apiError(&resp.Diagnostics, "Could not create role "+body.Name, err)
-		return
-	}
-	plan.set(role)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		plan.set(role)
+	})
 }
 
 func (r *roleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state roleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[roleModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()
-	role, err := retry(ctx, false, func() (*client.Role, error) { return r.p.client.GetRole(ctx, name) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read role "+name, err)
+	role, ok := refresh(ctx, resp, "Could not read role "+name, func() (*client.Role, error) { return r.p.client.GetRole(ctx, name) })
+	if !ok {
 		return
 	}
 	if role.Builtin {
@@ -227,29 +194,24 @@ func (r *roleResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	state.set(role)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 func (r *roleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan roleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.role()
-	role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.UpdateRole(ctx, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not update role "+body.Name, err)
-		return
-	}
-	plan.set(role)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, _ *roleModel) {
+		body := plan.role()
+		role, err := retry(ctx, true, func() (*client.Role, error) { return r.p.client.UpdateRole(ctx, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not update role "+body.Name, err)
+			return
+		}
+		plan.set(role)
+	})
 }
 
 func (r *roleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state roleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[roleModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()

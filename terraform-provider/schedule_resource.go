@@ -12,9 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -29,7 +27,7 @@ var (
 
 func newScheduleResource() resource.Resource { return &scheduleResource{} }
 
-type scheduleResource struct{ p *providerData }
+type scheduleResource struct{ namespacedBase }
 
 type scheduleModel struct {
 	ID         types.String         `tfsdk:"id"`
@@ -61,11 +59,7 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"Every attribute but `namespace` is changed in place (`PUT /api/v1/schedules/{id}` replaces the whole schedule; " +
 			"its next run is computed afresh).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The schedule's id (`sch_…`).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The schedule's id (`sch_…`)."),
 			"namespace": namespaceAttribute("schedule"),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name, unique in its queue (1-128 bytes, no control characters, no `/`, not starting with `sch_`).",
@@ -83,13 +77,7 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Required:   true,
 				Validators: []validator.String{cronExpr()},
 			},
-			"timezone": schema.StringAttribute{
-				MarkdownDescription: "IANA time zone `cron` is read in, e.g. `Europe/Paris`. Defaults to `UTC`.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString("UTC"),
-				Validators:          []validator.String{timezone()},
-			},
+			"timezone": timezoneAttribute(),
 			"payload": schema.StringAttribute{
 				MarkdownDescription: "Payload of every job, as a JSON string (use `jsonencode`). Left out, jobs get a `null` payload. " +
 					"Formatting differences are not changes.",
@@ -125,22 +113,10 @@ func (r *scheduleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"next_run":    keptUntilNextRun(computedTime("When the schedule fires next (RFC 3339); null while disabled."), true),
 			"last_run":    keptUntilNextRun(computedTime("When the schedule last fired (RFC 3339); null until it first fires."), false),
 			"last_job_id": keptUntilNextRun(computedString("The job the schedule last enqueued; null until it first fires."), false),
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the schedule was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"updated_at": computedTime("When the schedule was last changed (RFC 3339)."),
+			"created_at":  computedKept("When the schedule was created (RFC 3339)."),
+			"updated_at":  computedTime("When the schedule was last changed (RFC 3339)."),
 		},
 	}
-}
-
-func (r *scheduleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *scheduleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
 }
 
 func (m *scheduleModel) request() client.ScheduleRequest {
@@ -182,75 +158,50 @@ func (m *scheduleModel) set(s *client.Schedule, ns string) {
 }
 
 func (r *scheduleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan scheduleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.request()
-	ns := plan.Namespace.ValueString()
-	s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).CreateSchedule(ctx, body) })
-	if err != nil {
-		if client.IsConflict(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Schedule already exists",
-				apiDetail(err)+"\n\nTo manage it with Terraform, import it: terraform import <address> "+ns+"/"+plan.Queue.ValueString()+"/"+plan.Name.ValueString())
+	createFromPlan(ctx, req, resp, func(plan *scheduleModel) {
+		body, ns := plan.request(), plan.Namespace.ValueString()
+		s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).CreateSchedule(ctx, body) })
+		if err != nil {
+			if !alreadyExists(&resp.Diagnostics, err, "Schedule", ns+"/"+plan.Queue.ValueString()+"/"+plan.Name.ValueString()) {
+				apiError(&resp.Diagnostics, "Could not create schedule "+plan.Name.ValueString(), err)
+			}
 			return
 		}
-		apiError(&resp.Diagnostics, "Could not create schedule "+plan.Name.ValueString(), err)
-		return
-	}
-	plan.set(s, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		plan.set(s, ns)
+	})
 }
 
 func (r *scheduleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state scheduleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[scheduleModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := state.Namespace.ValueString()
-	s, err := retry(ctx, false, func() (*client.Schedule, error) { return r.p.in(ns).GetSchedule(ctx, state.ID.ValueString()) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+	s, ok := refresh(ctx, resp, "Could not read schedule "+id, func() (*client.Schedule, error) { return r.p.in(ns).GetSchedule(ctx, id) })
+	if ok {
+		state.set(s, ns)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read schedule "+state.ID.ValueString(), err)
-		return
-	}
-	state.set(s, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *scheduleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state scheduleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body := plan.request()
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).UpdateSchedule(ctx, id, body) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not update schedule "+id, err)
-		return
-	}
-	plan.set(s, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, state *scheduleModel) {
+		body := plan.request()
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		s, err := retry(ctx, true, func() (*client.Schedule, error) { return r.p.in(ns).UpdateSchedule(ctx, id, body) })
+		if err != nil {
+			apiError(&resp.Diagnostics, "Could not update schedule "+id, err)
+			return
+		}
+		plan.set(s, ns)
+	})
 }
 
 func (r *scheduleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state scheduleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	err := retryErr(ctx, true, func() error { return r.p.in(ns).DeleteSchedule(ctx, id) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete schedule "+id, err)
+	state, ok := load[scheduleModel](ctx, req.State, &resp.Diagnostics)
+	if ok {
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		deleteCall(ctx, &resp.Diagnostics, "Could not delete schedule "+id, func() error { return r.p.in(ns).DeleteSchedule(ctx, id) })
 	}
 }
 

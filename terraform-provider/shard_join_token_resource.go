@@ -29,7 +29,7 @@ var _ resource.ResourceWithConfigure = (*shardJoinTokenResource)(nil)
 
 func newShardJoinTokenResource() resource.Resource { return &shardJoinTokenResource{} }
 
-type shardJoinTokenResource struct{ p *providerData }
+type shardJoinTokenResource struct{ resourceBase }
 
 type shardJoinTokenModel struct {
 	ID        types.String   `tfsdk:"id"`
@@ -46,7 +46,6 @@ func (r *shardJoinTokenResource) Metadata(_ context.Context, req resource.Metada
 }
 
 func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A self-hosted shard of the tenant, and the join token its nodes join it with " +
 			"(`jobbie shard --join-token`; docs/operate/self-hosting.md). Minting the token creates the shard " +
@@ -66,11 +65,7 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"create, so it is kept in the Terraform state (mark outputs that use it `sensitive`), and the resource " +
 			"cannot be imported; look existing shards up with the `jobbie_shards` data source.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The shard's id, as `shard_id`.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
+			"id": computedKept("The shard's id, as `shard_id`."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: fmt.Sprintf("The shard's name, for people: 1-%d printable characters, not starting or ending with a space. "+
 					"Changing it replaces the shard.", maxShardName),
@@ -94,53 +89,32 @@ func (r *shardJoinTokenResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Optional:      true,
 				CustomType:    durationType{},
 				Validators:    []validator.String{duration(wire.MinJoinTokenTTL, wire.MaxJoinTokenTTL)},
-				PlanModifiers: []planmodifier.String{sameDuration{}, stringplanmodifier.RequiresReplace()},
+				PlanModifiers: []planmodifier.String{sameDuration, stringplanmodifier.RequiresReplace()},
 			},
-			"token": schema.StringAttribute{
-				MarkdownDescription: "The join token (`jst_…`), for `jobbie shard --join-token`. Known at creation only.",
-				Computed:            true,
-				Sensitive:           true,
-				PlanModifiers:       keep,
-			},
-			"shard_id": schema.StringAttribute{
-				MarkdownDescription: "The new shard's id (`sh_…`): what a `jobbie_namespace`'s `shard` names.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
-			"expires_at": schema.StringAttribute{
-				MarkdownDescription: "When the token stops joining nodes (RFC 3339). The shard outlives it.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
+			"token":      computedSecret("The join token (`jst_…`), for `jobbie shard --join-token`. Known at creation only."),
+			"shard_id":   computedKept("The new shard's id (`sh_…`): what a `jobbie_namespace`'s `shard` names."),
+			"expires_at": computedKept("When the token stops joining nodes (RFC 3339). The shard outlives it."),
 		},
 	}
 }
 
-func (r *shardJoinTokenResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *shardJoinTokenResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan shardJoinTokenModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	name, nodes, ttl := plan.Name.ValueString(), int(plan.Nodes.ValueInt64()), goDuration(plan.ExpiresIn)
-	tok, err := retry(ctx, true, func() (*client.JoinToken, error) { return r.p.client.CreateJoinToken(ctx, name, ttl, nodes) })
-	if err != nil {
-		if isForbidden(err) {
-			resp.Diagnostics.AddError("Could not mint a join token for shard "+name, apiDetail(err)+ownerOnlyHint)
+	createFromPlan(ctx, req, resp, func(plan *shardJoinTokenModel) {
+		name, nodes, ttl := plan.Name.ValueString(), int(plan.Nodes.ValueInt64()), goDuration(plan.ExpiresIn)
+		tok, err := retry(ctx, true, func() (*client.JoinToken, error) { return r.p.client.CreateJoinToken(ctx, name, ttl, nodes) })
+		if err != nil {
+			if isForbidden(err) {
+				resp.Diagnostics.AddError("Could not mint a join token for shard "+name, apiDetail(err)+ownerOnlyHint)
+				return
+			}
+			apiErrorAt(&resp.Diagnostics, "Could not mint a join token for shard "+name, err, "name", "nodes", "expires_in")
 			return
 		}
-		apiErrorAt(&resp.Diagnostics, "Could not mint a join token for shard "+name, err, "name", "nodes", "expires_in")
-		return
-	}
-	plan.ID = types.StringValue(tok.ShardID)
-	plan.ShardID = types.StringValue(tok.ShardID)
-	plan.Token = types.StringValue(tok.Token)
-	plan.ExpiresAt = timeValue(&tok.ExpiresAt)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		plan.ID = types.StringValue(tok.ShardID)
+		plan.ShardID = types.StringValue(tok.ShardID)
+		plan.Token = types.StringValue(tok.Token)
+		plan.ExpiresAt = timeValue(&tok.ExpiresAt)
+	})
 }
 
 // findShard is the tenant's self-hosted shard id, nil when there is none
@@ -166,9 +140,8 @@ func shardByID(shards []client.OwnedShard, id string) *client.OwnedShard {
 // Read keeps the state while the shard exists: the token and its expiry
 // are not readable after the create, and the arguments cannot change.
 func (r *shardJoinTokenResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state shardJoinTokenModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[shardJoinTokenModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := state.ShardID.ValueString()
@@ -182,20 +155,17 @@ func (r *shardJoinTokenResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	state.Name = types.StringValue(sh.Name)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 // Update is never planned (every argument replaces); it keeps the plan.
 func (r *shardJoinTokenResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan shardJoinTokenModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(_, _ *shardJoinTokenModel) {})
 }
 
 func (r *shardJoinTokenResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state shardJoinTokenModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[shardJoinTokenModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := state.ShardID.ValueString()

@@ -17,7 +17,7 @@ var _ datasource.DataSourceWithConfigure = (*shardsDataSource)(nil)
 
 func newShardsDataSource() datasource.DataSource { return &shardsDataSource{} }
 
-type shardsDataSource struct{ p *providerData }
+type shardsDataSource struct{ dataSourceBase }
 
 type shardsDataModel struct {
 	Name   types.String `tfsdk:"name"`
@@ -101,19 +101,14 @@ func (d *shardsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	}
 }
 
-func (d *shardsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *shardsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m shardsDataModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := load[shardsDataModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	shards, err := retry(ctx, false, func() ([]client.OwnedShard, error) { return d.p.client.Shards(ctx) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not list self-hosted shards", err)
+	shards, ok := readCall(ctx, &resp.Diagnostics, "Could not list self-hosted shards", nil,
+		func() ([]client.OwnedShard, error) { return d.p.client.Shards(ctx) })
+	if !ok {
 		return
 	}
 	out := []attr.Value{}
@@ -131,7 +126,7 @@ func (d *shardsDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	list, diags := types.ListValue(shardObjectType, out)
 	resp.Diagnostics.Append(diags...)
 	m.Shards = list
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
 // shardObject is one entry of shards. Health is optional in the listing

@@ -19,7 +19,7 @@ var _ datasource.DataSourceWithConfigure = (*signingKeysDataSource)(nil)
 
 func newSigningKeysDataSource() datasource.DataSource { return &signingKeysDataSource{} }
 
-type signingKeysDataSource struct{ p *providerData }
+type signingKeysDataSource struct{ dataSourceBase }
 
 type signingKeysModel struct {
 	Namespace  types.String      `tfsdk:"namespace"`
@@ -72,23 +72,15 @@ func (d *signingKeysDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 	}
 }
 
-func (d *signingKeysDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *signingKeysDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m signingKeysModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := load[signingKeysModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := m.Namespace.ValueString()
-	if ns == "" {
-		ns = d.p.namespace
-	}
-	keys, err := retry(ctx, false, func() ([]client.WebhookKey, error) { return d.p.in(ns).WebhookSigningKeys(ctx) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read the signing keys of "+ns, err)
+	ns := d.namespace(m.Namespace)
+	keys, ok := readCall(ctx, &resp.Diagnostics, "Could not read the signing keys of "+ns, nil,
+		func() ([]client.WebhookKey, error) { return d.p.in(ns).WebhookSigningKeys(ctx) })
+	if !ok {
 		return
 	}
 	m.Namespace = types.StringValue(ns)
@@ -98,5 +90,5 @@ func (d *signingKeysDataSource) Read(ctx context.Context, req datasource.ReadReq
 			PublicKey: types.StringValue(k.Key), NotAfter: timeValue(k.NotAfter)})
 		m.PublicKeys = append(m.PublicKeys, k.Key)
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }

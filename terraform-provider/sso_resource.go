@@ -10,9 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -36,7 +34,7 @@ const ssoID = "sso"
 
 func newSSOResource() resource.Resource { return &ssoResource{} }
 
-type ssoResource struct{ p *providerData }
+type ssoResource struct{ resourceBase }
 
 type ssoModel struct {
 	ID              types.String        `tfsdk:"id"`
@@ -76,11 +74,7 @@ func (r *ssoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *
 			"`client_secret` is write-only at the API: no answer carries it, so Terraform keeps the configuration's in its " +
 			"state (sensitive) and cannot see a change made outside it.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "Always `sso`; also the import id.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKept("Always `sso`; also the import id."),
 			"issuer_url": schema.StringAttribute{
 				MarkdownDescription: "The provider's issuer: an absolute `https` URL without query or fragment; its discovery " +
 					"document is `issuer_url/.well-known/openid-configuration`.",
@@ -129,18 +123,10 @@ func (r *ssoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
-			"redirect_path": schema.StringAttribute{
-				MarkdownDescription: "The console's callback path, under the gateway's address: the redirect URI to register.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"updated_at": computedTime("When the configuration was last set (RFC 3339)."),
+			"redirect_path": computedKept("The console's callback path, under the gateway's address: the redirect URI to register."),
+			"updated_at":    computedTime("When the configuration was last set (RFC 3339)."),
 		},
 	}
-}
-
-func (r *ssoResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // put sets the configuration the plan names and reads the answer into it.
@@ -196,54 +182,31 @@ func listOf[T any](had, held []T) []T {
 }
 
 func (r *ssoResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan ssoModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "set"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	createFromPlan(ctx, req, resp, func(plan *ssoModel) { r.put(ctx, plan, &resp.Diagnostics, "set") })
 }
 
 // Read takes the configuration as the API holds it (the secret from the
 // state); none (deleted outside Terraform) removes the resource.
 func (r *ssoResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state ssoModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[ssoModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	held, err := retry(ctx, false, func() (*client.SSOConfig, error) { return r.p.client.GetSSO(ctx) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	held, ok := refresh(ctx, resp, "Could not read the tenant's SSO configuration",
+		func() (*client.SSOConfig, error) { return r.p.client.GetSSO(ctx) })
+	if ok {
+		state.fromAPI(held)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read the tenant's SSO configuration", err)
-		return
-	}
-	state.fromAPI(held)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *ssoResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan ssoModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.put(ctx, &plan, &resp.Diagnostics, "update"); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	updateFromPlan(ctx, req, resp, func(plan, _ *ssoModel) { r.put(ctx, plan, &resp.Diagnostics, "update") })
 }
 
 // Delete ends sign-in through the provider.
 func (r *ssoResource) Delete(ctx context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
-	err := retryErr(ctx, true, func() error { return r.p.client.DeleteSSO(ctx) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete the tenant's SSO configuration", err)
-	}
+	deleteCall(ctx, &resp.Diagnostics, "Could not delete the tenant's SSO configuration", func() error { return r.p.client.DeleteSSO(ctx) })
 }
 
 // ImportState takes "sso": the tenant's configuration, without its

@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -37,7 +36,7 @@ var (
 
 func newWebhookResource() resource.Resource { return &webhookResource{} }
 
-type webhookResource struct{ p *providerData }
+type webhookResource struct{ namespacedBase }
 
 type webhookModel struct {
 	ID             types.String `tfsdk:"id"`
@@ -73,11 +72,7 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"it enables it again. The provider's key needs `webhook.read` and `webhook.manage` on every queue of the " +
 			"namespace. Import with `<namespace>/<id>` (`secret` is then null: the API shows it only when it is made).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The endpoint's id (`wh_…`).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":        computedKept("The endpoint's id (`wh_…`)."),
 			"namespace": namespaceAttribute("webhook"),
 			"url": schema.StringAttribute{
 				MarkdownDescription: "The `https` URL events are POSTed to (port 443 or 1024 and above; its name must resolve " +
@@ -122,13 +117,8 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Default:       booldefault.StaticBool(false),
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			},
-			"secret": schema.StringAttribute{
-				MarkdownDescription: "The `whsec_` secret made with `with_secret`, as the create answered it; null without " +
-					"`with_secret` and after an import. A rotation outside Terraform is not seen here.",
-				Computed:      true,
-				Sensitive:     true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"secret": computedSecret("The `whsec_` secret made with `with_secret`, as the create answered it; null " +
+				"without `with_secret` and after an import. A rotation outside Terraform is not seen here."),
 			"secret_ids": schema.ListAttribute{
 				MarkdownDescription: "The ids (`whs_…`) of the endpoint's secrets that sign now.",
 				ElementType:         types.StringType,
@@ -136,22 +126,10 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			},
 			"disabled_reason": computedString("Why deliveries stopped (failing for 3 days); null while they run."),
 			"disabled_at":     computedTime("When deliveries stopped (RFC 3339); null while they run."),
-			"created_at": schema.StringAttribute{
-				MarkdownDescription: "When the endpoint was created (RFC 3339).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"updated_at": computedTime("When the endpoint was last changed (RFC 3339)."),
+			"created_at":      computedKept("When the endpoint was created (RFC 3339)."),
+			"updated_at":      computedTime("When the endpoint was last changed (RFC 3339)."),
 		},
 	}
-}
-
-func (r *webhookResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *webhookResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	planDefaultNamespace(ctx, r.p, req, resp)
 }
 
 func (m *webhookModel) request(ctx context.Context, diags *diag.Diagnostics) client.WebhookRequest {
@@ -216,72 +194,57 @@ func webhookError(diags *diag.Diagnostics, summary string, err error) {
 }
 
 func (r *webhookResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan webhookModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	body := plan.request(ctx, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	body.Secret = plan.WithSecret.ValueBool()
-	ns := plan.Namespace.ValueString()
-	w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).CreateWebhook(ctx, body) })
-	if err != nil {
-		webhookError(&resp.Diagnostics, "Could not create webhook "+plan.URL.ValueString(), err)
-		return
-	}
-	plan.set(w, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	createFromPlan(ctx, req, resp, func(plan *webhookModel) {
+		body := plan.request(ctx, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		body.Secret = plan.WithSecret.ValueBool()
+		ns := plan.Namespace.ValueString()
+		w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).CreateWebhook(ctx, body) })
+		if err != nil {
+			webhookError(&resp.Diagnostics, "Could not create webhook "+plan.URL.ValueString(), err)
+			return
+		}
+		plan.set(w, ns)
+	})
 }
 
 func (r *webhookResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state webhookModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := load[webhookModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := state.Namespace.ValueString()
-	w, err := retry(ctx, false, func() (*client.Webhook, error) { return r.p.in(ns).GetWebhook(ctx, state.ID.ValueString()) })
-	if client.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+	w, ok := refresh(ctx, resp, "Could not read webhook "+id, func() (*client.Webhook, error) { return r.p.in(ns).GetWebhook(ctx, id) })
+	if ok {
+		state.set(w, ns)
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read webhook "+state.ID.ValueString(), err)
-		return
-	}
-	state.set(w, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *webhookResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state webhookModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	body := plan.request(ctx, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).UpdateWebhook(ctx, id, body) })
-	if err != nil {
-		webhookError(&resp.Diagnostics, "Could not update webhook "+id, err)
-		return
-	}
-	plan.Secret = state.Secret
-	plan.set(w, ns)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	updateFromPlan(ctx, req, resp, func(plan, state *webhookModel) {
+		body := plan.request(ctx, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		w, err := retry(ctx, true, func() (*client.Webhook, error) { return r.p.in(ns).UpdateWebhook(ctx, id, body) })
+		if err != nil {
+			webhookError(&resp.Diagnostics, "Could not update webhook "+id, err)
+			return
+		}
+		plan.Secret = state.Secret
+		plan.set(w, ns)
+	})
 }
 
 func (r *webhookResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state webhookModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns, id := state.Namespace.ValueString(), state.ID.ValueString()
-	err := retryErr(ctx, true, func() error { return r.p.in(ns).DeleteWebhook(ctx, id) })
-	if err != nil && !client.IsNotFound(err) {
-		apiError(&resp.Diagnostics, "Could not delete webhook "+id, err)
+	state, ok := load[webhookModel](ctx, req.State, &resp.Diagnostics)
+	if ok {
+		ns, id := state.Namespace.ValueString(), state.ID.ValueString()
+		deleteCall(ctx, &resp.Diagnostics, "Could not delete webhook "+id, func() error { return r.p.in(ns).DeleteWebhook(ctx, id) })
 	}
 }
 

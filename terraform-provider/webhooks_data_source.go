@@ -18,7 +18,7 @@ var _ datasource.DataSourceWithConfigure = (*webhooksDataSource)(nil)
 
 func newWebhooksDataSource() datasource.DataSource { return &webhooksDataSource{} }
 
-type webhooksDataSource struct{ p *providerData }
+type webhooksDataSource struct{ dataSourceBase }
 
 type webhooksModel struct {
 	Namespace types.String       `tfsdk:"namespace"`
@@ -81,23 +81,15 @@ func (d *webhooksDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 	}
 }
 
-func (d *webhooksDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.p = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *webhooksDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m webhooksModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := load[webhooksModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ns := m.Namespace.ValueString()
-	if ns == "" {
-		ns = d.p.namespace
-	}
-	ws, err := retry(ctx, false, func() ([]client.Webhook, error) { return d.p.in(ns).ListWebhooks(ctx) })
-	if err != nil {
-		apiError(&resp.Diagnostics, "Could not read the webhooks of "+ns, err)
+	ns := d.namespace(m.Namespace)
+	ws, ok := readCall(ctx, &resp.Diagnostics, "Could not read the webhooks of "+ns, nil,
+		func() ([]client.Webhook, error) { return d.p.in(ns).ListWebhooks(ctx) })
+	if !ok {
 		return
 	}
 	m.Namespace = types.StringValue(ns)
@@ -112,5 +104,5 @@ func (d *webhooksDataSource) Read(ctx context.Context, req datasource.ReadReques
 		}
 		m.Webhooks = append(m.Webhooks, v)
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }

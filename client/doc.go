@@ -43,13 +43,15 @@
 // (docs/api/grpc.md), found with Client.Info (GET /api/v1/info) unless
 // WorkerConfig.StreamURL names it. Jobs come down the stream up to
 // Concurrency, acks, fails and heartbeats go up it gathered into frames,
-// a cancel arrives as a frame, a broken stream is opened again with
-// backoff, and on the gateway's Drain the worker finishes its jobs and
-// reconnects. When the gateway serves no gRPC port, or the stream cannot
-// be reached (connection refused, no HTTP/2 on the way, the method not
-// served), the worker long-polls the HTTP API instead, with the same
-// Handler, JobContext and shutdown, and tries the stream again after
-// WorkerConfig.StreamRetry (doubling while it stays out of reach).
+// a cancel arrives as a frame as soon as it applies (heartbeats or not:
+// the handler's context ends with ErrJobCancelled), a broken stream is
+// opened again with backoff, and on the gateway's Drain the worker
+// finishes its jobs and reconnects. When the gateway serves no gRPC
+// port, or the stream cannot be reached (connection refused, no HTTP/2
+// on the way, the method not served), the worker long-polls the HTTP API
+// instead, with the same Handler, JobContext and shutdown, and tries the
+// stream again after WorkerConfig.StreamRetry (doubling while it stays
+// out of reach).
 // Worker.Transport says which it is on, and the log says when it
 // changes. Transport TransportHTTP or TransportStream forces one; a
 // worker forced onto the stream fails with ErrNoStream when there is

@@ -15,7 +15,7 @@ import (
 // Cancel outcomes.
 const (
 	CancelDone       = wire.CancelDone      // the job was waiting and is cancelled
-	CancelRequesting = wire.CancelRequested // the job is running; its worker is told by its next heartbeat
+	CancelRequesting = wire.CancelRequested // the job is running; its worker is told at once on the stream, else by its next heartbeat
 )
 
 // TimelineEvent is one entry of a job's timeline. Event is one of

@@ -27,9 +27,10 @@ import (
 // Every call is served by the route table in process (serveRoute): the
 // same chain, the same rules, as the HTTP request it stands for; a
 // worker stream's every fetch, ack, fail, heartbeat, enqueue and release
-// too. When the gateway stops (s.ctx ends) each worker stream is sent
-// Drain and given three quarters of ShutdownTimeout to close, within
-// the HTTP/2 shutdown's wait.
+// too; between its calls a stream's key is judged again, by admission's
+// check, when the revocation list changes. When the gateway stops (s.ctx
+// ends) each worker stream is sent Drain and given three quarters of
+// ShutdownTimeout to close, within the HTTP/2 shutdown's wait.
 
 // startGRPC listens on Config.GRPCAddr and serves the services there.
 func (s *Server) startGRPC(public *tls.Config) error {
@@ -39,7 +40,8 @@ func (s *Server) startGRPC(public *tls.Config) error {
 	}
 	ln := listen.New(tcp, listen.Config{Name: "grpc", MaxConns: capOf(s.cfg.GRPCMaxConns), Group: s.listeners, Logger: s.log})
 	mux := http.NewServeMux()
-	work := connectapi.WorkConfig{Stopping: s.ctx, DrainWithin: s.cfg.ShutdownTimeout * 3 / 4, KeepAlive: s.cfg.GRPCKeepAlive}
+	work := connectapi.WorkConfig{Stopping: s.ctx, DrainWithin: s.cfg.ShutdownTimeout * 3 / 4, KeepAlive: s.cfg.GRPCKeepAlive,
+		CheckKey: func(h string) error { _, err := s.gate.AuthenticateKey(h); return err }, KeysChanged: s.gate.RevocationsChanged}
 	scaler := connectapi.ScalerConfig{Poll: s.cfg.GRPCScalerPoll}
 	for path, h := range connectapi.New(s.serveRoute, work, scaler).Handlers(max(s.cfg.BodyLimit, s.cfg.BatchBodyLimit)) {
 		mux.Handle(path, h)

@@ -98,7 +98,7 @@ func init() {
 		"FetchRequest.worker_id":             {"maxLength": wire.MaxWorkerID},
 		"FetchRequest.hostname":              {"maxLength": wire.MaxWorkerID},
 		"FetchRequest.timeout":               {"minimum": 0, "maximum": wire.MaxFetchTimeout.Seconds()},
-		"FetchBatchRequest.max":              {"minimum": 1, "maximum": wire.MaxFetchBatch},
+		"FetchBatchRequest.max":              {"minimum": 0, "maximum": wire.MaxFetchBatch},
 		"AckBatchRequest.acks":               {"minItems": 1, "maxItems": wire.MaxAckBatch},
 		"HeartbeatRequest.jobs":              {"maxItems": wire.MaxHeartbeatJobs},
 		"BulkRequest.job_ids":                {"maxItems": wire.MaxBulkIDs},

@@ -111,7 +111,7 @@ var operations = map[string]op{
 		ok: []opAnswer{{status: 200, desc: "A job, leased to the caller.", body: wire.FetchedJob{}},
 			{status: 204, desc: "The wait ended with no job."}}},
 	"POST /api/v1/fetch/batch": {id: "fetchJobs", tag: tWork, summary: "Lease up to max jobs in one long-poll", req: wire.FetchBatchRequest{},
-		ok: []opAnswer{{status: 200, desc: "The jobs leased: an empty list when the wait ended with none.", body: wire.FetchBatchResponse{}}}},
+		ok: []opAnswer{{status: 200, desc: "The jobs leased: an empty list when the wait ended with none. cancels: the worker's jobs cancelled while it held them, told once; a waiting fetch answers as soon as there is one.", body: wire.FetchBatchResponse{}}}},
 	"POST /api/v1/ack/batch": {id: "ackJobs", tag: tWork, summary: "Complete many jobs of one worker", req: wire.AckBatchRequest{}, ok: okAns(wire.AckBatchResponse{})},
 	"POST /api/v1/ack/:id":   {id: "ackJob", tag: tWork, summary: "Complete a job", req: wire.AckRequest{}, optionalBody: true, ok: []opAnswer{ackOK}},
 	"POST /api/v1/fail/:id":  {id: "failJob", tag: tWork, summary: "Fail a job's attempt", req: wire.FailRequest{}, optionalBody: true, ok: okAns(wire.FailResponse{})},

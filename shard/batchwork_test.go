@@ -127,7 +127,10 @@ func TestBatchWorkRejectsBadInput(t *testing.T) {
 	}
 	// Nothing was leased or settled by the refused calls.
 	id := b.enqueue(map[string]any{"queue": "q"})
-	require.Equal(t, 400, b.fetchBatch([]string{"q"}, map[string]any{"max": 0}).Status)
+	require.Equal(t, 400, b.fetchBatch([]string{"q"}, map[string]any{"max": -1}).Status)
+	none := b.fetchBatch([]string{"q"}, map[string]any{"max": 0}) // waits for news only
+	require.Equal(t, 200, none.Status, string(none.Raw))
+	require.Equal(t, []any{}, none.Body["jobs"])
 	require.Equal(t, "pending", b.job(id)["state"])
 }
 

@@ -95,7 +95,7 @@ func TestFetchReleasesWhenTheWorkerLeavesMeanwhile(t *testing.T) {
 	other := b.enqueue(map[string]any{"queue": "q"})
 	one := 5
 	jobs, err := b.srv.Service().FetchBatch(context.Background(), testNS, service.Limits{}, &wire.FetchBatchRequest{
-		FetchRequest: wire.FetchRequest{Queues: []string{"q"}, WorkerID: "ghost", Timeout: &zero}, Max: &one}, goneNow)
+		FetchRequest: wire.FetchRequest{Queues: []string{"q"}, WorkerID: "ghost", Timeout: &zero}, Max: &one}, goneNow, nil)
 	require.NoError(t, err)
 	require.Empty(t, jobs)
 	for _, x := range []string{id, other} {

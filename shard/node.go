@@ -68,7 +68,8 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, waiters: live.NewWaiters(cfg.Clock), events: live.NewEvents(), workers: live.NewWorkers(cfg.Clock),
 		weights: api.NewWeights()}
 	n.eng = engine.New(engine.Options{Retention: cfg.Retention, Waker: n.waiters,
-		Observers: []engine.Observer{n.events.Observer(), n.workers.Observer(), live.CountEvents()}})
+		Observers:  []engine.Observer{n.events.Observer(), n.workers.Observer(), live.CountEvents()},
+		Cancelling: []engine.CancelObserver{n.workers.CancelObserver()}})
 	// Raft talks to this shard's nodes only, of the same owner: a
 	// self-hosted shard's peers must name its tenant, a hosted shard's
 	// none.

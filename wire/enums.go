@@ -37,7 +37,7 @@ const (
 // What cancelling a job did (CancelResponse.Status).
 const (
 	CancelDone      = "cancelled"  // it was waiting: cancelled at once
-	CancelRequested = "cancelling" // it runs: its worker's next heartbeat says "cancel"
+	CancelRequested = "cancelling" // it runs: its worker's waiting fetch/batch (cancels) or next heartbeat ("cancel") tells it
 )
 
 // Values of an ack's step_status, for a chain step.

@@ -76,10 +76,12 @@ type FetchRequest struct {
 }
 
 // FetchBatchRequest is POST /api/v1/fetch/batch: up to Max jobs in one
-// long-poll.
+// long-poll. Max 0 leases none: the long-poll of a worker with no room
+// for a job, waiting only for what the answer tells it besides jobs (its
+// cancelled jobs, its drain); it needs a worker_id.
 type FetchBatchRequest struct {
 	FetchRequest
-	Max *int `json:"max,omitempty"` // 1..MaxFetchBatch; default DefaultFetchBatch
+	Max *int `json:"max,omitempty"` // 0..MaxFetchBatch; default DefaultFetchBatch
 }
 
 // FetchedJob is a job handed to a worker: the body of a fetch, and each
@@ -105,9 +107,19 @@ type FetchedJob struct {
 }
 
 // FetchBatchResponse is the answer to fetch/batch: empty when the wait
-// ended with no job.
+// ended with no job. Cancels are jobs leased to the request's worker_id
+// that were cancelled while it held them and that no answer told it of
+// yet: a waiting fetch/batch answers as soon as one is (the worker stops
+// them, and settles them with an ack or fail).
 type FetchBatchResponse struct {
-	Jobs []FetchedJob `json:"jobs"`
+	Jobs    []FetchedJob `json:"jobs"`
+	Cancels []JobCancel  `json:"cancels,omitempty"`
+}
+
+// JobCancel names a job cancelled while a worker ran it, and its lease.
+type JobCancel struct {
+	JobID      string `json:"job_id"`
+	LeaseToken string `json:"lease_token"`
 }
 
 // AckRequest completes a job: POST /api/v1/ack/{id}.

@@ -99,16 +99,19 @@ func TestWorkerStreamFramesAgainstDev(t *testing.T) {
 	require.EqualValues(t, 2, byID[jobs[2].GetJobId()].GetAttempt())
 	require.Contains(t, byID, ids[3])
 
-	// Cancel a running job: its next heartbeat says so, and a Cancel frame
-	// names it.
+	// Cancel a running job: a Cancel frame names it (at once: the stream's
+	// waiting fetch answers), and its next heartbeat says so too.
 	again := byID[jobs[2].GetJobId()]
 	_, err = api.CancelJob(ctx, again.GetJobId())
 	require.NoError(t, err)
+	s.until(t, "cancel", func() bool { return len(s.cancels) > 0 })
 	s.send(t, &jobbiev1.WorkRequest{ExtendLeases: []*jobbiev1.ExtendLease{{CorrelationId: 6, JobId: again.GetJobId(), LeaseToken: again.GetLeaseToken()}}})
 	require.Equal(t, wire.HeartbeatCancel, s.waitResults(t, 6)[6].GetStatus())
 	s.mu.Lock()
-	require.Len(t, s.cancels, 1)
-	require.Equal(t, again.GetJobId(), s.cancels[0].GetJobId())
+	for _, c := range s.cancels {
+		require.Equal(t, again.GetJobId(), c.GetJobId())
+		require.Equal(t, again.GetLeaseToken(), c.GetLeaseToken())
+	}
 	s.mu.Unlock()
 
 	// Bad input answers its own result and ends nothing: a fail naming no

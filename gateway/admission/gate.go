@@ -104,6 +104,11 @@ func (g *Gate) KeysLoaded() bool { return g.keys.loaded() }
 // least once.
 func (g *Gate) RevocationsLoaded() bool { return g.revs.loaded() }
 
+// RevocationsChanged answers a channel that closes when the revocation
+// list next changes: a worker stream judges its key again then
+// (AuthenticateKey), instead of at its next call.
+func (g *Gate) RevocationsChanged() <-chan struct{} { return g.revs.changed() }
+
 // RevocationAge is how old the revocation list is at now, and whether
 // that is past its freshness bound (every key is then refused).
 func (g *Gate) RevocationAge(now time.Time) (time.Duration, bool) { return g.revs.stale(now) }

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,11 @@ type revocations struct {
 	// onRoles, when set, takes the tenants' roles versions of each new
 	// list (roleCache.update).
 	onRoles func([]wire.RolesVersion)
+
+	// next closes when a new list is stored (changed): what holds a key
+	// past its request, a worker stream, judges it again then.
+	nextMu sync.Mutex
+	next   chan struct{}
 }
 
 func newRevocations(control controlapi.Control, clock clockwork.Clock, maxAge time.Duration) *revocations {
@@ -130,5 +136,21 @@ func (r *revocations) refresh(ctx context.Context) error {
 		r.onRoles(rev.Roles)
 	}
 	r.list.Store(l)
+	r.nextMu.Lock()
+	if r.next != nil {
+		close(r.next)
+		r.next = nil
+	}
+	r.nextMu.Unlock()
 	return nil
+}
+
+// changed answers a channel that closes when the next list is stored.
+func (r *revocations) changed() <-chan struct{} {
+	r.nextMu.Lock()
+	defer r.nextMu.Unlock()
+	if r.next == nil {
+		r.next = make(chan struct{})
+	}
+	return r.next
 }

@@ -19,21 +19,25 @@ import (
 // jobframes_test.go holds it to protojson's result field by field, so a
 // field added to both shapes cannot be dropped here unnoticed.
 
-// leasedJobs are the jobs of a fetch/batch answer.
-func leasedJobs(body []byte) ([]*jobbiev1.LeasedJob, error) {
+// leasedJobs are the jobs of a fetch/batch answer, and its cancels.
+func leasedJobs(body []byte) ([]*jobbiev1.LeasedJob, []*jobbiev1.Cancel, error) {
 	var res wire.FetchBatchResponse
 	if err := gojson.Unmarshal(body, &res); err != nil {
-		return nil, fmt.Errorf("a fetch's answer: %w", err)
+		return nil, nil, fmt.Errorf("a fetch's answer: %w", err)
 	}
 	out := make([]*jobbiev1.LeasedJob, len(res.Jobs))
 	for i := range res.Jobs {
 		j, err := leasedJob(&res.Jobs[i])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[i] = j
 	}
-	return out, nil
+	var cancels []*jobbiev1.Cancel
+	for _, c := range res.Cancels {
+		cancels = append(cancels, &jobbiev1.Cancel{JobId: c.JobID, LeaseToken: c.LeaseToken})
+	}
+	return out, cancels, nil
 }
 
 // leasedJob is j as the stream sends it. Its trace context is not

@@ -59,7 +59,7 @@ func TestLeasedJobsMatchProtojson(t *testing.T) {
 
 	var want jobbiev1.WorkResponse
 	require.NoError(t, unmarshal.Unmarshal(body, &want))
-	got, err := leasedJobs(body)
+	got, _, err := leasedJobs(body)
 	require.NoError(t, err)
 	require.Empty(t, cmpProto(want.GetJobs(), got))
 

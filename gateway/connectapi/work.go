@@ -2,6 +2,7 @@ package connectapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -18,12 +20,14 @@ import (
 // WorkerService.Work: one bidirectional stream per worker process. The
 // stream decides nothing either: each thing it does for the worker is
 // the worker route of the HTTP API for the same thing, served by Route
-// with the stream's key and namespace (a fetch/batch long-poll while the
-// worker has credit, one ack/batch for a frame's acks, one heartbeat for
-// its heartbeats, a fail, an enqueue, a release). So authentication,
-// RBAC, queue scope, plan limits, fair admission and metering are the
-// route's, call by call, and a key revoked mid-stream is refused at its
-// next call.
+// with the stream's key and namespace (a fetch/batch long-poll always,
+// for the credit or, with none, for the worker's cancels, work_fetch.go;
+// one ack/batch for a frame's acks, one heartbeat for its heartbeats, a
+// fail, an enqueue, a release). So authentication, RBAC, queue scope,
+// plan limits, fair admission and metering are the route's, call by
+// call. Between calls the key is judged again (WorkConfig.CheckKey) when
+// the revocation list changes and at every keep-alive tick, so a revoked
+// or expired key ends its stream within the revocation bound.
 
 // WorkConfig is how the worker stream behaves.
 type WorkConfig struct {
@@ -38,6 +42,13 @@ type WorkConfig struct {
 	FetchWait time.Duration
 	// FetchMax caps the jobs one fetch asks for (credit permitting).
 	FetchMax int
+	// CheckKey judges a stream's key (its authorization metadata) again,
+	// by admission's own check: nil while it counts, else the refusal
+	// (an *apierr.Error). KeysChanged answers a channel that closes when
+	// the gateway's revocation list next changes. nil: a key is judged
+	// by the stream's calls alone.
+	CheckKey    func(authorization string) error
+	KeysChanged func() <-chan struct{}
 }
 
 // withDefaults fills the zero fields of c.
@@ -76,6 +87,7 @@ type stream struct {
 
 	sendMu   sync.Mutex
 	lastSend time.Time
+	closed   bool // the handler returned: a frame sent now goes nowhere
 
 	mu       sync.Mutex
 	credit   int
@@ -83,7 +95,9 @@ type stream struct {
 	draining bool                         // fetch no more: the gateway is stopping or the worker was drained
 	drained  bool                         // the worker was drained, and told so
 	ended    bool                         // the worker is gone or the stream is ending: send nothing more
-	wake     chan struct{}
+	fetching bool                         // a fetch for credit is out (work_fetch.go)
+	wake     chan struct{}                // credit or the stream's state changed: fetchLoop looks again
+	watch    chan struct{}                // the same, for watchLoop
 }
 
 // Work serves a worker's stream.
@@ -96,7 +110,7 @@ func (s *Services) Work(ctx context.Context, bidi *connect.BidiStream[jobbiev1.W
 		return err
 	}
 	st := &stream{s: s, ctx: ctx, bidi: bidi, hdr: passedOf(bidi.RequestHeader()), peer: bidi.Peer().Addr,
-		held: map[string]wire.ReleaseEntry{}, wake: make(chan struct{}, 1), lastSend: time.Now()}
+		held: map[string]wire.ReleaseEntry{}, wake: make(chan struct{}, 1), watch: make(chan struct{}, 1), lastSend: time.Now()}
 	if err := st.greet(first.GetHello()); err != nil {
 		return err
 	}
@@ -134,14 +148,14 @@ type received struct {
 }
 
 // run serves the stream until the worker closes it, it breaks, a fetch
-// is refused for good, or a drain runs out. The jobs the worker still
-// holds are released when it closed its side cleanly; otherwise their
-// leases run out, as the worker may still be running them.
+// is refused for good, its key no longer counts, or a drain runs out.
+// The jobs the worker still holds are released when it closed its side
+// cleanly; otherwise their leases run out, as the worker may still be
+// running them. A fetch still waiting on the shard is not waited for:
+// it ends on its own, and what it leases then is released.
 func (st *stream) run(first *jobbiev1.WorkRequest) error {
 	frames := make(chan received, 64)
-	readerDone := make(chan struct{})
 	go func() {
-		defer close(readerDone)
 		for {
 			f, err := st.bidi.Receive()
 			select {
@@ -155,17 +169,19 @@ func (st *stream) run(first *jobbiev1.WorkRequest) error {
 		}
 	}()
 	fetchCtx, stopFetching := context.WithCancel(context.WithoutCancel(st.ctx))
-	fatal := make(chan error, 1)
-	var fetcher sync.WaitGroup
-	fetcher.Go(func() {
-		if err := st.fetchLoop(fetchCtx); err != nil {
-			fatal <- err
-		}
-	})
+	fatal := make(chan error, 2)
+	for _, loop := range []func(context.Context) error{st.fetchLoop, st.watchLoop} {
+		go func() {
+			if err := loop(fetchCtx); err != nil {
+				fatal <- err
+			}
+		}()
+	}
 	keep := time.NewTicker(st.s.work.KeepAlive / 2)
 	defer keep.Stop()
 	var drainEnd <-chan time.Time
 	stopping := st.s.work.Stopping.Done()
+	keys := st.keysChanged()
 
 	err, clean := st.handle(first), false
 loop:
@@ -189,8 +205,13 @@ loop:
 			drainEnd = t.C
 		case <-drainEnd:
 			err = connect.NewError(connect.CodeUnavailable, errors.New("the gateway is stopping: reconnect"))
+		case <-keys:
+			keys = st.keysChanged()
+			err = st.checkKey()
 		case <-keep.C:
-			err = st.keepAlive()
+			if err = st.checkKey(); err == nil {
+				err = st.keepAlive()
+			}
 		case <-st.ctx.Done():
 			err = st.ctx.Err()
 		}
@@ -199,12 +220,44 @@ loop:
 	st.ended = true
 	st.mu.Unlock()
 	stopFetching()
-	fetcher.Wait()
+	st.sendMu.Lock()
+	st.closed = true
+	st.sendMu.Unlock()
 	if clean {
 		st.releaseHeld()
 		return nil
 	}
 	return err
+}
+
+// keysChanged is the channel that closes when the revocation list next
+// changes; nil (never) without WorkConfig.KeysChanged.
+func (st *stream) keysChanged() <-chan struct{} {
+	if st.s.work.KeysChanged == nil {
+		return nil
+	}
+	return st.s.work.KeysChanged()
+}
+
+// checkKey judges the stream's key again: one revoked, expired, rotated
+// out or signed by a retired signing key ends the stream Unauthenticated,
+// as the route would refuse its next call. A key that cannot be judged
+// now (the revocation list is stale, 503) is left to the stream's calls,
+// which are refused meanwhile.
+func (st *stream) checkKey() error {
+	if st.s.work.CheckKey == nil {
+		return nil
+	}
+	err := st.s.work.CheckKey(st.hdr.Get("Authorization"))
+	if err == nil {
+		return nil
+	}
+	e := apierr.From(err)
+	if apierr.Status(e.Code) != http.StatusUnauthorized {
+		return nil
+	}
+	b, _ := json.Marshal(wire.ErrorBody{Error: e.Wire()})
+	return answerError(Answer{Status: http.StatusUnauthorized, Body: b})
 }
 
 // merge joins to f the frames already waiting, up to a bound, so a busy
@@ -286,19 +339,27 @@ func (st *stream) keepAlive() error {
 	return st.send(&jobbiev1.WorkResponse{KeepAlive: &jobbiev1.KeepAlive{}})
 }
 
-// send writes one frame; the stream's writers take turns.
+// send writes one frame; the stream's writers take turns. Once the
+// handler returned it sends nothing.
 func (st *stream) send(m *jobbiev1.WorkResponse) error {
 	st.sendMu.Lock()
 	defer st.sendMu.Unlock()
+	if st.closed {
+		return errStreamEnded
+	}
 	st.lastSend = time.Now()
 	return st.bidi.Send(m)
 }
 
-// nudge wakes the fetcher to look at the credit again.
+var errStreamEnded = errors.New("the stream has ended")
+
+// nudge wakes the fetches to look at the credit again.
 func (st *stream) nudge() {
-	select {
-	case st.wake <- struct{}{}:
-	default:
+	for _, c := range [...]chan struct{}{st.wake, st.watch} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 

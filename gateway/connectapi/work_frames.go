@@ -1,11 +1,8 @@
 package connectapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -32,111 +29,6 @@ func (st *stream) call(method, path string, body any) Answer {
 
 // ok reports a 2xx answer.
 func ok(a Answer) bool { return a.Status >= 200 && a.Status <= 299 }
-
-// fetchLoop runs a fetch/batch long-poll for the credit outstanding,
-// hands the jobs to the worker, and waits for more credit when there is
-// none, until ctx ends or the stream drains. A refusal that retrying
-// cannot fix (a bad key, a forbidden queue) is returned, and ends the
-// stream with its code; a busy or leaderless shard is retried.
-func (st *stream) fetchLoop(ctx context.Context) error {
-	wait := st.s.work.FetchWait.Seconds()
-	delay := 100 * time.Millisecond
-	for {
-		n, ok := st.wantJobs(ctx)
-		if !ok {
-			return nil
-		}
-		a := st.call(http.MethodPost, "/api/v1/fetch/batch", wire.FetchBatchRequest{Max: &n, FetchRequest: wire.FetchRequest{
-			Queues: st.hello.GetQueues(), WorkerID: st.hello.GetWorkerId(), Hostname: st.hello.GetHostname(),
-			Timeout: &wait, LeaseDuration: st.lease}})
-		if a.Status == http.StatusOK {
-			delay = 100 * time.Millisecond
-			jobs, err := leasedJobs(a.Body)
-			if err != nil {
-				return connect.NewError(connect.CodeInternal, err)
-			}
-			if len(jobs) > 0 {
-				st.deliver(jobs)
-			}
-			if a.Drain && st.workerDrained() {
-				return st.errDrained()
-			}
-			continue
-		}
-		if !transient(a.Status) {
-			return answerError(a)
-		}
-		pause := delay
-		if secs, err := strconv.Atoi(a.RetryAfter); err == nil && secs > 0 {
-			pause = time.Duration(secs) * time.Second
-		}
-		delay = min(2*delay, 5*time.Second)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(pause):
-		}
-	}
-}
-
-// transient reports a status a later fetch may not get.
-func transient(status int) bool {
-	return status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500
-}
-
-// wantJobs waits for credit, and says how many jobs to ask for; false
-// once ctx ends or the stream drains.
-func (st *stream) wantJobs(ctx context.Context) (int, bool) {
-	for {
-		st.mu.Lock()
-		n, stop := st.credit, st.draining || st.ended
-		st.mu.Unlock()
-		if stop {
-			return 0, false
-		}
-		if n > 0 {
-			return min(n, st.s.work.FetchMax), true
-		}
-		select {
-		case <-st.wake:
-		case <-ctx.Done():
-			return 0, false
-		}
-	}
-}
-
-// deliver sends jobs to the worker, each using one credit. Jobs that
-// cannot reach it (the stream ended, the send failed) are released at
-// once: the worker never had them.
-func (st *stream) deliver(jobs []*jobbiev1.LeasedJob) {
-	st.mu.Lock()
-	if st.ended {
-		st.mu.Unlock()
-		st.release(leasesOf(jobs))
-		return
-	}
-	for _, j := range jobs {
-		st.held[j.GetJobId()] = wire.ReleaseEntry{JobID: j.GetJobId(), Attempt: int(j.GetAttempt()), LeaseToken: j.GetLeaseToken()}
-	}
-	st.credit -= len(jobs)
-	st.mu.Unlock()
-	if err := st.send(&jobbiev1.WorkResponse{Jobs: jobs}); err != nil {
-		st.mu.Lock()
-		for _, j := range jobs {
-			delete(st.held, j.GetJobId())
-		}
-		st.mu.Unlock()
-		st.release(leasesOf(jobs))
-	}
-}
-
-func leasesOf(jobs []*jobbiev1.LeasedJob) []wire.ReleaseEntry {
-	out := make([]wire.ReleaseEntry, len(jobs))
-	for i, j := range jobs {
-		out[i] = wire.ReleaseEntry{JobID: j.GetJobId(), Attempt: int(j.GetAttempt()), LeaseToken: j.GetLeaseToken()}
-	}
-	return out
-}
 
 // settled forgets a job the worker no longer holds.
 func (st *stream) settled(id string) {

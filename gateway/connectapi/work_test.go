@@ -29,6 +29,10 @@ type workerRoute struct {
 	calls []*Request
 	ended chan struct{} // a stream's handler returned
 	drain bool          // the worker was drained: fetches and heartbeats say so
+	// cancels are told by the next fetch; a fetch with max 0 waits on
+	// watch (when set) for them, or returns after a short wait.
+	cancels []wire.JobCancel
+	watch   chan struct{}
 }
 
 func newWorkerRoute(jobs int) *workerRoute {
@@ -51,11 +55,16 @@ func (f *workerRoute) serve(r *Request) Answer {
 			return Answer{Status: http.StatusOK, Drain: true, Body: []byte(`{"jobs":[]}`)}
 		}
 		n := min(*req.Max, len(f.jobs))
-		out := wire.FetchBatchResponse{Jobs: f.jobs[:n]}
-		f.jobs = f.jobs[n:]
+		out := wire.FetchBatchResponse{Jobs: f.jobs[:n], Cancels: f.cancels}
+		f.jobs, f.cancels = f.jobs[n:], nil
+		watch := f.watch
 		f.mu.Unlock()
-		if n == 0 {
-			time.Sleep(20 * time.Millisecond) // a short long-poll
+		if n == 0 && len(out.Cancels) == 0 {
+			if *req.Max == 0 && watch != nil {
+				<-watch // parked until the test lets it go
+			} else {
+				time.Sleep(20 * time.Millisecond) // a short long-poll
+			}
 		}
 		b, _ := json.Marshal(out)
 		return Answer{Status: http.StatusOK, Body: b}
@@ -83,6 +92,20 @@ func (f *workerRoute) serve(r *Request) Answer {
 		return Answer{Status: http.StatusOK, Body: []byte(`{"released":[]}`)}
 	}
 	return Answer{Status: http.StatusNotFound, Body: []byte(`{"error":{"code":"not_found","message":"no route"}}`)}
+}
+
+// jobFetches are the fetch/batch requests that asked for jobs (max > 0).
+func (f *workerRoute) jobFetches(t *testing.T) []wire.FetchBatchRequest {
+	t.Helper()
+	var out []wire.FetchBatchRequest
+	for _, b := range f.requests("/api/v1/fetch/batch") {
+		var r wire.FetchBatchRequest
+		require.NoError(t, json.Unmarshal(b, &r))
+		if *r.Max > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // requests are the bodies of the requests sent to path.
@@ -157,8 +180,7 @@ func TestWorkStreamCreditBatchesAndRelease(t *testing.T) {
 		Credit: &jobbiev1.Credit{N: 3}}))
 	jobs := recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetJobs()) > 0 }).GetJobs()
 	require.Len(t, jobs, 3)
-	var first wire.FetchBatchRequest
-	require.NoError(t, json.Unmarshal(f.requests("/api/v1/fetch/batch")[0], &first))
+	first := f.jobFetches(t)[0]
 	require.Equal(t, 3, *first.Max, "a fetch asks for the credit")
 	require.Equal(t, "w1", first.WorkerID)
 	require.Equal(t, 90.0, *first.LeaseDuration)
@@ -182,10 +204,8 @@ func TestWorkStreamCreditBatchesAndRelease(t *testing.T) {
 	require.Len(t, results, 2)
 	require.Len(t, f.requests("/api/v1/ack/batch"), 1, "one ack/batch for the frame")
 	require.Len(t, more, 1, "one more credit, one more job")
-	fetches := f.requests("/api/v1/fetch/batch")
-	var second wire.FetchBatchRequest
-	require.NoError(t, json.Unmarshal(fetches[len(fetches)-1], &second))
-	require.Equal(t, 1, *second.Max)
+	fetches := f.jobFetches(t)
+	require.Equal(t, 1, *fetches[len(fetches)-1].Max)
 
 	// Held now: jobs[2] and the one more. A clean close releases both.
 	require.NoError(t, bidi.CloseRequest())

@@ -154,7 +154,8 @@ func (s *Server) fetch(c *fiber.Ctx) error {
 }
 
 // fetchBatch answers 200 {"jobs":[…]} always: an empty list when the wait
-// ended with no job.
+// ended with no job. A fetch naming its worker waits for the worker's news
+// too, and its answer carries the worker's cancelled jobs (cancels).
 func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	var r wire.FetchBatchRequest
 	if err := decode(c, &r); err != nil {
@@ -170,14 +171,20 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 	s.workers.Seen(ns(c), r.WorkerID, r.Hostname, r.Queues)
 	if s.workers.Draining(ns(c), r.WorkerID) {
 		c.Set(wire.WorkerDrainHeader, "true")
-		return c.JSON(wire.FetchBatchResponse{Jobs: []wire.FetchedJob{}})
+		return c.JSON(wire.FetchBatchResponse{Jobs: []wire.FetchedJob{}, Cancels: s.workers.TakeCancels(ns(c), r.WorkerID, scope(c))})
 	}
-	s.workers.Fetched(ns(c), r.Queues)
+	if r.Max == nil || *r.Max != 0 { // a fetch that leases nothing is no pull worker's demand
+		s.workers.Fetched(ns(c), r.Queues)
+	}
 	lim, err := limits(c)
 	if err != nil {
 		return err
 	}
-	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), lim, &r, s.goneOrDrained(c, r.WorkerID))
+	var news service.News
+	if r.WorkerID != "" {
+		news = s.workers.News(ns(c), r.WorkerID, scope(c))
+	}
+	jobs, err := s.svc.FetchBatch(c.UserContext(), ns(c), lim, &r, s.goneOrDrained(c, r.WorkerID), news)
 	if err != nil {
 		return err
 	}
@@ -191,7 +198,7 @@ func (s *Server) fetchBatch(c *fiber.Ctx) error {
 		}
 		c.Set(wire.LeasedHeader, strconv.Itoa(len(jobs)))
 	}
-	return c.JSON(wire.FetchBatchResponse{Jobs: jobs})
+	return c.JSON(wire.FetchBatchResponse{Jobs: jobs, Cancels: s.workers.TakeCancels(ns(c), r.WorkerID, scope(c))})
 }
 
 // release gives back leases a worker never received (wire.ReleaseRequest).

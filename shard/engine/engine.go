@@ -32,6 +32,12 @@ type Waker interface {
 // metrics) observe through it.
 type Observer func(tx *replica.Tx, ns string, j *job.Job, from job.State)
 
+// CancelObserver is told, inside the apply, of an active job just marked
+// cancelling (its state does not change, so Observers are not told): its
+// worker is to stop it. Like an Observer it must be deterministic and
+// act after the commit.
+type CancelObserver func(tx *replica.Tx, ns string, j *job.Job)
+
 // Options configure an Engine. Zero values take the defaults in comments.
 type Options struct {
 	// Retention of completed and cancelled jobs whose queue and
@@ -42,6 +48,8 @@ type Options struct {
 	Waker Waker
 	// Observers see every state change, in order (see Engine.observe).
 	Observers []Observer
+	// Cancelling are told of every active job marked cancelling.
+	Cancelling []CancelObserver
 }
 
 // Engine is the shard's state machine: the handlers of every command
@@ -53,6 +61,7 @@ type Engine struct {
 	retention time.Duration
 	waker     Waker
 	external  []Observer
+	cancels   []CancelObserver
 
 	heads     pendingHeads // FSM goroutine only
 	keyFloors keyFloors    // FSM goroutine only: keyed groups' heads (keyed.go)
@@ -85,7 +94,7 @@ func New(o Options) *Engine {
 		o.Waker = noWaker{}
 	}
 	return &Engine{
-		retention: o.Retention, waker: o.Waker, external: o.Observers,
+		retention: o.Retention, waker: o.Waker, external: o.Observers, cancels: o.Cancelling,
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
 		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
 		nsConfigs: map[string]NamespaceConfig{}, budgets: map[string][]*BudgetRecord{}, usage: newUsageCache(), history: newHistoryCache(), events: &eventLog{counts: map[string]*eventCount{}}, marks: &restoreMarks{},

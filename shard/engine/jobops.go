@@ -59,8 +59,9 @@ func (e *Engine) retryJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (job.State, e
 }
 
 // cancelJob cancels a waiting job at once, and marks an active one
-// cancelling: its worker learns it from its next heartbeat, and its ack,
-// fail or lease expiry settles it as cancelled.
+// cancelling: its worker learns it from its waiting fetch/batch (the
+// Cancelling observers) or its next heartbeat, and its ack, fail or lease
+// expiry settles it as cancelled.
 func (e *Engine) cancelJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (string, error) {
 	d, err := job.DecideCancel(j.State)
 	if err != nil {
@@ -71,6 +72,9 @@ func (e *Engine) cancelJob(tx *replica.Tx, c *JobOpCmd, j *job.Job) (string, err
 			j.CancelRequestedAt = tx.Now.UnixNano()
 			j.Record(j.CancelRequestedAt, job.EvCancelRequested, "worker "+j.WorkerID)
 			e.putJob(tx, c.NS, j)
+			for _, o := range e.cancels {
+				o(tx, c.NS, j)
+			}
 		}
 		return wire.CancelRequested, nil
 	}

@@ -7,7 +7,8 @@ import (
 )
 
 // Drain marks worker id of ns draining (POST /api/v1/workers/{id}/drain):
-// its fetches get no job from then on and its heartbeats say so, so it
+// its fetches get no job from then on (a fetch/batch waiting for one
+// answers at once, News) and its heartbeats say so, so it
 // finishes what it holds and stops. Like the rest of Workers it lives in
 // the leader's memory: a new leader or a restarted node does not know it,
 // and a worker still running then is drained again. Under a limited
@@ -29,6 +30,7 @@ func (ws *Workers) Drain(ns, id string, sc tenancy.QueueScope) (ok bool) {
 		return false
 	}
 	w.draining = true
+	w.wakeLocked()
 	return true
 }
 

@@ -49,7 +49,9 @@ type workerState struct {
 	queues       []string
 	active       map[string]string // active job id → its queue
 	lastSeen     time.Time
-	draining     bool // drain.go
+	draining     bool              // drain.go
+	cancels      map[string]string // active job id → its lease token: cancelled, not told yet (cancels.go)
+	news         chan struct{}     // closed when it has news for its waiting fetches; nil while none waits
 }
 
 // NewWorkers returns an empty set; clock says when a worker is seen.
@@ -135,6 +137,7 @@ func (ws *Workers) settled(ns, jobID string) {
 	}
 	if w := n.byJob[jobID]; w != nil {
 		delete(w.active, jobID)
+		delete(w.cancels, jobID)
 		delete(n.byJob, jobID)
 	}
 }
@@ -169,6 +172,8 @@ func (n *nsWorkers) forget(w *workerState) {
 		delete(n.byJob, jid)
 	}
 	delete(n.byID, w.id)
+	w.wakeLocked() // a fetch waiting on it looks again, at a new record
+
 }
 
 // List returns the workers of ns by id, forgetting those unseen for

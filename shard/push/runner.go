@@ -95,7 +95,7 @@ func (r *runner) fetchLoop() {
 		// queue's deliveries per second.
 		jobs, err := r.d.svc.FetchBatch(r.ctx, r.k.ns, service.Limits{}, &wire.FetchBatchRequest{Max: &n,
 			FetchRequest: wire.FetchRequest{Queues: []string{r.k.queue}, WorkerID: r.worker, Hostname: "jobbie-push",
-				Timeout: &wait, LeaseDuration: &lease}}, nil)
+				Timeout: &wait, LeaseDuration: &lease}}, nil, nil)
 		if err == nil && len(jobs) > 0 && (r.d.pulling(r.k, r.push) || r.paused()) {
 			// A worker came while the fetch waited (the jobs are its), or
 			// the handler said wait, or gone, meanwhile.

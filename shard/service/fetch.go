@@ -49,6 +49,12 @@ func fetchCmd(ns string, r *wire.FetchRequest) (engine.FetchCmd, int64, error) {
 // tell.
 type Gone func() bool
 
+// News is what a worker's fetch/batch waits for besides jobs: each call
+// answers whether the worker has news for it now (live.Workers.News),
+// which ends the wait, or else the channel that closes when it may have.
+// nil: none.
+type News func() (<-chan struct{}, bool)
+
 // Fetch leases the next job of the queues to the worker, waiting up to the
 // request's timeout for one to arrive. It returns nil when none came, or
 // when the worker went away (gone): a worker that left while it waited is
@@ -59,7 +65,7 @@ func (s *Service) Fetch(ctx context.Context, ns string, r *wire.FetchRequest, go
 		return nil, err
 	}
 	var j *job.Job
-	err = s.longPoll(ctx, ns, r.Queues, wait, gone, func() (bool, error) {
+	err = s.longPoll(ctx, ns, r.Queues, wait, gone, nil, func() (bool, error) {
 		j, err = engine.FetchFor(&c).Propose(ctx, s.node, &c)
 		return j != nil, err
 	})
@@ -103,26 +109,34 @@ func (s *Service) releaseGone(ns, workerID string, jobs ...*job.Job) {
 const releaseTimeout = 5 * time.Second
 
 // FetchBatch leases up to the request's max jobs to the worker in one
-// command, waiting up to its timeout until at least one is available. It
-// returns an empty list when none came, or when the worker went away
-// (as Fetch).
-func (s *Service) FetchBatch(ctx context.Context, ns string, lim Limits, r *wire.FetchBatchRequest, gone Gone) ([]wire.FetchedJob, error) {
+// command, waiting up to its timeout until at least one is available or
+// the worker has news (news). It returns an empty list when none came,
+// when the worker went away (as Fetch), or at its news. Max 0 leases
+// nothing and waits for news alone, so it needs a worker id.
+func (s *Service) FetchBatch(ctx context.Context, ns string, lim Limits, r *wire.FetchBatchRequest, gone Gone, news News) ([]wire.FetchedJob, error) {
 	fc, wait, err := fetchCmd(ns, &r.FetchRequest)
 	if err != nil {
 		return nil, err
 	}
 	n := wire.DefaultFetchBatch
 	if r.Max != nil {
-		if *r.Max < 1 || *r.Max > wire.MaxFetchBatch {
-			return nil, apierr.Field("max", "max must be between 1 and %d; got %d", wire.MaxFetchBatch, *r.Max)
+		if *r.Max < 0 || *r.Max > wire.MaxFetchBatch {
+			return nil, apierr.Field("max", "max must be between 0 and %d; got %d", wire.MaxFetchBatch, *r.Max)
 		}
 		n = *r.Max
+	}
+	queues := r.Queues
+	if n == 0 {
+		if r.WorkerID == "" {
+			return nil, apierr.Field("max", "max 0 waits for the worker's cancels and drain: it needs a worker_id")
+		}
+		queues = nil // parks on no queue: an enqueue's wake-up is for a fetch that can take its job
 	}
 	// Every job leased is an execution: a batch never leases past the
 	// plan's monthly cap, however many it asked for.
 	c := &engine.FetchBatchCmd{Fetch: fc, Max: lim.leaseAtMost(n)}
 	var jobs []*job.Job
-	err = s.longPoll(ctx, ns, r.Queues, wait, gone, func() (bool, error) {
+	err = s.longPoll(ctx, ns, queues, wait, gone, news, func() (bool, error) {
 		jobs, err = engine.FetchBatchFor(c).Propose(ctx, s.node, c)
 		return len(jobs) > 0, err
 	})
@@ -146,13 +160,14 @@ func (s *Service) FetchBatch(ctx context.Context, ns string, lim Limits, r *wire
 }
 
 // longPoll runs take until it gets something, an error, or wait (ns)
-// passes, the caller goes away or the service stops (a stopping service
-// leases nothing more). It parks before
+// passes, the caller goes away, the worker has news (news) or the service
+// stops (a stopping service leases nothing more). It parks before
 // looking, so a job made pending between the look and the wait still
 // wakes it; a woken waiter that takes nothing passes its wake-up on. On
 // every wake-up the worker is looked at (gone) before it takes: one that
-// went away while it waited stops, handing its wake-up on.
-func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait int64, gone Gone, take func() (bool, error)) error {
+// went away while it waited stops, handing its wake-up on. News is read
+// before the queues, so a worker with news is answered at once.
+func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait int64, gone Gone, news News, take func() (bool, error)) error {
 	timer := s.cfg.Clock.NewTimer(durationOf(wait))
 	defer timer.Stop()
 	for {
@@ -166,7 +181,15 @@ func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait
 			s.waiters.Leave(w, false)
 			return err // woken by the fence (MoveFence wakes them after it)
 		}
-		if s.anyPending(ns, queues) {
+		var told <-chan struct{}
+		if news != nil {
+			var now bool
+			if told, now = news(); now {
+				s.waiters.Leave(w, false)
+				return nil
+			}
+		}
+		if len(queues) > 0 && s.anyPending(ns, queues) {
 			got, err := take()
 			if err != nil {
 				s.waiters.Leave(w, false)
@@ -184,6 +207,8 @@ func (s *Service) longPoll(ctx context.Context, ns string, queues []string, wait
 				return nil
 			}
 			s.waiters.Leave(w, true)
+		case <-told:
+			s.waiters.Leave(w, false) // looks at its news on the next round
 		case <-timer.Chan():
 			s.waiters.Leave(w, false)
 			return nil

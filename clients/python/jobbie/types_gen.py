@@ -749,13 +749,13 @@ class FailResponse(TypedDict):
 
 
 class FetchBatchRequest(TypedDict):
-    """FetchBatchRequest is POST /api/v1/fetch/batch: up to Max jobs in one long-poll."""
+    """FetchBatchRequest is POST /api/v1/fetch/batch: up to Max jobs in one long-poll. Max 0 leases none: the long-poll of a worker with no room for a job, waiting only for what the answer tells it besides jobs (its cancelled jobs, its drain); it needs a worker_id."""
 
     #: maxLength 256
     hostname: NotRequired[str]
     #: seconds; see LeaseFor
     lease_duration: NotRequired[float]
-    #: 1..MaxFetchBatch; default DefaultFetchBatch; minimum 1; maximum 1000
+    #: 0..MaxFetchBatch; default DefaultFetchBatch; minimum 0; maximum 1000
     max: NotRequired[int]
     #: minItems 1; maxItems 64
     queues: list[str]
@@ -766,8 +766,9 @@ class FetchBatchRequest(TypedDict):
 
 
 class FetchBatchResponse(TypedDict):
-    """FetchBatchResponse is the answer to fetch/batch: empty when the wait ended with no job."""
+    """FetchBatchResponse is the answer to fetch/batch: empty when the wait ended with no job. Cancels are jobs leased to the request's worker_id that were cancelled while it held them and that no answer told it of yet: a waiting fetch/batch answers as soon as one is (the worker stops them, and settles them with an ack or fail)."""
 
+    cancels: NotRequired["list[JobCancel]"]
     jobs: "list[FetchedJob] | None"
 
 
@@ -919,6 +920,13 @@ class InvoiceSummary(TypedDict):
     period: "InvoicePeriod"
     status: Literal["closed", "open"]
     total: int
+
+
+class JobCancel(TypedDict):
+    """JobCancel names a job cancelled while a worker ran it, and its lease."""
+
+    job_id: str
+    lease_token: str
 
 
 class JobDetail(TypedDict):

@@ -718,15 +718,15 @@ export interface FailResponse {
   status: "cancelled" | "dead" | "pending" | "retrying";
 }
 
-/** FetchBatchRequest is POST /api/v1/fetch/batch: up to Max jobs in one long-poll. */
+/** FetchBatchRequest is POST /api/v1/fetch/batch: up to Max jobs in one long-poll. Max 0 leases none: the long-poll of a worker with no room for a job, waiting only for what the answer tells it besides jobs (its cancelled jobs, its drain); it needs a worker_id. */
 export interface FetchBatchRequest {
   /** @maxLength 256 */
   hostname?: string;
   /** seconds; see LeaseFor */
   lease_duration?: number;
   /**
-   * 1..MaxFetchBatch; default DefaultFetchBatch
-   * @minimum 1
+   * 0..MaxFetchBatch; default DefaultFetchBatch
+   * @minimum 0
    * @maximum 1000
    */
   max?: number;
@@ -745,8 +745,9 @@ export interface FetchBatchRequest {
   worker_id?: string;
 }
 
-/** FetchBatchResponse is the answer to fetch/batch: empty when the wait ended with no job. */
+/** FetchBatchResponse is the answer to fetch/batch: empty when the wait ended with no job. Cancels are jobs leased to the request's worker_id that were cancelled while it held them and that no answer told it of yet: a waiting fetch/batch answers as soon as one is (the worker stops them, and settles them with an ack or fail). */
 export interface FetchBatchResponse {
+  cancels?: JobCancel[];
   jobs: FetchedJob[] | null;
 }
 
@@ -897,6 +898,12 @@ export interface InvoiceSummary {
   period: InvoicePeriod;
   status: "closed" | "open";
   total: number;
+}
+
+/** JobCancel names a job cancelled while a worker ran it, and its lease. */
+export interface JobCancel {
+  job_id: string;
+  lease_token: string;
 }
 
 /** JobDetail is GET /api/v1/jobs/{id}: everything about a job. */

@@ -17,7 +17,9 @@ import (
 // A node reached by TCP or a Unix socket also gets a link
 // (internal/shardlink): one long-lived connection carrying many requests
 // at once, so that under concurrency requests and answers share each
-// system call. Node.DoAnswer sends on it when it is up, and on the pool
+// system call. It is dialed once a request got an answer on the pool (the
+// node is there and is who it must be: a refused handshake costs no
+// second one). Node.DoAnswer sends on it when it is up, and on the pool
 // otherwise: while it is being dialed, when it is at its bound of
 // requests in flight, for a request over the node's bounds or whose
 // answer is charged to a Budget (the link's reader cannot wait for a
@@ -47,7 +49,8 @@ const (
 
 // nodeLink is a node's link, dialed lazily.
 type nodeLink struct {
-	conn atomic.Pointer[shardlink.Conn]
+	conn   atomic.Pointer[shardlink.Conn]
+	proven atomic.Bool // a request got an answer on the pool
 
 	mu      sync.Mutex
 	dialing bool
@@ -68,6 +71,9 @@ type links struct {
 func (n *Node) linkConn() *shardlink.Conn {
 	if c := n.link.conn.Load(); c != nil && c.Alive() {
 		return c
+	}
+	if !n.link.proven.Load() {
+		return nil
 	}
 	l := &n.link
 	l.mu.Lock()

@@ -82,6 +82,9 @@ func (n *Node) DoAnswer(req *fasthttp.Request, resp *fasthttp.Response, deadline
 		}
 	}
 	err := n.hc.DoDeadline(req, resp, deadline)
+	if err == nil && n.linkable && !n.link.proven.Load() {
+		n.link.proven.Store(true)
+	}
 	if err == nil {
 		err = readAnswer(resp, a, max)
 	} else if errors.Is(err, fasthttp.ErrBodyTooLarge) {

@@ -143,7 +143,8 @@ type peer struct {
 // link is the node's end of one link.
 type link struct {
 	s        *Server
-	conn     net.Conn
+	conn     net.Conn // fasthttp's hijacked connection (its reads start with what it buffered)
+	raw      net.Conn // the connection under it, which kill closes (fasthttp's Close does not)
 	br       *bufio.Reader
 	w        *writer
 	peer     peer
@@ -160,7 +161,11 @@ type link struct {
 }
 
 func (s *Server) serve(conn net.Conn, p peer) {
-	l := &link{s: s, conn: conn, br: bufio.NewReaderSize(conn, readBuffer), w: newWriter(conn, s.cfg.WriteTimeout), peer: p,
+	raw := conn
+	if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
+		raw = u.UnsafeConn()
+	}
+	l := &link{s: s, conn: conn, raw: raw, br: bufio.NewReaderSize(conn, readBuffer), w: newWriter(conn, s.cfg.WriteTimeout), peer: p,
 		slots: make(chan struct{}, s.cfg.MaxRequests), stop: make(chan struct{}), quit: make(chan struct{}), reqs: map[uint64]*request{}}
 	s.mu.Lock()
 	if s.closing {
@@ -208,7 +213,7 @@ func (l *link) halt() {
 func (l *link) kill() {
 	l.gone.Store(true)
 	l.halt()
-	_ = l.conn.Close()
+	_ = l.raw.Close()
 }
 
 func (l *link) readFrames() error {

@@ -84,6 +84,7 @@ func (n *Node) DoAnswer(req *fasthttp.Request, resp *fasthttp.Response, deadline
 	err := n.hc.DoDeadline(req, resp, deadline)
 	if err == nil && n.linkable && !n.link.proven.Load() {
 		n.link.proven.Store(true)
+		n.linkConn() // dials it
 	}
 	if err == nil {
 		err = readAnswer(resp, a, max)

@@ -391,6 +391,7 @@ func (r *request) SetWriteDeadline(time.Time) error { return nil }
 type tlsRequest struct{ *request }
 
 func (r tlsRequest) ConnectionState() tls.ConnectionState { return *r.l.peer.tls }
+func (r tlsRequest) Handshake() error                     { return nil } // done: fasthttp asks for both
 
 // Over reports whether conn is a request's on a link.
 func Over(conn net.Conn) bool {

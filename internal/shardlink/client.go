@@ -54,7 +54,6 @@ type Conn struct {
 	br    *bufio.Reader
 	w     *writer
 	idle  time.Duration // closes the link after this long with nothing in flight
-	stop  chan struct{}
 	done  chan struct{} // closed when the link has ended
 	ended sync.WaitGroup
 
@@ -115,8 +114,8 @@ func Open(conn net.Conn, host string, deadline time.Time, o Options) (*Conn, err
 	if h.StatusCode() != fasthttp.StatusSwitchingProtocols || !bytes.EqualFold(h.Peek("Upgrade"), []byte(Protocol)) {
 		return fail(&UpgradeError{Status: h.StatusCode()})
 	}
-	c := &Conn{conn: conn, br: br, w: newWriter(conn, o.WriteTimeout), idle: o.IdleTimeout,
-		stop: make(chan struct{}), done: make(chan struct{}), calls: map[uint64]*call{}, lastSend: time.Now()}
+	c := &Conn{conn: conn, br: br, idle: o.IdleTimeout, done: make(chan struct{}), calls: map[uint64]*call{}, lastSend: time.Now()}
+	c.w = newWriter(conn, o.WriteTimeout, c.end)
 	var err error
 	if c.maxRequests, err = positive(&h, MaxRequestsHeader); err == nil {
 		if c.maxBody, err = positive(&h, MaxBodyHeader); err == nil {
@@ -127,8 +126,7 @@ func Open(conn net.Conn, host string, deadline time.Time, o Options) (*Conn, err
 		return fail(err)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	c.ended.Add(2)
-	go func() { defer c.ended.Done(); c.end(c.w.run(c.stop)) }()
+	c.ended.Add(1)
 	go func() { defer c.ended.Done(); c.read() }()
 	return c, nil
 }
@@ -163,7 +161,7 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Close ends the link: the requests in flight end with a *LostError
 // (or ErrNotTaken for those not yet written). It waits for the link's
-// goroutines.
+// reader.
 func (c *Conn) Close() {
 	c.end(errClosed)
 	c.ended.Wait()
@@ -186,8 +184,8 @@ func (c *Conn) end(err error) {
 		c.err = err
 	}
 	c.mu.Unlock()
-	close(c.stop)
 	_ = c.conn.Close()
+	c.w.close()
 	close(c.done)
 }
 

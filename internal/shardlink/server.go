@@ -152,7 +152,6 @@ type link struct {
 	closing  atomic.Bool // the node stops: read no more requests
 	slots    chan struct{}
 	inflight sync.WaitGroup
-	stop     chan struct{} // the writer's: closed once the answers are queued
 	quit     chan struct{} // closed by halt: the reader stops
 	halted   sync.Once
 
@@ -165,8 +164,9 @@ func (s *Server) serve(conn net.Conn, p peer) {
 	if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
 		raw = u.UnsafeConn()
 	}
-	l := &link{s: s, conn: conn, raw: raw, br: bufio.NewReaderSize(conn, readBuffer), w: newWriter(conn, s.cfg.WriteTimeout), peer: p,
-		slots: make(chan struct{}, s.cfg.MaxRequests), stop: make(chan struct{}), quit: make(chan struct{}), reqs: map[uint64]*request{}}
+	l := &link{s: s, conn: conn, raw: raw, br: bufio.NewReaderSize(conn, readBuffer), peer: p,
+		slots: make(chan struct{}, s.cfg.MaxRequests), quit: make(chan struct{}), reqs: map[uint64]*request{}}
+	l.w = newWriter(conn, s.cfg.WriteTimeout, func(error) { l.kill() })
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -181,22 +181,14 @@ func (s *Server) serve(conn net.Conn, p peer) {
 		s.mu.Unlock()
 		s.served.Done()
 	}()
-	wrote := make(chan struct{})
-	go func() {
-		defer close(wrote)
-		if err := l.w.run(l.stop); err != nil {
-			l.kill()
-		}
-	}()
 	if err := l.readFrames(); err != nil && !l.closing.Load() {
 		if errors.Is(err, ErrGarbage) {
 			s.cfg.Logger.Warn("shard: a link broke its protocol; closed", "peer", p.remote.String(), "err", err)
 		}
 		l.kill()
 	}
-	l.inflight.Wait() // every answer queued (or dropped)
-	close(l.stop)     // the writer writes what is queued, then ends
-	<-wrote
+	l.inflight.Wait() // every answer written (or dropped)
+	l.w.close()
 	l.kill()
 }
 

@@ -56,6 +56,51 @@ type Server struct {
 	links   map[*link]struct{}
 	closing bool
 	served  sync.WaitGroup
+
+	// Runners serve requests: a goroutine that served one waits for the
+	// next instead of ending, at most maxIdleRunners of them, so the
+	// stack a handler grew is kept (a fresh goroutine a request grew its
+	// stack anew each time: a tenth of a node's CPU). Shutdown ends them.
+	work    chan job
+	idle    atomic.Int32
+	stopped chan struct{}
+	runners sync.WaitGroup
+}
+
+// job is one request frame to serve.
+type job struct {
+	l *link
+	r *request
+	p []byte
+}
+
+const maxIdleRunners = 256
+
+func (s *Server) run(j job) {
+	select {
+	case s.work <- j: // a waiting runner took it
+	default:
+		s.runners.Add(1)
+		go s.loop(j)
+	}
+}
+
+func (s *Server) loop(j job) {
+	defer s.runners.Done()
+	for {
+		j.l.handle(j.r, j.p)
+		if s.idle.Add(1) > maxIdleRunners {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case j = <-s.work:
+			s.idle.Add(-1)
+		case <-s.stopped:
+			s.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // NewServer returns the links' server of cfg.
@@ -75,7 +120,7 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, links: map[*link]struct{}{}}
+	s := &Server{cfg: cfg, links: map[*link]struct{}{}, work: make(chan job), stopped: make(chan struct{})}
 	s.readers.New = func() any {
 		r := &bytes.Reader{}
 		return &payloadReader{r: r, br: bufio.NewReaderSize(r, cfg.MaxHead)}
@@ -115,6 +160,7 @@ func (s *Server) Upgrade(ctx *fasthttp.RequestCtx) error {
 // Shutdown stops reading the links' requests and waits for those in
 // flight to be answered, until ctx ends; then it closes every link.
 func (s *Server) Shutdown(ctx context.Context) {
+	defer s.stopRunners()
 	s.mu.Lock()
 	s.closing = true
 	for l := range s.links {
@@ -131,6 +177,18 @@ func (s *Server) Shutdown(ctx context.Context) {
 			l.kill()
 		}
 		s.mu.Unlock()
+	}
+}
+
+// stopRunners ends the idle runners, once; busy ones end after their
+// request.
+func (s *Server) stopRunners() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.stopped:
+	default:
+		close(s.stopped)
 	}
 }
 
@@ -258,7 +316,7 @@ func (l *link) readFrames() error {
 				return garbage("request %d is in flight already", id)
 			}
 			l.inflight.Add(1)
-			go l.handle(r, p)
+			l.s.run(job{l: l, r: r, p: p})
 		case kindCancel:
 			if n != 0 {
 				return garbage("a cancel frame with a payload")

@@ -226,8 +226,8 @@ func (c *Conn) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.
 	}
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
+		t := fasthttp.AcquireTimer(time.Until(deadline)) // pooled, as the pool's own waits are
+		defer fasthttp.ReleaseTimer(t)
 		timeout = t.C
 	}
 	select {

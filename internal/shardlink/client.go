@@ -347,8 +347,10 @@ func readAnswer(p []byte, req *fasthttp.Request, resp *fasthttp.Response, max in
 	defer readerPool.Put(pr)
 	pr.r.Reset(p)
 	pr.br.Reset(pr.r)
-	resp.SkipBody = req.Header.IsHead()
+	skip := resp.SkipBody
+	resp.SkipBody = skip || req.Header.IsHead() // a HEAD's answer states a length it does not send
 	err := resp.ReadLimitBody(pr.br, max)
+	resp.SkipBody = skip
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return &TooLargeError{Limit: max, Stated: resp.Header.ContentLength()}

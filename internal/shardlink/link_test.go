@@ -378,3 +378,21 @@ func TestSlowReaderLosesItsLink(t *testing.T) {
 		return len(n.links.links) == 0
 	}, "the node kept the link of a caller that reads nothing")
 }
+
+// A HEAD's answer states its body's length without the body: it reads
+// whole, and the link goes on.
+func TestHead(t *testing.T) {
+	n := serveNode(t, ServerConfig{}, echo)
+	c := open(t, n.addr)
+	req := post("/head", "")
+	defer fasthttp.ReleaseRequest(req)
+	req.Header.SetMethod(fasthttp.MethodHead)
+	var resp fasthttp.Response
+	require.NoError(t, c.Do(req, &resp, time.Now().Add(5*time.Second), 1<<20))
+	require.Equal(t, fasthttp.StatusCreated, resp.StatusCode())
+	require.Equal(t, len("/head "), resp.Header.ContentLength())
+	require.Empty(t, resp.Body())
+	req.Header.SetMethod(fasthttp.MethodPost)
+	require.NoError(t, c.Do(req, &resp, time.Now().Add(5*time.Second), 1<<20))
+	require.Equal(t, "/head ", string(resp.Body()))
+}

@@ -232,16 +232,16 @@ func (c *Conn) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.
 	}
 	select {
 	case p := <-cl.answer:
-		return readAnswer(p, req, resp, max)
+		return c.readAnswer(p, req, resp, max)
 	case <-timeout:
 		if p, ok := c.giveUp(cl); ok {
-			return readAnswer(p, req, resp, max)
+			return c.readAnswer(p, req, resp, max)
 		}
 		return fasthttp.ErrTimeout
 	case <-c.done:
 		select {
 		case p := <-cl.answer: // it came just before the end
-			return readAnswer(p, req, resp, max)
+			return c.readAnswer(p, req, resp, max)
 		default:
 		}
 		if cl.state.Load() == written {
@@ -338,7 +338,9 @@ type payloadReader struct {
 }
 
 // readAnswer parses an answer frame's payload p into resp and frees p.
-func readAnswer(p []byte, req *fasthttp.Request, resp *fasthttp.Response, max int) error {
+// An answer that does not parse ends the link: the node broke the
+// protocol (the request was sent: it may have been applied).
+func (c *Conn) readAnswer(p []byte, req *fasthttp.Request, resp *fasthttp.Response, max int) error {
 	if p == nil {
 		return &TooLargeError{Limit: max, Stated: -1}
 	}
@@ -355,7 +357,9 @@ func readAnswer(p []byte, req *fasthttp.Request, resp *fasthttp.Response, max in
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return &TooLargeError{Limit: max, Stated: resp.Header.ContentLength()}
 	case err != nil:
-		return &LostError{Err: fmt.Errorf("%w: an answer that does not parse: %v", ErrGarbage, err)}
+		err = fmt.Errorf("%w: an answer that does not parse: %v", ErrGarbage, err)
+		c.end(err)
+		return &LostError{Err: err}
 	}
 	return nil
 }

@@ -49,8 +49,9 @@ const (
 
 // nodeLink is a node's link, dialed lazily.
 type nodeLink struct {
-	conn   atomic.Pointer[shardlink.Conn]
-	proven atomic.Bool // a request got an answer on the pool
+	conn    atomic.Pointer[shardlink.Conn]
+	proven  atomic.Bool  // a request got an answer on the pool
+	waiting atomic.Int64 // unix nanoseconds before which it is not dialed (retryAt, read without mu)
 
 	mu      sync.Mutex
 	dialing bool
@@ -67,12 +68,13 @@ type links struct {
 	opts shardlink.Options
 }
 
-// get returns n's link if it is up, or starts dialing it and returns nil.
+// linkConn returns n's link if it is up, or starts dialing it and
+// returns nil.
 func (n *Node) linkConn() *shardlink.Conn {
 	if c := n.link.conn.Load(); c != nil && c.Alive() {
 		return c
 	}
-	if !n.link.proven.Load() {
+	if !n.link.proven.Load() || time.Now().UnixNano() < n.link.waiting.Load() {
 		return nil
 	}
 	l := &n.link
@@ -113,6 +115,7 @@ func (n *Node) dialLink() {
 	default:
 		l.retryAt = time.Now().Add(linkFailedWait)
 	}
+	l.waiting.Store(l.retryAt.UnixNano())
 }
 
 func (n *Node) openLink() (*shardlink.Conn, error) {

@@ -91,7 +91,14 @@ func newUnixFakeShard(t testing.TB) (*fakeShard, string) {
 
 // ServeHTTP records a request and answers it with the handler. Over TLS
 // only the gateway's certificate gets this far; the check is the shard's.
+// It serves no links (internal/shardlink's upgrade, which a real shard
+// serves): it answers their upgrade as a node without them, 404, and
+// the gateway sends everything on its pool.
 func (fs *fakeShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/internal/v1/link" {
+		http.NotFound(w, r)
+		return
+	}
 	peer, ok := pki.PeerIdentity(r.TLS)
 	if fs.id.Role != "" && (!ok || peer.Role != pki.RoleGateway) {
 		writeErr(w, apierr.New(apierr.Forbidden, "only a gateway's certificate is admitted"))

@@ -51,5 +51,5 @@ func (s *Server) newGroup(peers *shardclient.Client) *edge.Group {
 // certificates must be control's.
 func newPeers(cfg Config) *shardclient.Client {
 	return shardclient.New(shardclient.Config{Name: "jobbie-control", TLS: cfg.TLS, NodePolicy: pki.Roles(pki.RoleControl),
-		MaxConns: 64, Logger: cfg.Logger})
+		MaxConns: 64, NoLink: true, Logger: cfg.Logger})
 }

@@ -38,7 +38,7 @@ type shards struct {
 
 func newShards(cfg Config) *shards {
 	return &shards{c: shardclient.New(shardclient.Config{TLS: cfg.TLS, Name: "jobbie-control", Logger: cfg.Logger,
-		RetryTimeout: shardRetry})}
+		RetryTimeout: shardRetry, NoLink: true})}
 }
 
 // close ends the waits of requests being retried and drops idle

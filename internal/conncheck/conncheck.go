@@ -11,10 +11,15 @@ import (
 
 // Gone reports whether the peer of conn has closed or reset it. It looks
 // through wrappers that expose NetConn (TLS, counting listeners) to the
-// socket. Where it cannot look (no socket, or a platform it does not know)
-// the peer reads as there, and a lease its worker never received runs out
+// socket. A connection that knows itself (a Goner: a request on a shard
+// link, whose caller cancels it or whose link ends) is asked instead.
+// Where it cannot look (no socket, or a platform it does not know) the
+// peer reads as there, and a lease its worker never received runs out
 // instead.
 func Gone(conn net.Conn) bool {
+	if g, ok := conn.(Goner); ok {
+		return g.Gone()
+	}
 	rc, ok := rawConn(conn)
 	if !ok {
 		return false
@@ -23,6 +28,9 @@ func Gone(conn net.Conn) bool {
 	_ = rc.Control(func(fd uintptr) { gone = fdGone(fd) })
 	return gone
 }
+
+// Goner is a connection that says itself whether its peer is gone.
+type Goner interface{ Gone() bool }
 
 func rawConn(conn net.Conn) (syscall.RawConn, bool) {
 	for range 8 {

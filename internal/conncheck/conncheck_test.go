@@ -79,3 +79,20 @@ func TestNoSocket(t *testing.T) {
 	defer b.Close()
 	require.False(t, Gone(a), "no socket to look at: taken to be there")
 }
+
+type goner struct {
+	net.Conn
+	gone bool
+}
+
+func (g goner) Gone() bool { return g.gone }
+
+// A connection that says whether its peer is gone (a request on a shard
+// link) is asked, not looked through.
+func TestGoner(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	require.False(t, Gone(goner{Conn: a}))
+	require.True(t, Gone(goner{Conn: a, gone: true}))
+}

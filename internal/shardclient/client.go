@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/shardlink"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -54,7 +55,11 @@ type Config struct {
 	// doubles, up to 250 ms or RetryBackoff if that is longer. Default
 	// FirstRetryBackoff.
 	RetryBackoff time.Duration
-	Logger       *slog.Logger // default slog.Default()
+	// NoLink keeps every request on the pools: no node gets a link
+	// (link.go). For a process whose role the nodes do not admit on
+	// links (control).
+	NoLink bool
+	Logger *slog.Logger // default slog.Default()
 }
 
 func (c Config) withDefaults() Config {
@@ -94,11 +99,13 @@ type Client struct {
 // New returns a client; Run follows gossip, Close ends it.
 func New(cfg Config) *Client {
 	c := &Client{cfg: cfg.withDefaults()}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.nodes.cfg = c.cfg
+	c.nodes.links = links{ctx: c.ctx, off: c.cfg.NoLink,
+		opts: shardlink.Options{WriteTimeout: c.cfg.WriteTimeout, IdleTimeout: linkIdle}}
 	c.router = router{c: c, routes: map[string]*Route{}}
 	ch := make(chan struct{})
 	c.router.changed.Store(&ch)
-	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
 }
 
@@ -110,8 +117,9 @@ func (c *Client) Run(ctx context.Context) {
 	}
 }
 
-// Close ends the waits of requests being retried and closes idle
-// connections.
+// Close ends the waits of requests being retried, closes idle
+// connections and the nodes' links (their requests in flight fail as on
+// a lost connection).
 func (c *Client) Close() {
 	c.cancel()
 	c.nodes.closeIdle()

@@ -11,11 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/internal/shardlink"
 	"github.com/jobbie/jobbie/wire"
 )
 
 // fakeNode is a real HTTP server on loopback that counts the requests it
-// got and answers with handle.
+// got and answers with handle. It serves no links (an older node's 404).
 type fakeNode struct {
 	addr string
 	hits atomic.Int32
@@ -27,6 +28,9 @@ func serve(t *testing.T, handle func(ctx *fasthttp.RequestCtx)) *fakeNode {
 	require.NoError(t, err)
 	f := &fakeNode{addr: ln.Addr().String()}
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if noLink(ctx) {
+			return
+		}
 		f.hits.Add(1)
 		handle(ctx)
 	}}
@@ -34,6 +38,15 @@ func serve(t *testing.T, handle func(ctx *fasthttp.RequestCtx)) *fakeNode {
 	go func() { _ = srv.Serve(ln); close(done) }()
 	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
 	return f
+}
+
+// noLink answers a link's upgrade as a node that has no links does.
+func noLink(ctx *fasthttp.RequestCtx) bool {
+	if string(ctx.Path()) != shardlink.Path {
+		return false
+	}
+	ctx.SetStatusCode(fasthttp.StatusNotFound)
+	return true
 }
 
 // hangUp is a node that reads a request and closes the connection without

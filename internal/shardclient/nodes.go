@@ -18,7 +18,8 @@ import (
 	"github.com/jobbie/jobbie/internal/pki"
 )
 
-// Node is a keep-alive connection pool to one shard node's address.
+// Node is a keep-alive connection pool to one shard node's address, and
+// its link (link.go).
 type Node struct {
 	hc        *fasthttp.HostClient
 	maxAnswer int          // Config.MaxResponseBody
@@ -28,6 +29,11 @@ type Node struct {
 
 	keepOnce sync.Once
 	keep     *http.Transport // Send's keep-alive connections (Request.KeepAlive)
+
+	unix     bool   // hc.Addr is a socket path
+	linkable bool   // the node may get a link (link.go)
+	links    *links // the client's
+	link     nodeLink
 }
 
 // Host is the node's address, for logs (never for a tenant's error).
@@ -67,7 +73,19 @@ func (n *Node) DoAnswer(req *fasthttp.Request, resp *fasthttp.Response, deadline
 	} else {
 		req.URI().SetScheme("http")
 	}
+	if a.Budget == nil && n.linkable {
+		if taken, err := n.doLink(req, resp, deadline, max); taken {
+			if err != nil && !errors.Is(err, fasthttp.ErrTimeout) && !tooLarge(err) {
+				n.hc.CloseIdleConnections() // as below: the node may have gone
+			}
+			return err
+		}
+	}
 	err := n.hc.DoDeadline(req, resp, deadline)
+	if err == nil && n.linkable && !n.link.proven.Load() {
+		n.link.proven.Store(true)
+		n.linkConn() // dials it
+	}
 	if err == nil {
 		err = readAnswer(resp, a, max)
 	} else if errors.Is(err, fasthttp.ErrBodyTooLarge) {
@@ -87,6 +105,7 @@ func (n *Node) DoAnswer(req *fasthttp.Request, resp *fasthttp.Response, deadline
 // address named for two shards gets two pools, and the wrong one fails.
 type nodes struct {
 	cfg   Config
+	links links
 	mu    sync.RWMutex
 	byKey map[string]*Node
 }
@@ -167,6 +186,7 @@ func (ns *nodes) get(addr, shard string) (*Node, error) {
 		n.host = "localhost"
 		n.hc.Dial = func(path string) (net.Conn, error) { return net.Dial("unix", path) }
 	}
+	n.unix, n.links, n.linkable = unx, &ns.links, tun == nil && !ns.links.off
 	if ns.byKey == nil {
 		ns.byKey = map[string]*Node{}
 	}
@@ -197,16 +217,20 @@ func (ns *nodes) expect(shard string) pki.Policy {
 	return pki.Roles(pki.RoleShard)
 }
 
+// closeIdle closes the nodes' idle connections and their links, and
+// waits for the links' dials; the client's context has ended.
 func (ns *nodes) closeIdle() {
 	ns.mu.RLock()
-	defer ns.mu.RUnlock()
 	for _, n := range ns.byKey {
 		n.hc.CloseIdleConnections()
 		n.keepOnce.Do(func() {}) // none made after this
 		if n.keep != nil {
 			n.keep.CloseIdleConnections()
 		}
+		n.closeLink()
 	}
+	ns.mu.RUnlock()
+	ns.links.wg.Wait()
 }
 
 // parseAddr accepts host:port, an http(s) URL, or unix:<socket path>.

@@ -30,6 +30,9 @@ func serveTLS(t *testing.T, c *pki.Credentials) *fakeNode {
 	require.NoError(t, err)
 	f := &fakeNode{addr: ln.Addr().String()}
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if noLink(ctx) {
+			return
+		}
 		f.hits.Add(1)
 		id, ok := pki.PeerIdentity(ctx.TLSConnectionState())
 		if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/internal/shardclient"
+	"github.com/jobbie/jobbie/internal/shardlink"
 	"github.com/jobbie/jobbie/internal/tracing"
 	"github.com/jobbie/jobbie/shard/live"
 	"github.com/jobbie/jobbie/shard/service"
@@ -77,8 +78,9 @@ type Server struct {
 	trust   *trust.Store
 	hooks   Webhooks
 	tr      *tracing.Tracer
-	pools   pools         // the work slots (sched.go)
-	addr    func() string // the bound address, once listening
+	pools   pools             // the work slots (sched.go)
+	links   *shardlink.Server // the callers' links (link.go)
+	addr    func() string     // the bound address, once listening
 }
 
 // New builds the API; the node serves it with App.
@@ -106,8 +108,13 @@ func New(cfg Config, d Deps, boundAddr func() string) *Server {
 // App is the fiber app the node serves.
 func (s *Server) App() *fiber.App { return s.app }
 
-// Shutdown stops serving, letting requests in flight finish until ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+// Shutdown stops serving, letting requests in flight finish until ctx
+// ends, on connections and on links alike.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.app.ShutdownWithContext(ctx)
+	s.shutdownLinks(ctx)
+	return err
+}
 
 func (s *Server) routes() {
 	s.app.Use(apierr.RequestID, streamedBodies)
@@ -135,6 +142,7 @@ func (s *Server) routes() {
 	s.backupRoutes()
 	s.moveRoutes()
 	s.trustRoutes()
+	s.linkRoutes()
 }
 
 // Who may call a shard node. The TLS handshake admits Callers; each
@@ -144,6 +152,8 @@ func (s *Server) routes() {
 //     as `jobbie bench --direct`);
 //   - /internal/v1 (membership, snapshots): this shard's members and
 //     operators;
+//   - /internal/v1/link (a link carrying many requests, link.go): as
+//     /api/v1, and each request on it is judged again by its route;
 //   - /internal/v1/usage (metering): control and operators;
 //   - /internal/v1/backup, /internal/v1/restore and /internal/v1/move:
 //     control alone;

@@ -1,0 +1,457 @@
+package shardlink
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// ServerConfig is the node's side of its links. Zero values take the
+// defaults in comments.
+type ServerConfig struct {
+	// Handler serves each request (the node's HTTP handler, in process).
+	Handler fasthttp.RequestHandler
+	// MaxRequests bounds one link's requests in flight; the node reads no
+	// more frames of a link at the bound. Default MaxRequests.
+	MaxRequests int
+	// MaxBody bounds a request's body; MaxHead its request line and
+	// headers (and sizes the reader that parses them). A frame over them
+	// closes its link.
+	MaxBody, MaxHead int
+	// MaxAnswer bounds an answer written (a route that streams its answer
+	// is not for a link): over it, the caller gets a 500. Default 128 MiB.
+	MaxAnswer int
+	// WriteTimeout bounds a batch of answers' writes: a caller that stops
+	// reading loses its link. Default 30 s.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a link with nothing in flight that sent nothing
+	// for this long. Default 2 min.
+	IdleTimeout time.Duration
+	Logger      *slog.Logger // default slog.Default()
+}
+
+// MaxRequests is ServerConfig.MaxRequests' default.
+const MaxRequests = 4096
+
+// Server is a node's links: it opens them (Upgrade), serves them, and
+// ends them when the node stops (Shutdown).
+type Server struct {
+	cfg     ServerConfig
+	readers sync.Pool // *payloadReader of MaxHead
+	ctxs    sync.Pool // *fasthttp.RequestCtx
+
+	mu      sync.Mutex
+	links   map[*link]struct{}
+	closing bool
+	served  sync.WaitGroup
+
+	// Runners serve requests: a goroutine that served one waits for the
+	// next instead of ending, at most maxIdleRunners of them, so the
+	// stack a handler grew is kept (a fresh goroutine a request grew its
+	// stack anew each time: a tenth of a node's CPU). Shutdown ends them.
+	work    chan job
+	idle    atomic.Int32
+	stopped chan struct{}
+	runners sync.WaitGroup
+}
+
+// job is one request frame to serve.
+type job struct {
+	l *link
+	r *request
+	p []byte
+}
+
+const maxIdleRunners = 256
+
+func (s *Server) run(j job) {
+	select {
+	case s.work <- j: // a waiting runner took it
+	default:
+		s.runners.Add(1)
+		go s.loop(j)
+	}
+}
+
+func (s *Server) loop(j job) {
+	defer s.runners.Done()
+	for {
+		j.l.handle(j.r, j.p)
+		if s.idle.Add(1) > maxIdleRunners {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case j = <-s.work:
+			s.idle.Add(-1)
+		case <-s.stopped:
+			s.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// NewServer returns the links' server of cfg.
+func NewServer(cfg ServerConfig) *Server {
+	if cfg.MaxRequests <= 0 {
+		cfg.MaxRequests = MaxRequests
+	}
+	if cfg.MaxAnswer <= 0 {
+		cfg.MaxAnswer = 128 << 20
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 2 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, links: map[*link]struct{}{}, work: make(chan job), stopped: make(chan struct{})}
+	s.readers.New = func() any {
+		r := &bytes.Reader{}
+		return &payloadReader{r: r, br: bufio.NewReaderSize(r, cfg.MaxHead)}
+	}
+	s.ctxs.New = func() any { return new(fasthttp.RequestCtx) }
+	return s
+}
+
+// UpgradeError's cases, for the node's 400.
+var (
+	ErrNotUpgrade = errors.New("shardlink: the request asks for no upgrade to " + Protocol + " (Connection: Upgrade, Upgrade: " + Protocol + ")")
+	ErrNested     = errors.New("shardlink: a link cannot be opened over a link")
+)
+
+// Upgrade answers ctx's request with 101 and serves its connection as a
+// link once the answer is written; the caller has admitted the peer.
+// The link's requests see the connection's own addresses and TLS state,
+// so each is judged by who the link's peer really is.
+func (s *Server) Upgrade(ctx *fasthttp.RequestCtx) error {
+	if Over(ctx.Conn()) {
+		return ErrNested
+	}
+	if !ctx.Request.Header.ConnectionUpgrade() || !bytes.EqualFold(ctx.Request.Header.Peek(fasthttp.HeaderUpgrade), []byte(Protocol)) {
+		return ErrNotUpgrade
+	}
+	p := peer{local: ctx.LocalAddr(), remote: ctx.RemoteAddr(), tls: ctx.TLSConnectionState()}
+	ctx.SetStatusCode(fasthttp.StatusSwitchingProtocols)
+	ctx.Response.Header.Set(fasthttp.HeaderConnection, "Upgrade")
+	ctx.Response.Header.Set(fasthttp.HeaderUpgrade, Protocol)
+	ctx.Response.Header.Set(MaxRequestsHeader, strconv.Itoa(s.cfg.MaxRequests))
+	ctx.Response.Header.Set(MaxBodyHeader, strconv.Itoa(s.cfg.MaxBody))
+	ctx.Response.Header.Set(MaxHeadHeader, strconv.Itoa(s.cfg.MaxHead))
+	ctx.Hijack(func(conn net.Conn) { s.serve(conn, p) })
+	return nil
+}
+
+// Shutdown stops reading the links' requests and waits for those in
+// flight to be answered, until ctx ends; then it closes every link.
+func (s *Server) Shutdown(ctx context.Context) {
+	defer s.stopRunners()
+	s.mu.Lock()
+	s.closing = true
+	for l := range s.links {
+		l.halt()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.served.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for l := range s.links {
+			l.kill()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// stopRunners ends the idle runners, once; busy ones end after their
+// request.
+func (s *Server) stopRunners() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.stopped:
+	default:
+		close(s.stopped)
+	}
+}
+
+// peer is who is at the link's other end, as its connection says.
+type peer struct {
+	local, remote net.Addr
+	tls           *tls.ConnectionState
+}
+
+// link is the node's end of one link.
+type link struct {
+	s        *Server
+	conn     net.Conn // fasthttp's hijacked connection (its reads start with what it buffered)
+	raw      net.Conn // the connection under it, which kill closes (fasthttp's Close does not)
+	br       *bufio.Reader
+	w        *writer
+	peer     peer
+	gone     atomic.Bool // the link ended: every request's caller is gone
+	closing  atomic.Bool // the node stops: read no more requests
+	slots    chan struct{}
+	inflight sync.WaitGroup
+	quit     chan struct{} // closed by halt: the reader stops
+	halted   sync.Once
+
+	mu   sync.Mutex
+	reqs map[uint64]*request // being served (a cancel finds them here)
+}
+
+func (s *Server) serve(conn net.Conn, p peer) {
+	raw := conn
+	if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
+		raw = u.UnsafeConn()
+	}
+	l := &link{s: s, conn: conn, raw: raw, br: bufio.NewReaderSize(conn, readBuffer), peer: p,
+		slots: make(chan struct{}, s.cfg.MaxRequests), quit: make(chan struct{}), reqs: map[uint64]*request{}}
+	l.w = newWriter(conn, s.cfg.WriteTimeout, func(error) { l.kill() })
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.links[l] = struct{}{}
+	s.served.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.links, l)
+		s.mu.Unlock()
+		s.served.Done()
+	}()
+	if err := l.readFrames(); err != nil && !l.closing.Load() {
+		if errors.Is(err, ErrGarbage) {
+			s.cfg.Logger.Warn("shard: a link broke its protocol; closed", "peer", p.remote.String(), "err", err)
+		}
+		l.kill()
+	}
+	l.inflight.Wait() // every answer written (or dropped)
+	l.w.close()
+	l.kill()
+}
+
+// halt stops the link's reading of requests: the node stops.
+func (l *link) halt() {
+	l.halted.Do(func() {
+		l.closing.Store(true)
+		close(l.quit)
+		_ = l.conn.SetReadDeadline(time.Now()) // the reader stops at once
+	})
+}
+
+// kill ends the link now: its requests' callers read as gone.
+func (l *link) kill() {
+	l.gone.Store(true)
+	l.halt()
+	_ = l.raw.Close()
+}
+
+func (l *link) readFrames() error {
+	cfg := &l.s.cfg
+	for {
+		_ = l.conn.SetReadDeadline(time.Now().Add(cfg.IdleTimeout))
+		if l.closing.Load() {
+			return nil
+		}
+		n, id, k, err := peekHeader(l.br)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && len(l.slots) > 0 && !l.closing.Load() {
+				continue // not idle: a request is in flight (a long-poll parks for seconds)
+			}
+			return err
+		}
+		switch k {
+		case kindRequest:
+			if n > cfg.MaxBody+cfg.MaxHead {
+				return garbage("a request frame of %d bytes, over the bound of %d", n, cfg.MaxBody+cfg.MaxHead)
+			}
+			select {
+			case l.slots <- struct{}{}:
+			default:
+				// At the bound: the caller broke it, and waits until a slot
+				// frees (its writes back up meanwhile).
+				select {
+				case l.slots <- struct{}{}:
+				case <-l.quit:
+					return nil
+				}
+			}
+			p := getBuf(n)
+			if _, err := io.ReadFull(l.br, p); err != nil {
+				putBuf(p)
+				<-l.slots
+				return err
+			}
+			r := &request{l: l, id: id}
+			l.mu.Lock()
+			_, dup := l.reqs[id]
+			if !dup {
+				l.reqs[id] = r
+			}
+			l.mu.Unlock()
+			if dup {
+				putBuf(p)
+				<-l.slots
+				return garbage("request %d is in flight already", id)
+			}
+			l.inflight.Add(1)
+			l.s.run(job{l: l, r: r, p: p})
+		case kindCancel:
+			if n != 0 {
+				return garbage("a cancel frame with a payload")
+			}
+			l.mu.Lock()
+			r := l.reqs[id]
+			l.mu.Unlock()
+			if r != nil {
+				r.cancelled.Store(true)
+			}
+		default:
+			return garbage("a frame of kind %d from the caller", k)
+		}
+	}
+}
+
+// handle serves one request frame's payload p and queues its answer.
+func (l *link) handle(r *request, p []byte) {
+	s := l.s
+	ctx := s.ctxs.Get().(*fasthttp.RequestCtx)
+	var conn net.Conn = r
+	if l.peer.tls != nil {
+		conn = tlsRequest{r}
+	}
+	ctx.Init2(conn, logger{}, false)
+	pr := s.readers.Get().(*payloadReader)
+	pr.r.Reset(p)
+	pr.br.Reset(pr.r)
+	err := ctx.Request.ReadLimitBody(pr.br, s.cfg.MaxBody)
+	left := pr.br.Buffered() + pr.r.Len()
+	pr.r.Reset(nil)
+	s.readers.Put(pr)
+	putBuf(p)
+	if err == nil && left > 0 {
+		err = errors.New("bytes after the request")
+	}
+	if err != nil {
+		s.cfg.Logger.Warn("shard: a link sent a request that does not parse; closed", "peer", l.peer.remote.String(), "err", err)
+		l.kill()
+		l.forget(r)
+		s.free(ctx)
+		r.done(false)
+		return
+	}
+	s.cfg.Handler(ctx)
+	if ctx.IsHead() {
+		ctx.Response.SkipBody = true
+	}
+	l.forget(r)
+	buf, err := encode(ctx.Response.Write, 512+len(ctx.Response.Body()), s.cfg.MaxAnswer)
+	s.free(ctx)
+	if err != nil {
+		buf, _ = encode(overLimit, 0, 0)
+	}
+	putHeader(buf, len(buf)-headerSize, r.id, kindAnswer)
+	if !l.w.send(frame{buf: buf, owner: r}) {
+		putBuf(buf)
+		r.done(false)
+	}
+}
+
+// overLimit writes the answer of a request whose own answer was over
+// ServerConfig.MaxAnswer.
+func overLimit(w *bufio.Writer) error {
+	var resp fasthttp.Response
+	resp.SetStatusCode(fasthttp.StatusInternalServerError)
+	resp.Header.SetContentType("application/json")
+	resp.SetBodyString(`{"error":{"code":"internal","message":"the answer is too large for the shard link"}}`)
+	return resp.Write(w)
+}
+
+func (l *link) forget(r *request) {
+	l.mu.Lock()
+	delete(l.reqs, r.id)
+	l.mu.Unlock()
+}
+
+func (s *Server) free(ctx *fasthttp.RequestCtx) {
+	ctx.Hijack(nil) // a handler's hijack means nothing on a link
+	ctx.ResetUserValues()
+	ctx.Request.Reset()
+	ctx.Response.Reset()
+	ctx.Response.SkipBody = false
+	s.ctxs.Put(ctx)
+}
+
+// request is one request on a link, as the connection its RequestCtx
+// reports: the link's addresses (and TLS state, tlsRequest), and Gone
+// once its caller cancelled it or the link ended. It is also its
+// answer's frame owner: the request leaves flight once its answer was
+// written (or dropped).
+type request struct {
+	l         *link
+	id        uint64
+	cancelled atomic.Bool
+}
+
+// Gone reports whether the request's caller is gone (conncheck asks).
+func (r *request) Gone() bool { return r.cancelled.Load() || r.l.gone.Load() }
+
+func (r *request) take() bool { return true }
+func (r *request) done(bool) {
+	<-r.l.slots
+	r.l.inflight.Done()
+}
+
+func (r *request) isLinkRequest() {}
+
+var errNotConn = errors.New("shardlink: a request on a link has no connection of its own")
+
+func (r *request) Read([]byte) (int, error)         { return 0, errNotConn }
+func (r *request) Write([]byte) (int, error)        { return 0, errNotConn }
+func (r *request) Close() error                     { return nil }
+func (r *request) LocalAddr() net.Addr              { return r.l.peer.local }
+func (r *request) RemoteAddr() net.Addr             { return r.l.peer.remote }
+func (r *request) SetDeadline(time.Time) error      { return nil }
+func (r *request) SetReadDeadline(time.Time) error  { return nil }
+func (r *request) SetWriteDeadline(time.Time) error { return nil }
+
+// tlsRequest is a request on a TLS link: fasthttp (and so pki.Require)
+// reads the link's TLS state from it.
+type tlsRequest struct{ *request }
+
+func (r tlsRequest) ConnectionState() tls.ConnectionState { return *r.l.peer.tls }
+func (r tlsRequest) Handshake() error                     { return nil } // done: fasthttp asks for both
+
+// Over reports whether conn is a request's on a link.
+func Over(conn net.Conn) bool {
+	_, ok := conn.(interface{ isLinkRequest() })
+	return ok
+}
+
+// logger is fasthttp's logger of a link's requests.
+type logger struct{}
+
+func (logger) Printf(format string, args ...any) {
+	slog.Default().Info("shard link: " + fmt.Sprintf(format, args...))
+}

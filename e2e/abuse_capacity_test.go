@@ -77,7 +77,7 @@ func TestGatewayCapacity(t *testing.T) {
 	}
 	parked := func() float64 { return scrapeMetric(t, gw.metrics, "jobbie_gateway_long_polls") }
 	eventually(t, 40*time.Second, func() bool { return parked() >= float64(polls) }, "every long-poll parked")
-	t.Logf("%d parked long-polls (sent in %s): RSS %s", polls, time.Since(start).Round(time.Millisecond), rss(t, gw.pid))
+	t.Logf("%d parked long-polls (sent in %s): RSS %s, %d descriptors", polls, time.Since(start).Round(time.Millisecond), rss(t, gw.pid), descriptors(t, gw.pid))
 	for _, c := range conns {
 		c.Close()
 	}

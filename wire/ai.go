@@ -157,12 +157,24 @@ type AIUsageGroup struct {
 }
 
 // AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups'
-// totals over [From, To), in whole UTC hours, ordered by key.
+// totals over [From, To), in whole UTC hours, ordered by key. With
+// step= it also holds Step (canonical: "6h", "1d") and Buckets, the same
+// sums per step from From; without it both are absent.
 type AIUsageResponse struct {
-	From    time.Time      `json:"from"`
-	To      time.Time      `json:"to"`
-	GroupBy string         `json:"group_by"`
-	Groups  []AIUsageGroup `json:"groups"`
+	From    time.Time       `json:"from"`
+	To      time.Time       `json:"to"`
+	GroupBy string          `json:"group_by"`
+	Groups  []AIUsageGroup  `json:"groups"`
+	Step    string          `json:"step,omitempty"`
+	Buckets []AIUsageBucket `json:"buckets,omitempty"`
+}
+
+// AIUsageBucket is one step of an AIUsageResponse: the groups' totals over
+// [Start, Start+step), the last bucket cut at the response's To; every
+// step of the range has one, with no groups when nothing was reported.
+type AIUsageBucket struct {
+	Start  time.Time      `json:"start"`
+	Groups []AIUsageGroup `json:"groups"`
 }
 
 // CheckAIGroupBy validates group_by ("" is namespace).

@@ -10,7 +10,7 @@ import (
 func (s *Server) aiRoutes(api fiber.Router) {
 	s.budgetRoutes(api)
 	api.Get("/ai/usage", func(c *fiber.Ctx) error {
-		v, err := s.svc.AIUsage(ns(c), scope(c), c.Query("from"), c.Query("to"), c.Query("group_by"))
+		v, err := s.svc.AIUsage(ns(c), scope(c), c.Query("from"), c.Query("to"), c.Query("group_by"), c.Query("step"))
 		return reply(c, v, err)
 	})
 }

@@ -288,28 +288,51 @@ func get(r pebble.Reader, key []byte) ([]byte, bool) {
 // ReadAIUsage sums ns's counters of dimension dim over the hours in
 // [from, to) (unix ns), per series value.
 func ReadAIUsage(r pebble.Reader, ns string, dim byte, from, to int64) (map[string]*AIBucket, error) {
+	total, _, err := ReadAIUsageSteps(r, ns, dim, from, to, 0)
+	return total, err
+}
+
+// ReadAIUsageSteps is ReadAIUsage's sums over [from, to) and, when step
+// (ns, a whole number of hours) is not 0, the same sums per step from
+// from: all in one scan of the range's hours.
+func ReadAIUsageSteps(r pebble.Reader, ns string, dim byte, from, to, step int64) (map[string]*AIBucket, []map[string]*AIBucket, error) {
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: keys.AIUsageHour(ns, max(from, 0)), UpperBound: keys.AIUsageHour(ns, max(to, 0))})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer it.Close()
-	out := map[string]*AIBucket{}
+	total := map[string]*AIBucket{}
+	var steps []map[string]*AIBucket
+	if step > 0 {
+		steps = make([]map[string]*AIBucket, (to-from+step-1)/step)
+		for i := range steps {
+			steps[i] = map[string]*AIBucket{}
+		}
+	}
 	for ok := it.First(); ok; ok = it.Next() {
-		_, d, value, err := keys.ParseAIUsage(ns, it.Key())
+		hour, d, value, err := keys.ParseAIUsage(ns, it.Key())
 		if err != nil || d != dim {
 			continue // a series count, or another dimension
 		}
 		b, err := DecodeAIBucket(it.Value())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		sum := out[value]
-		if sum == nil {
-			sum = &AIBucket{}
-			out[value] = sum
+		addAIBucket(total, value, b)
+		if step > 0 {
+			addAIBucket(steps[(hour-from)/step], value, b)
 		}
-		sum.Reports += b.Reports
-		sum.Usage.add(&b.Usage)
 	}
-	return out, nil
+	return total, steps, nil
+}
+
+// addAIBucket adds b to sums' bucket of value.
+func addAIBucket(sums map[string]*AIBucket, value string, b *AIBucket) {
+	sum := sums[value]
+	if sum == nil {
+		sum = &AIBucket{}
+		sums[value] = sum
+	}
+	sum.Reports += b.Reports
+	sum.Usage.add(&b.Usage)
 }

@@ -53,6 +53,16 @@ func TestAIUsageAddsUpOverHeartbeatsAndAttempts(t *testing.T) { // not parallel:
 	// By hour: four reports in the first, one in the second.
 	require.EqualValues(t, 4, f.aiUsage(keys.AIDimQueue, hour, hour.Add(time.Hour))["llm"].Reports)
 	require.EqualValues(t, 1, f.aiUsage(keys.AIDimQueue, hour.Add(time.Hour), end)["llm"].Reports)
+	// By step, in one scan: the totals, and each hour's sums.
+	total, steps, err := ReadAIUsageSteps(f.db, testNS, keys.AIDimQueue, hour.UnixNano(), end.UnixNano(), int64(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, f.aiUsage(keys.AIDimQueue, hour, end), total)
+	require.Len(t, steps, 2)
+	require.Equal(t, f.aiUsage(keys.AIDimQueue, hour, hour.Add(time.Hour)), steps[0])
+	require.Equal(t, f.aiUsage(keys.AIDimQueue, hour.Add(time.Hour), end), steps[1])
+	_, steps, err = ReadAIUsageSteps(f.db, testNS, keys.AIDimQueue, hour.UnixNano(), end.UnixNano(), int64(3*time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, []map[string]*AIBucket{total}, steps, "one step longer than the range")
 
 	// The job's record goes with the job.
 	f.apply(JobDiscard.Type, &JobOpCmd{NS: testNS, ID: id})

@@ -77,10 +77,10 @@ var aiDims = map[string]byte{
 }
 
 // AIUsage answers GET /api/v1/ai/usage from the node's own store: ns's
-// usage over whole UTC hours, per group. A key limited to some queues
-// sees those queues' usage only, so it may group by queue alone (the
-// other groupings sum every queue).
-func (s *Service) AIUsage(ns string, sc tenancy.QueueScope, from, to, groupBy string) (*wire.AIUsageResponse, error) {
+// usage over whole UTC hours, per group, and per step when step is set.
+// A key limited to some queues sees those queues' usage only, so it may
+// group by queue alone (the other groupings sum every queue).
+func (s *Service) AIUsage(ns string, sc tenancy.QueueScope, from, to, groupBy, step string) (*wire.AIUsageResponse, error) {
 	if err := namespaceOK(ns); err != nil {
 		return nil, err
 	}
@@ -95,11 +95,32 @@ func (s *Service) AIUsage(ns string, sc tenancy.QueueScope, from, to, groupBy st
 	if err != nil {
 		return nil, apierr.Invalid(err)
 	}
-	sums, err := engine.ReadAIUsage(s.node.DB(), ns, aiDims[g], q.From.UnixNano(), q.To.UnixNano())
+	st, err := wire.ParseAIStep(step)
+	if err == nil && st > 0 {
+		_, err = wire.AIUsageSteps(q.From, q.To, st)
+	}
+	if err != nil {
+		return nil, apierr.Invalid(err)
+	}
+	total, steps, err := engine.ReadAIUsageSteps(s.node.DB(), ns, aiDims[g], q.From.UnixNano(), q.To.UnixNano(), int64(st))
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.AIUsageResponse{From: q.From, To: q.To, GroupBy: g, Groups: []wire.AIUsageGroup{}}
+	out := &wire.AIUsageResponse{From: q.From, To: q.To, GroupBy: g, Groups: aiGroups(ns, sc, g, total)}
+	if st > 0 {
+		out.Step = wire.FormatAIStep(st)
+		out.Buckets = make([]wire.AIUsageBucket, len(steps))
+		for i, sums := range steps {
+			out.Buckets[i] = wire.AIUsageBucket{Start: q.From.Add(time.Duration(i) * st), Groups: aiGroups(ns, sc, g, sums)}
+		}
+	}
+	return out, nil
+}
+
+// aiGroups are sums as the answer's groups, ordered by key: the queues
+// scope allows only, the namespace's group named as its tenant knows it.
+func aiGroups(ns string, sc tenancy.QueueScope, g string, sums map[string]*engine.AIBucket) []wire.AIUsageGroup {
+	out := []wire.AIUsageGroup{}
 	for k, b := range sums {
 		if g == wire.AIGroupQueue && !sc.Allows(k) {
 			continue
@@ -110,9 +131,9 @@ func (s *Service) AIUsage(ns string, sc tenancy.QueueScope, from, to, groupBy st
 			}
 		}
 		u := b.Usage
-		out.Groups = append(out.Groups, wire.AIUsageGroup{Key: k, Reports: b.Reports, InputTokens: u.Input, OutputTokens: u.Output,
+		out = append(out, wire.AIUsageGroup{Key: k, Reports: b.Reports, InputTokens: u.Input, OutputTokens: u.Output,
 			CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite, CostUSD: wire.FormatCostUSD(u.CostNanos)})
 	}
-	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Key < out.Groups[j].Key })
-	return out, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
 }

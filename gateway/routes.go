@@ -160,7 +160,7 @@ var routeTable = []route{
 	{get, "/api/v1/queues", tenancy.ActQueueRead, job, forward},
 	{get, "/api/v1/queues/:name", tenancy.ActQueueRead, job | queueNamed, forward},
 	{get, "/api/v1/queues/:name/stats", tenancy.ActQueueRead, job | queueNamed, forward}, // history: from, to, step
-	{get, "/api/v1/ai/usage", tenancy.ActUsageRead, job, forward},                        // AI usage per queue, model, tag or namespace: from, to, group_by
+	{get, "/api/v1/ai/usage", tenancy.ActUsageRead, job, forward},                        // AI usage per queue, model, tag or namespace: from, to, group_by, step
 	{get, "/api/v1/ai/budgets", tenancy.ActUsageRead, job, forward},
 	{post, "/api/v1/ai/budgets", tenancy.ActNamespaceManage, job, forward},
 	{get, "/api/v1/ai/budgets/:name", tenancy.ActUsageRead, job, forward},

@@ -19,6 +19,9 @@ type AIUsage = wire.AIUsage
 // AIUsageResponse is GET /api/v1/ai/usage's answer.
 type AIUsageResponse = wire.AIUsageResponse
 
+// AIUsageBucket is one step's sums in an AIUsageResponse asked with a Step.
+type AIUsageBucket = wire.AIUsageBucket
+
 // WithUsage adds a usage report to an Ack or Fail; nil reports nothing.
 func WithUsage(u *AIUsage) ReportOption {
 	return func(r *report) { r.usage = u }
@@ -112,10 +115,14 @@ func usageValue(j *JobContext) *structpb.Value {
 }
 
 // AIUsageQuery narrows GET /api/v1/ai/usage. Zero fields take the
-// server's defaults: To now, From 24 hours before it, grouped by namespace.
+// server's defaults: To now, From 24 hours before it, grouped by namespace,
+// no buckets.
 type AIUsageQuery struct {
 	From, To time.Time
 	GroupBy  string // "queue", "model", "tag" or "namespace"
+	// Step, whole hours or days ("1h", "6h", "1d"), adds Buckets to the
+	// answer: the same sums per step from From.
+	Step string
 }
 
 func (q AIUsageQuery) encode() string {
@@ -129,6 +136,9 @@ func (q AIUsageQuery) encode() string {
 	if q.GroupBy != "" {
 		v.Set("group_by", q.GroupBy)
 	}
+	if q.Step != "" {
+		v.Set("step", q.Step)
+	}
 	if len(v) == 0 {
 		return ""
 	}
@@ -136,7 +146,7 @@ func (q AIUsageQuery) encode() string {
 }
 
 // GetAIUsage returns the namespace's model usage over whole UTC hours,
-// per group (docs/api/ai.md).
+// per group, and per step when q.Step is set (docs/api/ai.md).
 func (c *Client) GetAIUsage(ctx context.Context, q AIUsageQuery) (*AIUsageResponse, error) {
 	var out AIUsageResponse
 	if _, err := c.do(ctx, "GET", "/api/v1/ai/usage"+q.encode(), nil, &out); err != nil {

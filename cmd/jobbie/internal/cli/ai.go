@@ -33,6 +33,7 @@ over whole UTC hours, per group.
   jobbie ai usage                                  # the last 24 hours, the namespace's total
   jobbie ai usage --group-by model
   jobbie ai usage --group-by tag --from 2026-11-05 --to 2026-11-06
+  jobbie ai usage --step 1d --from 2026-11-01      # a row per UTC day, then the totals
   jobbie ai usage -o json                          # GET /api/v1/ai/usage as it answers
 
 It needs usage.read.`,
@@ -55,18 +56,43 @@ It needs usage.read.`,
 	f.Var(timeValue{&from}, "from", "start of the range (default: 24 hours before --to)")
 	f.Var(timeValue{&to}, "to", "end of the range (default: now)")
 	f.StringVar(&q.GroupBy, "group-by", "", "queue, model, tag or namespace (default namespace)")
+	f.StringVar(&q.Step, "step", "", "a row per step: whole hours or days, such as 1h, 6h or 1d")
 	cmd.AddCommand(usage)
 	return cmd
 }
 
 func printAIUsage(w io.Writer, u *client.AIUsageResponse) error {
 	tw := newTable(w)
-	fmt.Fprintf(tw, "%s\tREPORTS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tCOST USD\n", upper(u.GroupBy))
-	for _, g := range u.Groups {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", orDash(g.Key), g.Reports, g.InputTokens, g.OutputTokens, g.CacheReadTokens, g.CacheWriteTokens, g.CostUSD)
+	if u.Step == "" {
+		fmt.Fprintf(tw, "%s\tREPORTS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tCOST USD\n", upper(u.GroupBy))
+		for _, g := range u.Groups {
+			fmt.Fprintln(tw, aiUsageRow(g))
+		}
+		fmt.Fprintf(tw, "(%s to %s, UTC hours)\n", u.From.Format(time.RFC3339), u.To.Format(time.RFC3339))
+		return tw.Flush()
 	}
-	fmt.Fprintf(tw, "(%s to %s, UTC hours)\n", u.From.Format(time.RFC3339), u.To.Format(time.RFC3339))
+	// By step: a row per bucket and group (one of zeros for a bucket
+	// without reports), then the totals.
+	fmt.Fprintf(tw, "START\t%s\tREPORTS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tCOST USD\n", upper(u.GroupBy))
+	for _, b := range u.Buckets {
+		start := b.Start.UTC().Format(time.RFC3339)
+		if len(b.Groups) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t0\t0\t0\t0\t0\t0\n", start)
+		}
+		for _, g := range b.Groups {
+			fmt.Fprintf(tw, "%s\t%s\n", start, aiUsageRow(g))
+		}
+	}
+	for _, g := range u.Groups {
+		fmt.Fprintf(tw, "total\t%s\n", aiUsageRow(g))
+	}
+	fmt.Fprintf(tw, "(%s to %s, UTC, steps of %s)\n", u.From.Format(time.RFC3339), u.To.Format(time.RFC3339), u.Step)
 	return tw.Flush()
+}
+
+// aiUsageRow is a group's cells: its key, counts and cost.
+func aiUsageRow(g wire.AIUsageGroup) string {
+	return fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d\t%s", orDash(g.Key), g.Reports, g.InputTokens, g.OutputTokens, g.CacheReadTokens, g.CacheWriteTokens, g.CostUSD)
 }
 
 func upper(s string) string {

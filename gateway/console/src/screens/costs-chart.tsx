@@ -4,7 +4,7 @@
 // the peak, exactly.
 import { dollars, usd } from "../lib/cost";
 import { niceScale, plot } from "./history-lib";
-import { stepLabel } from "./costs-lib";
+import { stepLabel, type CostPoint } from "./costs-lib";
 import "./queue-history.css";
 
 const W = 960;
@@ -12,12 +12,6 @@ const H = 200;
 const LEFT = 72; // room for the dollar labels
 const BOTTOM = 22;
 const TOP = 8;
-
-export interface CostPoint {
-  start: number;
-  /** nano-dollars */
-  cost: bigint;
-}
 
 /** tickLabel writes an axis value in dollars, to the places its step needs. */
 const tickLabel = (v: number) => "$" + v.toLocaleString("en-US", { maximumFractionDigits: 6 });

@@ -1,5 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { byCost, costRangeOf, costSteps, costWindow, groupingOf, groupLabel, stepLabel, totalsOf, usagePath, type AIUsageGroup } from "./costs-lib";
+import {
+  byCost,
+  costPoints,
+  costRangeOf,
+  costSeries,
+  costWindow,
+  groupingOf,
+  groupLabel,
+  seriesPath,
+  stepLabel,
+  stepParam,
+  totalsOf,
+  usagePath,
+  type AIUsage,
+  type AIUsageGroup,
+} from "./costs-lib";
 import { usd } from "../lib/cost";
 
 const g = (key: string, cost: string, tokens = 0): AIUsageGroup => ({
@@ -20,17 +35,23 @@ describe("ranges", () => {
     expect(new Date(costWindow("30d", now).from).toISOString()).toBe("2026-10-26T00:00:00.000Z");
   });
   it("step by hour for today, up to the hour now is in", () => {
-    const s = costSteps(costWindow("today", now), now);
-    expect(s).toHaveLength(17);
-    expect(new Date(s[16].from).toISOString()).toBe("2026-11-24T16:00:00.000Z");
-    expect(s[0].to - s[0].from).toBe(3_600_000);
+    const s = costSeries(costWindow("today", now), now);
+    expect(s).toEqual({ from: Date.parse("2026-11-24T00:00:00Z"), to: Date.parse("2026-11-24T17:00:00Z"), step: 3_600_000 });
     // On the hour, that hour is the last step.
-    expect(costSteps(costWindow("today", Date.parse("2026-11-24T00:00:00Z")), Date.parse("2026-11-24T00:00:00Z"))).toHaveLength(1);
+    const midnight = Date.parse("2026-11-24T00:00:00Z");
+    expect(costSeries(costWindow("today", midnight), midnight).to).toBe(Date.parse("2026-11-24T01:00:00Z"));
   });
   it("step by day otherwise, today last", () => {
-    const s = costSteps(costWindow("30d", now), now);
-    expect(s).toHaveLength(30);
-    expect(new Date(s[29].from).toISOString()).toBe("2026-11-24T00:00:00.000Z");
+    const s = costSeries(costWindow("30d", now), now);
+    expect(s).toEqual({ from: Date.parse("2026-10-26T00:00:00Z"), to: Date.parse("2026-11-25T00:00:00Z"), step: 86_400_000 });
+  });
+  it("ask for the whole series in one request, by queue", () => {
+    expect(stepParam(3_600_000)).toBe("1h");
+    expect(stepParam(86_400_000)).toBe("1d");
+    expect(stepParam(6 * 3_600_000)).toBe("6h");
+    expect(seriesPath(costSeries(costWindow("7d", now), now))).toBe(
+      "/api/v1/ai/usage?from=2026-11-18T00%3A00%3A00.000Z&to=2026-11-25T00%3A00%3A00.000Z&group_by=queue&step=1d",
+    );
   });
   it("read the URL, defaulting", () => {
     expect(costRangeOf("30d")).toBe("30d");
@@ -54,6 +75,37 @@ describe("totals", () => {
   });
   it("order by cost, then key", () => {
     expect(byCost([g("a", "0.5"), g("b", "12"), g("c", "0.5"), g("d", "3.25")]).map((x) => x.key)).toEqual(["b", "d", "a", "c"]);
+  });
+});
+
+describe("points", () => {
+  const s = { from: Date.parse("2026-11-24T00:00:00Z"), to: Date.parse("2026-11-24T03:00:00Z"), step: 3_600_000 };
+  const answer = (over: Partial<AIUsage> = {}): AIUsage => ({
+    from: "2026-11-24T00:00:00Z",
+    to: "2026-11-24T03:00:00Z",
+    group_by: "queue",
+    groups: [g("a", "0.300000001"), g("b", "0.2")],
+    step: "1h",
+    buckets: [
+      { start: "2026-11-24T00:00:00Z", groups: [g("a", "0.1"), g("b", "0.2")] },
+      { start: "2026-11-24T01:00:00Z", groups: [] },
+      { start: "2026-11-24T02:00:00Z", groups: [g("a", "0.200000001")] },
+    ],
+    ...over,
+  });
+  it("are each bucket's cost, summed exactly", () => {
+    const p = costPoints(answer(), s)!;
+    expect(p.map((x) => [new Date(x.start).toISOString(), usd(x.cost)])).toEqual([
+      ["2026-11-24T00:00:00.000Z", "$0.30"],
+      ["2026-11-24T01:00:00.000Z", "$0.00"],
+      ["2026-11-24T02:00:00.000Z", "$0.200000001"],
+    ]);
+  });
+  it("are not another series' answer", () => {
+    expect(costPoints(answer({ step: "1d" }), s)).toBeUndefined();
+    expect(costPoints(answer({ from: "2026-11-23T00:00:00Z" }), s)).toBeUndefined();
+    expect(costPoints(answer({ to: "2026-11-24T04:00:00Z" }), s)).toBeUndefined();
+    expect(costPoints(answer({ step: undefined, buckets: undefined }), s)).toBeUndefined();
   });
 });
 

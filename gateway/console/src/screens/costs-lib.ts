@@ -1,7 +1,6 @@
 // The Costs screen's logic: the ranges it offers as whole UTC days, the
-// steps of its chart (hours for today, days otherwise: the usage API sums
-// a range, so the chart asks once per step), the groupings, and totals
-// summed exactly (lib/cost.ts).
+// chart's series (hours for today, days otherwise, asked in one request
+// with step), the groupings, and totals summed exactly (lib/cost.ts).
 import { qs } from "../api";
 import { parseCost } from "../lib/cost";
 
@@ -16,12 +15,20 @@ export interface AIUsageGroup {
   cost_usd: string;
 }
 
-/** AIUsage is GET /api/v1/ai/usage's answer (wire.AIUsageResponse). */
+/** AIUsageBucket is one step's totals (wire.AIUsageBucket). */
+export interface AIUsageBucket {
+  start: string;
+  groups: AIUsageGroup[];
+}
+
+/** AIUsage is GET /api/v1/ai/usage's answer (wire.AIUsageResponse); step and buckets when asked with step. */
 export interface AIUsage {
   from: string;
   to: string;
   group_by: string;
   groups: AIUsageGroup[];
+  step?: string;
+  buckets?: AIUsageBucket[];
 }
 
 const HOUR = 3_600_000;
@@ -56,18 +63,40 @@ export function costWindow(range: CostRange, now: number): Window {
   return { from: to - days * DAY, to };
 }
 
-/** costSteps are the chart's steps of w up to the one now is in: hours for a single day, else days. */
-export function costSteps(w: Window, now: number): Window[] {
-  const step = w.to - w.from <= DAY ? HOUR : DAY;
-  const end = Math.min(w.to, Math.ceil((now + 1) / step) * step);
-  const out: Window[] = [];
-  for (let t = w.from; t < end; t += step) out.push({ from: t, to: t + step });
-  return out;
+/** CostSeries is the chart's range and step (ms). */
+export interface CostSeries extends Window {
+  step: number;
 }
 
-/** usagePath is the request for w's usage grouped by g. */
-export const usagePath = (w: Window, g: Grouping): string =>
-  "/api/v1/ai/usage" + qs({ from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString(), group_by: g });
+/** costSeries is the chart's series of w up to the step now is in: hours for a single day, else days. */
+export function costSeries(w: Window, now: number): CostSeries {
+  const step = w.to - w.from <= DAY ? HOUR : DAY;
+  return { from: w.from, to: Math.min(w.to, Math.ceil((now + 1) / step) * step), step };
+}
+
+/** stepParam writes a step as the API reads it: "1d" for whole days, else hours ("1h"). */
+export const stepParam = (ms: number): string => (ms % DAY === 0 ? `${ms / DAY}d` : `${ms / HOUR}h`);
+
+/** usagePath is the request for w's usage grouped by g, per step (ms) when one is given. */
+export const usagePath = (w: Window, g: Grouping, step?: number): string =>
+  "/api/v1/ai/usage" +
+  qs({ from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString(), group_by: g, step: step ? stepParam(step) : undefined });
+
+/** seriesPath is the chart's one request: s's usage per step, by queue (every report is in exactly one queue, so the queues add up to the whole). */
+export const seriesPath = (s: CostSeries): string => usagePath(s, "queue", s.step);
+
+/** CostPoint is one step of the chart. */
+export interface CostPoint {
+  start: number;
+  /** nano-dollars */
+  cost: bigint;
+}
+
+/** costPoints are the chart's points from its answer, each step's cost summed exactly; undefined when u answers another series than s (a range's answer is not shown for another). */
+export function costPoints(u: AIUsage, s: CostSeries): CostPoint[] | undefined {
+  if (Date.parse(u.from) !== s.from || Date.parse(u.to) !== s.to || u.step !== stepParam(s.step) || !u.buckets) return undefined;
+  return u.buckets.map((b) => ({ start: Date.parse(b.start), cost: totalsOf(b.groups).cost }));
+}
 
 export interface Totals {
   reports: number;
@@ -112,6 +141,3 @@ export function stepLabel(t: number, step: number): string {
   const iso = new Date(t).toISOString();
   return step < DAY ? iso.slice(11, 16) : iso.slice(5, 10);
 }
-
-/** STEP_REQUESTS bounds the chart's requests in flight, so a 30-day chart does not spend a plan's requests_per_second burst at once. */
-export const STEP_REQUESTS = 4;

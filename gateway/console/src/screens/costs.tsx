@@ -1,34 +1,32 @@
 // Costs: the namespace's model usage (GET /api/v1/ai/usage) over today,
 // 7 or 30 UTC days, grouped by queue, model, tag or namespace (both kept
 // in the URL), with tokens by kind and cost per group, a chart of cost
-// per step, and the namespace's budgets against today's spend.
-import { useEffect, useMemo, useState } from "preact/hooks";
-import { get } from "../api";
+// per step (one request with step), and the namespace's budgets against
+// today's spend.
+import { useMemo } from "preact/hooks";
 import { Options } from "../components/forms";
 import { Table } from "../components/table";
 import { Empty, ErrorBox, Field, Loading, Screen, Stat } from "../components/ui";
 import { useApi } from "../hooks";
 import { exact } from "../lib/format";
 import { usd, usdOf } from "../lib/cost";
-import { mapLimit } from "../lib/limit";
 import { setParam, useLocation } from "../router";
 import { CostBudgets } from "./costs-budgets";
-import { CostChart, type CostPoint } from "./costs-chart";
+import { CostChart } from "./costs-chart";
 import {
   byCost,
   COST_RANGES,
   costRangeOf,
-  costSteps,
+  costPoints,
+  costSeries,
   costWindow,
   groupingOf,
   groupLabel,
   GROUPINGS,
-  STEP_REQUESTS,
+  seriesPath,
   totalsOf,
   usagePath,
   type AIUsage,
-  type Totals,
-  type Window,
 } from "./costs-lib";
 import "./costs.css";
 
@@ -38,21 +36,23 @@ export function Costs() {
   const grouping = groupingOf(loc.query.get("group_by"));
   const refresh = loc.query.get("t") ?? "";
   // The window is fixed when the range changes (or on Refresh), not at every render.
-  const [w, steps] = useMemo(() => {
+  const [w, s] = useMemo(() => {
     const now = Date.now();
     const w = costWindow(range, now);
-    return [w, costSteps(w, now)] as const;
+    return [w, costSeries(w, now)] as const;
   }, [range, refresh]);
   const grouped = useApi<AIUsage>(usagePath(w, grouping));
-  const series = useSteps(steps);
-  const totals = series.totals;
+  const chart = useApi<AIUsage>(seriesPath(s));
+  const points = chart.data && costPoints(chart.data, s);
+  const totals = points && chart.data ? totalsOf(chart.data.groups) : undefined;
+  const chartError = chart.loading ? undefined : chart.error;
   const groups = grouped.data ? byCost(grouped.data.groups) : [];
 
   return (
     <Screen
       name="costs"
       title="Costs"
-      ready={(grouped.data !== undefined || grouped.error !== undefined) && (series.points !== undefined || series.error !== undefined)}
+      ready={(grouped.data !== undefined || grouped.error !== undefined) && (points !== undefined || chartError !== undefined)}
       actions={
         <button type="button" id="costs-refresh" onClick={() => setParam("t", String(Date.now()))}>
           Refresh
@@ -77,7 +77,7 @@ export function Costs() {
       <p class="muted" id="costs-range-text">
         {new Date(w.from).toISOString().slice(0, 10)} to {new Date(w.to - 1).toISOString().slice(0, 10)} (UTC days).
       </p>
-      <ErrorBox error={series.error} id="costs-series-error" />
+      <ErrorBox error={chartError} id="costs-series-error" />
       {totals && (
         <div class="stats" id="costs-totals">
           <Stat stat="cost" value={usd(totals.cost)} label="Cost" />
@@ -88,14 +88,14 @@ export function Costs() {
           <Stat stat="reports" value={exact(totals.reports)} label="Reports" />
         </div>
       )}
-      {series.points && (
+      {points && (
         <div class="card costs-chart-card">
           {totals && totals.cost === 0n && totals.reports === 0 ? (
             <div id="costs-chart-empty">
               <Empty>No usage reported in this range.</Empty>
             </div>
           ) : (
-            <CostChart points={series.points} step={steps.length ? steps[0].to - steps[0].from : 0} />
+            <CostChart points={points} step={s.step} />
           )}
         </div>
       )}
@@ -140,32 +140,4 @@ export function Costs() {
       <CostBudgets />
     </Screen>
   );
-}
-
-interface Series {
-  /** the steps the answer is for */
-  key?: string;
-  points?: CostPoint[];
-  totals?: Totals;
-  error?: Error;
-}
-
-/** useSteps reads each step's usage (grouped by queue: every report is in exactly one queue, so the queues add up to the whole); another range's answer is not shown for this one. */
-function useSteps(steps: Window[]): Series {
-  const [s, setS] = useState<Series>({});
-  const key = steps.map((x) => x.from).join(",") + "/" + (steps.length ? steps[steps.length - 1].to : "");
-  useEffect(() => {
-    const ctl = new AbortController();
-    mapLimit(steps, STEP_REQUESTS, (st) => get<AIUsage>(usagePath(st, "queue"), { signal: ctl.signal })).then(
-      (answers) => {
-        const totals = totalsOf(answers.flatMap((a) => a.groups));
-        setS({ key, points: answers.map((a, i) => ({ start: steps[i].from, cost: totalsOf(a.groups).cost })), totals });
-      },
-      (error: Error) => {
-        if (!ctl.signal.aborted) setS({ key, error });
-      },
-    );
-    return () => ctl.abort();
-  }, [key]);
-  return s.key === key ? s : {};
 }

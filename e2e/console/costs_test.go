@@ -32,7 +32,8 @@ func jobDetail(t *testing.T, c *client.Client, id string) *client.JobDetail {
 
 // The Costs screen shows what workers reported on ack, per queue and per
 // model, its total summed exactly ($0.10 + $0.20 is $0.30, not the float
-// 0.30000000000000004), and the job detail shows a job's usage. A hold
+// 0.30000000000000004), its chart is one request per range (step=1d for
+// days, 1h for today), and the job detail shows a job's usage. A hold
 // budget made in the Costs screen's dialog (a bad limit is shown under
 // its field and makes nothing) is shown reached; the jobs enqueued past
 // it are held, listed in Held jobs with the budget, and one approved
@@ -61,6 +62,11 @@ func TestConsoleCostsAndHeldJobs(t *testing.T) {
 	assert.Equal(t, "ai.embed", eval[string](p, `document.querySelector('#costs-groups tbody tr').dataset.group`), "the costliest group first")
 	assert.Equal(t, "$0.30", eval[string](p, query(`[data-chart="cost"]`)+`.dataset.total`))
 	assert.Equal(t, 7, p.count(`[data-chart="cost"] circle.cost-point`), "a point per day of the last 7")
+	// The chart is one request with step, not one per day.
+	assert.Equal(t, []string{"1d"}, eval[[]string](p, `performance.getEntriesByType('resource').map((e) => new URL(e.name)).`+
+		`filter((u) => u.pathname === '/api/v1/ai/usage' && u.searchParams.has('step')).map((u) => u.searchParams.get('step'))`))
+	assert.Equal(t, 2, eval[int](p, `performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/api/v1/ai/usage').length`),
+		"the groups' request and the chart's")
 	p.shot("costs")
 
 	p.setValue("#costs-group", "model")
@@ -71,6 +77,8 @@ func TestConsoleCostsAndHeldJobs(t *testing.T) {
 	// A point per hour of today so far (the hour may have turned since the screen read it).
 	p.until(waitTimeout, `((n, h) => n === h + 1 || n === h)(document.querySelectorAll('[data-chart="cost"] circle.cost-point').length, new Date().getUTCHours())`,
 		"a point per hour of today")
+	assert.Contains(t, eval[[]string](p, `performance.getEntriesByType('resource').map((e) => new URL(e.name).searchParams.get('step'))`), "1h",
+		"today's chart asks by the hour")
 
 	// The job's own usage on its detail.
 	p.goTo("/console/jobs/" + llmJob)

@@ -118,10 +118,12 @@ class AIMixin(Base):
     """Usage totals, budgets (docs/api/ai.md#budgets), and held jobs."""
 
     def ai_usage(self, *, from_: str | datetime | None = None, to: str | datetime | None = None,
-                 group_by: str | None = None) -> AIUsageResponse:
+                 group_by: str | None = None, step: str | None = None) -> AIUsageResponse:
         """The namespace's usage over whole UTC hours, per ``group_by``
-        (queue, model, tag or namespace, the default)."""
-        path = query("/api/v1/ai/usage", {"from": iso_time(from_), "to": iso_time(to), "group_by": group_by})
+        (queue, model, tag or namespace, the default); with ``step``, whole
+        hours or days ("1h", "6h", "1d"), also per step in ``buckets``."""
+        path = query("/api/v1/ai/usage", {"from": iso_time(from_), "to": iso_time(to), "group_by": group_by,
+                                          "step": step})
         return self._call("GET", path)  # type: ignore[no-any-return]
 
     def list_budgets(self) -> list[Budget]:

@@ -28,6 +28,14 @@ class AIUsage(TypedDict):
     provider: NotRequired[str]
 
 
+class AIUsageBucket(TypedDict):
+    """AIUsageBucket is one step of an AIUsageResponse: the groups' totals over [Start, Start+step), the last bucket cut at the response's To; every step of the range has one, with no groups when nothing was reported."""
+
+    groups: "list[AIUsageGroup] | None"
+    #: format date-time
+    start: str
+
+
 class AIUsageGroup(TypedDict):
     """AIUsageGroup is one group's totals over the range: Key is the queue, the model, the tag as "key=value", or the namespace."""
 
@@ -41,12 +49,14 @@ class AIUsageGroup(TypedDict):
 
 
 AIUsageResponse = TypedDict("AIUsageResponse", {
+    "buckets": NotRequired["list[AIUsageBucket]"],
     "from": str,  # format date-time
     "group_by": str,
     "groups": "list[AIUsageGroup] | None",
+    "step": NotRequired[str],
     "to": str,  # format date-time
 })
-AIUsageResponse.__doc__ = """AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key."""
+AIUsageResponse.__doc__ = """AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key. With step= it also holds Step (canonical: "6h", "1d") and Buckets, the same sums per step from From; without it both are absent."""
 
 
 class AckBatchEntry(TypedDict):

@@ -6,6 +6,7 @@ found, approved and rejected, one by one and in bulk."""
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -54,6 +55,18 @@ def test_report_usage_sums_exactly_over_a_heartbeat_and_the_ack(client: jobbie.C
     with pytest.raises(jobbie.BadRequestError) as e:
         client.ai_usage(group_by="day")
     assert e.value.field == "group_by"
+    # By step: a bucket per hour of the last 24, whose sums add up to the totals.
+    by = client.ai_usage(group_by="queue", step="1h")
+    assert by.get("step") == "1h"
+    buckets = by.get("buckets") or []
+    assert len(buckets) == 24 and buckets[0]["start"] == by["from"]
+    mine = [g for b in buckets for g in b["groups"] or [] if g["key"] == queue]
+    assert sum(g["reports"] for g in mine) == 2
+    assert sum(Decimal(g["cost_usd"]) for g in mine) == Decimal("0.6")
+    assert "buckets" not in client.ai_usage(group_by="queue")
+    with pytest.raises(jobbie.BadRequestError) as e:
+        client.ai_usage(step="90m")
+    assert e.value.field == "step"
 
 
 def test_budgets_and_the_jobs_they_hold(client: jobbie.Client, queue: str) -> None:

@@ -8,6 +8,7 @@ import type * as api from "./api.gen.js";
 /** One report of what a job's model calls used; token counts whole, cost_usd a decimal string of dollars. */
 export type AIUsage = api.AIUsage;
 export type AIUsageResponse = api.AIUsageResponse;
+export type AIUsageBucket = api.AIUsageBucket;
 export type Budget = api.Budget;
 export type BudgetSpec = api.BudgetSpec;
 export type ApproveResponse = api.ApproveResponse;
@@ -107,11 +108,13 @@ export class PendingUsage {
   }
 }
 
-/** GET /api/v1/ai/usage's query; left out, the server's defaults (the last 24 hours, the namespace's total). */
+/** GET /api/v1/ai/usage's query; left out, the server's defaults (the last 24 hours, the namespace's total, no buckets). */
 export interface AIUsageQuery {
   from?: Date | string;
   to?: Date | string;
   groupBy?: "queue" | "model" | "tag" | "namespace";
+  /** Whole hours or days ("1h", "6h", "1d"): the answer's buckets hold the same sums per step from `from`. */
+  step?: string;
 }
 
 const enc = encodeURIComponent;
@@ -147,9 +150,9 @@ export class AI {
     this.budgets = new Budgets(t);
   }
 
-  /** The namespace's usage over whole UTC hours, per group. */
+  /** The namespace's usage over whole UTC hours, per group, and per step in `buckets` when `step` is set. */
   async usage(q: AIUsageQuery = {}, co?: CallOptions): Promise<AIUsageResponse> {
-    const query = { from: iso(q.from), to: iso(q.to), group_by: q.groupBy };
+    const query = { from: iso(q.from), to: iso(q.to), group_by: q.groupBy, step: q.step };
     return (await this.t.call<AIUsageResponse>({ method: "GET", path: "/api/v1/ai/usage", query }, co)).data;
   }
 

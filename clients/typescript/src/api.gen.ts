@@ -15,6 +15,13 @@ export interface AIUsage {
   provider?: string;
 }
 
+/** AIUsageBucket is one step of an AIUsageResponse: the groups' totals over [Start, Start+step), the last bucket cut at the response's To; every step of the range has one, with no groups when nothing was reported. */
+export interface AIUsageBucket {
+  groups: AIUsageGroup[] | null;
+  /** @format date-time */
+  start: string;
+}
+
 /** AIUsageGroup is one group's totals over the range: Key is the queue, the model, the tag as "key=value", or the namespace. */
 export interface AIUsageGroup {
   cache_read_tokens: number;
@@ -26,12 +33,14 @@ export interface AIUsageGroup {
   reports: number;
 }
 
-/** AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key. */
+/** AIUsageResponse is GET /api/v1/ai/usage?from&to&group_by=: the groups' totals over [From, To), in whole UTC hours, ordered by key. With step= it also holds Step (canonical: "6h", "1d") and Buckets, the same sums per step from From; without it both are absent. */
 export interface AIUsageResponse {
+  buckets?: AIUsageBucket[];
   /** @format date-time */
   from: string;
   group_by: string;
   groups: AIUsageGroup[] | null;
+  step?: string;
   /** @format date-time */
   to: string;
 }

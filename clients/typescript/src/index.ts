@@ -12,7 +12,7 @@ export * from "./types-admin.js";
 export type * as api from "./api.gen.js";
 export { Batches, Bulk, Queues, Schedules, Search } from "./resources.js";
 export {
-  AI, type AIUsage, type AIUsageQuery, type AIUsageResponse, type ApproveResponse, type Budget, Budgets, type BudgetSpec,
+  AI, type AIUsage, type AIUsageBucket, type AIUsageQuery, type AIUsageResponse, type ApproveResponse, type Budget, Budgets, type BudgetSpec,
   formatCostUSD, parseCostUSD,
 } from "./ai.js";
 export { Admin, Backups, Keys, Namespaces, Roles, SigningKeys, Usage, type UsageQuery, Webhooks } from "./admin.js";

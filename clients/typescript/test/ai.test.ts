@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Client, type Job, JobbieError, Worker } from "../src/index.js";
+import { type Client, type Job, JobbieError, parseCostUSD, Worker } from "../src/index.js";
 import { client, queue, waitFor } from "./helpers.js";
 
 const quiet = { warn: () => {}, error: () => {} };
@@ -48,6 +48,16 @@ describe("ai", () => {
     const u = await c.ai.usage({ groupBy: "queue" });
     expect(u.groups!.find((g) => g.key === q)).toMatchObject({ reports: 2, input_tokens: 100, output_tokens: 7, cost_usd: "0.6" });
     await expect(c.ai.usage({ groupBy: "day" as "queue" })).rejects.toSatisfy((e) => e instanceof JobbieError && e.field === "group_by");
+    // By step: a bucket per hour of the last 24, whose sums add up to the totals.
+    const by = await c.ai.usage({ groupBy: "queue", step: "1h" });
+    expect(by.step).toBe("1h");
+    expect(by.buckets).toHaveLength(24);
+    expect(Date.parse(by.buckets![0]!.start)).toBe(Date.parse(by.from));
+    const mine = by.buckets!.flatMap((b) => (b.groups ?? []).filter((g) => g.key === q));
+    expect(mine.reduce((n, g) => n + g.reports, 0)).toBe(2);
+    expect(mine.reduce((n, g) => n + parseCostUSD(g.cost_usd)!, 0n)).toBe(parseCostUSD("0.6"));
+    expect((await c.ai.usage({ groupBy: "queue" })).buckets).toBeUndefined();
+    await expect(c.ai.usage({ step: "90m" })).rejects.toSatisfy((e) => e instanceof JobbieError && e.status === 400 && e.field === "step");
   });
 
   it("budgets: create, read, update, delete; held jobs found by budget, approved and rejected", async () => {

@@ -6,7 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// `jobbie ai usage` shows the reported usage per group; `jobbie held`
+// `jobbie ai usage` shows the reported usage per group, and with --step
+// per bucket; `jobbie held`
 // lists the jobs a budget holds, approves one and rejects another.
 func TestCLIAIUsageAndHeldJobs(t *testing.T) {
 	t.Parallel()
@@ -29,6 +30,14 @@ func TestCLIAIUsageAndHeldJobs(t *testing.T) {
 	require.Regexp(t, `(?m)^MODEL\s+REPORTS\s+INPUT`, r.stdout)
 	require.Regexp(t, `(?m)^opus\s+1\s+7\s+0\s+0\s+0\s+0\.25$`, r.stdout)
 	requireFails(t, jobbie(t, env, nil, "ai", "usage", "--group-by", "day"), "a bad grouping", "group_by")
+	// By step: a row per day bucket, then the totals.
+	r = jobbie(t, env, nil, "ai", "usage", "--group-by", "model", "--step", "1d")
+	requireOK(t, r, "ai usage --step")
+	require.Regexp(t, `(?m)^START\s+MODEL\s+REPORTS\s+INPUT`, r.stdout)
+	require.Regexp(t, `(?m)^\d{4}-\d\d-\d\dT\d\d:00:00Z\s+opus\s+1\s+7\s+0\s+0\s+0\s+0\.25$`, r.stdout)
+	require.Regexp(t, `(?m)^total\s+opus\s+1\s+7\s+0\s+0\s+0\s+0\.25$`, r.stdout)
+	require.Regexp(t, `steps of 1d\)`, r.stdout)
+	requireFails(t, jobbie(t, env, nil, "ai", "usage", "--step", "90m"), "a step of minutes", "step")
 
 	held, other := "", ""
 	for _, p := range []*string{&held, &other} {

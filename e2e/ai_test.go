@@ -17,8 +17,8 @@ import (
 )
 
 // Usage reported over three heartbeats and an ack sums exactly (no float
-// sums: 0.1 + 0.2 + ...) in the job, in GET /ai/usage by every grouping,
-// in the tenant's meters and on the upcoming invoice; bad usage is a 400
+// sums: 0.1 + 0.2 + ...) in the job, in GET /ai/usage by every grouping
+// and per step, in the tenant's meters and on the upcoming invoice; bad usage is a 400
 // naming the field that changes nothing; another tenant learns nothing.
 func TestAIUsageSumsExactlyEverywhere(t *testing.T) {
 	t.Parallel()
@@ -86,7 +86,26 @@ func TestAIUsageSumsExactlyEverywhere(t *testing.T) {
 	r := call(t, "GET", api+"/ai/usage?from="+past.Format(time.RFC3339)+"&to="+past.Add(time.Hour).Format(time.RFC3339), key, nil)
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.Equal(t, []any{}, r.Body["groups"], "nothing in an hour without reports")
-	for q, field := range map[string]string{"group_by=day": "group_by", "from=yesterday": "from", "from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z": "from"} {
+	// Per step through the gateway: every hour of the last 24, adding up
+	// to the totals exactly.
+	r = call(t, "GET", api+"/ai/usage?group_by=model&step=1h", key, nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	var steps wire.AIUsageResponse
+	require.NoError(t, json.Unmarshal(r.Raw, &steps))
+	require.Equal(t, "1h", steps.Step)
+	require.Len(t, steps.Buckets, 24)
+	var reports, cost int64
+	for _, b := range steps.Buckets {
+		for _, g := range b.Groups {
+			require.Equal(t, "sonnet", g.Key)
+			c, err := wire.ParseCostUSD(g.CostUSD)
+			require.NoError(t, err)
+			reports, cost = reports+g.Reports, cost+c
+		}
+	}
+	require.Equal(t, []any{int64(4), int64(1_000_000_001)}, []any{reports, cost})
+	for q, field := range map[string]string{"group_by=day": "group_by", "from=yesterday": "from", "from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z": "from",
+		"step=90m": "step", "step=0h": "step", "step=32d": "step", "step=1w": "step"} {
 		r := call(t, "GET", api+"/ai/usage?"+q, key, nil)
 		require.Equal(t, 400, r.Status, "%s: %s", q, r.Raw)
 		require.Equal(t, field, r.field(), q)

@@ -149,6 +149,8 @@ func TestOpenAPIDescribesRealAnswers(t *testing.T) {
 	c.do(200, "GET", "/api/v1/dead", key, nil)
 	c.do(200, "GET", "/api/v1/batches", key, nil)
 	c.do(200, "GET", "/api/v1/bulk", key, nil)
+	c.do(200, "GET", "/api/v1/ai/usage?group_by=queue&step=1h", key, nil)
+	c.do(400, "GET", "/api/v1/ai/usage?step=90m", key, nil)
 
 	// Where the gRPC port is: public, no key.
 	c.do(200, "GET", "/api/v1/info", "", nil)

@@ -22,7 +22,8 @@ type (
 	// milliseconds.
 	ProcessingTime = wire.ProcessingTime
 	// QueueScale is the queue's live backlog, oldest pending age, jobs in
-	// flight and demand (never 0 while a job is pending or in flight).
+	// flight and demand (never 0 while a job is in flight or, unless the
+	// queue is paused, pending).
 	QueueScale = wire.QueueScale
 )
 

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +165,7 @@ func TestChartRefuses(t *testing.T) {
 		"self-hosted, url": {[]string{"values-selfhosted-shard.yaml"}, map[string]any{"selfHosted.controlURL": ""}, "selfHosted.controlURL"},
 		"self-hosted, token": {[]string{"values-selfhosted-shard.yaml"}, map[string]any{"selfHosted.existingSecret": ""},
 			"selfHosted.joinToken"},
+		"grpc on metrics' port": {nil, map[string]any{"gateway.grpc.enabled": true, "gateway.grpc.port": 9090}, "gateway.grpc.port 9090"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := renderErr(t, values(t, tc.files, tc.set))
@@ -223,5 +225,74 @@ func TestChartGatewayPublicTLS(t *testing.T) {
 	plain := container(t, render(t, values(t, nil, nil)).deployments["prod-jobbie-gateway"].Spec.Template.Spec, "gateway")
 	if strings.Contains(args(plain), "--public-tls") || plain.ReadinessProbe.HTTPGet.Scheme != corev1.URISchemeHTTP {
 		t.Errorf("without publicTLS: %s, probe over %s", args(plain), plain.ReadinessProbe.HTTPGet.Scheme)
+	}
+}
+
+// TestChartGatewayGRPC: gateway.grpc.enabled gives the gateways their
+// gRPC listener (--grpc-addr), declared as the container port grpc, and
+// the gateway Service a port named grpc of the same number (so GET
+// /api/v1/info's default URL is right in-cluster), h2c unless the public
+// certificate is mounted; off by default, as the gateway's flag is.
+func TestChartGatewayGRPC(t *testing.T) {
+	grpcPort := func(svc *corev1.Service) *corev1.ServicePort {
+		for i, p := range svc.Spec.Ports {
+			if p.Name == "grpc" {
+				return &svc.Spec.Ports[i]
+			}
+		}
+		return nil
+	}
+	off := render(t, values(t, nil, nil))
+	gw := container(t, off.deployments["prod-jobbie-gateway"].Spec.Template.Spec, "gateway")
+	if strings.Contains(args(gw), "--grpc") || grpcPort(off.services["prod-jobbie-gateway"]) != nil {
+		t.Errorf("gRPC served by default: %s", args(gw))
+	}
+	for _, p := range gw.Ports {
+		if p.Name == "grpc" {
+			t.Error("a grpc container port by default")
+		}
+	}
+
+	for _, tls := range []bool{false, true} {
+		set := map[string]any{"gateway.grpc.enabled": true}
+		existing := map[string]bool{"jobbie-ca": true}
+		if tls {
+			set["gateway.grpc.port"] = 50051
+			set["gateway.grpc.publicURL"] = "https://grpc.jobbie.example.com"
+			set["gateway.publicTLS.existingSecret"] = "jobbie-public-tls"
+			existing["jobbie-public-tls"] = true
+		}
+		o := render(t, values(t, nil, set))
+		o.check(t, existing)
+		checkFlags(t, o.invocations())
+		want := int32(9091)
+		if tls {
+			want = 50051
+		}
+		gw := container(t, o.deployments["prod-jobbie-gateway"].Spec.Template.Spec, "gateway")
+		if a := args(gw); !strings.Contains(a, fmt.Sprintf("--grpc-addr=0.0.0.0:%d", want)) {
+			t.Errorf("tls %v: no --grpc-addr on %d: %s", tls, want, a)
+		}
+		if a := args(gw); tls != strings.Contains(a, "--grpc-public-url=https://grpc.jobbie.example.com") {
+			t.Errorf("tls %v: --grpc-public-url given %v: %s", tls, tls, a)
+		}
+		declared := false
+		for _, p := range gw.Ports {
+			declared = declared || (p.Name == "grpc" && p.ContainerPort == want)
+		}
+		if !declared {
+			t.Errorf("tls %v: no container port grpc %d: %v", tls, want, gw.Ports)
+		}
+		sp := grpcPort(o.services["prod-jobbie-gateway"])
+		switch {
+		case sp == nil:
+			t.Fatalf("tls %v: the gateway Service has no port grpc", tls)
+		case sp.Port != want || sp.TargetPort.String() != "grpc":
+			t.Errorf("tls %v: Service port grpc %d → %s, want %d → grpc", tls, sp.Port, sp.TargetPort.String(), want)
+		case !tls && (sp.AppProtocol == nil || *sp.AppProtocol != "kubernetes.io/h2c"):
+			t.Errorf("h2c port without appProtocol kubernetes.io/h2c: %v", sp.AppProtocol)
+		case tls && sp.AppProtocol != nil:
+			t.Errorf("TLS port with appProtocol %s", *sp.AppProtocol)
+		}
 	}
 }

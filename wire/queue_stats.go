@@ -101,9 +101,10 @@ type ProcessingTime struct {
 
 // QueueScale is what an autoscaler reads of a queue, live: the jobs
 // waiting (pending), the age of the oldest, the jobs being processed
-// (active), and Demand, their sum: never 0 while a job is pending or in
-// flight, so a scaler that scales to zero on it never stops a worker
-// that holds a job.
+// (active), and Demand, their sum: never 0 while a job is in flight, so
+// a scaler that scales to zero on it never stops a worker that holds a
+// job. A paused queue's pending jobs are no demand (Paused says why):
+// no worker would get them.
 type QueueScale struct {
 	Queue            string  `json:"queue"`
 	Backlog          int64   `json:"backlog"`

@@ -306,3 +306,63 @@ func TestGRPCGoClientAgainstDev(t *testing.T) {
 	err = conn.Invoke(context.Background(), jobbiev1connect.JobServiceGetJobProcedure, &jobbiev1.GetJobRequest{Id: enq.GetJobId()}, &got)
 	require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
 }
+
+// Search's held_reason and held_budget filters on jobbie dev, as the
+// HTTP search's: the jobs each budget holds, and those of all budgets;
+// a bad value is InvalidArgument naming the field.
+func TestGRPCSearchHeldJobsAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	ctx := context.Background()
+	ownerKey := readKey(t, filepath.Join(d.dir, "owner.key"))
+	owner := client.New(d.gateway, ownerKey)
+	t.Cleanup(owner.CloseIdleConnections)
+	jobs := dial(h2c(t), d.grpc, ownerKey, connect.WithGRPC()).jobs
+
+	// Budgets a and b, each of its own queue, both spent: new jobs of
+	// their queues are held.
+	held := map[string][]string{}
+	for _, b := range []string{"a", "b"} {
+		queue := "llm." + b
+		_, err := owner.CreateBudget(ctx, client.BudgetSpec{Name: b, Scope: wire.BudgetScopeQueue, Queue: queue, DailyTokens: 5, OnExceed: wire.BudgetHold})
+		require.NoError(t, err)
+		_, err = owner.Enqueue(ctx, client.EnqueueRequest{Queue: queue})
+		require.NoError(t, err)
+		j, err := owner.Fetch(ctx, client.FetchRequest{Queues: []string{queue}, WorkerID: "w1", Timeout: 10 * time.Second})
+		require.NoError(t, err)
+		require.NotNil(t, j)
+		require.NoError(t, owner.Ack(ctx, j.ID, nil, client.Lease(j.LeaseToken), client.WithUsage(&client.AIUsage{InputTokens: 10})))
+		for range 2 {
+			e, err := owner.Enqueue(ctx, client.EnqueueRequest{Queue: queue})
+			require.NoError(t, err)
+			require.Equal(t, wire.StateHeld, e.Status)
+			held[b] = append(held[b], e.JobID)
+		}
+	}
+
+	search := func(req *jobbiev1.SearchRequest) []string {
+		t.Helper()
+		req.Order = wire.OrderAsc
+		res, err := jobs.Search(ctx, connect.NewRequest(req))
+		require.NoError(t, err)
+		var ids []string
+		for _, j := range res.Msg.GetJobs() {
+			require.Equal(t, wire.StateHeld, j.GetState())
+			require.Equal(t, wire.HeldReasonBudget, j.GetHeldReason())
+			require.Equal(t, j.GetQueue(), "llm."+j.GetHeldBudget())
+			ids = append(ids, j.GetId())
+		}
+		return ids
+	}
+	require.Equal(t, held["a"], search(&jobbiev1.SearchRequest{HeldBudget: "a"}))
+	require.Equal(t, held["b"], search(&jobbiev1.SearchRequest{HeldBudget: "b", State: []string{wire.StateHeld}}))
+	require.Equal(t, append(held["a"], held["b"]...), search(&jobbiev1.SearchRequest{HeldReason: wire.HeldReasonBudget}))
+	require.Empty(t, search(&jobbiev1.SearchRequest{HeldBudget: "a", Queue: "llm.b"}))
+	require.Empty(t, search(&jobbiev1.SearchRequest{HeldBudget: "none"}))
+	all, err := jobs.Search(ctx, connect.NewRequest(&jobbiev1.SearchRequest{}))
+	require.NoError(t, err)
+	require.Len(t, all.Msg.GetJobs(), 6, "without the filters: the budgets' jobs done too")
+
+	ce := requireCode(t, second2(jobs.Search(ctx, connect.NewRequest(&jobbiev1.SearchRequest{HeldReason: "weather"}))), connect.CodeInvalidArgument)
+	require.Equal(t, "held_reason", badField(t, ce))
+}

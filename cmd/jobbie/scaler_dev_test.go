@@ -293,6 +293,76 @@ func TestKEDAScalerAgainstDev(t *testing.T) {
 	})
 }
 
+// A paused queue's pending jobs are no demand, on the scale route and so
+// for KEDA: workers started for it would get nothing. Its jobs in flight
+// still are, so the last worker is not scaled away mid-job; resuming
+// brings the backlog back, and a draining queue (paused) drops it too.
+func TestKEDAScalerPausedQueue(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0", "--grpc-scaler-poll", "100ms")
+	ctx := context.Background()
+	owner := client.New(d.gateway, readKey(t, filepath.Join(d.dir, "owner.key")))
+	t.Cleanup(owner.CloseIdleConnections)
+	keda := dialKEDA(t, d.grpc)
+	const queue = "emails.send"
+	md := map[string]string{"queue": queue, "apiKey": readKey(t, filepath.Join(d.dir, "owner.key"))}
+	for range 3 {
+		_, err := owner.Enqueue(ctx, client.EnqueueRequest{Queue: queue})
+		require.NoError(t, err)
+	}
+	held, err := owner.Fetch(ctx, client.FetchRequest{Queues: []string{queue}, WorkerID: "w1", Timeout: 10 * time.Second})
+	require.NoError(t, err)
+	require.NotNil(t, held)
+
+	// scale checks the route's answer and what KEDA reads of it.
+	scale := func(backlog, inFlight, demand int64, paused, active bool) {
+		t.Helper()
+		sc, err := owner.QueueScale(ctx, queue)
+		require.NoError(t, err)
+		require.Equal(t, wire.QueueScale{Queue: queue, Backlog: backlog, InFlight: inFlight, Demand: demand,
+			Paused: paused, OldestPendingAge: sc.OldestPendingAge}, *sc)
+		got, err := keda.metric(ctx, md, "jobbie-emails-send")
+		require.NoError(t, err)
+		require.Equal(t, demand, got, "KEDA's metric is the route's demand")
+		on, err := keda.isActive(ctx, md)
+		require.NoError(t, err)
+		require.Equal(t, active, on)
+	}
+	scale(2, 1, 3, false, true)
+
+	_, err = owner.PauseQueue(ctx, queue)
+	require.NoError(t, err)
+	scale(2, 1, 1, true, true) // the job in flight alone
+	high := map[string]string{"queue": queue, "apiKey": md["apiKey"], "activationDemand": "10"}
+	on, err := keda.isActive(ctx, high)
+	require.NoError(t, err)
+	require.True(t, on, "a job in flight keeps a paused queue active above any threshold")
+
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	s, err := keda.stream(sctx, md)
+	require.NoError(t, err)
+	on, err = recvActive(s)
+	require.NoError(t, err)
+	require.True(t, on, "the state when the stream opens: a job in flight")
+	require.NoError(t, owner.Ack(ctx, held.ID, nil, client.Lease(held.LeaseToken)))
+	on, err = recvActive(s)
+	require.NoError(t, err)
+	require.False(t, on, "the last job in flight done: two pending in a paused queue are no demand")
+	scale(2, 0, 0, true, false)
+
+	_, err = owner.ResumeQueue(ctx, queue)
+	require.NoError(t, err)
+	on, err = recvActive(s)
+	require.NoError(t, err)
+	require.True(t, on, "resumed, its backlog is demand again")
+	scale(2, 0, 2, false, true)
+
+	_, err = owner.DrainQueue(ctx, queue)
+	require.NoError(t, err)
+	scale(2, 0, 0, true, false)
+}
+
 // scaleStatus is the HTTP status of GET /api/v1/queues/{queue}/scale
 // with key, in namespace ns ("" for the key's default).
 func scaleStatus(t *testing.T, gateway, key, ns, queue string) int {

@@ -94,7 +94,14 @@ func (s *Service) QueueScale(ns, queue string) (*wire.QueueScale, error) {
 		return nil, queueNotFound(queue)
 	}
 	v := &wire.QueueScale{Queue: queue, Backlog: q.Count(job.Pending), InFlight: q.Count(job.Active), Paused: q.Paused}
-	v.Demand = v.Backlog + v.InFlight
+	// A paused (or draining) queue hands its pending jobs to no worker:
+	// they are no demand, or KEDA would start workers to wait on it. Its
+	// jobs in flight still are, so the last worker is never scaled away
+	// while it holds one.
+	v.Demand = v.InFlight
+	if !q.Paused {
+		v.Demand += v.Backlog
+	}
 	if v.Backlog > 0 {
 		if at, now := oldestPending(db, ns, queue), s.now(); at > 0 && now > at {
 			v.OldestPendingAge = time.Duration(now - at).Seconds()

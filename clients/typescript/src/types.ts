@@ -127,7 +127,7 @@ export type QueueStats = api.QueueStats;
 export type QueueStatsBucket = api.QueueStatsBucket;
 /** Attempts' processing times in a step: their count and percentiles in milliseconds. */
 export type ProcessingTime = api.ProcessingTime;
-/** What an autoscaler reads of a queue, live (GET /api/v1/queues/{name}/scale): demand is never 0 while a job is pending or in flight. */
+/** What an autoscaler reads of a queue, live (GET /api/v1/queues/{name}/scale): demand is never 0 while a job is in flight or, unless the queue is paused, pending. */
 export type QueueScale = api.QueueScale;
 
 /** The query of a queue's history; each field left out takes the server's default. */

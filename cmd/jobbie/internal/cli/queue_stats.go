@@ -113,8 +113,9 @@ func queueScaleCmd(api *Conn) *cobra.Command {
 		Short: "Show what an autoscaler sizes a queue's workers by: backlog, oldest age, in flight, demand",
 		Long: `scale shows what GET /api/v1/queues/{name}/scale answers, live: the
 pending jobs (backlog), the oldest one's age, the jobs held by workers
-(in flight) and demand, their sum, which is never 0 while a job is
-pending or in flight. --watch reads it again every --interval.`,
+(in flight) and demand, their sum, which is never 0 while a job is in
+flight; a paused queue's pending jobs are no demand (PAUSED says so).
+--watch reads it again every --interval.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := tenancy.ValidateQueue(args[0]); err != nil {

@@ -762,7 +762,10 @@ type Job struct {
 	DiedAt      *timestamppb.Timestamp `protobuf:"bytes,40,opt,name=died_at,json=diedAt,proto3" json:"died_at,omitempty"`
 	Timeline    []*TimelineEvent       `protobuf:"bytes,41,rep,name=timeline,proto3" json:"timeline,omitempty"`
 	// Search only: the last attempt's error.
-	LastError     string `protobuf:"bytes,42,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	LastError string `protobuf:"bytes,42,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// Held: "budget" while an AI budget holds it, and that budget's name.
+	HeldReason    *string `protobuf:"bytes,43,opt,name=held_reason,json=heldReason,proto3,oneof" json:"held_reason,omitempty"`
+	HeldBudget    *string `protobuf:"bytes,44,opt,name=held_budget,json=heldBudget,proto3,oneof" json:"held_budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1087,6 +1090,20 @@ func (x *Job) GetTimeline() []*TimelineEvent {
 func (x *Job) GetLastError() string {
 	if x != nil {
 		return x.LastError
+	}
+	return ""
+}
+
+func (x *Job) GetHeldReason() string {
+	if x != nil && x.HeldReason != nil {
+		return *x.HeldReason
+	}
+	return ""
+}
+
+func (x *Job) GetHeldBudget() string {
+	if x != nil && x.HeldBudget != nil {
+		return *x.HeldBudget
 	}
 	return ""
 }
@@ -1508,7 +1525,12 @@ type SearchRequest struct {
 	// The previous page's cursor.
 	Cursor string `protobuf:"bytes,29,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	// 1 to 1000; default 50.
-	Limit         int32 `protobuf:"varint,30,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,30,opt,name=limit,proto3" json:"limit,omitempty"`
+	// "budget": the held jobs an AI budget holds (docs/api/ai.md). Like
+	// held_budget, it admits held jobs only.
+	HeldReason string `protobuf:"bytes,31,opt,name=held_reason,json=heldReason,proto3" json:"held_reason,omitempty"`
+	// The held jobs the budget of this name holds.
+	HeldBudget    string `protobuf:"bytes,32,opt,name=held_budget,json=heldBudget,proto3" json:"held_budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1753,6 +1775,20 @@ func (x *SearchRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *SearchRequest) GetHeldReason() string {
+	if x != nil {
+		return x.HeldReason
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetHeldBudget() string {
+	if x != nil {
+		return x.HeldBudget
+	}
+	return ""
+}
+
 // SearchResponse is one page of a search (wire.SearchPage).
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1921,7 +1957,7 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"2\n" +
 	"\x0eGetJobResponse\x12 \n" +
-	"\x03job\x18\x01 \x01(\v2\x0e.jobbie.v1.JobR\x03job\"\xb5\x10\n" +
+	"\x03job\x18\x01 \x01(\v2\x0e.jobbie.v1.JobR\x03job\"\xa1\x11\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x120\n" +
@@ -1980,7 +2016,11 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\adied_at\x18( \x01(\v2\x1a.google.protobuf.TimestampR\x06diedAt\x124\n" +
 	"\btimeline\x18) \x03(\v2\x18.jobbie.v1.TimelineEventR\btimeline\x12\x1d\n" +
 	"\n" +
-	"last_error\x18* \x01(\tR\tlastError\x1a7\n" +
+	"last_error\x18* \x01(\tR\tlastError\x12$\n" +
+	"\vheld_reason\x18+ \x01(\tH\vR\n" +
+	"heldReason\x88\x01\x01\x12$\n" +
+	"\vheld_budget\x18, \x01(\tH\fR\n" +
+	"heldBudget\x88\x01\x01\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
@@ -1994,7 +2034,9 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\t_chain_idB\r\n" +
 	"\v_chain_stepB\x10\n" +
 	"\x0e_cancel_reasonB\x0e\n" +
-	"\f_dead_reason\"\x84\x01\n" +
+	"\f_dead_reasonB\x0e\n" +
+	"\f_held_reasonB\x0e\n" +
+	"\f_held_budget\"\x84\x01\n" +
 	"\bJobError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1c\n" +
@@ -2016,7 +2058,7 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\x10RetryJobResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
-	"\x05queue\x18\x03 \x01(\tR\x05queue\"\x97\v\n" +
+	"\x05queue\x18\x03 \x01(\tR\x05queue\"\xd9\v\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x14\n" +
 	"\x05state\x18\x02 \x03(\tR\x05state\x12\x1a\n" +
@@ -2053,7 +2095,11 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\x04sort\x18\x1b \x01(\tR\x04sort\x12\x14\n" +
 	"\x05order\x18\x1c \x01(\tR\x05order\x12\x16\n" +
 	"\x06cursor\x18\x1d \x01(\tR\x06cursor\x12\x14\n" +
-	"\x05limit\x18\x1e \x01(\x05R\x05limit\x1a7\n" +
+	"\x05limit\x18\x1e \x01(\x05R\x05limit\x12\x1f\n" +
+	"\vheld_reason\x18\x1f \x01(\tR\n" +
+	"heldReason\x12\x1f\n" +
+	"\vheld_budget\x18  \x01(\tR\n" +
+	"heldBudget\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +

@@ -40,8 +40,7 @@ func leasedJobs(body []byte) ([]*jobbiev1.LeasedJob, []*jobbiev1.Cancel, error) 
 	return out, cancels, nil
 }
 
-// leasedJob is j as the stream sends it. Its trace context is not
-// carried: LeasedJob has no field for it (the HTTP API's answer does).
+// leasedJob is j as the stream sends it.
 func leasedJob(j *wire.FetchedJob) (*jobbiev1.LeasedJob, error) {
 	payload, err := valueOf(j.Payload)
 	if err != nil {
@@ -61,6 +60,8 @@ func leasedJob(j *wire.FetchedJob) (*jobbiev1.LeasedJob, error) {
 		Checkpoint:    checkpoint,
 		Tags:          j.Tags,
 		LeaseToken:    j.LeaseToken,
+		Traceparent:   j.TraceParent,
+		Tracestate:    j.TraceState,
 	}, nil
 }
 

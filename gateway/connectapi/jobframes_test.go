@@ -16,8 +16,9 @@ import (
 )
 
 // notCarried are wire.FetchedJob's JSON fields that LeasedJob has no
-// field for: a new field of FetchedJob must be carried or named here.
-var notCarried = map[string]bool{"traceparent": true, "tracestate": true}
+// field for (none now): a new field of FetchedJob must be carried or
+// named here.
+var notCarried = map[string]bool{}
 
 // sampleJob is a FetchedJob with every field set, found by reflection,
 // so a field added later is in it too; JSON fields hold a value of

@@ -12,6 +12,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -80,4 +81,59 @@ func TestSearchSendsItsFilters(t *testing.T) {
 	require.Len(t, res.Msg.GetJobs(), 1)
 	require.Equal(t, wire.HeldReasonBudget, res.Msg.GetJobs()[0].GetHeldReason())
 	require.Equal(t, "daily", res.Msg.GetJobs()[0].GetHeldBudget())
+}
+
+// Job carries every field of the HTTP job detail by the HTTP API's
+// names (and AIUsage every field of its usage), so GetJob and Search,
+// which read the route's JSON with protojson, drop none of them: a field
+// the job detail gains and Job lacks fails here.
+func TestJobHasEveryJobDetailField(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		of     reflect.Type
+		fields protoreflect.FieldDescriptors
+	}{
+		{reflect.TypeFor[wire.JobDetail](), (&jobbiev1.Job{}).ProtoReflect().Descriptor().Fields()},
+		{reflect.TypeFor[wire.AIUsage](), (&jobbiev1.AIUsage{}).ProtoReflect().Descriptor().Fields()},
+	} {
+		for _, name := range jsonNames(c.of) {
+			require.NotNil(t, c.fields.ByName(protoreflect.Name(name)), "%s's %q has no field in the message", c.of, name)
+		}
+	}
+}
+
+// GetJob's answer holds the job detail's trace context, schema version
+// and usage (the cost as the exact decimal string the route wrote); a job
+// without them answers none. The real route is tested against jobbie dev
+// (TestGRPCGetJobCarriesTraceSchemaAndUsageAgainstDev).
+func TestGetJobCarriesTraceSchemaAndUsage(t *testing.T) {
+	t.Parallel()
+	full, _ := json.Marshal(wire.JobDetail{ID: "j1", Queue: "llm", State: wire.StateCompleted,
+		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "v=1", SchemaVersion: 3,
+		Usage: &wire.AIUsage{InputTokens: 1200, OutputTokens: 340, CacheReadTokens: 5, CacheWriteTokens: 7,
+			CostUSD: "0.000000001", Model: "claude-x", Provider: "anthropic"}})
+	bare, _ := json.Marshal(wire.JobDetail{ID: "j2", Queue: "llm", State: wire.StatePending})
+	s := New(func(r *Request) Answer {
+		if strings.HasSuffix(r.Path, "/j1") {
+			return Answer{Status: http.StatusOK, Body: full}
+		}
+		return Answer{Status: http.StatusOK, Body: bare}
+	}, WorkConfig{}, ScalerConfig{})
+
+	res, err := s.GetJob(context.Background(), connect.NewRequest(&jobbiev1.GetJobRequest{Id: "j1"}))
+	require.NoError(t, err)
+	job := res.Msg.GetJob()
+	require.Equal(t, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", job.GetTraceparent())
+	require.Equal(t, "v=1", job.GetTracestate())
+	require.Equal(t, int64(3), job.GetSchemaVersion())
+	want := &jobbiev1.AIUsage{InputTokens: 1200, OutputTokens: 340, CacheReadTokens: 5, CacheWriteTokens: 7,
+		CostUsd: "0.000000001", Model: "claude-x", Provider: "anthropic"}
+	require.True(t, proto.Equal(want, job.GetUsage()), "usage %v, want %v", job.GetUsage(), want)
+
+	res, err = s.GetJob(context.Background(), connect.NewRequest(&jobbiev1.GetJobRequest{Id: "j2"}))
+	require.NoError(t, err)
+	job = res.Msg.GetJob()
+	require.Empty(t, job.GetTraceparent())
+	require.Zero(t, job.GetSchemaVersion())
+	require.Nil(t, job.GetUsage())
 }

@@ -764,8 +764,17 @@ type Job struct {
 	// Search only: the last attempt's error.
 	LastError string `protobuf:"bytes,42,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	// Held: "budget" while an AI budget holds it, and that budget's name.
-	HeldReason    *string `protobuf:"bytes,43,opt,name=held_reason,json=heldReason,proto3,oneof" json:"held_reason,omitempty"`
-	HeldBudget    *string `protobuf:"bytes,44,opt,name=held_budget,json=heldBudget,proto3,oneof" json:"held_budget,omitempty"`
+	HeldReason *string `protobuf:"bytes,43,opt,name=held_reason,json=heldReason,proto3,oneof" json:"held_reason,omitempty"`
+	HeldBudget *string `protobuf:"bytes,44,opt,name=held_budget,json=heldBudget,proto3,oneof" json:"held_budget,omitempty"`
+	// The W3C trace context the job was enqueued with, when it had one.
+	Traceparent string `protobuf:"bytes,45,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate  string `protobuf:"bytes,46,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	// The version of its queue's payload schema the payload was checked
+	// against when the job was created; 0 when none was.
+	SchemaVersion int64 `protobuf:"varint,47,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
+	// The model usage its workers reported on ack, fail and heartbeat,
+	// summed; absent when none was.
+	Usage         *AIUsage `protobuf:"bytes,48,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1108,6 +1117,129 @@ func (x *Job) GetHeldBudget() string {
 	return ""
 }
 
+func (x *Job) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *Job) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
+}
+
+func (x *Job) GetSchemaVersion() int64 {
+	if x != nil {
+		return x.SchemaVersion
+	}
+	return 0
+}
+
+func (x *Job) GetUsage() *AIUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// AIUsage is model usage: a job's totals (wire.AIUsage, docs/api/ai.md).
+type AIUsage struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens      int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens     int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	CacheReadTokens  int64                  `protobuf:"varint,3,opt,name=cache_read_tokens,json=cacheReadTokens,proto3" json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64                  `protobuf:"varint,4,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
+	// Dollars as an exact decimal string ("0.0042"), at most 9 places
+	// after the point: never a float.
+	CostUsd       string `protobuf:"bytes,5,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	Model         string `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
+	Provider      string `protobuf:"bytes,7,opt,name=provider,proto3" json:"provider,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AIUsage) Reset() {
+	*x = AIUsage{}
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AIUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AIUsage) ProtoMessage() {}
+
+func (x *AIUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AIUsage.ProtoReflect.Descriptor instead.
+func (*AIUsage) Descriptor() ([]byte, []int) {
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AIUsage) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *AIUsage) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *AIUsage) GetCacheReadTokens() int64 {
+	if x != nil {
+		return x.CacheReadTokens
+	}
+	return 0
+}
+
+func (x *AIUsage) GetCacheWriteTokens() int64 {
+	if x != nil {
+		return x.CacheWriteTokens
+	}
+	return 0
+}
+
+func (x *AIUsage) GetCostUsd() string {
+	if x != nil {
+		return x.CostUsd
+	}
+	return ""
+}
+
+func (x *AIUsage) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *AIUsage) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
 // JobError is one failed attempt.
 type JobError struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1121,7 +1253,7 @@ type JobError struct {
 
 func (x *JobError) Reset() {
 	*x = JobError{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[10]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1265,7 @@ func (x *JobError) String() string {
 func (*JobError) ProtoMessage() {}
 
 func (x *JobError) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[10]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1278,7 @@ func (x *JobError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobError.ProtoReflect.Descriptor instead.
 func (*JobError) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{10}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *JobError) GetAttempt() int32 {
@@ -1188,7 +1320,7 @@ type WorkerRef struct {
 
 func (x *WorkerRef) Reset() {
 	*x = WorkerRef{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[11]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1332,7 @@ func (x *WorkerRef) String() string {
 func (*WorkerRef) ProtoMessage() {}
 
 func (x *WorkerRef) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[11]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1345,7 @@ func (x *WorkerRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerRef.ProtoReflect.Descriptor instead.
 func (*WorkerRef) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{11}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WorkerRef) GetId() string {
@@ -1242,7 +1374,7 @@ type TimelineEvent struct {
 
 func (x *TimelineEvent) Reset() {
 	*x = TimelineEvent{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[12]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1386,7 @@ func (x *TimelineEvent) String() string {
 func (*TimelineEvent) ProtoMessage() {}
 
 func (x *TimelineEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[12]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1399,7 @@ func (x *TimelineEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineEvent.ProtoReflect.Descriptor instead.
 func (*TimelineEvent) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{12}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TimelineEvent) GetAt() *timestamppb.Timestamp {
@@ -1300,7 +1432,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[13]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1444,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[13]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1457,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{13}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CancelJobRequest) GetId() string {
@@ -1346,7 +1478,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[14]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1490,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[14]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1503,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{14}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CancelJobResponse) GetStatus() string {
@@ -1390,7 +1522,7 @@ type RetryJobRequest struct {
 
 func (x *RetryJobRequest) Reset() {
 	*x = RetryJobRequest{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[15]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1534,7 @@ func (x *RetryJobRequest) String() string {
 func (*RetryJobRequest) ProtoMessage() {}
 
 func (x *RetryJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[15]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1547,7 @@ func (x *RetryJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryJobRequest.ProtoReflect.Descriptor instead.
 func (*RetryJobRequest) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{15}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RetryJobRequest) GetId() string {
@@ -1437,7 +1569,7 @@ type RetryJobResponse struct {
 
 func (x *RetryJobResponse) Reset() {
 	*x = RetryJobResponse{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[16]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1581,7 @@ func (x *RetryJobResponse) String() string {
 func (*RetryJobResponse) ProtoMessage() {}
 
 func (x *RetryJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[16]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1594,7 @@ func (x *RetryJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryJobResponse.ProtoReflect.Descriptor instead.
 func (*RetryJobResponse) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{16}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RetryJobResponse) GetJobId() string {
@@ -1537,7 +1669,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[17]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1681,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[17]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1694,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{17}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SearchRequest) GetQueue() string {
@@ -1808,7 +1940,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[18]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +1952,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobbie_v1_jobs_proto_msgTypes[18]
+	mi := &file_jobbie_v1_jobs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +1965,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{18}
+	return file_jobbie_v1_jobs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SearchResponse) GetJobs() []*Job {
@@ -1957,7 +2089,7 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"2\n" +
 	"\x0eGetJobResponse\x12 \n" +
-	"\x03job\x18\x01 \x01(\v2\x0e.jobbie.v1.JobR\x03job\"\xa1\x11\n" +
+	"\x03job\x18\x01 \x01(\v2\x0e.jobbie.v1.JobR\x03job\"\xb4\x12\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x120\n" +
@@ -2020,7 +2152,13 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\vheld_reason\x18+ \x01(\tH\vR\n" +
 	"heldReason\x88\x01\x01\x12$\n" +
 	"\vheld_budget\x18, \x01(\tH\fR\n" +
-	"heldBudget\x88\x01\x01\x1a7\n" +
+	"heldBudget\x88\x01\x01\x12 \n" +
+	"\vtraceparent\x18- \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18. \x01(\tR\n" +
+	"tracestate\x12%\n" +
+	"\x0eschema_version\x18/ \x01(\x03R\rschemaVersion\x12(\n" +
+	"\x05usage\x180 \x01(\v2\x12.jobbie.v1.AIUsageR\x05usage\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
@@ -2036,7 +2174,15 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\x0e_cancel_reasonB\x0e\n" +
 	"\f_dead_reasonB\x0e\n" +
 	"\f_held_reasonB\x0e\n" +
-	"\f_held_budget\"\x84\x01\n" +
+	"\f_held_budget\"\xf8\x01\n" +
+	"\aAIUsage\x12!\n" +
+	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12*\n" +
+	"\x11cache_read_tokens\x18\x03 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
+	"\x12cache_write_tokens\x18\x04 \x01(\x03R\x10cacheWriteTokens\x12\x19\n" +
+	"\bcost_usd\x18\x05 \x01(\tR\acostUsd\x12\x14\n" +
+	"\x05model\x18\x06 \x01(\tR\x05model\x12\x1a\n" +
+	"\bprovider\x18\a \x01(\tR\bprovider\"\x84\x01\n" +
 	"\bJobError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1c\n" +
@@ -2138,7 +2284,7 @@ func file_jobbie_v1_jobs_proto_rawDescGZIP() []byte {
 	return file_jobbie_v1_jobs_proto_rawDescData
 }
 
-var file_jobbie_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_jobbie_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_jobbie_v1_jobs_proto_goTypes = []any{
 	(*EnqueueRequest)(nil),        // 0: jobbie.v1.EnqueueRequest
 	(*ChainSpec)(nil),             // 1: jobbie.v1.ChainSpec
@@ -2150,87 +2296,89 @@ var file_jobbie_v1_jobs_proto_goTypes = []any{
 	(*GetJobRequest)(nil),         // 7: jobbie.v1.GetJobRequest
 	(*GetJobResponse)(nil),        // 8: jobbie.v1.GetJobResponse
 	(*Job)(nil),                   // 9: jobbie.v1.Job
-	(*JobError)(nil),              // 10: jobbie.v1.JobError
-	(*WorkerRef)(nil),             // 11: jobbie.v1.WorkerRef
-	(*TimelineEvent)(nil),         // 12: jobbie.v1.TimelineEvent
-	(*CancelJobRequest)(nil),      // 13: jobbie.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),     // 14: jobbie.v1.CancelJobResponse
-	(*RetryJobRequest)(nil),       // 15: jobbie.v1.RetryJobRequest
-	(*RetryJobResponse)(nil),      // 16: jobbie.v1.RetryJobResponse
-	(*SearchRequest)(nil),         // 17: jobbie.v1.SearchRequest
-	(*SearchResponse)(nil),        // 18: jobbie.v1.SearchResponse
-	nil,                           // 19: jobbie.v1.EnqueueRequest.TagsEntry
-	nil,                           // 20: jobbie.v1.StepSpec.TagsEntry
-	nil,                           // 21: jobbie.v1.Job.TagsEntry
-	nil,                           // 22: jobbie.v1.SearchRequest.TagsEntry
-	(*structpb.Value)(nil),        // 23: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*AIUsage)(nil),               // 10: jobbie.v1.AIUsage
+	(*JobError)(nil),              // 11: jobbie.v1.JobError
+	(*WorkerRef)(nil),             // 12: jobbie.v1.WorkerRef
+	(*TimelineEvent)(nil),         // 13: jobbie.v1.TimelineEvent
+	(*CancelJobRequest)(nil),      // 14: jobbie.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),     // 15: jobbie.v1.CancelJobResponse
+	(*RetryJobRequest)(nil),       // 16: jobbie.v1.RetryJobRequest
+	(*RetryJobResponse)(nil),      // 17: jobbie.v1.RetryJobResponse
+	(*SearchRequest)(nil),         // 18: jobbie.v1.SearchRequest
+	(*SearchResponse)(nil),        // 19: jobbie.v1.SearchResponse
+	nil,                           // 20: jobbie.v1.EnqueueRequest.TagsEntry
+	nil,                           // 21: jobbie.v1.StepSpec.TagsEntry
+	nil,                           // 22: jobbie.v1.Job.TagsEntry
+	nil,                           // 23: jobbie.v1.SearchRequest.TagsEntry
+	(*structpb.Value)(nil),        // 24: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
 }
 var file_jobbie_v1_jobs_proto_depIdxs = []int32{
-	23, // 0: jobbie.v1.EnqueueRequest.payload:type_name -> google.protobuf.Value
-	24, // 1: jobbie.v1.EnqueueRequest.scheduled_at:type_name -> google.protobuf.Timestamp
-	19, // 2: jobbie.v1.EnqueueRequest.tags:type_name -> jobbie.v1.EnqueueRequest.TagsEntry
+	24, // 0: jobbie.v1.EnqueueRequest.payload:type_name -> google.protobuf.Value
+	25, // 1: jobbie.v1.EnqueueRequest.scheduled_at:type_name -> google.protobuf.Timestamp
+	20, // 2: jobbie.v1.EnqueueRequest.tags:type_name -> jobbie.v1.EnqueueRequest.TagsEntry
 	1,  // 3: jobbie.v1.EnqueueRequest.chain:type_name -> jobbie.v1.ChainSpec
 	2,  // 4: jobbie.v1.ChainSpec.steps:type_name -> jobbie.v1.StepSpec
 	2,  // 5: jobbie.v1.ChainSpec.on_failure:type_name -> jobbie.v1.StepSpec
 	2,  // 6: jobbie.v1.ChainSpec.on_exit:type_name -> jobbie.v1.StepSpec
-	23, // 7: jobbie.v1.StepSpec.payload:type_name -> google.protobuf.Value
-	20, // 8: jobbie.v1.StepSpec.tags:type_name -> jobbie.v1.StepSpec.TagsEntry
+	24, // 7: jobbie.v1.StepSpec.payload:type_name -> google.protobuf.Value
+	21, // 8: jobbie.v1.StepSpec.tags:type_name -> jobbie.v1.StepSpec.TagsEntry
 	0,  // 9: jobbie.v1.EnqueueBatchRequest.jobs:type_name -> jobbie.v1.EnqueueRequest
 	5,  // 10: jobbie.v1.EnqueueBatchRequest.batch:type_name -> jobbie.v1.BatchSpec
-	23, // 11: jobbie.v1.BatchSpec.callback_payload:type_name -> google.protobuf.Value
+	24, // 11: jobbie.v1.BatchSpec.callback_payload:type_name -> google.protobuf.Value
 	3,  // 12: jobbie.v1.EnqueueBatchResponse.jobs:type_name -> jobbie.v1.EnqueueResponse
 	9,  // 13: jobbie.v1.GetJobResponse.job:type_name -> jobbie.v1.Job
-	23, // 14: jobbie.v1.Job.payload:type_name -> google.protobuf.Value
-	24, // 15: jobbie.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	24, // 16: jobbie.v1.Job.scheduled_at:type_name -> google.protobuf.Timestamp
-	24, // 17: jobbie.v1.Job.started_at:type_name -> google.protobuf.Timestamp
-	24, // 18: jobbie.v1.Job.completed_at:type_name -> google.protobuf.Timestamp
-	24, // 19: jobbie.v1.Job.failed_at:type_name -> google.protobuf.Timestamp
-	24, // 20: jobbie.v1.Job.next_attempt_at:type_name -> google.protobuf.Timestamp
-	24, // 21: jobbie.v1.Job.lease_expires_at:type_name -> google.protobuf.Timestamp
-	24, // 22: jobbie.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
-	21, // 23: jobbie.v1.Job.tags:type_name -> jobbie.v1.Job.TagsEntry
-	23, // 24: jobbie.v1.Job.progress:type_name -> google.protobuf.Value
-	23, // 25: jobbie.v1.Job.checkpoint:type_name -> google.protobuf.Value
-	23, // 26: jobbie.v1.Job.result:type_name -> google.protobuf.Value
-	10, // 27: jobbie.v1.Job.errors:type_name -> jobbie.v1.JobError
-	11, // 28: jobbie.v1.Job.worker:type_name -> jobbie.v1.WorkerRef
-	24, // 29: jobbie.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
-	24, // 30: jobbie.v1.Job.cancelled_at:type_name -> google.protobuf.Timestamp
-	24, // 31: jobbie.v1.Job.died_at:type_name -> google.protobuf.Timestamp
-	12, // 32: jobbie.v1.Job.timeline:type_name -> jobbie.v1.TimelineEvent
-	24, // 33: jobbie.v1.JobError.at:type_name -> google.protobuf.Timestamp
-	24, // 34: jobbie.v1.TimelineEvent.at:type_name -> google.protobuf.Timestamp
-	22, // 35: jobbie.v1.SearchRequest.tags:type_name -> jobbie.v1.SearchRequest.TagsEntry
-	24, // 36: jobbie.v1.SearchRequest.created_after:type_name -> google.protobuf.Timestamp
-	24, // 37: jobbie.v1.SearchRequest.created_before:type_name -> google.protobuf.Timestamp
-	24, // 38: jobbie.v1.SearchRequest.scheduled_after:type_name -> google.protobuf.Timestamp
-	24, // 39: jobbie.v1.SearchRequest.scheduled_before:type_name -> google.protobuf.Timestamp
-	24, // 40: jobbie.v1.SearchRequest.started_after:type_name -> google.protobuf.Timestamp
-	24, // 41: jobbie.v1.SearchRequest.started_before:type_name -> google.protobuf.Timestamp
-	24, // 42: jobbie.v1.SearchRequest.completed_after:type_name -> google.protobuf.Timestamp
-	24, // 43: jobbie.v1.SearchRequest.completed_before:type_name -> google.protobuf.Timestamp
-	24, // 44: jobbie.v1.SearchRequest.expire_after:type_name -> google.protobuf.Timestamp
-	24, // 45: jobbie.v1.SearchRequest.expire_before:type_name -> google.protobuf.Timestamp
-	9,  // 46: jobbie.v1.SearchResponse.jobs:type_name -> jobbie.v1.Job
-	0,  // 47: jobbie.v1.JobService.Enqueue:input_type -> jobbie.v1.EnqueueRequest
-	4,  // 48: jobbie.v1.JobService.EnqueueBatch:input_type -> jobbie.v1.EnqueueBatchRequest
-	7,  // 49: jobbie.v1.JobService.GetJob:input_type -> jobbie.v1.GetJobRequest
-	13, // 50: jobbie.v1.JobService.CancelJob:input_type -> jobbie.v1.CancelJobRequest
-	15, // 51: jobbie.v1.JobService.RetryJob:input_type -> jobbie.v1.RetryJobRequest
-	17, // 52: jobbie.v1.JobService.Search:input_type -> jobbie.v1.SearchRequest
-	3,  // 53: jobbie.v1.JobService.Enqueue:output_type -> jobbie.v1.EnqueueResponse
-	6,  // 54: jobbie.v1.JobService.EnqueueBatch:output_type -> jobbie.v1.EnqueueBatchResponse
-	8,  // 55: jobbie.v1.JobService.GetJob:output_type -> jobbie.v1.GetJobResponse
-	14, // 56: jobbie.v1.JobService.CancelJob:output_type -> jobbie.v1.CancelJobResponse
-	16, // 57: jobbie.v1.JobService.RetryJob:output_type -> jobbie.v1.RetryJobResponse
-	18, // 58: jobbie.v1.JobService.Search:output_type -> jobbie.v1.SearchResponse
-	53, // [53:59] is the sub-list for method output_type
-	47, // [47:53] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	24, // 14: jobbie.v1.Job.payload:type_name -> google.protobuf.Value
+	25, // 15: jobbie.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	25, // 16: jobbie.v1.Job.scheduled_at:type_name -> google.protobuf.Timestamp
+	25, // 17: jobbie.v1.Job.started_at:type_name -> google.protobuf.Timestamp
+	25, // 18: jobbie.v1.Job.completed_at:type_name -> google.protobuf.Timestamp
+	25, // 19: jobbie.v1.Job.failed_at:type_name -> google.protobuf.Timestamp
+	25, // 20: jobbie.v1.Job.next_attempt_at:type_name -> google.protobuf.Timestamp
+	25, // 21: jobbie.v1.Job.lease_expires_at:type_name -> google.protobuf.Timestamp
+	25, // 22: jobbie.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
+	22, // 23: jobbie.v1.Job.tags:type_name -> jobbie.v1.Job.TagsEntry
+	24, // 24: jobbie.v1.Job.progress:type_name -> google.protobuf.Value
+	24, // 25: jobbie.v1.Job.checkpoint:type_name -> google.protobuf.Value
+	24, // 26: jobbie.v1.Job.result:type_name -> google.protobuf.Value
+	11, // 27: jobbie.v1.Job.errors:type_name -> jobbie.v1.JobError
+	12, // 28: jobbie.v1.Job.worker:type_name -> jobbie.v1.WorkerRef
+	25, // 29: jobbie.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
+	25, // 30: jobbie.v1.Job.cancelled_at:type_name -> google.protobuf.Timestamp
+	25, // 31: jobbie.v1.Job.died_at:type_name -> google.protobuf.Timestamp
+	13, // 32: jobbie.v1.Job.timeline:type_name -> jobbie.v1.TimelineEvent
+	10, // 33: jobbie.v1.Job.usage:type_name -> jobbie.v1.AIUsage
+	25, // 34: jobbie.v1.JobError.at:type_name -> google.protobuf.Timestamp
+	25, // 35: jobbie.v1.TimelineEvent.at:type_name -> google.protobuf.Timestamp
+	23, // 36: jobbie.v1.SearchRequest.tags:type_name -> jobbie.v1.SearchRequest.TagsEntry
+	25, // 37: jobbie.v1.SearchRequest.created_after:type_name -> google.protobuf.Timestamp
+	25, // 38: jobbie.v1.SearchRequest.created_before:type_name -> google.protobuf.Timestamp
+	25, // 39: jobbie.v1.SearchRequest.scheduled_after:type_name -> google.protobuf.Timestamp
+	25, // 40: jobbie.v1.SearchRequest.scheduled_before:type_name -> google.protobuf.Timestamp
+	25, // 41: jobbie.v1.SearchRequest.started_after:type_name -> google.protobuf.Timestamp
+	25, // 42: jobbie.v1.SearchRequest.started_before:type_name -> google.protobuf.Timestamp
+	25, // 43: jobbie.v1.SearchRequest.completed_after:type_name -> google.protobuf.Timestamp
+	25, // 44: jobbie.v1.SearchRequest.completed_before:type_name -> google.protobuf.Timestamp
+	25, // 45: jobbie.v1.SearchRequest.expire_after:type_name -> google.protobuf.Timestamp
+	25, // 46: jobbie.v1.SearchRequest.expire_before:type_name -> google.protobuf.Timestamp
+	9,  // 47: jobbie.v1.SearchResponse.jobs:type_name -> jobbie.v1.Job
+	0,  // 48: jobbie.v1.JobService.Enqueue:input_type -> jobbie.v1.EnqueueRequest
+	4,  // 49: jobbie.v1.JobService.EnqueueBatch:input_type -> jobbie.v1.EnqueueBatchRequest
+	7,  // 50: jobbie.v1.JobService.GetJob:input_type -> jobbie.v1.GetJobRequest
+	14, // 51: jobbie.v1.JobService.CancelJob:input_type -> jobbie.v1.CancelJobRequest
+	16, // 52: jobbie.v1.JobService.RetryJob:input_type -> jobbie.v1.RetryJobRequest
+	18, // 53: jobbie.v1.JobService.Search:input_type -> jobbie.v1.SearchRequest
+	3,  // 54: jobbie.v1.JobService.Enqueue:output_type -> jobbie.v1.EnqueueResponse
+	6,  // 55: jobbie.v1.JobService.EnqueueBatch:output_type -> jobbie.v1.EnqueueBatchResponse
+	8,  // 56: jobbie.v1.JobService.GetJob:output_type -> jobbie.v1.GetJobResponse
+	15, // 57: jobbie.v1.JobService.CancelJob:output_type -> jobbie.v1.CancelJobResponse
+	17, // 58: jobbie.v1.JobService.RetryJob:output_type -> jobbie.v1.RetryJobResponse
+	19, // 59: jobbie.v1.JobService.Search:output_type -> jobbie.v1.SearchResponse
+	54, // [54:60] is the sub-list for method output_type
+	48, // [48:54] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_jobbie_v1_jobs_proto_init() }
@@ -2241,15 +2389,15 @@ func file_jobbie_v1_jobs_proto_init() {
 	file_jobbie_v1_jobs_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobbie_v1_jobs_proto_msgTypes[2].OneofWrappers = []any{}
 	file_jobbie_v1_jobs_proto_msgTypes[9].OneofWrappers = []any{}
-	file_jobbie_v1_jobs_proto_msgTypes[17].OneofWrappers = []any{}
 	file_jobbie_v1_jobs_proto_msgTypes[18].OneofWrappers = []any{}
+	file_jobbie_v1_jobs_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobbie_v1_jobs_proto_rawDesc), len(file_jobbie_v1_jobs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -735,6 +735,9 @@ type LeasedJob struct {
 	Checkpoint    *structpb.Value   `protobuf:"bytes,7,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	Tags          map[string]string `protobuf:"bytes,8,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	LeaseToken    string            `protobuf:"bytes,9,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// The W3C trace context the job was enqueued with, when it had one.
+	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,11,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -828,6 +831,20 @@ func (x *LeasedJob) GetTags() map[string]string {
 func (x *LeasedJob) GetLeaseToken() string {
 	if x != nil {
 		return x.LeaseToken
+	}
+	return ""
+}
+
+func (x *LeasedJob) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *LeasedJob) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
 	}
 	return ""
 }
@@ -1129,7 +1146,7 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"\acancels\x18\x03 \x03(\v2\x11.jobbie.v1.CancelR\acancels\x12&\n" +
 	"\x05drain\x18\x04 \x01(\v2\x10.jobbie.v1.DrainR\x05drain\x123\n" +
 	"\n" +
-	"keep_alive\x18\x05 \x01(\v2\x14.jobbie.v1.KeepAliveR\tkeepAlive\"\x92\x03\n" +
+	"keep_alive\x18\x05 \x01(\v2\x14.jobbie.v1.KeepAliveR\tkeepAlive\"\xd4\x03\n" +
 	"\tLeasedJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x120\n" +
@@ -1143,7 +1160,12 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"checkpoint\x122\n" +
 	"\x04tags\x18\b \x03(\v2\x1e.jobbie.v1.LeasedJob.TagsEntryR\x04tags\x12\x1f\n" +
 	"\vlease_token\x18\t \x01(\tR\n" +
-	"leaseToken\x1a7\n" +
+	"leaseToken\x12 \n" +
+	"\vtraceparent\x18\n" +
+	" \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\v \x01(\tR\n" +
+	"tracestate\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc3\x01\n" +

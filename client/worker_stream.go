@@ -267,7 +267,7 @@ func (sw *streamWorker) cancelJob(id, token string) {
 func jobOf(j *jobbiev1.LeasedJob) *Job {
 	job := &Job{ID: j.GetJobId(), Queue: j.GetQueue(), Payload: rawOf(j.GetPayload()), Attempt: int(j.GetAttempt()),
 		MaxRetries: int(j.GetMaxRetries()), LeaseDuration: time.Duration(j.GetLeaseDuration() * float64(time.Second)),
-		Tags: j.GetTags(), LeaseToken: j.GetLeaseToken()}
+		Tags: j.GetTags(), LeaseToken: j.GetLeaseToken(), TraceParent: j.GetTraceparent(), TraceState: j.GetTracestate()}
 	if _, isNull := j.GetCheckpoint().GetKind().(*structpb.Value_NullValue); j.GetCheckpoint() != nil && !isNull {
 		job.Checkpoint = rawOf(j.GetCheckpoint())
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
@@ -104,4 +105,52 @@ func TestGRPCGetJobCarriesTraceSchemaAndUsageAgainstDev(t *testing.T) {
 	require.Empty(t, job.GetTracestate())
 	require.Zero(t, job.GetSchemaVersion())
 	require.Nil(t, job.GetUsage())
+}
+
+// The Go SDK's worker over the stream hands its handler the job's trace
+// context, as over HTTP: the JobContext's, and what the handler enqueues
+// continues it.
+func TestStreamWorkerHandlerHasTheJobsTraceAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	ctx := context.Background()
+	api := client.New(d.gateway, readKey(t, filepath.Join(d.dir, "owner.key")))
+	const parent, state = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=v2"
+	traced, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "traced.stream", Payload: 1, TraceParent: parent, TraceState: state})
+	require.NoError(t, err)
+
+	type seen struct{ parent, state, followUp string }
+	got := make(chan seen, 1)
+	w := client.NewWorker(api, client.WorkerConfig{Queues: []string{"traced.stream"}, WorkerID: "traced-stream",
+		Transport: client.TransportStream},
+		func(hctx context.Context, j *client.JobContext) (any, error) {
+			r, err := api.Enqueue(hctx, client.EnqueueRequest{Queue: "traced.next", Payload: 2})
+			if err != nil {
+				return nil, err
+			}
+			got <- seen{j.TraceParent, j.TraceState, r.JobID}
+			return nil, nil
+		})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	var s seen
+	select {
+	case s = <-got:
+	case <-time.After(time.Minute):
+		t.Fatal("the handler did not run within a minute")
+	}
+	eventually(t, "the job completed", func() bool {
+		dj, err := api.GetJob(ctx, traced.JobID)
+		return err == nil && dj.State == wire.StateCompleted
+	})
+	stop()
+	require.NoError(t, <-done)
+	require.Equal(t, client.TransportStream, w.Transport())
+	require.Equal(t, parent, s.parent)
+	require.Equal(t, state, s.state)
+	next, err := api.GetJob(ctx, s.followUp)
+	require.NoError(t, err)
+	require.Equal(t, parent, next.TraceParent, "the follow-up continues the job's trace")
+	require.Equal(t, state, next.TraceState)
 }

@@ -89,3 +89,31 @@ func cmpProto(want, got []*jobbiev1.LeasedJob) string {
 	}
 	return ""
 }
+
+// BenchmarkLeasedJobs is one job frame of 100 jobs made from a fetch
+// answer, with and without a trace context: carrying it must cost the
+// jobs without one nothing (docs/BENCHMARKS.md, "The worker stream").
+func BenchmarkLeasedJobs(b *testing.B) {
+	for _, c := range []struct {
+		name          string
+		parent, state string
+	}{{"untraced", "", ""}, {"traced", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=v1"}} {
+		b.Run(c.name, func(b *testing.B) {
+			jobs := make([]wire.FetchedJob, 100)
+			for i := range jobs {
+				jobs[i] = wire.FetchedJob{JobID: fmt.Sprintf("job_%026d", i), Queue: "emails.send",
+					Payload: json.RawMessage(`{"to":"user@example.com","template":"welcome","n":1}`), Attempt: 1, MaxRetries: 25,
+					LeaseDuration: 60, Checkpoint: json.RawMessage("null"), Tags: map[string]string{"team": "growth"},
+					LeaseToken: "lt_0123456789abcdef", TraceParent: c.parent, TraceState: c.state}
+			}
+			body, err := json.Marshal(wire.FetchBatchResponse{Jobs: jobs})
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := leasedJobs(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

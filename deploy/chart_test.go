@@ -228,6 +228,29 @@ func TestChartGatewayPublicTLS(t *testing.T) {
 	}
 }
 
+// TestChartNotesPublicPort: what helm prints of the public port says
+// what it speaks: HTTPS with the Secret's certificate when
+// gateway.publicTLS is set, plain HTTP (TLS to be put in front) when not.
+func TestChartNotesPublicPort(t *testing.T) {
+	line := func(notes string) string {
+		for _, l := range strings.Split(notes, "\n") {
+			if strings.HasPrefix(l, "Jobbie's public API:") {
+				return l
+			}
+		}
+		t.Fatalf("no public API line in the notes:\n%s", notes)
+		return ""
+	}
+	plain := line(renderNotes(t, values(t, nil, nil)))
+	if want := "Jobbie's public API: service prod-jobbie-gateway, port 80 (plain HTTP: put TLS in front)."; plain != want {
+		t.Errorf("without publicTLS:\n got %s\nwant %s", plain, want)
+	}
+	tls := line(renderNotes(t, values(t, nil, map[string]any{"gateway.publicTLS.existingSecret": "jobbie-public-tls"})))
+	if want := "Jobbie's public API: service prod-jobbie-gateway, port 80 (HTTPS, with the certificate of Secret jobbie-public-tls)."; tls != want {
+		t.Errorf("with publicTLS:\n got %s\nwant %s", tls, want)
+	}
+}
+
 // TestChartGatewayGRPC: gateway.grpc.enabled gives the gateways their
 // gRPC listener (--grpc-addr), declared as the container port grpc, and
 // the gateway Service a port named grpc of the same number (so GET

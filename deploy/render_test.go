@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
+	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -93,6 +94,28 @@ func renderErr(t *testing.T, vals map[string]any) error {
 
 func renderManifest(t *testing.T, vals map[string]any) (string, error) {
 	t.Helper()
+	rel, err := install(t, vals)
+	if err != nil {
+		return "", err
+	}
+	return rel.Manifest, nil
+}
+
+// renderNotes is what `helm install` prints after the manifests
+// (templates/NOTES.txt).
+func renderNotes(t *testing.T, vals map[string]any) string {
+	t.Helper()
+	rel, err := install(t, vals)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return rel.Info.Notes
+}
+
+// install is a client-side dry run of the chart's install as release
+// prod in namespace jobs.
+func install(t *testing.T, vals map[string]any) (*release.Release, error) {
+	t.Helper()
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
@@ -101,11 +124,7 @@ func renderManifest(t *testing.T, vals map[string]any) (string, error) {
 	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
 	inst.ReleaseName, inst.Namespace = "prod", "jobs"
 	inst.KubeVersion = kubeVersion(t)
-	rel, err := inst.Run(ch, vals)
-	if err != nil {
-		return "", err
-	}
-	return rel.Manifest, nil
+	return inst.Run(ch, vals)
 }
 
 func decode(t *testing.T, manifest string) *objects {

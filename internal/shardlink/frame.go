@@ -107,17 +107,26 @@ func putBuf(b []byte) {
 }
 
 // appender is an io.Writer that appends to its buffer, for fasthttp's
-// writers, up to limit bytes (0: any).
+// writers, up to limit bytes (0: any), while gone (if set) is false: a
+// streamed answer (an event stream) never ends by itself, and stops at
+// its first write after its caller left.
 type appender struct {
 	b     []byte
 	limit int
+	gone  func() bool
 }
 
-var errOverLimit = errors.New("shardlink: the frame is over its limit")
+var (
+	errOverLimit = errors.New("shardlink: the frame is over its limit")
+	errGone      = errors.New("shardlink: the request's caller is gone")
+)
 
 func (a *appender) Write(p []byte) (int, error) {
 	if a.limit > 0 && len(a.b)+len(p) > a.limit {
 		return 0, errOverLimit
+	}
+	if a.gone != nil && a.gone() {
+		return 0, errGone
 	}
 	a.b = append(a.b, p...)
 	return len(p), nil

@@ -396,3 +396,75 @@ func TestHead(t *testing.T) {
 	require.NoError(t, c.Do(req, &resp, time.Now().Add(5*time.Second), 1<<20))
 	require.Equal(t, "/head ", string(resp.Body()))
 }
+
+// A streamed answer (an event stream) does not end on its own: once its
+// caller gave up, the node stops it at its next write, and the request
+// leaves flight.
+func TestAStreamedAnswerEndsWithItsCaller(t *testing.T) {
+	ended := make(chan struct{})
+	stop := make(chan struct{})
+	n := serveNode(t, ServerConfig{}, func(ctx *fasthttp.RequestCtx) {
+		ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+			defer close(ended)
+			for {
+				_, _ = w.WriteString(": heartbeat\n\n")
+				if w.Flush() != nil {
+					return
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+		})
+	})
+	t.Cleanup(func() { close(stop) }) // runs before the node's: it must not hang
+	c := open(t, n.addr)
+	req := post("/events", "")
+	defer fasthttp.ReleaseRequest(req)
+	var resp fasthttp.Response
+	require.ErrorIs(t, c.Do(req, &resp, time.Now().Add(100*time.Millisecond), 1<<20), fasthttp.ErrTimeout)
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream went on after its caller gave up")
+	}
+	eventually(t, func() bool { return c.inFlight() == 0 }, "the stream's request never left flight")
+}
+
+// A streamed answer that never ends is cut at MaxAnswer: the caller gets
+// a 500 at once, and the stream ends.
+func TestAStreamedAnswerIsBounded(t *testing.T) {
+	ended := make(chan struct{})
+	stop := make(chan struct{})
+	n := serveNode(t, ServerConfig{MaxAnswer: 64 << 10}, func(ctx *fasthttp.RequestCtx) {
+		ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+			defer close(ended)
+			chunk := bytes.Repeat([]byte("e"), 1<<10)
+			for {
+				_, _ = w.Write(chunk)
+				if w.Flush() != nil {
+					return
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		})
+	})
+	t.Cleanup(func() { close(stop) }) // runs before the node's: it must not hang
+	c := open(t, n.addr)
+	req := post("/export", "")
+	defer fasthttp.ReleaseRequest(req)
+	var resp fasthttp.Response
+	require.NoError(t, c.Do(req, &resp, time.Now().Add(10*time.Second), 1<<20))
+	require.Equal(t, fasthttp.StatusInternalServerError, resp.StatusCode(), string(resp.Body()))
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream went on after it was cut")
+	}
+}

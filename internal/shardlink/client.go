@@ -406,9 +406,8 @@ func (c *Conn) readFrames() error {
 			}
 			continue
 		}
-		p := getBuf(n)
-		if _, err := io.ReadFull(c.br, p); err != nil {
-			putBuf(p)
+		p, err := readPayload(c.br, n)
+		if err != nil {
 			return err
 		}
 		cl.answer <- p

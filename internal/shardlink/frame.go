@@ -27,6 +27,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"sync"
 )
 
@@ -104,6 +106,36 @@ func putBuf(b []byte) {
 	}
 	b = b[:0]
 	bufs.Put(&b)
+}
+
+// readPayload reads a frame's payload of n bytes from br. A frame's
+// length is its sender's word: past maxPooled the buffer grows as the
+// bytes come, so a header that claims megabytes and a sender that then
+// sends little (or nothing) costs what it sent.
+func readPayload(br *bufio.Reader, n int) ([]byte, error) {
+	if n <= maxPooled {
+		p := getBuf(n)
+		if _, err := io.ReadFull(br, p); err != nil {
+			putBuf(p)
+			return nil, err
+		}
+		return p, nil
+	}
+	p := make([]byte, 0, maxPooled)
+	for len(p) < n {
+		if len(p) == cap(p) {
+			p = slices.Grow(p, min(n, 2*cap(p))-len(p))
+		}
+		m, err := br.Read(p[len(p):min(n, cap(p))])
+		p = p[:len(p)+m]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // appender is an io.Writer that appends to its buffer, for fasthttp's

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -467,4 +468,36 @@ func TestAStreamedAnswerIsBounded(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream went on after it was cut")
 	}
+}
+
+// A frame's length is its sender's word: the node gives memory to what
+// came, not to what a header claims (a caller that states 64 MiB and
+// sends a kilobyte costs about a kilobyte).
+func TestAFramesLengthIsNotMemory(t *testing.T) {
+	n := serveNode(t, ServerConfig{MaxBody: 64 << 20}, echo)
+	conn, br := rawLink(t, n.addr)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	frame := make([]byte, headerSize+1<<10)
+	putHeader(frame, 64<<20, 1, kindRequest)
+	_, err := conn.Write(frame)
+	require.NoError(t, err)
+	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+	waitClosed(t, conn, br)
+	eventually(t, func() bool {
+		n.links.mu.Lock()
+		defer n.links.mu.Unlock()
+		return len(n.links.links) == 0
+	}, "the node kept the link")
+	runtime.ReadMemStats(&after)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated for a frame that claimed 64 MiB and sent 1 KiB")
+
+	// Frames that are as long as they say read whole, both ways.
+	c := open(t, n.addr)
+	body := string(bytes.Repeat([]byte("x"), 3<<20+7))
+	req := post("/long", body)
+	defer fasthttp.ReleaseRequest(req)
+	var resp fasthttp.Response
+	require.NoError(t, c.Do(req, &resp, time.Now().Add(10*time.Second), 4<<20))
+	require.Equal(t, "/long "+body, string(resp.Body()))
 }

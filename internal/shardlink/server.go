@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -299,9 +298,8 @@ func (l *link) readFrames() error {
 					return nil
 				}
 			}
-			p := getBuf(n)
-			if _, err := io.ReadFull(l.br, p); err != nil {
-				putBuf(p)
+			p, err := readPayload(l.br, n)
+			if err != nil {
 				<-l.slots
 				return err
 			}

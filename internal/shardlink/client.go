@@ -386,6 +386,9 @@ func (c *Conn) readFrames() error {
 			}
 			return err
 		}
+		if c.idle > 0 { // the payload's own deadline: the header's may be about to pass
+			_ = c.conn.SetReadDeadline(time.Now().Add(c.idle))
+		}
 		if k != kindAnswer {
 			return garbage("a frame of kind %d from the node", k)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -500,4 +501,93 @@ func TestAFramesLengthIsNotMemory(t *testing.T) {
 	var resp fasthttp.Response
 	require.NoError(t, c.Do(req, &resp, time.Now().Add(10*time.Second), 4<<20))
 	require.Equal(t, "/long "+body, string(resp.Body()))
+}
+
+// deadlineConn records the read deadlines its server sets.
+type deadlineConn struct {
+	net.Conn
+	mu   sync.Mutex
+	last []time.Time
+}
+
+func (d *deadlineConn) SetReadDeadline(t time.Time) error {
+	d.mu.Lock()
+	d.last = append(d.last, t)
+	d.mu.Unlock()
+	return d.Conn.SetReadDeadline(t)
+}
+
+func (d *deadlineConn) deadlines() []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.last)
+}
+
+// A frame whose header comes just before the read deadline set while the
+// link waited (for nothing but a parked request) has a deadline of its
+// own for its payload: the link is not cut in the middle of a frame.
+func TestAFrameLateInTheIdleWindowIsRead(t *testing.T) {
+	parked, release := make(chan struct{}), make(chan struct{})
+	s := NewServer(ServerConfig{MaxBody: 1 << 20, MaxHead: 8 << 10, IdleTimeout: 2 * time.Second,
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			if string(ctx.PostBody()) == "park" {
+				close(parked)
+				<-release
+			}
+			echo(ctx)
+		}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	srv, err := ln.Accept()
+	require.NoError(t, err)
+	dc := &deadlineConn{Conn: srv}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		s.serve(dc, peer{local: srv.LocalAddr(), remote: srv.RemoteAddr()})
+	}()
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(func() {
+		free()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		s.Shutdown(ctx)
+		<-served
+	})
+
+	_, err = conn.Write(requestFrame(t, 1, "park"))
+	require.NoError(t, err)
+	<-parked
+	// The reader set its deadline again once it dispatched the parked
+	// request, and waits for the next frame until then.
+	eventually(t, func() bool { return len(dc.deadlines()) >= 2 }, "the reader did not wait for the next frame")
+	ds := dc.deadlines()
+	deadline := ds[len(ds)-1]
+	b := requestFrame(t, 2, "late")
+	time.Sleep(time.Until(deadline.Add(-200 * time.Millisecond)))
+	_, err = conn.Write(b[:headerSize+4])
+	require.NoError(t, err)
+	time.Sleep(time.Until(deadline.Add(300 * time.Millisecond)))
+	_, err = conn.Write(b[headerSize+4:])
+	require.NoError(t, err)
+
+	br := bufio.NewReader(conn)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	n, id, k, err := peekHeader(br)
+	require.NoError(t, err, "the link was cut in the middle of a frame")
+	require.Equal(t, kindAnswer, k)
+	require.EqualValues(t, 2, id)
+	_, err = br.Discard(n)
+	require.NoError(t, err)
+	free()
+	n, id, _, err = peekHeader(br)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, id)
+	_, err = br.Discard(n)
+	require.NoError(t, err)
 }

@@ -591,3 +591,17 @@ func TestAFrameLateInTheIdleWindowIsRead(t *testing.T) {
 	_, err = br.Discard(n)
 	require.NoError(t, err)
 }
+
+// A request that asks to be told to go on (Expect: 100-continue) has
+// its body in its frame: it is served, and the link goes on.
+func TestExpectContinue(t *testing.T) {
+	n := serveNode(t, ServerConfig{}, echo)
+	c := open(t, n.addr)
+	req := post("/continue", "body")
+	defer fasthttp.ReleaseRequest(req)
+	req.Header.Set(fasthttp.HeaderExpect, "100-continue")
+	var resp fasthttp.Response
+	require.NoError(t, c.Do(req, &resp, time.Now().Add(5*time.Second), 1<<20))
+	require.Equal(t, "/continue body", string(resp.Body()))
+	require.True(t, c.Alive())
+}

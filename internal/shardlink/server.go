@@ -352,6 +352,12 @@ func (l *link) handle(r *request, p []byte) {
 	pr.r.Reset(p)
 	pr.br.Reset(pr.r)
 	err := ctx.Request.ReadLimitBody(pr.br, s.cfg.MaxBody)
+	if err == nil && ctx.Request.MayContinue() {
+		// fasthttp leaves the body of an Expect: 100-continue unread, for
+		// a server to say go on first; here it is in the frame already.
+		ctx.Request.Header.Del(fasthttp.HeaderExpect)
+		err = ctx.Request.ContinueReadBody(pr.br, s.cfg.MaxBody)
+	}
 	left := pr.br.Buffered() + pr.r.Len()
 	pr.r.Reset(nil)
 	s.readers.Put(pr)

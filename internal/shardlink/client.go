@@ -386,7 +386,7 @@ func (c *Conn) readFrames() error {
 			}
 			return err
 		}
-		if c.idle > 0 { // the payload's own deadline: the header's may be about to pass
+		if c.idle > 0 && c.br.Buffered() < n { // the payload's own deadline: the header's may be about to pass
 			_ = c.conn.SetReadDeadline(time.Now().Add(c.idle))
 		}
 		if k != kindAnswer {

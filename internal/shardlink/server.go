@@ -282,11 +282,14 @@ func (l *link) readFrames() error {
 			}
 			return err
 		}
-		// The deadline above was for the header, and may be about to pass:
-		// the payload gets one of its own (a slow sender is still cut).
-		_ = l.conn.SetReadDeadline(time.Now().Add(cfg.IdleTimeout))
-		if l.closing.Load() { // halt's deadline may be the one just replaced
-			return nil
+		if l.br.Buffered() < n {
+			// The deadline above was for the header, and may be about to
+			// pass: the payload still to come gets one of its own (a slow
+			// sender is still cut).
+			_ = l.conn.SetReadDeadline(time.Now().Add(cfg.IdleTimeout))
+			if l.closing.Load() { // halt's deadline may be the one just replaced
+				return nil
+			}
 		}
 		switch k {
 		case kindRequest:

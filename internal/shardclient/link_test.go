@@ -2,7 +2,9 @@ package shardclient
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
+	"github.com/jobbie/jobbie/internal/pki"
 	"github.com/jobbie/jobbie/internal/shardlink"
 )
 
@@ -195,4 +198,92 @@ func TestALinkTimeoutIsATimeout(t *testing.T) {
 	require.ErrorAs(t, err, &fl)
 	require.True(t, fl.TimedOut(), "%v", err)
 	require.EqualValues(t, 1, f.linked.Load())
+}
+
+// rawConns is a listener that keeps each accepted connection by its
+// peer's address, so a test can write under the TLS layer.
+type rawConns struct {
+	net.Listener
+	mu     sync.Mutex
+	byPeer map[string]net.Conn
+}
+
+func (l *rawConns) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.byPeer[c.RemoteAddr().String()] = c
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+func (l *rawConns) of(addr string) net.Conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.byPeer[addr]
+}
+
+// A link that ends after a write was sent on it, for whatever reason (here
+// a record the TLS layer refuses, which on a connection being opened would
+// mean "nothing was sent"), fails the write with Sent true: it is never
+// sent again on the pool.
+func TestALinkLostToATLSErrorIsSent(t *testing.T) {
+	t.Parallel()
+	ca, err := pki.NewCA("test ca")
+	require.NoError(t, err)
+	node := creds(t, ca, pki.Identity{Role: pki.RoleShard, Shard: "s1", Node: "n1"})
+	gw := creds(t, ca, pki.Identity{Role: pki.RoleGateway, Node: "g1"})
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	raw := &rawConns{Listener: tcp, byPeer: map[string]net.Conn{}}
+	var writes atomic.Int32
+	handle := func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/write" {
+			writes.Add(1)
+			if shardlink.Over(ctx.Conn()) {
+				// An oversized record's header, under the TLS layer.
+				_, _ = raw.of(ctx.RemoteAddr().String()).Write([]byte{23, 3, 3, 0xff, 0xff})
+			}
+		}
+		ctx.SetStatusCode(fasthttp.StatusCreated)
+	}
+	links := shardlink.NewServer(shardlink.ServerConfig{Handler: handle, MaxBody: 1 << 20, MaxHead: 8 << 10})
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == shardlink.Path {
+			if err := links.Upgrade(ctx); err != nil {
+				ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			}
+			return
+		}
+		handle(ctx)
+	}}
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(tls.NewListener(raw, node.Server(pki.Roles(pki.RoleGateway)))); close(done) }()
+	t.Cleanup(func() {
+		_ = srv.Shutdown()
+		<-done
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		links.Shutdown(ctx)
+	})
+
+	c := New(Config{TLS: gw, RetryTimeout: 2 * time.Second})
+	t.Cleanup(c.Close)
+	rt, err := c.Route("s1", tcp.Addr().String(), nil)
+	require.NoError(t, err)
+	_, err = call(t, c, rt, fasthttp.MethodPost)
+	require.NoError(t, err)
+	waitLinked(t, rt.Current())
+
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	t.Cleanup(func() { fasthttp.ReleaseRequest(req); fasthttp.ReleaseResponse(resp) })
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI("/write")
+	err = c.Do(rt, req, resp, time.Now().Add(10*time.Second))
+	var fl *Failure
+	require.ErrorAs(t, err, &fl, "the write's link ended: it has no answer (served %d times)", writes.Load())
+	require.True(t, fl.Sent, "written on the link: it may have been applied: %v", fl.Err)
+	require.EqualValues(t, 1, writes.Load(), "the write was not sent again")
 }

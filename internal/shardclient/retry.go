@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/pki"
+	"github.com/jobbie/jobbie/internal/shardlink"
 )
 
 // Retry pacing: quick first tries (an election on a LAN takes a few
@@ -48,12 +49,18 @@ func moved(status int, leader, body []byte) (bool, string) {
 // reached the node: false only when the connection could not be made or
 // its TLS handshake failed (either side refused the other's certificate,
 // or the node does not speak TLS), so the request certainly was not
-// applied and may simply be sent again.
+// applied and may simply be sent again. A request lost with its link was
+// written on a connection open for long: whatever ended the link (a TLS
+// alert or a record refused read as a refused handshake would), it was
+// sent.
 func Sent(err error) bool {
 	var op *net.OpError
 	var peer *pki.PeerError
 	var rec tls.RecordHeaderError
+	var lost *shardlink.LostError
 	switch {
+	case errors.As(err, &lost):
+		return true
 	case errors.Is(err, fasthttp.ErrDialTimeout), errors.Is(err, fasthttp.ErrNoFreeConns), errors.Is(err, fasthttp.ErrTLSHandshakeTimeout):
 		return false
 	case errors.As(err, &peer), errors.As(err, &rec):
@@ -72,6 +79,10 @@ func handshakeRefused(err error) bool {
 	var peer *pki.PeerError
 	var rec tls.RecordHeaderError
 	var op *net.OpError
+	var lost *shardlink.LostError
+	if errors.As(err, &lost) {
+		return false // the link's handshake was done long before
+	}
 	return errors.As(err, &peer) || errors.As(err, &rec) || (errors.As(err, &op) && op.Op == "remote error")
 }
 

@@ -302,8 +302,9 @@ type encoder struct {
 }
 
 // encode returns a frame buffer (its header left to fill) holding what
-// write writes, at most limit bytes of payload (0: any).
-func encode(write func(*bufio.Writer) error, sizeHint, limit int) ([]byte, error) {
+// write writes, at most limit bytes of payload (0: any), ending with
+// errGone once gone (nil: never) says so.
+func encode(write func(*bufio.Writer) error, sizeHint, limit int, gone func() bool) ([]byte, error) {
 	e := encPool.Get().(*encoder)
 	defer encPool.Put(e)
 	e.a.b = getBuf(headerSize + sizeHint)[:headerSize]
@@ -311,6 +312,8 @@ func encode(write func(*bufio.Writer) error, sizeHint, limit int) ([]byte, error
 	if limit > 0 {
 		e.a.limit = headerSize + limit
 	}
+	e.a.gone = gone
+	defer func() { e.a.gone = nil }()
 	e.bw.Reset(e.a)
 	err := write(e.bw)
 	if err == nil {
@@ -326,7 +329,7 @@ func encode(write func(*bufio.Writer) error, sizeHint, limit int) ([]byte, error
 }
 
 func encodeRequest(req *fasthttp.Request) ([]byte, error) {
-	return encode(req.Write, 512+len(req.Body()), 0)
+	return encode(req.Write, 512+len(req.Body()), 0, nil)
 }
 
 // readerPool holds the readers that parse a frame's payload.
@@ -383,6 +386,9 @@ func (c *Conn) readFrames() error {
 			}
 			return err
 		}
+		if c.idle > 0 && c.br.Buffered() < n { // the payload's own deadline: the header's may be about to pass
+			_ = c.conn.SetReadDeadline(time.Now().Add(c.idle))
+		}
 		if k != kindAnswer {
 			return garbage("a frame of kind %d from the node", k)
 		}
@@ -403,9 +409,8 @@ func (c *Conn) readFrames() error {
 			}
 			continue
 		}
-		p := getBuf(n)
-		if _, err := io.ReadFull(c.br, p); err != nil {
-			putBuf(p)
+		p, err := readPayload(c.br, n)
+		if err != nil {
 			return err
 		}
 		cl.answer <- p

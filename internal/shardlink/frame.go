@@ -27,6 +27,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"sync"
 )
 
@@ -106,18 +108,57 @@ func putBuf(b []byte) {
 	bufs.Put(&b)
 }
 
+// readPayload reads a frame's payload of n bytes from br. A frame's
+// length is its sender's word: past maxPooled the buffer grows as the
+// bytes come, so a header that claims megabytes and a sender that then
+// sends little (or nothing) costs what it sent.
+func readPayload(br *bufio.Reader, n int) ([]byte, error) {
+	if n <= maxPooled {
+		p := getBuf(n)
+		if _, err := io.ReadFull(br, p); err != nil {
+			putBuf(p)
+			return nil, err
+		}
+		return p, nil
+	}
+	p := make([]byte, 0, maxPooled)
+	for len(p) < n {
+		if len(p) == cap(p) {
+			p = slices.Grow(p, min(n, 2*cap(p))-len(p))
+		}
+		m, err := br.Read(p[len(p):min(n, cap(p))])
+		p = p[:len(p)+m]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
 // appender is an io.Writer that appends to its buffer, for fasthttp's
-// writers, up to limit bytes (0: any).
+// writers, up to limit bytes (0: any), while gone (if set) is false: a
+// streamed answer (an event stream) never ends by itself, and stops at
+// its first write after its caller left.
 type appender struct {
 	b     []byte
 	limit int
+	gone  func() bool
 }
 
-var errOverLimit = errors.New("shardlink: the frame is over its limit")
+var (
+	errOverLimit = errors.New("shardlink: the frame is over its limit")
+	errGone      = errors.New("shardlink: the request's caller is gone")
+)
 
 func (a *appender) Write(p []byte) (int, error) {
 	if a.limit > 0 && len(a.b)+len(p) > a.limit {
 		return 0, errOverLimit
+	}
+	if a.gone != nil && a.gone() {
+		return 0, errGone
 	}
 	a.b = append(a.b, p...)
 	return len(p), nil

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -31,7 +30,9 @@ type ServerConfig struct {
 	// closes its link.
 	MaxBody, MaxHead int
 	// MaxAnswer bounds an answer written (a route that streams its answer
-	// is not for a link): over it, the caller gets a 500. Default 128 MiB.
+	// is not for a link): over it, the caller gets a 500. A streamed
+	// answer is read up to it, and stops at its first write after its
+	// caller cancelled or the link ended. Default 128 MiB.
 	MaxAnswer int
 	// WriteTimeout bounds a batch of answers' writes: a caller that stops
 	// reading loses its link. Default 30 s.
@@ -281,6 +282,15 @@ func (l *link) readFrames() error {
 			}
 			return err
 		}
+		if l.br.Buffered() < n {
+			// The deadline above was for the header, and may be about to
+			// pass: the payload still to come gets one of its own (a slow
+			// sender is still cut).
+			_ = l.conn.SetReadDeadline(time.Now().Add(cfg.IdleTimeout))
+			if l.closing.Load() { // halt's deadline may be the one just replaced
+				return nil
+			}
+		}
 		switch k {
 		case kindRequest:
 			if n > cfg.MaxBody+cfg.MaxHead {
@@ -297,9 +307,8 @@ func (l *link) readFrames() error {
 					return nil
 				}
 			}
-			p := getBuf(n)
-			if _, err := io.ReadFull(l.br, p); err != nil {
-				putBuf(p)
+			p, err := readPayload(l.br, n)
+			if err != nil {
 				<-l.slots
 				return err
 			}
@@ -346,6 +355,12 @@ func (l *link) handle(r *request, p []byte) {
 	pr.r.Reset(p)
 	pr.br.Reset(pr.r)
 	err := ctx.Request.ReadLimitBody(pr.br, s.cfg.MaxBody)
+	if err == nil && ctx.Request.MayContinue() {
+		// fasthttp leaves the body of an Expect: 100-continue unread, for
+		// a server to say go on first; here it is in the frame already.
+		ctx.Request.Header.Del(fasthttp.HeaderExpect)
+		err = ctx.Request.ContinueReadBody(pr.br, s.cfg.MaxBody)
+	}
 	left := pr.br.Buffered() + pr.r.Len()
 	pr.r.Reset(nil)
 	s.readers.Put(pr)
@@ -365,11 +380,18 @@ func (l *link) handle(r *request, p []byte) {
 	if ctx.IsHead() {
 		ctx.Response.SkipBody = true
 	}
-	l.forget(r)
-	buf, err := encode(ctx.Response.Write, 512+len(ctx.Response.Body()), s.cfg.MaxAnswer)
-	s.free(ctx)
-	if err != nil {
-		buf, _ = encode(overLimit, 0, 0)
+	hint := 512
+	if !ctx.Response.IsBodyStream() { // Body would read a stream whole, unbounded
+		hint += len(ctx.Response.Body())
+	}
+	buf, err := encode(ctx.Response.Write, hint, s.cfg.MaxAnswer, r.Gone)
+	l.forget(r) // a cancel finds it until its answer is whole
+	s.free(ctx) // closes a streamed answer's stream: its writer's next write fails
+	switch {
+	case errors.Is(err, errGone):
+		buf, _ = encode(errorAnswer(fasthttp.StatusServiceUnavailable, "the request's caller is gone"), 0, 0, nil)
+	case err != nil:
+		buf, _ = encode(errorAnswer(fasthttp.StatusInternalServerError, "the answer is too large for the shard link"), 0, 0, nil)
 	}
 	putHeader(buf, len(buf)-headerSize, r.id, kindAnswer)
 	if !l.w.send(frame{buf: buf, owner: r}) {
@@ -378,14 +400,17 @@ func (l *link) handle(r *request, p []byte) {
 	}
 }
 
-// overLimit writes the answer of a request whose own answer was over
-// ServerConfig.MaxAnswer.
-func overLimit(w *bufio.Writer) error {
-	var resp fasthttp.Response
-	resp.SetStatusCode(fasthttp.StatusInternalServerError)
-	resp.Header.SetContentType("application/json")
-	resp.SetBodyString(`{"error":{"code":"internal","message":"the answer is too large for the shard link"}}`)
-	return resp.Write(w)
+// errorAnswer writes the answer of a request whose own answer could not
+// be sent: over ServerConfig.MaxAnswer, or its caller gone meanwhile
+// (every request frame gets an answer frame; that one is dropped).
+func errorAnswer(status int, msg string) func(*bufio.Writer) error {
+	return func(w *bufio.Writer) error {
+		var resp fasthttp.Response
+		resp.SetStatusCode(status)
+		resp.Header.SetContentType("application/json")
+		resp.SetBodyString(`{"error":{"code":"internal","message":"` + msg + `"}}`)
+		return resp.Write(w)
+	}
 }
 
 func (l *link) forget(r *request) {

@@ -12,7 +12,7 @@ import (
 // flushes only once the queue is empty. So the more frames arrive at
 // once, the more share each write system call; and a frame sent while no
 // one writes is written by its sender at once, with no hand-over to
-// another goroutine.
+// another goroutine (unless others' frames keep coming: maxRounds).
 type writer struct {
 	conn    net.Conn
 	bw      *bufio.Writer
@@ -62,7 +62,28 @@ func (w *writer) send(f frame) bool {
 		return true // the writing sender writes it
 	}
 	w.busy = true
-	for {
+	w.drain(maxRounds)
+	return true
+}
+
+// maxRounds is how many batches a sender writes before it hands the
+// writing over: a steady stream of others' frames would otherwise keep
+// it from its own caller, whose answer (and deadline) waits.
+const maxRounds = 4
+
+// drain writes the queue until it is empty, at most rounds batches (<0:
+// any) before a goroutine of its own takes over; w.mu is held and busy
+// set, and w.mu is unlocked when it returns.
+func (w *writer) drain(rounds int) {
+	for i := 0; ; i++ {
+		if i == rounds {
+			w.mu.Unlock() // busy stays set: the queue is the new writer's
+			go func() {
+				w.mu.Lock()
+				w.drain(-1)
+			}()
+			return
+		}
 		batch := w.queue
 		w.queue = w.spare[:0]
 		w.mu.Unlock()
@@ -79,12 +100,12 @@ func (w *writer) send(f frame) bool {
 		case err != nil:
 			w.closeLocked()
 			w.fail(err)
-			return true
+			return
 		case w.closed, len(w.queue) == 0:
 			w.busy = false
 			w.idle.Broadcast()
 			w.mu.Unlock()
-			return true
+			return
 		}
 	}
 }

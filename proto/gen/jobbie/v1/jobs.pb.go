@@ -58,8 +58,9 @@ type EnqueueRequest struct {
 	FairnessKey         string `protobuf:"bytes,18,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
 	// The job's W3C trace context, checked as the HTTP enqueue checks it
 	// (docs/api/jobs.md#trace-context); a tracestate needs a traceparent.
-	// A job that names neither takes the call's traceparent and
-	// tracestate metadata, as the HTTP enqueue takes its headers.
+	// On Enqueue and EnqueueBatch, a job that names neither takes the
+	// call's traceparent and tracestate metadata, as the HTTP enqueue
+	// takes its headers (a worker stream's metadata is not read).
 	Traceparent   string `protobuf:"bytes,19,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	Tracestate    string `protobuf:"bytes,20,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
 	unknownFields protoimpl.UnknownFields

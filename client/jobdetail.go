@@ -68,6 +68,7 @@ type JobDetail struct {
 	Timeline       []TimelineEvent
 	TraceParent    string // its W3C trace context, when it has one
 	TraceState     string
+	SchemaVersion  int64    // the version of its queue's payload schema the payload was checked against; 0 when none was
 	Usage          *AIUsage // the model usage its workers reported, summed; nil when none
 	HeldReason     string   // "budget" while an AI budget holds it (ai_budgets.go)
 	HeldBudget     string   // the budget that holds it
@@ -102,7 +103,7 @@ func (d *JobDetail) fromWire(w *wire.JobDetail) error {
 		Checkpoint: rawOrNil(w.Checkpoint), Result: rawOrNil(w.Result), Errors: w.Errors,
 		Worker: w.Worker, DeadReason: deref(w.DeadReason), UpdatedAt: w.UpdatedAt,
 		Cancelling: w.Cancelling, CancelledAt: w.CancelledAt, DiedAt: w.DiedAt, Timeline: w.Timeline,
-		TraceParent: w.TraceParent, TraceState: w.TraceState, Usage: w.Usage,
+		TraceParent: w.TraceParent, TraceState: w.TraceState, SchemaVersion: w.SchemaVersion, Usage: w.Usage,
 		HeldReason: w.HeldReason, HeldBudget: w.HeldBudget,
 	}
 	var err error

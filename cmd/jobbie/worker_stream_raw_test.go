@@ -39,9 +39,17 @@ type rawStream struct {
 // openStream opens a stream with key and sends first (nil: nothing).
 func openStream(t *testing.T, hc *http.Client, url, key string, first *jobbiev1.WorkRequest) *rawStream {
 	t.Helper()
+	return openStreamWith(t, hc, url, http.Header{"Authorization": {"Bearer " + key}}, first)
+}
+
+// openStreamWith opens a stream with the metadata md and sends first.
+func openStreamWith(t *testing.T, hc *http.Client, url string, md http.Header, first *jobbiev1.WorkRequest) *rawStream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	bidi := jobbiev1connect.NewWorkerServiceClient(hc, url, connect.WithGRPC()).Work(ctx)
-	bidi.RequestHeader().Set("Authorization", "Bearer "+key)
+	for k, v := range md {
+		bidi.RequestHeader()[k] = v
+	}
 	s := &rawStream{bidi: bidi, cancel: cancel, changed: make(chan struct{}), results: map[uint64]*jobbiev1.Result{}, resFrm: map[uint64]int{}}
 	t.Cleanup(cancel)
 	if first != nil {

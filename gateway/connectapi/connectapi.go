@@ -45,6 +45,13 @@ type Answer struct {
 // session cookie is not among them: calls authenticate with keys only.
 var passed = []string{"Authorization", wire.NamespaceHeader, wire.RequestIDHeader, wire.IdempotencyKeyHeader}
 
+// traced are the W3C trace context metadata a unary call also hands its
+// route, as an HTTP request's headers: an enqueue's jobs that name no
+// trace context of their own take them (the shard checks them, as the
+// HTTP route's). A worker stream's are not passed: its metadata is the
+// stream's, once, and a job enqueued on it names its own.
+var traced = []string{wire.TraceParentHeader, wire.TraceStateHeader}
+
 // Services implements JobService, AdminService, WorkerService and KEDA's
 // ExternalScaler over route.
 type Services struct {
@@ -84,12 +91,7 @@ func (s *Services) do(ctx context.Context, h http.Header, method, path string, b
 
 // call is do's request, answering a success's JSON body as it is.
 func (s *Services) call(ctx context.Context, h http.Header, method, path string, body []byte) ([]byte, http.Header, error) {
-	r := &Request{Method: method, Path: path, Header: http.Header{}}
-	for _, k := range passed {
-		if v := h.Values(k); len(v) > 0 {
-			r.Header[k] = v
-		}
-	}
+	r := &Request{Method: method, Path: path, Header: passedOf(h, passed, traced)}
 	if p, ok := connect.CallInfoForHandlerContext(ctx); ok {
 		r.Peer = p.Peer().Addr
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -136,4 +138,96 @@ func TestGetJobCarriesTraceSchemaAndUsage(t *testing.T) {
 	require.Empty(t, job.GetTraceparent())
 	require.Zero(t, job.GetSchemaVersion())
 	require.Nil(t, job.GetUsage())
+}
+
+// The enqueue messages carry every field of the HTTP enqueue's JSON by
+// its names (a job, a chain and its steps, a batch and its callback),
+// the trace context among them: a field the HTTP enqueue gains and the
+// message lacks fails here.
+func TestEnqueueMessagesHaveEveryHTTPField(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		of  reflect.Type
+		msg proto.Message
+	}{
+		{reflect.TypeFor[wire.EnqueueRequest](), &jobbiev1.EnqueueRequest{}},
+		{reflect.TypeFor[wire.ChainSpec](), &jobbiev1.ChainSpec{}},
+		{reflect.TypeFor[wire.StepSpec](), &jobbiev1.StepSpec{}},
+		{reflect.TypeFor[wire.BatchRequest](), &jobbiev1.EnqueueBatchRequest{}},
+		{reflect.TypeFor[wire.BatchSpec](), &jobbiev1.BatchSpec{}},
+	} {
+		fields := c.msg.ProtoReflect().Descriptor().Fields()
+		for _, name := range jsonNames(c.of) {
+			require.NotNil(t, fields.ByName(protoreflect.Name(name)), "%s's %q has no field in %T", c.of, name, c.msg)
+		}
+	}
+}
+
+// An enqueue's trace context reaches the route as the HTTP enqueue's:
+// the job's, a step's and a callback's fields in the body, and the
+// call's traceparent and tracestate metadata as the headers. The route
+// checks them; against jobbie dev: TestGRPCEnqueueCarriesTraceContextAgainstDev.
+func TestEnqueueSendsItsTraceContext(t *testing.T) {
+	t.Parallel()
+	const tp, tp2 = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	var got *Request
+	s := New(func(r *Request) Answer {
+		got = r
+		return Answer{Status: http.StatusCreated, Body: []byte(`{"job_id":"j1","status":"pending","job_ids":["j1"],"jobs":[]}`)}
+	}, WorkConfig{}, ScalerConfig{})
+
+	req := connect.NewRequest(&jobbiev1.EnqueueRequest{Queue: "q", Traceparent: tp, Tracestate: "a=1",
+		Chain: &jobbiev1.ChainSpec{Steps: []*jobbiev1.StepSpec{{}, {Queue: "next", Traceparent: tp2, Tracestate: "b=2"}}}})
+	req.Header().Set("Authorization", "Bearer k")
+	req.Header().Set("traceparent", tp2)
+	req.Header().Set("tracestate", "m=1")
+	_, err := s.Enqueue(context.Background(), req)
+	require.NoError(t, err)
+	var one wire.EnqueueRequest
+	require.NoError(t, json.Unmarshal(got.Body, &one), "%s", got.Body)
+	require.Equal(t, tp, one.TraceParent)
+	require.Equal(t, "a=1", one.TraceState)
+	require.Equal(t, tp2, one.Chain.Steps[1].TraceParent)
+	require.Equal(t, "b=2", one.Chain.Steps[1].TraceState)
+	require.Equal(t, tp2, got.Header.Get(wire.TraceParentHeader), "the metadata is the HTTP enqueue's headers")
+	require.Equal(t, "m=1", got.Header.Get(wire.TraceStateHeader))
+
+	_, err = s.EnqueueBatch(context.Background(), connect.NewRequest(&jobbiev1.EnqueueBatchRequest{
+		Jobs:  []*jobbiev1.EnqueueRequest{{Queue: "q", Traceparent: tp}, {Queue: "q"}},
+		Batch: &jobbiev1.BatchSpec{CallbackQueue: "done", Traceparent: tp2, Tracestate: "c=3"}}))
+	require.NoError(t, err)
+	var batch wire.BatchRequest
+	require.NoError(t, json.Unmarshal(got.Body, &batch), "%s", got.Body)
+	require.Equal(t, tp, batch.Jobs[0].TraceParent)
+	require.Empty(t, batch.Jobs[1].TraceParent)
+	require.Equal(t, tp2, batch.Batch.TraceParent)
+	require.Equal(t, "c=3", batch.Batch.TraceState)
+	require.Empty(t, got.Header.Values(wire.TraceParentHeader), "no metadata, no header")
+}
+
+// A worker stream's traceparent metadata is the stream's, not each
+// request's: none of its calls carries it, so a job enqueued on it has
+// only the trace context it names.
+func TestWorkStreamPassesNoTraceMetadata(t *testing.T) {
+	t.Parallel()
+	f := newWorkerRoute(1)
+	bidi := serveWork(t, f, WorkConfig{}).Work(context.Background())
+	bidi.RequestHeader().Set("Authorization", "Bearer k")
+	bidi.RequestHeader().Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"q"}},
+		Credit: &jobbiev1.Credit{N: 1}}))
+	jobs := recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetJobs()) > 0 }).GetJobs()
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Acks: []*jobbiev1.Ack{{CorrelationId: 1, JobId: jobs[0].GetJobId(),
+		LeaseToken: jobs[0].GetLeaseToken()}}}))
+	recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetResults()) > 0 })
+	require.NoError(t, bidi.CloseRequest())
+	_, err := bidi.Receive()
+	require.True(t, errors.Is(err, io.EOF), "%v", err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.NotEmpty(t, f.calls)
+	for _, c := range f.calls {
+		require.Equal(t, "Bearer k", c.Header.Get("Authorization"))
+		require.Empty(t, c.Header.Values(wire.TraceParentHeader), "%s %s", c.Method, c.Path)
+	}
 }

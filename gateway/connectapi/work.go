@@ -109,7 +109,7 @@ func (s *Services) Work(ctx context.Context, bidi *connect.BidiStream[jobbiev1.W
 		}
 		return err
 	}
-	st := &stream{s: s, ctx: ctx, bidi: bidi, hdr: passedOf(bidi.RequestHeader()), peer: bidi.Peer().Addr,
+	st := &stream{s: s, ctx: ctx, bidi: bidi, hdr: passedOf(bidi.RequestHeader(), passed), peer: bidi.Peer().Addr,
 		held: map[string]wire.ReleaseEntry{}, wake: make(chan struct{}, 1), watch: make(chan struct{}, 1), lastSend: time.Now()}
 	if err := st.greet(first.GetHello()); err != nil {
 		return err
@@ -363,12 +363,14 @@ func (st *stream) nudge() {
 	}
 }
 
-// passedOf is h's metadata that a route reads.
-func passedOf(h http.Header) http.Header {
+// passedOf is h's metadata of the lists of names a route reads.
+func passedOf(h http.Header, lists ...[]string) http.Header {
 	out := http.Header{}
-	for _, k := range passed {
-		if v := h.Values(k); len(v) > 0 {
-			out[k] = v
+	for _, names := range lists {
+		for _, k := range names {
+			if v := h.Values(k); len(v) > 0 {
+				out[http.CanonicalHeaderKey(k)] = v
+			}
 		}
 	}
 	return out

@@ -56,8 +56,15 @@ type EnqueueRequest struct {
 	OnDependencyFailure string `protobuf:"bytes,16,opt,name=on_dependency_failure,json=onDependencyFailure,proto3" json:"on_dependency_failure,omitempty"`
 	ConcurrencyKey      string `protobuf:"bytes,17,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
 	FairnessKey         string `protobuf:"bytes,18,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The job's W3C trace context, checked as the HTTP enqueue checks it
+	// (docs/api/jobs.md#trace-context); a tracestate needs a traceparent.
+	// On Enqueue and EnqueueBatch, a job that names neither takes the
+	// call's traceparent and tracestate metadata, as the HTTP enqueue
+	// takes its headers (a worker stream's metadata is not read).
+	Traceparent   string `protobuf:"bytes,19,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,20,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EnqueueRequest) Reset() {
@@ -216,6 +223,20 @@ func (x *EnqueueRequest) GetFairnessKey() string {
 	return ""
 }
 
+func (x *EnqueueRequest) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *EnqueueRequest) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
+}
+
 // ChainSpec is an enqueue's chain (wire.ChainSpec): the request's own
 // queue and payload are the first step's.
 type ChainSpec struct {
@@ -291,8 +312,12 @@ type StepSpec struct {
 	ExpireAfter    string                 `protobuf:"bytes,8,opt,name=expire_after,json=expireAfter,proto3" json:"expire_after,omitempty"`
 	LeaseDuration  string                 `protobuf:"bytes,9,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
 	Tags           map[string]string      `protobuf:"bytes,10,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The step's job's W3C trace context; a step that names none
+	// continues the trace of the step before it.
+	Traceparent   string `protobuf:"bytes,11,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,12,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StepSpec) Reset() {
@@ -393,6 +418,20 @@ func (x *StepSpec) GetTags() map[string]string {
 		return x.Tags
 	}
 	return nil
+}
+
+func (x *StepSpec) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *StepSpec) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
 }
 
 // EnqueueResponse is an enqueue's answer (wire.EnqueueResponse).
@@ -517,8 +556,12 @@ type BatchSpec struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	CallbackQueue   string                 `protobuf:"bytes,1,opt,name=callback_queue,json=callbackQueue,proto3" json:"callback_queue,omitempty"`
 	CallbackPayload *structpb.Value        `protobuf:"bytes,2,opt,name=callback_payload,json=callbackPayload,proto3" json:"callback_payload,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The callback job's W3C trace context; when left out, the call's
+	// traceparent and tracestate metadata, if any.
+	Traceparent   string `protobuf:"bytes,3,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,4,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BatchSpec) Reset() {
@@ -563,6 +606,20 @@ func (x *BatchSpec) GetCallbackPayload() *structpb.Value {
 		return x.CallbackPayload
 	}
 	return nil
+}
+
+func (x *BatchSpec) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *BatchSpec) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
 }
 
 // EnqueueBatchResponse lists the jobs' ids in request order, and each
@@ -2021,7 +2078,7 @@ var File_jobbie_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x14jobbie/v1/jobs.proto\x12\tjobbie.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc2\x06\n" +
+	"\x14jobbie/v1/jobs.proto\x12\tjobbie.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x84\a\n" +
 	"\x0eEnqueueRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x120\n" +
 	"\apayload\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\apayload\x12\x1a\n" +
@@ -2044,7 +2101,11 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"depends_on\x18\x0f \x03(\tR\tdependsOn\x122\n" +
 	"\x15on_dependency_failure\x18\x10 \x01(\tR\x13onDependencyFailure\x12'\n" +
 	"\x0fconcurrency_key\x18\x11 \x01(\tR\x0econcurrencyKey\x12!\n" +
-	"\ffairness_key\x18\x12 \x01(\tR\vfairnessKey\x1a7\n" +
+	"\ffairness_key\x18\x12 \x01(\tR\vfairnessKey\x12 \n" +
+	"\vtraceparent\x18\x13 \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\x14 \x01(\tR\n" +
+	"tracestate\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -2054,7 +2115,7 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\x05steps\x18\x01 \x03(\v2\x13.jobbie.v1.StepSpecR\x05steps\x122\n" +
 	"\n" +
 	"on_failure\x18\x02 \x01(\v2\x13.jobbie.v1.StepSpecR\tonFailure\x12,\n" +
-	"\aon_exit\x18\x03 \x01(\v2\x13.jobbie.v1.StepSpecR\x06onExit\"\xd1\x03\n" +
+	"\aon_exit\x18\x03 \x01(\v2\x13.jobbie.v1.StepSpecR\x06onExit\"\x93\x04\n" +
 	"\bStepSpec\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x120\n" +
 	"\apayload\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\apayload\x12\x1a\n" +
@@ -2067,7 +2128,11 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\fexpire_after\x18\b \x01(\tR\vexpireAfter\x12%\n" +
 	"\x0elease_duration\x18\t \x01(\tR\rleaseDuration\x121\n" +
 	"\x04tags\x18\n" +
-	" \x03(\v2\x1d.jobbie.v1.StepSpec.TagsEntryR\x04tags\x1a7\n" +
+	" \x03(\v2\x1d.jobbie.v1.StepSpec.TagsEntryR\x04tags\x12 \n" +
+	"\vtraceparent\x18\v \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\f \x01(\tR\n" +
+	"tracestate\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
@@ -2078,10 +2143,14 @@ const file_jobbie_v1_jobs_proto_rawDesc = "" +
 	"\x0funique_existing\x18\x03 \x01(\bR\x0euniqueExisting\"p\n" +
 	"\x13EnqueueBatchRequest\x12-\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x19.jobbie.v1.EnqueueRequestR\x04jobs\x12*\n" +
-	"\x05batch\x18\x02 \x01(\v2\x14.jobbie.v1.BatchSpecR\x05batch\"u\n" +
+	"\x05batch\x18\x02 \x01(\v2\x14.jobbie.v1.BatchSpecR\x05batch\"\xb7\x01\n" +
 	"\tBatchSpec\x12%\n" +
 	"\x0ecallback_queue\x18\x01 \x01(\tR\rcallbackQueue\x12A\n" +
-	"\x10callback_payload\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x0fcallbackPayload\"z\n" +
+	"\x10callback_payload\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x0fcallbackPayload\x12 \n" +
+	"\vtraceparent\x18\x03 \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\x04 \x01(\tR\n" +
+	"tracestate\"z\n" +
 	"\x14EnqueueBatchResponse\x12\x17\n" +
 	"\ajob_ids\x18\x01 \x03(\tR\x06jobIds\x12\x19\n" +
 	"\bbatch_id\x18\x02 \x01(\tR\abatchId\x12.\n" +

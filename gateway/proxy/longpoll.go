@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -44,7 +43,7 @@ func (px *Proxy) longPoll(c *fiber.Ctx, r *admitted.Request, wait time.Duration)
 		resp: fasthttp.AcquireResponse(), done: make(chan struct{})}
 	shardRequest(c, &k.r, k.req, k.body)
 	px.calls.Add(1)
-	px.runners.run(func() {
+	px.runners.Run(func() {
 		defer close(k.done)
 		k.h, k.err = px.send(&k.r, k.body, k.req, k.resp, wait, true)
 	})
@@ -94,43 +93,11 @@ func (px *Proxy) abandon(k *call, batch bool) {
 	_ = k.h.Close()
 }
 
-// runners run long-polls' shard calls. A goroutine that made one waits
-// for the next instead of ending: a fresh goroutine for every fetch grew
-// its stack anew to write the shard request (about 1 % of jobbie dev's
-// CPU with one job per call, docs/BENCHMARKS.md). At most maxIdleRunners
-// wait; all of them end when the gateway stops.
-type runners struct {
-	work chan func()
-	done <-chan struct{}
-	idle atomic.Int32
-}
-
+// maxIdleRunners bounds the goroutines kept waiting to make the next
+// long-poll's shard call (internal/runners: a fresh goroutine for every
+// fetch grew its stack anew to write the shard request, about 1 % of
+// jobbie dev's CPU with one job per call).
 const maxIdleRunners = 256
-
-func (rs *runners) run(f func()) {
-	select {
-	case rs.work <- f: // a waiting runner took it
-	default:
-		go rs.loop(f)
-	}
-}
-
-func (rs *runners) loop(f func()) {
-	for {
-		f()
-		if rs.idle.Add(1) > maxIdleRunners {
-			rs.idle.Add(-1)
-			return
-		}
-		select {
-		case f = <-rs.work:
-			rs.idle.Add(-1)
-		case <-rs.done:
-			rs.idle.Add(-1)
-			return
-		}
-	}
-}
 
 func (k *call) free() {
 	fasthttp.ReleaseRequest(k.req)

@@ -19,6 +19,7 @@ import (
 	"github.com/jobbie/jobbie/gateway/admitted"
 	"github.com/jobbie/jobbie/gateway/controlapi"
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/internal/runners"
 	"github.com/jobbie/jobbie/internal/shardclient"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -57,8 +58,8 @@ type Proxy struct {
 	bodyLimit    int
 	maxAnswer    int
 	shares       *shares
-	calls        sync.WaitGroup // long-polls' shard calls (longpoll.go)
-	runners      runners        // the goroutines that make them (longpoll.go)
+	calls        sync.WaitGroup        // long-polls' shard calls (longpoll.go)
+	runners      *runners.Pool[func()] // the goroutines that make them (longpoll.go)
 }
 
 // New builds a proxy; ctx ends the waits of its requests.
@@ -80,7 +81,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		shardTimeout: cfg.ShardTimeout, writeTimeout: cfg.WriteTimeout, bodyLimit: cfg.BodyLimit,
 		maxAnswer: orDefault(cfg.MaxAnswer, MaxAnswer),
 		shares:    newShares(orDefault(cfg.SelfHostedRequests, DefaultSelfHostedRequests), orDefault(cfg.SelfHostedAnswerBytes, DefaultSelfHostedAnswerBytes)),
-		runners:   runners{work: make(chan func()), done: ctx.Done()},
+		runners:   runners.New(maxIdleRunners, ctx.Done(), func(f func()) { f() }),
 	}, nil
 }
 

@@ -101,10 +101,13 @@ type ProcessingTime struct {
 
 // QueueScale is what an autoscaler reads of a queue, live: the jobs
 // waiting (pending), the age of the oldest, the jobs being processed
-// (active), and Demand, their sum: never 0 while a job is in flight, so
-// a scaler that scales to zero on it never stops a worker that holds a
-// job. A paused queue's pending jobs are no demand (Paused says why):
-// no worker would get them.
+// (active), and Demand: the jobs in flight and the pending jobs a worker
+// could take now. It is never 0 while a job is in flight, so a scaler
+// that scales to zero on it never stops a worker that holds a job. A
+// paused queue's pending jobs are no demand (no worker would get them),
+// and a queue with a concurrency limit counts only as many as the limit
+// leaves room for; LimitedBy says which held pending jobs out, absent
+// when none did.
 type QueueScale struct {
 	Queue            string  `json:"queue"`
 	Backlog          int64   `json:"backlog"`
@@ -112,4 +115,15 @@ type QueueScale struct {
 	InFlight         int64   `json:"in_flight"`
 	Demand           int64   `json:"demand"`
 	Paused           bool    `json:"paused"`
+	LimitedBy        string  `json:"limited_by,omitempty"` // ScaleLimited*
 }
+
+// What held a queue's pending jobs out of its demand (QueueScale.LimitedBy).
+const (
+	// ScaleLimitedPaused: the queue is paused (or draining), so no pending
+	// job is demand.
+	ScaleLimitedPaused = "paused"
+	// ScaleLimitedConcurrency: the queue's concurrency limit leaves room
+	// for fewer jobs than are pending.
+	ScaleLimitedConcurrency = "concurrency"
+)

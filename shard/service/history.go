@@ -94,18 +94,35 @@ func (s *Service) QueueScale(ns, queue string) (*wire.QueueScale, error) {
 		return nil, queueNotFound(queue)
 	}
 	v := &wire.QueueScale{Queue: queue, Backlog: q.Count(job.Pending), InFlight: q.Count(job.Active), Paused: q.Paused}
-	// A paused (or draining) queue hands its pending jobs to no worker:
-	// they are no demand, or KEDA would start workers to wait on it. Its
-	// jobs in flight still are, so the last worker is never scaled away
-	// while it holds one.
-	v.Demand = v.InFlight
-	if !q.Paused {
-		v.Demand += v.Backlog
-	}
+	v.Demand, v.LimitedBy = scaleDemand(q)
 	if v.Backlog > 0 {
 		if at, now := oldestPending(db, ns, queue), s.now(); at > 0 && now > at {
 			v.OldestPendingAge = time.Duration(now - at).Seconds()
 		}
 	}
 	return v, nil
+}
+
+// scaleDemand is the one rule of a queue's demand: its jobs in flight and
+// the pending jobs workers could take now. A paused (or draining) queue
+// hands out none, and one at its concurrency limit only as many as the
+// limit has room for: more would be workers started to wait on it. Jobs
+// in flight always count, so the last worker is never scaled away while
+// it holds one. limitedBy says what held pending jobs out ("" nothing).
+// A throttle and key_concurrency are not in it: a throttle lets every
+// pending job out in time, at its rate, and a key's cap depends on which
+// keys the pending jobs carry (docs/api/queues.md#autoscaling).
+func scaleDemand(q *engine.QueueRecord) (demand int64, limitedBy string) {
+	pending, active := q.Count(job.Pending), q.Count(job.Active)
+	room := pending
+	switch {
+	case q.Paused:
+		room, limitedBy = 0, wire.ScaleLimitedPaused
+	case q.MaxActive > 0 && q.MaxActive-active < pending:
+		room, limitedBy = max(0, q.MaxActive-active), wire.ScaleLimitedConcurrency
+	}
+	if room == pending {
+		limitedBy = ""
+	}
+	return active + room, limitedBy
 }

@@ -59,6 +59,7 @@ func init() {
 		"AlertRule.kind":           wire.AlertKinds,
 		"AlertRule.state":          {wire.AlertOK, wire.AlertFiring},
 		"WebhookAlertData.kind":    wire.AlertKinds,
+		"QueueScale.limited_by":    {wire.ScaleLimitedPaused, wire.ScaleLimitedConcurrency},
 	} {
 		fieldSchemas[field] = enum(values...)
 	}

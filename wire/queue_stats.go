@@ -115,7 +115,7 @@ type QueueScale struct {
 	InFlight         int64   `json:"in_flight"`
 	Demand           int64   `json:"demand"`
 	Paused           bool    `json:"paused"`
-	LimitedBy        string  `json:"limited_by,omitempty"` // ScaleLimited*
+	LimitedBy        string  `json:"limited_by,omitempty"` // what held pending jobs out of demand (absent: nothing)
 }
 
 // What held a queue's pending jobs out of its demand (QueueScale.LimitedBy).

@@ -1323,11 +1323,13 @@ export interface QueuePushRequest {
   url: string;
 }
 
-/** QueueScale is what an autoscaler reads of a queue, live: the jobs waiting (pending), the age of the oldest, the jobs being processed (active), and Demand, their sum: never 0 while a job is in flight, so a scaler that scales to zero on it never stops a worker that holds a job. A paused queue's pending jobs are no demand (Paused says why): no worker would get them. */
+/** QueueScale is what an autoscaler reads of a queue, live: the jobs waiting (pending), the age of the oldest, the jobs being processed (active), and Demand: the jobs in flight and the pending jobs a worker could take now. It is never 0 while a job is in flight, so a scaler that scales to zero on it never stops a worker that holds a job. A paused queue's pending jobs are no demand (no worker would get them), and a queue with a concurrency limit counts only as many as the limit leaves room for; LimitedBy says which held pending jobs out, absent when none did. */
 export interface QueueScale {
   backlog: number;
   demand: number;
   in_flight: number;
+  /** what held pending jobs out of demand (absent: nothing) */
+  limited_by?: "concurrency" | "paused";
   /** seconds */
   oldest_pending_age: number;
   paused: boolean;

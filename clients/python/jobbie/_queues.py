@@ -88,8 +88,10 @@ class QueuesMixin(Base):
     def queue_scale(self, name: str) -> QueueScale:
         """What an autoscaler sizes the queue's workers by, live:
         ``{"queue", "backlog", "oldest_pending_age", "in_flight", "demand",
-        "paused"}``; demand is never 0 while a job is in flight or, unless
-        the queue is paused, pending (docs/api/queues.md, "Autoscaling")."""
+        "paused", "limited_by"?}``; demand is the jobs in flight and the
+        pending jobs workers could take now (none while paused, at most a
+        concurrency limit's room; "limited_by" says which held them out),
+        never 0 while a job is in flight (docs/api/queues.md, "Autoscaling")."""
         return self._call("GET", f"/api/v1/queues/{seg(name)}/scale")  # type: ignore[no-any-return]
 
     # Schedules: every {id} takes the schedule's name as well.

@@ -113,8 +113,10 @@ func queueScaleCmd(api *Conn) *cobra.Command {
 		Short: "Show what an autoscaler sizes a queue's workers by: backlog, oldest age, in flight, demand",
 		Long: `scale shows what GET /api/v1/queues/{name}/scale answers, live: the
 pending jobs (backlog), the oldest one's age, the jobs held by workers
-(in flight) and demand, their sum, which is never 0 while a job is in
-flight; a paused queue's pending jobs are no demand (PAUSED says so).
+(in flight) and demand: those in flight and the pending jobs workers
+could take now, never 0 while a job is in flight. A paused queue's
+pending jobs are no demand, and a concurrency limit's room caps them;
+LIMITED BY says which held jobs out (paused, concurrency; - for none).
 --watch reads it again every --interval.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -139,5 +141,10 @@ func printQueueScale(w io.Writer, s *client.QueueScale) error {
 	fmt.Fprintf(tw, "IN FLIGHT\t%d\n", s.InFlight)
 	fmt.Fprintf(tw, "DEMAND\t%d\n", s.Demand)
 	fmt.Fprintf(tw, "PAUSED\t%s\n", strconv.FormatBool(s.Paused))
+	limited := s.LimitedBy
+	if limited == "" {
+		limited = "-"
+	}
+	fmt.Fprintf(tw, "LIMITED BY\t%s\n", limited)
 	return tw.Flush()
 }

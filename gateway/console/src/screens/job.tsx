@@ -323,7 +323,7 @@ function Actions({ job, reload, onDeleted }: { job: Job; reload: () => void; onD
             return;
           }
           const r = await post<{ status: string }>(base + "/cancel");
-          setNotice(r?.status === "cancelling" ? "Cancel requested: the worker learns it at its next heartbeat." : "Cancelled.");
+          setNotice(r?.status === "cancelling" ? "Cancel requested: a worker on the stream is told at once, one over HTTP at its next heartbeat." : "Cancelled.");
           reload();
         }}
       >

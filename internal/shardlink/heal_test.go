@@ -3,8 +3,8 @@ package shardlink
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"encoding/binary"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"

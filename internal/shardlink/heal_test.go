@@ -163,6 +163,9 @@ func TestRequestsInFlightAreBoundedAcrossLinks(t *testing.T) {
 		serving.Add(1)
 		<-release
 	})
+	var freed sync.Once
+	free := func() { freed.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the node's cleanup: its handlers end
 	var links []*bufio.Reader
 	for range 2 {
 		conn, br := rawLink(t, n.addr)
@@ -173,10 +176,10 @@ func TestRequestsInFlightAreBoundedAcrossLinks(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	eventually(t, func() bool { return serving.Load() == 3 }, "the node did not serve up to its bound")
+	eventually(t, func() bool { return serving.Load() >= 3 }, "the node did not serve up to its bound")
 	time.Sleep(50 * time.Millisecond) // a fourth would show up by now; the assertion below is the bound
 	require.EqualValues(t, 3, serving.Load())
-	close(release)
+	free()
 	eventually(t, func() bool { return serving.Load() == 4 }, "the rest was not served once slots freed")
 	for _, br := range links {
 		for range 2 {

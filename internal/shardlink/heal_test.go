@@ -198,6 +198,12 @@ func TestLinksAreBounded(t *testing.T) {
 	n := serveNode(t, ServerConfig{MaxLinks: 2}, echo)
 	a := open(t, n.addr)
 	open(t, n.addr)
+	// A link counts once the node serves it, just after its 101.
+	eventually(t, func() bool {
+		n.links.mu.Lock()
+		defer n.links.mu.Unlock()
+		return len(n.links.links) == 2
+	}, "the node does not serve the two links")
 	conn, err := net.Dial("tcp", n.addr)
 	require.NoError(t, err)
 	_, err = Open(conn, "node", time.Now().Add(5*time.Second), Options{})

@@ -57,13 +57,16 @@ type Conn struct {
 	done  chan struct{} // closed when the link has ended
 	ended sync.WaitGroup
 
-	maxRequests, maxBody, maxHead int // the node's bounds
+	maxRequests, maxBody, maxHead int           // the node's bounds
+	keepAlive                     time.Duration // the node's keep-alive interval; 0: it states none
+	heard                         atomic.Int64  // unix nanoseconds of the last frame read
 
 	mu       sync.Mutex
 	calls    map[uint64]*call
 	next     uint64
 	lastSend time.Time
-	err      error // why the link takes no more requests
+	busy     time.Time // since when calls has not been empty
+	err      error     // why the link takes no more requests
 	closed   bool
 }
 
@@ -125,6 +128,10 @@ func Open(conn net.Conn, host string, deadline time.Time, o Options) (*Conn, err
 	if err != nil {
 		return fail(err)
 	}
+	if ms, err := strconv.Atoi(string(h.Peek(KeepAliveHeader))); err == nil && ms > 0 {
+		c.keepAlive = time.Duration(ms) * time.Millisecond
+	}
+	c.heard.Store(time.Now().UnixNano())
 	_ = conn.SetDeadline(time.Time{})
 	c.ended.Add(1)
 	go func() { defer c.ended.Done(); c.read() }()
@@ -192,9 +199,14 @@ func (c *Conn) end(err error) {
 // Do sends req on the link and reads its answer into resp by deadline
 // (zero: none), refusing an answer whose body is over max bytes
 // (*TooLargeError). The deadline passing is fasthttp.ErrTimeout, and the
-// node is told to give up (a cancel frame). A request not sent on the
-// link is ErrNotTaken; one written and lost is a *LostError.
+// node is told to give up (a cancel frame); a deadline passed already
+// is fasthttp.ErrTimeout at once, nothing sent, as the pool's. A request
+// not sent on the link is ErrNotTaken; one written and lost is a
+// *LostError.
 func (c *Conn) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, max int) error {
+	if !deadline.IsZero() && time.Until(deadline) <= 0 {
+		return fasthttp.ErrTimeout
+	}
 	if req.IsBodyStream() || len(req.Body()) > c.maxBody {
 		return ErrNotTaken
 	}
@@ -215,6 +227,9 @@ func (c *Conn) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.
 	}
 	c.next++
 	cl.id = c.next
+	if len(c.calls) == 0 {
+		c.busy = time.Now()
+	}
 	c.calls[cl.id] = cl
 	c.lastSend = time.Now()
 	c.mu.Unlock()
@@ -374,20 +389,37 @@ func (c *Conn) read() {
 }
 
 func (c *Conn) readFrames() error {
+	wait := c.idle // how long a read waits before the link is judged
+	if c.keepAlive > 0 && (wait == 0 || c.keepAlive < wait) {
+		wait = c.keepAlive
+	}
+	payloadWait := max(c.idle, silentAfter*c.keepAlive)
 	for {
-		if c.idle > 0 {
-			_ = c.conn.SetReadDeadline(time.Now().Add(c.idle))
+		if wait > 0 {
+			_ = c.conn.SetReadDeadline(time.Now().Add(wait))
 		}
 		n, id, k, err := peekHeader(c.br)
 		if err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && !c.idleNow() {
-				continue
+			if errors.As(err, &ne) && ne.Timeout() {
+				if c.silent() {
+					return errSilent
+				}
+				if !c.idleNow() {
+					continue
+				}
 			}
 			return err
 		}
-		if c.idle > 0 && c.br.Buffered() < n { // the payload's own deadline: the header's may be about to pass
-			_ = c.conn.SetReadDeadline(time.Now().Add(c.idle))
+		c.heard.Store(time.Now().UnixNano())
+		if payloadWait > 0 && c.br.Buffered() < n { // the payload's own deadline: the header's may be about to pass
+			_ = c.conn.SetReadDeadline(time.Now().Add(payloadWait))
+		}
+		if k == kindPing {
+			if n != 0 || id != 0 {
+				return garbage("a keep-alive frame with an id or a payload")
+			}
+			continue
 		}
 		if k != kindAnswer {
 			return garbage("a frame of kind %d from the node", k)
@@ -413,6 +445,7 @@ func (c *Conn) readFrames() error {
 		if err != nil {
 			return err
 		}
+		c.heard.Store(time.Now().UnixNano())
 		cl.answer <- p
 	}
 }
@@ -422,7 +455,7 @@ func (c *Conn) readFrames() error {
 func (c *Conn) idleNow() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.calls) > 0 || time.Since(c.lastSend) < c.idle {
+	if c.idle == 0 || len(c.calls) > 0 || time.Since(c.lastSend) < c.idle {
 		return false
 	}
 	if c.err == nil {
@@ -432,3 +465,34 @@ func (c *Conn) idleNow() bool {
 }
 
 var errIdle = errors.New("shardlink: the link was idle")
+
+// silentAfter is how many of the node's keep-alive intervals a link with
+// requests waiting may hear nothing before it is judged gone.
+const silentAfter = 3
+
+// errSilent ends a link whose node has sent nothing at all for
+// silentAfter keep-alive intervals while requests waited on it: the node
+// is frozen, or the path to it drops packets without a reset, and TCP
+// would wait for ever. A node merely slow to answer still sends
+// keep-alives.
+var errSilent = errors.New("shardlink: the node sent nothing while requests waited")
+
+// silent reports whether the link has requests in flight (cancelled ones
+// too: the node owes their answers) and has read nothing for silentAfter
+// keep-alive intervals since the later of its last frame and the moment
+// it last became busy.
+func (c *Conn) silent() bool {
+	if c.keepAlive == 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.calls) == 0 {
+		return false
+	}
+	since := time.Unix(0, c.heard.Load())
+	if c.busy.After(since) {
+		since = c.busy
+	}
+	return time.Since(since) >= silentAfter*c.keepAlive
+}

@@ -10,7 +10,10 @@
 // big-endian. Kinds: a request (the payload is the request as fasthttp
 // writes it, so the node parses it with fasthttp and one set of rules
 // applies), an answer (the answer as fasthttp writes it), a cancel (the
-// caller gave up on that id; empty payload). Every request frame gets
+// caller gave up on that id; empty payload), a keep-alive (id 0, empty
+// payload: the node sends one every KeepAliveHeader milliseconds while it
+// has requests in flight, so that a caller tells a node that parks its
+// requests from one that is gone without a word). Every request frame gets
 // exactly one answer frame, a cancelled one too: both ends count a
 // request in flight until its answer, so the caller never has more in
 // flight than the node admits.
@@ -19,7 +22,10 @@
 // Upgrade: Protocol) on the node's HTTP listener, behind the same caller
 // check as its /api/v1 routes; the node's 101 states its bounds
 // (MaxRequestsHeader, MaxBodyHeader, MaxHeadHeader), which the caller
-// keeps: a request over them goes another way, never on the link.
+// keeps: a request over them goes another way, never on the link. It
+// also states KeepAliveHeader; a caller that hears nothing at all on a
+// link for three of those while requests wait ends the link, as if it had
+// died (a node that states none is never judged so).
 package shardlink
 
 import (
@@ -40,6 +46,7 @@ const (
 	MaxRequestsHeader = "Jobbie-Link-Max-Requests" // requests in flight at once
 	MaxBodyHeader     = "Jobbie-Link-Max-Body"     // a request's body, bytes
 	MaxHeadHeader     = "Jobbie-Link-Max-Head"     // a request's line and headers, bytes
+	KeepAliveHeader   = "Jobbie-Link-Keep-Alive"   // milliseconds between keep-alives while requests are in flight
 )
 
 type kind byte
@@ -48,6 +55,7 @@ const (
 	kindRequest kind = 1
 	kindAnswer  kind = 2
 	kindCancel  kind = 3
+	kindPing    kind = 4
 )
 
 // headerSize is a frame header's length.

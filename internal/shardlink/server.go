@@ -25,6 +25,19 @@ type ServerConfig struct {
 	// MaxRequests bounds one link's requests in flight; the node reads no
 	// more frames of a link at the bound. Default MaxRequests.
 	MaxRequests int
+	// MaxInFlight bounds the requests in flight on all links at once: at
+	// the bound a link reads no more frames, as at its own, so however
+	// many links a caller opens, the node serves at most this many link
+	// requests (and their goroutines). Default MaxInFlight.
+	MaxInFlight int
+	// MaxLinks bounds the links open at once, whoever opened them: over
+	// it the upgrade is refused (ErrTooManyLinks) and the caller uses its
+	// pool. Default MaxLinks.
+	MaxLinks int
+	// KeepAlive is how often a link with requests in flight sends a
+	// keep-alive frame, stated in the 101: a caller that hears nothing
+	// for three of them ends the link. Default 5 s.
+	KeepAlive time.Duration
 	// MaxBody bounds a request's body; MaxHead its request line and
 	// headers (and sizes the reader that parses them). A frame over them
 	// closes its link.
@@ -43,8 +56,15 @@ type ServerConfig struct {
 	Logger      *slog.Logger // default slog.Default()
 }
 
-// MaxRequests is ServerConfig.MaxRequests' default.
-const MaxRequests = 4096
+// ServerConfig's defaults. MaxInFlight is the connection pool's
+// MaxConns default, so a node admits as many requests on links as on
+// connections of their own; MaxLinks is links (each holds two 64 KiB
+// buffers) for many gateways, each of which keeps one per node.
+const (
+	MaxRequests = 4096
+	MaxInFlight = 16384
+	MaxLinks    = 1024
+)
 
 // Server is a node's links: it opens them (Upgrade), serves them, and
 // ends them when the node stops (Shutdown).
@@ -57,6 +77,7 @@ type Server struct {
 	links   map[*link]struct{}
 	closing bool
 	served  sync.WaitGroup
+	slots   chan struct{} // the requests in flight on all links (MaxInFlight)
 
 	// Runners serve requests: a goroutine that served one waits for the
 	// next instead of ending, at most maxIdleRunners of them, so the
@@ -121,7 +142,17 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, links: map[*link]struct{}{}, work: make(chan job), stopped: make(chan struct{})}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = MaxInFlight
+	}
+	if cfg.MaxLinks <= 0 {
+		cfg.MaxLinks = MaxLinks
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 5 * time.Second
+	}
+	s := &Server{cfg: cfg, links: map[*link]struct{}{}, work: make(chan job), stopped: make(chan struct{}),
+		slots: make(chan struct{}, cfg.MaxInFlight)}
 	s.readers.New = func() any {
 		r := &bytes.Reader{}
 		return &payloadReader{r: r, br: bufio.NewReaderSize(r, cfg.MaxHead)}
@@ -134,6 +165,9 @@ func NewServer(cfg ServerConfig) *Server {
 var (
 	ErrNotUpgrade = errors.New("shardlink: the request asks for no upgrade to " + Protocol + " (Connection: Upgrade, Upgrade: " + Protocol + ")")
 	ErrNested     = errors.New("shardlink: a link cannot be opened over a link")
+	// ErrTooManyLinks is an upgrade refused at ServerConfig.MaxLinks (a
+	// 503: the caller's requests go on its pool meanwhile).
+	ErrTooManyLinks = errors.New("shardlink: the node has as many links open as it takes")
 )
 
 // Upgrade answers ctx's request with 101 and serves its connection as a
@@ -147,6 +181,9 @@ func (s *Server) Upgrade(ctx *fasthttp.RequestCtx) error {
 	if !ctx.Request.Header.ConnectionUpgrade() || !bytes.EqualFold(ctx.Request.Header.Peek(fasthttp.HeaderUpgrade), []byte(Protocol)) {
 		return ErrNotUpgrade
 	}
+	if s.full() {
+		return ErrTooManyLinks
+	}
 	p := peer{local: ctx.LocalAddr(), remote: ctx.RemoteAddr(), tls: ctx.TLSConnectionState()}
 	ctx.SetStatusCode(fasthttp.StatusSwitchingProtocols)
 	ctx.Response.Header.Set(fasthttp.HeaderConnection, "Upgrade")
@@ -154,6 +191,7 @@ func (s *Server) Upgrade(ctx *fasthttp.RequestCtx) error {
 	ctx.Response.Header.Set(MaxRequestsHeader, strconv.Itoa(s.cfg.MaxRequests))
 	ctx.Response.Header.Set(MaxBodyHeader, strconv.Itoa(s.cfg.MaxBody))
 	ctx.Response.Header.Set(MaxHeadHeader, strconv.Itoa(s.cfg.MaxHead))
+	ctx.Response.Header.Set(KeepAliveHeader, strconv.FormatInt(s.cfg.KeepAlive.Milliseconds(), 10))
 	ctx.Hijack(func(conn net.Conn) { s.serve(conn, p) })
 	return nil
 }
@@ -227,7 +265,7 @@ func (s *Server) serve(conn net.Conn, p peer) {
 		slots: make(chan struct{}, s.cfg.MaxRequests), quit: make(chan struct{}), reqs: map[uint64]*request{}}
 	l.w = newWriter(conn, s.cfg.WriteTimeout, func(error) { l.kill() })
 	s.mu.Lock()
-	if s.closing {
+	if s.closing || len(s.links) >= s.cfg.MaxLinks { // upgrades at once past Upgrade's check: fasthttp closes conn
 		s.mu.Unlock()
 		return
 	}
@@ -240,6 +278,8 @@ func (s *Server) serve(conn net.Conn, p peer) {
 		s.mu.Unlock()
 		s.served.Done()
 	}()
+	stopPings := l.keepAlive()
+	defer stopPings()
 	if err := l.readFrames(); err != nil && !l.closing.Load() {
 		if errors.Is(err, ErrGarbage) {
 			s.cfg.Logger.Warn("shard: a link broke its protocol; closed", "peer", p.remote.String(), "err", err)
@@ -296,20 +336,12 @@ func (l *link) readFrames() error {
 			if n > cfg.MaxBody+cfg.MaxHead {
 				return garbage("a request frame of %d bytes, over the bound of %d", n, cfg.MaxBody+cfg.MaxHead)
 			}
-			select {
-			case l.slots <- struct{}{}:
-			default:
-				// At the bound: the caller broke it, and waits until a slot
-				// frees (its writes back up meanwhile).
-				select {
-				case l.slots <- struct{}{}:
-				case <-l.quit:
-					return nil
-				}
+			if !l.acquire() {
+				return nil
 			}
 			p, err := readPayload(l.br, n)
 			if err != nil {
-				<-l.slots
+				l.release()
 				return err
 			}
 			r := &request{l: l, id: id}
@@ -321,7 +353,7 @@ func (l *link) readFrames() error {
 			l.mu.Unlock()
 			if dup {
 				putBuf(p)
-				<-l.slots
+				l.release()
 				return garbage("request %d is in flight already", id)
 			}
 			l.inflight.Add(1)
@@ -444,7 +476,7 @@ func (r *request) Gone() bool { return r.cancelled.Load() || r.l.gone.Load() }
 
 func (r *request) take() bool { return true }
 func (r *request) done(bool) {
-	<-r.l.slots
+	r.l.release()
 	r.l.inflight.Done()
 }
 

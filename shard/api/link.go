@@ -35,6 +35,8 @@ func (s *Server) openLink(c *fiber.Ctx) error {
 	switch {
 	case errors.Is(err, shardlink.ErrNotUpgrade):
 		return apierr.Field("Upgrade", "%v", err)
+	case errors.Is(err, shardlink.ErrTooManyLinks):
+		return apierr.Retry(apierr.Unavailable, 30, "%v", err) // the caller goes on its pool meanwhile
 	case err != nil:
 		return apierr.New(apierr.BadRequest, "%v", err)
 	}

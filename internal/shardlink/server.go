@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jobbie/jobbie/internal/runners"
 	"github.com/valyala/fasthttp"
 )
 
@@ -79,14 +80,11 @@ type Server struct {
 	served  sync.WaitGroup
 	slots   chan struct{} // the requests in flight on all links (MaxInFlight)
 
-	// Runners serve requests: a goroutine that served one waits for the
-	// next instead of ending, at most maxIdleRunners of them, so the
-	// stack a handler grew is kept (a fresh goroutine a request grew its
-	// stack anew each time: a tenth of a node's CPU). Shutdown ends them.
-	work    chan job
-	idle    atomic.Int32
+	// Runners serve requests (internal/runners: a fresh goroutine a
+	// request grew its stack anew each time, a tenth of a node's CPU).
+	// Shutdown ends the idle ones (stopped).
+	runners *runners.Pool[job]
 	stopped chan struct{}
-	runners sync.WaitGroup
 }
 
 // job is one request frame to serve.
@@ -97,33 +95,6 @@ type job struct {
 }
 
 const maxIdleRunners = 256
-
-func (s *Server) run(j job) {
-	select {
-	case s.work <- j: // a waiting runner took it
-	default:
-		s.runners.Add(1)
-		go s.loop(j)
-	}
-}
-
-func (s *Server) loop(j job) {
-	defer s.runners.Done()
-	for {
-		j.l.handle(j.r, j.p)
-		if s.idle.Add(1) > maxIdleRunners {
-			s.idle.Add(-1)
-			return
-		}
-		select {
-		case j = <-s.work:
-			s.idle.Add(-1)
-		case <-s.stopped:
-			s.idle.Add(-1)
-			return
-		}
-	}
-}
 
 // NewServer returns the links' server of cfg.
 func NewServer(cfg ServerConfig) *Server {
@@ -151,8 +122,9 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 5 * time.Second
 	}
-	s := &Server{cfg: cfg, links: map[*link]struct{}{}, work: make(chan job), stopped: make(chan struct{}),
+	s := &Server{cfg: cfg, links: map[*link]struct{}{}, stopped: make(chan struct{}),
 		slots: make(chan struct{}, cfg.MaxInFlight)}
+	s.runners = runners.New(maxIdleRunners, s.stopped, func(j job) { j.l.handle(j.r, j.p) })
 	s.readers.New = func() any {
 		r := &bytes.Reader{}
 		return &payloadReader{r: r, br: bufio.NewReaderSize(r, cfg.MaxHead)}
@@ -357,7 +329,7 @@ func (l *link) readFrames() error {
 				return garbage("request %d is in flight already", id)
 			}
 			l.inflight.Add(1)
-			l.s.run(job{l: l, r: r, p: p})
+			l.s.runners.Run(job{l: l, r: r, p: p})
 		case kindCancel:
 			if n != 0 {
 				return garbage("a cancel frame with a payload")

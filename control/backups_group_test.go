@@ -31,7 +31,8 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 		c.PullInterval = -1
 		c.BackupStore = store
 		// A loaded machine may elect again mid-run: the next leader then
-		// takes over the running backup soon, not after the default 10 s.
+		// fails the backup left running as interrupted soon, not after
+		// the default 10 s, and takeBackupThrough takes another.
 		c.BackupOrphanAfter = 300 * time.Millisecond
 	}
 	for _, id := range []string{"control1", "control2", "control3"} {
@@ -39,15 +40,14 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 	}
 	first := g.leader(t, "")
 	tid := mustTenant(t, g.nodes[first], "acme")
-	_, err = g.nodes[first].CreateNamespace(context.Background(), tid, "orders")
-	require.NoError(t, err)
-	shard.put(tid, "orders", sampleRecords("a")...)
-
 	follower := "control1"
 	if follower == first {
 		follower = "control2"
 	}
 	gw := g.on(t, follower, pkitest.Gateway)
+	postThrough(t, gw, "/internal/v1/tenants/"+tid+"/namespaces", "namespace-orders", wire.CreateNamespaceRequest{Name: "orders"}, http.StatusCreated)
+	shard.put(tid, "orders", sampleRecords("a")...)
+
 	id := takeBackupThrough(t, gw, g.nodes[first], tid, "orders")
 
 	// A download asked of a follower streams from the leader.
@@ -102,29 +102,15 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 }
 
 // takeBackupThrough asks node gw for a manual backup of namespace ns and
-// returns it once completed, as a client would do it through elections.
-// A 503 is asked again under the same Idempotency-Key: no_leader changed
-// nothing, but unavailable (the leader changed while the create was being
-// replicated, or the forward's answer was lost) may have started the
-// backup, and a bare repeat would then be refused 409 "one at a time".
-// A backup a leader change interrupted (failed, "interrupted: …") is
+// returns it once completed, as a client would do it through elections:
+// a backup a leader change interrupted (failed, "interrupted: …") is
 // taken again under a new key. srv is any node, read from its own state.
 func takeBackupThrough(t *testing.T, gw *bundle, srv *Server, tid, ns string) string {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		require.LessOrEqual(t, attempt, 5, "every backup was interrupted")
 		key := fmt.Sprintf("backup-%s-%d", ns, attempt)
-		var r response
-		require.Eventually(t, func() bool {
-			r = gw.do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/backups", "", wire.CreateBackupRequest{Namespace: ns},
-				wire.IdempotencyKeyHeader, key)
-			return r.status != http.StatusServiceUnavailable
-		}, 20*time.Second, 50*time.Millisecond)
-		if r.header.Get(wire.IdempotencyReplayedHeader) == "true" {
-			require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-		} else {
-			require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
-		}
+		r := postThrough(t, gw, "/internal/v1/tenants/"+tid+"/backups", key, wire.CreateBackupRequest{Namespace: ns}, http.StatusAccepted)
 		id := decodeAs[wire.Backup](t, r).ID
 		var b wire.Backup
 		require.Eventually(t, func() bool {
@@ -138,6 +124,26 @@ func takeBackupThrough(t *testing.T, gw *bundle, srv *Server, tid, ns string) st
 		require.True(t, strings.HasPrefix(b.Error, "interrupted: "), "backup %s: %s %s", id, b.State, b.Error)
 		t.Logf("backup %s %s; taking another", id, b.Error)
 	}
+}
+
+// postThrough POSTs a create to node gw under Idempotency-Key key, asked
+// again under the same key while the answer is 503: no_leader changed
+// nothing, but unavailable (the leader changed while the create was being
+// replicated, or the forward's answer was lost) may have applied it, and
+// a bare repeat would then be refused (409 "one at a time" for a backup).
+// The answer is want, or 200 replaying the first create.
+func postThrough(t *testing.T, gw *bundle, path, key string, body any, want int) response {
+	t.Helper()
+	var r response
+	require.Eventually(t, func() bool {
+		r = gw.do(t, http.MethodPost, path, "", body, wire.IdempotencyKeyHeader, key)
+		return r.status != http.StatusServiceUnavailable
+	}, 20*time.Second, 50*time.Millisecond)
+	if r.header.Get(wire.IdempotencyReplayedHeader) == "true" {
+		want = http.StatusOK
+	}
+	require.Equal(t, want, r.status, "body: %s", r.body)
+	return r
 }
 
 // readThrough GETs path of node gw, asked again while the answer is 503

@@ -2,8 +2,10 @@ package control
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,8 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 		c.PullInterval = -1
 		c.BackupStore = store
 		// A loaded machine may elect again mid-run: the next leader then
-		// takes over the running backup soon, not after the default 10 s.
+		// fails the backup left running as interrupted soon, not after
+		// the default 10 s, and takeBackupThrough takes another.
 		c.BackupOrphanAfter = 300 * time.Millisecond
 	}
 	for _, id := range []string{"control1", "control2", "control3"} {
@@ -37,31 +40,18 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 	}
 	first := g.leader(t, "")
 	tid := mustTenant(t, g.nodes[first], "acme")
-	_, err = g.nodes[first].CreateNamespace(context.Background(), tid, "orders")
-	require.NoError(t, err)
-	shard.put(tid, "orders", sampleRecords("a")...)
-
 	follower := "control1"
 	if follower == first {
 		follower = "control2"
 	}
 	gw := g.on(t, follower, pkitest.Gateway)
-	// Right after an election the follower may not know the leader yet:
-	// 503 no_leader changed nothing, and a client asks again.
-	var r response
-	require.Eventually(t, func() bool {
-		r = gw.do(t, http.MethodPost, "/internal/v1/tenants/"+tid+"/backups", "", wire.CreateBackupRequest{Namespace: "orders"})
-		return r.status != http.StatusServiceUnavailable
-	}, 20*time.Second, 50*time.Millisecond)
-	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
-	id := decodeAs[wire.Backup](t, r).ID
-	require.Eventually(t, func() bool {
-		b, err := g.nodes[first].Backup(context.Background(), tid, id)
-		return err == nil && b.State == wire.BackupCompleted
-	}, 20*time.Second, 20*time.Millisecond)
+	postThrough(t, gw, "/internal/v1/tenants/"+tid+"/namespaces", "namespace-orders", wire.CreateNamespaceRequest{Name: "orders"}, http.StatusCreated)
+	shard.put(tid, "orders", sampleRecords("a")...)
+
+	id := takeBackupThrough(t, gw, g.nodes[first], tid, "orders")
 
 	// A download asked of a follower streams from the leader.
-	dl := gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/backups/"+id+"/download", "", nil)
+	dl := readThrough(t, gw, "/internal/v1/tenants/"+tid+"/backups/"+id+"/download")
 	require.Equal(t, http.StatusOK, dl.status, "body: %s", dl.body)
 	require.Equal(t, wire.BackupContentType, dl.header.Get("Content-Type"))
 	rc, err := store.Get(context.Background(), tid+"/"+id)
@@ -70,8 +60,10 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 	require.NoError(t, rc.Close())
 	require.NoError(t, err)
 	require.Equal(t, stored, dl.body)
-	requireError(t, gw.do(t, http.MethodGet, "/internal/v1/tenants/"+tid+"/backups/bkp_nope/download", "", nil), 404, "not_found")
+	requireError(t, readThrough(t, gw, "/internal/v1/tenants/"+tid+"/backups/bkp_nope/download"), 404, "not_found")
 
+	// Setting a policy is safe to repeat, whatever a 503 says.
+	var r response
 	require.Eventually(t, func() bool {
 		r = gw.do(t, http.MethodPut, "/internal/v1/tenants/"+tid+"/namespaces/orders/backup-policy", "", wire.BackupPolicyRequest{Cron: "@every 1s", Retention: 1000})
 		return r.status != http.StatusServiceUnavailable
@@ -107,4 +99,62 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 		require.Equal(t, b.Checksum, m.SHA256)
 		require.Equal(t, uint64(7), m.Records)
 	}
+}
+
+// takeBackupThrough asks node gw for a manual backup of namespace ns and
+// returns it once completed, as a client would do it through elections:
+// a backup a leader change interrupted (failed, "interrupted: …") is
+// taken again under a new key. srv is any node, read from its own state.
+func takeBackupThrough(t *testing.T, gw *bundle, srv *Server, tid, ns string) string {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		require.LessOrEqual(t, attempt, 5, "every backup was interrupted")
+		key := fmt.Sprintf("backup-%s-%d", ns, attempt)
+		r := postThrough(t, gw, "/internal/v1/tenants/"+tid+"/backups", key, wire.CreateBackupRequest{Namespace: ns}, http.StatusAccepted)
+		id := decodeAs[wire.Backup](t, r).ID
+		var b wire.Backup
+		require.Eventually(t, func() bool {
+			var err error
+			b, err = srv.Backup(context.Background(), tid, id)
+			return err == nil && b.State != wire.BackupRunning
+		}, 20*time.Second, 20*time.Millisecond)
+		if b.State == wire.BackupCompleted {
+			return id
+		}
+		require.True(t, strings.HasPrefix(b.Error, "interrupted: "), "backup %s: %s %s", id, b.State, b.Error)
+		t.Logf("backup %s %s; taking another", id, b.Error)
+	}
+}
+
+// postThrough POSTs a create to node gw under Idempotency-Key key, asked
+// again under the same key while the answer is 503: no_leader changed
+// nothing, but unavailable (the leader changed while the create was being
+// replicated, or the forward's answer was lost) may have applied it, and
+// a bare repeat would then be refused (409 "one at a time" for a backup).
+// The answer is want, or 200 replaying the first create.
+func postThrough(t *testing.T, gw *bundle, path, key string, body any, want int) response {
+	t.Helper()
+	var r response
+	require.Eventually(t, func() bool {
+		r = gw.do(t, http.MethodPost, path, "", body, wire.IdempotencyKeyHeader, key)
+		return r.status != http.StatusServiceUnavailable
+	}, 20*time.Second, 50*time.Millisecond)
+	if r.header.Get(wire.IdempotencyReplayedHeader) == "true" {
+		want = http.StatusOK
+	}
+	require.Equal(t, want, r.status, "body: %s", r.body)
+	return r
+}
+
+// readThrough GETs path of node gw, asked again while the answer is 503
+// (a read changes nothing): an election may come at any time on a loaded
+// machine.
+func readThrough(t *testing.T, gw *bundle, path string) response {
+	t.Helper()
+	var r response
+	require.Eventually(t, func() bool {
+		r = gw.do(t, http.MethodGet, path, "", nil)
+		return r.status != http.StatusServiceUnavailable
+	}, 20*time.Second, 50*time.Millisecond)
+	return r
 }

@@ -55,6 +55,9 @@ def test_sigterm_lets_running_jobs_finish_and_fetches_nothing_more(
     procs.append(p)
     wait_for(lambda: p.started() == [jid], "the job to start")
     p.p.send_signal(signal.SIGTERM)
+    # A job enqueued before the worker took the signal may rightly be
+    # fetched: wait until it did.
+    wait_for(lambda: "stopping" in p.lines, "the worker to take the signal")
     later = client.enqueue(queue, "obey")["job_id"]
     wait_for(lambda: client.get_job(jid)["state"] == "active", "the job still running")
     go.touch()

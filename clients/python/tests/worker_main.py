@@ -1,7 +1,8 @@
 """A worker process for the shutdown tests: python worker_main.py URL KEY
 QUEUE GRACE GO_FILE. Its handler prints "started <job id>", then waits
 for GO_FILE to exist ("obey") or forever ("ignore" in the payload), and
-returns {"done": true}."""
+returns {"done": true}. It prints "stopping" when it begins to stop (a
+signal), so a test knows the signal was taken before it goes on."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import jobbie  # noqa: E402
+
+
+class Worker(jobbie.Worker):
+    def stop(self) -> None:
+        print("stopping", flush=True)
+        super().stop()
 
 
 async def main() -> None:
@@ -28,7 +35,7 @@ async def main() -> None:
                     raise
         return {"done": True}
 
-    w = jobbie.Worker(jobbie.Client(url, key), [queue], handler, concurrency=2, shutdown_grace=float(grace),
+    w = Worker(jobbie.Client(url, key), [queue], handler, concurrency=2, shutdown_grace=float(grace),
                       fetch_timeout=5)
     await w.run()
     print("stopped", flush=True)

@@ -128,10 +128,10 @@ func TestValueJSONAsProtojson(t *testing.T) {
 // value; a payload sent in two parts is merged, as proto merges it.
 func TestValueJSONEdges(t *testing.T) {
 	for name, v := range map[string]*structpb.Value{
-		"NaN":          structpb.NewNumberValue(math.NaN()),
-		"infinity":     structpb.NewNumberValue(math.Inf(-1)),
-		"no kind":      {},
-		"nested NaN":   structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{structpb.NewNumberValue(math.Inf(1))}}),
+		"NaN":        structpb.NewNumberValue(math.NaN()),
+		"infinity":   structpb.NewNumberValue(math.Inf(-1)),
+		"no kind":    {},
+		"nested NaN": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{structpb.NewNumberValue(math.Inf(1))}}),
 	} {
 		b, err := proto.MarshalOptions{}.Marshal(v)
 		require.NoError(t, err, name)

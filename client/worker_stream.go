@@ -56,7 +56,8 @@ func (w *Worker) runStream(ctx context.Context, url string, auto bool) (fellBack
 	hc := streamHTTPClient(w.c, url)
 	defer hc.CloseIdleConnections()
 	sw := &streamWorker{w: w, out: newOutbox(), base: base, url: url, auto: auto, fallback: make(chan struct{}),
-		api:     jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(url, "/"), connect.WithGRPC()),
+		api: jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(url, "/"), connect.WithGRPC(),
+			connect.WithCodec(streamCodec{})),
 		changed: make(chan struct{}, 1), closed: make(chan struct{}), fatal: make(chan struct{}), drainedOut: make(chan struct{})}
 	w.stream = sw
 	sessions, endSessions := context.WithCancel(base)
@@ -146,7 +147,7 @@ func (sw *streamWorker) shuttingDown() bool { return sw.closing.Load() }
 // start runs a job the stream handed over. One that arrives after Run's
 // context ended is not started: the server releases it when the stream
 // closes.
-func (sw *streamWorker) start(j *jobbiev1.LeasedJob) {
+func (sw *streamWorker) start(job *Job) {
 	sw.mu.Lock()
 	if sw.stopped {
 		sw.mu.Unlock()
@@ -157,7 +158,7 @@ func (sw *streamWorker) start(j *jobbiev1.LeasedJob) {
 	sw.mu.Unlock()
 	go func() {
 		defer sw.jobs.Done()
-		sw.run(jobOf(j))
+		sw.run(job)
 	}()
 }
 
@@ -261,29 +262,6 @@ func (sw *streamWorker) cancelJob(id, token string) {
 	if jc != nil && (token == "" || token == jc.LeaseToken) {
 		jc.stop(ErrJobCancelled)
 	}
-}
-
-// jobOf is a streamed job as a handler sees it.
-func jobOf(j *jobbiev1.LeasedJob) *Job {
-	job := &Job{ID: j.GetJobId(), Queue: j.GetQueue(), Payload: rawOf(j.GetPayload()), Attempt: int(j.GetAttempt()),
-		MaxRetries: int(j.GetMaxRetries()), LeaseDuration: time.Duration(j.GetLeaseDuration() * float64(time.Second)),
-		Tags: j.GetTags(), LeaseToken: j.GetLeaseToken(), TraceParent: j.GetTraceparent(), TraceState: j.GetTracestate()}
-	if _, isNull := j.GetCheckpoint().GetKind().(*structpb.Value_NullValue); j.GetCheckpoint() != nil && !isNull {
-		job.Checkpoint = rawOf(j.GetCheckpoint())
-	}
-	return job
-}
-
-// rawOf is a Value as JSON.
-func rawOf(v *structpb.Value) json.RawMessage {
-	if v == nil {
-		return json.RawMessage("null")
-	}
-	b, err := protojson.Marshal(v)
-	if err != nil {
-		return json.RawMessage("null")
-	}
-	return b
 }
 
 // valueOf is any JSON-encodable value as a Value.

@@ -10,6 +10,9 @@
 # LOAD sets the bench flags (default "--batch 1 --producers 4 --workers 16").
 # BASE=path/to/other/jobbie alternates builds: each round runs BASE, then
 # this one; both are loaded by this build's bench. Medians come last.
+# BASE_BENCH=path/to/other/jobbie alternates load generators instead: each
+# round this build's server is loaded by BASE_BENCH's bench ("base"), then
+# by this build's ("this"), to compare the bench's own (client) CPU.
 # PPROF=host:port serves the server's profiles there (`--pprof-addr`).
 # GRPC=1 starts the gateway's gRPC port too and passes it to the bench as
 # --grpc-url, for LOAD="--transport stream …" (the worker stream).
@@ -19,6 +22,7 @@ DUR=${2:-10s}
 RUNS=${3:-3}
 LOAD=${LOAD:---batch 1 --producers 4 --workers 16}
 BASE=${BASE:+$(realpath "$BASE")}
+BASE_BENCH=${BASE_BENCH:+$(realpath "$BASE_BENCH")}
 TICK=$(getconf CLK_TCK)
 DIR=""
 PID=""
@@ -43,9 +47,10 @@ for p in json.load(open(sys.argv[1]))["processes"]: print(p["pid"])' "$DIR/data/
 	} | while read -r p; do awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || true; done | awk '{s+=$1} END{print s+0}'
 }
 
-# run starts build $2 and loads it; prints "$1 RATE jobs/s server=… client=…"
-# and leaves RATE, SRV and CLI set.
+# run starts build $2 and loads it with the bench of $3 (default BIN);
+# prints "$1 RATE jobs/s server=… client=…" and leaves RATE, SRV and CLI set.
 run() {
+	local bench=${3:-$BIN}
 	DIR=$(mktemp -d)
 	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port) grpc="" grpcurl=""
 	if [ -n "${GRPC:-}" ]; then grpc=127.0.0.1:$(port) grpcurl=http://$grpc; fi
@@ -57,7 +62,7 @@ run() {
 	local t0 t1 jobs
 	t0=$(ticks)
 	# shellcheck disable=SC2086
-	/usr/bin/time -f '%U %S' -o "$DIR/time" "$BIN" bench --url "http://$gw" --key-file "$DIR/data/owner.key" \
+	/usr/bin/time -f '%U %S' -o "$DIR/time" "$bench" bench --url "http://$gw" --key-file "$DIR/data/owner.key" \
 		--duration "$DUR" --queue w1 ${grpcurl:+--grpc-url "$grpcurl"} $LOAD >"$DIR/bench.out" 2>/dev/null
 	t1=$(ticks)
 	jobs=$(sed -n '/^jobbie bench/,$p' "$DIR/bench.out" | awk '$1=="completed"{print $2}')
@@ -77,12 +82,12 @@ summary() { # name rates srvs clis
 echo "machine: $(nproc) cores, $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg); load: $LOAD, $DUR per run"
 br="" bs="" bc="" nr="" ns="" nc=""
 for i in $(seq "$RUNS"); do
-	if [ -n "$BASE" ]; then
-		run "run $i, base:" "$BASE"
+	if [ -n "$BASE" ] || [ -n "$BASE_BENCH" ]; then
+		run "run $i, base:" "${BASE:-$BIN}" "${BASE_BENCH:-$BIN}"
 		br="$br $RATE" bs="$bs $SRV" bc="$bc $CLI"
 	fi
 	run "run $i, this:" "$BIN"
 	nr="$nr $RATE" ns="$ns $SRV" nc="$nc $CLI"
 done
-[ -n "$BASE" ] && summary base "${br# }" "${bs# }" "${bc# }"
+[ -n "$BASE$BASE_BENCH" ] && summary base "${br# }" "${bs# }" "${bc# }"
 summary this "${nr# }" "${ns# }" "${nc# }"

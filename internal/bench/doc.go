@@ -23,4 +23,6 @@
 // goroutine (BenchmarkTransport measures it at about half the cost per call
 // of net/http, with no allocations), request bodies built once, no
 // goroutine per request, and per-goroutine histograms merged at the end.
+// Its worker streams read and write their frames by hand (streamcodec.go),
+// reading only the ids, lease tokens and results they use.
 package bench

@@ -39,7 +39,8 @@ func streamClient(url string) *http.Client {
 func (r *runner) streamWorker(id string, st *loopStats) {
 	hc := streamClient(r.cfg.GRPCURL)
 	defer hc.CloseIdleConnections()
-	api := jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(r.cfg.GRPCURL, "/"), connect.WithGRPC())
+	api := jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(r.cfg.GRPCURL, "/"), connect.WithGRPC(),
+		connect.WithCodec(streamCodec{}))
 	for r.stopCtx.Err() == nil {
 		if err := r.oneStream(api, id, st); err != nil && r.stopCtx.Err() == nil {
 			r.failed(st, reply{}, err)
@@ -48,12 +49,16 @@ func (r *runner) streamWorker(id string, st *loopStats) {
 }
 
 // oneStream works one stream; it returns when the run ended and every
-// ack was answered, or when the stream broke.
+// ack was answered, or when the stream broke. It speaks through the
+// stream's connection, with streamCodec's frames, reused.
 func (r *runner) oneStream(api jobbiev1connect.WorkerServiceClient, id string, st *loopStats) error {
 	ctx, cancel := context.WithCancel(r.base)
 	defer cancel()
-	bidi := api.Work(ctx)
-	defer func() { _ = bidi.CloseResponse() }() // resets the stream if the server has not ended it
+	conn, err := api.Work(ctx).Conn()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.CloseResponse() }() // resets the stream if the server has not ended it
 	go func() {
 		// An idle stream sends nothing to wake its reader: once the run
 		// ended, give the last acks a moment to be answered, then end it
@@ -70,71 +75,75 @@ func (r *runner) oneStream(api jobbiev1connect.WorkerServiceClient, id string, s
 		case <-ctx.Done():
 		case <-t.C:
 			cancel()
-			_ = bidi.CloseRequest()
-			_ = bidi.CloseResponse()
+			_ = conn.CloseRequest()
+			_ = conn.CloseResponse()
 		}
 	}()
 	for _, h := range r.cfg.headers() {
-		bidi.RequestHeader().Set(h.key, h.value)
+		conn.RequestHeader().Set(h.key, h.value)
 	}
 	credit := int32(r.cfg.FetchBatch)
-	err := bidi.Send(&jobbiev1.WorkRequest{Credit: &jobbiev1.Credit{N: credit}, Hello: &jobbiev1.Hello{WorkerId: id, Hostname: hostname(),
+	err = conn.Send(&jobbiev1.WorkRequest{Credit: &jobbiev1.Credit{N: credit}, Hello: &jobbiev1.Hello{WorkerId: id, Hostname: hostname(),
 		Queues: []string{r.cfg.Queue}, Concurrency: credit}})
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	sent := map[uint64]time.Time{} // acks awaiting their results, by correlation id
-	var next uint64
+	var (
+		next uint64
+		res  jobFrame
+		acks ackFrame
+	)
 	for {
-		res, err := bidi.Receive()
-		if err != nil {
+		res.reset()
+		if err := conn.Receive(&res); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
 		}
 		at := r.now()
-		if jobs := res.GetJobs(); len(jobs) > 0 {
+		if jobs := res.jobs; len(jobs) > 0 {
 			r.counter.delivered.Add(int64(len(jobs)))
 			r.gate.release(int64(len(jobs)))
-			f := &jobbiev1.WorkRequest{Acks: make([]*jobbiev1.Ack, len(jobs))}
+			acks.reset()
 			now := time.Now()
-			for i, j := range jobs {
-				if s, ok := r.track.delivered(j.GetJobId(), at); ok {
+			for _, j := range jobs {
+				if s, ok := r.track.delivered(j.id, at); ok {
 					st.recordSample(s)
 				}
 				next++
 				sent[next] = now
-				f.Acks[i] = &jobbiev1.Ack{CorrelationId: next, JobId: j.GetJobId(), LeaseToken: j.GetLeaseToken()}
+				acks.ack(next, j.id, j.token)
 			}
 			if r.stopCtx.Err() == nil {
-				f.Credit = &jobbiev1.Credit{N: int32(len(jobs))}
+				acks.credit(int32(len(jobs)))
 			}
-			if err := bidi.Send(f); err != nil {
+			if err := conn.Send(&acks); err != nil {
 				return err
 			}
 		}
-		r.countResults(st, res.GetResults(), sent)
+		r.countResults(st, res.results, sent)
 		if r.stopCtx.Err() != nil && len(sent) == 0 {
 			// Every job this stream got is acked; what the server still
 			// fetches for the credit it holds, it releases when the
 			// stream closes cleanly.
-			return bidi.CloseRequest()
+			return conn.CloseRequest()
 		}
 	}
 }
 
 // countResults counts the answered acks.
-func (r *runner) countResults(st *loopStats, results []*jobbiev1.Result, sent map[uint64]time.Time) {
+func (r *runner) countResults(st *loopStats, results []frameResult, sent map[uint64]time.Time) {
 	var acked int64
 	for _, x := range results {
-		start, ok := sent[x.GetCorrelationId()]
+		start, ok := sent[x.corrID]
 		if !ok {
 			continue
 		}
-		delete(sent, x.GetCorrelationId())
-		if x.GetErrorCode() != "" {
-			st.errors[x.GetErrorCode()]++
+		delete(sent, x.corrID)
+		if x.errCode != "" {
+			st.errors[x.errCode]++
 			r.counter.errors.Add(1)
 			continue
 		}

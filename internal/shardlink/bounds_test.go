@@ -3,7 +3,6 @@ package shardlink
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"net"
 	"runtime"
 	"slices"
@@ -23,7 +22,7 @@ import (
 // leaves flight.
 func TestAStreamedAnswerEndsWithItsCaller(t *testing.T) {
 	ended := make(chan struct{})
-	stop := make(chan struct{})
+	stop := t.Context().Done() // the stream must not outlive the test: the node's cleanup waits for it
 	n := serveNode(t, ServerConfig{}, func(ctx *fasthttp.RequestCtx) {
 		ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 			defer close(ended)
@@ -40,7 +39,6 @@ func TestAStreamedAnswerEndsWithItsCaller(t *testing.T) {
 			}
 		})
 	})
-	t.Cleanup(func() { close(stop) }) // runs before the node's: it must not hang
 	c := open(t, n.addr)
 	req := post("/events", "")
 	defer fasthttp.ReleaseRequest(req)
@@ -58,7 +56,7 @@ func TestAStreamedAnswerEndsWithItsCaller(t *testing.T) {
 // a 500 at once, and the stream ends.
 func TestAStreamedAnswerIsBounded(t *testing.T) {
 	ended := make(chan struct{})
-	stop := make(chan struct{})
+	stop := t.Context().Done() // the stream must not outlive the test: the node's cleanup waits for it
 	n := serveNode(t, ServerConfig{MaxAnswer: 64 << 10}, func(ctx *fasthttp.RequestCtx) {
 		ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 			defer close(ended)
@@ -76,7 +74,6 @@ func TestAStreamedAnswerIsBounded(t *testing.T) {
 			}
 		})
 	})
-	t.Cleanup(func() { close(stop) }) // runs before the node's: it must not hang
 	c := open(t, n.addr)
 	req := post("/export", "")
 	defer fasthttp.ReleaseRequest(req)
@@ -104,11 +101,7 @@ func TestAFramesLengthIsNotMemory(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
 	waitClosed(t, conn, br)
-	eventually(t, func() bool {
-		n.links.mu.Lock()
-		defer n.links.mu.Unlock()
-		return len(n.links.links) == 0
-	}, "the node kept the link")
+	eventually(t, func() bool { return n.links.linksOpen() == 0 }, "the node kept the link")
 	runtime.ReadMemStats(&after)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated for a frame that claimed 64 MiB and sent 1 KiB")
 
@@ -146,12 +139,11 @@ func (d *deadlineConn) deadlines() []time.Time {
 // link waited (for nothing but a parked request) has a deadline of its
 // own for its payload: the link is not cut in the middle of a frame.
 func TestAFrameLateInTheIdleWindowIsRead(t *testing.T) {
-	parked, release := make(chan struct{}), make(chan struct{})
+	g := newGate(t)
 	s := NewServer(ServerConfig{MaxBody: 1 << 20, MaxHead: 8 << 10, IdleTimeout: 2 * time.Second,
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			if string(ctx.PostBody()) == "park" {
-				close(parked)
-				<-release
+				g.hold()
 			}
 			echo(ctx)
 		}})
@@ -169,19 +161,11 @@ func TestAFrameLateInTheIdleWindowIsRead(t *testing.T) {
 		defer close(served)
 		s.serve(dc, peer{local: srv.LocalAddr(), remote: srv.RemoteAddr()})
 	}()
-	var releaseOnce sync.Once
-	free := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(func() {
-		free()
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Shutdown(ctx)
-		<-served
-	})
+	t.Cleanup(func() { s.stopNow(); <-served })
 
 	_, err = conn.Write(requestFrame(t, 1, "park"))
 	require.NoError(t, err)
-	<-parked
+	<-g.arrived
 	// The reader set its deadline again once it dispatched the parked
 	// request, and waits for the next frame until then.
 	eventually(t, func() bool { return len(dc.deadlines()) >= 2 }, "the reader did not wait for the next frame")
@@ -197,18 +181,9 @@ func TestAFrameLateInTheIdleWindowIsRead(t *testing.T) {
 
 	br := bufio.NewReader(conn)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
-	n, id, k, err := peekHeader(br)
-	require.NoError(t, err, "the link was cut in the middle of a frame")
-	require.Equal(t, kindAnswer, k)
-	require.EqualValues(t, 2, id)
-	_, err = br.Discard(n)
-	require.NoError(t, err)
-	free()
-	n, id, _, err = peekHeader(br)
-	require.NoError(t, err)
-	require.EqualValues(t, 1, id)
-	_, err = br.Discard(n)
-	require.NoError(t, err)
+	require.EqualValues(t, 2, skipAnswer(t, br, "the link was cut in the middle of a frame"))
+	g.open()
+	require.EqualValues(t, 1, skipAnswer(t, br))
 }
 
 // A request that asks to be told to go on (Expect: 100-continue) has

@@ -3,13 +3,10 @@ package shardlink
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,74 +18,6 @@ import (
 )
 
 func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
-
-// node is a real HTTP server on loopback whose Path upgrades to links
-// served by handle.
-type node struct {
-	addr  string
-	links *Server
-}
-
-func serveNode(t *testing.T, cfg ServerConfig, handle fasthttp.RequestHandler) *node {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	if cfg.MaxBody == 0 {
-		cfg.MaxBody = 1 << 20
-	}
-	if cfg.MaxHead == 0 {
-		cfg.MaxHead = 8 << 10
-	}
-	cfg.Handler = handle
-	n := &node{addr: ln.Addr().String(), links: NewServer(cfg)}
-	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == Path {
-			if err := n.links.Upgrade(ctx); err != nil {
-				ctx.Error(err.Error(), fasthttp.StatusBadRequest)
-			}
-			return
-		}
-		handle(ctx)
-	}}
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ln); close(done) }()
-	t.Cleanup(func() {
-		_ = srv.Shutdown()
-		<-done
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		n.links.Shutdown(ctx)
-		n.links.served.Wait()
-	})
-	return n
-}
-
-func open(t *testing.T, addr string) *Conn {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	c, err := Open(conn, "node", time.Now().Add(5*time.Second), Options{WriteTimeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
-}
-
-func post(path, body string) *fasthttp.Request {
-	req := fasthttp.AcquireRequest()
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI(path)
-	req.Header.SetHost("node")
-	req.SetBodyString(body)
-	return req
-}
-
-// echo answers with the request's path and body, and says whether it came
-// over a link.
-func echo(ctx *fasthttp.RequestCtx) {
-	ctx.SetStatusCode(fasthttp.StatusCreated)
-	ctx.Response.Header.Set("Over", strconv.FormatBool(Over(ctx.Conn())))
-	ctx.SetBodyString(string(ctx.Path()) + " " + string(ctx.PostBody()))
-}
 
 func TestFrameHeader(t *testing.T) {
 	b := make([]byte, headerSize)
@@ -150,12 +79,6 @@ func TestManyRequestsOnOneLink(t *testing.T) {
 	require.Zero(t, c.inFlight())
 }
 
-func (c *Conn) inFlight() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.calls)
-}
-
 // A caller whose deadline passes gets fasthttp.ErrTimeout at once; the
 // node sees its request's caller gone (a parked fetch gives its lease
 // back), and the request leaves flight when the node answers it.
@@ -196,40 +119,22 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, fasthttp.StatusNoContent, resp.StatusCode())
 }
 
-func eventually(t *testing.T, cond func() bool, msg string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		require.True(t, time.Now().Before(deadline), msg)
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // A link that dies with a request written and unanswered fails it with a
 // *LostError (the node may have applied it); one that has ended takes no
 // request (ErrNotTaken: it may go another way).
 func TestDyingLink(t *testing.T) {
-	got := make(chan struct{})
-	release := make(chan struct{})
-	var n *node
-	n = serveNode(t, ServerConfig{}, func(ctx *fasthttp.RequestCtx) {
-		close(got)
-		<-release
-	})
-	defer close(release)
+	g := newGate(t)
+	n := serveNode(t, ServerConfig{}, func(*fasthttp.RequestCtx) { g.hold() })
 	c := open(t, n.addr)
 	req := post("/write", "x")
 	defer fasthttp.ReleaseRequest(req)
 	var resp fasthttp.Response
 	done := make(chan error, 1)
 	go func() { done <- c.Do(req, &resp, time.Now().Add(10*time.Second), 1<<20) }()
-	<-got
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	n.links.Shutdown(ctx) // the node stops at once: its links end
-	err := <-done
+	<-g.arrived
+	n.links.stopNow() // the node stops at once: its links end
 	var lost *LostError
-	require.ErrorAs(t, err, &lost)
+	require.ErrorAs(t, <-done, &lost)
 	<-c.Done()
 	require.ErrorIs(t, c.Do(req, &resp, time.Now().Add(time.Second), 1<<20), ErrNotTaken)
 }
@@ -258,43 +163,6 @@ func TestBounds(t *testing.T) {
 	require.Equal(t, -1, tl.Stated)
 	require.NoError(t, c.Do(req, &resp, time.Now().Add(5*time.Second), size))
 	require.Len(t, resp.Body(), size)
-}
-
-// rawLink opens a link by hand, to speak the protocol badly.
-func rawLink(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	_, err = conn.Write([]byte("GET " + Path + " HTTP/1.1\r\nHost: node\r\nConnection: Upgrade\r\nUpgrade: " + Protocol + "\r\n\r\n"))
-	require.NoError(t, err)
-	br := bufio.NewReader(conn)
-	var h fasthttp.ResponseHeader
-	require.NoError(t, h.Read(br))
-	require.Equal(t, fasthttp.StatusSwitchingProtocols, h.StatusCode())
-	return conn, br
-}
-
-func requestFrame(t *testing.T, id uint64, body string) []byte {
-	req := post("/raw", body)
-	defer fasthttp.ReleaseRequest(req)
-	buf, err := encodeRequest(req)
-	require.NoError(t, err)
-	putHeader(buf, len(buf)-headerSize, id, kindRequest)
-	return buf
-}
-
-// waitClosed waits for the node to close conn.
-func waitClosed(t *testing.T, conn net.Conn, br *bufio.Reader) {
-	t.Helper()
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
-	for {
-		if _, err := br.ReadByte(); err != nil {
-			var ne net.Error
-			require.False(t, errors.As(err, &ne) && ne.Timeout(), "the node did not close the link")
-			return
-		}
-	}
 }
 
 // A caller that breaks the protocol loses its link.
@@ -332,30 +200,19 @@ func TestGarbageClosesTheLink(t *testing.T) {
 // The node reads no more of a link's requests than its bound: a caller
 // over it waits, and gets nothing more served.
 func TestRequestsInFlightAreBounded(t *testing.T) {
-	var serving atomic.Int32
-	release := make(chan struct{})
-	n := serveNode(t, ServerConfig{MaxRequests: 3}, func(ctx *fasthttp.RequestCtx) {
-		serving.Add(1)
-		<-release
-	})
+	g := newGate(t)
+	n := serveNode(t, ServerConfig{MaxRequests: 3}, func(*fasthttp.RequestCtx) { g.hold() })
 	conn, br := rawLink(t, n.addr)
-	for id := range uint64(5) {
-		_, err := conn.Write(requestFrame(t, id+1, "x"))
-		require.NoError(t, err)
-	}
-	eventually(t, func() bool { return serving.Load() == 3 }, "the node did not serve up to its bound")
+	sendRequests(t, conn, 5)
+	eventually(t, func() bool { return g.reached.Load() == 3 }, "the node did not serve up to its bound")
 	time.Sleep(50 * time.Millisecond) // a fourth would show up by now; the assertion below is the bound
-	require.EqualValues(t, 3, serving.Load())
-	close(release)
-	eventually(t, func() bool { return serving.Load() == 5 }, "the rest were not served once slots freed")
+	require.EqualValues(t, 3, g.reached.Load())
+	g.open()
+	eventually(t, func() bool { return g.reached.Load() == 5 }, "the rest were not served once slots freed")
 	// All five answers come back.
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 	for range 5 {
-		n, _, k, err := peekHeader(br)
-		require.NoError(t, err)
-		require.Equal(t, kindAnswer, k)
-		_, err = br.Discard(n)
-		require.NoError(t, err)
+		skipAnswer(t, br)
 	}
 }
 
@@ -368,15 +225,8 @@ func TestSlowReaderLosesItsLink(t *testing.T) {
 		ctx.SetBody(answer)
 	})
 	conn, _ := rawLink(t, n.addr)
-	for id := range uint64(16) {
-		_, err := conn.Write(requestFrame(t, id+1, "x"))
-		require.NoError(t, err)
-	}
-	eventually(t, func() bool {
-		n.links.mu.Lock()
-		defer n.links.mu.Unlock()
-		return len(n.links.links) == 0
-	}, "the node kept the link of a caller that reads nothing")
+	sendRequests(t, conn, 16)
+	eventually(t, func() bool { return n.links.linksOpen() == 0 }, "the node kept the link of a caller that reads nothing")
 }
 
 // A HEAD's answer states its body's length without the body: it reads

@@ -96,7 +96,7 @@ func New(o Options) *Engine {
 	return &Engine{
 		retention: o.Retention, waker: o.Waker, external: o.Observers, cancels: o.Cancelling,
 		heads: pendingHeads{}, keyFloors: keyFloors{}, queues: newQueueCache(), jobs: newJobCache(jobCacheSize),
-		floors: &timeFloors{m: map[string]int64{}}, purgeStep: purgeStepKeys,
+		floors: &timeFloors{m: map[floorKey]int64{}}, purgeStep: purgeStepKeys,
 		nsConfigs: map[string]NamespaceConfig{}, budgets: map[string][]*BudgetRecord{}, usage: newUsageCache(), history: newHistoryCache(), events: &eventLog{counts: map[string]*eventCount{}}, marks: &restoreMarks{},
 		movesFSM: &moveSet{}, movesAPI: &moveSet{}, idemMax: wire.MaxIdempotencyRecords, idemTTL: wire.IdempotencyTTL,
 	}

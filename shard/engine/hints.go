@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -112,13 +111,18 @@ func (h pendingHeads) first(r pebble.Reader, ns, queue string) []byte {
 // only lower the floor; the sweep takes the floor and starts there.
 type timeFloors struct {
 	mu sync.Mutex
-	m  map[string]int64
+	m  map[floorKey]int64
 }
 
-func floorKey(ns string, kind byte) string { return ns + "\x00" + string(kind) }
+// floorKey names a namespace's time index; a struct, so that the two
+// timed inserts of a job's lifecycle build no string.
+type floorKey struct {
+	ns   string
+	kind byte
+}
 
 func (f *timeFloors) inserted(ns string, kind byte, at int64) {
-	k := floorKey(ns, kind)
+	k := floorKey{ns, kind}
 	f.mu.Lock()
 	if cur, ok := f.m[k]; !ok || at < cur {
 		f.m[k] = at
@@ -128,10 +132,9 @@ func (f *timeFloors) inserted(ns string, kind byte, at int64) {
 
 // forget drops ns's floors (a purged namespace has nothing to sweep).
 func (f *timeFloors) forget(ns string) {
-	p := ns + "\x00"
 	f.mu.Lock()
 	for k := range f.m {
-		if strings.HasPrefix(k, p) {
+		if k.ns == ns {
 			delete(f.m, k)
 		}
 	}
@@ -141,7 +144,7 @@ func (f *timeFloors) forget(ns string) {
 // take returns the lowest time inserted since the last take (MaxInt64 if
 // none) and starts a new round.
 func (f *timeFloors) take(ns string, kind byte) int64 {
-	k := floorKey(ns, kind)
+	k := floorKey{ns, kind}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	at, ok := f.m[k]

@@ -11,10 +11,11 @@ import (
 // reading and decoding the record again from Pebble was a quarter of the
 // apply time. It belongs to the FSM goroutine: reads of the HTTP API go to
 // Pebble. A read takes the record out of the cache and a write puts a copy
-// in, so a handler that changes a job and then fails (leaving no writes)
-// cannot leave the cache ahead of Pebble, and a job a command returns is
-// never shared with a later command. Two generations bound its size: when
-// the newer fills, the older is dropped.
+// in (a new job's write puts the job itself: own), so a handler that
+// changes a job and then fails (leaving no writes) cannot leave the cache
+// ahead of Pebble, and a job a command returns is never shared with a
+// later command. Two generations bound its size: when the newer fills,
+// the older is dropped.
 type jobCache struct {
 	cur, old map[string]cachedJob // by job id: ids are unique on a shard
 	max      int
@@ -51,7 +52,15 @@ func (c *jobCache) take(ns, id string) (*job.Job, bool) {
 
 // put caches a copy of j, which the caller keeps. A job that reached a
 // final state is not kept: nothing in its lifecycle reads it soon.
-func (c *jobCache) put(ns string, j *job.Job) {
+func (c *jobCache) put(ns string, j *job.Job) { c.keep(ns, j, true) }
+
+// own caches j itself, which the caller gives up: it changes j after this
+// only to write it again (putJob), and never hands it out of the apply.
+// A new job is the one case (insertJob): its record is made and written
+// inside the command, and a copy there was one of the two per lifecycle.
+func (c *jobCache) own(ns string, j *job.Job) { c.keep(ns, j, false) }
+
+func (c *jobCache) keep(ns string, j *job.Job, copied bool) {
 	if j.State.Terminal() {
 		c.drop(j.ID)
 		return
@@ -59,7 +68,10 @@ func (c *jobCache) put(ns string, j *job.Job) {
 	if len(c.cur) >= c.max {
 		c.old, c.cur = c.cur, make(map[string]cachedJob, c.max)
 	}
-	c.cur[j.ID] = cachedJob{ns, j.Clone()}
+	if copied {
+		j = j.Clone()
+	}
+	c.cur[j.ID] = cachedJob{ns, j}
 }
 
 func (c *jobCache) drop(id string) {
@@ -96,6 +108,19 @@ func (e *Engine) getJob(tx *replica.Tx, ns, id string) (*job.Job, error) {
 // that meters usage the record carries its size (job.Job.Stored), and
 // its namespace's stored bytes change by the difference.
 func (e *Engine) putJob(tx *replica.Tx, ns string, j *job.Job) {
+	e.writeJob(tx, ns, j)
+	e.jobs.put(ns, j)
+}
+
+// putNewJob is putJob for a job insertJob just made: the cache takes j
+// itself (jobCache.own).
+func (e *Engine) putNewJob(tx *replica.Tx, ns string, j *job.Job) {
+	e.writeJob(tx, ns, j)
+	e.jobs.own(ns, j)
+}
+
+// writeJob is putJob's write, without the cache.
+func (e *Engine) writeJob(tx *replica.Tx, ns string, j *job.Job) {
 	j.UpdatedAt = tx.Now.UnixNano()
 	c := e.jobs
 	c.key = keys.AppendJob(c.key[:0], ns, j.ID)
@@ -107,7 +132,6 @@ func (e *Engine) putJob(tx *replica.Tx, ns string, j *job.Job) {
 		c.val = j.AppendEncoded(c.val[:0])
 	}
 	must(tx.Set(c.key, c.val, nil))
-	c.put(ns, j)
 }
 
 // deleteJobRecord removes j's record (its indexes are the caller's), and

@@ -22,6 +22,12 @@ func TestJobCache(t *testing.T) {
 	_, ok = c.take("ns1", "job_a")
 	require.False(t, ok, "a read takes the record out")
 
+	mine := &job.Job{ID: "job_new", State: job.Pending}
+	c.own("ns1", mine)
+	got, ok = c.take("ns1", "job_new")
+	require.True(t, ok)
+	require.Same(t, mine, got, "a new job's record is kept itself, not copied")
+
 	c.put("ns1", &job.Job{ID: "job_done", State: job.Completed})
 	_, ok = c.take("ns1", "job_done")
 	require.False(t, ok, "finished jobs are not kept")

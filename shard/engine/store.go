@@ -57,7 +57,8 @@ func readRecord[T any](r pebble.Reader, key []byte, what, id string) (*T, error)
 }
 
 // insertJob writes a new job in its initial state (job.Initial) with its
-// indexes.
+// indexes. The job cache keeps j itself (putNewJob): the caller changes
+// it after this only to write it again.
 func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	if !job.Allowed(job.New, j.State) {
 		panic(fmt.Sprintf("shard: job %s: a new job cannot start %s", j.ID, j.State))
@@ -70,7 +71,7 @@ func (e *Engine) insertJob(tx *replica.Tx, ns string, j *job.Job) {
 	}
 	e.queues.count(tx, ns, j.Queue, 0, j.State)
 	e.observe(tx, ns, j, 0)
-	e.putJob(tx, ns, j)
+	e.putNewJob(tx, ns, j)
 }
 
 // moveTo changes j's state, keeping indexes and counts in step. The caller

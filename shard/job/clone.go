@@ -12,7 +12,9 @@ import (
 func (j *Job) Clone() *Job {
 	c := *j
 	c.Errors = slices.Clone(j.Errors)
-	c.Timeline = slices.Clone(j.Timeline)
+	if j.Timeline != nil { // with its spare room: the copy's next event fits
+		c.Timeline = append(make([]Event, 0, cap(j.Timeline)), j.Timeline...)
+	}
 	c.DependsOn = slices.Clone(j.DependsOn)
 	if j.Tags != nil {
 		c.Tags = maps.Clone(j.Tags)

@@ -59,3 +59,21 @@ func TestTimelineRecord(t *testing.T) {
 	require.Equal(t, int64(10+2*MaxTimeline-1), j.Timeline[MaxTimeline-1].At)
 	require.Equal(t, "retry_scheduled", EvRetryScheduled.String())
 }
+
+// A copy keeps its timeline's spare room, so that the next event of
+// either writes into its own array: the copy and the original stay apart.
+func TestCloneTimelineRoom(t *testing.T) {
+	t.Parallel()
+	var j Job
+	j.Record(1, EvEnqueued, "")
+	require.Equal(t, lifeEvents, cap(j.Timeline), "a new timeline has room for one run")
+	j.Record(2, EvStarted, "worker w attempt 1")
+	c := j.Clone()
+	require.Equal(t, j.Timeline, c.Timeline)
+	require.Equal(t, cap(j.Timeline), cap(c.Timeline))
+	c.Record(3, EvCompleted, "")
+	j.Record(4, EvFailed, "boom")
+	require.Equal(t, []Event{{At: 1, Kind: EvEnqueued}, {At: 2, Kind: EvStarted, Detail: "worker w attempt 1"}, {At: 3, Kind: EvCompleted}}, c.Timeline)
+	require.Equal(t, Event{At: 4, Kind: EvFailed, Detail: "boom"}, j.Timeline[2])
+	require.Nil(t, (&Job{}).Clone().Timeline, "no timeline stays none")
+}

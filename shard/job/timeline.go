@@ -78,8 +78,17 @@ func (j *Job) Record(at int64, kind EventKind, detail string) {
 		n := len(j.Timeline) - MaxTimeline + 1
 		j.Timeline = append(j.Timeline[:0], j.Timeline[n:]...)
 	}
+	if j.Timeline == nil {
+		// Room for the common life (enqueued, started, completed) at once,
+		// rather than growing at each of its events.
+		j.Timeline = make([]Event, 0, lifeEvents)
+	}
 	j.Timeline = append(j.Timeline, Event{At: at, Kind: kind, Detail: detail})
 }
+
+// lifeEvents is the timeline capacity a job starts with: one run's events
+// and one more.
+const lifeEvents = 4
 
 // LastEventIs reports whether j's last timeline event is kind, recorded
 // at (a command's time): what a command recorded just before it moved j,

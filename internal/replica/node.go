@@ -388,10 +388,11 @@ func (n *Node) closeStores(flush bool) error {
 // memory, so far less reaches disk and compaction. What a flush still
 // writes is mostly tombstones, and every flush spans the whole key range,
 // so each compaction out of L0 rewrites the base level's kept records
-// (finished jobs until retention) to drop them: waiting for 8 flushes
-// rather than Pebble's 4 rewrites those half as often, for a little more
-// read work over L0 (docs/BENCHMARKS.md, "A follower's cost"); writes
-// stall at 24, three times that, as Pebble's defaults do. No Pebble WAL:
+// (finished jobs until retention) to drop them: compacting at 8 L0
+// sublevels (8 such flushes) rather than Pebble's 4 rewrites those half
+// as often, and the apply's reads over the longer L0 measured no dearer
+// (docs/BENCHMARKS.md, "A follower's cost"); writes stall at 24, three
+// times that, as Pebble's defaults do. No Pebble WAL:
 // the Raft log already holds every entry, and what a crash takes from the
 // memtables is applied again from it (see doc.go).
 func StateOptions() *pebble.Options {

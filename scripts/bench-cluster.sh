@@ -14,6 +14,9 @@
 # BASE=path/to/other/jobbie compares two builds instead: each pair runs
 # BASE then this build, both on clusters of REPLICAS nodes (default 3),
 # loaded by this build's bench.
+# PPROF=host:port passes dev --pprof-addr: every process then serves its
+# profiles on a port of its own, listed (with its role and node) in
+# $DIR/data/cluster.json and printed once the cluster is up.
 set -euo pipefail
 BIN=$(realpath "${1:-bin/jobbie}")
 DUR=${2:-15s}
@@ -58,10 +61,14 @@ run() {
 	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port) grpc="" grpcurl=""
 	if [ -n "${GRPC:-}" ]; then grpc=127.0.0.1:$(port) grpcurl=http://$grpc; fi
 	"${3:-$BIN}" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" --replicas "$2" \
-		${grpc:+--grpc-addr "$grpc"} >"$DIR/dev.log" 2>&1 &
+		${grpc:+--grpc-addr "$grpc"} ${PPROF:+--pprof-addr "$PPROF"} >"$DIR/dev.log" 2>&1 &
 	PID=$!
 	for _ in $(seq 600); do grep -q "Jobbie is running" "$DIR/dev.log" && break; sleep 0.1; done
 	grep -q "Jobbie is running" "$DIR/dev.log" || { cat "$DIR/dev.log"; exit 1; }
+	if [ -n "${PPROF:-}" ] && [ -f "$DIR/data/cluster.json" ]; then python3 -c '
+import json, sys
+for p in json.load(open(sys.argv[1]))["processes"]:
+    print("pprof:", p["role"] + ("-" + p["node_id"] if p.get("role") == "shard" else ""), p.get("pprof", ""))' "$DIR/data/cluster.json" >&2; fi
 	cpu | sort >"$DIR/cpu0"
 	"$BIN" bench --url "http://$gw" --key-file "$DIR/data/owner.key" --duration "$DUR" --queue batchwork \
 		${grpcurl:+--grpc-url "$grpcurl"} $LOAD --producers "$PRODUCERS" --workers "$WORKERS" >"$DIR/bench.out" 2>/dev/null &

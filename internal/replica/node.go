@@ -385,11 +385,19 @@ func (n *Node) closeStores(flush bool) error {
 // of a state machine that want the node's behaviour (Open adds the block
 // cache). Large memtables let a job's short-lived keys (its pending and
 // lease index entries, its record's rewrites) meet their deletion in
-// memory, so far less reaches disk and compaction. No Pebble WAL: the Raft
-// log already holds every entry, and what a crash takes from the
+// memory, so far less reaches disk and compaction. What a flush still
+// writes is mostly tombstones, and every flush spans the whole key range,
+// so each compaction out of L0 rewrites the base level's kept records
+// (finished jobs until retention) to drop them: compacting at 8 L0
+// sublevels (8 such flushes) rather than Pebble's 4 rewrites those half
+// as often, and the apply's reads over the longer L0 measured no dearer
+// (docs/BENCHMARKS.md, "A follower's cost"); writes stall at 24, three
+// times that, as Pebble's defaults do. No Pebble WAL:
+// the Raft log already holds every entry, and what a crash takes from the
 // memtables is applied again from it (see doc.go).
 func StateOptions() *pebble.Options {
-	return &pebble.Options{Logger: quietPebble{}, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true}
+	return &pebble.Options{Logger: quietPebble{}, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true,
+		L0CompactionThreshold: 8, L0StopWritesThreshold: 24}
 }
 
 // quietPebble drops Pebble's informational logging.

@@ -72,7 +72,7 @@ func valueOf(raw json.RawMessage) (*structpb.Value, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	v, rest, err := jsonValue(raw)
+	v, rest, err := jsonValue(raw, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -16,17 +16,24 @@ import (
 // they read as the shard's decoder reads them; a key given twice keeps
 // its last value, as there.
 
-// jsonValue parses one JSON value from b, and returns the rest.
-func jsonValue(b []byte) (*structpb.Value, []byte, error) {
+// maxJSONDepth bounds the nesting read, as encoding/json's and
+// protojson's decoders do, so no payload can exhaust the stack.
+const maxJSONDepth = 10000
+
+// jsonValue parses one JSON value from b, nested depth deep, and returns
+// the rest.
+func jsonValue(b []byte, depth int) (*structpb.Value, []byte, error) {
 	b = skipSpace(b)
 	if len(b) == 0 {
 		return nil, nil, errJSONEnd
 	}
 	switch c := b[0]; {
+	case (c == '{' || c == '[') && depth >= maxJSONDepth:
+		return nil, nil, fmt.Errorf("JSON nested deeper than %d", maxJSONDepth)
 	case c == '{':
-		return jsonObject(b[1:])
+		return jsonObject(b[1:], depth+1)
 	case c == '[':
-		return jsonList(b[1:])
+		return jsonList(b[1:], depth+1)
 	case c == '"':
 		s, rest, err := jsonString(b)
 		if err != nil {
@@ -53,7 +60,7 @@ func jsonValue(b []byte) (*structpb.Value, []byte, error) {
 	return nil, nil, fmt.Errorf("invalid JSON at %q", head(b))
 }
 
-func jsonObject(b []byte) (*structpb.Value, []byte, error) {
+func jsonObject(b []byte, depth int) (*structpb.Value, []byte, error) {
 	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	b = skipSpace(b)
 	if len(b) > 0 && b[0] == '}' {
@@ -72,7 +79,7 @@ func jsonObject(b []byte) (*structpb.Value, []byte, error) {
 		if len(b) == 0 || b[0] != ':' {
 			return nil, nil, fmt.Errorf("invalid JSON object at %q", head(b))
 		}
-		v, rest, err := jsonValue(b[1:])
+		v, rest, err := jsonValue(b[1:], depth)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -89,14 +96,14 @@ func jsonObject(b []byte) (*structpb.Value, []byte, error) {
 	}
 }
 
-func jsonList(b []byte) (*structpb.Value, []byte, error) {
+func jsonList(b []byte, depth int) (*structpb.Value, []byte, error) {
 	l := &structpb.ListValue{}
 	b = skipSpace(b)
 	if len(b) > 0 && b[0] == ']' {
 		return structpb.NewListValue(l), b[1:], nil
 	}
 	for {
-		v, rest, err := jsonValue(b)
+		v, rest, err := jsonValue(b, depth)
 		if err != nil {
 			return nil, nil, err
 		}

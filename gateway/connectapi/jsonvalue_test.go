@@ -1,6 +1,7 @@
 package connectapi
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,7 +12,7 @@ import (
 
 // A payload's JSON reads as the Value protojson makes of it, whatever
 // its spacing, escapes, numbers and nesting; bad JSON is refused, and a key given twice
-// keeps its last value, as the shard's decoder does.
+// keeps its last value, as the shard's decoder does; nesting is bounded.
 func TestJSONValueIsProtojsons(t *testing.T) {
 	t.Parallel()
 	for _, in := range []string{
@@ -33,6 +34,11 @@ func TestJSONValueIsProtojsons(t *testing.T) {
 	got, err = valueOf([]byte("\"a\xffb\"")) // protojson refuses it too; the shard's decoder reads U+FFFD
 	require.NoError(t, err)
 	require.Equal(t, "a\uFFFDb", got.GetStringValue())
+	deep := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
+	_, err = valueOf([]byte(deep))
+	require.NoError(t, err, "as deep as the bound")
+	_, err = valueOf([]byte("[" + deep + "]"))
+	require.ErrorContains(t, err, "nested deeper", "deeper than the bound")
 	for _, in := range []string{`{`, `[1,]`, `{"a"}`, `{"a":1,}`, `{a:1}`, `"open`, `tru`, `nul`, `-`, `1e999`, `{} {}`, `[1 2]`, "\"tab\tin\"", `'x'`} {
 		_, err := valueOf([]byte(in))
 		require.Error(t, err, in)

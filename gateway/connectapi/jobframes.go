@@ -15,7 +15,8 @@ import (
 // reflection over the answer was the worker stream's largest cost in
 // the gateway (about 12 % of its CPU). The answer is decoded into the
 // wire types (goccy/go-json, as the shard encodes it) and each job's
-// message filled by hand, in leasedJob, the one conversion;
+// message filled by hand, in leasedJob, the one conversion (its payload
+// and checkpoint by jsonValue, jsonvalue.go);
 // jobframes_test.go holds it to protojson's result field by field, so a
 // field added to both shapes cannot be dropped here unnoticed.
 
@@ -71,43 +72,12 @@ func valueOf(raw json.RawMessage) (*structpb.Value, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	var v any
-	if err := gojson.Unmarshal(raw, &v); err != nil {
+	v, rest, err := jsonValue(raw, 0)
+	if err != nil {
 		return nil, err
 	}
-	return toValue(v)
-}
-
-// toValue converts what a JSON decoder makes into a Value.
-func toValue(v any) (*structpb.Value, error) {
-	switch v := v.(type) {
-	case nil:
-		return structpb.NewNullValue(), nil
-	case bool:
-		return structpb.NewBoolValue(v), nil
-	case float64:
-		return structpb.NewNumberValue(v), nil
-	case string:
-		return structpb.NewStringValue(v), nil
-	case []any:
-		l := &structpb.ListValue{Values: make([]*structpb.Value, len(v))}
-		for i, e := range v {
-			var err error
-			if l.Values[i], err = toValue(e); err != nil {
-				return nil, err
-			}
-		}
-		return structpb.NewListValue(l), nil
-	case map[string]any:
-		s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(v))}
-		for k, e := range v {
-			f, err := toValue(e)
-			if err != nil {
-				return nil, err
-			}
-			s.Fields[k] = f
-		}
-		return structpb.NewStructValue(s), nil
+	if len(skipSpace(rest)) > 0 {
+		return nil, fmt.Errorf("invalid JSON after a value: %q", head(skipSpace(rest)))
 	}
-	return nil, fmt.Errorf("a JSON value of Go type %T", v)
+	return v, nil
 }

@@ -75,7 +75,11 @@ func (l *eventLog) flushCounts(tx *replica.Tx) {
 // trim by count never drops what it should keep).
 func (e *Engine) eventsDeleted(tx *replica.Tx, ns string, lower, upper []byte) {
 	l := e.events
-	if !l.on(tx) || !l.counted {
+	if !l.on(tx) {
+		return
+	}
+	l.dropHeld(ns, lower, upper)
+	if !l.counted {
 		return
 	}
 	ep, ck := keys.EventPrefix(ns), keys.EventCount(ns)
@@ -125,14 +129,15 @@ func (e *Engine) EventLogCounted(r pebble.Reader) bool {
 	return counted
 }
 
-// countRange is how many events of ns lie in [lower, upper).
+// countRange is how many events the keys in [lower, upper) of an event
+// log hold: one a single event, a block its count.
 func countRange(r pebble.Reader, lower, upper []byte) int64 {
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	must(err)
 	defer func() { must(it.Close()) }()
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
-		n++
+		n += int64(blockCount(it.Value()))
 	}
 	return n
 }
@@ -146,6 +151,7 @@ func (e *Engine) applyEventLogStartCounted(tx *replica.Tx, _ *EventLogStartCmd) 
 	}
 	must2(e.applyEventLogStartWide(tx, &EventLogStartCmd{}))
 	tx.MarkDirty()
+	l.flushBlocks()
 	for _, ns := range Namespaces(tx) {
 		p := keys.EventPrefix(ns)
 		if n := countRange(tx, p, keys.PrefixEnd(p)); n > 0 {

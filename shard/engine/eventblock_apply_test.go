@@ -140,7 +140,7 @@ func must3(evs []Event, _ bool, _ uint64) []Event { return evs }
 
 // Events held in an entry are written before anything in that entry
 // trims or wipes the log, or are dropped with it: a restore's wipe after
-// the entry's events leaves none, and a trim in the entry that wrote the
+// the entry's events leaves none, nor does a purge's, and a trim in the entry that wrote the
 // events takes those at or below its point.
 func TestEventBlocksSeeTrimsAndWipesOfTheirEntry(t *testing.T) {
 	t.Parallel()
@@ -169,6 +169,18 @@ func TestEventBlocksSeeTrimsAndWipesOfTheirEntry(t *testing.T) {
 	require.True(t, missed)
 	require.Empty(t, kept, "the wipe took the events of its own entry")
 	require.Empty(t, f.eventValues())
+
+	// A purge's range delete reads no events first: it drops those held.
+	outs = f.loc.Apply(f.now, f.enqueueCmd(3), NamespacePurge.Command(&NamespacePurgeCmd{NS: testNS}),
+		NamespacePurge.Command(&NamespacePurgeCmd{NS: testNS, Phase: 1}))
+	for _, o := range outs {
+		require.NoError(t, o.Err)
+	}
+	require.True(t, outs[2].Value.(*PurgeStep).Done)
+	require.Empty(t, f.eventValues(), "the purge took the events of its own entry")
+	_, counted := f.e.EventCount(f.db, testNS)
+	require.True(t, counted)
+	require.Zero(t, readEventCount(f.db, testNS))
 	require.Zero(t, f.loc.Redos())
 }
 

@@ -68,7 +68,8 @@ func (l *eventLog) flushCounts(tx *replica.Tx) {
 }
 
 // eventsDeleted is told that [lower, upper) of ns's keys were deleted
-// (a purge step, a restore's wipe). When that took events or the count,
+// (a purge step, a restore's wipe): the events held for a block there go
+// with them (eventblock.go). When that took events or the count,
 // the count goes too, in the state and in memory: the events left (a purge
 // deletes in steps) and those written after count from 0, so the count
 // may say fewer than the log holds until the purge ends, never more (a

@@ -14,7 +14,8 @@ import (
 
 // The event log: each namespace's lifecycle events, written by the apply
 // that made the change, in the same batch, under keys.Event ordered by
-// sequence number. Every member writes the same log, so a stream (GET
+// sequence number: a key an event, or once the log writes blocks a key
+// an entry and namespace (eventblock.go). Every member writes the same log, so a stream (GET
 // /api/v1/events) resumes on any node, across leader changes and
 // restarts.
 //

@@ -15,9 +15,9 @@ import (
 // The event log: each namespace's lifecycle events, written by the apply
 // that made the change, in the same batch, under keys.Event ordered by
 // sequence number: a key an event, or once the log writes blocks a key
-// an entry and namespace (eventblock.go). Every member writes the same log, so a stream (GET
-// /api/v1/events) resumes on any node, across leader changes and
-// restarts.
+// an entry and namespace (eventblock.go). Every member writes the same
+// log, so a stream (GET /api/v1/events) resumes on any node, across
+// leader changes and restarts.
 //
 // A sequence number is the Raft index of the entry that made the event,
 // shifted left by EventSeqBits, plus the event's position in that entry,
@@ -301,7 +301,9 @@ func (e *Engine) eventObserver(tx *replica.Tx, ns string, j *job.Job, from job.S
 
 // eventVersion is the first byte of every encoded event; fields later
 // versions add go after the ones below, so a reader of this version reads
-// what it knows.
+// what it knows. A key's value that begins with eventBlockVersion (2) is
+// a block of events (eventblock.go), not one: a later event version
+// skips that number.
 const eventVersion = 1
 
 func appendEvent(b []byte, ev *Event) []byte {

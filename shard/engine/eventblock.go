@@ -51,7 +51,7 @@ type eventBlock struct {
 func (l *eventLog) addEvent(tx *replica.Tx, ns string, seq uint64, ev *Event) {
 	tx.MarkDirty() // held in memory: a refused command must redo the group
 	if l.held != tx {
-		l.flushBlocks()
+		l.flushBlocks() // the entry before is over
 		l.held = tx
 		tx.BeforeCommit(l.flushBlocks)
 	}

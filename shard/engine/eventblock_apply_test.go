@@ -2,11 +2,16 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
 )
@@ -217,4 +222,78 @@ func blockLines(dump []byte) int {
 		}
 	}
 	return n
+}
+
+// A node applies several entries in one batch when it catches up, and
+// another applies them one by one: both end with the same bytes, blocks
+// held across an entry's end, a trim through one and a purge after them
+// included.
+func TestEventBlocksAlikeInOneGroup(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0).UTC()
+	mk := &fsmBundle{t: t, e: New(Options{})}
+	starts := [][]byte{EventLogStartCounted.Command(&EventLogStartCmd{}), EventLogStartBlocks.Command(&EventLogStartCmd{})}
+	entries := [][][]byte{ // indexes 3…
+		{mk.enqueueCmd(3)},
+		{mk.enqueueCmd(2)},
+		{EventTrim.Command(&EventTrimCmd{NS: testNS, Through: 3<<EventSeqBits | 1}), mk.enqueueCmd(2)},
+		{mk.enqueueCmd(1)},
+		{NamespacePurge.Command(&NamespacePurgeCmd{NS: testNS}), NamespacePurge.Command(&NamespacePurgeCmd{NS: testNS, Phase: 1})},
+		{mk.enqueueCmd(4)},
+		{mk.enqueueCmd(2)},
+	}
+	open := func() (*pebble.DB, *Engine, *replica.Local) {
+		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		e := New(Options{})
+		loc, err := replica.NewLocal(db, e.Registry())
+		require.NoError(t, err)
+		for _, c := range starts {
+			loc.Apply(now, c)
+		}
+		return db, e, loc
+	}
+	dump := func(db *pebble.DB) string {
+		var buf bytes.Buffer
+		it, err := db.NewIter(nil)
+		require.NoError(t, err)
+		for it.First(); it.Valid(); it.Next() {
+			fmt.Fprintf(&buf, "%x=%x\n", it.Key(), it.Value())
+		}
+		require.NoError(t, it.Close())
+		return buf.String()
+	}
+
+	one, _, loc := open()
+	for i, cmds := range entries {
+		for _, o := range loc.Apply(now, cmds...) {
+			require.NoError(t, o.Err, "entry %d", i)
+		}
+		if i == 3 {
+			evs, _, _ := New(Options{}).ReadEvents(one, testNS, 0, 100, nil)
+			require.Len(t, evs, 6, "2 of the first entry's 3 after the trim, 2, 2 and 1")
+		}
+	}
+
+	group, e, _ := open()
+	reg := e.Registry()
+	b := group.NewIndexedBatch()
+	var txs []*replica.Tx
+	for i, cmds := range entries {
+		tx := replica.NewTx(b, now, uint64(3+i))
+		txs = append(txs, tx)
+		for _, c := range cmds {
+			_, err := reg.Apply(tx, c)
+			require.NoError(t, err, "entry %d", i)
+		}
+	}
+	for _, tx := range txs {
+		tx.RunBeforeCommit()
+	}
+	require.NoError(t, b.Commit(pebble.NoSync))
+	require.Equal(t, dump(one), dump(group))
+	evs, _, _ := e.ReadEvents(group, testNS, 0, 100, nil)
+	require.Len(t, evs, 6, "the purge's entry took what came before it")
+	require.EqualValues(t, 6, readEventCount(group, testNS))
 }

@@ -160,7 +160,6 @@ func (l *eventLog) on(r pebble.Reader) bool {
 // jobs, under 2^20).
 func (l *eventLog) next(tx *replica.Tx) (uint64, bool) {
 	if l.tx != tx {
-		l.flushBlocks() // the entry before is over
 		l.tx, l.pos = tx, 0
 	}
 	if l.pos > eventSeqMask {

@@ -36,6 +36,19 @@ func BenchmarkApplyLifecycleHistory(b *testing.B) { benchLifecycle(b, true, true
 // enqueue and every fetched job meets it.
 func BenchmarkApplyLifecycleBudget(b *testing.B) { benchLifecycleWith(b, true, true, 0, true) }
 
+// BenchmarkApplyLifecycleEvents is the history lifecycle on a shard that
+// keeps its event log (wide, detailed and counted), as every shard does
+// once its leader started it: each job writes enqueued, started and
+// completed events. singles writes one key an event (the log before its
+// blocks), blocks one key an entry (EventLogStartBlocks).
+func BenchmarkApplyLifecycleEvents(b *testing.B) {
+	log := []replica.CommandType{EventLogStartDetailed.Type, EventLogStartCounted.Type}
+	b.Run("singles", func(b *testing.B) { benchLifecycleWith(b, true, true, 0, false, log...) })
+	b.Run("blocks", func(b *testing.B) {
+		benchLifecycleWith(b, true, true, 0, false, append(log, EventLogStartBlocks.Type)...)
+	})
+}
+
 // BenchmarkApplyLifecycleKeyed is the metered lifecycle with every job
 // given one of N fairness keys in turn: a keyed queue's fetch.
 func BenchmarkApplyLifecycleKeyed(b *testing.B) {
@@ -48,7 +61,9 @@ func benchLifecycle(b *testing.B, metered, history bool, fairnessKeys int) {
 	benchLifecycleWith(b, metered, history, fairnessKeys, false)
 }
 
-func benchLifecycleWith(b *testing.B, metered, history bool, fairnessKeys int, budget bool) {
+// benchLifecycleWith applies the starts (commands of an EventLogStartCmd)
+// before the lifecycle.
+func benchLifecycleWith(b *testing.B, metered, history bool, fairnessKeys int, budget bool, starts ...replica.CommandType) {
 	db, err := pebble.Open(b.TempDir(), replica.StateOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -72,6 +87,9 @@ func benchLifecycleWith(b *testing.B, metered, history bool, fairnessKeys int, b
 	}
 	if history {
 		apply(HistoryStart.Type, &HistoryStartCmd{})
+	}
+	for _, t := range starts {
+		apply(t, &EventLogStartCmd{})
 	}
 	if budget {
 		apply(BudgetPut.Type, &BudgetCmd{NS: testNS, Create: true, Budget: BudgetRecord{Name: "daily",

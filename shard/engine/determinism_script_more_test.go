@@ -18,9 +18,12 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 	// The event log starts part way through; trims cut it at a recent
 	// entry (the script's entries are the log's indexes from 1).
 	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
-	// The wide start first, the counted one after it (drawing nothing, so
-	// the rest of a seed's script stays as it was).
+	// The wide start first, the counted one after it, then the blocks
+	// (drawing nothing, so the rest of a seed's script stays as it was).
 	scriptCmd(func(s *script) []byte {
+		if s.types[EventLogStartCounted.Type] {
+			return EventLogStartBlocks.Command(&EventLogStartCmd{})
+		}
 		if s.types[EventLogStartWide.Type] {
 			return EventLogStartCounted.Command(&EventLogStartCmd{})
 		}

@@ -68,14 +68,19 @@ func (l *eventLog) flushCounts(tx *replica.Tx) {
 }
 
 // eventsDeleted is told that [lower, upper) of ns's keys were deleted
-// (a purge step, a restore's wipe). When that took events or the count,
+// (a purge step, a restore's wipe): the events held for a block there go
+// with them (eventblock.go). When that took events or the count,
 // the count goes too, in the state and in memory: the events left (a purge
 // deletes in steps) and those written after count from 0, so the count
 // may say fewer than the log holds until the purge ends, never more (a
 // trim by count never drops what it should keep).
 func (e *Engine) eventsDeleted(tx *replica.Tx, ns string, lower, upper []byte) {
 	l := e.events
-	if !l.on(tx) || !l.counted {
+	if !l.on(tx) {
+		return
+	}
+	l.dropHeld(ns, lower, upper)
+	if !l.counted {
 		return
 	}
 	ep, ck := keys.EventPrefix(ns), keys.EventCount(ns)
@@ -125,14 +130,15 @@ func (e *Engine) EventLogCounted(r pebble.Reader) bool {
 	return counted
 }
 
-// countRange is how many events of ns lie in [lower, upper).
+// countRange is how many events the keys in [lower, upper) of an event
+// log hold: one a single event, a block its count.
 func countRange(r pebble.Reader, lower, upper []byte) int64 {
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	must(err)
 	defer func() { must(it.Close()) }()
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
-		n++
+		n += int64(blockCount(it.Value()))
 	}
 	return n
 }
@@ -146,6 +152,7 @@ func (e *Engine) applyEventLogStartCounted(tx *replica.Tx, _ *EventLogStartCmd) 
 	}
 	must2(e.applyEventLogStartWide(tx, &EventLogStartCmd{}))
 	tx.MarkDirty()
+	l.flushBlocks()
 	for _, ns := range Namespaces(tx) {
 		p := keys.EventPrefix(ns)
 		if n := countRange(tx, p, keys.PrefixEnd(p)); n > 0 {

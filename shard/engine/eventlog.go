@@ -14,9 +14,10 @@ import (
 
 // The event log: each namespace's lifecycle events, written by the apply
 // that made the change, in the same batch, under keys.Event ordered by
-// sequence number. Every member writes the same log, so a stream (GET
-// /api/v1/events) resumes on any node, across leader changes and
-// restarts.
+// sequence number: a key an event, or once the log writes blocks a key
+// an entry and namespace (eventblock.go). Every member writes the same
+// log, so a stream (GET /api/v1/events) resumes on any node, across
+// leader changes and restarts.
 //
 // A sequence number is the Raft index of the entry that made the event,
 // shifted left by EventSeqBits, plus the event's position in that entry,
@@ -116,15 +117,25 @@ type eventLog struct {
 	dirty    []string
 	flushing bool
 
+	// blocks: an entry's events of a namespace go under one key
+	// (eventblock.go); blocksHeld are those of the entry being applied,
+	// to be written to held's batch.
+	blocks     bool
+	blocksHeld []eventBlock
+	held       *replica.Tx
+	val        []byte
+
 	live         atomic.Uint64 // the start's sequence number as committed, 0 while off
 	liveWide     atomic.Bool   // wide as committed
 	liveDetailed atomic.Bool   // detailed as committed
 	liveCounted  atomic.Bool   // counted as committed
+	liveBlocks   atomic.Bool   // blocks as committed
 }
 
 func (l *eventLog) reset() {
 	l.state, l.start, l.wide, l.detailed, l.tx, l.pos = usageUnknown, 0, false, false, nil, 0
 	l.counted, l.counts, l.dirty, l.flushing = false, map[string]*eventCount{}, nil, false
+	l.blocks, l.blocksHeld, l.held = false, l.blocksHeld[:0], nil
 }
 
 func (l *eventLog) on(r pebble.Reader) bool {
@@ -133,6 +144,8 @@ func (l *eventLog) on(r pebble.Reader) bool {
 		if s, wide, counted, ok := readEventStart(r); ok {
 			l.state, l.start, l.wide, l.counted = usageOn, s, wide, counted
 			l.detailed = eventLogLevel(r) >= eventLogDetailedMarker
+			l.blocks = eventLogBlocks(r)
+			l.liveBlocks.Store(l.blocks)
 			l.live.Store(s)
 			l.liveWide.Store(wide)
 			l.liveDetailed.Store(l.detailed)
@@ -174,9 +187,10 @@ func readEventStart(r pebble.Reader) (start uint64, wide, counted, ok bool) {
 
 // writeEventStart writes the start record as l holds it: the start's
 // sequence number, then (once wide) its level, 1 or 2 once detailed,
-// then (once counted) eventLogCountedMarker. Each switch keeps the others.
+// then (once counted) eventLogCountedMarker, then (once it writes blocks)
+// eventLogBlocksMarker. Each switch keeps the others.
 func (l *eventLog) writeEventStart(tx *replica.Tx) {
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenCounted), l.start)
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenBlocks), l.start)
 	if l.wide || l.counted {
 		level := byte(eventLogWideMarker)
 		if l.detailed {
@@ -186,6 +200,9 @@ func (l *eventLog) writeEventStart(tx *replica.Tx) {
 	}
 	if l.counted {
 		v = append(v, eventLogCountedMarker)
+	}
+	if l.blocks {
+		v = append(v, eventLogBlocksMarker)
 	}
 	must(tx.Set(keys.EventLogStart(), v, nil))
 }
@@ -203,14 +220,24 @@ func (e *Engine) applyEventLogStart(tx *replica.Tx, _ *EventLogStartCmd) (replic
 	return replica.None{}, nil
 }
 
+// applyEventTrim deletes every key of ns's log at or below Through; a
+// block that holds events after Through is written again without those
+// at or below it, under Through+1, so the log (and its count) holds
+// exactly the events after Through.
 func (e *Engine) applyEventTrim(tx *replica.Tx, c *EventTrimCmd) (int, error) {
 	if !e.events.on(tx) || c.NS == "" || c.Through <= eventFloor(tx, c.NS, e.events.start) {
 		return 0, nil
 	}
+	e.events.flushBlocks()
+	cut := keys.Event(c.NS, c.Through+1)
+	kept := e.events.keepAfter(tx, c.NS, c.Through)
 	if e.events.counted {
-		e.countEvents(tx, c.NS, -countRange(tx, keys.EventPrefix(c.NS), keys.Event(c.NS, c.Through+1)))
+		e.countEvents(tx, c.NS, -(countRange(tx, keys.EventPrefix(c.NS), cut) - int64(kept)))
 	}
-	must(tx.DeleteRange(keys.EventPrefix(c.NS), keys.Event(c.NS, c.Through+1), nil))
+	must(tx.DeleteRange(keys.EventPrefix(c.NS), cut, nil))
+	if kept > 0 {
+		must(tx.Set(cut, e.events.val, nil))
+	}
 	must(tx.Set(keys.EventFloor(c.NS), binary.BigEndian.AppendUint64(nil, c.Through), nil))
 	return 1, nil
 }
@@ -221,6 +248,7 @@ func (e *Engine) hasEventLog(tx *replica.Tx, ns string) bool {
 	if !e.events.on(tx) {
 		return false
 	}
+	e.events.flushBlocks()
 	p := keys.EventPrefix(ns)
 	if _, ok := firstKey(tx, p, keys.PrefixEnd(p)); ok {
 		return true
@@ -266,14 +294,15 @@ func (e *Engine) eventObserver(tx *replica.Tx, ns string, j *job.Job, from job.S
 		// than it always did.
 		ev.Detail = j.DeadReason
 	}
-	l.buf = appendEvent(l.buf[:0], &ev)
-	must(tx.Set(keys.Event(ns, seq), l.buf, nil)) // the batch copies it
+	l.write(tx, ns, seq, &ev)
 	e.countEvents(tx, ns, 1)
 }
 
 // eventVersion is the first byte of every encoded event; fields later
 // versions add go after the ones below, so a reader of this version reads
-// what it knows.
+// what it knows. A key's value that begins with eventBlockVersion (2) is
+// a block of events (eventblock.go), not one: a later event version
+// skips that number.
 const eventVersion = 1
 
 func appendEvent(b []byte, ev *Event) []byte {

@@ -63,17 +63,13 @@ func (e *Engine) ReadEvents(r pebble.Reader, ns string, after uint64, limit int,
 	if f := eventFloor(r, ns, start); after < f {
 		missed, after = true, f
 	}
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: keys.Event(ns, after+1), UpperBound: keys.PrefixEnd(keys.EventPrefix(ns))})
-	must(err)
-	defer func() { must(it.Close()) }()
-	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
-		seq, err := keys.ParseEvent(ns, it.Key())
-		must(err)
+	x := newEventIter(r, ns)
+	defer x.close()
+	for ok := x.seekAfter(after); ok && len(out) < limit; ok = x.next() {
 		var ev Event
-		if !decodeEvent(it.Value(), &ev) {
+		if !x.decode(&ev) {
 			continue // written by nothing this version knows of; skipped rather than stopping every stream
 		}
-		ev.Seq = seq
 		out = append(out, ev)
 	}
 	return out, missed, after
@@ -93,7 +89,7 @@ func (e *Engine) LatestEvent(r pebble.Reader, ns string) uint64 {
 	if it.Last() {
 		seq, err := keys.ParseEvent(ns, it.Key())
 		must(err)
-		return seq
+		return seq + uint64(max(blockCount(it.Value()), 1)) - 1
 	}
 	return eventFloor(r, ns, start)
 }
@@ -109,38 +105,37 @@ func EventTrimPoint(r pebble.Reader, ns string, ret EventRetention, now int64, s
 	if count >= 0 {
 		return eventTrimCounted(r, ns, ret, now, step, count)
 	}
-	p := keys.EventPrefix(ns)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
-	must(err)
-	defer func() { must(it.Close()) }()
+	x := newEventIter(r, ns)
+	defer x.close()
 	var through uint64
 	found := false
 	// By age: events are in the order of their entries' clocks.
 	cutoff := now - int64(ret.MaxAge)
 	n := 0
-	for ok := it.First(); ok && n < step; ok = it.Next() {
+	for ok := x.first(); ok && n < step; ok = x.next() {
 		var ev Event
-		if decodeEvent(it.Value(), &ev) && ev.At >= cutoff {
+		if x.decode(&ev) && ev.At >= cutoff {
 			break
 		}
-		seq, err := keys.ParseEvent(ns, it.Key())
-		must(err)
-		through, found = seq, true
+		through, found = x.Seq, true
 		n++
 	}
 	// By count: the MaxCount newest stay.
 	if ret.MaxCount > 0 {
+		it := x.it
 		kept := 0
 		for ok := it.Last(); ok; ok = it.Prev() {
-			if kept == ret.MaxCount {
-				seq, err := keys.ParseEvent(ns, it.Key())
-				must(err)
-				if seq > through {
-					through, found = seq, true
+			seq, err := keys.ParseEvent(ns, it.Key())
+			must(err)
+			c := blockCount(it.Value())
+			if kept+c > ret.MaxCount {
+				// the newest MaxCount-kept of this key's events stay
+				if last := seq + uint64(c-(ret.MaxCount-kept)) - 1; last > through || !found {
+					through, found = last, true
 				}
 				break
 			}
-			kept++
+			kept += c
 		}
 	}
 	return through, found
@@ -150,10 +145,8 @@ func EventTrimPoint(r pebble.Reader, ns string, ret EventRetention, now int64, s
 // oldest event over those too old or past the count's excess, at most
 // step of them.
 func eventTrimCounted(r pebble.Reader, ns string, ret EventRetention, now int64, step int, count int64) (uint64, bool) {
-	p := keys.EventPrefix(ns)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
-	must(err)
-	defer func() { must(it.Close()) }()
+	x := newEventIter(r, ns)
+	defer x.close()
 	excess := int64(0)
 	if ret.MaxCount > 0 {
 		excess = count - int64(ret.MaxCount)
@@ -161,17 +154,15 @@ func eventTrimCounted(r pebble.Reader, ns string, ret EventRetention, now int64,
 	cutoff := now - int64(ret.MaxAge)
 	var through uint64
 	found, old := false, true
-	for ok, n := it.First(), int64(0); ok && n < int64(step); ok, n = it.Next(), n+1 {
+	for ok, n := x.first(), int64(0); ok && n < int64(step); ok, n = x.next(), n+1 {
 		if old {
 			var ev Event
-			old = !decodeEvent(it.Value(), &ev) || ev.At < cutoff
+			old = !x.decode(&ev) || ev.At < cutoff
 		}
 		if !old && n >= excess {
 			break
 		}
-		seq, err := keys.ParseEvent(ns, it.Key())
-		must(err)
-		through, found = seq, true
+		through, found = x.Seq, true
 	}
 	return through, found
 }

@@ -76,8 +76,7 @@ func (e *Engine) logEvent(tx *replica.Tx, ns string, ev Event) {
 		return
 	}
 	ev.At = tx.Now.UnixNano()
-	l.buf = appendEvent(l.buf[:0], &ev)
-	must(tx.Set(keys.Event(ns, seq), l.buf, nil))
+	l.write(tx, ns, seq, &ev)
 	e.countEvents(tx, ns, 1)
 }
 

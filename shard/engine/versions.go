@@ -95,6 +95,11 @@ var EventLogStartWide = replica.Op[EventLogStartCmd, replica.None]{Type: 80, Nam
 // not: the leader proposes it instead of EventLogStartWide.
 var EventLogStartCounted = replica.Op[EventLogStartCmd, replica.None]{Type: 86, Name: "events.start.counted"}
 
+// EventLogStartBlocks makes a counted log write an entry's events of a
+// namespace under one key (eventblock.go); the leader proposes it after
+// EventLogStartCounted.
+var EventLogStartBlocks = replica.Op[EventLogStartCmd, replica.None]{Type: 118, Name: "events.start.blocks"}
+
 // NamespaceConfigureEgress is a namespace's settings with an egress
 // allow-list (NamespaceConfig.EgressAllow) or that keep a setting
 // (NamespaceConfigCmd.KeepRetention, KeepEgress): an older node would
@@ -155,6 +160,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	EventLogStartDetailed.Handle(r, e.applyEventLogStartDetailed)
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
 	EventLogStartCounted.Handle(r, e.applyEventLogStartCounted)
+	EventLogStartBlocks.Handle(r, e.applyEventLogStartBlocks)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
 	NamespaceConfigureOTLP.Handle(r, gated(e, e.applyNamespaceConfigure))
 	EnqueueTraced.Handle(r, gated(e, e.applyEnqueue))

@@ -8,7 +8,8 @@ import (
 
 // The event log (keys.go lists the rest of the layout):
 //
-//	<ns> 00 'v' <seq 8B>     one event of the namespace, in sequence order
+//	<ns> 00 'v' <seq 8B>     one event of the namespace, in sequence order, or (once the log
+//	                         writes blocks) a block of events numbered seq, seq+1…
 //	<ns> 00 'V'              the namespace's log floor: events at or below it were trimmed
 //	<ns> 00 'E'              the namespace's retention, as its plan last set it (absent: the default)
 //	<ns> 00 'n'              the namespace's count of events, uvarint (once the log is counted)
@@ -31,7 +32,8 @@ var eventLogStart = []byte{0x01, 'L'}
 // EventPrefix is the prefix of every event of ns.
 func EventPrefix(ns string) []byte { return kindPrefix(ns, KindEvent, 8) }
 
-// Event is the key of ns's event numbered seq.
+// Event is the key of ns's event numbered seq, or of the block whose
+// first event it is.
 func Event(ns string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(EventPrefix(ns), seq)
 }

@@ -11,8 +11,8 @@ import (
 const eventTrimStep = 10_000
 
 // sweepEvents starts the event log, wide and detailed
-// (engine.EventLogStartDetailed) and counted (engine.EventLogStartCounted),
-// when this node leads a shard whose log is off or is not yet all of
+// (engine.EventLogStartDetailed), counted (engine.EventLogStartCounted)
+// and in blocks (engine.EventLogStartBlocks), when this node leads a shard whose log is off or is not yet all of
 // these (before anything the loops propose changes a job), then every
 // EventTrimInterval trims each namespace's log to its retention: its
 // plan's, recorded first when a request said otherwise
@@ -29,6 +29,11 @@ func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	}
 	if !l.eng.EventLogCounted(db) {
 		if _, err := engine.EventLogStartCounted.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
+	if !l.eng.EventLogBlocks(db) {
+		if _, err := engine.EventLogStartBlocks.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
 			return err
 		}
 	}

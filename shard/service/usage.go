@@ -86,6 +86,11 @@ func (s *Service) meter(ctx context.Context) error {
 			return err
 		}
 	}
+	if !s.eng.EventLogBlocks(s.node.DB()) {
+		if _, err := engine.EventLogStartBlocks.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
 	if !s.eng.HistoryOn(s.node.DB()) {
 		if _, err := engine.HistoryStart.Propose(ctx, s.node, &engine.HistoryStartCmd{}); err != nil {
 			return err

@@ -46,18 +46,17 @@ func TestShardClusterOfFive(t *testing.T) {
 
 	// A third loss leaves two: no majority, so every write is refused and
 	// none is applied anywhere.
+	// What the last leader committed bounds what any member may apply: a
+	// loaded follower may still apply entries that leader committed, but
+	// nothing after it can commit.
 	l := c.leader()
+	lst, ok := c.status(l)
+	require.True(t, ok)
 	c.kill(l.id)
 	killed = append(killed, l.id)
 	id, code := c.enqueue(c.running()[0], "five", 899)
 	require.Empty(t, id, "two of five acknowledged a write")
 	require.Equal(t, http.StatusServiceUnavailable, code)
-	before := map[string]uint64{}
-	for _, n := range c.running() {
-		st, ok := c.status(n)
-		require.True(t, ok)
-		before[n.id] = st.AppliedIndex
-	}
 	deadline := time.Now().Add(3 * time.Second)
 	for i := 0; time.Now().Before(deadline); i++ {
 		id, code := c.enqueue(c.running()[i%2], "five", 900+i)
@@ -68,7 +67,7 @@ func TestShardClusterOfFive(t *testing.T) {
 	for _, n := range c.running() {
 		st, ok := c.status(n)
 		require.True(t, ok)
-		require.Equal(t, before[n.id], st.AppliedIndex, "%s applied something without a majority", n.id)
+		require.LessOrEqual(t, st.AppliedIndex, lst.CommitIndex, "%s applied something without a majority", n.id)
 	}
 
 	// The three come back and the five converge on every acknowledged job.

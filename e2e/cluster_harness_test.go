@@ -153,6 +153,7 @@ type nodeStatus struct {
 	LeaderHTTP   string `json:"leader_http"`
 	Ready        bool   `json:"ready"`
 	AppliedIndex uint64 `json:"applied_index"`
+	CommitIndex  uint64 `json:"commit_index"`
 	Restores     uint64 `json:"restores"`
 }
 

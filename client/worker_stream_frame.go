@@ -111,8 +111,9 @@ func (f *streamFrame) decode(b []byte) error {
 	return proto.Unmarshal(rest, &f.res)
 }
 
-// decodeJob is a LeasedJob as a handler sees it (a payload or checkpoint
-// that is not a JSON value reads as null, as protojson's refusal did).
+// decodeJob is a LeasedJob as a handler sees it, or the error of a job
+// the generated code refuses (a payload or checkpoint it reads that is
+// not a JSON value reads as null, as protojson's refusal did).
 func decodeJob(b []byte) (*Job, error) {
 	job := &Job{Payload: jsonNull}
 	var payload, checkpoint []byte
@@ -123,6 +124,9 @@ func decodeJob(b []byte) (*Job, error) {
 			return nil, protowire.ParseError(n)
 		}
 		b = b[n:]
+		if num == fieldJobTags && job.Tags == nil { // as the generated code, whatever the wire type
+			job.Tags = map[string]string{}
+		}
 		switch {
 		case typ == protowire.BytesType && (num == fieldJobPayload || num == fieldJobCheckpoint || num == fieldJobTags):
 			var v []byte
@@ -139,15 +143,15 @@ func decodeJob(b []byte) (*Job, error) {
 				if err != nil {
 					return nil, err
 				}
-				if job.Tags == nil {
-					job.Tags = map[string]string{}
-				}
 				job.Tags[k] = val
 			}
 		case typ == protowire.BytesType && isJobString(num):
 			var v []byte
 			if v, n = protowire.ConsumeBytes(b); n < 0 {
 				return nil, protowire.ParseError(n)
+			}
+			if err := validUTF8(v); err != nil { // proto3's strings are
+				return nil, err
 			}
 			setJobString(job, num, string(v))
 		case typ == protowire.VarintType && (num == fieldJobAttempt || num == fieldJobMaxRetries):
@@ -174,10 +178,18 @@ func decodeJob(b []byte) (*Job, error) {
 		b = b[n:]
 	}
 	if hasPayload {
+		if err := checkValue(payload, valueDepth); err != nil {
+			return nil, fmt.Errorf("payload: %w", err)
+		}
 		job.Payload = valueJSON(payload)
 	}
-	if hasCheckpoint && !isNullValue(checkpoint) {
-		job.Checkpoint = valueJSON(checkpoint)
+	if hasCheckpoint {
+		if err := checkValue(checkpoint, valueDepth); err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
+		if !isNullValue(checkpoint) {
+			job.Checkpoint = valueJSON(checkpoint)
+		}
 	}
 	return job, nil
 }
@@ -361,7 +373,7 @@ func appendStruct(out, b []byte, depth int) ([]byte, error) {
 			return nil, protowire.ParseError(n)
 		}
 		b = b[n:]
-		k, v, err := entry(e)
+		k, v, err := entry(e, true)
 		if err != nil {
 			return nil, err
 		}
@@ -391,8 +403,9 @@ func appendStruct(out, b []byte, depth int) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// entry is a map entry's key and value bytes (a missing part is empty).
-func entry(b []byte) (key string, value []byte, err error) {
+// entry is a map entry's key and value bytes (a missing part is empty);
+// a message value sent twice is merged, a string's last part wins.
+func entry(b []byte, message bool) (key string, value []byte, err error) {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -407,8 +420,10 @@ func entry(b []byte) (key string, value []byte, err error) {
 			b = b[n:]
 			if num == fieldListValues {
 				key = string(v)
-			} else {
+			} else if message {
 				value = merge(value, v)
+			} else { // a string sent twice: the last
+				value = v
 			}
 			continue
 		}
@@ -422,7 +437,10 @@ func entry(b []byte) (key string, value []byte, err error) {
 
 // mapEntry is a map<string, string> entry.
 func mapEntry(b []byte) (string, string, error) {
-	k, v, err := entry(b)
+	k, v, err := entry(b, false)
+	if err == nil && (!utf8.ValidString(k) || !utf8.Valid(v)) {
+		err = errInvalidUTF8
+	}
 	return k, string(v), err
 }
 

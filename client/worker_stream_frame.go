@@ -130,10 +130,16 @@ func decodeJob(b []byte) (*Job, error) {
 			if v, n = protowire.ConsumeBytes(b); n < 0 {
 				return nil, protowire.ParseError(n)
 			}
-			switch num { // a message field seen twice is merged: its parts, in order
+			switch num { // a message field seen twice is merged: its parts, in order, each read on its own by proto
 			case fieldJobPayload:
+				if err := checkValue(v, valueDepth); err != nil {
+					return nil, fmt.Errorf("payload: %w", err)
+				}
 				payload, hasPayload = merge(payload, v), true
 			case fieldJobCheckpoint:
+				if err := checkValue(v, valueDepth); err != nil {
+					return nil, fmt.Errorf("checkpoint: %w", err)
+				}
 				checkpoint, hasCheckpoint = merge(checkpoint, v), true
 			default:
 				k, val, err := mapEntry(v)
@@ -175,18 +181,10 @@ func decodeJob(b []byte) (*Job, error) {
 		b = b[n:]
 	}
 	if hasPayload {
-		if err := checkValue(payload, valueDepth); err != nil {
-			return nil, fmt.Errorf("payload: %w", err)
-		}
 		job.Payload = valueJSON(payload)
 	}
-	if hasCheckpoint {
-		if err := checkValue(checkpoint, valueDepth); err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-		if !isNullValue(checkpoint) {
-			job.Checkpoint = valueJSON(checkpoint)
-		}
+	if hasCheckpoint && !isNullValue(checkpoint) {
+		job.Checkpoint = valueJSON(checkpoint)
 	}
 	return job, nil
 }

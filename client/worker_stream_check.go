@@ -74,7 +74,7 @@ func checkEntry(b []byte, depth int) error {
 // wire type of a Value's parts that can be refused), skipping the rest.
 func eachField(b []byte, f func(protowire.Number, []byte) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
@@ -103,4 +103,14 @@ func validUTF8(b []byte) error {
 		return errInvalidUTF8
 	}
 	return nil
+}
+
+// consumeTag is protowire.ConsumeTag refusing the field numbers above
+// the largest, as proto's decoding does (protowire reads them).
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n >= 0 && num > protowire.MaxValidNumber {
+		return 0, 0, -2 // protowire's code for an invalid field number
+	}
+	return num, typ, n
 }

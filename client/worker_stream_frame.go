@@ -84,7 +84,7 @@ type streamFrame struct {
 func (f *streamFrame) decode(b []byte) error {
 	var rest []byte
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
@@ -116,7 +116,7 @@ func decodeJob(b []byte) (*Job, error) {
 	var payload, checkpoint []byte
 	hasPayload, hasCheckpoint := false, false
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return nil, protowire.ParseError(n)
 		}
@@ -228,7 +228,7 @@ func setJobString(job *Job, num protowire.Number, s string) {
 // a message value sent twice is merged, a string's last part wins.
 func entry(b []byte, message bool) (key string, value []byte, err error) {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return "", nil, protowire.ParseError(n)
 		}

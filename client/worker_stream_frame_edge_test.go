@@ -52,25 +52,29 @@ func TestDecodeJobTagValueSentTwice(t *testing.T) {
 // What the generated code refuses is refused, not read as a job: a
 // string that is not UTF-8 (an id, a tag, a payload's part sent and then
 // replaced, a key given twice), a payload sent in parts that are each
-// cut but whole when joined (proto reads each part on its own), and a
-// payload nested deeper than proto reads it.
+// cut but whole when joined (proto reads each part on its own), a field
+// number above the largest, and a payload nested deeper than proto reads it.
 func TestDecodeJobRefusesWhatProtoRefuses(t *testing.T) {
 	str := func(s string) []byte { return bytesField(nil, fieldValueString, []byte(s)) }
 	number := protowire.AppendFixed64(protowire.AppendTag(nil, fieldValueNumber, protowire.Fixed64Type), 0)
 	entry := func(k string, v []byte) []byte { return bytesField(bytesField(nil, 1, []byte(k)), 2, v) }
 	for name, job := range map[string][]byte{
-		"id":                     bytesField(nil, fieldJobID, []byte("a\xffb")),
-		"tag key":                bytesField(nil, fieldJobTags, entry("\xff", nil)),
-		"tag value":              bytesField(nil, fieldJobTags, bytesField(bytesField(nil, 1, []byte("k")), 2, []byte("\xff"))),
-		"payload string":         bytesField(nil, fieldJobPayload, str("\xff")),
-		"string then number":     bytesField(nil, fieldJobPayload, append(str("\xff"), number...)),
-		"key given twice":        bytesField(nil, fieldJobPayload, bytesField(nil, fieldValueStruct, append(bytesField(nil, 1, entry("k", str("\xff"))), bytesField(nil, 1, entry("k", number))...))),
-		"cut struct then other":  bytesField(nil, fieldJobPayload, append(bytesField(nil, fieldValueStruct, []byte{0x0a, 0x05}), number...)),
-		"a group over two parts": bytesField(bytesField(nil, fieldJobPayload, append(str("x"), 0x43)), fieldJobPayload, []byte{0x44}),
-		"checkpoint key":         bytesField(nil, fieldJobCheckpoint, bytesField(nil, fieldValueStruct, bytesField(nil, 1, entry("\xff", number)))),
+		"id":                                 bytesField(nil, fieldJobID, []byte("a\xffb")),
+		"tag key":                            bytesField(nil, fieldJobTags, entry("\xff", nil)),
+		"tag value":                          bytesField(nil, fieldJobTags, bytesField(bytesField(nil, 1, []byte("k")), 2, []byte("\xff"))),
+		"payload string":                     bytesField(nil, fieldJobPayload, str("\xff")),
+		"string then number":                 bytesField(nil, fieldJobPayload, append(str("\xff"), number...)),
+		"key given twice":                    bytesField(nil, fieldJobPayload, bytesField(nil, fieldValueStruct, append(bytesField(nil, 1, entry("k", str("\xff"))), bytesField(nil, 1, entry("k", number))...))),
+		"cut struct then other":              bytesField(nil, fieldJobPayload, append(bytesField(nil, fieldValueStruct, []byte{0x0a, 0x05}), number...)),
+		"a group over two parts":             bytesField(bytesField(nil, fieldJobPayload, append(str("x"), 0x43)), fieldJobPayload, []byte{0x44}),
+		"a field number too large":           protowire.AppendVarint(protowire.AppendTag(nil, protowire.MaxValidNumber+1, protowire.VarintType), 0),
+		"a payload's field number too large": bytesField(nil, fieldJobPayload, protowire.AppendVarint(protowire.AppendTag(nil, protowire.MaxValidNumber+1, protowire.VarintType), 0)),
+		"checkpoint key":                     bytesField(nil, fieldJobCheckpoint, bytesField(nil, fieldValueStruct, bytesField(nil, 1, entry("\xff", number)))),
 	} {
-		_, err := readBoth(t, frameOf(job))
-		require.Error(t, err, name)
+		t.Run(name, func(t *testing.T) {
+			_, err := readBoth(t, frameOf(job))
+			require.Error(t, err)
+		})
 	}
 
 	// Nesting: as deep as the generated code reads a job's payload, and

@@ -31,7 +31,7 @@ func valueJSON(b []byte) []byte {
 // and its value, a string's or message's without the length.
 func valueKind(b []byte) (num protowire.Number, v []byte, err error) {
 	for len(b) > 0 {
-		n, t, l := protowire.ConsumeTag(b)
+		n, t, l := consumeTag(b)
 		if l < 0 {
 			return 0, nil, protowire.ParseError(l)
 		}
@@ -107,7 +107,7 @@ func appendList(out, b []byte, depth int) ([]byte, error) {
 	out = append(out, '[')
 	first := true
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return nil, protowire.ParseError(n)
 		}
@@ -144,7 +144,7 @@ type structField struct {
 func appendStruct(out, b []byte, depth int) ([]byte, error) {
 	var fields []structField
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return nil, protowire.ParseError(n)
 		}

@@ -25,7 +25,7 @@ func valueOfDecoded(raw []byte) (*structpb.Value, error) {
 func FuzzJSONValue(f *testing.F) {
 	for _, in := range []string{
 		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `-0.5`, `1e300`, `-1E-7`, `12345678901234567890`, `""`,
-		`"plain"`, `"é ünïcode 😀"`, `"esc \" \\ \/ \b \f \n \r \t"`, `"\u00e9\u4e2d\ud83d\ude00"`, `"a\u0000b"`, `"\ud800"`,
+		`"plain"`, `"é ünïcode 😀"`, `"esc \" \\ \/ \b \f \n \r \t"`, `"\u00e9\u4e2d\ud83d\ude00"`, `"a\u0000b"`, `"\ud800"`, `{"\udc00x":"\ud83d"}`, "{\"\xff\":1}",
 		` { "a" : [ 1 , "two" , { "three" : [ ] } ] , "b" : null , "a2" : true } `, "{\n\t\"k\":\r\n[true,false,null]}",
 		`[[[[[]]]]]`, `{"":{"":""}}`, `{"dup":1,"dup":2}`, "\"a\xffb\"", `{`, `[1,]`, `{"a"}`, `{"a":1,}`, `{a:1}`, `"open`,
 		`tru`, `nul`, `-`, `1e999`, `{} {}`, `[1 2]`, "\"tab\tin\"", `'x'`, `01`, `1.`, `-.5`, `.5`, `1e`, `+1`, `0x10`, `NaN`, `1.5e+3`,
@@ -55,6 +55,9 @@ func FuzzJSONValue(f *testing.F) {
 		}
 		if err != nil {
 			t.Fatalf("%q was read as %v, refused: %v", in, was, err)
+		}
+		if _, err := proto.Marshal(got); err != nil { // a frame that cannot be sent
+			t.Fatalf("%q read as %v cannot be written: %v", in, got, err)
 		}
 		if !proto.Equal(was, got) {
 			t.Fatalf("%q:\n got %v\n was %v", in, got, was)

@@ -39,6 +39,22 @@ func fuzzFrames(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// The values TestValueJSONAsProtojson prints, each a job's payload.
+	nested := any("leaf")
+	for range 20 {
+		nested = map[string]any{"n": nested, "l": []any{1.0, "x"}}
+	}
+	for _, x := range []any{
+		nil, true, 0.0, math.Copysign(0, -1), 123456789.0, 1e20, 1e21, 1.5e300, 1e-6, 1e-7, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		"", "quote \" backslash \\ slash /", "\x00\x01\x1f\x7f \b\f\n\r\t", "<html>&amp;", "\u2028\u2029", "\ufffd",
+		[]any{[]any{}, map[string]any{"": nil}}, map[string]any{"b": 1.0, "a": 2.0, "B": 3.0, "aa": 4.0, "é": 5.0, "": 6.0, "a\"b": 7.0}, nested,
+	} {
+		b, err := proto.Marshal(&jobbiev1.WorkResponse{Jobs: []*jobbiev1.LeasedJob{{JobId: "j", Payload: v(x)}}})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	// A job whose payload and tags come in parts; a group; a bad tag.
 	job := protowire.AppendTag(nil, fieldJobPayload, protowire.BytesType)
 	job = protowire.AppendBytes(job, []byte{0x2a, 0x00})

@@ -47,9 +47,9 @@ func jsonValue(b []byte, depth int) (*structpb.Value, []byte, error) {
 	case c == 'n' && len(b) >= 4 && string(b[:4]) == "null":
 		return structpb.NewNullValue(), b[4:], nil
 	case c == '-' || c >= '0' && c <= '9':
-		n := 1
-		for n < len(b) && isNumberByte(b[n]) {
-			n++
+		n := numberLen(b)
+		if n == 0 {
+			return nil, nil, fmt.Errorf("invalid JSON number at %q", head(b))
 		}
 		f, err := strconv.ParseFloat(string(b[:n]), 64)
 		if err != nil {
@@ -146,8 +146,47 @@ func jsonString(b []byte) (string, []byte, error) {
 
 var errJSONEnd = fmt.Errorf("unexpected end of JSON")
 
-func isNumberByte(c byte) bool {
-	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+// numberLen is the length of the JSON number b starts with, 0 for none:
+// JSON's grammar, stricter than strconv's ("01", "1.", "-.5" are not
+// JSON).
+func numberLen(b []byte) int {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return 0
+	}
+	if i < len(b) && b[i] == '.' {
+		if i = digits(b, i+1); b[i-1] == '.' {
+			return 0
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return 0
+		}
+		i = j
+	}
+	return i
+}
+
+// digits is the index after the digits from b[i].
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func skipSpace(b []byte) []byte {

@@ -39,7 +39,8 @@ func TestJSONValueIsProtojsons(t *testing.T) {
 	require.NoError(t, err, "as deep as the bound")
 	_, err = valueOf([]byte("[" + deep + "]"))
 	require.ErrorContains(t, err, "nested deeper", "deeper than the bound")
-	for _, in := range []string{`{`, `[1,]`, `{"a"}`, `{"a":1,}`, `{a:1}`, `"open`, `tru`, `nul`, `-`, `1e999`, `{} {}`, `[1 2]`, "\"tab\tin\"", `'x'`} {
+	for _, in := range []string{`{`, `[1,]`, `{"a"}`, `{"a":1,}`, `{a:1}`, `"open`, `tru`, `nul`, `-`, `1e999`, `{} {}`, `[1 2]`, "\"tab\tin\"", `'x'`,
+		`01`, `-01`, `1.`, `-.5`, `1.e5`, `[01]`, `{"a":1.}`, `1e`, `1e+`} { // numbers are JSON's, not strconv's
 		_, err := valueOf([]byte(in))
 		require.Error(t, err, in)
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jobbie/jobbie/internal/apierr"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // Limits are the tenant plan's limits a request carries (set by the
@@ -44,7 +45,8 @@ func (l Limits) size(field, what string, n, protocol int) error {
 // checkJSON validates an optional JSON value a caller sends (a payload,
 // a result, progress, a checkpoint) within protocol bytes and the plan's
 // limit: the decoder checked its syntax but not its text, and a value
-// stored with invalid UTF-8 would be served back as invalid JSON.
+// stored with invalid UTF-8 would be served back as invalid JSON. Its
+// nesting is bounded too (wire.MaxJSONDepth): workers must decode it.
 func (l Limits) checkJSON(field string, raw json.RawMessage, protocol int) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if err := l.size(field, field, len(raw), protocol); err != nil {
@@ -52,6 +54,9 @@ func (l Limits) checkJSON(field string, raw json.RawMessage, protocol int) (json
 	}
 	if !utf8.Valid(raw) {
 		return nil, apierr.Field(field, "%s must be valid UTF-8", field)
+	}
+	if d := wire.JSONDepth(raw); d > wire.MaxJSONDepth {
+		return nil, apierr.Field(field, "%s nests arrays and objects %d levels deep; the limit is %d", field, d, wire.MaxJSONDepth)
 	}
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil

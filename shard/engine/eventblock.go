@@ -24,7 +24,8 @@ import (
 // The events are held per namespace while the entry applies and written
 // when the entry ends (BeforeCommit), when the next entry writes its
 // first event, or when an apply is about to read or trim the log
-// (flushBlocks); a range delete of the namespace's keys drops the held
+// (flushBlocks), or before an entry reads a namespace's keys (settle);
+// a range delete of the namespace's keys drops the held
 // events it covers (eventsDeleted), so no block outlives a wipe.
 //
 // Blocks change the keys an apply writes, so they have their switch, a
@@ -88,6 +89,19 @@ func (l *eventLog) flushBlocks() {
 		l.writeBlock(&l.blocksHeld[i])
 	}
 	l.blocksHeld = l.blocksHeld[:0]
+}
+
+// settle writes the blocks and the counts held for the entries before
+// tx's, for a command of tx's entry about to read a namespace's keys (a
+// purge's step counting them, a restore's check that it is empty): it
+// then sees them as a node that committed those entries in batches of
+// their own does. The entry's own held events stay held, as they are on
+// every node, and so do the counts it changed first.
+func (l *eventLog) settle(tx *replica.Tx) {
+	if l.held != tx {
+		l.flushBlocks()
+	}
+	l.flushCountsBefore(tx)
 }
 
 // writeBlock writes b (a single event when it holds one) and empties it.

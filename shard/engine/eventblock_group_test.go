@@ -108,3 +108,65 @@ func TestEventBlocksPurgeStepAlikeInOneGroup(t *testing.T) {
 		}
 	}
 }
+
+// A log of single events then blocks, trimmed at every event and in the
+// gaps between entries: the reads after any cursor, the count, the
+// newest event and the trim points by count hold exactly the events
+// after the trim, across the switch.
+func TestEventTrimsAcrossTheBlocksSwitch(t *testing.T) {
+	t.Parallel()
+	build := func() (*fsmBundle, []Event) {
+		f := setupFSM(t)
+		f.apply(EventLogStartCounted.Type, &EventLogStartCmd{})
+		f.loc.Apply(f.now, f.enqueueCmd(3))
+		f.loc.Apply(f.now, f.enqueueCmd(1))
+		f.apply(EventLogStartBlocks.Type, &EventLogStartCmd{})
+		for _, n := range []int{5, 1, 4} {
+			f.loc.Apply(f.now, f.enqueueCmd(n))
+		}
+		evs, _, _ := f.events(0)
+		require.Len(t, evs, 14)
+		return f, evs
+	}
+	_, all := build()
+	var points []uint64 // every event, and the gap after each
+	for _, ev := range all {
+		points = append(points, ev.Seq, ev.Seq+7)
+	}
+	cursors := append([]uint64{0, all[0].Seq - 1}, points...)
+	after := func(evs []Event, seq uint64) []Event {
+		var out []Event
+		for _, ev := range evs {
+			if ev.Seq > seq {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	for _, through := range points {
+		f, evs := build()
+		require.Equal(t, 1, f.apply(EventTrim.Type, &EventTrimCmd{NS: testNS, Through: through}), "trim through %x", through)
+		left := after(evs, through)
+		require.EqualValues(t, len(left), f.eventCount(), "the count after a trim through %x", through)
+		for _, c := range cursors {
+			got, missed, _ := f.e.ReadEvents(f.db, testNS, c, 10_000, nil)
+			require.Equal(t, after(left, c), got, "resume after %x, trimmed through %x", c, through)
+			require.Equal(t, c < through, missed, "resume after %x, trimmed through %x", c, through)
+			two, _, _ := f.e.ReadEvents(f.db, testNS, c, 2, nil)
+			require.Equal(t, after(left, c)[:min(2, len(after(left, c)))], two)
+		}
+		latest := through
+		if len(left) > 0 {
+			latest = left[len(left)-1].Seq
+		}
+		require.Equal(t, latest, f.e.LatestEvent(f.db, testNS), "trimmed through %x", through)
+		for k := 1; k < len(left); k++ {
+			want := left[len(left)-k-1].Seq
+			for _, count := range []int64{int64(len(left)), -1} {
+				at, ok := EventTrimPoint(f.db, testNS, EventRetention{MaxAge: 1 << 62, MaxCount: k}, f.now.UnixNano(), 1000, count)
+				require.True(t, ok)
+				require.Equal(t, want, at, "keep %d of %d (count %d), trimmed through %x", k, len(left), count, through)
+			}
+		}
+	}
+}

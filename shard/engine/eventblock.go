@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 
 	"github.com/cockroachdb/pebble"
 
@@ -174,7 +175,12 @@ func (x *eventIter) first() bool { return x.load(x.it.First()) }
 // seekAfter moves to the first event after seq: into the block that
 // holds seq+1, if one does.
 func (x *eventIter) seekAfter(seq uint64) bool {
-	ok := x.it.SeekLT(keys.Event(x.ns, seq+2))
+	var ok bool
+	if seq < math.MaxUint64-1 {
+		ok = x.it.SeekLT(keys.Event(x.ns, seq+2))
+	} else {
+		ok = x.it.Last() // seq+2 wraps (a client's cursor): from the newest block, not the oldest
+	}
 	if !ok {
 		ok = x.it.First()
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -168,5 +169,28 @@ func TestEventTrimsAcrossTheBlocksSwitch(t *testing.T) {
 				require.Equal(t, want, at, "keep %d of %d (count %d), trimmed through %x", k, len(left), count, through)
 			}
 		}
+	}
+}
+
+// A cursor past every number a log can hold (a client's Last-Event-ID of
+// 2^64-1, whose next would wrap to 0) reads nothing and walks at most one
+// key, not the namespace's whole log on every wake of its stream.
+func TestEventResumeAtTheLastNumbers(t *testing.T) {
+	t.Parallel()
+	f := setupFSM(t)
+	f.apply(EventLogStartCounted.Type, &EventLogStartCmd{})
+	f.apply(EventLogStartBlocks.Type, &EventLogStartCmd{})
+	for range 200 {
+		f.loc.Apply(f.now, f.enqueueCmd(2))
+	}
+	for _, after := range []uint64{math.MaxUint64, math.MaxUint64 - 1} {
+		evs, missed, _ := f.e.ReadEvents(f.db, testNS, after, 10, nil)
+		require.Empty(t, evs)
+		require.False(t, missed)
+		x := newEventIter(f.db, testNS)
+		require.False(t, x.seekAfter(after))
+		steps := x.it.Stats().ForwardStepCount[pebble.InterfaceCall]
+		x.close()
+		require.LessOrEqual(t, steps, 2, "keys walked to resume after %d", after)
 	}
 }

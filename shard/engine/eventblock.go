@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 
 	"github.com/cockroachdb/pebble"
 
@@ -24,7 +25,8 @@ import (
 // The events are held per namespace while the entry applies and written
 // when the entry ends (BeforeCommit), when the next entry writes its
 // first event, or when an apply is about to read or trim the log
-// (flushBlocks); a range delete of the namespace's keys drops the held
+// (flushBlocks), or before an entry reads a namespace's keys (settle);
+// a range delete of the namespace's keys drops the held
 // events it covers (eventsDeleted), so no block outlives a wipe.
 //
 // Blocks change the keys an apply writes, so they have their switch, a
@@ -88,6 +90,19 @@ func (l *eventLog) flushBlocks() {
 		l.writeBlock(&l.blocksHeld[i])
 	}
 	l.blocksHeld = l.blocksHeld[:0]
+}
+
+// settle writes the blocks and the counts held for the entries before
+// tx's, for a command of tx's entry about to read a namespace's keys (a
+// purge's step counting them, a restore's check that it is empty): it
+// then sees them as a node that committed those entries in batches of
+// their own does. The entry's own held events stay held, as they are on
+// every node, and so do the counts it changed first.
+func (l *eventLog) settle(tx *replica.Tx) {
+	if l.held != tx {
+		l.flushBlocks()
+	}
+	l.flushCountsBefore(tx)
 }
 
 // writeBlock writes b (a single event when it holds one) and empties it.
@@ -160,7 +175,12 @@ func (x *eventIter) first() bool { return x.load(x.it.First()) }
 // seekAfter moves to the first event after seq: into the block that
 // holds seq+1, if one does.
 func (x *eventIter) seekAfter(seq uint64) bool {
-	ok := x.it.SeekLT(keys.Event(x.ns, seq+2))
+	var ok bool
+	if seq < math.MaxUint64-1 {
+		ok = x.it.SeekLT(keys.Event(x.ns, seq+2))
+	} else {
+		ok = x.it.Last() // seq+2 wraps (a client's cursor): from the newest block, not the oldest
+	}
 	if !ok {
 		ok = x.it.First()
 	}

@@ -31,7 +31,8 @@ const (
 // eventCount is a namespace's count as the FSM goroutine holds it.
 type eventCount struct {
 	n     int64
-	dirty bool // to be written before the batch commits
+	dirty bool        // to be written before the batch commits
+	since *replica.Tx // the entry that made it dirty
 }
 
 // countEvents moves ns's count by d, once counting is on (FSM goroutine).
@@ -48,7 +49,7 @@ func (e *Engine) countEvents(tx *replica.Tx, ns string, d int64) {
 	tx.MarkDirty()
 	c.n += d
 	if !c.dirty {
-		c.dirty = true
+		c.dirty, c.since = true, tx
 		l.dirty = append(l.dirty, ns)
 	}
 	if !l.flushing {
@@ -65,6 +66,24 @@ func (l *eventLog) flushCounts(tx *replica.Tx) {
 		}
 	}
 	l.dirty, l.flushing = l.dirty[:0], false
+}
+
+// flushCountsBefore writes the counts made dirty by entries before tx's
+// (eventLog.settle); the others stay dirty, for the batch's end.
+func (l *eventLog) flushCountsBefore(tx *replica.Tx) {
+	kept := l.dirty[:0]
+	for _, ns := range l.dirty {
+		c, ok := l.counts[ns]
+		switch {
+		case !ok || !c.dirty:
+		case c.since != tx:
+			must(tx.Set(keys.EventCount(ns), binary.AppendUvarint(nil, uint64(max(c.n, 0))), nil))
+			c.dirty = false
+		default:
+			kept = append(kept, ns)
+		}
+	}
+	l.dirty = kept
 }
 
 // eventsDeleted is told that [lower, upper) of ns's keys were deleted

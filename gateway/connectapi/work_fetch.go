@@ -175,6 +175,7 @@ func (st *stream) deliver(jobs []*jobbiev1.LeasedJob) {
 	}
 	st.credit -= len(jobs)
 	st.mu.Unlock()
+	st.nudge() // no credit left: the watch's turn (fetchLoop's nudge came before these jobs were counted)
 	if err := st.send(&jobbiev1.WorkResponse{Jobs: jobs}); err != nil {
 		var back []wire.ReleaseEntry
 		st.mu.Lock()

@@ -29,6 +29,7 @@ type fsm struct {
 	restores atomic.Uint64
 	redos    atomic.Uint64 // groups applied again after a refused command had written
 	local    bool          // applied by Local: no Raft log, so no applied index is recorded
+	seeBatch func([]byte)  // Local.SeeBatches: each group's batch before it commits
 	lastNow  int64         // only touched by raft's FSM goroutine
 	observer func(cmds int, d time.Duration)
 
@@ -219,6 +220,9 @@ func (f *fsm) tryGroup(entries []groupEntry, refused map[cmdRef]error, lastNow i
 		if err := b.Set(appliedKey, v[:], nil); err != nil {
 			panic(fmt.Sprintf("replica: set applied: %v", err))
 		}
+	}
+	if f.seeBatch != nil {
+		f.seeBatch(b.Repr())
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		panic(fmt.Sprintf("replica: commit entry %d: %v", last, err))

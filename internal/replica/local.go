@@ -34,6 +34,13 @@ func (l *Local) Apply(now time.Time, cmds ...[]byte) []Outcome {
 	return outs[0]
 }
 
+// SeeBatches has see called with the encoded Pebble batch of every group
+// Local applies from now on (nil stops it), just before it commits: the
+// bytes are the batch's and valid only during the call. Benchmarks use it
+// to weigh what a member would pay to apply a group's effects instead of
+// its commands.
+func (l *Local) SeeBatches(see func(repr []byte)) { l.f.seeBatch = see }
+
 // Redos is how many groups were applied again because a refused command
 // had written (see fsm.applyGroup); tests of a state machine expect none.
 func (l *Local) Redos() uint64 { return l.f.redos.Load() }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/klauspost/compress/snappy"
 
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
@@ -26,58 +27,164 @@ import (
 // memtables, e.g. -benchtime 600000x (docs/BENCHMARKS.md, "A follower's
 // cost").
 func BenchmarkApplyLifecycleStoreCPU(b *testing.B) {
+	db, done := benchStore(b)
+	defer done()
+	lc := newStoreLifecycle(b, db)
+	b.ResetTimer()
+	start := processCPU(b)
+	lc.run(b.N)
+	run := processCPU(b) - start
+	b.StopTimer()
+	reportStoreCPU(b, db, start, run)
+}
+
+// BenchmarkApplyEffectsStoreCPU weighs the other way a member could
+// follow the log: applying the Pebble batch the leader built for each
+// entry (its effects) instead of running the entry's commands. It applies
+// BenchmarkApplyLifecycleStoreCPU's lifecycle once, untimed, keeping each
+// group's batch, then commits those batches into a fresh store on the
+// same options and reports the process's CPU a job for that, Pebble's
+// background work included, as that benchmark does; effect-B/job and
+// command-B/job are what an entry would carry a job either way (what the
+// Raft log writes and sends). Run it as that one, e.g. -benchtime
+// 600000x (docs/BENCHMARKS.md, "Followers applying the leader's
+// batches"). The batches are kept compressed with snappy, entry by
+// entry, as a log would carry them: the timed apply decompresses each
+// first, snappy-effect-B/job is their size and snappy-encode-µs/job the
+// time (wall, on one goroutine) the leader would spend compressing them.
+func BenchmarkApplyEffectsStoreCPU(b *testing.B) {
+	src, doneSrc := benchStore(b)
+	lc := newStoreLifecycle(b, src)
+	var effects [][]byte // each group's batch, compressed
+	effectBytes, snappyBytes := 0, 0
+	var encode time.Duration
+	lc.loc.SeeBatches(func(repr []byte) {
+		effectBytes += len(repr)
+		t0 := time.Now()
+		z := snappy.Encode(nil, repr)
+		encode += time.Since(t0)
+		effects = append(effects, z)
+		snappyBytes += len(z)
+	})
+	lc.cmdBytes = 0
+	lc.run(b.N)
+	doneSrc()
+	db, done := benchStore(b)
+	defer done()
+	b.ResetTimer()
+	start := processCPU(b)
+	var repr []byte
+	for _, z := range effects {
+		var err error
+		if repr, err = snappy.Decode(repr[:cap(repr)], z); err != nil {
+			b.Fatal(err)
+		}
+		batch := db.NewBatch()
+		if err := batch.SetRepr(repr); err != nil {
+			b.Fatal(err)
+		}
+		if err := batch.Commit(pebble.NoSync); err != nil {
+			b.Fatal(err)
+		}
+		if err := batch.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := processCPU(b) - start
+	b.StopTimer()
+	reportStoreCPU(b, db, start, run)
+	b.ReportMetric(float64(effectBytes)/float64(b.N), "effect-B/job")
+	b.ReportMetric(float64(snappyBytes)/float64(b.N), "snappy-effect-B/job")
+	b.ReportMetric(float64(encode.Nanoseconds())/1e3/float64(b.N), "snappy-encode-µs/job")
+	b.ReportMetric(float64(lc.cmdBytes)/float64(b.N), "command-B/job")
+}
+
+// benchStore opens a Pebble store in a temporary folder on the node's
+// options; done closes it.
+func benchStore(b *testing.B) (*pebble.DB, func()) {
 	opts := replica.StateOptions()
 	opts.Cache = pebble.NewCache(128 << 20)
-	defer opts.Cache.Unref()
 	db, err := pebble.Open(b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	return db, func() {
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		opts.Cache.Unref()
+	}
+}
+
+// storeLifecycle applies BenchmarkApplyLifecycleHistory's lifecycle
+// (enqueue 100, fetch/batch 100, ack/batch 100, metered, with queue
+// history) through replica.Local, counting the command bytes it applies.
+type storeLifecycle struct {
+	b        *testing.B
+	loc      *replica.Local
+	now      time.Time
+	seq      int
+	cmdBytes int
+	fetch    *FetchBatchCmd
+	items    []AckBatchItem
+}
+
+// newStoreLifecycle starts the lifecycle on db with ten batches waiting.
+func newStoreLifecycle(b *testing.B, db *pebble.DB) *storeLifecycle {
 	loc, err := replica.NewLocal(db, New(Options{}).Registry())
 	if err != nil {
 		b.Fatal(err)
 	}
-	now := time.Unix(1_800_000_000, 0).UTC()
-	apply := func(t replica.CommandType, c any) any {
-		out := loc.Apply(now, replica.Command(t, replica.Encode(c)))[0]
-		if out.Err != nil {
-			b.Fatal(out.Err)
-		}
-		now = now.Add(time.Millisecond)
-		return out.Value
-	}
-	apply(UsageSweep.Type, &UsageSweepCmd{})
-	apply(HistoryStart.Type, &HistoryStartCmd{})
-	seq := 0
-	enqueue := func() {
-		jobs := make([][]byte, 100)
-		for i := range jobs {
-			seq++
-			j := &job.Job{ID: fmt.Sprintf("job_%026d", seq), Queue: "bench", Payload: []byte(`{"n":1}`), MaxRetries: 3,
-				Backoff: job.BackoffExponential, BaseDelay: int64(time.Second), MaxDelay: int64(time.Minute)}
-			jobs[i] = j.Encode()
-		}
-		apply(Enqueue.Type, &EnqueueCmd{NS: testNS, Jobs: jobs})
-	}
+	lc := &storeLifecycle{b: b, loc: loc, now: time.Unix(1_800_000_000, 0).UTC(),
+		fetch: &FetchBatchCmd{Fetch: FetchCmd{NS: testNS, Queues: []string{"bench"}, WorkerID: "w", LeaseNs: int64(time.Minute)}, Max: 100},
+		items: make([]AckBatchItem, 0, 100)}
+	lc.apply(UsageSweep.Type, &UsageSweepCmd{})
+	lc.apply(HistoryStart.Type, &HistoryStartCmd{})
 	for range 10 {
-		enqueue()
+		lc.enqueue()
 	}
-	fetch := &FetchBatchCmd{Fetch: FetchCmd{NS: testNS, Queues: []string{"bench"}, WorkerID: "w", LeaseNs: int64(time.Minute)}, Max: 100}
-	items := make([]AckBatchItem, 0, 100)
-	b.ResetTimer()
-	start := processCPU(b)
-	for n := 0; n < b.N; n += 100 {
-		enqueue()
-		got := apply(FetchBatch.Type, fetch).([]*job.Job)
-		items = items[:0]
+	return lc
+}
+
+func (lc *storeLifecycle) apply(t replica.CommandType, c any) any {
+	cmd := replica.Encode(c)
+	lc.cmdBytes += len(cmd)
+	out := lc.loc.Apply(lc.now, replica.Command(t, cmd))[0]
+	if out.Err != nil {
+		lc.b.Fatal(out.Err)
+	}
+	lc.now = lc.now.Add(time.Millisecond)
+	return out.Value
+}
+
+func (lc *storeLifecycle) enqueue() {
+	jobs := make([][]byte, 100)
+	for i := range jobs {
+		lc.seq++
+		j := &job.Job{ID: fmt.Sprintf("job_%026d", lc.seq), Queue: "bench", Payload: []byte(`{"n":1}`), MaxRetries: 3,
+			Backoff: job.BackoffExponential, BaseDelay: int64(time.Second), MaxDelay: int64(time.Minute)}
+		jobs[i] = j.Encode()
+	}
+	lc.apply(Enqueue.Type, &EnqueueCmd{NS: testNS, Jobs: jobs})
+}
+
+// run works n jobs through: enqueued, fetched and acked, a hundred at a time.
+func (lc *storeLifecycle) run(n int) {
+	for done := 0; done < n; done += 100 {
+		lc.enqueue()
+		got := lc.apply(FetchBatch.Type, lc.fetch).([]*job.Job)
+		lc.items = lc.items[:0]
 		for _, j := range got {
-			items = append(items, AckBatchItem{ID: j.ID})
+			lc.items = append(lc.items, AckBatchItem{ID: j.ID})
 		}
-		apply(AckBatch.Type, &AckBatchCmd{NS: testNS, WorkerID: "w", Items: items})
+		lc.apply(AckBatch.Type, &AckBatchCmd{NS: testNS, WorkerID: "w", Items: lc.items})
 	}
-	run := processCPU(b) - start
-	b.StopTimer()
+}
+
+// reportStoreCPU reports the CPU a job of a run that started at start
+// and took run, and, after compacting all of db, the same with the
+// compaction.
+func reportStoreCPU(b *testing.B, db *pebble.DB, start, run time.Duration) {
 	if err := db.Compact([]byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, false); err != nil {
 		b.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestPurgeStepCountsHeldRecordsAlikeInOneGroup(t *testing.T) {
 	entries := [][][]byte{
 		{mk.enqueueCmd(3)}, // queue q's record, the unfinished count, q's buckets
 		{NamespacePurge.Command(&NamespacePurgeCmd{NS: testNS})}, // the jobs go: counts change again
-		{QueuePause.Command(&QueueCmd{NS: testNS, Queue: "q2"})},  // a record of its own
+		{QueuePause.Command(&QueueCmd{NS: testNS, Queue: "q2"})}, // a record of its own
 		{HistorySample.Command(&HistorySampleCmd{NS: testNS, Samples: []QueueSample{{Queue: "q3", Depth: 2}}})},
 	}
 	for range 8 {

@@ -103,11 +103,9 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 		return replica.None{}, ErrFenced // its data is being moved out
 	}
 	_, interrupted := RestoreMarker(tx, c.NS)
-	if !c.Replace && !interrupted {
-		e.settleHeld(tx) // HasData sees what earlier entries hold (held.go)
-		if HasData(tx, c.NS) {
-			return replica.None{}, apierr.New(apierr.Conflict, "the namespace already holds data: restore into a new namespace, or replace it")
-		}
+	// What earlier entries of the batch hold is data too (held.go).
+	if !c.Replace && !interrupted && (HasData(tx, c.NS) || e.holdsBefore(tx, c.NS)) {
+		return replica.None{}, apierr.New(apierr.Conflict, "the namespace already holds data: restore into a new namespace, or replace it")
 	}
 	if moved {
 		e.clearMoved(tx, c.NS) // it comes back here

@@ -21,7 +21,10 @@ import (
 //   - a restored or moved record never writes or deletes a key of the
 //     log (keys.IsEvent, the rule backups are written by): a hand-made
 //     backup carried its events, floor, count or retention into the
-//     namespace.
+//     namespace;
+//   - so the log is not the namespace's data: a restore or a move into a
+//     namespace that holds nothing else begins (HasData), as it would
+//     had the abort deleted the floor.
 //
 // Both change what existing commands write, so they have their switch, a
 // byte after the blocks marker in keys.EventLogStart (a no-op until the
@@ -95,6 +98,22 @@ func (e *Engine) wipeAborted(tx *replica.Tx, ns string) {
 		return
 	}
 	e.wipeNamespace(tx, ns)
+}
+
+// holdsData reports whether a restore's begin finds ns holding data, in
+// the store or held for earlier entries of the batch (held.go): its log
+// counts as data until the log is kept.
+func (e *Engine) holdsData(tx *replica.Tx, ns string) bool {
+	kept := e.logKept(tx)
+	if kept && HasData(tx, ns) {
+		return true
+	}
+	if p := keys.Namespace(ns); !kept {
+		if _, ok := firstKey(tx, p, keys.PrefixEnd(p)); ok {
+			return true
+		}
+	}
+	return e.holdsBefore(tx, ns, !kept)
 }
 
 // restoredKeyKept reports whether a restored or moved record's key

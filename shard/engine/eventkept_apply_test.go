@@ -84,7 +84,8 @@ func TestRestoreAbortKeepsTheEventFloor(t *testing.T) {
 
 // The abort of a move that ended (nothing touched the namespace since)
 // keeps the floor too: the events of the namespace before the move's
-// begin, and those its loops wrote after the end, are gone.
+// begin, and those its loops wrote after the end, are gone. A floor is
+// not data: a move into the namespace begins again.
 func TestMoveAbortAfterEndKeepsTheEventFloor(t *testing.T) {
 	t.Parallel()
 	for _, kept := range []bool{true, false} {
@@ -101,6 +102,11 @@ func TestMoveAbortAfterEndKeepsTheEventFloor(t *testing.T) {
 		require.Nil(t, f.abortMove(testNS, "mv"))
 		_, missed, _ := f.events(evs[0].Seq)
 		require.Equal(t, kept, missed, "kept %v", kept)
+		require.Equal(t, kept, f.has(keys.EventFloor(testNS)))
+
+		// The floor is not data: the move begins again.
+		require.False(t, HasData(f.db, testNS))
+		require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: testNS, Token: "mv2"}), "kept %v", kept)
 	}
 }
 

@@ -26,9 +26,9 @@ func (e *Engine) settleHeld(tx *replica.Tx) {
 // holdsBefore reports whether entries before tx's, in the batch being
 // applied, hold records of ns in memory: keys ns has on a node that
 // committed those entries in batches of their own, which the store does
-// not hold yet. It writes nothing.
-func (e *Engine) holdsBefore(tx *replica.Tx, ns string) bool {
-	return e.events.holdsBefore(tx, ns) || e.queues.holdsBefore(tx, ns) || e.history.holdsBefore(tx, ns)
+// not hold yet; the event log's only when withLog. It writes nothing.
+func (e *Engine) holdsBefore(tx *replica.Tx, ns string, withLog bool) bool {
+	return withLog && e.events.holdsBefore(tx, ns) || e.queues.holdsBefore(tx, ns) || e.history.holdsBefore(tx, ns)
 }
 
 func (l *eventLog) holdsBefore(tx *replica.Tx, ns string) bool {

@@ -250,7 +250,7 @@ func (h *historyCache) writeHeld(tx, keep *replica.Tx) {
 		}
 		buf = encodeBucket(buf[:0], b)
 		must(tx.Set(keys.History(k.ns, k.queue, k.res, k.start), buf, nil))
-		b.dirty = false
+		b.dirty, b.since = false, nil
 	}
 	h.dirty = kept
 }

@@ -125,7 +125,7 @@ func (c *queueCache) writeUnfinished(tx, keep *replica.Tx) {
 			kept = append(kept, ns)
 		default:
 			must(tx.Set(keys.Unfinished(ns), binary.AppendUvarint(nil, uint64(max(u.n, 0))), nil))
-			u.dirty = false
+			u.dirty, u.since = false, nil
 		}
 	}
 	c.unfDirty = kept

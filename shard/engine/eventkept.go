@@ -9,8 +9,8 @@ import (
 
 // A namespace's event log (its events, floor, count and retention) is its
 // shard's own: its sequence numbers are the shard's Raft indexes. Once
-// EventLogStartKept has applied, two rules hold it so across restores and
-// moves:
+// EventLogStartKept has applied, these rules hold it so across restores
+// and moves:
 //
 //   - a wipe of a namespace that had a log raises its floor past every
 //     event so far (wipeLogged), so a reader resuming from before is told
@@ -26,7 +26,7 @@ import (
 //     namespace that holds nothing else begins (HasData), as it would
 //     had the abort deleted the floor.
 //
-// Both change what existing commands write, so they have their switch, a
+// They change what existing commands write, so they have their switch, a
 // byte after the blocks marker in keys.EventLogStart (a no-op until the
 // log writes blocks: the leader proposes it after the blocks start). A
 // log written before replays as it first applied, and a node that does

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
 )
 
 // moveInto copies testNS from src into dst as control does, up to the
@@ -50,7 +51,10 @@ func TestMoveAbortAfterEnd(t *testing.T) {
 	dst.mvOK("POST", "abort", testNS, "mov_other", nil) // not its move: nothing to abort
 	require.NotEmpty(t, dst.dump(testNS))
 	dst.mvOK("POST", "abort", testNS, tok, nil)
-	require.Empty(t, dst.dump(testNS), "the unplaced copy is gone")
+	// The unplaced copy is gone; its event log's floor stays, so a stream
+	// resuming from before is told it missed events.
+	require.Empty(t, dst.dumpWithout(testNS, keys.EventFloor(testNS)), "the unplaced copy is gone")
+	require.False(t, engine.HasData(dst.srv.repl.DB(), testNS))
 	dst.mvOK("POST", "abort", testNS, tok, nil) // idempotent
 	src.mvOK("POST", "unfence", testNS, tok, nil)
 	s.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}, 201) // the source goes on

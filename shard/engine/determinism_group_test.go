@@ -80,12 +80,13 @@ func replayGroups(t *testing.T, log []entry, seed int64) []byte {
 // A node that applies the log in batches of several entries (catching
 // up, replaying its log after a restart) ends with the same bytes as one
 // that applied it entry by entry: the event blocks and counts held
-// across an entry's end included.
+// across an entry's end included, with the log kept (restores, moves).
 func TestRandomLogsApplyAlikeInGroups(t *testing.T) {
 	t.Parallel()
 	for seed := int64(1); seed <= 3; seed++ {
 		log, used := makeScript(seed, 400)
 		require.True(t, used[EventLogStartBlocks.Type])
+		require.True(t, used[EventLogStartKept.Type])
 		one, groups := replay(t, log), replayGroups(t, log, seed)
 		require.NotEmpty(t, one)
 		require.Equal(t, string(one), string(groups), "seed %d: a node applying groups diverged", seed)

@@ -18,9 +18,13 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 	// The event log starts part way through; trims cut it at a recent
 	// entry (the script's entries are the log's indexes from 1).
 	scriptCmd(func(s *script) []byte { return EventLogStart.Command(&EventLogStartCmd{}) }),
-	// The wide start first, the counted one after it, then the blocks
-	// (drawing nothing, so the rest of a seed's script stays as it was).
+	// The wide start first, the counted one after it, then the blocks,
+	// then the kept one (drawing nothing, so the rest of a seed's script
+	// stays as it was).
 	scriptCmd(func(s *script) []byte {
+		if s.types[EventLogStartBlocks.Type] {
+			return EventLogStartKept.Command(&EventLogStartCmd{})
+		}
 		if s.types[EventLogStartCounted.Type] {
 			return EventLogStartBlocks.Command(&EventLogStartCmd{})
 		}
@@ -145,6 +149,7 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		s.next = RestoreChunk.Command(&RestoreChunkCmd{NS: otherNS, Token: "t", Recs: []RestoreRecord{
 			{Key: keys.NamespaceConfig("")[1:], Value: replica.Encode(&NamespaceConfig{Retention: int64(time.Minute)})},
 			{Key: keys.Queue("", "a")[1:], Value: replica.Encode(&QueueRecord{Name: "a", Counts: make([]int64, 8)})},
+			{Key: keys.EventFloor("")[1:], Value: make([]byte, 8)}, // a hand-made backup's: kept out once the log is kept
 		}})
 		return RestoreBegin.Command(&RestoreBeginCmd{NS: otherNS, Token: "t", Replace: s.rng.Intn(2) == 0})
 	}),

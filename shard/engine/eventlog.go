@@ -125,17 +125,23 @@ type eventLog struct {
 	held       *replica.Tx
 	val        []byte
 
+	// kept: the log stays the shard's own across restores and moves
+	// (eventkept.go).
+	kept bool
+
 	live         atomic.Uint64 // the start's sequence number as committed, 0 while off
 	liveWide     atomic.Bool   // wide as committed
 	liveDetailed atomic.Bool   // detailed as committed
 	liveCounted  atomic.Bool   // counted as committed
 	liveBlocks   atomic.Bool   // blocks as committed
+	liveKept     atomic.Bool   // kept as committed
 }
 
 func (l *eventLog) reset() {
 	l.state, l.start, l.wide, l.detailed, l.tx, l.pos = usageUnknown, 0, false, false, nil, 0
 	l.counted, l.counts, l.dirty, l.flushing = false, map[string]*eventCount{}, nil, false
 	l.blocks, l.blocksHeld, l.held = false, l.blocksHeld[:0], nil
+	l.kept = false
 }
 
 func (l *eventLog) on(r pebble.Reader) bool {
@@ -146,6 +152,8 @@ func (l *eventLog) on(r pebble.Reader) bool {
 			l.detailed = eventLogLevel(r) >= eventLogDetailedMarker
 			l.blocks = eventLogBlocks(r)
 			l.liveBlocks.Store(l.blocks)
+			l.kept = eventLogKept(r)
+			l.liveKept.Store(l.kept)
 			l.live.Store(s)
 			l.liveWide.Store(wide)
 			l.liveDetailed.Store(l.detailed)
@@ -188,9 +196,10 @@ func readEventStart(r pebble.Reader) (start uint64, wide, counted, ok bool) {
 // writeEventStart writes the start record as l holds it: the start's
 // sequence number, then (once wide) its level, 1 or 2 once detailed,
 // then (once counted) eventLogCountedMarker, then (once it writes blocks)
-// eventLogBlocksMarker. Each switch keeps the others.
+// eventLogBlocksMarker, then (once kept) eventLogKeptMarker. Each switch
+// keeps the others.
 func (l *eventLog) writeEventStart(tx *replica.Tx) {
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenBlocks), l.start)
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, eventLogStartLenKept), l.start)
 	if l.wide || l.counted {
 		level := byte(eventLogWideMarker)
 		if l.detailed {
@@ -203,6 +212,9 @@ func (l *eventLog) writeEventStart(tx *replica.Tx) {
 	}
 	if l.blocks {
 		v = append(v, eventLogBlocksMarker)
+	}
+	if l.kept {
+		v = append(v, eventLogKeptMarker)
 	}
 	must(tx.Set(keys.EventLogStart(), v, nil))
 }

@@ -51,7 +51,8 @@ type Bucket struct {
 	OldestAge                         int64 // ns: age of the oldest pending job at the sample
 	Hist                              [HistBins]int64
 
-	dirty bool // changed in this batch (historyCache)
+	dirty bool        // changed in this batch (historyCache)
+	since *replica.Tx // the entry that first changed it in this batch
 }
 
 // histBin is the bin of a processing time of us microseconds: 0..3 are
@@ -209,7 +210,7 @@ func (h *historyCache) bucket(tx *replica.Tx, k bucketKey) *Bucket {
 		h.buckets[k] = b
 	}
 	if !b.dirty {
-		b.dirty = true
+		b.dirty, b.since = true, tx
 		h.dirty = append(h.dirty, k)
 	}
 	if !h.flushing {
@@ -222,14 +223,8 @@ func (h *historyCache) bucket(tx *replica.Tx, k bucketKey) *Bucket {
 // flush writes every bucket this batch changed, once, and drops the
 // buckets of minutes and hours before the latest entry's.
 func (h *historyCache) flush(tx *replica.Tx) {
-	var buf []byte
-	for _, k := range h.dirty {
-		b := h.buckets[k]
-		buf = encodeBucket(buf[:0], b)
-		must(tx.Set(keys.History(k.ns, k.queue, k.res, k.start), buf, nil))
-		b.dirty = false
-	}
-	h.dirty, h.flushing = h.dirty[:0], false
+	h.writeHeld(tx, nil)
+	h.flushing = false
 	minute := h.at - h.at%int64(time.Minute)
 	if minute == h.swept {
 		return
@@ -240,6 +235,24 @@ func (h *historyCache) flush(tx *replica.Tx) {
 			delete(h.buckets, k)
 		}
 	}
+}
+
+// writeHeld writes the buckets this batch changed but those entry keep
+// changed first, which stay held (held.go).
+func (h *historyCache) writeHeld(tx, keep *replica.Tx) {
+	var buf []byte
+	kept := h.dirty[:0]
+	for _, k := range h.dirty {
+		b := h.buckets[k]
+		if keep != nil && b.since == keep {
+			kept = append(kept, k)
+			continue
+		}
+		buf = encodeBucket(buf[:0], b)
+		must(tx.Set(keys.History(k.ns, k.queue, k.res, k.start), buf, nil))
+		b.dirty, b.since = false, nil
+	}
+	h.dirty = kept
 }
 
 // settle writes what this batch changed now and drops ns's buckets, before

@@ -82,7 +82,7 @@ func (e *Engine) abortMovedIn(tx *replica.Tx, ns string, in MovedIn) error {
 	if in.Touched {
 		return ErrMovedInLive
 	}
-	e.wipeNamespace(tx, ns)
+	e.wipeAborted(tx, ns)
 	e.clearMovedIn(tx, ns)
 	return nil
 }

@@ -141,6 +141,9 @@ func (e *Engine) applyMoveChunk(tx *replica.Tx, c *MoveChunkCmd) (replica.None, 
 	metering := e.usage.metering(tx)
 	var key []byte
 	for _, rel := range c.Dels {
+		if !e.restoredKeyKept(tx, rel) {
+			continue // the shard's own log (eventkept.go)
+		}
 		key = append(append(key[:0], p...), rel...)
 		if metering && IsJobKey(rel) {
 			e.storedDelta(tx, c.NS, -storedOf(tx, key)) // what its set added

@@ -63,7 +63,7 @@ func (e *Engine) applyNamespacePurge(tx *replica.Tx, c *NamespacePurgeCmd) (*Pur
 	if k, ok := firstKey(tx, jobs, keys.PrefixEnd(jobs)); ok {
 		return &PurgeStep{Phase: 0, Next: k}, nil // jobs came meanwhile: they go first
 	}
-	e.events.settle(tx) // the step counts the events earlier entries hold
+	e.settleHeld(tx) // the step counts what earlier entries hold (held.go)
 	p := keys.Namespace(c.NS)
 	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
 	must(err)

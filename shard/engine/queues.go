@@ -174,15 +174,22 @@ func ReadQueue(r pebble.Reader, ns, queue string) (*QueueRecord, bool) {
 type queueCache struct {
 	mu    sync.RWMutex
 	recs  map[qkey]*QueueRecord
-	dirty map[qkey]string // cache key → namespace, of records to write
+	dirty map[qkey]heldQueue // records to write
 
 	// Each namespace's unfinished jobs (unfinished.go), FSM goroutine only.
 	unf      map[string]*unfinishedCount
 	unfDirty []string // namespaces whose counter changed in this batch
 }
 
+// heldQueue is a changed queue record's namespace and the entry that
+// first changed it in this batch (held.go).
+type heldQueue struct {
+	ns    string
+	since *replica.Tx
+}
+
 func newQueueCache() *queueCache {
-	return &queueCache{recs: map[qkey]*QueueRecord{}, dirty: map[qkey]string{},
+	return &queueCache{recs: map[qkey]*QueueRecord{}, dirty: map[qkey]heldQueue{},
 		unf: map[string]*unfinishedCount{}}
 }
 
@@ -228,7 +235,9 @@ func (c *queueCache) touch(tx *replica.Tx, ns, queue string) {
 	if len(c.dirty) == 0 {
 		tx.BeforeCommit(func() { c.flush(tx) })
 	}
-	c.dirty[headKey(ns, queue)] = ns
+	if k := headKey(ns, queue); c.dirty[k].since == nil {
+		c.dirty[k] = heldQueue{ns, tx}
+	}
 }
 
 // count moves one job of queue from state "from" (0 = new) to "to"
@@ -261,16 +270,24 @@ func (c *queueCache) drop(tx *replica.Tx, ns, queue string) {
 	must(tx.Delete(keys.Queue(ns, queue), nil))
 }
 
-func (c *queueCache) flush(tx *replica.Tx) {
+// flush writes every record and counter changed in this batch.
+func (c *queueCache) flush(tx *replica.Tx) { c.writeHeld(tx, nil) }
+
+// writeHeld writes the records and counters changed in this batch, but
+// those entry keep changed first, which stay held (held.go).
+func (c *queueCache) writeHeld(tx, keep *replica.Tx) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, ns := range c.dirty {
+	for k, h := range c.dirty { // distinct keys: the order writes nothing different
+		if keep != nil && h.since == keep {
+			continue
+		}
 		if q, ok := c.recs[k]; ok {
-			must(tx.Set(keys.Queue(ns, q.Name), replica.Encode(q), nil))
+			must(tx.Set(keys.Queue(h.ns, q.Name), replica.Encode(q), nil))
 		}
 		delete(c.dirty, k)
 	}
-	c.flushUnfinished(tx)
+	c.writeUnfinished(tx, keep)
 }
 
 // ready reports, from the last applied state, whether queue holds a
@@ -315,7 +332,7 @@ func (c *queueCache) read(r pebble.Reader, ns, queue string) (*QueueRecord, bool
 func (c *queueCache) reset() {
 	c.mu.Lock()
 	c.recs = map[qkey]*QueueRecord{}
-	c.dirty = map[qkey]string{}
+	c.dirty = map[qkey]heldQueue{}
 	c.unf = map[string]*unfinishedCount{}
 	c.unfDirty = nil
 	c.mu.Unlock()

@@ -24,7 +24,8 @@ import (
 //     (their lease was on another worker's clock), caches and time-index
 //     floors start over, parked fetches of its queues are woken, the
 //     marker goes.
-//   - RestoreAbort deletes everything under the prefix and the marker.
+//   - RestoreAbort deletes everything under the prefix and the marker
+//     (keeping the log's floor once the log is kept, eventkept.go).
 //
 // While the marker is set the API answers 503 for the namespace and the
 // leader's loops leave it alone (it is out of the registry they walk).
@@ -86,11 +87,23 @@ func RestoreMarker(r pebble.Reader, ns string) (string, bool) {
 	return m.Token, ok
 }
 
-// HasData reports whether ns holds any key under its prefix.
+// HasData reports whether ns holds any key under its prefix but those of
+// its event log (keys.IsEvent), which are the shard's own (eventkept.go):
+// a namespace whose abort kept its floor is empty. One seek past each
+// kind of the log's keys.
 func HasData(r pebble.Reader, ns string) bool {
 	p := keys.Namespace(ns)
-	_, ok := firstKey(r, p, keys.PrefixEnd(p))
-	return ok
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+	must(err)
+	defer func() { must(it.Close()) }()
+	for ok := it.First(); ok; {
+		k := it.Key()
+		if !keys.IsEvent(k[len(p):]) {
+			return true
+		}
+		ok = it.SeekGE(keys.PrefixEnd(k[:len(p)+1])) // the next kind
+	}
+	return false
 }
 
 func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.None, error) {
@@ -102,7 +115,7 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 		return replica.None{}, ErrFenced // its data is being moved out
 	}
 	_, interrupted := RestoreMarker(tx, c.NS)
-	if !c.Replace && !interrupted && HasData(tx, c.NS) {
+	if !c.Replace && !interrupted && e.holdsData(tx, c.NS) {
 		return replica.None{}, apierr.New(apierr.Conflict, "the namespace already holds data: restore into a new namespace, or replace it")
 	}
 	if moved {
@@ -112,11 +125,7 @@ func (e *Engine) applyRestoreBegin(tx *replica.Tx, c *RestoreBeginCmd) (replica.
 		e.clearFence(tx, c.NS) // lapsed
 	}
 	e.clearMovedIn(tx, c.NS) // an earlier move's end is over
-	hadLog := e.hasEventLog(tx, c.NS)
-	e.wipeNamespace(tx, c.NS)
-	if hadLog {
-		e.wipeEvents(tx, c.NS)
-	}
+	e.wipeLogged(tx, c.NS)
 	e.setRestoreMark(tx, c.NS, RestoreMark{Token: c.Token, At: tx.Now.UnixNano()})
 	return replica.None{}, nil
 }
@@ -161,7 +170,8 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 // already there (replace: a move's later round), the old one's size is
 // taken back first. The history's cached buckets of ns are settled first
 // (historyCache.settle), and the cached budgets dropped: the records may
-// hold them.
+// hold them. A record of the event log is left out once the log is kept
+// (eventkept.go).
 func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, replace bool) error {
 	e.history.settle(tx, ns)
 	e.forgetBudgets(ns)
@@ -171,6 +181,9 @@ func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, 
 	for _, r := range recs {
 		if len(r.Key) == 0 {
 			return apierr.New(apierr.BadRequest, "a restored record has an empty key")
+		}
+		if !e.restoredKeyKept(tx, r.Key) {
+			continue // the shard's own log (eventkept.go)
 		}
 		key = append(append(key[:0], p...), r.Key...)
 		if metering && IsJobKey(r.Key) {
@@ -314,7 +327,7 @@ func (e *Engine) applyRestoreAbort(tx *replica.Tx, c *RestoreTokenCmd) (replica.
 			return replica.None{}, ErrRestoreNotIdle
 		}
 	}
-	e.wipeNamespace(tx, c.NS)
+	e.wipeAborted(tx, c.NS) // the floor the begin raised stays, once the log is kept
 	e.clearRestoreMark(tx, c.NS)
 	return replica.None{}, nil
 }

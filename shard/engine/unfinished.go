@@ -40,7 +40,7 @@ func (c *queueCache) unfinishedMoved(tx *replica.Tx, ns string, from, to job.Sta
 	u := c.unfinishedRec(tx, ns)
 	u.n += d
 	if !u.dirty {
-		u.dirty = true
+		u.dirty, u.since = true, tx
 		c.unfDirty = append(c.unfDirty, ns)
 	}
 }
@@ -48,7 +48,8 @@ func (c *queueCache) unfinishedMoved(tx *replica.Tx, ns string, from, to job.Sta
 // unfinishedCount is a namespace's counter as the cache holds it.
 type unfinishedCount struct {
 	n     int64
-	dirty bool // to be written before the batch commits
+	dirty bool        // to be written before the batch commits
+	since *replica.Tx // the entry that made it dirty
 }
 
 // unfinishedOf is ns's count of unfinished jobs (FSM goroutine).
@@ -112,16 +113,22 @@ func (c *queueCache) sumUnfinished(tx *replica.Tx, ns string) int64 {
 	return n
 }
 
-// flushUnfinished writes the counters changed in this batch (under c.mu,
-// from flush).
-func (c *queueCache) flushUnfinished(tx *replica.Tx) {
+// writeUnfinished writes the counters changed in this batch but those
+// entry keep made dirty (under c.mu, from writeHeld).
+func (c *queueCache) writeUnfinished(tx, keep *replica.Tx) {
+	kept := c.unfDirty[:0]
 	for _, ns := range c.unfDirty {
-		if u, ok := c.unf[ns]; ok && u.dirty {
+		u, ok := c.unf[ns]
+		switch {
+		case !ok || !u.dirty:
+		case keep != nil && u.since == keep:
+			kept = append(kept, ns)
+		default:
 			must(tx.Set(keys.Unfinished(ns), binary.AppendUvarint(nil, uint64(max(u.n, 0))), nil))
-			u.dirty = false
+			u.dirty, u.since = false, nil
 		}
 	}
-	c.unfDirty = c.unfDirty[:0]
+	c.unfDirty = kept
 }
 
 // forgetUnfinished drops ns's counter from memory (a purge deleted it).

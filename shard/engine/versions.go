@@ -161,6 +161,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	EventLogStartWide.Handle(r, e.applyEventLogStartWide)
 	EventLogStartCounted.Handle(r, e.applyEventLogStartCounted)
 	EventLogStartBlocks.Handle(r, e.applyEventLogStartBlocks)
+	EventLogStartKept.Handle(r, e.applyEventLogStartKept)
 	NamespaceConfigureEgress.Handle(r, gated(e, e.applyNamespaceConfigure))
 	NamespaceConfigureOTLP.Handle(r, gated(e, e.applyNamespaceConfigure))
 	EnqueueTraced.Handle(r, gated(e, e.applyEnqueue))

@@ -11,9 +11,11 @@ import (
 const eventTrimStep = 10_000
 
 // sweepEvents starts the event log, wide and detailed
-// (engine.EventLogStartDetailed), counted (engine.EventLogStartCounted)
-// and in blocks (engine.EventLogStartBlocks), when this node leads a shard whose log is off or is not yet all of
-// these (before anything the loops propose changes a job), then every
+// (engine.EventLogStartDetailed), counted (engine.EventLogStartCounted),
+// in blocks (engine.EventLogStartBlocks) and kept across restores and
+// moves (engine.EventLogStartKept), when this node leads a shard whose
+// log is off or is not yet all of these (before anything the loops
+// propose changes a job), then every
 // EventTrimInterval trims each namespace's log to its retention: its
 // plan's, recorded first when a request said otherwise
 // (service.EventRetention), else EventRetention. The leader picks the
@@ -34,6 +36,11 @@ func (l *Loops) sweepEvents(ctx context.Context, now int64) error {
 	}
 	if !l.eng.EventLogBlocks(db) {
 		if _, err := engine.EventLogStartBlocks.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
+	if !l.eng.EventLogKept(db) {
+		if _, err := engine.EventLogStartKept.Propose(ctx, l.node, &engine.EventLogStartCmd{}); err != nil {
 			return err
 		}
 	}

@@ -91,6 +91,11 @@ func (s *Service) meter(ctx context.Context) error {
 			return err
 		}
 	}
+	if !s.eng.EventLogKept(s.node.DB()) {
+		if _, err := engine.EventLogStartKept.Propose(ctx, s.node, &engine.EventLogStartCmd{}); err != nil {
+			return err
+		}
+	}
 	if !s.eng.HistoryOn(s.node.DB()) {
 		if _, err := engine.HistoryStart.Propose(ctx, s.node, &engine.HistoryStartCmd{}); err != nil {
 			return err

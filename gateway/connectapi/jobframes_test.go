@@ -165,3 +165,32 @@ func BenchmarkLeasedJobs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkJobFrameMarshal is the frame of BenchmarkLeasedJobs/untraced
+// written to the wire, its payloads as Values and as JSON.
+func BenchmarkJobFrameMarshal(b *testing.B) {
+	for _, asJSON := range []bool{false, true} {
+		b.Run(map[bool]string{false: "values", true: "json"}[asJSON], func(b *testing.B) {
+			jobs := make([]wire.FetchedJob, 100)
+			for i := range jobs {
+				jobs[i] = wire.FetchedJob{JobID: fmt.Sprintf("job_%026d", i), Queue: "emails.send",
+					Payload: json.RawMessage(`{"to":"user@example.com","template":"welcome","n":1}`), Attempt: 1, MaxRetries: 25,
+					LeaseDuration: 60, Checkpoint: json.RawMessage("null"), Tags: map[string]string{"team": "growth"},
+					LeaseToken: "lt_0123456789abcdef"}
+			}
+			body, err := json.Marshal(wire.FetchBatchResponse{Jobs: jobs})
+			require.NoError(b, err)
+			got, err := leasedJobs(body, asJSON)
+			require.NoError(b, err)
+			frame := &jobbiev1.WorkResponse{Jobs: got.jobs}
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				if buf, err = (proto.MarshalOptions{}).MarshalAppend(buf[:0], frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(buf)), "frame-bytes")
+		})
+	}
+}

@@ -70,8 +70,10 @@ func checkEntry(b []byte, depth int) error {
 	})
 }
 
-// eachField calls f with each length-delimited field of b (the only
-// wire type of a Value's parts that can be refused), skipping the rest.
+// eachField calls f with each length-delimited field of b, skipping the
+// rest: the only wire type of a Value's parts that can be refused, and
+// of a Struct's entries and a ListValue's values, which the printing
+// (worker_stream_value.go) reads by it too.
 func eachField(b []byte, f func(protowire.Number, []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := consumeTag(b)

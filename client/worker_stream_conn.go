@@ -124,7 +124,8 @@ func (sw *streamWorker) session(base context.Context) (drained, heard bool, err 
 	sw.drained.Store(false)
 	sw.out.resetCredit(int32(sw.room()))
 	hello := &jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: sw.w.cfg.WorkerID, Hostname: sw.w.cfg.Hostname,
-		Queues: sw.w.cfg.Queues, Concurrency: int32(sw.w.cfg.Concurrency), LeaseDuration: leaseOf(sw.w.cfg.LeaseDuration)}}
+		Queues: sw.w.cfg.Queues, Concurrency: int32(sw.w.cfg.Concurrency), LeaseDuration: leaseOf(sw.w.cfg.LeaseDuration),
+		JsonPayloads: true}} // the JSON a handler reads, without the Value's round trip both ends
 	if f := sw.out.take(!sw.noCredit()); f != nil {
 		hello.Credit, hello.Acks, hello.Fails, hello.Heartbeats = f.Credit, f.Acks, f.Fails, f.Heartbeats
 	}

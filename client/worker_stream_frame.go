@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -14,34 +15,39 @@ import (
 )
 
 // The stream's frames from the server, read with the jobs made straight
-// into Jobs: a job's payload and checkpoint (google.protobuf.Value on the
-// wire) become the JSON a handler reads without building structpb values
-// and printing them with protojson, which was about a third of the
-// worker's CPU a job on a busy stream. Everything else in a frame
-// (results, cancels, drain) is read by the generated code.
+// into Jobs. The worker's hello asks for JSON payloads, so a job's
+// payload and checkpoint come as the JSON bytes a handler reads
+// (payload_json, checkpoint_json), copied as they are. A server that
+// does not know that field sends them as google.protobuf.Values, which
+// become the JSON without building structpb values and printing them
+// with protojson (about a third of the worker's CPU a job on a busy
+// stream when done so). Everything else in a frame (results, cancels,
+// drain) is read by the generated code.
 
 // Field numbers in proto/jobbie/v1/worker.proto and struct.proto.
 const (
-	fieldResJobs          = 1  // WorkResponse.jobs
-	fieldJobID            = 1  // LeasedJob.job_id
-	fieldJobQueue         = 2  // LeasedJob.queue
-	fieldJobPayload       = 3  // LeasedJob.payload
-	fieldJobAttempt       = 4  // LeasedJob.attempt
-	fieldJobMaxRetries    = 5  // LeasedJob.max_retries
-	fieldJobLeaseDuration = 6  // LeasedJob.lease_duration
-	fieldJobCheckpoint    = 7  // LeasedJob.checkpoint
-	fieldJobTags          = 8  // LeasedJob.tags
-	fieldJobLeaseToken    = 9  // LeasedJob.lease_token
-	fieldJobTraceparent   = 10 // LeasedJob.traceparent
-	fieldJobTracestate    = 11 // LeasedJob.tracestate
-	fieldValueNull        = 1  // Value.null_value
-	fieldValueNumber      = 2  // Value.number_value
-	fieldValueString      = 3  // Value.string_value
-	fieldValueBool        = 4  // Value.bool_value
-	fieldValueStruct      = 5  // Value.struct_value
-	fieldValueList        = 6  // Value.list_value
-	fieldListValues       = 1  // ListValue.values; Struct.fields and map entries' key too
-	fieldEntryValue       = 2  // a map entry's value
+	fieldResJobs           = 1  // WorkResponse.jobs
+	fieldJobID             = 1  // LeasedJob.job_id
+	fieldJobQueue          = 2  // LeasedJob.queue
+	fieldJobPayload        = 3  // LeasedJob.payload
+	fieldJobAttempt        = 4  // LeasedJob.attempt
+	fieldJobMaxRetries     = 5  // LeasedJob.max_retries
+	fieldJobLeaseDuration  = 6  // LeasedJob.lease_duration
+	fieldJobCheckpoint     = 7  // LeasedJob.checkpoint
+	fieldJobTags           = 8  // LeasedJob.tags
+	fieldJobLeaseToken     = 9  // LeasedJob.lease_token
+	fieldJobTraceparent    = 10 // LeasedJob.traceparent
+	fieldJobTracestate     = 11 // LeasedJob.tracestate
+	fieldJobPayloadJSON    = 12 // LeasedJob.payload_json
+	fieldJobCheckpointJSON = 13 // LeasedJob.checkpoint_json
+	fieldValueNull         = 1  // Value.null_value
+	fieldValueNumber       = 2  // Value.number_value
+	fieldValueString       = 3  // Value.string_value
+	fieldValueBool         = 4  // Value.bool_value
+	fieldValueStruct       = 5  // Value.struct_value
+	fieldValueList         = 6  // Value.list_value
+	fieldListValues        = 1  // ListValue.values; Struct.fields and map entries' key too
+	fieldEntryValue        = 2  // a map entry's value
 )
 
 // maxValueDepth bounds the nesting of a Value, as proto's decoding does.
@@ -109,11 +115,12 @@ func (f *streamFrame) decode(b []byte) error {
 }
 
 // decodeJob is a LeasedJob as a handler sees it, or the error of a job
-// the generated code refuses (a payload or checkpoint it reads that is
-// not a JSON value reads as null, as protojson's refusal did).
+// the generated code refuses (a payload or checkpoint Value it reads
+// that is not a JSON value reads as null, as protojson's refusal did).
+// Its JSON payload and checkpoint, when sent, are taken over the Values.
 func decodeJob(b []byte) (*Job, error) {
 	job := &Job{Payload: jsonNull}
-	var payload, checkpoint []byte
+	var payload, checkpoint, payloadJSON, checkpointJSON []byte
 	hasPayload, hasCheckpoint := false, false
 	for len(b) > 0 {
 		num, typ, n := consumeTag(b)
@@ -148,6 +155,16 @@ func decodeJob(b []byte) (*Job, error) {
 				}
 				job.Tags[k] = val
 			}
+		case typ == protowire.BytesType && (num == fieldJobPayloadJSON || num == fieldJobCheckpointJSON):
+			var v []byte
+			if v, n = protowire.ConsumeBytes(b); n < 0 {
+				return nil, protowire.ParseError(n)
+			}
+			if num == fieldJobPayloadJSON { // bytes: the last one wins, as in proto
+				payloadJSON = v
+			} else {
+				checkpointJSON = v
+			}
 		case typ == protowire.BytesType && isJobString(num):
 			var v []byte
 			if v, n = protowire.ConsumeBytes(b); n < 0 {
@@ -180,10 +197,18 @@ func decodeJob(b []byte) (*Job, error) {
 		}
 		b = b[n:]
 	}
-	if hasPayload {
+	switch { // copied: the frame's buffer is reused
+	case len(payloadJSON) > 0:
+		job.Payload = bytes.Clone(payloadJSON)
+	case hasPayload:
 		job.Payload = valueJSON(payload)
 	}
-	if hasCheckpoint && !isNullValue(checkpoint) {
+	switch {
+	case len(checkpointJSON) > 0:
+		if !bytes.Equal(checkpointJSON, jsonNull) {
+			job.Checkpoint = bytes.Clone(checkpointJSON)
+		}
+	case hasCheckpoint && !isNullValue(checkpoint):
 		job.Checkpoint = valueJSON(checkpoint)
 	}
 	return job, nil

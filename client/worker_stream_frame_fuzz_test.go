@@ -29,6 +29,8 @@ func fuzzFrames(f *testing.F) {
 			{JobId: "job-3", Payload: v("text \"\x01é😀"), Checkpoint: structpb.NewNullValue()},
 			{JobId: "job-4", Payload: &structpb.Value{}},
 			{JobId: "job-5", Payload: structpb.NewNumberValue(math.NaN()), Checkpoint: v([]any{1e21, 1e-7, -0.0})},
+			{JobId: "job-6", PayloadJson: []byte(`{"z":1e999}`), CheckpointJson: []byte(`null`)},
+			{JobId: "job-7", Payload: v("value"), PayloadJson: []byte(`[1]`), Checkpoint: v(1.0), CheckpointJson: []byte(`{"s":2}`)},
 		}},
 		{Results: []*jobbiev1.Result{{CorrelationId: 5, Status: "completed"}}, Cancels: []*jobbiev1.Cancel{{JobId: "job-9", LeaseToken: "tok-9"}},
 			Drain: &jobbiev1.Drain{Deadline: "30s", Worker: true}, KeepAlive: &jobbiev1.KeepAlive{}},

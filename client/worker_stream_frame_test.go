@@ -27,6 +27,16 @@ func jobOfGenerated(j *jobbiev1.LeasedJob) *Job {
 	if _, isNull := j.GetCheckpoint().GetKind().(*structpb.Value_NullValue); j.GetCheckpoint() != nil && !isNull {
 		job.Checkpoint = rawOfGenerated(j.GetCheckpoint())
 	}
+	// JSON, when sent, over the Values; a null checkpoint is none.
+	if p := j.GetPayloadJson(); len(p) > 0 {
+		job.Payload = p
+	}
+	if c := j.GetCheckpointJson(); len(c) > 0 {
+		job.Checkpoint = nil
+		if string(c) != "null" {
+			job.Checkpoint = c
+		}
+	}
 	return job
 }
 
@@ -59,7 +69,7 @@ func value(t *testing.T, x any) *structpb.Value {
 func TestDecodeJobReadsEveryField(t *testing.T) {
 	read := map[protowire.Number]bool{fieldJobID: true, fieldJobQueue: true, fieldJobPayload: true, fieldJobAttempt: true,
 		fieldJobMaxRetries: true, fieldJobLeaseDuration: true, fieldJobCheckpoint: true, fieldJobTags: true,
-		fieldJobLeaseToken: true, fieldJobTraceparent: true, fieldJobTracestate: true}
+		fieldJobLeaseToken: true, fieldJobTraceparent: true, fieldJobTracestate: true, fieldJobPayloadJSON: true, fieldJobCheckpointJSON: true}
 	fields := (&jobbiev1.LeasedJob{}).ProtoReflect().Descriptor().Fields()
 	for i := range fields.Len() {
 		f := fields.Get(i)
@@ -80,6 +90,10 @@ func TestStreamFrameAsGenerated(t *testing.T) {
 			{JobId: "job-3", Payload: value(t, "text"), Checkpoint: structpb.NewNullValue()},
 			{JobId: "job-4", Payload: &structpb.Value{}}, // no kind: null, as protojson refused it
 			{JobId: "job-5", Payload: structpb.NewNumberValue(math.NaN())},
+			// As the worker asks for them: JSON as stored, a null checkpoint none.
+			{JobId: "job-6", PayloadJson: []byte(`{"z":1e999,"a":[1.50]}`), CheckpointJson: []byte(`{"step":3}`)},
+			{JobId: "job-7", PayloadJson: []byte(`"x"`), CheckpointJson: []byte(`null`)},
+			{JobId: "job-8", Payload: value(t, "value"), PayloadJson: []byte(`"json"`), Checkpoint: value(t, 1.0), CheckpointJson: []byte(`2`)},
 		},
 		Results:   []*jobbiev1.Result{{CorrelationId: 5, Status: "completed"}, {CorrelationId: 6, ErrorCode: "lease_mismatch", ErrorMessage: "x"}},
 		Cancels:   []*jobbiev1.Cancel{{JobId: "job-9", LeaseToken: "tok-9"}},
@@ -97,6 +111,14 @@ func TestStreamFrameAsGenerated(t *testing.T) {
 	rest := proto.Clone(res).(*jobbiev1.WorkResponse)
 	rest.Jobs = nil
 	require.True(t, proto.Equal(rest, &f.res), "got %v", &f.res)
+	require.Equal(t, `{"z":1e999,"a":[1.50]}`, string(f.jobs[5].Payload))
+	require.Nil(t, f.jobs[6].Checkpoint)
+	require.Equal(t, `"json"`, string(f.jobs[7].Payload))
+
+	// Nothing of connect's buffer, reused after the call, is kept.
+	clear(b)
+	require.Equal(t, `{"z":1e999,"a":[1.50]}`, string(f.jobs[5].Payload))
+	require.Equal(t, `{"step":3}`, string(f.jobs[5].Checkpoint))
 
 	require.Error(t, streamCodec{}.Unmarshal(b[:len(b)-3], &streamFrame{}), "a cut frame")
 	require.Error(t, streamCodec{}.Unmarshal(b, &jobbiev1.WorkResponse{}))

@@ -103,35 +103,24 @@ func appendValueJSON(out, b []byte, depth int) ([]byte, error) {
 	}
 }
 
+// appendList appends a ListValue's JSON: its values (field 1) in order.
 func appendList(out, b []byte, depth int) ([]byte, error) {
 	out = append(out, '[')
 	first := true
-	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
+	err := eachField(b, func(num protowire.Number, v []byte) error {
+		if num != fieldListValues {
+			return nil
 		}
-		b = b[n:]
-		if num != fieldListValues || typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return nil, protowire.ParseError(n)
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
-		}
-		b = b[n:]
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
 		var err error
-		if out, err = appendValueJSON(out, v, depth+1); err != nil {
-			return nil, err
-		}
+		out, err = appendValueJSON(out, v, depth+1)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return append(out, ']'), nil
 }
@@ -141,31 +130,19 @@ type structField struct {
 	value []byte
 }
 
+// appendStruct appends a Struct's JSON: its entries (field 1).
 func appendStruct(out, b []byte, depth int) ([]byte, error) {
 	var fields []structField
-	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
+	err := eachField(b, func(num protowire.Number, e []byte) error {
+		if num != fieldListValues {
+			return nil
 		}
-		b = b[n:]
-		if num != fieldListValues || typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return nil, protowire.ParseError(n)
-			}
-			b = b[n:]
-			continue
-		}
-		e, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
-		}
-		b = b[n:]
 		k, v, err := entry(e, true)
-		if err != nil {
-			return nil, err
-		}
 		fields = append(fields, structField{key: k, value: v})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	// protojson's order; of a key sent twice, the last (a map's rule).
 	slices.SortStableFunc(fields, func(a, b structField) int { return strings.Compare(a.key, b.key) })

@@ -2,6 +2,7 @@ package connectapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -79,16 +80,17 @@ type retrier struct {
 func (r *retrier) after(ctx context.Context, st *stream, a Answer) error {
 	if a.Status == http.StatusOK {
 		r.delay = 0
-		jobs, cancels, err := leasedJobs(a.Body)
+		got, err := leasedJobs(a.Body, st.hello.GetJsonPayloads())
 		if err != nil {
 			return connect.NewError(connect.CodeInternal, err)
 		}
-		if len(jobs) > 0 {
-			st.deliver(jobs)
+		if len(got.jobs) > 0 {
+			st.deliver(got.jobs)
 		}
-		if len(cancels) > 0 {
-			_ = st.send(&jobbiev1.WorkResponse{Cancels: cancels})
+		if len(got.cancels) > 0 {
+			_ = st.send(&jobbiev1.WorkResponse{Cancels: got.cancels})
 		}
+		st.failUnsendable(got.unsendable)
 		if a.Drain && st.workerDrained() {
 			return st.errDrained()
 		}
@@ -196,4 +198,19 @@ func leasesOf(jobs []*jobbiev1.LeasedJob) []wire.ReleaseEntry {
 		out[i] = wire.ReleaseEntry{JobID: j.GetJobId(), Attempt: int(j.GetAttempt()), LeaseToken: j.GetLeaseToken()}
 	}
 	return out
+}
+
+// failUnsendable fails each job no frame can carry, for good: every
+// later attempt would fail the same way, and released it would come back
+// to this stream at once. Dead with its reason, it is not lost: a
+// worker that asks for JSON payloads, or fetches over HTTP, can run it
+// once it is retried. A fail the route refuses leaves the job to its
+// lease, which runs out (the worker never had it).
+func (st *stream) failUnsendable(jobs []unsendable) {
+	for _, u := range jobs {
+		st.call(http.MethodPost, "/api/v1/fail/"+u.jobID, wire.FailRequest{
+			Error: fmt.Sprintf("the worker stream cannot carry job %s as a google.protobuf.Value: %v; "+
+				"a worker that asks for JSON payloads (Hello.json_payloads), or fetches over HTTP, can run it", u.jobID, u.err),
+			WorkerID: st.hello.GetWorkerId(), LeaseToken: u.leaseToken, NonRetryable: true})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ type workerRoute struct {
 	// watch (when set) for them, or returns after a short wait.
 	cancels []wire.JobCancel
 	watch   chan struct{}
+	failed  chan string // each fail's job id, when set
 }
 
 func newWorkerRoute(jobs int) *workerRoute {
@@ -90,6 +92,10 @@ func (f *workerRoute) serve(r *Request) Answer {
 		return Answer{Status: http.StatusOK, Body: b}
 	case "/api/v1/release":
 		return Answer{Status: http.StatusOK, Body: []byte(`{"released":[]}`)}
+	}
+	if id, ok := strings.CutPrefix(r.Path, "/api/v1/fail/"); ok && f.failed != nil {
+		f.failed <- id
+		return Answer{Status: http.StatusOK, Body: []byte(`{"status":"dead","reason":"non_retryable"}`)}
 	}
 	return Answer{Status: http.StatusNotFound, Body: []byte(`{"error":{"code":"not_found","message":"no route"}}`)}
 }
@@ -250,4 +256,66 @@ func TestWorkStreamBreakAndDrain(t *testing.T) {
 	require.NoError(t, bidi.CloseRequest())
 	_, err := bidi.Receive()
 	require.True(t, errors.Is(err, io.EOF), "%v", err)
+}
+
+// A job whose payload no Value can hold fails alone, for good, with the
+// reason: the stream goes on and the worker gets the rest. Before, the
+// fetch's whole answer ended the stream, its jobs were released and
+// leased again to the next stream, which it ended too.
+func TestWorkStreamFailsAJobAValueCannotHold(t *testing.T) {
+	t.Parallel()
+	f := newWorkerRoute(3)
+	f.jobs[1].Payload = json.RawMessage(`{"amount":1e999}`)
+	f.failed = make(chan string, 1)
+	bidi := serveWork(t, f, WorkConfig{}).Work(context.Background())
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"q"}}, Credit: &jobbiev1.Credit{N: 3}}))
+	var got []string
+	for len(got) < 2 {
+		for _, j := range recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetJobs()) > 0 }).GetJobs() {
+			got = append(got, j.GetJobId())
+		}
+	}
+	require.Equal(t, []string{"job_0", "job_2"}, got)
+	require.Equal(t, "job_1", <-f.failed)
+	fails := f.requests("/api/v1/fail/job_1")
+	require.Len(t, fails, 1, "the job no frame can carry is failed")
+	var req wire.FailRequest
+	require.NoError(t, json.Unmarshal(fails[0], &req))
+	require.True(t, req.NonRetryable, "every attempt would fail alike")
+	require.Equal(t, "w1", req.WorkerID)
+	require.Equal(t, "tok1", req.LeaseToken)
+	require.Contains(t, req.Error, "payload")
+	require.Contains(t, req.Error, "json_payloads")
+
+	// The stream still serves: an ack is answered.
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Acks: []*jobbiev1.Ack{{CorrelationId: 7, JobId: "job_0", LeaseToken: "tok0"}}}))
+	res := recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetResults()) > 0 }).GetResults()
+	require.Equal(t, uint64(7), res[0].GetCorrelationId())
+	require.NoError(t, bidi.CloseRequest())
+}
+
+// A worker that asks for JSON payloads gets each job's payload and
+// checkpoint as the shard stored them, and no Values.
+func TestWorkStreamJSONPayloads(t *testing.T) {
+	t.Parallel()
+	f := newWorkerRoute(2)
+	f.jobs[0].Payload = json.RawMessage(`{"b":1e999,"a":[1.50]}`)
+	f.jobs[1].Checkpoint = json.RawMessage(`{"step":3}`)
+	bidi := serveWork(t, f, WorkConfig{}).Work(context.Background())
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"q"}, JsonPayloads: true},
+		Credit: &jobbiev1.Credit{N: 2}}))
+	var jobs []*jobbiev1.LeasedJob
+	for len(jobs) < 2 {
+		jobs = append(jobs, recv(t, bidi, func(r *jobbiev1.WorkResponse) bool { return len(r.GetJobs()) > 0 }).GetJobs()...)
+	}
+	require.Equal(t, `{"b":1e999,"a":[1.50]}`, string(jobs[0].GetPayloadJson()))
+	require.Empty(t, jobs[0].GetCheckpointJson(), "a null checkpoint is none")
+	require.Equal(t, `{}`, string(jobs[1].GetPayloadJson()))
+	require.Equal(t, `{"step":3}`, string(jobs[1].GetCheckpointJson()))
+	for _, j := range jobs {
+		require.Nil(t, j.GetPayload())
+		require.Nil(t, j.GetCheckpoint())
+	}
+	require.Empty(t, f.requests("/api/v1/fail/job_0"))
+	require.NoError(t, bidi.CloseRequest())
 }

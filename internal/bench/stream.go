@@ -83,8 +83,7 @@ func (r *runner) oneStream(api jobbiev1connect.WorkerServiceClient, id string, s
 		conn.RequestHeader().Set(h.key, h.value)
 	}
 	credit := int32(r.cfg.FetchBatch)
-	err = conn.Send(&jobbiev1.WorkRequest{Credit: &jobbiev1.Credit{N: credit}, Hello: &jobbiev1.Hello{WorkerId: id, Hostname: hostname(),
-		Queues: []string{r.cfg.Queue}, Concurrency: credit}})
+	err = conn.Send(streamHello(id, r.cfg.Queue, credit))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
@@ -156,4 +155,12 @@ func (r *runner) countResults(st *loopStats, results []frameResult, sent map[uin
 	if n := r.counter.acked.Add(acked); r.cfg.Jobs > 0 && n >= r.cfg.Jobs {
 		r.finish()
 	}
+}
+
+// streamHello opens a bench stream with credit for its jobs. It asks for
+// JSON payloads, as the Go SDK's worker does: the bench skips payloads,
+// and the gateway's work for it is then what it does for the SDK.
+func streamHello(id, queue string, credit int32) *jobbiev1.WorkRequest {
+	return &jobbiev1.WorkRequest{Credit: &jobbiev1.Credit{N: credit}, Hello: &jobbiev1.Hello{WorkerId: id, Hostname: hostname(),
+		Queues: []string{queue}, Concurrency: credit, JsonPayloads: true}}
 }

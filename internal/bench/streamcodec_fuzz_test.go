@@ -23,7 +23,7 @@ func FuzzJobFrame(f *testing.F) {
 		{Jobs: []*jobbiev1.LeasedJob{
 			{JobId: "job-1", Queue: "q", Payload: payload, Attempt: 2, MaxRetries: 3, LeaseDuration: 30, Checkpoint: payload,
 				Tags: map[string]string{"a": "b"}, LeaseToken: "tok-1", Traceparent: "00-aa-bb-01", Tracestate: "k=v"},
-			{JobId: "job-2", LeaseToken: "tok-2"},
+			{JobId: "job-2", LeaseToken: "tok-2", PayloadJson: []byte(`{"n":1}`), CheckpointJson: []byte(`[2]`)},
 		},
 			Results: []*jobbiev1.Result{
 				{CorrelationId: 5, Status: "completed", Enqueued: []*jobbiev1.EnqueueResponse{{JobId: "child"}}},

@@ -39,9 +39,11 @@ func TestAckFrameIsWorkRequest(t *testing.T) {
 	require.True(t, proto.Equal(&jobbiev1.WorkRequest{Acks: []*jobbiev1.Ack{{CorrelationId: 7, JobId: "job-7", LeaseToken: "tok-7"}}}, &got), "got %v", &got)
 }
 
-// Any other message (the hello) is written by proto.
+// Any other message (the hello) is written by proto; the hello asks for
+// JSON payloads, as the SDK's worker does.
 func TestStreamCodecHello(t *testing.T) {
-	hello := &jobbiev1.WorkRequest{Credit: &jobbiev1.Credit{N: 100}, Hello: &jobbiev1.Hello{WorkerId: "w", Queues: []string{"q"}, Concurrency: 100}}
+	hello := streamHello("w", "q", 100)
+	require.True(t, hello.GetHello().GetJsonPayloads())
 	b, err := streamCodec{}.Marshal(hello)
 	require.NoError(t, err)
 	want, err := proto.Marshal(hello)
@@ -63,7 +65,7 @@ func TestJobFrameDecode(t *testing.T) {
 		Jobs: []*jobbiev1.LeasedJob{
 			{JobId: "job-1", Queue: "q", Payload: payload, Attempt: 2, MaxRetries: 3, LeaseDuration: 30, Checkpoint: payload,
 				Tags: map[string]string{"a": "b"}, LeaseToken: "tok-1", Traceparent: "00-aa-bb-01", Tracestate: "k=v"},
-			{JobId: "job-2", LeaseToken: "tok-2"},
+			{JobId: "job-2", LeaseToken: "tok-2", PayloadJson: []byte(`{"n":1}`), CheckpointJson: []byte(`[2]`)},
 		},
 		Results: []*jobbiev1.Result{
 			{CorrelationId: 5, Status: "completed", Enqueued: []*jobbiev1.EnqueueResponse{{JobId: "child"}}},

@@ -128,6 +128,11 @@ type Hello struct {
 	// The lease each job is handed with, e.g. "60s"; the job's own, else
 	// its queue's, when empty.
 	LeaseDuration string `protobuf:"bytes,5,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
+	// Jobs' payloads and checkpoints as JSON bytes (LeasedJob.payload_json,
+	// checkpoint_json), the JSON the HTTP API's fetch returns, rather than
+	// as google.protobuf.Values: what a worker that hands its jobs JSON
+	// wants, without the conversion both ends.
+	JsonPayloads  bool `protobuf:"varint,6,opt,name=json_payloads,json=jsonPayloads,proto3" json:"json_payloads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -195,6 +200,13 @@ func (x *Hello) GetLeaseDuration() string {
 		return x.LeaseDuration
 	}
 	return ""
+}
+
+func (x *Hello) GetJsonPayloads() bool {
+	if x != nil {
+		return x.JsonPayloads
+	}
+	return false
 }
 
 // Credit grants n more jobs: each job the server sends uses one, so the
@@ -724,22 +736,31 @@ func (x *WorkResponse) GetKeepAlive() *KeepAlive {
 
 // LeasedJob is a job handed to the worker (wire.FetchedJob).
 type LeasedJob struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	JobId      string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Queue      string                 `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
-	Payload    *structpb.Value        `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
-	Attempt    int32                  `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	MaxRetries int32                  `protobuf:"varint,5,opt,name=max_retries,json=maxRetries,proto3" json:"max_retries,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Queue string                 `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Unset when the worker asked for JSON payloads (payload_json).
+	Payload    *structpb.Value `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	Attempt    int32           `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	MaxRetries int32           `protobuf:"varint,5,opt,name=max_retries,json=maxRetries,proto3" json:"max_retries,omitempty"`
 	// Seconds.
-	LeaseDuration float64           `protobuf:"fixed64,6,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
-	Checkpoint    *structpb.Value   `protobuf:"bytes,7,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
-	Tags          map[string]string `protobuf:"bytes,8,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	LeaseToken    string            `protobuf:"bytes,9,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	LeaseDuration float64 `protobuf:"fixed64,6,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
+	// The last checkpoint a heartbeat stored, when there is one; unset
+	// when the worker asked for JSON payloads (checkpoint_json).
+	Checkpoint *structpb.Value   `protobuf:"bytes,7,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Tags       map[string]string `protobuf:"bytes,8,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	LeaseToken string            `protobuf:"bytes,9,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// The W3C trace context the job was enqueued with, when it had one.
-	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
-	Tracestate    string `protobuf:"bytes,11,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Traceparent string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate  string `protobuf:"bytes,11,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	// The payload as JSON, as stored, when the worker's hello asked for
+	// JSON payloads (Hello.json_payloads); its objects' keys in the order
+	// given and its numbers as written, as the HTTP API's fetch returns it.
+	PayloadJson []byte `protobuf:"bytes,12,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	// The checkpoint as JSON, as payload_json; empty when the job has none.
+	CheckpointJson []byte `protobuf:"bytes,13,opt,name=checkpoint_json,json=checkpointJson,proto3" json:"checkpoint_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LeasedJob) Reset() {
@@ -847,6 +868,20 @@ func (x *LeasedJob) GetTracestate() string {
 		return x.Tracestate
 	}
 	return ""
+}
+
+func (x *LeasedJob) GetPayloadJson() []byte {
+	if x != nil {
+		return x.PayloadJson
+	}
+	return nil
+}
+
+func (x *LeasedJob) GetCheckpointJson() []byte {
+	if x != nil {
+		return x.CheckpointJson
+	}
+	return nil
 }
 
 // Result answers one ack, fail, heartbeat, enqueue or lease extension
@@ -1094,13 +1129,14 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"heartbeats\x18\x05 \x03(\v2\x14.jobbie.v1.HeartbeatR\n" +
 	"heartbeats\x12.\n" +
 	"\benqueues\x18\x06 \x03(\v2\x12.jobbie.v1.EnqueueR\benqueues\x12;\n" +
-	"\rextend_leases\x18\a \x03(\v2\x16.jobbie.v1.ExtendLeaseR\fextendLeases\"\xa1\x01\n" +
+	"\rextend_leases\x18\a \x03(\v2\x16.jobbie.v1.ExtendLeaseR\fextendLeases\"\xc6\x01\n" +
 	"\x05Hello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x16\n" +
 	"\x06queues\x18\x03 \x03(\tR\x06queues\x12 \n" +
 	"\vconcurrency\x18\x04 \x01(\x05R\vconcurrency\x12%\n" +
-	"\x0elease_duration\x18\x05 \x01(\tR\rleaseDuration\"\x16\n" +
+	"\x0elease_duration\x18\x05 \x01(\tR\rleaseDuration\x12#\n" +
+	"\rjson_payloads\x18\x06 \x01(\bR\fjsonPayloads\"\x16\n" +
 	"\x06Credit\x12\f\n" +
 	"\x01n\x18\x01 \x01(\x05R\x01n\"\x98\x02\n" +
 	"\x03Ack\x12%\n" +
@@ -1146,7 +1182,7 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"\acancels\x18\x03 \x03(\v2\x11.jobbie.v1.CancelR\acancels\x12&\n" +
 	"\x05drain\x18\x04 \x01(\v2\x10.jobbie.v1.DrainR\x05drain\x123\n" +
 	"\n" +
-	"keep_alive\x18\x05 \x01(\v2\x14.jobbie.v1.KeepAliveR\tkeepAlive\"\xd4\x03\n" +
+	"keep_alive\x18\x05 \x01(\v2\x14.jobbie.v1.KeepAliveR\tkeepAlive\"\xa0\x04\n" +
 	"\tLeasedJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x120\n" +
@@ -1165,7 +1201,9 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	" \x01(\tR\vtraceparent\x12\x1e\n" +
 	"\n" +
 	"tracestate\x18\v \x01(\tR\n" +
-	"tracestate\x1a7\n" +
+	"tracestate\x12!\n" +
+	"\fpayload_json\x18\f \x01(\fR\vpayloadJson\x12'\n" +
+	"\x0fcheckpoint_json\x18\r \x01(\fR\x0echeckpointJson\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc3\x01\n" +

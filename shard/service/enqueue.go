@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
@@ -119,21 +120,16 @@ func (s *Service) enqueueCmd(ns string, sc tenancy.QueueScope, lim Limits, reqs 
 	}
 	checks := s.schemaChecks(ns)
 	for i := range reqs {
-		prefix := ""
-		if batch {
-			prefix = fmt.Sprintf("jobs[%d].", i)
-		}
-		j, err := toJob(lim, &reqs[i], prefix, s.NewID("job_"), now)
+		// Checked without its place in the batch, so a valid batch builds
+		// no field names; a refused job is checked again with it, for the
+		// error to name its field ("jobs[3].payload").
+		j, err := s.checkedJob(ns, sc, lim, checks, &reqs[i], "", now)
 		if err != nil {
-			return nil, false, err
-		}
-		if err := s.flowFields(lim, prefix, &reqs[i], j); err != nil {
-			return nil, false, err
-		}
-		if err := s.enqueueInScope(ns, prefix, &reqs[i], sc); err != nil {
-			return nil, false, err
-		}
-		if err := checkJobSchemas(checks, prefix, &reqs[i], j); err != nil {
+			if batch {
+				if _, named := s.checkedJob(ns, sc, lim, checks, &reqs[i], fmt.Sprintf("jobs[%d].", i), now); named != nil {
+					err = named
+				}
+			}
 			return nil, false, err
 		}
 		if b != nil {
@@ -161,6 +157,25 @@ func (s *Service) enqueueCmd(ns string, sc tenancy.QueueScope, lim Limits, reqs 
 	}
 	c.Checked = checks.list
 	return c, traced, nil
+}
+
+// checkedJob validates one job of an enqueue into its record; prefix
+// prefixes field names in errors.
+func (s *Service) checkedJob(ns string, sc tenancy.QueueScope, lim Limits, checks *schemaChecks, r *wire.EnqueueRequest, prefix string, now time.Time) (*job.Job, error) {
+	j, err := toJob(lim, r, prefix, s.NewID("job_"), now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flowFields(lim, prefix, r, j); err != nil {
+		return nil, err
+	}
+	if err := s.enqueueInScope(ns, prefix, r, sc); err != nil {
+		return nil, err
+	}
+	if err := checkJobSchemas(checks, prefix, r, j); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // defaultedFields returns the engine.Def* bits of the fields r leaves out,

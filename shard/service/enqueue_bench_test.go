@@ -84,3 +84,22 @@ func BenchmarkKeysOf(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAckBatchChecks is an ack batch of 100 acks, each with a
+// result, whose job ids are malformed: the checks of every ack and its
+// answer, without a command. ns/op is per batch.
+func BenchmarkAckBatchChecks(b *testing.B) {
+	s := benchService(b, 0)
+	r := &wire.AckBatchRequest{WorkerID: "w", Acks: make([]wire.AckBatchEntry, 100)}
+	for i := range r.Acks {
+		r.Acks[i] = wire.AckBatchEntry{JobID: "job_x", Result: []byte(`{"ok":true,"n":12345}`)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		out, err := s.AckBatch(context.Background(), benchNS, tenancy.AllQueues(), Limits{}, r)
+		if err != nil || out[0].Error == nil {
+			b.Fatal(err)
+		}
+	}
+}

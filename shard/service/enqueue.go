@@ -123,10 +123,11 @@ func (s *Service) enqueueCmd(ns string, sc tenancy.QueueScope, lim Limits, reqs 
 		// Checked without its place in the batch, so a valid batch builds
 		// no field names; a refused job is checked again with it, for the
 		// error to name its field ("jobs[3].payload").
-		j, err := s.checkedJob(ns, sc, lim, checks, &reqs[i], "", now)
+		// A queue the job before named passed its check there.
+		j, err := s.checkedJob(ns, sc, lim, checks, &reqs[i], "", i > 0 && reqs[i].Queue == reqs[i-1].Queue, now)
 		if err != nil {
 			if batch {
-				if _, named := s.checkedJob(ns, sc, lim, checks, &reqs[i], fmt.Sprintf("jobs[%d].", i), now); named != nil {
+				if _, named := s.checkedJob(ns, sc, lim, checks, &reqs[i], fmt.Sprintf("jobs[%d].", i), false, now); named != nil {
 					err = named
 				}
 			}
@@ -160,9 +161,10 @@ func (s *Service) enqueueCmd(ns string, sc tenancy.QueueScope, lim Limits, reqs 
 }
 
 // checkedJob validates one job of an enqueue into its record; prefix
-// prefixes field names in errors.
-func (s *Service) checkedJob(ns string, sc tenancy.QueueScope, lim Limits, checks *schemaChecks, r *wire.EnqueueRequest, prefix string, now time.Time) (*job.Job, error) {
-	j, err := toJob(lim, r, prefix, s.NewID("job_"), now)
+// prefixes field names in errors; queueChecked skips the check of a queue
+// name another job of the request passed.
+func (s *Service) checkedJob(ns string, sc tenancy.QueueScope, lim Limits, checks *schemaChecks, r *wire.EnqueueRequest, prefix string, queueChecked bool, now time.Time) (*job.Job, error) {
+	j, err := toJob(lim, r, prefix, queueChecked, s.NewID("job_"), now)
 	if err != nil {
 		return nil, err
 	}

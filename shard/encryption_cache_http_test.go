@@ -12,8 +12,9 @@ import (
 )
 
 // The service keeps what each namespace's encryption record says in
-// memory; a change of the record, and a delete of the namespace that
-// takes it away, is seen by the very next request. Each enqueue below
+// memory; a change of the record, a delete of the namespace that takes it
+// away and a restore that brings one back are seen by the very next
+// request. Each enqueue below
 // follows a request that filled the cache with what the record said
 // before.
 func TestEncryptionChangeIsSeenByTheNextRequest(t *testing.T) {
@@ -47,4 +48,11 @@ func TestEncryptionChangeIsSeenByTheNextRequest(t *testing.T) {
 	fresh := enqueue("plain again")
 	require.False(t, sealed(fresh), "the namespace deleted has no record: nothing seals")
 	require.Equal(t, "plain again", ns.ok("GET", "/api/v1/jobs/"+fresh, nil, 200).Body["payload"])
+
+	// A restore over the namespace brings the backup's record back.
+	other := b.in(otherNS)
+	other.ok("PUT", "/api/v1/encryption", map[string]any{"enabled": true}, 200)
+	backup := b.backupOf(otherNS)
+	require.Equal(t, 200, b.restoreInto(testNS, wire.RestoreReplace, backup).Status)
+	require.True(t, sealed(enqueue("restored")), "the restored record seals")
 }

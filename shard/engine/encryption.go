@@ -73,6 +73,7 @@ func (e *Engine) applyEncryption(tx *replica.Tx, c *EncryptionCmd) (*EncryptionR
 	r.Version, r.UpdatedAt = c.Prev+1, tx.Now.UnixNano()
 	registerNamespace(tx, c.NS)
 	must(tx.Set(keys.Encryption(c.NS), replica.Encode(&r), nil))
+	e.encryptionChanged(tx)
 	return &r, nil
 }
 
@@ -89,9 +90,21 @@ func ReadEncryption(rd pebble.Reader, ns string) (rec EncryptionRecord, ok bool)
 	return rec, true
 }
 
+// EncryptionEpoch counts the commits that may have changed any
+// namespace's encryption record (a change, a purge, a restore, a move, a
+// snapshot installed), on this node. What a caller read of a record after
+// loading the epoch is current while the epoch has not moved: the epoch
+// moves once the change is committed, so a record read before the commit
+// was read under the old epoch. Safe from any goroutine.
+func (e *Engine) EncryptionEpoch() uint64 { return e.encEpoch.Load() }
+
+// encryptionChanged moves the epoch once tx's batch has committed.
+func (e *Engine) encryptionChanged(tx *replica.Tx) {
+	tx.AfterCommit(func() { e.encEpoch.Add(1) })
+}
+
 // ReadEncryptionRaw returns the stored bytes of ns's record (nil when it
-// has none): what the service keys its cache of opened keys by, so any
-// change, a purge and a restore included, is a miss.
+// has none): what the service keys its cache of opened keys by.
 func ReadEncryptionRaw(rd pebble.Reader, ns string) []byte {
 	v, closer, err := rd.Get(keys.Encryption(ns))
 	if errors.Is(err, pebble.ErrNotFound) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -77,6 +78,7 @@ type Engine struct {
 	marks     *restoreMarks              // restore markers as committed, read by the API on every request (restoremarks.go)
 	movesFSM  *moveSet                   // move fences and tombstones as applied, for the gate of each command (movemarks.go)
 	movesAPI  *moveSet                   // the same as committed, read by the API on every request
+	encEpoch  atomic.Uint64              // commits that may have changed an encryption record (encryption.go)
 
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 
@@ -129,6 +131,7 @@ func (e *Engine) reset() {
 	e.marks.reset()
 	e.movesFSM.reset()
 	e.movesAPI.reset()
+	e.encEpoch.Add(1) // a snapshot may have replaced encryption records
 }
 
 // TakeFloor returns the lowest time inserted into ns's time index kind

@@ -86,7 +86,7 @@ func (e *Engine) applyNamespacePurge(tx *replica.Tx, c *NamespacePurgeCmd) (*Pur
 		must(tx.DeleteRange(p, upper, nil))
 		e.eventsDeleted(tx, c.NS, p, upper)
 	}
-	e.forgetRange(c.NS, p, upper)
+	e.forgetRange(tx, c.NS, p, upper)
 	out := &PurgeStep{Removed: n, Phase: 1}
 	if !more {
 		must(tx.Delete(keys.Registry(c.NS), nil))
@@ -112,8 +112,9 @@ func firstKey(r pebble.Reader, lower, upper []byte) ([]byte, bool) {
 // forgetRange drops what the caches hold of ns's keys in [lower, upper),
 // which a purge step just deleted: queue records (a change to one earlier
 // in the entry, not yet written, goes with it), the pending windows of
-// ns's queues, its cached jobs and history buckets.
-func (e *Engine) forgetRange(ns string, lower, upper []byte) {
+// ns's queues, its cached jobs and history buckets; and the encryption
+// epoch moves when the range holds ns's record.
+func (e *Engine) forgetRange(tx *replica.Tx, ns string, lower, upper []byte) {
 	c := e.queues
 	c.mu.Lock()
 	for k := range c.recs {
@@ -144,5 +145,8 @@ func (e *Engine) forgetRange(ns string, lower, upper []byte) {
 		delete(e.nsConfigs, ns)
 	}
 	e.history.forgetRange(ns, lower, upper)
+	if ek := keys.Encryption(ns); bytes.Compare(ek, lower) >= 0 && bytes.Compare(ek, upper) < 0 {
+		e.encryptionChanged(tx)
+	}
 	delete(e.budgets, ns)
 }

@@ -137,7 +137,7 @@ func (e *Engine) wipeNamespace(tx *replica.Tx, ns string) {
 	p := keys.Namespace(ns)
 	must(tx.DeleteRange(p, keys.PrefixEnd(p), nil))
 	e.eventsDeleted(tx, ns, p, keys.PrefixEnd(p))
-	e.forgetRange(ns, p, keys.PrefixEnd(p))
+	e.forgetRange(tx, ns, p, keys.PrefixEnd(p))
 	e.floors.forget(ns)
 	if e.usage.metering(tx) {
 		e.storedDelta(tx, ns, -e.usage.gauge(tx, ns).bytes)
@@ -170,11 +170,13 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 // already there (replace: a move's later round), the old one's size is
 // taken back first. The history's cached buckets of ns are settled first
 // (historyCache.settle), and the cached budgets dropped: the records may
-// hold them. A record of the event log is left out once the log is kept
-// (eventkept.go).
+// hold them, and the encryption record (a move's chunk deletes after this
+// too, in the same command). A record of the event log is left out once
+// the log is kept (eventkept.go).
 func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, replace bool) error {
 	e.history.settle(tx, ns)
 	e.forgetBudgets(ns)
+	e.encryptionChanged(tx)
 	p := keys.Namespace(ns)
 	metering := e.usage.metering(tx)
 	var key []byte
@@ -254,7 +256,7 @@ func (e *Engine) endRestore(tx *replica.Tx, c *RestoreTokenCmd, mode endMode) (*
 	// lose it (an enqueue beside the end in one entry lost its count).
 	e.queues.flush(tx)
 	e.history.settle(tx, c.NS) // its buckets too: an enqueue's count beside the end was lost
-	e.forgetRange(c.NS, p, keys.PrefixEnd(p))
+	e.forgetRange(tx, c.NS, p, keys.PrefixEnd(p))
 	out := &RestoreEnded{}
 	// Active jobs come back pending: their worker never heard of this
 	// namespace. The attempt does not count (as a release), the checkpoint

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/engine"
@@ -82,66 +83,10 @@ func (s *Service) enqueue(ctx context.Context, ns string, sc tenancy.QueueScope,
 // enqueueOnce checks the request, its payloads against their queues'
 // schemas included, and proposes it.
 func (s *Service) enqueueOnce(ctx context.Context, ns string, sc tenancy.QueueScope, lim Limits, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) ([]engine.EnqueueResult, string, error) {
-	if err := namespaceOK(ns); err != nil {
-		return nil, "", err
-	}
-	if len(reqs) == 0 {
-		return nil, "", apierr.Field("jobs", "jobs must hold at least one job")
-	}
-	if len(reqs) > wire.MaxBatchJobs {
-		return nil, "", apierr.Field("jobs", "a batch holds at most %d jobs; got %d", wire.MaxBatchJobs, len(reqs))
-	}
-	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b,
-		MaxPending: lim.MaxPendingJobs}
-	now := s.cfg.Clock.Now()
-	traced := false
-	z, err := s.sealerOf(ns)
+	c, traced, err := s.enqueueCmd(ns, sc, lim, reqs, batch, b)
 	if err != nil {
 		return nil, "", err
 	}
-	checks := s.schemaChecks(ns)
-	for i := range reqs {
-		prefix := ""
-		if batch {
-			prefix = fmt.Sprintf("jobs[%d].", i)
-		}
-		j, err := toJob(lim, &reqs[i], prefix, s.NewID("job_"), now)
-		if err != nil {
-			return nil, "", err
-		}
-		if err := s.flowFields(lim, prefix, &reqs[i], j); err != nil {
-			return nil, "", err
-		}
-		if err := s.enqueueInScope(ns, prefix, &reqs[i], sc); err != nil {
-			return nil, "", err
-		}
-		if err := checkJobSchemas(checks, prefix, &reqs[i], j); err != nil {
-			return nil, "", err
-		}
-		if b != nil {
-			j.BatchID = b.ID
-		}
-		if err := z.sealJob(j); err != nil {
-			return nil, "", err
-		}
-		c.Deps = c.Deps || len(j.DependsOn) > 0
-		traced = traced || j.Trace != nil || chainTraced(reqs[i].Chain)
-		c.Jobs[i] = j.Encode()
-		c.Defaulted[i] = defaultedFields(&reqs[i])
-	}
-	if b != nil {
-		v, err := checks.check(b.CallbackQueue, "batch.callback_payload", b.CallbackPayload)
-		if err != nil {
-			return nil, "", err
-		}
-		b.CallbackSchema = v
-		// Sealed after its check, into the command's copy: a retry after a
-		// schema change checks b's plain payload again.
-		sealed := *b
-		sealed.CallbackPayload = z.seal(fieldPayload, b.ID, b.CallbackPayload)
-		c.Batch = &sealed
-	}
-	c.Checked = checks.list
 	if err := s.meter(ctx); err != nil {
 		return nil, "", err
 	}
@@ -151,6 +96,88 @@ func (s *Service) enqueueOnce(ctx context.Context, ns string, sc tenancy.QueueSc
 	}
 	res, batchID, err := propose(ctx, s, ns, engine.EnqueueFor(c, traced), c, echo)
 	return res, string(batchID), err
+}
+
+// enqueueCmd checks the request and makes the command that inserts its
+// jobs; traced says whether one of them carries a trace.
+func (s *Service) enqueueCmd(ns string, sc tenancy.QueueScope, lim Limits, reqs []wire.EnqueueRequest, batch bool, b *engine.BatchRecord) (*engine.EnqueueCmd, bool, error) {
+	if err := namespaceOK(ns); err != nil {
+		return nil, false, err
+	}
+	if len(reqs) == 0 {
+		return nil, false, apierr.Field("jobs", "jobs must hold at least one job")
+	}
+	if len(reqs) > wire.MaxBatchJobs {
+		return nil, false, apierr.Field("jobs", "a batch holds at most %d jobs; got %d", wire.MaxBatchJobs, len(reqs))
+	}
+	c := &engine.EnqueueCmd{NS: ns, Jobs: make([][]byte, len(reqs)), Defaulted: make([]uint8, len(reqs)), Batch: b,
+		MaxPending: lim.MaxPendingJobs}
+	now := s.cfg.Clock.Now()
+	traced := false
+	z, err := s.sealerOf(ns)
+	if err != nil {
+		return nil, false, err
+	}
+	checks := s.schemaChecks(ns)
+	for i := range reqs {
+		// Checked without its place in the batch, so a valid batch builds
+		// no field names; a refused job is checked again with it, for the
+		// error to name its field ("jobs[3].payload").
+		// A queue the job before named passed its check there.
+		j, err := s.checkedJob(ns, sc, lim, checks, &reqs[i], "", i > 0 && reqs[i].Queue == reqs[i-1].Queue, now)
+		if err != nil {
+			if batch {
+				if _, named := s.checkedJob(ns, sc, lim, checks, &reqs[i], fmt.Sprintf("jobs[%d].", i), false, now); named != nil {
+					err = named
+				}
+			}
+			return nil, false, err
+		}
+		if b != nil {
+			j.BatchID = b.ID
+		}
+		if err := z.sealJob(j); err != nil {
+			return nil, false, err
+		}
+		c.Deps = c.Deps || len(j.DependsOn) > 0
+		traced = traced || j.Trace != nil || chainTraced(reqs[i].Chain)
+		c.Jobs[i] = j.Encode()
+		c.Defaulted[i] = defaultedFields(&reqs[i])
+	}
+	if b != nil {
+		v, err := checks.check(b.CallbackQueue, "batch.callback_payload", b.CallbackPayload)
+		if err != nil {
+			return nil, false, err
+		}
+		b.CallbackSchema = v
+		// Sealed after its check, into the command's copy: a retry after a
+		// schema change checks b's plain payload again.
+		sealed := *b
+		sealed.CallbackPayload = z.seal(fieldPayload, b.ID, b.CallbackPayload)
+		c.Batch = &sealed
+	}
+	c.Checked = checks.list
+	return c, traced, nil
+}
+
+// checkedJob validates one job of an enqueue into its record; prefix
+// prefixes field names in errors; queueChecked skips the check of a queue
+// name another job of the request passed.
+func (s *Service) checkedJob(ns string, sc tenancy.QueueScope, lim Limits, checks *schemaChecks, r *wire.EnqueueRequest, prefix string, queueChecked bool, now time.Time) (*job.Job, error) {
+	j, err := toJob(lim, r, prefix, queueChecked, s.NewID("job_"), now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flowFields(lim, prefix, r, j); err != nil {
+		return nil, err
+	}
+	if err := s.enqueueInScope(ns, prefix, r, sc); err != nil {
+		return nil, err
+	}
+	if err := checkJobSchemas(checks, prefix, r, j); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // defaultedFields returns the engine.Def* bits of the fields r leaves out,

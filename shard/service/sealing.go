@@ -17,9 +17,10 @@ import (
 )
 
 // Sealing a namespace's values before they are proposed, and opening them
-// when they are answered. A namespace that never had keys costs a read of
-// its record per request that stores values, and nothing on reads: a
-// value that holds no sealed value is answered as it is.
+// when they are answered. A namespace's record is read once per change of
+// the engine's encryption epoch (keysOf), so a namespace that never had
+// keys costs a map lookup per request that stores values, and nothing on
+// reads: a value that holds no sealed value is answered as it is.
 
 // Sealed fields, named in each value's header.
 const (
@@ -30,12 +31,19 @@ const (
 	fieldError      = "error"
 )
 
-// keyring keeps the data keys this node opened, per namespace, with the
-// record bytes they came from: a change of the record (a rotation, a
-// revoke, a purge, a restore) is a miss.
+// keyring keeps, per namespace, what its record said when last read and
+// the epoch it was read under (engine.EncryptionEpoch): while the epoch
+// stands, no commit changed it. The data keys opened are kept with the
+// record bytes they came from, so a new epoch that leaves the record as it
+// was opens nothing again.
 type keyring struct {
 	mu   sync.Mutex
-	open map[string]*nsKeys
+	open map[string]keyringEntry
+}
+
+type keyringEntry struct {
+	epoch uint64
+	keys  *nsKeys // nil: the namespace has no record
 }
 
 // nsKeys is a namespace's record and its current data key, or why it
@@ -50,25 +58,35 @@ type nsKeys struct {
 // keysOf returns ns's keys as its record on this node stands; nil when it
 // has none.
 func (s *Service) keysOf(ns string) *nsKeys {
+	epoch := s.eng.EncryptionEpoch() // before the read: a change committed after it moves the epoch
+	s.keys.mu.Lock()
+	was, ok := s.keys.open[ns]
+	s.keys.mu.Unlock()
+	if ok && was.epoch == epoch {
+		return was.keys
+	}
 	raw := engine.ReadEncryptionRaw(s.node.DB(), ns)
-	if raw == nil {
-		return nil
+	var k *nsKeys
+	switch {
+	case raw == nil:
+	case was.keys != nil && was.keys.raw == string(raw):
+		k = was.keys
+	default:
+		k = &nsKeys{raw: string(raw)}
+		must(replica.Decode(raw, &k.rec))
+		var dek envelope.Key
+		if dek, k.err = s.dataKey(&k.rec); k.err == nil {
+			k.dek = envelope.NewCipher(dek)
+		}
 	}
 	s.keys.mu.Lock()
 	defer s.keys.mu.Unlock()
-	if k := s.keys.open[ns]; k != nil && k.raw == string(raw) {
-		return k
-	}
-	k := &nsKeys{raw: string(raw)}
-	must(replica.Decode(raw, &k.rec))
-	var dek envelope.Key
-	if dek, k.err = s.dataKey(&k.rec); k.err == nil {
-		k.dek = envelope.NewCipher(dek)
-	}
 	if s.keys.open == nil {
-		s.keys.open = map[string]*nsKeys{}
+		s.keys.open = map[string]keyringEntry{}
 	}
-	s.keys.open[ns] = k
+	if cur, ok := s.keys.open[ns]; !ok || cur.epoch <= epoch {
+		s.keys.open[ns] = keyringEntry{epoch: epoch, keys: k}
+	}
 	return k
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +104,13 @@ func (s *Service) NewID(prefix string) string {
 	s.idMu.Lock()
 	id := ulid.MustNew(ulid.Timestamp(s.cfg.Clock.Now()), s.entropy)
 	s.idMu.Unlock()
-	return prefix + id.String()
+	var b strings.Builder // one allocation: prefix + id.String() makes two
+	b.Grow(len(prefix) + ulid.EncodedSize)
+	b.WriteString(prefix)
+	var text [ulid.EncodedSize]byte
+	_ = id.MarshalTextTo(text[:])
+	b.Write(text[:])
+	return b.String()
 }
 
 // now is the proposer's clock in unix nanoseconds.

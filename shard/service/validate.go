@@ -15,13 +15,16 @@ import (
 )
 
 // toJob validates r and builds the record to propose. field prefixes field
-// names in errors (e.g. "jobs[3]."); now bounds scheduled_at.
-func toJob(lim Limits, r *wire.EnqueueRequest, field string, id string, now time.Time) (*job.Job, error) {
-	if err := tenancy.ValidateQueue(r.Queue); err != nil {
-		if r.Queue == "" {
-			return nil, apierr.Field(field+"queue", "queue is required")
+// names in errors (e.g. "jobs[3]."); queueChecked says r's queue name
+// passed its check already; now bounds scheduled_at.
+func toJob(lim Limits, r *wire.EnqueueRequest, field string, queueChecked bool, id string, now time.Time) (*job.Job, error) {
+	if !queueChecked {
+		if err := tenancy.ValidateQueue(r.Queue); err != nil {
+			if r.Queue == "" {
+				return nil, apierr.Field(field+"queue", "queue is required")
+			}
+			return nil, apierr.Field(field+"queue", "%v", err)
 		}
-		return nil, apierr.Field(field+"queue", "%v", err)
 	}
 	j := &job.Job{ID: id, Queue: r.Queue, MaxRetries: job.DefaultMaxRetries, Backoff: job.DefaultBackoff,
 		BaseDelay: int64(job.DefaultBaseDelay), MaxDelay: int64(job.DefaultMaxDelay), Tags: r.Tags}

@@ -71,19 +71,13 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 	c := &engine.AckBatchCmd{NS: ns, WorkerID: r.WorkerID, Items: make([]engine.AckBatchItem, 0, len(r.Acks))}
 	at := make([]int, 0, len(r.Acks)) // out index of each command item
 	for i, a := range r.Acks {
-		res, err := lim.checkJSON(fmt.Sprintf("acks[%d].result", i), a.Result, wire.MaxPayloadBytes)
+		// Checked without its place in the batch, so valid acks build no
+		// field names; a refused one is checked again with it.
+		res, l, u, err := ackValues(lim, &a, "")
 		if err != nil {
-			return nil, err
-		}
-		if err := stepStatusOK(fmt.Sprintf("acks[%d].step_status", i), a.StepStatus); err != nil {
-			return nil, err
-		}
-		l, err := leaseOf(fmt.Sprintf("acks[%d].lease_token", i), a.LeaseToken)
-		if err != nil {
-			return nil, err
-		}
-		u, err := usageOf(fmt.Sprintf("acks[%d].usage", i), a.Usage)
-		if err != nil {
+			if _, _, _, named := ackValues(lim, &a, fmt.Sprintf("acks[%d].", i)); named != nil {
+				err = named
+			}
 			return nil, err
 		}
 		out[i].JobID = a.JobID
@@ -117,6 +111,27 @@ func (s *Service) AckBatch(ctx context.Context, ns string, sc tenancy.QueueScope
 		}
 	}
 	return out, nil
+}
+
+// ackValues checks the values an ack of a batch stores; prefix prefixes
+// field names in errors.
+func ackValues(lim Limits, a *wire.AckBatchEntry, prefix string) ([]byte, job.LeaseID, *engine.AIUsage, error) {
+	res, err := lim.checkJSON(prefix+"result", a.Result, wire.MaxPayloadBytes)
+	if err != nil {
+		return nil, job.LeaseID{}, nil, err
+	}
+	if err := stepStatusOK(prefix+"step_status", a.StepStatus); err != nil {
+		return nil, job.LeaseID{}, nil, err
+	}
+	l, err := leaseOf(prefix+"lease_token", a.LeaseToken)
+	if err != nil {
+		return nil, job.LeaseID{}, nil, err
+	}
+	u, err := usageOf(prefix+"usage", a.Usage)
+	if err != nil {
+		return nil, job.LeaseID{}, nil, err
+	}
+	return res, l, u, nil
 }
 
 func ackBatchError(e *apierr.Error) *wire.AckBatchError {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,4 +81,28 @@ func TestWorkerStreamFailsAJobAValueCannotHoldAgainstDev(t *testing.T) {
 
 	s.send(t, &jobbiev1.WorkRequest{Acks: []*jobbiev1.Ack{{CorrelationId: 1, JobId: good.JobID, LeaseToken: jobs[0].GetLeaseToken()}}})
 	require.Equal(t, wire.StateCompleted, s.waitResults(t, 1)[1].GetStatus())
+}
+
+// A payload whose number no Value holds is as long as the shard lets a
+// payload be: the job is dead with the reason all the same, since the
+// reason names the number by its head (a fail's error is bounded).
+func TestWorkerStreamFailsAJobWithALongNumberAgainstDev(t *testing.T) {
+	t.Parallel()
+	d := startDevIn(t, t.TempDir(), "--grpc-addr", "127.0.0.1:0")
+	ctx := context.Background()
+	key := readKey(t, filepath.Join(d.dir, "owner.key"))
+	api := client.New(d.gateway, key)
+	long := `{"n":1` + strings.Repeat("0", wire.MaxErrorBytes) + `}`
+	bad, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "values", Payload: json.RawMessage(long)})
+	require.NoError(t, err)
+
+	openStream(t, h2c(t), d.grpc, key, &jobbiev1.WorkRequest{Hello: hello("w-long", "", "values"), Credit: &jobbiev1.Credit{N: 1}})
+	eventually(t, "the job no Value holds dead", func() bool {
+		j, err := api.GetJob(ctx, bad.JobID)
+		return err == nil && j.State == wire.StateDead
+	})
+	j, err := api.GetJob(ctx, bad.JobID)
+	require.NoError(t, err)
+	require.Equal(t, "non_retryable", j.DeadReason)
+	require.Contains(t, j.Errors[0].Error, "out of a double's range")
 }

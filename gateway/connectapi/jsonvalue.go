@@ -52,8 +52,10 @@ func jsonValue(b []byte, depth int) (*structpb.Value, []byte, error) {
 			return nil, nil, fmt.Errorf("invalid JSON number at %q", head(b))
 		}
 		f, err := strconv.ParseFloat(string(b[:n]), 64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("a JSON number %q: %w", b[:n], err)
+		if err != nil { // out of range: numberLen let only JSON's grammar through
+			// Its head only: the reason a job is failed with must fit a fail
+			// (wire.MaxErrorBytes), and a payload may be a megabyte of digits.
+			return nil, nil, fmt.Errorf("a JSON number (%q, %d bytes) is out of a double's range", head(b[:n]), n)
 		}
 		return structpb.NewNumberValue(f), b[n:], nil
 	}

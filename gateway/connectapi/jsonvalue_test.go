@@ -16,7 +16,7 @@ import (
 func TestJSONValueIsProtojsons(t *testing.T) {
 	t.Parallel()
 	for _, in := range []string{
-		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0.5`, `1e300`, `-1E-7`, `12345678901234567890`, `""`,
+		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0.5`, `1e300`, `-1E-7`, `12345678901234567890`, `""`, `1e-999`, `-1e-400`, `1e0001`,
 		`"plain"`, `"é ünïcode 😀"`, `"esc \" \\ \/ \b \f \n \r \t"`, `"\u00e9\u4e2d\ud83d\ude00"`, `"a\u0000b"`,
 		` { "a" : [ 1 , "two" , { "three" : [ ] } ] , "b" : null , "a2" : true } `,
 		"{\n\t\"k\":\r\n[true,false,null]}",
@@ -34,6 +34,9 @@ func TestJSONValueIsProtojsons(t *testing.T) {
 	got, err = valueOf([]byte("\"a\xffb\"")) // protojson refuses it too; the shard's decoder reads U+FFFD
 	require.NoError(t, err)
 	require.Equal(t, "a\uFFFDb", got.GetStringValue())
+	got, err = valueOf([]byte(`"a\ud800b\udc00"`)) // lone surrogates: protojson refuses them, the shard stores them (ASCII)
+	require.NoError(t, err, "a job the shard stored is not failed for them")
+	require.Equal(t, "a\uFFFDb\uFFFD", got.GetStringValue())
 	deep := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
 	_, err = valueOf([]byte(deep))
 	require.NoError(t, err, "as deep as the bound")

@@ -319,3 +319,23 @@ func TestWorkStreamJSONPayloads(t *testing.T) {
 	require.Empty(t, f.requests("/api/v1/fail/job_0"))
 	require.NoError(t, bidi.CloseRequest())
 }
+
+// The reason a job is failed with fits a fail (wire.MaxErrorBytes) however
+// long the number no Value holds: a payload may be a megabyte of digits,
+// and a fail the shard refuses as too large left the job leased until its
+// lease ran out, to come back to the stream and be refused again.
+func TestWorkStreamFailsAJobWhoseNumberIsLong(t *testing.T) {
+	t.Parallel()
+	f := newWorkerRoute(1)
+	f.jobs[0].Payload = json.RawMessage(`{"amount":1` + strings.Repeat("0", wire.MaxErrorBytes) + `}`)
+	f.failed = make(chan string, 1)
+	bidi := serveWork(t, f, WorkConfig{}).Work(context.Background())
+	require.NoError(t, bidi.Send(&jobbiev1.WorkRequest{Hello: &jobbiev1.Hello{WorkerId: "w1", Queues: []string{"q"}}, Credit: &jobbiev1.Credit{N: 1}}))
+	require.Equal(t, "job_0", <-f.failed)
+	require.NoError(t, bidi.CloseRequest())
+	var req wire.FailRequest
+	require.NoError(t, json.Unmarshal(f.requests("/api/v1/fail/job_0")[0], &req))
+	require.LessOrEqual(t, len(req.Error)+len(req.Backtrace), wire.MaxErrorBytes, "a fail the shard takes")
+	require.Contains(t, req.Error, "payload")
+	require.Contains(t, req.Error, "range")
+}

@@ -92,15 +92,30 @@ func ReadEncryption(rd pebble.Reader, ns string) (rec EncryptionRecord, ok bool)
 
 // EncryptionEpoch counts the commits that may have changed any
 // namespace's encryption record (a change, a purge, a restore, a move, a
-// snapshot installed), on this node. What a caller read of a record after
-// loading the epoch is current while the epoch has not moved: the epoch
-// moves once the change is committed, so a record read before the commit
-// was read under the old epoch. Safe from any goroutine.
-func (e *Engine) EncryptionEpoch() uint64 { return e.encEpoch.Load() }
+// snapshot installed), on this node; 0 while one is committing. What a
+// caller read of a record after loading a nonzero epoch is current while
+// the epoch has not moved. The count moves after the commit, so a record
+// read before it was read under the old epoch; and the epoch is 0 from
+// before the commit until it is counted, since a reader may learn of the
+// commit in between (the replica wakes those waiting on the applied index
+// before the functions that run after the commit): such a reader reads
+// the record and keeps nothing. Safe from any goroutine.
+func (e *Engine) EncryptionEpoch() uint64 {
+	if e.encBusy.Load() > 0 { // before the count: a commit counted since moved it
+		return 0
+	}
+	return e.encEpoch.Load() + 1
+}
 
-// encryptionChanged moves the epoch once tx's batch has committed.
+// encryptionChanged marks the epoch changing before tx's batch commits,
+// and moves it once the batch has committed. A refused command's
+// functions go together, so the two always pair.
 func (e *Engine) encryptionChanged(tx *replica.Tx) {
-	tx.AfterCommit(func() { e.encEpoch.Add(1) })
+	tx.BeforeCommit(func() { e.encBusy.Add(1) })
+	tx.AfterCommit(func() {
+		e.encEpoch.Add(1)
+		e.encBusy.Add(-1)
+	})
 }
 
 // ReadEncryptionRaw returns the stored bytes of ns's record (nil when it

@@ -55,3 +55,29 @@ func TestEncryptionEpochMovesWithTheRecord(t *testing.T) {
 	})
 	moved("a snapshot installed", f.e.reset)
 }
+
+// Between a change's commit and the functions that run after it, the
+// state already holds the new record and a reader may already know it:
+// the replica has told those waiting on the applied index (a follower
+// serving a read after the write it forwarded). The epoch a reader loads
+// then must not be the one a record read before the commit was cached
+// under.
+func TestEncryptionEpochMovesBeforeTheCommitIsSeen(t *testing.T) {
+	f := setupFSM(t)
+	before := f.e.EncryptionEpoch() // a reader reads the record (none) and keeps it under this
+	b := f.db.NewIndexedBatch()
+	defer b.Close()
+	tx := replica.NewTx(b, f.now, 100)
+	cmd := replica.Command(NamespaceEncryption.Type, replica.Encode(&EncryptionCmd{NS: testNS, Record: EncryptionRecord{Enabled: true}}))
+	_, err := f.e.Registry().Apply(tx, cmd)
+	require.NoError(t, err)
+	tx.RunBeforeCommit()
+	require.NoError(t, b.Commit(nil))
+	_, ok := ReadEncryption(f.db, testNS)
+	require.True(t, ok, "committed: a reader sees the record")
+	require.NotEqual(t, before, f.e.EncryptionEpoch(), "committed, not yet counted: what was kept under the epoch before is stale")
+	tx.RunAfterCommit()
+	settled := f.e.EncryptionEpoch()
+	require.NotEqual(t, before, settled, "counted")
+	require.NotZero(t, settled, "settled: a record read now may be kept")
+}

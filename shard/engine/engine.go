@@ -79,6 +79,7 @@ type Engine struct {
 	movesFSM  *moveSet                   // move fences and tombstones as applied, for the gate of each command (movemarks.go)
 	movesAPI  *moveSet                   // the same as committed, read by the API on every request
 	encEpoch  atomic.Uint64              // commits that may have changed an encryption record (encryption.go)
+	encBusy   atomic.Int64               // such commits begun and not yet counted in encEpoch
 
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 

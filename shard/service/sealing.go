@@ -33,7 +33,8 @@ const (
 
 // keyring keeps, per namespace, what its record said when last read and
 // the epoch it was read under (engine.EncryptionEpoch): while the epoch
-// stands, no commit changed it. The data keys opened are kept with the
+// stands, no commit changed it (0: one is committing, and nothing read
+// is kept). The data keys opened are kept with the
 // record bytes they came from, so a new epoch that leaves the record as it
 // was opens nothing again.
 type keyring struct {
@@ -78,6 +79,9 @@ func (s *Service) keysOf(ns string) *nsKeys {
 		if dek, k.err = s.dataKey(&k.rec); k.err == nil {
 			k.dek = envelope.NewCipher(dek)
 		}
+	}
+	if epoch == 0 {
+		return k // a change is committing: what was read may be stale at once
 	}
 	s.keys.mu.Lock()
 	defer s.keys.mu.Unlock()

@@ -49,7 +49,7 @@ var errStaleEntry = ErrNotLeader
 // evaluate runs cmds, stamped now, as the entry that follows the applied
 // state and returns the effects entry to propose, token naming it; nil
 // when this node is not a leader that has applied every earlier entry of
-// its group (its entry goes as commands then).
+// its term's predecessors (its entry goes as commands then).
 func (n *Node) evaluate(now int64, cmds [][]byte, token uint64) []byte {
 	f := n.fsm
 	f.mu.Lock()
@@ -58,6 +58,11 @@ func (n *Node) evaluate(now int64, cmds [][]byte, token uint64) []byte {
 	if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
 		return nil
 	}
+	return f.evalEffects(now, cmds, token, term)
+}
+
+// evalEffects is evaluate's work, under mu.
+func (f *fsm) evalEffects(now int64, cmds [][]byte, token, term uint64) []byte {
 	if f.own != nil { // an entry not yet resolved: never with one entry in Raft at a time
 		f.own = nil
 		f.reg.reset()

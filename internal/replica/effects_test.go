@@ -232,3 +232,24 @@ func TestEffectsBaseMismatch(t *testing.T) {
 		f.ApplyBatch([]*raft.Log{diverged})
 	})
 }
+
+// An evaluation whose entry failed in Raft is dropped with the caches it
+// filled; if the entry commits after all, the member applies it as any
+// other member does: its state, without the proposers' callbacks.
+func TestEffectsDiscardedEvaluation(t *testing.T) {
+	var l cachedCounter
+	f := testFSM(t, l.registry())
+	f.mu.Lock()
+	data := f.evalEffects(1, [][]byte{Command(cmdAdd, []byte{5})}, 7, 1)
+	f.mu.Unlock()
+	require.Equal(t, uint64(5), *l.cached, "the evaluation filled the cache")
+	f.discard(8) // another evaluation's: nothing happens
+	require.NotNil(t, f.own)
+	f.discard(7)
+	require.Nil(t, f.own)
+	require.Nil(t, l.cached)
+	require.Nil(t, f.ApplyBatch([]*raft.Log{{Type: raft.LogCommand, Index: 1, Term: 1, Data: data}})[0])
+	require.Equal(t, uint64(5), readN(&Node{db: f.db}))
+	require.Zero(t, l.after.Load())
+	l.holdsTheState(t, f.db)
+}

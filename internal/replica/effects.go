@@ -127,6 +127,7 @@ func (f *fsm) applyEffects(l *raft.Log, e *effectsEntry) any {
 	f.applied.Store(l.Index)
 	f.appliedMoved()
 	if own == nil {
+		f.reg.effectsApplied()
 		return nil
 	}
 	f.own = nil

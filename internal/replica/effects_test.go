@@ -158,7 +158,11 @@ func TestEffectsEntryCodec(t *testing.T) {
 func TestEffectsApplyAsTheCommandsWould(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var la, lb, lc cachedCounter
-	a, b, c := testFSM(t, la.registry()), testFSM(t, lb.registry()), testFSM(t, lc.registry())
+	ra, rb := la.registry(), lb.registry()
+	var toldA, toldB, effects int
+	ra.OnEffectsApplied(func() { toldA++ })
+	rb.OnEffectsApplied(func() { toldB++ })
+	a, b, c := testFSM(t, ra), testFSM(t, rb), testFSM(t, lc.registry())
 	var effLog, cmdLog []*raft.Log
 	var wantOuts [][]Outcome
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
@@ -175,6 +179,7 @@ func TestEffectsApplyAsTheCommandsWould(t *testing.T) {
 			a.mu.Lock()
 			data = a.evalEffects(now, cmds, i, 1)
 			a.mu.Unlock()
+			effects++
 		}
 		l := &raft.Log{Type: raft.LogCommand, Index: i, Term: 1, Data: data}
 		outs := a.ApplyBatch([]*raft.Log{l})[0].([]Outcome)
@@ -203,6 +208,8 @@ func TestEffectsApplyAsTheCommandsWould(t *testing.T) {
 	require.Equal(t, lc.after.Load(), la.after.Load(), "the evaluating member runs every after-commit callback once")
 	require.Less(t, lb.after.Load(), la.after.Load(), "a member applying effects runs only those of commands entries")
 	require.Greater(t, a.redos.Load(), uint64(0), "the load refused commands that had written")
+	require.Zero(t, toldA, "the evaluating member's views were fed by its handlers")
+	require.Equal(t, effects, toldB, "another member is told of every effects entry it applied")
 }
 
 // An effects entry applies only on the index it was evaluated on: every

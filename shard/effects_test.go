@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/replica"
 )
 
 // A group that replicates the leader's effects (Config.ReplicateEffects):
-// a follower answers reads of what the leader applied, its event streams
-// hear of new events though no handler ran there, and every member ends
-// with the same state.
+// a follower answers reads of what the leader applied, its event streams hear of new events
+// though no handler ran there, and every member ends with the same state.
 func TestClusterReplicatingEffects(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 3, func(c *Config) { c.ReplicateEffects = true })
@@ -42,6 +42,7 @@ func TestClusterReplicatingEffects(t *testing.T) {
 	}
 	require.Equal(t, "completed", follower.job(id)["state"])
 
+
 	// Members at the same applied index hold the same bytes (the leader's
 	// loops may still be writing: compare snapshots of one index).
 	for attempt := 0; ; attempt++ {
@@ -63,6 +64,31 @@ func TestClusterReplicatingEffects(t *testing.T) {
 			cancel()
 		}
 	}
+}
+
+// A member that led, then followed a leader replicating effects, answers
+// reads from the state and not from the views its handlers kept.
+func TestClusterReplicatingEffectsDropsViews(t *testing.T) {
+	t.Parallel()
+	g := newShardGroup(t, 3, func(c *Config) { c.ReplicateEffects = true })
+	leader, follower := g.leaderAndFollower()
+	transfer := func(from, to *bundle) {
+		t.Helper()
+		require.NoError(t, from.srv.repl.Raft().LeadershipTransferToServer(raft.ServerID(to.srv.cfg.NodeID), raft.ServerAddress(to.srv.repl.RaftAddr())).Error())
+		eventually(t, 20*time.Second, to.srv.IsLeader, "the lead moved")
+	}
+	transfer(leader, follower)
+	r := retry(t, follower, "POST", "/api/v1/enqueue", map[string]any{"queue": "fx", "payload": 1})
+	require.Equal(t, 201, r.Status, string(r.Raw)) // its handlers cache the queue's record
+	transfer(follower, leader)
+	r = retry(t, leader, "POST", "/api/v1/queues/fx/pause", nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, follower.srv.repl.WaitApplied(ctx, leader.srv.repl.AppliedIndex()))
+	r = follower.call("GET", "/api/v1/queues/fx", nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, true, r.Body["paused"], "the former leader's view of the queue: %s", r.Raw)
 }
 
 // dumpState is the applied index and every key and value of b's state,

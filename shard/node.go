@@ -284,11 +284,12 @@ func (n *Node) namespaceOTLP(ns string) tracing.Endpoint {
 	return tracing.Endpoint{URL: u, Allow: allow}
 }
 
-// registry is the engine's handlers, and the nudge that an entry applied
-// as the leader's effects gives the node's event streams: no observer ran
-// for it here.
+// registry is the engine's handlers, and what an entry applied as the
+// leader's effects does here, where none of them ran: the engine's views
+// for readers are dropped and the node's event streams are nudged.
 func (n *Node) registry() *replica.Registry {
 	reg := n.eng.Registry()
+	reg.OnEffectsApplied(n.eng.DropCommittedViews)
 	reg.OnEffectsApplied(n.events.NudgeAll)
 	return reg
 }

@@ -193,14 +193,19 @@ func TestEffectsApplyAsTheCommandsWould(t *testing.T) {
 			k := min(1+r.IntN(8), len(logs))
 			outs = append(outs, f.ApplyBatch(logs[:k])...)
 			logs = logs[k:]
-			l.holdsTheState(t, f.db)
+			if !f.stale { // a member that applied effects resets its caches before handlers run
+				l.holdsTheState(t, f.db)
+			}
 		}
 		return outs
 	}
-	applyInChunks(b, &lb, effLog)
+	bOuts := applyInChunks(b, &lb, effLog)
 	cOuts := applyInChunks(c, &lc, cmdLog)
 	for i, o := range cOuts {
 		require.Equal(t, fmt.Sprint(wantOuts[i]), fmt.Sprint(o), "entry %d", i+1)
+		if effLog[i].Data[0] == entryCommands { // b ran these commands, after effects it did not
+			require.Equal(t, fmt.Sprint(wantOuts[i]), fmt.Sprint(bOuts[i]), "entry %d on the other member", i+1)
+		}
 	}
 	want := dump(t, c.db)
 	require.Equal(t, want, dump(t, a.db))

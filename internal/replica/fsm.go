@@ -37,6 +37,9 @@ type fsm struct {
 	// entry and by a restore: they share the state machine's caches.
 	mu  sync.Mutex
 	own *evaluation // the entry this node evaluated and proposed, until it applies or fails (effects.go)
+	// stale: an entry applied as effects ran no handler here, so the
+	// caches may hold older state; they are reset before handlers next run.
+	stale bool
 
 	waitMu sync.Mutex
 	waitCh chan struct{} // closed when applied moves; nil while nobody waits
@@ -232,6 +235,10 @@ type evaluated struct {
 // without being applied. Which commands fail is decided by the commands
 // and the state alone, so every node ends in the same state.
 func (f *fsm) evalGroup(entries []groupEntry) evaluated {
+	if f.stale {
+		f.stale = false
+		f.reg.reset()
+	}
 	refused := map[cmdRef]error{}
 	for {
 		ev, redo := f.tryGroup(entries, refused, f.lastNow)

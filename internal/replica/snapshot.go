@@ -117,7 +117,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.own = nil // the caches are reset below
+	f.own, f.stale = nil, false // the caches are reset below
 	r := bufio.NewReaderSize(rc, 1<<20)
 	head, _ := r.Peek(len(snapshotMagic))
 	var err error

@@ -42,7 +42,6 @@ func TestClusterReplicatingEffects(t *testing.T) {
 	}
 	require.Equal(t, "completed", follower.job(id)["state"])
 
-
 	// Members at the same applied index hold the same bytes (the leader's
 	// loops may still be writing: compare snapshots of one index).
 	for attempt := 0; ; attempt++ {

@@ -49,8 +49,8 @@ var errStaleEntry = ErrNotLeader
 
 // evaluate runs cmds, stamped now, as the entry that follows the applied
 // state and returns the effects entry to propose, token naming it; nil
-// when this node is not a leader that has applied every earlier entry of
-// its term's predecessors (its entry goes as commands then).
+// when this node is not a leader ready in its term (IsLeader: it applied
+// every entry of earlier terms), and its entry goes as commands.
 func (n *Node) evaluate(now int64, cmds [][]byte, token uint64) []byte {
 	f := n.fsm
 	f.mu.Lock()

@@ -265,3 +265,10 @@ func TestEffectsDiscardedEvaluation(t *testing.T) {
 	require.Zero(t, l.after.Load())
 	l.holdsTheState(t, f.db)
 }
+
+// The next entry would have to be evaluated over the uncommitted batch of
+// the one before: Effects with more than one entry in Raft is refused.
+func TestEffectsNeedOneEntryInFlight(t *testing.T) {
+	_, err := Open(Config{Dir: t.TempDir(), Effects: true, Inflight: 2}, new(Registry))
+	require.ErrorContains(t, err, "Config.Effects needs Config.Inflight 1")
+}

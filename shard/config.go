@@ -74,7 +74,13 @@ type Config struct {
 	// UnfairAdmission admits proposals first come, first served instead of
 	// in turn per namespace (replica.Config.UnfairAdmission): for
 	// measuring what fair admission buys.
-	UnfairAdmission   bool
+	UnfairAdmission bool
+	// ReplicateEffects has the leader propose what each entry's commands
+	// wrote instead of the commands (replica.Config.Effects): the other
+	// members apply a batch instead of running them. Off by default; see
+	// docs/BENCHMARKS.md, "Followers applying the leader's batches", for
+	// what it costs and what a follower then does not keep.
+	ReplicateEffects  bool
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
 

@@ -100,8 +100,8 @@ func New(cfg Config) (*Node, error) {
 		RaftTLS:       &replica.RaftTLS{Server: cfg.TLS.Server(members), Client: cfg.TLS.Client(members)},
 		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
 		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs, UnfairAdmission: cfg.UnfairAdmission,
-		FairWeight: n.weights.Of, Listeners: cfg.Listeners,
-	}, n.eng.Registry())
+		FairWeight: n.weights.Of, Listeners: cfg.Listeners, Effects: cfg.ReplicateEffects,
+	}, n.registry())
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)
 	}
@@ -282,4 +282,14 @@ func (n *Node) Members() ([]wire.Member, error) { return n.api.Members() }
 func (n *Node) namespaceOTLP(ns string) tracing.Endpoint {
 	u, allow := n.svc.NamespaceOTLP(ns)
 	return tracing.Endpoint{URL: u, Allow: allow}
+}
+
+// registry is the engine's handlers, and what an entry applied as the
+// leader's effects does here, where none of them ran: the engine's views
+// for readers are dropped and the node's event streams are nudged.
+func (n *Node) registry() *replica.Registry {
+	reg := n.eng.Registry()
+	reg.OnEffectsApplied(n.eng.DropCommittedViews)
+	reg.OnEffectsApplied(n.events.NudgeAll)
+	return reg
 }

@@ -23,13 +23,20 @@ type cluster struct {
 	dirs  map[string]string
 	addrs map[string]string // a restarted node keeps its Raft address
 	opts  func(*Config)
+	reg   func(id string) *Registry // the state machine of each node; default a counter
 }
 
 func newCluster(t *testing.T, size int, opts func(*Config)) *cluster {
 	t.Helper()
+	return newClusterOf(t, size, opts, nil)
+}
+
+// newClusterOf is newCluster with reg making each node's state machine.
+func newClusterOf(t *testing.T, size int, opts func(*Config), reg func(id string) *Registry) *cluster {
+	t.Helper()
 	// The directory first: cleanups run last-registered first, and the
 	// nodes must close before their files go.
-	c := &cluster{t: t, base: t.TempDir(), nodes: map[string]*Node{}, dirs: map[string]string{}, addrs: map[string]string{}, opts: opts}
+	c := &cluster{t: t, base: t.TempDir(), nodes: map[string]*Node{}, dirs: map[string]string{}, addrs: map[string]string{}, opts: opts, reg: reg}
 	t.Cleanup(func() {
 		for _, n := range c.nodes {
 			_ = n.Close()
@@ -66,7 +73,11 @@ func (c *cluster) open(id string, bootstrap bool) *Node {
 	if c.opts != nil {
 		c.opts(&cfg)
 	}
-	n, err := Open(cfg, (&counter{}).registry())
+	reg := (&counter{}).registry
+	if c.reg != nil {
+		reg = func() *Registry { return c.reg(id) }
+	}
+	n, err := Open(cfg, reg())
 	require.NoError(c.t, err)
 	c.nodes[id] = n
 	c.addrs[id] = n.RaftAddr()

@@ -49,8 +49,14 @@ type Config struct {
 	// an acknowledged write survives a process crash, and the loss of a
 	// minority of machines, but not a power cut that takes down a majority
 	// at once. Default false: durable, one fsync per group commit.
-	Fast   bool
-	Logger hclog.Logger
+	Fast bool
+	// Effects makes the leader run each entry's commands before it
+	// proposes it and propose what they wrote (effects.go), so that the
+	// other members apply a batch instead of running the commands. It
+	// needs Inflight 1. Default false: entries carry the commands. Either
+	// way every member applies entries of both kinds.
+	Effects bool
+	Logger  hclog.Logger
 	// Clock stamps every entry the leader proposes (the time handlers
 	// see as Tx.Now); default the real clock. Tests replace it.
 	Clock clockwork.Clock

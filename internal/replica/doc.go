@@ -29,4 +29,10 @@
 //
 // Determinism: the leader stamps the wall clock into every entry; handlers
 // read Tx.Now and never the clock or a random source.
+//
+// Effects (Config.Effects, off by default): the leader runs an entry's
+// commands before it proposes it and proposes the Pebble batch they built,
+// which every member applies on the applied index it was evaluated on, so
+// followers run no handler (effects.go). Entries of both kinds apply on
+// every member whatever its Config.
 package replica

@@ -30,8 +30,16 @@ type fsm struct {
 	redos    atomic.Uint64 // groups applied again after a refused command had written
 	local    bool          // applied by Local: no Raft log, so no applied index is recorded
 	seeBatch func([]byte)  // Local.SeeBatches: each group's batch before it commits
-	lastNow  int64         // only touched by raft's FSM goroutine
+	lastNow  int64         // under mu
 	observer func(cmds int, d time.Duration)
+
+	// mu is held by the apply, by the leader's evaluation of its next
+	// entry and by a restore: they share the state machine's caches.
+	mu  sync.Mutex
+	own *evaluation // the entry this node evaluated and proposed, until it applies or fails (effects.go)
+	// stale: an entry applied as effects ran no handler here, so the
+	// caches may hold older state; they are reset before handlers next run.
+	stale bool
 
 	waitMu sync.Mutex
 	waitCh chan struct{} // closed when applied moves; nil while nobody waits
@@ -106,32 +114,57 @@ func (f *fsm) Apply(l *raft.Log) any {
 	return f.ApplyBatch([]*raft.Log{l})[0]
 }
 
-// ApplyBatch applies consecutive committed entries in one Pebble batch.
-// Each entry's result is a []Outcome, one per command.
+// ApplyBatch applies consecutive committed entries: each run of commands
+// entries in one Pebble batch, each effects entry (effects.go) alone.
+// Each entry's result is a []Outcome, one per command, or the error that
+// refused all of it.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	start := time.Now()
-	entries := make([]groupEntry, 0, len(logs))
-	at := make([]int, 0, len(logs)) // index in logs of each entry
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	results := make([]any, len(logs))
+	var run []groupEntry
+	var at []int // index in logs of each entry of run
+	ncmds, applied := 0, false
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		outs, n := f.applyGroup(run)
+		for k, i := range at {
+			results[i] = outs[k]
+		}
+		ncmds += n
+		run, at = run[:0], at[:0]
+	}
 	for i, l := range logs {
 		if l.Type != raft.LogCommand || l.Index <= f.applied.Load() {
+			continue
+		}
+		applied = true
+		if len(l.Data) > 0 && l.Data[0] == entryEffects {
+			flush()
+			e, err := decodeEffects(l.Data)
+			if err != nil {
+				panic(fmt.Sprintf("replica: entry %d: %v", l.Index, err))
+			}
+			results[i] = f.applyEffects(l, e)
+			ncmds += e.ncmds
 			continue
 		}
 		now, cmds, err := decodeEntry(l.Data)
 		if err != nil {
 			panic(fmt.Sprintf("replica: entry %d: %v", l.Index, err))
 		}
-		entries = append(entries, groupEntry{index: l.Index, now: now, cmds: cmds})
+		if f.own != nil { // another leader's entry: this node's evaluation can no longer apply
+			f.own = nil
+			f.reg.reset()
+		}
+		run = append(run, groupEntry{index: l.Index, now: now, cmds: cmds})
 		at = append(at, i)
 	}
-	results := make([]any, len(logs))
-	if len(entries) == 0 {
-		return results
-	}
-	outs, ncmds := f.applyGroup(entries)
-	for k, i := range at {
-		results[i] = outs[k]
-	}
-	if f.observer != nil {
+	flush()
+	if applied && f.observer != nil {
 		f.observer(ncmds, time.Since(start))
 	}
 	return results
@@ -149,32 +182,82 @@ type groupEntry struct {
 type cmdRef struct{ entry, cmd int }
 
 // applyGroup applies entries in one batch and commits it with the last
-// applied index. A refused command must leave nothing: one that refused
-// before writing (the usual case) only loses the commit callbacks it
-// registered; one that had written to the batch or marked in-memory state
-// dirty makes the whole group start again from the committed state, in a
-// new batch with the state machine's caches reset, with that command
-// refused without being applied. Which commands fail is decided by the
-// log alone, so every node ends in the same state.
+// applied index (see evalGroup for refused commands).
 func (f *fsm) applyGroup(entries []groupEntry) (outs [][]Outcome, ncmds int) {
+	ev := f.evalGroup(entries)
+	last := entries[len(entries)-1].index
+	if !f.local {
+		f.setApplied(ev.b, last, ev.lastNow)
+	}
+	if f.seeBatch != nil {
+		f.seeBatch(ev.b.Repr())
+	}
+	if err := ev.b.Commit(pebble.NoSync); err != nil {
+		panic(fmt.Sprintf("replica: commit entry %d: %v", last, err))
+	}
+	ev.b.Close()
+	f.lastNow = ev.lastNow
+	f.applied.Store(last)
+	f.appliedMoved()
+	for _, fn := range ev.after {
+		fn()
+	}
+	return ev.outs, ev.ncmds
+}
+
+// setApplied writes the applied index and the clock of that entry into b.
+func (f *fsm) setApplied(b *pebble.Batch, index uint64, now int64) {
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:8], index)
+	binary.BigEndian.PutUint64(v[8:], uint64(now))
+	if err := b.Set(appliedKey, v[:], nil); err != nil {
+		panic(fmt.Sprintf("replica: set applied: %v", err))
+	}
+}
+
+// evaluated is a group run into an uncommitted batch: the batch (its
+// before-commit callbacks done), each entry's outcomes, the after-commit
+// callbacks, the command count and the clock of the last entry.
+type evaluated struct {
+	b       *pebble.Batch
+	outs    [][]Outcome
+	after   []func()
+	ncmds   int
+	lastNow int64
+}
+
+// evalGroup runs entries' commands into one new batch over the committed
+// state. A refused command must leave nothing: one that refused before
+// writing (the usual case) only loses the commit callbacks it registered;
+// one that had written to the batch or marked in-memory state dirty makes
+// the whole group start again from the committed state, in a new batch
+// with the state machine's caches reset, with that command refused
+// without being applied. Which commands fail is decided by the commands
+// and the state alone, so every node ends in the same state.
+func (f *fsm) evalGroup(entries []groupEntry) evaluated {
+	if f.stale {
+		f.stale = false
+		f.reg.reset()
+	}
 	refused := map[cmdRef]error{}
 	for {
-		outs, ncmds, redo := f.tryGroup(entries, refused, f.lastNow)
+		ev, redo := f.tryGroup(entries, refused, f.lastNow)
 		if !redo {
-			return outs, ncmds
+			return ev
 		}
 		f.redos.Add(1)
 		f.reg.reset()
 	}
 }
 
-// tryGroup is one attempt of applyGroup; redo reports that a refused
+// tryGroup is one attempt of evalGroup; redo reports that a refused
 // command had written, was added to refused, and the group must start
 // again.
-func (f *fsm) tryGroup(entries []groupEntry, refused map[cmdRef]error, lastNow int64) (outs [][]Outcome, ncmds int, redo bool) {
+func (f *fsm) tryGroup(entries []groupEntry, refused map[cmdRef]error, lastNow int64) (ev evaluated, redo bool) {
 	b := f.db.NewIndexedBatch()
 	txs := make([]*Tx, len(entries))
-	outs = make([][]Outcome, len(entries))
+	outs := make([][]Outcome, len(entries))
+	ncmds := 0
 	for i, en := range entries {
 		now := en.now
 		if now < lastNow { // a new leader's clock may lag; state time never goes back
@@ -199,7 +282,7 @@ func (f *fsm) tryGroup(entries []groupEntry, refused map[cmdRef]error, lastNow i
 			if b.Count() != count || tx.dirty {
 				refused[cmdRef{i, j}] = err
 				b.Close()
-				return nil, 0, true
+				return evaluated{}, true
 			}
 			tx.after, tx.before = tx.after[:nafter], tx.before[:nbefore]
 			out[j] = Outcome{Err: err}
@@ -212,27 +295,5 @@ func (f *fsm) tryGroup(entries []groupEntry, refused map[cmdRef]error, lastNow i
 		tx.RunBeforeCommit()
 		after = append(after, tx.after...)
 	}
-	last := entries[len(entries)-1].index
-	if !f.local {
-		var v [16]byte
-		binary.BigEndian.PutUint64(v[:8], last)
-		binary.BigEndian.PutUint64(v[8:], uint64(lastNow))
-		if err := b.Set(appliedKey, v[:], nil); err != nil {
-			panic(fmt.Sprintf("replica: set applied: %v", err))
-		}
-	}
-	if f.seeBatch != nil {
-		f.seeBatch(b.Repr())
-	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		panic(fmt.Sprintf("replica: commit entry %d: %v", last, err))
-	}
-	b.Close()
-	f.lastNow = lastNow
-	f.applied.Store(last)
-	f.appliedMoved()
-	for _, fn := range after {
-		fn()
-	}
-	return outs, ncmds, false
+	return evaluated{b: b, outs: outs, after: after, ncmds: ncmds, lastNow: lastNow}, false
 }

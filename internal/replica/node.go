@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,6 +53,8 @@ type Node struct {
 
 	lead     leadership // leader.go
 	contacts contacts   // contact.go
+
+	tokens uint64 // the last evaluation's token (effects.go); batchLoop only
 }
 
 type proposal struct {
@@ -67,6 +70,7 @@ type result struct {
 type flight struct {
 	f     raft.ApplyFuture
 	batch []*proposal
+	token uint64 // the evaluation of an effects entry (effects.go); 0 for commands
 }
 
 // Open opens (or creates) the node's state and starts Raft.
@@ -74,6 +78,11 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Dir == "" {
 		return nil, errors.New("replica: Config.Dir is required")
+	}
+	if cfg.Effects && cfg.Inflight > 1 {
+		// The next entry would have to be evaluated over the uncommitted
+		// batch of the one before.
+		return nil, errors.New("replica: Config.Effects needs Config.Inflight 1")
 	}
 	raftDir := filepath.Join(cfg.Dir, "raft")
 	walDir := filepath.Join(raftDir, "wal")
@@ -95,6 +104,9 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, db: db, adm: newAdmission(cfg), inflight: make(chan *flight, cfg.Inflight), slots: make(chan struct{}, cfg.Inflight), stop: make(chan struct{})}
 	n.lead.init()
+	// Tokens tell this node's evaluations apart from any other node's and
+	// from those of its earlier runs, whose entries may still be in the log.
+	n.tokens = rand.Uint64()
 	if err := n.startRaft(raftDir, walDir, reg); err != nil {
 		n.closeStores(false)
 		return nil, err
@@ -273,9 +285,21 @@ func (n *Node) batchLoop() {
 		for _, p := range batch {
 			cmds = append(cmds, p.cmd)
 		}
-		entry := encodeEntry(n.cfg.Clock.Now().UnixNano(), cmds)
+		now := n.cfg.Clock.Now().UnixNano()
+		var entry []byte
+		var token uint64
+		if n.cfg.Effects {
+			n.tokens++
+			if token = n.tokens; token == 0 {
+				token, n.tokens = 1, 1
+			}
+			entry = n.evaluate(now, cmds, token)
+		}
+		if entry == nil { // commands, or a leader not yet ready to evaluate
+			entry, token = encodeEntry(now, cmds), 0
+		}
 		f := n.raft.Apply(entry, 10*time.Second)
-		n.inflight <- &flight{f: f, batch: batch}
+		n.inflight <- &flight{f: f, batch: batch, token: token}
 	}
 }
 
@@ -283,7 +307,21 @@ func (n *Node) resolveLoop() {
 	defer n.wg.Done()
 	for fl := range n.inflight {
 		err := raftError(fl.f.Error())
+		if err != nil && fl.token != 0 {
+			n.fsm.discard(fl.token) // before the next entry is evaluated
+		}
 		<-n.slots // the entry is out of Raft: the next may go in
+		if err == nil {
+			switch v := fl.f.Response().(type) {
+			case error:
+				err = v // refused whole (effects.go)
+			case []Outcome:
+			default:
+				if fl.token != 0 { // applied, but not as this node's evaluation: unknown
+					err = ErrLeadershipLost
+				}
+			}
+		}
 		if err != nil {
 			for _, p := range fl.batch {
 				p.done <- result{err: err}

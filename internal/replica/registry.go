@@ -79,6 +79,7 @@ type Registry struct {
 	handlers [256]Handler
 	names    [256]string
 	onReset  []func()
+	applied  []func()
 }
 
 // OnReset registers f to run when the state changed under the state
@@ -87,6 +88,21 @@ type Registry struct {
 // written (its writes were discarded with the batch). f drops whatever
 // the caches derived from the old state.
 func (r *Registry) OnReset(f func()) { r.onReset = append(r.onReset, f) }
+
+// OnEffectsApplied registers f to run after this member applied an entry
+// as the effects another member evaluated (Config.Effects): no handler,
+// observer or commit callback ran here for it, so a node-local view they
+// feed (a stream waiting for news, a cache read outside the apply) learns
+// only that the state moved. It runs on the apply, after the commit; it
+// must be quick. The caches only handlers read are reset (OnReset) before
+// handlers next run.
+func (r *Registry) OnEffectsApplied(f func()) { r.applied = append(r.applied, f) }
+
+func (r *Registry) effectsApplied() {
+	for _, f := range r.applied {
+		f()
+	}
+}
 
 func (r *Registry) reset() {
 	for _, f := range r.onReset {

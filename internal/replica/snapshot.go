@@ -115,6 +115,9 @@ func addFile(tw *tar.Writer, path, name string) error {
 // one state or the other (see needsRestore for the rest of that story).
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.own, f.stale = nil, false // the caches are reset below
 	r := bufio.NewReaderSize(rc, 1<<20)
 	head, _ := r.Peek(len(snapshotMagic))
 	var err error

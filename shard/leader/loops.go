@@ -126,7 +126,7 @@ func (l *Loops) sweepLoop() {
 	defer l.wg.Done()
 	t := l.cfg.Clock.NewTicker(l.cfg.SweepInterval)
 	defer t.Stop()
-	restores := l.node.Restores()
+	restores, term := l.node.Restores(), uint64(0)
 	for {
 		select {
 		case <-l.stop:
@@ -141,6 +141,13 @@ func (l *Loops) sweepLoop() {
 		l.svc.DropMoveSessions(l.cfg.Clock.Now().Add(-service.MoveSessionIdle))
 		if r := l.node.Restores(); r != restores {
 			restores, l.swept = r, map[string]int64{} // a snapshot replaced the state: sweep from the bottom
+		}
+		if t := l.node.Term(); t != term {
+			// A term of its own sweeps from the bottom too: while this node
+			// followed, entries it applied as the leader's effects
+			// (replica Config.Effects) ran no handler here and lowered none
+			// of its floors.
+			term, l.swept = t, map[string]int64{}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		now := l.cfg.Clock.Now().UnixNano()

@@ -124,6 +124,23 @@ func (h *Events) Subscribe(ns string) (*Sub, error) {
 // Nudge wakes every reader of ns (it moved away: they look and end).
 func (h *Events) Nudge(ns string) { h.publish([]string{ns}) }
 
+// NudgeAll wakes every reader: the node applied an entry without running
+// its commands (replica.Registry.OnEffectsApplied), so which namespaces
+// it wrote events of is not known here. A reader with nothing new reads
+// an empty tail.
+func (h *Events) NudgeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.subs {
+		for s := range m {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // Unsubscribe drops a reader.
 func (h *Events) Unsubscribe(s *Sub) {
 	h.mu.Lock()

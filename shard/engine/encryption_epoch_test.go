@@ -54,6 +54,7 @@ func TestEncryptionEpochMovesWithTheRecord(t *testing.T) {
 		}
 	})
 	moved("a snapshot installed", f.e.reset)
+	moved("an entry applied as the leader's effects", f.e.DropCommittedViews)
 }
 
 // Between a change's commit and the functions that run after it, the

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"bytes"
-	"fmt"
 	"math/rand"
 	"testing"
 	"time"
@@ -67,14 +65,7 @@ func replayGroups(t *testing.T, log []entry, seed int64) []byte {
 		}
 		i += len(run)
 	}
-	var buf bytes.Buffer
-	it, err := db.NewIter(nil)
-	require.NoError(t, err)
-	for it.First(); it.Valid(); it.Next() {
-		fmt.Fprintf(&buf, "%x=%x\n", it.Key(), it.Value())
-	}
-	require.NoError(t, it.Close())
-	return buf.Bytes()
+	return dump(t, db)
 }
 
 // A node that applies the log in batches of several entries (catching

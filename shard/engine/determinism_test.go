@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand"
 	"slices"
 	"testing"
@@ -67,14 +66,7 @@ func replayCaches(t *testing.T, log []entry, cold bool) []byte {
 		loc.Apply(e.now, e.cmds...)
 	}
 	require.Zero(t, loc.Redos(), "a refused command had written before refusing")
-	var buf bytes.Buffer
-	it, err := db.NewIter(nil)
-	require.NoError(t, err)
-	for it.First(); it.Valid(); it.Next() {
-		fmt.Fprintf(&buf, "%x=%x\n", it.Key(), it.Value())
-	}
-	require.NoError(t, it.Close())
-	return buf.Bytes()
+	return dump(t, db)
 }
 
 // Two fresh state machines applying the same log end with the same bytes:

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 
 	"github.com/cockroachdb/pebble"
@@ -33,22 +32,10 @@ func TestBatchesCarryEveryEffect(t *testing.T) {
 		for _, e := range log {
 			loc.Apply(e.now, e.cmds...)
 		}
-		a, b := dumpDB(t, leader), dumpDB(t, member)
+		a, b := dump(t, leader), dump(t, member)
 		require.NotEmpty(t, a)
 		require.True(t, bytes.Equal(a, b), "seed %d: the member applying batches diverged", seed)
 		require.NoError(t, leader.Close())
 		require.NoError(t, member.Close())
 	}
-}
-
-func dumpDB(t *testing.T, db *pebble.DB) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	it, err := db.NewIter(nil)
-	require.NoError(t, err)
-	for it.First(); it.Valid(); it.Next() {
-		fmt.Fprintf(&buf, "%x=%x\n", it.Key(), it.Value())
-	}
-	require.NoError(t, it.Close())
-	return buf.Bytes()
 }

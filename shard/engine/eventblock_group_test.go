@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"testing"
@@ -67,14 +66,7 @@ func applyEntries(t *testing.T, before, entries [][][]byte, step int, oneGroup b
 	}
 	commit(txs, b)
 
-	var buf bytes.Buffer
-	it, err := db.NewIter(nil)
-	require.NoError(t, err)
-	for it.First(); it.Valid(); it.Next() {
-		fmt.Fprintf(&buf, "%x=%x\n", it.Key(), it.Value())
-	}
-	require.NoError(t, it.Close())
-	run.dump = buf.String()
+	run.dump = string(dump(t, db))
 	return run
 }
 

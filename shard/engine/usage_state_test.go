@@ -184,7 +184,10 @@ func applyGrouped(t *testing.T, log []entry, seed int64) *pebble.DB {
 	return db
 }
 
+// dump is every key and value of db, for comparing two states byte for
+// byte.
 func dump(t *testing.T, db *pebble.DB) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	it, err := db.NewIter(nil)
 	require.NoError(t, err)

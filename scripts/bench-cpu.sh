@@ -4,7 +4,8 @@
 # loads its gateway with `jobbie bench` for DUR and prints the completed
 # jobs/s, the server's CPU per job (user+sys of `jobbie dev` and every
 # process it started, from /proc, so Linux only) and the load generator's
-# (from its rusage, via `time`). The default load is W1: one job per
+# (from its rusage, via `time`), and the server's peak resident memory
+# (VmHWM of `jobbie dev` itself). The default load is W1: one job per
 # enqueue, fetch and ack call, 4 producers and 16 workers.
 # Usage: scripts/bench-cpu.sh [path/to/jobbie] [duration] [runs]
 # LOAD sets the bench flags (default "--batch 1 --producers 4 --workers 16").
@@ -69,7 +70,9 @@ run() {
 	RATE=$(sed -n '/^jobbie bench/,$p' "$DIR/bench.out" | awk '$1=="completed"{sub("/s","",$4); print $4}')
 	SRV=$(awk -v a="$t0" -v b="$t1" -v t="$TICK" -v n="$jobs" 'BEGIN{printf "%.1f", (b-a)/t*1e6/n}')
 	CLI=$(awk -v n="$jobs" '{printf "%.1f", ($1+$2)*1e6/n}' "$DIR/time")
-	printf '%s %s jobs/s  server %s µs/job  client %s µs/job  all %.1f µs/job\n' "$1" "$RATE" "$SRV" "$CLI" "$(awk -v a="$SRV" -v b="$CLI" 'BEGIN{print a+b}')"
+	local rss
+	rss=$(awk '$1=="VmHWM:"{printf "%d", $2/1024}' "/proc/$PID/status" 2>/dev/null || true)
+	printf '%s %s jobs/s  server %s µs/job  client %s µs/job  all %.1f µs/job  peak RSS %s MB\n' "$1" "$RATE" "$SRV" "$CLI" "$(awk -v a="$SRV" -v b="$CLI" 'BEGIN{print a+b}')" "${rss:-?}"
 	cleanup
 }
 

@@ -16,9 +16,14 @@ import (
 // they read as the shard's decoder reads them; a key given twice keeps
 // its last value, as there.
 
-// maxJSONDepth bounds the nesting read, as encoding/json's and
-// protojson's decoders do, so no payload can exhaust the stack.
-const maxJSONDepth = 10000
+// maxJSONDepth bounds the nesting read, so that no payload exhausts the
+// stack and every Value sent is one a worker's protobuf decoder reads:
+// an object level is three messages (Value, Struct, its field entry) and
+// Go's decoder stops at 10,000. The shard stores nothing deeper than
+// wire.MaxJSONDepth; a job nested deeper (stored before that bound) is
+// failed as unsendable rather than breaking the worker's stream each
+// time it comes back.
+const maxJSONDepth = 3000
 
 // jsonValue parses one JSON value from b, nested depth deep, and returns
 // the rest.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -46,5 +48,23 @@ func TestJSONValueIsProtojsons(t *testing.T) {
 		`01`, `-01`, `1.`, `-.5`, `1.e5`, `[01]`, `{"a":1.}`, `1e`, `1e+`} { // numbers are JSON's, not strconv's
 		_, err := valueOf([]byte(in))
 		require.Error(t, err, in)
+	}
+}
+
+// The deepest payload the stream makes a Value of is one every worker's
+// protobuf decoder reads back: an object level is three messages (Value,
+// Struct, its field entry), and Go's decoder stops at 10,000 messages.
+// A deeper one is failed as unsendable instead of breaking the worker's
+// stream each time it is delivered.
+func TestDeepestValueDecodesInAWorker(t *testing.T) {
+	t.Parallel()
+	for _, open := range []string{`{"k":`, `[`} {
+		close := map[string]string{`{"k":`: "}", `[`: "]"}[open]
+		deep := strings.Repeat(open, maxJSONDepth) + "1" + strings.Repeat(close, maxJSONDepth)
+		v, err := valueOf([]byte(deep))
+		require.NoError(t, err, "as deep as the bound")
+		b, err := proto.Marshal(&jobbiev1.LeasedJob{Payload: v})
+		require.NoError(t, err)
+		require.NoError(t, proto.Unmarshal(b, &jobbiev1.LeasedJob{}), "a worker decodes the deepest Value the stream sends (%s)", open)
 	}
 }

@@ -191,6 +191,11 @@ func reportStoreCPU(b *testing.B, db *pebble.DB, start, run time.Duration) {
 	all := processCPU(b) - start
 	b.ReportMetric(float64(run.Nanoseconds())/1e3/float64(b.N), "cpu-µs/job")
 	b.ReportMetric(float64(all.Nanoseconds())/1e3/float64(b.N), "with-compaction-µs/job")
+	// What flushes and compactions wrote, the final compaction included:
+	// the work above that scales with the bytes a job leaves in memtables.
+	t := db.Metrics().Total()
+	b.ReportMetric(float64(t.BytesFlushed)/float64(b.N), "flushed-B/job")
+	b.ReportMetric(float64(t.BytesCompacted)/float64(b.N), "compacted-B/job")
 }
 
 // processCPU is the CPU time, user and system, the process has used.

@@ -13,11 +13,18 @@ import (
 )
 
 // BenchmarkLifecycleWrites weighs what BenchmarkApplyLifecycleStoreCPU's
-// lifecycle (enqueue, fetch, ack, a hundred at a time) writes to Pebble a
-// job, by operation kind and key kind: every key the memtable takes, and
-// later a flush and compactions carry, costs CPU in proportion to its
-// count and bytes. It logs the table (run with -v) and reports the totals.
+// lifecycle (enqueue, fetch, ack, a hundred at a time; "retried": with a
+// failed first attempt, BenchmarkApplyRetriedLifecycleStoreCPU's) writes
+// to Pebble a job, by operation kind and key kind: every key the memtable
+// takes, and later a flush and compactions carry, costs CPU in proportion
+// to its count and bytes. It logs the table (run with -v) and reports the
+// totals.
 func BenchmarkLifecycleWrites(b *testing.B) {
+	b.Run("acked", func(b *testing.B) { lifecycleWrites(b, (*storeLifecycle).run) })
+	b.Run("retried", func(b *testing.B) { lifecycleWrites(b, (*storeLifecycle).runRetried) })
+}
+
+func lifecycleWrites(b *testing.B, run func(*storeLifecycle, int)) {
 	db, done := benchStore(b)
 	defer done()
 	lc := newStoreLifecycle(b, db)
@@ -51,7 +58,7 @@ func BenchmarkLifecycleWrites(b *testing.B) {
 		}
 	})
 	b.ResetTimer()
-	lc.run(b.N)
+	run(lc, b.N)
 	b.StopTimer()
 	lc.loc.SeeBatches(nil)
 	list := make([]*row, 0, len(rows))

@@ -38,6 +38,23 @@ func BenchmarkApplyLifecycleStoreCPU(b *testing.B) {
 	reportStoreCPU(b, db, start, run)
 }
 
+// BenchmarkApplyRetriedLifecycleStoreCPU is
+// BenchmarkApplyLifecycleStoreCPU with one failed attempt a job: enqueued,
+// fetched, failed (retrying, a second later), promoted, fetched again and
+// acked, a hundred at a time. Run it as that one, e.g. -benchtime
+// 300000x.
+func BenchmarkApplyRetriedLifecycleStoreCPU(b *testing.B) {
+	db, done := benchStore(b)
+	defer done()
+	lc := newStoreLifecycle(b, db)
+	b.ResetTimer()
+	start := processCPU(b)
+	lc.runRetried(b.N)
+	run := processCPU(b) - start
+	b.StopTimer()
+	reportStoreCPU(b, db, start, run)
+}
+
 // BenchmarkApplyEffectsStoreCPU weighs the other way a member could
 // follow the log: applying the Pebble batch the leader built for each
 // entry (its effects) instead of running the entry's commands. It applies
@@ -173,6 +190,37 @@ func (lc *storeLifecycle) run(n int) {
 	for done := 0; done < n; done += 100 {
 		lc.enqueue()
 		got := lc.apply(FetchBatch.Type, lc.fetch).([]*job.Job)
+		lc.items = lc.items[:0]
+		for _, j := range got {
+			lc.items = append(lc.items, AckBatchItem{ID: j.ID})
+		}
+		lc.apply(AckBatch.Type, &AckBatchCmd{NS: testNS, WorkerID: "w", Items: lc.items})
+	}
+}
+
+// runRetried works n jobs through as run does, but for a failed first
+// attempt each: the failures in one entry, their retry promoted once due.
+func (lc *storeLifecycle) runRetried(n int) {
+	fails := make([][]byte, 0, 100)
+	ids := make([]string, 0, 100)
+	for done := 0; done < n; done += 100 {
+		lc.enqueue()
+		got := lc.apply(FetchBatch.Type, lc.fetch).([]*job.Job)
+		fails, ids = fails[:0], ids[:0]
+		for _, j := range got {
+			fails = append(fails, Fail.Command(&FailCmd{NS: testNS, ID: j.ID, WorkerID: "w", Error: "boom"}))
+			ids = append(ids, j.ID)
+		}
+		for _, out := range lc.loc.Apply(lc.now, fails...) {
+			if out.Err != nil {
+				lc.b.Fatal(out.Err)
+			}
+		}
+		lc.now = lc.now.Add(2 * time.Second) // past the first retry's delay (1 s)
+		if promoted := lc.apply(Promote.Type, &SweepCmd{NS: testNS, IDs: ids}).(int); promoted != len(ids) {
+			lc.b.Fatalf("promoted %d of %d", promoted, len(ids))
+		}
+		got = lc.apply(FetchBatch.Type, lc.fetch).([]*job.Job)
 		lc.items = lc.items[:0]
 		for _, j := range got {
 			lc.items = append(lc.items, AckBatchItem{ID: j.ID})

@@ -225,9 +225,9 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		dropSetOnce(tx, k)
 		e.heads.removed(ns, j.Queue, k)
 	case job.Scheduled:
-		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID), nil))
+		dropSetOnce(tx, keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID))
 	case job.Retrying:
-		must(tx.Delete(keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID), nil))
+		dropSetOnce(tx, keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID))
 	case job.Active:
 		dropSetOnce(tx, keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID))
 		if j.ConcurrencyKey() != "" {
@@ -235,14 +235,16 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 		}
 	}
 	if stateIndexed(j.State) {
-		must(tx.Delete(keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID), nil))
+		dropSetOnce(tx, keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID))
 	}
 }
 
-// A job's pending-index key and its lease-index key are set once between
-// deletes: only addIndexes (and extendLease, for the lease) sets them,
-// for a new job (its id is new, so no key names it yet) or after
-// removeIndexes (extendLease) deleted the one before; writeRestored,
+// The keys addIndexes writes for a job's state (pending, due, lease and
+// state-index keys) are set once between deletes: only addIndexes (and
+// extendLease, for the lease) sets them, for a new job (its id is new, so
+// no key names it yet) or after removeIndexes (extendLease) deleted the
+// one before (a move changes the state, and no state moves to itself in
+// job's transition table); writeRestored,
 // which may set a record twice (a chunk sent again), deletes first. So
 // they are removed with a SingleDelete: where it meets its one SET, in a
 // flush or a compaction, both vanish, so neither the key nor a tombstone
@@ -252,7 +254,13 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 
 // setOnce reports whether keys of kind (the byte after the namespace) are
 // set once between deletes, as above.
-func setOnce(kind byte) bool { return kind == keys.KindPending || kind == keys.KindLease }
+func setOnce(kind byte) bool {
+	switch kind {
+	case keys.KindPending, keys.KindDue, keys.KindLease, keys.KindStateIndex:
+		return true
+	}
+	return false
+}
 
 // dropSetOnce deletes k, a key of a setOnce kind.
 func dropSetOnce(tx *replica.Tx, k []byte) { must(tx.SingleDelete(k, nil)) }

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -117,10 +118,14 @@ func BenchmarkApplyEffectsStoreCPU(b *testing.B) {
 }
 
 // benchStore opens a Pebble store in a temporary folder on the node's
-// options; done closes it.
+// options; done closes it, failing the benchmark if a flush or compaction
+// found a SingleDelete that met two sets or none (store.go, setOnce).
 func benchStore(b *testing.B) (*pebble.DB, func()) {
 	opts := replica.StateOptions()
 	opts.Cache = pebble.NewCache(128 << 20)
+	var twice, none atomic.Int64
+	opts.Experimental.SingleDeleteInvariantViolationCallback = func([]byte) { twice.Add(1) }
+	opts.Experimental.IneffectualSingleDeleteCallback = func([]byte) { none.Add(1) }
 	db, err := pebble.Open(b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
@@ -130,6 +135,9 @@ func benchStore(b *testing.B) (*pebble.DB, func()) {
 			b.Fatal(err)
 		}
 		opts.Cache.Unref()
+		if twice.Load() != 0 || none.Load() != 0 {
+			b.Fatalf("single deletes that met two sets: %d, that met none: %d", twice.Load(), none.Load())
+		}
 	}
 }
 

@@ -241,16 +241,16 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 
 // The keys addIndexes writes for a job's state (pending, due, lease and
 // state-index keys) are set once between deletes: only addIndexes (and
-// extendLease, for the lease) sets them, for a new job (its id is new, so
-// no key names it yet) or after removeIndexes (extendLease) deleted the
-// one before (a move changes the state, and no state moves to itself in
-// job's transition table); writeRestored,
-// which may set a record twice (a chunk sent again), deletes first. So
-// they are removed with a SingleDelete: where it meets its one SET, in a
-// flush or a compaction, both vanish, so neither the key nor a tombstone
-// reaches the lower levels. A second SET before it would let the first
-// come back: TestSingleDeletesMeetOneSet checks every writer over random
-// logs.
+// extendLease, for the lease) sets them, for a new job (its id is new and
+// no command applies twice, so no key names it yet) or after
+// removeIndexes (extendLease) deleted the one before (every move changes
+// the state: job's transition table has no state to itself);
+// writeRestored, which may set a record twice (a chunk sent again),
+// deletes first. So they are removed with a SingleDelete: where it meets
+// its one SET, in a flush or a compaction, both vanish, and neither the
+// key nor a tombstone reaches the lower levels. A second SET before it
+// would let the first come back: TestSingleDeletesMeetOneSet checks every
+// writer over random logs.
 
 // setOnce reports whether keys of kind (the byte after the namespace) are
 // set once between deletes, as above.

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,23 @@ func BenchmarkApplyLifecycleStoreCPU(b *testing.B) {
 	b.ResetTimer()
 	start := processCPU(b)
 	lc.run(b.N)
+	run := processCPU(b) - start
+	b.StopTimer()
+	reportStoreCPU(b, db, start, run)
+}
+
+// BenchmarkApplyRetriedLifecycleStoreCPU is
+// BenchmarkApplyLifecycleStoreCPU with one failed attempt a job: enqueued,
+// fetched, failed (retrying, a second later), promoted, fetched again and
+// acked, a hundred at a time. Run it as that one, e.g. -benchtime
+// 300000x.
+func BenchmarkApplyRetriedLifecycleStoreCPU(b *testing.B) {
+	db, done := benchStore(b)
+	defer done()
+	lc := newStoreLifecycle(b, db)
+	b.ResetTimer()
+	start := processCPU(b)
+	lc.runRetried(b.N)
 	run := processCPU(b) - start
 	b.StopTimer()
 	reportStoreCPU(b, db, start, run)
@@ -100,10 +118,14 @@ func BenchmarkApplyEffectsStoreCPU(b *testing.B) {
 }
 
 // benchStore opens a Pebble store in a temporary folder on the node's
-// options; done closes it.
+// options; done closes it, failing the benchmark if a flush or compaction
+// found a SingleDelete that met two sets or none (store.go, setOnce).
 func benchStore(b *testing.B) (*pebble.DB, func()) {
 	opts := replica.StateOptions()
 	opts.Cache = pebble.NewCache(128 << 20)
+	var twice, none atomic.Int64
+	opts.Experimental.SingleDeleteInvariantViolationCallback = func([]byte) { twice.Add(1) }
+	opts.Experimental.IneffectualSingleDeleteCallback = func([]byte) { none.Add(1) }
 	db, err := pebble.Open(b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
@@ -113,6 +135,9 @@ func benchStore(b *testing.B) (*pebble.DB, func()) {
 			b.Fatal(err)
 		}
 		opts.Cache.Unref()
+		if twice.Load() != 0 || none.Load() != 0 {
+			b.Fatalf("single deletes that met two sets: %d, that met none: %d", twice.Load(), none.Load())
+		}
 	}
 }
 
@@ -181,6 +206,37 @@ func (lc *storeLifecycle) run(n int) {
 	}
 }
 
+// runRetried works n jobs through as run does, but for a failed first
+// attempt each: the failures in one entry, their retry promoted once due.
+func (lc *storeLifecycle) runRetried(n int) {
+	fails := make([][]byte, 0, 100)
+	ids := make([]string, 0, 100)
+	for done := 0; done < n; done += 100 {
+		lc.enqueue()
+		got := lc.apply(FetchBatch.Type, lc.fetch).([]*job.Job)
+		fails, ids = fails[:0], ids[:0]
+		for _, j := range got {
+			fails = append(fails, Fail.Command(&FailCmd{NS: testNS, ID: j.ID, WorkerID: "w", Error: "boom"}))
+			ids = append(ids, j.ID)
+		}
+		for _, out := range lc.loc.Apply(lc.now, fails...) {
+			if out.Err != nil {
+				lc.b.Fatal(out.Err)
+			}
+		}
+		lc.now = lc.now.Add(2 * time.Second) // past the first retry's delay (1 s)
+		if promoted := lc.apply(Promote.Type, &SweepCmd{NS: testNS, IDs: ids}).(int); promoted != len(ids) {
+			lc.b.Fatalf("promoted %d of %d", promoted, len(ids))
+		}
+		got = lc.apply(FetchBatch.Type, lc.fetch).([]*job.Job)
+		lc.items = lc.items[:0]
+		for _, j := range got {
+			lc.items = append(lc.items, AckBatchItem{ID: j.ID})
+		}
+		lc.apply(AckBatch.Type, &AckBatchCmd{NS: testNS, WorkerID: "w", Items: lc.items})
+	}
+}
+
 // reportStoreCPU reports the CPU a job of a run that started at start
 // and took run, and, after compacting all of db, the same with the
 // compaction.
@@ -191,6 +247,11 @@ func reportStoreCPU(b *testing.B, db *pebble.DB, start, run time.Duration) {
 	all := processCPU(b) - start
 	b.ReportMetric(float64(run.Nanoseconds())/1e3/float64(b.N), "cpu-µs/job")
 	b.ReportMetric(float64(all.Nanoseconds())/1e3/float64(b.N), "with-compaction-µs/job")
+	// What flushes and compactions wrote, the final compaction included:
+	// the work above that scales with the bytes a job leaves in memtables.
+	t := db.Metrics().Total()
+	b.ReportMetric(float64(t.BytesFlushed)/float64(b.N), "flushed-B/job")
+	b.ReportMetric(float64(t.BytesCompacted)/float64(b.N), "compacted-B/job")
 }
 
 // processCPU is the CPU time, user and system, the process has used.

@@ -198,6 +198,9 @@ func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, 
 			}
 			e.storedDelta(tx, ns, j.Stored)
 		}
+		if setOnce(r.Key[0]) {
+			must(tx.Delete(key, nil)) // it may be set already: the next removal is a SingleDelete (store.go)
+		}
 		must(tx.Set(key, r.Value, nil))
 	}
 	return nil

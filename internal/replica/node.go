@@ -102,6 +102,10 @@ func Open(cfg Config, reg *Registry) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replica: open pebble: %w", err)
 	}
+	if err := upgradeStore(db, cfg.Dir, reg.format); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("replica: %w", err)
+	}
 	n := &Node{cfg: cfg, db: db, adm: newAdmission(cfg), inflight: make(chan *flight, cfg.Inflight), slots: make(chan struct{}, cfg.Inflight), stop: make(chan struct{})}
 	n.lead.init()
 	// Tokens tell this node's evaluations apart from any other node's and
@@ -434,8 +438,10 @@ func (n *Node) closeStores(flush bool) error {
 // the Raft log already holds every entry, and what a crash takes from the
 // memtables is applied again from it (see doc.go).
 func StateOptions() *pebble.Options {
-	return &pebble.Options{Logger: quietPebble{}, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true,
+	o := &pebble.Options{Logger: quietPebble{}, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true,
 		L0CompactionThreshold: 8, L0StopWritesThreshold: 24}
+	o.Experimental.SingleDeleteInvariantViolationCallback = singleDeleteMetTwoSets
+	return o
 }
 
 // quietPebble drops Pebble's informational logging.

@@ -80,6 +80,7 @@ type Registry struct {
 	names    [256]string
 	onReset  []func()
 	applied  []func()
+	format   uint32 // the store format its writes assume (storeformat.go)
 }
 
 // OnReset registers f to run when the state changed under the state

@@ -109,6 +109,7 @@ func New(o Options) *Engine {
 // that drops the caches when the state changes under them.
 func (e *Engine) Registry() *replica.Registry {
 	r := new(replica.Registry)
+	r.StoreFormat(storeFormat)
 	r.OnReset(e.reset)
 	e.reg = r
 	e.register(r)

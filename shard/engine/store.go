@@ -252,6 +252,13 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 // would let the first come back: TestSingleDeletesMeetOneSet checks every
 // writer over random logs.
 
+// storeFormat is the store format these writes assume
+// (replica.Registry.StoreFormat): 1, every key of a setOnce kind holds one
+// version, so a node opening a store an older build wrote (which could
+// set such a key twice: a restore chunk sent again) compacts it whole
+// first.
+const storeFormat = 1
+
 // setOnce reports whether keys of kind (the byte after the namespace) are
 // set once between deletes, as above.
 func setOnce(kind byte) bool {

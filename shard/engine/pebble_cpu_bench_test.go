@@ -28,15 +28,7 @@ import (
 // memtables, e.g. -benchtime 600000x (docs/BENCHMARKS.md, "A follower's
 // cost").
 func BenchmarkApplyLifecycleStoreCPU(b *testing.B) {
-	db, done := benchStore(b)
-	defer done()
-	lc := newStoreLifecycle(b, db)
-	b.ResetTimer()
-	start := processCPU(b)
-	lc.run(b.N)
-	run := processCPU(b) - start
-	b.StopTimer()
-	reportStoreCPU(b, db, start, run)
+	benchStoreCPU(b, (*storeLifecycle).run)
 }
 
 // BenchmarkApplyRetriedLifecycleStoreCPU is
@@ -45,12 +37,18 @@ func BenchmarkApplyLifecycleStoreCPU(b *testing.B) {
 // acked, a hundred at a time. Run it as that one, e.g. -benchtime
 // 300000x.
 func BenchmarkApplyRetriedLifecycleStoreCPU(b *testing.B) {
+	benchStoreCPU(b, (*storeLifecycle).runRetried)
+}
+
+// benchStoreCPU times lifecycle over b.N jobs in a fresh store and
+// reports the process's CPU a job, as the two benchmarks above describe.
+func benchStoreCPU(b *testing.B, lifecycle func(lc *storeLifecycle, n int)) {
 	db, done := benchStore(b)
 	defer done()
 	lc := newStoreLifecycle(b, db)
 	b.ResetTimer()
 	start := processCPU(b)
-	lc.runRetried(b.N)
+	lifecycle(lc, b.N)
 	run := processCPU(b) - start
 	b.StopTimer()
 	reportStoreCPU(b, db, start, run)

@@ -102,11 +102,11 @@ func (g *shardGroup) leaderAndFollower() (leader, follower *bundle) {
 
 // retry repeats a call while it gets 503 (an election under a loaded test
 // machine), as a gateway would, and returns the first other answer.
-func retry(t *testing.T, b *bundle, method, path string, body any) resp {
+func retry(t *testing.T, b *bundle, method, path string, body any, headers ...string) resp {
 	t.Helper()
 	var r resp
 	eventually(t, 10*time.Second, func() bool {
-		r = b.call(method, path, body)
+		r = b.call(method, path, body, headers...)
 		return r.Status != 503
 	}, method+" "+path+" answered 503 throughout")
 	return r

@@ -12,8 +12,8 @@ import (
 )
 
 // restoredWithStalePending restores a namespace of one pending job into
-// restoreNS so that, once the restore ends, the job is cancelled while
-// its pending-index key is there: split (true) cancels the job between
+// restoreNS so that the restore ends with the job cancelled and its
+// pending-index key in the stream: split (true) cancels the job between
 // the chunk holding its record and the one holding its pending key (a
 // client's cancel that reached the log after the restore began: the
 // engine takes commands into a restoring namespace); otherwise the stream
@@ -44,14 +44,14 @@ func restoredWithStalePending(t *testing.T, f *fsmBundle, split bool) (string, [
 	require.Nil(t, f.apply(RestoreChunk.Type, &RestoreChunkCmd{NS: restoreNS, Token: "tok", Recs: pending}))
 	f.apply(RestoreEnd.Type, &RestoreTokenCmd{NS: restoreNS, Token: "tok"})
 	require.Equal(t, job.Cancelled, f.jobIn(restoreNS, id).State)
-	require.True(t, f.has(pk), "the cancelled job's pending key is there")
 	return id, pk
 }
 
-// A pending-index key a restore wrote for a job that is not pending is
-// set again when the job is retried, with no delete between: the fetch's
-// SingleDelete then meets two sets, and once the memtable is flushed the
-// older one is back, naming a job that is active (a later fetch's
+// A restore makes a job's pending-index key from its record, never from
+// the stream: copied from it, a key naming a job that is not pending was
+// set again when the job was retried, with no delete between; the fetch's
+// SingleDelete then met two sets, and once the memtable was flushed the
+// older one was back, naming a job that is active (a later fetch's
 // illegal-transition panic), on whichever member flushed it so.
 func TestRestoredStaleKeyIsNotSetTwice(t *testing.T) {
 	for _, split := range []bool{true, false} {
@@ -59,6 +59,7 @@ func TestRestoredStaleKeyIsNotSetTwice(t *testing.T) {
 		check := newSetOnceCheck(t)
 		f.loc.SeeBatches(check.see)
 		id, pk := restoredWithStalePending(t, f, split)
+		assert.False(t, f.has(pk), "split %v: a pending key names the cancelled job", split)
 		require.Equal(t, job.Pending, f.apply(JobRetry.Type, &JobOpCmd{NS: restoreNS, ID: id}))
 		require.Nil(t, f.apply(QueueConfigure.Type, &QueueConfigCmd{NS: restoreNS, Queue: "q"})) // unpaused
 		j, ok := f.apply(Fetch.Type, &FetchCmd{NS: restoreNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(60e9)}).(*job.Job)
@@ -68,4 +69,44 @@ func TestRestoredStaleKeyIsNotSetTwice(t *testing.T) {
 		assert.Empty(t, check.bad, "split %v", split)
 		assert.False(t, f.has(pk), "split %v: the fetched job's pending key came back", split)
 	}
+}
+
+// A move's later round replaces a job record a command changed at the
+// target between rounds: the keys of the state that command left go with
+// the record it replaces. Left, the cancelled job's state-index key was
+// set again when the job was cancelled once more, with no delete between.
+func TestMoveRoundDropsTheReplacedRecordsKeys(t *testing.T) {
+	f := setupFSM(t)
+	check := newSetOnceCheck(t)
+	f.loc.SeeBatches(check.see)
+	id := f.enqueue(&job.Job{Queue: "q"})
+	round := func(since map[string]string) map[string]string {
+		now := f.records(testNS)
+		c := &MoveChunkCmd{NS: restoreNS, Token: "mv"}
+		for k, v := range now {
+			if old, ok := since[k]; !ok || old != v {
+				c.Recs = append(c.Recs, RestoreRecord{Key: []byte(k), Value: []byte(v)})
+			}
+		}
+		for k := range since {
+			if _, ok := now[k]; !ok {
+				c.Dels = append(c.Dels, []byte(k))
+			}
+		}
+		require.Nil(t, f.apply(MoveChunk.Type, c))
+		return now
+	}
+	require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: restoreNS, Token: "mv"}))
+	first := round(nil)
+	require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: restoreNS, ID: id})) // between rounds
+	require.Equal(t, id, f.fetch("q").ID)                                                        // at the source
+	round(first)
+	f.apply(MoveEndMarked.Type, &RestoreTokenCmd{NS: restoreNS, Token: "mv"})
+	j := f.jobIn(restoreNS, id)
+	require.Equal(t, job.Active, j.State)
+	assert.False(t, f.has(keys.StateEntry(restoreNS, uint8(job.Cancelled), "q", j.CreatedAt, id)), "the cancel's state-index key is left")
+	require.Equal(t, job.Completed, f.apply(Ack.Type, &AckCmd{NS: restoreNS, ID: id, WorkerID: "w"}))
+	require.Equal(t, job.Pending, f.apply(JobRetry.Type, &JobOpCmd{NS: restoreNS, ID: id}))
+	require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: restoreNS, ID: id}))
+	assert.Empty(t, check.bad)
 }

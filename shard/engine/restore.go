@@ -175,16 +175,17 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 // the log is kept (eventkept.go). The keys of each job's state come from
 // its record (below).
 func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, replace bool) error {
+	jobs, err := restoredJobs(recs)
+	if err != nil {
+		return err // before anything is written
+	}
 	e.history.settle(tx, ns)
 	e.forgetBudgets(ns)
 	e.encryptionChanged(tx)
 	p := keys.Namespace(ns)
 	metering := e.usage.metering(tx)
 	var key []byte
-	for _, r := range recs {
-		if len(r.Key) == 0 {
-			return apierr.New(apierr.BadRequest, "a restored record has an empty key")
-		}
+	for i, r := range recs {
 		if !e.restoredKeyKept(tx, r.Key) {
 			continue // the shard's own log (eventkept.go)
 		}
@@ -192,13 +193,10 @@ func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, 
 			continue // made from its job's record (stateKeys)
 		}
 		key = append(append(key[:0], p...), r.Key...)
-		if !IsJobKey(r.Key) {
+		j := jobs[i]
+		if j == nil {
 			must(tx.Set(key, r.Value, nil))
 			continue
-		}
-		var j job.Job
-		if err := j.Decode(r.Value); err != nil {
-			return apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
 		}
 		if metering {
 			if replace {
@@ -209,7 +207,7 @@ func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, 
 		dropStateKeysOf(tx, ns, key)
 		e.jobs.drop(j.ID) // a command between chunks may have cached the one it replaces
 		must(tx.Set(key, r.Value, nil))
-		for _, k := range stateKeys(ns, &j) {
+		for _, k := range stateKeys(ns, j) {
 			if k != nil {
 				must(tx.Delete(k, nil)) // a command between chunks may have set it: the next removal is a SingleDelete
 				must(tx.Set(k, nil, nil))
@@ -217,6 +215,29 @@ func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, 
 		}
 	}
 	return nil
+}
+
+// restoredJobs checks recs and decodes their job records (nil for any
+// other record): each must be the job its key names.
+func restoredJobs(recs []RestoreRecord) ([]*job.Job, error) {
+	jobs := make([]*job.Job, len(recs))
+	for i, r := range recs {
+		switch {
+		case len(r.Key) == 0:
+			return nil, apierr.New(apierr.BadRequest, "a restored record has an empty key")
+		case !IsJobKey(r.Key):
+			continue
+		}
+		j := new(job.Job)
+		if err := j.Decode(r.Value); err != nil {
+			return nil, apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
+		}
+		if j.ID != string(r.Key[1:]) { // its state's keys would name another job
+			return nil, apierr.New(apierr.BadRequest, "job record %q holds job %q", r.Key[1:], j.ID)
+		}
+		jobs[i] = j
+	}
+	return jobs, nil
 }
 
 // A restore or a move writes no pending-, due-, lease- or state-index key

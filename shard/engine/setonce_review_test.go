@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
 	"github.com/jobbie/jobbie/wire"
@@ -109,4 +110,20 @@ func TestMoveRoundDropsTheReplacedRecordsKeys(t *testing.T) {
 	require.Equal(t, job.Pending, f.apply(JobRetry.Type, &JobOpCmd{NS: restoreNS, ID: id}))
 	require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: restoreNS, ID: id}))
 	assert.Empty(t, check.bad)
+}
+
+// A restored job record must be the job its key names: the keys of its
+// state are made from it. Refused, the chunk writes nothing.
+func TestRestoredJobRecordNamesItsJob(t *testing.T) {
+	f := setupFSM(t)
+	id := f.enqueue(&job.Job{Queue: "q"})
+	other := f.job(id)
+	other.ID = f.e.newIDForTest()
+	require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: restoreNS, Token: "tok"}))
+	err, _ := f.apply(RestoreChunk.Type, &RestoreChunkCmd{NS: restoreNS, Token: "tok",
+		Recs: []RestoreRecord{{Key: []byte("q"), Value: []byte("x")}, {Key: keys.Job(restoreNS, id)[len(keys.Namespace(restoreNS)):], Value: other.Encode()}}}).(error)
+	require.Error(t, err)
+	require.Equal(t, apierr.BadRequest, apierr.CodeOf(err))
+	require.Contains(t, err.Error(), id)
+	require.Empty(t, f.records(restoreNS))
 }

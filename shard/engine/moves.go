@@ -141,12 +141,16 @@ func (e *Engine) applyMoveChunk(tx *replica.Tx, c *MoveChunkCmd) (replica.None, 
 	metering := e.usage.metering(tx)
 	var key []byte
 	for _, rel := range c.Dels {
-		if !e.restoredKeyKept(tx, rel) {
-			continue // the shard's own log (eventkept.go)
+		if !e.restoredKeyKept(tx, rel) || setOnce(rel[0]) {
+			continue // the shard's own log (eventkept.go); a key of a job's state goes with its record
 		}
 		key = append(append(key[:0], p...), rel...)
-		if metering && IsJobKey(rel) {
-			e.storedDelta(tx, c.NS, -storedOf(tx, key)) // what its set added
+		if IsJobKey(rel) {
+			if metering {
+				e.storedDelta(tx, c.NS, -storedOf(tx, key)) // what its set added
+			}
+			dropStateKeysOf(tx, c.NS, key)
+			e.jobs.drop(string(rel[1:]))
 		}
 		must(tx.Delete(key, nil))
 	}

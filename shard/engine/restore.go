@@ -172,38 +172,122 @@ func (e *Engine) applyRestoreChunk(tx *replica.Tx, c *RestoreChunkCmd) (replica.
 // (historyCache.settle), and the cached budgets dropped: the records may
 // hold them, and the encryption record (a move's chunk deletes after this
 // too, in the same command). A record of the event log is left out once
-// the log is kept (eventkept.go).
+// the log is kept (eventkept.go). The keys of each job's state come from
+// its record (below).
 func (e *Engine) writeRestored(tx *replica.Tx, ns string, recs []RestoreRecord, replace bool) error {
+	jobs, err := restoredJobs(recs)
+	if err != nil {
+		return err // before anything is written
+	}
 	e.history.settle(tx, ns)
 	e.forgetBudgets(ns)
 	e.encryptionChanged(tx)
 	p := keys.Namespace(ns)
 	metering := e.usage.metering(tx)
 	var key []byte
-	for _, r := range recs {
-		if len(r.Key) == 0 {
-			return apierr.New(apierr.BadRequest, "a restored record has an empty key")
-		}
+	for i, r := range recs {
 		if !e.restoredKeyKept(tx, r.Key) {
 			continue // the shard's own log (eventkept.go)
 		}
+		if setOnce(r.Key[0]) {
+			continue // made from its job's record (stateKeys)
+		}
 		key = append(append(key[:0], p...), r.Key...)
-		if metering && IsJobKey(r.Key) {
-			var j job.Job
-			if err := j.Decode(r.Value); err != nil {
-				return apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
-			}
+		j := jobs[i]
+		if j == nil {
+			must(tx.Set(key, r.Value, nil))
+			continue
+		}
+		if metering {
 			if replace {
 				e.storedDelta(tx, ns, -storedOf(tx, key))
 			}
 			e.storedDelta(tx, ns, j.Stored)
 		}
-		if setOnce(r.Key[0]) {
-			must(tx.Delete(key, nil)) // it may be set already: the next removal is a SingleDelete (store.go)
-		}
+		dropStateKeysOf(tx, ns, key)
+		e.jobs.drop(j.ID) // a command between chunks may have cached the one it replaces
 		must(tx.Set(key, r.Value, nil))
+		for _, k := range stateKeys(ns, j) {
+			if k != nil {
+				must(tx.Delete(k, nil)) // a command between chunks may have set it: the next removal is a SingleDelete
+				must(tx.Set(k, nil, nil))
+			}
+		}
 	}
 	return nil
+}
+
+// restoredJobs checks recs and decodes their job records (nil for any
+// other record): each must be the job its key names.
+func restoredJobs(recs []RestoreRecord) ([]*job.Job, error) {
+	jobs := make([]*job.Job, len(recs))
+	for i, r := range recs {
+		switch {
+		case len(r.Key) == 0:
+			return nil, apierr.New(apierr.BadRequest, "a restored record has an empty key")
+		case !IsJobKey(r.Key):
+			continue
+		}
+		j := new(job.Job)
+		if err := j.Decode(r.Value); err != nil {
+			return nil, apierr.New(apierr.BadRequest, "job record %q does not decode: %v", r.Key[1:], err)
+		}
+		if j.ID != string(r.Key[1:]) { // its state's keys would name another job
+			return nil, apierr.New(apierr.BadRequest, "job record %q holds job %q", r.Key[1:], j.ID)
+		}
+		jobs[i] = j
+	}
+	return jobs, nil
+}
+
+// A restore or a move writes no pending-, due-, lease- or state-index key
+// from its stream: it makes them from each job record it writes, as
+// addIndexes does, and deletes those of the record it replaces. Copied
+// from the stream, such a key could name a job that is not in that state
+// (a command that reached the namespace between two chunks, an edited
+// stream, or a store an earlier fault left such a key in); the job's own
+// set of it later would be a second set, and the SingleDelete after it
+// would let the first come back (store.go, setOnce).
+
+// stateKeys are the keys of j's state that are set once (store.go):
+// addIndexes's, but for the keyed pending index (not set once).
+func stateKeys(ns string, j *job.Job) (ks [2][]byte) {
+	switch j.State {
+	case job.Pending:
+		if !j.Keyed() {
+			ks[0] = keys.Pending(ns, j.Queue, uint8(j.Priority), j.CreatedAt, j.ID)
+		}
+	case job.Scheduled:
+		ks[0] = keys.Timed(ns, keys.KindDue, j.ScheduledAt, j.ID)
+	case job.Retrying:
+		ks[0] = keys.Timed(ns, keys.KindDue, j.NextAttempt, j.ID)
+	case job.Active:
+		ks[0] = keys.Timed(ns, keys.KindLease, j.LeaseUntil, j.ID)
+	}
+	if stateIndexed(j.State) {
+		ks[1] = keys.StateEntry(ns, uint8(j.State), j.Queue, j.CreatedAt, j.ID)
+	}
+	return ks
+}
+
+// dropStateKeysOf deletes the state keys of the job record stored at key,
+// if there is one (a move's later round, a chunk sent again).
+func dropStateKeysOf(tx *replica.Tx, ns string, key []byte) {
+	v, closer, err := tx.Get(key)
+	if err != nil {
+		return
+	}
+	var old job.Job
+	ok := old.Decode(v) == nil
+	closer.Close()
+	if !ok {
+		return
+	}
+	for _, k := range stateKeys(ns, &old) {
+		if k != nil {
+			must(tx.Delete(k, nil))
+		}
+	}
 }
 
 // storedOf is the stored size the job record at key counted, 0 if none.

@@ -244,13 +244,14 @@ func (e *Engine) removeIndexes(tx *replica.Tx, ns string, j *job.Job) {
 // extendLease, for the lease) sets them, for a new job (its id is new and
 // no command applies twice, so no key names it yet) or after
 // removeIndexes (extendLease) deleted the one before (every move changes
-// the state: job's transition table has no state to itself);
-// writeRestored, which may set a record twice (a chunk sent again),
-// deletes first. So they are removed with a SingleDelete: where it meets
-// its one SET, in a flush or a compaction, both vanish, and neither the
-// key nor a tombstone reaches the lower levels. A second SET before it
-// would let the first come back: TestSingleDeletesMeetOneSet checks every
-// writer over random logs.
+// the state: job's transition table has no state to itself); a restore's
+// or move's chunk makes them from the job records it writes, deleting
+// first (writeRestored: a chunk sent again, or a command between chunks,
+// may have set one), and takes none from its stream. So they are removed
+// with a SingleDelete: where it meets its one SET, in a flush or a
+// compaction, both vanish, and neither the key nor a tombstone reaches
+// the lower levels. A second SET before it would let the first come
+// back: TestSingleDeletesMeetOneSet checks every writer over random logs.
 
 // storeFormat is the store format these writes assume
 // (replica.Registry.StoreFormat): 1, every key of a setOnce kind holds one

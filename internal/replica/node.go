@@ -406,8 +406,15 @@ func (n *Node) closeStores(flush bool) error {
 			errs = append(errs, err)
 		}
 	}
-	// Raft has stopped applying; flushing the memtables spares the next
-	// start from applying them again from the log.
+	// Raft has stopped applying: an evaluation still waiting for its entry
+	// never applies here now.
+	if n.fsm != nil {
+		n.fsm.mu.Lock()
+		n.fsm.closeOwn()
+		n.fsm.mu.Unlock()
+	}
+	// Flushing the memtables spares the next start from applying them
+	// again from the log.
 	if flush {
 		if err := n.db.Flush(); err != nil {
 			errs = append(errs, fmt.Errorf("replica: flush state: %w", err))

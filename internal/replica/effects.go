@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/hashicorp/raft"
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy"
 )
 
@@ -71,12 +72,21 @@ func (f *fsm) evalEffects(now int64, cmds [][]byte, token, term uint64) []byte {
 	}
 	base := f.applied.Load()
 	ev := f.evalGroup([]groupEntry{{index: base + 1, now: now, cmds: cmds}})
-	repr := snappy.Encode(nil, ev.b.Repr())
+	// Snappy's format by s2's fastest encoder: on a group's real batches
+	// it took 0.38x the time of snappy.Encode (s2's "better" encoder) for
+	// entries 1 % larger (BenchmarkEffectsCodec). The entry copies it out
+	// of the scratch buffer.
+	f.zbuf = s2.EncodeSnappy(f.zbuf[:cap(f.zbuf)], ev.b.Repr())
+	repr := f.zbuf
 	// The batch stays open until the entry applies here or fails: the
 	// leader commits it rather than decode the log's copy into another.
 	f.own = &evaluation{token: token, b: ev.b, outs: ev.outs[0], after: ev.after}
 	f.openEvals++
-	return encodeEffects(&effectsEntry{now: ev.lastNow, base: base, index: base + 1, term: term, ncmds: ev.ncmds, token: token, repr: repr})
+	entry := encodeEffects(&effectsEntry{now: ev.lastNow, base: base, index: base + 1, term: term, ncmds: ev.ncmds, token: token, repr: repr})
+	if cap(f.zbuf) > 4<<20 { // an outsized entry's scratch is not kept
+		f.zbuf = nil
+	}
+	return entry
 }
 
 // discard forgets the evaluation token names after its entry failed in

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy"
 	"github.com/stretchr/testify/require"
 )
 
@@ -131,4 +133,28 @@ func TestEffectsKeptBatchClosedByRestoreAndClose(t *testing.T) {
 	evalOwn(n.fsm, 5, 2, n.raft.CurrentTerm())
 	require.NoError(t, n.Close())
 	require.Zero(t, n.fsm.openEvals, "closing the node closed the kept batch")
+}
+
+// Format version 2 carries the batch in Snappy's block format, which the
+// strict decoder (as github.com/golang/snappy and the reference decoder
+// read it) accepts: not s2's own format, which would need a version of
+// its own.
+func TestEffectsEntryIsSnappy(t *testing.T) {
+	var l cachedCounter
+	f := testFSM(t, l.registry())
+	cmds := make([][]byte, 0, 200)
+	for i := range 200 { // enough repeats for every kind of copy
+		cmds = append(cmds, Command(cmdPut, []byte{byte('a' + i%26), 'v', byte(i), 'v', 'v', 'v', 'v'}), Command(cmdAdd, []byte{1}))
+	}
+	f.mu.Lock()
+	data := f.evalEffects(1, cmds, 1, 1)
+	raw := append([]byte(nil), f.own.b.Repr()...)
+	f.mu.Unlock()
+	e, err := decodeEffects(data)
+	require.NoError(t, err)
+	got, err := snappy.DecodeStrict(nil, e.repr)
+	require.NoError(t, err)
+	require.Equal(t, raw, got)
+	_, err = snappy.DecodeStrict(nil, s2.Encode(nil, raw))
+	require.Error(t, err, "the test tells s2's format apart")
 }

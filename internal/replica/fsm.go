@@ -40,6 +40,7 @@ type fsm struct {
 	// openEvals counts the evaluations' batches left open: at most own's,
 	// none once the node closes (tests check that none leaks).
 	openEvals int
+	zbuf      []byte // the evaluation's compression scratch (effects.go)
 	// stale: an entry applied as effects ran no handler here, so the
 	// caches may hold older state; they are reset before handlers next run.
 	stale bool

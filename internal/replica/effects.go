@@ -18,14 +18,14 @@ import (
 // forms the next entry is the state that entry applies to: the entry
 // carries the applied index it was evaluated on (its base), and every
 // member, the leader included (the log is the truth), applies its batch
-// only on that same index. The evaluating node commits the batch it
-// evaluated, kept open meanwhile, rather than decode the log's copy into
-// another: the entry was encoded from it, so it holds the log's bytes.
-// Every member has applied the same log up to
+// only on that same index. Every member has applied the same log up to
 // there, so a mismatch can only mean an entry evaluated in one term and
 // appended in a later one: every member refuses it alike, and nothing
 // diverges. A mismatch within the term it was evaluated in is a bug that
-// would make the state diverge, and stops the node.
+// would make the state diverge, and stops the node. The evaluating node
+// commits the batch it evaluated, kept open meanwhile, rather than decode
+// the log's copy into another: the entry was encoded from that batch, so
+// it holds the log's bytes.
 //
 // The state machine's caches follow the state only through its handlers.
 // The leader's hold the evaluated entry's effects while it is in Raft, so

@@ -20,9 +20,10 @@ import (
 )
 
 // logCacheEntries is how many of the last entries stored Raft reads from
-// memory rather than the log (startRaft). An entry is some tens of KiB at
-// most (Config.EntryBytes of commands, or their effects compressed), and
-// a follower in step needs only the last few.
+// memory rather than the log (startRaft). Entries are mostly tens of KiB
+// (Config.EntryBytes of commands, or their effects compressed), and a
+// follower in step needs only the last few. The entries a follower
+// received are its own copies: the transport decodes each into new bytes.
 const logCacheEntries = 64
 
 // ErrNotLeader is returned by Propose on a node that is not the leader:

@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"sync/atomic"
+
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/fs"
@@ -47,11 +49,20 @@ func (noSyncFile) Sync() error { return nil }
 // DeleteRange moved the first index past them; this hides them, so a
 // follower that needs entries behind the first index gets a snapshot
 // whatever the segment boundaries, as TrailingLogs promises.
-type logStore struct{ *wal.WAL }
+// It counts the entries read from the log into reads (when set): those
+// past the cache in front of it (logCacheEntries), as for a follower
+// catching up.
+type logStore struct {
+	*wal.WAL
+	reads *atomic.Uint64
+}
 
 func (l logStore) GetLog(index uint64, out *raft.Log) error {
 	if first, err := l.FirstIndex(); err == nil && index < first {
 		return raft.ErrLogNotFound
+	}
+	if l.reads != nil {
+		l.reads.Add(1)
 	}
 	return l.WAL.GetLog(index, out)
 }

@@ -37,6 +37,10 @@ type fsm struct {
 	// entry and by a restore: they share the state machine's caches.
 	mu  sync.Mutex
 	own *evaluation // the entry this node evaluated and proposed, until it applies or fails (effects.go)
+	// openEvals counts the evaluations' batches left open: at most own's,
+	// none once the node closes (tests check that none leaks).
+	openEvals int
+	zbuf      []byte // the evaluation's compression scratch (effects.go)
 	// stale: an entry applied as effects ran no handler here, so the
 	// caches may hold older state; they are reset before handlers next run.
 	stale bool
@@ -157,8 +161,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			panic(fmt.Sprintf("replica: entry %d: %v", l.Index, err))
 		}
 		if f.own != nil { // another leader's entry: this node's evaluation can no longer apply
-			f.own = nil
-			f.reg.reset()
+			f.dropOwn()
 		}
 		run = append(run, groupEntry{index: l.Index, now: now, cmds: cmds})
 		at = append(at, i)

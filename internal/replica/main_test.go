@@ -6,4 +6,7 @@ import (
 	"github.com/jobbie/jobbie/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	checkOwnEffects = true // race builds check anyway; the others in tests
+	leakcheck.VerifyTestMain(m)
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -17,6 +18,13 @@ import (
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
 )
+
+// logCacheEntries is how many of the last entries stored Raft reads from
+// memory rather than the log (startRaft). Entries are mostly tens of KiB
+// (Config.EntryBytes of commands, or their effects compressed), and a
+// follower in step needs only the last few. The entries a follower
+// received are its own copies: the transport decodes each into new bytes.
+const logCacheEntries = 64
 
 // ErrNotLeader is returned by Propose on a node that is not the leader:
 // the command was not appended, so sending it again is safe.
@@ -55,6 +63,8 @@ type Node struct {
 	contacts contacts   // contact.go
 
 	tokens uint64 // the last evaluation's token (effects.go); batchLoop only
+
+	logReads atomic.Uint64 // entries Raft read from the log, past its cache (logStore)
 }
 
 type proposal struct {
@@ -146,7 +156,7 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 		return fmt.Errorf("replica: snapshot store: %w", err)
 	}
 	n.snaps = snaps
-	store := logStore{logs}
+	store := logStore{WAL: logs, reads: &n.logReads}
 	if n.hadState, err = raft.HasExistingState(store, logs, snaps); err != nil {
 		return fmt.Errorf("replica: check state: %w", err)
 	}
@@ -163,7 +173,15 @@ func (n *Node) startRaft(raftDir, walDir string, reg *Registry) error {
 	// Pebble on disk already holds the state, unless a snapshot install
 	// was cut short (see needsRestore).
 	rc.NoSnapshotRestoreOnStart = !restore
-	r, err := raft.NewRaft(rc, f, store, logs, snaps, unpipelined{trans})
+	// The last entries stored are kept in memory: the leader sends each to
+	// every follower and a follower applies each, and raft reads them back
+	// from the store for both, which decodes and copies them out of the
+	// log again (four times an entry on the leader of three).
+	cached, err := raft.NewLogCache(logCacheEntries, store)
+	if err != nil {
+		return fmt.Errorf("replica: log cache: %w", err)
+	}
+	r, err := raft.NewRaft(rc, f, cached, logs, snaps, unpipelined{trans})
 	if err != nil {
 		return fmt.Errorf("replica: start raft: %w", err)
 	}
@@ -410,8 +428,15 @@ func (n *Node) closeStores(flush bool) error {
 			errs = append(errs, err)
 		}
 	}
-	// Raft has stopped applying; flushing the memtables spares the next
-	// start from applying them again from the log.
+	// Raft has stopped applying: an evaluation still waiting for its entry
+	// never applies here now.
+	if n.fsm != nil {
+		n.fsm.mu.Lock()
+		n.fsm.closeOwn()
+		n.fsm.mu.Unlock()
+	}
+	// Flushing the memtables spares the next start from applying them
+	// again from the log.
 	if flush {
 		if err := n.db.Flush(); err != nil {
 			errs = append(errs, fmt.Errorf("replica: flush state: %w", err))

@@ -117,7 +117,8 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.own, f.stale = nil, false // the caches are reset below
+	f.closeOwn() // the caches are reset below
+	f.stale = false
 	r := bufio.NewReaderSize(rc, 1<<20)
 	head, _ := r.Peek(len(snapshotMagic))
 	var err error

@@ -68,19 +68,34 @@ func readStoreFormat(path string) (uint32, error) {
 }
 
 // compactAll compacts every key of db into the bottom level (nothing
-// to do for an empty store).
+// to do for an empty store), where each keeps one version: it runs with
+// no snapshot open. The compaction rewrites a bottom-level file only with
+// files from above that overlap it, and two sets of one key may both be
+// there already (a snapshot open when they met kept them apart), so the
+// first and last keys are set again, to their own values, first: the file
+// they are flushed to spans every key, and the bottom level is rewritten
+// whole with it.
 func compactAll(db *pebble.DB) error {
 	it, err := db.NewIter(nil)
 	if err != nil {
 		return err
 	}
+	b := db.NewBatch()
+	defer b.Close()
 	var first, last []byte
 	if it.First() {
 		first = append(first, it.Key()...)
+		err = b.Set(first, it.Value(), nil)
 		it.Last()
 		last = append(last, it.Key()...)
+		if err == nil {
+			err = b.Set(last, it.Value(), nil)
+		}
 	}
-	if err := it.Close(); err != nil || first == nil {
+	if cerr := it.Close(); err != nil || cerr != nil || first == nil {
+		return errors.Join(err, cerr)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
 		return err
 	}
 	return db.Compact(first, append(last, 0), true)

@@ -68,3 +68,39 @@ func TestStoreFormatIsUpgradedOnce(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, storeFormatFile), []byte("two\n"), 0o644))
 	require.ErrorContains(t, upgradeStore(db, dir, 2), storeFormatFile)
 }
+
+// Two sets of one key can both reach the bottom level, kept apart there
+// by a snapshot open when they met (the shard's backups, searches and
+// moves read from snapshots). Compacting the levels above it into the
+// bottom one leaves such a key alone, so the upgrade must rewrite the
+// bottom level too.
+func TestStoreUpgradeMergesTwoSetsInTheBottomLevel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := []byte("p/job")
+	db, err := pebble.Open(filepath.Join(dir, "state"), StateOptions())
+	require.NoError(t, err)
+	require.NoError(t, db.Set([]byte("a"), []byte("x"), pebble.NoSync))
+	require.NoError(t, db.Set(key, []byte("first"), pebble.NoSync))
+	require.NoError(t, db.Set([]byte("z"), []byte("x"), pebble.NoSync))
+	require.NoError(t, db.Flush())
+	require.NoError(t, compactAll(db)) // the first set in the bottom level
+	snap := db.NewSnapshot()
+	require.NoError(t, db.Set(key, []byte("second"), pebble.NoSync))
+	require.NoError(t, db.Flush())
+	require.NoError(t, compactAll(db)) // the second beside it: the snapshot keeps both
+	require.NoError(t, snap.Close())
+
+	require.NoError(t, upgradeStore(db, dir, 1))
+	require.NoError(t, db.SingleDelete(key, pebble.NoSync))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Compact([]byte{}, []byte{0xff, 0xff, 0xff, 0xff}, false))
+	v, closer, err := db.Get(key)
+	if err == nil {
+		got := string(v)
+		closer.Close()
+		t.Fatalf("the key's first set is back after its single delete: %q", got)
+	}
+	require.True(t, errors.Is(err, pebble.ErrNotFound), err)
+	require.NoError(t, db.Close())
+}

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -88,7 +89,7 @@ func compactAll(db *pebble.DB) error {
 		err = b.Set(first, it.Value(), nil)
 		it.Last()
 		last = append(last, it.Key()...)
-		if err == nil {
+		if err == nil && !bytes.Equal(first, last) {
 			err = b.Set(last, it.Value(), nil)
 		}
 	}

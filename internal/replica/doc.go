@@ -35,4 +35,10 @@
 // which every member applies on the applied index it was evaluated on, so
 // followers run no handler (effects.go). Entries of both kinds apply on
 // every member whatever its Config.
+//
+// Store formats: a state machine names what its writes assume of the
+// store (Registry.StoreFormat; the shard's engine removes keys set once
+// with SingleDelete), and a node opening a store an older build wrote
+// compacts it whole first (storeformat.go). Raft reads its last entries
+// from a cache in front of the log (node.go).
 package replica

@@ -44,6 +44,13 @@ func newReceiver(t *testing.T, h http.HandlerFunc) *receiver {
 	return r
 }
 
+// hangUp ends a handler whose caller has gone without answering it. A
+// handler that returned would answer 200, and a client that cancels
+// over TLS sends its close_notify before closing: the server can see it,
+// end the handler and answer in between, and Go's transport then
+// returns that answer rather than the cancel.
+func hangUp() { panic(http.ErrAbortHandler) }
+
 func (r *receiver) addrPort() netip.AddrPort {
 	return netip.MustParseAddrPort(strings.TrimPrefix(r.URL, "https://"))
 }
@@ -256,6 +263,7 @@ func TestTimeoutAndNetworkErrors(t *testing.T) {
 		select {
 		case <-release:
 		case <-req.Context().Done():
+			hangUp()
 		}
 	})
 	defer close(release)

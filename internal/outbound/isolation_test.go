@@ -24,7 +24,8 @@ func TestSlowTenantDoesNotDelayAnother(t *testing.T) {
 	entered := make(chan struct{}, 3*perTenant)
 	hang := newReceiver(t, func(w http.ResponseWriter, req *http.Request) {
 		entered <- struct{}{}
-		<-req.Context().Done() // never answers
+		<-req.Context().Done()
+		hangUp()
 	})
 	fast := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	c := newClient(t, func(c *Config) { c.PerTenant = perTenant }, hang, fast)

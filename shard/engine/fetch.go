@@ -36,11 +36,8 @@ func (e *Engine) applyFetch(tx *replica.Tx, c *FetchCmd) (*job.Job, error) {
 func (e *Engine) fetchOne(tx *replica.Tx, c *FetchCmd, holds *fetchHolds) *job.Job {
 	now := tx.Now.UnixNano()
 	for {
-		var best []byte
+		var best pendingAt // its key nil: none yet
 		var bestQ *QueueRecord
-		var bestPrio uint8
-		var bestAt int64
-		var bestKey string // the fairness key taken, of a keyed queue
 		for _, q := range c.Queues {
 			rec := e.queues.get(tx, c.NS, q)
 			var k []byte
@@ -59,31 +56,29 @@ func (e *Engine) fetchOne(tx *replica.Tx, c *FetchCmd, holds *fetchHolds) *job.J
 					continue
 				}
 			}
-			var p uint8
-			var at int64
-			fkey := ""
+			cand := pendingAt{key: k, queue: q, plain: true}
 			if rec.Keyed == 0 {
 				var err error
-				p, at, err = keys.PendingOrder(c.NS, q, k)
+				cand.prio, cand.at, err = keys.PendingOrder(c.NS, q, k)
 				must(err)
 			} else {
-				cand, ok := e.pickKeyed(tx, c.NS, q, rec)
+				kc, ok := e.pickKeyed(tx, c.NS, q, rec)
 				if !ok {
 					continue
 				}
-				k, p, at, fkey = cand.key, cand.prio, cand.at, cand.fkey
+				cand = pendingAt{key: kc.key, queue: q, prio: kc.prio, at: kc.at, plain: kc.plain, fkey: kc.fkey, ckey: kc.ckey}
 			}
-			if best == nil || p < bestPrio || (p == bestPrio && at < bestAt) {
-				best, bestQ, bestPrio, bestAt, bestKey = k, rec, p, at, fkey
+			if best.key == nil || cand.prio < best.prio || (cand.prio == best.prio && cand.at < best.at) {
+				best, bestQ = cand, rec
 			}
 		}
-		if best == nil {
+		if best.key == nil {
 			return nil
 		}
-		id, err := keys.PendingID(best)
-		must(err)
-		j, err := e.getJob(tx, c.NS, id)
-		must(err)
+		j := e.pendingJob(tx, c.NS, best)
+		if j == nil {
+			continue // a stale key, dropped (stalekeys.go)
+		}
 		if j.Expired(now) {
 			e.kill(tx, c.NS, j, job.ReasonExpired)
 			e.putJob(tx, c.NS, j)
@@ -100,7 +95,7 @@ func (e *Engine) fetchOne(tx *replica.Tx, c *FetchCmd, holds *fetchHolds) *job.J
 			continue
 		}
 		if bestQ.Keyed > 0 || len(bestQ.Turns) > 0 {
-			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.served(bestPrio, bestKey) })
+			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.served(best.prio, best.fkey) })
 		}
 		if bestQ.Throttle != nil {
 			e.queues.update(tx, c.NS, j.Queue, func(q *QueueRecord) { q.Throttle.take(now) })

@@ -178,10 +178,12 @@ func (e *Engine) removeKeyed(tx *replica.Tx, ns string, j *job.Job) {
 
 // keyedCandidate is the job a keyed queue would hand out next.
 type keyedCandidate struct {
-	key  []byte // its key in the keyed or the plain pending index
-	prio uint8
-	at   int64
-	fkey string
+	key   []byte // its key in the keyed or the plain pending index
+	prio  uint8
+	at    int64
+	fkey  string
+	ckey  string // its group's concurrency key, in the keyed index
+	plain bool   // in the plain index
 }
 
 // group is one (fairness key, concurrency key) group at a priority.
@@ -194,7 +196,7 @@ func (e *Engine) pickKeyed(tx *replica.Tx, ns, queue string, q *QueueRecord) (ke
 	if k := e.heads.first(tx, ns, queue); k != nil {
 		p, at, err := keys.PendingOrder(ns, queue, k)
 		must(err)
-		plain = keyedCandidate{key: k, prio: p, at: at}
+		plain = keyedCandidate{key: k, prio: p, at: at, plain: true}
 	}
 	gq := keys.KeyedQueue(ns, keys.KindKeyedGroup, queue)
 	it, err := tx.NewIter(&pebble.IterOptions{LowerBound: gq, UpperBound: keys.PrefixEnd(gq)})
@@ -298,7 +300,7 @@ func (l *levelWalk) eval(fkey string) (keyedCandidate, bool) {
 		at, _, err := keys.CreatedID(k)
 		must(err)
 		if best.key == nil || at < best.at || (at == best.at && bytes.Compare(k[len(k)-keys.JobIDLen:], best.key[len(best.key)-keys.JobIDLen:]) < 0) {
-			best = keyedCandidate{key: k, prio: l.prio, at: at}
+			best = keyedCandidate{key: k, prio: l.prio, at: at, ckey: g.ckey}
 		}
 	}
 	if best.key == nil {

@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobbie/jobbie/internal/replica"
+	"github.com/jobbie/jobbie/shard/job"
+	"github.com/jobbie/jobbie/shard/keys"
+	"github.com/jobbie/jobbie/wire"
+)
+
+// A keyed job's pending key still comes from a restore's stream: a key
+// naming a job that is not pending (a cancel between the chunk of its
+// record and the chunk of its key, or an edited stream) reached the
+// fetch, whose illegal transition stopped every member at the same entry,
+// again at each restart. The fetch drops such a key and takes the next
+// job.
+func TestFetchDropsAStaleKeyedPendingKey(t *testing.T) {
+	for _, split := range []bool{true, false} {
+		f := setupFSM(t)
+		check := newSetOnceCheck(t)
+		f.loc.SeeBatches(check.see)
+		stale := f.keyed("q", "tenant-a", "", job.Normal)
+		live := f.keyed("q", "tenant-a", "", job.Normal)
+		src := f.job(stale)
+		sk := keys.KeyedPending(restoreNS, "q", uint8(src.Priority), "tenant-a", "", src.CreatedAt, stale)
+		if !split {
+			require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: testNS, ID: stale}))
+		}
+		var recs, keyed []RestoreRecord
+		for k, v := range f.records(testNS) {
+			r := RestoreRecord{Key: []byte(k), Value: []byte(v)}
+			if k[0] == keys.KindKeyedPending || k[0] == keys.KindKeyedGroup {
+				keyed = append(keyed, r) // the second chunk's
+				continue
+			}
+			recs = append(recs, r)
+		}
+		if !split {
+			keyed = append(keyed, RestoreRecord{Key: sk[len(keys.Namespace(restoreNS)):]})
+		}
+		require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: restoreNS, Token: "tok"}))
+		require.Nil(t, f.apply(RestoreChunk.Type, &RestoreChunkCmd{NS: restoreNS, Token: "tok", Recs: recs}))
+		if split {
+			require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: restoreNS, ID: stale}))
+		}
+		require.Nil(t, f.apply(RestoreChunk.Type, &RestoreChunkCmd{NS: restoreNS, Token: "tok", Recs: keyed}))
+		f.apply(RestoreEnd.Type, &RestoreTokenCmd{NS: restoreNS, Token: "tok"})
+		require.Equal(t, job.Cancelled, f.jobIn(restoreNS, stale).State)
+		require.True(t, f.has(sk), "split %v: the stream's key names the cancelled job", split)
+
+		j, ok := f.apply(Fetch.Type, &FetchCmd{NS: restoreNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(time.Minute)}).(*job.Job)
+		require.True(t, ok, "split %v", split)
+		assert.Equal(t, live, j.ID, "split %v: the live job is taken", split)
+		assert.False(t, f.has(sk), "split %v: the stale key is gone", split)
+		assert.Equal(t, job.Cancelled, f.jobIn(restoreNS, stale).State, "split %v", split)
+		assert.Nil(t, f.apply(Fetch.Type, &FetchCmd{NS: restoreNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(time.Minute)}), "split %v", split)
+		assert.False(t, f.has(keys.KeyedGroup(restoreNS, "q", uint8(src.Priority), "tenant-a", "")), "split %v: the emptied group's key is gone", split)
+		require.NoError(t, f.db.Flush())
+		assert.Empty(t, check.bad, "split %v", split)
+	}
+}
+
+// A pending key naming a job that is no longer pending, left in a store
+// by an older build (a restore that copied it from its stream), is
+// dropped by the fetch that finds it, with a delete that removes every
+// set of it, instead of stopping the node; the next job is taken.
+func TestFetchDropsAStalePendingKey(t *testing.T) {
+	f := setupFSM(t)
+	stale := f.enqueue(&job.Job{Queue: "q"})
+	f.advance(time.Millisecond)
+	live := f.enqueue(&job.Job{Queue: "q"})
+	src := f.job(stale)
+	require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: testNS, ID: stale}))
+	pk := keys.Pending(testNS, "q", uint8(src.Priority), src.CreatedAt, stale)
+	for range 2 { // set twice, as an older build's restore sent again could
+		require.NoError(t, f.db.Set(pk, nil, nil))
+		require.NoError(t, f.db.Flush())
+	}
+	// A restart: nothing of the engine's hints knows the key.
+	e := New(Options{})
+	loc, err := replica.NewLocal(f.db, e.Registry())
+	require.NoError(t, err)
+	f.e, f.loc = e, loc
+
+	j := f.fetch("q")
+	require.NotNil(t, j)
+	assert.Equal(t, live, j.ID)
+	assert.False(t, f.has(pk), "the stale key is gone")
+	require.NoError(t, f.db.Compact(keys.Namespace(testNS), keys.PrefixEnd(keys.Namespace(testNS)), true))
+	assert.False(t, f.has(pk), "no older set of it is back")
+	assert.Equal(t, job.Cancelled, f.job(stale).State)
+	assert.Nil(t, f.apply(Fetch.Type, &FetchCmd{NS: testNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(time.Minute)}))
+}

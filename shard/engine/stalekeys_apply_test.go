@@ -17,18 +17,24 @@ import (
 // naming a job that is not pending (a cancel between the chunk of its
 // record and the chunk of its key, or an edited stream) reached the
 // fetch, whose illegal transition stopped every member at the same entry,
-// again at each restart. The fetch drops such a key and takes the next
-// job.
+// again at each restart. The fetch drops such a key, and its group's key
+// if nothing else is in the group, and takes the next job. With no other
+// keyed job restored, the key lies unread until a job of its group is
+// enqueued.
 func TestFetchDropsAStaleKeyedPendingKey(t *testing.T) {
-	for _, split := range []bool{true, false} {
+	for _, c := range []struct{ split, alone bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
 		f := setupFSM(t)
 		check := newSetOnceCheck(t)
 		f.loc.SeeBatches(check.see)
 		stale := f.keyed("q", "tenant-a", "", job.Normal)
-		live := f.keyed("q", "tenant-a", "", job.Normal)
+		live := ""
+		if !c.alone {
+			live = f.keyed("q", "tenant-b", "", job.Normal) // another group
+		}
 		src := f.job(stale)
 		sk := keys.KeyedPending(restoreNS, "q", uint8(src.Priority), "tenant-a", "", src.CreatedAt, stale)
-		if !split {
+		gk := keys.KeyedGroup(restoreNS, "q", uint8(src.Priority), "tenant-a", "")
+		if !c.split {
 			require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: testNS, ID: stale}))
 		}
 		var recs, keyed []RestoreRecord
@@ -40,28 +46,37 @@ func TestFetchDropsAStaleKeyedPendingKey(t *testing.T) {
 			}
 			recs = append(recs, r)
 		}
-		if !split {
-			keyed = append(keyed, RestoreRecord{Key: sk[len(keys.Namespace(restoreNS)):]})
+		if !c.split { // the edited stream's
+			keyed = append(keyed, RestoreRecord{Key: sk[len(keys.Namespace(restoreNS)):]}, RestoreRecord{Key: gk[len(keys.Namespace(restoreNS)):]})
 		}
 		require.Nil(t, f.apply(RestoreBegin.Type, &RestoreBeginCmd{NS: restoreNS, Token: "tok"}))
 		require.Nil(t, f.apply(RestoreChunk.Type, &RestoreChunkCmd{NS: restoreNS, Token: "tok", Recs: recs}))
-		if split {
+		if c.split {
 			require.Equal(t, wire.CancelDone, f.apply(JobCancel.Type, &JobOpCmd{NS: restoreNS, ID: stale}))
 		}
 		require.Nil(t, f.apply(RestoreChunk.Type, &RestoreChunkCmd{NS: restoreNS, Token: "tok", Recs: keyed}))
 		f.apply(RestoreEnd.Type, &RestoreTokenCmd{NS: restoreNS, Token: "tok"})
 		require.Equal(t, job.Cancelled, f.jobIn(restoreNS, stale).State)
-		require.True(t, f.has(sk), "split %v: the stream's key names the cancelled job", split)
+		require.True(t, f.has(sk), "%+v: the stream's key names the cancelled job", c)
+		if c.alone {
+			j := &job.Job{ID: f.e.newIDForTest(), Queue: "q", Priority: job.Normal, Backoff: job.BackoffFixed, BaseDelay: int64(time.Second), MaxDelay: int64(time.Minute)}
+			j.SetKeys("", "tenant-a")
+			res := f.apply(Enqueue.Type, &EnqueueCmd{NS: restoreNS, Jobs: [][]byte{j.Encode()}}).([]EnqueueResult)
+			live = res[0].JobID
+		}
 
-		j, ok := f.apply(Fetch.Type, &FetchCmd{NS: restoreNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(time.Minute)}).(*job.Job)
-		require.True(t, ok, "split %v", split)
-		assert.Equal(t, live, j.ID, "split %v: the live job is taken", split)
-		assert.False(t, f.has(sk), "split %v: the stale key is gone", split)
-		assert.Equal(t, job.Cancelled, f.jobIn(restoreNS, stale).State, "split %v", split)
-		assert.Nil(t, f.apply(Fetch.Type, &FetchCmd{NS: restoreNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(time.Minute)}), "split %v", split)
-		assert.False(t, f.has(keys.KeyedGroup(restoreNS, "q", uint8(src.Priority), "tenant-a", "")), "split %v: the emptied group's key is gone", split)
+		fetch := func() any {
+			return f.apply(Fetch.Type, &FetchCmd{NS: restoreNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(time.Minute)})
+		}
+		j, ok := fetch().(*job.Job)
+		require.True(t, ok, "%+v", c)
+		assert.Equal(t, live, j.ID, "%+v: the live job is taken", c)
+		assert.False(t, f.has(sk), "%+v: the stale key is gone", c)
+		assert.False(t, f.has(gk), "%+v: the emptied group's key is gone", c)
+		assert.Equal(t, job.Cancelled, f.jobIn(restoreNS, stale).State, "%+v", c)
+		assert.Nil(t, fetch(), "%+v", c)
 		require.NoError(t, f.db.Flush())
-		assert.Empty(t, check.bad, "split %v", split)
+		assert.Empty(t, check.bad, "%+v", c)
 	}
 }
 

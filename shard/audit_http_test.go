@@ -39,11 +39,13 @@ func TestAuditRecordsSurviveALeaderKill(t *testing.T) {
 	g := newShardGroup(t, 3)
 	_, follower := g.leaderAndFollower()
 	pause := auditHeader(t, "k1", "queue.manage", "POST /api/v1/queues/:name/pause", "queue", "q", 0)
-	r := follower.call("POST", "/api/v1/queues/q/pause", nil, pause...)
+	// Sent again on a 503 no_leader (an election on a loaded machine:
+	// nothing was proposed), as a gateway would.
+	r := retry(t, follower, "POST", "/api/v1/queues/q/pause", nil, pause...)
 	require.Equal(t, 200, r.Status, string(r.Raw))
-	r = follower.call("POST", "/api/v1/jobs/nope/cancel", nil, auditHeader(t, "k2", "job.manage", "POST /api/v1/jobs/:id/cancel", "job", "nope", 0)...)
+	r = retry(t, follower, "POST", "/api/v1/jobs/nope/cancel", nil, auditHeader(t, "k2", "job.manage", "POST /api/v1/jobs/:id/cancel", "job", "nope", 0)...)
 	require.Equal(t, 404, r.Status, string(r.Raw))
-	r = follower.call("POST", "/api/v1/queues/q/resume", nil) // not audited: no header
+	r = retry(t, follower, "POST", "/api/v1/queues/q/resume", nil) // not audited: no header
 	require.Equal(t, 200, r.Status, string(r.Raw))
 
 	want := func(p wire.AuditPage) {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,15 +102,39 @@ func (g *shardGroup) leaderAndFollower() (leader, follower *bundle) {
 	return leader, follower
 }
 
-// retry repeats a call while it gets 503 (an election under a loaded test
-// machine), as a gateway would, and returns the first other answer.
+// retry repeats a call while its 503 (an election under a loaded test
+// machine) says it may be sent again, as a real caller would, and
+// returns the first other answer. A 503 no_leader proposed nothing: any
+// call goes again, as the gateway's shard client sends it. Any other 503
+// may have been applied (the leader changed while it was replicated):
+// only a read goes again, and a creating POST, which retry sends with one
+// Idempotency-Key throughout, as the client does, so that a second send
+// gets the first's answer (200, Idempotency-Replayed; see created); any
+// other write's answer is the caller's.
 func retry(t *testing.T, b *bundle, method, path string, body any, headers ...string) resp {
 	t.Helper()
+	keyed := method == "POST" && wire.IdempotentRoutes[path]
+	if keyed {
+		headers = append([]string{wire.IdempotencyKeyHeader, "retry-" + strconv.FormatUint(retryKeys.Add(1), 10)}, headers...)
+	}
 	var r resp
 	eventually(t, 10*time.Second, func() bool {
 		r = b.call(method, path, body, headers...)
-		return r.Status != 503
+		return r.Status != 503 || (errCode(r) != "no_leader" && method != "GET" && !keyed)
 	}, method+" "+path+" answered 503 throughout")
+	return r
+}
+
+// retryKeys numbers the Idempotency-Keys retry sends: one per call.
+var retryKeys atomic.Uint64
+
+// created requires r to answer a creating POST that retry sent: 201, or
+// the first send's answer given back to a second (200, replayed).
+func created(t *testing.T, r resp) resp {
+	t.Helper()
+	if r.Header.Get(wire.IdempotencyReplayedHeader) != "true" {
+		require.Equal(t, 201, r.Status, string(r.Raw))
+	}
 	return r
 }
 

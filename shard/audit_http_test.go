@@ -74,12 +74,27 @@ func TestAuditRecordsSurviveALeaderKill(t *testing.T) {
 	for _, n := range rest {
 		want(n.auditPage(""))
 	}
-	r = retry(t, rest[0], "POST", "/api/v1/queues/q/pause", nil)
-	require.Equal(t, 200, r.Status, string(r.Raw)) // not audited
-	// Sent again on a 503 (no leader known to that node yet: nothing was
-	// proposed), as a gateway would.
-	r = retry(t, rest[1], "POST", "/api/v1/queues/q/resume", nil, auditHeader(t, "k3", "queue.manage", "POST /api/v1/queues/:name/resume", "queue", "q", 0)...)
-	require.Equal(t, 200, r.Status, string(r.Raw))
+	// Sent again on a 503 no_leader (no leader known to that node yet:
+	// nothing was proposed), as a gateway would; after a 503 that may have
+	// been applied (the lead moved again while it was replicated), only
+	// once the state shows it was not.
+	eventually(t, 20*time.Second, func() bool {
+		r = retry(t, rest[0], "POST", "/api/v1/queues/q/pause", nil) // not audited
+		if r.Status == 503 {
+			q := retry(t, rest[0], "GET", "/api/v1/queues/q", nil)
+			return q.Status == 200 && q.Body["paused"] == true
+		}
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		return true
+	}, "the queue is paused")
+	eventually(t, 20*time.Second, func() bool {
+		r = retry(t, rest[1], "POST", "/api/v1/queues/q/resume", nil, auditHeader(t, "k3", "queue.manage", "POST /api/v1/queues/:name/resume", "queue", "q", 0)...)
+		if r.Status == 503 {
+			return len(rest[1].auditPage("").Records) == 3
+		}
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		return true
+	}, "the audited resume is done")
 	for _, n := range rest {
 		eventually(t, 10*time.Second, func() bool { return len(n.auditPage("").Records) == 3 }, "the new leader's record")
 	}

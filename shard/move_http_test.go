@@ -365,7 +365,12 @@ func moveFromGroup(t *testing.T, g *shardGroup, dst *bundle, tok string) bool {
 		return false
 	}
 	require.NotEmpty(t, last.records)
-	before := readStream(t, leader.backupOf(testNS))
+	b := leader.as(pkitest.Control).call("GET", "/internal/v1/backup", nil, wire.ShardNamespaceHeader, testNS)
+	if b.Status == 503 && errCode(b) == "no_leader" {
+		return false
+	}
+	require.Equal(t, 200, b.Status, string(b.Raw))
+	before := readStream(t, b.Raw)
 	dst.mvOK("POST", "end", testNS, tok, nil)
 	after := readStream(t, dst.backupOf(testNS))
 	require.Equal(t, before.records, after.records)

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -39,12 +40,10 @@ func TestAuditRecordsSurviveALeaderKill(t *testing.T) {
 	g := newShardGroup(t, 3)
 	_, follower := g.leaderAndFollower()
 	pause := auditHeader(t, "k1", "queue.manage", "POST /api/v1/queues/:name/pause", "queue", "q", 0)
-	r := follower.call("POST", "/api/v1/queues/q/pause", nil, pause...)
-	require.Equal(t, 200, r.Status, string(r.Raw))
-	r = follower.call("POST", "/api/v1/jobs/nope/cancel", nil, auditHeader(t, "k2", "job.manage", "POST /api/v1/jobs/:id/cancel", "job", "nope", 0)...)
-	require.Equal(t, 404, r.Status, string(r.Raw))
-	r = follower.call("POST", "/api/v1/queues/q/resume", nil) // not audited: no header
-	require.Equal(t, 200, r.Status, string(r.Raw))
+	sendChecked(t, g.nodes, follower, "POST", "/api/v1/queues/q/pause", 200, func() bool { return len(follower.auditPage("").Records) == 1 }, pause...)
+	sendChecked(t, g.nodes, follower, "POST", "/api/v1/jobs/nope/cancel", 404, func() bool { return len(follower.auditPage("").Records) == 2 },
+		auditHeader(t, "k2", "job.manage", "POST /api/v1/jobs/:id/cancel", "job", "nope", 0)...)
+	sendChecked(t, g.nodes, follower, "POST", "/api/v1/queues/q/resume", 200, func() bool { return !paused(t, follower, "q") }) // not audited: no header
 
 	want := func(p wire.AuditPage) {
 		require.Len(t, p.Records, 2)
@@ -72,15 +71,51 @@ func TestAuditRecordsSurviveALeaderKill(t *testing.T) {
 	for _, n := range rest {
 		want(n.auditPage(""))
 	}
-	r = retry(t, rest[0], "POST", "/api/v1/queues/q/pause", nil)
-	require.Equal(t, 200, r.Status, string(r.Raw)) // not audited
-	// Sent again on a 503 (no leader known to that node yet: nothing was
-	// proposed), as a gateway would.
-	r = retry(t, rest[1], "POST", "/api/v1/queues/q/resume", nil, auditHeader(t, "k3", "queue.manage", "POST /api/v1/queues/:name/resume", "queue", "q", 0)...)
-	require.Equal(t, 200, r.Status, string(r.Raw))
+	sendChecked(t, rest, rest[0], "POST", "/api/v1/queues/q/pause", 200, func() bool { return paused(t, rest[0], "q") }) // not audited
+	sendChecked(t, rest, rest[1], "POST", "/api/v1/queues/q/resume", 200, func() bool { return len(rest[1].auditPage("").Records) == 3 },
+		auditHeader(t, "k3", "queue.manage", "POST /api/v1/queues/:name/resume", "queue", "q", 0)...)
 	for _, n := range rest {
 		eventually(t, 10*time.Second, func() bool { return len(n.auditPage("").Records) == 3 }, "the new leader's record")
 	}
+}
+
+// sendChecked sends a write through b, one of nodes, as a careful caller
+// would: again on a 503 no_leader (an election on a loaded machine:
+// nothing was proposed), as retry does; after a 503 that may have been
+// applied (the lead moved while it was replicated), once the group
+// settled (b applied all a leader of the nodes had when it was ready: the
+// write was then committed or dropped for good), again only if applied,
+// which reads b's state, says it was not. Else it requires status.
+func sendChecked(t *testing.T, nodes []*bundle, b *bundle, method, path string, status int, applied func() bool, hdr ...string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() bool {
+		r := retry(t, b, method, path, nil, hdr...)
+		if r.Status != 503 {
+			require.Equal(t, status, r.Status, string(r.Raw))
+			return true
+		}
+		var top uint64
+		eventually(t, 20*time.Second, func() bool {
+			for _, n := range nodes {
+				if n.srv.repl.IsLeader() {
+					top = n.srv.repl.AppliedIndex()
+					return true
+				}
+			}
+			return false
+		}, "a ready leader")
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		require.NoError(t, b.srv.repl.WaitApplied(ctx, top))
+		return applied()
+	}, method+" "+path+" answered or applied")
+}
+
+// paused reads whether b's node holds queue q paused.
+func paused(t *testing.T, b *bundle, q string) bool {
+	t.Helper()
+	r := retry(t, b, "GET", "/api/v1/queues/"+q, nil)
+	return r.Status == 200 && r.Body["paused"] == true
 }
 
 // The leader trims a namespace's records older than its plan's

@@ -160,7 +160,7 @@ func TestClusterHealthLag(t *testing.T) {
 	const writes = 20
 	for i := range writes {
 		r := retry(t, leader, "POST", "/api/v1/enqueue", map[string]any{"queue": "lag", "payload": map[string]int{"after": i}})
-		require.Equal(t, 201, r.Status, string(r.Raw))
+		created(t, r)
 	}
 	eventually(t, 15*time.Second, func() bool {
 		_, nodes := healthAll(t, leader)

@@ -6,9 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/internal/gossip"
@@ -20,6 +23,8 @@ import (
 // gossip pool per node (as one per process), tight timings.
 type shardGroup struct {
 	t     *testing.T
+	base  string
+	opts  []func(*Config)
 	nodes []*bundle
 	pools []*gossip.Pool
 }
@@ -28,9 +33,17 @@ type shardGroup struct {
 // each node's configuration (its NodeID is set).
 func newShardGroup(t *testing.T, size int, opts ...func(*Config)) *shardGroup {
 	t.Helper()
-	base := t.TempDir() // before the stop cleanups: they run first
-	g := &shardGroup{t: t}
-	for i := 0; i < size; i++ {
+	g := &shardGroup{t: t, base: t.TempDir(), opts: opts} // the directory before the stop cleanups: they run first
+	g.grow(size)
+	return g
+}
+
+// grow starts nodes until the group has size, each joining through
+// gossip, and waits until the group formed with n1 leading.
+func (g *shardGroup) grow(size int) {
+	t := g.t
+	t.Helper()
+	for i := len(g.nodes); i < size; i++ {
 		id := fmt.Sprintf("n%d", i+1)
 		var join []string
 		if i > 0 {
@@ -40,10 +53,10 @@ func newShardGroup(t *testing.T, size int, opts ...func(*Config)) *shardGroup {
 			Meta: gossip.Meta{Role: gossip.RoleShard, ShardID: "s1", NodeID: id}})
 		require.NoError(t, err)
 		g.pools = append(g.pools, pool)
-		cfg := Config{DataDir: filepath.Join(base, id), NodeID: id, HTTPAddr: "127.0.0.1:0", Bootstrap: i == 0,
+		cfg := Config{DataDir: filepath.Join(g.base, id), NodeID: id, HTTPAddr: "127.0.0.1:0", Bootstrap: i == 0,
 			TLS: nodeCreds(t, id), SweepInterval: 20 * time.Millisecond, Gossip: pool,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		for _, o := range opts {
+		for _, o := range g.opts {
 			o(&cfg)
 		}
 		srv, err := New(cfg)
@@ -63,8 +76,16 @@ func newShardGroup(t *testing.T, size int, opts ...func(*Config)) *shardGroup {
 	}
 	// The default Raft timeouts (500 ms): with shorter ones a loaded
 	// machine (make test runs packages side by side) elected again while
-	// the group formed, and the tests below start from n1 leading.
+	// the group formed, and the tests below start from n1 leading. Even
+	// these may elect another node under load: the node that leads then
+	// hands the lead back to n1, as an operator would.
 	eventually(t, 20*time.Second, func() bool {
+		for _, b := range g.nodes[1:] {
+			if b.srv.IsLeader() {
+				first := g.nodes[0].srv
+				_ = b.srv.repl.Raft().LeadershipTransferToServer(raft.ServerID(first.cfg.NodeID), raft.ServerAddress(first.repl.RaftAddr())).Error()
+			}
+		}
 		for _, b := range g.nodes {
 			st := b.srv.Status()
 			ms, err := b.srv.Members()
@@ -74,7 +95,6 @@ func newShardGroup(t *testing.T, size int, opts ...func(*Config)) *shardGroup {
 		}
 		return true
 	}, "every node knows the leader's HTTP address and every member")
-	return g
 }
 
 // leaderAndFollower waits until every node names the same leader and
@@ -100,15 +120,39 @@ func (g *shardGroup) leaderAndFollower() (leader, follower *bundle) {
 	return leader, follower
 }
 
-// retry repeats a call while it gets 503 (an election under a loaded test
-// machine), as a gateway would, and returns the first other answer.
+// retry repeats a call while its 503 (an election under a loaded test
+// machine) says it may be sent again, as a real caller would, and
+// returns the first other answer. A 503 no_leader proposed nothing: any
+// call goes again, as the gateway's shard client sends it. Any other 503
+// may have been applied (the leader changed while it was replicated):
+// only a read goes again, and a creating POST, which retry sends with one
+// Idempotency-Key throughout, as the client does, so that a second send
+// gets the first's answer (200, Idempotency-Replayed; see created); any
+// other write's answer is the caller's.
 func retry(t *testing.T, b *bundle, method, path string, body any, headers ...string) resp {
 	t.Helper()
+	keyed := method == "POST" && wire.IdempotentRoutes[path]
+	if keyed {
+		headers = append([]string{wire.IdempotencyKeyHeader, "retry-" + strconv.FormatUint(retryKeys.Add(1), 10)}, headers...)
+	}
 	var r resp
 	eventually(t, 10*time.Second, func() bool {
 		r = b.call(method, path, body, headers...)
-		return r.Status != 503
+		return r.Status != 503 || (errCode(r) != "no_leader" && method != "GET" && !keyed)
 	}, method+" "+path+" answered 503 throughout")
+	return r
+}
+
+// retryKeys numbers the Idempotency-Keys retry sends: one per call.
+var retryKeys atomic.Uint64
+
+// created requires r to answer a creating POST that retry sent: 201, or
+// the first send's answer given back to a second (200, replayed).
+func created(t *testing.T, r resp) resp {
+	t.Helper()
+	if r.Header.Get(wire.IdempotencyReplayedHeader) != "true" {
+		require.Equal(t, 201, r.Status, string(r.Raw))
+	}
 	return r
 }
 
@@ -121,7 +165,7 @@ func TestClusterForwardsWritesAndReadsLocally(t *testing.T) {
 
 	// A write through a follower is forwarded; the follower then has it.
 	r := retry(t, follower, "POST", "/api/v1/enqueue", map[string]any{"queue": "fw", "payload": map[string]int{"n": 1}})
-	require.Equal(t, 201, r.Status, string(r.Raw))
+	created(t, r)
 	id := r.Body["job_id"].(string)
 	require.Equal(t, "pending", follower.job(id)["state"], "read your write through the same follower")
 	eventually(t, 5*time.Second, func() bool { return g.nodes[2].call("GET", "/api/v1/jobs/"+id, nil).Status == 200 }, "replicated")
@@ -202,7 +246,7 @@ func TestClusterGossipMetaFollowsLeadership(t *testing.T) {
 			continue
 		}
 		r := retry(t, b, "POST", "/api/v1/enqueue", map[string]any{"queue": "after"}) // 503 until b hears from the new leader
-		require.Equal(t, 201, r.Status, string(r.Raw))
+		created(t, r)
 		require.Equal(t, "pending", b.job(r.Body["job_id"].(string))["state"])
 	}
 }

@@ -20,7 +20,7 @@ func enqueueEach(t *testing.T, b *bundle, queue string, n int) []string {
 	ids := make([]string, n)
 	for i := range ids {
 		r := retry(t, b, "POST", "/api/v1/enqueue", map[string]any{"queue": queue, "payload": i})
-		require.Equal(t, 201, r.Status, string(r.Raw))
+		created(t, r)
 		ids[i] = r.Body["job_id"].(string)
 	}
 	return ids

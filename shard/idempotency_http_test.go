@@ -174,15 +174,22 @@ func TestIdempotencySurvivesALeaderKill(t *testing.T) {
 	job := map[string]any{"queue": "q", "payload": 1}
 	first := retryKeyed(t, g.nodes[1], "order-7", job)
 	require.Equal(t, 201, first.Status, string(first.Raw))
-	require.NoError(t, g.nodes[0].srv.Stop())
-	eventually(t, 20*time.Second, func() bool { return g.nodes[1].srv.IsLeader() || g.nodes[2].srv.IsLeader() }, "a new leader")
-	for _, via := range g.nodes[1:] {
+	leader, _ := g.leaderAndFollower() // a loaded machine may have elected another node than the first
+	require.NoError(t, leader.srv.Stop())
+	var rest []*bundle
+	for _, n := range g.nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	eventually(t, 20*time.Second, func() bool { return rest[0].srv.IsLeader() || rest[1].srv.IsLeader() }, "a new leader")
+	for _, via := range rest {
 		again := retryKeyed(t, via, "order-7", job)
 		require.Equal(t, 200, again.Status, string(again.Raw))
 		require.Equal(t, "true", again.Header.Get(wire.IdempotencyReplayedHeader))
 		require.Equal(t, first.Body["job_id"], again.Body["job_id"])
 	}
-	for _, n := range g.nodes[1:] {
+	for _, n := range rest {
 		eventually(t, 10*time.Second, func() bool { return pendingIn(n, testNS, "q") == 1 }, "one job on every live node")
 	}
 }

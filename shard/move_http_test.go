@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -290,35 +291,97 @@ func TestMoveRoutesBadInput(t *testing.T) {
 // target ends equal to the source.
 func TestMoveFromAThreeNodeShard(t *testing.T) {
 	t.Parallel()
-	g := newShardGroup(t, 3)
+	// Filled while it is one node, then grown to three: a write through a
+	// group may meet an election on a loaded machine and get 503 "may or
+	// may not have been applied", which the filling cannot send again
+	// blindly.
+	g := newShardGroup(t, 1)
 	dst := setup(t)
-	n := g.nodes[0].in(testNS)
-	n.fillAll()
+	g.nodes[0].in(testNS).fillAll()
+	g.grow(3)
+	// The leader keeps a move's session in its memory: when the lead moves
+	// mid-move (an election on a loaded machine), the old leader answers
+	// 503 no_leader and the new one 409 (no session: start over), and
+	// control aborts the move and starts it over, as here.
+	for attempt := 1; ; attempt++ {
+		tok := fmt.Sprint("mov_3_", attempt)
+		if moveFromGroup(t, g, dst, tok) {
+			return
+		}
+		require.Less(t, attempt, 5, "the lead moved during every attempt")
+		dst.mvOK("POST", "abort", testNS, tok, nil)
+		eventually(t, 20*time.Second, func() bool {
+			leader, _ := g.leaderAndFollower()
+			return leader.mv("POST", "unfence", testNS, tok, nil).Status == 200
+		}, "the source lifts the fence of the move it gave up")
+	}
+}
+
+// moveFromGroup moves testNS from g to dst under tok and checks the
+// source's followers on the way; false if the lead moved meanwhile.
+func moveFromGroup(t *testing.T, g *shardGroup, dst *bundle, tok string) bool {
+	t.Helper()
 	leader, follower := g.leaderAndFollower()
-	const tok = "mov_3"
+	// leaderMv calls the leader; false once it no longer leads.
+	leaderMv := func(method, route string, body any) (resp, bool) {
+		t.Helper()
+		r := leader.mv(method, route, testNS, tok, body)
+		if (r.Status == 503 && errCode(r) == "no_leader") || r.Status == 409 {
+			return r, false
+		}
+		require.Equal(t, 200, r.Status, "%s %s: %s", method, route, r.Raw)
+		return r, true
+	}
+	// copied copies a stream from the leader to dst, as control pipes it.
+	copied := func(route string) (streamRecords, bool) {
+		t.Helper()
+		r, ok := leaderMv("GET", route, nil)
+		if !ok {
+			return streamRecords{}, false
+		}
+		a := dst.mv("POST", "apply", testNS, tok, r.Raw)
+		require.Equal(t, 200, a.Status, string(a.Raw))
+		return readStream(t, r.Raw), true
+	}
 	r := follower.mv("GET", "snapshot", testNS, tok, nil)
-	require.Equal(t, 503, r.Status, string(r.Raw))
+	if r.Status != 503 || r.Header.Get(wire.LeaderHeader) != leader.srv.Addr() {
+		return false // the follower leads now, or names another leader
+	}
 	require.Equal(t, "no_leader", errCode(r))
-	require.Equal(t, leader.srv.Addr(), r.Header.Get(wire.LeaderHeader))
 
 	dst.mvOK("POST", "begin", testNS, tok, nil)
-	copyStream(t, leader, dst, "snapshot", tok)
-	n.ok("POST", "/api/v1/enqueue", map[string]any{"queue": "more"}, 201)
-	leader.mvOK("POST", "fence", testNS, tok, map[string]any{"ttl_ms": 60000})
+	if _, ok := copied("snapshot"); !ok {
+		return false
+	}
+	created(t, retry(t, follower, "POST", "/api/v1/enqueue", map[string]any{"queue": "more"}, wire.ShardNamespaceHeader, testNS))
+	if _, ok := leaderMv("POST", "fence", map[string]any{"ttl_ms": 60000}); !ok {
+		return false
+	}
 	eventually(t, 10*time.Second, func() bool { return follower.srv.Service().Moving(testNS) == wire.MovingFenced }, "the follower applies the fence")
 	requireMovingAnswer(t, follower.in(testNS).call("POST", "/api/v1/enqueue", map[string]any{"queue": "q"}), wire.MovingFenced)
 	requireMovingAnswer(t, follower.in(testNS).call("GET", "/api/v1/queues", nil), wire.MovingFenced)
-	last, _ := copyStream(t, leader, dst, "delta", tok)
+	last, ok := copied("delta")
+	if !ok {
+		return false
+	}
 	require.NotEmpty(t, last.records)
-	before := readStream(t, leader.backupOf(testNS))
+	b := leader.as(pkitest.Control).call("GET", "/internal/v1/backup", nil, wire.ShardNamespaceHeader, testNS)
+	if b.Status == 503 && errCode(b) == "no_leader" {
+		return false
+	}
+	require.Equal(t, 200, b.Status, string(b.Raw))
+	before := readStream(t, b.Raw)
 	dst.mvOK("POST", "end", testNS, tok, nil)
 	after := readStream(t, dst.backupOf(testNS))
 	require.Equal(t, before.records, after.records)
 
-	leader.mvOK("POST", "finish", testNS, tok, map[string]any{"to_shard": "s2"})
+	if _, ok := leaderMv("POST", "finish", map[string]any{"to_shard": "s2"}); !ok {
+		return false
+	}
 	eventually(t, 10*time.Second, func() bool { return follower.srv.Service().Moving(testNS) == wire.MovingMoved }, "the follower applies the finish")
 	requireMovingAnswer(t, follower.in(testNS).call("GET", "/api/v1/queues", nil), wire.MovingMoved)
 	eventually(t, 10*time.Second, func() bool { return len(follower.dump(testNS)) == 0 }, "the follower's copy goes")
+	return true
 }
 
 // While a fence holds a namespace the leader's loops leave it alone (a

@@ -35,8 +35,14 @@ func (n *nsCaller) ok(method, path string, body any, status int) resp {
 	r := n.call(method, path, body)
 	// A group's election can come again on a loaded machine: a node that
 	// knows no leader proposed nothing, so the call is made again once
-	// one is elected (within a generous bound).
-	for deadline := time.Now().Add(30 * time.Second); r.Status == 503 && errCode(r) == "no_leader" && time.Now().Before(deadline); {
+	// one is elected (within a generous bound); a read is made again on
+	// any 503 that says it may be, as the client does (one that makes what
+	// it reads, such as a namespace's first signing key, is answered
+	// "unavailable" when the lead moved meanwhile).
+	again := func(r resp) bool {
+		return r.Status == 503 && (errCode(r) == "no_leader" || (method == "GET" && r.Header.Get("Retry-After") != "" && errCode(r) == "unavailable"))
+	}
+	for deadline := time.Now().Add(30 * time.Second); again(r) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 		r = n.call(method, path, body)
 	}

@@ -243,7 +243,7 @@ func TestScopeHeaderLimitsAndForwarding(t *testing.T) {
 
 	forbidden(t, retry(t, follower, "POST", "/api/v1/enqueue", map[string]any{"queue": "billing"}), "queue")
 	r := retry(t, follower, "POST", "/api/v1/enqueue", map[string]any{"queue": "emails.send"})
-	require.Equal(t, 201, r.Status, string(r.Raw))
+	created(t, r)
 	require.Equal(t, 200, follower.call("GET", "/api/v1/jobs/"+r.Body["job_id"].(string), nil).Status, "read where it was written")
 	id := g.nodes[0].enqueue(map[string]any{"queue": "billing"})
 	r = retry(t, g.nodes[1].withScope("emails.*"), "POST", "/api/v1/jobs/"+id+"/cancel", nil)

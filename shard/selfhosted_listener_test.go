@@ -69,14 +69,14 @@ func TestSelfHostedListenerAdmitsOnlyItsOwnCluster(t *testing.T) {
 	// (Retried while the group has no leader: on a loaded machine an
 	// election may run here.)
 	r = retry(t, member, "POST", "/api/v1/enqueue", map[string]any{"queue": "q"})
-	require.Equal(t, 201, r.Status, string(r.Raw))
+	created(t, r)
 
 	// The hosted gateway, over the follower's tunnel: a write the
 	// follower forwards to its leader over the leader's listener, a read,
 	// a health check.
 	gw := overTunnel(t, follower)
 	r = retry(t, gw, "POST", "/api/v1/enqueue", map[string]any{"queue": "q"})
-	require.Equal(t, 201, r.Status, string(r.Raw))
+	created(t, r)
 	id := r.Body["job_id"].(string)
 	require.Equal(t, "pending", gw.job(id)["state"], "read your write through the same follower")
 	require.Equal(t, 200, gw.call("GET", "/healthz", nil).Status)
@@ -91,6 +91,6 @@ func TestSelfHostedListenerAdmitsOnlyItsOwnCluster(t *testing.T) {
 	local := *leader
 	local.client, local.url = &http.Client{Transport: tr, Timeout: 30 * time.Second}, "http://localhost"
 	r = retry(t, &local, "POST", "/api/v1/enqueue", map[string]any{"queue": "q"})
-	require.Equal(t, 201, r.Status, string(r.Raw))
+	created(t, r)
 	require.Equal(t, id, local.job(id)["id"])
 }

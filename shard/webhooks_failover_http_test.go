@@ -54,7 +54,7 @@ func TestWebhooksSurviveALeaderKill(t *testing.T) {
 	g := newShardGroup(t, 3, hookConfig(rcv))
 	rcv.keys.Store(publicKeys(t, g.nodes[0], testNS))
 	r := retry(t, g.nodes[1], "POST", "/api/v1/webhooks", map[string]any{"url": rcv.srv.URL, "events": []string{"job.enqueued"}})
-	require.Equal(t, 201, r.Status, string(r.Raw))
+	created(t, r)
 
 	var mu sync.Mutex
 	var enqueued []string

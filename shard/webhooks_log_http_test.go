@@ -45,7 +45,7 @@ func TestWebhookDeliveryLogSurvivesALeaderChange(t *testing.T) {
 	g := newShardGroup(t, 3, hookConfig(rcv))
 	rcv.keys.Store(publicKeys(t, g.nodes[0], testNS))
 	r := retry(t, g.nodes[1], "POST", "/api/v1/webhooks", map[string]any{"url": rcv.srv.URL, "events": []string{"job.enqueued"}})
-	require.Equal(t, 201, r.Status, string(r.Raw))
+	created(t, r)
 	hook := r.Body["id"].(string)
 	var jobs []string
 	for range 3 {

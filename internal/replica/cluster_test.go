@@ -114,13 +114,26 @@ func (c *cluster) stop(id string) {
 	delete(c.nodes, id)
 }
 
-// add proposes v on the leader and returns the new total.
+// add proposes v on the leader and returns the new total; adds are made
+// one at a time.
 func (c *cluster) add(v byte) uint64 {
 	c.t.Helper()
 	for {
-		res, err := c.leader().Propose(context.Background(), Command(cmdAdd, []byte{v}))
-		if errors.Is(err, ErrNotLeader) {
+		leader := c.leader()
+		before := readN(leader) // a ready leader applied every add before
+		res, err := leader.Propose(context.Background(), Command(cmdAdd, []byte{v}))
+		switch {
+		case errors.Is(err, ErrNotLeader):
 			continue // lost the lead between the check and the proposal
+		case errors.Is(err, ErrLeadershipLost):
+			// Lost the lead while it replicated (an election on a loaded
+			// machine): the add was committed or dropped for good once a
+			// new leader is ready, which has then applied it or never will.
+			if n := readN(c.leader()); n != before {
+				require.Equal(c.t, before+uint64(v), n)
+				return n
+			}
+			continue
 		}
 		require.NoError(c.t, err)
 		return res.(uint64)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 )
 
@@ -50,7 +52,28 @@ func TestRestoreMarksAfterASnapshotRestore(t *testing.T) {
 	require.Equal(t, "tok", eb.RestoreMarks(b.DB())[restoreNS].Token)
 
 	// And the log after the snapshot keeps it, applied as entries.
-	_, err = RestoreAbort.Propose(ctx, a, &RestoreTokenCmd{NS: restoreNS, Token: "tok"})
-	require.NoError(t, err)
+	// Proposed to whichever of the two leads, and again after a lead lost
+	// while it replicated (200 ms timeouts on a loaded machine): an abort
+	// may be sent again, the restore then being gone.
+	sentBefore := false
+	require.Eventually(t, func() bool {
+		for _, n := range []*replica.Node{a, b} {
+			_, err := RestoreAbort.Propose(ctx, n, &RestoreTokenCmd{NS: restoreNS, Token: "tok"})
+			var ae *apierr.Error
+			errors.As(err, &ae)
+			switch {
+			case ae != nil && ae.Code == apierr.NoLeader: // not the leader, or none yet
+				continue
+			case ae != nil && ae.Code == apierr.Unavailable: // may or may not have been applied
+				sentBefore = true
+				return false
+			case sentBefore && ae == ErrRestoreGone: // not errors.Is: it matches any conflict
+				return true
+			}
+			require.NoError(t, err)
+			return true
+		}
+		return false
+	}, 20*time.Second, 10*time.Millisecond, "the abort is applied")
 	require.Eventually(t, func() bool { return !eb.Restoring(b.DB(), restoreNS) }, 20*time.Second, 10*time.Millisecond)
 }

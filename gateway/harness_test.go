@@ -160,7 +160,7 @@ func (r reply) requireError(t testing.TB, status int, code apierr.Code) *apierr.
 	t.Helper()
 	require.Equal(t, status, r.status, "body: %s", r.body)
 	e := r.apiError(t)
-	require.Equal(t, code, e.Code)
+	require.Equal(t, code, e.Code, "body: %s", r.body)
 	require.NotEmpty(t, e.RequestID)
 	return e
 }

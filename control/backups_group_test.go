@@ -39,7 +39,7 @@ func TestGroupBackupsOnTheLeaderAcrossALeaderChange(t *testing.T) {
 		g.add(t, id, opts)
 	}
 	first := g.leader(t, "")
-	tid := mustTenant(t, g.nodes[first], "acme")
+	tid := tenantThrough(t, g.on(t, first, pkitest.Operator), "acme")
 	follower := "control1"
 	if follower == first {
 		follower = "control2"

@@ -55,7 +55,7 @@ func TestGroupMoveAcrossLeaderChanges(t *testing.T) {
 	}
 	first := g.leader(t, "")
 	ctx := context.Background()
-	tid := mustTenant(t, g.nodes[first], "acme")
+	tid := tenantThrough(t, g.on(t, first, pkitest.Operator), "acme")
 	ns, err := g.nodes[first].CreateNamespace(ctx, tid, "orders")
 	require.NoError(t, err)
 	require.Equal(t, "s2", ns.ShardID)

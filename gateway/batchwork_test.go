@@ -13,7 +13,7 @@ import (
 
 func TestBatchWorkRoutes(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *Config) { c.ShardTimeout = 300 * time.Millisecond })
+	b := setup(t)
 	worker := b.key(t, tenancy.RoleWorker, "default")
 
 	// ack/batch reaches the shard under its own path, with the batch body limit.
@@ -27,8 +27,16 @@ func TestBatchWorkRoutes(t *testing.T) {
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
 	b.do(t, http.MethodPost, "/api/v1/ack/batch", b.key(t, tenancy.RoleProducer, "default"), map[string]any{"acks": []any{}}).
 		requireError(t, http.StatusForbidden, apierr.Forbidden)
+}
 
-	// fetch/batch is a long-poll: the gateway waits out the worker's timeout.
+// fetch/batch is a long-poll: the gateway waits out the worker's timeout,
+// beyond a shard timeout shorter than the shard's wait. The short timeout
+// is this test's alone: a 2 MiB ack/batch under the race detector on a
+// loaded machine can take longer than it to reach the shard.
+func TestBatchFetchOutlastsShardTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.ShardTimeout = 300 * time.Millisecond })
+	worker := b.key(t, tenancy.RoleWorker, "default")
 	b.shard.setHandler(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(time.Second):
@@ -37,7 +45,7 @@ func TestBatchWorkRoutes(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"jobs":[]}`))
 	})
-	r = b.do(t, http.MethodPost, "/api/v1/fetch/batch", worker, map[string]any{"queues": []string{"q"}, "max": 10, "timeout": 2})
+	r := b.do(t, http.MethodPost, "/api/v1/fetch/batch", worker, map[string]any{"queues": []string{"q"}, "max": 10, "timeout": 2})
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"jobs":[]}`, string(r.body))
 }

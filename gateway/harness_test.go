@@ -97,11 +97,21 @@ func (b *bundle) start(t testing.TB, opts ...func(*Config)) {
 	b.gw, b.base = gw, "http://"+gw.Addr()
 }
 
+// waitReady returns once the gateway serves. On a fake clock it also
+// waits for the first round of every refresh loop: readiness needs only
+// the revocation list and the signing keys, and the key usage loop's
+// first report, still to come, would otherwise take the uses of a test's
+// first requests.
 func (b *bundle) waitReady(t testing.TB) {
 	select {
 	case <-b.gw.Ready():
 	case <-time.After(5 * time.Second):
 		t.Fatal("gateway not ready after 5s")
+	}
+	if clk, ok := b.gw.cfg.Clock.(*clockwork.FakeClock); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, clk.BlockUntilContext(ctx, refreshLoops), "the refresh loops' first round did not end")
 	}
 }
 
@@ -150,7 +160,7 @@ func (r reply) requireError(t testing.TB, status int, code apierr.Code) *apierr.
 	t.Helper()
 	require.Equal(t, status, r.status, "body: %s", r.body)
 	e := r.apiError(t)
-	require.Equal(t, code, e.Code)
+	require.Equal(t, code, e.Code, "body: %s", r.body)
 	require.NotEmpty(t, e.RequestID)
 	return e
 }

@@ -83,7 +83,17 @@ func TestSelfHostedNodesGiantAnswersAreBounded(t *testing.T) {
 	b := newBundle(t)
 	b.control.Shards.SelfHosted = []wire.SelfHostedShard{{ID: "sh_a", TenantID: tenantA, Nodes: []string{"n1"}}}
 	b.control.AddNamespace(tenantA, "onprem", "sh_a", "tunnel://sh_a/n1")
-	b.start(t, func(c *Config) { c.TunnelAddr, c.SelfHostedCA = "127.0.0.1:0", own.CertPEM() })
+	// The shard timeout bounds a whole exchange, the answer's bytes
+	// included, on the wall clock: the ~100 MiB these requests carry
+	// through the tunnel take about 2 s of CPU under the race detector,
+	// more than the default 10 s of wall clock when the machine gives the
+	// process a tenth of a core, and then the answers are a right 503
+	// "did not answer in time" that says nothing of memory. What this
+	// test measures is the heap, so no timeout may end an answer first.
+	b.start(t, func(c *Config) {
+		c.TunnelAddr, c.SelfHostedCA = "127.0.0.1:0", own.CertPEM()
+		c.ShardTimeout = 5 * time.Minute
+	})
 	b.waitReady(t)
 	key := b.key(t, tenancy.RoleOwner, "*")
 	a, fs := selfHostedNode(t, b, own, "sh_a", "n1", tenantA)

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"path/filepath"
 	"sync"
@@ -150,13 +152,24 @@ func TestWorkerStreamLostMidJobAgainstDev(t *testing.T) {
 }
 
 // freeAddr is a loopback address no one listens on.
+//
+// The port is below the kernel's ephemeral range (Linux's default starts
+// at 32768; other systems' start higher): a port from that range, free
+// when picked, may be any outgoing connection's by the time the address is
+// bound again, and a restart then fails with "bind: address already in
+// use" (seen on a loaded machine running every package's tests at once).
+// Outside it, only a listener that asks for the port can take it.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(32768-10000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			require.NoError(t, ln.Close())
+			return addr
+		}
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return ""
 }
 
 // A gateway that stops sends Drain: the SDK worker finishes its running

@@ -141,6 +141,7 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 	slow := newSlowNode(t, ca)
 	b := newNode(t, ca, pkitest.Control, answer(http.StatusOK, pong{Node: "b"}))
 	c := newClient(t, ca, slow.srv.URL+","+b.srv.URL, 200*time.Millisecond)
+	warm(t, c, b.srv.URL)
 	require.Equal(t, "b", readNode(t, c))
 
 	c = newClient(t, ca, slow.srv.URL, time.Minute)

@@ -122,6 +122,19 @@ func newSlowNode(t *testing.T, ca *pkitest.CA) *node {
 	return n
 }
 
+// warm has c hold a connection to the node at base, as a client in use
+// would, through its transport without a timeout. A test giving a slow
+// node a short Timeout warms the node that should answer after it: its
+// start is then an answer, not a TLS handshake, which on a loaded machine
+// under the race detector can take longer than such a Timeout.
+func warm(t *testing.T, c *Client, base string) {
+	t.Helper()
+	resp, err := c.stream.Get(base + "/warm")
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, resp.Body.Close())
+}
+
 // readNode is which node answered a GET of c.
 func readNode(t *testing.T, c *Client) string {
 	t.Helper()

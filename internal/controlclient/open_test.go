@@ -60,6 +60,7 @@ func TestOpenGivesTheNodeTimeoutToStart(t *testing.T) {
 
 	fast := newNode(t, ca, pkitest.Control, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	c = newClient(t, ca, slow.srv.URL+","+fast.srv.URL, 200*time.Millisecond)
+	warm(t, c, fast.srv.URL)
 	resp, err := c.Open(t.Context(), "/download", "")
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)

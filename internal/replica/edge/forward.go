@@ -23,8 +23,12 @@ const (
 	ByLeader Serve = iota
 	// ByAny: any node answers from its own state, leader known or not.
 	ByAny
-	// ByFollower: any node that knows a leader answers from its own
-	// state; one that knows none answers 503 (it cannot vouch for it).
+	// ByFollower: a follower that knows a leader answers from its own
+	// state; any other node but the leader answers 503 (it cannot vouch
+	// for it). A candidate may still name a leader: hashicorp/raft lets
+	// one that became candidate through a leadership transfer record the
+	// leader of its term from that leader's heartbeats without stepping
+	// down, and it keeps that id after the leader stops.
 	ByFollower
 )
 
@@ -118,8 +122,9 @@ func (g *Group) route(c *fiber.Ctx, serve Serve) error {
 		return err
 	}
 	forwarded := c.Get(g.cfg.ForwardedHeader) != ""
-	leads := node.State() == replica.StateLeader
-	if leads || serve == ByAny || serve == ByFollower && node.LeaderID() != "" {
+	state := node.State()
+	leads := state == replica.StateLeader
+	if leads || serve == ByAny || serve == ByFollower && state == replica.StateFollower && node.LeaderID() != "" {
 		release()
 		return g.serve(c, forwarded)
 	}

@@ -1,7 +1,7 @@
 // The namespace's backup policy: a cron schedule in a time zone and how
 // many scheduled backups to keep. A role with backup.manage edits it; the
 // server judges what was typed and its 400 marks the field it names.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { del, errorField, isNotFound, put } from "../api";
 import { useApi } from "../hooks";
 import { ErrorBox, Field, KV, Notice, Time, useAsync, val } from "../components/ui";
@@ -55,7 +55,15 @@ function PolicyTimes({ policy }: { policy: BackupPolicy }) {
 
 function PolicyEditor(props: { namespace: string; policy: BackupPolicy | null; onSaved: () => void }) {
   const [f, setF] = useState<PolicyForm>(() => policyForm(props.policy));
-  useEffect(() => setF(policyForm(props.policy)), [props.policy]);
+  // The form starts over when the policy it was made from changes (a
+  // save read back), never on mount: effects run after the first paint,
+  // and one then would undo what was typed into the form meanwhile.
+  const madeFrom = useRef(props.policy);
+  useEffect(() => {
+    if (madeFrom.current === props.policy) return;
+    madeFrom.current = props.policy;
+    setF(policyForm(props.policy));
+  }, [props.policy]);
   const { busy, error, run } = useAsync();
   const [notice, setNotice] = useState("");
   const bad = (name: string): true | undefined => (errorField(error) === name ? true : undefined);

@@ -172,16 +172,17 @@ func TestClusterControlLeaderKillUnderLoad(t *testing.T) {
 			r, err := post(gw+"/api/v1/keys", key, map[string]any{"name": fmt.Sprintf("k%d", i), "role": "producer", "namespaces": []string{"default"}})
 			h.admin("create key", r, err)
 			ns := fmt.Sprintf("ns%d", i)
-			for !stop.Load() {
+			for sent503 := false; !stop.Load(); {
 				r, err = post(gw+"/api/v1/namespaces", key, map[string]string{"name": ns})
+				if sent503 && err == nil && r.status == http.StatusConflict { // created by a call whose answer was a 503
+					enqueue(ns)
+					break
+				}
 				if h.admin("create namespace", r, err) {
 					enqueue(ns)
 					break
 				}
-				if r.status == http.StatusConflict { // created by a call whose answer was a 503
-					enqueue(ns)
-					break
-				}
+				sent503 = sent503 || err == nil && r.status == http.StatusServiceUnavailable
 				time.Sleep(50 * time.Millisecond)
 			}
 			time.Sleep(100 * time.Millisecond)

@@ -59,15 +59,7 @@ func TestAuditRecordsSurviveALeaderKill(t *testing.T) {
 	}
 	require.Len(t, g.nodes[0].auditPage("?result=error").Records, 1)
 
-	leader, _ := g.leaderAndFollower()
-	require.NoError(t, leader.srv.Stop())
-	var rest []*bundle
-	for _, n := range g.nodes {
-		if n != leader {
-			rest = append(rest, n)
-		}
-	}
-	eventually(t, 20*time.Second, func() bool { return rest[0].srv.IsLeader() || rest[1].srv.IsLeader() }, "a new leader")
+	rest := g.killLeader()
 	for _, n := range rest {
 		want(n.auditPage(""))
 	}

@@ -120,6 +120,28 @@ func (g *shardGroup) leaderAndFollower() (leader, follower *bundle) {
 	return leader, follower
 }
 
+// leaderAndRest is the node that leads (a loaded machine may have
+// elected another than the first) and the others.
+func (g *shardGroup) leaderAndRest() (leader *bundle, rest []*bundle) {
+	leader, _ = g.leaderAndFollower()
+	for _, n := range g.nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	return leader, rest
+}
+
+// killLeader stops the node that leads and waits until another leads;
+// it returns the others.
+func (g *shardGroup) killLeader() []*bundle {
+	g.t.Helper()
+	leader, rest := g.leaderAndRest()
+	require.NoError(g.t, leader.srv.Stop())
+	eventually(g.t, 20*time.Second, func() bool { return rest[0].srv.IsLeader() || rest[1].srv.IsLeader() }, "a new leader")
+	return rest
+}
+
 // retry repeats a call while its 503 (an election under a loaded test
 // machine) says it may be sent again, as a real caller would, and
 // returns the first other answer. A 503 no_leader proposed nothing: any

@@ -59,13 +59,7 @@ func readEnqueued(t *testing.T, s *sseStream, after uint64, want map[string]bool
 func TestEventLogSurvivesALeaderKill(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 3)
-	leader, _ := g.leaderAndFollower() // a loaded machine may have elected another node than the first
-	var rest []*bundle
-	for _, n := range g.nodes {
-		if n != leader {
-			rest = append(rest, n)
-		}
-	}
+	leader, rest := g.leaderAndRest()
 	first := enqueueEach(t, rest[0], "ev", 10)
 	s := rest[0].stream(wire.LastEventIDHeader, "s1:0") // from the log's start: told once, then everything
 	require.Equal(t, "jobbie events", s.next().Comment)

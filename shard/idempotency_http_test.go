@@ -174,15 +174,7 @@ func TestIdempotencySurvivesALeaderKill(t *testing.T) {
 	job := map[string]any{"queue": "q", "payload": 1}
 	first := retryKeyed(t, g.nodes[1], "order-7", job)
 	require.Equal(t, 201, first.Status, string(first.Raw))
-	leader, _ := g.leaderAndFollower() // a loaded machine may have elected another node than the first
-	require.NoError(t, leader.srv.Stop())
-	var rest []*bundle
-	for _, n := range g.nodes {
-		if n != leader {
-			rest = append(rest, n)
-		}
-	}
-	eventually(t, 20*time.Second, func() bool { return rest[0].srv.IsLeader() || rest[1].srv.IsLeader() }, "a new leader")
+	rest := g.killLeader()
 	for _, via := range rest {
 		again := retryKeyed(t, via, "order-7", job)
 		require.Equal(t, 200, again.Status, string(again.Raw))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/internal/replica/edge"
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/wire"
@@ -21,6 +22,46 @@ type metaLoop struct {
 	// still waiting on a gossip broadcast.
 	mu      sync.Mutex
 	stopped bool
+}
+
+// formats is the newest Raft entry format each member of this shard last
+// advertised in gossip (gossip.Meta.EntryFormat). A member that left the
+// pool keeps its entry: it comes back with the same build or says
+// otherwise, and a leader must not flip between entry kinds whenever a
+// member restarts.
+type formats struct {
+	mu sync.RWMutex
+	of map[string]int // node id → entry format
+}
+
+// effectsReader is the replica's EffectsReader: whether a member is known
+// to apply effects entries; nil without gossip (every member is taken to
+// run this build).
+func (n *Node) effectsReader() func(string) bool {
+	if n.cfg.Gossip == nil {
+		return nil
+	}
+	return func(id string) bool {
+		n.formats.mu.RLock()
+		defer n.formats.mu.RUnlock()
+		return n.formats.of[id] >= replica.EntryFormat
+	}
+}
+
+// noteFormats records what gossip shows of this shard's members' entry
+// formats.
+func (n *Node) noteFormats() {
+	members := n.cfg.Gossip.Members()
+	n.formats.mu.Lock()
+	defer n.formats.mu.Unlock()
+	if n.formats.of == nil {
+		n.formats.of = make(map[string]int)
+	}
+	for _, m := range members {
+		if m.Meta.Role == gossip.RoleShard && m.Meta.ShardID == n.cfg.ShardID && m.Meta.NodeID != "" {
+			n.formats.of[m.Meta.NodeID] = m.Meta.EntryFormat
+		}
+	}
 }
 
 // metaRefresh is how often the advertised load is refreshed when nothing
@@ -76,6 +117,7 @@ func (n *Node) keepMeta() {
 	t := n.cfg.Clock.NewTicker(metaRefresh)
 	defer t.Stop()
 	for n.publishMeta() {
+		n.noteFormats()
 		select {
 		case <-n.meta.stop:
 			return
@@ -110,6 +152,7 @@ func (n *Node) publishMeta() bool {
 		m.RaftState, m.Term = gossip.NormalizeRaftState(st.State), st.Term
 		m.Leader, m.LeaderHTTP = st.LeaderID, leaderHTTP
 		m.HTTPAddr, m.RaftAddr, m.Version, m.Load = n.api.AdvertisedHTTP(), n.repl.RaftAddr(), n.cfg.Version, load
+		m.EntryFormat = replica.EntryFormat
 	})
 	if err != nil && !errors.Is(err, gossip.ErrClosed) {
 		n.cfg.Logger.Debug("shard: gossip metadata", "err", err)

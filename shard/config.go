@@ -75,12 +75,16 @@ type Config struct {
 	// in turn per namespace (replica.Config.UnfairAdmission): for
 	// measuring what fair admission buys.
 	UnfairAdmission bool
-	// ReplicateEffects has the leader propose what each entry's commands
-	// wrote instead of the commands (replica.Config.Effects): the other
-	// members apply a batch instead of running them. Off by default; see
-	// docs/BENCHMARKS.md, "Followers applying the leader's batches", for
-	// what it costs and what a follower then does not keep.
-	ReplicateEffects  bool
+	// ReplicateCommands has the leader propose each entry's commands,
+	// which every member runs, instead of what they wrote (the default,
+	// replica.Config.Effects: the other members apply the leader's batch
+	// and run no handler). Even without it a leader proposes commands while
+	// it has no other member, or while gossip has not shown every other
+	// member advertising a build that applies such batches
+	// (gossip.Meta.EntryFormat); without Gossip every member is taken to
+	// run this build. docs/BENCHMARKS.md, "Followers applying the leader's
+	// batches", says what it saves and what a follower then does not keep.
+	ReplicateCommands bool
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
 

@@ -13,12 +13,14 @@ import (
 	"github.com/jobbie/jobbie/internal/replica"
 )
 
-// A group that replicates the leader's effects (Config.ReplicateEffects):
-// a follower answers reads of what the leader applied, its event streams hear of new events
-// though no handler ran there, and every member ends with the same state.
+// A group replicates the leader's effects by default (Config.
+// ReplicateCommands false): a follower answers reads of what the leader
+// applied, its event streams hear of new events though no handler ran
+// there, and every member ends with the same state.
 func TestClusterReplicatingEffects(t *testing.T) {
 	t.Parallel()
-	g := newShardGroup(t, 3, func(c *Config) { c.ReplicateEffects = true })
+	g := newShardGroup(t, 3)
+	g.waitFormats()
 	_, follower := g.leaderAndFollower()
 	follower.srv.events.SetHeartbeat(time.Hour) // only a nudge makes the stream read
 	s := follower.stream()
@@ -41,6 +43,7 @@ func TestClusterReplicatingEffects(t *testing.T) {
 		require.Equal(t, id, f.Data["job_id"])
 	}
 	require.Equal(t, "completed", follower.job(id)["state"])
+	require.NotZero(t, follower.srv.repl.Status().EffectsApplied, "the follower applied the leader's batches")
 
 	// Members at the same applied index hold the same bytes (the leader's
 	// loops may still be writing: compare snapshots of one index).
@@ -69,7 +72,8 @@ func TestClusterReplicatingEffects(t *testing.T) {
 // reads from the state and not from the views its handlers kept.
 func TestClusterReplicatingEffectsDropsViews(t *testing.T) {
 	t.Parallel()
-	g := newShardGroup(t, 3, func(c *Config) { c.ReplicateEffects = true })
+	g := newShardGroup(t, 3)
+	g.waitFormats()
 	leader, follower := g.leaderAndFollower()
 	transfer := func(from, to *bundle) {
 		t.Helper()

@@ -56,6 +56,7 @@ type Node struct {
 	ln      net.Listener
 	unix    net.Listener
 	meta    metaLoop // cluster.go
+	formats formats  // cluster.go
 }
 
 // New opens the node's state, starts Raft and the leader's loops, and
@@ -100,7 +101,8 @@ func New(cfg Config) (*Node, error) {
 		RaftTLS:       &replica.RaftTLS{Server: cfg.TLS.Server(members), Client: cfg.TLS.Client(members)},
 		RaftAdvertise: cfg.RaftAdvertise, Fast: cfg.Fast, HeartbeatTimeout: cfg.RaftTimeout, ElectionTimeout: cfg.RaftTimeout,
 		SnapshotThreshold: cfg.SnapshotThreshold, TrailingLogs: cfg.TrailingLogs, UnfairAdmission: cfg.UnfairAdmission,
-		FairWeight: n.weights.Of, Listeners: cfg.Listeners, Effects: cfg.ReplicateEffects,
+		FairWeight: n.weights.Of, Listeners: cfg.Listeners, Effects: !cfg.ReplicateCommands,
+		EffectsReader: n.effectsReader(),
 	}, n.registry())
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)

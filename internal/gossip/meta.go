@@ -66,6 +66,11 @@ type Meta struct {
 	RaftAddr string `json:"ra,omitempty"`
 	// Version is the Jobbie build version.
 	Version string `json:"v,omitempty"`
+	// EntryFormat is the newest Raft entry format a shard node applies
+	// (replica.EntryFormat); 0 from builds that did not say. A leader
+	// proposes effects entries only while every other member shows 2 or
+	// more.
+	EntryFormat int `json:"ef,omitempty"`
 	// Load is a role-defined load figure (namespaces hosted, jobs stored …)
 	// that placement may compare between nodes of the same role.
 	Load int64 `json:"ld,omitempty"`

@@ -54,9 +54,18 @@ type Config struct {
 	// proposes it and propose what they wrote (effects.go), so that the
 	// other members apply a batch instead of running the commands. It
 	// needs Inflight 1. Default false: entries carry the commands. Either
-	// way every member applies entries of both kinds.
+	// way every member applies entries of both kinds. Even with it the
+	// leader proposes commands while it has no other member (a lone
+	// member's log is only replayed, and commands are smaller) or while
+	// EffectsReader doubts one.
 	Effects bool
-	Logger  hclog.Logger
+	// EffectsReader reports whether the member nodeID is known to run a
+	// build that applies effects entries (one that advertises EntryFormat
+	// 2 or more): a member that cannot stops at the first one. Nil: every
+	// member can (a group whose members all run one build).
+	EffectsReader func(nodeID string) bool
+
+	Logger hclog.Logger
 	// Clock stamps every entry the leader proposes (the time handlers
 	// see as Tx.Now); default the real clock. Tests replace it.
 	Clock clockwork.Clock

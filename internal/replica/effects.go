@@ -53,6 +53,24 @@ type evaluation struct {
 // it again is safe.
 var errStaleEntry = ErrNotLeader
 
+// othersReadEffects reports whether the group has a member besides this
+// node and every other member (voter or not: each applies the log) is
+// known to apply effects entries (Config.EffectsReader). The
+// configuration is an atomic read in Raft, once an entry.
+func (n *Node) othersReadEffects() bool {
+	others := 0
+	for _, s := range n.raft.GetConfiguration().Configuration().Servers {
+		if string(s.ID) == n.cfg.NodeID {
+			continue
+		}
+		if n.cfg.EffectsReader != nil && !n.cfg.EffectsReader(string(s.ID)) {
+			return false
+		}
+		others++
+	}
+	return others > 0
+}
+
 // evaluate runs cmds, stamped now, as the entry that follows the applied
 // state and returns the effects entry to propose, token naming it; nil
 // when this node is not a leader ready in its term (IsLeader: it applied

@@ -19,6 +19,11 @@ const entryCommands = 1
 // compressed with snappy.
 const entryEffects = 2
 
+// EntryFormat is the newest entry format this build applies: what a
+// member advertises so that a leader knows it may propose effects entries
+// (Config.EffectsReader).
+const EntryFormat = entryEffects
+
 // effectsEntry is a decoded effects entry.
 type effectsEntry struct {
 	now   int64

@@ -31,7 +31,11 @@ type fsm struct {
 	local    bool          // applied by Local: no Raft log, so no applied index is recorded
 	seeBatch func([]byte)  // Local.SeeBatches: each group's batch before it commits
 	lastNow  int64         // under mu
-	observer func(cmds int, d time.Duration)
+	// observer is told of each applied group: its commands, its entries of
+	// each kind, and the time it took.
+	observer func(cmds, effects, commands int, d time.Duration)
+	// effectsApplied counts effects entries applied (Status.EffectsApplied).
+	effectsApplied atomic.Uint64
 
 	// mu is held by the apply, by the leader's evaluation of its next
 	// entry and by a restore: they share the state machine's caches.
@@ -129,7 +133,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	results := make([]any, len(logs))
 	var run []groupEntry
 	var at []int // index in logs of each entry of run
-	ncmds, applied := 0, false
+	ncmds, applied, neffects, ncommands := 0, false, 0, 0
 	flush := func() {
 		if len(run) == 0 {
 			return
@@ -154,6 +158,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			}
 			results[i] = f.applyEffects(l, e)
 			ncmds += e.ncmds
+			neffects++
 			continue
 		}
 		now, cmds, err := decodeEntry(l.Data)
@@ -165,10 +170,14 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		run = append(run, groupEntry{index: l.Index, now: now, cmds: cmds})
 		at = append(at, i)
+		ncommands++
 	}
 	flush()
+	if neffects > 0 {
+		f.effectsApplied.Add(uint64(neffects))
+	}
 	if applied && f.observer != nil {
-		f.observer(ncmds, time.Since(start))
+		f.observer(ncmds, neffects, ncommands, time.Since(start))
 	}
 	return results
 }

@@ -33,6 +33,10 @@ type Status struct {
 	// Restores counts snapshots installed into this node's state since it
 	// opened: a node that caught up from a snapshot shows one.
 	Restores uint64 `json:"restores"`
+	// EffectsApplied counts the entries this node applied as a leader's
+	// effects (Config.Effects) since it opened: 0 while its group's
+	// entries carry commands.
+	EffectsApplied uint64 `json:"effects_applied"`
 	// RaftApplied is the last entry Raft handed the state machine, of
 	// every kind: AppliedIndex counts commands only, and a configuration
 	// change or a new leader's no-op after the last command would leave
@@ -113,7 +117,7 @@ func (n *Node) Status() Status {
 		NodeID: n.cfg.NodeID, State: stateName(n.raft.State()), Term: n.raft.CurrentTerm(),
 		LeaderID: string(id), LeaderAddr: string(addr),
 		AppliedIndex: n.fsm.applied.Load(), RaftApplied: n.raft.AppliedIndex(), CommitIndex: n.raft.CommitIndex(), LastIndex: n.raft.LastIndex(),
-		Restores: n.fsm.restores.Load(),
+		Restores: n.fsm.restores.Load(), EffectsApplied: n.fsm.effectsApplied.Load(),
 	}
 	st.Ready = st.State == StateLeader && n.lead.readyTerm.Load() == st.Term
 	if t := n.LastContact(); !t.IsZero() {

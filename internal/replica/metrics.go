@@ -11,7 +11,7 @@ import (
 
 // Metrics of every replicated group in the process, labelled by group
 // (Config.Name): how long applying a Raft batch takes, how many commands
-// group commit packed into it, leadership, and admission (admit.go): the
+// group commit packed into it, the entries of each kind, leadership, and admission (admit.go): the
 // proposals waiting and those refused for want of room.
 var (
 	applySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -31,6 +31,10 @@ var (
 	pendingProposals = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "jobbie_raft_pending_proposals", Help: "Proposals waiting for a Raft entry after the last one was formed.",
 	}, []string{"group"})
+	appliedEntries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jobbie_raft_entries_total",
+		Help: "Raft entries applied, by kind: commands (every member runs them) or effects (the leader's batch, Config.Effects).",
+	}, []string{"group", "kind"})
 	refusedProposals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jobbie_raft_refused_proposals_total",
 		Help: "Proposals refused because their fairness key's share (key_busy) or the whole pending queue (busy) stayed full.",
@@ -38,12 +42,18 @@ var (
 )
 
 func init() {
-	obs.Registry.MustRegister(applySeconds, applyCommands, isLeader, appliedIndex, pendingProposals, refusedProposals)
+	obs.Registry.MustRegister(applySeconds, applyCommands, isLeader, appliedIndex, pendingProposals, appliedEntries, refusedProposals)
 }
 
 // observeApply records one applied batch.
-func (n *Node) observeApply(cmds int, d time.Duration) {
+func (n *Node) observeApply(cmds, effects, commands int, d time.Duration) {
 	applySeconds.WithLabelValues(n.cfg.Name).Observe(d.Seconds())
+	if effects > 0 {
+		appliedEntries.WithLabelValues(n.cfg.Name, "effects").Add(float64(effects))
+	}
+	if commands > 0 {
+		appliedEntries.WithLabelValues(n.cfg.Name, "commands").Add(float64(commands))
+	}
 	applyCommands.WithLabelValues(n.cfg.Name).Observe(float64(cmds))
 	appliedIndex.WithLabelValues(n.cfg.Name).Set(float64(n.fsm.applied.Load()))
 	if n.cfg.Observe != nil {

@@ -313,7 +313,7 @@ func (n *Node) batchLoop() {
 		now := n.cfg.Clock.Now().UnixNano()
 		var entry []byte
 		var token uint64
-		if n.cfg.Effects {
+		if n.cfg.Effects && n.othersReadEffects() {
 			n.tokens++
 			if token = n.tokens; token == 0 {
 				token, n.tokens = 1, 1

@@ -39,7 +39,7 @@ type devOptions struct {
 	certLife      time.Duration // --selfhosted-cert-validity
 	bulkSyncMax   int
 	unfair        bool
-	effects       bool // --replicate-effects, for every shard node
+	effects       bool // --replicate-effects (default true), for every shard node of --cluster
 	push          pushFlags
 	sso           ssoFlags
 	traceShare    bool // --trace-share-system
@@ -96,7 +96,7 @@ talk to shards and scrape metrics.`,
 	f.StringVar(&o.consoleDir, "console-dir", "", "serve the console's front end from this directory (a build of gateway/console) instead of the embedded one")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the gateway's /metrics here, over TLS to the operator certificate in <data-dir>/pki (single process only)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060; in a multi-process cluster every process serves its own, listed in cluster.json")
-	f.BoolVar(&o.effects, "replicate-effects", false, "replicate what each write stored instead of its commands: followers apply the leader's batch instead of running the handlers (less CPU a follower; a follower then keeps no view of workers or job event counts of its own)")
+	f.BoolVar(&o.effects, "replicate-effects", true, "replicate what each write stored instead of its commands, once every other member advertises a build that applies it: followers apply the leader's batch instead of running the handlers (less CPU a follower; a follower then keeps no view of workers or job event counts of its own); false: every member runs the commands")
 	f.IntVar(&o.shards, "shards", 1, "shard clusters; with more than one, or --replicas above 1, every role runs as its own process")
 	f.IntVar(&o.replicas, "replicas", 1, "Raft nodes per shard cluster (3 or 5 survive the loss of 1 or 2)")
 	settings.Range(f, "shards", "1", "16")
@@ -192,7 +192,7 @@ func runDev(ctx context.Context, o devOptions, out interface{ Write([]byte) (int
 	sh, err := shard.New(shard.Config{
 		DataDir: filepath.Join(o.dataDir, "shard-s1"), ShardID: "s1", NodeID: "s1-n1",
 		HTTPAddr: o.shardAddr, SocketPath: sock, Bootstrap: true, TLS: shardCreds, Logger: logger,
-		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, ReplicateEffects: o.effects, Listeners: listeners,
+		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, ReplicateCommands: !o.effects, Listeners: listeners,
 		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
 		AlertInterval: o.alertInterval, MasterKey: masterKey,
 	})

@@ -302,8 +302,8 @@ func (c *devCluster) plan() error {
 		p.args = append(p.args, c.o.push.args()...)
 		p.args = append(p.args, traceShareArgs(c.o.traceShare)...)
 		p.args = append(p.args, alertIntervalArgs(c.o.alertInterval)...)
-		if c.o.effects {
-			p.args = append(p.args, "--replicate-effects")
+		if !c.o.effects {
+			p.args = append(p.args, "--replicate-effects=false")
 		}
 		if f := first[p.ShardID]; f == nil {
 			first[p.ShardID] = p

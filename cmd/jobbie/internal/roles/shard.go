@@ -126,7 +126,7 @@ revocations and roles), until none has come for --local-api-max-offline
 	f.DurationVar(&o.raftTimeout, "raft-timeout", 500*time.Millisecond, "Raft heartbeat and election timeout")
 	settings.Range(f, "raft-timeout", "10ms", "1m")
 	f.BoolVar(&o.unfair, "unfair-admission", false, "admit Raft proposals first come, first served instead of in turn per namespace (for measuring fair admission)")
-	f.BoolVar(&o.effects, "replicate-effects", false, "replicate what each write stored instead of its commands: followers apply the leader's batch instead of running the handlers (less CPU a follower; a follower then keeps no view of workers or job event counts of its own)")
+	f.BoolVar(&o.effects, "replicate-effects", true, "replicate what each write stored instead of its commands, once every other member advertises a build that applies it: followers apply the leader's batch instead of running the handlers (less CPU a follower; a follower then keeps no view of workers or job event counts of its own); false: every member runs the commands")
 	o.push.flags(f)
 	traceShareFlag(f, &o.traceShare)
 	alertIntervalFlag(f, &o.alertInterval)
@@ -325,7 +325,7 @@ func (o *shardOptions) start(ctx context.Context, creds *pki.Credentials, sock s
 		Bootstrap: o.bootstrap, TLS: creds, Logger: logger,
 		Gossip: pool, AdvertiseHTTP: advHTTP, RaftAdvertise: advRaft, Version: roleVersion(),
 		Fast: o.fast, RaftTimeout: o.raftTimeout, SnapshotThreshold: o.snapshotThreshold, TrailingLogs: o.trailingLogs,
-		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, ReplicateEffects: o.effects, SocketPath: sock,
+		BulkSyncMax: o.bulkSyncMax, UnfairAdmission: o.unfair, ReplicateCommands: !o.effects, SocketPath: sock,
 		PushAllowPrivate: o.push.allowPrivate, PushRootCAs: pushCAs, TraceShareSystem: o.traceShare,
 		AlertInterval: o.alertInterval, MasterKey: masterKey,
 	})

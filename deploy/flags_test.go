@@ -13,9 +13,18 @@ import (
 
 var bins struct {
 	once        sync.Once
+	dir         string // where they are built, removed after the tests
 	jobbie, pod string
 	err         error
 	help        sync.Map // command -> map[string]bool
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bins.dir != "" {
+		_ = os.RemoveAll(bins.dir)
+	}
+	os.Exit(code)
 }
 
 // binaries are $JOBBIE_BIN (or jobbie built from this repository) and
@@ -28,6 +37,7 @@ func binaries(t *testing.T) (jobbie, pod string) {
 			bins.err = err
 			return
 		}
+		bins.dir = dir
 		bins.jobbie = os.Getenv("JOBBIE_BIN")
 		if bins.jobbie == "" {
 			bins.jobbie = filepath.Join(dir, "jobbie")

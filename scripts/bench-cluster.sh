@@ -14,9 +14,11 @@
 # BASE=path/to/other/jobbie compares two builds instead: each pair runs
 # BASE then this build, both on clusters of REPLICAS nodes (default 3),
 # loaded by this build's bench.
-# EFFECTS=1 passes dev --replicate-effects to clusters of several nodes:
-# followers apply the leader's batches instead of running the commands
-# (a single node keeps proposing commands, which are smaller).
+# EFFECTS=1 passes dev --replicate-effects to clusters of several nodes
+# (followers apply the leader's batches instead of running the commands;
+# the default since 2026-11-30, and a single node keeps proposing
+# commands, which are smaller), EFFECTS=0 --replicate-effects=false;
+# unset, each build runs its default.
 # PPROF=host:port passes dev --pprof-addr: every process then serves its
 # profiles on a port of its own, listed (with its role and node) in
 # $DIR/data/cluster.json and printed once the cluster is up.
@@ -64,7 +66,8 @@ run() {
 	local gw=127.0.0.1:$(port) ctl=127.0.0.1:$(port) sh=127.0.0.1:$(port) grpc="" grpcurl=""
 	if [ -n "${GRPC:-}" ]; then grpc=127.0.0.1:$(port) grpcurl=http://$grpc; fi
 	local eff=""
-	if [ -n "${EFFECTS:-}" ] && [ "$2" -gt 1 ]; then eff=--replicate-effects; fi
+	if [ "${EFFECTS:-}" = 1 ] && [ "$2" -gt 1 ]; then eff=--replicate-effects; fi
+	if [ "${EFFECTS:-}" = 0 ] && [ "$2" -gt 1 ]; then eff=--replicate-effects=false; fi
 	"${3:-$BIN}" dev --data-dir "$DIR/data" --addr "$gw" --control-addr "$ctl" --shard-addr "$sh" --replicas "$2" \
 		${grpc:+--grpc-addr "$grpc"} ${PPROF:+--pprof-addr "$PPROF"} $eff >"$DIR/dev.log" 2>&1 &
 	PID=$!

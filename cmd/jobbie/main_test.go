@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/jobbie/jobbie/cmd/jobbie/internal/cli/clitest"
 	"github.com/jobbie/jobbie/internal/leakcheck"
 )
@@ -22,8 +24,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("jobbie-test-noconfig-%d", os.Getpid())))
-	leakcheck.VerifyTestMain(m)
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("jobbie-test-noconfig-%d", os.Getpid()))
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	// The go commands the tests run write their telemetry there.
+	leakcheck.VerifyTestMain(m, goleak.Cleanup(func(code int) { _ = os.RemoveAll(dir); os.Exit(code) }))
 }
 
 // runJobbie runs the command line args in process, the way main does,

@@ -30,11 +30,13 @@
 // Determinism: the leader stamps the wall clock into every entry; handlers
 // read Tx.Now and never the clock or a random source.
 //
-// Effects (Config.Effects, off by default): the leader runs an entry's
-// commands before it proposes it and proposes the Pebble batch they built,
-// which every member applies on the applied index it was evaluated on, so
-// followers run no handler (effects.go). Entries of both kinds apply on
-// every member whatever its Config.
+// Effects (Config.Effects, off by default; the shard's groups turn it
+// on): the leader runs an entry's commands before it proposes it and
+// proposes the Pebble batch they built, which every member applies on the
+// applied index it was evaluated on, so followers run no handler
+// (effects.go). It proposes commands still while it has no other member
+// or one not known to read effects (Config.EffectsReader). Entries of both
+// kinds apply on every member whatever its Config.
 //
 // Store formats: a state machine names what its writes assume of the
 // store (Registry.StoreFormat; the shard's engine removes keys set once

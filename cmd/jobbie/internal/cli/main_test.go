@@ -12,6 +12,7 @@ import (
 // TestMain points the config file at a directory with none, so a
 // developer's own contexts never reach the tests.
 func TestMain(m *testing.M) {
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("jobbie-test-noconfig-%d", os.Getpid())))
-	goleak.VerifyTestMain(m)
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("jobbie-test-noconfig-%d", os.Getpid()))
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { _ = os.RemoveAll(dir); os.Exit(code) }))
 }

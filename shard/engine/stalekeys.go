@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/cockroachdb/pebble"
+
 	"github.com/jobbie/jobbie/internal/apierr"
 	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/job"
@@ -66,4 +68,31 @@ func (e *Engine) dropStalePending(tx *replica.Tx, ns string, p pendingAt) {
 	if e.groupHead(tx, ns, p.queue, p.prio, g) == nil {
 		must(tx.Delete(keys.KeyedGroup(ns, p.queue, p.prio, g.fkey, g.ckey), nil))
 	}
+}
+
+// TimedKeyLive reports whether r holds job id in the state that a key of
+// the job time index kind at time at stands for: a due key for a
+// scheduled or retrying job's time, a lease key for an active job's
+// lease, an expire key for an unfinished job's TTL, a prune key for a
+// finished job's prune time. A key an older build's restore or move left
+// can name a job gone or changed; the sweeps' apply skips such a job, and
+// the leader must not take it for one not yet due, which would keep its
+// sweep open and propose the key again at every tick (shard/leader). A
+// read error answers true: the sweep looks again.
+func TimedKeyLive(r pebble.Reader, ns string, kind byte, at int64, id string) bool {
+	j, err := ReadJob(r, ns, id)
+	if err != nil {
+		return apierr.CodeOf(err) != apierr.NotFound
+	}
+	switch kind {
+	case keys.KindDue:
+		return j.State == job.Scheduled && j.ScheduledAt == at || j.State == job.Retrying && j.NextAttempt == at
+	case keys.KindLease:
+		return j.State == job.Active && j.LeaseUntil == at
+	case keys.KindExpire:
+		return !j.State.Terminal() && j.ExpireAt == at
+	case keys.KindPrune:
+		return j.PruneAt == at
+	}
+	return true
 }

@@ -111,3 +111,32 @@ func TestFetchDropsAStalePendingKey(t *testing.T) {
 	assert.Equal(t, job.Cancelled, f.job(stale).State)
 	assert.Nil(t, f.apply(Fetch.Type, &FetchCmd{NS: testNS, Queues: []string{"q"}, WorkerID: "w", LeaseNs: int64(time.Minute)}))
 }
+
+// TimedKeyLive holds a time index key live only while its job is in the
+// state, and at the time, the key stands for: due, lease, expire and prune
+// keys through a job's life, and none for a job never stored.
+func TestTimedKeyLiveFollowsTheJob(t *testing.T) {
+	f := setupFSM(t)
+	id := f.enqueue(&job.Job{Queue: "q", ExpireAfter: int64(time.Hour)})
+	j := f.job(id)
+	live := func(kind byte, at int64) bool { return TimedKeyLive(f.db, testNS, kind, at, id) }
+	assert.True(t, live(keys.KindExpire, j.ExpireAt), "pending, with a TTL")
+	assert.False(t, live(keys.KindExpire, j.ExpireAt+1), "another time")
+	assert.False(t, live(keys.KindDue, j.CreatedAt), "pending is not due")
+
+	j = f.fetch("q")
+	require.Equal(t, id, j.ID)
+	assert.True(t, live(keys.KindLease, j.LeaseUntil))
+	assert.False(t, live(keys.KindLease, j.LeaseUntil-1))
+
+	require.Equal(t, job.Completed, f.apply(Ack.Type, &AckCmd{NS: testNS, ID: id}))
+	j = f.job(id)
+	assert.False(t, live(keys.KindLease, j.LeaseUntil), "no longer active")
+	assert.False(t, live(keys.KindExpire, j.ExpireAt), "finished: no TTL")
+	require.NotZero(t, j.PruneAt)
+	assert.True(t, live(keys.KindPrune, j.PruneAt))
+
+	sched := f.enqueue(&job.Job{Queue: "q", State: job.Scheduled, ScheduledAt: f.now.Add(time.Minute).UnixNano()})
+	assert.True(t, TimedKeyLive(f.db, testNS, keys.KindDue, f.job(sched).ScheduledAt, sched))
+	assert.False(t, TimedKeyLive(f.db, testNS, keys.KindDue, 1, "job_99999999999999999999999999"), "never stored")
+}

@@ -2,6 +2,7 @@ package leader
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cockroachdb/pebble"
 
@@ -55,7 +56,7 @@ func (l *Loops) sweepIndex(ctx context.Context, ns string, kind byte, op replica
 		lower := keys.Timed(ns, kind, from, "")
 		upper := keys.Timed(ns, kind, now+1, "")
 		for {
-			ids := l.dueIDs(lower, upper, ns, kind)
+			ids, ats := l.dueIDs(lower, upper, ns, kind)
 			if len(ids) == 0 {
 				return true, nil
 			}
@@ -63,12 +64,14 @@ func (l *Loops) sweepIndex(ctx context.Context, ns string, kind byte, op replica
 			if err != nil {
 				return false, err
 			}
-			if n < len(ids) {
+			if n < len(ids) && l.anyLive(ns, kind, ids, ats) {
 				return false, nil // some were not due by the entry's clock: keep the range open
 			}
 			if len(ids) < sweepBatch {
 				return true, nil
 			}
+			// The next batch starts after this one: its stale keys stay.
+			lower = append(keys.Timed(ns, kind, ats[len(ats)-1], ids[len(ids)-1]), 0)
 		}
 	})
 }
@@ -97,17 +100,44 @@ func (l *Loops) sweepWindow(ns string, kind byte, now int64, run func(from int64
 	return nil
 }
 
-func (l *Loops) dueIDs(lower, upper []byte, ns string, kind byte) []string {
+// dueIDs lists up to sweepBatch jobs of one time index in [lower, upper),
+// with the time each key holds.
+func (l *Loops) dueIDs(lower, upper []byte, ns string, kind byte) (ids []string, ats []int64) {
 	it, err := l.node.DB().NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer it.Close()
-	var ids []string
 	for ok := it.First(); ok && len(ids) < sweepBatch; ok = it.Next() {
-		if _, id, err := keys.ParseTimed(ns, kind, it.Key()); err == nil {
-			ids = append(ids, id)
+		if at, id, err := keys.ParseTimed(ns, kind, it.Key()); err == nil {
+			ids, ats = append(ids, id), append(ats, at)
 		}
 	}
-	return ids
+	return ids, ats
+}
+
+// anyLive reports, after a sweep command changed fewer jobs than it
+// named, whether one it left still stands in the index as its key says
+// (engine.TimedKeyLive): a job not due by the entry's clock. The others
+// it left are stale keys (a job gone or in another state), which no
+// sweep will change: the range may close over them rather than be
+// proposed again at every tick. The jobs it changed left their keys.
+func (l *Loops) anyLive(ns string, kind byte, ids []string, ats []int64) bool {
+	db := l.node.DB()
+	for i, id := range ids {
+		if exists(db, keys.Timed(ns, kind, ats[i], id)) && engine.TimedKeyLive(db, ns, kind, ats[i], id) {
+			return true
+		}
+	}
+	return false
+}
+
+// exists reports whether r holds key; a read error answers true.
+func exists(r pebble.Reader, key []byte) bool {
+	_, closer, err := r.Get(key)
+	if err != nil {
+		return !errors.Is(err, pebble.ErrNotFound)
+	}
+	_ = closer.Close()
+	return true
 }

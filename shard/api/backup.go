@@ -109,7 +109,7 @@ func (s *Server) restoreGate(c *fiber.Ctx) error {
 		return engine.ErrFenced
 	}
 	if s.svc.Restoring(nsName) && (c.Method() != fiber.MethodDelete || c.Path() != "/api/v1/namespace") {
-		return apierr.Retry(apierr.Unavailable, 2, "a restore into this namespace is running; retry shortly")
+		return engine.ErrRestoring
 	}
 	err := c.Next()
 	if err != nil && apierr.CodeOf(err) == apierr.NamespaceMoving && len(c.Response().Header.Peek(wire.MovingHeader)) == 0 {

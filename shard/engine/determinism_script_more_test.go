@@ -397,6 +397,9 @@ var scriptMoreCommands = []interface{ cmd(*script) []byte }{
 		c := &BulkCmd{NS: testNS, Action: []string{job.BulkApprove, job.BulkReject}[s.rng.Intn(2)], IDs: s.jobsSample()}
 		return BulkApplyHeld.Command(c)
 	}),
+	// The restore gate starts part way through: from there the enqueues
+	// into otherNS while a restore writes it are refused.
+	scriptCmd(func(s *script) []byte { return RestoreStartRefusing.Command(&RestoreStartCmd{}) }),
 }
 
 // aiUsage is a usage report with a model now and then.

@@ -81,6 +81,8 @@ type Engine struct {
 	encEpoch  atomic.Uint64              // commits that may have changed an encryption record (encryption.go)
 	encBusy   atomic.Int64               // such commits begun and not yet counted in encEpoch
 
+	restoreRefuse restoreGate // the apply's view of RestoreStartRefusing (restoregate.go)
+
 	purgeStep int // keys one namespace purge step deletes (purgeStepKeys; tests lower it)
 
 	idemMax int64             // records a namespace keeps (wire.MaxIdempotencyRecords; tests lower it)
@@ -131,6 +133,7 @@ func (e *Engine) reset() {
 	e.history.reset()
 	e.events.reset()
 	e.marks.reset()
+	e.restoreRefuse = restoreGate{}
 	e.movesFSM.reset()
 	e.movesAPI.reset()
 	e.encEpoch.Add(1) // a snapshot may have replaced encryption records

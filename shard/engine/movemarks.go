@@ -193,7 +193,8 @@ func (c *BulkCmd) byLoop() bool { return c.Op != "" }
 // gated wraps the handler of a client's command that changes one
 // namespace with the move gate, so every such command is refused,
 // changing nothing, from the entry that fences its namespace on (however
-// long before it was proposed).
+// long before it was proposed), and with the restore gate
+// (restoregate.go): refused while a restore writes the namespace.
 func gated[C any, PC nsCommand[C], R any](e *Engine, apply func(*replica.Tx, PC) (R, error)) func(*replica.Tx, *C) (R, error) {
 	return gate(e, true, apply)
 }
@@ -209,6 +210,9 @@ func gate[C any, PC nsCommand[C], R any](e *Engine, client bool, apply func(*rep
 	return func(tx *replica.Tx, c *C) (R, error) {
 		ns := PC(c).namespace()
 		untouched, err := e.moveGate(tx, ns)
+		if err == nil && client && e.restoreRefuses(tx, ns, c) {
+			err = ErrRestoring
+		}
 		if err != nil {
 			var zero R
 			return zero, err

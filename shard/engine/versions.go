@@ -168,6 +168,7 @@ func (e *Engine) registerVersions(r *replica.Registry) {
 	ScheduleFireTraced.Handle(r, loopGated(e, e.applyScheduleFire))
 	FailNonRetryable.Handle(r, gated(e, e.applyFail))
 	FailPushNonRetryable.Handle(r, gated(e, e.applyFailPush))
+	RestoreStartRefusing.Handle(r, e.applyRestoreStartRefusing)
 }
 
 // EnqueueFor is the op of c; traced says whether some job of c, its

@@ -357,6 +357,7 @@ func registryCases() []*gcase {
 		kc("RestoringPrefix", RestoringPrefix()).is(part{"restore marker prefix 01 'X' (outside every namespace)", []byte{0x01, 'X'}}),
 		kc("Restoring", Restoring(ns), "ns", ns).is(part{"restore marker prefix 01 'X' (outside every namespace)", []byte{0x01, 'X'}}, text("namespace", ns)).
 			parse("RestoringNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, RestoringNamespace(key)) }),
+		kc("RestoreRefusing", RestoreRefusing()).is(part{"restores refuse commands 01 'Y' (outside every namespace)", []byte{0x01, 'Y'}}),
 		kc("MoveFencePrefix", MoveFencePrefix()).is(part{"move fence prefix 01 'F' (outside every namespace)", []byte{0x01, 'F'}}),
 		kc("MoveFence", MoveFence(ns), "ns", ns).is(part{"move fence prefix 01 'F' (outside every namespace)", []byte{0x01, 'F'}}, text("namespace", ns)).
 			parse("MoveFenceNamespace", func(t *testing.T, key []byte) { require.Equal(t, ns, MoveFenceNamespace(key)) }),

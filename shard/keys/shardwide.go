@@ -45,6 +45,15 @@ func Restoring(ns string) []byte {
 // RestoringPrefix is the prefix of the restore markers.
 func RestoringPrefix() []byte { return append([]byte(nil), restoringPrefix...) }
 
+// restoreRefusing marks that commands into a namespace a restore is
+// writing are refused in their apply (the engine's RestoreStartRefusing):
+// one key, apart from the markers' prefix.
+var restoreRefusing = []byte{0x01, 'Y'}
+
+// RestoreRefusing is the key marking that the apply refuses commands
+// into a namespace being restored.
+func RestoreRefusing() []byte { return append([]byte(nil), restoreRefusing...) }
+
 // RestoringNamespace returns the namespace of a restore marker's key.
 func RestoringNamespace(k []byte) string { return string(k[len(restoringPrefix):]) }
 

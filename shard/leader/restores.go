@@ -20,7 +20,15 @@ const DefaultRestoreIdle = 10 * time.Minute
 // does not drive has no writer. The abort carries the bound, and its apply
 // checks it again by the entry's clock, so a chunk that committed since
 // keeps the restore.
+//
+// It first has the apply refuse client commands into a namespace being
+// restored (engine.RestoreStartRefusing), once: the state keeps it.
 func (l *Loops) sweepRestores(ctx context.Context, now int64) {
+	if !engine.RestoreRefusing(l.node.DB()) {
+		if _, err := engine.RestoreStartRefusing.Propose(ctx, l.node, &engine.RestoreStartCmd{}); err != nil {
+			l.cfg.Logger.Warn("shard: starting the restore gate", "err", err)
+		}
+	}
 	idle := int64(l.cfg.RestoreIdle)
 	for ns, m := range l.eng.RestoreMarks(l.node.DB()) {
 		if now-m.At < idle || l.svc.Driving(m.Token) {

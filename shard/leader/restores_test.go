@@ -56,6 +56,7 @@ func TestSweepAbortsAnIdleRestore(t *testing.T) {
 	// Tick until the lost restore is gone; the slow one wrote 9 minutes
 	// after it, so it stays.
 	tickUntil(t, clk, 2*time.Minute, func() bool { return !eng.Restoring(node.DB(), lost) })
+	require.True(t, engine.RestoreRefusing(node.DB()), "the sweep that aborted it started the restore gate first")
 	require.True(t, eng.Restoring(node.DB(), slow))
 	require.True(t, engine.HasData(node.DB(), slow))
 	require.False(t, engine.HasData(node.DB(), lost), "the abort deletes what the restore wrote")

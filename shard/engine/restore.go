@@ -27,7 +27,8 @@ import (
 //   - RestoreAbort deletes everything under the prefix and the marker
 //     (keeping the log's floor once the log is kept, eventkept.go).
 //
-// While the marker is set the API answers 503 for the namespace and the
+// While the marker is set the API answers 503 for the namespace, the
+// apply refuses clients' commands into it (restoregate.go), and the
 // leader's loops leave it alone (it is out of the registry they walk).
 var (
 	RestoreBegin = replica.Op[RestoreBeginCmd, replica.None]{Type: 45, Name: "restore.begin"}

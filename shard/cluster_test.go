@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/jobbie/jobbie/internal/gossip"
 	"github.com/jobbie/jobbie/internal/pki/pkitest"
+	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/wire"
 )
 
@@ -233,19 +235,25 @@ func TestClusterForwardsOnlyOnce(t *testing.T) {
 func TestClusterGossipMetaFollowsLeadership(t *testing.T) {
 	t.Parallel()
 	g := newShardGroup(t, 3)
-	leaderHTTP := g.nodes[0].srv.Addr()
-	eventually(t, 5*time.Second, func() bool {
-		m, ok := g.pools[2].Leader("s1")
-		return ok && !m.Inferred && m.Meta.NodeID == "n1" && m.Meta.HTTPAddr == leaderHTTP
-	}, "gossip names n1 the leader")
-	eventually(t, 5*time.Second, func() bool {
+	// The leader as the group has it now (a loaded machine may move the
+	// lead after forming): gossip and every node name it.
+	var leader *bundle
+	var li int
+	eventually(t, 20*time.Second, func() bool {
+		leader, _ = g.leaderAndFollower()
+		li = slices.Index(g.nodes, leader)
+		m, ok := g.pools[(li+1)%3].Leader("s1")
+		if !ok || m.Inferred || m.Meta.NodeID != leader.srv.cfg.NodeID || m.Meta.HTTPAddr != leader.srv.Addr() {
+			return false
+		}
 		for _, p := range g.pools {
-			if p.Meta().LeaderHTTP != leaderHTTP {
+			if p.Meta().LeaderHTTP != leader.srv.Addr() {
 				return false
 			}
 		}
 		return true
-	}, "every node advertises the leader")
+	}, "gossip and every node name the leader")
+	leaderHTTP := leader.srv.Addr()
 	for i, p := range g.pools {
 		m := p.Meta()
 		require.Equal(t, gossip.RoleShard, m.Role)
@@ -253,17 +261,23 @@ func TestClusterGossipMetaFollowsLeadership(t *testing.T) {
 		require.Equal(t, leaderHTTP, m.LeaderHTTP)
 		require.NotEmpty(t, m.RaftAddr)
 		require.NotZero(t, m.Term)
+		require.Equal(t, replica.EntryFormat, m.EntryFormat, "each node says which Raft entries it applies")
 	}
 
 	// The leader goes: the others elect one and say so in gossip.
-	require.NoError(t, g.nodes[0].srv.Stop())
-	require.NoError(t, g.pools[0].Shutdown())
-	eventually(t, 10*time.Second, func() bool {
-		m, ok := g.pools[1].Leader("s1")
-		return ok && m.Meta.NodeID != "n1" && m.Meta.RaftState == gossip.StateLeader
+	gone := leader.srv.cfg.NodeID
+	require.NoError(t, leader.srv.Stop())
+	require.NoError(t, g.pools[li].Shutdown())
+	other := g.pools[(li+1)%3]
+	eventually(t, 20*time.Second, func() bool {
+		m, ok := other.Leader("s1")
+		return ok && m.Meta.NodeID != gone && m.Meta.RaftState == gossip.StateLeader
 	}, "gossip names the new leader")
-	m, _ := g.pools[1].Leader("s1")
-	for _, b := range g.nodes[1:] {
+	m, _ := other.Leader("s1")
+	for _, b := range g.nodes {
+		if b == leader {
+			continue
+		}
 		if b.srv.Status().NodeID == m.Meta.NodeID {
 			continue
 		}

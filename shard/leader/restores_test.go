@@ -1,20 +1,13 @@
 package leader
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobbie/jobbie/internal/replica"
 	"github.com/jobbie/jobbie/shard/engine"
-	"github.com/jobbie/jobbie/shard/live"
-	"github.com/jobbie/jobbie/shard/service"
 )
 
 // A restore left behind (nothing on the leader writes it) is aborted by
@@ -24,19 +17,8 @@ import (
 // entries and drives the sweep.
 func TestSweepAbortsAnIdleRestore(t *testing.T) {
 	t.Parallel()
-	clk := clockwork.NewFakeClockAt(time.Unix(1_800_000_000, 0).UTC())
-	eng := engine.New(engine.Options{})
-	node, err := replica.Open(replica.Config{Dir: t.TempDir(), Bootstrap: true, Clock: clk,
-		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}, eng.Registry())
-	require.NoError(t, err)
-	defer node.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, node.WaitLeader(ctx))
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := service.New(service.Config{Clock: clk, Logger: logger}, eng, node, live.NewWaiters(clk))
-	defer svc.Close()
-	loops := Start(Config{SweepInterval: 100 * time.Millisecond, Clock: clk, Logger: logger}, eng, node, svc)
+	eng, node, svc, clk, ctx := leaderNode(t)
+	loops := Start(Config{SweepInterval: 100 * time.Millisecond, Clock: clk, Logger: quiet}, eng, node, svc)
 	defer loops.Stop()
 
 	const lost, slow = "t_01hx0000000000000000000002/lost", "t_01hx0000000000000000000002/slow"

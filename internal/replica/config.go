@@ -40,7 +40,7 @@ type Config struct {
 	// and not in Raft, where a quiet key's command would wait behind
 	// all of it (node.go, batchLoop).
 	EntryBytes int
-	CacheSize  int64 // Pebble block cache in bytes; default 128 MiB
+	CacheSize  int64 // Pebble block cache in bytes, beside the memtables (StateCache); default 128 MiB
 	// Inflight is how many entries may be in Raft at once; default 1: the
 	// next entry is made while the one before commits, from whatever
 	// came meanwhile, in turns (docs/BENCHMARKS.md, "Noisy neighbour").

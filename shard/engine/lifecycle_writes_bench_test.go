@@ -27,7 +27,7 @@ func BenchmarkLifecycleWrites(b *testing.B) {
 func lifecycleWrites(b *testing.B, run func(*storeLifecycle, int)) {
 	db, done := benchStore(b)
 	defer done()
-	lc := newStoreLifecycle(b, db)
+	lc := newStoreLifecycle(b, db, nil)
 	type row struct {
 		op, kind   string
 		n, kvBytes int

@@ -38,6 +38,11 @@
 // or one not known to read effects (Config.EffectsReader). Entries of both
 // kinds apply on every member whatever its Config.
 //
+// Batches commit with their records in key order (sortbatch.go): Pebble
+// inserts a record next to the one before for far less than one
+// elsewhere. An effects entry carries the sorted batch, so a follower
+// inserts in order too. Records of one key keep their order.
+//
 // Store formats: a state machine names what its writes assume of the
 // store (Registry.StoreFormat; the shard's engine removes keys set once
 // with SingleDelete), and a node opening a store an older build wrote

@@ -93,6 +93,7 @@ func (f *fsm) evalEffects(now int64, cmds [][]byte, token, term uint64) []byte {
 	}
 	base := f.applied.Load()
 	ev := f.evalGroup([]groupEntry{{index: base + 1, now: now, cmds: cmds}})
+	ev.b = f.sorter.sorted(f.db, ev.b) // what every member inserts (sortbatch.go)
 	// Snappy's format by s2's fastest encoder: on a group's real batches
 	// it took 0.38x the time of snappy.Encode (s2's "better" encoder) for
 	// entries 1 % larger (BenchmarkEffectsCodec). The entry copies it out

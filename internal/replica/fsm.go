@@ -45,6 +45,7 @@ type fsm struct {
 	// none once the node closes (tests check that none leaks).
 	openEvals int
 	zbuf      []byte // the evaluation's compression scratch (effects.go)
+	sorter    batchSorter
 	// stale: an entry applied as effects ran no handler here, so the
 	// caches may hold older state; they are reset before handlers next run.
 	stale bool
@@ -201,6 +202,7 @@ func (f *fsm) applyGroup(entries []groupEntry) (outs [][]Outcome, ncmds int) {
 	if !f.local {
 		f.setApplied(ev.b, last, ev.lastNow)
 	}
+	ev.b = f.sorter.sorted(f.db, ev.b)
 	if f.seeBatch != nil {
 		f.seeBatch(ev.b.Repr())
 	}

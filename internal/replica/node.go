@@ -458,11 +458,13 @@ func (n *Node) closeStores(flush bool) error {
 // memory, so far less reaches disk and compaction. What a flush still
 // writes is mostly tombstones, and every flush spans the whole key range,
 // so each compaction out of L0 rewrites the base level's kept records
-// (finished jobs until retention) to drop them: compacting at 8 L0
-// sublevels (8 such flushes) rather than Pebble's 4 rewrites those half
-// as often, and the apply's reads over the longer L0 measured no dearer
-// (docs/BENCHMARKS.md, "A follower's cost"); writes stall at 24, three
-// times that, as Pebble's defaults do. Blocks of 32 KiB rather than 4:
+// (finished jobs until retention) to drop them: compacting at 16 L0
+// sublevels (16 such flushes) rather than Pebble's 4 rewrites those a
+// quarter as often, and the apply's reads over the longer L0 measured no
+// dearer (docs/BENCHMARKS.md, "A follower's cost" for 8, "Compacting L0
+// at 16" for 16; 32 was cheaper still for writes, but every read that
+// misses the memtables looks into each sublevel); writes stall at 48,
+// three times that, as Pebble's defaults do. Blocks of 32 KiB rather than 4:
 // a table's writer hands the file one block at a time, each a write
 // call, and writing tables is most of what flushes and compactions cost
 // past the merge itself (a member applying effects: 5.3 → 4.7 µs a job
@@ -472,7 +474,7 @@ func (n *Node) closeStores(flush bool) error {
 // memtables is applied again from it (see doc.go).
 func StateOptions() *pebble.Options {
 	o := &pebble.Options{Logger: quietPebble{}, MemTableSize: 64 << 20, MemTableStopWritesThreshold: 4, DisableWAL: true,
-		L0CompactionThreshold: 8, L0StopWritesThreshold: 24, Levels: []pebble.LevelOptions{{BlockSize: 32 << 10}}}
+		L0CompactionThreshold: 16, L0StopWritesThreshold: 48, Levels: []pebble.LevelOptions{{BlockSize: 32 << 10}}}
 	o.Experimental.SingleDeleteInvariantViolationCallback = singleDeleteMetTwoSets
 	return o
 }

@@ -101,7 +101,12 @@ func (s *batchSorter) sortedRepr(repr []byte) []byte {
 			inOrder = false
 		}
 		last = ukey
+		// ukey is a slice of repr running to its end: where it starts
+		// follows from the capacities.
 		rec := sortRec{start: int32(start), end: int32(len(repr) - len(r)), key: int32(cap(repr) - cap(ukey)), klen: int32(len(ukey))}
+		if rec.key <= rec.start || rec.key+rec.klen > rec.end {
+			return nil
+		}
 		if len(ukey) > 0 {
 			g := ukey[0]
 			if f := s.first[g]; f < 0 {

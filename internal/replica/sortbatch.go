@@ -38,7 +38,7 @@ type batchSorter struct {
 	placed []sortRec
 	first  [256]int32 // per first byte of a key: the record of the first such key, -1 none
 	lcp    [256]int32 // per first byte: the prefix those keys share
-	slot   map[int32]int32
+	slot   []int32    // per bucket: its place among the batch's buckets, -1 none (reset after each batch)
 	runs   []int
 	tmp    []sortRec
 	ids    []int32
@@ -124,10 +124,17 @@ func (s *batchSorter) sortedRepr(repr []byte) []byte {
 	// Buckets: 0 for the empty key, else 1 + first byte × 257 + the byte
 	// after the shared prefix + 1 (0 when the key is that prefix).
 	if s.slot == nil {
-		s.slot = make(map[int32]int32)
+		s.slot = make([]int32, 1+256*257)
+		for i := range s.slot {
+			s.slot[i] = -1
+		}
 	}
-	clear(s.slot)
 	s.ids = s.ids[:0]
+	defer func() {
+		for _, id := range s.ids {
+			s.slot[id] = -1
+		}
+	}()
 	for i := range recs {
 		k := s.keyOf(repr, recs[i])
 		var id int32
@@ -139,7 +146,7 @@ func (s *batchSorter) sortedRepr(repr []byte) []byte {
 			}
 		}
 		recs[i].bucket = id
-		if _, ok := s.slot[id]; !ok {
+		if s.slot[id] < 0 {
 			s.slot[id] = 0
 			s.ids = append(s.ids, id)
 		}

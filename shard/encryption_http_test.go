@@ -1,11 +1,13 @@
 package shard
 
 import (
+	"archive/tar"
 	"bytes"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/sstable"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobbie/jobbie/shard/envelope"
@@ -24,7 +27,9 @@ func withMasterKey(k envelope.Key) func(*Config) {
 	return func(c *Config) { c.MasterKey = &k }
 }
 
-// filesHolding is every file under dir whose bytes hold marker.
+// filesHolding is every file under dir whose bytes hold marker, a
+// Pebble table's entries read through its blocks: a compressed block can
+// hold a string as back-references, which no grep of the file finds.
 func filesHolding(t *testing.T, dir string, marker []byte) []string {
 	t.Helper()
 	var out []string
@@ -36,13 +41,68 @@ func filesHolding(t *testing.T, dir string, marker []byte) []string {
 		if err != nil {
 			return err
 		}
-		if bytes.Contains(b, marker) {
+		if bytes.Contains(b, marker) || strings.HasSuffix(p, ".sst") && tableHolds(t, p, marker) || snapshotHolds(t, b, marker) {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, rel)
 		}
 		return nil
 	}))
 	return out
+}
+
+// snapshotHolds reports whether b is a Raft snapshot of a node's state
+// (the replica's format: its magic, then a tar of a Pebble checkpoint)
+// with a table that holds marker.
+func snapshotHolds(t *testing.T, b, marker []byte) bool {
+	t.Helper()
+	const magic = "jobbie-pebble-checkpoint/1\n"
+	if !bytes.HasPrefix(b, []byte(magic)) {
+		return false
+	}
+	tr := tar.NewReader(bytes.NewReader(b[len(magic):]))
+	dir := t.TempDir()
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return false
+		}
+		require.NoError(t, err)
+		if !strings.HasSuffix(hdr.Name, ".sst") {
+			continue
+		}
+		body, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		p := filepath.Join(dir, filepath.Base(hdr.Name))
+		require.NoError(t, os.WriteFile(p, body, 0o600))
+		if tableHolds(t, p, marker) {
+			return true
+		}
+	}
+}
+
+// tableHolds reports whether any entry of the Pebble table at path, every
+// version and deletion included, holds marker in its key or value.
+func tableHolds(t *testing.T, path string, marker []byte) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	readable, err := sstable.NewSimpleReadable(f)
+	require.NoError(t, err)
+	r, err := sstable.NewReader(readable, sstable.ReaderOptions{})
+	require.NoError(t, err)
+	defer r.Close() // closes f
+	it, err := r.NewIter(nil, nil)
+	require.NoError(t, err)
+	defer it.Close()
+	for k, v := it.First(); k != nil; k, v = it.Next() {
+		val, _, err := v.Value(nil)
+		require.NoError(t, err)
+		if bytes.Contains(k.UserKey, marker) || bytes.Contains(val, marker) {
+			return true
+		}
+	}
+	require.NoError(t, it.Error())
+	return false
 }
 
 // The bar of encryption at rest: a payload's plaintext is in no file of

@@ -111,8 +111,8 @@ func (s *batchSorter) sortedRepr(repr []byte) []byte {
 			g := ukey[0]
 			if f := s.first[g]; f < 0 {
 				s.first[g], s.lcp[g] = int32(len(recs)), int32(len(ukey))
-			} else {
-				s.lcp[g] = int32(commonPrefix(s.keyOf(repr, recs[f])[:s.lcp[g]], ukey))
+			} else if p := s.keyOf(repr, recs[f])[:s.lcp[g]]; !bytes.HasPrefix(ukey, p) {
+				s.lcp[g] = int32(commonPrefix(p, ukey))
 			}
 		}
 		recs = append(recs, rec)

@@ -48,7 +48,11 @@ func TestShardClusterOfFive(t *testing.T) {
 	// none is applied anywhere.
 	// What the last leader committed bounds what any member may apply: a
 	// loaded follower may still apply entries that leader committed, but
-	// nothing after it can commit.
+	// nothing after it can commit. The leader's own loops may commit an
+	// entry between the read of its status and the kill; a survivor knows
+	// of it only from that leader, so by the time a write has been
+	// refused after the kill, the highest commit index a survivor shows
+	// is still one the leader reached.
 	l := c.leader()
 	lst, ok := c.status(l)
 	require.True(t, ok)
@@ -57,6 +61,13 @@ func TestShardClusterOfFive(t *testing.T) {
 	id, code := c.enqueue(c.running()[0], "five", 899)
 	require.Empty(t, id, "two of five acknowledged a write")
 	require.Equal(t, http.StatusServiceUnavailable, code)
+	bound := lst.CommitIndex
+	for _, n := range c.running() {
+		st, ok := c.status(n)
+		require.True(t, ok)
+		bound = max(bound, st.CommitIndex)
+	}
+	t.Logf("the last leader's commit index read before the kill: %d; the survivors' after it: %d", lst.CommitIndex, bound)
 	deadline := time.Now().Add(3 * time.Second)
 	for i := 0; time.Now().Before(deadline); i++ {
 		id, code := c.enqueue(c.running()[i%2], "five", 900+i)
@@ -67,7 +78,7 @@ func TestShardClusterOfFive(t *testing.T) {
 	for _, n := range c.running() {
 		st, ok := c.status(n)
 		require.True(t, ok)
-		require.LessOrEqual(t, st.AppliedIndex, lst.CommitIndex, "%s applied something without a majority", n.id)
+		require.LessOrEqual(t, st.AppliedIndex, bound, "%s applied something without a majority", n.id)
 	}
 
 	// The three come back and the five converge on every acknowledged job.

@@ -468,7 +468,7 @@ func (n *Node) closeStores(flush bool) error {
 // a table's writer hands the file one block at a time, each a write
 // call, and writing tables is most of what flushes and compactions cost
 // past the merge itself (a member applying effects: 5.3 → 4.7 µs a job
-// with the compaction that follows, docs/BENCHMARKS.md "Larger blocks");
+// with the compaction that follows, docs/BENCHMARKS.md "The store's write path");
 // a read that misses the cache decodes more. No Pebble WAL:
 // the Raft log already holds every entry, and what a crash takes from the
 // memtables is applied again from it (see doc.go).
@@ -484,7 +484,7 @@ func StateOptions() *pebble.Options {
 // memtable's memory from the cache it is given, and a node holds two at
 // full size (the one written, and the last flushed, kept for reuse), so a
 // cache of blockBytes alone was all reserved and kept no block (measured:
-// 1.5 % of reads hit, docs/BENCHMARKS.md "The block cache"). While
+// 1.5 % of reads hit, docs/BENCHMARKS.md "The store's write path"). While
 // flushes fall behind, the memtables queued take their memory from the
 // blocks, so the node's peak is what it was.
 func StateCache(blockBytes int64) *pebble.Cache {

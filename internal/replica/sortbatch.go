@@ -13,7 +13,7 @@ import (
 // searches from the top. Handlers write a job's keys of every kind in
 // turn, so in the order written each insert lands far from the last.
 // Measured on the effects a member applies: 6.0 → 4.0 µs of CPU a job
-// (docs/BENCHMARKS.md, "Batches in key order"). The leader sorts once;
+// (docs/BENCHMARKS.md, "The store's write path"). The leader sorts once;
 // the entry carries the sorted batch, so every member inserts in order.
 //
 // Records of one key keep their order, so the batch does what it did;

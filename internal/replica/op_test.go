@@ -57,7 +57,7 @@ func (l *ledger) registry() *Registry {
 	return r
 }
 
-func memDB(t *testing.T) *pebble.DB {
+func memDB(t testing.TB) *pebble.DB {
 	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })

@@ -43,6 +43,7 @@ type batchSorter struct {
 	tmp    []sortRec
 	ids    []int32
 	counts []int32
+	next   []int32
 }
 
 // sorted returns b's records in key order in a new batch and closes b, or
@@ -164,11 +165,11 @@ func (s *batchSorter) sortedRepr(repr []byte) []byte {
 		s.counts[i] += s.counts[i-1]
 	}
 	placed := slices.Grow(s.placed[:0], len(recs))[:len(recs)]
-	next := slices.Clone(s.counts[:len(s.ids)])
+	s.next = append(s.next[:0], s.counts[:len(s.ids)]...)
 	for _, rec := range recs {
 		sl := s.slot[rec.bucket]
-		placed[next[sl]] = rec
-		next[sl]++
+		placed[s.next[sl]] = rec
+		s.next[sl]++
 	}
 	s.placed = placed
 	for i, id := range s.ids {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/vfs"
 )
 
 // record is one decoded record of a batch.
@@ -51,11 +50,7 @@ func randomKey(rng *rand.Rand) []byte {
 }
 
 func TestSortedBatchKeepsEveryKeysRecordsInOrder(t *testing.T) {
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := memDB(t)
 	var s batchSorter
 	sortedSeen := 0
 	for seed := range uint64(500) {
@@ -129,16 +124,8 @@ func TestSortedBatchKeepsEveryKeysRecordsInOrder(t *testing.T) {
 // A sorted batch leaves the store as the batch as written does, over a
 // store that already holds versions of its keys.
 func TestSortedBatchCommitsTheSameState(t *testing.T) {
-	open := func() *pebble.DB {
-		db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	written, sorted := open(), open()
+	written, sorted := memDB(t), memDB(t)
 	var s batchSorter
 	for round := range 50 {
 		ops := make([]func(b *pebble.Batch) error, 200)
@@ -191,11 +178,7 @@ func TestSortedBatchCommitsTheSameState(t *testing.T) {
 // A batch whose records must keep their place is left as written: a range
 // deletion covers only the records before it.
 func TestSortedBatchLeavesRangeDeletionsAlone(t *testing.T) {
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := memDB(t)
 	var s batchSorter
 	b := db.NewIndexedBatch()
 	for _, op := range []func() error{
@@ -228,11 +211,7 @@ func TestSortedBatchLeavesRangeDeletionsAlone(t *testing.T) {
 // ack), each writing its jobs' keys of every kind in turn, and the
 // group's counters, in one namespace.
 func BenchmarkSortBatch(b *testing.B) {
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := memDB(b)
 	ns := "ten_01JD0000000000000000000000/default\x00"
 	key := func(kind byte, rest string) []byte { return append([]byte(ns+string(kind)), rest...) }
 	batch := db.NewBatch()

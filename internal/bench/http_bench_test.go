@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 // BenchmarkTransport compares the load generator's cost per call of the
 // two transports against a server that does nothing, so the difference is
 // the client's. Run with -benchmem: fasthttp allocates next to nothing.
+// cpu-µs/call is the process's CPU time (user and system: the client's,
+// the do-nothing server's and the loopback's) a call: the floor of one
+// HTTP exchange on the machine, under any server behind the HTTP API
+// (docs/BENCHMARKS.md, "The floors under the fast path's last bars").
 func BenchmarkTransport(b *testing.B) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
@@ -33,6 +38,7 @@ func BenchmarkTransport(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(4)
+			cpu0 := processCPU()
 			b.RunParallel(func(pb *testing.PB) {
 				c := tr.newCaller()
 				for pb.Next() {
@@ -43,7 +49,16 @@ func BenchmarkTransport(b *testing.B) {
 					}
 				}
 			})
+			b.StopTimer()
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/call")
 			tr.close()
 		})
 	}
+}
+
+// processCPU is the process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -49,8 +49,11 @@ class Base:
         """A POST of a route that takes an Idempotency-Key
         (IDEMPOTENT_ROUTES: the enqueues, a schedule's, a webhook
         endpoint's, a namespace's, a key's, a role's and a backup's
-        create): the caller's key, or a random one, the same on every
-        retry of the call."""
+        create): the caller's key (an empty one too, which the server
+        refuses naming the header, as it does the TypeScript SDK's), or a
+        random one when none is given, the same on every retry of the
+        call."""
         if path not in IDEMPOTENT_ROUTES:
             raise ValueError(f"jobbie: POST {path} takes no Idempotency-Key")
-        return self._call("POST", path, body, idempotency_key=idempotency_key or new_idempotency_key(), headers=headers)
+        return self._call("POST", path, body, idempotency_key=new_idempotency_key() if idempotency_key is None else idempotency_key,
+                          headers=headers)

@@ -66,7 +66,7 @@ class Config:
             h["X-Jobbie-Namespace"] = self.namespace
         if body:
             h["Content-Type"] = "application/json"
-        if idempotency_key:
+        if idempotency_key is not None:  # "" too: the server refuses it, naming the header
             h["Idempotency-Key"] = idempotency_key
         h.update(self.headers)
         if extra:

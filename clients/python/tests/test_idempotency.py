@@ -107,3 +107,17 @@ def test_a_create_whose_answer_was_lost_is_retried_under_its_key_and_replayed(
     calls = proxy.calls("POST", path)
     assert [(s.answered, s.replayed) for s in calls] == [("drop_after", False), ("proxied", True)]
     assert calls[0].idempotency_key is not None and calls[0].idempotency_key == calls[1].idempotency_key
+
+
+def test_an_empty_key_is_sent_and_refused_naming_the_header(client: jobbie.Client, queue: str) -> None:
+    # An explicit "" is the caller's key, not "none": the server refuses
+    # it (as it does the TypeScript SDK's) and nothing is made.
+    name = "py-" + short()
+    with pytest.raises(jobbie.BadRequestError) as e:
+        client.create_namespace(name, idempotency_key="")
+    assert (e.value.status, e.value.field) == (400, "Idempotency-Key")
+    assert name not in [n["name"] for n in client.list_namespaces()]
+    with pytest.raises(jobbie.BadRequestError) as e:
+        client.enqueue(queue, 1, idempotency_key="")
+    assert e.value.field == "Idempotency-Key"
+    assert client.search({"queue": queue})["jobs"] == []

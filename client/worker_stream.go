@@ -55,7 +55,7 @@ func (w *Worker) runStream(ctx context.Context, url string, auto bool) (fellBack
 	base := context.WithoutCancel(ctx)
 	hc := streamHTTPClient(w.c, url)
 	defer hc.CloseIdleConnections()
-	sw := &streamWorker{w: w, out: newOutbox(), base: base, url: url, auto: auto, fallback: make(chan struct{}),
+	sw := &streamWorker{w: w, out: newOutbox(w.c.retry), base: base, url: url, auto: auto, fallback: make(chan struct{}),
 		api: jobbiev1connect.NewWorkerServiceClient(hc, strings.TrimRight(url, "/"), connect.WithGRPC(),
 			connect.WithCodec(streamCodec{})),
 		changed: make(chan struct{}, 1), closed: make(chan struct{}), fatal: make(chan struct{}), drainedOut: make(chan struct{})}

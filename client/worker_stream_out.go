@@ -2,15 +2,25 @@ package client
 
 import (
 	"sync"
+	"time"
 
 	jobbiev1 "github.com/jobbie/jobbie/proto/gen/jobbie/v1"
+	"github.com/jobbie/jobbie/wire"
 )
 
 // The worker stream's outbox: what the worker has to tell the server
 // (acks, fails, heartbeats, credit), gathered into one frame each time
 // the stream can send, so a busy worker's reports go out many to a
 // frame. An item waits for its Result by correlation id; one sent on a
-// stream that broke before answering is sent again on the next.
+// stream that broke before answering is sent again on the next, and an
+// ack or fail refused for now (the shard between leaders: what the HTTP
+// worker's report retries, 429 and 503) is sent again after a backoff,
+// so a leader change inside the shard costs the job no second run.
+
+// maxRetries bounds how often an ack or fail refused for now is sent
+// again (the backoff grows to the policy's MaxBackoff between; the
+// reporter's reportWait bounds the whole).
+const maxRetries = 10
 
 // outItem is one report and whoever waits for its Result.
 type outItem struct {
@@ -19,6 +29,10 @@ type outItem struct {
 	fail *jobbiev1.Fail
 	beat *jobbiev1.Heartbeat
 	done chan *jobbiev1.Result // buffered: one Result
+
+	// outbox.mu guards these.
+	retries   int  // times refused for now and sent again
+	forgotten bool // its waiter gave up: not sent again
 }
 
 type outbox struct {
@@ -28,10 +42,12 @@ type outbox struct {
 	sent   map[uint64]*outItem // sent on the current stream, not yet answered
 	credit int32               // to grant with the next frame
 	ready  chan struct{}       // something to send
+	policy RetryPolicy         // the backoff of items refused for now
+	later  int                 // items refused for now, waiting to be sent again
 }
 
-func newOutbox() *outbox {
-	return &outbox{sent: map[uint64]*outItem{}, ready: make(chan struct{}, 1)}
+func newOutbox(policy RetryPolicy) *outbox {
+	return &outbox{sent: map[uint64]*outItem{}, ready: make(chan struct{}, 1), policy: policy}
 }
 
 func (o *outbox) signal() {
@@ -44,9 +60,18 @@ func (o *outbox) signal() {
 // put queues it, with credit more jobs granted in the same frame.
 func (o *outbox) put(it *outItem, credit int32) {
 	o.mu.Lock()
+	it.done = make(chan *jobbiev1.Result, 1)
+	o.number(it)
+	o.queue = append(o.queue, it)
+	o.credit += credit
+	o.mu.Unlock()
+	o.signal()
+}
+
+// number gives it the next correlation id (o.mu held).
+func (o *outbox) number(it *outItem) {
 	o.next++
 	it.id = o.next
-	it.done = make(chan *jobbiev1.Result, 1)
 	switch {
 	case it.ack != nil:
 		it.ack.CorrelationId = it.id
@@ -55,10 +80,6 @@ func (o *outbox) put(it *outItem, credit int32) {
 	case it.beat != nil:
 		it.beat.CorrelationId = it.id
 	}
-	o.queue = append(o.queue, it)
-	o.credit += credit
-	o.mu.Unlock()
-	o.signal()
 }
 
 // grant adds credit for the next frame.
@@ -108,21 +129,58 @@ func (o *outbox) take(grantCredit bool) *jobbiev1.WorkRequest {
 	return f
 }
 
-// answer hands r to the item it answers.
+// answer hands r to the item it answers; an ack or fail refused for now
+// is kept instead, and sent again after a backoff under a new
+// correlation id (acks and fails carry their lease token, so one applied
+// after all is refused, not applied twice). Decided here, under the
+// lock that takes it off the sent list, so it never looks settled to the
+// stream's closing check in between.
 func (o *outbox) answer(r *jobbiev1.Result) {
 	o.mu.Lock()
 	it := o.sent[r.GetCorrelationId()]
 	delete(o.sent, r.GetCorrelationId())
+	if it != nil && it.beat == nil && forNow(r.GetErrorCode()) && it.retries < maxRetries && !it.forgotten {
+		it.retries++
+		b := backoff{p: o.policy, n: it.retries - 1}
+		o.later++
+		o.mu.Unlock()
+		time.AfterFunc(b.next(nil), func() { o.again(it) })
+		return
+	}
 	o.mu.Unlock()
 	if it != nil {
 		it.done <- r
 	}
 }
 
+// again queues an item refused for now, unless its waiter gave up.
+func (o *outbox) again(it *outItem) {
+	o.mu.Lock()
+	o.later--
+	if !it.forgotten {
+		o.number(it)
+		o.queue = append(o.queue, it)
+	}
+	o.mu.Unlock()
+	o.signal() // sends it, or lets a stopping stream see nothing is left
+}
+
+// forNow reports a refusal the same report may pass later: the codes
+// the API answers 429 or 503 with for an ack or fail.
+func forNow(code string) bool {
+	switch wire.ErrorCode(code) {
+	case wire.CodeRateLimited, wire.CodeNoLeader, wire.CodeUnavailable, wire.CodeNamespaceMoving,
+		wire.CodeSelfHostedBudget, wire.CodeRevocationsStale, wire.CodeConnectionLimit:
+		return true
+	}
+	return false
+}
+
 // forget drops an item whose waiter gave up.
 func (o *outbox) forget(it *outItem) (unsent bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	it.forgotten = true
 	delete(o.sent, it.id)
 	for i, q := range o.queue {
 		if q == it {
@@ -158,5 +216,5 @@ func (o *outbox) resend() {
 func (o *outbox) inFlight() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.queue)+len(o.sent) > 0
+	return len(o.queue)+len(o.sent)+o.later > 0
 }

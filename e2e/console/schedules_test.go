@@ -213,6 +213,20 @@ func TestConsoleSchedulesBadZoneAndFilter(t *testing.T) {
 	p.setValue("#schedule-filter", "")
 	p.waitFor(scheduleRow("hourly-sync"))
 
+	// A schedule made without max_retries takes its queue's default, and
+	// an edit keeps it so: the field shows blank, and Save leaves it out.
+	p.click(scheduleRow("hourly-sync") + " .schedule-edit")
+	p.until(waitTimeout, query("#schedule-cron")+"?.value === '@hourly'", "the edit dialog shows the stored cron")
+	assert.Equal(t, "", eval[string](p, query("#schedule-max-retries")+".value"), "a defaulted max_retries shows blank")
+	p.setValue("#schedule-cron", "0 * * * *")
+	p.click("#schedule-save")
+	p.waitGone("#schedule-form")
+	p.waitText(scheduleRow("hourly-sync"), "0 * * * *")
+	edited, err := tn.owner.GetSchedule(ctx(t), "hourly-sync")
+	require.NoError(t, err)
+	assert.Equal(t, "0 * * * *", edited.Cron)
+	assert.True(t, edited.MaxRetriesDefault, "the edit kept the queue's default")
+
 	p.click("#schedule-new")
 	p.setValue("#schedule-cron", "0 9 * * *")
 	p.setValue("#schedule-timezone", "Europe/Atlantis")

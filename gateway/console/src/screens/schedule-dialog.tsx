@@ -8,6 +8,7 @@ import { ago, Dialog, ErrorBox, Field, Loading } from "../components/ui";
 import { FormFooter, Options } from "../components/forms";
 import { loadSchedule, saveSchedule } from "./schedule-api";
 import {
+  DEFAULT_MAX_RETRIES,
   emptyForm,
   formatRun,
   formOf,
@@ -243,6 +244,7 @@ function ScheduleEditor(props: { schedule: Schedule | null; queues: string[]; on
             step={1}
             inputMode="numeric"
             value={form.max_retries}
+            placeholder={`queue's default (${DEFAULT_MAX_RETRIES} unless it sets one)`}
             aria-invalid={invalid("max_retries") || undefined}
             onInput={(e) => set("max_retries", e.currentTarget.value)}
           />

@@ -47,7 +47,7 @@ describe("formatRun", () => {
 describe("requestBody", () => {
   const form = () => ({ ...emptyForm(), name: "digest", queue: "emails", cron: " 0 9 * * 1-5 " });
 
-  it("sends every field, with defaults, since PUT replaces the whole schedule", () => {
+  it("sends every field, with defaults, since PUT replaces the whole schedule; a blank max_retries is the queue's default", () => {
     const r = requestBody(form());
     expect("body" in r && JSON.parse(r.body)).toEqual({
       name: "digest",
@@ -56,9 +56,10 @@ describe("requestBody", () => {
       timezone: "UTC",
       priority: "normal",
       unique_key: "",
-      max_retries: 3,
       enabled: true,
     });
+    const explicit = requestBody({ ...form(), max_retries: " 0 " });
+    expect("body" in explicit && JSON.parse(explicit.body).max_retries).toBe(0);
   });
 
   it("keeps the payload's text, so big integers keep their digits", () => {
@@ -109,6 +110,14 @@ describe("formOf", () => {
       enabled: false,
       payload: stored.payload,
     });
+  });
+
+  it("keeps a schedule that takes its queue's default doing so", () => {
+    const f = formOf({ ...stored, max_retries: 7, max_retries_default: true });
+    expect(f.max_retries).toBe("");
+    const r = requestBody(f);
+    expect("body" in r && JSON.parse(r.body)).not.toHaveProperty("max_retries");
+    expect(formOf({ ...stored, max_retries_default: false }).max_retries).toBe("5");
   });
 
   it("leaves a null payload and unique key empty", () => {

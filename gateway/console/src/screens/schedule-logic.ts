@@ -14,6 +14,8 @@ export interface Schedule {
   priority: string;
   unique_key: string | null;
   max_retries: number;
+  /** max_retries_default: the schedule left max_retries out, and its jobs take their queue's default (max_retries shows it as it is now). */
+  max_retries_default?: boolean;
   enabled: boolean;
   next_run: string | null;
   last_run: string | null;
@@ -61,7 +63,7 @@ export function emptyForm(): ScheduleForm {
     payload: "",
     priority: "normal",
     unique_key: "",
-    max_retries: String(DEFAULT_MAX_RETRIES),
+    max_retries: "", // the queue's default, as the API takes a schedule without one
     enabled: true,
   };
 }
@@ -86,7 +88,8 @@ export function formOf(s: Schedule, rawPayload?: string): ScheduleForm {
     payload,
     priority: s.priority || "normal",
     unique_key: s.unique_key ?? "",
-    max_retries: String(s.max_retries),
+    // A schedule that takes its queue's default keeps doing so when edited.
+    max_retries: s.max_retries_default ? "" : String(s.max_retries),
     enabled: s.enabled,
   };
 }
@@ -100,8 +103,10 @@ export interface FieldError {
 /**
  * requestBody checks the form as far as the browser can (the server checks
  * everything again) and answers the JSON text of a wire.ScheduleRequest
- * with every field set, since PUT replaces the whole schedule. The payload
- * goes in as typed, not re-serialised, so its numbers keep their digits.
+ * with every field set, since PUT replaces the whole schedule, but
+ * max_retries when it is blank: the queue's default, then and later. The
+ * payload goes in as typed, not re-serialised, so its numbers keep their
+ * digits.
  */
 export function requestBody(f: ScheduleForm): { body: string } | { error: FieldError } {
   // The name goes as typed: trimming it on an edit would rename the schedule.
@@ -120,9 +125,8 @@ export function requestBody(f: ScheduleForm): { body: string } | { error: FieldE
     if (err) return { error: { field: "payload", message: "Payload is not valid JSON: " + err } };
   }
   const mr = f.max_retries.trim();
-  const retries = mr === "" ? DEFAULT_MAX_RETRIES : Number(mr);
-  if (!/^\d+$/.test(mr === "" ? "0" : mr) || retries > MAX_MAX_RETRIES)
-    return { error: { field: "max_retries", message: `Max retries must be a whole number from 0 to ${MAX_MAX_RETRIES}.` } };
+  if (mr !== "" && (!/^\d+$/.test(mr) || Number(mr) > MAX_MAX_RETRIES))
+    return { error: { field: "max_retries", message: `Max retries must be a whole number from 0 to ${MAX_MAX_RETRIES}, or blank for the queue's default.` } };
   const rest = {
     name,
     queue,
@@ -130,7 +134,7 @@ export function requestBody(f: ScheduleForm): { body: string } | { error: FieldE
     timezone: f.timezone.trim() || "UTC",
     priority: f.priority || "normal",
     unique_key: f.unique_key,
-    max_retries: retries,
+    ...(mr === "" ? {} : { max_retries: Number(mr) }),
     enabled: f.enabled,
   };
   const text = JSON.stringify(rest);

@@ -222,7 +222,7 @@ func (sw *streamWorker) ack(jc *JobContext, result any) {
 
 func (sw *streamWorker) fail(jc *JobContext, cause error) {
 	sw.report("fail", jc, &outItem{fail: &jobbiev1.Fail{JobId: jc.ID, LeaseToken: jc.LeaseToken, Error: cause.Error(), Backtrace: backtraceOf(cause),
-		Usage: usageValue(jc)}})
+		Usage: usageValue(jc), NonRetryable: IsPermanent(cause)}})
 }
 
 // report sends it with the credit the job gives back, and waits for its

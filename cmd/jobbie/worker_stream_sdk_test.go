@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,8 +49,10 @@ func (c *counts) ran(id string) {
 }
 
 // The Go SDK's worker over the stream against jobbie dev: 200 jobs
-// complete, each once; a running job's progress reaches GET job through
-// the stream's heartbeats; a cancel reaches its handler's context; the
+// complete, each once; a job whose handler returns a client.Permanent
+// error dies at its first attempt (non_retryable, as over HTTP) with
+// retries left; a running job's progress reaches GET job through the
+// stream's heartbeats; a cancel reaches its handler's context; the
 // worker shuts down gracefully when its context ends.
 func TestStreamWorkerAgainstDev(t *testing.T) {
 	t.Parallel()
@@ -67,12 +71,19 @@ func TestStreamWorkerAgainstDev(t *testing.T) {
 	}
 	slow, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "slow"})
 	require.NoError(t, err)
+	doomed, err := api.Enqueue(ctx, client.EnqueueRequest{Queue: "doomed", MaxRetries: new(5)})
+	require.NoError(t, err)
+	var doomedRuns atomic.Int64
 
 	c := newCounts()
 	cause := make(chan error, 1)
-	w := client.NewWorker(api, client.WorkerConfig{Queues: []string{"sdk", "slow"}, Concurrency: 8, HeartbeatInterval: 100 * time.Millisecond,
+	w := client.NewWorker(api, client.WorkerConfig{Queues: []string{"sdk", "slow", "doomed"}, Concurrency: 8, HeartbeatInterval: 100 * time.Millisecond,
 		Transport: client.TransportStream, StreamURL: d.grpc},
 		func(ctx context.Context, job *client.JobContext) (any, error) {
+			if job.Queue == "doomed" {
+				doomedRuns.Add(1)
+				return nil, client.Permanent(errors.New("no such account"))
+			}
 			if job.Queue == "slow" {
 				job.Progress(3, 10, "a third")
 				<-ctx.Done()
@@ -105,6 +116,16 @@ func TestStreamWorkerAgainstDev(t *testing.T) {
 		require.Equal(t, 1, runs, "job %s ran more than once", id)
 	}
 	c.mu.Unlock()
+
+	eventually(t, "the permanent failure dead at its first attempt", func() bool {
+		j, err := api.GetJob(ctx, doomed.JobID)
+		return err == nil && j.State == wire.StateDead
+	})
+	dj, err := api.GetJob(ctx, doomed.JobID)
+	require.NoError(t, err)
+	require.Equal(t, "non_retryable", dj.DeadReason)
+	require.Equal(t, 1, dj.Attempt)
+	require.Equal(t, int64(1), doomedRuns.Load())
 
 	eventually(t, "the slow job's progress", func() bool {
 		j, err := api.GetJob(ctx, slow.JobID)

@@ -227,7 +227,7 @@ func (st *stream) fail(f *jobbiev1.Fail) *jobbiev1.Result {
 		return refused(f.GetCorrelationId(), "fails.usage", err.Error())
 	}
 	a := st.call(http.MethodPost, "/api/v1/fail/"+f.GetJobId(), wire.FailRequest{Error: f.GetError(), Backtrace: f.GetBacktrace(),
-		WorkerID: st.hello.GetWorkerId(), LeaseToken: f.GetLeaseToken(), Usage: u})
+		WorkerID: st.hello.GetWorkerId(), LeaseToken: f.GetLeaseToken(), Usage: u, NonRetryable: f.GetNonRetryable()})
 	if a.Status == http.StatusConflict || a.Status == http.StatusNotFound {
 		st.settled(f.GetJobId())
 	}

@@ -363,7 +363,10 @@ type Fail struct {
 	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	Backtrace     string                 `protobuf:"bytes,5,opt,name=backtrace,proto3" json:"backtrace,omitempty"`
 	// Model usage to add to the job's, as the HTTP fail's "usage" object.
-	Usage         *structpb.Value `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
+	Usage *structpb.Value `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Dead at once, whatever retries are left, as the HTTP fail's
+	// "non_retryable": the error will not pass on a retry.
+	NonRetryable  bool `protobuf:"varint,7,opt,name=non_retryable,json=nonRetryable,proto3" json:"non_retryable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -438,6 +441,13 @@ func (x *Fail) GetUsage() *structpb.Value {
 		return x.Usage
 	}
 	return nil
+}
+
+func (x *Fail) GetNonRetryable() bool {
+	if x != nil {
+		return x.NonRetryable
+	}
+	return false
 }
 
 // Heartbeat reports a running job's progress and checkpoint (POST
@@ -1148,7 +1158,7 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"\vstep_status\x18\x05 \x01(\tR\n" +
 	"stepStatus\x123\n" +
 	"\aenqueue\x18\x06 \x03(\v2\x19.jobbie.v1.EnqueueRequestR\aenqueue\x12,\n" +
-	"\x05usage\x18\a \x01(\v2\x16.google.protobuf.ValueR\x05usage\"\xc7\x01\n" +
+	"\x05usage\x18\a \x01(\v2\x16.google.protobuf.ValueR\x05usage\"\xec\x01\n" +
 	"\x04Fail\x12%\n" +
 	"\x0ecorrelation_id\x18\x01 \x01(\x04R\rcorrelationId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1f\n" +
@@ -1156,7 +1166,8 @@ const file_jobbie_v1_worker_proto_rawDesc = "" +
 	"leaseToken\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1c\n" +
 	"\tbacktrace\x18\x05 \x01(\tR\tbacktrace\x12,\n" +
-	"\x05usage\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05usage\"\x84\x02\n" +
+	"\x05usage\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x05usage\x12#\n" +
+	"\rnon_retryable\x18\a \x01(\bR\fnonRetryable\"\x84\x02\n" +
 	"\tHeartbeat\x12%\n" +
 	"\x0ecorrelation_id\x18\x01 \x01(\x04R\rcorrelationId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1f\n" +

@@ -166,7 +166,8 @@ func (o *outbox) again(it *outItem) {
 }
 
 // forNow reports a refusal the same report may pass later: the codes
-// the API answers 429 or 503 with for an ack or fail.
+// the API answers 429 or 503 with while a leader, a dependency or a
+// limit is briefly missing (not a quota or budget, which stay).
 func forNow(code string) bool {
 	switch wire.ErrorCode(code) {
 	case wire.CodeRateLimited, wire.CodeNoLeader, wire.CodeUnavailable, wire.CodeNamespaceMoving,

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +72,9 @@ func (c *cluster) open(id string, bootstrap bool) *Node {
 		dir = filepath.Join(c.base, id)
 		c.dirs[id] = dir
 	}
+	if c.addrs[id] == "" {
+		c.addrs[id] = raftPort(c.t)
+	}
 	cfg := Config{Dir: dir, NodeID: id, RaftAddr: c.addrs[id], Bootstrap: bootstrap, HeartbeatTimeout: 200 * time.Millisecond,
 		ElectionTimeout: 200 * time.Millisecond, CacheSize: 8 << 20, Logger: hclog.NewNullLogger()}
 	if c.opts != nil {
@@ -83,6 +90,38 @@ func (c *cluster) open(id string, bootstrap bool) *Node {
 	c.addrs[id] = n.RaftAddr()
 	return n
 }
+
+// raftPort picks a node's Raft address, kept across its restarts: a
+// free port below Linux's ephemeral range (32768 and up), as
+// e2e/internal/freeport does. A port the kernel handed out (":0") could
+// be taken while the node is down, by any outgoing connection on the
+// machine as its source port or a parallel test's listener, and the
+// restart then failed ("address already in use").
+func raftPort(t *testing.T) string {
+	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(11000))
+		if portsGiven[addr] {
+			continue
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		_ = l.Close()
+		portsGiven[addr] = true
+		return addr
+	}
+	t.Fatal("no free port on 127.0.0.1 between 10000 and 21000")
+	return ""
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[string]bool{} // never handed out twice by this process
+)
 
 // join opens a fresh node and has the leader add it as a voter.
 func (c *cluster) join(ctx context.Context, id string) *Node {

@@ -396,6 +396,11 @@ func (n *Node) shutdown(flush bool) error {
 	n.mu.Unlock()
 	close(n.stop)
 	n.wg.Wait()
+	// The leadership loop's barriers end while Raft still runs: it
+	// answers every barrier it took off its queue, but one still queued
+	// when it shuts down is never answered, and waiting for it then hung
+	// a closing node for good.
+	n.lead.bg.Wait()
 	return n.closeStores(flush)
 }
 
@@ -409,7 +414,6 @@ func (n *Node) closeStores(flush bool) error {
 		if err := n.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, err)
 		}
-		n.lead.bg.Wait() // barriers end with Raft
 	}
 	if n.trans != nil {
 		// Close the pooled connections to peers too (the transport's Close

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -83,14 +82,7 @@ func serveRefusing(t *testing.T, s *refusingStream) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(jobbiev1connect.NewWorkerServiceHandler(s))
-	srv := httptest.NewUnstartedServer(mux)
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	srv.Config.Protocols = &p
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return h2cServer(t, mux)
 }
 
 // An ack refused for now (no_leader: the shard between leaders) is sent

@@ -18,9 +18,12 @@ import (
 
 // noStreamServer is an HTTP/2 (h2c) server that serves no gRPC method:
 // every call is 404, which a gRPC client reads as Unimplemented.
-func noStreamServer(t *testing.T) string {
+func noStreamServer(t *testing.T) string { return h2cServer(t, http.NotFoundHandler()) }
+
+// h2cServer serves h over HTTP/1.1 and h2c, and returns its URL.
+func h2cServer(t *testing.T, h http.Handler) string {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv := httptest.NewUnstartedServer(h)
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
